@@ -1,0 +1,155 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * How providers plug into the device core, after dt(4)'s dt_provider:
+ * a provider is an ops table plus an init function that registers its
+ * probes; the core creates a pcb (probe control block) for every probe an
+ * open enables and, while that open records, links the pcb on the probe's
+ * RCU list, where the provider's event sources find it.
+ *
+ * Locks used to protect struct members in this file:
+ *	[I]	immutable after creation
+ *	[K]	the core's configuration lock (dt_dev_lock)
+ *	[r]	RCU: written under [K], read under rcu_read_lock()
+ *	[a]	atomic operations
+ */
+#ifndef DT_PROV_H
+#define DT_PROV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <urcu.h>
+#include <urcu/rculist.h>
+
+#include <dev/dt/dtvar.h>
+
+struct dt_softc;
+struct dt_pcb;
+struct dt_probe;
+
+struct dt_provider {
+	const char	*dtpv_name;			/* [I] "syscall" */
+	/*
+	 * DTIOCPRBENABLE: validate the request and create the pcbs of dtp
+	 * for sc with dt_pcb_alloc().  Returns 0 or an errno (EINVAL,
+	 * ENOMEM).  Called under [K].  NULL: one pcb, cpu-less.
+	 */
+	int		(*dtpv_alloc)(struct dt_probe *, struct dt_softc *,
+			    const struct dtioc_req *);
+	/*
+	 * DTIOCRECORD on/off, once per pcb after it was linked on, or
+	 * before it is unlinked from, the probe's list: arm or disarm what
+	 * feeds it (a timer, perf, the tracees' enable table).  Called
+	 * under [K]; must not wait for event producers.  NULL: nothing.
+	 */
+	void		(*dtpv_start)(struct dt_pcb *);
+	void		(*dtpv_stop)(struct dt_pcb *);
+	/*
+	 * DTIOCPRBDISABLE.  dt(4) keeps the pcbs until close and only
+	 * lets kprobe undo its patch here; ours have nothing to undo.
+	 */
+	int		(*dtpv_dealloc)(struct dt_probe *, struct dt_softc *,
+			    const struct dtioc_req *);
+	/*
+	 * Free provider state hung on a pcb (dp_priv).  Called under [K]
+	 * after an RCU grace period, so no producer can still see it.
+	 */
+	void		(*dtpv_free)(struct dt_pcb *);
+};
+
+struct dt_probe {
+	struct cds_list_head	 dtp_pcbs;	/* [r] recording pcbs */
+	const struct dt_provider *dtp_prov;	/* [I] */
+	uint32_t		 dtp_pbn;	/* [I] 1..N */
+	uint8_t			 dtp_nargs;	/* [I] */
+	char			 dtp_func[DTNAMESIZE];	/* [I] */
+	char			 dtp_name[DTNAMESIZE];	/* [I] */
+	/* [I] DTIOCGARGS types, tracepoints only; NULL elsewhere */
+	const char		*dtp_argtype[DTMAXARGTYPES];
+	int			 dtp_recording;	/* [a] # recording pcbs */
+	uint64_t		 dtp_evtflags;	/* [a] union of their flags */
+	int			 dtp_sysnum;	/* [I] provider-defined */
+	void			*dtp_priv;	/* [I] provider-defined */
+};
+
+struct dt_pcb {
+	struct cds_list_head	 dp_pnext;	/* [r] on dtp_pcbs */
+	struct dt_pcb		*dp_snext;	/* [K] on the softc's list */
+	struct rcu_head		 dp_rcu;
+	struct dt_softc		*dp_sc;		/* [I] the open it fills */
+	struct dt_probe		*dp_dtp;	/* [I] */
+	uint64_t		 dp_evtflags;	/* [I] masked DTEVT_* */
+	uint64_t		 dp_nsecs;	/* [I] timer period */
+	int			 dp_cpu;	/* [I] timer CPU, -1 for none */
+	void			*dp_priv;	/* [K] provider state */
+};
+
+/*
+ * Register a probe: pbn is the next number.  Called from provider init
+ * functions only, during dt_dev_init().  Returns the probe or NULL
+ * (ENOMEM).
+ */
+struct dt_probe	*dt_dev_alloc_probe(const char *func, const char *name,
+		    const struct dt_provider *, uint8_t nargs);
+
+/* Probe by number, NULL when out of range.  Any thread, no lock. */
+struct dt_probe	*dt_dev_probe(uint32_t pbn);
+uint32_t	 dt_dev_nprobes(void);
+
+/* Find a probe by provider/func/name, NULL if absent.  Any thread. */
+struct dt_probe	*dt_dev_probe_lookup(const char *prov, const char *func,
+		    const char *name);
+
+/*
+ * Create a pcb of dtp for sc (from dtpv_alloc, under [K]), with the
+ * flags the provider accepts (already masked) and cpu.  Returns NULL on
+ * ENOMEM.  The core links it on the softc and frees it at close.
+ */
+struct dt_pcb	*dt_pcb_alloc(struct dt_probe *, struct dt_softc *,
+		    uint64_t evtflags, uint64_t nsecs, int cpu);
+
+/*
+ * Put one event into the ring of dp's open for cpu.  src is a complete
+ * event as the provider saw it; the core copies only what dp_evtflags
+ * asks for (the rest of the record is zero), sets dtev_pbn and dtev_cpu,
+ * and counts a drop if the ring is full.  Wakes a parked reader through
+ * the deferred wakeup.  Callable from any thread inside rcu_read_lock(),
+ * on a pcb found on dtp_pcbs (or from dtpv_start/stop); cheap: one ring
+ * lock, one copy, no allocation.  Returns 0 or ENOBUFS (dropped).
+ */
+int	dt_pcb_ring_put(struct dt_pcb *, unsigned int cpu,
+	    const struct dt_evt *src);
+
+/*
+ * Put src into every recording pcb of dtp: the usual producer call.
+ * Takes rcu_read_lock() itself.  The calling thread must be registered
+ * with liburcu (rcu_register_thread()).  Returns the number of opens that
+ * dropped the event.
+ */
+unsigned int	dt_probe_emit(struct dt_probe *, unsigned int cpu,
+		    const struct dt_evt *src);
+
+/* Count timer periods missed (skiptick) or recursive events (recurevt). */
+void	dt_pcb_count_skiptick(struct dt_pcb *, unsigned int cpu, uint64_t n);
+void	dt_pcb_count_recurevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
+
+/* Provider init functions, in pbn order. */
+int	dt_prov_profile_init(void);
+int	dt_prov_interval_init(void);
+
+#endif /* DT_PROV_H */

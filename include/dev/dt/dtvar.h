@@ -1,0 +1,246 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The userland ABI of OpenBSD's dt(4) tracing device (dt_dev.c 1.48,
+ * dtvar.h 1.24) as served by userdt's dtd on Linux/amd64.
+ *
+ * Names and layouts are OpenBSD's so that OpenBSD's btrace builds against
+ * this header unchanged.  The ioctl numbers below use the Linux encoding,
+ * which is what a program built on Linux passes to ioctl(2); dtd also
+ * accepts the OpenBSD encoding of every number (the DTIOC_OPENBSD()
+ * macro computes it), whose _IOR/_IOW direction bits are swapped.
+ *
+ * Needs no OpenBSD header and works from C and C++.
+ */
+#ifndef _DEV_DT_DTVAR_H_
+#define _DEV_DT_DTVAR_H_
+
+#include <sys/types.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <linux/ioctl.h>
+
+#if !defined(__x86_64__) || !defined(__LP64__)
+#error "userdt implements the amd64 (LP64) layout of dt(4) only"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#define DT_STATIC_ASSERT(e, m)	static_assert(e, m)
+#else
+#define DT_STATIC_ASSERT(e, m)	_Static_assert(e, m)
+#endif
+
+/* Sizes of the fixed strings, each including its terminating NUL. */
+#define DTNAMESIZE	16		/* provider, function, name, arg type */
+#ifndef _MAXCOMLEN
+#define _MAXCOMLEN	24		/* OpenBSD's sys/syslimits.h */
+#endif
+#define DTMAXCOMLEN	_MAXCOMLEN	/* dtev_comm */
+#define DTMAXFUNCARGS	10		/* register_t slots in dtev_args */
+#define DTMAXARGTYPES	5		/* typed args a probe may describe */
+
+#ifndef STACKTRACE_MAX
+#define STACKTRACE_MAX	19		/* OpenBSD's sys/stacktrace.h */
+
+/* Return addresses, innermost first; st_count of st_pc are valid. */
+struct stacktrace {
+	unsigned int	 st_count;
+	unsigned long	 st_pc[STACKTRACE_MAX];
+};
+#endif
+
+/*
+ * One event as read(2) returns it.  Every record is zeroed before it is
+ * filled, so fields the probe's evtflags did not ask for read as zero.
+ */
+struct dt_evt {
+	unsigned int		dtev_pbn;	/* probe number, 1..N */
+	unsigned int		dtev_cpu;	/* CPU that recorded it */
+	pid_t			dtev_pid;	/* process id (Linux tgid) */
+	pid_t			dtev_tid;	/* thread id as gettid(2) */
+	struct timespec		dtev_tsp;	/* CLOCK_REALTIME */
+
+	struct stacktrace	dtev_kstack;	/* DTEVT_KSTACK */
+	struct stacktrace	dtev_ustack;	/* DTEVT_USTACK */
+
+	char			dtev_comm[DTMAXCOMLEN];	/* DTEVT_EXECNAME */
+
+	union {
+		register_t	E_entry[DTMAXFUNCARGS];	/* DTEVT_FUNCARGS */
+		struct {
+			register_t	__retval[2];
+			int		__error;
+		} E_return;
+	} _args;
+#define dtev_args	_args.E_entry
+#define dtev_retval	_args.E_return.__retval
+#define dtev_error	_args.E_return.__error
+};
+
+/* What a probe records besides pbn, cpu, pid, tid and tsp. */
+#define DTEVT_EXECNAME	(1 << 0)	/* dtev_comm */
+#define DTEVT_USTACK	(1 << 1)	/* dtev_ustack */
+#define DTEVT_KSTACK	(1 << 2)	/* dtev_kstack */
+#define DTEVT_FUNCARGS	(1 << 3)	/* dtev_args */
+
+#define DTEVT_FLAG_BITS		\
+	"\020"			\
+	"\001EXECNAME"		\
+	"\002USTACK"		\
+	"\003KSTACK"		\
+	"\004FUNCARGS"
+
+/* DTIOCGPLIST: one entry per probe. */
+struct dtioc_probe_info {
+	uint32_t	dtpi_pbn;		/* probe number */
+	uint8_t		dtpi_nargs;		/* # of arguments */
+	char		dtpi_prov[DTNAMESIZE];
+	char		dtpi_func[DTNAMESIZE];
+	char		dtpi_name[DTNAMESIZE];
+};
+
+/*
+ * DTIOCGPLIST: the caller passes the size of dtpr_probes; dtd always
+ * writes back the size the whole list needs.
+ */
+struct dtioc_probe {
+	size_t			 dtpr_size;	/* size of the buffer */
+	struct dtioc_probe_info	*dtpr_probes;	/* array of probe info */
+};
+
+struct dtioc_arg_info {
+	uint32_t	dtai_pbn;		/* probe number */
+	uint8_t		dtai_argn;		/* arguments number */
+	char		dtai_argtype[DTNAMESIZE];
+};
+
+/* DTIOCGARGS: argument types of one probe, same size protocol. */
+struct dtioc_arg {
+	uint32_t		 dtar_pbn;	/* probe number */
+	size_t			 dtar_size;	/* size of the buffer */
+	struct dtioc_arg_info	*dtar_args;	/* array of arg info */
+};
+
+/* DTIOCPRBENABLE and DTIOCPRBDISABLE. */
+struct dtioc_req {
+	uint32_t		 dtrq_pbn;	/* probe number */
+	uint32_t		 __unused1;	/* was the in-kernel filter */
+	uint64_t		 dtrq_evtflags;	/* DTEVT_* */
+	uint64_t		 dtrq_nsecs;	/* profile/interval period */
+};
+
+/* DTIOCGSTATS: sums over all CPUs of this open's rings. */
+struct dtioc_stat {
+	uint64_t		 dtst_readevt;	/* events read */
+	uint64_t		 dtst_dropevt;	/* events dropped, ring full */
+	uint64_t		 dtst_skiptick;	/* timer periods skipped */
+	uint64_t		 dtst_recurevt;	/* recursive events dropped */
+};
+
+/*
+ * DTIOCRDVNODE: the mapping of dtrv_va in process dtrv_pid.  OpenBSD
+ * returns an open descriptor of the mapped file in dtrv_fd; a Linux daemon
+ * cannot put a descriptor into its caller, see README for how userdt's
+ * clients get one.
+ */
+struct dtioc_rdvn {
+	pid_t		 dtrv_pid;		/* in: target process */
+	int		 dtrv_fd;		/* out: descriptor */
+	caddr_t		 dtrv_va;		/* in: address in the target */
+	caddr_t		 dtrv_offset;		/* out: file offset of the entry */
+	caddr_t		 dtrv_start;		/* out: start address of the entry */
+	size_t		 dtrv_len;		/* out: size of the file */
+};
+
+/* Linux encoding; dtd accepts DTIOC_OPENBSD() of each as well. */
+#define DTIOCGPLIST	_IOWR('D', 1, struct dtioc_probe)
+#define DTIOCGSTATS	_IOR('D', 2, struct dtioc_stat)
+#define DTIOCRECORD	_IOW('D', 3, int)
+#define DTIOCPRBENABLE	_IOW('D', 4, struct dtioc_req)
+#define DTIOCPRBDISABLE	_IOW('D', 5, struct dtioc_req)
+#define DTIOCGARGS	_IOWR('D', 6, struct dtioc_arg)
+/* 7 was DTIOCGETAUXBASE: retired upstream, answered with ENOTTY. */
+#define DTIOCRDVNODE	_IOWR('D', 8, struct dtioc_rdvn)
+
+/*
+ * The OpenBSD encoding of a Linux-encoded number: OpenBSD's IOC_OUT is
+ * Linux's _IOC_READ bit and IOC_IN its _IOC_WRITE bit, so swap the two.
+ * _IOWR numbers are the same on both systems.
+ */
+#define DTIOC_OPENBSD(cmd)						\
+	(((unsigned long)(cmd) & ~0xc0000000UL) |			\
+	 (((unsigned long)(cmd) & 0x80000000UL) >> 1) |		\
+	 (((unsigned long)(cmd) & 0x40000000UL) << 1))
+
+/* Layout checks: these are the numbers of dt-abi on amd64. */
+DT_STATIC_ASSERT(sizeof(struct stacktrace) == 160, "stacktrace size");
+DT_STATIC_ASSERT(offsetof(struct stacktrace, st_pc) == 8, "st_pc");
+DT_STATIC_ASSERT(sizeof(struct dt_evt) == 456, "dt_evt size");
+DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_pbn) == 0, "dtev_pbn");
+DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_cpu) == 4, "dtev_cpu");
+DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_pid) == 8, "dtev_pid");
+DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_tid) == 12, "dtev_tid");
+DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_tsp) == 16, "dtev_tsp");
+DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_kstack) == 32, "dtev_kstack");
+DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_ustack) == 192, "dtev_ustack");
+DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_comm) == 352, "dtev_comm");
+DT_STATIC_ASSERT(offsetof(struct dt_evt, _args) == 376, "dtev_args");
+DT_STATIC_ASSERT(offsetof(struct dt_evt, _args.E_return.__error) == 392,
+    "dtev_error");
+DT_STATIC_ASSERT(sizeof(struct dtioc_probe_info) == 56, "probe_info size");
+DT_STATIC_ASSERT(offsetof(struct dtioc_probe_info, dtpi_nargs) == 4, "nargs");
+DT_STATIC_ASSERT(offsetof(struct dtioc_probe_info, dtpi_prov) == 5, "prov");
+DT_STATIC_ASSERT(offsetof(struct dtioc_probe_info, dtpi_func) == 21, "func");
+DT_STATIC_ASSERT(offsetof(struct dtioc_probe_info, dtpi_name) == 37, "name");
+DT_STATIC_ASSERT(sizeof(struct dtioc_probe) == 16, "dtioc_probe size");
+DT_STATIC_ASSERT(offsetof(struct dtioc_probe, dtpr_probes) == 8, "probes");
+DT_STATIC_ASSERT(sizeof(struct dtioc_arg_info) == 24, "arg_info size");
+DT_STATIC_ASSERT(offsetof(struct dtioc_arg_info, dtai_argtype) == 5, "type");
+DT_STATIC_ASSERT(sizeof(struct dtioc_arg) == 24, "dtioc_arg size");
+DT_STATIC_ASSERT(offsetof(struct dtioc_arg, dtar_size) == 8, "dtar_size");
+DT_STATIC_ASSERT(offsetof(struct dtioc_arg, dtar_args) == 16, "dtar_args");
+DT_STATIC_ASSERT(sizeof(struct dtioc_req) == 24, "dtioc_req size");
+DT_STATIC_ASSERT(offsetof(struct dtioc_req, dtrq_evtflags) == 8, "evtflags");
+DT_STATIC_ASSERT(offsetof(struct dtioc_req, dtrq_nsecs) == 16, "nsecs");
+DT_STATIC_ASSERT(sizeof(struct dtioc_stat) == 32, "dtioc_stat size");
+DT_STATIC_ASSERT(sizeof(struct dtioc_rdvn) == 40, "dtioc_rdvn size");
+DT_STATIC_ASSERT(offsetof(struct dtioc_rdvn, dtrv_fd) == 4, "dtrv_fd");
+DT_STATIC_ASSERT(offsetof(struct dtioc_rdvn, dtrv_va) == 8, "dtrv_va");
+DT_STATIC_ASSERT(offsetof(struct dtioc_rdvn, dtrv_offset) == 16, "offset");
+DT_STATIC_ASSERT(offsetof(struct dtioc_rdvn, dtrv_start) == 24, "start");
+DT_STATIC_ASSERT(offsetof(struct dtioc_rdvn, dtrv_len) == 32, "dtrv_len");
+DT_STATIC_ASSERT(DTIOCGPLIST == 0xC0104401UL, "DTIOCGPLIST");
+DT_STATIC_ASSERT(DTIOCGSTATS == 0x80204402UL, "DTIOCGSTATS");
+DT_STATIC_ASSERT(DTIOCRECORD == 0x40044403UL, "DTIOCRECORD");
+DT_STATIC_ASSERT(DTIOCPRBENABLE == 0x40184404UL, "DTIOCPRBENABLE");
+DT_STATIC_ASSERT(DTIOCPRBDISABLE == 0x40184405UL, "DTIOCPRBDISABLE");
+DT_STATIC_ASSERT(DTIOCGARGS == 0xC0184406UL, "DTIOCGARGS");
+DT_STATIC_ASSERT(DTIOCRDVNODE == 0xC0284408UL, "DTIOCRDVNODE");
+DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCGSTATS) == 0x40204402UL, "GSTATS bsd");
+DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCRECORD) == 0x80044403UL, "RECORD bsd");
+DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCPRBENABLE) == 0x80184404UL, "ENABLE bsd");
+DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCGPLIST) == DTIOCGPLIST, "GPLIST bsd");
+
+#undef DT_STATIC_ASSERT
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _DEV_DT_DTVAR_H_ */
