@@ -1,0 +1,58 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * dtd's configuration, filled from the command line by dtd.c before
+ * anything starts and read-only afterwards ([I] for every member).
+ */
+#ifndef DTD_H
+#define DTD_H
+
+#include <sys/types.h>
+#include <stdbool.h>
+
+enum dtd_frontend {
+	DTD_FE_AUTO,		/* CUSE if /dev/cuse exists, else FUSE-file */
+	DTD_FE_CUSE,
+	DTD_FE_FUSE,
+};
+
+enum dtd_profile_mode {
+	DTD_PROFILE_AUTO,	/* perf, timer fallback if perf is refused */
+	DTD_PROFILE_PERF,
+	DTD_PROFILE_TIMER,
+};
+
+struct dtd_conf {
+	const char		*dcf_device;	/* --device, "/dev/dt" */
+	enum dtd_frontend	 dcf_frontend;	/* --frontend */
+	bool			 dcf_group_set;	/* --group given */
+	gid_t			 dcf_gid;	/* --group */
+	bool			 dcf_foreground; /* --foreground */
+	unsigned int		 dcf_ringsize;	/* --ring-size, 0: default */
+	int			 dcf_ready_fd;	/* --ready-fd, -1: none */
+	const char		*dcf_ingest;	/* --ingest socket path */
+	const char		*dcf_ksyms;	/* --ksyms, NULL: none */
+	enum dtd_profile_mode	 dcf_profile;	/* --profile */
+};
+
+extern struct dtd_conf dtd_conf;
+
+/* Front ends: serve the device until dtd_stop(); 0 or an errno. */
+int	dt_fusefile_main(void);
+int	dt_cuse_main(void);
+
+#endif /* DTD_H */
