@@ -51,6 +51,21 @@ struct dtd_conf {
 
 extern struct dtd_conf dtd_conf;
 
+/*
+ * A provider's daemon-side service.  ds_start runs once, on dtd's main
+ * thread, after dt_dev_init() and before the device is published; it
+ * returns 0 or an errno (dtd then exits with a message).  ds_stop runs
+ * once at shutdown, after the front end stopped, in reverse order.
+ */
+struct dtd_service {
+	const char	*ds_name;
+	int		(*ds_start)(void);
+	void		(*ds_stop)(void);
+};
+
+/* NULL-terminated, in start order; defined in dtd_services.c. */
+extern const struct dtd_service *const dtd_services[];
+
 /* Front ends: serve the device until dtd_stop(); 0 or an errno. */
 int	dt_fusefile_main(void);
 int	dt_cuse_main(void);
