@@ -38,6 +38,10 @@
 
 #include <dev/dt/dtvar.h>
 
+/* dt(4)'s limits on a profile/interval period: 200 us .. UINT32_MAX s. */
+#define DT_TIMER_NSECS_MIN	200000ULL
+#define DT_TIMER_NSECS_MAX	((uint64_t)UINT32_MAX * 1000000000ULL)
+
 struct dt_softc;
 struct dt_pcb;
 struct dt_probe;
@@ -70,6 +74,11 @@ struct dt_provider {
 	 * after an RCU grace period, so no producer can still see it.
 	 */
 	void		(*dtpv_free)(struct dt_pcb *);
+	/*
+	 * dt_dev_fini(), once per provider after every open is closed:
+	 * stop threads the provider started.  NULL: nothing.
+	 */
+	void		(*dtpv_fini)(void);
 };
 
 struct dt_probe {
@@ -83,6 +92,12 @@ struct dt_probe {
 	const char		*dtp_argtype[DTMAXARGTYPES];
 	int			 dtp_recording;	/* [a] # recording pcbs */
 	uint64_t		 dtp_evtflags;	/* [a] union of their flags */
+	/*
+	 * [I] DTEVT_FUNCARGS when dtev_args carries entry arguments that
+	 * only a pcb asking for FUNCARGS may see (syscall entry); 0 when
+	 * the union is always copied (return values, tracepoint args).
+	 */
+	uint64_t		 dtp_argsflag;
 	int			 dtp_sysnum;	/* [I] provider-defined */
 	void			*dtp_priv;	/* [I] provider-defined */
 };
@@ -148,7 +163,11 @@ unsigned int	dt_probe_emit(struct dt_probe *, unsigned int cpu,
 void	dt_pcb_count_skiptick(struct dt_pcb *, unsigned int cpu, uint64_t n);
 void	dt_pcb_count_recurevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
 
-/* Provider init functions, in pbn order. */
+/*
+ * Provider init functions, called by dt_dev_init() in this order, which
+ * is therefore the pbn order: profile, interval, syscall, ...  Each
+ * returns the number of probes it registered or -1 with errno set.
+ */
 int	dt_prov_profile_init(void);
 int	dt_prov_interval_init(void);
 

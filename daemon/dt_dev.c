@@ -1,0 +1,702 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The device core: dt(4)'s dt_dev.c without a kernel.  Opens, ioctls and
+ * reads arrive from a front end (CUSE, FUSE-file) or a test; events
+ * arrive from providers through dt_probe.c.
+ *
+ * Locks used to protect the globals in this file:
+ *	[I]	immutable after dt_dev_init()
+ *	[K]	dt_dev_lock
+ *	[w]	dt_wakeup_mtx
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dt_softc.h"
+
+static pthread_mutex_t	 dt_dev_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dt_softc	*dt_softcs;		/* [K] every open */
+static struct dt_dev_conf dt_conf;		/* [I] */
+
+static pthread_mutex_t	 dt_wakeup_mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	 dt_wakeup_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t	 dt_wakeup_donecv = PTHREAD_COND_INITIALIZER;
+static struct dt_softc	*dt_wakeup_head;	/* [w] softcs to serve */
+static struct dt_softc	**dt_wakeup_tail = &dt_wakeup_head; /* [w] */
+static struct dt_softc	*dt_wakeup_cur;		/* [w] being served */
+static int		 dt_wakeup_stop;	/* [w] */
+static pthread_t	 dt_wakeup_thread;	/* [I] */
+
+/* Registration order is pbn order (design decision 5). */
+static int (*const dt_prov_inits[])(void) = {
+	dt_prov_profile_init,
+	dt_prov_interval_init,
+};
+
+static void	dt_softc_serve(struct dt_softc *);
+
+/*
+ * The canonical (Linux-encoded) commands and their argument sizes.  An
+ * OpenBSD-encoded number differs only by swapped direction bits.
+ */
+static const struct {
+	unsigned long	cmd;
+	size_t		size;
+} dt_ioctls[] = {
+	{ DTIOCGPLIST,		sizeof(struct dtioc_probe) },
+	{ DTIOCGSTATS,		sizeof(struct dtioc_stat) },
+	{ DTIOCRECORD,		sizeof(int) },
+	{ DTIOCPRBENABLE,	sizeof(struct dtioc_req) },
+	{ DTIOCPRBDISABLE,	sizeof(struct dtioc_req) },
+	{ DTIOCGARGS,		sizeof(struct dtioc_arg) },
+	{ DTIOCRDVNODE,		sizeof(struct dtioc_rdvn) },
+};
+
+int
+dt_ioctl_argsize(unsigned long cmd, unsigned long *canon)
+{
+	size_t i;
+
+	/* ioctl(2) passes an int-sized request on Linux: ignore the rest. */
+	cmd &= 0xffffffffUL;
+	for (i = 0; i < sizeof(dt_ioctls) / sizeof(dt_ioctls[0]); i++) {
+		if (cmd == dt_ioctls[i].cmd ||
+		    cmd == DTIOC_OPENBSD(dt_ioctls[i].cmd)) {
+			if (canon != NULL)
+				*canon = dt_ioctls[i].cmd;
+			return (int)dt_ioctls[i].size;
+		}
+	}
+	return -1;
+}
+
+bool
+dt_ioctl_outbuf(unsigned long canon, const void *arg, uint64_t *uaddr,
+    size_t *len)
+{
+	const struct dtioc_probe *dtpr;
+	const struct dtioc_arg *dtar;
+
+	switch (canon) {
+	case DTIOCGPLIST:
+		dtpr = arg;
+		*uaddr = (uint64_t)(uintptr_t)dtpr->dtpr_probes;
+		*len = dtpr->dtpr_size;
+		break;
+	case DTIOCGARGS:
+		dtar = arg;
+		*uaddr = (uint64_t)(uintptr_t)dtar->dtar_args;
+		*len = dtar->dtar_size;
+		break;
+	default:
+		return false;
+	}
+	/* Never more than the whole answer: bounds a transport's staging. */
+	if (canon == DTIOCGPLIST &&
+	    *len > (size_t)dt_dev_nprobes() * sizeof(struct dtioc_probe_info))
+		*len = (size_t)dt_dev_nprobes() *
+		    sizeof(struct dtioc_probe_info);
+	if (canon == DTIOCGARGS &&
+	    *len > DTMAXARGTYPES * sizeof(struct dtioc_arg_info))
+		*len = DTMAXARGTYPES * sizeof(struct dtioc_arg_info);
+	return *len > 0;
+}
+
+static void *
+dt_wakeup_main(void *arg)
+{
+	struct dt_softc *sc;
+
+	(void)arg;
+	pthread_mutex_lock(&dt_wakeup_mtx);
+	for (;;) {
+		while (dt_wakeup_head == NULL && !dt_wakeup_stop)
+			pthread_cond_wait(&dt_wakeup_cv, &dt_wakeup_mtx);
+		if (dt_wakeup_head == NULL)
+			break;
+		sc = dt_wakeup_head;
+		dt_wakeup_head = sc->ds_wnext;
+		if (dt_wakeup_head == NULL)
+			dt_wakeup_tail = &dt_wakeup_head;
+		sc->ds_wnext = NULL;
+		/* Clear first: an event during the serve queues sc again. */
+		atomic_store(&sc->ds_wakeup, 0);
+		dt_wakeup_cur = sc;
+		pthread_mutex_unlock(&dt_wakeup_mtx);
+
+		pthread_mutex_lock(&sc->ds_mtx);
+		dt_softc_serve(sc);
+		pthread_mutex_unlock(&sc->ds_mtx);
+
+		pthread_mutex_lock(&dt_wakeup_mtx);
+		dt_wakeup_cur = NULL;
+		pthread_cond_broadcast(&dt_wakeup_donecv);
+	}
+	pthread_mutex_unlock(&dt_wakeup_mtx);
+	return NULL;
+}
+
+void
+dt_wakeup_schedule(struct dt_softc *sc)
+{
+	if (atomic_exchange(&sc->ds_wakeup, 1))
+		return;
+	pthread_mutex_lock(&dt_wakeup_mtx);
+	*dt_wakeup_tail = sc;
+	dt_wakeup_tail = &sc->ds_wnext;
+	pthread_cond_signal(&dt_wakeup_cv);
+	pthread_mutex_unlock(&dt_wakeup_mtx);
+}
+
+/* Take sc off the wakeup queue and wait until no serve of it runs. */
+static void
+dt_wakeup_forget(struct dt_softc *sc)
+{
+	struct dt_softc **scp;
+
+	pthread_mutex_lock(&dt_wakeup_mtx);
+	for (scp = &dt_wakeup_head; *scp != NULL; scp = &(*scp)->ds_wnext) {
+		if (*scp == sc) {
+			*scp = sc->ds_wnext;
+			if (*scp == NULL)
+				dt_wakeup_tail = scp;
+			break;
+		}
+	}
+	while (dt_wakeup_cur == sc)
+		pthread_cond_wait(&dt_wakeup_donecv, &dt_wakeup_mtx);
+	pthread_mutex_unlock(&dt_wakeup_mtx);
+}
+
+int
+dt_dev_init(const struct dt_dev_conf *conf)
+{
+	size_t i;
+	long n;
+	int error;
+
+	dt_conf = *conf;
+	if (dt_conf.dcf_ncpus == 0) {
+		n = sysconf(_SC_NPROCESSORS_CONF);
+		dt_conf.dcf_ncpus = n > 0 ? (unsigned int)n : 1;
+	}
+	if (dt_conf.dcf_ringsize == 0)
+		dt_conf.dcf_ringsize = DT_RINGSIZE_DEFAULT;
+	if (dt_conf.dcf_ringsize < 2 || dt_conf.dcf_read_done == NULL)
+		return EINVAL;
+
+	for (i = 0; i < sizeof(dt_prov_inits) / sizeof(dt_prov_inits[0]); i++)
+		if (dt_prov_inits[i]() < 0)
+			return errno ? errno : ENOMEM;
+
+	dt_wakeup_stop = 0;
+	error = pthread_create(&dt_wakeup_thread, NULL, dt_wakeup_main, NULL);
+	if (error)
+		return error;
+	return 0;
+}
+
+void
+dt_dev_fini(void)
+{
+	const struct dt_provider *dtpv, *seen[16];
+	size_t nseen = 0, j;
+	uint32_t pbn;
+
+	pthread_mutex_lock(&dt_dev_lock);
+	while (dt_softcs != NULL) {
+		struct dt_softc *sc = dt_softcs;
+
+		pthread_mutex_unlock(&dt_dev_lock);
+		dt_dev_close(sc);
+		pthread_mutex_lock(&dt_dev_lock);
+	}
+	pthread_mutex_unlock(&dt_dev_lock);
+
+	pthread_mutex_lock(&dt_wakeup_mtx);
+	dt_wakeup_stop = 1;
+	pthread_cond_signal(&dt_wakeup_cv);
+	pthread_mutex_unlock(&dt_wakeup_mtx);
+	pthread_join(dt_wakeup_thread, NULL);
+
+	for (pbn = 1; pbn <= dt_dev_nprobes(); pbn++) {
+		dtpv = dt_dev_probe(pbn)->dtp_prov;
+		for (j = 0; j < nseen && seen[j] != dtpv; j++)
+			continue;
+		if (j < nseen || nseen == sizeof(seen) / sizeof(seen[0]))
+			continue;
+		seen[nseen++] = dtpv;
+		if (dtpv->dtpv_fini != NULL)
+			dtpv->dtpv_fini();
+	}
+	dt_probe_free_all();
+}
+
+unsigned int
+dt_dev_ncpus(void)
+{
+	return dt_conf.dcf_ncpus;
+}
+
+unsigned int
+dt_dev_ringsize(void)
+{
+	return dt_conf.dcf_ringsize;
+}
+
+int
+dt_dev_open(const struct dt_cred *cr, struct dt_softc **scp)
+{
+	struct dt_softc *sc;
+	unsigned int i;
+
+	sc = calloc(1, sizeof(*sc) + dt_conf.dcf_ncpus * sizeof(sc->ds_rings[0]));
+	if (sc == NULL)
+		return ENOMEM;
+	sc->ds_buf = malloc(DT_READ_MAX);
+	if (sc->ds_buf == NULL) {
+		free(sc);
+		return ENOMEM;
+	}
+	sc->ds_cred = *cr;
+	sc->ds_nrings = dt_conf.dcf_ncpus;
+	sc->ds_parkedtail = &sc->ds_parked;
+	pthread_mutex_init(&sc->ds_mtx, NULL);
+	for (i = 0; i < sc->ds_nrings; i++) {
+		if (dt_ring_init(&sc->ds_rings[i], dt_conf.dcf_ringsize)) {
+			while (i-- > 0)
+				dt_ring_fini(&sc->ds_rings[i]);
+			free(sc->ds_buf);
+			free(sc);
+			return ENOMEM;
+		}
+	}
+
+	pthread_mutex_lock(&dt_dev_lock);
+	sc->ds_next = dt_softcs;
+	dt_softcs = sc;
+	pthread_mutex_unlock(&dt_dev_lock);
+	*scp = sc;
+	return 0;
+}
+
+/* DTIOCRECORD 1: link every pcb where producers find it.  Under [K]. */
+static void
+dt_record_start(struct dt_softc *sc)
+{
+	struct dt_pcb *dp;
+	struct dt_probe *dtp;
+
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext) {
+		dtp = dp->dp_dtp;
+		cds_list_add_tail_rcu(&dp->dp_pnext, &dtp->dtp_pcbs);
+		atomic_fetch_or(&dtp->dtp_evtflags, dp->dp_evtflags);
+		atomic_fetch_add(&dtp->dtp_recording, 1);
+	}
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext)
+		if (dp->dp_dtp->dtp_prov->dtpv_start != NULL)
+			dp->dp_dtp->dtp_prov->dtpv_start(dp);
+	sc->ds_recording = 1;
+}
+
+/*
+ * DTIOCRECORD 0: unlink every pcb and wait out a grace period, so no
+ * event reaches sc's rings once this returns.  Under [K].
+ */
+static void
+dt_record_stop(struct dt_softc *sc)
+{
+	struct dt_pcb *dp, *odp;
+	struct dt_probe *dtp;
+	uint64_t flags;
+
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext)
+		if (dp->dp_dtp->dtp_prov->dtpv_stop != NULL)
+			dp->dp_dtp->dtp_prov->dtpv_stop(dp);
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext) {
+		dtp = dp->dp_dtp;
+		cds_list_del_rcu(&dp->dp_pnext);
+		atomic_fetch_sub(&dtp->dtp_recording, 1);
+		flags = 0;
+		cds_list_for_each_entry(odp, &dtp->dtp_pcbs, dp_pnext)
+			flags |= odp->dp_evtflags;
+		atomic_store(&dtp->dtp_evtflags, flags);
+	}
+	synchronize_rcu();
+	sc->ds_recording = 0;
+}
+
+void
+dt_dev_close(struct dt_softc *sc)
+{
+	struct dt_softc **scp;
+	struct dt_pcb *dp, *next;
+	struct dt_parked *dpk;
+	unsigned int i;
+
+	pthread_mutex_lock(&dt_dev_lock);
+	if (sc->ds_recording)
+		dt_record_stop(sc);
+	for (scp = &dt_softcs; *scp != NULL; scp = &(*scp)->ds_next) {
+		if (*scp == sc) {
+			*scp = sc->ds_next;
+			break;
+		}
+	}
+	/* dt_record_stop() waited out the producers that saw our pcbs. */
+	for (dp = sc->ds_pcbs; dp != NULL; dp = next) {
+		next = dp->dp_snext;
+		if (dp->dp_dtp->dtp_prov->dtpv_free != NULL)
+			dp->dp_dtp->dtp_prov->dtpv_free(dp);
+		free(dp);
+	}
+	sc->ds_pcbs = NULL;
+	pthread_mutex_unlock(&dt_dev_lock);
+
+	dt_wakeup_forget(sc);
+
+	pthread_mutex_lock(&sc->ds_mtx);
+	sc->ds_closing = 1;
+	while ((dpk = sc->ds_parked) != NULL) {
+		sc->ds_parked = dpk->dpk_next;
+		dt_conf.dcf_read_done(dpk->dpk_token, NULL, 0, EIO);
+		free(dpk);
+	}
+	pthread_mutex_unlock(&sc->ds_mtx);
+
+	for (i = 0; i < sc->ds_nrings; i++)
+		dt_ring_fini(&sc->ds_rings[i]);
+	pthread_mutex_destroy(&sc->ds_mtx);
+	free(sc->ds_buf);
+	free(sc);
+}
+
+/* Fill ds_buf with up to resid bytes of records.  Under [m]. */
+static size_t
+dt_softc_take(struct dt_softc *sc, size_t resid)
+{
+	unsigned int i, cpu;
+	size_t done = 0;
+
+	/* Rotate the first ring so no CPU starves the others. */
+	cpu = sc->ds_lastcpu;
+	sc->ds_lastcpu = (cpu + 1) % sc->ds_nrings;
+	for (i = 0; i < sc->ds_nrings && done < resid; i++) {
+		done += dt_ring_take(&sc->ds_rings[cpu], sc->ds_buf + done,
+		    resid - done);
+		cpu = (cpu + 1) % sc->ds_nrings;
+	}
+	return done;
+}
+
+/* Complete parked reads, oldest first, while events last.  Under [m]. */
+static void
+dt_softc_serve(struct dt_softc *sc)
+{
+	struct dt_parked *dpk;
+	size_t n;
+
+	while ((dpk = sc->ds_parked) != NULL) {
+		n = dt_softc_take(sc, dpk->dpk_resid);
+		if (n == 0)
+			return;
+		sc->ds_parked = dpk->dpk_next;
+		if (sc->ds_parked == NULL) {
+			sc->ds_parkedtail = &sc->ds_parked;
+			atomic_store_explicit(&sc->ds_sleeping, 0,
+			    memory_order_relaxed);
+		}
+		dt_conf.dcf_read_done(dpk->dpk_token, sc->ds_buf, n, 0);
+		free(dpk);
+	}
+}
+
+void
+dt_dev_read(struct dt_softc *sc, size_t resid, void *token)
+{
+	struct dt_parked *dpk;
+	size_t n;
+
+	if (resid > DT_READ_MAX)
+		resid = DT_READ_MAX;
+	if (resid == 0) {
+		/* OpenBSD never reaches the driver with an empty read. */
+		dt_conf.dcf_read_done(token, NULL, 0, 0);
+		return;
+	}
+
+	pthread_mutex_lock(&sc->ds_mtx);
+	if (sc->ds_closing) {
+		pthread_mutex_unlock(&sc->ds_mtx);
+		dt_conf.dcf_read_done(token, NULL, 0, EIO);
+		return;
+	}
+	/* Earlier readers go first. */
+	if (sc->ds_parked == NULL) {
+		n = dt_softc_take(sc, resid);
+		if (n > 0) {
+			dt_conf.dcf_read_done(token, sc->ds_buf, n, 0);
+			pthread_mutex_unlock(&sc->ds_mtx);
+			return;
+		}
+	}
+	dpk = malloc(sizeof(*dpk));
+	if (dpk == NULL) {
+		pthread_mutex_unlock(&sc->ds_mtx);
+		dt_conf.dcf_read_done(token, NULL, 0, ENOMEM);
+		return;
+	}
+	dpk->dpk_next = NULL;
+	dpk->dpk_token = token;
+	dpk->dpk_resid = resid;
+	*sc->ds_parkedtail = dpk;
+	sc->ds_parkedtail = &dpk->dpk_next;
+	/*
+	 * Announce the sleeper, then look at the rings again under their
+	 * locks: an event put after our first look either is seen here or
+	 * its producer sees ds_sleeping and schedules a wakeup.
+	 */
+	atomic_store_explicit(&sc->ds_sleeping, 1, memory_order_relaxed);
+	dt_softc_serve(sc);
+	pthread_mutex_unlock(&sc->ds_mtx);
+}
+
+bool
+dt_dev_read_cancel(struct dt_softc *sc, void *token, int error)
+{
+	struct dt_parked **dpkp, *dpk;
+	bool found = false;
+
+	pthread_mutex_lock(&sc->ds_mtx);
+	for (dpkp = &sc->ds_parked; (dpk = *dpkp) != NULL;
+	    dpkp = &dpk->dpk_next) {
+		if (dpk->dpk_token != token)
+			continue;
+		*dpkp = dpk->dpk_next;
+		if (sc->ds_parkedtail == &dpk->dpk_next)
+			sc->ds_parkedtail = dpkp;
+		if (sc->ds_parked == NULL)
+			atomic_store_explicit(&sc->ds_sleeping, 0,
+			    memory_order_relaxed);
+		dt_conf.dcf_read_done(token, NULL, 0, error);
+		free(dpk);
+		found = true;
+		break;
+	}
+	pthread_mutex_unlock(&sc->ds_mtx);
+	return found;
+}
+
+/* DTIOCGPLIST: the size-probing protocol of dt-abi 4.3. */
+static int
+dt_ioctl_list_probes(struct dtioc_probe *dtpr, const struct dt_uaccess *ua)
+{
+	struct dtioc_probe_info *dtpi;
+	struct dt_probe *dtp;
+	size_t need, room, n, i;
+	int error;
+
+	need = (size_t)dt_dev_nprobes() * sizeof(*dtpi);
+	room = dtpr->dtpr_size;
+	dtpr->dtpr_size = need;
+	if (room == 0)
+		return 0;
+	n = room / sizeof(*dtpi);
+	if (n > dt_dev_nprobes())
+		n = dt_dev_nprobes();
+	dtpi = calloc(n ? n : 1, sizeof(*dtpi));
+	if (dtpi == NULL)
+		return ENOMEM;
+	for (i = 0; i < n; i++) {
+		dtp = dt_dev_probe((uint32_t)i + 1);
+		dtpi[i].dtpi_pbn = dtp->dtp_pbn;
+		dtpi[i].dtpi_nargs = dtp->dtp_nargs;
+		dt_strncpy0(dtpi[i].dtpi_prov, dtp->dtp_prov->dtpv_name,
+		    DTNAMESIZE);
+		dt_strncpy0(dtpi[i].dtpi_func, dtp->dtp_func, DTNAMESIZE);
+		dt_strncpy0(dtpi[i].dtpi_name, dtp->dtp_name, DTNAMESIZE);
+	}
+	error = 0;
+	if (n > 0)
+		error = ua->ua_copyout(ua->ua_arg,
+		    (uint64_t)(uintptr_t)dtpr->dtpr_probes, dtpi,
+		    n * sizeof(*dtpi));
+	free(dtpi);
+	if (error == 0 && n < dt_dev_nprobes())
+		error = ENOSPC;
+	return error;
+}
+
+/* DTIOCGARGS: only probes with typed arguments (tracepoints) answer. */
+static int
+dt_ioctl_get_args(struct dtioc_arg *dtar, const struct dt_uaccess *ua)
+{
+	struct dtioc_arg_info dtai[DTMAXARGTYPES];
+	struct dt_probe *dtp;
+	size_t room, n, i;
+	int error = 0;
+
+	dtp = dt_dev_probe(dtar->dtar_pbn);
+	if (dtp == NULL)
+		return EINVAL;
+	if (dtp->dtp_argtype[0] == NULL) {
+		dtar->dtar_size = 0;
+		return 0;
+	}
+	n = dtp->dtp_nargs < DTMAXARGTYPES ? dtp->dtp_nargs : DTMAXARGTYPES;
+	room = dtar->dtar_size;
+	/* dt(4) sizes the answer in dtioc_arg, which is 24 bytes too. */
+	dtar->dtar_size = n * sizeof(struct dtioc_arg);
+	if (room == 0)
+		return 0;
+	memset(dtai, 0, sizeof(dtai));
+	for (i = 0; i < n; i++) {
+		if (room < (i + 1) * sizeof(dtai[0])) {
+			error = ENOSPC;
+			break;
+		}
+		dtai[i].dtai_pbn = dtp->dtp_pbn;
+		dtai[i].dtai_argn = (uint8_t)i;
+		dt_strncpy0(dtai[i].dtai_argtype, dtp->dtp_argtype[i] ?
+		    dtp->dtp_argtype[i] : "", DTNAMESIZE);
+	}
+	if (i > 0) {
+		int cerr = ua->ua_copyout(ua->ua_arg,
+		    (uint64_t)(uintptr_t)dtar->dtar_args, dtai,
+		    i * sizeof(dtai[0]));
+		if (cerr)
+			return cerr;
+	}
+	dtar->dtar_size = i * sizeof(struct dtioc_arg);
+	return error;
+}
+
+static void
+dt_ioctl_get_stats(struct dt_softc *sc, struct dtioc_stat *st)
+{
+	unsigned int i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < sc->ds_nrings; i++)
+		dt_ring_stats(&sc->ds_rings[i], st);
+}
+
+/* DTIOCPRBENABLE, checks in dt_dev.c 1.48's order.  Under [K]. */
+static int
+dt_ioctl_probe_enable(struct dt_softc *sc, const struct dtioc_req *dtrq)
+{
+	struct dt_probe *dtp;
+	struct dt_pcb *dp;
+
+	if (sc->ds_recording)
+		return EBUSY;
+	dtp = dt_dev_probe(dtrq->dtrq_pbn);
+	if (dtp == NULL)
+		return ENOENT;
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext)
+		if (dp->dp_dtp == dtp)
+			return EEXIST;
+	if (dtp->dtp_prov->dtpv_alloc != NULL)
+		return dtp->dtp_prov->dtpv_alloc(dtp, sc, dtrq);
+	dp = dt_pcb_alloc(dtp, sc, dtrq->dtrq_evtflags &
+	    (DTEVT_EXECNAME | DTEVT_USTACK | DTEVT_KSTACK | DTEVT_FUNCARGS),
+	    0, -1);
+	return dp == NULL ? ENOMEM : 0;
+}
+
+static int
+dt_ioctl_probe_disable(struct dt_softc *sc, const struct dtioc_req *dtrq)
+{
+	struct dt_probe *dtp;
+
+	if (sc->ds_recording)
+		return EBUSY;
+	dtp = dt_dev_probe(dtrq->dtrq_pbn);
+	if (dtp == NULL)
+		return ENOENT;
+	/* As dt(4): pcbs stay until close; only a provider may undo. */
+	if (dtp->dtp_prov->dtpv_dealloc != NULL)
+		return dtp->dtp_prov->dtpv_dealloc(dtp, sc, dtrq);
+	return 0;
+}
+
+static int
+dt_ioctl_record(struct dt_softc *sc, int on)
+{
+	if (!on) {
+		if (sc->ds_recording)
+			dt_record_stop(sc);
+		return 0;
+	}
+	if (sc->ds_recording)
+		return EBUSY;
+	if (sc->ds_pcbs == NULL)
+		return ENOENT;
+	dt_record_start(sc);
+	return 0;
+}
+
+int
+dt_dev_ioctl(struct dt_softc *sc, const struct dt_cred *cr, unsigned long cmd,
+    void *arg, const struct dt_uaccess *ua)
+{
+	unsigned long canon;
+	int error;
+
+	if (dt_ioctl_argsize(cmd, &canon) < 0)
+		return ENOTTY;
+
+	switch (canon) {
+	case DTIOCGPLIST:
+		return dt_ioctl_list_probes(arg, ua);
+	case DTIOCGARGS:
+		return dt_ioctl_get_args(arg, ua);
+	case DTIOCGSTATS:
+		dt_ioctl_get_stats(sc, arg);
+		return 0;
+	}
+
+	/* Everything else changes tracing: root only, before validation. */
+	if (cr->dc_uid != 0)
+		return EPERM;
+
+	if (canon == DTIOCRDVNODE)
+		return dt_rdvn_lookup(arg);
+
+	pthread_mutex_lock(&dt_dev_lock);
+	switch (canon) {
+	case DTIOCRECORD:
+		error = dt_ioctl_record(sc, *(int *)arg);
+		break;
+	case DTIOCPRBENABLE:
+		error = dt_ioctl_probe_enable(sc, arg);
+		break;
+	case DTIOCPRBDISABLE:
+		error = dt_ioctl_probe_disable(sc, arg);
+		break;
+	default:
+		error = ENOTTY;
+		break;
+	}
+	pthread_mutex_unlock(&dt_dev_lock);
+	return error;
+}

@@ -1,0 +1,180 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The probe registry and the event path from providers into the rings.
+ * The registry is written only during dt_dev_init() and is read-only
+ * afterwards, so lookups take no lock.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_softc.h"
+
+static struct dt_probe	**dt_probes;	/* [I] after init, index pbn - 1 */
+static uint32_t		  dt_nprobes;	/* [I] after init */
+
+void
+dt_strncpy0(char *dst, const char *src, size_t size)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	memset(dst + n, 0, size - n);
+}
+
+struct dt_probe *
+dt_dev_alloc_probe(const char *func, const char *name,
+    const struct dt_provider *dtpv, uint8_t nargs)
+{
+	struct dt_probe *dtp, **np;
+
+	np = reallocarray(dt_probes, dt_nprobes + 1, sizeof(*np));
+	if (np == NULL)
+		return NULL;
+	dt_probes = np;
+	dtp = calloc(1, sizeof(*dtp));
+	if (dtp == NULL)
+		return NULL;
+	CDS_INIT_LIST_HEAD(&dtp->dtp_pcbs);
+	dtp->dtp_prov = dtpv;
+	dtp->dtp_nargs = nargs;
+	dt_strncpy0(dtp->dtp_func, func, sizeof(dtp->dtp_func));
+	dt_strncpy0(dtp->dtp_name, name, sizeof(dtp->dtp_name));
+	dt_probes[dt_nprobes++] = dtp;
+	dtp->dtp_pbn = dt_nprobes;
+	return dtp;
+}
+
+/* Called by dt_dev_fini() only, once no open is left. */
+void
+dt_probe_free_all(void)
+{
+	uint32_t i;
+
+	for (i = 0; i < dt_nprobes; i++)
+		free(dt_probes[i]);
+	free(dt_probes);
+	dt_probes = NULL;
+	dt_nprobes = 0;
+}
+
+struct dt_probe *
+dt_dev_probe(uint32_t pbn)
+{
+	if (pbn == 0 || pbn > dt_nprobes)
+		return NULL;
+	return dt_probes[pbn - 1];
+}
+
+uint32_t
+dt_dev_nprobes(void)
+{
+	return dt_nprobes;
+}
+
+struct dt_probe *
+dt_dev_probe_lookup(const char *prov, const char *func, const char *name)
+{
+	struct dt_probe *dtp;
+	uint32_t i;
+
+	for (i = 0; i < dt_nprobes; i++) {
+		dtp = dt_probes[i];
+		if (strcmp(dtp->dtp_prov->dtpv_name, prov) == 0 &&
+		    strcmp(dtp->dtp_func, func) == 0 &&
+		    strcmp(dtp->dtp_name, name) == 0)
+			return dtp;
+	}
+	return NULL;
+}
+
+struct dt_pcb *
+dt_pcb_alloc(struct dt_probe *dtp, struct dt_softc *sc, uint64_t evtflags,
+    uint64_t nsecs, int cpu)
+{
+	struct dt_pcb *dp, **dpp;
+
+	dp = calloc(1, sizeof(*dp));
+	if (dp == NULL)
+		return NULL;
+	CDS_INIT_LIST_HEAD(&dp->dp_pnext);
+	dp->dp_sc = sc;
+	dp->dp_dtp = dtp;
+	dp->dp_evtflags = evtflags;
+	dp->dp_nsecs = nsecs;
+	dp->dp_cpu = cpu;
+	/* Keep enable order: providers start in the order btrace asked. */
+	for (dpp = &sc->ds_pcbs; *dpp != NULL; dpp = &(*dpp)->dp_snext)
+		continue;
+	*dpp = dp;
+	return dp;
+}
+
+int
+dt_pcb_ring_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
+{
+	struct dt_softc *sc = dp->dp_sc;
+	uint64_t flags = dp->dp_evtflags;
+	int error;
+
+	if ((dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) == 0)
+		flags |= DT_RING_ARGS;
+	cpu %= sc->ds_nrings;
+	error = dt_ring_put(&sc->ds_rings[cpu], dp->dp_dtp->dtp_pbn, cpu,
+	    flags, src);
+	/*
+	 * A reader sets ds_sleeping before it looks at the rings under
+	 * their locks, and we look at it after our unlock: one of us sees
+	 * the other, so no wakeup is lost (see dt_dev_read()).
+	 */
+	if (atomic_load_explicit(&sc->ds_sleeping, memory_order_relaxed))
+		dt_wakeup_schedule(sc);
+	return error;
+}
+
+unsigned int
+dt_probe_emit(struct dt_probe *dtp, unsigned int cpu, const struct dt_evt *src)
+{
+	struct dt_pcb *dp;
+	unsigned int drops = 0;
+
+	rcu_read_lock();
+	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext) {
+		if (dt_pcb_ring_put(dp, cpu, src) != 0)
+			drops++;
+	}
+	rcu_read_unlock();
+	return drops;
+}
+
+void
+dt_pcb_count_skiptick(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
+{
+	struct dt_softc *sc = dp->dp_sc;
+
+	dt_ring_count(&sc->ds_rings[cpu % sc->ds_nrings], n, 0);
+}
+
+void
+dt_pcb_count_recurevt(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
+{
+	struct dt_softc *sc = dp->dp_sc;
+
+	dt_ring_count(&sc->ds_rings[cpu % sc->ds_nrings], 0, n);
+}

@@ -1,0 +1,85 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * A per-CPU event ring of one open, as dt(4)'s dt_cpubuf: a circular
+ * array of whole dt_evt records, one slot always empty, so a ring of
+ * size n holds n - 1 unread events (16 reproduces OpenBSD's 15).
+ *
+ * Producers are any of dtd's event sources (the ingest loop, the timer
+ * thread, the perf reader), several of which may fill the ring of one
+ * CPU, so the ring takes a mutex: short critical sections, one record
+ * copy, never contended by more than a handful of threads.
+ *
+ * Locks used to protect struct members in this file:
+ *	[I]	immutable after dt_ring_init()
+ *	[m]	dr_mtx
+ */
+#ifndef DT_RING_H
+#define DT_RING_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dev/dt/dtvar.h>
+
+struct dt_ring {
+	pthread_mutex_t	 dr_mtx;
+	struct dt_evt	*dr_slots;	/* [I] dr_size records */
+	unsigned int	 dr_size;	/* [I] slots */
+	unsigned int	 dr_prod;	/* [m] next slot to fill */
+	unsigned int	 dr_cons;	/* [m] next slot to read */
+	uint64_t	 dr_readevt;	/* [m] records consumed by read(2) */
+	uint64_t	 dr_dropevt;	/* [m] records lost, ring full */
+	uint64_t	 dr_skiptick;	/* [m] timer periods skipped */
+	uint64_t	 dr_recurevt;	/* [m] recursive events dropped */
+} __attribute__((aligned(64)));		/* keep CPUs off each other's line */
+
+/* Map the slots (lazily committed by the kernel).  0 or ENOMEM. */
+int	dt_ring_init(struct dt_ring *, unsigned int size);
+void	dt_ring_fini(struct dt_ring *);
+
+/* Not a DTEVT_* flag: copy dtev_args/retval/error too. */
+#define DT_RING_ARGS	(1ULL << 63)
+
+/*
+ * Copy src into the next slot keeping only what evtflags asks for, with
+ * pbn and cpu set; count a drop when full.  Any thread.  Returns 0 or
+ * ENOBUFS.  The unlock is a release: a reader that takes dr_mtx after it
+ * sees the whole record.
+ */
+int	dt_ring_put(struct dt_ring *, uint32_t pbn, unsigned int cpu,
+	    uint64_t evtflags, const struct dt_evt *src);
+
+/*
+ * Move up to maxrec records into buf (FIFO), the last one truncated when
+ * resid is not a multiple of the record size, as dt(4)'s read does; a
+ * truncated record is consumed and counted as read.  Returns the number
+ * of bytes written.  Any thread.
+ */
+size_t	dt_ring_take(struct dt_ring *, char *buf, size_t resid);
+
+/* Whether a record is waiting.  Takes dr_mtx: see dt_dev_read(). */
+int	dt_ring_readable(struct dt_ring *);
+
+/* Add to the skipped-tick and recursion counters.  Any thread. */
+void	dt_ring_count(struct dt_ring *, uint64_t nskip, uint64_t nrecur);
+
+/* Add this ring's counters to st. */
+void	dt_ring_stats(struct dt_ring *, struct dtioc_stat *st);
+
+#endif /* DT_RING_H */

@@ -1,0 +1,89 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The core's private state: one softc per open, as dt(4)'s dt_softc.
+ * Shared by dt_dev.c (open, close, ioctl, read) and dt_probe.c (the event
+ * path); nothing outside the core sees it.
+ *
+ * Locks used to protect struct members in this file:
+ *	[I]	immutable after dt_dev_open()
+ *	[K]	dt_dev_lock, the configuration lock
+ *	[m]	ds_mtx, the softc's read lock
+ *	[w]	dt_wakeup_mtx, the deferred wakeup queue
+ *	[a]	atomic operations
+ */
+#ifndef DT_SOFTC_H
+#define DT_SOFTC_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "dt_dev.h"
+#include "dt_prov.h"
+#include "dt_ring.h"
+
+/* A read(2) waiting for events: the front end's token and its size. */
+struct dt_parked {
+	struct dt_parked	*dpk_next;	/* [m] FIFO */
+	void			*dpk_token;	/* [m] */
+	size_t			 dpk_resid;	/* [m] */
+};
+
+struct dt_softc {
+	struct dt_softc		*ds_next;	/* [K] list of opens */
+	struct dt_pcb		*ds_pcbs;	/* [K] enabled pcbs */
+	int			 ds_recording;	/* [K] DTIOCRECORD state */
+	struct dt_cred		 ds_cred;	/* [I] who opened */
+
+	pthread_mutex_t		 ds_mtx;
+	struct dt_parked	*ds_parked;	/* [m] waiting reads, FIFO */
+	struct dt_parked	**ds_parkedtail; /* [m] */
+	unsigned int		 ds_lastcpu;	/* [m] next ring to read */
+	char			*ds_buf;	/* [m] DT_READ_MAX staging */
+	int			 ds_closing;	/* [m] no more parking */
+
+	int			 ds_sleeping;	/* [a] reads are parked */
+	int			 ds_wakeup;	/* [a] on the wakeup queue */
+	struct dt_softc		*ds_wnext;	/* [w] wakeup queue link */
+
+	unsigned int		 ds_nrings;	/* [I] */
+	struct dt_ring		 ds_rings[];	/* [I] one per CPU */
+};
+
+/*
+ * Ask the wakeup thread to serve sc's parked reads: dt(4) defers its
+ * wakeup through a soft interrupt so a producer never replies to a
+ * reader itself.  Called by producers after a put, inside their RCU
+ * read-side section (close relies on that to know no producer can still
+ * queue sc once a grace period has passed).
+ */
+void	dt_wakeup_schedule(struct dt_softc *);
+
+/* Copy a string truncated to size - 1 bytes, NUL-padding the rest. */
+void	dt_strncpy0(char *dst, const char *src, size_t size);
+
+/* Free every registered probe: dt_dev_fini() only, no open left. */
+void	dt_probe_free_all(void);
+
+/*
+ * DTIOCRDVNODE's data part: fill dtrv_start, dtrv_offset and dtrv_len of
+ * the executable file mapping that holds dtrv_va in process dtrv_pid.
+ * Returns 0, ESRCH or ENOENT.  Any thread.
+ */
+int	dt_rdvn_lookup(struct dtioc_rdvn *);
+
+#endif /* DT_SOFTC_H */

@@ -1,0 +1,577 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Unit tests of the device core, driven directly through dt_dev.h the
+ * way a front end drives it: every ioctl error path, the size-probing
+ * protocols, read completion, parking, cancellation, truncation, ring
+ * overflow and the counters.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dt_softc.h"
+
+static int npass, nfail;
+
+#define CHECK(cond) do {						\
+	if (cond)							\
+		npass++;						\
+	else {								\
+		nfail++;						\
+		printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);	\
+	}								\
+} while (0)
+
+/* Read completions, by token (an index into this table). */
+#define NTOK	8
+static pthread_mutex_t	tok_mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	tok_cv = PTHREAD_COND_INITIALIZER;
+static struct tok {
+	int	done;
+	int	ncalls;
+	int	error;
+	size_t	len;
+	char	buf[64 * sizeof(struct dt_evt)];
+} toks[NTOK];
+
+static void
+read_done(void *token, const void *buf, size_t len, int error)
+{
+	struct tok *t = token;
+
+	pthread_mutex_lock(&tok_mtx);
+	t->ncalls++;
+	t->done = 1;
+	t->error = error;
+	t->len = len;
+	if (len > sizeof(t->buf))
+		len = sizeof(t->buf);
+	if (buf != NULL)
+		memcpy(t->buf, buf, len);
+	pthread_cond_broadcast(&tok_cv);
+	pthread_mutex_unlock(&tok_mtx);
+}
+
+static void
+tok_reset(struct tok *t)
+{
+	pthread_mutex_lock(&tok_mtx);
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_unlock(&tok_mtx);
+}
+
+/* Wait for a completion, at most secs: a condition, not a sleep. */
+static int
+tok_wait(struct tok *t, int secs)
+{
+	struct timespec ts;
+	int done;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += secs;
+	pthread_mutex_lock(&tok_mtx);
+	while (!t->done &&
+	    pthread_cond_timedwait(&tok_cv, &tok_mtx, &ts) != ETIMEDOUT)
+		continue;
+	done = t->done;
+	pthread_mutex_unlock(&tok_mtx);
+	return done;
+}
+
+/* User memory for the embedded pointers: this process, checked. */
+static char	*ua_lo, *ua_hi;
+
+static int
+ua_copyout(void *arg, uint64_t uaddr, const void *src, size_t len)
+{
+	char *p = (char *)(uintptr_t)uaddr;
+
+	(void)arg;
+	if (p < ua_lo || p > ua_hi || len > (size_t)(ua_hi - p))
+		return EFAULT;
+	memcpy(p, src, len);
+	return 0;
+}
+
+static const struct dt_uaccess ua = { ua_copyout, NULL };
+static const struct dt_cred root = { 0, 0, 1 };
+static const struct dt_cred user = { 1000, 1000, 2 };
+
+static void
+ua_allow(void *p, size_t len)
+{
+	ua_lo = p;
+	ua_hi = (char *)p + len;
+}
+
+static int
+req(struct dt_softc *sc, const struct dt_cred *cr, unsigned long cmd,
+    uint32_t pbn, uint64_t flags, uint64_t nsecs)
+{
+	struct dtioc_req dtrq = { pbn, 0, flags, nsecs };
+
+	return dt_dev_ioctl(sc, cr, cmd, &dtrq, &ua);
+}
+
+static int
+record(struct dt_softc *sc, const struct dt_cred *cr, int on)
+{
+	return dt_dev_ioctl(sc, cr, DTIOCRECORD, &on, &ua);
+}
+
+static struct dtioc_stat
+stats(struct dt_softc *sc)
+{
+	struct dtioc_stat st;
+
+	memset(&st, 0xff, sizeof(st));
+	if (dt_dev_ioctl(sc, &user, DTIOCGSTATS, &st, &ua) != 0)
+		memset(&st, 0xff, sizeof(st));	/* fails every user */
+	return st;
+}
+
+static void
+conf_init(unsigned int ncpus, unsigned int ringsize)
+{
+	struct dt_dev_conf conf = { ncpus, ringsize, read_done };
+
+	CHECK(dt_dev_init(&conf) == 0);
+}
+
+static void
+test_encodings(void)
+{
+	unsigned long canon, cmds[] = { DTIOCGPLIST, DTIOCGSTATS,
+	    DTIOCRECORD, DTIOCPRBENABLE, DTIOCPRBDISABLE, DTIOCGARGS,
+	    DTIOCRDVNODE };
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		canon = 0;
+		CHECK(dt_ioctl_argsize(cmds[i], &canon) > 0 &&
+		    canon == cmds[i]);
+		canon = 0;
+		CHECK(dt_ioctl_argsize(DTIOC_OPENBSD(cmds[i]), &canon) > 0 &&
+		    canon == cmds[i]);
+	}
+	CHECK(dt_ioctl_argsize(0x40204402UL, &canon) == 32 &&
+	    canon == DTIOCGSTATS);
+	CHECK(dt_ioctl_argsize(0x80184404UL, &canon) == 24 &&
+	    canon == DTIOCPRBENABLE);
+	/* 7 was DTIOCGETAUXBASE: retired, so unknown. */
+	CHECK(dt_ioctl_argsize(_IOWR('D', 7, struct dtioc_rdvn), NULL) < 0);
+	CHECK(dt_ioctl_argsize(0xC0104407UL, NULL) < 0);
+	CHECK(dt_ioctl_argsize(_IOR('D', 2, int), NULL) < 0);
+	CHECK(dt_ioctl_argsize(0x5401, NULL) < 0);	/* TCGETS */
+}
+
+static void
+test_plist(void)
+{
+	struct dtioc_probe_info *dtpi;
+	struct dtioc_probe dtpr;
+	struct dt_softc *sc;
+	size_t need, i;
+	uint32_t n;
+	int badpad = 0;
+
+	CHECK(dt_dev_open(&user, &sc) == 0);
+	n = dt_dev_nprobes();
+	CHECK(n >= 2);
+
+	memset(&dtpr, 0, sizeof(dtpr));
+	CHECK(dt_dev_ioctl(sc, &user, DTIOCGPLIST, &dtpr, &ua) == 0);
+	need = dtpr.dtpr_size;
+	CHECK(need == n * sizeof(struct dtioc_probe_info));
+
+	dtpi = malloc(need);
+	memset(dtpi, 0xa5, need);
+	ua_allow(dtpi, need);
+	dtpr.dtpr_probes = dtpi;
+	CHECK(dt_dev_ioctl(sc, &user, DTIOC_OPENBSD(DTIOCGPLIST), &dtpr,
+	    &ua) == 0);
+	CHECK(dtpr.dtpr_size == need);
+	for (i = 0; i < n; i++) {
+		const char *e = (const char *)&dtpi[i];
+
+		badpad |= dtpi[i].dtpi_pbn != i + 1;
+		/* Bytes after each NUL, and the tail pad, are zero. */
+		for (size_t b = strlen(dtpi[i].dtpi_prov) + 5; b < 21; b++)
+			badpad |= e[b];
+		for (size_t b = 53; b < 56; b++)
+			badpad |= e[b];
+	}
+	CHECK(badpad == 0);
+	CHECK(strcmp(dtpi[0].dtpi_prov, "profile") == 0 &&
+	    strcmp(dtpi[0].dtpi_func, "hz") == 0 &&
+	    strcmp(dtpi[0].dtpi_name, "97") == 0 && dtpi[0].dtpi_nargs == 0);
+	CHECK(strcmp(dtpi[1].dtpi_prov, "interval") == 0 &&
+	    strcmp(dtpi[1].dtpi_func, "hz") == 0 &&
+	    strcmp(dtpi[1].dtpi_name, "1") == 0);
+
+	/* Too small: what fits is copied, then ENOSPC. */
+	memset(dtpi, 0, need);
+	dtpr.dtpr_size = sizeof(struct dtioc_probe_info) + 10;
+	CHECK(dt_dev_ioctl(sc, &user, DTIOCGPLIST, &dtpr, &ua) == ENOSPC);
+	CHECK(dtpi[0].dtpi_pbn == 1 && dtpi[1].dtpi_pbn == 0);
+
+	/* A buffer the caller cannot write. */
+	dtpr.dtpr_size = need;
+	dtpr.dtpr_probes = (void *)(uintptr_t)8;
+	CHECK(dt_dev_ioctl(sc, &user, DTIOCGPLIST, &dtpr, &ua) == EFAULT);
+	free(dtpi);
+	dt_dev_close(sc);
+}
+
+static void
+test_gargs(void)
+{
+	struct dtioc_arg_info dtai[DTMAXARGTYPES];
+	struct dtioc_arg dtar;
+	struct dt_softc *sc;
+
+	CHECK(dt_dev_open(&user, &sc) == 0);
+	ua_allow(dtai, sizeof(dtai));
+	memset(&dtar, 0, sizeof(dtar));
+	CHECK(dt_dev_ioctl(sc, &user, DTIOCGARGS, &dtar, &ua) == EINVAL);
+	dtar.dtar_pbn = dt_dev_nprobes() + 1;
+	CHECK(dt_dev_ioctl(sc, &user, DTIOCGARGS, &dtar, &ua) == EINVAL);
+	dtar.dtar_pbn = 1;
+	dtar.dtar_size = sizeof(dtai);
+	dtar.dtar_args = dtai;
+	CHECK(dt_dev_ioctl(sc, &user, DTIOCGARGS, &dtar, &ua) == 0);
+	CHECK(dtar.dtar_size == 0);
+	dt_dev_close(sc);
+}
+
+static void
+test_errors(void)
+{
+	struct dtioc_rdvn dtrv;
+	struct dt_softc *sc;
+	uint32_t nprobes = dt_dev_nprobes();
+	int junk = 0;
+
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	/* Unknown command: ENOTTY, before the privilege check. */
+	CHECK(dt_dev_ioctl(sc, &user, _IO('D', 7), &junk, &ua) == ENOTTY);
+	CHECK(dt_dev_ioctl(sc, &user, 0xdeadbeef, &junk, &ua) == ENOTTY);
+
+	/* EPERM before any validation. */
+	CHECK(req(sc, &user, DTIOCPRBENABLE, 0, 0, 0) == EPERM);
+	CHECK(req(sc, &user, DTIOCPRBENABLE, 2, 0, 100000000) == EPERM);
+	CHECK(req(sc, &user, DTIOCPRBDISABLE, 2, 0, 0) == EPERM);
+	CHECK(record(sc, &user, 1) == EPERM);
+	memset(&dtrv, 0, sizeof(dtrv));
+	CHECK(dt_dev_ioctl(sc, &user, DTIOCRDVNODE, &dtrv, &ua) == EPERM);
+
+	CHECK(record(sc, &root, 0) == 0);		/* not recording: no-op */
+	CHECK(record(sc, &root, 1) == ENOENT);		/* nothing enabled */
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 0, 0, 0) == ENOENT);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, nprobes + 1, 0, 0) == ENOENT);
+	CHECK(req(sc, &root, DTIOCPRBDISABLE, nprobes + 1, 0, 0) == ENOENT);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 199999) == EINVAL);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0,
+	    DT_TIMER_NSECS_MAX + 1) == EINVAL);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 1, 0, 0) == EINVAL);
+	CHECK(req(sc, &root, DTIOC_OPENBSD(DTIOCPRBENABLE), 2, 0,
+	    200000000) == 0);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 200000000) == EEXIST);
+	CHECK(record(sc, &root, 1) == 0);
+	CHECK(record(sc, &root, 1) == EBUSY);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 1, 0, 1000000) == EBUSY);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 0, 0, 0) == EBUSY);
+	CHECK(req(sc, &root, DTIOCPRBDISABLE, 2, 0, 0) == EBUSY);
+	CHECK(record(sc, &root, 0) == 0);
+	CHECK(req(sc, &root, DTIOCPRBDISABLE, 2, 0, 0) == 0);
+	/* Disable keeps the pcb (dt(4)): recording may start again. */
+	CHECK(record(sc, &root, 1) == 0);
+	CHECK(dt_dev_probe(2)->dtp_recording == 1);
+	dt_dev_close(sc);
+	/* close stopped and unlinked it */
+	CHECK(dt_dev_probe(2)->dtp_recording == 0);
+	CHECK(cds_list_empty(&dt_dev_probe(2)->dtp_pcbs));
+}
+
+static void
+test_rdvnode(void)
+{
+	struct dtioc_rdvn dtrv;
+	struct dt_softc *sc;
+	int local = 0;
+
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	memset(&dtrv, 0, sizeof(dtrv));
+	dtrv.dtrv_pid = getpid();
+	dtrv.dtrv_va = (caddr_t)(uintptr_t)test_rdvnode;
+	CHECK(dt_dev_ioctl(sc, &root, DTIOCRDVNODE, &dtrv, &ua) == 0);
+	CHECK((uintptr_t)dtrv.dtrv_start <= (uintptr_t)test_rdvnode);
+	CHECK(dtrv.dtrv_len > 0);
+	dtrv.dtrv_va = (caddr_t)&local;		/* stack: not executable */
+	CHECK(dt_dev_ioctl(sc, &root, DTIOCRDVNODE, &dtrv, &ua) == ENOENT);
+	dtrv.dtrv_va = (caddr_t)(uintptr_t)16;	/* unmapped */
+	CHECK(dt_dev_ioctl(sc, &root, DTIOCRDVNODE, &dtrv, &ua) == ENOENT);
+	dtrv.dtrv_pid = 0x7ffffff0;
+	CHECK(dt_dev_ioctl(sc, &root, DTIOCRDVNODE, &dtrv, &ua) == ESRCH);
+	dt_dev_close(sc);
+}
+
+/* The interval provider end to end: real ticks from the clock thread. */
+static void
+test_interval_read(void)
+{
+	struct dt_softc *sc, *other;
+	struct dt_evt *ev;
+	struct dtioc_stat st;
+	struct timespec t0, t1;
+	size_t i, n;
+	int bad = 0;
+
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	CHECK(dt_dev_open(&root, &other) == 0);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, DTEVT_EXECNAME, 1000000) == 0);
+	clock_gettime(CLOCK_REALTIME, &t0);
+	CHECK(record(sc, &root, 1) == 0);
+
+	tok_reset(&toks[0]);
+	dt_dev_read(sc, sizeof(toks[0].buf), &toks[0]);
+	CHECK(tok_wait(&toks[0], 5));
+	CHECK(record(sc, &root, 0) == 0);
+	clock_gettime(CLOCK_REALTIME, &t1);
+	CHECK(toks[0].ncalls == 1 && toks[0].error == 0);
+	CHECK(toks[0].len > 0 && toks[0].len % sizeof(struct dt_evt) == 0);
+	n = toks[0].len / sizeof(struct dt_evt);
+	ev = (struct dt_evt *)toks[0].buf;
+	for (i = 0; i < n; i++) {
+		bad |= ev[i].dtev_pbn != 2;
+		bad |= ev[i].dtev_pid != getpid();
+		bad |= ev[i].dtev_tid == getpid() || ev[i].dtev_tid == 0;
+		bad |= strcmp(ev[i].dtev_comm, "dtd") != 0;
+		bad |= ev[i].dtev_kstack.st_count != 0;
+		bad |= ev[i].dtev_tsp.tv_sec < t0.tv_sec ||
+		    ev[i].dtev_tsp.tv_sec > t1.tv_sec;
+	}
+	CHECK(bad == 0);
+
+	/* Drain, then the counters add up. */
+	tok_reset(&toks[1]);
+	dt_dev_read(sc, sizeof(toks[1].buf), &toks[1]);
+	if (!toks[1].done)
+		CHECK(dt_dev_read_cancel(sc, &toks[1], EINTR));
+	st = stats(sc);
+	CHECK(st.dtst_readevt == n + (toks[1].error ? 0 :
+	    toks[1].len / sizeof(struct dt_evt)));
+	CHECK(st.dtst_dropevt == 0);
+
+	/* The other open saw nothing and parks. */
+	st = stats(other);
+	CHECK(st.dtst_readevt == 0 && st.dtst_dropevt == 0);
+	tok_reset(&toks[2]);
+	dt_dev_read(other, 456, &toks[2]);
+	CHECK(!toks[2].done);
+	dt_dev_close(other);			/* parked read: EIO */
+	CHECK(toks[2].done && toks[2].error == EIO && toks[2].ncalls == 1);
+	dt_dev_close(sc);
+}
+
+/* Put events by hand into a 16-slot ring: dt(4)'s 15-event capacity. */
+static void
+test_ring16(void)
+{
+	struct dt_softc *sc;
+	struct dt_pcb *dp;
+	struct dt_evt src, *ev;
+	struct dtioc_stat st;
+	int i, drops = 0;
+
+	conf_init(2, DT_RINGSIZE_OPENBSD);
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, DTEVT_EXECNAME, 1000000000) == 0);
+	dp = sc->ds_pcbs;
+	CHECK(dp != NULL);
+
+	memset(&src, 0, sizeof(src));
+	src.dtev_pid = 42;
+	src.dtev_tid = 43;
+	strcpy(src.dtev_comm, "a-command-name-that-is-l");	/* 24 chars */
+	src.dtev_kstack.st_count = 3;
+	src.dtev_ustack.st_count = 4;
+	src.dtev_args[0] = 7;
+
+	rcu_register_thread();
+	rcu_read_lock();
+	for (i = 0; i < 20; i++)
+		drops += dt_pcb_ring_put(dp, 0, &src) != 0;
+	CHECK(dt_pcb_ring_put(dp, 3, &src) == 0);	/* cpu 3 -> ring 1 */
+	dt_pcb_count_skiptick(dp, 0, 2);
+	dt_pcb_count_skiptick(dp, 1, 3);
+	dt_pcb_count_recurevt(dp, 1, 5);
+	rcu_read_unlock();
+	CHECK(drops == 5);
+
+	st = stats(sc);
+	CHECK(st.dtst_dropevt == 5 && st.dtst_readevt == 0);
+	CHECK(st.dtst_skiptick == 5 && st.dtst_recurevt == 5);
+
+	/* A short buffer: whole records then one truncated, consumed. */
+	tok_reset(&toks[0]);
+	dt_dev_read(sc, 2 * sizeof(struct dt_evt) + 100, &toks[0]);
+	CHECK(toks[0].done && toks[0].len == 2 * sizeof(struct dt_evt) + 100);
+	st = stats(sc);
+	CHECK(st.dtst_readevt == 3);
+
+	tok_reset(&toks[0]);
+	dt_dev_read(sc, sizeof(toks[0].buf), &toks[0]);
+	CHECK(toks[0].done && toks[0].len == 13 * sizeof(struct dt_evt));
+	ev = (struct dt_evt *)toks[0].buf;
+	/* Only EXECNAME was asked: no stacks, no args; comm truncated. */
+	CHECK(ev[0].dtev_pbn == 2 && ev[0].dtev_pid == 42 &&
+	    ev[0].dtev_tid == 43);
+	CHECK(ev[0].dtev_kstack.st_count == 0 &&
+	    ev[0].dtev_ustack.st_count == 0);
+	CHECK(strcmp(ev[0].dtev_comm, "a-command-name-that-is-") == 0);
+	/* interval's args are not FUNCARGS-gated: copied as given. */
+	CHECK(ev[0].dtev_args[0] == 7);
+	/* Rotating start: whichever ring came first, both were drained. */
+	st = stats(sc);
+	CHECK(st.dtst_readevt == 16);
+
+	/* FUNCARGS gating, as a syscall entry probe would have it. */
+	dt_dev_probe(2)->dtp_argsflag = DTEVT_FUNCARGS;
+	rcu_read_lock();
+	CHECK(dt_pcb_ring_put(dp, 0, &src) == 0);
+	rcu_read_unlock();
+	dt_dev_probe(2)->dtp_argsflag = 0;
+	tok_reset(&toks[0]);
+	dt_dev_read(sc, sizeof(toks[0].buf), &toks[0]);
+	CHECK(toks[0].done && toks[0].len == sizeof(struct dt_evt));
+	CHECK(ev[0].dtev_args[0] == 0);
+
+	/* Park, then a put from a producer wakes the reader. */
+	tok_reset(&toks[1]);
+	dt_dev_read(sc, sizeof(toks[1].buf), &toks[1]);
+	CHECK(!toks[1].done);
+	rcu_read_lock();
+	dt_pcb_ring_put(dp, 1, &src);
+	rcu_read_unlock();
+	CHECK(tok_wait(&toks[1], 5));
+	CHECK(toks[1].len == sizeof(struct dt_evt) && toks[1].ncalls == 1);
+	CHECK(!dt_dev_read_cancel(sc, &toks[1], EINTR));
+
+	/* Cancel: EINTR once; a second cancel finds nothing. */
+	tok_reset(&toks[2]);
+	dt_dev_read(sc, 456, &toks[2]);
+	CHECK(!toks[2].done);
+	CHECK(dt_dev_read_cancel(sc, &toks[2], EINTR));
+	CHECK(toks[2].done && toks[2].error == EINTR && toks[2].ncalls == 1);
+	CHECK(!dt_dev_read_cancel(sc, &toks[2], EINTR));
+
+	/* Parked reads at shutdown complete with EIO. */
+	tok_reset(&toks[3]);
+	dt_dev_read(sc, 456, &toks[3]);
+	rcu_unregister_thread();
+	dt_dev_fini();
+	CHECK(toks[3].done && toks[3].error == EIO);
+}
+
+/* Producers racing a reader: every event is read or counted dropped. */
+#define NPROD		2
+#define NPERPROD	200000
+static struct dt_pcb *race_pcb;
+
+static void *
+producer(void *arg)
+{
+	struct dt_evt src;
+	uintptr_t cpu = (uintptr_t)arg;
+	int i;
+
+	memset(&src, 0, sizeof(src));
+	rcu_register_thread();
+	for (i = 0; i < NPERPROD; i++) {
+		rcu_read_lock();
+		dt_pcb_ring_put(race_pcb, (unsigned int)cpu, &src);
+		rcu_read_unlock();
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void
+test_race(void)
+{
+	pthread_t th[NPROD];
+	struct dt_softc *sc;
+	struct dtioc_stat st;
+	uint64_t got = 0;
+	uintptr_t i;
+	int alive = NPROD;
+
+	conf_init(2, 1024);
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 1000000000) == 0);
+	race_pcb = sc->ds_pcbs;
+	for (i = 0; i < NPROD; i++)
+		pthread_create(&th[i], NULL, producer, (void *)i);
+	while (alive > 0 || got < NPROD * NPERPROD) {
+		tok_reset(&toks[0]);
+		dt_dev_read(sc, sizeof(toks[0].buf), &toks[0]);
+		if (!tok_wait(&toks[0], 1)) {
+			/* producers finished and the rings are empty */
+			CHECK(dt_dev_read_cancel(sc, &toks[0], EINTR));
+			break;
+		}
+		got += toks[0].len / sizeof(struct dt_evt);
+		if (got + stats(sc).dtst_dropevt == NPROD * NPERPROD)
+			break;
+	}
+	for (i = 0; i < NPROD; i++)
+		pthread_join(th[i], NULL);
+	st = stats(sc);
+	CHECK(st.dtst_readevt == got);
+	CHECK(got + st.dtst_dropevt == NPROD * NPERPROD);
+	printf("race: %ju read, %ju dropped\n", (uintmax_t)got,
+	    (uintmax_t)st.dtst_dropevt);
+	dt_dev_close(sc);
+	dt_dev_fini();
+}
+
+int
+main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_encodings();
+
+	conf_init(0, 0);
+	test_plist();
+	test_gargs();
+	test_errors();
+	test_rdvnode();
+	test_interval_read();
+	dt_dev_fini();
+
+	test_ring16();
+	test_race();
+
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail != 0;
+}
