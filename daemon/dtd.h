@@ -66,7 +66,10 @@ struct dtd_service {
 /* NULL-terminated, in start order; defined in dtd_services.c. */
 extern const struct dtd_service *const dtd_services[];
 
-/* Front ends: serve the device until dtd_stop(); 0 or an errno. */
+/*
+ * Front ends: serve the device until SIGTERM, SIGINT or SIGHUP, then tear
+ * down (dtd_teardown(), see dt_fe.h).  Main thread; 0 or an errno.
+ */
 int	dt_fusefile_main(void);
 int	dt_cuse_main(void);
 

@@ -1,0 +1,201 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The libfuse side of the device that both front ends share.
+ *
+ * A read the core cannot answer at once is parked in the core with its
+ * fuse_req_t as token, and the loop thread goes on; the core's wakeup
+ * thread, a cancel or a close replies later.  The core guarantees one
+ * completion per token and libfuse keeps an interrupted request alive
+ * while its interrupt callback runs, so every read is replied to exactly
+ * once.
+ */
+#include <sys/signalfd.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dt_fe.h"
+
+/*
+ * Set on the loop thread while it registers an interrupt callback:
+ * libfuse calls the callback right away, under its session lock, when
+ * the interrupt came first.  Cancelling then would take the core's softc
+ * lock under libfuse's, the reverse of the wakeup thread's order, and
+ * there is nothing parked to cancel yet anyway.
+ */
+static __thread bool	dt_fe_registering;
+
+void
+dt_fe_cred(fuse_req_t req, struct dt_cred *dc)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	dc->dc_uid = ctx->uid;
+	dc->dc_gid = ctx->gid;
+	dc->dc_pid = ctx->pid;
+}
+
+void
+dt_fe_read_done(void *token, const void *buf, size_t len, int error)
+{
+	fuse_req_t req = token;
+
+	/* A reply to a caller that is gone fails harmlessly with ENOENT. */
+	if (error != 0)
+		(void)fuse_reply_err(req, error);
+	else
+		(void)fuse_reply_buf(req, buf, len);
+}
+
+void
+dt_fe_open(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct dt_softc *sc;
+	struct dt_cred dc;
+	int error;
+
+	dt_fe_cred(req, &dc);
+	error = dt_dev_open(&dc, &sc);
+	if (error != 0) {
+		(void)fuse_reply_err(req, error);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)sc;
+	/* Records are not file data: no page cache, no offsets. */
+	fi->direct_io = 1;
+	fi->nonseekable = 1;
+	fi->keep_cache = 0;
+	/*
+	 * An open whose caller was killed meanwhile will never be
+	 * released: undo it here.
+	 */
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		dt_dev_close(sc);
+}
+
+void
+dt_fe_release(fuse_req_t req, struct fuse_file_info *fi)
+{
+	dt_dev_close(dt_fe_softc(fi));
+	(void)fuse_reply_err(req, 0);
+}
+
+/* libfuse's interrupt callback: req is alive for the whole call. */
+static void
+dt_fe_interrupt(fuse_req_t req, void *arg)
+{
+	if (dt_fe_registering)
+		return;
+	/* false: the records won the race and were already replied. */
+	(void)dt_dev_read_cancel(arg, req, EINTR);
+}
+
+void
+dt_fe_read(fuse_req_t req, size_t size, size_t chunkmax,
+    struct fuse_file_info *fi)
+{
+	struct dt_softc *sc = dt_fe_softc(fi);
+	const size_t recsz = sizeof(struct dt_evt);
+	size_t slack = 4096;	/* an unaligned buffer pins one page less */
+
+	if (size > DT_READ_MAX)
+		size = DT_READ_MAX;
+	if (slack > chunkmax / 2)
+		slack = chunkmax / 2;
+	if (size + slack > chunkmax && size >= recsz)
+		size -= size % recsz;
+
+	dt_fe_registering = true;
+	fuse_req_interrupt_func(req, dt_fe_interrupt, sc);
+	dt_fe_registering = false;
+	/*
+	 * The interrupt was seen before this request: nothing is parked,
+	 * answer it here.  Later interrupts are processed on this thread
+	 * too, so none can slip in before dt_dev_read() parks the token.
+	 */
+	if (fuse_req_interrupted(req)) {
+		(void)fuse_reply_err(req, EINTR);
+		return;
+	}
+	dt_dev_read(sc, size, req);
+}
+
+int
+dt_fe_loop(struct fuse_session *se)
+{
+	struct fuse_buf fbuf = { .mem = NULL };
+	struct signalfd_siginfo ssi;
+	struct pollfd pfd[2];
+	sigset_t set;
+	int error = 0, res, sfd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd == -1)
+		return errno;
+
+	pfd[0].fd = fuse_session_fd(se);
+	pfd[0].events = POLLIN;
+	pfd[1].fd = sfd;
+	pfd[1].events = POLLIN;
+	while (!fuse_session_exited(se)) {
+		if (poll(pfd, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			error = errno;
+			break;
+		}
+		if (pfd[1].revents & POLLIN) {
+			if (read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi))
+				break;
+			continue;
+		}
+		if (pfd[0].revents == 0)
+			continue;
+		/*
+		 * POLLERR too: the kernel ended the session (someone
+		 * unmounted it); receive says so with 0.
+		 */
+		res = fuse_session_receive_buf(se, &fbuf);
+		if (res == -EINTR || res == -EAGAIN)
+			continue;
+		if (res < 0) {
+			error = -res;
+			break;
+		}
+		if (res == 0) {
+			fprintf(stderr, "dtd: the kernel ended the FUSE "
+			    "session (unmounted?)\n");
+			error = ENOTCONN;
+			break;
+		}
+		fuse_session_process_buf(se, &fbuf);
+	}
+	free(fbuf.mem);
+	close(sfd);
+	return error;
+}

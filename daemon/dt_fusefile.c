@@ -1,0 +1,418 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The FUSE-file front end, for kernels without CUSE: a lowlevel FUSE
+ * filesystem whose root inode is a regular file, mounted over a regular
+ * file at the device path.  open, read, ioctl and close on that path
+ * reach dtd like on a character device.
+ *
+ * Plain FUSE ioctls are restricted: the kernel copies the argument only
+ * as the Linux direction bits and size say and cannot be asked for more.
+ * So dtd, as root, reads and writes the caller's memory itself through
+ * process_vm_readv/writev, with the calling thread's id from the request;
+ * that also serves the OpenBSD encoding, whose direction bits the kernel
+ * reads backwards, and the pointers embedded in DTIOCGPLIST/DTIOCGARGS.
+ *
+ * Concurrency: every callback runs on the one loop thread; only read
+ * completions arrive from elsewhere (dt_fe.c).
+ */
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dt_fe.h"
+#include "dtd.h"
+
+#define FUSEFILE_ATTR_TIMEOUT	3600.0	/* the attributes never change */
+
+static time_t	fusefile_mtime;		/* [I] when dtd started serving */
+
+/* The caller's memory, as its thread tid sees it.  0 or EFAULT. */
+static int
+fusefile_peek(pid_t tid, uint64_t uaddr, void *dst, size_t len)
+{
+	struct iovec liov = { dst, len };
+	struct iovec riov = { (void *)(uintptr_t)uaddr, len };
+
+	if (len == 0)
+		return 0;
+	/* 0: a caller in another pid namespace, which we cannot reach. */
+	if (tid <= 0)
+		return EFAULT;
+	if (process_vm_readv(tid, &liov, 1, &riov, 1, 0) != (ssize_t)len)
+		return EFAULT;
+	return 0;
+}
+
+static int
+fusefile_poke(pid_t tid, uint64_t uaddr, const void *src, size_t len)
+{
+	struct iovec liov = { (void *)(uintptr_t)src, len };
+	struct iovec riov = { (void *)(uintptr_t)uaddr, len };
+
+	if (len == 0)
+		return 0;
+	if (tid <= 0)
+		return EFAULT;
+	/* A short write means part of the range is not writable. */
+	if (process_vm_writev(tid, &liov, 1, &riov, 1, 0) != (ssize_t)len)
+		return EFAULT;
+	return 0;
+}
+
+/* dt_uaccess for the embedded pointers: ua_arg is the caller's tid. */
+static int
+fusefile_copyout(void *arg, uint64_t uaddr, const void *src, size_t len)
+{
+	return fusefile_poke(*(pid_t *)arg, uaddr, src, len);
+}
+
+static void
+fusefile_stat(struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = FUSE_ROOT_ID;
+	st->st_nlink = 1;
+	st->st_uid = 0;
+	/* default_permissions makes the kernel enforce exactly this. */
+	if (dtd_conf.dcf_group_set) {
+		st->st_gid = dtd_conf.dcf_gid;
+		st->st_mode = S_IFREG | 0660;
+	} else {
+		st->st_gid = 0;
+		st->st_mode = S_IFREG | 0600;
+	}
+	st->st_atime = st->st_mtime = st->st_ctime = fusefile_mtime;
+}
+
+static void
+fusefile_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/*
+	 * One read(2) of up to DT_READ_MAX must arrive as one request: a
+	 * second chunk would block although the first returned records.
+	 * libfuse sizes max_pages from max_write.
+	 */
+	conn->max_read = DT_READ_MAX;
+	conn->max_write = DT_READ_MAX;
+}
+
+static void
+fusefile_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+
+	(void)fi;
+	if (ino != FUSE_ROOT_ID) {
+		(void)fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fusefile_stat(&st);
+	(void)fuse_reply_attr(req, &st, FUSEFILE_ATTR_TIMEOUT);
+}
+
+static void
+fusefile_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+    int to_set, struct fuse_file_info *fi)
+{
+	struct stat st;
+
+	(void)ino;
+	(void)attr;
+	(void)fi;
+	/* The mode is dtd's --group policy: not for chmod to change. */
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+	    FUSE_SET_ATTR_GID)) {
+		(void)fuse_reply_err(req, EPERM);
+		return;
+	}
+	/* O_TRUNC and touch on a character device are no-ops. */
+	fusefile_stat(&st);
+	(void)fuse_reply_attr(req, &st, FUSEFILE_ATTR_TIMEOUT);
+}
+
+static void
+fusefile_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	dt_fe_open(req, fi);
+}
+
+static void
+fusefile_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+    struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)off;
+	dt_fe_read(req, size, DT_READ_MAX, fi);
+}
+
+static void
+fusefile_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
+    off_t off, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)buf;
+	(void)size;
+	(void)off;
+	(void)fi;
+	/* dt(4) has no write entry point. */
+	(void)fuse_reply_err(req, ENODEV);
+}
+
+static void
+fusefile_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	dt_fe_release(req, fi);
+}
+
+static void
+fusefile_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+    struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
+    size_t in_bufsz, size_t out_bufsz)
+{
+	union {
+		struct dtioc_probe	 dtpr;
+		struct dtioc_arg	 dtar;
+		struct dtioc_req	 dtrq;
+		struct dtioc_stat	 dtst;
+		struct dtioc_rdvn	 dtrv;
+		int			 on;
+		unsigned char		 raw[64];
+	} u;
+	struct dt_uaccess ua;
+	struct dt_cred dc;
+	unsigned long canon;
+	uint64_t uarg = (uint64_t)(uintptr_t)arg;
+	size_t argsz, outsz;
+	int error, size;
+
+	(void)ino;
+	size = dt_ioctl_argsize(cmd, &canon);
+	if (size < 0 || (size_t)size > sizeof(u)) {
+		(void)fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	if (flags & FUSE_IOCTL_COMPAT) {
+		(void)fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	argsz = (size_t)size;
+	dt_fe_cred(req, &dc);
+
+	/*
+	 * The argument as OpenBSD's sys_ioctl() hands it to the driver:
+	 * copied in for IOC_IN, zeroes for a pure IOC_OUT.  The kernel has
+	 * already copied it when the Linux bits agree with ours.
+	 */
+	memset(&u, 0, sizeof(u));
+	if (_IOC_DIR(canon) & _IOC_WRITE) {
+		if (in_bufsz >= argsz)
+			memcpy(&u, in_buf, argsz);
+		else if (fusefile_peek(dc.dc_pid, uarg, &u, argsz) != 0) {
+			(void)fuse_reply_err(req, EFAULT);
+			return;
+		}
+	}
+
+	ua.ua_copyout = fusefile_copyout;
+	ua.ua_arg = &dc.dc_pid;
+	error = dt_dev_ioctl(dt_fe_softc(fi), &dc, cmd, &u, &ua);
+	if (error != 0) {
+		/* No copy-out on error, as dt(4). */
+		(void)fuse_reply_err(req, error);
+		return;
+	}
+
+	/*
+	 * Copy out only for IOC_OUT, so a request in read-only memory
+	 * works.  Write it ourselves, and hand the same bytes to the kernel
+	 * when it also copies out (its copy runs after ours and wins).
+	 */
+	outsz = 0;
+	if (_IOC_DIR(canon) & _IOC_READ) {
+		if (fusefile_poke(dc.dc_pid, uarg, &u, argsz) != 0) {
+			(void)fuse_reply_err(req, EFAULT);
+			return;
+		}
+		outsz = out_bufsz < argsz ? out_bufsz : argsz;
+	}
+	(void)fuse_reply_ioctl(req, 0, outsz ? &u : NULL, outsz);
+}
+
+static const struct fuse_lowlevel_ops fusefile_ops = {
+	.init		= fusefile_init,
+	.getattr	= fusefile_getattr,
+	.setattr	= fusefile_setattr,
+	.open		= fusefile_open,
+	.read		= fusefile_read,
+	.write		= fusefile_write,
+	.release	= fusefile_release,
+	.ioctl		= fusefile_ioctl,
+};
+
+/* Whether path is the root of a mount: its device differs from its dir's. */
+static int
+fusefile_is_mountpoint(const char *path, const struct stat *st, bool *mnt)
+{
+	char dir[PATH_MAX], *slash;
+	struct stat dst;
+
+	if (strlen(path) >= sizeof(dir))
+		return ENAMETOOLONG;
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &dst) == -1)
+		return errno;
+	*mnt = dst.st_dev != st->st_dev;
+	return 0;
+}
+
+/*
+ * Make path ready to be mounted over: clean up the mount a killed dtd
+ * left (the kernel answers ENOTCONN on it), refuse a path a live dtd
+ * serves, create the file if absent (*created).  0 or an errno, with the
+ * message printed.
+ */
+static int
+fusefile_prepare(const char *path, bool *created)
+{
+	struct stat st;
+	bool mnt;
+	int error, fd;
+
+	*created = false;
+	if (stat(path, &st) == -1 && errno == ENOTCONN) {
+		fprintf(stderr, "dtd: %s: removing the stale mount of a dead "
+		    "dtd\n", path);
+		if (umount2(path, MNT_DETACH) == -1) {
+			error = errno;
+			fprintf(stderr, "dtd: %s: cannot unmount: %s\n", path,
+			    strerror(error));
+			return error;
+		}
+	}
+	if (stat(path, &st) == -1) {
+		error = errno;
+		if (error != ENOENT) {
+			fprintf(stderr, "dtd: %s: %s\n", path,
+			    strerror(error));
+			return error;
+		}
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		    0600);
+		if (fd == -1) {
+			error = errno;
+			fprintf(stderr, "dtd: cannot create %s: %s\n", path,
+			    strerror(error));
+			return error;
+		}
+		close(fd);
+		*created = true;
+		return 0;
+	}
+	if ((error = fusefile_is_mountpoint(path, &st, &mnt)) != 0) {
+		fprintf(stderr, "dtd: %s: %s\n", path, strerror(error));
+		return error;
+	}
+	if (mnt) {
+		fprintf(stderr, "dtd: %s is already served (a mount point): "
+		    "is another dtd running?\n", path);
+		return EBUSY;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "dtd: %s exists and is not a regular file; "
+		    "the FUSE-file front end mounts over a regular file\n",
+		    path);
+		return EEXIST;
+	}
+	return 0;
+}
+
+int
+dt_fusefile_main(void)
+{
+	char opts[256];
+	char *argv[] = { "dtd", "-o", opts, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	const char *path = dtd_conf.dcf_device;
+	struct fuse_session *se;
+	bool created;
+	int error;
+
+	if (access("/dev/fuse", R_OK | W_OK) == -1) {
+		error = errno;
+		fprintf(stderr, "dtd: /dev/fuse: %s: the FUSE-file front end "
+		    "needs FUSE\n", strerror(error));
+		return error;
+	}
+	fusefile_mtime = time(NULL);
+	snprintf(opts, sizeof(opts), "allow_other,default_permissions,"
+	    "fsname=dtd,subtype=dtd,max_read=%u", (unsigned int)DT_READ_MAX);
+
+	if ((error = fusefile_prepare(path, &created)) != 0)
+		return error;
+	se = fuse_session_new(&args, &fusefile_ops, sizeof(fusefile_ops),
+	    NULL);
+	fuse_opt_free_args(&args);
+	if (se == NULL) {
+		fprintf(stderr, "dtd: cannot create the FUSE session\n");
+		error = ENOMEM;
+		goto out;
+	}
+	if (fuse_session_mount(se, path) != 0) {
+		fprintf(stderr, "dtd: cannot mount the device on %s\n", path);
+		fuse_session_destroy(se);
+		error = EIO;
+		goto out;
+	}
+
+	dtd_ready();
+	error = dt_fe_loop(se);
+
+	/*
+	 * Parked reads get EIO while the session can still carry the
+	 * reply; then unmount (lazily: clients may hold it open, they get
+	 * ENOTCONN from now on) and remove what we created.
+	 */
+	dtd_teardown();
+	fuse_session_unmount(se);
+	fuse_session_destroy(se);
+out:
+	if (created && unlink(path) == -1)
+		fprintf(stderr, "dtd: cannot remove %s: %s\n", path,
+		    strerror(errno));
+	return error;
+}

@@ -1,0 +1,395 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * dtd: publishes OpenBSD's dt(4) device on Linux.  Parses the options,
+ * brings up the device core and the providers' services, serves the
+ * device through CUSE or the FUSE-file front end until SIGTERM, SIGINT
+ * or SIGHUP, then takes everything down in reverse order.
+ *
+ * Signals: dtd blocks SIGTERM, SIGINT and SIGHUP before it creates any
+ * thread, so every thread inherits the mask and the front end's loop
+ * alone takes them, from a signalfd (dt_fe.c): no handler runs, no
+ * thread is interrupted at a bad moment, and no signal is lost between
+ * a check and a blocking read.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dt_dev.h"
+#include "dt_fe.h"
+#include "dtd.h"
+
+struct dtd_conf dtd_conf = {
+	.dcf_device	= "/dev/dt",
+	.dcf_frontend	= DTD_FE_AUTO,
+	.dcf_group_set	= false,
+	.dcf_foreground	= false,
+	.dcf_ringsize	= 0,
+	.dcf_ready_fd	= -1,
+	.dcf_ingest	= "/run/userdt/ingest.sock",
+	.dcf_ksyms	= "/dev/ksyms",
+	.dcf_profile	= DTD_PROFILE_AUTO,
+};
+
+/* Main thread only. */
+static int	dtd_daemon_fd = -1;	/* to the waiting parent */
+static bool	dtd_core_up;		/* dt_dev_init() succeeded */
+static size_t	dtd_nstarted;		/* services started */
+static bool	dtd_torn_down;
+static bool	dtd_served;		/* dtd_ready() ran */
+
+static const char dtd_usage[] =
+    "usage: dtd [--foreground] [--frontend cuse|fuse|auto] [--device path]\n"
+    "           [--group group] [--ring-size n] [--ready-fd fd]\n"
+    "           [--ingest path] [--ksyms path | --no-ksyms]\n"
+    "           [--profile auto|perf|timer]\n"
+    "\n"
+    "  --device PATH     where to publish dt(4) (default /dev/dt)\n"
+    "  --frontend MODE   cuse, fuse (a FUSE mount over a regular file)\n"
+    "                    or auto: cuse if /dev/cuse exists (default)\n"
+    "  --group GROUP     open the device to GROUP (mode 0660); default\n"
+    "                    root only (0600)\n"
+    "  --foreground      do not daemonise\n"
+    "  --ring-size N     events per CPU ring per open (16: OpenBSD's)\n"
+    "  --ready-fd FD     write \"ready\\n\" to FD once the device is served\n"
+    "  --ingest PATH     tracees' socket (default /run/userdt/ingest.sock)\n"
+    "  --ksyms PATH      kernel symbols (default /dev/ksyms)\n"
+    "  --no-ksyms        no kernel symbols\n"
+    "  --profile MODE    profile sampling: perf, timer or auto (default)\n";
+
+static void __attribute__((noreturn))
+usage(int status)
+{
+	fputs(dtd_usage, status == 0 ? stdout : stderr);
+	exit(status);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+dtd_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("dtd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static unsigned long
+dtd_number(const char *opt, const char *s, unsigned long max)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 ||
+	    n > max)
+		dtd_fatal("%s: bad number '%s'", opt, s);
+	return n;
+}
+
+static gid_t
+dtd_group(const char *s)
+{
+	struct group *gr;
+
+	if (s[0] >= '0' && s[0] <= '9')
+		return (gid_t)dtd_number("--group", s, (gid_t)-2);
+	errno = 0;
+	gr = getgrnam(s);
+	if (gr == NULL)
+		dtd_fatal("--group: no group '%s'%s%s", s, errno ? ": " : "",
+		    errno ? strerror(errno) : "");
+	return gr->gr_gid;
+}
+
+enum {
+	OPT_DEVICE = 256,
+	OPT_FRONTEND,
+	OPT_GROUP,
+	OPT_FOREGROUND,
+	OPT_RINGSIZE,
+	OPT_READYFD,
+	OPT_INGEST,
+	OPT_KSYMS,
+	OPT_NOKSYMS,
+	OPT_PROFILE,
+	OPT_HELP,
+};
+
+static const struct option dtd_options[] = {
+	{ "device",	required_argument,	NULL,	OPT_DEVICE },
+	{ "frontend",	required_argument,	NULL,	OPT_FRONTEND },
+	{ "group",	required_argument,	NULL,	OPT_GROUP },
+	{ "foreground",	no_argument,		NULL,	OPT_FOREGROUND },
+	{ "ring-size",	required_argument,	NULL,	OPT_RINGSIZE },
+	{ "ready-fd",	required_argument,	NULL,	OPT_READYFD },
+	{ "ingest",	required_argument,	NULL,	OPT_INGEST },
+	{ "ksyms",	required_argument,	NULL,	OPT_KSYMS },
+	{ "no-ksyms",	no_argument,		NULL,	OPT_NOKSYMS },
+	{ "profile",	required_argument,	NULL,	OPT_PROFILE },
+	{ "help",	no_argument,		NULL,	OPT_HELP },
+	{ NULL,		0,			NULL,	0 },
+};
+
+static void
+dtd_parse(int argc, char *argv[])
+{
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "h", dtd_options, NULL)) != -1) {
+		switch (ch) {
+		case OPT_DEVICE:
+			if (optarg[0] == '\0')
+				dtd_fatal("--device: empty path");
+			dtd_conf.dcf_device = optarg;
+			break;
+		case OPT_FRONTEND:
+			if (strcmp(optarg, "cuse") == 0)
+				dtd_conf.dcf_frontend = DTD_FE_CUSE;
+			else if (strcmp(optarg, "fuse") == 0)
+				dtd_conf.dcf_frontend = DTD_FE_FUSE;
+			else if (strcmp(optarg, "auto") == 0)
+				dtd_conf.dcf_frontend = DTD_FE_AUTO;
+			else
+				dtd_fatal("--frontend: '%s' is not cuse, fuse "
+				    "or auto", optarg);
+			break;
+		case OPT_GROUP:
+			dtd_conf.dcf_gid = dtd_group(optarg);
+			dtd_conf.dcf_group_set = true;
+			break;
+		case OPT_FOREGROUND:
+			dtd_conf.dcf_foreground = true;
+			break;
+		case OPT_RINGSIZE:
+			dtd_conf.dcf_ringsize = (unsigned int)dtd_number(
+			    "--ring-size", optarg, 1U << 24);
+			if (dtd_conf.dcf_ringsize < 2)
+				dtd_fatal("--ring-size: at least 2 slots");
+			break;
+		case OPT_READYFD:
+			dtd_conf.dcf_ready_fd = (int)dtd_number("--ready-fd",
+			    optarg, INT_MAX);
+			if (fcntl(dtd_conf.dcf_ready_fd, F_GETFD) == -1)
+				dtd_fatal("--ready-fd: %d is not open",
+				    dtd_conf.dcf_ready_fd);
+			break;
+		case OPT_INGEST:
+			dtd_conf.dcf_ingest = optarg;
+			break;
+		case OPT_KSYMS:
+			dtd_conf.dcf_ksyms = optarg;
+			break;
+		case OPT_NOKSYMS:
+			dtd_conf.dcf_ksyms = NULL;
+			break;
+		case OPT_PROFILE:
+			if (strcmp(optarg, "auto") == 0)
+				dtd_conf.dcf_profile = DTD_PROFILE_AUTO;
+			else if (strcmp(optarg, "perf") == 0)
+				dtd_conf.dcf_profile = DTD_PROFILE_PERF;
+			else if (strcmp(optarg, "timer") == 0)
+				dtd_conf.dcf_profile = DTD_PROFILE_TIMER;
+			else
+				dtd_fatal("--profile: '%s' is not auto, perf "
+				    "or timer", optarg);
+			break;
+		case OPT_HELP:
+		case 'h':
+			usage(0);
+		default:
+			usage(2);
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "dtd: unexpected argument '%s'\n",
+		    argv[optind]);
+		usage(2);
+	}
+	if (dtd_conf.dcf_frontend == DTD_FE_AUTO)
+		dtd_conf.dcf_frontend = access("/dev/cuse", F_OK) == 0 ?
+		    DTD_FE_CUSE : DTD_FE_FUSE;
+}
+
+/*
+ * Fork before any thread exists; the parent stays until the child is
+ * ready (exit 0) or gave up (its status), so whoever started dtd learns
+ * whether the device is there.
+ */
+static void
+dtd_daemonize(void)
+{
+	int fds[2], status, fd;
+	ssize_t n;
+	pid_t pid;
+	char c;
+
+	if (pipe2(fds, O_CLOEXEC) == -1)
+		dtd_fatal("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid == -1)
+		dtd_fatal("fork: %s", strerror(errno));
+	if (pid > 0) {
+		close(fds[1]);
+		do
+			n = read(fds[0], &c, 1);
+		while (n == -1 && errno == EINTR);
+		if (n == 1)
+			_exit(0);
+		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+			continue;
+		_exit(WIFEXITED(status) && WEXITSTATUS(status) != 0 ?
+		    WEXITSTATUS(status) : 1);
+	}
+	close(fds[0]);
+	dtd_daemon_fd = fds[1];
+	if (setsid() == -1)
+		dtd_fatal("setsid: %s", strerror(errno));
+	if (chdir("/") == -1)
+		dtd_fatal("chdir /: %s", strerror(errno));
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd != -1) {
+		(void)dup2(fd, STDIN_FILENO);
+		(void)dup2(fd, STDOUT_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+}
+
+void
+dtd_ready(void)
+{
+	static const char msg[] = "ready\n";
+	int fd;
+
+	dtd_served = true;
+	if (dtd_conf.dcf_ready_fd != -1) {
+		/* A reader that went away must not kill us: SIGPIPE is off. */
+		if (write(dtd_conf.dcf_ready_fd, msg, sizeof(msg) - 1) !=
+		    (ssize_t)sizeof(msg) - 1)
+			fprintf(stderr, "dtd: --ready-fd %d: %s\n",
+			    dtd_conf.dcf_ready_fd, strerror(errno));
+		close(dtd_conf.dcf_ready_fd);
+		dtd_conf.dcf_ready_fd = -1;
+	}
+	if (dtd_daemon_fd != -1) {
+		(void)write(dtd_daemon_fd, "r", 1);
+		close(dtd_daemon_fd);
+		dtd_daemon_fd = -1;
+		/* Startup errors went to the terminal; nothing else will. */
+		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (fd != -1) {
+			(void)dup2(fd, STDERR_FILENO);
+			close(fd);
+		}
+	}
+}
+
+void
+dtd_teardown(void)
+{
+	if (dtd_torn_down)
+		return;
+	dtd_torn_down = true;
+	/* Producers first, so nothing feeds a core going away. */
+	while (dtd_nstarted > 0) {
+		dtd_nstarted--;
+		if (dtd_services[dtd_nstarted]->ds_stop != NULL)
+			dtd_services[dtd_nstarted]->ds_stop();
+	}
+	if (dtd_core_up) {
+		dt_dev_fini();
+		dtd_core_up = false;
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct dt_dev_conf dcf;
+	sigset_t set;
+	int error;
+
+	dtd_parse(argc, argv);
+	if (geteuid() != 0)
+		dtd_fatal("must run as root (it mounts the device and reads "
+		    "its callers' memory)");
+
+	if (!dtd_conf.dcf_foreground)
+		dtd_daemonize();
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
+		dtd_fatal("sigprocmask: %s", strerror(errno));
+	signal(SIGPIPE, SIG_IGN);
+
+	memset(&dcf, 0, sizeof(dcf));
+	dcf.dcf_ringsize = dtd_conf.dcf_ringsize;
+	dcf.dcf_read_done = dt_fe_read_done;
+	if ((error = dt_dev_init(&dcf)) != 0)
+		dtd_fatal("cannot start the device core: %s",
+		    strerror(error));
+	dtd_core_up = true;
+
+	for (; dtd_services[dtd_nstarted] != NULL; dtd_nstarted++) {
+		const struct dtd_service *ds = dtd_services[dtd_nstarted];
+
+		if (ds->ds_start == NULL)
+			continue;
+		if ((error = ds->ds_start()) != 0) {
+			fprintf(stderr, "dtd: cannot start %s: %s\n",
+			    ds->ds_name, strerror(error));
+			dtd_teardown();
+			return 1;
+		}
+	}
+
+	if (dtd_conf.dcf_frontend == DTD_FE_CUSE)
+		error = dt_cuse_main();
+	else
+		error = dt_fusefile_main();
+	dtd_teardown();
+	if (error != 0) {
+		/* Startup failures were explained where they happened. */
+		if (dtd_served)
+			fprintf(stderr, "dtd: stopped: %s\n",
+			    strerror(error));
+		return 1;
+	}
+	return 0;
+}
