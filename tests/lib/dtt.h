@@ -1,0 +1,152 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * dtt: what the integration tests share.  Counted checks, a private dtd
+ * on a temporary directory (FUSE-file front end, own device, ingest
+ * socket and ksyms paths, started and stopped by pid), children with
+ * chosen descriptors, bounded waits, and the device's ioctls and read(2)
+ * under a watchdog.
+ *
+ * Conventions: helpers print nothing except dtt_check(), dtt_done() and
+ * the one line dtt_dtd_start() writes to stderr when dtd does not come
+ * up, so the caller's check line says what was expected.  Process
+ * helpers return -1 with errno set; device helpers return 0 or an errno
+ * value, so a test can check for a particular error.  Every wait is
+ * bounded.  The check counters and dtt_tag() are for one thread; the
+ * other helpers may be called from any thread unless said otherwise.
+ */
+#ifndef DTT_H
+#define DTT_H
+
+#include <sys/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dev/dt/dtvar.h>
+
+#define DTT_READY_MS	20000	/* dtd start-up: it writes a 6 MB ksyms */
+#define DTT_EXIT_MS	20000	/* a child's exit after a signal */
+
+/* Checks passed and failed so far. */
+extern unsigned int	dtt_npass, dtt_nfail;
+
+/*
+ * Lines read "ok - TAG: text" or "FAIL - TAG: text"; NULL (the default)
+ * leaves out "TAG: ".  Any caller, before or between checks.
+ */
+void	dtt_tag(const char *);
+/* Print and count one check; returns ok so a caller can branch on it. */
+bool	dtt_check(bool ok, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/*
+ * Print "N passed, N failed"; the exit status for main(): 0 only when
+ * something passed and nothing failed.  main(), once, at the end.
+ */
+int	dtt_done(void);
+
+/*
+ * A private dtd.  dtt_dtd_init() makes the directory and names the
+ * paths in it; a caller may change them (say, a second device file)
+ * before dtt_dtd_start().  dd_pid is 0 while no dtd runs.
+ */
+struct dtt_dtd {
+	char	 dd_dir[64];		/* /tmp/NAME.XXXXXX, mode 0755 */
+	char	 dd_dev[128];		/* --device: DIR/dt */
+	char	 dd_sock[128];		/* --ingest: DIR/ingest.sock */
+	char	 dd_ksyms[128];		/* --ksyms: DIR/ksyms */
+	char	 dd_err[128];		/* dtd's stderr when captured */
+	pid_t	 dd_pid;		/* running dtd, or 0 */
+};
+
+/* Make a fresh directory /tmp/NAME.XXXXXX; 0 or -1 (errno). */
+int	dtt_dtd_init(struct dtt_dtd *, const char *name);
+/*
+ * Start dtd --foreground --frontend fuse with dd's paths, then extra
+ * (NULL-terminated, may be NULL; later options override earlier ones, so
+ * "--no-ksyms" works), and wait up to DTT_READY_MS for "ready\n" on its
+ * --ready-fd pipe.  With errbuf, dtd's stderr goes to dd_err (appended)
+ * and, when dtd fails, errbuf gets what it wrote; without, dtd shares our
+ * stderr.  Returns dtd's pid (also in dd_pid) or -1: dtd was killed and
+ * reaped, and one line on stderr says why.
+ */
+pid_t	dtt_dtd_start(struct dtt_dtd *, const char *dtd, char *const extra[],
+	    char *errbuf, size_t errlen);
+/* dtt_stop() on dd_pid, then dd_pid = 0; -1 if none ran. */
+int	dtt_dtd_stop(struct dtt_dtd *, int sig);
+/*
+ * Remove the directory.  Stops a dtd still running; removes dd_err.
+ * With all, first detaches a mount a killed dtd left on dd_dev and
+ * removes every file in the directory; without, anything dtd left
+ * behind makes it fail with ENOTEMPTY, which a test can check.
+ * 0 or -1 (errno).
+ */
+int	dtt_dtd_fini(struct dtt_dtd *, bool all);
+
+/*
+ * fork and exec argv[0] with environment env (NULL: ours), and in, out,
+ * err on descriptors 0, 1, 2 (-1: inherit).  keep (-1: none) is left
+ * open across exec, at the same number; every other descriptor of ours
+ * should be close-on-exec.  The child's pid, or -1.  An exec failure
+ * exits the child 127.
+ */
+pid_t	dtt_spawn(char *const argv[], char *const env[], int in, int out,
+	    int err, int keep);
+/*
+ * Wait up to ms for our child pid to exit and reap it: its wait status,
+ * or -1 (ETIMEDOUT: still running, not reaped).
+ */
+int	dtt_wait(pid_t, int ms);
+/*
+ * Send sig, wait up to ms; if pid outlives that, SIGKILL, reap, and -1
+ * (ETIMEDOUT).  Otherwise its wait status.
+ */
+int	dtt_stop(pid_t, int sig, int ms);
+/* exited with status 0 */
+bool	dtt_exited0(int status);
+
+/* open(2) the device read-only and close-on-exec: fd or -1 (errno). */
+int	dtt_open(const char *dev);
+/*
+ * DTIOCGPLIST in its two steps (size, then copy; again if probes came
+ * meanwhile).  A malloc'ed array the caller frees, *n entries; NULL with
+ * errno on failure.
+ */
+struct dtioc_probe_info *dtt_plist(int fd, size_t *n);
+/* pbn of prov:func:name in the list, or 0. */
+uint32_t	dtt_pbn(const struct dtioc_probe_info *, size_t n,
+		    const char *prov, const char *func, const char *name);
+/* dtt_plist() then dtt_pbn(): the pbn, or 0 (absent or error). */
+uint32_t	dtt_probe(int fd, const char *prov, const char *func,
+		    const char *name);
+/* The ioctls; 0 or an errno value. */
+int	dtt_enable(int fd, uint32_t pbn, uint64_t evtflags, uint64_t nsecs);
+int	dtt_disable(int fd, uint32_t pbn);
+int	dtt_record(int fd, int on);
+int	dtt_stats(int fd, struct dtioc_stat *);
+
+/*
+ * One read(2) of up to max records, ended after ms by a signal to the
+ * calling thread (read(2) on dt blocks whatever O_NONBLOCK says, and the
+ * device cannot be polled).  Records read (>= 0), or -1 with errno:
+ * ETIMEDOUT, EPROTO (not whole records) or read's own.  Installs a
+ * handler for SIGALRM without SA_RESTART; callers must not use SIGALRM
+ * themselves.
+ */
+long	dtt_read(int fd, struct dt_evt *, size_t max, unsigned int ms);
+
+#endif /* DTT_H */
