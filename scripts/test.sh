@@ -1,0 +1,45 @@
+#!/bin/sh
+# Set up and run userdt's whole test suite: unit, integration, regress, fuzz
+# and vm (the CUSE front end inside a QEMU guest).  Two configurations: the
+# release build runs every suite; the ASan/UBSan build runs the suites whose
+# programs can carry sanitizers (the VM's static binaries and the fuzzer's
+# own clang build cannot).  Exits non-zero if anything fails or cannot run.
+set -eu
+cd "$(dirname "$0")/.."
+
+./scripts/deps.sh
+
+setup() {
+	dir=$1; shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson configure "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$@" >/dev/null
+	fi
+	ninja -C "$dir" >/dev/null
+}
+
+setup build -Dwerror=true
+setup build-san -Dwerror=true -Db_sanitize=address,undefined \
+	-Db_lundef=false
+
+status=0
+meson test -C build --print-errorlogs --num-processes 1 || status=1
+meson test -C build-san --print-errorlogs --num-processes 1 \
+	--suite unit --suite integration --suite regress || status=1
+
+# One closing line over both configurations.
+python3 - build/meson-logs/testlog.json build-san/meson-logs/testlog.json <<'PY'
+import json, sys
+ok = bad = 0
+for path in sys.argv[1:]:
+    for line in open(path):
+        r = json.loads(line)
+        if r["result"] in ("OK", "EXPECTEDFAIL"):
+            ok += 1
+        else:
+            bad += 1
+            print("failed: %s (%s) in %s" % (r["name"], r["result"], path))
+print("%d passed, %d failed" % (ok, bad))
+PY
+exit $status
