@@ -1,0 +1,715 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * perf_event_open(2) sampling for the profile provider.
+ *
+ * Lifetime of a sampler without ever waiting for the reader: dt_perf_stop
+ * marks it stopped, removes its descriptor from the epoll set and queues
+ * it on the dead list; the reader frees dead samplers only between two
+ * epoll_wait() rounds, after it finished with every pointer the previous
+ * round returned, and no later round can return a removed descriptor.
+ * The pcb is touched only inside an RCU read-side section and only while
+ * the sampler is not marked stopped: the core stops a pcb before its
+ * grace period and frees it after, so a reader that saw "not stopped"
+ * still holds a live pcb.
+ */
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include <linux/perf_event.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <urcu.h>
+
+#include "dt_perf.h"
+#include "dt_prov.h"
+
+#define DT_PERF_PAGES		64	/* data pages per event, power of 2 */
+#define DT_PERF_WAKE_NS		10000000ULL	/* reader latency goal */
+#define DT_PERF_MAXEVENTS	64
+#define DT_PERF_MAXSTACK	64	/* frames perf walks per sample */
+#define DT_PERF_COMMTTL_NS	1000000000ULL	/* re-read comm after */
+#define DT_PERF_COMMSLOTS	4096	/* power of 2 */
+
+struct dt_perf_src {
+	struct dt_perf_src	*dps_dnext;	/* [p] dead list */
+	struct dt_pcb		*dps_pcb;	/* [I] live while !stopped */
+	int			 dps_fd;	/* [I] */
+	unsigned int		 dps_cpu;	/* [I] ring to fill */
+	uint64_t		 dps_nsecs;	/* [I] period */
+	int64_t			 dps_tsoff;	/* [I] realtime - perf clock */
+	struct perf_event_mmap_page *dps_meta;	/* [I] mmap'd ring */
+	size_t			 dps_mmlen;	/* [I] */
+	int			 dps_stopped;	/* [a] */
+	uint64_t		 dps_throttled;	/* [R] throttle start, 0 */
+	uint64_t		 dps_lastts;	/* [a] last sample, or start */
+	clockid_t		 dps_clock;	/* [I] perf's timestamps */
+};
+
+/* Last known name of a thread, refreshed from /proc after a TTL. */
+struct dt_perf_comm {
+	pid_t		dpc_tid;		/* [R] 0: empty */
+	pid_t		dpc_pid;		/* [R] */
+	uint64_t	dpc_stamp;		/* [R] CLOCK_MONOTONIC ns */
+	char		dpc_comm[DTMAXCOMLEN];	/* [R] */
+};
+
+static pthread_mutex_t	 dt_perf_mtx = PTHREAD_MUTEX_INITIALIZER;
+static bool		 dt_perf_running;	/* [p] reader exists */
+static pthread_t	 dt_perf_thread;	/* [p] */
+/* [p], and set before the reader starts: it reads them unlocked. */
+static int		 dt_perf_epfd = -1;
+static int		 dt_perf_evfd = -1;	/* wakes the reader */
+static struct dt_perf_src *dt_perf_dead;	/* [p] to free */
+static int		 dt_perf_quit;		/* [a] */
+static int		 dt_perf_refuse;	/* [a] errno, 0: allowed */
+#define DT_PERF_CLOCK_UNKNOWN	(-2)	/* no event opened yet */
+#define DT_PERF_CLOCK_PERF	(-1)	/* perf's own: no use_clockid */
+static int		 dt_perf_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
+static struct dt_perf_stats dt_perf_counters;	/* [a] */
+static struct dt_perf_comm dt_perf_comms[DT_PERF_COMMSLOTS];	/* [R] */
+static union {				/* [R] a record split by the wrap */
+	struct perf_event_header h;
+	char	b[65536];		/* header.size is 16 bits */
+} dt_perf_wrap;
+
+static int
+perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+    int group, unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+static uint64_t
+clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void
+dt_perf_attr(struct perf_event_attr *attr, uint64_t nsecs,
+    uint64_t evtflags, int clk)
+{
+	uint64_t wake;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	attr->sample_period = nsecs;
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+	    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	/* Walking stacks nobody reads is most of a sample's cost. */
+	if (evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) {
+		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		/*
+		 * Kernel and user frames share this budget and we keep 19
+		 * of each: walk less than the default 127, enough that a
+		 * deep kernel stack still leaves 19 user frames.
+		 */
+		attr->sample_max_stack = DT_PERF_MAXSTACK;
+		attr->exclude_callchain_kernel = !(evtflags & DTEVT_KSTACK);
+		attr->exclude_callchain_user = !(evtflags & DTEVT_USTACK);
+	}
+	attr->disabled = 1;
+	attr->comm = (evtflags & DTEVT_EXECNAME) != 0;
+	attr->comm_exec = attr->comm;
+	if (clk != DT_PERF_CLOCK_PERF) {
+		attr->use_clockid = 1;
+		attr->clockid = clk;
+	}
+	/* Batch wakeups at fast rates, one per sample at slow ones. */
+	wake = DT_PERF_WAKE_NS / (nsecs ? nsecs : 1);
+	attr->wakeup_events = (uint32_t)(wake > 1 ? wake : 1);
+}
+
+/*
+ * Open the event with the realtime clock OpenBSD stamps events with;
+ * kernels that refuse it for this event get the monotonic clock plus an
+ * offset taken now (a later settimeofday is not followed).
+ */
+static int
+dt_perf_open(uint64_t nsecs, uint64_t evtflags, int cpu, int64_t *tsoff,
+    clockid_t *clk)
+{
+	static const int clocks[] = { CLOCK_REALTIME, CLOCK_MONOTONIC,
+	    DT_PERF_CLOCK_PERF };
+	struct perf_event_attr attr;
+	int fd = -1, known;
+	size_t i;
+
+	known = uatomic_read(&dt_perf_clockid);
+	for (i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
+		if (known != DT_PERF_CLOCK_UNKNOWN && clocks[i] != known)
+			continue;
+		dt_perf_attr(&attr, nsecs, evtflags, clocks[i]);
+		fd = perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd != -1 || errno != EINVAL)
+			break;
+	}
+	if (fd == -1)
+		return -1;
+	if (known == DT_PERF_CLOCK_UNKNOWN)
+		uatomic_set(&dt_perf_clockid, clocks[i]);
+	/* perf's own clock is sched_clock, about CLOCK_MONOTONIC. */
+	*clk = clocks[i] == CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+	*tsoff = clocks[i] == CLOCK_REALTIME ? 0 : (int64_t)(clock_ns(
+	    CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+	return fd;
+}
+
+const char *
+dt_perf_clock(void)
+{
+	switch (uatomic_read(&dt_perf_clockid)) {
+	case CLOCK_REALTIME:
+		return "realtime";
+	case CLOCK_MONOTONIC:
+		return "monotonic+offset";
+	case DT_PERF_CLOCK_PERF:
+		return "perf+offset";
+	default:
+		return "unknown";
+	}
+}
+
+int
+dt_perf_probe(void)
+{
+	int64_t off;
+	clockid_t clk;
+	int fd;
+
+	if ((fd = dt_perf_open(1000000000ULL, DTEVT_KSTACK | DTEVT_USTACK, 0,
+	    &off, &clk)) == -1)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/*
+ * Name of a thread as OpenBSD would record it; idle has no task.
+ * Reader thread only (the cache is [R]).
+ */
+static void
+dt_perf_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm)
+{
+	struct dt_perf_comm *c;
+	char path[64];
+	uint64_t now;
+	ssize_t n;
+	int fd;
+
+	if (tid == 0) {
+		/* OpenBSD's per-CPU idle threads are named idle0, idle1... */
+		snprintf(comm, DTMAXCOMLEN, "idle%u", cpu);
+		return;
+	}
+	c = &dt_perf_comms[(unsigned int)tid & (DT_PERF_COMMSLOTS - 1)];
+	now = clock_ns(CLOCK_MONOTONIC);
+	if (c->dpc_tid == tid && c->dpc_pid == pid &&
+	    now - c->dpc_stamp < DT_PERF_COMMTTL_NS) {
+		memcpy(comm, c->dpc_comm, DTMAXCOMLEN);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid,
+	    (int)tid);
+	n = -1;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		n = read(fd, c->dpc_comm, DTMAXCOMLEN - 1);
+		close(fd);
+	}
+	if (n > 0) {
+		if (c->dpc_comm[n - 1] == '\n')
+			n--;
+		memset(c->dpc_comm + n, 0, DTMAXCOMLEN - (size_t)n);
+	} else if (c->dpc_tid != tid || c->dpc_pid != pid) {
+		/* Gone before we looked: an empty name, as a stale one lies. */
+		memset(c->dpc_comm, 0, DTMAXCOMLEN);
+	}
+	c->dpc_tid = tid;
+	c->dpc_pid = pid;
+	c->dpc_stamp = now;
+	memcpy(comm, c->dpc_comm, DTMAXCOMLEN);
+}
+
+/*
+ * A PERF_RECORD_COMM: a rename or exec, fresher than any cache entry.
+ * Reader thread only.
+ */
+static void
+dt_perf_comm_update(const char *rec, size_t len)
+{
+	struct dt_perf_comm *c;
+	uint32_t pid, tid;
+	size_t n;
+
+	if (len < 8)
+		return;
+	memcpy(&pid, rec, 4);
+	memcpy(&tid, rec + 4, 4);
+	if (tid == 0)
+		return;
+	c = &dt_perf_comms[tid & (DT_PERF_COMMSLOTS - 1)];
+	c->dpc_tid = (pid_t)tid;
+	c->dpc_pid = (pid_t)pid;
+	c->dpc_stamp = clock_ns(CLOCK_MONOTONIC);
+	n = strnlen(rec + 8, len - 8);
+	if (n > DTMAXCOMLEN - 1)
+		n = DTMAXCOMLEN - 1;
+	memset(c->dpc_comm, 0, DTMAXCOMLEN);
+	memcpy(c->dpc_comm, rec + 8, n);
+}
+
+/*
+ * A PERF_RECORD_SAMPLE laid out per dt_perf_attr(): ip, pid/tid, time,
+ * cpu/res, then the callchain when asked.  Context markers in the chain
+ * say whether the frames that follow are kernel or user ones; each part
+ * starts with the interrupted PC, innermost first, as dt(4) records.
+ * Reader thread only, inside rcu_read_lock() on a pcb not stopped.
+ */
+static void
+dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
+    size_t len)
+{
+	struct dt_evt ev;
+	struct stacktrace *st = NULL;
+	uint64_t time, nr, pc, ns, i, missed, last;
+	uint32_t pid, tid;
+	size_t off = 0;
+
+	if (len < 32)
+		return;
+	/* rec + 0 is the IP, which the callchain repeats. */
+	memcpy(&pid, rec + 8, 4);
+	memcpy(&tid, rec + 12, 4);
+	memcpy(&time, rec + 16, 8);
+	off = 32;
+
+	/*
+	 * A late timer (a stolen virtual CPU, a long irq-off section) is
+	 * pushed forward by whole periods and the missed ones never become
+	 * samples: count them as dt(4) counts the clock ticks it skipped.
+	 */
+	last = uatomic_read(&src->dps_lastts);
+	if (time > last) {
+		missed = (time - last + src->dps_nsecs / 2) / src->dps_nsecs;
+		if (missed > 1) {
+			dt_pcb_count_skiptick(dp, src->dps_cpu, missed - 1);
+			uatomic_add(&dt_perf_counters.dps_skipped, missed - 1);
+		}
+	}
+	uatomic_set(&src->dps_lastts, time);
+
+	memset(&ev, 0, sizeof(ev));
+	ev.dtev_pid = (pid_t)pid;
+	ev.dtev_tid = (pid_t)tid;
+	ns = time + (uint64_t)src->dps_tsoff;
+	ev.dtev_tsp.tv_sec = (time_t)(ns / 1000000000ULL);
+	ev.dtev_tsp.tv_nsec = (long)(ns % 1000000000ULL);
+	if (dp->dp_evtflags & DTEVT_EXECNAME)
+		dt_perf_comm((pid_t)pid, (pid_t)tid, src->dps_cpu,
+		    ev.dtev_comm);
+
+	if (dp->dp_evtflags & (DTEVT_KSTACK | DTEVT_USTACK) &&
+	    off + 8 <= len) {
+		memcpy(&nr, rec + off, 8);
+		off += 8;
+		if (nr > (len - off) / 8)
+			nr = (len - off) / 8;
+		for (i = 0; i < nr; i++, off += 8) {
+			memcpy(&pc, rec + off, 8);
+			if (pc >= (uint64_t)PERF_CONTEXT_MAX) {
+				if (pc == (uint64_t)PERF_CONTEXT_KERNEL)
+					st = &ev.dtev_kstack;
+				else if (pc == (uint64_t)PERF_CONTEXT_USER)
+					st = &ev.dtev_ustack;
+				else
+					st = NULL;
+				continue;
+			}
+			if (st != NULL && st->st_count < STACKTRACE_MAX)
+				st->st_pc[st->st_count++] = pc;
+		}
+	}
+	dt_pcb_ring_put(dp, src->dps_cpu, &ev);
+	uatomic_inc(&dt_perf_counters.dps_samples);
+}
+
+static void
+dt_perf_record(struct dt_perf_src *src, struct dt_pcb *dp,
+    const struct perf_event_header *h)
+{
+	const char *rec = (const char *)(h + 1);
+	size_t len = h->size - sizeof(*h);
+	uint64_t v, missed;
+
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		dt_perf_sample(src, dp, rec, len);
+		break;
+	case PERF_RECORD_LOST:
+		if (len < 16)
+			break;
+		memcpy(&v, rec + 8, 8);
+		dt_pcb_count_skiptick(dp, src->dps_cpu, v);
+		uatomic_add(&dt_perf_counters.dps_lost, v);
+		break;
+	case PERF_RECORD_THROTTLE:
+		if (len >= 8)
+			memcpy(&src->dps_throttled, rec, 8);
+		break;
+	case PERF_RECORD_UNTHROTTLE:
+		if (len < 8 || src->dps_throttled == 0)
+			break;
+		memcpy(&v, rec, 8);
+		missed = v > src->dps_throttled ?
+		    (v - src->dps_throttled) / src->dps_nsecs : 0;
+		src->dps_throttled = 0;
+		if (missed > 0) {
+			dt_pcb_count_skiptick(dp, src->dps_cpu, missed);
+			uatomic_add(&dt_perf_counters.dps_throttled, missed);
+		}
+		break;
+	case PERF_RECORD_COMM:
+		dt_perf_comm_update(rec, len);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Everything the kernel wrote since the last drain.  [R], RCU read. */
+static void
+dt_perf_drain(struct dt_perf_src *src, struct dt_pcb *dp)
+{
+	struct perf_event_mmap_page *meta = src->dps_meta;
+	const char *data = (const char *)meta + meta->data_offset;
+	uint64_t size = meta->data_size, head, tail;
+	struct perf_event_header h;
+	const struct perf_event_header *hp;
+	uint64_t o, first;
+
+	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	tail = meta->data_tail;
+	while (tail < head) {
+		o = tail % size;
+		if (o + sizeof(h) <= size)
+			memcpy(&h, data + o, sizeof(h));
+		else {
+			first = size - o;
+			memcpy(&h, data + o, first);
+			memcpy((char *)&h + first, data, sizeof(h) - first);
+		}
+		if (h.size < sizeof(h) || h.size > head - tail)
+			break;	/* torn: the kernel broke its own ring */
+		if (o + h.size <= size)
+			hp = (const struct perf_event_header *)(data + o);
+		else {
+			/* Wrapped record: reassemble it. */
+			first = size - o;
+			memcpy(dt_perf_wrap.b, data + o, first);
+			memcpy(dt_perf_wrap.b + first, data, h.size - first);
+			hp = &dt_perf_wrap.h;
+		}
+		/*
+		 * dp stays valid to the end of our read-side section, but a
+		 * stopped pcb wants nothing more: dt_perf_stop() has counted
+		 * what is left as skipped.
+		 */
+		if (uatomic_read(&src->dps_stopped))
+			break;
+		dt_perf_record(src, dp, hp);
+		tail += h.size;
+	}
+	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+}
+
+static void
+dt_perf_release(struct dt_perf_src *src)
+{
+	if (src->dps_meta != NULL)
+		munmap(src->dps_meta, src->dps_mmlen);
+	close(src->dps_fd);
+	free(src);
+}
+
+/* Free what dt_perf_stop() queued.  Reader only, between rounds. */
+static void
+dt_perf_reap(void)
+{
+	struct dt_perf_src *src, *next;
+
+	pthread_mutex_lock(&dt_perf_mtx);
+	src = dt_perf_dead;
+	dt_perf_dead = NULL;
+	pthread_mutex_unlock(&dt_perf_mtx);
+	for (; src != NULL; src = next) {
+		next = src->dps_dnext;
+		dt_perf_release(src);
+	}
+}
+
+static void *
+dt_perf_reader(void *arg)
+{
+	struct epoll_event evs[DT_PERF_MAXEVENTS];
+	struct dt_perf_src *src;
+	uint64_t v;
+	int epfd = (int)(intptr_t)arg, n, i;
+
+	rcu_register_thread();
+	while (!uatomic_read(&dt_perf_quit)) {
+		n = epoll_wait(epfd, evs, DT_PERF_MAXEVENTS, -1);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "dtd: profile: epoll_wait: %s\n",
+			    strerror(errno));
+			break;
+		}
+		uatomic_inc(&dt_perf_counters.dps_wakeups);
+		for (i = 0; i < n; i++) {
+			if ((src = evs[i].data.ptr) == NULL) {
+				/* The eventfd: a stop or the end. */
+				if (read(dt_perf_evfd, &v, sizeof(v)) == -1 &&
+				    errno != EAGAIN)
+					break;
+				continue;
+			}
+			rcu_read_lock();
+			if (!uatomic_read(&src->dps_stopped))
+				dt_perf_drain(src, src->dps_pcb);
+			rcu_read_unlock();
+		}
+		dt_perf_reap();
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+/* Start the reader on first use.  [p] held. */
+static int
+dt_perf_spawn(void)
+{
+	struct epoll_event ev;
+	int error;
+
+	if (dt_perf_running)
+		return 0;
+	if ((dt_perf_epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
+		return errno;
+	if ((dt_perf_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
+		error = errno;
+		goto fail;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.ptr = NULL;
+	if (epoll_ctl(dt_perf_epfd, EPOLL_CTL_ADD, dt_perf_evfd, &ev) == -1) {
+		error = errno;
+		goto fail;
+	}
+	uatomic_set(&dt_perf_quit, 0);
+	error = pthread_create(&dt_perf_thread, NULL, dt_perf_reader,
+	    (void *)(intptr_t)dt_perf_epfd);
+	if (error != 0)
+		goto fail;
+	dt_perf_running = true;
+	return 0;
+fail:
+	if (dt_perf_evfd != -1)
+		close(dt_perf_evfd);
+	close(dt_perf_epfd);
+	dt_perf_evfd = dt_perf_epfd = -1;
+	return error;
+}
+
+static void
+dt_perf_kick(void)
+{
+	uint64_t one = 1;
+
+	if (write(dt_perf_evfd, &one, sizeof(one)) == -1) {
+		/* EAGAIN: the counter is full, so a wakeup is pending. */
+	}
+}
+
+int
+dt_perf_start(struct dt_pcb *dp)
+{
+	struct dt_perf_src *src;
+	struct epoll_event ev;
+	int error;
+
+	if (dp->dp_priv != NULL || dp->dp_cpu < 0)
+		return EINVAL;
+	if ((error = uatomic_read(&dt_perf_refuse)) != 0)
+		return error;
+	if ((src = calloc(1, sizeof(*src))) == NULL)
+		return ENOMEM;
+	src->dps_pcb = dp;
+	src->dps_cpu = (unsigned int)dp->dp_cpu;
+	src->dps_nsecs = dp->dp_nsecs;
+	src->dps_fd = dt_perf_open(dp->dp_nsecs, dp->dp_evtflags, dp->dp_cpu,
+	    &src->dps_tsoff, &src->dps_clock);
+	if (src->dps_fd == -1) {
+		error = errno;
+		free(src);
+		return error;
+	}
+	src->dps_mmlen = (size_t)(1 + DT_PERF_PAGES) * (size_t)getpagesize();
+	src->dps_meta = mmap(NULL, src->dps_mmlen, PROT_READ | PROT_WRITE,
+	    MAP_SHARED, src->dps_fd, 0);
+	if (src->dps_meta == MAP_FAILED) {
+		error = errno;
+		src->dps_meta = NULL;
+		dt_perf_release(src);
+		return error;
+	}
+
+	pthread_mutex_lock(&dt_perf_mtx);
+	if ((error = dt_perf_spawn()) == 0) {
+		memset(&ev, 0, sizeof(ev));
+		ev.events = EPOLLIN;
+		ev.data.ptr = src;
+		if (epoll_ctl(dt_perf_epfd, EPOLL_CTL_ADD, src->dps_fd,
+		    &ev) == -1)
+			error = errno;
+	}
+	pthread_mutex_unlock(&dt_perf_mtx);
+	if (error == 0 && ioctl(src->dps_fd, PERF_EVENT_IOC_ENABLE, 0) == -1) {
+		error = errno;
+		pthread_mutex_lock(&dt_perf_mtx);
+		epoll_ctl(dt_perf_epfd, EPOLL_CTL_DEL, src->dps_fd, NULL);
+		uatomic_set(&src->dps_stopped, 1);
+		src->dps_dnext = dt_perf_dead;
+		dt_perf_dead = src;
+		dt_perf_kick();
+		pthread_mutex_unlock(&dt_perf_mtx);
+		return error;
+	}
+	if (error != 0) {
+		dt_perf_release(src);
+		return error;
+	}
+	uatomic_set(&src->dps_lastts, clock_ns(src->dps_clock));
+	dp->dp_priv = src;
+	return 0;
+}
+
+void
+dt_perf_stop(struct dt_pcb *dp)
+{
+	struct dt_perf_src *src = dp->dp_priv;
+	uint64_t now, last;
+
+	if (src == NULL)
+		return;
+	dp->dp_priv = NULL;
+	ioctl(src->dps_fd, PERF_EVENT_IOC_DISABLE, 0);
+	uatomic_set(&src->dps_stopped, 1);
+	/*
+	 * The periods since the last sample the reader saw will never
+	 * arrive: a CPU whose timer stopped firing would otherwise go
+	 * unnoticed.  A sample the reader puts while we read dps_lastts
+	 * is counted twice: one at most, per CPU and stop.
+	 */
+	now = clock_ns(src->dps_clock);
+	last = uatomic_read(&src->dps_lastts);
+	if (now > last && (now - last) / src->dps_nsecs > 0) {
+		dt_pcb_count_skiptick(dp, src->dps_cpu,
+		    (now - last) / src->dps_nsecs);
+		uatomic_add(&dt_perf_counters.dps_skipped,
+		    (now - last) / src->dps_nsecs);
+	}
+	pthread_mutex_lock(&dt_perf_mtx);
+	if (!dt_perf_running) {
+		/* No reader left to hold it. */
+		pthread_mutex_unlock(&dt_perf_mtx);
+		dt_perf_release(src);
+		return;
+	}
+	epoll_ctl(dt_perf_epfd, EPOLL_CTL_DEL, src->dps_fd, NULL);
+	src->dps_dnext = dt_perf_dead;
+	dt_perf_dead = src;
+	dt_perf_kick();
+	pthread_mutex_unlock(&dt_perf_mtx);
+}
+
+void
+dt_perf_shutdown(void)
+{
+	struct dt_perf_src *src, *next;
+	pthread_t t;
+
+	pthread_mutex_lock(&dt_perf_mtx);
+	if (!dt_perf_running) {
+		pthread_mutex_unlock(&dt_perf_mtx);
+		return;
+	}
+	uatomic_set(&dt_perf_quit, 1);
+	dt_perf_kick();
+	t = dt_perf_thread;
+	pthread_mutex_unlock(&dt_perf_mtx);
+
+	pthread_join(t, NULL);
+
+	pthread_mutex_lock(&dt_perf_mtx);
+	dt_perf_running = false;
+	src = dt_perf_dead;
+	dt_perf_dead = NULL;
+	close(dt_perf_evfd);
+	close(dt_perf_epfd);
+	dt_perf_evfd = dt_perf_epfd = -1;
+	pthread_mutex_unlock(&dt_perf_mtx);
+	for (; src != NULL; src = next) {
+		next = src->dps_dnext;
+		dt_perf_release(src);
+	}
+}
+
+void
+dt_perf_disable(int error)
+{
+	uatomic_set(&dt_perf_refuse, error);
+}
+
+void
+dt_perf_stats(struct dt_perf_stats *st)
+{
+	st->dps_samples = uatomic_read(&dt_perf_counters.dps_samples);
+	st->dps_lost = uatomic_read(&dt_perf_counters.dps_lost);
+	st->dps_throttled = uatomic_read(&dt_perf_counters.dps_throttled);
+	st->dps_wakeups = uatomic_read(&dt_perf_counters.dps_wakeups);
+	st->dps_skipped = uatomic_read(&dt_perf_counters.dps_skipped);
+}

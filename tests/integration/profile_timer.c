@@ -1,0 +1,275 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The timer fallback of the profile provider (providers/profile/
+ * udt_prof.c) in this very process: threads spinning in a known
+ * function are sampled on their CPU time, one thread armed at start and
+ * one added later; samples must come at the rate of the CPU time used,
+ * name the right threads and unwind from the interrupted function into
+ * its caller; after stop nothing more arrives and the process lives on.
+ */
+#include <sys/syscall.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "udt_prof.h"
+
+#define PERIOD_NS	10000000ULL	/* 100 Hz of CPU time */
+#define BURN_NS		600000000ULL	/* per thread */
+#define MAXSAMPLES	4096
+
+static unsigned int	npass, nfail;
+
+static bool
+check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", ok ? "ok" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (ok)
+		npass++;
+	else
+		nfail++;
+	return ok;
+}
+
+/* Filled by the handler: async-signal-safe by construction. */
+static struct udt_prof_sample	samples[MAXSAMPLES];
+static unsigned int		nsamples;	/* atomic */
+
+static void
+collect(const struct udt_prof_sample *s, void *arg)
+{
+	unsigned int i = __atomic_fetch_add(&nsamples, 1, __ATOMIC_RELAXED);
+
+	(void)arg;
+	if (i < MAXSAMPLES)
+		samples[i] = *s;
+}
+
+static uint64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+volatile unsigned long	timer_sink;
+
+__attribute__((noinline)) void
+timer_spin_here(void)
+{
+	for (int i = 0; i < 100000; i++)
+		timer_sink += (unsigned long)i;
+}
+
+struct burner {
+	pid_t		b_tid;
+	uint64_t	b_cpu;		/* CPU time burnt */
+	pthread_barrier_t *b_go;
+};
+
+__attribute__((noinline)) static void *
+timer_burn(void *arg)
+{
+	struct burner *b = arg;
+	uint64_t t0;
+
+	b->b_tid = (pid_t)syscall(SYS_gettid);
+	pthread_barrier_wait(b->b_go);		/* tid published */
+	pthread_barrier_wait(b->b_go);		/* sampling armed */
+	t0 = thread_cpu_ns();
+	while (thread_cpu_ns() - t0 < BURN_NS)
+		timer_spin_here();
+	b->b_cpu = thread_cpu_ns() - t0;
+	return NULL;
+}
+
+/* Run-time address range of a function of this executable. */
+static bool
+func_range(const char *name, void *rt, uintptr_t *lo, uintptr_t *hi)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	Elf_Data *d;
+	const char *s;
+	bool found = false;
+	size_t i;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	if ((fd = open("/proc/self/exe", O_RDONLY)) == -1)
+		return false;
+	if ((e = elf_begin(fd, ELF_C_READ, NULL)) == NULL) {
+		close(fd);
+		return false;
+	}
+	while (!found && (scn = elf_nextscn(e, scn)) != NULL) {
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    sh.sh_type != SHT_SYMTAB ||
+		    (d = elf_getdata(scn, NULL)) == NULL)
+			continue;
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			if (gelf_getsym(d, (int)i, &sym) == NULL)
+				continue;
+			s = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (s != NULL && strcmp(s, name) == 0) {
+				*lo = (uintptr_t)rt;
+				*hi = (uintptr_t)rt + sym.st_size;
+				found = true;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return found;
+}
+
+static unsigned long
+count_tid(pid_t tid)
+{
+	unsigned long n = 0;
+	unsigned int i, max = nsamples < MAXSAMPLES ? nsamples : MAXSAMPLES;
+
+	for (i = 0; i < max; i++)
+		if (samples[i].ups_tid == tid)
+			n++;
+	return n;
+}
+
+int
+main(void)
+{
+	pthread_barrier_t go;
+	struct burner b[2];
+	pthread_t t[2];
+	uintptr_t spin_lo, spin_hi, burn_lo, burn_hi;
+	unsigned long n[2], inspin = 0, fromburn = 0, badcpu = 0, ours = 0;
+	unsigned int i, max, after;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	double want;
+	int k, error;
+
+	check(udt_prof_start(0, SIGPROF, collect, NULL) == EINVAL,
+	    "period 0 refused");
+	check(udt_prof_start(PERIOD_NS, SIGKILL, collect, NULL) == EINVAL,
+	    "SIGKILL refused");
+	check(udt_prof_thread_add((pid_t)syscall(SYS_gettid)) == ESRCH,
+	    "adding a thread before start: ESRCH");
+
+	/* b[0] exists at start, b[1] is created after and added. */
+	pthread_barrier_init(&go, NULL, 2);
+	memset(b, 0, sizeof(b));
+	b[0].b_go = b[1].b_go = &go;
+	pthread_create(&t[0], NULL, timer_burn, &b[0]);
+	pthread_barrier_wait(&go);
+	error = udt_prof_start(PERIOD_NS, SIGPROF, collect, NULL);
+	if (!check(error == 0, "start at 100 Hz: %s", strerror(error)))
+		return 1;
+	check(udt_prof_start(PERIOD_NS, SIGPROF, collect, NULL) == EBUSY,
+	    "a second start: EBUSY");
+	pthread_barrier_wait(&go);
+	pthread_create(&t[1], NULL, timer_burn, &b[1]);
+	pthread_barrier_wait(&go);
+	check(udt_prof_thread_add(b[1].b_tid) == 0, "thread %d added",
+	    (int)b[1].b_tid);
+	pthread_barrier_wait(&go);
+	for (k = 0; k < 2; k++)
+		pthread_join(t[k], NULL);
+	udt_prof_stop();
+	after = __atomic_load_n(&nsamples, __ATOMIC_RELAXED);
+
+	for (k = 0; k < 2; k++) {
+		n[k] = count_tid(b[k].b_tid);
+		want = (double)b[k].b_cpu / PERIOD_NS;
+		check(n[k] >= want * 0.85 - 2 && n[k] <= want * 1.15 + 2,
+		    "thread %d: %lu samples for %.3f s of CPU, %.0f expected",
+		    (int)b[k].b_tid, n[k], (double)b[k].b_cpu / 1e9, want);
+	}
+	if (!check(func_range("timer_spin_here", (void *)timer_spin_here,
+	    &spin_lo, &spin_hi) && func_range("timer_burn",
+	    (void *)timer_burn, &burn_lo, &burn_hi), "symbols of this test"))
+		return 1;
+	max = nsamples < MAXSAMPLES ? nsamples : MAXSAMPLES;
+	for (i = 0; i < max; i++) {
+		const struct udt_prof_sample *s = &samples[i];
+
+		if (s->ups_tid != b[0].b_tid && s->ups_tid != b[1].b_tid)
+			continue;
+		ours++;
+		if (s->ups_cpu >= (unsigned int)ncpu)
+			badcpu++;
+		if (s->ups_nframes >= 1 && s->ups_pc[0] >= spin_lo &&
+		    s->ups_pc[0] < spin_hi)
+			inspin++;
+		if (s->ups_nframes >= 2 && s->ups_pc[1] >= burn_lo &&
+		    s->ups_pc[1] < burn_hi)
+			fromburn++;
+	}
+	check(ours > 0 && badcpu == 0, "every sample names a valid CPU");
+	check(inspin * 10 >= ours * 9 && ours > 0,
+	    "%lu of %lu stacks start in timer_spin_here", inspin, ours);
+	check(fromburn * 10 >= ours * 8 && ours > 0,
+	    "%lu of %lu stacks return into timer_burn next", fromburn, ours);
+
+	/* Stopped: burn more CPU here, nothing may arrive. */
+	{
+		uint64_t t0 = thread_cpu_ns();
+
+		while (thread_cpu_ns() - t0 < 5 * PERIOD_NS)
+			timer_spin_here();
+	}
+	check(__atomic_load_n(&nsamples, __ATOMIC_RELAXED) == after,
+	    "no samples after stop (%u then %u)", after, nsamples);
+	/* And a second run works, on the same signal. */
+	error = udt_prof_start(PERIOD_NS, SIGPROF, collect, NULL);
+	check(error == 0, "restart: %s", strerror(error));
+	{
+		uint64_t t0 = thread_cpu_ns();
+
+		while (thread_cpu_ns() - t0 < 10 * PERIOD_NS)
+			timer_spin_here();
+	}
+	udt_prof_stop();
+	check(count_tid((pid_t)syscall(SYS_gettid)) >= 5,
+	    "the restarted run sampled the main thread (%lu)",
+	    count_tid((pid_t)syscall(SYS_gettid)));
+	printf("%u passed, %u failed\n", npass, nfail);
+	return nfail != 0;
+}
