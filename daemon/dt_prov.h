@@ -30,6 +30,7 @@
 #ifndef DT_PROV_H
 #define DT_PROV_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -90,8 +91,8 @@ struct dt_probe {
 	char			 dtp_name[DTNAMESIZE];	/* [I] */
 	/* [I] DTIOCGARGS types, tracepoints only; NULL elsewhere */
 	const char		*dtp_argtype[DTMAXARGTYPES];
-	int			 dtp_recording;	/* [a] # recording pcbs */
-	uint64_t		 dtp_evtflags;	/* [a] union of their flags */
+	_Atomic int		 dtp_recording;	/* [a] # recording pcbs */
+	_Atomic uint64_t	 dtp_evtflags;	/* [a] union of their flags */
 	/*
 	 * [I] DTEVT_FUNCARGS when dtev_args carries entry arguments that
 	 * only a pcb asking for FUNCARGS may see (syscall entry); 0 when

@@ -53,6 +53,24 @@ dt_ring_fini(struct dt_ring *dr)
 	dr->dr_slots = NULL;
 }
 
+/*
+ * A stack as a client may trust it: st_count within bounds, nothing but
+ * zeroes past it, whatever the provider's buffer held.  NULL: empty.
+ */
+static void
+dt_stack_copy(struct stacktrace *dst, const struct stacktrace *src)
+{
+	unsigned int n = 0;
+
+	if (src != NULL) {
+		n = src->st_count < STACKTRACE_MAX ? src->st_count :
+		    STACKTRACE_MAX;
+		memcpy(dst->st_pc, src->st_pc, n * sizeof(dst->st_pc[0]));
+	}
+	dst->st_count = n;
+	memset(&dst->st_pc[n], 0, (STACKTRACE_MAX - n) * sizeof(dst->st_pc[0]));
+}
+
 /* Copy the requested parts of src; the rest of dst must read as zero. */
 static void
 dt_evt_copy(struct dt_evt *dst, uint32_t pbn, unsigned int cpu,
@@ -64,16 +82,13 @@ dt_evt_copy(struct dt_evt *dst, uint32_t pbn, unsigned int cpu,
 	dst->dtev_tid = src->dtev_tid;
 	dst->dtev_tsp = src->dtev_tsp;
 
-	if (evtflags & DTEVT_KSTACK)
-		dst->dtev_kstack = src->dtev_kstack;
-	else
-		memset(&dst->dtev_kstack, 0, sizeof(dst->dtev_kstack));
-	if (evtflags & DTEVT_USTACK)
-		dst->dtev_ustack = src->dtev_ustack;
-	else
-		memset(&dst->dtev_ustack, 0, sizeof(dst->dtev_ustack));
+	dt_stack_copy(&dst->dtev_kstack, (evtflags & DTEVT_KSTACK) ?
+	    &src->dtev_kstack : NULL);
+	dt_stack_copy(&dst->dtev_ustack, (evtflags & DTEVT_USTACK) ?
+	    &src->dtev_ustack : NULL);
 	if (evtflags & DTEVT_EXECNAME) {
-		memcpy(dst->dtev_comm, src->dtev_comm, DTMAXCOMLEN);
+		/* strncpy pads: no stale byte after the NUL reaches a reader */
+		strncpy(dst->dtev_comm, src->dtev_comm, DTMAXCOMLEN);
 		dst->dtev_comm[DTMAXCOMLEN - 1] = '\0';
 	} else
 		memset(dst->dtev_comm, 0, DTMAXCOMLEN);

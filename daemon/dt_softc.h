@@ -56,8 +56,8 @@ struct dt_softc {
 	char			*ds_buf;	/* [m] DT_READ_MAX staging */
 	int			 ds_closing;	/* [m] no more parking */
 
-	int			 ds_sleeping;	/* [a] reads are parked */
-	int			 ds_wakeup;	/* [a] on the wakeup queue */
+	_Atomic int		 ds_sleeping;	/* [a] reads are parked */
+	_Atomic int		 ds_wakeup;	/* [a] on the wakeup queue */
 	struct dt_softc		*ds_wnext;	/* [w] wakeup queue link */
 
 	unsigned int		 ds_nrings;	/* [I] */

@@ -466,6 +466,35 @@ test_ring16(void)
 	CHECK(toks[0].done && toks[0].len == sizeof(struct dt_evt));
 	CHECK(ev[0].dtev_args[0] == 0);
 
+	/* Stacks reach a reader bounded and zero past st_count. */
+	{
+		struct dt_softc *ssc;
+		struct dt_evt bad = src;
+
+		CHECK(dt_dev_open(&root, &ssc) == 0);
+		CHECK(req(ssc, &root, DTIOCPRBENABLE, 1, DTEVT_KSTACK |
+		    DTEVT_USTACK, 1000000) == 0);
+		bad.dtev_kstack.st_count = 1000;
+		memset(bad.dtev_kstack.st_pc, 0xee,
+		    sizeof(bad.dtev_kstack.st_pc));
+		bad.dtev_ustack.st_count = 2;
+		memset(bad.dtev_ustack.st_pc, 0xee,
+		    sizeof(bad.dtev_ustack.st_pc));
+		rcu_read_lock();
+		CHECK(dt_pcb_ring_put(ssc->ds_pcbs, 0, &bad) == 0);
+		rcu_read_unlock();
+		tok_reset(&toks[0]);
+		dt_dev_read(ssc, sizeof(toks[0].buf), &toks[0]);
+		CHECK(toks[0].done && toks[0].len == sizeof(struct dt_evt));
+		CHECK(ev[0].dtev_kstack.st_count == STACKTRACE_MAX);
+		CHECK(ev[0].dtev_ustack.st_count == 2 &&
+		    ev[0].dtev_ustack.st_pc[1] != 0 &&
+		    ev[0].dtev_ustack.st_pc[2] == 0 &&
+		    ev[0].dtev_ustack.st_pc[STACKTRACE_MAX - 1] == 0);
+		CHECK(ev[0].dtev_comm[0] == '\0');	/* not asked */
+		dt_dev_close(ssc);
+	}
+
 	/* Park, then a put from a producer wakes the reader. */
 	tok_reset(&toks[1]);
 	dt_dev_read(sc, sizeof(toks[1].buf), &toks[1]);
