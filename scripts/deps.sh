@@ -3,7 +3,7 @@
 # Idempotent: a machine that already has the packages spends a second here.
 set -eu
 
-PKGS="meson ninja-build pkg-config gcc clang libclang-rt-14-dev
+PKGS="meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev
 libfuse3-dev fuse3 liburcu-dev libunwind-dev libelf-dev libdw-dev elfutils
 qemu-system-x86 busybox-static xz-utils cpio
 strace bpftrace linux-perf binutils"

@@ -24,7 +24,9 @@
  * accepts the OpenBSD encoding of every number (the DTIOC_OPENBSD()
  * macro computes it), whose _IOR/_IOW direction bits are swapped.
  *
- * Needs no OpenBSD header and works from C and C++.
+ * Needs no OpenBSD header and works from C and C++, strict ISO modes
+ * included: OpenBSD's register_t and caddr_t are spelled long and char *,
+ * the same types on amd64, since glibc hides its own under _DEFAULT_SOURCE.
  */
 #ifndef _DEV_DT_DTVAR_H_
 #define _DEV_DT_DTVAR_H_
@@ -82,9 +84,9 @@ struct dt_evt {
 	char			dtev_comm[DTMAXCOMLEN];	/* DTEVT_EXECNAME */
 
 	union {
-		register_t	E_entry[DTMAXFUNCARGS];	/* DTEVT_FUNCARGS */
+		long		E_entry[DTMAXFUNCARGS];	/* DTEVT_FUNCARGS */
 		struct {
-			register_t	__retval[2];
+			long		__retval[2];
 			int		__error;
 		} E_return;
 	} _args;
@@ -162,9 +164,9 @@ struct dtioc_stat {
 struct dtioc_rdvn {
 	pid_t		 dtrv_pid;		/* in: target process */
 	int		 dtrv_fd;		/* out: descriptor */
-	caddr_t		 dtrv_va;		/* in: address in the target */
-	caddr_t		 dtrv_offset;		/* out: file offset of the entry */
-	caddr_t		 dtrv_start;		/* out: start address of the entry */
+	char		*dtrv_va;		/* in: address in the target */
+	char		*dtrv_offset;		/* out: file offset of the entry */
+	char		*dtrv_start;		/* out: start address of the entry */
 	size_t		 dtrv_len;		/* out: size of the file */
 };
 
