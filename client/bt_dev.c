@@ -1,0 +1,528 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * btrace: driving /dev/dt the way OpenBSD's btrace does: probe list and
+ * argument caches, enabling probes, the read loop and the teardown.
+ */
+#include <sys/ioctl.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "btrace.h"
+
+#define NREAD	64	/* events per read(2), as OpenBSD's btrace */
+
+const char		*g_devpath = "/dev/dt";
+int			 g_verbose;
+pid_t			 g_pidfilter;
+const char		*g_command;	/* -c */
+const char		*g_preload;
+struct dtioc_probe_info	*dt_dtpis;
+size_t			 dt_ndtpi;
+volatile sig_atomic_t	 g_quit;
+
+static struct dtioc_arg_info **dt_args;
+static size_t		*dt_nargs;
+static volatile pid_t	 child_pid = -1;
+static volatile sig_atomic_t child_done;
+static volatile sig_atomic_t loop_done;	/* no more timers */
+
+int
+dev_open(void)
+{
+	int fd;
+
+	fd = open(g_devpath, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		err(1, "could not open %s", g_devpath);
+	return fd;
+}
+
+static void
+dtpi_cache(int fd)
+{
+	struct dtioc_probe dtpr;
+
+	if (dt_dtpis != NULL)
+		return;
+	memset(&dtpr, 0, sizeof(dtpr));
+	if (ioctl(fd, DTIOCGPLIST, &dtpr))
+		err(1, "DTIOCGPLIST");
+	dt_ndtpi = dtpr.dtpr_size / sizeof(*dt_dtpis);
+	dt_dtpis = xcalloc(dt_ndtpi, sizeof(*dt_dtpis));
+	dtpr.dtpr_probes = dt_dtpis;
+	if (ioctl(fd, DTIOCGPLIST, &dtpr))
+		err(1, "DTIOCGPLIST");
+	dt_args = xcalloc(dt_ndtpi, sizeof(*dt_args));
+	dt_nargs = xcalloc(dt_ndtpi, sizeof(*dt_nargs));
+}
+
+static void
+dtai_cache(int fd, struct dtioc_probe_info *pi)
+{
+	struct dtioc_arg dtar;
+	size_t i = pi->dtpi_pbn - 1;
+
+	if (dt_args[i] != NULL)
+		return;
+	dt_args[i] = xcalloc(pi->dtpi_nargs + 1, sizeof(**dt_args));
+	memset(&dtar, 0, sizeof(dtar));
+	dtar.dtar_pbn = pi->dtpi_pbn;
+	dtar.dtar_size = pi->dtpi_nargs * sizeof(**dt_args);
+	dtar.dtar_args = dt_args[i];
+	if (ioctl(fd, DTIOCGARGS, &dtar))
+		err(1, "DTIOCGARGS");
+	dt_nargs[i] = dtar.dtar_size / sizeof(**dt_args);
+	if (dt_nargs[i] > pi->dtpi_nargs)
+		dt_nargs[i] = pi->dtpi_nargs;
+}
+
+/* The type of argument n of the event's probe, NULL when unknown. */
+const char *
+dev_argstr(struct dt_evt *ev, int n)
+{
+	size_t i = ev->dtev_pbn - 1;
+
+	if (ev->dtev_pbn == 0 || i >= dt_ndtpi || dt_args == NULL ||
+	    dt_args[i] == NULL || (size_t)n >= dt_nargs[i])
+		return NULL;
+	return dt_args[i][n].dtai_argtype;
+}
+
+/* Syscall probes are named sys%N on the device; show the call's name. */
+const char *
+dtpi_func(const struct dtioc_probe_info *pi)
+{
+	static char func[DTNAMESIZE + 1];
+	const char *name;
+	char *ep;
+	long n;
+
+	memcpy(func, pi->dtpi_func, DTNAMESIZE);
+	func[DTNAMESIZE] = '\0';
+	if (strncmp(pi->dtpi_prov, "syscall", DTNAMESIZE) != 0 ||
+	    strncmp(func, "sys%", 4) != 0)
+		return func;
+	errno = 0;
+	n = strtol(func + 4, &ep, 10);
+	if (*ep != '\0' || ep == func + 4 || n < 1 || n > 65535)
+		return func;
+	name = syscall_name((unsigned int)n);
+	return name != NULL ? name : func;
+}
+
+void
+dev_list(int fd)
+{
+	struct dtioc_probe_info *pi;
+	size_t i, j;
+
+	dtpi_cache(fd);
+	for (i = 0; i < dt_ndtpi; i++) {
+		pi = &dt_dtpis[i];
+		printf("%.16s:%s:%.16s", pi->dtpi_prov, dtpi_func(pi),
+		    pi->dtpi_name);
+		if (strncmp(pi->dtpi_prov, "tracepoint", DTNAMESIZE) == 0) {
+			dtai_cache(fd, pi);
+			printf("(");
+			for (j = 0; j < dt_nargs[i]; j++)
+				printf("%s%.16s", j > 0 ? ", " : "",
+				    dt_args[i][j].dtai_argtype);
+			printf(")");
+		}
+		printf("\n");
+	}
+}
+
+static struct dtioc_probe_info *
+probe_find(struct bt_probe *bp)
+{
+	struct dtioc_probe_info *pi;
+	size_t i;
+
+	for (i = 0; i < dt_ndtpi; i++) {
+		pi = &dt_dtpis[i];
+		if (strncmp(bp->bp_prov, pi->dtpi_prov, DTNAMESIZE) != 0)
+			continue;
+		if (bp->bp_name == NULL)
+			return pi;
+		if (strncmp(bp->bp_func, dtpi_func(pi), DTNAMESIZE) != 0 &&
+		    strncmp(bp->bp_func, pi->dtpi_func, DTNAMESIZE) != 0)
+			continue;
+		if (strncmp(bp->bp_name, pi->dtpi_name, DTNAMESIZE) != 0)
+			continue;
+		if (g_verbose > 1)
+			fprintf(stderr, "debug: matched probe %.16s:%s:%.16s\n",
+			    pi->dtpi_prov, dtpi_func(pi), pi->dtpi_name);
+		return pi;
+	}
+	return NULL;
+}
+
+static const char *
+probe_name(struct bt_probe *bp)
+{
+	static char buf[96];
+
+	if (bp->bp_name == NULL)
+		snprintf(buf, sizeof(buf), "%s:%s:%ld", bp->bp_prov,
+		    bp->bp_func, bp->bp_number);
+	else
+		snprintf(buf, sizeof(buf), "%s:%s:%s", bp->bp_prov,
+		    bp->bp_func, bp->bp_name);
+	return buf;
+}
+
+static void
+on_signal_inner(int sig);
+
+/* The loop reads errno after read(2): the handler must not change it. */
+static void
+on_signal(int sig)
+{
+	int save = errno;
+
+	on_signal_inner(sig);
+	errno = save;
+}
+
+static void
+on_signal_inner(int sig)
+{
+	struct itimerval it;
+	pid_t pid;
+
+	if (loop_done) {
+		g_quit = sig;
+		return;
+	}
+
+	if (sig == SIGCHLD) {
+		if (child_pid <= 0)
+			return;
+		pid = waitpid(child_pid, NULL, WNOHANG);
+		if (pid != child_pid)
+			return;
+		child_pid = -1;
+		/*
+		 * Its last events may still be on their way through dtd:
+		 * read on for 100 ms more before stopping.
+		 */
+		child_done = 1;
+		memset(&it, 0, sizeof(it));
+		it.it_value.tv_usec = 100000;
+		it.it_interval.tv_usec = 20000;
+		setitimer(ITIMER_REAL, &it, NULL);
+		return;
+	} else if (sig == SIGALRM) {
+		if (child_done)
+			g_quit = SIGCHLD;
+		return;
+	}
+	g_quit = sig;
+	/*
+	 * The signal may land between the loop's check and read(2): keep
+	 * interrupting until the loop has seen it.
+	 */
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_usec = 20000;
+	it.it_interval.tv_usec = 20000;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void
+signals_setup(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;	/* no SA_RESTART: read(2) returns EINTR */
+	sa.sa_handler = on_signal;
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
+	    sigaction(SIGALRM, &sa, NULL) || sigaction(SIGCHLD, &sa, NULL))
+		err(1, "sigaction");
+}
+
+/*
+ * After the loop nothing may interrupt the writes of END and the maps:
+ * handlers restart system calls and arm no timer any more.
+ */
+static void
+signals_stop(void)
+{
+	struct itimerval it;
+	struct sigaction sa;
+
+	loop_done = 1;
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sa.sa_handler = on_signal;
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
+	    sigaction(SIGALRM, &sa, NULL) || sigaction(SIGCHLD, &sa, NULL))
+		err(1, "sigaction");
+}
+
+/* -c: the command runs with the preload library that feeds dtd. */
+static void
+command_start(void)
+{
+	const char *old;
+	char *env;
+	pid_t pid;
+
+	if (access(g_preload, R_OK) == -1)
+		warnx("%s: %s; USERDT_PRELOAD names the preload library",
+		    g_preload, strerror(errno));
+	pid = fork();
+	if (pid == -1)
+		err(1, "fork");
+	if (pid == 0) {
+		old = getenv("LD_PRELOAD");
+		if (old != NULL && *old != '\0') {
+			if (asprintf(&env, "%s:%s", g_preload, old) == -1)
+				_exit(127);
+		} else
+			env = (char *)g_preload;
+		setenv("LD_PRELOAD", env, 1);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execl("/bin/sh", "sh", "-c", g_command, (char *)NULL);
+		fprintf(stderr, "%s: /bin/sh: %s\n", g_progname,
+		    strerror(errno));
+		_exit(127);
+	}
+	child_pid = pid;
+}
+
+static void
+fake_event(struct dt_evt *ev, unsigned int pbn)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->dtev_pbn = pbn;
+	snprintf(ev->dtev_comm, sizeof(ev->dtev_comm), "%s", g_progname);
+	ev->dtev_pid = getpid();
+	ev->dtev_tid = gettid();
+	clock_gettime(CLOCK_REALTIME, &ev->dtev_tsp);
+}
+
+static int
+rules_apply(int fd, struct dt_evt *ev)
+{
+	struct bt_rule *r;
+	struct bt_probe *bp;
+
+	if (g_pidfilter > 0 && ev->dtev_pid != g_pidfilter) {
+		g_filtered++;
+		return 0;
+	}
+	for (r = g_rules; r != NULL; r = r->br_next) {
+		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
+			if (bp->bp_type != P_PROBE ||
+			    bp->bp_pbn != ev->dtev_pbn)
+				continue;
+			if (ev->dtev_pbn == 0 || ev->dtev_pbn > dt_ndtpi)
+				continue;
+			dtai_cache(fd, &dt_dtpis[ev->dtev_pbn - 1]);
+			if (rule_eval(r, ev, 0))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static void
+rules_setup(int fd, int *halt)
+{
+	struct dtioc_probe_info *pi;
+	struct bt_rule *r;
+	struct bt_probe *bp;
+	struct dt_evt ev;
+	int on = 1;
+
+	for (r = g_rules; r != NULL; r = r->br_next) {
+		r->br_evtflags = rule_evtflags(r);
+		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
+			if (bp->bp_type != P_PROBE)
+				continue;
+			dtpi_cache(fd);
+			if ((pi = probe_find(bp)) == NULL)
+				errx(1, "probe '%s' not found",
+				    probe_name(bp));
+			bp->bp_pbn = pi->dtpi_pbn;
+			memset(&bp->bp_req, 0, sizeof(bp->bp_req));
+			bp->bp_req.dtrq_pbn = pi->dtpi_pbn;
+			bp->bp_req.dtrq_nsecs = bp->bp_nsecs;
+			bp->bp_req.dtrq_evtflags = r->br_evtflags;
+			if (g_verbose > 1)
+				fprintf(stderr, "debug: probe '%s' pbn %u "
+				    "evtflags %#llx nsecs %llu\n",
+				    probe_name(bp), pi->dtpi_pbn,
+				    (unsigned long long)r->br_evtflags,
+				    (unsigned long long)bp->bp_nsecs);
+		}
+	}
+
+	fake_event(&ev, 0);
+	g_start_nsecs = (uint64_t)ev.dtev_tsp.tv_sec * 1000000000ULL +
+	    (uint64_t)ev.dtev_tsp.tv_nsec;
+	for (r = g_rules; r != NULL && !*halt; r = r->br_next)
+		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next)
+			if (bp->bp_type == P_BEGIN) {
+				*halt = rule_eval(r, &ev, 1);
+				break;
+			}
+
+	if (g_nprobes == 0)
+		return;
+	for (r = g_rules; r != NULL; r = r->br_next) {
+		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
+			if (bp->bp_type != P_PROBE)
+				continue;
+			if (ioctl(fd, DTIOCPRBENABLE, &bp->bp_req)) {
+				if (errno == EEXIST)
+					errx(1, "Cannot register multiple "
+					    "probes of the same type: '%s'",
+					    probe_name(bp));
+				err(1, "DTIOCPRBENABLE");
+			}
+		}
+	}
+	if (ioctl(fd, DTIOCRECORD, &on))
+		err(1, "DTIOCRECORD");
+}
+
+static void
+rules_teardown(int fd)
+{
+	struct bt_rule *r;
+	struct bt_probe *bp;
+	struct dt_evt ev;
+	int off = 0;
+
+	if (g_nprobes > 0) {
+		if (ioctl(fd, DTIOCRECORD, &off))
+			err(1, "DTIOCRECORD");
+		for (r = g_rules; r != NULL; r = r->br_next)
+			for (bp = r->br_probes; bp != NULL; bp = bp->bp_next)
+				if (bp->bp_type == P_PROBE &&
+				    ioctl(fd, DTIOCPRBDISABLE, &bp->bp_req))
+					err(1, "DTIOCPRBDISABLE");
+	}
+	fake_event(&ev, (unsigned int)-1);
+	g_rterror = 0;
+	for (r = g_rules; r != NULL && !g_rterror; r = r->br_next)
+		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next)
+			if (bp->bp_type == P_END) {
+				if (rule_eval(r, &ev, 1) && !g_rterror)
+					goto out;
+				break;
+			}
+out:
+	maps_print_all();
+}
+
+/*
+ * Run the rules; fd is -1 when there are no probes.  Returns the exit
+ * status.
+ */
+int
+rules_run(int fd)
+{
+	static struct dt_evt buf[NREAD];
+	int halt = 0, rterror;
+	ssize_t len;
+	size_t i;
+
+	signals_setup();
+	rules_setup(fd, &halt);
+	rterror = g_rterror;
+	if (g_command != NULL && !halt)
+		command_start();
+
+	while (!g_quit && !halt && g_nprobes > 0) {
+		len = read(fd, buf, sizeof(buf));
+		if (len == -1) {
+			if (errno == EINTR && g_quit) {
+				if (g_quit != SIGCHLD && !g_json)
+					printf("\n");
+				break;
+			}
+			if (errno == EINTR)
+				continue;
+			err(1, "read");
+		}
+		if (len == 0) {
+			/* dt(4) never ends a read empty: the device went away */
+			warnx("%s: end of file", g_devpath);
+			break;
+		}
+		if (len % sizeof(struct dt_evt) != 0)
+			errx(1, "incorrect read");
+		for (i = 0; i < (size_t)len / sizeof(struct dt_evt); i++) {
+			halt = rules_apply(fd, &buf[i]);
+			if (halt)
+				break;
+		}
+	}
+	signals_stop();
+	rterror |= g_rterror;
+
+	rules_teardown(fd);
+	rterror |= g_rterror;
+
+	if (g_verbose && fd != -1) {
+		struct dtioc_stat st;
+
+		memset(&st, 0, sizeof(st));
+		if (ioctl(fd, DTIOCGSTATS, &st))
+			warn("DTIOCGSTATS");
+		fprintf(stderr, "%llu events read\n",
+		    (unsigned long long)st.dtst_readevt);
+		fprintf(stderr, "%llu events dropped\n",
+		    (unsigned long long)st.dtst_dropevt);
+		fprintf(stderr, "%llu events filtered\n",
+		    (unsigned long long)g_filtered);
+		fprintf(stderr, "%llu clock ticks skipped\n",
+		    (unsigned long long)st.dtst_skiptick);
+		fprintf(stderr, "%llu recursive events dropped\n",
+		    (unsigned long long)st.dtst_recurevt);
+	}
+	if (child_pid > 0) {
+		/* the run ended first: the command goes with it */
+		pid_t pid = child_pid;
+
+		child_pid = -1;
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+	return rterror ? 1 : 0;
+}

@@ -1,0 +1,643 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * btrace: maps (hash tables keyed by typed values), their aggregations
+ * and histograms, and how OpenBSD's btrace prints them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btrace.h"
+
+#define BAR_LEN		52	/* width of a histogram bar */
+#define LABEL_LEN	20	/* bucket label and count, right aligned */
+
+struct hbucket {
+	long		 hb_key;	/* pow2: exponent class; lhist: bound */
+	long		 hb_count;
+};
+
+struct hist {
+	struct hbucket	*h_b;
+	size_t		 h_n, h_cap;
+};
+
+struct mentry {
+	struct bt_value	 me_key;
+	struct bt_value	 me_val;
+	long		 me_cnt;	/* avg: number of values */
+	struct hist	*me_hist;
+	uint64_t	 me_hash;
+	struct mentry	*me_next;
+};
+
+struct map {
+	struct mentry	**m_tab;
+	size_t		 m_nbuckets;
+	size_t		 m_len;
+};
+
+struct map *
+map_new(void)
+{
+	struct map *m = xcalloc(1, sizeof(*m));
+
+	m->m_nbuckets = 64;
+	m->m_tab = xcalloc(m->m_nbuckets, sizeof(*m->m_tab));
+	return m;
+}
+
+static void
+me_free(struct mentry *me)
+{
+	val_free(&me->me_key);
+	val_free(&me->me_val);
+	if (me->me_hist != NULL) {
+		free(me->me_hist->h_b);
+		free(me->me_hist);
+	}
+	free(me);
+}
+
+void
+map_clear(struct map *m)
+{
+	struct mentry *me, *next;
+	size_t i;
+
+	for (i = 0; i < m->m_nbuckets; i++) {
+		for (me = m->m_tab[i]; me != NULL; me = next) {
+			next = me->me_next;
+			me_free(me);
+		}
+		m->m_tab[i] = NULL;
+	}
+	m->m_len = 0;
+}
+
+void
+map_free(struct map *m)
+{
+	if (m == NULL)
+		return;
+	map_clear(m);
+	free(m->m_tab);
+	free(m);
+}
+
+size_t
+map_len(struct map *m)
+{
+	return m != NULL ? m->m_len : 0;
+}
+
+/* Find key's entry; with create, make it, and say so in *created. */
+static struct mentry *
+mfind2(struct map *m, const struct bt_value *key, int create, int *created)
+{
+	uint64_t h = val_hash(key);
+	struct mentry *me, **tab;
+	size_t i, nb;
+
+	if (created != NULL)
+		*created = 0;
+	for (me = m->m_tab[h % m->m_nbuckets]; me != NULL; me = me->me_next)
+		if (me->me_hash == h && val_equal(&me->me_key, key))
+			return me;
+	if (!create)
+		return NULL;
+	if (created != NULL)
+		*created = 1;
+	if (m->m_len >= m->m_nbuckets * 2) {
+		nb = m->m_nbuckets * 4;
+		tab = xcalloc(nb, sizeof(*tab));
+		for (i = 0; i < m->m_nbuckets; i++) {
+			struct mentry *next;
+
+			for (me = m->m_tab[i]; me != NULL; me = next) {
+				next = me->me_next;
+				me->me_next = tab[me->me_hash % nb];
+				tab[me->me_hash % nb] = me;
+			}
+		}
+		free(m->m_tab);
+		m->m_tab = tab;
+		m->m_nbuckets = nb;
+	}
+	me = xcalloc(1, sizeof(*me));
+	val_copy(&me->me_key, key);
+	me->me_hash = h;
+	me->me_next = m->m_tab[h % m->m_nbuckets];
+	m->m_tab[h % m->m_nbuckets] = me;
+	m->m_len++;
+	return me;
+}
+
+static struct mentry *
+mfind(struct map *m, const struct bt_value *key, int create)
+{
+	return mfind2(m, key, create, NULL);
+}
+
+/* The value an entry shows: avg is computed, the rest is stored. */
+static struct bt_value
+me_value(struct mentry *me)
+{
+	if (me->me_cnt > 0)
+		return val_int(me->me_val.v_int / me->me_cnt);
+	return me->me_val;
+}
+
+struct bt_value *
+map_lookup(struct map *m, const struct bt_value *key)
+{
+	struct mentry *me = mfind(m, key, 0);
+	struct bt_value *v;
+
+	if (me == NULL)
+		return NULL;
+	if (me->me_cnt > 0) {
+		v = tmp_alloc(sizeof(*v));
+		*v = me_value(me);
+		return v;
+	}
+	return &me->me_val;
+}
+
+void
+map_store(struct map *m, const struct bt_value *key,
+    const struct bt_value *val)
+{
+	struct mentry *me = mfind(m, key, 1);
+	struct bt_value copy;
+
+	/* copy first: val may point into this very entry */
+	val_copy(&copy, val);
+	val_free(&me->me_val);
+	me->me_val = copy;
+	me->me_cnt = 0;
+}
+
+void
+map_delete(struct map *m, const struct bt_value *key)
+{
+	uint64_t h = val_hash(key);
+	struct mentry **mep, *me;
+
+	for (mep = &m->m_tab[h % m->m_nbuckets]; (me = *mep) != NULL;
+	    mep = &me->me_next) {
+		if (me->me_hash == h && val_equal(&me->me_key, key)) {
+			*mep = me->me_next;
+			me_free(me);
+			m->m_len--;
+			return;
+		}
+	}
+}
+
+void
+map_zero(struct map *m)
+{
+	struct mentry *me;
+	size_t i, j;
+
+	for (i = 0; i < m->m_nbuckets; i++) {
+		for (me = m->m_tab[i]; me != NULL; me = me->me_next) {
+			val_free(&me->me_val);
+			me->me_val = val_int(0);
+			me->me_cnt = 0;
+			if (me->me_hist != NULL)
+				for (j = 0; j < me->me_hist->h_n; j++)
+					me->me_hist->h_b[j].hb_count = 0;
+		}
+	}
+}
+
+static void
+hist_inc(struct hist *h, long key)
+{
+	size_t lo = 0, hi = h->h_n, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (h->h_b[mid].hb_key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < h->h_n && h->h_b[lo].hb_key == key) {
+		h->h_b[lo].hb_count++;
+		return;
+	}
+	if (h->h_n == h->h_cap) {
+		h->h_cap = h->h_cap ? h->h_cap * 2 : 16;
+		h->h_b = realloc(h->h_b, h->h_cap * sizeof(*h->h_b));
+		if (h->h_b == NULL) {
+			perror("btrace");
+			exit(1);
+		}
+	}
+	memmove(&h->h_b[lo + 1], &h->h_b[lo], (h->h_n - lo) *
+	    sizeof(*h->h_b));
+	h->h_b[lo].hb_key = key;
+	h->h_b[lo].hb_count = 1;
+	h->h_n++;
+}
+
+/* Power-of-two class: -1 negative, 0 zero, k+1 for [2^k, 2^(k+1)). */
+static long
+pow2_class(long v)
+{
+	unsigned long u = (unsigned long)v;
+	long k = 0;
+
+	if (v < 0)
+		return -1;
+	if (v == 0)
+		return 0;
+	while (u > 1) {
+		u >>= 1;
+		k++;
+	}
+	return k + 1;
+}
+
+void
+map_agg(struct bt_var *bv, const struct bt_value *key, int agg, long v)
+{
+	struct mentry *me;
+	unsigned long u;
+	int isnew;
+
+	/* out of an lhist's range: not counted, no entry made */
+	if (agg == A_LHIST && (v < bv->bv_lmin || v > bv->bv_lmax))
+		return;
+	if (bv->bv_map == NULL)
+		bv->bv_map = map_new();
+	me = mfind2(bv->bv_map, key, 1, &isnew);
+	if (me->me_val.v_type != VT_INT) {
+		val_free(&me->me_val);
+		me->me_val = val_int(0);
+		isnew = 1;
+	}
+	u = (unsigned long)me->me_val.v_int;
+	switch (agg) {
+	case A_COUNT:
+		me->me_val.v_int = (long)(u + 1);
+		break;
+	case A_SUM:
+		me->me_val.v_int = (long)(u + (unsigned long)v);
+		break;
+	case A_MIN:
+		if (isnew || v < me->me_val.v_int)
+			me->me_val.v_int = v;
+		break;
+	case A_MAX:
+		if (isnew || v > me->me_val.v_int)
+			me->me_val.v_int = v;
+		break;
+	case A_AVG:
+		me->me_val.v_int = (long)(u + (unsigned long)v);
+		me->me_cnt++;
+		break;
+	case A_HIST:
+	case A_LHIST:
+		if (me->me_hist == NULL)
+			me->me_hist = xcalloc(1, sizeof(*me->me_hist));
+		if (agg == A_HIST) {
+			hist_inc(me->me_hist, pow2_class(v));
+			break;
+		}
+		/* the bucket's upper bound; wraps only past LONG_MAX */
+		hist_inc(me->me_hist, (long)(((unsigned long)(v / bv->bv_lstep) +
+		    1) * (unsigned long)bv->bv_lstep));
+		break;
+	}
+}
+
+static struct mentry **
+entries(struct map *m, size_t *np)
+{
+	struct mentry **v, *me;
+	size_t i, n = 0;
+
+	v = tmp_alloc((m->m_len + 1) * sizeof(*v));
+	for (i = 0; i < m->m_nbuckets; i++)
+		for (me = m->m_tab[i]; me != NULL; me = me->me_next)
+			v[n++] = me;
+	*np = n;
+	return v;
+}
+
+static int
+cmp_key(const void *a, const void *b)
+{
+	const struct mentry *ma = *(struct mentry * const *)a;
+	const struct mentry *mb = *(struct mentry * const *)b;
+
+	return val_cmp(&ma->me_key, &mb->me_key);
+}
+
+/* By value, largest first; integers before strings; then by key. */
+static int
+cmp_val(const void *a, const void *b)
+{
+	const struct mentry *ma = *(struct mentry * const *)a;
+	const struct mentry *mb = *(struct mentry * const *)b;
+	struct bt_value va = me_value((struct mentry *)ma);
+	struct bt_value vb = me_value((struct mentry *)mb);
+	int c;
+
+	if (va.v_type != vb.v_type)
+		return va.v_type == VT_INT ? -1 : vb.v_type == VT_INT ? 1 :
+		    va.v_type < vb.v_type ? -1 : 1;
+	c = val_cmp(&va, &vb);
+	if (c != 0)
+		return -c;
+	return val_cmp(&ma->me_key, &mb->me_key);
+}
+
+/* Snapshot of keys and values in key order, for `for' loops. */
+void
+map_keys(struct map *m, struct bt_value **keysp, struct bt_value **valsp,
+    size_t *np)
+{
+	struct mentry **v;
+	struct bt_value *keys, *vals;
+	size_t n, i;
+
+	v = entries(m, &n);
+	qsort(v, n, sizeof(*v), cmp_key);
+	keys = tmp_alloc((n + 1) * sizeof(*keys));
+	vals = tmp_alloc((n + 1) * sizeof(*vals));
+	for (i = 0; i < n; i++) {
+		/* the loop body may delete entries: copy to scratch */
+		keys[i] = v[i]->me_key;
+		if (keys[i].v_type == VT_STR)
+			keys[i].v_str = tmp_strdup(keys[i].v_str);
+		vals[i] = me_value(v[i]);
+		if (vals[i].v_type == VT_STR)
+			vals[i].v_str = tmp_strdup(vals[i].v_str);
+		if (keys[i].v_type == VT_TUPLE) {
+			struct bt_value *t = tmp_alloc(keys[i].v_ntup *
+			    sizeof(*t));
+			size_t j;
+
+			for (j = 0; j < keys[i].v_ntup; j++) {
+				t[j] = keys[i].v_tup[j];
+				if (t[j].v_type == VT_STR)
+					t[j].v_str = tmp_strdup(t[j].v_str);
+			}
+			keys[i].v_tup = t;
+		}
+	}
+	*keysp = keys;
+	*valsp = vals;
+	*np = n;
+}
+
+/* 1024-based suffixes of a power of two 2^p. */
+static const char *
+pow2_label(int p)
+{
+	static const char *sfx[] = { "", "K", "M", "G", "T", "P", "E" };
+	int s = p / 10;
+
+	if (s > 6)
+		s = 6;
+	return tmp_printf("%lu%s", 1UL << (p - s * 10), sfx[s]);
+}
+
+static const char *
+bucket_label(long key, long step)
+{
+	if (step != 0)
+		return tmp_printf("[%lu, %lu)", (unsigned long)key -
+		    (unsigned long)step, (unsigned long)key);
+	if (key < 0)
+		return "(..., 0)";
+	if (key == 0)
+		return "[0]";
+	return tmp_printf("[%s, %s)", pow2_label((int)key - 1),
+	    pow2_label((int)key));
+}
+
+static void
+hist_print(const char *header, struct hist *h, long step, long div)
+{
+	long max = 0, val;
+	size_t i;
+	int bar, l;
+
+	for (i = 0; i < h->h_n; i++)
+		if (h->h_b[i].hb_count / div > max)
+			max = h->h_b[i].hb_count / div;
+	if (g_json) {
+		printf("{\"type\": \"hist\", \"data\": {");
+		json_str(stdout, header);
+		printf(": [");
+		for (i = 0; i < h->h_n; i++) {
+			long k = h->h_b[i].hb_key;
+
+			/* bounds included, as bpftrace's min and max */
+			printf("%s{", i > 0 ? ", " : "");
+			if (step != 0)
+				printf("\"min\": %lu, \"max\": %lu, ",
+				    (unsigned long)k - (unsigned long)step,
+				    (unsigned long)k - 1);
+			else if (k < 0)
+				printf("\"max\": -1, ");
+			else if (k == 0)
+				printf("\"min\": 0, \"max\": 0, ");
+			else
+				printf("\"min\": %lu, \"max\": %lu, ",
+				    1UL << (k - 1), (1UL << (k - 1)) * 2 - 1);
+			printf("\"count\": %ld}", h->h_b[i].hb_count / div);
+		}
+		printf("]}}\n");
+		return;
+	}
+	printf("%s:\n", header);
+	for (i = 0; i < h->h_n; i++) {
+		const char *label = bucket_label(h->h_b[i].hb_key, step);
+
+		val = h->h_b[i].hb_count / div;
+		bar = max > 0 ? (int)((BAR_LEN * val) / max) : 0;
+		l = (int)strlen(label);
+		printf("%s%*ld |%.*s%*s|\n", label, LABEL_LEN - l, val, bar,
+		    "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@",
+		    BAR_LEN - bar, "");
+	}
+}
+
+static void
+json_value(const struct bt_value *v)
+{
+	if (v->v_type == VT_INT)
+		printf("%s", val2str(v));
+	else
+		json_str(stdout, val2str(v));
+}
+
+/* A kstack/ustack string: frames innermost first, then a trailer. */
+static int
+is_stack(const char *s)
+{
+	size_t len = strlen(s);
+
+	return s[0] == '\n' && ((len >= 8 && strcmp(s + len - 8,
+	    "\nkernel\n") == 0) || (len >= 10 && strcmp(s + len - 10,
+	    "\nuserland\n") == 0));
+}
+
+/* Frames outermost first, joined by ';', as flame graph tools want. */
+static const char *
+fold_stack(const char *s)
+{
+	char *copy = tmp_strdup(s), *lines[STACKTRACE_MAX + 2], *p, *out;
+	size_t n = 0, i;
+
+	for (p = strtok(copy, "\n"); p != NULL; p = strtok(NULL, "\n"))
+		if (n < sizeof(lines) / sizeof(lines[0]))
+			lines[n++] = p;
+	if (n > 0)
+		n--;	/* the "kernel" or "userland" trailer */
+	out = tmp_strdup("");
+	for (i = n; i > 0; i--)
+		out = tmp_printf("%s%s%s", out, i < n ? ";" : "",
+		    lines[i - 1]);
+	return out;
+}
+
+static const char *
+fold_key(const struct bt_value *k)
+{
+	const char *s, *out;
+	size_t i;
+
+	if (k->v_type != VT_TUPLE) {
+		s = val2str(k);
+		return is_stack(s) ? fold_stack(s) : s;
+	}
+	out = tmp_strdup("");
+	for (i = 0; i < k->v_ntup; i++) {
+		s = val2str(&k->v_tup[i]);
+		out = tmp_printf("%s%s%s", out, i > 0 ? ";" : "",
+		    is_stack(s) ? fold_stack(s) : s);
+	}
+	return out;
+}
+
+/* Print at most `top' entries, values divided by `div'. */
+void
+map_print(struct bt_var *bv, size_t top, long div)
+{
+	struct mentry **v;
+	struct bt_value val;
+	const char *name = bv->bv_name;
+	size_t n, i;
+
+	if (bv->bv_map == NULL || bv->bv_map->m_len == 0)
+		return;
+	v = entries(bv->bv_map, &n);
+	if (bv->bv_agg == A_HIST || bv->bv_agg == A_LHIST) {
+		long step = bv->bv_agg == A_LHIST ? bv->bv_lstep : 0;
+
+		qsort(v, n, sizeof(*v), cmp_key);
+		for (i = 0; i < n; i++) {
+			if (v[i]->me_hist == NULL)
+				continue;
+			if (v[i]->me_key.v_type == VT_NIL)
+				hist_print(tmp_printf("@%s", name),
+				    v[i]->me_hist, step, div);
+			else
+				hist_print(tmp_printf("@%s[%s]", name,
+				    val2key(&v[i]->me_key)), v[i]->me_hist,
+				    step, div);
+		}
+		return;
+	}
+	qsort(v, n, sizeof(*v), cmp_val);
+	if (g_json) {
+		int keyless = n == 1 && v[0]->me_key.v_type == VT_NIL;
+
+		printf("{\"type\": \"map\", \"data\": {");
+		json_str(stdout, tmp_printf("@%s", name));
+		printf(": ");
+		if (!keyless)
+			printf("{");
+		for (i = 0; i < n && i < top; i++) {
+			val = me_value(v[i]);
+			if (val.v_type == VT_INT && div != 1)
+				val.v_int /= div;
+			if (!keyless) {
+				printf("%s", i > 0 ? ", " : "");
+				json_str(stdout, val2key(&v[i]->me_key));
+				printf(": ");
+			}
+			json_value(&val);
+		}
+		printf("%s}}\n", keyless ? "" : "}");
+		return;
+	}
+	for (i = 0; i < n && i < top; i++) {
+		val = me_value(v[i]);
+		if (val.v_type == VT_INT && div != 1)
+			val.v_int /= div;
+		if (v[i]->me_key.v_type == VT_NIL)
+			printf("@%s: %s\n", name, val2str(&val));
+		else if (g_folded)
+			printf("%s %s\n", fold_key(&v[i]->me_key),
+			    val2str(&val));
+		else
+			printf("@%s[%s]: %s\n", name,
+			    val2key(&v[i]->me_key), val2str(&val));
+	}
+}
+
+static int
+cmp_order(const void *a, const void *b)
+{
+	const struct bt_var *va = *(struct bt_var * const *)a;
+	const struct bt_var *vb = *(struct bt_var * const *)b;
+
+	return va->bv_order - vb->bv_order;
+}
+
+/* At exit: every non-empty map, in the order OpenBSD would use. */
+void
+maps_print_all(void)
+{
+	struct bt_var *bv, **vars;
+	size_t n = 0, i;
+
+	for (bv = g_vars; bv != NULL; bv = bv->bv_next)
+		n++;
+	vars = xcalloc(n, sizeof(*vars));
+	for (n = 0, bv = g_vars; bv != NULL; bv = bv->bv_next)
+		if (bv->bv_ismap > 0)
+			vars[n++] = bv;
+	qsort(vars, n, sizeof(*vars), cmp_order);
+	for (i = 0; i < n; i++) {
+		map_print(vars[i], (size_t)-1, 1);
+		if (vars[i]->bv_map != NULL)
+			map_clear(vars[i]->bv_map);
+		tmp_reset();
+	}
+	free(vars);
+}

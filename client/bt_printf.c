@@ -1,0 +1,300 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * btrace: printf() of bt(5), with the conversions of printf(1) as
+ * OpenBSD's btrace offers them.  The format's escapes were handled once by
+ * the lexer and are not interpreted again.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btrace.h"
+
+struct pf_args {
+	struct bt_expr		*pa_next;
+	struct bt_evt_ctx	*pa_ec;
+	int			 pa_used;
+};
+
+static int
+next_arg(struct pf_args *pa, struct bt_value *v)
+{
+	if (pa->pa_next == NULL) {
+		memset(v, 0, sizeof(*v));
+		return 0;
+	}
+	*v = expr_eval(pa->pa_next, pa->pa_ec);
+	pa->pa_next = pa->pa_next->be_next;
+	pa->pa_used++;
+	return 1;
+}
+
+/* A string where a number is wanted: convert as printf(1) does. */
+static long
+arg_long(struct pf_args *pa, int *isunsigned)
+{
+	struct bt_value v;
+	const char *s;
+	char *ep;
+	long l;
+
+	*isunsigned = 0;
+	next_arg(pa, &v);
+	if (v.v_type == VT_INT) {
+		*isunsigned = (v.v_flags & VF_UNSIGNED) != 0;
+		return v.v_int;
+	}
+	if (v.v_type == VT_NIL)
+		return 0;
+	s = val2str(&v);
+	errno = 0;
+	l = strtol(s, &ep, 0);
+	if (*ep != '\0' || ep == s) {
+		fprintf(stderr, "%s: %s: %s\n", g_progname, s, ep == s ?
+		    "expected numeric value" : "not completely converted");
+	}
+	return l;
+}
+
+static void
+print_escaped(FILE *out, const char *s)
+{
+	int c, n;
+
+	for (; *s != '\0'; s++) {
+		if (*s != '\\') {
+			fputc(*s, out);
+			continue;
+		}
+		s++;
+		switch (*s) {
+		case 'n':	fputc('\n', out);	break;
+		case 't':	fputc('\t', out);	break;
+		case 'r':	fputc('\r', out);	break;
+		case 'a':	fputc('\a', out);	break;
+		case 'b':	fputc('\b', out);	break;
+		case 'f':	fputc('\f', out);	break;
+		case 'v':	fputc('\v', out);	break;
+		case '\\':	fputc('\\', out);	break;
+		case 'c':	return;
+		case '0':
+			for (c = 0, n = 0; n < 3 && s[1] >= '0' && s[1] <= '7';
+			    n++)
+				c = c * 8 + (*++s - '0');
+			fputc(c, out);
+			break;
+		case '\0':
+			fputc('\\', out);
+			return;
+		default:
+			fputc('\\', out);
+			fputc(*s, out);
+		}
+	}
+}
+
+/* One pass over the format; returns -1 on a bad directive. */
+static int
+format_once(FILE *out, const char *fmt, struct pf_args *pa,
+    const struct bt_pos *pos)
+{
+	char spec[64], *sp;
+	const char *p, *start;
+	struct bt_value v;
+	int width = 0, prec = 0, havew, havep, isu;
+	long l;
+
+	for (p = fmt; *p != '\0'; p++) {
+		if (*p != '%') {
+			fputc(*p, out);
+			continue;
+		}
+		start = p++;
+		if (*p == '%') {
+			fputc('%', out);
+			continue;
+		}
+		sp = spec;
+		*sp++ = '%';
+		while (*p != '\0' && strchr("#-+ 0'", *p) != NULL &&
+		    sp < spec + 8)
+			*sp++ = *p++;
+		havew = havep = 0;
+		if (*p == '*') {
+			p++;
+			havew = 1;
+			width = (int)arg_long(pa, &isu);
+			*sp++ = '*';
+		} else
+			while (isdigit((unsigned char)*p) && sp < spec + 20)
+				*sp++ = *p++;
+		if (*p == '.') {
+			*sp++ = *p++;
+			if (*p == '*') {
+				p++;
+				havep = 1;
+				prec = (int)arg_long(pa, &isu);
+				*sp++ = '*';
+			} else
+				while (isdigit((unsigned char)*p) &&
+				    sp < spec + 40)
+					*sp++ = *p++;
+		}
+		/* length modifiers are accepted and ignored */
+		while (*p != '\0' && strchr("hlLqjzt", *p) != NULL)
+			p++;
+		if (*p == '\0') {
+			rt_error(pos, "missing format character");
+			return -1;
+		}
+		switch (*p) {
+		case 'd': case 'i': case 'o': case 'u': case 'x': case 'X':
+			*sp++ = 'l';
+			*sp++ = *p;
+			*sp = '\0';
+			l = arg_long(pa, &isu);
+			if (havew && havep)
+				fprintf(out, spec, width, prec, l);
+			else if (havew)
+				fprintf(out, spec, width, l);
+			else if (havep)
+				fprintf(out, spec, prec, l);
+			else
+				fprintf(out, spec, l);
+			break;
+		case 'c':
+			*sp++ = 'c';
+			*sp = '\0';
+			next_arg(pa, &v);
+			if (v.v_type == VT_STR || v.v_type == VT_TUPLE) {
+				rt_error(pos, "%%c needs a number");
+				return -1;
+			}
+			l = v.v_type == VT_INT ? v.v_int : 0;
+			if (havew)
+				fprintf(out, spec, width, (int)(unsigned char)l);
+			else
+				fprintf(out, spec, (int)(unsigned char)l);
+			break;
+		case 's':
+		case 'b':
+			*sp++ = 's';
+			*sp = '\0';
+			next_arg(pa, &v);
+			if (*p == 'b') {
+				print_escaped(out, val2str(&v));
+				break;
+			}
+			if (havew && havep)
+				fprintf(out, spec, width, prec, val2str(&v));
+			else if (havew)
+				fprintf(out, spec, width, val2str(&v));
+			else if (havep)
+				fprintf(out, spec, prec, val2str(&v));
+			else
+				fprintf(out, spec, val2str(&v));
+			break;
+		case 'a': case 'A': case 'e': case 'E': case 'f': case 'F':
+		case 'g': case 'G': {
+			double d;
+
+			*sp++ = *p;
+			*sp = '\0';
+			next_arg(pa, &v);
+			if (v.v_type == VT_STR)
+				d = strtod(v.v_str, NULL);
+			else
+				d = v.v_type == VT_INT ? (double)v.v_int : 0.0;
+			if (havew && havep)
+				fprintf(out, spec, width, prec, d);
+			else if (havew)
+				fprintf(out, spec, width, d);
+			else if (havep)
+				fprintf(out, spec, prec, d);
+			else
+				fprintf(out, spec, d);
+			break;
+		}
+		default:
+			rt_error(pos, "%.*s: invalid directive",
+			    (int)(p - start + 1), start);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * -f json collects a printf's text in memory first.  A run-time error
+ * leaves the stream open (the rule is abandoned): the next printf, or
+ * exit, closes it.
+ */
+static FILE	*pf_out;
+static char	*pf_buf;
+static size_t	 pf_len;
+
+static void
+pf_close(void)
+{
+	if (pf_out != NULL)
+		fclose(pf_out);
+	free(pf_buf);
+	pf_out = NULL;
+	pf_buf = NULL;
+}
+
+void
+bt_printf(struct bt_expr *args, struct bt_evt_ctx *ec)
+{
+	static int registered;
+	struct pf_args pa;
+	struct bt_value fv;
+	const char *fmt;
+	FILE *out = stdout;
+
+	fv = expr_eval(args, ec);
+	fmt = val2str(&fv);
+	pa.pa_next = args->be_next;
+	pa.pa_ec = ec;
+	if (g_json) {
+		if (!registered) {
+			atexit(pf_close);
+			registered = 1;
+		}
+		pf_close();
+		if ((pf_out = open_memstream(&pf_buf, &pf_len)) != NULL)
+			out = pf_out;
+	}
+	/* Like printf(1), the format is reused while arguments remain. */
+	do {
+		pa.pa_used = 0;
+		if (format_once(out, fmt, &pa, &args->be_pos) == -1)
+			break;
+	} while (pa.pa_next != NULL && pa.pa_used > 0);
+	if (out != stdout) {
+		fclose(pf_out);
+		pf_out = NULL;
+		printf("{\"type\": \"printf\", \"data\": ");
+		json_str(stdout, pf_buf);
+		printf("}\n");
+		free(pf_buf);
+		pf_buf = NULL;
+	}
+}

@@ -1,0 +1,452 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * btrace: symbols for kstack, ustack, ksym() and usym().  Kernel symbols
+ * come from /proc/kallsyms; user symbols from the ELF files that
+ * /proc/PID/maps names, read once per process at first sight so that
+ * stacks of processes that have exited since still resolve.
+ */
+#include <sys/types.h>
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "btrace.h"
+
+struct sym {
+	unsigned long	 sy_addr;
+	unsigned long	 sy_size;
+	char		*sy_name;
+};
+
+struct symtab {
+	struct sym	*st_syms;
+	size_t		 st_n, st_cap;
+};
+
+struct elfsyms {
+	char		*es_path;
+	struct symtab	 es_tab;
+	GElf_Phdr	*es_loads;
+	size_t		 es_nloads;
+	struct elfsyms	*es_next;
+};
+
+struct pmap {
+	unsigned long	 pm_start, pm_end, pm_off;
+	struct elfsyms	*pm_elf;	/* NULL until first lookup */
+	char		*pm_path;
+};
+
+struct pidmaps {
+	pid_t		 pd_pid;
+	struct pmap	*pd_maps;
+	size_t		 pd_n;
+	time_t		 pd_loaded;
+	struct pidmaps	*pd_next;
+};
+
+static struct symtab	 ksyms;
+static int		 ksyms_loaded;
+static struct elfsyms	*elfs;
+static struct pidmaps	*pids;
+
+static void
+sym_add(struct symtab *st, unsigned long addr, unsigned long size,
+    const char *name)
+{
+	if (st->st_n == st->st_cap) {
+		st->st_cap = st->st_cap ? st->st_cap * 2 : 1024;
+		st->st_syms = realloc(st->st_syms,
+		    st->st_cap * sizeof(*st->st_syms));
+		if (st->st_syms == NULL) {
+			perror("btrace");
+			exit(1);
+		}
+	}
+	st->st_syms[st->st_n].sy_addr = addr;
+	st->st_syms[st->st_n].sy_size = size;
+	st->st_syms[st->st_n].sy_name = xstrdup(name);
+	st->st_n++;
+}
+
+static int
+sym_cmp(const void *a, const void *b)
+{
+	const struct sym *sa = a, *sb = b;
+
+	if (sa->sy_addr != sb->sy_addr)
+		return sa->sy_addr < sb->sy_addr ? -1 : 1;
+	/* prefer the symbol with a size at one address */
+	return (sa->sy_size < sb->sy_size) - (sa->sy_size > sb->sy_size);
+}
+
+/* The symbol covering addr; sizeless symbols reach to the next one. */
+static const struct sym *
+sym_find(struct symtab *st, unsigned long addr)
+{
+	size_t lo = 0, hi = st->st_n, mid;
+	const struct sym *s;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (st->st_syms[mid].sy_addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	s = &st->st_syms[lo - 1];
+	while (s > st->st_syms && s[-1].sy_addr == s->sy_addr)
+		s--;
+	if (s->sy_size != 0 && addr >= s->sy_addr + s->sy_size)
+		return NULL;
+	return s;
+}
+
+static const char *
+sym_fmt(const struct sym *s, unsigned long addr)
+{
+	if (s == NULL)
+		return tmp_printf("0x%lx", addr);
+	if (addr == s->sy_addr)
+		return tmp_printf("%s", s->sy_name);
+	return tmp_printf("%s+0x%lx", s->sy_name, addr - s->sy_addr);
+}
+
+static void
+ksyms_load(void)
+{
+	char line[512], name[256], type;
+	unsigned long addr;
+	FILE *fp;
+
+	ksyms_loaded = 1;
+	if ((fp = fopen("/proc/kallsyms", "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if (sscanf(line, "%lx %c %255s", &addr, &type, name) != 3)
+			continue;
+		/* unprivileged readers see zero addresses: useless */
+		if (addr == 0 || (type != 't' && type != 'T' &&
+		    type != 'w' && type != 'W'))
+			continue;
+		sym_add(&ksyms, addr, 0, name);
+	}
+	fclose(fp);
+	qsort(ksyms.st_syms, ksyms.st_n, sizeof(*ksyms.st_syms), sym_cmp);
+}
+
+const char *
+ksym_str(unsigned long pc)
+{
+	if (!ksyms_loaded)
+		ksyms_load();
+	return sym_fmt(sym_find(&ksyms, pc), pc);
+}
+
+static struct elfsyms *
+elf_load(const char *path)
+{
+	struct elfsyms *es;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	GElf_Phdr ph;
+	Elf_Data *data;
+	Elf *e;
+	size_t i, n, nph;
+	int fd;
+
+	for (es = elfs; es != NULL; es = es->es_next)
+		if (strcmp(es->es_path, path) == 0)
+			return es;
+	es = xcalloc(1, sizeof(*es));
+	es->es_path = xstrdup(path);
+	es->es_next = elfs;
+	elfs = es;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return es;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return es;
+	if ((e = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL) {
+		close(fd);
+		return es;
+	}
+	if (elf_getphdrnum(e, &nph) == 0) {
+		es->es_loads = xcalloc(nph, sizeof(*es->es_loads));
+		for (i = 0; i < nph; i++)
+			if (gelf_getphdr(e, i, &ph) != NULL &&
+			    ph.p_type == PT_LOAD)
+				es->es_loads[es->es_nloads++] = ph;
+	}
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    sh.sh_entsize == 0)
+			continue;
+		if ((data = elf_getdata(scn, NULL)) == NULL)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			const char *name;
+
+			if (gelf_getsym(data, (int)i, &sym) == NULL)
+				continue;
+			if ((GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+			    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC) ||
+			    sym.st_value == 0 || sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (name != NULL && *name != '\0')
+				sym_add(&es->es_tab, sym.st_value,
+				    sym.st_size, name);
+		}
+	}
+	elf_end(e);
+	close(fd);
+	if (es->es_tab.st_n > 0)
+		qsort(es->es_tab.st_syms, es->es_tab.st_n,
+		    sizeof(*es->es_tab.st_syms), sym_cmp);
+	return es;
+}
+
+static void
+pid_free_maps(struct pidmaps *pd)
+{
+	size_t i;
+
+	for (i = 0; i < pd->pd_n; i++)
+		free(pd->pd_maps[i].pm_path);
+	free(pd->pd_maps);
+	pd->pd_maps = NULL;
+	pd->pd_n = 0;
+}
+
+static void
+pid_load(struct pidmaps *pd)
+{
+	char path[64], line[4096], perms[8], file[4096];
+	unsigned long start, end, off;
+	size_t cap = 0;
+	FILE *fp;
+	int n;
+
+	pd->pd_loaded = time(NULL);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pd->pd_pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return;
+	pid_free_maps(pd);
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		file[0] = '\0';
+		n = sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095[^\n]", &start,
+		    &end, perms, &off, file);
+		if (n < 5 || strchr(perms, 'x') == NULL || file[0] != '/')
+			continue;
+		if (pd->pd_n == cap) {
+			cap = cap ? cap * 2 : 32;
+			pd->pd_maps = realloc(pd->pd_maps,
+			    cap * sizeof(*pd->pd_maps));
+			if (pd->pd_maps == NULL) {
+				perror("btrace");
+				exit(1);
+			}
+		}
+		pd->pd_maps[pd->pd_n].pm_start = start;
+		pd->pd_maps[pd->pd_n].pm_end = end;
+		pd->pd_maps[pd->pd_n].pm_off = off;
+		pd->pd_maps[pd->pd_n].pm_elf = NULL;
+		pd->pd_maps[pd->pd_n].pm_path = xstrdup(file);
+		pd->pd_n++;
+	}
+	fclose(fp);
+}
+
+static struct pidmaps *
+pid_get(pid_t pid)
+{
+	struct pidmaps *pd;
+
+	for (pd = pids; pd != NULL; pd = pd->pd_next)
+		if (pd->pd_pid == pid)
+			return pd;
+	pd = xcalloc(1, sizeof(*pd));
+	pd->pd_pid = pid;
+	pd->pd_next = pids;
+	pids = pd;
+	pid_load(pd);
+	return pd;
+}
+
+static const struct pmap *
+pmap_find(struct pidmaps *pd, unsigned long pc)
+{
+	size_t i;
+
+	for (i = 0; i < pd->pd_n; i++)
+		if (pc >= pd->pd_maps[i].pm_start && pc < pd->pd_maps[i].pm_end)
+			return &pd->pd_maps[i];
+	return NULL;
+}
+
+const char *
+usym_str(pid_t pid, unsigned long pc)
+{
+	struct pidmaps *pd = pid_get(pid);
+	struct pmap *pm;
+	struct elfsyms *es;
+	unsigned long off, va;
+	size_t i;
+
+	pm = (struct pmap *)pmap_find(pd, pc);
+	if (pm == NULL && time(NULL) != pd->pd_loaded) {
+		/* a library loaded since: look again, at most each second */
+		pid_load(pd);
+		pm = (struct pmap *)pmap_find(pd, pc);
+	}
+	if (pm == NULL)
+		return tmp_printf("0x%lx", pc);
+	if (pm->pm_elf == NULL)
+		pm->pm_elf = elf_load(pm->pm_path);
+	es = pm->pm_elf;
+	off = pc - pm->pm_start + pm->pm_off;
+	for (i = 0; i < es->es_nloads; i++) {
+		if (off >= es->es_loads[i].p_offset && off <
+		    es->es_loads[i].p_offset + es->es_loads[i].p_filesz) {
+			va = off - es->es_loads[i].p_offset +
+			    es->es_loads[i].p_vaddr;
+			if (sym_find(&es->es_tab, va) == NULL)
+				break;
+			return sym_fmt(sym_find(&es->es_tab, va), va);
+		}
+	}
+	return tmp_printf("0x%lx", pc);
+}
+
+/*
+ * Symbolising a stack costs microseconds and the same stacks come back
+ * all the time: keep the text of recent ones, by pid and addresses.
+ */
+#define STACK_CACHE	4096
+
+struct stack_ent {
+	uint64_t	 se_hash;
+	pid_t		 se_pid;	/* 0 for kernel stacks */
+	unsigned int	 se_n;
+	unsigned long	 se_pc[STACKTRACE_MAX];
+	char		*se_str;
+};
+static struct stack_ent	*stack_cache;
+
+static uint64_t
+stack_hash(pid_t pid, const unsigned long *pc, unsigned int n)
+{
+	uint64_t h = 1469598103934665603ULL ^ (uint64_t)pid;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		h ^= pc[i];
+		h *= 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 31;
+	}
+	return h ^ n;
+}
+
+/* kstack and ustack as OpenBSD's btrace prints them. */
+const char *
+stack_str(struct dt_evt *ev, int kernel, int unused)
+{
+	const struct stacktrace *st;
+	struct stack_ent *se;
+	pid_t pid = kernel ? 0 : ev->dtev_pid;
+	uint64_t h;
+	char *s;
+	unsigned int i, n;
+
+	(void)unused;
+	st = kernel ? &ev->dtev_kstack : &ev->dtev_ustack;
+	if (kernel && st->st_count == 0)
+		return "\nuserland\n";
+	n = st->st_count < STACKTRACE_MAX ? st->st_count : STACKTRACE_MAX;
+	if (stack_cache == NULL)
+		stack_cache = xcalloc(STACK_CACHE, sizeof(*stack_cache));
+	h = stack_hash(pid, st->st_pc, n);
+	se = &stack_cache[h % STACK_CACHE];
+	if (se->se_str != NULL && se->se_hash == h && se->se_pid == pid &&
+	    se->se_n == n && memcmp(se->se_pc, st->st_pc,
+	    n * sizeof(*st->st_pc)) == 0)
+		return tmp_strdup(se->se_str);	/* the slot may be reused */
+
+	s = tmp_strdup("");
+	for (i = 0; i < n; i++) {
+		if (!kernel && st->st_pc[i] == 0)
+			continue;
+		s = tmp_printf("%s\n%s", s, kernel ? ksym_str(st->st_pc[i]) :
+		    usym_str(ev->dtev_pid, st->st_pc[i]));
+	}
+	s = tmp_printf("%s%s", s, kernel ? "\nkernel\n" : "\nuserland\n");
+	free(se->se_str);
+	se->se_hash = h;
+	se->se_pid = pid;
+	se->se_n = n;
+	memcpy(se->se_pc, st->st_pc, n * sizeof(*st->st_pc));
+	se->se_str = xstrdup(s);
+	return s;
+}
+
+void
+syms_cleanup(void)
+{
+	struct pidmaps *pd, *pdn;
+	struct elfsyms *es, *esn;
+	size_t i;
+
+	for (pd = pids; pd != NULL; pd = pdn) {
+		pdn = pd->pd_next;
+		pid_free_maps(pd);
+		free(pd);
+	}
+	pids = NULL;
+	for (es = elfs; es != NULL; es = esn) {
+		esn = es->es_next;
+		for (i = 0; i < es->es_tab.st_n; i++)
+			free(es->es_tab.st_syms[i].sy_name);
+		free(es->es_tab.st_syms);
+		free(es->es_loads);
+		free(es->es_path);
+		free(es);
+	}
+	elfs = NULL;
+	if (stack_cache != NULL) {
+		for (i = 0; i < STACK_CACHE; i++)
+			free(stack_cache[i].se_str);
+		free(stack_cache);
+		stack_cache = NULL;
+	}
+	for (i = 0; i < ksyms.st_n; i++)
+		free(ksyms.st_syms[i].sy_name);
+	free(ksyms.st_syms);
+	memset(&ksyms, 0, sizeof(ksyms));
+}

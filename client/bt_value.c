@@ -1,0 +1,333 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * btrace: run-time values, their text forms and the scratch arena that
+ * holds the temporaries of one event.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btrace.h"
+
+#define CHUNK	(64 * 1024)
+
+struct tchunk {
+	struct tchunk	*tc_next;
+	size_t		 tc_used, tc_size;
+	max_align_t	 tc_data[];
+};
+static struct tchunk	*tchunks;
+
+void *
+xmalloc(size_t len)
+{
+	void *p = malloc(len ? len : 1);
+
+	if (p == NULL) {
+		perror("btrace");
+		exit(1);
+	}
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t len)
+{
+	void *p = calloc(n ? n : 1, len ? len : 1);
+
+	if (p == NULL) {
+		perror("btrace");
+		exit(1);
+	}
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	size_t len = strlen(s) + 1;
+
+	return memcpy(xmalloc(len), s, len);
+}
+
+void *
+tmp_alloc(size_t len)
+{
+	struct tchunk *tc = tchunks;
+	size_t need = (len + 15) & ~(size_t)15;
+
+	if (tc == NULL || tc->tc_size - tc->tc_used < need) {
+		size_t size = need > CHUNK ? need : CHUNK;
+
+		tc = xmalloc(sizeof(*tc) + size);
+		tc->tc_size = size;
+		tc->tc_used = 0;
+		tc->tc_next = tchunks;
+		tchunks = tc;
+	}
+	tc->tc_used += need;
+	return (char *)tc->tc_data + tc->tc_used - need;
+}
+
+char *
+tmp_strdup(const char *s)
+{
+	size_t len = strlen(s) + 1;
+
+	return memcpy(tmp_alloc(len), s, len);
+}
+
+char *
+tmp_printf(const char *fmt, ...)
+{
+	char small[256], *buf;
+	va_list ap;
+	int len;
+
+	if (fmt == NULL)
+		return tmp_strdup("");
+	va_start(ap, fmt);
+	len = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		len = 0;
+	buf = tmp_alloc(len + 1);
+	if ((size_t)len < sizeof(small)) {
+		memcpy(buf, small, len + 1);
+		return buf;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf, len + 1, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+struct tmp_mark
+tmp_mark(void)
+{
+	struct tmp_mark m;
+
+	m.tm_chunk = tchunks;
+	m.tm_used = tchunks != NULL ? tchunks->tc_used : 0;
+	return m;
+}
+
+/* Free what was allocated since the mark: a loop's last iteration. */
+void
+tmp_release(struct tmp_mark m)
+{
+	struct tchunk *tc;
+
+	while (tchunks != NULL && tchunks != m.tm_chunk) {
+		tc = tchunks;
+		tchunks = tc->tc_next;
+		free(tc);
+	}
+	if (tchunks != NULL)
+		tchunks->tc_used = m.tm_used;
+}
+
+/* Free all temporaries but the newest chunk, which is reused. */
+void
+tmp_reset(void)
+{
+	struct tchunk *tc, *next;
+
+	if (tchunks == NULL)
+		return;
+	for (tc = tchunks->tc_next; tc != NULL; tc = next) {
+		next = tc->tc_next;
+		free(tc);
+	}
+	tchunks->tc_next = NULL;
+	tchunks->tc_used = 0;
+}
+
+struct bt_value
+val_int(long v)
+{
+	struct bt_value val;
+
+	memset(&val, 0, sizeof(val));
+	val.v_type = VT_INT;
+	val.v_int = v;
+	return val;
+}
+
+struct bt_value
+val_str(const char *s)
+{
+	struct bt_value val;
+
+	memset(&val, 0, sizeof(val));
+	val.v_type = VT_STR;
+	val.v_str = s;
+	return val;
+}
+
+/* Deep copy into malloc'ed memory, for values kept across events. */
+void
+val_copy(struct bt_value *dst, const struct bt_value *src)
+{
+	size_t i;
+
+	*dst = *src;
+	if (src->v_type == VT_STR)
+		dst->v_str = xstrdup(src->v_str);
+	else if (src->v_type == VT_TUPLE) {
+		dst->v_tup = xcalloc(src->v_ntup, sizeof(*dst->v_tup));
+		for (i = 0; i < src->v_ntup; i++)
+			val_copy(&dst->v_tup[i], &src->v_tup[i]);
+	}
+}
+
+void
+val_free(struct bt_value *v)
+{
+	size_t i;
+
+	if (v->v_type == VT_STR)
+		free((char *)v->v_str);
+	else if (v->v_type == VT_TUPLE) {
+		for (i = 0; i < v->v_ntup; i++)
+			val_free(&v->v_tup[i]);
+		free(v->v_tup);
+	}
+	memset(v, 0, sizeof(*v));
+}
+
+int
+val_equal(const struct bt_value *a, const struct bt_value *b)
+{
+	size_t i;
+
+	if (a->v_type != b->v_type)
+		return 0;
+	switch (a->v_type) {
+	case VT_NIL:
+		return 1;
+	case VT_INT:
+		return a->v_int == b->v_int;
+	case VT_STR:
+		return strcmp(a->v_str, b->v_str) == 0;
+	case VT_TUPLE:
+		if (a->v_ntup != b->v_ntup)
+			return 0;
+		for (i = 0; i < a->v_ntup; i++)
+			if (!val_equal(&a->v_tup[i], &b->v_tup[i]))
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* Total order: nil < integers < strings < tuples, then by content. */
+int
+val_cmp(const struct bt_value *a, const struct bt_value *b)
+{
+	size_t i;
+	int c;
+
+	if (a->v_type != b->v_type)
+		return a->v_type < b->v_type ? -1 : 1;
+	switch (a->v_type) {
+	case VT_NIL:
+		return 0;
+	case VT_INT:
+		if (a->v_flags & VF_UNSIGNED)
+			return (unsigned long)a->v_int <
+			    (unsigned long)b->v_int ? -1 :
+			    a->v_int != b->v_int;
+		return a->v_int < b->v_int ? -1 : a->v_int > b->v_int;
+	case VT_STR:
+		c = strcmp(a->v_str, b->v_str);
+		return c < 0 ? -1 : c > 0;
+	case VT_TUPLE:
+		for (i = 0; i < a->v_ntup && i < b->v_ntup; i++)
+			if ((c = val_cmp(&a->v_tup[i], &b->v_tup[i])) != 0)
+				return c;
+		return a->v_ntup < b->v_ntup ? -1 : a->v_ntup > b->v_ntup;
+	}
+	return 0;
+}
+
+uint64_t
+val_hash(const struct bt_value *v)
+{
+	uint64_t h = 1469598103934665603ULL + v->v_type;
+	const unsigned char *p;
+	size_t i;
+
+	switch (v->v_type) {
+	case VT_NIL:
+		break;
+	case VT_INT:
+		h ^= (uint64_t)v->v_int;
+		h *= 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+		break;
+	case VT_STR:
+		for (p = (const unsigned char *)v->v_str; *p != '\0'; p++) {
+			h ^= *p;
+			h *= 1099511628211ULL;
+		}
+		break;
+	case VT_TUPLE:
+		for (i = 0; i < v->v_ntup; i++)
+			h = (h * 31) ^ val_hash(&v->v_tup[i]);
+		break;
+	}
+	return h;
+}
+
+/* Text of a key: tuple members joined by ", " as OpenBSD's map keys. */
+const char *
+val2key(const struct bt_value *v)
+{
+	char *s, *p;
+	size_t i;
+
+	if (v->v_type != VT_TUPLE)
+		return val2str(v);
+	s = tmp_strdup("");
+	for (i = 0; i < v->v_ntup; i++) {
+		p = tmp_printf("%s%s%s", s, i > 0 ? ", " : "",
+		    val2str(&v->v_tup[i]));
+		s = p;
+	}
+	return s;
+}
+
+const char *
+val2str(const struct bt_value *v)
+{
+	switch (v->v_type) {
+	case VT_NIL:
+		return "";
+	case VT_INT:
+		if (v->v_flags & VF_UNSIGNED)
+			return tmp_printf("%lu", (unsigned long)v->v_int);
+		return tmp_printf("%ld", v->v_int);
+	case VT_STR:
+		return v->v_str;
+	case VT_TUPLE:
+		return tmp_printf("(%s)", val2key(v));
+	}
+	return "";
+}

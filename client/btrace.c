@@ -1,0 +1,175 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * btrace: command line, script loading and the order of a run.
+ */
+#include <sys/stat.h>
+
+#include <err.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "btrace.h"
+
+#ifndef USERDT_PRELOAD_PATH
+#define USERDT_PRELOAD_PATH	"libuserdt_preload.so"
+#endif
+
+int			 g_nargs;
+char			**g_vargs;
+const char		*g_progname = "btrace";
+int			 g_json;
+int			 g_folded;
+extern int		 g_exitcode;
+extern const char	*g_command;
+extern const char	*g_preload;
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: %s [-lnv] [-c command] [-d device] "
+	    "[-f text|json|folded] [-p pid]\n"
+	    "\tprogramfile | -e program [argument ...]\n", g_progname);
+	exit(1);
+}
+
+static char *
+read_btfile(const char *filename, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	FILE *fp;
+
+	if (stat(filename, &st))
+		err(1, "can't stat '%s'", filename);
+	if ((fp = fopen(filename, "r")) == NULL)
+		err(1, "can't open '%s'", filename);
+	buf = xmalloc(st.st_size + 1);
+	if (fread(buf, 1, st.st_size, fp) != (size_t)st.st_size)
+		err(1, "can't read '%s'", filename);
+	buf[st.st_size] = '\0';
+	fclose(fp);
+	*len = st.st_size;
+	return buf;
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char *filename = NULL, *env;
+	char *script = NULL, *ep;
+	size_t len = 0;
+	int ch, error, showprobes = 0, noaction = 0, fd = -1, status;
+
+	setlocale(LC_ALL, "");
+	if ((env = getenv("DT_DEVICE")) != NULL && *env != '\0')
+		g_devpath = env;
+	if ((env = getenv("USERDT_PRELOAD")) != NULL && *env != '\0')
+		g_preload = env;
+	else
+		g_preload = USERDT_PRELOAD_PATH;
+
+	/* '+': stop at the script, whose arguments may look like flags */
+	opterr = 0;
+	while ((ch = getopt(argc, argv, "+c:d:e:f:lnp:v")) != -1) {
+		switch (ch) {
+		case 'c':
+			g_command = optarg;
+			break;
+		case 'd':
+			g_devpath = optarg;
+			break;
+		case 'e':
+			script = optarg;
+			len = strlen(script);
+			break;
+		case 'f':
+			if (strcmp(optarg, "json") == 0)
+				g_json = 1;
+			else if (strcmp(optarg, "folded") == 0)
+				g_folded = 1;
+			else if (strcmp(optarg, "text") != 0)
+				errx(1, "unknown output format '%s'", optarg);
+			break;
+		case 'l':
+			showprobes = 1;
+			break;
+		case 'n':
+			noaction = 1;
+			break;
+		case 'p':
+			g_pidfilter = (pid_t)strtol(optarg, &ep, 10);
+			if (*optarg == '\0' || *ep != '\0' || g_pidfilter <= 0)
+				errx(1, "invalid pid '%s'", optarg);
+			break;
+		case 'v':
+			if (g_verbose < 2)
+				g_verbose++;
+			break;
+		default:
+			/* BSD getopt's words, with our name, not argv[0] */
+			if (strchr("cdefp", optopt) != NULL && optopt != 0)
+				fprintf(stderr, "%s: option requires an "
+				    "argument -- %c\n", g_progname, optopt);
+			else
+				fprintf(stderr, "%s: unknown option -- %c\n",
+				    g_progname, optopt);
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	if (argc > 0 && script == NULL) {
+		filename = argv[0];
+		script = read_btfile(filename, &len);
+		argc--;
+		argv++;
+	}
+	g_nargs = argc;
+	g_vargs = argv;
+
+	if (script == NULL && !showprobes)
+		usage();
+	if (script != NULL) {
+		error = bt_parse(script, len, filename, g_nargs, g_vargs);
+		if (error)
+			return error;
+	}
+	if (noaction)
+		return 0;
+
+	if (showprobes || g_nprobes > 0)
+		fd = dev_open();
+	if (showprobes)
+		dev_list(fd);
+	status = 0;
+	if (g_rules != NULL) {
+		status = rules_run(fd);
+		if (status == 0)
+			status = g_exitcode;
+	}
+	if (fd != -1)
+		close(fd);
+	syms_cleanup();
+	if (filename != NULL)
+		free(script);
+	return status;
+}

@@ -1,0 +1,264 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * btrace: shared declarations of the bt(5) interpreter.
+ */
+#ifndef BTRACE_H
+#define BTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <dev/dt/dtvar.h>
+
+/* Longest string a value may hold, as OpenBSD's btrace (63 + NUL). */
+#define STRLEN		64
+
+/* Run-time values. */
+enum bt_vtype {
+	VT_NIL,			/* unset: 0 as a number, "" as a string */
+	VT_INT,
+	VT_STR,
+	VT_TUPLE,
+};
+
+#define VF_UNSIGNED	0x1	/* print as unsigned (argN of non-int type) */
+
+struct bt_value {
+	enum bt_vtype		 v_type;
+	int			 v_flags;
+	long			 v_int;
+	const char		*v_str;
+	struct bt_value		*v_tup;
+	size_t			 v_ntup;
+};
+
+/* Position of a token in the script, for messages. */
+struct bt_pos {
+	int			 p_line;
+	int			 p_col;		/* column of the token's last char */
+	size_t			 p_off;		/* offset of the token's last char */
+};
+
+/* Expressions. */
+enum bt_ekind {
+	E_INT, E_STR, E_NIL, E_BUILTIN, E_GVAR, E_LVAR, E_MAPGET, E_TUPLE,
+	E_TMEMBER, E_BINOP, E_UNOP, E_COND, E_STRFN, E_KSYM, E_USYM,
+};
+
+enum bt_builtin {
+	B_PID, B_TID, B_COMM, B_CPU, B_NSECS, B_ELAPSED, B_KSTACK, B_USTACK,
+	B_ARG0, B_ARG1, B_ARG2, B_ARG3, B_ARG4, B_ARG5, B_ARG6, B_ARG7,
+	B_ARG8, B_ARG9, B_RETVAL, B_PROBE, B_NARGS,
+};
+
+/* Binary and unary operators; the token values double as operators. */
+enum bt_op {
+	OP_ADD = 1, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_BAND, OP_BOR, OP_XOR,
+	OP_SHL, OP_SHR, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_LAND,
+	OP_LOR, OP_NEG, OP_NOT, OP_BNOT,
+};
+
+struct bt_var;
+
+struct bt_expr {
+	enum bt_ekind		 be_kind;
+	int			 be_op;		/* bt_op or bt_builtin */
+	long			 be_int;
+	char			*be_str;
+	struct bt_var		*be_var;	/* E_GVAR, E_LVAR, E_MAPGET */
+	struct bt_expr		*be_left;	/* operands, tuple/key lists */
+	struct bt_expr		*be_right;
+	struct bt_expr		*be_third;	/* E_COND else branch */
+	struct bt_expr		*be_next;	/* next in a list */
+	int			 be_depth;	/* height of this tree */
+	struct bt_pos		 be_pos;
+};
+
+/* Statements. */
+enum bt_skind {
+	S_NOP, S_STORE, S_MAPSTORE, S_AGG, S_PRINTF, S_PRINT, S_CLEAR,
+	S_ZERO, S_DELETE, S_EXIT, S_TIME, S_IF, S_FOR, S_WHILE, S_BREAK,
+	S_CONTINUE, S_BLOCK,
+};
+
+/* Map aggregations, also the kind of a map's entries. */
+enum bt_agg {
+	A_NONE, A_VALUE, A_COUNT, A_SUM, A_MIN, A_MAX, A_AVG, A_HIST, A_LHIST,
+};
+
+struct bt_stmt {
+	enum bt_skind		 bs_kind;
+	int			 bs_agg;	/* S_AGG: bt_agg */
+	int			 bs_op;		/* compound assignment: bt_op */
+	struct bt_var		*bs_var;	/* target variable or map */
+	struct bt_expr		*bs_keys;	/* map keys, NULL if none */
+	struct bt_expr		*bs_expr;	/* value, condition, arguments */
+	struct bt_stmt		*bs_body;	/* if/for/while/block body */
+	struct bt_stmt		*bs_else;
+	struct bt_stmt		*bs_next;
+	struct bt_pos		 bs_pos;
+};
+
+struct map;
+
+/* Global (@) and local ($) variables. */
+struct bt_var {
+	char			*bv_name;	/* "" for the unnamed map @ */
+	int			 bv_local;
+	int			 bv_ismap;	/* used with keys or aggregations */
+	int			 bv_agg;	/* bt_agg class of the map */
+	long			 bv_lmin, bv_lmax, bv_lstep; /* lhist range */
+	int			 bv_order;	/* rank for printing at exit */
+	struct bt_value		 bv_value;	/* scalar value */
+	struct map		*bv_map;
+	struct bt_var		*bv_next;
+};
+
+/* Probes: BEGIN, END or prov:func:name. */
+enum bt_ptype { P_BEGIN, P_END, P_PROBE };
+
+struct bt_probe {
+	enum bt_ptype		 bp_type;
+	char			*bp_prov;
+	char			*bp_func;	/* or the unit of timer probes */
+	char			*bp_name;	/* NULL for timer probes */
+	long			 bp_number;	/* timer probe rate */
+	uint64_t		 bp_nsecs;
+	uint32_t		 bp_pbn;	/* probe number once matched */
+	struct dtioc_req	 bp_req;
+	struct bt_probe		*bp_next;
+	struct bt_pos		 bp_pos;
+};
+
+struct bt_rule {
+	struct bt_probe		*br_probes;
+	struct bt_expr		*br_filter;
+	struct bt_stmt		*br_action;
+	struct bt_var		*br_locals;
+	uint64_t		 br_evtflags;
+	struct bt_rule		*br_next;
+};
+
+/* bt_lex.c and bt_parse.c */
+extern struct bt_rule	*g_rules;
+extern struct bt_var	*g_vars;
+extern int		 g_nprobes;
+extern const char	*g_filename;	/* script name shown in messages */
+extern const char	*g_source;
+extern size_t		 g_srclen;
+int			 bt_parse(const char *, size_t, const char *, int,
+			    char **);
+void			 bt_posmsg(const struct bt_pos *, const char *, ...)
+			    __attribute__((format(printf, 2, 3)));
+
+/* bt_value.c */
+void			*tmp_alloc(size_t);
+char			*tmp_strdup(const char *);
+char			*tmp_printf(const char *, ...)
+			    __attribute__((format(printf, 1, 2)));
+void			 tmp_reset(void);
+struct tmp_mark {
+	void			*tm_chunk;
+	size_t			 tm_used;
+};
+struct tmp_mark		 tmp_mark(void);
+void			 tmp_release(struct tmp_mark);
+void			*xmalloc(size_t);
+void			*xcalloc(size_t, size_t);
+char			*xstrdup(const char *);
+struct bt_value		 val_int(long);
+struct bt_value		 val_str(const char *);
+void			 val_copy(struct bt_value *, const struct bt_value *);
+void			 val_free(struct bt_value *);
+int			 val_equal(const struct bt_value *,
+			    const struct bt_value *);
+int			 val_cmp(const struct bt_value *,
+			    const struct bt_value *);
+uint64_t		 val_hash(const struct bt_value *);
+const char		*val2str(const struct bt_value *);
+const char		*val2key(const struct bt_value *);
+
+/* bt_eval.c */
+struct bt_evt_ctx {
+	struct dt_evt		*ec_evt;
+	int			 ec_fake;	/* BEGIN or END */
+	struct bt_rule		*ec_rule;
+};
+extern uint64_t		 g_filtered;
+extern int		 g_rterror;
+extern uint64_t		 g_start_nsecs;
+int			 rule_eval(struct bt_rule *, struct dt_evt *, int);
+uint64_t		 rule_evtflags(struct bt_rule *);
+struct bt_value		 expr_eval(struct bt_expr *, struct bt_evt_ctx *);
+void			 rt_error(const struct bt_pos *, const char *, ...)
+			    __attribute__((format(printf, 2, 3)));
+
+/* bt_map.c */
+struct map		*map_new(void);
+void			 map_free(struct map *);
+size_t			 map_len(struct map *);
+struct bt_value		*map_lookup(struct map *, const struct bt_value *);
+void			 map_store(struct map *, const struct bt_value *,
+			    const struct bt_value *);
+void			 map_agg(struct bt_var *, const struct bt_value *,
+			    int, long);
+void			 map_delete(struct map *, const struct bt_value *);
+void			 map_clear(struct map *);
+void			 map_zero(struct map *);
+void			 map_print(struct bt_var *, size_t, long);
+void			 map_keys(struct map *, struct bt_value **,
+			    struct bt_value **, size_t *);
+void			 maps_print_all(void);
+
+/* bt_printf.c */
+void			 bt_printf(struct bt_expr *, struct bt_evt_ctx *);
+
+/* bt_dev.c */
+extern const char	*g_devpath;
+extern int		 g_verbose;
+extern pid_t		 g_pidfilter;
+extern struct dtioc_probe_info *dt_dtpis;
+extern size_t		 dt_ndtpi;
+int			 dev_open(void);
+void			 dev_list(int);
+int			 rules_run(int);
+const char		*dtpi_func(const struct dtioc_probe_info *);
+const char		*dev_argstr(struct dt_evt *, int);
+
+/* bt_syscalls.c (generated) */
+const char		*syscall_name(unsigned int);
+
+/* bt_syms.c */
+const char		*stack_str(struct dt_evt *, int, int);
+const char		*ksym_str(unsigned long);
+const char		*usym_str(pid_t, unsigned long);
+void			 syms_cleanup(void);
+
+/* bt_json.c */
+extern int		 g_json;
+extern int		 g_folded;
+void			 json_str(FILE *, const char *);
+
+/* btrace.c */
+extern int		 g_nargs;
+extern char		**g_vargs;
+extern const char	*g_progname;
+void			 bt_exit_flush(int) __attribute__((noreturn));
+
+#endif /* BTRACE_H */

@@ -1,0 +1,203 @@
+#!/bin/bash
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+# btrace against a real device: start a private dtd on a temporary device
+# path (FUSE-file front end), run one case, stop dtd by its pid.
+#
+# usage: run-device.sh btrace dtd case
+set -u
+
+[ $# -eq 3 ] || { echo "usage: $0 btrace dtd case" >&2; exit 2; }
+BTRACE=$1
+DTD=$2
+CASE=$3
+
+if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
+	echo "needs root and /dev/fuse"
+	exit 77
+fi
+
+TMP=$(mktemp -d) || exit 2
+DEV=$TMP/dt
+DTDPID=
+BTPID=
+
+cleanup() {
+	if [ -n "$BTPID" ]; then kill "$BTPID" 2>/dev/null; wait "$BTPID" 2>/dev/null; fi
+	if [ -n "$DTDPID" ]; then
+		kill -TERM "$DTDPID" 2>/dev/null
+		wait "$DTDPID" 2>/dev/null
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+# dtd says "ready" on a pipe once the device is served.
+mkfifo "$TMP/ready" || exit 2
+exec 4<>"$TMP/ready"
+"$DTD" --foreground --frontend fuse --device "$DEV" --ready-fd 4 \
+    --ingest "$TMP/ingest.sock" > "$TMP/dtd.log" 2>&1 4>&4 &
+DTDPID=$!
+if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
+	cat "$TMP/dtd.log"
+	fail "dtd did not get ready"
+fi
+exec 4<&-
+
+bt() {
+	"$BTRACE" -d "$DEV" "$@"
+}
+
+case $CASE in
+list)
+	bt -l > "$TMP/out" 2>&1 || fail "btrace -l: $(cat "$TMP/out")"
+	# OpenBSD's registration order: profile, then interval
+	head -2 "$TMP/out" > "$TMP/head"
+	printf 'profile:hz:97\ninterval:hz:1\n' | diff -u - "$TMP/head" ||
+	    fail "probe list"
+	# no raw sys%N when the name is known
+	if grep -q '^syscall:sys%[0-9]*:' "$TMP/out"; then
+		grep '^syscall:sys%' "$TMP/out" | head -3
+		fail "untranslated syscall names"
+	fi
+	;;
+env)
+	DT_DEVICE=$DEV "$BTRACE" -l > "$TMP/out" 2>&1 || fail "DT_DEVICE"
+	grep -qx 'interval:hz:1' "$TMP/out" || fail "DT_DEVICE list"
+	;;
+exit)
+	bt -e 'interval:hz:100 { @n = count(); if (@n == 5) { exit(); } }
+	    END { printf("end %d\n", @n); }' > "$TMP/out" 2>&1
+	rc=$?
+	printf 'end 5\n@n: 5\n' | diff -u - "$TMP/out" || fail "output"
+	[ $rc -eq 0 ] || fail "exit code $rc"
+	;;
+stats)
+	# BEGIN and END go through filters too: two events filtered
+	bt -v -e 'BEGIN /0/ { } END /@n == 0/ { printf("never\n"); }
+	    interval:hz:100 { @n = count(); if (@n == 5) { exit(); } }' \
+	    > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc"
+	printf '@n: 5\n' | diff -u - "$TMP/out" || fail "stdout"
+	sed 1d "$TMP/err" > "$TMP/err2"
+	printf '%s\n' '0 events dropped' '2 events filtered' \
+	    '0 clock ticks skipped' '0 recursive events dropped' |
+	    diff -u - "$TMP/err2" || fail "-v statistics"
+	read -r n rest < "$TMP/err"
+	[ "$rest" = "events read" ] && [ "$n" -ge 5 ] ||
+	    fail "events read: $n $rest"
+	;;
+sigint)
+	# A string given to %d warns at once on unbuffered stderr: the
+	# first event has been processed, so the loop is running.
+	mkfifo "$TMP/err" || exit 2
+	exec 5<>"$TMP/err"
+	"$BTRACE" -d "$DEV" -e 'BEGIN { printf("begin\n"); }
+	    interval:hz:50 { @n = count(); if (@n == 1) { printf("%d\n", "up"); } }
+	    END { printf("end\n"); }' > "$TMP/out" 2>&5 &
+	BTPID=$!
+	read -r -t 30 line <&5 || fail "btrace did not start"
+	[ "$line" = "btrace: up: expected numeric value" ] ||
+	    fail "unexpected: $line"
+	kill -INT "$BTPID"
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	[ $rc -eq 0 ] || fail "exit code $rc after SIGINT"
+	# "\n" when the signal ended read(2), none when it came between
+	# two reads, as OpenBSD's btrace
+	grep -v '^$' "$TMP/out" | sed -n 1,3p > "$TMP/head"
+	printf 'begin\n0\nend\n' | diff -u - "$TMP/head" || fail "output"
+	grep -q '^@n: [1-9][0-9]*$' "$TMP/out" || fail "map not printed"
+	;;
+notfound)
+	bt -e 'syscall:nonexistent:entry { }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || fail "exit code $rc"
+	echo "btrace: probe 'syscall:nonexistent:entry' not found" |
+	    diff -u - "$TMP/out" || fail "message"
+	;;
+sametype)
+	bt -e 'interval:hz:10 { } interval:hz:20 { }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || fail "exit code $rc"
+	echo "btrace: Cannot register multiple probes of the same type: 'interval:hz:20'" |
+	    diff -u - "$TMP/out" || fail "message"
+	;;
+profile)
+	bt -e 'profile:hz:997 { @[cpu] = count(); @k[kstack] = count(); }
+	    interval:ms:200 { exit(); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	grep -q '^@\[[0-9]*\]: [0-9]*$' "$TMP/out" || fail "no samples"
+	grep -qx 'kernel\|userland' "$TMP/out" || fail "no stacks"
+	;;
+command)
+	# -c runs the command with the preload library and ends with it
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -c 'echo child; exit 3' -e 'BEGIN { printf("begin\n"); }
+	    interval:hz:100 { @n = count(); } END { printf("end\n"); }' \
+	    > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	grep -v '^@n: [0-9]*$' "$TMP/out" > "$TMP/rest"
+	printf 'child\nbegin\nend\n' | diff -u - "$TMP/rest" || fail "output"
+	;;
+syscall)
+	# syscall probes by name, arguments and retval, through the preload
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -c 'echo hi' -e 'syscall:write:entry /arg0 == 1/ {
+		printf("%s %s fd=%d len=%d\n", probe, comm, arg0, arg2); }
+	    syscall:write:return /retval == 3/ { @r[comm] = count(); }' \
+	    > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	grep -qx 'hi' "$TMP/out" || fail "no command output"
+	grep -qx 'syscall:write:entry sh fd=1 len=3' "$TMP/out" ||
+	    fail "no write event: $(cat "$TMP/out")"
+	grep -qx '@r\[sh\]: [1-9][0-9]*' "$TMP/out" || fail "no retval"
+	;;
+pidfilter)
+	# interval events are not pid 1's: all of them are filtered
+	bt -v -p 1 -c true -e 'interval:hz:100 { @n = count(); }' \
+	    > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/err")"
+	[ -s "$TMP/out" ] && fail "unfiltered: $(cat "$TMP/out")"
+	read -r nread rest < "$TMP/err"
+	nfilt=$(sed -n 's/ events filtered$//p' "$TMP/err")
+	[ "$nfilt" = "$nread" ] || fail "read $nread, filtered $nfilt"
+	;;
+json)
+	bt -f json -e 'interval:hz:100 { @n = count(); if (@n == 3) { exit(); } }
+	    END { printf("done\n"); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc"
+	printf '%s\n' '{"type": "printf", "data": "done\n"}' \
+	    '{"type": "map", "data": {"@n": 3}}' | diff -u - "$TMP/out" ||
+	    fail "json"
+	;;
+*)
+	fail "unknown case $CASE"
+	;;
+esac
+exit 0
