@@ -30,6 +30,7 @@ read -r line <"$tmp/ready"	# dtd writes "ready" once the device is served
 echo "== dtd (pid $dtd_pid) serves $tmp/dt"
 
 export DT_DEVICE="$tmp/dt" USERDT_SOCKET="$tmp/ingest.sock"
+export USERDT_PRELOAD="$PWD/build/providers/syscall/libuserdt-preload.so"
 bt=build/client/btrace
 
 echo
@@ -41,14 +42,25 @@ echo "== interval: ten ticks of dtd's clock, then exit()"
 $bt -e 'interval:hz:10 { @ticks = count(); printf("tick %d on cpu %d\n", @ticks, cpu); if (@ticks == 10) { exit(); } }'
 
 echo
-echo "== syscalls of a traced program (btrace -c): files opened, bytes read"
+echo "== syscalls of a traced program (btrace -c): counts, bytes, latency"
 $bt -v -e '
-syscall:openat:entry { @opens[comm] = count(); }
-syscall:read:return /retval > 0/ { @bytes[comm] = sum(retval); @sizes = hist(retval); }
+syscall:open:entry { @opens[comm] = count(); }
+syscall:read:return /retval > 0/ { @bytes[comm] = sum(retval); }
+syscall:write:entry { @start[tid] = nsecs; }
+syscall:write:return /@start[tid]/ { @write_ns = hist(nsecs - @start[tid]); delete(@start[tid]); }
 END { printf("traced run finished\n"); }' \
-	-c "sh -c 'cat /etc/os-release /etc/passwd | wc -l; ls /usr/lib | wc -l'"
+	-c "sh -c 'cat /etc/os-release | wc -l; build/examples/busy 1'"
 
 echo
-echo "== profile: where a busy program spends its CPU (kernel and user stacks)"
-$bt -e 'profile:hz:997 /comm == "yes"/ { @[ustack] = count(); } interval:s:1 { exit(); }' \
-	-c "sh -c 'yes >/dev/null & p=\$!; sleep 1.5; kill \$p'" | head -n 40
+echo "== profile: where the kernel spends a busy program's CPU (kstack)"
+dd if=/dev/zero of=/dev/null bs=64k count=400000 2>/dev/null &
+dd_pid=$!
+$bt -e "profile:hz:499 /pid == $dd_pid/ { @[kstack] = count(); } interval:ms:700 { exit(); }" |
+	awk '/^@/ { n++ } n <= 3'
+kill "$dd_pid" 2>/dev/null || true
+wait "$dd_pid" 2>/dev/null || true
+
+echo
+echo "== profile: user stacks of a program built with frame pointers"
+$bt -e 'profile:hz:499 /comm == "busy"/ { @[ustack] = count(); }' \
+	-c "build/examples/busy 1" | awk '/^@/ { n++ } n <= 4'
