@@ -27,7 +27,6 @@
  */
 #include <sys/resource.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
@@ -40,10 +39,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dtt.h"
 #include "../../tests/integration/profile_itest.h"
 
 #define MAXREPS	15
 #define MAXCPU	256
+
+static const char	*pt_dtd;	/* dtd binary */
+static struct dtt_dtd	 pt_dd;		/* our dtd and its paths */
 
 /* A busy loop pinned on each CPU: the same load for both tracers. */
 static int
@@ -118,19 +121,23 @@ run_dtd(pid_t dtd, unsigned int hz, unsigned int secs, struct run *r)
 	uint32_t pbn;
 	int fd;
 
-	if ((fd = pt_open()) == -1 || (pbn = pt_profile_pbn(fd)) == 0)
+	if ((fd = dtt_open(pt_dd.dd_dev)) == -1) {
+		dtt_check(false, "open %s: %s", pt_dd.dd_dev, strerror(errno));
 		return -1;
-	if (pt_enable(fd, pbn, DTEVT_EXECNAME | DTEVT_KSTACK | DTEVT_USTACK,
+	}
+	if ((pbn = dtt_probe(fd, "profile", "hz", "97")) == 0)
+		return -1;
+	if (dtt_enable(fd, pbn, DTEVT_EXECNAME | DTEVT_KSTACK | DTEVT_USTACK,
 	    NSEC_PER_SEC / hz) != 0)
 		return -1;
 	c0 = task_cpu_ns(dtd);
-	if (pt_record(fd, 1) != 0)
+	if (dtt_record(fd, 1) != 0)
 		return -1;
 	if (pt_collect(&fd, &evs, 1, pt_realtime() + secs * NSEC_PER_SEC)) {
 		close(fd);
 		return -1;
 	}
-	pt_record(fd, 0);
+	dtt_record(fd, 0);
 	c1 = task_cpu_ns(dtd);
 	close(fd);
 	r->r_cpu_ms = (double)(c1 - c0) / 1e6;
@@ -149,7 +156,8 @@ static int
 run_perf(unsigned int hz, unsigned int secs, struct run *r,
     double *whole_ms)
 {
-	char freq[16], dur[16], data[PT_PATHMAX + 16], errp[PT_PATHMAX + 16];
+	char freq[16], dur[16];
+	char data[sizeof(pt_dd.dd_dir) + 16], errp[sizeof(pt_dd.dd_dir) + 16];
 	char line[512];
 	struct rusage ru;
 	unsigned long n = 0;
@@ -161,8 +169,8 @@ run_perf(unsigned int hz, unsigned int secs, struct run *r,
 
 	snprintf(freq, sizeof(freq), "%u", hz);
 	snprintf(dur, sizeof(dur), "%u", secs + 2);
-	snprintf(data, sizeof(data), "%s/perf.data", pt_dir);
-	snprintf(errp, sizeof(errp), "%s/perf.err", pt_dir);
+	snprintf(data, sizeof(data), "%s/perf.data", pt_dd.dd_dir);
+	snprintf(errp, sizeof(errp), "%s/perf.err", pt_dd.dd_dir);
 	char *argv[] = { "perf", "record", "-e", "cpu-clock", "-F", freq,
 	    "-a", "-g", "-o", data, "--", "sleep", dur, NULL };
 
@@ -221,6 +229,7 @@ int
 main(int argc, char **argv)
 {
 	static const unsigned int rates[] = { 97, 4999 };
+	char *noksyms[] = { "--no-ksyms", NULL };
 	pid_t busy[MAXCPU], dtd;
 	struct run r;
 	double ms[2][MAXREPS], per1k[2][MAXREPS], sps[2][MAXREPS];
@@ -242,15 +251,14 @@ main(int argc, char **argv)
 		return 2;
 	}
 	ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (ncpu > MAXCPU || mkdtemp(pt_dir) == NULL ||
-	    chmod(pt_dir, 0755) == -1) {
+	if (ncpu > MAXCPU || dtt_dtd_init(&pt_dd, "profile_itest") == -1) {
 		perror("profile_bench");
 		return 2;
 	}
-	snprintf(pt_dev, sizeof(pt_dev), "%s/dt", pt_dir);
-	snprintf(pt_ksyms, sizeof(pt_ksyms), "%s/ksyms", pt_dir);
-	if ((dtd = pt_start_dtd("--no-ksyms", err, sizeof(err))) == -1) {
+	if ((dtd = dtt_dtd_start(&pt_dd, pt_dtd, noksyms, err,
+	    sizeof(err))) == -1) {
 		fprintf(stderr, "profile_bench: dtd: %s\n", err);
+		dtt_dtd_fini(&pt_dd, true);
 		return 1;
 	}
 	if (busy_start(busy, ncpu) != 0) {
@@ -297,16 +305,12 @@ main(int argc, char **argv)
 		    m[0][2] / m[1][2]);
 	}
 out:
-	for (i = 0; i < ncpu; i++) {
-		kill(busy[i], SIGKILL);
-		waitpid(busy[i], NULL, 0);
-	}
-	if (!pt_stop_dtd(dtd)) {
+	for (i = 0; i < ncpu; i++)
+		dtt_stop(busy[i], SIGKILL, DTT_EXIT_MS);
+	if (!dtt_exited0(dtt_dtd_stop(&pt_dd, SIGTERM))) {
 		fprintf(stderr, "profile_bench: dtd did not exit cleanly\n");
 		rv = 1;
 	}
-	snprintf(err, sizeof(err), "%s/dtd.err", pt_dir);
-	unlink(err);
-	rmdir(pt_dir);
+	dtt_dtd_fini(&pt_dd, true);
 	return rv;
 }

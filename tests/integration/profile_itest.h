@@ -15,10 +15,11 @@
  */
 
 /*
- * Shared by the profile provider's integration tests: a dtd of our own
- * on a temporary device path, the device calls, and kallsyms lookups.
- * Single-threaded except collect(), which reads each open on its own
- * thread.
+ * Shared by the profile provider's integration tests and its benchmark,
+ * next to tests/lib/dtt.h (checks, a private dtd, the device's ioctls):
+ * reading several opens at once, event times, kallsyms lookups and a
+ * task's CPU time.  Single-threaded except pt_collect(), which reads
+ * each open on its own thread.
  */
 #ifndef PROFILE_ITEST_H
 #define PROFILE_ITEST_H
@@ -31,31 +32,6 @@
 #include <dev/dt/dtvar.h>
 
 #define NSEC_PER_SEC	1000000000ULL
-#define PT_PATHMAX	64
-
-extern const char	*pt_dtd;	/* dtd binary */
-extern char		 pt_dir[PT_PATHMAX - 16];	/* our temporary dir */
-extern char		 pt_dev[PT_PATHMAX];	/* device path in it */
-extern char		 pt_ksyms[PT_PATHMAX];	/* ksyms path in it */
-
-bool	check(bool ok, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-int	pt_done(void);		/* summary line; exit status */
-
-/*
- * Start dtd (FUSE-file front end, our device and ksyms paths, extra
- * options) and wait for its ready line.  Returns its pid, or -1 with its
- * stderr in errbuf when it exited instead.
- */
-pid_t	pt_start_dtd(const char *extra, char *errbuf, size_t errlen);
-/* SIGTERM and reap; true when it exited 0 in time. */
-bool	pt_stop_dtd(pid_t);
-
-/* open, find profile:hz:97, enable, record; -1 or 0 and a check line. */
-int	pt_open(void);
-uint32_t pt_profile_pbn(int fd);
-int	pt_enable(int fd, uint32_t pbn, uint64_t flags, uint64_t nsecs);
-int	pt_record(int fd, int on);
 
 /* Events of one open over one window. */
 struct pt_evs {
@@ -88,8 +64,5 @@ const struct pt_ksym *pt_ksym_lookup(const struct pt_ksym *, size_t,
 
 /* CPU time pid has run, in ns (/proc/PID/schedstat); 0 if unknown. */
 uint64_t	pt_cpu_ns(pid_t);
-
-/* Run a child with stdout on a pipe; pid, and its stdout in *outfd. */
-pid_t	pt_spawn(char *const argv[], int *outfd);
 
 #endif /* PROFILE_ITEST_H */

@@ -22,11 +22,9 @@
  *   profile_test kstack DTD SPIN	a syscall loop's kernel stack
  *   profile_test ksyms DTD SPIN	the /dev/ksyms image dtd writes
  *   profile_test churn DTD SPIN	samplers started and stopped under load
+ * The harness (checks, dtd, device calls) is tests/lib/dtt's.
  */
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,12 +37,26 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dtt.h"
 #include "profile_itest.h"
 
 #define WINDOW_NS	(2 * NSEC_PER_SEC)
 #define MAXCPU		256
 
+static const char	*pt_dtd;	/* dtd binary */
 static const char	*spin_path;
+static struct dtt_dtd	 pt_dd;		/* our dtd and its paths */
+
+/* Open our device; a failing check line if that fails. */
+static int
+dev_open(void)
+{
+	int fd;
+
+	if ((fd = dtt_open(pt_dd.dd_dev)) == -1)
+		dtt_check(false, "open %s: %s", pt_dd.dd_dev, strerror(errno));
+	return fd;
+}
 
 /* One busy child pinned on each CPU, so every CPU has a known task. */
 static int
@@ -81,10 +93,8 @@ busy_start(pid_t *pids, int ncpu)
 static void
 busy_stop(pid_t *pids, int ncpu)
 {
-	for (int i = 0; i < ncpu; i++) {
-		kill(pids[i], SIGKILL);
-		waitpid(pids[i], NULL, 0);
-	}
+	for (int i = 0; i < ncpu; i++)
+		dtt_stop(pids[i], SIGKILL, DTT_EXIT_MS);
 }
 
 static int
@@ -102,33 +112,36 @@ run_rate(void)
 
 	ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (ncpu > MAXCPU || ncpu != (int)sysconf(_SC_NPROCESSORS_CONF)) {
-		check(false, "want 1..%d CPUs, all online", MAXCPU);
+		dtt_check(false, "want 1..%d CPUs, all online", MAXCPU);
 		return -1;
 	}
-	if (!check(busy_start(busy, ncpu) == 0, "%d pinned busy loops", ncpu))
+	if (!dtt_check(busy_start(busy, ncpu) == 0, "%d pinned busy loops",
+	    ncpu))
 		return -1;
 	for (k = 0; k < 2; k++) {
-		if ((fds[k] = pt_open()) == -1)
+		if ((fds[k] = dev_open()) == -1)
 			return -1;
 	}
-	pbn = pt_profile_pbn(fds[0]);
-	check(pbn != 0, "profile:hz:97 listed (pbn %u)", pbn);
-	check(pt_enable(fds[0], pbn, DTEVT_EXECNAME, NSEC_PER_SEC / hz[0])
-	    == 0, "open 1: enable at %llu Hz", (unsigned long long)hz[0]);
-	check(pt_enable(fds[1], pbn, 0, NSEC_PER_SEC / hz[1]) == 0,
+	pbn = dtt_probe(fds[0], "profile", "hz", "97");
+	dtt_check(pbn != 0, "profile:hz:97 listed (pbn %u)", pbn);
+	dtt_check(dtt_enable(fds[0], pbn, DTEVT_EXECNAME,
+	    NSEC_PER_SEC / hz[0]) == 0, "open 1: enable at %llu Hz",
+	    (unsigned long long)hz[0]);
+	dtt_check(dtt_enable(fds[1], pbn, 0, NSEC_PER_SEC / hz[1]) == 0,
 	    "open 2: enable at %llu Hz", (unsigned long long)hz[1]);
 	for (k = 0; k < 2; k++)
-		check(pt_record(fds[k], 1) == 0, "open %d: record on", k + 1);
+		dtt_check(dtt_record(fds[k], 1) == 0, "open %d: record on",
+		    k + 1);
 	t0 = pt_realtime();
 	for (i = 0; i < ncpu; i++)
 		busyns[i] = pt_cpu_ns(busy[i]);
 	deadline = t0 + WINDOW_NS;
-	check(pt_collect(fds, evs, 2, deadline) == 0, "read for 2 s");
+	dtt_check(pt_collect(fds, evs, 2, deadline) == 0, "read for 2 s");
 	for (i = 0; i < ncpu; i++)
 		busyns[i] = pt_cpu_ns(busy[i]) - busyns[i];
 	for (k = 0; k < 2; k++) {
-		pt_record(fds[k], 0);
-		ioctl(fds[k], DTIOCGSTATS, &st[k]);
+		dtt_record(fds[k], 0);
+		dtt_stats(fds[k], &st[k]);
 	}
 	busy_stop(busy, ncpu);
 
@@ -163,13 +176,14 @@ run_rate(void)
 				count[k][ev->dtev_cpu]++;
 		}
 	}
-	check(badts == 0, "open 1: pbn and cpu valid, time ordered per CPU "
+	dtt_check(badts == 0, "open 1: pbn and cpu valid, time ordered per CPU "
 	    "(%lu bad)", badts);
-	check(nbadcomm == 0, "open 2 did not ask for EXECNAME and has none");
+	dtt_check(nbadcomm == 0,
+	    "open 2 did not ask for EXECNAME and has none");
 	for (k = 0; k < 2; k++) {
 		exp = hz[k] * WINDOW_NS / NSEC_PER_SEC;
 		for (i = 0; i < ncpu; i++)
-			check(count[k][i] * 100 >= exp * 95 &&
+			dtt_check(count[k][i] * 100 >= exp * 95 &&
 			    count[k][i] * 100 <= exp * 105,
 			    "open %d, %llu Hz, cpu %d: %lu samples in 2 s, "
 			    "expected %llu +-5%% (skiptick %llu, drops %llu)",
@@ -187,7 +201,7 @@ run_rate(void)
 	 */
 	for (i = 0; i < ncpu; i++) {
 		/* A loaded machine may not run it at all: then no claim. */
-		check(own[i] > 0 || busyns[i] < 5 * NSEC_PER_SEC / hz[0],
+		dtt_check(own[i] > 0 || busyns[i] < 5 * NSEC_PER_SEC / hz[0],
 		    "cpu %d: its busy loop (pid %d) is sampled if it ran",
 		    i, (int)busy[i]);
 		printf("# cpu %d: %lu samples of the busy loop, which ran "
@@ -195,7 +209,7 @@ run_rate(void)
 		    (double)busyns[i] / NSEC_PER_SEC,
 		    (double)busyns[i] * hz[0] / NSEC_PER_SEC);
 	}
-	check(nbadbusy == 0, "every sample of a busy loop has its tid, "
+	dtt_check(nbadbusy == 0, "every sample of a busy loop has its tid, "
 	    "its CPU and comm prof_busy (%lu do not)", nbadbusy);
 	for (k = 0; k < 2; k++) {
 		close(fds[k]);
@@ -256,15 +270,20 @@ spin_start(const char *mode, uint64_t *spin_rt, uint64_t *main_rt)
 	unsigned long a = 0, b = 0;
 	FILE *fp;
 	pid_t pid;
-	int fd;
+	int p[2];
 
-	if ((pid = pt_spawn(argv, &fd)) == -1)
+	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;
-	fp = fdopen(fd, "r");
+	pid = dtt_spawn(argv, NULL, -1, p[1], -1, -1);
+	close(p[1]);
+	if (pid == -1) {
+		close(p[0]);
+		return -1;
+	}
+	fp = fdopen(p[0], "r");
 	if (fp == NULL || fgets(line, sizeof(line), fp) == NULL ||
 	    sscanf(line, "%lx %lx", &a, &b) != 2) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
 		pid = -1;
 	}
 	*spin_rt = a;
@@ -290,11 +309,11 @@ profile_pid(pid_t pid, uint64_t flags, struct pt_evs *out, size_t *nown,
 	size_t j;
 	int fd, w, error = 0;
 
-	if ((fd = pt_open()) == -1)
+	if ((fd = dev_open()) == -1)
 		return -1;
-	pbn = pt_profile_pbn(fd);
-	if (!check(pt_enable(fd, pbn, flags, NSEC_PER_SEC / 97) == 0 &&
-	    pt_record(fd, 1) == 0, "enable profile:hz:97, record"))
+	pbn = dtt_probe(fd, "profile", "hz", "97");
+	if (!dtt_check(dtt_enable(fd, pbn, flags, NSEC_PER_SEC / 97) == 0 &&
+	    dtt_record(fd, 1) == 0, "enable profile:hz:97, record"))
 		return -1;
 	memset(out, 0, sizeof(*out));
 	*nown = 0;
@@ -318,8 +337,8 @@ profile_pid(pid_t pid, uint64_t flags, struct pt_evs *out, size_t *nown,
 		}
 		free(all.pe_evs);
 	}
-	check(error == 0, "read for %d windows of 2 s", w);
-	pt_record(fd, 0);
+	dtt_check(error == 0, "read for %d windows of 2 s", w);
+	dtt_record(fd, 0);
 	close(fd);
 	return 0;
 }
@@ -333,15 +352,15 @@ run_ustack(void)
 	size_t n, j;
 	pid_t pid;
 
-	if (!check(elf_func(spin_path, "profile_spin_here", &spin_v,
+	if (!dtt_check(elf_func(spin_path, "profile_spin_here", &spin_v,
 	    &spin_sz) == 0 && elf_func(spin_path, "main", &main_v,
 	    &main_sz) == 0, "symbols of %s", spin_path))
 		return -1;
-	if (!check((pid = spin_start("spin", &spin_rt, &main_rt)) != -1,
+	if (!dtt_check((pid = spin_start("spin", &spin_rt, &main_rt)) != -1,
 	    "profile_spin spin started"))
 		return -1;
 	bias = spin_rt - spin_v;
-	check(main_rt - main_v == bias, "one load bias for both symbols");
+	dtt_check(main_rt - main_v == bias, "one load bias for both symbols");
 	if (profile_pid(pid, DTEVT_USTACK | DTEVT_KSTACK | DTEVT_EXECNAME,
 	    &evs, &n, &cpu) == 0) {
 		for (j = 0; j < n; j++) {
@@ -355,24 +374,24 @@ run_ustack(void)
 				from_main++;
 		}
 		/* See run_rate() on why the share is printed only. */
-		check(n >= MINSAMPLES, "%zu samples of the spinning pid %d",
+		dtt_check(n >= MINSAMPLES, "%zu samples of the spinning pid %d",
 		    n, (int)pid);
 		printf("# it ran %.3f s: %.0f samples if time were split "
 		    "evenly\n", (double)cpu / NSEC_PER_SEC,
 		    (double)cpu * 97 / NSEC_PER_SEC);
-		check(in_spin * 10 >= n * 9 && n > 0,
+		dtt_check(in_spin * 10 >= n * 9 && n > 0,
 		    "%lu of %zu ustacks start in profile_spin_here "
 		    "[%#llx, +%llu)", in_spin, n, (unsigned long long)spin_rt,
 		    (unsigned long long)spin_sz);
-		check(from_main * 10 >= n * 8 && n > 0,
+		dtt_check(from_main * 10 >= n * 8 && n > 0,
 		    "%lu of %zu ustacks return into main next", from_main, n);
-		check(n > 0 && strcmp(evs.pe_evs[0].dtev_comm, "profile_spin")
-		    == 0, "comm is profile_spin (%s)",
+		dtt_check(n > 0 &&
+		    strcmp(evs.pe_evs[0].dtev_comm, "profile_spin") == 0,
+		    "comm is profile_spin (%s)",
 		    n > 0 ? evs.pe_evs[0].dtev_comm : "");
 		free(evs.pe_evs);
 	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
 	return 0;
 }
 
@@ -389,7 +408,7 @@ run_kstack(void)
 	pid_t pid;
 
 	ks = pt_kallsyms(&nks);
-	if (!check(ks != NULL && nks > 1000,
+	if (!dtt_check(ks != NULL && nks > 1000,
 	    "/proc/kallsyms has %zu text symbols", ks ? nks : 0))
 		return -1;
 	for (i = 0; i < nks; i++) {
@@ -398,10 +417,10 @@ run_kstack(void)
 		if (strcmp(ks[i].pk_name, "_etext") == 0)
 			etext = &ks[i];
 	}
-	if (!check(stext && etext && stext->pk_addr != 0,
+	if (!dtt_check(stext && etext && stext->pk_addr != 0,
 	    "_stext and _etext known, addresses not hidden"))
 		return -1;
-	if (!check((pid = spin_start("syscall", &a, &b)) != -1,
+	if (!dtt_check((pid = spin_start("syscall", &a, &b)) != -1,
 	    "profile_spin syscall started"))
 		return -1;
 	if (profile_pid(pid, DTEVT_USTACK | DTEVT_KSTACK, &evs, &n,
@@ -433,24 +452,24 @@ run_kstack(void)
 			if (hasread)
 				readfn++;
 		}
-		check(n >= MINSAMPLES, "%zu samples of the syscall loop pid "
-		    "%d", n, (int)pid);
+		dtt_check(n >= MINSAMPLES,
+		    "%zu samples of the syscall loop pid %d", n, (int)pid);
 		printf("# it ran %.3f s: %.0f samples if time were split "
 		    "evenly\n", (double)cpu / NSEC_PER_SEC,
 		    (double)cpu * 97 / NSEC_PER_SEC);
-		check(withk * 2 >= n && n > 0, "%lu of %zu have a kstack",
+		dtt_check(withk * 2 >= n && n > 0, "%lu of %zu have a kstack",
 		    withk, n);
-		check(bad == 0 && frames > 0, "all %lu kstack frames lie in "
-		    "kernel text (%lu outside)", frames, bad);
-		check(readfn * 2 >= withk && withk > 0,
+		dtt_check(bad == 0 && frames > 0,
+		    "all %lu kstack frames lie in kernel text (%lu outside)",
+		    frames, bad);
+		dtt_check(readfn * 2 >= withk && withk > 0,
 		    "%lu of %lu kstacks pass through a *read* function",
 		    readfn, withk);
-		check(withu * 10 >= n * 9 && n > 0,
+		dtt_check(withu * 10 >= n * 9 && n > 0,
 		    "%lu of %zu have a ustack too", withu, n);
 		free(evs.pe_evs);
 	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
 	for (i = 0; i < nks; i++)
 		free(ks[i].pk_name);
 	free(ks);
@@ -543,7 +562,8 @@ has(char **v, size_t n, const char *s)
 static int
 run_ksyms(void)
 {
-	char **img, **before, **after, err[2048], bad[PT_PATHMAX + 32];
+	char **img, **before, **after, err[2048];
+	char bad[sizeof(pt_dd.dd_dir) + 32];
 	size_t nimg = 0, nb = 0, na = 0, i, missing = 0, extra = 0;
 	int status;
 	pid_t pid;
@@ -554,13 +574,13 @@ run_ksyms(void)
 	 * the image, and the image may hold nothing that was in neither.
 	 */
 	before = kallsyms_strs(&nb);
-	if (!check((pid = pt_start_dtd(NULL, err, sizeof(err))) != -1,
-	    "dtd started (%s)", err))
+	pid = dtt_dtd_start(&pt_dd, pt_dtd, NULL, err, sizeof(err));
+	if (!dtt_check(pid != -1, "dtd started (%s)", err))
 		return -1;
-	img = readelf_funcs(pt_ksyms, &nimg, &status);
+	img = readelf_funcs(pt_dd.dd_ksyms, &nimg, &status);
 	after = kallsyms_strs(&na);
-	check(img != NULL && status == 0, "readelf -sW %s exits 0",
-	    pt_ksyms);
+	dtt_check(img != NULL && status == 0, "readelf -sW %s exits 0",
+	    pt_dd.dd_ksyms);
 	if (before != NULL && after != NULL && img != NULL) {
 		qsort(img, nimg, sizeof(*img), strp_cmp);
 		for (i = 0; i < nb; i++)
@@ -571,27 +591,32 @@ run_ksyms(void)
 			if (!has(before, nb, img[i]) &&
 			    !has(after, na, img[i]))
 				extra++;
-		check(nb > 1000 && missing == 0 && extra == 0,
+		dtt_check(nb > 1000 && missing == 0 && extra == 0,
 		    "readelf lists the %zu text symbols of /proc/kallsyms "
 		    "by name and address (%zu listed, %zu missing, %zu not "
 		    "in kallsyms)", nb, nimg, missing, extra);
 	} else
-		check(false, "read /proc/kallsyms and the image");
+		dtt_check(false, "read /proc/kallsyms and the image");
 	free_strs(img, nimg);
 	free_strs(before, nb);
 	free_strs(after, na);
-	check(pt_stop_dtd(pid), "dtd exits 0 on SIGTERM");
-	check(access(pt_ksyms, F_OK) == -1 && errno == ENOENT,
-	    "dtd removed %s when it stopped", pt_ksyms);
+	dtt_check(dtt_exited0(dtt_dtd_stop(&pt_dd, SIGTERM)),
+	    "dtd exits 0 on SIGTERM");
+	dtt_check(access(pt_dd.dd_ksyms, F_OK) == -1 && errno == ENOENT,
+	    "dtd removed %s when it stopped", pt_dd.dd_ksyms);
 
-	/* An unwritable path: dtd refuses to start and says why. */
-	snprintf(bad, sizeof(bad), "--ksyms=%s/no/such/dir", pt_dir);
-	pid = pt_start_dtd(bad, err, sizeof(err));
-	check(pid == -1 && strstr(err, "ksyms") != NULL &&
+	/*
+	 * An unwritable path: dtd refuses to start and says why.  Later
+	 * options win, so this one overrides dtt's --ksyms.
+	 */
+	snprintf(bad, sizeof(bad), "--ksyms=%s/no/such/dir", pt_dd.dd_dir);
+	pid = dtt_dtd_start(&pt_dd, pt_dtd, (char *[]){ bad, NULL }, err,
+	    sizeof(err));
+	dtt_check(pid == -1 && strstr(err, "ksyms") != NULL &&
 	    strstr(err, "no/such/dir") != NULL,
 	    "dtd with %s exits, naming it: %s", bad, err);
 	if (pid != -1)
-		pt_stop_dtd(pid);
+		dtt_dtd_stop(&pt_dd, SIGTERM);
 	return 0;
 }
 
@@ -610,34 +635,34 @@ run_churn(void)
 	uint32_t pbn;
 	int bg, fd, i, bad = 0;
 
-	if ((bg = pt_open()) == -1)
+	if ((bg = dev_open()) == -1)
 		return -1;
-	pbn = pt_profile_pbn(bg);
-	check(pt_enable(bg, pbn, DTEVT_KSTACK | DTEVT_USTACK |
-	    DTEVT_EXECNAME, 200000) == 0 && pt_record(bg, 1) == 0,
+	pbn = dtt_probe(bg, "profile", "hz", "97");
+	dtt_check(dtt_enable(bg, pbn, DTEVT_KSTACK | DTEVT_USTACK |
+	    DTEVT_EXECNAME, 200000) == 0 && dtt_record(bg, 1) == 0,
 	    "a 5000 Hz open records throughout");
 	for (i = 0; i < 40; i++) {
-		if ((fd = pt_open()) == -1)
+		if ((fd = dev_open()) == -1)
 			return -1;
-		if (pt_enable(fd, pbn, i % 2 ? DTEVT_KSTACK : DTEVT_USTACK,
+		if (dtt_enable(fd, pbn, i % 2 ? DTEVT_KSTACK : DTEVT_USTACK,
 		    200000 + (uint64_t)i * 100000) != 0 ||
-		    pt_record(fd, 1) != 0)
+		    dtt_record(fd, 1) != 0)
 			bad++;
 		if (pt_collect(&fd, &evs, 1, pt_realtime() + 20000000) != 0)
 			bad++;
 		total += evs.pe_n;
 		free(evs.pe_evs);
-		if (i % 3 == 0 && (pt_record(fd, 0) != 0 ||
-		    pt_record(fd, 1) != 0))
+		if (i % 3 == 0 && (dtt_record(fd, 0) != 0 ||
+		    dtt_record(fd, 1) != 0))
 			bad++;
 		if (i % 2 == 0)
-			pt_record(fd, 0);
+			dtt_record(fd, 0);
 		close(fd);	/* odd i: closed while recording */
 	}
-	check(bad == 0 && total > 0, "40 opens came and went (%lu events, "
+	dtt_check(bad == 0 && total > 0, "40 opens came and went (%lu events, "
 	    "%d failures)", total, bad);
 	i = pt_collect(&bg, &evs, 1, pt_realtime() + 100000000);
-	check(i == 0 && evs.pe_n > 0, "the long open still gets events "
+	dtt_check(i == 0 && evs.pe_n > 0, "the long open still gets events "
 	    "(%zu)", evs.pe_n);
 	/* Idle time, if any, is recorded as OpenBSD's idle<cpu> threads. */
 	{
@@ -656,13 +681,13 @@ run_churn(void)
 			    strcmp(ev->dtev_comm, want) != 0)
 				badidle++;
 		}
-		check(badidle == 0, "%lu idle samples, all pid 0 tid 0 "
+		dtt_check(badidle == 0, "%lu idle samples, all pid 0 tid 0 "
 		    "named idle<cpu> (%lu not)", nidle, badidle);
 	}
-	memset(&st, 0, sizeof(st));
-	i = ioctl(bg, DTIOCGSTATS, &st);
-	check(i == 0 && st.dtst_readevt >= evs.pe_n, "stats: %llu read, %llu "
-	    "dropped, %llu skipped", (unsigned long long)st.dtst_readevt,
+	i = dtt_stats(bg, &st);
+	dtt_check(i == 0 && st.dtst_readevt >= evs.pe_n,
+	    "stats: %llu read, %llu dropped, %llu skipped",
+	    (unsigned long long)st.dtst_readevt,
 	    (unsigned long long)st.dtst_dropevt,
 	    (unsigned long long)st.dtst_skiptick);
 	free(evs.pe_evs);
@@ -687,8 +712,8 @@ show_log(const char *path)
 int
 main(int argc, char **argv)
 {
-	char errpath[PT_PATHMAX + 16], err[2048];
-	pid_t pid = -1;
+	char err[2048];
+	pid_t pid;
 	int rv = 0;
 
 	if (argc != 4) {
@@ -702,34 +727,34 @@ main(int argc, char **argv)
 		printf("SKIP: root only (perf_event_open system wide)\n");
 		return 77;
 	}
-	if (mkdtemp(pt_dir) == NULL || chmod(pt_dir, 0755) == -1) {
-		perror(pt_dir);
+	if (dtt_dtd_init(&pt_dd, "profile_itest") == -1) {
+		perror("/tmp/profile_itest.XXXXXX");
 		return 2;
 	}
-	snprintf(pt_dev, sizeof(pt_dev), "%s/dt", pt_dir);
-	snprintf(pt_ksyms, sizeof(pt_ksyms), "%s/ksyms", pt_dir);
-	snprintf(errpath, sizeof(errpath), "%s/dtd.err", pt_dir);
 
 	if (strcmp(argv[1], "ksyms") == 0)
 		rv = run_ksyms();
-	else if (check((pid = pt_start_dtd(NULL, err, sizeof(err))) != -1,
-	    "dtd started (%s)", err)) {
-		if (strcmp(argv[1], "rate") == 0)
-			rv = run_rate();
-		else if (strcmp(argv[1], "ustack") == 0)
-			rv = run_ustack();
-		else if (strcmp(argv[1], "kstack") == 0)
-			rv = run_kstack();
-		else if (strcmp(argv[1], "churn") == 0)
-			rv = run_churn();
-		else
-			rv = check(false, "unknown test %s", argv[1]) ? 0 : -1;
-		check(pt_stop_dtd(pid), "dtd exits 0 on SIGTERM");
+	else {
+		pid = dtt_dtd_start(&pt_dd, pt_dtd, NULL, err, sizeof(err));
+		if (dtt_check(pid != -1, "dtd started (%s)", err)) {
+			if (strcmp(argv[1], "rate") == 0)
+				rv = run_rate();
+			else if (strcmp(argv[1], "ustack") == 0)
+				rv = run_ustack();
+			else if (strcmp(argv[1], "kstack") == 0)
+				rv = run_kstack();
+			else if (strcmp(argv[1], "churn") == 0)
+				rv = run_churn();
+			else
+				rv = dtt_check(false, "unknown test %s",
+				    argv[1]) ? 0 : -1;
+			dtt_check(dtt_exited0(dtt_dtd_stop(&pt_dd, SIGTERM)),
+			    "dtd exits 0 on SIGTERM");
+		}
 	}
 	(void)rv;
-	show_log(errpath);
-	unlink(errpath);
-	unlink(pt_ksyms);
-	rmdir(pt_dir);
-	return pt_done();
+	show_log(pt_dd.dd_err);
+	/* dtd's stderr and ksyms, and a mount if dtd had to be killed. */
+	dtt_dtd_fini(&pt_dd, true);
+	return dtt_done();
 }

@@ -30,7 +30,6 @@
 #include <libelf.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,31 +37,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dtt.h"
 #include "udt_prof.h"
 
 #define PERIOD_NS	10000000ULL	/* 100 Hz of CPU time */
 #define BURN_NS		600000000ULL	/* per thread */
 #define MAXSAMPLES	4096
-
-static unsigned int	npass, nfail;
-
-static bool
-check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (ok)
-		npass++;
-	else
-		nfail++;
-	return ok;
-}
 
 /* Filled by the handler: async-signal-safe by construction. */
 static struct udt_prof_sample	samples[MAXSAMPLES];
@@ -181,16 +161,16 @@ main(void)
 	pthread_t t[2];
 	uintptr_t spin_lo, spin_hi, burn_lo, burn_hi;
 	unsigned long n[2], inspin = 0, fromburn = 0, badcpu = 0, ours = 0;
-	unsigned int i, max, after;
+	unsigned int i, max, after, later;
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	double want;
 	int k, error;
 
-	check(udt_prof_start(0, SIGPROF, collect, NULL) == EINVAL,
+	dtt_check(udt_prof_start(0, SIGPROF, collect, NULL) == EINVAL,
 	    "period 0 refused");
-	check(udt_prof_start(PERIOD_NS, SIGKILL, collect, NULL) == EINVAL,
+	dtt_check(udt_prof_start(PERIOD_NS, SIGKILL, collect, NULL) == EINVAL,
 	    "SIGKILL refused");
-	check(udt_prof_thread_add((pid_t)syscall(SYS_gettid)) == ESRCH,
+	dtt_check(udt_prof_thread_add((pid_t)syscall(SYS_gettid)) == ESRCH,
 	    "adding a thread before start: ESRCH");
 
 	/* b[0] exists at start, b[1] is created after and added. */
@@ -200,14 +180,14 @@ main(void)
 	pthread_create(&t[0], NULL, timer_burn, &b[0]);
 	pthread_barrier_wait(&go);
 	error = udt_prof_start(PERIOD_NS, SIGPROF, collect, NULL);
-	if (!check(error == 0, "start at 100 Hz: %s", strerror(error)))
+	if (!dtt_check(error == 0, "start at 100 Hz: %s", strerror(error)))
 		return 1;
-	check(udt_prof_start(PERIOD_NS, SIGPROF, collect, NULL) == EBUSY,
+	dtt_check(udt_prof_start(PERIOD_NS, SIGPROF, collect, NULL) == EBUSY,
 	    "a second start: EBUSY");
 	pthread_barrier_wait(&go);
 	pthread_create(&t[1], NULL, timer_burn, &b[1]);
 	pthread_barrier_wait(&go);
-	check(udt_prof_thread_add(b[1].b_tid) == 0, "thread %d added",
+	dtt_check(udt_prof_thread_add(b[1].b_tid) == 0, "thread %d added",
 	    (int)b[1].b_tid);
 	pthread_barrier_wait(&go);
 	for (k = 0; k < 2; k++)
@@ -218,11 +198,11 @@ main(void)
 	for (k = 0; k < 2; k++) {
 		n[k] = count_tid(b[k].b_tid);
 		want = (double)b[k].b_cpu / PERIOD_NS;
-		check(n[k] >= want * 0.85 - 2 && n[k] <= want * 1.15 + 2,
+		dtt_check(n[k] >= want * 0.85 - 2 && n[k] <= want * 1.15 + 2,
 		    "thread %d: %lu samples for %.3f s of CPU, %.0f expected",
 		    (int)b[k].b_tid, n[k], (double)b[k].b_cpu / 1e9, want);
 	}
-	if (!check(func_range("timer_spin_here", (void *)timer_spin_here,
+	if (!dtt_check(func_range("timer_spin_here", (void *)timer_spin_here,
 	    &spin_lo, &spin_hi) && func_range("timer_burn",
 	    (void *)timer_burn, &burn_lo, &burn_hi), "symbols of this test"))
 		return 1;
@@ -242,10 +222,10 @@ main(void)
 		    s->ups_pc[1] < burn_hi)
 			fromburn++;
 	}
-	check(ours > 0 && badcpu == 0, "every sample names a valid CPU");
-	check(inspin * 10 >= ours * 9 && ours > 0,
+	dtt_check(ours > 0 && badcpu == 0, "every sample names a valid CPU");
+	dtt_check(inspin * 10 >= ours * 9 && ours > 0,
 	    "%lu of %lu stacks start in timer_spin_here", inspin, ours);
-	check(fromburn * 10 >= ours * 8 && ours > 0,
+	dtt_check(fromburn * 10 >= ours * 8 && ours > 0,
 	    "%lu of %lu stacks return into timer_burn next", fromburn, ours);
 
 	/* Stopped: burn more CPU here, nothing may arrive. */
@@ -255,11 +235,12 @@ main(void)
 		while (thread_cpu_ns() - t0 < 5 * PERIOD_NS)
 			timer_spin_here();
 	}
-	check(__atomic_load_n(&nsamples, __ATOMIC_RELAXED) == after,
-	    "no samples after stop (%u then %u)", after, nsamples);
+	later = __atomic_load_n(&nsamples, __ATOMIC_RELAXED);
+	dtt_check(later == after, "no samples after stop (%u then %u)", after,
+	    later);
 	/* And a second run works, on the same signal. */
 	error = udt_prof_start(PERIOD_NS, SIGPROF, collect, NULL);
-	check(error == 0, "restart: %s", strerror(error));
+	dtt_check(error == 0, "restart: %s", strerror(error));
 	{
 		uint64_t t0 = thread_cpu_ns();
 
@@ -267,9 +248,8 @@ main(void)
 			timer_spin_here();
 	}
 	udt_prof_stop();
-	check(count_tid((pid_t)syscall(SYS_gettid)) >= 5,
-	    "the restarted run sampled the main thread (%lu)",
-	    count_tid((pid_t)syscall(SYS_gettid)));
-	printf("%u passed, %u failed\n", npass, nfail);
-	return nfail != 0;
+	n[0] = count_tid((pid_t)syscall(SYS_gettid));
+	dtt_check(n[0] >= 5, "the restarted run sampled the main thread (%lu)",
+	    n[0]);
+	return dtt_done();
 }
