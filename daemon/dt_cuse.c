@@ -93,15 +93,7 @@ cuse_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
     unsigned int flags, const void *in_buf, size_t in_bufsz,
     size_t out_bufsz)
 {
-	union {
-		struct dtioc_probe	 dtpr;
-		struct dtioc_arg	 dtar;
-		struct dtioc_req	 dtrq;
-		struct dtioc_stat	 dtst;
-		struct dtioc_rdvn	 dtrv;
-		int			 on;
-		unsigned char		 raw[64];
-	} u, orig;
+	union dt_ioctl_arg u, orig;
 	struct cuse_stage cs = { 0, 0, 0, NULL };
 	struct iovec in_iov, out_iov[2], iov[2];
 	struct dt_uaccess ua;

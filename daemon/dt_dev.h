@@ -101,6 +101,17 @@ int	dt_dev_open(const struct dt_cred *, struct dt_softc **);
  */
 void	dt_dev_close(struct dt_softc *);
 
+/* Room for the argument of any command dt_ioctl_argsize() knows. */
+union dt_ioctl_arg {
+	struct dtioc_probe	 dtpr;
+	struct dtioc_arg	 dtar;
+	struct dtioc_req	 dtrq;
+	struct dtioc_stat	 dtst;
+	struct dtioc_rdvn	 dtrv;
+	int			 on;
+	unsigned char		 raw[64];
+};
+
 /*
  * Size of the argument of an ioctl command given in either encoding, and
  * its canonical (Linux-encoded) number through *canon.  Returns -1 for a

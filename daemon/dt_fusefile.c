@@ -197,15 +197,7 @@ fusefile_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
     struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
     size_t in_bufsz, size_t out_bufsz)
 {
-	union {
-		struct dtioc_probe	 dtpr;
-		struct dtioc_arg	 dtar;
-		struct dtioc_req	 dtrq;
-		struct dtioc_stat	 dtst;
-		struct dtioc_rdvn	 dtrv;
-		int			 on;
-		unsigned char		 raw[64];
-	} u;
+	union dt_ioctl_arg u;
 	struct dt_uaccess ua;
 	struct dt_cred dc;
 	unsigned long canon;
