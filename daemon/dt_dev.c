@@ -50,6 +50,7 @@ static pthread_t	 dt_wakeup_thread;	/* [I] */
 static int (*const dt_prov_inits[])(void) = {
 	dt_prov_profile_init,
 	dt_prov_interval_init,
+	dt_prov_syscall_init,
 };
 
 static void	dt_softc_serve(struct dt_softc *);

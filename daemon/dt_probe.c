@@ -168,7 +168,7 @@ dt_pcb_count_skiptick(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
 {
 	struct dt_softc *sc = dp->dp_sc;
 
-	dt_ring_count(&sc->ds_rings[cpu % sc->ds_nrings], n, 0);
+	dt_ring_count(&sc->ds_rings[cpu % sc->ds_nrings], 0, n, 0);
 }
 
 void
@@ -176,5 +176,13 @@ dt_pcb_count_recurevt(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
 {
 	struct dt_softc *sc = dp->dp_sc;
 
-	dt_ring_count(&sc->ds_rings[cpu % sc->ds_nrings], 0, n);
+	dt_ring_count(&sc->ds_rings[cpu % sc->ds_nrings], 0, 0, n);
+}
+
+void
+dt_pcb_count_dropevt(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
+{
+	struct dt_softc *sc = dp->dp_sc;
+
+	dt_ring_count(&sc->ds_rings[cpu % sc->ds_nrings], n, 0, 0);
 }

@@ -160,9 +160,15 @@ int	dt_pcb_ring_put(struct dt_pcb *, unsigned int cpu,
 unsigned int	dt_probe_emit(struct dt_probe *, unsigned int cpu,
 		    const struct dt_evt *src);
 
-/* Count timer periods missed (skiptick) or recursive events (recurevt). */
+/*
+ * Count timer periods missed (skiptick), recursive events (recurevt), or
+ * events lost before they reached the core (dropevt: a tracee's own ring
+ * was full), so DTIOCGSTATS accounts for every event.  Same contract as
+ * dt_pcb_ring_put().
+ */
 void	dt_pcb_count_skiptick(struct dt_pcb *, unsigned int cpu, uint64_t n);
 void	dt_pcb_count_recurevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
+void	dt_pcb_count_dropevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
 
 /*
  * Provider init functions, called by dt_dev_init() in this order, which
@@ -171,5 +177,6 @@ void	dt_pcb_count_recurevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
  */
 int	dt_prov_profile_init(void);
 int	dt_prov_interval_init(void);
+int	dt_prov_syscall_init(void);
 
 #endif /* DT_PROV_H */

@@ -152,9 +152,11 @@ dt_ring_readable(struct dt_ring *dr)
 }
 
 void
-dt_ring_count(struct dt_ring *dr, uint64_t nskip, uint64_t nrecur)
+dt_ring_count(struct dt_ring *dr, uint64_t ndrop, uint64_t nskip,
+    uint64_t nrecur)
 {
 	pthread_mutex_lock(&dr->dr_mtx);
+	dr->dr_dropevt += ndrop;
 	dr->dr_skiptick += nskip;
 	dr->dr_recurevt += nrecur;
 	pthread_mutex_unlock(&dr->dr_mtx);

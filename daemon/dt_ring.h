@@ -76,8 +76,9 @@ size_t	dt_ring_take(struct dt_ring *, char *buf, size_t resid);
 /* Whether a record is waiting.  Takes dr_mtx: see dt_dev_read(). */
 int	dt_ring_readable(struct dt_ring *);
 
-/* Add to the skipped-tick and recursion counters.  Any thread. */
-void	dt_ring_count(struct dt_ring *, uint64_t nskip, uint64_t nrecur);
+/* Add to the drop, skipped-tick and recursion counters.  Any thread. */
+void	dt_ring_count(struct dt_ring *, uint64_t ndrop, uint64_t nskip,
+	    uint64_t nrecur);
 
 /* Add this ring's counters to st. */
 void	dt_ring_stats(struct dt_ring *, struct dtioc_stat *st);

@@ -24,6 +24,11 @@
 
 #include "dtd.h"
 
+extern const struct dtd_service dt_profile_service;	/* dt_profile_svc.c */
+extern const struct dtd_service dt_ingest_service;	/* dt_ingest_svc.c */
+
 const struct dtd_service *const dtd_services[] = {
+	&dt_profile_service,	/* perf sampling mode, /dev/ksyms */
+	&dt_ingest_service,	/* syscall provider: tracees' rings */
 	NULL
 };

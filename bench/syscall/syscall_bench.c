@@ -1,0 +1,448 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * syscall_bench DTD DTRUN [REPS [CALLS]]
+ *
+ * What tracing system calls costs a program, from one tight loop of
+ * getppid() (a libc wrapper that always enters the kernel), run REPS
+ * times per configuration, medians printed as ns per call and as ratios
+ * to the untraced loop:
+ *	no library		the loop alone
+ *	library, idle		under dtrun, dtd attached, nothing enabled
+ *	library, recorded	every syscall probe enabled (entry with args
+ *				and comm, return with comm), one reader
+ *				draining the device; events/s delivered and
+ *				events dropped (device rings and tracee rings)
+ *	strace -f -c		ptrace, counting
+ *	bpftrace		raw_syscalls:sys_enter counted by comm
+ * A fourth recorded run paces the loop to 1M events/s (500k calls/s)
+ * and reports what was delivered, dropped and lost.
+ * Not a test: it asserts nothing, it prints.  Root (dtd, strace,
+ * bpftrace); bpftrace needs tracefs, mounted for the run if absent.
+ * SYSCALL_BENCH_VERBOSE=1 prints every run of the first three configs.
+ */
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "syscall_util.h"
+
+#define MAXREPS		15
+#define CHUNK		10000	/* calls per timed chunk */
+
+static char		self[PATH_MAX];
+static long		ncalls = 2000000;
+static int		nreps = 5;
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The loop itself: prints ns per call.  With rate > 0, calls per second
+ * are paced in bursts of 500 and the time is not meaningful.
+ */
+static int
+loop(long n, long rate)
+{
+	struct timespec a, b, next, c0, c1;
+	double best = -1, d;
+	long i;
+	volatile pid_t sink;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	next = a;
+	c0 = a;
+	for (i = 0; i < n; i++) {
+		sink = getppid();
+		if (i % CHUNK == CHUNK - 1) {
+			/* The quietest chunk: what the machine's noise left. */
+			clock_gettime(CLOCK_MONOTONIC, &c1);
+			d = (double)(c1.tv_sec - c0.tv_sec) * 1e9 +
+			    (double)(c1.tv_nsec - c0.tv_nsec);
+			if (best < 0 || d < best)
+				best = d;
+			c0 = c1;
+		}
+		if (rate > 0 && i % 500 == 499) {
+			next.tv_nsec += (long)(500 * 1e9 / (double)rate);
+			while (next.tv_nsec >= 1000000000) {
+				next.tv_nsec -= 1000000000;
+				next.tv_sec++;
+			}
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next,
+			    NULL);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	(void)sink;
+	printf("ns %.3f %.3f\n", ((double)(b.tv_sec - a.tv_sec) * 1e9 +
+	    (double)(b.tv_nsec - a.tv_nsec)) / (double)n, best / CHUNK);
+	return 0;
+}
+
+/*
+ * Run argv (ending in "loop N"), return its ns per call or -1; the ns
+ * per call of its quietest chunk of CHUNK calls goes to best_last.
+ */
+static double best_last;
+
+static double
+run(char *const argv[])
+{
+	char line[64];
+	double ns = -1;
+	FILE *f;
+	int p[2], status;
+	pid_t pid;
+
+	if (pipe(p) != 0)
+		return -1;
+	pid = st_spawn(argv, -1, p[1]);
+	close(p[1]);
+	if ((f = fdopen(p[0], "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "ns %lf %lf", &ns, &best_last) >= 1)
+			break;
+	fclose(f);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ns : -1;
+}
+
+static int
+cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* --- the reader of the recorded configuration ------------------------ */
+
+static volatile int	reader_stop;
+static int		reader_fd;
+
+static void
+on_usr2(int sig)
+{
+	(void)sig;
+}
+
+static void *
+reader(void *arg)
+{
+	static struct dt_evt buf[2048];
+
+	(void)arg;
+	while (!reader_stop)
+		(void)read(reader_fd, buf, sizeof(buf));
+	return NULL;
+}
+
+/* Wait until the device accounted for want events (read or dropped). */
+static void
+settle(int fd, uint64_t base, uint64_t want, const char *sock)
+{
+	struct dtioc_stat st;
+	struct udt_stats us;
+	struct timespec ts = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		st_stats(fd, &st);
+		memset(&us, 0, sizeof(us));
+		st_ingest_stats(sock, &us);
+		if (st.dtst_readevt + st.dtst_dropevt + us.us_lost - base >=
+		    want)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void
+line(const char *what, double ns, double base, double q, double qbase)
+{
+	if (q > 0)
+		printf("  %-28s %8.1f ns/call  %6.2fx  [%.1f ns, %.3fx]\n",
+		    what, ns, ns / base, q, q / qbase);
+	else
+		printf("  %-28s %8.1f ns/call  %6.2fx\n", what, ns, ns / base);
+}
+
+/* --- bpftrace -------------------------------------------------------- */
+
+static pid_t
+bpftrace_start(FILE **outp)
+{
+	char *argv[] = { "/usr/bin/bpftrace", "-e",
+	    "tracepoint:raw_syscalls:sys_enter /comm == \"syscall_bench\"/ "
+	    "{ @[comm] = count(); }", NULL };
+	char buf[256];
+	int p[2];
+	pid_t pid;
+
+	if (access(argv[0], X_OK) != 0 || pipe(p) != 0)
+		return -1;
+	pid = st_spawn(argv, -1, p[1]);
+	close(p[1]);
+	*outp = fdopen(p[0], "r");
+	/* It prints "Attaching N probes..." once the probe is live. */
+	while (*outp != NULL && fgets(buf, sizeof(buf), *outp) != NULL)
+		if (strncmp(buf, "Attaching", 9) == 0)
+			return pid;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+int
+main(int argc, char *argv[])
+{
+	double base[MAXREPS], idle[MAXREPS], rec[MAXREPS], str[MAXREPS];
+	double bpf[MAXREPS], evs[MAXREPS];
+	double bbase[MAXREPS], bidle[MAXREPS], brec[MAXREPS];
+	double qbase, qidle, qrec;
+	double mbase, midle, mrec, mstr = -1, mbpf = -1, mevs;
+	char nbuf[32];
+	struct st_dtd sd;
+	struct dtioc_probe_info *pi = NULL;
+	struct dtioc_stat st0, st1;
+	struct udt_stats us0, us1;
+	struct sigaction sa;
+	pthread_t thr;
+	size_t npi, i;
+	uint64_t dropped = 0, delivered = 0, lost = 0;
+	uint64_t p_read = 0, p_drop = 0, p_lost = 0;
+	double p_rate = 0;
+	int fd = -1, r, nstr = 0, nbpf = 0, mounted = 0;
+	double t0, t1;
+	FILE *bout;
+	pid_t bpid;
+
+	if (argc >= 3 && strcmp(argv[1], "loop") == 0)
+		return loop(strtol(argv[2], NULL, 10),
+		    argc > 3 ? strtol(argv[3], NULL, 10) : 0);
+	if (argc < 3) {
+		fprintf(stderr,
+		    "usage: syscall_bench DTD DTRUN [REPS [CALLS]]\n");
+		return 2;
+	}
+	if (argc > 3)
+		nreps = atoi(argv[3]);
+	if (argc > 4)
+		ncalls = atol(argv[4]);
+	if (nreps < 1 || nreps > MAXREPS || ncalls < 1000) {
+		fprintf(stderr, "REPS 1..%d, CALLS >= 1000\n", MAXREPS);
+		return 2;
+	}
+	if (realpath("/proc/self/exe", self) == NULL)
+		return 1;
+	snprintf(nbuf, sizeof(nbuf), "%ld", ncalls);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (st_setup(&sd) != 0 || st_dtd_start(&sd, argv[1], "dt", NULL) != 0)
+		return 1;
+	char *a_base[] = { self, "loop", nbuf, NULL };
+	char *a_lib[] = { argv[2], "-s", sd.sd_sock, self, "loop", nbuf, NULL };
+	/* ptrace costs microseconds a call: a tenth of the calls will do. */
+	char sbuf[32];
+	char *a_str[] = { "/usr/bin/strace", "-f", "-c", "-o", "/dev/null",
+	    self, "loop", sbuf, NULL };
+
+	snprintf(sbuf, sizeof(sbuf), "%ld", ncalls / 10 > 10000 ?
+	    ncalls / 10 : 10000);
+
+	/* Interleave configurations so drift hits them all alike. */
+	for (r = 0; r < nreps; r++) {
+		base[r] = run(a_base);
+		bbase[r] = best_last;
+		idle[r] = run(a_lib);
+		bidle[r] = best_last;
+		if (access(a_str[0], X_OK) == 0 && (str[nstr] = run(a_str)) > 0)
+			nstr++;
+	}
+	if (getenv("SYSCALL_BENCH_VERBOSE") != NULL)
+		for (r = 0; r < nreps; r++)
+			fprintf(stderr,
+			    "run %d: base %.1f idle %.1f strace %.1f\n",
+			    r, base[r], idle[r], r < nstr ? str[r] : -1.0);
+	mbase = median(base, nreps);
+	midle = median(idle, nreps);
+	if (nstr > 0)
+		mstr = median(str, nstr);
+
+	/* Everything recorded, one reader draining. */
+	if ((fd = open(sd.sd_dev, O_RDONLY)) < 0 ||
+	    (pi = st_plist(fd, &npi)) == NULL)
+		goto out;
+	for (i = 0; i < npi; i++)
+		if (strcmp(pi[i].dtpi_prov, "syscall") == 0 &&
+		    st_enable(fd, pi[i].dtpi_pbn,
+		    strcmp(pi[i].dtpi_name, "entry") == 0 ?
+		    DTEVT_EXECNAME | DTEVT_FUNCARGS : DTEVT_EXECNAME) != 0)
+			goto out;
+	if (st_record(fd, 1) != 0)
+		goto out;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
+	reader_fd = fd;
+	pthread_create(&thr, NULL, reader, NULL);
+	for (r = 0; r < nreps; r++) {
+		st_stats(fd, &st0);
+		memset(&us0, 0, sizeof(us0));
+		st_ingest_stats(sd.sd_sock, &us0);
+		t0 = now_s();
+		rec[r] = run(a_lib);
+		brec[r] = best_last;
+		t1 = now_s();
+		settle(fd, st0.dtst_readevt + st0.dtst_dropevt + us0.us_lost,
+		    2 * (uint64_t)ncalls, sd.sd_sock);
+		st_stats(fd, &st1);
+		memset(&us1, 0, sizeof(us1));
+		st_ingest_stats(sd.sd_sock, &us1);
+		delivered += st1.dtst_readevt - st0.dtst_readevt;
+		dropped += st1.dtst_dropevt - st0.dtst_dropevt;
+		lost += us1.us_lost - us0.us_lost;
+		/* Events of the loop itself over the loop's own duration. */
+		evs[r] = 2.0 * (double)ncalls / (rec[r] * (double)ncalls / 1e9);
+		(void)t0;
+		(void)t1;
+	}
+	/* The goal's load: 1M events/s (500k calls/s) for 2 s. */
+	{
+		char *a_paced[] = { argv[2], "-s", sd.sd_sock, self, "loop",
+		    "1000000", "500000", NULL };
+
+		st_stats(fd, &st0);
+		memset(&us0, 0, sizeof(us0));
+		st_ingest_stats(sd.sd_sock, &us0);
+		t0 = now_s();
+		run(a_paced);
+		t1 = now_s();
+		settle(fd, st0.dtst_readevt + st0.dtst_dropevt + us0.us_lost,
+		    2000000, sd.sd_sock);
+		st_stats(fd, &st1);
+		memset(&us1, 0, sizeof(us1));
+		st_ingest_stats(sd.sd_sock, &us1);
+		p_rate = 2000000 / (t1 - t0);
+		p_read = st1.dtst_readevt - st0.dtst_readevt;
+		p_drop = st1.dtst_dropevt - st0.dtst_dropevt;
+		p_lost = us1.us_lost - us0.us_lost;
+	}
+	reader_stop = 1;
+	pthread_kill(thr, SIGUSR2);
+	pthread_join(thr, NULL);
+	mrec = median(rec, nreps);
+	qbase = median(bbase, nreps);
+	qidle = median(bidle, nreps);
+	qrec = median(brec, nreps);
+	mevs = median(evs, nreps);
+	close(fd);
+	fd = -1;
+
+	/* bpftrace needs tracefs, and locked memory for its maps. */
+	{
+		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+		setrlimit(RLIMIT_MEMLOCK, &rl);
+	}
+	if (access("/sys/kernel/tracing/events", F_OK) != 0 &&
+	    mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0)
+		mounted = 1;
+	for (r = 0; r < nreps; r++) {
+		if ((bpid = bpftrace_start(&bout)) < 0)
+			break;
+		if ((bpf[nbpf] = run(a_base)) > 0)
+			nbpf++;
+		kill(bpid, SIGINT);
+		while (bout != NULL && fgets(nbuf, sizeof(nbuf), bout) != NULL)
+			continue;
+		if (bout != NULL)
+			fclose(bout);
+		waitpid(bpid, NULL, 0);
+		snprintf(nbuf, sizeof(nbuf), "%ld", ncalls);
+	}
+	if (mounted)
+		umount("/sys/kernel/tracing");
+	if (nbpf > 0)
+		mbpf = median(bpf, nbpf);
+
+	printf("syscall_bench: %ld getppid() calls, median of %d runs "
+	    "(in brackets: median of each run's quietest %d calls)\n",
+	    ncalls, nreps, CHUNK);
+	line("no library", mbase, mbase, qbase, qbase);
+	line("library, nothing enabled", midle, mbase, qidle, qbase);
+	line("library, all probes recorded", mrec, mbase, qrec, qbase);
+	printf("  %-28s %8.1f ns per call (entry + return)  [%.1f]\n",
+	    "  recording adds", mrec - mbase, qrec - qbase);
+	printf("  %-28s %8.0f events/s produced, %llu delivered, "
+	    "%llu dropped by the device, %llu lost in tracee rings\n",
+	    "  reader", mevs, (unsigned long long)delivered,
+	    (unsigned long long)dropped, (unsigned long long)lost);
+	printf("  %-28s %8.0f events/s: %llu delivered, %llu dropped by the "
+	    "device, %llu lost in tracee rings\n", "  paced", p_rate,
+	    (unsigned long long)p_read, (unsigned long long)p_drop,
+	    (unsigned long long)p_lost);
+	if (mstr > 0)
+		line("strace -f -c", mstr, mbase, 0, 0);
+	else
+		printf("  %-28s unavailable\n", "strace -f -c");
+	if (mbpf > 0)
+		line("bpftrace raw_syscalls count", mbpf, mbase, 0, 0);
+	else
+		printf("  %-28s unavailable\n", "bpftrace raw_syscalls count");
+	printf("goals: idle within 5%%: %s (%+.1f%%, quietest %+.1f%%); "
+	    "recording < 100 ns: %s (%.0f, quietest %.0f); "
+	    "no drops at %.2fM events/s: %s (flat out at %.1fM/s: %s)\n",
+	    midle <= mbase * 1.05 ? "yes" : "no", (midle / mbase - 1) * 100,
+	    (qidle / qbase - 1) * 100, mrec - mbase < 100 ? "yes" : "no",
+	    mrec - mbase, qrec - qbase, p_rate / 1e6,
+	    p_drop + p_lost == 0 && p_read > 0 ? "yes" : "no", mevs / 1e6,
+	    dropped + lost == 0 ? "no drops" : "drops");
+out:
+	if (fd >= 0)
+		close(fd);
+	free(pi);
+	st_dtd_stop(&sd, SIGTERM);
+	st_cleanup(&sd);
+	return 0;
+}

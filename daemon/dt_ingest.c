@@ -1,0 +1,834 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Ingestion of traced processes' events (design decision 6).
+ *
+ * An accept thread serves the ingest socket: for every traced process
+ * that connects it creates a ring and an enable table (sealed memfds),
+ * records the peer's pid from SO_PEERCRED and a pidfd, and hands both
+ * memfds over with SCM_RIGHTS, the table read-only.  A drain thread polls
+ * every ring, validates each record (the ring is the tracee's memory:
+ * every byte is untrusted, bad records are counted and dropped, never
+ * followed), expands it into a dt_evt with the pid dtd knows, and emits
+ * it to every open that records the probe.  A process that exited, or
+ * that exec'd and connected again, is drained one last time and freed.
+ *
+ * At start a new dtd adopts the tables of processes whose previous dtd
+ * died (dt_ingest_adopt.c), so that each reconnects on its next hooked
+ * call.
+ *
+ * Locks used to protect the globals in this file:
+ *	[I]	set by dt_ingest_begin() before the threads exist,
+ *		or for a proc before it is linked on dti_procs
+ *	[L]	dti_lock
+ *	[D]	the drain thread only (it alone unlinks and frees procs)
+ *	[a]	atomic operations
+ */
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <userdt/udt_wire.h>
+
+#include "dt_dev.h"
+#include "dt_prov.h"
+#include "dt_ingest.h"
+
+#define DTI_BATCH	256		/* records between tail updates */
+#define DTI_IDLE_MIN	20000		/* ns: first idle sleep */
+#define DTI_IDLE_MAX	1000000		/* ns: longest idle sleep */
+#define DTI_REAP_NSEC	10000000ULL	/* look for exited tracees */
+#define DTI_DELTA_MAX	(1u << 24)	/* largest counter step believed */
+
+struct dti_proc {
+	struct dti_proc		*dp_next;	/* [L] writers; [D] reads */
+	pid_t			 dp_pid;	/* [I] SO_PEERCRED */
+	int			 dp_pidfd;	/* [I] */
+	struct udt_ring_hdr	*dp_ring;	/* [I] dtd's mapping */
+	uint32_t		 dp_nslots;	/* [I] never reread from ring */
+	struct udt_tab		*dp_tab;	/* [I] dtd's mapping */
+	atomic_int		 dp_retired;	/* [a] same pid reconnected */
+	int			 dp_dead;	/* [D] */
+	uint64_t		 dp_tail;	/* [D] next ticket to read */
+	uint64_t		 dp_stuck;	/* [D] tail stuck since */
+	uint64_t		 dp_lost_total;	/* [D] last seen totals */
+	uint64_t		 dp_recur_total;
+	uint32_t		 dp_lost[DT_SYS_NPROBES];	/* [D] */
+	uint32_t		 dp_recur[DT_SYS_NPROBES];	/* [D] */
+};
+
+static pthread_mutex_t	 dti_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dti_proc	*dti_procs;		/* [L], head read [a] */
+static uint8_t		 dti_enab[DT_SYS_NPROBES];	/* [L] master */
+
+static int		 dti_listen = -1;	/* [I] */
+static int		 dti_wake[2] = { -1, -1 };	/* [I] stop pipe */
+static atomic_int	 dti_stop;		/* [a] */
+static pthread_t	 dti_accept_thr, dti_drain_thr;	/* [I] */
+static int		 dti_running;		/* [I] */
+static char		 dti_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+/*
+ * Time stamp counter to CLOCK_REALTIME (UDT_W_TSC).  Calibrated once at
+ * start against CLOCK_MONOTONIC_RAW, refined by the drain thread over a
+ * growing baseline; each drain pass takes a fresh (TSC, realtime) pair
+ * and converts records relative to it, so an event a few milliseconds
+ * old carries at most the error of a few milliseconds' worth of ticks.
+ */
+static int		 dti_tsc_ok;		/* [I] */
+static uint64_t		 dti_tsc0, dti_raw0;	/* [I] calibration start */
+static double		 dti_tsc_ns;		/* [D] ns per tick */
+static uint64_t		 dti_ref_tsc;		/* [D] this pass's pair */
+static int64_t		 dti_ref_rt;		/* [D] */
+static int64_t		 dti_tsc_span;		/* [D] ticks in 10 s */
+
+static struct {
+	atomic_uint_fast64_t	attached, records, garbage, lost, recur;
+	atomic_uint_fast64_t	adopted;
+	atomic_uint		procs;
+} dti_stats;
+
+static uint64_t
+dti_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+dti_clock(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A TSC value and clk read as closely together as we can. */
+static void
+dti_tsc_pair(clockid_t clk, uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t a, b;
+
+	a = __builtin_ia32_rdtsc();
+	*ns = dti_clock(clk);
+	b = __builtin_ia32_rdtsc();
+	*tsc = a + (b - a) / 2;
+}
+
+/*
+ * Offer TSC stamps only where the kernel itself trusts the TSC as its
+ * clock source (invariant and in step across CPUs).  Sleeps 20 ms once,
+ * at start, to measure its rate.
+ */
+static void
+dti_tsc_calibrate(void)
+{
+	struct timespec pause = { 0, 20000000 };
+	char src[32] = "";
+	uint64_t tsc1, raw1;
+	FILE *f;
+
+	f = fopen("/sys/devices/system/clocksource/clocksource0/"
+	    "current_clocksource", "re");
+	if (f == NULL)
+		return;
+	if (fgets(src, sizeof(src), f) == NULL)
+		src[0] = '\0';
+	fclose(f);
+	if (strcmp(src, "tsc\n") != 0)
+		return;
+	dti_tsc_pair(CLOCK_MONOTONIC_RAW, &dti_tsc0, &dti_raw0);
+	nanosleep(&pause, NULL);
+	dti_tsc_pair(CLOCK_MONOTONIC_RAW, &tsc1, &raw1);
+	if (tsc1 <= dti_tsc0 || raw1 <= dti_raw0)
+		return;
+	dti_tsc_ns = (double)(raw1 - dti_raw0) / (double)(tsc1 - dti_tsc0);
+	/* Between 100 MHz and 20 GHz, or something is wrong. */
+	if (dti_tsc_ns < 0.05 || dti_tsc_ns > 10)
+		return;
+	dti_tsc_span = (int64_t)(10e9 / dti_tsc_ns);
+	dti_ref_tsc = tsc1;
+	dti_ref_rt = (int64_t)dti_clock(CLOCK_REALTIME);
+	dti_tsc_ok = 1;
+}
+
+/* Start of a drain pass: a fresh reference pair, a better rate. */
+static void
+dti_tsc_ref(void)
+{
+	uint64_t raw, tsc, rt;
+
+	if (!dti_tsc_ok)
+		return;
+	dti_tsc_pair(CLOCK_MONOTONIC_RAW, &tsc, &raw);
+	if (tsc > dti_tsc0 && raw > dti_raw0)
+		dti_tsc_ns = (double)(raw - dti_raw0) /
+		    (double)(tsc - dti_tsc0);
+	dti_tsc_pair(CLOCK_REALTIME, &dti_ref_tsc, &rt);
+	dti_ref_rt = (int64_t)rt;
+}
+
+void
+dt_ingest_enable(unsigned int p, uint8_t en)
+{
+	struct dti_proc *dp;
+
+	if (p >= DT_SYS_NPROBES)
+		return;
+	pthread_mutex_lock(&dti_lock);
+	dti_enab[p] = en;
+	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
+		__atomic_store_n(&dp->dp_tab->tb_enab[p], en,
+		    __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&dti_lock);
+}
+
+/* --- the drain side -------------------------------------------------- */
+
+/* Whether a copied record may be believed; it came from a tracee. */
+static int
+dti_valid(const struct udt_rec *r)
+{
+	int isret;
+
+	if (r->ur_probe >= DT_SYS_NPROBES || (r->ur_flags & ~UDT_R_ALL) != 0)
+		return 0;
+	isret = r->ur_probe & 1;
+	if (isret != ((r->ur_flags & UDT_R_RET) != 0))
+		return 0;
+	if (isret && (r->ur_flags & UDT_R_ARGS))
+		return 0;
+	if (isret && (r->ur_error < 0 || r->ur_error > 4095 ||
+	    (r->ur_error != 0 && r->ur_args[0] != -1)))
+		return 0;
+	if (r->ur_nframes > UDT_STACK_MAX ||
+	    (r->ur_nframes != 0) != ((r->ur_flags & UDT_R_STACK) != 0))
+		return 0;
+	if (r->ur_cpu >= dt_dev_ncpus() || r->ur_tid <= 0)
+		return 0;
+	if (r->ur_flags & UDT_R_TSC) {
+		int64_t d = (int64_t)((uint64_t)r->ur_nsec - dti_ref_tsc);
+
+		/* Within 10 s of now, from a dtd that offered TSC stamps. */
+		if (!dti_tsc_ok || r->ur_sec != 0 || r->ur_nsec < 0 ||
+		    d > dti_tsc_span || d < -dti_tsc_span)
+			return 0;
+	} else if (r->ur_sec < 0 || r->ur_nsec < 0 ||
+	    r->ur_nsec >= 1000000000)
+		return 0;
+	return 1;
+}
+
+static void
+dti_emit(const struct dti_proc *dp, const struct udt_rec *r)
+{
+	struct dt_probe *dtp = dt_syscall_probe(r->ur_probe);
+	struct dt_evt ev;
+	unsigned int i;
+
+	if (dtp == NULL)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.dtev_pid = dp->dp_pid;
+	ev.dtev_tid = r->ur_tid;
+	if (r->ur_flags & UDT_R_TSC) {
+		int64_t ns = dti_ref_rt + (int64_t)((double)(int64_t)
+		    ((uint64_t)r->ur_nsec - dti_ref_tsc) * dti_tsc_ns);
+
+		ev.dtev_tsp.tv_sec = ns / 1000000000;
+		ev.dtev_tsp.tv_nsec = ns % 1000000000;
+	} else {
+		ev.dtev_tsp.tv_sec = r->ur_sec;
+		ev.dtev_tsp.tv_nsec = r->ur_nsec;
+	}
+	if (r->ur_flags & UDT_R_COMM) {
+		memcpy(ev.dtev_comm, r->ur_comm, UDT_COMMLEN);
+		ev.dtev_comm[UDT_COMMLEN - 1] = '\0';
+	}
+	if (r->ur_flags & UDT_R_STACK) {
+		ev.dtev_ustack.st_count = r->ur_nframes;
+		for (i = 0; i < r->ur_nframes; i++)
+			ev.dtev_ustack.st_pc[i] = r->ur_stack[i];
+	}
+	if (r->ur_flags & UDT_R_ARGS) {
+		/* Registers past nargs hold whatever the caller left. */
+		for (i = 0; i < dtp->dtp_nargs && i < UDT_NARGS; i++)
+			ev.dtev_args[i] = r->ur_args[i];
+	} else if (r->ur_flags & UDT_R_RET) {
+		ev.dtev_retval[0] = r->ur_args[0];
+		ev.dtev_retval[1] = r->ur_args[1];
+		ev.dtev_error = r->ur_error;
+	}
+	dt_probe_emit(dtp, r->ur_cpu, &ev);
+}
+
+/* Consume what is committed in dp's ring.  Returns records consumed. */
+static unsigned int
+dti_drain(struct dti_proc *dp)
+{
+	struct udt_ring_hdr *rh = dp->dp_ring;
+	const char *slots = (const char *)rh + UDT_RING_HDRSIZE;
+	uint64_t mask = dp->dp_nslots - 1, head, seq, now;
+	struct udt_rec rec;
+	unsigned int n = 0;
+
+	for (;;) {
+		const struct udt_rec *s = (const void *)(slots +
+		    (dp->dp_tail & mask) * UDT_SLOT_SIZE);
+
+		seq = __atomic_load_n(&s->ur_seq, __ATOMIC_ACQUIRE);
+		if (seq != dp->dp_tail + 1) {
+			/*
+			 * Not committed yet, or never will be: a producer
+			 * that died or left a signal handler between reserve
+			 * and commit.  After UDT_STUCK_NSEC without progress,
+			 * if later tickets were handed out, skip the slot.
+			 * rh_head is only read then: it is the producers'
+			 * hot line, reading it on every pass would bounce it.
+			 */
+			now = dti_now();
+			if (dp->dp_stuck == 0 ||
+			    now - dp->dp_stuck < UDT_STUCK_NSEC) {
+				if (dp->dp_stuck == 0)
+					dp->dp_stuck = now;
+				break;
+			}
+			head = __atomic_load_n(&rh->rh_head, __ATOMIC_RELAXED);
+			if (head == dp->dp_tail ||
+			    head - dp->dp_tail > mask + 1) {
+				dp->dp_stuck = now;
+				break;
+			}
+			atomic_fetch_add(&dti_stats.garbage, 1);
+			dp->dp_stuck = 0;
+			dp->dp_tail++;
+			n++;
+			continue;
+		}
+		dp->dp_stuck = 0;
+		memcpy(&rec, s, sizeof(rec));
+		dp->dp_tail++;
+		if (dti_valid(&rec)) {
+			/* Counted first: whoever reads the event sees it. */
+			atomic_fetch_add_explicit(&dti_stats.records, 1,
+			    memory_order_relaxed);
+			dti_emit(dp, &rec);
+		} else
+			atomic_fetch_add(&dti_stats.garbage, 1);
+		if (++n % DTI_BATCH == 0)
+			__atomic_store_n(&rh->rh_tail, dp->dp_tail,
+			    __ATOMIC_RELEASE);
+	}
+	if (n > 0)
+		__atomic_store_n(&rh->rh_tail, dp->dp_tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* Charge n events of syscall probe p to every open recording it. */
+static void
+dti_charge(unsigned int p, uint64_t n,
+    void (*count)(struct dt_pcb *, unsigned int, uint64_t))
+{
+	struct dt_probe *dtp;
+	struct dt_pcb *pcb;
+
+	if ((dtp = dt_syscall_probe(p)) == NULL)
+		return;
+	rcu_read_lock();
+	cds_list_for_each_entry_rcu(pcb, &dtp->dtp_pcbs, dp_pnext)
+		count(pcb, 0, n);
+	rcu_read_unlock();
+}
+
+/*
+ * The tracee's recursion and ring-full counters: attribute what changed
+ * since the last look to the opens recording each probe, so the device's
+ * recurevt and dropevt account for events that never reached dtd.
+ */
+static void
+dti_counters(struct dti_proc *dp)
+{
+	struct udt_ring_hdr *rh = dp->dp_ring;
+	uint64_t lt, rt;
+	uint32_t cur, delta;
+	unsigned int p;
+
+	lt = __atomic_load_n(&rh->rh_lost_total, __ATOMIC_RELAXED);
+	rt = __atomic_load_n(&rh->rh_recur_total, __ATOMIC_RELAXED);
+	if (lt == dp->dp_lost_total && rt == dp->dp_recur_total)
+		return;
+	dp->dp_lost_total = lt;
+	dp->dp_recur_total = rt;
+	for (p = 0; p < DT_SYS_NPROBES; p++) {
+		cur = __atomic_load_n(&rh->rh_lost[p], __ATOMIC_RELAXED);
+		delta = cur - dp->dp_lost[p];
+		dp->dp_lost[p] = cur;
+		if (delta != 0 && delta < DTI_DELTA_MAX) {
+			atomic_fetch_add(&dti_stats.lost, delta);
+			dti_charge(p, delta, dt_pcb_count_dropevt);
+		}
+
+		cur = __atomic_load_n(&rh->rh_recur[p], __ATOMIC_RELAXED);
+		delta = cur - dp->dp_recur[p];
+		dp->dp_recur[p] = cur;
+		if (delta == 0 || delta >= DTI_DELTA_MAX)
+			continue;
+		atomic_fetch_add(&dti_stats.recur, delta);
+		dti_charge(p, delta, dt_pcb_count_recurevt);
+	}
+}
+
+static void
+dti_free(struct dti_proc *dp)
+{
+	munmap(dp->dp_ring, UDT_RING_SIZE(dp->dp_nslots));
+	munmap(dp->dp_tab, UDT_TAB_SIZE);
+	if (dp->dp_pidfd >= 0)
+		close(dp->dp_pidfd);
+	free(dp);
+}
+
+/* Mark procs whose process has exited; their rings get a last drain. */
+static void
+dti_reap(void)
+{
+	struct dti_proc *dp;
+	struct pollfd pfd;
+
+	for (dp = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE); dp != NULL;
+	    dp = dp->dp_next) {
+		if (dp->dp_dead)
+			continue;
+		pfd.fd = dp->dp_pidfd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) == 1)
+			dp->dp_dead = 1;
+	}
+}
+
+/* Unlink and free procs that are dead or retired, already drained. */
+static void
+dti_unlink_gone(void)
+{
+	struct dti_proc **dpp, *dp, *gone = NULL;
+
+	pthread_mutex_lock(&dti_lock);
+	for (dpp = &dti_procs; (dp = *dpp) != NULL;) {
+		if (dp->dp_dead || atomic_load(&dp->dp_retired)) {
+			*dpp = dp->dp_next;
+			dp->dp_next = gone;
+			gone = dp;
+			atomic_fetch_sub(&dti_stats.procs, 1);
+		} else
+			dpp = &dp->dp_next;
+	}
+	pthread_mutex_unlock(&dti_lock);
+	while ((dp = gone) != NULL) {
+		gone = dp->dp_next;
+		/* Whatever was committed before it exited or exec'd. */
+		dti_drain(dp);
+		dti_counters(dp);
+		dti_free(dp);
+	}
+}
+
+static void *
+dti_drain_main(void *arg)
+{
+	struct dti_proc *dp;
+	struct timespec ts;
+	uint64_t idle = DTI_IDLE_MIN, lastreap = 0, now;
+	unsigned int n;
+	int gone;
+
+	(void)arg;
+	rcu_register_thread();
+	while (!atomic_load(&dti_stop)) {
+		n = 0;
+		gone = 0;
+		now = dti_now();
+		dti_tsc_ref();
+		if (now - lastreap >= DTI_REAP_NSEC) {
+			dti_reap();
+			lastreap = now;
+		}
+		for (dp = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
+		    dp != NULL; dp = dp->dp_next) {
+			n += dti_drain(dp);
+			dti_counters(dp);
+			if (dp->dp_dead || atomic_load(&dp->dp_retired))
+				gone = 1;
+		}
+		/* A dead proc's ring was drained above, after it died. */
+		if (gone)
+			dti_unlink_gone();
+		if (n > 0) {
+			idle = DTI_IDLE_MIN;
+			continue;
+		}
+		/*
+		 * Tracees cannot wake us without a system call in their hot
+		 * path, so poll, backing off while nothing comes.
+		 */
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)idle;
+		nanosleep(&ts, NULL);
+		if (idle < DTI_IDLE_MAX)
+			idle *= 2;
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+/* --- the accept side ------------------------------------------------- */
+
+/*
+ * A sealed memfd of size bytes, mapped read-write in dtd.  The seals
+ * keep a tracee holding the descriptor from shrinking it under dtd's
+ * mapping (which would turn dtd's next access into SIGBUS).
+ */
+static int
+dti_memfd(const char *name, size_t size, void **mapp)
+{
+	void *p;
+	int fd;
+
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)size) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+	    != 0)
+		goto fail;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	*mapp = p;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+static void
+dti_send_stats(int fd)
+{
+	struct udt_stats st;
+
+	memset(&st, 0, sizeof(st));
+	st.us_magic = UDT_MAGIC;
+	st.us_procs = atomic_load(&dti_stats.procs);
+	st.us_attached = atomic_load(&dti_stats.attached);
+	st.us_records = atomic_load(&dti_stats.records);
+	st.us_garbage = atomic_load(&dti_stats.garbage);
+	st.us_lost = atomic_load(&dti_stats.lost);
+	st.us_recur = atomic_load(&dti_stats.recur);
+	st.us_adopted = atomic_load(&dti_stats.adopted);
+	(void)send(fd, &st, sizeof(st), MSG_NOSIGNAL);
+}
+
+static void
+dti_send_error(int fd, int error)
+{
+	struct udt_welcome w;
+
+	memset(&w, 0, sizeof(w));
+	w.uw_magic = UDT_MAGIC;
+	w.uw_version = UDT_VERSION;
+	w.uw_error = (uint32_t)error;
+	(void)send(fd, &w, sizeof(w), MSG_NOSIGNAL);
+}
+
+static int
+dti_send_fds(int fd, const struct udt_welcome *w, int fd0, int fd1)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(2 * sizeof(int))];
+	} cm;
+	struct iovec iov = { (void *)w, sizeof(*w) };
+	struct msghdr msg;
+	struct cmsghdr *c;
+	int fds[2] = { fd0, fd1 };
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(*w) ? 0 : -1;
+}
+
+/* One connection on the ingest socket, served to the end. */
+static void
+dti_handshake(int fd)
+{
+	struct timeval tv = { 1, 0 };
+	struct udt_hello h;
+	struct udt_welcome w;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	struct dti_proc *dp = NULL, *op;
+	void *ring = NULL, *tab = NULL;
+	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1;
+	uint32_t nslots = UDT_NSLOTS_DEFAULT;
+	char path[64];
+
+	/* A client that connects and says nothing must not stall us. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 ||
+	    cr.pid <= 0)
+		return;
+	if (recv(fd, &h, sizeof(h), MSG_WAITALL) != (ssize_t)sizeof(h) ||
+	    h.uh_magic != UDT_MAGIC)
+		return;
+	if (h.uh_version != UDT_VERSION) {
+		dti_send_error(fd, EPROTONOSUPPORT);
+		return;
+	}
+	if (h.uh_flags & UDT_HELLO_STATS) {
+		dti_send_stats(fd);
+		return;
+	}
+	if (!(h.uh_flags & UDT_HELLO_TRACEE) ||
+	    h.uh_nprobes != DT_SYS_NPROBES) {
+		/* A preload library from another build: other systab. */
+		dti_send_error(fd, EPROTO);
+		return;
+	}
+
+	pidfd = (int)syscall(SYS_pidfd_open, cr.pid, 0);
+	if (pidfd < 0)
+		return;		/* gone already */
+	if ((dp = calloc(1, sizeof(*dp))) == NULL)
+		goto fail;
+	ringfd = dti_memfd(UDT_RING_MEMFD, UDT_RING_SIZE(nslots), &ring);
+	tabfd = dti_memfd(UDT_TAB_MEMFD, UDT_TAB_SIZE, &tab);
+	if (ringfd < 0 || tabfd < 0)
+		goto fail;
+	/* The tracee gets the table through a read-only descriptor. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", tabfd);
+	if ((rofd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		goto fail;
+
+	dp->dp_pid = cr.pid;
+	dp->dp_pidfd = pidfd;
+	dp->dp_ring = ring;
+	dp->dp_nslots = nslots;
+	dp->dp_tab = tab;
+	dp->dp_ring->rh_magic = UDT_MAGIC;
+	dp->dp_ring->rh_nslots = nslots;
+	dp->dp_ring->rh_nprobes = DT_SYS_NPROBES;
+	dp->dp_tab->tb_magic = UDT_MAGIC;
+	dp->dp_tab->tb_nprobes = DT_SYS_NPROBES;
+	memcpy(dp->dp_tab->tb_sock, dti_path, sizeof(dp->dp_tab->tb_sock));
+
+	/*
+	 * Copy the enable bytes and join the list in one go, so no
+	 * DTIOCRECORD between the two is missed.  An older image of the
+	 * same process (it exec'd) is retired: drained once more, freed.
+	 */
+	pthread_mutex_lock(&dti_lock);
+	memcpy(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
+	for (op = dti_procs; op != NULL; op = op->dp_next)
+		if (op->dp_pid == dp->dp_pid)
+			atomic_store(&op->dp_retired, 1);
+	dp->dp_next = dti_procs;
+	__atomic_store_n(&dti_procs, dp, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dti_lock);
+	atomic_fetch_add(&dti_stats.procs, 1);
+
+	memset(&w, 0, sizeof(w));
+	w.uw_magic = UDT_MAGIC;
+	w.uw_version = UDT_VERSION;
+	w.uw_nslots = nslots;
+	w.uw_flags = dti_tsc_ok ? UDT_W_TSC : 0;
+	w.uw_ringsize = UDT_RING_SIZE(nslots);
+	w.uw_tabsize = UDT_TAB_SIZE;
+	/* On failure the proc stays listed until its pidfd says it exited. */
+	if (dti_send_fds(fd, &w, ringfd, rofd) == 0)
+		atomic_fetch_add(&dti_stats.attached, 1);
+	close(ringfd);
+	close(tabfd);
+	close(rofd);
+	return;
+fail:
+	dti_send_error(fd, ENOMEM);
+	if (ring != NULL)
+		munmap(ring, UDT_RING_SIZE(nslots));
+	if (tab != NULL)
+		munmap(tab, UDT_TAB_SIZE);
+	if (ringfd >= 0)
+		close(ringfd);
+	if (tabfd >= 0)
+		close(tabfd);
+	if (pidfd >= 0)
+		close(pidfd);
+	free(dp);
+}
+
+static void *
+dti_accept_main(void *arg)
+{
+	struct pollfd pfd[2];
+	int fd;
+
+	(void)arg;
+	pfd[0].fd = dti_listen;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = dti_wake[0];
+	pfd[1].events = POLLIN;
+	while (!atomic_load(&dti_stop)) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		fd = accept4(dti_listen, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		dti_handshake(fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* --- start and stop ------------------------------------------------- */
+
+int
+dt_ingest_begin(const char *path)
+{
+	struct sockaddr_un sun;
+	char dir[sizeof(sun.sun_path)], *slash;
+	int error, fd;
+
+	if (path == NULL || *path == '\0')
+		path = UDT_SOCKET_DEFAULT;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "dtd: ingest socket path too long: %s\n", path);
+		return ENAMETOOLONG;
+	}
+	snprintf(dti_path, sizeof(dti_path), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			error = errno;
+			fprintf(stderr, "dtd: %s: %s\n", dir, strerror(error));
+			return error;
+		}
+	}
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return errno;
+	/* A socket file nobody answers on is a dead dtd's: replace it. */
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+		fprintf(stderr, "dtd: another dtd serves %s\n", path);
+		close(fd);
+		return EADDRINUSE;
+	}
+	close(fd);
+	(void)unlink(path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return errno;
+	/* Tracees need no privilege: anyone may connect. */
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
+	    chmod(path, 0666) != 0 || listen(fd, 128) != 0) {
+		error = errno;
+		fprintf(stderr, "dtd: %s: %s\n", path, strerror(error));
+		close(fd);
+		return error;
+	}
+	dti_listen = fd;
+	if (pipe2(dti_wake, O_CLOEXEC) != 0) {
+		error = errno;
+		goto fail;
+	}
+	atomic_store(&dti_stop, 0);
+	dti_tsc_calibrate();
+	if ((error = pthread_create(&dti_drain_thr, NULL, dti_drain_main,
+	    NULL)) != 0)
+		goto fail;
+	if ((error = pthread_create(&dti_accept_thr, NULL, dti_accept_main,
+	    NULL)) != 0) {
+		atomic_store(&dti_stop, 1);
+		pthread_join(dti_drain_thr, NULL);
+		goto fail;
+	}
+	dti_running = 1;
+	atomic_fetch_add(&dti_stats.adopted, dt_ingest_adopt(dti_path));
+	return 0;
+fail:
+	close(dti_listen);
+	dti_listen = -1;
+	unlink(path);
+	return error;
+}
+
+void
+dt_ingest_end(void)
+{
+	struct dti_proc *dp;
+
+	if (!dti_running)
+		return;
+	atomic_store(&dti_stop, 1);
+	(void)write(dti_wake[1], "x", 1);
+	pthread_join(dti_accept_thr, NULL);
+	pthread_join(dti_drain_thr, NULL);
+	close(dti_listen);
+	close(dti_wake[0]);
+	close(dti_wake[1]);
+	unlink(dti_path);
+	pthread_mutex_lock(&dti_lock);
+	while ((dp = dti_procs) != NULL) {
+		dti_procs = dp->dp_next;
+		dti_free(dp);
+	}
+	pthread_mutex_unlock(&dti_lock);
+	dti_running = 0;
+}

@@ -1,0 +1,63 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The syscall provider's daemon half, shared between probe registration
+ * (dt_prov_syscall.c) and ingestion of the tracees' rings (dt_ingest.c).
+ */
+#ifndef DT_INGEST_H
+#define DT_INGEST_H
+
+#include <stdint.h>
+
+#include "systab.h"
+
+#define DT_SYS_NPROBES	(2 * SYSTAB_COUNT)	/* entry, return per call */
+
+struct dt_probe;
+
+/*
+ * Probe of provider-local index p (2i entry, 2i + 1 return of systab[i]);
+ * NULL before dt_prov_syscall_init() ran.  [I] afterwards: any thread.
+ */
+struct dt_probe	*dt_syscall_probe(unsigned int p);
+
+/*
+ * Set enable byte p (0, or UDT_EN_ON | DTEVT_* flags) in dtd's master
+ * copy and in the table of every attached tracee, which see it at once.
+ * Called from dtpv_start/dtpv_stop under the core's lock; takes the
+ * ingest lock, which is never held while waiting for producers.
+ */
+void	dt_ingest_enable(unsigned int p, uint8_t en);
+
+/*
+ * Serve the ingest socket at path (NULL: UDT_SOCKET_DEFAULT) and drain
+ * the tracees' rings into the core, then adopt orphaned tracees.  Call
+ * once from one thread after dt_dev_init(); returns 0 or an errno, with
+ * a message on stderr.  dt_ingest_end() stops both threads, removes the
+ * socket and frees every ring; tracees run on untraced.
+ */
+int	dt_ingest_begin(const char *path);
+void	dt_ingest_end(void);
+
+/*
+ * Pull every tracee whose table names sock (orphaned by a dead dtd, or a
+ * placeholder) into reconnecting.  Scans /proc once; returns how many it
+ * found.  Called by dt_ingest_begin() once the socket listens.
+ */
+unsigned int	dt_ingest_adopt(const char *sock);
+
+#endif /* DT_INGEST_H */

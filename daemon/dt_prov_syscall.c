@@ -1,0 +1,150 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The syscall provider: syscall:sys%N:entry and syscall:sys%N:return for
+ * every call in the generated systab, in N order (design decision 5).
+ * Events come from the preload library in traced processes through
+ * dt_ingest.c; this file registers the probes and turns DTIOCRECORD into
+ * enable bytes in the tracees' tables.
+ *
+ * Locks used to protect the globals in this file:
+ *	[I]	set by dt_prov_syscall_init() during dt_dev_init()
+ *	[s]	dt_sys_mtx
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <userdt/udt_wire.h>
+
+#include "dt_prov.h"
+#include "dt_ingest.h"
+
+/* dt(4) masks syscall requests to the common flags and FUNCARGS. */
+#define DT_SYS_EVTFLAGS	\
+	(DTEVT_EXECNAME | DTEVT_USTACK | DTEVT_KSTACK | DTEVT_FUNCARGS)
+
+static struct dt_probe	*dt_sys_probes[DT_SYS_NPROBES];	/* [I] */
+
+static pthread_mutex_t	 dt_sys_mtx = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int	 dt_sys_nrec[DT_SYS_NPROBES];	/* [s] started pcbs */
+/* [s] started pcbs asking for each DTEVT_* bit */
+static unsigned int	 dt_sys_nflag[DT_SYS_NPROBES][4];
+
+static int	dt_prov_syscall_alloc(struct dt_probe *, struct dt_softc *,
+		    const struct dtioc_req *);
+static void	dt_prov_syscall_start(struct dt_pcb *);
+static void	dt_prov_syscall_stop(struct dt_pcb *);
+
+static const struct dt_provider dt_prov_syscall = {
+	.dtpv_name	= "syscall",
+	.dtpv_alloc	= dt_prov_syscall_alloc,
+	.dtpv_start	= dt_prov_syscall_start,
+	.dtpv_stop	= dt_prov_syscall_stop,
+};
+
+struct dt_probe *
+dt_syscall_probe(unsigned int p)
+{
+	return p < DT_SYS_NPROBES ? dt_sys_probes[p] : NULL;
+}
+
+int
+dt_prov_syscall_init(void)
+{
+	struct dt_probe *dtp;
+	char func[DTNAMESIZE];
+	unsigned int i;
+
+	_Static_assert(DT_SYS_NPROBES <= UDT_NPROBES_MAX, "enable table");
+	for (i = 0; i < SYSTAB_COUNT; i++) {
+		snprintf(func, sizeof(func), "sys%%%u", systab[i].se_num);
+		dtp = dt_dev_alloc_probe(func, "entry", &dt_prov_syscall,
+		    systab[i].se_nargs);
+		if (dtp == NULL)
+			goto nomem;
+		dtp->dtp_sysnum = systab[i].se_num;
+		dtp->dtp_priv = (void *)(uintptr_t)(2 * i);
+		/* Entry arguments only for pcbs that asked for FUNCARGS. */
+		dtp->dtp_argsflag = DTEVT_FUNCARGS;
+		dt_sys_probes[2 * i] = dtp;
+
+		dtp = dt_dev_alloc_probe(func, "return", &dt_prov_syscall, 0);
+		if (dtp == NULL)
+			goto nomem;
+		dtp->dtp_sysnum = systab[i].se_num;
+		dtp->dtp_priv = (void *)(uintptr_t)(2 * i + 1);
+		/* Return values are always there, as in dt(4). */
+		dtp->dtp_argsflag = 0;
+		dt_sys_probes[2 * i + 1] = dtp;
+	}
+	return DT_SYS_NPROBES;
+nomem:
+	errno = ENOMEM;
+	return -1;
+}
+
+static int
+dt_prov_syscall_alloc(struct dt_probe *dtp, struct dt_softc *sc,
+    const struct dtioc_req *dtrq)
+{
+	if (dt_pcb_alloc(dtp, sc, dtrq->dtrq_evtflags & DT_SYS_EVTFLAGS, 0,
+	    -1) == NULL)
+		return ENOMEM;
+	return 0;
+}
+
+/*
+ * The byte tracees test: on while any open records the probe, with the
+ * union of what those opens want, so that a tracee only pays for the
+ * stack or comm when someone reads them.  KSTACK has no user-space
+ * meaning and is left out.
+ */
+static void
+dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
+{
+	uint8_t en = 0;
+	int bit;
+
+	pthread_mutex_lock(&dt_sys_mtx);
+	dt_sys_nrec[p] += delta;
+	for (bit = 0; bit < 4; bit++)
+		if (dp->dp_evtflags & (1u << bit))
+			dt_sys_nflag[p][bit] += delta;
+	if (dt_sys_nrec[p] > 0) {
+		en = UDT_EN_ON;
+		for (bit = 0; bit < 4; bit++)
+			if (dt_sys_nflag[p][bit] > 0 &&
+			    (1u << bit) != DTEVT_KSTACK)
+				en |= 1u << bit;
+	}
+	dt_ingest_enable(p, en);
+	pthread_mutex_unlock(&dt_sys_mtx);
+}
+
+static void
+dt_prov_syscall_start(struct dt_pcb *dp)
+{
+	dt_sys_update((unsigned int)(uintptr_t)dp->dp_dtp->dtp_priv, dp, 1);
+}
+
+static void
+dt_prov_syscall_stop(struct dt_pcb *dp)
+{
+	dt_sys_update((unsigned int)(uintptr_t)dp->dp_dtp->dtp_priv, dp, -1);
+}

@@ -1,0 +1,190 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The private wire format between traced processes (libuserdt-preload)
+ * and dtd.  Not an ABI anyone else relies on: both sides come from the
+ * same build and check UDT_VERSION in the handshake.
+ *
+ * A tracee connects to dtd's ingest socket (env USERDT_SOCKET, default
+ * UDT_SOCKET_DEFAULT), sends a udt_hello and receives a udt_welcome with
+ * two memory file descriptors (SCM_RIGHTS): its ring (read-write) and its
+ * enable table (read-only).  From then on it writes records into the ring
+ * without system calls; dtd polls the ring.  dtd stamps every record with
+ * the pid it read from SO_PEERCRED at connect time, never with anything
+ * the tracee wrote, and validates every byte of the ring.
+ *
+ * Ring: an MPSC queue of fixed-size slots after LTTng-UST's reserve and
+ * commit.  A producer reserves ticket t with a compare-and-swap on
+ * rh_head (refusing when t - rh_tail >= nslots: the ring is full, the
+ * event is counted in rh_lost), fills slot t % nslots and commits by
+ * storing t + 1 into ur_seq with release semantics.  dtd consumes tickets
+ * in order: a slot is ready when its ur_seq equals its ticket + 1; it
+ * publishes its progress in rh_tail (release) so producers may reuse the
+ * slots.  A slot that stays uncommitted (a producer that died or left a
+ * signal handler with siglongjmp between reserve and commit) is skipped
+ * after UDT_STUCK_NSEC and counted as garbage.
+ *
+ * Locks used to protect struct members in this file:
+ *	[I]	immutable after dtd initialised the object
+ *	[p]	written by the tracee (producers), untrusted by dtd
+ *	[d]	written by dtd only
+ *	[a]	atomic operations
+ */
+#ifndef USERDT_UDT_WIRE_H
+#define USERDT_UDT_WIRE_H
+
+#include <stdint.h>
+
+#define UDT_SOCKET_ENV		"USERDT_SOCKET"
+#define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
+
+#define UDT_MAGIC		0x75647464u	/* "udtd" */
+#define UDT_VERSION		2u
+
+#define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
+#define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
+#define UDT_COMMLEN		16	/* Linux TASK_COMM_LEN */
+#define UDT_NARGS		6
+
+/* Names of the memory files, how a restarted dtd finds orphans. */
+#define UDT_TAB_MEMFD		"userdt-tab"
+#define UDT_RING_MEMFD		"userdt-ring"
+
+/* A slot that stays uncommitted this long while later ones wait. */
+#define UDT_STUCK_NSEC		(200 * 1000 * 1000ULL)
+
+/* udt_hello.uh_flags */
+#define UDT_HELLO_TRACEE	0x0001	/* a traced process: give me a ring */
+#define UDT_HELLO_STATS		0x0002	/* only answer with udt_stats */
+
+/* Messages on the socket: copied, never shared. */
+struct udt_hello {
+	uint32_t	uh_magic;	/* UDT_MAGIC */
+	uint32_t	uh_version;	/* UDT_VERSION */
+	uint32_t	uh_nprobes;	/* 2 * SYSTAB_COUNT of the tracee */
+	uint32_t	uh_flags;	/* UDT_HELLO_* */
+};
+
+struct udt_welcome {
+	uint32_t	uw_magic;
+	uint32_t	uw_version;
+	uint32_t	uw_error;	/* 0, or an errno: no fds follow */
+	uint32_t	uw_nslots;	/* slots in the ring */
+	uint32_t	uw_flags;	/* UDT_W_* */
+	uint32_t	uw_pad;
+	uint64_t	uw_ringsize;	/* bytes of the ring memfd */
+	uint64_t	uw_tabsize;	/* bytes of the table memfd */
+};
+
+/*
+ * udt_welcome.uw_flags.  UDT_W_TSC: dtd converts raw time stamp counter
+ * values to CLOCK_REALTIME (the clock source is the TSC, which the kernel
+ * keeps in step across CPUs), so tracees may stamp records with rdtsc
+ * instead of a clock_gettime() call, the largest part of a record's cost.
+ */
+#define UDT_W_TSC		0x0001
+
+/* Answer to UDT_HELLO_STATS: dtd's ingestion counters since start. */
+struct udt_stats {
+	uint32_t	us_magic;
+	uint32_t	us_procs;	/* attached processes now */
+	uint64_t	us_attached;	/* handshakes completed */
+	uint64_t	us_records;	/* valid records dispatched */
+	uint64_t	us_garbage;	/* records or slots rejected */
+	uint64_t	us_lost;	/* tracee rings full, per tracees */
+	uint64_t	us_recur;	/* recursive events, per tracees */
+	uint64_t	us_adopted;	/* orphan tables found at start */
+};
+
+/*
+ * Enable table, one per tracee, mapped read-only there.  tb_enab[p] is 0
+ * when probe p is off, else UDT_EN_ON | the DTEVT_* flags wanted.  Entry
+ * probe of systab[i] is p = 2i, its return probe 2i + 1, so a hook tests
+ * both with one 16-bit load.  A restarted dtd sets tb_reconnect and every
+ * byte of an orphaned table to force its tracee into the slow path, which
+ * then reconnects.  tb_sock names the socket the table came from (or, for
+ * a placeholder a tracee made while dtd was absent, the socket it wants),
+ * so that a dtd only adopts tables of its own tracees.
+ */
+#define UDT_EN_ON		0x80
+#define UDT_EN_FLAGS		0x0f
+
+struct udt_tab {
+	uint32_t	tb_magic;	/* [I] UDT_MAGIC */
+	uint32_t	tb_nprobes;	/* [I] */
+	uint32_t	tb_reconnect;	/* [d] a new dtd wants a handshake */
+	uint32_t	tb_pad;
+	uint8_t		tb_enab[UDT_NPROBES_MAX];	/* [d] */
+	char		tb_sock[108];	/* [I] ingest socket it belongs to */
+};
+
+#define UDT_TAB_SIZE		4096
+
+/* udt_rec.ur_flags: what the record carries. */
+#define UDT_R_ARGS		0x01	/* ur_args (entry) */
+#define UDT_R_RET		0x02	/* ur_args[0..1], ur_error (return) */
+#define UDT_R_COMM		0x04	/* ur_comm */
+#define UDT_R_STACK		0x08	/* ur_stack[0..ur_nframes) */
+#define UDT_R_TSC		0x10	/* ur_nsec is a TSC value, ur_sec 0 */
+#define UDT_R_ALL		0x1f
+
+/* A slot: [p] fields are written by the producer before its commit. */
+struct udt_rec {
+	uint64_t	ur_seq;		/* [p,a] ticket + 1 once committed */
+	uint16_t	ur_probe;	/* [p] 2i entry, 2i + 1 return */
+	uint8_t		ur_flags;	/* [p] UDT_R_* */
+	uint8_t		ur_nframes;	/* [p] <= UDT_STACK_MAX */
+	uint32_t	ur_cpu;		/* [p] sched_getcpu() */
+	int32_t		ur_tid;		/* [p] gettid(2) */
+	int32_t		ur_error;	/* [p] errno of a failed call */
+	int64_t		ur_sec;		/* [p] CLOCK_REALTIME, or 0 */
+	int64_t		ur_nsec;	/* [p] ns, or TSC (UDT_R_TSC) */
+	int64_t		ur_args[UDT_NARGS];	/* [p] registers, or retval */
+	char		ur_comm[UDT_COMMLEN];	/* [p] */
+	uint64_t	ur_stack[UDT_STACK_MAX];	/* [p] return addrs */
+};
+
+#define UDT_SLOT_SIZE		256
+#define UDT_NSLOTS_DEFAULT	32768	/* 8 MiB, 32 ms at 1M events/s */
+
+struct udt_ring_hdr {
+	uint32_t	rh_magic;	/* [I] */
+	uint32_t	rh_nslots;	/* [I] power of two */
+	uint32_t	rh_nprobes;	/* [I] */
+	uint32_t	rh_pad0;
+	uint8_t		rh_pad1[64 - 16];
+	uint64_t	rh_head;	/* [p,a] next ticket to reserve */
+	uint8_t		rh_pad2[64 - 8];
+	uint64_t	rh_tail;	/* [d,a] first ticket not consumed */
+	uint8_t		rh_pad3[64 - 8];
+	uint64_t	rh_lost_total;	/* [p,a] sum of rh_lost */
+	uint64_t	rh_recur_total;	/* [p,a] sum of rh_recur */
+	uint8_t		rh_pad4[64 - 16];
+	uint32_t	rh_lost[UDT_NPROBES_MAX];	/* [p,a] ring full */
+	uint32_t	rh_recur[UDT_NPROBES_MAX];	/* [p,a] recursion */
+};
+
+#define UDT_RING_HDRSIZE	12288	/* slots start here */
+
+#define UDT_RING_SIZE(nslots)	\
+	(UDT_RING_HDRSIZE + (uint64_t)(nslots) * UDT_SLOT_SIZE)
+
+_Static_assert(sizeof(struct udt_rec) == UDT_SLOT_SIZE, "udt_rec size");
+_Static_assert(sizeof(struct udt_ring_hdr) <= UDT_RING_HDRSIZE, "ring hdr");
+_Static_assert(sizeof(struct udt_tab) <= UDT_TAB_SIZE, "udt_tab size");
+
+#endif /* USERDT_UDT_WIRE_H */

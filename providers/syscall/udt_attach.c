@@ -1,0 +1,318 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Start-up, fork and (re)connection of the preload library.
+ *
+ * The constructor resolves every hook, then attaches: it connects to
+ * dtd's ingest socket and maps the ring and enable table dtd hands back.
+ * When dtd is absent it maps a private placeholder table instead, all
+ * zero, named UDT_TAB_MEMFD so that a dtd started later finds it in
+ * /proc/PID/maps, sets its bytes and tb_reconnect, and so pulls the
+ * process into the slow path, which attaches again.  The same happens
+ * when dtd dies and a new one starts: the old table is an orphan the new
+ * dtd adopts.  A fork child attaches on its own from the fork handler so
+ * it never writes into its parent's ring.
+ *
+ * Everything after the constructor uses raw system calls only (udt_sys.h):
+ * attach runs in fork children and in signal handlers.
+ */
+#include <sys/types.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "udt_preload.h"
+#include "udt_sys.h"
+#include "systab.h"
+
+/* Before the first attach the hooks read this: nothing enabled. */
+static struct udt_tab udt_zero_tab __attribute__((aligned(64)));
+
+const uint8_t		*udt_enab = udt_zero_tab.tb_enab;
+struct udt_tab		*udt_tab = &udt_zero_tab;
+struct udt_ring_hdr	*udt_ring;
+int			 udt_use_tsc;
+
+static int		 udt_attaching;		/* [a] attach in progress */
+static struct sockaddr_un udt_sun;		/* [I] dtd's ingest socket */
+static int		 udt_sun_ok;		/* [I] */
+
+/* Stands in for a wrapper this libc lacks. */
+static long
+udt_enosys(long a0, ...)
+{
+	(void)a0;
+	errno = ENOSYS;
+	return -1;
+}
+
+udt_fn_t
+udt_resolve(udt_fn_t *slot, const char *name)
+{
+	udt_fn_t fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	void *sym;
+
+	if (fn != NULL)
+		return fn;
+	sym = dlsym(RTLD_NEXT, name);
+	fn = sym != NULL ? (udt_fn_t)sym : udt_enosys;
+	__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+	return fn;
+}
+
+static void
+udt_close(int fd)
+{
+	if (fd >= 0)
+		udt_sys1(SYS_close, fd);
+}
+
+static void *
+udt_map(int fd, size_t len, int prot)
+{
+	long p = udt_sys6(SYS_mmap, 0, (long)len, prot, MAP_SHARED, fd, 0);
+
+	return p < 0 && p > -4096 ? NULL : (void *)p;
+}
+
+/*
+ * Handshake with dtd.  On success *tabp and *ringp are mapped and every
+ * descriptor is closed again, so the traced program never sees one.
+ */
+static int
+udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
+    int *tscp)
+{
+	struct udt_hello hello = {
+		UDT_MAGIC, UDT_VERSION, 2 * SYSTAB_COUNT, UDT_HELLO_TRACEE
+	};
+	struct udt_welcome w;
+	struct timeval tv = { 2, 0 };
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(2 * sizeof(int))];
+	} cm;
+	struct iovec iov = { &w, sizeof(w) };
+	struct msghdr msg;
+	struct cmsghdr *c;
+	struct udt_tab *tab = NULL;
+	struct udt_ring_hdr *ring = NULL;
+	int fds[2] = { -1, -1 };
+	long fd, n;
+	int tries;
+
+	if (!udt_sun_ok)
+		return -1;
+	fd = udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	/* A stopped or wedged dtd must not hang the traced program. */
+	udt_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	udt_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (udt_sys3(SYS_connect, fd, &udt_sun, sizeof(udt_sun)) != 0)
+		goto fail;
+	if (udt_sys6(SYS_sendto, fd, (long)&hello, sizeof(hello),
+	    MSG_NOSIGNAL, 0, 0) != (long)sizeof(hello))
+		goto fail;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	for (tries = 0; tries < 8; tries++) {
+		n = udt_sys3(SYS_recvmsg, fd, &msg, MSG_CMSG_CLOEXEC);
+		if (n != -EINTR)
+			break;
+	}
+	if (n != (long)sizeof(w))
+		goto fail;
+	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(2 * sizeof(int)))
+			memcpy(fds, CMSG_DATA(c), sizeof(fds));
+	}
+	if (w.uw_magic != UDT_MAGIC || w.uw_version != UDT_VERSION ||
+	    w.uw_error != 0 || fds[0] < 0 || fds[1] < 0 ||
+	    w.uw_nslots == 0 || (w.uw_nslots & (w.uw_nslots - 1)) != 0 ||
+	    w.uw_ringsize != UDT_RING_SIZE(w.uw_nslots) ||
+	    w.uw_tabsize != UDT_TAB_SIZE)
+		goto fail;
+	ring = udt_map(fds[0], w.uw_ringsize, PROT_READ | PROT_WRITE);
+	tab = udt_map(fds[1], w.uw_tabsize, PROT_READ);
+	if (ring == NULL || tab == NULL || ring->rh_magic != UDT_MAGIC ||
+	    ring->rh_nslots != w.uw_nslots || tab->tb_magic != UDT_MAGIC)
+		goto fail;
+	udt_close(fds[0]);
+	udt_close(fds[1]);
+	udt_close(fd);
+	*tabp = tab;
+	*ringp = ring;
+	*tscp = (w.uw_flags & UDT_W_TSC) != 0;
+	return 0;
+fail:
+	if (ring != NULL)
+		udt_sys2(SYS_munmap, ring, w.uw_ringsize);
+	if (tab != NULL)
+		udt_sys2(SYS_munmap, tab, w.uw_tabsize);
+	udt_close(fds[0]);
+	udt_close(fds[1]);
+	udt_close(fd);
+	return -1;
+}
+
+/* A table of our own for a future dtd to adopt; NULL if memfd fails. */
+static struct udt_tab *
+udt_placeholder(void)
+{
+	struct udt_tab *tab;
+	long fd;
+
+	fd = udt_sys2(SYS_memfd_create, UDT_TAB_MEMFD,
+	    MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return NULL;
+	/* dtd only adopts a table whose size nobody can change under it. */
+	if (udt_sys2(SYS_ftruncate, fd, UDT_TAB_SIZE) != 0 ||
+	    udt_sys3(SYS_fcntl, fd, F_ADD_SEALS,
+	    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		udt_close(fd);
+		return NULL;
+	}
+	tab = udt_map(fd, UDT_TAB_SIZE, PROT_READ | PROT_WRITE);
+	udt_close(fd);
+	if (tab == NULL)
+		return NULL;
+	tab->tb_magic = UDT_MAGIC;
+	tab->tb_nprobes = 2 * SYSTAB_COUNT;
+	memcpy(tab->tb_sock, udt_sun.sun_path, sizeof(tab->tb_sock));
+	return tab;
+}
+
+/*
+ * Switch to a fresh ring and table.  single: no other thread can be
+ * using the old ones (constructor, fork child), so unmap them; from the
+ * slow path they stay mapped for good, since another thread may still
+ * be writing a record into the old ring.  Reconnections are rare (one
+ * per dtd restart), so the leak is bounded in practice.
+ */
+static void
+udt_attach_locked(int single)
+{
+	struct udt_tab *otab = udt_tab, *tab = NULL;
+	struct udt_ring_hdr *oring = udt_ring, *ring = NULL;
+	int tsc = 0;
+
+	if (udt_connect_dtd(&tab, &ring, &tsc) != 0) {
+		ring = NULL;
+		tab = udt_placeholder();
+		if (tab == NULL)
+			tab = &udt_zero_tab;
+	}
+	/* Each record says which clock it used: no ordering needed here. */
+	__atomic_store_n(&udt_use_tsc, tsc, __ATOMIC_RELAXED);
+	__atomic_store_n(&udt_ring, ring, __ATOMIC_RELEASE);
+	__atomic_store_n(&udt_tab, tab, __ATOMIC_RELEASE);
+	__atomic_store_n(&udt_enab, tab->tb_enab, __ATOMIC_RELEASE);
+	if (single) {
+		if (oring != NULL)
+			udt_sys2(SYS_munmap, oring,
+			    UDT_RING_SIZE(oring->rh_nslots));
+		if (otab != &udt_zero_tab)
+			udt_sys2(SYS_munmap, otab, UDT_TAB_SIZE);
+	}
+}
+
+void
+udt_attach(void)
+{
+	int expect = 0;
+
+	if (!__atomic_compare_exchange_n(&udt_attaching, &expect, 1, 0,
+	    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	udt_attach_locked(0);
+	__atomic_store_n(&udt_attaching, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * Fork child: only the forking thread survives, so forget its cached
+ * tid and take a ring of our own.  Runs inside fork() and vfork() (which
+ * is fork here) as an atfork handler, and after _Fork() and a fork made
+ * through syscall(3), which run no handlers.
+ */
+void
+udt_fork_child(void)
+{
+	udt_thread.ut_tid = 0;
+	udt_attaching = 0;
+	udt_attach_locked(1);
+}
+
+static int
+udt_find_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t base = (uintptr_t)arg;
+	int i;
+
+	(void)size;
+	if (info->dlpi_addr != base)
+		return 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			udt_text_lo = base + ph->p_vaddr;
+			udt_text_hi = udt_text_lo + ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
+__attribute__((constructor)) static void
+udt_init(void)
+{
+	const char *path;
+	Dl_info dli;
+
+	udt_resolve_all();
+	if (dladdr((void *)udt_init, &dli) != 0)
+		dl_iterate_phdr(udt_find_text, dli.dli_fbase);
+
+	path = getenv(UDT_SOCKET_ENV);
+	if (path == NULL || *path == '\0')
+		path = UDT_SOCKET_DEFAULT;
+	if (strlen(path) < sizeof(udt_sun.sun_path)) {
+		udt_sun.sun_family = AF_UNIX;
+		memcpy(udt_sun.sun_path, path, strlen(path) + 1);
+		udt_sun_ok = 1;
+	}
+	udt_attaching = 1;
+	udt_attach_locked(1);
+	udt_attaching = 0;
+	pthread_atfork(NULL, NULL, udt_fork_child);
+}

@@ -1,0 +1,224 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The hooks: one exported function per libc system call wrapper named
+ * in syscalls.tsv, plus syscall(3).  On x86-64 every such wrapper takes
+ * at most six integer or pointer arguments, all in registers, so one
+ * definition taking six longs forwards any of them unchanged, variadic
+ * ones included (the real function is called through a variadic
+ * pointer, which sets %al as a variadic callee may expect).
+ *
+ * With no probe of the call enabled a hook costs a load of the enable
+ * pointer, a 16-bit load of the call's two enable bytes, one branch that
+ * is always taken the same way, and a tail call to libc.
+ *
+ * This file must not see libc's prototypes of the functions it defines:
+ * it includes nothing that declares them.
+ */
+#include <errno.h>
+
+#include "udt_preload.h"
+#include "systab.h"
+
+/*
+ * Everything but the common case sits in a cold function with the hook's
+ * signature: probes enabled, or libc not resolved yet (a hook running
+ * before our constructor).  The hook reaches it with a tail jump, so the
+ * fast path needs no stack frame at all.
+ */
+#define UDT_HOOK(sym, idx, rt)						\
+static udt_fn_t udt_real_##sym;						\
+static __attribute__((noinline, cold)) long				\
+udt_cold_##sym(long a0, long a1, long a2, long a3, long a4, long a5)	\
+{									\
+	long args[6] = { a0, a1, a2, a3, a4, a5 };			\
+									\
+	if (udt_enab16(idx) != 0)					\
+		return udt_slow(idx, UDT_RT_##rt, &udt_real_##sym,	\
+		    #sym, -1, args);					\
+	return udt_resolve(&udt_real_##sym, #sym)(a0, a1, a2, a3, a4,	\
+	    a5);							\
+}									\
+UDT_EXPORT long								\
+sym(long a0, long a1, long a2, long a3, long a4, long a5)		\
+{									\
+	udt_fn_t fn;							\
+									\
+	fn = __atomic_load_n(&udt_real_##sym, __ATOMIC_RELAXED);	\
+									\
+	if (__predict_false(udt_enab16(idx) != 0 || fn == NULL))	\
+		return udt_cold_##sym(a0, a1, a2, a3, a4, a5);		\
+	return fn(a0, a1, a2, a3, a4, a5);				\
+}
+#define UDT_HOOK_CUSTOM(sym, idx, rt)					\
+static udt_fn_t udt_real_##sym;						\
+enum { udt_idx_##sym = (idx) };
+#include "systab_hooks.inc"
+#undef UDT_HOOK
+#undef UDT_HOOK_CUSTOM
+
+/*
+ * vfork: the child of a real vfork runs on its parent's stack frame, so
+ * no wrapper may run code after it returns in the child.  Traced
+ * processes get fork semantics instead, which POSIX allows for vfork;
+ * the child gets its own ring through the fork handler.  The probes
+ * still say vfork.
+ */
+static udt_fn_t udt_real_fork_for_vfork;
+
+UDT_EXPORT long
+vfork(void)
+{
+	long args[6] = { 0 };
+
+	(void)udt_real_vfork;
+	if (__predict_false(udt_enab16(udt_idx_vfork) != 0))
+		return udt_slow(udt_idx_vfork, UDT_RT_i,
+		    &udt_real_fork_for_vfork, "fork", -1, args);
+	return udt_resolve(&udt_real_fork_for_vfork, "fork")(0);
+}
+
+/* prctl: PR_SET_NAME changes the comm the records carry. */
+#define UDT_PR_SET_NAME	15
+
+UDT_EXPORT long
+prctl(long a0, long a1, long a2, long a3, long a4)
+{
+	long args[6] = { a0, a1, a2, a3, a4, 0 };
+	udt_fn_t fn;
+	long r;
+
+	if (udt_enab16(udt_idx_prctl) != 0)
+		r = udt_slow(udt_idx_prctl, UDT_RT_i, &udt_real_prctl,
+		    "prctl", -1, args);
+	else {
+		fn = __atomic_load_n(&udt_real_prctl, __ATOMIC_RELAXED);
+		if (__predict_false(fn == NULL))
+			fn = udt_resolve(&udt_real_prctl, "prctl");
+		r = fn(a0, a1, a2, a3, a4);
+	}
+	if (a0 == UDT_PR_SET_NAME)
+		udt_comm_invalidate();
+	return r;
+}
+
+/*
+ * _Fork(): glibc's async-signal-safe fork runs no atfork handlers, so
+ * its child attaches here.  Not in the table: no probe of its own.
+ */
+static udt_fn_t udt_real__Fork;
+
+UDT_EXPORT long
+_Fork(void)
+{
+	long r = udt_resolve(&udt_real__Fork, "_Fork")(0);
+
+	if (r == 0)
+		udt_fork_child();
+	return r;
+}
+
+/* Not a system call wrapper, but it renames a thread behind our back. */
+static udt_fn_t udt_real_pthread_setname_np;
+
+UDT_EXPORT long
+pthread_setname_np(long thread, long name)
+{
+	long r;
+
+	r = udt_resolve(&udt_real_pthread_setname_np,
+	    "pthread_setname_np")(thread, name);
+	udt_comm_invalidate();
+	return r;
+}
+
+/*
+ * syscall(3): the number selects the probes.  Seven integer arguments:
+ * the seventh arrives on the stack exactly as a variadic caller put it.
+ */
+static udt_fn_t udt_real_syscall;
+
+#define UDT_CLONE_VM	0x00000100	/* CLONE_VM */
+#define UDT_SYS_CLONE	56
+#define UDT_SYS_FORK	57
+#define UDT_SYS_VFORK	58
+
+int
+udt_forklike(long nr, long a0)
+{
+	return nr == UDT_SYS_FORK ||
+	    (nr == UDT_SYS_CLONE && !(a0 & UDT_CLONE_VM));
+}
+
+UDT_EXPORT long
+syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	udt_fn_t fn;
+	long r;
+	int idx;
+
+	/* As vfork() does here, and for the same reason. */
+	if (nr == UDT_SYS_VFORK)
+		nr = UDT_SYS_FORK;
+
+	if (nr >= 0 && nr < SYSTAB_LINUX_MAX &&
+	    (idx = systab_linux_index[nr]) >= 0 &&
+	    __predict_false(udt_enab16(idx) != 0)) {
+		long args[6] = { a0, a1, a2, a3, a4, a5 };
+
+		return udt_slow(idx, UDT_RT_l, &udt_real_syscall, "syscall",
+		    nr, args);
+	}
+	fn = __atomic_load_n(&udt_real_syscall, __ATOMIC_RELAXED);
+	if (__predict_false(fn == NULL))
+		fn = udt_resolve(&udt_real_syscall, "syscall");
+	r = fn(nr, a0, a1, a2, a3, a4, a5);
+	if (r == 0 && udt_forklike(nr, a0))
+		udt_fork_child();
+	return r;
+}
+
+/* Every real pointer, for udt_resolve_all(). */
+static const struct {
+	udt_fn_t	*rs_slot;
+	const char	*rs_name;
+} udt_reals[] = {
+#define UDT_HOOK(sym, idx, rt)		{ &udt_real_##sym, #sym },
+#define UDT_HOOK_CUSTOM(sym, idx, rt)	{ &udt_real_##sym, #sym },
+#include "systab_hooks.inc"
+#undef UDT_HOOK
+#undef UDT_HOOK_CUSTOM
+	{ &udt_real_fork_for_vfork, "fork" },
+	{ &udt_real__Fork, "_Fork" },
+	{ &udt_real_pthread_setname_np, "pthread_setname_np" },
+	{ &udt_real_syscall, "syscall" },
+};
+
+/*
+ * Resolve every hook up front, from the constructor, so that a hook
+ * never needs the dynamic linker later (it may run in a signal handler
+ * that interrupted dlopen).  Single-threaded context.
+ */
+void
+udt_resolve_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(udt_reals) / sizeof(udt_reals[0]); i++)
+		udt_resolve(udt_reals[i].rs_slot, udt_reals[i].rs_name);
+	udt_real_clock_gettime_fn = udt_real_clock_gettime;
+}

@@ -1,0 +1,144 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Internals of libuserdt-preload, the syscall provider's half that runs
+ * inside traced processes.  This header declares no libc wrapper, so the
+ * hook file can define functions named read or open with its own
+ * prototype.
+ *
+ * Locks used to protect the globals below:
+ *	[I]	set by the constructor before any other thread exists
+ *	[A]	published with release stores by udt_attach(), which only one
+ *		thread runs at a time (udt_attaching); read with acquire or
+ *		relaxed loads from any thread, any context
+ *	[t]	thread-local
+ */
+#ifndef UDT_PRELOAD_H
+#define UDT_PRELOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <userdt/udt_wire.h>
+
+#define UDT_EXPORT	__attribute__((visibility("default")))
+#define UDT_HIDDEN	__attribute__((visibility("hidden")))
+#define __predict_false(x)	__builtin_expect(!!(x), 0)
+#define __predict_true(x)	__builtin_expect(!!(x), 1)
+
+/* A libc wrapper as the hooks call it: integer arguments in registers. */
+typedef long (*udt_fn_t)(long, ...);
+
+/* How a wrapper reports its result (syscalls.tsv "ret"). */
+enum udt_rtype {
+	UDT_RT_i,	/* int, -1 and errno on failure */
+	UDT_RT_u,	/* unsigned int, never fails */
+	UDT_RT_l,	/* long-sized, -1 and errno on failure */
+	UDT_RT_n,	/* pointer, NULL and errno on failure */
+	UDT_RT_v,	/* void */
+};
+
+/*
+ * [A] The enable bytes the hooks test: the current table's tb_enab, or
+ * a static zero array until the first attach.  Never NULL.
+ */
+extern const uint8_t	*udt_enab UDT_HIDDEN;
+extern struct udt_tab	*udt_tab UDT_HIDDEN;		/* [A] */
+extern struct udt_ring_hdr *udt_ring UDT_HIDDEN;	/* [A] NULL: none */
+extern int		udt_use_tsc UDT_HIDDEN;	/* [A] dtd reads TSC stamps */
+
+/*
+ * The two enable bytes of systab index idx (entry, return) in one load.
+ * Any thread, any context; relaxed: a hook that misses a change by a few
+ * nanoseconds records one event more or less, as dt(4) does.
+ */
+static inline uint16_t
+udt_enab16(unsigned int idx)
+{
+	const uint8_t *e = __atomic_load_n(&udt_enab, __ATOMIC_RELAXED);
+
+	return __atomic_load_n((const uint16_t *)(const void *)(e + 2 * idx),
+	    __ATOMIC_RELAXED);
+}
+
+/*
+ * Call the real wrapper with entry and return probes around it.  nr >= 0
+ * calls fn(nr, args...) as syscall(3) does, else fn(args...).  Keeps
+ * errno as the real call left it.  Any thread, any context (signal
+ * handlers, fork children): no lock, no allocation.
+ */
+long	udt_slow(unsigned int idx, enum udt_rtype, udt_fn_t *, const char *,
+	    long nr, const long *args) UDT_HIDDEN;
+
+/*
+ * The next definition of sym after this library, stored in *slot.
+ * Called by the constructor for every hook, and by a hook that runs
+ * before it (another library's constructor); may take the dynamic
+ * linker's lock, so never from a signal handler in practice.  Returns a
+ * function that fails with ENOSYS if libc has no such symbol.
+ */
+udt_fn_t	udt_resolve(udt_fn_t *, const char *) UDT_HIDDEN;
+void		udt_resolve_all(void) UDT_HIDDEN;
+
+/* Record one event into the ring (udt_record.c).  Same contract. */
+void	udt_emit(unsigned int probe, unsigned int en, const long *args,
+	    int isret, long rv, int error) UDT_HIDDEN;
+
+/* The thread's comm changed (prctl, pthread_setname_np): refetch. */
+void	udt_comm_invalidate(void) UDT_HIDDEN;
+
+/*
+ * Connect to dtd and switch to the ring and table it hands out, or to a
+ * private placeholder table a future dtd can find (udt_attach.c).  Only
+ * one thread attaches at a time; the others return at once.  Uses raw
+ * system calls only: callable from a fork child and a signal handler.
+ */
+void	udt_attach(void) UDT_HIDDEN;
+
+/*
+ * In a new child process (fork, _Fork, syscall(SYS_fork)): drop the
+ * parent's ring and attach on our own.  Only the calling thread exists;
+ * raw system calls only.
+ */
+void	udt_fork_child(void) UDT_HIDDEN;
+
+/*
+ * Whether syscall(3) number nr with first argument a0 creates a process
+ * that keeps running this code on its own copy of memory, so that a
+ * result of 0 means "in the child".
+ */
+int	udt_forklike(long nr, long a0) UDT_HIDDEN;
+
+/* The real clock_gettime (vDSO), resolved by the constructor. */
+extern udt_fn_t	udt_real_clock_gettime_fn UDT_HIDDEN;
+
+/* Bounds of this library's code, to cut its frames out of ustack. */
+extern uintptr_t	udt_text_lo UDT_HIDDEN, udt_text_hi UDT_HIDDEN;
+
+/* Per-thread state. */
+struct udt_thread {
+	int		ut_nest;	/* [t] recording depth */
+	int		ut_inlib;	/* [t] in libunwind, for USTACK */
+	int		ut_tid;		/* [t] gettid(), 0: unknown */
+	unsigned int	ut_commgen;	/* [t] udt_commgen of ut_comm */
+	char		ut_comm[UDT_COMMLEN];	/* [t] */
+};
+
+extern __thread struct udt_thread udt_thread
+    __attribute__((tls_model("initial-exec"))) UDT_HIDDEN;
+
+#endif /* UDT_PRELOAD_H */

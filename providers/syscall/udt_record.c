@@ -1,0 +1,285 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The recording path of the preload library: what a hook does when one
+ * of its probes is enabled.  It takes the event's fields without a
+ * system call (tid cached per thread, cpu from glibc's rseq area, time
+ * from the time stamp counter when dtd can convert it, else from the
+ * vDSO, comm cached per thread) and writes one fixed-size
+ * record into the process's ring with a reserve/commit pair, after
+ * LTTng-UST's ring buffer: no lock, no allocation, safe to interrupt and
+ * to run in a signal handler.
+ *
+ * Recursion: a hook that fires while its thread is already recording (a
+ * signal handler interrupting the recording path, or libunwind calling a
+ * wrapped function while it walks the stack) drops its event and counts
+ * it in rh_recur, which dtd reports as recurevt, as dt(4) counts events
+ * that fire while an event is being recorded.  The calls libunwind makes
+ * while it walks the stack for USTACK are the library's own, not the
+ * program's: they are not recorded and not counted.
+ */
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+#include <errno.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <dev/dt/dtvar.h>
+
+#include "udt_preload.h"
+#include "udt_sys.h"
+
+__thread struct udt_thread udt_thread
+    __attribute__((tls_model("initial-exec")));
+
+udt_fn_t	udt_real_clock_gettime_fn;
+uintptr_t	udt_text_lo, udt_text_hi;
+
+/* Bumped on every rename so each thread refetches its comm once. */
+static unsigned int udt_commgen = 1;
+
+void
+udt_comm_invalidate(void)
+{
+	__atomic_add_fetch(&udt_commgen, 1, __ATOMIC_RELAXED);
+}
+
+static void
+udt_comm(char *comm)
+{
+	struct udt_thread *t = &udt_thread;
+	unsigned int gen = __atomic_load_n(&udt_commgen, __ATOMIC_RELAXED);
+
+	if (t->ut_commgen != gen) {
+		char buf[UDT_COMMLEN + 1] = { 0 };
+
+		if (udt_sys2(SYS_prctl, PR_GET_NAME, buf) != 0)
+			buf[0] = '\0';
+		memcpy(t->ut_comm, buf, UDT_COMMLEN);
+		t->ut_comm[UDT_COMMLEN - 1] = '\0';
+		t->ut_commgen = gen;
+	}
+	memcpy(comm, t->ut_comm, UDT_COMMLEN);
+}
+
+static int
+udt_tid(void)
+{
+	struct udt_thread *t = &udt_thread;
+
+	if (__predict_false(t->ut_tid == 0))
+		t->ut_tid = (int)udt_sys0(SYS_gettid);
+	return t->ut_tid;
+}
+
+/*
+ * User stack, innermost first, without this library's own frames: the
+ * first entry is the return address into the code that called the libc
+ * wrapper, as the first entry of dt(4)'s ustack is the return address of
+ * the system call.
+ */
+static unsigned int
+udt_ustack(uint64_t *pcs)
+{
+	void *ips[UDT_STACK_MAX + 8];
+	int i, n;
+	unsigned int k = 0;
+
+	/* libunwind calls wrapped functions (to read maps, probe memory). */
+	udt_thread.ut_inlib = 1;
+	n = unw_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
+	udt_thread.ut_inlib = 0;
+	for (i = 0; i < n && k < UDT_STACK_MAX; i++) {
+		uintptr_t pc = (uintptr_t)ips[i];
+
+		if (k == 0 && pc >= udt_text_lo && pc < udt_text_hi)
+			continue;
+		pcs[k++] = pc;
+	}
+	return k;
+}
+
+void
+udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
+    long rv, int error)
+{
+	struct udt_thread *t = &udt_thread;
+	struct udt_ring_hdr *r;
+	struct udt_rec *rec;
+	struct timespec ts;
+	uint64_t stack[UDT_STACK_MAX];
+	char comm[UDT_COMMLEN];
+	uint64_t head, tail, mask;
+	unsigned int nframes = 0;
+	int cpu, tsc, tid;
+
+	/* Our own calls are no events of the program: not even recursive. */
+	if (t->ut_inlib)
+		return;
+	if (__predict_false(__atomic_load_n(&__atomic_load_n(&udt_tab,
+	    __ATOMIC_RELAXED)->tb_reconnect, __ATOMIC_RELAXED) != 0)) {
+		udt_attach();
+		return;
+	}
+	r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE);
+	if (r == NULL)
+		return;
+	if (t->ut_nest++ != 0) {
+		__atomic_add_fetch(&r->rh_recur[probe], 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&r->rh_recur_total, 1, __ATOMIC_RELAXED);
+		goto out;
+	}
+
+	/* The slow parts first, outside the reserve/commit window. */
+	if (en & DTEVT_USTACK)
+		nframes = udt_ustack(stack);
+	tsc = __atomic_load_n(&udt_use_tsc, __ATOMIC_RELAXED);
+	if (tsc) {
+		/* dtd turns it into CLOCK_REALTIME; see UDT_W_TSC. */
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)(__builtin_ia32_rdtsc() &
+		    0x7fffffffffffffffULL);
+	} else if (udt_real_clock_gettime_fn != NULL)
+		udt_real_clock_gettime_fn(CLOCK_REALTIME, &ts);
+	else
+		udt_sys2(SYS_clock_gettime, CLOCK_REALTIME, &ts);
+	if (en & DTEVT_EXECNAME)
+		udt_comm(comm);
+	cpu = sched_getcpu();
+	if (cpu < 0)
+		cpu = 0;
+	tid = udt_tid();
+
+	mask = r->rh_nslots - 1;
+	head = __atomic_load_n(&r->rh_head, __ATOMIC_RELAXED);
+	do {
+		tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
+		if (head - tail > mask) {
+			__atomic_add_fetch(&r->rh_lost[probe], 1,
+			    __ATOMIC_RELAXED);
+			__atomic_add_fetch(&r->rh_lost_total, 1,
+			    __ATOMIC_RELAXED);
+			goto out;
+		}
+	} while (!__atomic_compare_exchange_n(&r->rh_head, &head, head + 1,
+	    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+
+	rec = (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
+	    (head & mask) * UDT_SLOT_SIZE);
+	rec->ur_probe = (uint16_t)probe;
+	rec->ur_flags = tsc ? UDT_R_TSC : 0;
+	rec->ur_nframes = (uint8_t)nframes;
+	rec->ur_cpu = (uint32_t)cpu;
+	rec->ur_tid = tid;
+	rec->ur_sec = ts.tv_sec;
+	rec->ur_nsec = ts.tv_nsec;
+	if (isret) {
+		rec->ur_flags |= UDT_R_RET;
+		rec->ur_args[0] = rv;
+		rec->ur_args[1] = 0;
+		rec->ur_error = error;
+	} else {
+		rec->ur_error = 0;
+		if (en & DTEVT_FUNCARGS) {
+			rec->ur_flags |= UDT_R_ARGS;
+			memcpy(rec->ur_args, args, sizeof(rec->ur_args));
+		}
+	}
+	if (en & DTEVT_EXECNAME) {
+		rec->ur_flags |= UDT_R_COMM;
+		memcpy(rec->ur_comm, comm, UDT_COMMLEN);
+	}
+	if (nframes > 0) {
+		rec->ur_flags |= UDT_R_STACK;
+		memcpy(rec->ur_stack, stack, nframes * sizeof(stack[0]));
+	}
+	__atomic_store_n(&rec->ur_seq, head + 1, __ATOMIC_RELEASE);
+	/*
+	 * The next slot's lines were last touched by dtd's CPU: ask for
+	 * them now, while this thread goes on into the system call.
+	 */
+	rec = (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
+	    ((head + 1) & mask) * UDT_SLOT_SIZE);
+	__builtin_prefetch(rec, 1, 3);
+	__builtin_prefetch((char *)rec + 64, 1, 3);
+out:
+	t->ut_nest--;
+}
+
+long
+udt_slow(unsigned int idx, enum udt_rtype rt, udt_fn_t *slot,
+    const char *name, long nr, const long *args)
+{
+	udt_fn_t fn;
+	unsigned int en;
+	long r, rv;
+	int error, failed;
+
+	en = udt_enab16(idx) & 0xff;
+	if (en != 0)
+		udt_emit(2 * idx, en, args, 0, 0, 0);
+
+	fn = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	if (__predict_false(fn == NULL))
+		fn = udt_resolve(slot, name);
+	if (nr >= 0)
+		r = fn(nr, args[0], args[1], args[2], args[3], args[4],
+		    args[5]);
+	else
+		r = fn(args[0], args[1], args[2], args[3], args[4], args[5]);
+	error = errno;
+	/* A raw fork's child runs no atfork handler: attach it here. */
+	if (nr >= 0 && r == 0 && udt_forklike(nr, args[0]))
+		udt_fork_child();
+
+	/* Re-read: a fork child has a new table, the call may have waited. */
+	en = udt_enab16(idx) >> 8;
+	if (en != 0) {
+		switch (rt) {
+		case UDT_RT_i:
+			rv = (int)r;
+			failed = rv == -1;
+			break;
+		case UDT_RT_u:
+			rv = (unsigned int)r;
+			failed = 0;
+			break;
+		case UDT_RT_n:
+			rv = r;
+			failed = r == 0;
+			break;
+		case UDT_RT_v:
+			rv = 0;
+			failed = 0;
+			break;
+		default:
+			rv = r;
+			failed = r == -1;
+			break;
+		}
+		if (failed)
+			udt_emit(2 * idx + 1, en, NULL, 1, -1, error);
+		else
+			udt_emit(2 * idx + 1, en, NULL, 1, rv, 0);
+	}
+	errno = error;
+	return r;
+}

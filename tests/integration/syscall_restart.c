@@ -1,0 +1,231 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * syscall_restart DTD DTRUN TRACEE
+ *
+ * dtd dies under running traced programs and a new one takes over:
+ * four tracees attach to dtd A and are traced; A is killed with SIGKILL;
+ * the tracees keep running untraced (and a fifth starts while no dtd
+ * runs); dtd B starts on the same ingest socket, adopts all five and
+ * sees their events again.  Every tracee must produce its exact output
+ * and exit status throughout.
+ */
+#include <sys/wait.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "syscall_util.h"
+
+#define NTRACEES	5
+#define NWRITES		100
+
+struct tracee {
+	pid_t	 t_pid;
+	FILE	*t_in;		/* its stdin */
+	FILE	*t_out;		/* its stdout */
+	long	 t_events;	/* write entry events seen */
+	long	 t_bad;		/* with wrong arguments */
+};
+
+static struct tracee	tr[NTRACEES];
+
+static int
+tracee_start(int i, const char *dtrun, const char *sock, const char *tracee)
+{
+	char idx[16], line[64];
+	char *argv[] = { (char *)dtrun, "-s", (char *)sock, (char *)tracee,
+	    "loop", idx, NULL };
+	int in[2], out[2];
+
+	snprintf(idx, sizeof(idx), "%d", i);
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+		return -1;
+	tr[i].t_pid = st_spawn(argv, in[0], out[1]);
+	close(in[0]);
+	close(out[1]);
+	tr[i].t_in = fdopen(in[1], "w");
+	tr[i].t_out = fdopen(out[0], "r");
+	if (tr[i].t_pid < 0 || tr[i].t_in == NULL || tr[i].t_out == NULL)
+		return -1;
+	if (fgets(line, sizeof(line), tr[i].t_out) == NULL ||
+	    strcmp(line, "ready\n") != 0)
+		return -1;
+	return 0;
+}
+
+/* Every running tracee makes n writes; true if each answered right. */
+static bool
+tracees_write(int ntr, long n)
+{
+	char line[64], want[64];
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < ntr; i++) {
+		fprintf(tr[i].t_in, "w %ld\n", n);
+		fflush(tr[i].t_in);
+	}
+	snprintf(want, sizeof(want), "done %ld\n", n);
+	for (i = 0; i < ntr; i++)
+		if (fgets(line, sizeof(line), tr[i].t_out) == NULL ||
+		    strcmp(line, want) != 0)
+			ok = false;
+	return ok;
+}
+
+static int
+trace_writes(const char *dev, int *fdp)
+{
+	struct dtioc_probe_info *pi;
+	size_t n;
+	int fd;
+
+	if ((fd = open(dev, O_RDONLY)) < 0) {
+		perror(dev);
+		return -1;
+	}
+	if ((pi = st_plist(fd, &n)) == NULL ||
+	    st_enable(fd, st_pbn(pi, n, "syscall", "sys%4", "entry"),
+	    DTEVT_FUNCARGS) != 0 || st_record(fd, 1) != 0) {
+		free(pi);
+		close(fd);
+		return -1;
+	}
+	free(pi);
+	*fdp = fd;
+	return 0;
+}
+
+/* Read until every tracee's count reached want; false on timeout. */
+static bool
+collect(int fd, int ntr, long want)
+{
+	struct dt_evt evs[256];
+	long n, k;
+	int i, low;
+
+	for (i = 0; i < ntr; i++)
+		tr[i].t_events = tr[i].t_bad = 0;
+	for (;;) {
+		for (i = 0, low = 0; i < ntr; i++)
+			if (tr[i].t_events < want)
+				low++;
+		if (low == 0)
+			return true;
+		if ((n = st_read(fd, evs, 256, 10000)) < 0)
+			return false;
+		for (k = 0; k < n; k++) {
+			for (i = 0; i < ntr; i++)
+				if (evs[k].dtev_pid == tr[i].t_pid)
+					break;
+			if (i == ntr)
+				continue;
+			tr[i].t_events++;
+			if (evs[k].dtev_args[2] != i + 1)
+				tr[i].t_bad++;
+		}
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct st_dtd sd;
+	struct udt_stats us;
+	char line[64], want[64];
+	int fd = -1, i, status, ok;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: syscall_restart DTD DTRUN TRACEE\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (st_setup(&sd) != 0 ||
+	    !st_check(st_dtd_start(&sd, argv[1], "dt", NULL) == 0,
+	    "dtd A ready") || trace_writes(sd.sd_dev, &fd) != 0)
+		goto out;
+	for (i = 0; i < NTRACEES - 1; i++)
+		if (!st_check(tracee_start(i, argv[2], sd.sd_sock,
+		    argv[3]) == 0,
+		    "tracee %d started under dtd A", i))
+			goto out;
+	st_check(tracees_write(NTRACEES - 1, NWRITES), "4 tracees wrote");
+	ok = collect(fd, NTRACEES - 1, NWRITES);
+	for (i = 0; i < NTRACEES - 1; i++)
+		ok = ok && tr[i].t_events == NWRITES && tr[i].t_bad == 0;
+	st_check(ok, "dtd A saw %d writes from each", NWRITES);
+	close(fd);
+	fd = -1;
+
+	status = st_dtd_stop(&sd, SIGKILL);
+	st_check(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	    "dtd A killed with SIGKILL");
+	st_check(tracees_write(NTRACEES - 1, NWRITES),
+	    "tracees run on without dtd");
+	st_check(tracee_start(NTRACEES - 1, argv[2], sd.sd_sock, argv[3]) == 0,
+	    "tracee 4 started without dtd");
+	st_check(tracees_write(NTRACEES, NWRITES), "5 tracees wrote");
+
+	if (!st_check(st_dtd_start(&sd, argv[1], "dt2", NULL) == 0,
+	    "dtd B ready on the same ingest socket"))
+		goto out;
+	st_check(st_ingest_stats(sd.sd_sock, &us) == 0 &&
+	    us.us_adopted == NTRACEES, "dtd B adopted %llu tracees",
+	    (unsigned long long)us.us_adopted);
+	if (trace_writes(sd.sd_dev, &fd) != 0)
+		goto out;
+	st_check(tracees_write(NTRACEES, NWRITES), "5 tracees wrote");
+	/* The first hooked call of each tracee reconnects: not recorded. */
+	ok = collect(fd, NTRACEES, NWRITES - 1);
+	for (i = 0; i < NTRACEES; i++)
+		ok = ok && tr[i].t_events >= NWRITES - 1 &&
+		    tr[i].t_events <= NWRITES && tr[i].t_bad == 0;
+	st_check(ok, "dtd B sees every tracee again");
+
+	for (i = 0; i < NTRACEES; i++) {
+		fprintf(tr[i].t_in, "q\n");
+		fflush(tr[i].t_in);
+		/* Under A, alone, alone again with tracee 4, under B. */
+		snprintf(want, sizeof(want), "total %d\n",
+		    i < NTRACEES - 1 ? 4 * NWRITES : 2 * NWRITES);
+		ok = fgets(line, sizeof(line), tr[i].t_out) != NULL &&
+		    strcmp(line, want) == 0;
+		waitpid(tr[i].t_pid, &status, 0);
+		st_check(ok && WIFEXITED(status) &&
+		    WEXITSTATUS(status) == 10 + i,
+		    "tracee %d output and exit status %d", i, 10 + i);
+		tr[i].t_pid = 0;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; i < NTRACEES; i++)
+		if (tr[i].t_pid > 0) {
+			kill(tr[i].t_pid, SIGKILL);
+			waitpid(tr[i].t_pid, NULL, 0);
+		}
+	if (sd.sd_pid > 0)
+		st_check(WIFEXITED(st_dtd_stop(&sd, SIGTERM)), "dtd B stopped");
+	st_cleanup(&sd);
+	printf("%u passed, %u failed\n", st_npass, st_nfail);
+	return st_nfail != 0 || st_npass < 12 ? 1 : 0;
+}

@@ -1,0 +1,131 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * syscall_storm DTD DTRUN TRACEE
+ *
+ * Recursion: syscall_tracee storm makes getpid() calls in a thread that
+ * signals keep interrupting, with handlers that call getpid() too.  A
+ * handler that lands while its thread is writing a record must not
+ * deadlock or corrupt the ring; its event is dropped and counted as
+ * recursive.  Every event must be accounted for exactly:
+ * generated == read + dropped + recursive, from the device's own
+ * DTIOCGSTATS: events lost in the tracee's full ring are part of its
+ * dropevt.
+ */
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "syscall_util.h"
+
+#define NCALLS	"200000"
+
+int
+main(int argc, char *argv[])
+{
+	struct st_dtd sd;
+	struct dtioc_probe_info *pi = NULL;
+	struct dtioc_stat st;
+	struct udt_stats us;
+	struct dt_evt *evs = NULL;
+	char line[128];
+	char *targv[] = { argc > 2 ? argv[2] : NULL, "-s", NULL,
+	    argc > 3 ? argv[3] : NULL, "storm", NCALLS, NULL };
+	long calls = 0, handled = 0, sent = 0, got = 0, n, k, bad = 0;
+	uint64_t gen, acc = 0;
+	uint32_t pbn;
+	size_t npi;
+	FILE *out;
+	int fd = -1, p[2], status;
+	pid_t tpid;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: syscall_storm DTD DTRUN TRACEE\n");
+		return 2;
+	}
+	if (st_setup(&sd) != 0 || st_dtd_start(&sd, argv[1], "dt", NULL) != 0 ||
+	    (fd = open(sd.sd_dev, O_RDONLY)) < 0 ||
+	    (pi = st_plist(fd, &npi)) == NULL ||
+	    (evs = calloc(4096, sizeof(*evs))) == NULL)
+		goto out;
+	pbn = st_pbn(pi, npi, "syscall", "sys%20", "entry");
+	if (pbn == 0 || st_enable(fd, pbn, DTEVT_EXECNAME | DTEVT_FUNCARGS) ||
+	    st_enable(fd, pbn + 1, DTEVT_EXECNAME) || st_record(fd, 1))
+		goto out;
+
+	targv[2] = sd.sd_sock;
+	if (pipe(p) != 0)
+		goto out;
+	tpid = st_spawn(targv, -1, p[1]);
+	close(p[1]);
+	if ((out = fdopen(p[0], "r")) == NULL)
+		goto out;
+	while (fgets(line, sizeof(line), out) != NULL)
+		sscanf(line, "S %ld %ld %ld", &calls, &handled, &sent);
+	fclose(out);
+	waitpid(tpid, &status, 0);
+	gen = 2 * (uint64_t)(calls + handled);
+	if (!st_check(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    calls > 0, "tracee made %ld calls, its handlers %ld (%ld signals)",
+	    calls, handled, sent))
+		goto out;
+
+	for (;;) {
+		if (st_stats(fd, &st) != 0 ||
+		    st_ingest_stats(sd.sd_sock, &us) != 0)
+			goto out;
+		acc = (uint64_t)got + st.dtst_dropevt + st.dtst_recurevt;
+		if (acc >= gen)
+			break;
+		if ((n = st_read(fd, evs, 4096, 10000)) < 0)
+			break;
+		for (k = 0; k < n; k++)
+			if (evs[k].dtev_pid != tpid ||
+			    strcmp(evs[k].dtev_comm, "syscall_tracee") != 0 ||
+			    (evs[k].dtev_pbn == pbn + 1 &&
+			    evs[k].dtev_retval[0] != tpid))
+				bad++;
+		got += n;
+	}
+	st_check(bad == 0, "%ld events read, all getpid of the tracee", got);
+	st_check(acc == gen && (uint64_t)got == st.dtst_readevt &&
+	    st.dtst_dropevt >= us.us_lost,
+	    "generated %llu == read %llu + dropped %llu + recursive %llu "
+	    "(of the drops, %llu in the tracee's ring)",
+	    (unsigned long long)gen,
+	    (unsigned long long)st.dtst_readevt,
+	    (unsigned long long)st.dtst_dropevt,
+	    (unsigned long long)st.dtst_recurevt,
+	    (unsigned long long)us.us_lost);
+	st_check(st.dtst_recurevt > 0 && us.us_garbage == 0,
+	    "handlers interrupted recording %llu times, no garbage",
+	    (unsigned long long)st.dtst_recurevt);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (sd.sd_pid > 0)
+		st_check(WIFEXITED(st_dtd_stop(&sd, SIGTERM)), "dtd stopped");
+	st_cleanup(&sd);
+	free(pi);
+	free(evs);
+	printf("%u passed, %u failed\n", st_npass, st_nfail);
+	return st_nfail != 0 || st_npass < 5 ? 1 : 0;
+}
