@@ -25,9 +25,10 @@ BTRACE=$1
 DTD=$2
 CASE=$3
 
+# Never a silent skip: a suite that cannot run fails.
 if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
-	echo "needs root and /dev/fuse"
-	exit 77
+	echo "FAIL: the device cases need root and /dev/fuse"
+	exit 1
 fi
 
 TMP=$(mktemp -d) || exit 2
@@ -54,7 +55,8 @@ fail() {
 mkfifo "$TMP/ready" || exit 2
 exec 4<>"$TMP/ready"
 "$DTD" --foreground --frontend fuse --device "$DEV" --ready-fd 4 \
-    --ingest "$TMP/ingest.sock" > "$TMP/dtd.log" 2>&1 4>&4 &
+    --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" \
+    > "$TMP/dtd.log" 2>&1 4>&4 &
 DTDPID=$!
 if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
 	cat "$TMP/dtd.log"
@@ -175,6 +177,15 @@ syscall)
 	grep -qx 'syscall:write:entry sh fd=1 len=3' "$TMP/out" ||
 	    fail "no write event: $(cat "$TMP/out")"
 	grep -qx '@r\[sh\]: [1-9][0-9]*' "$TMP/out" || fail "no retval"
+	;;
+count)
+	# every call the command makes through the wrapper, no more
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -c "$OPENAT_N 57" -e 'syscall:openat:entry { @[comm] = count(); }' \
+	    > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	printf '@[openat_n]: 57\n' | diff -u - "$TMP/out" || fail "count"
 	;;
 pidfilter)
 	# interval events are not pid 1's: all of them are filtered
