@@ -723,9 +723,10 @@ main(int argc, char **argv)
 	}
 	pt_dtd = argv[2];
 	spin_path = argv[3];
+	/* A suite that cannot run fails: never a silent skip. */
 	if (geteuid() != 0) {
-		printf("SKIP: root only (perf_event_open system wide)\n");
-		return 77;
+		printf("FAIL: root only (perf_event_open system wide)\n");
+		return 1;
 	}
 	if (dtt_dtd_init(&pt_dd, "profile_itest") == -1) {
 		perror("/tmp/profile_itest.XXXXXX");
