@@ -26,6 +26,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 #include <unistd.h>
 
 #include "btrace.h"
+#include "udt_launch.h"
 
 #define NREAD	64	/* events per read(2), as OpenBSD's btrace */
 
@@ -41,7 +43,6 @@ const char		*g_devpath = "/dev/dt";
 int			 g_verbose;
 pid_t			 g_pidfilter;
 const char		*g_command;	/* -c */
-const char		*g_preload;
 struct dtioc_probe_info	*dt_dtpis;
 size_t			 dt_ndtpi;
 volatile sig_atomic_t	 g_quit;
@@ -295,24 +296,19 @@ signals_stop(void)
 static void
 command_start(void)
 {
-	const char *old;
-	char *env;
+	char lib[PATH_MAX];
 	pid_t pid;
 
-	if (access(g_preload, R_OK) == -1)
+	/* Warn only: ld.so skips a missing preload and runs it untraced. */
+	if (udt_launch_lib(lib, sizeof(lib)) == -1)
 		warnx("%s: %s; USERDT_PRELOAD names the preload library",
-		    g_preload, strerror(errno));
+		    lib, strerror(errno));
 	pid = fork();
 	if (pid == -1)
 		err(1, "fork");
 	if (pid == 0) {
-		old = getenv("LD_PRELOAD");
-		if (old != NULL && *old != '\0') {
-			if (asprintf(&env, "%s:%s", g_preload, old) == -1)
-				_exit(127);
-		} else
-			env = (char *)g_preload;
-		setenv("LD_PRELOAD", env, 1);
+		if (udt_launch_env(lib, NULL) == -1)
+			_exit(127);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		execl("/bin/sh", "sh", "-c", g_command, (char *)NULL);

@@ -28,10 +28,6 @@
 
 #include "btrace.h"
 
-#ifndef USERDT_PRELOAD_PATH
-#define USERDT_PRELOAD_PATH	"libuserdt_preload.so"
-#endif
-
 int			 g_nargs;
 char			**g_vargs;
 const char		*g_progname = "btrace";
@@ -39,7 +35,6 @@ int			 g_json;
 int			 g_folded;
 extern int		 g_exitcode;
 extern const char	*g_command;
-extern const char	*g_preload;
 
 static void __attribute__((noreturn))
 usage(void)
@@ -81,10 +76,6 @@ main(int argc, char *argv[])
 	setlocale(LC_ALL, "");
 	if ((env = getenv("DT_DEVICE")) != NULL && *env != '\0')
 		g_devpath = env;
-	if ((env = getenv("USERDT_PRELOAD")) != NULL && *env != '\0')
-		g_preload = env;
-	else
-		g_preload = USERDT_PRELOAD_PATH;
 
 	/* '+': stop at the script, whose arguments may look like flags */
 	opterr = 0;

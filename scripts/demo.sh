@@ -30,7 +30,6 @@ read -r line <"$tmp/ready"	# dtd writes "ready" once the device is served
 echo "== dtd (pid $dtd_pid) serves $tmp/dt"
 
 export DT_DEVICE="$tmp/dt" USERDT_SOCKET="$tmp/ingest.sock"
-export USERDT_PRELOAD="$PWD/build/providers/syscall/libuserdt-preload.so"
 bt=build/client/btrace
 
 echo

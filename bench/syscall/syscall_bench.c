@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dtt.h"
 #include "syscall_util.h"
 
 #define MAXREPS		15
@@ -126,9 +127,9 @@ run(char *const argv[])
 	int p[2], status;
 	pid_t pid;
 
-	if (pipe(p) != 0)
+	if (pipe2(p, O_CLOEXEC) != 0)
 		return -1;
-	pid = st_spawn(argv, -1, p[1]);
+	pid = dtt_spawn(argv, NULL, -1, p[1], -1, -1);
 	close(p[1]);
 	if ((f = fdopen(p[0], "r")) == NULL)
 		return -1;
@@ -187,7 +188,7 @@ settle(int fd, uint64_t base, uint64_t want, const char *sock)
 	int i;
 
 	for (i = 0; i < 5000; i++) {
-		st_stats(fd, &st);
+		dtt_stats(fd, &st);
 		memset(&us, 0, sizeof(us));
 		st_ingest_stats(sock, &us);
 		if (st.dtst_readevt + st.dtst_dropevt + us.us_lost - base >=
@@ -219,9 +220,9 @@ bpftrace_start(FILE **outp)
 	int p[2];
 	pid_t pid;
 
-	if (access(argv[0], X_OK) != 0 || pipe(p) != 0)
+	if (access(argv[0], X_OK) != 0 || pipe2(p, O_CLOEXEC) != 0)
 		return -1;
-	pid = st_spawn(argv, -1, p[1]);
+	pid = dtt_spawn(argv, NULL, -1, p[1], -1, -1);
 	close(p[1]);
 	*outp = fdopen(p[0], "r");
 	/* It prints "Attaching N probes..." once the probe is live. */
@@ -242,7 +243,7 @@ main(int argc, char *argv[])
 	double qbase, qidle, qrec;
 	double mbase, midle, mrec, mstr = -1, mbpf = -1, mevs;
 	char nbuf[32];
-	struct st_dtd sd;
+	struct dtt_dtd dd;
 	struct dtioc_probe_info *pi = NULL;
 	struct dtioc_stat st0, st1;
 	struct udt_stats us0, us1;
@@ -278,10 +279,15 @@ main(int argc, char *argv[])
 	snprintf(nbuf, sizeof(nbuf), "%ld", ncalls);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (st_setup(&sd) != 0 || st_dtd_start(&sd, argv[1], "dt", NULL) != 0)
+	/* No kernel symbols: nothing here reads them. */
+	if (dtt_dtd_init(&dd, "udt-syscall") == -1 ||
+	    dtt_dtd_start(&dd, argv[1], (char *[]){ "--no-ksyms", NULL }, NULL,
+	    0) == -1) {
+		dtt_dtd_fini(&dd, true);
 		return 1;
+	}
 	char *a_base[] = { self, "loop", nbuf, NULL };
-	char *a_lib[] = { argv[2], "-s", sd.sd_sock, self, "loop", nbuf, NULL };
+	char *a_lib[] = { argv[2], "-s", dd.dd_sock, self, "loop", nbuf, NULL };
 	/* ptrace costs microseconds a call: a tenth of the calls will do. */
 	char sbuf[32];
 	char *a_str[] = { "/usr/bin/strace", "-f", "-c", "-o", "/dev/null",
@@ -310,16 +316,16 @@ main(int argc, char *argv[])
 		mstr = median(str, nstr);
 
 	/* Everything recorded, one reader draining. */
-	if ((fd = open(sd.sd_dev, O_RDONLY)) < 0 ||
-	    (pi = st_plist(fd, &npi)) == NULL)
+	if ((fd = dtt_open(dd.dd_dev)) == -1 ||
+	    (pi = dtt_plist(fd, &npi)) == NULL)
 		goto out;
 	for (i = 0; i < npi; i++)
 		if (strcmp(pi[i].dtpi_prov, "syscall") == 0 &&
-		    st_enable(fd, pi[i].dtpi_pbn,
+		    dtt_enable(fd, pi[i].dtpi_pbn,
 		    strcmp(pi[i].dtpi_name, "entry") == 0 ?
-		    DTEVT_EXECNAME | DTEVT_FUNCARGS : DTEVT_EXECNAME) != 0)
+		    DTEVT_EXECNAME | DTEVT_FUNCARGS : DTEVT_EXECNAME, 0) != 0)
 			goto out;
-	if (st_record(fd, 1) != 0)
+	if (dtt_record(fd, 1) != 0)
 		goto out;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr2;
@@ -327,18 +333,18 @@ main(int argc, char *argv[])
 	reader_fd = fd;
 	pthread_create(&thr, NULL, reader, NULL);
 	for (r = 0; r < nreps; r++) {
-		st_stats(fd, &st0);
+		dtt_stats(fd, &st0);
 		memset(&us0, 0, sizeof(us0));
-		st_ingest_stats(sd.sd_sock, &us0);
+		st_ingest_stats(dd.dd_sock, &us0);
 		t0 = now_s();
 		rec[r] = run(a_lib);
 		brec[r] = best_last;
 		t1 = now_s();
 		settle(fd, st0.dtst_readevt + st0.dtst_dropevt + us0.us_lost,
-		    2 * (uint64_t)ncalls, sd.sd_sock);
-		st_stats(fd, &st1);
+		    2 * (uint64_t)ncalls, dd.dd_sock);
+		dtt_stats(fd, &st1);
 		memset(&us1, 0, sizeof(us1));
-		st_ingest_stats(sd.sd_sock, &us1);
+		st_ingest_stats(dd.dd_sock, &us1);
 		delivered += st1.dtst_readevt - st0.dtst_readevt;
 		dropped += st1.dtst_dropevt - st0.dtst_dropevt;
 		lost += us1.us_lost - us0.us_lost;
@@ -349,20 +355,20 @@ main(int argc, char *argv[])
 	}
 	/* The goal's load: 1M events/s (500k calls/s) for 2 s. */
 	{
-		char *a_paced[] = { argv[2], "-s", sd.sd_sock, self, "loop",
+		char *a_paced[] = { argv[2], "-s", dd.dd_sock, self, "loop",
 		    "1000000", "500000", NULL };
 
-		st_stats(fd, &st0);
+		dtt_stats(fd, &st0);
 		memset(&us0, 0, sizeof(us0));
-		st_ingest_stats(sd.sd_sock, &us0);
+		st_ingest_stats(dd.dd_sock, &us0);
 		t0 = now_s();
 		run(a_paced);
 		t1 = now_s();
 		settle(fd, st0.dtst_readevt + st0.dtst_dropevt + us0.us_lost,
-		    2000000, sd.sd_sock);
-		st_stats(fd, &st1);
+		    2000000, dd.dd_sock);
+		dtt_stats(fd, &st1);
 		memset(&us1, 0, sizeof(us1));
-		st_ingest_stats(sd.sd_sock, &us1);
+		st_ingest_stats(dd.dd_sock, &us1);
 		p_rate = 2000000 / (t1 - t0);
 		p_read = st1.dtst_readevt - st0.dtst_readevt;
 		p_drop = st1.dtst_dropevt - st0.dtst_dropevt;
@@ -442,7 +448,6 @@ out:
 	if (fd >= 0)
 		close(fd);
 	free(pi);
-	st_dtd_stop(&sd, SIGTERM);
-	st_cleanup(&sd);
+	dtt_dtd_fini(&dd, true);
 	return 0;
 }

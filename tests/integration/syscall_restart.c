@@ -25,6 +25,7 @@
  * and exit status throughout.
  */
 #include <sys/wait.h>
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dtt.h"
 #include "syscall_util.h"
 
 #define NTRACEES	5
@@ -59,7 +61,7 @@ tracee_start(int i, const char *dtrun, const char *sock, const char *tracee)
 	snprintf(idx, sizeof(idx), "%d", i);
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
 		return -1;
-	tr[i].t_pid = st_spawn(argv, in[0], out[1]);
+	tr[i].t_pid = dtt_spawn(argv, NULL, in[0], out[1], -1, -1);
 	close(in[0]);
 	close(out[1]);
 	tr[i].t_in = fdopen(in[1], "w");
@@ -97,15 +99,17 @@ trace_writes(const char *dev, int *fdp)
 {
 	struct dtioc_probe_info *pi;
 	size_t n;
-	int fd;
+	int fd, e = 0;
 
-	if ((fd = open(dev, O_RDONLY)) < 0) {
-		perror(dev);
+	if ((fd = dtt_open(dev)) == -1) {
+		warn("%s", dev);
 		return -1;
 	}
-	if ((pi = st_plist(fd, &n)) == NULL ||
-	    st_enable(fd, st_pbn(pi, n, "syscall", "sys%4", "entry"),
-	    DTEVT_FUNCARGS) != 0 || st_record(fd, 1) != 0) {
+	if ((pi = dtt_plist(fd, &n)) == NULL ||
+	    (e = dtt_enable(fd, dtt_pbn(pi, n, "syscall", "sys%4", "entry"),
+	    DTEVT_FUNCARGS, 0)) != 0 || (e = dtt_record(fd, 1)) != 0) {
+		warnx("tracing write on %s: %s", dev,
+		    strerror(e != 0 ? e : errno));
 		free(pi);
 		close(fd);
 		return -1;
@@ -131,8 +135,10 @@ collect(int fd, int ntr, long want)
 				low++;
 		if (low == 0)
 			return true;
-		if ((n = st_read(fd, evs, 256, 10000)) < 0)
+		if ((n = dtt_read(fd, evs, 256, 10000)) < 0) {
+			warn("read");
 			return false;
+		}
 		for (k = 0; k < n; k++) {
 			for (i = 0; i < ntr; i++)
 				if (evs[k].dtev_pid == tr[i].t_pid)
@@ -149,57 +155,64 @@ collect(int fd, int ntr, long want)
 int
 main(int argc, char *argv[])
 {
-	struct st_dtd sd;
-	struct udt_stats us;
+	struct dtt_dtd dd;
+	struct udt_stats us = { 0 };
 	char line[64], want[64];
-	int fd = -1, i, status, ok;
+	char *noksyms[] = { "--no-ksyms", NULL };
+	int fd = -1, i, status, ok, r;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: syscall_restart DTD DTRUN TRACEE\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	if (st_setup(&sd) != 0 ||
-	    !st_check(st_dtd_start(&sd, argv[1], "dt", NULL) == 0,
-	    "dtd A ready") || trace_writes(sd.sd_dev, &fd) != 0)
+	if (dtt_dtd_init(&dd, "udt-syscall") == -1) {
+		warn("dtt_dtd_init");
+		goto out;
+	}
+	/* No kernel symbols: nothing here reads them. */
+	if (!dtt_check(dtt_dtd_start(&dd, argv[1], noksyms, NULL, 0) != -1,
+	    "dtd A ready") || trace_writes(dd.dd_dev, &fd) != 0)
 		goto out;
 	for (i = 0; i < NTRACEES - 1; i++)
-		if (!st_check(tracee_start(i, argv[2], sd.sd_sock,
+		if (!dtt_check(tracee_start(i, argv[2], dd.dd_sock,
 		    argv[3]) == 0,
 		    "tracee %d started under dtd A", i))
 			goto out;
-	st_check(tracees_write(NTRACEES - 1, NWRITES), "4 tracees wrote");
+	dtt_check(tracees_write(NTRACEES - 1, NWRITES), "4 tracees wrote");
 	ok = collect(fd, NTRACEES - 1, NWRITES);
 	for (i = 0; i < NTRACEES - 1; i++)
 		ok = ok && tr[i].t_events == NWRITES && tr[i].t_bad == 0;
-	st_check(ok, "dtd A saw %d writes from each", NWRITES);
+	dtt_check(ok, "dtd A saw %d writes from each", NWRITES);
 	close(fd);
 	fd = -1;
 
-	status = st_dtd_stop(&sd, SIGKILL);
-	st_check(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
-	    "dtd A killed with SIGKILL");
-	st_check(tracees_write(NTRACEES - 1, NWRITES),
+	status = dtt_dtd_stop(&dd, SIGKILL);
+	dtt_check(status != -1 && WIFSIGNALED(status) &&
+	    WTERMSIG(status) == SIGKILL, "dtd A killed with SIGKILL");
+	dtt_check(tracees_write(NTRACEES - 1, NWRITES),
 	    "tracees run on without dtd");
-	st_check(tracee_start(NTRACEES - 1, argv[2], sd.sd_sock, argv[3]) == 0,
+	dtt_check(tracee_start(NTRACEES - 1, argv[2], dd.dd_sock, argv[3]) == 0,
 	    "tracee 4 started without dtd");
-	st_check(tracees_write(NTRACEES, NWRITES), "5 tracees wrote");
+	dtt_check(tracees_write(NTRACEES, NWRITES), "5 tracees wrote");
 
-	if (!st_check(st_dtd_start(&sd, argv[1], "dt2", NULL) == 0,
+	/* A's FUSE mount stays on dt until dtt_dtd_fini() detaches it. */
+	snprintf(dd.dd_dev, sizeof(dd.dd_dev), "%s/dt2", dd.dd_dir);
+	if (!dtt_check(dtt_dtd_start(&dd, argv[1], noksyms, NULL, 0) != -1,
 	    "dtd B ready on the same ingest socket"))
 		goto out;
-	st_check(st_ingest_stats(sd.sd_sock, &us) == 0 &&
-	    us.us_adopted == NTRACEES, "dtd B adopted %llu tracees",
-	    (unsigned long long)us.us_adopted);
-	if (trace_writes(sd.sd_dev, &fd) != 0)
+	r = st_ingest_stats(dd.dd_sock, &us);
+	dtt_check(r == 0 && us.us_adopted == NTRACEES,
+	    "dtd B adopted %llu tracees", (unsigned long long)us.us_adopted);
+	if (trace_writes(dd.dd_dev, &fd) != 0)
 		goto out;
-	st_check(tracees_write(NTRACEES, NWRITES), "5 tracees wrote");
+	dtt_check(tracees_write(NTRACEES, NWRITES), "5 tracees wrote");
 	/* The first hooked call of each tracee reconnects: not recorded. */
 	ok = collect(fd, NTRACEES, NWRITES - 1);
 	for (i = 0; i < NTRACEES; i++)
 		ok = ok && tr[i].t_events >= NWRITES - 1 &&
 		    tr[i].t_events <= NWRITES && tr[i].t_bad == 0;
-	st_check(ok, "dtd B sees every tracee again");
+	dtt_check(ok, "dtd B sees every tracee again");
 
 	for (i = 0; i < NTRACEES; i++) {
 		fprintf(tr[i].t_in, "q\n");
@@ -209,23 +222,24 @@ main(int argc, char *argv[])
 		    i < NTRACEES - 1 ? 4 * NWRITES : 2 * NWRITES);
 		ok = fgets(line, sizeof(line), tr[i].t_out) != NULL &&
 		    strcmp(line, want) == 0;
-		waitpid(tr[i].t_pid, &status, 0);
-		st_check(ok && WIFEXITED(status) &&
+		status = dtt_wait(tr[i].t_pid, DTT_EXIT_MS);
+		dtt_check(ok && status != -1 && WIFEXITED(status) &&
 		    WEXITSTATUS(status) == 10 + i,
 		    "tracee %d output and exit status %d", i, 10 + i);
-		tr[i].t_pid = 0;
+		if (status != -1)
+			tr[i].t_pid = 0;
 	}
 out:
 	if (fd >= 0)
 		close(fd);
 	for (i = 0; i < NTRACEES; i++)
-		if (tr[i].t_pid > 0) {
-			kill(tr[i].t_pid, SIGKILL);
-			waitpid(tr[i].t_pid, NULL, 0);
-		}
-	if (sd.sd_pid > 0)
-		st_check(WIFEXITED(st_dtd_stop(&sd, SIGTERM)), "dtd B stopped");
-	st_cleanup(&sd);
-	printf("%u passed, %u failed\n", st_npass, st_nfail);
-	return st_nfail != 0 || st_npass < 12 ? 1 : 0;
+		if (tr[i].t_pid > 0)
+			dtt_stop(tr[i].t_pid, SIGKILL, DTT_EXIT_MS);
+	if (dd.dd_pid > 0)
+		dtt_check(WIFEXITED(dtt_dtd_stop(&dd, SIGTERM)),
+		    "dtd B stopped");
+	if (dtt_dtd_fini(&dd, true) == -1)
+		warn("%s", dd.dd_dir);
+	r = dtt_done();
+	return r || dtt_npass < 12;
 }

@@ -27,6 +27,7 @@
  * dropevt.
  */
 #include <sys/wait.h>
+#include <err.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dtt.h"
 #include "syscall_util.h"
 
 #define NCALLS	"200000"
@@ -41,7 +43,7 @@
 int
 main(int argc, char *argv[])
 {
-	struct st_dtd sd;
+	struct dtt_dtd dd;
 	struct dtioc_probe_info *pi = NULL;
 	struct dtioc_stat st;
 	struct udt_stats us;
@@ -61,42 +63,53 @@ main(int argc, char *argv[])
 		fprintf(stderr, "usage: syscall_storm DTD DTRUN TRACEE\n");
 		return 2;
 	}
-	if (st_setup(&sd) != 0 || st_dtd_start(&sd, argv[1], "dt", NULL) != 0 ||
-	    (fd = open(sd.sd_dev, O_RDONLY)) < 0 ||
-	    (pi = st_plist(fd, &npi)) == NULL ||
-	    (evs = calloc(4096, sizeof(*evs))) == NULL)
+	/* No kernel symbols: nothing here reads them. */
+	if (dtt_dtd_init(&dd, "udt-syscall") == -1 ||
+	    dtt_dtd_start(&dd, argv[1], (char *[]){ "--no-ksyms", NULL }, NULL,
+	    0) == -1 || (fd = dtt_open(dd.dd_dev)) == -1 ||
+	    (pi = dtt_plist(fd, &npi)) == NULL ||
+	    (evs = calloc(4096, sizeof(*evs))) == NULL) {
+		warn("setup");
 		goto out;
-	pbn = st_pbn(pi, npi, "syscall", "sys%20", "entry");
-	if (pbn == 0 || st_enable(fd, pbn, DTEVT_EXECNAME | DTEVT_FUNCARGS) ||
-	    st_enable(fd, pbn + 1, DTEVT_EXECNAME) || st_record(fd, 1))
+	}
+	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
+	/* The ioctls leave errno set when they fail. */
+	if (pbn == 0 ||
+	    dtt_enable(fd, pbn, DTEVT_EXECNAME | DTEVT_FUNCARGS, 0) ||
+	    dtt_enable(fd, pbn + 1, DTEVT_EXECNAME, 0) || dtt_record(fd, 1)) {
+		warn("tracing getpid");
 		goto out;
+	}
 
-	targv[2] = sd.sd_sock;
-	if (pipe(p) != 0)
+	targv[2] = dd.dd_sock;
+	if (pipe2(p, O_CLOEXEC) != 0)
 		goto out;
-	tpid = st_spawn(targv, -1, p[1]);
+	tpid = dtt_spawn(targv, NULL, -1, p[1], -1, -1);
 	close(p[1]);
 	if ((out = fdopen(p[0], "r")) == NULL)
 		goto out;
 	while (fgets(line, sizeof(line), out) != NULL)
 		sscanf(line, "S %ld %ld %ld", &calls, &handled, &sent);
 	fclose(out);
-	waitpid(tpid, &status, 0);
+	/* Its stdout closed: it exits.  Signal 0 waits, SIGKILL past that. */
+	status = dtt_stop(tpid, 0, DTT_EXIT_MS);
 	gen = 2 * (uint64_t)(calls + handled);
-	if (!st_check(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	if (!dtt_check(dtt_exited0(status) &&
 	    calls > 0, "tracee made %ld calls, its handlers %ld (%ld signals)",
 	    calls, handled, sent))
 		goto out;
 
 	for (;;) {
-		if (st_stats(fd, &st) != 0 ||
-		    st_ingest_stats(sd.sd_sock, &us) != 0)
+		if (dtt_stats(fd, &st) != 0 ||
+		    st_ingest_stats(dd.dd_sock, &us) != 0)
 			goto out;
 		acc = (uint64_t)got + st.dtst_dropevt + st.dtst_recurevt;
 		if (acc >= gen)
 			break;
-		if ((n = st_read(fd, evs, 4096, 10000)) < 0)
+		if ((n = dtt_read(fd, evs, 4096, 10000)) < 0) {
+			warn("read");
 			break;
+		}
 		for (k = 0; k < n; k++)
 			if (evs[k].dtev_pid != tpid ||
 			    strcmp(evs[k].dtev_comm, "syscall_tracee") != 0 ||
@@ -105,8 +118,8 @@ main(int argc, char *argv[])
 				bad++;
 		got += n;
 	}
-	st_check(bad == 0, "%ld events read, all getpid of the tracee", got);
-	st_check(acc == gen && (uint64_t)got == st.dtst_readevt &&
+	dtt_check(bad == 0, "%ld events read, all getpid of the tracee", got);
+	dtt_check(acc == gen && (uint64_t)got == st.dtst_readevt &&
 	    st.dtst_dropevt >= us.us_lost,
 	    "generated %llu == read %llu + dropped %llu + recursive %llu "
 	    "(of the drops, %llu in the tracee's ring)",
@@ -115,17 +128,18 @@ main(int argc, char *argv[])
 	    (unsigned long long)st.dtst_dropevt,
 	    (unsigned long long)st.dtst_recurevt,
 	    (unsigned long long)us.us_lost);
-	st_check(st.dtst_recurevt > 0 && us.us_garbage == 0,
+	dtt_check(st.dtst_recurevt > 0 && us.us_garbage == 0,
 	    "handlers interrupted recording %llu times, no garbage",
 	    (unsigned long long)st.dtst_recurevt);
 out:
 	if (fd >= 0)
 		close(fd);
-	if (sd.sd_pid > 0)
-		st_check(WIFEXITED(st_dtd_stop(&sd, SIGTERM)), "dtd stopped");
-	st_cleanup(&sd);
+	if (dd.dd_pid > 0)
+		dtt_check(WIFEXITED(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
+	if (dtt_dtd_fini(&dd, true) == -1)
+		warn("%s", dd.dd_dir);
 	free(pi);
 	free(evs);
-	printf("%u passed, %u failed\n", st_npass, st_nfail);
-	return st_nfail != 0 || st_npass < 5 ? 1 : 0;
+	status = dtt_done();
+	return status || dtt_npass < 5;
 }

@@ -28,6 +28,7 @@
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dtt.h"
 #include "syscall_util.h"
 
 #define NKEYS		64
@@ -146,14 +148,14 @@ check_plist(const struct dtioc_probe_info *pi, size_t n)
 			bad++;
 		last = num;
 	}
-	st_check(bad == 0 && nsys > 400,
+	dtt_check(bad == 0 && nsys > 400,
 	    "%u syscall probes, numbered in order, entry/return pairs", nsys);
-	st_check(pi[st_pbn(pi, n, "syscall", "sys%321", "entry") - 1]
+	dtt_check(pi[dtt_pbn(pi, n, "syscall", "sys%321", "entry") - 1]
 	    .dtpi_nargs == 4 &&
-	    pi[st_pbn(pi, n, "syscall", "sys%3", "entry") - 1]
+	    pi[dtt_pbn(pi, n, "syscall", "sys%3", "entry") - 1]
 	    .dtpi_nargs == 3 &&
-	    st_pbn(pi, n, "syscall", "sys%1", "entry") != 0 &&
-	    st_pbn(pi, n, "syscall", "sys%1258", "entry") != 0,
+	    dtt_pbn(pi, n, "syscall", "sys%1", "entry") != 0 &&
+	    dtt_pbn(pi, n, "syscall", "sys%1258", "entry") != 0,
 	    "openat 4 args, read 3 args, exit and Linux-only tgkill (1024+234)"
 	    " listed");
 }
@@ -161,7 +163,7 @@ check_plist(const struct dtioc_probe_info *pi, size_t n)
 int
 main(int argc, char *argv[])
 {
-	struct st_dtd sd;
+	struct dtt_dtd dd;
 	struct dtioc_probe_info *pi = NULL;
 	struct dtioc_stat st;
 	struct udt_stats us;
@@ -183,31 +185,43 @@ main(int argc, char *argv[])
 		    "usage: syscall_test DTD DTRUN TRACEE [RING]\n");
 		return 2;
 	}
-	if (st_setup(&sd) != 0 ||
-	    st_dtd_start(&sd, argv[1], "dt", argc > 4 ? argv[4] : NULL) != 0)
-		goto out;
-	if ((fd = open(sd.sd_dev, O_RDONLY)) < 0) {
-		perror(sd.sd_dev);
+	if (dtt_dtd_init(&dd, "udt-syscall") == -1) {
+		warn("dtt_dtd_init");
 		goto out;
 	}
-	if ((pi = st_plist(fd, &npi)) == NULL)
+	/* No kernel symbols: nothing here reads them. */
+	if (dtt_dtd_start(&dd, argv[1], argc > 4 ?
+	    (char *[]){ "--no-ksyms", "--ring-size", argv[4], NULL } :
+	    (char *[]){ "--no-ksyms", NULL }, NULL, 0) == -1)
 		goto out;
+	if ((fd = dtt_open(dd.dd_dev)) == -1) {
+		warn("%s", dd.dd_dev);
+		goto out;
+	}
+	if ((pi = dtt_plist(fd, &npi)) == NULL) {
+		warn("DTIOCGPLIST");
+		goto out;
+	}
 	check_plist(pi, npi);
 	for (i = 0; i < sizeof(sysnums) / sizeof(sysnums[0]); i++) {
 		snprintf(func, sizeof(func), "sys%%%u", sysnums[i]);
 		/* getpid's entry also wants the user stack. */
-		if (st_enable(fd, st_pbn(pi, npi, "syscall", func, "entry"),
-		    DTEVT_FUNCARGS | DTEVT_EXECNAME |
-		    (sysnums[i] == 20 ? DTEVT_USTACK : 0)) != 0 ||
-		    st_enable(fd, st_pbn(pi, npi, "syscall", func, "return"),
-		    DTEVT_EXECNAME) != 0)
+		if ((k = dtt_enable(fd, dtt_pbn(pi, npi, "syscall", func,
+		    "entry"), DTEVT_FUNCARGS | DTEVT_EXECNAME |
+		    (sysnums[i] == 20 ? DTEVT_USTACK : 0), 0)) != 0 ||
+		    (k = dtt_enable(fd, dtt_pbn(pi, npi, "syscall", func,
+		    "return"), DTEVT_EXECNAME, 0)) != 0) {
+			warnx("enable %s: %s", func, strerror(k));
 			goto out;
+		}
 	}
-	if (st_record(fd, 1) != 0)
+	if ((k = dtt_record(fd, 1)) != 0) {
+		warnx("DTIOCRECORD: %s", strerror(k));
 		goto out;
+	}
 
 	/* The file the tracee opens and reads, with a name nobody else has. */
-	snprintf(path, sizeof(path), "%s/data.%d", sd.sd_dir, getpid());
+	snprintf(path, sizeof(path), "%s/data.%d", dd.dd_dir, getpid());
 	if ((k = open(path, O_CREAT | O_WRONLY, 0644)) < 0)
 		goto out;
 	memset(line, 'x', sizeof(line));
@@ -220,25 +234,26 @@ main(int argc, char *argv[])
 	snprintf(numbuf, sizeof(numbuf), "%d", FILE_BYTES);
 	targv[0] = argv[2];
 	targv[1] = "-s";
-	targv[2] = sd.sd_sock;
+	targv[2] = dd.dd_sock;
 	targv[3] = argv[3];
 	targv[4] = "calls";
 	targv[5] = path;
 	targv[6] = numbuf;
 	targv[7] = NULL;
-	if (pipe(p) != 0)
+	if (pipe2(p, O_CLOEXEC) != 0)
 		goto out;
-	tpid = st_spawn(targv, -1, p[1]);
+	tpid = dtt_spawn(targv, NULL, -1, p[1], -1, -1);
 	close(p[1]);
 	out = fdopen(p[0], "r");
 	while (out != NULL && fgets(line, sizeof(line), out) != NULL)
 		if (manifest_add(line) != 0)
-			st_check(0, "manifest line: %s", line);
+			dtt_check(0, "manifest line: %s", line);
 	if (out != NULL)
 		fclose(out);
-	waitpid(tpid, &status, 0);
+	/* Its stdout closed: it exits.  Signal 0 waits, SIGKILL past that. */
+	status = dtt_stop(tpid, 0, DTT_EXIT_MS);
 	clock_gettime(CLOCK_REALTIME, &t1);
-	if (!st_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	if (!dtt_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "tracee ran its calls (status %#x), %ld events expected", status,
 	    ngenerated))
 		goto out;
@@ -252,12 +267,14 @@ main(int argc, char *argv[])
 	if ((evs = calloc(4096, sizeof(*evs))) == NULL)
 		goto out;
 	for (;;) {
-		if (st_stats(fd, &st) != 0)
+		if (dtt_stats(fd, &st) != 0)
 			goto out;
 		if (got + (long)st.dtst_dropevt >= ngenerated)
 			break;
-		if ((n = st_read(fd, evs, 4096, 10000)) < 0)
+		if ((n = dtt_read(fd, evs, 4096, 10000)) < 0) {
+			warn("read");
 			break;
+		}
 		for (k = 0; k < n; k++) {
 			const struct dt_evt *ev = &evs[k];
 			int j;
@@ -311,7 +328,7 @@ main(int argc, char *argv[])
 		}
 		got += n;
 	}
-	st_stats(fd, &st);
+	dtt_stats(fd, &st);
 	for (k = 0; k < nwants; k++)
 		if (wants[k].w_count != 0) {
 			missing += wants[k].w_count;
@@ -319,27 +336,27 @@ main(int argc, char *argv[])
 				printf("missing %ld x %s\n", wants[k].w_count,
 				    wants[k].w_key);
 		}
-	st_check(unexpected == 0, "%ld events read, each matches the manifest"
+	dtt_check(unexpected == 0, "%ld events read, each matches the manifest"
 	    " (%ld did not)", got, unexpected);
-	st_check((long)st.dtst_readevt == got &&
+	dtt_check((long)st.dtst_readevt == got &&
 	    got + (long)st.dtst_dropevt == ngenerated,
 	    "generated %ld == read %llu + dropped %llu", ngenerated,
 	    (unsigned long long)st.dtst_readevt,
 	    (unsigned long long)st.dtst_dropevt);
-	st_check(missing == (long)st.dtst_dropevt,
+	dtt_check(missing == (long)st.dtst_dropevt,
 	    "every event not read was counted as dropped (%ld)", missing);
 	if (st.dtst_dropevt == 0)
-		st_check(nopen_timed == 2, "the first openat's entry and "
+		dtt_check(nopen_timed == 2, "the first openat's entry and "
 		    "return are stamped within the %lld ns around the call",
 		    open_hi - open_lo);
-	st_check(badstacks == 0 && (nstacks > 0 || st.dtst_dropevt > 0) &&
+	dtt_check(badstacks == 0 && (nstacks > 0 || st.dtst_dropevt > 0) &&
 	    text_hi > text_lo, "%ld getpid ustacks start in the program's code"
 	    " [%#lx, %#lx)", nstacks, text_lo, text_hi);
 	if (argc > 4)
-		st_check(st.dtst_dropevt > 0,
+		dtt_check(st.dtst_dropevt > 0,
 		    "ring of %s slots overflowed and counted it", argv[4]);
-	if (st_ingest_stats(sd.sd_sock, &us) == 0)
-		st_check(us.us_garbage == 0 && us.us_lost == 0 &&
+	if (st_ingest_stats(dd.dd_sock, &us) == 0)
+		dtt_check(us.us_garbage == 0 && us.us_lost == 0 &&
 		    us.us_attached >= 2,
 		    "ingest: %llu attached, %llu records, %llu garbage, "
 		    "%llu lost", (unsigned long long)us.us_attached,
@@ -347,16 +364,17 @@ main(int argc, char *argv[])
 		    (unsigned long long)us.us_garbage,
 		    (unsigned long long)us.us_lost);
 	else
-		st_check(0, "ingest stats");
+		dtt_check(0, "ingest stats");
 	fail = 0;
 out:
 	if (fd >= 0)
 		close(fd);
-	if (sd.sd_pid > 0)
-		st_check(WIFEXITED(st_dtd_stop(&sd, SIGTERM)), "dtd stopped");
-	st_cleanup(&sd);
+	if (dd.dd_pid > 0)
+		dtt_check(WIFEXITED(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
+	if (dtt_dtd_fini(&dd, true) == -1)
+		warn("%s", dd.dd_dir);
 	free(pi);
 	free(evs);
-	printf("%u passed, %u failed\n", st_npass, st_nfail);
-	return fail || st_nfail != 0 ? 1 : 0;
+	k = dtt_done();
+	return k || fail;
 }

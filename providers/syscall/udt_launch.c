@@ -1,0 +1,101 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/* Find the preload library and hand it to a program: see udt_launch.h. */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <userdt/udt_wire.h>
+
+#include "udt_launch.h"
+
+/* meson sets all three; these only let the file compile on its own. */
+#ifndef UDT_LAUNCH_INSTALLED
+#define UDT_LAUNCH_INSTALLED	"/usr/local/lib/libuserdt-preload.so"
+#endif
+#ifndef UDT_LAUNCH_BUILDROOT
+#define UDT_LAUNCH_BUILDROOT	""
+#endif
+#ifndef UDT_LAUNCH_BUILT
+#define UDT_LAUNCH_BUILT	""
+#endif
+
+/*
+ * Whether the running executable lies below the build root.  An
+ * installed copy never does, so it never picks up a library from a build
+ * tree that may since have moved on.
+ */
+static bool
+udt_launch_in_tree(void)
+{
+	char exe[PATH_MAX], root[PATH_MAX];
+	size_t len;
+	ssize_t n;
+
+	if (UDT_LAUNCH_BUILDROOT[0] == '\0')
+		return false;
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+		return false;
+	exe[n] = '\0';
+	/* /proc/self/exe is resolved; the configured root may not be. */
+	if (realpath(UDT_LAUNCH_BUILDROOT, root) == NULL)
+		return false;
+	len = strlen(root);
+	return strncmp(exe, root, len) == 0 && exe[len] == '/';
+}
+
+int
+udt_launch_lib(char *buf, size_t len)
+{
+	const char *lib = getenv(UDT_LAUNCH_ENV);
+
+	/*
+	 * In a build tree, only the library built with us: an installed one
+	 * may speak another version of the ingest protocol.
+	 */
+	if (lib == NULL || *lib == '\0')
+		lib = udt_launch_in_tree() ? UDT_LAUNCH_BUILT :
+		    UDT_LAUNCH_INSTALLED;
+	if ((size_t)snprintf(buf, len, "%s", lib) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return access(buf, R_OK);
+}
+
+int
+udt_launch_env(const char *lib, const char *sock)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *val;
+	int rc;
+
+	if (old != NULL && *old != '\0') {
+		if (asprintf(&val, "%s:%s", lib, old) == -1)
+			return -1;
+		rc = setenv("LD_PRELOAD", val, 1);
+		free(val);
+	} else
+		rc = setenv("LD_PRELOAD", lib, 1);
+	if (rc == 0 && sock != NULL)
+		rc = setenv(UDT_SOCKET_ENV, sock, 1);
+	return rc;
+}

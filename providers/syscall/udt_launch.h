@@ -1,0 +1,48 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * udt_launch: what dtrun and btrace -c share to start a program under the
+ * syscall provider.  They find the preload library the same way and put
+ * it, with dtd's ingest socket, into the environment the program (and its
+ * children) inherit.
+ */
+#ifndef UDT_LAUNCH_H
+#define UDT_LAUNCH_H
+
+#include <stddef.h>
+
+/* Names the library to use, overriding the search. */
+#define UDT_LAUNCH_ENV	"USERDT_PRELOAD"
+
+/*
+ * The preload library's path into buf: $USERDT_PRELOAD when set and not
+ * empty; else, when the running executable lies in the build tree this
+ * was built in, the library built there; else the installed one.  0 when
+ * that file is readable; -1 with errno otherwise, buf still naming it so
+ * the caller can say which.  Any caller.
+ */
+int	udt_launch_lib(char *buf, size_t len);
+
+/*
+ * Prepend lib to LD_PRELOAD, keeping what it held, and set USERDT_SOCKET
+ * to sock unless sock is NULL.  0 or -1 (errno).  It changes this
+ * process's environment: call it in the process about to exec the
+ * program, after fork(2) if there is one.
+ */
+int	udt_launch_env(const char *lib, const char *sock);
+
+#endif /* UDT_LAUNCH_H */

@@ -1,0 +1,167 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * udt_launch_test BUILT INSTALLED
+ *
+ * How dtrun and btrace -c find the preload library and hand it on
+ * (providers/syscall/udt_launch.h).  BUILT and INSTALLED are the paths
+ * meson configured: this program runs from the build tree, so without
+ * USERDT_PRELOAD it must get BUILT; a copy of it run from a temporary
+ * directory (outside the tree) must get INSTALLED.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtt.h"
+#include "udt_launch.h"
+
+/* Whether variable name holds want; want NULL: it is unset. */
+static bool
+env_is(const char *name, const char *want)
+{
+	const char *v = getenv(name);
+
+	return want == NULL ? v == NULL : v != NULL && strcmp(v, want) == 0;
+}
+
+/* Copy our executable to the path to; 0 or -1. */
+static int
+copy_self(const char *to)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out, rc = 0;
+
+	if ((in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if ((out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0700)) == -1) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			rc = -1;
+			break;
+		}
+	if (n < 0 || close(out) != 0)
+		rc = -1;
+	close(in);
+	return rc;
+}
+
+/* What a copy outside the build tree finds: its stdout, 0 or -1. */
+static int
+found_outside(char *buf, size_t len)
+{
+	char dir[] = "/tmp/udt-launch.XXXXXX", path[64];
+	char *argv[] = { path, "--where", NULL };
+	int p[2], status = -1;
+	ssize_t n = -1;
+	pid_t pid;
+
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(path, sizeof(path), "%s/copy", dir);
+	if (copy_self(path) == 0 && pipe2(p, O_CLOEXEC) == 0) {
+		pid = dtt_spawn(argv, NULL, -1, p[1], -1, -1);
+		close(p[1]);
+		if (pid != -1) {
+			n = read(p[0], buf, len - 1);
+			status = dtt_stop(pid, 0, DTT_EXIT_MS);
+		}
+		close(p[0]);
+	}
+	unlink(path);
+	rmdir(dir);
+	if (n < 0 || !dtt_exited0(status))
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	char lib[PATH_MAX], out[PATH_MAX + 8], want[PATH_MAX + 8];
+	char tiny[8];
+	int r, e;
+
+	if (argc == 2 && strcmp(argv[1], "--where") == 0) {
+		unsetenv(UDT_LAUNCH_ENV);
+		udt_launch_lib(lib, sizeof(lib));
+		printf("%s\n", lib);
+		return 0;
+	}
+	if (argc != 3) {
+		fprintf(stderr, "usage: udt_launch_test BUILT INSTALLED\n");
+		return 2;
+	}
+
+	unsetenv(UDT_LAUNCH_ENV);
+	r = udt_launch_lib(lib, sizeof(lib));
+	dtt_check(r == 0 && strcmp(lib, argv[1]) == 0,
+	    "from the build tree: the library built there, %s", argv[1]);
+	setenv(UDT_LAUNCH_ENV, "", 1);
+	r = udt_launch_lib(lib, sizeof(lib));
+	dtt_check(r == 0 && strcmp(lib, argv[1]) == 0,
+	    "an empty USERDT_PRELOAD counts as unset");
+	setenv(UDT_LAUNCH_ENV, "/proc/self/exe", 1);
+	r = udt_launch_lib(lib, sizeof(lib));
+	dtt_check(r == 0 && strcmp(lib, "/proc/self/exe") == 0,
+	    "USERDT_PRELOAD overrides the build tree");
+	setenv(UDT_LAUNCH_ENV, "/nonexistent/lib.so", 1);
+	r = udt_launch_lib(lib, sizeof(lib));
+	e = errno;
+	dtt_check(r == -1 && e == ENOENT &&
+	    strcmp(lib, "/nonexistent/lib.so") == 0,
+	    "a missing library fails with ENOENT and is named");
+	r = udt_launch_lib(tiny, sizeof(tiny));
+	e = errno;
+	dtt_check(r == -1 && e == ENAMETOOLONG,
+	    "a path longer than the buffer fails with ENAMETOOLONG");
+	unsetenv(UDT_LAUNCH_ENV);
+	snprintf(want, sizeof(want), "%s\n", argv[2]);
+	r = found_outside(out, sizeof(out));
+	dtt_check(r == 0 && strcmp(out, want) == 0,
+	    "a copy outside the build tree: the installed library, %s",
+	    argv[2]);
+
+	unsetenv("LD_PRELOAD");
+	unsetenv("USERDT_SOCKET");
+	r = udt_launch_env("/a.so", NULL);
+	dtt_check(r == 0 && env_is("LD_PRELOAD", "/a.so") &&
+	    env_is("USERDT_SOCKET", NULL),
+	    "no LD_PRELOAD: the library alone, no socket set");
+	setenv("LD_PRELOAD", "", 1);
+	r = udt_launch_env("/a.so", "/s.sock");
+	dtt_check(r == 0 && env_is("LD_PRELOAD", "/a.so") &&
+	    env_is("USERDT_SOCKET", "/s.sock"),
+	    "empty LD_PRELOAD: the library alone; the socket set");
+	setenv("LD_PRELOAD", "/b.so /c.so", 1);
+	r = udt_launch_env("/a.so", NULL);
+	dtt_check(r == 0 && env_is("LD_PRELOAD", "/a.so:/b.so /c.so") &&
+	    env_is("USERDT_SOCKET", "/s.sock"),
+	    "LD_PRELOAD kept after the library; a NULL socket leaves it");
+	return dtt_done();
+}
