@@ -58,11 +58,13 @@ struct pmap {
 	char		*pm_path;
 };
 
+#define PID_RELOAD_MS	10	/* at most one re-read of maps per pid */
+
 struct pidmaps {
 	pid_t		 pd_pid;
 	struct pmap	*pd_maps;
 	size_t		 pd_n;
-	time_t		 pd_loaded;
+	uint64_t	 pd_loaded;	/* CLOCK_MONOTONIC ms of the read */
 	struct pidmaps	*pd_next;
 };
 
@@ -245,6 +247,15 @@ pid_free_maps(struct pidmaps *pd)
 	pd->pd_n = 0;
 }
 
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static void
 pid_load(struct pidmaps *pd)
 {
@@ -254,7 +265,7 @@ pid_load(struct pidmaps *pd)
 	FILE *fp;
 	int n;
 
-	pd->pd_loaded = time(NULL);
+	pd->pd_loaded = now_ms();
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pd->pd_pid);
 	if ((fp = fopen(path, "r")) == NULL)
 		return;
@@ -321,8 +332,14 @@ usym_str(pid_t pid, unsigned long pc)
 	size_t i;
 
 	pm = (struct pmap *)pmap_find(pd, pc);
-	if (pm == NULL && time(NULL) != pd->pd_loaded) {
-		/* a library loaded since: look again, at most each second */
+	if (pm == NULL && now_ms() - pd->pd_loaded >= PID_RELOAD_MS) {
+		/*
+		 * A library loaded since, or an exec (btrace -c: the shell's
+		 * maps were read at its first event, then it became the
+		 * command): look again.  Bounded, since a frame-pointer
+		 * walk through code without frame pointers yields garbage
+		 * addresses that no reload will find.
+		 */
 		pid_load(pd);
 		pm = (struct pmap *)pmap_find(pd, pc);
 	}
