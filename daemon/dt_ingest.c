@@ -31,6 +31,11 @@
  * died (dt_ingest_adopt.c), so that each reconnects on its next hooked
  * call.
  *
+ * In the profile provider's timer mode (dt_ptimer.h) the same rings
+ * carry profile samples (UDT_PROBE_PROFILE), validated as strictly and
+ * handed to dt_ptimer_put(), and the tables carry the sampling period,
+ * which dt_ingest_ptimer_set() writes and announces with a futex wake.
+ *
  * Locks used to protect the globals in this file:
  *	[I]	set by dt_ingest_begin() before the threads exist,
  *		or for a proc before it is linked on dti_procs
@@ -38,6 +43,7 @@
  *	[D]	the drain thread only (it alone unlinks and frees procs)
  *	[a]	atomic operations
  */
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -45,6 +51,7 @@
 #include <sys/un.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -59,6 +66,7 @@
 #include "dt_dev.h"
 #include "dt_prov.h"
 #include "dt_ingest.h"
+#include "dt_ptimer.h"
 
 #define DTI_BATCH	256		/* records between tail updates */
 #define DTI_IDLE_MIN	20000		/* ns: first idle sleep */
@@ -81,11 +89,14 @@ struct dti_proc {
 	uint64_t		 dp_recur_total;
 	uint32_t		 dp_lost[DT_SYS_NPROBES];	/* [D] */
 	uint32_t		 dp_recur[DT_SYS_NPROBES];	/* [D] */
+	uint32_t		 dp_plost;	/* [D] profile samples */
+	uint32_t		 dp_precur;	/* [D] */
 };
 
 static pthread_mutex_t	 dti_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dti_proc	*dti_procs;		/* [L], head read [a] */
 static uint8_t		 dti_enab[DT_SYS_NPROBES];	/* [L] master */
+static uint64_t		 dti_prof_nsecs;	/* [L] master, timer mode */
 
 static int		 dti_listen = -1;	/* [I] */
 static int		 dti_wake[2] = { -1, -1 };	/* [I] stop pipe */
@@ -212,17 +223,68 @@ dt_ingest_enable(unsigned int p, uint8_t en)
 	pthread_mutex_unlock(&dti_lock);
 }
 
+/*
+ * Wake every tracee's watcher sleeping on tab's generation word.  Any
+ * thread; a system call, never blocks.
+ */
+static void
+dti_prof_wake(struct udt_tab *tab)
+{
+	(void)syscall(SYS_futex, &tab->tb_prof_gen, FUTEX_WAKE, INT_MAX,
+	    NULL, NULL, 0);
+}
+
+/*
+ * Period first, then the generation the watchers sleep on, then the
+ * wake.  Under [L] (or at the end, when no other thread runs), so two
+ * changes never interleave.
+ */
+static void
+dti_prof_store(struct udt_tab *tab, uint64_t nsecs)
+{
+	__atomic_store_n(&tab->tb_prof_nsecs, nsecs, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&tab->tb_prof_gen, 1, __ATOMIC_RELEASE);
+	dti_prof_wake(tab);
+}
+
+void
+dt_ingest_ptimer_set(uint64_t nsecs)
+{
+	struct dti_proc *dp;
+
+	pthread_mutex_lock(&dti_lock);
+	dti_prof_nsecs = nsecs;
+	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
+		dti_prof_store(dp->dp_tab, nsecs);
+	pthread_mutex_unlock(&dti_lock);
+}
+
 /* --- the drain side -------------------------------------------------- */
 
 /* Whether a copied record may be believed; it came from a tracee. */
 static int
 dti_valid(const struct udt_rec *r)
 {
-	int isret;
+	int isret, i;
 
-	if (r->ur_probe >= DT_SYS_NPROBES || (r->ur_flags & ~UDT_R_ALL) != 0)
+	if ((r->ur_flags & ~UDT_R_ALL) != 0)
 		return 0;
-	isret = r->ur_probe & 1;
+	if (r->ur_probe == UDT_PROBE_PROFILE) {
+		/* Only from a tracee we told to sample; see udt_wire.h. */
+		if (!dt_ptimer_enabled() || !(r->ur_flags & UDT_R_PROF) ||
+		    (r->ur_flags & (UDT_R_ARGS | UDT_R_RET)) ||
+		    r->ur_error != 0 || r->ur_args[0] < 0 ||
+		    r->ur_args[0] >= DTI_DELTA_MAX ||
+		    (uint64_t)r->ur_args[1] < DT_TIMER_NSECS_MIN ||
+		    (uint64_t)r->ur_args[1] > DT_TIMER_NSECS_MAX)
+			return 0;
+		for (i = 2; i < UDT_NARGS; i++)
+			if (r->ur_args[i] != 0)
+				return 0;
+	} else if (r->ur_probe >= DT_SYS_NPROBES ||
+	    (r->ur_flags & UDT_R_PROF))
+		return 0;
+	isret = r->ur_probe < DT_SYS_NPROBES && (r->ur_probe & 1);
 	if (isret != ((r->ur_flags & UDT_R_RET) != 0))
 		return 0;
 	if (isret && (r->ur_flags & UDT_R_ARGS))
@@ -255,7 +317,7 @@ dti_emit(const struct dti_proc *dp, const struct udt_rec *r)
 	struct dt_evt ev;
 	unsigned int i;
 
-	if (dtp == NULL)
+	if (dtp == NULL && r->ur_probe != UDT_PROBE_PROFILE)
 		return;
 	memset(&ev, 0, sizeof(ev));
 	ev.dtev_pid = dp->dp_pid;
@@ -278,6 +340,12 @@ dti_emit(const struct dti_proc *dp, const struct udt_rec *r)
 		ev.dtev_ustack.st_count = r->ur_nframes;
 		for (i = 0; i < r->ur_nframes; i++)
 			ev.dtev_ustack.st_pc[i] = r->ur_stack[i];
+	}
+	if (r->ur_flags & UDT_R_PROF) {
+		/* Validated: args[0] missed periods, args[1] the period. */
+		dt_ptimer_put(r->ur_cpu, &ev, (uint64_t)r->ur_args[0],
+		    (uint64_t)r->ur_args[1]);
+		return;
 	}
 	if (r->ur_flags & UDT_R_ARGS) {
 		/* Registers past nargs hold whatever the caller left. */
@@ -404,6 +472,24 @@ dti_counters(struct dti_proc *dp)
 			continue;
 		atomic_fetch_add(&dti_stats.recur, delta);
 		dti_charge(p, delta, dt_pcb_count_recurevt);
+	}
+
+	/* The timer fallback's samples, to the opens recording profile. */
+	cur = __atomic_load_n(&rh->rh_lost[UDT_PROBE_PROFILE],
+	    __ATOMIC_RELAXED);
+	delta = cur - dp->dp_plost;
+	dp->dp_plost = cur;
+	if (delta != 0 && delta < DTI_DELTA_MAX) {
+		atomic_fetch_add(&dti_stats.lost, delta);
+		dt_ptimer_count(delta, false);
+	}
+	cur = __atomic_load_n(&rh->rh_recur[UDT_PROBE_PROFILE],
+	    __ATOMIC_RELAXED);
+	delta = cur - dp->dp_precur;
+	dp->dp_precur = cur;
+	if (delta != 0 && delta < DTI_DELTA_MAX) {
+		atomic_fetch_add(&dti_stats.recur, delta);
+		dt_ptimer_count(delta, true);
 	}
 }
 
@@ -667,6 +753,7 @@ dti_handshake(int fd)
 	 */
 	pthread_mutex_lock(&dti_lock);
 	memcpy(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
+	dp->dp_tab->tb_prof_nsecs = dti_prof_nsecs;
 	for (op = dti_procs; op != NULL; op = op->dp_next)
 		if (op->dp_pid == dp->dp_pid)
 			atomic_store(&op->dp_retired, 1);
@@ -679,7 +766,8 @@ dti_handshake(int fd)
 	w.uw_magic = UDT_MAGIC;
 	w.uw_version = UDT_VERSION;
 	w.uw_nslots = nslots;
-	w.uw_flags = dti_tsc_ok ? UDT_W_TSC : 0;
+	w.uw_flags = (dti_tsc_ok ? UDT_W_TSC : 0) |
+	    (dt_ptimer_enabled() ? UDT_W_PTIMER : 0);
 	w.uw_ringsize = UDT_RING_SIZE(nslots);
 	w.uw_tabsize = UDT_TAB_SIZE;
 	/* On failure the proc stays listed until its pidfd says it exited. */
@@ -827,6 +915,9 @@ dt_ingest_end(void)
 	pthread_mutex_lock(&dti_lock);
 	while ((dp = dti_procs) != NULL) {
 		dti_procs = dp->dp_next;
+		/* Nobody drains this ring any more: stop its samplers. */
+		if (dt_ptimer_enabled())
+			dti_prof_store(dp->dp_tab, 0);
 		dti_free(dp);
 	}
 	pthread_mutex_unlock(&dti_lock);

@@ -30,6 +30,7 @@
 
 #include "dt_ksyms.h"
 #include "dt_perf.h"
+#include "dt_ptimer.h"
 #include "dtd.h"
 
 static bool	dt_profile_ksyms_made;	/* [main] image to remove at stop */
@@ -70,9 +71,10 @@ dt_profile_start(void)
 	switch (dtd_conf.dcf_profile) {
 	case DTD_PROFILE_TIMER:
 		dt_perf_disable(EOPNOTSUPP);
-		fprintf(stderr, "dtd: profile: timer mode requested, which "
-		    "this build does not provide: profile probes will not "
-		    "fire\n");
+		dt_ptimer_enable();
+		fprintf(stderr, "dtd: profile: timer mode (--profile timer): "
+		    "preloaded processes sample their threads' CPU time, "
+		    "user stacks only\n");
 		return 0;
 	case DTD_PROFILE_PERF:
 	case DTD_PROFILE_AUTO:
@@ -88,10 +90,12 @@ dt_profile_start(void)
 		    "perf_event_open: %s\n", strerror(error));
 		return error;
 	}
+	/* Refused (EACCES, EPERM) or absent: the tracees sample. */
 	dt_perf_disable(error);
-	fprintf(stderr, "dtd: profile: perf_event_open refused (%s) and the "
-	    "timer fallback is not available: profile probes will not fire\n",
-	    strerror(error));
+	dt_ptimer_enable();
+	fprintf(stderr, "dtd: profile: perf_event_open refused (%s): timer "
+	    "mode: preloaded processes sample their threads' CPU time, "
+	    "user stacks only\n", strerror(error));
 	return 0;
 }
 

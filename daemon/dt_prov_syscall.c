@@ -71,7 +71,7 @@ dt_prov_syscall_init(void)
 	char func[DTNAMESIZE];
 	unsigned int i;
 
-	_Static_assert(DT_SYS_NPROBES <= UDT_NPROBES_MAX, "enable table");
+	_Static_assert(DT_SYS_NPROBES <= UDT_PROBE_PROFILE, "enable table");
 	for (i = 0; i < SYSTAB_COUNT; i++) {
 		snprintf(func, sizeof(func), "sys%%%u", systab[i].se_num);
 		dtp = dt_dev_alloc_probe(func, "entry", &dt_prov_syscall,

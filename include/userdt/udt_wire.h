@@ -53,7 +53,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		2u
+#define UDT_VERSION		3u	/* 3: profile timer fallback */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -97,6 +97,12 @@ struct udt_welcome {
  * instead of a clock_gettime() call, the largest part of a record's cost.
  */
 #define UDT_W_TSC		0x0001
+/*
+ * UDT_W_PTIMER: dtd samples profile probes with the timer fallback (perf
+ * refused, or --profile timer): the tracee must watch tb_prof_gen and
+ * sample its own threads every tb_prof_nsecs of their CPU time.
+ */
+#define UDT_W_PTIMER		0x0002
 
 /* Answer to UDT_HELLO_STATS: dtd's ingestion counters since start. */
 struct udt_stats {
@@ -130,6 +136,17 @@ struct udt_tab {
 	uint32_t	tb_pad;
 	uint8_t		tb_enab[UDT_NPROBES_MAX];	/* [d] */
 	char		tb_sock[108];	/* [I] ingest socket it belongs to */
+	/*
+	 * Profile timer fallback (UDT_W_PTIMER).  dtd stores the period
+	 * (ns, 0: off), then increments tb_prof_gen and FUTEX_WAKEs every
+	 * waiter on it (a shared futex: the word lives in the memfd).  A
+	 * tracee's watcher thread sleeps in FUTEX_WAIT on tb_prof_gen, so a
+	 * change reaches processes that never enter a hook.  dtd also wakes
+	 * it after setting tb_reconnect when it adopts an orphaned table.
+	 */
+	uint32_t	tb_prof_gen;	/* [d,a] bumped on every change */
+	uint32_t	tb_prof_pad;
+	uint64_t	tb_prof_nsecs;	/* [d,a] sampling period, 0: off */
 };
 
 #define UDT_TAB_SIZE		4096
@@ -140,7 +157,20 @@ struct udt_tab {
 #define UDT_R_COMM		0x04	/* ur_comm */
 #define UDT_R_STACK		0x08	/* ur_stack[0..ur_nframes) */
 #define UDT_R_TSC		0x10	/* ur_nsec is a TSC value, ur_sec 0 */
-#define UDT_R_ALL		0x1f
+#define UDT_R_PROF		0x20	/* a profile sample, see below */
+#define UDT_R_ALL		0x3f
+
+/*
+ * A profile sample of the timer fallback: ur_probe UDT_PROBE_PROFILE,
+ * ur_flags UDT_R_PROF (never with ARGS or RET), ur_args[0] the periods
+ * the thread's timer overran since its last sample (dtd counts them as
+ * skipped ticks), ur_args[1] the period the tracee sampled at (ns,
+ * within dt(4)'s limits), ur_args[2..5] and ur_error zero, ur_stack the
+ * interrupted user stack (innermost first).  Its ring-full and recursion
+ * counts are rh_lost[UDT_PROBE_PROFILE] and rh_recur[UDT_PROBE_PROFILE]:
+ * the index is above every syscall probe.
+ */
+#define UDT_PROBE_PROFILE	(UDT_NPROBES_MAX - 1)
 
 /* A slot: [p] fields are written by the producer before its commit. */
 struct udt_rec {

@@ -40,6 +40,16 @@
 
 #include "udt_prof.h"
 
+/*
+ * Optional guard around the handler's own calls (clock_gettime(),
+ * syscall(SYS_gettid), the callback), defined by a host library that
+ * hooks those functions, as the preload library does, so its hooks do
+ * not take them for the program's.  Weak: absent in a plain program.
+ * enter returns a state that leave restores (handlers nest).
+ */
+extern int	udt_prof_guard_enter(void) __attribute__((weak));
+extern void	udt_prof_guard_leave(int) __attribute__((weak));
+
 /* The kernel's CPU clock id of one thread: MAKE_THREAD_CPUCLOCK(). */
 #define UDT_THREAD_CPUCLOCK(tid)	\
 	((clockid_t)((~(unsigned int)(tid)) << 3) | 4 | 2)
@@ -74,7 +84,7 @@ udt_prof_handler(int sig, siginfo_t *si, void *ucv)
 	unw_cursor_t cur;
 	unw_word_t ip;
 	bool mine;
-	int saved = errno;
+	int saved = errno, guard = 0;
 
 	mine = si->si_code == SI_TIMER &&
 	    si->si_value.sival_ptr == (void *)&udt_prof_timers;
@@ -95,6 +105,8 @@ udt_prof_handler(int sig, siginfo_t *si, void *ucv)
 		errno = saved;
 		return;
 	}
+	if (udt_prof_guard_enter != NULL)
+		guard = udt_prof_guard_enter();
 	memset(&s, 0, sizeof(s));
 	s.ups_tid = (pid_t)syscall(SYS_gettid);
 	s.ups_cpu = (unsigned int)sched_getcpu();
@@ -113,6 +125,8 @@ udt_prof_handler(int sig, siginfo_t *si, void *ucv)
 	cb = __atomic_load_n(&udt_prof_cb, __ATOMIC_ACQUIRE);
 	if (cb != NULL)
 		cb(&s, __atomic_load_n(&udt_prof_arg, __ATOMIC_RELAXED));
+	if (udt_prof_guard_leave != NULL)
+		udt_prof_guard_leave(guard);
 	errno = saved;
 }
 
@@ -124,6 +138,12 @@ udt_prof_arm(pid_t tid)
 	struct sigevent sev;
 	struct itimerspec its;
 
+	unsigned int i;
+
+	/* Found by udt_prof_start() and added by its creation hook too. */
+	for (i = 0; i < udt_prof_ntimers; i++)
+		if (udt_prof_timers[i].upt_tid == tid)
+			return 0;
 	if (udt_prof_ntimers == UDT_PROF_THREADS_MAX)
 		return ENOSPC;
 	t = &udt_prof_timers[udt_prof_ntimers];
@@ -234,6 +254,33 @@ udt_prof_thread_add(pid_t tid)
 	error = udt_prof_started ? udt_prof_arm(tid) : ESRCH;
 	pthread_mutex_unlock(&udt_prof_lock);
 	return error;
+}
+
+void
+udt_prof_thread_del(pid_t tid)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&udt_prof_lock);
+	for (i = 0; i < udt_prof_ntimers; i++) {
+		if (udt_prof_timers[i].upt_tid != tid)
+			continue;
+		timer_delete(udt_prof_timers[i].upt_timer);
+		/* The handler never reads the array: reorder freely. */
+		udt_prof_timers[i] = udt_prof_timers[--udt_prof_ntimers];
+		break;
+	}
+	pthread_mutex_unlock(&udt_prof_lock);
+}
+
+void
+udt_prof_fork_child(void)
+{
+	/* Assignment, not pthread_mutex_init(): no call, no lock state. */
+	udt_prof_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	udt_prof_ntimers = 0;
+	udt_prof_started = false;
+	__atomic_store_n(&udt_prof_active, 0, __ATOMIC_RELEASE);
 }
 
 void

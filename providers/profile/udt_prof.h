@@ -62,8 +62,26 @@ int	udt_prof_start(uint64_t nsecs, int signo, udt_prof_cb_t *cb,
  * Sample one more thread, one created after udt_prof_start() (from a
  * thread-creation hook, or by the new thread itself).  0, or an errno:
  * ESRCH when not started, ENOSPC when UDT_PROF_THREADS_MAX are sampled.
+ * A thread that is sampled already (udt_prof_start() found it while it
+ * was being created) keeps its one timer: 0.
  */
 int	udt_prof_thread_add(pid_t tid);
+
+/*
+ * Forget thread tid, which is exiting: delete its timer and free its
+ * slot.  Called by the thread itself on its way out (a cleanup handler
+ * of the thread-creation hook); no-op when tid is not sampled.
+ */
+void	udt_prof_thread_del(pid_t tid);
+
+/*
+ * In a fork child: the timers were not inherited (POSIX) and the lock
+ * may have been held by a thread that does not exist here, so start
+ * over, stopped, keeping the installed handler.  Only the calling
+ * thread exists; async-signal-safe (no lock, no system call), so it may
+ * run after _Fork() as well as in an atfork child handler.
+ */
+void	udt_prof_fork_child(void);
 
 /*
  * Disarm and delete every timer and restore the signal's previous

@@ -30,6 +30,7 @@
  * Everything after the constructor uses raw system calls only (udt_sys.h):
  * attach runs in fork children and in signal handlers.
  */
+#include <linux/futex.h>
 #include <sys/types.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -40,6 +41,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -56,6 +58,7 @@ const uint8_t		*udt_enab = udt_zero_tab.tb_enab;
 struct udt_tab		*udt_tab = &udt_zero_tab;
 struct udt_ring_hdr	*udt_ring;
 int			 udt_use_tsc;
+int			 udt_use_ptimer;
 
 static int		 udt_attaching;		/* [a] attach in progress */
 static struct sockaddr_un udt_sun;		/* [I] dtd's ingest socket */
@@ -105,7 +108,7 @@ udt_map(int fd, size_t len, int prot)
  */
 static int
 udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
-    int *tscp)
+    int *tscp, int *ptimerp)
 {
 	struct udt_hello hello = {
 		UDT_MAGIC, UDT_VERSION, 2 * SYSTAB_COUNT, UDT_HELLO_TRACEE
@@ -173,6 +176,7 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	*tabp = tab;
 	*ringp = ring;
 	*tscp = (w.uw_flags & UDT_W_TSC) != 0;
+	*ptimerp = (w.uw_flags & UDT_W_PTIMER) != 0;
 	return 0;
 fail:
 	if (ring != NULL)
@@ -225,9 +229,9 @@ udt_attach_locked(int single)
 {
 	struct udt_tab *otab = udt_tab, *tab = NULL;
 	struct udt_ring_hdr *oring = udt_ring, *ring = NULL;
-	int tsc = 0;
+	int tsc = 0, ptimer = 0;
 
-	if (udt_connect_dtd(&tab, &ring, &tsc) != 0) {
+	if (udt_connect_dtd(&tab, &ring, &tsc, &ptimer) != 0) {
 		ring = NULL;
 		tab = udt_placeholder();
 		if (tab == NULL)
@@ -235,9 +239,18 @@ udt_attach_locked(int single)
 	}
 	/* Each record says which clock it used: no ordering needed here. */
 	__atomic_store_n(&udt_use_tsc, tsc, __ATOMIC_RELAXED);
+	__atomic_store_n(&udt_use_ptimer, ptimer, __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_ring, ring, __ATOMIC_RELEASE);
 	__atomic_store_n(&udt_tab, tab, __ATOMIC_RELEASE);
 	__atomic_store_n(&udt_enab, tab->tb_enab, __ATOMIC_RELEASE);
+	/*
+	 * A profile watcher may sleep on the old table's word: wake it to
+	 * look at the new one (it also wakes on its own every few seconds,
+	 * for the wake that comes before it sleeps).
+	 */
+	if (otab != tab && otab != &udt_zero_tab)
+		udt_sys6(SYS_futex, (long)&otab->tb_prof_gen, FUTEX_WAKE,
+		    INT_MAX, 0, 0, 0);
 	if (single) {
 		if (oring != NULL)
 			udt_sys2(SYS_munmap, oring,
@@ -270,6 +283,7 @@ udt_fork_child(void)
 {
 	udt_thread.ut_tid = 0;
 	udt_attaching = 0;
+	udt_ptimer_fork_child();
 	udt_attach_locked(1);
 }
 
@@ -315,4 +329,6 @@ udt_init(void)
 	udt_attach_locked(1);
 	udt_attaching = 0;
 	pthread_atfork(NULL, NULL, udt_fork_child);
+	/* After udt_fork_child: its atfork child handler runs later. */
+	udt_ptimer_init();
 }

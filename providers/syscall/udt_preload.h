@@ -60,6 +60,8 @@ extern const uint8_t	*udt_enab UDT_HIDDEN;
 extern struct udt_tab	*udt_tab UDT_HIDDEN;		/* [A] */
 extern struct udt_ring_hdr *udt_ring UDT_HIDDEN;	/* [A] NULL: none */
 extern int		udt_use_tsc UDT_HIDDEN;	/* [A] dtd reads TSC stamps */
+/* [A] dtd samples profile probes in tracees (UDT_W_PTIMER) */
+extern int		udt_use_ptimer UDT_HIDDEN;
 
 /*
  * The two enable bytes of systab index idx (entry, return) in one load.
@@ -100,6 +102,51 @@ void	udt_emit(unsigned int probe, unsigned int en, const long *args,
 
 /* The thread's comm changed (prctl, pthread_setname_np): refetch. */
 void	udt_comm_invalidate(void) UDT_HIDDEN;
+
+/*
+ * The calling thread's comm (UDT_COMMLEN bytes, cached) and tid (cached)
+ * for a record.  Same contract as udt_emit(): any context, no lock.
+ */
+void	udt_getcomm(char *) UDT_HIDDEN;
+int	udt_gettid(void) UDT_HIDDEN;
+
+/*
+ * Reserve the next slot of ring r for probe: returns it with *ticket
+ * set, or NULL when the ring is full (counted in rh_lost[probe]).  The
+ * caller fills every field but ur_seq and commits with a release store
+ * of *ticket + 1 into ur_seq.  Any thread, any context: lock-free.
+ */
+static inline struct udt_rec *
+udt_reserve(struct udt_ring_hdr *r, unsigned int probe, uint64_t *ticket)
+{
+	uint64_t head, tail, mask = r->rh_nslots - 1;
+
+	head = __atomic_load_n(&r->rh_head, __ATOMIC_RELAXED);
+	do {
+		tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
+		if (head - tail > mask) {
+			__atomic_add_fetch(&r->rh_lost[probe], 1,
+			    __ATOMIC_RELAXED);
+			__atomic_add_fetch(&r->rh_lost_total, 1,
+			    __ATOMIC_RELAXED);
+			return NULL;
+		}
+	} while (!__atomic_compare_exchange_n(&r->rh_head, &head, head + 1,
+	    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	*ticket = head;
+	return (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
+	    (head & mask) * UDT_SLOT_SIZE);
+}
+
+/*
+ * The profile timer fallback's side of the library (providers/profile/
+ * udt_prof_preload.c).  udt_ptimer_init(): the constructor, after its
+ * first attach; starts the watcher thread when dtd asked for it.
+ * udt_ptimer_fork_child(): from udt_fork_child(), in any fork child,
+ * async-signal-safe: forget the parent's samplers.
+ */
+void	udt_ptimer_init(void) UDT_HIDDEN;
+void	udt_ptimer_fork_child(void) UDT_HIDDEN;
 
 /*
  * Connect to dtd and switch to the ring and table it hands out, or to a

@@ -62,8 +62,8 @@ udt_comm_invalidate(void)
 	__atomic_add_fetch(&udt_commgen, 1, __ATOMIC_RELAXED);
 }
 
-static void
-udt_comm(char *comm)
+void
+udt_getcomm(char *comm)
 {
 	struct udt_thread *t = &udt_thread;
 	unsigned int gen = __atomic_load_n(&udt_commgen, __ATOMIC_RELAXED);
@@ -80,8 +80,8 @@ udt_comm(char *comm)
 	memcpy(comm, t->ut_comm, UDT_COMMLEN);
 }
 
-static int
-udt_tid(void)
+int
+udt_gettid(void)
 {
 	struct udt_thread *t = &udt_thread;
 
@@ -127,7 +127,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	struct timespec ts;
 	uint64_t stack[UDT_STACK_MAX];
 	char comm[UDT_COMMLEN];
-	uint64_t head, tail, mask;
+	uint64_t head, mask;
 	unsigned int nframes = 0;
 	int cpu, tsc, tid;
 
@@ -162,28 +162,15 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	else
 		udt_sys2(SYS_clock_gettime, CLOCK_REALTIME, &ts);
 	if (en & DTEVT_EXECNAME)
-		udt_comm(comm);
+		udt_getcomm(comm);
 	cpu = sched_getcpu();
 	if (cpu < 0)
 		cpu = 0;
-	tid = udt_tid();
+	tid = udt_gettid();
 
+	if ((rec = udt_reserve(r, probe, &head)) == NULL)
+		goto out;
 	mask = r->rh_nslots - 1;
-	head = __atomic_load_n(&r->rh_head, __ATOMIC_RELAXED);
-	do {
-		tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
-		if (head - tail > mask) {
-			__atomic_add_fetch(&r->rh_lost[probe], 1,
-			    __ATOMIC_RELAXED);
-			__atomic_add_fetch(&r->rh_lost_total, 1,
-			    __ATOMIC_RELAXED);
-			goto out;
-		}
-	} while (!__atomic_compare_exchange_n(&r->rh_head, &head, head + 1,
-	    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-
-	rec = (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
-	    (head & mask) * UDT_SLOT_SIZE);
 	rec->ur_probe = (uint16_t)probe;
 	rec->ur_flags = tsc ? UDT_R_TSC : 0;
 	rec->ur_nframes = (uint8_t)nframes;
