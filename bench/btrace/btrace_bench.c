@@ -58,7 +58,6 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -218,33 +217,6 @@ loop(double s, long rate, int fd, int flags)
 
 /* --- measuring ----------------------------------------------------------- */
 
-/* CPU time of every thread of pid, ns (schedstat: no tick rounding). */
-static double
-cpu_ns(pid_t pid)
-{
-	char path[320], buf[128];
-	struct dirent *de;
-	double sum = 0;
-	DIR *d;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if ((d = opendir(path)) == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat",
-		    (int)pid, de->d_name);
-		if ((fp = fopen(path, "r")) == NULL)
-			continue;
-		if (fgets(buf, sizeof(buf), fp) != NULL)
-			sum += strtod(buf, NULL);
-		fclose(fp);
-	}
-	closedir(d);
-	return sum;
-}
 
 /*
  * dtd's ingestion counters: records it moved from tracee rings to the
@@ -298,7 +270,7 @@ drain(pid_t tracer)
 		nanosleep(&ts, NULL);
 		nrec = 0;
 		ingest(&nrec, &lost);
-		ncpu = cpu_ns(tracer);
+		ncpu = (double)dtt_cpu_ns(tracer);
 		/*
 		 * Idle: no new records, and btrace blocked in read(2) (under
 		 * 1% of a core); dtd's drain thread polls, so dtd never is.
@@ -361,13 +333,13 @@ follow(FILE *fp, pid_t tracer, struct run *r, double *tracee_cpu)
 
 	while (fgets(line, sizeof(line), fp) != NULL) {
 		if (strcmp(line, "start\n") == 0) {
-			t0 = cpu_ns(tracer);
-			d0 = cpu_ns(dd.dd_pid);
+			t0 = (double)dtt_cpu_ns(tracer);
+			d0 = (double)dtt_cpu_ns(dd.dd_pid);
 			w0 = r->r_t0 = now_s();
 		} else if (sscanf(line, "done %lf %lf %lf", &r->r_calls,
 		    &r->r_wall, tracee_cpu) == 3) {
-			t1 = cpu_ns(tracer);
-			d1 = cpu_ns(dd.dd_pid);
+			t1 = (double)dtt_cpu_ns(tracer);
+			d1 = (double)dtt_cpu_ns(dd.dd_pid);
 			w0 = now_s() - w0;
 			r->r_tcpu = (t1 - t0) / w0 / 1e7;
 			r->r_dcpu = (d1 - d0) / w0 / 1e7;
@@ -481,7 +453,7 @@ run_btrace(int script, long rate, struct run *r)
 	snprintf(cmd, sizeof(cmd), "exec %s -s %s %s loop %.3f %ld %d %d",
 	    dtrun, dd.dd_sock, self, secs, rate, rp[1], L_HOLD | L_FORK);
 	ingest(&rec0, &lost0);
-	dtd0 = cpu_ns(dd.dd_pid);
+	dtd0 = (double)dtt_cpu_ns(dd.dd_pid);
 	pid = dtt_spawn(argv, NULL, hp[0], fileno(out), fileno(err), rp[1]);
 	close(rp[1]);
 	close(hp[0]);
@@ -495,7 +467,7 @@ run_btrace(int script, long rate, struct run *r)
 		r->r_span = drain(pid) - r->r_t0;
 	close(hp[1]);
 	status = reap(pid, EXIT_MS, &ru);
-	r->r_dns = cpu_ns(dd.dd_pid) - dtd0;
+	r->r_dns = (double)dtt_cpu_ns(dd.dd_pid) - dtd0;
 	if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "btrace_bench: btrace %s failed (status "
 		    "%#x):\n", scripts[script][0], status);

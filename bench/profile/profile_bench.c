@@ -26,13 +26,10 @@
  *	profile_bench DTD [REPS [SECS]]		(root)
  */
 #include <sys/resource.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,65 +45,6 @@
 static const char	*pt_dtd;	/* dtd binary */
 static struct dtt_dtd	 pt_dd;		/* our dtd and its paths */
 
-/* A busy loop pinned on each CPU: the same load for both tracers. */
-static int
-busy_start(pid_t *pids, int ncpu)
-{
-	cpu_set_t set;
-	int p[2], i;
-	char c;
-
-	if (pipe(p) == -1)
-		return -1;
-	for (i = 0; i < ncpu; i++) {
-		if ((pids[i] = fork()) == 0) {
-			volatile unsigned long x = 0;
-
-			CPU_ZERO(&set);
-			CPU_SET(i, &set);
-			sched_setaffinity(0, sizeof(set), &set);
-			prctl(PR_SET_NAME, "bench_busy");
-			if (write(p[1], "x", 1) != 1)
-				_exit(1);
-			for (;;)
-				x++;
-		}
-	}
-	close(p[1]);
-	for (i = 0; i < ncpu; i++)
-		if (read(p[0], &c, 1) != 1)
-			break;
-	close(p[0]);
-	return i == ncpu ? 0 : -1;
-}
-
-/* CPU time of every thread of pid, in ns. */
-static uint64_t
-task_cpu_ns(pid_t pid)
-{
-	char path[320], buf[128];
-	struct dirent *de;
-	uint64_t sum = 0;
-	DIR *d;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if ((d = opendir(path)) == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat",
-		    (int)pid, de->d_name);
-		if ((fp = fopen(path, "r")) == NULL)
-			continue;
-		if (fgets(buf, sizeof(buf), fp) != NULL)
-			sum += strtoull(buf, NULL, 10);
-		fclose(fp);
-	}
-	closedir(d);
-	return sum;
-}
 
 struct run {
 	double	r_cpu_ms;	/* CPU time of the tracer */
@@ -130,7 +68,7 @@ run_dtd(pid_t dtd, unsigned int hz, unsigned int secs, struct run *r)
 	if (dtt_enable(fd, pbn, DTEVT_EXECNAME | DTEVT_KSTACK | DTEVT_USTACK,
 	    NSEC_PER_SEC / hz) != 0)
 		return -1;
-	c0 = task_cpu_ns(dtd);
+	c0 = dtt_cpu_ns(dtd);
 	if (dtt_record(fd, 1) != 0)
 		return -1;
 	if (pt_collect(&fd, &evs, 1, pt_realtime() + secs * NSEC_PER_SEC)) {
@@ -138,7 +76,7 @@ run_dtd(pid_t dtd, unsigned int hz, unsigned int secs, struct run *r)
 		return -1;
 	}
 	dtt_record(fd, 0);
-	c1 = task_cpu_ns(dtd);
+	c1 = dtt_cpu_ns(dtd);
 	close(fd);
 	r->r_cpu_ms = (double)(c1 - c0) / 1e6;
 	r->r_samples = (double)evs.pe_n;
@@ -186,9 +124,9 @@ run_perf(unsigned int hz, unsigned int secs, struct run *r,
 		return -1;
 	/* A measurement window, not a wait for an event. */
 	sleep(1);
-	c0 = task_cpu_ns(pid);
+	c0 = dtt_cpu_ns(pid);
 	sleep(secs);
-	c1 = task_cpu_ns(pid);
+	c1 = dtt_cpu_ns(pid);
 	if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0)
 		return -1;
@@ -261,7 +199,7 @@ main(int argc, char **argv)
 		dtt_dtd_fini(&pt_dd, true);
 		return 1;
 	}
-	if (busy_start(busy, ncpu) != 0) {
+	if (dtt_busy_start(busy, ncpu, "bench_busy") != 0) {
 		fprintf(stderr, "profile_bench: busy loops failed\n");
 		rv = 1;
 		goto out;
@@ -305,8 +243,7 @@ main(int argc, char **argv)
 		    m[0][2] / m[1][2]);
 	}
 out:
-	for (i = 0; i < ncpu; i++)
-		dtt_stop(busy[i], SIGKILL, DTT_EXIT_MS);
+	dtt_busy_stop(busy, ncpu);
 	if (!dtt_exited0(dtt_dtd_stop(&pt_dd, SIGTERM))) {
 		fprintf(stderr, "profile_bench: dtd did not exit cleanly\n");
 		rv = 1;

@@ -710,7 +710,7 @@ main(int argc, char *argv[])
 	    "profile enabled at %llu and %llu ns",
 	    (unsigned long long)PERIOD_NS, (unsigned long long)PERIOD2_NS))
 		goto out;
-	cpu0 = pt_cpu_ns(pid);
+	cpu0 = dtt_cpu_ns(pid);
 	t0 = pt_realtime();
 	if (!dtt_check(dtt_record(fds[0], 1) == 0 && dtt_record(fds[1], 1) ==
 	    0, "recording"))
@@ -723,7 +723,7 @@ main(int argc, char *argv[])
 	dtt_record(fds[0], 0);
 	dtt_record(fds[1], 0);
 	tstop = pt_realtime();
-	cpu1 = pt_cpu_ns(pid);
+	cpu1 = dtt_cpu_ns(pid);
 	t1 = tstop;
 
 	/* What was in the rings at RECORD 0 may still be read; then none. */

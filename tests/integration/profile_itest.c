@@ -163,19 +163,3 @@ pt_ksym_lookup(const struct pt_ksym *ks, size_t n, uint64_t pc)
 	}
 	return lo == 0 ? NULL : &ks[lo - 1];
 }
-
-uint64_t
-pt_cpu_ns(pid_t pid)
-{
-	char path[64];
-	unsigned long long ns = 0;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
-	if ((fp = fopen(path, "re")) == NULL)
-		return 0;
-	if (fscanf(fp, "%llu", &ns) != 1)
-		ns = 0;
-	fclose(fp);
-	return ns;
-}

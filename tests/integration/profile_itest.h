@@ -62,7 +62,5 @@ struct pt_ksym	*pt_kallsyms(size_t *n);
 const struct pt_ksym *pt_ksym_lookup(const struct pt_ksym *, size_t,
 	    uint64_t pc);
 
-/* CPU time pid has run, in ns (/proc/PID/schedstat); 0 if unknown. */
-uint64_t	pt_cpu_ns(pid_t);
 
 #endif /* PROFILE_ITEST_H */

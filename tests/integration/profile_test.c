@@ -24,13 +24,11 @@
  *   profile_test churn DTD SPIN	samplers started and stopped under load
  * The harness (checks, dtd, device calls) is tests/lib/dtt's.
  */
-#include <sys/prctl.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,45 +56,6 @@ dev_open(void)
 	return fd;
 }
 
-/* One busy child pinned on each CPU, so every CPU has a known task. */
-static int
-busy_start(pid_t *pids, int ncpu)
-{
-	cpu_set_t set;
-	int p[2], i;
-	char c;
-
-	if (pipe(p) == -1)
-		return -1;
-	for (i = 0; i < ncpu; i++) {
-		if ((pids[i] = fork()) == 0) {
-			volatile unsigned long x = 0;
-
-			CPU_ZERO(&set);
-			CPU_SET(i, &set);
-			sched_setaffinity(0, sizeof(set), &set);
-			prctl(PR_SET_NAME, "prof_busy");
-			if (write(p[1], "x", 1) != 1)
-				_exit(1);
-			for (;;)
-				x++;
-		}
-	}
-	close(p[1]);
-	for (i = 0; i < ncpu; i++)
-		if (read(p[0], &c, 1) != 1)
-			break;
-	close(p[0]);
-	return i == ncpu ? 0 : -1;
-}
-
-static void
-busy_stop(pid_t *pids, int ncpu)
-{
-	for (int i = 0; i < ncpu; i++)
-		dtt_stop(pids[i], SIGKILL, DTT_EXIT_MS);
-}
-
 static int
 run_rate(void)
 {
@@ -115,7 +74,7 @@ run_rate(void)
 		dtt_check(false, "want 1..%d CPUs, all online", MAXCPU);
 		return -1;
 	}
-	if (!dtt_check(busy_start(busy, ncpu) == 0, "%d pinned busy loops",
+	if (!dtt_check(dtt_busy_start(busy, ncpu, "prof_busy") == 0, "%d pinned busy loops",
 	    ncpu))
 		return -1;
 	for (k = 0; k < 2; k++) {
@@ -134,16 +93,16 @@ run_rate(void)
 		    k + 1);
 	t0 = pt_realtime();
 	for (i = 0; i < ncpu; i++)
-		busyns[i] = pt_cpu_ns(busy[i]);
+		busyns[i] = dtt_cpu_ns(busy[i]);
 	deadline = t0 + WINDOW_NS;
 	dtt_check(pt_collect(fds, evs, 2, deadline) == 0, "read for 2 s");
 	for (i = 0; i < ncpu; i++)
-		busyns[i] = pt_cpu_ns(busy[i]) - busyns[i];
+		busyns[i] = dtt_cpu_ns(busy[i]) - busyns[i];
 	for (k = 0; k < 2; k++) {
 		dtt_record(fds[k], 0);
 		dtt_stats(fds[k], &st[k]);
 	}
-	busy_stop(busy, ncpu);
+	dtt_busy_stop(busy, ncpu);
 
 	memset(count, 0, sizeof(count));
 	memset(own, 0, sizeof(own));
@@ -319,9 +278,9 @@ profile_pid(pid_t pid, uint64_t flags, struct pt_evs *out, size_t *nown,
 	*nown = 0;
 	*cpu_ns = 0;
 	for (w = 0; w < 5 && *nown < MINSAMPLES && error == 0; w++) {
-		c0 = pt_cpu_ns(pid);
+		c0 = dtt_cpu_ns(pid);
 		error = pt_collect(&fd, &all, 1, pt_realtime() + WINDOW_NS);
-		*cpu_ns += pt_cpu_ns(pid) - c0;
+		*cpu_ns += dtt_cpu_ns(pid) - c0;
 		for (j = 0; j < all.pe_n; j++) {
 			if (all.pe_evs[j].dtev_pid != pid)
 				continue;

@@ -16,6 +16,7 @@
 
 /* The integration tests' shared helpers: see dtt.h. */
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -25,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -587,4 +589,75 @@ dtt_read(int fd, struct dt_evt *evs, size_t max, unsigned int ms)
 		return -1;
 	}
 	return (long)(len / (ssize_t)sizeof(*evs));
+}
+
+uint64_t
+dtt_cpu_ns(pid_t pid)
+{
+	char path[320], buf[128];
+	struct dirent *de;
+	uint64_t sum = 0;
+	DIR *d;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat",
+		    (int)pid, de->d_name);
+		if ((fp = fopen(path, "re")) == NULL)
+			continue;
+		if (fgets(buf, sizeof(buf), fp) != NULL)
+			sum += strtoull(buf, NULL, 10);
+		fclose(fp);
+	}
+	closedir(d);
+	return sum;
+}
+
+int
+dtt_busy_start(pid_t *pids, int ncpu, const char *name)
+{
+	cpu_set_t set;
+	int p[2], i;
+	char c;
+
+	for (i = 0; i < ncpu; i++)
+		pids[i] = -1;
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	for (i = 0; i < ncpu; i++) {
+		if ((pids[i] = fork()) == 0) {
+			volatile unsigned long x = 0;
+
+			CPU_ZERO(&set);
+			CPU_SET(i, &set);
+			sched_setaffinity(0, sizeof(set), &set);
+			prctl(PR_SET_NAME, name);
+			if (write(p[1], "x", 1) != 1)
+				_exit(1);
+			for (;;)
+				x++;
+		}
+	}
+	close(p[1]);
+	/* Each child says it runs where it should before the load counts. */
+	for (i = 0; i < ncpu; i++)
+		if (pids[i] == -1 || read(p[0], &c, 1) != 1)
+			break;
+	close(p[0]);
+	return i == ncpu ? 0 : -1;
+}
+
+void
+dtt_busy_stop(pid_t *pids, int ncpu)
+{
+	int i;
+
+	for (i = 0; i < ncpu; i++)
+		if (pids[i] > 0)
+			dtt_stop(pids[i], SIGKILL, DTT_EXIT_MS);
 }

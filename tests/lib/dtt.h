@@ -149,4 +149,18 @@ int	dtt_stats(int fd, struct dtioc_stat *);
  */
 long	dtt_read(int fd, struct dt_evt *, size_t max, unsigned int ms);
 
+/*
+ * CPU time of every thread of pid so far, in ns, from schedstat (no tick
+ * rounding); 0 once pid is gone.
+ */
+uint64_t	dtt_cpu_ns(pid_t);
+
+/*
+ * A known load: one child per CPU 0..ncpu-1, pinned there, spinning, its
+ * comm set to name.  Returns once every child runs: 0, or -1 (children
+ * already started are left in pids for dtt_busy_stop()).  Main thread.
+ */
+int	dtt_busy_start(pid_t *pids, int ncpu, const char *name);
+void	dtt_busy_stop(pid_t *pids, int ncpu);
+
 #endif /* DTT_H */
