@@ -74,7 +74,7 @@ struct dt_dev_conf {
 	dt_read_done_t	*dcf_read_done;
 };
 
-#define DT_RINGSIZE_DEFAULT	32768	/* see design decision 4, bench/ */
+#define DT_RINGSIZE_DEFAULT	65536	/* bench/btrace: 1M events/s, no loss */
 #define DT_RINGSIZE_OPENBSD	16
 #define DT_READ_MAX		(1024 * 1024)	/* bytes per read request */
 
