@@ -372,6 +372,25 @@ cmp_val(const void *a, const void *b)
 	return val_cmp(&ma->me_key, &mb->me_key);
 }
 
+/* Make v, shallow-copied from a map entry, live in scratch memory. */
+static void
+val_scratch(struct bt_value *v)
+{
+	struct bt_value *t;
+	size_t j;
+
+	if (v->v_type == VT_STR)
+		v->v_str = tmp_strdup(v->v_str);
+	else if (v->v_type == VT_TUPLE) {
+		t = tmp_alloc((v->v_ntup + 1) * sizeof(*t));
+		for (j = 0; j < v->v_ntup; j++) {
+			t[j] = v->v_tup[j];
+			val_scratch(&t[j]);
+		}
+		v->v_tup = t;
+	}
+}
+
 /* Snapshot of keys and values in key order, for `for' loops. */
 void
 map_keys(struct map *m, struct bt_value **keysp, struct bt_value **valsp,
@@ -388,23 +407,9 @@ map_keys(struct map *m, struct bt_value **keysp, struct bt_value **valsp,
 	for (i = 0; i < n; i++) {
 		/* the loop body may delete entries: copy to scratch */
 		keys[i] = v[i]->me_key;
-		if (keys[i].v_type == VT_STR)
-			keys[i].v_str = tmp_strdup(keys[i].v_str);
+		val_scratch(&keys[i]);
 		vals[i] = me_value(v[i]);
-		if (vals[i].v_type == VT_STR)
-			vals[i].v_str = tmp_strdup(vals[i].v_str);
-		if (keys[i].v_type == VT_TUPLE) {
-			struct bt_value *t = tmp_alloc(keys[i].v_ntup *
-			    sizeof(*t));
-			size_t j;
-
-			for (j = 0; j < keys[i].v_ntup; j++) {
-				t[j] = keys[i].v_tup[j];
-				if (t[j].v_type == VT_STR)
-					t[j].v_str = tmp_strdup(t[j].v_str);
-			}
-			keys[i].v_tup = t;
-		}
+		val_scratch(&vals[i]);
 	}
 	*keysp = keys;
 	*valsp = vals;
@@ -584,7 +589,8 @@ map_print(struct bt_var *bv, size_t top, long div)
 		for (i = 0; i < n && i < top; i++) {
 			val = me_value(v[i]);
 			if (val.v_type == VT_INT && div != 1)
-				val.v_int /= div;
+				val.v_int = div == -1 ? (long)(0UL -
+				    (unsigned long)val.v_int) : val.v_int / div;
 			if (!keyless) {
 				printf("%s", i > 0 ? ", " : "");
 				json_str(stdout, val2key(&v[i]->me_key));
@@ -598,7 +604,8 @@ map_print(struct bt_var *bv, size_t top, long div)
 	for (i = 0; i < n && i < top; i++) {
 		val = me_value(v[i]);
 		if (val.v_type == VT_INT && div != 1)
-			val.v_int /= div;
+			val.v_int = div == -1 ? (long)(0UL -
+			    (unsigned long)val.v_int) : val.v_int / div;
 		if (v[i]->me_key.v_type == VT_NIL)
 			printf("@%s: %s\n", name, val2str(&val));
 		else if (g_folded)
