@@ -369,7 +369,12 @@ dti_drain(struct dti_proc *dp)
 	struct udt_rec rec;
 	unsigned int n = 0;
 
-	for (;;) {
+	/*
+	 * At most one ring's worth per call: a tracee that keeps committing
+	 * (or forges ur_seq ahead of us) must not hold the drain thread on
+	 * its ring forever while every other ring and dti_stop wait.
+	 */
+	while (n <= mask) {
 		const struct udt_rec *s = (const void *)(slots +
 		    (dp->dp_tail & mask) * UDT_SLOT_SIZE);
 

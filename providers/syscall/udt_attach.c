@@ -152,13 +152,27 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 		if (n != -EINTR)
 			break;
 	}
+	/*
+	 * Take whatever descriptors arrived, even one of two (a process at
+	 * its RLIMIT_NOFILE gets fewer, MSG_CTRUNC) or with a short reply:
+	 * the fail path must close them, or they leak into the program.
+	 */
+	if (n >= 0) {
+		for (c = CMSG_FIRSTHDR(&msg); c != NULL;
+		    c = CMSG_NXTHDR(&msg, c)) {
+			size_t nfd;
+
+			if (c->cmsg_level != SOL_SOCKET ||
+			    c->cmsg_type != SCM_RIGHTS ||
+			    c->cmsg_len < CMSG_LEN(0))
+				continue;
+			nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			memcpy(fds, CMSG_DATA(c),
+			    (nfd < 2 ? nfd : 2) * sizeof(int));
+		}
+	}
 	if (n != (long)sizeof(w))
 		goto fail;
-	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(2 * sizeof(int)))
-			memcpy(fds, CMSG_DATA(c), sizeof(fds));
-	}
 	if (w.uw_magic != UDT_MAGIC || w.uw_version != UDT_VERSION ||
 	    w.uw_error != 0 || fds[0] < 0 || fds[1] < 0 ||
 	    w.uw_nslots == 0 || (w.uw_nslots & (w.uw_nslots - 1)) != 0 ||

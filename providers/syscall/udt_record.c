@@ -220,9 +220,15 @@ udt_slow(unsigned int idx, enum udt_rtype rt, udt_fn_t *slot,
 	long r, rv;
 	int error, failed;
 
+	/*
+	 * The entry probe (libunwind, sched_getcpu) may change errno; a call
+	 * that succeeds leaves it alone, so the program must see its own.
+	 */
+	error = errno;
 	en = udt_enab16(idx) & 0xff;
 	if (en != 0)
 		udt_emit(2 * idx, en, args, 0, 0, 0);
+	errno = error;
 
 	fn = __atomic_load_n(slot, __ATOMIC_RELAXED);
 	if (__predict_false(fn == NULL))
