@@ -202,6 +202,25 @@ parse_keys(void)
 	return keys;
 }
 
+/* Tuple members after a variable: $t.0, @t.1.2 */
+static struct bt_expr *
+parse_members(struct bt_expr *e)
+{
+	struct bt_expr *m;
+
+	while (ptype(0) == '.' && ptype(1) == T_INT) {
+		next();
+		m = enew(E_TMEMBER, next());
+		m->be_left = e;
+		m->be_int = toks[tix - 1].tk_int;
+		m->be_depth = e->be_depth + 1;
+		if (m->be_depth > MAXDEPTH)
+			perror_at(&toks[tix - 1], "expression too complex");
+		e = m;
+	}
+	return e;
+}
+
 static struct bt_expr *
 parse_primary(void)
 {
@@ -250,20 +269,7 @@ parse_primary(void)
 		next();
 		e = enew(E_LVAR, tk);
 		e->be_var = var_get(tk->tk_str, 1);
-		while (ptype(0) == '.' && ptype(1) == T_INT) {
-			struct bt_expr *m;
-
-			next();
-			m = enew(E_TMEMBER, next());
-			m->be_left = e;
-			m->be_int = toks[tix - 1].tk_int;
-			m->be_depth = e->be_depth + 1;
-			if (m->be_depth > MAXDEPTH)
-				perror_at(&toks[tix - 1], "expression too "
-				    "complex");
-			e = m;
-		}
-		return e;
+		return parse_members(e);
 	case T_GVAR:
 		next();
 		if (ptype(0) == '[') {
@@ -275,20 +281,7 @@ parse_primary(void)
 		}
 		e = enew(E_GVAR, tk);
 		e->be_var = var_get(tk->tk_str, 0);
-		while (ptype(0) == '.' && ptype(1) == T_INT) {
-			struct bt_expr *m;
-
-			next();
-			m = enew(E_TMEMBER, next());
-			m->be_left = e;
-			m->be_int = toks[tix - 1].tk_int;
-			m->be_depth = e->be_depth + 1;
-			if (m->be_depth > MAXDEPTH)
-				perror_at(&toks[tix - 1], "expression too "
-				    "complex");
-			e = m;
-		}
-		return e;
+		return parse_members(e);
 	case '(':
 		next();
 		if (++nesting > MAXDEPTH)
