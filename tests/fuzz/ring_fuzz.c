@@ -76,38 +76,12 @@ rnd(void)
 static int
 fake_connect(const char *sock, struct fake *f)
 {
-	struct udt_hello h = { UDT_MAGIC, UDT_VERSION, 0, UDT_HELLO_TRACEE };
 	struct udt_welcome w;
-	struct sockaddr_un sun;
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(2 * sizeof(int))];
-	} cm;
-	struct iovec iov = { &w, sizeof(w) };
-	struct msghdr msg;
-	struct cmsghdr *c;
-	int fds[2] = { -1, -1 };
+	int fds[2];
 
 	memset(f, 0, sizeof(*f));
-	h.uh_nprobes = nsysprobes;
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock);
-	if ((f->f_sock = socket(AF_UNIX, SOCK_STREAM, 0)) < 0 ||
-	    connect(f->f_sock, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
-	    send(f->f_sock, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+	if ((f->f_sock = dtt_tracee_hello(sock, nsysprobes, &w, fds)) < 0)
 		return -1;
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	if (recvmsg(f->f_sock, &msg, 0) != (ssize_t)sizeof(w) ||
-	    w.uw_error != 0)
-		return -1;
-	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_type == SCM_RIGHTS)
-			memcpy(fds, CMSG_DATA(c), sizeof(fds));
 	f->f_ringfd = fds[0];
 	f->f_tabfd = fds[1];
 	f->f_nslots = w.uw_nslots;

@@ -243,51 +243,17 @@ tally(struct tally *t, const struct pt_evs *e, pid_t pid, uint32_t pbn,
 static struct udt_ring_hdr *
 fake_attach(const char *sock, uint32_t nprobes, uint32_t *flags)
 {
-	struct udt_hello h = { UDT_MAGIC, UDT_VERSION, nprobes,
-	    UDT_HELLO_TRACEE };
 	struct udt_welcome w;
-	struct sockaddr_un sun;
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(2 * sizeof(int))];
-	} cm;
-	struct iovec iov = { &w, sizeof(w) };
-	struct msghdr msg;
-	struct cmsghdr *c;
-	void *ring = MAP_FAILED;
-	int fd, fds[2] = { -1, -1 };
+	void *ring;
+	int fd, fds[2];
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(sock) >= sizeof(sun.sun_path))
+	if ((fd = dtt_tracee_hello(sock, nprobes, &w, fds)) == -1)
 		return NULL;
-	memcpy(sun.sun_path, sock, strlen(sock) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return NULL;
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 &&
-	    send(fd, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) &&
-	    recvmsg(fd, &msg, MSG_CMSG_CLOEXEC) == (ssize_t)sizeof(w) &&
-	    w.uw_error == 0) {
-		for (c = CMSG_FIRSTHDR(&msg); c != NULL;
-		    c = CMSG_NXTHDR(&msg, c))
-			if (c->cmsg_level == SOL_SOCKET &&
-			    c->cmsg_type == SCM_RIGHTS &&
-			    c->cmsg_len == CMSG_LEN(sizeof(fds)))
-				memcpy(fds, CMSG_DATA(c), sizeof(fds));
-		if (fds[0] != -1)
-			ring = mmap(NULL, w.uw_ringsize, PROT_READ |
-			    PROT_WRITE, MAP_SHARED, fds[0], 0);
-		*flags = w.uw_flags;
-	}
-	if (fds[0] != -1)
-		close(fds[0]);
-	if (fds[1] != -1)
-		close(fds[1]);
+	ring = mmap(NULL, w.uw_ringsize, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    fds[0], 0);
+	*flags = w.uw_flags;
+	close(fds[0]);
+	close(fds[1]);
 	close(fd);
 	return ring == MAP_FAILED ? NULL : ring;
 }

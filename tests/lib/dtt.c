@@ -17,6 +17,8 @@
 /* The integration tests' shared helpers: see dtt.h. */
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -34,6 +36,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <userdt/udt_wire.h>
 
 #include "dtt.h"
 
@@ -660,4 +664,58 @@ dtt_busy_stop(pid_t *pids, int ncpu)
 	for (i = 0; i < ncpu; i++)
 		if (pids[i] > 0)
 			dtt_stop(pids[i], SIGKILL, DTT_EXIT_MS);
+}
+
+int
+dtt_tracee_hello(const char *sock, uint32_t nprobes, struct udt_welcome *w,
+    int fds[2])
+{
+	struct udt_hello h = { UDT_MAGIC, UDT_VERSION, nprobes,
+	    UDT_HELLO_TRACEE };
+	struct sockaddr_un sun;
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(2 * sizeof(int))];
+	} cm;
+	struct iovec iov = { w, sizeof(*w) };
+	struct msghdr msg;
+	struct cmsghdr *c;
+	ssize_t n;
+	int fd;
+
+	fds[0] = fds[1] = -1;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(sock) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sun.sun_path, sock, strlen(sock) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
+	    send(fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h) ||
+	    (n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC)) < 0)
+		goto fail;
+	/* Take what came before judging the reply: nothing may leak. */
+	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET &&
+		    c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(2 * sizeof(int)))
+			memcpy(fds, CMSG_DATA(c), 2 * sizeof(int));
+	if (n == (ssize_t)sizeof(*w) && w->uw_error == 0)
+		return fd;
+fail:
+	if (fds[0] != -1)
+		close(fds[0]);
+	if (fds[1] != -1)
+		close(fds[1]);
+	fds[0] = fds[1] = -1;
+	close(fd);
+	return -1;
 }

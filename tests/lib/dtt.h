@@ -149,6 +149,19 @@ int	dtt_stats(int fd, struct dtioc_stat *);
  */
 long	dtt_read(int fd, struct dt_evt *, size_t max, unsigned int ms);
 
+struct udt_welcome;
+
+/*
+ * A traced process's handshake done by hand, for tests that play a
+ * tracee, hostile or not: connect to dtd's ingest socket, say hello for
+ * nprobes probes, take the welcome and its two descriptors (fds[0] the
+ * ring, fds[1] the read-only table, -1 where none came; close-on-exec).
+ * Returns the connected socket, or -1 (a refusal in w->uw_error counts
+ * as a failure; no descriptor is left open then).
+ */
+int	dtt_tracee_hello(const char *sock, uint32_t nprobes,
+	    struct udt_welcome *w, int fds[2]);
+
 /*
  * CPU time of every thread of pid so far, in ns, from schedstat (no tick
  * rounding); 0 once pid is gone.
