@@ -38,26 +38,7 @@
 
 #include "itest.h"
 
-unsigned int		itest_npass, itest_nfail;
 volatile sig_atomic_t	itest_alarms;
-
-bool
-check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (ok)
-		itest_npass++;
-	else
-		itest_nfail++;
-	return ok;
-}
 
 int
 dtioc(int fd, unsigned long cmd, void *arg, bool bsd)
@@ -80,7 +61,7 @@ itest_open(const struct itest *it)
 
 	fd = open(it->it_dev, O_RDONLY | O_CLOEXEC);
 	if (fd == -1)
-		check(false, "open %s: %s", it->it_dev, strerror(errno));
+		dtt_check(false, "open %s: %s", it->it_dev, strerror(errno));
 	return fd;
 }
 
@@ -176,7 +157,7 @@ read_events(int fd, struct dt_evt *evs, size_t max, size_t want,
 		}
 		if (n == 0 || n % sizeof(struct dt_evt) != 0) {
 			disarm();
-			check(false, "read returned %zd bytes, not whole "
+			dtt_check(false, "read returned %zd bytes, not whole "
 			    "records", n);
 			return -EIO;
 		}
@@ -203,7 +184,7 @@ itest_setup(struct itest *it)
 		return false;
 	pi = itest_plist(fd, false, &n);
 	close(fd);
-	if (!check(pi != NULL && n >= 2, "probe list readable (%zu probes)",
+	if (!dtt_check(pi != NULL && n >= 2, "probe list readable (%zu probes)",
 	    n))
 		return false;
 	for (i = 0; i < n; i++) {
@@ -216,7 +197,7 @@ itest_setup(struct itest *it)
 	}
 	it->it_nprobes = (uint32_t)n;
 	free(pi);
-	return check(it->it_profile != 0 && it->it_interval != 0,
+	return dtt_check(it->it_profile != 0 && it->it_interval != 0,
 	    "profile is pbn %u, interval is pbn %u", it->it_profile,
 	    it->it_interval);
 }
@@ -270,6 +251,5 @@ main(int argc, char *argv[])
 			itest_unpriv(&it);
 		}
 	}
-	printf("%u passed, %u failed\n", itest_npass, itest_nfail);
-	return itest_nfail == 0 && itest_npass > 0 ? 0 : 1;
+	return dtt_done();
 }

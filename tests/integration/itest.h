@@ -31,6 +31,8 @@
 
 #include <dev/dt/dtvar.h>
 
+#include "dtt.h"	/* dtt_check(), dtt_npass, dtt_done() */
+
 #define NSEC_PER_MSEC	1000000ULL
 #define NSEC_PER_SEC	1000000000ULL
 
@@ -41,12 +43,6 @@ struct itest {
 	uint32_t	 it_interval;	/* pbn of interval:hz:1 */
 	uint32_t	 it_nprobes;
 };
-
-extern unsigned int	itest_npass, itest_nfail;
-
-/* Record one check; returns ok so callers can stop early. */
-bool	check(bool ok, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
 
 /* ioctl(2) with cmd in the OpenBSD encoding if bsd: 0 or errno. */
 int	dtioc(int fd, unsigned long cmd, void *arg, bool bsd);

@@ -94,24 +94,24 @@ itest_concurrent(struct itest *it)
 		close(a);
 		return;
 	}
-	check(enable(a, it->it_interval, 20 * NSEC_PER_MSEC) == 0 &&
+	dtt_check(enable(a, it->it_interval, 20 * NSEC_PER_MSEC) == 0 &&
 	    record(a, 1) == 0, "two opens: A enables interval, records");
 	/* Per open: neither EEXIST nor EBUSY from A's state. */
-	check(enable(b, it->it_interval, 50 * NSEC_PER_MSEC) == 0,
+	dtt_check(enable(b, it->it_interval, 50 * NSEC_PER_MSEC) == 0,
 	    "two opens: B enables the same probe while A records");
 	na = read_events(a, evs, 64, 3, sizeof(evs), 10000);
-	check(na >= 3, "two opens: A reads its events (%ld)", na);
-	check(read_until_signal(b, 300, &late),
+	dtt_check(na >= 3, "two opens: A reads its events (%ld)", na);
+	dtt_check(read_until_signal(b, 300, &late),
 	    "two opens: B, not recording, gets none (its read blocks)");
 	ra = readevt(a);
-	check(ra == (uint64_t)na, "two opens: A's readevt %llu == %ld",
+	dtt_check(ra == (uint64_t)na, "two opens: A's readevt %llu == %ld",
 	    (unsigned long long)ra, na);
-	check(readevt(b) == 0, "two opens: B's readevt 0");
-	check(record(a, 0) == 0, "two opens: A stops");
-	check(record(b, 1) == 0, "two opens: B records now");
+	dtt_check(readevt(b) == 0, "two opens: B's readevt 0");
+	dtt_check(record(a, 0) == 0, "two opens: A stops");
+	dtt_check(record(b, 1) == 0, "two opens: B records now");
 	nb = read_events(b, evs, 64, 2, sizeof(evs), 10000);
-	check(nb >= 2, "two opens: B reads its own events (%ld)", nb);
-	check(record(b, 0) == 0 && readevt(a) == ra &&
+	dtt_check(nb >= 2, "two opens: B reads its own events (%ld)", nb);
+	dtt_check(record(b, 0) == 0 && readevt(a) == ra &&
 	    readevt(b) == (uint64_t)nb,
 	    "two opens: counters stayed apart (A %llu, B %llu)",
 	    (unsigned long long)readevt(a), (unsigned long long)readevt(b));
@@ -129,20 +129,20 @@ itest_eintr(struct itest *it)
 
 	if ((fd = itest_open(it)) == -1)
 		return;
-	check(read_until_signal(fd, 200, &late) &&
+	dtt_check(read_until_signal(fd, 200, &late) &&
 	    late < 500 * NSEC_PER_MSEC,
 	    "EINTR: a blocked read ends with EINTR %llu ms after SIGALRM",
 	    (unsigned long long)(late / NSEC_PER_MSEC));
 	/* Twice: the first interrupt left nothing behind. */
-	check(read_until_signal(fd, 100, &late) &&
+	dtt_check(read_until_signal(fd, 100, &late) &&
 	    late < 500 * NSEC_PER_MSEC,
 	    "EINTR: again, %llu ms late", (unsigned long long)(late /
 	    NSEC_PER_MSEC));
-	check(readevt(fd) == 0, "EINTR: GSTATS still answers");
-	check(enable(fd, it->it_interval, 10 * NSEC_PER_MSEC) == 0 &&
+	dtt_check(readevt(fd) == 0, "EINTR: GSTATS still answers");
+	dtt_check(enable(fd, it->it_interval, 10 * NSEC_PER_MSEC) == 0 &&
 	    record(fd, 1) == 0, "EINTR: the open still enables and records");
 	n = read_events(fd, evs, 8, 2, sizeof(evs), 10000);
-	check(n >= 2, "EINTR: and reads events afterwards (%ld)", n);
+	dtt_check(n >= 2, "EINTR: and reads events afterwards (%ld)", n);
 	record(fd, 0);
 	close(fd);
 }
@@ -164,10 +164,10 @@ itest_bigread(struct itest *it)
 
 	if ((fd = itest_open(it)) == -1)
 		return;
-	if (!check(enable(fd, it->it_interval, 200 * 1000) == 0 &&
+	if (!dtt_check(enable(fd, it->it_interval, 200 * 1000) == 0 &&
 	    record(fd, 1) == 0, "big read: interval at 200 us recording"))
 		goto out;
-	check(read_events(fd, &ev, 1, 1, sizeof(ev), 10000) == 1,
+	dtt_check(read_events(fd, &ev, 1, 1, sizeof(ev), 10000) == 1,
 	    "big read: first record");
 	/* Not waitable: let a few thousand periods pass unread. */
 	nanosleep(&ts, NULL);
@@ -177,7 +177,7 @@ itest_bigread(struct itest *it)
 	error = errno;
 	disarm();
 	t1 = mono_ns();
-	check(n > 0 && n % sizeof(struct dt_evt) == 0 && n <= 1024 * 1024,
+	dtt_check(n > 0 && n % sizeof(struct dt_evt) == 0 && n <= 1024 * 1024,
 	    "big read: 4 MiB buffer got %zd bytes (%zd records) in %llu ms%s%s",
 	    n, n > 0 ? n / (ssize_t)sizeof(struct dt_evt) : 0,
 	    (unsigned long long)((t1 - t0) / NSEC_PER_MSEC),
@@ -224,13 +224,13 @@ itest_thread(struct itest *it)
 	memset(&ta, 0, sizeof(ta));
 	ta.ta_it = it;
 	ta.ta_fd = fd;
-	if (!check(pthread_create(&thr, NULL, thr_main, &ta) == 0,
+	if (!dtt_check(pthread_create(&thr, NULL, thr_main, &ta) == 0,
 	    "thread: started"))
 		goto out;
 	pthread_join(thr, NULL);
-	check(ta.ta_n == it->it_nprobes, "thread: GPLIST from a second "
+	dtt_check(ta.ta_n == it->it_nprobes, "thread: GPLIST from a second "
 	    "thread (%zu probes)", ta.ta_n);
-	check(ta.ta_gstats == 0 && ta.ta_dtst.dtst_readevt == 0 &&
+	dtt_check(ta.ta_gstats == 0 && ta.ta_dtst.dtst_readevt == 0 &&
 	    ta.ta_dtst.dtst_dropevt == 0, "thread: GSTATS (OpenBSD number) "
 	    "written into a second thread's stack");
 out:
@@ -252,18 +252,18 @@ itest_ring16(struct itest *it)
 
 	if ((fd = itest_open(it)) == -1)
 		return;
-	check(enable(fd, it->it_interval, NSEC_PER_MSEC) == 0 &&
+	dtt_check(enable(fd, it->it_interval, NSEC_PER_MSEC) == 0 &&
 	    record(fd, 1) == 0, "ring16: interval at 1 ms recording");
 	n1 = read_events(fd, evs, 64, 1, sizeof(struct dt_evt), 10000);
-	check(n1 == 1, "ring16: one record read (%ld)", n1);
+	dtt_check(n1 == 1, "ring16: one record read (%ld)", n1);
 	/* Not waitable: let 200 periods pass unread. */
 	nanosleep(&ts, NULL);
-	check(record(fd, 0) == 0, "ring16: RECORD 0");
+	dtt_check(record(fd, 0) == 0, "ring16: RECORD 0");
 	n2 = read_events(fd, evs, 64, 1, sizeof(evs), 10000);
-	check(n2 == 15, "ring16: the ring held 15 events (%ld)", n2);
+	dtt_check(n2 == 15, "ring16: the ring held 15 events (%ld)", n2);
 	memset(&dtst, 0, sizeof(dtst));
 	r = dtioc(fd, DTIOCGSTATS, &dtst, false);
-	check(r == 0 &&
+	dtt_check(r == 0 &&
 	    dtst.dtst_readevt == (uint64_t)(n1 + n2) &&
 	    dtst.dtst_dropevt > 0, "ring16: readevt %llu, dropevt %llu > 0",
 	    (unsigned long long)dtst.dtst_readevt,

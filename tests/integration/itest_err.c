@@ -59,72 +59,72 @@ itest_errors(struct itest *it, bool bsd)
 
 	dtrq.dtrq_pbn = 0;
 	r = dtioc(fd, DTIOCPRBENABLE, &dtrq, bsd);
-	check(is(r, ENOENT), "%s: PRBENABLE pbn 0: ENOENT (%s)", e, ename(r));
+	dtt_check(is(r, ENOENT), "%s: PRBENABLE pbn 0: ENOENT (%s)", e, ename(r));
 	dtrq.dtrq_pbn = it->it_nprobes + 1;
 	r = dtioc(fd, DTIOCPRBENABLE, &dtrq, bsd);
-	check(is(r, ENOENT), "%s: PRBENABLE pbn %u: ENOENT (%s)", e,
+	dtt_check(is(r, ENOENT), "%s: PRBENABLE pbn %u: ENOENT (%s)", e,
 	    dtrq.dtrq_pbn, ename(r));
 	on = 1;
 	r = dtioc(fd, DTIOCRECORD, &on, bsd);
-	check(is(r, ENOENT), "%s: RECORD 1 with nothing enabled: ENOENT (%s)",
+	dtt_check(is(r, ENOENT), "%s: RECORD 1 with nothing enabled: ENOENT (%s)",
 	    e, ename(r));
 	dtrq.dtrq_pbn = it->it_interval;
 	dtrq.dtrq_nsecs = 199999;
 	r = dtioc(fd, DTIOCPRBENABLE, &dtrq, bsd);
-	check(is(r, EINVAL), "%s: PRBENABLE interval 199999 ns: EINVAL (%s)",
+	dtt_check(is(r, EINVAL), "%s: PRBENABLE interval 199999 ns: EINVAL (%s)",
 	    e, ename(r));
 	dtrq.dtrq_nsecs = 200000;
 	r = dtioc(fd, DTIOCPRBENABLE, &dtrq, bsd);
-	check(is(r, 0), "%s: PRBENABLE interval 200000 ns (%s)", e, ename(r));
+	dtt_check(is(r, 0), "%s: PRBENABLE interval 200000 ns (%s)", e, ename(r));
 	r = dtioc(fd, DTIOCPRBENABLE, &dtrq, bsd);
-	check(is(r, EEXIST), "%s: PRBENABLE twice: EEXIST (%s)", e, ename(r));
+	dtt_check(is(r, EEXIST), "%s: PRBENABLE twice: EEXIST (%s)", e, ename(r));
 	r = dtioc(fd, DTIOCRECORD, &on, bsd);
-	check(is(r, 0), "%s: RECORD 1 (%s)", e, ename(r));
+	dtt_check(is(r, 0), "%s: RECORD 1 (%s)", e, ename(r));
 	r = dtioc(fd, DTIOCRECORD, &on, bsd);
-	check(is(r, EBUSY), "%s: RECORD 1 while recording: EBUSY (%s)", e,
+	dtt_check(is(r, EBUSY), "%s: RECORD 1 while recording: EBUSY (%s)", e,
 	    ename(r));
 	dtrq.dtrq_pbn = it->it_profile;
 	r = dtioc(fd, DTIOCPRBENABLE, &dtrq, bsd);
-	check(is(r, EBUSY), "%s: PRBENABLE while recording: EBUSY (%s)", e,
+	dtt_check(is(r, EBUSY), "%s: PRBENABLE while recording: EBUSY (%s)", e,
 	    ename(r));
 	r = dtioc(fd, DTIOCPRBDISABLE, &dtrq, bsd);
-	check(is(r, EBUSY), "%s: PRBDISABLE while recording: EBUSY (%s)", e,
+	dtt_check(is(r, EBUSY), "%s: PRBDISABLE while recording: EBUSY (%s)", e,
 	    ename(r));
 	on = 0;
 	r = dtioc(fd, DTIOCRECORD, &on, bsd);
-	check(is(r, 0), "%s: RECORD 0 (%s)", e, ename(r));
+	dtt_check(is(r, 0), "%s: RECORD 0 (%s)", e, ename(r));
 	r = dtioc(fd, DTIOCRECORD, &on, bsd);
-	check(is(r, 0), "%s: RECORD 0 when stopped is a no-op (%s)", e,
+	dtt_check(is(r, 0), "%s: RECORD 0 when stopped is a no-op (%s)", e,
 	    ename(r));
 
 	/* 7 was DTIOCGETAUXBASE; the other is no command at all. */
 	r = ioctl(fd, _IO('D', 7), NULL) == -1 ? errno : 0;
-	check(is(r, ENOTTY), "%s: _IO('D', 7): ENOTTY (%s)", e, ename(r));
+	dtt_check(is(r, ENOTTY), "%s: _IO('D', 7): ENOTTY (%s)", e, ename(r));
 	r = ioctl(fd, bsd ? 0xc0104407UL : 0x1234abcdUL, &dtpr) == -1 ?
 	    errno : 0;
-	check(is(r, ENOTTY), "%s: %s: ENOTTY (%s)", e, bsd ?
+	dtt_check(is(r, ENOTTY), "%s: %s: ENOTTY (%s)", e, bsd ?
 	    "0xc0104407 (old GETAUXBASE)" : "0x1234abcd", ename(r));
 
 	memset(&dtar, 0, sizeof(dtar));
 	dtar.dtar_pbn = 0;
 	r = dtioc(fd, DTIOCGARGS, &dtar, bsd);
-	check(is(r, EINVAL), "%s: GARGS pbn 0: EINVAL (%s)", e, ename(r));
+	dtt_check(is(r, EINVAL), "%s: GARGS pbn 0: EINVAL (%s)", e, ename(r));
 	dtar.dtar_pbn = it->it_nprobes + 1;
 	r = dtioc(fd, DTIOCGARGS, &dtar, bsd);
-	check(is(r, EINVAL), "%s: GARGS pbn N+1: EINVAL (%s)", e, ename(r));
+	dtt_check(is(r, EINVAL), "%s: GARGS pbn N+1: EINVAL (%s)", e, ename(r));
 
 	/* Too small: what fits is copied, the struct is not updated. */
 	pi = calloc(2, sizeof(*pi));
 	dtpr.dtpr_size = sizeof(*pi);
 	dtpr.dtpr_probes = pi;
 	r = dtioc(fd, DTIOCGPLIST, &dtpr, bsd);
-	check(is(r, ENOSPC), "%s: GPLIST with room for 1 of %u: ENOSPC (%s)",
+	dtt_check(is(r, ENOSPC), "%s: GPLIST with room for 1 of %u: ENOSPC (%s)",
 	    e, it->it_nprobes, ename(r));
-	check(dtpr.dtpr_size == sizeof(*pi) && pi[0].dtpi_pbn == 1 &&
+	dtt_check(dtpr.dtpr_size == sizeof(*pi) && pi[0].dtpi_pbn == 1 &&
 	    pi[1].dtpi_pbn == 0, "%s: ENOSPC copied entry 1 only, size left "
 	    "at %zu (%zu)", e, sizeof(*pi), dtpr.dtpr_size);
 	free(pi);
-	check(close(fd) == 0, "%s: close", e);
+	dtt_check(close(fd) == 0, "%s: close", e);
 }
 
 void
@@ -140,24 +140,24 @@ itest_badptr(struct itest *it, bool bsd)
 	dtpr.dtpr_size = it->it_nprobes * sizeof(struct dtioc_probe_info);
 	dtpr.dtpr_probes = (void *)1;
 	r = dtioc(fd, DTIOCGPLIST, &dtpr, bsd);
-	check(is(r, EFAULT), "%s: GPLIST into (void *)1: EFAULT (%s)", e,
+	dtt_check(is(r, EFAULT), "%s: GPLIST into (void *)1: EFAULT (%s)", e,
 	    ename(r));
 	r = dtioc(fd, DTIOCGSTATS, (void *)8, bsd);
-	check(is(r, EFAULT), "%s: GSTATS at (void *)8: EFAULT (%s)", e,
+	dtt_check(is(r, EFAULT), "%s: GSTATS at (void *)8: EFAULT (%s)", e,
 	    ename(r));
 	r = dtioc(fd, DTIOCPRBENABLE, (void *)8, bsd);
-	check(is(r, EFAULT), "%s: PRBENABLE from (void *)8: EFAULT (%s)", e,
+	dtt_check(is(r, EFAULT), "%s: PRBENABLE from (void *)8: EFAULT (%s)", e,
 	    ename(r));
 	r = dtioc(fd, DTIOCGPLIST, NULL, bsd);
-	check(is(r, EFAULT), "%s: GPLIST at NULL: EFAULT (%s)", e, ename(r));
+	dtt_check(is(r, EFAULT), "%s: GPLIST at NULL: EFAULT (%s)", e, ename(r));
 	r = dtioc(fd, DTIOCGSTATS, &dtst, bsd);
-	check(is(r, 0), "%s: dtd lives on: GSTATS works (%s)", e, ename(r));
+	dtt_check(is(r, 0), "%s: dtd lives on: GSTATS works (%s)", e, ename(r));
 	close(fd);
 	/* And a new open too. */
 	if ((fd = itest_open(it)) == -1)
 		return;
 	r = dtioc(fd, DTIOCGSTATS, &dtst, bsd);
-	check(is(r, 0) && dtst.dtst_readevt == 0, "%s: a fresh open works, "
+	dtt_check(is(r, 0) && dtst.dtst_readevt == 0, "%s: a fresh open works, "
 	    "readevt 0 (%s)", e, ename(r));
 	close(fd);
 }
@@ -218,10 +218,10 @@ itest_rdvnode(struct itest *it, bool bsd)
 	dtrv.dtrv_pid = getpid();
 	dtrv.dtrv_va = (caddr_t)(uintptr_t)rdvn_target;
 	r = dtioc(fd, DTIOCRDVNODE, &dtrv, bsd);
-	check(is(r, 0), "%s: RDVNODE own text (%s)", e, ename(r));
+	dtt_check(is(r, 0), "%s: RDVNODE own text (%s)", e, ename(r));
 	if (r == 0 && rdvn_maps((uintptr_t)rdvn_target, &start, &off, path,
 	    sizeof(path)) == 0 && stat(path, &st) == 0) {
-		check((uintmax_t)(uintptr_t)dtrv.dtrv_start == start &&
+		dtt_check((uintmax_t)(uintptr_t)dtrv.dtrv_start == start &&
 		    (uintmax_t)(uintptr_t)dtrv.dtrv_offset == off &&
 		    dtrv.dtrv_len == (size_t)st.st_size,
 		    "%s: RDVNODE start %p offset %p len %zu match maps "
@@ -229,7 +229,7 @@ itest_rdvnode(struct itest *it, bool bsd)
 		    (void *)dtrv.dtrv_offset, dtrv.dtrv_len, start, off,
 		    (intmax_t)st.st_size);
 	} else if (r == 0)
-		check(false, "%s: cannot find own text in /proc/self/maps", e);
+		dtt_check(false, "%s: cannot find own text in /proc/self/maps", e);
 
 	if ((fp = fopen("/proc/sys/kernel/pid_max", "re")) != NULL) {
 		if (fgets(buf, sizeof(buf), fp) != NULL)
@@ -241,20 +241,20 @@ itest_rdvnode(struct itest *it, bool bsd)
 	dtrv.dtrv_pid = (pid_t)pidmax;
 	dtrv.dtrv_va = (caddr_t)(uintptr_t)rdvn_target;
 	r = dtioc(fd, DTIOCRDVNODE, &dtrv, bsd);
-	check(is(r, ESRCH), "%s: RDVNODE pid %ld: ESRCH (%s)", e, pidmax,
+	dtt_check(is(r, ESRCH), "%s: RDVNODE pid %ld: ESRCH (%s)", e, pidmax,
 	    ename(r));
 
 	dtrv.dtrv_pid = getpid();
 	dtrv.dtrv_va = (caddr_t)(uintptr_t)0x1000;
 	r = dtioc(fd, DTIOCRDVNODE, &dtrv, bsd);
-	check(is(r, ENOENT), "%s: RDVNODE unmapped address: ENOENT (%s)", e,
+	dtt_check(is(r, ENOENT), "%s: RDVNODE unmapped address: ENOENT (%s)", e,
 	    ename(r));
 	dtrv.dtrv_va = (caddr_t)(uintptr_t)&rdvn_data;
 	r = dtioc(fd, DTIOCRDVNODE, &dtrv, bsd);
-	check(is(r, ENOENT), "%s: RDVNODE writable data: ENOENT (%s)", e,
+	dtt_check(is(r, ENOENT), "%s: RDVNODE writable data: ENOENT (%s)", e,
 	    ename(r));
 	dtrv.dtrv_va = (caddr_t)(uintptr_t)&stackvar;
 	r = dtioc(fd, DTIOCRDVNODE, &dtrv, bsd);
-	check(is(r, ENOENT), "%s: RDVNODE stack: ENOENT (%s)", e, ename(r));
+	dtt_check(is(r, ENOENT), "%s: RDVNODE stack: ENOENT (%s)", e, ename(r));
 	close(fd);
 }

@@ -48,42 +48,42 @@ priv_child(struct itest *it, gid_t gid, bool may_open)
 
 	if (setgroups(0, NULL) == -1 || setgid(gid) == -1 ||
 	    setuid(NOBODY) == -1) {
-		check(false, "unpriv: cannot become uid %d gid %d: %s",
+		dtt_check(false, "unpriv: cannot become uid %d gid %d: %s",
 		    NOBODY, (int)gid, strerror(errno));
 		return;
 	}
 	fd = open(it->it_dev, O_RDONLY | O_CLOEXEC);
 	if (!may_open) {
-		check(fd == -1 && errno == EACCES, "unpriv: gid %d may not "
+		dtt_check(fd == -1 && errno == EACCES, "unpriv: gid %d may not "
 		    "open the node: EACCES (%s)", (int)gid,
 		    fd == -1 ? strerror(errno) : "opened");
 		return;
 	}
-	if (!check(fd != -1, "unpriv: uid %d gid %d opens the node (%s)",
+	if (!dtt_check(fd != -1, "unpriv: uid %d gid %d opens the node (%s)",
 	    NOBODY, (int)gid, fd == -1 ? strerror(errno) : "ok"))
 		return;
 	pi = itest_plist(fd, false, &n);
-	check(pi != NULL && n == it->it_nprobes, "unpriv: GPLIST (%zu)", n);
+	dtt_check(pi != NULL && n == it->it_nprobes, "unpriv: GPLIST (%zu)", n);
 	free(pi);
-	check(dtioc(fd, DTIOCGSTATS, &dtst, true) == 0, "unpriv: GSTATS");
+	dtt_check(dtioc(fd, DTIOCGSTATS, &dtst, true) == 0, "unpriv: GSTATS");
 	memset(&dtrq, 0, sizeof(dtrq));
 	dtrq.dtrq_pbn = it->it_interval;
 	dtrq.dtrq_nsecs = 100 * NSEC_PER_MSEC;
 	r = dtioc(fd, DTIOCPRBENABLE, &dtrq, false);
-	check(r == EPERM, "unpriv: PRBENABLE: EPERM (%s)", strerror(r));
+	dtt_check(r == EPERM, "unpriv: PRBENABLE: EPERM (%s)", strerror(r));
 	r = dtioc(fd, DTIOCPRBENABLE, &dtrq, true);
-	check(r == EPERM, "unpriv: PRBENABLE, OpenBSD number: EPERM (%s)",
+	dtt_check(r == EPERM, "unpriv: PRBENABLE, OpenBSD number: EPERM (%s)",
 	    strerror(r));
 	on = 1;
 	r = dtioc(fd, DTIOCRECORD, &on, false);
-	check(r == EPERM, "unpriv: RECORD: EPERM (%s)", strerror(r));
+	dtt_check(r == EPERM, "unpriv: RECORD: EPERM (%s)", strerror(r));
 	r = dtioc(fd, DTIOCPRBDISABLE, &dtrq, false);
-	check(r == EPERM, "unpriv: PRBDISABLE: EPERM (%s)", strerror(r));
+	dtt_check(r == EPERM, "unpriv: PRBDISABLE: EPERM (%s)", strerror(r));
 	memset(&dtrv, 0, sizeof(dtrv));
 	dtrv.dtrv_pid = getpid();
 	dtrv.dtrv_va = (caddr_t)(uintptr_t)priv_child;
 	r = dtioc(fd, DTIOCRDVNODE, &dtrv, false);
-	check(r == EPERM, "unpriv: RDVNODE: EPERM (%s)", strerror(r));
+	dtt_check(r == EPERM, "unpriv: RDVNODE: EPERM (%s)", strerror(r));
 	close(fd);
 }
 
@@ -95,21 +95,21 @@ priv_fork(struct itest *it, gid_t gid, bool may_open)
 	pid_t pid;
 
 	if (pipe(fds) == -1) {
-		check(false, "unpriv: pipe: %s", strerror(errno));
+		dtt_check(false, "unpriv: pipe: %s", strerror(errno));
 		return;
 	}
 	fflush(stdout);
 	pid = fork();
 	if (pid == -1) {
-		check(false, "unpriv: fork: %s", strerror(errno));
+		dtt_check(false, "unpriv: fork: %s", strerror(errno));
 		return;
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		itest_npass = itest_nfail = 0;
+		dtt_npass = dtt_nfail = 0;
 		priv_child(it, gid, may_open);
-		counts[0] = itest_npass;
-		counts[1] = itest_nfail;
+		counts[0] = dtt_npass;
+		counts[1] = dtt_nfail;
 		if (write(fds[1], counts, sizeof(counts)) != sizeof(counts))
 			_exit(1);
 		fflush(stdout);
@@ -123,8 +123,8 @@ priv_fork(struct itest *it, gid_t gid, bool may_open)
 	}
 	close(fds[0]);
 	waitpid(pid, &status, 0);
-	itest_npass += counts[0];
-	itest_nfail += counts[1];
+	dtt_npass += counts[0];
+	dtt_nfail += counts[1];
 }
 
 void
@@ -134,15 +134,15 @@ itest_unpriv(struct itest *it)
 	gid_t other;
 	int r;
 
-	if (!check(geteuid() == 0, "unpriv: checks run as root"))
+	if (!dtt_check(geteuid() == 0, "unpriv: checks run as root"))
 		return;
 	r = stat(it->it_dev, &st);
-	if (!check(r == 0 && st.st_uid == 0,
+	if (!dtt_check(r == 0 && st.st_uid == 0,
 	    "unpriv: node owned by root, mode %04o gid %d",
 	    (unsigned int)(st.st_mode & 07777), (int)st.st_gid))
 		return;
 	/* Never open to others; 0660 with --group, else 0600. */
-	check((st.st_mode & 07777) == 0600 ||
+	dtt_check((st.st_mode & 07777) == 0600 ||
 	    ((st.st_mode & 07777) == 0660 && st.st_gid != 0),
 	    "unpriv: mode is 0600, or 0660 for a group");
 	other = st.st_gid == NOBODY - 1 ? NOBODY - 2 : NOBODY - 1;

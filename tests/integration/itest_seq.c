@@ -67,7 +67,7 @@ seq_plist(struct itest *it, int fd, bool bsd)
 	int r;
 
 	r = dtioc(fd, DTIOCGPLIST, &dtpr, bsd);
-	check(r == 0 && dtpr.dtpr_size > 0 &&
+	dtt_check(r == 0 && dtpr.dtpr_size > 0 &&
 	    dtpr.dtpr_size % sizeof(*pi) == 0,
 	    "%s: GPLIST size 0 returns the needed size (%zu)", e,
 	    dtpr.dtpr_size);
@@ -78,13 +78,13 @@ seq_plist(struct itest *it, int fd, bool bsd)
 	pi = malloc(need);
 	memset(pi, 0xa5, need);
 	dtpr.dtpr_probes = pi;
-	if (!check(dtioc(fd, DTIOCGPLIST, &dtpr, bsd) == 0 &&
+	if (!dtt_check(dtioc(fd, DTIOCGPLIST, &dtpr, bsd) == 0 &&
 	    dtpr.dtpr_size == need, "%s: GPLIST with %zu bytes", e, need)) {
 		free(pi);
 		return;
 	}
 	n = need / sizeof(*pi);
-	check(n == it->it_nprobes, "%s: %zu probes, as before", e, n);
+	dtt_check(n == it->it_nprobes, "%s: %zu probes, as before", e, n);
 	for (i = 0; i < n; i++) {
 		if (pi[i].dtpi_pbn != i + 1)
 			bad_pbn++;
@@ -94,17 +94,17 @@ seq_plist(struct itest *it, int fd, bool bsd)
 		    !zero((char *)&pi[i] + 53, sizeof(pi[i]) - 53))
 			bad_pad++;
 	}
-	check(bad_pbn == 0, "%s: pbn 1..%zu contiguous in list order "
+	dtt_check(bad_pbn == 0, "%s: pbn 1..%zu contiguous in list order "
 	    "(%zu out of place)", e, n, bad_pbn);
-	check(bad_pad == 0, "%s: names NUL-padded, struct padding zero "
+	dtt_check(bad_pad == 0, "%s: names NUL-padded, struct padding zero "
 	    "(%zu bad entries)", e, bad_pad);
-	check(strcmp(pi[0].dtpi_prov, "profile") == 0 &&
+	dtt_check(strcmp(pi[0].dtpi_prov, "profile") == 0 &&
 	    strcmp(pi[0].dtpi_func, "hz") == 0 &&
 	    strcmp(pi[0].dtpi_name, "97") == 0 && pi[0].dtpi_nargs == 0,
 	    "%s: pbn 1 is profile:hz:97, nargs 0 (got %.16s:%.16s:%.16s "
 	    "nargs %u)", e, pi[0].dtpi_prov, pi[0].dtpi_func,
 	    pi[0].dtpi_name, pi[0].dtpi_nargs);
-	check(n >= 2 && strcmp(pi[1].dtpi_prov, "interval") == 0 &&
+	dtt_check(n >= 2 && strcmp(pi[1].dtpi_prov, "interval") == 0 &&
 	    strcmp(pi[1].dtpi_func, "hz") == 0 &&
 	    strcmp(pi[1].dtpi_name, "1") == 0 && pi[1].dtpi_nargs == 0,
 	    "%s: pbn 2 is interval:hz:1, nargs 0", e);
@@ -196,22 +196,22 @@ seq_events(struct itest *it, const struct dt_evt *evs, size_t n,
 		}
 		prev = t;
 	}
-	check(bad_pbn == 0, "%s: %zu events, all of pbn %u (%zu not)", e, n,
+	dtt_check(bad_pbn == 0, "%s: %zu events, all of pbn %u (%zu not)", e, n,
 	    it->it_interval, bad_pbn);
-	check(bad_cpu == 0, "%s: interval events on cpu 0 (%zu not)", e,
+	dtt_check(bad_cpu == 0, "%s: interval events on cpu 0 (%zu not)", e,
 	    bad_cpu);
-	check(it->it_dtd == 0 || bad_pid == 0, "%s: pid is dtd's %d "
+	dtt_check(it->it_dtd == 0 || bad_pid == 0, "%s: pid is dtd's %d "
 	    "(%zu not; first %d)", e, (int)it->it_dtd, bad_pid,
 	    n ? evs[0].dtev_pid : 0);
-	check(bad_tid == 0, "%s: tid non-zero and a thread of dtd (%zu not; "
+	dtt_check(bad_tid == 0, "%s: tid non-zero and a thread of dtd (%zu not; "
 	    "first %d)", e, bad_tid, n ? evs[0].dtev_tid : 0);
-	check(bad_comm == 0, "%s: comm is dtd's (%zu not; first '%.24s')",
+	dtt_check(bad_comm == 0, "%s: comm is dtd's (%zu not; first '%.24s')",
 	    e, bad_comm, n ? evs[0].dtev_comm : "");
-	check(bad_zero == 0, "%s: no kstack, ustack or args unasked (%zu "
+	dtt_check(bad_zero == 0, "%s: no kstack, ustack or args unasked (%zu "
 	    "not)", e, bad_zero);
-	check(bad_win == 0, "%s: CLOCK_REALTIME stamps inside the run "
+	dtt_check(bad_win == 0, "%s: CLOCK_REALTIME stamps inside the run "
 	    "(%zu outside)", e, bad_win);
-	check(bad_order == 0, "%s: stamps non-decreasing (%zu not)", e,
+	dtt_check(bad_order == 0, "%s: stamps non-decreasing (%zu not)", e,
 	    bad_order);
 	/*
 	 * The interval fires on a grid of periods and a late wake-up is
@@ -222,7 +222,7 @@ seq_events(struct itest *it, const struct dt_evt *evs, size_t n,
 	 * nothing: a late tick makes the next one look early.
 	 */
 	span = n >= 2 ? prev - tsp_ns(&evs[0]) : 0;
-	check(n >= 2 && span > (n - 2) * period &&
+	dtt_check(n >= 2 && span > (n - 2) * period &&
 	    span < (n + skip) * period,
 	    "%s: %zu ticks + %llu skipped span %llu ms on a %llu ms grid "
 	    "(gaps %llu..%llu ms)", e, n, (unsigned long long)skip,
@@ -250,33 +250,33 @@ itest_seq(struct itest *it, bool bsd)
 
 	memset(&dtar, 0, sizeof(dtar));
 	dtar.dtar_pbn = it->it_profile;
-	check(dtioc(fd, DTIOCGARGS, &dtar, bsd) == 0 && dtar.dtar_size == 0,
+	dtt_check(dtioc(fd, DTIOCGARGS, &dtar, bsd) == 0 && dtar.dtar_size == 0,
 	    "%s: GARGS of profile gives size 0", e);
 
 	memset(&dtrq, 0, sizeof(dtrq));
 	dtrq.dtrq_pbn = it->it_interval;
 	dtrq.dtrq_evtflags = DTEVT_EXECNAME;
 	dtrq.dtrq_nsecs = SEQ_PERIOD_MS * NSEC_PER_MSEC;
-	if (!check(dtioc(fd, DTIOCPRBENABLE, &dtrq, bsd) == 0,
+	if (!dtt_check(dtioc(fd, DTIOCPRBENABLE, &dtrq, bsd) == 0,
 	    "%s: PRBENABLE interval 100 ms, EXECNAME", e))
 		goto out;
 	t0 = now_ns();
 	on = 1;
-	if (!check(dtioc(fd, DTIOCRECORD, &on, bsd) == 0, "%s: RECORD 1", e))
+	if (!dtt_check(dtioc(fd, DTIOCRECORD, &on, bsd) == 0, "%s: RECORD 1", e))
 		goto out;
 	/* btrace's buffer: 64 records. */
 	n = read_events(fd, evs, 64, SEQ_WANT, 64 * sizeof(struct dt_evt),
 	    10000);
 	t1 = now_ns();
-	check(n >= SEQ_WANT, "%s: read blocks until events: %ld records%s%s",
+	dtt_check(n >= SEQ_WANT, "%s: read blocks until events: %ld records%s%s",
 	    e, n, n < 0 ? ", error " : "", n < 0 ? strerror((int)-n) : "");
 	on = 0;
-	check(dtioc(fd, DTIOCRECORD, &on, bsd) == 0, "%s: RECORD 0", e);
-	check(dtioc(fd, DTIOCPRBDISABLE, &dtrq, bsd) == 0,
+	dtt_check(dtioc(fd, DTIOCRECORD, &on, bsd) == 0, "%s: RECORD 0", e);
+	dtt_check(dtioc(fd, DTIOCPRBDISABLE, &dtrq, bsd) == 0,
 	    "%s: PRBDISABLE", e);
 	memset(&dtst, 0xff, sizeof(dtst));
 	r = dtioc(fd, DTIOCGSTATS, &dtst, bsd);
-	check(r == 0 && n > 0 &&
+	dtt_check(r == 0 && n > 0 &&
 	    dtst.dtst_readevt == (uint64_t)n && dtst.dtst_dropevt == 0 &&
 	    dtst.dtst_recurevt == 0,
 	    "%s: GSTATS readevt %llu == %ld read, dropevt %llu == 0", e,
@@ -286,5 +286,5 @@ itest_seq(struct itest *it, bool bsd)
 		seq_events(it, evs, (size_t)n, t0, t1, dtst.dtst_skiptick,
 		    bsd);
 out:
-	check(close(fd) == 0, "%s: close", e);
+	dtt_check(close(fd) == 0, "%s: close", e);
 }
