@@ -236,8 +236,8 @@ out:
 		if (tr[i].t_pid > 0)
 			dtt_stop(tr[i].t_pid, SIGKILL, DTT_EXIT_MS);
 	if (dd.dd_pid > 0)
-		dtt_check(WIFEXITED(dtt_dtd_stop(&dd, SIGTERM)),
-		    "dtd B stopped");
+		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
+		    "dtd B stopped, exit status 0");
 	if (dtt_dtd_fini(&dd, true) == -1)
 		warn("%s", dd.dd_dir);
 	r = dtt_done();

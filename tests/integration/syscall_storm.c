@@ -132,12 +132,7 @@ main(int argc, char *argv[])
 	    "handlers interrupted recording %llu times, no garbage",
 	    (unsigned long long)st.dtst_recurevt);
 out:
-	if (fd >= 0)
-		close(fd);
-	if (dd.dd_pid > 0)
-		dtt_check(WIFEXITED(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
-	if (dtt_dtd_fini(&dd, true) == -1)
-		warn("%s", dd.dd_dir);
+	st_teardown(&dd, fd);
 	free(pi);
 	free(evs);
 	status = dtt_done();

@@ -383,12 +383,7 @@ main(int argc, char *argv[])
 		dtt_check(0, "ingest stats");
 	fail = 0;
 out:
-	if (fd >= 0)
-		close(fd);
-	if (dd.dd_pid > 0)
-		dtt_check(WIFEXITED(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
-	if (dtt_dtd_fini(&dd, true) == -1)
-		warn("%s", dd.dd_dir);
+	st_teardown(&dd, fd);
 	free(pi);
 	free(evs);
 	k = dtt_done();

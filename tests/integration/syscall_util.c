@@ -16,11 +16,26 @@
 
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <err.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "dtt.h"
 #include "syscall_util.h"
+
+void
+st_teardown(struct dtt_dtd *dd, int fd)
+{
+	if (fd >= 0)
+		close(fd);
+	if (dd->dd_pid > 0)
+		dtt_check(dtt_exited0(dtt_dtd_stop(dd, SIGTERM)),
+		    "dtd stopped, exit status 0");
+	if (dtt_dtd_fini(dd, true) == -1)
+		warn("%s", dd->dd_dir);
+}
 
 int
 st_ingest_stats(const char *sock, struct udt_stats *st)

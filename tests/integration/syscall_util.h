@@ -30,4 +30,13 @@
  */
 int	st_ingest_stats(const char *sock, struct udt_stats *);
 
+struct dtt_dtd;
+
+/*
+ * End of a test: close the device (fd may be -1), stop dtd by pid and
+ * check it exited 0 ("dtd stopped"), remove its temporary directory.
+ * Main thread.
+ */
+void	st_teardown(struct dtt_dtd *, int fd);
+
 #endif /* SYSCALL_UTIL_H */
