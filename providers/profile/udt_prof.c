@@ -59,7 +59,10 @@ struct udt_prof_timer {
 	timer_t		upt_timer;
 };
 
-static pthread_mutex_t	 udt_prof_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Error-checking: a fork from a handler that interrupted a holder. */
+static pthread_mutex_t	 udt_prof_lock =
+			    PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+static bool		 udt_prof_forklocked;	/* [l] prepare took it */
 static struct udt_prof_timer udt_prof_timers[UDT_PROF_THREADS_MAX]; /* [l] */
 static unsigned int	 udt_prof_ntimers;	/* [l] */
 static bool		 udt_prof_started;	/* [l] */
@@ -203,7 +206,18 @@ udt_prof_start(uint64_t nsecs, int signo, udt_prof_cb_t *cb, void *arg)
 	udt_prof_nsecs = nsecs;
 	__atomic_store_n(&udt_prof_arg, arg, __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_prof_cb, cb, __ATOMIC_RELEASE);
-	if (!udt_prof_installed) {
+	/*
+	 * Ask the kernel rather than trust udt_prof_installed: a _Fork()
+	 * child may have copied the flag and the action out of step, and
+	 * the program may have put its own handler over ours since (it
+	 * then becomes the one we pass foreign signals to).
+	 */
+	if (sigaction(signo, NULL, &sa) == -1) {
+		error = errno;
+		goto out;
+	}
+	if (!(sa.sa_flags & SA_SIGINFO) ||
+	    sa.sa_sigaction != udt_prof_handler) {
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_sigaction = udt_prof_handler;
 		sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -274,10 +288,27 @@ udt_prof_thread_del(pid_t tid)
 }
 
 void
+udt_prof_fork_prepare(void)
+{
+	/* EDEADLK: this thread holds it below a signal handler. */
+	udt_prof_forklocked = pthread_mutex_lock(&udt_prof_lock) == 0;
+}
+
+void
+udt_prof_fork_parent(void)
+{
+	if (udt_prof_forklocked) {
+		udt_prof_forklocked = false;
+		pthread_mutex_unlock(&udt_prof_lock);
+	}
+}
+
+void
 udt_prof_fork_child(void)
 {
 	/* Assignment, not pthread_mutex_init(): no call, no lock state. */
-	udt_prof_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	udt_prof_lock = (pthread_mutex_t)PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+	udt_prof_forklocked = false;
 	udt_prof_ntimers = 0;
 	udt_prof_started = false;
 	__atomic_store_n(&udt_prof_active, 0, __ATOMIC_RELEASE);

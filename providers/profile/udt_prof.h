@@ -75,6 +75,17 @@ int	udt_prof_thread_add(pid_t tid);
 void	udt_prof_thread_del(pid_t tid);
 
 /*
+ * fork()'s prepare and parent handlers (pthread_atfork): hold the lock
+ * across the fork, so a child never copies the process halfway through
+ * udt_prof_start() or udt_prof_stop().  The kernel copies the signal
+ * actions before the memory: without the lock a child could inherit
+ * "handler installed" in memory and SIG_DFL in its actions, and die of
+ * its first sample.  Not for _Fork(), whose child runs no handlers.
+ */
+void	udt_prof_fork_prepare(void);
+void	udt_prof_fork_parent(void);
+
+/*
  * In a fork child: the timers were not inherited (POSIX) and the lock
  * may have been held by a thread that does not exist here, so start
  * over, stopped, keeping the installed handler.  Only the calling

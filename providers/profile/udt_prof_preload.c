@@ -50,8 +50,10 @@
  *		new thread arms its own timer first thing and deletes it on
  *		its way out; threads that exist when sampling starts are
  *		found in /proc/self/task
- *	fork	udt_fork_child() forgets the parent's samplers (timers are
- *		not inherited); the atfork child handler starts a new
+ *	fork	the sampler lock is held across fork() (so a child never
+ *		copies a half-installed handler), udt_fork_child() forgets
+ *		the parent's samplers (timers are not inherited); the
+ *		atfork child handler starts a new
  *		watcher, which arms the child's timers if profiling is on.
  *		A child of _Fork() or syscall(SYS_fork) runs no atfork
  *		handler: it is not sampled until it execs (known limit)
@@ -364,7 +366,8 @@ void
 udt_ptimer_init(void)
 {
 	(void)udt_pt_create_fn();
-	pthread_atfork(NULL, NULL, udt_pt_atfork_child);
+	pthread_atfork(udt_prof_fork_prepare, udt_prof_fork_parent,
+	    udt_pt_atfork_child);
 	if (__atomic_load_n(&udt_use_ptimer, __ATOMIC_RELAXED))
 		udt_pt_spawn();
 }

@@ -21,8 +21,13 @@
  * one added later; samples must come at the rate of the CPU time used,
  * name the right threads and unwind from the interrupted function into
  * its caller; after stop nothing more arrives and the process lives on.
+ * First, in fresh processes: a fork while another thread starts
+ * sampling must give a child that can sample too, not one that dies of
+ * its first SIGPROF (the atfork handlers of udt_prof.h).
  */
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +52,10 @@
 /* Filled by the handler: async-signal-safe by construction. */
 static struct udt_prof_sample	samples[MAXSAMPLES];
 static unsigned int		nsamples;	/* atomic */
+
+#define RACE_ROUNDS	12
+#define RACE_VMAS	20000	/* slow fork()'s copy of the memory down */
+#define RACE_CHILD_NS	3000000ULL
 
 static void
 collect(const struct udt_prof_sample *s, void *arg)
@@ -153,6 +162,59 @@ count_tid(pid_t tid)
 	return n;
 }
 
+static void *
+race_start(void *arg)
+{
+	int *done = arg;
+
+	(void)udt_prof_start(1000000, SIGPROF, collect, NULL);
+	__atomic_store_n(done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * One round, in a fresh single-threaded process whose SIGPROF is still
+ * SIG_DFL: fork children back to back while a thread starts sampling;
+ * each child samples itself for a while.  Exits 0 when every child
+ * lived, 1 and a message otherwise.
+ */
+static void __attribute__((noreturn))
+race_round(void)
+{
+	pthread_t t;
+	pid_t pid;
+	int done = 0, extra = 0, status, i;
+
+	for (i = 0; i < RACE_VMAS; i++)
+		(void)mmap(NULL, 4096, (i & 1) ? PROT_READ : PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_atfork(udt_prof_fork_prepare, udt_prof_fork_parent,
+	    udt_prof_fork_child);
+	pthread_create(&t, NULL, race_start, &done);
+	while (extra < 2) {
+		if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+			extra++;
+		if ((pid = fork()) == -1)
+			_exit(2);
+		if (pid == 0) {
+			uint64_t t0;
+
+			if (udt_prof_start(1000000, SIGPROF, collect, NULL))
+				_exit(3);
+			t0 = thread_cpu_ns();
+			while (thread_cpu_ns() - t0 < RACE_CHILD_NS)
+				timer_spin_here();
+			_exit(0);
+		}
+		if (waitpid(pid, &status, 0) != pid || status != 0) {
+			fprintf(stderr, "fork race: child status %#x\n",
+			    status);
+			_exit(1);
+		}
+	}
+	_exit(0);
+}
+
 int
 main(void)
 {
@@ -165,6 +227,20 @@ main(void)
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	double want;
 	int k, error;
+
+	/* Before this process samples: the rounds start from SIG_DFL. */
+	for (k = 0, error = 0; k < RACE_ROUNDS; k++) {
+		pid_t pid = fork();
+		int status = -1;
+
+		if (pid == 0)
+			race_round();
+		if (pid == -1 || waitpid(pid, &status, 0) != pid ||
+		    status != 0)
+			error++;
+	}
+	dtt_check(error == 0, "fork while starting: %d of %d rounds lost "
+	    "a child or failed", error, RACE_ROUNDS);
 
 	dtt_check(udt_prof_start(0, SIGPROF, collect, NULL) == EINVAL,
 	    "period 0 refused");
