@@ -359,9 +359,14 @@ dti_emit(const struct dti_proc *dp, const struct udt_rec *r)
 	dt_probe_emit(dtp, r->ur_cpu, &ev);
 }
 
-/* Consume what is committed in dp's ring.  Returns records consumed. */
+/*
+ * Consume what is committed in dp's ring.  Returns records consumed.
+ * final: the process has exited or exec'd, so no slot will ever be
+ * committed again: skip the uncommitted ones at once instead of after
+ * UDT_STUCK_NSEC, or everything committed behind one of them is lost.
+ */
 static unsigned int
-dti_drain(struct dti_proc *dp)
+dti_drain(struct dti_proc *dp, int final)
 {
 	struct udt_ring_hdr *rh = dp->dp_ring;
 	const char *slots = (const char *)rh + UDT_RING_HDRSIZE;
@@ -379,6 +384,14 @@ dti_drain(struct dti_proc *dp)
 		    (dp->dp_tail & mask) * UDT_SLOT_SIZE);
 
 		seq = __atomic_load_n(&s->ur_seq, __ATOMIC_ACQUIRE);
+		if (seq == ((dp->dp_tail + 1) | UDT_SEQ_VOID)) {
+			/* Given up by its producer: no record in it. */
+			atomic_fetch_add(&dti_stats.garbage, 1);
+			dp->dp_stuck = 0;
+			dp->dp_tail++;
+			n++;
+			continue;
+		}
 		if (seq != dp->dp_tail + 1) {
 			/*
 			 * Not committed yet, or never will be: a producer
@@ -389,8 +402,8 @@ dti_drain(struct dti_proc *dp)
 			 * hot line, reading it on every pass would bounce it.
 			 */
 			now = dti_now();
-			if (dp->dp_stuck == 0 ||
-			    now - dp->dp_stuck < UDT_STUCK_NSEC) {
+			if (!final && (dp->dp_stuck == 0 ||
+			    now - dp->dp_stuck < UDT_STUCK_NSEC)) {
 				if (dp->dp_stuck == 0)
 					dp->dp_stuck = now;
 				break;
@@ -547,7 +560,7 @@ dti_unlink_gone(void)
 	while ((dp = gone) != NULL) {
 		gone = dp->dp_next;
 		/* Whatever was committed before it exited or exec'd. */
-		dti_drain(dp);
+		dti_drain(dp, 1);
 		dti_counters(dp);
 		dti_free(dp);
 	}
@@ -575,7 +588,7 @@ dti_drain_main(void *arg)
 		}
 		for (dp = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
 		    dp != NULL; dp = dp->dp_next) {
-			n += dti_drain(dp);
+			n += dti_drain(dp, 0);
 			dti_counters(dp);
 			if (dp->dp_dead || atomic_load(&dp->dp_retired))
 				gone = 1;

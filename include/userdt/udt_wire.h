@@ -36,7 +36,10 @@
  * publishes its progress in rh_tail (release) so producers may reuse the
  * slots.  A slot that stays uncommitted (a producer that died or left a
  * signal handler with siglongjmp between reserve and commit) is skipped
- * after UDT_STUCK_NSEC and counted as garbage.
+ * after UDT_STUCK_NSEC and counted as garbage.  A producer that finds,
+ * on its next record, that it left a slot that way commits it void,
+ * (t + 1) | UDT_SEQ_VOID, which dtd skips at once, also as garbage: the
+ * ring does not stall for UDT_STUCK_NSEC (and overflow) behind it.
  *
  * Locks used to protect struct members in this file:
  *	[I]	immutable after dtd initialised the object
@@ -66,6 +69,9 @@
 
 /* A slot that stays uncommitted this long while later ones wait. */
 #define UDT_STUCK_NSEC		(200 * 1000 * 1000ULL)
+
+/* ur_seq of a slot its producer abandoned and gave up: skip it. */
+#define UDT_SEQ_VOID		(1ULL << 63)
 
 /* udt_hello.uh_flags */
 #define UDT_HELLO_TRACEE	0x0001	/* a traced process: give me a ring */
