@@ -149,11 +149,13 @@ udt_pt_sample(const struct udt_prof_sample *s, void *arg)
 	struct udt_rec *rec;
 	uint64_t ticket;
 	unsigned int i, n;
+	int depth;
 
-	r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE);
-	if (r == NULL)
-		return;
-	if (t->ut_nest++ != 0) {
+	/* As udt_emit(): the ring once the depth is raised. */
+	depth = udt_nest_enter(t, (uintptr_t)__builtin_frame_address(0));
+	if ((r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE)) == NULL)
+		goto out;
+	if (depth != 0) {
 		__atomic_add_fetch(&r->rh_recur[UDT_PROBE_PROFILE], 1,
 		    __ATOMIC_RELAXED);
 		__atomic_add_fetch(&r->rh_recur_total, 1, __ATOMIC_RELAXED);
@@ -179,7 +181,7 @@ udt_pt_sample(const struct udt_prof_sample *s, void *arg)
 		rec->ur_stack[i] = s->ups_pc[i];
 	__atomic_store_n(&rec->ur_seq, ticket + 1, __ATOMIC_RELEASE);
 out:
-	t->ut_nest--;
+	udt_nest_leave(t, depth);
 }
 
 /*

@@ -176,10 +176,17 @@ extern udt_fn_t	udt_real_clock_gettime_fn UDT_HIDDEN;
 /* Bounds of this library's code, to cut its frames out of ustack. */
 extern uintptr_t	udt_text_lo UDT_HIDDEN, udt_text_hi UDT_HIDDEN;
 
-/* Per-thread state. */
+/*
+ * Per-thread state.  [t]: this thread only, including its signal
+ * handlers, which is why the recording depth is more than a counter.
+ */
 struct udt_thread {
 	int		ut_nest;	/* [t] recording depth */
-	int		ut_inlib;	/* [t] in libunwind, for USTACK */
+	int		ut_unwinding;	/* [t] in udt_ustack()'s libunwind */
+	uintptr_t	ut_nest_sp;	/* [t] stack of the depth-1 entry */
+	struct udt_rec	*ut_rec;	/* [t] reserved, not committed yet */
+	uint64_t	ut_ticket;	/* [t] ut_rec's ticket */
+	int		ut_inlib;	/* [t] the library's own calls */
 	int		ut_tid;		/* [t] gettid(), 0: unknown */
 	unsigned int	ut_commgen;	/* [t] udt_commgen of ut_comm */
 	char		ut_comm[UDT_COMMLEN];	/* [t] */
@@ -187,5 +194,75 @@ struct udt_thread {
 
 extern __thread struct udt_thread udt_thread
     __attribute__((tls_model("initial-exec"))) UDT_HIDDEN;
+
+/*
+ * Enter the recording path at stack address sp (the caller's frame);
+ * returns the depth to hand back to udt_nest_leave(): 0 for an outer
+ * entry, more for one nested in a signal handler, which the caller drops
+ * and counts as recursive.  This thread and its handlers only.
+ *
+ * A handler that interrupted a recording and left it by siglongjmp()
+ * never ran the interrupted udt_nest_leave(): the depth (and
+ * ut_unwinding) would stay raised and every later event of the thread
+ * would be dropped as recursive, and a slot it had reserved would stall
+ * the ring (udt_rec_void()).  A truly nested entry runs deeper on
+ * the stack than the entry it interrupted (or on a signal stack, which
+ * is mostly below); an entry at or above the recorded depth-1 frame is
+ * the first after such a jump, and starts over at depth 0.  A signal
+ * stack placed above the thread's stack is taken for a jump: that
+ * nested event is recorded, not counted, and nothing else goes wrong,
+ * since records are reserved and committed lock-free.
+ */
+/*
+ * Give up the slot this thread reserved and will never commit (it left
+ * the recording by siglongjmp()): commit it void, so dtd skips it now
+ * rather than after UDT_STUCK_NSEC.  Only while the slot still waits for
+ * this ticket: if dtd skipped it already and a later lap committed
+ * there, the slot is not ours to touch; a later lap that reserved it but
+ * has not committed overwrites our value with its own commit.
+ */
+static inline void
+udt_rec_void(struct udt_thread *t)
+{
+	struct udt_rec *rec = t->ut_rec;
+	uint64_t cur;
+
+	if (rec == NULL)
+		return;
+	t->ut_rec = NULL;
+	cur = __atomic_load_n(&rec->ur_seq, __ATOMIC_RELAXED);
+	if ((cur & ~UDT_SEQ_VOID) < t->ut_ticket + 1)
+		(void)__atomic_compare_exchange_n(&rec->ur_seq, &cur,
+		    (t->ut_ticket + 1) | UDT_SEQ_VOID, 0, __ATOMIC_RELEASE,
+		    __ATOMIC_RELAXED);
+}
+
+static inline int
+udt_nest_enter(struct udt_thread *t, uintptr_t sp)
+{
+	int depth = t->ut_nest;
+
+	if (depth != 0 && sp >= t->ut_nest_sp) {
+		depth = 0;
+		t->ut_unwinding = 0;
+		udt_rec_void(t);
+	}
+	if (depth == 0) {
+		t->ut_nest_sp = sp;
+		/* A handler arriving now must see sp with the new depth. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+	t->ut_nest = depth + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return depth;
+}
+
+/* Leave what udt_nest_enter() entered: restore, never decrement. */
+static inline void
+udt_nest_leave(struct udt_thread *t, int depth)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->ut_nest = depth;
+}
 
 #endif /* UDT_PRELOAD_H */

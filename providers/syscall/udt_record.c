@@ -103,10 +103,16 @@ udt_ustack(uint64_t *pcs)
 	int i, n;
 	unsigned int k = 0;
 
-	/* libunwind calls wrapped functions (to read maps, probe memory). */
-	udt_thread.ut_inlib = 1;
+	/*
+	 * libunwind calls wrapped functions (to read maps, probe memory):
+	 * not the program's events.  Not ut_inlib, which nothing resets
+	 * after a siglongjmp() out of here; see udt_nest_enter().
+	 */
+	udt_thread.ut_unwinding = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	n = unw_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
-	udt_thread.ut_inlib = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	udt_thread.ut_unwinding = 0;
 	for (i = 0; i < n && k < UDT_STACK_MAX; i++) {
 		uintptr_t pc = (uintptr_t)ips[i];
 
@@ -128,21 +134,29 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	uint64_t stack[UDT_STACK_MAX];
 	char comm[UDT_COMMLEN];
 	uint64_t head, mask;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	unsigned int nframes = 0;
-	int cpu, tsc, tid;
+	int cpu, tsc, tid, depth;
 
 	/* Our own calls are no events of the program: not even recursive. */
 	if (t->ut_inlib)
+		return;
+	/* libunwind's, made below the udt_emit() that unwinds. */
+	if (t->ut_unwinding && t->ut_nest != 0 && sp < t->ut_nest_sp)
 		return;
 	if (__predict_false(__atomic_load_n(&__atomic_load_n(&udt_tab,
 	    __ATOMIC_RELAXED)->tb_reconnect, __ATOMIC_RELAXED) != 0)) {
 		udt_attach();
 		return;
 	}
-	r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE);
-	if (r == NULL)
-		return;
-	if (t->ut_nest++ != 0) {
+	/*
+	 * The ring only once the depth is raised: a fork child made by a
+	 * handler in between would have unmapped the ring we loaded.
+	 */
+	depth = udt_nest_enter(t, sp);
+	if ((r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE)) == NULL)
+		goto out;
+	if (depth != 0) {
 		__atomic_add_fetch(&r->rh_recur[probe], 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&r->rh_recur_total, 1, __ATOMIC_RELAXED);
 		goto out;
@@ -170,6 +184,10 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 
 	if ((rec = udt_reserve(r, probe, &head)) == NULL)
 		goto out;
+	/* For udt_rec_void(), should a handler never let us commit. */
+	t->ut_ticket = head;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->ut_rec = rec;
 	mask = r->rh_nslots - 1;
 	rec->ur_probe = (uint16_t)probe;
 	rec->ur_flags = tsc ? UDT_R_TSC : 0;
@@ -199,6 +217,8 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		memcpy(rec->ur_stack, stack, nframes * sizeof(stack[0]));
 	}
 	__atomic_store_n(&rec->ur_seq, head + 1, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->ut_rec = NULL;
 	/*
 	 * The next slot's lines were last touched by dtd's CPU: ask for
 	 * them now, while this thread goes on into the system call.
@@ -208,7 +228,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	__builtin_prefetch(rec, 1, 3);
 	__builtin_prefetch((char *)rec + 64, 1, 3);
 out:
-	t->ut_nest--;
+	udt_nest_leave(t, depth);
 }
 
 long

@@ -35,6 +35,17 @@
  *	One thread calls getpid() N times while signals whose handler also
  *	calls getpid() rain on it; prints "S N <handler calls> <signals>".
  *
+ * syscall_tracee jump
+ *	One thread calls getpid() while signals rain on it; a handler
+ *	that finds it interrupted this library's code (the preload
+ *	library, from /proc/self/maps) either leaves by siglongjmp() or
+ *	makes a child with _Fork() that goes on from there and exits 0.
+ *	Then the thread calls getppid() every 0.5 ms for 600 ms, with a
+ *	5 ms pause at 400 ms; the calls after the pause are counted.
+ *	Prints "J <jumps> <forks> <children that failed> <signals>
+ *	<calls after the pause> <sec> <nsec>", the last two the realtime
+ *	clock in the middle of the pause.
+ *
  * syscall_tracee loop IDX
  *	Prints "ready", then serves commands on stdin: "w K" makes K writes
  *	of IDX + 1 bytes to /dev/null and answers "done K"; "q" prints the
@@ -47,11 +58,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define NTHREADS	8
@@ -338,6 +352,161 @@ storm(long n)
 	return 0;
 }
 
+#define JUMP_JUMPS	10
+#define JUMP_FORKS	4
+#define JUMP_NS		3000000000LL	/* give up on hits after that */
+
+static uintptr_t		jump_lo, jump_hi;	/* the preload's code */
+static sigjmp_buf		jump_buf;
+static volatile sig_atomic_t	jump_armed, jump_stop, jump_child;
+static volatile long		jump_jumps, jump_forks, jump_badkids;
+static long			jump_after;	/* the worker's, then main's */
+static struct timespec		jump_mid;
+
+#define JUMP_TAIL_NS	600000000LL	/* the getppid() phase */
+#define JUMP_GAP_NS	400000000LL	/* the pause, after a stall of the
+					   ring (UDT_STUCK_NSEC) is over */
+#define JUMP_GAP_LEN	5000000LL
+#define JUMP_PACE_NS	500000LL
+
+static long long
+ts_ns(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000000000LL + b->tv_nsec -
+	    a->tv_nsec;
+}
+
+/* The executable mapping of the library named by LD_PRELOAD. */
+static int
+jump_find_lib(void)
+{
+	char line[4096], perms[8], path[4096];
+	uintmax_t lo, hi;
+	FILE *f;
+
+	if ((f = fopen("/proc/self/maps", "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		path[0] = '\0';
+		if (sscanf(line, "%jx-%jx %7s %*s %*s %*s %4095s", &lo, &hi,
+		    perms, path) == 4 && strchr(perms, 'x') != NULL &&
+		    strstr(path, "libuserdt-preload") != NULL) {
+			jump_lo = (uintptr_t)lo;
+			jump_hi = (uintptr_t)hi;
+		}
+	}
+	fclose(f);
+	return jump_lo != 0 ? 0 : -1;
+}
+
+static void
+on_jump(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	int status;
+	pid_t pid;
+
+	(void)sig;
+	(void)si;
+	/* Not before jump_buf is set: thread start runs our code too. */
+	if (!jump_armed || jump_child || pc < jump_lo || pc >= jump_hi)
+		return;
+	if (jump_forks < JUMP_FORKS && jump_forks <= jump_jumps) {
+		/* The child returns into the interrupted recording. */
+		if ((pid = _Fork()) == 0) {
+			jump_child = 1;
+			return;
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+		    status != 0)
+			jump_badkids++;
+		jump_forks++;
+		return;
+	}
+	if (jump_jumps < JUMP_JUMPS) {
+		jump_jumps++;
+		siglongjmp(jump_buf, 1);
+	}
+}
+
+/*
+ * After the storm, getppid() at a steady pace: an abandoned slot that
+ * the thread could not give up (a jump inside udt_reserve()) stalls its
+ * ring for UDT_STUCK_NSEC, and the events of that time may be lost; the
+ * ones after the pause must all arrive.
+ */
+static void *
+jump_worker(void *arg)
+{
+	struct timespec t0, last, now;
+	long long el;
+
+	(void)arg;
+	(void)sigsetjmp(jump_buf, 1);
+	jump_armed = 1;
+	while (!jump_stop) {
+		(void)getpid();
+		if (jump_child)
+			_exit(0);
+	}
+	clock_gettime(CLOCK_REALTIME, &t0);
+	jump_mid = t0;
+	jump_mid.tv_nsec += (long)(JUMP_GAP_NS % 1000000000LL +
+	    JUMP_GAP_LEN / 2);
+	jump_mid.tv_sec += (time_t)(JUMP_GAP_NS / 1000000000LL +
+	    jump_mid.tv_nsec / 1000000000L);
+	jump_mid.tv_nsec %= 1000000000L;
+	last = t0;
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		if ((el = ts_ns(&t0, &now)) >= JUMP_TAIL_NS)
+			break;
+		if (ts_ns(&last, &now) < JUMP_PACE_NS ||
+		    (el >= JUMP_GAP_NS && el < JUMP_GAP_NS + JUMP_GAP_LEN))
+			continue;
+		(void)getppid();
+		last = now;
+		if (el >= JUMP_GAP_NS + JUMP_GAP_LEN)
+			jump_after++;
+	}
+	return NULL;
+}
+
+static int
+jump(void)
+{
+	struct sigaction sa;
+	struct timespec t0, t;
+	pthread_t thr;
+	long sent = 0;
+
+	if (jump_find_lib() != 0) {
+		fprintf(stderr, "syscall_tracee: no libuserdt-preload mapped\n");
+		return 2;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_jump;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGUSR2, &sa, NULL);
+	if (pthread_create(&thr, NULL, jump_worker, NULL) != 0)
+		return 2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		pthread_kill(thr, SIGUSR2);
+		sent++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((jump_jumps < JUMP_JUMPS || jump_forks < JUMP_FORKS) &&
+	    (t.tv_sec - t0.tv_sec) * 1000000000LL + t.tv_nsec - t0.tv_nsec <
+	    JUMP_NS);
+	jump_stop = 1;
+	pthread_join(thr, NULL);
+	printf("J %ld %ld %ld %ld %ld %lld %ld\n", (long)jump_jumps,
+	    (long)jump_forks, (long)jump_badkids, sent, jump_after,
+	    (long long)jump_mid.tv_sec, jump_mid.tv_nsec);
+	return 0;
+}
+
 static int
 loop(int idx)
 {
@@ -375,7 +544,9 @@ main(int argc, char *argv[])
 		return loop(atoi(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "storm") == 0)
 		return storm(strtol(argv[2], NULL, 10));
+	if (argc == 2 && strcmp(argv[1], "jump") == 0)
+		return jump();
 	fprintf(stderr, "usage: syscall_tracee calls PATH N | loop IDX | "
-	    "storm N\n");
+	    "storm N | jump\n");
 	return 2;
 }
