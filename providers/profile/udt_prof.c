@@ -133,6 +133,30 @@ udt_prof_handler(int sig, siginfo_t *si, void *ucv)
 	errno = saved;
 }
 
+/*
+ * Whether slot i's thread still lives.  Threads found in /proc/self/task
+ * that were not made through the creation hook leave without
+ * udt_prof_thread_del(); the kernel then reports their timer disarmed,
+ * interval included, which ours never are.  [l] held.
+ */
+static bool
+udt_prof_alive(unsigned int i)
+{
+	struct itimerspec cur;
+
+	return timer_gettime(udt_prof_timers[i].upt_timer, &cur) == 0 &&
+	    (cur.it_interval.tv_sec != 0 || cur.it_interval.tv_nsec != 0);
+}
+
+/* Delete slot i's timer and free the slot.  [l] held. */
+static void
+udt_prof_forget(unsigned int i)
+{
+	timer_delete(udt_prof_timers[i].upt_timer);
+	/* The handler never reads the array: reorder freely. */
+	udt_prof_timers[i] = udt_prof_timers[--udt_prof_ntimers];
+}
+
 /* Arm a timer on tid's CPU clock.  [l] held. */
 static int
 udt_prof_arm(pid_t tid)
@@ -140,15 +164,28 @@ udt_prof_arm(pid_t tid)
 	struct udt_prof_timer *t;
 	struct sigevent sev;
 	struct itimerspec its;
-
 	unsigned int i;
 
-	/* Found by udt_prof_start() and added by its creation hook too. */
-	for (i = 0; i < udt_prof_ntimers; i++)
-		if (udt_prof_timers[i].upt_tid == tid)
+	/*
+	 * Found by udt_prof_start() and added by its creation hook too; or
+	 * the tid of a thread that left unseen, now reused.
+	 */
+	for (i = 0; i < udt_prof_ntimers; i++) {
+		if (udt_prof_timers[i].upt_tid != tid)
+			continue;
+		if (udt_prof_alive(i))
 			return 0;
-	if (udt_prof_ntimers == UDT_PROF_THREADS_MAX)
-		return ENOSPC;
+		udt_prof_forget(i);
+		break;
+	}
+	if (udt_prof_ntimers == UDT_PROF_THREADS_MAX) {
+		/* Full: make room from the threads that left unseen. */
+		for (i = udt_prof_ntimers; i-- > 0;)
+			if (!udt_prof_alive(i))
+				udt_prof_forget(i);
+		if (udt_prof_ntimers == UDT_PROF_THREADS_MAX)
+			return ENOSPC;
+	}
 	t = &udt_prof_timers[udt_prof_ntimers];
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
@@ -277,12 +314,10 @@ udt_prof_thread_del(pid_t tid)
 
 	pthread_mutex_lock(&udt_prof_lock);
 	for (i = 0; i < udt_prof_ntimers; i++) {
-		if (udt_prof_timers[i].upt_tid != tid)
-			continue;
-		timer_delete(udt_prof_timers[i].upt_timer);
-		/* The handler never reads the array: reorder freely. */
-		udt_prof_timers[i] = udt_prof_timers[--udt_prof_ntimers];
-		break;
+		if (udt_prof_timers[i].upt_tid == tid) {
+			udt_prof_forget(i);
+			break;
+		}
 	}
 	pthread_mutex_unlock(&udt_prof_lock);
 }

@@ -61,9 +61,11 @@ int	udt_prof_start(uint64_t nsecs, int signo, udt_prof_cb_t *cb,
 /*
  * Sample one more thread, one created after udt_prof_start() (from a
  * thread-creation hook, or by the new thread itself).  0, or an errno:
- * ESRCH when not started, ENOSPC when UDT_PROF_THREADS_MAX are sampled.
- * A thread that is sampled already (udt_prof_start() found it while it
- * was being created) keeps its one timer: 0.
+ * ESRCH when not started, ENOSPC when UDT_PROF_THREADS_MAX live threads
+ * are sampled (slots of threads that exited without
+ * udt_prof_thread_del() are taken back).  A thread that is sampled
+ * already (udt_prof_start() found it while it was being created) keeps
+ * its one timer: 0.
  */
 int	udt_prof_thread_add(pid_t tid);
 

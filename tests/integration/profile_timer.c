@@ -23,7 +23,9 @@
  * its caller; after stop nothing more arrives and the process lives on.
  * First, in fresh processes: a fork while another thread starts
  * sampling must give a child that can sample too, not one that dies of
- * its first SIGPROF (the atfork handlers of udt_prof.h).
+ * its first SIGPROF (the atfork handlers of udt_prof.h); and threads
+ * that were sampled from the start and left without saying so must not
+ * keep their slots from new threads.
  */
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -215,6 +217,86 @@ race_round(void)
 	_exit(0);
 }
 
+#define LEFT_THREADS	(UDT_PROF_THREADS_MAX - 1)	/* with main: full */
+
+static pthread_barrier_t	left_go;
+
+static void *
+left_wait(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&left_go);		/* sampling started */
+	return NULL;
+}
+
+struct left_new {
+	pid_t	ln_tid;
+	int	ln_error;
+};
+
+/* The new thread adds itself first thing, as the creation hook does. */
+static void *
+left_spin(void *arg)
+{
+	struct left_new *ln = arg;
+	uint64_t t0;
+
+	ln->ln_tid = (pid_t)syscall(SYS_gettid);
+	ln->ln_error = udt_prof_thread_add(ln->ln_tid);
+	t0 = thread_cpu_ns();
+	while (thread_cpu_ns() - t0 < 20 * 1000000ULL)
+		timer_spin_here();
+	return NULL;
+}
+
+/*
+ * In a fresh process: fill every slot with threads found at start, let
+ * them all exit unannounced, then add one more thread: it must be armed
+ * (not ENOSPC) and sampled.  Exits 0, or 1 with a message.
+ */
+static void __attribute__((noreturn))
+left_round(void)
+{
+	static pthread_t thr[LEFT_THREADS];
+	pthread_attr_t attr;
+	struct left_new ln = { 0, -1 };
+	pthread_t t;
+	unsigned int i, n, mine = 0;
+	int error;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	pthread_barrier_init(&left_go, NULL, LEFT_THREADS + 1);
+	for (i = 0; i < LEFT_THREADS; i++)
+		if (pthread_create(&thr[i], &attr, left_wait, NULL) != 0) {
+			fprintf(stderr, "left: thread %u not created\n", i);
+			_exit(1);
+		}
+	if ((error = udt_prof_start(1000000, SIGPROF, collect, NULL)) != 0) {
+		fprintf(stderr, "left: start: %s\n", strerror(error));
+		_exit(1);
+	}
+	pthread_barrier_wait(&left_go);
+	for (i = 0; i < LEFT_THREADS; i++)
+		pthread_join(thr[i], NULL);
+	__atomic_store_n(&nsamples, 0, __ATOMIC_RELAXED);
+	if (pthread_create(&t, &attr, left_spin, &ln) != 0)
+		_exit(1);
+	pthread_join(t, NULL);
+	error = ln.ln_error;
+	udt_prof_stop();
+	n = nsamples < MAXSAMPLES ? nsamples : MAXSAMPLES;
+	for (i = 0; i < n; i++)
+		if (samples[i].ups_tid == ln.ln_tid)
+			mine++;
+	if (error != 0 || mine == 0) {
+		fprintf(stderr, "left: new thread: %s, %u samples\n",
+		    strerror(error), mine);
+		_exit(1);
+	}
+	_exit(0);
+}
+
 int
 main(void)
 {
@@ -241,6 +323,16 @@ main(void)
 	}
 	dtt_check(error == 0, "fork while starting: %d of %d rounds lost "
 	    "a child or failed", error, RACE_ROUNDS);
+	{
+		pid_t pid = fork();
+		int status = -1;
+
+		if (pid == 0)
+			left_round();
+		dtt_check(pid > 0 && waitpid(pid, &status, 0) == pid &&
+		    status == 0, "%d threads left unannounced: a new thread "
+		    "gets a slot and samples", LEFT_THREADS);
+	}
 
 	dtt_check(udt_prof_start(0, SIGPROF, collect, NULL) == EINVAL,
 	    "period 0 refused");
