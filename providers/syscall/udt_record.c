@@ -33,6 +33,7 @@
  * program's: they are not recorded and not counted.
  */
 #include <sched.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <errno.h>
@@ -62,22 +63,52 @@ udt_comm_invalidate(void)
 	__atomic_add_fetch(&udt_commgen, 1, __ATOMIC_RELAXED);
 }
 
-void
-udt_getcomm(char *comm)
+/* The thread's cached comm, fetched again after a rename. */
+static inline const char *
+udt_comm(struct udt_thread *t)
 {
-	struct udt_thread *t = &udt_thread;
 	unsigned int gen = __atomic_load_n(&udt_commgen, __ATOMIC_RELAXED);
 
-	if (t->ut_commgen != gen) {
+	if (__predict_false(t->ut_commgen != gen)) {
 		char buf[UDT_COMMLEN + 1] = { 0 };
 
 		if (udt_sys2(SYS_prctl, PR_GET_NAME, buf) != 0)
 			buf[0] = '\0';
-		memcpy(t->ut_comm, buf, UDT_COMMLEN);
+		__builtin_memcpy(t->ut_comm, buf, UDT_COMMLEN);
 		t->ut_comm[UDT_COMMLEN - 1] = '\0';
 		t->ut_commgen = gen;
 	}
-	memcpy(comm, t->ut_comm, UDT_COMMLEN);
+	return t->ut_comm;
+}
+
+void
+udt_getcomm(char *comm)
+{
+	__builtin_memcpy(comm, udt_comm(&udt_thread), UDT_COMMLEN);
+}
+
+/*
+ * sched_getcpu() without the call: glibc registers rseq for every
+ * thread and the kernel keeps cpu_id there (glibc's own sched_getcpu()
+ * reads the same word).  Where rseq is not registered (__rseq_size 0,
+ * or glibc.pthread.rseq=0), ask glibc.
+ */
+extern const ptrdiff_t	__rseq_offset;
+extern const unsigned int __rseq_size;
+
+static inline int
+udt_cpu(void)
+{
+	if (__predict_true(__rseq_size >= 8)) {
+		const volatile uint32_t *id = (const volatile uint32_t *)
+		    (void *)((char *)__builtin_thread_pointer() +
+		    __rseq_offset + 4);
+		int32_t cpu = (int32_t)*id;
+
+		if (cpu >= 0)
+			return cpu;
+	}
+	return sched_getcpu();
 }
 
 int
@@ -88,6 +119,22 @@ udt_gettid(void)
 	if (__predict_false(t->ut_tid == 0))
 		t->ut_tid = (int)udt_sys0(SYS_gettid);
 	return t->ut_tid;
+}
+
+/*
+ * Ask for a line in the state a store needs (exclusive), not shared as
+ * __builtin_prefetch(p, 1) gives without -mprfchw: dtd's CPU read the
+ * line last, and a shared copy would still cost the store an ownership
+ * round trip.  PREFETCHW decodes as a no-op on x86 CPUs without it.
+ */
+static inline void
+udt_prefetchw(const void *p)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("prefetchw %0" : : "m" (*(const char *)p));
+#else
+	__builtin_prefetch(p, 1, 3);
+#endif
 }
 
 /*
@@ -176,8 +223,8 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	else
 		udt_sys2(SYS_clock_gettime, CLOCK_REALTIME, &ts);
 	if (en & DTEVT_EXECNAME)
-		udt_getcomm(comm);
-	cpu = sched_getcpu();
+		__builtin_memcpy(comm, udt_comm(t), UDT_COMMLEN);
+	cpu = udt_cpu();
 	if (cpu < 0)
 		cpu = 0;
 	tid = udt_gettid();
@@ -205,12 +252,14 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		rec->ur_error = 0;
 		if (en & DTEVT_FUNCARGS) {
 			rec->ur_flags |= UDT_R_ARGS;
-			memcpy(rec->ur_args, args, sizeof(rec->ur_args));
+			/* Built-in: this file is -fno-builtin. */
+			__builtin_memcpy(rec->ur_args, args,
+			    sizeof(rec->ur_args));
 		}
 	}
 	if (en & DTEVT_EXECNAME) {
 		rec->ur_flags |= UDT_R_COMM;
-		memcpy(rec->ur_comm, comm, UDT_COMMLEN);
+		__builtin_memcpy(rec->ur_comm, comm, UDT_COMMLEN);
 	}
 	if (nframes > 0) {
 		rec->ur_flags |= UDT_R_STACK;
@@ -225,8 +274,8 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	 */
 	rec = (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
 	    ((head + 1) & mask) * UDT_SLOT_SIZE);
-	__builtin_prefetch(rec, 1, 3);
-	__builtin_prefetch((char *)rec + 64, 1, 3);
+	udt_prefetchw(rec);
+	udt_prefetchw((char *)rec + 64);
 out:
 	udt_nest_leave(t, depth);
 }
