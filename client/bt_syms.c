@@ -18,7 +18,9 @@
  * btrace: symbols for kstack, ustack, ksym() and usym().  Kernel symbols
  * come from /proc/kallsyms; user symbols from the ELF files that
  * /proc/PID/maps names, read once per process at first sight so that
- * stacks of processes that have exited since still resolve.
+ * stacks of processes that have exited since still resolve.  A traced
+ * process that exited before we saw it is looked up in dtd, which kept
+ * its mappings (bt_dtdmaps.c).
  */
 #include <sys/types.h>
 
@@ -257,42 +259,68 @@ now_ms(void)
 }
 
 static void
+pid_add(struct pidmaps *pd, size_t *cap, unsigned long start,
+    unsigned long end, unsigned long off, char *path)
+{
+	if (pd->pd_n == *cap) {
+		*cap = *cap ? *cap * 2 : 32;
+		pd->pd_maps = realloc(pd->pd_maps, *cap * sizeof(*pd->pd_maps));
+		if (pd->pd_maps == NULL) {
+			perror("btrace");
+			exit(1);
+		}
+	}
+	pd->pd_maps[pd->pd_n].pm_start = start;
+	pd->pd_maps[pd->pd_n].pm_end = end;
+	pd->pd_maps[pd->pd_n].pm_off = off;
+	pd->pd_maps[pd->pd_n].pm_elf = NULL;
+	pd->pd_maps[pd->pd_n].pm_path = path;
+	pd->pd_n++;
+}
+
+/*
+ * pid's executable file mappings: /proc/PID/maps while it lives, else
+ * (gone, or a zombie with empty maps) what dtd kept of it (bt_dtdmaps.c).
+ * What was read before stays when neither has anything.
+ */
+static void
 pid_load(struct pidmaps *pd)
 {
 	char path[64], line[4096], perms[8], file[4096];
 	unsigned long start, end, off;
+	struct pidmaps nw;
+	struct bt_umap *um;
 	size_t cap = 0;
+	ssize_t i, n;
 	FILE *fp;
-	int n;
+	int k;
 
 	pd->pd_loaded = now_ms();
+	memset(&nw, 0, sizeof(nw));
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pd->pd_pid);
-	if ((fp = fopen(path, "r")) == NULL)
+	if ((fp = fopen(path, "r")) != NULL) {
+		while (fgets(line, sizeof(line), fp) != NULL) {
+			file[0] = '\0';
+			k = sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095[^\n]",
+			    &start, &end, perms, &off, file);
+			if (k < 5 || strchr(perms, 'x') == NULL ||
+			    file[0] != '/')
+				continue;
+			pid_add(&nw, &cap, start, end, off, xstrdup(file));
+		}
+		fclose(fp);
+	}
+	if (nw.pd_n == 0 && (n = dtd_maps(pd->pd_pid, &um)) > 0) {
+		for (i = 0; i < n; i++)
+			pid_add(&nw, &cap, um[i].um_start, um[i].um_end,
+			    um[i].um_off, um[i].um_path);
+		free(um);
+	}
+	if (nw.pd_n == 0)
 		return;
 	pid_free_maps(pd);
-	while (fgets(line, sizeof(line), fp) != NULL) {
-		file[0] = '\0';
-		n = sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095[^\n]", &start,
-		    &end, perms, &off, file);
-		if (n < 5 || strchr(perms, 'x') == NULL || file[0] != '/')
-			continue;
-		if (pd->pd_n == cap) {
-			cap = cap ? cap * 2 : 32;
-			pd->pd_maps = realloc(pd->pd_maps,
-			    cap * sizeof(*pd->pd_maps));
-			if (pd->pd_maps == NULL) {
-				perror("btrace");
-				exit(1);
-			}
-		}
-		pd->pd_maps[pd->pd_n].pm_start = start;
-		pd->pd_maps[pd->pd_n].pm_end = end;
-		pd->pd_maps[pd->pd_n].pm_off = off;
-		pd->pd_maps[pd->pd_n].pm_elf = NULL;
-		pd->pd_maps[pd->pd_n].pm_path = xstrdup(file);
-		pd->pd_n++;
-	}
-	fclose(fp);
+	pd->pd_maps = nw.pd_maps;
+	pd->pd_n = nw.pd_n;
 }
 
 static struct pidmaps *

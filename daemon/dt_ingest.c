@@ -66,6 +66,7 @@
 #include "dt_dev.h"
 #include "dt_prov.h"
 #include "dt_ingest.h"
+#include "dt_pidmaps.h"
 #include "dt_ptimer.h"
 
 #define DTI_BATCH	256		/* records between tail updates */
@@ -91,6 +92,7 @@ struct dti_proc {
 	uint32_t		 dp_recur[DT_SYS_NPROBES];	/* [D] */
 	uint32_t		 dp_plost;	/* [D] profile samples */
 	uint32_t		 dp_precur;	/* [D] */
+	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */
 };
 
 static pthread_mutex_t	 dti_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -424,6 +426,10 @@ dti_drain(struct dti_proc *dp, int final)
 		memcpy(&rec, s, sizeof(rec));
 		dp->dp_tail++;
 		if (dti_valid(&rec)) {
+			/* Mappings first, while the tracee may still live. */
+			if (rec.ur_flags & UDT_R_STACK)
+				dt_pm_track_stack(&dp->dp_maps, dp->dp_pid,
+				    rec.ur_stack, rec.ur_nframes);
 			/* Counted first: whoever reads the event sees it. */
 			atomic_fetch_add_explicit(&dti_stats.records, 1,
 			    memory_order_relaxed);
@@ -518,6 +524,7 @@ dti_free(struct dti_proc *dp)
 	munmap(dp->dp_tab, UDT_TAB_SIZE);
 	if (dp->dp_pidfd >= 0)
 		close(dp->dp_pidfd);
+	dt_pm_track_fini(&dp->dp_maps);
 	free(dp);
 }
 
@@ -731,6 +738,10 @@ dti_handshake(int fd)
 		dti_send_stats(fd);
 		return;
 	}
+	if (h.uh_flags & UDT_HELLO_MAPS) {
+		dt_ingest_maps(fd, cr.uid);
+		return;
+	}
 	if (!(h.uh_flags & UDT_HELLO_TRACEE) ||
 	    h.uh_nprobes != DT_SYS_NPROBES) {
 		/* A preload library from another build: other systab. */
@@ -763,6 +774,11 @@ dti_handshake(int fd)
 	dp->dp_tab->tb_magic = UDT_MAGIC;
 	dp->dp_tab->tb_nprobes = DT_SYS_NPROBES;
 	memcpy(dp->dp_tab->tb_sock, dti_path, sizeof(dp->dp_tab->tb_sock));
+	/*
+	 * Its mappings now, while it waits for the welcome: a process that
+	 * exits right after must still resolve (design decision 9).
+	 */
+	dt_pm_track_attach(&dp->dp_maps, dp->dp_pid);
 
 	/*
 	 * Copy the enable bytes and join the list in one go, so no
@@ -939,5 +955,6 @@ dt_ingest_end(void)
 		dti_free(dp);
 	}
 	pthread_mutex_unlock(&dti_lock);
+	dt_pm_clear();
 	dti_running = 0;
 }

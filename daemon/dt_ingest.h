@@ -21,6 +21,7 @@
 #ifndef DT_INGEST_H
 #define DT_INGEST_H
 
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "systab.h"
@@ -59,5 +60,11 @@ void	dt_ingest_end(void);
  * found.  Called by dt_ingest_begin() once the socket listens.
  */
 unsigned int	dt_ingest_adopt(const char *sock);
+
+/*
+ * Answer a UDT_HELLO_MAPS query on connection fd from a peer with uid
+ * (dt_ingest_maps.c).  The accept thread, no lock held.
+ */
+void	dt_ingest_maps(int fd, uid_t uid);
 
 #endif /* DT_INGEST_H */

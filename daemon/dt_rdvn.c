@@ -15,64 +15,44 @@
  */
 
 /*
- * DTIOCRDVNODE without a kernel: the map entry comes from
- * /proc/PID/maps, the file size from the mapping itself
- * (/proc/PID/map_files, which also works for a file deleted since it was
- * mapped), falling back to the path.
+ * DTIOCRDVNODE without a kernel: the map entry comes from the process's
+ * mappings as dt_pidmaps.c knows them, /proc/PID/maps while the process
+ * lives, else what dtd kept of a traced process that has exited (design
+ * decision 9); the file size from the mapping itself (/proc/PID/map_files,
+ * which also works for a file deleted since it was mapped) or its path.
  */
-#include <sys/stat.h>
-
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <string.h>
+#include <stdint.h>
 
+#include "dt_pidmaps.h"
 #include "dt_softc.h"
 
+/* Any front-end thread, no lock held: dt_pm_current() reads /proc. */
 int
 dt_rdvn_lookup(struct dtioc_rdvn *dtrv)
 {
-	char path[64], line[4096], perms[8], file[4096];
-	uintmax_t start, end, off, va;
-	struct stat st;
-	FILE *fp;
-	int found = 0, n;
+	const struct dt_pm_map *m;
+	struct dt_pm_snap *snap;
+	int error = 0;
 
 	if (dtrv->dtrv_pid <= 0)
 		return ESRCH;
-	va = (uintmax_t)(uintptr_t)dtrv->dtrv_va;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)dtrv->dtrv_pid);
-	fp = fopen(path, "re");
-	if (fp == NULL)
-		return ESRCH;
-	while (fgets(line, sizeof(line), fp) != NULL) {
-		file[0] = '\0';
-		n = sscanf(line, "%jx-%jx %7s %jx %*s %*s %4095[^\n]",
-		    &start, &end, perms, &off, file);
-		if (n < 4 || va < start || va >= end)
-			continue;
-		found = 1;
-		break;
-	}
-	fclose(fp);
+	if ((snap = dt_pm_current(dtrv->dtrv_pid)) == NULL)
+		return errno == ENOMEM ? ENOMEM : ESRCH;
+	m = dt_pm_find(snap, (uint64_t)(uintptr_t)dtrv->dtrv_va);
 	/* Not mapped, not executable, or not backed by a file: dt(4)'s ENOENT. */
-	if (!found || strchr(perms, 'x') == NULL || file[0] != '/')
-		return ENOENT;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%jx-%jx",
-	    (int)dtrv->dtrv_pid, start, end);
-	if (stat(path, &st) == -1) {
-		/* " (deleted)" suffixes cannot be stat'ed: give up cleanly. */
-		if (stat(file, &st) == -1)
-			return ENOENT;
+	if (m == NULL || m->pm_path == NULL || m->pm_size == 0)
+		error = ENOENT;
+	else {
+		dtrv->dtrv_start = (caddr_t)(uintptr_t)m->pm_start;
+		dtrv->dtrv_offset = (caddr_t)(uintptr_t)m->pm_off;
+		dtrv->dtrv_len = (size_t)m->pm_size;
+		/*
+		 * A daemon cannot install a descriptor in its caller; -1 says
+		 * so to a client that did not come through the client shim.
+		 */
+		dtrv->dtrv_fd = -1;
 	}
-	dtrv->dtrv_start = (caddr_t)(uintptr_t)start;
-	dtrv->dtrv_offset = (caddr_t)(uintptr_t)off;
-	dtrv->dtrv_len = (size_t)st.st_size;
-	/*
-	 * A daemon cannot install a descriptor in its caller; -1 says so
-	 * to a client that did not come through the client shim.
-	 */
-	dtrv->dtrv_fd = -1;
-	return 0;
+	dt_pm_put(snap);
+	return error;
 }

@@ -81,8 +81,10 @@ void	dt_probe_free_all(void);
 
 /*
  * DTIOCRDVNODE's data part: fill dtrv_start, dtrv_offset and dtrv_len of
- * the executable file mapping that holds dtrv_va in process dtrv_pid.
- * Returns 0, ESRCH or ENOENT.  Any thread.
+ * the executable file mapping that holds dtrv_va in process dtrv_pid,
+ * alive or, for a traced process that exited, as dtd kept it
+ * (dt_pidmaps.h).  Returns 0, ESRCH, ENOENT or ENOMEM.  Any thread, no
+ * lock held (it may read /proc).
  */
 int	dt_rdvn_lookup(struct dtioc_rdvn *);
 

@@ -76,6 +76,7 @@
 /* udt_hello.uh_flags */
 #define UDT_HELLO_TRACEE	0x0001	/* a traced process: give me a ring */
 #define UDT_HELLO_STATS		0x0002	/* only answer with udt_stats */
+#define UDT_HELLO_MAPS		0x0004	/* a pid's mappings: udt_maps_req */
 
 /* Messages on the socket: copied, never shared. */
 struct udt_hello {
@@ -120,6 +121,39 @@ struct udt_stats {
 	uint64_t	us_lost;	/* tracee rings full, per tracees */
 	uint64_t	us_recur;	/* recursive events, per tracees */
 	uint64_t	us_adopted;	/* orphan tables found at start */
+};
+
+/*
+ * UDT_HELLO_MAPS (root only, as DTIOCRDVNODE): a udt_maps_req follows the
+ * hello; dtd answers with a udt_maps_hdr, then umh_count udt_maps_ent,
+ * each followed by its path (ume_pathlen bytes, no NUL): the executable
+ * file mappings of that process, in address order, as /proc/PID/maps
+ * lists them while it lives and as dtd kept them (from its attach and
+ * later user stacks) after a traced process exited.  This is how btrace
+ * names the files behind the user stacks of a process that is gone:
+ * DTIOCRDVNODE gives start, offset and size but, without a kernel, no
+ * descriptor and no name.  The header begins as udt_welcome does, so an
+ * older dtd's refusal reads as an error.
+ */
+struct udt_maps_req {
+	int32_t		umr_pid;
+	uint32_t	umr_pad;
+};
+
+struct udt_maps_hdr {
+	uint32_t	umh_magic;	/* UDT_MAGIC */
+	uint32_t	umh_version;	/* UDT_VERSION */
+	uint32_t	umh_error;	/* 0, or an errno: nothing follows */
+	uint32_t	umh_count;	/* entries that follow */
+};
+
+struct udt_maps_ent {
+	uint64_t	ume_start;	/* [start, end) */
+	uint64_t	ume_end;
+	uint64_t	ume_off;	/* file offset of start */
+	uint64_t	ume_size;	/* file size, 0 when unknown */
+	uint32_t	ume_pathlen;	/* < 4096 */
+	uint32_t	ume_pad;
 };
 
 /*

@@ -187,6 +187,24 @@ count)
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
 	printf '@[openat_n]: 57\n' | diff -u - "$TMP/out" || fail "count"
 	;;
+ustack)
+	# A traced process gone before btrace reads its events: its user
+	# stacks still resolve (dtd kept its mappings).  The command stops
+	# btrace, runs openat_n to its end (reaped by sh), then lets btrace
+	# read: no /proc/PID of openat_n is left by then.
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -c "kill -STOP \$PPID; $OPENAT_N 3; kill -CONT \$PPID" \
+	    -e 'syscall:openat:entry { @[comm, ustack] = count(); }' \
+	    > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	grep -q '^@\[openat_n, $' "$TMP/out" || fail "no stack: $(cat "$TMP/out")"
+	# innermost first: openat_n's main, then libc's start code
+	sed -n 2p "$TMP/out" | grep -q '^main+0x[0-9a-f]*$' ||
+	    fail "main not resolved: $(cat "$TMP/out")"
+	grep -q '^__libc_start_main' "$TMP/out" ||
+	    fail "libc not resolved: $(cat "$TMP/out")"
+	;;
 pidfilter)
 	# interval events are not pid 1's: all of them are filtered
 	bt -v -p 1 -c true -e 'interval:hz:100 { @n = count(); }' \

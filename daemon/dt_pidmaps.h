@@ -1,0 +1,157 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The executable mappings of traced processes, kept after they exit
+ * (design decision 9): DTIOCRDVNODE and btrace's symbols must resolve the
+ * user stacks of a process that is gone by the time its events are read.
+ *
+ * A snapshot is one reading of /proc/PID/maps (executable mappings only,
+ * with the file sizes), immutable once made and reference counted, so
+ * readers use it without a lock.  The cache maps a pid to its latest
+ * snapshot, tagged with the process's start time (/proc/PID/stat field
+ * 22) so that a pid reused by another process is never confused with the
+ * one it names; it holds at most a bounded number of pids and forgets
+ * the least recently used first.
+ *
+ * An exec keeps pid and start time: the cache describes the newest image
+ * dtd saw, and a stack recorded before the exec resolves against it.
+ */
+#ifndef DT_PIDMAPS_H
+#define DT_PIDMAPS_H
+
+#include <sys/types.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DT_PM_MAXPIDS	4096	/* default bound on cached pids */
+#define DT_PM_MAXMAPS	4096	/* executable mappings kept per snapshot */
+
+struct dt_pm_map {
+	uint64_t	 pm_start, pm_end;	/* [start, end) */
+	uint64_t	 pm_off;		/* file offset of pm_start */
+	uint64_t	 pm_size;		/* file size when read */
+	char		*pm_path;		/* NULL: not backed by a file */
+};
+
+struct dt_pm_snap {
+	atomic_uint	 ps_ref;		/* [a] */
+	uint64_t	 ps_stime;		/* start time, clock ticks */
+	size_t		 ps_n;			/* sorted, disjoint */
+	struct dt_pm_map ps_maps[];
+};
+
+/*
+ * Read pid's executable mappings now.  A new snapshot (one reference),
+ * or NULL with errno: ESRCH (no such process, a zombie, or the pid
+ * changed hands while being read), ENOMEM.  Any thread, no lock held:
+ * it reads /proc and may sleep on the target's mmap lock.
+ */
+struct dt_pm_snap	*dt_pm_read(pid_t pid);
+
+/*
+ * The start time of the process now called pid, 0 when there is none
+ * (or it is a zombie).  Any thread, no lock.
+ */
+uint64_t	dt_pm_stime(pid_t pid);
+
+/* Take and drop a reference; put frees on the last.  Any thread. */
+struct dt_pm_snap	*dt_pm_hold(struct dt_pm_snap *);
+void	dt_pm_put(struct dt_pm_snap *);
+
+/* The mapping of snap that contains va, or NULL.  Any thread, no lock. */
+const struct dt_pm_map	*dt_pm_find(const struct dt_pm_snap *, uint64_t va);
+
+/*
+ * Read pid now and make that its cached snapshot, replacing an older
+ * one (the same process mapped more, or exec'd) or the entry of another
+ * process that had the same pid.  Returns the new snapshot with one
+ * reference for the caller, or NULL with errno as dt_pm_read().  Any
+ * thread (the ingest accept and drain threads call it); reads /proc
+ * without the cache lock, then takes it briefly.
+ */
+struct dt_pm_snap	*dt_pm_snapshot(pid_t pid);
+
+/*
+ * The cached snapshot of pid with one reference, or NULL.  Marks it
+ * recently used.  Any thread; takes the cache lock briefly.
+ */
+struct dt_pm_snap	*dt_pm_cached(pid_t pid);
+
+/*
+ * What to believe about pid's mappings now: the live /proc/PID/maps when
+ * pid is alive and is the process the cache knows under that pid (or the
+ * cache knows none), else the cached snapshot of the process that had
+ * it.  One reference, or NULL with errno ESRCH (unknown pid) or ENOMEM.
+ * Any thread, no lock held; used by DTIOCRDVNODE and the ingest socket's
+ * maps query.
+ */
+struct dt_pm_snap	*dt_pm_current(pid_t pid);
+
+/*
+ * Keeping one attached process's snapshot current, for the ingest
+ * threads.  The owner of the tracker (the thread that drains the
+ * process's ring) checks the frames of every user stack against the
+ * snapshot; a frame outside it (a library loaded since, code generated
+ * since) reads the maps again, at most once per pt_wait, which doubles
+ * while the new reads find nothing new (a frame-pointer walk through
+ * code without frame pointers yields addresses no read will find) and
+ * falls back to DT_PM_WAIT_MIN when one does.  Reads that find another
+ * process under the pid are dropped.
+ */
+#define DT_PM_WAIT_MIN	1000000ULL	/* ns */
+#define DT_PM_WAIT_MAX	1000000000ULL	/* ns */
+#define DT_PM_KNOWNBITS	6		/* 64 pcs remembered as found */
+
+/* [o]: the owner; the cache's own snapshot is under its lock. */
+struct dt_pm_track {
+	struct dt_pm_snap	*pt_snap;	/* [o] newest read, or NULL */
+	uint64_t		 pt_stime;	/* [o] at attach, 0: unknown */
+	uint64_t		 pt_next;	/* [o] monotonic ns: no read before */
+	uint64_t		 pt_wait;	/* [o] ns */
+	uint64_t		 pt_known[1 << DT_PM_KNOWNBITS];
+					/* [o] pcs found in pt_snap, by hash */
+};
+
+/*
+ * Snapshot pid (also into the cache) while it waits for its handshake,
+ * so a process that exits right after still resolves.  The thread that
+ * creates the tracker, before any other thread sees it.
+ */
+void	dt_pm_track_attach(struct dt_pm_track *, pid_t pid);
+/*
+ * One user stack of pid (n return addresses, zeros ignored): a few
+ * compares when every frame is known, else may read /proc (see above).
+ * The owner only.
+ */
+void	dt_pm_track_stack(struct dt_pm_track *, pid_t pid,
+	    const uint64_t *pcs, unsigned int n);
+/* Drop the tracker's snapshot; the cache keeps its own.  The owner. */
+void	dt_pm_track_fini(struct dt_pm_track *);
+
+/*
+ * Tests and shutdown.  dt_pm_setup() changes where /proc is read
+ * (NULL: "/proc") and the bound on pids (0: DT_PM_MAXPIDS), only while
+ * no other thread uses the cache.  dt_pm_clear() empties the cache; any
+ * thread (snapshots still referenced live on until put).
+ */
+void	dt_pm_setup(const char *procroot, unsigned int maxpids);
+void	dt_pm_clear(void);
+/* Pids cached now.  Any thread. */
+unsigned int	dt_pm_count(void);
+
+#endif /* DT_PIDMAPS_H */

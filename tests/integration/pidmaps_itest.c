@@ -1,0 +1,354 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * pidmaps_itest DTD DTRUN TRACEE LIBDTSHIM
+ *
+ * The mappings of a traced process after it exited (design decision 9):
+ * a private dtd, write(2) entries recorded with user stacks, the tracee
+ * (syscall_tracee loop) run under dtrun, made to write, quit and reaped.
+ * Only then are its events read, and DTIOCRDVNODE on a frame of its stack
+ * must answer from what dtd kept (start, offset, file size; ENOENT where
+ * nothing is mapped), and so must the ingest socket's maps query, which
+ * names the files (the tracee's own executable among them), for root
+ * only.  Then this program runs again as a client with the client shim
+ * preloaded (pidmaps_itest --client DEV PID VA), whose DTIOCRDVNODE must
+ * come back with a descriptor of the file, named by dtd.  Like
+ * shim_test, it is built as the shim is, sanitized or not.
+ */
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtt.h"
+#include "syscall_util.h"
+
+extern char	**environ;
+
+struct qmap {
+	struct udt_maps_ent	e;
+	char			path[4096];
+};
+
+/*
+ * The maps query for pid on sock: entries (up to max) or -1 with the
+ * refusal's errno in *error.
+ */
+static int
+maps_query(const char *sock, pid_t pid, struct qmap *q, int max, int *error)
+{
+	struct {
+		struct udt_hello	h;
+		struct udt_maps_req	r;
+	} rq;
+	struct udt_maps_hdr h;
+	struct sockaddr_un sun;
+	int fd, i, n = -1;
+
+	*error = EIO;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	memset(&rq, 0, sizeof(rq));
+	rq.h.uh_magic = UDT_MAGIC;
+	rq.h.uh_version = UDT_VERSION;
+	rq.h.uh_flags = UDT_HELLO_MAPS;
+	rq.r.umr_pid = pid;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
+	    send(fd, &rq, sizeof(rq), MSG_NOSIGNAL) != (ssize_t)sizeof(rq) ||
+	    recv(fd, &h, sizeof(h), MSG_WAITALL) != (ssize_t)sizeof(h) ||
+	    h.umh_magic != UDT_MAGIC)
+		goto out;
+	if (h.umh_error != 0) {
+		*error = (int)h.umh_error;
+		goto out;
+	}
+	for (i = 0; i < (int)h.umh_count && i < max; i++) {
+		if (recv(fd, &q[i].e, sizeof(q[i].e), MSG_WAITALL) !=
+		    (ssize_t)sizeof(q[i].e) || q[i].e.ume_pathlen >= 4096 ||
+		    recv(fd, q[i].path, q[i].e.ume_pathlen, MSG_WAITALL) !=
+		    (ssize_t)q[i].e.ume_pathlen)
+			goto out;
+		q[i].path[q[i].e.ume_pathlen] = '\0';
+	}
+	n = i;
+	*error = 0;
+out:
+	close(fd);
+	return n;
+}
+
+/* The maps query from a child that gave up root: the errno refused. */
+static int
+maps_query_unprivileged(const char *sock, pid_t pid)
+{
+	struct qmap q;
+	pid_t kid;
+	int error, status;
+
+	if ((kid = fork()) == -1)
+		return -1;
+	if (kid == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(255);
+		if (maps_query(sock, pid, &q, 1, &error) >= 0)
+			_exit(0);
+		_exit(error & 0xff);
+	}
+	status = dtt_wait(kid, DTT_EXIT_MS);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int
+rdvn(int fd, pid_t pid, unsigned long va, struct dtioc_rdvn *dtrv)
+{
+	memset(dtrv, 0, sizeof(*dtrv));
+	dtrv->dtrv_pid = pid;
+	dtrv->dtrv_va = (caddr_t)va;
+	return ioctl(fd, DTIOCRDVNODE, dtrv) == 0 ? 0 : errno;
+}
+
+/* With the shim preloaded: RDVNODE gives a descriptor of the file. */
+static int
+shim_client(const char *dev, pid_t pid, unsigned long va)
+{
+	struct dtioc_rdvn dtrv;
+	struct stat st;
+	char magic[4];
+	int fd, r;
+
+	dtt_tag("shim");
+	if ((fd = dtt_open(dev)) == -1)
+		return 1;
+	r = rdvn(fd, pid, va, &dtrv);
+	dtt_check(r == 0 && dtrv.dtrv_fd >= 0, "RDVNODE of the exited pid "
+	    "through the shim: a descriptor (%s, fd %d)", strerror(r),
+	    dtrv.dtrv_fd);
+	if (r == 0 && dtrv.dtrv_fd >= 0)
+		dtt_check(fstat(dtrv.dtrv_fd, &st) == 0 &&
+		    (uint64_t)st.st_size == dtrv.dtrv_len &&
+		    pread(dtrv.dtrv_fd, magic, 4, 0) == 4 &&
+		    memcmp(magic, "\177ELF", 4) == 0,
+		    "of an ELF file of dtrv_len bytes");
+	close(fd);
+	return dtt_done();
+}
+
+/* The path of a loaded library whose name contains name, or 0. */
+static int
+loaded(const char *name, char *path, size_t len)
+{
+	char line[4096], file[4096];
+	FILE *fp;
+	int found = 0;
+
+	if ((fp = fopen("/proc/self/maps", "re")) == NULL)
+		return 0;
+	while (!found && fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "%*s %*s %*s %*s %*s %4095s", file) == 1 &&
+		    strstr(file, name) != NULL)
+			found = snprintf(path, len, "%s", file) < (int)len;
+	fclose(fp);
+	return found;
+}
+
+/* Run ourselves as the shim's client; 0 when all its checks passed. */
+static int
+shim_run(const char *self, const char *shim, struct dtt_dtd *dd, pid_t pid,
+    unsigned long va)
+{
+	char asan[PATH_MAX], pre[2 * PATH_MAX + 16], sock[160], spid[16];
+	char sva[32], **cenv, *cargv[6];
+	size_t i, j;
+	int status;
+
+	/* Under AddressSanitizer its runtime must lead the preload list. */
+	if (loaded("libasan.so", asan, sizeof(asan)))
+		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s:%s", asan, shim);
+	else
+		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", shim);
+	snprintf(sock, sizeof(sock), "%s=%s", UDT_SOCKET_ENV, dd->dd_sock);
+	snprintf(spid, sizeof(spid), "%d", (int)pid);
+	snprintf(sva, sizeof(sva), "%#lx", va);
+	/* ours (sanitizer options too), with this preload and socket */
+	for (i = 0; environ[i] != NULL; i++)
+		continue;
+	if ((cenv = calloc(i + 3, sizeof(*cenv))) == NULL)
+		return -1;
+	for (i = j = 0; environ[i] != NULL; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
+		    strncmp(environ[i], UDT_SOCKET_ENV "=",
+		    strlen(UDT_SOCKET_ENV) + 1) != 0)
+			cenv[j++] = environ[i];
+	cenv[j++] = pre;
+	cenv[j++] = sock;
+	cenv[j] = NULL;
+	cargv[0] = (char *)self;
+	cargv[1] = "--client";
+	cargv[2] = dd->dd_dev;
+	cargv[3] = spid;
+	cargv[4] = sva;
+	cargv[5] = NULL;
+	status = dtt_wait(dtt_spawn(cargv, cenv, -1, -1, -1, -1), 60000);
+	free(cenv);
+	return status != -1 && dtt_exited0(status) ? 0 : -1;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static struct qmap q[256];
+	static struct dt_evt evs[1024];
+	struct dtt_dtd dd;
+	struct dtioc_rdvn dtrv, none;
+	struct stat st;
+	char line[128], exe[PATH_MAX], *targv[7];
+	unsigned long pc = 0;
+	pid_t tpid = -1, epid = 0;
+	uint32_t pbn;
+	long n, k;
+	int fd = -1, in[2], out[2], status, r, nq, i, error, found, self;
+	FILE *tin = NULL, *tout = NULL;
+
+	if (argc == 5 && strcmp(argv[1], "--client") == 0)
+		return shim_client(argv[2], (pid_t)atoi(argv[3]),
+		    strtoul(argv[4], NULL, 0));
+	if (argc != 5) {
+		fprintf(stderr,
+		    "usage: pidmaps_itest DTD DTRUN TRACEE LIBDTSHIM\n");
+		return 2;
+	}
+	if (realpath(argv[3], exe) == NULL)
+		err(2, "%s", argv[3]);
+	if (dtt_dtd_init(&dd, "udt-pidmaps") == -1)
+		err(2, "dtt_dtd_init");
+	if (dtt_dtd_start(&dd, argv[1], (char *[]){ "--no-ksyms", NULL },
+	    NULL, 0) == -1)
+		goto out;
+	if ((fd = dtt_open(dd.dd_dev)) == -1 ||
+	    (pbn = dtt_probe(fd, "syscall", "sys%4", "entry")) == 0 ||
+	    dtt_enable(fd, pbn, DTEVT_USTACK | DTEVT_EXECNAME, 0) != 0 ||
+	    dtt_record(fd, 1) != 0) {
+		dtt_check(0, "device set up: write entries with user stacks");
+		goto out;
+	}
+
+	/* The tracee writes, quits and is reaped before any event is read. */
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+		goto out;
+	targv[0] = argv[2];
+	targv[1] = "-s";
+	targv[2] = dd.dd_sock;
+	targv[3] = argv[3];
+	targv[4] = "loop";
+	targv[5] = "0";
+	targv[6] = NULL;
+	tpid = dtt_spawn(targv, NULL, in[0], out[1], -1, -1);
+	close(in[0]);
+	close(out[1]);
+	tin = fdopen(in[1], "w");
+	tout = fdopen(out[0], "r");
+	if (tpid == -1 || tin == NULL || tout == NULL)
+		goto out;
+	r = fgets(line, sizeof(line), tout) != NULL &&
+	    strcmp(line, "ready\n") == 0;
+	fprintf(tin, "w 3\nq\n");
+	fflush(tin);
+	status = dtt_wait(tpid, DTT_EXIT_MS);
+	tpid = -1;
+	if (!dtt_check(r && status != -1 && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 10, "tracee wrote and exited (%#x)", status))
+		goto out;
+
+	/* Its events: take a user stack frame of its own. */
+	while (pc == 0 && (n = dtt_read(fd, evs, 1024, 5000)) > 0)
+		for (k = 0; k < n; k++)
+			if (strcmp(evs[k].dtev_comm, "syscall_tracee") == 0 &&
+			    evs[k].dtev_ustack.st_count > 0 &&
+			    evs[k].dtev_ustack.st_pc[0] != 0) {
+				epid = evs[k].dtev_pid;
+				pc = evs[k].dtev_ustack.st_pc[0];
+				break;
+			}
+	if (!dtt_check(pc != 0, "a write with a user stack from pid %d",
+	    (int)epid))
+		goto out;
+	dtt_check(kill(epid, 0) == -1 && errno == ESRCH,
+	    "pid %d is gone", (int)epid);
+
+	r = rdvn(fd, epid, pc, &dtrv);
+	dtt_check(r == 0, "RDVNODE of an exited tracee's frame %#lx: %s", pc,
+	    strerror(r));
+	if (r == 0)
+		dtt_check((unsigned long)dtrv.dtrv_start <= pc &&
+		    dtrv.dtrv_len > 0 && dtrv.dtrv_fd == -1 &&
+		    (unsigned long)dtrv.dtrv_offset + pc -
+		    (unsigned long)dtrv.dtrv_start < dtrv.dtrv_len,
+		    "start %p <= va, offset %p + (va - start) in the file "
+		    "(%zu bytes), fd -1", dtrv.dtrv_start, dtrv.dtrv_offset,
+		    dtrv.dtrv_len);
+	r = rdvn(fd, epid, 4096, &none);
+	dtt_check(r == ENOENT, "RDVNODE of nothing mapped: ENOENT (%s)",
+	    strerror(r));
+
+	nq = maps_query(dd.dd_sock, epid, q, 256, &error);
+	dtt_check(nq > 0, "maps query: %d file mappings (%s)", nq,
+	    strerror(error));
+	found = self = 0;
+	for (i = 0; i < nq; i++) {
+		if (strcmp(q[i].path, exe) == 0)
+			self = 1;
+		if (pc >= q[i].e.ume_start && pc < q[i].e.ume_end &&
+		    stat(q[i].path, &st) == 0 &&
+		    (uint64_t)st.st_size == q[i].e.ume_size &&
+		    (uint64_t)st.st_size == dtrv.dtrv_len &&
+		    q[i].e.ume_start == (uint64_t)(uintptr_t)dtrv.dtrv_start)
+			found = 1;
+	}
+	dtt_check(found, "the frame's mapping named, same start and size as "
+	    "RDVNODE's");
+	dtt_check(self, "the tracee's executable among them (%s)", exe);
+	nq = maps_query(dd.dd_sock, 0x3ffffff, q, 1, &error);
+	dtt_check(nq == -1 && error == ESRCH, "maps query, no such pid: ESRCH "
+	    "(%s)", strerror(error));
+	r = maps_query_unprivileged(dd.dd_sock, epid);
+	dtt_check(r == EPERM, "maps query from uid 65534: EPERM (%d)", r);
+	fflush(stdout);
+	dtt_check(shim_run(argv[0], argv[4], &dd, epid, pc) == 0,
+	    "the shim's client passed");
+out:
+	if (tin != NULL)
+		fclose(tin);
+	if (tout != NULL)
+		fclose(tout);
+	if (tpid > 0)
+		dtt_stop(tpid, SIGKILL, DTT_EXIT_MS);
+	st_teardown(&dd, fd);
+	return dtt_done();
+}

@@ -1,0 +1,442 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * dtd's cache of traced processes' mappings (daemon/dt_pidmaps.c) and
+ * DTIOCRDVNODE's answers from it (daemon/dt_rdvn.c), against a fake /proc
+ * in a temporary directory: snapshots, processes that exit, zombies, pids
+ * that change hands, the LRU bound, a tracker's re-reads and their rate
+ * limit, and /proc files that make no sense.  No root needed.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dt_pidmaps.h"
+#include "dt_softc.h"
+#include "dtt.h"
+
+static char	root[64];	/* the fake /proc */
+static char	lib[128];	/* a file of LIBSIZE bytes to "map" */
+#define LIBSIZE	12345
+
+static void
+put(const char *file, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *fp;
+
+	if ((fp = fopen(file, "w")) == NULL) {
+		perror(file);
+		exit(2);
+	}
+	va_start(ap, fmt);
+	vfprintf(fp, fmt, ap);
+	va_end(ap);
+	fclose(fp);
+}
+
+/* /proc/PID/stat: starttime (field 22) stime, state st. */
+static void
+fake_stat(pid_t pid, char st, unsigned long long stime)
+{
+	char dir[128], file[160];
+
+	snprintf(dir, sizeof(dir), "%s/%d", root, (int)pid);
+	(void)mkdir(dir, 0755);
+	snprintf(file, sizeof(file), "%s/stat", dir);
+	/* a comm with a space and a parenthesis, as a process may have */
+	put(file, "%d (a) b) %c 1 1 1 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 "
+	    "%llu 1000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 "
+	    "0 0 0 0 0\n", (int)pid, st, stime);
+}
+
+static void
+fake_maps(pid_t pid, const char *text)
+{
+	char file[160];
+
+	snprintf(file, sizeof(file), "%s/%d/maps", root, (int)pid);
+	put(file, "%s", text);
+}
+
+static void
+fake_gone(pid_t pid)
+{
+	char file[160];
+
+	snprintf(file, sizeof(file), "%s/%d/stat", root, (int)pid);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/%d/maps", root, (int)pid);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/%d", root, (int)pid);
+	rmdir(file);
+}
+
+/* A process with the usual kinds of mappings around two of lib's. */
+static void
+fake_proc(pid_t pid, unsigned long long stime, unsigned long base)
+{
+	char maps[2048];
+
+	fake_stat(pid, 'S', stime);
+	snprintf(maps, sizeof(maps),
+	    "%lx-%lx r--p 00000000 08:01 42 %s\n"
+	    "%lx-%lx r-xp 00001000 08:01 42 %s\n"
+	    "%lx-%lx rw-p 00000000 00:00 0 [heap]\n"
+	    "%lx-%lx r-xp 00000000 00:00 0 \n"
+	    "%lx-%lx r-xp 00000000 00:00 0 [vdso]\n",
+	    base, base + 0x1000, lib,
+	    base + 0x1000, base + 0x3000, lib,
+	    base + 0x10000, base + 0x20000,
+	    base + 0x20000, base + 0x21000,
+	    base + 0x30000, base + 0x32000);
+	fake_maps(pid, maps);
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int
+rdvn(pid_t pid, unsigned long va, struct dtioc_rdvn *dtrv)
+{
+	memset(dtrv, 0, sizeof(*dtrv));
+	dtrv->dtrv_pid = pid;
+	dtrv->dtrv_va = (caddr_t)va;
+	return dt_rdvn_lookup(dtrv);
+}
+
+static void
+test_snapshot(void)
+{
+	struct dt_pm_snap *s;
+	const struct dt_pm_map *m;
+	struct dtioc_rdvn dtrv;
+
+	dtt_tag("snapshot");
+	fake_proc(100, 5000, 0x400000);
+	s = dt_pm_snapshot(100);
+	if (!dtt_check(s != NULL, "a live process reads (%s)",
+	    s ? "ok" : strerror(errno)))
+		return;
+	dtt_check(s->ps_n == 3, "three executable mappings: %zu", s->ps_n);
+	dtt_check(s->ps_stime == 5001, "start time kept: %llu",
+	    (unsigned long long)s->ps_stime);
+	m = dt_pm_find(s, 0x401234);
+	dtt_check(m != NULL && m->pm_start == 0x401000 &&
+	    m->pm_end == 0x403000 && m->pm_off == 0x1000 &&
+	    m->pm_path != NULL && strcmp(m->pm_path, lib) == 0 &&
+	    m->pm_size == LIBSIZE, "text mapping: start, end, offset, path, size");
+	dtt_check(dt_pm_find(s, 0x400100) == NULL, "read-only mapping left out");
+	dtt_check(dt_pm_find(s, 0x410100) == NULL, "heap left out");
+	m = dt_pm_find(s, 0x430010);
+	dtt_check(m != NULL && m->pm_path == NULL, "[vdso] known, no file");
+	dtt_check(dt_pm_find(s, 0x403000) == NULL, "end is exclusive");
+	dt_pm_put(s);
+
+	dtt_check(rdvn(100, 0x401234, &dtrv) == 0 &&
+	    dtrv.dtrv_start == (caddr_t)0x401000 &&
+	    dtrv.dtrv_offset == (caddr_t)0x1000 && dtrv.dtrv_len == LIBSIZE &&
+	    dtrv.dtrv_fd == -1, "RDVNODE live: start, offset, size, fd -1");
+	dtt_check(rdvn(100, 0x430010, &dtrv) == ENOENT, "RDVNODE [vdso]: ENOENT");
+	dtt_check(rdvn(100, 0x400100, &dtrv) == ENOENT,
+	    "RDVNODE not executable: ENOENT");
+	dtt_check(rdvn(101, 0x401234, &dtrv) == ESRCH,
+	    "RDVNODE unknown pid: ESRCH");
+
+	/* It exits: the cache answers. */
+	fake_gone(100);
+	errno = 0;
+	dtt_check(dt_pm_read(100) == NULL && errno == ESRCH, "gone: no read");
+	s = dt_pm_current(100);
+	dtt_check(s != NULL && s->ps_stime == 5001 &&
+	    dt_pm_find(s, 0x401234) != NULL, "gone: the cache answers");
+	dt_pm_put(s);
+	dtt_check(rdvn(100, 0x402ffe, &dtrv) == 0 &&
+	    dtrv.dtrv_start == (caddr_t)0x401000 &&
+	    dtrv.dtrv_len == LIBSIZE, "RDVNODE after exit: from the cache");
+	dtt_check(rdvn(100, 0x500000, &dtrv) == ENOENT,
+	    "RDVNODE after exit, unmapped: ENOENT");
+}
+
+static void
+test_zombie_reuse(void)
+{
+	struct dt_pm_snap *s, *held;
+	struct dtioc_rdvn dtrv;
+
+	dtt_tag("reuse");
+	fake_proc(200, 7000, 0x400000);
+	held = dt_pm_snapshot(200);
+	dtt_check(held != NULL, "snapshot");
+
+	/* A zombie: stat there, maps empty. */
+	fake_stat(200, 'Z', 7000);
+	fake_maps(200, "");
+	dtt_check(dt_pm_stime(200) == 0, "a zombie has no start time");
+	dtt_check(rdvn(200, 0x401000, &dtrv) == 0 &&
+	    dtrv.dtrv_start == (caddr_t)0x401000, "zombie: from the cache");
+
+	/* Another process gets pid 200, mapped elsewhere. */
+	fake_proc(200, 9000, 0x800000);
+	s = dt_pm_current(200);
+	dtt_check(s != NULL && s->ps_stime == 7001 &&
+	    dt_pm_find(s, 0x401000) != NULL && dt_pm_find(s, 0x801000) == NULL,
+	    "pid reused: the process the cache knows, not the newcomer");
+	dt_pm_put(s);
+	dtt_check(rdvn(200, 0x801000, &dtrv) == ENOENT,
+	    "pid reused: RDVNODE does not answer from the newcomer");
+
+	/* The newcomer attaches: now it owns the entry. */
+	s = dt_pm_snapshot(200);
+	dt_pm_put(s);
+	s = dt_pm_current(200);
+	dtt_check(s != NULL && s->ps_stime == 9001 &&
+	    dt_pm_find(s, 0x801000) != NULL, "newcomer attached: its maps");
+	dt_pm_put(s);
+	/* A reference taken before outlives the replaced entry. */
+	dtt_check(held != NULL && dt_pm_find(held, 0x401000) != NULL,
+	    "an old reference stays valid");
+	dt_pm_put(held);
+	fake_gone(200);
+}
+
+static void
+test_track(void)
+{
+	struct dt_pm_track pt;
+	struct dt_pm_snap *s;
+	char maps[1024];
+	uint64_t pcs[3] = { 0x401010, 0, 0x601010 };
+
+	dtt_tag("track");
+	fake_proc(300, 11000, 0x400000);
+	dt_pm_track_attach(&pt, 300);
+	dtt_check(pt.pt_snap != NULL && pt.pt_stime == 11001,
+	    "attach: snapshot and start time");
+	dt_pm_track_stack(&pt, 300, pcs, 2);
+	dtt_check(pt.pt_next == 0, "known frames: no read");
+
+	/* It loads a library, then a stack shows a frame in it. */
+	snprintf(maps, sizeof(maps),
+	    "400000-401000 r--p 00000000 08:01 42 %s\n"
+	    "401000-403000 r-xp 00001000 08:01 42 %s\n"
+	    "600000-602000 r-xp 00000000 08:01 43 %s\n", lib, lib, lib);
+	fake_maps(300, maps);
+	dt_pm_track_stack(&pt, 300, pcs, 3);
+	dtt_check(dt_pm_find(pt.pt_snap, 0x601010) != NULL,
+	    "a frame outside: read again, found");
+	s = dt_pm_cached(300);
+	dtt_check(s != NULL && dt_pm_find(s, 0x601010) != NULL,
+	    "the cache has the new read");
+	dt_pm_put(s);
+
+	dtt_check(pt.pt_wait == DT_PM_WAIT_MIN && pt.pt_next > 0,
+	    "found: next read allowed after the shortest wait");
+
+	/* Another library, but the next read is not due yet. */
+	pcs[2] = 0x701010;
+	strcat(maps, "700000-702000 r-xp 00000000 08:01 44 /lib/x.so\n");
+	fake_maps(300, maps);
+	pt.pt_next = now_ns() + 10000000000ULL;
+	dt_pm_track_stack(&pt, 300, pcs, 3);
+	dtt_check(dt_pm_find(pt.pt_snap, 0x701010) == NULL,
+	    "rate limited: no read before pt_next");
+	pt.pt_next = 0;
+	dt_pm_track_stack(&pt, 300, pcs, 3);
+	dtt_check(dt_pm_find(pt.pt_snap, 0x701010) != NULL,
+	    "read once due");
+
+	/* Garbage frames no read finds: the wait doubles, up to a bound. */
+	pcs[2] = 0xdead0000;
+	pt.pt_next = 0;
+	dt_pm_track_stack(&pt, 300, pcs, 3);
+	dtt_check(pt.pt_wait == 2 * DT_PM_WAIT_MIN, "not found: wait doubled");
+	for (int i = 0; i < 20; i++) {
+		pt.pt_next = 0;
+		dt_pm_track_stack(&pt, 300, pcs, 3);
+	}
+	dtt_check(pt.pt_wait == DT_PM_WAIT_MAX, "wait bounded: %llu",
+	    (unsigned long long)pt.pt_wait);
+
+	/* The pid changes hands: the tracker keeps what it had. */
+	fake_proc(300, 12000, 0x900000);
+	pt.pt_next = 0;
+	dt_pm_track_stack(&pt, 300, pcs, 3);
+	dtt_check(pt.pt_stime == 11001 &&
+	    dt_pm_find(pt.pt_snap, 0x601010) != NULL,
+	    "another process under the pid: its maps not taken");
+	s = dt_pm_cached(300);
+	dtt_check(s != NULL && s->ps_stime == 11001,
+	    "nor stored in the cache");
+	dt_pm_put(s);
+	dt_pm_track_fini(&pt);
+	fake_gone(300);
+}
+
+static void
+test_bad(void)
+{
+	struct dt_pm_snap *s;
+	char big[9000];
+
+	dtt_tag("bad");
+	fake_stat(400, 'S', 1);
+	fake_maps(400, "garbage\n\n1234\nzz-yy r-xp 0 0:0 0 /x\n"
+	    "500000-400000 r-xp 00000000 08:01 1 /backwards\n"
+	    "400000-400000 r-xp 00000000 08:01 1 /empty\n"
+	    "400000-401000 r-x 00000000 08:01 1 /shortperms\n");
+	errno = 0;
+	dtt_check(dt_pm_snapshot(400) == NULL && errno == ESRCH,
+	    "maps of nonsense: nothing");
+	dtt_check(dt_pm_cached(400) == NULL, "and nothing cached");
+
+	fake_maps(400, "401000-403000 r-xp 00000000 08:01 1 /a\n"
+	    "402000-404000 r-xp 00000000 08:01 1 /overlaps\n"
+	    "300000-301000 r-xp 00000000 08:01 1 /before\n"
+	    "405000-406000 r-xp 00000000 08:01 1 /b\n");
+	s = dt_pm_snapshot(400);
+	dtt_check(s != NULL && s->ps_n == 2 &&
+	    strcmp(s->ps_maps[0].pm_path, "/a") == 0 &&
+	    strcmp(s->ps_maps[1].pm_path, "/b") == 0 &&
+	    s->ps_maps[0].pm_size == 0,
+	    "out-of-order lines skipped, missing file has size 0");
+	dt_pm_put(s);
+
+	/* A path longer than any line buffer. */
+	memset(big, 'p', sizeof(big));
+	big[0] = '/';
+	big[sizeof(big) - 1] = '\0';
+	{
+		char *text;
+
+		if (asprintf(&text, "401000-403000 r-xp 00000000 08:01 1 %s\n",
+		    big) == -1)
+			exit(2);
+		fake_maps(400, text);
+		free(text);
+	}
+	s = dt_pm_snapshot(400);
+	dtt_check(s != NULL && s->ps_n == 1 &&
+	    strlen(s->ps_maps[0].pm_path) == sizeof(big) - 1,
+	    "a long path read whole");
+	dt_pm_put(s);
+
+	fake_maps(400, "401000-403000 r-xp 00000000 08:01 1 /a\n");
+	{
+		char file[160];
+
+		snprintf(file, sizeof(file), "%s/400/stat", root);
+		put(file, "400 (no close paren S 1 1\n");
+		dtt_check(dt_pm_stime(400) == 0, "stat without ')': no process");
+		put(file, "400 (x) S 1 1 1\n");
+		dtt_check(dt_pm_stime(400) == 0, "short stat: no process");
+		put(file, "400 (x) S 1 1 1 0 -1 4 1 0 0 0 0 0 0 0 20 0 1 0 "
+		    "12abc 1\n");
+		dtt_check(dt_pm_stime(400) == 0, "bad start time: no process");
+		put(file, "%s", "");
+		dtt_check(dt_pm_stime(400) == 0, "empty stat: no process");
+		errno = 0;
+		dtt_check(dt_pm_snapshot(400) == NULL && errno == ESRCH,
+		    "no start time, no snapshot");
+	}
+	dtt_check(dt_pm_stime(-1) == 0 && dt_pm_stime(0) == 0,
+	    "pids <= 0: none");
+	dt_pm_clear();
+	fake_gone(400);
+}
+
+static void
+test_lru(void)
+{
+	struct dt_pm_snap *s;
+	pid_t pid;
+
+	dtt_tag("lru");
+	dt_pm_clear();
+	dt_pm_setup(root, 3);
+	for (pid = 500; pid < 503; pid++) {
+		fake_proc(pid, (unsigned long long)pid, 0x400000);
+		dt_pm_put(dt_pm_snapshot(pid));
+	}
+	dtt_check(dt_pm_count() == 3, "three cached");
+	/* 500 used again: 501 is now the least recently used */
+	dt_pm_put(dt_pm_cached(500));
+	fake_proc(503, 503, 0x400000);
+	dt_pm_put(dt_pm_snapshot(503));
+	dtt_check(dt_pm_count() == 3, "still three after a fourth");
+	for (pid = 500; pid < 504; pid++)
+		fake_gone(pid);
+	s = dt_pm_current(501);
+	dtt_check(s == NULL && errno == ESRCH, "least recently used evicted");
+	s = dt_pm_current(500);
+	dtt_check(s != NULL, "recently used kept");
+	dt_pm_put(s);
+	s = dt_pm_current(503);
+	dtt_check(s != NULL, "newest kept");
+	dt_pm_put(s);
+	/* A snapshot of the same pid again replaces, never adds. */
+	fake_proc(503, 503, 0x400000);
+	dt_pm_put(dt_pm_snapshot(503));
+	dt_pm_put(dt_pm_snapshot(503));
+	dtt_check(dt_pm_count() == 3, "same pid twice: one entry");
+	fake_gone(503);
+	dt_pm_clear();
+	dtt_check(dt_pm_count() == 0, "cleared");
+	dt_pm_setup(root, 0);
+}
+
+int
+main(void)
+{
+	char cmd[160];
+	FILE *fp;
+
+	snprintf(root, sizeof(root), "/tmp/pidmaps.XXXXXX");
+	if (mkdtemp(root) == NULL) {
+		perror("mkdtemp");
+		return 2;
+	}
+	snprintf(lib, sizeof(lib), "%s/lib.so", root);
+	if ((fp = fopen(lib, "w")) == NULL || ftruncate(fileno(fp), LIBSIZE))
+		return 2;
+	fclose(fp);
+	dt_pm_setup(root, 0);
+
+	test_snapshot();
+	test_zombie_reuse();
+	test_track();
+	test_bad();
+	test_lru();
+
+	dt_pm_clear();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", root);
+	return dtt_done();
+}
