@@ -100,9 +100,12 @@ stats)
 	rc=$?
 	[ $rc -eq 0 ] || fail "exit code $rc"
 	printf '@n: 5\n' | diff -u - "$TMP/out" || fail "stdout"
-	sed 1d "$TMP/err" > "$TMP/err2"
+	# A dtd clock thread kept off the CPU by a loaded machine skips
+	# ticks, as dt(4)'s does; the count is dt(4)'s, not ours to fix.
+	sed -e 1d -e 's/^[0-9][0-9]* clock ticks skipped$/N clock ticks skipped/' \
+	    "$TMP/err" > "$TMP/err2"
 	printf '%s\n' '0 events dropped' '2 events filtered' \
-	    '0 clock ticks skipped' '0 recursive events dropped' |
+	    'N clock ticks skipped' '0 recursive events dropped' |
 	    diff -u - "$TMP/err2" || fail "-v statistics"
 	read -r n rest < "$TMP/err"
 	[ "$rest" = "events read" ] && [ "$n" -ge 5 ] ||
