@@ -17,8 +17,9 @@
 /*
  * Ingestion of traced processes' events (design decision 6).
  *
- * An accept thread serves the ingest socket: for every traced process
- * that connects it creates a ring and an enable table (sealed memfds),
+ * An accept thread serves the ingest socket (its loop, which never waits
+ * on one client, in dt_ingest_accept.c): for every traced process that
+ * connects it creates a ring and an enable table (sealed memfds),
  * records the peer's pid from SO_PEERCRED and a pidfd, and hands both
  * memfds over with SCM_RIGHTS, the table read-only.  A drain thread polls
  * every ring, validates each record (the ring is the tracee's memory:
@@ -706,29 +707,24 @@ dti_send_fds(int fd, const struct udt_welcome *w, int fd0, int fd1)
 	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(*w) ? 0 : -1;
 }
 
-/* One connection on the ingest socket, served to the end. */
-static void
-dti_handshake(int fd)
+void
+dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
+    const struct udt_maps_req *rq)
 {
 	struct timeval tv = { 1, 0 };
-	struct udt_hello h;
+	struct udt_hello h = *hp;
 	struct udt_welcome w;
-	struct ucred cr;
-	socklen_t crlen = sizeof(cr);
+	struct ucred cr = *crp;
 	struct dti_proc *dp = NULL, *op;
 	void *ring = NULL, *tab = NULL;
 	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1;
 	uint32_t nslots = UDT_NSLOTS_DEFAULT;
 	char path[64];
 
-	/* A client that connects and says nothing must not stall us. */
+	/* Our answers go out at once, unless a peer does not read them. */
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 ||
-	    cr.pid <= 0)
-		return;
-	if (recv(fd, &h, sizeof(h), MSG_WAITALL) != (ssize_t)sizeof(h) ||
-	    h.uh_magic != UDT_MAGIC)
+	if (h.uh_magic != UDT_MAGIC)
 		return;
 	if (h.uh_version != UDT_VERSION) {
 		dti_send_error(fd, EPROTONOSUPPORT);
@@ -739,7 +735,7 @@ dti_handshake(int fd)
 		return;
 	}
 	if (h.uh_flags & UDT_HELLO_MAPS) {
-		dt_ingest_maps(fd, cr.uid);
+		dt_ingest_maps(fd, cr.uid, rq);
 		return;
 	}
 	if (!(h.uh_flags & UDT_HELLO_TRACEE) ||
@@ -829,30 +825,8 @@ fail:
 static void *
 dti_accept_main(void *arg)
 {
-	struct pollfd pfd[2];
-	int fd;
-
 	(void)arg;
-	pfd[0].fd = dti_listen;
-	pfd[0].events = POLLIN;
-	pfd[1].fd = dti_wake[0];
-	pfd[1].events = POLLIN;
-	while (!atomic_load(&dti_stop)) {
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (pfd[1].revents)
-			break;
-		if (!(pfd[0].revents & POLLIN))
-			continue;
-		fd = accept4(dti_listen, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		dti_handshake(fd);
-		close(fd);
-	}
+	dt_ingest_accept(dti_listen, dti_wake[0]);
 	return NULL;
 }
 

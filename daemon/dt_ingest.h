@@ -62,9 +62,28 @@ void	dt_ingest_end(void);
 unsigned int	dt_ingest_adopt(const char *sock);
 
 /*
- * Answer a UDT_HELLO_MAPS query on connection fd from a peer with uid
+ * Answer a UDT_HELLO_MAPS query rq on connection fd from a peer with uid
  * (dt_ingest_maps.c).  The accept thread, no lock held.
  */
-void	dt_ingest_maps(int fd, uid_t uid);
+struct udt_maps_req;
+void	dt_ingest_maps(int fd, uid_t uid, const struct udt_maps_req *rq);
+
+/*
+ * The accept loop (dt_ingest_accept.c): accept on lfd and gather each
+ * connection's first message without blocking, until wakefd is readable.
+ * The accept thread only.
+ */
+void	dt_ingest_accept(int lfd, int wakefd);
+
+/*
+ * Serve one connection whose first message, hello h (and, for a maps
+ * query, its request rq), has been read whole, from the peer cr (its
+ * SO_PEERCRED): answer it, for a tracee create and hand over its ring.
+ * Sends with a 1 s timeout; reads nothing more.  The accept thread.
+ */
+struct ucred;
+struct udt_hello;
+void	dt_ingest_serve(int fd, const struct ucred *cr,
+	    const struct udt_hello *h, const struct udt_maps_req *rq);
 
 #endif /* DT_INGEST_H */

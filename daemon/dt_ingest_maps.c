@@ -44,13 +44,14 @@ dti_maps_error(int fd, int error)
 }
 
 /*
- * The accept thread, after the hello, with the connection's send and
- * receive timeouts set; no lock held (dt_pm_current() reads /proc).
+ * The accept thread, after the hello and the request, with the
+ * connection's send timeout set; no lock held (dt_pm_current() reads
+ * /proc).
  */
 void
-dt_ingest_maps(int fd, uid_t uid)
+dt_ingest_maps(int fd, uid_t uid, const struct udt_maps_req *rqp)
 {
-	struct udt_maps_req rq;
+	struct udt_maps_req rq = *rqp;
 	struct udt_maps_hdr h;
 	struct udt_maps_ent e;
 	const struct dt_pm_map *m;
@@ -60,8 +61,6 @@ dt_ingest_maps(int fd, uid_t uid)
 	size_t i, len;
 	ssize_t want;
 
-	if (recv(fd, &rq, sizeof(rq), MSG_WAITALL) != (ssize_t)sizeof(rq))
-		return;
 	if (uid != 0) {
 		dti_maps_error(fd, EPERM);
 		return;

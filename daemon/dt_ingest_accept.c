@@ -1,0 +1,242 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The ingest socket's accept loop.  Every user may connect (tracees are
+ * unprivileged), so a client that connects and says nothing, or says
+ * half of it, must hold up nobody else: a traced program gives up its
+ * handshake after 2 s and runs untraced.  Connections therefore wait
+ * here, all in one poll set, while their first message comes in, read
+ * as it arrives without blocking; only a whole one goes on to
+ * dt_ingest_serve(), which answers at once.  A waiting connection is
+ * closed after DTI_PENDING_MS, when its user has DTI_PENDING_UID others
+ * waiting (its own oldest goes), or when DTI_PENDING_MAX wait in all
+ * (the oldest goes): a flood of silent connections from one user costs
+ * that user its own.
+ *
+ * Everything here runs on the accept thread; the pending table is its
+ * own, no lock.
+ */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <userdt/udt_wire.h>
+
+#include "dt_ingest.h"
+
+#define DTI_PENDING_MAX	128	/* connections waiting for a hello */
+#define DTI_PENDING_UID	16	/* of them, from one user */
+#define DTI_PENDING_MS	1000	/* longest wait for a whole hello */
+#define DTI_ACCEPT_MAX	32	/* accepts per wakeup, then serve */
+
+struct dti_pending {
+	int			pn_fd;
+	struct ucred		pn_cred;
+	uint64_t		pn_since;	/* ms, CLOCK_MONOTONIC */
+	size_t			pn_got;		/* bytes in pn_buf */
+	union {
+		struct {
+			struct udt_hello	hello;
+			struct udt_maps_req	req;
+		}			m;
+		char			buf[1];
+	} pn_u;
+};
+
+/* The bytes come in one stream: no hole between the two. */
+_Static_assert(offsetof(struct dti_pending, pn_u.m.req) ==
+    offsetof(struct dti_pending, pn_u.m.hello) + sizeof(struct udt_hello),
+    "hello and request back to back");
+
+static struct dti_pending	dti_pn[DTI_PENDING_MAX];	/* accept thr */
+static int			dti_npn;			/* accept thr */
+
+static uint64_t
+dti_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+dti_pn_drop(int i)
+{
+	close(dti_pn[i].pn_fd);
+	dti_pn[i] = dti_pn[--dti_npn];
+}
+
+/* Bytes of the first message: the hello, and a maps query's request. */
+static size_t
+dti_pn_want(const struct dti_pending *pn)
+{
+	size_t want = sizeof(pn->pn_u.m.hello);
+
+	if (pn->pn_got >= want && (pn->pn_u.m.hello.uh_flags & UDT_HELLO_MAPS))
+		want += sizeof(pn->pn_u.m.req);
+	return want;
+}
+
+/*
+ * Take what arrived on pending connection i.  1: the message is whole;
+ * 0: wait for more; -1: the peer left, sent too much or is not ours.
+ */
+static int
+dti_pn_read(int i)
+{
+	struct dti_pending *pn = &dti_pn[i];
+	size_t want;
+	ssize_t n;
+
+	for (;;) {
+		want = dti_pn_want(pn);
+		if (pn->pn_got == want)
+			return 1;
+		n = recv(pn->pn_fd, pn->pn_u.buf + pn->pn_got,
+		    want - pn->pn_got, MSG_DONTWAIT);
+		if (n == 0)
+			return -1;
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		pn->pn_got += (size_t)n;
+		/* Not ours at all: no need to wait for the rest. */
+		if (pn->pn_got >= sizeof(pn->pn_u.m.hello.uh_magic) &&
+		    pn->pn_u.m.hello.uh_magic != UDT_MAGIC)
+			return -1;
+	}
+}
+
+/* A new connection joins the wait, making room by the rules above. */
+static void
+dti_pn_add(int fd, const struct ucred *cr)
+{
+	int i, oldest = -1, mine = 0, oldest_mine = -1;
+
+	for (i = 0; i < dti_npn; i++) {
+		if (oldest < 0 || dti_pn[i].pn_since < dti_pn[oldest].pn_since)
+			oldest = i;
+		if (dti_pn[i].pn_cred.uid != cr->uid)
+			continue;
+		mine++;
+		if (oldest_mine < 0 ||
+		    dti_pn[i].pn_since < dti_pn[oldest_mine].pn_since)
+			oldest_mine = i;
+	}
+	if (mine >= DTI_PENDING_UID)
+		dti_pn_drop(oldest_mine);
+	else if (dti_npn == DTI_PENDING_MAX)
+		dti_pn_drop(oldest);
+	memset(&dti_pn[dti_npn], 0, sizeof(dti_pn[dti_npn]));
+	dti_pn[dti_npn].pn_fd = fd;
+	dti_pn[dti_npn].pn_cred = *cr;
+	dti_pn[dti_npn].pn_since = dti_ms();
+	dti_npn++;
+}
+
+/* Accept what is queued, up to DTI_ACCEPT_MAX. */
+static void
+dti_accept_some(int lfd)
+{
+	struct ucred cr;
+	socklen_t crlen;
+	int fd, k;
+
+	for (k = 0; k < DTI_ACCEPT_MAX; k++) {
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		crlen = sizeof(cr);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 ||
+		    cr.pid <= 0) {
+			close(fd);
+			continue;
+		}
+		dti_pn_add(fd, &cr);
+	}
+}
+
+void
+dt_ingest_accept(int lfd, int wakefd)
+{
+	static struct pollfd pfd[2 + DTI_PENDING_MAX];
+	struct dti_pending pn;
+	uint64_t now, left;
+	int i, n, timeout, flags;
+
+	/* accept4() until the queue is empty, never waiting on it. */
+	if ((flags = fcntl(lfd, F_GETFL)) != -1)
+		(void)fcntl(lfd, F_SETFL, flags | O_NONBLOCK);
+	pfd[0].fd = lfd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = wakefd;
+	pfd[1].events = POLLIN;
+	for (;;) {
+		now = dti_ms();
+		timeout = -1;
+		for (i = dti_npn; i-- > 0;) {
+			if (now - dti_pn[i].pn_since >= DTI_PENDING_MS) {
+				dti_pn_drop(i);
+				continue;
+			}
+			left = DTI_PENDING_MS - (now - dti_pn[i].pn_since);
+			if (timeout < 0 || left < (uint64_t)timeout)
+				timeout = (int)left;
+		}
+		for (i = 0; i < dti_npn; i++) {
+			pfd[2 + i].fd = dti_pn[i].pn_fd;
+			pfd[2 + i].events = POLLIN;
+			pfd[2 + i].revents = 0;
+		}
+		n = poll(pfd, (nfds_t)(2 + dti_npn), timeout);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || pfd[1].revents != 0)
+			break;
+		/* Downwards: dropping i moves the last, already seen, to i. */
+		for (i = dti_npn; i-- > 0;) {
+			if (pfd[2 + i].revents == 0)
+				continue;
+			if ((n = dti_pn_read(i)) == 0)
+				continue;
+			if (n < 0) {
+				dti_pn_drop(i);
+				continue;
+			}
+			pn = dti_pn[i];
+			dti_pn[i] = dti_pn[--dti_npn];
+			/* Served blocking, with the timeouts it sets. */
+			if ((flags = fcntl(pn.pn_fd, F_GETFL)) != -1)
+				(void)fcntl(pn.pn_fd, F_SETFL,
+				    flags & ~O_NONBLOCK);
+			dt_ingest_serve(pn.pn_fd, &pn.pn_cred,
+			    &pn.pn_u.m.hello, &pn.pn_u.m.req);
+			close(pn.pn_fd);
+		}
+		if (pfd[0].revents & POLLIN)
+			dti_accept_some(lfd);
+	}
+	while (dti_npn > 0)
+		dti_pn_drop(dti_npn - 1);
+}
