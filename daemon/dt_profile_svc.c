@@ -47,10 +47,21 @@ dt_profile_ksyms_start(void)
 		return 0;
 	error = dt_ksyms_write(DT_KALLSYMS, dtd_conf.dcf_ksyms, st, err,
 	    sizeof(err));
-	if (error != 0) {
+	if (error != 0 && dtd_conf.dcf_ksyms_set) {
 		fprintf(stderr, "dtd: ksyms: %s (--no-ksyms to go without)\n",
 		    err);
 		return error;
+	}
+	/*
+	 * The default place may be read-only (a container's /dev): kernel
+	 * symbols are a convenience for OpenBSD's btrace, not worth the
+	 * whole device.  A path the user named is another matter.
+	 */
+	if (error != 0) {
+		fprintf(stderr, "dtd: ksyms: %s; going on without %s "
+		    "(--ksyms PATH to put it elsewhere)\n", err,
+		    dtd_conf.dcf_ksyms);
+		return 0;
 	}
 	dt_profile_ksyms_made = true;
 	if (st->dks_hidden)

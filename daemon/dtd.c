@@ -211,6 +211,7 @@ dtd_parse(int argc, char *argv[])
 			break;
 		case OPT_KSYMS:
 			dtd_conf.dcf_ksyms = optarg;
+			dtd_conf.dcf_ksyms_set = true;
 			break;
 		case OPT_NOKSYMS:
 			dtd_conf.dcf_ksyms = NULL;

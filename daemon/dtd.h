@@ -46,6 +46,7 @@ struct dtd_conf {
 	int			 dcf_ready_fd;	/* --ready-fd, -1: none */
 	const char		*dcf_ingest;	/* --ingest socket path */
 	const char		*dcf_ksyms;	/* --ksyms, NULL: none */
+	bool			 dcf_ksyms_set;	/* --ksyms given */
 	enum dtd_profile_mode	 dcf_profile;	/* --profile */
 };
 
