@@ -30,100 +30,53 @@
  * /proc/PID/maps has, so the symbol code after it (ELF files cached by
  * path) is the same for live and dead processes.
  */
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
-
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#include <userdt/udt_wire.h>
 
 #include "btrace.h"
+#include "udt_mapsq.h"
 
-#define DTDMAPS_MAX	4096	/* entries believed in one answer */
+struct dtdmaps {
+	struct bt_umap	*dm_maps;
+	size_t		 dm_n, dm_cap;
+};
 
 static int
-dtd_connect(void)
+dtd_maps_one(void *arg, const struct udt_maps_ent *e, const char *path)
 {
-	struct timeval tv = { 1, 0 };
-	struct sockaddr_un sun;
-	const char *path;
-	int fd;
+	struct dtdmaps *dm = arg;
 
-	if ((path = getenv(UDT_SOCKET_ENV)) == NULL || *path == '\0')
-		path = UDT_SOCKET_DEFAULT;
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return -1;
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	/* dtd answers from memory or /proc at once; never hang on it */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		close(fd);
-		return -1;
+	if (dm->dm_n == dm->dm_cap) {
+		struct bt_umap *nm;
+
+		dm->dm_cap = dm->dm_cap * 2 + 16;
+		nm = xcalloc(dm->dm_cap, sizeof(*nm));
+		if (dm->dm_n > 0)
+			memcpy(nm, dm->dm_maps, dm->dm_n * sizeof(*nm));
+		free(dm->dm_maps);
+		dm->dm_maps = nm;
 	}
-	return fd;
-}
-
-static int
-recv_all(int fd, void *buf, size_t len)
-{
-	return recv(fd, buf, len, MSG_WAITALL) == (ssize_t)len ? 0 : -1;
+	dm->dm_maps[dm->dm_n].um_start = e->ume_start;
+	dm->dm_maps[dm->dm_n].um_end = e->ume_end;
+	dm->dm_maps[dm->dm_n].um_off = e->ume_off;
+	dm->dm_maps[dm->dm_n].um_path = xstrdup(path);
+	dm->dm_n++;
+	return 0;
 }
 
 ssize_t
 dtd_maps(pid_t pid, struct bt_umap **mapsp)
 {
-	struct {
-		struct udt_hello	h;
-		struct udt_maps_req	r;
-	} q;
-	struct udt_maps_hdr h;
-	struct udt_maps_ent e;
-	struct bt_umap *maps = NULL;
-	size_t i, n = 0;
-	int fd;
+	struct dtdmaps dm = { NULL, 0, 0 };
+	size_t i;
 
 	*mapsp = NULL;
-	if ((fd = dtd_connect()) == -1)
+	if (udt_mapsq(NULL, pid, dtd_maps_one, &dm) != 0) {
+		for (i = 0; i < dm.dm_n; i++)
+			free(dm.dm_maps[i].um_path);
+		free(dm.dm_maps);
 		return -1;
-	memset(&q, 0, sizeof(q));
-	q.h.uh_magic = UDT_MAGIC;
-	q.h.uh_version = UDT_VERSION;
-	q.h.uh_flags = UDT_HELLO_MAPS;
-	q.r.umr_pid = pid;
-	if (send(fd, &q, sizeof(q), MSG_NOSIGNAL) != (ssize_t)sizeof(q) ||
-	    recv_all(fd, &h, sizeof(h)) == -1 || h.umh_magic != UDT_MAGIC ||
-	    h.umh_error != 0 || h.umh_count > DTDMAPS_MAX)
-		goto fail;
-	maps = xcalloc(h.umh_count + 1, sizeof(*maps));
-	for (i = 0; i < h.umh_count; i++) {
-		if (recv_all(fd, &e, sizeof(e)) == -1 ||
-		    e.ume_pathlen == 0 || e.ume_pathlen >= 4096 ||
-		    e.ume_end <= e.ume_start)
-			goto fail;
-		maps[n].um_path = xcalloc(1, e.ume_pathlen + 1);
-		maps[n].um_start = e.ume_start;
-		maps[n].um_end = e.ume_end;
-		maps[n].um_off = e.ume_off;
-		n++;
-		if (recv_all(fd, maps[n - 1].um_path, e.ume_pathlen) == -1 ||
-		    memchr(maps[n - 1].um_path, '\0', e.ume_pathlen) != NULL)
-			goto fail;
 	}
-	close(fd);
-	*mapsp = maps;
-	return (ssize_t)n;
-fail:
-	close(fd);
-	for (i = 0; i < n; i++)
-		free(maps[i].um_path);
-	free(maps);
-	return -1;
+	*mapsp = dm.dm_maps;		/* NULL when there were none */
+	return (ssize_t)dm.dm_n;
 }

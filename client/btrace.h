@@ -257,7 +257,8 @@ struct bt_umap {
 };
 /*
  * pid's executable file mappings as dtd knows them, even after pid
- * exited: how many, with *mapsp malloc'ed (paths too), or -1.  Main
+ * exited: how many, with *mapsp malloc'ed (paths too; NULL for none),
+ * or -1.  Main
  * thread (btrace has no other); blocks at most about a second.
  */
 ssize_t			 dtd_maps(pid_t, struct bt_umap **);

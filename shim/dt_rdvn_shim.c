@@ -31,10 +31,6 @@
  *
  * Every other ioctl goes straight through at the cost of one compare.
  */
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
-
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +43,8 @@
 
 #include <dev/dt/dtvar.h>
 #include <userdt/udt_wire.h>
+
+#include "udt_mapsq.h"
 
 typedef int (*ioctl_fn)(int, unsigned long, ...);
 
@@ -78,6 +76,22 @@ dtshim_open_mapping(pid_t pid, uintptr_t start)
 	return fd;
 }
 
+struct dtshim_kept {
+	uintptr_t	dk_start;
+	int		dk_fd;
+};
+
+static int
+dtshim_kept_one(void *arg, const struct udt_maps_ent *e, const char *path)
+{
+	struct dtshim_kept *dk = arg;
+
+	if (e->ume_start != dk->dk_start)
+		return 0;
+	dk->dk_fd = open(path, O_RDONLY | O_CLOEXEC);
+	return 1;
+}
+
 /*
  * The file dtd says was mapped at start in pid, which has exited; opened
  * read-only, or -1.
@@ -85,53 +99,10 @@ dtshim_open_mapping(pid_t pid, uintptr_t start)
 static int
 dtshim_open_kept(pid_t pid, uintptr_t start)
 {
-	struct {
-		struct udt_hello	h;
-		struct udt_maps_req	r;
-	} q;
-	struct timeval tv = { 1, 0 };
-	struct sockaddr_un sun;
-	struct udt_maps_hdr h;
-	struct udt_maps_ent e;
-	char file[4096];
-	const char *sock;
-	uint32_t i;
-	int s, fd = -1;
+	struct dtshim_kept dk = { start, -1 };
 
-	if ((sock = getenv(UDT_SOCKET_ENV)) == NULL || *sock == '\0')
-		sock = UDT_SOCKET_DEFAULT;
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(sock) >= sizeof(sun.sun_path))
-		return -1;
-	memcpy(sun.sun_path, sock, strlen(sock) + 1);
-	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	memset(&q, 0, sizeof(q));
-	q.h.uh_magic = UDT_MAGIC;
-	q.h.uh_version = UDT_VERSION;
-	q.h.uh_flags = UDT_HELLO_MAPS;
-	q.r.umr_pid = pid;
-	if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
-	    send(s, &q, sizeof(q), MSG_NOSIGNAL) != (ssize_t)sizeof(q) ||
-	    recv(s, &h, sizeof(h), MSG_WAITALL) != (ssize_t)sizeof(h) ||
-	    h.umh_magic != UDT_MAGIC || h.umh_error != 0)
-		goto out;
-	for (i = 0; i < h.umh_count; i++) {
-		if (recv(s, &e, sizeof(e), MSG_WAITALL) != (ssize_t)sizeof(e) ||
-		    e.ume_pathlen >= sizeof(file) || recv(s, file,
-		    e.ume_pathlen, MSG_WAITALL) != (ssize_t)e.ume_pathlen)
-			break;
-		file[e.ume_pathlen] = '\0';
-		if (e.ume_start == start && file[0] == '/') {
-			fd = open(file, O_RDONLY | O_CLOEXEC);
-			break;
-		}
-	}
-out:
-	close(s);
-	return fd;
+	(void)udt_mapsq(NULL, pid, dtshim_kept_one, &dk);
+	return dk.dk_fd;
 }
 
 int

@@ -1,0 +1,117 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/* The maps query's client: see udt_mapsq.h. */
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "udt_mapsq.h"
+
+#define UDT_MAPSQ_MAX	4096	/* entries believed in one answer */
+#define UDT_MAPSQ_PATH	4096	/* PATH_MAX, with its NUL */
+
+static int
+udt_mapsq_recv(int fd, void *buf, size_t len)
+{
+	ssize_t n = recv(fd, buf, len, MSG_WAITALL);
+
+	if (n == (ssize_t)len)
+		return 0;
+	if (n >= 0)
+		errno = EPROTO;		/* dtd closed mid-answer */
+	return -1;
+}
+
+int
+udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
+{
+	struct {
+		struct udt_hello	h;
+		struct udt_maps_req	r;
+	} q;
+	/* dtd answers from memory or /proc at once: never hang on it. */
+	struct timeval tv = { 1, 0 };
+	struct sockaddr_un sun;
+	struct udt_maps_hdr h;
+	struct udt_maps_ent e;
+	char path[UDT_MAPSQ_PATH];
+	uint32_t i;
+	int fd, rv = -1, error;
+
+	if (sock == NULL && ((sock = getenv(UDT_SOCKET_ENV)) == NULL ||
+	    *sock == '\0'))
+		sock = UDT_SOCKET_DEFAULT;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(sock) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sun.sun_path, sock, strlen(sock) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	memset(&q, 0, sizeof(q));
+	q.h.uh_magic = UDT_MAGIC;
+	q.h.uh_version = UDT_VERSION;
+	q.h.uh_flags = UDT_HELLO_MAPS;
+	q.r.umr_pid = pid;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    send(fd, &q, sizeof(q), MSG_NOSIGNAL) != (ssize_t)sizeof(q) ||
+	    udt_mapsq_recv(fd, &h, sizeof(h)) == -1)
+		goto out;
+	if (h.umh_magic != UDT_MAGIC || h.umh_version != UDT_VERSION ||
+	    h.umh_count > UDT_MAPSQ_MAX) {
+		errno = EPROTO;
+		goto out;
+	}
+	if (h.umh_error != 0) {
+		errno = (int)h.umh_error;
+		goto out;
+	}
+	for (i = 0; i < h.umh_count; i++) {
+		if (udt_mapsq_recv(fd, &e, sizeof(e)) == -1)
+			goto out;
+		/* Every byte is dtd's word, but a path is a path. */
+		if (e.ume_pathlen == 0 || e.ume_pathlen >= sizeof(path) ||
+		    e.ume_end <= e.ume_start) {
+			errno = EPROTO;
+			goto out;
+		}
+		if (udt_mapsq_recv(fd, path, e.ume_pathlen) == -1)
+			goto out;
+		path[e.ume_pathlen] = '\0';
+		if (strlen(path) != e.ume_pathlen || path[0] != '/') {
+			errno = EPROTO;
+			goto out;
+		}
+		if ((rv = fn(arg, &e, path)) != 0)
+			goto out;
+	}
+	rv = 0;
+out:
+	error = errno;
+	close(fd);
+	errno = error;
+	return rv;
+}

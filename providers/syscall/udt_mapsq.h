@@ -1,0 +1,49 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * udt_mapsq: the client side of dtd's maps query (UDT_HELLO_MAPS in
+ * userdt/udt_wire.h), shared by btrace, which symbolises the stacks of
+ * traced processes that have exited, and by the DTIOCRDVNODE client
+ * shim, which opens their files.
+ */
+#ifndef UDT_MAPSQ_H
+#define UDT_MAPSQ_H
+
+#include <sys/types.h>
+
+#include <userdt/udt_wire.h>
+
+/*
+ * Called once per mapping, in address order, with its entry and its path
+ * (NUL-terminated, absolute).  Return 0 to go on, anything else to stop
+ * the query there (udt_mapsq() then returns that value).
+ */
+typedef int	udt_mapsq_fn(void *arg, const struct udt_maps_ent *,
+		    const char *path);
+
+/*
+ * Ask the dtd at ingest socket sock (NULL: $USERDT_SOCKET, else
+ * UDT_SOCKET_DEFAULT) for the executable file mappings it knows of pid,
+ * alive or kept after it exited.  0 when every entry was passed to fn,
+ * fn's non-zero value when it stopped, -1 with errno: dtd's refusal
+ * (ESRCH, EPERM: root only), EPROTO for a malformed answer, or what the
+ * socket said.  Waits at most about a second for dtd.  Any thread;
+ * allocates nothing.
+ */
+int	udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg);
+
+#endif /* UDT_MAPSQ_H */
