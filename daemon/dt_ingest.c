@@ -32,6 +32,9 @@
  * died (dt_ingest_adopt.c), so that each reconnects on its next hooked
  * call.
  *
+ * Tracees may stamp records with the time stamp counter, which
+ * dt_ingest_tsc.c turns into CLOCK_REALTIME.
+ *
  * In the profile provider's timer mode (dt_ptimer.h) the same rings
  * carry profile samples (UDT_PROBE_PROFILE), validated as strictly and
  * handed to dt_ptimer_put(), and the tables carry the sampling period,
@@ -108,20 +111,6 @@ static pthread_t	 dti_accept_thr, dti_drain_thr;	/* [I] */
 static int		 dti_running;		/* [I] */
 static char		 dti_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
-/*
- * Time stamp counter to CLOCK_REALTIME (UDT_W_TSC).  Calibrated once at
- * start against CLOCK_MONOTONIC_RAW, refined by the drain thread over a
- * growing baseline; each drain pass takes a fresh (TSC, realtime) pair
- * and converts records relative to it, so an event a few milliseconds
- * old carries at most the error of a few milliseconds' worth of ticks.
- */
-static int		 dti_tsc_ok;		/* [I] */
-static uint64_t		 dti_tsc0, dti_raw0;	/* [I] calibration start */
-static double		 dti_tsc_ns;		/* [D] ns per tick */
-static uint64_t		 dti_ref_tsc;		/* [D] this pass's pair */
-static int64_t		 dti_ref_rt;		/* [D] */
-static int64_t		 dti_tsc_span;		/* [D] ticks in 10 s */
-
 static struct {
 	atomic_uint_fast64_t	attached, records, garbage, lost, recur;
 	atomic_uint_fast64_t	adopted;
@@ -135,80 +124,6 @@ dti_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-dti_clock(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* A TSC value and clk read as closely together as we can. */
-static void
-dti_tsc_pair(clockid_t clk, uint64_t *tsc, uint64_t *ns)
-{
-	uint64_t a, b;
-
-	a = __builtin_ia32_rdtsc();
-	*ns = dti_clock(clk);
-	b = __builtin_ia32_rdtsc();
-	*tsc = a + (b - a) / 2;
-}
-
-/*
- * Offer TSC stamps only where the kernel itself trusts the TSC as its
- * clock source (invariant and in step across CPUs).  Sleeps 20 ms once,
- * at start, to measure its rate.
- */
-static void
-dti_tsc_calibrate(void)
-{
-	struct timespec pause = { 0, 20000000 };
-	char src[32] = "";
-	uint64_t tsc1, raw1;
-	FILE *f;
-
-	f = fopen("/sys/devices/system/clocksource/clocksource0/"
-	    "current_clocksource", "re");
-	if (f == NULL)
-		return;
-	if (fgets(src, sizeof(src), f) == NULL)
-		src[0] = '\0';
-	fclose(f);
-	if (strcmp(src, "tsc\n") != 0)
-		return;
-	dti_tsc_pair(CLOCK_MONOTONIC_RAW, &dti_tsc0, &dti_raw0);
-	nanosleep(&pause, NULL);
-	dti_tsc_pair(CLOCK_MONOTONIC_RAW, &tsc1, &raw1);
-	if (tsc1 <= dti_tsc0 || raw1 <= dti_raw0)
-		return;
-	dti_tsc_ns = (double)(raw1 - dti_raw0) / (double)(tsc1 - dti_tsc0);
-	/* Between 100 MHz and 20 GHz, or something is wrong. */
-	if (dti_tsc_ns < 0.05 || dti_tsc_ns > 10)
-		return;
-	dti_tsc_span = (int64_t)(10e9 / dti_tsc_ns);
-	dti_ref_tsc = tsc1;
-	dti_ref_rt = (int64_t)dti_clock(CLOCK_REALTIME);
-	dti_tsc_ok = 1;
-}
-
-/* Start of a drain pass: a fresh reference pair, a better rate. */
-static void
-dti_tsc_ref(void)
-{
-	uint64_t raw, tsc, rt;
-
-	if (!dti_tsc_ok)
-		return;
-	dti_tsc_pair(CLOCK_MONOTONIC_RAW, &tsc, &raw);
-	if (tsc > dti_tsc0 && raw > dti_raw0)
-		dti_tsc_ns = (double)(raw - dti_raw0) /
-		    (double)(tsc - dti_tsc0);
-	dti_tsc_pair(CLOCK_REALTIME, &dti_ref_tsc, &rt);
-	dti_ref_rt = (int64_t)rt;
 }
 
 void
@@ -301,11 +216,8 @@ dti_valid(const struct udt_rec *r)
 	if (r->ur_cpu >= dt_dev_ncpus() || r->ur_tid <= 0)
 		return 0;
 	if (r->ur_flags & UDT_R_TSC) {
-		int64_t d = (int64_t)((uint64_t)r->ur_nsec - dti_ref_tsc);
-
-		/* Within 10 s of now, from a dtd that offered TSC stamps. */
-		if (!dti_tsc_ok || r->ur_sec != 0 || r->ur_nsec < 0 ||
-		    d > dti_tsc_span || d < -dti_tsc_span)
+		if (r->ur_sec != 0 || r->ur_nsec < 0 ||
+		    !dt_tsc_near((uint64_t)r->ur_nsec))
 			return 0;
 	} else if (r->ur_sec < 0 || r->ur_nsec < 0 ||
 	    r->ur_nsec >= 1000000000)
@@ -326,8 +238,7 @@ dti_emit(const struct dti_proc *dp, const struct udt_rec *r)
 	ev.dtev_pid = dp->dp_pid;
 	ev.dtev_tid = r->ur_tid;
 	if (r->ur_flags & UDT_R_TSC) {
-		int64_t ns = dti_ref_rt + (int64_t)((double)(int64_t)
-		    ((uint64_t)r->ur_nsec - dti_ref_tsc) * dti_tsc_ns);
+		int64_t ns = dt_tsc_realtime((uint64_t)r->ur_nsec);
 
 		ev.dtev_tsp.tv_sec = ns / 1000000000;
 		ev.dtev_tsp.tv_nsec = ns % 1000000000;
@@ -589,7 +500,7 @@ dti_drain_main(void *arg)
 		n = 0;
 		gone = 0;
 		now = dti_now();
-		dti_tsc_ref();
+		dt_tsc_ref();
 		if (now - lastreap >= DTI_REAP_NSEC) {
 			dti_reap();
 			lastreap = now;
@@ -796,7 +707,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 	w.uw_magic = UDT_MAGIC;
 	w.uw_version = UDT_VERSION;
 	w.uw_nslots = nslots;
-	w.uw_flags = (dti_tsc_ok ? UDT_W_TSC : 0) |
+	w.uw_flags = (dt_tsc_ok() ? UDT_W_TSC : 0) |
 	    (dt_ptimer_enabled() ? UDT_W_PTIMER : 0);
 	w.uw_ringsize = UDT_RING_SIZE(nslots);
 	w.uw_tabsize = UDT_TAB_SIZE;
@@ -885,7 +796,7 @@ dt_ingest_begin(const char *path)
 		goto fail;
 	}
 	atomic_store(&dti_stop, 0);
-	dti_tsc_calibrate();
+	dt_tsc_calibrate();
 	if ((error = pthread_create(&dti_drain_thr, NULL, dti_drain_main,
 	    NULL)) != 0)
 		goto fail;

@@ -86,4 +86,19 @@ struct udt_hello;
 void	dt_ingest_serve(int fd, const struct ucred *cr,
 	    const struct udt_hello *h, const struct udt_maps_req *rq);
 
+/*
+ * Tracees' TSC stamps (dt_ingest_tsc.c).  dt_tsc_calibrate(): once, in
+ * dt_ingest_begin() before the threads exist; it sleeps 20 ms where the
+ * kernel's clock source is the TSC, else leaves TSC stamps off.
+ * dt_tsc_ok(): whether tracees may send them (any thread, after that).
+ * The drain thread only: dt_tsc_ref() at the start of a pass takes a
+ * fresh reference; dt_tsc_near() says whether a stamp lies within 10 s
+ * of it (a stamp further off is garbage); dt_tsc_realtime() converts.
+ */
+void	dt_tsc_calibrate(void);
+int	dt_tsc_ok(void);
+void	dt_tsc_ref(void);
+int	dt_tsc_near(uint64_t tsc);
+int64_t	dt_tsc_realtime(uint64_t tsc);
+
 #endif /* DT_INGEST_H */

@@ -1,0 +1,138 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Tracees' time stamp counter values to CLOCK_REALTIME (UDT_W_TSC): a
+ * tracee reads the TSC (a few ns) instead of calling clock_gettime().
+ * Calibrated once at start against CLOCK_MONOTONIC_RAW, refined by the
+ * drain thread over a growing baseline; each drain pass takes a fresh
+ * (TSC, realtime) pair and converts records relative to it, so an event a
+ * few milliseconds old carries at most the error of a few milliseconds'
+ * worth of ticks.
+ *
+ * Locks used to protect the globals in this file:
+ *	[I]	set by dt_tsc_calibrate() before the ingest threads exist
+ *	[D]	the drain thread only
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "dt_ingest.h"
+
+static int		 dti_tsc_ok;		/* [I] */
+static uint64_t		 dti_tsc0, dti_raw0;	/* [I] calibration start */
+static double		 dti_tsc_ns;		/* [D] ns per tick */
+static uint64_t		 dti_ref_tsc;		/* [D] this pass's pair */
+static int64_t		 dti_ref_rt;		/* [D] */
+static int64_t		 dti_tsc_span;		/* [D] ticks in 10 s */
+
+static uint64_t
+dti_clock(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A TSC value and clk read as closely together as we can. */
+static void
+dti_tsc_pair(clockid_t clk, uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t a, b;
+
+	a = __builtin_ia32_rdtsc();
+	*ns = dti_clock(clk);
+	b = __builtin_ia32_rdtsc();
+	*tsc = a + (b - a) / 2;
+}
+
+/*
+ * Offer TSC stamps only where the kernel itself trusts the TSC as its
+ * clock source (invariant and in step across CPUs).  Sleeps 20 ms once,
+ * at start, to measure its rate.
+ */
+void
+dt_tsc_calibrate(void)
+{
+	struct timespec pause = { 0, 20000000 };
+	char src[32] = "";
+	uint64_t tsc1, raw1;
+	FILE *f;
+
+	f = fopen("/sys/devices/system/clocksource/clocksource0/"
+	    "current_clocksource", "re");
+	if (f == NULL)
+		return;
+	if (fgets(src, sizeof(src), f) == NULL)
+		src[0] = '\0';
+	fclose(f);
+	if (strcmp(src, "tsc\n") != 0)
+		return;
+	dti_tsc_pair(CLOCK_MONOTONIC_RAW, &dti_tsc0, &dti_raw0);
+	nanosleep(&pause, NULL);
+	dti_tsc_pair(CLOCK_MONOTONIC_RAW, &tsc1, &raw1);
+	if (tsc1 <= dti_tsc0 || raw1 <= dti_raw0)
+		return;
+	dti_tsc_ns = (double)(raw1 - dti_raw0) / (double)(tsc1 - dti_tsc0);
+	/* Between 100 MHz and 20 GHz, or something is wrong. */
+	if (dti_tsc_ns < 0.05 || dti_tsc_ns > 10)
+		return;
+	dti_tsc_span = (int64_t)(10e9 / dti_tsc_ns);
+	dti_ref_tsc = tsc1;
+	dti_ref_rt = (int64_t)dti_clock(CLOCK_REALTIME);
+	dti_tsc_ok = 1;
+}
+
+/* Start of a drain pass: a fresh reference pair, a better rate. */
+void
+dt_tsc_ref(void)
+{
+	uint64_t raw, tsc, rt;
+
+	if (!dti_tsc_ok)
+		return;
+	dti_tsc_pair(CLOCK_MONOTONIC_RAW, &tsc, &raw);
+	if (tsc > dti_tsc0 && raw > dti_raw0)
+		dti_tsc_ns = (double)(raw - dti_raw0) /
+		    (double)(tsc - dti_tsc0);
+	dti_tsc_pair(CLOCK_REALTIME, &dti_ref_tsc, &rt);
+	dti_ref_rt = (int64_t)rt;
+}
+
+int
+dt_tsc_ok(void)
+{
+	return dti_tsc_ok;
+}
+
+/* Within 10 s of the current reference, from a dtd that offered TSC. */
+int
+dt_tsc_near(uint64_t tsc)
+{
+	int64_t d = (int64_t)(tsc - dti_ref_tsc);
+
+	return dti_tsc_ok && d <= dti_tsc_span && d >= -dti_tsc_span;
+}
+
+int64_t
+dt_tsc_realtime(uint64_t tsc)
+{
+	return dti_ref_rt + (int64_t)((double)(int64_t)(tsc - dti_ref_tsc) *
+	    dti_tsc_ns);
+}
