@@ -354,7 +354,7 @@ storm(long n)
 
 #define JUMP_JUMPS	10
 #define JUMP_FORKS	4
-#define JUMP_NS		3000000000LL	/* give up on hits after that */
+#define JUMP_NS		10000000000LL	/* give up on hits after that */
 
 static uintptr_t		jump_lo, jump_hi;	/* the preload's code */
 static sigjmp_buf		jump_buf;
