@@ -315,6 +315,7 @@ udt_pt_trampoline(void *v)
 	pid_t tid;
 
 	free(v);
+	udt_sud_thread();
 	tid = (pid_t)udt_gettid();
 	udt_thread.ut_inlib = 1;
 	(void)udt_prof_thread_add(tid);
@@ -339,12 +340,16 @@ pthread_create(pthread_t *restrict thr, const pthread_attr_t *restrict attr,
 	int error;
 
 	if (__predict_true(!__atomic_load_n(&udt_pt_watching,
-	    __ATOMIC_RELAXED)) || (ps = malloc(sizeof(*ps))) == NULL)
+	    __ATOMIC_RELAXED) && !udt_sud_active) ||
+	    (ps = malloc(sizeof(*ps))) == NULL)
 		return create(thr, attr, fn, arg);
 	ps->ps_fn = fn;
 	ps->ps_arg = arg;
 	if ((error = create(thr, attr, udt_pt_trampoline, ps)) != 0)
 		free(ps);
+	/* Its clone went through undispatched: dispatch this thread again. */
+	if (udt_sud_active)
+		udt_thread.ut_sud = 1;
 	return error;
 }
 

@@ -15,14 +15,16 @@
  */
 
 /*
- * dtrun [-s socket] command [arg ...]
+ * dtrun [-a] [-s socket] command [arg ...]
  *
  * Run a command with the syscall provider's preload library, so that
  * dtd sees its system calls (and those of its children, which inherit
  * the environment).  The library is the one built beside dtrun when dtrun
  * runs from its build tree, else the installed one; USERDT_PRELOAD
  * overrides both (udt_launch.h).  The socket defaults to $USERDT_SOCKET,
- * then to /run/userdt/ingest.sock.
+ * then to /run/userdt/ingest.sock.  -a turns on all-calls mode
+ * (USERDT_ALLCALLS=1, udt_sud.c): libc's own system calls too, at the
+ * price of a signal per call.
  */
 #include <err.h>
 #include <limits.h>
@@ -35,7 +37,7 @@
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: dtrun [-s socket] command [arg ...]\n");
+	fprintf(stderr, "usage: dtrun [-a] [-s socket] command [arg ...]\n");
 	exit(2);
 }
 
@@ -46,8 +48,12 @@ main(int argc, char *argv[])
 	const char *sock = NULL;
 	int ch;
 
-	while ((ch = getopt(argc, argv, "+s:")) != -1) {
+	while ((ch = getopt(argc, argv, "+as:")) != -1) {
 		switch (ch) {
+		case 'a':
+			if (setenv("USERDT_ALLCALLS", "1", 1) == -1)
+				err(1, "environment");
+			break;
 		case 's':
 			sock = optarg;
 			break;

@@ -307,6 +307,8 @@ udt_fork_child(void)
 	udt_attaching = 0;
 	udt_ptimer_fork_child();
 	udt_attach_locked(UDT_ATTACH_CHILD);
+	/* Dispatch is not inherited. */
+	udt_sud_thread();
 }
 
 static int
@@ -353,4 +355,6 @@ udt_init(void)
 	pthread_atfork(NULL, NULL, udt_fork_child);
 	/* After udt_fork_child: its atfork child handler runs later. */
 	udt_ptimer_init();
+	/* Last: from here on libc's own system calls trap. */
+	udt_sud_init();
 }

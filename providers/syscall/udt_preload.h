@@ -157,6 +157,17 @@ void	udt_ptimer_fork_child(void) UDT_HIDDEN;
 void	udt_attach(void) UDT_HIDDEN;
 
 /*
+ * All-calls mode (udt_sud.c), on when the environment has
+ * UDT_SUD_ENV=1: udt_sud_init() from the constructor, after the first
+ * attach; udt_sud_thread() turns dispatch on for the calling thread (a
+ * new thread's first code, a fork child), async-signal-safe.
+ */
+#define UDT_SUD_ENV	"USERDT_ALLCALLS"
+extern int	udt_sud_active UDT_HIDDEN;	/* [I] */
+void	udt_sud_init(void) UDT_HIDDEN;
+void	udt_sud_thread(void) UDT_HIDDEN;
+
+/*
  * In a new child process (fork, _Fork, syscall(SYS_fork)): drop the
  * parent's ring and attach on our own.  Only the calling thread exists;
  * raw system calls only.
@@ -187,6 +198,8 @@ struct udt_thread {
 	struct udt_rec	*ut_rec;	/* [t] reserved, not committed yet */
 	uint64_t	ut_ticket;	/* [t] ut_rec's ticket */
 	int		ut_inlib;	/* [t] the library's own calls */
+	char		ut_sud;		/* [t] dispatch selector, udt_sud.c */
+	void		*ut_uc;		/* [t] the SIGSYS context it records */
 	int		ut_tid;		/* [t] gettid(), 0: unknown */
 	unsigned int	ut_commgen;	/* [t] udt_commgen of ut_comm */
 	char		ut_comm[UDT_COMMLEN];	/* [t] */

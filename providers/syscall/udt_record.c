@@ -157,7 +157,28 @@ udt_ustack(uint64_t *pcs)
 	 */
 	udt_thread.ut_unwinding = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	n = unw_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
+	if (udt_thread.ut_uc != NULL) {
+		/*
+		 * All-calls mode: from the system call instruction the
+		 * SIGSYS interrupted, as dt(4)'s first entry is the PC of
+		 * the system call.  (amd64: unw_context_t is ucontext_t.)
+		 */
+		unw_cursor_t cur;
+		unw_word_t ip;
+
+		n = 0;
+		if (unw_init_local2(&cur, (unw_context_t *)udt_thread.ut_uc,
+		    UNW_INIT_SIGNAL_FRAME) == 0) {
+			do {
+				if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 ||
+				    ip == 0)
+					break;
+				ips[n++] = (void *)(uintptr_t)ip;
+			} while (n < (int)(sizeof(ips) / sizeof(ips[0])) &&
+			    unw_step(&cur) > 0);
+		}
+	} else
+		n = unw_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	udt_thread.ut_unwinding = 0;
 	for (i = 0; i < n && k < UDT_STACK_MAX; i++) {
@@ -294,7 +315,14 @@ udt_slow(unsigned int idx, enum udt_rtype rt, udt_fn_t *slot,
 	 * that succeeds leaves it alone, so the program must see its own.
 	 */
 	error = errno;
-	en = udt_enab16(idx) & 0xff;
+	/*
+	 * All-calls mode records the call where it enters the kernel
+	 * (udt_sud.c); here only dispatch is turned back on, in case a
+	 * thread-creating clone left it off.
+	 */
+	if (__predict_false(udt_sud_active))
+		udt_thread.ut_sud = 1;
+	en = udt_sud_active ? 0 : udt_enab16(idx) & 0xff;
 	if (en != 0)
 		udt_emit(2 * idx, en, args, 0, 0, 0);
 	errno = error;
@@ -313,7 +341,7 @@ udt_slow(unsigned int idx, enum udt_rtype rt, udt_fn_t *slot,
 		udt_fork_child();
 
 	/* Re-read: a fork child has a new table, the call may have waited. */
-	en = udt_enab16(idx) >> 8;
+	en = udt_sud_active ? 0 : udt_enab16(idx) >> 8;
 	if (en != 0) {
 		switch (rt) {
 		case UDT_RT_i:

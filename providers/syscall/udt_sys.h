@@ -48,6 +48,8 @@ udt_sys6(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 #define udt_sys2(n, a, b)	udt_sys6((n), (long)(a), (long)(b), 0, 0, 0, 0)
 #define udt_sys3(n, a, b, c)						\
 	udt_sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define udt_sys4(n, a, b, c, d)						\
+	udt_sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
 #define udt_sys5(n, a, b, c, d, e)					\
 	udt_sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
 

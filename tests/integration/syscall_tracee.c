@@ -46,6 +46,13 @@
  *	<calls after the pause> <sec> <nsec>", the last two the realtime
  *	clock in the middle of the pause.
  *
+ * syscall_tracee stdio PATH N
+ *	Only libc's own system calls, none through an exported wrapper:
+ *	N times fopen(PATH) and fclose() in the main thread, in a second
+ *	thread and in a fork child, a system("true") (posix_spawn), and
+ *	lines through stdio flushed to stdout, one write each.  Prints
+ *	"S <child pid> 2": two lines, two writes.
+ *
  * syscall_tracee loop IDX
  *	Prints "ready", then serves commands on stdin: "w K" makes K writes
  *	of IDX + 1 bytes to /dev/null and answers "done K"; "q" prints the
@@ -507,6 +514,58 @@ jump(void)
 	return 0;
 }
 
+static const char	*stdio_path;
+static long		 stdio_n;
+
+static int
+stdio_opens(void)
+{
+	FILE *f;
+	long i;
+
+	for (i = 0; i < stdio_n; i++) {
+		if ((f = fopen(stdio_path, "re")) == NULL)
+			return -1;
+		fclose(f);
+	}
+	return 0;
+}
+
+static void *
+stdio_thread(void *arg)
+{
+	*(int *)arg = stdio_opens();
+	return NULL;
+}
+
+static int
+stdio(const char *path, long n)
+{
+	pthread_t thr;
+	pid_t pid;
+	int status, terr = -1;
+
+	stdio_path = path;
+	stdio_n = n;
+	printf("opens\n");
+	fflush(stdout);
+	if (stdio_opens() != 0 ||
+	    pthread_create(&thr, NULL, stdio_thread, &terr) != 0)
+		return 2;
+	pthread_join(thr, NULL);
+	if (terr != 0)
+		return 3;
+	if ((pid = fork()) == 0)
+		_exit(stdio_opens() == 0 ? 0 : 1);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+		return 4;
+	if (system("true") != 0)
+		return 5;
+	printf("S %d 2\n", (int)pid);
+	fflush(stdout);
+	return 0;
+}
+
 static int
 loop(int idx)
 {
@@ -546,7 +605,9 @@ main(int argc, char *argv[])
 		return storm(strtol(argv[2], NULL, 10));
 	if (argc == 2 && strcmp(argv[1], "jump") == 0)
 		return jump();
+	if (argc == 4 && strcmp(argv[1], "stdio") == 0)
+		return stdio(argv[2], strtol(argv[3], NULL, 10));
 	fprintf(stderr, "usage: syscall_tracee calls PATH N | loop IDX | "
-	    "storm N | jump\n");
+	    "storm N | jump | stdio PATH N\n");
 	return 2;
 }

@@ -1,0 +1,375 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * All-calls mode (USERDT_ALLCALLS=1, dtrun -a): every system call of the
+ * traced program, not only those made through libc's exported wrappers,
+ * by Linux's Syscall User Dispatch.  The hooks see calls through the
+ * wrappers only: stdio's writes, fopen()'s openat and whatever libc does
+ * for itself go past them.  With dispatch on, a system call made from
+ * anywhere but this library's own text raises SIGSYS instead of entering
+ * the kernel; the handler records the entry, makes the call itself, from
+ * this library, records the return and puts the result where the
+ * program expects it.  The hooks then record nothing themselves (the
+ * call they pass on is caught like any other), so each call is seen once.
+ *
+ * The price: a signal per system call, a microsecond or two, which is why
+ * it is a mode and not the default.  Still far below ptrace's.
+ *
+ * Calls that cannot be made from inside a signal handler are made where
+ * they were, after the handler returned, by udt_sud_stub in this text:
+ *	rt_sigreturn	(a handler of the program returning: the frame is
+ *			the program's, not ours)
+ *	fork, vfork, clone and clone3 without CLONE_SETTLS (posix_spawn's
+ *			too), execve, execveat (the
+ *			child or the new image must not start inside our
+ *			handler, with its signal mask)
+ * and thread-creating clones (new stack and TLS: the stub could not find
+ * its way back there) are made in place with dispatch let through for
+ * the thread until its next hooked call (pthread_create() is one).
+ * rt_sigprocmask is made against the program's saved mask, so that the
+ * mask sigreturn restores is the one the program asked for.  SIGSYS is
+ * never let be blocked (a dispatch to a blocked SIGSYS kills): not by
+ * sigprocmask, not in the masks of the program's handlers (rt_sigaction),
+ * not in the temporary masks of rt_sigsuspend, ppoll and pselect6, not
+ * during our own handler (SA_NODEFER).  rt_sigaction for SIGSYS is kept
+ * for the program: its handler gets the SIGSYS that are not ours.
+ *
+ * Dispatch is per thread and not inherited: the constructor turns it on
+ * for the first thread, the pthread_create() hook for new ones, the fork
+ * child handler for the child.  Raw clone(2) threads run without it.
+ *
+ * Locks used to protect the globals below:
+ *	[I]	set by the constructor before other threads exist
+ *	[t]	per thread (TLS), read by the kernel at every system call
+ */
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "udt_preload.h"
+#include "udt_sys.h"
+#include "systab.h"
+
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH	59
+#define PR_SYS_DISPATCH_ON		1
+#define SYSCALL_DISPATCH_FILTER_ALLOW	0
+#define SYSCALL_DISPATCH_FILTER_BLOCK	1
+#endif
+#ifndef SYS_USER_DISPATCH
+#define SYS_USER_DISPATCH		2	/* si_code of SIGSYS */
+#endif
+#define UDT_SA_RESTORER			0x04000000
+#define UDT_CLONE_SETTLS		0x00080000
+#define UDT_SIGSYS_BIT			(1ULL << (SIGSYS - 1))
+
+/* The kernel's struct sigaction for rt_sigaction(2). */
+struct udt_ksigaction {
+	void		(*ka_handler)(int, siginfo_t *, void *);
+	unsigned long	ka_flags;
+	void		(*ka_restorer)(void);
+	uint64_t	ka_mask;
+};
+
+int			 udt_sud_active;	/* [I] all-calls mode */
+__thread uintptr_t	 udt_sud_ret	/* [t] where udt_sud_stub returns */
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+static struct udt_ksigaction udt_sud_prog;	/* the program's SIGSYS */
+
+/*
+ * In this library's text, so that its system calls are let through:
+ * the restorer of our handler (rt_sigreturn), and the place a deferred
+ * call is made, returning where the program's system call instruction
+ * would have.  rcx and r11 are the syscall instruction's to clobber.
+ */
+void	udt_sud_stub(void) UDT_HIDDEN;
+__asm__(
+	".text\n"
+	".globl udt_sud_stub\n"
+	".hidden udt_sud_stub\n"
+	".type udt_sud_stub, @function\n"
+	"udt_sud_stub:\n"
+	"	syscall\n"
+	"	movq udt_sud_ret@gottpoff(%rip), %r11\n"
+	"	jmp *%fs:(%r11)\n"
+	".size udt_sud_stub, .-udt_sud_stub\n"
+	".globl udt_sud_restorer\n"
+	".hidden udt_sud_restorer\n"
+	".type udt_sud_restorer, @function\n"
+	"udt_sud_restorer:\n"
+	"	movl $15, %eax\n"		/* rt_sigreturn */
+	"	syscall\n"
+	"	hlt\n"
+	".size udt_sud_restorer, .-udt_sud_restorer\n");
+void	udt_sud_restorer(void) UDT_HIDDEN;
+
+/*
+ * One call, made here, with its probes when they are enabled; user
+ * stacks from uc, the program's context (udt_ustack()).
+ */
+static long
+udt_sud_call(long nr, const long *a, void *uc)
+{
+	struct udt_thread *t = &udt_thread;
+	void *ouc = t->ut_uc;
+	unsigned int en = 0;
+	long r, rv;
+	int idx = -1, error;
+
+	if (nr >= 0 && nr < SYSTAB_LINUX_MAX &&
+	    (idx = systab_linux_index[nr]) >= 0)
+		en = udt_enab16((unsigned int)idx);
+	t->ut_uc = uc;
+	if (en & 0xff)
+		udt_emit(2 * (unsigned int)idx, en & 0xff, a, 0, 0, 0);
+	r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (idx >= 0 && (en = udt_enab16((unsigned int)idx) >> 8) != 0) {
+		error = r < 0 && r > -4096 ? (int)-r : 0;
+		rv = error != 0 ? -1 : r;
+		udt_emit(2 * (unsigned int)idx + 1, en, a, 1, rv, error);
+	}
+	t->ut_uc = ouc;
+	return r;
+}
+
+/*
+ * rt_sigprocmask for the program: made with the program's own mask in
+ * place (so "how" and the old set mean what they mean to it, and bad
+ * pointers fail as they would), the result kept in the frame sigreturn
+ * restores, and our mask put back.
+ */
+static long
+udt_sud_sigmask(ucontext_t *uc, const long *a)
+{
+	uint64_t hmask, pmask, *fmask = (uint64_t *)(void *)&uc->uc_sigmask;
+	long r;
+
+	if (a[3] != 8)
+		return -EINVAL;
+	udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &hmask, 8);
+	pmask = *fmask;
+	udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &pmask, NULL, 8);
+	r = udt_sys4(SYS_rt_sigprocmask, a[0], a[1], a[2], 8);
+	udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &pmask, 8);
+	udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &hmask, NULL, 8);
+	*fmask = pmask & ~UDT_SIGSYS_BIT;
+	return r;
+}
+
+/*
+ * rt_sigaction of the program.  For SIGSYS its action is kept aside for
+ * udt_sud_foreign().  For any other signal, SIGSYS leaves the handler's
+ * mask: a system call in a handler running with SIGSYS blocked would be
+ * dispatched to a blocked SIGSYS, which the kernel turns into death.
+ */
+static long
+udt_sud_sigaction(const long *a)
+{
+	struct udt_ksigaction *act = (void *)a[1], *old = (void *)a[2];
+	struct udt_ksigaction copy;
+
+	if (a[3] != 8)
+		return -EINVAL;
+	if (a[0] == SIGSYS) {
+		if (old != NULL)
+			*old = udt_sud_prog;
+		if (act != NULL)
+			udt_sud_prog = *act;
+		return 0;
+	}
+	if (act == NULL)
+		return udt_sys4(SYS_rt_sigaction, a[0], NULL, old, 8);
+	copy = *act;
+	copy.ka_mask &= ~UDT_SIGSYS_BIT;
+	return udt_sys4(SYS_rt_sigaction, a[0], &copy, old, 8);
+}
+
+/*
+ * The temporary masks of rt_sigsuspend, ppoll and pselect6 are in force
+ * while the handlers they wait for run: SIGSYS leaves them too.
+ */
+static long
+udt_sud_tmpmask(long nr, long *a, void *uc)
+{
+	uint64_t m;
+	struct {
+		const uint64_t	*ps_set;
+		size_t		 ps_len;
+	} *psd, pscopy;
+
+	switch (nr) {
+	case SYS_rt_sigsuspend:
+		if (a[0] != 0 && a[1] == 8) {
+			m = *(const uint64_t *)a[0] & ~UDT_SIGSYS_BIT;
+			a[0] = (long)&m;
+		}
+		return udt_sud_call(nr, a, uc);
+	case SYS_ppoll:
+		if (a[3] != 0 && a[4] == 8) {
+			m = *(const uint64_t *)a[3] & ~UDT_SIGSYS_BIT;
+			a[3] = (long)&m;
+		}
+		return udt_sud_call(nr, a, uc);
+	default:	/* SYS_pselect6 */
+		if ((psd = (void *)a[5]) != NULL && psd->ps_set != NULL &&
+		    psd->ps_len == 8) {
+			m = *psd->ps_set & ~UDT_SIGSYS_BIT;
+			pscopy.ps_set = &m;
+			pscopy.ps_len = 8;
+			a[5] = (long)&pscopy;
+		}
+		return udt_sud_call(nr, a, uc);
+	}
+}
+
+/* A SIGSYS that is not ours: the program's, as it asked. */
+static void
+udt_sud_foreign(int sig, siginfo_t *si, void *uc)
+{
+	void (*h)(int, siginfo_t *, void *) = udt_sud_prog.ka_handler;
+
+	if (h == (void *)SIG_IGN)
+		return;
+	if (h != (void *)SIG_DFL) {
+		if (udt_sud_prog.ka_flags & SA_SIGINFO)
+			h(sig, si, uc);
+		else
+			((void (*)(int))(void *)h)(sig);
+		return;
+	}
+	/* Its default: die of it, core and all. */
+	{
+		struct udt_ksigaction dfl = { 0 };
+		uint64_t sys = 1ULL << (SIGSYS - 1);
+
+		udt_sys4(SYS_rt_sigaction, SIGSYS, &dfl, NULL, 8);
+		udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &sys, NULL, 8);
+		udt_sys2(SYS_kill, udt_sys0(SYS_getpid), SIGSYS);
+	}
+}
+
+static void
+udt_sud_handler(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	greg_t *g = uc->uc_mcontext.gregs;
+	struct udt_thread *t = &udt_thread;
+	long nr, a[6], r;
+	int saved = errno;
+	char sel = t->ut_sud;
+
+	if (si->si_code != SYS_USER_DISPATCH) {
+		udt_sud_foreign(sig, si, ucv);
+		errno = saved;
+		return;
+	}
+	/*
+	 * Our own calls in here (libunwind's, libc's) go straight through.
+	 * A handler of the program that interrupts us may turn dispatch
+	 * back on (a hook does): then its calls come here, nested, which
+	 * SA_NODEFER allows, and each level puts back what it found.
+	 */
+	t->ut_sud = SYSCALL_DISPATCH_FILTER_ALLOW;
+	nr = si->si_syscall;
+	a[0] = g[REG_RDI];
+	a[1] = g[REG_RSI];
+	a[2] = g[REG_RDX];
+	a[3] = g[REG_R10];
+	a[4] = g[REG_R8];
+	a[5] = g[REG_R9];
+	switch (nr) {
+	case SYS_clone:
+	case SYS_clone3:
+		/* clone3's flags lead its struct clone_args (libc's own). */
+		if (!((nr == SYS_clone ? (uint64_t)a[0] :
+		    *(const uint64_t *)a[0]) & UDT_CLONE_SETTLS))
+			goto deferred;
+		/* In place, let through until this thread's next hook. */
+		g[REG_RAX] = nr;
+		g[REG_RIP] -= 2;
+		errno = saved;
+		return;
+	case SYS_rt_sigreturn:
+	case SYS_fork:
+	case SYS_vfork:
+	case SYS_execve:
+	case SYS_execveat:
+	deferred:
+		/* After sigreturn, from udt_sud_stub, back to the program. */
+		udt_sud_ret = (uintptr_t)g[REG_RIP];
+		g[REG_RAX] = nr;
+		g[REG_RIP] = (greg_t)(uintptr_t)udt_sud_stub;
+		t->ut_sud = sel;
+		errno = saved;
+		return;
+	case SYS_rt_sigprocmask:
+		r = udt_sud_sigmask(uc, a);
+		break;
+	case SYS_rt_sigaction:
+		r = udt_sud_sigaction(a);
+		break;
+	case SYS_rt_sigsuspend:
+	case SYS_ppoll:
+	case SYS_pselect6:
+		r = udt_sud_tmpmask(nr, a, uc);
+		break;
+	default:
+		r = udt_sud_call(nr, a, uc);
+		break;
+	}
+	g[REG_RAX] = r;
+	t->ut_sud = sel;
+	errno = saved;
+}
+
+void
+udt_sud_thread(void)
+{
+	struct udt_thread *t = &udt_thread;
+
+	if (!udt_sud_active)
+		return;
+	t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;
+	if (udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH,
+	    PR_SYS_DISPATCH_ON, udt_text_lo, udt_text_hi - udt_text_lo,
+	    &t->ut_sud) != 0)
+		t->ut_sud = SYSCALL_DISPATCH_FILTER_ALLOW;
+}
+
+void
+udt_sud_init(void)
+{
+	struct udt_ksigaction sa;
+	const char *env = getenv(UDT_SUD_ENV);
+
+	if (env == NULL || strcmp(env, "1") != 0 || udt_text_lo == 0)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.ka_handler = udt_sud_handler;
+	/* SA_NODEFER: see udt_sud_handler(); SIGSYS is never blocked. */
+	sa.ka_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | UDT_SA_RESTORER;
+	sa.ka_restorer = udt_sud_restorer;
+	if (udt_sys4(SYS_rt_sigaction, SIGSYS, &sa, &udt_sud_prog, 8) != 0)
+		return;
+	udt_sud_active = 1;
+	udt_sud_thread();
+}
