@@ -234,14 +234,8 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	mytid = gettid();
 
-	/* No kernel symbols: nothing here reads them. */
-	if (dtt_dtd_init(&dd, "udt-syscall") == -1 ||
-	    dtt_dtd_start(&dd, argv[1], (char *[]){ "--no-ksyms", NULL }, NULL,
-	    0) == -1 || (fd = dtt_open(dd.dd_dev)) == -1 ||
-	    (pi = dtt_plist(fd, &npi)) == NULL) {
-		warn("setup");
+	if (st_setup(&dd, "udt-syscall", argv[1], &fd, &pi, &npi) != 0)
 		goto out;
-	}
 	for (i = 0; i < npi; i++)
 		if (strcmp(pi[i].dtpi_prov, "syscall") == 0) {
 			if (first == 0)

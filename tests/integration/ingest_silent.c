@@ -25,7 +25,6 @@
  * the silent connections closed by dtd in the end.
  */
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <err.h>
 #include <errno.h>
@@ -44,24 +43,6 @@
 #define NPARTIAL	10	/* root's, with half a hello */
 #define NOBODY		65534
 #define FAST_MS		1000	/* half the preload library's patience */
-
-static int
-connect_to(const char *sock)
-{
-	struct sockaddr_un sun;
-	int fd;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 static double
 ms_since(const struct timespec *t0)
@@ -110,13 +91,8 @@ main(int argc, char *argv[])
 		fprintf(stderr, "usage: ingest_silent DTD\n");
 		return 2;
 	}
-	if (dtt_dtd_init(&dd, "udt-silent") == -1 ||
-	    dtt_dtd_start(&dd, argv[1], (char *[]){ "--no-ksyms", NULL }, NULL,
-	    0) == -1 || (fd = dtt_open(dd.dd_dev)) == -1 ||
-	    (pi = dtt_plist(fd, &npi)) == NULL) {
-		warn("setup");
+	if (st_setup(&dd, "udt-silent", argv[1], &fd, &pi, &npi) != 0)
 		goto out;
-	}
 	for (i = 0; i < npi; i++)
 		if (strcmp(pi[i].dtpi_prov, "syscall") == 0)
 			nsys++;
@@ -132,7 +108,7 @@ main(int argc, char *argv[])
 		if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
 			_exit(1);
 		for (n = 0; n < NSILENT; n++)
-			if ((mine[n] = connect_to(dd.dd_sock)) == -1)
+			if ((mine[n] = dtt_connect(dd.dd_sock)) == -1)
 				_exit(1);
 		(void)write(up[1], "u", 1);
 		(void)read(go[0], &c, 1);	/* until the parent is done */
@@ -149,7 +125,7 @@ main(int argc, char *argv[])
 
 	/* Root's: silent ones, then ones that stop after the magic. */
 	for (n = 0; n < NSILENT + NPARTIAL; n++) {
-		if ((silent[n] = connect_to(dd.dd_sock)) == -1)
+		if ((silent[n] = dtt_connect(dd.dd_sock)) == -1)
 			break;
 		if (n >= NSILENT &&
 		    send(silent[n], &magic, sizeof(magic), 0) != sizeof(magic))

@@ -46,6 +46,7 @@
 
 #include "dtt.h"
 #include "syscall_util.h"
+#include "udt_mapsq.h"
 
 extern char	**environ;
 
@@ -54,54 +55,40 @@ struct qmap {
 	char			path[4096];
 };
 
+struct qmaps {
+	struct qmap	*qm_q;
+	int		 qm_n, qm_max;
+};
+
+static int
+maps_one(void *arg, const struct udt_maps_ent *e, const char *path)
+{
+	struct qmaps *qm = arg;
+
+	if (qm->qm_n == qm->qm_max)
+		return 1;
+	qm->qm_q[qm->qm_n].e = *e;
+	snprintf(qm->qm_q[qm->qm_n].path, sizeof(qm->qm_q[0].path), "%s",
+	    path);
+	qm->qm_n++;
+	return 0;
+}
+
 /*
- * The maps query for pid on sock: entries (up to max) or -1 with the
- * refusal's errno in *error.
+ * The maps query for pid on sock, through the client btrace and the shim
+ * use: entries (up to max) or -1 with the refusal's errno in *error.
  */
 static int
 maps_query(const char *sock, pid_t pid, struct qmap *q, int max, int *error)
 {
-	struct {
-		struct udt_hello	h;
-		struct udt_maps_req	r;
-	} rq;
-	struct udt_maps_hdr h;
-	struct sockaddr_un sun;
-	int fd, i, n = -1;
+	struct qmaps qm = { q, 0, max };
 
-	*error = EIO;
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+	if (udt_mapsq(sock, pid, maps_one, &qm) == -1) {
+		*error = errno;
 		return -1;
-	memset(&rq, 0, sizeof(rq));
-	rq.h.uh_magic = UDT_MAGIC;
-	rq.h.uh_version = UDT_VERSION;
-	rq.h.uh_flags = UDT_HELLO_MAPS;
-	rq.r.umr_pid = pid;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
-	    send(fd, &rq, sizeof(rq), MSG_NOSIGNAL) != (ssize_t)sizeof(rq) ||
-	    recv(fd, &h, sizeof(h), MSG_WAITALL) != (ssize_t)sizeof(h) ||
-	    h.umh_magic != UDT_MAGIC)
-		goto out;
-	if (h.umh_error != 0) {
-		*error = (int)h.umh_error;
-		goto out;
 	}
-	for (i = 0; i < (int)h.umh_count && i < max; i++) {
-		if (recv(fd, &q[i].e, sizeof(q[i].e), MSG_WAITALL) !=
-		    (ssize_t)sizeof(q[i].e) || q[i].e.ume_pathlen >= 4096 ||
-		    recv(fd, q[i].path, q[i].e.ume_pathlen, MSG_WAITALL) !=
-		    (ssize_t)q[i].e.ume_pathlen)
-			goto out;
-		q[i].path[q[i].e.ume_pathlen] = '\0';
-	}
-	n = i;
 	*error = 0;
-out:
-	close(fd);
-	return n;
+	return qm.qm_n;
 }
 
 /* The maps query from a child that gave up root: the errno refused. */

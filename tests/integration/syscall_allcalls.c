@@ -59,7 +59,7 @@ run(struct dtt_dtd *dd, int fd, const char *dtrun, const char *tracee,
 	    "stdio", (char *)path, nbuf, NULL, NULL };
 	FILE *out;
 	pid_t tpid, kid = -1;
-	int p[2], status, lines = -1;
+	int status, lines = -1;
 	long n, k;
 
 	snprintf(nbuf, sizeof(nbuf), "%d", NOPENS);
@@ -69,11 +69,7 @@ run(struct dtt_dtd *dd, int fd, const char *dtrun, const char *tracee,
 		targv[1] = "-a";
 	}
 	unsetenv("USERDT_ALLCALLS");
-	if (pipe2(p, O_CLOEXEC) != 0)
-		return -1;
-	tpid = dtt_spawn(targv, NULL, -1, p[1], -1, -1);
-	close(p[1]);
-	if ((out = fdopen(p[0], "r")) == NULL)
+	if ((out = st_spawn_out(targv, &tpid)) == NULL)
 		return -1;
 	while (fgets(line, sizeof(line), out) != NULL)
 		sscanf(line, "S %d %d", &kid, &lines);
@@ -122,13 +118,8 @@ main(int argc, char *argv[])
 		fprintf(stderr, "usage: syscall_allcalls DTD DTRUN TRACEE\n");
 		return 2;
 	}
-	if (dtt_dtd_init(&dd, "udt-allcalls") == -1 ||
-	    dtt_dtd_start(&dd, argv[1], (char *[]){ "--no-ksyms", NULL }, NULL,
-	    0) == -1 || (fd = dtt_open(dd.dd_dev)) == -1 ||
-	    (pi = dtt_plist(fd, &npi)) == NULL) {
-		warn("setup");
+	if (st_setup(&dd, "udt-allcalls", argv[1], &fd, &pi, &npi) != 0)
 		goto out;
-	}
 	snprintf(path, sizeof(path), "%s/opened", dd.dd_dir);
 	if ((tfd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) == -1)
 		goto out;

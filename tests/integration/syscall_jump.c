@@ -130,20 +130,15 @@ main(int argc, char *argv[])
 	uint32_t pbn_pid, pbn_ppid;
 	size_t npi;
 	FILE *out;
-	int fd = -1, p[2], status;
+	int fd = -1, status;
 	pid_t tpid;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: syscall_jump DTD DTRUN TRACEE\n");
 		return 2;
 	}
-	if (dtt_dtd_init(&dd, "udt-jump") == -1 ||
-	    dtt_dtd_start(&dd, argv[1], (char *[]){ "--no-ksyms", NULL }, NULL,
-	    0) == -1 || (fd = dtt_open(dd.dd_dev)) == -1 ||
-	    (pi = dtt_plist(fd, &npi)) == NULL) {
-		warn("setup");
+	if (st_setup(&dd, "udt-jump", argv[1], &fd, &pi, &npi) != 0)
 		goto out;
-	}
 	pbn_pid = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
 	pbn_ppid = dtt_pbn(pi, npi, "syscall", "sys%39", "entry");
 	if (pbn_pid == 0 || pbn_ppid == 0 ||
@@ -162,11 +157,7 @@ main(int argc, char *argv[])
 	}
 	reading = 1;
 	targv[2] = dd.dd_sock;
-	if (pipe2(p, O_CLOEXEC) != 0)
-		goto out;
-	tpid = dtt_spawn(targv, NULL, -1, p[1], -1, -1);
-	close(p[1]);
-	if ((out = fdopen(p[0], "r")) == NULL)
+	if ((out = st_spawn_out(targv, &tpid)) == NULL)
 		goto out;
 	while (fgets(line, sizeof(line), out) != NULL)
 		sscanf(line, "J %ld %ld %ld %ld %ld %lld %ld", &jumps, &forks,

@@ -56,18 +56,14 @@ main(int argc, char *argv[])
 	uint32_t pbn;
 	size_t npi;
 	FILE *out;
-	int fd = -1, p[2], status;
+	int fd = -1, status;
 	pid_t tpid;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: syscall_storm DTD DTRUN TRACEE\n");
 		return 2;
 	}
-	/* No kernel symbols: nothing here reads them. */
-	if (dtt_dtd_init(&dd, "udt-syscall") == -1 ||
-	    dtt_dtd_start(&dd, argv[1], (char *[]){ "--no-ksyms", NULL }, NULL,
-	    0) == -1 || (fd = dtt_open(dd.dd_dev)) == -1 ||
-	    (pi = dtt_plist(fd, &npi)) == NULL ||
+	if (st_setup(&dd, "udt-syscall", argv[1], &fd, &pi, &npi) != 0 ||
 	    (evs = calloc(4096, sizeof(*evs))) == NULL) {
 		warn("setup");
 		goto out;
@@ -82,11 +78,7 @@ main(int argc, char *argv[])
 	}
 
 	targv[2] = dd.dd_sock;
-	if (pipe2(p, O_CLOEXEC) != 0)
-		goto out;
-	tpid = dtt_spawn(targv, NULL, -1, p[1], -1, -1);
-	close(p[1]);
-	if ((out = fdopen(p[0], "r")) == NULL)
+	if ((out = st_spawn_out(targv, &tpid)) == NULL)
 		goto out;
 	while (fgets(line, sizeof(line), out) != NULL)
 		sscanf(line, "S %ld %ld %ld", &calls, &handled, &sent);

@@ -192,7 +192,7 @@ main(int argc, char *argv[])
 	int64_t ns0, ns1, tns;
 	struct timespec t0, t1;
 	unsigned int i;
-	int fd = -1, p[2], status, k, fail = 1, ncpu;
+	int fd = -1, status, k, fail = 1, ncpu;
 	pid_t tpid;
 
 	if (argc < 4) {
@@ -255,11 +255,8 @@ main(int argc, char *argv[])
 	targv[5] = path;
 	targv[6] = numbuf;
 	targv[7] = NULL;
-	if (pipe2(p, O_CLOEXEC) != 0)
+	if ((out = st_spawn_out(targv, &tpid)) == NULL)
 		goto out;
-	tpid = dtt_spawn(targv, NULL, -1, p[1], -1, -1);
-	close(p[1]);
-	out = fdopen(p[0], "r");
 	while (out != NULL && fgets(line, sizeof(line), out) != NULL)
 		if (manifest_add(line) != 0)
 			dtt_check(0, "manifest line: %s", line);

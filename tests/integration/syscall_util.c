@@ -15,8 +15,8 @@
  */
 
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <err.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,19 +38,49 @@ st_teardown(struct dtt_dtd *dd, int fd)
 }
 
 int
+st_setup(struct dtt_dtd *dd, const char *name, const char *dtd, int *fdp,
+    struct dtioc_probe_info **pip, size_t *npip)
+{
+	*fdp = -1;
+	*pip = NULL;
+	/* No kernel symbols: nothing here reads them. */
+	if (dtt_dtd_init(dd, name) == -1 ||
+	    dtt_dtd_start(dd, dtd, (char *[]){ "--no-ksyms", NULL }, NULL,
+	    0) == -1 || (*fdp = dtt_open(dd->dd_dev)) == -1 ||
+	    (*pip = dtt_plist(*fdp, npip)) == NULL) {
+		warn("setup");
+		return -1;
+	}
+	return 0;
+}
+
+FILE *
+st_spawn_out(char *const argv[], pid_t *pidp)
+{
+	FILE *out;
+	int p[2];
+
+	*pidp = -1;
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return NULL;
+	*pidp = dtt_spawn(argv, NULL, -1, p[1], -1, -1);
+	close(p[1]);
+	if (*pidp == -1 || (out = fdopen(p[0], "r")) == NULL) {
+		close(p[0]);
+		return NULL;
+	}
+	return out;
+}
+
+int
 st_ingest_stats(const char *sock, struct udt_stats *st)
 {
 	struct udt_hello h = { UDT_MAGIC, UDT_VERSION, 0, UDT_HELLO_STATS };
-	struct sockaddr_un sun;
 	int fd, rc = -1;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+	if ((fd = dtt_connect(sock)) < 0)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 &&
-	    send(fd, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) &&
+	if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) &&
 	    recv(fd, st, sizeof(*st), MSG_WAITALL) == (ssize_t)sizeof(*st) &&
 	    st->us_magic == UDT_MAGIC)
 		rc = 0;

@@ -22,6 +22,11 @@
 #ifndef SYSCALL_UTIL_H
 #define SYSCALL_UTIL_H
 
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdio.h>
+
 #include <userdt/udt_wire.h>
 
 /*
@@ -31,6 +36,23 @@
 int	st_ingest_stats(const char *sock, struct udt_stats *);
 
 struct dtt_dtd;
+struct dtioc_probe_info;
+
+/*
+ * Start of a test: a private dtd (its directory named after name, no
+ * kernel symbols), the device opened into *fdp, its probe list into
+ * *pip and *npip.  0, or -1 after a warning, with what was made left for
+ * st_teardown().  Main thread.
+ */
+int	st_setup(struct dtt_dtd *, const char *name, const char *dtd,
+	    int *fdp, struct dtioc_probe_info **pip, size_t *npip);
+
+/*
+ * Start argv with its stdout on a pipe: the pipe's read end as a stream
+ * (the program exits once the caller has read it all and closed it), its
+ * pid in *pidp; NULL on failure.  Main thread.
+ */
+FILE	*st_spawn_out(char *const argv[], pid_t *pidp);
 
 /*
  * End of a test: close the device (fd may be -1), stop dtd by pid and

@@ -667,12 +667,36 @@ dtt_busy_stop(pid_t *pids, int ncpu)
 }
 
 int
+dtt_connect(const char *path)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		int error = errno;
+
+		close(fd);
+		errno = error;
+		return -1;
+	}
+	return fd;
+}
+
+int
 dtt_tracee_hello(const char *sock, uint32_t nprobes, struct udt_welcome *w,
     int fds[2])
 {
 	struct udt_hello h = { UDT_MAGIC, UDT_VERSION, nprobes,
 	    UDT_HELLO_TRACEE };
-	struct sockaddr_un sun;
 	union {
 		struct cmsghdr	hdr;
 		char		buf[CMSG_SPACE(2 * sizeof(int))];
@@ -684,22 +708,14 @@ dtt_tracee_hello(const char *sock, uint32_t nprobes, struct udt_welcome *w,
 	int fd;
 
 	fds[0] = fds[1] = -1;
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(sock) >= sizeof(sun.sun_path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(sun.sun_path, sock, strlen(sock) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if ((fd = dtt_connect(sock)) == -1)
 		return -1;
 	memset(&msg, 0, sizeof(msg));
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
 	msg.msg_control = cm.buf;
 	msg.msg_controllen = sizeof(cm.buf);
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
-	    send(fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h) ||
+	if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h) ||
 	    (n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC)) < 0)
 		goto fail;
 	/* Take what came before judging the reply: nothing may leak. */

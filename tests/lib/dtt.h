@@ -152,6 +152,12 @@ long	dtt_read(int fd, struct dt_evt *, size_t max, unsigned int ms);
 struct udt_welcome;
 
 /*
+ * A stream connection to the unix socket at path (dtd's ingest socket),
+ * close-on-exec: the descriptor, or -1 with errno.  Any thread.
+ */
+int	dtt_connect(const char *path);
+
+/*
  * A traced process's handshake done by hand, for tests that play a
  * tracee, hostile or not: connect to dtd's ingest socket, say hello for
  * nprobes probes, take the welcome and its two descriptors (fds[0] the
