@@ -74,6 +74,25 @@ static int		 udt_prof_active;	/* [a] handler samples */
 static udt_prof_cb_t	*udt_prof_cb;		/* [a] */
 static void		*udt_prof_arg;		/* [a] */
 
+unsigned int
+udt_prof_unwind(void *uc, uintptr_t *pcs, unsigned int max)
+{
+	unw_cursor_t cur;
+	unw_word_t ip;
+	unsigned int n = 0;
+
+	/* On amd64, unw_context_t is the ucontext_t the kernel gave us. */
+	if (max == 0 || unw_init_local2(&cur, (unw_context_t *)uc,
+	    UNW_INIT_SIGNAL_FRAME) != 0)
+		return 0;
+	do {
+		if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || ip == 0)
+			break;
+		pcs[n++] = (uintptr_t)ip;
+	} while (n < max && unw_step(&cur) > 0);
+	return n;
+}
+
 /*
  * Signal handler: unwind from the interrupted context, not from here,
  * so the first frame is the PC the thread was running.  Async-signal-
@@ -84,8 +103,6 @@ udt_prof_handler(int sig, siginfo_t *si, void *ucv)
 {
 	struct udt_prof_sample s;
 	udt_prof_cb_t *cb;
-	unw_cursor_t cur;
-	unw_word_t ip;
 	bool mine;
 	int saved = errno, guard = 0;
 
@@ -115,16 +132,7 @@ udt_prof_handler(int sig, siginfo_t *si, void *ucv)
 	s.ups_cpu = (unsigned int)sched_getcpu();
 	clock_gettime(CLOCK_REALTIME, &s.ups_tsp);
 	s.ups_missed = si->si_overrun > 0 ? (unsigned int)si->si_overrun : 0;
-	/* On amd64, unw_context_t is the ucontext_t the kernel gave us. */
-	if (unw_init_local2(&cur, (unw_context_t *)ucv,
-	    UNW_INIT_SIGNAL_FRAME) == 0) {
-		do {
-			if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || ip == 0)
-				break;
-			s.ups_pc[s.ups_nframes++] = (uintptr_t)ip;
-		} while (s.ups_nframes < UDT_PROF_STACK_MAX &&
-		    unw_step(&cur) > 0);
-	}
+	s.ups_nframes = udt_prof_unwind(ucv, s.ups_pc, UDT_PROF_STACK_MAX);
 	cb = __atomic_load_n(&udt_prof_cb, __ATOMIC_ACQUIRE);
 	if (cb != NULL)
 		cb(&s, __atomic_load_n(&udt_prof_arg, __ATOMIC_RELAXED));

@@ -49,6 +49,14 @@ struct udt_prof_sample {
 typedef void	udt_prof_cb_t(const struct udt_prof_sample *, void *);
 
 /*
+ * Return addresses of the context a signal interrupted (the handler's
+ * third argument), innermost first, starting with its PC: how many, at
+ * most max.  Any thread, signal handlers included, as far as libunwind's
+ * local unwinder is async-signal-safe.
+ */
+unsigned int	udt_prof_unwind(void *uc, uintptr_t *pcs, unsigned int max);
+
+/*
  * Sample every thread of the process (as listed in /proc/self/task)
  * every nsecs of its CPU time with signal signo, calling cb(sample, arg)
  * from the handler.  Returns 0 or an errno: EBUSY when already started,

@@ -47,6 +47,7 @@
 
 #include "udt_preload.h"
 #include "udt_sys.h"
+#include "../profile/udt_prof.h"
 
 __thread struct udt_thread udt_thread
     __attribute__((tls_model("initial-exec")));
@@ -157,37 +158,25 @@ udt_ustack(uint64_t *pcs)
 	 */
 	udt_thread.ut_unwinding = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (udt_thread.ut_uc != NULL) {
-		/*
-		 * All-calls mode: from the system call instruction the
-		 * SIGSYS interrupted, as dt(4)'s first entry is the PC of
-		 * the system call.  (amd64: unw_context_t is ucontext_t.)
-		 */
-		unw_cursor_t cur;
-		unw_word_t ip;
-
-		n = 0;
-		if (unw_init_local2(&cur, (unw_context_t *)udt_thread.ut_uc,
-		    UNW_INIT_SIGNAL_FRAME) == 0) {
-			do {
-				if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 ||
-				    ip == 0)
-					break;
-				ips[n++] = (void *)(uintptr_t)ip;
-			} while (n < (int)(sizeof(ips) / sizeof(ips[0])) &&
-			    unw_step(&cur) > 0);
-		}
-	} else
+	/*
+	 * All-calls mode unwinds from the system call instruction the
+	 * SIGSYS interrupted, as dt(4)'s first entry is the PC of the call:
+	 * no frame of ours to cut.
+	 */
+	if (udt_thread.ut_uc != NULL)
+		k = udt_prof_unwind(udt_thread.ut_uc, pcs, UDT_STACK_MAX);
+	else {
 		n = unw_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
+		for (i = 0; i < n && k < UDT_STACK_MAX; i++) {
+			uintptr_t pc = (uintptr_t)ips[i];
+
+			if (k == 0 && pc >= udt_text_lo && pc < udt_text_hi)
+				continue;
+			pcs[k++] = pc;
+		}
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	udt_thread.ut_unwinding = 0;
-	for (i = 0; i < n && k < UDT_STACK_MAX; i++) {
-		uintptr_t pc = (uintptr_t)ips[i];
-
-		if (k == 0 && pc >= udt_text_lo && pc < udt_text_hi)
-			continue;
-		pcs[k++] = pc;
-	}
 	return k;
 }
 

@@ -41,7 +41,7 @@
 #define SYS_OPENAT	321
 
 struct counts {
-	long	c_open, c_openok, c_write, c_kidopen;
+	long	c_open, c_openok, c_write, c_kidopen, c_stack;
 };
 
 /*
@@ -93,6 +93,10 @@ run(struct dtt_dtd *dd, int fd, const char *dtrun, const char *tracee,
 				continue;
 			if (ev->dtev_pbn == pbn_open)
 				c->c_open++;
+			/* syscall instruction, fopen's insides, the program */
+			if (ev->dtev_pbn == pbn_open &&
+			    ev->dtev_ustack.st_count >= 3)
+				c->c_stack++;
 			if (ev->dtev_pbn == pbn_open + 1 &&
 			    ev->dtev_retval[0] >= 0 && ev->dtev_error == 0)
 				c->c_openok++;
@@ -127,7 +131,7 @@ main(int argc, char *argv[])
 	pbn_open = dtt_pbn(pi, npi, "syscall", "sys%321", "entry");
 	pbn_write = dtt_pbn(pi, npi, "syscall", "sys%4", "entry");
 	if (pbn_open == 0 || pbn_write == 0 ||
-	    dtt_enable(fd, pbn_open, DTEVT_FUNCARGS, 0) ||
+	    dtt_enable(fd, pbn_open, DTEVT_FUNCARGS | DTEVT_USTACK, 0) ||
 	    dtt_enable(fd, pbn_open + 1, 0, 0) ||
 	    dtt_enable(fd, pbn_write, DTEVT_FUNCARGS, 0) ||
 	    dtt_record(fd, 1)) {
@@ -146,6 +150,9 @@ main(int argc, char *argv[])
 		    "all calls: %ld openat entries, %ld successful returns, "
 		    "%d wanted, from two threads", c.c_open, c.c_openok,
 		    2 * NOPENS);
+		dtt_check(c.c_stack == c.c_open, "all calls: %ld of %ld "
+		    "openat entries carry a user stack from the call",
+		    c.c_stack, c.c_open);
 		dtt_check(c.c_kidopen == NOPENS, "all calls: the fork child's "
 		    "%ld openat under its own pid", c.c_kidopen);
 		dtt_check(c.c_write == 2, "all calls: stdio's 2 writes to "
@@ -154,5 +161,5 @@ main(int argc, char *argv[])
 out:
 	st_teardown(&dd, fd);
 	free(pi);
-	return dtt_done() || dtt_npass < 7;
+	return dtt_done() || dtt_npass < 8;
 }
