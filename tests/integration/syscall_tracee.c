@@ -49,9 +49,9 @@
  * syscall_tracee stdio PATH N
  *	Only libc's own system calls, none through an exported wrapper:
  *	N times fopen(PATH) and fclose() in the main thread, in a second
- *	thread and in a fork child, a system("true") (posix_spawn), and
- *	lines through stdio flushed to stdout, one write each.  Prints
- *	"S <child pid> 2": two lines, two writes.
+ *	thread and in a fork child, a system("true") (posix_spawn), and a
+ *	line through stdio.  Then, last, with write(2) itself, the one
+ *	call the hooks see too: "S <child pid> 2" (two writes in all).
  *
  * syscall_tracee loop IDX
  *	Prints "ready", then serves commands on stdin: "w K" makes K writes
@@ -543,7 +543,8 @@ stdio(const char *path, long n)
 {
 	pthread_t thr;
 	pid_t pid;
-	int status, terr = -1;
+	char line[64];
+	int status, terr = -1, len;
 
 	stdio_path = path;
 	stdio_n = n;
@@ -561,8 +562,10 @@ stdio(const char *path, long n)
 		return 4;
 	if (system("true") != 0)
 		return 5;
-	printf("S %d 2\n", (int)pid);
-	fflush(stdout);
+	/* The exported wrapper: a marker that follows every other event. */
+	len = snprintf(line, sizeof(line), "S %d 2\n", (int)pid);
+	if (write(STDOUT_FILENO, line, (size_t)len) != len)
+		return 6;
 	return 0;
 }
 
