@@ -67,6 +67,7 @@
 
 #include <userdt/udt_wire.h>
 
+#include "dt_clock.h"
 #include "dt_dev.h"
 #include "dt_prov.h"
 #include "dt_ingest.h"
@@ -116,15 +117,6 @@ static struct {
 	atomic_uint_fast64_t	adopted;
 	atomic_uint		procs;
 } dti_stats;
-
-static uint64_t
-dti_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 void
 dt_ingest_enable(unsigned int p, uint8_t en)
@@ -315,7 +307,7 @@ dti_drain(struct dti_proc *dp, int final)
 			 * rh_head is only read then: it is the producers'
 			 * hot line, reading it on every pass would bounce it.
 			 */
-			now = dti_now();
+			now = dt_clock_ns(CLOCK_MONOTONIC);
 			if (!final && (dp->dp_stuck == 0 ||
 			    now - dp->dp_stuck < UDT_STUCK_NSEC)) {
 				if (dp->dp_stuck == 0)
@@ -499,7 +491,7 @@ dti_drain_main(void *arg)
 	while (!atomic_load(&dti_stop)) {
 		n = 0;
 		gone = 0;
-		now = dti_now();
+		now = dt_clock_ns(CLOCK_MONOTONIC);
 		dt_tsc_ref();
 		if (now - lastreap >= DTI_REAP_NSEC) {
 			dti_reap();

@@ -43,6 +43,7 @@
 
 #include <userdt/udt_wire.h>
 
+#include "dt_clock.h"
 #include "dt_ingest.h"
 
 #define DTI_PENDING_MAX	128	/* connections waiting for a hello */
@@ -75,10 +76,7 @@ static int			dti_npn;			/* accept thr */
 static uint64_t
 dti_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return dt_clock_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
 static void

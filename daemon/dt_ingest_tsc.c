@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dt_clock.h"
 #include "dt_ingest.h"
 
 static int		 dti_tsc_ok;		/* [I] */
@@ -41,15 +42,6 @@ static uint64_t		 dti_ref_tsc;		/* [D] this pass's pair */
 static int64_t		 dti_ref_rt;		/* [D] */
 static int64_t		 dti_tsc_span;		/* [D] ticks in 10 s */
 
-static uint64_t
-dti_clock(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* A TSC value and clk read as closely together as we can. */
 static void
 dti_tsc_pair(clockid_t clk, uint64_t *tsc, uint64_t *ns)
@@ -57,7 +49,7 @@ dti_tsc_pair(clockid_t clk, uint64_t *tsc, uint64_t *ns)
 	uint64_t a, b;
 
 	a = __builtin_ia32_rdtsc();
-	*ns = dti_clock(clk);
+	*ns = dt_clock_ns(clk);
 	b = __builtin_ia32_rdtsc();
 	*tsc = a + (b - a) / 2;
 }
@@ -95,7 +87,7 @@ dt_tsc_calibrate(void)
 		return;
 	dti_tsc_span = (int64_t)(10e9 / dti_tsc_ns);
 	dti_ref_tsc = tsc1;
-	dti_ref_rt = (int64_t)dti_clock(CLOCK_REALTIME);
+	dti_ref_rt = (int64_t)dt_clock_ns(CLOCK_REALTIME);
 	dti_tsc_ok = 1;
 }
 

@@ -47,6 +47,7 @@
 
 #include <urcu.h>
 
+#include "dt_clock.h"
 #include "dt_perf.h"
 #include "dt_prov.h"
 
@@ -104,15 +105,6 @@ perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
     int group, unsigned long flags)
 {
 	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
-}
-
-static uint64_t
-clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static void
@@ -182,8 +174,8 @@ dt_perf_open(uint64_t nsecs, uint64_t evtflags, int cpu, int64_t *tsoff,
 		uatomic_set(&dt_perf_clockid, clocks[i]);
 	/* perf's own clock is sched_clock, about CLOCK_MONOTONIC. */
 	*clk = clocks[i] == CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC;
-	*tsoff = clocks[i] == CLOCK_REALTIME ? 0 : (int64_t)(clock_ns(
-	    CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+	*tsoff = clocks[i] == CLOCK_REALTIME ? 0 : (int64_t)(dt_clock_ns(
+	    CLOCK_REALTIME) - dt_clock_ns(CLOCK_MONOTONIC));
 	return fd;
 }
 
@@ -235,7 +227,7 @@ dt_perf_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm)
 		return;
 	}
 	c = &dt_perf_comms[(unsigned int)tid & (DT_PERF_COMMSLOTS - 1)];
-	now = clock_ns(CLOCK_MONOTONIC);
+	now = dt_clock_ns(CLOCK_MONOTONIC);
 	if (c->dpc_tid == tid && c->dpc_pid == pid &&
 	    now - c->dpc_stamp < DT_PERF_COMMTTL_NS) {
 		memcpy(comm, c->dpc_comm, DTMAXCOMLEN);
@@ -282,7 +274,7 @@ dt_perf_comm_update(const char *rec, size_t len)
 	c = &dt_perf_comms[tid & (DT_PERF_COMMSLOTS - 1)];
 	c->dpc_tid = (pid_t)tid;
 	c->dpc_pid = (pid_t)pid;
-	c->dpc_stamp = clock_ns(CLOCK_MONOTONIC);
+	c->dpc_stamp = dt_clock_ns(CLOCK_MONOTONIC);
 	n = strnlen(rec + 8, len - 8);
 	if (n > DTMAXCOMLEN - 1)
 		n = DTMAXCOMLEN - 1;
@@ -622,7 +614,7 @@ dt_perf_start(struct dt_pcb *dp)
 		dt_perf_release(src);
 		return error;
 	}
-	uatomic_set(&src->dps_lastts, clock_ns(src->dps_clock));
+	uatomic_set(&src->dps_lastts, dt_clock_ns(src->dps_clock));
 	dp->dp_priv = src;
 	return 0;
 }
@@ -644,7 +636,7 @@ dt_perf_stop(struct dt_pcb *dp)
 	 * unnoticed.  A sample the reader puts while we read dps_lastts
 	 * is counted twice: one at most, per CPU and stop.
 	 */
-	now = clock_ns(src->dps_clock);
+	now = dt_clock_ns(src->dps_clock);
 	last = uatomic_read(&src->dps_lastts);
 	if (now > last && (now - last) / src->dps_nsecs > 0) {
 		dt_pcb_count_skiptick(dp, src->dps_cpu,

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dt_clock.h"
 #include "dt_pidmaps.h"
 
 #define PM_NHASH	1024		/* buckets, a power of two */
@@ -457,7 +458,6 @@ dt_pm_track_stack(struct dt_pm_track *pt, pid_t pid, const uint64_t *pcs,
     unsigned int n)
 {
 	struct dt_pm_snap *snap;
-	struct timespec ts;
 	unsigned int i;
 	uint64_t miss, now, *known;
 
@@ -479,8 +479,7 @@ dt_pm_track_stack(struct dt_pm_track *pt, pid_t pid, const uint64_t *pcs,
 	}
 	if (i == n)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	now = dt_clock_ns(CLOCK_MONOTONIC);
 	if (now < pt->pt_next)
 		return;
 	miss = pcs[i];

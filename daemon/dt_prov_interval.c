@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dt_clock.h"
 #include "dt_softc.h"
 
 /* A recording interval pcb, hung on dp_priv. */
@@ -74,15 +75,6 @@ dt_prov_interval_init(void)
 	if (dt_dev_alloc_probe("hz", "1", &dt_prov_interval, 0) == NULL)
 		return -1;
 	return 1;
-}
-
-static uint64_t
-dt_clock_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static int
@@ -158,7 +150,7 @@ dt_clock_main(void *arg)
 		for (dck = dt_clocks; dck != NULL; dck = dck->dck_next)
 			if (dck->dck_deadline < next)
 				next = dck->dck_deadline;
-		if (dt_clock_now() < next) {
+		if (dt_clock_ns(CLOCK_MONOTONIC) < next) {
 			ts.tv_sec = (time_t)(next / 1000000000ULL);
 			ts.tv_nsec = (long)(next % 1000000000ULL);
 			pthread_cond_timedwait(&dt_clock_cv, &dt_clock_mtx,
@@ -166,7 +158,7 @@ dt_clock_main(void *arg)
 			continue;	/* re-evaluate: clocks may have changed */
 		}
 		rcu_read_lock();
-		dt_clock_fire(&ev, dt_clock_now());
+		dt_clock_fire(&ev, dt_clock_ns(CLOCK_MONOTONIC));
 		rcu_read_unlock();
 	}
 	pthread_mutex_unlock(&dt_clock_mtx);
@@ -185,7 +177,7 @@ dt_prov_interval_start(struct dt_pcb *dp)
 	if (dck == NULL)
 		return;	/* no memory: this open gets no ticks, as if idle */
 	dck->dck_pcb = dp;
-	dck->dck_deadline = dt_clock_now() + dp->dp_nsecs;
+	dck->dck_deadline = dt_clock_ns(CLOCK_MONOTONIC) + dp->dp_nsecs;
 	dp->dp_priv = dck;
 
 	pthread_mutex_lock(&dt_clock_mtx);
