@@ -615,9 +615,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
     const struct udt_maps_req *rq)
 {
 	struct timeval tv = { 1, 0 };
-	struct udt_hello h = *hp;
 	struct udt_welcome w;
-	struct ucred cr = *crp;
 	struct dti_proc *dp = NULL, *op;
 	void *ring = NULL, *tab = NULL;
 	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1;
@@ -625,30 +623,27 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 	char path[64];
 
 	/* Our answers go out at once, unless a peer does not read them. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (h.uh_magic != UDT_MAGIC)
-		return;
-	if (h.uh_version != UDT_VERSION) {
+	if (hp->uh_version != UDT_VERSION) {
 		dti_send_error(fd, EPROTONOSUPPORT);
 		return;
 	}
-	if (h.uh_flags & UDT_HELLO_STATS) {
+	if (hp->uh_flags & UDT_HELLO_STATS) {
 		dti_send_stats(fd);
 		return;
 	}
-	if (h.uh_flags & UDT_HELLO_MAPS) {
-		dt_ingest_maps(fd, cr.uid, rq);
+	if (hp->uh_flags & UDT_HELLO_MAPS) {
+		dt_ingest_maps(fd, crp->uid, rq);
 		return;
 	}
-	if (!(h.uh_flags & UDT_HELLO_TRACEE) ||
-	    h.uh_nprobes != DT_SYS_NPROBES) {
+	if (!(hp->uh_flags & UDT_HELLO_TRACEE) ||
+	    hp->uh_nprobes != DT_SYS_NPROBES) {
 		/* A preload library from another build: other systab. */
 		dti_send_error(fd, EPROTO);
 		return;
 	}
 
-	pidfd = (int)syscall(SYS_pidfd_open, cr.pid, 0);
+	pidfd = (int)syscall(SYS_pidfd_open, crp->pid, 0);
 	if (pidfd < 0)
 		return;		/* gone already */
 	if ((dp = calloc(1, sizeof(*dp))) == NULL)
@@ -662,7 +657,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 	if ((rofd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		goto fail;
 
-	dp->dp_pid = cr.pid;
+	dp->dp_pid = crp->pid;
 	dp->dp_pidfd = pidfd;
 	dp->dp_ring = ring;
 	dp->dp_nslots = nslots;

@@ -76,10 +76,11 @@ void	dt_ingest_maps(int fd, uid_t uid, const struct udt_maps_req *rq);
 void	dt_ingest_accept(int lfd, int wakefd);
 
 /*
- * Serve one connection whose first message, hello h (and, for a maps
- * query, its request rq), has been read whole, from the peer cr (its
- * SO_PEERCRED): answer it, for a tracee create and hand over its ring.
- * Sends with a 1 s timeout; reads nothing more.  The accept thread.
+ * Serve one connection whose first message, hello h with UDT_MAGIC (and,
+ * for a maps query, its request rq), has been read whole, from the peer
+ * cr (its SO_PEERCRED): answer it, for a tracee create and hand over its
+ * ring.  Sends with a 1 s timeout; reads nothing more.  The accept
+ * thread (dt_ingest_accept.c, which checked the magic).
  */
 struct ucred;
 struct udt_hello;
