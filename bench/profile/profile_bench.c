@@ -71,7 +71,8 @@ run_dtd(pid_t dtd, unsigned int hz, unsigned int secs, struct run *r)
 	c0 = dtt_cpu_ns(dtd);
 	if (dtt_record(fd, 1) != 0)
 		return -1;
-	if (pt_collect(&fd, &evs, 1, pt_realtime() + secs * NSEC_PER_SEC)) {
+	if (pt_collect(&fd, &evs, 1, dtt_clock_ns(CLOCK_REALTIME) +
+	    secs * NSEC_PER_SEC)) {
 		close(fd);
 		return -1;
 	}

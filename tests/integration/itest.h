@@ -54,10 +54,6 @@ int	itest_open(const struct itest *);
 /* The probe list in a malloc'd buffer (two-step GPLIST); NULL on error. */
 struct dtioc_probe_info *itest_plist(int fd, bool bsd, size_t *n);
 
-/* CLOCK_REALTIME in ns. */
-uint64_t	now_ns(void);
-uint64_t	mono_ns(void);
-
 /*
  * SIGALRM after ms milliseconds, with a handler without SA_RESTART, so a
  * blocked read(2) ends with EINTR: the watchdog of every blocking read

@@ -69,11 +69,11 @@ read_until_signal(int fd, unsigned int ms, uint64_t *late)
 	int error;
 
 	itest_alarms = 0;
-	t0 = mono_ns();
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
 	arm(ms);
 	n = read(fd, buf, sizeof(buf));
 	error = errno;
-	t1 = mono_ns();
+	t1 = dtt_clock_ns(CLOCK_MONOTONIC);
 	disarm();
 	*late = t1 - t0 > ms * NSEC_PER_MSEC ? t1 - t0 - ms * NSEC_PER_MSEC :
 	    0;
@@ -171,12 +171,12 @@ itest_bigread(struct itest *it)
 	    "big read: first record");
 	/* Not waitable: let a few thousand periods pass unread. */
 	nanosleep(&ts, NULL);
-	t0 = mono_ns();
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
 	arm(10000);
 	n = read(fd, buf, sizeof(buf));
 	error = errno;
 	disarm();
-	t1 = mono_ns();
+	t1 = dtt_clock_ns(CLOCK_MONOTONIC);
 	dtt_check(n > 0 && n % sizeof(struct dt_evt) == 0 && n <= 1024 * 1024,
 	    "big read: 4 MiB buffer got %zd bytes (%zd records) in %llu ms%s%s",
 	    n, n > 0 ? n / (ssize_t)sizeof(struct dt_evt) : 0,

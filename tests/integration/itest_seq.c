@@ -260,14 +260,14 @@ itest_seq(struct itest *it, bool bsd)
 	if (!dtt_check(dtioc(fd, DTIOCPRBENABLE, &dtrq, bsd) == 0,
 	    "%s: PRBENABLE interval 100 ms, EXECNAME", e))
 		goto out;
-	t0 = now_ns();
+	t0 = dtt_clock_ns(CLOCK_REALTIME);
 	on = 1;
 	if (!dtt_check(dtioc(fd, DTIOCRECORD, &on, bsd) == 0, "%s: RECORD 1", e))
 		goto out;
 	/* btrace's buffer: 64 records. */
 	n = read_events(fd, evs, 64, SEQ_WANT, 64 * sizeof(struct dt_evt),
 	    10000);
-	t1 = now_ns();
+	t1 = dtt_clock_ns(CLOCK_REALTIME);
 	dtt_check(n >= SEQ_WANT, "%s: read blocks until events: %ld records%s%s",
 	    e, n, n < 0 ? ", error " : "", n < 0 ? strerror((int)-n) : "");
 	on = 0;

@@ -432,7 +432,7 @@ collect(const int *fds, struct pt_evs *evs, uint64_t deadline)
 		    sizeof(struct dt_evt))) == NULL)
 			return ENOMEM;
 	}
-	while (pt_realtime() < deadline) {
+	while (dtt_clock_ns(CLOCK_REALTIME) < deadline) {
 		for (k = 0; k < 2; k++) {
 			if (evs[k].pe_n == evs[k].pe_cap)
 				return ENOSPC;
@@ -677,18 +677,18 @@ main(int argc, char *argv[])
 	    (unsigned long long)PERIOD_NS, (unsigned long long)PERIOD2_NS))
 		goto out;
 	cpu0 = dtt_cpu_ns(pid);
-	t0 = pt_realtime();
+	t0 = dtt_clock_ns(CLOCK_REALTIME);
 	if (!dtt_check(dtt_record(fds[0], 1) == 0 && dtt_record(fds[1], 1) ==
 	    0, "recording"))
 		goto out;
 	dtt_check(wait_timers(pid, true, TIMERS_MS) != 0,
 	    "the busy tracee armed its timers (%d)", ntimers(pid));
-	r = collect(fds, evs, pt_realtime() + WINDOW_NS);
+	r = collect(fds, evs, dtt_clock_ns(CLOCK_REALTIME) + WINDOW_NS);
 	dtt_check(r == 0, "read both opens for %.1f s: %s",
 	    (double)WINDOW_NS / NSEC_PER_SEC, strerror((int)r));
 	dtt_record(fds[0], 0);
 	dtt_record(fds[1], 0);
-	tstop = pt_realtime();
+	tstop = dtt_clock_ns(CLOCK_REALTIME);
 	cpu1 = dtt_cpu_ns(pid);
 	t1 = tstop;
 

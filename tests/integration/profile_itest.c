@@ -23,16 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dtt.h"
 #include "profile_itest.h"
-
-uint64_t
-pt_realtime(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 uint64_t
 pt_evt_ns(const struct dt_evt *ev)
@@ -56,7 +48,7 @@ pt_reader(void *arg)
 	struct dt_evt *n;
 	ssize_t len;
 
-	while (pt_realtime() < r->pr_deadline) {
+	while (dtt_clock_ns(CLOCK_REALTIME) < r->pr_deadline) {
 		if (o->pe_cap - o->pe_n < 4096) {
 			n = reallocarray(o->pe_evs, o->pe_cap + 65536,
 			    sizeof(*n));

@@ -48,7 +48,6 @@ struct pt_evs {
 int	pt_collect(const int *fds, struct pt_evs *out, int n,
 	    uint64_t deadline);
 
-uint64_t	pt_realtime(void);
 uint64_t	pt_evt_ns(const struct dt_evt *);
 
 /* /proc/kallsyms text symbols, sorted by address. */

@@ -93,7 +93,7 @@ run_rate(void)
 	for (k = 0; k < 2; k++)
 		dtt_check(dtt_record(fds[k], 1) == 0, "open %d: record on",
 		    k + 1);
-	t0 = pt_realtime();
+	t0 = dtt_clock_ns(CLOCK_REALTIME);
 	for (i = 0; i < ncpu; i++)
 		busyns[i] = dtt_cpu_ns(busy[i]);
 	deadline = t0 + WINDOW_NS;
@@ -281,7 +281,8 @@ profile_pid(pid_t pid, uint64_t flags, struct pt_evs *out, size_t *nown,
 	*cpu_ns = 0;
 	for (w = 0; w < 5 && *nown < MINSAMPLES && error == 0; w++) {
 		c0 = dtt_cpu_ns(pid);
-		error = pt_collect(&fd, &all, 1, pt_realtime() + WINDOW_NS);
+		error = pt_collect(&fd, &all, 1,
+		    dtt_clock_ns(CLOCK_REALTIME) + WINDOW_NS);
 		*cpu_ns += dtt_cpu_ns(pid) - c0;
 		for (j = 0; j < all.pe_n; j++) {
 			if (all.pe_evs[j].dtev_pid != pid)
@@ -661,7 +662,8 @@ run_churn(void)
 		    200000 + (uint64_t)i * 100000) != 0 ||
 		    dtt_record(fd, 1) != 0)
 			bad++;
-		if (pt_collect(&fd, &evs, 1, pt_realtime() + 20000000) != 0)
+		if (pt_collect(&fd, &evs, 1,
+		    dtt_clock_ns(CLOCK_REALTIME) + 20000000) != 0)
 			bad++;
 		total += evs.pe_n;
 		free(evs.pe_evs);
@@ -674,7 +676,7 @@ run_churn(void)
 	}
 	dtt_check(bad == 0 && total > 0, "40 opens came and went (%lu events, "
 	    "%d failures)", total, bad);
-	i = pt_collect(&bg, &evs, 1, pt_realtime() + 100000000);
+	i = pt_collect(&bg, &evs, 1, dtt_clock_ns(CLOCK_REALTIME) + 100000000);
 	dtt_check(i == 0 && evs.pe_n > 0, "the long open still gets events "
 	    "(%zu)", evs.pe_n);
 	/* Idle time, if any, is recorded as OpenBSD's idle<cpu> threads. */

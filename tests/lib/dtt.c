@@ -87,13 +87,19 @@ dtt_done(void)
 	return dtt_nfail == 0 && dtt_npass > 0 ? 0 : 1;
 }
 
-static uint64_t
-dtt_now_ms(void)
+uint64_t
+dtt_clock_ns(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+dtt_now_ms(void)
+{
+	return dtt_clock_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
 /* Milliseconds left until deadline, for poll(2); 0 once it passed. */

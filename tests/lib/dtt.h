@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <dev/dt/dtvar.h>
 
@@ -148,6 +149,9 @@ int	dtt_stats(int fd, struct dtioc_stat *);
  * themselves.
  */
 long	dtt_read(int fd, struct dt_evt *, size_t max, unsigned int ms);
+
+/* clk as one count of nanoseconds.  Any thread. */
+uint64_t	dtt_clock_ns(clockid_t clk);
 
 struct udt_welcome;
 

@@ -113,15 +113,6 @@ fake_proc(pid_t pid, unsigned long long stime, unsigned long base)
 	fake_maps(pid, maps);
 }
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int
 rdvn(pid_t pid, unsigned long va, struct dtioc_rdvn *dtrv)
 {
@@ -263,7 +254,7 @@ test_track(void)
 	pcs[2] = 0x701010;
 	strcat(maps, "700000-702000 r-xp 00000000 08:01 44 /lib/x.so\n");
 	fake_maps(300, maps);
-	pt.pt_next = now_ns() + 10000000000ULL;
+	pt.pt_next = dtt_clock_ns(CLOCK_MONOTONIC) + 10000000000ULL;
 	dt_pm_track_stack(&pt, 300, pcs, 3);
 	dtt_check(dt_pm_find(pt.pt_snap, 0x701010) == NULL,
 	    "rate limited: no read before pt_next");
