@@ -231,14 +231,10 @@ udt_placeholder(void)
 	return tab;
 }
 
-/* Who attaches: what may be unmapped. */
-#define UDT_ATTACH_SHARED	0	/* the slow path: other threads run */
-#define UDT_ATTACH_INIT		1	/* the constructor: nothing old yet */
-#define UDT_ATTACH_CHILD	2	/* a fork child: see below */
-
 /*
- * Switch to a fresh ring and table.  In a fork child no other thread
- * can be using the old ones, so the old ring may be unmapped, unless this very thread is in the middle of a record: a fork
+ * Switch to a fresh ring and table.  In a fork child (child != 0) no
+ * other thread can be using the old ones, so the old ring may be
+ * unmapped, unless this very thread is in the middle of a record: a fork
  * from a signal handler that interrupted udt_emit() returns, in the
  * child, into code that still writes to the old ring.  The old table is
  * never unmapped in a child: the hooks' lock-free read of it (pointer,
@@ -249,7 +245,7 @@ udt_placeholder(void)
  * per dtd restart), so the leak is bounded in practice.
  */
 static void
-udt_attach_locked(int who)
+udt_attach_locked(int child)
 {
 	struct udt_tab *otab = udt_tab, *tab = NULL;
 	struct udt_ring_hdr *oring = udt_ring, *ring = NULL;
@@ -275,7 +271,7 @@ udt_attach_locked(int who)
 	if (otab != tab && otab != &udt_zero_tab)
 		udt_sys6(SYS_futex, (long)&otab->tb_prof_gen, FUTEX_WAKE,
 		    INT_MAX, 0, 0, 0);
-	if (who == UDT_ATTACH_CHILD && oring != NULL &&
+	if (child && oring != NULL &&
 	    udt_thread.ut_nest == 0)
 		udt_sys2(SYS_munmap, oring, UDT_RING_SIZE(oring->rh_nslots));
 }
@@ -288,7 +284,7 @@ udt_attach(void)
 	if (!__atomic_compare_exchange_n(&udt_attaching, &expect, 1, 0,
 	    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
-	udt_attach_locked(UDT_ATTACH_SHARED);
+	udt_attach_locked(0);
 	__atomic_store_n(&udt_attaching, 0, __ATOMIC_RELEASE);
 }
 
@@ -306,7 +302,7 @@ udt_fork_child(void)
 	udt_thread.ut_rec = NULL;
 	udt_attaching = 0;
 	udt_ptimer_fork_child();
-	udt_attach_locked(UDT_ATTACH_CHILD);
+	udt_attach_locked(1);
 	/* Dispatch is not inherited. */
 	udt_sud_thread();
 }
@@ -350,7 +346,8 @@ udt_init(void)
 		udt_sun_ok = 1;
 	}
 	udt_attaching = 1;
-	udt_attach_locked(UDT_ATTACH_INIT);
+	/* Nothing old to unmap yet. */
+	udt_attach_locked(0);
 	udt_attaching = 0;
 	pthread_atfork(NULL, NULL, udt_fork_child);
 	/* After udt_fork_child: its atfork child handler runs later. */
