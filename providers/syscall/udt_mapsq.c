@@ -21,7 +21,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "udt_mapsq.h"
@@ -29,16 +31,68 @@
 #define UDT_MAPSQ_MAX	4096	/* entries believed in one answer */
 #define UDT_MAPSQ_PATH	4096	/* PATH_MAX, with its NUL */
 
-static int
-udt_mapsq_recv(int fd, void *buf, size_t len)
+static uint64_t
+udt_mapsq_now(void)
 {
-	ssize_t n = recv(fd, buf, len, MSG_WAITALL);
+	struct timespec ts;
 
-	if (n == (ssize_t)len)
-		return 0;
-	if (n >= 0)
-		errno = EPROTO;		/* dtd closed mid-answer */
-	return -1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * All of len, or -1.  The caller's signals (btrace's SIGCHLD when its
+ * command ends, whatever the shim's host handles) cut a MSG_WAITALL
+ * receive short: go on with the rest.  SO_RCVTIMEO bounds each wait;
+ * deadline (monotonic ns) bounds them all, should signals keep coming.
+ */
+static int
+udt_mapsq_recv(int fd, void *buf, size_t len, uint64_t deadline)
+{
+	char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = recv(fd, p, len, MSG_WAITALL)) > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			errno = EPROTO;		/* dtd closed mid-answer */
+			return -1;
+		}
+		if (errno != EINTR)
+			return -1;
+		if (udt_mapsq_now() >= deadline) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* send() of all of len, through signals, as udt_mapsq_recv(). */
+static int
+udt_mapsq_send(int fd, const void *buf, size_t len, uint64_t deadline)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = send(fd, p, len, MSG_NOSIGNAL)) >= 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (errno != EINTR)
+			return -1;
+		if (udt_mapsq_now() >= deadline) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int
@@ -54,6 +108,7 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 	struct udt_maps_hdr h;
 	struct udt_maps_ent e;
 	char path[UDT_MAPSQ_PATH];
+	uint64_t deadline;
 	uint32_t i;
 	int fd, rv = -1, error;
 
@@ -76,9 +131,16 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 	q.h.uh_version = UDT_VERSION;
 	q.h.uh_flags = UDT_HELLO_MAPS;
 	q.r.umr_pid = pid;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    send(fd, &q, sizeof(q), MSG_NOSIGNAL) != (ssize_t)sizeof(q) ||
-	    udt_mapsq_recv(fd, &h, sizeof(h)) == -1)
+	deadline = udt_mapsq_now() + 2000000000ULL;
+	/*
+	 * A Unix socket's connect only waits for room in dtd's backlog; cut
+	 * short by a signal it connected nothing and may be tried again.
+	 */
+	while (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+		if (errno != EINTR || udt_mapsq_now() >= deadline)
+			goto out;
+	if (udt_mapsq_send(fd, &q, sizeof(q), deadline) == -1 ||
+	    udt_mapsq_recv(fd, &h, sizeof(h), deadline) == -1)
 		goto out;
 	if (h.umh_magic != UDT_MAGIC || h.umh_version != UDT_VERSION ||
 	    h.umh_count > UDT_MAPSQ_MAX) {
@@ -90,7 +152,7 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 		goto out;
 	}
 	for (i = 0; i < h.umh_count; i++) {
-		if (udt_mapsq_recv(fd, &e, sizeof(e)) == -1)
+		if (udt_mapsq_recv(fd, &e, sizeof(e), deadline) == -1)
 			goto out;
 		/* Every byte is dtd's word, but a path is a path. */
 		if (e.ume_pathlen == 0 || e.ume_pathlen >= sizeof(path) ||
@@ -98,7 +160,7 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 			errno = EPROTO;
 			goto out;
 		}
-		if (udt_mapsq_recv(fd, path, e.ume_pathlen) == -1)
+		if (udt_mapsq_recv(fd, path, e.ume_pathlen, deadline) == -1)
 			goto out;
 		path[e.ume_pathlen] = '\0';
 		if (strlen(path) != e.ume_pathlen || path[0] != '/') {

@@ -41,7 +41,8 @@ typedef int	udt_mapsq_fn(void *arg, const struct udt_maps_ent *,
  * alive or kept after it exited.  0 when every entry was passed to fn,
  * fn's non-zero value when it stopped, -1 with errno: dtd's refusal
  * (ESRCH, EPERM: root only), EPROTO for a malformed answer, or what the
- * socket said.  Waits at most about a second for dtd.  Any thread;
+ * socket said.  Waits at most about two seconds for dtd; a signal
+ * the calling thread handles does not cut the query short.  Any thread;
  * allocates nothing.
  */
 int	udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg);
