@@ -307,13 +307,15 @@ test_bad(void)
 	    "maps of nonsense: nothing");
 	dtt_check(dt_pm_cached(400) == NULL, "and nothing cached");
 
-	fake_maps(400, "401000-403000 r-xp 00000000 08:01 1 /a\n"
+	/* A file that no machine has: its size must come out 0. */
+	fake_maps(400, "401000-403000 r-xp 00000000 08:01 1 "
+	    "/nonexistent-udt/a\n"
 	    "402000-404000 r-xp 00000000 08:01 1 /overlaps\n"
 	    "300000-301000 r-xp 00000000 08:01 1 /before\n"
 	    "405000-406000 r-xp 00000000 08:01 1 /b\n");
 	s = dt_pm_snapshot(400);
 	dtt_check(s != NULL && s->ps_n == 2 &&
-	    strcmp(s->ps_maps[0].pm_path, "/a") == 0 &&
+	    strcmp(s->ps_maps[0].pm_path, "/nonexistent-udt/a") == 0 &&
 	    strcmp(s->ps_maps[1].pm_path, "/b") == 0 &&
 	    s->ps_maps[0].pm_size == 0,
 	    "out-of-order lines skipped, missing file has size 0");
@@ -338,7 +340,9 @@ test_bad(void)
 	    "a long path read whole");
 	dt_pm_put(s);
 
-	fake_maps(400, "401000-403000 r-xp 00000000 08:01 1 /a\n");
+	/* A file that no machine has: its size must come out 0. */
+	fake_maps(400, "401000-403000 r-xp 00000000 08:01 1 "
+	    "/nonexistent-udt/a\n");
 	{
 		char file[160];
 
