@@ -77,6 +77,7 @@
 #define DTI_BATCH	256		/* records between tail updates */
 #define DTI_IDLE_MIN	20000		/* ns: first idle sleep */
 #define DTI_IDLE_MAX	1000000		/* ns: longest idle sleep */
+#define DTI_IDLE_OFF	100000000	/* ns: the same, nothing enabled */
 #define DTI_REAP_NSEC	10000000ULL	/* look for exited tracees */
 #define DTI_DELTA_MAX	(1u << 24)	/* largest counter step believed */
 
@@ -104,6 +105,18 @@ static pthread_mutex_t	 dti_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dti_proc	*dti_procs;		/* [L], head read [a] */
 static uint8_t		 dti_enab[DT_SYS_NPROBES];	/* [L] master */
 static uint64_t		 dti_prof_nsecs;	/* [L] master, timer mode */
+static atomic_uint	 dti_nenab;		/* [L] writes, [a] reads:
+						   probes enabled, + 1 for
+						   timer-mode profiling */
+
+/*
+ * The drain thread's sleep, cut short by dti_kick(): when a tracee
+ * attaches or a probe is enabled, polling starts again at once.
+ */
+static pthread_mutex_t	 dti_idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	 dti_idle_cv;		/* [I] CLOCK_MONOTONIC */
+static atomic_uint	 dti_kicks;		/* [K] dti_idle_lock writes,
+						   [a] reads */
 
 static int		 dti_listen = -1;	/* [I] */
 static int		 dti_wake[2] = { -1, -1 };	/* [I] stop pipe */
@@ -118,6 +131,19 @@ static struct {
 	atomic_uint		procs;
 } dti_stats;
 
+/*
+ * Wake the drain thread if it sleeps.  Any thread, any lock but
+ * dti_idle_lock held; the drain thread sees everything stored before.
+ */
+static void
+dti_kick(void)
+{
+	pthread_mutex_lock(&dti_idle_lock);
+	atomic_fetch_add(&dti_kicks, 1);
+	pthread_cond_broadcast(&dti_idle_cv);
+	pthread_mutex_unlock(&dti_idle_lock);
+}
+
 void
 dt_ingest_enable(unsigned int p, uint8_t en)
 {
@@ -126,11 +152,19 @@ dt_ingest_enable(unsigned int p, uint8_t en)
 	if (p >= DT_SYS_NPROBES)
 		return;
 	pthread_mutex_lock(&dti_lock);
+	if ((dti_enab[p] != 0) != (en != 0)) {
+		if (en != 0)
+			atomic_fetch_add(&dti_nenab, 1);
+		else
+			atomic_fetch_sub(&dti_nenab, 1);
+	}
 	dti_enab[p] = en;
 	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
 		__atomic_store_n(&dp->dp_tab->tb_enab[p], en,
 		    __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&dti_lock);
+	if (en != 0)
+		dti_kick();
 }
 
 /*
@@ -163,10 +197,18 @@ dt_ingest_ptimer_set(uint64_t nsecs)
 	struct dti_proc *dp;
 
 	pthread_mutex_lock(&dti_lock);
+	if ((dti_prof_nsecs != 0) != (nsecs != 0)) {
+		if (nsecs != 0)
+			atomic_fetch_add(&dti_nenab, 1);
+		else
+			atomic_fetch_sub(&dti_nenab, 1);
+	}
 	dti_prof_nsecs = nsecs;
 	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
 		dti_prof_store(dp->dp_tab, nsecs);
 	pthread_mutex_unlock(&dti_lock);
+	if (nsecs != 0)
+		dti_kick();
 }
 
 /* --- the drain side -------------------------------------------------- */
@@ -477,13 +519,38 @@ dti_unlink_gone(void)
 	}
 }
 
+/*
+ * Sleep for up to ns (0: until kicked), unless a kick came since the
+ * pass that began when dti_kicks read gen.  The drain thread.
+ */
+static void
+dti_idle(unsigned int gen, uint64_t ns)
+{
+	struct timespec ts;
+	uint64_t until;
+
+	pthread_mutex_lock(&dti_idle_lock);
+	if (ns == 0) {
+		while (atomic_load(&dti_kicks) == gen)
+			pthread_cond_wait(&dti_idle_cv, &dti_idle_lock);
+	} else {
+		until = dt_clock_ns(CLOCK_MONOTONIC) + ns;
+		ts.tv_sec = (time_t)(until / 1000000000ULL);
+		ts.tv_nsec = (long)(until % 1000000000ULL);
+		while (atomic_load(&dti_kicks) == gen &&
+		    pthread_cond_timedwait(&dti_idle_cv, &dti_idle_lock,
+		    &ts) == 0)
+			continue;
+	}
+	pthread_mutex_unlock(&dti_idle_lock);
+}
+
 static void *
 dti_drain_main(void *arg)
 {
-	struct dti_proc *dp;
-	struct timespec ts;
+	struct dti_proc *dp, *procs;
 	uint64_t idle = DTI_IDLE_MIN, lastreap = 0, now;
-	unsigned int n;
+	unsigned int n, gen;
 	int gone;
 
 	(void)arg;
@@ -491,14 +558,15 @@ dti_drain_main(void *arg)
 	while (!atomic_load(&dti_stop)) {
 		n = 0;
 		gone = 0;
+		gen = atomic_load(&dti_kicks);
 		now = dt_clock_ns(CLOCK_MONOTONIC);
 		dt_tsc_ref();
 		if (now - lastreap >= DTI_REAP_NSEC) {
 			dti_reap();
 			lastreap = now;
 		}
-		for (dp = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
-		    dp != NULL; dp = dp->dp_next) {
+		procs = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
+		for (dp = procs; dp != NULL; dp = dp->dp_next) {
 			n += dti_drain(dp, 0);
 			dti_counters(dp);
 			if (dp->dp_dead || atomic_load(&dp->dp_retired))
@@ -513,12 +581,21 @@ dti_drain_main(void *arg)
 		}
 		/*
 		 * Tracees cannot wake us without a system call in their hot
-		 * path, so poll, backing off while nothing comes.
+		 * path, so poll, backing off while nothing comes.  With no
+		 * tracee there is nothing to poll until one attaches; with
+		 * nothing enabled only the odd record of a hook that read
+		 * its enable byte just before a disable, and exits to reap.
 		 */
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)idle;
-		nanosleep(&ts, NULL);
-		if (idle < DTI_IDLE_MAX)
+		if (procs == NULL && !gone) {
+			dti_idle(gen, 0);
+			idle = DTI_IDLE_MIN;
+			continue;
+		}
+		dti_idle(gen, idle);
+		if (atomic_load(&dti_kicks) != gen)
+			idle = DTI_IDLE_MIN;
+		else if (idle < (atomic_load(&dti_nenab) != 0 ?
+		    DTI_IDLE_MAX : DTI_IDLE_OFF))
 			idle *= 2;
 	}
 	rcu_unregister_thread();
@@ -688,6 +765,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 	dp->dp_next = dti_procs;
 	__atomic_store_n(&dti_procs, dp, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dti_lock);
+	dti_kick();
 	atomic_fetch_add(&dti_stats.procs, 1);
 
 	memset(&w, 0, sizeof(w));
@@ -783,6 +861,14 @@ dt_ingest_begin(const char *path)
 		goto fail;
 	}
 	atomic_store(&dti_stop, 0);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&dti_idle_cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	dt_tsc_calibrate();
 	if ((error = pthread_create(&dti_drain_thr, NULL, dti_drain_main,
 	    NULL)) != 0)
@@ -790,6 +876,7 @@ dt_ingest_begin(const char *path)
 	if ((error = pthread_create(&dti_accept_thr, NULL, dti_accept_main,
 	    NULL)) != 0) {
 		atomic_store(&dti_stop, 1);
+		dti_kick();
 		pthread_join(dti_drain_thr, NULL);
 		goto fail;
 	}
@@ -811,6 +898,7 @@ dt_ingest_end(void)
 	if (!dti_running)
 		return;
 	atomic_store(&dti_stop, 1);
+	dti_kick();
 	(void)write(dti_wake[1], "x", 1);
 	pthread_join(dti_accept_thr, NULL);
 	pthread_join(dti_drain_thr, NULL);
