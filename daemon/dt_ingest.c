@@ -25,7 +25,8 @@
  * every ring, validates each record (the ring is the tracee's memory:
  * every byte is untrusted, bad records are counted and dropped, never
  * followed), expands it into a dt_evt with the pid dtd knows, and emits
- * it to every open that records the probe.  A process that exited, or
+ * it to every open that records the probe (those two steps in
+ * dt_ingest_rec.c).  A process that exited, or
  * that exec'd and connected again, is drained one last time and freed.
  *
  * At start a new dtd adopts the tables of processes whose previous dtd
@@ -79,7 +80,6 @@
 #define DTI_IDLE_MAX	1000000		/* ns: longest idle sleep */
 #define DTI_IDLE_OFF	100000000	/* ns: the same, nothing enabled */
 #define DTI_REAP_NSEC	10000000ULL	/* look for exited tracees */
-#define DTI_DELTA_MAX	(1u << 24)	/* largest counter step believed */
 
 struct dti_proc {
 	struct dti_proc		*dp_next;	/* [L] writers; [D] reads */
@@ -213,100 +213,6 @@ dt_ingest_ptimer_set(uint64_t nsecs)
 
 /* --- the drain side -------------------------------------------------- */
 
-/* Whether a copied record may be believed; it came from a tracee. */
-static int
-dti_valid(const struct udt_rec *r)
-{
-	int isret, i;
-
-	if ((r->ur_flags & ~UDT_R_ALL) != 0)
-		return 0;
-	if (r->ur_probe == UDT_PROBE_PROFILE) {
-		/* Only from a tracee we told to sample; see udt_wire.h. */
-		if (!dt_ptimer_enabled() || !(r->ur_flags & UDT_R_PROF) ||
-		    (r->ur_flags & (UDT_R_ARGS | UDT_R_RET)) ||
-		    r->ur_error != 0 || r->ur_args[0] < 0 ||
-		    r->ur_args[0] >= DTI_DELTA_MAX ||
-		    (uint64_t)r->ur_args[1] < DT_TIMER_NSECS_MIN ||
-		    (uint64_t)r->ur_args[1] > DT_TIMER_NSECS_MAX)
-			return 0;
-		for (i = 2; i < UDT_NARGS; i++)
-			if (r->ur_args[i] != 0)
-				return 0;
-	} else if (r->ur_probe >= DT_SYS_NPROBES ||
-	    (r->ur_flags & UDT_R_PROF))
-		return 0;
-	isret = r->ur_probe < DT_SYS_NPROBES && (r->ur_probe & 1);
-	if (isret != ((r->ur_flags & UDT_R_RET) != 0))
-		return 0;
-	if (isret && (r->ur_flags & UDT_R_ARGS))
-		return 0;
-	if (isret && (r->ur_error < 0 || r->ur_error > 4095 ||
-	    (r->ur_error != 0 && r->ur_args[0] != -1)))
-		return 0;
-	if (r->ur_nframes > UDT_STACK_MAX ||
-	    (r->ur_nframes != 0) != ((r->ur_flags & UDT_R_STACK) != 0))
-		return 0;
-	if (r->ur_cpu >= dt_dev_ncpus() || r->ur_tid <= 0)
-		return 0;
-	if (r->ur_flags & UDT_R_TSC) {
-		if (r->ur_sec != 0 || r->ur_nsec < 0 ||
-		    !dt_tsc_near((uint64_t)r->ur_nsec))
-			return 0;
-	} else if (r->ur_sec < 0 || r->ur_nsec < 0 ||
-	    r->ur_nsec >= 1000000000)
-		return 0;
-	return 1;
-}
-
-static void
-dti_emit(const struct dti_proc *dp, const struct udt_rec *r)
-{
-	struct dt_probe *dtp = dt_syscall_probe(r->ur_probe);
-	struct dt_evt ev;
-	unsigned int i;
-
-	if (dtp == NULL && r->ur_probe != UDT_PROBE_PROFILE)
-		return;
-	memset(&ev, 0, sizeof(ev));
-	ev.dtev_pid = dp->dp_pid;
-	ev.dtev_tid = r->ur_tid;
-	if (r->ur_flags & UDT_R_TSC) {
-		int64_t ns = dt_tsc_realtime((uint64_t)r->ur_nsec);
-
-		ev.dtev_tsp.tv_sec = ns / 1000000000;
-		ev.dtev_tsp.tv_nsec = ns % 1000000000;
-	} else {
-		ev.dtev_tsp.tv_sec = r->ur_sec;
-		ev.dtev_tsp.tv_nsec = r->ur_nsec;
-	}
-	if (r->ur_flags & UDT_R_COMM) {
-		memcpy(ev.dtev_comm, r->ur_comm, UDT_COMMLEN);
-		ev.dtev_comm[UDT_COMMLEN - 1] = '\0';
-	}
-	if (r->ur_flags & UDT_R_STACK) {
-		ev.dtev_ustack.st_count = r->ur_nframes;
-		for (i = 0; i < r->ur_nframes; i++)
-			ev.dtev_ustack.st_pc[i] = r->ur_stack[i];
-	}
-	if (r->ur_flags & UDT_R_PROF) {
-		/* Validated: args[0] missed periods, args[1] the period. */
-		dt_ptimer_put(r->ur_cpu, &ev, (uint64_t)r->ur_args[0],
-		    (uint64_t)r->ur_args[1]);
-		return;
-	}
-	if (r->ur_flags & UDT_R_ARGS) {
-		/* Registers past nargs hold whatever the caller left. */
-		for (i = 0; i < dtp->dtp_nargs && i < UDT_NARGS; i++)
-			ev.dtev_args[i] = r->ur_args[i];
-	} else if (r->ur_flags & UDT_R_RET) {
-		ev.dtev_retval[0] = r->ur_args[0];
-		ev.dtev_retval[1] = r->ur_args[1];
-		ev.dtev_error = r->ur_error;
-	}
-	dt_probe_emit(dtp, r->ur_cpu, &ev);
-}
-
 /*
  * Consume what is committed in dp's ring.  Returns records consumed.
  * final: the process has exited or exec'd, so no slot will ever be
@@ -371,7 +277,7 @@ dti_drain(struct dti_proc *dp, int final)
 		dp->dp_stuck = 0;
 		memcpy(&rec, s, sizeof(rec));
 		dp->dp_tail++;
-		if (dti_valid(&rec)) {
+		if (dt_ingest_valid(&rec)) {
 			/* Mappings first, while the tracee may still live. */
 			if (rec.ur_flags & UDT_R_STACK)
 				dt_pm_track_stack(&dp->dp_maps, dp->dp_pid,
@@ -379,7 +285,7 @@ dti_drain(struct dti_proc *dp, int final)
 			/* Counted first: whoever reads the event sees it. */
 			atomic_fetch_add_explicit(&dti_stats.records, 1,
 			    memory_order_relaxed);
-			dti_emit(dp, &rec);
+			dt_ingest_emit(dp->dp_pid, &rec);
 		} else
 			atomic_fetch_add(&dti_stats.garbage, 1);
 		if (++n % DTI_BATCH == 0)
@@ -430,7 +336,7 @@ dti_counters(struct dti_proc *dp)
 		cur = __atomic_load_n(&rh->rh_lost[p], __ATOMIC_RELAXED);
 		delta = cur - dp->dp_lost[p];
 		dp->dp_lost[p] = cur;
-		if (delta != 0 && delta < DTI_DELTA_MAX) {
+		if (delta != 0 && delta < DT_INGEST_DELTA_MAX) {
 			atomic_fetch_add(&dti_stats.lost, delta);
 			dti_charge(p, delta, dt_pcb_count_dropevt);
 		}
@@ -438,7 +344,7 @@ dti_counters(struct dti_proc *dp)
 		cur = __atomic_load_n(&rh->rh_recur[p], __ATOMIC_RELAXED);
 		delta = cur - dp->dp_recur[p];
 		dp->dp_recur[p] = cur;
-		if (delta == 0 || delta >= DTI_DELTA_MAX)
+		if (delta == 0 || delta >= DT_INGEST_DELTA_MAX)
 			continue;
 		atomic_fetch_add(&dti_stats.recur, delta);
 		dti_charge(p, delta, dt_pcb_count_recurevt);
@@ -449,7 +355,7 @@ dti_counters(struct dti_proc *dp)
 	    __ATOMIC_RELAXED);
 	delta = cur - dp->dp_plost;
 	dp->dp_plost = cur;
-	if (delta != 0 && delta < DTI_DELTA_MAX) {
+	if (delta != 0 && delta < DT_INGEST_DELTA_MAX) {
 		atomic_fetch_add(&dti_stats.lost, delta);
 		dt_ptimer_count(delta, false);
 	}
@@ -457,7 +363,7 @@ dti_counters(struct dti_proc *dp)
 	    __ATOMIC_RELAXED);
 	delta = cur - dp->dp_precur;
 	dp->dp_precur = cur;
-	if (delta != 0 && delta < DTI_DELTA_MAX) {
+	if (delta != 0 && delta < DT_INGEST_DELTA_MAX) {
 		atomic_fetch_add(&dti_stats.recur, delta);
 		dt_ptimer_count(delta, true);
 	}

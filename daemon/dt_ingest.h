@@ -45,6 +45,17 @@ struct dt_probe	*dt_syscall_probe(unsigned int p);
 void	dt_ingest_enable(unsigned int p, uint8_t en);
 
 /*
+ * A record copied out of a tracee's ring (dt_ingest_rec.c): whether every
+ * field is one a tracee could have meant, and, for one that is, its
+ * dt_evt emitted to the opens recording its probe (or a profile sample
+ * to the timer mode), stamped with pid.  The drain thread.
+ */
+struct udt_rec;
+#define DT_INGEST_DELTA_MAX	(1u << 24)	/* largest step believed */
+int	dt_ingest_valid(const struct udt_rec *);
+void	dt_ingest_emit(pid_t pid, const struct udt_rec *);
+
+/*
  * Serve the ingest socket at path (NULL: UDT_SOCKET_DEFAULT) and drain
  * the tracees' rings into the core, then adopt orphaned tracees.  Call
  * once from one thread after dt_dev_init(); returns 0 or an errno, with

@@ -1,0 +1,125 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * One record of a tracee's ring, once the drain thread has copied it out
+ * of shared memory: whether to believe it, and the dt_evt it becomes.
+ * Every field was written by the tracee, so each is checked against what
+ * a hook or the timer fallback can produce (udt_wire.h) before any is
+ * used as a number of frames, a probe or a CPU.
+ */
+#include <string.h>
+
+#include <dev/dt/dtvar.h>
+#include <userdt/udt_wire.h>
+
+#include "dt_dev.h"
+#include "dt_prov.h"
+#include "dt_ingest.h"
+#include "dt_ptimer.h"
+
+int
+dt_ingest_valid(const struct udt_rec *r)
+{
+	int isret, i;
+
+	if ((r->ur_flags & ~UDT_R_ALL) != 0)
+		return 0;
+	if (r->ur_probe == UDT_PROBE_PROFILE) {
+		/* Only from a tracee we told to sample; see udt_wire.h. */
+		if (!dt_ptimer_enabled() || !(r->ur_flags & UDT_R_PROF) ||
+		    (r->ur_flags & (UDT_R_ARGS | UDT_R_RET)) ||
+		    r->ur_error != 0 || r->ur_args[0] < 0 ||
+		    r->ur_args[0] >= DT_INGEST_DELTA_MAX ||
+		    (uint64_t)r->ur_args[1] < DT_TIMER_NSECS_MIN ||
+		    (uint64_t)r->ur_args[1] > DT_TIMER_NSECS_MAX)
+			return 0;
+		for (i = 2; i < UDT_NARGS; i++)
+			if (r->ur_args[i] != 0)
+				return 0;
+	} else if (r->ur_probe >= DT_SYS_NPROBES ||
+	    (r->ur_flags & UDT_R_PROF))
+		return 0;
+	isret = r->ur_probe < DT_SYS_NPROBES && (r->ur_probe & 1);
+	if (isret != ((r->ur_flags & UDT_R_RET) != 0))
+		return 0;
+	if (isret && (r->ur_flags & UDT_R_ARGS))
+		return 0;
+	if (isret && (r->ur_error < 0 || r->ur_error > 4095 ||
+	    (r->ur_error != 0 && r->ur_args[0] != -1)))
+		return 0;
+	if (r->ur_nframes > UDT_STACK_MAX ||
+	    (r->ur_nframes != 0) != ((r->ur_flags & UDT_R_STACK) != 0))
+		return 0;
+	if (r->ur_cpu >= dt_dev_ncpus() || r->ur_tid <= 0)
+		return 0;
+	if (r->ur_flags & UDT_R_TSC) {
+		if (r->ur_sec != 0 || r->ur_nsec < 0 ||
+		    !dt_tsc_near((uint64_t)r->ur_nsec))
+			return 0;
+	} else if (r->ur_sec < 0 || r->ur_nsec < 0 ||
+	    r->ur_nsec >= 1000000000)
+		return 0;
+	return 1;
+}
+
+void
+dt_ingest_emit(pid_t pid, const struct udt_rec *r)
+{
+	struct dt_probe *dtp = dt_syscall_probe(r->ur_probe);
+	struct dt_evt ev;
+	unsigned int i;
+
+	if (dtp == NULL && r->ur_probe != UDT_PROBE_PROFILE)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.dtev_pid = pid;
+	ev.dtev_tid = r->ur_tid;
+	if (r->ur_flags & UDT_R_TSC) {
+		int64_t ns = dt_tsc_realtime((uint64_t)r->ur_nsec);
+
+		ev.dtev_tsp.tv_sec = ns / 1000000000;
+		ev.dtev_tsp.tv_nsec = ns % 1000000000;
+	} else {
+		ev.dtev_tsp.tv_sec = r->ur_sec;
+		ev.dtev_tsp.tv_nsec = r->ur_nsec;
+	}
+	if (r->ur_flags & UDT_R_COMM) {
+		memcpy(ev.dtev_comm, r->ur_comm, UDT_COMMLEN);
+		ev.dtev_comm[UDT_COMMLEN - 1] = '\0';
+	}
+	if (r->ur_flags & UDT_R_STACK) {
+		ev.dtev_ustack.st_count = r->ur_nframes;
+		for (i = 0; i < r->ur_nframes; i++)
+			ev.dtev_ustack.st_pc[i] = r->ur_stack[i];
+	}
+	if (r->ur_flags & UDT_R_PROF) {
+		/* Validated: args[0] missed periods, args[1] the period. */
+		dt_ptimer_put(r->ur_cpu, &ev, (uint64_t)r->ur_args[0],
+		    (uint64_t)r->ur_args[1]);
+		return;
+	}
+	if (r->ur_flags & UDT_R_ARGS) {
+		/* Registers past nargs hold whatever the caller left. */
+		for (i = 0; i < dtp->dtp_nargs && i < UDT_NARGS; i++)
+			ev.dtev_args[i] = r->ur_args[i];
+	} else if (r->ur_flags & UDT_R_RET) {
+		ev.dtev_retval[0] = r->ur_args[0];
+		ev.dtev_retval[1] = r->ur_args[1];
+		ev.dtev_error = r->ur_error;
+	}
+	dt_probe_emit(dtp, r->ur_cpu, &ev);
+}
