@@ -41,19 +41,22 @@ udt_mapsq_now(void)
 }
 
 /*
- * All of len, or -1.  The caller's signals (btrace's SIGCHLD when its
- * command ends, whatever the shim's host handles) cut a MSG_WAITALL
- * receive short: go on with the rest.  SO_RCVTIMEO bounds each wait;
- * deadline (monotonic ns) bounds them all, should signals keep coming.
+ * Send (out) or receive all of len, or -1.  The caller's signals
+ * (btrace's SIGCHLD when its command ends, whatever the shim's host
+ * handles) cut a call short: go on with the rest.  SO_RCVTIMEO and
+ * SO_SNDTIMEO bound each wait; deadline (monotonic ns) bounds them all,
+ * should signals keep coming.
  */
 static int
-udt_mapsq_recv(int fd, void *buf, size_t len, uint64_t deadline)
+udt_mapsq_io(int fd, void *buf, size_t len, int out, uint64_t deadline)
 {
 	char *p = buf;
 	ssize_t n;
 
 	while (len > 0) {
-		if ((n = recv(fd, p, len, MSG_WAITALL)) > 0) {
+		n = out ? send(fd, p, len, MSG_NOSIGNAL) :
+		    recv(fd, p, len, MSG_WAITALL);
+		if (n > 0) {
 			p += n;
 			len -= (size_t)n;
 			continue;
@@ -61,29 +64,6 @@ udt_mapsq_recv(int fd, void *buf, size_t len, uint64_t deadline)
 		if (n == 0) {
 			errno = EPROTO;		/* dtd closed mid-answer */
 			return -1;
-		}
-		if (errno != EINTR)
-			return -1;
-		if (udt_mapsq_now() >= deadline) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* send() of all of len, through signals, as udt_mapsq_recv(). */
-static int
-udt_mapsq_send(int fd, const void *buf, size_t len, uint64_t deadline)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = send(fd, p, len, MSG_NOSIGNAL)) >= 0) {
-			p += n;
-			len -= (size_t)n;
-			continue;
 		}
 		if (errno != EINTR)
 			return -1;
@@ -139,8 +119,8 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 	while (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
 		if (errno != EINTR || udt_mapsq_now() >= deadline)
 			goto out;
-	if (udt_mapsq_send(fd, &q, sizeof(q), deadline) == -1 ||
-	    udt_mapsq_recv(fd, &h, sizeof(h), deadline) == -1)
+	if (udt_mapsq_io(fd, &q, sizeof(q), 1, deadline) == -1 ||
+	    udt_mapsq_io(fd, &h, sizeof(h), 0, deadline) == -1)
 		goto out;
 	if (h.umh_magic != UDT_MAGIC || h.umh_version != UDT_VERSION ||
 	    h.umh_count > UDT_MAPSQ_MAX) {
@@ -152,7 +132,7 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 		goto out;
 	}
 	for (i = 0; i < h.umh_count; i++) {
-		if (udt_mapsq_recv(fd, &e, sizeof(e), deadline) == -1)
+		if (udt_mapsq_io(fd, &e, sizeof(e), 0, deadline) == -1)
 			goto out;
 		/* Every byte is dtd's word, but a path is a path. */
 		if (e.ume_pathlen == 0 || e.ume_pathlen >= sizeof(path) ||
@@ -160,7 +140,7 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 			errno = EPROTO;
 			goto out;
 		}
-		if (udt_mapsq_recv(fd, path, e.ume_pathlen, deadline) == -1)
+		if (udt_mapsq_io(fd, path, e.ume_pathlen, 0, deadline) == -1)
 			goto out;
 		path[e.ume_pathlen] = '\0';
 		if (strlen(path) != e.ume_pathlen || path[0] != '/') {
