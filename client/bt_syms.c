@@ -20,7 +20,18 @@
  * /proc/PID/maps names, read once per process at first sight so that
  * stacks of processes that have exited since still resolve.  A traced
  * process that exited before we saw it is looked up in dtd, which kept
- * its mappings (bt_dtdmaps.c).
+ * its mappings.
+ *
+ * Why dtd, and why not DTIOCRDVNODE: once a process is gone its
+ * /proc/PID/maps is too, and only dtd saw it while it lived (it reads the
+ * maps of every traced process when it attaches, and again when its user
+ * stacks leave them).  DTIOCRDVNODE would tell us start, offset and file
+ * size of one address, but no file: the descriptor it promises cannot be
+ * installed into us by a daemon.  The maps query on dtd's ingest socket
+ * (udt_mapsq.h; the socket -c commands attach to, USERDT_SOCKET) names
+ * the files of all mappings in one round trip, in the shape
+ * /proc/PID/maps has, so the symbol code after it is the same for live
+ * and dead processes.
  */
 #include <sys/types.h>
 
@@ -34,6 +45,7 @@
 #include <unistd.h>
 
 #include "btrace.h"
+#include "udt_mapsq.h"
 
 struct sym {
 	unsigned long	 sy_addr;
@@ -60,13 +72,14 @@ struct pmap {
 	char		*pm_path;
 };
 
-#define PID_RELOAD_MS	10	/* at most one re-read of maps per pid */
+#define PID_RELOAD_MS	10	/* between re-reads of a live pid's maps */
 
 struct pidmaps {
 	pid_t		 pd_pid;
 	struct pmap	*pd_maps;
 	size_t		 pd_n;
 	uint64_t	 pd_loaded;	/* CLOCK_MONOTONIC ms of the read */
+	int		 pd_final;	/* dtd's, of a pid gone: never newer */
 	struct pidmaps	*pd_next;
 };
 
@@ -278,10 +291,25 @@ pid_add(struct pidmaps *pd, size_t *cap, unsigned long start,
 	pd->pd_n++;
 }
 
+struct pid_fill {
+	struct pidmaps	*pf_pd;
+	size_t		*pf_cap;
+};
+
+static int
+pid_add_kept(void *arg, const struct udt_maps_ent *e, const char *path)
+{
+	struct pid_fill *pf = arg;
+
+	pid_add(pf->pf_pd, pf->pf_cap, e->ume_start, e->ume_end, e->ume_off,
+	    xstrdup(path));
+	return 0;
+}
+
 /*
  * pid's executable file mappings: /proc/PID/maps while it lives, else
- * (gone, or a zombie with empty maps) what dtd kept of it (bt_dtdmaps.c).
- * What was read before stays when neither has anything.
+ * (gone, or a zombie with empty maps) what dtd kept of it, which no later
+ * read can change.  What was read before stays when neither has anything.
  */
 static void
 pid_load(struct pidmaps *pd)
@@ -289,11 +317,10 @@ pid_load(struct pidmaps *pd)
 	char path[64], line[4096], perms[8], file[4096];
 	unsigned long start, end, off;
 	struct pidmaps nw;
-	struct bt_umap *um;
 	size_t cap = 0;
-	ssize_t i, n;
+	struct pid_fill pf = { &nw, &cap };
 	FILE *fp;
-	int k;
+	int k, final = 0;
 
 	pd->pd_loaded = now_ms();
 	memset(&nw, 0, sizeof(nw));
@@ -310,17 +337,17 @@ pid_load(struct pidmaps *pd)
 		}
 		fclose(fp);
 	}
-	if (nw.pd_n == 0 && (n = dtd_maps(pd->pd_pid, &um)) > 0) {
-		for (i = 0; i < n; i++)
-			pid_add(&nw, &cap, um[i].um_start, um[i].um_end,
-			    um[i].um_off, um[i].um_path);
-		free(um);
+	if (nw.pd_n == 0) {
+		if (udt_mapsq(NULL, pd->pd_pid, pid_add_kept, &pf) != 0)
+			pid_free_maps(&nw);
+		final = 1;
 	}
 	if (nw.pd_n == 0)
 		return;
 	pid_free_maps(pd);
 	pd->pd_maps = nw.pd_maps;
 	pd->pd_n = nw.pd_n;
+	pd->pd_final = final;
 }
 
 static struct pidmaps *
@@ -360,13 +387,14 @@ usym_str(pid_t pid, unsigned long pc)
 	size_t i;
 
 	pm = (struct pmap *)pmap_find(pd, pc);
-	if (pm == NULL && now_ms() - pd->pd_loaded >= PID_RELOAD_MS) {
+	if (pm == NULL && !pd->pd_final &&
+	    now_ms() - pd->pd_loaded >= PID_RELOAD_MS) {
 		/*
 		 * A library loaded since, or an exec (btrace -c: the shell's
 		 * maps were read at its first event, then it became the
-		 * command): look again.  Bounded, since a frame-pointer
-		 * walk through code without frame pointers yields garbage
-		 * addresses that no reload will find.
+		 * command): look again, at most every PID_RELOAD_MS, since a
+		 * frame-pointer walk through code without frame pointers
+		 * yields garbage addresses that no reload will find.
 		 */
 		pid_load(pd);
 		pm = (struct pmap *)pmap_find(pd, pc);

@@ -250,19 +250,6 @@ const char		*ksym_str(unsigned long);
 const char		*usym_str(pid_t, unsigned long);
 void			 syms_cleanup(void);
 
-/* bt_dtdmaps.c */
-struct bt_umap {
-	unsigned long	 um_start, um_end, um_off;
-	char		*um_path;
-};
-/*
- * pid's executable file mappings as dtd knows them, even after pid
- * exited: how many, with *mapsp malloc'ed (paths too; NULL for none),
- * or -1.  Main
- * thread (btrace has no other); blocks at most about a second.
- */
-ssize_t			 dtd_maps(pid_t, struct bt_umap **);
-
 /* bt_json.c */
 extern int		 g_json;
 extern int		 g_folded;
