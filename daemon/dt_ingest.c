@@ -167,28 +167,23 @@ dt_ingest_enable(unsigned int p, uint8_t en)
 		dti_kick();
 }
 
-/*
- * Wake every tracee's watcher sleeping on tab's generation word.  Any
- * thread; a system call, never blocks.
- */
-static void
-dti_prof_wake(struct udt_tab *tab)
+void
+dt_ingest_tab_announce(struct udt_tab *tab)
 {
+	__atomic_add_fetch(&tab->tb_prof_gen, 1, __ATOMIC_RELEASE);
 	(void)syscall(SYS_futex, &tab->tb_prof_gen, FUTEX_WAKE, INT_MAX,
 	    NULL, NULL, 0);
 }
 
 /*
- * Period first, then the generation the watchers sleep on, then the
- * wake.  Under [L] (or at the end, when no other thread runs), so two
- * changes never interleave.
+ * Period first, then the announcement.  Under [L] (or at the end, when
+ * no other thread runs), so two changes never interleave.
  */
 static void
 dti_prof_store(struct udt_tab *tab, uint64_t nsecs)
 {
 	__atomic_store_n(&tab->tb_prof_nsecs, nsecs, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&tab->tb_prof_gen, 1, __ATOMIC_RELEASE);
-	dti_prof_wake(tab);
+	dt_ingest_tab_announce(tab);
 }
 
 void

@@ -73,6 +73,15 @@ void	dt_ingest_end(void);
 unsigned int	dt_ingest_adopt(const char *sock);
 
 /*
+ * Tell the tracee's profile watcher that tab changed (period,
+ * reconnect): a new generation of tb_prof_gen, after the stores it
+ * covers (release), then a futex wake of every waiter on it.  Any
+ * thread; a system call, never blocks.
+ */
+struct udt_tab;
+void	dt_ingest_tab_announce(struct udt_tab *);
+
+/*
  * Answer a UDT_HELLO_MAPS query rq on connection fd from a peer with uid
  * (dt_ingest_maps.c).  The accept thread, no lock held.
  */

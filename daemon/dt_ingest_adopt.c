@@ -25,10 +25,8 @@
  * path, which reconnects.  Nothing else of the tracee is trusted or
  * touched.
  */
-#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -72,9 +70,12 @@ dti_adopt_one(const char *sock, pid_t pid, unsigned long lo, unsigned long hi)
 	    strncmp(tab->tb_sock, sock, sizeof(tab->tb_sock)) == 0) {
 		__atomic_store_n(&tab->tb_reconnect, 1, __ATOMIC_RELEASE);
 		memset(tab->tb_enab, UDT_EN_ON, sizeof(tab->tb_enab));
-		/* A profile watcher reconnects too, busy loop or not. */
-		(void)syscall(SYS_futex, &tab->tb_prof_gen, FUTEX_WAKE,
-		    INT_MAX, NULL, NULL, 0);
+		/*
+		 * A profile watcher reconnects too, busy loop or not: a new
+		 * generation, or one between its check of tb_reconnect and
+		 * its wait would sleep through the wake.
+		 */
+		dt_ingest_tab_announce(tab);
 		adopted = 1;
 	}
 	munmap(tab, UDT_TAB_SIZE);
