@@ -162,7 +162,7 @@ dti_accept_some(int lfd)
 	int fd, k;
 
 	for (k = 0; k < DTI_ACCEPT_MAX; k++) {
-		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
 		crlen = sizeof(cr);
@@ -224,10 +224,10 @@ dt_ingest_accept(int lfd, int wakefd)
 			}
 			pn = dti_pn[i];
 			dti_pn[i] = dti_pn[--dti_npn];
-			/* Served blocking, with the timeouts it sets. */
-			if ((flags = fcntl(pn.pn_fd, F_GETFL)) != -1)
-				(void)fcntl(pn.pn_fd, F_SETFL,
-				    flags & ~O_NONBLOCK);
+			/*
+			 * Blocking (only its reads here were MSG_DONTWAIT),
+			 * with the timeouts serve sets.
+			 */
 			dt_ingest_serve(pn.pn_fd, &pn.pn_cred,
 			    &pn.pn_u.m.hello, &pn.pn_u.m.req);
 			close(pn.pn_fd);
