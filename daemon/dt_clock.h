@@ -35,4 +35,15 @@ dt_clock_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* The same count back as a timespec: a deadline for a wait, a stamp. */
+static inline struct timespec
+dt_clock_ts(uint64_t ns)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)(ns / 1000000000ULL);
+	ts.tv_nsec = (long)(ns % 1000000000ULL);
+	return ts;
+}
+
 #endif /* DT_CLOCK_H */

@@ -326,8 +326,7 @@ dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
 	ev.dtev_pid = (pid_t)pid;
 	ev.dtev_tid = (pid_t)tid;
 	ns = time + (uint64_t)src->dps_tsoff;
-	ev.dtev_tsp.tv_sec = (time_t)(ns / 1000000000ULL);
-	ev.dtev_tsp.tv_nsec = (long)(ns % 1000000000ULL);
+	ev.dtev_tsp = dt_clock_ts(ns);
 	if (dp->dp_evtflags & DTEVT_EXECNAME)
 		dt_perf_comm((pid_t)pid, (pid_t)tid, src->dps_cpu,
 		    ev.dtev_comm);

@@ -151,8 +151,7 @@ dt_clock_main(void *arg)
 			if (dck->dck_deadline < next)
 				next = dck->dck_deadline;
 		if (dt_clock_ns(CLOCK_MONOTONIC) < next) {
-			ts.tv_sec = (time_t)(next / 1000000000ULL);
-			ts.tv_nsec = (long)(next % 1000000000ULL);
+			ts = dt_clock_ts(next);
 			pthread_cond_timedwait(&dt_clock_cv, &dt_clock_mtx,
 			    &ts);
 			continue;	/* re-evaluate: clocks may have changed */
