@@ -46,6 +46,7 @@
  *		or for a proc before it is linked on dti_procs
  *	[L]	dti_lock
  *	[D]	the drain thread only (it alone unlinks and frees procs)
+ *	[W]	dti_idle_lock
  *	[a]	atomic operations
  */
 #include <linux/futex.h>
@@ -60,6 +61,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,9 +116,8 @@ static atomic_uint	 dti_nenab;		/* [L] writes, [a] reads:
  * attaches or a probe is enabled, polling starts again at once.
  */
 static pthread_mutex_t	 dti_idle_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t	 dti_idle_cv;		/* [I] CLOCK_MONOTONIC */
-static atomic_uint	 dti_kicks;		/* [K] dti_idle_lock writes,
-						   [a] reads */
+static pthread_cond_t	 dti_idle_cv = PTHREAD_COND_INITIALIZER;
+static atomic_uint	 dti_kicks;		/* [W] writes, [a] reads */
 
 static int		 dti_listen = -1;	/* [I] */
 static int		 dti_wake[2] = { -1, -1 };	/* [I] stop pipe */
@@ -144,6 +145,16 @@ dti_kick(void)
 	pthread_mutex_unlock(&dti_idle_lock);
 }
 
+/* One source of events turned on or off.  Under [L]. */
+static void
+dti_nenab_adj(bool was, bool is)
+{
+	if (is && !was)
+		atomic_fetch_add(&dti_nenab, 1);
+	else if (was && !is)
+		atomic_fetch_sub(&dti_nenab, 1);
+}
+
 void
 dt_ingest_enable(unsigned int p, uint8_t en)
 {
@@ -152,12 +163,7 @@ dt_ingest_enable(unsigned int p, uint8_t en)
 	if (p >= DT_SYS_NPROBES)
 		return;
 	pthread_mutex_lock(&dti_lock);
-	if ((dti_enab[p] != 0) != (en != 0)) {
-		if (en != 0)
-			atomic_fetch_add(&dti_nenab, 1);
-		else
-			atomic_fetch_sub(&dti_nenab, 1);
-	}
+	dti_nenab_adj(dti_enab[p] != 0, en != 0);
 	dti_enab[p] = en;
 	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
 		__atomic_store_n(&dp->dp_tab->tb_enab[p], en,
@@ -192,12 +198,7 @@ dt_ingest_ptimer_set(uint64_t nsecs)
 	struct dti_proc *dp;
 
 	pthread_mutex_lock(&dti_lock);
-	if ((dti_prof_nsecs != 0) != (nsecs != 0)) {
-		if (nsecs != 0)
-			atomic_fetch_add(&dti_nenab, 1);
-		else
-			atomic_fetch_sub(&dti_nenab, 1);
-	}
+	dti_nenab_adj(dti_prof_nsecs != 0, nsecs != 0);
 	dti_prof_nsecs = nsecs;
 	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
 		dti_prof_store(dp->dp_tab, nsecs);
@@ -309,6 +310,20 @@ dti_charge(unsigned int p, uint64_t n,
 }
 
 /*
+ * How far a counter of the tracee moved since *last (which follows it),
+ * or 0 when it did not or the step is too large to believe.
+ */
+static uint32_t
+dti_delta(const uint32_t *ctr, uint32_t *last)
+{
+	uint32_t cur = __atomic_load_n(ctr, __ATOMIC_RELAXED);
+	uint32_t delta = cur - *last;
+
+	*last = cur;
+	return delta < DT_INGEST_DELTA_MAX ? delta : 0;
+}
+
+/*
  * The tracee's recursion and ring-full counters: attribute what changed
  * since the last look to the opens recording each probe, so the device's
  * recurevt and dropevt account for events that never reached dtd.
@@ -318,7 +333,7 @@ dti_counters(struct dti_proc *dp)
 {
 	struct udt_ring_hdr *rh = dp->dp_ring;
 	uint64_t lt, rt;
-	uint32_t cur, delta;
+	uint32_t delta;
 	unsigned int p;
 
 	lt = __atomic_load_n(&rh->rh_lost_total, __ATOMIC_RELAXED);
@@ -328,37 +343,24 @@ dti_counters(struct dti_proc *dp)
 	dp->dp_lost_total = lt;
 	dp->dp_recur_total = rt;
 	for (p = 0; p < DT_SYS_NPROBES; p++) {
-		cur = __atomic_load_n(&rh->rh_lost[p], __ATOMIC_RELAXED);
-		delta = cur - dp->dp_lost[p];
-		dp->dp_lost[p] = cur;
-		if (delta != 0 && delta < DT_INGEST_DELTA_MAX) {
+		if ((delta = dti_delta(&rh->rh_lost[p], &dp->dp_lost[p]))) {
 			atomic_fetch_add(&dti_stats.lost, delta);
 			dti_charge(p, delta, dt_pcb_count_dropevt);
 		}
-
-		cur = __atomic_load_n(&rh->rh_recur[p], __ATOMIC_RELAXED);
-		delta = cur - dp->dp_recur[p];
-		dp->dp_recur[p] = cur;
-		if (delta == 0 || delta >= DT_INGEST_DELTA_MAX)
-			continue;
-		atomic_fetch_add(&dti_stats.recur, delta);
-		dti_charge(p, delta, dt_pcb_count_recurevt);
+		if ((delta = dti_delta(&rh->rh_recur[p], &dp->dp_recur[p]))) {
+			atomic_fetch_add(&dti_stats.recur, delta);
+			dti_charge(p, delta, dt_pcb_count_recurevt);
+		}
 	}
 
 	/* The timer fallback's samples, to the opens recording profile. */
-	cur = __atomic_load_n(&rh->rh_lost[UDT_PROBE_PROFILE],
-	    __ATOMIC_RELAXED);
-	delta = cur - dp->dp_plost;
-	dp->dp_plost = cur;
-	if (delta != 0 && delta < DT_INGEST_DELTA_MAX) {
+	if ((delta = dti_delta(&rh->rh_lost[UDT_PROBE_PROFILE],
+	    &dp->dp_plost))) {
 		atomic_fetch_add(&dti_stats.lost, delta);
 		dt_ptimer_count(delta, false);
 	}
-	cur = __atomic_load_n(&rh->rh_recur[UDT_PROBE_PROFILE],
-	    __ATOMIC_RELAXED);
-	delta = cur - dp->dp_precur;
-	dp->dp_precur = cur;
-	if (delta != 0 && delta < DT_INGEST_DELTA_MAX) {
+	if ((delta = dti_delta(&rh->rh_recur[UDT_PROBE_PROFILE],
+	    &dp->dp_precur))) {
 		atomic_fetch_add(&dti_stats.recur, delta);
 		dt_ptimer_count(delta, true);
 	}
@@ -428,19 +430,16 @@ static void
 dti_idle(unsigned int gen, uint64_t ns)
 {
 	struct timespec ts;
-	uint64_t until;
 
 	pthread_mutex_lock(&dti_idle_lock);
 	if (ns == 0) {
 		while (atomic_load(&dti_kicks) == gen)
 			pthread_cond_wait(&dti_idle_cv, &dti_idle_lock);
 	} else {
-		until = dt_clock_ns(CLOCK_MONOTONIC) + ns;
-		ts.tv_sec = (time_t)(until / 1000000000ULL);
-		ts.tv_nsec = (long)(until % 1000000000ULL);
+		ts = dt_clock_ts(dt_clock_ns(CLOCK_MONOTONIC) + ns);
 		while (atomic_load(&dti_kicks) == gen &&
-		    pthread_cond_timedwait(&dti_idle_cv, &dti_idle_lock,
-		    &ts) == 0)
+		    pthread_cond_clockwait(&dti_idle_cv, &dti_idle_lock,
+		    CLOCK_MONOTONIC, &ts) == 0)
 			continue;
 	}
 	pthread_mutex_unlock(&dti_idle_lock);
@@ -487,7 +486,7 @@ dti_drain_main(void *arg)
 		 * nothing enabled only the odd record of a hook that read
 		 * its enable byte just before a disable, and exits to reap.
 		 */
-		if (procs == NULL && !gone) {
+		if (procs == NULL) {
 			dti_idle(gen, 0);
 			idle = DTI_IDLE_MIN;
 			continue;
@@ -762,14 +761,6 @@ dt_ingest_begin(const char *path)
 		goto fail;
 	}
 	atomic_store(&dti_stop, 0);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&dti_idle_cv, &ca);
-		pthread_condattr_destroy(&ca);
-	}
 	dt_tsc_calibrate();
 	if ((error = pthread_create(&dti_drain_thr, NULL, dti_drain_main,
 	    NULL)) != 0)

@@ -26,6 +26,7 @@
 #include <dev/dt/dtvar.h>
 #include <userdt/udt_wire.h>
 
+#include "dt_clock.h"
 #include "dt_dev.h"
 #include "dt_prov.h"
 #include "dt_ingest.h"
@@ -79,21 +80,21 @@ dt_ingest_valid(const struct udt_rec *r)
 void
 dt_ingest_emit(pid_t pid, const struct udt_rec *r)
 {
-	struct dt_probe *dtp = dt_syscall_probe(r->ur_probe);
+	struct dt_probe *dtp = NULL;
 	struct dt_evt ev;
 	unsigned int i;
 
-	if (dtp == NULL && r->ur_probe != UDT_PROBE_PROFILE)
+	/* Validated: a profile sample has UDT_PROBE_PROFILE, no probe. */
+	if (!(r->ur_flags & UDT_R_PROF) &&
+	    (dtp = dt_syscall_probe(r->ur_probe)) == NULL)
 		return;
 	memset(&ev, 0, sizeof(ev));
 	ev.dtev_pid = pid;
 	ev.dtev_tid = r->ur_tid;
-	if (r->ur_flags & UDT_R_TSC) {
-		int64_t ns = dt_tsc_realtime((uint64_t)r->ur_nsec);
-
-		ev.dtev_tsp.tv_sec = ns / 1000000000;
-		ev.dtev_tsp.tv_nsec = ns % 1000000000;
-	} else {
+	if (r->ur_flags & UDT_R_TSC)
+		ev.dtev_tsp = dt_clock_ts((uint64_t)dt_tsc_realtime(
+		    (uint64_t)r->ur_nsec));
+	else {
 		ev.dtev_tsp.tv_sec = r->ur_sec;
 		ev.dtev_tsp.tv_nsec = r->ur_nsec;
 	}
