@@ -166,9 +166,35 @@ pm_parse(const char *line, struct dt_pm_map *m)
 	return 1;
 }
 
-struct dt_pm_snap *
-dt_pm_read(pid_t pid)
+/*
+ * m is a mapping prev has too (same range, offset and file): the file
+ * it maps has not changed since prev was read.  *j walks prev's sorted
+ * maps alongside the caller's.
+ */
+static const struct dt_pm_map *
+pm_same(const struct dt_pm_snap *prev, size_t *j, const struct dt_pm_map *m)
 {
+	const struct dt_pm_map *o;
+
+	if (prev == NULL)
+		return NULL;
+	while (*j < prev->ps_n && prev->ps_maps[*j].pm_start < m->pm_start)
+		(*j)++;
+	if (*j == prev->ps_n)
+		return NULL;
+	o = &prev->ps_maps[*j];
+	if (o->pm_start != m->pm_start || o->pm_end != m->pm_end ||
+	    o->pm_off != m->pm_off || o->pm_path == NULL ||
+	    strcmp(o->pm_path, m->pm_path) != 0)
+		return NULL;
+	return o;
+}
+
+struct dt_pm_snap *
+dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
+{
+	const struct dt_pm_map *o;
+	size_t j = 0;
 	struct dt_pm_snap *snap = NULL;
 	struct dt_pm_map *maps = NULL, m, *nm;
 	size_t n = 0, cap = 0, i, linecap = 0;
@@ -216,10 +242,18 @@ dt_pm_read(pid_t pid)
 	stime2 = dt_pm_stime(pid);
 	if (n == 0 || stime2 != stime)
 		goto fail;
-	for (i = 0; i < n; i++)
-		if (maps[i].pm_path != NULL)
+	/* Sizes: a stat per mapping prev does not already know. */
+	if (prev != NULL && prev->ps_stime != stime)
+		prev = NULL;
+	for (i = 0; i < n; i++) {
+		if (maps[i].pm_path == NULL)
+			continue;
+		if ((o = pm_same(prev, &j, &maps[i])) != NULL)
+			maps[i].pm_size = o->pm_size;
+		else
 			maps[i].pm_size = pm_filesize(pid, maps[i].pm_start,
 			    maps[i].pm_end, maps[i].pm_path);
+	}
 	if ((snap = malloc(sizeof(*snap) + n * sizeof(*maps))) == NULL)
 		goto nomem;
 	atomic_init(&snap->ps_ref, 1);
@@ -391,9 +425,12 @@ pm_store(pid_t pid, struct dt_pm_snap *snap, int only_known)
 struct dt_pm_snap *
 dt_pm_snapshot(pid_t pid)
 {
-	struct dt_pm_snap *snap;
+	struct dt_pm_snap *snap, *cached;
 
-	if ((snap = dt_pm_read(pid)) == NULL)
+	cached = dt_pm_cached(pid);
+	snap = dt_pm_read(pid, cached);
+	dt_pm_put(cached);
+	if (snap == NULL)
 		return NULL;
 	if (!pm_store(pid, snap, 0)) {
 		dt_pm_put(snap);
@@ -425,7 +462,7 @@ dt_pm_current(pid_t pid)
 	struct dt_pm_snap *live, *cached;
 
 	cached = dt_pm_cached(pid);
-	live = dt_pm_read(pid);
+	live = dt_pm_read(pid, cached);
 	if (live != NULL && (cached == NULL ||
 	    live->ps_stime == cached->ps_stime)) {
 		/* what we just read is the newest we know: keep it */
@@ -483,7 +520,7 @@ dt_pm_track_stack(struct dt_pm_track *pt, pid_t pid, const uint64_t *pcs,
 	if (now < pt->pt_next)
 		return;
 	miss = pcs[i];
-	if ((snap = dt_pm_read(pid)) == NULL ||
+	if ((snap = dt_pm_read(pid, pt->pt_snap)) == NULL ||
 	    (pt->pt_stime != 0 && snap->ps_stime != pt->pt_stime)) {
 		/* gone (its last records drain now), or not ours any more */
 		dt_pm_put(snap);

@@ -58,10 +58,12 @@ struct dt_pm_snap {
 /*
  * Read pid's executable mappings now.  A new snapshot (one reference),
  * or NULL with errno: ESRCH (no such process, a zombie, or the pid
- * changed hands while being read), ENOMEM.  Any thread, no lock held:
- * it reads /proc and may sleep on the target's mmap lock.
+ * changed hands while being read), ENOMEM.  File sizes are taken from
+ * prev (NULL: none), an earlier snapshot of the same process, for the
+ * mappings it has too, and stat'ed for the others only.  Any thread, no
+ * lock held: it reads /proc and may sleep on the target's mmap lock.
  */
-struct dt_pm_snap	*dt_pm_read(pid_t pid);
+struct dt_pm_snap	*dt_pm_read(pid_t pid, const struct dt_pm_snap *prev);
 
 /*
  * The start time of the process now called pid, 0 when there is none

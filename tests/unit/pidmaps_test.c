@@ -23,6 +23,7 @@
  */
 #include <sys/stat.h>
 
+#include <err.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,7 +126,7 @@ rdvn(pid_t pid, unsigned long va, struct dtioc_rdvn *dtrv)
 static void
 test_snapshot(void)
 {
-	struct dt_pm_snap *s;
+	struct dt_pm_snap *s, *prev;
 	const struct dt_pm_map *m;
 	struct dtioc_rdvn dtrv;
 
@@ -160,10 +161,39 @@ test_snapshot(void)
 	dtt_check(rdvn(101, 0x401234, &dtrv) == ESRCH,
 	    "RDVNODE unknown pid: ESRCH");
 
+	/*
+	 * Sizes are stat'ed once per mapping: a read with an earlier
+	 * snapshot takes them from it, a mapping it lacks is stat'ed.
+	 */
+	prev = dt_pm_cached(100);
+	if (truncate(lib, LIBSIZE + 1) != 0)
+		err(2, "truncate");
+	s = dt_pm_read(100, prev);
+	m = s != NULL ? dt_pm_find(s, 0x401234) : NULL;
+	dtt_check(m != NULL && m->pm_size == LIBSIZE,
+	    "a known mapping's size comes from the earlier snapshot");
+	dt_pm_put(s);
+	s = dt_pm_read(100, NULL);
+	m = s != NULL ? dt_pm_find(s, 0x401234) : NULL;
+	dtt_check(m != NULL && m->pm_size == LIBSIZE + 1,
+	    "without one it is stat'ed");
+	dt_pm_put(s);
+	fake_proc(100, 5000, 0x600000);
+	s = dt_pm_read(100, prev);
+	m = s != NULL ? dt_pm_find(s, 0x601234) : NULL;
+	dtt_check(m != NULL && m->pm_size == LIBSIZE + 1,
+	    "a mapping the earlier snapshot lacks is stat'ed");
+	dt_pm_put(s);
+	dt_pm_put(prev);
+	if (truncate(lib, LIBSIZE) != 0)
+		err(2, "truncate");
+	fake_proc(100, 5000, 0x400000);
+
 	/* It exits: the cache answers. */
 	fake_gone(100);
 	errno = 0;
-	dtt_check(dt_pm_read(100) == NULL && errno == ESRCH, "gone: no read");
+	dtt_check(dt_pm_read(100, NULL) == NULL && errno == ESRCH,
+	    "gone: no read");
 	s = dt_pm_current(100);
 	dtt_check(s != NULL && s->ps_stime == 5001 &&
 	    dt_pm_find(s, 0x401234) != NULL, "gone: the cache answers");
@@ -340,7 +370,7 @@ test_bad(void)
 	    "a long path read whole");
 	dt_pm_put(s);
 
-	/* A file that no machine has: its size must come out 0. */
+	/* Stat files that do not parse: no process, whatever its maps. */
 	fake_maps(400, "401000-403000 r-xp 00000000 08:01 1 "
 	    "/nonexistent-udt/a\n");
 	{
