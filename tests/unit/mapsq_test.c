@@ -17,7 +17,7 @@
 /*
  * The maps query's client (providers/syscall/udt_mapsq.c) against a fake
  * dtd that signals the asking thread while it waits for the answer: once
- * before any byte of it, once between the header and the entries.  A
+ * before any byte of it, once with half its header received.  A
  * caller with a handler that does not restart (btrace's SIGCHLD when its
  * -c command ends) must still get the whole answer: the receive it was
  * in ends short, and the client goes on.  Also a refusal and a truncated
@@ -27,6 +27,7 @@
 #include <sys/un.h>
 #include <err.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -81,20 +82,31 @@ thread_state(pid_t tid)
 	return p[2];
 }
 
+#define WAIT_NS	10000000000ULL	/* for the client to block, to handle */
+
 /*
  * Signal the client once it sleeps in its receive (the only wait left
- * once its request is in), and return after its handler ran.
+ * once its request is in), and return after its handler ran; 0, or -1
+ * when either took past WAIT_NS (the client failed some other way).
  */
-static void
+static int
 interrupt_client(struct fake *fk)
 {
+	uint64_t deadline = dtt_clock_ns(CLOCK_MONOTONIC) + WAIT_NS;
 	int before = atomic_load(&handled);
 
 	while (thread_state(fk->fk_client_tid) != 'S')
-		sched_yield();
+		if (dtt_clock_ns(CLOCK_MONOTONIC) >= deadline)
+			return -1;
+		else
+			sched_yield();
 	pthread_kill(fk->fk_client, SIGUSR1);
 	while (atomic_load(&handled) == before)
-		sched_yield();
+		if (dtt_clock_ns(CLOCK_MONOTONIC) >= deadline)
+			return -1;
+		else
+			sched_yield();
+	return 0;
 }
 
 static void *
@@ -107,17 +119,20 @@ fake_dtd(void *arg)
 	} q;
 	struct udt_maps_hdr h;
 	struct udt_maps_ent e;
-	int fd, i;
+	struct pollfd pfd = { fk->fk_lfd, POLLIN, 0 };
+	int fd = -1, i;
 
-	if ((fd = accept(fk->fk_lfd, NULL, NULL)) == -1 ||
+	/* A client that never connects ends the fake, not the test. */
+	if (poll(&pfd, 1, (int)(WAIT_NS / 1000000)) != 1 ||
+	    (fd = accept(fk->fk_lfd, NULL, NULL)) == -1 ||
 	    recv(fd, &q, sizeof(q), MSG_WAITALL) != (ssize_t)sizeof(q)) {
 		if (fd != -1)
 			close(fd);
 		return NULL;
 	}
 	fk->fk_req_pid = q.h.uh_flags == UDT_HELLO_MAPS ? q.r.umr_pid : -1;
-	if (fk->fk_mode == FAKE_SIGNAL_FIRST)
-		interrupt_client(fk);
+	if (fk->fk_mode == FAKE_SIGNAL_FIRST && interrupt_client(fk) != 0)
+		goto out;
 	memset(&h, 0, sizeof(h));
 	h.umh_magic = UDT_MAGIC;
 	h.umh_version = UDT_VERSION;
@@ -125,9 +140,18 @@ fake_dtd(void *arg)
 		h.umh_error = ESRCH;
 	else
 		h.umh_count = 2;
-	(void)send(fd, &h, sizeof(h), MSG_NOSIGNAL);
-	if (fk->fk_mode == FAKE_SIGNAL_MIDDLE)
-		interrupt_client(fk);
+	/*
+	 * Half the header, then the signal: the receive that waits for all
+	 * of it returns short, with part of it in the buffer.
+	 */
+	if (fk->fk_mode == FAKE_SIGNAL_MIDDLE) {
+		(void)send(fd, &h, sizeof(h) / 2, MSG_NOSIGNAL);
+		if (interrupt_client(fk) != 0)
+			goto out;
+		(void)send(fd, (char *)&h + sizeof(h) / 2,
+		    sizeof(h) - sizeof(h) / 2, MSG_NOSIGNAL);
+	} else
+		(void)send(fd, &h, sizeof(h), MSG_NOSIGNAL);
 	for (i = 0; i < 2 && fk->fk_mode != FAKE_REFUSE; i++) {
 		memset(&e, 0, sizeof(e));
 		e.ume_start = 0x400000 + 0x100000 * (uint64_t)i;
@@ -138,6 +162,7 @@ fake_dtd(void *arg)
 			break;
 		(void)send(fd, paths[i], strlen(paths[i]), MSG_NOSIGNAL);
 	}
+out:
 	close(fd);
 	return NULL;
 }
@@ -220,7 +245,7 @@ main(void)
 	rv = query(sock, FAKE_SIGNAL_MIDDLE, &g, &error);
 	dtt_check(rv == 0 && g.g_n == 2 && g.g_ok == 2 &&
 	    atomic_load(&handled) == before + 1,
-	    "signal after the header: %d (%s), %d entries, %d right", rv,
+	    "signal within the header: %d (%s), %d entries, %d right", rv,
 	    rv ? strerror(error) : "ok", g.g_n, g.g_ok);
 
 	rv = query(sock, FAKE_REFUSE, &g, &error);
