@@ -124,10 +124,11 @@ void	udt_sud_restorer(void) UDT_HIDDEN;
 
 /*
  * One call, made here, with its probes when they are enabled; user
- * stacks from uc, the program's context (udt_ustack()).
+ * stacks from uc, the program's context (udt_ustack()).  sel: the
+ * dispatch selector the program ran with, in force during the call.
  */
 static long
-udt_sud_call(long nr, const long *a, void *uc)
+udt_sud_call(long nr, const long *a, void *uc, char sel)
 {
 	struct udt_thread *t = &udt_thread;
 	void *ouc = t->ut_uc;
@@ -141,7 +142,14 @@ udt_sud_call(long nr, const long *a, void *uc)
 	t->ut_uc = uc;
 	if (en & 0xff)
 		udt_emit(2 * (unsigned int)idx, en & 0xff, a, 0, 0, 0);
+	/*
+	 * The call itself, made from this library's text, passes with
+	 * dispatch on: a handler of the program that runs while it blocks
+	 * is then seen, and one that jumps out leaves dispatch on.
+	 */
+	t->ut_sud = sel;
 	r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	t->ut_sud = SYSCALL_DISPATCH_FILTER_ALLOW;
 	if (idx >= 0 && (en = udt_enab16((unsigned int)idx) >> 8) != 0) {
 		error = r < 0 && r > -4096 ? (int)-r : 0;
 		rv = error != 0 ? -1 : r;
@@ -208,7 +216,7 @@ udt_sud_sigaction(const long *a)
  * while the handlers they wait for run: SIGSYS leaves them too.
  */
 static long
-udt_sud_tmpmask(long nr, long *a, void *uc)
+udt_sud_tmpmask(long nr, long *a, void *uc, char sel)
 {
 	uint64_t m;
 	struct {
@@ -222,13 +230,13 @@ udt_sud_tmpmask(long nr, long *a, void *uc)
 			m = *(const uint64_t *)a[0] & ~UDT_SIGSYS_BIT;
 			a[0] = (long)&m;
 		}
-		return udt_sud_call(nr, a, uc);
+		return udt_sud_call(nr, a, uc, sel);
 	case SYS_ppoll:
 		if (a[3] != 0 && a[4] == 8) {
 			m = *(const uint64_t *)a[3] & ~UDT_SIGSYS_BIT;
 			a[3] = (long)&m;
 		}
-		return udt_sud_call(nr, a, uc);
+		return udt_sud_call(nr, a, uc, sel);
 	default:	/* SYS_pselect6 */
 		if ((psd = (void *)a[5]) != NULL && psd->ps_set != NULL &&
 		    psd->ps_len == 8) {
@@ -237,7 +245,7 @@ udt_sud_tmpmask(long nr, long *a, void *uc)
 			pscopy.ps_len = 8;
 			a[5] = (long)&pscopy;
 		}
-		return udt_sud_call(nr, a, uc);
+		return udt_sud_call(nr, a, uc, sel);
 	}
 }
 
@@ -309,6 +317,15 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		errno = saved;
 		return;
 	case SYS_rt_sigreturn:
+		/*
+		 * After our own sigreturn, from our restorer: it never
+		 * returns, so it leaves udt_sud_ret alone, which a deferred
+		 * fork or exec interrupted on its way back still needs.
+		 */
+		g[REG_RIP] = (greg_t)(uintptr_t)udt_sud_restorer;
+		t->ut_sud = sel;
+		errno = saved;
+		return;
 	case SYS_fork:
 	case SYS_vfork:
 	case SYS_execve:
@@ -330,10 +347,10 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	case SYS_rt_sigsuspend:
 	case SYS_ppoll:
 	case SYS_pselect6:
-		r = udt_sud_tmpmask(nr, a, uc);
+		r = udt_sud_tmpmask(nr, a, uc, sel);
 		break;
 	default:
-		r = udt_sud_call(nr, a, uc);
+		r = udt_sud_call(nr, a, uc, sel);
 		break;
 	}
 	g[REG_RAX] = r;
