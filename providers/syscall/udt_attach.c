@@ -266,9 +266,11 @@ udt_attach_locked(int child)
 	/*
 	 * A profile watcher may sleep on the old table's word: wake it to
 	 * look at the new one (it also wakes on its own every few seconds,
-	 * for the wake that comes before it sleeps).
+	 * for the wake that comes before it sleeps).  Not in a fork child:
+	 * no thread of it sleeps yet, and otab is the parent's, whose
+	 * watcher has nothing to look at.
 	 */
-	if (otab != tab && otab != &udt_zero_tab)
+	if (!child && otab != tab && otab != &udt_zero_tab)
 		udt_sys6(SYS_futex, (long)&otab->tb_prof_gen, FUTEX_WAKE,
 		    INT_MAX, 0, 0, 0);
 	if (child && oring != NULL &&

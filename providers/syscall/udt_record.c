@@ -300,21 +300,25 @@ udt_slow(unsigned int idx, enum udt_rtype rt, udt_fn_t *slot,
 	int error, failed;
 
 	/*
-	 * The entry probe (libunwind, sched_getcpu) may change errno; a call
-	 * that succeeds leaves it alone, so the program must see its own.
-	 */
-	error = errno;
-	/*
 	 * All-calls mode records the call where it enters the kernel
 	 * (udt_sud.c); here only dispatch is turned back on, in case a
 	 * thread-creating clone left it off.
 	 */
-	if (__predict_false(udt_sud_active))
+	if (__predict_false(udt_sud_active)) {
 		udt_thread.ut_sud = 1;
-	en = udt_sud_active ? 0 : udt_enab16(idx) & 0xff;
-	if (en != 0)
+		en = 0;
+	} else
+		en = udt_enab16(idx) & 0xff;
+	if (en != 0) {
+		/*
+		 * The entry probe (libunwind, sched_getcpu) may change
+		 * errno; a call that succeeds leaves it alone, so the
+		 * program must see its own.
+		 */
+		error = errno;
 		udt_emit(2 * idx, en, args, 0, 0, 0);
-	errno = error;
+		errno = error;
+	}
 
 	fn = __atomic_load_n(slot, __ATOMIC_RELAXED);
 	if (__predict_false(fn == NULL))
