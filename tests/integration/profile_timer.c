@@ -58,6 +58,8 @@ static unsigned int		nsamples;	/* atomic */
 #define RACE_ROUNDS	12
 #define RACE_VMAS	20000	/* slow fork()'s copy of the memory down */
 #define RACE_CHILD_NS	3000000ULL
+#define RACE_FIRST_NS	1000000000ULL	/* CPU a child waits for a sample */
+#define CPU_NS()	dtt_clock_ns(CLOCK_THREAD_CPUTIME_ID)
 
 static void
 collect(const struct udt_prof_sample *s, void *arg)
@@ -67,15 +69,6 @@ collect(const struct udt_prof_sample *s, void *arg)
 	(void)arg;
 	if (i < MAXSAMPLES)
 		samples[i] = *s;
-}
-
-static uint64_t
-thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 volatile unsigned long	timer_sink;
@@ -102,10 +95,10 @@ timer_burn(void *arg)
 	b->b_tid = (pid_t)syscall(SYS_gettid);
 	pthread_barrier_wait(b->b_go);		/* tid published */
 	pthread_barrier_wait(b->b_go);		/* sampling armed */
-	t0 = thread_cpu_ns();
-	while (thread_cpu_ns() - t0 < BURN_NS)
+	t0 = CPU_NS();
+	while (CPU_NS() - t0 < BURN_NS)
 		timer_spin_here();
-	b->b_cpu = thread_cpu_ns() - t0;
+	b->b_cpu = CPU_NS() - t0;
 	return NULL;
 }
 
@@ -177,8 +170,8 @@ race_start(void *arg)
 /*
  * One round, in a fresh single-threaded process whose SIGPROF is still
  * SIG_DFL: fork children back to back while a thread starts sampling;
- * each child samples itself for a while.  Exits 0 when every child
- * lived, 1 and a message otherwise.
+ * each child samples itself until its first sample.  Exits 0 when every
+ * child lived and sampled, 1 and a message otherwise.
  */
 static void __attribute__((noreturn))
 race_round(void)
@@ -201,14 +194,18 @@ race_round(void)
 		if (pid == 0) {
 			uint64_t t0;
 
+			__atomic_store_n(&nsamples, 0, __ATOMIC_RELAXED);
 			if (udt_prof_start(1000000, SIGPROF, collect, NULL))
 				_exit(3);
-			t0 = thread_cpu_ns();
-			while (thread_cpu_ns() - t0 < RACE_CHILD_NS)
+			/* Alive and sampled: its handler is in place. */
+			t0 = CPU_NS();
+			while (CPU_NS() - t0 < RACE_CHILD_NS ||
+			    (__atomic_load_n(&nsamples, __ATOMIC_RELAXED) ==
+			    0 && CPU_NS() - t0 < RACE_FIRST_NS))
 				timer_spin_here();
-			_exit(0);
+			_exit(nsamples > 0 ? 0 : 4);
 		}
-		if (waitpid(pid, &status, 0) != pid || status != 0) {
+		if ((status = dtt_stop(pid, 0, DTT_EXIT_MS)) != 0) {
 			fprintf(stderr, "fork race: child status %#x\n",
 			    status);
 			_exit(1);
@@ -243,8 +240,8 @@ left_spin(void *arg)
 
 	ln->ln_tid = (pid_t)syscall(SYS_gettid);
 	ln->ln_error = udt_prof_thread_add(ln->ln_tid);
-	t0 = thread_cpu_ns();
-	while (thread_cpu_ns() - t0 < 20 * 1000000ULL)
+	t0 = CPU_NS();
+	while (CPU_NS() - t0 < 20 * 1000000ULL)
 		timer_spin_here();
 	return NULL;
 }
@@ -317,8 +314,7 @@ main(void)
 
 		if (pid == 0)
 			race_round();
-		if (pid == -1 || waitpid(pid, &status, 0) != pid ||
-		    status != 0)
+		if (pid == -1 || (status = dtt_stop(pid, 0, DTT_EXIT_MS)) != 0)
 			error++;
 	}
 	dtt_check(error == 0, "fork while starting: %d of %d rounds lost "
@@ -329,8 +325,8 @@ main(void)
 
 		if (pid == 0)
 			left_round();
-		dtt_check(pid > 0 && waitpid(pid, &status, 0) == pid &&
-		    status == 0, "%d threads left unannounced: a new thread "
+		dtt_check(pid > 0 && (status = dtt_stop(pid, 0, DTT_EXIT_MS)) == 0,
+		    "%d threads left unannounced: a new thread "
 		    "gets a slot and samples", LEFT_THREADS);
 	}
 
@@ -398,9 +394,9 @@ main(void)
 
 	/* Stopped: burn more CPU here, nothing may arrive. */
 	{
-		uint64_t t0 = thread_cpu_ns();
+		uint64_t t0 = CPU_NS();
 
-		while (thread_cpu_ns() - t0 < 5 * PERIOD_NS)
+		while (CPU_NS() - t0 < 5 * PERIOD_NS)
 			timer_spin_here();
 	}
 	later = __atomic_load_n(&nsamples, __ATOMIC_RELAXED);
@@ -410,9 +406,9 @@ main(void)
 	error = udt_prof_start(PERIOD_NS, SIGPROF, collect, NULL);
 	dtt_check(error == 0, "restart: %s", strerror(error));
 	{
-		uint64_t t0 = thread_cpu_ns();
+		uint64_t t0 = CPU_NS();
 
-		while (thread_cpu_ns() - t0 < 10 * PERIOD_NS)
+		while (CPU_NS() - t0 < 10 * PERIOD_NS)
 			timer_spin_here();
 	}
 	udt_prof_stop();
