@@ -44,14 +44,11 @@
 #define NOBODY		65534
 #define FAST_MS		1000	/* half the preload library's patience */
 
+/* Milliseconds since t0, a dtt_clock_ns(CLOCK_MONOTONIC). */
 static double
-ms_since(const struct timespec *t0)
+ms_since(uint64_t t0)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) * 1e3 +
-	    (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+	return (double)(dtt_clock_ns(CLOCK_MONOTONIC) - t0) / 1e6;
 }
 
 /*
@@ -79,7 +76,7 @@ main(int argc, char *argv[])
 	struct dtioc_probe_info *pi = NULL;
 	struct udt_welcome w;
 	struct udt_stats us;
-	struct timespec t0;
+	uint64_t t0;
 	uint32_t magic = UDT_MAGIC, nsys = 0;
 	size_t npi, i;
 	int fd = -1, sfd, fds[2], go[2] = { -1, -1 }, up[2], n, status;
@@ -135,9 +132,9 @@ main(int argc, char *argv[])
 	    "hellos from root", NSILENT, NPARTIAL))
 		goto out;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
 	sfd = dtt_tracee_hello(dd.dd_sock, nsys, &w, fds);
-	ms = ms_since(&t0);
+	ms = ms_since(t0);
 	dtt_check(sfd >= 0 && fds[0] >= 0 && fds[1] >= 0 && ms < FAST_MS,
 	    "a tracee's handshake answered in %.1f ms", ms);
 	if (sfd >= 0) {
@@ -145,9 +142,9 @@ main(int argc, char *argv[])
 		close(fds[0]);
 		close(fds[1]);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
 	n = st_ingest_stats(dd.dd_sock, &us);
-	ms = ms_since(&t0);
+	ms = ms_since(t0);
 	dtt_check(n == 0 && ms < FAST_MS, "a stats query answered in %.1f ms",
 	    ms);
 
@@ -164,9 +161,8 @@ out:
 	if (go[1] >= 0)
 		close(go[1]);
 	if (kid > 0) {
-		waitpid(kid, &status, 0);
-		dtt_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		    "the other user's client ran");
+		status = dtt_stop(kid, 0, DTT_EXIT_MS);
+		dtt_check(dtt_exited0(status), "the other user's client ran");
 	}
 	st_teardown(&dd, fd);
 	free(pi);

@@ -391,7 +391,8 @@ hostile(struct dtt_dtd *dd, uint32_t pbn)
 		dtt_check(got[k] == want && r == -1 && errno == ETIMEDOUT,
 		    "%s open: %ld samples, %ld wanted, then nothing",
 		    k == 0 ? "10 ms" : "30 ms", got[k], want);
-		dtt_stats(fds[k], &st[k]);
+		if (dtt_stats(fds[k], &st[k]) != 0)
+			memset(&st[k], 0xff, sizeof(st[k]));
 	}
 	dtt_check(bad == 0, "each names us, CPU 0, comm, its stack (%ld "
 	    "did not)", bad);
@@ -667,8 +668,9 @@ main(int argc, char *argv[])
 		goto out;
 	bias = spin_rt - spin_v;
 	dtt_check(main_rt - main_v == bias, "one load bias for both symbols");
-	dtt_check(ntimers(pid) <= 0, "no timers in the tracee before "
-	    "recording (%d)", ntimers(pid));
+	n = ntimers(pid);
+	dtt_check(n == 0, "no timers in the tracee before recording (%d)",
+	    n);
 
 	if (!dtt_check(dtt_enable(fds[0], pbn, DTEVT_EXECNAME | DTEVT_USTACK |
 	    DTEVT_KSTACK, PERIOD_NS) == 0 && dtt_enable(fds[1], pbn,
@@ -681,8 +683,8 @@ main(int argc, char *argv[])
 	if (!dtt_check(dtt_record(fds[0], 1) == 0 && dtt_record(fds[1], 1) ==
 	    0, "recording"))
 		goto out;
-	dtt_check(wait_timers(pid, true, TIMERS_MS) != 0,
-	    "the busy tracee armed its timers (%d)", ntimers(pid));
+	n = wait_timers(pid, true, TIMERS_MS);
+	dtt_check(n > 0, "the busy tracee armed its timers (%d)", n);
 	r = collect(fds, evs, dtt_clock_ns(CLOCK_REALTIME) + WINDOW_NS);
 	dtt_check(r == 0, "read both opens for %.1f s: %s",
 	    (double)WINDOW_NS / NSEC_PER_SEC, strerror((int)r));
@@ -709,7 +711,9 @@ main(int argc, char *argv[])
 	dtt_check(n == 0, "the busy tracee deleted its timers (%d)", n);
 
 	for (i = 0; i < 2; i++)
-		dtt_stats(fds[i], &st[i]);
+		if (!dtt_check(dtt_stats(fds[i], &st[i]) == 0, "open %d: "
+		    "stats", i))
+			goto out;
 	tally(&ta[0], &evs[0], pid, pbn, cpu, spin_rt, spin_sz, main_rt,
 	    main_sz, t0, t1);
 	tally(&ta[1], &evs[1], pid, pbn, cpu, spin_rt, spin_sz, main_rt,
