@@ -47,8 +47,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -71,49 +69,6 @@
 #define READ_MS		2000		/* a recording open gets samples */
 #define COLLECT_MAX	4096		/* samples kept per open */
 #define FAMILY_NS	5000000ULL	/* 200 Hz for the threads' test */
-
-/* Address and size of function name in the ELF file path. */
-static int
-sym_find(const char *path, const char *name, uint64_t *addr, uint64_t *size)
-{
-	Elf_Scn *scn = NULL;
-	Elf_Data *data;
-	GElf_Shdr shdr;
-	GElf_Sym sym;
-	const char *s;
-	Elf *elf;
-	size_t i, n;
-	int fd, rv = -1;
-
-	if (elf_version(EV_CURRENT) == EV_NONE ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	if ((elf = elf_begin(fd, ELF_C_READ, NULL)) == NULL) {
-		close(fd);
-		return -1;
-	}
-	while (rv == -1 && (scn = elf_nextscn(elf, scn)) != NULL) {
-		if (gelf_getshdr(scn, &shdr) == NULL ||
-		    shdr.sh_type != SHT_SYMTAB || shdr.sh_entsize == 0 ||
-		    (data = elf_getdata(scn, NULL)) == NULL)
-			continue;
-		n = shdr.sh_size / shdr.sh_entsize;
-		for (i = 0; i < n && rv == -1; i++) {
-			if (gelf_getsym(data, (int)i, &sym) == NULL ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-				continue;
-			s = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (s != NULL && strcmp(s, name) == 0) {
-				*addr = sym.st_value;
-				*size = sym.st_size;
-				rv = 0;
-			}
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	return rv;
-}
 
 /* The file's text, whole, in buf; 0 or -1. */
 static int
@@ -611,8 +566,8 @@ main(int argc, char *argv[])
 	memset(evs, 0, sizeof(evs));
 	snprintf(spin_comm, sizeof(spin_comm), "%s", strrchr(argv[3], '/') !=
 	    NULL ? strrchr(argv[3], '/') + 1 : argv[3]);
-	if (!dtt_check(sym_find(argv[3], "profile_spin_here", &spin_v,
-	    &spin_sz) == 0 && sym_find(argv[3], "main", &main_v,
+	if (!dtt_check(pt_elf_func(argv[3], "profile_spin_here", &spin_v,
+	    &spin_sz) == 0 && pt_elf_func(argv[3], "main", &main_v,
 	    &main_sz) == 0, "symbols of %s", argv[3]))
 		return dtt_done();
 	if (!dtt_check(dtt_dtd_init(&dd, "ptimer") == 0, "temporary directory"))

@@ -16,6 +16,9 @@
 
 /* What only the profile tests share: see profile_itest.h. */
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,4 +157,46 @@ pt_ksym_lookup(const struct pt_ksym *ks, size_t n, uint64_t pc)
 			hi = mid;
 	}
 	return lo == 0 ? NULL : &ks[lo - 1];
+}
+
+int
+pt_elf_func(const char *path, const char *name, uint64_t *val, uint64_t *size)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	Elf_Data *d;
+	const char *s;
+	int fd, found = -1;
+	size_t i;
+
+	elf_version(EV_CURRENT);
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return -1;
+	if ((e = elf_begin(fd, ELF_C_READ, NULL)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while (found == -1 && (scn = elf_nextscn(e, scn)) != NULL) {
+		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_SYMTAB)
+			continue;
+		if ((d = elf_getdata(scn, NULL)) == NULL)
+			continue;
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			if (gelf_getsym(d, (int)i, &sym) == NULL)
+				continue;
+			s = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (s != NULL && strcmp(s, name) == 0 &&
+			    GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
+				*val = sym.st_value;
+				*size = sym.st_size;
+				found = 0;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return found;
 }

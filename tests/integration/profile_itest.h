@@ -61,5 +61,11 @@ struct pt_ksym	*pt_kallsyms(size_t *n);
 const struct pt_ksym *pt_ksym_lookup(const struct pt_ksym *, size_t,
 	    uint64_t pc);
 
+/*
+ * st_value and st_size of the function name in the ELF file path (its
+ * .symtab); 0, or -1 when the file or the symbol is not there.
+ */
+int	pt_elf_func(const char *path, const char *name, uint64_t *val,
+	    uint64_t *size);
 
 #endif /* PROFILE_ITEST_H */

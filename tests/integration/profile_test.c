@@ -29,8 +29,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,49 +177,6 @@ run_rate(void)
 	return 0;
 }
 
-/* st_value and st_size of a function in an ELF file. */
-static int
-elf_func(const char *path, const char *name, uint64_t *val, uint64_t *size)
-{
-	Elf *e;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	Elf_Data *d;
-	const char *s;
-	int fd, found = -1;
-	size_t i;
-
-	elf_version(EV_CURRENT);
-	if ((fd = open(path, O_RDONLY)) == -1)
-		return -1;
-	if ((e = elf_begin(fd, ELF_C_READ, NULL)) == NULL) {
-		close(fd);
-		return -1;
-	}
-	while (found == -1 && (scn = elf_nextscn(e, scn)) != NULL) {
-		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_SYMTAB)
-			continue;
-		if ((d = elf_getdata(scn, NULL)) == NULL)
-			continue;
-		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			if (gelf_getsym(d, (int)i, &sym) == NULL)
-				continue;
-			s = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (s != NULL && strcmp(s, name) == 0 &&
-			    GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
-				*val = sym.st_value;
-				*size = sym.st_size;
-				found = 0;
-				break;
-			}
-		}
-	}
-	elf_end(e);
-	close(fd);
-	return found;
-}
-
 /* Start profile_spin in mode; its pid and the bias of its symbols. */
 static pid_t
 spin_start(const char *mode, uint64_t *spin_rt, uint64_t *main_rt)
@@ -314,8 +269,8 @@ run_ustack(void)
 	size_t n, j;
 	pid_t pid;
 
-	if (!dtt_check(elf_func(spin_path, "profile_spin_here", &spin_v,
-	    &spin_sz) == 0 && elf_func(spin_path, "main", &main_v,
+	if (!dtt_check(pt_elf_func(spin_path, "profile_spin_here", &spin_v,
+	    &spin_sz) == 0 && pt_elf_func(spin_path, "main", &main_v,
 	    &main_sz) == 0, "symbols of %s", spin_path))
 		return -1;
 	if (!dtt_check((pid = spin_start("spin", &spin_rt, &main_rt)) != -1,

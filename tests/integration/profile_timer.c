@@ -33,8 +33,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -45,6 +43,7 @@
 #include <unistd.h>
 
 #include "dtt.h"
+#include "profile_itest.h"
 #include "udt_prof.h"
 
 #define PERIOD_NS	10000000ULL	/* 100 Hz of CPU time */
@@ -106,43 +105,13 @@ timer_burn(void *arg)
 static bool
 func_range(const char *name, void *rt, uintptr_t *lo, uintptr_t *hi)
 {
-	Elf *e;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	Elf_Data *d;
-	const char *s;
-	bool found = false;
-	size_t i;
-	int fd;
+	uint64_t val, size;
 
-	elf_version(EV_CURRENT);
-	if ((fd = open("/proc/self/exe", O_RDONLY)) == -1)
+	if (pt_elf_func("/proc/self/exe", name, &val, &size) != 0)
 		return false;
-	if ((e = elf_begin(fd, ELF_C_READ, NULL)) == NULL) {
-		close(fd);
-		return false;
-	}
-	while (!found && (scn = elf_nextscn(e, scn)) != NULL) {
-		if (gelf_getshdr(scn, &sh) == NULL ||
-		    sh.sh_type != SHT_SYMTAB ||
-		    (d = elf_getdata(scn, NULL)) == NULL)
-			continue;
-		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			if (gelf_getsym(d, (int)i, &sym) == NULL)
-				continue;
-			s = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (s != NULL && strcmp(s, name) == 0) {
-				*lo = (uintptr_t)rt;
-				*hi = (uintptr_t)rt + sym.st_size;
-				found = true;
-				break;
-			}
-		}
-	}
-	elf_end(e);
-	close(fd);
-	return found;
+	*lo = (uintptr_t)rt;
+	*hi = (uintptr_t)rt + size;
+	return true;
 }
 
 static unsigned long
@@ -300,7 +269,7 @@ main(void)
 	pthread_barrier_t go;
 	struct burner b[2];
 	pthread_t t[2];
-	uintptr_t spin_lo, spin_hi, burn_lo, burn_hi;
+	uintptr_t spin_lo = 0, spin_hi = 0, burn_lo = 0, burn_hi = 0;
 	unsigned long n[2], inspin = 0, fromburn = 0, badcpu = 0, ours = 0;
 	unsigned int i, max, after, later;
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
