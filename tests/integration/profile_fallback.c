@@ -417,6 +417,34 @@ seen(int32_t *set, size_t *n, size_t max, int32_t v)
 }
 
 /*
+ * profile_spin MODE ARG under dtrun, past its first line: the run-time
+ * addresses of its spin function and of main.  Its stdout, open while
+ * it runs, or NULL (*pidp then -1, or a child the caller stops).
+ */
+static FILE *
+spin_run(const char *dtrun, const char *sock, const char *spin,
+    const char *mode, const char *arg, pid_t *pidp, uint64_t *spin_rt,
+    uint64_t *main_rt)
+{
+	char *argv[] = { (char *)dtrun, "-s", (char *)sock, (char *)spin,
+	    (char *)mode, (char *)arg, NULL };
+	char line[128];
+	unsigned long a, b;
+	FILE *out;
+
+	if ((out = st_spawn_out(argv, pidp)) == NULL)
+		return NULL;
+	if (fgets(line, sizeof(line), out) == NULL ||
+	    sscanf(line, "%lx %lx", &a, &b) != 2) {
+		fclose(out);
+		return NULL;
+	}
+	*spin_rt = a;
+	*main_rt = b;
+	return out;
+}
+
+/*
  * Threads and fork children of a traced program, sampled while profile
  * was already recording when it started: the handshake hands over the
  * period, the pthread_create hook arms new threads, the atfork handler
@@ -427,12 +455,11 @@ family(struct dtt_dtd *dd, uint32_t pbn, const char *dtrun,
     const char *spin, uint64_t spin_sz)
 {
 	struct dt_evt *evs = NULL;
-	char *targv[7], line[128];
 	int32_t tids[512], pids[512];
 	size_t ntids = 0, npids = 0, n = 0, inspin = 0, comm = 0, i;
 	uint64_t spin_rt = 0, main_rt = 0;
 	FILE *out = NULL;
-	int fd = -1, p[2], status = -1;
+	int fd = -1, status = -1;
 	long r;
 	pid_t pid = -1;
 
@@ -442,24 +469,11 @@ family(struct dtt_dtd *dd, uint32_t pbn, const char *dtrun,
 	    "memory") ||
 	    !dtt_check(dtt_enable(fd, pbn, DTEVT_EXECNAME | DTEVT_USTACK,
 	    FAMILY_NS) == 0 && dtt_record(fd, 1) == 0, "recording at %llu ns "
-	    "before the program starts", (unsigned long long)FAMILY_NS) ||
-	    !dtt_check(pipe2(p, O_CLOEXEC) == 0, "pipe"))
+	    "before the program starts", (unsigned long long)FAMILY_NS))
 		goto out;
-	targv[0] = (char *)dtrun;
-	targv[1] = "-s";
-	targv[2] = dd->dd_sock;
-	targv[3] = (char *)spin;
-	targv[4] = "family";
-	targv[5] = "2";
-	targv[6] = NULL;
-	pid = dtt_spawn(targv, NULL, -1, p[1], -1, -1);
-	close(p[1]);
-	if ((out = fdopen(p[0], "r")) == NULL)
-		close(p[0]);
-	if (!dtt_check(pid > 0 && out != NULL &&
-	    fgets(line, sizeof(line), out) != NULL &&
-	    sscanf(line, "%lx %lx", (unsigned long *)&spin_rt,
-	    (unsigned long *)&main_rt) == 2, "profile_spin family runs"))
+	out = spin_run(dtrun, dd->dd_sock, spin, "family", "2", &pid,
+	    &spin_rt, &main_rt);
+	if (!dtt_check(out != NULL, "profile_spin family runs"))
 		goto out;
 	/* Until it exits; its children are gone by then. */
 	while (n < COLLECT_MAX) {
@@ -543,7 +557,7 @@ int
 main(int argc, char *argv[])
 {
 	char *extra[] = { "--profile", "timer", NULL };
-	char *targv[7], errbuf[512], log[8192], line[128];
+	char errbuf[512], log[8192];
 	struct dtt_dtd dd;
 	struct pt_evs evs[2];
 	struct tally ta[2];
@@ -553,7 +567,7 @@ main(int argc, char *argv[])
 	uint64_t cpu0, cpu1, t0, t1, tstop, bias;
 	cpu_set_t set;
 	FILE *out = NULL;
-	int fds[2] = { -1, -1 }, p[2], cpu, i, n;
+	int fds[2] = { -1, -1 }, cpu, i, n;
 	long nlate[2] = { 0, 0 }, r;
 	size_t badlate = 0;
 	uint32_t pbn;
@@ -594,32 +608,18 @@ main(int argc, char *argv[])
 		goto out;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	if (!dtt_check(pipe2(p, O_CLOEXEC) == 0, "pipe"))
-		goto out;
-	targv[0] = argv[2];
-	targv[1] = "-s";
-	targv[2] = dd.dd_sock;
-	targv[3] = argv[3];
-	targv[4] = "spin";
-	targv[5] = "30";
-	targv[6] = NULL;
 	{
 		cpu_set_t old;
 
 		sched_getaffinity(0, sizeof(old), &old);
 		sched_setaffinity(0, sizeof(set), &set);
-		pid = dtt_spawn(targv, NULL, -1, p[1], -1, -1);
+		out = spin_run(argv[2], dd.dd_sock, argv[3], "spin", "30",
+		    &pid, &spin_rt, &main_rt);
 		sched_setaffinity(0, sizeof(old), &old);
 	}
-	close(p[1]);
-	if ((out = fdopen(p[0], "r")) == NULL)
-		close(p[0]);
 	/* Its first line: it is past the constructor, spinning next. */
-	if (!dtt_check(pid > 0 && out != NULL &&
-	    fgets(line, sizeof(line), out) != NULL &&
-	    sscanf(line, "%lx %lx", (unsigned long *)&spin_rt,
-	    (unsigned long *)&main_rt) == 2, "profile_spin %d runs under "
-	    "dtrun on CPU %d", (int)pid, cpu))
+	if (!dtt_check(out != NULL, "profile_spin %d runs under dtrun on "
+	    "CPU %d", (int)pid, cpu))
 		goto out;
 	bias = spin_rt - spin_v;
 	dtt_check(main_rt - main_v == bias, "one load bias for both symbols");
