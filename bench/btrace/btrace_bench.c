@@ -52,10 +52,8 @@
  */
 #include <sys/mount.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -75,6 +73,7 @@
 #include <userdt/udt_wire.h>
 
 #include "dtt.h"
+#include "syscall_util.h"
 
 #define MAXREPS		15
 #define MAXRATES	12
@@ -125,10 +124,7 @@ struct run {
 static double
 now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)dtt_clock_ns(CLOCK_MONOTONIC) / 1e9;
 }
 
 static double
@@ -225,31 +221,13 @@ loop(double s, long rate, int fd, int flags)
 static int
 ingest(double *records, double *lost)
 {
-	struct udt_hello h = { UDT_MAGIC, UDT_VERSION, 0, UDT_HELLO_STATS };
 	struct udt_stats us;
-	struct sockaddr_un sun;
-	int fd, rc = -1;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(dd.dd_sock) >= sizeof(sun.sun_path))
+	if (st_ingest_stats(dd.dd_sock, &us) != 0)
 		return -1;
-	memcpy(sun.sun_path, dd.dd_sock, strlen(dd.dd_sock));
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	/* A dtd of another build may answer shorter: us_lost is enough. */
-	memset(&us, 0, sizeof(us));
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 &&
-	    send(fd, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) &&
-	    recv(fd, &us, sizeof(us), MSG_WAITALL) >= (ssize_t)(offsetof(
-	    struct udt_stats, us_lost) + sizeof(us.us_lost)) &&
-	    us.us_magic == UDT_MAGIC) {
-		*records = (double)us.us_records;
-		*lost = (double)us.us_lost;
-		rc = 0;
-	}
-	close(fd);
-	return rc;
+	*records = (double)us.us_records;
+	*lost = (double)us.us_lost;
+	return 0;
 }
 
 /*

@@ -140,22 +140,20 @@ run(char *const argv[])
 	char line[64];
 	double ns = -1;
 	FILE *f;
-	int p[2], status;
 	pid_t pid;
 
-	if (pipe2(p, O_CLOEXEC) != 0)
+	if ((f = st_spawn_out(argv, &pid)) == NULL) {
+		if (pid > 0)
+			dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
 		return -1;
-	pid = dtt_spawn(argv, NULL, -1, p[1], -1, -1);
-	close(p[1]);
-	if ((f = fdopen(p[0], "r")) == NULL)
-		return -1;
+	}
 	while (fgets(line, sizeof(line), f) != NULL)
 		if (sscanf(line, "ns %lf %lf %lf %lf", &ns, &best_last,
 		    &cpu_last, &rate_last) >= 1)
 			break;
 	fclose(f);
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ns : -1;
+	/* The slowest loop, strace's, takes seconds: a minute is ample. */
+	return dtt_exited0(dtt_stop(pid, 0, 60000)) ? ns : -1;
 }
 
 static int
