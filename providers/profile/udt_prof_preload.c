@@ -151,17 +151,9 @@ udt_pt_sample(const struct udt_prof_sample *s, void *arg)
 	unsigned int i, n;
 	int depth;
 
-	/* As udt_emit(): the ring once the depth is raised. */
-	depth = udt_nest_enter(t, (uintptr_t)__builtin_frame_address(0));
-	if ((r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE)) == NULL)
-		goto out;
-	if (depth != 0) {
-		__atomic_add_fetch(&r->rh_recur[UDT_PROBE_PROFILE], 1,
-		    __ATOMIC_RELAXED);
-		__atomic_add_fetch(&r->rh_recur_total, 1, __ATOMIC_RELAXED);
-		goto out;
-	}
-	if ((rec = udt_reserve(r, UDT_PROBE_PROFILE, &ticket)) == NULL)
+	if ((r = udt_rec_enter(t, UDT_PROBE_PROFILE,
+	    (uintptr_t)__builtin_frame_address(0), &depth)) == NULL ||
+	    (rec = udt_rec_reserve(t, r, UDT_PROBE_PROFILE, &ticket)) == NULL)
 		goto out;
 	n = s->ups_nframes < UDT_STACK_MAX ? s->ups_nframes : UDT_STACK_MAX;
 	rec->ur_probe = UDT_PROBE_PROFILE;
@@ -179,7 +171,7 @@ udt_pt_sample(const struct udt_prof_sample *s, void *arg)
 	udt_getcomm(rec->ur_comm);
 	for (i = 0; i < n; i++)
 		rec->ur_stack[i] = s->ups_pc[i];
-	__atomic_store_n(&rec->ur_seq, ticket + 1, __ATOMIC_RELEASE);
+	udt_rec_commit(t, rec, ticket);
 out:
 	udt_nest_leave(t, depth);
 }

@@ -278,4 +278,60 @@ udt_nest_leave(struct udt_thread *t, int depth)
 	t->ut_nest = depth;
 }
 
+/*
+ * The three steps of every record, shared by the hooks (udt_emit()) and
+ * the timer fallback's samples.  This thread and its handlers only.
+ *
+ * udt_rec_enter(): raise the depth (*depthp, for udt_nest_leave(), which
+ * the caller owes whatever this returns), then load the ring: only once
+ * the depth is raised, since a fork child made by a handler in between
+ * would have unmapped a ring loaded before.  NULL when there is no ring,
+ * or when this entry is nested in a recording: then counted in
+ * rh_recur[probe].
+ */
+static inline struct udt_ring_hdr *
+udt_rec_enter(struct udt_thread *t, unsigned int probe, uintptr_t sp,
+    int *depthp)
+{
+	struct udt_ring_hdr *r;
+
+	*depthp = udt_nest_enter(t, sp);
+	if ((r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE)) == NULL)
+		return NULL;
+	if (*depthp != 0) {
+		__atomic_add_fetch(&r->rh_recur[probe], 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&r->rh_recur_total, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	return r;
+}
+
+/*
+ * udt_reserve(), and the slot remembered for udt_rec_void() until
+ * udt_rec_commit(), in that order: a handler sees the ticket before the
+ * slot it belongs to.
+ */
+static inline struct udt_rec *
+udt_rec_reserve(struct udt_thread *t, struct udt_ring_hdr *r,
+    unsigned int probe, uint64_t *ticket)
+{
+	struct udt_rec *rec;
+
+	if ((rec = udt_reserve(r, probe, ticket)) == NULL)
+		return NULL;
+	t->ut_ticket = *ticket;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->ut_rec = rec;
+	return rec;
+}
+
+/* Publish a filled slot (release: dtd sees every field), forget it. */
+static inline void
+udt_rec_commit(struct udt_thread *t, struct udt_rec *rec, uint64_t ticket)
+{
+	__atomic_store_n(&rec->ur_seq, ticket + 1, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->ut_rec = NULL;
+}
+
 #endif /* UDT_PRELOAD_H */

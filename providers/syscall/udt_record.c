@@ -206,18 +206,8 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		udt_attach();
 		return;
 	}
-	/*
-	 * The ring only once the depth is raised: a fork child made by a
-	 * handler in between would have unmapped the ring we loaded.
-	 */
-	depth = udt_nest_enter(t, sp);
-	if ((r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE)) == NULL)
+	if ((r = udt_rec_enter(t, probe, sp, &depth)) == NULL)
 		goto out;
-	if (depth != 0) {
-		__atomic_add_fetch(&r->rh_recur[probe], 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&r->rh_recur_total, 1, __ATOMIC_RELAXED);
-		goto out;
-	}
 
 	/* The slow parts first, outside the reserve/commit window. */
 	if (en & DTEVT_USTACK)
@@ -239,12 +229,8 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		cpu = 0;
 	tid = udt_gettid();
 
-	if ((rec = udt_reserve(r, probe, &head)) == NULL)
+	if ((rec = udt_rec_reserve(t, r, probe, &head)) == NULL)
 		goto out;
-	/* For udt_rec_void(), should a handler never let us commit. */
-	t->ut_ticket = head;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->ut_rec = rec;
 	mask = r->rh_nslots - 1;
 	rec->ur_probe = (uint16_t)probe;
 	rec->ur_flags = tsc ? UDT_R_TSC : 0;
@@ -275,9 +261,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		rec->ur_flags |= UDT_R_STACK;
 		memcpy(rec->ur_stack, stack, nframes * sizeof(stack[0]));
 	}
-	__atomic_store_n(&rec->ur_seq, head + 1, __ATOMIC_RELEASE);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->ut_rec = NULL;
+	udt_rec_commit(t, rec, head);
 	/*
 	 * The next slot's lines were last touched by dtd's CPU: ask for
 	 * them now, while this thread goes on into the system call.
