@@ -90,16 +90,22 @@ static int
 dt_prov_profile_alloc(struct dt_probe *dtp, struct dt_softc *sc,
     const struct dtioc_req *dtrq)
 {
+	struct dt_pcb *dp;
 	unsigned int cpu;
 
 	if (dtrq->dtrq_nsecs < DT_TIMER_NSECS_MIN ||
 	    dtrq->dtrq_nsecs > DT_TIMER_NSECS_MAX)
 		return EINVAL;
 	for (cpu = 0; cpu < sc->ds_nrings; cpu++) {
-		if (dt_pcb_alloc(dtp, sc, dtrq->dtrq_evtflags &
+		/* close frees what was made */
+		if ((dp = dt_pcb_alloc(dtp, sc, dtrq->dtrq_evtflags &
 		    (DTEVT_EXECNAME | DTEVT_KSTACK | DTEVT_USTACK),
-		    dtrq->dtrq_nsecs, (int)cpu) == NULL)
-			return ENOMEM;	/* close frees what was made */
+		    dtrq->dtrq_nsecs, (int)cpu)) == NULL)
+			return ENOMEM;
+		/* Timer mode's state, before DTIOCRECORD publishes dp. */
+		if (dt_ptimer_enabled() && (dp->dp_priv = calloc(1,
+		    sizeof(struct dt_ptimer_pcb))) == NULL)
+			return ENOMEM;
 	}
 	return 0;
 }
@@ -120,8 +126,7 @@ dt_ptimer_enabled(void)
  * Timer mode, dtpv_start (on) or dtpv_stop (off) of dp, under [K]: mark
  * dp and give the tracees the smallest period of the started pcbs, or 0
  * when none is left.  Stops run for every pcb of an open before any is
- * unlinked, hence the per-pcb mark rather than list membership.  Without
- * memory for the mark, the pcb simply gets every sample.
+ * unlinked, hence the per-pcb mark rather than list membership.
  */
 static void
 dt_ptimer_update(struct dt_pcb *dp, bool on)
@@ -130,14 +135,10 @@ dt_ptimer_update(struct dt_pcb *dp, bool on)
 	struct dt_pcb *odp;
 	uint64_t min = 0;
 
-	/* dp is linked already: the drain thread may be reading dp_priv. */
-	if (tp == NULL && (tp = calloc(1, sizeof(*tp))) != NULL)
-		__atomic_store_n(&dp->dp_priv, tp, __ATOMIC_RELEASE);
-	if (tp != NULL)
-		tp->dtp_started = on;
+	tp->dtp_started = on;
 	cds_list_for_each_entry(odp, &dp->dp_dtp->dtp_pcbs, dp_pnext) {
 		tp = odp->dp_priv;
-		if ((odp == dp && !on) || (tp != NULL && !tp->dtp_started))
+		if (!tp->dtp_started)
 			continue;
 		if (min == 0 || odp->dp_nsecs < min)
 			min = odp->dp_nsecs;
@@ -172,8 +173,9 @@ dt_ptimer_put(unsigned int cpu, const struct dt_evt *ev, uint64_t missed,
 	    dp_pnext) {
 		if (dp->dp_cpu != (int)cpu)
 			continue;
-		tp = __atomic_load_n(&dp->dp_priv, __ATOMIC_ACQUIRE);
-		if (tp == NULL || dp->dp_nsecs <= period) {
+		/* Set before dp was published (dt_prov_profile_alloc). */
+		tp = dp->dp_priv;
+		if (dp->dp_nsecs <= period) {
 			dt_pcb_ring_put(dp, cpu, ev);
 			if (missed > 0)
 				dt_pcb_count_skiptick(dp, cpu, missed);
