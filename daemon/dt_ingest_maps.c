@@ -48,10 +48,21 @@ dti_maps_error(int fd, int error)
  * connection's send timeout set; no lock held (dt_pm_current() reads
  * /proc).
  */
-void
-dt_ingest_maps(int fd, uid_t uid, const struct udt_maps_req *rqp)
+/* The length of m's path if it goes on the wire, else 0. */
+static size_t
+dti_maps_pathlen(const struct dt_pm_map *m)
 {
-	struct udt_maps_req rq = *rqp;
+	size_t len;
+
+	if (m->pm_path == NULL ||
+	    (len = strlen(m->pm_path)) >= UDT_MAPS_PATHMAX)
+		return 0;
+	return len;
+}
+
+void
+dt_ingest_maps(int fd, uid_t uid, const struct udt_maps_req *rq)
+{
 	struct udt_maps_hdr h;
 	struct udt_maps_ent e;
 	const struct dt_pm_map *m;
@@ -59,30 +70,31 @@ dt_ingest_maps(int fd, uid_t uid, const struct udt_maps_req *rqp)
 	struct iovec iov[2];
 	struct msghdr msg;
 	size_t i, len;
+	uint32_t sent;
 	ssize_t want;
 
 	if (uid != 0) {
 		dti_maps_error(fd, EPERM);
 		return;
 	}
-	if (rq.umr_pid <= 0 || (snap = dt_pm_current(rq.umr_pid)) == NULL) {
-		dti_maps_error(fd, rq.umr_pid > 0 && errno == ENOMEM ?
+	if (rq->umr_pid <= 0 || (snap = dt_pm_current(rq->umr_pid)) == NULL) {
+		dti_maps_error(fd, rq->umr_pid > 0 && errno == ENOMEM ?
 		    ENOMEM : ESRCH);
 		return;
 	}
 	memset(&h, 0, sizeof(h));
 	h.umh_magic = UDT_MAGIC;
 	h.umh_version = UDT_VERSION;
-	for (i = 0; i < snap->ps_n; i++)
-		if (snap->ps_maps[i].pm_path != NULL &&
-		    strlen(snap->ps_maps[i].pm_path) < 4096)
+	for (i = 0; i < snap->ps_n && h.umh_count < UDT_MAPS_MAXENT; i++)
+		if (dti_maps_pathlen(&snap->ps_maps[i]) != 0)
 			h.umh_count++;
 	if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h))
 		goto out;
-	for (i = 0; i < snap->ps_n; i++) {
+	for (i = 0, sent = 0; i < snap->ps_n && sent < h.umh_count; i++) {
 		m = &snap->ps_maps[i];
-		if (m->pm_path == NULL || (len = strlen(m->pm_path)) >= 4096)
+		if ((len = dti_maps_pathlen(m)) == 0)
 			continue;
+		sent++;
 		memset(&e, 0, sizeof(e));
 		e.ume_start = m->pm_start;
 		e.ume_end = m->pm_end;

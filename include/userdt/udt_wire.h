@@ -147,12 +147,15 @@ struct udt_maps_hdr {
 	uint32_t	umh_count;	/* entries that follow */
 };
 
+#define UDT_MAPS_PATHMAX	4096	/* PATH_MAX: a path's length is less */
+#define UDT_MAPS_MAXENT		4096	/* entries in one answer, at most */
+
 struct udt_maps_ent {
 	uint64_t	ume_start;	/* [start, end) */
 	uint64_t	ume_end;
 	uint64_t	ume_off;	/* file offset of start */
 	uint64_t	ume_size;	/* file size, 0 when unknown */
-	uint32_t	ume_pathlen;	/* < 4096 */
+	uint32_t	ume_pathlen;	/* < UDT_MAPS_PATHMAX */
 	uint32_t	ume_pad;
 };
 

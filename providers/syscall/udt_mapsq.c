@@ -28,8 +28,6 @@
 
 #include "udt_mapsq.h"
 
-#define UDT_MAPSQ_MAX	4096	/* entries believed in one answer */
-#define UDT_MAPSQ_PATH	4096	/* PATH_MAX, with its NUL */
 
 static uint64_t
 udt_mapsq_now(void)
@@ -87,7 +85,7 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 	struct sockaddr_un sun;
 	struct udt_maps_hdr h;
 	struct udt_maps_ent e;
-	char path[UDT_MAPSQ_PATH];
+	char path[UDT_MAPS_PATHMAX];
 	uint64_t deadline;
 	uint32_t i;
 	int fd, rv = -1, error;
@@ -123,7 +121,7 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 	    udt_mapsq_io(fd, &h, sizeof(h), 0, deadline) == -1)
 		goto out;
 	if (h.umh_magic != UDT_MAGIC || h.umh_version != UDT_VERSION ||
-	    h.umh_count > UDT_MAPSQ_MAX) {
+	    h.umh_count > UDT_MAPS_MAXENT) {
 		errno = EPROTO;
 		goto out;
 	}

@@ -52,7 +52,7 @@ extern char	**environ;
 
 struct qmap {
 	struct udt_maps_ent	e;
-	char			path[4096];
+	char			path[UDT_MAPS_PATHMAX];
 };
 
 struct qmaps {
