@@ -48,7 +48,6 @@
 #include "syscall_util.h"
 #include "udt_mapsq.h"
 
-extern char	**environ;
 
 struct qmap {
 	struct udt_maps_ent	e;
@@ -147,62 +146,31 @@ shim_client(const char *dev, pid_t pid, unsigned long va)
 	return dtt_done();
 }
 
-/* The path of a loaded library whose name contains name, or 0. */
-static int
-loaded(const char *name, char *path, size_t len)
-{
-	char line[4096], file[4096];
-	FILE *fp;
-	int found = 0;
-
-	if ((fp = fopen("/proc/self/maps", "re")) == NULL)
-		return 0;
-	while (!found && fgets(line, sizeof(line), fp) != NULL)
-		if (sscanf(line, "%*s %*s %*s %*s %*s %4095s", file) == 1 &&
-		    strstr(file, name) != NULL)
-			found = snprintf(path, len, "%s", file) < (int)len;
-	fclose(fp);
-	return found;
-}
-
 /* Run ourselves as the shim's client; 0 when all its checks passed. */
 static int
 shim_run(const char *self, const char *shim, struct dtt_dtd *dd, pid_t pid,
     unsigned long va)
 {
-	char asan[PATH_MAX], pre[2 * PATH_MAX + 16], sock[160], spid[16];
-	char sva[32], **cenv, *cargv[6];
-	size_t i, j;
-	int status;
+	char spid[16], sva[32], **cenv, *cargv[6], *pre;
+	pid_t kid;
+	int status = -1;
 
-	/* Under AddressSanitizer its runtime must lead the preload list. */
-	if (loaded("libasan.so", asan, sizeof(asan)))
-		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s:%s", asan, shim);
-	else
-		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", shim);
-	snprintf(sock, sizeof(sock), "%s=%s", UDT_SOCKET_ENV, dd->dd_sock);
+	/* Ours (sanitizer options too), with the shim and this dtd. */
+	if (setenv(UDT_SOCKET_ENV, dd->dd_sock, 1) != 0 ||
+	    (cenv = dtt_preload_env(shim, &pre)) == NULL)
+		return -1;
 	snprintf(spid, sizeof(spid), "%d", (int)pid);
 	snprintf(sva, sizeof(sva), "%#lx", va);
-	/* ours (sanitizer options too), with this preload and socket */
-	for (i = 0; environ[i] != NULL; i++)
-		continue;
-	if ((cenv = calloc(i + 3, sizeof(*cenv))) == NULL)
-		return -1;
-	for (i = j = 0; environ[i] != NULL; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
-		    strncmp(environ[i], UDT_SOCKET_ENV "=",
-		    strlen(UDT_SOCKET_ENV) + 1) != 0)
-			cenv[j++] = environ[i];
-	cenv[j++] = pre;
-	cenv[j++] = sock;
-	cenv[j] = NULL;
 	cargv[0] = (char *)self;
 	cargv[1] = "--client";
 	cargv[2] = dd->dd_dev;
 	cargv[3] = spid;
 	cargv[4] = sva;
 	cargv[5] = NULL;
-	status = dtt_wait(dtt_spawn(cargv, cenv, -1, -1, -1, -1), 60000);
+	if ((kid = dtt_spawn(cargv, cenv, -1, -1, -1, -1)) != -1 &&
+	    (status = dtt_wait(kid, 60000)) == -1)
+		dtt_stop(kid, SIGKILL, DTT_EXIT_MS);
+	free(pre);
 	free(cenv);
 	return status != -1 && dtt_exited0(status) ? 0 : -1;
 }

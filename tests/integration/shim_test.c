@@ -58,7 +58,6 @@
 
 #define SHIM_CLIENT_MS	60000
 
-extern char	**environ;
 
 /*
  * The address the clients ask about: a function of the executable, not
@@ -387,43 +386,6 @@ shim_client(const char *mode, const char *device)
 }
 
 /*
- * Our environment without LD_PRELOAD, plus preload if not NULL.  Under
- * AddressSanitizer its runtime must come first in the initial library
- * list, so it leads the preload list.  Harness only; the caller frees
- * the array and *pre, the one string made for it (or NULL).
- */
-static char **
-shim_env(const char *preload, char **pre)
-{
-	char asan[PATH_MAX], **env;
-	size_t n, i, j;
-	int rc;
-
-	*pre = NULL;
-	for (n = 0; environ[n] != NULL; n++)
-		continue;
-	if ((env = calloc(n + 2, sizeof(*env))) == NULL)
-		return NULL;
-	for (i = j = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
-			env[j++] = environ[i];
-	if (preload != NULL) {
-		if (shim_loaded("libasan.so", asan, sizeof(asan)))
-			rc = asprintf(pre, "LD_PRELOAD=%s:%s", asan, preload);
-		else
-			rc = asprintf(pre, "LD_PRELOAD=%s", preload);
-		if (rc == -1) {
-			*pre = NULL;
-			free(env);
-			return NULL;
-		}
-		env[j++] = *pre;
-	}
-	env[j] = NULL;
-	return env;
-}
-
-/*
  * Run ourselves as a client in mode, with preload (NULL: none); its wait
  * status or -1.  Harness only.
  */
@@ -437,7 +399,7 @@ shim_run_client(const char *self, const char *mode, const char *device,
 	pid_t pid;
 	int status = -1;
 
-	if ((env = shim_env(preload, &pre)) == NULL)
+	if ((env = dtt_preload_env(preload, &pre)) == NULL)
 		return -1;
 	if ((pid = dtt_spawn(argv, env, -1, -1, -1, -1)) != -1 &&
 	    (status = dtt_wait(pid, SHIM_CLIENT_MS)) == -1)

@@ -25,8 +25,10 @@
 #include <sys/wait.h>
 
 #include <dirent.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -40,6 +42,8 @@
 #include <userdt/udt_wire.h>
 
 #include "dtt.h"
+
+extern char	**environ;
 
 /* glibc before 2.35 names the field only by its union member. */
 #ifndef sigev_notify_thread_id
@@ -167,6 +171,50 @@ dtt_watch_disarm(timer_t t, const sigset_t *oset)
 	timer_delete(t);
 	pthread_sigmask(SIG_SETMASK, oset, NULL);
 	errno = saved;
+}
+
+/* dl_iterate_phdr(): the path of the loaded libasan, if any. */
+static int
+dtt_asan_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	if (info->dlpi_name == NULL ||
+	    strstr(info->dlpi_name, "libasan.so") == NULL)
+		return 0;
+	snprintf(arg, PATH_MAX, "%s", info->dlpi_name);
+	return 1;
+}
+
+char **
+dtt_preload_env(const char *preload, char **pre)
+{
+	char asan[PATH_MAX] = "", **env;
+	size_t n, i, j;
+	int rc;
+
+	*pre = NULL;
+	for (n = 0; environ[n] != NULL; n++)
+		continue;
+	if ((env = calloc(n + 2, sizeof(*env))) == NULL)
+		return NULL;
+	for (i = j = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+			env[j++] = environ[i];
+	if (preload != NULL) {
+		dl_iterate_phdr(dtt_asan_cb, asan);
+		if (asan[0] != '\0')
+			rc = asprintf(pre, "LD_PRELOAD=%s:%s", asan, preload);
+		else
+			rc = asprintf(pre, "LD_PRELOAD=%s", preload);
+		if (rc == -1) {
+			*pre = NULL;
+			free(env);
+			return NULL;
+		}
+		env[j++] = *pre;
+	}
+	env[j] = NULL;
+	return env;
 }
 
 pid_t

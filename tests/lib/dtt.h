@@ -108,6 +108,13 @@ int	dtt_dtd_fini(struct dtt_dtd *, bool all);
 pid_t	dtt_spawn(char *const argv[], char *const env[], int in, int out,
 	    int err, int keep);
 /*
+ * An environment for dtt_spawn(): ours with LD_PRELOAD replaced by
+ * preload (NULL: none), behind the sanitizer's runtime when we run under
+ * AddressSanitizer (it must come first).  The array to free, and in *pre
+ * the one string made for it, to free too; NULL on ENOMEM.
+ */
+char	**dtt_preload_env(const char *preload, char **pre);
+/*
  * Wait up to ms for our child pid to exit and reap it: its wait status,
  * or -1 (ETIMEDOUT: still running, not reaped).
  */
