@@ -109,6 +109,10 @@ main(int argc, char *argv[])
 				_exit(1);
 		(void)write(up[1], "u", 1);
 		(void)read(go[0], &c, 1);	/* until the parent is done */
+		/* Not kept forever either: 2 when dtd left one open. */
+		for (n = 0; n < NSILENT; n++)
+			if (!closed_within(mine[n], 5000))
+				_exit(2);
 		_exit(0);
 	}
 	close(go[0]);
@@ -162,7 +166,8 @@ out:
 		close(go[1]);
 	if (kid > 0) {
 		status = dtt_stop(kid, 0, DTT_EXIT_MS);
-		dtt_check(dtt_exited0(status), "the other user's client ran");
+		dtt_check(dtt_exited0(status), "dtd closed the other user's %d "
+		    "too (child's status %#x)", NSILENT, status);
 	}
 	st_teardown(&dd, fd);
 	free(pi);
