@@ -234,7 +234,7 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	mytid = gettid();
 
-	if (st_setup(&dd, "udt-syscall", argv[1], &fd, &pi, &npi) != 0)
+	if (st_setup(&dd, "udt-syscall", argv[1], NULL, &fd, &pi, &npi) != 0)
 		goto out;
 	for (i = 0; i < npi; i++)
 		if (strcmp(pi[i].dtpi_prov, "syscall") == 0) {

@@ -88,7 +88,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "usage: ingest_silent DTD\n");
 		return 2;
 	}
-	if (st_setup(&dd, "udt-silent", argv[1], &fd, &pi, &npi) != 0)
+	if (st_setup(&dd, "udt-silent", argv[1], NULL, &fd, &pi, &npi) != 0)
 		goto out;
 	for (i = 0; i < npi; i++)
 		if (strcmp(pi[i].dtpi_prov, "syscall") == 0)

@@ -181,8 +181,10 @@ main(int argc, char *argv[])
 	static struct qmap q[256];
 	static struct dt_evt evs[1024];
 	struct dtt_dtd dd;
+	struct dtioc_probe_info *pi = NULL;
 	struct dtioc_rdvn dtrv, none;
 	struct stat st;
+	size_t npi;
 	char line[128], exe[PATH_MAX], *targv[7];
 	unsigned long pc = 0;
 	pid_t tpid = -1, epid = 0;
@@ -201,13 +203,9 @@ main(int argc, char *argv[])
 	}
 	if (realpath(argv[3], exe) == NULL)
 		err(2, "%s", argv[3]);
-	if (dtt_dtd_init(&dd, "udt-pidmaps") == -1)
-		err(2, "dtt_dtd_init");
-	if (dtt_dtd_start(&dd, argv[1], (char *[]){ "--no-ksyms", NULL },
-	    NULL, 0) == -1)
+	if (st_setup(&dd, "udt-pidmaps", argv[1], NULL, &fd, &pi, &npi) != 0)
 		goto out;
-	if ((fd = dtt_open(dd.dd_dev)) == -1 ||
-	    (pbn = dtt_probe(fd, "syscall", "sys%4", "entry")) == 0 ||
+	if ((pbn = dtt_pbn(pi, npi, "syscall", "sys%4", "entry")) == 0 ||
 	    dtt_enable(fd, pbn, DTEVT_USTACK | DTEVT_EXECNAME, 0) != 0 ||
 	    dtt_record(fd, 1) != 0) {
 		dtt_check(0, "device set up: write entries with user stacks");
@@ -305,5 +303,6 @@ out:
 	if (tpid > 0)
 		dtt_stop(tpid, SIGKILL, DTT_EXIT_MS);
 	st_teardown(&dd, fd);
+	free(pi);
 	return dtt_done();
 }

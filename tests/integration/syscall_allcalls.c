@@ -135,7 +135,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "usage: syscall_allcalls DTD DTRUN TRACEE\n");
 		return 2;
 	}
-	if (st_setup(&dd, "udt-allcalls", argv[1], &fd, &pi, &npi) != 0)
+	if (st_setup(&dd, "udt-allcalls", argv[1], NULL, &fd, &pi, &npi) != 0)
 		goto out;
 	snprintf(path, sizeof(path), "%s/opened", dd.dd_dir);
 	if ((tfd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) == -1)

@@ -52,7 +52,6 @@ struct jreader {
 	pthread_cond_t	 jr_cond;
 	int		 jr_fd;		/* [I] */
 	uint32_t	 jr_pbn;	/* [I] getppid entry */
-	long		 jr_got;	/* [l] the tracee's getppid events */
 	struct dt_evt	*jr_evs;	/* [l] those events, for their times */
 	size_t		 jr_nevs, jr_cap; /* [l] */
 	int		 jr_stop;	/* [l] */
@@ -92,14 +91,14 @@ jreader_main(void *arg)
 				struct dt_evt *ne = reallocarray(jr->jr_evs,
 				    jr->jr_cap * 2 + 64, sizeof(*ne));
 
+				/* Losing one would fail the count, not pass it. */
 				if (ne == NULL)
-					continue;
+					err(1, "reader");
 				jr->jr_evs = ne;
 				jr->jr_cap = jr->jr_cap * 2 + 64;
 			}
 			jr->jr_evs[jr->jr_nevs++] = evs[k];
 		}
-		jr->jr_got += mine;
 		if (mine > 0)
 			pthread_cond_signal(&jr->jr_cond);
 		pthread_mutex_unlock(&jr->jr_lock);
@@ -137,7 +136,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "usage: syscall_jump DTD DTRUN TRACEE\n");
 		return 2;
 	}
-	if (st_setup(&dd, "udt-jump", argv[1], &fd, &pi, &npi) != 0)
+	if (st_setup(&dd, "udt-jump", argv[1], NULL, &fd, &pi, &npi) != 0)
 		goto out;
 	pbn_pid = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
 	pbn_ppid = dtt_pbn(pi, npi, "syscall", "sys%39", "entry");

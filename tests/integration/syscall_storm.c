@@ -63,7 +63,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "usage: syscall_storm DTD DTRUN TRACEE\n");
 		return 2;
 	}
-	if (st_setup(&dd, "udt-syscall", argv[1], &fd, &pi, &npi) != 0 ||
+	if (st_setup(&dd, "udt-syscall", argv[1], NULL, &fd, &pi, &npi) != 0 ||
 	    (evs = calloc(4096, sizeof(*evs))) == NULL) {
 		warn("setup");
 		goto out;

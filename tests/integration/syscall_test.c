@@ -200,23 +200,10 @@ main(int argc, char *argv[])
 		    "usage: syscall_test DTD DTRUN TRACEE [RING]\n");
 		return 2;
 	}
-	if (dtt_dtd_init(&dd, "udt-syscall") == -1) {
-		warn("dtt_dtd_init");
+	if (st_setup(&dd, "udt-syscall", argv[1], argc > 4 ?
+	    (char *[]){ "--ring-size", argv[4], NULL } : NULL, &fd, &pi,
+	    &npi) != 0)
 		goto out;
-	}
-	/* No kernel symbols: nothing here reads them. */
-	if (dtt_dtd_start(&dd, argv[1], argc > 4 ?
-	    (char *[]){ "--no-ksyms", "--ring-size", argv[4], NULL } :
-	    (char *[]){ "--no-ksyms", NULL }, NULL, 0) == -1)
-		goto out;
-	if ((fd = dtt_open(dd.dd_dev)) == -1) {
-		warn("%s", dd.dd_dev);
-		goto out;
-	}
-	if ((pi = dtt_plist(fd, &npi)) == NULL) {
-		warn("DTIOCGPLIST");
-		goto out;
-	}
 	check_plist(pi, npi);
 	for (i = 0; i < sizeof(sysnums) / sizeof(sysnums[0]); i++) {
 		snprintf(func, sizeof(func), "sys%%%u", sysnums[i]);

@@ -16,6 +16,7 @@
 
 #include <sys/socket.h>
 #include <err.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,17 +39,24 @@ st_teardown(struct dtt_dtd *dd, int fd)
 }
 
 int
-st_setup(struct dtt_dtd *dd, const char *name, const char *dtd, int *fdp,
-    struct dtioc_probe_info **pip, size_t *npip)
+st_setup(struct dtt_dtd *dd, const char *name, const char *dtd,
+    char *const extra[], int *fdp, struct dtioc_probe_info **pip,
+    size_t *npip)
 {
+	/* No kernel symbols: nothing here reads them. */
+	char *args[8] = { "--no-ksyms" };
+	size_t i;
+
 	*fdp = -1;
 	*pip = NULL;
-	/* No kernel symbols: nothing here reads them. */
+	for (i = 0; extra != NULL && extra[i] != NULL && i + 2 < 8; i++)
+		args[i + 1] = extra[i];
 	if (dtt_dtd_init(dd, name) == -1 ||
-	    dtt_dtd_start(dd, dtd, (char *[]){ "--no-ksyms", NULL }, NULL,
-	    0) == -1 || (*fdp = dtt_open(dd->dd_dev)) == -1 ||
+	    dtt_dtd_start(dd, dtd, args, NULL, 0) == -1 ||
+	    (*fdp = dtt_open(dd->dd_dev)) == -1 ||
 	    (*pip = dtt_plist(*fdp, npip)) == NULL) {
-		warn("setup");
+		dtt_check(false, "setup: a private dtd and its device (%s)",
+		    strerror(errno));
 		return -1;
 	}
 	return 0;

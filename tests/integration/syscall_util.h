@@ -40,12 +40,14 @@ struct dtioc_probe_info;
 
 /*
  * Start of a test: a private dtd (its directory named after name, no
- * kernel symbols), the device opened into *fdp, its probe list into
- * *pip and *npip.  0, or -1 after a warning, with what was made left for
- * st_teardown().  Main thread.
+ * kernel symbols, then the options in extra, NULL-terminated, or NULL),
+ * the device opened into *fdp, its probe list into *pip and *npip.  0,
+ * or -1 after a failed check, with what was made left for st_teardown().
+ * Main thread.
  */
 int	st_setup(struct dtt_dtd *, const char *name, const char *dtd,
-	    int *fdp, struct dtioc_probe_info **pip, size_t *npip);
+	    char *const extra[], int *fdp, struct dtioc_probe_info **pip,
+	    size_t *npip);
 
 /*
  * Start argv with its stdout on a pipe: the pipe's read end as a stream
