@@ -271,7 +271,9 @@ udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 
 		udt_sys4(SYS_rt_sigaction, SIGSYS, &dfl, NULL, 8);
 		udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &sys, NULL, 8);
-		udt_sys2(SYS_kill, udt_sys0(SYS_getpid), SIGSYS);
+		/* This thread's, so a core shows the one that trapped. */
+		udt_sys3(SYS_tgkill, udt_sys0(SYS_getpid), udt_gettid(),
+		    SIGSYS);
 	}
 }
 
