@@ -647,7 +647,12 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 	memcpy(dp->dp_tab->tb_sock, dti_path, sizeof(dp->dp_tab->tb_sock));
 	/*
 	 * Its mappings now, while it waits for the welcome: a process that
-	 * exits right after must still resolve (design decision 9).
+	 * exits right after must still resolve (design decision 9).  The
+	 * one step of a handshake that waits on something else: a read of
+	 * /proc/PID/maps (the tracee's mmap lock) and a stat per mapped
+	 * file, but for those of mappings the cache already holds under
+	 * this pid (an exec'd image re-attaching).  Others wait that long
+	 * in the poll set.
 	 */
 	dt_pm_track_attach(&dp->dp_maps, dp->dp_pid);
 
