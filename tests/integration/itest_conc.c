@@ -156,7 +156,15 @@ void
 itest_bigread(struct itest *it)
 {
 	struct timespec ts = { 0, 700 * 1000 * 1000 };
-	static char buf[4 * 1024 * 1024];
+	/*
+	 * Page-aligned, so the kernel's first request is 1 MiB exactly,
+	 * which no whole number of records fills: the reply is short and
+	 * the read ends there.  At some offsets (232 bytes into a page) the
+	 * first request would be 2299 records exactly, a full reply, and
+	 * the kernel would go on to a second request: where this buffer
+	 * fell once depended on the size of the code linked before it.
+	 */
+	static char buf[4 * 1024 * 1024] __attribute__((aligned(4096)));
 	struct dt_evt ev;
 	uint64_t t0, t1;
 	ssize_t n;
