@@ -117,21 +117,32 @@ static uint64_t		 udt_pt_cur;		/* [w] period armed, 0 */
 /*
  * udt_prof.c's guard (see there): mark the handler's own calls, which go
  * through our hooks (clock_gettime, syscall), as the library's, so they
- * are neither recorded nor counted.  Signal context: one TLS access.
+ * are neither recorded nor counted; in all-calls mode let them through
+ * undispatched too, or each would trap into udt_sud.c to be ignored
+ * there.  Signal context: TLS only.  The old state, packed, for leave.
  */
 int
 udt_prof_guard_enter(void)
 {
-	int old = udt_thread.ut_inlib;
+	struct udt_thread *t = &udt_thread;
+	int old = (t->ut_inlib & 1) | ((unsigned char)t->ut_sud << 8);
 
-	udt_thread.ut_inlib = 1;
+	t->ut_inlib = 1;
+	if (udt_sud_active)
+		t->ut_sud = 0;		/* SYSCALL_DISPATCH_FILTER_ALLOW */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	return old;
 }
 
 void
 udt_prof_guard_leave(int old)
 {
-	udt_thread.ut_inlib = old;
+	struct udt_thread *t = &udt_thread;
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (udt_sud_active)
+		t->ut_sud = (char)(old >> 8);
+	t->ut_inlib = old & 1;
 }
 
 /*
