@@ -4,10 +4,32 @@
 # release build runs every suite; the ASan/UBSan build runs the suites whose
 # programs can carry sanitizers (the VM's static binaries and the fuzzer's
 # own clang build cannot).  Exits non-zero if anything fails or cannot run.
+#
+# The suites run on a copy of the tree (the files git tracks or would
+# track, as they are in the work tree) in build-alone/userdt, a directory
+# with nothing beside it: a build or a test that reaches outside the
+# repository (../shared, say) fails here as it would in a newcomer's
+# clone.  The copy keeps file times, so ninja rebuilds only what changed.
 set -eu
 cd "$(dirname "$0")/.."
 
 ./scripts/deps.sh
+
+if [ "${USERDT_ALONE:-}" != 1 ]; then
+	alone=build-alone
+	mkdir -p "$alone/userdt"
+	git ls-files -co --exclude-standard | while IFS= read -r f; do
+		[ ! -f "$f" ] || printf '%s\n' "$f"; done | sort >"$alone/want"
+	(cd "$alone/userdt" && find . -type f ! -path './build*' |
+	    sed 's|^\./||' | sort) >"$alone/have"
+	comm -13 "$alone/want" "$alone/have" | (cd "$alone/userdt" &&
+	    tr '\n' '\0' | xargs -0r rm -f --)
+	tr '\n' '\0' <"$alone/want" | xargs -0r cp -p --parents -t "$alone/userdt"
+	rm -f "$alone/want" "$alone/have"
+	[ ! -e "$alone/shared" ] || { echo "test.sh: $alone/shared must not exist" >&2; exit 1; }
+	cd "$alone/userdt"
+	USERDT_ALONE=1 exec ./scripts/test.sh
+fi
 
 setup() {
 	dir=$1; shift
