@@ -50,6 +50,7 @@
 #include "udt_preload.h"
 #include "udt_sys.h"
 #include "systab.h"
+#include "udt_rw.h"
 
 /* Before the first attach the hooks read this: nothing enabled. */
 static struct udt_tab udt_zero_tab __attribute__((aligned(64)));
@@ -296,9 +297,21 @@ udt_attach(void)
  * is fork here) as an atfork handler, and after _Fork() and a fork made
  * through syscall(3), which run no handlers.
  */
+/*
+ * The process whose ring this is.  A child can be told of twice, by
+ * the system call that made it (a rewritten site) and by a hook or the
+ * atfork handler: it attaches once.
+ */
+static pid_t		 udt_attached_pid;
+
 void
 udt_fork_child(void)
 {
+	pid_t pid = (pid_t)udt_sys0(SYS_getpid);
+
+	if (pid == udt_attached_pid)
+		return;
+	udt_attached_pid = pid;
 	udt_thread.ut_tid = 0;
 	/* A slot in the parent's ring is the parent's to commit or give up. */
 	udt_thread.ut_rec = NULL;
@@ -329,6 +342,14 @@ udt_find_text(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+static int
+udt_env_is(const char *name, const char *val)
+{
+	const char *env = getenv(name);
+
+	return env != NULL && strcmp(env, val) == 0;
+}
+
 __attribute__((constructor)) static void
 udt_init(void)
 {
@@ -347,6 +368,7 @@ udt_init(void)
 		memcpy(udt_sun.sun_path, path, strlen(path) + 1);
 		udt_sun_ok = 1;
 	}
+	udt_attached_pid = (pid_t)udt_sys0(SYS_getpid);
 	udt_attaching = 1;
 	/* Nothing old to unmap yet. */
 	udt_attach_locked(0);
@@ -354,6 +376,17 @@ udt_init(void)
 	pthread_atfork(NULL, NULL, udt_fork_child);
 	/* After udt_fork_child: its atfork child handler runs later. */
 	udt_ptimer_init();
-	/* Last: from here on libc's own system calls trap. */
+	/*
+	 * Last: rewrite the system call sites that can be (udt_rw.c), then
+	 * let dispatch catch the rest (udt_sud.c).  USERDT_ALLCALLS=1
+	 * leaves every call to dispatch; USERDT_HOOKS=1 keeps to the libc
+	 * wrappers' hooks alone, as userdt did before it could see every
+	 * call.
+	 */
+	udt_rw_setup();
+	if (udt_env_is(UDT_HOOKS_ENV, "1"))
+		return;
+	if (!udt_env_is(UDT_SUD_ENV, "1"))
+		udt_rw_init();
 	udt_sud_init();
 }

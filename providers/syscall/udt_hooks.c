@@ -47,7 +47,7 @@ udt_cold_##sym(long a0, long a1, long a2, long a3, long a4, long a5)	\
 {									\
 	long args[6] = { a0, a1, a2, a3, a4, a5 };			\
 									\
-	if (udt_enab16(idx) != 0)					\
+	if (udt_enab16(idx) != 0 && !udt_sud_active)			\
 		return udt_slow(idx, UDT_RT_##rt, &udt_real_##sym,	\
 		    #sym, -1, args);					\
 	return udt_resolve(&udt_real_##sym, #sym)(a0, a1, a2, a3, a4,	\
@@ -60,7 +60,8 @@ sym(long a0, long a1, long a2, long a3, long a4, long a5)		\
 									\
 	fn = __atomic_load_n(&udt_real_##sym, __ATOMIC_RELAXED);	\
 									\
-	if (__predict_false(udt_enab16(idx) != 0 || fn == NULL))	\
+	if (__predict_false(fn == NULL ||				\
+	    (udt_enab16(idx) != 0 && !udt_sud_active)))		\
 		return udt_cold_##sym(a0, a1, a2, a3, a4, a5);		\
 	return fn(a0, a1, a2, a3, a4, a5);				\
 }
@@ -80,12 +81,29 @@ enum { udt_idx_##sym = (idx) };
  */
 static udt_fn_t udt_real_fork_for_vfork;
 
-UDT_EXPORT long
-vfork(void)
+/*
+ * With dispatch on (the default), the call is seen where it enters the
+ * kernel, in place and in both processes (udt_rw_call.c): the program
+ * gets the real vfork, by a jump, so that no frame of ours lies on the
+ * stack the child shares.
+ */
+long	udt_vfork_hooked(void) UDT_HIDDEN;
+udt_fn_t udt_vfork_real UDT_HIDDEN;
+__asm__(
+	".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	"vfork:\n"
+	"	cmpl $0, udt_sud_active(%rip)\n"
+	"	je udt_vfork_hooked\n"
+	"	jmp *udt_vfork_real(%rip)\n"
+	".size vfork, .-vfork\n");
+
+long
+udt_vfork_hooked(void)
 {
 	long args[6] = { 0 };
 
-	(void)udt_real_vfork;
 	if (__predict_false(udt_enab16(udt_idx_vfork) != 0))
 		return udt_slow(udt_idx_vfork, UDT_RT_i,
 		    &udt_real_fork_for_vfork, "fork", -1, args);
@@ -221,4 +239,5 @@ udt_resolve_all(void)
 	for (i = 0; i < sizeof(udt_reals) / sizeof(udt_reals[0]); i++)
 		udt_resolve(udt_reals[i].rs_slot, udt_reals[i].rs_name);
 	udt_real_clock_gettime_fn = udt_real_clock_gettime;
+	udt_vfork_real = udt_real_vfork;
 }

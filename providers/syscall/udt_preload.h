@@ -157,15 +157,37 @@ void	udt_ptimer_fork_child(void) UDT_HIDDEN;
 void	udt_attach(void) UDT_HIDDEN;
 
 /*
- * All-calls mode (udt_sud.c), on when the environment has
- * UDT_SUD_ENV=1: udt_sud_init() from the constructor, after the first
- * attach; udt_sud_thread() turns dispatch on for the calling thread (a
- * new thread's first code, a fork child), async-signal-safe.
+ * Syscall User Dispatch (udt_sud.c): every system call that no rewritten
+ * site (udt_rw.c) takes, by default; every call at all with
+ * UDT_SUD_ENV=1 (all-calls mode, dtrun -a); none with UDT_HOOKS_ENV=1
+ * (only the libc wrappers' hooks).  udt_sud_init() from the constructor,
+ * after the first attach; udt_sud_thread() turns dispatch on for the
+ * calling thread (a new thread's first code, a fork child),
+ * async-signal-safe.
  */
 #define UDT_SUD_ENV	"USERDT_ALLCALLS"
+#define UDT_HOOKS_ENV	"USERDT_HOOKS"
 extern int	udt_sud_active UDT_HIDDEN;	/* [I] */
 void	udt_sud_init(void) UDT_HIDDEN;
 void	udt_sud_thread(void) UDT_HIDDEN;
+
+/*
+ * While dispatch is on, SIGSYS must never be blocked (a dispatch to a
+ * blocked SIGSYS kills) and the program's own SIGSYS action is kept
+ * aside.  udt_sud_guard() does that for a call made outside the SIGSYS
+ * handler (a rewritten site): it makes rt_sigaction itself (1, result
+ * in *rp), or points the masks in a[] at copies without SIGSYS, kept in
+ * *tmp, for the caller to make the call (0).  Any thread, any context.
+ */
+struct udt_sud_psd {
+	const uint64_t	*ps_set;
+	size_t		 ps_len;
+};
+struct udt_sud_tmp {
+	uint64_t		st_mask;
+	struct udt_sud_psd	st_psd;
+};
+int	udt_sud_guard(long, long *, struct udt_sud_tmp *, long *) UDT_HIDDEN;
 
 /*
  * In a new child process (fork, _Fork, syscall(SYS_fork)): drop the

@@ -211,41 +211,52 @@ udt_sud_sigaction(const long *a)
 	return udt_sys4(SYS_rt_sigaction, a[0], &copy, old, 8);
 }
 
-/*
- * The temporary masks of rt_sigsuspend, ppoll and pselect6 are in force
- * while the handlers they wait for run: SIGSYS leaves them too.
- */
-static long
-udt_sud_tmpmask(long nr, long *a, void *uc, char sel)
+int
+udt_sud_guard(long nr, long *a, struct udt_sud_tmp *tmp, long *rp)
 {
-	uint64_t m;
-	struct {
-		const uint64_t	*ps_set;
-		size_t		 ps_len;
-	} *psd, pscopy;
-
 	switch (nr) {
+	case SYS_rt_sigprocmask:
+		if (a[1] != 0 && a[3] == 8 &&
+		    (a[0] == SIG_BLOCK || a[0] == SIG_SETMASK)) {
+			tmp->st_mask = *(const uint64_t *)a[1] &
+			    ~UDT_SIGSYS_BIT;
+			a[1] = (long)&tmp->st_mask;
+		}
+		return 0;
+	case SYS_rt_sigaction:
+		*rp = udt_sud_sigaction(a);
+		return 1;
+	/*
+	 * The temporary masks of rt_sigsuspend, ppoll and pselect6 are in
+	 * force while the handlers they wait for run: SIGSYS leaves them.
+	 */
 	case SYS_rt_sigsuspend:
 		if (a[0] != 0 && a[1] == 8) {
-			m = *(const uint64_t *)a[0] & ~UDT_SIGSYS_BIT;
-			a[0] = (long)&m;
+			tmp->st_mask = *(const uint64_t *)a[0] &
+			    ~UDT_SIGSYS_BIT;
+			a[0] = (long)&tmp->st_mask;
 		}
-		return udt_sud_call(nr, a, uc, sel);
+		return 0;
 	case SYS_ppoll:
 		if (a[3] != 0 && a[4] == 8) {
-			m = *(const uint64_t *)a[3] & ~UDT_SIGSYS_BIT;
-			a[3] = (long)&m;
+			tmp->st_mask = *(const uint64_t *)a[3] &
+			    ~UDT_SIGSYS_BIT;
+			a[3] = (long)&tmp->st_mask;
 		}
-		return udt_sud_call(nr, a, uc, sel);
-	default:	/* SYS_pselect6 */
-		if ((psd = (void *)a[5]) != NULL && psd->ps_set != NULL &&
-		    psd->ps_len == 8) {
-			m = *psd->ps_set & ~UDT_SIGSYS_BIT;
-			pscopy.ps_set = &m;
-			pscopy.ps_len = 8;
-			a[5] = (long)&pscopy;
+		return 0;
+	case SYS_pselect6: {
+		const struct udt_sud_psd *psd = (const void *)a[5];
+
+		if (psd != NULL && psd->ps_set != NULL && psd->ps_len == 8) {
+			tmp->st_mask = *psd->ps_set & ~UDT_SIGSYS_BIT;
+			tmp->st_psd.ps_set = &tmp->st_mask;
+			tmp->st_psd.ps_len = 8;
+			a[5] = (long)&tmp->st_psd;
 		}
-		return udt_sud_call(nr, a, uc, sel);
+		return 0;
+	}
+	default:
+		return 0;
 	}
 }
 
@@ -348,9 +359,13 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		break;
 	case SYS_rt_sigsuspend:
 	case SYS_ppoll:
-	case SYS_pselect6:
-		r = udt_sud_tmpmask(nr, a, uc, sel);
+	case SYS_pselect6: {
+		struct udt_sud_tmp tmp;
+
+		(void)udt_sud_guard(nr, a, &tmp, &r);
+		r = udt_sud_call(nr, a, uc, sel);
 		break;
+	}
 	default:
 		r = udt_sud_call(nr, a, uc, sel);
 		break;
@@ -378,9 +393,8 @@ void
 udt_sud_init(void)
 {
 	struct udt_ksigaction sa;
-	const char *env = getenv(UDT_SUD_ENV);
 
-	if (env == NULL || strcmp(env, "1") != 0 || udt_text_lo == 0)
+	if (udt_text_lo == 0)
 		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.ka_handler = udt_sud_handler;

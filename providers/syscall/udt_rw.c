@@ -1,0 +1,860 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Rewriting system call sites.  Syscall User Dispatch (udt_sud.c) sees
+ * every system call of a thread, but at the price of a signal each.  To
+ * make the common calls cheap, the constructor rewrites the `syscall'
+ * instructions of every loaded object into jumps to trampolines that
+ * call udt_rw_entry (udt_rw_entry.S) and come back: the cost of a
+ * function call instead of a signal.  What cannot be rewritten safely
+ * stays as it was, and dispatch catches it.
+ *
+ * A `syscall' is two bytes and a jump five, so a site is the system
+ * call and its neighbours: a window of whole instructions around it,
+ * copied into the trampoline before and after the call.  A window is
+ * rewritten only when it is proven safe:
+ *
+ *  - it lies in a function the object's unwind table (.eh_frame_hdr)
+ *    names, decoded by Capstone from that function's first byte, so
+ *    the instruction boundaries are the real ones;
+ *  - its other instructions are position independent (no branch, no
+ *    RIP-relative operand, no system call or interrupt);
+ *  - nothing can land strictly inside it: no direct branch of its
+ *    function or of the functions within a short jump of it, no rel32
+ *    branch or call anywhere in the object (every byte position is
+ *    read as if it were one: false alarms only cost a site), no start
+ *    of a function; and its function has no indirect jump (a jump
+ *    table could land anywhere in it) and no exception landing pads.
+ *
+ * Rewriting happens once, while the process has a single thread (the
+ * constructor), so no thread can be inside a window while it changes.
+ * Objects loaded later and processes that already run threads are left
+ * to dispatch.  The bytes are written through /proc/self/mem, which
+ * leaves the mappings' protections alone.
+ *
+ * The flags register is not preserved across a rewritten call (the
+ * kernel preserves it): compilers treat every inline system call as
+ * clobbering the flags, and no hand-written site found in glibc reads
+ * them afterwards.
+ */
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <capstone/capstone.h>
+
+#include "udt_preload.h"
+#include "udt_sys.h"
+#include "udt_rw.h"
+
+#define UDT_RW_MAXWIN	4	/* instructions on either side of a call */
+#define UDT_RW_NEAR	130	/* a short jump's reach, and some */
+#define UDT_RW_MAXINSN	32768	/* a function longer is left alone */
+#define UDT_RW_MAXSITE	16384	/* sites in one object */
+#define UDT_RW_TRAMPSZ	192	/* the most a trampoline takes */
+#define UDT_RW_HDRSZ	64	/* a region's constants */
+
+int	udt_rw_active;
+
+/* USERDT_REWRITE=debug: what was found and rewritten, on stderr. */
+static int	udt_rw_debug;
+static size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone;
+
+/* One decoded instruction of the function being looked at. */
+struct udt_rw_insn {
+	uintptr_t	ri_addr;
+	uint8_t		ri_size;
+	uint8_t		ri_reloc;	/* may run anywhere */
+	uint8_t		ri_syscall;
+	long		ri_movimm;	/* mov $imm,%eax: imm, else -1 */
+};
+
+/* A window that will be rewritten. */
+struct udt_rw_win {
+	uintptr_t	rw_start, rw_sys, rw_end;
+	long		rw_nr;		/* the number, where it is constant */
+	uintptr_t	rw_tramp;
+	int		rw_bad;
+};
+
+/* Every trampoline, for udt_rw_site_of(). */
+struct udt_rw_tramp {
+	uintptr_t	rt_lo, rt_hi, rt_sys;
+};
+
+/* [I] once the constructor is done. */
+static struct udt_rw_tramp *udt_rw_tramps;
+static size_t		udt_rw_ntramps, udt_rw_maxtramps;
+
+/* The object being rewritten: its unwind table, decoded. */
+struct udt_rw_obj {
+	uintptr_t	ro_lo, ro_hi;		/* executable bytes */
+	const uint8_t	*ro_hdr;		/* .eh_frame_hdr */
+	const int32_t	*ro_tab;		/* (loc, fde) pairs */
+	size_t		ro_nfde;
+	csh		ro_cs;
+	cs_insn		*ro_ci;
+	struct udt_rw_insn *ro_insn;		/* scratch */
+	uintptr_t	*ro_tgt;		/* scratch: branch targets */
+	size_t		ro_ntgt, ro_maxtgt;
+	struct udt_rw_win *ro_win;
+	size_t		ro_nwin;
+	int		ro_memfd;		/* /proc/self/mem */
+	int		ro_indirect;		/* last decode: see there */
+};
+
+static void *
+udt_rw_alloc(size_t len)
+{
+	long p = udt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p < 0 && p > -4096 ? NULL : (void *)p;
+}
+
+/* DWARF pointer encodings as .eh_frame uses them. */
+static int
+udt_rw_encsize(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: case 0x0c:
+		return 8;
+	case 0x02: case 0x0a:
+		return 2;
+	case 0x03: case 0x0b:
+		return 4;
+	default:
+		return -1;
+	}
+}
+
+static int64_t
+udt_rw_read(const uint8_t *p, uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: { uint64_t v; memcpy(&v, p, 8); return (int64_t)v; }
+	case 0x0c: { int64_t v; memcpy(&v, p, 8); return v; }
+	case 0x02: { uint16_t v; memcpy(&v, p, 2); return v; }
+	case 0x0a: { int16_t v; memcpy(&v, p, 2); return v; }
+	case 0x03: { uint32_t v; memcpy(&v, p, 4); return v; }
+	default: { int32_t v; memcpy(&v, p, 4); return v; }
+	}
+}
+
+static const uint8_t *
+udt_rw_uleb(const uint8_t *p, uint64_t *v)
+{
+	unsigned int shift = 0;
+
+	*v = 0;
+	do {
+		if (shift < 64)
+			*v |= (uint64_t)(*p & 0x7f) << shift;
+		shift += 7;
+	} while (*p++ & 0x80);
+	return p;
+}
+
+/*
+ * Function i of the table: its range, and whether it has a language
+ * specific data area (exception landing pads).  0 on success.
+ */
+static int
+udt_rw_fde(const struct udt_rw_obj *o, size_t i, uintptr_t *lo,
+    uintptr_t *hi, int *lsda)
+{
+	const uint8_t *fde = o->ro_hdr + o->ro_tab[2 * i + 1], *cie, *p;
+	uint32_t len, cieoff;
+	uint8_t fenc = 0, lenc = 0xff;
+	const char *aug;
+	uint64_t v;
+	int hasz = 0, n;
+
+	*lo = (uintptr_t)(o->ro_hdr + o->ro_tab[2 * i]);
+	memcpy(&len, fde, 4);
+	memcpy(&cieoff, fde + 4, 4);
+	if (len == 0 || len == 0xffffffffu)
+		return -1;
+	cie = fde + 4 - cieoff;
+	aug = (const char *)cie + 9;
+	if (cie[8] != 1 && cie[8] != 3)
+		return -1;
+	p = (const uint8_t *)aug + strlen(aug) + 1;
+	p = udt_rw_uleb(p, &v);			/* code alignment */
+	p = udt_rw_uleb(p, &v);			/* data alignment (sleb) */
+	if (cie[8] == 1)
+		p++;
+	else
+		p = udt_rw_uleb(p, &v);
+	for (; *aug != '\0'; aug++) {
+		switch (*aug) {
+		case 'z':
+			hasz = 1;
+			p = udt_rw_uleb(p, &v);
+			break;
+		case 'R':
+			fenc = *p++;
+			break;
+		case 'L':
+			lenc = *p++;
+			break;
+		case 'P':
+			if ((n = udt_rw_encsize(*p)) < 0)
+				return -1;
+			p += 1 + n;
+			break;
+		case 'S':
+			/*
+			 * A signal frame's return trampoline: its table
+			 * entry starts a byte early (unwinders look up pc
+			 * - 1), and unwinders and debuggers recognise the
+			 * trampoline by its bytes.  Never touched.
+			 */
+			return -1;
+		default:
+			return -1;
+		}
+	}
+	if ((n = udt_rw_encsize(fenc)) < 0)
+		return -1;
+	*hi = *lo + (uintptr_t)udt_rw_read(fde + 8 + n, fenc);
+	*lsda = 0;
+	if (hasz && lenc != 0xff) {
+		p = udt_rw_uleb(fde + 8 + 2 * n, &v);
+		if (v > 0 && (n = udt_rw_encsize(lenc)) > 0)
+			*lsda = udt_rw_read(p, lenc) != 0;
+	}
+	return 0;
+}
+
+/* The function containing pc, or -1. */
+static long
+udt_rw_find(const struct udt_rw_obj *o, uintptr_t pc)
+{
+	size_t lo = 0, hi = o->ro_nfde, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if ((uintptr_t)(o->ro_hdr + o->ro_tab[2 * mid]) <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == 0 ? -1 : (long)lo - 1;
+}
+
+static void
+udt_rw_target(struct udt_rw_obj *o, uintptr_t t)
+{
+	if (o->ro_ntgt < o->ro_maxtgt)
+		o->ro_tgt[o->ro_ntgt++] = t;
+	else
+		o->ro_ntgt = o->ro_maxtgt + 1;	/* overflow: trust none */
+}
+
+/*
+ * Decode function [lo, hi) into o->ro_insn, adding its direct branch
+ * targets to o->ro_tgt.  Returns the instruction count, or -1 when it
+ * cannot be decoded whole; o->ro_indirect says whether it has a jump
+ * whose target nobody can tell (a jump table, perhaps).
+ */
+static long
+udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
+{
+	const uint8_t *code = (const uint8_t *)lo;
+	size_t size = hi - lo;
+	uint64_t addr = lo;
+	cs_insn *ci = o->ro_ci;
+	long n = 0;
+	int indirect = 0;
+
+	if (lo < o->ro_lo || hi > o->ro_hi || hi <= lo)
+		return -1;
+	while (size > 0) {
+		struct udt_rw_insn *ri;
+		cs_x86 *x;
+		int j, branch, reloc = 1;
+
+		if (n >= UDT_RW_MAXINSN ||
+		    !cs_disasm_iter(o->ro_cs, &code, &size, &addr, ci))
+			return -1;
+		x = &ci->detail->x86;
+		branch = cs_insn_group(o->ro_cs, ci, CS_GRP_JUMP) ||
+		    cs_insn_group(o->ro_cs, ci, CS_GRP_CALL) ||
+		    cs_insn_group(o->ro_cs, ci, CS_GRP_BRANCH_RELATIVE);
+		if (branch || cs_insn_group(o->ro_cs, ci, CS_GRP_RET) ||
+		    cs_insn_group(o->ro_cs, ci, CS_GRP_INT) ||
+		    cs_insn_group(o->ro_cs, ci, CS_GRP_IRET) ||
+		    ci->id == X86_INS_SYSCALL || ci->id == X86_INS_SYSENTER)
+			reloc = 0;
+		for (j = 0; j < x->op_count; j++) {
+			if (x->operands[j].type == X86_OP_MEM &&
+			    x->operands[j].mem.base == X86_REG_RIP)
+				reloc = 0;
+		}
+		if (branch) {
+			if (x->op_count == 1 && x->operands[0].type ==
+			    X86_OP_IMM)
+				udt_rw_target(o, (uintptr_t)x->operands[0].imm);
+			else if (cs_insn_group(o->ro_cs, ci, CS_GRP_JUMP) &&
+			    !(x->op_count == 1 && x->operands[0].type ==
+			    X86_OP_MEM && x->operands[0].mem.base ==
+			    X86_REG_RIP))
+				indirect = 1;	/* a jump table, perhaps */
+		}
+		ri = &o->ro_insn[n++];
+		ri->ri_addr = (uintptr_t)ci->address;
+		ri->ri_size = (uint8_t)ci->size;
+		ri->ri_reloc = (uint8_t)reloc;
+		ri->ri_syscall = ci->id == X86_INS_SYSCALL;
+		ri->ri_movimm = -1;
+		if (ci->id == X86_INS_MOV && x->op_count == 2 &&
+		    x->operands[0].type == X86_OP_REG &&
+		    (x->operands[0].reg == X86_REG_EAX ||
+		    x->operands[0].reg == X86_REG_RAX) &&
+		    x->operands[1].type == X86_OP_IMM)
+			ri->ri_movimm = (long)x->operands[1].imm;
+	}
+	o->ro_indirect = indirect;
+	return n;
+}
+
+/* Whether any known target lies strictly inside (lo, hi). */
+static int
+udt_rw_hit(const struct udt_rw_obj *o, size_t from, uintptr_t lo,
+    uintptr_t hi)
+{
+	size_t i;
+
+	if (o->ro_ntgt > o->ro_maxtgt)
+		return 1;
+	for (i = from; i < o->ro_ntgt; i++)
+		if (o->ro_tgt[i] > lo && o->ro_tgt[i] < hi)
+			return 1;
+	return 0;
+}
+
+/* Bytes [p, q) read as if each could start a short jump into (lo, hi). */
+static int
+udt_rw_short(uintptr_t p, uintptr_t q, uintptr_t lo, uintptr_t hi)
+{
+	const uint8_t *b;
+	uintptr_t t;
+
+	for (; p + 1 < q; p++) {
+		b = (const uint8_t *)p;
+		if (*b == 0xeb || (*b >= 0x70 && *b <= 0x7f) ||
+		    (*b >= 0xe0 && *b <= 0xe3)) {
+			t = p + 2 + (uintptr_t)(intptr_t)(int8_t)b[1];
+			if (t > lo && t < hi)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Short jumps from code next to window (lo, hi) of function fi: the
+ * functions within reach are decoded exactly; bytes no function covers
+ * (padding, code without unwind information) are read as if each could
+ * start a short jump.
+ */
+static int
+udt_rw_near(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t a = lo > o->ro_lo + UDT_RW_NEAR ? lo - UDT_RW_NEAR : o->ro_lo;
+	uintptr_t b = hi + UDT_RW_NEAR < o->ro_hi ? hi + UDT_RW_NEAR : o->ro_hi;
+	uintptr_t flo, fhi, cur = a;
+	size_t mark = o->ro_ntgt;
+	long i;
+	int lsda;
+
+	for (i = fi; i > 0; i--) {
+		if (udt_rw_fde(o, (size_t)i - 1, &flo, &fhi, &lsda) != 0)
+			return 1;
+		if (fhi <= a)
+			break;
+	}
+	for (; (size_t)i < o->ro_nfde; i++) {
+		if (udt_rw_fde(o, (size_t)i, &flo, &fhi, &lsda) != 0)
+			return 1;
+		if (flo >= b)
+			break;
+		if (flo > cur && udt_rw_short(cur, flo, lo, hi))
+			return 1;
+		if (i != fi && udt_rw_decode(o, flo, fhi) < 0)
+			return 1;
+		if (fhi > cur)
+			cur = fhi;
+	}
+	if (cur < b && udt_rw_short(cur, b, lo, hi))
+		return 1;
+	return udt_rw_hit(o, mark, lo, hi);
+}
+
+/*
+ * The smallest window of at least five bytes around instruction k of n
+ * whose other instructions may run elsewhere and in which no target of
+ * this function lands.
+ */
+static int
+udt_rw_window(const struct udt_rw_obj *o, long n, long k, long *ip,
+    long *jp)
+{
+	const struct udt_rw_insn *ri = o->ro_insn;
+	long i, j, best = -1, bi = 0, bj = 0;
+	uintptr_t len;
+
+	for (i = k; i >= 0 && i > k - UDT_RW_MAXWIN; i--) {
+		if (i < k && !ri[i].ri_reloc)
+			break;
+		for (j = k; j < n && j < k + UDT_RW_MAXWIN; j++) {
+			if (j > k && !ri[j].ri_reloc)
+				break;
+			len = ri[j].ri_addr + ri[j].ri_size - ri[i].ri_addr;
+			if (len < 5)
+				continue;
+			if (udt_rw_hit(o, 0, ri[i].ri_addr, ri[j].ri_addr +
+			    ri[j].ri_size))
+				break;
+			if (best < 0 || (long)len < best) {
+				best = (long)len;
+				bi = i;
+				bj = j;
+			}
+			break;
+		}
+	}
+	if (best < 0)
+		return -1;
+	*ip = bi;
+	*jp = bj;
+	return 0;
+}
+
+/* Find the windows of one object's function fi (which holds a call). */
+static void
+udt_rw_function(struct udt_rw_obj *o, long fi)
+{
+	struct udt_rw_insn *ri = o->ro_insn;
+	struct udt_rw_win w[64];
+	uintptr_t lo, hi;
+	long n, k, i, j, nr, m;
+	size_t nw = 0, x;
+	int lsda;
+
+	if (udt_rw_fde(o, (size_t)fi, &lo, &hi, &lsda) != 0 || lsda)
+		return;
+	o->ro_ntgt = 0;
+	if ((n = udt_rw_decode(o, lo, hi)) < 0 || o->ro_indirect)
+		return;
+	for (k = 0; k < n && nw < 64; k++) {
+		if (!ri[k].ri_syscall)
+			continue;
+		udt_rw_nsys++;
+		if (udt_rw_window(o, n, k, &i, &j) != 0)
+			continue;
+		nr = -1;
+		for (m = i; m < k; m++)
+			if (ri[m].ri_movimm >= 0)
+				nr = ri[m].ri_movimm;
+		/* rt_sigreturn: see the 'S' of udt_rw_fde(). */
+		if (nr == SYS_rt_sigreturn)
+			continue;
+		w[nw].rw_start = ri[i].ri_addr;
+		w[nw].rw_sys = ri[k].ri_addr;
+		w[nw].rw_end = ri[j].ri_addr + ri[j].ri_size;
+		w[nw].rw_nr = nr;
+		w[nw].rw_bad = 0;
+		nw++;
+	}
+	/* Neighbours' short jumps: decoding them reuses the scratch. */
+	for (x = 0; x < nw && o->ro_nwin < UDT_RW_MAXSITE; x++) {
+		if (udt_rw_near(o, fi, w[x].rw_start, w[x].rw_end))
+			continue;
+		udt_rw_nwin++;
+		o->ro_win[o->ro_nwin++] = w[x];
+	}
+}
+
+/* Every rel32 jump or call in the object, real or not, and starts. */
+static void
+udt_rw_far(struct udt_rw_obj *o)
+{
+	const uint8_t *p = (const uint8_t *)o->ro_lo;
+	const uint8_t *end = (const uint8_t *)o->ro_hi;
+	struct udt_rw_win *w = o->ro_win;
+	size_t nw = o->ro_nwin, lo, hi, mid, i;
+	uintptr_t t;
+	int32_t rel;
+
+	if (nw == 0)
+		return;
+	for (; p + 6 <= end; p++) {
+		if (*p == 0xe8 || *p == 0xe9) {
+			memcpy(&rel, p + 1, 4);
+			t = (uintptr_t)p + 5 + (intptr_t)rel;
+		} else if (*p == 0x0f && (p[1] & 0xf0) == 0x80) {
+			memcpy(&rel, p + 2, 4);
+			t = (uintptr_t)p + 6 + (intptr_t)rel;
+		} else
+			continue;
+		if (t <= w[0].rw_start || t >= w[nw - 1].rw_end)
+			continue;
+		lo = 0;
+		hi = nw;
+		while (lo < hi) {
+			mid = (lo + hi) / 2;
+			if (w[mid].rw_start < t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > 0 && t < w[lo - 1].rw_end)
+			w[lo - 1].rw_bad = 1;
+	}
+	for (i = 0; i < o->ro_nfde; i++) {
+		t = (uintptr_t)(o->ro_hdr + o->ro_tab[2 * i]);
+		for (lo = 0; lo < nw; lo++)
+			if (t > w[lo].rw_start && t < w[lo].rw_end)
+				w[lo].rw_bad = 1;
+	}
+}
+
+/* Reserve trampoline space within a rel32 jump of all of [lo, hi). */
+static uint8_t *
+udt_rw_region(uintptr_t lo, uintptr_t hi, size_t len)
+{
+	const uintptr_t step = 1UL << 20, reach = (1UL << 31) - (1UL << 24);
+	uintptr_t at;
+	long p;
+	int k;
+
+	for (k = 0; k < 2048; k++) {
+		if (k & 1)
+			at = ((hi + step - 1) & ~(step - 1)) +
+			    (uintptr_t)(k / 2) * step;
+		else
+			at = (lo & ~(step - 1)) - (uintptr_t)(k / 2 + 1) * step;
+		if (at < 65536 || (at >= hi && at + len - lo > reach) ||
+		    (at < lo && (at + len > lo || hi - at > reach)))
+			continue;
+		p = udt_sys6(SYS_mmap, (long)at, (long)len,
+		    PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == (long)at)
+			return (uint8_t *)p;
+		if (p >= 0 || p < -4095)
+			udt_sys2(SYS_munmap, p, len);
+	}
+	return NULL;
+}
+
+static uint8_t *
+udt_rw_put(uint8_t *q, const void *b, size_t n)
+{
+	memcpy(q, b, n);
+	return q + n;
+}
+
+static uint8_t *
+udt_rw_rel32(uint8_t *q, uintptr_t to)
+{
+	int32_t rel = (int32_t)(to - ((uintptr_t)q + 4));
+
+	return udt_rw_put(q, &rel, 4);
+}
+
+/*
+ * One trampoline at q for window w; the region's constants at hdr
+ * (entry, post, the dispatch selector's TLS offset).  Returns its end.
+ */
+static uint8_t *
+udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w)
+{
+	static const uint8_t below[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
+	static const uint8_t above[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
+	static const uint8_t above8[] = { 0x48, 0x8d, 0xa4, 0x24, 0x88, 0, 0, 0 };
+	static const uint8_t ldtp[] = { 0x4c, 0x8b, 0x1d };	/* mov (rip),%r11 */
+	static const uint8_t allow[] = { 0x64, 0x41, 0xc6, 0x03, 0x00 };
+	static const uint8_t block[] = { 0x64, 0x41, 0xc6, 0x03, 0x01 };
+	static const uint8_t sysc[] = { 0x0f, 0x05 };
+	static const uint8_t callrip[] = { 0xff, 0x15 };
+	uint8_t *jr;
+	int32_t nr;
+	int post = w->rw_nr == SYS_vfork || w->rw_nr == SYS_clone ||
+	    w->rw_nr == SYS_clone3;
+
+	q = udt_rw_put(q, (const void *)w->rw_start, w->rw_sys - w->rw_start);
+	q = udt_rw_put(q, below, sizeof(below));
+	q = udt_rw_put(q, callrip, 2);
+	q = udt_rw_rel32(q, (uintptr_t)hdr);
+	q = udt_rw_put(q, above, sizeof(above));
+	*q++ = 0xe3;				/* jrcxz: done */
+	jr = q++;
+	q = udt_rw_put(q, ldtp, 3);
+	q = udt_rw_rel32(q, (uintptr_t)hdr + 16);
+	q = udt_rw_put(q, allow, sizeof(allow));
+	q = udt_rw_put(q, sysc, 2);
+	q = udt_rw_put(q, ldtp, 3);
+	q = udt_rw_rel32(q, (uintptr_t)hdr + 16);
+	q = udt_rw_put(q, block, sizeof(block));
+	if (post) {
+		nr = (int32_t)w->rw_nr;
+		q = udt_rw_put(q, below, sizeof(below));
+		*q++ = 0x68;			/* push $nr */
+		q = udt_rw_put(q, &nr, 4);
+		q = udt_rw_put(q, callrip, 2);
+		q = udt_rw_rel32(q, (uintptr_t)hdr + 8);
+		q = udt_rw_put(q, above8, sizeof(above8));
+	}
+	*jr = (uint8_t)(q - (jr + 1));
+	q = udt_rw_put(q, (const void *)(w->rw_sys + 2), w->rw_end -
+	    (w->rw_sys + 2));
+	*q++ = 0xe9;
+	q = udt_rw_rel32(q, w->rw_end);
+	return q;
+}
+
+static int
+udt_rw_poke(struct udt_rw_obj *o, uintptr_t at, const uint8_t *b, size_t n)
+{
+	if (o->ro_memfd < 0)
+		o->ro_memfd = (int)udt_sys3(SYS_open, "/proc/self/mem",
+		    O_RDWR | O_CLOEXEC, 0);
+	if (o->ro_memfd < 0)
+		return -1;
+	return udt_sys4(SYS_pwrite64, o->ro_memfd, b, n, at) == (long)n ?
+	    0 : -1;
+}
+
+/* Build the trampolines of o's windows and jump to them. */
+static void
+udt_rw_commit(struct udt_rw_obj *o)
+{
+	uint8_t *reg, *q, patch[16];
+	size_t i, len, nok = 0;
+	uintptr_t tpoff;
+	int32_t rel;
+
+	for (i = 0; i < o->ro_nwin; i++)
+		nok += !o->ro_win[i].rw_bad;
+	if (nok == 0)
+		return;
+	len = (UDT_RW_HDRSZ + nok * UDT_RW_TRAMPSZ + 4095) & ~(size_t)4095;
+	if ((reg = udt_rw_region(o->ro_lo, o->ro_hi, len)) == NULL)
+		return;
+	tpoff = (uintptr_t)&udt_thread.ut_sud -
+	    (uintptr_t)__builtin_thread_pointer();
+	((uintptr_t *)(void *)reg)[0] = (uintptr_t)udt_rw_entry;
+	((uintptr_t *)(void *)reg)[1] = (uintptr_t)udt_rw_post;
+	((uintptr_t *)(void *)reg)[2] = tpoff;
+	q = reg + UDT_RW_HDRSZ;
+	for (i = 0; i < o->ro_nwin; i++) {
+		struct udt_rw_win *w = &o->ro_win[i];
+
+		if (w->rw_bad)
+			continue;
+		w->rw_tramp = (uintptr_t)q;
+		q = udt_rw_emit_tramp(q, reg, w);
+	}
+	if (udt_sys3(SYS_mprotect, reg, len, PROT_READ | PROT_EXEC) != 0) {
+		udt_sys2(SYS_munmap, reg, len);
+		return;
+	}
+	for (i = 0; i < o->ro_nwin; i++) {
+		struct udt_rw_win *w = &o->ro_win[i];
+		uintptr_t t = w->rw_tramp;
+
+		if (w->rw_bad)
+			continue;
+		len = w->rw_end - w->rw_start;
+		memset(patch, 0xcc, sizeof(patch));
+		patch[0] = 0xe9;
+		rel = (int32_t)(t - (w->rw_start + 5));
+		memcpy(patch + 1, &rel, 4);
+		if (udt_rw_poke(o, w->rw_start, patch, len) != 0)
+			break;
+		if (udt_rw_ntramps < udt_rw_maxtramps) {
+			udt_rw_tramps[udt_rw_ntramps].rt_lo = t;
+			udt_rw_tramps[udt_rw_ntramps].rt_hi = t + UDT_RW_TRAMPSZ;
+			udt_rw_tramps[udt_rw_ntramps].rt_sys = w->rw_sys;
+			udt_rw_ntramps++;
+		}
+		udt_rw_ndone++;
+		udt_rw_active = 1;
+	}
+}
+
+/* One loaded object: find, prove and rewrite its sites. */
+static int
+udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct udt_rw_obj *o = arg;
+	const ElfW(Phdr) *ph;
+	const uint8_t *hdr = NULL, *p;
+	uintptr_t self = (uintptr_t)udt_rw_object;
+	long fi, last = -1;
+	int i;
+
+	(void)size;
+	if (info->dlpi_name != NULL && strncmp(info->dlpi_name, "linux-vdso",
+	    10) == 0)
+		return 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_GNU_EH_FRAME)
+			hdr = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+	}
+	/* .eh_frame_hdr version 1, a sorted table of datarel sdata4 pairs. */
+	if (hdr == NULL || hdr[0] != 1 || hdr[2] != 0x03 || hdr[3] != 0x3b ||
+	    udt_rw_encsize(hdr[1]) < 0)
+		return 0;
+	o->ro_hdr = hdr;
+	p = hdr + 4 + udt_rw_encsize(hdr[1]);
+	o->ro_nfde = (uint32_t)udt_rw_read(p, 0x03);
+	o->ro_tab = (const int32_t *)(const void *)(p + 4);
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		o->ro_lo = info->dlpi_addr + ph->p_vaddr;
+		o->ro_hi = o->ro_lo + ph->p_memsz;
+		if (self >= o->ro_lo && self < o->ro_hi)
+			continue;		/* this library */
+		o->ro_nwin = 0;
+		for (p = (const uint8_t *)o->ro_lo;
+		    p + 1 < (const uint8_t *)o->ro_hi; p++) {
+			if (p[0] != 0x0f || p[1] != 0x05)
+				continue;
+			fi = udt_rw_find(o, (uintptr_t)p);
+			if (fi < 0 || fi == last)
+				continue;
+			last = fi;
+			udt_rw_function(o, fi);
+		}
+		udt_rw_far(o);
+		udt_rw_commit(o);
+	}
+	return 0;
+}
+
+/* The number of threads the process has, from /proc/self/stat. */
+static int
+udt_rw_nthreads(void)
+{
+	char buf[1024], *p;
+	long fd, n;
+	int field = 2;		/* the comm's closing parenthesis ends field 2 */
+
+	fd = udt_sys3(SYS_open, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	n = udt_sys3(SYS_read, fd, buf, sizeof(buf) - 1);
+	udt_sys1(SYS_close, fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL)
+		return -1;
+	for (; *p != '\0'; p++)
+		if (*p == ' ' && ++field == 20)
+			return atoi(p + 1);
+	return -1;
+}
+
+static int
+udt_rw_tcmp(const void *a, const void *b)
+{
+	const struct udt_rw_tramp *x = a, *y = b;
+
+	return x->rt_lo < y->rt_lo ? -1 : x->rt_lo > y->rt_lo;
+}
+
+void
+udt_rw_init(void)
+{
+	struct udt_rw_obj o;
+	const char *env = getenv(UDT_RW_ENV);
+
+	if ((env != NULL && strcmp(env, "0") == 0) || udt_rw_nthreads() != 1)
+		return;
+	udt_rw_debug = env != NULL && strcmp(env, "debug") == 0;
+	memset(&o, 0, sizeof(o));
+	o.ro_memfd = -1;
+	o.ro_maxtgt = 65536;
+	o.ro_insn = udt_rw_alloc(UDT_RW_MAXINSN * sizeof(*o.ro_insn));
+	o.ro_tgt = udt_rw_alloc(o.ro_maxtgt * sizeof(*o.ro_tgt));
+	o.ro_win = udt_rw_alloc(UDT_RW_MAXSITE * sizeof(*o.ro_win));
+	udt_rw_maxtramps = 4 * UDT_RW_MAXSITE;
+	udt_rw_tramps = udt_rw_alloc(udt_rw_maxtramps *
+	    sizeof(*udt_rw_tramps));
+	if (o.ro_insn == NULL || o.ro_tgt == NULL || o.ro_win == NULL ||
+	    udt_rw_tramps == NULL ||
+	    cs_open(CS_ARCH_X86, CS_MODE_64, &o.ro_cs) != CS_ERR_OK)
+		goto out;
+	cs_option(o.ro_cs, CS_OPT_DETAIL, CS_OPT_ON);
+	if ((o.ro_ci = cs_malloc(o.ro_cs)) != NULL) {
+		dl_iterate_phdr(udt_rw_object, &o);
+		cs_free(o.ro_ci, 1);
+	}
+	cs_close(&o.ro_cs);
+	qsort(udt_rw_tramps, udt_rw_ntramps, sizeof(*udt_rw_tramps),
+	    udt_rw_tcmp);
+	if (udt_rw_debug) {
+		char buf[160];
+		int len = snprintf(buf, sizeof(buf), "userdt: %zu system call "
+		    "instructions in functions, %zu safe windows, %zu "
+		    "rewritten\n", udt_rw_nsys, udt_rw_nwin, udt_rw_ndone);
+
+		udt_sys3(SYS_write, 2, buf, len);
+	}
+out:
+	if (o.ro_memfd >= 0)
+		udt_sys1(SYS_close, o.ro_memfd);
+	if (o.ro_insn != NULL)
+		udt_sys2(SYS_munmap, o.ro_insn, UDT_RW_MAXINSN *
+		    sizeof(*o.ro_insn));
+	if (o.ro_tgt != NULL)
+		udt_sys2(SYS_munmap, o.ro_tgt, o.ro_maxtgt * sizeof(*o.ro_tgt));
+	if (o.ro_win != NULL)
+		udt_sys2(SYS_munmap, o.ro_win, UDT_RW_MAXSITE *
+		    sizeof(*o.ro_win));
+}
+
+uintptr_t
+udt_rw_site_of(uintptr_t ret)
+{
+	size_t lo = 0, hi = udt_rw_ntramps, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (udt_rw_tramps[mid].rt_lo <= ret)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && ret < udt_rw_tramps[lo - 1].rt_hi)
+		return udt_rw_tramps[lo - 1].rt_sys;
+	return ret;
+}

@@ -1,0 +1,190 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * A system call from a rewritten site, when it needs more than the
+ * entry's few instructions: a probe of it is enabled, or the call
+ * changes what the library must know (a fork child needs its own ring,
+ * prctl renames the thread), or it must be made on the program's own
+ * stack (rt_sigreturn, vfork, a clone that shares memory), which the
+ * trampoline then does itself.
+ *
+ * Runs on the program's stack below its red zone, in any context the
+ * program makes system calls in (signal handlers, fork children): no
+ * lock, no allocation, errno left as the program had it.
+ */
+#include <sys/syscall.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include <dev/dt/dtvar.h>
+
+#include "udt_preload.h"
+#include "udt_sys.h"
+#include "udt_rw.h"
+#include "systab.h"
+
+#define UDT_CLONE_VM		0x00000100
+#define UDT_PR_SET_NAME		15
+
+/* [I] set by udt_rw_setup() before any site is rewritten. */
+short	udt_rw_idx[UDT_RW_NR];
+
+/*
+ * Which calls the entry may not make on its own (UDT_RW_C): those that
+ * run code of ours afterwards, or that must be made in place.
+ */
+void
+udt_rw_setup(void)
+{
+	unsigned int nr;
+
+	for (nr = 0; nr < UDT_RW_NR; nr++)
+		udt_rw_idx[nr] = nr < SYSTAB_LINUX_MAX &&
+		    systab_linux_index[nr] >= 0 ? systab_linux_index[nr] :
+		    UDT_RW_PLAIN;
+	udt_rw_idx[SYS_rt_sigreturn] = UDT_RW_C;
+	udt_rw_idx[SYS_clone] = UDT_RW_C;
+	udt_rw_idx[SYS_clone3] = UDT_RW_C;
+	udt_rw_idx[SYS_fork] = UDT_RW_C;
+	udt_rw_idx[SYS_vfork] = UDT_RW_C;
+	udt_rw_idx[SYS_prctl] = UDT_RW_C;
+	/* SIGSYS is dispatch's: udt_sud_guard(). */
+	udt_rw_idx[SYS_rt_sigprocmask] = UDT_RW_C;
+	udt_rw_idx[SYS_rt_sigaction] = UDT_RW_C;
+	udt_rw_idx[SYS_rt_sigsuspend] = UDT_RW_C;
+	udt_rw_idx[SYS_ppoll] = UDT_RW_C;
+	udt_rw_idx[SYS_pselect6] = UDT_RW_C;
+}
+
+static inline int
+udt_rw_probe(long nr)
+{
+	return nr >= 0 && nr < SYSTAB_LINUX_MAX ? systab_linux_index[nr] : -1;
+}
+
+/*
+ * The program's context at the site, for a user stack that starts at
+ * its system call instruction as dt(4)'s does (udt_ustack() unwinds
+ * from ut_uc).
+ */
+static void
+udt_rw_context(ucontext_t *uc, const struct udt_rw_frame *f)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+
+	memset(uc, 0, sizeof(*uc));
+	g[REG_RIP] = (greg_t)udt_rw_site_of(f->rw_ret);
+	g[REG_RSP] = (greg_t)f->rw_sp;
+	g[REG_RBP] = f->rw_rbp;
+	g[REG_RBX] = f->rw_rbx;
+	g[REG_R12] = f->rw_r12;
+	g[REG_R13] = f->rw_r13;
+	g[REG_R14] = f->rw_r14;
+	g[REG_R15] = f->rw_r15;
+	g[REG_RDI] = f->rw_a[0];
+	g[REG_RSI] = f->rw_a[1];
+	g[REG_RDX] = f->rw_a[2];
+	g[REG_R10] = f->rw_a[3];
+	g[REG_R8] = f->rw_a[4];
+	g[REG_R9] = f->rw_a[5];
+	g[REG_RAX] = f->rw_nr;
+}
+
+static void
+udt_rw_emit(const struct udt_rw_frame *f, int idx, int isret, long r)
+{
+	struct udt_thread *t = &udt_thread;
+	unsigned int en = udt_enab16((unsigned int)idx);
+	ucontext_t uc;
+	void *ouc;
+	int error;
+
+	en = isret ? en >> 8 : en & 0xff;
+	if (en == 0)
+		return;
+	ouc = t->ut_uc;
+	if (en & DTEVT_USTACK) {
+		udt_rw_context(&uc, f);
+		t->ut_uc = &uc;
+	}
+	if (!isret)
+		udt_emit(2 * (unsigned int)idx, en, f->rw_a, 0, 0, 0);
+	else {
+		error = r < 0 && r > -4096 ? (int)-r : 0;
+		udt_emit(2 * (unsigned int)idx + 1, en, f->rw_a, 1,
+		    error != 0 ? -1 : r, error);
+	}
+	t->ut_uc = ouc;
+}
+
+long
+udt_rw_slow(struct udt_rw_frame *f)
+{
+	struct udt_sud_tmp tmp;
+	long nr = f->rw_nr, r, a[6];
+	int idx = udt_rw_probe(nr), saved = errno;
+
+	memcpy(a, f->rw_a, sizeof(a));
+
+	if (idx >= 0)
+		udt_rw_emit(f, idx, 0, 0);
+	switch (nr) {
+	case SYS_rt_sigreturn:
+	case SYS_vfork:
+	case SYS_clone3:
+		f->rw_inplace = 1;
+		errno = saved;
+		return nr;
+	case SYS_clone:
+		if (a[0] & UDT_CLONE_VM) {
+			f->rw_inplace = 1;
+			errno = saved;
+			return nr;
+		}
+		break;
+	}
+	if (!udt_sud_active || !udt_sud_guard(nr, a, &tmp, &r))
+		r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (r == 0 && udt_forklike(nr, a[0]))
+		udt_fork_child();
+	if (nr == SYS_prctl && a[0] == UDT_PR_SET_NAME && r == 0)
+		udt_comm_invalidate();
+	if (idx >= 0)
+		udt_rw_emit(f, idx, 1, r);
+	errno = saved;
+	return r;
+}
+
+/*
+ * After a call the trampoline made in place, in both processes or
+ * threads.  A child that shares its parent's memory without a thread
+ * pointer of its own (vfork, posix_spawn's clone) shares its cached
+ * tid too: both forget it, so each records its own.
+ */
+void
+udt_rw_slow_post(struct udt_rw_frame *f)
+{
+	int idx = udt_rw_probe(f->rw_nr), saved = errno;
+
+	udt_thread.ut_tid = 0;
+	if (idx >= 0)
+		udt_rw_emit(f, idx, 1, f->rw_rv);
+	udt_thread.ut_tid = 0;
+	errno = saved;
+}

@@ -1,0 +1,216 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Where a rewritten system call site's trampoline calls in (udt_rw.c).
+ * The trampoline has stepped over the red zone and called here with the
+ * site's registers: rax the number, rdi rsi rdx r10 r8 r9 the arguments.
+ * Like the syscall instruction it stands in for, this entry preserves
+ * every register but rax, rcx and r11 (and the flags, which no compiler
+ * keeps live across a system call: see udt_rw.c).
+ *
+ * Out: rcx = 0 and rax = the result; or rcx = 1 with every register as
+ * it came in (rax the number): the trampoline makes that call in place,
+ * because it must run on the program's own stack (rt_sigreturn, vfork,
+ * clone of a thread).
+ *
+ * The common case stays in the first lines: no probe of the call
+ * enabled, a number with no special needs (udt_rw_idx[nr] >= -1), the
+ * call made right here, in this library's text, where Syscall User
+ * Dispatch lets it through.
+ */
+#include "udt_rw.h"
+
+	.text
+	.globl	udt_rw_entry
+	.hidden	udt_rw_entry
+	.type	udt_rw_entry, @function
+	.p2align 4
+udt_rw_entry:
+	.cfi_startproc
+	cmpq	$UDT_RW_NR, %rax
+	jae	.Lslow
+	leaq	udt_rw_idx(%rip), %r11
+	movswq	(%r11,%rax,2), %rcx
+	cmpq	$-1, %rcx
+	je	.Lplain
+	jl	.Lslow
+	movq	udt_enab(%rip), %r11
+	cmpw	$0, (%r11,%rcx,2)
+	jne	.Lslow
+.Lplain:
+	syscall
+	xorl	%ecx, %ecx
+	ret
+
+	/*
+	 * Everything the C side may clobber is saved in a struct
+	 * udt_rw_frame on an aligned stack: the arguments, the other
+	 * caller-saved registers and xmm0-15 (C code and what it calls
+	 * use them; the program may keep values there across a call).
+	 */
+.Lslow:
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$UDT_RW_FRAMESZ, %rsp
+	andq	$-16, %rsp
+	movq	%rax, UDT_RWF_NR(%rsp)
+	movq	%rdi, UDT_RWF_A0(%rsp)
+	movq	%rsi, UDT_RWF_A1(%rsp)
+	movq	%rdx, UDT_RWF_A2(%rsp)
+	movq	%r10, UDT_RWF_A3(%rsp)
+	movq	%r8, UDT_RWF_A4(%rsp)
+	movq	%r9, UDT_RWF_A5(%rsp)
+	movq	%rbx, UDT_RWF_RBX(%rsp)
+	movq	%r12, UDT_RWF_R12(%rsp)
+	movq	%r13, UDT_RWF_R13(%rsp)
+	movq	%r14, UDT_RWF_R14(%rsp)
+	movq	%r15, UDT_RWF_R15(%rsp)
+	movq	(%rbp), %rcx
+	movq	%rcx, UDT_RWF_RBP(%rsp)
+	movq	8(%rbp), %rcx
+	movq	%rcx, UDT_RWF_RET(%rsp)
+	leaq	144(%rbp), %rcx		/* over rbp, the call, the red zone */
+	movq	%rcx, UDT_RWF_SP(%rsp)
+	movq	$0, UDT_RWF_INPLACE(%rsp)
+	movdqu	%xmm0, UDT_RWF_XMM+0x00(%rsp)
+	movdqu	%xmm1, UDT_RWF_XMM+0x10(%rsp)
+	movdqu	%xmm2, UDT_RWF_XMM+0x20(%rsp)
+	movdqu	%xmm3, UDT_RWF_XMM+0x30(%rsp)
+	movdqu	%xmm4, UDT_RWF_XMM+0x40(%rsp)
+	movdqu	%xmm5, UDT_RWF_XMM+0x50(%rsp)
+	movdqu	%xmm6, UDT_RWF_XMM+0x60(%rsp)
+	movdqu	%xmm7, UDT_RWF_XMM+0x70(%rsp)
+	movdqu	%xmm8, UDT_RWF_XMM+0x80(%rsp)
+	movdqu	%xmm9, UDT_RWF_XMM+0x90(%rsp)
+	movdqu	%xmm10, UDT_RWF_XMM+0xa0(%rsp)
+	movdqu	%xmm11, UDT_RWF_XMM+0xb0(%rsp)
+	movdqu	%xmm12, UDT_RWF_XMM+0xc0(%rsp)
+	movdqu	%xmm13, UDT_RWF_XMM+0xd0(%rsp)
+	movdqu	%xmm14, UDT_RWF_XMM+0xe0(%rsp)
+	movdqu	%xmm15, UDT_RWF_XMM+0xf0(%rsp)
+	cld
+	movq	%rsp, %rdi
+	call	udt_rw_slow
+	movdqu	UDT_RWF_XMM+0x00(%rsp), %xmm0
+	movdqu	UDT_RWF_XMM+0x10(%rsp), %xmm1
+	movdqu	UDT_RWF_XMM+0x20(%rsp), %xmm2
+	movdqu	UDT_RWF_XMM+0x30(%rsp), %xmm3
+	movdqu	UDT_RWF_XMM+0x40(%rsp), %xmm4
+	movdqu	UDT_RWF_XMM+0x50(%rsp), %xmm5
+	movdqu	UDT_RWF_XMM+0x60(%rsp), %xmm6
+	movdqu	UDT_RWF_XMM+0x70(%rsp), %xmm7
+	movdqu	UDT_RWF_XMM+0x80(%rsp), %xmm8
+	movdqu	UDT_RWF_XMM+0x90(%rsp), %xmm9
+	movdqu	UDT_RWF_XMM+0xa0(%rsp), %xmm10
+	movdqu	UDT_RWF_XMM+0xb0(%rsp), %xmm11
+	movdqu	UDT_RWF_XMM+0xc0(%rsp), %xmm12
+	movdqu	UDT_RWF_XMM+0xd0(%rsp), %xmm13
+	movdqu	UDT_RWF_XMM+0xe0(%rsp), %xmm14
+	movdqu	UDT_RWF_XMM+0xf0(%rsp), %xmm15
+	movq	UDT_RWF_A0(%rsp), %rdi
+	movq	UDT_RWF_A1(%rsp), %rsi
+	movq	UDT_RWF_A2(%rsp), %rdx
+	movq	UDT_RWF_A3(%rsp), %r10
+	movq	UDT_RWF_A4(%rsp), %r8
+	movq	UDT_RWF_A5(%rsp), %r9
+	movq	UDT_RWF_INPLACE(%rsp), %rcx
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size	udt_rw_entry, .-udt_rw_entry
+
+/*
+ * After a call made in place (vfork, a clone), in the parent and in the
+ * child, on whichever stack each runs: the trampoline pushed the call's
+ * number, rax holds the result.  Records the return probe; preserves
+ * every register but rcx and r11.
+ */
+	.globl	udt_rw_post
+	.hidden	udt_rw_post
+	.type	udt_rw_post, @function
+	.p2align 4
+udt_rw_post:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$UDT_RW_FRAMESZ, %rsp
+	andq	$-16, %rsp
+	movq	%rax, UDT_RWF_RV(%rsp)
+	movq	16(%rbp), %rcx
+	movq	%rcx, UDT_RWF_NR(%rsp)
+	movq	%rdi, UDT_RWF_A0(%rsp)
+	movq	%rsi, UDT_RWF_A1(%rsp)
+	movq	%rdx, UDT_RWF_A2(%rsp)
+	movq	%r10, UDT_RWF_A3(%rsp)
+	movq	%r8, UDT_RWF_A4(%rsp)
+	movq	%r9, UDT_RWF_A5(%rsp)
+	movdqu	%xmm0, UDT_RWF_XMM+0x00(%rsp)
+	movdqu	%xmm1, UDT_RWF_XMM+0x10(%rsp)
+	movdqu	%xmm2, UDT_RWF_XMM+0x20(%rsp)
+	movdqu	%xmm3, UDT_RWF_XMM+0x30(%rsp)
+	movdqu	%xmm4, UDT_RWF_XMM+0x40(%rsp)
+	movdqu	%xmm5, UDT_RWF_XMM+0x50(%rsp)
+	movdqu	%xmm6, UDT_RWF_XMM+0x60(%rsp)
+	movdqu	%xmm7, UDT_RWF_XMM+0x70(%rsp)
+	movdqu	%xmm8, UDT_RWF_XMM+0x80(%rsp)
+	movdqu	%xmm9, UDT_RWF_XMM+0x90(%rsp)
+	movdqu	%xmm10, UDT_RWF_XMM+0xa0(%rsp)
+	movdqu	%xmm11, UDT_RWF_XMM+0xb0(%rsp)
+	movdqu	%xmm12, UDT_RWF_XMM+0xc0(%rsp)
+	movdqu	%xmm13, UDT_RWF_XMM+0xd0(%rsp)
+	movdqu	%xmm14, UDT_RWF_XMM+0xe0(%rsp)
+	movdqu	%xmm15, UDT_RWF_XMM+0xf0(%rsp)
+	cld
+	movq	%rsp, %rdi
+	call	udt_rw_slow_post
+	movdqu	UDT_RWF_XMM+0x00(%rsp), %xmm0
+	movdqu	UDT_RWF_XMM+0x10(%rsp), %xmm1
+	movdqu	UDT_RWF_XMM+0x20(%rsp), %xmm2
+	movdqu	UDT_RWF_XMM+0x30(%rsp), %xmm3
+	movdqu	UDT_RWF_XMM+0x40(%rsp), %xmm4
+	movdqu	UDT_RWF_XMM+0x50(%rsp), %xmm5
+	movdqu	UDT_RWF_XMM+0x60(%rsp), %xmm6
+	movdqu	UDT_RWF_XMM+0x70(%rsp), %xmm7
+	movdqu	UDT_RWF_XMM+0x80(%rsp), %xmm8
+	movdqu	UDT_RWF_XMM+0x90(%rsp), %xmm9
+	movdqu	UDT_RWF_XMM+0xa0(%rsp), %xmm10
+	movdqu	UDT_RWF_XMM+0xb0(%rsp), %xmm11
+	movdqu	UDT_RWF_XMM+0xc0(%rsp), %xmm12
+	movdqu	UDT_RWF_XMM+0xd0(%rsp), %xmm13
+	movdqu	UDT_RWF_XMM+0xe0(%rsp), %xmm14
+	movdqu	UDT_RWF_XMM+0xf0(%rsp), %xmm15
+	movq	UDT_RWF_A0(%rsp), %rdi
+	movq	UDT_RWF_A1(%rsp), %rsi
+	movq	UDT_RWF_A2(%rsp), %rdx
+	movq	UDT_RWF_A3(%rsp), %r10
+	movq	UDT_RWF_A4(%rsp), %r8
+	movq	UDT_RWF_A5(%rsp), %r9
+	movq	UDT_RWF_RV(%rsp), %rax
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size	udt_rw_post, .-udt_rw_post
+
+	.section .note.GNU-stack,"",@progbits
