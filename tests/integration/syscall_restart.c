@@ -143,7 +143,8 @@ collect(int fd, int ntr, long want)
 			for (i = 0; i < ntr; i++)
 				if (evs[k].dtev_pid == tr[i].t_pid)
 					break;
-			if (i == ntr)
+			/* Its replies: stdio's writes are seen too. */
+			if (i == ntr || evs[k].dtev_args[0] == 1)
 				continue;
 			tr[i].t_events++;
 			if (evs[k].dtev_args[2] != i + 1)

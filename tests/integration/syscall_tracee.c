@@ -365,6 +365,8 @@ storm_find_recur(void)
  * past the n calls, go on until one has (the ring says so), so that
  * the test's recursion check does not hang on luck.
  */
+static volatile pid_t	storm_pid, storm_tid;
+
 static void *
 storm_worker(void *arg)
 {
@@ -372,6 +374,7 @@ storm_worker(void *arg)
 	long i, n = *(long *)arg;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	storm_tid = (pid_t)syscall(SYS_gettid);
 	for (i = 0;; i++) {
 		if (i >= n && (i & 1023) == 0) {
 			if (storm_recur == NULL || *storm_recur != 0)
@@ -400,14 +403,21 @@ storm(long n)
 	long sent = 0;
 
 	storm_recur = storm_find_recur();
+	storm_pid = (pid_t)syscall(SYS_gettid);	/* the main thread's: the pid */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_storm;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGUSR1, &sa, NULL);
 	if (pthread_create(&thr, NULL, storm_worker, &n) != 0)
 		return 2;
+	/*
+	 * tgkill, not pthread_kill(), which calls getpid() itself: the
+	 * count of getpid calls must be the program's own.
+	 */
+	while (storm_tid == 0)
+		sched_yield();
 	while (!storm_done) {
-		pthread_kill(thr, SIGUSR1);
+		syscall(SYS_tgkill, storm_pid, storm_tid, SIGUSR1);
 		sent++;
 	}
 	pthread_join(thr, NULL);

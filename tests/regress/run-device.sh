@@ -202,8 +202,12 @@ ustack)
 	rc=$?
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
 	grep -q '^@\[openat_n, $' "$TMP/out" || fail "no stack: $(cat "$TMP/out")"
-	# innermost first: openat_n's main, then libc's start code
-	sed -n 2p "$TMP/out" | grep -q '^main+0x[0-9a-f]*$' ||
+	# innermost first: the system call instruction in libc's openat
+	# (dt(4)'s first entry is the PC of the call), openat_n's main,
+	# then libc's start code
+	sed -n 2p "$TMP/out" | grep -q '^openat64+0x[0-9a-f]*$' ||
+	    fail "system call not first: $(cat "$TMP/out")"
+	sed -n 3p "$TMP/out" | grep -q '^main+0x[0-9a-f]*$' ||
 	    fail "main not resolved: $(cat "$TMP/out")"
 	grep -q '^__libc_start_main' "$TMP/out" ||
 	    fail "libc not resolved: $(cat "$TMP/out")"
