@@ -26,8 +26,10 @@
  * thread is interrupted at a bad moment, and no signal is lost between
  * a check and a blocking read.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -38,6 +40,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +292,43 @@ dtd_daemonize(void)
 	}
 }
 
+/*
+ * Tell the service manager about our state (sd_notify(3)'s protocol): one
+ * datagram, such as "READY=1", to the AF_UNIX socket $NOTIFY_SOCKET names;
+ * a leading '@' names an abstract socket.  Without the variable, nothing:
+ * dtd was not started as a Type=notify service.  Failures are reported
+ * and otherwise ignored, since the device is served either way.
+ */
+static void
+dtd_notify(const char *state)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sun;
+	size_t plen;
+	int fd;
+
+	if (path == NULL || (path[0] != '/' && path[0] != '@'))
+		return;
+	plen = strlen(path);
+	if (plen < 2 || plen >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "dtd: NOTIFY_SOCKET: bad address\n");
+		return;
+	}
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, path, plen);
+	if (path[0] == '@')
+		sun.sun_path[0] = '\0';
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    sendto(fd, state, strlen(state), MSG_NOSIGNAL,
+	    (struct sockaddr *)&sun,
+	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen)) == -1)
+		fprintf(stderr, "dtd: NOTIFY_SOCKET %s: %s\n", path,
+		    strerror(errno));
+	if (fd != -1)
+		close(fd);
+}
+
 void
 dtd_ready(void)
 {
@@ -296,6 +336,7 @@ dtd_ready(void)
 	int fd;
 
 	dtd_served = true;
+	dtd_notify("READY=1");
 	if (dtd_conf.dcf_ready_fd != -1) {
 		/* A reader that went away must not kill us: SIGPIPE is off. */
 		if (write(dtd_conf.dcf_ready_fd, msg, sizeof(msg) - 1) !=
@@ -324,6 +365,8 @@ dtd_teardown(void)
 	if (dtd_torn_down)
 		return;
 	dtd_torn_down = true;
+	if (dtd_served)
+		dtd_notify("STOPPING=1");
 	/* Producers first, so nothing feeds a core going away. */
 	while (dtd_nstarted > 0) {
 		dtd_nstarted--;

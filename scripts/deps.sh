@@ -7,7 +7,8 @@ PKGS="meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev
 libfuse3-dev fuse3 liburcu-dev libunwind-dev libelf-dev libdw-dev elfutils
 libcapstone-dev
 qemu-system-x86 busybox-static xz-utils cpio
-strace bpftrace linux-perf binutils"
+strace bpftrace linux-perf binutils
+mandoc man-db systemd debhelper dpkg-dev fakeroot"
 
 missing=""
 for p in $PKGS; do

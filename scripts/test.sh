@@ -1,9 +1,11 @@
 #!/bin/sh
-# Set up and run userdt's whole test suite: unit, integration, regress, fuzz
-# and vm (the CUSE front end inside a QEMU guest).  Two configurations: the
-# release build runs every suite; the ASan/UBSan build runs the suites whose
-# programs can carry sanitizers (the VM's static binaries and the fuzzer's
-# own clang build cannot).  Exits non-zero if anything fails or cannot run.
+# Set up and run userdt's whole test suite: unit, man (mandoc -Tlint),
+# integration, regress, fuzz, vm (the CUSE front end inside a QEMU guest),
+# install (meson install into a DESTDIR, run from there) and package (the
+# Debian packages, built and run).  Two configurations: the release build
+# runs every suite; the ASan/UBSan build runs the suites whose programs can
+# carry sanitizers (the VM's static binaries and the fuzzer's own clang
+# build cannot; installed and packaged programs are release builds).  Exits non-zero if anything fails or cannot run.
 #
 # The suites run on a copy of the tree (the files git tracks or would
 # track, as they are in the work tree) in build-alone/userdt, a directory

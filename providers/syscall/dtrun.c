@@ -20,8 +20,8 @@
  * Run a command with the syscall provider's preload library, so that
  * dtd sees its system calls (and those of its children, which inherit
  * the environment).  The library is the one built beside dtrun when dtrun
- * runs from its build tree, else the installed one; USERDT_PRELOAD
- * overrides both (udt_launch.h).  The socket defaults to $USERDT_SOCKET,
+ * runs from its build tree, else the one installed with it (udt_launch.h
+ * says where it looks); USERDT_PRELOAD overrides both.  The socket defaults to $USERDT_SOCKET,
  * then to /run/userdt/ingest.sock.  -a turns on all-calls mode
  * (USERDT_ALLCALLS=1, udt_sud.c): libc's own system calls too, at the
  * price of a signal per call.

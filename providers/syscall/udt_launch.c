@@ -27,9 +27,15 @@
 
 #include "udt_launch.h"
 
-/* meson sets all three; these only let the file compile on its own. */
+/* meson sets all five; these only let the file compile on its own. */
 #ifndef UDT_LAUNCH_INSTALLED
-#define UDT_LAUNCH_INSTALLED	"/usr/local/lib/libuserdt-preload.so"
+#define UDT_LAUNCH_INSTALLED	"/usr/local/lib/userdt/libuserdt-preload.so"
+#endif
+#ifndef UDT_LAUNCH_BINDIR
+#define UDT_LAUNCH_BINDIR	"bin"
+#endif
+#ifndef UDT_LAUNCH_LIBREL
+#define UDT_LAUNCH_LIBREL	"lib/userdt/libuserdt-preload.so"
 #endif
 #ifndef UDT_LAUNCH_BUILDROOT
 #define UDT_LAUNCH_BUILDROOT	""
@@ -62,6 +68,40 @@ udt_launch_in_tree(void)
 	return strncmp(exe, root, len) == 0 && exe[len] == '/';
 }
 
+/*
+ * The library installed beside the running executable: when it runs from
+ * PREFIX/BINDIR, PREFIX/LIBREL, into buf.  Whether that file is readable.
+ * This is what makes an installed tree work wherever it lies (under a
+ * DESTDIR, unpacked from a package into another root); bindir or libdir
+ * configured outside the prefix (absolute) leave nothing to derive.
+ */
+static bool
+udt_launch_beside(char *buf, size_t len)
+{
+	char exe[PATH_MAX], *slash;
+	size_t dlen, blen = strlen(UDT_LAUNCH_BINDIR);
+	ssize_t n;
+
+	if (UDT_LAUNCH_BINDIR[0] == '/' || UDT_LAUNCH_LIBREL[0] == '/' ||
+	    blen == 0)
+		return false;
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+		return false;
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) == NULL)
+		return false;
+	*slash = '\0';
+	/* exe now holds the directory: it must end in "/" BINDIR. */
+	dlen = strlen(exe);
+	if (dlen < blen + 1 || exe[dlen - blen - 1] != '/' ||
+	    strcmp(exe + dlen - blen, UDT_LAUNCH_BINDIR) != 0)
+		return false;
+	exe[dlen - blen - 1] = '\0';
+	if ((size_t)snprintf(buf, len, "%s/%s", exe, UDT_LAUNCH_LIBREL) >= len)
+		return false;
+	return access(buf, R_OK) == 0;
+}
+
 int
 udt_launch_lib(char *buf, size_t len)
 {
@@ -71,9 +111,14 @@ udt_launch_lib(char *buf, size_t len)
 	 * In a build tree, only the library built with us: an installed one
 	 * may speak another version of the ingest protocol.
 	 */
-	if (lib == NULL || *lib == '\0')
-		lib = udt_launch_in_tree() ? UDT_LAUNCH_BUILT :
-		    UDT_LAUNCH_INSTALLED;
+	if (lib == NULL || *lib == '\0') {
+		if (udt_launch_in_tree())
+			lib = UDT_LAUNCH_BUILT;
+		else if (udt_launch_beside(buf, len))
+			return 0;
+		else
+			lib = UDT_LAUNCH_INSTALLED;
+	}
 	if ((size_t)snprintf(buf, len, "%s", lib) >= len) {
 		errno = ENAMETOOLONG;
 		return -1;

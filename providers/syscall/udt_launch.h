@@ -31,7 +31,9 @@
 /*
  * The preload library's path into buf: $USERDT_PRELOAD when set and not
  * empty; else, when the running executable lies in the build tree this
- * was built in, the library built there; else the installed one.  0 when
+ * was built in, the library built there; else, when it runs from an
+ * installed tree's bindir (wherever that tree now lies), that tree's
+ * library if it is readable; else the configured installed path.  0 when
  * that file is readable; -1 with errno otherwise, buf still naming it so
  * the caller can say which.  Any caller.
  */

@@ -15,15 +15,20 @@
  */
 
 /*
- * udt_launch_test BUILT INSTALLED
+ * udt_launch_test BUILT INSTALLED BINDIR LIBREL
  *
  * How dtrun and btrace -c find the preload library and hand it on
  * (providers/syscall/udt_launch.h).  BUILT and INSTALLED are the paths
  * meson configured: this program runs from the build tree, so without
  * USERDT_PRELOAD it must get BUILT; a copy of it run from a temporary
- * directory (outside the tree) must get INSTALLED.
+ * directory (outside the tree) must get INSTALLED; a copy run from
+ * ROOT/BINDIR, with a library at ROOT/LIBREL (BINDIR and LIBREL relative
+ * to the prefix, as meson configured them), must get that library, as an
+ * installed tree moved under a DESTDIR does.
  */
 #include <errno.h>
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -70,20 +75,53 @@ copy_self(const char *to)
 	return rc;
 }
 
-/* What a copy outside the build tree finds: its stdout, 0 or -1. */
+/* mkdir -p of path's directory; 0 or -1. */
 static int
-found_outside(char *buf, size_t len)
+mkdirs(const char *path)
 {
-	char dir[] = "/tmp/udt-launch.XXXXXX", path[64];
+	char buf[PATH_MAX], *s;
+
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+		return -1;
+	for (s = buf + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		if (mkdir(buf, 0700) == -1 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	return 0;
+}
+
+/*
+ * What a copy outside the build tree finds: its stdout, 0 or -1.  The
+ * copy lies at ROOT/bindir/copy (ROOT/copy when bindir is NULL); with
+ * librel, an empty file stands at ROOT/librel, whose path goes to lib.
+ */
+static int
+found_outside(char *buf, size_t len, const char *bindir, const char *librel,
+    char *lib, size_t liblen)
+{
+	char dir[] = "/tmp/udt-launch.XXXXXX", path[PATH_MAX];
 	char *argv[] = { path, "--where", NULL };
-	int p[2], status = -1;
+	int p[2], fd, status = -1;
 	ssize_t n = -1;
 	pid_t pid;
 
 	if (mkdtemp(dir) == NULL)
 		return -1;
-	snprintf(path, sizeof(path), "%s/copy", dir);
-	if (copy_self(path) == 0 && pipe2(p, O_CLOEXEC) == 0) {
+	if (bindir != NULL)
+		snprintf(path, sizeof(path), "%s/%s/copy", dir, bindir);
+	else
+		snprintf(path, sizeof(path), "%s/copy", dir);
+	if (librel != NULL) {
+		snprintf(lib, liblen, "%s/%s", dir, librel);
+		if (mkdirs(lib) == -1 || (fd = open(lib,
+		    O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) == -1)
+			goto out;
+		close(fd);
+	}
+	if (mkdirs(path) == 0 && copy_self(path) == 0 &&
+	    pipe2(p, O_CLOEXEC) == 0) {
 		pid = dtt_spawn(argv, NULL, -1, p[1], -1, -1);
 		close(p[1]);
 		if (pid != -1) {
@@ -92,8 +130,14 @@ found_outside(char *buf, size_t len)
 		}
 		close(p[0]);
 	}
-	unlink(path);
-	rmdir(dir);
+out:
+	/* Whatever was made under dir: a test's own temporary tree. */
+	{
+		char *rm[] = { "/bin/rm", "-rf", dir, NULL };
+
+		if ((pid = dtt_spawn(rm, NULL, -1, -1, -1, -1)) != -1)
+			(void)dtt_stop(pid, 0, DTT_EXIT_MS);
+	}
 	if (n < 0 || !dtt_exited0(status))
 		return -1;
 	buf[n] = '\0';
@@ -104,6 +148,7 @@ int
 main(int argc, char *argv[])
 {
 	char lib[PATH_MAX], out[PATH_MAX + 8], want[PATH_MAX + 8];
+	char made[PATH_MAX];
 	char tiny[8];
 	int r, e;
 
@@ -113,8 +158,9 @@ main(int argc, char *argv[])
 		printf("%s\n", lib);
 		return 0;
 	}
-	if (argc != 3) {
-		fprintf(stderr, "usage: udt_launch_test BUILT INSTALLED\n");
+	if (argc != 5) {
+		fprintf(stderr, "usage: udt_launch_test BUILT INSTALLED "
+		    "BINDIR LIBREL\n");
 		return 2;
 	}
 
@@ -142,10 +188,19 @@ main(int argc, char *argv[])
 	    "a path longer than the buffer fails with ENAMETOOLONG");
 	unsetenv(UDT_LAUNCH_ENV);
 	snprintf(want, sizeof(want), "%s\n", argv[2]);
-	r = found_outside(out, sizeof(out));
+	r = found_outside(out, sizeof(out), NULL, NULL, NULL, 0);
 	dtt_check(r == 0 && strcmp(out, want) == 0,
 	    "a copy outside the build tree: the installed library, %s",
 	    argv[2]);
+	r = found_outside(out, sizeof(out), argv[3], NULL, NULL, 0);
+	dtt_check(r == 0 && strcmp(out, want) == 0,
+	    "a copy in ROOT/%s with no library beside it: %s", argv[3],
+	    argv[2]);
+	r = found_outside(out, sizeof(out), argv[3], argv[4], made,
+	    sizeof(made));
+	snprintf(want, sizeof(want), "%s\n", made);
+	dtt_check(r == 0 && strcmp(out, want) == 0,
+	    "a copy in ROOT/%s: the library at ROOT/%s", argv[3], argv[4]);
 
 	unsetenv("LD_PRELOAD");
 	unsetenv("USERDT_SOCKET");

@@ -1,0 +1,204 @@
+#!/bin/bash
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+# userdt as installed: meson install into a temporary DESTDIR, then check
+# what landed where and run the installed programs from there, with no
+# environment variable pointing at the build tree.
+#
+# usage: run-install.sh case
+#   files    every installed file in its place; userdt.pc and dtvar.h
+#            compile a client; man finds the installed pages; the
+#            installed example scripts parse
+#   run      the installed dtd on a temporary device path, the installed
+#            btrace -l against it, and a btrace -c run recording a
+#            system call through the installed preload library
+#   unit     systemd-analyze verify on the installed dtd.service
+#
+# The layout comes from meson in the environment: UDT_BUILD (the build
+# directory), UDT_PREFIX, UDT_BINDIR, UDT_SBINDIR, UDT_LIBDIR,
+# UDT_INCLUDEDIR, UDT_MANDIR, UDT_DATADIR, UDT_UNITDIR (the last absolute,
+# the others as meson's options give them).
+set -u
+
+[ $# -eq 1 ] || { echo "usage: $0 files|run|unit" >&2; exit 2; }
+CASE=$1
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+# Never a silent skip: what this needs is installed by scripts/deps.sh.
+for p in meson pkg-config cc mandoc man systemd-analyze; do
+	command -v "$p" >/dev/null || fail "$p is not installed (scripts/deps.sh)"
+done
+
+TMP=$(mktemp -d) || exit 2
+D=$TMP/dest
+DTDPID=
+
+cleanup() {
+	if [ -n "$DTDPID" ]; then
+		kill -TERM "$DTDPID" 2>/dev/null
+		wait "$DTDPID" 2>/dev/null
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# A directory option as installed: relative ones lie under the prefix.
+at() {
+	case $1 in
+	/*)	printf '%s%s' "$D" "$1" ;;
+	*)	printf '%s%s/%s' "$D" "$UDT_PREFIX" "$1" ;;
+	esac
+}
+BIN=$(at "$UDT_BINDIR")
+SBIN=$(at "$UDT_SBINDIR")
+LIB=$(at "$UDT_LIBDIR")
+INC=$(at "$UDT_INCLUDEDIR")
+MAN=$(at "$UDT_MANDIR")
+DATA=$(at "$UDT_DATADIR")
+UNIT=$(at "$UDT_UNITDIR")
+
+# Nothing may lead the installed programs back to the build tree.
+unset USERDT_PRELOAD USERDT_SOCKET DT_DEVICE LD_PRELOAD
+
+meson install -C "$UDT_BUILD" --no-rebuild --quiet --destdir "$D" \
+    > "$TMP/install.log" 2>&1 || { cat "$TMP/install.log"; fail "meson install"; }
+
+case $CASE in
+files)
+	for f in "$SBIN/dtd" "$BIN/btrace" "$BIN/dtrun"; do
+		[ -x "$f" ] || fail "$f: not installed"
+	done
+	for f in "$LIB/userdt/libuserdt-preload.so" "$LIB/userdt/libdtshim.so" \
+	    "$INC/dev/dt/dtvar.h" "$LIB/pkgconfig/userdt.pc" \
+	    "$MAN/man1/dtrun.1" "$MAN/man4/dt.4" "$MAN/man5/bt.5" \
+	    "$MAN/man8/btrace.8" "$MAN/man8/dtd.8" "$UNIT/dtd.service" \
+	    "$DATA/userdt/examples/busy.c" "$DATA/userdt/examples/syscalls.bt"; do
+		[ -f "$f" ] || fail "$f: not installed"
+	done
+	# The preload library is nowhere on the linker's search path.
+	[ ! -e "$LIB/libuserdt-preload.so" ] ||
+	    fail "the preload library is in $LIB too"
+
+	# A client builds from the installed header through userdt.pc.
+	cflags=$(PKG_CONFIG_PATH=$LIB/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D \
+	    pkg-config --cflags userdt) || fail "pkg-config userdt"
+	printf '#include <dev/dt/dtvar.h>\nint main(void) { return (int)sizeof(struct dt_evt) == 456 ? 0 : 1; }\n' \
+	    > "$TMP/client.c"
+	# shellcheck disable=SC2086
+	cc $cflags -o "$TMP/client" "$TMP/client.c" ||
+	    fail "a client of dev/dt/dtvar.h does not build with: $cflags"
+	"$TMP/client" || fail "the installed header's struct dt_evt"
+
+	# man(1) finds and formats the installed pages.
+	for p in 1:dtrun 4:dt 5:bt 8:btrace 8:dtd; do
+		sec=${p%%:*} name=${p#*:}
+		w=$(man -M "$MAN" -w "$sec" "$name" 2>&1) ||
+		    fail "man -M $MAN -w $sec $name: $w"
+		[ "$w" = "$MAN/man$sec/$name.$sec" ] ||
+		    fail "man $sec $name finds $w"
+		MANPAGER=cat MANWIDTH=80 man -M "$MAN" "$sec" "$name" \
+		    > "$TMP/page" 2>&1 || fail "man $sec $name: $(cat "$TMP/page")"
+		grep -q "^NAME" "$TMP/page" || fail "man $sec $name: no NAME"
+	done
+	MANPAGER=cat man -M "$MAN" 8 btrace | grep -q -- '-c command' ||
+	    fail "btrace(8) does not describe -c"
+
+	# The installed example scripts parse.
+	n=0
+	for f in "$DATA"/userdt/examples/*.bt; do
+		"$BIN/btrace" -n "$f" busy || fail "$f does not parse"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 1 ] || fail "no example script installed"
+	;;
+run)
+	if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
+		fail "running the installed dtd needs root and /dev/fuse"
+	fi
+	# dtrun hands commands the library installed beside it.
+	out=$("$BIN/dtrun" /bin/sh -c 'printf "%s\n" "$LD_PRELOAD"') ||
+	    fail "installed dtrun"
+	[ "$out" = "$LIB/userdt/libuserdt-preload.so" ] ||
+	    fail "installed dtrun preloads '$out'"
+
+	DEV=$TMP/dt
+	mkfifo "$TMP/ready" || exit 2
+	exec 4<>"$TMP/ready"
+	"$SBIN/dtd" --foreground --frontend fuse --device "$DEV" \
+	    --ready-fd 4 --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" \
+	    > "$TMP/dtd.log" 2>&1 4>&4 &
+	DTDPID=$!
+	if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
+		cat "$TMP/dtd.log"
+		fail "the installed dtd did not get ready"
+	fi
+	exec 4<&-
+
+	"$BIN/btrace" -d "$DEV" -l > "$TMP/list" 2>&1 ||
+	    fail "installed btrace -l: $(cat "$TMP/list")"
+	for p in profile:hz:97 interval:hz:1 syscall:write:entry \
+	    syscall:write:return; do
+		grep -qx "$p" "$TMP/list" || fail "btrace -l lists no $p"
+	done
+
+	# -c: the command's writes reach the device through the installed
+	# preload library, found with no variable naming it.
+	USERDT_SOCKET=$TMP/ingest.sock "$BIN/btrace" -d "$DEV" \
+	    -c 'echo installed' \
+	    -e 'syscall:write:entry /arg0 == 1/ { @w[comm, arg2] = count(); }' \
+	    > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "btrace -c exited $rc: $(cat "$TMP/out")"
+	grep -qx installed "$TMP/out" || fail "no command output: $(cat "$TMP/out")"
+	grep -qx '@w\[sh, 10\]: 1' "$TMP/out" ||
+	    fail "no write recorded: $(cat "$TMP/out")"
+
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	rc=$?
+	DTDPID=
+	[ $rc -eq 0 ] || fail "dtd exited $rc on SIGTERM: $(cat "$TMP/dtd.log")"
+	;;
+unit)
+	# verify needs the unit's programs where it names them: a copy
+	# naming the installed tree's dtd, checked outside any systemd (this
+	# also runs in a container whose PID 1 is not systemd).  MANPATH lets
+	# it check Documentation= against the installed pages.
+	sed "s|^ExecStart=$UDT_PREFIX|ExecStart=$D$UDT_PREFIX|" \
+	    "$UNIT/dtd.service" > "$TMP/dtd.service"
+	grep -q "^ExecStart=$D" "$TMP/dtd.service" ||
+	    fail "ExecStart does not name the installed dtd: $(grep ExecStart "$UNIT/dtd.service")"
+	MANPATH=$MAN SYSTEMD_LOG_COLOR=0 systemd-analyze verify \
+	    "$TMP/dtd.service" > "$TMP/verify" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] || [ -s "$TMP/verify" ]; then
+		cat "$TMP/verify"
+		fail "systemd-analyze verify: exit $rc"
+	fi
+	for k in Type=notify RuntimeDirectory=userdt Restart=on-failure; do
+		grep -qx "$k" "$TMP/dtd.service" || fail "dtd.service lacks $k"
+	done
+	;;
+*)
+	echo "usage: $0 files|run|unit" >&2
+	exit 2
+	;;
+esac
+echo "ok: $CASE"

@@ -1,0 +1,123 @@
+#!/bin/bash
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+# The Debian packages: built with dpkg-buildpackage from a copy of the
+# source tree (never in the tree itself), unpacked into a throwaway root,
+# and run from there: the packaged dtd on a temporary device path, the
+# packaged btrace -l against it and a btrace -c run whose system call
+# reaches the device through the packaged preload library.
+#
+# usage: run-package.sh srcdir
+set -u
+
+[ $# -eq 1 ] || { echo "usage: $0 srcdir" >&2; exit 2; }
+SRC=$1
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+# Never a silent skip: scripts/deps.sh installs all of this.
+for p in dpkg-buildpackage dpkg-checkbuilddeps dh tar; do
+	command -v "$p" >/dev/null || fail "$p is not installed (scripts/deps.sh)"
+done
+if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
+	fail "running the packaged dtd needs root and /dev/fuse"
+fi
+[ -f "$SRC/debian/control" ] || fail "no debian/ in $SRC"
+
+TMP=$(mktemp -d) || exit 2
+ROOT=$TMP/root
+DTDPID=
+
+cleanup() {
+	if [ -n "$DTDPID" ]; then
+		kill -TERM "$DTDPID" 2>/dev/null
+		wait "$DTDPID" 2>/dev/null
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# The tree without build directories, git's store, the VM's kernel cache
+# or the leftovers of an earlier package build.
+mkdir "$TMP/src" "$ROOT" || exit 2
+tar -C "$SRC" --exclude='./build*' --exclude='./obj-*' --exclude=./.git \
+    --exclude=./tests/vm/cache --exclude='./tests/fuzz/crash-*' \
+    --exclude=./debian/.debhelper --exclude=./debian/tmp \
+    --exclude=./debian/userdt --exclude=./debian/userdt-dev \
+    --exclude=./debian/files -cf - . | tar -C "$TMP/src" -xf - ||
+    fail "copying $SRC"
+
+(cd "$TMP/src" && DEB_BUILD_OPTIONS="nocheck parallel=2" \
+    dpkg-buildpackage -b -us -uc) > "$TMP/build.log" 2>&1 || {
+	tail -n 40 "$TMP/build.log"
+	fail "dpkg-buildpackage"
+}
+for p in userdt userdt-dev; do
+	set -- "$TMP/${p}_"*.deb
+	[ $# -eq 1 ] && [ -f "$1" ] || fail "no $p package built"
+	dpkg-deb -x "$1" "$ROOT" || fail "dpkg-deb -x $1"
+done
+
+for f in usr/sbin/dtd usr/bin/btrace usr/bin/dtrun \
+    usr/lib/x86_64-linux-gnu/userdt/libuserdt-preload.so \
+    usr/lib/x86_64-linux-gnu/userdt/libdtshim.so \
+    usr/include/dev/dt/dtvar.h usr/lib/x86_64-linux-gnu/pkgconfig/userdt.pc \
+    usr/share/man/man8/btrace.8.gz usr/share/man/man4/dt.4.gz \
+    lib/systemd/system/dtd.service; do
+	[ -e "$ROOT/$f" ] || fail "/$f is not in the packages"
+done
+grep -qx 'ExecStart=/usr/sbin/dtd --foreground --ingest /run/userdt/ingest.sock' \
+    "$ROOT/lib/systemd/system/dtd.service" || fail "dtd.service's ExecStart"
+
+unset USERDT_PRELOAD USERDT_SOCKET DT_DEVICE LD_PRELOAD
+DEV=$TMP/dt
+mkfifo "$TMP/ready" || exit 2
+exec 4<>"$TMP/ready"
+"$ROOT/usr/sbin/dtd" --foreground --frontend fuse --device "$DEV" \
+    --ready-fd 4 --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" \
+    > "$TMP/dtd.log" 2>&1 4>&4 &
+DTDPID=$!
+if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
+	cat "$TMP/dtd.log"
+	fail "the packaged dtd did not get ready"
+fi
+exec 4<&-
+
+"$ROOT/usr/bin/btrace" -d "$DEV" -l > "$TMP/list" 2>&1 ||
+    fail "packaged btrace -l: $(cat "$TMP/list")"
+for p in profile:hz:97 interval:hz:1 syscall:write:entry; do
+	grep -qx "$p" "$TMP/list" || fail "btrace -l lists no $p"
+done
+echo "ok - the packaged btrace -l lists $(wc -l < "$TMP/list") probes"
+
+USERDT_SOCKET=$TMP/ingest.sock "$ROOT/usr/bin/btrace" -d "$DEV" \
+    -c 'echo packaged' \
+    -e 'syscall:write:entry /arg0 == 1/ { @w[comm, arg2] = count(); }' \
+    > "$TMP/out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || fail "btrace -c exited $rc: $(cat "$TMP/out")"
+grep -qx '@w\[sh, 9\]: 1' "$TMP/out" || fail "no write recorded: $(cat "$TMP/out")"
+echo "ok - the packaged btrace -c records the command's write"
+
+kill -TERM "$DTDPID"
+wait "$DTDPID"
+rc=$?
+DTDPID=
+[ $rc -eq 0 ] || fail "dtd exited $rc on SIGTERM: $(cat "$TMP/dtd.log")"
+echo "ok - the packaged dtd stops cleanly"
