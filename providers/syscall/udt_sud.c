@@ -160,6 +160,28 @@ udt_sud_call(long nr, const long *a, void *uc, char sel)
 }
 
 /*
+ * The entry probe of a call the handler does not make itself (see
+ * udt_sud_handler()): process-life calls are seen even so.  Their return
+ * is not recorded: it happens in the program, after the handler.
+ */
+static void
+udt_sud_entry(long nr, const long *a, void *uc)
+{
+	struct udt_thread *t = &udt_thread;
+	void *ouc = t->ut_uc;
+	unsigned int en;
+	int idx;
+
+	if (nr < 0 || nr >= SYSTAB_LINUX_MAX ||
+	    (idx = systab_linux_index[nr]) < 0 ||
+	    (en = udt_enab16((unsigned int)idx) & 0xff) == 0)
+		return;
+	t->ut_uc = uc;
+	udt_emit(2 * (unsigned int)idx, en, a, 0, 0, 0);
+	t->ut_uc = ouc;
+}
+
+/*
  * rt_sigprocmask for the program: made with the program's own mask in
  * place (so "how" and the old set mean what they mean to it, and bad
  * pointers fail as they would), the result kept in the frame sigreturn
@@ -325,6 +347,7 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		    *(const uint64_t *)a[0]) & UDT_CLONE_SETTLS))
 			goto deferred;
 		/* In place, let through until this thread's next hook. */
+		udt_sud_entry(nr, a, uc);
 		g[REG_RAX] = nr;
 		g[REG_RIP] -= 2;
 		errno = saved;
@@ -345,6 +368,7 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	case SYS_execveat:
 	deferred:
 		/* After sigreturn, from udt_sud_stub, back to the program. */
+		udt_sud_entry(nr, a, uc);
 		udt_sud_ret = (uintptr_t)g[REG_RIP];
 		g[REG_RAX] = nr;
 		g[REG_RIP] = (greg_t)(uintptr_t)udt_sud_stub;
