@@ -29,6 +29,11 @@
  *				events dropped (device rings and tracee rings)
  *	strace -f -c		ptrace, counting
  *	bpftrace		raw_syscalls:sys_enter counted by comm
+ *	USERDT_HOOKS=1, -a	the library's other modes, nothing enabled:
+ *				libc wrapper hooks only; dispatch only
+ *	libc-internal loop	fprintf + fflush to /dev/null, whose write
+ *				no wrapper hook sees: no library, idle,
+ *				recorded, strace, bpftrace
  *	paced			the recorded loop held to the goal's load,
  *				1M events/s (500k calls/s), REPS times
  *				interleaved with the same pace untraced;
@@ -76,19 +81,27 @@ static int		nreps = 5;
  * bursts alone: the sleeps between them are left out.
  */
 static int
-loop(long n, long rate)
+loop(long n, long rate, int libc)
 {
 	struct timespec a, b, next, c0, c1, u0, u1, w;
 	double best = -1, d, slept = 0;
 	long i;
 	volatile pid_t sink;
+	FILE *nul = NULL;
 
+	/* The libc-internal loop: stdio's own write(2), no wrapper call. */
+	if (libc && (nul = fopen("/dev/null", "w")) == NULL)
+		return 1;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &u0);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	next = a;
 	c0 = a;
 	for (i = 0; i < n; i++) {
-		sink = getppid();
+		if (nul != NULL) {
+			fprintf(nul, "%ld\n", i);
+			fflush(nul);
+		} else
+			sink = getppid();
 		if (i % CHUNK == CHUNK - 1) {
 			/* The quietest chunk: what the machine's noise left. */
 			clock_gettime(CLOCK_MONOTONIC, &c1);
@@ -261,6 +274,11 @@ main(int argc, char *argv[])
 	double mpw_base = -1, mpw_rec = -1, mpc_base = -1, mpc_rec = -1;
 	int np_base = 0, np_rec = 0;
 	double mbase, midle, mrec, mstr = -1, mbpf = -1, mevs;
+	/* The libc-internal loop, and getppid in the other modes. */
+	double basef[MAXREPS], idlef[MAXREPS], recf[MAXREPS];
+	double hooks[MAXREPS], allc[MAXREPS], strf[MAXREPS], bpff[MAXREPS];
+	double mbasef, midlef, mrecf, mhooks, mallc, mstrf = -1, mbpff = -1;
+	int nstrf = 0, nbpff = 0;
 	char nbuf[32];
 	struct dtt_dtd dd;
 	struct dtioc_probe_info *pi = NULL;
@@ -275,9 +293,11 @@ main(int argc, char *argv[])
 	FILE *bout;
 	pid_t bpid;
 
-	if (argc >= 3 && strcmp(argv[1], "loop") == 0)
+	if (argc >= 3 && (strcmp(argv[1], "loop") == 0 ||
+	    strcmp(argv[1], "loopf") == 0))
 		return loop(strtol(argv[2], NULL, 10),
-		    argc > 3 ? strtol(argv[3], NULL, 10) : 0);
+		    argc > 3 ? strtol(argv[3], NULL, 10) : 0,
+		    argv[1][4] == 'f');
 	if (argc < 3) {
 		fprintf(stderr,
 		    "usage: syscall_bench DTD DTRUN [REPS [CALLS]]\n");
@@ -312,6 +332,13 @@ main(int argc, char *argv[])
 
 	snprintf(sbuf, sizeof(sbuf), "%ld", ncalls / 10 > 10000 ?
 	    ncalls / 10 : 10000);
+	char *a_basef[] = { self, "loopf", nbuf, NULL };
+	char *a_libf[] = { argv[2], "-s", dd.dd_sock, self, "loopf", nbuf,
+	    NULL };
+	char *a_liba[] = { argv[2], "-a", "-s", dd.dd_sock, self, "loop",
+	    sbuf, NULL };
+	char *a_strf[] = { "/usr/bin/strace", "-f", "-c", "-o", "/dev/null",
+	    self, "loopf", sbuf, NULL };
 
 	/* Interleave configurations so drift hits them all alike. */
 	for (r = 0; r < nreps; r++) {
@@ -322,7 +349,22 @@ main(int argc, char *argv[])
 		bidle[r] = best_last;
 		if (access(a_str[0], X_OK) == 0 && (str[nstr] = run(a_str)) > 0)
 			nstr++;
+		basef[r] = run(a_basef);
+		idlef[r] = run(a_libf);
+		setenv("USERDT_HOOKS", "1", 1);
+		hooks[r] = run(a_lib);
+		unsetenv("USERDT_HOOKS");
+		allc[r] = run(a_liba);
+		if (access(a_str[0], X_OK) == 0 &&
+		    (strf[nstrf] = run(a_strf)) > 0)
+			nstrf++;
 	}
+	mbasef = median(basef, nreps);
+	midlef = median(idlef, nreps);
+	mhooks = median(hooks, nreps);
+	mallc = median(allc, nreps);
+	if (nstrf > 0)
+		mstrf = median(strf, nstrf);
 	if (getenv("SYSCALL_BENCH_VERBOSE") != NULL)
 		for (r = 0; r < nreps; r++)
 			fprintf(stderr,
@@ -368,7 +410,12 @@ main(int argc, char *argv[])
 		    (us1.us_lost - us0.us_lost);
 		/* Events of the loop itself over the loop's own duration. */
 		evs[r] = 2.0 * (double)ncalls / (rec[r] * (double)ncalls / 1e9);
+		dtt_stats(fd, &st0);
+		recf[r] = run(a_libf);
+		settle(fd, st0.dtst_readevt + st0.dtst_dropevt,
+		    2 * (uint64_t)ncalls);
 	}
+	mrecf = median(recf, nreps);
 	/*
 	 * The goal's load: 1M events/s (500k calls/s) for 2 s, every event
 	 * recorded; interleaved with the same pace untraced, whose bursts
@@ -438,6 +485,8 @@ main(int argc, char *argv[])
 			break;
 		if ((bpf[nbpf] = run(a_base)) > 0)
 			nbpf++;
+		if ((bpff[nbpff] = run(a_basef)) > 0)
+			nbpff++;
 		kill(bpid, SIGINT);
 		while (bout != NULL && fgets(nbuf, sizeof(nbuf), bout) != NULL)
 			continue;
@@ -450,6 +499,8 @@ main(int argc, char *argv[])
 		umount("/sys/kernel/tracing");
 	if (nbpf > 0)
 		mbpf = median(bpf, nbpf);
+	if (nbpff > 0)
+		mbpff = median(bpff, nbpff);
 
 	printf("syscall_bench: %ld getppid() calls, median of %d runs "
 	    "(in brackets: median of each run's quietest %d calls)\n",
@@ -483,6 +534,26 @@ main(int argc, char *argv[])
 		line("bpftrace raw_syscalls count", mbpf, mbase, 0, 0);
 	else
 		printf("  %-28s unavailable\n", "bpftrace raw_syscalls count");
+	printf("  %-28s %8.1f ns/call  %6.2fx  (libc wrapper hooks only)\n",
+	    "USERDT_HOOKS=1, idle", mhooks, mhooks / mbase);
+	printf("  %-28s %8.1f ns/call  %6.2fx  (dispatch only, %s calls)\n",
+	    "all-calls (-a), idle", mallc, mallc / mbase, sbuf);
+	printf("libc-internal loop: fprintf + fflush to /dev/null (stdio's "
+	    "write), median of %d runs\n", nreps);
+	line("no library", mbasef, mbasef, 0, 0);
+	line("library, nothing enabled", midlef, mbasef, 0, 0);
+	line("library, all probes recorded", mrecf, mbasef, 0, 0);
+	printf("  %-28s %8.1f ns per call (entry + return)\n",
+	    "  recording adds", mrecf - mbasef);
+	if (mstrf > 0)
+		line("strace -f -c", mstrf, mbasef, 0, 0);
+	if (mbpff > 0)
+		line("bpftrace raw_syscalls count", mbpff, mbasef, 0, 0);
+	printf("goals: idle within 2%%: getppid %+.1f%%, libc-internal "
+	    "%+.1f%%; recording adds at most 60 ns: getppid %+.0f, "
+	    "libc-internal %+.0f (flat out, sharing 2 cores)\n",
+	    (midle / mbase - 1) * 100, (midlef / mbasef - 1) * 100,
+	    mrec - mbase, mrecf - mbasef);
 	printf("goals: idle within 5%%: %s (%+.1f%%, quietest %+.1f%%); "
 	    "recording < 100 ns at 1M events/s: %s (wall %.0f, CPU %.0f; "
 	    "flat out, sharing 2 cores with dtd and the reader: wall %.0f, "
