@@ -318,7 +318,7 @@ udt_pt_trampoline(void *v)
 	pid_t tid;
 
 	free(v);
-	udt_sud_thread();
+	udt_sud_start();
 	tid = (pid_t)udt_gettid();
 	udt_thread.ut_inlib = 1;
 	(void)udt_prof_thread_add(tid);
@@ -343,7 +343,7 @@ pthread_create(pthread_t *restrict thr, const pthread_attr_t *restrict attr,
 	int error;
 
 	if (__predict_true(!__atomic_load_n(&udt_pt_watching,
-	    __ATOMIC_RELAXED) && !udt_sud_active) ||
+	    __ATOMIC_RELAXED) && !udt_sud_all) ||
 	    (ps = malloc(sizeof(*ps))) == NULL)
 		return create(thr, attr, fn, arg);
 	ps->ps_fn = fn;

@@ -318,8 +318,12 @@ udt_fork_child(void)
 	udt_attaching = 0;
 	udt_ptimer_fork_child();
 	udt_attach_locked(1);
-	/* Dispatch is not inherited. */
-	udt_sud_thread();
+	/* Dispatch is not inherited: on again where the parent had it. */
+	if (udt_thread.ut_armed) {
+		udt_thread.ut_armed = 0;
+		udt_sud_thread();
+	} else
+		udt_sud_start();
 }
 
 static int
@@ -388,5 +392,5 @@ udt_init(void)
 		return;
 	if (!udt_env_is(UDT_SUD_ENV, "1"))
 		udt_rw_init();
-	udt_sud_init();
+	udt_sud_init(udt_env_is(UDT_SUD_ENV, "1"));
 }

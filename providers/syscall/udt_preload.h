@@ -157,19 +157,27 @@ void	udt_ptimer_fork_child(void) UDT_HIDDEN;
 void	udt_attach(void) UDT_HIDDEN;
 
 /*
- * Syscall User Dispatch (udt_sud.c): every system call that no rewritten
- * site (udt_rw.c) takes, by default; every call at all with
- * UDT_SUD_ENV=1 (all-calls mode, dtrun -a); none with UDT_HOOKS_ENV=1
- * (only the libc wrappers' hooks).  udt_sud_init() from the constructor,
- * after the first attach; udt_sud_thread() turns dispatch on for the
- * calling thread (a new thread's first code, a fork child),
- * async-signal-safe.
+ * Syscall User Dispatch (udt_sud.c) catches the system calls of sites
+ * that were not rewritten (udt_rw.c).  A thread with dispatch on pays
+ * for it on every system call it makes (the kernel's slow entry path,
+ * tens of ns), so by default a thread turns it on only once it records
+ * an event (udt_rw_slow()), and a fork child when its parent's thread
+ * had it on.  In all-calls mode (UDT_SUD_ENV=1, dtrun -a) every thread
+ * has it on from its start and nothing is rewritten; with UDT_HOOKS_ENV=1
+ * only the libc wrappers' hooks record.
+ *
+ * udt_sud_init(all): from the constructor, after the first attach; installs
+ * the SIGSYS handler.  udt_sud_thread(): turn dispatch on for the calling
+ * thread.  udt_sud_start(): a new thread's or process's first code: on in
+ * all-calls mode.  Async-signal-safe.
  */
 #define UDT_SUD_ENV	"USERDT_ALLCALLS"
 #define UDT_HOOKS_ENV	"USERDT_HOOKS"
-extern int	udt_sud_active UDT_HIDDEN;	/* [I] */
-void	udt_sud_init(void) UDT_HIDDEN;
+extern int	udt_sud_active UDT_HIDDEN;	/* [I] the handler is ours */
+extern int	udt_sud_all UDT_HIDDEN;		/* [I] all-calls mode */
+void	udt_sud_init(int) UDT_HIDDEN;
 void	udt_sud_thread(void) UDT_HIDDEN;
+void	udt_sud_start(void) UDT_HIDDEN;
 
 /*
  * While dispatch is on, SIGSYS must never be blocked (a dispatch to a
@@ -221,6 +229,7 @@ struct udt_thread {
 	uint64_t	ut_ticket;	/* [t] ut_rec's ticket */
 	int		ut_inlib;	/* [t] the library's own calls */
 	char		ut_sud;		/* [t] dispatch selector, udt_sud.c */
+	char		ut_armed;	/* [t] dispatch is on for the thread */
 	void		*ut_uc;		/* [t] the SIGSYS context it records */
 	int		ut_tid;		/* [t] gettid(), 0: unknown */
 	unsigned int	ut_commgen;	/* [t] udt_commgen of ut_comm */

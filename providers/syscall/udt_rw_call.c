@@ -141,7 +141,13 @@ udt_rw_slow(struct udt_rw_frame *f)
 	int idx = udt_rw_probe(nr), saved = errno;
 
 	memcpy(a, f->rw_a, sizeof(a));
-
+	/*
+	 * The thread traces: from now on dispatch catches its calls from
+	 * sites that were not rewritten too.
+	 */
+	if (idx >= 0 && !udt_thread.ut_armed && udt_sud_active &&
+	    udt_enab16((unsigned int)idx) != 0)
+		udt_sud_thread();
 	if (idx >= 0)
 		udt_rw_emit(f, idx, 0, 0);
 	switch (nr) {

@@ -90,7 +90,8 @@ struct udt_ksigaction {
 	uint64_t	ka_mask;
 };
 
-int			 udt_sud_active;	/* [I] all-calls mode */
+int			 udt_sud_active;	/* [I] the handler is ours */
+int			 udt_sud_all;		/* [I] all-calls mode */
 __thread uintptr_t	 udt_sud_ret	/* [t] where udt_sud_stub returns */
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 static struct udt_ksigaction udt_sud_prog;	/* the program's SIGSYS */
@@ -411,10 +412,19 @@ udt_sud_thread(void)
 	    PR_SYS_DISPATCH_ON, udt_text_lo, udt_text_hi - udt_text_lo,
 	    &t->ut_sud) != 0)
 		t->ut_sud = SYSCALL_DISPATCH_FILTER_ALLOW;
+	else
+		t->ut_armed = 1;
 }
 
 void
-udt_sud_init(void)
+udt_sud_start(void)
+{
+	if (udt_sud_all)
+		udt_sud_thread();
+}
+
+void
+udt_sud_init(int all)
 {
 	struct udt_ksigaction sa;
 
@@ -428,5 +438,6 @@ udt_sud_init(void)
 	if (udt_sys4(SYS_rt_sigaction, SIGSYS, &sa, &udt_sud_prog, 8) != 0)
 		return;
 	udt_sud_active = 1;
-	udt_sud_thread();
+	udt_sud_all = all;
+	udt_sud_start();
 }
