@@ -80,6 +80,20 @@ int	udt_rw_active;
 static int	udt_rw_debug;
 static size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone;
 
+/* USERDT_REWRITE=debug: a site left to dispatch, and why. */
+static void
+udt_rw_say(const char *why, uintptr_t at)
+{
+	char buf[128];
+	int len;
+
+	if (!udt_rw_debug)
+		return;
+	len = snprintf(buf, sizeof(buf), "userdt: not rewritten: %#lx: %s\n",
+	    (unsigned long)at, why);
+	udt_sys3(SYS_write, 2, buf, len);
+}
+
 /* One decoded instruction of the function being looked at. */
 struct udt_rw_insn {
 	uintptr_t	ri_addr;
@@ -177,7 +191,8 @@ udt_rw_uleb(const uint8_t *p, uint64_t *v)
 
 /*
  * Function i of the table: its range, and whether it has a language
- * specific data area (exception landing pads).  0 on success.
+ * specific data area (exception landing pads).  0 on success, 1 for a
+ * signal return trampoline (range set), -1 when it cannot be read.
  */
 static int
 udt_rw_fde(const struct udt_rw_obj *o, size_t i, uintptr_t *lo,
@@ -188,7 +203,7 @@ udt_rw_fde(const struct udt_rw_obj *o, size_t i, uintptr_t *lo,
 	uint8_t fenc = 0, lenc = 0xff;
 	const char *aug;
 	uint64_t v;
-	int hasz = 0, n;
+	int hasz = 0, n, sig = 0;
 
 	*lo = (uintptr_t)(o->ro_hdr + o->ro_tab[2 * i]);
 	memcpy(&len, fde, 4);
@@ -228,9 +243,11 @@ udt_rw_fde(const struct udt_rw_obj *o, size_t i, uintptr_t *lo,
 			 * A signal frame's return trampoline: its table
 			 * entry starts a byte early (unwinders look up pc
 			 * - 1), and unwinders and debuggers recognise the
-			 * trampoline by its bytes.  Never touched.
+			 * trampoline by its bytes.  Never touched, never
+			 * decoded from its entry (1).
 			 */
-			return -1;
+			sig = 1;
+			break;
 		default:
 			return -1;
 		}
@@ -244,7 +261,7 @@ udt_rw_fde(const struct udt_rw_obj *o, size_t i, uintptr_t *lo,
 		if (v > 0 && (n = udt_rw_encsize(lenc)) > 0)
 			*lsda = udt_rw_read(p, lenc) != 0;
 	}
-	return 0;
+	return sig;
 }
 
 /* The function containing pc, or -1. */
@@ -387,19 +404,22 @@ udt_rw_near(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
 	uintptr_t flo, fhi, cur = a;
 	size_t mark = o->ro_ntgt;
 	long i;
-	int lsda;
+	int lsda, sig;
 
 	for (i = fi; i > 0; i--) {
-		if (udt_rw_fde(o, (size_t)i - 1, &flo, &fhi, &lsda) != 0)
+		if (udt_rw_fde(o, (size_t)i - 1, &flo, &fhi, &lsda) < 0)
 			return 1;
 		if (fhi <= a)
 			break;
 	}
 	for (; (size_t)i < o->ro_nfde; i++) {
-		if (udt_rw_fde(o, (size_t)i, &flo, &fhi, &lsda) != 0)
+		if ((sig = udt_rw_fde(o, (size_t)i, &flo, &fhi, &lsda)) < 0)
 			return 1;
 		if (flo >= b)
 			break;
+		/* A signal trampoline's bytes are read like padding. */
+		if (sig)
+			continue;
 		if (flo > cur && udt_rw_short(cur, flo, lo, hi))
 			return 1;
 		if (i != fi && udt_rw_decode(o, flo, fhi) < 0)
@@ -472,8 +492,10 @@ udt_rw_function(struct udt_rw_obj *o, long fi)
 		if (!ri[k].ri_syscall)
 			continue;
 		udt_rw_nsys++;
-		if (udt_rw_window(o, n, k, &i, &j) != 0)
+		if (udt_rw_window(o, n, k, &i, &j) != 0) {
+			udt_rw_say("no window", ri[k].ri_addr);
 			continue;
+		}
 		nr = -1;
 		for (m = i; m < k; m++)
 			if (ri[m].ri_movimm >= 0)
@@ -490,8 +512,10 @@ udt_rw_function(struct udt_rw_obj *o, long fi)
 	}
 	/* Neighbours' short jumps: decoding them reuses the scratch. */
 	for (x = 0; x < nw && o->ro_nwin < UDT_RW_MAXSITE; x++) {
-		if (udt_rw_near(o, fi, w[x].rw_start, w[x].rw_end))
+		if (udt_rw_near(o, fi, w[x].rw_start, w[x].rw_end)) {
+			udt_rw_say("a short jump nearby", w[x].rw_sys);
 			continue;
+		}
 		udt_rw_nwin++;
 		o->ro_win[o->ro_nwin++] = w[x];
 	}

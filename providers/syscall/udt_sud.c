@@ -182,6 +182,26 @@ udt_sud_entry(long nr, const long *a, void *uc)
 	t->ut_uc = ouc;
 }
 
+/* The return probe of a call the handler made without udt_sud_call(). */
+static void
+udt_sud_return(long nr, const long *a, void *uc, long r)
+{
+	struct udt_thread *t = &udt_thread;
+	void *ouc = t->ut_uc;
+	unsigned int en;
+	int idx, error;
+
+	if (nr < 0 || nr >= SYSTAB_LINUX_MAX ||
+	    (idx = systab_linux_index[nr]) < 0 ||
+	    (en = udt_enab16((unsigned int)idx) >> 8) == 0)
+		return;
+	error = r < 0 && r > -4096 ? (int)-r : 0;
+	t->ut_uc = uc;
+	udt_emit(2 * (unsigned int)idx + 1, en, a, 1, error != 0 ? -1 : r,
+	    error);
+	t->ut_uc = ouc;
+}
+
 /*
  * rt_sigprocmask for the program: made with the program's own mask in
  * place (so "how" and the old set mean what they mean to it, and bad
@@ -359,6 +379,7 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		 * returns, so it leaves udt_sud_ret alone, which a deferred
 		 * fork or exec interrupted on its way back still needs.
 		 */
+		udt_sud_entry(nr, a, uc);
 		g[REG_RIP] = (greg_t)(uintptr_t)udt_sud_restorer;
 		t->ut_sud = sel;
 		errno = saved;
@@ -377,10 +398,14 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		errno = saved;
 		return;
 	case SYS_rt_sigprocmask:
+		udt_sud_entry(nr, a, uc);
 		r = udt_sud_sigmask(uc, a);
+		udt_sud_return(nr, a, uc, r);
 		break;
 	case SYS_rt_sigaction:
+		udt_sud_entry(nr, a, uc);
 		r = udt_sud_sigaction(a);
+		udt_sud_return(nr, a, uc, r);
 		break;
 	case SYS_rt_sigsuspend:
 	case SYS_ppoll:
