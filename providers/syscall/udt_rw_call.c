@@ -178,8 +178,9 @@ udt_rw_slow(struct udt_rw_frame *f)
 }
 
 /*
- * After a call the trampoline made in place, in both processes or
- * threads.  A child that shares its parent's memory without a thread
+ * After a call the trampoline made in place, or dispatch made after its
+ * handler (udt_sud_stub: fork, vfork, execve, clones), in both processes
+ * or threads.  A child that shares its parent's memory without a thread
  * pointer of its own (vfork, posix_spawn's clone) shares its cached
  * tid too: both forget it, so each records its own.
  */
@@ -188,6 +189,17 @@ udt_rw_slow_post(struct udt_rw_frame *f)
 {
 	int idx = udt_rw_probe(f->rw_nr), saved = errno;
 
+	/* A fork dispatch made (udt_sud_stub): the child's own ring. */
+	if (f->rw_rv == 0 && udt_forklike(f->rw_nr, f->rw_a[0]))
+		udt_fork_child();
+	else if (f->rw_rv == 0 && udt_thread.ut_armed) {
+		/*
+		 * A child sharing its parent's memory (vfork, posix_spawn)
+		 * has no dispatch of its own: on, as its parent had it.
+		 */
+		udt_thread.ut_armed = 0;
+		udt_sud_thread();
+	}
 	udt_thread.ut_tid = 0;
 	if (idx >= 0)
 		udt_rw_emit(f, idx, 1, f->rw_rv);

@@ -92,6 +92,8 @@ struct udt_ksigaction {
 
 int			 udt_sud_active;	/* [I] the handler is ours */
 int			 udt_sud_all;		/* [I] all-calls mode */
+__thread long		 udt_sud_nr	/* [t] the call udt_sud_stub makes */
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
 __thread uintptr_t	 udt_sud_ret	/* [t] where udt_sud_stub returns */
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 static struct udt_ksigaction udt_sud_prog;	/* the program's SIGSYS */
@@ -110,6 +112,11 @@ __asm__(
 	".type udt_sud_stub, @function\n"
 	"udt_sud_stub:\n"
 	"	syscall\n"
+	"	leaq -128(%rsp), %rsp\n"	/* the red zone, as a trampoline */
+	"	movq udt_sud_nr@gottpoff(%rip), %r11\n"
+	"	pushq %fs:(%r11)\n"
+	"	call udt_rw_post\n"		/* the return probe, both sides */
+	"	leaq 136(%rsp), %rsp\n"
 	"	movq udt_sud_ret@gottpoff(%rip), %r11\n"
 	"	jmp *%fs:(%r11)\n"
 	".size udt_sud_stub, .-udt_sud_stub\n"
@@ -241,6 +248,13 @@ udt_sud_sigaction(const long *a)
 	if (a[3] != 8)
 		return -EINVAL;
 	if (a[0] == SIGSYS) {
+		struct udt_ksigaction cur;
+
+		/*
+		 * The kernel still sees the call (a query: ours stays), so
+		 * that it counts where strace counts it.
+		 */
+		(void)udt_sys4(SYS_rt_sigaction, SIGSYS, NULL, &cur, 8);
 		if (old != NULL)
 			*old = udt_sud_prog;
 		if (act != NULL)
@@ -391,6 +405,7 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	deferred:
 		/* After sigreturn, from udt_sud_stub, back to the program. */
 		udt_sud_entry(nr, a, uc);
+		udt_sud_nr = nr;
 		udt_sud_ret = (uintptr_t)g[REG_RIP];
 		g[REG_RAX] = nr;
 		g[REG_RIP] = (greg_t)(uintptr_t)udt_sud_stub;
