@@ -245,6 +245,21 @@ udt_placeholder(void)
  * be writing a record into the old ring.  Reconnections are rare (one
  * per dtd restart), so the leak is bounded in practice.
  */
+/*
+ * Let go of a dead dtd's ring or table (or a placeholder table a new dtd
+ * adopted).  Another thread may still be in the middle of a record or a
+ * hook in it, so it cannot simply be unmapped: the memory is replaced by
+ * private anonymous memory, in one step, which a straggler writes or
+ * reads harmlessly, and which costs nothing until it does.  The shared
+ * pages are freed once dtd closed them too.
+ */
+static void
+udt_retire(void *p, size_t len)
+{
+	(void)udt_sys6(SYS_mmap, (long)p, (long)len, PROT_READ | PROT_WRITE,
+	    MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+}
+
 static void
 udt_attach_locked(int child)
 {
@@ -277,6 +292,10 @@ udt_attach_locked(int child)
 	if (child && oring != NULL &&
 	    udt_thread.ut_nest == 0)
 		udt_sys2(SYS_munmap, oring, UDT_RING_SIZE(oring->rh_nslots));
+	else if (!child && oring != NULL && oring != ring)
+		udt_retire(oring, UDT_RING_SIZE(oring->rh_nslots));
+	if (!child && otab != tab && otab != &udt_zero_tab)
+		udt_retire(otab, UDT_TAB_SIZE);
 }
 
 void

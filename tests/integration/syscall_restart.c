@@ -24,6 +24,7 @@
  * sees their events again.  Every tracee must produce its exact output
  * and exit status throughout.
  */
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <err.h>
 #include <errno.h>
@@ -72,6 +73,27 @@ tracee_start(int i, const char *dtrun, const char *sock, const char *tracee)
 	    strcmp(line, "ready\n") != 0)
 		return -1;
 	return 0;
+}
+
+#define NCYCLES		20
+#define CYCLE_WRITES	20000	/* 40000 events: more than a ring holds */
+
+/* A process's resident set in KiB, or -1. */
+static long
+rss_kb(pid_t pid)
+{
+	char path[64], line[128];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
 }
 
 /* Every running tracee makes n writes; true if each answered right. */
@@ -160,7 +182,8 @@ main(int argc, char *argv[])
 	struct udt_stats us = { 0 };
 	char line[64], want[64];
 	char *noksyms[] = { "--no-ksyms", NULL };
-	int fd = -1, i, status, ok, r;
+	long rss0[NTRACEES] = { -1 }, rss1[NTRACEES];
+	int fd = -1, i, status, ok, r, c = 0;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: syscall_restart DTD DTRUN TRACEE\n");
@@ -215,12 +238,52 @@ main(int argc, char *argv[])
 		    tr[i].t_events <= NWRITES && tr[i].t_bad == 0;
 	dtt_check(ok, "dtd B sees every tracee again");
 
+	/*
+	 * Restarts must not pile up dead dtds' rings in the tracees: busy
+	 * tracees (enough writes to touch their whole ring) across
+	 * NCYCLES SIGKILLs and restarts keep a flat RSS.
+	 */
+	for (c = 0; c < NCYCLES; c++) {
+		/* After the first busy cycle: a whole ring in use. */
+		if (c == 1)
+			for (i = 0; i < NTRACEES; i++)
+				rss0[i] = rss_kb(tr[i].t_pid);
+		close(fd);
+		fd = -1;
+		if (dtt_dtd_stop(&dd, SIGKILL) == -1) {
+			warnx("cycle %d: stop", c);
+			break;
+		}
+		/* The dead dtd's mount: detached here, as an admin would. */
+		(void)umount2(dd.dd_dev, MNT_DETACH);
+		if (dtt_dtd_start(&dd, argv[1], noksyms, NULL, 0) == -1) {
+			warnx("cycle %d: start", c);
+			break;
+		}
+		if (trace_writes(dd.dd_dev, &fd) != 0 ||
+		    !tracees_write(NTRACEES, CYCLE_WRITES)) {
+			warnx("cycle %d: writes", c);
+			break;
+		}
+	}
+	dtt_check(c == NCYCLES, "%d SIGKILLs and restarts under busy tracees",
+	    c);
+	for (i = 0, ok = 1; i < NTRACEES; i++) {
+		rss1[i] = rss_kb(tr[i].t_pid);
+		if (rss0[i] < 0 || rss1[i] < 0 || rss1[i] - rss0[i] > 2048)
+			ok = 0;
+	}
+	dtt_check(ok, "tracee RSS flat across restarts 2 to %d: %ld -> %ld "
+	    "KiB, %ld -> %ld KiB, ... (2 MiB allowed, a ring is 8)", c, rss0[0],
+	    rss1[0], rss0[1], rss1[1]);
+
 	for (i = 0; i < NTRACEES; i++) {
 		fprintf(tr[i].t_in, "q\n");
 		fflush(tr[i].t_in);
 		/* Under A, alone, alone again with tracee 4, under B. */
 		snprintf(want, sizeof(want), "total %d\n",
-		    i < NTRACEES - 1 ? 4 * NWRITES : 2 * NWRITES);
+		    (i < NTRACEES - 1 ? 4 * NWRITES : 2 * NWRITES) +
+		    c * CYCLE_WRITES);
 		ok = fgets(line, sizeof(line), tr[i].t_out) != NULL &&
 		    strcmp(line, want) == 0;
 		status = dtt_wait(tr[i].t_pid, DTT_EXIT_MS);
@@ -242,5 +305,5 @@ out:
 	if (dtt_dtd_fini(&dd, true) == -1)
 		warn("%s", dd.dd_dir);
 	r = dtt_done();
-	return r || dtt_npass < 12;
+	return r || dtt_npass < 14;
 }
