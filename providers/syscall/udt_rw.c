@@ -131,6 +131,16 @@ struct udt_rw_obj {
 	struct udt_rw_insn *ro_insn;		/* scratch */
 	uintptr_t	*ro_tgt;		/* scratch: branch targets */
 	size_t		ro_ntgt, ro_maxtgt;
+	/*
+	 * Each function's direct branch targets, decoded once: the
+	 * neighbours of one site are the neighbours of the next.
+	 * ro_memo[i]: index into ro_arena, -1 not decoded yet, -2 cannot
+	 * be; ro_memon[i]: how many.
+	 */
+	int32_t		*ro_memo;
+	uint32_t	*ro_memon;
+	uintptr_t	*ro_arena;
+	size_t		ro_narena, ro_maxarena;
 	struct udt_rw_win *ro_win;
 	size_t		ro_nwin;
 	int		ro_memfd;		/* /proc/self/mem */
@@ -391,6 +401,42 @@ udt_rw_short(uintptr_t p, uintptr_t q, uintptr_t lo, uintptr_t hi)
 }
 
 /*
+ * Whether a direct branch of function i, [flo, fhi), lands strictly
+ * inside (lo, hi): decoded the first time it is asked, remembered after.
+ * True as well when it cannot be decoded.
+ */
+static int
+udt_rw_memo_hit(struct udt_rw_obj *o, long i, uintptr_t flo, uintptr_t fhi,
+    uintptr_t lo, uintptr_t hi)
+{
+	size_t mark = o->ro_ntgt, k, n;
+
+	if (o->ro_memo[i] == -1) {
+		if (udt_rw_decode(o, flo, fhi) < 0 || o->ro_ntgt > o->ro_maxtgt ||
+		    o->ro_narena + (o->ro_ntgt - mark) > o->ro_maxarena)
+			o->ro_memo[i] = -2;
+		else {
+			n = o->ro_ntgt - mark;
+			memcpy(o->ro_arena + o->ro_narena, o->ro_tgt + mark,
+			    n * sizeof(*o->ro_arena));
+			o->ro_memo[i] = (int32_t)o->ro_narena;
+			o->ro_memon[i] = (uint32_t)n;
+			o->ro_narena += n;
+		}
+		o->ro_ntgt = mark;
+	}
+	if (o->ro_memo[i] < 0)
+		return 1;
+	for (k = 0; k < o->ro_memon[i]; k++) {
+		uintptr_t t = o->ro_arena[o->ro_memo[i] + (int32_t)k];
+
+		if (t > lo && t < hi)
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * Short jumps from code next to window (lo, hi) of function fi: the
  * functions within reach are decoded exactly; bytes no function covers
  * (padding, code without unwind information) are read as if each could
@@ -402,7 +448,6 @@ udt_rw_near(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
 	uintptr_t a = lo > o->ro_lo + UDT_RW_NEAR ? lo - UDT_RW_NEAR : o->ro_lo;
 	uintptr_t b = hi + UDT_RW_NEAR < o->ro_hi ? hi + UDT_RW_NEAR : o->ro_hi;
 	uintptr_t flo, fhi, cur = a;
-	size_t mark = o->ro_ntgt;
 	long i;
 	int lsda, sig;
 
@@ -422,14 +467,14 @@ udt_rw_near(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
 			continue;
 		if (flo > cur && udt_rw_short(cur, flo, lo, hi))
 			return 1;
-		if (i != fi && udt_rw_decode(o, flo, fhi) < 0)
+		if (i != fi && udt_rw_memo_hit(o, i, flo, fhi, lo, hi))
 			return 1;
 		if (fhi > cur)
 			cur = fhi;
 	}
 	if (cur < b && udt_rw_short(cur, b, lo, hi))
 		return 1;
-	return udt_rw_hit(o, mark, lo, hi);
+	return 0;
 }
 
 /*
@@ -739,6 +784,7 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	const uint8_t *hdr = NULL, *p;
 	uintptr_t self = (uintptr_t)udt_rw_object;
 	long fi, last = -1;
+	size_t memo;
 	int i;
 
 	(void)size;
@@ -758,6 +804,12 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	p = hdr + 4 + udt_rw_encsize(hdr[1]);
 	o->ro_nfde = (uint32_t)udt_rw_read(p, 0x03);
 	o->ro_tab = (const int32_t *)(const void *)(p + 4);
+	memo = o->ro_nfde * (sizeof(*o->ro_memo) + sizeof(*o->ro_memon));
+	if (o->ro_nfde == 0 || (o->ro_memo = udt_rw_alloc(memo)) == NULL)
+		return 0;
+	o->ro_memon = (uint32_t *)(void *)(o->ro_memo + o->ro_nfde);
+	memset(o->ro_memo, 0xff, o->ro_nfde * sizeof(*o->ro_memo));
+	o->ro_narena = 0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
@@ -780,6 +832,7 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 		udt_rw_far(o);
 		udt_rw_commit(o);
 	}
+	udt_sys2(SYS_munmap, o->ro_memo, memo);
 	return 0;
 }
 
@@ -829,11 +882,14 @@ udt_rw_init(void)
 	o.ro_maxtgt = 65536;
 	o.ro_insn = udt_rw_alloc(UDT_RW_MAXINSN * sizeof(*o.ro_insn));
 	o.ro_tgt = udt_rw_alloc(o.ro_maxtgt * sizeof(*o.ro_tgt));
+	o.ro_maxarena = 1 << 20;
+	o.ro_arena = udt_rw_alloc(o.ro_maxarena * sizeof(*o.ro_arena));
 	o.ro_win = udt_rw_alloc(UDT_RW_MAXSITE * sizeof(*o.ro_win));
 	udt_rw_maxtramps = 4 * UDT_RW_MAXSITE;
 	udt_rw_tramps = udt_rw_alloc(udt_rw_maxtramps *
 	    sizeof(*udt_rw_tramps));
 	if (o.ro_insn == NULL || o.ro_tgt == NULL || o.ro_win == NULL ||
+	    o.ro_arena == NULL ||
 	    udt_rw_tramps == NULL ||
 	    cs_open(CS_ARCH_X86, CS_MODE_64, &o.ro_cs) != CS_ERR_OK)
 		goto out;
@@ -861,6 +917,9 @@ out:
 		    sizeof(*o.ro_insn));
 	if (o.ro_tgt != NULL)
 		udt_sys2(SYS_munmap, o.ro_tgt, o.ro_maxtgt * sizeof(*o.ro_tgt));
+	if (o.ro_arena != NULL)
+		udt_sys2(SYS_munmap, o.ro_arena, o.ro_maxarena *
+		    sizeof(*o.ro_arena));
 	if (o.ro_win != NULL)
 		udt_sys2(SYS_munmap, o.ro_win, UDT_RW_MAXSITE *
 		    sizeof(*o.ro_win));
