@@ -411,5 +411,9 @@ udt_init(void)
 		return;
 	if (!udt_env_is(UDT_SUD_ENV, "1"))
 		udt_rw_init();
-	udt_sud_init(udt_env_is(UDT_SUD_ENV, "1"));
+	/*
+	 * Nothing rewritten (the process already had threads, or
+	 * USERDT_REWRITE=0): dispatch sees every call from the start.
+	 */
+	udt_sud_init(udt_env_is(UDT_SUD_ENV, "1") || !udt_rw_active);
 }
