@@ -99,13 +99,8 @@ fusefile_stat(struct stat *st)
 	st->st_nlink = 1;
 	st->st_uid = 0;
 	/* default_permissions makes the kernel enforce exactly this. */
-	if (dtd_conf.dcf_group_set) {
-		st->st_gid = dtd_conf.dcf_gid;
-		st->st_mode = S_IFREG | 0660;
-	} else {
-		st->st_gid = 0;
-		st->st_mode = S_IFREG | 0600;
-	}
+	st->st_gid = dtd_dev_gid();
+	st->st_mode = S_IFREG | dtd_dev_mode();
 	st->st_atime = st->st_mtime = st->st_ctime = fusefile_mtime;
 }
 

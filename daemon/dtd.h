@@ -53,6 +53,23 @@ struct dtd_conf {
 extern struct dtd_conf dtd_conf;
 
 /*
+ * Who may use the device: root, and with --group that group.  Everything
+ * dtd publishes that only the device's users may see (the device node,
+ * the kernel symbol image) takes exactly this owner, group and mode.
+ */
+static inline gid_t
+dtd_dev_gid(void)
+{
+	return dtd_conf.dcf_group_set ? dtd_conf.dcf_gid : 0;
+}
+
+static inline mode_t
+dtd_dev_mode(void)
+{
+	return dtd_conf.dcf_group_set ? 0660 : 0600;
+}
+
+/*
  * A provider's daemon-side service.  ds_start runs once, on dtd's main
  * thread, after dt_dev_init() and before the device is published; it
  * returns 0 or an errno (dtd then exits with a message).  ds_stop runs

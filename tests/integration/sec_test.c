@@ -1,0 +1,163 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * sec_test MODE DTD
+ *
+ * Attacks on dtd by an ordinary user (a throwaway one, made and removed
+ * here), each against a private dtd:
+ *
+ *   ksyms	the kernel symbol image takes the device's owner, group and
+ *		mode: root only by default, the --group group with it
+ *   device	a symlink planted at the --device path is refused and its
+ *		target left alone; so is a path in a directory the user owns
+ *   ingest	a directory the user owns is refused for the ingest socket,
+ *		so the chmod race on it has nothing to win
+ *   enable	the enable table a tracee gets cannot be made writable
+ */
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtt.h"
+
+static struct dtt_user	sec_user;
+static const char	*sec_dtd;
+
+/*
+ * Run fn(arg) in a child that became sec_user: what it returns (an errno
+ * value, 0 for success) comes back as the exit status; -1 if the child
+ * could not drop root or died.
+ */
+static int
+as_user(int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		if (dtt_user_become(&sec_user) == -1)
+			_exit(255);
+		_exit(fn(arg) & 0xff);
+	}
+	status = dtt_wait(pid, DTT_EXIT_MS);
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) == 255)
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* open(path, O_RDONLY): 0 or the errno. */
+static int
+try_read(void *arg)
+{
+	int fd;
+
+	if ((fd = open(arg, O_RDONLY | O_CLOEXEC)) == -1)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/* Same owner, group and mode; says which in the check line. */
+static void
+same_perm(const char *what, const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!dtt_check(stat(a, &sa) == 0 && stat(b, &sb) == 0, "%s: stat "
+	    "%s and %s", what, a, b))
+		return;
+	dtt_check(sa.st_uid == sb.st_uid && sa.st_gid == sb.st_gid &&
+	    (sa.st_mode & 07777) == (sb.st_mode & 07777),
+	    "%s: image %d:%d %04o, device %d:%d %04o", what, (int)sa.st_uid,
+	    (int)sa.st_gid, (unsigned)(sa.st_mode & 07777), (int)sb.st_uid,
+	    (int)sb.st_gid, (unsigned)(sb.st_mode & 07777));
+}
+
+static void
+run_ksyms(void)
+{
+	struct dtt_dtd dd;
+	struct stat st;
+	char gid[16];
+	char *grp[] = { "--group", gid, NULL };
+	int e;
+
+	if (!dtt_check(dtt_dtd_init(&dd, "udt-sec") == 0 &&
+	    dtt_dtd_start(&dd, sec_dtd, NULL, NULL, 0) != -1,
+	    "a private dtd, root only"))
+		goto out;
+	same_perm("root only", dd.dd_ksyms, dd.dd_dev);
+	dtt_check(stat(dd.dd_ksyms, &st) == 0 && st.st_uid == 0 &&
+	    st.st_gid == 0 && (st.st_mode & 07777) == 0600,
+	    "root only: the image is root's, 0600");
+	e = as_user(try_read, dd.dd_ksyms);
+	dtt_check(e == EACCES, "root only: %s cannot read the image (%s)",
+	    sec_user.du_name, e > 0 ? strerror(e) : "it could");
+	dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
+
+	snprintf(gid, sizeof(gid), "%d", (int)sec_user.du_gid);
+	if (!dtt_check(dtt_dtd_start(&dd, sec_dtd, grp, NULL, 0) != -1,
+	    "a private dtd, --group %s", gid))
+		goto out;
+	same_perm("--group", dd.dd_ksyms, dd.dd_dev);
+	dtt_check(stat(dd.dd_ksyms, &st) == 0 && st.st_uid == 0 &&
+	    st.st_gid == sec_user.du_gid && (st.st_mode & 07777) == 0660,
+	    "--group: the image is root's and the group's, 0660");
+	e = as_user(try_read, dd.dd_ksyms);
+	dtt_check(e == 0, "--group: a member reads the image (%s)",
+	    e ? strerror(e) : "yes");
+	dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
+out:
+	dtt_dtd_fini(&dd, true);
+}
+
+int
+main(int argc, char *argv[])
+{
+	int status;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: sec_test ksyms|device|ingest|enable "
+		    "DTD\n");
+		return 2;
+	}
+	sec_dtd = argv[2];
+	if (!dtt_check(dtt_user_add(&sec_user) == 0, "a throwaway user %s",
+	    sec_user.du_name))
+		return dtt_done();
+	if (strcmp(argv[1], "ksyms") == 0)
+		run_ksyms();
+	else
+		dtt_check(false, "no test mode '%s'", argv[1]);
+	dtt_user_del(&sec_user);
+	status = dtt_done();
+	return status || dtt_npass < 2;
+}
