@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,114 @@ out:
 	dtt_dtd_fini(&dd, true);
 }
 
+/* As the user: plant a symbolic link at the device path. */
+static int
+plant_link(void *arg)
+{
+	char **pair = arg;
+
+	return symlink(pair[0], pair[1]) == -1 ? errno : 0;
+}
+
+/* As the user: make a directory of their own. */
+static int
+make_dir(void *arg)
+{
+	return mkdir(arg, 0777) == -1 ? errno : 0;
+}
+
+/* The victim's content is still what we wrote, and it is no mount. */
+static bool
+victim_intact(const char *victim, const char *content, dev_t dev)
+{
+	char buf[64];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(victim, O_RDONLY | O_CLOEXEC)) == -1)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0 || stat(victim, &st) == -1)
+		return false;
+	buf[n] = '\0';
+	return strcmp(buf, content) == 0 && st.st_dev == dev;
+}
+
+static void
+run_device(void)
+{
+	static const char content[] = "root's secret\n";
+	struct dtt_dtd dd;
+	struct stat st;
+	char victim[160], link[64], udir[64], err[512];
+	char *pair[2] = { victim, link };
+	int fd, e;
+
+	link[0] = udir[0] = '\0';
+	if (!dtt_check(dtt_dtd_init(&dd, "udt-sec") == 0, "a directory"))
+		return;
+	/* Root's file the attacker wants hidden (as /etc/shadow). */
+	snprintf(victim, sizeof(victim), "%s/victim", dd.dd_dir);
+	fd = open(victim, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (!dtt_check(fd != -1 && write(fd, content, sizeof(content) - 1) ==
+	    (ssize_t)sizeof(content) - 1 && stat(victim, &st) == 0,
+	    "root's victim file"))
+		goto out;
+	close(fd);
+
+	/* /tmp is sticky and root's: names there are anyone's to plant. */
+	snprintf(link, sizeof(link), "/tmp/udt-sec-dt.%s", sec_user.du_name);
+	e = as_user(plant_link, pair);
+	if (!dtt_check(e == 0, "%s plants %s -> %s (%s)", sec_user.du_name,
+	    link, victim, e ? strerror(e) : "done"))
+		goto out;
+	snprintf(dd.dd_dev, sizeof(dd.dd_dev), "%s", link);
+	dtt_check(dtt_dtd_start(&dd, sec_dtd, NULL, err, sizeof(err)) == -1 &&
+	    strstr(err, "symbolic link") != NULL,
+	    "dtd --device on the planted link refuses: \"%s\"", err);
+	dtt_check(victim_intact(victim, content, st.st_dev),
+	    "the link's target is untouched and not mounted over");
+	dtt_check(lstat(link, &st) == 0 && S_ISLNK(st.st_mode),
+	    "the planted link is left as it was");
+	unlink(link);
+
+	/* A directory the user owns: they could swap names under dtd. */
+	snprintf(udir, sizeof(udir), "/tmp/udt-sec-dir.%s", sec_user.du_name);
+	e = as_user(make_dir, udir);
+	if (!dtt_check(e == 0, "%s makes %s", sec_user.du_name, udir))
+		goto out;
+	snprintf(dd.dd_dev, sizeof(dd.dd_dev), "%s/dt", udir);
+	dtt_check(dtt_dtd_start(&dd, sec_dtd, NULL, err, sizeof(err)) == -1 &&
+	    strstr(err, "others can write") != NULL,
+	    "dtd --device in the user's directory refuses: \"%s\"", err);
+	dtt_check(access(dd.dd_dev, F_OK) == -1 && errno == ENOENT,
+	    "and created nothing there");
+
+	/* A fresh name in /tmp itself is still fine. */
+	snprintf(dd.dd_dev, sizeof(dd.dd_dev), "/tmp/udt-sec-ok.%s",
+	    sec_user.du_name);
+	if (dtt_check(dtt_dtd_start(&dd, sec_dtd, NULL, err, sizeof(err)) !=
+	    -1, "dtd --device %s serves (%s)", dd.dd_dev, err)) {
+		fd = dtt_open(dd.dd_dev);
+		dtt_check(fd != -1, "the device opens");
+		if (fd != -1)
+			close(fd);
+		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
+		    "dtd stopped");
+		dtt_check(access(dd.dd_dev, F_OK) == -1 && errno == ENOENT,
+		    "and removed the file it created");
+	}
+out:
+	if (link[0] != '\0')
+		unlink(link);
+	if (udir[0] != '\0')
+		rmdir(udir);
+	unlink(victim);
+	dtt_dtd_fini(&dd, true);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -155,6 +264,8 @@ main(int argc, char *argv[])
 		return dtt_done();
 	if (strcmp(argv[1], "ksyms") == 0)
 		run_ksyms();
+	else if (strcmp(argv[1], "device") == 0)
+		run_device();
 	else
 		dtt_check(false, "no test mode '%s'", argv[1]);
 	dtt_user_del(&sec_user);
