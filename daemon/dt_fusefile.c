@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "dt_fe.h"
+#include "dt_path.h"
 #include "dtd.h"
 
 #define FUSEFILE_ATTR_TIMEOUT	3600.0	/* the attributes never change */
@@ -277,21 +278,6 @@ struct fusefile_path {
 	char	 fp_mnt[64];		/* /proc/self/fd/N of fp_fd */
 };
 
-/*
- * May dtd publish a device in the directory st describes?  Only if no
- * one but root can put a name there, or the directory is sticky and
- * root's (/tmp), where others can add names but not replace ours.
- */
-static bool
-fusefile_dir_safe(const struct stat *st)
-{
-	if (st->st_uid != 0)
-		return false;
-	if ((st->st_mode & (S_IWGRP | S_IWOTH)) == 0)
-		return true;
-	return (st->st_mode & S_ISVTX) != 0;
-}
-
 /* Split path into its directory (opened) and last component. */
 static int
 fusefile_open_dir(const char *path, struct fusefile_path *fp)
@@ -326,7 +312,7 @@ fusefile_open_dir(const char *path, struct fusefile_path *fp)
 		fprintf(stderr, "dtd: %s: %s\n", dir, strerror(error));
 		return error;
 	}
-	if (!fusefile_dir_safe(&st)) {
+	if (!dt_dir_safe(&st)) {
 		fprintf(stderr, "dtd: %s: refusing a device in a directory "
 		    "others can write (owner %d, mode %04o; it must be "
 		    "root's, and sticky if others may write it)\n", dir,

@@ -717,7 +717,6 @@ int
 dt_ingest_begin(const char *path)
 {
 	struct sockaddr_un sun;
-	char dir[sizeof(sun.sun_path)], *slash;
 	int error, fd;
 
 	if (path == NULL || *path == '\0')
@@ -727,39 +726,8 @@ dt_ingest_begin(const char *path)
 		return ENAMETOOLONG;
 	}
 	snprintf(dti_path, sizeof(dti_path), "%s", path);
-	snprintf(dir, sizeof(dir), "%s", path);
-	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-			error = errno;
-			fprintf(stderr, "dtd: %s: %s\n", dir, strerror(error));
-			return error;
-		}
-	}
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return errno;
-	/* A socket file nobody answers on is a dead dtd's: replace it. */
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
-		fprintf(stderr, "dtd: another dtd serves %s\n", path);
-		close(fd);
-		return EADDRINUSE;
-	}
-	close(fd);
-	(void)unlink(path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return errno;
-	/* Tracees need no privilege: anyone may connect. */
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
-	    chmod(path, 0666) != 0 || listen(fd, 128) != 0) {
-		error = errno;
-		fprintf(stderr, "dtd: %s: %s\n", path, strerror(error));
-		close(fd);
+	if ((error = dt_ingest_listen(path, &fd)) != 0)
 		return error;
-	}
 	dti_listen = fd;
 	if (pipe2(dti_wake, O_CLOEXEC) != 0) {
 		error = errno;
@@ -783,7 +751,7 @@ dt_ingest_begin(const char *path)
 fail:
 	close(dti_listen);
 	dti_listen = -1;
-	unlink(path);
+	dt_ingest_unlisten();
 	return error;
 }
 
@@ -802,7 +770,7 @@ dt_ingest_end(void)
 	close(dti_listen);
 	close(dti_wake[0]);
 	close(dti_wake[1]);
-	unlink(dti_path);
+	dt_ingest_unlisten();
 	pthread_mutex_lock(&dti_lock);
 	while ((dp = dti_procs) != NULL) {
 		dti_procs = dp->dp_next;

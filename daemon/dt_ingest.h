@@ -66,6 +66,16 @@ int	dt_ingest_begin(const char *path);
 void	dt_ingest_end(void);
 
 /*
+ * The socket's file (dt_ingest_sock.c): dt_ingest_listen() checks or
+ * makes path's directory and puts a listening socket, mode 0666, at
+ * path; 0 and the descriptor in *fdp, or an errno with a message.
+ * dt_ingest_unlisten() removes the file if it is still ours.  Main
+ * thread, at start and stop.
+ */
+int	dt_ingest_listen(const char *path, int *fdp);
+void	dt_ingest_unlisten(void);
+
+/*
  * Pull every tracee whose table names sock (orphaned by a dead dtd, or a
  * placeholder) into reconnecting.  Scans /proc once; returns how many it
  * found.  Called by dt_ingest_begin() once the socket listens.

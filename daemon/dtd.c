@@ -358,6 +358,12 @@ main(int argc, char *argv[])
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
 		dtd_fatal("sigprocmask: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * Every file dtd makes names its mode, and the ingest socket can
+	 * only get its mode before bind() (dt_ingest_sock.c), where the
+	 * umask still applies: none, so modes are exactly as written.
+	 */
+	umask(0);
 
 	memset(&dcf, 0, sizeof(dcf));
 	dcf.dcf_ringsize = dtd_conf.dcf_ringsize;

@@ -43,6 +43,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <userdt/udt_wire.h>
+
 #include "dtt.h"
 
 static struct dtt_user	sec_user;
@@ -248,6 +250,175 @@ out:
 	dtt_dtd_fini(&dd, true);
 }
 
+/*
+ * As the user, until killed: keep replacing the socket's name in their
+ * directory by a link to root's victim, the old chmod race's move.
+ */
+static int
+swap_loop(void *arg)
+{
+	char **pair = arg;
+
+	for (;;) {
+		(void)unlink(pair[1]);
+		(void)symlink(pair[0], pair[1]);
+	}
+	return 0;
+}
+
+static uint32_t	sec_nsys;	/* syscall probes, as a tracee says */
+
+/* As the user: a tracee's handshake on the socket (0 when welcomed). */
+static int
+user_hello(void *arg)
+{
+	struct udt_welcome w;
+	int fds[2], fd;
+
+	if ((fd = dtt_tracee_hello(arg, sec_nsys, &w, fds)) == -1)
+		return errno ? errno : EPROTO;
+	close(fds[0]);
+	close(fds[1]);
+	close(fd);
+	return 0;
+}
+
+/* A tracee's hello as the user, on the socket of dtd dd. */
+static int
+user_hello_fork(const struct dtt_dtd *dd, const char *sock)
+{
+	struct dtioc_probe_info *pi;
+	size_t n, i;
+	int fd;
+
+	sec_nsys = 0;
+	if ((fd = dtt_open(dd->dd_dev)) == -1)
+		return errno;
+	pi = dtt_plist(fd, &n);
+	close(fd);
+	if (pi == NULL)
+		return EIO;
+	for (i = 0; i < n; i++)
+		if (strcmp(pi[i].dtpi_prov, "syscall") == 0)
+			sec_nsys++;
+	free(pi);
+	return as_user(user_hello, (void *)sock);
+}
+
+static void
+run_ingest(void)
+{
+	struct dtt_dtd dd;
+	struct stat st;
+	char victim[160], udir[64], sock[128], link[64], err[512];
+	char *pair[2] = { victim, sock };
+	char *args[] = { "--no-ksyms", "--ingest", sock, NULL };
+	pid_t swapper = -1;
+	int fd, i, refused, e;
+
+	udir[0] = link[0] = '\0';
+	if (!dtt_check(dtt_dtd_init(&dd, "udt-sec") == 0, "a directory"))
+		return;
+	snprintf(victim, sizeof(victim), "%s/victim", dd.dd_dir);
+	fd = open(victim, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (!dtt_check(fd != -1, "root's victim file, 0600"))
+		goto out;
+	close(fd);
+
+	/* The race, 100 times, in a directory the user owns. */
+	snprintf(udir, sizeof(udir), "/tmp/udt-sec-ing.%s", sec_user.du_name);
+	if (!dtt_check(as_user(make_dir, udir) == 0, "%s makes %s",
+	    sec_user.du_name, udir))
+		goto out;
+	snprintf(sock, sizeof(sock), "%s/ingest.sock", udir);
+	fflush(stdout);
+	if ((swapper = fork()) == 0) {
+		if (dtt_user_become(&sec_user) == -1)
+			_exit(255);
+		_exit(swap_loop(pair));
+	}
+	for (i = refused = 0; i < 100 && swapper > 0; i++) {
+		if (dtt_dtd_start(&dd, sec_dtd, args, err, sizeof(err)) ==
+		    -1) {
+			if (strstr(err, "refusing it for the ingest socket") !=
+			    NULL)
+				refused++;
+		} else
+			dtt_dtd_stop(&dd, SIGTERM);
+		if (stat(victim, &st) == -1 || (st.st_mode & 07777) != 0600)
+			break;
+	}
+	dtt_check(refused == 100, "dtd refused the user's directory %d "
+	    "times of 100 (%s)", refused, err);
+	dtt_check(i == 100 && stat(victim, &st) == 0 &&
+	    (st.st_mode & 07777) == 0600 && st.st_uid == 0,
+	    "the victim is still root's 0600 after %d starts", i);
+	if (swapper > 0)
+		dtt_stop(swapper, SIGKILL, DTT_EXIT_MS);
+	swapper = -1;
+
+	/* A link to a root directory in its place is refused too. */
+	snprintf(link, sizeof(link), "/tmp/udt-sec-lnk.%s", sec_user.du_name);
+	pair[0] = dd.dd_dir;
+	pair[1] = link;
+	if (dtt_check(as_user(plant_link, pair) == 0, "%s plants %s -> %s",
+	    sec_user.du_name, link, dd.dd_dir)) {
+		snprintf(sock, sizeof(sock), "%s/ingest.sock", link);
+		dtt_check(dtt_dtd_start(&dd, sec_dtd, args, err, sizeof(err)) ==
+		    -1 && strstr(err, "symbolic link") != NULL,
+		    "dtd refuses the linked directory: \"%s\"", err);
+	}
+
+	/* A missing directory: dtd makes it, root's 0755. */
+	snprintf(sock, sizeof(sock), "%s/run/ingest.sock", dd.dd_dir);
+	if (dtt_check(dtt_dtd_start(&dd, sec_dtd, args, err, sizeof(err)) !=
+	    -1, "dtd --ingest in a missing directory starts (%s)", err)) {
+		dtt_check(stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) &&
+		    st.st_uid == 0 && (st.st_mode & 07777) == 0666,
+		    "the socket is root's, 0666 (%04o)",
+		    (unsigned)(st.st_mode & 07777));
+		e = user_hello_fork(&dd, sock);
+		dtt_check(e == 0, "%s's tracee is welcomed (%s)",
+		    sec_user.du_name, e ? strerror(e) : "yes");
+		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
+		    "dtd stopped");
+		dtt_check(access(sock, F_OK) == -1 && errno == ENOENT,
+		    "and removed its socket");
+		*strrchr(sock, '/') = '\0';
+		dtt_check(stat(sock, &st) == 0 && st.st_uid == 0 &&
+		    (st.st_mode & 07777) == 0755, "%s is root's, 0755", sock);
+		rmdir(sock);
+	}
+
+	/* Sticky and root's, like /tmp: fine. */
+	snprintf(sock, sizeof(sock), "%s/sticky", dd.dd_dir);
+	if (mkdir(sock, 0700) == 0 && chmod(sock, 01777) == 0) {
+		strcat(sock, "/ingest.sock");
+		if (dtt_check(dtt_dtd_start(&dd, sec_dtd, args, err,
+		    sizeof(err)) != -1, "dtd --ingest in a sticky directory "
+		    "of root's (%s)", err)) {
+			e = user_hello_fork(&dd, sock);
+			dtt_check(e == 0, "%s's tracee is welcomed there (%s)",
+			    sec_user.du_name, e ? strerror(e) : "yes");
+			dtt_dtd_stop(&dd, SIGTERM);
+		}
+		*strrchr(sock, '/') = '\0';
+		rmdir(sock);
+	}
+out:
+	if (swapper > 0)
+		dtt_stop(swapper, SIGKILL, DTT_EXIT_MS);
+	if (udir[0] != '\0') {
+		snprintf(sock, sizeof(sock), "%s/ingest.sock", udir);
+		unlink(sock);
+		rmdir(udir);
+	}
+	if (link[0] != '\0')
+		unlink(link);
+	unlink(victim);
+	dtt_dtd_fini(&dd, true);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -266,6 +437,8 @@ main(int argc, char *argv[])
 		run_ksyms();
 	else if (strcmp(argv[1], "device") == 0)
 		run_device();
+	else if (strcmp(argv[1], "ingest") == 0)
+		run_ingest();
 	else
 		dtt_check(false, "no test mode '%s'", argv[1]);
 	dtt_user_del(&sec_user);
