@@ -507,10 +507,13 @@ dti_drain_main(void *arg)
 /*
  * A sealed memfd of size bytes, mapped read-write in dtd.  The seals
  * keep a tracee holding the descriptor from shrinking it under dtd's
- * mapping (which would turn dtd's next access into SIGBUS).
+ * mapping (which would turn dtd's next access into SIGBUS).  mode is the
+ * inode's (root's): a memfd is born 0777, and anyone holding a
+ * descriptor, even a read-only one, may open it again through
+ * /proc/self/fd/N with what the mode allows.
  */
 static int
-dti_memfd(const char *name, size_t size, void **mapp)
+dti_memfd(const char *name, size_t size, mode_t mode, void **mapp)
 {
 	void *p;
 	int fd;
@@ -518,7 +521,7 @@ dti_memfd(const char *name, size_t size, void **mapp)
 	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -1;
-	if (ftruncate(fd, (off_t)size) != 0 ||
+	if (fchmod(fd, mode) != 0 || ftruncate(fd, (off_t)size) != 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 	    != 0)
 		goto fail;
@@ -625,8 +628,18 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 		return;		/* gone already */
 	if ((dp = calloc(1, sizeof(*dp))) == NULL)
 		goto fail;
-	ringfd = dti_memfd(UDT_RING_MEMFD, UDT_RING_SIZE(nslots), &ring);
-	tabfd = dti_memfd(UDT_TAB_MEMFD, UDT_TAB_SIZE, &tab);
+	/*
+	 * The ring is the tracee's to write.  The table is dtd's word to
+	 * the tracee: 0400, so a tracee that is not root can neither open
+	 * its read-only descriptor again for writing nor map it writable.
+	 * No write seal: F_SEAL_FUTURE_WRITE would also stop the next dtd,
+	 * after a restart, from mapping the table to set tb_reconnect
+	 * (dt_ingest_adopt.c), and root, who alone passes the mode, can
+	 * write any process's memory anyway.
+	 */
+	ringfd = dti_memfd(UDT_RING_MEMFD, UDT_RING_SIZE(nslots), 0600,
+	    &ring);
+	tabfd = dti_memfd(UDT_TAB_MEMFD, UDT_TAB_SIZE, 0400, &tab);
 	if (ringfd < 0 || tabfd < 0)
 		goto fail;
 	/* The tracee gets the table through a read-only descriptor. */

@@ -419,6 +419,75 @@ out:
 	dtt_dtd_fini(&dd, true);
 }
 
+/*
+ * As the user, a tracee that wants to write its enable table: every way
+ * must fail.  Returns a bit per way that worked, 0 when none did.
+ */
+static int
+write_table(void *arg)
+{
+	struct udt_welcome w;
+	char path[64];
+	void *p;
+	int fds[2], fd, rw, won = 0;
+
+	if ((fd = dtt_tracee_hello(arg, sec_nsys, &w, fds)) == -1)
+		return 0x80;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[1]);
+	if ((rw = open(path, O_RDWR | O_CLOEXEC)) != -1) {
+		won |= 1;
+		close(rw);
+	}
+	p = mmap(NULL, w.uw_tabsize, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    fds[1], 0);
+	if (p != MAP_FAILED) {
+		won |= 2;
+		munmap(p, w.uw_tabsize);
+	}
+	p = mmap(NULL, w.uw_tabsize, PROT_READ, MAP_SHARED, fds[1], 0);
+	if (p == MAP_FAILED)
+		won |= 0x40;		/* not even readable: broken */
+	else {
+		if (mprotect(p, w.uw_tabsize, PROT_READ | PROT_WRITE) == 0)
+			won |= 4;
+		munmap(p, w.uw_tabsize);
+	}
+	if (fchmod(fds[1], 0666) == 0)
+		won |= 8;
+	if (write(fds[1], "x", 1) != -1)
+		won |= 0x10;
+	close(fds[0]);
+	close(fds[1]);
+	close(fd);
+	return won;
+}
+
+static void
+run_enable(void)
+{
+	struct dtt_dtd dd;
+	char *args[] = { "--no-ksyms", NULL };
+	int won;
+
+	if (!dtt_check(dtt_dtd_init(&dd, "udt-sec") == 0 &&
+	    dtt_dtd_start(&dd, sec_dtd, args, NULL, 0) != -1, "a private dtd"))
+		goto out;
+	/* sec_nsys, and the hello itself as root, through the helper. */
+	if (!dtt_check(user_hello_fork(&dd, dd.dd_sock) == 0,
+	    "%s's tracee is welcomed", sec_user.du_name))
+		goto out;
+	won = as_user(write_table, dd.dd_sock);
+	dtt_check(won == 0, "%s's tracee cannot write its table: reopen "
+	    "O_RDWR %s, mmap PROT_WRITE %s, mprotect PROT_WRITE %s, fchmod "
+	    "%s, write %s%s", sec_user.du_name, won & 1 ? "WORKED" : "fails",
+	    won & 2 ? "WORKED" : "fails", won & 4 ? "WORKED" : "fails",
+	    won & 8 ? "WORKED" : "fails", won & 0x10 ? "WORKED" : "fails",
+	    won & 0xc0 ? " (but the handshake or read mapping failed)" : "");
+	dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
+out:
+	dtt_dtd_fini(&dd, true);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -439,6 +508,8 @@ main(int argc, char *argv[])
 		run_device();
 	else if (strcmp(argv[1], "ingest") == 0)
 		run_ingest();
+	else if (strcmp(argv[1], "enable") == 0)
+		run_enable();
 	else
 		dtt_check(false, "no test mode '%s'", argv[1]);
 	dtt_user_del(&sec_user);
