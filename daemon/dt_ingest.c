@@ -128,7 +128,7 @@ static char		 dti_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
 static struct {
 	atomic_uint_fast64_t	attached, records, garbage, lost, recur;
-	atomic_uint_fast64_t	adopted;
+	atomic_uint_fast64_t	adopted, refused;
 	atomic_uint		procs;
 } dti_stats;
 
@@ -535,6 +535,19 @@ fail:
 	return -1;
 }
 
+void
+dt_ingest_refused(const struct ucred *cr, const char *why)
+{
+	uint64_t n;
+
+	n = atomic_fetch_add(&dti_stats.refused, 1) + 1;
+	/* Every one counts; a flood must not flood the log too. */
+	if (n <= 16 || (n & (n - 1)) == 0)
+		fprintf(stderr, "dtd: ingest: closed pid %d (uid %u) before "
+		    "its hello: %s (%llu so far)\n", (int)cr->pid,
+		    (unsigned)cr->uid, why, (unsigned long long)n);
+}
+
 static void
 dti_send_stats(int fd)
 {
@@ -549,6 +562,7 @@ dti_send_stats(int fd)
 	st.us_lost = atomic_load(&dti_stats.lost);
 	st.us_recur = atomic_load(&dti_stats.recur);
 	st.us_adopted = atomic_load(&dti_stats.adopted);
+	st.us_refused = atomic_load(&dti_stats.refused);
 	(void)send(fd, &st, sizeof(st), MSG_NOSIGNAL);
 }
 

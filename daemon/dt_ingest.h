@@ -114,6 +114,12 @@ void	dt_ingest_accept(int lfd, int wakefd);
  */
 struct ucred;
 struct udt_hello;
+/*
+ * The accept loop closed cr's connection before its hello was whole:
+ * counted (udt_stats.us_refused) and logged, the log rate-limited.
+ * Accept thread.
+ */
+void	dt_ingest_refused(const struct ucred *cr, const char *why);
 void	dt_ingest_serve(int fd, const struct ucred *cr,
 	    const struct udt_hello *h, const struct udt_maps_req *rq);
 
