@@ -74,6 +74,7 @@
 #include "dt_dev.h"
 #include "dt_prov.h"
 #include "dt_ingest.h"
+#include "dt_ingest_var.h"
 #include "dt_pidmaps.h"
 #include "dt_ptimer.h"
 
@@ -83,25 +84,6 @@
 #define DTI_IDLE_OFF	100000000	/* ns: the same, nothing enabled */
 #define DTI_REAP_NSEC	10000000ULL	/* look for exited tracees */
 
-struct dti_proc {
-	struct dti_proc		*dp_next;	/* [L] writers; [D] reads */
-	pid_t			 dp_pid;	/* [I] SO_PEERCRED */
-	int			 dp_pidfd;	/* [I] */
-	struct udt_ring_hdr	*dp_ring;	/* [I] dtd's mapping */
-	uint32_t		 dp_nslots;	/* [I] never reread from ring */
-	struct udt_tab		*dp_tab;	/* [I] dtd's mapping */
-	atomic_int		 dp_retired;	/* [a] same pid reconnected */
-	int			 dp_dead;	/* [D] */
-	uint64_t		 dp_tail;	/* [D] next ticket to read */
-	uint64_t		 dp_stuck;	/* [D] tail stuck since */
-	uint64_t		 dp_lost_total;	/* [D] last seen totals */
-	uint64_t		 dp_recur_total;
-	uint32_t		 dp_lost[DT_SYS_NPROBES];	/* [D] */
-	uint32_t		 dp_recur[DT_SYS_NPROBES];	/* [D] */
-	uint32_t		 dp_plost;	/* [D] profile samples */
-	uint32_t		 dp_precur;	/* [D] */
-	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */
-};
 
 static pthread_mutex_t	 dti_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dti_proc	*dti_procs;		/* [L], head read [a] */
@@ -126,11 +108,7 @@ static pthread_t	 dti_accept_thr, dti_drain_thr;	/* [I] */
 static int		 dti_running;		/* [I] */
 static char		 dti_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
-static struct {
-	atomic_uint_fast64_t	attached, records, garbage, lost, recur;
-	atomic_uint_fast64_t	adopted, refused;
-	atomic_uint		procs;
-} dti_stats;
+struct dti_stats	 dti_stats;
 
 /*
  * Wake the drain thread if it sleeps.  Any thread, any lock but
@@ -291,79 +269,6 @@ dti_drain(struct dti_proc *dp, int final)
 	if (n > 0)
 		__atomic_store_n(&rh->rh_tail, dp->dp_tail, __ATOMIC_RELEASE);
 	return n;
-}
-
-/* Charge n events of syscall probe p to every open recording it. */
-static void
-dti_charge(unsigned int p, uint64_t n,
-    void (*count)(struct dt_pcb *, unsigned int, uint64_t))
-{
-	struct dt_probe *dtp;
-	struct dt_pcb *pcb;
-
-	if ((dtp = dt_syscall_probe(p)) == NULL)
-		return;
-	rcu_read_lock();
-	cds_list_for_each_entry_rcu(pcb, &dtp->dtp_pcbs, dp_pnext)
-		count(pcb, 0, n);
-	rcu_read_unlock();
-}
-
-/*
- * How far a counter of the tracee moved since *last (which follows it),
- * or 0 when it did not or the step is too large to believe.
- */
-static uint32_t
-dti_delta(const uint32_t *ctr, uint32_t *last)
-{
-	uint32_t cur = __atomic_load_n(ctr, __ATOMIC_RELAXED);
-	uint32_t delta = cur - *last;
-
-	*last = cur;
-	return delta < DT_INGEST_DELTA_MAX ? delta : 0;
-}
-
-/*
- * The tracee's recursion and ring-full counters: attribute what changed
- * since the last look to the opens recording each probe, so the device's
- * recurevt and dropevt account for events that never reached dtd.
- */
-static void
-dti_counters(struct dti_proc *dp)
-{
-	struct udt_ring_hdr *rh = dp->dp_ring;
-	uint64_t lt, rt;
-	uint32_t delta;
-	unsigned int p;
-
-	lt = __atomic_load_n(&rh->rh_lost_total, __ATOMIC_RELAXED);
-	rt = __atomic_load_n(&rh->rh_recur_total, __ATOMIC_RELAXED);
-	if (lt == dp->dp_lost_total && rt == dp->dp_recur_total)
-		return;
-	dp->dp_lost_total = lt;
-	dp->dp_recur_total = rt;
-	for (p = 0; p < DT_SYS_NPROBES; p++) {
-		if ((delta = dti_delta(&rh->rh_lost[p], &dp->dp_lost[p]))) {
-			atomic_fetch_add(&dti_stats.lost, delta);
-			dti_charge(p, delta, dt_pcb_count_dropevt);
-		}
-		if ((delta = dti_delta(&rh->rh_recur[p], &dp->dp_recur[p]))) {
-			atomic_fetch_add(&dti_stats.recur, delta);
-			dti_charge(p, delta, dt_pcb_count_recurevt);
-		}
-	}
-
-	/* The timer fallback's samples, to the opens recording profile. */
-	if ((delta = dti_delta(&rh->rh_lost[UDT_PROBE_PROFILE],
-	    &dp->dp_plost))) {
-		atomic_fetch_add(&dti_stats.lost, delta);
-		dt_ptimer_count(delta, false);
-	}
-	if ((delta = dti_delta(&rh->rh_recur[UDT_PROBE_PROFILE],
-	    &dp->dp_precur))) {
-		atomic_fetch_add(&dti_stats.recur, delta);
-		dt_ptimer_count(delta, true);
-	}
 }
 
 static void
@@ -563,6 +468,7 @@ dti_send_stats(int fd)
 	st.us_recur = atomic_load(&dti_stats.recur);
 	st.us_adopted = atomic_load(&dti_stats.adopted);
 	st.us_refused = atomic_load(&dti_stats.refused);
+	st.us_forged = atomic_load(&dti_stats.forged);
 	(void)send(fd, &st, sizeof(st), MSG_NOSIGNAL);
 }
 
@@ -663,6 +569,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 
 	dp->dp_pid = crp->pid;
 	dp->dp_pidfd = pidfd;
+	dti_budget_init(dp);
 	dp->dp_ring = ring;
 	dp->dp_nslots = nslots;
 	dp->dp_tab = tab;
