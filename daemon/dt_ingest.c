@@ -51,6 +51,7 @@
  */
 #include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -107,6 +108,7 @@ static atomic_int	 dti_stop;		/* [a] */
 static pthread_t	 dti_accept_thr, dti_drain_thr;	/* [I] */
 static int		 dti_running;		/* [I] */
 static char		 dti_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static unsigned int	 dti_uid_max;		/* [I] tracees of one user */
 
 struct dti_stats	 dti_stats;
 
@@ -510,6 +512,36 @@ dti_send_fds(int fd, const struct udt_welcome *w, int fd0, int fd1)
 	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(*w) ? 0 : -1;
 }
 
+/*
+ * Does cr's user already have as many tracees attached as one user may?
+ * Each holds a descriptor in dtd (its pidfd) and a ring: without a cap,
+ * one user's thousand processes take the descriptors every other user's
+ * tracees need.  Root's are not capped.  Refusals are counted and
+ * logged.  Accept thread; takes [L].
+ */
+static bool
+dti_uid_full(const struct ucred *cr)
+{
+	struct dti_proc *dp;
+	unsigned int n = 0;
+	char why[96];
+
+	if (cr->uid == 0)
+		return false;
+	pthread_mutex_lock(&dti_lock);
+	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
+		if (dp->dp_uid == cr->uid && !dp->dp_dead &&
+		    !atomic_load(&dp->dp_retired))
+			n++;
+	pthread_mutex_unlock(&dti_lock);
+	if (n < dti_uid_max)
+		return false;
+	snprintf(why, sizeof(why), "its user has %u tracees attached, the "
+	    "most one user may", n);
+	dt_ingest_refused(cr, why);
+	return true;
+}
+
 void
 dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
     const struct udt_maps_req *rq)
@@ -543,6 +575,10 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 		return;
 	}
 
+	if (dti_uid_full(crp)) {
+		dti_send_error(fd, EUSERS);
+		return;
+	}
 	pidfd = (int)syscall(SYS_pidfd_open, crp->pid, 0);
 	if (pidfd < 0)
 		return;		/* gone already */
@@ -568,6 +604,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 		goto fail;
 
 	dp->dp_pid = crp->pid;
+	dp->dp_uid = crp->uid;
 	dp->dp_pidfd = pidfd;
 	dti_budget_init(dp);
 	dp->dp_ring = ring;
@@ -651,6 +688,7 @@ int
 dt_ingest_begin(const char *path)
 {
 	struct sockaddr_un sun;
+	struct rlimit rl;
 	int error, fd;
 
 	if (path == NULL || *path == '\0')
@@ -660,6 +698,15 @@ dt_ingest_begin(const char *path)
 		return ENAMETOOLONG;
 	}
 	snprintf(dti_path, sizeof(dti_path), "%s", path);
+	/*
+	 * A quarter of dtd's descriptors for one user's tracees, so three
+	 * others can always attach too (dtd raised its soft limit to the
+	 * hard one at start).
+	 */
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		rl.rlim_cur = 1024;
+	dti_uid_max = rl.rlim_cur / 4 > 16 ? (unsigned int)(rl.rlim_cur / 4) :
+	    16;
 	if ((error = dt_ingest_listen(path, &fd)) != 0)
 		return error;
 	dti_listen = fd;

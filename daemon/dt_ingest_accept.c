@@ -81,6 +81,7 @@ _Static_assert(offsetof(struct dti_pending, pn_u.m.req) ==
 
 static struct dti_pending	dti_pn[DTI_PENDING_MAX];	/* accept thr */
 static int			dti_npn;			/* accept thr */
+static int			dti_spare = -1;	/* accept thr: for EMFILE */
 
 static uint64_t
 dti_ms(void)
@@ -243,6 +244,32 @@ dti_pn_add(int fd, const struct ucred *cr)
 	(void)dti_pn_settle(dti_npn - 1);
 }
 
+/*
+ * Out of descriptors: a queued connection would keep the listening
+ * socket readable and the loop spinning.  Spend the spare descriptor to
+ * take it and close it at once, counted and logged, then take a spare
+ * again.
+ */
+static void
+dti_accept_nofile(int lfd)
+{
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	int fd;
+
+	if (dti_spare != -1) {
+		close(dti_spare);
+		dti_spare = -1;
+	}
+	if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0)
+			memset(&cr, 0, sizeof(cr));
+		dt_ingest_refused(&cr, "dtd is out of descriptors");
+		close(fd);
+	}
+	dti_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 /* Accept what is queued, up to DTI_ACCEPT_MAX. */
 static void
 dti_accept_some(int lfd)
@@ -253,6 +280,10 @@ dti_accept_some(int lfd)
 
 	for (k = 0; k < DTI_ACCEPT_MAX; k++) {
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			dti_accept_nofile(lfd);
+			return;
+		}
 		if (fd < 0)
 			return;
 		crlen = sizeof(cr);
@@ -279,6 +310,7 @@ dt_ingest_accept(int lfd, int wakefd)
 	pfd[0].events = POLLIN;
 	pfd[1].fd = wakefd;
 	pfd[1].events = POLLIN;
+	dti_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	for (;;) {
 		now = dti_ms();
 		timeout = -1;
@@ -310,4 +342,7 @@ dt_ingest_accept(int lfd, int wakefd)
 	}
 	while (dti_npn > 0)
 		dti_pn_drop(dti_npn - 1, NULL);
+	if (dti_spare != -1)
+		close(dti_spare);
+	dti_spare = -1;
 }

@@ -34,6 +34,7 @@
 struct dti_proc {
 	struct dti_proc		*dp_next;	/* [L] writers; [D] reads */
 	pid_t			 dp_pid;	/* [I] SO_PEERCRED */
+	uid_t			 dp_uid;	/* [I] SO_PEERCRED */
 	int			 dp_pidfd;	/* [I] */
 	struct udt_ring_hdr	*dp_ring;	/* [I] dtd's mapping */
 	uint32_t		 dp_nslots;	/* [I] never reread from ring */

@@ -26,6 +26,7 @@
  * thread is interrupted at a bad moment, and no signal is lost between
  * a check and a blocking read.
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -336,6 +337,24 @@ dtd_teardown(void)
 	}
 }
 
+/*
+ * Every tracee holds a descriptor in dtd while it is attached: take all
+ * the descriptors the hard limit allows.  The ingest path caps what one
+ * user may hold (dt_ingest.c).
+ */
+static void
+dtd_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		fprintf(stderr, "dtd: cannot raise RLIMIT_NOFILE to %llu: %s\n",
+		    (unsigned long long)rl.rlim_max, strerror(errno));
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -358,6 +377,7 @@ main(int argc, char *argv[])
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
 		dtd_fatal("sigprocmask: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
+	dtd_nofile();
 	/*
 	 * Every file dtd makes names its mode, and the ingest socket can
 	 * only get its mode before bind() (dt_ingest_sock.c), where the

@@ -27,8 +27,14 @@
  *   overflow	a real tracee's ring overflows while dtd is stopped
  *		(SIGSTOP): every event it generated is read or counted in
  *		dropevt, exactly, and the drops are the ring's losses.
+ *   nofile	dtd with 1024 descriptors: one ordinary user's 1000
+ *		tracees attach up to that user's cap (a quarter) and the
+ *		rest are refused and logged, while another user's tracee
+ *		still attaches.
  */
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -235,6 +241,148 @@ out:
 	free(evs);
 }
 
+#define NOFILE		1024
+#define NHOG		1000
+
+/*
+ * As user du: a tracee's hello; says y (welcomed) or n on wfd, then
+ * holds its ring until rfd reaches EOF.
+ */
+static int
+hog_child(const struct dtt_user *du, int wfd, int rfd, pid_t parent)
+{
+	struct udt_welcome w;
+	int fds[2], sock;
+	char c;
+
+	if (dtt_user_become(du) == -1)
+		return 255;
+	/* Not left behind by a test that died (set after the uid change). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		return 254;
+	sock = dtt_tracee_hello(dd.dd_sock, nsys, &w, fds);
+	c = sock >= 0 ? 'y' : 'n';
+	if (write(wfd, &c, 1) != 1)
+		return 1;
+	while (read(rfd, &c, 1) == -1 && errno == EINTR)
+		continue;
+	return 0;
+}
+
+/* Fork n tracees of du; count the welcomed ones.  -1 on failure. */
+static long
+hog_fork(const struct dtt_user *du, long n, const int go[2], pid_t *pids,
+    int devfd)
+{
+	pid_t self = getpid();
+	struct pollfd pfd;
+	long i, yes = 0, got = 0;
+	int done[2];
+	char buf[256];
+	ssize_t m;
+
+	if (pipe2(done, O_CLOEXEC) != 0)
+		return -1;
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		if ((pids[i] = fork()) == 0) {
+			/* Root's device is not theirs; EOF on go needs go[1]. */
+			close(done[0]);
+			close(devfd);
+			close(go[1]);
+			_exit(hog_child(du, done[1], go[0], self));
+		}
+		if (pids[i] < 0)
+			break;
+	}
+	close(done[1]);
+	pfd.fd = done[0];
+	pfd.events = POLLIN;
+	while (got < i && poll(&pfd, 1, 60000) == 1) {
+		if ((m = read(done[0], buf, sizeof(buf))) <= 0)
+			break;
+		got += m;
+		while (m-- > 0)
+			yes += buf[m] == 'y';
+	}
+	close(done[0]);
+	return got == n ? yes : -1;
+}
+
+static void
+run_nofile(const char *dtd)
+{
+	struct dtioc_probe_info *pi = NULL;
+	struct dtt_user hog, other;
+	struct udt_stats us;
+	struct rlimit rl = { NOFILE, NOFILE };
+	char *args[] = { "--no-ksyms", NULL };
+	char err[256], log[8192];
+	pid_t *pids = NULL, opid;
+	long yes = -1, oyes = -1, i;
+	size_t npi;
+	int go[2] = { -1, -1 }, fd = -1, lfd;
+	ssize_t n;
+
+	hog.du_name[0] = other.du_name[0] = '\0';
+	if (!dtt_check(dtt_user_add(&hog) == 0 && dtt_user_add(&other) == 0,
+	    "two throwaway users %s and %s", hog.du_name, other.du_name) ||
+	    (pids = calloc(NHOG, sizeof(*pids))) == NULL)
+		goto out;
+	/* dtd inherits it, and can raise its soft limit no further. */
+	if (!dtt_check(setrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    dtt_dtd_init(&dd, "udt-nofile") == 0 &&
+	    dtt_dtd_start(&dd, dtd, args, err, sizeof(err)) != -1 &&
+	    (fd = dtt_open(dd.dd_dev)) != -1 &&
+	    (pi = dtt_plist(fd, &npi)) != NULL,
+	    "a private dtd with %d descriptors", NOFILE))
+		goto out;
+	for (i = 0; i < (long)npi; i++)
+		nsys += strcmp(pi[i].dtpi_prov, "syscall") == 0;
+	if (pipe2(go, O_CLOEXEC) != 0)
+		goto out;
+	yes = hog_fork(&hog, NHOG, go, pids, fd);
+	dtt_check(yes > 0 && yes <= NOFILE / 4, "%s's %d tracees: %ld "
+	    "attached, at most a quarter of dtd's descriptors", hog.du_name,
+	    NHOG, yes);
+	oyes = hog_fork(&other, 1, go, &opid, fd);
+	dtt_check(oyes == 1, "%s's tracee still attaches", other.du_name);
+	if (st_ingest_stats(dd.dd_sock, &us) != 0)
+		memset(&us, 0, sizeof(us));
+	dtt_check(us.us_refused >= (uint64_t)(NHOG - yes),
+	    "dtd counted %llu refusals", (unsigned long long)us.us_refused);
+	close(go[1]);
+	go[1] = -1;
+	for (i = 0; i < NHOG; i++)
+		if (pids[i] > 0)
+			dtt_wait(pids[i], DTT_EXIT_MS);
+	if (oyes >= 0)
+		dtt_wait(opid, DTT_EXIT_MS);
+	/* The cap is in dtd's log. */
+	if ((lfd = open(dd.dd_err, O_RDONLY | O_CLOEXEC)) != -1) {
+		n = read(lfd, log, sizeof(log) - 1);
+		log[n > 0 ? n : 0] = '\0';
+		close(lfd);
+		dtt_check(strstr(log, "the most one user may") != NULL,
+		    "dtd logged the cap");
+	}
+out:
+	if (go[0] >= 0)
+		close(go[0]);
+	if (go[1] >= 0)
+		close(go[1]);
+	if (fd >= 0)
+		close(fd);
+	if (dd.dd_pid > 0)
+		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
+		    "dtd stopped, exit status 0");
+	dtt_dtd_fini(&dd, true);
+	dtt_user_del(&hog);
+	dtt_user_del(&other);
+	free(pids);
+	free(pi);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -243,10 +391,15 @@ main(int argc, char *argv[])
 	int fd = -1, status;
 
 	if (argc != 5 || (strcmp(argv[4], "forge") != 0 &&
-	    strcmp(argv[4], "overflow") != 0)) {
+	    strcmp(argv[4], "overflow") != 0 &&
+	    strcmp(argv[4], "nofile") != 0)) {
 		fprintf(stderr, "usage: ingest_count DTD DTRUN TRACEE "
-		    "forge|overflow\n");
+		    "forge|overflow|nofile\n");
 		return 2;
+	}
+	if (strcmp(argv[4], "nofile") == 0) {
+		run_nofile(argv[1]);
+		return dtt_done() || dtt_npass < 6;
 	}
 	if (st_setup(&dd, "udt-count", argv[1], NULL, &fd, &pi, &npi) != 0)
 		goto out;
