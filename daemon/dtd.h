@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 enum dtd_frontend {
 	DTD_FE_AUTO,		/* CUSE if /dev/cuse exists, else FUSE-file */
@@ -48,6 +49,8 @@ struct dtd_conf {
 	const char		*dcf_ksyms;	/* --ksyms, NULL: none */
 	bool			 dcf_ksyms_set;	/* --ksyms given */
 	enum dtd_profile_mode	 dcf_profile;	/* --profile */
+	uint64_t		 dcf_maxmem;	/* --max-memory, 0: RAM/4 */
+	unsigned int		 dcf_maxopens;	/* --max-opens, 0: default */
 };
 
 extern struct dtd_conf dtd_conf;

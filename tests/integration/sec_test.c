@@ -27,8 +27,13 @@
  *   ingest	a directory the user owns is refused for the ingest socket,
  *		so the chmod race on it has nothing to win
  *   enable	the enable table a tracee gets cannot be made writable
+ *   opens	root opens and closes the device 100000 times in seconds;
+ *		a member of the --group group is capped (EMFILE)
+ *   memory	opens beyond --max-memory fail with ENOMEM, logged, while
+ *		the existing opens keep working
  */
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -488,14 +493,198 @@ out:
 	dtt_dtd_fini(&dd, true);
 }
 
+#define NOPENS		100000
+
+/* As the user: open the device until it fails; n opened, errno after. */
+static int
+open_many(void *arg)
+{
+	const char *dev = arg;
+	int n = 0, e;
+
+	while (n < 10000 && dtt_open(dev) != -1)
+		n++;
+	e = errno;
+	/* The count back as the exit status: n is 256 if the cap holds. */
+	return n == 256 && e == EMFILE ? 0 : n == 0 ? 1 : 2;
+}
+
+/*
+ * A child holding up to n opens of dev (a process may hold only so many
+ * descriptors): reports how many on res, closes them all at EOF on cmd,
+ * then reports a byte.
+ */
+static void
+opens_child(const char *dev, int n, int cmd, int res)
+{
+	int *fds, i, got;
+	char c;
+
+	if ((fds = calloc((size_t)n, sizeof(*fds))) == NULL)
+		_exit(1);
+	for (got = 0; got < n; got++)
+		if ((fds[got] = dtt_open(dev)) == -1)
+			break;
+	if (write(res, &got, sizeof(got)) != (ssize_t)sizeof(got))
+		_exit(1);
+	while (read(cmd, &c, 1) == -1 && errno == EINTR)
+		continue;
+	for (i = 0; i < got; i++)
+		close(fds[i]);
+	c = 'c';
+	_exit(write(res, &c, 1) == 1 ? 0 : 1);
+}
+
+static void
+run_opens(void)
+{
+	struct dtt_dtd dd;
+	struct rlimit rl;
+	char *args[] = { "--no-ksyms", "--ring-size", "2", NULL };
+	char gid[16];
+	char *gargs[] = { "--no-ksyms", "--group", gid, "--ring-size", "16",
+	    NULL };
+	uint64_t t0, topen, tclose;
+	pid_t kids[64];
+	int cmd[2], res[2], per, nkids, k, n = 0, got, e, fd, done = 0;
+	char c;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	per = rl.rlim_cur > 1100 ? (int)rl.rlim_cur - 100 : 1000;
+	nkids = (NOPENS + per - 1) / per;
+	if (!dtt_check(nkids <= 64 && dtt_dtd_init(&dd, "udt-sec") == 0 &&
+	    pipe2(cmd, O_CLOEXEC) == 0 && pipe2(res, O_CLOEXEC) == 0 &&
+	    dtt_dtd_start(&dd, sec_dtd, args, NULL, 0) != -1,
+	    "a private dtd, --ring-size 2; %d processes to hold %d opens",
+	    nkids, NOPENS))
+		goto out;
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
+	fflush(stdout);
+	for (k = 0; k < nkids; k++) {
+		if ((kids[k] = fork()) == 0) {
+			close(cmd[1]);
+			close(res[0]);
+			opens_child(dd.dd_dev, k < nkids - 1 ? per :
+			    NOPENS - per * (nkids - 1), cmd[0], res[1]);
+		}
+	}
+	close(cmd[0]);
+	close(res[1]);
+	for (k = 0; k < nkids; k++) {
+		if (read(res[0], &got, sizeof(got)) != (ssize_t)sizeof(got))
+			break;
+		n += got;
+	}
+	topen = dtt_clock_ns(CLOCK_MONOTONIC) - t0;
+	/* EOF on cmd: every child closes its opens. */
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
+	close(cmd[1]);
+	while (done < nkids && read(res[0], &c, 1) == 1)
+		done++;
+	tclose = dtt_clock_ns(CLOCK_MONOTONIC) - t0;
+	close(res[0]);
+	for (k = 0; k < nkids; k++)
+		dtt_wait(kids[k], DTT_EXIT_MS);
+	dtt_check(n == NOPENS, "root opened the device %d times in %.2f s",
+	    n, (double)topen / 1e9);
+	/* Quadratic, 100000 closes took minutes; linear, seconds. */
+	dtt_check(done == nkids && tclose < 30000000000ULL,
+	    "and closed them in %.2f s", (double)tclose / 1e9);
+	fd = dtt_open(dd.dd_dev);
+	dtt_check(fd != -1, "the device still opens");
+	if (fd != -1)
+		close(fd);
+	dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
+
+	snprintf(gid, sizeof(gid), "%d", (int)sec_user.du_gid);
+	if (!dtt_check(dtt_dtd_start(&dd, sec_dtd, gargs, NULL, 0) != -1,
+	    "a private dtd, --group %s", gid))
+		goto out;
+	e = as_user(open_many, dd.dd_dev);
+	dtt_check(e == 0, "%s, a group member, gets 256 opens, then EMFILE "
+	    "(%s)", sec_user.du_name, e == 0 ? "yes" : e == 1 ? "none" :
+	    "another count or errno");
+	fd = dtt_open(dd.dd_dev);
+	dtt_check(fd != -1, "root still opens the device");
+	if (fd != -1)
+		close(fd);
+	dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
+out:
+	dtt_dtd_fini(&dd, true);
+}
+
+static void
+run_memory(void)
+{
+	struct dtt_dtd dd;
+	struct dtioc_stat st;
+	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t per = (uint64_t)(ncpus > 0 ? ncpus : 1) * 1024 *
+	    sizeof(struct dt_evt);
+	char max[32], err[256], log[4096];
+	char *args[] = { "--no-ksyms", "--ring-size", "1024", "--max-memory",
+	    max, NULL };
+	int fds[4] = { -1, -1, -1, -1 }, fd = -1, i, ok, lfd;
+	ssize_t n;
+
+	/* Room for three opens' rings and a half. */
+	snprintf(max, sizeof(max), "%llu", (unsigned long long)(3 * per +
+	    per / 2));
+	if (!dtt_check(dtt_dtd_init(&dd, "udt-sec") == 0 &&
+	    dtt_dtd_start(&dd, sec_dtd, args, err, sizeof(err)) != -1,
+	    "a private dtd, --max-memory %s (%llu bytes an open)", max,
+	    (unsigned long long)per))
+		goto out;
+	for (i = 0; i < 3; i++)
+		fds[i] = dtt_open(dd.dd_dev);
+	dtt_check(fds[0] != -1 && fds[1] != -1 && fds[2] != -1,
+	    "three opens fit");
+	fds[3] = dtt_open(dd.dd_dev);
+	dtt_check(fds[3] == -1 && errno == ENOMEM, "the fourth fails with "
+	    "ENOMEM (%s)", fds[3] == -1 ? strerror(errno) : "it opened");
+	for (i = 0, ok = 0; i < 3; i++) {
+		size_t np;
+		struct dtioc_probe_info *pi = NULL;
+
+		ok += fds[i] != -1 && dtt_stats(fds[i], &st) == 0 &&
+		    (pi = dtt_plist(fds[i], &np)) != NULL && np > 0;
+		free(pi);
+	}
+	dtt_check(ok == 3, "the three keep working (stats, probe list)");
+	close(fds[0]);
+	fds[0] = -1;
+	fd = dtt_open(dd.dd_dev);
+	dtt_check(fd != -1, "one closed, the next open fits again");
+	if ((lfd = open(dd.dd_err, O_RDONLY | O_CLOEXEC)) != -1) {
+		n = read(lfd, log, sizeof(log) - 1);
+		log[n > 0 ? n : 0] = '\0';
+		close(lfd);
+	} else
+		log[0] = '\0';
+	dtt_check(strstr(log, "refused (ENOMEM)") != NULL &&
+	    strstr(log, "in use") != NULL, "dtd logged the refusal with the "
+	    "memory in use");
+out:
+	for (i = 0; i < 4; i++)
+		if (fds[i] != -1)
+			close(fds[i]);
+	if (fd != -1)
+		close(fd);
+	if (dd.dd_pid > 0)
+		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
+		    "dtd stopped");
+	dtt_dtd_fini(&dd, true);
+}
+
 int
 main(int argc, char *argv[])
 {
 	int status;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: sec_test ksyms|device|ingest|enable "
-		    "DTD\n");
+		fprintf(stderr, "usage: sec_test ksyms|device|ingest|enable|"
+		    "opens|memory DTD\n");
 		return 2;
 	}
 	sec_dtd = argv[2];
@@ -510,6 +699,10 @@ main(int argc, char *argv[])
 		run_ingest();
 	else if (strcmp(argv[1], "enable") == 0)
 		run_enable();
+	else if (strcmp(argv[1], "opens") == 0)
+		run_opens();
+	else if (strcmp(argv[1], "memory") == 0)
+		run_memory();
 	else
 		dtt_check(false, "no test mode '%s'", argv[1]);
 	dtt_user_del(&sec_user);
