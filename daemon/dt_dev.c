@@ -288,12 +288,6 @@ dt_dev_open(const struct dt_cred *cr, struct dt_softc **scp)
 		dt_limit_close(cr, dt_dev_ringmem());
 		return ENOMEM;
 	}
-	sc->ds_buf = malloc(DT_READ_MAX);
-	if (sc->ds_buf == NULL) {
-		free(sc);
-		dt_limit_close(cr, dt_dev_ringmem());
-		return ENOMEM;
-	}
 	sc->ds_cred = *cr;
 	sc->ds_nrings = dt_conf.dcf_ncpus;
 	sc->ds_parkedtail = &sc->ds_parked;
@@ -302,7 +296,6 @@ dt_dev_open(const struct dt_cred *cr, struct dt_softc **scp)
 		if (dt_ring_init(&sc->ds_rings[i], dt_conf.dcf_ringsize)) {
 			while (i-- > 0)
 				dt_ring_fini(&sc->ds_rings[i]);
-			free(sc->ds_buf);
 			free(sc);
 			dt_limit_close(cr, dt_dev_ringmem());
 			return ENOMEM;
@@ -399,7 +392,10 @@ dt_dev_close(struct dt_softc *sc)
 		dt_ring_fini(&sc->ds_rings[i]);
 	pthread_mutex_destroy(&sc->ds_mtx);
 	dt_limit_close(&sc->ds_cred, dt_dev_ringmem());
-	free(sc->ds_buf);
+	if (sc->ds_buf != NULL) {
+		dt_limit_uncharge(&sc->ds_cred, DT_READ_MAX);
+		free(sc->ds_buf);
+	}
 	free(sc);
 }
 
@@ -462,6 +458,23 @@ dt_dev_read(struct dt_softc *sc, size_t resid, void *token)
 		pthread_mutex_unlock(&sc->ds_mtx);
 		dt_conf.dcf_read_done(token, NULL, 0, EIO);
 		return;
+	}
+	/*
+	 * The staging buffer, at the first read: an open that never reads
+	 * (a flood of them) costs no megabyte each.
+	 */
+	if (sc->ds_buf == NULL) {
+		if (dt_limit_charge(&sc->ds_cred, DT_READ_MAX) != 0) {
+			pthread_mutex_unlock(&sc->ds_mtx);
+			dt_conf.dcf_read_done(token, NULL, 0, ENOMEM);
+			return;
+		}
+		if ((sc->ds_buf = malloc(DT_READ_MAX)) == NULL) {
+			dt_limit_uncharge(&sc->ds_cred, DT_READ_MAX);
+			pthread_mutex_unlock(&sc->ds_mtx);
+			dt_conf.dcf_read_done(token, NULL, 0, ENOMEM);
+			return;
+		}
 	}
 	/* Earlier readers go first. */
 	if (sc->ds_parked == NULL) {

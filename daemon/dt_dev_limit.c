@@ -89,30 +89,47 @@ dt_limit_find(uid_t uid, int create)
 	return du;
 }
 
-int
-dt_limit_open(const struct dt_cred *cr, uint64_t mem)
+/* Take mem bytes for cr if the caps allow.  0 or ENOMEM.  Under [l]. */
+static int
+dt_limit_take(const struct dt_cred *cr, uint64_t mem, const char *what)
 {
-	struct dt_uidopens *du = NULL;
 	uint64_t max = cr->dc_uid == 0 ? dt_limit_maxmem :
 	    dt_limit_maxmem / 4 * 3;
-	uint64_t used;
-	int error = 0;
+	uint64_t used = cr->dc_uid == 0 ? dt_limit_mem : dt_limit_umem;
 
-	pthread_mutex_lock(&dt_limit_lock);
-	used = cr->dc_uid == 0 ? dt_limit_mem : dt_limit_umem;
 	if (mem > max || used > max - mem ||
 	    dt_limit_mem > dt_limit_maxmem - mem) {
-		fprintf(stderr, "dtd: open by uid %u refused (ENOMEM): its "
-		    "rings need %llu bytes, %llu of --max-memory %llu are in "
-		    "use (%llu by users other than root, who may use %llu)\n",
-		    (unsigned)cr->dc_uid, (unsigned long long)mem,
+		fprintf(stderr, "dtd: %s by uid %u refused (ENOMEM): it "
+		    "needs %llu bytes, %llu of --max-memory %llu are in use "
+		    "(%llu by users other than root, who may use %llu)\n",
+		    what, (unsigned)cr->dc_uid, (unsigned long long)mem,
 		    (unsigned long long)dt_limit_mem,
 		    (unsigned long long)dt_limit_maxmem,
 		    (unsigned long long)dt_limit_umem,
 		    (unsigned long long)(dt_limit_maxmem / 4 * 3));
-		error = ENOMEM;
-		goto out;
+		return ENOMEM;
 	}
+	dt_limit_mem += mem;
+	if (cr->dc_uid != 0)
+		dt_limit_umem += mem;
+	return 0;
+}
+
+static void
+dt_limit_give(const struct dt_cred *cr, uint64_t mem)
+{
+	dt_limit_mem -= mem;
+	if (cr->dc_uid != 0)
+		dt_limit_umem -= mem;
+}
+
+int
+dt_limit_open(const struct dt_cred *cr, uint64_t mem)
+{
+	struct dt_uidopens *du = NULL;
+	int error = 0;
+
+	pthread_mutex_lock(&dt_limit_lock);
 	if (cr->dc_uid != 0) {
 		if ((du = dt_limit_find(cr->dc_uid, 1)) == NULL) {
 			error = ENOMEM;
@@ -125,11 +142,16 @@ dt_limit_open(const struct dt_cred *cr, uint64_t mem)
 			error = EMFILE;
 			goto out;
 		}
-		du->du_opens++;
-		dt_limit_umem += mem;
 	}
-	dt_limit_mem += mem;
+	if ((error = dt_limit_take(cr, mem, "open")) != 0)
+		goto out;
+	if (du != NULL)
+		du->du_opens++;
 out:
+	if (du != NULL && du->du_opens == 0) {
+		LIST_REMOVE(du, du_link);
+		free(du);
+	}
 	pthread_mutex_unlock(&dt_limit_lock);
 	return error;
 }
@@ -140,14 +162,31 @@ dt_limit_close(const struct dt_cred *cr, uint64_t mem)
 	struct dt_uidopens *du;
 
 	pthread_mutex_lock(&dt_limit_lock);
-	dt_limit_mem -= mem;
-	if (cr->dc_uid != 0)
-		dt_limit_umem -= mem;
+	dt_limit_give(cr, mem);
 	if (cr->dc_uid != 0 && (du = dt_limit_find(cr->dc_uid, 0)) != NULL &&
 	    --du->du_opens == 0) {
 		LIST_REMOVE(du, du_link);
 		free(du);
 	}
+	pthread_mutex_unlock(&dt_limit_lock);
+}
+
+int
+dt_limit_charge(const struct dt_cred *cr, uint64_t mem)
+{
+	int error;
+
+	pthread_mutex_lock(&dt_limit_lock);
+	error = dt_limit_take(cr, mem, "a read's buffer");
+	pthread_mutex_unlock(&dt_limit_lock);
+	return error;
+}
+
+void
+dt_limit_uncharge(const struct dt_cred *cr, uint64_t mem)
+{
+	pthread_mutex_lock(&dt_limit_lock);
+	dt_limit_give(cr, mem);
 	pthread_mutex_unlock(&dt_limit_lock);
 }
 

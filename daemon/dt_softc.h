@@ -55,7 +55,8 @@ struct dt_softc {
 	struct dt_parked	*ds_parked;	/* [m] waiting reads, FIFO */
 	struct dt_parked	**ds_parkedtail; /* [m] */
 	unsigned int		 ds_lastcpu;	/* [m] next ring to read */
-	char			*ds_buf;	/* [m] DT_READ_MAX staging */
+	char			*ds_buf;	/* [m] DT_READ_MAX staging, made
+						   by the first read */
 	int			 ds_closing;	/* [m] no more parking */
 
 	_Atomic int		 ds_sleeping;	/* [a] reads are parked */
@@ -89,6 +90,9 @@ void	dt_strncpy0(char *dst, const char *src, size_t size);
 void		dt_limit_init(uint64_t maxmem, unsigned int maxopens);
 int		dt_limit_open(const struct dt_cred *cr, uint64_t mem);
 void		dt_limit_close(const struct dt_cred *cr, uint64_t mem);
+/* Other memory of cr's opens (a read's buffer): 0 or ENOMEM, logged. */
+int		dt_limit_charge(const struct dt_cred *cr, uint64_t mem);
+void		dt_limit_uncharge(const struct dt_cred *cr, uint64_t mem);
 uint64_t	dt_limit_mem_used(void);
 uint64_t	dt_limit_maxmem_get(void);
 
