@@ -341,7 +341,7 @@ dt_cuse_main(void)
 		return EIO;
 	}
 
-	error = dt_fe_loop(cuse_se);
+	error = dt_fe_loop(cuse_se, false);
 	if (cuse_error != 0)
 		error = cuse_error;
 

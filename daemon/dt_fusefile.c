@@ -477,7 +477,7 @@ dt_fusefile_main(void)
 	}
 
 	dtd_ready();
-	error = dt_fe_loop(se);
+	error = dt_fe_loop(se, true);
 
 	/*
 	 * Parked reads get EIO while the session can still carry the

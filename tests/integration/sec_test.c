@@ -31,6 +31,9 @@
  *		a member of the --group group is capped (EMFILE)
  *   memory	opens beyond --max-memory fail with ENOMEM, logged, while
  *		the existing opens keep working
+ *   readers	two threads reading one descriptor both sleep
+ *		interruptibly and both end with EINTR on a signal (a regular
+ *		file's position lock would leave one in D state)
  */
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -39,6 +42,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -677,6 +681,122 @@ out:
 	dtt_dtd_fini(&dd, true);
 }
 
+struct reader {
+	pthread_t	r_thr;
+	int		r_fd;
+	_Atomic pid_t	r_tid;
+	_Atomic int	r_done;
+	ssize_t		r_n;
+	int		r_errno;
+};
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void *
+reader_main(void *arg)
+{
+	struct reader *r = arg;
+	struct dt_evt ev;
+
+	r->r_tid = gettid();
+	r->r_n = read(r->r_fd, &ev, sizeof(ev));
+	r->r_errno = errno;
+	r->r_done = 1;
+	return NULL;
+}
+
+/* The state letter of our thread tid in /proc, or '?'. */
+static char
+thread_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strrchr(buf, ')');
+	return p != NULL && p[1] == ' ' ? p[2] : '?';
+}
+
+static void
+run_readers(void)
+{
+	struct sigaction sa;
+	struct dtt_dtd dd;
+	struct reader r[2];
+	char *args[] = { "--no-ksyms", NULL };
+	char st[2] = { '?', '?' };
+	uint64_t deadline;
+	int fd = -1, i, started = 0;
+
+	memset(r, 0, sizeof(r));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;	/* no SA_RESTART: reads end EINTR */
+	sigaction(SIGUSR1, &sa, NULL);
+	if (!dtt_check(dtt_dtd_init(&dd, "udt-sec") == 0 &&
+	    dtt_dtd_start(&dd, sec_dtd, args, NULL, 0) != -1 &&
+	    (fd = dtt_open(dd.dd_dev)) != -1, "a private dtd and one open"))
+		goto out;
+	/* Nothing recorded: both reads block until a signal. */
+	for (i = 0; i < 2; i++) {
+		r[i].r_fd = fd;
+		if (pthread_create(&r[i].r_thr, NULL, reader_main, &r[i]) != 0)
+			break;
+		started++;
+	}
+	if (!dtt_check(started == 2, "two threads read the one descriptor"))
+		goto out;
+	/* Asleep in read(2): S, interruptible; D on the position lock. */
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
+	while (dtt_clock_ns(CLOCK_MONOTONIC) < deadline) {
+		for (i = 0; i < 2; i++)
+			st[i] = r[i].r_tid != 0 ? thread_state(r[i].r_tid) :
+			    '?';
+		if (st[0] == 'S' && st[1] == 'S')
+			break;
+		usleep(1000);
+	}
+	dtt_check(st[0] == 'S' && st[1] == 'S', "both sleep interruptibly "
+	    "(states %c and %c)", st[0], st[1]);
+	for (i = 0; i < 2; i++)
+		pthread_kill(r[i].r_thr, SIGUSR1);
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
+	while ((!r[0].r_done || !r[1].r_done) &&
+	    dtt_clock_ns(CLOCK_MONOTONIC) < deadline)
+		usleep(1000);
+	dtt_check(r[0].r_done && r[1].r_done && r[0].r_n == -1 &&
+	    r[0].r_errno == EINTR && r[1].r_n == -1 && r[1].r_errno == EINTR,
+	    "a signal to each ends both reads with EINTR (%zd %s, %zd %s)",
+	    r[0].r_n, r[0].r_done ? strerror(r[0].r_errno) : "still asleep",
+	    r[1].r_n, r[1].r_done ? strerror(r[1].r_errno) : "still asleep");
+out:
+	/* Whatever is left asleep: more signals, then dtd's EIO. */
+	for (i = 0; i < started; i++) {
+		deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 2000000000ULL;
+		while (!r[i].r_done && dtt_clock_ns(CLOCK_MONOTONIC) < deadline) {
+			pthread_kill(r[i].r_thr, SIGUSR1);
+			usleep(10000);
+		}
+	}
+	if (dd.dd_pid > 0)
+		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
+		    "dtd stopped");
+	for (i = 0; i < started; i++)
+		pthread_join(r[i].r_thr, NULL);
+	if (fd != -1)
+		close(fd);
+	dtt_dtd_fini(&dd, true);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -684,7 +804,7 @@ main(int argc, char *argv[])
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: sec_test ksyms|device|ingest|enable|"
-		    "opens|memory DTD\n");
+		    "opens|memory|readers DTD\n");
 		return 2;
 	}
 	sec_dtd = argv[2];
@@ -703,6 +823,8 @@ main(int argc, char *argv[])
 		run_opens();
 	else if (strcmp(argv[1], "memory") == 0)
 		run_memory();
+	else if (strcmp(argv[1], "readers") == 0)
+		run_readers();
 	else
 		dtt_check(false, "no test mode '%s'", argv[1]);
 	dtt_user_del(&sec_user);
