@@ -189,6 +189,44 @@ dt_ingest_ptimer_set(uint64_t nsecs)
 
 /* --- the drain side -------------------------------------------------- */
 
+static struct udt_rec	 dti_batch[DTI_BATCH];	/* [D] copied, not emitted */
+
+/*
+ * Emit the nb valid records copied from dp's ring, if the process that
+ * got the ring still runs the image it connected with.  Checked after
+ * the copy and before the emission: every record copied was committed
+ * before the check, so none written after a set-id exec (by a helper
+ * the process forked to keep the ring) is stamped with its pid; those
+ * of the last batch before the exec go with them, as garbage.  A
+ * retired proc is freed by the drain thread.
+ */
+static void
+dti_flush(struct dti_proc *dp, unsigned int nb, int final)
+{
+	unsigned int i;
+
+	if (nb == 0)
+		return;
+	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, final)) {
+		if (!atomic_exchange(&dp->dp_retired, 1))
+			fprintf(stderr, "dtd: ingest: pid %d is no longer the "
+			    "image that attached (a set-id exec?): its ring "
+			    "is retired\n", (int)dp->dp_pid);
+		atomic_fetch_add(&dti_stats.garbage, nb);
+		return;
+	}
+	for (i = 0; i < nb; i++) {
+		/* Mappings first, while the tracee may still live. */
+		if (dti_batch[i].ur_flags & UDT_R_STACK)
+			dt_pm_track_stack(&dp->dp_maps, dp->dp_pid,
+			    dti_batch[i].ur_stack, dti_batch[i].ur_nframes);
+		/* Counted first: whoever reads the event sees it. */
+		atomic_fetch_add_explicit(&dti_stats.records, 1,
+		    memory_order_relaxed);
+		dt_ingest_emit(dp->dp_pid, &dti_batch[i]);
+	}
+}
+
 /*
  * Consume what is committed in dp's ring.  Returns records consumed.
  * final: the process has exited or exec'd, so no slot will ever be
@@ -201,8 +239,7 @@ dti_drain(struct dti_proc *dp, int final)
 	struct udt_ring_hdr *rh = dp->dp_ring;
 	const char *slots = (const char *)rh + UDT_RING_HDRSIZE;
 	uint64_t mask = dp->dp_nslots - 1, head, seq, now;
-	struct udt_rec rec;
-	unsigned int n = 0;
+	unsigned int n = 0, nb = 0;
 
 	/*
 	 * At most one ring's worth per call: a tracee that keeps committing
@@ -251,23 +288,20 @@ dti_drain(struct dti_proc *dp, int final)
 			continue;
 		}
 		dp->dp_stuck = 0;
-		memcpy(&rec, s, sizeof(rec));
+		memcpy(&dti_batch[nb], s, sizeof(dti_batch[nb]));
 		dp->dp_tail++;
-		if (dt_ingest_valid(&rec)) {
-			/* Mappings first, while the tracee may still live. */
-			if (rec.ur_flags & UDT_R_STACK)
-				dt_pm_track_stack(&dp->dp_maps, dp->dp_pid,
-				    rec.ur_stack, rec.ur_nframes);
-			/* Counted first: whoever reads the event sees it. */
-			atomic_fetch_add_explicit(&dti_stats.records, 1,
-			    memory_order_relaxed);
-			dt_ingest_emit(dp->dp_pid, &rec);
-		} else
+		if (dt_ingest_valid(&dti_batch[nb]))
+			nb++;
+		else
 			atomic_fetch_add(&dti_stats.garbage, 1);
-		if (++n % DTI_BATCH == 0)
+		if (++n % DTI_BATCH == 0) {
+			dti_flush(dp, nb, final);
+			nb = 0;
 			__atomic_store_n(&rh->rh_tail, dp->dp_tail,
 			    __ATOMIC_RELEASE);
+		}
 	}
+	dti_flush(dp, nb, final);
 	if (n > 0)
 		__atomic_store_n(&rh->rh_tail, dp->dp_tail, __ATOMIC_RELEASE);
 	return n;
@@ -512,6 +546,26 @@ dti_send_fds(int fd, const struct udt_welcome *w, int fd0, int fd1)
 	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(*w) ? 0 : -1;
 }
 
+bool
+dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok)
+{
+	char path[32];
+	struct stat st;
+
+	/* Root's tracee may be anything root runs. */
+	if (uid == 0)
+		return true;
+	/*
+	 * /proc/PID belongs to the process's effective uid while it is
+	 * dumpable, to root once it exec'd a set-id or capable program:
+	 * either way, not to uid any more.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) != 0)
+		return gone_ok && errno == ENOENT;
+	return st.st_uid == uid;
+}
+
 /*
  * Does cr's user already have as many tracees attached as one user may?
  * Each holds a descriptor in dtd (its pidfd) and a ring: without a cap,
@@ -543,8 +597,8 @@ dti_uid_full(const struct ucred *cr)
 }
 
 void
-dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
-    const struct udt_maps_req *rq)
+dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
+    const struct udt_hello *hp, const struct udt_maps_req *rq)
 {
 	struct timeval tv = { 1, 0 };
 	struct udt_welcome w;
@@ -556,6 +610,11 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 
 	/* Our answers go out at once, unless a peer does not read them. */
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* Only a tracee's hello needs to know its process. */
+	if (!(hp->uh_flags & UDT_HELLO_TRACEE) && peerfd != -1) {
+		close(peerfd);
+		peerfd = -1;
+	}
 	if (hp->uh_version != UDT_VERSION) {
 		dti_send_error(fd, EPROTONOSUPPORT);
 		return;
@@ -572,16 +631,31 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 	    hp->uh_nprobes != DT_SYS_NPROBES) {
 		/* A preload library from another build: other systab. */
 		dti_send_error(fd, EPROTO);
-		return;
+		goto fail_pidfd;
 	}
 
 	if (dti_uid_full(crp)) {
 		dti_send_error(fd, EUSERS);
-		return;
+		goto fail_pidfd;
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, crp->pid, 0);
+	pidfd = peerfd != -1 ? peerfd :
+	    (int)syscall(SYS_pidfd_open, crp->pid, 0);
+	peerfd = -1;
 	if (pidfd < 0)
 		return;		/* gone already */
+	/*
+	 * The image that connected must be the one we hand the ring to: a
+	 * process that exec'd a set-id program since (a helper it forked
+	 * keeping the socket) would have its records stamped with that
+	 * program's pid.
+	 */
+	if (!dt_ingest_image_ok(crp->pid, crp->uid, false)) {
+		dt_ingest_refused(crp, "it exec'd a set-id program after "
+		    "connecting");
+		dti_send_error(fd, EPERM);
+		close(pidfd);
+		return;
+	}
 	if ((dp = calloc(1, sizeof(*dp))) == NULL)
 		goto fail;
 	/*
@@ -672,6 +746,10 @@ fail:
 	if (pidfd >= 0)
 		close(pidfd);
 	free(dp);
+	return;
+fail_pidfd:
+	if (peerfd != -1)
+		close(peerfd);
 }
 
 static void *

@@ -108,9 +108,10 @@ void	dt_ingest_accept(int lfd, int wakefd);
 /*
  * Serve one connection whose first message, hello h with UDT_MAGIC (and,
  * for a maps query, its request rq), has been read whole, from the peer
- * cr (its SO_PEERCRED): answer it, for a tracee create and hand over its
- * ring.  Sends with a 1 s timeout; reads nothing more.  The accept
- * thread (dt_ingest_accept.c, which checked the magic).
+ * cr (its SO_PEERCRED) and pidfd (SO_PEERPIDFD, or -1; serve takes
+ * it): answer it, for a tracee create and hand over its ring.  Sends
+ * with a 1 s timeout; reads nothing more.  The accept thread
+ * (dt_ingest_accept.c, which checked the magic).
  */
 struct ucred;
 struct udt_hello;
@@ -120,7 +121,7 @@ struct udt_hello;
  * Accept thread.
  */
 void	dt_ingest_refused(const struct ucred *cr, const char *why);
-void	dt_ingest_serve(int fd, const struct ucred *cr,
+void	dt_ingest_serve(int fd, const struct ucred *cr, int pidfd,
 	    const struct udt_hello *h, const struct udt_maps_req *rq);
 
 /*

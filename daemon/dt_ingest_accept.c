@@ -51,6 +51,10 @@
 
 #include <userdt/udt_wire.h>
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD	77	/* Linux 6.5; glibc 2.36 does not name it */
+#endif
+
 #include "dt_clock.h"
 #include "dt_ingest.h"
 
@@ -63,6 +67,7 @@
 struct dti_pending {
 	int			pn_fd;
 	struct ucred		pn_cred;
+	int			pn_pidfd;	/* SO_PEERPIDFD, or -1 */
 	uint64_t		pn_since;	/* ms, CLOCK_MONOTONIC */
 	size_t			pn_got;		/* bytes in pn_buf */
 	union {
@@ -96,6 +101,8 @@ dti_pn_drop(int i, const char *why)
 	if (why != NULL)
 		dt_ingest_refused(&dti_pn[i].pn_cred, why);
 	close(dti_pn[i].pn_fd);
+	if (dti_pn[i].pn_pidfd != -1)
+		close(dti_pn[i].pn_pidfd);
 	dti_pn[i] = dti_pn[--dti_npn];
 }
 
@@ -162,7 +169,7 @@ dti_pn_settle(int i)
 	 * Blocking (only its reads here were MSG_DONTWAIT), with the
 	 * timeouts serve sets.
 	 */
-	dt_ingest_serve(pn.pn_fd, &pn.pn_cred, &pn.pn_u.m.hello,
+	dt_ingest_serve(pn.pn_fd, &pn.pn_cred, pn.pn_pidfd, &pn.pn_u.m.hello,
 	    &pn.pn_u.m.req);
 	close(pn.pn_fd);
 	return 1;
@@ -229,15 +236,25 @@ dti_pn_room(uid_t uid, uint64_t now)
 	dti_pn_drop(victim, "too many connections waiting");
 }
 
-/* A new connection joins the wait and is read at once. */
+/*
+ * A new connection joins the wait and is read at once.  The peer's
+ * pidfd is taken now, from the socket (SO_PEERPIDFD, Linux 6.5): it
+ * names the process that connected even if its pid is reused before the
+ * hello; on an older kernel serve opens one by pid, later.
+ */
 static void
 dti_pn_add(int fd, const struct ucred *cr)
 {
 	uint64_t now = dti_ms();
+	socklen_t len = sizeof(int);
+	int pidfd = -1;
 
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) != 0)
+		pidfd = -1;
 	dti_pn_room(cr->uid, now);
 	memset(&dti_pn[dti_npn], 0, sizeof(dti_pn[dti_npn]));
 	dti_pn[dti_npn].pn_fd = fd;
+	dti_pn[dti_npn].pn_pidfd = pidfd;
 	dti_pn[dti_npn].pn_cred = *cr;
 	dti_pn[dti_npn].pn_since = now;
 	dti_npn++;

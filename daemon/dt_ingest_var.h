@@ -24,6 +24,7 @@
 
 #include <sys/types.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <userdt/udt_wire.h>
@@ -76,5 +77,13 @@ void	dti_budget_init(struct dti_proc *);
  * goes.  The drain thread.
  */
 void	dti_counters(struct dti_proc *);
+
+/*
+ * Does process pid still run the image uid connected with?  False when
+ * it exec'd a set-id (or capable) program since, so its records could be
+ * another's word; gone_ok: a process that is gone answers true (its
+ * final records were committed before it exited).  Any thread.
+ */
+bool	dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok);
 
 #endif /* DT_INGEST_VAR_H */

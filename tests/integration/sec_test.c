@@ -31,6 +31,9 @@
  *		a member of the --group group is capped (EMFILE)
  *   memory	opens beyond --max-memory fail with ENOMEM, logged, while
  *		the existing opens keep working
+ *   setuid	a tracee that got a ring forks a helper keeping it mapped
+ *		and execs a set-uid root program: nothing the helper writes
+ *		after the exec reaches root's reader as that program's
  *   readers	two threads reading one descriptor both sleep
  *		interruptibly and both end with EINTR on a signal (a regular
  *		file's position lock would leave one in D state)
@@ -797,6 +800,222 @@ out:
 	dtt_dtd_fini(&dd, true);
 }
 
+/* The ingest socket's stats (UDT_HELLO_STATS); 0 or -1. */
+static int
+st_ingest_stats_sec(const char *sock, struct udt_stats *st)
+{
+	struct udt_hello h = { UDT_MAGIC, UDT_VERSION, 0, UDT_HELLO_STATS };
+	int fd, rc = -1;
+
+	if ((fd = dtt_connect(sock)) < 0)
+		return -1;
+	if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) &&
+	    recv(fd, st, sizeof(*st), MSG_WAITALL) == (ssize_t)sizeof(*st) &&
+	    st->us_magic == UDT_MAGIC)
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
+static uint32_t	sec_getpid;	/* getpid's entry, provider-local */
+
+/* Commit a valid getpid record claiming tid and comm at ticket t. */
+static void
+commit_rec(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t, pid_t tid,
+    const char *comm)
+{
+	struct udt_rec *s = (struct udt_rec *)(void *)((char *)rh +
+	    UDT_RING_HDRSIZE + (t % nslots) * UDT_SLOT_SIZE);
+	struct udt_rec r;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	memset(&r, 0, sizeof(r));
+	r.ur_probe = (uint16_t)sec_getpid;
+	r.ur_flags = UDT_R_COMM;
+	r.ur_tid = tid;
+	r.ur_sec = ts.tv_sec;
+	r.ur_nsec = ts.tv_nsec;
+	snprintf(r.ur_comm, sizeof(r.ur_comm), "%s", comm);
+	memcpy((char *)s + 8, (char *)&r + 8, sizeof(r) - 8);
+	__atomic_store_n(&rh->rh_head, t + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ur_seq, t + 1, __ATOMIC_RELEASE);
+}
+
+/* The comm of pid, or "". */
+static void
+comm_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+#define SETUID_RECS	100
+
+/*
+ * As the user: the tracee.  Gets a ring, commits one record, waits for
+ * root's go on gofd, forks a helper that keeps the ring, and execs the
+ * set-uid program; the helper, once the exec shows in /proc, commits
+ * SETUID_RECS records as the program and says so on donefd.
+ */
+static int
+setuid_tracee(const char *sock, const char *prog, int gofd, int donefd)
+{
+	struct udt_welcome w;
+	struct udt_ring_hdr *rh;
+	char c, comm[32];
+	int fds[2], fd, i;
+	pid_t me = getpid(), helper;
+
+	if ((fd = dtt_tracee_hello(sock, sec_nsys, &w, fds)) == -1)
+		return 1;
+	rh = mmap(NULL, w.uw_ringsize, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    fds[0], 0);
+	if (rh == MAP_FAILED)
+		return 2;
+	commit_rec(rh, w.uw_nslots, 0, me, "sec_test");
+	if (read(gofd, &c, 1) != 1)
+		return 3;
+	if ((helper = fork()) == 0) {
+		for (i = 0; i < 5000; i++) {
+			comm_of(me, comm, sizeof(comm));
+			if (strcmp(comm, "sleep") == 0)
+				break;
+			usleep(1000);
+		}
+		if (strcmp(comm, "sleep") != 0)
+			_exit(4);
+		for (i = 0; i < SETUID_RECS; i++)
+			commit_rec(rh, w.uw_nslots, 1 + (uint64_t)i, me,
+			    "sleep");
+		_exit(write(donefd, "d", 1) == 1 ? 0 : 5);
+	}
+	close(donefd);
+	execl(prog, "sleep", "30", (char *)NULL);
+	return 6;
+}
+
+static void
+run_setuid(void)
+{
+	struct dtioc_probe_info *pi = NULL;
+	struct dtt_dtd dd;
+	struct dt_evt evs[64];
+	struct udt_stats us0, us;
+	char *args[] = { "--no-ksyms", NULL };
+	char prog[160];
+	uint64_t deadline;
+	uint32_t pbn, first = 0;
+	size_t npi, i;
+	int fd = -1, go[2] = { -1, -1 }, done[2] = { -1, -1 }, seen = 0;
+	int after = 0, src, dst, k;
+	long n;
+	char c;
+	pid_t tracee = -1;
+
+	if (!dtt_check(dtt_dtd_init(&dd, "udt-sec") == 0 &&
+	    dtt_dtd_start(&dd, sec_dtd, args, NULL, 0) != -1 &&
+	    (fd = dtt_open(dd.dd_dev)) != -1 &&
+	    (pi = dtt_plist(fd, &npi)) != NULL, "a private dtd"))
+		goto out;
+	sec_nsys = 0;
+	for (i = 0; i < npi; i++)
+		if (strcmp(pi[i].dtpi_prov, "syscall") == 0) {
+			if (first == 0)
+				first = pi[i].dtpi_pbn;
+			sec_nsys++;
+		}
+	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
+	sec_getpid = pbn - first;
+	if (!dtt_check(pbn != 0 && dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) ==
+	    0 && dtt_record(fd, 1) == 0, "root records getpid"))
+		goto out;
+	/* A set-uid root program: sleep, in root's directory. */
+	snprintf(prog, sizeof(prog), "%s/sleep", dd.dd_dir);
+	src = open("/bin/sleep", O_RDONLY | O_CLOEXEC);
+	dst = open(prog, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+	while (src != -1 && dst != -1 && (n = read(src, evs, sizeof(evs))) > 0)
+		if (write(dst, evs, (size_t)n) != n)
+			break;
+	if (src != -1)
+		close(src);
+	if (dst != -1)
+		close(dst);
+	if (!dtt_check(chmod(prog, 04755) == 0, "a set-uid root copy of "
+	    "sleep") || pipe2(go, O_CLOEXEC) != 0 || pipe(done) != 0)
+		goto out;
+	fflush(stdout);
+	if ((tracee = fork()) == 0) {
+		close(fd);
+		close(go[1]);
+		close(done[0]);
+		if (dtt_user_become(&sec_user) == -1)
+			_exit(255);
+		_exit(setuid_tracee(dd.dd_sock, prog, go[0], done[1]));
+	}
+	close(go[0]);
+	go[0] = -1;
+	close(done[1]);
+	done[1] = -1;
+	/* Its own record, before the exec, arrives. */
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
+	while (!seen && dtt_clock_ns(CLOCK_MONOTONIC) < deadline &&
+	    (n = dtt_read(fd, evs, 64, 5000)) > 0)
+		for (k = 0; k < n; k++)
+			seen |= evs[k].dtev_pid == tracee;
+	if (!dtt_check(seen, "the tracee's record before the exec arrives "
+	    "as pid %d", (int)tracee) ||
+	    st_ingest_stats_sec(dd.dd_sock, &us0) != 0)
+		goto out;
+	if (write(go[1], "g", 1) != 1 ||
+	    !dtt_check(read(done[0], &c, 1) == 1, "the tracee exec'd the "
+	    "set-uid program; its helper wrote %d records as it",
+	    SETUID_RECS))
+		goto out;
+	/* dtd has looked once its garbage moved: it is never emitted. */
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
+	while (dtt_clock_ns(CLOCK_MONOTONIC) < deadline) {
+		if (st_ingest_stats_sec(dd.dd_sock, &us) != 0 ||
+		    us.us_garbage >= us0.us_garbage + SETUID_RECS)
+			break;
+		usleep(1000);
+	}
+	while ((n = dtt_read(fd, evs, 64, 200)) > 0)
+		for (k = 0; k < n; k++)
+			after += evs[k].dtev_pid == tracee;
+	dtt_check(after == 0 && us.us_garbage >= us0.us_garbage + SETUID_RECS,
+	    "none of them reached root's reader as pid %d (%d did; %llu "
+	    "discarded)", (int)tracee, after,
+	    (unsigned long long)(us.us_garbage - us0.us_garbage));
+out:
+	if (tracee > 0)
+		dtt_stop(tracee, SIGKILL, DTT_EXIT_MS);
+	for (k = 0; k < 2; k++) {
+		if (go[k] != -1)
+			close(go[k]);
+		if (done[k] != -1)
+			close(done[k]);
+	}
+	if (fd != -1)
+		close(fd);
+	unlink(prog);
+	if (dd.dd_pid > 0)
+		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
+		    "dtd stopped");
+	dtt_dtd_fini(&dd, true);
+	free(pi);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -804,7 +1023,7 @@ main(int argc, char *argv[])
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: sec_test ksyms|device|ingest|enable|"
-		    "opens|memory|readers DTD\n");
+		    "opens|memory|readers|setuid DTD\n");
 		return 2;
 	}
 	sec_dtd = argv[2];
@@ -825,6 +1044,8 @@ main(int argc, char *argv[])
 		run_memory();
 	else if (strcmp(argv[1], "readers") == 0)
 		run_readers();
+	else if (strcmp(argv[1], "setuid") == 0)
+		run_setuid();
 	else
 		dtt_check(false, "no test mode '%s'", argv[1]);
 	dtt_user_del(&sec_user);
