@@ -192,42 +192,6 @@ dt_ingest_ptimer_set(uint64_t nsecs)
 static struct udt_rec	 dti_batch[DTI_BATCH];	/* [D] copied, not emitted */
 
 /*
- * Emit the nb valid records copied from dp's ring, if the process that
- * got the ring still runs the image it connected with.  Checked after
- * the copy and before the emission: every record copied was committed
- * before the check, so none written after a set-id exec (by a helper
- * the process forked to keep the ring) is stamped with its pid; those
- * of the last batch before the exec go with them, as garbage.  A
- * retired proc is freed by the drain thread.
- */
-static void
-dti_flush(struct dti_proc *dp, unsigned int nb, int final)
-{
-	unsigned int i;
-
-	if (nb == 0)
-		return;
-	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, final)) {
-		if (!atomic_exchange(&dp->dp_retired, 1))
-			fprintf(stderr, "dtd: ingest: pid %d is no longer the "
-			    "image that attached (a set-id exec?): its ring "
-			    "is retired\n", (int)dp->dp_pid);
-		atomic_fetch_add(&dti_stats.garbage, nb);
-		return;
-	}
-	for (i = 0; i < nb; i++) {
-		/* Mappings first, while the tracee may still live. */
-		if (dti_batch[i].ur_flags & UDT_R_STACK)
-			dt_pm_track_stack(&dp->dp_maps, dp->dp_pid,
-			    dti_batch[i].ur_stack, dti_batch[i].ur_nframes);
-		/* Counted first: whoever reads the event sees it. */
-		atomic_fetch_add_explicit(&dti_stats.records, 1,
-		    memory_order_relaxed);
-		dt_ingest_emit(dp->dp_pid, &dti_batch[i]);
-	}
-}
-
-/*
  * Consume what is committed in dp's ring.  Returns records consumed.
  * final: the process has exited or exec'd, so no slot will ever be
  * committed again: skip the uncommitted ones at once instead of after
@@ -295,13 +259,13 @@ dti_drain(struct dti_proc *dp, int final)
 		else
 			atomic_fetch_add(&dti_stats.garbage, 1);
 		if (++n % DTI_BATCH == 0) {
-			dti_flush(dp, nb, final);
+			dti_flush(dp, dti_batch, nb, final);
 			nb = 0;
 			__atomic_store_n(&rh->rh_tail, dp->dp_tail,
 			    __ATOMIC_RELEASE);
 		}
 	}
-	dti_flush(dp, nb, final);
+	dti_flush(dp, dti_batch, nb, final);
 	if (n > 0)
 		__atomic_store_n(&rh->rh_tail, dp->dp_tail, __ATOMIC_RELEASE);
 	return n;
@@ -544,26 +508,6 @@ dti_send_fds(int fd, const struct udt_welcome *w, int fd0, int fd1)
 	c->cmsg_len = CMSG_LEN(sizeof(fds));
 	memcpy(CMSG_DATA(c), fds, sizeof(fds));
 	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(*w) ? 0 : -1;
-}
-
-bool
-dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok)
-{
-	char path[32];
-	struct stat st;
-
-	/* Root's tracee may be anything root runs. */
-	if (uid == 0)
-		return true;
-	/*
-	 * /proc/PID belongs to the process's effective uid while it is
-	 * dumpable, to root once it exec'd a set-id or capable program:
-	 * either way, not to uid any more.
-	 */
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	if (stat(path, &st) != 0)
-		return gone_ok && errno == ENOENT;
-	return st.st_uid == uid;
 }
 
 /*

@@ -86,4 +86,13 @@ void	dti_counters(struct dti_proc *);
  */
 bool	dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok);
 
+/*
+ * Emit the nb valid records in batch, copied from dp's ring, if
+ * dt_ingest_image_ok() still holds; else discard them as garbage and
+ * retire dp (dt_ingest_rec.c).  The drain thread.
+ */
+struct udt_rec;
+void	dti_flush(struct dti_proc *dp, const struct udt_rec *batch,
+	    unsigned int nb, int final);
+
 #endif /* DT_INGEST_VAR_H */
