@@ -1,12 +1,14 @@
 #!/bin/sh
 # Install everything userdt needs to build, test and benchmark on Debian 12.
 # Idempotent: a machine that already has the packages spends a second here.
+# passwd: useradd and userdel, for the tests' throwaway ordinary users.
 set -eu
 
 PKGS="meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev
 libfuse3-dev fuse3 liburcu-dev libunwind-dev libelf-dev libdw-dev elfutils
 qemu-system-x86 busybox-static xz-utils cpio
-strace bpftrace linux-perf binutils"
+strace bpftrace linux-perf binutils
+passwd"
 
 missing=""
 for p in $PKGS; do
