@@ -72,7 +72,7 @@ struct dt_dev_conf {
 	unsigned int	 dcf_ncpus;	/* rings per open; 0: configured CPUs */
 	unsigned int	 dcf_ringsize;	/* slots per ring; 0: default */
 	dt_read_done_t	*dcf_read_done;
-	uint64_t	 dcf_maxmem;	/* all opens' rings, bytes; 0: RAM/4 */
+	uint64_t	 dcf_maxmem;	/* all opens' rings, bytes; 0: RAM */
 	unsigned int	 dcf_maxopens;	/* one user's opens, root aside;
 					   0: default */
 };

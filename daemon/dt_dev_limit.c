@@ -18,8 +18,11 @@
  * What opens may hold: dt(4) allocates an open's per-CPU rings when the
  * device is opened, and fails with ENOMEM when the kernel has no memory
  * left.  dtd's rings are its own memory, so it keeps the sum of every
- * open's rings under a cap (--max-memory; a quarter of the machine's RAM
- * by default) and refuses an open beyond it with ENOMEM, and no user but
+ * open's rings under a cap (--max-memory; by default the machine's RAM:
+ * rings are committed only as events pass through them, so the cap
+ * counts what they may come to hold, and a quarter of RAM would refuse
+ * a second default-sized open on a small machine) and refuses an open
+ * beyond it with ENOMEM, and no user but
  * root may hold more than dcf_maxopens opens (EMFILE), so that one
  * member of the device's group cannot take all of it; the last quarter
  * of the memory is root's, so the group together cannot lock root out.
@@ -62,7 +65,7 @@ dt_limit_init(uint64_t maxmem, unsigned int maxopens)
 
 	if (maxmem == 0)
 		maxmem = pages > 0 && psize > 0 ?
-		    (uint64_t)pages * (uint64_t)psize / 4 : 1ULL << 30;
+		    (uint64_t)pages * (uint64_t)psize : 1ULL << 30;
 	dt_limit_maxmem = maxmem;
 	dt_limit_maxopens = maxopens != 0 ? maxopens : DT_OPENS_DEFAULT;
 }

@@ -81,7 +81,7 @@ void	dt_strncpy0(char *dst, const char *src, size_t size);
 
 /*
  * Limits on opens (dt_dev_limit.c): dt_limit_init() once from
- * dt_dev_init() (maxmem 0: a quarter of RAM; maxopens 0: the default).
+ * dt_dev_init() (maxmem 0: the RAM; maxopens 0: the default).
  * dt_limit_open() admits an open of cr whose rings take mem bytes: 0,
  * ENOMEM (the memory cap) or EMFILE (cr's user, not root, holds
  * dcf_maxopens), logged.  dt_limit_close() gives it back.  Any thread.

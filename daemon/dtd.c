@@ -87,7 +87,7 @@ static const char dtd_usage[] =
     "  --no-ksyms        no kernel symbols\n"
     "  --profile MODE    profile sampling: perf, timer or auto (default)\n"
     "  --max-memory SIZE all opens' rings together, bytes (K, M, G\n"
-    "                    suffixes); default a quarter of RAM\n"
+    "                    suffixes); default the machine's RAM\n"
     "  --max-opens N     opens one user but root may hold (default 256)\n";
 
 static void __attribute__((noreturn))

@@ -49,7 +49,7 @@ struct dtd_conf {
 	const char		*dcf_ksyms;	/* --ksyms, NULL: none */
 	bool			 dcf_ksyms_set;	/* --ksyms given */
 	enum dtd_profile_mode	 dcf_profile;	/* --profile */
-	uint64_t		 dcf_maxmem;	/* --max-memory, 0: RAM/4 */
+	uint64_t		 dcf_maxmem;	/* --max-memory, 0: RAM */
 	unsigned int		 dcf_maxopens;	/* --max-opens, 0: default */
 };
 
