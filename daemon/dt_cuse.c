@@ -267,8 +267,8 @@ static void
 cuse_init_done(void *userdata)
 {
 	const char *path = dtd_conf.dcf_device;
-	gid_t gid = dtd_conf.dcf_group_set ? dtd_conf.dcf_gid : 0;
-	mode_t mode = dtd_conf.dcf_group_set ? 0660 : 0600;
+	gid_t gid = dtd_dev_gid();
+	mode_t mode = dtd_dev_mode();
 	int error;
 
 	(void)userdata;
@@ -341,7 +341,7 @@ dt_cuse_main(void)
 		return EIO;
 	}
 
-	error = dt_fe_loop(cuse_se);
+	error = dt_fe_loop(cuse_se, false);
 	if (cuse_error != 0)
 		error = cuse_error;
 

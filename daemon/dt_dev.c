@@ -34,7 +34,8 @@
 #include "dt_softc.h"
 
 static pthread_mutex_t	 dt_dev_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dt_softc	*dt_softcs;		/* [K] every open */
+static TAILQ_HEAD(, dt_softc) dt_softcs =	/* [K] every open */
+    TAILQ_HEAD_INITIALIZER(dt_softcs);
 static struct dt_dev_conf dt_conf;		/* [I] */
 
 static pthread_mutex_t	 dt_wakeup_mtx = PTHREAD_MUTEX_INITIALIZER;
@@ -209,6 +210,7 @@ dt_dev_init(const struct dt_dev_conf *conf)
 		if (dt_prov_inits[i]() < 0)
 			return errno ? errno : ENOMEM;
 
+	dt_limit_init(dt_conf.dcf_maxmem, dt_conf.dcf_maxopens);
 	dt_wakeup_stop = 0;
 	error = pthread_create(&dt_wakeup_thread, NULL, dt_wakeup_main, NULL);
 	if (error)
@@ -224,8 +226,8 @@ dt_dev_fini(void)
 	uint32_t pbn;
 
 	pthread_mutex_lock(&dt_dev_lock);
-	while (dt_softcs != NULL) {
-		struct dt_softc *sc = dt_softcs;
+	while (!TAILQ_EMPTY(&dt_softcs)) {
+		struct dt_softc *sc = TAILQ_FIRST(&dt_softcs);
 
 		pthread_mutex_unlock(&dt_dev_lock);
 		dt_dev_close(sc);
@@ -264,18 +266,26 @@ dt_dev_ringsize(void)
 	return dt_conf.dcf_ringsize;
 }
 
+/* The bytes of one open's rings, what the memory cap counts. */
+static uint64_t
+dt_dev_ringmem(void)
+{
+	return (uint64_t)dt_conf.dcf_ncpus * dt_conf.dcf_ringsize *
+	    sizeof(struct dt_evt);
+}
+
 int
 dt_dev_open(const struct dt_cred *cr, struct dt_softc **scp)
 {
 	struct dt_softc *sc;
 	unsigned int i;
+	int error;
 
+	if ((error = dt_limit_open(cr, dt_dev_ringmem())) != 0)
+		return error;
 	sc = calloc(1, sizeof(*sc) + dt_conf.dcf_ncpus * sizeof(sc->ds_rings[0]));
-	if (sc == NULL)
-		return ENOMEM;
-	sc->ds_buf = malloc(DT_READ_MAX);
-	if (sc->ds_buf == NULL) {
-		free(sc);
+	if (sc == NULL) {
+		dt_limit_close(cr, dt_dev_ringmem());
 		return ENOMEM;
 	}
 	sc->ds_cred = *cr;
@@ -286,15 +296,14 @@ dt_dev_open(const struct dt_cred *cr, struct dt_softc **scp)
 		if (dt_ring_init(&sc->ds_rings[i], dt_conf.dcf_ringsize)) {
 			while (i-- > 0)
 				dt_ring_fini(&sc->ds_rings[i]);
-			free(sc->ds_buf);
 			free(sc);
+			dt_limit_close(cr, dt_dev_ringmem());
 			return ENOMEM;
 		}
 	}
 
 	pthread_mutex_lock(&dt_dev_lock);
-	sc->ds_next = dt_softcs;
-	dt_softcs = sc;
+	TAILQ_INSERT_TAIL(&dt_softcs, sc, ds_entry);
 	pthread_mutex_unlock(&dt_dev_lock);
 	*scp = sc;
 	return 0;
@@ -349,7 +358,6 @@ dt_record_stop(struct dt_softc *sc)
 void
 dt_dev_close(struct dt_softc *sc)
 {
-	struct dt_softc **scp;
 	struct dt_pcb *dp, *next;
 	struct dt_parked *dpk;
 	unsigned int i;
@@ -357,12 +365,8 @@ dt_dev_close(struct dt_softc *sc)
 	pthread_mutex_lock(&dt_dev_lock);
 	if (sc->ds_recording)
 		dt_record_stop(sc);
-	for (scp = &dt_softcs; *scp != NULL; scp = &(*scp)->ds_next) {
-		if (*scp == sc) {
-			*scp = sc->ds_next;
-			break;
-		}
-	}
+	/* O(1): a user holding many opens must not make closes quadratic. */
+	TAILQ_REMOVE(&dt_softcs, sc, ds_entry);
 	/* dt_record_stop() waited out the producers that saw our pcbs. */
 	for (dp = sc->ds_pcbs; dp != NULL; dp = next) {
 		next = dp->dp_snext;
@@ -387,7 +391,11 @@ dt_dev_close(struct dt_softc *sc)
 	for (i = 0; i < sc->ds_nrings; i++)
 		dt_ring_fini(&sc->ds_rings[i]);
 	pthread_mutex_destroy(&sc->ds_mtx);
-	free(sc->ds_buf);
+	dt_limit_close(&sc->ds_cred, dt_dev_ringmem());
+	if (sc->ds_buf != NULL) {
+		dt_limit_uncharge(&sc->ds_cred, DT_READ_MAX);
+		free(sc->ds_buf);
+	}
 	free(sc);
 }
 
@@ -450,6 +458,23 @@ dt_dev_read(struct dt_softc *sc, size_t resid, void *token)
 		pthread_mutex_unlock(&sc->ds_mtx);
 		dt_conf.dcf_read_done(token, NULL, 0, EIO);
 		return;
+	}
+	/*
+	 * The staging buffer, at the first read: an open that never reads
+	 * (a flood of them) costs no megabyte each.
+	 */
+	if (sc->ds_buf == NULL) {
+		if (dt_limit_charge(&sc->ds_cred, DT_READ_MAX) != 0) {
+			pthread_mutex_unlock(&sc->ds_mtx);
+			dt_conf.dcf_read_done(token, NULL, 0, ENOMEM);
+			return;
+		}
+		if ((sc->ds_buf = malloc(DT_READ_MAX)) == NULL) {
+			dt_limit_uncharge(&sc->ds_cred, DT_READ_MAX);
+			pthread_mutex_unlock(&sc->ds_mtx);
+			dt_conf.dcf_read_done(token, NULL, 0, ENOMEM);
+			return;
+		}
 	}
 	/* Earlier readers go first. */
 	if (sc->ds_parked == NULL) {

@@ -72,6 +72,9 @@ struct dt_dev_conf {
 	unsigned int	 dcf_ncpus;	/* rings per open; 0: configured CPUs */
 	unsigned int	 dcf_ringsize;	/* slots per ring; 0: default */
 	dt_read_done_t	*dcf_read_done;
+	uint64_t	 dcf_maxmem;	/* all opens' rings, bytes; 0: RAM */
+	unsigned int	 dcf_maxopens;	/* one user's opens, root aside;
+					   0: default */
 };
 
 #define DT_RINGSIZE_DEFAULT	65536	/* bench/btrace: 1M events/s, no loss */
@@ -92,7 +95,11 @@ void	dt_dev_fini(void);
 unsigned int	dt_dev_ncpus(void);
 unsigned int	dt_dev_ringsize(void);
 
-/* open(2): a new independent softc.  0 or ENOMEM. */
+/*
+ * open(2): a new independent softc.  0, ENOMEM (no memory, or its rings
+ * would pass dcf_maxmem) or EMFILE (the caller's user, not root, holds
+ * dcf_maxopens).
+ */
 int	dt_dev_open(const struct dt_cred *, struct dt_softc **);
 
 /*

@@ -142,7 +142,7 @@ dt_fe_read(fuse_req_t req, size_t size, size_t chunkmax,
 }
 
 int
-dt_fe_loop(struct fuse_session *se)
+dt_fe_loop(struct fuse_session *se, bool stream)
 {
 	struct fuse_buf fbuf = { .mem = NULL };
 	struct signalfd_siginfo ssi;
@@ -193,6 +193,8 @@ dt_fe_loop(struct fuse_session *se)
 			error = ENOTCONN;
 			break;
 		}
+		if (stream && dt_fe_stream_open(se, &fbuf, (size_t)res))
+			continue;
 		fuse_session_process_buf(se, &fbuf);
 	}
 	free(fbuf.mem);

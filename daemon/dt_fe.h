@@ -29,6 +29,7 @@
 #endif
 
 #include <sys/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,9 +69,17 @@ dt_fe_softc(const struct fuse_file_info *fi)
  * Serve requests of se on the calling thread until SIGTERM, SIGINT or
  * SIGHUP (which dtd blocks in every thread, so they queue on a
  * signalfd), until the kernel ends the session, or fuse_session_exit().
- * Returns 0 or an errno.
+ * stream: the device is a regular file (FUSE-file), whose opens are
+ * answered by dt_fe_stream_open().  Returns 0 or an errno.
  */
-int	dt_fe_loop(struct fuse_session *);
+int	dt_fe_loop(struct fuse_session *, bool stream);
+
+/*
+ * If the len bytes received in fbuf are an OPEN of the device, open it
+ * and reply with FOPEN_STREAM (dt_fe_stream.c); true when it did.
+ */
+bool	dt_fe_stream_open(struct fuse_session *, const struct fuse_buf *,
+	    size_t len);
 
 /*
  * Implemented by dtd.c.  dtd_ready(): the device is served; tell whoever

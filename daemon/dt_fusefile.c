@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "dt_fe.h"
+#include "dt_path.h"
 #include "dtd.h"
 
 #define FUSEFILE_ATTR_TIMEOUT	3600.0	/* the attributes never change */
@@ -99,13 +100,8 @@ fusefile_stat(struct stat *st)
 	st->st_nlink = 1;
 	st->st_uid = 0;
 	/* default_permissions makes the kernel enforce exactly this. */
-	if (dtd_conf.dcf_group_set) {
-		st->st_gid = dtd_conf.dcf_gid;
-		st->st_mode = S_IFREG | 0660;
-	} else {
-		st->st_gid = 0;
-		st->st_mode = S_IFREG | 0600;
-	}
+	st->st_gid = dtd_dev_gid();
+	st->st_mode = S_IFREG | dtd_dev_mode();
 	st->st_atime = st->st_mtime = st->st_ctime = fusefile_mtime;
 }
 
@@ -269,80 +265,124 @@ static const struct fuse_lowlevel_ops fusefile_ops = {
 	.ioctl		= fusefile_ioctl,
 };
 
-/* Whether path is the root of a mount: its device differs from its dir's. */
+/*
+ * The device path, held by descriptors from the moment it is checked:
+ * the directory and the file itself, so that neither the mount nor the
+ * removal at the end goes through a name someone may have changed since.
+ */
+struct fusefile_path {
+	int	 fp_dirfd;		/* O_PATH, the parent directory */
+	int	 fp_fd;			/* O_PATH, the file mounted over */
+	char	 fp_base[NAME_MAX + 1];	/* its name in fp_dirfd */
+	bool	 fp_created;		/* we made it: remove it at the end */
+	char	 fp_mnt[64];		/* /proc/self/fd/N of fp_fd */
+};
+
+/* Split path into its directory (opened) and last component. */
 static int
-fusefile_is_mountpoint(const char *path, const struct stat *st, bool *mnt)
+fusefile_open_dir(const char *path, struct fusefile_path *fp)
 {
-	char dir[PATH_MAX], *slash;
-	struct stat dst;
+	char dir[PATH_MAX];
+	const char *slash, *base;
+	struct stat st;
+	int error;
 
 	if (strlen(path) >= sizeof(dir))
 		return ENAMETOOLONG;
-	strcpy(dir, path);
-	slash = strrchr(dir, '/');
+	slash = strrchr(path, '/');
+	base = slash == NULL ? path : slash + 1;
+	if (base[0] == '\0' || strcmp(base, ".") == 0 ||
+	    strcmp(base, "..") == 0 || strlen(base) >= sizeof(fp->fp_base)) {
+		fprintf(stderr, "dtd: %s: not a file name\n", path);
+		return EINVAL;
+	}
+	strcpy(fp->fp_base, base);
 	if (slash == NULL)
 		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	if (stat(dir, &dst) == -1)
-		return errno;
-	*mnt = dst.st_dev != st->st_dev;
+	else if (slash == path)
+		strcpy(dir, "/");
+	else {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+	}
+	/* The directories on the way are the operator's to choose. */
+	fp->fp_dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fp->fp_dirfd == -1 || fstat(fp->fp_dirfd, &st) == -1) {
+		error = errno;
+		fprintf(stderr, "dtd: %s: %s\n", dir, strerror(error));
+		return error;
+	}
+	if (!dt_dir_safe(&st)) {
+		fprintf(stderr, "dtd: %s: refusing a device in a directory "
+		    "others can write (owner %d, mode %04o; it must be "
+		    "root's, and sticky if others may write it)\n", dir,
+		    (int)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return EPERM;
+	}
 	return 0;
 }
 
 /*
  * Make path ready to be mounted over: clean up the mount a killed dtd
  * left (the kernel answers ENOTCONN on it), refuse a path a live dtd
- * serves, create the file if absent (*created).  0 or an errno, with the
- * message printed.
+ * serves, create the file if absent.  Never follows a symbolic link at
+ * the last component, and refuses a file that is not root's: dtd would
+ * otherwise lay its mount over whatever someone planted there.  0 or an
+ * errno, with the message printed.
  */
 static int
-fusefile_prepare(const char *path, bool *created)
+fusefile_prepare(const char *path, struct fusefile_path *fp)
 {
-	struct stat st;
-	bool mnt;
-	int error, fd;
+	char self[64 + NAME_MAX];
+	struct stat st, dst, fst;
+	int error;
 
-	*created = false;
-	if (stat(path, &st) == -1 && errno == ENOTCONN) {
+	if ((error = fusefile_open_dir(path, fp)) != 0)
+		return error;
+	(void)fstat(fp->fp_dirfd, &dst);
+	/* Names below go through the directory we checked, not path. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d/%s", fp->fp_dirfd,
+	    fp->fp_base);
+	if (fstatat(fp->fp_dirfd, fp->fp_base, &st, AT_SYMLINK_NOFOLLOW) ==
+	    -1 && errno == ENOTCONN) {
 		fprintf(stderr, "dtd: %s: removing the stale mount of a dead "
 		    "dtd\n", path);
-		if (umount2(path, MNT_DETACH) == -1) {
+		if (umount2(self, MNT_DETACH | UMOUNT_NOFOLLOW) == -1) {
 			error = errno;
 			fprintf(stderr, "dtd: %s: cannot unmount: %s\n", path,
 			    strerror(error));
 			return error;
 		}
 	}
-	if (stat(path, &st) == -1) {
+	if (fstatat(fp->fp_dirfd, fp->fp_base, &st, AT_SYMLINK_NOFOLLOW) ==
+	    -1) {
 		error = errno;
 		if (error != ENOENT) {
 			fprintf(stderr, "dtd: %s: %s\n", path,
 			    strerror(error));
 			return error;
 		}
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-		    0600);
-		if (fd == -1) {
+		/* O_EXCL: a name planted meanwhile fails, never followed. */
+		fp->fp_fd = openat(fp->fp_dirfd, fp->fp_base, O_WRONLY |
+		    O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fp->fp_fd == -1) {
 			error = errno;
 			fprintf(stderr, "dtd: cannot create %s: %s\n", path,
 			    strerror(error));
 			return error;
 		}
-		close(fd);
-		*created = true;
-		return 0;
+		fp->fp_created = true;
+		goto opened;
 	}
-	if ((error = fusefile_is_mountpoint(path, &st, &mnt)) != 0) {
-		fprintf(stderr, "dtd: %s: %s\n", path, strerror(error));
-		return error;
-	}
-	if (mnt) {
+	if (st.st_dev != dst.st_dev) {
 		fprintf(stderr, "dtd: %s is already served (a mount point): "
 		    "is another dtd running?\n", path);
 		return EBUSY;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		fprintf(stderr, "dtd: %s is a symbolic link; refusing to "
+		    "follow it (the device would hide its target)\n", path);
+		return ELOOP;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		fprintf(stderr, "dtd: %s exists and is not a regular file; "
@@ -350,7 +390,52 @@ fusefile_prepare(const char *path, bool *created)
 		    path);
 		return EEXIST;
 	}
+	fp->fp_fd = openat(fp->fp_dirfd, fp->fp_base, O_PATH | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fp->fp_fd == -1) {
+		error = errno;
+		fprintf(stderr, "dtd: %s: %s\n", path, strerror(error));
+		return error;
+	}
+opened:
+	/* What we hold is what we checked, or what we just created. */
+	if (fstat(fp->fp_fd, &fst) == -1) {
+		error = errno;
+		fprintf(stderr, "dtd: %s: %s\n", path, strerror(error));
+		return error;
+	}
+	if (!S_ISREG(fst.st_mode) || (!fp->fp_created &&
+	    (fst.st_dev != st.st_dev || fst.st_ino != st.st_ino))) {
+		fprintf(stderr, "dtd: %s changed while dtd checked it\n",
+		    path);
+		return EAGAIN;
+	}
+	if (fst.st_uid != 0) {
+		fprintf(stderr, "dtd: %s belongs to uid %d, not root; "
+		    "refusing to mount over it\n", path, (int)fst.st_uid);
+		return EPERM;
+	}
+	/*
+	 * libfuse mounts on, and at the end unmounts, this name: the
+	 * kernel resolves it to the very file we hold.
+	 */
+	snprintf(fp->fp_mnt, sizeof(fp->fp_mnt), "/proc/self/fd/%d",
+	    fp->fp_fd);
 	return 0;
+}
+
+/* Close what fusefile_prepare() opened; remove the file if we made it. */
+static void
+fusefile_release_path(const char *path, struct fusefile_path *fp)
+{
+	if (fp->fp_fd != -1)
+		close(fp->fp_fd);
+	if (fp->fp_created &&
+	    unlinkat(fp->fp_dirfd, fp->fp_base, 0) == -1)
+		fprintf(stderr, "dtd: cannot remove %s: %s\n", path,
+		    strerror(errno));
+	if (fp->fp_dirfd != -1)
+		close(fp->fp_dirfd);
 }
 
 int
@@ -360,8 +445,8 @@ dt_fusefile_main(void)
 	char *argv[] = { "dtd", "-o", opts, NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	const char *path = dtd_conf.dcf_device;
+	struct fusefile_path fp = { .fp_dirfd = -1, .fp_fd = -1 };
 	struct fuse_session *se;
-	bool created;
 	int error;
 
 	if (access("/dev/fuse", R_OK | W_OK) == -1) {
@@ -374,8 +459,8 @@ dt_fusefile_main(void)
 	snprintf(opts, sizeof(opts), "allow_other,default_permissions,"
 	    "fsname=dtd,subtype=dtd,max_read=%u", (unsigned int)DT_READ_MAX);
 
-	if ((error = fusefile_prepare(path, &created)) != 0)
-		return error;
+	if ((error = fusefile_prepare(path, &fp)) != 0)
+		goto out;
 	se = fuse_session_new(&args, &fusefile_ops, sizeof(fusefile_ops),
 	    NULL);
 	fuse_opt_free_args(&args);
@@ -384,7 +469,7 @@ dt_fusefile_main(void)
 		error = ENOMEM;
 		goto out;
 	}
-	if (fuse_session_mount(se, path) != 0) {
+	if (fuse_session_mount(se, fp.fp_mnt) != 0) {
 		fprintf(stderr, "dtd: cannot mount the device on %s\n", path);
 		fuse_session_destroy(se);
 		error = EIO;
@@ -392,7 +477,7 @@ dt_fusefile_main(void)
 	}
 
 	dtd_ready();
-	error = dt_fe_loop(se);
+	error = dt_fe_loop(se, true);
 
 	/*
 	 * Parked reads get EIO while the session can still carry the
@@ -403,8 +488,6 @@ dt_fusefile_main(void)
 	fuse_session_unmount(se);
 	fuse_session_destroy(se);
 out:
-	if (created && unlink(path) == -1)
-		fprintf(stderr, "dtd: cannot remove %s: %s\n", path,
-		    strerror(errno));
+	fusefile_release_path(path, &fp);
 	return error;
 }

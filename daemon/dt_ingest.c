@@ -51,6 +51,7 @@
  */
 #include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -74,6 +75,7 @@
 #include "dt_dev.h"
 #include "dt_prov.h"
 #include "dt_ingest.h"
+#include "dt_ingest_var.h"
 #include "dt_pidmaps.h"
 #include "dt_ptimer.h"
 
@@ -83,25 +85,6 @@
 #define DTI_IDLE_OFF	100000000	/* ns: the same, nothing enabled */
 #define DTI_REAP_NSEC	10000000ULL	/* look for exited tracees */
 
-struct dti_proc {
-	struct dti_proc		*dp_next;	/* [L] writers; [D] reads */
-	pid_t			 dp_pid;	/* [I] SO_PEERCRED */
-	int			 dp_pidfd;	/* [I] */
-	struct udt_ring_hdr	*dp_ring;	/* [I] dtd's mapping */
-	uint32_t		 dp_nslots;	/* [I] never reread from ring */
-	struct udt_tab		*dp_tab;	/* [I] dtd's mapping */
-	atomic_int		 dp_retired;	/* [a] same pid reconnected */
-	int			 dp_dead;	/* [D] */
-	uint64_t		 dp_tail;	/* [D] next ticket to read */
-	uint64_t		 dp_stuck;	/* [D] tail stuck since */
-	uint64_t		 dp_lost_total;	/* [D] last seen totals */
-	uint64_t		 dp_recur_total;
-	uint32_t		 dp_lost[DT_SYS_NPROBES];	/* [D] */
-	uint32_t		 dp_recur[DT_SYS_NPROBES];	/* [D] */
-	uint32_t		 dp_plost;	/* [D] profile samples */
-	uint32_t		 dp_precur;	/* [D] */
-	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */
-};
 
 static pthread_mutex_t	 dti_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dti_proc	*dti_procs;		/* [L], head read [a] */
@@ -125,12 +108,9 @@ static atomic_int	 dti_stop;		/* [a] */
 static pthread_t	 dti_accept_thr, dti_drain_thr;	/* [I] */
 static int		 dti_running;		/* [I] */
 static char		 dti_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static unsigned int	 dti_uid_max;		/* [I] tracees of one user */
 
-static struct {
-	atomic_uint_fast64_t	attached, records, garbage, lost, recur;
-	atomic_uint_fast64_t	adopted;
-	atomic_uint		procs;
-} dti_stats;
+struct dti_stats	 dti_stats;
 
 /*
  * Wake the drain thread if it sleeps.  Any thread, any lock but
@@ -209,6 +189,8 @@ dt_ingest_ptimer_set(uint64_t nsecs)
 
 /* --- the drain side -------------------------------------------------- */
 
+static struct udt_rec	 dti_batch[DTI_BATCH];	/* [D] copied, not emitted */
+
 /*
  * Consume what is committed in dp's ring.  Returns records consumed.
  * final: the process has exited or exec'd, so no slot will ever be
@@ -221,8 +203,7 @@ dti_drain(struct dti_proc *dp, int final)
 	struct udt_ring_hdr *rh = dp->dp_ring;
 	const char *slots = (const char *)rh + UDT_RING_HDRSIZE;
 	uint64_t mask = dp->dp_nslots - 1, head, seq, now;
-	struct udt_rec rec;
-	unsigned int n = 0;
+	unsigned int n = 0, nb = 0;
 
 	/*
 	 * At most one ring's worth per call: a tracee that keeps committing
@@ -271,99 +252,23 @@ dti_drain(struct dti_proc *dp, int final)
 			continue;
 		}
 		dp->dp_stuck = 0;
-		memcpy(&rec, s, sizeof(rec));
+		memcpy(&dti_batch[nb], s, sizeof(dti_batch[nb]));
 		dp->dp_tail++;
-		if (dt_ingest_valid(&rec)) {
-			/* Mappings first, while the tracee may still live. */
-			if (rec.ur_flags & UDT_R_STACK)
-				dt_pm_track_stack(&dp->dp_maps, dp->dp_pid,
-				    rec.ur_stack, rec.ur_nframes);
-			/* Counted first: whoever reads the event sees it. */
-			atomic_fetch_add_explicit(&dti_stats.records, 1,
-			    memory_order_relaxed);
-			dt_ingest_emit(dp->dp_pid, &rec);
-		} else
+		if (dt_ingest_valid(&dti_batch[nb]))
+			nb++;
+		else
 			atomic_fetch_add(&dti_stats.garbage, 1);
-		if (++n % DTI_BATCH == 0)
+		if (++n % DTI_BATCH == 0) {
+			dti_flush(dp, dti_batch, nb, final);
+			nb = 0;
 			__atomic_store_n(&rh->rh_tail, dp->dp_tail,
 			    __ATOMIC_RELEASE);
+		}
 	}
+	dti_flush(dp, dti_batch, nb, final);
 	if (n > 0)
 		__atomic_store_n(&rh->rh_tail, dp->dp_tail, __ATOMIC_RELEASE);
 	return n;
-}
-
-/* Charge n events of syscall probe p to every open recording it. */
-static void
-dti_charge(unsigned int p, uint64_t n,
-    void (*count)(struct dt_pcb *, unsigned int, uint64_t))
-{
-	struct dt_probe *dtp;
-	struct dt_pcb *pcb;
-
-	if ((dtp = dt_syscall_probe(p)) == NULL)
-		return;
-	rcu_read_lock();
-	cds_list_for_each_entry_rcu(pcb, &dtp->dtp_pcbs, dp_pnext)
-		count(pcb, 0, n);
-	rcu_read_unlock();
-}
-
-/*
- * How far a counter of the tracee moved since *last (which follows it),
- * or 0 when it did not or the step is too large to believe.
- */
-static uint32_t
-dti_delta(const uint32_t *ctr, uint32_t *last)
-{
-	uint32_t cur = __atomic_load_n(ctr, __ATOMIC_RELAXED);
-	uint32_t delta = cur - *last;
-
-	*last = cur;
-	return delta < DT_INGEST_DELTA_MAX ? delta : 0;
-}
-
-/*
- * The tracee's recursion and ring-full counters: attribute what changed
- * since the last look to the opens recording each probe, so the device's
- * recurevt and dropevt account for events that never reached dtd.
- */
-static void
-dti_counters(struct dti_proc *dp)
-{
-	struct udt_ring_hdr *rh = dp->dp_ring;
-	uint64_t lt, rt;
-	uint32_t delta;
-	unsigned int p;
-
-	lt = __atomic_load_n(&rh->rh_lost_total, __ATOMIC_RELAXED);
-	rt = __atomic_load_n(&rh->rh_recur_total, __ATOMIC_RELAXED);
-	if (lt == dp->dp_lost_total && rt == dp->dp_recur_total)
-		return;
-	dp->dp_lost_total = lt;
-	dp->dp_recur_total = rt;
-	for (p = 0; p < DT_SYS_NPROBES; p++) {
-		if ((delta = dti_delta(&rh->rh_lost[p], &dp->dp_lost[p]))) {
-			atomic_fetch_add(&dti_stats.lost, delta);
-			dti_charge(p, delta, dt_pcb_count_dropevt);
-		}
-		if ((delta = dti_delta(&rh->rh_recur[p], &dp->dp_recur[p]))) {
-			atomic_fetch_add(&dti_stats.recur, delta);
-			dti_charge(p, delta, dt_pcb_count_recurevt);
-		}
-	}
-
-	/* The timer fallback's samples, to the opens recording profile. */
-	if ((delta = dti_delta(&rh->rh_lost[UDT_PROBE_PROFILE],
-	    &dp->dp_plost))) {
-		atomic_fetch_add(&dti_stats.lost, delta);
-		dt_ptimer_count(delta, false);
-	}
-	if ((delta = dti_delta(&rh->rh_recur[UDT_PROBE_PROFILE],
-	    &dp->dp_precur))) {
-		atomic_fetch_add(&dti_stats.recur, delta);
-		dt_ptimer_count(delta, true);
-	}
 }
 
 static void
@@ -507,10 +412,13 @@ dti_drain_main(void *arg)
 /*
  * A sealed memfd of size bytes, mapped read-write in dtd.  The seals
  * keep a tracee holding the descriptor from shrinking it under dtd's
- * mapping (which would turn dtd's next access into SIGBUS).
+ * mapping (which would turn dtd's next access into SIGBUS).  mode is the
+ * inode's (root's): a memfd is born 0777, and anyone holding a
+ * descriptor, even a read-only one, may open it again through
+ * /proc/self/fd/N with what the mode allows.
  */
 static int
-dti_memfd(const char *name, size_t size, void **mapp)
+dti_memfd(const char *name, size_t size, mode_t mode, void **mapp)
 {
 	void *p;
 	int fd;
@@ -518,7 +426,7 @@ dti_memfd(const char *name, size_t size, void **mapp)
 	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -1;
-	if (ftruncate(fd, (off_t)size) != 0 ||
+	if (fchmod(fd, mode) != 0 || ftruncate(fd, (off_t)size) != 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 	    != 0)
 		goto fail;
@@ -530,6 +438,19 @@ dti_memfd(const char *name, size_t size, void **mapp)
 fail:
 	close(fd);
 	return -1;
+}
+
+void
+dt_ingest_refused(const struct ucred *cr, const char *why)
+{
+	uint64_t n;
+
+	n = atomic_fetch_add(&dti_stats.refused, 1) + 1;
+	/* Every one counts; a flood must not flood the log too. */
+	if (n <= 16 || (n & (n - 1)) == 0)
+		fprintf(stderr, "dtd: ingest: closed pid %d (uid %u) before "
+		    "its hello: %s (%llu so far)\n", (int)cr->pid,
+		    (unsigned)cr->uid, why, (unsigned long long)n);
 }
 
 static void
@@ -546,6 +467,8 @@ dti_send_stats(int fd)
 	st.us_lost = atomic_load(&dti_stats.lost);
 	st.us_recur = atomic_load(&dti_stats.recur);
 	st.us_adopted = atomic_load(&dti_stats.adopted);
+	st.us_refused = atomic_load(&dti_stats.refused);
+	st.us_forged = atomic_load(&dti_stats.forged);
 	(void)send(fd, &st, sizeof(st), MSG_NOSIGNAL);
 }
 
@@ -587,9 +510,39 @@ dti_send_fds(int fd, const struct udt_welcome *w, int fd0, int fd1)
 	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(*w) ? 0 : -1;
 }
 
+/*
+ * Does cr's user already have as many tracees attached as one user may?
+ * Each holds a descriptor in dtd (its pidfd) and a ring: without a cap,
+ * one user's thousand processes take the descriptors every other user's
+ * tracees need.  Root's are not capped.  Refusals are counted and
+ * logged.  Accept thread; takes [L].
+ */
+static bool
+dti_uid_full(const struct ucred *cr)
+{
+	struct dti_proc *dp;
+	unsigned int n = 0;
+	char why[96];
+
+	if (cr->uid == 0)
+		return false;
+	pthread_mutex_lock(&dti_lock);
+	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
+		if (dp->dp_uid == cr->uid && !dp->dp_dead &&
+		    !atomic_load(&dp->dp_retired))
+			n++;
+	pthread_mutex_unlock(&dti_lock);
+	if (n < dti_uid_max)
+		return false;
+	snprintf(why, sizeof(why), "its user has %u tracees attached, the "
+	    "most one user may", n);
+	dt_ingest_refused(cr, why);
+	return true;
+}
+
 void
-dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
-    const struct udt_maps_req *rq)
+dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
+    const struct udt_hello *hp, const struct udt_maps_req *rq)
 {
 	struct timeval tv = { 1, 0 };
 	struct udt_welcome w;
@@ -601,6 +554,11 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 
 	/* Our answers go out at once, unless a peer does not read them. */
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* Only a tracee's hello needs to know its process. */
+	if (!(hp->uh_flags & UDT_HELLO_TRACEE) && peerfd != -1) {
+		close(peerfd);
+		peerfd = -1;
+	}
 	if (hp->uh_version != UDT_VERSION) {
 		dti_send_error(fd, EPROTONOSUPPORT);
 		return;
@@ -617,16 +575,45 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 	    hp->uh_nprobes != DT_SYS_NPROBES) {
 		/* A preload library from another build: other systab. */
 		dti_send_error(fd, EPROTO);
-		return;
+		goto fail_pidfd;
 	}
 
-	pidfd = (int)syscall(SYS_pidfd_open, crp->pid, 0);
+	if (dti_uid_full(crp)) {
+		dti_send_error(fd, EUSERS);
+		goto fail_pidfd;
+	}
+	pidfd = peerfd != -1 ? peerfd :
+	    (int)syscall(SYS_pidfd_open, crp->pid, 0);
+	peerfd = -1;
 	if (pidfd < 0)
 		return;		/* gone already */
+	/*
+	 * The image that connected must be the one we hand the ring to: a
+	 * process that exec'd a set-id program since (a helper it forked
+	 * keeping the socket) would have its records stamped with that
+	 * program's pid.
+	 */
+	if (!dt_ingest_image_ok(crp->pid, crp->uid, false)) {
+		dt_ingest_refused(crp, "it exec'd a set-id program after "
+		    "connecting");
+		dti_send_error(fd, EPERM);
+		close(pidfd);
+		return;
+	}
 	if ((dp = calloc(1, sizeof(*dp))) == NULL)
 		goto fail;
-	ringfd = dti_memfd(UDT_RING_MEMFD, UDT_RING_SIZE(nslots), &ring);
-	tabfd = dti_memfd(UDT_TAB_MEMFD, UDT_TAB_SIZE, &tab);
+	/*
+	 * The ring is the tracee's to write.  The table is dtd's word to
+	 * the tracee: 0400, so a tracee that is not root can neither open
+	 * its read-only descriptor again for writing nor map it writable.
+	 * No write seal: F_SEAL_FUTURE_WRITE would also stop the next dtd,
+	 * after a restart, from mapping the table to set tb_reconnect
+	 * (dt_ingest_adopt.c), and root, who alone passes the mode, can
+	 * write any process's memory anyway.
+	 */
+	ringfd = dti_memfd(UDT_RING_MEMFD, UDT_RING_SIZE(nslots), 0600,
+	    &ring);
+	tabfd = dti_memfd(UDT_TAB_MEMFD, UDT_TAB_SIZE, 0400, &tab);
 	if (ringfd < 0 || tabfd < 0)
 		goto fail;
 	/* The tracee gets the table through a read-only descriptor. */
@@ -635,7 +622,9 @@ dt_ingest_serve(int fd, const struct ucred *crp, const struct udt_hello *hp,
 		goto fail;
 
 	dp->dp_pid = crp->pid;
+	dp->dp_uid = crp->uid;
 	dp->dp_pidfd = pidfd;
+	dti_budget_init(dp);
 	dp->dp_ring = ring;
 	dp->dp_nslots = nslots;
 	dp->dp_tab = tab;
@@ -701,6 +690,10 @@ fail:
 	if (pidfd >= 0)
 		close(pidfd);
 	free(dp);
+	return;
+fail_pidfd:
+	if (peerfd != -1)
+		close(peerfd);
 }
 
 static void *
@@ -717,7 +710,7 @@ int
 dt_ingest_begin(const char *path)
 {
 	struct sockaddr_un sun;
-	char dir[sizeof(sun.sun_path)], *slash;
+	struct rlimit rl;
 	int error, fd;
 
 	if (path == NULL || *path == '\0')
@@ -727,39 +720,17 @@ dt_ingest_begin(const char *path)
 		return ENAMETOOLONG;
 	}
 	snprintf(dti_path, sizeof(dti_path), "%s", path);
-	snprintf(dir, sizeof(dir), "%s", path);
-	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-			error = errno;
-			fprintf(stderr, "dtd: %s: %s\n", dir, strerror(error));
-			return error;
-		}
-	}
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return errno;
-	/* A socket file nobody answers on is a dead dtd's: replace it. */
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
-		fprintf(stderr, "dtd: another dtd serves %s\n", path);
-		close(fd);
-		return EADDRINUSE;
-	}
-	close(fd);
-	(void)unlink(path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return errno;
-	/* Tracees need no privilege: anyone may connect. */
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
-	    chmod(path, 0666) != 0 || listen(fd, 128) != 0) {
-		error = errno;
-		fprintf(stderr, "dtd: %s: %s\n", path, strerror(error));
-		close(fd);
+	/*
+	 * A quarter of dtd's descriptors for one user's tracees, so three
+	 * others can always attach too (dtd raised its soft limit to the
+	 * hard one at start).
+	 */
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		rl.rlim_cur = 1024;
+	dti_uid_max = rl.rlim_cur / 4 > 16 ? (unsigned int)(rl.rlim_cur / 4) :
+	    16;
+	if ((error = dt_ingest_listen(path, &fd)) != 0)
 		return error;
-	}
 	dti_listen = fd;
 	if (pipe2(dti_wake, O_CLOEXEC) != 0) {
 		error = errno;
@@ -783,7 +754,7 @@ dt_ingest_begin(const char *path)
 fail:
 	close(dti_listen);
 	dti_listen = -1;
-	unlink(path);
+	dt_ingest_unlisten();
 	return error;
 }
 
@@ -802,7 +773,7 @@ dt_ingest_end(void)
 	close(dti_listen);
 	close(dti_wake[0]);
 	close(dti_wake[1]);
-	unlink(dti_path);
+	dt_ingest_unlisten();
 	pthread_mutex_lock(&dti_lock);
 	while ((dp = dti_procs) != NULL) {
 		dti_procs = dp->dp_next;

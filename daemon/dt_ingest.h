@@ -66,6 +66,16 @@ int	dt_ingest_begin(const char *path);
 void	dt_ingest_end(void);
 
 /*
+ * The socket's file (dt_ingest_sock.c): dt_ingest_listen() checks or
+ * makes path's directory and puts a listening socket, mode 0666, at
+ * path; 0 and the descriptor in *fdp, or an errno with a message.
+ * dt_ingest_unlisten() removes the file if it is still ours.  Main
+ * thread, at start and stop.
+ */
+int	dt_ingest_listen(const char *path, int *fdp);
+void	dt_ingest_unlisten(void);
+
+/*
  * Pull every tracee whose table names sock (orphaned by a dead dtd, or a
  * placeholder) into reconnecting.  Scans /proc once; returns how many it
  * found.  Called by dt_ingest_begin() once the socket listens.
@@ -98,13 +108,20 @@ void	dt_ingest_accept(int lfd, int wakefd);
 /*
  * Serve one connection whose first message, hello h with UDT_MAGIC (and,
  * for a maps query, its request rq), has been read whole, from the peer
- * cr (its SO_PEERCRED): answer it, for a tracee create and hand over its
- * ring.  Sends with a 1 s timeout; reads nothing more.  The accept
- * thread (dt_ingest_accept.c, which checked the magic).
+ * cr (its SO_PEERCRED) and pidfd (SO_PEERPIDFD, or -1; serve takes
+ * it): answer it, for a tracee create and hand over its ring.  Sends
+ * with a 1 s timeout; reads nothing more.  The accept thread
+ * (dt_ingest_accept.c, which checked the magic).
  */
 struct ucred;
 struct udt_hello;
-void	dt_ingest_serve(int fd, const struct ucred *cr,
+/*
+ * The accept loop closed cr's connection before its hello was whole:
+ * counted (udt_stats.us_refused) and logged, the log rate-limited.
+ * Accept thread.
+ */
+void	dt_ingest_refused(const struct ucred *cr, const char *why);
+void	dt_ingest_serve(int fd, const struct ucred *cr, int pidfd,
 	    const struct udt_hello *h, const struct udt_maps_req *rq);
 
 /*

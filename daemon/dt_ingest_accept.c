@@ -21,11 +21,19 @@
  * handshake after 2 s and runs untraced.  Connections therefore wait
  * here, all in one poll set, while their first message comes in, read
  * as it arrives without blocking; only a whole one goes on to
- * dt_ingest_serve(), which answers at once.  A waiting connection is
- * closed after DTI_PENDING_MS, when its user has DTI_PENDING_UID others
- * waiting (its own oldest goes), or when DTI_PENDING_MAX wait in all
- * (the oldest goes): a flood of silent connections from one user costs
- * that user its own.
+ * dt_ingest_serve(), which answers at once.
+ *
+ * A tracee sends its hello right after connect(), so a connection is
+ * read as soon as it is accepted, and whoever has a whole hello is
+ * served before anyone is turned away: a burst of well-behaved tracees
+ * (a program forking hundreds of children at once) is never dropped for
+ * having arrived together.  A waiting connection is closed after
+ * DTI_PENDING_MS; when its user has DTI_PENDING_UID others waiting, its
+ * own oldest goes if it has waited DTI_PENDING_GRACE_MS (younger ones
+ * may still be on their way to sending); when DTI_PENDING_MAX wait in
+ * all, the oldest of the user with the most waiting goes: a flood of
+ * silent connections from one user costs that user its own.  Every
+ * connection closed so is counted and logged (dt_ingest_refused()).
  *
  * Everything here runs on the accept thread; the pending table is its
  * own, no lock.
@@ -43,17 +51,23 @@
 
 #include <userdt/udt_wire.h>
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD	77	/* Linux 6.5; glibc 2.36 does not name it */
+#endif
+
 #include "dt_clock.h"
 #include "dt_ingest.h"
 
-#define DTI_PENDING_MAX	128	/* connections waiting for a hello */
-#define DTI_PENDING_UID	16	/* of them, from one user */
+#define DTI_PENDING_MAX	256	/* connections waiting for a hello */
+#define DTI_PENDING_UID	16	/* of them, from one user, past grace */
+#define DTI_PENDING_GRACE_MS 100	/* a tracee's hello on its way */
 #define DTI_PENDING_MS	1000	/* longest wait for a whole hello */
 #define DTI_ACCEPT_MAX	32	/* accepts per wakeup, then serve */
 
 struct dti_pending {
 	int			pn_fd;
 	struct ucred		pn_cred;
+	int			pn_pidfd;	/* SO_PEERPIDFD, or -1 */
 	uint64_t		pn_since;	/* ms, CLOCK_MONOTONIC */
 	size_t			pn_got;		/* bytes in pn_buf */
 	union {
@@ -72,6 +86,7 @@ _Static_assert(offsetof(struct dti_pending, pn_u.m.req) ==
 
 static struct dti_pending	dti_pn[DTI_PENDING_MAX];	/* accept thr */
 static int			dti_npn;			/* accept thr */
+static int			dti_spare = -1;	/* accept thr: for EMFILE */
 
 static uint64_t
 dti_ms(void)
@@ -79,10 +94,15 @@ dti_ms(void)
 	return dt_clock_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
+/* Close pending connection i; why (counted, logged) unless it left. */
 static void
-dti_pn_drop(int i)
+dti_pn_drop(int i, const char *why)
 {
+	if (why != NULL)
+		dt_ingest_refused(&dti_pn[i].pn_cred, why);
 	close(dti_pn[i].pn_fd);
+	if (dti_pn[i].pn_pidfd != -1)
+		close(dti_pn[i].pn_pidfd);
 	dti_pn[i] = dti_pn[--dti_npn];
 }
 
@@ -126,31 +146,145 @@ dti_pn_read(int i)
 	}
 }
 
-/* A new connection joins the wait, making room by the rules above. */
+/*
+ * Read what pending connection i has sent: serve it when its message is
+ * whole, close it when the peer left or is not ours.  1 when i left the
+ * table (the last entry moved to i), 0 when it still waits.
+ */
+static int
+dti_pn_settle(int i)
+{
+	struct dti_pending pn;
+	int n;
+
+	if ((n = dti_pn_read(i)) == 0)
+		return 0;
+	if (n < 0) {
+		dti_pn_drop(i, NULL);
+		return 1;
+	}
+	pn = dti_pn[i];
+	dti_pn[i] = dti_pn[--dti_npn];
+	/*
+	 * Blocking (only its reads here were MSG_DONTWAIT), with the
+	 * timeouts serve sets.
+	 */
+	dt_ingest_serve(pn.pn_fd, &pn.pn_cred, pn.pn_pidfd, &pn.pn_u.m.hello,
+	    &pn.pn_u.m.req);
+	close(pn.pn_fd);
+	return 1;
+}
+
+/* Settle every waiting connection of uid (all when uid is -1). */
+static void
+dti_pn_settle_all(uid_t uid)
+{
+	int i;
+
+	/* Downwards: settling i moves the last, already seen, to i. */
+	for (i = dti_npn; i-- > 0;)
+		if (uid == (uid_t)-1 || dti_pn[i].pn_cred.uid == uid)
+			(void)dti_pn_settle(i);
+}
+
+/* How many of uid's wait, and the oldest of them (-1 if none). */
+static int
+dti_pn_count(uid_t uid, int *oldestp)
+{
+	int i, n = 0, oldest = -1;
+
+	for (i = 0; i < dti_npn; i++) {
+		if (dti_pn[i].pn_cred.uid != uid)
+			continue;
+		n++;
+		if (oldest < 0 || dti_pn[i].pn_since < dti_pn[oldest].pn_since)
+			oldest = i;
+	}
+	*oldestp = oldest;
+	return n;
+}
+
+/*
+ * Make room for a connection of uid by the rules above, having served
+ * first whoever can be.
+ */
+static void
+dti_pn_room(uid_t uid, uint64_t now)
+{
+	int i, n, oldest, most = 0, victim = -1;
+
+	if (dti_pn_count(uid, &oldest) >= DTI_PENDING_UID) {
+		dti_pn_settle_all(uid);
+		if (dti_pn_count(uid, &oldest) >= DTI_PENDING_UID &&
+		    now - dti_pn[oldest].pn_since >= DTI_PENDING_GRACE_MS)
+			dti_pn_drop(oldest, "its user has too many connections "
+			    "waiting");
+	}
+	if (dti_npn < DTI_PENDING_MAX)
+		return;
+	dti_pn_settle_all((uid_t)-1);
+	if (dti_npn < DTI_PENDING_MAX)
+		return;
+	/* The heaviest user pays, never one with a single connection. */
+	for (i = 0; i < dti_npn; i++) {
+		n = dti_pn_count(dti_pn[i].pn_cred.uid, &oldest);
+		if (n > most) {
+			most = n;
+			victim = oldest;
+		}
+	}
+	dti_pn_drop(victim, "too many connections waiting");
+}
+
+/*
+ * A new connection joins the wait and is read at once.  The peer's
+ * pidfd is taken now, from the socket (SO_PEERPIDFD, Linux 6.5): it
+ * names the process that connected even if its pid is reused before the
+ * hello; on an older kernel serve opens one by pid, later.
+ */
 static void
 dti_pn_add(int fd, const struct ucred *cr)
 {
-	int i, oldest = -1, mine = 0, oldest_mine = -1;
+	uint64_t now = dti_ms();
+	socklen_t len = sizeof(int);
+	int pidfd = -1;
 
-	for (i = 0; i < dti_npn; i++) {
-		if (oldest < 0 || dti_pn[i].pn_since < dti_pn[oldest].pn_since)
-			oldest = i;
-		if (dti_pn[i].pn_cred.uid != cr->uid)
-			continue;
-		mine++;
-		if (oldest_mine < 0 ||
-		    dti_pn[i].pn_since < dti_pn[oldest_mine].pn_since)
-			oldest_mine = i;
-	}
-	if (mine >= DTI_PENDING_UID)
-		dti_pn_drop(oldest_mine);
-	else if (dti_npn == DTI_PENDING_MAX)
-		dti_pn_drop(oldest);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) != 0)
+		pidfd = -1;
+	dti_pn_room(cr->uid, now);
 	memset(&dti_pn[dti_npn], 0, sizeof(dti_pn[dti_npn]));
 	dti_pn[dti_npn].pn_fd = fd;
+	dti_pn[dti_npn].pn_pidfd = pidfd;
 	dti_pn[dti_npn].pn_cred = *cr;
-	dti_pn[dti_npn].pn_since = dti_ms();
+	dti_pn[dti_npn].pn_since = now;
 	dti_npn++;
+	(void)dti_pn_settle(dti_npn - 1);
+}
+
+/*
+ * Out of descriptors: a queued connection would keep the listening
+ * socket readable and the loop spinning.  Spend the spare descriptor to
+ * take it and close it at once, counted and logged, then take a spare
+ * again.
+ */
+static void
+dti_accept_nofile(int lfd)
+{
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	int fd;
+
+	if (dti_spare != -1) {
+		close(dti_spare);
+		dti_spare = -1;
+	}
+	if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0)
+			memset(&cr, 0, sizeof(cr));
+		dt_ingest_refused(&cr, "dtd is out of descriptors");
+		close(fd);
+	}
+	dti_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 /* Accept what is queued, up to DTI_ACCEPT_MAX. */
@@ -163,6 +297,10 @@ dti_accept_some(int lfd)
 
 	for (k = 0; k < DTI_ACCEPT_MAX; k++) {
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			dti_accept_nofile(lfd);
+			return;
+		}
 		if (fd < 0)
 			return;
 		crlen = sizeof(cr);
@@ -179,7 +317,6 @@ void
 dt_ingest_accept(int lfd, int wakefd)
 {
 	static struct pollfd pfd[2 + DTI_PENDING_MAX];
-	struct dti_pending pn;
 	uint64_t now, left;
 	int i, n, timeout, flags;
 
@@ -190,12 +327,13 @@ dt_ingest_accept(int lfd, int wakefd)
 	pfd[0].events = POLLIN;
 	pfd[1].fd = wakefd;
 	pfd[1].events = POLLIN;
+	dti_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	for (;;) {
 		now = dti_ms();
 		timeout = -1;
 		for (i = dti_npn; i-- > 0;) {
 			if (now - dti_pn[i].pn_since >= DTI_PENDING_MS) {
-				dti_pn_drop(i);
+				dti_pn_drop(i, "no whole hello in time");
 				continue;
 			}
 			left = DTI_PENDING_MS - (now - dti_pn[i].pn_since);
@@ -212,29 +350,16 @@ dt_ingest_accept(int lfd, int wakefd)
 			continue;
 		if (n < 0 || pfd[1].revents != 0)
 			break;
-		/* Downwards: dropping i moves the last, already seen, to i. */
-		for (i = dti_npn; i-- > 0;) {
-			if (pfd[2 + i].revents == 0)
-				continue;
-			if ((n = dti_pn_read(i)) == 0)
-				continue;
-			if (n < 0) {
-				dti_pn_drop(i);
-				continue;
-			}
-			pn = dti_pn[i];
-			dti_pn[i] = dti_pn[--dti_npn];
-			/*
-			 * Blocking (only its reads here were MSG_DONTWAIT),
-			 * with the timeouts serve sets.
-			 */
-			dt_ingest_serve(pn.pn_fd, &pn.pn_cred,
-			    &pn.pn_u.m.hello, &pn.pn_u.m.req);
-			close(pn.pn_fd);
-		}
+		/* Downwards: settling i moves the last, already seen, to i. */
+		for (i = dti_npn; i-- > 0;)
+			if (pfd[2 + i].revents != 0)
+				(void)dti_pn_settle(i);
 		if (pfd[0].revents & POLLIN)
 			dti_accept_some(lfd);
 	}
 	while (dti_npn > 0)
-		dti_pn_drop(dti_npn - 1);
+		dti_pn_drop(dti_npn - 1, NULL);
+	if (dti_spare != -1)
+		close(dti_spare);
+	dti_spare = -1;
 }

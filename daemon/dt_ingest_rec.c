@@ -19,8 +19,15 @@
  * of shared memory: whether to believe it, and the dt_evt it becomes.
  * Every field was written by the tracee, so each is checked against what
  * a hook or the timer fallback can produce (udt_wire.h) before any is
- * used as a number of frames, a probe or a CPU.
+ * used as a number of frames, a probe or a CPU; and a batch of them is
+ * emitted only while the process that got the ring still runs the image
+ * it connected with.
  */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <dev/dt/dtvar.h>
@@ -30,6 +37,7 @@
 #include "dt_dev.h"
 #include "dt_prov.h"
 #include "dt_ingest.h"
+#include "dt_ingest_var.h"
 #include "dt_ptimer.h"
 
 int
@@ -123,4 +131,61 @@ dt_ingest_emit(pid_t pid, const struct udt_rec *r)
 		ev.dtev_error = r->ur_error;
 	}
 	dt_probe_emit(dtp, r->ur_cpu, &ev);
+}
+
+bool
+dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok)
+{
+	char path[32];
+	struct stat st;
+
+	/* Root's tracee may be anything root runs. */
+	if (uid == 0)
+		return true;
+	/*
+	 * /proc/PID belongs to the process's effective uid while it is
+	 * dumpable, to root once it exec'd a set-id or capable program:
+	 * either way, not to uid any more.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) != 0)
+		return gone_ok && errno == ENOENT;
+	return st.st_uid == uid;
+}
+
+/*
+ * Emit the nb valid records batch copied from dp's ring, if the process that
+ * got the ring still runs the image it connected with.  Checked after
+ * the copy and before the emission: every record copied was committed
+ * before the check, so none written after a set-id exec (by a helper
+ * the process forked to keep the ring) is stamped with its pid; those
+ * of the last batch before the exec go with them, as garbage.  A
+ * retired proc is freed by the drain thread.
+ */
+void
+dti_flush(struct dti_proc *dp, const struct udt_rec *batch, unsigned int nb,
+    int final)
+{
+	unsigned int i;
+
+	if (nb == 0)
+		return;
+	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, final)) {
+		if (!atomic_exchange(&dp->dp_retired, 1))
+			fprintf(stderr, "dtd: ingest: pid %d is no longer the "
+			    "image that attached (a set-id exec?): its ring "
+			    "is retired\n", (int)dp->dp_pid);
+		atomic_fetch_add(&dti_stats.garbage, nb);
+		return;
+	}
+	for (i = 0; i < nb; i++) {
+		/* Mappings first, while the tracee may still live. */
+		if (batch[i].ur_flags & UDT_R_STACK)
+			dt_pm_track_stack(&dp->dp_maps, dp->dp_pid,
+			    batch[i].ur_stack, batch[i].ur_nframes);
+		/* Counted first: whoever reads the event sees it. */
+		atomic_fetch_add_explicit(&dti_stats.records, 1,
+		    memory_order_relaxed);
+		dt_ingest_emit(dp->dp_pid, &batch[i]);
+	}
 }

@@ -359,8 +359,8 @@ out:
 }
 
 int
-dt_ksyms_write(const char *src, const char *dst, struct dt_ksyms_stats *st,
-    char *err, size_t errlen)
+dt_ksyms_write(const char *src, const char *dst, uid_t uid, gid_t gid,
+    mode_t mode, struct dt_ksyms_stats *st, char *err, size_t errlen)
 {
 	struct ksyms kt;
 	struct stat sb;
@@ -395,8 +395,12 @@ dt_ksyms_write(const char *src, const char *dst, struct dt_ksyms_stats *st,
 		goto out;
 	}
 	made = true;
-	/* Readable by the unprivileged users the device serves. */
-	if (fchmod(fd, 0644) == -1) {
+	/*
+	 * mkostemp made it 0600, so nobody else can open it while we write;
+	 * the owner is set before the mode, so a group never widens a file
+	 * that still belongs to someone else.
+	 */
+	if (fchown(fd, uid, gid) == -1 || fchmod(fd, mode & 07777) == -1) {
 		error = ksyms_err(err, errlen, errno, "%s: %s", tmp,
 		    strerror(errno));
 		goto out;
@@ -444,7 +448,7 @@ dt_ksyms_remove(const char *dst, const struct dt_ksyms_stats *st)
 	struct stat sb;
 
 	/* Racy by a few instructions, which is all a path-based check has. */
-	if (stat(dst, &sb) == -1)
+	if (lstat(dst, &sb) == -1)
 		return errno == ENOENT ? 0 : errno;
 	if (sb.st_dev != st->dks_dev || sb.st_ino != st->dks_ino)
 		return 0;

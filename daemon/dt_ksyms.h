@@ -43,13 +43,15 @@ struct dt_ksyms_stats {
 /*
  * Build an ELF image with one STT_FUNC symbol per text symbol of the
  * kallsyms-format file at src, and install it at dst atomically (a
- * temporary file beside dst renamed over it, mode 0644).  When every
+ * temporary file beside dst renamed over it) with owner uid, group gid
+ * and mode, which the file has before it holds a byte.  When every
  * address reads as zero (kptr_restrict, not root) the image has an empty
  * symbol table, so clients print raw addresses instead of wrong names.
  * Returns 0, or an errno with a message for the operator in err.
  */
-int	dt_ksyms_write(const char *src, const char *dst,
-	    struct dt_ksyms_stats *, char *err, size_t errlen);
+int	dt_ksyms_write(const char *src, const char *dst, uid_t uid,
+	    gid_t gid, mode_t mode, struct dt_ksyms_stats *, char *err,
+	    size_t errlen);
 
 /*
  * Remove the image dt_ksyms_write() installed at dst as st describes,

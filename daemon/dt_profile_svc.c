@@ -45,8 +45,13 @@ dt_profile_ksyms_start(void)
 
 	if (dtd_conf.dcf_ksyms == NULL)
 		return 0;
-	error = dt_ksyms_write(DT_KALLSYMS, dtd_conf.dcf_ksyms, st, err,
-	    sizeof(err));
+	/*
+	 * The image holds the kernel's addresses as root reads them, which
+	 * kptr_restrict hides from everyone else: only the device's users
+	 * may read it.
+	 */
+	error = dt_ksyms_write(DT_KALLSYMS, dtd_conf.dcf_ksyms, 0,
+	    dtd_dev_gid(), dtd_dev_mode(), st, err, sizeof(err));
 	if (error != 0 && dtd_conf.dcf_ksyms_set) {
 		fprintf(stderr, "dtd: ksyms: %s (--no-ksyms to go without)\n",
 		    err);

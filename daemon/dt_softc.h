@@ -29,6 +29,8 @@
 #ifndef DT_SOFTC_H
 #define DT_SOFTC_H
 
+#include <sys/queue.h>
+
 #include <pthread.h>
 #include <stddef.h>
 
@@ -44,7 +46,7 @@ struct dt_parked {
 };
 
 struct dt_softc {
-	struct dt_softc		*ds_next;	/* [K] list of opens */
+	TAILQ_ENTRY(dt_softc)	 ds_entry;	/* [K] list of opens */
 	struct dt_pcb		*ds_pcbs;	/* [K] enabled pcbs */
 	int			 ds_recording;	/* [K] DTIOCRECORD state */
 	struct dt_cred		 ds_cred;	/* [I] who opened */
@@ -53,7 +55,8 @@ struct dt_softc {
 	struct dt_parked	*ds_parked;	/* [m] waiting reads, FIFO */
 	struct dt_parked	**ds_parkedtail; /* [m] */
 	unsigned int		 ds_lastcpu;	/* [m] next ring to read */
-	char			*ds_buf;	/* [m] DT_READ_MAX staging */
+	char			*ds_buf;	/* [m] DT_READ_MAX staging, made
+						   by the first read */
 	int			 ds_closing;	/* [m] no more parking */
 
 	_Atomic int		 ds_sleeping;	/* [a] reads are parked */
@@ -75,6 +78,23 @@ void	dt_wakeup_schedule(struct dt_softc *);
 
 /* Copy a string truncated to size - 1 bytes, NUL-padding the rest. */
 void	dt_strncpy0(char *dst, const char *src, size_t size);
+
+/*
+ * Limits on opens (dt_dev_limit.c): dt_limit_init() once from
+ * dt_dev_init() (maxmem 0: the RAM; maxopens 0: the default).
+ * dt_limit_open() admits an open of cr whose rings take mem bytes: 0,
+ * ENOMEM (the memory cap) or EMFILE (cr's user, not root, holds
+ * dcf_maxopens), logged.  dt_limit_close() gives it back.  Any thread.
+ */
+#define DT_OPENS_DEFAULT	256	/* opens of one user, root aside */
+void		dt_limit_init(uint64_t maxmem, unsigned int maxopens);
+int		dt_limit_open(const struct dt_cred *cr, uint64_t mem);
+void		dt_limit_close(const struct dt_cred *cr, uint64_t mem);
+/* Other memory of cr's opens (a read's buffer): 0 or ENOMEM, logged. */
+int		dt_limit_charge(const struct dt_cred *cr, uint64_t mem);
+void		dt_limit_uncharge(const struct dt_cred *cr, uint64_t mem);
+uint64_t	dt_limit_mem_used(void);
+uint64_t	dt_limit_maxmem_get(void);
 
 /* Free every registered probe: dt_dev_fini() only, no open left. */
 void	dt_probe_free_all(void);

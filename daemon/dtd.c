@@ -26,6 +26,7 @@
  * thread is interrupted at a bad moment, and no signal is lost between
  * a check and a blocking read.
  */
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -73,7 +74,8 @@ static const char dtd_usage[] =
     "usage: dtd [--foreground] [--frontend cuse|fuse|auto] [--device path]\n"
     "           [--group group] [--ring-size n] [--ready-fd fd]\n"
     "           [--ingest path] [--ksyms path | --no-ksyms]\n"
-    "           [--profile auto|perf|timer]\n"
+    "           [--profile auto|perf|timer] [--max-memory size]\n"
+    "           [--max-opens n]\n"
     "\n"
     "  --device PATH     where to publish dt(4) (default /dev/dt)\n"
     "  --frontend MODE   cuse, fuse (a FUSE mount over a regular file)\n"
@@ -86,7 +88,10 @@ static const char dtd_usage[] =
     "  --ingest PATH     tracees' socket (default /run/userdt/ingest.sock)\n"
     "  --ksyms PATH      kernel symbols (default /dev/ksyms)\n"
     "  --no-ksyms        no kernel symbols\n"
-    "  --profile MODE    profile sampling: perf, timer or auto (default)\n";
+    "  --profile MODE    profile sampling: perf, timer or auto (default)\n"
+    "  --max-memory SIZE all opens' rings together, bytes (K, M, G\n"
+    "                    suffixes); default the machine's RAM\n"
+    "  --max-opens N     opens one user but root may hold (default 256)\n";
 
 static void __attribute__((noreturn))
 usage(int status)
@@ -122,6 +127,30 @@ dtd_number(const char *opt, const char *s, unsigned long max)
 	return n;
 }
 
+/* A size in bytes, with an optional K, M or G (powers of 1024). */
+static uint64_t
+dtd_size(const char *opt, const char *s)
+{
+	unsigned long long n;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift != 0)
+		end++;
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 ||
+	    n == 0 || n > (~0ULL >> shift))
+		dtd_fatal("%s: bad size '%s'", opt, s);
+	return (uint64_t)n << shift;
+}
+
 static gid_t
 dtd_group(const char *s)
 {
@@ -148,6 +177,8 @@ enum {
 	OPT_KSYMS,
 	OPT_NOKSYMS,
 	OPT_PROFILE,
+	OPT_MAXMEM,
+	OPT_MAXOPENS,
 	OPT_HELP,
 };
 
@@ -162,6 +193,8 @@ static const struct option dtd_options[] = {
 	{ "ksyms",	required_argument,	NULL,	OPT_KSYMS },
 	{ "no-ksyms",	no_argument,		NULL,	OPT_NOKSYMS },
 	{ "profile",	required_argument,	NULL,	OPT_PROFILE },
+	{ "max-memory",	required_argument,	NULL,	OPT_MAXMEM },
+	{ "max-opens",	required_argument,	NULL,	OPT_MAXOPENS },
 	{ "help",	no_argument,		NULL,	OPT_HELP },
 	{ NULL,		0,			NULL,	0 },
 };
@@ -229,6 +262,15 @@ dtd_parse(int argc, char *argv[])
 			else
 				dtd_fatal("--profile: '%s' is not auto, perf "
 				    "or timer", optarg);
+			break;
+		case OPT_MAXMEM:
+			dtd_conf.dcf_maxmem = dtd_size("--max-memory", optarg);
+			break;
+		case OPT_MAXOPENS:
+			dtd_conf.dcf_maxopens = (unsigned int)dtd_number(
+			    "--max-opens", optarg, UINT_MAX);
+			if (dtd_conf.dcf_maxopens == 0)
+				dtd_fatal("--max-opens: at least 1");
 			break;
 		case OPT_HELP:
 		case 'h':
@@ -379,6 +421,24 @@ dtd_teardown(void)
 	}
 }
 
+/*
+ * Every tracee holds a descriptor in dtd while it is attached: take all
+ * the descriptors the hard limit allows.  The ingest path caps what one
+ * user may hold (dt_ingest.c).
+ */
+static void
+dtd_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		fprintf(stderr, "dtd: cannot raise RLIMIT_NOFILE to %llu: %s\n",
+		    (unsigned long long)rl.rlim_max, strerror(errno));
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -401,10 +461,19 @@ main(int argc, char *argv[])
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
 		dtd_fatal("sigprocmask: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
+	dtd_nofile();
+	/*
+	 * Every file dtd makes names its mode, and the ingest socket can
+	 * only get its mode before bind() (dt_ingest_sock.c), where the
+	 * umask still applies: none, so modes are exactly as written.
+	 */
+	umask(0);
 
 	memset(&dcf, 0, sizeof(dcf));
 	dcf.dcf_ringsize = dtd_conf.dcf_ringsize;
 	dcf.dcf_read_done = dt_fe_read_done;
+	dcf.dcf_maxmem = dtd_conf.dcf_maxmem;
+	dcf.dcf_maxopens = dtd_conf.dcf_maxopens;
 	if ((error = dt_dev_init(&dcf)) != 0)
 		dtd_fatal("cannot start the device core: %s",
 		    strerror(error));

@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 enum dtd_frontend {
 	DTD_FE_AUTO,		/* CUSE if /dev/cuse exists, else FUSE-file */
@@ -48,9 +49,28 @@ struct dtd_conf {
 	const char		*dcf_ksyms;	/* --ksyms, NULL: none */
 	bool			 dcf_ksyms_set;	/* --ksyms given */
 	enum dtd_profile_mode	 dcf_profile;	/* --profile */
+	uint64_t		 dcf_maxmem;	/* --max-memory, 0: RAM */
+	unsigned int		 dcf_maxopens;	/* --max-opens, 0: default */
 };
 
 extern struct dtd_conf dtd_conf;
+
+/*
+ * Who may use the device: root, and with --group that group.  Everything
+ * dtd publishes that only the device's users may see (the device node,
+ * the kernel symbol image) takes exactly this owner, group and mode.
+ */
+static inline gid_t
+dtd_dev_gid(void)
+{
+	return dtd_conf.dcf_group_set ? dtd_conf.dcf_gid : 0;
+}
+
+static inline mode_t
+dtd_dev_mode(void)
+{
+	return dtd_conf.dcf_group_set ? 0660 : 0600;
+}
 
 /*
  * A provider's daemon-side service.  ds_start runs once, on dtd's main

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install everything userdt needs to build, test and benchmark on Debian 12.
 # Idempotent: a machine that already has the packages spends a second here.
+# passwd: useradd and userdel, for the tests' throwaway ordinary users.
 set -eu
 
 PKGS="meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev
@@ -8,7 +9,8 @@ libfuse3-dev fuse3 liburcu-dev libunwind-dev libelf-dev libdw-dev elfutils
 libcapstone-dev
 qemu-system-x86 busybox-static xz-utils cpio
 strace bpftrace linux-perf binutils
-mandoc man-db systemd debhelper dpkg-dev fakeroot"
+mandoc man-db systemd debhelper dpkg-dev fakeroot
+passwd"
 
 missing=""
 for p in $PKGS; do

@@ -121,6 +121,11 @@ struct udt_stats {
 	uint64_t	us_lost;	/* tracee rings full, per tracees */
 	uint64_t	us_recur;	/* recursive events, per tracees */
 	uint64_t	us_adopted;	/* orphan tables found at start */
+	uint64_t	us_refused;	/* connections closed before their
+					   hello was whole (caps, time) */
+	uint64_t	us_forged;	/* lost and recursive events tracees
+					   claimed beyond what their CPU
+					   time pays for: not charged */
 };
 
 /*

@@ -1748,7 +1748,8 @@ fz_write_seeds(const char *dir)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct dt_dev_conf conf = { FZ_NCPUS, FZ_RINGSIZE, fz_read_done };
+	struct dt_dev_conf conf = { .dcf_ncpus = FZ_NCPUS,
+	    .dcf_ringsize = FZ_RINGSIZE, .dcf_read_done = fz_read_done };
 	const char *seeds;
 	int i;
 

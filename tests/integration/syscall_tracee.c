@@ -54,6 +54,11 @@
  *	line through stdio.  Then, last, with write(2) itself, the one
  *	call the hooks see too: "S <child pid> 2" (two writes in all).
  *
+ * syscall_tracee burst N
+ *	Forks N children as fast as it can (each attaches to dtd from the
+ *	fork), prints "C <pid>" for each, then lets them all call getpid()
+ *	once and exit; "S <N>" when every child exited 0.
+ *
  * syscall_tracee loop IDX
  *	Prints "ready", then serves commands on stdin: "w K" makes K writes
  *	of IDX + 1 bytes to /dev/null and answers "done K"; "q" prints the
@@ -656,6 +661,41 @@ loop(int idx)
 	return 4;
 }
 
+static int
+burst(long n)
+{
+	int go[2], status, bad = 0;
+	long i, made;
+	char c;
+	pid_t pid;
+
+	if (n <= 0 || pipe(go) != 0)
+		return 2;
+	for (made = 0; made < n; made++) {
+		if ((pid = fork()) == 0) {
+			close(go[1]);
+			/* EOF when the parent has made them all. */
+			while (read(go[0], &c, 1) == -1 && errno == EINTR)
+				continue;
+			_exit(getpid() > 0 ? 0 : 1);
+		}
+		if (pid < 0)
+			break;
+		printf("C %d\n", (int)pid);
+	}
+	fflush(stdout);
+	close(go[0]);
+	close(go[1]);
+	for (i = 0; i < made; i++)
+		if (wait(&status) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			bad++;
+	if (made != n || bad != 0)
+		return 3;
+	printf("S %ld\n", n);
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -663,6 +703,8 @@ main(int argc, char *argv[])
 		return calls(argv[2], strtoul(argv[3], NULL, 10));
 	if (argc == 3 && strcmp(argv[1], "loop") == 0)
 		return loop(atoi(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "burst") == 0)
+		return burst(strtol(argv[2], NULL, 10));
 	if (argc == 3 && strcmp(argv[1], "storm") == 0)
 		return storm(strtol(argv[2], NULL, 10));
 	if (argc == 2 && strcmp(argv[1], "jump") == 0)
@@ -670,6 +712,6 @@ main(int argc, char *argv[])
 	if (argc == 4 && strcmp(argv[1], "stdio") == 0)
 		return stdio(argv[2], strtol(argv[3], NULL, 10));
 	fprintf(stderr, "usage: syscall_tracee calls PATH N | loop IDX | "
-	    "storm N | jump | stdio PATH N\n");
+	    "storm N | burst N | jump | stdio PATH N\n");
 	return 2;
 }

@@ -193,4 +193,21 @@ uint64_t	dtt_cpu_ns(pid_t);
 int	dtt_busy_start(pid_t *pids, int ncpu, const char *name);
 void	dtt_busy_stop(pid_t *pids, int ncpu);
 
+/*
+ * A throwaway ordinary user (dtt_user.c), for attacks that must not run
+ * as root: dtt_user_add() makes one with a random name and its own
+ * group, dtt_user_del() removes both (a no-op when none was made).
+ * dtt_user_become() drops the calling process to it for good (in a
+ * child); 0 or -1 (errno).
+ */
+struct dtt_user {
+	char	du_name[16];
+	uid_t	du_uid;
+	gid_t	du_gid;
+};
+
+int	dtt_user_add(struct dtt_user *);
+void	dtt_user_del(struct dtt_user *);
+int	dtt_user_become(const struct dtt_user *);
+
 #endif /* DTT_H */

@@ -152,7 +152,8 @@ stats(struct dt_softc *sc)
 static void
 conf_init(unsigned int ncpus, unsigned int ringsize)
 {
-	struct dt_dev_conf conf = { ncpus, ringsize, read_done };
+	struct dt_dev_conf conf = { .dcf_ncpus = ncpus,
+	    .dcf_ringsize = ringsize, .dcf_read_done = read_done };
 
 	CHECK(dt_dev_init(&conf) == 0);
 }

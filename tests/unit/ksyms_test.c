@@ -35,6 +35,9 @@
 
 #include "dt_ksyms.h"
 
+/* An unusual mode, so the check sees it was applied, not defaulted. */
+#define KT_MODE		0640
+
 static unsigned int	npass, nfail;
 static char		tmpdir[] = "/tmp/ksyms_test.XXXXXX";
 
@@ -165,8 +168,8 @@ test_good(void)
 	    "ffffffff81000200 D some_data\n"
 	    "ffffffff81000300 T last_fn\n"
 	    "ffffffffc0001000 t mod_fn\t[some_mod]\n");
-	error = dt_ksyms_write(tpath("good"), tpath("img"), &st, err,
-	    sizeof(err));
+	error = dt_ksyms_write(tpath("good"), tpath("img"), getuid(),
+	    getgid(), KT_MODE, &st, err, sizeof(err));
 	if (!check(error == 0, "write a good file: %d %s", error, err))
 		return;
 	check(st.dks_nsyms == 6 && !st.dks_hidden,
@@ -211,8 +214,10 @@ test_good(void)
 			break;
 	check(i == n, "every symbol is defined in a section");
 	struct stat sb;
-	check(stat(tpath("img"), &sb) == 0 && (sb.st_mode & 0777) == 0644,
-	    "image mode 0644");
+	check(stat(tpath("img"), &sb) == 0 && (sb.st_mode & 07777) == KT_MODE &&
+	    sb.st_uid == getuid() && sb.st_gid == getgid(),
+	    "image has the mode and owner asked for (%o)",
+	    (unsigned)(sb.st_mode & 07777));
 }
 
 static void
@@ -225,27 +230,27 @@ test_errors(void)
 	int error;
 
 	put("bad", "ffffffff81000000 T ok\nthis is not kallsyms\n");
-	error = dt_ksyms_write(tpath("bad"), tpath("img2"), &st, err,
-	    sizeof(err));
+	error = dt_ksyms_write(tpath("bad"), tpath("img2"), getuid(),
+	    getgid(), KT_MODE, &st, err, sizeof(err));
 	check(error == EINVAL && strstr(err, ":2:") != NULL,
 	    "malformed line: EINVAL naming line 2 (%d, %s)", error, err);
 	check(access(tpath("img2"), F_OK) == -1,
 	    "nothing installed on error");
 
-	error = dt_ksyms_write(tpath("missing"), tpath("img2"), &st, err,
-	    sizeof(err));
+	error = dt_ksyms_write(tpath("missing"), tpath("img2"), getuid(),
+	    getgid(), KT_MODE, &st, err, sizeof(err));
 	check(error == ENOENT && strstr(err, "missing") != NULL,
 	    "missing input: ENOENT naming it (%s)", err);
 
 	put("good2", "ffffffff81000000 T a\n");
-	error = dt_ksyms_write(tpath("good2"), tpath("nodir/img"), &st, err,
-	    sizeof(err));
+	error = dt_ksyms_write(tpath("good2"), tpath("nodir/img"), getuid(),
+	    getgid(), KT_MODE, &st, err, sizeof(err));
 	check(error == ENOENT && strstr(err, "nodir") != NULL,
 	    "unwritable destination: ENOENT naming it (%s)", err);
 
 	put("hidden", "0000000000000000 T a\n0000000000000000 t b\n");
-	error = dt_ksyms_write(tpath("hidden"), tpath("img3"), &st, err,
-	    sizeof(err));
+	error = dt_ksyms_write(tpath("hidden"), tpath("img3"), getuid(),
+	    getgid(), KT_MODE, &st, err, sizeof(err));
 	check(error == 0 && st.dks_hidden && st.dks_nsyms == 0,
 	    "kptr_restrict: written, flagged hidden, no symbols");
 	check(readback(tpath("img3"), s, 4, &symsh, &textsh) == 0,
@@ -255,8 +260,8 @@ test_errors(void)
 		struct dt_ksyms_stats st4;
 
 		/* A second writer replaces img3: ours must stay away. */
-		dt_ksyms_write(tpath("hidden"), tpath("img3"), &st4, err,
-		    sizeof(err));
+		dt_ksyms_write(tpath("hidden"), tpath("img3"), getuid(),
+		    getgid(), KT_MODE, &st4, err, sizeof(err));
 		check(dt_ksyms_remove(tpath("img3"), &st) == 0 &&
 		    access(tpath("img3"), F_OK) == 0,
 		    "remove leaves an image another writer installed");
@@ -288,8 +293,8 @@ test_kallsyms(void)
 		    strchr("tTwW", t[0]) != NULL)
 			ntext++;
 	fclose(fp);
-	error = dt_ksyms_write(DT_KALLSYMS, tpath("kimg"), &st, err,
-	    sizeof(err));
+	error = dt_ksyms_write(DT_KALLSYMS, tpath("kimg"), getuid(),
+	    getgid(), KT_MODE, &st, err, sizeof(err));
 	check(error == 0, "write from %s (%s)", DT_KALLSYMS, err);
 	/* Modules may come and go between the two reads. */
 	check(st.dks_hidden || (st.dks_nsyms + 100 > ntext &&

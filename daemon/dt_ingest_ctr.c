@@ -1,0 +1,176 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The tracees' own counters: events their ring had no room for
+ * (rh_lost) and events their hooks refused to record because they ran
+ * inside another (rh_recur).  Nobody but the tracee sees those events,
+ * so the counts are its word; they reach every reader's dropevt and
+ * recurevt, so a hostile tracee must not make them say anything.  A lost
+ * or recursive event is a hooked call the tracee made, which takes it
+ * at least DTI_EVENT_NS of CPU: a tracee may claim no more of them than
+ * its CPU time since it attached pays for (plus DTI_BUDGET_BASE for the
+ * tick /proc's accounting may lag), and what it claims beyond that is
+ * counted as forged, not charged.  The charge goes to the opens that
+ * record the probe named, as dt(4) charges the probe's own opens.
+ */
+#include <string.h>
+
+#include <urcu.h>
+#include <urcu/rculist.h>
+
+#include "dt_ingest.h"
+#include "dt_ingest_var.h"
+#include "dt_proc.h"
+#include "dt_ptimer.h"
+
+#define DTI_EVENT_NS	10		/* CPU time of one hooked call, at
+					   least (a vDSO clock_gettime
+					   through its hook) */
+#define DTI_BUDGET_BASE	(1ULL << 20)	/* claims before a tick shows */
+#define DTI_BUDGET_MAX	(1ULL << 40)	/* no overflow, ever */
+
+static void
+dti_budget_add(struct dti_proc *dp, uint64_t ticks)
+{
+	uint64_t add = ticks * (dt_proc_tick_ns() / DTI_EVENT_NS);
+
+	if (ticks > DTI_BUDGET_MAX / (dt_proc_tick_ns() / DTI_EVENT_NS) ||
+	    dp->dp_budget + add > DTI_BUDGET_MAX)
+		dp->dp_budget = DTI_BUDGET_MAX;
+	else
+		dp->dp_budget += add;
+}
+
+void
+dti_budget_init(struct dti_proc *dp)
+{
+	struct dt_proc_stat ps;
+
+	/* What it spent before it attached earns nothing. */
+	dp->dp_cpu = dt_proc_stat(dp->dp_pid, &ps) == 0 ? ps.ps_cpu : 0;
+	dp->dp_budget = DTI_BUDGET_BASE;
+}
+
+/* Earn what dp's CPU time since the last look pays for. */
+static void
+dti_budget_refresh(struct dti_proc *dp)
+{
+	struct dt_proc_stat ps;
+
+	/*
+	 * A dead or exec'd tracee: what it earned stays.  The pid is
+	 * pinned by its pidfd until dtd frees the proc, and a reused pid
+	 * would have a fresh (smaller) CPU time, which earns nothing.
+	 */
+	if (dt_proc_stat(dp->dp_pid, &ps) != 0 || ps.ps_cpu <= dp->dp_cpu)
+		return;
+	dti_budget_add(dp, ps.ps_cpu - dp->dp_cpu);
+	dp->dp_cpu = ps.ps_cpu;
+}
+
+/* Up to n of dp's claims, as far as its budget goes. */
+static uint64_t
+dti_budget_take(struct dti_proc *dp, uint64_t n)
+{
+	if (n > dp->dp_budget) {
+		atomic_fetch_add(&dti_stats.forged, n - dp->dp_budget);
+		n = dp->dp_budget;
+	}
+	dp->dp_budget -= n;
+	return n;
+}
+
+/* Charge n events of syscall probe p to every open recording it. */
+static void
+dti_charge(unsigned int p, uint64_t n,
+    void (*count)(struct dt_pcb *, unsigned int, uint64_t))
+{
+	struct dt_probe *dtp;
+	struct dt_pcb *pcb;
+
+	if ((dtp = dt_syscall_probe(p)) == NULL)
+		return;
+	rcu_read_lock();
+	cds_list_for_each_entry_rcu(pcb, &dtp->dtp_pcbs, dp_pnext)
+		count(pcb, 0, n);
+	rcu_read_unlock();
+}
+
+/*
+ * How far a counter of the tracee moved since *last (which follows it),
+ * or 0 when it did not or the step is too large to believe.
+ */
+static uint32_t
+dti_delta(struct dti_proc *dp, const uint32_t *ctr, uint32_t *last)
+{
+	uint32_t cur = __atomic_load_n(ctr, __ATOMIC_RELAXED);
+	uint32_t delta = cur - *last;
+
+	*last = cur;
+	if (delta >= DT_INGEST_DELTA_MAX) {
+		atomic_fetch_add(&dti_stats.forged, delta);
+		return 0;
+	}
+	return (uint32_t)dti_budget_take(dp, delta);
+}
+
+/*
+ * The tracee's recursion and ring-full counters: attribute what changed
+ * since the last look to the opens recording each probe, so the device's
+ * recurevt and dropevt account for events that never reached dtd.
+ */
+void
+dti_counters(struct dti_proc *dp)
+{
+	struct udt_ring_hdr *rh = dp->dp_ring;
+	uint64_t lt, rt;
+	uint32_t delta;
+	unsigned int p;
+
+	lt = __atomic_load_n(&rh->rh_lost_total, __ATOMIC_RELAXED);
+	rt = __atomic_load_n(&rh->rh_recur_total, __ATOMIC_RELAXED);
+	if (lt == dp->dp_lost_total && rt == dp->dp_recur_total)
+		return;
+	dp->dp_lost_total = lt;
+	dp->dp_recur_total = rt;
+	dti_budget_refresh(dp);
+	for (p = 0; p < DT_SYS_NPROBES; p++) {
+		delta = dti_delta(dp, &rh->rh_lost[p], &dp->dp_lost[p]);
+		if (delta != 0) {
+			atomic_fetch_add(&dti_stats.lost, delta);
+			dti_charge(p, delta, dt_pcb_count_dropevt);
+		}
+		delta = dti_delta(dp, &rh->rh_recur[p], &dp->dp_recur[p]);
+		if (delta != 0) {
+			atomic_fetch_add(&dti_stats.recur, delta);
+			dti_charge(p, delta, dt_pcb_count_recurevt);
+		}
+	}
+
+	/* The timer fallback's samples, to the opens recording profile. */
+	if ((delta = dti_delta(dp, &rh->rh_lost[UDT_PROBE_PROFILE],
+	    &dp->dp_plost))) {
+		atomic_fetch_add(&dti_stats.lost, delta);
+		dt_ptimer_count(delta, false);
+	}
+	if ((delta = dti_delta(dp, &rh->rh_recur[UDT_PROBE_PROFILE],
+	    &dp->dp_precur))) {
+		atomic_fetch_add(&dti_stats.recur, delta);
+		dt_ptimer_count(delta, true);
+	}
+}
+

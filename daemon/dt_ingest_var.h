@@ -1,0 +1,98 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * What the files of the ingest path share (dt_ingest.c, its counters in
+ * dt_ingest_ctr.c): a traced process's state and the path's counters.
+ * Private to daemon/dt_ingest*.c; the lock annotations are dt_ingest.c's.
+ */
+#ifndef DT_INGEST_VAR_H
+#define DT_INGEST_VAR_H
+
+#include <sys/types.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <userdt/udt_wire.h>
+
+#include "dt_pidmaps.h"
+#include "dt_prov.h"
+
+struct dti_proc {
+	struct dti_proc		*dp_next;	/* [L] writers; [D] reads */
+	pid_t			 dp_pid;	/* [I] SO_PEERCRED */
+	uid_t			 dp_uid;	/* [I] SO_PEERCRED */
+	int			 dp_pidfd;	/* [I] */
+	struct udt_ring_hdr	*dp_ring;	/* [I] dtd's mapping */
+	uint32_t		 dp_nslots;	/* [I] never reread from ring */
+	struct udt_tab		*dp_tab;	/* [I] dtd's mapping */
+	atomic_int		 dp_retired;	/* [a] same pid reconnected */
+	int			 dp_dead;	/* [D] */
+	uint64_t		 dp_tail;	/* [D] next ticket to read */
+	uint64_t		 dp_stuck;	/* [D] tail stuck since */
+	uint64_t		 dp_cpu;	/* [I] then [D]: its CPU time,
+						   ticks, at the last look */
+	uint64_t		 dp_budget;	/* [I] then [D]: lost and
+						   recursive events it may
+						   still claim */
+	uint64_t		 dp_lost_total;	/* [D] last seen totals */
+	uint64_t		 dp_recur_total;
+	uint32_t		 dp_lost[DT_SYS_NPROBES];	/* [D] */
+	uint32_t		 dp_recur[DT_SYS_NPROBES];	/* [D] */
+	uint32_t		 dp_plost;	/* [D] profile samples */
+	uint32_t		 dp_precur;	/* [D] */
+	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */
+};
+
+struct dti_stats {
+	atomic_uint_fast64_t	attached, records, garbage, lost, recur;
+	atomic_uint_fast64_t	adopted, refused;
+	atomic_uint_fast64_t	forged;	/* lost/recur claims over budget */
+	atomic_uint		procs;
+};
+extern struct dti_stats	dti_stats;	/* [a] */
+
+/*
+ * A new proc's counter budget, from its CPU time so far (dt_ingest_ctr.c).
+ * [I], before it is linked.
+ */
+void	dti_budget_init(struct dti_proc *);
+/*
+ * Take what dp's tracee says it lost or counted as recursive since the
+ * last look into the opens' dropevt and recurevt, as far as its budget
+ * goes.  The drain thread.
+ */
+void	dti_counters(struct dti_proc *);
+
+/*
+ * Does process pid still run the image uid connected with?  False when
+ * it exec'd a set-id (or capable) program since, so its records could be
+ * another's word; gone_ok: a process that is gone answers true (its
+ * final records were committed before it exited).  Any thread.
+ */
+bool	dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok);
+
+/*
+ * Emit the nb valid records in batch, copied from dp's ring, if
+ * dt_ingest_image_ok() still holds; else discard them as garbage and
+ * retire dp (dt_ingest_rec.c).  The drain thread.
+ */
+struct udt_rec;
+void	dti_flush(struct dti_proc *dp, const struct udt_rec *batch,
+	    unsigned int nb, int final);
+
+#endif /* DT_INGEST_VAR_H */

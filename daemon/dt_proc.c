@@ -1,0 +1,110 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * /proc/PID/stat, parsed.  See dt_proc.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dt_proc.h"
+
+/* The unsigned decimal field at *pp, which moves past it and a space. */
+static int
+dt_proc_num(char **pp, uint64_t *v)
+{
+	char *p = *pp, *ep;
+
+	if (*p < '0' || *p > '9')
+		return EIO;
+	errno = 0;
+	*v = strtoull(p, &ep, 10);
+	if (errno != 0 || (*ep != ' ' && *ep != '\n' && *ep != '\0'))
+		return EIO;
+	*pp = *ep == ' ' ? ep + 1 : ep;
+	return 0;
+}
+
+/* Skip n space-separated fields. */
+static int
+dt_proc_skip(char **pp, int n)
+{
+	while (n-- > 0) {
+		if ((*pp = strchr(*pp, ' ')) == NULL)
+			return EIO;
+		(*pp)++;
+	}
+	return 0;
+}
+
+int
+dt_proc_stat(pid_t pid, struct dt_proc_stat *ps)
+{
+	char path[64], buf[1024], *p, *lp;
+	uint64_t ut, st;
+	ssize_t n;
+	size_t len;
+	int fd, error;
+
+	memset(ps, 0, sizeof(*ps));
+	if (pid <= 0)
+		return ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return errno == ENOENT ? ESRCH : errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	error = n < 0 ? errno : 0;
+	close(fd);
+	if (n < 0)
+		return error == ESRCH ? ESRCH : EIO;
+	buf[n] = '\0';
+	/* comm may hold anything, parentheses too: the last ')' ends it. */
+	if ((lp = strchr(buf, '(')) == NULL ||
+	    (p = strrchr(buf, ')')) == NULL || p < lp || p[1] != ' ')
+		return EIO;
+	len = (size_t)(p - lp - 1);
+	if (len >= sizeof(ps->ps_comm))
+		len = sizeof(ps->ps_comm) - 1;
+	memcpy(ps->ps_comm, lp + 1, len);
+	p += 2;
+	ps->ps_state = *p;
+	/* state is field 3, utime 14, stime 15, starttime 22. */
+	if ((error = dt_proc_skip(&p, 11)) != 0 ||
+	    (error = dt_proc_num(&p, &ut)) != 0 ||
+	    (error = dt_proc_num(&p, &st)) != 0 ||
+	    (error = dt_proc_skip(&p, 6)) != 0 ||
+	    (error = dt_proc_num(&p, &ps->ps_start)) != 0)
+		return error;
+	ps->ps_cpu = ut + st;
+	return 0;
+}
+
+uint64_t
+dt_proc_tick_ns(void)
+{
+	static uint64_t ns;
+	long hz;
+
+	if (ns == 0) {
+		hz = sysconf(_SC_CLK_TCK);
+		ns = 1000000000ULL / (uint64_t)(hz > 0 ? hz : 100);
+	}
+	return ns;
+}

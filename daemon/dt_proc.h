@@ -1,0 +1,43 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * What /proc/PID/stat says about a process that dtd must not take from
+ * the process itself: its state, start time (which with the pid names
+ * one process for its whole life), the CPU time its threads have used
+ * (what bounds the events it can claim to have lost), and its comm.
+ * Any thread, no lock; the file is read in one read(2).
+ */
+#ifndef DT_PROC_H
+#define DT_PROC_H
+
+#include <sys/types.h>
+#include <stdint.h>
+
+struct dt_proc_stat {
+	char		ps_state;	/* R, S, D, Z, ... */
+	uint64_t	ps_start;	/* starttime, clock ticks since boot */
+	uint64_t	ps_cpu;		/* utime + stime, clock ticks */
+	char		ps_comm[16];	/* NUL-terminated */
+};
+
+/* 0, or an errno: ESRCH when there is no such process, EIO malformed. */
+int	dt_proc_stat(pid_t pid, struct dt_proc_stat *);
+
+/* Clock ticks in nanoseconds (sysconf(_SC_CLK_TCK)). */
+uint64_t	dt_proc_tick_ns(void);
+
+#endif /* DT_PROC_H */

@@ -1,0 +1,47 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * What sec_test.c and sec_test2.c share: the throwaway user, dtd's
+ * path, running a function as the user, a tracee's hello as the user,
+ * and the modes of sec_test2.c.
+ */
+#ifndef SEC_TEST_H
+#define SEC_TEST_H
+
+#include <stdint.h>
+
+#include "dtt.h"
+
+extern struct dtt_user	 sec_user;
+extern const char	*sec_dtd;
+extern uint32_t		 sec_nsys;	/* syscall probes, as a tracee says */
+
+/*
+ * Run fn(arg) in a child that became sec_user: what it returns (an errno
+ * value, 0 for success) comes back as the exit status; -1 if the child
+ * could not drop root or died.
+ */
+int	as_user(int (*fn)(void *), void *arg);
+/* A tracee's hello as the user on sock of dtd dd (sets sec_nsys). */
+int	user_hello_fork(const struct dtt_dtd *dd, const char *sock);
+
+void	run_opens(void);
+void	run_memory(void);
+void	run_readers(void);
+void	run_setuid(void);
+
+#endif /* SEC_TEST_H */
