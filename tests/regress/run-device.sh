@@ -208,6 +208,37 @@ ustack)
 	grep -q '^__libc_start_main' "$TMP/out" ||
 	    fail "libc not resolved: $(cat "$TMP/out")"
 	;;
+alias)
+	# Linux names resolve to the probes they map to, OpenBSD-named
+	# where OpenBSD has the call; calls without a wrapper have probes
+	# too (futex, clone3, through syscall(3))
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -c "$ALIAS_CALLS" -e 'syscall:pread64:entry, syscall:newfstatat:entry,
+	    syscall:getdents64:entry, syscall:rt_sigaction:entry,
+	    syscall:brk:entry, syscall:gettid:entry, syscall:futex:entry,
+	    syscall:exit_group:entry
+	    /comm == "alias_calls"/ { @[probe] = count(); }
+	    syscall:clone3:return /comm == "alias_calls"/ {
+		printf("clone3 %d\n", retval); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	for p in pread:entry fstatat:entry getdents:entry sigaction:entry \
+	    break:entry getthrid:entry futex:entry exit:entry; do
+		grep -qx "@\[syscall:$p\]: 1" "$TMP/out" ||
+		    fail "no $p: $(cat "$TMP/out")"
+	done
+	grep -qx 'clone3 -1' "$TMP/out" || fail "clone3: $(cat "$TMP/out")"
+	# the list names OpenBSD's calls as OpenBSD's btrace does, each once
+	bt -l > "$TMP/list" 2>&1 || fail "btrace -l"
+	for p in exit __threxit sigreturn futex getdents linux_getdents \
+	    clone3 io_uring_enter; do
+		[ "$(grep -cx "syscall:$p:entry" "$TMP/list")" = 1 ] ||
+		    fail "listed: $p"
+	done
+	if grep -q '^syscall:\(exit_group\|pread64\|getdents64\|rt_sigaction\|newfstatat\|brk\|gettid\):' "$TMP/list"; then
+		fail "Linux names listed for OpenBSD's calls"
+	fi
+	;;
 pidfilter)
 	# interval events are not pid 1's: all of them are filtered
 	bt -v -p 1 -c true -e 'interval:hz:100 { @n = count(); }' \
