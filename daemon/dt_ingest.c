@@ -222,6 +222,8 @@ dti_drain(struct dti_proc *dp, int final)
 	const char *slots = (const char *)rh + UDT_RING_HDRSIZE;
 	uint64_t mask = dp->dp_nslots - 1, head, seq, now;
 	struct udt_rec rec;
+	struct udt_rec_str rstr;
+	const uint8_t *strs;
 	unsigned int n = 0;
 
 	/*
@@ -273,6 +275,28 @@ dti_drain(struct dti_proc *dp, int final)
 		dp->dp_stuck = 0;
 		memcpy(&rec, s, sizeof(rec));
 		dp->dp_tail++;
+		strs = NULL;
+		if (rec.ur_flags & UDT_R_STR) {
+			/*
+			 * Its strings are the next ticket's slot, committed
+			 * before the record: there now, or never (a forger,
+			 * or a producer interrupted in between), and then the
+			 * slot is left to the checks above as any other.
+			 */
+			const struct udt_rec_str *rs = (const void *)(slots +
+			    (dp->dp_tail & mask) * UDT_SLOT_SIZE);
+
+			if (__atomic_load_n(&rs->us_seq, __ATOMIC_ACQUIRE) ==
+			    dp->dp_tail + 1) {
+				memcpy(&rstr, rs, sizeof(rstr));
+				if (rstr.us_flags == UDT_R_STRDATA &&
+				    rstr.us_probe == rec.ur_probe) {
+					strs = rstr.us_str;
+					dp->dp_tail++;
+					n++;
+				}
+			}
+		}
 		if (dt_ingest_valid(&rec)) {
 			/* Mappings first, while the tracee may still live. */
 			if (rec.ur_flags & UDT_R_STACK)
@@ -281,7 +305,7 @@ dti_drain(struct dti_proc *dp, int final)
 			/* Counted first: whoever reads the event sees it. */
 			atomic_fetch_add_explicit(&dti_stats.records, 1,
 			    memory_order_relaxed);
-			dt_ingest_emit(dp->dp_pid, &rec);
+			dt_ingest_emit(dp->dp_pid, &rec, strs);
 		} else
 			atomic_fetch_add(&dti_stats.garbage, 1);
 		if (++n % DTI_BATCH == 0)
