@@ -405,11 +405,16 @@ rules_setup(int fd, int *halt)
 			bp->bp_req.dtrq_pbn = pi->dtpi_pbn;
 			bp->bp_req.dtrq_nsecs = bp->bp_nsecs;
 			bp->bp_req.dtrq_evtflags = r->br_evtflags;
+			/* userdt's strings: syscall probes only (dtvar.h). */
+			if (strcmp(bp->bp_prov, "syscall") != 0)
+				bp->bp_req.dtrq_evtflags &= ~(uint64_t)
+				    DTEVT_STRINGS;
 			if (g_verbose > 1)
 				fprintf(stderr, "debug: probe '%s' pbn %u "
 				    "evtflags %#llx nsecs %llu\n",
 				    probe_name(bp), pi->dtpi_pbn,
-				    (unsigned long long)r->br_evtflags,
+				    (unsigned long long)
+				    bp->bp_req.dtrq_evtflags,
 				    (unsigned long long)bp->bp_nsecs);
 		}
 	}
