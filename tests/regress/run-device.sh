@@ -239,6 +239,25 @@ alias)
 		fail "Linux names listed for OpenBSD's calls"
 	fi
 	;;
+opensnoop)
+	# str(argN) of a syscall probe prints the path the program gave
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -vv -c "$OPENAT_N 3" -e 'syscall:openat:entry /comm == "openat_n"/ {
+		printf("%s %s\n", comm, str(arg1)); }
+	    syscall:openat:return /comm == "openat_n"/ { @[str(retval)] = count(); }
+	    syscall:close:entry { @c = count(); }' > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out" "$TMP/err")"
+	[ "$(grep -c '^openat_n /dev/null$' "$TMP/out")" = 3 ] ||
+	    fail "paths: $(cat "$TMP/out")"
+	# only the entry rule with str(argN) asks for strings
+	grep -q "^debug: probe 'syscall:openat:entry' pbn [0-9]* evtflags 0x1000009 " \
+	    "$TMP/err" || fail "entry flags: $(grep '^debug: probe' "$TMP/err")"
+	grep -q "^debug: probe 'syscall:openat:return' pbn [0-9]* evtflags 0x1 " \
+	    "$TMP/err" || fail "return flags: $(grep '^debug: probe' "$TMP/err")"
+	grep -q "^debug: probe 'syscall:close:entry' pbn [0-9]* evtflags 0 " \
+	    "$TMP/err" || fail "close flags: $(grep '^debug: probe' "$TMP/err")"
+	;;
 pidfilter)
 	# interval events are not pid 1's: all of them are filtered
 	bt -v -p 1 -c true -e 'interval:hz:100 { @n = count(); }' \
