@@ -225,6 +225,7 @@ dti_drain(struct dti_proc *dp, int final)
 	struct udt_rec_str rstr;
 	const uint8_t *strs;
 	unsigned int n = 0;
+	int valid;
 
 	/*
 	 * At most one ring's worth per call: a tracee that keeps committing
@@ -276,12 +277,14 @@ dti_drain(struct dti_proc *dp, int final)
 		memcpy(&rec, s, sizeof(rec));
 		dp->dp_tail++;
 		strs = NULL;
-		if (rec.ur_flags & UDT_R_STR) {
+		valid = dt_ingest_valid(&rec);
+		if (valid && (rec.ur_flags & UDT_R_STR)) {
 			/*
 			 * Its strings are the next ticket's slot, committed
 			 * before the record: there now, or never (a forger,
 			 * or a producer interrupted in between), and then the
-			 * slot is left to the checks above as any other.
+			 * slot is left to the checks above as any other (so is
+			 * the one after a record that is not valid).
 			 */
 			const struct udt_rec_str *rs = (const void *)(slots +
 			    (dp->dp_tail & mask) * UDT_SLOT_SIZE);
@@ -297,7 +300,7 @@ dti_drain(struct dti_proc *dp, int final)
 				}
 			}
 		}
-		if (dt_ingest_valid(&rec)) {
+		if (valid) {
 			/* Mappings first, while the tracee may still live. */
 			if (rec.ur_flags & UDT_R_STACK)
 				dt_pm_track_stack(&dp->dp_maps, dp->dp_pid,

@@ -87,9 +87,11 @@ dt_evt_copy(struct dt_evt *dst, uint32_t pbn, unsigned int cpu,
 	 * be (DTEVT_STRINGS, dtvar.h), and never a kernel stack: an open
 	 * that did not ask for strings reads the zeros it always read.
 	 */
-	if (evtflags & DTEVT_STRINGS)
-		dst->dtev_kstack = src->dtev_kstack;
-	else
+	if (evtflags & DTEVT_STRINGS) {
+		dst->dtev_kstack.st_count = 0;
+		memcpy(dst->dtev_kstack.st_pc, src->dtev_kstack.st_pc,
+		    sizeof(dst->dtev_kstack.st_pc));
+	} else
 		dt_stack_copy(&dst->dtev_kstack, (evtflags & DTEVT_KSTACK) ?
 		    &src->dtev_kstack : NULL);
 	dt_stack_copy(&dst->dtev_ustack, (evtflags & DTEVT_USTACK) ?
