@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "btrace.h"
+#include "systab.h"
 #include "udt_launch.h"
 
 /*
@@ -165,12 +166,32 @@ dev_list(int fd)
 	}
 }
 
+/*
+ * A syscall probe's function as the device names it: sys%N of the call
+ * a name stands for, OpenBSD's name or Linux's (exit_group, pread64,
+ * clone3); "" when the table knows neither.
+ */
+static const char *
+sys_devfunc(const char *name)
+{
+	static char func[DTNAMESIZE];
+	int n;
+
+	if ((n = systab_lookup(name)) < 1)
+		return "";
+	snprintf(func, sizeof(func), "sys%%%d", n);
+	return func;
+}
+
 static struct dtioc_probe_info *
 probe_find(struct bt_probe *bp)
 {
 	struct dtioc_probe_info *pi;
+	const char *alias = "";
 	size_t i;
 
+	if (bp->bp_name != NULL && strcmp(bp->bp_prov, "syscall") == 0)
+		alias = sys_devfunc(bp->bp_func);
 	for (i = 0; i < dt_ndtpi; i++) {
 		pi = &dt_dtpis[i];
 		if (strncmp(bp->bp_prov, pi->dtpi_prov, DTNAMESIZE) != 0)
@@ -178,7 +199,8 @@ probe_find(struct bt_probe *bp)
 		if (bp->bp_name == NULL)
 			return pi;
 		if (strncmp(bp->bp_func, dtpi_func(pi), DTNAMESIZE) != 0 &&
-		    strncmp(bp->bp_func, pi->dtpi_func, DTNAMESIZE) != 0)
+		    strncmp(bp->bp_func, pi->dtpi_func, DTNAMESIZE) != 0 &&
+		    strncmp(alias, pi->dtpi_func, DTNAMESIZE) != 0)
 			continue;
 		if (strncmp(bp->bp_name, pi->dtpi_name, DTNAMESIZE) != 0)
 			continue;
@@ -383,11 +405,16 @@ rules_setup(int fd, int *halt)
 			bp->bp_req.dtrq_pbn = pi->dtpi_pbn;
 			bp->bp_req.dtrq_nsecs = bp->bp_nsecs;
 			bp->bp_req.dtrq_evtflags = r->br_evtflags;
+			/* userdt's strings: syscall probes only (dtvar.h). */
+			if (strcmp(bp->bp_prov, "syscall") != 0)
+				bp->bp_req.dtrq_evtflags &= ~(uint64_t)
+				    DTEVT_STRINGS;
 			if (g_verbose > 1)
 				fprintf(stderr, "debug: probe '%s' pbn %u "
 				    "evtflags %#llx nsecs %llu\n",
 				    probe_name(bp), pi->dtpi_pbn,
-				    (unsigned long long)r->br_evtflags,
+				    (unsigned long long)
+				    bp->bp_req.dtrq_evtflags,
 				    (unsigned long long)bp->bp_nsecs);
 		}
 	}

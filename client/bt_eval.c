@@ -149,6 +149,32 @@ binop(int op, const struct bt_value *a, const struct bt_value *b,
 	return val_int(0);
 }
 
+/*
+ * The string a syscall entry event carries for argument n (userdt's
+ * DTEVT_STRINGS, dtvar.h), NULL when it carries none.  The bytes are
+ * what the call was given, cut where the event's space or the readable
+ * memory ended.
+ */
+static const char *
+evt_argstr(struct dt_evt *ev, int n)
+{
+	const unsigned char *a = DTEV_STR_AREA(ev);
+	size_t off = 0, len;
+
+	if (ev->dtev_kstack.st_count != 0)
+		return NULL;
+	while (off + DTEV_STR_HDR < DTEV_STR_SIZE && a[off] != 0) {
+		len = a[off + 1];
+		if (off + DTEV_STR_HDR + len >= DTEV_STR_SIZE)
+			return NULL;
+		if ((a[off] & DTEV_STR_ARG) == n + 1)
+			return tmp_printf("%.*s", (int)len,
+			    (const char *)a + off + DTEV_STR_HDR);
+		off += DTEV_STR_HDR + len + 1;
+	}
+	return NULL;
+}
+
 static struct bt_value
 builtin(int id, struct bt_evt_ctx *ec)
 {
@@ -327,6 +353,14 @@ expr_eval(struct bt_expr *e, struct bt_evt_ctx *ec)
 		return expr_eval(e->be_third, ec);
 	case E_STRFN:
 		a = expr_eval(e->be_left, ec);
+		if (e->be_left->be_kind == E_BUILTIN &&
+		    e->be_left->be_op >= B_ARG0 && e->be_left->be_op <= B_ARG9) {
+			const char *as = evt_argstr(ec->ec_evt,
+			    e->be_left->be_op - B_ARG0);
+
+			if (as != NULL)
+				a = val_str(as);
+		}
 		len = STRLEN;
 		if (e->be_left->be_next != NULL) {
 			b = expr_eval(e->be_left->be_next, ec);
@@ -645,6 +679,11 @@ expr_flags(struct bt_expr *e)
 			else if (e->be_op >= B_ARG0 && e->be_op <= B_ARG9)
 				fl |= DTEVT_FUNCARGS;
 		}
+		/* str(argN): the string, where a syscall event has one. */
+		if (e->be_kind == E_STRFN && e->be_left != NULL &&
+		    e->be_left->be_kind == E_BUILTIN &&
+		    e->be_left->be_op >= B_ARG0 && e->be_left->be_op <= B_ARG9)
+			fl |= DTEVT_STRINGS;
 		fl |= expr_flags(e->be_left);
 		fl |= expr_flags(e->be_right);
 		fl |= expr_flags(e->be_third);

@@ -26,8 +26,8 @@
 
 #include <dev/dt/dtvar.h>
 
-/* Longest string a value may hold, as OpenBSD's btrace (63 + NUL). */
-#define STRLEN		64
+/* Longest string str() keeps, as OpenBSD's btrace (127 + NUL). */
+#define STRLEN		128
 
 /* Run-time values. */
 enum bt_vtype {

@@ -49,7 +49,7 @@ syscall_name(unsigned int n)
 		return NULL;
 	}
 	se = systab_by_num(n);
-	return se != NULL ? se->se_linux_name : NULL;
+	return se != NULL ? se->se_name : NULL;
 }
 EOC
 } > "$out.tmp"

@@ -190,6 +190,8 @@ dt_ingest_ptimer_set(uint64_t nsecs)
 /* --- the drain side -------------------------------------------------- */
 
 static struct udt_rec	 dti_batch[DTI_BATCH];	/* [D] copied, not emitted */
+static struct udt_rec_str dti_bstr[DTI_BATCH];	/* [D] their strings */
+static uint8_t		 dti_bhas[DTI_BATCH];	/* [D] dti_bstr[i] is there */
 
 /*
  * Consume what is committed in dp's ring.  Returns records consumed.
@@ -254,18 +256,47 @@ dti_drain(struct dti_proc *dp, int final)
 		dp->dp_stuck = 0;
 		memcpy(&dti_batch[nb], s, sizeof(dti_batch[nb]));
 		dp->dp_tail++;
-		if (dt_ingest_valid(&dti_batch[nb]))
+		if (dt_ingest_valid(&dti_batch[nb])) {
+			dti_bhas[nb] = 0;
+			if (dti_batch[nb].ur_flags & UDT_R_STR) {
+				/*
+				 * Its strings are the next ticket's slot,
+				 * committed before the record: there now, or
+				 * never (a forger, or a producer interrupted in
+				 * between), and then the slot is left to the
+				 * checks above as any other (so is the one
+				 * after a record that is not valid).
+				 */
+				const struct udt_rec_str *rs = (const void *)
+				    (slots + (dp->dp_tail & mask) *
+				    UDT_SLOT_SIZE);
+
+				if (__atomic_load_n(&rs->us_seq,
+				    __ATOMIC_ACQUIRE) == dp->dp_tail + 1) {
+					memcpy(&dti_bstr[nb], rs,
+					    sizeof(dti_bstr[nb]));
+					if (dti_bstr[nb].us_flags ==
+					    UDT_R_STRDATA &&
+					    dti_bstr[nb].us_probe ==
+					    dti_batch[nb].ur_probe) {
+						dti_bhas[nb] = 1;
+						dp->dp_tail++;
+						n++;
+					}
+				}
+			}
 			nb++;
-		else
+		} else
 			atomic_fetch_add(&dti_stats.garbage, 1);
-		if (++n % DTI_BATCH == 0) {
-			dti_flush(dp, dti_batch, nb, final);
+		/* A record with strings took two slots: nb bounds the batch. */
+		if (++n % DTI_BATCH == 0 || nb == DTI_BATCH) {
+			dti_flush(dp, dti_batch, dti_bstr, dti_bhas, nb, final);
 			nb = 0;
 			__atomic_store_n(&rh->rh_tail, dp->dp_tail,
 			    __ATOMIC_RELEASE);
 		}
 	}
-	dti_flush(dp, dti_batch, nb, final);
+	dti_flush(dp, dti_batch, dti_bstr, dti_bhas, nb, final);
 	if (n > 0)
 		__atomic_store_n(&rh->rh_tail, dp->dp_tail, __ATOMIC_RELEASE);
 	return n;

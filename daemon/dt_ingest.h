@@ -48,12 +48,17 @@ void	dt_ingest_enable(unsigned int p, uint8_t en);
  * A record copied out of a tracee's ring (dt_ingest_rec.c): whether every
  * field is one a tracee could have meant, and, for one that is, its
  * dt_evt emitted to the opens recording its probe (or a profile sample
- * to the timer mode), stamped with pid.  The drain thread.
+ * to the timer mode), stamped with pid.  strs: the string area of its
+ * udt_rec_str (UDT_R_STR), NULL when it has none; checked entry by entry
+ * (dt_ingest_strings()) before it goes into the event.  The drain thread.
  */
 struct udt_rec;
+struct dt_evt;
 #define DT_INGEST_DELTA_MAX	(1u << 24)	/* largest step believed */
 int	dt_ingest_valid(const struct udt_rec *);
-void	dt_ingest_emit(pid_t pid, const struct udt_rec *);
+void	dt_ingest_emit(pid_t pid, const struct udt_rec *, const uint8_t *strs);
+int	dt_ingest_strings(const struct udt_rec *, const uint8_t *,
+	    struct dt_evt *);
 
 /*
  * Serve the ingest socket at path (NULL: UDT_SOCKET_DEFAULT) and drain

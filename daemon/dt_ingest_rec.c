@@ -67,6 +67,10 @@ dt_ingest_valid(const struct udt_rec *r)
 		return 0;
 	if (isret && (r->ur_flags & UDT_R_ARGS))
 		return 0;
+	/* Strings: entry records of syscall probes only. */
+	if ((r->ur_flags & UDT_R_STR) &&
+	    (isret || (r->ur_flags & UDT_R_PROF)))
+		return 0;
 	if (isret && (r->ur_error < 0 || r->ur_error > 4095 ||
 	    (r->ur_error != 0 && r->ur_args[0] != -1)))
 		return 0;
@@ -85,8 +89,48 @@ dt_ingest_valid(const struct udt_rec *r)
 	return 1;
 }
 
+/*
+ * The string area a tracee wrote (udt_rec_str.us_str) into ev, if every
+ * entry is one the hook can write for this probe (dtvar.h's layout, an
+ * argument the call reads as a string, in order, each NUL-terminated,
+ * within the area); else ev's area stays empty.  Returns whether it was
+ * taken.
+ */
+int
+dt_ingest_strings(const struct udt_rec *r, const uint8_t *area,
+    struct dt_evt *ev)
+{
+	const struct systab_ent *se;
+	size_t off = 0, len;
+	unsigned int arg, last = 0;
+
+	if (r->ur_probe / 2 >= SYSTAB_COUNT || (r->ur_probe & 1))
+		return 0;
+	se = &systab[r->ur_probe / 2];
+	while (off < UDT_STR_SIZE && area[off] != 0) {
+		if (off + DTEV_STR_HDR + 1 > UDT_STR_SIZE ||
+		    (area[off] & ~(DTEV_STR_ARG | DTEV_STR_TRUNC |
+		    DTEV_STR_FAULT)) != 0)
+			return 0;
+		arg = area[off] & DTEV_STR_ARG;
+		len = area[off + 1];
+		if (arg <= last || arg > se->se_nargs ||
+		    !(se->se_strargs & (1u << (arg - 1))) ||
+		    off + DTEV_STR_HDR + len + 1 > UDT_STR_SIZE ||
+		    area[off + DTEV_STR_HDR + len] != '\0')
+			return 0;
+		last = arg;
+		off += DTEV_STR_HDR + len + 1;
+	}
+	if (off == 0)
+		return 0;
+	/* Nothing after the list: the rest reads as zero. */
+	memcpy(DTEV_STR_AREA(ev), area, off);
+	return 1;
+}
+
 void
-dt_ingest_emit(pid_t pid, const struct udt_rec *r)
+dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs)
 {
 	struct dt_probe *dtp = NULL;
 	struct dt_evt ev;
@@ -121,6 +165,8 @@ dt_ingest_emit(pid_t pid, const struct udt_rec *r)
 		    (uint64_t)r->ur_args[1]);
 		return;
 	}
+	if (strs != NULL)
+		(void)dt_ingest_strings(r, strs, &ev);
 	if (r->ur_flags & UDT_R_ARGS) {
 		/* Registers past nargs hold whatever the caller left. */
 		for (i = 0; i < dtp->dtp_nargs && i < UDT_NARGS; i++)
@@ -154,7 +200,8 @@ dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok)
 }
 
 /*
- * Emit the nb valid records batch copied from dp's ring, if the process that
+ * Emit the nb valid records batch copied from dp's ring (with the strings
+ * bstr[i] where bhas[i]), if the process that
  * got the ring still runs the image it connected with.  Checked after
  * the copy and before the emission: every record copied was committed
  * before the check, so none written after a set-id exec (by a helper
@@ -163,7 +210,8 @@ dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok)
  * retired proc is freed by the drain thread.
  */
 void
-dti_flush(struct dti_proc *dp, const struct udt_rec *batch, unsigned int nb,
+dti_flush(struct dti_proc *dp, const struct udt_rec *batch,
+    const struct udt_rec_str *bstr, const uint8_t *bhas, unsigned int nb,
     int final)
 {
 	unsigned int i;
@@ -186,6 +234,7 @@ dti_flush(struct dti_proc *dp, const struct udt_rec *batch, unsigned int nb,
 		/* Counted first: whoever reads the event sees it. */
 		atomic_fetch_add_explicit(&dti_stats.records, 1,
 		    memory_order_relaxed);
-		dt_ingest_emit(dp->dp_pid, &batch[i]);
+		dt_ingest_emit(dp->dp_pid, &batch[i],
+		    bhas[i] ? bstr[i].us_str : NULL);
 	}
 }

@@ -93,6 +93,7 @@ bool	dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok);
  */
 struct udt_rec;
 void	dti_flush(struct dti_proc *dp, const struct udt_rec *batch,
+	    const struct udt_rec_str *bstr, const uint8_t *bhas,
 	    unsigned int nb, int final);
 
 #endif /* DT_INGEST_VAR_H */

@@ -35,16 +35,33 @@
 #include "dt_prov.h"
 #include "dt_ingest.h"
 
-/* dt(4) masks syscall requests to the common flags and FUNCARGS. */
+/*
+ * dt(4) masks syscall requests to the common flags and FUNCARGS; ours
+ * keeps userdt's DTEVT_STRINGS too (dtvar.h).
+ */
 #define DT_SYS_EVTFLAGS	\
-	(DTEVT_EXECNAME | DTEVT_USTACK | DTEVT_KSTACK | DTEVT_FUNCARGS)
+	(DTEVT_EXECNAME | DTEVT_USTACK | DTEVT_KSTACK | DTEVT_FUNCARGS | \
+	 DTEVT_STRINGS)
+
+/* The enable byte's bit for each counted flag (KSTACK: none). */
+static const struct {
+	uint64_t	evt;
+	uint8_t		en;
+} dt_sys_flags[] = {
+	{ DTEVT_EXECNAME, DTEVT_EXECNAME },
+	{ DTEVT_USTACK, DTEVT_USTACK },
+	{ DTEVT_KSTACK, 0 },
+	{ DTEVT_FUNCARGS, DTEVT_FUNCARGS },
+	{ DTEVT_STRINGS, UDT_EN_STR },
+};
+#define DT_SYS_NFLAGS	(sizeof(dt_sys_flags) / sizeof(dt_sys_flags[0]))
 
 static struct dt_probe	*dt_sys_probes[DT_SYS_NPROBES];	/* [I] */
 
 static pthread_mutex_t	 dt_sys_mtx = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int	 dt_sys_nrec[DT_SYS_NPROBES];	/* [s] started pcbs */
 /* [s] started pcbs asking for each DTEVT_* bit */
-static unsigned int	 dt_sys_nflag[DT_SYS_NPROBES][4];
+static unsigned int	 dt_sys_nflag[DT_SYS_NPROBES][DT_SYS_NFLAGS];
 
 static int	dt_prov_syscall_alloc(struct dt_probe *, struct dt_softc *,
 		    const struct dtioc_req *);
@@ -112,26 +129,25 @@ dt_prov_syscall_alloc(struct dt_probe *dtp, struct dt_softc *sc,
 /*
  * The byte tracees test: on while any open records the probe, with the
  * union of what those opens want, so that a tracee only pays for the
- * stack or comm when someone reads them.  KSTACK has no user-space
- * meaning and is left out.
+ * stack, comm or strings when someone reads them.  KSTACK has no
+ * user-space meaning and is left out.
  */
 static void
 dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 {
 	uint8_t en = 0;
-	int bit;
+	size_t i;
 
 	pthread_mutex_lock(&dt_sys_mtx);
 	dt_sys_nrec[p] += delta;
-	for (bit = 0; bit < 4; bit++)
-		if (dp->dp_evtflags & (1u << bit))
-			dt_sys_nflag[p][bit] += delta;
+	for (i = 0; i < DT_SYS_NFLAGS; i++)
+		if (dp->dp_evtflags & dt_sys_flags[i].evt)
+			dt_sys_nflag[p][i] += delta;
 	if (dt_sys_nrec[p] > 0) {
 		en = UDT_EN_ON;
-		for (bit = 0; bit < 4; bit++)
-			if (dt_sys_nflag[p][bit] > 0 &&
-			    (1u << bit) != DTEVT_KSTACK)
-				en |= 1u << bit;
+		for (i = 0; i < DT_SYS_NFLAGS; i++)
+			if (dt_sys_nflag[p][i] > 0)
+				en |= dt_sys_flags[i].en;
 	}
 	dt_ingest_enable(p, en);
 	pthread_mutex_unlock(&dt_sys_mtx);

@@ -82,8 +82,18 @@ dt_evt_copy(struct dt_evt *dst, uint32_t pbn, unsigned int cpu,
 	dst->dtev_tid = src->dtev_tid;
 	dst->dtev_tsp = src->dtev_tsp;
 
-	dt_stack_copy(&dst->dtev_kstack, (evtflags & DTEVT_KSTACK) ?
-	    &src->dtev_kstack : NULL);
+	/*
+	 * Syscall events carry their strings where a kernel stack would
+	 * be (DTEVT_STRINGS, dtvar.h), and never a kernel stack: an open
+	 * that did not ask for strings reads the zeros it always read.
+	 */
+	if (evtflags & DTEVT_STRINGS) {
+		dst->dtev_kstack.st_count = 0;
+		memcpy(dst->dtev_kstack.st_pc, src->dtev_kstack.st_pc,
+		    sizeof(dst->dtev_kstack.st_pc));
+	} else
+		dt_stack_copy(&dst->dtev_kstack, (evtflags & DTEVT_KSTACK) ?
+		    &src->dtev_kstack : NULL);
 	dt_stack_copy(&dst->dtev_ustack, (evtflags & DTEVT_USTACK) ?
 	    &src->dtev_ustack : NULL);
 	if (evtflags & DTEVT_EXECNAME) {

@@ -40,6 +40,9 @@
  *				ns per call of the bursts (sleeps left
  *				out), CPU time, what was delivered, dropped
  *				and lost.
+ * SYSCALL_BENCH_STRINGS=1: the loop calls access("/usr", F_OK) instead
+ * of getppid(), and the entry probes are enabled with DTEVT_STRINGS too:
+ * what copying a path into each event costs.
  * Besides wall time, each loop reports the CPU time of its own thread
  * per call.  The paced runs are where the cost of recording in the
  * traced program is read: flat out on two cores, dtd's drain and the
@@ -88,6 +91,7 @@ loop(long n, long rate, int libc)
 	long i;
 	volatile pid_t sink;
 	FILE *nul = NULL;
+	int str = getenv("SYSCALL_BENCH_STRINGS") != NULL;
 
 	/* The libc-internal loop: stdio's own write(2), no wrapper call. */
 	if (libc && (nul = fopen("/dev/null", "w")) == NULL)
@@ -101,7 +105,7 @@ loop(long n, long rate, int libc)
 			fprintf(nul, "%ld\n", i);
 			fflush(nul);
 		} else
-			sink = getppid();
+			sink = str ? access("/usr", F_OK) : getppid();
 		if (i % CHUNK == CHUNK - 1) {
 			/* The quietest chunk: what the machine's noise left. */
 			clock_gettime(CLOCK_MONOTONIC, &c1);
@@ -383,7 +387,9 @@ main(int argc, char *argv[])
 		if (strcmp(pi[i].dtpi_prov, "syscall") == 0 &&
 		    dtt_enable(fd, pi[i].dtpi_pbn,
 		    strcmp(pi[i].dtpi_name, "entry") == 0 ?
-		    DTEVT_EXECNAME | DTEVT_FUNCARGS : DTEVT_EXECNAME, 0) != 0)
+		    DTEVT_EXECNAME | DTEVT_FUNCARGS |
+		    (getenv("SYSCALL_BENCH_STRINGS") != NULL ?
+		    DTEVT_STRINGS : 0) : DTEVT_EXECNAME, 0) != 0)
 			goto out;
 	if (dtt_record(fd, 1) != 0)
 		goto out;
@@ -502,9 +508,10 @@ main(int argc, char *argv[])
 	if (nbpff > 0)
 		mbpff = median(bpff, nbpff);
 
-	printf("syscall_bench: %ld getppid() calls, median of %d runs "
+	printf("syscall_bench: %ld %s calls, median of %d runs "
 	    "(in brackets: median of each run's quietest %d calls)\n",
-	    ncalls, nreps, CHUNK);
+	    ncalls, getenv("SYSCALL_BENCH_STRINGS") != NULL ?
+	    "access(\"/usr\")" : "getppid()", nreps, CHUNK);
 	line("no library", mbase, mbase, qbase, qbase);
 	line("library, nothing enabled", midle, mbase, qidle, qbase);
 	line("library, all probes recorded", mrec, mbase, qrec, qbase);

@@ -56,7 +56,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		3u	/* 3: profile timer fallback */
+#define UDT_VERSION		4u	/* 4: strings (udt_rec_str) */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -175,7 +175,9 @@ struct udt_maps_ent {
  * so that a dtd only adopts tables of its own tracees.
  */
 #define UDT_EN_ON		0x80
-#define UDT_EN_FLAGS		0x0f
+#define UDT_EN_FLAGS		0x1f
+/* DTEVT_STRINGS (bit 24) does not fit a byte: this bit stands for it. */
+#define UDT_EN_STR		0x10
 
 struct udt_tab {
 	uint32_t	tb_magic;	/* [I] UDT_MAGIC */
@@ -206,7 +208,10 @@ struct udt_tab {
 #define UDT_R_STACK		0x08	/* ur_stack[0..ur_nframes) */
 #define UDT_R_TSC		0x10	/* ur_nsec is a TSC value, ur_sec 0 */
 #define UDT_R_PROF		0x20	/* a profile sample, see below */
-#define UDT_R_ALL		0x3f
+#define UDT_R_STR		0x40	/* the next slot is its udt_rec_str */
+#define UDT_R_ALL		0x7f
+/* udt_rec_str.us_flags: never a record's, so a lone one is garbage. */
+#define UDT_R_STRDATA		0x80
 
 /*
  * A profile sample of the timer fallback: ur_probe UDT_PROBE_PROFILE,
@@ -237,6 +242,26 @@ struct udt_rec {
 };
 
 #define UDT_SLOT_SIZE		256
+
+/*
+ * An entry record with strings (UDT_EN_STR, and the call has string
+ * arguments) takes two consecutive tickets t, t + 1, reserved with one
+ * compare-and-swap: slot t is the udt_rec with UDT_R_STR, slot t + 1
+ * this, committed first (ur_seq t + 2), so that once dtd sees the
+ * record committed it sees its strings too.  us_str is dt_evt's string
+ * area as dtvar.h lays it out (DTEVT_STRINGS); dtd checks every entry.
+ * Records without strings keep one slot: their cost does not change.
+ */
+#define UDT_STR_SIZE		152	/* DTEV_STR_SIZE */
+
+struct udt_rec_str {
+	uint64_t	us_seq;		/* [p,a] ticket + 1 once committed */
+	uint16_t	us_probe;	/* [p] the record's ur_probe */
+	uint8_t		us_flags;	/* [p] UDT_R_STRDATA */
+	uint8_t		us_pad0[5];
+	uint8_t		us_str[UDT_STR_SIZE];	/* [p] */
+	uint8_t		us_pad1[UDT_SLOT_SIZE - 16 - UDT_STR_SIZE];
+};
 #define UDT_NSLOTS_DEFAULT	32768	/* 8 MiB, 32 ms at 1M events/s */
 
 struct udt_ring_hdr {
@@ -262,6 +287,7 @@ struct udt_ring_hdr {
 	(UDT_RING_HDRSIZE + (uint64_t)(nslots) * UDT_SLOT_SIZE)
 
 _Static_assert(sizeof(struct udt_rec) == UDT_SLOT_SIZE, "udt_rec size");
+_Static_assert(sizeof(struct udt_rec_str) == UDT_SLOT_SIZE, "udt_rec_str");
 _Static_assert(sizeof(struct udt_ring_hdr) <= UDT_RING_HDRSIZE, "ring hdr");
 _Static_assert(sizeof(struct udt_tab) <= UDT_TAB_SIZE, "udt_tab size");
 

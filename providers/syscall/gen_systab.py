@@ -41,9 +41,9 @@ def parse(path):
 		if not line or line.startswith('#'):
 			continue
 		f = line.split('\t')
-		if len(f) != 7:
-			fail(lineno, 'want 7 tab-separated fields, got %d' % len(f))
-		nr, linux, nargs, ret, num, obsd, syms = f
+		if len(f) != 8:
+			fail(lineno, 'want 8 tab-separated fields, got %d' % len(f))
+		nr, linux, nargs, ret, num, obsd, syms, strs = f
 		try:
 			nr, nargs, num = int(nr), int(nargs), int(num)
 		except ValueError:
@@ -54,17 +54,33 @@ def parse(path):
 			fail(lineno, 'nargs must be 0..6')
 		if ret not in RETS:
 			fail(lineno, 'ret must be one of ' + RETS)
-		if obsd == '-' and num != LINUX_ONLY + nr:
+		only = obsd == '-' or obsd.startswith('~')
+		if only and num != LINUX_ONLY + nr:
 			fail(lineno, 'Linux-only call must be numbered 1024+nr')
-		if obsd != '-' and not 1 <= num < LINUX_ONLY:
+		if not only and not 1 <= num < LINUX_ONLY:
 			fail(lineno, 'OpenBSD number out of range')
-		name = linux if obsd == '-' else obsd
+		if obsd == '-':
+			name = linux
+		elif obsd.startswith('~'):
+			name = obsd[1:]
+		else:
+			name = obsd
+		strmask = 0
+		if strs != '-':
+			for a in strs.split(','):
+				if not a.isdigit() or int(a) >= nargs:
+					fail(lineno, 'string argument out of range')
+				strmask |= 1 << int(a)
+		syms = [] if syms == '-' else syms.split(',')
 		if len('sys%%%d' % num) > 15 or len(name) > 31:
 			fail(lineno, 'name too long')
-		rows.append((num, nr, linux, name, nargs, ret, syms.split(',')))
+		rows.append((num, nr, linux, name, nargs, ret, syms, strmask))
 	rows.sort()
-	seen_num, seen_nr, seen_sym = set(), set(), set()
+	seen_num, seen_nr, seen_sym, seen_name = set(), set(), set(), set()
 	for r in rows:
+		if r[3] in seen_name:
+			sys.exit('duplicate probe name %s' % r[3])
+		seen_name.add(r[3])
 		if r[0] in seen_num:
 			sys.exit('duplicate probe number %d' % r[0])
 		if r[1] in seen_nr:
@@ -87,8 +103,8 @@ def write_c(rows, path):
 	o.write('#include <stddef.h>\n#include "systab.h"\n\n')
 	o.write('const struct systab_ent systab[SYSTAB_COUNT] = {\n')
 	for r in rows:
-		o.write('\t{ %d, %d, %d, \'%s\', "%s", "%s" },\n' %
-		    (r[0], r[1], r[4], r[5], r[3], r[2]))
+		o.write('\t{ %d, %d, %d, \'%s\', 0x%02x, "%s", "%s" },\n' %
+		    (r[0], r[1], r[4], r[5], r[7], r[3], r[2]))
 	o.write('};\n\n')
 	o.write('const short systab_linux_index[SYSTAB_LINUX_MAX] = {\n')
 	for i in range(0, LINUX_MAX, 16):

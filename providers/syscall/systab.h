@@ -15,8 +15,9 @@
  */
 
 /*
- * The syscall provider's table: every glibc-wrapped x86-64 Linux system
- * call, under the probe number dtd publishes it as (syscall:sys%N:...).
+ * The syscall provider's table: every x86-64 Linux system call (those
+ * with a glibc wrapper are hooked, the others are seen in all-calls mode
+ * and through syscall(3)), under the probe number dtd publishes it as (syscall:sys%N:...).
  * N is the OpenBSD number of the call with the same name or meaning, or
  * 1024 + the Linux number for Linux-only calls (design decision 5); the
  * data and every mapping decision live in syscalls.tsv.
@@ -40,6 +41,7 @@ struct systab_ent {
 	unsigned short	 se_linux;	/* x86-64 system call number */
 	unsigned char	 se_nargs;	/* arguments of the wrapper */
 	char		 se_ret;	/* 'i' 'u' 'l' 'n' 'v', see tsv */
+	unsigned char	 se_strargs;	/* bit n: argument n is a C string */
 	const char	*se_name;	/* OpenBSD name, or Linux if none */
 	const char	*se_linux_name;	/* Linux kernel name */
 };

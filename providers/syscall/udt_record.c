@@ -39,12 +39,14 @@
 #include <errno.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include <dev/dt/dtvar.h>
 
+#include "systab.h"
 #include "udt_preload.h"
 #include "udt_sys.h"
 #include "../profile/udt_prof.h"
@@ -180,17 +182,155 @@ udt_ustack(uint64_t *pcs)
 	return k;
 }
 
+/*
+ * Strings (DTEVT_STRINGS): the bytes of a C string at address a of this
+ * process, up to want, without ever faulting: process_vm_readv() on our
+ * own thread (tid: the kernel finds the process by any of its threads,
+ * and a cached tid spares a getpid()) reads what is mapped and readable and stops at the first
+ * byte that is not, where a plain load would kill the program.  Split
+ * at the page boundary, so a string that ends on a readable page before
+ * an unmapped one is read whole.  Returns the bytes read (0 for a bad
+ * pointer).  Any context: one raw system call, no errno.
+ */
+static size_t
+udt_peek(int tid, uintptr_t a, unsigned char *buf, size_t want)
+{
+	struct iovec local, remote[2];
+	uintptr_t edge = (a | 4095) + 1;
+	unsigned long n = 1;
+	long r;
+
+	if (a < 4096 || a + want < a)
+		return 0;
+	local.iov_base = buf;
+	local.iov_len = want;
+	remote[0].iov_base = (void *)a;
+	remote[0].iov_len = want;
+	if (a + want > edge) {
+		remote[0].iov_len = edge - a;
+		remote[1].iov_base = (void *)edge;
+		remote[1].iov_len = a + want - edge;
+		n = 2;
+	}
+	r = udt_sys6(SYS_process_vm_readv, tid,
+	    (long)&local, 1, (long)remote, (long)n, 0);
+	return r > 0 ? (size_t)r : 0;
+}
+
+/*
+ * Fill area (UDT_STR_SIZE bytes, zeroed) with the string arguments of
+ * systab entry se as dtvar.h lays them out (DTEVT_STRINGS): each read
+ * once with room for the whole area, then the space shared so that
+ * strings shorter than an equal share keep all of theirs and the longer
+ * ones split the rest.  Returns the number of strings.
+ */
+static unsigned int
+udt_strings(int tid, const struct systab_ent *se, const long *args,
+    unsigned char *area)
+{
+	unsigned char buf[3][UDT_STR_SIZE];
+	size_t len[3], cap, budget, nleft, got;
+	unsigned int argn[3], flags[3], n = 0, i, a;
+	unsigned char *p = area;
+	int changed;
+
+	for (a = 0; a < se->se_nargs && n < 3; a++) {
+		if (!(se->se_strargs & (1u << a)))
+			continue;
+		/* Room for one string alone, and one byte to see its end. */
+		got = udt_peek(tid, (uintptr_t)args[a], buf[n],
+		    UDT_STR_SIZE - DTEV_STR_HDR);
+		len[n] = 0;
+		while (len[n] < got && buf[n][len[n]] != '\0')
+			len[n]++;
+		if (len[n] < got)
+			flags[n] = 0;
+		else if (got == UDT_STR_SIZE - DTEV_STR_HDR)
+			flags[n] = DTEV_STR_TRUNC;
+		else
+			flags[n] = DTEV_STR_FAULT;
+		argn[n++] = a;
+	}
+	if (n == 0)
+		return 0;
+	/* Each entry: header, bytes, NUL; shares of what is left. */
+	budget = UDT_STR_SIZE - n * (DTEV_STR_HDR + 1);
+	nleft = n;
+	cap = budget / nleft;
+	do {
+		size_t b = budget, k = n;
+
+		changed = 0;
+		for (i = 0; i < n; i++)
+			if (len[i] < cap) {
+				b -= len[i];
+				k--;
+			}
+		if (k > 0 && b / k != cap) {
+			cap = b / k;
+			changed = 1;
+		}
+	} while (changed);
+	for (i = 0; i < n; i++) {
+		if (len[i] > cap) {
+			len[i] = cap;
+			flags[i] = DTEV_STR_TRUNC;
+		}
+		p[0] = (unsigned char)((argn[i] + 1) | flags[i]);
+		p[1] = (unsigned char)len[i];
+		__builtin_memcpy(p + DTEV_STR_HDR, buf[i], len[i]);
+		p[DTEV_STR_HDR + len[i]] = '\0';
+		p += DTEV_STR_HDR + len[i] + 1;
+	}
+	return n;
+}
+
+/*
+ * Two consecutive tickets with one compare-and-swap, as udt_reserve()
+ * takes one: the record and its strings (udt_rec_str).  Remembered for
+ * udt_rec_void() as udt_rec_reserve() does.
+ */
+static struct udt_rec *
+udt_rec_reserve2(struct udt_thread *t, struct udt_ring_hdr *r,
+    unsigned int probe, uint64_t *ticket)
+{
+	uint64_t head, tail, mask = r->rh_nslots - 1;
+	struct udt_rec *rec;
+
+	head = __atomic_load_n(&r->rh_head, __ATOMIC_RELAXED);
+	do {
+		tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
+		if (head + 1 - tail > mask) {
+			__atomic_add_fetch(&r->rh_lost[probe], 1,
+			    __ATOMIC_RELAXED);
+			__atomic_add_fetch(&r->rh_lost_total, 1,
+			    __ATOMIC_RELAXED);
+			return NULL;
+		}
+	} while (!__atomic_compare_exchange_n(&r->rh_head, &head, head + 2,
+	    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	*ticket = head;
+	rec = (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
+	    (head & mask) * UDT_SLOT_SIZE);
+	t->ut_ticket = head;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->ut_rec = rec;
+	return rec;
+}
+
 void
 udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
     long rv, int error)
 {
+	unsigned char strs[UDT_STR_SIZE];
+	unsigned int nstr = 0;
 	struct udt_thread *t = &udt_thread;
 	struct udt_ring_hdr *r;
 	struct udt_rec *rec;
 	struct timespec ts;
 	uint64_t stack[UDT_STACK_MAX];
 	char comm[UDT_COMMLEN];
-	uint64_t head, mask;
+	uint64_t head, head_next, mask;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	unsigned int nframes = 0;
 	int cpu, tsc, tid, depth;
@@ -228,12 +368,32 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	if (cpu < 0)
 		cpu = 0;
 	tid = udt_gettid();
+	if (__predict_false(en & UDT_EN_STR) && !isret &&
+	    probe / 2 < SYSTAB_COUNT && systab[probe / 2].se_strargs != 0) {
+		__builtin_memset(strs, 0, sizeof(strs));
+		nstr = udt_strings(tid, &systab[probe / 2], args, strs);
+	}
 
-	if ((rec = udt_rec_reserve(t, r, probe, &head)) == NULL)
-		goto out;
 	mask = r->rh_nslots - 1;
+	if (nstr > 0) {
+		struct udt_rec_str *rs;
+
+		if ((rec = udt_rec_reserve2(t, r, probe, &head)) == NULL)
+			goto out;
+		/* The strings first: committed, they wait for the record. */
+		rs = (struct udt_rec_str *)(void *)((char *)r +
+		    UDT_RING_HDRSIZE + ((head + 1) & mask) * UDT_SLOT_SIZE);
+		rs->us_probe = (uint16_t)probe;
+		rs->us_flags = UDT_R_STRDATA;
+		__builtin_memcpy(rs->us_str, strs, UDT_STR_SIZE);
+		__atomic_store_n(&rs->us_seq, head + 2, __ATOMIC_RELEASE);
+		head_next = head + 2;
+	} else if ((rec = udt_rec_reserve(t, r, probe, &head)) == NULL)
+		goto out;
+	else
+		head_next = head + 1;
 	rec->ur_probe = (uint16_t)probe;
-	rec->ur_flags = tsc ? UDT_R_TSC : 0;
+	rec->ur_flags = (tsc ? UDT_R_TSC : 0) | (nstr > 0 ? UDT_R_STR : 0);
 	rec->ur_nframes = (uint8_t)nframes;
 	rec->ur_cpu = (uint32_t)cpu;
 	rec->ur_tid = tid;
@@ -267,7 +427,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	 * them now, while this thread goes on into the system call.
 	 */
 	rec = (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
-	    ((head + 1) & mask) * UDT_SLOT_SIZE);
+	    (head_next & mask) * UDT_SLOT_SIZE);
 	udt_prefetchw(rec);
 	udt_prefetchw((char *)rec + 64);
 out:

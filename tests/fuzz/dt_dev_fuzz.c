@@ -438,7 +438,15 @@ fz_check_records(const struct fz_sc *fs, int slot, const char *buf,
 			break;		/* truncated: the rest is cut */
 		FZ_CHECK(ev.dtev_cpu < FZ_NCPUS);
 		flags = fs->fs_flags[ev.dtev_pbn];
-		if (!(flags & DTEVT_KSTACK))
+		dtp = dt_dev_probe(ev.dtev_pbn);
+		/*
+		 * userdt's strings (DTEVT_STRINGS, syscall probes only) ride
+		 * in the kstack area: its bytes pass, never a frame count.
+		 */
+		if ((flags & DTEVT_STRINGS) &&
+		    strcmp(dtp->dtp_prov->dtpv_name, "syscall") == 0)
+			FZ_CHECK(ev.dtev_kstack.st_count == 0);
+		else if (!(flags & DTEVT_KSTACK))
 			FZ_CHECK(fz_allzero(&ev.dtev_kstack,
 			    sizeof(ev.dtev_kstack)));
 		if (!(flags & DTEVT_USTACK))
@@ -453,7 +461,6 @@ fz_check_records(const struct fz_sc *fs, int slot, const char *buf,
 			FZ_CHECK(fz_allzero(ev.dtev_comm + i,
 			    DTMAXCOMLEN - i));
 		}
-		dtp = dt_dev_probe(ev.dtev_pbn);
 		if (dtp->dtp_argsflag & ~flags)
 			FZ_CHECK(fz_allzero(&ev._args, sizeof(ev._args)));
 		tid = (uint32_t)ev.dtev_tid;

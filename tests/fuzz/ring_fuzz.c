@@ -21,7 +21,9 @@
  * ingest socket as a traced process would, receives its ring, and then:
  *  1. checks the table is read-only and the ring cannot be shrunk;
  *  2. commits records that are valid or broken in one random way each,
- *     some claiming another process's tid: dtd must emit exactly the
+ *     some claiming another process's tid, some with a strings slot of
+ *     random bytes (never in an event: getpid reads no string), some
+ *     such slots alone (garbage): dtd must emit exactly the
  *     valid ones, stamped with our pid, and count the rest as garbage;
  *     a reserved slot left uncommitted must be skipped, not wait forever;
  *  3. overwrites the whole ring, header included, with random bytes for
@@ -113,12 +115,54 @@ valid_rec(struct udt_rec *r)
 	memcpy(r->ur_comm, "ring_fuzz", 10);
 }
 
+/*
+ * A strings slot (udt_rec_str) of random bytes at ticket t, committed:
+ * getpid reads no string, so dtd must never put any of it in an event.
+ */
+static void
+commit_str(struct fake *f, uint64_t t)
+{
+	struct udt_rec_str *rs = (struct udt_rec_str *)(void *)slot(f, t);
+	size_t i;
+
+	rs->us_probe = (uint16_t)getpid_entry;
+	rs->us_flags = UDT_R_STRDATA;
+	for (i = 0; i < UDT_STR_SIZE; i++)
+		rs->us_str[i] = (uint8_t)rnd();
+	if (rnd() % 2)
+		rs->us_str[0] = 1;	/* a plausible first entry */
+	__atomic_store_n(&rs->us_seq, t + 1, __ATOMIC_RELEASE);
+}
+
 /* Commit one record at the next ticket; returns whether it is valid. */
 static int
 commit_one(struct fake *f, int kind)
 {
 	struct udt_rec r, *s = slot(f, f->f_ticket);
 	int valid = 0;
+
+	if (kind == 11) {
+		/* A record with its strings slot: valid, two tickets. */
+		valid_rec(&r);
+		r.ur_flags |= UDT_R_STR;
+		commit_str(f, f->f_ticket + 1);
+		r.ur_seq = 0;
+		memcpy((char *)s + 8, (char *)&r + 8, sizeof(r) - 8);
+		__atomic_store_n(&f->f_ring->rh_head, f->f_ticket + 2,
+		    __ATOMIC_RELAXED);
+		__atomic_store_n(&s->ur_seq, f->f_ticket + 1,
+		    __ATOMIC_RELEASE);
+		f->f_ticket += 2;
+		return 1;
+	}
+	if (kind == 12) {
+		/* A strings slot alone: garbage. */
+		__atomic_store_n(&f->f_ring->rh_head, f->f_ticket + 1,
+		    __ATOMIC_RELAXED);
+		commit_str(f, f->f_ticket);
+		f->f_ticket++;
+		return 0;
+	}
 
 	valid_rec(&r);
 	switch (kind) {
@@ -198,6 +242,8 @@ read_ours(int fd, long n, long *bad)
 		}
 		for (k = 0; k < r; k++) {
 			if (evs[k].dtev_pid != getpid() ||
+			    evs[k].dtev_kstack.st_count != 0 ||
+			    DTEV_STR_AREA(&evs[k])[0] != 0 ||
 			    strcmp(evs[k].dtev_comm, "ring_fuzz") != 0 ||
 			    (evs[k].dtev_tid != mytid && evs[k].dtev_tid != 1))
 				(*bad)++;
@@ -245,7 +291,8 @@ main(int argc, char *argv[])
 	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
 	getpid_entry = pbn - first;
 	/* The ioctls leave errno set when they fail. */
-	if (pbn == 0 || dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) != 0 ||
+	if (pbn == 0 || dtt_enable(fd, pbn, DTEVT_EXECNAME | DTEVT_STRINGS,
+	    0) != 0 ||
 	    dtt_enable(fd, pbn + 1, DTEVT_EXECNAME, 0) != 0 ||
 	    dtt_record(fd, 1) != 0) {
 		warn("tracing getpid");
@@ -278,7 +325,7 @@ main(int argc, char *argv[])
 
 	/* 2. one random fault per record, the last one valid. */
 	for (i = 0; i < NRECS; i++) {
-		k = i == NRECS - 1 ? 0 : (int)(rnd() % 13);
+		k = i == NRECS - 1 ? 0 : (int)(rnd() % 15);
 		if (commit_one(&f, k))
 			nvalid++;
 		else

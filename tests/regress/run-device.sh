@@ -212,6 +212,56 @@ ustack)
 	grep -q '^__libc_start_main' "$TMP/out" ||
 	    fail "libc not resolved: $(cat "$TMP/out")"
 	;;
+alias)
+	# Linux names resolve to the probes they map to, OpenBSD-named
+	# where OpenBSD has the call; calls without a wrapper have probes
+	# too (futex, clone3, through syscall(3))
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -c "$ALIAS_CALLS" -e 'syscall:pread64:entry, syscall:newfstatat:entry,
+	    syscall:getdents64:entry, syscall:rt_sigaction:entry,
+	    syscall:brk:entry, syscall:gettid:entry, syscall:futex:entry,
+	    syscall:exit_group:entry
+	    /comm == "alias_calls"/ { @[probe] = count(); }
+	    syscall:clone3:return /comm == "alias_calls"/ {
+		printf("clone3 %d\n", retval); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	for p in pread:entry fstatat:entry getdents:entry sigaction:entry \
+	    break:entry getthrid:entry futex:entry exit:entry; do
+		grep -qx "@\[syscall:$p\]: 1" "$TMP/out" ||
+		    fail "no $p: $(cat "$TMP/out")"
+	done
+	grep -qx 'clone3 -1' "$TMP/out" || fail "clone3: $(cat "$TMP/out")"
+	# the list names OpenBSD's calls as OpenBSD's btrace does, each once
+	bt -l > "$TMP/list" 2>&1 || fail "btrace -l"
+	for p in exit __threxit sigreturn futex getdents linux_getdents \
+	    clone3 io_uring_enter; do
+		[ "$(grep -cx "syscall:$p:entry" "$TMP/list")" = 1 ] ||
+		    fail "listed: $p"
+	done
+	if grep -q '^syscall:\(exit_group\|pread64\|getdents64\|rt_sigaction\|newfstatat\|brk\|gettid\):' "$TMP/list"; then
+		fail "Linux names listed for OpenBSD's calls"
+	fi
+	;;
+opensnoop)
+	# str(argN) of a syscall probe prints the path the program gave
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -vv -c "$OPENAT_N 3" -e 'syscall:openat:entry /comm == "openat_n"/ {
+		printf("%s %s\n", comm, str(arg1)); }
+	    syscall:openat:return /comm == "openat_n"/ { @[str(retval)] = count(); }
+	    syscall:close:entry { @c = count(); }' > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out" "$TMP/err")"
+	[ "$(grep -c '^openat_n /dev/null$' "$TMP/out")" = 3 ] ||
+	    fail "paths: $(cat "$TMP/out")"
+	# only the entry rule with str(argN) asks for strings
+	grep -q "^debug: probe 'syscall:openat:entry' pbn [0-9]* evtflags 0x1000009 " \
+	    "$TMP/err" || fail "entry flags: $(grep '^debug: probe' "$TMP/err")"
+	grep -q "^debug: probe 'syscall:openat:return' pbn [0-9]* evtflags 0x1 " \
+	    "$TMP/err" || fail "return flags: $(grep '^debug: probe' "$TMP/err")"
+	grep -q "^debug: probe 'syscall:close:entry' pbn [0-9]* evtflags 0 " \
+	    "$TMP/err" || fail "close flags: $(grep '^debug: probe' "$TMP/err")"
+	;;
 pidfilter)
 	# interval events are not pid 1's: all of them are filtered
 	bt -v -p 1 -c true -e 'interval:hz:100 { @n = count(); }' \

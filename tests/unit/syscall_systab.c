@@ -20,8 +20,10 @@
  * The generated syscall table against OpenBSD's numbers (TSV is
  * openbsd-syscalls.tsv): every probe number below 1024 names the OpenBSD
  * call of that number, every Linux-only call is 1024 + its Linux number
- * and has no OpenBSD namesake left unmapped, numbers ascend, and the
- * look-ups btrace uses answer both names.
+ * and has no OpenBSD namesake left unmapped, numbers ascend, the
+ * look-ups btrace uses answer both names, every number of the x86-64
+ * table has an entry, and the string arguments are where the kernel
+ * reads them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +68,14 @@ main(int argc, char *argv[])
 		if (se->se_num < SYSTAB_LINUX_ONLY) {
 			if (strcmp(obsd[se->se_num], se->se_name) != 0)
 				fail("OpenBSD name differs", se);
+		} else if (strncmp(se->se_name, "linux_", 6) == 0) {
+			/* Its Linux name is an OpenBSD name mapped elsewhere. */
+			if (se->se_num != SYSTAB_LINUX_ONLY + se->se_linux ||
+			    strcmp(se->se_name + 6, se->se_linux_name) != 0 ||
+			    systab_lookup(se->se_linux_name) < 1 ||
+			    systab_lookup(se->se_linux_name) >=
+			    SYSTAB_LINUX_ONLY)
+				fail("renamed Linux-only call", se);
 		} else {
 			if (se->se_num != SYSTAB_LINUX_ONLY + se->se_linux ||
 			    strcmp(se->se_name, se->se_linux_name) != 0)
@@ -74,6 +84,11 @@ main(int argc, char *argv[])
 				if (strcmp(obsd[j], se->se_linux_name) == 0)
 					fail("OpenBSD has it: map it", se);
 		}
+		for (j = 0; j < SYSTAB_COUNT; j++)
+			if (j != i && strcmp(systab[j].se_name, se->se_name) == 0)
+				fail("two probes of one name", se);
+		if (se->se_strargs >> se->se_nargs)
+			fail("string argument past nargs", se);
 		if (systab_by_num(se->se_num) != se ||
 		    systab_by_linux(se->se_linux) != se ||
 		    strcmp(systab_name(se->se_num), se->se_name) != 0)
@@ -95,9 +110,56 @@ main(int argc, char *argv[])
 	    systab_lookup("tgkill") != 1024 + 234 ||
 	    systab_lookup("no_such_call") != -1 || systab_name(0) != NULL ||
 	    systab_by_linux(-1) != NULL || systab_by_linux(100000) != NULL ||
-	    systab_by_linux(56) != NULL) {
+	    systab_lookup("__threxit") != 302 || systab_by_linux(60)->se_num !=
+	    302 || systab_lookup("futex") != 83 ||
+	    systab_lookup("rt_sigreturn") != 103 ||
+	    systab_lookup("clone3") != 1024 + 435 ||
+	    systab_lookup("io_uring_enter") != 1024 + 426 ||
+	    systab_lookup("getdents") != 99 ||
+	    systab_lookup("linux_getdents") != 1024 + 78 ||
+	    systab_by_linux(56) == NULL || systab_by_linux(56)->se_num !=
+	    1024 + 56) {
 		printf("FAIL: documented mappings\n");
 		nfail++;
+	}
+	/*
+	 * Every number of the x86-64 table (Linux 6.1): 0..334, then the
+	 * numbers shared by every architecture from 424 on; 335..423 are
+	 * not used on x86-64.
+	 */
+	for (j = 0; j < SYSTAB_LINUX_MAX; j++) {
+		int want = j <= 334 || (j >= 424 && j <= 450);
+
+		if ((systab_by_linux(j) != NULL) != want) {
+			printf("FAIL: Linux number %u %s\n", j,
+			    want ? "missing" : "unexpected");
+			nfail++;
+		}
+	}
+	/* Strings: where the kernel reads a path or a name. */
+	{
+		static const struct {
+			const char	*name;
+			unsigned int	 mask;
+		} s[] = {
+			{ "open", 0x1 }, { "openat", 0x2 }, { "rename", 0x3 },
+			{ "renameat2", 0xa }, { "mount", 0x7 },
+			{ "execve", 0x1 }, { "symlinkat", 0x5 },
+			{ "memfd_create", 0x1 }, { "fanotify_mark", 0x10 },
+			{ "openat2", 0x2 }, { "read", 0 }, { "write", 0 },
+			{ "close", 0 }, { "futex", 0 },
+		};
+		const struct systab_ent *se;
+
+		for (j = 0; j < sizeof(s) / sizeof(s[0]); j++) {
+			se = systab_by_num((unsigned int)systab_lookup(
+			    s[j].name));
+			if (se == NULL || se->se_strargs != s[j].mask) {
+				printf("FAIL: string arguments of %s\n",
+				    s[j].name);
+				nfail++;
+			}
+		}
 	}
 	printf("%u entries checked, %u failed\n", SYSTAB_COUNT, nfail);
 	return nfail != 0;

@@ -108,6 +108,45 @@ struct dt_evt {
 	"\003KSTACK"		\
 	"\004FUNCARGS"
 
+/*
+ * userdt extension, not in OpenBSD's dt(4): strings in syscall events.
+ *
+ * DTEVT_STRINGS in dtrq_evtflags of a syscall probe's DTIOCPRBENABLE asks
+ * for the arguments the kernel reads as NUL-terminated strings (paths,
+ * names: open's first, openat's second, rename's two, mount's three) to
+ * be copied into the entry events this open reads.  OpenBSD clients
+ * never set the bit (OpenBSD masks syscall evtflags to 0xf, and no
+ * OpenBSD flag uses bit 24): for them nothing changes, byte for byte.
+ * Other providers ignore it, as dt(4) ignores unknown bits.
+ *
+ * The bytes travel in dtev_kstack, which syscall events never fill (a
+ * user-space system call has no kernel stack): st_count stays 0, so a
+ * reader of kstack sees an empty stack, and the DTEV_STR_SIZE bytes of
+ * st_pc hold a list of entries, each
+ *
+ *	byte 0		(argument number + 1) | DTEV_STR_* flags; 0 ends
+ *			the list (the rest of the area is zero)
+ *	byte 1		len: bytes of the string that follow
+ *	bytes 2..	the string's first len bytes, then a NUL
+ *
+ * in argument order.  DTEV_STR_TRUNC: the string is longer than the
+ * space it was given (space is shared fairly between an event's string
+ * arguments); DTEV_STR_FAULT: the bytes stop at an address the process
+ * could not read (len 0 for a bad pointer; the call itself then fails
+ * with EFAULT exactly as untraced, since the copy never faults).  An
+ * event whose strings could not be carried has an empty list.
+ */
+#define DTEVT_STRINGS		(1 << 24)	/* userdt: string arguments */
+
+#define DTEV_STR_SIZE		(STACKTRACE_MAX * 8)	/* st_pc's bytes */
+#define DTEV_STR_ARG		0x0f	/* argument number + 1 */
+#define DTEV_STR_TRUNC		0x10	/* cut at the space available */
+#define DTEV_STR_FAULT		0x20	/* unreadable from there on */
+#define DTEV_STR_HDR		2	/* header bytes of an entry */
+
+/* The string area of an event (unsigned char *). */
+#define DTEV_STR_AREA(ev)	((unsigned char *)(ev)->dtev_kstack.st_pc)
+
 /* DTIOCGPLIST: one entry per probe. */
 struct dtioc_probe_info {
 	uint32_t	dtpi_pbn;		/* probe number */
@@ -194,6 +233,8 @@ struct dtioc_rdvn {
 DT_STATIC_ASSERT(sizeof(struct stacktrace) == 160, "stacktrace size");
 DT_STATIC_ASSERT(offsetof(struct stacktrace, st_pc) == 8, "st_pc");
 DT_STATIC_ASSERT(sizeof(struct dt_evt) == 456, "dt_evt size");
+DT_STATIC_ASSERT(DTEV_STR_SIZE == sizeof(((struct dt_evt *)0)->dtev_kstack.st_pc),
+    "string area");
 DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_pbn) == 0, "dtev_pbn");
 DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_cpu) == 4, "dtev_cpu");
 DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_pid) == 8, "dtev_pid");
