@@ -8,7 +8,7 @@ PKGS="meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev
 libfuse3-dev fuse3 liburcu-dev libunwind-dev libelf-dev libdw-dev elfutils
 libcapstone-dev
 qemu-system-x86 busybox-static xz-utils cpio
-strace bpftrace linux-perf binutils
+strace bpftrace linux-perf binutils make git python3
 mandoc man-db systemd debhelper dpkg-dev fakeroot
 passwd"
 

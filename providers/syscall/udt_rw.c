@@ -669,10 +669,9 @@ udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w)
 	static const uint8_t block[] = { 0x64, 0x41, 0xc6, 0x03, 0x01 };
 	static const uint8_t sysc[] = { 0x0f, 0x05 };
 	static const uint8_t callrip[] = { 0xff, 0x15 };
+	static const uint8_t pushtls[] = { 0x64, 0x41, 0xff, 0x33 };
 	uint8_t *jr;
 	int32_t nr;
-	int post = w->rw_nr == SYS_vfork || w->rw_nr == SYS_clone ||
-	    w->rw_nr == SYS_clone3;
 
 	q = udt_rw_put(q, (const void *)w->rw_start, w->rw_sys - w->rw_start);
 	q = udt_rw_put(q, below, sizeof(below));
@@ -688,15 +687,25 @@ udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w)
 	q = udt_rw_put(q, ldtp, 3);
 	q = udt_rw_rel32(q, (uintptr_t)hdr + 16);
 	q = udt_rw_put(q, block, sizeof(block));
-	if (post) {
-		nr = (int32_t)w->rw_nr;
-		q = udt_rw_put(q, below, sizeof(below));
-		*q++ = 0x68;			/* push $nr */
+	/*
+	 * The return probe, in both processes or threads: the call's
+	 * number + 1 pushed, known here or left in the thread's
+	 * udt_rw_ipnr by udt_rw_slow() (0 in a child with a thread pointer
+	 * of its own, which then records nothing).
+	 */
+	q = udt_rw_put(q, below, sizeof(below));
+	if (w->rw_nr >= 0) {
+		nr = (int32_t)w->rw_nr + 1;
+		*q++ = 0x68;			/* push $nr + 1 */
 		q = udt_rw_put(q, &nr, 4);
-		q = udt_rw_put(q, callrip, 2);
-		q = udt_rw_rel32(q, (uintptr_t)hdr + 8);
-		q = udt_rw_put(q, above8, sizeof(above8));
+	} else {
+		q = udt_rw_put(q, ldtp, 3);
+		q = udt_rw_rel32(q, (uintptr_t)hdr + 24);
+		q = udt_rw_put(q, pushtls, sizeof(pushtls));
 	}
+	q = udt_rw_put(q, callrip, 2);
+	q = udt_rw_rel32(q, (uintptr_t)hdr + 8);
+	q = udt_rw_put(q, above8, sizeof(above8));
 	*jr = (uint8_t)(q - (jr + 1));
 	q = udt_rw_put(q, (const void *)(w->rw_sys + 2), w->rw_end -
 	    (w->rw_sys + 2));
@@ -738,6 +747,8 @@ udt_rw_commit(struct udt_rw_obj *o)
 	((uintptr_t *)(void *)reg)[0] = (uintptr_t)udt_rw_entry;
 	((uintptr_t *)(void *)reg)[1] = (uintptr_t)udt_rw_post;
 	((uintptr_t *)(void *)reg)[2] = tpoff;
+	((uintptr_t *)(void *)reg)[3] = (uintptr_t)&udt_rw_ipnr -
+	    (uintptr_t)__builtin_thread_pointer();
 	q = reg + UDT_RW_HDRSZ;
 	for (i = 0; i < o->ro_nwin; i++) {
 		struct udt_rw_win *w = &o->ro_win[i];

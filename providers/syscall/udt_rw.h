@@ -88,6 +88,13 @@ _Static_assert(sizeof(struct udt_rw_frame) == UDT_RW_FRAMESZ, "frame");
 #define UDT_RW_ENV	"USERDT_REWRITE"
 
 extern short	udt_rw_idx[UDT_RW_NR];
+
+/*
+ * [t] The number + 1 of the call udt_rw_slow() left to the trampoline to
+ * make in place, for its return probe (udt_rw_post); 0: none.
+ */
+extern __thread long udt_rw_ipnr
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
 extern int	udt_rw_active;		/* [I] sites were rewritten */
 
 /*

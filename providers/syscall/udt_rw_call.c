@@ -44,6 +44,7 @@
 
 /* [I] set by udt_rw_setup() before any site is rewritten. */
 short	udt_rw_idx[UDT_RW_NR];
+__thread long udt_rw_ipnr;
 
 /*
  * Which calls the entry may not make on its own (UDT_RW_C): those that
@@ -155,11 +156,13 @@ udt_rw_slow(struct udt_rw_frame *f)
 	case SYS_vfork:
 	case SYS_clone3:
 		f->rw_inplace = 1;
+		udt_rw_ipnr = nr + 1;
 		errno = saved;
 		return nr;
 	case SYS_clone:
 		if (a[0] & UDT_CLONE_VM) {
 			f->rw_inplace = 1;
+			udt_rw_ipnr = nr + 1;
 			errno = saved;
 			return nr;
 		}
@@ -187,7 +190,18 @@ udt_rw_slow(struct udt_rw_frame *f)
 void
 udt_rw_slow_post(struct udt_rw_frame *f)
 {
-	int idx = udt_rw_probe(f->rw_nr), saved = errno;
+	int idx, saved = errno;
+
+	/*
+	 * Pushed as number + 1: 0 is a thread that knows of no call.  Not
+	 * reset: a vfork child shares it with its parent, whose return
+	 * comes later.
+	 */
+	if (f->rw_nr-- <= 0) {
+		udt_thread.ut_tid = 0;
+		return;
+	}
+	idx = udt_rw_probe(f->rw_nr);
 
 	/* A fork dispatch made (udt_sud_stub): the child's own ring. */
 	if (f->rw_rv == 0 && udt_forklike(f->rw_nr, f->rw_a[0]))

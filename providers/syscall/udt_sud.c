@@ -405,7 +405,7 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	deferred:
 		/* After sigreturn, from udt_sud_stub, back to the program. */
 		udt_sud_entry(nr, a, uc);
-		udt_sud_nr = nr;
+		udt_sud_nr = nr + 1;	/* as udt_rw_post wants it */
 		udt_sud_ret = (uintptr_t)g[REG_RIP];
 		g[REG_RAX] = nr;
 		g[REG_RIP] = (greg_t)(uintptr_t)udt_sud_stub;

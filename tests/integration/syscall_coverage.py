@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+"""
+syscall_coverage.py DTD BTRACE PRELOAD SYSCALLS.TSV: the default mode's
+entry events, per thread and system call, against strace's count of the
+same run.  btrace -c runs strace untraced, and strace runs `env
+LD_PRELOAD=PRELOAD sh -c CMD`: the commands run once, seen by both.  Every call strace sees must arrive exactly once,
+but for two kinds, each named:
+
+  loader   what a process image does before the preload library starts
+           (the dynamic loader's opens and maps): the calls strace sees
+           in an image before the first one made from the library's
+           constructor (udt_init in the stack).
+  ours     the library's own calls (its constructor, attaching a fork
+           child to dtd): innermost frame in libuserdt-preload.so, in a
+           function that is not one making a call of the program; and the
+           rt_sigreturn that ends each SIGSYS of Syscall User Dispatch
+           (strace shows the signal; the program's own calls it caught
+           are counted as the program's).
+
+Prints one line a check and `N passed, N failed`.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+# Functions of the library that make the program's own calls for it.
+PROGRAM_FUNCS = {"udt_rw_entry", "udt_rw_slow", "udt_sud_call",
+                 "udt_sud_handler", "udt_sud_stub", "udt_sud_restorer",
+                 "udt_sud_sigaction", "udt_sud_guard"}
+
+COMMANDS = [
+    ("ls -l of a big directory", "ls -l /usr/bin > /dev/null"),
+    ("cat of a file", "cat /etc/services > /dev/null"),
+    ("sh with a pipeline and command substitution",
+     "echo $(ls /usr | wc -l) | cat | tr 0-9 a-j > /dev/null"),
+    ("python3 with threads and a subprocess",
+     "python3 -c 'import threading, subprocess\n"
+     "t = [threading.Thread(target=sum, args=(range(50000),)) "
+     "for i in range(4)]\n"
+     "[x.start() for x in t]; [x.join() for x in t]\n"
+     "subprocess.run([\"true\"])'"),
+    ("make of a small C program", "make -s -C {work}/mk > /dev/null"),
+    ("git status in a fresh repository",
+     "cd {work}/repo && git status --short > /dev/null"),
+    ("tar of a directory", "tar cf - -C /usr/include linux > /dev/null"),
+]
+
+npass = nfail = 0
+
+
+def check(ok, what):
+    global npass, nfail
+    print("%s - %s" % ("ok" if ok else "FAIL", what))
+    if ok:
+        npass += 1
+    else:
+        nfail += 1
+    return ok
+
+
+def probe_names(tsv):
+    """Linux name -> the probe name btrace prints."""
+    names = {}
+    with open(tsv) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            col = line.rstrip("\n").split("\t")
+            if len(col) < 6:
+                continue
+            names[col[1]] = col[5] if col[5] != "-" else col[1]
+    return names
+
+
+LINE = re.compile(r"^([a-z_0-9]+)\(")
+FRAME = re.compile(r"^ > (\S*?)\((\w*)")
+
+
+def strace_counts(files):
+    """{tid: {linux name: count}} of the program's calls, and the
+    loader's and ours, from strace -ff -k output files (one a thread)."""
+    prog, loader, ours = {}, {}, {}
+    for path in files:
+        pid = int(path.rsplit(".", 1)[1])
+        calls = []			# [name, result, frames]
+        with open(path, errors="replace") as f:
+            for line in f:
+                if line.startswith(" > "):
+                    if calls:
+                        m = FRAME.match(line)
+                        calls[-1][2].append((m.group(1), m.group(2))
+                                            if m else ("", ""))
+                    continue
+                m = LINE.match(line)
+                if m:
+                    calls.append([m.group(1), line, []])
+                # Dispatch's signal: its handler returns by an
+                # rt_sigreturn of the library's own, the thread's next.
+                elif line.startswith("--- SIGSYS") and \
+                        "SYS_USER_DISPATCH" in line:
+                    calls.append(["", "", [("dispatch", "")]])
+        # The first thread strace starts: its first lines are strace's
+        # own exec of the command (over $PATH), before any image of ours.
+        state = "launch" if calls and calls[0][0] == "execve" else "prog"
+        pend = 0
+        for name, line, frames in calls:
+            if name == "":
+                pend += 1
+                continue
+            if state == "launch" and name != "execve":
+                state = "loader"
+            in_init = any(fn == "udt_init" for _, fn in frames)
+            inner = frames[0] if frames else ("", "")
+            mine = "libuserdt-preload" in inner[0] and \
+                inner[1] not in PROGRAM_FUNCS
+            if name == "rt_sigreturn" and pend > 0:
+                pend -= 1
+                mine = True
+            if in_init:
+                state = "prog"
+            if in_init or mine:
+                kind = ours
+            elif state in ("launch", "loader"):
+                kind = loader
+            else:
+                kind = prog
+            d = kind.setdefault(pid, {})
+            d[name] = d.get(name, 0) + 1
+            # A new image: its loader runs before the library starts.
+            if name in ("execve", "execveat") and re.search(r"\) += 0$",
+                                                            line.rstrip()):
+                state = "loader"
+    return prog, loader, ours
+
+
+def main():
+    if len(sys.argv) != 5:
+        print("usage: syscall_coverage.py DTD BTRACE PRELOAD SYSCALLS.TSV")
+        return 2
+    dtd, btrace, preload, tsv = sys.argv[1:]
+    preload = os.path.abspath(preload)
+    names = probe_names(tsv)
+    work = tempfile.mkdtemp(prefix="udt-coverage.")
+    dev, sock = work + "/dt", work + "/ingest.sock"
+
+    os.makedirs(work + "/mk")
+    with open(work + "/mk/hello.c", "w") as f:
+        f.write("#include <stdio.h>\nint main(void) { puts(\"hi\"); "
+                "return 0; }\n")
+    with open(work + "/mk/Makefile", "w") as f:
+        f.write("hello: hello.c\n\tcc -o hello hello.c\n")
+    subprocess.run(["git", "init", "-q", work + "/repo"], check=True)
+
+    r, w = os.pipe()
+    d = subprocess.Popen([dtd, "--foreground", "--device", dev,
+                          "--ingest", sock, "--ksyms", work + "/ksyms",
+                          "--ready-fd", str(w)], pass_fds=(w,))
+    os.close(w)
+    ready = os.read(r, 16)
+    os.close(r)
+    env = dict(os.environ, DT_DEVICE=dev, USERDT_SOCKET=sock)
+    try:
+        if not check(ready.startswith(b"ready"), "dtd ready"):
+            return 1
+        lst = subprocess.run([btrace, "-l"], env=env, capture_output=True,
+                             text=True).stdout.split()
+        seen, script = set(), []
+        for p in lst:
+            parts = p.split(":")
+            # dt(4)'s names are 16 bytes: two names alike there are one.
+            if len(parts) != 3 or parts[0] != "syscall" or \
+                    parts[2] != "entry" or parts[1][:15] in seen:
+                continue
+            seen.add(parts[1][:15])
+            script.append("%s { @[tid, probe] = count(); }" % p)
+        with open(work + "/all.bt", "w") as f:
+            f.write("\n".join(script) + "\n")
+        for what, cmd in COMMANDS:
+            cmd = cmd.format(work=work)
+            sdir = tempfile.mkdtemp(dir=work)
+            run = ("exec env -u LD_PRELOAD strace -ff -qq -k -o %s/t -- "
+                   "env LD_PRELOAD=%s sh -c %s" % (
+                       sdir, preload, "'" + cmd.replace("'", "'\\''") +
+                       "'"))
+            bt = subprocess.run([btrace, "-c", run, work + "/all.bt"],
+                                env=env, capture_output=True, text=True,
+                                timeout=300)
+            if not check(bt.returncode == 0, "%s: btrace ran (%s)" %
+                         (what, bt.stderr.strip()[:200])):
+                continue
+            got = {}
+            for line in bt.stdout.splitlines():
+                m = re.match(r"^@\[(\d+), syscall:(\w+):entry\]: (\d+)$",
+                             line)
+                if m:
+                    got.setdefault(int(m.group(1)), {})[m.group(2)] = \
+                        int(m.group(3))
+            files = [os.path.join(sdir, f) for f in os.listdir(sdir)]
+            prog, loader, ours = strace_counts(files)
+            diffs, total, nload, nours = [], 0, 0, 0
+            for pid in prog:
+                want = {}
+                for name, n in prog[pid].items():
+                    pn = names.get(name, name)
+                    want[pn] = want.get(pn, 0) + n
+                    total += n
+                have = got.get(pid, {})
+                for pn in sorted(set(want) | set(have)):
+                    if want.get(pn, 0) != have.get(pn, 0):
+                        diffs.append("%d %s: strace %d, btrace %d" % (
+                            pid, pn, want.get(pn, 0), have.get(pn, 0)))
+            for pid in loader:
+                nload += sum(loader[pid].values())
+            for pid in ours:
+                nours += sum(ours[pid].values())
+            check(not diffs and total > 0,
+                  "%s: %d calls in %d processes, each seen once (apart: "
+                  "%d the loader's, %d the library's own)%s" % (
+                      what, total, len(prog), nload, nours,
+                      "".join("\n    " + x for x in diffs[:20])))
+    finally:
+        d.terminate()
+        d.wait()
+        subprocess.run(["rm", "-rf", work])
+    print("%d passed, %d failed" % (npass, nfail))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
