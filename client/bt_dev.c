@@ -19,6 +19,7 @@
  * argument caches, enabling probes, the read loop and the teardown.
  */
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -55,6 +56,7 @@ volatile sig_atomic_t	 g_quit;
 static struct dtioc_arg_info **dt_args;
 static size_t		*dt_nargs;
 static volatile pid_t	 child_pid = -1;
+static pid_t		 child_pgid = -1;	/* the command's group */
 static volatile sig_atomic_t child_done;
 static volatile sig_atomic_t loop_done;	/* no more timers */
 
@@ -297,31 +299,88 @@ signals_stop(void)
 		err(1, "sigaction");
 }
 
-/* -c: the command runs with the preload library that feeds dtd. */
+/*
+ * -c: the command runs with the preload library that feeds dtd, in a
+ * process group of its own so that ending the run ends everything the
+ * shell started, and with a parent-death signal so that a btrace killed
+ * outright does not leave it running.  SIGCHLD stays blocked until
+ * child_pid is set: a command that exits at once is still seen.
+ */
 static void
 command_start(void)
 {
 	char lib[PATH_MAX];
-	pid_t pid;
+	sigset_t chld, omask;
+	pid_t pid, parent = getpid();
 
 	/* Warn only: ld.so skips a missing preload and runs it untraced. */
 	if (udt_launch_lib(lib, sizeof(lib)) == -1)
 		warnx("%s: %s; USERDT_PRELOAD names the preload library",
 		    lib, strerror(errno));
+	/* what BEGIN printed comes before anything the command prints */
+	fflush(stdout);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &omask);
 	pid = fork();
 	if (pid == -1)
 		err(1, "fork");
 	if (pid == 0) {
+		setpgid(0, 0);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
+		    getppid() != parent)
+			_exit(127);
 		if (udt_launch_env(lib, NULL) == -1)
 			_exit(127);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &omask, NULL);
 		execl("/bin/sh", "sh", "-c", g_command, (char *)NULL);
 		fprintf(stderr, "%s: /bin/sh: %s\n", g_progname,
 		    strerror(errno));
 		_exit(127);
 	}
+	/* both sides set the group: whichever runs first, kill(-pid) works */
+	setpgid(pid, pid);
 	child_pid = pid;
+	child_pgid = pid;
+	sigprocmask(SIG_SETMASK, &omask, NULL);
+}
+
+/*
+ * The run ended before the command: end its whole process group (dash
+ * runs all but a last simple command as its children) and reap the shell.
+ */
+static void
+command_stop(void)
+{
+	pid_t pid = child_pid;
+
+	if (pid <= 0)
+		return;
+	child_pid = -1;
+	kill(-child_pgid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+/*
+ * -c with no probe to read (BEGIN and END only): wait for the command,
+ * or for a signal that ends the run.
+ */
+static void
+command_wait(void)
+{
+	sigset_t all, omask;
+
+	sigemptyset(&all);
+	sigaddset(&all, SIGCHLD);
+	sigaddset(&all, SIGINT);
+	sigaddset(&all, SIGTERM);
+	sigaddset(&all, SIGALRM);
+	sigprocmask(SIG_BLOCK, &all, &omask);
+	while (!g_quit && !child_done)
+		sigsuspend(&omask);
+	sigprocmask(SIG_SETMASK, &omask, NULL);
 }
 
 static void
@@ -466,8 +525,11 @@ rules_run(int fd)
 	signals_setup();
 	rules_setup(fd, &halt);
 	rterror = g_rterror;
-	if (g_command != NULL && !halt)
+	if (g_command != NULL && !halt) {
 		command_start();
+		if (g_nprobes == 0)
+			command_wait();
+	}
 
 	while (!g_quit && !halt && g_nprobes > 0) {
 		len = read(fd, buf, sizeof(buf));
@@ -517,13 +579,7 @@ rules_run(int fd)
 		fprintf(stderr, "%llu recursive events dropped\n",
 		    (unsigned long long)st.dtst_recurevt);
 	}
-	if (child_pid > 0) {
-		/* the run ended first: the command goes with it */
-		pid_t pid = child_pid;
-
-		child_pid = -1;
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-	}
+	/* the run ended first: the command and its children go with it */
+	command_stop();
 	return rterror ? 1 : 0;
 }

@@ -165,7 +165,7 @@ command)
 	rc=$?
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
 	grep -v '^@n: [0-9]*$' "$TMP/out" > "$TMP/rest"
-	printf 'child\nbegin\nend\n' | diff -u - "$TMP/rest" || fail "output"
+	printf 'begin\nchild\nend\n' | diff -u - "$TMP/rest" || fail "output"
 	;;
 syscall)
 	# syscall probes by name, arguments and retval, through the preload
@@ -231,6 +231,63 @@ json)
 	printf '%s\n' '{"type": "printf", "data": "done\n"}' \
 	    '{"type": "map", "data": {"@n": 3}}' | diff -u - "$TMP/out" ||
 	    fail "json"
+	;;
+cmdexit|cmdint|cmdterm|cmdkill)
+	# The run ends before the command: everything the command's shell
+	# started ends too (its own process group), and a btrace killed
+	# outright takes the command with it (parent-death signal).
+	export USERDT_SOCKET=$TMP/ingest.sock
+	mkfifo "$TMP/pids" || exit 2
+	exec 6<>"$TMP/pids"
+	if [ "$CASE" = cmdkill ]; then
+		cmd="echo \$\$ >&6; exec sleep 1000"
+	else
+		cmd="sleep 1000 & echo \$! >&6; wait"
+	fi
+	prog='interval:hz:100 { @n = count(); }'
+	[ "$CASE" = cmdexit ] && prog='interval:hz:100 { @n = count(); }
+	    syscall:wait4:entry { exit(); }'
+	"$BTRACE" -d "$DEV" -c "$cmd" -e "$prog" > "$TMP/out" 2>&1 6>&6 &
+	BTPID=$!
+	read -r -t 30 cpid <&6 || fail "command did not start"
+	case $CASE in
+	cmdint)  kill -INT "$BTPID" ;;
+	cmdterm) kill -TERM "$BTPID" ;;
+	cmdkill) kill -KILL "$BTPID" ;;
+	esac
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	case $CASE in
+	cmdkill) [ $rc -eq 137 ] || fail "exit code $rc" ;;
+	*) [ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")" ;;
+	esac
+	# sleep is not our child: wait for its end from outside, bounded
+	if ! timeout 10 tail --pid="$cpid" -f /dev/null; then
+		kill "$cpid" 2>/dev/null
+		fail "command $cpid outlived btrace"
+	fi
+	;;
+cmdbegin)
+	# BEGIN and END only: the command runs, btrace waits for it
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -c 'echo child' -e 'BEGIN { printf("begin\n"); }
+	    END { printf("end\n"); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	printf 'begin\nchild\nend\n' | diff -u - "$TMP/out" || fail "output"
+	;;
+cmdshort)
+	# A command that exits before btrace has noted its pid or started
+	# reading: btrace still ends.  The race is narrow; try it often.
+	export USERDT_SOCKET=$TMP/ingest.sock
+	for i in $(seq 30); do
+		timeout 20 "$BTRACE" -d "$DEV" -c /bin/true \
+		    -e 'syscall:openat:entry { @ = count(); }' \
+		    > "$TMP/out" 2>&1
+		rc=$?
+		[ $rc -eq 0 ] || fail "run $i: exit code $rc: $(cat "$TMP/out")"
+	done
 	;;
 *)
 	fail "unknown case $CASE"
