@@ -45,23 +45,47 @@ usage(void)
 	exit(1);
 }
 
+/*
+ * Read the script to its end: a pipe, /dev/stdin or a FIFO has no size to
+ * go by.  "-" is the standard input.
+ */
 static char *
 read_btfile(const char *filename, size_t *len)
 {
 	struct stat st;
 	char *buf;
+	size_t cap = 4096, n = 0, r;
 	FILE *fp;
 
-	if (stat(filename, &st))
-		err(1, "can't stat '%s'", filename);
-	if ((fp = fopen(filename, "r")) == NULL)
-		err(1, "can't open '%s'", filename);
-	buf = xmalloc(st.st_size + 1);
-	if (fread(buf, 1, st.st_size, fp) != (size_t)st.st_size)
+	if (strcmp(filename, "-") == 0)
+		fp = stdin;
+	else {
+		if (stat(filename, &st))
+			err(1, "can't stat '%s'", filename);
+		if ((fp = fopen(filename, "r")) == NULL)
+			err(1, "can't open '%s'", filename);
+	}
+	buf = xmalloc(cap);
+	for (;;) {
+		if (cap - n < 2) {
+			char *nb;
+
+			cap *= 2;
+			if ((nb = realloc(buf, cap)) == NULL)
+				err(1, "can't read '%s'", filename);
+			buf = nb;
+		}
+		r = fread(buf + n, 1, cap - n - 1, fp);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	if (ferror(fp))
 		err(1, "can't read '%s'", filename);
-	buf[st.st_size] = '\0';
-	fclose(fp);
-	*len = st.st_size;
+	buf[n] = '\0';
+	if (fp != stdin)
+		fclose(fp);
+	*len = n;
 	return buf;
 }
 
@@ -143,6 +167,9 @@ main(int argc, char *argv[])
 		error = bt_parse(script, len, filename, g_nargs, g_vargs);
 		if (error)
 			return error;
+		if (g_rules == NULL)
+			errx(1, "%s: empty program, nothing to trace",
+			    filename != NULL ? filename : "-e");
 	}
 	if (noaction)
 		return 0;
