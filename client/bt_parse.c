@@ -93,6 +93,12 @@ semantic_error(const struct bt_pos *pos, const char *fmt, const char *arg)
 	perrors++;
 }
 
+static void
+printf_report(const struct bt_pos *pos, const char *msg)
+{
+	bt_posmsg(pos, "%s", msg);
+}
+
 struct bt_token *
 expect(int type)
 {
@@ -761,6 +767,7 @@ parse_stmt(void)
 		if (n == 0)
 			syntax_error();
 		expect(')');
+		perrors += printf_check(s->bs_expr, printf_report);
 		return s;
 	}
 	if (isident(0, "print")) {

@@ -164,6 +164,8 @@ extern const char	*g_source;
 extern size_t		 g_srclen;
 int			 bt_parse(const char *, size_t, const char *, int,
 			    char **);
+int			 printf_check(const struct bt_expr *,
+			    void (*)(const struct bt_pos *, const char *));
 void			 bt_posmsg(const struct bt_pos *, const char *, ...)
 			    __attribute__((format(printf, 2, 3)));
 

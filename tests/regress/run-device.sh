@@ -112,16 +112,18 @@ stats)
 	    fail "events read: $n $rest"
 	;;
 sigint)
-	# A string given to %d warns at once on unbuffered stderr: the
-	# first event has been processed, so the loop is running.
+	# A string given to %d (known only when it runs) warns at once on
+	# unbuffered stderr: the first event has been processed, so the loop
+	# is running.
 	mkfifo "$TMP/err" || exit 2
 	exec 5<>"$TMP/err"
 	"$BTRACE" -d "$DEV" -e 'BEGIN { printf("begin\n"); }
-	    interval:hz:50 { @n = count(); if (@n == 1) { printf("%d\n", "up"); } }
+	    interval:hz:50 { @n = count(); $s = "up";
+		if (@n == 1) { printf("%d\n", $s); } }
 	    END { printf("end\n"); }' > "$TMP/out" 2>&5 &
 	BTPID=$!
 	read -r -t 30 line <&5 || fail "btrace did not start"
-	[ "$line" = "btrace: up: expected numeric value" ] ||
+	[ "$line" = "btrace:3:34: up: expected numeric value" ] ||
 	    fail "unexpected: $line"
 	kill -INT "$BTPID"
 	wait "$BTPID"
