@@ -535,7 +535,8 @@ rules_run(int fd)
 		len = read(fd, buf, sizeof(buf));
 		if (len == -1) {
 			if (errno == EINTR && g_quit) {
-				if (g_quit != SIGCHLD && !g_json)
+				/* not in output for other programs to parse */
+				if (g_quit != SIGCHLD && !g_json && !g_folded)
 					printf("\n");
 				break;
 			}

@@ -291,6 +291,42 @@ cmdshort)
 		[ $rc -eq 0 ] || fail "run $i: exit code $rc: $(cat "$TMP/out")"
 	done
 	;;
+foldedstack)
+	# -f folded: flamegraph.pl's lines, one frame per function (no
+	# +0xNN offsets, so one call site or many make the same frames), no
+	# empty frame, the counts of entries that fold alike summed
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -f folded -c "$OPENAT_N 40" \
+	    -e 'syscall:openat:entry /comm == "openat_n"/ {
+		@[comm, ustack] = count(); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	grep -q '+0x' "$TMP/out" && fail "offsets kept: $(cat "$TMP/out")"
+	grep -q ';;\|; \|^;\|^ ' "$TMP/out" && fail "empty frame: $(cat "$TMP/out")"
+	grep -qv '^[^ ;][^;]*\(;[^;]\+\)* [0-9]\+$' "$TMP/out" &&
+	    fail "not folded: $(cat "$TMP/out")"
+	grep -q '^openat_n;.*;main;openat64 40$' "$TMP/out" ||
+	    fail "no stack: $(cat "$TMP/out")"
+	;;
+foldedint)
+	# -f folded ended by SIGINT: no empty line first (flamegraph.pl
+	# rejects it); readiness as in the sigint case
+	mkfifo "$TMP/err" || exit 2
+	exec 5<>"$TMP/err"
+	"$BTRACE" -d "$DEV" -f folded -e 'interval:hz:50 { @[probe] = count();
+	    $s = "up"; if (@[probe] == 1) { printf("%d", $s); } }' \
+	    > "$TMP/out" 2>&5 &
+	BTPID=$!
+	read -r -t 30 line <&5 || fail "btrace did not start"
+	kill -INT "$BTPID"
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	[ $rc -eq 0 ] || fail "exit code $rc after SIGINT"
+	# the printf's 0, then the map
+	grep -qx '0interval:hz:[0-9]* [1-9][0-9]*' "$TMP/out" ||
+	    fail "output: $(od -c "$TMP/out" | head)"
+	;;
 *)
 	fail "unknown case $CASE"
 	;;
