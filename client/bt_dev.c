@@ -481,14 +481,14 @@ rules_setup(int fd, int *halt)
 }
 
 static void
-rules_teardown(int fd)
+rules_teardown(int fd, int gone)
 {
 	struct bt_rule *r;
 	struct bt_probe *bp;
 	struct dt_evt ev;
 	int off = 0;
 
-	if (g_nprobes > 0) {
+	if (g_nprobes > 0 && !gone) {
 		if (ioctl(fd, DTIOCRECORD, &off))
 			err(1, "DTIOCRECORD");
 		for (r = g_rules; r != NULL; r = r->br_next)
@@ -518,7 +518,7 @@ int
 rules_run(int fd)
 {
 	static struct dt_evt buf[NREAD];
-	int halt = 0, rterror;
+	int halt = 0, rterror, dev_gone = 0;
 	ssize_t len;
 	size_t i;
 
@@ -542,11 +542,18 @@ rules_run(int fd)
 			}
 			if (errno == EINTR)
 				continue;
-			err(1, "read");
+			/*
+			 * dtd is gone (or the device failed): keep what was
+			 * collected, run END and print the maps.
+			 */
+			warn("%s: read", g_devpath);
+			dev_gone = 1;
+			break;
 		}
 		if (len == 0) {
 			/* dt(4) never ends a read empty: the device went away */
 			warnx("%s: end of file", g_devpath);
+			dev_gone = 1;
 			break;
 		}
 		if (len % sizeof(struct dt_evt) != 0)
@@ -559,11 +566,17 @@ rules_run(int fd)
 	}
 	signals_stop();
 	rterror |= g_rterror;
+	if (dev_gone) {
+		fprintf(stderr, "%s: the device stopped answering (did dtd "
+		    "stop?): tracing ended; running END and printing what "
+		    "was collected\n", g_progname);
+		rterror = 1;
+	}
 
-	rules_teardown(fd);
+	rules_teardown(fd, dev_gone);
 	rterror |= g_rterror;
 
-	if (g_verbose && fd != -1) {
+	if (g_verbose && fd != -1 && !dev_gone) {
 		struct dtioc_stat st;
 
 		memset(&st, 0, sizeof(st));

@@ -327,6 +327,30 @@ foldedint)
 	grep -qx '0interval:hz:[0-9]* [1-9][0-9]*' "$TMP/out" ||
 	    fail "output: $(od -c "$TMP/out" | head)"
 	;;
+dtdgone)
+	# dtd stops under a running btrace: END still runs, the maps are
+	# printed, stderr says what happened, the exit status is not 0
+	mkfifo "$TMP/err" || exit 2
+	exec 5<>"$TMP/err"
+	"$BTRACE" -d "$DEV" -e 'interval:hz:100 { @n = count(); $s = "up";
+	    if (@n == 1) { printf("%d", $s); } }
+	    END { printf("end\n"); }' > "$TMP/out" 2>&5 &
+	BTPID=$!
+	read -r -t 30 line <&5 || fail "btrace did not start"
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	# btrace has exited: what it wrote is in the FIFO already
+	while read -r -t 1 line <&5; do printf '%s\n' "$line"; done > "$TMP/err2"
+	exec 5<&-
+	grep -q 'did dtd stop' "$TMP/err2" || fail "stderr: $(cat "$TMP/err2")"
+	[ $rc -ne 0 ] || fail "exit code 0 after dtd stopped"
+	grep -q '^0end$' "$TMP/out" || fail "no END: $(cat "$TMP/out")"
+	grep -qx '@n: [1-9][0-9]*' "$TMP/out" || fail "no map: $(cat "$TMP/out")"
+	;;
 *)
 	fail "unknown case $CASE"
 	;;
