@@ -34,6 +34,23 @@ struct pf_args {
 	int			 pa_used;
 };
 
+/*
+ * An unset variable or map value is the integer 0, as in OpenBSD's
+ * btrace ("%s" prints 0); a missing $N stays empty.
+ */
+static void
+unset_is_zero(const struct bt_expr *e, struct bt_value *v)
+{
+	if (v->v_type != VT_NIL)
+		return;
+	if (e->be_kind == E_GVAR || e->be_kind == E_LVAR ||
+	    e->be_kind == E_MAPGET) {
+		memset(v, 0, sizeof(*v));
+		v->v_type = VT_INT;
+		v->v_int = 0;
+	}
+}
+
 static int
 next_arg(struct pf_args *pa, struct bt_value *v)
 {
@@ -42,6 +59,7 @@ next_arg(struct pf_args *pa, struct bt_value *v)
 		return 0;
 	}
 	*v = expr_eval(pa->pa_next, pa->pa_ec);
+	unset_is_zero(pa->pa_next, v);
 	pa->pa_last = pa->pa_next;
 	pa->pa_next = pa->pa_next->be_next;
 	pa->pa_used++;
@@ -78,7 +96,8 @@ arg_long(struct pf_args *pa, int *isunsigned)
 	return l;
 }
 
-static void
+/* Returns 1 when "\c" ends all of the printf's output. */
+static int
 print_escaped(FILE *out, const char *s)
 {
 	int c, n;
@@ -98,7 +117,7 @@ print_escaped(FILE *out, const char *s)
 		case 'f':	fputc('\f', out);	break;
 		case 'v':	fputc('\v', out);	break;
 		case '\\':	fputc('\\', out);	break;
-		case 'c':	return;
+		case 'c':	return 1;
 		case '0':
 			for (c = 0, n = 0; n < 3 && s[1] >= '0' && s[1] <= '7';
 			    n++)
@@ -107,12 +126,13 @@ print_escaped(FILE *out, const char *s)
 			break;
 		case '\0':
 			fputc('\\', out);
-			return;
+			return 0;
 		default:
 			fputc('\\', out);
 			fputc(*s, out);
 		}
 	}
+	return 0;
 }
 
 /*
@@ -139,7 +159,10 @@ directive_text(char *buf, size_t size, const char *start, size_t len)
 	buf[n] = '\0';
 }
 
-/* One pass over the format; returns -1 on a bad directive. */
+/*
+ * One pass over the format; returns -1 on a bad directive, 1 when "\c"
+ * in a %b argument ends the printf.
+ */
 static int
 format_once(FILE *out, const char *fmt, struct pf_args *pa,
     const struct bt_pos *pos)
@@ -228,7 +251,8 @@ format_once(FILE *out, const char *fmt, struct pf_args *pa,
 			*sp = '\0';
 			next_arg(pa, &v);
 			if (*p == 'b') {
-				print_escaped(out, val2str(&v));
+				if (print_escaped(out, val2str(&v)))
+					return 1;
 				break;
 			}
 			if (havew && havep)
@@ -459,6 +483,7 @@ bt_printf(struct bt_expr *args, struct bt_evt_ctx *ec)
 	FILE *out = stdout;
 
 	fv = expr_eval(args, ec);
+	unset_is_zero(args, &fv);	/* printf(@unset) prints 0 */
 	fmt = val2str(&fv);
 	pa.pa_next = args->be_next;
 	pa.pa_ec = ec;
@@ -474,7 +499,7 @@ bt_printf(struct bt_expr *args, struct bt_evt_ctx *ec)
 	/* Like printf(1), the format is reused while arguments remain. */
 	do {
 		pa.pa_used = 0;
-		if (format_once(out, fmt, &pa, &args->be_pos) == -1)
+		if (format_once(out, fmt, &pa, &args->be_pos) != 0)
 			break;
 	} while (pa.pa_next != NULL && pa.pa_used > 0);
 	if (out != stdout) {
