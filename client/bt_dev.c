@@ -66,9 +66,65 @@ dev_open(void)
 	int fd;
 
 	fd = open(g_devpath, O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
+	if (fd == -1) {
+		int e = errno;
+
+		if (e == ENOENT || e == ENXIO || e == ENOTCONN ||
+		    e == ECONNABORTED)
+			errx(1, "could not open %s: %s (is dtd running? start "
+			    "it with: dtd%s%s)", g_devpath, strerror(e),
+			    strcmp(g_devpath, "/dev/dt") != 0 ?
+			    " --device " : "", strcmp(g_devpath, "/dev/dt")
+			    != 0 ? g_devpath : "");
+		if (e == EACCES || e == EPERM)
+			errx(1, "could not open %s: %s (opening the device "
+			    "needs root or dtd's --group; tracing needs root)",
+			    g_devpath, strerror(e));
+		errno = e;
 		err(1, "could not open %s", g_devpath);
+	}
 	return fd;
+}
+
+/* Say that recording, or enabling a probe, needs root. */
+static void __attribute__((noreturn))
+dev_err(const char *what)
+{
+	if (errno == EPERM || errno == EACCES)
+		err(1, "%s (enabling probes and recording need root)", what);
+	err(1, "%s", what);
+}
+
+/* A probe that is not found: is its provider known at all? */
+static void __attribute__((noreturn))
+probe_notfound(struct bt_probe *bp, const char *name)
+{
+	char (*names)[DTNAMESIZE + 1];
+	const char **provs;
+	const char *near;
+	size_t i, j, n = 0;
+
+	names = xcalloc(dt_ndtpi + 1, sizeof(*names));
+	provs = xcalloc(dt_ndtpi + 1, sizeof(*provs));
+	for (i = 0; i < dt_ndtpi; i++) {
+		if (strncmp(bp->bp_prov, dt_dtpis[i].dtpi_prov,
+		    DTNAMESIZE) == 0)
+			errx(1, "probe '%s' not found", name);
+		for (j = 0; j < n; j++)
+			if (strncmp(provs[j], dt_dtpis[i].dtpi_prov,
+			    DTNAMESIZE) == 0)
+				break;
+		if (j == n) {
+			memcpy(names[n], dt_dtpis[i].dtpi_prov, DTNAMESIZE);
+			provs[n] = names[n];
+			n++;
+		}
+	}
+	near = did_you_mean(bp->bp_prov, provs, n);
+	errx(1, "unknown provider '%s' in probe '%s'%s%s%s", bp->bp_prov,
+	    name, near != NULL ? ", did you mean '" : "",
+	    near != NULL ? near : "", near != NULL ? "'?" : "");
+	/* names and provs are freed by the exit */
 }
 
 static void
@@ -435,8 +491,7 @@ rules_setup(int fd, int *halt)
 				continue;
 			dtpi_cache(fd);
 			if ((pi = probe_find(bp)) == NULL)
-				errx(1, "probe '%s' not found",
-				    probe_name(bp));
+				probe_notfound(bp, probe_name(bp));
 			bp->bp_pbn = pi->dtpi_pbn;
 			memset(&bp->bp_req, 0, sizeof(bp->bp_req));
 			bp->bp_req.dtrq_pbn = pi->dtpi_pbn;
@@ -472,12 +527,12 @@ rules_setup(int fd, int *halt)
 					errx(1, "Cannot register multiple "
 					    "probes of the same type: '%s'",
 					    probe_name(bp));
-				err(1, "DTIOCPRBENABLE");
+				dev_err("DTIOCPRBENABLE");
 			}
 		}
 	}
 	if (ioctl(fd, DTIOCRECORD, &on))
-		err(1, "DTIOCRECORD");
+		dev_err("DTIOCRECORD");
 }
 
 static void

@@ -37,6 +37,8 @@ int			 loop_depth;
 int			 nesting;	/* of blocks and parentheses */
 
 static struct bt_stmt	*parse_stmt(void);
+static void		 unknown_name(struct bt_token *, int)
+			    __attribute__((noreturn));
 
 struct bt_token *
 peek(size_t ahead)
@@ -344,10 +346,45 @@ parse_primary(void)
 			expect(')');
 			return e;
 		}
-		syntax_error();
+		unknown_name(tk, ptype(1) == '(');
 	default:
 		syntax_error();
 	}
+}
+
+/*
+ * An identifier that names nothing: say so, with the known name it is
+ * closest to when one is close.
+ */
+static void
+unknown_name(struct bt_token *tk, int call)
+{
+	static const char *const funcs[] = {
+		"count", "sum", "min", "max", "avg", "hist", "lhist",
+		"printf", "print", "clear", "zero", "delete", "exit", "time",
+		"str", "ksym", "usym",
+	};
+	static char msg[160];
+	const char *near;
+	const char *cands[sizeof(funcs) / sizeof(funcs[0]) +
+	    sizeof(builtins) / sizeof(builtins[0])];
+	size_t i, n = 0;
+
+	/* a call is likely a function, a bare word a builtin: try those first */
+	if (call)
+		for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
+			cands[n++] = funcs[i];
+	for (i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+		cands[n++] = builtins[i].bi_name;
+	if (!call)
+		for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
+			cands[n++] = funcs[i];
+	near = did_you_mean(tk->tk_str, cands, n);
+	snprintf(msg, sizeof(msg), "unknown %s '%.64s'%s%s%s",
+	    call ? "function" : "builtin", tk->tk_str,
+	    near != NULL ? ", did you mean '" : "", near != NULL ? near : "",
+	    near != NULL ? "'" : "");
+	perror_at(tk, msg);
 }
 
 static struct bt_expr *
@@ -832,6 +869,6 @@ parse_stmt(void)
 		expect(')');
 		return s;
 	}
-	syntax_error();
+	unknown_name(tk, 1);
 }
 

@@ -36,13 +36,38 @@ int			 g_folded;
 extern int		 g_exitcode;
 extern const char	*g_command;
 
+static void
+usage_to(FILE *fp)
+{
+	fprintf(fp, "usage: %s [-hlnv] [-c command] [-d device] "
+	    "[-f text|json|folded] [-p pid]\n"
+	    "\tprogramfile | -e program [argument ...]\n", g_progname);
+}
+
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: %s [-lnv] [-c command] [-d device] "
-	    "[-f text|json|folded] [-p pid]\n"
-	    "\tprogramfile | -e program [argument ...]\n", g_progname);
+	usage_to(stderr);
 	exit(1);
+}
+
+/* -h, --help: the usage and what each flag does, on stdout. */
+static void __attribute__((noreturn))
+help(void)
+{
+	usage_to(stdout);
+	printf("\n"
+	    "  -c command  run command (/bin/sh -c) traced; end with it\n"
+	    "  -d device   the dt(4) device (default $DT_DEVICE, /dev/dt)\n"
+	    "  -e program  the program text, instead of programfile\n"
+	    "  -f format   output: text (default), json or folded\n"
+	    "  -h          print this help and exit\n"
+	    "  -l          list the probes the device offers\n"
+	    "  -n          parse the program only\n"
+	    "  -p pid      only that process's events\n"
+	    "  -v          statistics at exit; twice, debug output\n"
+	    "programfile '-' is the standard input.  See btrace(8), bt(5).\n");
+	exit(0);
 }
 
 /*
@@ -103,8 +128,12 @@ main(int argc, char *argv[])
 
 	/* '+': stop at the script, whose arguments may look like flags */
 	opterr = 0;
-	while ((ch = getopt(argc, argv, "+c:d:e:f:lnp:v")) != -1) {
+	if (argc > 1 && strcmp(argv[1], "--help") == 0)
+		help();
+	while ((ch = getopt(argc, argv, "+c:d:e:f:hlnp:v")) != -1) {
 		switch (ch) {
+		case 'h':
+			help();
 		case 'c':
 			g_command = optarg;
 			break;

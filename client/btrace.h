@@ -164,6 +164,8 @@ extern const char	*g_source;
 extern size_t		 g_srclen;
 int			 bt_parse(const char *, size_t, const char *, int,
 			    char **);
+const char		*did_you_mean(const char *, const char *const *,
+			    size_t);
 int			 printf_check(const struct bt_expr *,
 			    void (*)(const struct bt_pos *, const char *));
 void			 bt_posmsg(const struct bt_pos *, const char *, ...)

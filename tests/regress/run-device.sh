@@ -351,6 +351,23 @@ dtdgone)
 	grep -q '^0end$' "$TMP/out" || fail "no END: $(cat "$TMP/out")"
 	grep -qx '@n: [1-9][0-9]*' "$TMP/out" || fail "no map: $(cat "$TMP/out")"
 	;;
+provider)
+	# a provider the device does not offer is named, with the closest
+	bt -e 'intervl:hz:1 { }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || fail "exit code $rc"
+	echo "btrace: unknown provider 'intervl' in probe 'intervl:hz:1', did you mean 'interval'?" |
+	    diff -u - "$TMP/out" || fail "message"
+	bt -e 'kprobe:do_sys_open:entry { }' > "$TMP/out" 2>&1
+	echo "btrace: unknown provider 'kprobe' in probe 'kprobe:do_sys_open:entry'" |
+	    diff -u - "$TMP/out" || fail "message"
+	# the device is root's (0600): another user is told why
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+	    "$BTRACE" -d "$DEV" -e 'interval:hz:1 { }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || fail "exit code $rc as nobody"
+	grep -q "needs root" "$TMP/out" || fail "as nobody: $(cat "$TMP/out")"
+	;;
 *)
 	fail "unknown case $CASE"
 	;;
