@@ -182,6 +182,9 @@ builtin(int id, struct bt_evt_ctx *ec)
 		return val_str(stack_str(ev, id == B_KSTACK, 0));
 	case B_RETVAL:
 		return val_int(ev->dtev_retval[0]);
+	case B_ERRNO:
+		/* a system call's error at return, 0 when it succeeded */
+		return val_int(ev->dtev_error);
 	case B_PROBE:
 		if (ev->dtev_pbn == 0)
 			return val_str("BEGIN");

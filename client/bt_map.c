@@ -36,6 +36,8 @@ struct hbucket {
 struct hist {
 	struct hbucket	*h_b;
 	size_t		 h_n, h_cap;
+	long		 h_under, h_over;	/* lhist: below min, from max */
+	long		 h_lmin, h_lmax;
 };
 
 struct mentry {
@@ -222,9 +224,11 @@ map_zero(struct map *m)
 			val_free(&me->me_val);
 			me->me_val = val_int(0);
 			me->me_cnt = 0;
-			if (me->me_hist != NULL)
+			if (me->me_hist != NULL) {
+				me->me_hist->h_under = me->me_hist->h_over = 0;
 				for (j = 0; j < me->me_hist->h_n; j++)
 					me->me_hist->h_b[j].hb_count = 0;
+			}
 		}
 	}
 }
@@ -285,9 +289,6 @@ map_agg(struct bt_var *bv, const struct bt_value *key, int agg, long v)
 	unsigned long u;
 	int isnew;
 
-	/* out of an lhist's range: not counted, no entry made */
-	if (agg == A_LHIST && (v < bv->bv_lmin || v > bv->bv_lmax))
-		return;
 	if (bv->bv_map == NULL)
 		bv->bv_map = map_new();
 	me = mfind2(bv->bv_map, key, 1, &isnew);
@@ -322,6 +323,17 @@ map_agg(struct bt_var *bv, const struct bt_value *key, int agg, long v)
 			me->me_hist = xcalloc(1, sizeof(*me->me_hist));
 		if (agg == A_HIST) {
 			hist_inc(me->me_hist, pow2_class(v));
+			break;
+		}
+		/* out of range: counted in (..., min) or [max, ...) */
+		me->me_hist->h_lmin = bv->bv_lmin;
+		me->me_hist->h_lmax = bv->bv_lmax;
+		if (v < bv->bv_lmin) {
+			me->me_hist->h_under++;
+			break;
+		}
+		if (v >= bv->bv_lmax) {
+			me->me_hist->h_over++;
 			break;
 		}
 		/* the bucket's upper bound; wraps only past LONG_MAX */
@@ -443,26 +455,45 @@ bucket_label(long key, long step)
 	    pow2_label((int)key));
 }
 
+/* One line of a histogram: kind -1 below an lhist's min, 1 from its max. */
+struct hrow {
+	int		 hr_kind;
+	long		 hr_key;
+	long		 hr_count;
+};
+
 static void
 hist_print(const char *header, struct hist *h, long step, long div)
 {
-	long max = 0, val;
-	size_t i;
+	struct hrow *rows;
+	long max = 0, val, k;
+	size_t i, n = 0;
 	int bar, l;
 
+	rows = tmp_alloc((h->h_n + 2) * sizeof(*rows));
+	if (h->h_under > 0)
+		rows[n++] = (struct hrow){ -1, h->h_lmin, h->h_under };
 	for (i = 0; i < h->h_n; i++)
-		if (h->h_b[i].hb_count / div > max)
-			max = h->h_b[i].hb_count / div;
+		rows[n++] = (struct hrow){ 0, h->h_b[i].hb_key,
+		    h->h_b[i].hb_count };
+	if (h->h_over > 0)
+		rows[n++] = (struct hrow){ 1, h->h_lmax, h->h_over };
+	for (i = 0; i < n; i++)
+		if (rows[i].hr_count / div > max)
+			max = rows[i].hr_count / div;
 	if (g_json) {
 		printf("{\"type\": \"hist\", \"data\": {");
 		json_str(stdout, header);
 		printf(": [");
-		for (i = 0; i < h->h_n; i++) {
-			long k = h->h_b[i].hb_key;
-
+		for (i = 0; i < n; i++) {
+			k = rows[i].hr_key;
 			/* bounds included, as bpftrace's min and max */
 			printf("%s{", i > 0 ? ", " : "");
-			if (step != 0)
+			if (rows[i].hr_kind < 0)
+				printf("\"max\": %ld, ", k - 1);
+			else if (rows[i].hr_kind > 0)
+				printf("\"min\": %ld, ", k);
+			else if (step != 0)
 				printf("\"min\": %lu, \"max\": %lu, ",
 				    (unsigned long)k - (unsigned long)step,
 				    (unsigned long)k - 1);
@@ -473,16 +504,22 @@ hist_print(const char *header, struct hist *h, long step, long div)
 			else
 				printf("\"min\": %lu, \"max\": %lu, ",
 				    1UL << (k - 1), (1UL << (k - 1)) * 2 - 1);
-			printf("\"count\": %ld}", h->h_b[i].hb_count / div);
+			printf("\"count\": %ld}", rows[i].hr_count / div);
 		}
 		printf("]}}\n");
 		return;
 	}
 	printf("%s:\n", header);
-	for (i = 0; i < h->h_n; i++) {
-		const char *label = bucket_label(h->h_b[i].hb_key, step);
+	for (i = 0; i < n; i++) {
+		const char *label;
 
-		val = h->h_b[i].hb_count / div;
+		if (rows[i].hr_kind < 0)
+			label = tmp_printf("(..., %ld)", rows[i].hr_key);
+		else if (rows[i].hr_kind > 0)
+			label = tmp_printf("[%ld, ...)", rows[i].hr_key);
+		else
+			label = bucket_label(rows[i].hr_key, step);
+		val = rows[i].hr_count / div;
 		bar = max > 0 ? (int)((BAR_LEN * val) / max) : 0;
 		l = (int)strlen(label);
 		printf("%s%*ld |%.*s%*s|\n", label, LABEL_LEN - l, val, bar,

@@ -163,7 +163,7 @@ static const struct {
 	{ "arg1", B_ARG1 }, { "arg2", B_ARG2 }, { "arg3", B_ARG3 },
 	{ "arg4", B_ARG4 }, { "arg5", B_ARG5 }, { "arg6", B_ARG6 },
 	{ "arg7", B_ARG7 }, { "arg8", B_ARG8 }, { "arg9", B_ARG9 },
-	{ "retval", B_RETVAL }, { "probe", B_PROBE },
+	{ "retval", B_RETVAL }, { "probe", B_PROBE }, { "errno", B_ERRNO },
 };
 
 static struct bt_expr *

@@ -317,7 +317,7 @@ static_type(const struct bt_expr *e)
 		case B_COMM: case B_PROBE: case B_KSTACK: case B_USTACK:
 			return 's';
 		case B_PID: case B_TID: case B_CPU: case B_NSECS:
-		case B_ELAPSED: case B_RETVAL: case B_NARGS:
+		case B_ELAPSED: case B_RETVAL: case B_NARGS: case B_ERRNO:
 			return 'i';
 		default:
 			return '?';

@@ -64,7 +64,7 @@ enum bt_ekind {
 enum bt_builtin {
 	B_PID, B_TID, B_COMM, B_CPU, B_NSECS, B_ELAPSED, B_KSTACK, B_USTACK,
 	B_ARG0, B_ARG1, B_ARG2, B_ARG3, B_ARG4, B_ARG5, B_ARG6, B_ARG7,
-	B_ARG8, B_ARG9, B_RETVAL, B_PROBE, B_NARGS,
+	B_ARG8, B_ARG9, B_RETVAL, B_PROBE, B_NARGS, B_ERRNO,
 };
 
 /* Binary and unary operators; the token values double as operators. */

@@ -368,6 +368,18 @@ provider)
 	[ $rc -eq 1 ] || fail "exit code $rc as nobody"
 	grep -q "needs root" "$TMP/out" || fail "as nobody: $(cat "$TMP/out")"
 	;;
+errno)
+	# errno at a system call's return: the event's dtev_error
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -c 'cat /nonexistent/file 2>/dev/null; true' \
+	    -e 'syscall:openat:return /comm == "cat"/ {
+		if (retval == -1) { @[errno] = count(); }
+		else { @ok[errno] = count(); } }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	grep -qx '@\[2\]: [1-9][0-9]*' "$TMP/out" || fail "no ENOENT: $(cat "$TMP/out")"
+	grep -q '^@ok\[[1-9]' "$TMP/out" && fail "errno on success: $(cat "$TMP/out")"
+	;;
 *)
 	fail "unknown case $CASE"
 	;;
