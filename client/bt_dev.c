@@ -59,6 +59,7 @@ static volatile pid_t	 child_pid = -1;
 static pid_t		 child_pgid = -1;	/* the command's group */
 static volatile sig_atomic_t child_done;
 static volatile sig_atomic_t loop_done;	/* no more timers */
+static int		 need_comm;	/* a rule reads comm */
 
 int
 dev_open(void)
@@ -460,6 +461,8 @@ rules_apply(int fd, struct dt_evt *ev)
 		g_filtered++;
 		return 0;
 	}
+	if (need_comm)
+		comm_note(ev);
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
 			if (bp->bp_type != P_PROBE ||
@@ -486,6 +489,8 @@ rules_setup(int fd, int *halt)
 
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		r->br_evtflags = rule_evtflags(r);
+		if (r->br_evtflags & DTEVT_EXECNAME)
+			need_comm = 1;
 		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
 			if (bp->bp_type != P_PROBE)
 				continue;

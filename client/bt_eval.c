@@ -174,8 +174,7 @@ builtin(int id, struct bt_evt_ctx *ec)
 		v.v_flags = VF_UNSIGNED;
 		return v;
 	case B_COMM:
-		memcpy(comm, ev->dtev_comm, DTMAXCOMLEN);
-		comm[DTMAXCOMLEN] = '\0';
+		comm_of(ev, comm, sizeof(comm));	/* never empty */
 		return val_str(tmp_strdup(comm));
 	case B_KSTACK:
 	case B_USTACK:

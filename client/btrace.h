@@ -166,6 +166,8 @@ int			 bt_parse(const char *, size_t, const char *, int,
 			    char **);
 const char		*did_you_mean(const char *, const char *const *,
 			    size_t);
+void			 comm_note(const struct dt_evt *);
+void			 comm_of(const struct dt_evt *, char *, size_t);
 int			 printf_check(const struct bt_expr *,
 			    void (*)(const struct bt_pos *, const char *));
 void			 bt_posmsg(const struct bt_pos *, const char *, ...)

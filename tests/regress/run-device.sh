@@ -380,6 +380,31 @@ errno)
 	grep -qx '@\[2\]: [1-9][0-9]*' "$TMP/out" || fail "no ENOENT: $(cat "$TMP/out")"
 	grep -q '^@ok\[[1-9]' "$TMP/out" && fail "errno on success: $(cat "$TMP/out")"
 	;;
+comm)
+	# Profile samples of a process gone before dtd read its name come
+	# with an empty comm: btrace fills it in, never empty.  dtd is
+	# stopped while a short-lived subshell runs and exits, so that it
+	# drains the samples only once the process is gone.
+	mkfifo "$TMP/err" || exit 2
+	exec 5<>"$TMP/err"
+	"$BTRACE" -d "$DEV" -e 'profile:hz:997 { @[comm] = count(); }
+	    interval:hz:50 { $s = "up"; @n = count();
+		if (@n == 1) { printf("%d", $s); } }' > "$TMP/out" 2>&5 &
+	BTPID=$!
+	read -r -t 30 line <&5 || fail "btrace did not start"
+	kill -STOP "$DTDPID"
+	( i=0; while [ $i -lt 200000 ]; do i=$((i + 1)); done )
+	kill -CONT "$DTDPID"
+	# samples read after the CONT: wait for the next interval event
+	bt -e 'interval:hz:100 { exit(); }' > /dev/null 2>&1
+	kill -INT "$BTPID"
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	[ $rc -eq 0 ] || fail "exit code $rc"
+	grep -q '^@\[[^]]' "$TMP/out" || fail "no samples: $(cat "$TMP/out")"
+	grep -q '^@\[\]' "$TMP/out" && fail "empty comm: $(cat "$TMP/out")"
+	;;
 *)
 	fail "unknown case $CASE"
 	;;
