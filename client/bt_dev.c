@@ -100,7 +100,7 @@ dev_err(const char *what)
 static void __attribute__((noreturn))
 probe_notfound(struct bt_probe *bp, const char *name)
 {
-	char (*names)[DTNAMESIZE + 1];
+	char (*names)[DTNAMESIZE + 1], msg[256];
 	const char **provs;
 	const char *near;
 	size_t i, j, n = 0;
@@ -109,8 +109,11 @@ probe_notfound(struct bt_probe *bp, const char *name)
 	provs = xcalloc(dt_ndtpi + 1, sizeof(*provs));
 	for (i = 0; i < dt_ndtpi; i++) {
 		if (strncmp(bp->bp_prov, dt_dtpis[i].dtpi_prov,
-		    DTNAMESIZE) == 0)
+		    DTNAMESIZE) == 0) {
+			free(provs);
+			free(names);
 			errx(1, "probe '%s' not found", name);
+		}
 		for (j = 0; j < n; j++)
 			if (strncmp(provs[j], dt_dtpis[i].dtpi_prov,
 			    DTNAMESIZE) == 0)
@@ -122,10 +125,12 @@ probe_notfound(struct bt_probe *bp, const char *name)
 		}
 	}
 	near = did_you_mean(bp->bp_prov, provs, n);
-	errx(1, "unknown provider '%s' in probe '%s'%s%s%s", bp->bp_prov,
-	    name, near != NULL ? ", did you mean '" : "",
+	snprintf(msg, sizeof(msg), "unknown provider '%s' in probe '%s'%s%s%s",
+	    bp->bp_prov, name, near != NULL ? ", did you mean '" : "",
 	    near != NULL ? near : "", near != NULL ? "'?" : "");
-	/* names and provs are freed by the exit */
+	free(provs);
+	free(names);
+	errx(1, "%s", msg);
 }
 
 static void
