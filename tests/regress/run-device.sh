@@ -382,12 +382,13 @@ errno)
 	;;
 comm)
 	# Profile samples of a process gone before dtd read its name come
-	# with an empty comm: btrace fills it in, never empty.  dtd is
+	# with an empty comm: btrace fills it in, never empty while the pid
+	# is known (perf reports pid 0 for a task already unhashed).  dtd is
 	# stopped while a short-lived subshell runs and exits, so that it
 	# drains the samples only once the process is gone.
 	mkfifo "$TMP/err" || exit 2
 	exec 5<>"$TMP/err"
-	"$BTRACE" -d "$DEV" -e 'profile:hz:997 { @[comm] = count(); }
+	"$BTRACE" -d "$DEV" -e 'profile:hz:997 /pid > 0/ { @[comm] = count(); }
 	    interval:hz:50 { $s = "up"; @n = count();
 		if (@n == 1) { printf("%d", $s); } }' > "$TMP/out" 2>&5 &
 	BTPID=$!
