@@ -19,6 +19,7 @@
  * argument caches, enabling probes, the read loop and the teardown.
  */
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -56,8 +57,10 @@ volatile sig_atomic_t	 g_quit;
 static struct dtioc_arg_info **dt_args;
 static size_t		*dt_nargs;
 static volatile pid_t	 child_pid = -1;
+static pid_t		 child_pgid = -1;	/* the command's group */
 static volatile sig_atomic_t child_done;
 static volatile sig_atomic_t loop_done;	/* no more timers */
+static int		 need_comm;	/* a rule reads comm */
 
 int
 dev_open(void)
@@ -65,9 +68,70 @@ dev_open(void)
 	int fd;
 
 	fd = open(g_devpath, O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
+	if (fd == -1) {
+		int e = errno;
+
+		if (e == ENOENT || e == ENXIO || e == ENOTCONN ||
+		    e == ECONNABORTED)
+			errx(1, "could not open %s: %s (is dtd running? start "
+			    "it with: dtd%s%s)", g_devpath, strerror(e),
+			    strcmp(g_devpath, "/dev/dt") != 0 ?
+			    " --device " : "", strcmp(g_devpath, "/dev/dt")
+			    != 0 ? g_devpath : "");
+		if (e == EACCES || e == EPERM)
+			errx(1, "could not open %s: %s (opening the device "
+			    "needs root or dtd's --group; tracing needs root)",
+			    g_devpath, strerror(e));
+		errno = e;
 		err(1, "could not open %s", g_devpath);
+	}
 	return fd;
+}
+
+/* Say that recording, or enabling a probe, needs root. */
+static void __attribute__((noreturn))
+dev_err(const char *what)
+{
+	if (errno == EPERM || errno == EACCES)
+		err(1, "%s (enabling probes and recording need root)", what);
+	err(1, "%s", what);
+}
+
+/* A probe that is not found: is its provider known at all? */
+static void __attribute__((noreturn))
+probe_notfound(struct bt_probe *bp, const char *name)
+{
+	char (*names)[DTNAMESIZE + 1], msg[256];
+	const char **provs;
+	const char *near;
+	size_t i, j, n = 0;
+
+	names = xcalloc(dt_ndtpi + 1, sizeof(*names));
+	provs = xcalloc(dt_ndtpi + 1, sizeof(*provs));
+	for (i = 0; i < dt_ndtpi; i++) {
+		if (strncmp(bp->bp_prov, dt_dtpis[i].dtpi_prov,
+		    DTNAMESIZE) == 0) {
+			free(provs);
+			free(names);
+			errx(1, "probe '%s' not found", name);
+		}
+		for (j = 0; j < n; j++)
+			if (strncmp(provs[j], dt_dtpis[i].dtpi_prov,
+			    DTNAMESIZE) == 0)
+				break;
+		if (j == n) {
+			memcpy(names[n], dt_dtpis[i].dtpi_prov, DTNAMESIZE);
+			provs[n] = names[n];
+			n++;
+		}
+	}
+	near = did_you_mean(bp->bp_prov, provs, n);
+	snprintf(msg, sizeof(msg), "unknown provider '%s' in probe '%s'%s%s%s",
+	    bp->bp_prov, name, near != NULL ? ", did you mean '" : "",
+	    near != NULL ? near : "", near != NULL ? "'?" : "");
+	free(provs);
+	free(names);
+	errx(1, "%s", msg);
 }
 
 static void
@@ -319,31 +383,88 @@ signals_stop(void)
 		err(1, "sigaction");
 }
 
-/* -c: the command runs with the preload library that feeds dtd. */
+/*
+ * -c: the command runs with the preload library that feeds dtd, in a
+ * process group of its own so that ending the run ends everything the
+ * shell started, and with a parent-death signal so that a btrace killed
+ * outright does not leave it running.  SIGCHLD stays blocked until
+ * child_pid is set: a command that exits at once is still seen.
+ */
 static void
 command_start(void)
 {
 	char lib[PATH_MAX];
-	pid_t pid;
+	sigset_t chld, omask;
+	pid_t pid, parent = getpid();
 
 	/* Warn only: ld.so skips a missing preload and runs it untraced. */
 	if (udt_launch_lib(lib, sizeof(lib)) == -1)
 		warnx("%s: %s; USERDT_PRELOAD names the preload library",
 		    lib, strerror(errno));
+	/* what BEGIN printed comes before anything the command prints */
+	fflush(stdout);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &omask);
 	pid = fork();
 	if (pid == -1)
 		err(1, "fork");
 	if (pid == 0) {
+		setpgid(0, 0);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
+		    getppid() != parent)
+			_exit(127);
 		if (udt_launch_env(lib, NULL) == -1)
 			_exit(127);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &omask, NULL);
 		execl("/bin/sh", "sh", "-c", g_command, (char *)NULL);
 		fprintf(stderr, "%s: /bin/sh: %s\n", g_progname,
 		    strerror(errno));
 		_exit(127);
 	}
+	/* both sides set the group: whichever runs first, kill(-pid) works */
+	setpgid(pid, pid);
 	child_pid = pid;
+	child_pgid = pid;
+	sigprocmask(SIG_SETMASK, &omask, NULL);
+}
+
+/*
+ * The run ended before the command: end its whole process group (dash
+ * runs all but a last simple command as its children) and reap the shell.
+ */
+static void
+command_stop(void)
+{
+	pid_t pid = child_pid;
+
+	if (pid <= 0)
+		return;
+	child_pid = -1;
+	kill(-child_pgid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+/*
+ * -c with no probe to read (BEGIN and END only): wait for the command,
+ * or for a signal that ends the run.
+ */
+static void
+command_wait(void)
+{
+	sigset_t all, omask;
+
+	sigemptyset(&all);
+	sigaddset(&all, SIGCHLD);
+	sigaddset(&all, SIGINT);
+	sigaddset(&all, SIGTERM);
+	sigaddset(&all, SIGALRM);
+	sigprocmask(SIG_BLOCK, &all, &omask);
+	while (!g_quit && !child_done)
+		sigsuspend(&omask);
+	sigprocmask(SIG_SETMASK, &omask, NULL);
 }
 
 static void
@@ -367,6 +488,8 @@ rules_apply(int fd, struct dt_evt *ev)
 		g_filtered++;
 		return 0;
 	}
+	if (need_comm)
+		comm_note(ev);
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
 			if (bp->bp_type != P_PROBE ||
@@ -393,13 +516,14 @@ rules_setup(int fd, int *halt)
 
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		r->br_evtflags = rule_evtflags(r);
+		if (r->br_evtflags & DTEVT_EXECNAME)
+			need_comm = 1;
 		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
 			if (bp->bp_type != P_PROBE)
 				continue;
 			dtpi_cache(fd);
 			if ((pi = probe_find(bp)) == NULL)
-				errx(1, "probe '%s' not found",
-				    probe_name(bp));
+				probe_notfound(bp, probe_name(bp));
 			bp->bp_pbn = pi->dtpi_pbn;
 			memset(&bp->bp_req, 0, sizeof(bp->bp_req));
 			bp->bp_req.dtrq_pbn = pi->dtpi_pbn;
@@ -440,23 +564,23 @@ rules_setup(int fd, int *halt)
 					errx(1, "Cannot register multiple "
 					    "probes of the same type: '%s'",
 					    probe_name(bp));
-				err(1, "DTIOCPRBENABLE");
+				dev_err("DTIOCPRBENABLE");
 			}
 		}
 	}
 	if (ioctl(fd, DTIOCRECORD, &on))
-		err(1, "DTIOCRECORD");
+		dev_err("DTIOCRECORD");
 }
 
 static void
-rules_teardown(int fd)
+rules_teardown(int fd, int gone)
 {
 	struct bt_rule *r;
 	struct bt_probe *bp;
 	struct dt_evt ev;
 	int off = 0;
 
-	if (g_nprobes > 0) {
+	if (g_nprobes > 0 && !gone) {
 		if (ioctl(fd, DTIOCRECORD, &off))
 			err(1, "DTIOCRECORD");
 		for (r = g_rules; r != NULL; r = r->br_next)
@@ -486,31 +610,42 @@ int
 rules_run(int fd)
 {
 	static struct dt_evt buf[NREAD];
-	int halt = 0, rterror;
+	int halt = 0, rterror, dev_gone = 0;
 	ssize_t len;
 	size_t i;
 
 	signals_setup();
 	rules_setup(fd, &halt);
 	rterror = g_rterror;
-	if (g_command != NULL && !halt)
+	if (g_command != NULL && !halt) {
 		command_start();
+		if (g_nprobes == 0)
+			command_wait();
+	}
 
 	while (!g_quit && !halt && g_nprobes > 0) {
 		len = read(fd, buf, sizeof(buf));
 		if (len == -1) {
 			if (errno == EINTR && g_quit) {
-				if (g_quit != SIGCHLD && !g_json)
+				/* not in output for other programs to parse */
+				if (g_quit != SIGCHLD && !g_json && !g_folded)
 					printf("\n");
 				break;
 			}
 			if (errno == EINTR)
 				continue;
-			err(1, "read");
+			/*
+			 * dtd is gone (or the device failed): keep what was
+			 * collected, run END and print the maps.
+			 */
+			warn("%s: read", g_devpath);
+			dev_gone = 1;
+			break;
 		}
 		if (len == 0) {
 			/* dt(4) never ends a read empty: the device went away */
 			warnx("%s: end of file", g_devpath);
+			dev_gone = 1;
 			break;
 		}
 		if (len % sizeof(struct dt_evt) != 0)
@@ -523,11 +658,17 @@ rules_run(int fd)
 	}
 	signals_stop();
 	rterror |= g_rterror;
+	if (dev_gone) {
+		fprintf(stderr, "%s: the device stopped answering (did dtd "
+		    "stop?): tracing ended; running END and printing what "
+		    "was collected\n", g_progname);
+		rterror = 1;
+	}
 
-	rules_teardown(fd);
+	rules_teardown(fd, dev_gone);
 	rterror |= g_rterror;
 
-	if (g_verbose && fd != -1) {
+	if (g_verbose && fd != -1 && !dev_gone) {
 		struct dtioc_stat st;
 
 		memset(&st, 0, sizeof(st));
@@ -544,13 +685,7 @@ rules_run(int fd)
 		fprintf(stderr, "%llu recursive events dropped\n",
 		    (unsigned long long)st.dtst_recurevt);
 	}
-	if (child_pid > 0) {
-		/* the run ended first: the command goes with it */
-		pid_t pid = child_pid;
-
-		child_pid = -1;
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-	}
+	/* the run ended first: the command and its children go with it */
+	command_stop();
 	return rterror ? 1 : 0;
 }

@@ -200,14 +200,16 @@ builtin(int id, struct bt_evt_ctx *ec)
 		v.v_flags = VF_UNSIGNED;
 		return v;
 	case B_COMM:
-		memcpy(comm, ev->dtev_comm, DTMAXCOMLEN);
-		comm[DTMAXCOMLEN] = '\0';
+		comm_of(ev, comm, sizeof(comm));	/* never empty */
 		return val_str(tmp_strdup(comm));
 	case B_KSTACK:
 	case B_USTACK:
 		return val_str(stack_str(ev, id == B_KSTACK, 0));
 	case B_RETVAL:
 		return val_int(ev->dtev_retval[0]);
+	case B_ERRNO:
+		/* a system call's error at return, 0 when it succeeded */
+		return val_int(ev->dtev_error);
 	case B_PROBE:
 		if (ev->dtev_pbn == 0)
 			return val_str("BEGIN");

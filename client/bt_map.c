@@ -18,6 +18,7 @@
  * btrace: maps (hash tables keyed by typed values), their aggregations
  * and histograms, and how OpenBSD's btrace prints them.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,8 @@ struct hbucket {
 struct hist {
 	struct hbucket	*h_b;
 	size_t		 h_n, h_cap;
+	long		 h_under, h_over;	/* lhist: below min, from max */
+	long		 h_lmin, h_lmax;
 };
 
 struct mentry {
@@ -221,9 +224,11 @@ map_zero(struct map *m)
 			val_free(&me->me_val);
 			me->me_val = val_int(0);
 			me->me_cnt = 0;
-			if (me->me_hist != NULL)
+			if (me->me_hist != NULL) {
+				me->me_hist->h_under = me->me_hist->h_over = 0;
 				for (j = 0; j < me->me_hist->h_n; j++)
 					me->me_hist->h_b[j].hb_count = 0;
+			}
 		}
 	}
 }
@@ -284,9 +289,6 @@ map_agg(struct bt_var *bv, const struct bt_value *key, int agg, long v)
 	unsigned long u;
 	int isnew;
 
-	/* out of an lhist's range: not counted, no entry made */
-	if (agg == A_LHIST && (v < bv->bv_lmin || v > bv->bv_lmax))
-		return;
 	if (bv->bv_map == NULL)
 		bv->bv_map = map_new();
 	me = mfind2(bv->bv_map, key, 1, &isnew);
@@ -321,6 +323,17 @@ map_agg(struct bt_var *bv, const struct bt_value *key, int agg, long v)
 			me->me_hist = xcalloc(1, sizeof(*me->me_hist));
 		if (agg == A_HIST) {
 			hist_inc(me->me_hist, pow2_class(v));
+			break;
+		}
+		/* out of range: counted in (..., min) or [max, ...) */
+		me->me_hist->h_lmin = bv->bv_lmin;
+		me->me_hist->h_lmax = bv->bv_lmax;
+		if (v < bv->bv_lmin) {
+			me->me_hist->h_under++;
+			break;
+		}
+		if (v >= bv->bv_lmax) {
+			me->me_hist->h_over++;
 			break;
 		}
 		/* the bucket's upper bound; wraps only past LONG_MAX */
@@ -442,26 +455,45 @@ bucket_label(long key, long step)
 	    pow2_label((int)key));
 }
 
+/* One line of a histogram: kind -1 below an lhist's min, 1 from its max. */
+struct hrow {
+	int		 hr_kind;
+	long		 hr_key;
+	long		 hr_count;
+};
+
 static void
 hist_print(const char *header, struct hist *h, long step, long div)
 {
-	long max = 0, val;
-	size_t i;
+	struct hrow *rows;
+	long max = 0, val, k;
+	size_t i, n = 0;
 	int bar, l;
 
+	rows = tmp_alloc((h->h_n + 2) * sizeof(*rows));
+	if (h->h_under > 0)
+		rows[n++] = (struct hrow){ -1, h->h_lmin, h->h_under };
 	for (i = 0; i < h->h_n; i++)
-		if (h->h_b[i].hb_count / div > max)
-			max = h->h_b[i].hb_count / div;
+		rows[n++] = (struct hrow){ 0, h->h_b[i].hb_key,
+		    h->h_b[i].hb_count };
+	if (h->h_over > 0)
+		rows[n++] = (struct hrow){ 1, h->h_lmax, h->h_over };
+	for (i = 0; i < n; i++)
+		if (rows[i].hr_count / div > max)
+			max = rows[i].hr_count / div;
 	if (g_json) {
 		printf("{\"type\": \"hist\", \"data\": {");
 		json_str(stdout, header);
 		printf(": [");
-		for (i = 0; i < h->h_n; i++) {
-			long k = h->h_b[i].hb_key;
-
+		for (i = 0; i < n; i++) {
+			k = rows[i].hr_key;
 			/* bounds included, as bpftrace's min and max */
 			printf("%s{", i > 0 ? ", " : "");
-			if (step != 0)
+			if (rows[i].hr_kind < 0)
+				printf("\"max\": %ld, ", k - 1);
+			else if (rows[i].hr_kind > 0)
+				printf("\"min\": %ld, ", k);
+			else if (step != 0)
 				printf("\"min\": %lu, \"max\": %lu, ",
 				    (unsigned long)k - (unsigned long)step,
 				    (unsigned long)k - 1);
@@ -472,16 +504,22 @@ hist_print(const char *header, struct hist *h, long step, long div)
 			else
 				printf("\"min\": %lu, \"max\": %lu, ",
 				    1UL << (k - 1), (1UL << (k - 1)) * 2 - 1);
-			printf("\"count\": %ld}", h->h_b[i].hb_count / div);
+			printf("\"count\": %ld}", rows[i].hr_count / div);
 		}
 		printf("]}}\n");
 		return;
 	}
 	printf("%s:\n", header);
-	for (i = 0; i < h->h_n; i++) {
-		const char *label = bucket_label(h->h_b[i].hb_key, step);
+	for (i = 0; i < n; i++) {
+		const char *label;
 
-		val = h->h_b[i].hb_count / div;
+		if (rows[i].hr_kind < 0)
+			label = tmp_printf("(..., %ld)", rows[i].hr_key);
+		else if (rows[i].hr_kind > 0)
+			label = tmp_printf("[%ld, ...)", rows[i].hr_key);
+		else
+			label = bucket_label(rows[i].hr_key, step);
+		val = rows[i].hr_count / div;
 		bar = max > 0 ? (int)((BAR_LEN * val) / max) : 0;
 		l = (int)strlen(label);
 		printf("%s%*ld |%.*s%*s|\n", label, LABEL_LEN - l, val, bar,
@@ -510,11 +548,39 @@ is_stack(const char *s)
 	    "\nuserland\n") == 0));
 }
 
+/*
+ * One frame as flame graph tools want it: the function without its
+ * "+0xNN" offset, so that all of a function's samples make one frame.
+ */
+static const char *
+fold_frame(const char *f)
+{
+	const char *plus = strrchr(f, '+');
+	size_t i;
+
+	if (plus == NULL || plus == f || strncmp(plus, "+0x", 3) != 0 ||
+	    plus[3] == '\0')
+		return f;
+	for (i = 3; plus[i] != '\0'; i++)
+		if (!isxdigit((unsigned char)plus[i]))
+			return f;
+	return tmp_printf("%.*s", (int)(plus - f), f);
+}
+
+/* Append one frame, never an empty one. */
+static const char *
+fold_add(const char *out, const char *frame)
+{
+	if (*frame == '\0')
+		return out;
+	return tmp_printf("%s%s%s", out, *out != '\0' ? ";" : "", frame);
+}
+
 /* Frames outermost first, joined by ';', as flame graph tools want. */
 static const char *
-fold_stack(const char *s)
+fold_stack(const char *out, const char *s)
 {
-	char *copy = tmp_strdup(s), *lines[STACKTRACE_MAX + 2], *p, *out;
+	char *copy = tmp_strdup(s), *lines[STACKTRACE_MAX + 2], *p;
 	size_t n = 0, i;
 
 	for (p = strtok(copy, "\n"); p != NULL; p = strtok(NULL, "\n"))
@@ -522,30 +588,81 @@ fold_stack(const char *s)
 			lines[n++] = p;
 	if (n > 0)
 		n--;	/* the "kernel" or "userland" trailer */
-	out = tmp_strdup("");
 	for (i = n; i > 0; i--)
-		out = tmp_printf("%s%s%s", out, i < n ? ";" : "",
-		    lines[i - 1]);
+		out = fold_add(out, fold_frame(lines[i - 1]));
 	return out;
 }
 
 static const char *
 fold_key(const struct bt_value *k)
 {
-	const char *s, *out;
-	size_t i;
+	const char *s, *out = "";
+	size_t i, n = k->v_type == VT_TUPLE ? k->v_ntup : 1;
 
-	if (k->v_type != VT_TUPLE) {
-		s = val2str(k);
-		return is_stack(s) ? fold_stack(s) : s;
+	for (i = 0; i < n; i++) {
+		s = val2str(k->v_type == VT_TUPLE ? &k->v_tup[i] : k);
+		out = is_stack(s) ? fold_stack(out, s) : fold_add(out, s);
 	}
-	out = tmp_strdup("");
-	for (i = 0; i < k->v_ntup; i++) {
-		s = val2str(&k->v_tup[i]);
-		out = tmp_printf("%s%s%s", out, i > 0 ? ";" : "",
-		    is_stack(s) ? fold_stack(s) : s);
+	/* a sample with no frame at all (an empty stack) is still counted */
+	return *out != '\0' ? out : "[unknown]";
+}
+
+struct folded {
+	const char	*fo_line;
+	struct bt_value	 fo_val;
+};
+
+static int
+cmp_fold_line(const void *a, const void *b)
+{
+	return strcmp(((const struct folded *)a)->fo_line,
+	    ((const struct folded *)b)->fo_line);
+}
+
+static int
+cmp_fold_val(const void *a, const void *b)
+{
+	const struct folded *fa = a, *fb = b;
+
+	if (fa->fo_val.v_type == VT_INT && fb->fo_val.v_type == VT_INT &&
+	    fa->fo_val.v_int != fb->fo_val.v_int)
+		return fa->fo_val.v_int < fb->fo_val.v_int ? 1 : -1;
+	return strcmp(fa->fo_line, fb->fo_line);
+}
+
+/*
+ * -f folded: "frame;frame;... value" lines, entries that fold to the
+ * same frames (offsets dropped) summed into one line.
+ */
+static void
+folded_print(struct mentry **v, size_t n, size_t top, long div)
+{
+	struct folded *fo = xcalloc(n ? n : 1, sizeof(*fo));
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		fo[i].fo_line = fold_key(&v[i]->me_key);
+		fo[i].fo_val = me_value(v[i]);
 	}
-	return out;
+	qsort(fo, n, sizeof(*fo), cmp_fold_line);
+	for (i = 0, j = 0; i < n; i++) {
+		if (j > 0 && strcmp(fo[j - 1].fo_line, fo[i].fo_line) == 0 &&
+		    fo[j - 1].fo_val.v_type == VT_INT &&
+		    fo[i].fo_val.v_type == VT_INT) {
+			fo[j - 1].fo_val.v_int += fo[i].fo_val.v_int;
+			continue;
+		}
+		fo[j++] = fo[i];
+	}
+	qsort(fo, j, sizeof(*fo), cmp_fold_val);
+	for (i = 0; i < j && i < top; i++) {
+		if (fo[i].fo_val.v_type == VT_INT && div != 1)
+			fo[i].fo_val.v_int = div == -1 ? (long)(0UL -
+			    (unsigned long)fo[i].fo_val.v_int) :
+			    fo[i].fo_val.v_int / div;
+		printf("%s %s\n", fo[i].fo_line, val2str(&fo[i].fo_val));
+	}
+	free(fo);
 }
 
 /* Print at most `top' entries, values divided by `div'. */
@@ -601,6 +718,10 @@ map_print(struct bt_var *bv, size_t top, long div)
 		printf("%s}}\n", keyless ? "" : "}");
 		return;
 	}
+	if (g_folded && !(n == 1 && v[0]->me_key.v_type == VT_NIL)) {
+		folded_print(v, n, top, div);
+		return;
+	}
 	for (i = 0; i < n && i < top; i++) {
 		val = me_value(v[i]);
 		if (val.v_type == VT_INT && div != 1)
@@ -608,9 +729,6 @@ map_print(struct bt_var *bv, size_t top, long div)
 			    (unsigned long)val.v_int) : val.v_int / div;
 		if (v[i]->me_key.v_type == VT_NIL)
 			printf("@%s: %s\n", name, val2str(&val));
-		else if (g_folded)
-			printf("%s %s\n", fold_key(&v[i]->me_key),
-			    val2str(&val));
 		else
 			printf("@%s[%s]: %s\n", name,
 			    val2key(&v[i]->me_key), val2str(&val));

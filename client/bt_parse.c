@@ -37,6 +37,8 @@ int			 loop_depth;
 int			 nesting;	/* of blocks and parentheses */
 
 static struct bt_stmt	*parse_stmt(void);
+static void		 unknown_name(struct bt_token *, int)
+			    __attribute__((noreturn));
 
 struct bt_token *
 peek(size_t ahead)
@@ -91,6 +93,12 @@ semantic_error(const struct bt_pos *pos, const char *fmt, const char *arg)
 {
 	bt_posmsg(pos, fmt, arg);
 	perrors++;
+}
+
+static void
+printf_report(const struct bt_pos *pos, const char *msg)
+{
+	bt_posmsg(pos, "%s", msg);
 }
 
 struct bt_token *
@@ -155,7 +163,7 @@ static const struct {
 	{ "arg1", B_ARG1 }, { "arg2", B_ARG2 }, { "arg3", B_ARG3 },
 	{ "arg4", B_ARG4 }, { "arg5", B_ARG5 }, { "arg6", B_ARG6 },
 	{ "arg7", B_ARG7 }, { "arg8", B_ARG8 }, { "arg9", B_ARG9 },
-	{ "retval", B_RETVAL }, { "probe", B_PROBE },
+	{ "retval", B_RETVAL }, { "probe", B_PROBE }, { "errno", B_ERRNO },
 };
 
 static struct bt_expr *
@@ -338,10 +346,45 @@ parse_primary(void)
 			expect(')');
 			return e;
 		}
-		syntax_error();
+		unknown_name(tk, ptype(1) == '(');
 	default:
 		syntax_error();
 	}
+}
+
+/*
+ * An identifier that names nothing: say so, with the known name it is
+ * closest to when one is close.
+ */
+static void
+unknown_name(struct bt_token *tk, int call)
+{
+	static const char *const funcs[] = {
+		"count", "sum", "min", "max", "avg", "hist", "lhist",
+		"printf", "print", "clear", "zero", "delete", "exit", "time",
+		"str", "ksym", "usym",
+	};
+	static char msg[160];
+	const char *near;
+	const char *cands[sizeof(funcs) / sizeof(funcs[0]) +
+	    sizeof(builtins) / sizeof(builtins[0])];
+	size_t i, n = 0;
+
+	/* a call is likely a function, a bare word a builtin: try those first */
+	if (call)
+		for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
+			cands[n++] = funcs[i];
+	for (i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+		cands[n++] = builtins[i].bi_name;
+	if (!call)
+		for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
+			cands[n++] = funcs[i];
+	near = did_you_mean(tk->tk_str, cands, n);
+	snprintf(msg, sizeof(msg), "unknown %s '%.64s'%s%s%s",
+	    call ? "function" : "builtin", tk->tk_str,
+	    near != NULL ? ", did you mean '" : "", near != NULL ? near : "",
+	    near != NULL ? "'" : "");
+	perror_at(tk, msg);
 }
 
 static struct bt_expr *
@@ -761,6 +804,7 @@ parse_stmt(void)
 		if (n == 0)
 			syntax_error();
 		expect(')');
+		perrors += printf_check(s->bs_expr, printf_report);
 		return s;
 	}
 	if (isident(0, "print")) {
@@ -825,6 +869,6 @@ parse_stmt(void)
 		expect(')');
 		return s;
 	}
-	syntax_error();
+	unknown_name(tk, 1);
 }
 

@@ -29,9 +29,27 @@
 
 struct pf_args {
 	struct bt_expr		*pa_next;
+	struct bt_expr		*pa_last;	/* the argument just read */
 	struct bt_evt_ctx	*pa_ec;
 	int			 pa_used;
 };
+
+/*
+ * An unset variable or map value is the integer 0, as in OpenBSD's
+ * btrace ("%s" prints 0); a missing $N stays empty.
+ */
+static void
+unset_is_zero(const struct bt_expr *e, struct bt_value *v)
+{
+	if (v->v_type != VT_NIL)
+		return;
+	if (e->be_kind == E_GVAR || e->be_kind == E_LVAR ||
+	    e->be_kind == E_MAPGET) {
+		memset(v, 0, sizeof(*v));
+		v->v_type = VT_INT;
+		v->v_int = 0;
+	}
+}
 
 static int
 next_arg(struct pf_args *pa, struct bt_value *v)
@@ -41,6 +59,8 @@ next_arg(struct pf_args *pa, struct bt_value *v)
 		return 0;
 	}
 	*v = expr_eval(pa->pa_next, pa->pa_ec);
+	unset_is_zero(pa->pa_next, v);
+	pa->pa_last = pa->pa_next;
 	pa->pa_next = pa->pa_next->be_next;
 	pa->pa_used++;
 	return 1;
@@ -67,13 +87,17 @@ arg_long(struct pf_args *pa, int *isunsigned)
 	errno = 0;
 	l = strtol(s, &ep, 0);
 	if (*ep != '\0' || ep == s) {
-		fprintf(stderr, "%s: %s: %s\n", g_progname, s, ep == s ?
+		/* a warning, once per event: one line, with the position */
+		fprintf(stderr, "%s:%d:%d: %s: %s\n", g_filename != NULL ?
+		    g_filename : g_progname, pa->pa_last->be_pos.p_line,
+		    pa->pa_last->be_pos.p_col, s, ep == s ?
 		    "expected numeric value" : "not completely converted");
 	}
 	return l;
 }
 
-static void
+/* Returns 1 when "\c" ends all of the printf's output. */
+static int
 print_escaped(FILE *out, const char *s)
 {
 	int c, n;
@@ -93,7 +117,7 @@ print_escaped(FILE *out, const char *s)
 		case 'f':	fputc('\f', out);	break;
 		case 'v':	fputc('\v', out);	break;
 		case '\\':	fputc('\\', out);	break;
-		case 'c':	return;
+		case 'c':	return 1;
 		case '0':
 			for (c = 0, n = 0; n < 3 && s[1] >= '0' && s[1] <= '7';
 			    n++)
@@ -102,15 +126,43 @@ print_escaped(FILE *out, const char *s)
 			break;
 		case '\0':
 			fputc('\\', out);
-			return;
+			return 0;
 		default:
 			fputc('\\', out);
 			fputc(*s, out);
 		}
 	}
+	return 0;
 }
 
-/* One pass over the format; returns -1 on a bad directive. */
+/*
+ * A directive as it may be shown in a message: control characters as
+ * their escapes, so that "%z\n" stays on one line.
+ */
+static void
+directive_text(char *buf, size_t size, const char *start, size_t len)
+{
+	size_t i, n = 0;
+	int c;
+
+	for (i = 0; i < len && n + 5 < size; i++) {
+		c = (unsigned char)start[i];
+		if (c == '\n')
+			n += snprintf(buf + n, size - n, "\\n");
+		else if (c == '\t')
+			n += snprintf(buf + n, size - n, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			n += snprintf(buf + n, size - n, "\\%03o", c);
+		else
+			buf[n++] = (char)c;
+	}
+	buf[n] = '\0';
+}
+
+/*
+ * One pass over the format; returns -1 on a bad directive, 1 when "\c"
+ * in a %b argument ends the printf.
+ */
 static int
 format_once(FILE *out, const char *fmt, struct pf_args *pa,
     const struct bt_pos *pos)
@@ -199,7 +251,8 @@ format_once(FILE *out, const char *fmt, struct pf_args *pa,
 			*sp = '\0';
 			next_arg(pa, &v);
 			if (*p == 'b') {
-				print_escaped(out, val2str(&v));
+				if (print_escaped(out, val2str(&v)))
+					return 1;
 				break;
 			}
 			if (havew && havep)
@@ -233,12 +286,172 @@ format_once(FILE *out, const char *fmt, struct pf_args *pa,
 			break;
 		}
 		default:
-			rt_error(pos, "%.*s: invalid directive",
-			    (int)(p - start + 1), start);
+			directive_text(spec, sizeof(spec), start,
+			    (size_t)(p - start + 1));
+			rt_error(pos, "%s: invalid directive", spec);
 			return -1;
 		}
 	}
 	return 0;
+}
+
+/*
+ * What an argument is known to be before the run: 'i' a number, 's' a
+ * string, 't' a tuple, '?' only known when it is evaluated.
+ */
+static int
+static_type(const struct bt_expr *e)
+{
+	switch (e->be_kind) {
+	case E_INT:
+		return 'i';
+	case E_STR:
+	case E_STRFN:
+	case E_KSYM:
+	case E_USYM:
+		return 's';
+	case E_TUPLE:
+		return 't';
+	case E_BUILTIN:
+		switch (e->be_op) {
+		case B_COMM: case B_PROBE: case B_KSTACK: case B_USTACK:
+			return 's';
+		case B_PID: case B_TID: case B_CPU: case B_NSECS:
+		case B_ELAPSED: case B_RETVAL: case B_NARGS: case B_ERRNO:
+			return 'i';
+		default:
+			return '?';
+		}
+	default:
+		return '?';
+	}
+}
+
+static const char *
+type_name(int t)
+{
+	return t == 's' ? "a string" : "a tuple";
+}
+
+/*
+ * Check a printf whose format is a literal against its arguments before
+ * the run: the directives (as format_once reads them), their count and
+ * what each needs.  The format is reused while arguments remain, as
+ * printf(1) does, so the arguments must fill whole passes.  Reports with
+ * report(pos, message); returns the number of errors.
+ */
+int
+printf_check(const struct bt_expr *args,
+    void (*report)(const struct bt_pos *, const char *))
+{
+	const struct bt_expr *a, *fmt = args;
+	const char *p, *start;
+	char msg[128];
+	char need[64];		/* per argument of one pass: 'i' 'c' 's' 'f' */
+	char dir[64][24];	/* the directive that takes it */
+	size_t nneed = 0, nargs = 0, i;
+	int t, errors = 0;
+
+	if (fmt == NULL || fmt->be_kind != E_STR)
+		return 0;
+	for (p = fmt->be_str; *p != '\0'; p++) {
+		if (*p != '%')
+			continue;
+		start = p++;
+		if (*p == '%')
+			continue;
+		while (*p != '\0' && strchr("#-+ 0'", *p) != NULL)
+			p++;
+		if (*p == '*') {
+			p++;
+			if (nneed < sizeof(need)) {
+				snprintf(dir[nneed], sizeof(dir[0]), "*");
+				need[nneed++] = 'i';
+			}
+		} else
+			while (isdigit((unsigned char)*p))
+				p++;
+		if (*p == '.') {
+			p++;
+			if (*p == '*') {
+				p++;
+				if (nneed < sizeof(need)) {
+					snprintf(dir[nneed], sizeof(dir[0]),
+					    ".*");
+					need[nneed++] = 'i';
+				}
+			} else
+				while (isdigit((unsigned char)*p))
+					p++;
+		}
+		while (*p != '\0' && strchr("hlLqjzt", *p) != NULL)
+			p++;
+		if (*p == '\0') {
+			report(&fmt->be_pos, "missing format character");
+			return 1;
+		}
+		if (strchr("diouxX", *p) != NULL)
+			t = 'i';
+		else if (*p == 'c')
+			t = 'c';
+		else if (*p == 's' || *p == 'b')
+			t = 's';
+		else if (strchr("aAeEfFgG", *p) != NULL)
+			t = 'f';
+		else {
+			directive_text(dir[0], sizeof(dir[0]), start,
+			    (size_t)(p - start + 1));
+			snprintf(msg, sizeof(msg), "%s: invalid directive",
+			    dir[0]);
+			report(&fmt->be_pos, msg);
+			return 1;
+		}
+		if (nneed < sizeof(need)) {
+			directive_text(dir[nneed], sizeof(dir[0]), start,
+			    (size_t)(p - start + 1));
+			need[nneed++] = (char)t;
+		}
+	}
+	for (a = fmt->be_next; a != NULL; a = a->be_next)
+		nargs++;
+	if (nargs < nneed || (nneed == 0 && nargs > 0) ||
+	    (nneed > 0 && nargs % nneed != 0)) {
+		snprintf(msg, sizeof(msg), "the format takes %zu argument%s%s, "
+		    "%zu given", nneed, nneed == 1 ? "" : "s",
+		    nneed > 0 && nargs > nneed ? " per pass" : "", nargs);
+		report(&fmt->be_pos, msg);
+		return 1;
+	}
+	for (a = fmt->be_next, i = 0; a != NULL; a = a->be_next, i++) {
+		t = static_type(a);
+		switch (need[i % nneed]) {
+		case 'i':
+		case 'c':
+		case 'f':
+			if (t != 's' && t != 't')
+				continue;
+			/* printf(1) reads a number from a numeric string */
+			if (t == 's' && a->be_kind == E_STR &&
+			    need[i % nneed] != 'c') {
+				char *ep;
+
+				if (need[i % nneed] == 'f')
+					(void)strtod(a->be_str, &ep);
+				else
+					(void)strtol(a->be_str, &ep, 0);
+				if (*a->be_str != '\0' && *ep == '\0')
+					continue;
+			}
+			snprintf(msg, sizeof(msg), "%s needs a number, "
+			    "not %s", dir[i % nneed], type_name(t));
+			report(&a->be_pos, msg);
+			errors++;
+			break;
+		default:
+			break;
+		}
+	}
+	return errors;
 }
 
 /*
@@ -270,6 +483,7 @@ bt_printf(struct bt_expr *args, struct bt_evt_ctx *ec)
 	FILE *out = stdout;
 
 	fv = expr_eval(args, ec);
+	unset_is_zero(args, &fv);	/* printf(@unset) prints 0 */
 	fmt = val2str(&fv);
 	pa.pa_next = args->be_next;
 	pa.pa_ec = ec;
@@ -285,7 +499,7 @@ bt_printf(struct bt_expr *args, struct bt_evt_ctx *ec)
 	/* Like printf(1), the format is reused while arguments remain. */
 	do {
 		pa.pa_used = 0;
-		if (format_once(out, fmt, &pa, &args->be_pos) == -1)
+		if (format_once(out, fmt, &pa, &args->be_pos) != 0)
 			break;
 	} while (pa.pa_next != NULL && pa.pa_used > 0);
 	if (out != stdout) {

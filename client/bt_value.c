@@ -331,3 +331,53 @@ val2str(const struct bt_value *v)
 	}
 	return "";
 }
+
+/* Levenshtein distance, for did-you-mean suggestions. */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, prev, cur, tmp;
+	size_t row[64];
+
+	if (la >= 64 || lb >= 64)
+		return (size_t)-1;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			cur = prev + (a[i - 1] != b[j - 1]);
+			if (row[j] + 1 < cur)
+				cur = row[j] + 1;
+			if (row[j - 1] + 1 < cur)
+				cur = row[j - 1] + 1;
+			tmp = row[j];
+			row[j] = cur;
+			prev = tmp;
+		}
+	}
+	return row[lb];
+}
+
+/*
+ * The candidate closest to word, when it is close enough to be what was
+ * meant (at most 2 edits, fewer than the word's length); else NULL.
+ */
+const char *
+did_you_mean(const char *word, const char *const *cands, size_t n)
+{
+	const char *best = NULL;
+	size_t i, d, bestd = 3;
+
+	for (i = 0; i < n; i++) {
+		if (cands[i] == NULL)
+			continue;
+		d = edit_distance(word, cands[i]);
+		if (d < bestd && d < strlen(word)) {
+			bestd = d;
+			best = cands[i];
+		}
+	}
+	return best;
+}

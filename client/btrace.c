@@ -36,32 +36,81 @@ int			 g_folded;
 extern int		 g_exitcode;
 extern const char	*g_command;
 
+static void
+usage_to(FILE *fp)
+{
+	fprintf(fp, "usage: %s [-hlnv] [-c command] [-d device] "
+	    "[-f text|json|folded] [-p pid]\n"
+	    "\tprogramfile | -e program [argument ...]\n", g_progname);
+}
+
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: %s [-lnv] [-c command] [-d device] "
-	    "[-f text|json|folded] [-p pid]\n"
-	    "\tprogramfile | -e program [argument ...]\n", g_progname);
+	usage_to(stderr);
 	exit(1);
 }
 
+/* -h, --help: the usage and what each flag does, on stdout. */
+static void __attribute__((noreturn))
+help(void)
+{
+	usage_to(stdout);
+	printf("\n"
+	    "  -c command  run command (/bin/sh -c) traced; end with it\n"
+	    "  -d device   the dt(4) device (default $DT_DEVICE, /dev/dt)\n"
+	    "  -e program  the program text, instead of programfile\n"
+	    "  -f format   output: text (default), json or folded\n"
+	    "  -h          print this help and exit\n"
+	    "  -l          list the probes the device offers\n"
+	    "  -n          parse the program only\n"
+	    "  -p pid      only that process's events\n"
+	    "  -v          statistics at exit; twice, debug output\n"
+	    "programfile '-' is the standard input.  See btrace(8), bt(5).\n");
+	exit(0);
+}
+
+/*
+ * Read the script to its end: a pipe, /dev/stdin or a FIFO has no size to
+ * go by.  "-" is the standard input.
+ */
 static char *
 read_btfile(const char *filename, size_t *len)
 {
 	struct stat st;
 	char *buf;
+	size_t cap = 4096, n = 0, r;
 	FILE *fp;
 
-	if (stat(filename, &st))
-		err(1, "can't stat '%s'", filename);
-	if ((fp = fopen(filename, "r")) == NULL)
-		err(1, "can't open '%s'", filename);
-	buf = xmalloc(st.st_size + 1);
-	if (fread(buf, 1, st.st_size, fp) != (size_t)st.st_size)
+	if (strcmp(filename, "-") == 0)
+		fp = stdin;
+	else {
+		if (stat(filename, &st))
+			err(1, "can't stat '%s'", filename);
+		if ((fp = fopen(filename, "r")) == NULL)
+			err(1, "can't open '%s'", filename);
+	}
+	buf = xmalloc(cap);
+	for (;;) {
+		if (cap - n < 2) {
+			char *nb;
+
+			cap *= 2;
+			if ((nb = realloc(buf, cap)) == NULL)
+				err(1, "can't read '%s'", filename);
+			buf = nb;
+		}
+		r = fread(buf + n, 1, cap - n - 1, fp);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	if (ferror(fp))
 		err(1, "can't read '%s'", filename);
-	buf[st.st_size] = '\0';
-	fclose(fp);
-	*len = st.st_size;
+	buf[n] = '\0';
+	if (fp != stdin)
+		fclose(fp);
+	*len = n;
 	return buf;
 }
 
@@ -79,8 +128,12 @@ main(int argc, char *argv[])
 
 	/* '+': stop at the script, whose arguments may look like flags */
 	opterr = 0;
-	while ((ch = getopt(argc, argv, "+c:d:e:f:lnp:v")) != -1) {
+	if (argc > 1 && strcmp(argv[1], "--help") == 0)
+		help();
+	while ((ch = getopt(argc, argv, "+c:d:e:f:hlnp:v")) != -1) {
 		switch (ch) {
+		case 'h':
+			help();
 		case 'c':
 			g_command = optarg;
 			break;
@@ -143,6 +196,9 @@ main(int argc, char *argv[])
 		error = bt_parse(script, len, filename, g_nargs, g_vargs);
 		if (error)
 			return error;
+		if (g_rules == NULL)
+			errx(1, "%s: empty program, nothing to trace",
+			    filename != NULL ? filename : "-e");
 	}
 	if (noaction)
 		return 0;

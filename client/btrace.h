@@ -64,7 +64,7 @@ enum bt_ekind {
 enum bt_builtin {
 	B_PID, B_TID, B_COMM, B_CPU, B_NSECS, B_ELAPSED, B_KSTACK, B_USTACK,
 	B_ARG0, B_ARG1, B_ARG2, B_ARG3, B_ARG4, B_ARG5, B_ARG6, B_ARG7,
-	B_ARG8, B_ARG9, B_RETVAL, B_PROBE, B_NARGS,
+	B_ARG8, B_ARG9, B_RETVAL, B_PROBE, B_NARGS, B_ERRNO,
 };
 
 /* Binary and unary operators; the token values double as operators. */
@@ -164,6 +164,12 @@ extern const char	*g_source;
 extern size_t		 g_srclen;
 int			 bt_parse(const char *, size_t, const char *, int,
 			    char **);
+const char		*did_you_mean(const char *, const char *const *,
+			    size_t);
+void			 comm_note(const struct dt_evt *);
+void			 comm_of(const struct dt_evt *, char *, size_t);
+int			 printf_check(const struct bt_expr *,
+			    void (*)(const struct bt_pos *, const char *));
 void			 bt_posmsg(const struct bt_pos *, const char *, ...)
 			    __attribute__((format(printf, 2, 3)));
 

@@ -112,16 +112,18 @@ stats)
 	    fail "events read: $n $rest"
 	;;
 sigint)
-	# A string given to %d warns at once on unbuffered stderr: the
-	# first event has been processed, so the loop is running.
+	# A string given to %d (known only when it runs) warns at once on
+	# unbuffered stderr: the first event has been processed, so the loop
+	# is running.
 	mkfifo "$TMP/err" || exit 2
 	exec 5<>"$TMP/err"
 	"$BTRACE" -d "$DEV" -e 'BEGIN { printf("begin\n"); }
-	    interval:hz:50 { @n = count(); if (@n == 1) { printf("%d\n", "up"); } }
+	    interval:hz:50 { @n = count(); $s = "up";
+		if (@n == 1) { printf("%d\n", $s); } }
 	    END { printf("end\n"); }' > "$TMP/out" 2>&5 &
 	BTPID=$!
 	read -r -t 30 line <&5 || fail "btrace did not start"
-	[ "$line" = "btrace: up: expected numeric value" ] ||
+	[ "$line" = "btrace:3:34: up: expected numeric value" ] ||
 	    fail "unexpected: $line"
 	kill -INT "$BTPID"
 	wait "$BTPID"
@@ -165,7 +167,7 @@ command)
 	rc=$?
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
 	grep -v '^@n: [0-9]*$' "$TMP/out" > "$TMP/rest"
-	printf 'child\nbegin\nend\n' | diff -u - "$TMP/rest" || fail "output"
+	printf 'begin\nchild\nend\n' | diff -u - "$TMP/rest" || fail "output"
 	;;
 syscall)
 	# syscall probes by name, arguments and retval, through the preload
@@ -281,6 +283,178 @@ json)
 	printf '%s\n' '{"type": "printf", "data": "done\n"}' \
 	    '{"type": "map", "data": {"@n": 3}}' | diff -u - "$TMP/out" ||
 	    fail "json"
+	;;
+cmdexit|cmdint|cmdterm|cmdkill)
+	# The run ends before the command: everything the command's shell
+	# started ends too (its own process group), and a btrace killed
+	# outright takes the command with it (parent-death signal).
+	export USERDT_SOCKET=$TMP/ingest.sock
+	mkfifo "$TMP/pids" || exit 2
+	exec 6<>"$TMP/pids"
+	if [ "$CASE" = cmdkill ]; then
+		cmd="echo \$\$ >&6; exec sleep 1000"
+	else
+		cmd="sleep 1000 & echo \$! >&6; wait"
+	fi
+	prog='interval:hz:100 { @n = count(); }'
+	[ "$CASE" = cmdexit ] && prog='interval:hz:100 { @n = count(); }
+	    syscall:wait4:entry { exit(); }'
+	"$BTRACE" -d "$DEV" -c "$cmd" -e "$prog" > "$TMP/out" 2>&1 6>&6 &
+	BTPID=$!
+	read -r -t 30 cpid <&6 || fail "command did not start"
+	case $CASE in
+	cmdint)  kill -INT "$BTPID" ;;
+	cmdterm) kill -TERM "$BTPID" ;;
+	cmdkill) kill -KILL "$BTPID" ;;
+	esac
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	case $CASE in
+	cmdkill) [ $rc -eq 137 ] || fail "exit code $rc" ;;
+	*) [ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")" ;;
+	esac
+	# sleep is not our child: wait for its end from outside, bounded
+	if ! timeout 10 tail --pid="$cpid" -f /dev/null; then
+		kill "$cpid" 2>/dev/null
+		fail "command $cpid outlived btrace"
+	fi
+	;;
+cmdbegin)
+	# BEGIN and END only: the command runs, btrace waits for it
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -c 'echo child' -e 'BEGIN { printf("begin\n"); }
+	    END { printf("end\n"); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	printf 'begin\nchild\nend\n' | diff -u - "$TMP/out" || fail "output"
+	;;
+cmdshort)
+	# A command that exits before btrace has noted its pid or started
+	# reading: btrace still ends.  The race is narrow; try it often.
+	export USERDT_SOCKET=$TMP/ingest.sock
+	for i in $(seq 30); do
+		timeout 20 "$BTRACE" -d "$DEV" -c /bin/true \
+		    -e 'syscall:openat:entry { @ = count(); }' \
+		    > "$TMP/out" 2>&1
+		rc=$?
+		[ $rc -eq 0 ] || fail "run $i: exit code $rc: $(cat "$TMP/out")"
+	done
+	;;
+foldedstack)
+	# -f folded: flamegraph.pl's lines, one frame per function (no
+	# +0xNN offsets, so one call site or many make the same frames), no
+	# empty frame, the counts of entries that fold alike summed
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -f folded -c "$OPENAT_N 40" \
+	    -e 'syscall:openat:entry /comm == "openat_n"/ {
+		@[comm, ustack] = count(); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	grep -q '+0x' "$TMP/out" && fail "offsets kept: $(cat "$TMP/out")"
+	grep -q ';;\|; \|^;\|^ ' "$TMP/out" && fail "empty frame: $(cat "$TMP/out")"
+	grep -qv '^[^ ;][^;]*\(;[^;]\+\)* [0-9]\+$' "$TMP/out" &&
+	    fail "not folded: $(cat "$TMP/out")"
+	grep -q '^openat_n;.*;main;openat64 40$' "$TMP/out" ||
+	    fail "no stack: $(cat "$TMP/out")"
+	;;
+foldedint)
+	# -f folded ended by SIGINT: no empty line first (flamegraph.pl
+	# rejects it); readiness as in the sigint case
+	mkfifo "$TMP/err" || exit 2
+	exec 5<>"$TMP/err"
+	"$BTRACE" -d "$DEV" -f folded -e 'interval:hz:50 { @[probe] = count();
+	    $s = "up"; if (@[probe] == 1) { printf("%d", $s); } }' \
+	    > "$TMP/out" 2>&5 &
+	BTPID=$!
+	read -r -t 30 line <&5 || fail "btrace did not start"
+	kill -INT "$BTPID"
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	[ $rc -eq 0 ] || fail "exit code $rc after SIGINT"
+	# the printf's 0, then the map
+	grep -qx '0interval:hz:[0-9]* [1-9][0-9]*' "$TMP/out" ||
+	    fail "output: $(od -c "$TMP/out" | head)"
+	;;
+dtdgone)
+	# dtd stops under a running btrace: END still runs, the maps are
+	# printed, stderr says what happened, the exit status is not 0
+	mkfifo "$TMP/err" || exit 2
+	exec 5<>"$TMP/err"
+	"$BTRACE" -d "$DEV" -e 'interval:hz:100 { @n = count(); $s = "up";
+	    if (@n == 1) { printf("%d", $s); } }
+	    END { printf("end\n"); }' > "$TMP/out" 2>&5 &
+	BTPID=$!
+	read -r -t 30 line <&5 || fail "btrace did not start"
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	# btrace has exited: what it wrote is in the FIFO already
+	while read -r -t 1 line <&5; do printf '%s\n' "$line"; done > "$TMP/err2"
+	exec 5<&-
+	grep -q 'did dtd stop' "$TMP/err2" || fail "stderr: $(cat "$TMP/err2")"
+	[ $rc -ne 0 ] || fail "exit code 0 after dtd stopped"
+	grep -q '^0end$' "$TMP/out" || fail "no END: $(cat "$TMP/out")"
+	grep -qx '@n: [1-9][0-9]*' "$TMP/out" || fail "no map: $(cat "$TMP/out")"
+	;;
+provider)
+	# a provider the device does not offer is named, with the closest
+	bt -e 'intervl:hz:1 { }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || fail "exit code $rc"
+	echo "btrace: unknown provider 'intervl' in probe 'intervl:hz:1', did you mean 'interval'?" |
+	    diff -u - "$TMP/out" || fail "message"
+	bt -e 'kprobe:do_sys_open:entry { }' > "$TMP/out" 2>&1
+	echo "btrace: unknown provider 'kprobe' in probe 'kprobe:do_sys_open:entry'" |
+	    diff -u - "$TMP/out" || fail "message"
+	# the device is root's (0600): another user is told why
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+	    "$BTRACE" -d "$DEV" -e 'interval:hz:1 { }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || fail "exit code $rc as nobody"
+	grep -q "needs root" "$TMP/out" || fail "as nobody: $(cat "$TMP/out")"
+	;;
+errno)
+	# errno at a system call's return: the event's dtev_error
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -c 'cat /nonexistent/file 2>/dev/null; true' \
+	    -e 'syscall:openat:return /comm == "cat"/ {
+		if (retval == -1) { @[errno] = count(); }
+		else { @ok[errno] = count(); } }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	grep -qx '@\[2\]: [1-9][0-9]*' "$TMP/out" || fail "no ENOENT: $(cat "$TMP/out")"
+	grep -q '^@ok\[[1-9]' "$TMP/out" && fail "errno on success: $(cat "$TMP/out")"
+	;;
+comm)
+	# Profile samples of a process gone before dtd read its name come
+	# with an empty comm: btrace fills it in, never empty while the pid
+	# is known (perf reports pid 0 for a task already unhashed).  dtd is
+	# stopped while a short-lived subshell runs and exits, so that it
+	# drains the samples only once the process is gone.
+	mkfifo "$TMP/err" || exit 2
+	exec 5<>"$TMP/err"
+	"$BTRACE" -d "$DEV" -e 'profile:hz:997 /pid > 0/ { @[comm] = count(); }
+	    interval:hz:50 { $s = "up"; @n = count();
+		if (@n == 1) { printf("%d", $s); } }' > "$TMP/out" 2>&5 &
+	BTPID=$!
+	read -r -t 30 line <&5 || fail "btrace did not start"
+	kill -STOP "$DTDPID"
+	( i=0; while [ $i -lt 200000 ]; do i=$((i + 1)); done )
+	kill -CONT "$DTDPID"
+	# samples read after the CONT: wait for the next interval event
+	bt -e 'interval:hz:100 { exit(); }' > /dev/null 2>&1
+	kill -INT "$BTPID"
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	[ $rc -eq 0 ] || fail "exit code $rc"
+	grep -q '^@\[[^]]' "$TMP/out" || fail "no samples: $(cat "$TMP/out")"
+	grep -q '^@\[\]' "$TMP/out" && fail "empty comm: $(cat "$TMP/out")"
 	;;
 *)
 	fail "unknown case $CASE"

@@ -17,8 +17,8 @@
 # Run one regress case as OpenBSD's regress does (2>&1 into one stream)
 # and compare it with NAME.ok; the exit code must be NAME.rc's (default 0).
 # NAME.flags holds options placed before the script, NAME.args its
-# arguments, one per line.  Without NAME.bt the flags are the whole
-# command line (for -e and usage cases).
+# arguments, one per line; NAME.stdin is piped to it.  Without NAME.bt
+# the flags are the whole command line (for -e and usage cases).
 #
 # usage: run-regress.sh btrace srcdir name
 set -u
@@ -42,8 +42,14 @@ if [ -f "$name.args" ]; then
 fi
 
 out=$(mktemp) || exit 2
-"$btrace" "$@" > "$out" 2>&1
-rc=$?
+if [ -f "$name.stdin" ]; then
+	# through a pipe, which has no size to go by
+	cat "$name.stdin" | "$btrace" "$@" > "$out" 2>&1
+	rc=$?
+else
+	"$btrace" "$@" > "$out" 2>&1
+	rc=$?
+fi
 want=0
 [ -f "$name.rc" ] && want=$(cat "$name.rc")
 diff -u "$name.ok" "$out"
