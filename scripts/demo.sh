@@ -41,9 +41,9 @@ echo "== interval: ten ticks of dtd's clock, then exit()"
 $bt -e 'interval:hz:10 { @ticks = count(); printf("tick %d on cpu %d\n", @ticks, cpu); if (@ticks == 10) { exit(); } }'
 
 echo
-echo "== syscalls of a traced program (btrace -c): counts, bytes, latency"
+echo "== syscalls of a traced program (btrace -c): paths opened, counts, bytes, latency"
 $bt -v -e '
-syscall:open:entry { @opens[comm] = count(); }
+syscall:openat:entry { printf("%s opens %s\n", comm, str(arg1)); @opens[comm] = count(); }
 syscall:read:return /retval > 0/ { @bytes[comm] = sum(retval); }
 syscall:write:entry { @start[tid] = nsecs; }
 syscall:write:return /@start[tid]/ { @write_ns = hist(nsecs - @start[tid]); delete(@start[tid]); }
