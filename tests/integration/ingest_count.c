@@ -189,7 +189,7 @@ run_overflow(int fd, uint32_t pbn, const char *dtrun, const char *tracee)
 	long got = 0, n, k, done = 0, total = -1, bad = 0;
 	int in[2], out[2], status;
 	FILE *tin = NULL, *tout = NULL;
-	pid_t pid;
+	pid_t pid, r;
 
 	if (!dtt_check(dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) == 0 &&
 	    dtt_record(fd, 1) == 0, "root records write's entry") ||
@@ -205,8 +205,19 @@ run_overflow(int fd, uint32_t pbn, const char *dtrun, const char *tracee)
 	    fgets(line, sizeof(line), tout) != NULL &&
 	    strcmp(line, "ready\n") == 0, "a tracee ready under dtrun"))
 		goto out;
-	/* No drain: the tracee's ring (32768 slots) must overflow. */
+	/*
+	 * No drain: the tracee's ring (32768 slots) must overflow.  kill()
+	 * returns before every thread of dtd has stopped; its reader may
+	 * drain for a while yet (long enough under ASan to take thousands
+	 * of events), so wait for the stop to be reported.
+	 */
 	kill(dd.dd_pid, SIGSTOP);
+	while ((r = waitpid(dd.dd_pid, &status, WUNTRACED)) == -1 &&
+	    errno == EINTR)
+		continue;
+	if (!dtt_check(r == dd.dd_pid && WIFSTOPPED(status),
+	    "dtd stopped (SIGSTOP reported)"))
+		goto out;
 	fprintf(tin, "w %d\n", NWRITES);
 	fflush(tin);
 	if (fgets(line, sizeof(line), tout) != NULL)
