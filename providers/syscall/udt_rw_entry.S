@@ -34,6 +34,61 @@
  */
 #include "udt_rw.h"
 
+/*
+ * The system call's argument registers and xmm0-15, which the C side may
+ * clobber and the program may keep live across a system call, to and
+ * from the struct udt_rw_frame at %rsp.
+ */
+.macro SAVE_VOLATILE
+	movq	%rdi, UDT_RWF_A0(%rsp)
+	movq	%rsi, UDT_RWF_A1(%rsp)
+	movq	%rdx, UDT_RWF_A2(%rsp)
+	movq	%r10, UDT_RWF_A3(%rsp)
+	movq	%r8, UDT_RWF_A4(%rsp)
+	movq	%r9, UDT_RWF_A5(%rsp)
+	movdqu	%xmm0, UDT_RWF_XMM+0x00(%rsp)
+	movdqu	%xmm1, UDT_RWF_XMM+0x10(%rsp)
+	movdqu	%xmm2, UDT_RWF_XMM+0x20(%rsp)
+	movdqu	%xmm3, UDT_RWF_XMM+0x30(%rsp)
+	movdqu	%xmm4, UDT_RWF_XMM+0x40(%rsp)
+	movdqu	%xmm5, UDT_RWF_XMM+0x50(%rsp)
+	movdqu	%xmm6, UDT_RWF_XMM+0x60(%rsp)
+	movdqu	%xmm7, UDT_RWF_XMM+0x70(%rsp)
+	movdqu	%xmm8, UDT_RWF_XMM+0x80(%rsp)
+	movdqu	%xmm9, UDT_RWF_XMM+0x90(%rsp)
+	movdqu	%xmm10, UDT_RWF_XMM+0xa0(%rsp)
+	movdqu	%xmm11, UDT_RWF_XMM+0xb0(%rsp)
+	movdqu	%xmm12, UDT_RWF_XMM+0xc0(%rsp)
+	movdqu	%xmm13, UDT_RWF_XMM+0xd0(%rsp)
+	movdqu	%xmm14, UDT_RWF_XMM+0xe0(%rsp)
+	movdqu	%xmm15, UDT_RWF_XMM+0xf0(%rsp)
+.endm
+
+.macro RESTORE_VOLATILE
+	movdqu	UDT_RWF_XMM+0x00(%rsp), %xmm0
+	movdqu	UDT_RWF_XMM+0x10(%rsp), %xmm1
+	movdqu	UDT_RWF_XMM+0x20(%rsp), %xmm2
+	movdqu	UDT_RWF_XMM+0x30(%rsp), %xmm3
+	movdqu	UDT_RWF_XMM+0x40(%rsp), %xmm4
+	movdqu	UDT_RWF_XMM+0x50(%rsp), %xmm5
+	movdqu	UDT_RWF_XMM+0x60(%rsp), %xmm6
+	movdqu	UDT_RWF_XMM+0x70(%rsp), %xmm7
+	movdqu	UDT_RWF_XMM+0x80(%rsp), %xmm8
+	movdqu	UDT_RWF_XMM+0x90(%rsp), %xmm9
+	movdqu	UDT_RWF_XMM+0xa0(%rsp), %xmm10
+	movdqu	UDT_RWF_XMM+0xb0(%rsp), %xmm11
+	movdqu	UDT_RWF_XMM+0xc0(%rsp), %xmm12
+	movdqu	UDT_RWF_XMM+0xd0(%rsp), %xmm13
+	movdqu	UDT_RWF_XMM+0xe0(%rsp), %xmm14
+	movdqu	UDT_RWF_XMM+0xf0(%rsp), %xmm15
+	movq	UDT_RWF_A0(%rsp), %rdi
+	movq	UDT_RWF_A1(%rsp), %rsi
+	movq	UDT_RWF_A2(%rsp), %rdx
+	movq	UDT_RWF_A3(%rsp), %r10
+	movq	UDT_RWF_A4(%rsp), %r8
+	movq	UDT_RWF_A5(%rsp), %r9
+.endm
+
 	.text
 	.globl	udt_rw_entry
 	.hidden	udt_rw_entry
@@ -71,12 +126,6 @@ udt_rw_entry:
 	subq	$UDT_RW_FRAMESZ, %rsp
 	andq	$-16, %rsp
 	movq	%rax, UDT_RWF_NR(%rsp)
-	movq	%rdi, UDT_RWF_A0(%rsp)
-	movq	%rsi, UDT_RWF_A1(%rsp)
-	movq	%rdx, UDT_RWF_A2(%rsp)
-	movq	%r10, UDT_RWF_A3(%rsp)
-	movq	%r8, UDT_RWF_A4(%rsp)
-	movq	%r9, UDT_RWF_A5(%rsp)
 	movq	%rbx, UDT_RWF_RBX(%rsp)
 	movq	%r12, UDT_RWF_R12(%rsp)
 	movq	%r13, UDT_RWF_R13(%rsp)
@@ -89,47 +138,11 @@ udt_rw_entry:
 	leaq	144(%rbp), %rcx		/* over rbp, the call, the red zone */
 	movq	%rcx, UDT_RWF_SP(%rsp)
 	movq	$0, UDT_RWF_INPLACE(%rsp)
-	movdqu	%xmm0, UDT_RWF_XMM+0x00(%rsp)
-	movdqu	%xmm1, UDT_RWF_XMM+0x10(%rsp)
-	movdqu	%xmm2, UDT_RWF_XMM+0x20(%rsp)
-	movdqu	%xmm3, UDT_RWF_XMM+0x30(%rsp)
-	movdqu	%xmm4, UDT_RWF_XMM+0x40(%rsp)
-	movdqu	%xmm5, UDT_RWF_XMM+0x50(%rsp)
-	movdqu	%xmm6, UDT_RWF_XMM+0x60(%rsp)
-	movdqu	%xmm7, UDT_RWF_XMM+0x70(%rsp)
-	movdqu	%xmm8, UDT_RWF_XMM+0x80(%rsp)
-	movdqu	%xmm9, UDT_RWF_XMM+0x90(%rsp)
-	movdqu	%xmm10, UDT_RWF_XMM+0xa0(%rsp)
-	movdqu	%xmm11, UDT_RWF_XMM+0xb0(%rsp)
-	movdqu	%xmm12, UDT_RWF_XMM+0xc0(%rsp)
-	movdqu	%xmm13, UDT_RWF_XMM+0xd0(%rsp)
-	movdqu	%xmm14, UDT_RWF_XMM+0xe0(%rsp)
-	movdqu	%xmm15, UDT_RWF_XMM+0xf0(%rsp)
+	SAVE_VOLATILE
 	cld
 	movq	%rsp, %rdi
 	call	udt_rw_slow
-	movdqu	UDT_RWF_XMM+0x00(%rsp), %xmm0
-	movdqu	UDT_RWF_XMM+0x10(%rsp), %xmm1
-	movdqu	UDT_RWF_XMM+0x20(%rsp), %xmm2
-	movdqu	UDT_RWF_XMM+0x30(%rsp), %xmm3
-	movdqu	UDT_RWF_XMM+0x40(%rsp), %xmm4
-	movdqu	UDT_RWF_XMM+0x50(%rsp), %xmm5
-	movdqu	UDT_RWF_XMM+0x60(%rsp), %xmm6
-	movdqu	UDT_RWF_XMM+0x70(%rsp), %xmm7
-	movdqu	UDT_RWF_XMM+0x80(%rsp), %xmm8
-	movdqu	UDT_RWF_XMM+0x90(%rsp), %xmm9
-	movdqu	UDT_RWF_XMM+0xa0(%rsp), %xmm10
-	movdqu	UDT_RWF_XMM+0xb0(%rsp), %xmm11
-	movdqu	UDT_RWF_XMM+0xc0(%rsp), %xmm12
-	movdqu	UDT_RWF_XMM+0xd0(%rsp), %xmm13
-	movdqu	UDT_RWF_XMM+0xe0(%rsp), %xmm14
-	movdqu	UDT_RWF_XMM+0xf0(%rsp), %xmm15
-	movq	UDT_RWF_A0(%rsp), %rdi
-	movq	UDT_RWF_A1(%rsp), %rsi
-	movq	UDT_RWF_A2(%rsp), %rdx
-	movq	UDT_RWF_A3(%rsp), %r10
-	movq	UDT_RWF_A4(%rsp), %r8
-	movq	UDT_RWF_A5(%rsp), %r9
+	RESTORE_VOLATILE
 	movq	UDT_RWF_INPLACE(%rsp), %rcx
 	leave
 	.cfi_def_cfa %rsp, 8
@@ -139,8 +152,9 @@ udt_rw_entry:
 
 /*
  * After a call made in place (vfork, a clone), in the parent and in the
- * child, on whichever stack each runs: the trampoline pushed the call's
- * number, rax holds the result.  Records the return probe; preserves
+ * child, on whichever stack each runs, and after one dispatch made after
+ * its handler (udt_sud_stub): the caller pushed the call's number + 1 (0:
+ * unknown), rax holds the result.  Records the return probe; preserves
  * every register but rcx and r11.
  */
 	.globl	udt_rw_post
@@ -159,53 +173,11 @@ udt_rw_post:
 	movq	%rax, UDT_RWF_RV(%rsp)
 	movq	16(%rbp), %rcx
 	movq	%rcx, UDT_RWF_NR(%rsp)
-	movq	%rdi, UDT_RWF_A0(%rsp)
-	movq	%rsi, UDT_RWF_A1(%rsp)
-	movq	%rdx, UDT_RWF_A2(%rsp)
-	movq	%r10, UDT_RWF_A3(%rsp)
-	movq	%r8, UDT_RWF_A4(%rsp)
-	movq	%r9, UDT_RWF_A5(%rsp)
-	movdqu	%xmm0, UDT_RWF_XMM+0x00(%rsp)
-	movdqu	%xmm1, UDT_RWF_XMM+0x10(%rsp)
-	movdqu	%xmm2, UDT_RWF_XMM+0x20(%rsp)
-	movdqu	%xmm3, UDT_RWF_XMM+0x30(%rsp)
-	movdqu	%xmm4, UDT_RWF_XMM+0x40(%rsp)
-	movdqu	%xmm5, UDT_RWF_XMM+0x50(%rsp)
-	movdqu	%xmm6, UDT_RWF_XMM+0x60(%rsp)
-	movdqu	%xmm7, UDT_RWF_XMM+0x70(%rsp)
-	movdqu	%xmm8, UDT_RWF_XMM+0x80(%rsp)
-	movdqu	%xmm9, UDT_RWF_XMM+0x90(%rsp)
-	movdqu	%xmm10, UDT_RWF_XMM+0xa0(%rsp)
-	movdqu	%xmm11, UDT_RWF_XMM+0xb0(%rsp)
-	movdqu	%xmm12, UDT_RWF_XMM+0xc0(%rsp)
-	movdqu	%xmm13, UDT_RWF_XMM+0xd0(%rsp)
-	movdqu	%xmm14, UDT_RWF_XMM+0xe0(%rsp)
-	movdqu	%xmm15, UDT_RWF_XMM+0xf0(%rsp)
+	SAVE_VOLATILE
 	cld
 	movq	%rsp, %rdi
 	call	udt_rw_slow_post
-	movdqu	UDT_RWF_XMM+0x00(%rsp), %xmm0
-	movdqu	UDT_RWF_XMM+0x10(%rsp), %xmm1
-	movdqu	UDT_RWF_XMM+0x20(%rsp), %xmm2
-	movdqu	UDT_RWF_XMM+0x30(%rsp), %xmm3
-	movdqu	UDT_RWF_XMM+0x40(%rsp), %xmm4
-	movdqu	UDT_RWF_XMM+0x50(%rsp), %xmm5
-	movdqu	UDT_RWF_XMM+0x60(%rsp), %xmm6
-	movdqu	UDT_RWF_XMM+0x70(%rsp), %xmm7
-	movdqu	UDT_RWF_XMM+0x80(%rsp), %xmm8
-	movdqu	UDT_RWF_XMM+0x90(%rsp), %xmm9
-	movdqu	UDT_RWF_XMM+0xa0(%rsp), %xmm10
-	movdqu	UDT_RWF_XMM+0xb0(%rsp), %xmm11
-	movdqu	UDT_RWF_XMM+0xc0(%rsp), %xmm12
-	movdqu	UDT_RWF_XMM+0xd0(%rsp), %xmm13
-	movdqu	UDT_RWF_XMM+0xe0(%rsp), %xmm14
-	movdqu	UDT_RWF_XMM+0xf0(%rsp), %xmm15
-	movq	UDT_RWF_A0(%rsp), %rdi
-	movq	UDT_RWF_A1(%rsp), %rsi
-	movq	UDT_RWF_A2(%rsp), %rdx
-	movq	UDT_RWF_A3(%rsp), %r10
-	movq	UDT_RWF_A4(%rsp), %r8
-	movq	UDT_RWF_A5(%rsp), %r9
+	RESTORE_VOLATILE
 	movq	UDT_RWF_RV(%rsp), %rax
 	leave
 	.cfi_def_cfa %rsp, 8
