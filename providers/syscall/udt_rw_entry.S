@@ -35,6 +35,20 @@
 #include "udt_rw.h"
 
 /*
+ * A frame pointer the unwinder can follow, then a struct udt_rw_frame on
+ * a 16-byte aligned stack below it; `leave` undoes both.
+ */
+.macro FRAME_ENTER
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$UDT_RW_FRAMESZ, %rsp
+	andq	$-16, %rsp
+.endm
+
+/*
  * The system call's argument registers and xmm0-15, which the C side may
  * clobber and the program may keep live across a system call, to and
  * from the struct udt_rw_frame at %rsp.
@@ -118,13 +132,7 @@ udt_rw_entry:
 	 * use them; the program may keep values there across a call).
 	 */
 .Lslow:
-	pushq	%rbp
-	.cfi_def_cfa_offset 16
-	.cfi_offset %rbp, -16
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$UDT_RW_FRAMESZ, %rsp
-	andq	$-16, %rsp
+	FRAME_ENTER
 	movq	%rax, UDT_RWF_NR(%rsp)
 	movq	%rbx, UDT_RWF_RBX(%rsp)
 	movq	%r12, UDT_RWF_R12(%rsp)
@@ -163,13 +171,7 @@ udt_rw_entry:
 	.p2align 4
 udt_rw_post:
 	.cfi_startproc
-	pushq	%rbp
-	.cfi_def_cfa_offset 16
-	.cfi_offset %rbp, -16
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$UDT_RW_FRAMESZ, %rsp
-	andq	$-16, %rsp
+	FRAME_ENTER
 	movq	%rax, UDT_RWF_RV(%rsp)
 	movq	16(%rbp), %rcx
 	movq	%rcx, UDT_RWF_NR(%rsp)
