@@ -482,9 +482,20 @@ dt_fusefile_main(void)
 	struct fuse_session *se;
 	int error;
 
-	/* Without root, fusermount3 opens /dev/fuse for us. */
-	if (!dtd_conf.dcf_unpriv && access("/dev/fuse", R_OK | W_OK) == -1) {
+	/*
+	 * Without root, fusermount3 opens /dev/fuse, but as the user: it
+	 * must be open to them (0666, as udev makes it; not in a container
+	 * without udev).
+	 */
+	if (access("/dev/fuse", R_OK | W_OK) == -1) {
 		error = errno;
+		if (dtd_conf.dcf_unpriv) {
+			fprintf(stderr, "dtd: /dev/fuse: %s: without root, "
+			    "FUSE needs /dev/fuse open to ordinary users (mode "
+			    "0666, as udev sets it; where nothing did, root "
+			    "can: chmod 0666 /dev/fuse)\n", strerror(error));
+			return error;
+		}
 		fprintf(stderr, "dtd: /dev/fuse: %s: the FUSE-file front end "
 		    "needs FUSE\n", strerror(error));
 		return error;
