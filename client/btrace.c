@@ -20,13 +20,17 @@
 #include <sys/stat.h>
 
 #include <err.h>
+#include <limits.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <userdt/udt_wire.h>
+
 #include "btrace.h"
+#include "udt_launch.h"
 
 int			 g_nargs;
 char			**g_vargs;
@@ -117,7 +121,8 @@ read_btfile(const char *filename, size_t *len)
 int
 main(int argc, char *argv[])
 {
-	const char *filename = NULL, *env;
+	const char *filename = NULL, *env, *sock;
+	char sockbuf[PATH_MAX];
 	char *script = NULL, *ep;
 	size_t len = 0;
 	int ch, error, showprobes = 0, noaction = 0, fd = -1, status;
@@ -203,6 +208,14 @@ main(int argc, char *argv[])
 	if (noaction)
 		return 0;
 
+	/*
+	 * A device of our own user's comes from our user's dtd, which runs
+	 * without root: its ingest socket is where -c's command and the
+	 * symbol lookups must go (udt_launch.h).
+	 */
+	if ((sock = udt_launch_sock(g_devpath, sockbuf, sizeof(sockbuf))) !=
+	    NULL && setenv(UDT_SOCKET_ENV, sock, 1) == -1)
+		err(1, "environment");
 	if (showprobes || g_nprobes > 0)
 		fd = dev_open();
 	if (showprobes)

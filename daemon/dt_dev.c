@@ -701,8 +701,12 @@ dt_dev_ioctl(struct dt_softc *sc, const struct dt_cred *cr, unsigned long cmd,
 		return 0;
 	}
 
-	/* Everything else changes tracing: root only, before validation. */
-	if (cr->dc_uid != 0)
+	/*
+	 * Everything else changes tracing: root only, before validation;
+	 * without root, dtd's user is the one who may (and only they can
+	 * reach the device).
+	 */
+	if (cr->dc_uid != 0 && cr->dc_uid != dt_conf.dcf_owner)
 		return EPERM;
 
 	if (canon == DTIOCRDVNODE)

@@ -75,6 +75,8 @@ struct dt_dev_conf {
 	uint64_t	 dcf_maxmem;	/* all opens' rings, bytes; 0: RAM */
 	unsigned int	 dcf_maxopens;	/* one user's opens, root aside;
 					   0: default */
+	uid_t		 dcf_owner;	/* may change tracing besides root:
+					   dtd's user when it is not root */
 };
 
 #define DT_RINGSIZE_DEFAULT	65536	/* bench/btrace: 1M events/s, no loss */

@@ -26,6 +26,9 @@
  * process_vm_readv/writev, with the calling thread's id from the request;
  * that also serves the OpenBSD encoding, whose direction bits the kernel
  * reads backwards, and the pointers embedded in DTIOCGPLIST/DTIOCGARGS.
+ * Without root (dtd_unpriv.c) the callers are dtd's own user's
+ * processes, whose memory it may reach the same way; libfuse mounts
+ * through the set-uid fusermount3 then.
  *
  * Concurrency: every callback runs on the one loop thread; only read
  * completions arrive from elsewhere (dt_fe.c).
@@ -33,10 +36,12 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,7 +103,7 @@ fusefile_stat(struct stat *st)
 	memset(st, 0, sizeof(*st));
 	st->st_ino = FUSE_ROOT_ID;
 	st->st_nlink = 1;
-	st->st_uid = 0;
+	st->st_uid = dtd_dev_uid();
 	/* default_permissions makes the kernel enforce exactly this. */
 	st->st_gid = dtd_dev_gid();
 	st->st_mode = S_IFREG | dtd_dev_mode();
@@ -323,6 +328,28 @@ fusefile_open_dir(const char *path, struct fusefile_path *fp)
 }
 
 /*
+ * A user's stale mount: only the set-uid fusermount3 may take it down
+ * (lazily, as umount2 above).  0 or an errno.
+ */
+static int
+fusefile_user_umount(const char *path)
+{
+	char *argv[] = { "fusermount3", "-u", "-z", "--", (char *)path,
+	    NULL };
+	extern char **environ;
+	int status;
+	pid_t pid;
+
+	if ((errno = posix_spawnp(&pid, argv[0], NULL, NULL, argv,
+	    environ)) != 0)
+		return errno;
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : EPERM;
+}
+
+/*
  * Make path ready to be mounted over: clean up the mount a killed dtd
  * left (the kernel answers ENOTCONN on it), refuse a path a live dtd
  * serves, create the file if absent.  Never follows a symbolic link at
@@ -347,8 +374,13 @@ fusefile_prepare(const char *path, struct fusefile_path *fp)
 	    -1 && errno == ENOTCONN) {
 		fprintf(stderr, "dtd: %s: removing the stale mount of a dead "
 		    "dtd\n", path);
-		if (umount2(self, MNT_DETACH | UMOUNT_NOFOLLOW) == -1) {
+		if (dtd_conf.dcf_unpriv)
+			error = fusefile_user_umount(path);
+		else if (umount2(self, MNT_DETACH | UMOUNT_NOFOLLOW) == -1)
 			error = errno;
+		else
+			error = 0;
+		if (error != 0) {
 			fprintf(stderr, "dtd: %s: cannot unmount: %s\n", path,
 			    strerror(error));
 			return error;
@@ -410,9 +442,10 @@ opened:
 		    path);
 		return EAGAIN;
 	}
-	if (fst.st_uid != 0) {
-		fprintf(stderr, "dtd: %s belongs to uid %d, not root; "
-		    "refusing to mount over it\n", path, (int)fst.st_uid);
+	if (fst.st_uid != dtd_dev_uid()) {
+		fprintf(stderr, "dtd: %s belongs to uid %d, not %s; "
+		    "refusing to mount over it\n", path, (int)fst.st_uid,
+		    dtd_conf.dcf_unpriv ? "yours" : "root");
 		return EPERM;
 	}
 	/*
@@ -449,15 +482,33 @@ dt_fusefile_main(void)
 	struct fuse_session *se;
 	int error;
 
+	/*
+	 * Without root, fusermount3 opens /dev/fuse, but as the user: it
+	 * must be open to them (0666, as udev makes it; not in a container
+	 * without udev).
+	 */
 	if (access("/dev/fuse", R_OK | W_OK) == -1) {
 		error = errno;
+		if (dtd_conf.dcf_unpriv) {
+			fprintf(stderr, "dtd: /dev/fuse: %s: without root, "
+			    "FUSE needs /dev/fuse open to ordinary users (mode "
+			    "0666, as udev sets it; where nothing did, root "
+			    "can: chmod 0666 /dev/fuse)\n", strerror(error));
+			return error;
+		}
 		fprintf(stderr, "dtd: /dev/fuse: %s: the FUSE-file front end "
 		    "needs FUSE\n", strerror(error));
 		return error;
 	}
 	fusefile_mtime = time(NULL);
-	snprintf(opts, sizeof(opts), "allow_other,default_permissions,"
-	    "fsname=dtd,subtype=dtd,max_read=%u", (unsigned int)DT_READ_MAX);
+	/*
+	 * Without root, no allow_other: the kernel then lets only dtd's
+	 * user in.  auto_unmount has libfuse use fusermount3 even where
+	 * /dev/fuse is root's alone, and fusermount3 unmounts if dtd dies.
+	 */
+	snprintf(opts, sizeof(opts), "%s,default_permissions,"
+	    "fsname=dtd,subtype=dtd,max_read=%u", dtd_conf.dcf_unpriv ?
+	    "auto_unmount" : "allow_other", (unsigned int)DT_READ_MAX);
 
 	if ((error = fusefile_prepare(path, &fp)) != 0)
 		goto out;
@@ -469,8 +520,16 @@ dt_fusefile_main(void)
 		error = ENOMEM;
 		goto out;
 	}
-	if (fuse_session_mount(se, fp.fp_mnt) != 0) {
-		fprintf(stderr, "dtd: cannot mount the device on %s\n", path);
+	/*
+	 * fusermount3 is another process: /proc/self/fd/N means nothing to
+	 * it, so it gets the name, in a directory only this user can change
+	 * (dt_dir_safe()).
+	 */
+	if (fuse_session_mount(se, dtd_conf.dcf_unpriv ? path : fp.fp_mnt) !=
+	    0) {
+		fprintf(stderr, "dtd: cannot mount the device on %s%s\n", path,
+		    dtd_conf.dcf_unpriv ? " (without root, through "
+		    "fusermount3 of the fuse3 package)" : "");
 		fuse_session_destroy(se);
 		error = EIO;
 		goto out;

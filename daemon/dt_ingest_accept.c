@@ -87,6 +87,7 @@ _Static_assert(offsetof(struct dti_pending, pn_u.m.req) ==
 static struct dti_pending	dti_pn[DTI_PENDING_MAX];	/* accept thr */
 static int			dti_npn;			/* accept thr */
 static int			dti_spare = -1;	/* accept thr: for EMFILE */
+static uid_t			dti_euid;	/* accept thr: dtd's own */
 
 static uint64_t
 dti_ms(void)
@@ -309,6 +310,13 @@ dti_accept_some(int lfd)
 			close(fd);
 			continue;
 		}
+		/* Without root, dtd serves its own user alone (dtd_unpriv.c). */
+		if (dti_euid != 0 && cr.uid != dti_euid) {
+			dt_ingest_refused(&cr, "not dtd's user (dtd runs "
+			    "without root)");
+			close(fd);
+			continue;
+		}
 		dti_pn_add(fd, &cr);
 	}
 }
@@ -327,6 +335,7 @@ dt_ingest_accept(int lfd, int wakefd)
 	pfd[0].events = POLLIN;
 	pfd[1].fd = wakefd;
 	pfd[1].events = POLLIN;
+	dti_euid = geteuid();
 	dti_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	for (;;) {
 		now = dti_ms();

@@ -24,6 +24,10 @@
  * (a chmod after bind() followed whatever the name meant by then, so the
  * owner of the directory could turn any root file 0666).
  *
+ * A dtd without root serves its own user alone (dtd_unpriv.c): the
+ * directory it makes is theirs, 0700, the socket 0600, and an existing
+ * one must be theirs; the accept loop closes other users' connections.
+ *
  * Main thread only, at start and stop ([I]).
  */
 #include <sys/socket.h>
@@ -72,9 +76,9 @@ dti_sock_dir(const char *path)
 		dir[slash - path] = '\0';
 	}
 	/* Ours when we make it; an existing one is checked below. */
-	if (mkdir(dir, 0755) == 0)
-		fprintf(stderr, "dtd: made %s (root, 0755) for the ingest "
-		    "socket\n", dir);
+	if (mkdir(dir, geteuid() == 0 ? 0755 : 0700) == 0)
+		fprintf(stderr, "dtd: made %s (%s) for the ingest socket\n",
+		    dir, geteuid() == 0 ? "root, 0755" : "yours, 0700");
 	else if (errno != EEXIST) {
 		error = errno;
 		fprintf(stderr, "dtd: %s: %s\n", dir, strerror(error));
@@ -117,6 +121,7 @@ dt_ingest_listen(const char *path, int *fdp)
 {
 	struct sockaddr_un sun;
 	struct stat st;
+	mode_t mode;
 	int error, fd = -1;
 
 	*fdp = -1;
@@ -129,9 +134,10 @@ dt_ingest_listen(const char *path, int *fdp)
 	}
 	if (fstatat(dti_sock_dirfd, dti_sock_base, &st,
 	    AT_SYMLINK_NOFOLLOW) == 0) {
-		if (!S_ISSOCK(st.st_mode) || st.st_uid != 0) {
+		if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
 			fprintf(stderr, "dtd: %s exists and is not a socket "
-			    "of root's; refusing to replace it\n", path);
+			    "of %s; refusing to replace it\n", path,
+			    geteuid() == 0 ? "root's" : "yours");
 			error = EEXIST;
 			goto fail;
 		}
@@ -152,21 +158,23 @@ dt_ingest_listen(const char *path, int *fdp)
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		goto fail_errno;
 	/*
-	 * Tracees need no privilege: anyone may connect.  bind() gives the
-	 * file the socket inode's mode less the umask, and dtd runs with
-	 * umask 0 (dtd.c), so this is the file's mode from its first
-	 * instant.  bind() never follows a link nor replaces a name.
+	 * Tracees need no privilege: anyone may connect (without root,
+	 * only dtd's user).  bind() gives the file the socket inode's mode
+	 * less the umask, and dtd runs with umask 0 (dtd.c), so this is the
+	 * file's mode from its first instant.  bind() never follows a link
+	 * nor replaces a name.
 	 */
-	if (fchmod(fd, 0666) == -1 ||
+	mode = geteuid() == 0 ? 0666 : 0600;
+	if (fchmod(fd, mode) == -1 ||
 	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
 	    fstatat(dti_sock_dirfd, dti_sock_base, &st,
 	    AT_SYMLINK_NOFOLLOW) == -1)
 		goto fail_errno;
 	dti_sock_dev = st.st_dev;
 	dti_sock_ino = st.st_ino;
-	if ((st.st_mode & 0777) != 0666) {
-		fprintf(stderr, "dtd: %s: mode %04o, not 0666 (umask?)\n",
-		    path, (unsigned)(st.st_mode & 07777));
+	if ((st.st_mode & 0777) != mode) {
+		fprintf(stderr, "dtd: %s: mode %04o, not %04o (umask?)\n",
+		    path, (unsigned)(st.st_mode & 07777), (unsigned)mode);
 		error = EPERM;
 		dt_ingest_unlisten();
 		goto fail;

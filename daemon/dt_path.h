@@ -19,18 +19,22 @@
  * ingest socket): a directory nobody but root can change, or a sticky
  * one of root's (/tmp), where others may add names but not rename or
  * remove root's.  Anywhere else a user could swap the name dtd checked
- * for one of their choosing between the check and the use.
+ * for one of their choosing between the check and the use.  A dtd
+ * without root (dtd_unpriv.c) may also use its own user's directories:
+ * only that user, whom it serves anyway, could swap a name there.
  */
 #ifndef DT_PATH_H
 #define DT_PATH_H
 
 #include <sys/stat.h>
 #include <stdbool.h>
+#include <unistd.h>
 
 static inline bool
 dt_dir_safe(const struct stat *st)
 {
-	if (!S_ISDIR(st->st_mode) || st->st_uid != 0)
+	if (!S_ISDIR(st->st_mode) ||
+	    (st->st_uid != 0 && st->st_uid != geteuid()))
 		return false;
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) == 0)
 		return true;

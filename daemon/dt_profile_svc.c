@@ -50,7 +50,7 @@ dt_profile_ksyms_start(void)
 	 * kptr_restrict hides from everyone else: only the device's users
 	 * may read it.
 	 */
-	error = dt_ksyms_write(DT_KALLSYMS, dtd_conf.dcf_ksyms, 0,
+	error = dt_ksyms_write(DT_KALLSYMS, dtd_conf.dcf_ksyms, dtd_dev_uid(),
 	    dtd_dev_gid(), dtd_dev_mode(), st, err, sizeof(err));
 	if (error != 0 && dtd_conf.dcf_ksyms_set) {
 		fprintf(stderr, "dtd: ksyms: %s (--no-ksyms to go without)\n",
@@ -88,9 +88,10 @@ dt_profile_start(void)
 	case DTD_PROFILE_TIMER:
 		dt_perf_disable(EOPNOTSUPP);
 		dt_ptimer_enable();
-		fprintf(stderr, "dtd: profile: timer mode (--profile timer): "
+		fprintf(stderr, "dtd: profile: timer mode (%s): "
 		    "preloaded processes sample their threads' CPU time, "
-		    "user stacks only\n");
+		    "user stacks only\n", dtd_conf.dcf_unpriv ?
+		    "without root" : "--profile timer");
 		return 0;
 	case DTD_PROFILE_PERF:
 	case DTD_PROFILE_AUTO:

@@ -77,7 +77,8 @@ static const char dtd_usage[] =
     "           [--profile auto|perf|timer] [--max-memory size]\n"
     "           [--max-opens n]\n"
     "\n"
-    "  --device PATH     where to publish dt(4) (default /dev/dt)\n"
+    "  --device PATH     where to publish dt(4) (default /dev/dt; needed\n"
+    "                    without root, e.g. ~/dt)\n"
     "  --frontend MODE   cuse, fuse (a FUSE mount over a regular file)\n"
     "                    or auto: cuse if /dev/cuse exists (default)\n"
     "  --group GROUP     open the device to GROUP (mode 0660); default\n"
@@ -85,7 +86,8 @@ static const char dtd_usage[] =
     "  --foreground      do not daemonise\n"
     "  --ring-size N     events per CPU ring per open (16: OpenBSD's)\n"
     "  --ready-fd FD     write \"ready\\n\" to FD once the device is served\n"
-    "  --ingest PATH     tracees' socket (default /run/userdt/ingest.sock)\n"
+    "  --ingest PATH     tracees' socket (default /run/userdt/ingest.sock;\n"
+    "                    without root $XDG_RUNTIME_DIR/userdt/ingest.sock)\n"
     "  --ksyms PATH      kernel symbols (default /dev/ksyms)\n"
     "  --no-ksyms        no kernel symbols\n"
     "  --profile MODE    profile sampling: perf, timer or auto (default)\n"
@@ -199,6 +201,9 @@ static const struct option dtd_options[] = {
 	{ NULL,		0,			NULL,	0 },
 };
 
+static bool	dtd_device_set;		/* --device given */
+static bool	dtd_ingest_set;		/* --ingest given */
+
 static void
 dtd_parse(int argc, char *argv[])
 {
@@ -210,6 +215,7 @@ dtd_parse(int argc, char *argv[])
 			if (optarg[0] == '\0')
 				dtd_fatal("--device: empty path");
 			dtd_conf.dcf_device = optarg;
+			dtd_device_set = true;
 			break;
 		case OPT_FRONTEND:
 			if (strcmp(optarg, "cuse") == 0)
@@ -244,6 +250,7 @@ dtd_parse(int argc, char *argv[])
 			break;
 		case OPT_INGEST:
 			dtd_conf.dcf_ingest = optarg;
+			dtd_ingest_set = true;
 			break;
 		case OPT_KSYMS:
 			dtd_conf.dcf_ksyms = optarg;
@@ -284,6 +291,8 @@ dtd_parse(int argc, char *argv[])
 		    argv[optind]);
 		usage(2);
 	}
+	/* Without root, FUSE-file alone; said there. */
+	dtd_unpriv_setup(dtd_device_set, dtd_ingest_set);
 	if (dtd_conf.dcf_frontend == DTD_FE_AUTO)
 		dtd_conf.dcf_frontend = access("/dev/cuse", F_OK) == 0 ?
 		    DTD_FE_CUSE : DTD_FE_FUSE;
@@ -447,9 +456,6 @@ main(int argc, char *argv[])
 	int error;
 
 	dtd_parse(argc, argv);
-	if (geteuid() != 0)
-		dtd_fatal("must run as root (it mounts the device and reads "
-		    "its callers' memory)");
 
 	if (!dtd_conf.dcf_foreground)
 		dtd_daemonize();
@@ -474,6 +480,7 @@ main(int argc, char *argv[])
 	dcf.dcf_read_done = dt_fe_read_done;
 	dcf.dcf_maxmem = dtd_conf.dcf_maxmem;
 	dcf.dcf_maxopens = dtd_conf.dcf_maxopens;
+	dcf.dcf_owner = dtd_conf.dcf_uid;
 	if ((error = dt_dev_init(&dcf)) != 0)
 		dtd_fatal("cannot start the device core: %s",
 		    strerror(error));

@@ -51,18 +51,30 @@ struct dtd_conf {
 	enum dtd_profile_mode	 dcf_profile;	/* --profile */
 	uint64_t		 dcf_maxmem;	/* --max-memory, 0: RAM */
 	unsigned int		 dcf_maxopens;	/* --max-opens, 0: default */
+	bool			 dcf_unpriv;	/* not root: see dtd_unpriv.c */
+	uid_t			 dcf_uid;	/* dtd's euid, 0 as root */
+	gid_t			 dcf_ugid;	/* dtd's egid when !root */
 };
 
 extern struct dtd_conf dtd_conf;
 
 /*
- * Who may use the device: root, and with --group that group.  Everything
- * dtd publishes that only the device's users may see (the device node,
- * the kernel symbol image) takes exactly this owner, group and mode.
+ * Who may use the device: root, and with --group that group; without
+ * root, dtd's own user alone.  Everything dtd publishes that only the
+ * device's users may see (the device node, the kernel symbol image)
+ * takes exactly this owner, group and mode.
  */
+static inline uid_t
+dtd_dev_uid(void)
+{
+	return dtd_conf.dcf_uid;
+}
+
 static inline gid_t
 dtd_dev_gid(void)
 {
+	if (dtd_conf.dcf_unpriv)
+		return dtd_conf.dcf_ugid;
 	return dtd_conf.dcf_group_set ? dtd_conf.dcf_gid : 0;
 }
 
@@ -93,5 +105,13 @@ extern const struct dtd_service *const dtd_services[];
  */
 int	dt_fusefile_main(void);
 int	dt_cuse_main(void);
+
+/*
+ * Without root (dtd_unpriv.c): check the options against what an
+ * ordinary user can have, pick the per-user defaults, and say once what
+ * is unavailable.  Main thread, after the options are parsed, before
+ * anything starts; exits with a message on options that cannot work.
+ */
+void	dtd_unpriv_setup(bool device_set, bool ingest_set);
 
 #endif /* DTD_H */

@@ -21,8 +21,10 @@
  * dtd sees its system calls (and those of its children, which inherit
  * the environment).  The library is the one built beside dtrun when dtrun
  * runs from its build tree, else the one installed with it (udt_launch.h
- * says where it looks); USERDT_PRELOAD overrides both.  The socket defaults to $USERDT_SOCKET,
- * then to /run/userdt/ingest.sock.  -a turns on all-calls mode
+ * says where it looks); USERDT_PRELOAD overrides both.  The socket
+ * defaults to $USERDT_SOCKET; else, for a user other than root whose own
+ * dtd runs (dtd without root, udt_userdir.h), that dtd's socket; else
+ * /run/userdt/ingest.sock.  -a turns on all-calls mode
  * (USERDT_ALLCALLS=1, udt_sud.c): libc's own system calls too, at the
  * price of a signal per call.
  */
@@ -44,7 +46,7 @@ usage(void)
 int
 main(int argc, char *argv[])
 {
-	char lib[PATH_MAX];
+	char lib[PATH_MAX], ubuf[PATH_MAX];
 	const char *sock = NULL;
 	int ch;
 
@@ -65,6 +67,8 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (argc < 1)
 		usage();
+	if (sock == NULL)
+		sock = udt_launch_sock(NULL, ubuf, sizeof(ubuf));
 
 	if (udt_launch_lib(lib, sizeof(lib)) == -1)
 		err(1, "%s", lib);

@@ -397,23 +397,31 @@ udt_init(void)
 	udt_attach_locked(0);
 	udt_attaching = 0;
 	pthread_atfork(NULL, NULL, udt_fork_child);
-	/* After udt_fork_child: its atfork child handler runs later. */
-	udt_ptimer_init();
 	/*
-	 * Last: rewrite the system call sites that can be (udt_rw.c), then
-	 * let dispatch catch the rest (udt_sud.c).  USERDT_ALLCALLS=1
-	 * leaves every call to dispatch; USERDT_HOOKS=1 keeps to the libc
+	 * Rewrite the system call sites that can be (udt_rw.c), then let
+	 * dispatch catch the rest (udt_sud.c).  USERDT_ALLCALLS=1 leaves
+	 * every call to dispatch; USERDT_HOOKS=1 keeps to the libc
 	 * wrappers' hooks alone, as userdt did before it could see every
 	 * call.
 	 */
 	udt_rw_setup();
-	if (udt_env_is(UDT_HOOKS_ENV, "1"))
-		return;
-	if (!udt_env_is(UDT_SUD_ENV, "1"))
-		udt_rw_init();
+	if (!udt_env_is(UDT_HOOKS_ENV, "1")) {
+		if (!udt_env_is(UDT_SUD_ENV, "1"))
+			udt_rw_init();
+		/*
+		 * Nothing rewritten (the process already had threads, or
+		 * USERDT_REWRITE=0): dispatch sees every call from the
+		 * start.
+		 */
+		udt_sud_init(udt_env_is(UDT_SUD_ENV, "1") || !udt_rw_active);
+	}
 	/*
-	 * Nothing rewritten (the process already had threads, or
-	 * USERDT_REWRITE=0): dispatch sees every call from the start.
+	 * Last, the profile watcher of timer mode (a dtd without root, or
+	 * where perf is refused): it is a thread, and the rewriter works
+	 * only in a process that has one, so started earlier it left every
+	 * such tracee to dispatch, a signal per call, where vfork from a
+	 * shell lost its way back.  After udt_fork_child too: its atfork
+	 * child handler runs later.
 	 */
-	udt_sud_init(udt_env_is(UDT_SUD_ENV, "1") || !udt_rw_active);
+	udt_ptimer_init();
 }

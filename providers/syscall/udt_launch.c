@@ -15,6 +15,8 @@
  */
 
 /* Find the preload library and hand it to a program: see udt_launch.h. */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <userdt/udt_userdir.h>
 #include <userdt/udt_wire.h>
 
 #include "udt_launch.h"
@@ -143,4 +146,27 @@ udt_launch_env(const char *lib, const char *sock)
 	if (rc == 0 && sock != NULL)
 		rc = setenv(UDT_SOCKET_ENV, sock, 1);
 	return rc;
+}
+
+const char *
+udt_launch_sock(const char *dev, char *buf, size_t len)
+{
+	const char *env = getenv(UDT_SOCKET_ENV);
+	uid_t uid = geteuid();
+	struct stat st;
+
+	if (env != NULL && *env != '\0')
+		return NULL;
+	if (dev != NULL) {
+		/* dtd gives the device its own user (dt_fusefile.c). */
+		if (stat(dev, &st) != 0 || st.st_uid == 0 || st.st_uid != uid)
+			return NULL;
+	} else if (uid == 0)
+		return NULL;
+	if (udt_user_sockpath(buf, len, uid) == -1)
+		return NULL;
+	if (dev == NULL && (lstat(buf, &st) != 0 || !S_ISSOCK(st.st_mode) ||
+	    st.st_uid != uid))
+		return NULL;
+	return buf;
 }

@@ -47,4 +47,15 @@ int	udt_launch_lib(char *buf, size_t len);
  */
 int	udt_launch_env(const char *lib, const char *sock);
 
+/*
+ * The ingest socket to hand a program when nothing names one, for a dtd
+ * that runs without root (dtd(8)): NULL when $USERDT_SOCKET is set or
+ * root's default (UDT_SOCKET_DEFAULT) applies; else, in buf, our own
+ * user's default (udt_userdir.h).  dev is the device the caller traces
+ * through: one of our user's (not root's) is served by our user's dtd.
+ * Without a device (dtrun), our user's default when we are not root and
+ * a socket of ours is there.  Any caller.
+ */
+const char *udt_launch_sock(const char *dev, char *buf, size_t len);
+
 #endif /* UDT_LAUNCH_H */
