@@ -419,6 +419,8 @@ command_start(void)
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		sigprocmask(SIG_SETMASK, &omask, NULL);
+		/* The shell's loader too; said once if ptrace is refused. */
+		(void)udt_launch_trace(g_progname);
 		execl("/bin/sh", "sh", "-c", g_command, (char *)NULL);
 		fprintf(stderr, "%s: /bin/sh: %s\n", g_progname,
 		    strerror(errno));

@@ -15,7 +15,7 @@
  */
 
 /*
- * dtrun [-a] [-s socket] command [arg ...]
+ * dtrun [-aL] [-s socket] command [arg ...]
  *
  * Run a command with the syscall provider's preload library, so that
  * dtd sees its system calls (and those of its children, which inherit
@@ -26,7 +26,9 @@
  * dtd runs (dtd without root, udt_userdir.h), that dtd's socket; else
  * /run/userdt/ingest.sock.  -a turns on all-calls mode
  * (USERDT_ALLCALLS=1, udt_sud.c): libc's own system calls too, at the
- * price of a signal per call.
+ * price of a signal per call.  The calls the dynamic loader makes before
+ * the library starts are traced with ptrace until it does (udt_ltrace.c);
+ * -L leaves them out (USERDT_LOADER=0).
  */
 #include <err.h>
 #include <limits.h>
@@ -39,7 +41,7 @@
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: dtrun [-a] [-s socket] command [arg ...]\n");
+	fprintf(stderr, "usage: dtrun [-aL] [-s socket] command [arg ...]\n");
 	exit(2);
 }
 
@@ -50,10 +52,14 @@ main(int argc, char *argv[])
 	const char *sock = NULL;
 	int ch;
 
-	while ((ch = getopt(argc, argv, "+as:")) != -1) {
+	while ((ch = getopt(argc, argv, "+aLs:")) != -1) {
 		switch (ch) {
 		case 'a':
 			if (setenv("USERDT_ALLCALLS", "1", 1) == -1)
+				err(1, "environment");
+			break;
+		case 'L':
+			if (setenv(UDT_LAUNCH_LOADER_ENV, "0", 1) == -1)
 				err(1, "environment");
 			break;
 		case 's':
@@ -74,6 +80,8 @@ main(int argc, char *argv[])
 		err(1, "%s", lib);
 	if (udt_launch_env(lib, sock) == -1)
 		err(1, "environment");
+	/* Refused ptrace is said once and costs nothing else. */
+	(void)udt_launch_trace("dtrun");
 
 	execvp(argv[0], argv);
 	err(127, "%s", argv[0]);

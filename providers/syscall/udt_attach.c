@@ -379,6 +379,11 @@ udt_init(void)
 	const char *path;
 	Dl_info dli;
 
+	/*
+	 * First: the launcher traced what ran before us and lets go here;
+	 * every call after this one is ours or the program's.
+	 */
+	udt_loader_take();
 	udt_resolve_all();
 	if (dladdr((void *)udt_init, &dli) != 0)
 		dl_iterate_phdr(udt_find_text, dli.dli_fbase);
@@ -396,6 +401,8 @@ udt_init(void)
 	/* Nothing old to unmap yet. */
 	udt_attach_locked(0);
 	udt_attaching = 0;
+	/* Hooks mode records what the program asks of libc, no more. */
+	udt_loader_replay(!udt_env_is(UDT_HOOKS_ENV, "1"));
 	pthread_atfork(NULL, NULL, udt_fork_child);
 	/*
 	 * Rewrite the system call sites that can be (udt_rw.c), then let

@@ -27,6 +27,8 @@
 
 /* Names the library to use, overriding the search. */
 #define UDT_LAUNCH_ENV	"USERDT_PRELOAD"
+/* "0": the launchers leave the loader's calls alone (dtrun -L). */
+#define UDT_LAUNCH_LOADER_ENV	"USERDT_LOADER"
 
 /*
  * The preload library's path into buf: $USERDT_PRELOAD when set and not
@@ -57,5 +59,18 @@ int	udt_launch_env(const char *lib, const char *sock);
  * a socket of ours is there.  Any caller.
  */
 const char *udt_launch_sock(const char *dev, char *buf, size_t len);
+
+/*
+ * Have the loader's calls of the image this process is about to exec
+ * recorded (udt_ltrace.c, udt_lrec.h): a tracer process follows it with
+ * ptrace from the execve to the preload library's start and hands them
+ * to the library.  Call it last before execve(2), after udt_launch_env()
+ * and with the signal dispositions and mask the program gets.  0 when
+ * the tracer is in place; -1 when ptrace is refused, said once on
+ * stderr with prog's name: the program then runs as it would without;
+ * -1 too, silently, when UDT_LAUNCH_LOADER_ENV is "0".
+ * Sets or clears UDT_LREC_ENV in this process's environment.
+ */
+int	udt_launch_trace(const char *prog);
 
 #endif /* UDT_LAUNCH_H */

@@ -100,6 +100,23 @@ void		udt_resolve_all(void) UDT_HIDDEN;
 void	udt_emit(unsigned int probe, unsigned int en, const long *args,
 	    int isret, long rv, int error) UDT_HIDDEN;
 
+/*
+ * Record a call the launcher saw before the library ran (udt_lrec.h,
+ * udt_loader.c) as probe, with enable byte en.  The constructor only.
+ */
+struct udt_lrec;
+void	udt_emit_lrec(const struct udt_lrec *, unsigned int probe,
+	    unsigned int en) UDT_HIDDEN;
+
+/*
+ * The launcher's handover (udt_loader.c).  udt_loader_take(): first
+ * thing in the constructor, takes the loader's calls the launcher kept.
+ * udt_loader_replay(rec): once attached, records those enabled (when rec
+ * is not 0), frees them.
+ */
+void	udt_loader_take(void) UDT_HIDDEN;
+void	udt_loader_replay(int) UDT_HIDDEN;
+
 /* The thread's comm changed (prctl, pthread_setname_np): refetch. */
 void	udt_comm_invalidate(void) UDT_HIDDEN;
 

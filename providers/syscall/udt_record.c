@@ -48,6 +48,8 @@
 
 #include "systab.h"
 #include "udt_preload.h"
+#include "udt_lrec.h"
+#include "udt_str.h"
 #include "udt_sys.h"
 #include "../profile/udt_prof.h"
 
@@ -220,68 +222,25 @@ udt_peek(int tid, uintptr_t a, unsigned char *buf, size_t want)
 /*
  * Fill area (UDT_STR_SIZE bytes, zeroed) with the string arguments of
  * systab entry se as dtvar.h lays them out (DTEVT_STRINGS): each read
- * once with room for the whole area, then the space shared so that
- * strings shorter than an equal share keep all of theirs and the longer
- * ones split the rest.  Returns the number of strings.
+ * once with room for the whole area, then packed (udt_str.h).  Returns
+ * the number of strings.
  */
 static unsigned int
 udt_strings(int tid, const struct systab_ent *se, const long *args,
     unsigned char *area)
 {
-	unsigned char buf[3][UDT_STR_SIZE];
-	size_t len[3], cap, budget, nleft, got;
-	unsigned int argn[3], flags[3], n = 0, i, a;
-	unsigned char *p = area;
-	int changed;
+	struct udt_str_in in[3];
+	unsigned int n = 0, a;
 
 	for (a = 0; a < se->se_nargs && n < 3; a++) {
 		if (!(se->se_strargs & (1u << a)))
 			continue;
-		/* Room for one string alone, and one byte to see its end. */
-		got = udt_peek(tid, (uintptr_t)args[a], buf[n],
-		    UDT_STR_SIZE - DTEV_STR_HDR);
-		len[n] = 0;
-		while (len[n] < got && buf[n][len[n]] != '\0')
-			len[n]++;
-		if (len[n] < got)
-			flags[n] = 0;
-		else if (got == UDT_STR_SIZE - DTEV_STR_HDR)
-			flags[n] = DTEV_STR_TRUNC;
-		else
-			flags[n] = DTEV_STR_FAULT;
-		argn[n++] = a;
+		in[n].si_arg = a;
+		in[n].si_got = udt_peek(tid, (uintptr_t)args[a], in[n].si_buf,
+		    UDT_STR_WANT);
+		n++;
 	}
-	if (n == 0)
-		return 0;
-	/* Each entry: header, bytes, NUL; shares of what is left. */
-	budget = UDT_STR_SIZE - n * (DTEV_STR_HDR + 1);
-	nleft = n;
-	cap = budget / nleft;
-	do {
-		size_t b = budget, k = n;
-
-		changed = 0;
-		for (i = 0; i < n; i++)
-			if (len[i] < cap) {
-				b -= len[i];
-				k--;
-			}
-		if (k > 0 && b / k != cap) {
-			cap = b / k;
-			changed = 1;
-		}
-	} while (changed);
-	for (i = 0; i < n; i++) {
-		if (len[i] > cap) {
-			len[i] = cap;
-			flags[i] = DTEV_STR_TRUNC;
-		}
-		p[0] = (unsigned char)((argn[i] + 1) | flags[i]);
-		p[1] = (unsigned char)len[i];
-		__builtin_memcpy(p + DTEV_STR_HDR, buf[i], len[i]);
-		p[DTEV_STR_HDR + len[i]] = '\0';
-		p += DTEV_STR_HDR + len[i] + 1;
-	}
+	udt_str_pack(in, n, area);
 	return n;
 }
 
@@ -430,6 +389,69 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	    (head_next & mask) * UDT_SLOT_SIZE);
 	udt_prefetchw(rec);
 	udt_prefetchw((char *)rec + 64);
+out:
+	udt_nest_leave(t, depth);
+}
+
+/*
+ * A call the launcher saw the loader make before this library ran
+ * (udt_lrec.h), recorded as udt_emit() records a call of our own, with
+ * the launcher's stamps, tid and cpu, and no user stack (the launcher
+ * takes none).  en: the probe's enable byte.  The constructor's thread,
+ * before any other of ours exists.
+ */
+void
+udt_emit_lrec(const struct udt_lrec *lr, unsigned int probe, unsigned int en)
+{
+	struct udt_thread *t = &udt_thread;
+	struct udt_ring_hdr *r;
+	struct udt_rec *rec;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	uint64_t head, mask;
+	int depth, str;
+
+	if ((r = udt_rec_enter(t, probe, sp, &depth)) == NULL)
+		goto out;
+	str = (en & UDT_EN_STR) && (lr->lr_flags & UDT_LR_STR) &&
+	    !(lr->lr_flags & UDT_LR_RET);
+	mask = r->rh_nslots - 1;
+	if (str) {
+		struct udt_rec_str *rs;
+
+		if ((rec = udt_rec_reserve2(t, r, probe, &head)) == NULL)
+			goto out;
+		rs = (struct udt_rec_str *)(void *)((char *)r +
+		    UDT_RING_HDRSIZE + ((head + 1) & mask) * UDT_SLOT_SIZE);
+		rs->us_probe = (uint16_t)probe;
+		rs->us_flags = UDT_R_STRDATA;
+		__builtin_memcpy(rs->us_str, lr->lr_str, UDT_STR_SIZE);
+		__atomic_store_n(&rs->us_seq, head + 2, __ATOMIC_RELEASE);
+	} else if ((rec = udt_rec_reserve(t, r, probe, &head)) == NULL)
+		goto out;
+	rec->ur_probe = (uint16_t)probe;
+	rec->ur_flags = str ? UDT_R_STR : 0;
+	rec->ur_nframes = 0;
+	rec->ur_cpu = lr->lr_cpu;
+	rec->ur_tid = lr->lr_tid;
+	rec->ur_sec = lr->lr_sec;
+	rec->ur_nsec = lr->lr_nsec;
+	rec->ur_error = 0;
+	if (lr->lr_flags & UDT_LR_RET) {
+		rec->ur_flags |= UDT_R_RET;
+		rec->ur_args[0] = lr->lr_args[0];
+		rec->ur_args[1] = 0;
+		rec->ur_error = lr->lr_error;
+	} else if (en & DTEVT_FUNCARGS) {
+		rec->ur_flags |= UDT_R_ARGS;
+		__builtin_memcpy(rec->ur_args, lr->lr_args,
+		    sizeof(rec->ur_args));
+	}
+	if (en & DTEVT_EXECNAME) {
+		rec->ur_flags |= UDT_R_COMM;
+		__builtin_memcpy(rec->ur_comm, lr->lr_comm, UDT_COMMLEN);
+		rec->ur_comm[UDT_COMMLEN - 1] = '\0';
+	}
+	udt_rec_commit(t, rec, head);
 out:
 	udt_nest_leave(t, depth);
 }

@@ -17,19 +17,33 @@
 syscall_coverage.py DTD BTRACE PRELOAD SYSCALLS.TSV: the default mode's
 entry events, per thread and system call, against strace's count of the
 same run.  btrace -c runs strace untraced, and strace runs `env
-LD_PRELOAD=PRELOAD sh -c CMD`: the commands run once, seen by both.  Every call strace sees must arrive exactly once,
-but for two kinds, each named:
+LD_PRELOAD=PRELOAD sh -c CMD`: the commands run once, seen by both.  Every
+call strace sees must arrive exactly once, but for two kinds, each named:
 
   loader   what a process image does before the preload library starts
-           (the dynamic loader's opens and maps): the calls strace sees
+           (the dynamic loader's opens and maps, and the constructors of
+           the libraries initialised before ours): the calls strace sees
            in an image before the first one made from the library's
-           constructor (udt_init in the stack).
+           constructor (udt_init in the stack).  Here they cannot arrive:
+           the launcher catches them by tracing the image with ptrace,
+           and a process has one tracer, strace.  So a second check runs
+           each command again under btrace -c alone and asks for them.
   ours     the library's own calls (its constructor, attaching a fork
-           child to dtd): innermost frame in libuserdt-preload.so, in a
-           function that is not one making a call of the program; and the
-           rt_sigreturn that ends each SIGSYS of Syscall User Dispatch
-           (strace shows the signal; the program's own calls it caught
-           are counted as the program's).
+           child to dtd, taking the loader's calls from the launcher):
+           innermost frame in libuserdt-preload.so, in a function that
+           is not one making a call of the program; and the rt_sigreturn
+           that ends each SIGSYS of Syscall User Dispatch (strace shows
+           the signal; the program's own calls it caught are counted as
+           the program's).
+
+The second check, per command: the launcher covers the image btrace -c
+starts, the shell (images the shell execs later are not covered: their
+loaders are still missed, outside the counts of the first check).  The
+shell's loader as strace saw it in the first run, from its execve to its
+library's constructor, must arrive in the second: each path the loader
+opened, as often, and for each call at least as many entries as the
+loader made (the shell's own calls add to them).  Of the launcher's pid,
+identified by its execve entry, which carries the launcher's comm.
 
 Prints one line a check and `N passed, N failed`.
 """
@@ -94,8 +108,11 @@ FRAME = re.compile(r"^ > (\S*?)\((\w*)")
 
 def strace_counts(files):
     """{tid: {linux name: count}} of the program's calls, and the
-    loader's and ours, from strace -ff -k output files (one a thread)."""
-    prog, loader, ours = {}, {}, {}
+    loader's and ours, from strace -ff -k output files (one a thread);
+    and for each thread the loader segments of images that started the
+    library: [({linux name: count}, {opened path: count})], in order."""
+    prog, loader, ours, segs = {}, {}, {}, {}
+    top = None
     for path in files:
         pid = int(path.rsplit(".", 1)[1])
         calls = []			# [name, result, frames]
@@ -118,7 +135,11 @@ def strace_counts(files):
         # The first thread strace starts: its first lines are strace's
         # own exec of the command (over $PATH), before any image of ours.
         state = "launch" if calls and calls[0][0] == "execve" else "prog"
+        # strace's own exec of env, which execs the shell.
+        if state == "launch" and calls[0][1].startswith('execve("/usr/bin/env"'):
+            top = pid
         pend = 0
+        seg = None			# the image's loader so far
         for name, line, frames in calls:
             if name == "":
                 pend += 1
@@ -134,6 +155,14 @@ def strace_counts(files):
                 mine = True
             if in_init:
                 state = "prog"
+                if seg is not None:
+                    segs.setdefault(pid, []).append(seg)
+                    seg = None
+            if seg is not None and not mine:
+                seg[0][name] = seg[0].get(name, 0) + 1
+                m = re.match(r'^openat\([^,]*, "([^"]*)"', line)
+                if m:
+                    seg[1][m.group(1)] = seg[1].get(m.group(1), 0) + 1
             if in_init or mine:
                 kind = ours
             elif state in ("launch", "loader"):
@@ -146,7 +175,53 @@ def strace_counts(files):
             if name in ("execve", "execveat") and re.search(r"\) += 0$",
                                                             line.rstrip()):
                 state = "loader"
-    return prog, loader, ours
+                seg = ({name: 1}, {})
+    return prog, loader, ours, segs.get(top, [])
+
+
+def loader_check(btrace, env, work, what, cmd, shseg):
+    """The second check (see above): the shell's loader, as strace saw
+    it in shseg[0], under btrace -c alone."""
+    if not check(len(shseg) > 0, "%s: strace saw the shell's loader" % what):
+        return
+    calls, paths = shseg[0]
+    bt = subprocess.run([btrace, "-c", cmd, work + "/loader.bt"], env=env,
+                        capture_output=True, text=True, timeout=300)
+    if not check(bt.returncode == 0 and "cannot trace" not in bt.stderr,
+                 "%s: btrace -c alone ran, the launcher traced (%s)" %
+                 (what, bt.stderr.strip()[:200])):
+        return
+    got, opened, launched = {}, {}, None
+    for line in bt.stdout.splitlines():
+        m = re.match(r"^@\[(\d+), syscall:(\w+):entry\]: (\d+)$", line)
+        if m:
+            got.setdefault(int(m.group(1)), {})[m.group(2)] = \
+                int(m.group(3))
+        m = re.match(r"^@o\[(\d+), (.*)\]: (\d+)$", line)
+        if m:
+            opened.setdefault(int(m.group(1)), {})[m.group(2)] = \
+                int(m.group(3))
+        # The launcher's execve entry: the comm of the image it replaced.
+        m = re.match(r"^@x\[(\d+), btrace\]: \d+$", line)
+        if m:
+            launched = int(m.group(1))
+    if not check(launched is not None, "%s: the shell's execve arrived, "
+                 "from the launcher" % what):
+        return
+    names = probe_names.cache
+    diffs = []
+    for name, n in sorted(calls.items()):
+        pn = names.get(name, name)
+        have = got.get(launched, {}).get(pn, 0)
+        if have < n:
+            diffs.append("%s: loader %d, btrace %d" % (pn, n, have))
+    for path, n in sorted(paths.items()):
+        have = opened.get(launched, {}).get(path, 0)
+        if have != n:
+            diffs.append("openat %s: loader %d, btrace %d" % (path, n, have))
+    check(not diffs, "%s: the shell's loader, %d calls, %d paths opened, "
+          "all seen%s" % (what, sum(calls.values()), len(paths),
+                          "".join("\n    " + x for x in diffs[:20])))
 
 
 def main():
@@ -156,6 +231,7 @@ def main():
     dtd, btrace, preload, tsv = sys.argv[1:]
     preload = os.path.abspath(preload)
     names = probe_names(tsv)
+    probe_names.cache = names
     work = tempfile.mkdtemp(prefix="udt-coverage.")
     dev, sock = work + "/dt", work + "/ingest.sock"
 
@@ -191,6 +267,15 @@ def main():
             script.append("%s { @[tid, probe] = count(); }" % p)
         with open(work + "/all.bt", "w") as f:
             f.write("\n".join(script) + "\n")
+        # One rule a probe: the paths and the launcher's comm join in.
+        extra = {"syscall:openat:entry": " @o[pid, str(arg1)] = count();",
+                 "syscall:execve:entry": " @x[pid, comm] = count();"}
+        with open(work + "/loader.bt", "w") as f:
+            for line in script:
+                p = line.split(" ", 1)[0]
+                f.write(line.replace(" }", extra.get(p, "") + " }", 1)
+                        if p in extra else line)
+                f.write("\n")
         for what, cmd in COMMANDS:
             cmd = cmd.format(work=work)
             sdir = tempfile.mkdtemp(dir=work)
@@ -212,7 +297,7 @@ def main():
                     got.setdefault(int(m.group(1)), {})[m.group(2)] = \
                         int(m.group(3))
             files = [os.path.join(sdir, f) for f in os.listdir(sdir)]
-            prog, loader, ours = strace_counts(files)
+            prog, loader, ours, shseg = strace_counts(files)
             diffs, total, nload, nours = [], 0, 0, 0
             for pid in prog:
                 want = {}
@@ -234,6 +319,7 @@ def main():
                   "%d the loader's, %d the library's own)%s" % (
                       what, total, len(prog), nload, nours,
                       "".join("\n    " + x for x in diffs[:20])))
+            loader_check(btrace, env, work, what, cmd, shseg)
     finally:
         d.terminate()
         d.wait()

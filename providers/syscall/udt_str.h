@@ -1,0 +1,100 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The string area of an event (DTEVT_STRINGS, dtvar.h), laid out the
+ * same by the preload library's hooks (udt_record.c) and by the launcher
+ * for the loader's calls (udt_ltrace.c): each reads the strings its own
+ * way, this packs them.  No state, no system call: any context.
+ */
+#ifndef UDT_STR_H
+#define UDT_STR_H
+
+#include <stddef.h>
+
+#include <dev/dt/dtvar.h>
+#include <userdt/udt_wire.h>
+
+/* Bytes to read for one string: room for it alone and one to see its end. */
+#define UDT_STR_WANT	(UDT_STR_SIZE - DTEV_STR_HDR)
+
+/* One string argument as read: si_got bytes of si_buf are the process's. */
+struct udt_str_in {
+	unsigned int	si_arg;			/* argument number */
+	size_t		si_got;			/* <= UDT_STR_WANT */
+	unsigned char	si_buf[UDT_STR_SIZE];
+};
+
+/*
+ * Fill area (UDT_STR_SIZE bytes, zeroed) with n (<= 3) strings: the
+ * space shared so that strings shorter than an equal share keep all of
+ * theirs and the longer ones split the rest.  A string with no NUL in
+ * what was read is cut (all UDT_STR_WANT bytes were readable) or
+ * unreadable past its bytes (the read stopped early).
+ */
+static inline void
+udt_str_pack(const struct udt_str_in *in, unsigned int n,
+    unsigned char *area)
+{
+	size_t len[3], cap, budget;
+	unsigned int flags[3], i;
+	unsigned char *p = area;
+	int changed;
+
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++) {
+		len[i] = 0;
+		while (len[i] < in[i].si_got && in[i].si_buf[len[i]] != '\0')
+			len[i]++;
+		if (len[i] < in[i].si_got)
+			flags[i] = 0;
+		else if (in[i].si_got == UDT_STR_WANT)
+			flags[i] = DTEV_STR_TRUNC;
+		else
+			flags[i] = DTEV_STR_FAULT;
+	}
+	/* Each entry: header, bytes, NUL; shares of what is left. */
+	budget = UDT_STR_SIZE - n * (DTEV_STR_HDR + 1);
+	cap = budget / n;
+	do {
+		size_t b = budget, k = n;
+
+		changed = 0;
+		for (i = 0; i < n; i++)
+			if (len[i] < cap) {
+				b -= len[i];
+				k--;
+			}
+		if (k > 0 && b / k != cap) {
+			cap = b / k;
+			changed = 1;
+		}
+	} while (changed);
+	for (i = 0; i < n; i++) {
+		if (len[i] > cap) {
+			len[i] = cap;
+			flags[i] = DTEV_STR_TRUNC;
+		}
+		p[0] = (unsigned char)((in[i].si_arg + 1) | flags[i]);
+		p[1] = (unsigned char)len[i];
+		__builtin_memcpy(p + DTEV_STR_HDR, in[i].si_buf, len[i]);
+		p[DTEV_STR_HDR + len[i]] = '\0';
+		p += DTEV_STR_HDR + len[i] + 1;
+	}
+}
+
+#endif /* UDT_STR_H */
