@@ -548,8 +548,18 @@ dt_prov_tp_stop(struct dt_pcb *dp)
 	dt_tp_count(dp, -1);
 }
 
+/* Every open is closed: stop the reader, and say what it saw. */
 static void
 dt_prov_tp_fini(void)
 {
+	struct dt_tpev_stats st;
+
 	dt_tpev_shutdown();
+	dt_tpev_stats(&st);
+	if (st.tps_records > 0 || st.tps_lost > 0)
+		fprintf(stderr, "dtd: tracepoint: %llu records, %llu lost by "
+		    "perf, %llu reader wakeups\n",
+		    (unsigned long long)st.tps_records,
+		    (unsigned long long)st.tps_lost,
+		    (unsigned long long)st.tps_wakeups);
 }

@@ -47,7 +47,7 @@
 #include "dt_clock.h"
 #include "dt_tp_perf.h"
 
-#define DT_TPEV_PAGES		32	/* data pages per CPU, power of 2 */
+#define DT_TPEV_PAGES		128	/* data pages per CPU, power of 2 */
 #define DT_TPEV_FLUSH_MS	20	/* drain at least this often */
 #define DT_TPEV_MAXSTACK	64	/* frames perf walks per record */
 #define DT_TPEV_MAXEVENTS	64
@@ -57,7 +57,7 @@ struct dt_tpev;
 /* One CPU's perf event: what epoll hands back. */
 struct dt_tpev_cpu {
 	struct dt_tpev		*tpc_ev;	/* [I] */
-	int			 tpc_fd;	/* [I] -1: CPU offline */
+	int			 tpc_fd;	/* [t] -1: offline or closed */
 	struct perf_event_mmap_page *tpc_meta;	/* [I] */
 };
 
@@ -512,11 +512,8 @@ dt_tpev_close(struct dt_tpev *ev)
 {
 	struct dt_tpev **evp;
 	unsigned int i;
+	int fd;
 
-	for (i = 0; i < ev->tpe_ncpu; i++)
-		if (ev->tpe_cpus[i].tpc_fd != -1)
-			ioctl(ev->tpe_cpus[i].tpc_fd, PERF_EVENT_IOC_DISABLE,
-			    0);
 	pthread_mutex_lock(&dt_tpev_mtx);
 	for (evp = &dt_tpev_live; *evp != NULL; evp = &(*evp)->tpe_next)
 		if (*evp == ev) {
@@ -528,10 +525,19 @@ dt_tpev_close(struct dt_tpev *ev)
 		dt_tpev_release(ev);
 		return;
 	}
-	for (i = 0; i < ev->tpe_ncpu; i++)
-		if (ev->tpe_cpus[i].tpc_fd != -1)
-			epoll_ctl(dt_tpev_epfd, EPOLL_CTL_DEL,
-			    ev->tpe_cpus[i].tpc_fd, NULL);
+	/*
+	 * The descriptors go now, so that a stopped probe holds no perf
+	 * event a moment later; the reader only reads the mappings, which
+	 * keep the disabled events' buffers until it has drained them.
+	 */
+	for (i = 0; i < ev->tpe_ncpu; i++) {
+		if ((fd = ev->tpe_cpus[i].tpc_fd) == -1)
+			continue;
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		epoll_ctl(dt_tpev_epfd, EPOLL_CTL_DEL, fd, NULL);
+		close(fd);
+		ev->tpe_cpus[i].tpc_fd = -1;
+	}
 	ev->tpe_next = dt_tpev_dead;
 	dt_tpev_dead = ev;
 	dt_tpev_kick();
