@@ -113,8 +113,8 @@ keep_own(const struct dt_evt *ev, pid_t target)
 
 /*
  * Things that fire every probe tp_run() may enable, done on CPU cpu
- * by this process: a sleep (switch, wakeup), a system call, a fork, a
- * fault on a fresh page.
+ * by this process: a sleep (switch, wakeup), a system call, a fork and
+ * an exec, a fault on a fresh page.
  */
 static void
 tp_mark(int cpu)
@@ -127,8 +127,11 @@ tp_mark(int cpu)
 	pin(cpu);
 	nanosleep(&ms1, NULL);
 	(void)getppid();
-	if ((kid = fork()) == 0)
-		_exit(0);
+	/* The child execs, for sched:process_exec. */
+	if ((kid = fork()) == 0) {
+		execl(tp_target, tp_target, "sleep", "0", "0", (char *)NULL);
+		_exit(127);
+	}
 	if (kid > 0)
 		waitpid(kid, NULL, 0);
 	p = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE,
