@@ -531,8 +531,12 @@ rules_setup(int fd, int *halt)
 			bp->bp_req.dtrq_pbn = pi->dtpi_pbn;
 			bp->bp_req.dtrq_nsecs = bp->bp_nsecs;
 			bp->bp_req.dtrq_evtflags = r->br_evtflags;
-			/* userdt's strings: syscall probes only (dtvar.h). */
-			if (strcmp(bp->bp_prov, "syscall") != 0)
+			/*
+			 * userdt's strings: syscall and tracepoint probes
+			 * only (dtvar.h).
+			 */
+			if (strcmp(bp->bp_prov, "syscall") != 0 &&
+			    strcmp(bp->bp_prov, "tracepoint") != 0)
 				bp->bp_req.dtrq_evtflags &= ~(uint64_t)
 				    DTEVT_STRINGS;
 			if (g_verbose > 1)

@@ -172,11 +172,13 @@ void	dt_pcb_count_dropevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
 
 /*
  * Provider init functions, called by dt_dev_init() in this order, which
- * is therefore the pbn order: profile, interval, syscall, ...  Each
+ * is therefore the pbn order: profile, interval, syscall, tracepoint
+ * (dt(4)'s order).  Each
  * returns the number of probes it registered or -1 with errno set.
  */
 int	dt_prov_profile_init(void);
 int	dt_prov_interval_init(void);
 int	dt_prov_syscall_init(void);
+int	dt_prov_tracepoint_init(void);
 
 #endif /* DT_PROV_H */

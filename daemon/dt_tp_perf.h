@@ -1,0 +1,91 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The tracepoint provider's perf side: one Linux tracepoint opened on
+ * every CPU (PERF_TYPE_TRACEPOINT, the tracefs id), its records drained
+ * by one reader thread and handed, decoded into a dt_tp_sample, to the
+ * provider's callback.  perf wakes the reader when a CPU's buffer is a
+ * quarter full (a watermark, not an event count), and the reader drains
+ * every open event every DT_TPEV_FLUSH_MS as well so that a slow event
+ * still arrives promptly.  Nothing runs while no event is open.
+ *
+ * Locks used to protect struct members in this file:
+ *	[I]	immutable after dt_tpev_open()
+ *	[t]	dt_tpev_mtx: the live and dead lists, the reader's lifecycle
+ *	[R]	the reader thread only
+ *	[a]	atomic operations
+ */
+#ifndef DT_TP_PERF_H
+#define DT_TP_PERF_H
+
+#include <sys/types.h>
+
+#include <stdint.h>
+
+/* One record of an event, as the provider's callback sees it. */
+struct dt_tp_sample {
+	unsigned int	 ts_cpu;
+	pid_t		 ts_pid;	/* current's tgid, 0 when idle */
+	pid_t		 ts_tid;
+	uint64_t	 ts_ns;		/* CLOCK_REALTIME */
+	const uint64_t	*ts_kpc;	/* kernel frames, innermost first */
+	unsigned int	 ts_nk;
+	const uint64_t	*ts_upc;	/* user frames */
+	unsigned int	 ts_nu;
+	const void	*ts_raw;	/* the tracepoint's record */
+	size_t		 ts_rawlen;
+	uint64_t	 ts_lost;	/* > 0: only a count of lost records */
+};
+
+/*
+ * Called by the reader thread, inside rcu_read_lock(), for each record
+ * of an event, in order per CPU.  The sample's memory lasts the call.
+ */
+typedef void	(*dt_tpev_fn)(void *arg, const struct dt_tp_sample *);
+
+struct dt_tpev;
+
+/*
+ * Open tracepoint id on every CPU, with kernel and/or user callchains
+ * as evtflags' DTEVT_KSTACK/DTEVT_USTACK say, and start feeding fn.
+ * Returns the event, or NULL with *error set (EACCES/EPERM: refused;
+ * ENOENT: no such id).  CPUs that are offline are skipped.  Any thread,
+ * never waits for the reader; starts it on first use.
+ */
+struct dt_tpev	*dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn,
+		    void *arg, int *error);
+
+/*
+ * Stop the event: disarm it now, and let the reader hand fn what the
+ * buffers still hold and free it between two rounds.  Any thread, never
+ * waits for the reader; fn may still be called for it until the reader
+ * reaps it, so fn's arg must outlive that (the provider's are static).
+ */
+void	dt_tpev_close(struct dt_tpev *);
+
+/* Stop the reader and free every event; at shutdown, idempotent. */
+void	dt_tpev_shutdown(void);
+
+/* Counters since start, for the benchmark and the log.  [a] */
+struct dt_tpev_stats {
+	uint64_t	tps_records;	/* samples handed to callbacks */
+	uint64_t	tps_lost;	/* records perf lost */
+	uint64_t	tps_wakeups;	/* reader rounds */
+};
+void	dt_tpev_stats(struct dt_tpev_stats *);
+
+#endif /* DT_TP_PERF_H */

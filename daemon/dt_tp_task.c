@@ -1,0 +1,146 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The thread cache of dt_tp_task.h.  A slot per tid hash; the process
+ * of a thread does not change while it lives, its name does (prctl,
+ * exec), so names are re-read from /proc after a second unless a record
+ * brought a fresher one.
+ *
+ * Locks used to protect the globals in this file:
+ *	[R]	the tracepoint reader thread
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dev/dt/dtvar.h>
+
+#include "dt_clock.h"
+#include "dt_tp_task.h"
+
+#define DT_TP_TASKSLOTS	8192		/* power of 2 */
+#define DT_TP_COMMTTL	1000000000ULL	/* ns a name is trusted */
+
+struct dt_tp_task {
+	pid_t		tt_tid;			/* [R] 0: empty */
+	pid_t		tt_tgid;		/* [R] */
+	uint64_t	tt_stamp;		/* [R] name's age, 0: none */
+	char		tt_comm[DTMAXCOMLEN];	/* [R] */
+};
+
+static struct dt_tp_task dt_tp_tasks[DT_TP_TASKSLOTS];	/* [R] */
+
+static struct dt_tp_task *
+dt_tp_task_slot(pid_t tid)
+{
+	return &dt_tp_tasks[(unsigned int)tid & (DT_TP_TASKSLOTS - 1)];
+}
+
+void
+dt_tp_task_note(pid_t tid, pid_t tgid, const char *comm)
+{
+	struct dt_tp_task *t = dt_tp_task_slot(tid);
+
+	if (tid <= 0)
+		return;
+	if (t->tt_tid != tid || t->tt_tgid != tgid) {
+		t->tt_tid = tid;
+		t->tt_tgid = tgid;
+		t->tt_stamp = 0;
+	}
+	if (comm != NULL) {
+		strncpy(t->tt_comm, comm, DTMAXCOMLEN - 1);
+		t->tt_comm[DTMAXCOMLEN - 1] = '\0';
+		t->tt_stamp = dt_clock_ns(CLOCK_MONOTONIC);
+	}
+}
+
+/* Fill t for tid from /proc/TID/status: Name and Tgid.  0 or -1. */
+static int
+dt_tp_task_read(struct dt_tp_task *t, pid_t tid)
+{
+	char path[64], buf[1024], *p, *e;
+	ssize_t n;
+	size_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nTgid:\t")) == NULL)
+		return -1;
+	t->tt_tid = tid;
+	t->tt_tgid = (pid_t)atoi(p + 7);
+	memset(t->tt_comm, 0, sizeof(t->tt_comm));
+	if (strncmp(buf, "Name:\t", 6) == 0) {
+		p = buf + 6;
+		e = strchr(p, '\n');
+		len = e != NULL ? (size_t)(e - p) : strlen(p);
+		if (len > DTMAXCOMLEN - 1)
+			len = DTMAXCOMLEN - 1;
+		memcpy(t->tt_comm, p, len);
+	}
+	t->tt_stamp = dt_clock_ns(CLOCK_MONOTONIC);
+	return 0;
+}
+
+pid_t
+dt_tp_task_tgid(pid_t tid)
+{
+	struct dt_tp_task *t = dt_tp_task_slot(tid);
+
+	if (tid <= 0)
+		return 0;
+	if (t->tt_tid == tid)
+		return t->tt_tgid;
+	if (dt_tp_task_read(t, tid) == 0)
+		return t->tt_tgid;
+	return tid;
+}
+
+void
+dt_tp_task_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm)
+{
+	struct dt_tp_task *t = dt_tp_task_slot(tid);
+
+	memset(comm, 0, DTMAXCOMLEN);
+	if (tid == 0) {
+		snprintf(comm, DTMAXCOMLEN, "idle%u", cpu);
+		return;
+	}
+	if (t->tt_tid != tid || t->tt_tgid != pid || t->tt_stamp == 0 ||
+	    dt_clock_ns(CLOCK_MONOTONIC) - t->tt_stamp > DT_TP_COMMTTL) {
+		if (dt_tp_task_read(t, tid) != 0) {
+			/* Gone: no name rather than a stale one. */
+			t->tt_tid = tid;
+			t->tt_tgid = pid;
+			memset(t->tt_comm, 0, sizeof(t->tt_comm));
+			t->tt_stamp = dt_clock_ns(CLOCK_MONOTONIC);
+			return;
+		}
+	}
+	memcpy(comm, t->tt_comm, DTMAXCOMLEN);
+}

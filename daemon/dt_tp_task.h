@@ -1,0 +1,44 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * What the tracepoint provider knows of Linux threads that a record does
+ * not say: the process (tgid) of a thread named in a field (the task a
+ * wakeup wakes, the next task of a switch), and the name of the thread
+ * an event happened in.  A small cache in front of /proc, fed by what
+ * records do say.
+ *
+ * Every function here is for the perf reader thread only ([R]).
+ */
+#ifndef DT_TP_TASK_H
+#define DT_TP_TASK_H
+
+#include <sys/types.h>
+
+/* Record that thread tid belongs to process tgid, named comm (or NULL). */
+void	dt_tp_task_note(pid_t tid, pid_t tgid, const char *comm);
+
+/* The process of thread tid; tid itself when /proc no longer knows it. */
+pid_t	dt_tp_task_tgid(pid_t tid);
+
+/*
+ * The name of thread tid of pid into comm (DTMAXCOMLEN bytes, padded
+ * with NULs): "idleN" for CPU N's idle task (tid 0), as OpenBSD names
+ * its idle threads; "" once the thread is gone.
+ */
+void	dt_tp_task_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm);
+
+#endif /* DT_TP_TASK_H */

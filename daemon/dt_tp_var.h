@@ -1,0 +1,125 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * What the tracepoint provider's files share (dt_prov_tp.c: sources,
+ * probes, the perf callback; dt_tp_obsd.c: OpenBSD's names and their
+ * decoders).  Private to the provider.
+ *
+ * Locks used to protect struct members in this file:
+ *	[I]	immutable after dt_prov_tracepoint_init()
+ *	[K]	the core's configuration lock (the dtpv_* callbacks)
+ *	[R]	the perf reader thread, inside rcu_read_lock()
+ */
+#ifndef DT_TP_VAR_H
+#define DT_TP_VAR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dt_prov.h"
+#include "dt_tp_perf.h"
+#include "dt_tracefs.h"
+
+#define DT_TP_MAXSRCS	64
+#define DT_TP_SRCPROBES	8	/* probes one source feeds */
+#define DT_TP_PROBESRCS	3	/* sources one probe feeds on */
+#define DT_TP_SRCFIELDS	6	/* fields a decoder names */
+
+#define DT_TP_MAXOBSD	32	/* OpenBSD mappings at most */
+
+struct dt_tp_probe;
+
+/* One Linux tracepoint and the probes it feeds. */
+struct dt_tp_src {
+	char			 tps_sys[DT_TP_NAMELEN];	/* [I] */
+	char			 tps_event[DT_TP_NAMELEN];	/* [I] */
+	struct dt_tp_format	 tps_fmt;	/* [I] */
+	/* [I] fields the OpenBSD decoders read, by their index */
+	const struct dt_tp_field *tps_f[DT_TP_SRCFIELDS];
+	struct dt_tp_probe	*tps_probes[DT_TP_SRCPROBES];	/* [I] */
+	unsigned int		 tps_nprobes;	/* [I] */
+	struct dt_tpev		*tps_ev;	/* [K] open while tps_nrec */
+	uint64_t		 tps_evflags;	/* [K] stacks tps_ev walks */
+	unsigned int		 tps_nrec;	/* [K] started pcbs */
+	unsigned int		 tps_nk, tps_nu; /* [K] of which want stacks */
+	int			 tps_lasterr;	/* [K] last error logged */
+};
+
+/*
+ * Build the event of probe tpp from a sample of src into ev, whose
+ * identity, time and stacks are already the sample's.  Returns false
+ * when this sample is not an event of the probe.  [R].
+ */
+typedef bool	(*dt_tp_decode_fn)(const struct dt_tp_probe *,
+		    const struct dt_tp_src *, const struct dt_tp_sample *,
+		    struct dt_evt *);
+
+struct dt_tp_probe {
+	struct dt_probe		*tpp_dtp;	/* [I] */
+	dt_tp_decode_fn		 tpp_decode;	/* [I] NULL: fields in order */
+	struct dt_tp_src	*tpp_srcs[DT_TP_PROBESRCS];	/* [I] */
+	unsigned int		 tpp_nsrcs;	/* [I] */
+	bool			 tpp_nostack;	/* [I] on another's stack */
+	bool			 tpp_strings;	/* [I] has string fields */
+};
+
+/* A source by name, and the fields its decoders need, in order. */
+struct dt_tp_srcdef {
+	const char	*tsd_sys;
+	const char	*tsd_event;
+	const char	*tsd_fields[DT_TP_SRCFIELDS];
+};
+
+enum {
+	DT_S_SWITCH, DT_S_WAKEUP, DT_S_WAKEUP_NEW, DT_S_FORK,
+	DT_S_SYSENTER, DT_S_SYSEXIT, DT_S_PFUSER, DT_S_PFKERNEL,
+	DT_S_KMALLOC, DT_S_KFREE, DT_S_NKNOWN
+};
+
+/* Field indices in tps_f for each known source. */
+enum { F_PREV_COMM, F_PREV_PID, F_PREV_STATE, F_NEXT_COMM, F_NEXT_PID };
+enum { F_WK_PID, F_WK_CPU };
+enum { F_CHILD_PID };
+enum { F_SC_ID, F_SC_RET };
+enum { F_PF_ADDR, F_PF_ERR };
+enum { F_KM_PTR, F_KM_BYTES, F_KM_GFP };
+
+struct dt_tp_obsd {
+	const char	*tob_func;
+	const char	*tob_name;
+	dt_tp_decode_fn	 tob_decode;
+	int		 tob_srcs[DT_TP_PROBESRCS];	/* -1 ends */
+	uint8_t		 tob_nargs;
+	const char	*tob_types[DTMAXARGTYPES];
+	bool		 tob_nostack;
+};
+
+/* The known sources, by DT_S_*; OpenBSD's mappings, in its order. */
+extern const struct dt_tp_srcdef	dt_tp_known[DT_S_NKNOWN];
+extern const struct dt_tp_obsd		dt_tp_obsd[];
+extern const unsigned int		dt_tp_nobsd;
+
+/* Field i (tps_f) of a sample: a number, or a comm-sized string.  [R] */
+uint64_t	dt_tp_f(const struct dt_tp_src *, int i,
+		    const struct dt_tp_sample *);
+void		dt_tp_fcomm(const struct dt_tp_src *, int i,
+		    const struct dt_tp_sample *, char *comm);
+
+/* The name a Linux event is published under (DTNAMESIZE bytes). */
+void		dt_tp_shorten(const char *sys, const char *event, char *out);
+
+#endif /* DT_TP_VAR_H */

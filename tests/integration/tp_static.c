@@ -1,0 +1,39 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * A statically linked program (no preload library can see it): N
+ * getppid(2) calls, paced so that a system-wide trace keeps up, then
+ * exit.  tp_test counts its raw_syscalls events.
+ */
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+int
+main(int argc, char *argv[])
+{
+	struct timespec ts = { 0, 200000 };
+	long n, i;
+
+	n = argc > 1 ? atol(argv[1]) : 1000;
+	for (i = 0; i < n; i++) {
+		getppid();
+		if (i % 100 == 99)
+			nanosleep(&ts, NULL);
+	}
+	return 0;
+}

@@ -1,0 +1,679 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The tracepoint provider through a real device file, against a dtd of
+ * our own (FUSE-file front end).  Root only: perf system wide.
+ *   tp_test sleep DTD TARGET		on__cpu/off__cpu/sleep of a sleeper
+ *   tp_test wakeup DTD TARGET		wakeup names the woken process
+ *   tp_test fork DTD TARGET		fork names each child
+ *   tp_test syscalls DTD STATIC	raw_syscalls of a static binary
+ *   tp_test fault DTD TARGET		uvm:fault for pages that must fault
+ *   tp_test args DTD TARGET		DTIOCGPLIST order, DTIOCGARGS types
+ *   tp_test exec DTD TARGET		a Linux event's string argument
+ *   tp_test idle DTD TARGET		no perf event while nothing records
+ *
+ * Knowing every event of the target was read: after the target is
+ * reaped at time T, this process causes every probe's event on each CPU
+ * (tp_mark); one stamped after T comes after every earlier event of
+ * that probe on that CPU (they arrive in order), so once each probe has
+ * shown one on each CPU, nothing of the target is still on its way.
+ */
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dtt.h"
+#include "systab.h"
+
+#define TP_MAXCPU	256
+#define TP_MAXEV	200000
+#define TP_RUN_MS	60000
+#define TP_NSLEEP	300
+#define TP_NFORK	20
+#define TP_NSYS		3000
+#define TP_NPAGES	2048
+
+struct tp_probe {
+	const char	*tp_func;
+	const char	*tp_name;
+	uint64_t	 tp_flags;
+	uint32_t	 tp_pbn;
+};
+
+static const char	*tp_dtd, *tp_target;
+static struct dtt_dtd	 tp_dd;
+static int		 tp_ncpu;
+/* The target's events, in read order, and what it wrote. */
+static struct dt_evt	*tp_evs;
+static size_t		 tp_nevs;
+static char		 tp_out[65536];
+static uint64_t		 tp_dropped;
+
+static uint64_t
+ev_ns(const struct dt_evt *ev)
+{
+	return (uint64_t)ev->dtev_tsp.tv_sec * 1000000000ULL +
+	    (uint64_t)ev->dtev_tsp.tv_nsec;
+}
+
+static int
+pin(int cpu)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < tp_ncpu; i++)
+		if (cpu < 0 || i == cpu)
+			CPU_SET(i, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static uint32_t
+probe_pbn(int fd, const char *func, const char *name)
+{
+	uint32_t pbn = dtt_probe(fd, "tracepoint", func, name);
+
+	dtt_check(pbn != 0, "tracepoint:%s:%s is listed", func, name);
+	return pbn;
+}
+
+typedef bool	(*tp_keep_fn)(const struct dt_evt *, pid_t target);
+
+static bool
+keep_own(const struct dt_evt *ev, pid_t target)
+{
+	return ev->dtev_pid == target;
+}
+
+/*
+ * Things that fire every probe tp_run() may enable, done on CPU cpu
+ * by this process: a sleep (switch, wakeup), a system call, a fork and
+ * an exec, a fault on a fresh page.
+ */
+static void
+tp_mark(int cpu)
+{
+	struct timespec ms1 = { 0, 1000000 };
+	long pg = sysconf(_SC_PAGESIZE);
+	char *p;
+	pid_t kid;
+
+	pin(cpu);
+	nanosleep(&ms1, NULL);
+	(void)getppid();
+	/* The child execs, for sched:process_exec. */
+	if ((kid = fork()) == 0) {
+		execl(tp_target, tp_target, "sleep", "0", "0", (char *)NULL);
+		_exit(127);
+	}
+	if (kid > 0)
+		waitpid(kid, NULL, 0);
+	p = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED) {
+		p[0] = 1;
+		munmap(p, (size_t)pg);
+	}
+	pin(-1);
+}
+
+/*
+ * Enable probes, record, run argv, and keep the events keep() wants in
+ * tp_evs and its output in tp_out.  Done when, for every probe, each
+ * CPU delivered one of its events stamped after the target was reaped:
+ * each probe's events of one CPU arrive in order.  Returns the target's
+ * pid, or -1.
+ */
+static pid_t
+tp_run(struct tp_probe *probes, size_t nprobes, char *const argv[],
+    tp_keep_fn keep)
+{
+	static struct dt_evt evs[512];
+	static bool proven[8][TP_MAXCPU];
+	struct dtioc_stat st;
+	uint64_t t = 0, deadline;
+	size_t i, j, nproven = 0, outlen = 0;
+	ssize_t r;
+	long n;
+	pid_t pid;
+	int fd, p[2], status, c, error;
+
+	tp_nevs = 0;
+	memset(proven, 0, sizeof(proven));
+	if (nprobes > 8)
+		return -1;
+	if ((fd = dtt_open(tp_dd.dd_dev)) == -1) {
+		dtt_check(false, "open %s: %s", tp_dd.dd_dev, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < nprobes; i++) {
+		if ((probes[i].tp_pbn = probe_pbn(fd, probes[i].tp_func,
+		    probes[i].tp_name)) == 0)
+			return -1;
+		if ((error = dtt_enable(fd, probes[i].tp_pbn,
+		    probes[i].tp_flags, 0)) != 0) {
+			dtt_check(false, "enable %s: %s", probes[i].tp_name,
+			    strerror(error));
+			return -1;
+		}
+	}
+	if (pipe2(p, O_CLOEXEC) == -1 || dtt_record(fd, 1) != 0) {
+		dtt_check(false, "pipe, record: %s", strerror(errno));
+		return -1;
+	}
+	if ((pid = dtt_spawn(argv, NULL, -1, p[1], -1, -1)) == -1) {
+		dtt_check(false, "spawn %s: %s", argv[0], strerror(errno));
+		return -1;
+	}
+	close(p[1]);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + TP_RUN_MS * 1000000ULL;
+	while (nproven < nprobes * (size_t)tp_ncpu) {
+		if (dtt_clock_ns(CLOCK_MONOTONIC) > deadline) {
+			dtt_check(false, "target's events within %d ms",
+			    TP_RUN_MS);
+			break;
+		}
+		/* Its output, so that it never blocks on the pipe. */
+		while ((r = read(p[0], tp_out + outlen,
+		    sizeof(tp_out) - 1 - outlen)) > 0)
+			outlen += (size_t)r;
+		if (t == 0 && waitpid(pid, &status, WNOHANG) == pid) {
+			dtt_check(dtt_exited0(status), "%s exits 0", argv[0]);
+			t = dtt_clock_ns(CLOCK_REALTIME);
+		}
+		if (t != 0)
+			for (c = 0; c < tp_ncpu; c++)
+				for (j = 0; j < nprobes; j++)
+					if (!proven[j][c]) {
+						tp_mark(c);
+						break;
+					}
+		n = dtt_read(fd, evs, sizeof(evs) / sizeof(evs[0]), 200);
+		if (n < 0 && errno != ETIMEDOUT) {
+			dtt_check(false, "read: %s", strerror(errno));
+			break;
+		}
+		for (i = 0; n > 0 && i < (size_t)n; i++) {
+			const struct dt_evt *ev = &evs[i];
+
+			for (j = 0; t != 0 && j < nprobes; j++)
+				if (ev->dtev_pbn == probes[j].tp_pbn &&
+				    ev_ns(ev) > t && ev->dtev_cpu <
+				    (unsigned int)tp_ncpu &&
+				    !proven[j][ev->dtev_cpu]) {
+					proven[j][ev->dtev_cpu] = true;
+					nproven++;
+				}
+			if (keep(ev, pid) && tp_nevs < TP_MAXEV)
+				tp_evs[tp_nevs++] = *ev;
+		}
+	}
+	while ((r = read(p[0], tp_out + outlen, sizeof(tp_out) - 1 -
+	    outlen)) > 0)
+		outlen += (size_t)r;
+	tp_out[outlen] = '\0';
+	close(p[0]);
+	dtt_record(fd, 0);
+	tp_dropped = dtt_stats(fd, &st) == 0 ? st.dtst_dropevt : ~0ULL;
+	close(fd);
+	return pid;
+}
+
+/*
+ * tp_run() with the target on CPU 0.  The kernels we run on deliver no
+ * sched_switch record (to perf record either) for a switch away from
+ * the idle task on the other CPUs, so a sleeper woken on an idle CPU
+ * other than 0 would lose its on__cpu there; CPU 0 is busy enough with
+ * us and dtd that its sleeps end in switches from another task, and
+ * where they do not, the boot CPU's idle switches are traced.
+ */
+static pid_t
+tp_run_cpu0(struct tp_probe *probes, size_t nprobes, char *const argv[],
+    tp_keep_fn keep)
+{
+	pid_t pid;
+
+	pin(0);
+	pid = tp_run(probes, nprobes, argv, keep);
+	pin(-1);
+	return pid;
+}
+
+static int
+cmp_ts(const void *a, const void *b)
+{
+	uint64_t x = ev_ns(a), y = ev_ns(b);
+
+	return x < y ? -1 : x > y;
+}
+
+static bool
+is_kaddr(uint64_t pc)
+{
+	return pc >= 0xffff800000000000ULL;
+}
+
+static void
+run_sleep(void)
+{
+	struct tp_probe pr[] = {
+		{ "sched", "off__cpu", DTEVT_KSTACK | DTEVT_EXECNAME, 0 },
+		{ "sched", "on__cpu", DTEVT_EXECNAME, 0 },
+		{ "sched", "sleep", 0, 0 },
+	};
+	char n[16], us[16];
+	char *argv[] = { (char *)tp_target, "sleep", n, us, NULL };
+	unsigned long off = 0, on = 0, sl = 0, bad = 0, kst = 0;
+	uint32_t last = 0;
+	size_t i;
+	pid_t pid;
+
+	snprintf(n, sizeof(n), "%d", TP_NSLEEP);
+	snprintf(us, sizeof(us), "%d", 2000);
+	pid = tp_run_cpu0(pr, 3, argv, keep_own);
+	if (pid == -1)
+		return;
+	qsort(tp_evs, tp_nevs, sizeof(tp_evs[0]), cmp_ts);
+	for (i = 0; i < tp_nevs; i++) {
+		const struct dt_evt *ev = &tp_evs[i];
+
+		if (ev->dtev_pbn == pr[2].tp_pbn) {
+			sl++;
+			continue;
+		}
+		/* After the exec: before it the child is still ours. */
+		if (strcmp(ev->dtev_comm, "tp_target") != 0)
+			continue;
+		if (ev->dtev_pbn == pr[0].tp_pbn) {
+			off++;
+			if (ev->dtev_kstack.st_count > 0 &&
+			    is_kaddr(ev->dtev_kstack.st_pc[0]))
+				kst++;
+		} else
+			on++;
+		/* Each thread's switches alternate: out, in, out... */
+		if (ev->dtev_pbn == last)
+			bad++;
+		last = ev->dtev_pbn;
+		if (ev->dtev_tid != pid)
+			bad++;
+	}
+	dtt_check(tp_dropped == 0, "no event dropped (%llu)",
+	    (unsigned long long)tp_dropped);
+	dtt_check(off >= TP_NSLEEP && off <= TP_NSLEEP * 105 / 100 + 3,
+	    "off__cpu %lu times for %d sleeps", off, TP_NSLEEP);
+	/*
+	 * Within a few percent: a switch away from idle can go untraced
+	 * even on CPU 0 (tp_run_cpu0), and then an on__cpu is missing and
+	 * two off__cpu follow each other, once for each.
+	 */
+	dtt_check(on <= off && on >= off * 97 / 100, "on__cpu %lu times, "
+	    "paired with off__cpu", on);
+	dtt_check(bad <= off - on, "switches alternate on the target's tid "
+	    "(%lu out of order, %lu on__cpu missing)", bad, off - on);
+	dtt_check(sl >= TP_NSLEEP && sl <= TP_NSLEEP * 105 / 100 + 3,
+	    "sched:sleep %lu times for %d sleeps", sl, TP_NSLEEP);
+	dtt_check(kst == off, "every off__cpu has a kernel stack (%lu/%lu)",
+	    kst, off);
+}
+
+static bool
+keep_woken(const struct dt_evt *ev, pid_t target)
+{
+	return ev->dtev_args[1] == target;
+}
+
+/* Wakeups happen in the waker's context (a timer interrupt here). */
+static void
+run_wakeup(void)
+{
+	struct tp_probe pr[] = { { "sched", "wakeup", 0, 0 } };
+	char n[16];
+	char *argv[] = { (char *)tp_target, "sleep", n, "2000", NULL };
+	unsigned long w = 0, bad = 0;
+	size_t i;
+	pid_t pid;
+
+	snprintf(n, sizeof(n), "%d", TP_NSLEEP);
+	if ((pid = tp_run_cpu0(pr, 1, argv, keep_woken)) == -1)
+		return;
+	for (i = 0; i < tp_nevs; i++) {
+		if (tp_evs[i].dtev_pbn != pr[0].tp_pbn)
+			continue;
+		w++;
+		if (tp_evs[i].dtev_args[0] != pid ||
+		    tp_evs[i].dtev_args[2] < 0 ||
+		    tp_evs[i].dtev_args[2] >= tp_ncpu)
+			bad++;
+	}
+	dtt_check(tp_dropped == 0, "no event dropped");
+	dtt_check(w >= TP_NSLEEP && w <= TP_NSLEEP * 105 / 100 + 3,
+	    "wakeup names the woken pid %lu times for %d sleeps", w,
+	    TP_NSLEEP);
+	dtt_check(bad == 0, "its tid is arg0, a CPU arg2 (%lu bad)", bad);
+}
+
+static void
+run_fork(void)
+{
+	struct tp_probe pr[] = { { "sched", "fork", 0, 0 } };
+	char n[16];
+	char *argv[] = { (char *)tp_target, "fork", n, NULL };
+	long kids[TP_NFORK];
+	unsigned long seen[TP_NFORK] = { 0 }, other = 0;
+	char *line, *save = NULL;
+	size_t i, j, nk = 0;
+
+	snprintf(n, sizeof(n), "%d", TP_NFORK);
+	if (tp_run(pr, 1, argv, keep_own) == -1)
+		return;
+	for (line = strtok_r(tp_out, "\n", &save); line != NULL &&
+	    nk < TP_NFORK; line = strtok_r(NULL, "\n", &save))
+		kids[nk++] = atol(line);
+	dtt_check(nk == TP_NFORK, "%zu children reported", nk);
+	for (i = 0; i < tp_nevs; i++) {
+		if (tp_evs[i].dtev_pbn != pr[0].tp_pbn)
+			continue;
+		for (j = 0; j < nk; j++)
+			if (tp_evs[i].dtev_args[1] == kids[j] &&
+			    tp_evs[i].dtev_args[0] == kids[j])
+				break;
+		if (j < nk)
+			seen[j]++;
+		else
+			other++;
+	}
+	for (j = 0; j < nk && seen[j] == 1; j++)
+		continue;
+	dtt_check(nk > 0 && j == nk, "fork, in the parent, names each child "
+	    "once (tid and pid)");
+	dtt_check(other == 0, "and no other (%lu)", other);
+}
+
+static void
+run_syscalls(void)
+{
+	struct tp_probe pr[] = {
+		{ "raw_syscalls", "sys_enter", 0, 0 },
+		{ "raw_syscalls", "sys_exit", 0, 0 },
+	};
+	char n[16];
+	char *argv[] = { (char *)tp_target, n, NULL };
+	unsigned long enter = 0, exitok = 0;
+	int num = systab_lookup("getppid");
+	size_t i;
+
+	snprintf(n, sizeof(n), "%d", TP_NSYS);
+	if (!dtt_check(num == 39, "getppid is OpenBSD's 39"))
+		return;
+	if (tp_run(pr, 2, argv, keep_own) == -1)
+		return;
+	for (i = 0; i < tp_nevs; i++) {
+		const struct dt_evt *ev = &tp_evs[i];
+
+		if (ev->dtev_args[0] != num)
+			continue;
+		if (ev->dtev_pbn == pr[0].tp_pbn)
+			enter++;
+		else if (ev->dtev_pbn == pr[1].tp_pbn &&
+		    ev->dtev_args[1] == getpid())
+			exitok++;
+	}
+	dtt_check(tp_dropped == 0, "no event dropped (%llu)",
+	    (unsigned long long)tp_dropped);
+	dtt_check(enter == TP_NSYS, "sys_enter: %lu getppid calls of %d",
+	    enter, TP_NSYS);
+	dtt_check(exitok == TP_NSYS, "sys_exit: %lu return our pid", exitok);
+}
+
+static void
+run_fault(void)
+{
+	struct tp_probe pr[] = { { "uvm", "fault", 0, 0 } };
+	char n[16];
+	char *argv[] = { (char *)tp_target, "fault", n, NULL };
+	unsigned long addr = 0, len = 0, in = 0, bad = 0;
+	size_t i;
+
+	snprintf(n, sizeof(n), "%d", TP_NPAGES);
+	if (tp_run(pr, 1, argv, keep_own) == -1)
+		return;
+	if (!dtt_check(sscanf(tp_out, "%lx %lx", &addr, &len) == 2,
+	    "the target's mapping"))
+		return;
+	for (i = 0; i < tp_nevs; i++) {
+		const struct dt_evt *ev = &tp_evs[i];
+
+		if ((unsigned long)ev->dtev_args[0] < addr ||
+		    (unsigned long)ev->dtev_args[0] >= addr + len)
+			continue;
+		in++;
+		/* Not present (VM_FAULT_INVALID), for writing. */
+		if (ev->dtev_args[1] != 0 || ev->dtev_args[2] != 2)
+			bad++;
+	}
+	dtt_check(tp_dropped == 0, "no event dropped");
+	dtt_check(in >= TP_NPAGES && in <= TP_NPAGES + 16,
+	    "uvm:fault %lu times in %d fresh pages", in, TP_NPAGES);
+	dtt_check(bad == 0, "each a write to a missing page (%lu not)", bad);
+}
+
+/* A Linux event's string field, when the open asks for strings. */
+static void
+run_exec(void)
+{
+	struct tp_probe pr[] = { { "sched", "process_exec",
+	    DTEVT_STRINGS | DTEVT_EXECNAME, 0 } };
+	char *argv[] = { (char *)tp_target, "sleep", "1", "1", NULL };
+	const unsigned char *a;
+	size_t i, found = 0;
+
+	if (tp_run(pr, 1, argv, keep_own) == -1)
+		return;
+	for (i = 0; i < tp_nevs; i++) {
+		if (tp_evs[i].dtev_pbn != pr[0].tp_pbn)
+			continue;
+		a = DTEV_STR_AREA(&tp_evs[i]);
+		/* filename is the first field: argument 0. */
+		if (tp_evs[i].dtev_kstack.st_count == 0 &&
+		    (a[0] & DTEV_STR_ARG) == 1 &&
+		    a[1] == strlen(tp_target) &&
+		    memcmp(a + DTEV_STR_HDR, tp_target, a[1]) == 0 &&
+		    strcmp(tp_evs[i].dtev_comm, "tp_target") == 0)
+			found++;
+	}
+	dtt_check(found == 1, "process_exec carries the path as arg0's "
+	    "string (%zu)", found);
+}
+
+static void
+check_args(int fd, const char *func, const char *name, size_t n,
+    const char *const types[])
+{
+	struct dtioc_arg_info ai[DTMAXARGTYPES];
+	struct dtioc_arg dtar;
+	uint32_t pbn = probe_pbn(fd, func, name);
+	size_t i, ok = 0;
+
+	memset(&dtar, 0, sizeof(dtar));
+	dtar.dtar_pbn = pbn;
+	dtar.dtar_size = sizeof(ai);
+	dtar.dtar_args = ai;
+	if (!dtt_check(ioctl(fd, DTIOCGARGS, &dtar) == 0, "DTIOCGARGS %s",
+	    name))
+		return;
+	for (i = 0; i < n && i < DTMAXARGTYPES; i++)
+		ok += ai[i].dtai_pbn == pbn && ai[i].dtai_argn == i &&
+		    strcmp(ai[i].dtai_argtype, types[i]) == 0;
+	dtt_check(dtar.dtar_size == n * sizeof(struct dtioc_arg) && ok == n,
+	    "%s:%s: %zu types as dt(4) gives them", func, name, n);
+}
+
+static void
+run_args(void)
+{
+	static const char *const off[] = { "pid_t", "pid_t" };
+	static const char *const wk[] = { "pid_t", "pid_t", "int" };
+	static const char *const flt[] = { "vaddr_t", "vm_fault_t",
+	    "vm_prot_t" };
+	static const char *const sys[] = { "register_t" };
+	static const char *const ex[] = { "char *", "pid_t", "pid_t" };
+	struct dtioc_probe_info *pi;
+	struct dtioc_arg_info ai[1];
+	struct dtioc_arg dtar;
+	size_t n, i, firsttp = 0, lastsys = 0;
+	int fd;
+
+	if ((fd = dtt_open(tp_dd.dd_dev)) == -1 ||
+	    (pi = dtt_plist(fd, &n)) == NULL) {
+		dtt_check(false, "open, GPLIST: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (strcmp(pi[i].dtpi_prov, "syscall") == 0)
+			lastsys = pi[i].dtpi_pbn;
+		if (firsttp == 0 && strcmp(pi[i].dtpi_prov, "tracepoint") == 0)
+			firsttp = pi[i].dtpi_pbn;
+	}
+	dtt_check(firsttp > lastsys && lastsys > 2, "tracepoints come after "
+	    "syscall (%zu > %zu), as in dt(4)", firsttp, lastsys);
+	free(pi);
+	check_args(fd, "sched", "off__cpu", 2, off);
+	check_args(fd, "sched", "wakeup", 3, wk);
+	check_args(fd, "sched", "fork", 3, wk);
+	check_args(fd, "uvm", "fault", 3, flt);
+	check_args(fd, "raw_syscalls", "sys_enter", 1, sys);
+	check_args(fd, "sched", "process_exec", 3, ex);
+	check_args(fd, "sched", "on__cpu", 0, NULL);
+	memset(&dtar, 0, sizeof(dtar));
+	dtar.dtar_pbn = probe_pbn(fd, "sched", "off__cpu");
+	dtar.dtar_size = sizeof(ai);
+	dtar.dtar_args = ai;
+	dtt_check(ioctl(fd, DTIOCGARGS, &dtar) == -1 && errno == ENOSPC,
+	    "DTIOCGARGS with room for one of two: ENOSPC");
+	close(fd);
+}
+
+/* perf events dtd holds: none unless something records. */
+static int
+perf_fds(pid_t pid)
+{
+	char path[320], link[128];
+	struct dirent *de;
+	DIR *d;
+	ssize_t r;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid,
+		    de->d_name);
+		if ((r = readlink(path, link, sizeof(link) - 1)) <= 0)
+			continue;
+		link[r] = '\0';
+		n += strcmp(link, "anon_inode:[perf_event]") == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+static void
+run_idle(void)
+{
+	uint32_t pbn;
+	int fd, n;
+
+	dtt_check(perf_fds(tp_dd.dd_pid) == 0, "no perf event at start");
+	if ((fd = dtt_open(tp_dd.dd_dev)) == -1)
+		return;
+	pbn = probe_pbn(fd, "sched", "off__cpu");
+	dtt_check(dtt_enable(fd, pbn, 0, 0) == 0, "enable off__cpu");
+	dtt_check(perf_fds(tp_dd.dd_pid) == 0, "none while only enabled");
+	dtt_check(dtt_record(fd, 1) == 0, "record");
+	n = perf_fds(tp_dd.dd_pid);
+	dtt_check(n == tp_ncpu, "one per CPU while recording (%d)", n);
+	dtt_check(dtt_record(fd, 0) == 0, "stop");
+	n = perf_fds(tp_dd.dd_pid);
+	dtt_check(n == 0, "none after (%d)", n);
+	close(fd);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct {
+		const char	*name;
+		void		(*fn)(void);
+	} modes[] = {
+		{ "sleep", run_sleep }, { "wakeup", run_wakeup },
+		{ "fork", run_fork }, { "syscalls", run_syscalls },
+		{ "fault", run_fault }, { "exec", run_exec },
+		{ "args", run_args }, { "idle", run_idle },
+	};
+	char errbuf[4096];
+	size_t i;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: tp_test mode dtd target\n");
+		return 2;
+	}
+	tp_dtd = argv[2];
+	tp_target = argv[3];
+	tp_ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
+	if (tp_ncpu > TP_MAXCPU ||
+	    tp_ncpu != (int)sysconf(_SC_NPROCESSORS_ONLN)) {
+		dtt_check(false, "want 1..%d CPUs, all online", TP_MAXCPU);
+		return dtt_done();
+	}
+	if ((tp_evs = calloc(TP_MAXEV, sizeof(*tp_evs))) == NULL)
+		return 1;
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strcmp(argv[1], modes[i].name) == 0)
+			break;
+	if (i == sizeof(modes) / sizeof(modes[0])) {
+		fprintf(stderr, "tp_test: unknown mode %s\n", argv[1]);
+		return 2;
+	}
+	dtt_tag(argv[1]);
+	if (dtt_dtd_init(&tp_dd, "tp_test") == -1 ||
+	    dtt_dtd_start(&tp_dd, tp_dtd, (char *[]){ "--no-ksyms", NULL },
+	    errbuf, sizeof(errbuf)) == -1) {
+		dtt_check(false, "dtd starts: %s", errbuf);
+		dtt_dtd_fini(&tp_dd, true);
+		return dtt_done();
+	}
+	modes[i].fn();
+	dtt_check(dtt_dtd_stop(&tp_dd, SIGTERM) != -1, "dtd stops");
+	dtt_dtd_fini(&tp_dd, true);
+	free(tp_evs);
+	return dtt_done();
+}
