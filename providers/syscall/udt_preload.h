@@ -197,6 +197,15 @@ void	udt_sud_thread(void) UDT_HIDDEN;
 void	udt_sud_start(void) UDT_HIDDEN;
 
 /*
+ * udt_sud_stub pushes UDT_RW_NR_SUD for udt_rw_post's number: the call
+ * it made was deferred by the handler, and udt_sud_take(rv, back) gives
+ * its number + 1 and puts where it returns in *back.  Only from
+ * udt_rw_slow_post(); async-signal-safe.
+ */
+#define UDT_RW_NR_SUD	(-1L)
+long	udt_sud_take(long, uintptr_t *) UDT_HIDDEN;
+
+/*
  * While dispatch is on, SIGSYS must never be blocked (a dispatch to a
  * blocked SIGSYS kills) and the program's own SIGSYS action is kept
  * aside.  udt_sud_guard() does that for a call made outside the SIGSYS

@@ -65,7 +65,8 @@ struct udt_rw_frame {
 	uintptr_t	rw_ret;
 	long		rw_inplace;
 	long		rw_rv;
-	uintptr_t	rw_sp;		/* the program's rsp at the site */
+	uintptr_t	rw_sp;		/* the program's rsp at the site; in
+				   udt_rw_post, the words pushed for it */
 	long		rw_pad;
 	uint8_t		rw_xmm[256];
 };

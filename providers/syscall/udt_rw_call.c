@@ -192,6 +192,9 @@ udt_rw_slow_post(struct udt_rw_frame *f)
 {
 	int idx, saved = errno;
 
+	/* From udt_sud_stub: the number and the way back are udt_sud's. */
+	if (f->rw_nr == UDT_RW_NR_SUD)
+		f->rw_nr = udt_sud_take(f->rw_rv, (uintptr_t *)f->rw_sp + 1);
 	/*
 	 * Pushed as number + 1: 0 is a thread that knows of no call.  Not
 	 * reset: a vfork child shares it with its parent, whose return

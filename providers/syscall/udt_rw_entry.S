@@ -162,7 +162,8 @@ udt_rw_entry:
  * After a call made in place (vfork, a clone), in the parent and in the
  * child, on whichever stack each runs, and after one dispatch made after
  * its handler (udt_sud_stub): the caller pushed the call's number + 1 (0:
- * unknown), rax holds the result.  Records the return probe; preserves
+ * unknown; UDT_RW_NR_SUD: udt_sud_stub's, which pushed a word for the
+ * way back before it), rax holds the result.  Records the return probe; preserves
  * every register but rcx and r11.
  */
 	.globl	udt_rw_post
@@ -175,6 +176,8 @@ udt_rw_post:
 	movq	%rax, UDT_RWF_RV(%rsp)
 	movq	16(%rbp), %rcx
 	movq	%rcx, UDT_RWF_NR(%rsp)
+	leaq	16(%rbp), %rcx		/* the words the caller pushed */
+	movq	%rcx, UDT_RWF_SP(%rsp)
 	SAVE_VOLATILE
 	cld
 	movq	%rsp, %rdi

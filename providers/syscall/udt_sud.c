@@ -80,6 +80,8 @@
 #endif
 #define UDT_SA_RESTORER			0x04000000
 #define UDT_CLONE_SETTLS		0x00080000
+#define UDT_CLONE_VM			0x00000100
+#define UDT_CLONE_VFORK			0x00004000
 #define UDT_SIGSYS_BIT			(1ULL << (SIGSYS - 1))
 
 /* The kernel's struct sigaction for rt_sigaction(2). */
@@ -92,10 +94,33 @@ struct udt_ksigaction {
 
 int			 udt_sud_active;	/* [I] the handler is ours */
 int			 udt_sud_all;		/* [I] all-calls mode */
-__thread long		 udt_sud_nr	/* [t] the call udt_sud_stub makes */
-    __attribute__((tls_model("initial-exec"), visibility("hidden")));
-__thread uintptr_t	 udt_sud_ret	/* [t] where udt_sud_stub returns */
-    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+/*
+ * A deferred call's way back to the program, for udt_sud_stub.  Not one
+ * per thread but a few: a child made with CLONE_VM and no thread pointer
+ * of its own (vfork, posix_spawn's clone, a raw clone thread) runs on
+ * its parent's TLS.  Both come back through the stub, in either order,
+ * and a vfork child defers calls of its own (its execve) while its
+ * parent's vfork is still to return.  So each entry belongs to the
+ * thread (Linux tid) that deferred the call; a child takes its parent's,
+ * and a shared entry is freed by whichever of the two comes back last.
+ */
+struct udt_sud_defer {
+	pid_t		sd_tid;		/* [t] who deferred it; 0: free */
+	int		sd_flags;	/* [t] UDT_SD_SHARED, UDT_SD_VFORK */
+	int		sd_back;	/* [a] UDT_SD_PARENT, UDT_SD_CHILD */
+	unsigned long	sd_seq;		/* [t] the newest is the child's */
+	long		sd_nr;		/* [t] number + 1 (udt_rw_post's) */
+	uintptr_t	sd_ret;		/* [t] where the program's call returns */
+};
+#define UDT_SD_SHARED	0x1		/* the child shares our memory */
+#define UDT_SD_VFORK	0x2		/* and we wait for its exec or exit */
+#define UDT_SD_PARENT	0x1		/* the caller came back */
+#define UDT_SD_CHILD	0x2		/* the child came back */
+#define UDT_SUD_NDEFER	4
+static __thread struct udt_sud_defer udt_sud_defer[UDT_SUD_NDEFER]
+    __attribute__((tls_model("initial-exec")));
+static __thread unsigned long udt_sud_seq
+    __attribute__((tls_model("initial-exec")));
 static struct udt_ksigaction udt_sud_prog;	/* the program's SIGSYS */
 
 /*
@@ -113,12 +138,13 @@ __asm__(
 	"udt_sud_stub:\n"
 	"	syscall\n"
 	"	leaq -128(%rsp), %rsp\n"	/* the red zone, as a trampoline */
-	"	movq udt_sud_nr@gottpoff(%rip), %r11\n"
-	"	pushq %fs:(%r11)\n"
+	"	pushq $0\n"			/* the way back, udt_sud_take()'s */
+	"	pushq $-1\n"			/* UDT_RW_NR_SUD */
 	"	call udt_rw_post\n"		/* the return probe, both sides */
-	"	leaq 136(%rsp), %rsp\n"
-	"	movq udt_sud_ret@gottpoff(%rip), %r11\n"
-	"	jmp *%fs:(%r11)\n"
+	"	addq $8, %rsp\n"
+	"	popq %r11\n"
+	"	leaq 128(%rsp), %rsp\n"
+	"	jmp *%r11\n"
 	".size udt_sud_stub, .-udt_sud_stub\n"
 	".globl udt_sud_restorer\n"
 	".hidden udt_sud_restorer\n"
@@ -172,6 +198,112 @@ udt_sud_call(long nr, const long *a, void *uc, char sel)
  * udt_sud_handler()): process-life calls are seen even so.  Their return
  * is not recorded: it happens in the program, after the handler.
  */
+/*
+ * From the handler: remember how a call deferred to udt_sud_stub gets
+ * back to the program at ret.  The entry is the calling thread's own, or
+ * a free one, or, past UDT_SUD_NDEFER nested vforks, the oldest.
+ */
+static void
+udt_sud_put(long nr, const long *a, uintptr_t ret)
+{
+	struct udt_sud_defer *d = NULL;
+	pid_t tid = (pid_t)udt_sys0(SYS_gettid);
+	uint64_t flags;
+	int i;
+
+	for (i = 0; i < UDT_SUD_NDEFER && d == NULL; i++)
+		if (udt_sud_defer[i].sd_tid == tid)
+			d = &udt_sud_defer[i];
+	for (i = 0; i < UDT_SUD_NDEFER && d == NULL; i++)
+		if (udt_sud_defer[i].sd_tid == 0)
+			d = &udt_sud_defer[i];
+	if (d == NULL) {
+		d = &udt_sud_defer[0];
+		for (i = 1; i < UDT_SUD_NDEFER; i++)
+			if (udt_sud_defer[i].sd_seq < d->sd_seq)
+				d = &udt_sud_defer[i];
+	}
+	switch (nr) {
+	case SYS_vfork:
+		flags = UDT_CLONE_VM | UDT_CLONE_VFORK;
+		break;
+	case SYS_clone:
+		flags = (uint64_t)a[0];
+		break;
+	case SYS_clone3:
+		flags = *(const uint64_t *)a[0];
+		break;
+	default:
+		flags = 0;
+	}
+	d->sd_tid = tid;
+	d->sd_flags = (flags & UDT_CLONE_VM) == 0 ? 0 : UDT_SD_SHARED |
+	    ((flags & UDT_CLONE_VFORK) != 0 ? UDT_SD_VFORK : 0);
+	__atomic_store_n(&d->sd_back, 0, __ATOMIC_RELAXED);
+	d->sd_seq = ++udt_sud_seq;
+	d->sd_nr = nr + 1;
+	d->sd_ret = ret;
+}
+
+/*
+ * From udt_rw_slow_post(), after udt_sud_stub made a deferred call that
+ * returned rv: the call's number + 1 (udt_rw_post's), and in *back where
+ * the program's call returns.  The thread that deferred it takes its own
+ * entry; a child the call made has none and takes its parent's (the
+ * newest it has not taken).  A child with memory of its own forgets
+ * them all; one sharing its parent's frees the entry if the parent came
+ * back first, else leaves that to it.  A vfork parent, back, frees what
+ * its child left by exec'ing.  Only udt_sud_stub's caller;
+ * async-signal-safe.
+ */
+long
+udt_sud_take(long rv, uintptr_t *back)
+{
+	struct udt_sud_defer *e, *own = NULL, *newest = NULL, *d;
+	pid_t tid = (pid_t)udt_sys0(SYS_gettid);
+	long nr;
+	int i, mine;
+
+	for (i = 0; i < UDT_SUD_NDEFER; i++) {
+		e = &udt_sud_defer[i];
+		if (e->sd_tid == tid)
+			own = e;
+		else if (e->sd_tid != 0 &&
+		    !(__atomic_load_n(&e->sd_back, __ATOMIC_ACQUIRE) &
+		    UDT_SD_CHILD) &&
+		    (newest == NULL || e->sd_seq > newest->sd_seq))
+			newest = e;
+	}
+	d = own != NULL ? own : newest;
+	if (d == NULL) {
+		/* Nothing deferred: cannot happen; stop rather than jump. */
+		udt_sys1(SYS_exit_group, 127);
+		__builtin_unreachable();
+	}
+	nr = d->sd_nr;
+	*back = d->sd_ret;
+	if (d == own && !(d->sd_flags & UDT_SD_SHARED)) {
+		d->sd_tid = 0;
+		return nr;
+	}
+	if (d != own && !(d->sd_flags & UDT_SD_SHARED)) {
+		memset(udt_sud_defer, 0, sizeof(udt_sud_defer));
+		return nr;
+	}
+	if (d == own && (d->sd_flags & UDT_SD_VFORK) && rv > 0)
+		for (i = 0; i < UDT_SUD_NDEFER; i++)
+			if (udt_sud_defer[i].sd_seq > d->sd_seq)
+				udt_sud_defer[i].sd_tid = 0;
+	mine = d == own ? UDT_SD_PARENT : UDT_SD_CHILD;
+	/* A failed clone has no child to wait for. */
+	if (d == own && rv < 0)
+		mine |= UDT_SD_CHILD;
+	if ((__atomic_or_fetch(&d->sd_back, mine, __ATOMIC_ACQ_REL) &
+	    (UDT_SD_PARENT | UDT_SD_CHILD)) == (UDT_SD_PARENT | UDT_SD_CHILD))
+		d->sd_tid = 0;
+	return nr;
+}
+
 static void
 udt_sud_entry(long nr, const long *a, void *uc)
 {
@@ -390,7 +522,7 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	case SYS_rt_sigreturn:
 		/*
 		 * After our own sigreturn, from our restorer: it never
-		 * returns, so it leaves udt_sud_ret alone, which a deferred
+		 * returns, so it leaves udt_sud_defer alone, which a deferred
 		 * fork or exec interrupted on its way back still needs.
 		 */
 		udt_sud_entry(nr, a, uc);
@@ -405,8 +537,7 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	deferred:
 		/* After sigreturn, from udt_sud_stub, back to the program. */
 		udt_sud_entry(nr, a, uc);
-		udt_sud_nr = nr + 1;	/* as udt_rw_post wants it */
-		udt_sud_ret = (uintptr_t)g[REG_RIP];
+		udt_sud_put(nr, a, (uintptr_t)g[REG_RIP]);
 		g[REG_RAX] = nr;
 		g[REG_RIP] = (greg_t)(uintptr_t)udt_sud_stub;
 		t->ut_sud = sel;

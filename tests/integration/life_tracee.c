@@ -26,7 +26,7 @@
  *	1005 x1	the image a fork child execve()s (traced from its start)
  *	1006 x1	a fork child, before _exit(3)
  *
- * and fork, vfork, posix_spawn and execve between them.  Prints
+ * and fork, vfork (its child execs), posix_spawn and execve between them.  Prints
  * "fork PID", "vfork PID", "spawn PID", "exec PID", then "done".
  */
 #include <sys/mman.h>
@@ -96,6 +96,7 @@ main(int argc, char *argv[])
 	int ptid, i, st;
 	char *sargv[] = { "true", NULL };
 	char *eargv[] = { argv[0], "exec", NULL };
+	char *vargv[] = { argv[0], "vfexec", NULL };
 	void (*calls)(void);
 	void *stack, *lib;
 	pid_t pid;
@@ -104,6 +105,8 @@ main(int argc, char *argv[])
 		mark(1005);
 		return 7;
 	}
+	if (argc == 2 && strcmp(argv[1], "vfexec") == 0)
+		return 4;
 	if (argc != 2)
 		return 2;
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -134,8 +137,11 @@ main(int argc, char *argv[])
 	printf("fork %d\n", (int)pid);
 	waitpid(pid, &st, 0);
 
-	if ((pid = vfork()) == 0)
+	/* The child's exec is a call of its own on its parent's stack. */
+	if ((pid = vfork()) == 0) {
+		execve("/proc/self/exe", vargv, environ);
 		_exit(4);
+	}
 	printf("vfork %d\n", (int)pid);
 	waitpid(pid, &st, 0);
 
