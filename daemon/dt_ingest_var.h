@@ -38,6 +38,7 @@ struct dti_tid {
 	pid_t			 dt_tid;	/* 0: free */
 	char			 dt_comm[UDT_COMMLEN];	/* dtd's reading */
 	uint64_t		 dt_pass;	/* dti_pass of that reading */
+	bool			 dt_known;	/* dt_comm is dtd's reading */
 };
 
 struct dti_proc {
@@ -66,7 +67,6 @@ struct dti_proc {
 	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */
 	struct dti_tid		 dp_tids[DTI_NTIDS];	/* [I] then [D] */
 	unsigned int		 dp_tidnext;	/* [D] next entry to replace */
-	char			 dp_comm[UDT_COMMLEN];	/* [I] at the hello */
 	bool			 dp_foreign;	/* [I] another pid namespace */
 	uint64_t		 dp_misnamed;	/* [D] records discarded */
 };
@@ -113,10 +113,11 @@ void	dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 
 /*
  * Who a record says wrote it (dt_ingest_who.c).  dti_who_init(): [I],
- * before dp is linked; reads dp's comm and pid namespace.  dti_who():
+ * before dp is linked; notes dp's pid namespace.  dti_who():
  * false when r's tid is a live thread of another process (counted in
  * misnamed, logged once per proc: never emit it); else true, with r's
- * comm, if it carries one, replaced by dtd's reading of the thread's.
+ * comm, if it carries one, replaced by dtd's reading of the thread's
+ * (unless the thread was gone when first seen).
  * dti_pass: the drain pass, which bounds the rereads of a comm to one a
  * pass per thread.  The drain thread.
  */

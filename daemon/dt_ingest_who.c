@@ -25,13 +25,14 @@
  * dtd's: read from /proc/PID/task/TID/comm when the tid is first seen,
  * read again when a record claims another (the thread renamed itself),
  * at most once per drain pass per thread, and written over what the
- * tracee claimed.
+ * tracee claimed.  A thread gone before its first record was drained
+ * has no comm left to read: the one it wrote stays its word.
  *
  * The threads seen are cached per process, so a record costs a lookup
  * in a small table, a thread a few system calls the first time it is
  * seen.  Tracees in another pid namespace write tids of that namespace,
- * which dtd cannot check against its own /proc: their tids stay their
- * word, their comm is still dtd's.
+ * which dtd cannot check against its own /proc: their tids and comms
+ * stay their word.
  *
  * The drain thread only ([D]).
  */
@@ -51,14 +52,16 @@
 
 uint64_t	dti_pass;		/* [D] drain passes so far */
 
-/* A comm file's contents into comm (NUL-terminated); false if gone. */
+/* The comm of dp's thread tid now; false when the thread is gone. */
 static bool
-dti_read_comm(const char *path, char comm[UDT_COMMLEN])
+dti_task_comm(const struct dti_proc *dp, pid_t tid, char comm[UDT_COMMLEN])
 {
-	char buf[UDT_COMMLEN + 1];
+	char buf[UDT_COMMLEN + 1], path[64];
 	ssize_t n;
 	int fd;
 
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)dp->dp_pid,
+	    (int)tid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return false;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -72,17 +75,6 @@ dti_read_comm(const char *path, char comm[UDT_COMMLEN])
 	return true;
 }
 
-/* The comm of dp's thread tid now; false when the thread is gone. */
-static bool
-dti_task_comm(const struct dti_proc *dp, pid_t tid, char comm[UDT_COMMLEN])
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)dp->dp_pid,
-	    (int)tid);
-	return dti_read_comm(path, comm);
-}
-
 void
 dti_who_init(struct dti_proc *dp)
 {
@@ -91,9 +83,6 @@ dti_who_init(struct dti_proc *dp)
 
 	memset(dp->dp_tids, 0, sizeof(dp->dp_tids));
 	dp->dp_tidnext = 0;
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)dp->dp_pid);
-	if (!dti_read_comm(path, dp->dp_comm))
-		memset(dp->dp_comm, 0, sizeof(dp->dp_comm));
 	/* Unknown counts as foreign: its tids are not ours to judge. */
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)dp->dp_pid);
 	dp->dp_foreign = !(stat(path, &a) == 0 &&
@@ -154,18 +143,29 @@ dti_who(struct dti_proc *dp, struct udt_rec *r)
 		dp->dp_tidnext = (dp->dp_tidnext + 1) % DTI_NTIDS;
 		t->dt_tid = tid;
 		t->dt_pass = dti_pass;
-		/* Gone already: the process's, as dtd read it at the hello. */
-		if (dp->dp_foreign || !dti_task_comm(dp, tid, t->dt_comm))
-			memcpy(t->dt_comm, dp->dp_comm, UDT_COMMLEN);
+		/*
+		 * Gone already (it renamed itself, recorded and exited
+		 * before we looked): nothing is left to read, and the name
+		 * it wrote stays its word.
+		 */
+		t->dt_known = !dp->dp_foreign &&
+		    dti_task_comm(dp, tid, t->dt_comm);
 	}
-	if (!(r->ur_flags & UDT_R_COMM))
+	if (!(r->ur_flags & UDT_R_COMM) || !t->dt_known)
 		return true;
 	if (strncmp(r->ur_comm, t->dt_comm, UDT_COMMLEN) != 0 &&
-	    t->dt_pass != dti_pass && !dp->dp_foreign) {
-		/* Renamed since, or a lie: /proc says which. */
+	    t->dt_pass != dti_pass) {
+		/*
+		 * Renamed since, or a lie: /proc says which, while the
+		 * thread lives (after, as for one never seen alive, the
+		 * name it wrote is its word).
+		 */
 		t->dt_pass = dti_pass;
-		if (dti_task_comm(dp, tid, comm))
-			memcpy(t->dt_comm, comm, UDT_COMMLEN);
+		if (!dti_task_comm(dp, tid, comm)) {
+			t->dt_known = false;
+			return true;
+		}
+		memcpy(t->dt_comm, comm, UDT_COMMLEN);
 	}
 	memcpy(r->ur_comm, t->dt_comm, UDT_COMMLEN);
 	return true;
