@@ -20,6 +20,8 @@
  */
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -46,6 +48,8 @@
  */
 #define NREAD	1024
 
+#define DEV_FUSE_MAGIC	0x65735546	/* statfs f_type of a FUSE mount */
+
 const char		*g_devpath = "/dev/dt";
 int			 g_verbose;
 pid_t			 g_pidfilter;
@@ -61,6 +65,32 @@ static pid_t		 child_pgid = -1;	/* the command's group */
 static volatile sig_atomic_t child_done;
 static volatile sig_atomic_t loop_done;	/* no more timers */
 static int		 need_comm;	/* a rule reads comm */
+
+/*
+ * Is fd a dt device?  A character device (CUSE, or a real dt(4)) or a
+ * regular file on a FUSE mount (dtd's FUSE-file front end) that answers
+ * DTIOCGSTATS; anything else would only fail later with an ioctl's name
+ * and ENOTTY, which does not say that the path is wrong.  A plain file
+ * is never sent an ioctl.
+ */
+static void
+dev_check(int fd)
+{
+	struct dtioc_stat st;
+	struct statfs sfs;
+	struct stat sb;
+
+	if (fstat(fd, &sb) == -1)
+		err(1, "%s", g_devpath);
+	if (S_ISREG(sb.st_mode) && fstatfs(fd, &sfs) == 0 &&
+	    sfs.f_type != DEV_FUSE_MAGIC)
+		errx(1, "%s: not a dt device", g_devpath);
+	if (!S_ISCHR(sb.st_mode) && !S_ISREG(sb.st_mode))
+		errx(1, "%s: not a dt device", g_devpath);
+	if (ioctl(fd, DTIOCGSTATS, &st) == -1 && (errno == ENOTTY ||
+	    errno == EINVAL))
+		errx(1, "%s: not a dt device", g_devpath);
+}
 
 int
 dev_open(void)
@@ -85,6 +115,7 @@ dev_open(void)
 		errno = e;
 		err(1, "could not open %s", g_devpath);
 	}
+	dev_check(fd);
 	return fd;
 }
 

@@ -283,6 +283,15 @@ struct fusefile_path {
 	char	 fp_mnt[64];		/* /proc/self/fd/N of fp_fd */
 };
 
+/*
+ * The file a dtd creates at the device path, by its marks: root's, empty,
+ * one link, mode 0.  Nobody opens it through its own permissions (the
+ * mount covers it), and no administrator's file looks like that.
+ */
+#define FUSEFILE_OURS(st)						\
+	(S_ISREG((st)->st_mode) && ((st)->st_mode & 07777) == 0 &&	\
+	    (st)->st_uid == 0 && (st)->st_size == 0 && (st)->st_nlink == 1)
+
 /* Split path into its directory (opened) and last component. */
 static int
 fusefile_open_dir(const char *path, struct fusefile_path *fp)
@@ -362,6 +371,7 @@ fusefile_prepare(const char *path, struct fusefile_path *fp)
 {
 	char self[64 + NAME_MAX];
 	struct stat st, dst, fst;
+	struct statx stx;
 	int error;
 
 	if ((error = fusefile_open_dir(path, fp)) != 0)
@@ -370,8 +380,14 @@ fusefile_prepare(const char *path, struct fusefile_path *fp)
 	/* Names below go through the directory we checked, not path. */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d/%s", fp->fp_dirfd,
 	    fp->fp_base);
-	if (fstatat(fp->fp_dirfd, fp->fp_base, &st, AT_SYMLINK_NOFOLLOW) ==
-	    -1 && errno == ENOTCONN) {
+	/*
+	 * Forced past the attribute cache: a dead dtd's mount keeps
+	 * answering stat(2) from attributes cached for an hour, and only
+	 * a request that reaches the connection says ENOTCONN.
+	 */
+	if (statx(fp->fp_dirfd, fp->fp_base, AT_SYMLINK_NOFOLLOW |
+	    AT_STATX_FORCE_SYNC, STATX_BASIC_STATS, &stx) == -1 &&
+	    errno == ENOTCONN) {
 		fprintf(stderr, "dtd: %s: removing the stale mount of a dead "
 		    "dtd\n", path);
 		if (dtd_conf.dcf_unpriv)
@@ -394,9 +410,13 @@ fusefile_prepare(const char *path, struct fusefile_path *fp)
 			    strerror(error));
 			return error;
 		}
-		/* O_EXCL: a name planted meanwhile fails, never followed. */
+		/*
+		 * O_EXCL: a name planted meanwhile fails, never followed.
+		 * Mode 0 marks it as a dtd's (FUSEFILE_OURS()); the mount's
+		 * own attributes are what callers see.
+		 */
 		fp->fp_fd = openat(fp->fp_dirfd, fp->fp_base, O_WRONLY |
-		    O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		    O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fp->fp_fd == -1) {
 			error = errno;
 			fprintf(stderr, "dtd: cannot create %s: %s\n", path,
@@ -447,6 +467,17 @@ opened:
 		    "refusing to mount over it\n", path, (int)fst.st_uid,
 		    dtd_conf.dcf_unpriv ? "yours" : "root");
 		return EPERM;
+	}
+	/*
+	 * A file another dtd created and could not remove (it was killed,
+	 * its mount was cleaned up above or by hand) is ours now: removed
+	 * at the end like one we made, so no empty file is left for a
+	 * client to mistake for the device.
+	 */
+	if (!fp->fp_created && FUSEFILE_OURS(&fst)) {
+		fprintf(stderr, "dtd: %s: taking over the file a dead dtd "
+		    "left\n", path);
+		fp->fp_created = true;
 	}
 	/*
 	 * libfuse mounts on, and at the end unmounts, this name: the

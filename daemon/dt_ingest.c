@@ -396,6 +396,7 @@ dti_drain_main(void *arg)
 		gone = 0;
 		gen = atomic_load(&dti_kicks);
 		now = dt_clock_ns(CLOCK_MONOTONIC);
+		dti_pass++;
 		dt_tsc_ref();
 		if (now - lastreap >= DTI_REAP_NSEC) {
 			dti_reap();
@@ -500,6 +501,7 @@ dti_send_stats(int fd)
 	st.us_adopted = atomic_load(&dti_stats.adopted);
 	st.us_refused = atomic_load(&dti_stats.refused);
 	st.us_forged = atomic_load(&dti_stats.forged);
+	st.us_misnamed = atomic_load(&dti_stats.misnamed);
 	(void)send(fd, &st, sizeof(st), MSG_NOSIGNAL);
 }
 
@@ -675,6 +677,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * in the poll set.
 	 */
 	dt_pm_track_attach(&dp->dp_maps, dp->dp_pid);
+	dti_who_init(dp);
 
 	/*
 	 * Copy the enable bytes and join the list in one go, so no

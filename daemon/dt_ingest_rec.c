@@ -210,7 +210,7 @@ dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok)
  * retired proc is freed by the drain thread.
  */
 void
-dti_flush(struct dti_proc *dp, const struct udt_rec *batch,
+dti_flush(struct dti_proc *dp, struct udt_rec *batch,
     const struct udt_rec_str *bstr, const uint8_t *bhas, unsigned int nb,
     int final)
 {
@@ -227,6 +227,8 @@ dti_flush(struct dti_proc *dp, const struct udt_rec *batch,
 		return;
 	}
 	for (i = 0; i < nb; i++) {
+		if (!dti_who(dp, &batch[i]))
+			continue;
 		/* Mappings first, while the tracee may still live. */
 		if (batch[i].ur_flags & UDT_R_STACK)
 			dt_pm_track_stack(&dp->dp_maps, dp->dp_pid,

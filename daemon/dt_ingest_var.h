@@ -32,6 +32,15 @@
 #include "dt_pidmaps.h"
 #include "dt_prov.h"
 
+/* A thread of a tracee seen in its records (dt_ingest_who.c). */
+#define DTI_NTIDS	32
+struct dti_tid {
+	pid_t			 dt_tid;	/* 0: free */
+	char			 dt_comm[UDT_COMMLEN];	/* dtd's reading */
+	uint64_t		 dt_pass;	/* dti_pass of that reading */
+	bool			 dt_known;	/* dt_comm is dtd's reading */
+};
+
 struct dti_proc {
 	struct dti_proc		*dp_next;	/* [L] writers; [D] reads */
 	pid_t			 dp_pid;	/* [I] SO_PEERCRED */
@@ -56,12 +65,18 @@ struct dti_proc {
 	uint32_t		 dp_plost;	/* [D] profile samples */
 	uint32_t		 dp_precur;	/* [D] */
 	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */
+	struct dti_tid		 dp_tids[DTI_NTIDS];	/* [I] then [D] */
+	unsigned int		 dp_tidnext;	/* [D] next entry to replace */
+	bool			 dp_foreign;	/* [I] another pid namespace */
+	uint64_t		 dp_misnamed;	/* [D] records discarded */
 };
 
 struct dti_stats {
 	atomic_uint_fast64_t	attached, records, garbage, lost, recur;
 	atomic_uint_fast64_t	adopted, refused;
 	atomic_uint_fast64_t	forged;	/* lost/recur claims over budget */
+	atomic_uint_fast64_t	misnamed;	/* records naming another
+						   process's thread */
 	atomic_uint		procs;
 };
 extern struct dti_stats	dti_stats;	/* [a] */
@@ -92,8 +107,22 @@ bool	dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok);
  * retire dp (dt_ingest_rec.c).  The drain thread.
  */
 struct udt_rec;
-void	dti_flush(struct dti_proc *dp, const struct udt_rec *batch,
+void	dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	    const struct udt_rec_str *bstr, const uint8_t *bhas,
 	    unsigned int nb, int final);
+
+/*
+ * Who a record says wrote it (dt_ingest_who.c).  dti_who_init(): [I],
+ * before dp is linked; notes dp's pid namespace.  dti_who():
+ * false when r's tid is a live thread of another process (counted in
+ * misnamed, logged once per proc: never emit it); else true, with r's
+ * comm, if it carries one, replaced by dtd's reading of the thread's
+ * (unless the thread was gone when first seen).
+ * dti_pass: the drain pass, which bounds the rereads of a comm to one a
+ * pass per thread.  The drain thread.
+ */
+extern uint64_t	dti_pass;	/* [D] */
+void	dti_who_init(struct dti_proc *);
+bool	dti_who(struct dti_proc *, struct udt_rec *);
 
 #endif /* DT_INGEST_VAR_H */

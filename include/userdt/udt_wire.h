@@ -126,6 +126,8 @@ struct udt_stats {
 	uint64_t	us_forged;	/* lost and recursive events tracees
 					   claimed beyond what their CPU
 					   time pays for: not charged */
+	uint64_t	us_misnamed;	/* records that named a thread of
+					   another process: discarded */
 };
 
 /*

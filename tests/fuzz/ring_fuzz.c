@@ -21,7 +21,8 @@
  * ingest socket as a traced process would, receives its ring, and then:
  *  1. checks the table is read-only and the ring cannot be shrunk;
  *  2. commits records that are valid or broken in one random way each,
- *     some claiming another process's tid, some with a strings slot of
+ *     some claiming another process's tid (init's: discarded, counted
+ *     as misnamed), some with a strings slot of
  *     random bytes (never in an event: getpid reads no string), some
  *     such slots alone (garbage): dtd must emit exactly the
  *     valid ones, stamped with our pid, and count the rest as garbage;
@@ -134,7 +135,12 @@ commit_str(struct fake *f, uint64_t t)
 	__atomic_store_n(&rs->us_seq, t + 1, __ATOMIC_RELEASE);
 }
 
-/* Commit one record at the next ticket; returns whether it is valid. */
+/*
+ * Commit one record at the next ticket; returns 1 when it is valid, 0
+ * when it is garbage, COMMIT_MISNAMED when it names another process's
+ * thread.
+ */
+#define COMMIT_MISNAMED	2
 static int
 commit_one(struct fake *f, int kind)
 {
@@ -170,9 +176,9 @@ commit_one(struct fake *f, int kind)
 		valid = 1;
 		break;
 	case 1:
-		/* Someone else's thread: valid, but the pid stays ours. */
+		/* Someone else's thread (init's): never emitted. */
 		r.ur_tid = 1;
-		valid = 1;
+		valid = COMMIT_MISNAMED;
 		break;
 	case 2:
 		r.ur_probe = (uint16_t)(nsysprobes + rnd() % 60000);
@@ -245,7 +251,7 @@ read_ours(int fd, long n, long *bad)
 			    evs[k].dtev_kstack.st_count != 0 ||
 			    DTEV_STR_AREA(&evs[k])[0] != 0 ||
 			    strcmp(evs[k].dtev_comm, "ring_fuzz") != 0 ||
-			    (evs[k].dtev_tid != mytid && evs[k].dtev_tid != 1))
+			    evs[k].dtev_tid != mytid)
 				(*bad)++;
 			got++;
 		}
@@ -262,7 +268,7 @@ main(int argc, char *argv[])
 	struct fake f = { 0 }, g;
 	size_t npi, i;
 	uint32_t first = 0, pbn;
-	long nvalid = 0, ngarbage = 0, bad = 0, rounds;
+	long nvalid = 0, ngarbage = 0, nmisnamed = 0, bad = 0, rounds;
 	int fd = -1, k, s, status;
 	void *p;
 
@@ -326,20 +332,28 @@ main(int argc, char *argv[])
 	/* 2. one random fault per record, the last one valid. */
 	for (i = 0; i < NRECS; i++) {
 		k = i == NRECS - 1 ? 0 : (int)(rnd() % 15);
-		if (commit_one(&f, k))
+		switch (commit_one(&f, k)) {
+		case 1:
 			nvalid++;
-		else
+			break;
+		case COMMIT_MISNAMED:
+			nmisnamed++;
+			break;
+		default:
 			ngarbage++;
+		}
 	}
 	dtt_check(read_ours(fd, nvalid, &bad) && bad == 0,
 	    "%ld valid records arrived with our pid and comm", nvalid);
 	memset(&us, 0, sizeof(us));
 	k = st_ingest_stats(dd.dd_sock, &us);
 	dtt_check(k == 0 &&
-	    (long)us.us_records == nvalid && (long)us.us_garbage == ngarbage,
-	    "dtd counted %llu records and %llu garbage (want %ld, %ld)",
-	    (unsigned long long)us.us_records,
-	    (unsigned long long)us.us_garbage, nvalid, ngarbage);
+	    (long)us.us_records == nvalid && (long)us.us_garbage == ngarbage &&
+	    (long)us.us_misnamed == nmisnamed,
+	    "dtd counted %llu records, %llu garbage, %llu misnamed (want "
+	    "%ld, %ld, %ld)", (unsigned long long)us.us_records,
+	    (unsigned long long)us.us_garbage,
+	    (unsigned long long)us.us_misnamed, nvalid, ngarbage, nmisnamed);
 
 	/* A reserved slot never committed is skipped after a while. */
 	f.f_ticket++;

@@ -23,7 +23,9 @@
  *
  *   dt-itest-run DTD DT-ITEST main     the checks, a second dtd on the
  *                                      same path, shutdown under a reader
- *   dt-itest-run DTD DT-ITEST stale    a killed dtd's mount is cleaned up
+ *   dt-itest-run DTD DT-ITEST stale    a killed dtd's mount is cleaned up,
+ *                                      twice, and its file removed at the
+ *                                      end; a file of root's is kept
  *   dt-itest-run DTD DT-ITEST ring16   --ring-size 16
  *
  * Every wait is bounded (poll on a pipe or a pidfd); nothing kills by
@@ -215,29 +217,81 @@ run_main(void)
 	check_gone("shutdown");
 }
 
+/*
+ * Start dtd, let a client stat the device (the kernel caches its
+ * attributes for an hour, so a later stat(2) of the dead mount does not
+ * fail), and kill it.  The mount it leaves must answer ENOTCONN.
+ */
+static bool
+start_and_kill(const char *what)
+{
+	struct stat st;
+
+	if (start_dtd(NULL, NULL) == -1)
+		return false;
+	dtt_check(stat(device, &st) == 0 && st.st_dev != 0,
+	    "%s: a client stats the live device", what);
+	dtt_dtd_stop(&dd, SIGKILL);
+	return dtt_check(open(device, O_RDONLY | O_CLOEXEC) == -1 &&
+	    errno == ENOTCONN, "%s: the killed dtd left a dead mount "
+	    "(ENOTCONN)", what);
+}
+
+/* The new dtd serves the device, and stops cleanly. */
 static void
-run_stale(void)
+serve_and_stop(const char *what)
 {
 	struct dtioc_stat dtst;
-	struct stat st;
 	int fd, status;
 
 	if (start_dtd(NULL, NULL) == -1)
 		return;
-	dtt_dtd_stop(&dd, SIGKILL);
-	dtt_check(stat(device, &st) == -1 && errno == ENOTCONN,
-	    "a killed dtd leaves a dead mount (ENOTCONN)");
-	if (start_dtd(NULL, NULL) == -1)
-		return;
 	fd = dtt_open(device);
 	dtt_check(fd != -1 && dtt_stats(fd, &dtst) == 0,
-	    "the new dtd serves the path");
+	    "%s: the new dtd serves the path", what);
 	if (fd != -1)
 		close(fd);
 	status = stop();
-	dtt_check(dtt_exited0(status), "dtd exited 0 (status %#x)", status);
+	dtt_check(dtt_exited0(status), "%s: dtd exited 0 (status %#x)",
+	    what, status);
+}
+
+static void
+run_stale(void)
+{
+	static const char admin[] = "the administrator's\n";
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	/*
+	 * Killed twice on one path, then started: it takes the dead mount
+	 * over each time, and at its clean stop it removes the file the
+	 * first dtd created, as if it had made it.
+	 */
+	if (!start_and_kill("first kill") || !start_and_kill("second kill"))
+		return;
+	serve_and_stop("after two kills");
+	check_gone("after two kills");
+
+	/* A file that was there before any dtd stays, and stays intact. */
+	fd = open(device, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (!dtt_check(fd != -1 && write(fd, admin, sizeof(admin) - 1) ==
+	    (ssize_t)sizeof(admin) - 1, "root's own file at %s", device))
+		return;
+	close(fd);
+	if (!start_and_kill("root's file"))
+		return;
+	serve_and_stop("root's file");
 	dtt_check(!mounted(device), "no mount left on %s", device);
-	/* The killed dtd created the file; the new one found it there. */
+	n = -1;
+	if ((fd = open(device, O_RDONLY | O_CLOEXEC)) != -1) {
+		n = read(fd, buf, sizeof(buf));
+		close(fd);
+	}
+	dtt_check(n == (ssize_t)sizeof(admin) - 1 &&
+	    memcmp(buf, admin, (size_t)n) == 0,
+	    "root's own file is left as it was");
 	unlink(device);
 }
 

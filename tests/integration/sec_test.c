@@ -34,6 +34,8 @@
  *   setuid	a tracee that got a ring forks a helper keeping it mapped
  *		and execs a set-uid root program: nothing the helper writes
  *		after the exec reaches root's reader as that program's
+ *   names	a tracee's records as tid 1 (init's) are discarded and
+ *		counted; a comm it claims ("systemd") is replaced by its own
  *   readers	two threads reading one descriptor both sleep
  *		interruptibly and both end with EINTR on a signal (a regular
  *		file's position lock would leave one in D state)
@@ -508,7 +510,7 @@ main(int argc, char *argv[])
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: sec_test ksyms|device|ingest|enable|"
-		    "opens|memory|readers|setuid DTD\n");
+		    "opens|memory|readers|setuid|names DTD\n");
 		return 2;
 	}
 	sec_dtd = argv[2];
@@ -531,6 +533,8 @@ main(int argc, char *argv[])
 		run_readers();
 	else if (strcmp(argv[1], "setuid") == 0)
 		run_setuid();
+	else if (strcmp(argv[1], "names") == 0)
+		run_names();
 	else
 		dtt_check(false, "no test mode '%s'", argv[1]);
 	dtt_user_del(&sec_user);

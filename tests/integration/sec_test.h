@@ -22,6 +22,8 @@
 #ifndef SEC_TEST_H
 #define SEC_TEST_H
 
+#include <sys/types.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dtt.h"
@@ -39,9 +41,21 @@ int	as_user(int (*fn)(void *), void *arg);
 /* A tracee's hello as the user on sock of dtd dd (sets sec_nsys). */
 int	user_hello_fork(const struct dtt_dtd *dd, const char *sock);
 
+/* The ingest socket's stats (UDT_HELLO_STATS); 0 or -1. */
+struct udt_stats;
+int	st_ingest_stats_sec(const char *sock, struct udt_stats *st);
+/* Commit a valid sec_getpid record claiming tid and comm at ticket t. */
+struct udt_ring_hdr;
+extern uint32_t	sec_getpid;	/* getpid's entry, provider-local */
+void	commit_rec(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t,
+	    pid_t tid, const char *comm);
+/* The comm of pid, or "". */
+void	comm_of(pid_t pid, char *buf, size_t len);
+
 void	run_opens(void);
 void	run_memory(void);
 void	run_readers(void);
 void	run_setuid(void);
+void	run_names(void);
 
 #endif /* SEC_TEST_H */

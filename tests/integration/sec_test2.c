@@ -340,8 +340,7 @@ out:
 	dtt_dtd_fini(&dd, true);
 }
 
-/* The ingest socket's stats (UDT_HELLO_STATS); 0 or -1. */
-static int
+int
 st_ingest_stats_sec(const char *sock, struct udt_stats *st)
 {
 	struct udt_hello h = { UDT_MAGIC, UDT_VERSION, 0, UDT_HELLO_STATS };
@@ -357,10 +356,9 @@ st_ingest_stats_sec(const char *sock, struct udt_stats *st)
 	return rc;
 }
 
-static uint32_t	sec_getpid;	/* getpid's entry, provider-local */
+uint32_t	sec_getpid;	/* getpid's entry, provider-local */
 
-/* Commit a valid getpid record claiming tid and comm at ticket t. */
-static void
+void
 commit_rec(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t, pid_t tid,
     const char *comm)
 {
@@ -382,8 +380,7 @@ commit_rec(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t, pid_t tid,
 	__atomic_store_n(&s->ur_seq, t + 1, __ATOMIC_RELEASE);
 }
 
-/* The comm of pid, or "". */
-static void
+void
 comm_of(pid_t pid, char *buf, size_t len)
 {
 	char path[64];

@@ -1,0 +1,172 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Which thread a record names, and its comm: the tracee writes both, so
+ * neither is believed as written.  A tid must not be a live thread of
+ * another process: /proc/PID/task/TID must exist, or, once the thread
+ * is gone (a short thread, or the whole process, exited before the drain
+ * looked), no task TID may live elsewhere.  A record naming another
+ * process's thread (tid 1, say) is discarded and counted.  A tid that
+ * names nobody alive stays the tracee's word.  The comm of an event is
+ * dtd's: read from /proc/PID/task/TID/comm when the tid is first seen,
+ * read again when a record claims another (the thread renamed itself),
+ * at most once per drain pass per thread, and written over what the
+ * tracee claimed.  A thread gone before its first record was drained
+ * has no comm left to read: the one it wrote stays its word.
+ *
+ * The threads seen are cached per process, so a record costs a lookup
+ * in a small table, a thread a few system calls the first time it is
+ * seen.  Tracees in another pid namespace write tids of that namespace,
+ * which dtd cannot check against its own /proc: their tids and comms
+ * stay their word.
+ *
+ * The drain thread only ([D]).
+ */
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <userdt/udt_wire.h>
+
+#include "dt_ingest.h"
+#include "dt_ingest_var.h"
+
+uint64_t	dti_pass;		/* [D] drain passes so far */
+
+/* The comm of dp's thread tid now; false when the thread is gone. */
+static bool
+dti_task_comm(const struct dti_proc *dp, pid_t tid, char comm[UDT_COMMLEN])
+{
+	char buf[UDT_COMMLEN + 1], path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)dp->dp_pid,
+	    (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	memset(comm, 0, UDT_COMMLEN);
+	memcpy(comm, buf, strnlen(buf, UDT_COMMLEN - 1));
+	return true;
+}
+
+void
+dti_who_init(struct dti_proc *dp)
+{
+	char path[64];
+	struct stat a, b;
+
+	memset(dp->dp_tids, 0, sizeof(dp->dp_tids));
+	dp->dp_tidnext = 0;
+	/* Unknown counts as foreign: its tids are not ours to judge. */
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)dp->dp_pid);
+	dp->dp_foreign = !(stat(path, &a) == 0 &&
+	    stat("/proc/self/ns/pid", &b) == 0 && a.st_ino == b.st_ino &&
+	    a.st_dev == b.st_dev);
+}
+
+/*
+ * May tid be a thread of dp's process?  Yes if it is one now; no if a
+ * task tid lives anywhere else; yes if it lives nowhere (the tracee's
+ * word, naming nobody).
+ */
+static bool
+dti_tid_ours(const struct dti_proc *dp, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)dp->dp_pid,
+	    (int)tid);
+	if (access(path, F_OK) == 0)
+		return true;
+	/* /proc/TID resolves any live task, leader or not. */
+	snprintf(path, sizeof(path), "/proc/%d", (int)tid);
+	return access(path, F_OK) != 0;
+}
+
+static struct dti_tid *
+dti_tid_find(struct dti_proc *dp, pid_t tid)
+{
+	unsigned int i;
+
+	for (i = 0; i < DTI_NTIDS; i++)
+		if (dp->dp_tids[i].dt_tid == tid)
+			return &dp->dp_tids[i];
+	return NULL;
+}
+
+bool
+dti_who(struct dti_proc *dp, struct udt_rec *r)
+{
+	struct dti_tid *t;
+	char comm[UDT_COMMLEN];
+	pid_t tid = r->ur_tid;
+
+	if ((t = dti_tid_find(dp, tid)) == NULL) {
+		if (!dp->dp_foreign && tid != dp->dp_pid &&
+		    !dti_tid_ours(dp, tid)) {
+			atomic_fetch_add(&dti_stats.misnamed, 1);
+			if (dp->dp_misnamed++ == 0)
+				fprintf(stderr, "dtd: ingest: pid %d wrote a "
+				    "record as tid %d, a thread of another "
+				    "process: discarded\n", (int)dp->dp_pid,
+				    (int)tid);
+			return false;
+		}
+		/* Replaced in turn: an old entry costs a look again. */
+		t = &dp->dp_tids[dp->dp_tidnext];
+		dp->dp_tidnext = (dp->dp_tidnext + 1) % DTI_NTIDS;
+		t->dt_tid = tid;
+		t->dt_pass = dti_pass;
+		/*
+		 * Gone already (it renamed itself, recorded and exited
+		 * before we looked): nothing is left to read, and the name
+		 * it wrote stays its word.
+		 */
+		t->dt_known = !dp->dp_foreign &&
+		    dti_task_comm(dp, tid, t->dt_comm);
+	}
+	if (!(r->ur_flags & UDT_R_COMM) || !t->dt_known)
+		return true;
+	if (strncmp(r->ur_comm, t->dt_comm, UDT_COMMLEN) != 0 &&
+	    t->dt_pass != dti_pass) {
+		/*
+		 * Renamed since, or a lie: /proc says which, while the
+		 * thread lives (after, as for one never seen alive, the
+		 * name it wrote is its word).
+		 */
+		t->dt_pass = dti_pass;
+		if (!dti_task_comm(dp, tid, comm)) {
+			t->dt_known = false;
+			return true;
+		}
+		memcpy(t->dt_comm, comm, UDT_COMMLEN);
+	}
+	memcpy(r->ur_comm, t->dt_comm, UDT_COMMLEN);
+	return true;
+}
