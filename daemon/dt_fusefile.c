@@ -413,10 +413,12 @@ fusefile_prepare(const char *path, struct fusefile_path *fp)
 		/*
 		 * O_EXCL: a name planted meanwhile fails, never followed.
 		 * Mode 0 marks it as a dtd's (FUSEFILE_OURS()); the mount's
-		 * own attributes are what callers see.
+		 * own attributes are what callers see.  Without root the
+		 * set-uid fusermount3 opens it as our user first: ours, 0600.
 		 */
 		fp->fp_fd = openat(fp->fp_dirfd, fp->fp_base, O_WRONLY |
-		    O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+		    O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    dtd_conf.dcf_unpriv ? 0600 : 0);
 		if (fp->fp_fd == -1) {
 			error = errno;
 			fprintf(stderr, "dtd: cannot create %s: %s\n", path,

@@ -39,6 +39,7 @@ struct dti_tid {
 	char			 dt_comm[UDT_COMMLEN];	/* dtd's reading */
 	uint64_t		 dt_pass;	/* dti_pass of that reading */
 	bool			 dt_known;	/* dt_comm is dtd's reading */
+	bool			 dt_kid;	/* a child of the process */
 };
 
 struct dti_proc {

@@ -17,7 +17,9 @@
 /*
  * Which thread a record names, and its comm: the tracee writes both, so
  * neither is believed as written.  A tid must not be a live thread of
- * another process: /proc/PID/task/TID must exist, or, once the thread
+ * another process: /proc/PID/task/TID must exist, or TID must be a child
+ * of the process (a vfork child writes through its parent's ring until
+ * it execs; its comm is then the process's), or, once the thread
  * is gone (a short thread, or the whole process, exited before the drain
  * looked), no task TID may live elsewhere.  A record naming another
  * process's thread (tid 1, say) is discarded and counted.  A tid that
@@ -52,16 +54,23 @@
 
 uint64_t	dti_pass;		/* [D] drain passes so far */
 
-/* The comm of dp's thread tid now; false when the thread is gone. */
+/*
+ * The comm of dp's thread tid now, false when it is gone; of dp's
+ * process itself for kid, one of its children (see dti_tid_ours()).
+ */
 static bool
-dti_task_comm(const struct dti_proc *dp, pid_t tid, char comm[UDT_COMMLEN])
+dti_task_comm(const struct dti_proc *dp, pid_t tid, bool kid,
+    char comm[UDT_COMMLEN])
 {
 	char buf[UDT_COMMLEN + 1], path[64];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)dp->dp_pid,
-	    (int)tid);
+	if (kid)
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)dp->dp_pid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm",
+		    (int)dp->dp_pid, (int)tid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return false;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -73,6 +82,29 @@ dti_task_comm(const struct dti_proc *dp, pid_t tid, char comm[UDT_COMMLEN])
 	memset(comm, 0, UDT_COMMLEN);
 	memcpy(comm, buf, strnlen(buf, UDT_COMMLEN - 1));
 	return true;
+}
+
+/* The parent of process tid, or -1. */
+static pid_t
+dti_ppid(pid_t tid)
+{
+	char buf[512], path[64], *p;
+	ssize_t n;
+	int fd, ppid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* After the comm, which may hold anything but ends at the last ')'. */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return ppid;
 }
 
 void
@@ -91,22 +123,29 @@ dti_who_init(struct dti_proc *dp)
 }
 
 /*
- * May tid be a thread of dp's process?  Yes if it is one now; no if a
- * task tid lives anywhere else; yes if it lives nowhere (the tracee's
- * word, naming nobody).
+ * May tid write into dp's ring?  Yes if it is a thread of dp's process
+ * now; yes if it is a child of that process (*kid): a vfork child, or
+ * any CLONE_VM child, writes through its parent's mapping of the ring
+ * until it execs, and the drain may come after the exec; no if a task
+ * tid lives anywhere else; yes if it lives nowhere (the tracee's word,
+ * naming nobody).
  */
 static bool
-dti_tid_ours(const struct dti_proc *dp, pid_t tid)
+dti_tid_ours(const struct dti_proc *dp, pid_t tid, bool *kid)
 {
 	char path[64];
 
+	*kid = false;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)dp->dp_pid,
 	    (int)tid);
 	if (access(path, F_OK) == 0)
 		return true;
 	/* /proc/TID resolves any live task, leader or not. */
 	snprintf(path, sizeof(path), "/proc/%d", (int)tid);
-	return access(path, F_OK) != 0;
+	if (access(path, F_OK) != 0)
+		return true;
+	*kid = dti_ppid(tid) == dp->dp_pid;
+	return *kid;
 }
 
 static struct dti_tid *
@@ -126,10 +165,11 @@ dti_who(struct dti_proc *dp, struct udt_rec *r)
 	struct dti_tid *t;
 	char comm[UDT_COMMLEN];
 	pid_t tid = r->ur_tid;
+	bool kid = false;
 
 	if ((t = dti_tid_find(dp, tid)) == NULL) {
 		if (!dp->dp_foreign && tid != dp->dp_pid &&
-		    !dti_tid_ours(dp, tid)) {
+		    !dti_tid_ours(dp, tid, &kid)) {
 			atomic_fetch_add(&dti_stats.misnamed, 1);
 			if (dp->dp_misnamed++ == 0)
 				fprintf(stderr, "dtd: ingest: pid %d wrote a "
@@ -148,8 +188,9 @@ dti_who(struct dti_proc *dp, struct udt_rec *r)
 		 * before we looked): nothing is left to read, and the name
 		 * it wrote stays its word.
 		 */
+		t->dt_kid = kid;
 		t->dt_known = !dp->dp_foreign &&
-		    dti_task_comm(dp, tid, t->dt_comm);
+		    dti_task_comm(dp, tid, kid, t->dt_comm);
 	}
 	if (!(r->ur_flags & UDT_R_COMM) || !t->dt_known)
 		return true;
@@ -161,7 +202,7 @@ dti_who(struct dti_proc *dp, struct udt_rec *r)
 		 * name it wrote is its word).
 		 */
 		t->dt_pass = dti_pass;
-		if (!dti_task_comm(dp, tid, comm)) {
+		if (!dti_task_comm(dp, tid, t->dt_kid, comm)) {
 			t->dt_known = false;
 			return true;
 		}
