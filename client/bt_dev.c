@@ -57,7 +57,7 @@ volatile sig_atomic_t	 g_quit;
 
 static struct dtioc_arg_info **dt_args;
 static size_t		*dt_nargs;
-static volatile sig_atomic_t child_done;
+static volatile sig_atomic_t child_done;	/* -c or -p: it ended */
 static volatile sig_atomic_t loop_done;	/* no more timers */
 static int		 need_comm;	/* a rule reads comm */
 
@@ -172,6 +172,50 @@ dev_list(int fd)
 	}
 }
 
+/*
+ * The -c command or the -p process has ended.  Its last events may still
+ * be on their way through dtd: read on for 100 ms more before stopping.
+ * From a signal handler or the -p watcher thread.
+ */
+void
+run_end_soon(void)
+{
+	struct itimerval it;
+
+	if (loop_done)
+		return;
+	child_done = 1;
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_usec = 100000;
+	it.it_interval.tv_usec = 20000;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/*
+ * Events the device dropped (its rings were full) are said on stderr as
+ * they are lost, as bpftrace does, at most once a second; -v's totals
+ * stay as they are.
+ */
+static void
+lost_check(int fd, int force)
+{
+	static uint64_t reported;
+	static struct timespec last;
+	struct dtioc_stat st;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	if (!force && now.tv_sec == last.tv_sec)
+		return;
+	last = now;
+	memset(&st, 0, sizeof(st));
+	if (ioctl(fd, DTIOCGSTATS, &st) == -1 || st.dtst_dropevt <= reported)
+		return;
+	fprintf(stderr, "Lost %llu events\n",
+	    (unsigned long long)(st.dtst_dropevt - reported));
+	reported = st.dtst_dropevt;
+}
+
 static void
 on_signal_inner(int sig);
 
@@ -196,17 +240,8 @@ on_signal_inner(int sig)
 	}
 
 	if (sig == SIGCHLD) {
-		if (!cmd_reaped())
-			return;
-		/*
-		 * Its last events may still be on their way through dtd:
-		 * read on for 100 ms more before stopping.
-		 */
-		child_done = 1;
-		memset(&it, 0, sizeof(it));
-		it.it_value.tv_usec = 100000;
-		it.it_interval.tv_usec = 20000;
-		setitimer(ITIMER_REAL, &it, NULL);
+		if (cmd_reaped())
+			run_end_soon();
 		return;
 	} else if (sig == SIGALRM) {
 		if (child_done)
@@ -502,6 +537,8 @@ rules_run(int fd)
 	rterror = g_rterror;
 	if (g_evflush)
 		fflush(stdout);
+	if (g_pidfilter > 0 && !halt)
+		watch_start();
 	if (g_command != NULL && !halt) {
 		cmd_release();
 		if (g_nprobes == 0)
@@ -545,7 +582,10 @@ rules_run(int fd)
 			if (halt)
 				break;
 		}
+		lost_check(fd, 0);
 	}
+	if (g_nprobes > 0 && !dev_gone)
+		lost_check(fd, 1);
 	signals_stop();
 	cmd_ended();
 	rterror |= g_rterror;

@@ -263,6 +263,8 @@ main(int argc, char *argv[])
 	}
 	if (noaction)
 		return 0;
+	if (g_pidfilter > 0)
+		watch_open(g_pidfilter);
 	if (outfile != NULL)
 		output_to(outfile);
 	g_evflush = flush_each_event();

@@ -248,6 +248,11 @@ extern size_t		 dt_ndtpi;
 int			 dev_open(void);
 void			 dev_list(int);
 int			 rules_run(int);
+void			 run_end_soon(void);
+
+/* bt_watch.c */
+void			 watch_open(pid_t);
+void			 watch_start(void);
 const char		*dev_argstr(struct dt_evt *, int);
 
 /* bt_match.c */

@@ -56,7 +56,11 @@ fail() {
 # dtd says "ready" on a pipe once the device is served.
 mkfifo "$TMP/ready" || exit 2
 exec 4<>"$TMP/ready"
-"$DTD" --foreground --frontend fuse --device "$DEV" --ready-fd 4 \
+# the lost-events case wants OpenBSD's small rings, which overflow
+DTDARGS=
+[ "$CASE" = lost ] && DTDARGS="--ring-size 16"
+# shellcheck disable=SC2086
+"$DTD" --foreground --frontend fuse --device "$DEV" --ready-fd 4 $DTDARGS \
     --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" \
     > "$TMP/dtd.log" 2>&1 4>&4 &
 DTDPID=$!
@@ -185,6 +189,100 @@ cmdgroup)
 		kill "$cpid" 2>/dev/null
 		fail "background child $cpid outlived a killed btrace"
 	fi
+	;;
+pidend)
+	# -p: a pid that does not exist is an error; the run ends when the
+	# process exits, END runs
+	bt -p 999999999 -e 'interval:hz:1 { }' > "$TMP/out" 2>&1
+	[ $? -eq 1 ] || fail "no such pid: exit code"
+	echo 'btrace: -p 999999999: no such process' | diff -u - "$TMP/out" ||
+	    fail "no such pid: message"
+	mkfifo "$TMP/gate" || exit 2
+	exec 5<>"$TMP/gate"
+	# the process ends when the test writes a line
+	( read -r l <&5 ) &
+	TPID=$!
+	mkfifo "$TMP/err" || exit 2
+	exec 6<>"$TMP/err"
+	"$BTRACE" -d "$DEV" -p "$TPID" -e 'BEGIN { $s = "up"; printf("%d", $s); }
+	    interval:hz:50 { } END { printf("end\n"); }' > "$TMP/out" 2>&6 &
+	BTPID=$!
+	# BEGIN has run (its warning): the pid is held since the start
+	read -r -t 30 line <&6 || fail "btrace did not start"
+	kill -0 "$BTPID" || fail "btrace ended before the process"
+	echo >&5
+	wait "$TPID"
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	[ $rc -eq 0 ] || fail "exit code $rc"
+	grep -q 'end$' "$TMP/out" || fail "no END: $(cat "$TMP/out")"
+	;;
+lost)
+	# Events the device drops are announced on stderr while tracing
+	# runs, not only by -v at exit.  The command stops btrace (its
+	# supervisor's parent) while openat_n fills the 16-event rings,
+	# then waits at a FIFO until the test has seen the announcement.
+	export USERDT_SOCKET=$TMP/ingest.sock
+	mkfifo "$TMP/gate" "$TMP/err" || exit 2
+	exec 6<>"$TMP/err"
+	bpid='$(awk "{ print \$4 }" /proc/$PPID/stat)'
+	"$BTRACE" -d "$DEV" -c "kill -STOP $bpid; $OPENAT_N 500;
+	    kill -CONT $bpid; read l < $TMP/gate" \
+	    -e 'syscall:openat:entry { @ = count(); } interval:hz:100 { }' \
+	    > "$TMP/out" 2>&6 &
+	BTPID=$!
+	read -r -t 30 line <&6 || fail "no announcement"
+	case $line in
+	"Lost "[1-9]*" events") ;;
+	*) fail "stderr: $line" ;;
+	esac
+	# still tracing: the command waits for the gate
+	kill -0 "$BTPID" || fail "btrace ended before announcing"
+	exec 7> "$TMP/gate"
+	exec 7>&-
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	[ $rc -eq 0 ] || fail "exit code $rc"
+	grep -qx '@: [0-9]*' "$TMP/out" || fail "stdout: $(cat "$TMP/out")"
+	;;
+output)
+	# -o: btrace's output in the file, the command's on stdout
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -o "$TMP/file" -f json -c 'echo from-command' \
+	    -e 'syscall:write:entry /comm == "sh"/ { @ = count(); }' \
+	    > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	echo from-command | diff -u - "$TMP/out" || fail "stdout"
+	echo '{"type": "map", "data": {"@": 1}}' | diff -u - "$TMP/file" ||
+	    fail "-o file"
+	;;
+pipeflush)
+	# Into a pipe, each event's output arrives as it happens: the
+	# first line is read while btrace still runs (exit() comes only
+	# once the test has read it and released the gate).
+	export USERDT_SOCKET=$TMP/ingest.sock
+	mkfifo "$TMP/gate" "$TMP/pipe" || exit 2
+	exec 6<>"$TMP/pipe"
+	"$BTRACE" -d "$DEV" -c "read l < $TMP/gate" -e '
+	    BEGIN { printf("begin\n"); }
+	    syscall:openat:entry /comm == "sh"/ { printf("open\n"); }
+	    syscall:read:entry /comm == "sh"/ { printf("read\n"); }' \
+	    >&6 2> "$TMP/err" &
+	BTPID=$!
+	read -r -t 30 l1 <&6 || fail "BEGIN's output did not arrive"
+	[ "$l1" = begin ] || fail "first line: $l1"
+	# the shell opens the gate before reading it
+	read -r -t 30 l2 <&6 || fail "an event's output did not arrive"
+	[ "$l2" = open ] || fail "second line: $l2"
+	exec 7> "$TMP/gate"
+	exec 7>&-
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/err")"
 	;;
 *)
 	fail "unknown case $CASE"
