@@ -187,7 +187,8 @@ ptree_sync(void)
 	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
 	struct nlmsghdr *h;
 	struct cn_msg *cm;
-	struct proc_event *pev;
+	struct proc_event ev;
+	size_t avail;
 	struct pt_ent *pe;
 	uint64_t since;
 	pid_t child;
@@ -214,16 +215,22 @@ ptree_sync(void)
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
 		    h = NLMSG_NEXT(h, n)) {
 			cm = NLMSG_DATA(h);
-			pev = (struct proc_event *)cm->data;
-			if (pev->what != PROC_EVENT_FORK)
+			/* the event sits 4-byte aligned; its u64 wants 8 */
+			avail = h->nlmsg_len - NLMSG_HDRLEN - sizeof(*cm);
+			if (h->nlmsg_len < NLMSG_HDRLEN + sizeof(*cm))
+				continue;
+			memset(&ev, 0, sizeof(ev));
+			memcpy(&ev, cm->data, avail < sizeof(ev) ? avail :
+			    sizeof(ev));
+			if (ev.what != PROC_EVENT_FORK)
 				continue;
 			/* a new thread is no new process */
-			if (pev->event_data.fork.child_pid !=
-			    pev->event_data.fork.child_tgid)
+			if (ev.event_data.fork.child_pid !=
+			    ev.event_data.fork.child_tgid)
 				continue;
-			pe = pt_slot(pev->event_data.fork.parent_tgid, 0);
-			child = pev->event_data.fork.child_tgid;
-			since = pev->timestamp_ns + (uint64_t)mono2real;
+			pe = pt_slot(ev.event_data.fork.parent_tgid, 0);
+			child = ev.event_data.fork.child_tgid;
+			since = ev.timestamp_ns + (uint64_t)mono2real;
 			if (pe != NULL && pe->pe_member)
 				pt_set(child, 1, since);
 			else if ((pe = pt_slot(child, 0)) != NULL &&
