@@ -53,16 +53,15 @@
 const char		*g_devpath = "/dev/dt";
 int			 g_verbose;
 pid_t			 g_pidfilter;
-const char		*g_command;	/* -c */
+int			 g_allprocs;	/* -A: -c keeps every process */
+int			 g_treefilter;	/* only the -c command's tree */
 struct dtioc_probe_info	*dt_dtpis;
 size_t			 dt_ndtpi;
 volatile sig_atomic_t	 g_quit;
 
 static struct dtioc_arg_info **dt_args;
 static size_t		*dt_nargs;
-static volatile pid_t	 child_pid = -1;
-static pid_t		 child_pgid = -1;	/* the command's group */
-static volatile sig_atomic_t child_done;
+static volatile sig_atomic_t child_done;	/* -c or -p: it ended */
 static volatile sig_atomic_t loop_done;	/* no more timers */
 static int		 need_comm;	/* a rule reads comm */
 
@@ -128,43 +127,6 @@ dev_err(const char *what)
 	err(1, "%s", what);
 }
 
-/* A probe that is not found: is its provider known at all? */
-static void __attribute__((noreturn))
-probe_notfound(struct bt_probe *bp, const char *name)
-{
-	char (*names)[DTNAMESIZE + 1], msg[256];
-	const char **provs;
-	const char *near;
-	size_t i, j, n = 0;
-
-	names = xcalloc(dt_ndtpi + 1, sizeof(*names));
-	provs = xcalloc(dt_ndtpi + 1, sizeof(*provs));
-	for (i = 0; i < dt_ndtpi; i++) {
-		if (strncmp(bp->bp_prov, dt_dtpis[i].dtpi_prov,
-		    DTNAMESIZE) == 0) {
-			free(provs);
-			free(names);
-			errx(1, "probe '%s' not found", name);
-		}
-		for (j = 0; j < n; j++)
-			if (strncmp(provs[j], dt_dtpis[i].dtpi_prov,
-			    DTNAMESIZE) == 0)
-				break;
-		if (j == n) {
-			memcpy(names[n], dt_dtpis[i].dtpi_prov, DTNAMESIZE);
-			provs[n] = names[n];
-			n++;
-		}
-	}
-	near = did_you_mean(bp->bp_prov, provs, n);
-	snprintf(msg, sizeof(msg), "unknown provider '%s' in probe '%s'%s%s%s",
-	    bp->bp_prov, name, near != NULL ? ", did you mean '" : "",
-	    near != NULL ? near : "", near != NULL ? "'?" : "");
-	free(provs);
-	free(names);
-	errx(1, "%s", msg);
-}
-
 static void
 dtpi_cache(int fd)
 {
@@ -216,28 +178,6 @@ dev_argstr(struct dt_evt *ev, int n)
 	return dt_args[i][n].dtai_argtype;
 }
 
-/* Syscall probes are named sys%N on the device; show the call's name. */
-const char *
-dtpi_func(const struct dtioc_probe_info *pi)
-{
-	static char func[DTNAMESIZE + 1];
-	const char *name;
-	char *ep;
-	long n;
-
-	memcpy(func, pi->dtpi_func, DTNAMESIZE);
-	func[DTNAMESIZE] = '\0';
-	if (strncmp(pi->dtpi_prov, "syscall", DTNAMESIZE) != 0 ||
-	    strncmp(func, "sys%", 4) != 0)
-		return func;
-	errno = 0;
-	n = strtol(func + 4, &ep, 10);
-	if (*ep != '\0' || ep == func + 4 || n < 1 || n > 65535)
-		return func;
-	name = syscall_name((unsigned int)n);
-	return name != NULL ? name : func;
-}
-
 void
 dev_list(int fd)
 {
@@ -247,6 +187,8 @@ dev_list(int fd)
 	dtpi_cache(fd);
 	for (i = 0; i < dt_ndtpi; i++) {
 		pi = &dt_dtpis[i];
+		if (g_listpattern != NULL && !pi_listed(pi, g_listpattern))
+			continue;
 		printf("%.16s:%s:%.16s", pi->dtpi_prov, dtpi_func(pi),
 		    pi->dtpi_name);
 		if (strncmp(pi->dtpi_prov, "tracepoint", DTNAMESIZE) == 0) {
@@ -262,63 +204,47 @@ dev_list(int fd)
 }
 
 /*
- * A syscall probe's function as the device names it: sys%N of the call
- * a name stands for, OpenBSD's name or Linux's (exit_group, pread64,
- * clone3); "" when the table knows neither.
+ * The -c command or the -p process has ended.  Its last events may still
+ * be on their way through dtd: read on for 100 ms more before stopping.
+ * From a signal handler or the -p watcher thread.
  */
-static const char *
-sys_devfunc(const char *name)
+void
+run_end_soon(void)
 {
-	static char func[DTNAMESIZE];
-	int n;
+	struct itimerval it;
 
-	if ((n = systab_lookup(name)) < 1)
-		return "";
-	snprintf(func, sizeof(func), "sys%%%d", n);
-	return func;
+	if (loop_done)
+		return;
+	child_done = 1;
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_usec = 100000;
+	it.it_interval.tv_usec = 20000;
+	setitimer(ITIMER_REAL, &it, NULL);
 }
 
-static struct dtioc_probe_info *
-probe_find(struct bt_probe *bp)
+/*
+ * Events the device dropped (its rings were full) are said on stderr as
+ * they are lost, as bpftrace does, at most once a second; -v's totals
+ * stay as they are.
+ */
+static void
+lost_check(int fd, int force)
 {
-	struct dtioc_probe_info *pi;
-	const char *alias = "";
-	size_t i;
+	static uint64_t reported;
+	static struct timespec last;
+	struct dtioc_stat st;
+	struct timespec now;
 
-	if (bp->bp_name != NULL && strcmp(bp->bp_prov, "syscall") == 0)
-		alias = sys_devfunc(bp->bp_func);
-	for (i = 0; i < dt_ndtpi; i++) {
-		pi = &dt_dtpis[i];
-		if (strncmp(bp->bp_prov, pi->dtpi_prov, DTNAMESIZE) != 0)
-			continue;
-		if (bp->bp_name == NULL)
-			return pi;
-		if (strncmp(bp->bp_func, dtpi_func(pi), DTNAMESIZE) != 0 &&
-		    strncmp(bp->bp_func, pi->dtpi_func, DTNAMESIZE) != 0 &&
-		    strncmp(alias, pi->dtpi_func, DTNAMESIZE) != 0)
-			continue;
-		if (strncmp(bp->bp_name, pi->dtpi_name, DTNAMESIZE) != 0)
-			continue;
-		if (g_verbose > 1)
-			fprintf(stderr, "debug: matched probe %.16s:%s:%.16s\n",
-			    pi->dtpi_prov, dtpi_func(pi), pi->dtpi_name);
-		return pi;
-	}
-	return NULL;
-}
-
-static const char *
-probe_name(struct bt_probe *bp)
-{
-	static char buf[96];
-
-	if (bp->bp_name == NULL)
-		snprintf(buf, sizeof(buf), "%s:%s:%ld", bp->bp_prov,
-		    bp->bp_func, bp->bp_number);
-	else
-		snprintf(buf, sizeof(buf), "%s:%s:%s", bp->bp_prov,
-		    bp->bp_func, bp->bp_name);
-	return buf;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	if (!force && now.tv_sec == last.tv_sec)
+		return;
+	last = now;
+	memset(&st, 0, sizeof(st));
+	if (ioctl(fd, DTIOCGSTATS, &st) == -1 || st.dtst_dropevt <= reported)
+		return;
+	fprintf(stderr, "Lost %llu events\n",
+	    (unsigned long long)(st.dtst_dropevt - reported));
+	reported = st.dtst_dropevt;
 }
 
 static void
@@ -338,7 +264,6 @@ static void
 on_signal_inner(int sig)
 {
 	struct itimerval it;
-	pid_t pid;
 
 	if (loop_done) {
 		g_quit = sig;
@@ -346,21 +271,8 @@ on_signal_inner(int sig)
 	}
 
 	if (sig == SIGCHLD) {
-		if (child_pid <= 0)
-			return;
-		pid = waitpid(child_pid, NULL, WNOHANG);
-		if (pid != child_pid)
-			return;
-		child_pid = -1;
-		/*
-		 * Its last events may still be on their way through dtd:
-		 * read on for 100 ms more before stopping.
-		 */
-		child_done = 1;
-		memset(&it, 0, sizeof(it));
-		it.it_value.tv_usec = 100000;
-		it.it_interval.tv_usec = 20000;
-		setitimer(ITIMER_REAL, &it, NULL);
+		if (cmd_reaped())
+			run_end_soon();
 		return;
 	} else if (sig == SIGALRM) {
 		if (child_done)
@@ -415,72 +327,6 @@ signals_stop(void)
 }
 
 /*
- * -c: the command runs with the preload library that feeds dtd, in a
- * process group of its own so that ending the run ends everything the
- * shell started, and with a parent-death signal so that a btrace killed
- * outright does not leave it running.  SIGCHLD stays blocked until
- * child_pid is set: a command that exits at once is still seen.
- */
-static void
-command_start(void)
-{
-	char lib[PATH_MAX];
-	sigset_t chld, omask;
-	pid_t pid, parent = getpid();
-
-	/* Warn only: ld.so skips a missing preload and runs it untraced. */
-	if (udt_launch_lib(lib, sizeof(lib)) == -1)
-		warnx("%s: %s; USERDT_PRELOAD names the preload library",
-		    lib, strerror(errno));
-	/* what BEGIN printed comes before anything the command prints */
-	fflush(stdout);
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, &omask);
-	pid = fork();
-	if (pid == -1)
-		err(1, "fork");
-	if (pid == 0) {
-		setpgid(0, 0);
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
-		    getppid() != parent)
-			_exit(127);
-		if (udt_launch_env(lib, NULL) == -1)
-			_exit(127);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		sigprocmask(SIG_SETMASK, &omask, NULL);
-		/* The shell's loader too; said once if ptrace is refused. */
-		(void)udt_launch_trace(g_progname);
-		execl("/bin/sh", "sh", "-c", g_command, (char *)NULL);
-		fprintf(stderr, "%s: /bin/sh: %s\n", g_progname,
-		    strerror(errno));
-		_exit(127);
-	}
-	/* both sides set the group: whichever runs first, kill(-pid) works */
-	setpgid(pid, pid);
-	child_pid = pid;
-	child_pgid = pid;
-	sigprocmask(SIG_SETMASK, &omask, NULL);
-}
-
-/*
- * The run ended before the command: end its whole process group (dash
- * runs all but a last simple command as its children) and reap the shell.
- */
-static void
-command_stop(void)
-{
-	pid_t pid = child_pid;
-
-	if (pid <= 0)
-		return;
-	child_pid = -1;
-	kill(-child_pgid, SIGTERM);
-	waitpid(pid, NULL, 0);
-}
-
-/*
  * -c with no probe to read (BEGIN and END only): wait for the command,
  * or for a signal that ends the run.
  */
@@ -521,6 +367,13 @@ rules_apply(int fd, struct dt_evt *ev)
 		g_filtered++;
 		return 0;
 	}
+	/* -c: the command's tree; timers belong to no process */
+	if (g_treefilter && ev->dtev_pbn > 0 && ev->dtev_pbn <= dt_ndtpi &&
+	    strncmp(dt_dtpis[ev->dtev_pbn - 1].dtpi_prov, "interval",
+	    DTNAMESIZE) != 0 && !ptree_member(ev->dtev_pid, &ev->dtev_tsp)) {
+		g_filtered++;
+		return 0;
+	}
 	if (need_comm)
 		comm_note(ev);
 	for (r = g_rules; r != NULL; r = r->br_next) {
@@ -533,9 +386,46 @@ rules_apply(int fd, struct dt_evt *ev)
 			dtai_cache(fd, &dt_dtpis[ev->dtev_pbn - 1]);
 			if (rule_eval(r, ev, 0))
 				return 1;
+			/* patterns that overlap run the rule once */
+			break;
 		}
 	}
 	return 0;
+}
+
+/*
+ * A probe that a pattern matches may be named by another rule too: it is
+ * enabled once (dt(4) refuses a second time), with the events' fields
+ * that all its rules need.  Two rules naming one probe outright stay
+ * OpenBSD's error.
+ */
+static void
+probes_share(void)
+{
+	struct bt_rule *r, *r2;
+	struct bt_probe *bp, *bp2;
+
+	for (r = g_rules; r != NULL; r = r->br_next)
+		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
+			if (bp->bp_type != P_PROBE || bp->bp_pbn == 0)
+				continue;
+			for (r2 = g_rules; r2 != NULL; r2 = r2->br_next)
+				for (bp2 = r2->br_probes; bp2 != NULL;
+				    bp2 = bp2->bp_next) {
+					if (bp2 == bp)
+						goto next;	/* none before */
+					if (bp2->bp_type != P_PROBE ||
+					    bp2->bp_pbn != bp->bp_pbn ||
+					    bp2->bp_shared ||
+					    (!bp->bp_wild && !bp2->bp_wild))
+						continue;
+					bp2->bp_req.dtrq_evtflags |=
+					    bp->bp_req.dtrq_evtflags;
+					bp->bp_shared = 1;
+					goto next;
+				}
+next:			;
+		}
 }
 
 static void
@@ -552,22 +442,25 @@ rules_setup(int fd, int *halt)
 		if (r->br_evtflags & DTEVT_EXECNAME)
 			need_comm = 1;
 		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
-			if (bp->bp_type != P_PROBE)
+			if (bp->bp_type != P_PROBE || bp->bp_wild == 2)
 				continue;
 			dtpi_cache(fd);
-			if ((pi = probe_find(bp)) == NULL)
+			if (bp->bp_wild && bp->bp_pbn == 0) {
+				/* its matches follow it in the list */
+				probe_expand(bp);
+				continue;
+			}
+			if (bp->bp_wild)
+				pi = &dt_dtpis[bp->bp_pbn - 1];
+			else if ((pi = probe_find(bp)) == NULL)
 				probe_notfound(bp, probe_name(bp));
 			bp->bp_pbn = pi->dtpi_pbn;
 			memset(&bp->bp_req, 0, sizeof(bp->bp_req));
 			bp->bp_req.dtrq_pbn = pi->dtpi_pbn;
 			bp->bp_req.dtrq_nsecs = bp->bp_nsecs;
 			bp->bp_req.dtrq_evtflags = r->br_evtflags;
-			/*
-			 * userdt's strings: syscall and tracepoint probes
-			 * only (dtvar.h).
-			 */
-			if (strcmp(bp->bp_prov, "syscall") != 0 &&
-			    strcmp(bp->bp_prov, "tracepoint") != 0)
+			/* userdt's strings: syscall probes only (dtvar.h). */
+			if (strncmp(pi->dtpi_prov, "syscall", DTNAMESIZE) != 0)
 				bp->bp_req.dtrq_evtflags &= ~(uint64_t)
 				    DTEVT_STRINGS;
 			if (g_verbose > 1)
@@ -578,6 +471,23 @@ rules_setup(int fd, int *halt)
 				    bp->bp_req.dtrq_evtflags,
 				    (unsigned long long)bp->bp_nsecs);
 		}
+	}
+
+	probes_share();
+
+	/* the command exists, held at its gate, before BEGIN: cpid */
+	if (g_command != NULL) {
+		sigset_t chld, omask;
+
+		g_treefilter = !g_allprocs;
+		if (g_treefilter)
+			ptree_open();
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		sigprocmask(SIG_BLOCK, &chld, &omask);
+		ptree_root(cmd_prepare());
+		ptree_root(g_cpid);
+		sigprocmask(SIG_SETMASK, &omask, NULL);
 	}
 
 	fake_event(&ev, 0);
@@ -594,7 +504,8 @@ rules_setup(int fd, int *halt)
 		return;
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
-			if (bp->bp_type != P_PROBE)
+			if (bp->bp_type != P_PROBE || bp->bp_pbn == 0 ||
+			    bp->bp_shared)
 				continue;
 			if (ioctl(fd, DTIOCPRBENABLE, &bp->bp_req)) {
 				if (errno == EEXIST)
@@ -623,6 +534,7 @@ rules_teardown(int fd, int gone)
 		for (r = g_rules; r != NULL; r = r->br_next)
 			for (bp = r->br_probes; bp != NULL; bp = bp->bp_next)
 				if (bp->bp_type == P_PROBE &&
+				    bp->bp_pbn != 0 && !bp->bp_shared &&
 				    ioctl(fd, DTIOCPRBDISABLE, &bp->bp_req))
 					err(1, "DTIOCPRBDISABLE");
 	}
@@ -654,8 +566,12 @@ rules_run(int fd)
 	signals_setup();
 	rules_setup(fd, &halt);
 	rterror = g_rterror;
+	if (g_evflush)
+		fflush(stdout);
+	if (g_pidfilter > 0 && !halt)
+		watch_start();
 	if (g_command != NULL && !halt) {
-		command_start();
+		cmd_release();
 		if (g_nprobes == 0)
 			command_wait();
 	}
@@ -687,13 +603,22 @@ rules_run(int fd)
 		}
 		if (len % sizeof(struct dt_evt) != 0)
 			errx(1, "incorrect read");
+		/* the forks behind these events are announced by now */
+		if (g_treefilter)
+			ptree_sync();
 		for (i = 0; i < (size_t)len / sizeof(struct dt_evt); i++) {
 			halt = rules_apply(fd, &buf[i]);
+			if (g_evflush)
+				fflush(stdout);
 			if (halt)
 				break;
 		}
+		lost_check(fd, 0);
 	}
+	if (g_nprobes > 0 && !dev_gone)
+		lost_check(fd, 1);
 	signals_stop();
+	cmd_ended();
 	rterror |= g_rterror;
 	if (dev_gone) {
 		fprintf(stderr, "%s: the device stopped answering (did dtd "
@@ -723,6 +648,7 @@ rules_run(int fd)
 		    (unsigned long long)st.dtst_recurevt);
 	}
 	/* the run ended first: the command and its children go with it */
-	command_stop();
+	cmd_stop();
+	ptree_close();
 	return rterror ? 1 : 0;
 }

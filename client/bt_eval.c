@@ -207,6 +207,8 @@ builtin(int id, struct bt_evt_ctx *ec)
 		return val_str(stack_str(ev, id == B_KSTACK, 0));
 	case B_RETVAL:
 		return val_int(ev->dtev_retval[0]);
+	case B_CPID:
+		return val_int(g_cpid);
 	case B_ERRNO:
 		/* a system call's error at return, 0 when it succeeded */
 		return val_int(ev->dtev_error);

@@ -164,6 +164,7 @@ static const struct {
 	{ "arg4", B_ARG4 }, { "arg5", B_ARG5 }, { "arg6", B_ARG6 },
 	{ "arg7", B_ARG7 }, { "arg8", B_ARG8 }, { "arg9", B_ARG9 },
 	{ "retval", B_RETVAL }, { "probe", B_PROBE }, { "errno", B_ERRNO },
+	{ "cpid", B_CPID },
 };
 
 static struct bt_expr *
@@ -322,6 +323,9 @@ parse_primary(void)
 				semantic_error(&tk->tk_pos, "the %s builtin "
 				    "cannot be used with BEGIN or END probes",
 				    tk->tk_str);
+			if (e->be_op == B_CPID && g_command == NULL)
+				semantic_error(&tk->tk_pos, "the %s builtin "
+				    "needs a command (-c)", tk->tk_str);
 			return e;
 		}
 		if (strcmp(tk->tk_str, "str") == 0 && ptype(1) == '(') {

@@ -318,6 +318,7 @@ static_type(const struct bt_expr *e)
 			return 's';
 		case B_PID: case B_TID: case B_CPU: case B_NSECS:
 		case B_ELAPSED: case B_RETVAL: case B_NARGS: case B_ERRNO:
+		case B_CPID:
 			return 'i';
 		default:
 			return '?';

@@ -18,6 +18,7 @@
  * btrace: the top of the grammar: rules, probes and their timer units,
  * recovery after syntax errors, and the order maps are printed at exit.
  */
+#include <ctype.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -72,13 +73,62 @@ unit_to_nsecs(struct bt_token *utk, struct bt_token *ntk)
 	return 0;
 }
 
-/* A probe name component: any word or number, keywords included. */
-static struct bt_token *
-probe_part(void)
+/* Where a token starts in the script: words and numbers end at p_off. */
+static size_t
+tok_start(const struct bt_token *tk)
 {
-	if (ptype(0) != T_IDENT && ptype(0) != T_INT)
+	size_t off = tk->tk_pos.p_off;
+
+	if (tk->tk_type != T_IDENT && tk->tk_type != T_INT)
+		return off;
+	while (off > 0 && (isalnum((unsigned char)g_source[off - 1]) ||
+	    g_source[off - 1] == '_'))
+		off--;
+	return off;
+}
+
+static int
+wildtok(int type)
+{
+	return type == '*' || type == '?';
+}
+
+/*
+ * A probe name component: any word or number, keywords included, or,
+ * as an extension, a pattern of words and wildcards written without
+ * blanks (*open*, sys*, *).  Sets *wild when it is a pattern; returns
+ * its first token, whose tk_str is the whole text when wild.
+ */
+static struct bt_token *
+probe_part(int *wild)
+{
+	struct bt_token *first = peek(0), *last;
+	size_t start, end;
+	char *s;
+	int n = 0;
+
+	*wild = 0;
+	if (ptype(0) != T_IDENT && ptype(0) != T_INT && !wildtok(ptype(0)))
 		syntax_error();
-	return next();
+	start = tok_start(first);
+	do {
+		last = next();
+		n++;
+		if (wildtok(last->tk_type))
+			*wild = 1;
+	} while ((ptype(0) == T_IDENT || ptype(0) == T_INT ||
+	    wildtok(ptype(0))) && tok_start(peek(0)) == last->tk_pos.p_off + 1);
+	if (!*wild) {
+		if (n > 1)
+			perror_at(peek(0), "syntax error");
+		return first;
+	}
+	end = last->tk_pos.p_off + 1;
+	s = palloc(end - start + 1);
+	memcpy(s, g_source + start, end - start);
+	s[end - start] = '\0';
+	first->tk_str = s;
+	return first;
 }
 
 static struct bt_probe *
@@ -87,6 +137,7 @@ parse_probe(void)
 	struct bt_token *tk = peek(0), *ftk, *ntk;
 	struct bt_probe *bp = palloc(sizeof(*bp));
 	char buf[32];
+	int pwild, fwild, nwild;
 
 	bp->bp_pos = tk->tk_pos;
 	if (isident(0, "BEGIN") || isident(0, "END")) {
@@ -95,28 +146,33 @@ parse_probe(void)
 		cur_beginend = 1;
 		return bp;
 	}
-	if (ptype(0) != T_IDENT)
+	if (ptype(0) != T_IDENT && !wildtok(ptype(0)))
 		syntax_error();
-	next();
+	tk = probe_part(&pwild);
+	if (tk->tk_type == T_INT)
+		syntax_error();
 	bp->bp_type = P_PROBE;
 	bp->bp_prov = tk->tk_str;
 	expect(':');
-	ftk = probe_part();
+	ftk = probe_part(&fwild);
 	expect(':');
-	ntk = probe_part();
-	if (ftk->tk_type == T_INT) {
+	ntk = probe_part(&nwild);
+	if (ftk->tk_type == T_INT && !fwild) {
 		snprintf(buf, sizeof(buf), "%ld", ftk->tk_int);
 		bp->bp_func = pstrdup(buf);
 	} else
 		bp->bp_func = ftk->tk_str;
-	if (ntk->tk_type == T_INT) {
+	if (ntk->tk_type == T_INT && !nwild) {
 		/* a timer probe: prov:unit:number */
-		if (ftk->tk_type != T_IDENT)
+		if (ftk->tk_type != T_IDENT || fwild || pwild)
 			perror_at(ftk, "syntax error");
 		bp->bp_number = ntk->tk_int;
 		bp->bp_nsecs = unit_to_nsecs(ftk, ntk);
-	} else
+	} else if (nwild && ntk->tk_type == T_INT)
+		perror_at(ntk, "a timer probe's rate cannot be a wildcard");
+	else
 		bp->bp_name = ntk->tk_str;
+	bp->bp_wild = pwild || fwild || nwild;
 	g_nprobes++;
 	return bp;
 }

@@ -21,6 +21,7 @@
 
 #include <err.h>
 #include <limits.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,15 +38,17 @@ char			**g_vargs;
 const char		*g_progname = "btrace";
 int			 g_json;
 int			 g_folded;
+int			 g_evflush;	/* fflush after each event */
+const char		*g_listpattern;	/* -l PATTERN */
 extern int		 g_exitcode;
-extern const char	*g_command;
 
 static void
 usage_to(FILE *fp)
 {
-	fprintf(fp, "usage: %s [-hlnv] [-c command] [-d device] "
-	    "[-f text|json|folded] [-p pid]\n"
-	    "\tprogramfile | -e program [argument ...]\n", g_progname);
+	fprintf(fp, "usage: %s [-Ahlnv] [-c command] [-d device] "
+	    "[-f text|json|folded] [-o file]\n"
+	    "\t[-p pid] programfile | -e program [argument ...]\n"
+	    "       %s -l [pattern]\n", g_progname, g_progname);
 }
 
 static void __attribute__((noreturn))
@@ -61,14 +64,18 @@ help(void)
 {
 	usage_to(stdout);
 	printf("\n"
-	    "  -c command  run command (/bin/sh -c) traced; end with it\n"
+	    "  -A          with -c, keep the events of every process\n"
+	    "  -c command  run command (/bin/sh -c) traced, keep only the\n"
+	    "              events of its process tree; end with it\n"
 	    "  -d device   the dt(4) device (default $DT_DEVICE, /dev/dt)\n"
 	    "  -e program  the program text, instead of programfile\n"
 	    "  -f format   output: text (default), json or folded\n"
 	    "  -h          print this help and exit\n"
-	    "  -l          list the probes the device offers\n"
+	    "  -l          list the probes the device offers, or those that\n"
+	    "              match pattern (wildcards * ? [...])\n"
 	    "  -n          parse the program only\n"
-	    "  -p pid      only that process's events\n"
+	    "  -o file     write the output to file, not the standard output\n"
+	    "  -p pid      only that process's events; end when it exits\n"
 	    "  -v          statistics at exit; twice, debug output\n"
 	    "programfile '-' is the standard input.  See btrace(8), bt(5).\n");
 	exit(0);
@@ -118,10 +125,48 @@ read_btfile(const char *filename, size_t *len)
 	return buf;
 }
 
+/*
+ * -o: btrace's output goes to the file; the command (-c) keeps the
+ * standard output btrace was given.
+ */
+static void
+output_to(const char *path)
+{
+	int fd;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0666)) == -1)
+		err(1, "can't open '%s'", path);
+	if ((g_cmdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) == -1 ||
+	    dup2(fd, STDOUT_FILENO) == -1)
+		err(1, "-o");
+	close(fd);
+}
+
+/*
+ * Output into a pipe is flushed after each event, so that a reader sees
+ * it as it happens.  When stderr is that same pipe (OpenBSD's regress:
+ * btrace 2>&1 | diff) stdout stays fully buffered as OpenBSD's, so that
+ * the combined stream keeps OpenBSD's order.
+ */
+static int
+flush_each_event(void)
+{
+	struct stat out, errst;
+
+	if (fstat(STDOUT_FILENO, &out) == -1 ||
+	    !(S_ISFIFO(out.st_mode) || S_ISSOCK(out.st_mode)))
+		return 0;
+	if (fstat(STDERR_FILENO, &errst) == 0 && errst.st_dev == out.st_dev &&
+	    errst.st_ino == out.st_ino)
+		return 0;
+	return 1;
+}
+
 int
 main(int argc, char *argv[])
 {
-	const char *filename = NULL, *env, *sock;
+	const char *filename = NULL, *env, *outfile = NULL, *sock;
 	char sockbuf[PATH_MAX];
 	char *script = NULL, *ep;
 	size_t len = 0;
@@ -135,10 +180,13 @@ main(int argc, char *argv[])
 	opterr = 0;
 	if (argc > 1 && strcmp(argv[1], "--help") == 0)
 		help();
-	while ((ch = getopt(argc, argv, "+c:d:e:f:hlnp:v")) != -1) {
+	while ((ch = getopt(argc, argv, "+Ac:d:e:f:hlno:p:v")) != -1) {
 		switch (ch) {
 		case 'h':
 			help();
+		case 'A':
+			g_allprocs = 1;
+			break;
 		case 'c':
 			g_command = optarg;
 			break;
@@ -163,6 +211,9 @@ main(int argc, char *argv[])
 		case 'n':
 			noaction = 1;
 			break;
+		case 'o':
+			outfile = optarg;
+			break;
 		case 'p':
 			g_pidfilter = (pid_t)strtol(optarg, &ep, 10);
 			if (*optarg == '\0' || *ep != '\0' || g_pidfilter <= 0)
@@ -174,7 +225,7 @@ main(int argc, char *argv[])
 			break;
 		default:
 			/* BSD getopt's words, with our name, not argv[0] */
-			if (strchr("cdefp", optopt) != NULL && optopt != 0)
+			if (strchr("cdefop", optopt) != NULL && optopt != 0)
 				fprintf(stderr, "%s: option requires an "
 				    "argument -- %c\n", g_progname, optopt);
 			else
@@ -186,6 +237,16 @@ main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 
+	/*
+	 * -l PATTERN lists what matches; a file of that name is still a
+	 * script, as OpenBSD's -l lists everything and then runs it.
+	 */
+	if (showprobes && script == NULL && argc > 0 &&
+	    access(argv[0], F_OK) == -1) {
+		g_listpattern = argv[0];
+		argc--;
+		argv++;
+	}
 	if (argc > 0 && script == NULL) {
 		filename = argv[0];
 		script = read_btfile(filename, &len);
@@ -207,6 +268,11 @@ main(int argc, char *argv[])
 	}
 	if (noaction)
 		return 0;
+	if (g_pidfilter > 0)
+		watch_open(g_pidfilter);
+	if (outfile != NULL)
+		output_to(outfile);
+	g_evflush = flush_each_event();
 
 	/*
 	 * A device of our own user's comes from our user's dtd, which runs

@@ -64,7 +64,7 @@ enum bt_ekind {
 enum bt_builtin {
 	B_PID, B_TID, B_COMM, B_CPU, B_NSECS, B_ELAPSED, B_KSTACK, B_USTACK,
 	B_ARG0, B_ARG1, B_ARG2, B_ARG3, B_ARG4, B_ARG5, B_ARG6, B_ARG7,
-	B_ARG8, B_ARG9, B_RETVAL, B_PROBE, B_NARGS, B_ERRNO,
+	B_ARG8, B_ARG9, B_RETVAL, B_PROBE, B_NARGS, B_ERRNO, B_CPID,
 };
 
 /* Binary and unary operators; the token values double as operators. */
@@ -141,6 +141,8 @@ struct bt_probe {
 	long			 bp_number;	/* timer probe rate */
 	uint64_t		 bp_nsecs;
 	uint32_t		 bp_pbn;	/* probe number once matched */
+	int			 bp_wild;	/* 1 a pattern's match, 2 the pattern */
+	int			 bp_shared;	/* its probe enabled by another */
 	struct dtioc_req	 bp_req;
 	struct bt_probe		*bp_next;
 	struct bt_pos		 bp_pos;
@@ -239,13 +241,29 @@ void			 bt_printf(struct bt_expr *, struct bt_evt_ctx *);
 extern const char	*g_devpath;
 extern int		 g_verbose;
 extern pid_t		 g_pidfilter;
+extern int		 g_allprocs;
+extern int		 g_treefilter;
 extern struct dtioc_probe_info *dt_dtpis;
 extern size_t		 dt_ndtpi;
 int			 dev_open(void);
 void			 dev_list(int);
 int			 rules_run(int);
-const char		*dtpi_func(const struct dtioc_probe_info *);
+void			 run_end_soon(void);
+
+/* bt_watch.c */
+void			 watch_open(pid_t);
+void			 watch_start(void);
 const char		*dev_argstr(struct dt_evt *, int);
+
+/* bt_match.c */
+const char		*dtpi_func(const struct dtioc_probe_info *);
+struct dtioc_probe_info	*probe_find(struct bt_probe *);
+const char		*probe_name(struct bt_probe *);
+void			 probe_notfound(struct bt_probe *, const char *)
+			    __attribute__((noreturn));
+void			 probe_expand(struct bt_probe *);
+int			 pi_listed(const struct dtioc_probe_info *,
+			    const char *);
 
 /* bt_syscalls.c (generated) */
 const char		*syscall_name(unsigned int);
@@ -256,6 +274,24 @@ const char		*ksym_str(unsigned long);
 const char		*usym_str(pid_t, unsigned long);
 void			 syms_cleanup(void);
 
+/* bt_cmd.c */
+extern const char	*g_command;
+extern int		 g_cmdout;
+extern pid_t		 g_cpid;
+pid_t			 cmd_prepare(void);
+void			 cmd_release(void);
+int			 cmd_reaped(void);
+int			 cmd_running(void);
+void			 cmd_stop(void);
+void			 cmd_ended(void);
+
+/* bt_ptree.c */
+int			 ptree_open(void);
+void			 ptree_root(pid_t);
+void			 ptree_sync(void);
+int			 ptree_member(pid_t, const struct timespec *);
+void			 ptree_close(void);
+
 /* bt_json.c */
 extern int		 g_json;
 extern int		 g_folded;
@@ -265,6 +301,8 @@ void			 json_str(FILE *, const char *);
 extern int		 g_nargs;
 extern char		**g_vargs;
 extern const char	*g_progname;
+extern int		 g_evflush;
+extern const char	*g_listpattern;
 void			 bt_exit_flush(int) __attribute__((noreturn));
 
 #endif /* BTRACE_H */

@@ -196,9 +196,11 @@ ustack)
 	# A traced process gone before btrace reads its events: its user
 	# stacks still resolve (dtd kept its mappings).  The command stops
 	# btrace, runs openat_n to its end (reaped by sh), then lets btrace
-	# read: no /proc/PID of openat_n is left by then.
+	# read: no /proc/PID of openat_n is left by then.  The shell's
+	# parent is -c's supervisor, whose parent is btrace.
 	export USERDT_SOCKET=$TMP/ingest.sock
-	bt -c "kill -STOP \$PPID; $OPENAT_N 3; kill -CONT \$PPID" \
+	bpid='$(awk "{ print \$4 }" /proc/$PPID/stat)'
+	bt -c "kill -STOP $bpid; $OPENAT_N 3; kill -CONT $bpid" \
 	    -e 'syscall:openat:entry { @[comm, ustack] = count(); }' \
 	    > "$TMP/out" 2>&1
 	rc=$?

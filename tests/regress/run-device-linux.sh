@@ -1,0 +1,291 @@
+#!/bin/bash
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+# btrace against a real device, what Linux users expect of it: -c's
+# process tree and cpid, probe wildcards, -p's end, lost events, -o and
+# prompt output, the command's terminal.  Each case starts a private dtd
+# on a temporary device path (FUSE-file front end) and stops it by pid.
+#
+# usage: run-device-linux.sh btrace dtd case
+set -u
+
+[ $# -eq 3 ] || { echo "usage: $0 btrace dtd case" >&2; exit 2; }
+BTRACE=$1
+DTD=$2
+CASE=$3
+
+# Never a silent skip: a suite that cannot run fails.
+if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
+	echo "FAIL: the device cases need root and /dev/fuse"
+	exit 1
+fi
+
+TMP=$(mktemp -d) || exit 2
+DEV=$TMP/dt
+DTDPID=
+BTPID=
+
+cleanup() {
+	if [ -n "$BTPID" ]; then kill "$BTPID" 2>/dev/null; wait "$BTPID" 2>/dev/null; fi
+	if [ -n "$DTDPID" ]; then
+		kill -TERM "$DTDPID" 2>/dev/null
+		wait "$DTDPID" 2>/dev/null
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+# dtd says "ready" on a pipe once the device is served.
+mkfifo "$TMP/ready" || exit 2
+exec 4<>"$TMP/ready"
+# the lost-events case wants OpenBSD's small rings, which overflow
+DTDARGS=
+[ "$CASE" = lost ] && DTDARGS="--ring-size 16"
+# shellcheck disable=SC2086
+"$DTD" --foreground --frontend fuse --device "$DEV" --ready-fd 4 $DTDARGS \
+    --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" \
+    > "$TMP/dtd.log" 2>&1 4>&4 &
+DTDPID=$!
+if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
+	cat "$TMP/dtd.log"
+	fail "dtd did not get ready"
+fi
+exec 4<&-
+
+bt() {
+	"$BTRACE" -d "$DEV" "$@"
+}
+
+case $CASE in
+cmdtree)
+	# Two concurrent -c runs each count only their own command's
+	# processes.  Each command waits at a FIFO until both btraces trace,
+	# and at another until both have run, so that each one's openat_n
+	# runs while the other records.
+	export USERDT_SOCKET=$TMP/ingest.sock
+	for x in A B; do mkfifo "$TMP/go$x" "$TMP/end$x" || exit 2; done
+	prog='syscall:openat:entry /comm == "openat_n"/ { @ = count(); }'
+	"$BTRACE" -d "$DEV" -c "read l < $TMP/goA; $OPENAT_N 57; read l < $TMP/endA" \
+	    -e "$prog" > "$TMP/outA" 2>&1 &
+	PA=$!
+	"$BTRACE" -d "$DEV" -c "read l < $TMP/goB; sh -c '$OPENAT_N 20 & $OPENAT_N 3; wait'; read l < $TMP/endB" \
+	    -e "$prog" > "$TMP/outB" 2>&1 &
+	PB=$!
+	# opening a FIFO waits for its reader: both commands run, both trace
+	exec 7> "$TMP/goA" 8> "$TMP/goB"
+	exec 7>&- 8>&-
+	exec 7> "$TMP/endA" 8> "$TMP/endB"
+	exec 7>&- 8>&-
+	wait $PA; ra=$?
+	wait $PB; rb=$?
+	[ $ra -eq 0 ] && [ $rb -eq 0 ] || fail "exit codes $ra $rb"
+	echo '@: 57' | diff -u - "$TMP/outA" || fail "A counted others"
+	echo '@: 23' | diff -u - "$TMP/outB" || fail "B counted others"
+	# -A keeps every process's events: A's own and more
+	bt -A -c "$OPENAT_N 5" -e "$prog" > "$TMP/outC" 2>&1 &
+	PC=$!
+	wait $PC || fail "-A exit code"
+	grep -qx '@: [0-9]*' "$TMP/outC" || fail "-A: $(cat "$TMP/outC")"
+	;;
+cpid)
+	# cpid is the pid of -c's shell, known in BEGIN; the shell execs a
+	# lone simple command, so cpid is that command's pid then
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -c "echo \$\$ > $TMP/pid; exec $OPENAT_N 7" -e '
+	    BEGIN { printf("cpid %d\n", cpid); }
+	    syscall:openat:entry /pid == cpid && comm == "openat_n"/ {
+		@ = count(); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	printf 'cpid %s\n@: 7\n' "$(cat "$TMP/pid")" | diff -u - "$TMP/out" ||
+	    fail "cpid"
+	# without -c, cpid is an error before tracing
+	bt -e 'BEGIN { printf("%d\n", cpid); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -ne 0 ] || fail "cpid without -c: exit code 0"
+	grep -q "^btrace:1:.*cpid builtin needs a command (-c)" "$TMP/out" ||
+	    fail "cpid without -c: $(cat "$TMP/out")"
+	;;
+wildcard)
+	# a pattern enables every probe it matches, probe names each; a
+	# probe that another rule names too is enabled once, both rules run
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -c "$OPENAT_N 9" -e 'syscall:*open*:entry /comm == "openat_n"/ {
+		@[probe] = count(); }
+	    syscall:openat:entry /comm == "openat_n"/ { @o = count(); }
+	    syscall:*:return /comm == "openat_n" && retval == 3/ {
+		@r[probe] = count(); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	grep -qx '@\[syscall:openat:entry\]: 9' "$TMP/out" || fail "pattern: $(cat "$TMP/out")"
+	grep -qx '@o: 9' "$TMP/out" || fail "shared probe: $(cat "$TMP/out")"
+	grep -qx '@r\[syscall:openat:return\]: 9' "$TMP/out" ||
+	    fail "syscall:*:return: $(cat "$TMP/out")"
+	# a pattern that matches nothing is an error before tracing
+	bt -e 'syscall:*nosuchcall*:entry { }' > "$TMP/out" 2>&1
+	[ $? -eq 1 ] || fail "no match: exit code"
+	echo "btrace: no probe matches 'syscall:*nosuchcall*:entry'" |
+	    diff -u - "$TMP/out" || fail "no match message"
+	;;
+listpattern)
+	# -l PATTERN lists the probes that match, as -l shows them
+	bt -l > "$TMP/all" 2>&1 || fail "btrace -l"
+	bt -l 'syscall:*open*:entry' > "$TMP/out" 2>&1 || fail "-l pattern"
+	grep ':entry$' "$TMP/all" | grep '^syscall:[^:]*open[^:]*:' |
+	    diff -u - "$TMP/out" || fail "-l syscall:*open*:entry"
+	grep -qx 'syscall:openat:entry' "$TMP/out" || fail "no openat"
+	bt -l 'interval' > "$TMP/out" 2>&1 || fail "-l provider"
+	grep '^interval:' "$TMP/all" | diff -u - "$TMP/out" || fail "-l interval"
+	bt -l 'profile:hz:*' > "$TMP/out" 2>&1 || fail "-l profile:hz:*"
+	echo 'profile:hz:97' | diff -u - "$TMP/out" || fail "-l profile:hz:*"
+	;;
+cmdtty)
+	# run from a terminal, the command gets the terminal's foreground
+	# and can read it (in the background it would stop on SIGTTIN);
+	# btrace takes the terminal back and ends normally
+	export USERDT_SOCKET=$TMP/ingest.sock
+	timeout 30 "$PTY_RUN" hello "$BTRACE" -d "$DEV" \
+	    -c 'read x; echo "got $x"' \
+	    -e 'syscall:read:entry /comm == "sh"/ { @ = count(); }
+		END { printf("end\n"); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	tr -d '\r' < "$TMP/out" | grep -v '^@: [1-9][0-9]*$' > "$TMP/out2"
+	printf 'got hello\nend\n' | diff -u - "$TMP/out2" || fail "output"
+	;;
+cmdgroup)
+	# btrace killed outright: a compound command's every process dies
+	# (the supervisor's parent-death signal ends the group), not only
+	# the shell that PR_SET_PDEATHSIG alone would reach
+	export USERDT_SOCKET=$TMP/ingest.sock
+	mkfifo "$TMP/pids" || exit 2
+	exec 6<>"$TMP/pids"
+	"$BTRACE" -d "$DEV" -c 'sleep 1000 & echo $! >&6; sleep 1001; true' \
+	    -e 'interval:hz:10 { }' > "$TMP/out" 2>&1 6>&6 &
+	BTPID=$!
+	read -r -t 30 cpid <&6 || fail "command did not start"
+	kill -KILL "$BTPID"
+	wait "$BTPID"
+	BTPID=
+	if ! timeout 10 tail --pid="$cpid" -f /dev/null; then
+		kill "$cpid" 2>/dev/null
+		fail "background child $cpid outlived a killed btrace"
+	fi
+	;;
+pidend)
+	# -p: a pid that does not exist is an error; the run ends when the
+	# process exits, END runs
+	bt -p 999999999 -e 'interval:hz:1 { }' > "$TMP/out" 2>&1
+	[ $? -eq 1 ] || fail "no such pid: exit code"
+	echo 'btrace: -p 999999999: no such process' | diff -u - "$TMP/out" ||
+	    fail "no such pid: message"
+	mkfifo "$TMP/gate" || exit 2
+	exec 5<>"$TMP/gate"
+	# the process ends when the test writes a line
+	( read -r l <&5 ) &
+	TPID=$!
+	mkfifo "$TMP/err" || exit 2
+	exec 6<>"$TMP/err"
+	"$BTRACE" -d "$DEV" -p "$TPID" -e 'BEGIN { $s = "up"; printf("%d", $s); }
+	    interval:hz:50 { } END { printf("end\n"); }' > "$TMP/out" 2>&6 &
+	BTPID=$!
+	# BEGIN has run (its warning): the pid is held since the start
+	read -r -t 30 line <&6 || fail "btrace did not start"
+	kill -0 "$BTPID" || fail "btrace ended before the process"
+	echo >&5
+	wait "$TPID"
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	[ $rc -eq 0 ] || fail "exit code $rc"
+	grep -q 'end$' "$TMP/out" || fail "no END: $(cat "$TMP/out")"
+	;;
+lost)
+	# Events the device drops are announced on stderr while tracing
+	# runs, not only by -v at exit.  The command stops btrace (its
+	# supervisor's parent) while openat_n fills the 16-event rings,
+	# then waits at a FIFO until the test has seen the announcement.
+	export USERDT_SOCKET=$TMP/ingest.sock
+	mkfifo "$TMP/gate" "$TMP/err" || exit 2
+	exec 6<>"$TMP/err"
+	bpid='$(awk "{ print \$4 }" /proc/$PPID/stat)'
+	"$BTRACE" -d "$DEV" -c "kill -STOP $bpid; $OPENAT_N 500;
+	    kill -CONT $bpid; read l < $TMP/gate" \
+	    -e 'syscall:openat:entry { @ = count(); } interval:hz:100 { }' \
+	    > "$TMP/out" 2>&6 &
+	BTPID=$!
+	read -r -t 30 line <&6 || fail "no announcement"
+	case $line in
+	"Lost "[1-9]*" events") ;;
+	*) fail "stderr: $line" ;;
+	esac
+	# still tracing: the command waits for the gate
+	kill -0 "$BTPID" || fail "btrace ended before announcing"
+	exec 7> "$TMP/gate"
+	exec 7>&-
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	[ $rc -eq 0 ] || fail "exit code $rc"
+	grep -qx '@: [0-9]*' "$TMP/out" || fail "stdout: $(cat "$TMP/out")"
+	;;
+output)
+	# -o: btrace's output in the file, the command's on stdout
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -o "$TMP/file" -f json -c 'echo from-command' \
+	    -e 'syscall:write:entry /comm == "sh"/ { @ = count(); }' \
+	    > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	echo from-command | diff -u - "$TMP/out" || fail "stdout"
+	echo '{"type": "map", "data": {"@": 1}}' | diff -u - "$TMP/file" ||
+	    fail "-o file"
+	;;
+pipeflush)
+	# Into a pipe, each event's output arrives as it happens: the
+	# first line is read while btrace still runs (exit() comes only
+	# once the test has read it and released the gate).
+	export USERDT_SOCKET=$TMP/ingest.sock
+	mkfifo "$TMP/gate" "$TMP/pipe" || exit 2
+	exec 6<>"$TMP/pipe"
+	"$BTRACE" -d "$DEV" -c "read l < $TMP/gate" -e '
+	    BEGIN { printf("begin\n"); }
+	    syscall:openat:entry /comm == "sh"/ { printf("open\n"); }
+	    syscall:read:entry /comm == "sh"/ { printf("read\n"); }' \
+	    >&6 2> "$TMP/err" &
+	BTPID=$!
+	read -r -t 30 l1 <&6 || fail "BEGIN's output did not arrive"
+	[ "$l1" = begin ] || fail "first line: $l1"
+	# the shell opens the gate before reading it
+	read -r -t 30 l2 <&6 || fail "an event's output did not arrive"
+	[ "$l2" = open ] || fail "second line: $l2"
+	exec 7> "$TMP/gate"
+	exec 7>&-
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/err")"
+	;;
+*)
+	fail "unknown case $CASE"
+	;;
+esac
+exit 0
