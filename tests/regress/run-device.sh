@@ -184,8 +184,9 @@ syscall)
 	grep -qx '@r\[sh\]: [1-9][0-9]*' "$TMP/out" || fail "no retval"
 	;;
 count)
-	# every call the command makes through the wrapper, no more
-	export USERDT_SOCKET=$TMP/ingest.sock
+	# every call the command makes through the wrapper, no more (the
+	# shell's loader, which -c traces too, is syscall-loader's)
+	export USERDT_SOCKET=$TMP/ingest.sock USERDT_LOADER=0
 	bt -c "$OPENAT_N 57" -e 'syscall:openat:entry { @[comm] = count(); }' \
 	    > "$TMP/out" 2>&1
 	rc=$?
@@ -197,8 +198,9 @@ ustack)
 	# stacks still resolve (dtd kept its mappings).  The command stops
 	# btrace, runs openat_n to its end (reaped by sh), then lets btrace
 	# read: no /proc/PID of openat_n is left by then.  The shell's
-	# parent is -c's supervisor, whose parent is btrace.
-	export USERDT_SOCKET=$TMP/ingest.sock
+	# parent is -c's supervisor, whose parent is btrace.  The loader's
+	# calls (no user stack: ptrace saw them) are syscall-loader's.
+	export USERDT_SOCKET=$TMP/ingest.sock USERDT_LOADER=0
 	bpid='$(awk "{ print \$4 }" /proc/$PPID/stat)'
 	bt -c "kill -STOP $bpid; $OPENAT_N 3; kill -CONT $bpid" \
 	    -e 'syscall:openat:entry { @[comm, ustack] = count(); }' \
