@@ -135,6 +135,9 @@ dt_pcb_ring_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 
 	if ((dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) == 0)
 		flags |= DT_RING_ARGS;
+	/* A kernel stack is never passed off as strings. */
+	if (!dp->dp_dtp->dtp_strings)
+		flags &= ~(uint64_t)DTEVT_STRINGS;
 	cpu %= sc->ds_nrings;
 	error = dt_ring_put(&sc->ds_rings[cpu], dp->dp_dtp->dtp_pbn, cpu,
 	    flags, src);

@@ -99,6 +99,12 @@ struct dt_probe {
 	 * the union is always copied (return values, tracepoint args).
 	 */
 	uint64_t		 dtp_argsflag;
+	/*
+	 * [I] Its events may carry DTEVT_STRINGS in the kstack area
+	 * (dtvar.h); for the other probes a pcb's DTEVT_STRINGS means
+	 * nothing, and its kstack is what DTEVT_KSTACK says.
+	 */
+	bool			 dtp_strings;
 	int			 dtp_sysnum;	/* [I] provider-defined */
 	void			*dtp_priv;	/* [I] provider-defined */
 };

@@ -99,6 +99,7 @@ dt_prov_syscall_init(void)
 		dtp->dtp_priv = (void *)(uintptr_t)(2 * i);
 		/* Entry arguments only for pcbs that asked for FUNCARGS. */
 		dtp->dtp_argsflag = DTEVT_FUNCARGS;
+		dtp->dtp_strings = true;
 		dt_sys_probes[2 * i] = dtp;
 
 		dtp = dt_dev_alloc_probe(func, "return", &dt_prov_syscall, 0);

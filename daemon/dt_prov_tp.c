@@ -288,6 +288,7 @@ dt_tp_init_linux(void)
 				tpp->tpp_strings = true;
 		}
 		tpp->tpp_dtp->dtp_priv = tpp;
+		tpp->tpp_dtp->dtp_strings = tpp->tpp_strings;
 		dt_tp_nprobes++;
 	}
 	return 0;

@@ -440,11 +440,12 @@ fz_check_records(const struct fz_sc *fs, int slot, const char *buf,
 		flags = fs->fs_flags[ev.dtev_pbn];
 		dtp = dt_dev_probe(ev.dtev_pbn);
 		/*
-		 * userdt's strings (DTEVT_STRINGS, syscall probes only) ride
-		 * in the kstack area: its bytes pass, never a frame count.
+		 * userdt's strings (DTEVT_STRINGS, probes that carry them:
+		 * syscall, some tracepoints) ride in the kstack area: its
+		 * bytes pass, never a frame count.  Elsewhere the flag
+		 * means nothing: no kernel stack passes as strings.
 		 */
-		if ((flags & DTEVT_STRINGS) &&
-		    strcmp(dtp->dtp_prov->dtpv_name, "syscall") == 0)
+		if ((flags & DTEVT_STRINGS) && dtp->dtp_strings)
 			FZ_CHECK(ev.dtev_kstack.st_count == 0);
 		else if (!(flags & DTEVT_KSTACK))
 			FZ_CHECK(fz_allzero(&ev.dtev_kstack,
