@@ -202,8 +202,10 @@ udt_sud_call(long nr, const long *a, void *uc, char sel)
  * From the handler: remember how a call deferred to udt_sud_stub gets
  * back to the program at ret.  The entry is the calling thread's own, or
  * a free one, or, past UDT_SUD_NDEFER nested vforks, the oldest.
+ * Not inlined: its gettid is this library's own call, and a frame of its
+ * own tells it apart from the program's calls the handler makes.
  */
-static void
+static void __attribute__((noinline))
 udt_sud_put(long nr, const long *a, uintptr_t ret)
 {
 	struct udt_sud_defer *d = NULL;

@@ -201,8 +201,8 @@ def loader_check(btrace, env, work, what, cmd, shseg):
         if m:
             opened.setdefault(int(m.group(1)), {})[m.group(2)] = \
                 int(m.group(3))
-        # The launcher's execve entry: the comm of the image it replaced.
-        m = re.match(r"^@x\[(\d+), btrace\]: \d+$", line)
+        # The launcher's execve entry, in -c's shell.
+        m = re.match(r"^@x\[(\d+)\]: \d+$", line)
         if m:
             launched = int(m.group(1))
     if not check(launched is not None, "%s: the shell's execve arrived, "
@@ -267,9 +267,10 @@ def main():
             script.append("%s { @[tid, probe] = count(); }" % p)
         with open(work + "/all.bt", "w") as f:
             f.write("\n".join(script) + "\n")
-        # One rule a probe: the paths and the launcher's comm join in.
+        # One rule a probe: the paths and -c's shell (cpid) join in.
         extra = {"syscall:openat:entry": " @o[pid, str(arg1)] = count();",
-                 "syscall:execve:entry": " @x[pid, comm] = count();"}
+                 "syscall:execve:entry":
+                 " if (pid == cpid) { @x[pid] = count(); }"}
         with open(work + "/loader.bt", "w") as f:
             for line in script:
                 p = line.split(" ", 1)[0]
