@@ -47,6 +47,7 @@
 #include "dt_clock.h"
 #include "dt_prov.h"
 #include "dt_tp_perf.h"
+#include "dt_tp_stk.h"
 #include "dt_tp_task.h"
 #include "dt_tp_var.h"
 
@@ -442,6 +443,7 @@ dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
 
 		dt_tp_fcomm(src, F_PREV_COMM, s, comm);
 		dt_tp_task_note(s->ts_tid, s->ts_pid, comm);
+		dt_tp_stk_off(s->ts_tid, s);
 	}
 	for (i = 0; i < src->tps_nprobes; i++) {
 		tpp = src->tps_probes[i];
@@ -529,9 +531,10 @@ dt_tp_count(struct dt_pcb *dp, int delta)
 	for (i = 0; i < tpp->tpp_nsrcs; i++) {
 		src = tpp->tpp_srcs[i];
 		src->tps_nrec += delta;
-		if (!tpp->tpp_nostack && (dp->dp_evtflags & DTEVT_KSTACK))
+		/* on__cpu's stacks too: they are the switch's, kept. */
+		if (dp->dp_evtflags & DTEVT_KSTACK)
 			src->tps_nk += delta;
-		if (!tpp->tpp_nostack && (dp->dp_evtflags & DTEVT_USTACK))
+		if (dp->dp_evtflags & DTEVT_USTACK)
 			src->tps_nu += delta;
 		dt_tp_src_update(src);
 	}
@@ -556,6 +559,7 @@ dt_prov_tp_fini(void)
 	struct dt_tpev_stats st;
 
 	dt_tpev_shutdown();
+	dt_tp_stk_fini();
 	dt_tpev_stats(&st);
 	if (st.tps_records > 0 || st.tps_lost > 0)
 		fprintf(stderr, "dtd: tracepoint: %llu records, %llu lost by "

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dt_tp_stk.h"
 #include "dt_tp_task.h"
 #include "dt_tp_var.h"
 #include "systab.h"
@@ -121,7 +122,7 @@ const struct dt_tp_obsd dt_tp_obsd[] = {
 	    { "pid_t", "pid_t", "int" }, false },
 	{ "sched", "off__cpu", dt_tp_off_cpu, { DT_S_SWITCH, -1 }, 2,
 	    { "pid_t", "pid_t" }, false },
-	/* The switch's stacks are the outgoing thread's. */
+	/* The switch's stacks are the outgoing thread's: its own, kept. */
 	{ "sched", "on__cpu", dt_tp_on_cpu, { DT_S_SWITCH, -1 }, 0,
 	    { NULL }, true },
 	{ "sched", "sleep", dt_tp_sleep, { DT_S_SWITCH, -1 }, 0,
@@ -155,7 +156,10 @@ dt_tp_off_cpu(const struct dt_tp_probe *tpp, const struct dt_tp_src *src,
 	return true;
 }
 
-/* The incoming thread: its identity, none of the switch's stacks. */
+/*
+ * The incoming thread: its identity, and the stacks it left the CPU
+ * with (dt_tp_stk.h), where it resumes, as dt(4)'s on__cpu shows them.
+ */
 static bool
 dt_tp_on_cpu(const struct dt_tp_probe *tpp, const struct dt_tp_src *src,
     const struct dt_tp_sample *s, struct dt_evt *ev)
@@ -165,6 +169,7 @@ dt_tp_on_cpu(const struct dt_tp_probe *tpp, const struct dt_tp_src *src,
 	(void)tpp;
 	ev->dtev_tid = next;
 	ev->dtev_pid = dt_tp_task_tgid(next);
+	dt_tp_stk_on(next, ev);
 	if (next == 0)
 		snprintf(ev->dtev_comm, DTMAXCOMLEN, "idle%u", s->ts_cpu);
 	else

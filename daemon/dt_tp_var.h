@@ -73,7 +73,7 @@ struct dt_tp_probe {
 	dt_tp_decode_fn		 tpp_decode;	/* [I] NULL: fields in order */
 	struct dt_tp_src	*tpp_srcs[DT_TP_PROBESRCS];	/* [I] */
 	unsigned int		 tpp_nsrcs;	/* [I] */
-	bool			 tpp_nostack;	/* [I] on another's stack */
+	bool			 tpp_nostack;	/* [I] decoder gives stacks */
 	bool			 tpp_strings;	/* [I] has string fields */
 };
 

@@ -22,11 +22,15 @@
  *				their pids, one a line
  *   tp_target fault PAGES	writes to PAGES fresh pages (no huge
  *				pages); prints "ADDR LEN" of the mapping
+ *   tp_target bio N FILE	N 4 KB writes to FILE, each to its own
+ *				block, past the page cache (O_DIRECT) and
+ *				on the disk when it returns (O_DSYNC)
  * Exits 0, or 1 with a message when something failed.
  */
 #include <sys/mman.h>
 #include <sys/wait.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +83,30 @@ main(int argc, char *argv[])
 		    (unsigned long)(n * pg));
 		return fflush(stdout) == 0 ? 0 : 1;
 	}
+	if (strcmp(argv[1], "bio") == 0 && argc == 4) {
+		int fd;
+
+		if ((fd = open(argv[3], O_WRONLY | O_CREAT | O_DIRECT |
+		    O_DSYNC, 0600)) == -1 ||
+		    (p = aligned_alloc(4096, 4096)) == NULL) {
+			perror(argv[3]);
+			return 1;
+		}
+		/* Blocks allocated first: the writes are then plain I/O. */
+		if (posix_fallocate(fd, 0, n * 4096) != 0) {
+			fprintf(stderr, "tp_target: fallocate failed\n");
+			return 1;
+		}
+		memset(p, 'b', 4096);
+		for (i = 0; i < n; i++)
+			if (pwrite(fd, p, 4096, i * 4096) != 4096) {
+				perror("pwrite");
+				return 1;
+			}
+		return close(fd) == 0 ? 0 : 1;
+	}
 usage:
 	fprintf(stderr, "usage: tp_target sleep N USEC | fork N | "
-	    "fault PAGES\n");
+	    "fault PAGES | bio N FILE\n");
 	return 1;
 }

@@ -285,12 +285,13 @@ run_sleep(void)
 {
 	struct tp_probe pr[] = {
 		{ "sched", "off__cpu", DTEVT_KSTACK | DTEVT_EXECNAME, 0 },
-		{ "sched", "on__cpu", DTEVT_EXECNAME, 0 },
+		{ "sched", "on__cpu", DTEVT_KSTACK | DTEVT_EXECNAME, 0 },
 		{ "sched", "sleep", 0, 0 },
 	};
 	char n[16], us[16];
 	char *argv[] = { (char *)tp_target, "sleep", n, us, NULL };
-	unsigned long off = 0, on = 0, sl = 0, bad = 0, kst = 0;
+	unsigned long off = 0, on = 0, sl = 0, bad = 0, kst = 0, same = 0;
+	const struct stacktrace *offst = NULL;
 	uint32_t last = 0;
 	size_t i;
 	pid_t pid;
@@ -316,8 +317,16 @@ run_sleep(void)
 			if (ev->dtev_kstack.st_count > 0 &&
 			    is_kaddr(ev->dtev_kstack.st_pc[0]))
 				kst++;
-		} else
+			offst = &ev->dtev_kstack;
+		} else {
 			on++;
+			/* Back where it went off, as dt(4) shows it. */
+			if (offst != NULL && offst->st_count > 0 &&
+			    memcmp(offst, &ev->dtev_kstack,
+			    sizeof(*offst)) == 0)
+				same++;
+			offst = NULL;
+		}
 		/* Each thread's switches alternate: out, in, out... */
 		if (ev->dtev_pbn == last)
 			bad++;
@@ -342,6 +351,8 @@ run_sleep(void)
 	    "sched:sleep %lu times for %d sleeps", sl, TP_NSLEEP);
 	dtt_check(kst == off, "every off__cpu has a kernel stack (%lu/%lu)",
 	    kst, off);
+	dtt_check(same == on, "every on__cpu has the stack its off__cpu had "
+	    "(%lu/%lu)", same, on);
 }
 
 static bool

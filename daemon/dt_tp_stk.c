@@ -1,0 +1,93 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The switch-out stacks of dt_tp_stk.h: one slot per tid hash, taken
+ * over by whichever thread switches out last.  A collision costs the
+ * older thread its stacks, never gives it another's: the slot says
+ * whose they are.  Allocated at the first switch-out with a stack, so
+ * a dtd whose opens never ask for stacks at a switch pays nothing.
+ *
+ * Locks used to protect the globals in this file:
+ *	[R]	the tracepoint reader thread
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_tp_stk.h"
+
+#define DT_TP_STKSLOTS	4096		/* power of 2 */
+
+struct dt_tp_stk {
+	pid_t			ts_tid;		/* [R] 0: empty */
+	bool			ts_used;	/* [R] given to an on__cpu */
+	struct stacktrace	ts_kstack;	/* [R] */
+	struct stacktrace	ts_ustack;	/* [R] */
+};
+
+static struct dt_tp_stk	*dt_tp_stks;	/* [R] */
+
+static void
+dt_tp_stk_copy(struct stacktrace *st, const uint64_t *pc, unsigned int n)
+{
+	if (n > STACKTRACE_MAX)
+		n = STACKTRACE_MAX;
+	st->st_count = n;
+	memcpy(st->st_pc, pc, n * sizeof(pc[0]));
+}
+
+void
+dt_tp_stk_off(pid_t tid, const struct dt_tp_sample *s)
+{
+	struct dt_tp_stk *t;
+
+	if (tid <= 0 || (s->ts_nk == 0 && s->ts_nu == 0))
+		return;
+	/* Out of memory: on__cpu goes without stacks, as before tracing. */
+	if (dt_tp_stks == NULL && (dt_tp_stks = calloc(DT_TP_STKSLOTS,
+	    sizeof(*dt_tp_stks))) == NULL)
+		return;
+	t = &dt_tp_stks[(unsigned int)tid & (DT_TP_STKSLOTS - 1)];
+	t->ts_tid = tid;
+	t->ts_used = false;
+	dt_tp_stk_copy(&t->ts_kstack, s->ts_kpc, s->ts_nk);
+	dt_tp_stk_copy(&t->ts_ustack, s->ts_upc, s->ts_nu);
+}
+
+void
+dt_tp_stk_on(pid_t tid, struct dt_evt *ev)
+{
+	struct dt_tp_stk *t;
+
+	ev->dtev_kstack.st_count = 0;
+	ev->dtev_ustack.st_count = 0;
+	if (tid <= 0 || dt_tp_stks == NULL)
+		return;
+	t = &dt_tp_stks[(unsigned int)tid & (DT_TP_STKSLOTS - 1)];
+	if (t->ts_tid != tid || t->ts_used)
+		return;
+	t->ts_used = true;
+	ev->dtev_kstack = t->ts_kstack;
+	ev->dtev_ustack = t->ts_ustack;
+}
+
+void
+dt_tp_stk_fini(void)
+{
+	free(dt_tp_stks);
+	dt_tp_stks = NULL;
+}

@@ -1,0 +1,326 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The tracepoint scripts of examples/, run by our btrace against a dtd
+ * of our own, each on a workload that must show in its output:
+ *   tp_examples sleeps DTD BTRACE EXAMPLES TARGET	kstack of sleeps
+ *   tp_examples offcpu DTD BTRACE EXAMPLES TARGET	off-CPU time
+ *   tp_examples faults DTD BTRACE EXAMPLES TARGET	faults by comm
+ *   tp_examples biolat DTD BTRACE EXAMPLES TARGET	block I/O latency
+ * The workload is TARGET (tp_target.c) under btrace -c; btrace ends
+ * with it.  Root only: perf system wide, FUSE.
+ *
+ * The sched scripts run on CPU 0 with their workload: the kernels we
+ * run on deliver no sched_switch record for a switch away from the idle
+ * task on the other CPUs (tp_test.c, tp_run_cpu0), so a sleeper woken
+ * there would lose its on__cpu.
+ *
+ * biolat needs a disk under the test's directory (in /tmp): the block
+ * events come from a block device's queue, and a tmpfs has none.  Where
+ * there is none the test fails, saying so: set TMPDIR to a directory on
+ * a disk.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dtt.h"
+
+#define TE_RUN_MS	60000
+#define TE_NSLEEP	100
+#define TE_SLEEP_US	2000
+#define TE_NPAGES	4096
+#define TE_NBIO		64
+
+static const char	*te_btrace, *te_examples, *te_target;
+static struct dtt_dtd	 te_dd;
+static char		 te_out[1 << 20];
+static uint64_t		 te_wall_ns;
+
+static void
+pin0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * btrace -d DEV -c cmd EXAMPLES/script [arg]; its output in te_out and
+ * its wall time in te_wall_ns.  false, said, when it did not exit 0.
+ */
+static bool
+te_btrace_run(const char *script, const char *cmd, const char *arg)
+{
+	char path[512], out[256];
+	char *argv[] = { (char *)te_btrace, "-d", te_dd.dd_dev, "-c",
+	    (char *)cmd, path, (char *)arg, NULL };
+	uint64_t t0;
+	ssize_t r;
+	size_t len = 0;
+	pid_t pid;
+	int fd, status;
+
+	snprintf(path, sizeof(path), "%s/%s", te_examples, script);
+	snprintf(out, sizeof(out), "%s/btrace.out", te_dd.dd_dir);
+	if ((fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1)
+		return dtt_check(false, "%s: %s", out, strerror(errno));
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
+	pid = dtt_spawn(argv, NULL, -1, fd, -1, -1);
+	status = pid == -1 ? -1 : dtt_wait(pid, TE_RUN_MS);
+	if (pid != -1 && status == -1)
+		dtt_stop(pid, SIGTERM, DTT_EXIT_MS);
+	te_wall_ns = dtt_clock_ns(CLOCK_MONOTONIC) - t0;
+	while (len < sizeof(te_out) - 1 && (r = pread(fd, te_out + len,
+	    sizeof(te_out) - 1 - len, (off_t)len)) > 0)
+		len += (size_t)r;
+	te_out[len] = '\0';
+	close(fd);
+	unlink(out);
+	if (!dtt_check(dtt_exited0(status), "btrace %s exits 0 with its "
+	    "command", script)) {
+		fprintf(stderr, "%s", te_out);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The value of the first entry of map name (with its '@') whose key
+ * holds word, or -1: entries read "@name[KEY]: VALUE", KEY spanning
+ * lines for a stack.
+ */
+static long long
+te_entry(const char *name, const char *word)
+{
+	char pfx[64];
+	const char *p = te_out, *end, *val;
+	size_t n;
+
+	n = (size_t)snprintf(pfx, sizeof(pfx), "%s[", name);
+	while ((p = strstr(p, pfx)) != NULL) {
+		if (p != te_out && p[-1] != '\n') {
+			p++;
+			continue;
+		}
+		if ((val = strstr(p, "]: ")) == NULL)
+			return -1;
+		end = val;
+		p += n;
+		if (memmem(p, (size_t)(end - p), word, strlen(word)) != NULL)
+			return strtoll(val + 3, NULL, 10);
+		p = val;
+	}
+	return -1;
+}
+
+static void
+run_sleeps(void)
+{
+	char cmd[512];
+	long long v;
+
+	snprintf(cmd, sizeof(cmd), "%s sleep %d %d", te_target, TE_NSLEEP,
+	    TE_SLEEP_US);
+	pin0();
+	if (!te_btrace_run("sleeps.bt", cmd, "tp_target"))
+		return;
+	v = te_entry("@", "do_nanosleep");
+	dtt_check(v >= TE_NSLEEP && v <= TE_NSLEEP * 105 / 100 + 3,
+	    "the nanosleep stack counted %lld times for %d sleeps", v,
+	    TE_NSLEEP);
+	dtt_check(te_entry("@", "\nkernel") >= 0 &&
+	    strstr(te_out, "userland") == NULL,
+	    "every key a kernel stack");
+}
+
+static void
+run_offcpu(void)
+{
+	char cmd[512];
+	long long v;
+
+	snprintf(cmd, sizeof(cmd), "%s sleep %d %d", te_target, TE_NSLEEP,
+	    TE_SLEEP_US);
+	pin0();
+	if (!te_btrace_run("offcpu.bt", cmd, "tp_target"))
+		return;
+	v = te_entry("@offcpu", "do_nanosleep");
+	/* At least the time asked for, at most the time it all took. */
+	dtt_check(v >= (long long)TE_NSLEEP * TE_SLEEP_US * 1000 &&
+	    v < (long long)te_wall_ns, "off-CPU in nanosleep %lld ns: "
+	    "%d sleeps of %d us, within the run's %llu ns", v, TE_NSLEEP,
+	    TE_SLEEP_US, (unsigned long long)te_wall_ns);
+	dtt_check(strstr(te_out, "@start[") == NULL,
+	    "END cleared the start times");
+}
+
+static void
+run_faults(void)
+{
+	char cmd[512];
+	long long v, other;
+
+	snprintf(cmd, sizeof(cmd), "%s fault %d", te_target, TE_NPAGES);
+	if (!te_btrace_run("faults.bt", cmd, NULL))
+		return;
+	v = te_entry("@faults", "tp_target");
+	/* Its fresh pages, and what loading any program costs. */
+	dtt_check(v >= TE_NPAGES && v <= TE_NPAGES + 4000,
+	    "@faults[tp_target] %lld for %d fresh pages", v, TE_NPAGES);
+	other = te_entry("@faults", "btrace");
+	dtt_check(other > 0, "and other programs by name (btrace %lld)",
+	    other);
+}
+
+/* Whether dir's file system lives on a block device the kernel lists. */
+static bool
+on_disk(const char *dir)
+{
+	char path[128];
+	struct stat st;
+
+	if (stat(dir, &st) == -1 || major(st.st_dev) == 0)
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u",
+	    major(st.st_dev), minor(st.st_dev));
+	return access(path, F_OK) == 0;
+}
+
+/* The sum of a histogram's bucket counts in te_out. */
+static long long
+te_hist_total(const char *name)
+{
+	const char *p = strstr(te_out, name), *bar;
+	long long total = 0;
+
+	if (p == NULL)
+		return -1;
+	while ((p = strchr(p, '\n')) != NULL && (p[1] == '[' ||
+	    p[1] == '(')) {
+		p++;
+		if ((bar = strchr(p, '|')) == NULL)
+			break;
+		while (bar > p && bar[-1] == ' ')
+			bar--;
+		while (bar > p && bar[-1] >= '0' && bar[-1] <= '9')
+			bar--;
+		total += strtoll(bar, NULL, 10);
+	}
+	return total;
+}
+
+static void
+run_biolat(void)
+{
+	char cmd[512], bt[128];
+	char *argv[] = { (char *)te_btrace, "-d", te_dd.dd_dev, "-c", cmd,
+	    "-e", bt, NULL };
+	long long v, n = -1;
+	int fd, status;
+	ssize_t r;
+
+	if (!dtt_check(on_disk(te_dd.dd_dir), "%s is on a block device "
+	    "(else set TMPDIR to a directory on a disk)", te_dd.dd_dir))
+		return;
+	pin0();
+	snprintf(cmd, sizeof(cmd), "%s bio %d %s/bio.dat", te_target,
+	    TE_NBIO, te_dd.dd_dir);
+	if (!te_btrace_run("biolat.bt", cmd, NULL))
+		return;
+	v = te_hist_total("@usecs:");
+	/*
+	 * Pairs whose completion (on the disk's interrupt CPU) was read
+	 * before their issue are lost, as on dt(4): some, never all.
+	 */
+	dtt_check(v >= 1 && v <= TE_NBIO * 4, "@usecs counts %lld requests "
+	    "for %d synchronous writes", v, TE_NBIO);
+	dtt_check(strstr(te_out, "@start[") == NULL,
+	    "END cleared the start times");
+	/* Each write its own request, issued by the writer itself. */
+	snprintf(bt, sizeof(bt), "tracepoint:block:block_rq_issue "
+	    "/comm == \"tp_target\" && arg2 == 8/ { @n = count(); }");
+	fd = memfd_create("out", MFD_CLOEXEC);
+	status = fd == -1 ? -1 : dtt_wait(dtt_spawn(argv, NULL, -1, fd, -1,
+	    -1), TE_RUN_MS);
+	if (fd != -1 && (r = pread(fd, te_out, sizeof(te_out) - 1, 0)) >= 0) {
+		te_out[r] = '\0';
+		if (strncmp(te_out, "@n: ", 4) == 0)
+			n = strtoll(te_out + 4, NULL, 10);
+	}
+	if (fd != -1)
+		close(fd);
+	if (!dtt_check(dtt_exited0(status) && n >= TE_NBIO, "block_rq_issue "
+	    "of 8 sectors by the writer: %lld for %d writes", n, TE_NBIO))
+		fprintf(stderr, "status %d: %s\n", status, te_out);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct {
+		const char	*name;
+		void		(*fn)(void);
+	} modes[] = {
+		{ "sleeps", run_sleeps }, { "offcpu", run_offcpu },
+		{ "faults", run_faults }, { "biolat", run_biolat },
+	};
+	char errbuf[4096];
+	size_t i;
+
+	if (argc != 6) {
+		fprintf(stderr, "usage: tp_examples mode dtd btrace "
+		    "examples-dir target\n");
+		return 2;
+	}
+	te_btrace = argv[3];
+	te_examples = argv[4];
+	te_target = argv[5];
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strcmp(argv[1], modes[i].name) == 0)
+			break;
+	if (i == sizeof(modes) / sizeof(modes[0])) {
+		fprintf(stderr, "tp_examples: unknown mode %s\n", argv[1]);
+		return 2;
+	}
+	dtt_tag(argv[1]);
+	if (dtt_dtd_init(&te_dd, "tp_examples") == -1 ||
+	    dtt_dtd_start(&te_dd, argv[2], (char *[]){ "--no-ksyms", NULL },
+	    errbuf, sizeof(errbuf)) == -1) {
+		dtt_check(false, "dtd starts: %s", errbuf);
+		dtt_dtd_fini(&te_dd, true);
+		return dtt_done();
+	}
+	modes[i].fn();
+	dtt_check(dtt_dtd_stop(&te_dd, SIGTERM) != -1, "dtd stops");
+	dtt_dtd_fini(&te_dd, true);
+	return dtt_done();
+}
