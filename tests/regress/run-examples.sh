@@ -79,6 +79,20 @@ run() {
 	[ $rc -eq 0 ] || fail "$script: exit code $rc: $(cat "$TMP/out")"
 }
 
+# Every line of file $1 parses as JSON; then python's $2 runs with the
+# objects in `objs' and says what is wrong, if anything, by exiting.
+json_check() {
+	python3 -c '
+import json, sys
+objs = []
+for n, line in enumerate(open(sys.argv[1], "rb"), 1):
+    try:
+        objs.append(json.loads(line.decode("utf-8")))
+    except ValueError as e:
+        sys.exit("line %d is not JSON: %s" % (n, e))
+exec(sys.argv[2])' "$1" "$2"
+}
+
 # Sum of a histogram's counts, by map: "@name total" lines.
 hist_sums() {
 	awk '/^@/ { m = $1 } /^[[(]/ { sub(/^[^])]*[])] */, ""); s[m] += $1 }
@@ -160,6 +174,16 @@ rwlatency)
 	if grep -q '^(\.\.\., 0)' "$TMP/out"; then
 		fail "negative latency: $(cat "$TMP/out")"
 	fi
+	# the same as bpftrace's JSON: bucket lists whose counts add up
+	run rwlatency -f json -o "$TMP/json" \
+	    -c "dd if=/dev/zero of=/dev/null bs=1 count=500 status=none" \
+	    "$EX/rwlatency.bt"
+	json_check "$TMP/json" '
+h = {k: v for o in objs if o["type"] == "hist" for k, v in o["data"].items()}
+w = sum(b["count"] for b in h["@write_ns"])
+r = sum(b["count"] for b in h["@read_ns"])
+if w != 500 or r < 500 or any("min" not in b for b in h["@write_ns"]):
+    sys.exit("json hists: %r" % h)' || fail "json: $(cat "$TMP/json")"
 	;;
 kprofile)
 	# dd from /dev/zero spends its time in the kernel's read of it
@@ -189,6 +213,21 @@ uprofile)
 	grep -qx 'main+0x[0-9a-f]*' "$TMP/prime" ||
 	    fail "main: $(cat "$TMP/out")"
 	grep -qx 'userland' "$TMP/out" || fail "no userland trailer"
+	# -f json: the stacks are the keys of one map, counts its values
+	"$BUSY" 1 > /dev/null &
+	BGPID=$!
+	bpid=$BGPID
+	"$BTRACE" -d "$DEV" -f json -p "$bpid" "$EX/uprofile.bt" "$bpid" \
+	    > "$TMP/json" 2>&1
+	rc=$?
+	wait "$bpid"
+	BGPID=
+	[ $rc -eq 0 ] || fail "json: exit code $rc: $(cat "$TMP/json")"
+	json_check "$TMP/json" '
+m = [o["data"]["@"] for o in objs if o["type"] == "map"]
+if len(m) != 1 or not any("\nis_prime+0x" in k and "\ncount_primes+0x" in k
+    for k in m[0]) or not all(v > 0 for v in m[0].values()):
+    sys.exit("json map: %r" % m)' || fail "json: $(cat "$TMP/json")"
 	;;
 *)
 	fail "unknown case $CASE"
