@@ -224,8 +224,8 @@ run_end_soon(void)
 
 /*
  * Events the device dropped (its rings were full) are said on stderr as
- * they are lost, as bpftrace does, at most once a second; -v's totals
- * stay as they are.
+ * they are lost, as bpftrace does, at most once a second (with -f json,
+ * as a lost_events object in the output); -v's totals stay as they are.
  */
 static void
 lost_check(int fd, int force)
@@ -242,8 +242,15 @@ lost_check(int fd, int force)
 	memset(&st, 0, sizeof(st));
 	if (ioctl(fd, DTIOCGSTATS, &st) == -1 || st.dtst_dropevt <= reported)
 		return;
-	fprintf(stderr, "Lost %llu events\n",
-	    (unsigned long long)(st.dtst_dropevt - reported));
+	if (g_json) {
+		/* in the stream, where bpftrace's JSON readers look */
+		printf("{\"type\": \"lost_events\", \"data\": "
+		    "{\"events\": %llu}}\n",
+		    (unsigned long long)(st.dtst_dropevt - reported));
+		fflush(stdout);
+	} else
+		fprintf(stderr, "Lost %llu events\n",
+		    (unsigned long long)(st.dtst_dropevt - reported));
 	reported = st.dtst_dropevt;
 }
 

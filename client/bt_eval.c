@@ -457,12 +457,17 @@ stmt_print(struct bt_stmt *s, struct bt_evt_ctx *ec)
 			v = expr_eval(s->bs_expr, ec);
 		else if ((v = s->bs_var->bv_value).v_type == VT_NIL)
 			return;	/* never assigned: nothing, as OpenBSD */
-		if (g_json) {
+		if (g_json && s->bs_var != NULL && !s->bs_var->bv_local) {
+			/* every @ is a map to bpftrace, even without keys */
+			printf("{\"type\": \"map\", \"data\": {");
+			json_str(stdout, tmp_printf("@%s",
+			    s->bs_var->bv_name));
+			printf(": ");
+			json_value(&v);
+			printf("}}\n");
+		} else if (g_json) {
 			printf("{\"type\": \"value\", \"data\": ");
-			if (v.v_type == VT_INT)
-				printf("%s", val2str(&v));
-			else
-				json_str(stdout, val2str(&v));
+			json_value(&v);
 			printf("}\n");
 		} else
 			printf("%s\n", val2str(&v));

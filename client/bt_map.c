@@ -455,20 +455,12 @@ bucket_label(long key, long step)
 	    pow2_label((int)key));
 }
 
-/* One line of a histogram: kind -1 below an lhist's min, 1 from its max. */
-struct hrow {
-	int		 hr_kind;
-	long		 hr_key;
-	long		 hr_count;
-};
-
-static void
-hist_print(const char *header, struct hist *h, long step, long div)
+/* A histogram's rows in order, counts divided by div; *maxp the largest. */
+static struct hrow *
+hist_rows(struct hist *h, long div, size_t *np, long *maxp)
 {
 	struct hrow *rows;
-	long max = 0, val, k;
 	size_t i, n = 0;
-	int bar, l;
 
 	rows = tmp_alloc((h->h_n + 2) * sizeof(*rows));
 	if (h->h_under > 0)
@@ -478,48 +470,35 @@ hist_print(const char *header, struct hist *h, long step, long div)
 		    h->h_b[i].hb_count };
 	if (h->h_over > 0)
 		rows[n++] = (struct hrow){ 1, h->h_lmax, h->h_over };
-	for (i = 0; i < n; i++)
-		if (rows[i].hr_count / div > max)
-			max = rows[i].hr_count / div;
-	if (g_json) {
-		printf("{\"type\": \"hist\", \"data\": {");
-		json_str(stdout, header);
-		printf(": [");
-		for (i = 0; i < n; i++) {
-			k = rows[i].hr_key;
-			/* bounds included, as bpftrace's min and max */
-			printf("%s{", i > 0 ? ", " : "");
-			if (rows[i].hr_kind < 0)
-				printf("\"max\": %ld, ", k - 1);
-			else if (rows[i].hr_kind > 0)
-				printf("\"min\": %ld, ", k);
-			else if (step != 0)
-				printf("\"min\": %lu, \"max\": %lu, ",
-				    (unsigned long)k - (unsigned long)step,
-				    (unsigned long)k - 1);
-			else if (k < 0)
-				printf("\"max\": -1, ");
-			else if (k == 0)
-				printf("\"min\": 0, \"max\": 0, ");
-			else
-				printf("\"min\": %lu, \"max\": %lu, ",
-				    1UL << (k - 1), (1UL << (k - 1)) * 2 - 1);
-			printf("\"count\": %ld}", rows[i].hr_count / div);
-		}
-		printf("]}}\n");
-		return;
+	*maxp = 0;
+	for (i = 0; i < n; i++) {
+		rows[i].hr_count /= div;
+		if (rows[i].hr_count > *maxp)
+			*maxp = rows[i].hr_count;
 	}
+	*np = n;
+	return rows;
+}
+
+static void
+hist_print(const char *header, struct hist *h, long step, long div)
+{
+	struct hrow *rows;
+	const char *label;
+	long max, val;
+	size_t i, n;
+	int bar, l;
+
+	rows = hist_rows(h, div, &n, &max);
 	printf("%s:\n", header);
 	for (i = 0; i < n; i++) {
-		const char *label;
-
 		if (rows[i].hr_kind < 0)
 			label = tmp_printf("(..., %ld)", rows[i].hr_key);
 		else if (rows[i].hr_kind > 0)
 			label = tmp_printf("[%ld, ...)", rows[i].hr_key);
 		else
 			label = bucket_label(rows[i].hr_key, step);
-		val = rows[i].hr_count / div;
+		val = rows[i].hr_count;
 		bar = max > 0 ? (int)((BAR_LEN * val) / max) : 0;
 		l = (int)strlen(label);
 		printf("%s%*ld |%.*s%*s|\n", label, LABEL_LEN - l, val, bar,
@@ -528,13 +507,52 @@ hist_print(const char *header, struct hist *h, long step, long div)
 	}
 }
 
+/*
+ * -f json: a map on one line, as bpftrace: {"@name": value} without
+ * keys, else {"@name": {"key": value, ...}}; hist and lhist values are
+ * bucket lists, avg maps are bpftrace's "stats".
+ */
 static void
-json_value(const struct bt_value *v)
+map_print_json(struct bt_var *bv, struct mentry **v, size_t n, size_t top,
+    long div)
 {
-	if (v->v_type == VT_INT)
-		printf("%s", val2str(v));
-	else
-		json_str(stdout, val2str(v));
+	struct bt_value val;
+	struct hrow *rows;
+	int keyless = n == 1 && v[0]->me_key.v_type == VT_NIL;
+	int hist = bv->bv_agg == A_HIST || bv->bv_agg == A_LHIST;
+	size_t i, nrows, shown = 0;
+	long max;
+
+	printf("{\"type\": \"%s\", \"data\": {", hist ? "hist" :
+	    bv->bv_agg == A_AVG ? "stats" : "map");
+	json_str(stdout, tmp_printf("@%s", bv->bv_name));
+	printf(": %s", keyless ? "" : "{");
+	for (i = 0; i < n && shown < top; i++) {
+		if (hist && v[i]->me_hist == NULL) {
+			if (keyless)
+				printf("[]");
+			continue;
+		}
+		if (!keyless) {
+			printf("%s", shown > 0 ? ", " : "");
+			json_key(&v[i]->me_key);
+			printf(": ");
+		}
+		shown++;
+		if (hist) {
+			rows = hist_rows(v[i]->me_hist, div, &nrows, &max);
+			json_hist(rows, nrows, bv->bv_agg == A_LHIST ?
+			    bv->bv_lstep : 0, v[i]->me_hist->h_lmin,
+			    v[i]->me_hist->h_lmax);
+			continue;
+		}
+		val = me_value(v[i]);
+		if (val.v_type == VT_INT && div != 1)
+			val.v_int = div == -1 ? (long)(0UL -
+			    (unsigned long)val.v_int) : val.v_int / div;
+		json_value(&val);
+	}
+	printf("%s}}\n", keyless ? "" : "}");
 }
 
 /* A kstack/ustack string: frames innermost first, then a trailer. */
@@ -681,6 +699,10 @@ map_print(struct bt_var *bv, size_t top, long div)
 		long step = bv->bv_agg == A_LHIST ? bv->bv_lstep : 0;
 
 		qsort(v, n, sizeof(*v), cmp_key);
+		if (g_json) {
+			map_print_json(bv, v, n, (size_t)-1, div);
+			return;
+		}
 		for (i = 0; i < n; i++) {
 			if (v[i]->me_hist == NULL)
 				continue;
@@ -696,26 +718,7 @@ map_print(struct bt_var *bv, size_t top, long div)
 	}
 	qsort(v, n, sizeof(*v), cmp_val);
 	if (g_json) {
-		int keyless = n == 1 && v[0]->me_key.v_type == VT_NIL;
-
-		printf("{\"type\": \"map\", \"data\": {");
-		json_str(stdout, tmp_printf("@%s", name));
-		printf(": ");
-		if (!keyless)
-			printf("{");
-		for (i = 0; i < n && i < top; i++) {
-			val = me_value(v[i]);
-			if (val.v_type == VT_INT && div != 1)
-				val.v_int = div == -1 ? (long)(0UL -
-				    (unsigned long)val.v_int) : val.v_int / div;
-			if (!keyless) {
-				printf("%s", i > 0 ? ", " : "");
-				json_str(stdout, val2key(&v[i]->me_key));
-				printf(": ");
-			}
-			json_value(&val);
-		}
-		printf("%s}}\n", keyless ? "" : "}");
+		map_print_json(bv, v, n, top, div);
 		return;
 	}
 	if (g_folded && !(n == 1 && v[0]->me_key.v_type == VT_NIL)) {

@@ -295,7 +295,18 @@ void			 ptree_close(void);
 /* bt_json.c */
 extern int		 g_json;
 extern int		 g_folded;
+
+/* One row of a histogram: kind -1 below an lhist's min, 1 from its max. */
+struct hrow {
+	int		 hr_kind;
+	long		 hr_key;
+	long		 hr_count;
+};
+
 void			 json_str(FILE *, const char *);
+void			 json_value(const struct bt_value *);
+void			 json_key(const struct bt_value *);
+void			 json_hist(const struct hrow *, size_t, long, long, long);
 
 /* btrace.c */
 extern int		 g_nargs;

@@ -38,6 +38,11 @@
  * (ns an event): on two cores a looping tracee leaves dtd and btrace
  * one core to share, so CPU per event says who limits, CPU % does not.
  *
+ * btrace -c keeps only its command's process tree (the loop runs in a
+ * forked child, followed through the kernel's process connector): each
+ * script also runs flat out with -A, which keeps every process's events,
+ * so that the filter's share of the cost shows as a ratio.
+ *
  * Then "bpftrace -c" runs the same scripts on the loop without our
  * library, flat out: tracepoint:syscalls:sys_enter_getppid with
  * /pid == cpid/, as btrace -c sees its command only.  The loop alone
@@ -407,15 +412,16 @@ replay(FILE *fp)
 }
 
 /*
- * One run of "btrace -c" on the loop at rate; 0 or -1.  The loop holds
- * on btrace's stdin after its last call until the pipeline has drained.
+ * One run of "btrace -c" on the loop at rate, with -A if all; 0 or -1.
+ * The loop holds on btrace's stdin after its last call until the
+ * pipeline has drained.
  */
 static int
-run_btrace(int script, long rate, struct run *r)
+run_btrace(int script, long rate, int all, struct run *r)
 {
 	char cmd[PATH_MAX * 3];
 	char *argv[] = { (char *)btrace, "-v", "-d", dd.dd_dev, "-c", cmd,
-	    "-e", (char *)scripts[script][0], NULL };
+	    "-e", (char *)scripts[script][0], NULL, NULL };
 	struct rusage ru;
 	FILE *out, *err, *rep;
 	double rec0 = 0, lost0 = -1, rec1, lost1, dtd0, tracee_cpu = 0;
@@ -423,6 +429,8 @@ run_btrace(int script, long rate, struct run *r)
 	pid_t pid;
 
 	run_init(r);
+	if (all)
+		argv[8] = "-A";
 	if ((out = tmpfile()) == NULL || (err = tmpfile()) == NULL)
 		return -1;
 	if (pipe2(rp, O_CLOEXEC) == -1 || pipe2(hp, O_CLOEXEC) == -1)
@@ -476,10 +484,11 @@ run_btrace(int script, long rate, struct run *r)
 	    (r->r_read > 0 ? r->r_read : 1);
 	r->r_dns /= r->r_calls > 0 ? r->r_calls : 1;
 	if (verbose)
-		fprintf(stderr, "btrace %s rate %ld: calls %.0f in %.3f s, "
+		fprintf(stderr, "btrace%s %s rate %ld: calls %.0f in %.3f s, "
 		    "counted %.0f in %.3f s, records %.0f read %.0f "
 		    "dropped %.0f lost %.0f cpu %.0f%% dtd %.0f%%\n",
-		    script_name[script], rate, r->r_calls, r->r_wall,
+		    all ? " -A" : "", script_name[script], rate, r->r_calls,
+		    r->r_wall,
 		    r->r_counted, r->r_span, r->r_rec, r->r_read, r->r_drop,
 		    r->r_lost, r->r_tcpu, r->r_dcpu);
 	fclose(out);
@@ -710,8 +719,8 @@ int
 main(int argc, char *argv[])
 {
 	static struct run ours[2][MAXRATES][MAXREPS], bpf[2][MAXREPS];
-	static struct run base[MAXREPS];
-	struct row w, wb, wmax[2], wbpf[2];
+	static struct run base[MAXREPS], nofilter[2][MAXREPS];
+	struct row w, wb, wmax[2], wbpf[2], wall[2];
 	char lib[PATH_MAX + 32], path[PATH_MAX], label[64], *s, *ep;
 	double drop, lost, best[2];
 	int i, j, k, mounted = 0, nbpf[2] = { 0, 0 }, nbase = 0;
@@ -785,9 +794,11 @@ main(int argc, char *argv[])
 	 * loop runs alone or under bpftrace: idle, it polls a little.
 	 */
 	for (k = 0; k < nreps; k++) {
-		for (i = 0; i < 2; i++)
+		for (i = 0; i < 2; i++) {
 			for (j = 0; j < nrates; j++)
-				run_btrace(i, rates[j], &ours[i][j][k]);
+				run_btrace(i, rates[j], 0, &ours[i][j][k]);
+			run_btrace(i, 0, 1, &nofilter[i][k]);
+		}
 		if (run_plain(-1, &base[nbase]) == 0)
 			nbase++;
 		for (i = 0; i < 2 && bpf_ok; i++)
@@ -836,6 +847,8 @@ main(int argc, char *argv[])
 			if (rates[j] == 0)
 				wmax[i] = w;
 		}
+		row_make(nofilter[i], nreps, &wall[i]);
+		row_print("  flat out, -A", &wall[i], nreps, -1, -1);
 		if (bpf_ok && nbpf[i] > 0) {
 			row_make(bpf[i], nbpf[i], &wbpf[i]);
 			snprintf(label, sizeof(label), "  bpftrace flat out");
@@ -870,6 +883,10 @@ main(int argc, char *argv[])
 			    (wbpf[i].w_ns - wb.w_ns));
 		else
 			printf("; bpftrace unavailable\n");
+		printf("    the -c filter: events counted %.2fx, ns added to "
+		    "a call %.2fx those of -A (every process kept)\n",
+		    wmax[i].w_took / wall[i].w_took,
+		    (wmax[i].w_ns - wb.w_ns) / (wall[i].w_ns - wb.w_ns));
 		/*
 		 * CPU per event, not CPU %, decides who limits: on two cores
 		 * a looping tracee leaves dtd and btrace one core to share.

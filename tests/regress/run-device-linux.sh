@@ -58,7 +58,7 @@ mkfifo "$TMP/ready" || exit 2
 exec 4<>"$TMP/ready"
 # the lost-events case wants OpenBSD's small rings, which overflow
 DTDARGS=
-[ "$CASE" = lost ] && DTDARGS="--ring-size 16"
+case $CASE in lost|lostjson) DTDARGS="--ring-size 16" ;; esac
 # shellcheck disable=SC2086
 "$DTD" --foreground --frontend fuse --device "$DEV" --ready-fd 4 $DTDARGS \
     --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" \
@@ -218,24 +218,34 @@ pidend)
 	[ $rc -eq 0 ] || fail "exit code $rc"
 	grep -q 'end$' "$TMP/out" || fail "no END: $(cat "$TMP/out")"
 	;;
-lost)
+lost|lostjson)
 	# Events the device drops are announced on stderr while tracing
 	# runs, not only by -v at exit.  The command stops btrace (its
 	# supervisor's parent) while openat_n fills the 16-event rings,
 	# then waits at a FIFO until the test has seen the announcement.
+	# With -f json it is a lost_events object in the output, as
+	# bpftrace's.
 	export USERDT_SOCKET=$TMP/ingest.sock
 	mkfifo "$TMP/gate" "$TMP/err" || exit 2
 	exec 6<>"$TMP/err"
 	bpid='$(awk "{ print \$4 }" /proc/$PPID/stat)'
-	"$BTRACE" -d "$DEV" -c "kill -STOP $bpid; $OPENAT_N 500;
-	    kill -CONT $bpid; read l < $TMP/gate" \
-	    -e 'syscall:openat:entry { @ = count(); } interval:hz:100 { }' \
-	    > "$TMP/out" 2>&6 &
+	if [ "$CASE" = lost ]; then
+		"$BTRACE" -d "$DEV" -c "kill -STOP $bpid; $OPENAT_N 500;
+		    kill -CONT $bpid; read l < $TMP/gate" \
+		    -e 'syscall:openat:entry { @ = count(); } interval:hz:100 { }' \
+		    > "$TMP/out" 2>&6 &
+	else
+		"$BTRACE" -d "$DEV" -f json -c "kill -STOP $bpid; $OPENAT_N 500;
+		    kill -CONT $bpid; read l < $TMP/gate" \
+		    -e 'syscall:openat:entry { @ = count(); } interval:hz:100 { }' \
+		    >&6 2> "$TMP/out" &
+	fi
 	BTPID=$!
 	read -r -t 30 line <&6 || fail "no announcement"
-	case $line in
-	"Lost "[1-9]*" events") ;;
-	*) fail "stderr: $line" ;;
+	case $CASE:$line in
+	"lost:Lost "[1-9]*" events") ;;
+	'lostjson:{"type": "lost_events", "data": {"events": '[1-9]*'}}') ;;
+	*) fail "announced: $line" ;;
 	esac
 	# still tracing: the command waits for the gate
 	kill -0 "$BTPID" || fail "btrace ended before announcing"
@@ -244,8 +254,15 @@ lost)
 	wait "$BTPID"
 	rc=$?
 	BTPID=
-	[ $rc -eq 0 ] || fail "exit code $rc"
-	grep -qx '@: [0-9]*' "$TMP/out" || fail "stdout: $(cat "$TMP/out")"
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	if [ "$CASE" = lost ]; then
+		grep -qx '@: [0-9]*' "$TMP/out" || fail "stdout: $(cat "$TMP/out")"
+	else
+		# the map after it, in the same stream; stderr says nothing
+		[ -s "$TMP/out" ] && fail "stderr: $(cat "$TMP/out")"
+		timeout 10 grep -m1 -qx '{"type": "map", "data": {"@": [0-9]*}}' <&6 ||
+		    fail "no map after lost_events"
+	fi
 	;;
 output)
 	# -o: btrace's output in the file, the command's on stdout

@@ -18,7 +18,8 @@
 # and compare it with NAME.ok; the exit code must be NAME.rc's (default 0).
 # NAME.flags holds options placed before the script, NAME.args its
 # arguments, one per line; NAME.stdin is piped to it.  Without NAME.bt
-# the flags are the whole command line (for -e and usage cases).
+# the flags are the whole command line (for -e and usage cases).  With
+# -f json every line of the output must also parse as JSON on its own.
 #
 # usage: run-regress.sh btrace srcdir name
 set -u
@@ -33,8 +34,14 @@ cd "$2" || exit 2
 name=$3
 
 set --
+json=0
 if [ -f "$name.flags" ]; then
-	while IFS= read -r a; do set -- "$@" "$a"; done < "$name.flags"
+	prev=
+	while IFS= read -r a; do
+		set -- "$@" "$a"
+		[ "$prev" = -f ] && [ "$a" = json ] && json=1
+		prev=$a
+	done < "$name.flags"
 fi
 [ -f "$name.bt" ] && set -- "$@" "$name.bt"
 if [ -f "$name.args" ]; then
@@ -54,6 +61,15 @@ want=0
 [ -f "$name.rc" ] && want=$(cat "$name.rc")
 diff -u "$name.ok" "$out"
 d=$?
+if [ $json = 1 ] && ! python3 -c '
+import json, sys
+for n, line in enumerate(sys.stdin.buffer, 1):
+    try:
+        json.loads(line.decode("utf-8"))
+    except ValueError as e:
+        sys.exit("line %d is not JSON: %s" % (n, e))' < "$out"; then
+	d=1
+fi
 rm -f "$out"
 if [ "$rc" -ne "$want" ]; then
 	echo "$name: exit code $rc, expected $want"
