@@ -11,7 +11,8 @@
 # track, as they are in the work tree) in build-alone/userdt, a directory
 # with nothing beside it: a build or a test that reaches outside the
 # repository (../shared, say) fails here as it would in a newcomer's
-# clone.  The copy keeps file times, so ninja rebuilds only what changed.
+# clone.  Files that did not change keep their copies' times, so ninja
+# rebuilds only what changed.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -26,7 +27,13 @@ if [ "${USERDT_ALONE:-}" != 1 ]; then
 	    sed 's|^\./||' | sort) >"$alone/have"
 	comm -13 "$alone/want" "$alone/have" | (cd "$alone/userdt" &&
 	    tr '\n' '\0' | xargs -0r rm -f --)
-	tr '\n' '\0' <"$alone/want" | xargs -0r cp -p --parents -t "$alone/userdt"
+	# Only what differs, stamped now: a file changed while an earlier
+	# run was building keeps an older time than that run's objects, and
+	# ninja, trusting times, would keep objects built from its old text.
+	tr '\n' '\0' <"$alone/want" | xargs -0r sh -c 'for f; do
+		cmp -s "$f" "$0/$f" ||
+		    cp --preserve=mode --parents -t "$0" "$f" || exit 1
+	done' "$alone/userdt"
 	rm -f "$alone/want" "$alone/have"
 	[ ! -e "$alone/shared" ] || { echo "test.sh: $alone/shared must not exist" >&2; exit 1; }
 	cd "$alone/userdt"
