@@ -24,10 +24,8 @@
  * The workload is TARGET (tp_target.c) under btrace -c; btrace ends
  * with it.  Root only: perf system wide, FUSE.
  *
- * The sched scripts run on CPU 0 with their workload: the kernels we
- * run on deliver no sched_switch record for a switch away from the idle
- * task on the other CPUs (tp_test.c, tp_run_cpu0), so a sleeper woken
- * there would lose its on__cpu.
+ * The sched scripts run wherever the scheduler puts their workload:
+ * on__cpu comes from perf's switch records on every CPU.
  *
  * biolat needs a disk under the test's directory (in /tmp): the block
  * events come from a block device's queue, and a tmpfs has none.  Where
@@ -150,7 +148,6 @@ run_sleeps(void)
 
 	snprintf(cmd, sizeof(cmd), "%s sleep %d %d", te_target, TE_NSLEEP,
 	    TE_SLEEP_US);
-	pin0();
 	if (!te_btrace_run("sleeps.bt", cmd, "tp_target"))
 		return;
 	v = te_entry("@", "do_nanosleep");
@@ -170,7 +167,6 @@ run_offcpu(void)
 
 	snprintf(cmd, sizeof(cmd), "%s sleep %d %d", te_target, TE_NSLEEP,
 	    TE_SLEEP_US);
-	pin0();
 	if (!te_btrace_run("offcpu.bt", cmd, "tp_target"))
 		return;
 	v = te_entry("@offcpu", "do_nanosleep");
