@@ -166,6 +166,33 @@ dtai_cache(int fd, struct dtioc_probe_info *pi)
 		dt_nargs[i] = pi->dtpi_nargs;
 }
 
+/*
+ * Whether argument n of the event's probe is a string by DTIOCGARGS
+ * (a Linux tracepoint's string field: "char *"); OpenBSD's probes and
+ * the syscall provider report none.
+ */
+int
+dev_strarg(struct dt_evt *ev, int n)
+{
+	const char *t = dev_argstr(ev, n);
+
+	return t != NULL && strncmp(t, "char *", DTNAMESIZE) == 0;
+}
+
+/* Whether any argument of pi is a string by DTIOCGARGS. */
+static int
+dtai_hasstr(int fd, struct dtioc_probe_info *pi)
+{
+	size_t i = pi->dtpi_pbn - 1, j;
+
+	dtai_cache(fd, pi);
+	for (j = 0; j < dt_nargs[i]; j++)
+		if (strncmp(dt_args[i][j].dtai_argtype, "char *",
+		    DTNAMESIZE) == 0)
+			return 1;
+	return 0;
+}
+
 /* The type of argument n of the event's probe, NULL when unknown. */
 const char *
 dev_argstr(struct dt_evt *ev, int n)
@@ -466,8 +493,21 @@ rules_setup(int fd, int *halt)
 			bp->bp_req.dtrq_pbn = pi->dtpi_pbn;
 			bp->bp_req.dtrq_nsecs = bp->bp_nsecs;
 			bp->bp_req.dtrq_evtflags = r->br_evtflags;
-			/* userdt's strings: syscall probes only (dtvar.h). */
-			if (strncmp(pi->dtpi_prov, "syscall", DTNAMESIZE) != 0)
+			/*
+			 * userdt's strings (dtvar.h): syscall probes, and
+			 * tracepoints with a string field, whose arguments
+			 * printf's %s shows as strings: asked for whenever
+			 * the rule reads arguments, unless it wants the
+			 * kernel stack, whose space the strings take.
+			 */
+			if (strncmp(pi->dtpi_prov, "tracepoint",
+			    DTNAMESIZE) == 0 && dtai_hasstr(fd, pi)) {
+				if ((r->br_evtflags & (DTEVT_FUNCARGS |
+				    DTEVT_KSTACK)) == DTEVT_FUNCARGS)
+					bp->bp_req.dtrq_evtflags |=
+					    DTEVT_STRINGS;
+			} else if (strncmp(pi->dtpi_prov, "syscall",
+			    DTNAMESIZE) != 0)
 				bp->bp_req.dtrq_evtflags &= ~(uint64_t)
 				    DTEVT_STRINGS;
 			if (g_verbose > 1)

@@ -150,12 +150,12 @@ binop(int op, const struct bt_value *a, const struct bt_value *b,
 }
 
 /*
- * The string a syscall entry event carries for argument n (userdt's
- * DTEVT_STRINGS, dtvar.h), NULL when it carries none.  The bytes are
- * what the call was given, cut where the event's space or the readable
- * memory ended.
+ * The string an event carries for argument n (userdt's DTEVT_STRINGS,
+ * dtvar.h: a syscall entry's, a Linux tracepoint's string field), NULL
+ * when it carries none.  The bytes are what the call was given, cut
+ * where the event's space or the readable memory ended.
  */
-static const char *
+const char *
 evt_argstr(struct dt_evt *ev, int n)
 {
 	const unsigned char *a = DTEV_STR_AREA(ev);

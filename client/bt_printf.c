@@ -66,6 +66,28 @@ next_arg(struct pf_args *pa, struct bt_value *v)
 	return 1;
 }
 
+/*
+ * argN whose DTIOCGARGS type is a string (a Linux tracepoint's string
+ * field) prints as the string the event carries.  Numbers stay numbers
+ * everywhere else, and OpenBSD's probes, which have no string type,
+ * print as on OpenBSD.
+ */
+static void
+str_arg(const struct pf_args *pa, struct bt_value *v)
+{
+	const struct bt_expr *e = pa->pa_last;
+	struct dt_evt *ev = pa->pa_ec != NULL ? pa->pa_ec->ec_evt : NULL;
+	const char *s;
+	int n;
+
+	if (e == NULL || ev == NULL || e->be_kind != E_BUILTIN ||
+	    e->be_op < B_ARG0 || e->be_op > B_ARG9)
+		return;
+	n = e->be_op - B_ARG0;
+	if (dev_strarg(ev, n) && (s = evt_argstr(ev, n)) != NULL)
+		*v = val_str(s);
+}
+
 /* A string where a number is wanted: convert as printf(1) does. */
 static long
 arg_long(struct pf_args *pa, int *isunsigned)
@@ -250,6 +272,7 @@ format_once(FILE *out, const char *fmt, struct pf_args *pa,
 			*sp++ = 's';
 			*sp = '\0';
 			next_arg(pa, &v);
+			str_arg(pa, &v);
 			if (*p == 'b') {
 				if (print_escaped(out, val2str(&v)))
 					return 1;

@@ -254,6 +254,8 @@ void			 run_end_soon(void);
 void			 watch_open(pid_t);
 void			 watch_start(void);
 const char		*dev_argstr(struct dt_evt *, int);
+int			 dev_strarg(struct dt_evt *, int);
+const char		*evt_argstr(struct dt_evt *, int);
 
 /* bt_match.c */
 const char		*dtpi_func(const struct dtioc_probe_info *);

@@ -239,6 +239,7 @@ dt_tp_init_obsd(void)
 		memset(tpp, 0, sizeof(*tpp));
 		tpp->tpp_decode = tob->tob_decode;
 		tpp->tpp_nostack = tob->tob_nostack;
+		tpp->tpp_switchin = tob->tob_switchin;
 		for (j = 0; j < n; j++)
 			if (!dt_tp_link(tpp, srcs[j]))
 				return ENOMEM;
@@ -438,17 +439,32 @@ dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
 		return;
 	}
 	/* What the record says of the current thread feeds the cache. */
-	if (src == dt_tp_switch) {
+	if (src == dt_tp_switch && !s->ts_swin) {
 		char comm[DTMAXCOMLEN];
 
 		dt_tp_fcomm(src, F_PREV_COMM, s, comm);
 		dt_tp_task_note(s->ts_tid, s->ts_pid, comm);
 		dt_tp_stk_off(s->ts_tid, s);
+		/*
+		 * The incoming thread's name as the switch in that follows
+		 * on this CPU will want it (a new thread has no earlier
+		 * switch out, and /proc may already show its exec).
+		 */
+		if (s->ts_swev) {
+			pid_t next = (pid_t)dt_tp_f(src, F_NEXT_PID, s);
+
+			dt_tp_fcomm(src, F_NEXT_COMM, s, comm);
+			dt_tp_task_note(next, dt_tp_task_tgid(next), comm);
+		}
 	}
 	for (i = 0; i < src->tps_nprobes; i++) {
 		tpp = src->tps_probes[i];
 		if (atomic_load_explicit(&tpp->tpp_dtp->dtp_recording,
 		    memory_order_relaxed) == 0)
+			continue;
+		/* Switches in feed their probes alone, where they exist. */
+		if (s->ts_swin ? !tpp->tpp_switchin :
+		    tpp->tpp_switchin && s->ts_swev)
 			continue;
 		flags = atomic_load_explicit(&tpp->tpp_dtp->dtp_evtflags,
 		    memory_order_relaxed);
@@ -507,6 +523,8 @@ dt_tp_src_update(struct dt_tp_src *src)
 		want |= DTEVT_KSTACK;
 	if (src->tps_nu > 0)
 		want |= DTEVT_USTACK;
+	if (src->tps_nsw > 0)
+		want |= DT_TPEV_SWITCHES;
 	if (src->tps_ev != NULL && (want & ~src->tps_evflags) == 0)
 		return;
 	/* Closed first: a gap, never an event twice. */
@@ -536,6 +554,8 @@ dt_tp_count(struct dt_pcb *dp, int delta)
 			src->tps_nk += delta;
 		if (dp->dp_evtflags & DTEVT_USTACK)
 			src->tps_nu += delta;
+		if (tpp->tpp_switchin)
+			src->tps_nsw += delta;
 		dt_tp_src_update(src);
 	}
 }

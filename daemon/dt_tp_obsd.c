@@ -114,33 +114,37 @@ static bool	dt_tp_free(const struct dt_tp_probe *,
  */
 const struct dt_tp_obsd dt_tp_obsd[] = {
 	{ "sched", "dequeue", dt_tp_dequeue, { DT_S_SWITCH, -1 }, 2,
-	    { "pid_t", "pid_t" }, false },
+	    { "pid_t", "pid_t" }, false, false },
 	{ "sched", "enqueue", dt_tp_enqueue,
 	    { DT_S_SWITCH, DT_S_WAKEUP, DT_S_WAKEUP_NEW }, 2,
-	    { "pid_t", "pid_t" }, false },
+	    { "pid_t", "pid_t" }, false, false },
 	{ "sched", "fork", dt_tp_fork, { DT_S_FORK, -1 }, 3,
-	    { "pid_t", "pid_t", "int" }, false },
+	    { "pid_t", "pid_t", "int" }, false, false },
 	{ "sched", "off__cpu", dt_tp_off_cpu, { DT_S_SWITCH, -1 }, 2,
-	    { "pid_t", "pid_t" }, false },
-	/* The switch's stacks are the outgoing thread's: its own, kept. */
+	    { "pid_t", "pid_t" }, false, false },
+	/*
+	 * The switch's stacks are the outgoing thread's: its own, kept.
+	 * From perf's switch-in records, which miss no switch (dt_tp_perf.h),
+	 * sched_switch's where the kernel has none.
+	 */
 	{ "sched", "on__cpu", dt_tp_on_cpu, { DT_S_SWITCH, -1 }, 0,
-	    { NULL }, true },
+	    { NULL }, true, true },
 	{ "sched", "sleep", dt_tp_sleep, { DT_S_SWITCH, -1 }, 0,
-	    { NULL }, false },
+	    { NULL }, false, false },
 	{ "sched", "stop", dt_tp_stop, { DT_S_SWITCH, -1 }, 0,
-	    { NULL }, false },
+	    { NULL }, false, false },
 	{ "sched", "wakeup", dt_tp_wakeup, { DT_S_WAKEUP, -1 }, 3,
-	    { "pid_t", "pid_t", "int" }, false },
+	    { "pid_t", "pid_t", "int" }, false, false },
 	{ "raw_syscalls", "sys_enter", dt_tp_sys, { DT_S_SYSENTER, -1 }, 1,
-	    { "register_t" }, false },
+	    { "register_t" }, false, false },
 	{ "raw_syscalls", "sys_exit", dt_tp_sys, { DT_S_SYSEXIT, -1 }, 1,
-	    { "register_t" }, false },
+	    { "register_t" }, false, false },
 	{ "uvm", "fault", dt_tp_fault, { DT_S_PFUSER, DT_S_PFKERNEL, -1 }, 3,
-	    { "vaddr_t", "vm_fault_t", "vm_prot_t" }, false },
+	    { "vaddr_t", "vm_fault_t", "vm_prot_t" }, false, false },
 	{ "uvm", "malloc", dt_tp_malloc, { DT_S_KMALLOC, -1 }, 4,
-	    { "int", "void *", "size_t", "int" }, false },
+	    { "int", "void *", "size_t", "int" }, false, false },
 	{ "uvm", "free", dt_tp_free, { DT_S_KFREE, -1 }, 3,
-	    { "int", "void *", "size_t" }, false },
+	    { "int", "void *", "size_t" }, false, false },
 };
 const unsigned int dt_tp_nobsd = sizeof(dt_tp_obsd) / sizeof(dt_tp_obsd[0]);
 
@@ -164,9 +168,15 @@ static bool
 dt_tp_on_cpu(const struct dt_tp_probe *tpp, const struct dt_tp_src *src,
     const struct dt_tp_sample *s, struct dt_evt *ev)
 {
-	pid_t next = (pid_t)dt_tp_f(src, F_NEXT_PID, s);
+	pid_t next;
 
 	(void)tpp;
+	if (s->ts_swin) {
+		/* The sample is the incoming thread's; comm as for any. */
+		dt_tp_stk_on(s->ts_tid, ev);
+		return true;
+	}
+	next = (pid_t)dt_tp_f(src, F_NEXT_PID, s);
 	ev->dtev_tid = next;
 	ev->dtev_pid = dt_tp_task_tgid(next);
 	dt_tp_stk_on(next, ev);

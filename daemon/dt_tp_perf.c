@@ -22,6 +22,16 @@
  * round holds stays valid to its end, and no later round can see it.
  * Its final drain happens then too, so records written before the close
  * still reach the opens that record the probe.
+ *
+ * Switch records (DT_TPEV_SWITCHES) come from a dummy software event
+ * per CPU with context_switch set, whose records perf writes into the
+ * tracepoint's buffer of the same CPU (PERF_EVENT_IOC_SET_OUTPUT): one
+ * CPU's records are then in the order they were written.  Across CPUs
+ * the reader merges the buffers by time, taking the oldest head first,
+ * and leaves in the buffers what is younger than DT_TPEV_HOLD_MS: perf
+ * stamps a record just before it writes it, so by then every CPU's
+ * earlier records are in.  on__cpu needs this order: its stacks are
+ * those its thread's switch out, maybe on another CPU, left behind.
  */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -51,6 +61,8 @@
 #define DT_TPEV_FLUSH_MS	20	/* drain at least this often */
 #define DT_TPEV_MAXSTACK	64	/* frames perf walks per record */
 #define DT_TPEV_MAXEVENTS	64
+#define DT_TPEV_HOLD_MS		2	/* merged records' minimum age */
+#define DT_TPEV_AHEAD_NS	1000000000ULL	/* beyond: the clock went back */
 
 struct dt_tpev;
 
@@ -58,7 +70,11 @@ struct dt_tpev;
 struct dt_tpev_cpu {
 	struct dt_tpev		*tpc_ev;	/* [I] */
 	int			 tpc_fd;	/* [t] -1: offline or closed */
+	int			 tpc_swfd;	/* [t] switch records, or -1 */
 	struct perf_event_mmap_page *tpc_meta;	/* [I] */
+	uint64_t		 tpc_tail;	/* [R] merge: next record */
+	uint64_t		 tpc_head;	/* [R] merge: end of this pass */
+	uint64_t		 tpc_ns;	/* [R] merge: tpc_tail's time */
 };
 
 struct dt_tpev {
@@ -68,6 +84,8 @@ struct dt_tpev {
 	int64_t			 tpe_tsoff;	/* [I] realtime - perf clock */
 	size_t			 tpe_mmlen;	/* [I] */
 	bool			 tpe_chain;	/* [I] records carry stacks */
+	bool			 tpe_switches;	/* [I] switch records, merged */
+	int			 tpe_clk;	/* [I] the records' clock */
 	unsigned int		 tpe_ncpu;	/* [I] */
 	struct dt_tpev_cpu	 tpe_cpus[];	/* [I] */
 };
@@ -155,6 +173,67 @@ dt_tpev_open_cpu(int id, uint64_t evtflags, int cpu, size_t datasize,
 	return fd;
 }
 
+/*
+ * The dummy event whose PERF_RECORD_SWITCH_CPU_WIDE records go into
+ * outfd's buffer (same CPU, same clock, as perf requires).  fd or -1.
+ */
+static int
+dt_tpev_open_switch(int cpu, int clk, int outfd)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+	    PERF_SAMPLE_CPU;
+	attr.sample_id_all = 1;
+	attr.context_switch = 1;
+	attr.disabled = 1;
+	if (clk != DT_TPEV_CLOCK_PERF) {
+		attr.use_clockid = 1;
+		attr.clockid = clk;
+	}
+	if ((fd = dt_tpev_syscall(&attr, cpu)) == -1)
+		return -1;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, outfd) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * A switch in (PERF_RECORD_SWITCH_CPU_WIDE without MISC_SWITCH_OUT):
+ * next_prev pid and tid, then sample_id: pid, tid, time, cpu.  The
+ * switch's other half, out, is the tracepoint's.  [R], RCU read.
+ */
+static void
+dt_tpev_switch(struct dt_tpev *ev, const char *rec, size_t len)
+{
+	struct dt_tp_sample s;
+	uint32_t pid, tid, cpu;
+	uint64_t time;
+
+	if (len < 32)
+		return;
+	memset(&s, 0, sizeof(s));
+	memcpy(&pid, rec + 8, 4);
+	memcpy(&tid, rec + 12, 4);
+	memcpy(&time, rec + 16, 8);
+	memcpy(&cpu, rec + 24, 4);
+	s.ts_cpu = cpu;
+	s.ts_pid = (pid_t)pid;
+	s.ts_tid = (pid_t)tid;
+	s.ts_ns = time + (uint64_t)ev->tpe_tsoff;
+	s.ts_swin = true;
+	s.ts_swev = true;
+	ev->tpe_fn(ev->tpe_arg, &s);
+	uatomic_inc(&dt_tpev_counters.tps_records);
+}
+
 /* A PERF_RECORD_SAMPLE laid out per dt_tpev_attr().  [R], RCU read. */
 static void
 dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
@@ -213,8 +292,73 @@ dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
 	s.ts_upc = upc;
 	s.ts_raw = rec + off;
 	s.ts_rawlen = rawsize;
+	s.ts_swev = ev->tpe_switches;
 	ev->tpe_fn(ev->tpe_arg, &s);
 	uatomic_inc(&dt_tpev_counters.tps_records);
+}
+
+/*
+ * The whole record at tail of c's buffer (below head): its header in *h,
+ * a pointer to it (into the buffer, or dt_tpev_wrap when the record
+ * wraps, valid until the next call).  NULL when none is whole.  [R].
+ */
+static const struct perf_event_header *
+dt_tpev_at(const struct dt_tpev_cpu *c, uint64_t tail, uint64_t head,
+    struct perf_event_header *h)
+{
+	const struct perf_event_mmap_page *meta = c->tpc_meta;
+	const char *data = (const char *)meta + meta->data_offset;
+	uint64_t size = meta->data_size, o, first;
+
+	if (tail >= head || head - tail < sizeof(*h))
+		return NULL;
+	o = tail % size;
+	if (o + sizeof(*h) <= size)
+		memcpy(h, data + o, sizeof(*h));
+	else {
+		first = size - o;
+		memcpy(h, data + o, first);
+		memcpy((char *)h + first, data, sizeof(*h) - first);
+	}
+	if (h->size < sizeof(*h) || h->size > head - tail)
+		return NULL;
+	if (o + h->size <= size)
+		return (const struct perf_event_header *)(data + o);
+	first = size - o;
+	memcpy(dt_tpev_wrap.b, data + o, first);
+	memcpy(dt_tpev_wrap.b + first, data, h->size - first);
+	return &dt_tpev_wrap.h;
+}
+
+/* Hand one record to the event's callback.  [R], RCU read. */
+static void
+dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
+{
+	struct dt_tpev *ev = c->tpc_ev;
+	const char *body = (const char *)(hp + 1);
+	size_t len = hp->size - sizeof(*hp);
+	struct dt_tp_sample s;
+	uint64_t lost;
+
+	switch (hp->type) {
+	case PERF_RECORD_SAMPLE:
+		dt_tpev_sample(ev, body, len, ev->tpe_chain);
+		break;
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (!(hp->misc & PERF_RECORD_MISC_SWITCH_OUT))
+			dt_tpev_switch(ev, body, len);
+		break;
+	case PERF_RECORD_LOST:
+		if (len < 16)
+			break;
+		memcpy(&lost, body + 8, 8);
+		memset(&s, 0, sizeof(s));
+		s.ts_lost = lost;
+		s.ts_cpu = (unsigned int)(c - ev->tpe_cpus);
+		ev->tpe_fn(ev->tpe_arg, &s);
+		uatomic_add(&dt_tpev_counters.tps_lost, lost);
+		break;
+	}
 }
 
 /* Everything one CPU's buffer holds.  [R], RCU read. */
@@ -222,55 +366,106 @@ static void
 dt_tpev_drain(struct dt_tpev_cpu *c)
 {
 	struct perf_event_mmap_page *meta = c->tpc_meta;
-	const char *data = (const char *)meta + meta->data_offset;
-	uint64_t size = meta->data_size, head, tail, o, first, lost;
 	const struct perf_event_header *hp;
 	struct perf_event_header h;
-	struct dt_tp_sample s;
+	uint64_t head, tail;
 
 	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	tail = meta->data_tail;
-	while (tail < head) {
-		o = tail % size;
-		if (o + sizeof(h) <= size)
-			memcpy(&h, data + o, sizeof(h));
-		else {
-			first = size - o;
-			memcpy(&h, data + o, first);
-			memcpy((char *)&h + first, data, sizeof(h) - first);
-		}
-		if (h.size < sizeof(h) || h.size > head - tail)
-			break;
-		if (o + h.size <= size)
-			hp = (const struct perf_event_header *)(data + o);
-		else {
-			first = size - o;
-			memcpy(dt_tpev_wrap.b, data + o, first);
-			memcpy(dt_tpev_wrap.b + first, data, h.size - first);
-			hp = &dt_tpev_wrap.h;
-		}
-		if (h.type == PERF_RECORD_SAMPLE)
-			dt_tpev_sample(c->tpc_ev, (const char *)(hp + 1),
-			    h.size - sizeof(h), c->tpc_ev->tpe_chain);
-		else if (h.type == PERF_RECORD_LOST &&
-		    h.size >= sizeof(h) + 16) {
-			memcpy(&lost, (const char *)(hp + 1) + 8, 8);
-			memset(&s, 0, sizeof(s));
-			s.ts_lost = lost;
-			s.ts_cpu = (unsigned int)(c - c->tpc_ev->tpe_cpus);
-			c->tpc_ev->tpe_fn(c->tpc_ev->tpe_arg, &s);
-			uatomic_add(&dt_tpev_counters.tps_lost, lost);
-		}
+	while ((hp = dt_tpev_at(c, tail, head, &h)) != NULL) {
+		dt_tpev_record(c, hp);
 		tail += h.size;
 	}
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
+/*
+ * The time perf stamped on the record at c's merge cursor: 0 for what
+ * has none (lost records go first), UINT64_MAX when the pass has no
+ * more of c.  [R].
+ */
 static void
-dt_tpev_drain_all(struct dt_tpev *ev)
+dt_tpev_peek(struct dt_tpev_cpu *c)
+{
+	const struct perf_event_header *hp;
+	struct perf_event_header h;
+	const char *body;
+
+	c->tpc_ns = UINT64_MAX;
+	if ((hp = dt_tpev_at(c, c->tpc_tail, c->tpc_head, &h)) == NULL)
+		return;
+	body = (const char *)(hp + 1);
+	c->tpc_ns = 0;
+	if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 16)
+		memcpy(&c->tpc_ns, body + 8, 8);
+	else if (h.type == PERF_RECORD_SWITCH_CPU_WIDE &&
+	    h.size >= sizeof(h) + 24)
+		memcpy(&c->tpc_ns, body + 16, 8);
+}
+
+/*
+ * Every CPU's buffer of ev, oldest record first, leaving the records
+ * younger than DT_TPEV_HOLD_MS for a later pass unless final (the event
+ * is closed: nothing can come before them any more).  [R], RCU read.
+ */
+static void
+dt_tpev_drain_merged(struct dt_tpev *ev, bool final)
+{
+	const struct perf_event_header *hp;
+	struct perf_event_header h;
+	struct dt_tpev_cpu *c, *best;
+	uint64_t now = UINT64_MAX - DT_TPEV_AHEAD_NS, cutoff = UINT64_MAX;
+	unsigned int i;
+
+	if (!final && ev->tpe_clk != DT_TPEV_CLOCK_PERF) {
+		now = dt_clock_ns(ev->tpe_clk);
+		cutoff = now - DT_TPEV_HOLD_MS * 1000000ULL;
+	}
+	for (i = 0; i < ev->tpe_ncpu; i++) {
+		c = &ev->tpe_cpus[i];
+		if (c->tpc_meta == NULL)
+			continue;
+		c->tpc_head = __atomic_load_n(&c->tpc_meta->data_head,
+		    __ATOMIC_ACQUIRE);
+		c->tpc_tail = c->tpc_meta->data_tail;
+		dt_tpev_peek(c);
+	}
+	for (;;) {
+		best = NULL;
+		for (i = 0; i < ev->tpe_ncpu; i++) {
+			c = &ev->tpe_cpus[i];
+			if (c->tpc_meta != NULL && c->tpc_ns != UINT64_MAX &&
+			    (best == NULL || c->tpc_ns < best->tpc_ns))
+				best = c;
+		}
+		/* A time far ahead of ours: the clock was set back. */
+		if (best == NULL || (best->tpc_ns > cutoff &&
+		    best->tpc_ns < now + DT_TPEV_AHEAD_NS))
+			break;
+		if ((hp = dt_tpev_at(best, best->tpc_tail, best->tpc_head,
+		    &h)) == NULL)
+			break;
+		dt_tpev_record(best, hp);
+		best->tpc_tail += h.size;
+		dt_tpev_peek(best);
+	}
+	for (i = 0; i < ev->tpe_ncpu; i++) {
+		c = &ev->tpe_cpus[i];
+		if (c->tpc_meta != NULL)
+			__atomic_store_n(&c->tpc_meta->data_tail, c->tpc_tail,
+			    __ATOMIC_RELEASE);
+	}
+}
+
+static void
+dt_tpev_drain_all(struct dt_tpev *ev, bool final)
 {
 	unsigned int i;
 
+	if (ev->tpe_switches) {
+		dt_tpev_drain_merged(ev, final);
+		return;
+	}
 	for (i = 0; i < ev->tpe_ncpu; i++)
 		if (ev->tpe_cpus[i].tpc_meta != NULL)
 			dt_tpev_drain(&ev->tpe_cpus[i]);
@@ -284,6 +479,8 @@ dt_tpev_release(struct dt_tpev *ev)
 	for (i = 0; i < ev->tpe_ncpu; i++) {
 		if (ev->tpe_cpus[i].tpc_meta != NULL)
 			munmap(ev->tpe_cpus[i].tpc_meta, ev->tpe_mmlen);
+		if (ev->tpe_cpus[i].tpc_swfd != -1)
+			close(ev->tpe_cpus[i].tpc_swfd);
 		if (ev->tpe_cpus[i].tpc_fd != -1)
 			close(ev->tpe_cpus[i].tpc_fd);
 	}
@@ -319,9 +516,9 @@ dt_tpev_round(bool flush)
 	rcu_read_lock();
 	/* Only this thread frees, and not before the next round. */
 	for (i = 0; i < n; i++)
-		dt_tpev_drain_all(snap[i]);
+		dt_tpev_drain_all(snap[i], false);
 	for (ev = dead; ev != NULL; ev = ev->tpe_next)
-		dt_tpev_drain_all(ev);
+		dt_tpev_drain_all(ev, true);
 	rcu_read_unlock();
 	free(snap);
 	for (ev = dead; ev != NULL; ev = next) {
@@ -358,7 +555,10 @@ dt_tpev_reader(void *arg)
 					break;
 				continue;
 			}
-			dt_tpev_drain(c);
+			if (c->tpc_ev->tpe_switches)
+				dt_tpev_drain_merged(c->tpc_ev, false);
+			else
+				dt_tpev_drain(c);
 		}
 		rcu_read_unlock();
 		now = dt_clock_ns(CLOCK_MONOTONIC);
@@ -415,6 +615,36 @@ dt_tpev_kick(void)
 	}
 }
 
+/*
+ * Switch records on every CPU the event is open on, or on none: a CPU
+ * without them would lose its on__cpu.  [I], before the reader knows ev.
+ */
+static void
+dt_tpev_switches(struct dt_tpev *ev)
+{
+	struct dt_tpev_cpu *c;
+	unsigned int i;
+
+	for (i = 0; i < ev->tpe_ncpu; i++) {
+		c = &ev->tpe_cpus[i];
+		if (c->tpc_meta == NULL)
+			continue;
+		if ((c->tpc_swfd = dt_tpev_open_switch((int)i, ev->tpe_clk,
+		    c->tpc_fd)) == -1)
+			break;
+	}
+	ev->tpe_switches = i == ev->tpe_ncpu;
+	if (ev->tpe_switches)
+		return;
+	fprintf(stderr, "dtd: tracepoint: no context-switch records (%s): "
+	    "on__cpu from sched_switch alone\n", strerror(errno));
+	for (i = 0; i < ev->tpe_ncpu; i++)
+		if (ev->tpe_cpus[i].tpc_swfd != -1) {
+			close(ev->tpe_cpus[i].tpc_swfd);
+			ev->tpe_cpus[i].tpc_swfd = -1;
+		}
+}
+
 struct dt_tpev *
 dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
     int *error)
@@ -444,6 +674,7 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 	for (i = 0; i < ncpu; i++) {
 		c = &ev->tpe_cpus[i];
 		c->tpc_ev = ev;
+		c->tpc_swfd = -1;
 		c->tpc_fd = dt_tpev_open_cpu(id, evtflags, (int)i, datasize,
 		    &ev->tpe_tsoff);
 		if (c->tpc_fd == -1) {
@@ -468,6 +699,9 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 		dt_tpev_release(ev);
 		return NULL;
 	}
+	ev->tpe_clk = uatomic_read(&dt_tpev_clockid);
+	if (evtflags & DT_TPEV_SWITCHES)
+		dt_tpev_switches(ev);
 
 	pthread_mutex_lock(&dt_tpev_mtx);
 	if ((*error = dt_tpev_spawn()) != 0) {
@@ -485,8 +719,9 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 		if (epoll_ctl(dt_tpev_epfd, EPOLL_CTL_ADD, c->tpc_fd, &eev) ==
 		    -1 && *error == 0)
 			*error = errno;
-		else if (ioctl(c->tpc_fd, PERF_EVENT_IOC_ENABLE, 0) == -1 &&
-		    *error == 0)
+		else if ((ioctl(c->tpc_fd, PERF_EVENT_IOC_ENABLE, 0) == -1 ||
+		    (c->tpc_swfd != -1 && ioctl(c->tpc_swfd,
+		    PERF_EVENT_IOC_ENABLE, 0) == -1)) && *error == 0)
 			*error = errno;
 	}
 	if (*error != 0) {
@@ -531,6 +766,11 @@ dt_tpev_close(struct dt_tpev *ev)
 	 * keep the disabled events' buffers until it has drained them.
 	 */
 	for (i = 0; i < ev->tpe_ncpu; i++) {
+		if ((fd = ev->tpe_cpus[i].tpc_swfd) != -1) {
+			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+			close(fd);
+			ev->tpe_cpus[i].tpc_swfd = -1;
+		}
 		if ((fd = ev->tpe_cpus[i].tpc_fd) == -1)
 			continue;
 		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);

@@ -34,7 +34,18 @@
 
 #include <sys/types.h>
 
+#include <stdbool.h>
 #include <stdint.h>
+
+/*
+ * dt_tpev_open()'s flag for context-switch records beside the
+ * tracepoint's (beyond every DTEVT_* bit): each CPU's switches in, as
+ * samples with ts_swin, the tracepoint's and these handed over in time
+ * order across all CPUs.  perf writes a switch-in record for every
+ * switch, where a sched_switch record can be missing (a switch away from
+ * the idle task on CPUs other than 0 on the kernels we test on).
+ */
+#define DT_TPEV_SWITCHES	(1ULL << 32)
 
 /* One record of an event, as the provider's callback sees it. */
 struct dt_tp_sample {
@@ -49,11 +60,17 @@ struct dt_tp_sample {
 	const void	*ts_raw;	/* the tracepoint's record */
 	size_t		 ts_rawlen;
 	uint64_t	 ts_lost;	/* > 0: only a count of lost records */
+	bool		 ts_swin;	/* a switch in: ts_pid/ts_tid came
+					   in, no raw record, no stacks */
+	bool		 ts_swev;	/* the event gives switches in */
 };
 
 /*
  * Called by the reader thread, inside rcu_read_lock(), for each record
- * of an event, in order per CPU.  The sample's memory lasts the call.
+ * of an event, in order per CPU; with DT_TPEV_SWITCHES in time order
+ * across CPUs (records held back until DT_TPEV_HOLD_MS old, so that no
+ * CPU's can still be on its way with an earlier time).  The sample's
+ * memory lasts the call.
  */
 typedef void	(*dt_tpev_fn)(void *arg, const struct dt_tp_sample *);
 
@@ -61,7 +78,9 @@ struct dt_tpev;
 
 /*
  * Open tracepoint id on every CPU, with kernel and/or user callchains
- * as evtflags' DTEVT_KSTACK/DTEVT_USTACK say, and start feeding fn.
+ * as evtflags' DTEVT_KSTACK/DTEVT_USTACK say, and switch records with
+ * DT_TPEV_SWITCHES (where the kernel refuses them, the event goes
+ * without, and its samples say so: ts_swev false), and start feeding fn.
  * Returns the event, or NULL with *error set (EACCES/EPERM: refused;
  * ENOENT: no such id).  CPUs that are offline are skipped.  Any thread,
  * never waits for the reader; starts it on first use.

@@ -56,6 +56,7 @@ struct dt_tp_src {
 	uint64_t		 tps_evflags;	/* [K] stacks tps_ev walks */
 	unsigned int		 tps_nrec;	/* [K] started pcbs */
 	unsigned int		 tps_nk, tps_nu; /* [K] of which want stacks */
+	unsigned int		 tps_nsw;	/* [K] of which want switches */
 	int			 tps_lasterr;	/* [K] last error logged */
 };
 
@@ -74,6 +75,8 @@ struct dt_tp_probe {
 	struct dt_tp_src	*tpp_srcs[DT_TP_PROBESRCS];	/* [I] */
 	unsigned int		 tpp_nsrcs;	/* [I] */
 	bool			 tpp_nostack;	/* [I] decoder gives stacks */
+	/* [I] fed by switch-in records where the source has them */
+	bool			 tpp_switchin;
 	bool			 tpp_strings;	/* [I] has string fields */
 };
 
@@ -106,6 +109,7 @@ struct dt_tp_obsd {
 	uint8_t		 tob_nargs;
 	const char	*tob_types[DTMAXARGTYPES];
 	bool		 tob_nostack;
+	bool		 tob_switchin;	/* from switch-in records */
 };
 
 /* The known sources, by DT_S_*; OpenBSD's mappings, in its order. */

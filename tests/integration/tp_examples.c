@@ -24,10 +24,8 @@
  * The workload is TARGET (tp_target.c) under btrace -c; btrace ends
  * with it.  Root only: perf system wide, FUSE.
  *
- * The sched scripts run on CPU 0 with their workload: the kernels we
- * run on deliver no sched_switch record for a switch away from the idle
- * task on the other CPUs (tp_test.c, tp_run_cpu0), so a sleeper woken
- * there would lose its on__cpu.
+ * The sched scripts run wherever the scheduler puts their workload:
+ * on__cpu comes from perf's switch records on every CPU.
  *
  * biolat needs a disk under the test's directory (in /tmp): the block
  * events come from a block device's queue, and a tmpfs has none.  Where
@@ -73,8 +71,9 @@ pin0(void)
 }
 
 /*
- * btrace -d DEV -c cmd EXAMPLES/script [arg]; its output in te_out and
- * its wall time in te_wall_ns.  false, said, when it did not exit 0.
+ * btrace -d DEV -c cmd EXAMPLES/script [arg], or -e script when it is
+ * a program (holds a '{'); its output in te_out and its wall time in
+ * te_wall_ns.  false, said, when it did not exit 0.
  */
 static bool
 te_btrace_run(const char *script, const char *cmd, const char *arg)
@@ -89,6 +88,10 @@ te_btrace_run(const char *script, const char *cmd, const char *arg)
 	int fd, status;
 
 	snprintf(path, sizeof(path), "%s/%s", te_examples, script);
+	if (strchr(script, '{') != NULL) {
+		argv[5] = "-e";
+		argv[6] = (char *)script;
+	}
 	snprintf(out, sizeof(out), "%s/btrace.out", te_dd.dd_dir);
 	if ((fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0600)) == -1)
@@ -106,7 +109,7 @@ te_btrace_run(const char *script, const char *cmd, const char *arg)
 	close(fd);
 	unlink(out);
 	if (!dtt_check(dtt_exited0(status), "btrace %s exits 0 with its "
-	    "command", script)) {
+	    "command", argv[5] == path ? script : "-e")) {
 		fprintf(stderr, "%s", te_out);
 		return false;
 	}
@@ -150,7 +153,6 @@ run_sleeps(void)
 
 	snprintf(cmd, sizeof(cmd), "%s sleep %d %d", te_target, TE_NSLEEP,
 	    TE_SLEEP_US);
-	pin0();
 	if (!te_btrace_run("sleeps.bt", cmd, "tp_target"))
 		return;
 	v = te_entry("@", "do_nanosleep");
@@ -170,7 +172,6 @@ run_offcpu(void)
 
 	snprintf(cmd, sizeof(cmd), "%s sleep %d %d", te_target, TE_NSLEEP,
 	    TE_SLEEP_US);
-	pin0();
 	if (!te_btrace_run("offcpu.bt", cmd, "tp_target"))
 		return;
 	v = te_entry("@offcpu", "do_nanosleep");
@@ -283,6 +284,43 @@ run_biolat(void)
 		fprintf(stderr, "status %d: %s\n", status, te_out);
 }
 
+/*
+ * A Linux event's string argument (DTIOCGARGS "char *") prints as the
+ * string with %s and keys a map through str(); an OpenBSD-named probe's
+ * pid_t prints in decimal with %s, as on OpenBSD.
+ */
+static void
+run_strings(void)
+{
+	char cmd[512], want[600], *p;
+	const char *bt =
+	    "tracepoint:sched:process_exec { printf(\"exec %s\\n\", arg0); "
+	    "@[str(arg0)] = count(); } "
+	    "tracepoint:sched:fork /comm == \"tp_target\"/ "
+	    "{ printf(\"fork %s %d\\n\", arg0, arg0); }";
+	long a, b;
+	int forks = 0, bad = 0;
+
+	snprintf(cmd, sizeof(cmd), "%s fork 3", te_target);
+	if (!te_btrace_run(bt, cmd, NULL))
+		return;
+	snprintf(want, sizeof(want), "\nexec %s\n", te_target);
+	dtt_check(strstr(te_out, want) != NULL || strncmp(te_out, want + 1,
+	    strlen(want + 1)) == 0, "printf %%s of process_exec's arg0 "
+	    "prints the program's path");
+	dtt_check(te_entry("@", te_target) >= 1, "@[str(arg0)] is keyed "
+	    "by the path");
+	for (p = te_out; (p = strstr(p, "fork ")) != NULL; p++) {
+		if (p != te_out && p[-1] != '\n')
+			continue;
+		forks++;
+		if (sscanf(p, "fork %ld %ld", &a, &b) != 2 || a != b || a <= 0)
+			bad++;
+	}
+	dtt_check(forks >= 3 && bad == 0, "sched:fork's pid_t arg0 prints "
+	    "in decimal with %%s (%d lines, %d not)", forks, bad);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -292,6 +330,7 @@ main(int argc, char *argv[])
 	} modes[] = {
 		{ "sleeps", run_sleeps }, { "offcpu", run_offcpu },
 		{ "faults", run_faults }, { "biolat", run_biolat },
+		{ "strings", run_strings },
 	};
 	char errbuf[4096];
 	size_t i;
