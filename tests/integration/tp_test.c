@@ -94,6 +94,43 @@ pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
+/* A busy loop at SCHED_IDLE on every CPU, so that none idles. */
+static pid_t tp_spin[64];
+
+static int
+spinners_start(void)
+{
+	struct sched_param sp = { 0 };
+	int c;
+
+	for (c = 0; c < tp_ncpu && c < 64; c++) {
+		if ((tp_spin[c] = fork()) == -1) {
+			dtt_check(false, "fork: %s", strerror(errno));
+			return -1;
+		}
+		if (tp_spin[c] == 0) {
+			if (pin(c) == -1 ||
+			    sched_setscheduler(0, SCHED_IDLE, &sp) == -1)
+				_exit(1);
+			for (;;)
+				continue;
+		}
+	}
+	return 0;
+}
+
+static void
+spinners_stop(void)
+{
+	int c;
+
+	for (c = 0; c < tp_ncpu && c < 64; c++)
+		if (tp_spin[c] > 0) {
+			dtt_stop(tp_spin[c], SIGKILL, DTT_EXIT_MS);
+			tp_spin[c] = 0;
+		}
+}
+
 static uint32_t
 probe_pbn(int fd, const char *func, const char *name)
 {
@@ -360,14 +397,17 @@ run_wakeup(void)
 
 	snprintf(n, sizeof(n), "%d", TP_NSLEEP);
 	/*
-	 * On CPU 0: the kernels we run on deliver no tracepoint record
-	 * (to perf record either) from the idle task's context on the
-	 * other CPUs, and a timer's wakeup of a sleeper often runs there.
-	 * Switch records make on__cpu whole; wakeup has nothing like them.
+	 * The kernels we run on lose tracepoint records (perf record's
+	 * too) made in the idle task's context, and a timer's wakeup of a
+	 * sleeper runs there when its CPU idles.  Switch records make
+	 * on__cpu whole; wakeup has nothing like them.  So no CPU idles
+	 * here: a SCHED_IDLE spinner on each, which the woken sleeper
+	 * preempts at once.
 	 */
-	pin(0);
+	if (spinners_start() == -1)
+		return;
 	pid = tp_run(pr, 1, argv, keep_woken);
-	pin(-1);
+	spinners_stop();
 	if (pid == -1)
 		return;
 	for (i = 0; i < tp_nevs; i++) {
