@@ -153,6 +153,15 @@ keep_own(const struct dt_evt *ev, pid_t target)
  * by this process: a sleep (switch, wakeup), a system call, a fork and
  * an exec, a fault on a fresh page.
  */
+/*
+ * Which events may prove a CPU done (tp_run()); NULL: any.  A probe fed
+ * by several kernel events (uvm:fault: user and kernel page faults) has
+ * a perf buffer a CPU for each, drained apart, so only an event from the
+ * buffer the target's events went to proves anything about them.
+ */
+static bool (*tp_proof)(const struct dt_evt *);
+static unsigned long tp_markpage;	/* tp_mark()'s fresh page */
+
 static void
 tp_mark(int cpu)
 {
@@ -174,6 +183,7 @@ tp_mark(int cpu)
 	p = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p != MAP_FAILED) {
+		tp_markpage = (unsigned long)p;
 		p[0] = 1;
 		munmap(p, (size_t)pg);
 	}
@@ -264,7 +274,8 @@ tp_run(struct tp_probe *probes, size_t nprobes, char *const argv[],
 				if (ev->dtev_pbn == probes[j].tp_pbn &&
 				    ev_ns(ev) > t && ev->dtev_cpu <
 				    (unsigned int)tp_ncpu &&
-				    !proven[j][ev->dtev_cpu]) {
+				    !proven[j][ev->dtev_cpu] &&
+				    (tp_proof == NULL || tp_proof(ev))) {
 					proven[j][ev->dtev_cpu] = true;
 					nproven++;
 				}
@@ -499,6 +510,14 @@ run_syscalls(void)
 	dtt_check(exitok == TP_NSYS, "sys_exit: %lu return our pid", exitok);
 }
 
+/* Our marker's user fault: from the buffer the target's faults use. */
+static bool
+proof_markfault(const struct dt_evt *ev)
+{
+	return ev->dtev_pid == getpid() &&
+	    (unsigned long)ev->dtev_args[0] == tp_markpage;
+}
+
 static void
 run_fault(void)
 {
@@ -507,9 +526,13 @@ run_fault(void)
 	char *argv[] = { (char *)tp_target, "fault", n, NULL };
 	unsigned long addr = 0, len = 0, in = 0, bad = 0;
 	size_t i;
+	pid_t pid;
 
 	snprintf(n, sizeof(n), "%d", TP_NPAGES);
-	if (tp_run(pr, 1, argv, keep_own) == -1)
+	tp_proof = proof_markfault;
+	pid = tp_run(pr, 1, argv, keep_own);
+	tp_proof = NULL;
+	if (pid == -1)
 		return;
 	if (!dtt_check(sscanf(tp_out, "%lx %lx", &addr, &len) == 2,
 	    "the target's mapping"))
