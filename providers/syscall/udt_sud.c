@@ -202,8 +202,10 @@ udt_sud_call(long nr, const long *a, void *uc, char sel)
  * From the handler: remember how a call deferred to udt_sud_stub gets
  * back to the program at ret.  The entry is the calling thread's own, or
  * a free one, or, past UDT_SUD_NDEFER nested vforks, the oldest.
+ * Out of line: its gettid is the library's, and a user stack says so
+ * (the handler's own frame is the program's call).
  */
-static void
+static void __attribute__((noinline))
 udt_sud_put(long nr, const long *a, uintptr_t ret)
 {
 	struct udt_sud_defer *d = NULL;
