@@ -35,11 +35,10 @@
  *    child; its loader's calls arrive as above, under the child's pid
  *    (the one its own write carries), which is not the shell's.  sh
  *    running STATIC: said once on stderr.  sh running DYNAMIC through
- *    "syscall_loader -t", which traces it itself, so the helper cannot:
+ *    "DYNAMIC -t", which traces it itself, so the helper cannot:
  *    said once, and the program runs.
  */
 #include <sys/prctl.h>
-#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -265,36 +264,6 @@ count_str(const char *hay, const char *needle)
 	return c;
 }
 
-/*
- * -t: run the rest as a child this process traces (PTRACE_TRACEME), so
- * that no other tracer can have it, passing its signals on; its status.
- */
-static int
-selftrace(char *argv[])
-{
-	pid_t pid;
-	int st, sig;
-
-	if ((pid = fork()) == -1)
-		err(126, "fork");
-	if (pid == 0) {
-		if (ptrace(PTRACE_TRACEME, 0, 0, 0) == -1)
-			err(126, "PTRACE_TRACEME");
-		execv(argv[0], argv);
-		err(127, "%s", argv[0]);
-	}
-	for (;;) {
-		if (waitpid(pid, &st, 0) == -1)
-			err(126, "waitpid");
-		if (WIFEXITED(st))
-			return WEXITSTATUS(st);
-		if (WIFSIGNALED(st))
-			return 128 + WTERMSIG(st);
-		sig = WSTOPSIG(st) == SIGTRAP ? 0 : WSTOPSIG(st);
-		(void)ptrace(PTRACE_CONT, pid, 0, sig);
-	}
-}
-
 /* -n: ptrace fails with EPERM from here on, then exec the rest. */
 static int
 noptrace(char *argv[])
@@ -330,8 +299,6 @@ main(int argc, char *argv[])
 
 	if (argc > 2 && strcmp(argv[1], "-n") == 0)
 		return noptrace(argv + 2);
-	if (argc > 2 && strcmp(argv[1], "-t") == 0)
-		return selftrace(argv + 2);
 	if (argc != 5) {
 		fprintf(stderr, "usage: syscall_loader DTD DTRUN DYNAMIC "
 		    "STATIC\n");
@@ -461,8 +428,8 @@ main(int argc, char *argv[])
 	}
 
 	/* The helper refused (another tracer has it): said once, it runs. */
-	snprintf(cmd, sizeof(cmd), "%s -t %s; %s -t %s; true", self, argv[3],
-	    self, argv[3]);
+	snprintf(cmd, sizeof(cmd), "%s -t %s; %s -t %s; true", argv[3],
+	    argv[3], argv[3], argv[3]);
 	if (run_prog(&dd, fd, targv, pbn, argv[3], 1, 1, &r) == 0) {
 		dtt_check(dtt_exited0(r.r_status), "sh refused: ran");
 		dtt_check(count_str(r.r_err, "cannot trace the dynamic loader "
