@@ -62,14 +62,16 @@ const char *udt_launch_sock(const char *dev, char *buf, size_t len);
 
 /*
  * Have the loader's calls of the image this process is about to exec
- * recorded (udt_ltrace.c, udt_lrec.h): a tracer process follows it with
- * ptrace from the execve to the preload library's start and hands them
- * to the library.  Call it last before execve(2), after udt_launch_env()
- * and with the signal dispositions and mask the program gets.  0 when
- * the tracer is in place; -1 when ptrace is refused, said once on
- * stderr with prog's name: the program then runs as it would without;
- * -1 too, silently, when UDT_LAUNCH_LOADER_ENV is "0".
- * Sets or clears UDT_LREC_ENV in this process's environment.
+ * recorded (udt_lhelp.c, udt_ltrace.c, udt_lrec.h): a helper process
+ * follows it with ptrace from the execve to the preload library's start
+ * and hands them to the library; it then stays, as long as this process
+ * lives, to do the same for every image a process of its tree execs.
+ * Call it last before execve(2), after udt_launch_env() and with the
+ * signal dispositions and mask the program gets.  0 when the helper is
+ * in place; -1 when ptrace is refused, said once on stderr with prog's
+ * name: the program then runs as it would without; -1 too, silently,
+ * when UDT_LAUNCH_LOADER_ENV is "0".  Sets or clears UDT_LREC_ENV and
+ * UDT_LFOLLOW_ENV in this process's environment.
  */
 int	udt_launch_trace(const char *prog);
 

@@ -29,6 +29,8 @@
 #include <sys/prctl.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "systab.h"
 #include "udt_lrec.h"
@@ -37,6 +39,25 @@
 
 static struct udt_lbuf	*udt_lbuf;	/* [I] the launcher's, or NULL */
 static size_t		 udt_lbuf_len;	/* [I] its mapping's length */
+
+/*
+ * Whether the launcher's helper follows this image: it renamed the
+ * variable that names it (udt_lrec.h).  The name goes back, in place,
+ * so the program and its children see the environment they were given.
+ */
+static int
+udt_loader_followed(void)
+{
+	static const char mark[] = UDT_LFOLLOW_MARK "=";
+	char **e;
+
+	for (e = environ; e != NULL && *e != NULL; e++)
+		if (strncmp(*e, mark, sizeof(mark) - 1) == 0) {
+			memcpy(*e, UDT_LFOLLOW_ENV, sizeof(UDT_LFOLLOW_ENV) - 1);
+			return 1;
+		}
+	return 0;
+}
 
 void
 udt_loader_take(void)
@@ -52,9 +73,10 @@ udt_loader_take(void)
 	 * strict seccomp policy might punish).  No getpid() to compare: the
 	 * tracer would take it for the loader's.
 	 */
-	if (getenv(UDT_LREC_ENV) == NULL)
+	if (getenv(UDT_LREC_ENV) != NULL)
+		(void)unsetenv(UDT_LREC_ENV);
+	else if (!udt_loader_followed())
 		return;
-	(void)unsetenv(UDT_LREC_ENV);
 	/* No launcher: the kernel's EINVAL, a negative length. */
 	len = udt_sys5(SYS_prctl, UDT_LREC_PRCTL, 0, 0, 0, 0);
 	if (len < 0)

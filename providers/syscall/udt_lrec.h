@@ -47,6 +47,26 @@
 /* The pid of the process whose loader the launcher traces. */
 #define UDT_LREC_ENV		"USERDT_LAUNCH"
 
+/*
+ * Images exec'd later in the traced tree.  The launcher's tracer stays
+ * on as a helper as long as the launched process lives, listening on an
+ * abstract Unix socket that UDT_LFOLLOW_ENV names to the whole tree as
+ * "PID:NAME:Y": the helper's pid (checked against the socket's peer),
+ * the socket's name after UDT_LFOLLOW_SOCK (16 hex digits), and "1"
+ * when Yama wants the tracee to name its tracer (PR_SET_PTRACER).  A
+ * process about to exec connects, sends its tid (an int) and waits for
+ * the answer (an int: 0, the helper follows it; else an errno).  The
+ * helper seizes it, and when the new image's environment still names
+ * both the library and the helper, it renames that variable in place,
+ * on the new stack, to UDT_LFOLLOW_MARK (same length): the new image's
+ * library then makes the handover below and puts the name back, so
+ * the program sees the environment it was given.
+ */
+#define UDT_LFOLLOW_ENV		"USERDT_LTRACER"
+#define UDT_LFOLLOW_MARK	"USERDT_LFOLLOW"
+#define UDT_LFOLLOW_SOCK	"userdt-lt."
+#define UDT_LFOLLOW_HEX		16
+
 /* No prctl option Linux knows: "udtl". */
 #define UDT_LREC_PRCTL		0x7564746c
 

@@ -15,25 +15,19 @@
  */
 
 /*
- * The launcher's tracer: what the dynamic loader does before the preload
- * library starts (udt_lrec.h says why and how it is handed over).
+ * The launcher's tracer, for one tracee: what the dynamic loader of a
+ * new image does before the preload library starts (udt_lrec.h says why
+ * and how it is handed over).  The helper process (udt_lhelp.c) seizes
+ * the tracee and hands each stop here; this follows its system calls
+ * from its execve to the library's handover, then detaches.  No
+ * PTRACE_O_EXITKILL: a tracer that dies lets the program run on
+ * untraced, which is better than killing it.
  *
- * The process about to exec the command stays the command (same pid,
- * parent, group and terminal): it forks a tracer that it never sees
- * again, by a double fork, so the program has no child it did not make
- * and no SIGCHLD it did not ask for.  The tracer seizes it, which Yama's
- * ptrace_scope 1 allows once the tracee names it (PR_SET_PTRACER, taken
- * back before the exec so the program keeps no exception), and follows
- * its system calls from the execve to the library's handover, then
- * detaches.  No PTRACE_O_EXITKILL: a tracer that dies lets the program
- * run on untraced, which is better than killing it.
- *
- * What it does not trace, it says once on stderr: ptrace refused (the
- * launcher under strace or gdb, ptrace_scope 3, a seccomp policy), a
- * statically linked image (no loader, no library: untraced), and an
- * image the exec gives other credentials (set-id or file capabilities:
- * a traced exec would not get them, and the program must not behave
- * differently because it is traced).
+ * What it does not trace, it says once on stderr: a statically linked
+ * image (no loader, no library: untraced), and an image the exec gives
+ * other credentials (set-id or file capabilities: a traced exec would
+ * not get them, and the program must not behave differently because it
+ * is traced).
  */
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -60,18 +54,30 @@
 #include "systab.h"
 #include "udt_launch.h"
 #include "udt_lrec.h"
+#include "udt_ltrace.h"
 #include "udt_str.h"
 
-#ifndef PR_SET_PTRACER
-#define PR_SET_PTRACER		0x59616d61
-#endif
 #define UDT_AUDIT_X86_64	0xc000003eu	/* AUDIT_ARCH_X86_64 */
 
-/* The tracer's state: one tracee, one thread, no locks. */
+/*
+ * A followed process's calls between its question and its exec: the
+ * library's own few (the answer, PR_SET_PTRACER), a signal handler's.
+ */
+#define UDT_LT_BEFORE		64
+
+/* Records stamped with one reading of the tracee's cpu. */
+#define UDT_LT_CPUAGE		32
+
+/* The tracer's state for one tracee; the helper's thread only. */
 struct udt_lt {
 	const char	*lt_prog;	/* for messages */
 	pid_t		 lt_pid;	/* the tracee */
+	int		 lt_follow;	/* it asked before its exec */
+	unsigned int	 lt_before;	/* its calls before the exec */
+	const char	*lt_lib;	/* LD_PRELOAD must name it (follow) */
 	int		 lt_statfd;	/* /proc/PID/stat: its cpu */
+	uint32_t	 lt_cpu;	/* as last read */
+	unsigned int	 lt_cpuage;	/* records stamped since */
 	char		 lt_comm[UDT_COMMLEN];
 	struct udt_lrec	*lt_rec;	/* kept calls */
 	unsigned int	 lt_nrec, lt_cap;
@@ -155,7 +161,14 @@ udt_lt_stamp(struct udt_lt *lt, struct udt_lrec *lr)
 	lr->lr_sec = ts.tv_sec;
 	lr->lr_nsec = ts.tv_nsec;
 	lr->lr_tid = lt->lt_pid;
-	lr->lr_cpu = udt_lt_cpu(lt);
+	/*
+	 * Reading /proc/PID/stat costs more than the stop itself (about
+	 * 30 us here): once every UDT_LT_CPUAGE records, from the exec on.
+	 * A loader runs for a millisecond or two and rarely moves.
+	 */
+	if (lt->lt_cpuage++ % UDT_LT_CPUAGE == 0)
+		lt->lt_cpu = udt_lt_cpu(lt);
+	lr->lr_cpu = lt->lt_cpu;
 	memcpy(lr->lr_comm, lt->lt_comm, sizeof(lr->lr_comm));
 }
 
@@ -353,6 +366,9 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 			ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 			return 1;
 		}
+		/* A traced process's exec: its library records the entry. */
+		if (!lt->lt_execd && lt->lt_follow)
+			return 0;
 		if (!lt->lt_execd) {
 			/* The launcher's exec: kept only once it works. */
 			udt_lt_comm(lt);
@@ -362,8 +378,17 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 			return 0;
 		}
 	}
-	if (!lt->lt_execd)
+	if (!lt->lt_execd) {
+		/*
+		 * A process that asked to be followed execs right after the
+		 * answer; one that goes on doing other things is let go.
+		 */
+		if (lt->lt_follow && ++lt->lt_before > UDT_LT_BEFORE) {
+			ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
+			return 1;
+		}
 		return 0;
+	}
 	udt_lt_entry(lt, se, (const uint64_t *)si->entry.args, &lr);
 	if (udt_lt_keep(lt, &lr) == -1) {
 		fprintf(stderr, "%s: the preload library did not start within "
@@ -376,8 +401,8 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 	return 0;
 }
 
-/* A syscall-exit stop. */
-static void
+/* A syscall-exit stop.  Returns 1 when done with the tracee. */
+static int
 udt_lt_exit(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 {
 	const struct systab_ent *se;
@@ -391,10 +416,16 @@ udt_lt_exit(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 			    (long)lt->lt_need);
 			lt->lt_need = (size_t)-1;
 		}
-		return;
+		return 0;
+	}
+	/* A failed exec of a traced process: its image goes on, untraced. */
+	if (lt->lt_follow && !lt->lt_execd &&
+	    (lt->lt_nr == SYS_execve || lt->lt_nr == SYS_execveat)) {
+		ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
+		return 1;
 	}
 	if (!lt->lt_keep || (se = systab_by_linux(lt->lt_nr)) == NULL)
-		return;
+		return 0;
 	lt->lt_keep = 0;
 	memset(&lr, 0, sizeof(lr));
 	lr.lr_idx = (uint16_t)(se - systab);
@@ -406,6 +437,65 @@ udt_lt_exit(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 		lr.lr_args[0] = si->exit.rval;
 	udt_lt_stamp(lt, &lr);
 	(void)udt_lt_keep(lt, &lr);
+	return 0;
+}
+
+/*
+ * Of a followed image, stopped at its exec: whether its environment
+ * still preloads the library and names the helper.  If so, the name
+ * becomes UDT_LFOLLOW_MARK in place, on the new stack, and 1 is
+ * returned; the library puts it back.  Else 0: the program chose to run
+ * it without us, and it is let go.
+ */
+static int
+udt_lt_envmark(struct udt_lt *lt)
+{
+	struct user_regs_struct regs;
+	uint64_t argc, a, ptrs[128], at = 0;
+	unsigned char head[16], val[4096];
+	size_t n, i, got, llen = strlen(lt->lt_lib);
+	int lib = 0;
+
+	if (ptrace(PTRACE_GETREGS, lt->lt_pid, 0, &regs) == -1 ||
+	    udt_lt_peek(lt->lt_pid, regs.rsp, (unsigned char *)&argc,
+	    sizeof(argc)) != sizeof(argc) || argc > (1u << 24))
+		return 0;
+	/* argc, argv[] and its NULL, then envp[] up to its NULL. */
+	a = regs.rsp + 8 * (argc + 2);
+	for (;;) {
+		n = udt_lt_peek(lt->lt_pid, a, (unsigned char *)ptrs,
+		    sizeof(ptrs)) / 8;
+		if (n == 0)
+			return 0;
+		for (i = 0; i < n && ptrs[i] != 0; i++) {
+			got = udt_lt_peek(lt->lt_pid, ptrs[i], head,
+			    sizeof(head));
+			if (got >= sizeof(UDT_LFOLLOW_ENV) && memcmp(head,
+			    UDT_LFOLLOW_ENV "=", sizeof(UDT_LFOLLOW_ENV)) == 0)
+				at = ptrs[i];
+			else if (llen > 0 && got >= 11 &&
+			    memcmp(head, "LD_PRELOAD=", 11) == 0) {
+				got = udt_lt_peek(lt->lt_pid, ptrs[i] + 11,
+				    val, sizeof(val) - 1);
+				val[got] = '\0';
+				lib = strstr((char *)val, lt->lt_lib) != NULL;
+			}
+		}
+		if (i < n)
+			break;
+		a += 8 * n;
+	}
+	if (at == 0 || !lib)
+		return 0;
+	{
+		struct iovec local = { UDT_LFOLLOW_MARK,
+		    sizeof(UDT_LFOLLOW_MARK) - 1 };
+		struct iovec remote = { (void *)(uintptr_t)at,
+		    sizeof(UDT_LFOLLOW_MARK) - 1 };
+
+		return process_vm_writev(lt->lt_pid, &local, 1, &remote, 1,
+		    0) == (ssize_t)remote.iov_len;
+	}
 }
 
 /*
@@ -423,6 +513,13 @@ udt_lt_exec(struct udt_lt *lt)
 		ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 		return 1;
 	}
+	if (lt->lt_follow) {
+		if (!udt_lt_envmark(lt)) {
+			ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
+			return 1;
+		}
+		lt->lt_keep = 1;	/* the execve's return comes next */
+	}
 	lt->lt_execd = 1;
 	if (lt->lt_have_exec) {
 		(void)udt_lt_keep(lt, &lt->lt_exec);
@@ -434,152 +531,98 @@ udt_lt_exec(struct udt_lt *lt)
 	if (lt->lt_statfd >= 0)
 		close(lt->lt_statfd);
 	lt->lt_statfd = open(path, O_RDONLY | O_CLOEXEC);
+	lt->lt_cpuage = 0;
 	return 0;
+}
+
+
+long
+udt_lt_options(void)
+{
+	return PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC;
+}
+
+struct udt_lt *
+udt_lt_new(const char *prog, pid_t tid, int follow, const char *lib)
+{
+	struct udt_lt *lt;
+
+	if ((lt = calloc(1, sizeof(*lt))) == NULL)
+		return NULL;
+	lt->lt_prog = prog;
+	lt->lt_pid = tid;
+	lt->lt_follow = follow;
+	lt->lt_lib = lib != NULL ? lib : "";
+	lt->lt_statfd = -1;
+	return lt;
+}
+
+void
+udt_lt_free(struct udt_lt *lt)
+{
+	if (lt == NULL)
+		return;
+	if (lt->lt_statfd >= 0)
+		close(lt->lt_statfd);
+	free(lt->lt_rec);
+	free(lt);
+}
+
+pid_t
+udt_lt_pid(const struct udt_lt *lt)
+{
+	return lt->lt_pid;
+}
+
+void
+udt_lt_repid(struct udt_lt *lt, pid_t pid)
+{
+	lt->lt_pid = pid;
 }
 
 /*
- * The tracer's life: seize, report, follow the stops.  Each stop that
- * is not a system call's is passed on as the kernel would have: a
- * signal re-injected, a group stop listened through.
+ * Each stop that is not a system call's is passed on as the kernel
+ * would have: a signal re-injected, a group stop listened through.
  */
-static void __attribute__((noreturn))
-udt_lt_run(int sock, pid_t pid, const char *prog)
-{
-	struct udt_lt lt;
-	struct __ptrace_syscall_info si;
-	pid_t me = getpid();
-	char go;
-	int st, err = 0, sig;
-
-	/*
-	 * The terminal's signals are the program's: were the tracer to
-	 * die of them mid-way, the program would run on untraced.
-	 */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
-	memset(&lt, 0, sizeof(lt));
-	lt.lt_prog = prog;
-	lt.lt_pid = pid;
-	lt.lt_statfd = -1;
-	if (write(sock, &me, sizeof(me)) != (ssize_t)sizeof(me) ||
-	    read(sock, &go, 1) != 1)
-		_exit(1);
-	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACESYSGOOD |
-	    PTRACE_O_TRACEEXEC) == -1 ||
-	    ptrace(PTRACE_INTERRUPT, pid, 0, 0) == -1)
-		err = errno;
-	(void)write(sock, &err, sizeof(err));
-	close(sock);
-	if (err != 0)
-		_exit(1);
-	/*
-	 * Nothing of the launcher's stays open here (a pipe a reader waits
-	 * on to end, btrace's device): stderr only, for what we report.
-	 */
-	close(STDIN_FILENO);
-	close(STDOUT_FILENO);
-	(void)close_range(STDERR_FILENO + 1, ~0U, 0);
-
-	for (;;) {
-		if (waitpid(pid, &st, __WALL) == -1) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (WIFEXITED(st) || WIFSIGNALED(st))
-			break;
-		if (!WIFSTOPPED(st))
-			continue;
-		sig = 0;
-		if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
-			if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof(si),
-			    &si) <= 0)
-				break;
-			if (si.op == PTRACE_SYSCALL_INFO_ENTRY) {
-				if (udt_lt_enter(&lt, &si))
-					break;
-			} else if (si.op == PTRACE_SYSCALL_INFO_EXIT)
-				udt_lt_exit(&lt, &si);
-		} else if (st >> 16 == PTRACE_EVENT_EXEC) {
-			if (udt_lt_exec(&lt))
-				break;
-		} else if (st >> 16 == PTRACE_EVENT_STOP) {
-			sig = WSTOPSIG(st);
-			if (sig == SIGSTOP || sig == SIGTSTP ||
-			    sig == SIGTTIN || sig == SIGTTOU) {
-				/* A group stop: stay stopped until SIGCONT. */
-				ptrace(PTRACE_LISTEN, pid, 0, 0);
-				continue;
-			}
-			sig = 0;
-		} else if (st >> 16 == 0)
-			sig = WSTOPSIG(st);
-		if (ptrace(PTRACE_SYSCALL, pid, 0, sig) == -1)
-			break;
-	}
-	_exit(0);
-}
-
 int
-udt_launch_trace(const char *prog)
+udt_lt_stop(struct udt_lt *lt, int st)
 {
-	const char *off;
-	char val[16];
-	pid_t self = getpid(), h1, h2 = -1;
-	int sv[2], err = 0, st;
+	struct __ptrace_syscall_info si;
+	pid_t pid = lt->lt_pid;
+	int sig = 0;
 
-	(void)unsetenv(UDT_LREC_ENV);
-	if ((off = getenv(UDT_LAUNCH_LOADER_ENV)) != NULL &&
-	    strcmp(off, "0") == 0)
-		return -1;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
-		err = errno;
-		goto fail;
-	}
-	if ((h1 = fork()) == -1) {
-		err = errno;
-		close(sv[0]);
-		close(sv[1]);
-		goto fail;
-	}
-	if (h1 == 0) {
-		close(sv[0]);
-		if (fork() == 0)
-			udt_lt_run(sv[1], self, prog);
-		_exit(0);
-	}
-	close(sv[1]);
-	while (waitpid(h1, &st, 0) == -1 && errno == EINTR)
-		;
-	/* Set first: a tracer that seized waits for the handover it asks. */
-	snprintf(val, sizeof(val), "%d", (int)self);
-	if (setenv(UDT_LREC_ENV, val, 1) == -1) {
-		err = errno;
-		close(sv[0]);
-		goto fail;
-	}
-	if (read(sv[0], &h2, sizeof(h2)) != (ssize_t)sizeof(h2)) {
-		err = ECHILD;
-		close(sv[0]);
-		goto fail;
-	}
-	/* Yama: only a named tracer may attach to a process not its child. */
-	(void)prctl(PR_SET_PTRACER, (unsigned long)h2, 0, 0, 0);
-	if (write(sv[0], "g", 1) != 1 ||
-	    read(sv[0], &err, sizeof(err)) != (ssize_t)sizeof(err))
-		err = ECHILD;
-	(void)prctl(PR_SET_PTRACER, 0, 0, 0, 0);
-	close(sv[0]);
-	if (err != 0)
-		goto fail;
+	if (WIFEXITED(st) || WIFSIGNALED(st))
+		return 1;
+	if (!WIFSTOPPED(st))
+		return 0;
+	if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof(si),
+		    &si) <= 0) {
+			ptrace(PTRACE_DETACH, pid, 0, 0);
+			return 1;
+		}
+		if (si.op == PTRACE_SYSCALL_INFO_ENTRY) {
+			if (udt_lt_enter(lt, &si))
+				return 1;
+		} else if (si.op == PTRACE_SYSCALL_INFO_EXIT) {
+			if (udt_lt_exit(lt, &si))
+				return 1;
+		}
+	} else if (st >> 16 == PTRACE_EVENT_EXEC) {
+		if (udt_lt_exec(lt))
+			return 1;
+	} else if (st >> 16 == PTRACE_EVENT_STOP) {
+		sig = WSTOPSIG(st);
+		if (sig == SIGSTOP || sig == SIGTSTP ||
+		    sig == SIGTTIN || sig == SIGTTOU) {
+			/* A group stop: stay stopped until SIGCONT. */
+			ptrace(PTRACE_LISTEN, pid, 0, 0);
+			return 0;
+		}
+		sig = 0;
+	} else if (st >> 16 == 0)
+		sig = WSTOPSIG(st);
+	/* Gone meanwhile (killed): its exit status comes next. */
+	(void)ptrace(PTRACE_SYSCALL, pid, 0, sig);
 	return 0;
-fail:
-	(void)unsetenv(UDT_LREC_ENV);
-	fprintf(stderr, "%s: cannot trace the dynamic loader (ptrace: %s): "
-	    "its calls before the preload library starts are not recorded\n",
-	    prog, strerror(err));
-	return -1;
 }

@@ -117,6 +117,13 @@ void	udt_emit_lrec(const struct udt_lrec *, unsigned int probe,
 void	udt_loader_take(void) UDT_HIDDEN;
 void	udt_loader_replay(int) UDT_HIDDEN;
 
+/*
+ * Before an execve or execveat: have the launcher's helper trace the
+ * new image's loader (udt_lfollow.c).  Any context; returns when the
+ * helper follows this thread or will not.
+ */
+void	udt_lfollow_exec(void) UDT_HIDDEN;
+
 /* The thread's comm changed (prctl, pthread_setname_np): refetch. */
 void	udt_comm_invalidate(void) UDT_HIDDEN;
 

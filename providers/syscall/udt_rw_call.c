@@ -65,6 +65,9 @@ udt_rw_setup(void)
 	udt_rw_idx[SYS_fork] = UDT_RW_C;
 	udt_rw_idx[SYS_vfork] = UDT_RW_C;
 	udt_rw_idx[SYS_prctl] = UDT_RW_C;
+	/* The launcher's helper follows the new image (udt_lfollow.c). */
+	udt_rw_idx[SYS_execve] = UDT_RW_C;
+	udt_rw_idx[SYS_execveat] = UDT_RW_C;
 	/* SIGSYS is dispatch's: udt_sud_guard(). */
 	udt_rw_idx[SYS_rt_sigprocmask] = UDT_RW_C;
 	udt_rw_idx[SYS_rt_sigaction] = UDT_RW_C;
@@ -168,6 +171,8 @@ udt_rw_slow(struct udt_rw_frame *f)
 		}
 		break;
 	}
+	if (nr == SYS_execve || nr == SYS_execveat)
+		udt_lfollow_exec();
 	if (!udt_sud_active || !udt_sud_guard(nr, a, &tmp, &r))
 		r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (r == 0 && udt_forklike(nr, a[0]))

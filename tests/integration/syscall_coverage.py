@@ -37,13 +37,18 @@ call strace sees must arrive exactly once, but for two kinds, each named:
            the program's).
 
 The second check, per command: the launcher covers the image btrace -c
-starts, the shell (images the shell execs later are not covered: their
-loaders are still missed, outside the counts of the first check).  The
-shell's loader as strace saw it in the first run, from its execve to its
-library's constructor, must arrive in the second: each path the loader
-opened, as often, and for each call at least as many entries as the
-loader made (the shell's own calls add to them).  Of the launcher's pid,
-identified by its execve entry, which carries the launcher's comm.
+starts, the shell, and its helper every image a process of the tree
+execs later.  So the loaders strace saw in the first run, from each
+execve to its library's constructor, must all arrive in the second:
+  - the shell's: each path its loader opened, as often, and for each
+    call at least as many entries as the loader made (the shell's own
+    calls add to them), of the launcher's pid, identified by its execve
+    entry, which carries the launcher's comm;
+  - every image's: as many successful execve returns as images started
+    the library (the library cannot see the return of its own exec: the
+    tracer of the new image records it), and each path some loader
+    opened at least as often as the loaders did, summed over the tree.
+A loader left out fails both.
 
 Prints one line a check and `N passed, N failed`.
 """
@@ -69,7 +74,7 @@ COMMANDS = [
      "for i in range(4)]\n"
      "[x.start() for x in t]; [x.join() for x in t]\n"
      "subprocess.run([\"true\"])'"),
-    ("make of a small C program", "make -s -C {work}/mk > /dev/null"),
+    ("make of a small C program", "make -s -B -C {work}/mk > /dev/null"),
     ("git status in a fresh repository",
      "cd {work}/repo && git status --short > /dev/null"),
     ("tar of a directory", "tar cf - -C /usr/include linux > /dev/null"),
@@ -176,12 +181,14 @@ def strace_counts(files):
                                                             line.rstrip()):
                 state = "loader"
                 seg = ({name: 1}, {})
-    return prog, loader, ours, segs.get(top, [])
+    every = [x for pid in segs for x in segs[pid]]
+    return prog, loader, ours, segs.get(top, []), every
 
 
-def loader_check(btrace, env, work, what, cmd, shseg):
+def loader_check(btrace, env, work, what, cmd, shseg, every):
     """The second check (see above): the shell's loader, as strace saw
-    it in shseg[0], under btrace -c alone."""
+    it in shseg[0], and every image's, in every, under btrace -c
+    alone."""
     if not check(len(shseg) > 0, "%s: strace saw the shell's loader" % what):
         return
     calls, paths = shseg[0]
@@ -191,8 +198,11 @@ def loader_check(btrace, env, work, what, cmd, shseg):
                  "%s: btrace -c alone ran, the launcher traced (%s)" %
                  (what, bt.stderr.strip()[:200])):
         return
-    got, opened, launched = {}, {}, None
+    got, opened, launched, execs = {}, {}, None, 0
     for line in bt.stdout.splitlines():
+        m = re.match(r"^@e: (\d+)$", line)
+        if m:
+            execs = int(m.group(1))
         m = re.match(r"^@\[(\d+), syscall:(\w+):entry\]: (\d+)$", line)
         if m:
             got.setdefault(int(m.group(1)), {})[m.group(2)] = \
@@ -222,6 +232,22 @@ def loader_check(btrace, env, work, what, cmd, shseg):
     check(not diffs, "%s: the shell's loader, %d calls, %d paths opened, "
           "all seen%s" % (what, sum(calls.values()), len(paths),
                           "".join("\n    " + x for x in diffs[:20])))
+    # Every image's loader, the shell's and those of what it ran.
+    want = {}
+    for _, p in every:
+        for path, n in p.items():
+            want[path] = want.get(path, 0) + n
+    diffs = []
+    if execs != len(every):
+        diffs.append("execve returning 0: %d images, btrace %d" %
+                     (len(every), execs))
+    for path, n in sorted(want.items()):
+        have = sum(o.get(path, 0) for o in opened.values())
+        if have < n:
+            diffs.append("openat %s: loaders %d, btrace %d" % (path, n, have))
+    check(not diffs, "%s: the loaders of %d images, %d opens, all seen%s" %
+          (what, len(every), sum(want.values()),
+           "".join("\n    " + x for x in diffs[:20])))
 
 
 def main():
@@ -277,6 +303,7 @@ def main():
                 f.write(line.replace(" }", extra.get(p, "") + " }", 1)
                         if p in extra else line)
                 f.write("\n")
+            f.write("syscall:execve:return /retval == 0/ { @e = count(); }\n")
         for what, cmd in COMMANDS:
             cmd = cmd.format(work=work)
             sdir = tempfile.mkdtemp(dir=work)
@@ -298,7 +325,7 @@ def main():
                     got.setdefault(int(m.group(1)), {})[m.group(2)] = \
                         int(m.group(3))
             files = [os.path.join(sdir, f) for f in os.listdir(sdir)]
-            prog, loader, ours, shseg = strace_counts(files)
+            prog, loader, ours, shseg, every = strace_counts(files)
             diffs, total, nload, nours = [], 0, 0, 0
             for pid in prog:
                 want = {}
@@ -320,7 +347,7 @@ def main():
                   "%d the loader's, %d the library's own)%s" % (
                       what, total, len(prog), nload, nours,
                       "".join("\n    " + x for x in diffs[:20])))
-            loader_check(btrace, env, work, what, cmd, shseg)
+            loader_check(btrace, env, work, what, cmd, shseg, every)
     finally:
         d.terminate()
         d.wait()

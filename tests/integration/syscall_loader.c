@@ -31,6 +31,12 @@
  *  - ptrace refused (a seccomp filter, inherited from this program run
  *    as "syscall_loader -n ..."): said once on stderr, the program runs
  *    and its own call is still recorded, the loader's are not.
+ *  - Images exec'd later (udt_lhelp.c): a traced sh runs DYNAMIC as a
+ *    child; its loader's calls arrive as above, under the child's pid
+ *    (the one its own write carries), which is not the shell's.  sh
+ *    running STATIC: said once on stderr.  sh running DYNAMIC through
+ *    "DYNAMIC -t", which traces it itself, so the helper cannot:
+ *    said once, and the program runs.
  */
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -71,6 +77,7 @@ struct run {
 	long	r_cache_map;		/* mmap entries on the cache's fd */
 	long	r_mmap, r_mmap_bad;	/* mmap results, misaligned ones */
 	long	r_other;		/* events with another pid or tid */
+	pid_t	r_prog;			/* the pid of the program's write */
 	long	r_late;			/* stamps outside the run */
 	int	r_mark;			/* the program's own write came */
 };
@@ -112,9 +119,14 @@ ev_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Run argv (dtrun ...) and read its events.  follow 0: the program is
+ * the process dtrun became; 1: a process the command runs, whichever
+ * made the program's write.
+ */
 static int
 run_prog(struct dtt_dtd *dd, int fd, char *const argv[], const uint32_t *pbn,
-    const char *path, int events, struct run *r)
+    const char *path, int events, int follow, struct run *r)
 {
 	static struct dt_evt evs[1024], mine[MAXEV];
 	char errpath[512], buf[256];
@@ -164,17 +176,21 @@ run_prog(struct dtt_dtd *dd, int fd, char *const argv[], const uint32_t *pbn,
 		for (k = 0; k < n; k++) {
 			const struct dt_evt *ev = &evs[k];
 
-			if (ev->dtev_pid != r->r_pid) {
+			if (!follow && ev->dtev_pid != r->r_pid) {
 				r->r_other++;
 				continue;
 			}
 			if (ev->dtev_pbn == pbn[P_WRITE] &&
-			    ev->dtev_args[0] == 1 && ev->dtev_args[2] == 3)
+			    ev->dtev_args[0] == 1 && ev->dtev_args[2] == 3) {
 				r->r_mark = 1;
+				r->r_prog = ev->dtev_pid;
+			}
 			if (nmine < MAXEV)
 				mine[nmine++] = *ev;
 		}
 	}
+	if (!follow)
+		r->r_prog = r->r_pid;
 	qsort(mine, nmine, sizeof(mine[0]), ev_cmp);
 	for (k = 0; k < nmine; k++) {
 		const struct dt_evt *ev = &mine[k];
@@ -182,11 +198,21 @@ run_prog(struct dtt_dtd *dd, int fd, char *const argv[], const uint32_t *pbn,
 		uint64_t ts = ev_ns(ev);
 		long rv = (long)ev->dtev_retval[0];
 
-		if (ev->dtev_tid != r->r_pid)
+		/*
+		 * The shell's exec of the program: from a vfork child, in
+		 * its parent's ring (the pid the shell's, the tid its own).
+		 */
+		if (follow && p == pbn[P_EXECVE] &&
+		    ev->dtev_tid == r->r_prog && (s = ev_str(ev, 0, buf,
+		    sizeof(buf))) != NULL && strcmp(s, path) == 0)
+			r->r_exec++;
+		if (ev->dtev_pid != r->r_prog)
+			continue;
+		if (ev->dtev_tid != r->r_prog)
 			r->r_other++;
 		if (ts < t0 || ts > t1)
 			r->r_late++;
-		if (p == pbn[P_EXECVE] && (s = ev_str(ev, 0, buf,
+		if (!follow && p == pbn[P_EXECVE] && (s = ev_str(ev, 0, buf,
 		    sizeof(buf))) != NULL && strcmp(s, path) == 0)
 			r->r_exec++;
 		if (p == pbn[P_EXECVE] + 1 && rv == 0 && ev->dtev_error == 0)
@@ -265,7 +291,7 @@ main(int argc, char *argv[])
 	struct dtioc_probe_info *pi = NULL;
 	struct run r;
 	uint32_t pbn[P_N];
-	char name[16], self[512];
+	char name[16], self[512], cmd[2048];
 	char *targv[8];
 	size_t npi;
 	ssize_t len;
@@ -307,7 +333,7 @@ main(int argc, char *argv[])
 	targv[2] = dd.dd_sock;
 	targv[3] = argv[3];
 	targv[4] = NULL;
-	if (run_prog(&dd, fd, targv, pbn, argv[3], 1, &r) == 0) {
+	if (run_prog(&dd, fd, targv, pbn, argv[3], 1, 0, &r) == 0) {
 		dtt_check(dtt_exited0(r.r_status) && r.r_err[0] == '\0',
 		    "dynamic: ran as untraced, nothing on stderr (%s)",
 		    r.r_err);
@@ -334,7 +360,7 @@ main(int argc, char *argv[])
 
 	/* The static program: said, and run as untraced. */
 	targv[3] = argv[4];
-	if (run_prog(&dd, fd, targv, pbn, argv[4], 0, &r) == 0) {
+	if (run_prog(&dd, fd, targv, pbn, argv[4], 0, 0, &r) == 0) {
 		dtt_check(dtt_exited0(r.r_status), "static: ran as untraced");
 		dtt_check(count_str(r.r_err, "statically linked: its system "
 		    "calls are not traced") == 1 && strstr(r.r_err, argv[4]),
@@ -349,13 +375,69 @@ main(int argc, char *argv[])
 	targv[4] = dd.dd_sock;
 	targv[5] = argv[3];
 	targv[6] = NULL;
-	if (run_prog(&dd, fd, targv, pbn, argv[3], 1, &r) == 0) {
+	if (run_prog(&dd, fd, targv, pbn, argv[3], 1, 0, &r) == 0) {
 		dtt_check(dtt_exited0(r.r_status), "no ptrace: ran as untraced");
 		dtt_check(count_str(r.r_err, "cannot trace the dynamic loader")
 		    == 1, "no ptrace: said once on stderr (%s)", r.r_err);
 		dtt_check(r.r_mark && r.r_cache == 0 && r.r_exec == 0,
 		    "no ptrace: its own write recorded (%d), no loader call "
 		    "(%ld, %ld)", r.r_mark, r.r_cache, r.r_exec);
+	}
+
+	/* A traced sh runs the dynamic program as its child. */
+	snprintf(cmd, sizeof(cmd), "%s; true", argv[3]);
+	targv[0] = argv[2];
+	targv[1] = "-s";
+	targv[2] = dd.dd_sock;
+	targv[3] = "/bin/sh";
+	targv[4] = "-c";
+	targv[5] = cmd;
+	targv[6] = NULL;
+	if (run_prog(&dd, fd, targv, pbn, argv[3], 1, 1, &r) == 0) {
+		dtt_check(dtt_exited0(r.r_status) && r.r_err[0] == '\0',
+		    "sh: ran as untraced, nothing on stderr (%s)", r.r_err);
+		dtt_check(r.r_mark && r.r_prog != r.r_pid,
+		    "sh: the program's write arrived, from a child (%d) of "
+		    "the shell (%d)", (int)r.r_prog, (int)r.r_pid);
+		dtt_check(r.r_exec == 1 && r.r_exec_ok == 1,
+		    "sh: the shell's execve of %s once (%ld), returned 0 in "
+		    "the child (%ld)", argv[3], r.r_exec, r.r_exec_ok);
+		dtt_check(r.r_cache == 1 && r.r_cache_fd >= 0,
+		    "sh: the child's loader opened /etc/ld.so.cache once "
+		    "(%ld), a descriptor (%ld)", r.r_cache, r.r_cache_fd);
+		dtt_check(r.r_cache_map == 1, "sh: the cache mapped on the "
+		    "descriptor its openat returned");
+		dtt_check(r.r_libc == 1 && r.r_libc_fd >= 0,
+		    "sh: openat of libc once (%ld), a descriptor (%ld)",
+		    r.r_libc, r.r_libc_fd);
+		dtt_check(r.r_mmap >= 4 && r.r_mmap_bad == 0,
+		    "sh: %ld mmap results, %ld not a page", r.r_mmap,
+		    r.r_mmap_bad);
+		dtt_check(r.r_other == 0 && r.r_late == 0,
+		    "sh: the child's events with its tid (%ld not), stamps "
+		    "within the run (%ld not)", r.r_other, r.r_late);
+	}
+
+	/* A traced sh runs the static program: said. */
+	snprintf(cmd, sizeof(cmd), "%s; true", argv[4]);
+	if (run_prog(&dd, fd, targv, pbn, argv[4], 0, 1, &r) == 0) {
+		dtt_check(dtt_exited0(r.r_status), "sh static: ran as untraced");
+		dtt_check(count_str(r.r_err, "statically linked: its system "
+		    "calls are not traced") == 1 && strstr(r.r_err, argv[4]),
+		    "sh static: said once on stderr (%s)", r.r_err);
+	}
+
+	/* The helper refused (another tracer has it): said once, it runs. */
+	snprintf(cmd, sizeof(cmd), "%s -t %s; %s -t %s; true", argv[3],
+	    argv[3], argv[3], argv[3]);
+	if (run_prog(&dd, fd, targv, pbn, argv[3], 1, 1, &r) == 0) {
+		dtt_check(dtt_exited0(r.r_status), "sh refused: ran");
+		dtt_check(count_str(r.r_err, "cannot trace the dynamic loader "
+		    "of a program") == 1, "sh refused: said once on stderr, "
+		    "for two (%s)", r.r_err);
+		dtt_check(r.r_mark && r.r_cache == 0,
+		    "sh refused: its own write recorded (%d), no loader call "
+		    "(%ld)", r.r_mark, r.r_cache);
 	}
 out:
 	free(pi);

@@ -1,0 +1,114 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The library's half of following an exec (udt_lrec.h): just before
+ * this process execs, it asks the launcher's helper to trace the new
+ * image's loader, as the launcher had the first image's traced.  The
+ * helper seizes the asking thread and answers; the new image's library
+ * takes the loader's calls from it (udt_loader.c).
+ *
+ * Called on the way to every execve and execveat the library sees: from
+ * udt_rw_slow() and from dispatch's handler, so from signal handlers,
+ * vfork children and any thread, with no lock held: raw system calls,
+ * nothing allocated, nothing of the program touched but environ, read.
+ * Its calls are the library's own (this function is kept out of line
+ * so that a user stack says so).
+ */
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "udt_lrec.h"
+#include "udt_preload.h"
+#include "udt_sys.h"
+
+#ifndef PR_SET_PTRACER
+#define PR_SET_PTRACER		0x59616d61
+#endif
+
+extern char **environ;
+
+void __attribute__((noinline))
+udt_lfollow_exec(void)
+{
+	static const char pre[] = UDT_LFOLLOW_ENV "=";
+	struct sockaddr_un sun;
+	struct ucred cr;
+	struct timeval tv = { 2, 0 };
+	socklen_t crlen = sizeof(cr);
+	const char *v = NULL;
+	char **e;
+	long pid = 0, r;
+	int fd, i, tid, ans, yama;
+	size_t off;
+
+	for (e = environ; e != NULL && *e != NULL && v == NULL; e++)
+		if (strncmp(*e, pre, sizeof(pre) - 1) == 0)
+			v = *e + sizeof(pre) - 1;
+	if (v == NULL)
+		return;
+	/* "PID:HEX:Y" */
+	for (; *v >= '0' && *v <= '9' && pid < (1L << 30); v++)
+		pid = pid * 10 + (*v - '0');
+	if (pid <= 0 || *v++ != ':')
+		return;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	off = 1;
+	memcpy(sun.sun_path + off, UDT_LFOLLOW_SOCK,
+	    sizeof(UDT_LFOLLOW_SOCK) - 1);
+	off += sizeof(UDT_LFOLLOW_SOCK) - 1;
+	for (i = 0; i < UDT_LFOLLOW_HEX; i++, v++) {
+		if (!((*v >= '0' && *v <= '9') || (*v >= 'a' && *v <= 'f')))
+			return;
+		sun.sun_path[off++] = *v;
+	}
+	if (*v++ != ':')
+		return;
+	yama = *v == '1';
+
+	fd = (int)udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
+	    0);
+	if (fd < 0)
+		return;
+	/* The helper, and no one who took its name after it left. */
+	if (udt_sys3(SYS_connect, fd, &sun,
+	    offsetof(struct sockaddr_un, sun_path) + off) != 0 ||
+	    udt_sys5(SYS_getsockopt, fd, SOL_SOCKET, SO_PEERCRED, &cr,
+	    &crlen) != 0 || cr.pid != (pid_t)pid)
+		goto out;
+	(void)udt_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+	    sizeof(tv));
+	if (yama)
+		(void)udt_sys5(SYS_prctl, PR_SET_PTRACER, pid, 0, 0, 0);
+	tid = (int)udt_sys0(SYS_gettid);
+	if (udt_sys6(SYS_sendto, fd, (long)&tid, sizeof(tid), MSG_NOSIGNAL, 0,
+	    0) == (long)sizeof(tid))
+		do
+			r = udt_sys6(SYS_recvfrom, fd, (long)&ans, sizeof(ans),
+			    MSG_WAITALL, 0, 0);
+		while (r == -EINTR);
+	/* The helper has seized us, or will not: no exception is kept. */
+	if (yama)
+		(void)udt_sys5(SYS_prctl, PR_SET_PTRACER, 0, 0, 0, 0);
+out:
+	udt_sys1(SYS_close, fd);
+}

@@ -1,0 +1,52 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The launcher's tracer, one tracee at a time (udt_ltrace.c), for the
+ * helper process that runs it (udt_lhelp.c).  All of it runs in the
+ * helper's one thread: no locks.
+ */
+#ifndef UDT_LTRACE_H
+#define UDT_LTRACE_H
+
+#include <sys/types.h>
+
+struct udt_lt;
+
+/*
+ * A tracee the helper has just seized (PTRACE_SEIZE with
+ * udt_lt_options(), then PTRACE_INTERRUPT).  follow 0: the launched
+ * process, which execs the command next ($PATH search and all); 1: a
+ * process of the traced tree that asked before its exec, whose new
+ * image is followed only if its environment still preloads lib.  prog
+ * names the launcher in messages.  NULL when out of memory.
+ */
+struct udt_lt	*udt_lt_new(const char *prog, pid_t tid, int follow,
+		    const char *lib);
+void		 udt_lt_free(struct udt_lt *);
+pid_t		 udt_lt_pid(const struct udt_lt *);
+/* An exec made a non-leader thread the leader: it is pid now. */
+void		 udt_lt_repid(struct udt_lt *, pid_t pid);
+long		 udt_lt_options(void);
+
+/*
+ * What waitpid() said of the tracee: handled, and the tracee resumed
+ * as the kernel would have it.  1 when the helper is done with it
+ * (detached, or gone), else 0.
+ */
+int		 udt_lt_stop(struct udt_lt *, int status);
+
+#endif /* UDT_LTRACE_H */
