@@ -74,6 +74,13 @@ static int		 udt_prof_active;	/* [a] handler samples */
 static udt_prof_cb_t	*udt_prof_cb;		/* [a] */
 static void		*udt_prof_arg;		/* [a] */
 
+void
+udt_prof_unwind_init(void)
+{
+	(void)unw_set_caching_policy(unw_local_addr_space,
+	    UNW_CACHE_PER_THREAD);
+}
+
 unsigned int
 udt_prof_unwind(void *uc, uintptr_t *pcs, unsigned int max)
 {

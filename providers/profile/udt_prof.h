@@ -57,6 +57,13 @@ typedef void	udt_prof_cb_t(const struct udt_prof_sample *, void *);
 unsigned int	udt_prof_unwind(void *uc, uintptr_t *pcs, unsigned int max);
 
 /*
+ * One unwind cache a thread, before any unwinding: libunwind's global
+ * cache blocks every signal around each use, two rt_sigprocmask(2) a
+ * frame.  From the constructor, with one thread.
+ */
+void		udt_prof_unwind_init(void);
+
+/*
  * Sample every thread of the process (as listed in /proc/self/task)
  * every nsecs of its CPU time with signal signo, calling cb(sample, arg)
  * from the handler.  Returns 0 or an errno: EBUSY when already started,

@@ -223,8 +223,6 @@ udt_pt_main(void *arg)
 	(void)arg;
 	udt_thread.ut_inlib = 1;
 	udt_sys2(SYS_prctl, PR_SET_NAME, "userdt-prof");
-	(void)unw_set_caching_policy(unw_local_addr_space,
-	    UNW_CACHE_PER_THREAD);
 	for (;;) {
 		tab = __atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE);
 		gen = __atomic_load_n(&tab->tb_prof_gen, __ATOMIC_ACQUIRE);
