@@ -257,6 +257,8 @@ extern uintptr_t	udt_text_lo UDT_HIDDEN, udt_text_hi UDT_HIDDEN;
 struct udt_thread {
 	int		ut_nest;	/* [t] recording depth */
 	int		ut_unwinding;	/* [t] in udt_ustack()'s libunwind */
+	uint64_t	ut_held;	/* [t] the mask udt_ustack() holds, 0:
+					   none (udt_rw_heldmask()) */
 	uintptr_t	ut_nest_sp;	/* [t] stack of the depth-1 entry */
 	struct udt_rec	*ut_rec;	/* [t] reserved, not committed yet */
 	uint64_t	ut_ticket;	/* [t] ut_rec's ticket */
@@ -268,6 +270,16 @@ struct udt_thread {
 	unsigned int	ut_commgen;	/* [t] udt_commgen of ut_comm */
 	char		ut_comm[UDT_COMMLEN];	/* [t] */
 };
+
+/*
+ * rt_sigprocmask(2) with arguments a while udt_ustack() holds ut_held:
+ * libunwind's step-by-step unwinder masks every signal around each
+ * look-up, some fifteen calls a stack; with every signal already held
+ * they change nothing, so they are answered here (the old mask is the
+ * held one), without a system call.  Returns 0, or -EINVAL for a call
+ * that is not libunwind's kind.  This thread, while ut_held != 0.
+ */
+long	udt_rw_heldmask(const long *a) UDT_HIDDEN;
 
 extern __thread struct udt_thread udt_thread
     __attribute__((tls_model("initial-exec"))) UDT_HIDDEN;

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 #include <errno.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -148,6 +149,19 @@ udt_prefetchw(const void *p)
  * wrapper, as the first entry of dt(4)'s ustack is the return address of
  * the system call.
  */
+#define UDT_SIGBIT(sig)	(1ULL << ((sig) - 1))
+
+long
+udt_rw_heldmask(const long *a)
+{
+	if (a[3] != sizeof(uint64_t) || (a[0] != SIG_BLOCK &&
+	    a[0] != SIG_SETMASK && a[0] != SIG_UNBLOCK))
+		return -EINVAL;
+	if (a[2] != 0)
+		*(uint64_t *)a[2] = udt_thread.ut_held;
+	return 0;
+}
+
 static unsigned int
 udt_ustack(uint64_t *pcs)
 {
@@ -167,9 +181,32 @@ udt_ustack(uint64_t *pcs)
 	 * SIGSYS interrupted, as dt(4)'s first entry is the PC of the call:
 	 * no frame of ours to cut.
 	 */
-	if (udt_thread.ut_uc != NULL)
-		k = udt_prof_unwind(udt_thread.ut_uc, pcs, UDT_STACK_MAX);
-	else {
+	if (udt_thread.ut_uc != NULL) {
+		/*
+		 * Hold every signal once for the whole walk, so that the
+		 * unwinder's own masking costs no system call
+		 * (udt_rw_heldmask()).  Not SIGSYS (a dispatch to a blocked
+		 * SIGSYS kills) nor the faults, which must reach the
+		 * program as they would.
+		 */
+		uint64_t held = ~(UDT_SIGBIT(SIGSYS) | UDT_SIGBIT(SIGSEGV) |
+		    UDT_SIGBIT(SIGBUS) | UDT_SIGBIT(SIGILL) |
+		    UDT_SIGBIT(SIGFPE) | UDT_SIGBIT(SIGTRAP)), old;
+
+		if (udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &held, &old,
+		    sizeof(held)) == 0) {
+			udt_thread.ut_held = held;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			k = udt_prof_unwind(udt_thread.ut_uc, pcs,
+			    UDT_STACK_MAX);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			udt_thread.ut_held = 0;
+			(void)udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old,
+			    NULL, sizeof(old));
+		} else
+			k = udt_prof_unwind(udt_thread.ut_uc, pcs,
+			    UDT_STACK_MAX);
+	} else {
 		n = unw_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
 		for (i = 0; i < n && k < UDT_STACK_MAX; i++) {
 			uintptr_t pc = (uintptr_t)ips[i];
