@@ -77,8 +77,14 @@ static void		*udt_prof_arg;		/* [a] */
 void
 udt_prof_unwind_init(void)
 {
-	(void)unw_set_caching_policy(unw_local_addr_space,
-	    UNW_CACHE_PER_THREAD);
+	static int done;	/* [a] */
+	int no = 0;
+
+	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE) == 0 &&
+	    __atomic_compare_exchange_n(&done, &no, 1, false,
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		(void)unw_set_caching_policy(unw_local_addr_space,
+		    UNW_CACHE_PER_THREAD);
 }
 
 unsigned int
@@ -88,6 +94,7 @@ udt_prof_unwind(void *uc, uintptr_t *pcs, unsigned int max)
 	unw_word_t ip;
 	unsigned int n = 0;
 
+	udt_prof_unwind_init();
 	/* On amd64, unw_context_t is the ucontext_t the kernel gave us. */
 	if (max == 0 || unw_init_local2(&cur, (unw_context_t *)uc,
 	    UNW_INIT_SIGNAL_FRAME) != 0)

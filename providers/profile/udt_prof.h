@@ -57,9 +57,11 @@ typedef void	udt_prof_cb_t(const struct udt_prof_sample *, void *);
 unsigned int	udt_prof_unwind(void *uc, uintptr_t *pcs, unsigned int max);
 
 /*
- * One unwind cache a thread, before any unwinding: libunwind's global
- * cache blocks every signal around each use, two rt_sigprocmask(2) a
- * frame.  From the constructor, with one thread.
+ * One unwind cache a thread: libunwind's global cache blocks every
+ * signal around each use, two rt_sigprocmask(2) a frame.  Before the
+ * first unwinding, not before: libunwind's start opens a pipe, two
+ * descriptors the program would find taken from its lowest free ones.
+ * Any thread, any context; the first caller sets it, once.
  */
 void		udt_prof_unwind_init(void);
 

@@ -51,7 +51,6 @@
 #include "udt_sys.h"
 #include "systab.h"
 #include "udt_rw.h"
-#include "../profile/udt_prof.h"
 
 /* Before the first attach the hooks read this: nothing enabled. */
 static struct udt_tab udt_zero_tab __attribute__((aligned(64)));
@@ -386,7 +385,6 @@ udt_init(void)
 	 */
 	udt_loader_take();
 	udt_resolve_all();
-	udt_prof_unwind_init();
 	if (dladdr((void *)udt_init, &dli) != 0)
 		dl_iterate_phdr(udt_find_text, dli.dli_fbase);
 

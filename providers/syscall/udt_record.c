@@ -207,6 +207,7 @@ udt_ustack(uint64_t *pcs)
 			k = udt_prof_unwind(udt_thread.ut_uc, pcs,
 			    UDT_STACK_MAX);
 	} else {
+		udt_prof_unwind_init();
 		n = unw_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
 		for (i = 0; i < n && k < UDT_STACK_MAX; i++) {
 			uintptr_t pc = (uintptr_t)ips[i];
