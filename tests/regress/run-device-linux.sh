@@ -80,7 +80,8 @@ cmdtree)
 	# processes.  Each command waits at a FIFO until both btraces trace,
 	# and at another until both have run, so that each one's openat_n
 	# runs while the other records.
-	export USERDT_SOCKET=$TMP/ingest.sock
+	# the program's own opens: its loader's are syscall-loader's
+	export USERDT_SOCKET=$TMP/ingest.sock USERDT_LOADER=0
 	for x in A B; do mkfifo "$TMP/go$x" "$TMP/end$x" || exit 2; done
 	prog='syscall:openat:entry /comm == "openat_n"/ { @ = count(); }'
 	"$BTRACE" -d "$DEV" -c "read l < $TMP/goA; $OPENAT_N 57; read l < $TMP/endA" \
@@ -108,7 +109,8 @@ cmdtree)
 cpid)
 	# cpid is the pid of -c's shell, known in BEGIN; the shell execs a
 	# lone simple command, so cpid is that command's pid then
-	export USERDT_SOCKET=$TMP/ingest.sock
+	# the program's own opens: its loader's are syscall-loader's
+	export USERDT_SOCKET=$TMP/ingest.sock USERDT_LOADER=0
 	bt -c "echo \$\$ > $TMP/pid; exec $OPENAT_N 7" -e '
 	    BEGIN { printf("cpid %d\n", cpid); }
 	    syscall:openat:entry /pid == cpid && comm == "openat_n"/ {
@@ -127,7 +129,8 @@ cpid)
 wildcard)
 	# a pattern enables every probe it matches, probe names each; a
 	# probe that another rule names too is enabled once, both rules run
-	export USERDT_SOCKET=$TMP/ingest.sock
+	# the program's own opens: its loader's are syscall-loader's
+	export USERDT_SOCKET=$TMP/ingest.sock USERDT_LOADER=0
 	bt -c "$OPENAT_N 9" -e 'syscall:*open*:entry /comm == "openat_n"/ {
 		@[probe] = count(); }
 	    syscall:openat:entry /comm == "openat_n"/ { @o = count(); }

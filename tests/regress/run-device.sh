@@ -221,8 +221,9 @@ ustack)
 alias)
 	# Linux names resolve to the probes they map to, OpenBSD-named
 	# where OpenBSD has the call; calls without a wrapper have probes
-	# too (futex, clone3, through syscall(3))
-	export USERDT_SOCKET=$TMP/ingest.sock
+	# too (futex, clone3, through syscall(3)); each made once by the
+	# program's code (its loader's calls are syscall-loader's)
+	export USERDT_SOCKET=$TMP/ingest.sock USERDT_LOADER=0
 	bt -c "$ALIAS_CALLS" -e 'syscall:pread64:entry, syscall:newfstatat:entry,
 	    syscall:getdents64:entry, syscall:rt_sigaction:entry,
 	    syscall:brk:entry, syscall:gettid:entry, syscall:futex:entry,
