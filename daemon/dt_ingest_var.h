@@ -69,6 +69,7 @@ struct dti_proc {
 	struct dti_tid		 dp_tids[DTI_NTIDS];	/* [I] then [D] */
 	unsigned int		 dp_tidnext;	/* [D] next entry to replace */
 	bool			 dp_foreign;	/* [I] another pid namespace */
+	char			 dp_comm0[UDT_COMMLEN];	/* [I] at attach */
 	uint64_t		 dp_misnamed;	/* [D] records discarded */
 };
 

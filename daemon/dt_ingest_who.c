@@ -24,7 +24,9 @@
  * looked), no task TID may live elsewhere.  A record naming another
  * process's thread (tid 1, say) is discarded and counted.  A tid that
  * names nobody alive stays the tracee's word.  The comm of an event is
- * dtd's: read from /proc/PID/task/TID/comm when the tid is first seen,
+ * dtd's, or the process's name when it attached (what a record made
+ * before an exec and drained after it was made under): read from
+ * /proc/PID/task/TID/comm when the tid is first seen,
  * read again when a record claims another (the thread renamed itself),
  * at most once per drain pass per thread, and written over what the
  * tracee claimed.  A thread gone before its first record was drained
@@ -115,6 +117,9 @@ dti_who_init(struct dti_proc *dp)
 
 	memset(dp->dp_tids, 0, sizeof(dp->dp_tids));
 	dp->dp_tidnext = 0;
+	/* Its name before any exec: records drained later keep it. */
+	if (!dti_task_comm(dp, dp->dp_pid, false, dp->dp_comm0))
+		memset(dp->dp_comm0, 0, sizeof(dp->dp_comm0));
 	/* Unknown counts as foreign: its tids are not ours to judge. */
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)dp->dp_pid);
 	dp->dp_foreign = !(stat(path, &a) == 0 &&
@@ -193,6 +198,14 @@ dti_who(struct dti_proc *dp, struct udt_rec *r)
 		    dti_task_comm(dp, tid, kid, t->dt_comm);
 	}
 	if (!(r->ur_flags & UDT_R_COMM) || !t->dt_known)
+		return true;
+	/*
+	 * The process's name when it attached: a record made before an
+	 * exec and drained after it keeps the name it was made under,
+	 * not the new image's.
+	 */
+	if (dp->dp_comm0[0] != '\0' &&
+	    strncmp(r->ur_comm, dp->dp_comm0, UDT_COMMLEN) == 0)
 		return true;
 	if (strncmp(r->ur_comm, t->dt_comm, UDT_COMMLEN) != 0 &&
 	    t->dt_pass != dti_pass) {
