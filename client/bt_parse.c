@@ -251,6 +251,8 @@ parse_primary(void)
 		return e;
 	case T_PARG:
 		next();
+		if (tk->tk_int > g_argsused)
+			g_argsused = (int)tk->tk_int;
 		if (tk->tk_int <= g_nargs) {
 			const char *s = g_vargs[tk->tk_int - 1];
 			char *ep;
@@ -271,6 +273,7 @@ parse_primary(void)
 		return e;
 	case T_NARGS:
 		next();
+		g_argsused = INT_MAX;	/* $# looks at them all */
 		e = enew(E_INT, tk);
 		e->be_int = g_nargs;
 		return e;

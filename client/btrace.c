@@ -34,6 +34,7 @@
 #include "udt_launch.h"
 
 int			 g_nargs;
+int			 g_argsused;
 char			**g_vargs;
 const char		*g_progname = "btrace";
 int			 g_json;
@@ -163,6 +164,29 @@ flush_each_event(void)
 	return 1;
 }
 
+/*
+ * What follows the script file is the script's ($1...), OpenBSD's rule:
+ * say so when an argument looks like one of btrace's flags, or when the
+ * script reads none of some.
+ */
+static void
+script_args_check(void)
+{
+	char *ep;
+	int i;
+
+	for (i = 0; i < g_nargs; i++) {
+		if (g_vargs[i][0] == '-' && g_vargs[i][1] != '\0' &&
+		    (strtol(g_vargs[i], &ep, 10), *ep != '\0'))
+			warnx("$%d is \"%s\": flags go before the script "
+			    "file; after it, arguments are the script's",
+			    i + 1, g_vargs[i]);
+		else if (i + 1 > g_argsused)
+			warnx("$%d (\"%s\") is not used by the script", i + 1,
+			    g_vargs[i]);
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -265,6 +289,7 @@ main(int argc, char *argv[])
 		if (g_rules == NULL)
 			errx(1, "%s: empty program, nothing to trace",
 			    filename != NULL ? filename : "-e");
+		script_args_check();
 	}
 	if (noaction)
 		return 0;

@@ -312,6 +312,7 @@ void			 json_hist(const struct hrow *, size_t, long, long, long);
 
 /* btrace.c */
 extern int		 g_nargs;
+extern int		 g_argsused;	/* the highest $N the script reads */
 extern char		**g_vargs;
 extern const char	*g_progname;
 extern int		 g_evflush;
