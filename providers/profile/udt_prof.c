@@ -21,8 +21,6 @@
  *	[l]	udt_prof_lock
  *	[a]	atomic operations; the signal handler only reads them
  */
-#define UNW_LOCAL_ONLY
-
 #include <sys/syscall.h>
 
 #include <dirent.h>
@@ -36,9 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libunwind.h>
-
 #include "udt_prof.h"
+#include "udt_unw.h"
 
 /*
  * Optional guard around the handler's own calls (clock_gettime(),
@@ -82,9 +79,10 @@ udt_prof_unwind_init(void)
 
 	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE) == 0 &&
 	    __atomic_compare_exchange_n(&done, &no, 1, false,
-	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		(void)unw_set_caching_policy(unw_local_addr_space,
-		    UNW_CACHE_PER_THREAD);
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+	    udt_unw_set_caching_policy(UNW_CACHE_PER_THREAD) != 0)
+		/* libunwind not open yet: the next caller tries again */
+		__atomic_store_n(&done, 0, __ATOMIC_RELEASE);
 }
 
 unsigned int
@@ -96,14 +94,14 @@ udt_prof_unwind(void *uc, uintptr_t *pcs, unsigned int max)
 
 	udt_prof_unwind_init();
 	/* On amd64, unw_context_t is the ucontext_t the kernel gave us. */
-	if (max == 0 || unw_init_local2(&cur, (unw_context_t *)uc,
+	if (max == 0 || udt_unw_init_local2(&cur, (unw_context_t *)uc,
 	    UNW_INIT_SIGNAL_FRAME) != 0)
 		return 0;
 	do {
-		if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || ip == 0)
+		if (udt_unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || ip == 0)
 			break;
 		pcs[n++] = (uintptr_t)ip;
-	} while (n < max && unw_step(&cur) > 0);
+	} while (n < max && udt_unw_step(&cur) > 0);
 	return n;
 }
 
@@ -251,6 +249,8 @@ udt_prof_start(uint64_t nsecs, int signo, udt_prof_cb_t *cb, void *arg)
 	if (nsecs == 0 || signo <= 0 || signo >= NSIG || signo == SIGKILL ||
 	    signo == SIGSTOP || cb == NULL)
 		return EINVAL;
+	/* The handler unwinds; no stacks (not an error) if this fails. */
+	(void)udt_unw_load();
 	pthread_mutex_lock(&udt_prof_lock);
 	if (udt_prof_started) {
 		pthread_mutex_unlock(&udt_prof_lock);

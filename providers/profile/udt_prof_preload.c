@@ -89,9 +89,6 @@
 #include <string.h>
 #include <time.h>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include "udt_prof.h"
 #include "../syscall/udt_preload.h"
 #include "../syscall/udt_sys.h"

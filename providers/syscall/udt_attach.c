@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "udt_preload.h"
+#include "../profile/udt_unw.h"
 #include "udt_sys.h"
 #include "systab.h"
 #include "udt_rw.h"
@@ -385,6 +386,12 @@ udt_init(void)
 	 */
 	udt_loader_take();
 	udt_resolve_all();
+	/*
+	 * libunwind is ours, not a dependency the loader maps as if the
+	 * program had asked (udt_unw.h): opened now, before we attach, so
+	 * that nothing it does is recorded.  No stacks if it cannot be.
+	 */
+	(void)udt_unw_load();
 	if (dladdr((void *)udt_init, &dli) != 0)
 		dl_iterate_phdr(udt_find_text, dli.dli_fbase);
 

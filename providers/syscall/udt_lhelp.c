@@ -275,7 +275,7 @@ udt_lh_start(int sock, pid_t pid, const char *prog, int lfd,
 	lh.lh_lib = lib != NULL ? strdup(lib) : NULL;
 	lh.lh_listen = -1;
 	lh.lh_root = -1;
-	if ((lt = udt_lt_new(prog, pid, 0, NULL)) == NULL ||
+	if ((lt = udt_lt_new(prog, pid, 0, lh.lh_lib)) == NULL ||
 	    udt_lh_add(&lh, lt) == -1)
 		_exit(1);
 	if (lfd >= 0 && listen(lfd, 64) == -1) {

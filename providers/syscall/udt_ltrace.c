@@ -23,12 +23,21 @@
  * PTRACE_O_EXITKILL: a tracer that dies lets the program run on
  * untraced, which is better than killing it.
  *
+ * The loader's work for the preload library itself (opening, reading,
+ * mapping it, and later the mprotect of its relocated data) is the
+ * tracing's, not the program's: an untraced run never does it.  Those
+ * calls are left out: the open whose descriptor names the library's
+ * file, the calls on that descriptor until it is closed, and those on
+ * the addresses it was mapped at.  What the loader does for every
+ * library alike (the search, ld.so.cache) is the program's too.
+ *
  * What it does not trace, it says once on stderr: a statically linked
  * image (no loader, no library: untraced), and an image the exec gives
  * other credentials (set-id or file capabilities: a traced exec would
  * not get them, and the program must not behave differently because it
  * is traced).
  */
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -85,7 +94,15 @@ struct udt_lt {
 	int		 lt_have_exec;
 	int		 lt_execd;	/* the exec happened: record */
 	long		 lt_nr;		/* the call between entry and exit */
+	uint64_t	 lt_args[2];	/* its first two arguments */
 	int		 lt_keep;	/* lt_nr's entry was kept */
+	int		 lt_own;	/* lt_nr is the library's loading */
+	dev_t		 lt_libdev;	/* the library's file, if found */
+	ino_t		 lt_libino;
+	int		 lt_libknown;
+	int		 lt_ownfd;	/* the loader's descriptor of it, or -1 */
+	uint64_t	 lt_ownlo;	/* where it was mapped: [lo, hi) */
+	uint64_t	 lt_ownhi;
 	size_t		 lt_need;	/* round 1 answered this */
 };
 
@@ -306,6 +323,60 @@ udt_lt_dynamic(pid_t pid, char *exe, size_t len)
 	return r;
 }
 
+/* Whether [a, a + len) lies where the library was mapped. */
+static int
+udt_lt_inown(const struct udt_lt *lt, uint64_t a, uint64_t len)
+{
+	return lt->lt_ownlo < lt->lt_ownhi && a >= lt->lt_ownlo &&
+	    a + len >= a && a + len <= lt->lt_ownhi;
+}
+
+/* At an entry: whether the call is the loader's work for the library. */
+static int
+udt_lt_isown(const struct udt_lt *lt, long nr, const uint64_t *args)
+{
+	int fd = (int)args[0];
+
+	switch (nr) {
+	case SYS_read:
+	case SYS_pread64:
+	case SYS_fstat:
+	case SYS_newfstatat:
+	case SYS_close:
+		return lt->lt_ownfd >= 0 && fd == lt->lt_ownfd;
+	case SYS_mmap:
+		if (!(args[3] & MAP_ANONYMOUS) && lt->lt_ownfd >= 0 &&
+		    (int)args[4] == lt->lt_ownfd)
+			return 1;
+		return (args[3] & MAP_FIXED) && udt_lt_inown(lt, args[0],
+		    args[1]);
+	case SYS_mprotect:
+	case SYS_munmap:
+	case SYS_madvise:
+		return udt_lt_inown(lt, args[0], args[1]);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * At the exit of an open that worked: whether descriptor fd of the
+ * tracee is the library's file.  Compared by device and inode, so any
+ * spelling of its path in LD_PRELOAD is recognised.
+ */
+static int
+udt_lt_islib(const struct udt_lt *lt, long fd)
+{
+	char path[64];
+	struct stat st;
+
+	if (!lt->lt_libknown || fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%ld", (int)lt->lt_pid, fd);
+	return stat(path, &st) == 0 && st.st_dev == lt->lt_libdev &&
+	    st.st_ino == lt->lt_libino;
+}
+
 /* Round 2: the kept calls into the library's buffer at a (len bytes). */
 static void
 udt_lt_hand(struct udt_lt *lt, uint64_t a, uint64_t len)
@@ -342,6 +413,7 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 
 	lt->lt_nr = nr;
 	lt->lt_keep = 0;
+	lt->lt_own = 0;
 	if (si->arch != UDT_AUDIT_X86_64)
 		return 0;
 	if (nr == SYS_prctl && si->entry.args[0] == UDT_LREC_PRCTL &&
@@ -389,6 +461,14 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 		}
 		return 0;
 	}
+	if (udt_lt_isown(lt, nr, (const uint64_t *)si->entry.args)) {
+		lt->lt_own = 1;
+		lt->lt_args[0] = si->entry.args[0];
+		lt->lt_args[1] = si->entry.args[1];
+		if (nr == SYS_close)
+			lt->lt_ownfd = -1;
+		return 0;
+	}
 	udt_lt_entry(lt, se, (const uint64_t *)si->entry.args, &lr);
 	if (udt_lt_keep(lt, &lr) == -1) {
 		fprintf(stderr, "%s: the preload library did not start within "
@@ -424,9 +504,35 @@ udt_lt_exit(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 		ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 		return 1;
 	}
+	if (lt->lt_own) {
+		/* The library's mapping: where its later calls will land. */
+		lt->lt_own = 0;
+		if (lt->lt_nr == SYS_mmap && !si->exit.is_error) {
+			uint64_t a = (uint64_t)si->exit.rval;
+
+			if (lt->lt_ownlo >= lt->lt_ownhi) {
+				lt->lt_ownlo = a;
+				lt->lt_ownhi = a + lt->lt_args[1];
+			} else {
+				if (a < lt->lt_ownlo)
+					lt->lt_ownlo = a;
+				if (a + lt->lt_args[1] > lt->lt_ownhi)
+					lt->lt_ownhi = a + lt->lt_args[1];
+			}
+		}
+		return 0;
+	}
 	if (!lt->lt_keep || (se = systab_by_linux(lt->lt_nr)) == NULL)
 		return 0;
 	lt->lt_keep = 0;
+	/* The library's file opened: its entry goes, and no return. */
+	if ((lt->lt_nr == SYS_openat || lt->lt_nr == SYS_open) &&
+	    !si->exit.is_error && lt->lt_ownfd < 0 && lt->lt_nrec > 0 &&
+	    udt_lt_islib(lt, (long)si->exit.rval)) {
+		lt->lt_nrec--;
+		lt->lt_ownfd = (int)si->exit.rval;
+		return 0;
+	}
 	memset(&lr, 0, sizeof(lr));
 	lr.lr_idx = (uint16_t)(se - systab);
 	lr.lr_flags = UDT_LR_RET;
@@ -546,6 +652,7 @@ struct udt_lt *
 udt_lt_new(const char *prog, pid_t tid, int follow, const char *lib)
 {
 	struct udt_lt *lt;
+	struct stat st;
 
 	if ((lt = calloc(1, sizeof(*lt))) == NULL)
 		return NULL;
@@ -554,6 +661,12 @@ udt_lt_new(const char *prog, pid_t tid, int follow, const char *lib)
 	lt->lt_follow = follow;
 	lt->lt_lib = lib != NULL ? lib : "";
 	lt->lt_statfd = -1;
+	lt->lt_ownfd = -1;
+	if (lib != NULL && stat(lib, &st) == 0) {
+		lt->lt_libdev = st.st_dev;
+		lt->lt_libino = st.st_ino;
+		lt->lt_libknown = 1;
+	}
 	return lt;
 }
 

@@ -31,7 +31,8 @@ struct udt_lt;
  * udt_lt_options(), then PTRACE_INTERRUPT).  follow 0: the launched
  * process, which execs the command next ($PATH search and all); 1: a
  * process of the traced tree that asked before its exec, whose new
- * image is followed only if its environment still preloads lib.  prog
+ * image is followed only if its environment still preloads lib.  Both:
+ * the loader's calls for lib, the preload library, are left out.  prog
  * names the launcher in messages.  NULL when out of memory.
  */
 struct udt_lt	*udt_lt_new(const char *prog, pid_t tid, int follow,

@@ -42,8 +42,6 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 
 #include <dev/dt/dtvar.h>
 
@@ -53,6 +51,7 @@
 #include "udt_str.h"
 #include "udt_sys.h"
 #include "../profile/udt_prof.h"
+#include "../profile/udt_unw.h"
 
 __thread struct udt_thread udt_thread
     __attribute__((tls_model("initial-exec")));
@@ -208,7 +207,7 @@ udt_ustack(uint64_t *pcs)
 			    UDT_STACK_MAX);
 	} else {
 		udt_prof_unwind_init();
-		n = unw_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
+		n = udt_unw_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
 		for (i = 0; i < n && k < UDT_STACK_MAX; i++) {
 			uintptr_t pc = (uintptr_t)ips[i];
 

@@ -28,7 +28,11 @@ call strace sees must arrive exactly once, but for two kinds, each named:
            the launcher catches them by tracing the image with ptrace,
            and a process has one tracer, strace.  So a second check runs
            each command again under btrace -c alone and asks for them.
-  ours     the library's own calls (its constructor, attaching a fork
+  ours     the loader's work for the library itself, which an untraced
+           run never does and the launcher leaves out (opening its
+           file, the calls on that descriptor, the maps and mprotects
+           at the addresses it was mapped at); and
+           the library's own calls (its constructor, attaching a fork
            child to dtd, taking the loader's calls from the launcher):
            innermost frame in libuserdt-preload.so, in a function that
            is not one making a call of the program; and the rt_sigreturn
@@ -111,7 +115,62 @@ LINE = re.compile(r"^([a-z_0-9]+)\(")
 FRAME = re.compile(r"^ > (\S*?)\((\w*)")
 
 
-def strace_counts(files):
+class LibLoad:
+    """The loader's work for the preload library in one thread's
+    calls, told as the launcher's tracer tells it (udt_ltrace.c)."""
+    NUM = r"(0x[0-9a-f]+|-?\d+|NULL)"
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.fd = None
+        self.lo = self.hi = 0
+
+    def inside(self, a, n):
+        return self.lo < self.hi and self.lo <= a and a + n <= self.hi
+
+    def own(self, name, line):
+        """Whether this strace line is the library's loading."""
+        m = re.match(r'^\w+\(([^,)]*)', line)
+        first = m.group(1) if m else ""
+        res = re.search(r"\) += (0x[0-9a-f]+|-?\d+)", line)
+        res = int(res.group(1), 0) if res else -1
+        if name in ("openat", "open"):
+            if ('"%s"' % self.lib) in line and res >= 0:
+                self.fd = res
+                return True
+            return False
+        if name in ("read", "pread64", "fstat", "newfstatat", "close"):
+            if self.fd is not None and first == str(self.fd):
+                if name == "close":
+                    self.fd = None
+                return True
+            return False
+        m = re.match(r"^\w+\(%s, (\d+)" % self.NUM, line)
+        if not m:
+            return False
+        a = 0 if m.group(1) == "NULL" else int(m.group(1), 0)
+        n = int(m.group(2))
+        if name == "mmap":
+            f = re.match(r"^mmap\([^,]*, \d+, [^,]*, ([^,]*), (-?\d+),",
+                         line)
+            if not f:
+                return False
+            mine = ("MAP_ANONYMOUS" not in f.group(1) and
+                    self.fd is not None and int(f.group(2)) == self.fd) or \
+                ("MAP_FIXED" in f.group(1) and self.inside(a, n))
+            if mine and res > 0:
+                if self.lo >= self.hi:
+                    self.lo, self.hi = res, res + n
+                else:
+                    self.lo, self.hi = min(self.lo, res), \
+                        max(self.hi, res + n)
+            return mine
+        if name in ("mprotect", "munmap", "madvise"):
+            return self.inside(a, n)
+        return False
+
+
+def strace_counts(files, lib):
     """{tid: {linux name: count}} of the program's calls, and the
     loader's and ours, from strace -ff -k output files (one a thread);
     and for each thread the loader segments of images that started the
@@ -145,6 +204,7 @@ def strace_counts(files):
             top = pid
         pend = 0
         seg = None			# the image's loader so far
+        libload = LibLoad(lib)
         for name, line, frames in calls:
             if name == "":
                 pend += 1
@@ -157,6 +217,9 @@ def strace_counts(files):
                 inner[1] not in PROGRAM_FUNCS
             if name == "rt_sigreturn" and pend > 0:
                 pend -= 1
+                mine = True
+            if state in ("launch", "loader") and not in_init and \
+                    libload.own(name, line):
                 mine = True
             if in_init:
                 state = "prog"
@@ -181,6 +244,7 @@ def strace_counts(files):
                                                             line.rstrip()):
                 state = "loader"
                 seg = ({name: 1}, {})
+                libload = LibLoad(lib)
     every = [x for pid in segs for x in segs[pid]]
     return prog, loader, ours, segs.get(top, []), every
 
@@ -325,7 +389,7 @@ def main():
                     got.setdefault(int(m.group(1)), {})[m.group(2)] = \
                         int(m.group(3))
             files = [os.path.join(sdir, f) for f in os.listdir(sdir)]
-            prog, loader, ours, shseg, every = strace_counts(files)
+            prog, loader, ours, shseg, every = strace_counts(files, preload)
             diffs, total, nload, nours = [], 0, 0, 0
             for pid in prog:
                 want = {}
