@@ -309,6 +309,8 @@ dti_free(struct dti_proc *dp)
 	munmap(dp->dp_tab, UDT_TAB_SIZE);
 	if (dp->dp_pidfd >= 0)
 		close(dp->dp_pidfd);
+	if (dp->dp_memfd >= 0)
+		close(dp->dp_memfd);
 	dt_pm_track_fini(&dp->dp_maps);
 	free(dp);
 }
@@ -657,6 +659,12 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	dp->dp_pid = crp->pid;
 	dp->dp_uid = crp->uid;
 	dp->dp_pidfd = pidfd;
+	/* Its image's memory, which an exec ends (dti_image_same()). */
+	dp->dp_memfd = -1;
+	if (crp->uid != 0) {
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)crp->pid);
+		dp->dp_memfd = open(path, O_RDONLY | O_CLOEXEC);
+	}
 	dti_budget_init(dp);
 	dp->dp_ring = ring;
 	dp->dp_nslots = nslots;

@@ -226,6 +226,14 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 		atomic_fetch_add(&dti_stats.garbage, nb);
 		return;
 	}
+	if (!dti_image_same(dp)) {
+		if (!atomic_exchange(&dp->dp_retired, 1))
+			fprintf(stderr, "dtd: ingest: pid %d exec'd another "
+			    "image without retiring its ring: what is left "
+			    "in it is discarded\n", (int)dp->dp_pid);
+		atomic_fetch_add(&dti_stats.garbage, nb);
+		return;
+	}
 	for (i = 0; i < nb; i++) {
 		if (!dti_who(dp, &batch[i]))
 			continue;

@@ -47,6 +47,8 @@ struct dti_proc {
 	pid_t			 dp_pid;	/* [I] SO_PEERCRED */
 	uid_t			 dp_uid;	/* [I] SO_PEERCRED */
 	int			 dp_pidfd;	/* [I] */
+	int			 dp_memfd;	/* [I] /proc/PID/mem when it
+						   attached, or -1 */
 	struct udt_ring_hdr	*dp_ring;	/* [I] dtd's mapping */
 	uint32_t		 dp_nslots;	/* [I] never reread from ring */
 	struct udt_tab		*dp_tab;	/* [I] dtd's mapping */
@@ -125,6 +127,12 @@ void	dti_flush(struct dti_proc *dp, struct udt_rec *batch,
  */
 extern uint64_t	dti_pass;	/* [D] */
 void	dti_who_init(struct dti_proc *);
+/*
+ * Whether dp's process still runs the image that attached, or ended in
+ * it: false once it exec'd.  The drain thread, after copying records
+ * and before emitting them.
+ */
+bool	dti_image_same(const struct dti_proc *);
 bool	dti_who(struct dti_proc *, struct udt_rec *);
 
 #endif /* DT_INGEST_VAR_H */

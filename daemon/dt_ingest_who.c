@@ -43,6 +43,7 @@
 #include <sys/stat.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -223,4 +224,60 @@ dti_who(struct dti_proc *dp, struct udt_rec *r)
 	}
 	memcpy(r->ur_comm, t->dt_comm, UDT_COMMLEN);
 	return true;
+}
+
+#define DTI_PF_EXITING	0x00000004	/* task flag: in do_exit() */
+
+/* Whether process pid is ending: gone, a zombie, or in do_exit(). */
+static bool
+dti_exiting(const struct dti_proc *dp)
+{
+	struct pollfd pfd = { .fd = dp->dp_pidfd, .events = POLLIN };
+	char buf[1024], path[64], *p;
+	unsigned long flags;
+	ssize_t n;
+	int fd;
+
+	if (dp->dp_pidfd >= 0 && poll(&pfd, 1, 0) == 1)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)dp->dp_pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	/* state, ppid, pgrp, session, tty_nr, tpgid, then flags */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return true;
+	return (flags & DTI_PF_EXITING) != 0;
+}
+
+/*
+ * An image's memory dies when the process execs or exits, and not
+ * before; dtd opened it through /proc/PID/mem when the process attached,
+ * so a read there returns 0 bytes (end of file) once it is gone, and
+ * otherwise data or EIO (page 0 is not mapped).  Gone with the process
+ * still running: it exec'd, and the ring it attached with is no longer
+ * its image's; a child it forked may still hold it and write records
+ * that would be stamped with the new image's pid.  The library waits,
+ * before each exec, until dtd has drained what it wrote (udt_exec_drain),
+ * so none of its own records are left to lose.  Gone because the
+ * process is exiting: the ring's last records are its own.
+ *
+ * Root's tracees are not checked (root may write any process's memory),
+ * nor those dtd could not open (an unprivileged dtd under Yama): those
+ * have only their own user's images to name.  A process that exec'd
+ * before dtd opened its memory is not caught here (known limit).
+ */
+bool
+dti_image_same(const struct dti_proc *dp)
+{
+	char c;
+
+	if (dp->dp_memfd < 0 || pread(dp->dp_memfd, &c, 1, 0) != 0)
+		return true;
+	return dti_exiting(dp);
 }

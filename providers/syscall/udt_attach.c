@@ -439,3 +439,42 @@ udt_init(void)
 	 */
 	udt_ptimer_init();
 }
+
+#define UDT_XD_STEP	50000L		/* ns between looks at rh_tail */
+#define UDT_XD_STALL	100		/* looks without progress: give up */
+
+/*
+ * Before an exec: wait until dtd has drained what this process wrote.
+ * dtd discards whatever it finds in a ring once the image that attached
+ * with it has exec'd (a child the process forked may still hold the ring
+ * and would write in the new image's name: dti_image_same()), so what
+ * the image wrote last, the execve's entry among it, must be drained
+ * first.  Nothing waits when the ring is empty (nothing enabled); else
+ * dtd's drain comes within its polling period (1 ms at most while
+ * something is enabled).  Gives up once dtd made no progress for
+ * UDT_XD_STALL looks (dtd gone or stuck): those records are lost, as
+ * they would be with a dtd that died.
+ *
+ * Any thread, any context (a SIGSYS handler among them); raw system
+ * calls only; made before the launcher's helper is asked to follow the
+ * exec (udt_lfollow_exec()), whose tracer counts the calls in between.
+ */
+void
+udt_exec_drain(void)
+{
+	struct udt_ring_hdr *r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE);
+	struct timespec ts = { 0, UDT_XD_STEP };
+	uint64_t head, tail, last;
+	unsigned int stall = 0;
+
+	if (r == NULL)
+		return;
+	head = __atomic_load_n(&r->rh_head, __ATOMIC_ACQUIRE);
+	last = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
+	while ((int64_t)(head - last) > 0 && stall < UDT_XD_STALL) {
+		(void)udt_sys2(SYS_nanosleep, &ts, NULL);
+		tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
+		stall = tail == last ? stall + 1 : 0;
+		last = tail;
+	}
+}

@@ -124,6 +124,13 @@ void	udt_loader_replay(int) UDT_HIDDEN;
  */
 void	udt_lfollow_exec(void) UDT_HIDDEN;
 
+/*
+ * Before an exec: wait (boundedly) until dtd has drained this process's
+ * ring, whose records it discards once the image has exec'd
+ * (udt_attach.c).  Any context.
+ */
+void	udt_exec_drain(void) UDT_HIDDEN;
+
 /* The thread's comm changed (prctl, pthread_setname_np): refetch. */
 void	udt_comm_invalidate(void) UDT_HIDDEN;
 

@@ -34,6 +34,8 @@
  *   setuid	a tracee that got a ring forks a helper keeping it mapped
  *		and execs a set-uid root program: nothing the helper writes
  *		after the exec reaches root's reader as that program's
+ *   exec	the same with a program of the user's own (not set-id):
+ *		the image that attached is gone, so are its helper's records
  *   names	a tracee's records as tid 1 (init's) are discarded and
  *		counted; a comm it claims ("systemd") is replaced by its own
  *   readers	two threads reading one descriptor both sleep
@@ -510,7 +512,7 @@ main(int argc, char *argv[])
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: sec_test ksyms|device|ingest|enable|"
-		    "opens|memory|readers|setuid|names DTD\n");
+		    "opens|memory|readers|setuid|exec|names DTD\n");
 		return 2;
 	}
 	sec_dtd = argv[2];
@@ -533,6 +535,8 @@ main(int argc, char *argv[])
 		run_readers();
 	else if (strcmp(argv[1], "setuid") == 0)
 		run_setuid();
+	else if (strcmp(argv[1], "exec") == 0)
+		run_exec();
 	else if (strcmp(argv[1], "names") == 0)
 		run_names();
 	else

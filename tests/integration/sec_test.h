@@ -56,6 +56,7 @@ void	run_opens(void);
 void	run_memory(void);
 void	run_readers(void);
 void	run_setuid(void);
+void	run_exec(void);
 void	run_names(void);
 
 #endif /* SEC_TEST_H */

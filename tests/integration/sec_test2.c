@@ -402,7 +402,7 @@ comm_of(pid_t pid, char *buf, size_t len)
 /*
  * As the user: the tracee.  Gets a ring, commits one record, waits for
  * root's go on gofd, forks a helper that keeps the ring, and execs the
- * set-uid program; the helper, once the exec shows in /proc, commits
+ * program (set-uid root, or the user's own); the helper, once the exec shows in /proc, commits
  * SETUID_RECS records as the program and says so on donefd.
  */
 static int
@@ -442,8 +442,13 @@ setuid_tracee(const char *sock, const char *prog, int gofd, int donefd)
 	return 6;
 }
 
-void
-run_setuid(void)
+/*
+ * setuid: the program the tracee execs is a set-uid root copy of sleep;
+ * else a plain copy, which runs as the user: /proc/PID stays the user's,
+ * and only the end of the image's memory tells dtd of the exec.
+ */
+static void
+run_execbind(int setuid)
 {
 	struct dtioc_probe_info *pi = NULL;
 	struct dtt_dtd dd;
@@ -477,7 +482,7 @@ run_setuid(void)
 	if (!dtt_check(pbn != 0 && dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) ==
 	    0 && dtt_record(fd, 1) == 0, "root records getpid"))
 		goto out;
-	/* A set-uid root program: sleep, in root's directory. */
+	/* sleep, in root's directory: set-uid root, or not. */
 	snprintf(prog, sizeof(prog), "%s/sleep", dd.dd_dir);
 	src = open("/bin/sleep", O_RDONLY | O_CLOEXEC);
 	dst = open(prog, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
@@ -488,8 +493,8 @@ run_setuid(void)
 		close(src);
 	if (dst != -1)
 		close(dst);
-	if (!dtt_check(chmod(prog, 04755) == 0, "a set-uid root copy of "
-	    "sleep") || pipe2(go, O_CLOEXEC) != 0 || pipe(done) != 0)
+	if (!dtt_check(chmod(prog, setuid ? 04755 : 0755) == 0, "a %scopy "
+	    "of sleep", setuid ? "set-uid root " : "") || pipe2(go, O_CLOEXEC) != 0 || pipe(done) != 0)
 		goto out;
 	fflush(stdout);
 	if ((tracee = fork()) == 0) {
@@ -516,8 +521,8 @@ run_setuid(void)
 		goto out;
 	if (write(go[1], "g", 1) != 1 ||
 	    !dtt_check(read(done[0], &c, 1) == 1, "the tracee exec'd the "
-	    "set-uid program; its helper wrote %d records as it",
-	    SETUID_RECS))
+	    "%sprogram; its helper wrote %d records as it",
+	    setuid ? "set-uid " : "", SETUID_RECS))
 		goto out;
 	/* dtd has looked once its garbage moved: it is never emitted. */
 	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
@@ -551,4 +556,16 @@ out:
 		    "dtd stopped");
 	dtt_dtd_fini(&dd, true);
 	free(pi);
+}
+
+void
+run_setuid(void)
+{
+	run_execbind(1);
+}
+
+void
+run_exec(void)
+{
+	run_execbind(0);
 }
