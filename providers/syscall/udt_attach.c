@@ -453,12 +453,15 @@ udt_init(void)
  * dtd's drain comes within its polling period (1 ms at most while
  * something is enabled).  Gives up once dtd made no progress for
  * UDT_XD_STALL looks (dtd gone or stuck): those records are lost, as
- * they would be with a dtd that died.
+ * they would be with a dtd that died, and that ring is not waited for
+ * again, so a process whose dtd was killed does not pay it at every exec.
  *
  * Any thread, any context (a SIGSYS handler among them); raw system
  * calls only; made before the launcher's helper is asked to follow the
  * exec (udt_lfollow_exec()), whose tracer counts the calls in between.
  */
+static struct udt_ring_hdr *udt_xd_gaveup;	/* [a] not drained: dtd died */
+
 void
 udt_exec_drain(void)
 {
@@ -467,7 +470,8 @@ udt_exec_drain(void)
 	uint64_t head, tail, last;
 	unsigned int stall = 0;
 
-	if (r == NULL)
+	/* Once given up on, a ring (a dead dtd's) is not waited for again. */
+	if (r == NULL || r == __atomic_load_n(&udt_xd_gaveup, __ATOMIC_RELAXED))
 		return;
 	head = __atomic_load_n(&r->rh_head, __ATOMIC_ACQUIRE);
 	last = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
@@ -477,4 +481,6 @@ udt_exec_drain(void)
 		stall = tail == last ? stall + 1 : 0;
 		last = tail;
 	}
+	if (stall >= UDT_XD_STALL)
+		__atomic_store_n(&udt_xd_gaveup, r, __ATOMIC_RELAXED);
 }
