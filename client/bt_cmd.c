@@ -263,12 +263,6 @@ cmd_reaped(void)
 	return 1;
 }
 
-int
-cmd_running(void)
-{
-	return sup_pid > 0;
-}
-
 /*
  * The run is over.  A command still running has its whole group ended
  * (dash runs all but a last simple command as its children); a command

@@ -283,7 +283,6 @@ extern pid_t		 g_cpid;
 pid_t			 cmd_prepare(void);
 void			 cmd_release(void);
 int			 cmd_reaped(void);
-int			 cmd_running(void);
 void			 cmd_stop(void);
 void			 cmd_ended(void);
 
