@@ -19,17 +19,16 @@
  * argument caches, enabling probes, the read loop and the teardown.
  */
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/time.h>
 #include <sys/types.h>
-#include <sys/wait.h>
+
+#include <linux/magic.h>
 
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +37,6 @@
 #include <unistd.h>
 
 #include "btrace.h"
-#include "systab.h"
-#include "udt_launch.h"
 
 /*
  * Events per read(2).  OpenBSD's btrace reads 64; on Linux every read is a
@@ -47,8 +44,6 @@
  * second (bench/btrace): a read of 1024 returns what is there, at least one.
  */
 #define NREAD	1024
-
-#define DEV_FUSE_MAGIC	0x65735546	/* statfs f_type of a FUSE mount */
 
 const char		*g_devpath = "/dev/dt";
 int			 g_verbose;
@@ -82,7 +77,7 @@ dev_check(int fd)
 	if (fstat(fd, &sb) == -1)
 		err(1, "%s", g_devpath);
 	if (S_ISREG(sb.st_mode) && fstatfs(fd, &sfs) == 0 &&
-	    sfs.f_type != DEV_FUSE_MAGIC)
+	    sfs.f_type != FUSE_SUPER_MAGIC)
 		errx(1, "%s: not a dt device", g_devpath);
 	if (!S_ISCHR(sb.st_mode) && !S_ISREG(sb.st_mode))
 		errx(1, "%s: not a dt device", g_devpath);
