@@ -650,11 +650,12 @@ rules_run(int fd)
 			ptree_sync();
 		for (i = 0; i < (size_t)len / sizeof(struct dt_evt); i++) {
 			halt = rules_apply(fd, &buf[i]);
-			if (g_evflush)
-				fflush(stdout);
 			if (halt)
 				break;
 		}
+		/* before read(2) may block: the batch's output is out */
+		if (g_evflush)
+			fflush(stdout);
 		lost_check(fd, 0);
 	}
 	if (g_nprobes > 0 && !dev_gone)

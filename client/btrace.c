@@ -39,7 +39,7 @@ char			**g_vargs;
 const char		*g_progname = "btrace";
 int			 g_json;
 int			 g_folded;
-int			 g_evflush;	/* fflush after each event */
+int			 g_evflush;	/* fflush after each read's events */
 const char		*g_listpattern;	/* -l PATTERN */
 extern int		 g_exitcode;
 
@@ -145,8 +145,8 @@ output_to(const char *path)
 }
 
 /*
- * Output into a pipe is flushed after each event, so that a reader sees
- * it as it happens.  When stderr is that same pipe (OpenBSD's regress:
+ * Output into a pipe is flushed once the events of each read are done,
+ * before btrace waits for more, so that a reader sees it as it happens.  When stderr is that same pipe (OpenBSD's regress:
  * btrace 2>&1 | diff) stdout stays fully buffered as OpenBSD's, so that
  * the combined stream keeps OpenBSD's order.
  */
