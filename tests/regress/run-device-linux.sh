@@ -27,52 +27,12 @@ BTRACE=$1
 DTD=$2
 CASE=$3
 
-# Never a silent skip: a suite that cannot run fails.
-if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
-	echo "FAIL: the device cases need root and /dev/fuse"
-	exit 1
-fi
-
-TMP=$(mktemp -d) || exit 2
-DEV=$TMP/dt
-DTDPID=
-BTPID=
-
-cleanup() {
-	if [ -n "$BTPID" ]; then kill "$BTPID" 2>/dev/null; wait "$BTPID" 2>/dev/null; fi
-	if [ -n "$DTDPID" ]; then
-		kill -TERM "$DTDPID" 2>/dev/null
-		wait "$DTDPID" 2>/dev/null
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
-
-# dtd says "ready" on a pipe once the device is served.
-mkfifo "$TMP/ready" || exit 2
-exec 4<>"$TMP/ready"
+. "$(dirname "$0")/lib.sh"
 # the lost-events case wants OpenBSD's small rings, which overflow
-DTDARGS=
-case $CASE in lost|lostjson) DTDARGS="--ring-size 16" ;; esac
-# shellcheck disable=SC2086
-"$DTD" --foreground --frontend fuse --device "$DEV" --ready-fd 4 $DTDARGS \
-    --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" \
-    > "$TMP/dtd.log" 2>&1 4>&4 &
-DTDPID=$!
-if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
-	cat "$TMP/dtd.log"
-	fail "dtd did not get ready"
-fi
-exec 4<&-
-
-bt() {
-	"$BTRACE" -d "$DEV" "$@"
-}
+case $CASE in
+lost|lostjson)	dtd_start --ring-size 16 ;;
+*)		dtd_start ;;
+esac
 
 case $CASE in
 cmdtree)

@@ -25,48 +25,8 @@ BTRACE=$1
 DTD=$2
 CASE=$3
 
-# Never a silent skip: a suite that cannot run fails.
-if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
-	echo "FAIL: the device cases need root and /dev/fuse"
-	exit 1
-fi
-
-TMP=$(mktemp -d) || exit 2
-DEV=$TMP/dt
-DTDPID=
-BTPID=
-
-cleanup() {
-	if [ -n "$BTPID" ]; then kill "$BTPID" 2>/dev/null; wait "$BTPID" 2>/dev/null; fi
-	if [ -n "$DTDPID" ]; then
-		kill -TERM "$DTDPID" 2>/dev/null
-		wait "$DTDPID" 2>/dev/null
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
-
-# dtd says "ready" on a pipe once the device is served.
-mkfifo "$TMP/ready" || exit 2
-exec 4<>"$TMP/ready"
-"$DTD" --foreground --frontend fuse --device "$DEV" --ready-fd 4 \
-    --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" \
-    > "$TMP/dtd.log" 2>&1 4>&4 &
-DTDPID=$!
-if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
-	cat "$TMP/dtd.log"
-	fail "dtd did not get ready"
-fi
-exec 4<&-
-
-bt() {
-	"$BTRACE" -d "$DEV" "$@"
-}
+. "$(dirname "$0")/lib.sh"
+dtd_start
 
 case $CASE in
 list)

@@ -28,43 +28,8 @@ DTD=$2
 EX=$3
 CASE=$4
 
-# Never a silent skip: a suite that cannot run fails.
-if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
-	echo "FAIL: the example cases need root and /dev/fuse"
-	exit 1
-fi
-
-TMP=$(mktemp -d) || exit 2
-DEV=$TMP/dt
-DTDPID=
-BGPID=
-
-cleanup() {
-	if [ -n "$BGPID" ]; then kill "$BGPID" 2>/dev/null; wait "$BGPID" 2>/dev/null; fi
-	if [ -n "$DTDPID" ]; then
-		kill -TERM "$DTDPID" 2>/dev/null
-		wait "$DTDPID" 2>/dev/null
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
-
-mkfifo "$TMP/ready" || exit 2
-exec 4<>"$TMP/ready"
-"$DTD" --foreground --frontend fuse --device "$DEV" --ready-fd 4 \
-    --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" \
-    > "$TMP/dtd.log" 2>&1 4>&4 &
-DTDPID=$!
-if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
-	cat "$TMP/dtd.log"
-	fail "dtd did not get ready"
-fi
-exec 4<&-
+. "$(dirname "$0")/lib.sh"
+dtd_start
 export USERDT_SOCKET=$TMP/ingest.sock
 
 # run SCRIPT [btrace flags and script arguments...]: output in $TMP/out
@@ -72,25 +37,11 @@ run() {
 	local script=$1
 	shift
 	"$BTRACE" -d "$DEV" "$@" > "$TMP/out" 2>&1 &
-	BGPID=$!
-	wait "$BGPID"
+	BTPID=$!
+	wait "$BTPID"
 	rc=$?
-	BGPID=
+	BTPID=
 	[ $rc -eq 0 ] || fail "$script: exit code $rc: $(cat "$TMP/out")"
-}
-
-# Every line of file $1 parses as JSON; then python's $2 runs with the
-# objects in `objs' and says what is wrong, if anything, by exiting.
-json_check() {
-	python3 -c '
-import json, sys
-objs = []
-for n, line in enumerate(open(sys.argv[1], "rb"), 1):
-    try:
-        objs.append(json.loads(line.decode("utf-8")))
-    except ValueError as e:
-        sys.exit("line %d is not JSON: %s" % (n, e))
-exec(sys.argv[2])' "$1" "$2"
 }
 
 # Sum of a histogram's counts, by map: "@name total" lines.
@@ -203,13 +154,13 @@ uprofile)
 	# busy's own functions, innermost first, in its user stacks;
 	# -p ends the run when busy ends
 	"$BUSY" 1 > /dev/null &
-	BGPID=$!
-	bpid=$BGPID
+	BTPID=$!
+	bpid=$BTPID
 	"$BTRACE" -d "$DEV" -p "$bpid" "$EX/uprofile.bt" "$bpid" \
 	    > "$TMP/out" 2>&1
 	rc=$?
 	wait "$bpid"
-	BGPID=
+	BTPID=
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
 	grep -A2 -x 'is_prime+0x[0-9a-f]*' "$TMP/out" > "$TMP/prime"
 	grep -qx 'count_primes+0x[0-9a-f]*' "$TMP/prime" ||
@@ -219,13 +170,13 @@ uprofile)
 	grep -qx 'userland' "$TMP/out" || fail "no userland trailer"
 	# -f json: the stacks are the keys of one map, counts its values
 	"$BUSY" 1 > /dev/null &
-	BGPID=$!
-	bpid=$BGPID
+	BTPID=$!
+	bpid=$BTPID
 	"$BTRACE" -d "$DEV" -f json -p "$bpid" "$EX/uprofile.bt" "$bpid" \
 	    > "$TMP/json" 2>&1
 	rc=$?
 	wait "$bpid"
-	BGPID=
+	BTPID=
 	[ $rc -eq 0 ] || fail "json: exit code $rc: $(cat "$TMP/json")"
 	json_check "$TMP/json" '
 m = [o["data"]["@"] for o in objs if o["type"] == "map"]

@@ -32,6 +32,7 @@ case $btrace in
 esac
 cd "$2" || exit 2
 name=$3
+. ./lib.sh
 
 set --
 json=0
@@ -61,13 +62,7 @@ want=0
 [ -f "$name.rc" ] && want=$(cat "$name.rc")
 diff -u "$name.ok" "$out"
 d=$?
-if [ $json = 1 ] && ! python3 -c '
-import json, sys
-for n, line in enumerate(sys.stdin.buffer, 1):
-    try:
-        json.loads(line.decode("utf-8"))
-    except ValueError as e:
-        sys.exit("line %d is not JSON: %s" % (n, e))' < "$out"; then
+if [ $json = 1 ] && ! json_check "$out"; then
 	d=1
 fi
 rm -f "$out"

@@ -1,0 +1,85 @@
+# shellcheck shell=bash
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+# What the regress scripts share, sourced by them: a private dtd for the
+# device cases, and the check of JSON output.  run-regress.sh (sh) uses
+# json_check alone; the rest is bash's.
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+# json_check FILE [CODE]: every line of FILE parses as JSON on its own;
+# then python's CODE runs with the objects in `objs' and says what is
+# wrong, if anything, by exiting.
+json_check() {
+	python3 -c '
+import json, sys
+objs = []
+for n, line in enumerate(open(sys.argv[1], "rb"), 1):
+    try:
+        objs.append(json.loads(line.decode("utf-8")))
+    except ValueError as e:
+        sys.exit("line %d is not JSON: %s" % (n, e))
+exec(sys.argv[2])' "$1" "${2:-}"
+}
+
+dtd_cleanup() {
+	if [ -n "$BTPID" ]; then
+		kill "$BTPID" 2>/dev/null
+		wait "$BTPID" 2>/dev/null
+	fi
+	if [ -n "$DTDPID" ]; then
+		kill -TERM "$DTDPID" 2>/dev/null
+		wait "$DTDPID" 2>/dev/null
+	fi
+	rm -rf "$TMP"
+}
+
+# dtd_start [dtd option ...]: start $DTD on a temporary device path
+# (FUSE-file front end) and return once it serves: $TMP, $DEV, $DTDPID.
+# At exit the case's background process, $BTPID, and dtd are stopped by
+# their pids and $TMP is removed.
+dtd_start() {
+	local line
+
+	# Never a silent skip: a suite that cannot run fails.
+	if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
+		echo "FAIL: the device cases need root and /dev/fuse"
+		exit 1
+	fi
+	TMP=$(mktemp -d) || exit 2
+	DEV=$TMP/dt
+	DTDPID=
+	BTPID=
+	trap dtd_cleanup EXIT
+	# dtd says "ready" on a pipe once the device is served.
+	mkfifo "$TMP/ready" || exit 2
+	exec 4<>"$TMP/ready"
+	"$DTD" --foreground --frontend fuse --device "$DEV" --ready-fd 4 \
+	    --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" "$@" \
+	    > "$TMP/dtd.log" 2>&1 4>&4 &
+	DTDPID=$!
+	if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
+		cat "$TMP/dtd.log"
+		fail "dtd did not get ready"
+	fi
+	exec 4<&-
+}
+
+bt() {
+	"$BTRACE" -d "$DEV" "$@"
+}
