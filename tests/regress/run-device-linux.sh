@@ -137,18 +137,21 @@ cmdtty)
 cmdgroup)
 	# btrace killed outright: a compound command's every process dies
 	# (the supervisor's parent-death signal ends the group), not only
-	# the shell that PR_SET_PDEATHSIG alone would reach
+	# the shell that PR_SET_PDEATHSIG alone would reach.  All of them
+	# hold fd 9, the write end of alive: its end of file says that they
+	# have all exited (whoever reaps them, and however slowly).
 	export USERDT_SOCKET=$TMP/ingest.sock
-	mkfifo "$TMP/pids" || exit 2
+	mkfifo "$TMP/pids" "$TMP/alive" || exit 2
 	exec 6<>"$TMP/pids"
 	"$BTRACE" -d "$DEV" -c 'sleep 1000 & echo $! >&6; sleep 1001; true' \
-	    -e 'interval:hz:10 { }' > "$TMP/out" 2>&1 6>&6 &
+	    -e 'interval:hz:10 { }' > "$TMP/out" 2>&1 6>&6 9> "$TMP/alive" &
 	BTPID=$!
+	exec 9< "$TMP/alive"
 	read -r -t 30 cpid <&6 || fail "command did not start"
 	kill -KILL "$BTPID"
 	wait "$BTPID"
 	BTPID=
-	if ! timeout 10 tail --pid="$cpid" -f /dev/null; then
+	if ! timeout 10 cat <&9 > /dev/null; then
 		kill "$cpid" 2>/dev/null
 		fail "background child $cpid outlived a killed btrace"
 	fi

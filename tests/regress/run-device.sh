@@ -252,9 +252,12 @@ json)
 cmdexit|cmdint|cmdterm|cmdkill)
 	# The run ends before the command: everything the command's shell
 	# started ends too (its own process group), and a btrace killed
-	# outright takes the command with it (parent-death signal).
+	# outright takes the command with it (parent-death signal).  btrace
+	# and every process of the command hold fd 9, the write end of
+	# alive: its end of file says that they have all exited (whoever
+	# reaps them, and however slowly).
 	export USERDT_SOCKET=$TMP/ingest.sock
-	mkfifo "$TMP/pids" || exit 2
+	mkfifo "$TMP/pids" "$TMP/alive" || exit 2
 	exec 6<>"$TMP/pids"
 	if [ "$CASE" = cmdkill ]; then
 		cmd="echo \$\$ >&6; exec sleep 1000"
@@ -264,8 +267,10 @@ cmdexit|cmdint|cmdterm|cmdkill)
 	prog='interval:hz:100 { @n = count(); }'
 	[ "$CASE" = cmdexit ] && prog='interval:hz:100 { @n = count(); }
 	    syscall:wait4:entry { exit(); }'
-	"$BTRACE" -d "$DEV" -c "$cmd" -e "$prog" > "$TMP/out" 2>&1 6>&6 &
+	"$BTRACE" -d "$DEV" -c "$cmd" -e "$prog" > "$TMP/out" 2>&1 6>&6 \
+	    9> "$TMP/alive" &
 	BTPID=$!
+	exec 9< "$TMP/alive"
 	read -r -t 30 cpid <&6 || fail "command did not start"
 	case $CASE in
 	cmdint)  kill -INT "$BTPID" ;;
@@ -279,8 +284,7 @@ cmdexit|cmdint|cmdterm|cmdkill)
 	cmdkill) [ $rc -eq 137 ] || fail "exit code $rc" ;;
 	*) [ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")" ;;
 	esac
-	# sleep is not our child: wait for its end from outside, bounded
-	if ! timeout 10 tail --pid="$cpid" -f /dev/null; then
+	if ! timeout 10 cat <&9 > /dev/null; then
 		kill "$cpid" 2>/dev/null
 		fail "command $cpid outlived btrace"
 	fi
