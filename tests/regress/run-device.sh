@@ -362,9 +362,11 @@ dtdgone)
 	wait "$BTPID"
 	rc=$?
 	BTPID=
-	# btrace has exited: what it wrote is in the FIFO already
-	while read -r -t 1 line <&5; do printf '%s\n' "$line"; done > "$TMP/err2"
-	exec 5<&-
+	# btrace has exited: what it wrote is in the FIFO, read to the end
+	# of file that closing our own writing end (5) leaves
+	exec 7< "$TMP/err" 5<&-
+	cat <&7 > "$TMP/err2"
+	exec 7<&-
 	grep -q 'did dtd stop' "$TMP/err2" || fail "stderr: $(cat "$TMP/err2")"
 	[ $rc -ne 0 ] || fail "exit code 0 after dtd stopped"
 	grep -q '^0end$' "$TMP/out" || fail "no END: $(cat "$TMP/out")"
