@@ -60,11 +60,18 @@ cmdtree)
 	[ $ra -eq 0 ] && [ $rb -eq 0 ] || fail "exit codes $ra $rb"
 	echo '@: 57' | diff -u - "$TMP/outA" || fail "A counted others"
 	echo '@: 23' | diff -u - "$TMP/outB" || fail "B counted others"
-	# -A keeps every process's events: A's own and more
-	bt -A -c "$OPENAT_N 5" -e "$prog" > "$TMP/outC" 2>&1 &
-	PC=$!
-	wait $PC || fail "-A exit code"
-	grep -qx '@: [0-9]*' "$TMP/outC" || fail "-A: $(cat "$TMP/outC")"
+	# -A keeps every process's events: the command's 5 and the 3 of an
+	# outsider run while the command waits at a FIFO
+	mkfifo "$TMP/goC" || exit 2
+	"$BTRACE" -d "$DEV" -A -c "read l < $TMP/goC; $OPENAT_N 5" \
+	    -e "$prog" > "$TMP/outC" 2>&1 &
+	BTPID=$!
+	exec 7> "$TMP/goC"
+	LD_PRELOAD=$USERDT_PRELOAD "$OPENAT_N" 3 || fail "outsider"
+	exec 7>&-
+	wait "$BTPID" || fail "-A exit code"
+	BTPID=
+	echo '@: 8' | diff -u - "$TMP/outC" || fail "-A left the outsider out"
 	;;
 cpid)
 	# cpid is the pid of -c's shell, known in BEGIN; the shell execs a
