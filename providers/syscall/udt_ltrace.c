@@ -144,31 +144,6 @@ udt_lt_comm(struct udt_lt *lt)
 		lt->lt_comm[n - 1] = '\0';
 }
 
-/* Up to want bytes of the tracee at a; stops at the first unreadable. */
-static size_t
-udt_lt_peek(pid_t pid, uint64_t a, unsigned char *buf, size_t want)
-{
-	struct iovec local, remote[2];
-	uint64_t edge = (a | 4095) + 1;
-	unsigned long n = 1;
-	ssize_t r;
-
-	if (a < 4096 || a + want < a)
-		return 0;
-	local.iov_base = buf;
-	local.iov_len = want;
-	remote[0].iov_base = (void *)(uintptr_t)a;
-	remote[0].iov_len = want;
-	if (a + want > edge) {
-		remote[0].iov_len = edge - a;
-		remote[1].iov_base = (void *)(uintptr_t)edge;
-		remote[1].iov_len = a + want - edge;
-		n = 2;
-	}
-	r = process_vm_readv(pid, &local, 1, remote, n, 0);
-	return r > 0 ? (size_t)r : 0;
-}
-
 static void
 udt_lt_stamp(struct udt_lt *lt, struct udt_lrec *lr)
 {
@@ -194,25 +169,14 @@ static void
 udt_lt_entry(struct udt_lt *lt, const struct systab_ent *se,
     const uint64_t *args, struct udt_lrec *lr)
 {
-	struct udt_str_in in[3];
-	unsigned int a, n = 0;
+	unsigned int a;
 
 	memset(lr, 0, sizeof(*lr));
 	lr->lr_idx = (uint16_t)(se - systab);
 	for (a = 0; a < UDT_NARGS; a++)
 		lr->lr_args[a] = (int64_t)args[a];
-	for (a = 0; a < se->se_nargs && n < 3; a++) {
-		if (!(se->se_strargs & (1u << a)))
-			continue;
-		in[n].si_arg = a;
-		in[n].si_got = udt_lt_peek(lt->lt_pid, args[a], in[n].si_buf,
-		    UDT_STR_WANT);
-		n++;
-	}
-	if (n > 0) {
-		udt_str_pack(in, n, lr->lr_str);
+	if (udt_str_read(lt->lt_pid, se, lr->lr_args, lr->lr_str) > 0)
 		lr->lr_flags |= UDT_LR_STR;
-	}
 	udt_lt_stamp(lt, lr);
 }
 
@@ -249,7 +213,7 @@ udt_lt_execpath(struct udt_lt *lt, long nr, const uint64_t *args,
 	uint64_t a = nr == SYS_execve ? args[0] : args[1];
 	size_t got;
 
-	got = udt_lt_peek(lt->lt_pid, a, name, sizeof(name) - 1);
+	got = udt_str_peek(lt->lt_pid, a, name, sizeof(name) - 1);
 	if (got == 0 || memchr(name, '\0', got) == NULL)
 		return -1;
 	if (name[0] == '/')
@@ -563,25 +527,25 @@ udt_lt_envmark(struct udt_lt *lt)
 	int lib = 0;
 
 	if (ptrace(PTRACE_GETREGS, lt->lt_pid, 0, &regs) == -1 ||
-	    udt_lt_peek(lt->lt_pid, regs.rsp, (unsigned char *)&argc,
+	    udt_str_peek(lt->lt_pid, regs.rsp, (unsigned char *)&argc,
 	    sizeof(argc)) != sizeof(argc) || argc > (1u << 24))
 		return 0;
 	/* argc, argv[] and its NULL, then envp[] up to its NULL. */
 	a = regs.rsp + 8 * (argc + 2);
 	for (;;) {
-		n = udt_lt_peek(lt->lt_pid, a, (unsigned char *)ptrs,
+		n = udt_str_peek(lt->lt_pid, a, (unsigned char *)ptrs,
 		    sizeof(ptrs)) / 8;
 		if (n == 0)
 			return 0;
 		for (i = 0; i < n && ptrs[i] != 0; i++) {
-			got = udt_lt_peek(lt->lt_pid, ptrs[i], head,
+			got = udt_str_peek(lt->lt_pid, ptrs[i], head,
 			    sizeof(head));
 			if (got >= sizeof(UDT_LFOLLOW_ENV) && memcmp(head,
 			    UDT_LFOLLOW_ENV "=", sizeof(UDT_LFOLLOW_ENV)) == 0)
 				at = ptrs[i];
 			else if (llen > 0 && got >= 11 &&
 			    memcmp(head, "LD_PRELOAD=", 11) == 0) {
-				got = udt_lt_peek(lt->lt_pid, ptrs[i] + 11,
+				got = udt_str_peek(lt->lt_pid, ptrs[i] + 11,
 				    val, sizeof(val) - 1);
 				val[got] = '\0';
 				lib = strstr((char *)val, lt->lt_lib) != NULL;

@@ -40,8 +40,6 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
-
 
 #include <dev/dt/dtvar.h>
 
@@ -222,66 +220,6 @@ udt_ustack(uint64_t *pcs)
 }
 
 /*
- * Strings (DTEVT_STRINGS): the bytes of a C string at address a of this
- * process, up to want, without ever faulting: process_vm_readv() on our
- * own thread (tid: the kernel finds the process by any of its threads,
- * and a cached tid spares a getpid()) reads what is mapped and readable and stops at the first
- * byte that is not, where a plain load would kill the program.  Split
- * at the page boundary, so a string that ends on a readable page before
- * an unmapped one is read whole.  Returns the bytes read (0 for a bad
- * pointer).  Any context: one raw system call, no errno.
- */
-static size_t
-udt_peek(int tid, uintptr_t a, unsigned char *buf, size_t want)
-{
-	struct iovec local, remote[2];
-	uintptr_t edge = (a | 4095) + 1;
-	unsigned long n = 1;
-	long r;
-
-	if (a < 4096 || a + want < a)
-		return 0;
-	local.iov_base = buf;
-	local.iov_len = want;
-	remote[0].iov_base = (void *)a;
-	remote[0].iov_len = want;
-	if (a + want > edge) {
-		remote[0].iov_len = edge - a;
-		remote[1].iov_base = (void *)edge;
-		remote[1].iov_len = a + want - edge;
-		n = 2;
-	}
-	r = udt_sys6(SYS_process_vm_readv, tid,
-	    (long)&local, 1, (long)remote, (long)n, 0);
-	return r > 0 ? (size_t)r : 0;
-}
-
-/*
- * Fill area (UDT_STR_SIZE bytes, zeroed) with the string arguments of
- * systab entry se as dtvar.h lays them out (DTEVT_STRINGS): each read
- * once with room for the whole area, then packed (udt_str.h).  Returns
- * the number of strings.
- */
-static unsigned int
-udt_strings(int tid, const struct systab_ent *se, const long *args,
-    unsigned char *area)
-{
-	struct udt_str_in in[3];
-	unsigned int n = 0, a;
-
-	for (a = 0; a < se->se_nargs && n < 3; a++) {
-		if (!(se->se_strargs & (1u << a)))
-			continue;
-		in[n].si_arg = a;
-		in[n].si_got = udt_peek(tid, (uintptr_t)args[a], in[n].si_buf,
-		    UDT_STR_WANT);
-		n++;
-	}
-	udt_str_pack(in, n, area);
-	return n;
-}
-
-/*
  * Two consecutive tickets with one compare-and-swap, as udt_reserve()
  * takes one: the record and its strings (udt_rec_str).  Remembered for
  * udt_rec_void() as udt_rec_reserve() does.
@@ -366,8 +304,9 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	tid = udt_gettid();
 	if (__predict_false(en & UDT_EN_STR) && !isret &&
 	    probe / 2 < SYSTAB_COUNT && systab[probe / 2].se_strargs != 0) {
+		/* Our own thread's tid: no getpid() to find the process. */
 		__builtin_memset(strs, 0, sizeof(strs));
-		nstr = udt_strings(tid, &systab[probe / 2], args, strs);
+		nstr = udt_str_read(tid, &systab[probe / 2], args, strs);
 	}
 
 	mask = r->rh_nslots - 1;
