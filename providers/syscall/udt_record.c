@@ -221,14 +221,16 @@ udt_ustack(uint64_t *pcs)
 
 /*
  * Two consecutive tickets with one compare-and-swap, as udt_reserve()
- * takes one: the record and its strings (udt_rec_str).  Remembered for
- * udt_rec_void() as udt_rec_reserve() does.
+ * takes one: the record, remembered for udt_rec_void() as
+ * udt_rec_reserve() does, and after it the strings (udt_rec_str), filled
+ * from strs and committed here: they wait in the ring for the record.
  */
 static struct udt_rec *
-udt_rec_reserve2(struct udt_thread *t, struct udt_ring_hdr *r,
-    unsigned int probe, uint64_t *ticket)
+udt_rec_reserve_str(struct udt_thread *t, struct udt_ring_hdr *r,
+    unsigned int probe, const unsigned char *strs, uint64_t *ticket)
 {
 	uint64_t head, tail, mask = r->rh_nslots - 1;
+	struct udt_rec_str *rs;
 	struct udt_rec *rec;
 
 	head = __atomic_load_n(&r->rh_head, __ATOMIC_RELAXED);
@@ -249,6 +251,12 @@ udt_rec_reserve2(struct udt_thread *t, struct udt_ring_hdr *r,
 	t->ut_ticket = head;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->ut_rec = rec;
+	rs = (struct udt_rec_str *)(void *)((char *)r + UDT_RING_HDRSIZE +
+	    ((head + 1) & mask) * UDT_SLOT_SIZE);
+	rs->us_probe = (uint16_t)probe;
+	rs->us_flags = UDT_R_STRDATA;
+	__builtin_memcpy(rs->us_str, strs, UDT_STR_SIZE);
+	__atomic_store_n(&rs->us_seq, head + 2, __ATOMIC_RELEASE);
 	return rec;
 }
 
@@ -264,7 +272,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	struct timespec ts;
 	uint64_t stack[UDT_STACK_MAX];
 	char comm[UDT_COMMLEN];
-	uint64_t head, head_next, mask;
+	uint64_t head, mask;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	unsigned int nframes = 0;
 	int cpu, tsc, tid, depth;
@@ -309,24 +317,9 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		nstr = udt_str_read(tid, &systab[probe / 2], args, strs);
 	}
 
-	mask = r->rh_nslots - 1;
-	if (nstr > 0) {
-		struct udt_rec_str *rs;
-
-		if ((rec = udt_rec_reserve2(t, r, probe, &head)) == NULL)
-			goto out;
-		/* The strings first: committed, they wait for the record. */
-		rs = (struct udt_rec_str *)(void *)((char *)r +
-		    UDT_RING_HDRSIZE + ((head + 1) & mask) * UDT_SLOT_SIZE);
-		rs->us_probe = (uint16_t)probe;
-		rs->us_flags = UDT_R_STRDATA;
-		__builtin_memcpy(rs->us_str, strs, UDT_STR_SIZE);
-		__atomic_store_n(&rs->us_seq, head + 2, __ATOMIC_RELEASE);
-		head_next = head + 2;
-	} else if ((rec = udt_rec_reserve(t, r, probe, &head)) == NULL)
+	if ((rec = nstr > 0 ? udt_rec_reserve_str(t, r, probe, strs, &head) :
+	    udt_rec_reserve(t, r, probe, &head)) == NULL)
 		goto out;
-	else
-		head_next = head + 1;
 	rec->ur_probe = (uint16_t)probe;
 	rec->ur_flags = (tsc ? UDT_R_TSC : 0) | (nstr > 0 ? UDT_R_STR : 0);
 	rec->ur_nframes = (uint8_t)nframes;
@@ -361,8 +354,9 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	 * The next slot's lines were last touched by dtd's CPU: ask for
 	 * them now, while this thread goes on into the system call.
 	 */
+	mask = r->rh_nslots - 1;
 	rec = (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
-	    (head_next & mask) * UDT_SLOT_SIZE);
+	    ((head + (nstr > 0 ? 2 : 1)) & mask) * UDT_SLOT_SIZE);
 	udt_prefetchw(rec);
 	udt_prefetchw((char *)rec + 64);
 out:
@@ -383,26 +377,15 @@ udt_emit_lrec(const struct udt_lrec *lr, unsigned int probe, unsigned int en)
 	struct udt_ring_hdr *r;
 	struct udt_rec *rec;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	uint64_t head, mask;
+	uint64_t head;
 	int depth, str;
 
 	if ((r = udt_rec_enter(t, probe, sp, &depth)) == NULL)
 		goto out;
 	str = (en & UDT_EN_STR) && (lr->lr_flags & UDT_LR_STR) &&
 	    !(lr->lr_flags & UDT_LR_RET);
-	mask = r->rh_nslots - 1;
-	if (str) {
-		struct udt_rec_str *rs;
-
-		if ((rec = udt_rec_reserve2(t, r, probe, &head)) == NULL)
-			goto out;
-		rs = (struct udt_rec_str *)(void *)((char *)r +
-		    UDT_RING_HDRSIZE + ((head + 1) & mask) * UDT_SLOT_SIZE);
-		rs->us_probe = (uint16_t)probe;
-		rs->us_flags = UDT_R_STRDATA;
-		__builtin_memcpy(rs->us_str, lr->lr_str, UDT_STR_SIZE);
-		__atomic_store_n(&rs->us_seq, head + 2, __ATOMIC_RELEASE);
-	} else if ((rec = udt_rec_reserve(t, r, probe, &head)) == NULL)
+	if ((rec = str ? udt_rec_reserve_str(t, r, probe, lr->lr_str, &head) :
+	    udt_rec_reserve(t, r, probe, &head)) == NULL)
 		goto out;
 	rec->ur_probe = (uint16_t)probe;
 	rec->ur_flags = str ? UDT_R_STR : 0;
