@@ -251,6 +251,34 @@ run_prog(struct dtt_dtd *dd, int fd, char *const argv[], const uint32_t *pbn,
 	return 0;
 }
 
+/*
+ * A run whose loader was traced (what names it): the program ran as
+ * untraced, and its image's loader calls arrived once each, right.
+ */
+static void
+check_loader(const char *what, const char *path, const struct run *r)
+{
+	dtt_check(dtt_exited0(r->r_status) && r->r_err[0] == '\0',
+	    "%s: ran as untraced, nothing on stderr (%s)", what, r->r_err);
+	dtt_check(r->r_exec == 1 && r->r_exec_ok == 1,
+	    "%s: execve of %s once (%ld), returned 0 (%ld)", what, path,
+	    r->r_exec, r->r_exec_ok);
+	dtt_check(r->r_cache == 1 && r->r_cache_fd >= 0,
+	    "%s: openat of /etc/ld.so.cache once (%ld), a descriptor (%ld)",
+	    what, r->r_cache, r->r_cache_fd);
+	dtt_check(r->r_cache_map == 1, "%s: the cache mapped on the "
+	    "descriptor its openat returned", what);
+	dtt_check(r->r_libc == 1 && r->r_libc_fd >= 0,
+	    "%s: openat of libc once (%ld), a descriptor (%ld)", what,
+	    r->r_libc, r->r_libc_fd);
+	dtt_check(r->r_mmap >= 4 && r->r_mmap_bad == 0,
+	    "%s: %ld mmap results, %ld not a page", what, r->r_mmap,
+	    r->r_mmap_bad);
+	dtt_check(r->r_other == 0 && r->r_late == 0,
+	    "%s: pid and tid the program's (%ld not), stamps within the run "
+	    "(%ld not)", what, r->r_other, r->r_late);
+}
+
 /* How many times needle occurs in hay. */
 static int
 count_str(const char *hay, const char *needle)
@@ -334,28 +362,8 @@ main(int argc, char *argv[])
 	targv[3] = argv[3];
 	targv[4] = NULL;
 	if (run_prog(&dd, fd, targv, pbn, argv[3], 1, 0, &r) == 0) {
-		dtt_check(dtt_exited0(r.r_status) && r.r_err[0] == '\0',
-		    "dynamic: ran as untraced, nothing on stderr (%s)",
-		    r.r_err);
+		check_loader("dynamic", argv[3], &r);
 		dtt_check(r.r_mark, "dynamic: its own write arrived");
-		dtt_check(r.r_exec == 1 && r.r_exec_ok == 1,
-		    "dynamic: execve of %s once (%ld), returned 0 (%ld)",
-		    argv[3], r.r_exec, r.r_exec_ok);
-		dtt_check(r.r_cache == 1 && r.r_cache_fd >= 0,
-		    "dynamic: openat of /etc/ld.so.cache once (%ld), a "
-		    "descriptor (%ld)", r.r_cache, r.r_cache_fd);
-		dtt_check(r.r_cache_map == 1, "dynamic: the cache mapped on "
-		    "the descriptor its openat returned");
-		dtt_check(r.r_libc == 1 && r.r_libc_fd >= 0,
-		    "dynamic: openat of libc once (%ld), a descriptor (%ld)",
-		    r.r_libc, r.r_libc_fd);
-		dtt_check(r.r_mmap >= 4 && r.r_mmap_bad == 0,
-		    "dynamic: %ld mmap results, %ld not a page", r.r_mmap,
-		    r.r_mmap_bad);
-		dtt_check(r.r_other == 0 && r.r_late == 0,
-		    "dynamic: pid and tid the program's (%ld not), stamps "
-		    "within the run (%ld not)", r.r_other,
-		    r.r_late);
 	}
 
 	/* The static program: said, and run as untraced. */
@@ -394,28 +402,10 @@ main(int argc, char *argv[])
 	targv[5] = cmd;
 	targv[6] = NULL;
 	if (run_prog(&dd, fd, targv, pbn, argv[3], 1, 1, &r) == 0) {
-		dtt_check(dtt_exited0(r.r_status) && r.r_err[0] == '\0',
-		    "sh: ran as untraced, nothing on stderr (%s)", r.r_err);
+		check_loader("sh", argv[3], &r);
 		dtt_check(r.r_mark && r.r_prog != r.r_pid,
 		    "sh: the program's write arrived, from a child (%d) of "
 		    "the shell (%d)", (int)r.r_prog, (int)r.r_pid);
-		dtt_check(r.r_exec == 1 && r.r_exec_ok == 1,
-		    "sh: the shell's execve of %s once (%ld), returned 0 in "
-		    "the child (%ld)", argv[3], r.r_exec, r.r_exec_ok);
-		dtt_check(r.r_cache == 1 && r.r_cache_fd >= 0,
-		    "sh: the child's loader opened /etc/ld.so.cache once "
-		    "(%ld), a descriptor (%ld)", r.r_cache, r.r_cache_fd);
-		dtt_check(r.r_cache_map == 1, "sh: the cache mapped on the "
-		    "descriptor its openat returned");
-		dtt_check(r.r_libc == 1 && r.r_libc_fd >= 0,
-		    "sh: openat of libc once (%ld), a descriptor (%ld)",
-		    r.r_libc, r.r_libc_fd);
-		dtt_check(r.r_mmap >= 4 && r.r_mmap_bad == 0,
-		    "sh: %ld mmap results, %ld not a page", r.r_mmap,
-		    r.r_mmap_bad);
-		dtt_check(r.r_other == 0 && r.r_late == 0,
-		    "sh: the child's events with its tid (%ld not), stamps "
-		    "within the run (%ld not)", r.r_other, r.r_late);
 	}
 
 	/* A traced sh runs the static program: said. */
