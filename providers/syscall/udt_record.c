@@ -49,7 +49,6 @@
 #include "udt_str.h"
 #include "udt_sys.h"
 #include "../profile/udt_prof.h"
-#include "../profile/udt_unw.h"
 
 __thread struct udt_thread udt_thread
     __attribute__((tls_model("initial-exec")));
@@ -204,8 +203,7 @@ udt_ustack(uint64_t *pcs)
 			k = udt_prof_unwind(udt_thread.ut_uc, pcs,
 			    UDT_STACK_MAX);
 	} else {
-		udt_prof_unwind_init();
-		n = udt_unw_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
+		n = udt_prof_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
 		for (i = 0; i < n && k < UDT_STACK_MAX; i++) {
 			uintptr_t pc = (uintptr_t)ips[i];
 
