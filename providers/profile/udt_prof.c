@@ -71,7 +71,14 @@ static int		 udt_prof_active;	/* [a] handler samples */
 static udt_prof_cb_t	*udt_prof_cb;		/* [a] */
 static void		*udt_prof_arg;		/* [a] */
 
-void
+/*
+ * One unwind cache a thread: libunwind's global cache blocks every
+ * signal around each use, two rt_sigprocmask(2) a frame.  Set by the
+ * first unwinding, not before: libunwind's start opens a pipe, two
+ * descriptors the program would find taken from its lowest free ones.
+ * Any thread, any context; the first caller sets it, once.
+ */
+static void
 udt_prof_unwind_init(void)
 {
 	static int done;	/* [a] */
@@ -83,6 +90,13 @@ udt_prof_unwind_init(void)
 	    udt_unw_set_caching_policy(UNW_CACHE_PER_THREAD) != 0)
 		/* libunwind not open yet: the next caller tries again */
 		__atomic_store_n(&done, 0, __ATOMIC_RELEASE);
+}
+
+int
+udt_prof_backtrace(void **ips, int max)
+{
+	udt_prof_unwind_init();
+	return udt_unw_backtrace(ips, max);
 }
 
 unsigned int

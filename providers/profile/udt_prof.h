@@ -57,13 +57,12 @@ typedef void	udt_prof_cb_t(const struct udt_prof_sample *, void *);
 unsigned int	udt_prof_unwind(void *uc, uintptr_t *pcs, unsigned int max);
 
 /*
- * One unwind cache a thread: libunwind's global cache blocks every
- * signal around each use, two rt_sigprocmask(2) a frame.  Before the
- * first unwinding, not before: libunwind's start opens a pipe, two
- * descriptors the program would find taken from its lowest free ones.
- * Any thread, any context; the first caller sets it, once.
+ * Return addresses of the calling thread's stack, innermost first, as
+ * unw_backtrace() gives them (its first is in this library): how many,
+ * at most max; 0 without libunwind.  Any thread, any context, as
+ * udt_prof_unwind().
  */
-void		udt_prof_unwind_init(void);
+int		udt_prof_backtrace(void **ips, int max);
 
 /*
  * Sample every thread of the process (as listed in /proc/self/task)

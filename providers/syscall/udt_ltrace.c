@@ -84,10 +84,10 @@ struct udt_lt {
 	int		 lt_follow;	/* it asked before its exec */
 	unsigned int	 lt_before;	/* its calls before the exec */
 	const char	*lt_lib;	/* LD_PRELOAD must name it (follow) */
-	int		 lt_statfd;	/* /proc/PID/stat: its cpu */
-	uint32_t	 lt_cpu;	/* as last read */
+	int		 lt_statfd;	/* /proc/PID/stat, or -1 */
+	uint32_t	 lt_cpu;	/* as last read there */
+	char		 lt_comm[UDT_COMMLEN];	/* as last read there */
 	unsigned int	 lt_cpuage;	/* records stamped since */
-	char		 lt_comm[UDT_COMMLEN];
 	struct udt_lrec	*lt_rec;	/* kept calls */
 	unsigned int	 lt_nrec, lt_cap;
 	struct udt_lrec	 lt_exec;	/* the execve's entry, until it works */
@@ -106,67 +106,41 @@ struct udt_lt {
 	size_t		 lt_need;	/* round 1 answered this */
 };
 
-/* The cpu the tracee last ran on, field 39 of /proc/PID/stat. */
-static uint32_t
-udt_lt_cpu(struct udt_lt *lt)
+/*
+ * The tracee's comm and the cpu it last ran on, fields 2 and 39 of
+ * /proc/PID/stat, opened at the first look after each exec (the pid may
+ * have changed).  Left as they were when it cannot be read.
+ */
+static void
+udt_lt_stat(struct udt_lt *lt)
 {
-	char buf[1024], *p;
+	char path[64], buf[1024], *p, *q;
 	ssize_t n;
+	size_t len;
 	int field;
 
+	if (lt->lt_statfd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)lt->lt_pid);
+		lt->lt_statfd = open(path, O_RDONLY | O_CLOEXEC);
+	}
 	if (lt->lt_statfd < 0 ||
 	    (n = pread(lt->lt_statfd, buf, sizeof(buf) - 1, 0)) <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* The comm in parentheses may hold anything: count after it. */
-	if ((p = strrchr(buf, ')')) == NULL)
-		return 0;
-	for (field = 2; *p != '\0'; p++)
-		if (*p == ' ' && ++field == 39)
-			return (uint32_t)strtoul(p + 1, NULL, 10);
-	return 0;
-}
-
-static void
-udt_lt_comm(struct udt_lt *lt)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	memset(lt->lt_comm, 0, sizeof(lt->lt_comm));
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)lt->lt_pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return;
-	n = read(fd, lt->lt_comm, sizeof(lt->lt_comm) - 1);
-	close(fd);
-	if (n > 0 && lt->lt_comm[n - 1] == '\n')
-		lt->lt_comm[n - 1] = '\0';
-}
-
-/* Up to want bytes of the tracee at a; stops at the first unreadable. */
-static size_t
-udt_lt_peek(pid_t pid, uint64_t a, unsigned char *buf, size_t want)
-{
-	struct iovec local, remote[2];
-	uint64_t edge = (a | 4095) + 1;
-	unsigned long n = 1;
-	ssize_t r;
-
-	if (a < 4096 || a + want < a)
-		return 0;
-	local.iov_base = buf;
-	local.iov_len = want;
-	remote[0].iov_base = (void *)(uintptr_t)a;
-	remote[0].iov_len = want;
-	if (a + want > edge) {
-		remote[0].iov_len = edge - a;
-		remote[1].iov_base = (void *)(uintptr_t)edge;
-		remote[1].iov_len = a + want - edge;
-		n = 2;
-	}
-	r = process_vm_readv(pid, &local, 1, remote, n, 0);
-	return r > 0 ? (size_t)r : 0;
+	buf[n] = '\0';
+	/* The comm in parentheses may hold anything: up to the last one. */
+	if ((p = strchr(buf, '(')) == NULL || (q = strrchr(buf, ')')) == NULL ||
+	    q < p)
+		return;
+	len = (size_t)(q - p - 1);
+	if (len > sizeof(lt->lt_comm) - 1)
+		len = sizeof(lt->lt_comm) - 1;
+	memset(lt->lt_comm, 0, sizeof(lt->lt_comm));
+	memcpy(lt->lt_comm, p + 1, len);
+	for (field = 2; *q != '\0'; q++)
+		if (*q == ' ' && ++field == 39) {
+			lt->lt_cpu = (uint32_t)strtoul(q + 1, NULL, 10);
+			break;
+		}
 }
 
 static void
@@ -181,10 +155,11 @@ udt_lt_stamp(struct udt_lt *lt, struct udt_lrec *lr)
 	/*
 	 * Reading /proc/PID/stat costs more than the stop itself (about
 	 * 30 us here): once every UDT_LT_CPUAGE records, from the exec on.
-	 * A loader runs for a millisecond or two and rarely moves.
+	 * A loader runs for a millisecond or two and rarely moves; its
+	 * comm changes with the exec.
 	 */
 	if (lt->lt_cpuage++ % UDT_LT_CPUAGE == 0)
-		lt->lt_cpu = udt_lt_cpu(lt);
+		udt_lt_stat(lt);
 	lr->lr_cpu = lt->lt_cpu;
 	memcpy(lr->lr_comm, lt->lt_comm, sizeof(lr->lr_comm));
 }
@@ -194,25 +169,14 @@ static void
 udt_lt_entry(struct udt_lt *lt, const struct systab_ent *se,
     const uint64_t *args, struct udt_lrec *lr)
 {
-	struct udt_str_in in[3];
-	unsigned int a, n = 0;
+	unsigned int a;
 
 	memset(lr, 0, sizeof(*lr));
 	lr->lr_idx = (uint16_t)(se - systab);
 	for (a = 0; a < UDT_NARGS; a++)
 		lr->lr_args[a] = (int64_t)args[a];
-	for (a = 0; a < se->se_nargs && n < 3; a++) {
-		if (!(se->se_strargs & (1u << a)))
-			continue;
-		in[n].si_arg = a;
-		in[n].si_got = udt_lt_peek(lt->lt_pid, args[a], in[n].si_buf,
-		    UDT_STR_WANT);
-		n++;
-	}
-	if (n > 0) {
-		udt_str_pack(in, n, lr->lr_str);
+	if (udt_str_read(lt->lt_pid, se, lr->lr_args, lr->lr_str) > 0)
 		lr->lr_flags |= UDT_LR_STR;
-	}
 	udt_lt_stamp(lt, lr);
 }
 
@@ -249,7 +213,7 @@ udt_lt_execpath(struct udt_lt *lt, long nr, const uint64_t *args,
 	uint64_t a = nr == SYS_execve ? args[0] : args[1];
 	size_t got;
 
-	got = udt_lt_peek(lt->lt_pid, a, name, sizeof(name) - 1);
+	got = udt_str_peek(lt->lt_pid, a, name, sizeof(name) - 1);
 	if (got == 0 || memchr(name, '\0', got) == NULL)
 		return -1;
 	if (name[0] == '/')
@@ -443,7 +407,6 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 			return 0;
 		if (!lt->lt_execd) {
 			/* The launcher's exec: kept only once it works. */
-			udt_lt_comm(lt);
 			udt_lt_entry(lt, se, (const uint64_t *)si->entry.args,
 			    &lt->lt_exec);
 			lt->lt_have_exec = 1;
@@ -563,25 +526,25 @@ udt_lt_envmark(struct udt_lt *lt)
 	int lib = 0;
 
 	if (ptrace(PTRACE_GETREGS, lt->lt_pid, 0, &regs) == -1 ||
-	    udt_lt_peek(lt->lt_pid, regs.rsp, (unsigned char *)&argc,
+	    udt_str_peek(lt->lt_pid, regs.rsp, (unsigned char *)&argc,
 	    sizeof(argc)) != sizeof(argc) || argc > (1u << 24))
 		return 0;
 	/* argc, argv[] and its NULL, then envp[] up to its NULL. */
 	a = regs.rsp + 8 * (argc + 2);
 	for (;;) {
-		n = udt_lt_peek(lt->lt_pid, a, (unsigned char *)ptrs,
+		n = udt_str_peek(lt->lt_pid, a, (unsigned char *)ptrs,
 		    sizeof(ptrs)) / 8;
 		if (n == 0)
 			return 0;
 		for (i = 0; i < n && ptrs[i] != 0; i++) {
-			got = udt_lt_peek(lt->lt_pid, ptrs[i], head,
+			got = udt_str_peek(lt->lt_pid, ptrs[i], head,
 			    sizeof(head));
 			if (got >= sizeof(UDT_LFOLLOW_ENV) && memcmp(head,
 			    UDT_LFOLLOW_ENV "=", sizeof(UDT_LFOLLOW_ENV)) == 0)
 				at = ptrs[i];
 			else if (llen > 0 && got >= 11 &&
 			    memcmp(head, "LD_PRELOAD=", 11) == 0) {
-				got = udt_lt_peek(lt->lt_pid, ptrs[i] + 11,
+				got = udt_str_peek(lt->lt_pid, ptrs[i] + 11,
 				    val, sizeof(val) - 1);
 				val[got] = '\0';
 				lib = strstr((char *)val, lt->lt_lib) != NULL;
@@ -611,7 +574,7 @@ udt_lt_envmark(struct udt_lt *lt)
 static int
 udt_lt_exec(struct udt_lt *lt)
 {
-	char path[64], exe[PATH_MAX];
+	char exe[PATH_MAX];
 
 	if (udt_lt_dynamic(lt->lt_pid, exe, sizeof(exe)) == 0) {
 		fprintf(stderr, "%s: %s: statically linked: its system calls "
@@ -632,11 +595,11 @@ udt_lt_exec(struct udt_lt *lt)
 		lt->lt_have_exec = 0;
 		lt->lt_keep = 1;	/* its return comes next */
 	}
-	udt_lt_comm(lt);
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)lt->lt_pid);
+	/* The next record reads the new image's comm. */
 	if (lt->lt_statfd >= 0)
 		close(lt->lt_statfd);
-	lt->lt_statfd = open(path, O_RDONLY | O_CLOEXEC);
+	lt->lt_statfd = -1;
+	memset(lt->lt_comm, 0, sizeof(lt->lt_comm));
 	lt->lt_cpuage = 0;
 	return 0;
 }

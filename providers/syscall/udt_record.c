@@ -40,8 +40,6 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
-
 
 #include <dev/dt/dtvar.h>
 
@@ -51,7 +49,6 @@
 #include "udt_str.h"
 #include "udt_sys.h"
 #include "../profile/udt_prof.h"
-#include "../profile/udt_unw.h"
 
 __thread struct udt_thread udt_thread
     __attribute__((tls_model("initial-exec")));
@@ -206,8 +203,7 @@ udt_ustack(uint64_t *pcs)
 			k = udt_prof_unwind(udt_thread.ut_uc, pcs,
 			    UDT_STACK_MAX);
 	} else {
-		udt_prof_unwind_init();
-		n = udt_unw_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
+		n = udt_prof_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
 		for (i = 0; i < n && k < UDT_STACK_MAX; i++) {
 			uintptr_t pc = (uintptr_t)ips[i];
 
@@ -222,75 +218,17 @@ udt_ustack(uint64_t *pcs)
 }
 
 /*
- * Strings (DTEVT_STRINGS): the bytes of a C string at address a of this
- * process, up to want, without ever faulting: process_vm_readv() on our
- * own thread (tid: the kernel finds the process by any of its threads,
- * and a cached tid spares a getpid()) reads what is mapped and readable and stops at the first
- * byte that is not, where a plain load would kill the program.  Split
- * at the page boundary, so a string that ends on a readable page before
- * an unmapped one is read whole.  Returns the bytes read (0 for a bad
- * pointer).  Any context: one raw system call, no errno.
- */
-static size_t
-udt_peek(int tid, uintptr_t a, unsigned char *buf, size_t want)
-{
-	struct iovec local, remote[2];
-	uintptr_t edge = (a | 4095) + 1;
-	unsigned long n = 1;
-	long r;
-
-	if (a < 4096 || a + want < a)
-		return 0;
-	local.iov_base = buf;
-	local.iov_len = want;
-	remote[0].iov_base = (void *)a;
-	remote[0].iov_len = want;
-	if (a + want > edge) {
-		remote[0].iov_len = edge - a;
-		remote[1].iov_base = (void *)edge;
-		remote[1].iov_len = a + want - edge;
-		n = 2;
-	}
-	r = udt_sys6(SYS_process_vm_readv, tid,
-	    (long)&local, 1, (long)remote, (long)n, 0);
-	return r > 0 ? (size_t)r : 0;
-}
-
-/*
- * Fill area (UDT_STR_SIZE bytes, zeroed) with the string arguments of
- * systab entry se as dtvar.h lays them out (DTEVT_STRINGS): each read
- * once with room for the whole area, then packed (udt_str.h).  Returns
- * the number of strings.
- */
-static unsigned int
-udt_strings(int tid, const struct systab_ent *se, const long *args,
-    unsigned char *area)
-{
-	struct udt_str_in in[3];
-	unsigned int n = 0, a;
-
-	for (a = 0; a < se->se_nargs && n < 3; a++) {
-		if (!(se->se_strargs & (1u << a)))
-			continue;
-		in[n].si_arg = a;
-		in[n].si_got = udt_peek(tid, (uintptr_t)args[a], in[n].si_buf,
-		    UDT_STR_WANT);
-		n++;
-	}
-	udt_str_pack(in, n, area);
-	return n;
-}
-
-/*
  * Two consecutive tickets with one compare-and-swap, as udt_reserve()
- * takes one: the record and its strings (udt_rec_str).  Remembered for
- * udt_rec_void() as udt_rec_reserve() does.
+ * takes one: the record, remembered for udt_rec_void() as
+ * udt_rec_reserve() does, and after it the strings (udt_rec_str), filled
+ * from strs and committed here: they wait in the ring for the record.
  */
 static struct udt_rec *
-udt_rec_reserve2(struct udt_thread *t, struct udt_ring_hdr *r,
-    unsigned int probe, uint64_t *ticket)
+udt_rec_reserve_str(struct udt_thread *t, struct udt_ring_hdr *r,
+    unsigned int probe, const unsigned char *strs, uint64_t *ticket)
 {
 	uint64_t head, tail, mask = r->rh_nslots - 1;
+	struct udt_rec_str *rs;
 	struct udt_rec *rec;
 
 	head = __atomic_load_n(&r->rh_head, __ATOMIC_RELAXED);
@@ -311,6 +249,12 @@ udt_rec_reserve2(struct udt_thread *t, struct udt_ring_hdr *r,
 	t->ut_ticket = head;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->ut_rec = rec;
+	rs = (struct udt_rec_str *)(void *)((char *)r + UDT_RING_HDRSIZE +
+	    ((head + 1) & mask) * UDT_SLOT_SIZE);
+	rs->us_probe = (uint16_t)probe;
+	rs->us_flags = UDT_R_STRDATA;
+	__builtin_memcpy(rs->us_str, strs, UDT_STR_SIZE);
+	__atomic_store_n(&rs->us_seq, head + 2, __ATOMIC_RELEASE);
 	return rec;
 }
 
@@ -326,7 +270,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	struct timespec ts;
 	uint64_t stack[UDT_STACK_MAX];
 	char comm[UDT_COMMLEN];
-	uint64_t head, head_next, mask;
+	uint64_t head, mask;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	unsigned int nframes = 0;
 	int cpu, tsc, tid, depth;
@@ -366,28 +310,14 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	tid = udt_gettid();
 	if (__predict_false(en & UDT_EN_STR) && !isret &&
 	    probe / 2 < SYSTAB_COUNT && systab[probe / 2].se_strargs != 0) {
+		/* Our own thread's tid: no getpid() to find the process. */
 		__builtin_memset(strs, 0, sizeof(strs));
-		nstr = udt_strings(tid, &systab[probe / 2], args, strs);
+		nstr = udt_str_read(tid, &systab[probe / 2], args, strs);
 	}
 
-	mask = r->rh_nslots - 1;
-	if (nstr > 0) {
-		struct udt_rec_str *rs;
-
-		if ((rec = udt_rec_reserve2(t, r, probe, &head)) == NULL)
-			goto out;
-		/* The strings first: committed, they wait for the record. */
-		rs = (struct udt_rec_str *)(void *)((char *)r +
-		    UDT_RING_HDRSIZE + ((head + 1) & mask) * UDT_SLOT_SIZE);
-		rs->us_probe = (uint16_t)probe;
-		rs->us_flags = UDT_R_STRDATA;
-		__builtin_memcpy(rs->us_str, strs, UDT_STR_SIZE);
-		__atomic_store_n(&rs->us_seq, head + 2, __ATOMIC_RELEASE);
-		head_next = head + 2;
-	} else if ((rec = udt_rec_reserve(t, r, probe, &head)) == NULL)
+	if ((rec = nstr > 0 ? udt_rec_reserve_str(t, r, probe, strs, &head) :
+	    udt_rec_reserve(t, r, probe, &head)) == NULL)
 		goto out;
-	else
-		head_next = head + 1;
 	rec->ur_probe = (uint16_t)probe;
 	rec->ur_flags = (tsc ? UDT_R_TSC : 0) | (nstr > 0 ? UDT_R_STR : 0);
 	rec->ur_nframes = (uint8_t)nframes;
@@ -422,8 +352,9 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	 * The next slot's lines were last touched by dtd's CPU: ask for
 	 * them now, while this thread goes on into the system call.
 	 */
+	mask = r->rh_nslots - 1;
 	rec = (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
-	    (head_next & mask) * UDT_SLOT_SIZE);
+	    ((head + (nstr > 0 ? 2 : 1)) & mask) * UDT_SLOT_SIZE);
 	udt_prefetchw(rec);
 	udt_prefetchw((char *)rec + 64);
 out:
@@ -444,26 +375,15 @@ udt_emit_lrec(const struct udt_lrec *lr, unsigned int probe, unsigned int en)
 	struct udt_ring_hdr *r;
 	struct udt_rec *rec;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	uint64_t head, mask;
+	uint64_t head;
 	int depth, str;
 
 	if ((r = udt_rec_enter(t, probe, sp, &depth)) == NULL)
 		goto out;
 	str = (en & UDT_EN_STR) && (lr->lr_flags & UDT_LR_STR) &&
 	    !(lr->lr_flags & UDT_LR_RET);
-	mask = r->rh_nslots - 1;
-	if (str) {
-		struct udt_rec_str *rs;
-
-		if ((rec = udt_rec_reserve2(t, r, probe, &head)) == NULL)
-			goto out;
-		rs = (struct udt_rec_str *)(void *)((char *)r +
-		    UDT_RING_HDRSIZE + ((head + 1) & mask) * UDT_SLOT_SIZE);
-		rs->us_probe = (uint16_t)probe;
-		rs->us_flags = UDT_R_STRDATA;
-		__builtin_memcpy(rs->us_str, lr->lr_str, UDT_STR_SIZE);
-		__atomic_store_n(&rs->us_seq, head + 2, __ATOMIC_RELEASE);
-	} else if ((rec = udt_rec_reserve(t, r, probe, &head)) == NULL)
+	if ((rec = str ? udt_rec_reserve_str(t, r, probe, lr->lr_str, &head) :
+	    udt_rec_reserve(t, r, probe, &head)) == NULL)
 		goto out;
 	rec->ur_probe = (uint16_t)probe;
 	rec->ur_flags = str ? UDT_R_STR : 0;

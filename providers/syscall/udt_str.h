@@ -15,18 +15,25 @@
  */
 
 /*
- * The string area of an event (DTEVT_STRINGS, dtvar.h), laid out the
- * same by the preload library's hooks (udt_record.c) and by the launcher
- * for the loader's calls (udt_ltrace.c): each reads the strings its own
- * way, this packs them.  No state, no system call: any context.
+ * The string area of an event (DTEVT_STRINGS, dtvar.h), read and laid
+ * out the same by the preload library's hooks (udt_record.c), from its
+ * own process, and by the launcher for the loader's calls (udt_ltrace.c),
+ * from its tracee.  No state, no errno, one raw system call a string:
+ * any context.
  */
 #ifndef UDT_STR_H
 #define UDT_STR_H
 
+#include <sys/uio.h>
+
 #include <stddef.h>
+#include <stdint.h>
 
 #include <dev/dt/dtvar.h>
 #include <userdt/udt_wire.h>
+
+#include "systab.h"
+#include "udt_sys.h"
 
 /* Bytes to read for one string: room for it alone and one to see its end. */
 #define UDT_STR_WANT	(UDT_STR_SIZE - DTEV_STR_HDR)
@@ -95,6 +102,63 @@ udt_str_pack(const struct udt_str_in *in, unsigned int n,
 		p[DTEV_STR_HDR + len[i]] = '\0';
 		p += DTEV_STR_HDR + len[i] + 1;
 	}
+}
+
+/*
+ * Up to want bytes at address a of process pid (any of its threads),
+ * without ever faulting: process_vm_readv() reads what is mapped and
+ * readable and stops at the first byte that is not, where a plain load
+ * would kill the program.  Split at the page boundary, so a string that
+ * ends on a readable page before an unmapped one is read whole.  Returns
+ * the bytes read (0 for a bad pointer).
+ */
+static inline size_t
+udt_str_peek(int pid, uintptr_t a, unsigned char *buf, size_t want)
+{
+	struct iovec local, remote[2];
+	uintptr_t edge = (a | 4095) + 1;
+	unsigned long n = 1;
+	long r;
+
+	if (a < 4096 || a + want < a)
+		return 0;
+	local.iov_base = buf;
+	local.iov_len = want;
+	remote[0].iov_base = (void *)a;
+	remote[0].iov_len = want;
+	if (a + want > edge) {
+		remote[0].iov_len = edge - a;
+		remote[1].iov_base = (void *)edge;
+		remote[1].iov_len = a + want - edge;
+		n = 2;
+	}
+	r = udt_sys6(SYS_process_vm_readv, pid, (long)&local, 1,
+	    (long)remote, (long)n, 0);
+	return r > 0 ? (size_t)r : 0;
+}
+
+/*
+ * Fill area (UDT_STR_SIZE bytes, zeroed) with the string arguments args
+ * of systab entry se, read from process pid: each once with room for
+ * the whole area, then packed.  Returns the number of strings.
+ */
+static inline unsigned int
+udt_str_read(int pid, const struct systab_ent *se, const long *args,
+    unsigned char *area)
+{
+	struct udt_str_in in[3];
+	unsigned int n = 0, a;
+
+	for (a = 0; a < se->se_nargs && n < 3; a++) {
+		if (!(se->se_strargs & (1u << a)))
+			continue;
+		in[n].si_arg = a;
+		in[n].si_got = udt_str_peek(pid, (uintptr_t)args[a],
+		    in[n].si_buf, UDT_STR_WANT);
+		n++;
+	}
+	udt_str_pack(in, n, area);
+	return n;
 }
 
 #endif /* UDT_STR_H */

@@ -27,7 +27,8 @@
  *	1006 x1	a fork child, before _exit(3)
  *
  * and fork, vfork (its child execs), posix_spawn and execve between them.  Prints
- * "fork PID", "vfork PID", "spawn PID", "exec PID", then "done".
+ * "fork PID", "vfork PID", "spawn PID", "exec PID", then "done"; exits 0
+ * only if both exec'd images ran (their own exit statuses).
  */
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -106,7 +107,7 @@ main(int argc, char *argv[])
 		return 7;
 	}
 	if (argc == 2 && strcmp(argv[1], "vfexec") == 0)
-		return 4;
+		return 10;
 	if (argc != 2)
 		return 2;
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -144,6 +145,8 @@ main(int argc, char *argv[])
 	}
 	printf("vfork %d\n", (int)pid);
 	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 10)
+		return 11;
 
 	if (posix_spawn(&pid, "/bin/true", NULL, NULL, sargv, environ) != 0)
 		return 6;

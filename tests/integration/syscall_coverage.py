@@ -50,8 +50,9 @@ execve to its library's constructor, must all arrive in the second:
     entry, which carries the launcher's comm;
   - every image's: as many successful execve returns as images started
     the library (the library cannot see the return of its own exec: the
-    tracer of the new image records it), and each path some loader
-    opened at least as often as the loaders did, summed over the tree.
+    tracer of the new image records it), each path some loader opened
+    at least as often as the loaders did, summed over the tree, and the
+    library's own file opened by none (ours, above).
 A loader left out fails both.
 
 Prints one line a check and `N passed, N failed`.
@@ -249,10 +250,10 @@ def strace_counts(files, lib):
     return prog, loader, ours, segs.get(top, []), every
 
 
-def loader_check(btrace, env, work, what, cmd, shseg, every):
+def loader_check(btrace, env, work, what, cmd, shseg, every, lib):
     """The second check (see above): the shell's loader, as strace saw
     it in shseg[0], and every image's, in every, under btrace -c
-    alone."""
+    alone; and no openat of lib, the library, from any of them."""
     if not check(len(shseg) > 0, "%s: strace saw the shell's loader" % what):
         return
     calls, paths = shseg[0]
@@ -302,6 +303,9 @@ def loader_check(btrace, env, work, what, cmd, shseg, every):
         for path, n in p.items():
             want[path] = want.get(path, 0) + n
     diffs = []
+    ours = sum(o.get(lib, 0) for o in opened.values())
+    if ours != 0:
+        diffs.append("openat %s: the library's own, btrace %d" % (lib, ours))
     if execs != len(every):
         diffs.append("execve returning 0: %d images, btrace %d" %
                      (len(every), execs))
@@ -411,7 +415,8 @@ def main():
                   "%d the loader's, %d the library's own)%s" % (
                       what, total, len(prog), nload, nours,
                       "".join("\n    " + x for x in diffs[:20])))
-            loader_check(btrace, env, work, what, cmd, shseg, every)
+            loader_check(btrace, env, work, what, cmd, shseg, every,
+                         preload)
     finally:
         d.terminate()
         d.wait()

@@ -25,7 +25,9 @@
  *    loader's openat of ld.so.cache and of libc (paths, a descriptor
  *    each), the mmap of the cache on the descriptor its openat returned,
  *    page-aligned results, each exactly once, with the program's pid as
- *    pid and tid and stamps within the run.
+ *    pid and tid and stamps within the run; and none of the loader's
+ *    work for the preload library itself (its openat, the maps of the
+ *    descriptor that openat would have returned).
  *  - STATIC, the same program statically linked: reported on stderr as
  *    not traced, once, and run as untraced.
  *  - ptrace refused (a seccomp filter, inherited from this program run
@@ -38,6 +40,7 @@
  *    "DYNAMIC -t", which traces it itself, so the helper cannot:
  *    said once, and the program runs.
  */
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -76,6 +79,7 @@ struct run {
 	long	r_cache_fd, r_libc_fd;	/* their results, -1 if none */
 	long	r_cache_map;		/* mmap entries on the cache's fd */
 	long	r_mmap, r_mmap_bad;	/* mmap results, misaligned ones */
+	long	r_ours, r_ours_map;	/* the library's openat, its maps */
 	long	r_other;		/* events with another pid or tid */
 	pid_t	r_prog;			/* the pid of the program's write */
 	long	r_late;			/* stamps outside the run */
@@ -133,6 +137,7 @@ run_prog(struct dtt_dtd *dd, int fd, char *const argv[], const uint32_t *pbn,
 	const char *s;
 	uint64_t t0, t1;
 	int errfd, nullfd, want = 0;	/* 1: openat cache, 2: libc, 3: mmap */
+	int opened[64] = { 0 };		/* descriptors an openat returned */
 	long n, k, nmine;
 	ssize_t len;
 
@@ -220,6 +225,8 @@ run_prog(struct dtt_dtd *dd, int fd, char *const argv[], const uint32_t *pbn,
 		if (p == pbn[P_OPENAT]) {
 			want = 0;
 			s = ev_str(ev, 1, buf, sizeof(buf));
+			if (s != NULL && strstr(s, "/libuserdt-preload") != NULL)
+				r->r_ours++;
 			if (s != NULL && strcmp(s, "/etc/ld.so.cache") == 0) {
 				r->r_cache++;
 				want = 1;
@@ -229,6 +236,9 @@ run_prog(struct dtt_dtd *dd, int fd, char *const argv[], const uint32_t *pbn,
 				want = 2;
 			}
 		}
+		if (p == pbn[P_OPENAT] + 1 && ev->dtev_error == 0 && rv >= 0 &&
+		    rv < 64)
+			opened[rv] = 1;
 		if (p == pbn[P_OPENAT] + 1 && want == 1) {
 			r->r_cache_fd = ev->dtev_error == 0 ? rv : -1;
 			want = 3;
@@ -242,6 +252,10 @@ run_prog(struct dtt_dtd *dd, int fd, char *const argv[], const uint32_t *pbn,
 			r->r_cache_map++;
 			want = 0;
 		}
+		/* A file mapped before any openat gave its descriptor. */
+		if (p == pbn[P_MMAP] && !(ev->dtev_args[3] & MAP_ANONYMOUS) &&
+		    (ev->dtev_args[4] >= 64 || !opened[ev->dtev_args[4]]))
+			r->r_ours_map++;
 		if (p == pbn[P_MMAP] + 1) {
 			r->r_mmap++;
 			if (ev->dtev_error != 0 || (rv & 4095) != 0)
@@ -249,6 +263,38 @@ run_prog(struct dtt_dtd *dd, int fd, char *const argv[], const uint32_t *pbn,
 		}
 	}
 	return 0;
+}
+
+/*
+ * A run whose loader was traced (what names it): the program ran as
+ * untraced, and its image's loader calls arrived once each, right.
+ */
+static void
+check_loader(const char *what, const char *path, const struct run *r)
+{
+	dtt_check(dtt_exited0(r->r_status) && r->r_err[0] == '\0',
+	    "%s: ran as untraced, nothing on stderr (%s)", what, r->r_err);
+	dtt_check(r->r_exec == 1 && r->r_exec_ok == 1,
+	    "%s: execve of %s once (%ld), returned 0 (%ld)", what, path,
+	    r->r_exec, r->r_exec_ok);
+	dtt_check(r->r_cache == 1 && r->r_cache_fd >= 0,
+	    "%s: openat of /etc/ld.so.cache once (%ld), a descriptor (%ld)",
+	    what, r->r_cache, r->r_cache_fd);
+	dtt_check(r->r_cache_map == 1, "%s: the cache mapped on the "
+	    "descriptor its openat returned", what);
+	dtt_check(r->r_libc == 1 && r->r_libc_fd >= 0,
+	    "%s: openat of libc once (%ld), a descriptor (%ld)", what,
+	    r->r_libc, r->r_libc_fd);
+	dtt_check(r->r_mmap >= 4 && r->r_mmap_bad == 0,
+	    "%s: %ld mmap results, %ld not a page", what, r->r_mmap,
+	    r->r_mmap_bad);
+	dtt_check(r->r_ours == 0 && r->r_ours_map == 0,
+	    "%s: the loading of the preload library left out: %ld openat, "
+	    "%ld maps of a file no openat opened", what, r->r_ours,
+	    r->r_ours_map);
+	dtt_check(r->r_other == 0 && r->r_late == 0,
+	    "%s: pid and tid the program's (%ld not), stamps within the run "
+	    "(%ld not)", what, r->r_other, r->r_late);
 }
 
 /* How many times needle occurs in hay. */
@@ -334,28 +380,8 @@ main(int argc, char *argv[])
 	targv[3] = argv[3];
 	targv[4] = NULL;
 	if (run_prog(&dd, fd, targv, pbn, argv[3], 1, 0, &r) == 0) {
-		dtt_check(dtt_exited0(r.r_status) && r.r_err[0] == '\0',
-		    "dynamic: ran as untraced, nothing on stderr (%s)",
-		    r.r_err);
+		check_loader("dynamic", argv[3], &r);
 		dtt_check(r.r_mark, "dynamic: its own write arrived");
-		dtt_check(r.r_exec == 1 && r.r_exec_ok == 1,
-		    "dynamic: execve of %s once (%ld), returned 0 (%ld)",
-		    argv[3], r.r_exec, r.r_exec_ok);
-		dtt_check(r.r_cache == 1 && r.r_cache_fd >= 0,
-		    "dynamic: openat of /etc/ld.so.cache once (%ld), a "
-		    "descriptor (%ld)", r.r_cache, r.r_cache_fd);
-		dtt_check(r.r_cache_map == 1, "dynamic: the cache mapped on "
-		    "the descriptor its openat returned");
-		dtt_check(r.r_libc == 1 && r.r_libc_fd >= 0,
-		    "dynamic: openat of libc once (%ld), a descriptor (%ld)",
-		    r.r_libc, r.r_libc_fd);
-		dtt_check(r.r_mmap >= 4 && r.r_mmap_bad == 0,
-		    "dynamic: %ld mmap results, %ld not a page", r.r_mmap,
-		    r.r_mmap_bad);
-		dtt_check(r.r_other == 0 && r.r_late == 0,
-		    "dynamic: pid and tid the program's (%ld not), stamps "
-		    "within the run (%ld not)", r.r_other,
-		    r.r_late);
 	}
 
 	/* The static program: said, and run as untraced. */
@@ -394,28 +420,10 @@ main(int argc, char *argv[])
 	targv[5] = cmd;
 	targv[6] = NULL;
 	if (run_prog(&dd, fd, targv, pbn, argv[3], 1, 1, &r) == 0) {
-		dtt_check(dtt_exited0(r.r_status) && r.r_err[0] == '\0',
-		    "sh: ran as untraced, nothing on stderr (%s)", r.r_err);
+		check_loader("sh", argv[3], &r);
 		dtt_check(r.r_mark && r.r_prog != r.r_pid,
 		    "sh: the program's write arrived, from a child (%d) of "
 		    "the shell (%d)", (int)r.r_prog, (int)r.r_pid);
-		dtt_check(r.r_exec == 1 && r.r_exec_ok == 1,
-		    "sh: the shell's execve of %s once (%ld), returned 0 in "
-		    "the child (%ld)", argv[3], r.r_exec, r.r_exec_ok);
-		dtt_check(r.r_cache == 1 && r.r_cache_fd >= 0,
-		    "sh: the child's loader opened /etc/ld.so.cache once "
-		    "(%ld), a descriptor (%ld)", r.r_cache, r.r_cache_fd);
-		dtt_check(r.r_cache_map == 1, "sh: the cache mapped on the "
-		    "descriptor its openat returned");
-		dtt_check(r.r_libc == 1 && r.r_libc_fd >= 0,
-		    "sh: openat of libc once (%ld), a descriptor (%ld)",
-		    r.r_libc, r.r_libc_fd);
-		dtt_check(r.r_mmap >= 4 && r.r_mmap_bad == 0,
-		    "sh: %ld mmap results, %ld not a page", r.r_mmap,
-		    r.r_mmap_bad);
-		dtt_check(r.r_other == 0 && r.r_late == 0,
-		    "sh: the child's events with its tid (%ld not), stamps "
-		    "within the run (%ld not)", r.r_other, r.r_late);
 	}
 
 	/* A traced sh runs the static program: said. */
