@@ -228,7 +228,10 @@ dti_exiting(const struct dti_proc *dp)
  * Root's tracees are not checked (root may write any process's memory),
  * nor those dtd could not open (an unprivileged dtd under Yama): those
  * have only their own user's images to name.  A process that exec'd
- * before dtd opened its memory is not caught here (known limit).
+ * before dtd opened its memory is not caught here, nor one whose old
+ * memory a CLONE_VM child still shares (it lives on until that child
+ * execs or exits too): known limits; a set-id exec is caught in both
+ * by the owner of /proc/PID (dt_ingest_image_ok()).
  */
 bool
 dti_image_same(const struct dti_proc *dp)
