@@ -358,6 +358,40 @@ st_ingest_stats_sec(const char *sock, struct udt_stats *st)
 
 uint32_t	sec_getpid;	/* getpid's entry, provider-local */
 
+int
+getpid_dtd(struct dtt_dtd *dd)
+{
+	struct dtioc_probe_info *pi = NULL;
+	char *args[] = { "--no-ksyms", NULL };
+	uint32_t pbn, first = 0;
+	size_t npi, i;
+	int fd = -1;
+
+	if (dtt_dtd_init(dd, "udt-sec") != 0 ||
+	    dtt_dtd_start(dd, sec_dtd, args, NULL, 0) == -1 ||
+	    (fd = dtt_open(dd->dd_dev)) == -1 ||
+	    (pi = dtt_plist(fd, &npi)) == NULL)
+		goto fail;
+	sec_nsys = 0;
+	for (i = 0; i < npi; i++)
+		if (strcmp(pi[i].dtpi_prov, "syscall") == 0) {
+			if (first == 0)
+				first = pi[i].dtpi_pbn;
+			sec_nsys++;
+		}
+	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
+	free(pi);
+	sec_getpid = pbn - first;
+	if (pbn == 0 || dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) != 0 ||
+	    dtt_record(fd, 1) != 0)
+		goto fail;
+	return fd;
+fail:
+	if (fd != -1)
+		close(fd);
+	return -1;
+}
+
 void
 commit_rec(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t, pid_t tid,
     const char *comm)
@@ -450,37 +484,19 @@ setuid_tracee(const char *sock, const char *prog, int gofd, int donefd)
 static void
 run_execbind(int setuid)
 {
-	struct dtioc_probe_info *pi = NULL;
 	struct dtt_dtd dd;
 	struct dt_evt evs[64];
 	struct udt_stats us0, us;
-	char *args[] = { "--no-ksyms", NULL };
 	char prog[160];
 	uint64_t deadline;
-	uint32_t pbn, first = 0;
-	size_t npi, i;
 	int fd = -1, go[2] = { -1, -1 }, done[2] = { -1, -1 }, seen = 0;
 	int after = 0, src, dst, k;
 	long n;
 	char c;
 	pid_t tracee = -1;
 
-	if (!dtt_check(dtt_dtd_init(&dd, "udt-sec") == 0 &&
-	    dtt_dtd_start(&dd, sec_dtd, args, NULL, 0) != -1 &&
-	    (fd = dtt_open(dd.dd_dev)) != -1 &&
-	    (pi = dtt_plist(fd, &npi)) != NULL, "a private dtd"))
-		goto out;
-	sec_nsys = 0;
-	for (i = 0; i < npi; i++)
-		if (strcmp(pi[i].dtpi_prov, "syscall") == 0) {
-			if (first == 0)
-				first = pi[i].dtpi_pbn;
-			sec_nsys++;
-		}
-	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
-	sec_getpid = pbn - first;
-	if (!dtt_check(pbn != 0 && dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) ==
-	    0 && dtt_record(fd, 1) == 0, "root records getpid"))
+	if (!dtt_check((fd = getpid_dtd(&dd)) != -1, "a private dtd; root "
+	    "records getpid"))
 		goto out;
 	/* sleep, in root's directory: set-uid root, or not. */
 	snprintf(prog, sizeof(prog), "%s/sleep", dd.dd_dir);
@@ -555,7 +571,6 @@ out:
 		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
 		    "dtd stopped");
 	dtt_dtd_fini(&dd, true);
-	free(pi);
 }
 
 void
