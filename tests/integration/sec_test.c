@@ -31,9 +31,11 @@
  *		a member of the --group group is capped (EMFILE)
  *   memory	opens beyond --max-memory fail with ENOMEM, logged, while
  *		the existing opens keep working
- *   setuid	a tracee that got a ring forks a helper keeping it mapped
- *		and execs a set-uid root program: nothing the helper writes
- *		after the exec reaches root's reader as that program's
+ *   setuid	a tracee that got a ring starts a helper keeping it mapped
+ *		(forked, then again as a CLONE_VM child, which keeps the old
+ *		memory alive) and execs a set-uid root program: nothing the
+ *		helper writes after the exec reaches root's reader as that
+ *		program's
  *   exec	the same with a program of the user's own (not set-id):
  *		the image that attached is gone, so are its helper's records
  *   names	a tracee's records as tid 1 (init's) are discarded and
