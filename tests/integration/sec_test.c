@@ -69,30 +69,11 @@
 struct dtt_user		sec_user;
 const char		*sec_dtd;
 
-/*
- * Run fn(arg) in a child that became sec_user: what it returns (an errno
- * value, 0 for success) comes back as the exit status; -1 if the child
- * could not drop root or died.
- */
+/* fn(arg) as sec_user (dtt_user_run()). */
 int
 as_user(int (*fn)(void *), void *arg)
 {
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	if ((pid = fork()) == -1)
-		return -1;
-	if (pid == 0) {
-		if (dtt_user_become(&sec_user) == -1)
-			_exit(255);
-		_exit(fn(arg) & 0xff);
-	}
-	status = dtt_wait(pid, DTT_EXIT_MS);
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) == 255)
-		return -1;
-	return WEXITSTATUS(status);
+	return dtt_user_run(&sec_user, fn, arg);
 }
 
 /* open(path, O_RDONLY): 0 or the errno. */
