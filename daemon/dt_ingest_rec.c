@@ -204,9 +204,13 @@ dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok)
  * bstr[i] where bhas[i]), if the process that
  * got the ring still runs the image it connected with.  Checked after
  * the copy and before the emission: every record copied was committed
- * before the check, so none written after a set-id exec (by a helper
- * the process forked to keep the ring) is stamped with its pid; those
- * of the last batch before the exec go with them, as garbage.  A
+ * before the check, so none written after an exec (by a helper the
+ * process forked to keep the ring) is stamped with its pid; those of the
+ * last batch before the exec go with them, as garbage.  Per batch, not
+ * once per drain of the ring: the tail is published after each batch,
+ * and the library execs once the tail has reached what it wrote
+ * (udt_exec_drain()), so a batch whose tail is out must be judged
+ * already, or its records would be lost to an exec they preceded.  A
  * retired proc is freed by the drain thread.
  */
 void
@@ -214,23 +218,26 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
     const struct udt_rec_str *bstr, const uint8_t *bhas, unsigned int nb,
     int final)
 {
+	const char *why = NULL;
 	unsigned int i;
 
 	if (nb == 0)
 		return;
-	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, final)) {
+	/*
+	 * Two looks, each blind where the other sees: the image's memory
+	 * ends at any exec, but lives on while a CLONE_VM child shares it,
+	 * and dtd may hold no descriptor to it; the owner of /proc/PID
+	 * changes at a set-id exec whatever shares the memory.
+	 */
+	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, final))
+		why = "is no longer the image that attached (a set-id exec?)";
+	else if (!dti_image_same(dp))
+		why = "exec'd another image";
+	if (why != NULL) {
 		if (!atomic_exchange(&dp->dp_retired, 1))
-			fprintf(stderr, "dtd: ingest: pid %d is no longer the "
-			    "image that attached (a set-id exec?): its ring "
-			    "is retired\n", (int)dp->dp_pid);
-		atomic_fetch_add(&dti_stats.garbage, nb);
-		return;
-	}
-	if (!dti_image_same(dp)) {
-		if (!atomic_exchange(&dp->dp_retired, 1))
-			fprintf(stderr, "dtd: ingest: pid %d exec'd another "
-			    "image without retiring its ring: what is left "
-			    "in it is discarded\n", (int)dp->dp_pid);
+			fprintf(stderr, "dtd: ingest: pid %d %s: its ring is "
+			    "retired, what is left in it discarded\n",
+			    (int)dp->dp_pid, why);
 		atomic_fetch_add(&dti_stats.garbage, nb);
 		return;
 	}

@@ -42,7 +42,7 @@
  */
 #include <sys/stat.h>
 
-#include <fcntl.h>
+#include <errno.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -54,6 +54,7 @@
 
 #include "dt_ingest.h"
 #include "dt_ingest_var.h"
+#include "dt_proc.h"
 
 uint64_t	dti_pass;		/* [D] drain passes so far */
 
@@ -66,48 +67,18 @@ dti_task_comm(const struct dti_proc *dp, pid_t tid, bool kid,
     char comm[UDT_COMMLEN])
 {
 	char buf[UDT_COMMLEN + 1], path[64];
-	ssize_t n;
-	int fd;
 
 	if (kid)
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)dp->dp_pid);
 	else
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm",
 		    (int)dp->dp_pid, (int)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if (dt_proc_read(path, buf, sizeof(buf)) <= 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	memset(comm, 0, UDT_COMMLEN);
 	memcpy(comm, buf, strnlen(buf, UDT_COMMLEN - 1));
 	return true;
-}
-
-/* The parent of process tid, or -1. */
-static pid_t
-dti_ppid(pid_t tid)
-{
-	char buf[512], path[64], *p;
-	ssize_t n;
-	int fd, ppid;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* After the comm, which may hold anything but ends at the last ')'. */
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return -1;
-	return ppid;
 }
 
 void
@@ -139,7 +110,9 @@ dti_who_init(struct dti_proc *dp)
 static bool
 dti_tid_ours(const struct dti_proc *dp, pid_t tid, bool *kid)
 {
+	struct dt_proc_stat ps;
 	char path[64];
+	int error;
 
 	*kid = false;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)dp->dp_pid,
@@ -147,10 +120,9 @@ dti_tid_ours(const struct dti_proc *dp, pid_t tid, bool *kid)
 	if (access(path, F_OK) == 0)
 		return true;
 	/* /proc/TID resolves any live task, leader or not. */
-	snprintf(path, sizeof(path), "/proc/%d", (int)tid);
-	if (access(path, F_OK) != 0)
+	if ((error = dt_proc_stat(tid, &ps)) == ESRCH)
 		return true;
-	*kid = dti_ppid(tid) == dp->dp_pid;
+	*kid = error == 0 && ps.ps_ppid == dp->dp_pid;
 	return *kid;
 }
 
@@ -233,26 +205,12 @@ static bool
 dti_exiting(const struct dti_proc *dp)
 {
 	struct pollfd pfd = { .fd = dp->dp_pidfd, .events = POLLIN };
-	char buf[1024], path[64], *p;
-	unsigned long flags;
-	ssize_t n;
-	int fd;
+	struct dt_proc_stat ps;
 
 	if (dp->dp_pidfd >= 0 && poll(&pfd, 1, 0) == 1)
 		return true;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)dp->dp_pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	/* state, ppid, pgrp, session, tty_nr, tpgid, then flags */
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-		return true;
-	return (flags & DTI_PF_EXITING) != 0;
+	return dt_proc_stat(dp->dp_pid, &ps) != 0 ||
+	    (ps.ps_flags & DTI_PF_EXITING) != 0;
 }
 
 /*
@@ -270,7 +228,10 @@ dti_exiting(const struct dti_proc *dp)
  * Root's tracees are not checked (root may write any process's memory),
  * nor those dtd could not open (an unprivileged dtd under Yama): those
  * have only their own user's images to name.  A process that exec'd
- * before dtd opened its memory is not caught here (known limit).
+ * before dtd opened its memory is not caught here, nor one whose old
+ * memory a CLONE_VM child still shares (it lives on until that child
+ * execs or exits too): known limits; a set-id exec is caught in both
+ * by the owner of /proc/PID (dt_ingest_image_ok()).
  */
 bool
 dti_image_same(const struct dti_proc *dp)

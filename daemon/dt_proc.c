@@ -54,27 +54,39 @@ dt_proc_skip(char **pp, int n)
 	return 0;
 }
 
+ssize_t
+dt_proc_read(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, error;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, len - 1);
+	error = errno;
+	close(fd);
+	if (n < 0) {
+		errno = error;
+		return -1;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
 int
 dt_proc_stat(pid_t pid, struct dt_proc_stat *ps)
 {
 	char path[64], buf[1024], *p, *lp;
-	uint64_t ut, st;
-	ssize_t n;
+	uint64_t ppid, flags, ut, st;
 	size_t len;
-	int fd, error;
+	int error;
 
 	memset(ps, 0, sizeof(*ps));
 	if (pid <= 0)
 		return ESRCH;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return errno == ENOENT ? ESRCH : errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	error = n < 0 ? errno : 0;
-	close(fd);
-	if (n < 0)
-		return error == ESRCH ? ESRCH : EIO;
-	buf[n] = '\0';
+	if (dt_proc_read(path, buf, sizeof(buf)) == -1)
+		return errno == ENOENT || errno == ESRCH ? ESRCH : errno;
 	/* comm may hold anything, parentheses too: the last ')' ends it. */
 	if ((lp = strchr(buf, '(')) == NULL ||
 	    (p = strrchr(buf, ')')) == NULL || p < lp || p[1] != ' ')
@@ -85,13 +97,19 @@ dt_proc_stat(pid_t pid, struct dt_proc_stat *ps)
 	memcpy(ps->ps_comm, lp + 1, len);
 	p += 2;
 	ps->ps_state = *p;
-	/* state is field 3, utime 14, stime 15, starttime 22. */
-	if ((error = dt_proc_skip(&p, 11)) != 0 ||
+	/* Fields: state 3, ppid 4, flags 9, utime 14, stime 15, start 22. */
+	if ((error = dt_proc_skip(&p, 1)) != 0 ||
+	    (error = dt_proc_num(&p, &ppid)) != 0 ||
+	    (error = dt_proc_skip(&p, 4)) != 0 ||
+	    (error = dt_proc_num(&p, &flags)) != 0 ||
+	    (error = dt_proc_skip(&p, 4)) != 0 ||
 	    (error = dt_proc_num(&p, &ut)) != 0 ||
 	    (error = dt_proc_num(&p, &st)) != 0 ||
 	    (error = dt_proc_skip(&p, 6)) != 0 ||
 	    (error = dt_proc_num(&p, &ps->ps_start)) != 0)
 		return error;
+	ps->ps_ppid = (pid_t)ppid;
+	ps->ps_flags = (unsigned int)flags;
 	ps->ps_cpu = ut + st;
 	return 0;
 }

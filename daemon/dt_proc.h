@@ -16,10 +16,11 @@
 
 /*
  * What /proc/PID/stat says about a process that dtd must not take from
- * the process itself: its state, start time (which with the pid names
- * one process for its whole life), the CPU time its threads have used
- * (what bounds the events it can claim to have lost), and its comm.
- * Any thread, no lock; the file is read in one read(2).
+ * the process itself: its state, parent and task flags, start time
+ * (which with the pid names one process for its whole life), the CPU
+ * time its threads have used (what bounds the events it can claim to
+ * have lost), and its comm.  Any thread, no lock; a file is read in one
+ * read(2).
  */
 #ifndef DT_PROC_H
 #define DT_PROC_H
@@ -29,10 +30,18 @@
 
 struct dt_proc_stat {
 	char		ps_state;	/* R, S, D, Z, ... */
+	pid_t		ps_ppid;	/* its parent */
+	unsigned int	ps_flags;	/* the kernel's PF_* task flags */
 	uint64_t	ps_start;	/* starttime, clock ticks since boot */
 	uint64_t	ps_cpu;		/* utime + stime, clock ticks */
 	char		ps_comm[16];	/* NUL-terminated */
 };
+
+/*
+ * The small /proc file path in buf, NUL-terminated: its length, or -1
+ * with errno set.  One read(2): /proc makes such a file whole at once.
+ */
+ssize_t	dt_proc_read(const char *path, char *buf, size_t len);
 
 /* 0, or an errno: ESRCH when there is no such process, EIO malformed. */
 int	dt_proc_stat(pid_t pid, struct dt_proc_stat *);

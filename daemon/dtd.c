@@ -102,7 +102,7 @@ usage(int status)
 	exit(status);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
+void
 dtd_fatal(const char *fmt, ...)
 {
 	va_list ap;

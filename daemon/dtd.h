@@ -114,4 +114,8 @@ int	dt_cuse_main(void);
  */
 void	dtd_unpriv_setup(bool device_set, bool ingest_set);
 
+/* "dtd: " and the message on stderr, then exit 1.  Main thread, at start. */
+void	dtd_fatal(const char *fmt, ...)
+	    __attribute__((noreturn, format(printf, 1, 2)));
+
 #endif /* DTD_H */

@@ -39,29 +39,14 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <userdt/udt_userdir.h>
 
 #include "dtd.h"
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-unpriv_fatal(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("dtd: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
 
 /*
  * path made absolute against the current directory: fusermount3 resolves
@@ -76,10 +61,10 @@ unpriv_abs(const char *opt, const char *path)
 	if (path == NULL || path[0] == '/')
 		return path;
 	if (getcwd(cwd, sizeof(cwd)) == NULL)
-		unpriv_fatal("%s %s: the current directory: %s", opt, path,
+		dtd_fatal("%s %s: the current directory: %s", opt, path,
 		    strerror(errno));
 	if (asprintf(&abs, "%s/%s", cwd, path) == -1)
-		unpriv_fatal("%s: %s", opt, strerror(ENOMEM));
+		dtd_fatal("%s: %s", opt, strerror(ENOMEM));
 	return abs;
 }
 
@@ -95,17 +80,17 @@ dtd_unpriv_setup(bool device_set, bool ingest_set)
 	dtd_conf.dcf_ugid = getegid();
 
 	if (!device_set)
-		unpriv_fatal("not root: /dev/dt is root's; name a device "
+		dtd_fatal("not root: /dev/dt is root's; name a device "
 		    "file of yours, e.g. --device ~/dt");
 	if (dtd_conf.dcf_frontend == DTD_FE_CUSE)
-		unpriv_fatal("--frontend cuse needs root (CUSE makes a node "
+		dtd_fatal("--frontend cuse needs root (CUSE makes a node "
 		    "in /dev); without root the device is a FUSE mount");
 	dtd_conf.dcf_frontend = DTD_FE_FUSE;
 	if (dtd_conf.dcf_group_set)
-		unpriv_fatal("--group needs root: without root the device "
+		dtd_fatal("--group needs root: without root the device "
 		    "is yours alone");
 	if (dtd_conf.dcf_profile == DTD_PROFILE_PERF)
-		unpriv_fatal("--profile perf needs root: perf samples every "
+		dtd_fatal("--profile perf needs root: perf samples every "
 		    "process on the machine; without root, profile samples "
 		    "inside your traced processes (--profile timer)");
 	dtd_conf.dcf_profile = DTD_PROFILE_TIMER;
@@ -115,7 +100,7 @@ dtd_unpriv_setup(bool device_set, bool ingest_set)
 	if (!ingest_set) {
 		if (udt_user_sockpath(sock, sizeof(sock), dtd_conf.dcf_uid)
 		    == -1)
-			unpriv_fatal("XDG_RUNTIME_DIR is too long for the "
+			dtd_fatal("XDG_RUNTIME_DIR is too long for the "
 			    "ingest socket; name one with --ingest");
 		dtd_conf.dcf_ingest = sock;
 	}

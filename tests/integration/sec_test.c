@@ -31,9 +31,11 @@
  *		a member of the --group group is capped (EMFILE)
  *   memory	opens beyond --max-memory fail with ENOMEM, logged, while
  *		the existing opens keep working
- *   setuid	a tracee that got a ring forks a helper keeping it mapped
- *		and execs a set-uid root program: nothing the helper writes
- *		after the exec reaches root's reader as that program's
+ *   setuid	a tracee that got a ring starts a helper keeping it mapped
+ *		(forked, then again as a CLONE_VM child, which keeps the old
+ *		memory alive) and execs a set-uid root program: nothing the
+ *		helper writes after the exec reaches root's reader as that
+ *		program's
  *   exec	the same with a program of the user's own (not set-id):
  *		the image that attached is gone, so are its helper's records
  *   names	a tracee's records as tid 1 (init's) are discarded and
@@ -67,30 +69,11 @@
 struct dtt_user		sec_user;
 const char		*sec_dtd;
 
-/*
- * Run fn(arg) in a child that became sec_user: what it returns (an errno
- * value, 0 for success) comes back as the exit status; -1 if the child
- * could not drop root or died.
- */
+/* fn(arg) as sec_user (dtt_user_run()). */
 int
 as_user(int (*fn)(void *), void *arg)
 {
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	if ((pid = fork()) == -1)
-		return -1;
-	if (pid == 0) {
-		if (dtt_user_become(&sec_user) == -1)
-			_exit(255);
-		_exit(fn(arg) & 0xff);
-	}
-	status = dtt_wait(pid, DTT_EXIT_MS);
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) == 255)
-		return -1;
-	return WEXITSTATUS(status);
+	return dtt_user_run(&sec_user, fn, arg);
 }
 
 /* open(path, O_RDONLY): 0 or the errno. */

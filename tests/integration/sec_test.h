@@ -44,6 +44,11 @@ int	user_hello_fork(const struct dtt_dtd *dd, const char *sock);
 /* The ingest socket's stats (UDT_HELLO_STATS); 0 or -1. */
 struct udt_stats;
 int	st_ingest_stats_sec(const char *sock, struct udt_stats *st);
+/*
+ * A private dtd recording getpid's entry with comm, and the device open:
+ * sets sec_nsys and sec_getpid.  The open descriptor, or -1.
+ */
+int	getpid_dtd(struct dtt_dtd *dd);
 /* Commit a valid sec_getpid record claiming tid and comm at ticket t. */
 struct udt_ring_hdr;
 extern uint32_t	sec_getpid;	/* getpid's entry, provider-local */

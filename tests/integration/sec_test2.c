@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
@@ -358,6 +359,40 @@ st_ingest_stats_sec(const char *sock, struct udt_stats *st)
 
 uint32_t	sec_getpid;	/* getpid's entry, provider-local */
 
+int
+getpid_dtd(struct dtt_dtd *dd)
+{
+	struct dtioc_probe_info *pi = NULL;
+	char *args[] = { "--no-ksyms", NULL };
+	uint32_t pbn, first = 0;
+	size_t npi, i;
+	int fd = -1;
+
+	if (dtt_dtd_init(dd, "udt-sec") != 0 ||
+	    dtt_dtd_start(dd, sec_dtd, args, NULL, 0) == -1 ||
+	    (fd = dtt_open(dd->dd_dev)) == -1 ||
+	    (pi = dtt_plist(fd, &npi)) == NULL)
+		goto fail;
+	sec_nsys = 0;
+	for (i = 0; i < npi; i++)
+		if (strcmp(pi[i].dtpi_prov, "syscall") == 0) {
+			if (first == 0)
+				first = pi[i].dtpi_pbn;
+			sec_nsys++;
+		}
+	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
+	free(pi);
+	sec_getpid = pbn - first;
+	if (pbn == 0 || dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) != 0 ||
+	    dtt_record(fd, 1) != 0)
+		goto fail;
+	return fd;
+fail:
+	if (fd != -1)
+		close(fd);
+	return -1;
+}
+
 void
 commit_rec(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t, pid_t tid,
     const char *comm)
@@ -399,44 +434,87 @@ comm_of(pid_t pid, char *buf, size_t len)
 
 #define SETUID_RECS	100
 
+/* What the tracee's helper needs; the helper may share its memory. */
+struct setuid_help {
+	struct udt_ring_hdr	*sh_rh;
+	uint32_t		 sh_nslots;
+	pid_t			 sh_pid;	/* the tracee */
+	int			 sh_setuid;	/* the program is set-uid */
+	int			 sh_gofd;
+	int			 sh_donefd;
+};
+
 /*
- * As the user: the tracee.  Gets a ring, commits one record, waits for
- * root's go on gofd, forks a helper that keeps the ring, and execs the
- * program (set-uid root, or the user's own); the helper, once the exec shows in /proc, commits
- * SETUID_RECS records as the program and says so on donefd.
+ * The helper: once the exec shows in /proc as dtd sees it (the program's
+ * comm, and for a set-uid one /proc/PID root's), commits SETUID_RECS
+ * records as the program and says so on sh_donefd; then it lives on
+ * (and so does the memory it may share) until root closes sh_gofd.
  */
 static int
-setuid_tracee(const char *sock, const char *prog, int gofd, int donefd)
+setuid_helper(void *arg)
 {
+	struct setuid_help *sh = arg;
+	struct stat st;
+	char c, comm[32], path[32];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)sh->sh_pid);
+	for (i = 0; i < 5000; i++) {
+		comm_of(sh->sh_pid, comm, sizeof(comm));
+		if (strcmp(comm, "sleep") == 0 && (!sh->sh_setuid ||
+		    (stat(path, &st) == 0 && st.st_uid == 0)))
+			break;
+		usleep(1000);
+	}
+	if (i == 5000)
+		return 4;
+	for (i = 0; i < SETUID_RECS; i++)
+		commit_rec(sh->sh_rh, sh->sh_nslots, 1 + (uint64_t)i,
+		    sh->sh_pid, "sleep");
+	if (write(sh->sh_donefd, "d", 1) != 1)
+		return 5;
+	return read(sh->sh_gofd, &c, 1) == 0 ? 0 : 6;
+}
+
+/*
+ * As the user: the tracee.  Gets a ring, commits one record, waits for
+ * root's go on gofd, starts a helper that keeps the ring, and execs the
+ * program (set-uid root, or the user's own).  The helper is forked, or
+ * with vm a CLONE_VM child, which keeps the tracee's old memory alive
+ * past the exec: then only the owner of /proc/PID tells dtd of it.
+ */
+static int
+setuid_tracee(const char *sock, const char *prog, int setuid, int vm,
+    int gofd, int donefd)
+{
+	static char stack[65536] __attribute__((aligned(16)));
+	struct setuid_help sh;
 	struct udt_welcome w;
-	struct udt_ring_hdr *rh;
-	char c, comm[32];
-	int fds[2], fd, i;
-	pid_t me = getpid(), helper;
+	int fds[2], fd;
+	pid_t helper;
+	char c;
 
 	if ((fd = dtt_tracee_hello(sock, sec_nsys, &w, fds)) == -1)
 		return 1;
-	rh = mmap(NULL, w.uw_ringsize, PROT_READ | PROT_WRITE, MAP_SHARED,
-	    fds[0], 0);
-	if (rh == MAP_FAILED)
+	sh.sh_rh = mmap(NULL, w.uw_ringsize, PROT_READ | PROT_WRITE,
+	    MAP_SHARED, fds[0], 0);
+	if (sh.sh_rh == MAP_FAILED)
 		return 2;
-	commit_rec(rh, w.uw_nslots, 0, me, "sec_test");
+	sh.sh_nslots = w.uw_nslots;
+	sh.sh_pid = getpid();
+	sh.sh_setuid = setuid;
+	sh.sh_gofd = gofd;
+	sh.sh_donefd = donefd;
+	commit_rec(sh.sh_rh, sh.sh_nslots, 0, sh.sh_pid, "sec_test");
 	if (read(gofd, &c, 1) != 1)
 		return 3;
-	if ((helper = fork()) == 0) {
-		for (i = 0; i < 5000; i++) {
-			comm_of(me, comm, sizeof(comm));
-			if (strcmp(comm, "sleep") == 0)
-				break;
-			usleep(1000);
-		}
-		if (strcmp(comm, "sleep") != 0)
-			_exit(4);
-		for (i = 0; i < SETUID_RECS; i++)
-			commit_rec(rh, w.uw_nslots, 1 + (uint64_t)i, me,
-			    "sleep");
-		_exit(write(donefd, "d", 1) == 1 ? 0 : 5);
-	}
+	if (vm)
+		helper = clone(setuid_helper, stack + sizeof(stack),
+		    CLONE_VM | SIGCHLD, &sh);
+	else if ((helper = fork()) == 0)
+		_exit(setuid_helper(&sh));
+	if (helper == -1)
+		return 7;
 	close(donefd);
 	execl(prog, "sleep", "30", (char *)NULL);
 	return 6;
@@ -445,42 +523,25 @@ setuid_tracee(const char *sock, const char *prog, int gofd, int donefd)
 /*
  * setuid: the program the tracee execs is a set-uid root copy of sleep;
  * else a plain copy, which runs as the user: /proc/PID stays the user's,
- * and only the end of the image's memory tells dtd of the exec.
+ * and only the end of the image's memory tells dtd of the exec.  vm: the
+ * helper shares the tracee's memory (setuid_tracee()).
  */
 static void
-run_execbind(int setuid)
+run_execbind(int setuid, int vm)
 {
-	struct dtioc_probe_info *pi = NULL;
 	struct dtt_dtd dd;
 	struct dt_evt evs[64];
 	struct udt_stats us0, us;
-	char *args[] = { "--no-ksyms", NULL };
 	char prog[160];
 	uint64_t deadline;
-	uint32_t pbn, first = 0;
-	size_t npi, i;
 	int fd = -1, go[2] = { -1, -1 }, done[2] = { -1, -1 }, seen = 0;
 	int after = 0, src, dst, k;
 	long n;
 	char c;
 	pid_t tracee = -1;
 
-	if (!dtt_check(dtt_dtd_init(&dd, "udt-sec") == 0 &&
-	    dtt_dtd_start(&dd, sec_dtd, args, NULL, 0) != -1 &&
-	    (fd = dtt_open(dd.dd_dev)) != -1 &&
-	    (pi = dtt_plist(fd, &npi)) != NULL, "a private dtd"))
-		goto out;
-	sec_nsys = 0;
-	for (i = 0; i < npi; i++)
-		if (strcmp(pi[i].dtpi_prov, "syscall") == 0) {
-			if (first == 0)
-				first = pi[i].dtpi_pbn;
-			sec_nsys++;
-		}
-	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
-	sec_getpid = pbn - first;
-	if (!dtt_check(pbn != 0 && dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) ==
-	    0 && dtt_record(fd, 1) == 0, "root records getpid"))
+	if (!dtt_check((fd = getpid_dtd(&dd)) != -1, "a private dtd; root "
+	    "records getpid"))
 		goto out;
 	/* sleep, in root's directory: set-uid root, or not. */
 	snprintf(prog, sizeof(prog), "%s/sleep", dd.dd_dir);
@@ -494,7 +555,8 @@ run_execbind(int setuid)
 	if (dst != -1)
 		close(dst);
 	if (!dtt_check(chmod(prog, setuid ? 04755 : 0755) == 0, "a %scopy "
-	    "of sleep", setuid ? "set-uid root " : "") || pipe2(go, O_CLOEXEC) != 0 || pipe(done) != 0)
+	    "of sleep", setuid ? "set-uid root " : "") ||
+	    pipe2(go, O_CLOEXEC) != 0 || pipe(done) != 0)
 		goto out;
 	fflush(stdout);
 	if ((tracee = fork()) == 0) {
@@ -503,7 +565,8 @@ run_execbind(int setuid)
 		close(done[0]);
 		if (dtt_user_become(&sec_user) == -1)
 			_exit(255);
-		_exit(setuid_tracee(dd.dd_sock, prog, go[0], done[1]));
+		_exit(setuid_tracee(dd.dd_sock, prog, setuid, vm, go[0],
+		    done[1]));
 	}
 	close(go[0]);
 	go[0] = -1;
@@ -521,8 +584,9 @@ run_execbind(int setuid)
 		goto out;
 	if (write(go[1], "g", 1) != 1 ||
 	    !dtt_check(read(done[0], &c, 1) == 1, "the tracee exec'd the "
-	    "%sprogram; its helper wrote %d records as it",
-	    setuid ? "set-uid " : "", SETUID_RECS))
+	    "%sprogram; its %s helper wrote %d records as it",
+	    setuid ? "set-uid " : "", vm ? "CLONE_VM" : "forked",
+	    SETUID_RECS))
 		goto out;
 	/* dtd has looked once its garbage moved: it is never emitted. */
 	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
@@ -555,17 +619,17 @@ out:
 		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
 		    "dtd stopped");
 	dtt_dtd_fini(&dd, true);
-	free(pi);
 }
 
 void
 run_setuid(void)
 {
-	run_execbind(1);
+	run_execbind(1, 0);
+	run_execbind(1, 1);
 }
 
 void
 run_exec(void)
 {
-	run_execbind(0);
+	run_execbind(0, 0);
 }

@@ -36,44 +36,6 @@
 #include "dtt.h"
 #include "sec_test.h"
 
-/*
- * A private dtd recording getpid's entry with comm, and the device open:
- * sets sec_nsys and sec_getpid.  The open descriptor, or -1.
- */
-static int
-names_dtd(struct dtt_dtd *dd)
-{
-	struct dtioc_probe_info *pi = NULL;
-	char *args[] = { "--no-ksyms", NULL };
-	uint32_t pbn, first = 0;
-	size_t npi, i;
-	int fd = -1;
-
-	if (dtt_dtd_init(dd, "udt-sec") != 0 ||
-	    dtt_dtd_start(dd, sec_dtd, args, NULL, 0) == -1 ||
-	    (fd = dtt_open(dd->dd_dev)) == -1 ||
-	    (pi = dtt_plist(fd, &npi)) == NULL)
-		goto fail;
-	sec_nsys = 0;
-	for (i = 0; i < npi; i++)
-		if (strcmp(pi[i].dtpi_prov, "syscall") == 0) {
-			if (first == 0)
-				first = pi[i].dtpi_pbn;
-			sec_nsys++;
-		}
-	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
-	free(pi);
-	sec_getpid = pbn - first;
-	if (pbn == 0 || dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) != 0 ||
-	    dtt_record(fd, 1) != 0)
-		goto fail;
-	return fd;
-fail:
-	if (fd != -1)
-		close(fd);
-	return -1;
-}
-
 static int	names_park[2] = { -1, -1 };	/* the thread waits on it */
 
 static void *
@@ -140,7 +102,7 @@ run_names(void)
 	pid_t tracee = -1, ids[2];
 	long n;
 
-	if (!dtt_check((fd = names_dtd(&dd)) != -1, "a private dtd recording "
+	if (!dtt_check((fd = getpid_dtd(&dd)) != -1, "a private dtd recording "
 	    "getpid with comm") || pipe2(out, O_CLOEXEC) != 0 ||
 	    pipe2(go, O_CLOEXEC) != 0)
 		goto out;

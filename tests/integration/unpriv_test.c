@@ -121,26 +121,6 @@ run_as(const struct dtt_user *u, char *const argv[], char *const env[],
 	return pid == -1 ? -1 : dtt_wait(pid, 60000);
 }
 
-/* What fn(arg) returns when run as u (an errno value), -1 on failure. */
-static int
-as_user(const struct dtt_user *u, int (*fn)(void *), void *arg)
-{
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	if ((pid = fork()) == 0) {
-		if (dtt_user_become(u) == -1)
-			_exit(255);
-		_exit(fn(arg) & 0xff);
-	}
-	status = pid == -1 ? -1 : dtt_wait(pid, DTT_EXIT_MS);
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) == 255)
-		return -1;
-	return WEXITSTATUS(status);
-}
-
 static int
 try_open(void *arg)
 {
@@ -341,7 +321,7 @@ check_files(void)
 	struct stat st;
 	char sdir[160];
 
-	dtt_check(as_user(&ua, device_a, NULL) == 0,
+	dtt_check(dtt_user_run(&ua, device_a, NULL) == 0,
 	    "device as A sees it: a mount, A's, 0600");
 	snprintf(sdir, sizeof(sdir), "%s/userdt", xdg);
 	dtt_check(lstat(sdir, &st) == 0 && S_ISDIR(st.st_mode) &&
@@ -399,11 +379,11 @@ check_dtrun(void)
 	char *argv[] = { bin_dtrun, bin_spin, "spin", "0", NULL };
 	int before, after, devnull, status;
 
-	before = as_user(&ua, attached_a, NULL);
+	before = dtt_user_run(&ua, attached_a, NULL);
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	status = run_as(&ua, argv, env_a, devnull, -1);
 	close(devnull);
-	after = as_user(&ua, attached_a, NULL);
+	after = dtt_user_run(&ua, attached_a, NULL);
 	dtt_check(before >= 1 && before < 250 && dtt_exited0(status) &&
 	    after == before + 1, "dtrun as A attached to A's dtd: %d, then "
 	    "%d", before, after);
@@ -419,19 +399,19 @@ check_others(void)
 	struct udt_stats st;
 	int before, after, devnull, status, fd, e;
 
-	dtt_check(as_user(&ub, try_open, dev) == EACCES,
+	dtt_check(dtt_user_run(&ub, try_open, dev) == EACCES,
 	    "B cannot open A's device (EACCES)");
-	dtt_check(as_user(&ub, try_connect, sock) == EACCES,
+	dtt_check(dtt_user_run(&ub, try_connect, sock) == EACCES,
 	    "B cannot connect to A's ingest socket (EACCES)");
 
 	/* A process of B's aimed at A's socket runs, untraced. */
 	snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s", sock);
 	snprintf(envpre, sizeof(envpre), "LD_PRELOAD=%s", bin_lib);
-	before = as_user(&ua, attached_a, NULL);
+	before = dtt_user_run(&ua, attached_a, NULL);
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	status = run_as(&ub, argv, env_b, devnull, -1);
 	close(devnull);
-	after = as_user(&ua, attached_a, NULL);
+	after = dtt_user_run(&ua, attached_a, NULL);
 	dtt_check(dtt_exited0(status) && before >= 0 && before < 250 &&
 	    after == before, "B's process ran untraced (%d attached before, "
 	    "%d after)", before, after);

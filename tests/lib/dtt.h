@@ -198,7 +198,10 @@ void	dtt_busy_stop(pid_t *pids, int ncpu);
  * as root: dtt_user_add() makes one with a random name and its own
  * group, dtt_user_del() removes both (a no-op when none was made).
  * dtt_user_become() drops the calling process to it for good (in a
- * child); 0 or -1 (errno).
+ * child); 0 or -1 (errno).  dtt_user_run() runs fn(arg) in a child that
+ * became the user: what fn returns (an errno value, 0 for success; 0 to
+ * 254) comes back as the exit status; -1 if the child could not drop
+ * root or died.
  */
 struct dtt_user {
 	char	du_name[16];
@@ -209,5 +212,6 @@ struct dtt_user {
 int	dtt_user_add(struct dtt_user *);
 void	dtt_user_del(struct dtt_user *);
 int	dtt_user_become(const struct dtt_user *);
+int	dtt_user_run(const struct dtt_user *, int (*fn)(void *), void *arg);
 
 #endif /* DTT_H */

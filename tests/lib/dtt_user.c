@@ -113,3 +113,24 @@ dtt_user_become(const struct dtt_user *du)
 	}
 	return 0;
 }
+
+int
+dtt_user_run(const struct dtt_user *du, int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		if (dtt_user_become(du) == -1)
+			_exit(255);
+		_exit(fn(arg) & 0xff);
+	}
+	status = dtt_wait(pid, DTT_EXIT_MS);
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) == 255)
+		return -1;
+	return WEXITSTATUS(status);
+}
