@@ -31,7 +31,7 @@
  *
  * At start a new dtd adopts the tables of processes whose previous dtd
  * died (dt_ingest_adopt.c), so that each reconnects on its next hooked
- * call.
+ * call; in a thread of its own, while the device is already served.
  *
  * Tracees may stamp records with the time stamp counter, which
  * dt_ingest_tsc.c turns into CLOCK_REALTIME.
@@ -441,6 +441,23 @@ dti_drain_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Adoption opens every process's /proc/PID/maps, and such an open waits
+ * while that process is in the middle of an exec (which may itself wait,
+ * on a stopped FUSE mount say) or its memory lock is held: seen for 20 s
+ * under the test suite.  So it runs beside the device being served, never
+ * before it (nor before SIGTERM is heard), in a thread of its own.
+ * Detached: the waits are killable, so one still waiting when dtd exits
+ * ends with it; it touches only the tables it maps and dti_stats.
+ */
+static void *
+dti_adopt_main(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&dti_stats.adopted, dt_ingest_adopt(dti_path));
+	return NULL;
+}
+
 /* --- the accept side ------------------------------------------------- */
 
 /*
@@ -753,6 +770,9 @@ dt_ingest_begin(const char *path)
 {
 	struct sockaddr_un sun;
 	struct rlimit rl;
+	pthread_attr_t attr;
+	pthread_t adopt;
+	bool adopting = false;
 	int error, fd;
 
 	if (path == NULL || *path == '\0')
@@ -791,7 +811,14 @@ dt_ingest_begin(const char *path)
 		goto fail;
 	}
 	dti_running = 1;
-	atomic_fetch_add(&dti_stats.adopted, dt_ingest_adopt(dti_path));
+	if (pthread_attr_init(&attr) == 0) {
+		adopting = pthread_attr_setdetachstate(&attr,
+		    PTHREAD_CREATE_DETACHED) == 0 && pthread_create(&adopt,
+		    &attr, dti_adopt_main, NULL) == 0;
+		pthread_attr_destroy(&attr);
+	}
+	if (!adopting)
+		(void)dti_adopt_main(NULL);
 	return 0;
 fail:
 	close(dti_listen);

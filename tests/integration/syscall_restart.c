@@ -183,6 +183,7 @@ main(int argc, char *argv[])
 	char line[64], want[64];
 	char *noksyms[] = { "--no-ksyms", NULL };
 	long rss0[NTRACEES] = { -1 }, rss1[NTRACEES];
+	uint64_t deadline;
 	int fd = -1, i, status, ok, r, c = 0;
 
 	if (argc != 4) {
@@ -225,7 +226,12 @@ main(int argc, char *argv[])
 	if (!dtt_check(dtt_dtd_start(&dd, argv[1], noksyms, NULL, 0) != -1,
 	    "dtd B ready on the same ingest socket"))
 		goto out;
-	r = st_ingest_stats(dd.dd_sock, &us);
+	/* Adoption runs beside the served device: wait for its count. */
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 10000000000ULL;
+	while ((r = st_ingest_stats(dd.dd_sock, &us)) == 0 &&
+	    us.us_adopted < NTRACEES &&
+	    dtt_clock_ns(CLOCK_MONOTONIC) < deadline)
+		usleep(1000);
 	dtt_check(r == 0 && us.us_adopted == NTRACEES,
 	    "dtd B adopted %llu tracees", (unsigned long long)us.us_adopted);
 	if (trace_writes(dd.dd_dev, &fd) != 0)
