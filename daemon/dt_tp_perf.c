@@ -490,17 +490,19 @@ dt_tpev_release(struct dt_tpev *ev)
 /*
  * Between rounds: drain what closed events still hold, then free them.
  * Also every DT_TPEV_FLUSH_MS, drain the live ones below their
- * watermark.  [R].
+ * watermark.  Returns whether any event is live.  [R].
  */
-static void
+static bool
 dt_tpev_round(bool flush)
 {
 	struct dt_tpev *ev, *next, *dead, **snap = NULL;
 	size_t n = 0, i;
+	bool live;
 
 	pthread_mutex_lock(&dt_tpev_mtx);
 	dead = dt_tpev_dead;
 	dt_tpev_dead = NULL;
+	live = dt_tpev_live != NULL;
 	if (flush) {
 		for (ev = dt_tpev_live; ev != NULL; ev = ev->tpe_next)
 			n++;
@@ -525,6 +527,7 @@ dt_tpev_round(bool flush)
 		next = ev->tpe_next;
 		dt_tpev_release(ev);
 	}
+	return live;
 }
 
 static void *
@@ -533,12 +536,14 @@ dt_tpev_reader(void *arg)
 	struct epoll_event evs[DT_TPEV_MAXEVENTS];
 	struct dt_tpev_cpu *c;
 	uint64_t v, last = 0, now;
-	int epfd = (int)(intptr_t)arg, n, i;
+	int epfd = (int)(intptr_t)arg, n, i, timeout = -1;
+	bool flush;
 
+	/* Named, so that a test can tell it sleeps while nothing is open. */
+	pthread_setname_np(pthread_self(), "dtd-tp");
 	rcu_register_thread();
 	while (!uatomic_read(&dt_tpev_quit)) {
-		n = epoll_wait(epfd, evs, DT_TPEV_MAXEVENTS,
-		    DT_TPEV_FLUSH_MS);
+		n = epoll_wait(epfd, evs, DT_TPEV_MAXEVENTS, timeout);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -562,9 +567,10 @@ dt_tpev_reader(void *arg)
 		}
 		rcu_read_unlock();
 		now = dt_clock_ns(CLOCK_MONOTONIC);
-		dt_tpev_round(now - last >= DT_TPEV_FLUSH_MS * 1000000ULL);
-		if (now - last >= DT_TPEV_FLUSH_MS * 1000000ULL)
+		if ((flush = now - last >= DT_TPEV_FLUSH_MS * 1000000ULL))
 			last = now;
+		/* Nothing open, nothing to flush: sleep until an open kicks. */
+		timeout = dt_tpev_round(flush) ? DT_TPEV_FLUSH_MS : -1;
 	}
 	rcu_unregister_thread();
 	return NULL;
@@ -738,6 +744,8 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 	}
 	ev->tpe_next = dt_tpev_live;
 	dt_tpev_live = ev;
+	/* The reader may sleep with no timeout: ev wants its flushes. */
+	dt_tpev_kick();
 	pthread_mutex_unlock(&dt_tpev_mtx);
 	return ev;
 }

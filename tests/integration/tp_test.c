@@ -24,7 +24,8 @@
  *   tp_test fault DTD TARGET		uvm:fault for pages that must fault
  *   tp_test args DTD TARGET		DTIOCGPLIST order, DTIOCGARGS types
  *   tp_test exec DTD TARGET		a Linux event's string argument
- *   tp_test idle DTD TARGET		no perf event while nothing records
+ *   tp_test idle DTD TARGET		no perf event, no reader wakeup while
+ *					nothing records
  *
  * Knowing every event of the target was read: after the target is
  * reaped at time T, this process causes every probe's event on each CPU
@@ -675,11 +676,49 @@ perf_fds(pid_t pid)
 	return n;
 }
 
+/*
+ * Times dtd's tracepoint reader thread (named dtd-tp) went to sleep, or
+ * -1 while it does not exist.
+ */
+static long
+reader_sleeps(pid_t pid)
+{
+	char path[320], buf[4096];
+	struct dirent *de;
+	const char *p;
+	long n = -1;
+	DIR *d;
+	int fd;
+	ssize_t r;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while (n == -1 && (de = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status",
+		    (int)pid, de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (r <= 0)
+			continue;
+		buf[r] = '\0';
+		if (strncmp(buf, "Name:\tdtd-tp\n", 13) == 0 &&
+		    (p = strstr(buf, "\nvoluntary_ctxt_switches:")) != NULL)
+			n = atol(p + 26);
+	}
+	closedir(d);
+	return n;
+}
+
 static void
 run_idle(void)
 {
+	struct timespec ms50 = { 0, 50000000 }, ms300 = { 0, 300000000 };
 	uint32_t pbn;
-	int fd, n;
+	long sl0, sl1;
+	int fd, n, i;
 
 	dtt_check(perf_fds(tp_dd.dd_pid) == 0, "no perf event at start");
 	if ((fd = dtt_open(tp_dd.dd_dev)) == -1)
@@ -693,6 +732,21 @@ run_idle(void)
 	dtt_check(dtt_record(fd, 0) == 0, "stop");
 	n = perf_fds(tp_dd.dd_pid);
 	dtt_check(n == 0, "none after (%d)", n);
+	/*
+	 * Nothing open, so nothing to flush: once the reader has handled
+	 * the close (its count stops moving), it sleeps for good.
+	 */
+	sl1 = reader_sleeps(tp_dd.dd_pid);
+	for (i = 0; i < 20; i++) {
+		nanosleep(&ms50, NULL);
+		sl0 = sl1;
+		if ((sl1 = reader_sleeps(tp_dd.dd_pid)) == sl0)
+			break;
+	}
+	nanosleep(&ms300, NULL);
+	sl0 = reader_sleeps(tp_dd.dd_pid);
+	dtt_check(sl1 >= 0 && sl0 == sl1, "the reader sleeps while nothing "
+	    "records (%ld wakeups in 300 ms)", sl0 - sl1);
 	close(fd);
 }
 
