@@ -90,8 +90,6 @@ static int		 dt_perf_evfd = -1;	/* wakes the reader */
 static struct dt_perf_src *dt_perf_dead;	/* [p] to free */
 static int		 dt_perf_quit;		/* [a] */
 static int		 dt_perf_refuse;	/* [a] errno, 0: allowed */
-#define DT_PERF_CLOCK_UNKNOWN	(-2)	/* no event opened yet */
-#define DT_PERF_CLOCK_PERF	(-1)	/* perf's own: no use_clockid */
 static int		 dt_perf_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_perf_stats dt_perf_counters;	/* [a] */
 static struct dt_perf_comm dt_perf_comms[DT_PERF_COMMSLOTS];	/* [R] */
@@ -100,16 +98,38 @@ static union {				/* [R] a record split by the wrap */
 	char	b[65536];		/* header.size is 16 bits */
 } dt_perf_wrap;
 
-static int
-perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-    int group, unsigned long flags)
+int
+dt_perf_open_clock(struct perf_event_attr *attr, int cpu, int *clk,
+    int64_t *tsoff)
 {
-	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+	static const int clocks[] = { CLOCK_REALTIME, CLOCK_MONOTONIC,
+	    DT_PERF_CLOCK_PERF };
+	int fd = -1, known;
+	size_t i;
+
+	known = uatomic_read(clk);
+	for (i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
+		if (known != DT_PERF_CLOCK_UNKNOWN && clocks[i] != known)
+			continue;
+		attr->use_clockid = clocks[i] != DT_PERF_CLOCK_PERF;
+		attr->clockid = attr->use_clockid ? clocks[i] : 0;
+		fd = (int)syscall(SYS_perf_event_open, attr, -1, cpu, -1,
+		    PERF_FLAG_FD_CLOEXEC);
+		if (fd != -1 || errno != EINVAL)
+			break;
+	}
+	if (fd == -1)
+		return -1;
+	if (known == DT_PERF_CLOCK_UNKNOWN)
+		uatomic_set(clk, clocks[i]);
+	*tsoff = clocks[i] == CLOCK_REALTIME ? 0 : (int64_t)(dt_clock_ns(
+	    CLOCK_REALTIME) - dt_clock_ns(CLOCK_MONOTONIC));
+	return fd;
 }
 
 static void
 dt_perf_attr(struct perf_event_attr *attr, uint64_t nsecs,
-    uint64_t evtflags, int clk)
+    uint64_t evtflags)
 {
 	uint64_t wake;
 
@@ -135,47 +155,25 @@ dt_perf_attr(struct perf_event_attr *attr, uint64_t nsecs,
 	attr->disabled = 1;
 	attr->comm = (evtflags & DTEVT_EXECNAME) != 0;
 	attr->comm_exec = attr->comm;
-	if (clk != DT_PERF_CLOCK_PERF) {
-		attr->use_clockid = 1;
-		attr->clockid = clk;
-	}
 	/* Batch wakeups at fast rates, one per sample at slow ones. */
 	wake = DT_PERF_WAKE_NS / (nsecs ? nsecs : 1);
 	attr->wakeup_events = (uint32_t)(wake > 1 ? wake : 1);
 }
 
-/*
- * Open the event with the realtime clock OpenBSD stamps events with;
- * kernels that refuse it for this event get the monotonic clock plus an
- * offset taken now (a later settimeofday is not followed).
- */
 static int
 dt_perf_open(uint64_t nsecs, uint64_t evtflags, int cpu, int64_t *tsoff,
     clockid_t *clk)
 {
-	static const int clocks[] = { CLOCK_REALTIME, CLOCK_MONOTONIC,
-	    DT_PERF_CLOCK_PERF };
 	struct perf_event_attr attr;
-	int fd = -1, known;
-	size_t i;
+	int fd;
 
-	known = uatomic_read(&dt_perf_clockid);
-	for (i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
-		if (known != DT_PERF_CLOCK_UNKNOWN && clocks[i] != known)
-			continue;
-		dt_perf_attr(&attr, nsecs, evtflags, clocks[i]);
-		fd = perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd != -1 || errno != EINVAL)
-			break;
-	}
-	if (fd == -1)
+	dt_perf_attr(&attr, nsecs, evtflags);
+	if ((fd = dt_perf_open_clock(&attr, cpu, &dt_perf_clockid,
+	    tsoff)) == -1)
 		return -1;
-	if (known == DT_PERF_CLOCK_UNKNOWN)
-		uatomic_set(&dt_perf_clockid, clocks[i]);
 	/* perf's own clock is sched_clock, about CLOCK_MONOTONIC. */
-	*clk = clocks[i] == CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC;
-	*tsoff = clocks[i] == CLOCK_REALTIME ? 0 : (int64_t)(dt_clock_ns(
-	    CLOCK_REALTIME) - dt_clock_ns(CLOCK_MONOTONIC));
+	*clk = attr.use_clockid && attr.clockid == CLOCK_REALTIME ?
+	    CLOCK_REALTIME : CLOCK_MONOTONIC;
 	return fd;
 }
 

@@ -31,6 +31,8 @@
 #ifndef DT_PERF_H
 #define DT_PERF_H
 
+#include <linux/perf_event.h>
+
 #include <stdint.h>
 
 struct dt_pcb;
@@ -91,5 +93,25 @@ void	dt_perf_stats(struct dt_perf_stats *);
 
 /* The clock perf stamps samples with: CLOCK_REALTIME or a fallback. */
 const char	*dt_perf_clock(void);
+
+/*
+ * What the tracepoint provider's reader (dt_tp_perf.c) shares with the
+ * sampler's.
+ */
+#define DT_PERF_CLOCK_UNKNOWN	(-2)	/* no event of the kind opened yet */
+#define DT_PERF_CLOCK_PERF	(-1)	/* perf's own: no use_clockid */
+
+/*
+ * perf_event_open(2) of attr, system wide on cpu, its records stamped
+ * with the realtime clock OpenBSD stamps events with; where the kernel
+ * refuses that for this kind of event (it does for tracepoints), with
+ * the monotonic clock or perf's own, *tsoff the realtime offset taken
+ * now (a later settimeofday is not followed).  *clk caches the kind's
+ * answer: DT_PERF_CLOCK_UNKNOWN has it found and set (atomically),
+ * anything else is the only clock tried.  attr's use_clockid and
+ * clockid say the clock chosen.  fd, or -1 with errno.  Any thread.
+ */
+int	dt_perf_open_clock(struct perf_event_attr *, int cpu, int *clk,
+	    int64_t *tsoff);
 
 #endif /* DT_PERF_H */

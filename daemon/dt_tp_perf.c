@@ -37,7 +37,6 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 
 #include <linux/perf_event.h>
 
@@ -55,6 +54,7 @@
 #include <dev/dt/dtvar.h>
 
 #include "dt_clock.h"
+#include "dt_perf.h"
 #include "dt_tp_perf.h"
 
 #define DT_TPEV_PAGES		128	/* data pages per CPU, power of 2 */
@@ -99,25 +99,16 @@ static pthread_t	 dt_tpev_thread;	/* [t] */
 static int		 dt_tpev_epfd = -1;
 static int		 dt_tpev_evfd = -1;
 static int		 dt_tpev_quit;		/* [a] */
-#define DT_TPEV_CLOCK_UNKNOWN	(-2)
-#define DT_TPEV_CLOCK_PERF	(-1)
-static int		 dt_tpev_clockid = DT_TPEV_CLOCK_UNKNOWN; /* [a] */
+static int		 dt_tpev_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_tpev_stats dt_tpev_counters;	/* [a] */
 static union {				/* [R] a record split by the wrap */
 	struct perf_event_header h;
 	char	b[65536];
 } dt_tpev_wrap;
 
-static int
-dt_tpev_syscall(struct perf_event_attr *attr, int cpu)
-{
-	return (int)syscall(SYS_perf_event_open, attr, -1, cpu, -1,
-	    PERF_FLAG_FD_CLOEXEC);
-}
-
 static void
 dt_tpev_attr(struct perf_event_attr *attr, int id, uint64_t evtflags,
-    int clk, size_t datasize)
+    size_t datasize)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -135,42 +126,6 @@ dt_tpev_attr(struct perf_event_attr *attr, int id, uint64_t evtflags,
 	attr->disabled = 1;
 	attr->watermark = 1;
 	attr->wakeup_watermark = (uint32_t)(datasize / 4);
-	if (clk != DT_TPEV_CLOCK_PERF) {
-		attr->use_clockid = 1;
-		attr->clockid = clk;
-	}
-}
-
-/*
- * Open on one CPU with the clock OpenBSD stamps events with, or the
- * monotonic clock (or perf's own) plus the offset now.
- */
-static int
-dt_tpev_open_cpu(int id, uint64_t evtflags, int cpu, size_t datasize,
-    int64_t *tsoff)
-{
-	static const int clocks[] = { CLOCK_REALTIME, CLOCK_MONOTONIC,
-	    DT_TPEV_CLOCK_PERF };
-	struct perf_event_attr attr;
-	int fd = -1, known;
-	size_t i;
-
-	known = uatomic_read(&dt_tpev_clockid);
-	for (i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
-		if (known != DT_TPEV_CLOCK_UNKNOWN && clocks[i] != known)
-			continue;
-		dt_tpev_attr(&attr, id, evtflags, clocks[i], datasize);
-		fd = dt_tpev_syscall(&attr, cpu);
-		if (fd != -1 || errno != EINVAL)
-			break;
-	}
-	if (fd == -1)
-		return -1;
-	if (known == DT_TPEV_CLOCK_UNKNOWN)
-		uatomic_set(&dt_tpev_clockid, clocks[i]);
-	*tsoff = clocks[i] == CLOCK_REALTIME ? 0 : (int64_t)(dt_clock_ns(
-	    CLOCK_REALTIME) - dt_clock_ns(CLOCK_MONOTONIC));
-	return fd;
 }
 
 /*
@@ -181,6 +136,7 @@ static int
 dt_tpev_open_switch(int cpu, int clk, int outfd)
 {
 	struct perf_event_attr attr;
+	int64_t off;
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
@@ -192,11 +148,7 @@ dt_tpev_open_switch(int cpu, int clk, int outfd)
 	attr.sample_id_all = 1;
 	attr.context_switch = 1;
 	attr.disabled = 1;
-	if (clk != DT_TPEV_CLOCK_PERF) {
-		attr.use_clockid = 1;
-		attr.clockid = clk;
-	}
-	if ((fd = dt_tpev_syscall(&attr, cpu)) == -1)
+	if ((fd = dt_perf_open_clock(&attr, cpu, &clk, &off)) == -1)
 		return -1;
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, outfd) == -1) {
 		close(fd);
@@ -417,7 +369,7 @@ dt_tpev_drain_merged(struct dt_tpev *ev, bool final)
 	uint64_t now = UINT64_MAX - DT_TPEV_AHEAD_NS, cutoff = UINT64_MAX;
 	unsigned int i;
 
-	if (!final && ev->tpe_clk != DT_TPEV_CLOCK_PERF) {
+	if (!final && ev->tpe_clk != DT_PERF_CLOCK_PERF) {
 		now = dt_clock_ns(ev->tpe_clk);
 		cutoff = now - DT_TPEV_HOLD_MS * 1000000ULL;
 	}
@@ -655,6 +607,7 @@ struct dt_tpev *
 dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
     int *error)
 {
+	struct perf_event_attr attr;
 	struct dt_tpev *ev;
 	struct dt_tpev_cpu *c;
 	struct epoll_event eev;
@@ -676,12 +629,13 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 	mmlen = datasize + (size_t)getpagesize();
 	ev->tpe_mmlen = mmlen;
 	ev->tpe_chain = (evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) != 0;
+	dt_tpev_attr(&attr, id, evtflags, datasize);
 	*error = 0;
 	for (i = 0; i < ncpu; i++) {
 		c = &ev->tpe_cpus[i];
 		c->tpc_ev = ev;
 		c->tpc_swfd = -1;
-		c->tpc_fd = dt_tpev_open_cpu(id, evtflags, (int)i, datasize,
+		c->tpc_fd = dt_perf_open_clock(&attr, (int)i, &dt_tpev_clockid,
 		    &ev->tpe_tsoff);
 		if (c->tpc_fd == -1) {
 			/* An offline CPU has nothing to trace. */
