@@ -93,10 +93,7 @@ static int		 dt_perf_refuse;	/* [a] errno, 0: allowed */
 static int		 dt_perf_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_perf_stats dt_perf_counters;	/* [a] */
 static struct dt_perf_comm dt_perf_comms[DT_PERF_COMMSLOTS];	/* [R] */
-static union {				/* [R] a record split by the wrap */
-	struct perf_event_header h;
-	char	b[65536];		/* header.size is 16 bits */
-} dt_perf_wrap;
+static union dt_perf_wrap dt_perf_wrap;	/* [R] */
 
 int
 dt_perf_open_clock(struct perf_event_attr *attr, int cpu, int *clk,
@@ -397,46 +394,52 @@ dt_perf_record(struct dt_perf_src *src, struct dt_pcb *dp,
 	}
 }
 
+const struct perf_event_header *
+dt_perf_rec_at(const struct perf_event_mmap_page *meta, uint64_t tail,
+    uint64_t head, struct perf_event_header *h, union dt_perf_wrap *wrap)
+{
+	const char *data = (const char *)meta + meta->data_offset;
+	uint64_t size = meta->data_size, o, first;
+
+	if (tail >= head || head - tail < sizeof(*h))
+		return NULL;
+	o = tail % size;
+	if (o + sizeof(*h) <= size)
+		memcpy(h, data + o, sizeof(*h));
+	else {
+		first = size - o;
+		memcpy(h, data + o, first);
+		memcpy((char *)h + first, data, sizeof(*h) - first);
+	}
+	if (h->size < sizeof(*h) || h->size > head - tail)
+		return NULL;
+	if (o + h->size <= size)
+		return (const struct perf_event_header *)(data + o);
+	first = size - o;
+	memcpy(wrap->b, data + o, first);
+	memcpy(wrap->b + first, data, h->size - first);
+	return &wrap->h;
+}
+
 /* Everything the kernel wrote since the last drain.  [R], RCU read. */
 static void
 dt_perf_drain(struct dt_perf_src *src, struct dt_pcb *dp)
 {
 	struct perf_event_mmap_page *meta = src->dps_meta;
-	const char *data = (const char *)meta + meta->data_offset;
-	uint64_t size = meta->data_size, head, tail;
-	struct perf_event_header h;
 	const struct perf_event_header *hp;
-	uint64_t o, first;
+	struct perf_event_header h;
+	uint64_t head, tail;
 
 	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	tail = meta->data_tail;
-	while (tail < head) {
-		o = tail % size;
-		if (o + sizeof(h) <= size)
-			memcpy(&h, data + o, sizeof(h));
-		else {
-			first = size - o;
-			memcpy(&h, data + o, first);
-			memcpy((char *)&h + first, data, sizeof(h) - first);
-		}
-		if (h.size < sizeof(h) || h.size > head - tail)
-			break;	/* torn: the kernel broke its own ring */
-		if (o + h.size <= size)
-			hp = (const struct perf_event_header *)(data + o);
-		else {
-			/* Wrapped record: reassemble it. */
-			first = size - o;
-			memcpy(dt_perf_wrap.b, data + o, first);
-			memcpy(dt_perf_wrap.b + first, data, h.size - first);
-			hp = &dt_perf_wrap.h;
-		}
-		/*
-		 * dp stays valid to the end of our read-side section, but a
-		 * stopped pcb wants nothing more: dt_perf_stop() has counted
-		 * what is left as skipped.
-		 */
-		if (uatomic_read(&src->dps_stopped))
-			break;
+	/*
+	 * dp stays valid to the end of our read-side section, but a stopped
+	 * pcb wants nothing more: dt_perf_stop() has counted what is left
+	 * as skipped.
+	 */
+	while (!uatomic_read(&src->dps_stopped) &&
+	    (hp = dt_perf_rec_at(meta, tail, head, &h, &dt_perf_wrap)) !=
+	    NULL) {
 		dt_perf_record(src, dp, hp);
 		tail += h.size;
 	}

@@ -114,4 +114,21 @@ const char	*dt_perf_clock(void);
 int	dt_perf_open_clock(struct perf_event_attr *, int cpu, int *clk,
 	    int64_t *tsoff);
 
+/* A record split by the ring's end, copied whole: a reader's own. */
+union dt_perf_wrap {
+	struct perf_event_header h;
+	char	b[65536];		/* header.size is 16 bits */
+};
+
+/*
+ * The whole record at tail of the ring meta maps, below head: its
+ * header in *h, and a pointer to it, into the ring or, when it wraps,
+ * into wrap (valid until the next call with wrap).  NULL when no record
+ * is whole there: none, or torn (the kernel broke its own ring).
+ */
+const struct perf_event_header *dt_perf_rec_at(
+	    const struct perf_event_mmap_page *meta, uint64_t tail,
+	    uint64_t head, struct perf_event_header *h,
+	    union dt_perf_wrap *wrap);
+
 #endif /* DT_PERF_H */

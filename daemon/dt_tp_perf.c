@@ -101,10 +101,7 @@ static int		 dt_tpev_evfd = -1;
 static int		 dt_tpev_quit;		/* [a] */
 static int		 dt_tpev_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_tpev_stats dt_tpev_counters;	/* [a] */
-static union {				/* [R] a record split by the wrap */
-	struct perf_event_header h;
-	char	b[65536];
-} dt_tpev_wrap;
+static union dt_perf_wrap dt_tpev_wrap;	/* [R] */
 
 static void
 dt_tpev_attr(struct perf_event_attr *attr, int id, uint64_t evtflags,
@@ -249,39 +246,6 @@ dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
 	uatomic_inc(&dt_tpev_counters.tps_records);
 }
 
-/*
- * The whole record at tail of c's buffer (below head): its header in *h,
- * a pointer to it (into the buffer, or dt_tpev_wrap when the record
- * wraps, valid until the next call).  NULL when none is whole.  [R].
- */
-static const struct perf_event_header *
-dt_tpev_at(const struct dt_tpev_cpu *c, uint64_t tail, uint64_t head,
-    struct perf_event_header *h)
-{
-	const struct perf_event_mmap_page *meta = c->tpc_meta;
-	const char *data = (const char *)meta + meta->data_offset;
-	uint64_t size = meta->data_size, o, first;
-
-	if (tail >= head || head - tail < sizeof(*h))
-		return NULL;
-	o = tail % size;
-	if (o + sizeof(*h) <= size)
-		memcpy(h, data + o, sizeof(*h));
-	else {
-		first = size - o;
-		memcpy(h, data + o, first);
-		memcpy((char *)h + first, data, sizeof(*h) - first);
-	}
-	if (h->size < sizeof(*h) || h->size > head - tail)
-		return NULL;
-	if (o + h->size <= size)
-		return (const struct perf_event_header *)(data + o);
-	first = size - o;
-	memcpy(dt_tpev_wrap.b, data + o, first);
-	memcpy(dt_tpev_wrap.b + first, data, h->size - first);
-	return &dt_tpev_wrap.h;
-}
-
 /* Hand one record to the event's callback.  [R], RCU read. */
 static void
 dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
@@ -324,7 +288,8 @@ dt_tpev_drain(struct dt_tpev_cpu *c)
 
 	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	tail = meta->data_tail;
-	while ((hp = dt_tpev_at(c, tail, head, &h)) != NULL) {
+	while ((hp = dt_perf_rec_at(meta, tail, head, &h, &dt_tpev_wrap)) !=
+	    NULL) {
 		dt_tpev_record(c, hp);
 		tail += h.size;
 	}
@@ -344,7 +309,8 @@ dt_tpev_peek(struct dt_tpev_cpu *c)
 	const char *body;
 
 	c->tpc_ns = UINT64_MAX;
-	if ((hp = dt_tpev_at(c, c->tpc_tail, c->tpc_head, &h)) == NULL)
+	if ((hp = dt_perf_rec_at(c->tpc_meta, c->tpc_tail, c->tpc_head, &h,
+	    &dt_tpev_wrap)) == NULL)
 		return;
 	body = (const char *)(hp + 1);
 	c->tpc_ns = 0;
@@ -394,8 +360,8 @@ dt_tpev_drain_merged(struct dt_tpev *ev, bool final)
 		if (best == NULL || (best->tpc_ns > cutoff &&
 		    best->tpc_ns < now + DT_TPEV_AHEAD_NS))
 			break;
-		if ((hp = dt_tpev_at(best, best->tpc_tail, best->tpc_head,
-		    &h)) == NULL)
+		if ((hp = dt_perf_rec_at(best->tpc_meta, best->tpc_tail,
+		    best->tpc_head, &h, &dt_tpev_wrap)) == NULL)
 			break;
 		dt_tpev_record(best, hp);
 		best->tpc_tail += h.size;
