@@ -277,20 +277,40 @@ dt_perf_comm_update(const char *rec, size_t len)
 	memcpy(c->dpc_comm, rec + 8, n);
 }
 
+void
+dt_perf_callchain(const char *pcs, uint64_t nr, struct stacktrace *k,
+    struct stacktrace *u)
+{
+	struct stacktrace *st = NULL;
+	uint64_t i, pc;
+
+	for (i = 0; i < nr; i++) {
+		memcpy(&pc, pcs + i * 8, 8);
+		if (pc >= (uint64_t)PERF_CONTEXT_MAX) {
+			if (pc == (uint64_t)PERF_CONTEXT_KERNEL)
+				st = k;
+			else if (pc == (uint64_t)PERF_CONTEXT_USER)
+				st = u;
+			else
+				st = NULL;
+			continue;
+		}
+		if (st != NULL && st->st_count < STACKTRACE_MAX)
+			st->st_pc[st->st_count++] = pc;
+	}
+}
+
 /*
  * A PERF_RECORD_SAMPLE laid out per dt_perf_attr(): ip, pid/tid, time,
- * cpu/res, then the callchain when asked.  Context markers in the chain
- * say whether the frames that follow are kernel or user ones; each part
- * starts with the interrupted PC, innermost first, as dt(4) records.
- * Reader thread only, inside rcu_read_lock() on a pcb not stopped.
+ * cpu/res, then the callchain when asked.  Reader thread only, inside
+ * rcu_read_lock() on a pcb not stopped.
  */
 static void
 dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
     size_t len)
 {
 	struct dt_evt ev;
-	struct stacktrace *st = NULL;
-	uint64_t time, nr, pc, ns, i, missed, last;
+	uint64_t time, nr, ns, missed, last;
 	uint32_t pid, tid;
 	size_t off = 0;
 
@@ -332,20 +352,8 @@ dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
 		off += 8;
 		if (nr > (len - off) / 8)
 			nr = (len - off) / 8;
-		for (i = 0; i < nr; i++, off += 8) {
-			memcpy(&pc, rec + off, 8);
-			if (pc >= (uint64_t)PERF_CONTEXT_MAX) {
-				if (pc == (uint64_t)PERF_CONTEXT_KERNEL)
-					st = &ev.dtev_kstack;
-				else if (pc == (uint64_t)PERF_CONTEXT_USER)
-					st = &ev.dtev_ustack;
-				else
-					st = NULL;
-				continue;
-			}
-			if (st != NULL && st->st_count < STACKTRACE_MAX)
-				st->st_pc[st->st_count++] = pc;
-		}
+		dt_perf_callchain(rec + off, nr, &ev.dtev_kstack,
+		    &ev.dtev_ustack);
 	}
 	dt_pcb_ring_put(dp, src->dps_cpu, &ev);
 	uatomic_inc(&dt_perf_counters.dps_samples);

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 struct dt_pcb;
+struct stacktrace;
 
 /*
  * Whether perf sampling is available: opens and closes one event on CPU
@@ -130,5 +131,14 @@ const struct perf_event_header *dt_perf_rec_at(
 	    const struct perf_event_mmap_page *meta, uint64_t tail,
 	    uint64_t head, struct perf_event_header *h,
 	    union dt_perf_wrap *wrap);
+
+/*
+ * The nr frames of a PERF_SAMPLE_CALLCHAIN at pcs into k and u, which
+ * come in empty: each part starts with the interrupted PC, innermost
+ * first, as dt(4) records, and its context marker says whether it is
+ * the kernel's or the user's.  STACKTRACE_MAX frames each at most.
+ */
+void	dt_perf_callchain(const char *pcs, uint64_t nr, struct stacktrace *k,
+	    struct stacktrace *u);
 
 #endif /* DT_PERF_H */

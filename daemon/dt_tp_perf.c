@@ -102,6 +102,7 @@ static int		 dt_tpev_quit;		/* [a] */
 static int		 dt_tpev_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_tpev_stats dt_tpev_counters;	/* [a] */
 static union dt_perf_wrap dt_tpev_wrap;	/* [R] */
+static const struct stacktrace dt_tpev_nostack;	/* [I] */
 
 static void
 dt_tpev_attr(struct perf_event_attr *attr, int id, uint64_t evtflags,
@@ -177,6 +178,7 @@ dt_tpev_switch(struct dt_tpev *ev, const char *rec, size_t len)
 	s.ts_pid = (pid_t)pid;
 	s.ts_tid = (pid_t)tid;
 	s.ts_ns = time + (uint64_t)ev->tpe_tsoff;
+	s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 	s.ts_swin = true;
 	s.ts_swev = true;
 	ev->tpe_fn(ev->tpe_arg, &s);
@@ -188,10 +190,10 @@ static void
 dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
     bool chain)
 {
-	uint64_t kpc[STACKTRACE_MAX], upc[STACKTRACE_MAX];
+	/* Zeroed: the provider hands them on whole, to device readers. */
+	struct stacktrace kst = { 0 }, ust = { 0 };
 	struct dt_tp_sample s;
-	uint64_t *cur = NULL, nr, pc, i, time;
-	unsigned int *curn = NULL;
+	uint64_t nr, time;
 	uint32_t pid, tid, cpu, rawsize;
 	size_t off;
 
@@ -210,22 +212,8 @@ dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
 		off += 8;
 		if (nr > (len - off) / 8)
 			return;
-		for (i = 0; i < nr; i++, off += 8) {
-			memcpy(&pc, rec + off, 8);
-			if (pc >= (uint64_t)PERF_CONTEXT_MAX) {
-				if (pc == (uint64_t)PERF_CONTEXT_KERNEL) {
-					cur = kpc;
-					curn = &s.ts_nk;
-				} else if (pc == (uint64_t)PERF_CONTEXT_USER) {
-					cur = upc;
-					curn = &s.ts_nu;
-				} else
-					cur = NULL;
-				continue;
-			}
-			if (cur != NULL && *curn < STACKTRACE_MAX)
-				cur[(*curn)++] = pc;
-		}
+		dt_perf_callchain(rec + off, nr, &kst, &ust);
+		off += nr * 8;
 	}
 	if (off + 4 > len)
 		return;
@@ -237,8 +225,8 @@ dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
 	s.ts_pid = (pid_t)pid;
 	s.ts_tid = (pid_t)tid;
 	s.ts_ns = time + (uint64_t)ev->tpe_tsoff;
-	s.ts_kpc = kpc;
-	s.ts_upc = upc;
+	s.ts_kstack = &kst;
+	s.ts_ustack = &ust;
 	s.ts_raw = rec + off;
 	s.ts_rawlen = rawsize;
 	s.ts_swev = ev->tpe_switches;
@@ -269,6 +257,7 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 			break;
 		memcpy(&lost, body + 8, 8);
 		memset(&s, 0, sizeof(s));
+		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 		s.ts_lost = lost;
 		s.ts_cpu = (unsigned int)(c - ev->tpe_cpus);
 		ev->tpe_fn(ev->tpe_arg, &s);

@@ -47,16 +47,17 @@
  */
 #define DT_TPEV_SWITCHES	(1ULL << 32)
 
+struct stacktrace;
+
 /* One record of an event, as the provider's callback sees it. */
 struct dt_tp_sample {
 	unsigned int	 ts_cpu;
 	pid_t		 ts_pid;	/* current's tgid, 0 when idle */
 	pid_t		 ts_tid;
 	uint64_t	 ts_ns;		/* CLOCK_REALTIME */
-	const uint64_t	*ts_kpc;	/* kernel frames, innermost first */
-	unsigned int	 ts_nk;
-	const uint64_t	*ts_upc;	/* user frames */
-	unsigned int	 ts_nu;
+	/* innermost first; empty, never NULL, where there are none */
+	const struct stacktrace *ts_kstack;
+	const struct stacktrace *ts_ustack;
 	const void	*ts_raw;	/* the tracepoint's record */
 	size_t		 ts_rawlen;
 	uint64_t	 ts_lost;	/* > 0: only a count of lost records */
