@@ -438,6 +438,10 @@ dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
 		dt_tp_lost(src, s);
 		return;
 	}
+	if (s->ts_comm != NULL) {
+		dt_tp_task_note(s->ts_tid, s->ts_pid, s->ts_comm);
+		return;
+	}
 	/* What the record says of the current thread feeds the cache. */
 	if (src == dt_tp_switch && !s->ts_swin) {
 		char comm[DTMAXCOMLEN];

@@ -122,6 +122,12 @@ dt_tpev_attr(struct perf_event_attr *attr, int id, uint64_t evtflags,
 		attr->exclude_callchain_user = !(evtflags & DTEVT_USTACK);
 	}
 	attr->disabled = 1;
+	/*
+	 * Renames and execs, in order with the samples: a thread's name
+	 * is then known when its records are read after it exited.
+	 */
+	attr->comm = 1;
+	attr->comm_exec = 1;
 	attr->watermark = 1;
 	attr->wakeup_watermark = (uint32_t)(datasize / 4);
 }
@@ -243,6 +249,7 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 	size_t len = hp->size - sizeof(*hp);
 	struct dt_tp_sample s;
 	uint64_t lost;
+	uint32_t pid, tid;
 
 	switch (hp->type) {
 	case PERF_RECORD_SAMPLE:
@@ -251,6 +258,19 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		if (!(hp->misc & PERF_RECORD_MISC_SWITCH_OUT))
 			dt_tpev_switch(ev, body, len);
+		break;
+	case PERF_RECORD_COMM:
+		/* pid, tid, the name NUL-padded to 8 bytes. */
+		if (len < 9 || memchr(body + 8, '\0', len - 8) == NULL)
+			break;
+		memset(&s, 0, sizeof(s));
+		memcpy(&pid, body, 4);
+		memcpy(&tid, body + 4, 4);
+		s.ts_pid = (pid_t)pid;
+		s.ts_tid = (pid_t)tid;
+		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
+		s.ts_comm = body + 8;
+		ev->tpe_fn(ev->tpe_arg, &s);
 		break;
 	case PERF_RECORD_LOST:
 		if (len < 16)

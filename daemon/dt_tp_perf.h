@@ -61,6 +61,8 @@ struct dt_tp_sample {
 	const void	*ts_raw;	/* the tracepoint's record */
 	size_t		 ts_rawlen;
 	uint64_t	 ts_lost;	/* > 0: only a count of lost records */
+	/* A rename or exec: only ts_pid/ts_tid's new name, NUL-ended */
+	const char	*ts_comm;
 	bool		 ts_swin;	/* a switch in: ts_pid/ts_tid came
 					   in, no raw record, no stacks */
 	bool		 ts_swev;	/* the event gives switches in */

@@ -20,6 +20,7 @@
  *   tp_test sleep DTD TARGET		on__cpu/off__cpu/sleep of a sleeper
  *   tp_test wakeup DTD TARGET		wakeup names the woken process
  *   tp_test fork DTD TARGET		fork names each child
+ *   tp_test comm DTD TARGET		comm of a process gone when read
  *   tp_test syscalls DTD STATIC	raw_syscalls of a static binary
  *   tp_test fault DTD TARGET		uvm:fault for pages that must fault
  *   tp_test args DTD TARGET		DTIOCGPLIST order, DTIOCGARGS types
@@ -253,7 +254,7 @@ tp_run(struct tp_probe *probes, size_t nprobes, char *const argv[],
 		    sizeof(tp_out) - 1 - outlen)) > 0)
 			outlen += (size_t)r;
 		if (t == 0 && waitpid(pid, &status, WNOHANG) == pid) {
-			dtt_check(dtt_exited0(status), "%s exits 0", argv[0]);
+			dtt_check(dtt_exited0(status), "%s exits 0 (%d %s)", argv[0], status, strerror(errno));
 			t = dtt_clock_ns(CLOCK_REALTIME);
 		}
 		if (t != 0)
@@ -473,6 +474,71 @@ run_fork(void)
 	dtt_check(nk > 0 && j == nk, "fork, in the parent, names each child "
 	    "once (tid and pid)");
 	dtt_check(other == 0, "and no other (%lu)", other);
+}
+
+/*
+ * The name on the events of a process that is gone when dtd reads them,
+ * where /proc no longer knows it: dtd is stopped while the target runs.
+ * The target is forked before the device is open (closing the device at
+ * its exec would wait for dtd), and pinned: its exec's name and its forks
+ * are then in one CPU's buffer, in order.
+ */
+static void
+run_comm(void)
+{
+	static struct dt_evt evs[512];
+	unsigned long forks = 0, named = 0;
+	uint64_t deadline;
+	uint32_t pbn;
+	pid_t pid;
+	long n, i;
+	int fd, go[2], status = -1;
+
+	if (pipe2(go, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
+		dtt_check(false, "pipe, fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		char c;
+
+		if (pin(0) == -1 || read(go[0], &c, 1) != 1 ||
+		    (fd = open("/dev/null", O_WRONLY)) == -1 ||
+		    dup2(fd, STDOUT_FILENO) == -1)
+			_exit(126);
+		execl(tp_target, tp_target, "fork", "3", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	if ((fd = dtt_open(tp_dd.dd_dev)) == -1 ||
+	    (pbn = probe_pbn(fd, "sched", "fork")) == 0 ||
+	    !dtt_check(dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) == 0 &&
+	    dtt_record(fd, 1) == 0, "enable fork, record")) {
+		close(go[1]);
+		dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+		return;
+	}
+	kill(tp_dd.dd_pid, SIGSTOP);
+	if (write(go[1], "x", 1) == 1)
+		status = dtt_wait(pid, TP_RUN_MS);
+	kill(tp_dd.dd_pid, SIGCONT);
+	close(go[1]);
+	if (!dtt_check(dtt_exited0(status), "%s exits 0", tp_target))
+		dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + TP_RUN_MS * 1000000ULL;
+	while (forks < 3 && dtt_clock_ns(CLOCK_MONOTONIC) < deadline) {
+		n = dtt_read(fd, evs, sizeof(evs) / sizeof(evs[0]), 200);
+		for (i = 0; i < n; i++) {
+			if (evs[i].dtev_pbn != pbn || evs[i].dtev_pid != pid)
+				continue;
+			forks++;
+			named += strcmp(evs[i].dtev_comm, "tp_target") == 0;
+		}
+	}
+	dtt_record(fd, 0);
+	close(fd);
+	dtt_check(forks == 3, "its 3 forks (%lu)", forks);
+	dtt_check(named == forks, "each named tp_target, as at its exec "
+	    "(%lu of %lu)", named, forks);
 }
 
 static void
@@ -758,7 +824,8 @@ main(int argc, char *argv[])
 		void		(*fn)(void);
 	} modes[] = {
 		{ "sleep", run_sleep }, { "wakeup", run_wakeup },
-		{ "fork", run_fork }, { "syscalls", run_syscalls },
+		{ "fork", run_fork }, { "comm", run_comm },
+		{ "syscalls", run_syscalls },
 		{ "fault", run_fault }, { "exec", run_exec },
 		{ "args", run_args }, { "idle", run_idle },
 	};
