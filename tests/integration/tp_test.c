@@ -97,7 +97,7 @@ pin(int cpu)
 }
 
 /* A busy loop at SCHED_IDLE on every CPU, so that none idles. */
-static pid_t tp_spin[64];
+static pid_t tp_spin[TP_MAXCPU];
 
 static int
 spinners_start(void)
@@ -105,32 +105,16 @@ spinners_start(void)
 	struct sched_param sp = { 0 };
 	int c;
 
-	for (c = 0; c < tp_ncpu && c < 64; c++) {
-		if ((tp_spin[c] = fork()) == -1) {
-			dtt_check(false, "fork: %s", strerror(errno));
+	if (dtt_busy_start(tp_spin, tp_ncpu, "tp_spin") == -1) {
+		dtt_check(false, "spinners: %s", strerror(errno));
+		return -1;
+	}
+	for (c = 0; c < tp_ncpu; c++)
+		if (sched_setscheduler(tp_spin[c], SCHED_IDLE, &sp) == -1) {
+			dtt_check(false, "SCHED_IDLE: %s", strerror(errno));
 			return -1;
 		}
-		if (tp_spin[c] == 0) {
-			if (pin(c) == -1 ||
-			    sched_setscheduler(0, SCHED_IDLE, &sp) == -1)
-				_exit(1);
-			for (;;)
-				continue;
-		}
-	}
 	return 0;
-}
-
-static void
-spinners_stop(void)
-{
-	int c;
-
-	for (c = 0; c < tp_ncpu && c < 64; c++)
-		if (tp_spin[c] > 0) {
-			dtt_stop(tp_spin[c], SIGKILL, DTT_EXIT_MS);
-			tp_spin[c] = 0;
-		}
 }
 
 static uint32_t
@@ -151,11 +135,6 @@ keep_own(const struct dt_evt *ev, pid_t target)
 }
 
 /*
- * Things that fire every probe tp_run() may enable, done on CPU cpu
- * by this process: a sleep (switch, wakeup), a system call, a fork and
- * an exec, a fault on a fresh page.
- */
-/*
  * Which events may prove a CPU done (tp_run()); NULL: any.  A probe fed
  * by several kernel events (uvm:fault: user and kernel page faults) has
  * a perf buffer a CPU for each, drained apart, so only an event from the
@@ -164,6 +143,11 @@ keep_own(const struct dt_evt *ev, pid_t target)
 static bool (*tp_proof)(const struct dt_evt *);
 static unsigned long tp_markpage;	/* tp_mark()'s fresh page */
 
+/*
+ * Things that fire every probe tp_run() may enable, done on CPU cpu
+ * by this process: a sleep (switch, wakeup), a system call, a fork and
+ * an exec, a fault on a fresh page.
+ */
 static void
 tp_mark(int cpu)
 {
@@ -417,10 +401,12 @@ run_wakeup(void)
 	 * here: a SCHED_IDLE spinner on each, which the woken sleeper
 	 * preempts at once.
 	 */
-	if (spinners_start() == -1)
+	if (spinners_start() == -1) {
+		dtt_busy_stop(tp_spin, tp_ncpu);
 		return;
+	}
 	pid = tp_run(pr, 1, argv, keep_woken);
-	spinners_stop();
+	dtt_busy_stop(tp_spin, tp_ncpu);
 	if (pid == -1)
 		return;
 	for (i = 0; i < tp_nevs; i++) {
