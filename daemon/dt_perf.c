@@ -90,26 +90,43 @@ static int		 dt_perf_evfd = -1;	/* wakes the reader */
 static struct dt_perf_src *dt_perf_dead;	/* [p] to free */
 static int		 dt_perf_quit;		/* [a] */
 static int		 dt_perf_refuse;	/* [a] errno, 0: allowed */
-#define DT_PERF_CLOCK_UNKNOWN	(-2)	/* no event opened yet */
-#define DT_PERF_CLOCK_PERF	(-1)	/* perf's own: no use_clockid */
 static int		 dt_perf_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_perf_stats dt_perf_counters;	/* [a] */
 static struct dt_perf_comm dt_perf_comms[DT_PERF_COMMSLOTS];	/* [R] */
-static union {				/* [R] a record split by the wrap */
-	struct perf_event_header h;
-	char	b[65536];		/* header.size is 16 bits */
-} dt_perf_wrap;
+static union dt_perf_wrap dt_perf_wrap;	/* [R] */
 
-static int
-perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-    int group, unsigned long flags)
+int
+dt_perf_open_clock(struct perf_event_attr *attr, int cpu, int *clk,
+    int64_t *tsoff)
 {
-	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+	static const int clocks[] = { CLOCK_REALTIME, CLOCK_MONOTONIC,
+	    DT_PERF_CLOCK_PERF };
+	int fd = -1, known;
+	size_t i;
+
+	known = uatomic_read(clk);
+	for (i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
+		if (known != DT_PERF_CLOCK_UNKNOWN && clocks[i] != known)
+			continue;
+		attr->use_clockid = clocks[i] != DT_PERF_CLOCK_PERF;
+		attr->clockid = attr->use_clockid ? clocks[i] : 0;
+		fd = (int)syscall(SYS_perf_event_open, attr, -1, cpu, -1,
+		    PERF_FLAG_FD_CLOEXEC);
+		if (fd != -1 || errno != EINVAL)
+			break;
+	}
+	if (fd == -1)
+		return -1;
+	if (known == DT_PERF_CLOCK_UNKNOWN)
+		uatomic_set(clk, clocks[i]);
+	*tsoff = clocks[i] == CLOCK_REALTIME ? 0 : (int64_t)(dt_clock_ns(
+	    CLOCK_REALTIME) - dt_clock_ns(CLOCK_MONOTONIC));
+	return fd;
 }
 
 static void
 dt_perf_attr(struct perf_event_attr *attr, uint64_t nsecs,
-    uint64_t evtflags, int clk)
+    uint64_t evtflags)
 {
 	uint64_t wake;
 
@@ -135,47 +152,25 @@ dt_perf_attr(struct perf_event_attr *attr, uint64_t nsecs,
 	attr->disabled = 1;
 	attr->comm = (evtflags & DTEVT_EXECNAME) != 0;
 	attr->comm_exec = attr->comm;
-	if (clk != DT_PERF_CLOCK_PERF) {
-		attr->use_clockid = 1;
-		attr->clockid = clk;
-	}
 	/* Batch wakeups at fast rates, one per sample at slow ones. */
 	wake = DT_PERF_WAKE_NS / (nsecs ? nsecs : 1);
 	attr->wakeup_events = (uint32_t)(wake > 1 ? wake : 1);
 }
 
-/*
- * Open the event with the realtime clock OpenBSD stamps events with;
- * kernels that refuse it for this event get the monotonic clock plus an
- * offset taken now (a later settimeofday is not followed).
- */
 static int
 dt_perf_open(uint64_t nsecs, uint64_t evtflags, int cpu, int64_t *tsoff,
     clockid_t *clk)
 {
-	static const int clocks[] = { CLOCK_REALTIME, CLOCK_MONOTONIC,
-	    DT_PERF_CLOCK_PERF };
 	struct perf_event_attr attr;
-	int fd = -1, known;
-	size_t i;
+	int fd;
 
-	known = uatomic_read(&dt_perf_clockid);
-	for (i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
-		if (known != DT_PERF_CLOCK_UNKNOWN && clocks[i] != known)
-			continue;
-		dt_perf_attr(&attr, nsecs, evtflags, clocks[i]);
-		fd = perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd != -1 || errno != EINVAL)
-			break;
-	}
-	if (fd == -1)
+	dt_perf_attr(&attr, nsecs, evtflags);
+	if ((fd = dt_perf_open_clock(&attr, cpu, &dt_perf_clockid,
+	    tsoff)) == -1)
 		return -1;
-	if (known == DT_PERF_CLOCK_UNKNOWN)
-		uatomic_set(&dt_perf_clockid, clocks[i]);
 	/* perf's own clock is sched_clock, about CLOCK_MONOTONIC. */
-	*clk = clocks[i] == CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC;
-	*tsoff = clocks[i] == CLOCK_REALTIME ? 0 : (int64_t)(dt_clock_ns(
-	    CLOCK_REALTIME) - dt_clock_ns(CLOCK_MONOTONIC));
+	*clk = attr.use_clockid && attr.clockid == CLOCK_REALTIME ?
+	    CLOCK_REALTIME : CLOCK_MONOTONIC;
 	return fd;
 }
 
@@ -282,20 +277,40 @@ dt_perf_comm_update(const char *rec, size_t len)
 	memcpy(c->dpc_comm, rec + 8, n);
 }
 
+void
+dt_perf_callchain(const char *pcs, uint64_t nr, struct stacktrace *k,
+    struct stacktrace *u)
+{
+	struct stacktrace *st = NULL;
+	uint64_t i, pc;
+
+	for (i = 0; i < nr; i++) {
+		memcpy(&pc, pcs + i * 8, 8);
+		if (pc >= (uint64_t)PERF_CONTEXT_MAX) {
+			if (pc == (uint64_t)PERF_CONTEXT_KERNEL)
+				st = k;
+			else if (pc == (uint64_t)PERF_CONTEXT_USER)
+				st = u;
+			else
+				st = NULL;
+			continue;
+		}
+		if (st != NULL && st->st_count < STACKTRACE_MAX)
+			st->st_pc[st->st_count++] = pc;
+	}
+}
+
 /*
  * A PERF_RECORD_SAMPLE laid out per dt_perf_attr(): ip, pid/tid, time,
- * cpu/res, then the callchain when asked.  Context markers in the chain
- * say whether the frames that follow are kernel or user ones; each part
- * starts with the interrupted PC, innermost first, as dt(4) records.
- * Reader thread only, inside rcu_read_lock() on a pcb not stopped.
+ * cpu/res, then the callchain when asked.  Reader thread only, inside
+ * rcu_read_lock() on a pcb not stopped.
  */
 static void
 dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
     size_t len)
 {
 	struct dt_evt ev;
-	struct stacktrace *st = NULL;
-	uint64_t time, nr, pc, ns, i, missed, last;
+	uint64_t time, nr, ns, missed, last;
 	uint32_t pid, tid;
 	size_t off = 0;
 
@@ -337,20 +352,8 @@ dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
 		off += 8;
 		if (nr > (len - off) / 8)
 			nr = (len - off) / 8;
-		for (i = 0; i < nr; i++, off += 8) {
-			memcpy(&pc, rec + off, 8);
-			if (pc >= (uint64_t)PERF_CONTEXT_MAX) {
-				if (pc == (uint64_t)PERF_CONTEXT_KERNEL)
-					st = &ev.dtev_kstack;
-				else if (pc == (uint64_t)PERF_CONTEXT_USER)
-					st = &ev.dtev_ustack;
-				else
-					st = NULL;
-				continue;
-			}
-			if (st != NULL && st->st_count < STACKTRACE_MAX)
-				st->st_pc[st->st_count++] = pc;
-		}
+		dt_perf_callchain(rec + off, nr, &ev.dtev_kstack,
+		    &ev.dtev_ustack);
 	}
 	dt_pcb_ring_put(dp, src->dps_cpu, &ev);
 	uatomic_inc(&dt_perf_counters.dps_samples);
@@ -399,46 +402,52 @@ dt_perf_record(struct dt_perf_src *src, struct dt_pcb *dp,
 	}
 }
 
+const struct perf_event_header *
+dt_perf_rec_at(const struct perf_event_mmap_page *meta, uint64_t tail,
+    uint64_t head, struct perf_event_header *h, union dt_perf_wrap *wrap)
+{
+	const char *data = (const char *)meta + meta->data_offset;
+	uint64_t size = meta->data_size, o, first;
+
+	if (tail >= head || head - tail < sizeof(*h))
+		return NULL;
+	o = tail % size;
+	if (o + sizeof(*h) <= size)
+		memcpy(h, data + o, sizeof(*h));
+	else {
+		first = size - o;
+		memcpy(h, data + o, first);
+		memcpy((char *)h + first, data, sizeof(*h) - first);
+	}
+	if (h->size < sizeof(*h) || h->size > head - tail)
+		return NULL;
+	if (o + h->size <= size)
+		return (const struct perf_event_header *)(data + o);
+	first = size - o;
+	memcpy(wrap->b, data + o, first);
+	memcpy(wrap->b + first, data, h->size - first);
+	return &wrap->h;
+}
+
 /* Everything the kernel wrote since the last drain.  [R], RCU read. */
 static void
 dt_perf_drain(struct dt_perf_src *src, struct dt_pcb *dp)
 {
 	struct perf_event_mmap_page *meta = src->dps_meta;
-	const char *data = (const char *)meta + meta->data_offset;
-	uint64_t size = meta->data_size, head, tail;
-	struct perf_event_header h;
 	const struct perf_event_header *hp;
-	uint64_t o, first;
+	struct perf_event_header h;
+	uint64_t head, tail;
 
 	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	tail = meta->data_tail;
-	while (tail < head) {
-		o = tail % size;
-		if (o + sizeof(h) <= size)
-			memcpy(&h, data + o, sizeof(h));
-		else {
-			first = size - o;
-			memcpy(&h, data + o, first);
-			memcpy((char *)&h + first, data, sizeof(h) - first);
-		}
-		if (h.size < sizeof(h) || h.size > head - tail)
-			break;	/* torn: the kernel broke its own ring */
-		if (o + h.size <= size)
-			hp = (const struct perf_event_header *)(data + o);
-		else {
-			/* Wrapped record: reassemble it. */
-			first = size - o;
-			memcpy(dt_perf_wrap.b, data + o, first);
-			memcpy(dt_perf_wrap.b + first, data, h.size - first);
-			hp = &dt_perf_wrap.h;
-		}
-		/*
-		 * dp stays valid to the end of our read-side section, but a
-		 * stopped pcb wants nothing more: dt_perf_stop() has counted
-		 * what is left as skipped.
-		 */
-		if (uatomic_read(&src->dps_stopped))
-			break;
+	/*
+	 * dp stays valid to the end of our read-side section, but a stopped
+	 * pcb wants nothing more: dt_perf_stop() has counted what is left
+	 * as skipped.
+	 */
+	while (!uatomic_read(&src->dps_stopped) &&
+	    (hp = dt_perf_rec_at(meta, tail, head, &h, &dt_perf_wrap)) !=
+	    NULL) {
 		dt_perf_record(src, dp, hp);
 		tail += h.size;
 	}

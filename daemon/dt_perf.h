@@ -31,9 +31,12 @@
 #ifndef DT_PERF_H
 #define DT_PERF_H
 
+#include <linux/perf_event.h>
+
 #include <stdint.h>
 
 struct dt_pcb;
+struct stacktrace;
 
 /*
  * Whether perf sampling is available: opens and closes one event on CPU
@@ -91,5 +94,51 @@ void	dt_perf_stats(struct dt_perf_stats *);
 
 /* The clock perf stamps samples with: CLOCK_REALTIME or a fallback. */
 const char	*dt_perf_clock(void);
+
+/*
+ * What the tracepoint provider's reader (dt_tp_perf.c) shares with the
+ * sampler's.
+ */
+#define DT_PERF_CLOCK_UNKNOWN	(-2)	/* no event of the kind opened yet */
+#define DT_PERF_CLOCK_PERF	(-1)	/* perf's own: no use_clockid */
+
+/*
+ * perf_event_open(2) of attr, system wide on cpu, its records stamped
+ * with the realtime clock OpenBSD stamps events with; where the kernel
+ * refuses that for this kind of event (it does for tracepoints), with
+ * the monotonic clock or perf's own, *tsoff the realtime offset taken
+ * now (a later settimeofday is not followed).  *clk caches the kind's
+ * answer: DT_PERF_CLOCK_UNKNOWN has it found and set (atomically),
+ * anything else is the only clock tried.  attr's use_clockid and
+ * clockid say the clock chosen.  fd, or -1 with errno.  Any thread.
+ */
+int	dt_perf_open_clock(struct perf_event_attr *, int cpu, int *clk,
+	    int64_t *tsoff);
+
+/* A record split by the ring's end, copied whole: a reader's own. */
+union dt_perf_wrap {
+	struct perf_event_header h;
+	char	b[65536];		/* header.size is 16 bits */
+};
+
+/*
+ * The whole record at tail of the ring meta maps, below head: its
+ * header in *h, and a pointer to it, into the ring or, when it wraps,
+ * into wrap (valid until the next call with wrap).  NULL when no record
+ * is whole there: none, or torn (the kernel broke its own ring).
+ */
+const struct perf_event_header *dt_perf_rec_at(
+	    const struct perf_event_mmap_page *meta, uint64_t tail,
+	    uint64_t head, struct perf_event_header *h,
+	    union dt_perf_wrap *wrap);
+
+/*
+ * The nr frames of a PERF_SAMPLE_CALLCHAIN at pcs into k and u, which
+ * come in empty: each part starts with the interrupted PC, innermost
+ * first, as dt(4) records, and its context marker says whether it is
+ * the kernel's or the user's.  STACKTRACE_MAX frames each at most.
+ */
+void	dt_perf_callchain(const char *pcs, uint64_t nr, struct stacktrace *k,
+	    struct stacktrace *u);
 
 #endif /* DT_PERF_H */

@@ -114,6 +114,27 @@ dt_proc_stat(pid_t pid, struct dt_proc_stat *ps)
 	return 0;
 }
 
+ssize_t
+dt_proc_read(const char *path, char *buf, size_t size)
+{
+	ssize_t n, done = 0;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	while ((size_t)done < size - 1) {
+		n = read(fd, buf + done, size - 1 - (size_t)done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += n;
+	}
+	close(fd);
+	buf[done] = '\0';
+	return done;
+}
+
 uint64_t
 dt_proc_tick_ns(void)
 {

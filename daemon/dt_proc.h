@@ -49,4 +49,10 @@ int	dt_proc_stat(pid_t pid, struct dt_proc_stat *);
 /* Clock ticks in nanoseconds (sysconf(_SC_CLK_TCK)). */
 uint64_t	dt_proc_tick_ns(void);
 
+/*
+ * A small file (of /proc, of tracefs) read whole, or its first size - 1
+ * bytes, into buf, NUL-terminated.  Its length, or -1 with errno.
+ */
+ssize_t	dt_proc_read(const char *path, char *buf, size_t size);
+
 #endif /* DT_PROC_H */

@@ -438,6 +438,10 @@ dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
 		dt_tp_lost(src, s);
 		return;
 	}
+	if (s->ts_comm != NULL) {
+		dt_tp_task_note(s->ts_tid, s->ts_pid, s->ts_comm);
+		return;
+	}
 	/* What the record says of the current thread feeds the cache. */
 	if (src == dt_tp_switch && !s->ts_swin) {
 		char comm[DTMAXCOMLEN];
@@ -473,12 +477,8 @@ dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
 		ev.dtev_tid = s->ts_tid;
 		ev.dtev_tsp = dt_clock_ts(s->ts_ns);
 		if (!tpp->tpp_nostack) {
-			ev.dtev_kstack.st_count = s->ts_nk;
-			memcpy(ev.dtev_kstack.st_pc, s->ts_kpc,
-			    s->ts_nk * sizeof(s->ts_kpc[0]));
-			ev.dtev_ustack.st_count = s->ts_nu;
-			memcpy(ev.dtev_ustack.st_pc, s->ts_upc,
-			    s->ts_nu * sizeof(s->ts_upc[0]));
+			ev.dtev_kstack = *s->ts_kstack;
+			ev.dtev_ustack = *s->ts_ustack;
 		}
 		if (flags & DTEVT_EXECNAME)
 			dt_tp_task_comm(s->ts_pid, s->ts_tid, s->ts_cpu,

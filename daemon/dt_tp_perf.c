@@ -37,7 +37,6 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 
 #include <linux/perf_event.h>
 
@@ -55,6 +54,7 @@
 #include <dev/dt/dtvar.h>
 
 #include "dt_clock.h"
+#include "dt_perf.h"
 #include "dt_tp_perf.h"
 
 #define DT_TPEV_PAGES		128	/* data pages per CPU, power of 2 */
@@ -99,25 +99,14 @@ static pthread_t	 dt_tpev_thread;	/* [t] */
 static int		 dt_tpev_epfd = -1;
 static int		 dt_tpev_evfd = -1;
 static int		 dt_tpev_quit;		/* [a] */
-#define DT_TPEV_CLOCK_UNKNOWN	(-2)
-#define DT_TPEV_CLOCK_PERF	(-1)
-static int		 dt_tpev_clockid = DT_TPEV_CLOCK_UNKNOWN; /* [a] */
+static int		 dt_tpev_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_tpev_stats dt_tpev_counters;	/* [a] */
-static union {				/* [R] a record split by the wrap */
-	struct perf_event_header h;
-	char	b[65536];
-} dt_tpev_wrap;
-
-static int
-dt_tpev_syscall(struct perf_event_attr *attr, int cpu)
-{
-	return (int)syscall(SYS_perf_event_open, attr, -1, cpu, -1,
-	    PERF_FLAG_FD_CLOEXEC);
-}
+static union dt_perf_wrap dt_tpev_wrap;	/* [R] */
+static const struct stacktrace dt_tpev_nostack;	/* [I] */
 
 static void
 dt_tpev_attr(struct perf_event_attr *attr, int id, uint64_t evtflags,
-    int clk, size_t datasize)
+    size_t datasize)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -133,44 +122,14 @@ dt_tpev_attr(struct perf_event_attr *attr, int id, uint64_t evtflags,
 		attr->exclude_callchain_user = !(evtflags & DTEVT_USTACK);
 	}
 	attr->disabled = 1;
+	/*
+	 * Renames and execs, in order with the samples: a thread's name
+	 * is then known when its records are read after it exited.
+	 */
+	attr->comm = 1;
+	attr->comm_exec = 1;
 	attr->watermark = 1;
 	attr->wakeup_watermark = (uint32_t)(datasize / 4);
-	if (clk != DT_TPEV_CLOCK_PERF) {
-		attr->use_clockid = 1;
-		attr->clockid = clk;
-	}
-}
-
-/*
- * Open on one CPU with the clock OpenBSD stamps events with, or the
- * monotonic clock (or perf's own) plus the offset now.
- */
-static int
-dt_tpev_open_cpu(int id, uint64_t evtflags, int cpu, size_t datasize,
-    int64_t *tsoff)
-{
-	static const int clocks[] = { CLOCK_REALTIME, CLOCK_MONOTONIC,
-	    DT_TPEV_CLOCK_PERF };
-	struct perf_event_attr attr;
-	int fd = -1, known;
-	size_t i;
-
-	known = uatomic_read(&dt_tpev_clockid);
-	for (i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
-		if (known != DT_TPEV_CLOCK_UNKNOWN && clocks[i] != known)
-			continue;
-		dt_tpev_attr(&attr, id, evtflags, clocks[i], datasize);
-		fd = dt_tpev_syscall(&attr, cpu);
-		if (fd != -1 || errno != EINVAL)
-			break;
-	}
-	if (fd == -1)
-		return -1;
-	if (known == DT_TPEV_CLOCK_UNKNOWN)
-		uatomic_set(&dt_tpev_clockid, clocks[i]);
-	*tsoff = clocks[i] == CLOCK_REALTIME ? 0 : (int64_t)(dt_clock_ns(
-	    CLOCK_REALTIME) - dt_clock_ns(CLOCK_MONOTONIC));
-	return fd;
 }
 
 /*
@@ -181,6 +140,7 @@ static int
 dt_tpev_open_switch(int cpu, int clk, int outfd)
 {
 	struct perf_event_attr attr;
+	int64_t off;
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
@@ -192,11 +152,7 @@ dt_tpev_open_switch(int cpu, int clk, int outfd)
 	attr.sample_id_all = 1;
 	attr.context_switch = 1;
 	attr.disabled = 1;
-	if (clk != DT_TPEV_CLOCK_PERF) {
-		attr.use_clockid = 1;
-		attr.clockid = clk;
-	}
-	if ((fd = dt_tpev_syscall(&attr, cpu)) == -1)
+	if ((fd = dt_perf_open_clock(&attr, cpu, &clk, &off)) == -1)
 		return -1;
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, outfd) == -1) {
 		close(fd);
@@ -228,6 +184,7 @@ dt_tpev_switch(struct dt_tpev *ev, const char *rec, size_t len)
 	s.ts_pid = (pid_t)pid;
 	s.ts_tid = (pid_t)tid;
 	s.ts_ns = time + (uint64_t)ev->tpe_tsoff;
+	s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 	s.ts_swin = true;
 	s.ts_swev = true;
 	ev->tpe_fn(ev->tpe_arg, &s);
@@ -239,10 +196,10 @@ static void
 dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
     bool chain)
 {
-	uint64_t kpc[STACKTRACE_MAX], upc[STACKTRACE_MAX];
+	/* Zeroed: the provider hands them on whole, to device readers. */
+	struct stacktrace kst = { 0 }, ust = { 0 };
 	struct dt_tp_sample s;
-	uint64_t *cur = NULL, nr, pc, i, time;
-	unsigned int *curn = NULL;
+	uint64_t nr, time;
 	uint32_t pid, tid, cpu, rawsize;
 	size_t off;
 
@@ -261,22 +218,8 @@ dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
 		off += 8;
 		if (nr > (len - off) / 8)
 			return;
-		for (i = 0; i < nr; i++, off += 8) {
-			memcpy(&pc, rec + off, 8);
-			if (pc >= (uint64_t)PERF_CONTEXT_MAX) {
-				if (pc == (uint64_t)PERF_CONTEXT_KERNEL) {
-					cur = kpc;
-					curn = &s.ts_nk;
-				} else if (pc == (uint64_t)PERF_CONTEXT_USER) {
-					cur = upc;
-					curn = &s.ts_nu;
-				} else
-					cur = NULL;
-				continue;
-			}
-			if (cur != NULL && *curn < STACKTRACE_MAX)
-				cur[(*curn)++] = pc;
-		}
+		dt_perf_callchain(rec + off, nr, &kst, &ust);
+		off += nr * 8;
 	}
 	if (off + 4 > len)
 		return;
@@ -288,46 +231,13 @@ dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
 	s.ts_pid = (pid_t)pid;
 	s.ts_tid = (pid_t)tid;
 	s.ts_ns = time + (uint64_t)ev->tpe_tsoff;
-	s.ts_kpc = kpc;
-	s.ts_upc = upc;
+	s.ts_kstack = &kst;
+	s.ts_ustack = &ust;
 	s.ts_raw = rec + off;
 	s.ts_rawlen = rawsize;
 	s.ts_swev = ev->tpe_switches;
 	ev->tpe_fn(ev->tpe_arg, &s);
 	uatomic_inc(&dt_tpev_counters.tps_records);
-}
-
-/*
- * The whole record at tail of c's buffer (below head): its header in *h,
- * a pointer to it (into the buffer, or dt_tpev_wrap when the record
- * wraps, valid until the next call).  NULL when none is whole.  [R].
- */
-static const struct perf_event_header *
-dt_tpev_at(const struct dt_tpev_cpu *c, uint64_t tail, uint64_t head,
-    struct perf_event_header *h)
-{
-	const struct perf_event_mmap_page *meta = c->tpc_meta;
-	const char *data = (const char *)meta + meta->data_offset;
-	uint64_t size = meta->data_size, o, first;
-
-	if (tail >= head || head - tail < sizeof(*h))
-		return NULL;
-	o = tail % size;
-	if (o + sizeof(*h) <= size)
-		memcpy(h, data + o, sizeof(*h));
-	else {
-		first = size - o;
-		memcpy(h, data + o, first);
-		memcpy((char *)h + first, data, sizeof(*h) - first);
-	}
-	if (h->size < sizeof(*h) || h->size > head - tail)
-		return NULL;
-	if (o + h->size <= size)
-		return (const struct perf_event_header *)(data + o);
-	first = size - o;
-	memcpy(dt_tpev_wrap.b, data + o, first);
-	memcpy(dt_tpev_wrap.b + first, data, h->size - first);
-	return &dt_tpev_wrap.h;
 }
 
 /* Hand one record to the event's callback.  [R], RCU read. */
@@ -339,6 +249,7 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 	size_t len = hp->size - sizeof(*hp);
 	struct dt_tp_sample s;
 	uint64_t lost;
+	uint32_t pid, tid;
 
 	switch (hp->type) {
 	case PERF_RECORD_SAMPLE:
@@ -348,11 +259,25 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		if (!(hp->misc & PERF_RECORD_MISC_SWITCH_OUT))
 			dt_tpev_switch(ev, body, len);
 		break;
+	case PERF_RECORD_COMM:
+		/* pid, tid, the name NUL-padded to 8 bytes. */
+		if (len < 9 || memchr(body + 8, '\0', len - 8) == NULL)
+			break;
+		memset(&s, 0, sizeof(s));
+		memcpy(&pid, body, 4);
+		memcpy(&tid, body + 4, 4);
+		s.ts_pid = (pid_t)pid;
+		s.ts_tid = (pid_t)tid;
+		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
+		s.ts_comm = body + 8;
+		ev->tpe_fn(ev->tpe_arg, &s);
+		break;
 	case PERF_RECORD_LOST:
 		if (len < 16)
 			break;
 		memcpy(&lost, body + 8, 8);
 		memset(&s, 0, sizeof(s));
+		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 		s.ts_lost = lost;
 		s.ts_cpu = (unsigned int)(c - ev->tpe_cpus);
 		ev->tpe_fn(ev->tpe_arg, &s);
@@ -372,7 +297,8 @@ dt_tpev_drain(struct dt_tpev_cpu *c)
 
 	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	tail = meta->data_tail;
-	while ((hp = dt_tpev_at(c, tail, head, &h)) != NULL) {
+	while ((hp = dt_perf_rec_at(meta, tail, head, &h, &dt_tpev_wrap)) !=
+	    NULL) {
 		dt_tpev_record(c, hp);
 		tail += h.size;
 	}
@@ -392,7 +318,8 @@ dt_tpev_peek(struct dt_tpev_cpu *c)
 	const char *body;
 
 	c->tpc_ns = UINT64_MAX;
-	if ((hp = dt_tpev_at(c, c->tpc_tail, c->tpc_head, &h)) == NULL)
+	if ((hp = dt_perf_rec_at(c->tpc_meta, c->tpc_tail, c->tpc_head, &h,
+	    &dt_tpev_wrap)) == NULL)
 		return;
 	body = (const char *)(hp + 1);
 	c->tpc_ns = 0;
@@ -417,7 +344,7 @@ dt_tpev_drain_merged(struct dt_tpev *ev, bool final)
 	uint64_t now = UINT64_MAX - DT_TPEV_AHEAD_NS, cutoff = UINT64_MAX;
 	unsigned int i;
 
-	if (!final && ev->tpe_clk != DT_TPEV_CLOCK_PERF) {
+	if (!final && ev->tpe_clk != DT_PERF_CLOCK_PERF) {
 		now = dt_clock_ns(ev->tpe_clk);
 		cutoff = now - DT_TPEV_HOLD_MS * 1000000ULL;
 	}
@@ -442,8 +369,8 @@ dt_tpev_drain_merged(struct dt_tpev *ev, bool final)
 		if (best == NULL || (best->tpc_ns > cutoff &&
 		    best->tpc_ns < now + DT_TPEV_AHEAD_NS))
 			break;
-		if ((hp = dt_tpev_at(best, best->tpc_tail, best->tpc_head,
-		    &h)) == NULL)
+		if ((hp = dt_perf_rec_at(best->tpc_meta, best->tpc_tail,
+		    best->tpc_head, &h, &dt_tpev_wrap)) == NULL)
 			break;
 		dt_tpev_record(best, hp);
 		best->tpc_tail += h.size;
@@ -490,17 +417,19 @@ dt_tpev_release(struct dt_tpev *ev)
 /*
  * Between rounds: drain what closed events still hold, then free them.
  * Also every DT_TPEV_FLUSH_MS, drain the live ones below their
- * watermark.  [R].
+ * watermark.  Returns whether any event is live.  [R].
  */
-static void
+static bool
 dt_tpev_round(bool flush)
 {
 	struct dt_tpev *ev, *next, *dead, **snap = NULL;
 	size_t n = 0, i;
+	bool live;
 
 	pthread_mutex_lock(&dt_tpev_mtx);
 	dead = dt_tpev_dead;
 	dt_tpev_dead = NULL;
+	live = dt_tpev_live != NULL;
 	if (flush) {
 		for (ev = dt_tpev_live; ev != NULL; ev = ev->tpe_next)
 			n++;
@@ -525,6 +454,7 @@ dt_tpev_round(bool flush)
 		next = ev->tpe_next;
 		dt_tpev_release(ev);
 	}
+	return live;
 }
 
 static void *
@@ -533,12 +463,14 @@ dt_tpev_reader(void *arg)
 	struct epoll_event evs[DT_TPEV_MAXEVENTS];
 	struct dt_tpev_cpu *c;
 	uint64_t v, last = 0, now;
-	int epfd = (int)(intptr_t)arg, n, i;
+	int epfd = (int)(intptr_t)arg, n, i, timeout = -1;
+	bool flush;
 
+	/* Named, so that a test can tell it sleeps while nothing is open. */
+	pthread_setname_np(pthread_self(), "dtd-tp");
 	rcu_register_thread();
 	while (!uatomic_read(&dt_tpev_quit)) {
-		n = epoll_wait(epfd, evs, DT_TPEV_MAXEVENTS,
-		    DT_TPEV_FLUSH_MS);
+		n = epoll_wait(epfd, evs, DT_TPEV_MAXEVENTS, timeout);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -562,9 +494,10 @@ dt_tpev_reader(void *arg)
 		}
 		rcu_read_unlock();
 		now = dt_clock_ns(CLOCK_MONOTONIC);
-		dt_tpev_round(now - last >= DT_TPEV_FLUSH_MS * 1000000ULL);
-		if (now - last >= DT_TPEV_FLUSH_MS * 1000000ULL)
+		if ((flush = now - last >= DT_TPEV_FLUSH_MS * 1000000ULL))
 			last = now;
+		/* Nothing open, nothing to flush: sleep until an open kicks. */
+		timeout = dt_tpev_round(flush) ? DT_TPEV_FLUSH_MS : -1;
 	}
 	rcu_unregister_thread();
 	return NULL;
@@ -649,6 +582,7 @@ struct dt_tpev *
 dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
     int *error)
 {
+	struct perf_event_attr attr;
 	struct dt_tpev *ev;
 	struct dt_tpev_cpu *c;
 	struct epoll_event eev;
@@ -670,12 +604,13 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 	mmlen = datasize + (size_t)getpagesize();
 	ev->tpe_mmlen = mmlen;
 	ev->tpe_chain = (evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) != 0;
+	dt_tpev_attr(&attr, id, evtflags, datasize);
 	*error = 0;
 	for (i = 0; i < ncpu; i++) {
 		c = &ev->tpe_cpus[i];
 		c->tpc_ev = ev;
 		c->tpc_swfd = -1;
-		c->tpc_fd = dt_tpev_open_cpu(id, evtflags, (int)i, datasize,
+		c->tpc_fd = dt_perf_open_clock(&attr, (int)i, &dt_tpev_clockid,
 		    &ev->tpe_tsoff);
 		if (c->tpc_fd == -1) {
 			/* An offline CPU has nothing to trace. */
@@ -738,6 +673,8 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 	}
 	ev->tpe_next = dt_tpev_live;
 	dt_tpev_live = ev;
+	/* The reader may sleep with no timeout: ev wants its flushes. */
+	dt_tpev_kick();
 	pthread_mutex_unlock(&dt_tpev_mtx);
 	return ev;
 }

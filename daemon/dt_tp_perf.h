@@ -47,19 +47,22 @@
  */
 #define DT_TPEV_SWITCHES	(1ULL << 32)
 
+struct stacktrace;
+
 /* One record of an event, as the provider's callback sees it. */
 struct dt_tp_sample {
 	unsigned int	 ts_cpu;
 	pid_t		 ts_pid;	/* current's tgid, 0 when idle */
 	pid_t		 ts_tid;
 	uint64_t	 ts_ns;		/* CLOCK_REALTIME */
-	const uint64_t	*ts_kpc;	/* kernel frames, innermost first */
-	unsigned int	 ts_nk;
-	const uint64_t	*ts_upc;	/* user frames */
-	unsigned int	 ts_nu;
+	/* innermost first; empty, never NULL, where there are none */
+	const struct stacktrace *ts_kstack;
+	const struct stacktrace *ts_ustack;
 	const void	*ts_raw;	/* the tracepoint's record */
 	size_t		 ts_rawlen;
 	uint64_t	 ts_lost;	/* > 0: only a count of lost records */
+	/* A rename or exec: only ts_pid/ts_tid's new name, NUL-ended */
+	const char	*ts_comm;
 	bool		 ts_swin;	/* a switch in: ts_pid/ts_tid came
 					   in, no raw record, no stacks */
 	bool		 ts_swev;	/* the event gives switches in */

@@ -26,7 +26,6 @@
  */
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "dt_tp_stk.h"
 
@@ -41,21 +40,13 @@ struct dt_tp_stk {
 
 static struct dt_tp_stk	*dt_tp_stks;	/* [R] */
 
-static void
-dt_tp_stk_copy(struct stacktrace *st, const uint64_t *pc, unsigned int n)
-{
-	if (n > STACKTRACE_MAX)
-		n = STACKTRACE_MAX;
-	st->st_count = n;
-	memcpy(st->st_pc, pc, n * sizeof(pc[0]));
-}
-
 void
 dt_tp_stk_off(pid_t tid, const struct dt_tp_sample *s)
 {
 	struct dt_tp_stk *t;
 
-	if (tid <= 0 || (s->ts_nk == 0 && s->ts_nu == 0))
+	if (tid <= 0 || (s->ts_kstack->st_count == 0 &&
+	    s->ts_ustack->st_count == 0))
 		return;
 	/* Out of memory: on__cpu goes without stacks, as before tracing. */
 	if (dt_tp_stks == NULL && (dt_tp_stks = calloc(DT_TP_STKSLOTS,
@@ -64,8 +55,8 @@ dt_tp_stk_off(pid_t tid, const struct dt_tp_sample *s)
 	t = &dt_tp_stks[(unsigned int)tid & (DT_TP_STKSLOTS - 1)];
 	t->ts_tid = tid;
 	t->ts_used = false;
-	dt_tp_stk_copy(&t->ts_kstack, s->ts_kpc, s->ts_nk);
-	dt_tp_stk_copy(&t->ts_ustack, s->ts_upc, s->ts_nu);
+	t->ts_kstack = *s->ts_kstack;
+	t->ts_ustack = *s->ts_ustack;
 }
 
 void

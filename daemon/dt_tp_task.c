@@ -23,17 +23,15 @@
  * Locks used to protect the globals in this file:
  *	[R]	the tracepoint reader thread
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <dev/dt/dtvar.h>
 
 #include "dt_clock.h"
+#include "dt_proc.h"
 #include "dt_tp_task.h"
 
 #define DT_TP_TASKSLOTS	8192		/* power of 2 */
@@ -78,19 +76,11 @@ static int
 dt_tp_task_read(struct dt_tp_task *t, pid_t tid)
 {
 	char path[64], buf[1024], *p, *e;
-	ssize_t n;
 	size_t len;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if ((p = strstr(buf, "\nTgid:\t")) == NULL)
+	if (dt_proc_read(path, buf, sizeof(buf)) <= 0 ||
+	    (p = strstr(buf, "\nTgid:\t")) == NULL)
 		return -1;
 	t->tt_tid = tid;
 	t->tt_tgid = (pid_t)atoi(p + 7);

@@ -28,13 +28,12 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "dt_proc.h"
 #include "dt_tracefs.h"
 
 #define DT_TRACEFS_MNT	"/sys/kernel/tracing"
@@ -86,28 +85,6 @@ dt_tracefs_init(void)
 {
 	pthread_once(&dt_tracefs_once, dt_tracefs_find);
 	return dt_tracefs_root != NULL ? 0 : dt_tracefs_error;
-}
-
-/* Read a small file whole, NUL-terminated.  Length, or -1 (errno). */
-static ssize_t
-dt_tracefs_read(const char *path, char *buf, size_t size)
-{
-	ssize_t n, done = 0;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	while ((size_t)done < size - 1) {
-		n = read(fd, buf + done, size - 1 - (size_t)done);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		done += n;
-	}
-	close(fd);
-	buf[done] = '\0';
-	return done;
 }
 
 /*
@@ -245,14 +222,14 @@ dt_tracefs_format(const char *sys, const char *event,
 		return ENOMEM;
 	snprintf(path, sizeof(path), "%s/events/%s/%s/id", dt_tracefs_root,
 	    sys, event);
-	if (dt_tracefs_read(path, buf, 32) <= 0) {
+	if (dt_proc_read(path, buf, 32) <= 0) {
 		error = errno == 0 || errno == ENOTDIR ? ENOENT : errno;
 		goto out;
 	}
 	fm->dtfm_id = atoi(buf);
 	snprintf(path, sizeof(path), "%s/events/%s/%s/format",
 	    dt_tracefs_root, sys, event);
-	if (dt_tracefs_read(path, buf, DT_TP_FMTMAX) <= 0) {
+	if (dt_proc_read(path, buf, DT_TP_FMTMAX) <= 0) {
 		error = errno ? errno : EINVAL;
 		goto out;
 	}

@@ -32,7 +32,6 @@
  * there is none the test fails, saying so: set TMPDIR to a directory on
  * a disk.
  */
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -244,12 +243,8 @@ te_hist_total(const char *name)
 static void
 run_biolat(void)
 {
-	char cmd[512], bt[128];
-	char *argv[] = { (char *)te_btrace, "-d", te_dd.dd_dev, "-c", cmd,
-	    "-e", bt, NULL };
+	char cmd[512];
 	long long v, n = -1;
-	int fd, status;
-	ssize_t r;
 
 	if (!dtt_check(on_disk(te_dd.dd_dir), "%s is on a block device "
 	    "(else set TMPDIR to a directory on a disk)", te_dd.dd_dir))
@@ -269,21 +264,15 @@ run_biolat(void)
 	dtt_check(strstr(te_out, "@start[") == NULL,
 	    "END cleared the start times");
 	/* Each write its own request, issued by the writer itself. */
-	snprintf(bt, sizeof(bt), "tracepoint:block:block_rq_issue "
-	    "/comm == \"tp_target\" && arg2 == 8/ { @n = count(); }");
-	fd = memfd_create("out", MFD_CLOEXEC);
-	status = fd == -1 ? -1 : dtt_wait(dtt_spawn(argv, NULL, -1, fd, -1,
-	    -1), TE_RUN_MS);
-	if (fd != -1 && (r = pread(fd, te_out, sizeof(te_out) - 1, 0)) >= 0) {
-		te_out[r] = '\0';
-		if (strncmp(te_out, "@n: ", 4) == 0)
-			n = strtoll(te_out + 4, NULL, 10);
-	}
-	if (fd != -1)
-		close(fd);
-	if (!dtt_check(dtt_exited0(status) && n >= TE_NBIO, "block_rq_issue "
-	    "of 8 sectors by the writer: %lld for %d writes", n, TE_NBIO))
-		fprintf(stderr, "status %d: %s\n", status, te_out);
+	if (!te_btrace_run("tracepoint:block:block_rq_issue "
+	    "/comm == \"tp_target\" && arg2 == 8/ { @n = count(); }", cmd,
+	    NULL))
+		return;
+	if (strncmp(te_out, "@n: ", 4) == 0)
+		n = strtoll(te_out + 4, NULL, 10);
+	if (!dtt_check(n >= TE_NBIO, "block_rq_issue of 8 sectors by the "
+	    "writer: %lld for %d writes", n, TE_NBIO))
+		fprintf(stderr, "%s", te_out);
 }
 
 /*

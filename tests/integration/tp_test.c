@@ -20,11 +20,13 @@
  *   tp_test sleep DTD TARGET		on__cpu/off__cpu/sleep of a sleeper
  *   tp_test wakeup DTD TARGET		wakeup names the woken process
  *   tp_test fork DTD TARGET		fork names each child
+ *   tp_test comm DTD TARGET		comm of a process gone when read
  *   tp_test syscalls DTD STATIC	raw_syscalls of a static binary
  *   tp_test fault DTD TARGET		uvm:fault for pages that must fault
  *   tp_test args DTD TARGET		DTIOCGPLIST order, DTIOCGARGS types
  *   tp_test exec DTD TARGET		a Linux event's string argument
- *   tp_test idle DTD TARGET		no perf event while nothing records
+ *   tp_test idle DTD TARGET		no perf event, no reader wakeup while
+ *					nothing records
  *
  * Knowing every event of the target was read: after the target is
  * reaped at time T, this process causes every probe's event on each CPU
@@ -95,7 +97,7 @@ pin(int cpu)
 }
 
 /* A busy loop at SCHED_IDLE on every CPU, so that none idles. */
-static pid_t tp_spin[64];
+static pid_t tp_spin[TP_MAXCPU];
 
 static int
 spinners_start(void)
@@ -103,32 +105,16 @@ spinners_start(void)
 	struct sched_param sp = { 0 };
 	int c;
 
-	for (c = 0; c < tp_ncpu && c < 64; c++) {
-		if ((tp_spin[c] = fork()) == -1) {
-			dtt_check(false, "fork: %s", strerror(errno));
+	if (dtt_busy_start(tp_spin, tp_ncpu, "tp_spin") == -1) {
+		dtt_check(false, "spinners: %s", strerror(errno));
+		return -1;
+	}
+	for (c = 0; c < tp_ncpu; c++)
+		if (sched_setscheduler(tp_spin[c], SCHED_IDLE, &sp) == -1) {
+			dtt_check(false, "SCHED_IDLE: %s", strerror(errno));
 			return -1;
 		}
-		if (tp_spin[c] == 0) {
-			if (pin(c) == -1 ||
-			    sched_setscheduler(0, SCHED_IDLE, &sp) == -1)
-				_exit(1);
-			for (;;)
-				continue;
-		}
-	}
 	return 0;
-}
-
-static void
-spinners_stop(void)
-{
-	int c;
-
-	for (c = 0; c < tp_ncpu && c < 64; c++)
-		if (tp_spin[c] > 0) {
-			dtt_stop(tp_spin[c], SIGKILL, DTT_EXIT_MS);
-			tp_spin[c] = 0;
-		}
 }
 
 static uint32_t
@@ -149,11 +135,6 @@ keep_own(const struct dt_evt *ev, pid_t target)
 }
 
 /*
- * Things that fire every probe tp_run() may enable, done on CPU cpu
- * by this process: a sleep (switch, wakeup), a system call, a fork and
- * an exec, a fault on a fresh page.
- */
-/*
  * Which events may prove a CPU done (tp_run()); NULL: any.  A probe fed
  * by several kernel events (uvm:fault: user and kernel page faults) has
  * a perf buffer a CPU for each, drained apart, so only an event from the
@@ -162,6 +143,11 @@ keep_own(const struct dt_evt *ev, pid_t target)
 static bool (*tp_proof)(const struct dt_evt *);
 static unsigned long tp_markpage;	/* tp_mark()'s fresh page */
 
+/*
+ * Things that fire every probe tp_run() may enable, done on CPU cpu
+ * by this process: a sleep (switch, wakeup), a system call, a fork and
+ * an exec, a fault on a fresh page.
+ */
 static void
 tp_mark(int cpu)
 {
@@ -252,7 +238,7 @@ tp_run(struct tp_probe *probes, size_t nprobes, char *const argv[],
 		    sizeof(tp_out) - 1 - outlen)) > 0)
 			outlen += (size_t)r;
 		if (t == 0 && waitpid(pid, &status, WNOHANG) == pid) {
-			dtt_check(dtt_exited0(status), "%s exits 0", argv[0]);
+			dtt_check(dtt_exited0(status), "%s exits 0 (%d %s)", argv[0], status, strerror(errno));
 			t = dtt_clock_ns(CLOCK_REALTIME);
 		}
 		if (t != 0)
@@ -415,10 +401,12 @@ run_wakeup(void)
 	 * here: a SCHED_IDLE spinner on each, which the woken sleeper
 	 * preempts at once.
 	 */
-	if (spinners_start() == -1)
+	if (spinners_start() == -1) {
+		dtt_busy_stop(tp_spin, tp_ncpu);
 		return;
+	}
 	pid = tp_run(pr, 1, argv, keep_woken);
-	spinners_stop();
+	dtt_busy_stop(tp_spin, tp_ncpu);
 	if (pid == -1)
 		return;
 	for (i = 0; i < tp_nevs; i++) {
@@ -472,6 +460,71 @@ run_fork(void)
 	dtt_check(nk > 0 && j == nk, "fork, in the parent, names each child "
 	    "once (tid and pid)");
 	dtt_check(other == 0, "and no other (%lu)", other);
+}
+
+/*
+ * The name on the events of a process that is gone when dtd reads them,
+ * where /proc no longer knows it: dtd is stopped while the target runs.
+ * The target is forked before the device is open (closing the device at
+ * its exec would wait for dtd), and pinned: its exec's name and its forks
+ * are then in one CPU's buffer, in order.
+ */
+static void
+run_comm(void)
+{
+	static struct dt_evt evs[512];
+	unsigned long forks = 0, named = 0;
+	uint64_t deadline;
+	uint32_t pbn;
+	pid_t pid;
+	long n, i;
+	int fd, go[2], status = -1;
+
+	if (pipe2(go, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
+		dtt_check(false, "pipe, fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		char c;
+
+		if (pin(0) == -1 || read(go[0], &c, 1) != 1 ||
+		    (fd = open("/dev/null", O_WRONLY)) == -1 ||
+		    dup2(fd, STDOUT_FILENO) == -1)
+			_exit(126);
+		execl(tp_target, tp_target, "fork", "3", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	if ((fd = dtt_open(tp_dd.dd_dev)) == -1 ||
+	    (pbn = probe_pbn(fd, "sched", "fork")) == 0 ||
+	    !dtt_check(dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) == 0 &&
+	    dtt_record(fd, 1) == 0, "enable fork, record")) {
+		close(go[1]);
+		dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+		return;
+	}
+	kill(tp_dd.dd_pid, SIGSTOP);
+	if (write(go[1], "x", 1) == 1)
+		status = dtt_wait(pid, TP_RUN_MS);
+	kill(tp_dd.dd_pid, SIGCONT);
+	close(go[1]);
+	if (!dtt_check(dtt_exited0(status), "%s exits 0", tp_target))
+		dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + TP_RUN_MS * 1000000ULL;
+	while (forks < 3 && dtt_clock_ns(CLOCK_MONOTONIC) < deadline) {
+		n = dtt_read(fd, evs, sizeof(evs) / sizeof(evs[0]), 200);
+		for (i = 0; i < n; i++) {
+			if (evs[i].dtev_pbn != pbn || evs[i].dtev_pid != pid)
+				continue;
+			forks++;
+			named += strcmp(evs[i].dtev_comm, "tp_target") == 0;
+		}
+	}
+	dtt_record(fd, 0);
+	close(fd);
+	dtt_check(forks == 3, "its 3 forks (%lu)", forks);
+	dtt_check(named == forks, "each named tp_target, as at its exec "
+	    "(%lu of %lu)", named, forks);
 }
 
 static void
@@ -675,11 +728,49 @@ perf_fds(pid_t pid)
 	return n;
 }
 
+/*
+ * Times dtd's tracepoint reader thread (named dtd-tp) went to sleep, or
+ * -1 while it does not exist.
+ */
+static long
+reader_sleeps(pid_t pid)
+{
+	char path[320], buf[4096];
+	struct dirent *de;
+	const char *p;
+	long n = -1;
+	DIR *d;
+	int fd;
+	ssize_t r;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while (n == -1 && (de = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status",
+		    (int)pid, de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (r <= 0)
+			continue;
+		buf[r] = '\0';
+		if (strncmp(buf, "Name:\tdtd-tp\n", 13) == 0 &&
+		    (p = strstr(buf, "\nvoluntary_ctxt_switches:")) != NULL)
+			n = atol(p + 26);
+	}
+	closedir(d);
+	return n;
+}
+
 static void
 run_idle(void)
 {
+	struct timespec ms50 = { 0, 50000000 }, ms300 = { 0, 300000000 };
 	uint32_t pbn;
-	int fd, n;
+	long sl0, sl1;
+	int fd, n, i;
 
 	dtt_check(perf_fds(tp_dd.dd_pid) == 0, "no perf event at start");
 	if ((fd = dtt_open(tp_dd.dd_dev)) == -1)
@@ -693,6 +784,21 @@ run_idle(void)
 	dtt_check(dtt_record(fd, 0) == 0, "stop");
 	n = perf_fds(tp_dd.dd_pid);
 	dtt_check(n == 0, "none after (%d)", n);
+	/*
+	 * Nothing open, so nothing to flush: once the reader has handled
+	 * the close (its count stops moving), it sleeps for good.
+	 */
+	sl1 = reader_sleeps(tp_dd.dd_pid);
+	for (i = 0; i < 20; i++) {
+		nanosleep(&ms50, NULL);
+		sl0 = sl1;
+		if ((sl1 = reader_sleeps(tp_dd.dd_pid)) == sl0)
+			break;
+	}
+	nanosleep(&ms300, NULL);
+	sl0 = reader_sleeps(tp_dd.dd_pid);
+	dtt_check(sl1 >= 0 && sl0 == sl1, "the reader sleeps while nothing "
+	    "records (%ld wakeups in 300 ms)", sl0 - sl1);
 	close(fd);
 }
 
@@ -704,7 +810,8 @@ main(int argc, char *argv[])
 		void		(*fn)(void);
 	} modes[] = {
 		{ "sleep", run_sleep }, { "wakeup", run_wakeup },
-		{ "fork", run_fork }, { "syscalls", run_syscalls },
+		{ "fork", run_fork }, { "comm", run_comm },
+		{ "syscalls", run_syscalls },
 		{ "fault", run_fault }, { "exec", run_exec },
 		{ "args", run_args }, { "idle", run_idle },
 	};
