@@ -54,25 +54,6 @@ dt_proc_skip(char **pp, int n)
 	return 0;
 }
 
-ssize_t
-dt_proc_read(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd, error;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, buf, len - 1);
-	error = errno;
-	close(fd);
-	if (n < 0) {
-		errno = error;
-		return -1;
-	}
-	buf[n] = '\0';
-	return n;
-}
-
 int
 dt_proc_stat(pid_t pid, struct dt_proc_stat *ps)
 {
@@ -118,7 +99,7 @@ ssize_t
 dt_proc_read(const char *path, char *buf, size_t size)
 {
 	ssize_t n, done = 0;
-	int fd;
+	int fd, error;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
@@ -126,6 +107,13 @@ dt_proc_read(const char *path, char *buf, size_t size)
 		n = read(fd, buf + done, size - 1 - (size_t)done);
 		if (n == -1 && errno == EINTR)
 			continue;
+		if (n == -1 && done == 0) {
+			/* ESRCH: the process went between open and read */
+			error = errno;
+			close(fd);
+			errno = error;
+			return -1;
+		}
 		if (n <= 0)
 			break;
 		done += n;

@@ -37,12 +37,6 @@ struct dt_proc_stat {
 	char		ps_comm[16];	/* NUL-terminated */
 };
 
-/*
- * The small /proc file path in buf, NUL-terminated: its length, or -1
- * with errno set.  One read(2): /proc makes such a file whole at once.
- */
-ssize_t	dt_proc_read(const char *path, char *buf, size_t len);
-
 /* 0, or an errno: ESRCH when there is no such process, EIO malformed. */
 int	dt_proc_stat(pid_t pid, struct dt_proc_stat *);
 
