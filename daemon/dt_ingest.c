@@ -726,7 +726,8 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	w.uw_version = UDT_VERSION;
 	w.uw_nslots = nslots;
 	w.uw_flags = (dt_tsc_ok() ? UDT_W_TSC : 0) |
-	    (dt_ptimer_enabled() ? UDT_W_PTIMER : 0);
+	    (dt_ptimer_enabled() ? UDT_W_PTIMER : 0) |
+	    (dp->dp_memfd >= 0 ? UDT_W_XDRAIN : 0);
 	w.uw_ringsize = UDT_RING_SIZE(nslots);
 	w.uw_tabsize = UDT_TAB_SIZE;
 	/* On failure the proc stays listed until its pidfd says it exited. */

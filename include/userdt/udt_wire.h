@@ -110,6 +110,13 @@ struct udt_welcome {
  * sample its own threads every tb_prof_nsecs of their CPU time.
  */
 #define UDT_W_PTIMER		0x0002
+/*
+ * UDT_W_XDRAIN: dtd discards what is left in the ring once the image that
+ * attached has exec'd (a child may still hold the ring): the tracee waits
+ * before each exec until its ring is drained.  Not set for root's
+ * tracees, whose rings dtd does not bind, so they exec without waiting.
+ */
+#define UDT_W_XDRAIN		0x0004
 
 /* Answer to UDT_HELLO_STATS: dtd's ingestion counters since start. */
 struct udt_stats {

@@ -61,6 +61,8 @@ struct udt_tab		*udt_tab = &udt_zero_tab;
 struct udt_ring_hdr	*udt_ring;
 int			 udt_use_tsc;
 int			 udt_use_ptimer;
+static int		 udt_use_xdrain;	/* [a] dtd binds the ring to
+						   this image: drain at exec */
 
 static int		 udt_attaching;		/* [a] attach in progress */
 static struct sockaddr_un udt_sun;		/* [I] dtd's ingest socket */
@@ -110,7 +112,7 @@ udt_map(int fd, size_t len, int prot)
  */
 static int
 udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
-    int *tscp, int *ptimerp)
+    uint32_t *flagsp)
 {
 	struct udt_hello hello = {
 		UDT_MAGIC, UDT_VERSION, 2 * SYSTAB_COUNT, UDT_HELLO_TRACEE
@@ -191,8 +193,7 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	udt_close(fd);
 	*tabp = tab;
 	*ringp = ring;
-	*tscp = (w.uw_flags & UDT_W_TSC) != 0;
-	*ptimerp = (w.uw_flags & UDT_W_PTIMER) != 0;
+	*flagsp = w.uw_flags;
 	return 0;
 fail:
 	if (ring != NULL)
@@ -266,17 +267,21 @@ udt_attach_locked(int child)
 {
 	struct udt_tab *otab = udt_tab, *tab = NULL;
 	struct udt_ring_hdr *oring = udt_ring, *ring = NULL;
-	int tsc = 0, ptimer = 0;
+	uint32_t flags = 0;
 
-	if (udt_connect_dtd(&tab, &ring, &tsc, &ptimer) != 0) {
+	if (udt_connect_dtd(&tab, &ring, &flags) != 0) {
 		ring = NULL;
 		tab = udt_placeholder();
 		if (tab == NULL)
 			tab = &udt_zero_tab;
 	}
 	/* Each record says which clock it used: no ordering needed here. */
-	__atomic_store_n(&udt_use_tsc, tsc, __ATOMIC_RELAXED);
-	__atomic_store_n(&udt_use_ptimer, ptimer, __ATOMIC_RELAXED);
+	__atomic_store_n(&udt_use_tsc, (flags & UDT_W_TSC) != 0,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&udt_use_ptimer, (flags & UDT_W_PTIMER) != 0,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&udt_use_xdrain, (flags & UDT_W_XDRAIN) != 0,
+	    __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_ring, ring, __ATOMIC_RELEASE);
 	__atomic_store_n(&udt_tab, tab, __ATOMIC_RELEASE);
 	__atomic_store_n(&udt_enab, tab->tb_enab, __ATOMIC_RELEASE);
@@ -449,7 +454,9 @@ udt_init(void)
  * with it has exec'd (a child the process forked may still hold the ring
  * and would write in the new image's name: dti_image_same()), so what
  * the image wrote last, the execve's entry among it, must be drained
- * first.  Nothing waits when the ring is empty (nothing enabled); else
+ * first.  Only where dtd said so in the welcome (UDT_W_XDRAIN: root's
+ * tracees, and those whose memory dtd could not open, are not checked).
+ * Nothing waits when the ring is empty (nothing enabled); else
  * dtd's drain comes within its polling period (1 ms at most while
  * something is enabled).  Gives up once dtd made no progress for
  * UDT_XD_STALL looks (dtd gone or stuck): those records are lost, as
@@ -471,7 +478,8 @@ udt_exec_drain(void)
 	unsigned int stall = 0;
 
 	/* Once given up on, a ring (a dead dtd's) is not waited for again. */
-	if (r == NULL || r == __atomic_load_n(&udt_xd_gaveup, __ATOMIC_RELAXED))
+	if (r == NULL || !__atomic_load_n(&udt_use_xdrain, __ATOMIC_RELAXED) ||
+	    r == __atomic_load_n(&udt_xd_gaveup, __ATOMIC_RELAXED))
 		return;
 	head = __atomic_load_n(&r->rh_head, __ATOMIC_ACQUIRE);
 	last = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);

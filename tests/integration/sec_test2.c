@@ -496,6 +496,9 @@ setuid_tracee(const char *sock, const char *prog, int setuid, int vm,
 
 	if ((fd = dtt_tracee_hello(sock, sec_nsys, &w, fds)) == -1)
 		return 1;
+	/* dtd binds the ring to this image: it asks for a drain at exec. */
+	if (!(w.uw_flags & UDT_W_XDRAIN))
+		return 8;
 	sh.sh_rh = mmap(NULL, w.uw_ringsize, PROT_READ | PROT_WRITE,
 	    MAP_SHARED, fds[0], 0);
 	if (sh.sh_rh == MAP_FAILED)
@@ -543,6 +546,20 @@ run_execbind(int setuid, int vm)
 	if (!dtt_check((fd = getpid_dtd(&dd)) != -1, "a private dtd; root "
 	    "records getpid"))
 		goto out;
+	/* Root's tracee is not bound to its image: no drain at its execs. */
+	{
+		struct udt_welcome w;
+		int rfds[2], rfd;
+
+		rfd = dtt_tracee_hello(dd.dd_sock, sec_nsys, &w, rfds);
+		dtt_check(rfd != -1 && !(w.uw_flags & UDT_W_XDRAIN),
+		    "root's tracee is not asked to drain before an exec");
+		if (rfd != -1) {
+			close(rfds[0]);
+			close(rfds[1]);
+			close(rfd);
+		}
+	}
 	/* sleep, in root's directory: set-uid root, or not. */
 	snprintf(prog, sizeof(prog), "%s/sleep", dd.dd_dir);
 	src = open("/bin/sleep", O_RDONLY | O_CLOEXEC);
