@@ -146,9 +146,10 @@ output_to(const char *path)
 
 /*
  * Output into a pipe is flushed once the events of each read are done,
- * before btrace waits for more, so that a reader sees it as it happens.  When stderr is that same pipe (OpenBSD's regress:
- * btrace 2>&1 | diff) stdout stays fully buffered as OpenBSD's, so that
- * the combined stream keeps OpenBSD's order.
+ * before btrace waits for more, so that a reader sees it as it happens.
+ * When stderr is that same pipe (OpenBSD's regress: btrace 2>&1 | diff)
+ * stdout stays fully buffered as OpenBSD's, so that the combined stream
+ * keeps OpenBSD's order.
  */
 static int
 flush_each_event(void)
