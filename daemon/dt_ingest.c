@@ -51,6 +51,7 @@
  */
 #include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -654,6 +655,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	}
 	if ((dp = calloc(1, sizeof(*dp))) == NULL)
 		goto fail;
+	dp->dp_memfd = -1;
 	/*
 	 * The ring is the tracee's to write.  The table is dtd's word to
 	 * the tracee: 0400, so a tracee that is not root can neither open
@@ -677,18 +679,22 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	dp->dp_uid = crp->uid;
 	dp->dp_pidfd = pidfd;
 	/* Its image's memory, which an exec ends (dti_image_same()). */
-	dp->dp_memfd = -1;
 	if (crp->uid != 0) {
 		snprintf(path, sizeof(path), "/proc/%d/mem", (int)crp->pid);
 		dp->dp_memfd = open(path, O_RDONLY | O_CLOEXEC);
 	}
 	dti_budget_init(dp);
+	/* Unguessable: only the image's own memory may echo it. */
+	if (dp->dp_memfd >= 0 && getrandom(&dp->dp_proof,
+	    sizeof(dp->dp_proof), 0) != (ssize_t)sizeof(dp->dp_proof))
+		goto fail;
 	dp->dp_ring = ring;
 	dp->dp_nslots = nslots;
 	dp->dp_tab = tab;
 	dp->dp_ring->rh_magic = UDT_MAGIC;
 	dp->dp_ring->rh_nslots = nslots;
 	dp->dp_ring->rh_nprobes = DT_SYS_NPROBES;
+	dp->dp_ring->rh_proof = dp->dp_proof;
 	dp->dp_tab->tb_magic = UDT_MAGIC;
 	dp->dp_tab->tb_nprobes = DT_SYS_NPROBES;
 	memcpy(dp->dp_tab->tb_sock, dti_path, sizeof(dp->dp_tab->tb_sock));
@@ -747,8 +753,12 @@ fail:
 		close(ringfd);
 	if (tabfd >= 0)
 		close(tabfd);
+	if (rofd >= 0)
+		close(rofd);
 	if (pidfd >= 0)
 		close(pidfd);
+	if (dp != NULL && dp->dp_memfd >= 0)
+		close(dp->dp_memfd);
 	free(dp);
 	return;
 fail_pidfd:

@@ -233,6 +233,9 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 		why = "is no longer the image that attached (a set-id exec?)";
 	else if (!dti_image_same(dp))
 		why = "exec'd another image";
+	else if (!dti_image_holds(dp))
+		why = "does not map the ring it was given (it exec'd before "
+		    "dtd looked?)";
 	if (why != NULL) {
 		if (!atomic_exchange(&dp->dp_retired, 1))
 			fprintf(stderr, "dtd: ingest: pid %d %s: its ring is "

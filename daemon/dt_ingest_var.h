@@ -49,6 +49,9 @@ struct dti_proc {
 	int			 dp_pidfd;	/* [I] */
 	int			 dp_memfd;	/* [I] /proc/PID/mem when it
 						   attached, or -1 */
+	uint64_t		 dp_proof;	/* [I] the ring's rh_proof */
+	bool			 dp_proven;	/* [D] its image mapped the
+						   ring (dti_image_holds) */
 	struct udt_ring_hdr	*dp_ring;	/* [I] dtd's mapping */
 	uint32_t		 dp_nslots;	/* [I] never reread from ring */
 	struct udt_tab		*dp_tab;	/* [I] dtd's mapping */
@@ -133,6 +136,12 @@ void	dti_who_init(struct dti_proc *);
  * and before emitting them.
  */
 bool	dti_image_same(const struct dti_proc *);
+/*
+ * Does the image dtd opened dp_memfd on map dp's ring (rh_self, rh_proof
+ * in udt_wire.h)?  True once proven, and where dtd holds no memfd.  The
+ * drain thread, before dp's first records are emitted.
+ */
+bool	dti_image_holds(struct dti_proc *);
 bool	dti_who(struct dti_proc *, struct udt_rec *);
 
 #endif /* DT_INGEST_VAR_H */

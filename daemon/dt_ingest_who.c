@@ -46,6 +46,7 @@
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -227,11 +228,11 @@ dti_exiting(const struct dti_proc *dp)
  *
  * Root's tracees are not checked (root may write any process's memory),
  * nor those dtd could not open (an unprivileged dtd under Yama): those
- * have only their own user's images to name.  A process that exec'd
- * before dtd opened its memory is not caught here, nor one whose old
- * memory a CLONE_VM child still shares (it lives on until that child
- * execs or exits too): known limits; a set-id exec is caught in both
- * by the owner of /proc/PID (dt_ingest_image_ok()).
+ * have only their own user's images to name.  One whose old memory a
+ * CLONE_VM child still shares (it lives on until that child execs or
+ * exits too) is a known limit; a set-id exec is caught there by the
+ * owner of /proc/PID (dt_ingest_image_ok()).  A process that exec'd
+ * before dtd opened its memory: dti_image_holds().
  */
 bool
 dti_image_same(const struct dti_proc *dp)
@@ -241,4 +242,36 @@ dti_image_same(const struct dti_proc *dp)
 	if (dp->dp_memfd < 0 || pread(dp->dp_memfd, &c, 1, 0) != 0)
 		return true;
 	return dti_exiting(dp);
+}
+
+/*
+ * The pid that connected is only the tracee's word until its image shows
+ * the ring: a process can connect, fork a helper that keeps the socket,
+ * and exec before the helper says hello, so that dtd opens the new
+ * image's memory and dti_image_same() sees no exec.  The ring the helper
+ * then gets is not mapped in that image, which holds dtd's random
+ * rh_proof at rh_self only if it mapped the ring there, or if something
+ * able to write its memory (its own code, or a ptracer with the rights
+ * over it) put the word there: records then name a process whose memory
+ * their writer controls anyway.  Where the tracee
+ * published no address, or the read fails (nothing mapped there), the
+ * records are not that image's.
+ */
+bool
+dti_image_holds(struct dti_proc *dp)
+{
+	uint64_t self, v;
+
+	if (dp->dp_proven || dp->dp_memfd < 0)
+		return true;
+	self = __atomic_load_n(&dp->dp_ring->rh_self, __ATOMIC_ACQUIRE);
+	/* User addresses stay below 2^47 (2^56 with 5-level paging). */
+	if (self == 0 || self % 4096 != 0 || self >= (1ULL << 56))
+		return false;
+	if (pread(dp->dp_memfd, &v, sizeof(v), (off_t)(self +
+	    offsetof(struct udt_ring_hdr, rh_proof))) != (ssize_t)sizeof(v) ||
+	    v != dp->dp_proof)
+		return false;
+	dp->dp_proven = true;
+	return true;
 }

@@ -56,7 +56,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		4u	/* 4: strings (udt_rec_str) */
+#define UDT_VERSION		5u	/* 5: rh_self, the ring's proof */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -278,7 +278,18 @@ struct udt_ring_hdr {
 	uint32_t	rh_nslots;	/* [I] power of two */
 	uint32_t	rh_nprobes;	/* [I] */
 	uint32_t	rh_pad0;
-	uint8_t		rh_pad1[64 - 16];
+	/*
+	 * The attaching image's proof that it holds this ring: it stores
+	 * where it mapped the ring in rh_self before its first record, and
+	 * dtd reads rh_proof through that image's memory (/proc/PID/mem,
+	 * opened at the hello) at that address.  A process that exec'd
+	 * between connecting and dtd's look, a forked helper keeping the
+	 * ring, has no such mapping: its records are never the new
+	 * image's.
+	 */
+	uint64_t	rh_self;	/* [p] the ring's address there */
+	uint64_t	rh_proof;	/* [I] dtd's random word */
+	uint8_t		rh_pad1[64 - 32];
 	uint64_t	rh_head;	/* [p,a] next ticket to reserve */
 	uint8_t		rh_pad2[64 - 8];
 	uint64_t	rh_tail;	/* [d,a] first ticket not consumed */

@@ -188,6 +188,9 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	if (ring == NULL || tab == NULL || ring->rh_magic != UDT_MAGIC ||
 	    ring->rh_nslots != w.uw_nslots || tab->tb_magic != UDT_MAGIC)
 		goto fail;
+	/* Before any record: dtd judges them by it (udt_wire.h). */
+	__atomic_store_n(&ring->rh_self, (uint64_t)(uintptr_t)ring,
+	    __ATOMIC_RELEASE);
 	udt_close(fds[0]);
 	udt_close(fds[1]);
 	udt_close(fd);

@@ -89,9 +89,8 @@ fake_connect(const char *sock, struct fake *f)
 	f->f_tabfd = fds[1];
 	f->f_nslots = w.uw_nslots;
 	f->f_wflags = w.uw_flags;
-	f->f_ring = mmap(NULL, w.uw_ringsize, PROT_READ | PROT_WRITE,
-	    MAP_SHARED, fds[0], 0);
-	return f->f_ring == MAP_FAILED ? -1 : 0;
+	f->f_ring = dtt_ring_map(fds[0], &w);
+	return f->f_ring == NULL ? -1 : 0;
 }
 
 static struct udt_rec *

@@ -90,9 +90,7 @@ forge_child(int wfd)
 
 	if ((sock = dtt_tracee_hello(dd.dd_sock, nsys, &w, fds)) == -1)
 		return 1;
-	rh = mmap(NULL, w.uw_ringsize, PROT_READ | PROT_WRITE, MAP_SHARED,
-	    fds[0], 0);
-	if (rh == MAP_FAILED)
+	if ((rh = dtt_ring_map(fds[0], &w)) == NULL)
 		return 2;
 	for (r = 0; r < FORGE_ROUNDS; r++) {
 		f0 = forged();

@@ -199,18 +199,17 @@ static struct udt_ring_hdr *
 fake_attach(const char *sock, uint32_t nprobes, uint32_t *flags)
 {
 	struct udt_welcome w;
-	void *ring;
+	struct udt_ring_hdr *ring;
 	int fd, fds[2];
 
 	if ((fd = dtt_tracee_hello(sock, nprobes, &w, fds)) == -1)
 		return NULL;
-	ring = mmap(NULL, w.uw_ringsize, PROT_READ | PROT_WRITE, MAP_SHARED,
-	    fds[0], 0);
+	ring = dtt_ring_map(fds[0], &w);
 	*flags = w.uw_flags;
 	close(fds[0]);
 	close(fds[1]);
 	close(fd);
-	return ring == MAP_FAILED ? NULL : ring;
+	return ring;
 }
 
 /* A valid sample: cpu, missed periods, the period it was taken at. */

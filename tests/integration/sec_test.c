@@ -37,7 +37,10 @@
  *		helper writes after the exec reaches root's reader as that
  *		program's
  *   exec	the same with a program of the user's own (not set-id):
- *		the image that attached is gone, so are its helper's records
+ *		the image that attached is gone, so are its helper's records;
+ *		and a tracee that execs between connecting and the hello (its
+ *		helper says it): the new image never maps the ring, so none
+ *		of the helper's records are taken as its
  *   names	a tracee's records as tid 1 (init's) are discarded and
  *		counted; a comm it claims ("systemd") is replaced by its own
  *   readers	two threads reading one descriptor both sleep

@@ -499,9 +499,7 @@ setuid_tracee(const char *sock, const char *prog, int setuid, int vm,
 	/* dtd binds the ring to this image: it asks for a drain at exec. */
 	if (!(w.uw_flags & UDT_W_XDRAIN))
 		return 8;
-	sh.sh_rh = mmap(NULL, w.uw_ringsize, PROT_READ | PROT_WRITE,
-	    MAP_SHARED, fds[0], 0);
-	if (sh.sh_rh == MAP_FAILED)
+	if ((sh.sh_rh = dtt_ring_map(fds[0], &w)) == NULL)
 		return 2;
 	sh.sh_nslots = w.uw_nslots;
 	sh.sh_pid = getpid();
@@ -524,6 +522,63 @@ setuid_tracee(const char *sock, const char *prog, int setuid, int vm,
 }
 
 /*
+ * A copy of sleep in dd's directory, set-uid root or not, at prog: false
+ * (said) if it could not be made.
+ */
+static bool
+sleep_copy(const struct dtt_dtd *dd, char *prog, size_t len, int setuid)
+{
+	char buf[4096];
+	int src, dst;
+	ssize_t n;
+
+	snprintf(prog, len, "%s/sleep", dd->dd_dir);
+	src = open("/bin/sleep", O_RDONLY | O_CLOEXEC);
+	dst = open(prog, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+	while (src != -1 && dst != -1 && (n = read(src, buf, sizeof(buf))) > 0)
+		if (write(dst, buf, (size_t)n) != n)
+			break;
+	if (src != -1)
+		close(src);
+	if (dst != -1)
+		close(dst);
+	return dtt_check(chmod(prog, setuid ? 04755 : 0755) == 0, "a %scopy "
+	    "of sleep", setuid ? "set-uid root " : "");
+}
+
+/*
+ * A helper has written SETUID_RECS records as tracee's: once dtd has
+ * looked (its garbage count moved past us0's by as many), none may have
+ * reached root's reader fd.
+ */
+static void
+none_arrive(const struct dtt_dtd *dd, int fd, const struct udt_stats *us0,
+    pid_t tracee)
+{
+	struct dt_evt evs[64];
+	struct udt_stats us;
+	uint64_t deadline;
+	int after = 0, k;
+	long n;
+
+	memset(&us, 0, sizeof(us));
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
+	while (dtt_clock_ns(CLOCK_MONOTONIC) < deadline) {
+		if (st_ingest_stats_sec(dd->dd_sock, &us) != 0 ||
+		    us.us_garbage >= us0->us_garbage + SETUID_RECS)
+			break;
+		usleep(1000);
+	}
+	while ((n = dtt_read(fd, evs, 64, 200)) > 0)
+		for (k = 0; k < n; k++)
+			after += evs[k].dtev_pid == tracee;
+	dtt_check(after == 0 && us.us_garbage >= us0->us_garbage + SETUID_RECS,
+	    "none of them reached root's reader as pid %d (%d did; %llu "
+	    "discarded)", (int)tracee, after,
+	    (unsigned long long)(us.us_garbage - us0->us_garbage));
+}
+
+/*
  * setuid: the program the tracee execs is a set-uid root copy of sleep;
  * else a plain copy, which runs as the user: /proc/PID stays the user's,
  * and only the end of the image's memory tells dtd of the exec.  vm: the
@@ -534,11 +589,10 @@ run_execbind(int setuid, int vm)
 {
 	struct dtt_dtd dd;
 	struct dt_evt evs[64];
-	struct udt_stats us0, us;
+	struct udt_stats us0;
 	char prog[160];
 	uint64_t deadline;
-	int fd = -1, go[2] = { -1, -1 }, done[2] = { -1, -1 }, seen = 0;
-	int after = 0, src, dst, k;
+	int fd = -1, go[2] = { -1, -1 }, done[2] = { -1, -1 }, seen = 0, k;
 	long n;
 	char c;
 	pid_t tracee = -1;
@@ -560,19 +614,7 @@ run_execbind(int setuid, int vm)
 			close(rfd);
 		}
 	}
-	/* sleep, in root's directory: set-uid root, or not. */
-	snprintf(prog, sizeof(prog), "%s/sleep", dd.dd_dir);
-	src = open("/bin/sleep", O_RDONLY | O_CLOEXEC);
-	dst = open(prog, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
-	while (src != -1 && dst != -1 && (n = read(src, evs, sizeof(evs))) > 0)
-		if (write(dst, evs, (size_t)n) != n)
-			break;
-	if (src != -1)
-		close(src);
-	if (dst != -1)
-		close(dst);
-	if (!dtt_check(chmod(prog, setuid ? 04755 : 0755) == 0, "a %scopy "
-	    "of sleep", setuid ? "set-uid root " : "") ||
+	if (!sleep_copy(&dd, prog, sizeof(prog), setuid) ||
 	    pipe2(go, O_CLOEXEC) != 0 || pipe(done) != 0)
 		goto out;
 	fflush(stdout);
@@ -605,21 +647,7 @@ run_execbind(int setuid, int vm)
 	    setuid ? "set-uid " : "", vm ? "CLONE_VM" : "forked",
 	    SETUID_RECS))
 		goto out;
-	/* dtd has looked once its garbage moved: it is never emitted. */
-	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
-	while (dtt_clock_ns(CLOCK_MONOTONIC) < deadline) {
-		if (st_ingest_stats_sec(dd.dd_sock, &us) != 0 ||
-		    us.us_garbage >= us0.us_garbage + SETUID_RECS)
-			break;
-		usleep(1000);
-	}
-	while ((n = dtt_read(fd, evs, 64, 200)) > 0)
-		for (k = 0; k < n; k++)
-			after += evs[k].dtev_pid == tracee;
-	dtt_check(after == 0 && us.us_garbage >= us0.us_garbage + SETUID_RECS,
-	    "none of them reached root's reader as pid %d (%d did; %llu "
-	    "discarded)", (int)tracee, after,
-	    (unsigned long long)(us.us_garbage - us0.us_garbage));
+	none_arrive(&dd, fd, &us0, tracee);
 out:
 	if (tracee > 0)
 		dtt_stop(tracee, SIGKILL, DTT_EXIT_MS);
@@ -645,8 +673,108 @@ run_setuid(void)
 	run_execbind(1, 1);
 }
 
+/*
+ * As the user: connect, leave the connection to a forked helper, exec
+ * the user's own program.  The helper says hello only once the exec
+ * shows, so dtd pins and opens the new image, gets the ring, publishes
+ * where it mapped it (as the library does) and writes SETUID_RECS
+ * records as the new image.  donefd: one byte once they are written.
+ */
+static int
+early_tracee(const char *sock, const char *prog, int donefd)
+{
+	struct udt_ring_hdr *rh;
+	struct udt_welcome w;
+	int fds[2], fd, gofd[2];
+	pid_t pid = getpid();
+	char c;
+
+	if ((fd = dtt_connect(sock)) == -1 || pipe(gofd) != 0)
+		return 1;
+	switch (fork()) {
+	case -1:
+		return 2;
+	case 0:
+		close(gofd[1]);
+		/* Wait for the exec (sleep's comm) before the hello. */
+		for (int i = 0; i < 5000; i++) {
+			char comm[32];
+
+			comm_of(pid, comm, sizeof(comm));
+			if (strcmp(comm, "sleep") == 0)
+				break;
+			usleep(1000);
+		}
+		if ((fd = dtt_tracee_greet(fd, sec_nsys, &w, fds)) == -1)
+			_exit(3);
+		if ((rh = dtt_ring_map(fds[0], &w)) == NULL)
+			_exit(4);
+		for (int i = 0; i < SETUID_RECS; i++)
+			commit_rec(rh, w.uw_nslots, (uint64_t)i, pid,
+			    "sleep");
+		if (write(donefd, "d", 1) != 1)
+			_exit(5);
+		/* Keeps the ring until root is done. */
+		_exit(read(gofd[0], &c, 1) == 0 ? 0 : 6);
+	}
+	close(gofd[0]);
+	close(donefd);
+	execl(prog, "sleep", "30", (char *)NULL);
+	return 7;
+}
+
+/*
+ * exec between connect and hello: the pid the connection names runs
+ * another image by the time dtd opens its memory, one that never maps
+ * the ring (dti_image_holds() in dtd).
+ */
+static void
+run_exec_early(void)
+{
+	struct dtt_dtd dd;
+	struct udt_stats us0;
+	char prog[160], c;
+	int fd = -1, done[2] = { -1, -1 };
+	pid_t tracee = -1;
+
+	if (!dtt_check((fd = getpid_dtd(&dd)) != -1, "a private dtd; root "
+	    "records getpid"))
+		goto out;
+	if (!sleep_copy(&dd, prog, sizeof(prog), 0) || pipe(done) != 0 ||
+	    st_ingest_stats_sec(dd.dd_sock, &us0) != 0)
+		goto out;
+	fflush(stdout);
+	if ((tracee = fork()) == 0) {
+		close(fd);
+		close(done[0]);
+		if (dtt_user_become(&sec_user) == -1)
+			_exit(255);
+		_exit(early_tracee(dd.dd_sock, prog, done[1]));
+	}
+	close(done[1]);
+	done[1] = -1;
+	if (!dtt_check(read(done[0], &c, 1) == 1, "the tracee connected and "
+	    "exec'd; its helper said hello after the exec and wrote %d "
+	    "records as the new image", SETUID_RECS))
+		goto out;
+	none_arrive(&dd, fd, &us0, tracee);
+out:
+	if (tracee > 0)
+		dtt_stop(tracee, SIGKILL, DTT_EXIT_MS);
+	if (done[0] != -1)
+		close(done[0]);
+	if (fd != -1)
+		close(fd);
+	unlink(prog);
+	if (dd.dd_pid > 0)
+		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
+		    "dtd stopped");
+	dtt_dtd_fini(&dd, true);
+}
+
 void
 run_exec(void)
 {
 	run_execbind(0, 0);
+	run_exec_early();
 }

@@ -69,9 +69,7 @@ names_tracee(const char *sock, int outfd, int gofd)
 		return 1;
 	if ((fd = dtt_tracee_hello(sock, sec_nsys, &w, fds)) == -1)
 		return 2;
-	rh = mmap(NULL, w.uw_ringsize, PROT_READ | PROT_WRITE, MAP_SHARED,
-	    fds[0], 0);
-	if (rh == MAP_FAILED)
+	if ((rh = dtt_ring_map(fds[0], &w)) == NULL)
 		return 3;
 	while (__atomic_load_n(&tid, __ATOMIC_ACQUIRE) == 0)
 		sched_yield();

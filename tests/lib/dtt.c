@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -749,6 +750,32 @@ int
 dtt_tracee_hello(const char *sock, uint32_t nprobes, struct udt_welcome *w,
     int fds[2])
 {
+	int fd;
+
+	fds[0] = fds[1] = -1;
+	if ((fd = dtt_connect(sock)) == -1)
+		return -1;
+	return dtt_tracee_greet(fd, nprobes, w, fds);
+}
+
+struct udt_ring_hdr *
+dtt_ring_map(int ringfd, const struct udt_welcome *w)
+{
+	struct udt_ring_hdr *rh;
+
+	rh = mmap(NULL, w->uw_ringsize, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    ringfd, 0);
+	if (rh == MAP_FAILED)
+		return NULL;
+	__atomic_store_n(&rh->rh_self, (uint64_t)(uintptr_t)rh,
+	    __ATOMIC_RELEASE);
+	return rh;
+}
+
+int
+dtt_tracee_greet(int fd, uint32_t nprobes, struct udt_welcome *w,
+    int fds[2])
+{
 	struct udt_hello h = { UDT_MAGIC, UDT_VERSION, nprobes,
 	    UDT_HELLO_TRACEE };
 	union {
@@ -759,11 +786,8 @@ dtt_tracee_hello(const char *sock, uint32_t nprobes, struct udt_welcome *w,
 	struct msghdr msg;
 	struct cmsghdr *c;
 	ssize_t n;
-	int fd;
 
 	fds[0] = fds[1] = -1;
-	if ((fd = dtt_connect(sock)) == -1)
-		return -1;
 	memset(&msg, 0, sizeof(msg));
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;

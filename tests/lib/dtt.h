@@ -161,6 +161,7 @@ long	dtt_read(int fd, struct dt_evt *, size_t max, unsigned int ms);
 uint64_t	dtt_clock_ns(clockid_t clk);
 
 struct udt_welcome;
+struct udt_ring_hdr;
 
 /*
  * A stream connection to the unix socket at path (dtd's ingest socket),
@@ -178,6 +179,18 @@ int	dtt_connect(const char *path);
  */
 int	dtt_tracee_hello(const char *sock, uint32_t nprobes,
 	    struct udt_welcome *w, int fds[2]);
+/*
+ * The same on fd, a connection made already (perhaps by another process
+ * that shares it): fd is closed on failure.
+ */
+int	dtt_tracee_greet(int fd, uint32_t nprobes, struct udt_welcome *w,
+	    int fds[2]);
+/*
+ * The ring of a welcome, mapped read-write as the library maps it and
+ * with its address published (rh_self) as the library does, so that dtd
+ * takes the caller's records as its own: NULL with errno if mmap fails.
+ */
+struct udt_ring_hdr *dtt_ring_map(int ringfd, const struct udt_welcome *w);
 
 /*
  * CPU time of every thread of pid so far, in ns, from schedstat (no tick
