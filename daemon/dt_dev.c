@@ -404,18 +404,13 @@ dt_dev_close(struct dt_softc *sc)
 static size_t
 dt_softc_take(struct dt_softc *sc, size_t resid)
 {
-	unsigned int i, cpu;
-	size_t done = 0;
+	unsigned int cpu;
 
-	/* Rotate the first ring so no CPU starves the others. */
+	/* Ties go to a rotating first ring, as dt(4)'s walk starts. */
 	cpu = sc->ds_lastcpu;
 	sc->ds_lastcpu = (cpu + 1) % sc->ds_nrings;
-	for (i = 0; i < sc->ds_nrings && done < resid; i++) {
-		done += dt_ring_take(&sc->ds_rings[cpu], sc->ds_buf + done,
-		    resid - done);
-		cpu = (cpu + 1) % sc->ds_nrings;
-	}
-	return done;
+	return dt_ring_merge(sc->ds_rings, sc->ds_nrings, cpu, sc->ds_buf,
+	    resid);
 }
 
 /* Complete parked reads, oldest first, while events last.  Under [m]. */

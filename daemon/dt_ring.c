@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "dt_ring.h"
@@ -130,23 +131,48 @@ dt_ring_put(struct dt_ring *dr, uint32_t pbn, unsigned int cpu,
 	return 0;
 }
 
-size_t
-dt_ring_take(struct dt_ring *dr, char *buf, size_t resid)
+/* Is a's time stamp before b's? */
+static bool
+dt_evt_before(const struct dt_evt *a, const struct dt_evt *b)
 {
-	size_t done = 0, n;
+	if (a->dtev_tsp.tv_sec != b->dtev_tsp.tv_sec)
+		return a->dtev_tsp.tv_sec < b->dtev_tsp.tv_sec;
+	return a->dtev_tsp.tv_nsec < b->dtev_tsp.tv_nsec;
+}
 
-	pthread_mutex_lock(&dr->dr_mtx);
-	while (resid > 0 && dr->dr_cons != dr->dr_prod) {
-		n = resid < sizeof(struct dt_evt) ? resid :
+size_t
+dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
+    char *buf, size_t resid)
+{
+	struct dt_ring *dr, *best;
+	unsigned int i;
+	size_t done = 0, len;
+
+	/* Producers hold one ring each: taking them all in order is safe. */
+	for (i = 0; i < n; i++)
+		pthread_mutex_lock(&drs[i].dr_mtx);
+	while (resid > 0) {
+		best = NULL;
+		for (i = 0; i < n; i++) {
+			dr = &drs[(first + i) % n];
+			if (dr->dr_cons != dr->dr_prod && (best == NULL ||
+			    dt_evt_before(&dr->dr_slots[dr->dr_cons],
+			    &best->dr_slots[best->dr_cons])))
+				best = dr;
+		}
+		if (best == NULL)
+			break;
+		len = resid < sizeof(struct dt_evt) ? resid :
 		    sizeof(struct dt_evt);
-		memcpy(buf + done, &dr->dr_slots[dr->dr_cons], n);
-		done += n;
-		resid -= n;
-		dr->dr_readevt++;
-		if (++dr->dr_cons == dr->dr_size)
-			dr->dr_cons = 0;
+		memcpy(buf + done, &best->dr_slots[best->dr_cons], len);
+		done += len;
+		resid -= len;
+		best->dr_readevt++;
+		if (++best->dr_cons == best->dr_size)
+			best->dr_cons = 0;
 	}
-	pthread_mutex_unlock(&dr->dr_mtx);
+	for (i = n; i-- > 0;)
+		pthread_mutex_unlock(&drs[i].dr_mtx);
 	return done;
 }
 

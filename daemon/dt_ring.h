@@ -66,12 +66,20 @@ int	dt_ring_put(struct dt_ring *, uint32_t pbn, unsigned int cpu,
 	    uint64_t evtflags, const struct dt_evt *src);
 
 /*
- * Move up to maxrec records into buf (FIFO), the last one truncated when
- * resid is not a multiple of the record size, as dt(4)'s read does; a
- * truncated record is consumed and counted as read.  Returns the number
- * of bytes written.  Any thread.
+ * Move up to resid bytes of records from the n rings drs into buf, the
+ * last one truncated when resid is not a multiple of the record size, as
+ * dt(4)'s read does (a truncated record is consumed and counted as
+ * read); returns the bytes written.  Each next record is the oldest
+ * (dtev_tsp) of those at the rings' heads, ties to the ring first after
+ * drs[first].  Each ring stays FIFO, as dt(4) promises; on top of that a
+ * read gives its records in time order, as far as each ring is, so an
+ * event on one CPU and its sequel on another (a syscall's entry and
+ * return across a migration, an I/O's issue and its completion) come in
+ * order.  Takes every ring's dr_mtx, in index order, for the whole
+ * copy.  Any thread.
  */
-size_t	dt_ring_take(struct dt_ring *, char *buf, size_t resid);
+size_t	dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
+	    char *buf, size_t resid);
 
 /* Whether a record is waiting.  Takes dr_mtx: see dt_dev_read(). */
 int	dt_ring_readable(struct dt_ring *);

@@ -523,6 +523,54 @@ test_ring16(void)
 	CHECK(toks[3].done && toks[3].error == EIO);
 }
 
+/*
+ * A read hands out the oldest record at the rings' heads first: records
+ * of two CPUs come interleaved in time, each CPU's still in its order,
+ * one out of time order on its CPU included.
+ */
+static void
+test_merge(void)
+{
+	/* cpu, time: ring 1 holds 7 before 6. */
+	static const int put[][2] = { { 0, 1 }, { 0, 4 }, { 0, 8 },
+	    { 1, 2 }, { 1, 3 }, { 1, 7 }, { 1, 6 }, { 1, 9 } };
+	static const int64_t want[] = { 1, 2, 3, 4, 7, 6, 8, 9 };
+	struct dt_softc *sc;
+	struct dt_evt src, *ev = (struct dt_evt *)toks[0].buf;
+	size_t i, n = sizeof(want) / sizeof(want[0]);
+	int inorder = 1;
+
+	conf_init(2, DT_RINGSIZE_OPENBSD);
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 1000000000) == 0);
+	memset(&src, 0, sizeof(src));
+	rcu_register_thread();
+	rcu_read_lock();
+	for (i = 0; i < n; i++) {
+		src.dtev_tsp.tv_sec = 100 + put[i][1] / 2;
+		src.dtev_tsp.tv_nsec = put[i][1] % 2;
+		src.dtev_args[0] = put[i][1];
+		CHECK(dt_pcb_ring_put(sc->ds_pcbs, (unsigned int)put[i][0],
+		    &src) == 0);
+	}
+	rcu_read_unlock();
+	/* Two reads, so both rotations of the first ring are seen. */
+	tok_reset(&toks[0]);
+	dt_dev_read(sc, 3 * sizeof(struct dt_evt), &toks[0]);
+	CHECK(toks[0].done && toks[0].len == 3 * sizeof(struct dt_evt));
+	for (i = 0; i < 3; i++)
+		inorder &= ev[i].dtev_args[0] == want[i];
+	tok_reset(&toks[0]);
+	dt_dev_read(sc, sizeof(toks[0].buf), &toks[0]);
+	CHECK(toks[0].done && toks[0].len == (n - 3) * sizeof(struct dt_evt));
+	for (i = 3; i < n; i++)
+		inorder &= ev[i - 3].dtev_args[0] == want[i];
+	CHECK(inorder);
+	rcu_unregister_thread();
+	dt_dev_close(sc);
+	dt_dev_fini();
+}
+
 /* Producers racing a reader: every event is read or counted dropped. */
 #define NPROD		2
 #define NPERPROD	200000
@@ -600,6 +648,7 @@ main(void)
 	dt_dev_fini();
 
 	test_ring16();
+	test_merge();
 	test_race();
 
 	printf("%d passed, %d failed\n", npass, nfail);
