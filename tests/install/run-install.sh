@@ -36,10 +36,8 @@ set -u
 [ $# -eq 1 ] || { echo "usage: $0 files|run|unit" >&2; exit 2; }
 CASE=$1
 
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
+# fail, dtd_serve
+. "$(dirname "$0")/../regress/lib.sh"
 
 # Never a silent skip: what this needs is installed by scripts/deps.sh.
 for p in meson pkg-config cc mandoc man systemd-analyze; do
@@ -138,18 +136,7 @@ run)
 	[ "$out" = "$LIB/userdt/libuserdt-preload.so" ] ||
 	    fail "installed dtrun preloads '$out'"
 
-	DEV=$TMP/dt
-	mkfifo "$TMP/ready" || exit 2
-	exec 4<>"$TMP/ready"
-	"$SBIN/dtd" --foreground --frontend fuse --device "$DEV" \
-	    --ready-fd 4 --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" \
-	    > "$TMP/dtd.log" 2>&1 4>&4 &
-	DTDPID=$!
-	if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
-		cat "$TMP/dtd.log"
-		fail "the installed dtd did not get ready"
-	fi
-	exec 4<&-
+	dtd_serve "$SBIN/dtd"
 
 	"$BIN/btrace" -d "$DEV" -l > "$TMP/list" 2>&1 ||
 	    fail "installed btrace -l: $(cat "$TMP/list")"

@@ -26,10 +26,8 @@ set -u
 [ $# -eq 1 ] || { echo "usage: $0 srcdir" >&2; exit 2; }
 SRC=$1
 
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
+# fail, dtd_serve
+. "$(dirname "$0")/../regress/lib.sh"
 
 # Never a silent skip: scripts/deps.sh installs all of this.
 for p in dpkg-buildpackage dpkg-checkbuilddeps dh tar; do
@@ -86,18 +84,7 @@ grep -qx 'ExecStart=/usr/sbin/dtd --foreground --ingest /run/userdt/ingest.sock'
     "$ROOT/lib/systemd/system/dtd.service" || fail "dtd.service's ExecStart"
 
 unset USERDT_PRELOAD USERDT_SOCKET DT_DEVICE LD_PRELOAD
-DEV=$TMP/dt
-mkfifo "$TMP/ready" || exit 2
-exec 4<>"$TMP/ready"
-"$ROOT/usr/sbin/dtd" --foreground --frontend fuse --device "$DEV" \
-    --ready-fd 4 --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" \
-    > "$TMP/dtd.log" 2>&1 4>&4 &
-DTDPID=$!
-if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
-	cat "$TMP/dtd.log"
-	fail "the packaged dtd did not get ready"
-fi
-exec 4<&-
+dtd_serve "$ROOT/usr/sbin/dtd"
 
 "$ROOT/usr/bin/btrace" -d "$DEV" -l > "$TMP/list" 2>&1 ||
     fail "packaged btrace -l: $(cat "$TMP/list")"

@@ -62,20 +62,32 @@ dtd_start() {
 		exit 1
 	fi
 	TMP=$(mktemp -d) || exit 2
-	DEV=$TMP/dt
 	DTDPID=
 	BTPID=
 	trap dtd_cleanup EXIT
+	dtd_serve "$DTD" "$@"
+}
+
+# dtd_serve DTD [dtd option ...]: start the dtd binary DTD on $TMP/dt
+# (FUSE-file front end, its socket and symbol image in $TMP too) and
+# return once it serves: $DEV, $DTDPID; its log in $TMP/dtd.log.  The
+# caller stops it by $DTDPID.
+dtd_serve() {
+	local line dtd=$1
+
+	shift
+	DEV=$TMP/dt
 	# dtd says "ready" on a pipe once the device is served.
+	rm -f "$TMP/ready"
 	mkfifo "$TMP/ready" || exit 2
 	exec 4<>"$TMP/ready"
-	"$DTD" --foreground --frontend fuse --device "$DEV" --ready-fd 4 \
+	"$dtd" --foreground --frontend fuse --device "$DEV" --ready-fd 4 \
 	    --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" "$@" \
 	    > "$TMP/dtd.log" 2>&1 4>&4 &
 	DTDPID=$!
 	if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
 		cat "$TMP/dtd.log"
-		fail "dtd did not get ready"
+		fail "$dtd did not get ready"
 	fi
 	exec 4<&-
 }
