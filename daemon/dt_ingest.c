@@ -77,6 +77,7 @@
 #include "dt_prov.h"
 #include "dt_ingest.h"
 #include "dt_ingest_var.h"
+#include "dt_perf.h"
 #include "dt_pidmaps.h"
 #include "dt_ptimer.h"
 
@@ -563,6 +564,23 @@ dti_send_fds(int fd, const struct udt_welcome *w, int fd0, int fd1)
 	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(*w) ? 0 : -1;
 }
 
+size_t
+dt_ingest_tracees(pid_t *pids, size_t max)
+{
+	struct dti_proc *dp;
+	size_t n = 0;
+
+	pthread_mutex_lock(&dti_lock);
+	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
+		if (!dp->dp_dead && !atomic_load(&dp->dp_retired)) {
+			if (n < max)
+				pids[n] = dp->dp_pid;
+			n++;
+		}
+	pthread_mutex_unlock(&dti_lock);
+	return n;
+}
+
 /*
  * Does cr's user already have as many tracees attached as one user may?
  * Each holds a descriptor in dtd (its pidfd) and a ring: without a cap,
@@ -739,6 +757,9 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	/* On failure the proc stays listed until its pidfd says it exited. */
 	if (dti_send_fds(fd, &w, ringfd, rofd) == 0)
 		atomic_fetch_add(&dti_stats.attached, 1);
+	/* Its constructor runs: the threads to come inherit the events. */
+	if (dt_perf_task_on())
+		dt_perf_tracee(crp->pid);
 	close(ringfd);
 	close(tabfd);
 	close(rofd);

@@ -37,6 +37,13 @@ struct dt_probe;
 struct dt_probe	*dt_syscall_probe(unsigned int p);
 
 /*
+ * The pids of up to max attached tracees into pids; returns how many are
+ * attached (more than max when some did not fit).  Any thread; takes the
+ * ingest lock.
+ */
+size_t	dt_ingest_tracees(pid_t *pids, size_t max);
+
+/*
  * Set enable byte p (0, or UDT_EN_ON | DTEVT_* flags) in dtd's master
  * copy and in the table of every attached tracee, which see it at once.
  * Called from dtpv_start/dtpv_stop under the core's lock; takes the

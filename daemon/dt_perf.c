@@ -49,6 +49,7 @@
 
 #include "dt_clock.h"
 #include "dt_perf.h"
+#include "dt_perf_var.h"
 #include "dt_prov.h"
 
 #define DT_PERF_PAGES		64	/* data pages per event, power of 2 */
@@ -58,20 +59,6 @@
 #define DT_PERF_COMMTTL_NS	1000000000ULL	/* re-read comm after */
 #define DT_PERF_COMMSLOTS	4096	/* power of 2 */
 
-struct dt_perf_src {
-	struct dt_perf_src	*dps_dnext;	/* [p] dead list */
-	struct dt_pcb		*dps_pcb;	/* [I] live while !stopped */
-	int			 dps_fd;	/* [I] */
-	unsigned int		 dps_cpu;	/* [I] ring to fill */
-	uint64_t		 dps_nsecs;	/* [I] period */
-	int64_t			 dps_tsoff;	/* [I] realtime - perf clock */
-	struct perf_event_mmap_page *dps_meta;	/* [I] mmap'd ring */
-	size_t			 dps_mmlen;	/* [I] */
-	int			 dps_stopped;	/* [a] */
-	uint64_t		 dps_throttled;	/* [R] throttle start, 0 */
-	uint64_t		 dps_lastts;	/* [a] last sample, or start */
-	clockid_t		 dps_clock;	/* [I] perf's timestamps */
-};
 
 /* Last known name of a thread, refreshed from /proc after a TTL. */
 struct dt_perf_comm {
@@ -99,6 +86,13 @@ int
 dt_perf_open_clock(struct perf_event_attr *attr, int cpu, int *clk,
     int64_t *tsoff)
 {
+	return dt_perf_open_pid(attr, -1, cpu, clk, tsoff);
+}
+
+int
+dt_perf_open_pid(struct perf_event_attr *attr, pid_t pid, int cpu, int *clk,
+    int64_t *tsoff)
+{
 	static const int clocks[] = { CLOCK_REALTIME, CLOCK_MONOTONIC,
 	    DT_PERF_CLOCK_PERF };
 	int fd = -1, known;
@@ -110,7 +104,7 @@ dt_perf_open_clock(struct perf_event_attr *attr, int cpu, int *clk,
 			continue;
 		attr->use_clockid = clocks[i] != DT_PERF_CLOCK_PERF;
 		attr->clockid = attr->use_clockid ? clocks[i] : 0;
-		fd = (int)syscall(SYS_perf_event_open, attr, -1, cpu, -1,
+		fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1,
 		    PERF_FLAG_FD_CLOEXEC);
 		if (fd != -1 || errno != EINVAL)
 			break;
@@ -124,7 +118,7 @@ dt_perf_open_clock(struct perf_event_attr *attr, int cpu, int *clk,
 	return fd;
 }
 
-static void
+void
 dt_perf_attr(struct perf_event_attr *attr, uint64_t nsecs,
     uint64_t evtflags)
 {
@@ -149,6 +143,12 @@ dt_perf_attr(struct perf_event_attr *attr, uint64_t nsecs,
 		attr->exclude_callchain_kernel = !(evtflags & DTEVT_KSTACK);
 		attr->exclude_callchain_user = !(evtflags & DTEVT_USTACK);
 	}
+	/* Task mode: what perf_event_paranoid 2 lets a user sample. */
+	if (dt_perf_task_on()) {
+		attr->exclude_kernel = 1;
+		attr->exclude_hv = 1;
+		attr->exclude_callchain_kernel = 1;
+	}
 	attr->disabled = 1;
 	attr->comm = (evtflags & DTEVT_EXECNAME) != 0;
 	attr->comm_exec = attr->comm;
@@ -157,19 +157,23 @@ dt_perf_attr(struct perf_event_attr *attr, uint64_t nsecs,
 	attr->wakeup_events = (uint32_t)(wake > 1 ? wake : 1);
 }
 
+/*
+ * The event that holds cpu's ring: system wide, or in task mode one on
+ * dtd itself that stays disabled (the traced threads' events write into
+ * its ring).  *attr is what it was opened with.
+ */
 static int
-dt_perf_open(uint64_t nsecs, uint64_t evtflags, int cpu, int64_t *tsoff,
-    clockid_t *clk)
+dt_perf_open(struct perf_event_attr *attr, uint64_t nsecs, uint64_t evtflags,
+    int cpu, int64_t *tsoff, clockid_t *clk)
 {
-	struct perf_event_attr attr;
 	int fd;
 
-	dt_perf_attr(&attr, nsecs, evtflags);
-	if ((fd = dt_perf_open_clock(&attr, cpu, &dt_perf_clockid,
-	    tsoff)) == -1)
+	dt_perf_attr(attr, nsecs, evtflags);
+	if ((fd = dt_perf_open_pid(attr, dt_perf_task_on() ? getpid() : -1,
+	    cpu, &dt_perf_clockid, tsoff)) == -1)
 		return -1;
 	/* perf's own clock is sched_clock, about CLOCK_MONOTONIC. */
-	*clk = attr.use_clockid && attr.clockid == CLOCK_REALTIME ?
+	*clk = attr->use_clockid && attr->clockid == CLOCK_REALTIME ?
 	    CLOCK_REALTIME : CLOCK_MONOTONIC;
 	return fd;
 }
@@ -192,12 +196,13 @@ dt_perf_clock(void)
 int
 dt_perf_probe(void)
 {
+	struct perf_event_attr attr;
 	int64_t off;
 	clockid_t clk;
 	int fd;
 
-	if ((fd = dt_perf_open(1000000000ULL, DTEVT_KSTACK | DTEVT_USTACK, 0,
-	    &off, &clk)) == -1)
+	if ((fd = dt_perf_open(&attr, 1000000000ULL, DTEVT_KSTACK |
+	    DTEVT_USTACK, 0, &off, &clk)) == -1)
 		return errno;
 	close(fd);
 	return 0;
@@ -328,7 +333,8 @@ dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
 	 * samples: count them as dt(4) counts the clock ticks it skipped.
 	 */
 	last = uatomic_read(&src->dps_lastts);
-	if (time > last) {
+	/* A traced thread's clock runs only while it does: no lateness. */
+	if (time > last && !dt_perf_task_on()) {
 		missed = (time - last + src->dps_nsecs / 2) / src->dps_nsecs;
 		if (missed > 1) {
 			dt_pcb_count_skiptick(dp, src->dps_cpu, missed - 1);
@@ -580,8 +586,9 @@ dt_perf_start(struct dt_pcb *dp)
 	src->dps_pcb = dp;
 	src->dps_cpu = (unsigned int)dp->dp_cpu;
 	src->dps_nsecs = dp->dp_nsecs;
-	src->dps_fd = dt_perf_open(dp->dp_nsecs, dp->dp_evtflags, dp->dp_cpu,
-	    &src->dps_tsoff, &src->dps_clock);
+	src->dps_evtflags = dp->dp_evtflags;
+	src->dps_fd = dt_perf_open(&src->dps_attr, dp->dp_nsecs,
+	    dp->dp_evtflags, dp->dp_cpu, &src->dps_tsoff, &src->dps_clock);
 	if (src->dps_fd == -1) {
 		error = errno;
 		free(src);
@@ -607,8 +614,17 @@ dt_perf_start(struct dt_pcb *dp)
 			error = errno;
 	}
 	pthread_mutex_unlock(&dt_perf_mtx);
-	if (error == 0 && ioctl(src->dps_fd, PERF_EVENT_IOC_ENABLE, 0) == -1) {
+	if (error != 0) {
+		dt_perf_release(src);
+		return error;
+	}
+	/* Task mode: the traced threads' events feed the ring instead. */
+	if (dt_perf_task_on())
+		error = dt_perf_task_begin(src);
+	else if (ioctl(src->dps_fd, PERF_EVENT_IOC_ENABLE, 0) == -1)
 		error = errno;
+	if (error != 0) {
+		/* The reader may hold it: only it frees it. */
 		pthread_mutex_lock(&dt_perf_mtx);
 		epoll_ctl(dt_perf_epfd, EPOLL_CTL_DEL, src->dps_fd, NULL);
 		uatomic_set(&src->dps_stopped, 1);
@@ -616,10 +632,6 @@ dt_perf_start(struct dt_pcb *dp)
 		dt_perf_dead = src;
 		dt_perf_kick();
 		pthread_mutex_unlock(&dt_perf_mtx);
-		return error;
-	}
-	if (error != 0) {
-		dt_perf_release(src);
 		return error;
 	}
 	uatomic_set(&src->dps_lastts, dt_clock_ns(src->dps_clock));
@@ -638,6 +650,11 @@ dt_perf_stop(struct dt_pcb *dp)
 	dp->dp_priv = NULL;
 	ioctl(src->dps_fd, PERF_EVENT_IOC_DISABLE, 0);
 	uatomic_set(&src->dps_stopped, 1);
+	if (dt_perf_task_on()) {
+		/* Its threads' events go; their periods are no ticks. */
+		dt_perf_task_end(src);
+		goto queue;
+	}
 	/*
 	 * The periods since the last sample the reader saw will never
 	 * arrive: a CPU whose timer stopped firing would otherwise go
@@ -652,6 +669,7 @@ dt_perf_stop(struct dt_pcb *dp)
 		uatomic_add(&dt_perf_counters.dps_skipped,
 		    (now - last) / src->dps_nsecs);
 	}
+queue:
 	pthread_mutex_lock(&dt_perf_mtx);
 	if (!dt_perf_running) {
 		/* No reader left to hold it. */

@@ -31,8 +31,11 @@
 #ifndef DT_PERF_H
 #define DT_PERF_H
 
+#include <sys/types.h>
+
 #include <linux/perf_event.h>
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct dt_pcb;
@@ -91,6 +94,24 @@ struct dt_perf_stats {
 	uint64_t	dps_skipped;	/* periods the timer fired late for */
 };
 void	dt_perf_stats(struct dt_perf_stats *);
+
+/*
+ * Task mode, for a dtd without root where perf_event_paranoid lets a user
+ * sample its own processes (2 or less): each recording profile pcb's
+ * ring is fed by an event on its CPU per thread of every traced process,
+ * user space only, instead of one event for the whole CPU.
+ *
+ * dt_perf_task_probe(): try such an event on dtd itself; 0, and task
+ * mode is on from then, or the errno perf answered.  Main thread, at
+ * start, before any pcb records.
+ * dt_perf_task_on(): is it on?  Any thread.
+ * dt_perf_tracee(): a traced process attached: while any task-mode pcb
+ * records, its threads get their events (and those they start later).
+ * The ingest accept thread; takes the task list's lock.
+ */
+int	dt_perf_task_probe(void);
+bool	dt_perf_task_on(void);
+void	dt_perf_tracee(pid_t);
 
 /* The clock perf stamps samples with: CLOCK_REALTIME or a fallback. */
 const char	*dt_perf_clock(void);

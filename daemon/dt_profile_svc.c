@@ -30,6 +30,7 @@
 
 #include "dt_ksyms.h"
 #include "dt_perf.h"
+#include "dt_proc.h"
 #include "dt_ptimer.h"
 #include "dtd.h"
 
@@ -76,6 +77,40 @@ dt_profile_ksyms_start(void)
 	return 0;
 }
 
+/*
+ * Without root perf samples only tasks, the user's own, user space only,
+ * where perf_event_paranoid allows it (2 or less): task mode, else the
+ * timer fallback (--profile perf: an error).
+ */
+static int
+dt_profile_start_task(void)
+{
+	char buf[16] = "?";
+	int error;
+
+	if ((error = dt_perf_task_probe()) == 0) {
+		fprintf(stderr, "dtd: profile: perf cpu-clock sampling of "
+		    "your traced processes' threads, user stacks only\n");
+		return 0;
+	}
+	(void)dt_proc_read("/proc/sys/kernel/perf_event_paranoid", buf,
+	    sizeof(buf));
+	buf[strcspn(buf, "\n")] = '\0';
+	if (dtd_conf.dcf_profile == DTD_PROFILE_PERF) {
+		fprintf(stderr, "dtd: profile: --profile perf: "
+		    "perf_event_open of your own process: %s "
+		    "(perf_event_paranoid %s)\n", strerror(error), buf);
+		return error;
+	}
+	dt_perf_disable(error);
+	dt_ptimer_enable();
+	fprintf(stderr, "dtd: profile: perf refuses to sample your processes "
+	    "(%s, perf_event_paranoid %s): timer mode: preloaded processes "
+	    "sample their threads' CPU time, user stacks only\n",
+	    strerror(error), buf);
+	return 0;
+}
+
 static int
 dt_profile_start(void)
 {
@@ -97,6 +132,8 @@ dt_profile_start(void)
 	case DTD_PROFILE_AUTO:
 		break;
 	}
+	if (dtd_conf.dcf_unpriv)
+		return dt_profile_start_task();
 	if ((error = dt_perf_probe()) == 0) {
 		fprintf(stderr, "dtd: profile: perf cpu-clock sampling, "
 		    "%s timestamps\n", dt_perf_clock());

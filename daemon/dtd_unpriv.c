@@ -89,11 +89,10 @@ dtd_unpriv_setup(bool device_set, bool ingest_set)
 	if (dtd_conf.dcf_group_set)
 		dtd_fatal("--group needs root: without root the device "
 		    "is yours alone");
-	if (dtd_conf.dcf_profile == DTD_PROFILE_PERF)
-		dtd_fatal("--profile perf needs root: perf samples every "
-		    "process on the machine; without root, profile samples "
-		    "inside your traced processes (--profile timer)");
-	dtd_conf.dcf_profile = DTD_PROFILE_TIMER;
+	/*
+	 * --profile perf and auto sample the traced processes' threads
+	 * (dt_perf_task.c), as far as perf_event_paranoid lets this user.
+	 */
 	if (!dtd_conf.dcf_ksyms_set)
 		dtd_conf.dcf_ksyms = NULL;
 
@@ -111,9 +110,9 @@ dtd_unpriv_setup(bool device_set, bool ingest_set)
 	fprintf(stderr, "dtd: running without root (uid %u): only your own "
 	    "processes can connect to %s and be traced, only you can open "
 	    "%s.  Unavailable without root: other users' processes, kernel "
-	    "stacks and perf (profile samples user stacks inside traced "
-	    "processes), kernel symbols (/dev/ksyms), CUSE, and adopting "
-	    "processes a previous dtd traced.\n",
+	    "stacks, sampling whole CPUs (profile samples only the traced "
+	    "processes' user stacks), kernel symbols (/dev/ksyms), CUSE, and "
+	    "adopting processes a previous dtd traced.\n",
 	    (unsigned int)dtd_conf.dcf_uid, dtd_conf.dcf_ingest,
 	    dtd_conf.dcf_device);
 }

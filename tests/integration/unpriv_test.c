@@ -22,7 +22,9 @@
  * nothing else (the ingest socket goes to the default in A's runtime
  * directory), then traces a command of A's with btrace -d DIR/dt -c,
  * naming no socket: syscall, interval and profile probes must all
- * deliver.  dtrun, naming no socket either, must attach to A's dtd.
+ * deliver, profile through perf where perf_event_paranoid lets A sample
+ * A's own processes, sampling every thread and child of the command and
+ * nothing untraced.  dtrun, naming no socket either, must attach to A's dtd.
  * B can neither open the device nor connect to the socket, and a
  * process of B's pointed at it runs untraced; even root's connection
  * is closed, and root cannot open the device.  dtd says once what is
@@ -241,7 +243,6 @@ check_refusals(void)
 	} bad[] = {
 		{ NULL,			"--device ~/dt" },
 		{ "--frontend=cuse",	"needs root" },
-		{ "--profile=perf",	"needs root" },
 		{ "--group=0",		"needs root" },
 	};
 	char path[160];
@@ -372,6 +373,92 @@ check_btrace(void)
 	dtt_check(p >= 10, "profile:hz:100 of A's spinning command: %ld", p);
 }
 
+/*
+ * How A's dtd samples: with perf, its user's traced threads, where
+ * perf_event_paranoid lets a user sample their own processes (2 or
+ * less), else with the timer fallback; either way it says so once.
+ */
+static void
+check_profile_mode(void)
+{
+	char buf[16] = "";
+	bool perf;
+	FILE *fp;
+
+	if ((fp = fopen("/proc/sys/kernel/perf_event_paranoid", "r")) !=
+	    NULL) {
+		if (fgets(buf, sizeof(buf), fp) == NULL)
+			buf[0] = '\0';
+		fclose(fp);
+	}
+	perf = buf[0] != '\0' && atoi(buf) <= 2;
+	dtt_check(count_lines(errpath, perf ? "perf cpu-clock sampling of "
+	    "your traced processes' threads" : "timer mode") == 1,
+	    "perf_event_paranoid %.*s: dtd says once that profile samples "
+	    "with %s", (int)strcspn(buf, "\n"), buf, perf ? "perf" :
+	    "the timer fallback");
+}
+
+/*
+ * profile as A: every thread of the traced command is sampled, those it
+ * starts and ends as it goes and its fork children too, and nothing of
+ * an untraced process of A's spinning at the same time.
+ */
+static void
+check_profile(void)
+{
+	char cmd[256], prog[256], out[160], line[256];
+	char *argv[] = { bin_btrace, "-d", dev, "-A", "-c", cmd, "-e", prog,
+	    NULL };
+	char *spin[] = { bin_spin, "spin", "3", NULL };
+	long npid[64], ntid[64], pid, tid, n, other = 0, total = 0;
+	int fd, status, i, npids = 0, ntids = 0, k;
+	pid_t untraced;
+	FILE *fp;
+
+	untraced = spawn_as(&ua, spin, env_a, -1, -1, -1);
+	snprintf(cmd, sizeof(cmd), "%s family 1", bin_spin);
+	snprintf(prog, sizeof(prog), "profile:hz:100 /comm == \"udtspin\"/ "
+	    "{ @pt[pid, tid] = count(); }");
+	snprintf(out, sizeof(out), "%s/profile.out", dir);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	status = fd == -1 ? -1 : run_as(&ua, argv, env_a, fd, -1);
+	if (fd != -1)
+		close(fd);
+	if (untraced > 0)
+		(void)dtt_stop(untraced, SIGKILL, DTT_EXIT_MS);
+	dtt_check(dtt_exited0(status), "btrace -A -c 'udtspin family 1' as "
+	    "A exited 0");
+	if ((fp = fopen(out, "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if (sscanf(line, "@pt[%ld, %ld]: %ld", &pid, &tid, &n) != 3)
+			continue;
+		if (pid == untraced) {
+			other += n;
+			continue;
+		}
+		total += n;
+		for (k = 0; k < npids && npid[k] != pid; k++)
+			continue;
+		if (k == npids && npids < 64)
+			npid[npids++] = pid;
+		for (i = 0; i < ntids && ntid[i] != tid; i++)
+			continue;
+		if (i == ntids && ntids < 64)
+			ntid[ntids++] = tid;
+	}
+	fclose(fp);
+	/* Rounds of two 50 ms threads and a 50 ms child: 15 samples each. */
+	/* Threads beyond each process's first: started after the enable. */
+	dtt_check(total >= 15 && ntids >= npids + 2 && npids >= 2, "the "
+	    "traced command's samples: %ld, of %d threads in %d processes "
+	    "(the threads it started, its fork children)", total, ntids,
+	    npids);
+	dtt_check(other == 0, "none of the untraced spinner's (pid %d): %ld",
+	    (int)untraced, other);
+}
+
 /* dtrun, naming no socket, attaches to A's dtd. */
 static void
 check_dtrun(void)
@@ -447,7 +534,9 @@ main(int argc, char *argv[])
 	    "ready", dev))
 		goto out;
 	check_files();
+	check_profile_mode();
 	check_btrace();
+	check_profile();
 	check_dtrun();
 	check_others();
 

@@ -1,0 +1,255 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Task mode of the profile sampler: a dtd without root samples the
+ * threads of its user's traced processes through perf, where
+ * perf_event_paranoid (2 or less) lets a user do so for their own
+ * processes, user space only.  No signal reaches the tracee, unlike the
+ * timer fallback, and its stacks are walked by the kernel.
+ *
+ * perf cannot sample a CPU for a user, only tasks; dt(4) hands samples
+ * out per CPU.  So each recording pcb keeps its own ring on a disabled
+ * event on dtd itself for its CPU, and every traced thread gets an event
+ * on that CPU whose output is redirected there
+ * (PERF_EVENT_IOC_SET_OUTPUT).  The event is inherited by the threads
+ * the thread starts later (inherit_thread: not by forked children, which
+ * attach as tracees of their own) and removed at exec (the new image
+ * attaches again), so every thread is sampled once: those alive when
+ * the pcb starts, and those started since by one of them.  A thread
+ * started in the instant between the listing of its process's threads
+ * and the opening of its creator's event is missed.
+ *
+ * Events of threads that ended are closed when the next tracee
+ * attaches, and all of a pcb's when it stops.  A process that attaches
+ * again (it exec'd) has its events opened anew.
+ *
+ * Locks:
+ *	[t]	dt_perf_task_mtx: the list of task-mode samplers and each
+ *		one's events
+ *	[a]	atomic operations
+ */
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+#include <linux/perf_event.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dt_ingest.h"
+#include "dt_perf.h"
+#include "dt_perf_var.h"
+
+#define DT_PERF_TASK_PIDS	4096	/* tracees listed at a pcb's start */
+
+static pthread_mutex_t	 dt_perf_task_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct dt_perf_src *dt_perf_tsrcs;	/* [t] recording, task mode */
+static atomic_bool	 dt_perf_task_mode;	/* [a] set once, at start */
+
+bool
+dt_perf_task_on(void)
+{
+	return atomic_load_explicit(&dt_perf_task_mode, memory_order_relaxed);
+}
+
+int
+dt_perf_task_probe(void)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	atomic_store(&dt_perf_task_mode, true);
+	dt_perf_attr(&attr, 1000000000ULL, 0);
+	attr.inherit = 1;
+	attr.inherit_thread = 1;
+	attr.remove_on_exec = 1;
+	fd = (int)syscall(SYS_perf_event_open, &attr, 0, 0, -1,
+	    PERF_FLAG_FD_CLOEXEC);
+	if (fd == -1) {
+		int error = errno;
+
+		atomic_store(&dt_perf_task_mode, false);
+		return error;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Has src an event for tid of pid already?  [t] */
+static bool
+dt_perf_task_has(const struct dt_perf_src *src, pid_t pid, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < src->dps_ntasks; i++)
+		if (src->dps_tasks[i].dpt_tid == tid &&
+		    src->dps_tasks[i].dpt_pid == pid)
+			return true;
+	return false;
+}
+
+/*
+ * tid of pid an event on src's CPU writing into src's ring, enabled.
+ * false when it could not be (the thread ended, a descriptor limit).
+ * [t]
+ */
+static bool
+dt_perf_task_open(struct dt_perf_src *src, pid_t pid, pid_t tid)
+{
+	struct perf_event_attr attr = src->dps_attr;
+	struct dt_perf_task *t;
+	int fd;
+
+	if (src->dps_ntasks == src->dps_taskcap) {
+		size_t cap = src->dps_taskcap ? 2 * src->dps_taskcap : 16;
+
+		if ((t = reallocarray(src->dps_tasks, cap, sizeof(*t))) ==
+		    NULL)
+			return false;
+		src->dps_tasks = t;
+		src->dps_taskcap = cap;
+	}
+	/* The ring's event's clock and flags: SET_OUTPUT wants them. */
+	attr.inherit = 1;
+	attr.inherit_thread = 1;
+	attr.remove_on_exec = 1;
+	fd = (int)syscall(SYS_perf_event_open, &attr, tid, (int)src->dps_cpu,
+	    -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd == -1)
+		return false;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, src->dps_fd) == -1 ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == -1) {
+		close(fd);
+		return false;
+	}
+	t = &src->dps_tasks[src->dps_ntasks++];
+	t->dpt_pid = pid;
+	t->dpt_tid = tid;
+	t->dpt_fd = fd;
+	return true;
+}
+
+/* Every thread of pid that src has no event for gets one.  [t] */
+static void
+dt_perf_task_add(struct dt_perf_src *src, pid_t pid)
+{
+	struct dirent *de;
+	char path[64];
+	DIR *d;
+	long tid;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return;		/* gone already */
+	while ((de = readdir(d)) != NULL) {
+		if ((tid = strtol(de->d_name, NULL, 10)) <= 0 ||
+		    dt_perf_task_has(src, pid, (pid_t)tid))
+			continue;
+		(void)dt_perf_task_open(src, pid, (pid_t)tid);
+	}
+	closedir(d);
+}
+
+/*
+ * Close the events of src's threads that ended, and all of pid's: an
+ * image that attaches again exec'd, which removed them.  [t]
+ */
+static void
+dt_perf_task_prune(struct dt_perf_src *src, pid_t pid)
+{
+	size_t i = 0;
+
+	while (i < src->dps_ntasks) {
+		struct dt_perf_task *t = &src->dps_tasks[i];
+
+		if (t->dpt_pid != pid && (syscall(SYS_tgkill, t->dpt_pid,
+		    t->dpt_tid, 0) == 0 || errno != ESRCH)) {
+			i++;
+			continue;
+		}
+		close(t->dpt_fd);
+		*t = src->dps_tasks[--src->dps_ntasks];
+	}
+}
+
+int
+dt_perf_task_begin(struct dt_perf_src *src)
+{
+	pid_t *pids;
+	size_t i, n;
+
+	if ((pids = calloc(DT_PERF_TASK_PIDS, sizeof(*pids))) == NULL)
+		return ENOMEM;
+	pthread_mutex_lock(&dt_perf_task_mtx);
+	/*
+	 * Linked first: a tracee attaching from now on is added by
+	 * dt_perf_tracee(), one attached before is in the list below, and
+	 * one in both has its threads added once.
+	 */
+	src->dps_tnext = dt_perf_tsrcs;
+	dt_perf_tsrcs = src;
+	n = dt_ingest_tracees(pids, DT_PERF_TASK_PIDS);
+	if (n > DT_PERF_TASK_PIDS)
+		n = DT_PERF_TASK_PIDS;
+	for (i = 0; i < n; i++)
+		dt_perf_task_add(src, pids[i]);
+	pthread_mutex_unlock(&dt_perf_task_mtx);
+	free(pids);
+	return 0;
+}
+
+void
+dt_perf_task_end(struct dt_perf_src *src)
+{
+	struct dt_perf_src **sp;
+	size_t i;
+
+	pthread_mutex_lock(&dt_perf_task_mtx);
+	for (sp = &dt_perf_tsrcs; *sp != NULL; sp = &(*sp)->dps_tnext)
+		if (*sp == src) {
+			*sp = src->dps_tnext;
+			break;
+		}
+	/* Their inherited copies go with them. */
+	for (i = 0; i < src->dps_ntasks; i++)
+		close(src->dps_tasks[i].dpt_fd);
+	free(src->dps_tasks);
+	src->dps_tasks = NULL;
+	src->dps_ntasks = src->dps_taskcap = 0;
+	pthread_mutex_unlock(&dt_perf_task_mtx);
+}
+
+void
+dt_perf_tracee(pid_t pid)
+{
+	struct dt_perf_src *src;
+
+	pthread_mutex_lock(&dt_perf_task_mtx);
+	for (src = dt_perf_tsrcs; src != NULL; src = src->dps_tnext) {
+		dt_perf_task_prune(src, pid);
+		dt_perf_task_add(src, pid);
+	}
+	pthread_mutex_unlock(&dt_perf_task_mtx);
+}
