@@ -57,6 +57,7 @@ static struct pm_ent	*pm_head, *pm_tail;	/* [m] LRU list */
 static atomic_uint	 pm_count;		/* [m] writes, [a] reads */
 static char		 pm_proc[64] = "/proc";	/* [I] */
 static unsigned int	 pm_max = DT_PM_MAXPIDS;	/* [I] */
+static atomic_uint_fast64_t pm_seq;		/* [a] reads begun */
 
 void
 dt_pm_setup(const char *procroot, unsigned int maxpids)
@@ -202,6 +203,7 @@ dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
 	char path[128], *line = NULL;
 	FILE *fp;
 	int error = ESRCH, rv;
+	uint64_t seq = atomic_fetch_add(&pm_seq, 1);
 
 	if ((stime = dt_pm_stime(pid)) == 0) {
 		errno = ESRCH;
@@ -258,6 +260,7 @@ dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
 		goto nomem;
 	atomic_init(&snap->ps_ref, 1);
 	snap->ps_stime = stime;
+	snap->ps_seq = seq;
 	snap->ps_n = n;
 	memcpy(snap->ps_maps, maps, n * sizeof(*maps));
 	free(maps);
@@ -393,6 +396,18 @@ pm_store(pid_t pid, struct dt_pm_snap *snap, int only_known)
 		if (only_known && pe->pe_snap->ps_stime != snap->ps_stime) {
 			pthread_mutex_unlock(&pm_lock);
 			return 0;
+		}
+		/*
+		 * Never back in time: a read that began before the one
+		 * cached may have seen the process mid-exec (the new image
+		 * without its libraries yet) and ended late; stime does not
+		 * change at an exec.
+		 */
+		if (pe->pe_snap->ps_stime == snap->ps_stime &&
+		    pe->pe_snap->ps_seq > snap->ps_seq) {
+			pthread_mutex_unlock(&pm_lock);
+			free(fresh);
+			return 1;
 		}
 		/* newer maps of the same process, or the pid's new owner */
 		old = pe->pe_snap;

@@ -51,6 +51,7 @@ struct dt_pm_map {
 struct dt_pm_snap {
 	atomic_uint	 ps_ref;		/* [a] */
 	uint64_t	 ps_stime;		/* start time, clock ticks */
+	uint64_t	 ps_seq;		/* order its read began in */
 	size_t		 ps_n;			/* sorted, disjoint */
 	struct dt_pm_map ps_maps[];
 };
