@@ -89,15 +89,15 @@
 #include <string.h>
 #include <time.h>
 
+#include <userdt/udt_wire.h>
+
 #include "udt_prof.h"
-#include "../syscall/udt_preload.h"
+#include "../syscall/udt_host.h"
 #include "../syscall/udt_sys.h"
 
 #define UDT_PT_SIGNO	SIGPROF
 #define UDT_PT_BACKSTOP	2		/* s between unprompted looks */
 #define UDT_PT_STACK	(128 * 1024)	/* the watcher's stack */
-
-_Static_assert(UDT_PROF_STACK_MAX == UDT_STACK_MAX, "stack depth");
 
 typedef int	udt_pt_create_t(pthread_t *, const pthread_attr_t *,
 		    void *(*)(void *), void *);
@@ -121,25 +121,13 @@ static uint64_t		 udt_pt_cur;		/* [w] period armed, 0 */
 int
 udt_prof_guard_enter(void)
 {
-	struct udt_thread *t = &udt_thread;
-	int old = (t->ut_inlib & 1) | ((unsigned char)t->ut_sud << 8);
-
-	t->ut_inlib = 1;
-	if (udt_sud_active)
-		t->ut_sud = 0;		/* SYSCALL_DISPATCH_FILTER_ALLOW */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	return old;
+	return udt_host_enter();
 }
 
 void
 udt_prof_guard_leave(int old)
 {
-	struct udt_thread *t = &udt_thread;
-
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (udt_sud_active)
-		t->ut_sud = (char)(old >> 8);
-	t->ut_inlib = old & 1;
+	udt_host_leave(old);
 }
 
 /*
@@ -152,36 +140,7 @@ udt_prof_guard_leave(int old)
 static void
 udt_pt_sample(const struct udt_prof_sample *s, void *arg)
 {
-	struct udt_thread *t = &udt_thread;
-	struct udt_ring_hdr *r;
-	struct udt_rec *rec;
-	uint64_t ticket;
-	unsigned int i, n;
-	int depth;
-
-	if ((r = udt_rec_enter(t, UDT_PROBE_PROFILE,
-	    (uintptr_t)__builtin_frame_address(0), &depth)) == NULL ||
-	    (rec = udt_rec_reserve(t, r, UDT_PROBE_PROFILE, &ticket)) == NULL)
-		goto out;
-	n = s->ups_nframes < UDT_STACK_MAX ? s->ups_nframes : UDT_STACK_MAX;
-	rec->ur_probe = UDT_PROBE_PROFILE;
-	rec->ur_flags = UDT_R_PROF | UDT_R_COMM | (n > 0 ? UDT_R_STACK : 0);
-	rec->ur_nframes = (uint8_t)n;
-	/* sched_getcpu() failed: -1 would be garbage to dtd. */
-	rec->ur_cpu = s->ups_cpu < 0x10000 ? s->ups_cpu : 0;
-	rec->ur_tid = s->ups_tid;
-	rec->ur_error = 0;
-	rec->ur_sec = s->ups_tsp.tv_sec;
-	rec->ur_nsec = s->ups_tsp.tv_nsec;
-	memset(rec->ur_args, 0, sizeof(rec->ur_args));
-	rec->ur_args[0] = (int64_t)s->ups_missed;
-	rec->ur_args[1] = (int64_t)(uintptr_t)arg;	/* the period */
-	udt_getcomm(rec->ur_comm);
-	for (i = 0; i < n; i++)
-		rec->ur_stack[i] = s->ups_pc[i];
-	udt_rec_commit(t, rec, ticket);
-out:
-	udt_nest_leave(t, depth);
+	udt_host_sample(s, (uint64_t)(uintptr_t)arg);	/* arg: the period */
 }
 
 /*
@@ -201,13 +160,14 @@ udt_pt_apply(uint64_t nsecs)
 	    (void *)(uintptr_t)nsecs) != 0)
 		return;
 	udt_pt_cur = nsecs;
-	udt_prof_thread_del((pid_t)udt_gettid());
+	udt_prof_thread_del((pid_t)udt_host_tid());
 }
 
 /*
  * The watcher: look at the current table, follow its period, sleep
  * until dtd changes it.  Everything it calls goes past our hooks
- * unrecorded (ut_inlib), since none of it is the program's doing.
+ * unrecorded (udt_host_enter()), since none of it is the program's
+ * doing.
  */
 static void *
 udt_pt_main(void *arg)
@@ -218,24 +178,25 @@ udt_pt_main(void *arg)
 	uint32_t gen;
 
 	(void)arg;
-	udt_thread.ut_inlib = 1;
+	/* Never left: all this thread does is the library's. */
+	(void)udt_host_enter();
 	udt_sys2(SYS_prctl, PR_SET_NAME, "userdt-prof");
 	for (;;) {
-		tab = __atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE);
+		tab = udt_host_tab();
 		gen = __atomic_load_n(&tab->tb_prof_gen, __ATOMIC_ACQUIRE);
 		/* A new dtd adopted us: reconnect, busy loop or not. */
 		if (__atomic_load_n(&tab->tb_reconnect, __ATOMIC_RELAXED) !=
 		    0) {
-			udt_attach();
-			if (__atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE) != tab)
+			udt_host_reattach();
+			if (udt_host_tab() != tab)
 				continue;
 		}
 		nsecs = 0;
-		if (__atomic_load_n(&udt_use_ptimer, __ATOMIC_RELAXED))
+		if (udt_host_timer_mode())
 			nsecs = __atomic_load_n(&tab->tb_prof_nsecs,
 			    __ATOMIC_RELAXED);
 		udt_pt_apply(nsecs);
-		if (__atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE) != tab)
+		if (udt_host_tab() != tab)
 			continue;
 		ts.tv_sec = UDT_PT_BACKSTOP;
 		ts.tv_nsec = 0;
@@ -272,11 +233,11 @@ udt_pt_spawn(void)
 	pthread_attr_t attr;
 	pthread_t thr;
 	sigset_t all, old;
-	int inlib = udt_thread.ut_inlib;
+	int host;
 
 	if (create == NULL || pthread_attr_init(&attr) != 0)
 		return;
-	udt_thread.ut_inlib = 1;
+	host = udt_host_enter();
 	(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	(void)pthread_attr_setstacksize(&attr, UDT_PT_STACK);
 	sigfillset(&all);
@@ -285,18 +246,17 @@ udt_pt_spawn(void)
 		__atomic_store_n(&udt_pt_watching, 1, __ATOMIC_RELEASE);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	udt_thread.ut_inlib = inlib;
+	udt_host_leave(host);
 }
 
 /* A thread made through the hook leaves: its timer goes with it. */
 static void
 udt_pt_thread_exit(void *arg)
 {
-	int inlib = udt_thread.ut_inlib;
+	int host = udt_host_enter();
 
-	udt_thread.ut_inlib = 1;
 	udt_prof_thread_del((pid_t)(intptr_t)arg);
-	udt_thread.ut_inlib = inlib;
+	udt_host_leave(host);
 }
 
 /*
@@ -311,13 +271,14 @@ udt_pt_trampoline(void *v)
 	struct udt_pt_start ps = *(struct udt_pt_start *)v;
 	void *ret;
 	pid_t tid;
+	int host;
 
 	free(v);
-	udt_sud_start();
-	tid = (pid_t)udt_gettid();
-	udt_thread.ut_inlib = 1;
+	udt_host_thread_begin();
+	tid = (pid_t)udt_host_tid();
+	host = udt_host_enter();
 	(void)udt_prof_thread_add(tid);
-	udt_thread.ut_inlib = 0;
+	udt_host_leave(host);
 	pthread_cleanup_push(udt_pt_thread_exit, (void *)(intptr_t)tid);
 	ret = ps.ps_fn(ps.ps_arg);
 	pthread_cleanup_pop(1);
@@ -329,7 +290,7 @@ udt_pt_trampoline(void *v)
  * is one load and a call; with one, the start routine is wrapped.  No
  * memory for the wrapper: the thread runs unsampled, never fails for it.
  */
-UDT_EXPORT int
+UDT_HOST_EXPORT int
 pthread_create(pthread_t *restrict thr, const pthread_attr_t *restrict attr,
     void *(*fn)(void *), void *restrict arg)
 {
@@ -337,8 +298,8 @@ pthread_create(pthread_t *restrict thr, const pthread_attr_t *restrict attr,
 	struct udt_pt_start *ps;
 	int error;
 
-	if (__predict_true(!__atomic_load_n(&udt_pt_watching,
-	    __ATOMIC_RELAXED) && !udt_sud_all) ||
+	if (__builtin_expect(!__atomic_load_n(&udt_pt_watching,
+	    __ATOMIC_RELAXED) && !udt_host_wrap_threads(), 1) ||
 	    (ps = malloc(sizeof(*ps))) == NULL)
 		return create(thr, attr, fn, arg);
 	ps->ps_fn = fn;
@@ -346,8 +307,7 @@ pthread_create(pthread_t *restrict thr, const pthread_attr_t *restrict attr,
 	if ((error = create(thr, attr, udt_pt_trampoline, ps)) != 0)
 		free(ps);
 	/* Its clone went through undispatched: dispatch this thread again. */
-	if (udt_sud_active)
-		udt_thread.ut_sud = 1;
+	udt_host_thread_created();
 	return error;
 }
 
@@ -363,7 +323,7 @@ udt_ptimer_fork_child(void)
 static void
 udt_pt_atfork_child(void)
 {
-	if (__atomic_load_n(&udt_use_ptimer, __ATOMIC_RELAXED))
+	if (udt_host_timer_mode())
 		udt_pt_spawn();
 }
 
@@ -373,6 +333,6 @@ udt_ptimer_init(void)
 	(void)udt_pt_create_fn();
 	pthread_atfork(udt_prof_fork_prepare, udt_prof_fork_parent,
 	    udt_pt_atfork_child);
-	if (__atomic_load_n(&udt_use_ptimer, __ATOMIC_RELAXED))
+	if (udt_host_timer_mode())
 		udt_pt_spawn();
 }

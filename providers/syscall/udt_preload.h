@@ -169,15 +169,8 @@ udt_reserve(struct udt_ring_hdr *r, unsigned int probe, uint64_t *ticket)
 	    (head & mask) * UDT_SLOT_SIZE);
 }
 
-/*
- * The profile timer fallback's side of the library (providers/profile/
- * udt_prof_preload.c).  udt_ptimer_init(): the constructor, after its
- * first attach; starts the watcher thread when dtd asked for it.
- * udt_ptimer_fork_child(): from udt_fork_child(), in any fork child,
- * async-signal-safe: forget the parent's samplers.
- */
-void	udt_ptimer_init(void) UDT_HIDDEN;
-void	udt_ptimer_fork_child(void) UDT_HIDDEN;
+/* The profile timer sampler and its door into the library. */
+#include "udt_host.h"
 
 /*
  * Connect to dtd and switch to the ring and table it hands out, or to a
