@@ -586,7 +586,6 @@ dt_perf_start(struct dt_pcb *dp)
 	src->dps_pcb = dp;
 	src->dps_cpu = (unsigned int)dp->dp_cpu;
 	src->dps_nsecs = dp->dp_nsecs;
-	src->dps_evtflags = dp->dp_evtflags;
 	src->dps_fd = dt_perf_open(&src->dps_attr, dp->dp_nsecs,
 	    dp->dp_evtflags, dp->dp_cpu, &src->dps_tsoff, &src->dps_clock);
 	if (src->dps_fd == -1) {
