@@ -74,6 +74,19 @@ dt_perf_task_on(void)
 	return atomic_load_explicit(&dt_perf_task_mode, memory_order_relaxed);
 }
 
+/*
+ * A traced thread's event: inherited by the threads it starts, not by
+ * its fork children (they attach themselves), gone at its exec (the new
+ * image attaches again).  What the probe must find the kernel takes.
+ */
+static void
+dt_perf_task_inherit(struct perf_event_attr *attr)
+{
+	attr->inherit = 1;
+	attr->inherit_thread = 1;
+	attr->remove_on_exec = 1;
+}
+
 int
 dt_perf_task_probe(void)
 {
@@ -82,9 +95,7 @@ dt_perf_task_probe(void)
 
 	atomic_store(&dt_perf_task_mode, true);
 	dt_perf_attr(&attr, 1000000000ULL, 0);
-	attr.inherit = 1;
-	attr.inherit_thread = 1;
-	attr.remove_on_exec = 1;
+	dt_perf_task_inherit(&attr);
 	fd = (int)syscall(SYS_perf_event_open, &attr, 0, 0, -1,
 	    PERF_FLAG_FD_CLOEXEC);
 	if (fd == -1) {
@@ -132,9 +143,7 @@ dt_perf_task_open(struct dt_perf_src *src, pid_t pid, pid_t tid)
 		src->dps_taskcap = cap;
 	}
 	/* The ring's event's clock and flags: SET_OUTPUT wants them. */
-	attr.inherit = 1;
-	attr.inherit_thread = 1;
-	attr.remove_on_exec = 1;
+	dt_perf_task_inherit(&attr);
 	fd = (int)syscall(SYS_perf_event_open, &attr, tid, (int)src->dps_cpu,
 	    -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd == -1)
