@@ -649,26 +649,23 @@ dt_perf_stop(struct dt_pcb *dp)
 	dp->dp_priv = NULL;
 	ioctl(src->dps_fd, PERF_EVENT_IOC_DISABLE, 0);
 	uatomic_set(&src->dps_stopped, 1);
-	if (dt_perf_task_on()) {
-		/* Its threads' events go; their periods are no ticks. */
-		dt_perf_task_end(src);
-		goto queue;
-	}
 	/*
 	 * The periods since the last sample the reader saw will never
 	 * arrive: a CPU whose timer stopped firing would otherwise go
 	 * unnoticed.  A sample the reader puts while we read dps_lastts
-	 * is counted twice: one at most, per CPU and stop.
+	 * is counted twice: one at most, per CPU and stop.  In task mode
+	 * its threads' events go, and their periods are no ticks.
 	 */
 	now = dt_clock_ns(src->dps_clock);
 	last = uatomic_read(&src->dps_lastts);
-	if (now > last && (now - last) / src->dps_nsecs > 0) {
+	if (dt_perf_task_on())
+		dt_perf_task_end(src);
+	else if (now > last && (now - last) / src->dps_nsecs > 0) {
 		dt_pcb_count_skiptick(dp, src->dps_cpu,
 		    (now - last) / src->dps_nsecs);
 		uatomic_add(&dt_perf_counters.dps_skipped,
 		    (now - last) / src->dps_nsecs);
 	}
-queue:
 	pthread_mutex_lock(&dt_perf_mtx);
 	if (!dt_perf_running) {
 		/* No reader left to hold it. */
