@@ -110,8 +110,9 @@ bool	dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok);
 
 /*
  * Emit the nb valid records in batch, copied from dp's ring, if
- * dt_ingest_image_ok() and dti_image_same() still hold; else discard
- * them as garbage and retire dp (dt_ingest_rec.c).  The drain thread.
+ * dt_ingest_image_ok(), dti_image_same() and dti_image_holds() still
+ * hold; else discard them as garbage and retire dp (dt_ingest_rec.c).
+ * The drain thread.
  */
 struct udt_rec;
 void	dti_flush(struct dti_proc *dp, struct udt_rec *batch,

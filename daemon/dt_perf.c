@@ -523,51 +523,77 @@ dt_perf_reader(void *arg)
 	return NULL;
 }
 
-/* Start the reader on first use.  [p] held. */
-static int
-dt_perf_spawn(void)
+int
+dt_perf_epoll_open(int *epfd, int *evfd)
 {
 	struct epoll_event ev;
 	int error;
 
-	if (dt_perf_running)
-		return 0;
-	if ((dt_perf_epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
+	*evfd = -1;
+	if ((*epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
 		return errno;
-	if ((dt_perf_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
+	if ((*evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
 		error = errno;
 		goto fail;
 	}
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
 	ev.data.ptr = NULL;
-	if (epoll_ctl(dt_perf_epfd, EPOLL_CTL_ADD, dt_perf_evfd, &ev) == -1) {
+	if (epoll_ctl(*epfd, EPOLL_CTL_ADD, *evfd, &ev) == -1) {
 		error = errno;
 		goto fail;
 	}
+	return 0;
+fail:
+	dt_perf_epoll_close(epfd, evfd);
+	return error;
+}
+
+void
+dt_perf_epoll_close(int *epfd, int *evfd)
+{
+	if (*evfd != -1)
+		close(*evfd);
+	if (*epfd != -1)
+		close(*epfd);
+	*evfd = *epfd = -1;
+}
+
+void
+dt_perf_epoll_kick(int evfd)
+{
+	uint64_t one = 1;
+
+	if (write(evfd, &one, sizeof(one)) == -1) {
+		/* EAGAIN: the counter is full, so a wakeup is pending. */
+	}
+}
+
+/* Start the reader on first use.  [p] held. */
+static int
+dt_perf_spawn(void)
+{
+	int error;
+
+	if (dt_perf_running)
+		return 0;
+	if ((error = dt_perf_epoll_open(&dt_perf_epfd, &dt_perf_evfd)) != 0)
+		return error;
 	uatomic_set(&dt_perf_quit, 0);
 	error = pthread_create(&dt_perf_thread, NULL, dt_perf_reader,
 	    (void *)(intptr_t)dt_perf_epfd);
-	if (error != 0)
-		goto fail;
+	if (error != 0) {
+		dt_perf_epoll_close(&dt_perf_epfd, &dt_perf_evfd);
+		return error;
+	}
 	dt_perf_running = true;
 	return 0;
-fail:
-	if (dt_perf_evfd != -1)
-		close(dt_perf_evfd);
-	close(dt_perf_epfd);
-	dt_perf_evfd = dt_perf_epfd = -1;
-	return error;
 }
 
 static void
 dt_perf_kick(void)
 {
-	uint64_t one = 1;
-
-	if (write(dt_perf_evfd, &one, sizeof(one)) == -1) {
-		/* EAGAIN: the counter is full, so a wakeup is pending. */
-	}
+	dt_perf_epoll_kick(dt_perf_evfd);
 }
 
 int
@@ -586,7 +612,6 @@ dt_perf_start(struct dt_pcb *dp)
 	src->dps_pcb = dp;
 	src->dps_cpu = (unsigned int)dp->dp_cpu;
 	src->dps_nsecs = dp->dp_nsecs;
-	src->dps_evtflags = dp->dp_evtflags;
 	src->dps_fd = dt_perf_open(&src->dps_attr, dp->dp_nsecs,
 	    dp->dp_evtflags, dp->dp_cpu, &src->dps_tsoff, &src->dps_clock);
 	if (src->dps_fd == -1) {
@@ -650,26 +675,23 @@ dt_perf_stop(struct dt_pcb *dp)
 	dp->dp_priv = NULL;
 	ioctl(src->dps_fd, PERF_EVENT_IOC_DISABLE, 0);
 	uatomic_set(&src->dps_stopped, 1);
-	if (dt_perf_task_on()) {
-		/* Its threads' events go; their periods are no ticks. */
-		dt_perf_task_end(src);
-		goto queue;
-	}
 	/*
 	 * The periods since the last sample the reader saw will never
 	 * arrive: a CPU whose timer stopped firing would otherwise go
 	 * unnoticed.  A sample the reader puts while we read dps_lastts
-	 * is counted twice: one at most, per CPU and stop.
+	 * is counted twice: one at most, per CPU and stop.  In task mode
+	 * its threads' events go, and their periods are no ticks.
 	 */
 	now = dt_clock_ns(src->dps_clock);
 	last = uatomic_read(&src->dps_lastts);
-	if (now > last && (now - last) / src->dps_nsecs > 0) {
+	if (dt_perf_task_on())
+		dt_perf_task_end(src);
+	else if (now > last && (now - last) / src->dps_nsecs > 0) {
 		dt_pcb_count_skiptick(dp, src->dps_cpu,
 		    (now - last) / src->dps_nsecs);
 		uatomic_add(&dt_perf_counters.dps_skipped,
 		    (now - last) / src->dps_nsecs);
 	}
-queue:
 	pthread_mutex_lock(&dt_perf_mtx);
 	if (!dt_perf_running) {
 		/* No reader left to hold it. */
@@ -706,9 +728,7 @@ dt_perf_shutdown(void)
 	dt_perf_running = false;
 	src = dt_perf_dead;
 	dt_perf_dead = NULL;
-	close(dt_perf_evfd);
-	close(dt_perf_epfd);
-	dt_perf_evfd = dt_perf_epfd = -1;
+	dt_perf_epoll_close(&dt_perf_epfd, &dt_perf_evfd);
 	pthread_mutex_unlock(&dt_perf_mtx);
 	for (; src != NULL; src = next) {
 		next = src->dps_dnext;

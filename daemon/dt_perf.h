@@ -136,6 +136,15 @@ const char	*dt_perf_clock(void);
 int	dt_perf_open_clock(struct perf_event_attr *, int cpu, int *clk,
 	    int64_t *tsoff);
 
+/*
+ * A reader's epoll set, holding (as data.ptr NULL) the eventfd *evfd that
+ * others write to wake its epoll_wait: dt_perf_epoll_kick(), any thread.
+ * Open: 0, or an errno with both -1.  Close: both, and set them -1.
+ */
+int	dt_perf_epoll_open(int *epfd, int *evfd);
+void	dt_perf_epoll_close(int *epfd, int *evfd);
+void	dt_perf_epoll_kick(int evfd);
+
 /* A record split by the ring's end, copied whole: a reader's own. */
 union dt_perf_wrap {
 	struct perf_event_header h;

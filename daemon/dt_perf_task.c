@@ -74,6 +74,19 @@ dt_perf_task_on(void)
 	return atomic_load_explicit(&dt_perf_task_mode, memory_order_relaxed);
 }
 
+/*
+ * A traced thread's event: inherited by the threads it starts, not by
+ * its fork children (they attach themselves), gone at its exec (the new
+ * image attaches again).  What the probe must find the kernel takes.
+ */
+static void
+dt_perf_task_inherit(struct perf_event_attr *attr)
+{
+	attr->inherit = 1;
+	attr->inherit_thread = 1;
+	attr->remove_on_exec = 1;
+}
+
 int
 dt_perf_task_probe(void)
 {
@@ -82,9 +95,7 @@ dt_perf_task_probe(void)
 
 	atomic_store(&dt_perf_task_mode, true);
 	dt_perf_attr(&attr, 1000000000ULL, 0);
-	attr.inherit = 1;
-	attr.inherit_thread = 1;
-	attr.remove_on_exec = 1;
+	dt_perf_task_inherit(&attr);
 	fd = (int)syscall(SYS_perf_event_open, &attr, 0, 0, -1,
 	    PERF_FLAG_FD_CLOEXEC);
 	if (fd == -1) {
@@ -132,9 +143,7 @@ dt_perf_task_open(struct dt_perf_src *src, pid_t pid, pid_t tid)
 		src->dps_taskcap = cap;
 	}
 	/* The ring's event's clock and flags: SET_OUTPUT wants them. */
-	attr.inherit = 1;
-	attr.inherit_thread = 1;
-	attr.remove_on_exec = 1;
+	dt_perf_task_inherit(&attr);
 	fd = (int)syscall(SYS_perf_event_open, &attr, tid, (int)src->dps_cpu,
 	    -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd == -1)
@@ -151,25 +160,51 @@ dt_perf_task_open(struct dt_perf_src *src, pid_t pid, pid_t tid)
 	return true;
 }
 
-/* Every thread of pid that src has no event for gets one.  [t] */
-static void
-dt_perf_task_add(struct dt_perf_src *src, pid_t pid)
+/*
+ * The threads of pid, now, into *tidsp (the caller frees it); how many.
+ * None when it is gone or memory ran out.
+ */
+static size_t
+dt_perf_task_tids(pid_t pid, pid_t **tidsp)
 {
 	struct dirent *de;
 	char path[64];
+	pid_t *tids = NULL, *nt;
+	size_t n = 0, cap = 0;
 	DIR *d;
 	long tid;
 
+	*tidsp = NULL;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if ((d = opendir(path)) == NULL)
-		return;		/* gone already */
+		return 0;	/* gone already */
 	while ((de = readdir(d)) != NULL) {
-		if ((tid = strtol(de->d_name, NULL, 10)) <= 0 ||
-		    dt_perf_task_has(src, pid, (pid_t)tid))
+		if ((tid = strtol(de->d_name, NULL, 10)) <= 0)
 			continue;
-		(void)dt_perf_task_open(src, pid, (pid_t)tid);
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			if ((nt = reallocarray(tids, cap, sizeof(*nt))) ==
+			    NULL)
+				break;
+			tids = nt;
+		}
+		tids[n++] = (pid_t)tid;
 	}
 	closedir(d);
+	*tidsp = tids;
+	return n;
+}
+
+/* Each of pid's n threads tids that src has no event for gets one.  [t] */
+static void
+dt_perf_task_add(struct dt_perf_src *src, pid_t pid, const pid_t *tids,
+    size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!dt_perf_task_has(src, pid, tids[i]))
+			(void)dt_perf_task_open(src, pid, tids[i]);
 }
 
 /*
@@ -197,8 +232,8 @@ dt_perf_task_prune(struct dt_perf_src *src, pid_t pid)
 int
 dt_perf_task_begin(struct dt_perf_src *src)
 {
-	pid_t *pids;
-	size_t i, n;
+	pid_t *pids, *tids;
+	size_t i, n, ntids;
 
 	if ((pids = calloc(DT_PERF_TASK_PIDS, sizeof(*pids))) == NULL)
 		return ENOMEM;
@@ -213,8 +248,11 @@ dt_perf_task_begin(struct dt_perf_src *src)
 	n = dt_ingest_tracees(pids, DT_PERF_TASK_PIDS);
 	if (n > DT_PERF_TASK_PIDS)
 		n = DT_PERF_TASK_PIDS;
-	for (i = 0; i < n; i++)
-		dt_perf_task_add(src, pids[i]);
+	for (i = 0; i < n; i++) {
+		ntids = dt_perf_task_tids(pids[i], &tids);
+		dt_perf_task_add(src, pids[i], tids, ntids);
+		free(tids);
+	}
 	pthread_mutex_unlock(&dt_perf_task_mtx);
 	free(pids);
 	return 0;
@@ -245,11 +283,17 @@ void
 dt_perf_tracee(pid_t pid)
 {
 	struct dt_perf_src *src;
+	pid_t *tids = NULL;
+	size_t n = 0;
 
 	pthread_mutex_lock(&dt_perf_task_mtx);
+	/* Its threads listed once for all the CPUs' samplers. */
+	if (dt_perf_tsrcs != NULL)
+		n = dt_perf_task_tids(pid, &tids);
 	for (src = dt_perf_tsrcs; src != NULL; src = src->dps_tnext) {
 		dt_perf_task_prune(src, pid);
-		dt_perf_task_add(src, pid);
+		dt_perf_task_add(src, pid, tids, n);
 	}
 	pthread_mutex_unlock(&dt_perf_task_mtx);
+	free(tids);
 }

@@ -66,7 +66,6 @@ struct dt_perf_src {
 	 * the threads it starts later inherit.
 	 */
 	struct perf_event_attr	 dps_attr;	/* [I] dps_fd's */
-	uint64_t		 dps_evtflags;	/* [I] the pcb's */
 	struct dt_perf_src	*dps_tnext;	/* [t] task-mode list */
 	struct dt_perf_task	*dps_tasks;	/* [t] NULL unless task mode */
 	size_t			 dps_ntasks;	/* [t] */

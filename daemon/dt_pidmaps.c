@@ -381,7 +381,9 @@ pm_remove(struct pm_ent *pe)
 /*
  * Make snap pid's cached snapshot.  With only_known, only when the cache
  * already holds pid under the same start time.  Takes [m]; frees outside
- * it.  Returns whether snap was stored.
+ * it.  Returns whether the cache holds snap or a later read of the same
+ * process (which it keeps): 0 only when neither (no memory, or not
+ * known with only_known).
  */
 static int
 pm_store(pid_t pid, struct dt_pm_snap *snap, int only_known)

@@ -19,8 +19,8 @@
  * the process itself: its state, parent and task flags, start time
  * (which with the pid names one process for its whole life), the CPU
  * time its threads have used (what bounds the events it can claim to
- * have lost), and its comm.  Any thread, no lock; a file is read in one
- * read(2).
+ * have lost), and its comm.  Any thread, no lock; each file is read
+ * whole, by dt_proc_read().
  */
 #ifndef DT_PROC_H
 #define DT_PROC_H

@@ -148,31 +148,47 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 	unsigned int i;
 	size_t done = 0, len;
 
-	/* Producers hold one ring each: taking them all in order is safe. */
-	for (i = 0; i < n; i++)
-		pthread_mutex_lock(&drs[i].dr_mtx);
+	/*
+	 * The slots from dr_cons to dr_prod are the reader's until it moves
+	 * dr_cons: producers fill only the others.  So each ring's lock is
+	 * taken to see where its records end and again to give back the
+	 * slots read; the merge and the copy run with no lock held, and no
+	 * producer waits for a read.
+	 */
+	for (i = 0; i < n; i++) {
+		dr = &drs[i];
+		pthread_mutex_lock(&dr->dr_mtx);
+		dr->dr_rhead = dr->dr_cons;
+		dr->dr_rend = dr->dr_prod;
+		pthread_mutex_unlock(&dr->dr_mtx);
+	}
 	while (resid > 0) {
 		best = NULL;
 		for (i = 0; i < n; i++) {
 			dr = &drs[(first + i) % n];
-			if (dr->dr_cons != dr->dr_prod && (best == NULL ||
-			    dt_evt_before(&dr->dr_slots[dr->dr_cons],
-			    &best->dr_slots[best->dr_cons])))
+			if (dr->dr_rhead != dr->dr_rend && (best == NULL ||
+			    dt_evt_before(&dr->dr_slots[dr->dr_rhead],
+			    &best->dr_slots[best->dr_rhead])))
 				best = dr;
 		}
 		if (best == NULL)
 			break;
 		len = resid < sizeof(struct dt_evt) ? resid :
 		    sizeof(struct dt_evt);
-		memcpy(buf + done, &best->dr_slots[best->dr_cons], len);
+		memcpy(buf + done, &best->dr_slots[best->dr_rhead], len);
 		done += len;
 		resid -= len;
-		best->dr_readevt++;
-		if (++best->dr_cons == best->dr_size)
-			best->dr_cons = 0;
+		if (++best->dr_rhead == best->dr_size)
+			best->dr_rhead = 0;
 	}
-	for (i = n; i-- > 0;)
-		pthread_mutex_unlock(&drs[i].dr_mtx);
+	for (i = 0; i < n; i++) {
+		dr = &drs[i];
+		pthread_mutex_lock(&dr->dr_mtx);
+		dr->dr_readevt += (dr->dr_rhead + dr->dr_size - dr->dr_cons) %
+		    dr->dr_size;
+		dr->dr_cons = dr->dr_rhead;
+		pthread_mutex_unlock(&dr->dr_mtx);
+	}
 	return done;
 }
 

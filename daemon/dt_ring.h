@@ -27,6 +27,7 @@
  * Locks used to protect struct members in this file:
  *	[I]	immutable after dt_ring_init()
  *	[m]	dr_mtx
+ *	[r]	the reader: one dt_ring_merge() at a time (dt_softc's [m])
  */
 #ifndef DT_RING_H
 #define DT_RING_H
@@ -43,6 +44,8 @@ struct dt_ring {
 	unsigned int	 dr_size;	/* [I] slots */
 	unsigned int	 dr_prod;	/* [m] next slot to fill */
 	unsigned int	 dr_cons;	/* [m] next slot to read */
+	unsigned int	 dr_rhead;	/* [r] next slot this read takes */
+	unsigned int	 dr_rend;	/* [r] dr_prod as this read began */
 	uint64_t	 dr_readevt;	/* [m] records consumed by read(2) */
 	uint64_t	 dr_dropevt;	/* [m] records lost, ring full */
 	uint64_t	 dr_skiptick;	/* [m] timer periods skipped */
@@ -75,8 +78,10 @@ int	dt_ring_put(struct dt_ring *, uint32_t pbn, unsigned int cpu,
  * read gives its records in time order, as far as each ring is, so an
  * event on one CPU and its sequel on another (a syscall's entry and
  * return across a migration, an I/O's issue and its completion) come in
- * order.  Takes every ring's dr_mtx, in index order, for the whole
- * copy.  Any thread.
+ * order.  The records are those put before the read looked at their
+ * ring; later ones wait for the next read.  Takes each ring's dr_mtx
+ * twice, briefly, never two at once, and none while copying.  One
+ * caller at a time, any thread.
  */
 size_t	dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 	    char *buf, size_t resid);

@@ -34,7 +34,6 @@
  * those its thread's switch out, maybe on another CPU, left behind.
  */
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
@@ -507,45 +506,26 @@ dt_tpev_reader(void *arg)
 static int
 dt_tpev_spawn(void)
 {
-	struct epoll_event ev;
 	int error;
 
 	if (dt_tpev_running)
 		return 0;
-	if ((dt_tpev_epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
-		return errno;
-	if ((dt_tpev_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
-		error = errno;
-		goto fail;
-	}
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN;
-	if (epoll_ctl(dt_tpev_epfd, EPOLL_CTL_ADD, dt_tpev_evfd, &ev) == -1) {
-		error = errno;
-		goto fail;
-	}
+	if ((error = dt_perf_epoll_open(&dt_tpev_epfd, &dt_tpev_evfd)) != 0)
+		return error;
 	uatomic_set(&dt_tpev_quit, 0);
 	if ((error = pthread_create(&dt_tpev_thread, NULL, dt_tpev_reader,
-	    (void *)(intptr_t)dt_tpev_epfd)) != 0)
-		goto fail;
+	    (void *)(intptr_t)dt_tpev_epfd)) != 0) {
+		dt_perf_epoll_close(&dt_tpev_epfd, &dt_tpev_evfd);
+		return error;
+	}
 	dt_tpev_running = true;
 	return 0;
-fail:
-	if (dt_tpev_evfd != -1)
-		close(dt_tpev_evfd);
-	close(dt_tpev_epfd);
-	dt_tpev_evfd = dt_tpev_epfd = -1;
-	return error;
 }
 
 static void
 dt_tpev_kick(void)
 {
-	uint64_t one = 1;
-
-	if (write(dt_tpev_evfd, &one, sizeof(one)) == -1) {
-		/* EAGAIN: the counter is full, a wakeup is pending. */
-	}
+	dt_perf_epoll_kick(dt_tpev_evfd);
 }
 
 /*
@@ -743,9 +723,7 @@ dt_tpev_shutdown(void)
 	dt_tpev_running = false;
 	ev = dt_tpev_dead;
 	dt_tpev_dead = NULL;
-	close(dt_tpev_evfd);
-	close(dt_tpev_epfd);
-	dt_tpev_evfd = dt_tpev_epfd = -1;
+	dt_perf_epoll_close(&dt_tpev_epfd, &dt_tpev_evfd);
 	pthread_mutex_unlock(&dt_tpev_mtx);
 	for (; ev != NULL; ev = next) {
 		next = ev->tpe_next;

@@ -238,7 +238,8 @@ tp_run(struct tp_probe *probes, size_t nprobes, char *const argv[],
 		    sizeof(tp_out) - 1 - outlen)) > 0)
 			outlen += (size_t)r;
 		if (t == 0 && waitpid(pid, &status, WNOHANG) == pid) {
-			dtt_check(dtt_exited0(status), "%s exits 0 (%d %s)", argv[0], status, strerror(errno));
+			dtt_check(dtt_exited0(status), "%s exits 0 (wait "
+			    "status %#x)", argv[0], (unsigned int)status);
 			t = dtt_clock_ns(CLOCK_REALTIME);
 		}
 		if (t != 0)
