@@ -94,7 +94,7 @@ struct udt_lt {
 	int		 lt_have_exec;
 	int		 lt_execd;	/* the exec happened: record */
 	long		 lt_nr;		/* the call between entry and exit */
-	uint64_t	 lt_args[2];	/* its first two arguments */
+	uint64_t	 lt_ownlen;	/* its length, when lt_own */
 	int		 lt_keep;	/* lt_nr's entry was kept */
 	int		 lt_own;	/* lt_nr is the library's loading */
 	dev_t		 lt_libdev;	/* the library's file, if found */
@@ -426,8 +426,7 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 	}
 	if (udt_lt_isown(lt, nr, (const uint64_t *)si->entry.args)) {
 		lt->lt_own = 1;
-		lt->lt_args[0] = si->entry.args[0];
-		lt->lt_args[1] = si->entry.args[1];
+		lt->lt_ownlen = si->entry.args[1];
 		if (nr == SYS_close)
 			lt->lt_ownfd = -1;
 		return 0;
@@ -473,15 +472,11 @@ udt_lt_exit(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 		if (lt->lt_nr == SYS_mmap && !si->exit.is_error) {
 			uint64_t a = (uint64_t)si->exit.rval;
 
-			if (lt->lt_ownlo >= lt->lt_ownhi) {
+			/* The range starts empty, [0, 0). */
+			if (lt->lt_ownlo >= lt->lt_ownhi || a < lt->lt_ownlo)
 				lt->lt_ownlo = a;
-				lt->lt_ownhi = a + lt->lt_args[1];
-			} else {
-				if (a < lt->lt_ownlo)
-					lt->lt_ownlo = a;
-				if (a + lt->lt_args[1] > lt->lt_ownhi)
-					lt->lt_ownhi = a + lt->lt_args[1];
-			}
+			if (a + lt->lt_ownlen > lt->lt_ownhi)
+				lt->lt_ownhi = a + lt->lt_ownlen;
 		}
 		return 0;
 	}
