@@ -515,9 +515,10 @@ static int
 udt_lt_envmark(struct udt_lt *lt)
 {
 	struct user_regs_struct regs;
+	struct iovec local, remote;
 	uint64_t argc, a, ptrs[128], at = 0;
 	unsigned char head[16], val[4096];
-	size_t n, i, got, llen = strlen(lt->lt_lib);
+	size_t n, i, got;
 	int lib = 0;
 
 	if (ptrace(PTRACE_GETREGS, lt->lt_pid, 0, &regs) == -1 ||
@@ -537,7 +538,7 @@ udt_lt_envmark(struct udt_lt *lt)
 			if (got >= sizeof(UDT_LFOLLOW_ENV) && memcmp(head,
 			    UDT_LFOLLOW_ENV "=", sizeof(UDT_LFOLLOW_ENV)) == 0)
 				at = ptrs[i];
-			else if (llen > 0 && got >= 11 &&
+			else if (lt->lt_lib[0] != '\0' && got >= 11 &&
 			    memcmp(head, "LD_PRELOAD=", 11) == 0) {
 				got = udt_str_peek(lt->lt_pid, ptrs[i] + 11,
 				    val, sizeof(val) - 1);
@@ -551,15 +552,15 @@ udt_lt_envmark(struct udt_lt *lt)
 	}
 	if (at == 0 || !lib)
 		return 0;
-	{
-		struct iovec local = { UDT_LFOLLOW_MARK,
-		    sizeof(UDT_LFOLLOW_MARK) - 1 };
-		struct iovec remote = { (void *)(uintptr_t)at,
-		    sizeof(UDT_LFOLLOW_MARK) - 1 };
-
-		return process_vm_writev(lt->lt_pid, &local, 1, &remote, 1,
-		    0) == (ssize_t)remote.iov_len;
-	}
+	/* The same length: the variable keeps its place and its value. */
+	_Static_assert(sizeof(UDT_LFOLLOW_MARK) == sizeof(UDT_LFOLLOW_ENV),
+	    "UDT_LFOLLOW_MARK renames UDT_LFOLLOW_ENV in place");
+	local.iov_base = (void *)UDT_LFOLLOW_MARK;
+	local.iov_len = sizeof(UDT_LFOLLOW_MARK) - 1;
+	remote.iov_base = (void *)(uintptr_t)at;
+	remote.iov_len = local.iov_len;
+	return process_vm_writev(lt->lt_pid, &local, 1, &remote, 1, 0) ==
+	    (ssize_t)remote.iov_len;
 }
 
 /*
