@@ -417,25 +417,23 @@ udt_launch_trace(const char *prog)
 	}
 	lfd = udt_lh_listen(hex);
 	lib = udt_lh_lib();
-	if ((h1 = fork()) == -1) {
-		err = errno;
-		close(sv[0]);
-		close(sv[1]);
-		if (lfd != -1)
-			close(lfd);
-		free(lib);
-		goto fail;
-	}
-	if (h1 == 0) {
+	if ((h1 = fork()) == 0) {
 		close(sv[0]);
 		if (fork() == 0)
 			udt_lh_start(sv[1], self, prog, lfd, lib);
 		_exit(0);
 	}
+	if (h1 == -1)
+		err = errno;
+	/* The helper's now, or no one's. */
 	close(sv[1]);
 	if (lfd != -1)
 		close(lfd);
 	free(lib);
+	if (h1 == -1) {
+		close(sv[0]);
+		goto fail;
+	}
 	while (waitpid(h1, &st, 0) == -1 && errno == EINTR)
 		;
 	/* Set first: a tracer that seized waits for the handover it asks. */
