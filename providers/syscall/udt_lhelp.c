@@ -158,19 +158,16 @@ udt_lh_ask(struct udt_lh *lh)
 		err = 0;	/* ours already: a launcher's own exec */
 	else if ((lt = udt_lt_new(lh->lh_prog, tid, 1, lh->lh_lib)) == NULL)
 		err = ENOMEM;
-	else if ((err = udt_lh_seize(tid)) != 0 || udt_lh_add(lh, lt) == -1) {
-		if (err == 0) {
-			/* No room to keep it: let it go at its stop. */
-			err = ENOMEM;
-			while (waitpid(tid, NULL, __WALL) == -1 &&
-			    errno == EINTR)
-				;
-			ptrace(PTRACE_DETACH, tid, 0, 0);
-		}
+	else if (udt_lh_add(lh, lt) == -1) {
+		/* Room first: a tracee seized is never one to let go. */
 		udt_lt_free(lt);
-	}
-	(void)send(c, &err, sizeof(err), MSG_NOSIGNAL);
-	close(c);
+		err = ENOMEM;
+	} else if ((err = udt_lh_seize(tid)) != 0)
+		udt_lh_drop(lh, lh->lh_n - 1);
+	/*
+	 * Said before the answer: the asker waits for it, so the message
+	 * is on stderr before the program goes on, as the launcher's is.
+	 */
 	if (err != 0 && err != ESRCH && !lh->lh_refused) {
 		lh->lh_refused = 1;
 		fprintf(stderr, "%s: cannot trace the dynamic loader of a "
@@ -178,6 +175,8 @@ udt_lh_ask(struct udt_lh *lh)
 		    "before the preload library starts are not recorded\n",
 		    lh->lh_prog, strerror(err));
 	}
+	(void)send(c, &err, sizeof(err), MSG_NOSIGNAL);
+	close(c);
 }
 
 /* Every stop and exit waiting, each to its tracee. */
@@ -418,25 +417,23 @@ udt_launch_trace(const char *prog)
 	}
 	lfd = udt_lh_listen(hex);
 	lib = udt_lh_lib();
-	if ((h1 = fork()) == -1) {
-		err = errno;
-		close(sv[0]);
-		close(sv[1]);
-		if (lfd != -1)
-			close(lfd);
-		free(lib);
-		goto fail;
-	}
-	if (h1 == 0) {
+	if ((h1 = fork()) == 0) {
 		close(sv[0]);
 		if (fork() == 0)
 			udt_lh_start(sv[1], self, prog, lfd, lib);
 		_exit(0);
 	}
+	if (h1 == -1)
+		err = errno;
+	/* The helper's now, or no one's. */
 	close(sv[1]);
 	if (lfd != -1)
 		close(lfd);
 	free(lib);
+	if (h1 == -1) {
+		close(sv[0]);
+		goto fail;
+	}
 	while (waitpid(h1, &st, 0) == -1 && errno == EINTR)
 		;
 	/* Set first: a tracer that seized waits for the handover it asks. */

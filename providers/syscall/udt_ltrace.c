@@ -94,7 +94,7 @@ struct udt_lt {
 	int		 lt_have_exec;
 	int		 lt_execd;	/* the exec happened: record */
 	long		 lt_nr;		/* the call between entry and exit */
-	uint64_t	 lt_args[2];	/* its first two arguments */
+	uint64_t	 lt_ownlen;	/* its length, when lt_own */
 	int		 lt_keep;	/* lt_nr's entry was kept */
 	int		 lt_own;	/* lt_nr is the library's loading */
 	dev_t		 lt_libdev;	/* the library's file, if found */
@@ -426,8 +426,7 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 	}
 	if (udt_lt_isown(lt, nr, (const uint64_t *)si->entry.args)) {
 		lt->lt_own = 1;
-		lt->lt_args[0] = si->entry.args[0];
-		lt->lt_args[1] = si->entry.args[1];
+		lt->lt_ownlen = si->entry.args[1];
 		if (nr == SYS_close)
 			lt->lt_ownfd = -1;
 		return 0;
@@ -473,15 +472,11 @@ udt_lt_exit(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 		if (lt->lt_nr == SYS_mmap && !si->exit.is_error) {
 			uint64_t a = (uint64_t)si->exit.rval;
 
-			if (lt->lt_ownlo >= lt->lt_ownhi) {
+			/* The range starts empty, [0, 0). */
+			if (lt->lt_ownlo >= lt->lt_ownhi || a < lt->lt_ownlo)
 				lt->lt_ownlo = a;
-				lt->lt_ownhi = a + lt->lt_args[1];
-			} else {
-				if (a < lt->lt_ownlo)
-					lt->lt_ownlo = a;
-				if (a + lt->lt_args[1] > lt->lt_ownhi)
-					lt->lt_ownhi = a + lt->lt_args[1];
-			}
+			if (a + lt->lt_ownlen > lt->lt_ownhi)
+				lt->lt_ownhi = a + lt->lt_ownlen;
 		}
 		return 0;
 	}
@@ -520,9 +515,10 @@ static int
 udt_lt_envmark(struct udt_lt *lt)
 {
 	struct user_regs_struct regs;
+	struct iovec local, remote;
 	uint64_t argc, a, ptrs[128], at = 0;
 	unsigned char head[16], val[4096];
-	size_t n, i, got, llen = strlen(lt->lt_lib);
+	size_t n, i, got;
 	int lib = 0;
 
 	if (ptrace(PTRACE_GETREGS, lt->lt_pid, 0, &regs) == -1 ||
@@ -542,7 +538,7 @@ udt_lt_envmark(struct udt_lt *lt)
 			if (got >= sizeof(UDT_LFOLLOW_ENV) && memcmp(head,
 			    UDT_LFOLLOW_ENV "=", sizeof(UDT_LFOLLOW_ENV)) == 0)
 				at = ptrs[i];
-			else if (llen > 0 && got >= 11 &&
+			else if (lt->lt_lib[0] != '\0' && got >= 11 &&
 			    memcmp(head, "LD_PRELOAD=", 11) == 0) {
 				got = udt_str_peek(lt->lt_pid, ptrs[i] + 11,
 				    val, sizeof(val) - 1);
@@ -556,15 +552,15 @@ udt_lt_envmark(struct udt_lt *lt)
 	}
 	if (at == 0 || !lib)
 		return 0;
-	{
-		struct iovec local = { UDT_LFOLLOW_MARK,
-		    sizeof(UDT_LFOLLOW_MARK) - 1 };
-		struct iovec remote = { (void *)(uintptr_t)at,
-		    sizeof(UDT_LFOLLOW_MARK) - 1 };
-
-		return process_vm_writev(lt->lt_pid, &local, 1, &remote, 1,
-		    0) == (ssize_t)remote.iov_len;
-	}
+	/* The same length: the variable keeps its place and its value. */
+	_Static_assert(sizeof(UDT_LFOLLOW_MARK) == sizeof(UDT_LFOLLOW_ENV),
+	    "UDT_LFOLLOW_MARK renames UDT_LFOLLOW_ENV in place");
+	local.iov_base = (void *)UDT_LFOLLOW_MARK;
+	local.iov_len = sizeof(UDT_LFOLLOW_MARK) - 1;
+	remote.iov_base = (void *)(uintptr_t)at;
+	remote.iov_len = local.iov_len;
+	return process_vm_writev(lt->lt_pid, &local, 1, &remote, 1, 0) ==
+	    (ssize_t)remote.iov_len;
 }
 
 /*

@@ -131,6 +131,19 @@ void	udt_lfollow_exec(void) UDT_HIDDEN;
  */
 void	udt_exec_drain(void) UDT_HIDDEN;
 
+/*
+ * Both, in this order, on each path that sees an execve or execveat
+ * (udt_rw_slow(), dispatch's deferred one): the drain may sleep, and
+ * the helper's tracer lets a process go after a few calls between its
+ * answer and the exec.
+ */
+static inline void
+udt_exec_before(void)
+{
+	udt_exec_drain();
+	udt_lfollow_exec();
+}
+
 /* The thread's comm changed (prctl, pthread_setname_np): refetch. */
 void	udt_comm_invalidate(void) UDT_HIDDEN;
 

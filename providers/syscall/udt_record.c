@@ -139,12 +139,6 @@ udt_prefetchw(const void *p)
 #endif
 }
 
-/*
- * User stack, innermost first, without this library's own frames: the
- * first entry is the return address into the code that called the libc
- * wrapper, as the first entry of dt(4)'s ustack is the return address of
- * the system call.
- */
 #define UDT_SIGBIT(sig)	(1ULL << ((sig) - 1))
 
 long
@@ -158,6 +152,12 @@ udt_rw_heldmask(const long *a)
 	return 0;
 }
 
+/*
+ * User stack, innermost first, without this library's own frames: the
+ * first entry is the return address into the code that called the libc
+ * wrapper, as the first entry of dt(4)'s ustack is the return address of
+ * the system call.
+ */
 static unsigned int
 udt_ustack(uint64_t *pcs)
 {
@@ -188,20 +188,20 @@ udt_ustack(uint64_t *pcs)
 		uint64_t held = ~(UDT_SIGBIT(SIGSYS) | UDT_SIGBIT(SIGSEGV) |
 		    UDT_SIGBIT(SIGBUS) | UDT_SIGBIT(SIGILL) |
 		    UDT_SIGBIT(SIGFPE) | UDT_SIGBIT(SIGTRAP)), old;
+		int hold;
 
-		if (udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &held, &old,
-		    sizeof(held)) == 0) {
+		hold = udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &held, &old,
+		    sizeof(held)) == 0;
+		if (hold)
 			udt_thread.ut_held = held;
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			k = udt_prof_unwind(udt_thread.ut_uc, pcs,
-			    UDT_STACK_MAX);
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		k = udt_prof_unwind(udt_thread.ut_uc, pcs, UDT_STACK_MAX);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (hold) {
 			udt_thread.ut_held = 0;
 			(void)udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old,
 			    NULL, sizeof(old));
-		} else
-			k = udt_prof_unwind(udt_thread.ut_uc, pcs,
-			    UDT_STACK_MAX);
+		}
 	} else {
 		n = udt_prof_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
 		for (i = 0; i < n && k < UDT_STACK_MAX; i++) {

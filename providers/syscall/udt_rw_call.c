@@ -174,10 +174,8 @@ udt_rw_slow(struct udt_rw_frame *f)
 		}
 		break;
 	}
-	if (nr == SYS_execve || nr == SYS_execveat) {
-		udt_exec_drain();
-		udt_lfollow_exec();
-	}
+	if (nr == SYS_execve || nr == SYS_execveat)
+		udt_exec_before();
 	if (!udt_sud_active || !udt_sud_guard(nr, a, &tmp, &r))
 		r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (r == 0 && udt_forklike(nr, a[0]))

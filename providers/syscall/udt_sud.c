@@ -539,10 +539,8 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	deferred:
 		/* After sigreturn, from udt_sud_stub, back to the program. */
 		udt_sud_entry(nr, a, uc);
-		if (nr == SYS_execve || nr == SYS_execveat) {
-			udt_exec_drain();
-			udt_lfollow_exec();
-		}
+		if (nr == SYS_execve || nr == SYS_execveat)
+			udt_exec_before();
 		udt_sud_put(nr, a, (uintptr_t)g[REG_RIP]);
 		g[REG_RAX] = nr;
 		g[REG_RIP] = (greg_t)(uintptr_t)udt_sud_stub;

@@ -310,6 +310,16 @@ count_str(const char *hay, const char *needle)
 	return c;
 }
 
+/* A run of the static program (what names it): said once, run untraced. */
+static void
+check_static(const char *what, const char *path, const struct run *r)
+{
+	dtt_check(dtt_exited0(r->r_status), "%s: ran as untraced", what);
+	dtt_check(count_str(r->r_err, "statically linked: its system calls "
+	    "are not traced") == 1 && strstr(r->r_err, path),
+	    "%s: said once on stderr (%s)", what, r->r_err);
+}
+
 /* -n: ptrace fails with EPERM from here on, then exec the rest. */
 static int
 noptrace(char *argv[])
@@ -386,12 +396,8 @@ main(int argc, char *argv[])
 
 	/* The static program: said, and run as untraced. */
 	targv[3] = argv[4];
-	if (run_prog(&dd, fd, targv, pbn, argv[4], 0, 0, &r) == 0) {
-		dtt_check(dtt_exited0(r.r_status), "static: ran as untraced");
-		dtt_check(count_str(r.r_err, "statically linked: its system "
-		    "calls are not traced") == 1 && strstr(r.r_err, argv[4]),
-		    "static: said once on stderr (%s)", r.r_err);
-	}
+	if (run_prog(&dd, fd, targv, pbn, argv[4], 0, 0, &r) == 0)
+		check_static("static", argv[4], &r);
 
 	/* ptrace refused: said once, the program traced from its library. */
 	targv[0] = self;
@@ -428,12 +434,8 @@ main(int argc, char *argv[])
 
 	/* A traced sh runs the static program: said. */
 	snprintf(cmd, sizeof(cmd), "%s; true", argv[4]);
-	if (run_prog(&dd, fd, targv, pbn, argv[4], 0, 1, &r) == 0) {
-		dtt_check(dtt_exited0(r.r_status), "sh static: ran as untraced");
-		dtt_check(count_str(r.r_err, "statically linked: its system "
-		    "calls are not traced") == 1 && strstr(r.r_err, argv[4]),
-		    "sh static: said once on stderr (%s)", r.r_err);
-	}
+	if (run_prog(&dd, fd, targv, pbn, argv[4], 0, 1, &r) == 0)
+		check_static("sh static", argv[4], &r);
 
 	/* The helper refused (another tracer has it): said once, it runs. */
 	snprintf(cmd, sizeof(cmd), "%s -t %s; %s -t %s; true", argv[3],
