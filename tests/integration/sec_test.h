@@ -49,6 +49,11 @@ int	st_ingest_stats_sec(const char *sock, struct udt_stats *st);
  * sets sec_nsys and sec_getpid.  The open descriptor, or -1.
  */
 int	getpid_dtd(struct dtt_dtd *dd);
+/*
+ * Its end: closes fd (if not -1), checks that dtd stops cleanly (if it
+ * runs) and removes its directory with all in it.
+ */
+void	getpid_dtd_end(struct dtt_dtd *dd, int fd);
 /* Commit a valid sec_getpid record claiming tid and comm at ticket t. */
 struct udt_ring_hdr;
 extern uint32_t	sec_getpid;	/* getpid's entry, provider-local */

@@ -394,6 +394,17 @@ fail:
 }
 
 void
+getpid_dtd_end(struct dtt_dtd *dd, int fd)
+{
+	if (fd != -1)
+		close(fd);
+	if (dd->dd_pid > 0)
+		dtt_check(dtt_exited0(dtt_dtd_stop(dd, SIGTERM)),
+		    "dtd stopped");
+	dtt_dtd_fini(dd, true);
+}
+
+void
 commit_rec(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t, pid_t tid,
     const char *comm)
 {
@@ -546,20 +557,6 @@ sleep_copy(const struct dtt_dtd *dd, char *prog, size_t len, int setuid)
 	    "of sleep", setuid ? "set-uid root " : "");
 }
 
-/* The end of an exec case: root's reader fd, the program, the dtd. */
-static void
-exec_end(struct dtt_dtd *dd, int fd, const char *prog)
-{
-	if (fd != -1)
-		close(fd);
-	if (prog[0] != '\0')
-		unlink(prog);
-	if (dd->dd_pid > 0)
-		dtt_check(dtt_exited0(dtt_dtd_stop(dd, SIGTERM)),
-		    "dtd stopped");
-	dtt_dtd_fini(dd, true);
-}
-
 /*
  * A helper has written SETUID_RECS records as tracee's: once dtd has
  * looked (its garbage count moved past us0's by as many), none may have
@@ -604,7 +601,7 @@ run_execbind(int setuid, int vm)
 	struct dtt_dtd dd;
 	struct dt_evt evs[64];
 	struct udt_stats us0;
-	char prog[160] = "";
+	char prog[160];
 	uint64_t deadline;
 	int fd = -1, go[2] = { -1, -1 }, done[2] = { -1, -1 }, seen = 0, k;
 	long n;
@@ -671,7 +668,7 @@ out:
 		if (done[k] != -1)
 			close(done[k]);
 	}
-	exec_end(&dd, fd, prog);
+	getpid_dtd_end(&dd, fd);
 }
 
 void
@@ -741,7 +738,7 @@ run_exec_early(void)
 {
 	struct dtt_dtd dd;
 	struct udt_stats us0;
-	char prog[160] = "", c;
+	char prog[160], c;
 	int fd = -1, done[2] = { -1, -1 };
 	pid_t tracee = -1;
 
@@ -771,7 +768,7 @@ out:
 		dtt_stop(tracee, SIGKILL, DTT_EXIT_MS);
 	if (done[0] != -1)
 		close(done[0]);
-	exec_end(&dd, fd, prog);
+	getpid_dtd_end(&dd, fd);
 }
 
 void

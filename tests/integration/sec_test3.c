@@ -161,10 +161,5 @@ out:
 		if (go[k] != -1)
 			close(go[k]);
 	}
-	if (fd != -1)
-		close(fd);
-	if (dd.dd_pid > 0)
-		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
-		    "dtd stopped");
-	dtt_dtd_fini(&dd, true);
+	getpid_dtd_end(&dd, fd);
 }
