@@ -456,28 +456,41 @@ struct setuid_help {
 };
 
 /*
- * The helper: once the exec shows in /proc as dtd sees it (the program's
- * comm, and for a set-uid one /proc/PID root's), commits SETUID_RECS
- * records as the program and says so on sh_donefd; then it lives on
- * (and so does the memory it may share) until root closes sh_gofd.
+ * Whether pid's exec of the copy of sleep shows in /proc, as dtd sees
+ * it, within 5 s: the program's comm, and for a set-uid one /proc/PID
+ * root's.  Polled: neither change is an event anything can wait on.
+ */
+static bool
+exec_shown(pid_t pid, int setuid)
+{
+	struct stat st;
+	char comm[32], path[32];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	for (i = 0; i < 5000; i++) {
+		comm_of(pid, comm, sizeof(comm));
+		if (strcmp(comm, "sleep") == 0 && (!setuid ||
+		    (stat(path, &st) == 0 && st.st_uid == 0)))
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * The helper: once the exec shows, commits SETUID_RECS records as the
+ * program and says so on sh_donefd; then it lives on (and so does the
+ * memory it may share) until root closes sh_gofd.
  */
 static int
 setuid_helper(void *arg)
 {
 	struct setuid_help *sh = arg;
-	struct stat st;
-	char c, comm[32], path[32];
+	char c;
 	int i;
 
-	snprintf(path, sizeof(path), "/proc/%d", (int)sh->sh_pid);
-	for (i = 0; i < 5000; i++) {
-		comm_of(sh->sh_pid, comm, sizeof(comm));
-		if (strcmp(comm, "sleep") == 0 && (!sh->sh_setuid ||
-		    (stat(path, &st) == 0 && st.st_uid == 0)))
-			break;
-		usleep(1000);
-	}
-	if (i == 5000)
+	if (!exec_shown(sh->sh_pid, sh->sh_setuid))
 		return 4;
 	for (i = 0; i < SETUID_RECS; i++)
 		commit_rec(sh->sh_rh, sh->sh_nslots, 1 + (uint64_t)i,
@@ -701,15 +714,13 @@ early_tracee(const char *sock, const char *prog, int donefd)
 		return 2;
 	case 0:
 		close(gofd[1]);
-		/* Wait for the exec (sleep's comm) before the hello. */
-		for (int i = 0; i < 5000; i++) {
-			char comm[32];
-
-			comm_of(pid, comm, sizeof(comm));
-			if (strcmp(comm, "sleep") == 0)
-				break;
-			usleep(1000);
-		}
+		/*
+		 * The hello only after the exec: before it, dtd would open
+		 * the old image and see the exec otherwise, and the case
+		 * would not test what it is for.
+		 */
+		if (!exec_shown(pid, 0))
+			_exit(8);
 		if ((fd = dtt_tracee_greet(fd, sec_nsys, &w, fds)) == -1)
 			_exit(3);
 		if ((rh = dtt_ring_map(fds[0], &w)) == NULL)
