@@ -54,7 +54,10 @@ int	getpid_dtd(struct dtt_dtd *dd);
  * runs) and removes its directory with all in it.
  */
 void	getpid_dtd_end(struct dtt_dtd *dd, int fd);
-/* Commit a valid sec_getpid record claiming tid and comm at ticket t. */
+/*
+ * Commit a valid sec_getpid record claiming tid and comm at ticket t; in
+ * any order of tickets (rh_head only rises).
+ */
 struct udt_ring_hdr;
 extern uint32_t	sec_getpid;	/* getpid's entry, provider-local */
 void	commit_rec(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t,

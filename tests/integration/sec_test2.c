@@ -422,7 +422,9 @@ commit_rec(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t, pid_t tid,
 	r.ur_nsec = ts.tv_nsec;
 	snprintf(r.ur_comm, sizeof(r.ur_comm), "%s", comm);
 	memcpy((char *)s + 8, (char *)&r + 8, sizeof(r) - 8);
-	__atomic_store_n(&rh->rh_head, t + 1, __ATOMIC_RELAXED);
+	/* Only up: tickets may be committed out of order (exec_recs()). */
+	if (__atomic_load_n(&rh->rh_head, __ATOMIC_RELAXED) < t + 1)
+		__atomic_store_n(&rh->rh_head, t + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->ur_seq, t + 1, __ATOMIC_RELEASE);
 }
 
@@ -479,6 +481,22 @@ exec_shown(pid_t pid, int setuid)
 }
 
 /*
+ * A helper's SETUID_RECS records as pid's new image ("sleep"), at tickets
+ * t0 on, the first last: dtd drains in ticket order and stops at a slot
+ * not committed, so it sees all of them in one look or none.  Seen in
+ * part, the ring would be retired after the first batch and the rest
+ * never read, nor counted with what dtd discarded (none_arrive()).
+ */
+static void
+exec_recs(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t0, pid_t pid)
+{
+	int i;
+
+	for (i = SETUID_RECS - 1; i >= 0; i--)
+		commit_rec(rh, nslots, t0 + (uint64_t)i, pid, "sleep");
+}
+
+/*
  * The helper: once the exec shows, commits SETUID_RECS records as the
  * program and says so on sh_donefd; then it lives on (and so does the
  * memory it may share) until root closes sh_gofd.
@@ -488,13 +506,10 @@ setuid_helper(void *arg)
 {
 	struct setuid_help *sh = arg;
 	char c;
-	int i;
 
 	if (!exec_shown(sh->sh_pid, sh->sh_setuid))
 		return 4;
-	for (i = 0; i < SETUID_RECS; i++)
-		commit_rec(sh->sh_rh, sh->sh_nslots, 1 + (uint64_t)i,
-		    sh->sh_pid, "sleep");
+	exec_recs(sh->sh_rh, sh->sh_nslots, 1, sh->sh_pid);
 	if (write(sh->sh_donefd, "d", 1) != 1)
 		return 5;
 	return read(sh->sh_gofd, &c, 1) == 0 ? 0 : 6;
@@ -725,9 +740,7 @@ early_tracee(const char *sock, const char *prog, int donefd)
 			_exit(3);
 		if ((rh = dtt_ring_map(fds[0], &w)) == NULL)
 			_exit(4);
-		for (int i = 0; i < SETUID_RECS; i++)
-			commit_rec(rh, w.uw_nslots, (uint64_t)i, pid,
-			    "sleep");
+		exec_recs(rh, w.uw_nslots, 0, pid);
 		if (write(donefd, "d", 1) != 1)
 			_exit(5);
 		/* Keeps the ring until root is done. */
