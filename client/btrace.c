@@ -173,12 +173,13 @@ flush_each_event(void)
 static void
 script_args_check(void)
 {
-	char *ep;
+	long v;
 	int i;
 
 	for (i = 0; i < g_nargs; i++) {
+		/* "-5" is a number; "-" alone, stdin's name, no flag */
 		if (g_vargs[i][0] == '-' && g_vargs[i][1] != '\0' &&
-		    (strtol(g_vargs[i], &ep, 10), *ep != '\0'))
+		    !parg_number(g_vargs[i], &v))
 			warnx("$%d is \"%s\": flags go before the script "
 			    "file; after it, arguments are the script's",
 			    i + 1, g_vargs[i]);
