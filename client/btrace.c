@@ -152,7 +152,7 @@ output_to(const char *path)
  * keeps OpenBSD's order.
  */
 static int
-flush_each_event(void)
+flush_per_read(void)
 {
 	struct stat out, errst;
 
@@ -299,7 +299,7 @@ main(int argc, char *argv[])
 		watch_open(g_pidfilter);
 	if (outfile != NULL)
 		output_to(outfile);
-	g_evflush = flush_each_event();
+	g_evflush = flush_per_read();
 
 	/*
 	 * A device of our own user's comes from our user's dtd, which runs
