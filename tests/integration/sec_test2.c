@@ -364,8 +364,8 @@ getpid_dtd(struct dtt_dtd *dd)
 {
 	struct dtioc_probe_info *pi = NULL;
 	char *args[] = { "--no-ksyms", NULL };
-	uint32_t pbn, first = 0;
-	size_t npi, i;
+	uint32_t pbn, first;
+	size_t npi;
 	int fd = -1;
 
 	if (dtt_dtd_init(dd, "udt-sec") != 0 ||
@@ -373,13 +373,7 @@ getpid_dtd(struct dtt_dtd *dd)
 	    (fd = dtt_open(dd->dd_dev)) == -1 ||
 	    (pi = dtt_plist(fd, &npi)) == NULL)
 		goto fail;
-	sec_nsys = 0;
-	for (i = 0; i < npi; i++)
-		if (strcmp(pi[i].dtpi_prov, "syscall") == 0) {
-			if (first == 0)
-				first = pi[i].dtpi_pbn;
-			sec_nsys++;
-		}
+	sec_nsys = dtt_nsys(pi, npi, &first);
 	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
 	free(pi);
 	sec_getpid = pbn - first;
