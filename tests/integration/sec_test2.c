@@ -612,6 +612,27 @@ none_arrive(const struct dtt_dtd *dd, int fd, const struct udt_stats *us0,
 }
 
 /*
+ * Root's tracee is not bound to its image (root may write any process's
+ * memory): dtd asks no drain of it before an exec, as it does of the
+ * user's (setuid_tracee()).
+ */
+static void
+root_nodrain(const struct dtt_dtd *dd)
+{
+	struct udt_welcome w;
+	int fds[2], fd;
+
+	fd = dtt_tracee_hello(dd->dd_sock, sec_nsys, &w, fds);
+	dtt_check(fd != -1 && !(w.uw_flags & UDT_W_XDRAIN),
+	    "root's tracee is not asked to drain before an exec");
+	if (fd != -1) {
+		close(fds[0]);
+		close(fds[1]);
+		close(fd);
+	}
+}
+
+/*
  * setuid: the program the tracee execs is a set-uid root copy of sleep;
  * else a plain copy, which runs as the user: /proc/PID stays the user's,
  * and only the end of the image's memory tells dtd of the exec.  vm: the
@@ -633,20 +654,7 @@ run_execbind(int setuid, int vm)
 	if (!dtt_check((fd = getpid_dtd(&dd)) != -1, "a private dtd; root "
 	    "records getpid"))
 		goto out;
-	/* Root's tracee is not bound to its image: no drain at its execs. */
-	{
-		struct udt_welcome w;
-		int rfds[2], rfd;
-
-		rfd = dtt_tracee_hello(dd.dd_sock, sec_nsys, &w, rfds);
-		dtt_check(rfd != -1 && !(w.uw_flags & UDT_W_XDRAIN),
-		    "root's tracee is not asked to drain before an exec");
-		if (rfd != -1) {
-			close(rfds[0]);
-			close(rfds[1]);
-			close(rfd);
-		}
-	}
+	root_nodrain(&dd);
 	if (!sleep_copy(&dd, prog, sizeof(prog), setuid) ||
 	    pipe2(go, O_CLOEXEC) != 0 || pipe(done) != 0)
 		goto out;
