@@ -230,6 +230,16 @@ parse_members(struct bt_expr *e)
 	return e;
 }
 
+int
+parg_number(const char *s, long *v)
+{
+	char *ep;
+
+	errno = 0;
+	*v = strtol(s, &ep, 10);
+	return *s != '\0' && *ep == '\0' && errno == 0;
+}
+
 static struct bt_expr *
 parse_primary(void)
 {
@@ -255,13 +265,9 @@ parse_primary(void)
 			g_argsused = (int)tk->tk_int;
 		if (tk->tk_int <= g_nargs) {
 			const char *s = g_vargs[tk->tk_int - 1];
-			char *ep;
 			long v;
 
-			/* decimal only: "0x10" stays a string, as OpenBSD */
-			errno = 0;
-			v = strtol(s, &ep, 10);
-			if (*s != '\0' && *ep == '\0' && errno == 0) {
+			if (parg_number(s, &v)) {
 				e = enew(E_INT, tk);
 				e->be_int = v;
 			} else {

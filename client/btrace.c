@@ -152,7 +152,7 @@ output_to(const char *path)
  * keeps OpenBSD's order.
  */
 static int
-flush_each_event(void)
+flush_per_read(void)
 {
 	struct stat out, errst;
 
@@ -173,12 +173,13 @@ flush_each_event(void)
 static void
 script_args_check(void)
 {
-	char *ep;
+	long v;
 	int i;
 
 	for (i = 0; i < g_nargs; i++) {
+		/* "-5" is a number; "-" alone, stdin's name, no flag */
 		if (g_vargs[i][0] == '-' && g_vargs[i][1] != '\0' &&
-		    (strtol(g_vargs[i], &ep, 10), *ep != '\0'))
+		    !parg_number(g_vargs[i], &v))
 			warnx("$%d is \"%s\": flags go before the script "
 			    "file; after it, arguments are the script's",
 			    i + 1, g_vargs[i]);
@@ -298,7 +299,7 @@ main(int argc, char *argv[])
 		watch_open(g_pidfilter);
 	if (outfile != NULL)
 		output_to(outfile);
-	g_evflush = flush_each_event();
+	g_evflush = flush_per_read();
 
 	/*
 	 * A device of our own user's comes from our user's dtd, which runs

@@ -166,6 +166,11 @@ extern const char	*g_source;
 extern size_t		 g_srclen;
 int			 bt_parse(const char *, size_t, const char *, int,
 			    char **);
+/*
+ * Whether script argument s is a number, then *v: decimal only ("0x10"
+ * stays a string, as OpenBSD's), and in a long's range.
+ */
+int			 parg_number(const char *s, long *v);
 const char		*did_you_mean(const char *, const char *const *,
 			    size_t);
 void			 comm_note(const struct dt_evt *);

@@ -266,7 +266,7 @@ main(int argc, char *argv[])
 	struct udt_stats us;
 	struct fake f = { 0 }, g;
 	size_t npi, i;
-	uint32_t first = 0, pbn;
+	uint32_t first, pbn;
 	long nvalid = 0, ngarbage = 0, nmisnamed = 0, bad = 0, rounds;
 	int fd = -1, k, s, status;
 	void *p;
@@ -287,12 +287,7 @@ main(int argc, char *argv[])
 
 	if (st_setup(&dd, "udt-syscall", argv[1], NULL, &fd, &pi, &npi) != 0)
 		goto out;
-	for (i = 0; i < npi; i++)
-		if (strcmp(pi[i].dtpi_prov, "syscall") == 0) {
-			if (first == 0)
-				first = pi[i].dtpi_pbn;
-			nsysprobes++;
-		}
+	nsysprobes = dtt_nsys(pi, npi, &first);
 	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
 	getpid_entry = pbn - first;
 	/* The ioctls leave errno set when they fail. */

@@ -36,7 +36,7 @@ set -u
 [ $# -eq 1 ] || { echo "usage: $0 files|run|unit" >&2; exit 2; }
 CASE=$1
 
-# fail, dtd_serve
+# fail, dtd_need, dtd_tmp, dtd_serve
 . "$(dirname "$0")/../regress/lib.sh"
 
 # Never a silent skip: what this needs is installed by scripts/deps.sh.
@@ -44,18 +44,8 @@ for p in meson pkg-config cc mandoc man systemd-analyze; do
 	command -v "$p" >/dev/null || fail "$p is not installed (scripts/deps.sh)"
 done
 
-TMP=$(mktemp -d) || exit 2
+dtd_tmp
 D=$TMP/dest
-DTDPID=
-
-cleanup() {
-	if [ -n "$DTDPID" ]; then
-		kill -TERM "$DTDPID" 2>/dev/null
-		wait "$DTDPID" 2>/dev/null
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
 
 # A directory option as installed: relative ones lie under the prefix.
 at() {
@@ -127,9 +117,7 @@ files)
 	[ "$n" -ge 1 ] || fail "no example script installed"
 	;;
 run)
-	if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
-		fail "running the installed dtd needs root and /dev/fuse"
-	fi
+	dtd_need "running the installed dtd"
 	# dtrun hands commands the library installed beside it.
 	out=$("$BIN/dtrun" /bin/sh -c 'printf "%s\n" "$LD_PRELOAD"') ||
 	    fail "installed dtrun"

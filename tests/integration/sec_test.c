@@ -291,7 +291,7 @@ int
 user_hello_fork(const struct dtt_dtd *dd, const char *sock)
 {
 	struct dtioc_probe_info *pi;
-	size_t n, i;
+	size_t n;
 	int fd;
 
 	sec_nsys = 0;
@@ -301,9 +301,7 @@ user_hello_fork(const struct dtt_dtd *dd, const char *sock)
 	close(fd);
 	if (pi == NULL)
 		return EIO;
-	for (i = 0; i < n; i++)
-		if (strcmp(pi[i].dtpi_prov, "syscall") == 0)
-			sec_nsys++;
+	sec_nsys = dtt_nsys(pi, n, NULL);
 	free(pi);
 	return as_user(user_hello, (void *)sock);
 }

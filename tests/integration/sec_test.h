@@ -49,7 +49,15 @@ int	st_ingest_stats_sec(const char *sock, struct udt_stats *st);
  * sets sec_nsys and sec_getpid.  The open descriptor, or -1.
  */
 int	getpid_dtd(struct dtt_dtd *dd);
-/* Commit a valid sec_getpid record claiming tid and comm at ticket t. */
+/*
+ * Its end: closes fd (if not -1), checks that dtd stops cleanly (if it
+ * runs) and removes its directory with all in it.
+ */
+void	getpid_dtd_end(struct dtt_dtd *dd, int fd);
+/*
+ * Commit a valid sec_getpid record claiming tid and comm at ticket t; in
+ * any order of tickets (rh_head only rises).
+ */
 struct udt_ring_hdr;
 extern uint32_t	sec_getpid;	/* getpid's entry, provider-local */
 void	commit_rec(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t,

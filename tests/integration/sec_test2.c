@@ -15,20 +15,17 @@
  */
 
 /*
- * sec_test's modes on what opens and readers may do, and on tracees
- * that change image (see sec_test.c).
+ * sec_test's modes on what opens and readers may do, and the helpers
+ * of the modes with tracees of their own (see sec_test.c).
  */
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
@@ -364,8 +361,8 @@ getpid_dtd(struct dtt_dtd *dd)
 {
 	struct dtioc_probe_info *pi = NULL;
 	char *args[] = { "--no-ksyms", NULL };
-	uint32_t pbn, first = 0;
-	size_t npi, i;
+	uint32_t pbn, first;
+	size_t npi;
 	int fd = -1;
 
 	if (dtt_dtd_init(dd, "udt-sec") != 0 ||
@@ -373,13 +370,7 @@ getpid_dtd(struct dtt_dtd *dd)
 	    (fd = dtt_open(dd->dd_dev)) == -1 ||
 	    (pi = dtt_plist(fd, &npi)) == NULL)
 		goto fail;
-	sec_nsys = 0;
-	for (i = 0; i < npi; i++)
-		if (strcmp(pi[i].dtpi_prov, "syscall") == 0) {
-			if (first == 0)
-				first = pi[i].dtpi_pbn;
-			sec_nsys++;
-		}
+	sec_nsys = dtt_nsys(pi, npi, &first);
 	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
 	free(pi);
 	sec_getpid = pbn - first;
@@ -391,6 +382,17 @@ fail:
 	if (fd != -1)
 		close(fd);
 	return -1;
+}
+
+void
+getpid_dtd_end(struct dtt_dtd *dd, int fd)
+{
+	if (fd != -1)
+		close(fd);
+	if (dd->dd_pid > 0)
+		dtt_check(dtt_exited0(dtt_dtd_stop(dd, SIGTERM)),
+		    "dtd stopped");
+	dtt_dtd_fini(dd, true);
 }
 
 void
@@ -411,7 +413,9 @@ commit_rec(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t, pid_t tid,
 	r.ur_nsec = ts.tv_nsec;
 	snprintf(r.ur_comm, sizeof(r.ur_comm), "%s", comm);
 	memcpy((char *)s + 8, (char *)&r + 8, sizeof(r) - 8);
-	__atomic_store_n(&rh->rh_head, t + 1, __ATOMIC_RELAXED);
+	/* Only up: tickets may be committed out of order (exec_recs()). */
+	if (__atomic_load_n(&rh->rh_head, __ATOMIC_RELAXED) < t + 1)
+		__atomic_store_n(&rh->rh_head, t + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->ur_seq, t + 1, __ATOMIC_RELEASE);
 }
 
@@ -430,353 +434,4 @@ comm_of(pid_t pid, char *buf, size_t len)
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
-}
-
-#define SETUID_RECS	100
-
-/* What the tracee's helper needs; the helper may share its memory. */
-struct setuid_help {
-	struct udt_ring_hdr	*sh_rh;
-	uint32_t		 sh_nslots;
-	pid_t			 sh_pid;	/* the tracee */
-	int			 sh_setuid;	/* the program is set-uid */
-	int			 sh_gofd;
-	int			 sh_donefd;
-};
-
-/*
- * The helper: once the exec shows in /proc as dtd sees it (the program's
- * comm, and for a set-uid one /proc/PID root's), commits SETUID_RECS
- * records as the program and says so on sh_donefd; then it lives on
- * (and so does the memory it may share) until root closes sh_gofd.
- */
-static int
-setuid_helper(void *arg)
-{
-	struct setuid_help *sh = arg;
-	struct stat st;
-	char c, comm[32], path[32];
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%d", (int)sh->sh_pid);
-	for (i = 0; i < 5000; i++) {
-		comm_of(sh->sh_pid, comm, sizeof(comm));
-		if (strcmp(comm, "sleep") == 0 && (!sh->sh_setuid ||
-		    (stat(path, &st) == 0 && st.st_uid == 0)))
-			break;
-		usleep(1000);
-	}
-	if (i == 5000)
-		return 4;
-	for (i = 0; i < SETUID_RECS; i++)
-		commit_rec(sh->sh_rh, sh->sh_nslots, 1 + (uint64_t)i,
-		    sh->sh_pid, "sleep");
-	if (write(sh->sh_donefd, "d", 1) != 1)
-		return 5;
-	return read(sh->sh_gofd, &c, 1) == 0 ? 0 : 6;
-}
-
-/*
- * As the user: the tracee.  Gets a ring, commits one record, waits for
- * root's go on gofd, starts a helper that keeps the ring, and execs the
- * program (set-uid root, or the user's own).  The helper is forked, or
- * with vm a CLONE_VM child, which keeps the tracee's old memory alive
- * past the exec: then only the owner of /proc/PID tells dtd of it.
- */
-static int
-setuid_tracee(const char *sock, const char *prog, int setuid, int vm,
-    int gofd, int donefd)
-{
-	static char stack[65536] __attribute__((aligned(16)));
-	struct setuid_help sh;
-	struct udt_welcome w;
-	int fds[2], fd;
-	pid_t helper;
-	char c;
-
-	if ((fd = dtt_tracee_hello(sock, sec_nsys, &w, fds)) == -1)
-		return 1;
-	/* dtd binds the ring to this image: it asks for a drain at exec. */
-	if (!(w.uw_flags & UDT_W_XDRAIN))
-		return 8;
-	if ((sh.sh_rh = dtt_ring_map(fds[0], &w)) == NULL)
-		return 2;
-	sh.sh_nslots = w.uw_nslots;
-	sh.sh_pid = getpid();
-	sh.sh_setuid = setuid;
-	sh.sh_gofd = gofd;
-	sh.sh_donefd = donefd;
-	commit_rec(sh.sh_rh, sh.sh_nslots, 0, sh.sh_pid, "sec_test");
-	if (read(gofd, &c, 1) != 1)
-		return 3;
-	if (vm)
-		helper = clone(setuid_helper, stack + sizeof(stack),
-		    CLONE_VM | SIGCHLD, &sh);
-	else if ((helper = fork()) == 0)
-		_exit(setuid_helper(&sh));
-	if (helper == -1)
-		return 7;
-	close(donefd);
-	execl(prog, "sleep", "30", (char *)NULL);
-	return 6;
-}
-
-/*
- * A copy of sleep in dd's directory, set-uid root or not, at prog: false
- * (said) if it could not be made.
- */
-static bool
-sleep_copy(const struct dtt_dtd *dd, char *prog, size_t len, int setuid)
-{
-	char buf[4096];
-	int src, dst;
-	ssize_t n;
-
-	snprintf(prog, len, "%s/sleep", dd->dd_dir);
-	src = open("/bin/sleep", O_RDONLY | O_CLOEXEC);
-	dst = open(prog, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
-	while (src != -1 && dst != -1 && (n = read(src, buf, sizeof(buf))) > 0)
-		if (write(dst, buf, (size_t)n) != n)
-			break;
-	if (src != -1)
-		close(src);
-	if (dst != -1)
-		close(dst);
-	return dtt_check(chmod(prog, setuid ? 04755 : 0755) == 0, "a %scopy "
-	    "of sleep", setuid ? "set-uid root " : "");
-}
-
-/* The end of an exec case: root's reader fd, the program, the dtd. */
-static void
-exec_end(struct dtt_dtd *dd, int fd, const char *prog)
-{
-	if (fd != -1)
-		close(fd);
-	if (prog[0] != '\0')
-		unlink(prog);
-	if (dd->dd_pid > 0)
-		dtt_check(dtt_exited0(dtt_dtd_stop(dd, SIGTERM)),
-		    "dtd stopped");
-	dtt_dtd_fini(dd, true);
-}
-
-/*
- * A helper has written SETUID_RECS records as tracee's: once dtd has
- * looked (its garbage count moved past us0's by as many), none may have
- * reached root's reader fd.
- */
-static void
-none_arrive(const struct dtt_dtd *dd, int fd, const struct udt_stats *us0,
-    pid_t tracee)
-{
-	struct dt_evt evs[64];
-	struct udt_stats us;
-	uint64_t deadline;
-	int after = 0, k;
-	long n;
-
-	memset(&us, 0, sizeof(us));
-	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
-	while (dtt_clock_ns(CLOCK_MONOTONIC) < deadline) {
-		if (st_ingest_stats_sec(dd->dd_sock, &us) != 0 ||
-		    us.us_garbage >= us0->us_garbage + SETUID_RECS)
-			break;
-		usleep(1000);
-	}
-	while ((n = dtt_read(fd, evs, 64, 200)) > 0)
-		for (k = 0; k < n; k++)
-			after += evs[k].dtev_pid == tracee;
-	dtt_check(after == 0 && us.us_garbage >= us0->us_garbage + SETUID_RECS,
-	    "none of them reached root's reader as pid %d (%d did; %llu "
-	    "discarded)", (int)tracee, after,
-	    (unsigned long long)(us.us_garbage - us0->us_garbage));
-}
-
-/*
- * setuid: the program the tracee execs is a set-uid root copy of sleep;
- * else a plain copy, which runs as the user: /proc/PID stays the user's,
- * and only the end of the image's memory tells dtd of the exec.  vm: the
- * helper shares the tracee's memory (setuid_tracee()).
- */
-static void
-run_execbind(int setuid, int vm)
-{
-	struct dtt_dtd dd;
-	struct dt_evt evs[64];
-	struct udt_stats us0;
-	char prog[160] = "";
-	uint64_t deadline;
-	int fd = -1, go[2] = { -1, -1 }, done[2] = { -1, -1 }, seen = 0, k;
-	long n;
-	char c;
-	pid_t tracee = -1;
-
-	if (!dtt_check((fd = getpid_dtd(&dd)) != -1, "a private dtd; root "
-	    "records getpid"))
-		goto out;
-	/* Root's tracee is not bound to its image: no drain at its execs. */
-	{
-		struct udt_welcome w;
-		int rfds[2], rfd;
-
-		rfd = dtt_tracee_hello(dd.dd_sock, sec_nsys, &w, rfds);
-		dtt_check(rfd != -1 && !(w.uw_flags & UDT_W_XDRAIN),
-		    "root's tracee is not asked to drain before an exec");
-		if (rfd != -1) {
-			close(rfds[0]);
-			close(rfds[1]);
-			close(rfd);
-		}
-	}
-	if (!sleep_copy(&dd, prog, sizeof(prog), setuid) ||
-	    pipe2(go, O_CLOEXEC) != 0 || pipe(done) != 0)
-		goto out;
-	fflush(stdout);
-	if ((tracee = fork()) == 0) {
-		close(fd);
-		close(go[1]);
-		close(done[0]);
-		if (dtt_user_become(&sec_user) == -1)
-			_exit(255);
-		_exit(setuid_tracee(dd.dd_sock, prog, setuid, vm, go[0],
-		    done[1]));
-	}
-	close(go[0]);
-	go[0] = -1;
-	close(done[1]);
-	done[1] = -1;
-	/* Its own record, before the exec, arrives. */
-	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
-	while (!seen && dtt_clock_ns(CLOCK_MONOTONIC) < deadline &&
-	    (n = dtt_read(fd, evs, 64, 5000)) > 0)
-		for (k = 0; k < n; k++)
-			seen |= evs[k].dtev_pid == tracee;
-	if (!dtt_check(seen, "the tracee's record before the exec arrives "
-	    "as pid %d", (int)tracee) ||
-	    st_ingest_stats_sec(dd.dd_sock, &us0) != 0)
-		goto out;
-	if (write(go[1], "g", 1) != 1 ||
-	    !dtt_check(read(done[0], &c, 1) == 1, "the tracee exec'd the "
-	    "%sprogram; its %s helper wrote %d records as it",
-	    setuid ? "set-uid " : "", vm ? "CLONE_VM" : "forked",
-	    SETUID_RECS))
-		goto out;
-	none_arrive(&dd, fd, &us0, tracee);
-out:
-	if (tracee > 0)
-		dtt_stop(tracee, SIGKILL, DTT_EXIT_MS);
-	for (k = 0; k < 2; k++) {
-		if (go[k] != -1)
-			close(go[k]);
-		if (done[k] != -1)
-			close(done[k]);
-	}
-	exec_end(&dd, fd, prog);
-}
-
-void
-run_setuid(void)
-{
-	run_execbind(1, 0);
-	run_execbind(1, 1);
-}
-
-/*
- * As the user: connect, leave the connection to a forked helper, exec
- * the user's own program.  The helper says hello only once the exec
- * shows, so dtd pins and opens the new image, gets the ring, publishes
- * where it mapped it (as the library does) and writes SETUID_RECS
- * records as the new image.  donefd: one byte once they are written.
- */
-static int
-early_tracee(const char *sock, const char *prog, int donefd)
-{
-	struct udt_ring_hdr *rh;
-	struct udt_welcome w;
-	int fds[2], fd, gofd[2];
-	pid_t pid = getpid();
-	char c;
-
-	if ((fd = dtt_connect(sock)) == -1 || pipe(gofd) != 0)
-		return 1;
-	switch (fork()) {
-	case -1:
-		return 2;
-	case 0:
-		close(gofd[1]);
-		/* Wait for the exec (sleep's comm) before the hello. */
-		for (int i = 0; i < 5000; i++) {
-			char comm[32];
-
-			comm_of(pid, comm, sizeof(comm));
-			if (strcmp(comm, "sleep") == 0)
-				break;
-			usleep(1000);
-		}
-		if ((fd = dtt_tracee_greet(fd, sec_nsys, &w, fds)) == -1)
-			_exit(3);
-		if ((rh = dtt_ring_map(fds[0], &w)) == NULL)
-			_exit(4);
-		for (int i = 0; i < SETUID_RECS; i++)
-			commit_rec(rh, w.uw_nslots, (uint64_t)i, pid,
-			    "sleep");
-		if (write(donefd, "d", 1) != 1)
-			_exit(5);
-		/* Keeps the ring until root is done. */
-		_exit(read(gofd[0], &c, 1) == 0 ? 0 : 6);
-	}
-	close(gofd[0]);
-	close(donefd);
-	execl(prog, "sleep", "30", (char *)NULL);
-	return 7;
-}
-
-/*
- * exec between connect and hello: the pid the connection names runs
- * another image by the time dtd opens its memory, one that never maps
- * the ring (dti_image_holds() in dtd).
- */
-static void
-run_exec_early(void)
-{
-	struct dtt_dtd dd;
-	struct udt_stats us0;
-	char prog[160] = "", c;
-	int fd = -1, done[2] = { -1, -1 };
-	pid_t tracee = -1;
-
-	if (!dtt_check((fd = getpid_dtd(&dd)) != -1, "a private dtd; root "
-	    "records getpid"))
-		goto out;
-	if (!sleep_copy(&dd, prog, sizeof(prog), 0) || pipe(done) != 0 ||
-	    st_ingest_stats_sec(dd.dd_sock, &us0) != 0)
-		goto out;
-	fflush(stdout);
-	if ((tracee = fork()) == 0) {
-		close(fd);
-		close(done[0]);
-		if (dtt_user_become(&sec_user) == -1)
-			_exit(255);
-		_exit(early_tracee(dd.dd_sock, prog, done[1]));
-	}
-	close(done[1]);
-	done[1] = -1;
-	if (!dtt_check(read(done[0], &c, 1) == 1, "the tracee connected and "
-	    "exec'd; its helper said hello after the exec and wrote %d "
-	    "records as the new image", SETUID_RECS))
-		goto out;
-	none_arrive(&dd, fd, &us0, tracee);
-out:
-	if (tracee > 0)
-		dtt_stop(tracee, SIGKILL, DTT_EXIT_MS);
-	if (done[0] != -1)
-		close(done[0]);
-	exec_end(&dd, fd, prog);
-}
-
-void
-run_exec(void)
-{
-	run_execbind(0, 0);
-	run_exec_early();
 }

@@ -572,6 +572,24 @@ dtt_pbn(const struct dtioc_probe_info *pi, size_t n, const char *prov,
 }
 
 uint32_t
+dtt_nsys(const struct dtioc_probe_info *pi, size_t n, uint32_t *first)
+{
+	uint32_t nsys = 0;
+	size_t i;
+
+	if (first != NULL)
+		*first = 0;
+	for (i = 0; i < n; i++) {
+		if (strcmp(pi[i].dtpi_prov, "syscall") != 0)
+			continue;
+		if (first != NULL && nsys == 0)
+			*first = pi[i].dtpi_pbn;
+		nsys++;
+	}
+	return nsys;
+}
+
+uint32_t
 dtt_probe(int fd, const char *prov, const char *func, const char *name)
 {
 	struct dtioc_probe_info *pi;

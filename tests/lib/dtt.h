@@ -138,6 +138,14 @@ struct dtioc_probe_info *dtt_plist(int fd, size_t *n);
 /* pbn of prov:func:name in the list, or 0. */
 uint32_t	dtt_pbn(const struct dtioc_probe_info *, size_t n,
 		    const char *prov, const char *func, const char *name);
+/*
+ * How many probes of the syscall provider the list has (what a tracee
+ * says in its hello); with first, the pbn of the first of them (0 if
+ * none): a provider-local probe index, as in a ring's record, is a pbn
+ * less that.
+ */
+uint32_t	dtt_nsys(const struct dtioc_probe_info *, size_t n,
+		    uint32_t *first);
 /* dtt_plist() then dtt_pbn(): the pbn, or 0 (absent or error). */
 uint32_t	dtt_probe(int fd, const char *prov, const char *func,
 		    const char *name);

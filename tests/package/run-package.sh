@@ -26,30 +26,18 @@ set -u
 [ $# -eq 1 ] || { echo "usage: $0 srcdir" >&2; exit 2; }
 SRC=$1
 
-# fail, dtd_serve
+# fail, dtd_need, dtd_tmp, dtd_serve
 . "$(dirname "$0")/../regress/lib.sh"
 
 # Never a silent skip: scripts/deps.sh installs all of this.
 for p in dpkg-buildpackage dpkg-checkbuilddeps dh tar; do
 	command -v "$p" >/dev/null || fail "$p is not installed (scripts/deps.sh)"
 done
-if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
-	fail "running the packaged dtd needs root and /dev/fuse"
-fi
+dtd_need "running the packaged dtd"
 [ -f "$SRC/debian/control" ] || fail "no debian/ in $SRC"
 
-TMP=$(mktemp -d) || exit 2
+dtd_tmp
 ROOT=$TMP/root
-DTDPID=
-
-cleanup() {
-	if [ -n "$DTDPID" ]; then
-		kill -TERM "$DTDPID" 2>/dev/null
-		wait "$DTDPID" 2>/dev/null
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
 
 # The tree without build directories, git's store, the VM's kernel cache
 # or the leftovers of an earlier package build.

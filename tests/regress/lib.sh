@@ -49,22 +49,31 @@ dtd_cleanup() {
 	rm -rf "$TMP"
 }
 
-# dtd_start [dtd option ...]: start $DTD on a temporary device path
-# (FUSE-file front end) and return once it serves: $TMP, $DEV, $DTDPID.
-# At exit the case's background process, $BTPID, and dtd are stopped by
-# their pids and $TMP is removed.
-dtd_start() {
-	local line
-
-	# Never a silent skip: a suite that cannot run fails.
+# dtd_need WHAT: fail unless WHAT (running a dtd) can be done here, as
+# root with /dev/fuse.  Never a silent skip: a suite that cannot run
+# fails.
+dtd_need() {
 	if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
-		echo "FAIL: the device cases need root and /dev/fuse"
-		exit 1
+		fail "$1 needs root and /dev/fuse"
 	fi
+}
+
+# dtd_tmp: a temporary directory, $TMP.  At exit the case's background
+# process, $BTPID, and dtd, $DTDPID, are stopped by their pids and $TMP
+# is removed.
+dtd_tmp() {
 	TMP=$(mktemp -d) || exit 2
 	DTDPID=
 	BTPID=
 	trap dtd_cleanup EXIT
+}
+
+# dtd_start [dtd option ...]: start $DTD on a temporary device path
+# (FUSE-file front end) and return once it serves: $TMP, $DEV, $DTDPID
+# (dtd_tmp(), dtd_serve()).
+dtd_start() {
+	dtd_need "each device case"
+	dtd_tmp
 	dtd_serve "$DTD" "$@"
 }
 
