@@ -224,10 +224,12 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	if (nb == 0)
 		return;
 	/*
-	 * Two looks, each blind where the other sees: the image's memory
-	 * ends at any exec, but lives on while a CLONE_VM child shares it,
-	 * and dtd may hold no descriptor to it; the owner of /proc/PID
-	 * changes at a set-id exec whatever shares the memory.
+	 * Two looks at an exec since, each blind where the other sees: the
+	 * image's memory ends at any exec, but lives on while a CLONE_VM
+	 * child shares it, and dtd may hold no descriptor to it; the owner
+	 * of /proc/PID changes at a set-id exec whatever shares the memory.
+	 * Then, once per ring, the proof that the image dtd opened maps it
+	 * at all (an exec before the hello).
 	 */
 	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, final))
 		why = "is no longer the image that attached (a set-id exec?)";
