@@ -80,6 +80,13 @@ int	udt_rw_active;
 static int	udt_rw_debug;
 static size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone;
 
+/*
+ * System call instructions left to dispatch, those of functions that
+ * cannot be decoded or proven and those outside every function of the
+ * unwind tables included (USERDT_REWRITE=debug prints the count).
+ */
+static size_t	udt_rw_nleft;
+
 /* USERDT_REWRITE=debug: a site left to dispatch, and why. */
 static void
 udt_rw_say(const char *why, uintptr_t at)
@@ -139,12 +146,14 @@ struct udt_rw_obj {
 	 */
 	int32_t		*ro_memo;
 	uint32_t	*ro_memon;
+	uintptr_t	*ro_memotail;	/* where its decoding stopped */
 	uintptr_t	*ro_arena;
 	size_t		ro_narena, ro_maxarena;
 	struct udt_rw_win *ro_win;
 	size_t		ro_nwin;
 	int		ro_memfd;		/* /proc/self/mem */
 	int		ro_indirect;		/* last decode: see there */
+	uintptr_t	ro_stop;		/* last decode: where it ended */
 };
 
 static void *
@@ -315,6 +324,7 @@ udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
 	long n = 0;
 	int indirect = 0;
 
+	o->ro_stop = lo;
 	if (lo < o->ro_lo || hi > o->ro_hi || hi <= lo)
 		return -1;
 	while (size > 0) {
@@ -322,6 +332,7 @@ udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
 		cs_x86 *x;
 		int j, branch, reloc = 1;
 
+		o->ro_stop = (uintptr_t)addr;
 		if (n >= UDT_RW_MAXINSN ||
 		    !cs_disasm_iter(o->ro_cs, &code, &size, &addr, ci))
 			return -1;
@@ -363,6 +374,7 @@ udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
 			ri->ri_movimm = (long)x->operands[1].imm;
 	}
 	o->ro_indirect = indirect;
+	o->ro_stop = hi;
 	return n;
 }
 
@@ -403,16 +415,22 @@ udt_rw_short(uintptr_t p, uintptr_t q, uintptr_t lo, uintptr_t hi)
 /*
  * Whether a direct branch of function i, [flo, fhi), lands strictly
  * inside (lo, hi): decoded the first time it is asked, remembered after.
- * True as well when it cannot be decoded.
+ * Where the disassembler stops short (an instruction it does not know,
+ * as Capstone 4 does not know wrpkru), the branches before are known
+ * and the rest of the function is read like padding, as if each byte
+ * could start a short jump.
  */
 static int
 udt_rw_memo_hit(struct udt_rw_obj *o, long i, uintptr_t flo, uintptr_t fhi,
     uintptr_t lo, uintptr_t hi)
 {
 	size_t mark = o->ro_ntgt, k, n;
+	uintptr_t t0, t1;
 
 	if (o->ro_memo[i] == -1) {
-		if (udt_rw_decode(o, flo, fhi) < 0 || o->ro_ntgt > o->ro_maxtgt ||
+		(void)udt_rw_decode(o, flo, fhi);
+		o->ro_memotail[i] = o->ro_stop;
+		if (o->ro_ntgt > o->ro_maxtgt ||
 		    o->ro_narena + (o->ro_ntgt - mark) > o->ro_maxarena)
 			o->ro_memo[i] = -2;
 		else {
@@ -433,7 +451,10 @@ udt_rw_memo_hit(struct udt_rw_obj *o, long i, uintptr_t flo, uintptr_t fhi,
 		if (t > lo && t < hi)
 			return 1;
 	}
-	return 0;
+	t0 = o->ro_memotail[i] > lo - UDT_RW_NEAR ? o->ro_memotail[i] :
+	    lo - UDT_RW_NEAR;
+	t1 = fhi < hi + UDT_RW_NEAR ? fhi : hi + UDT_RW_NEAR;
+	return t0 < t1 && udt_rw_short(t0, t1, lo, hi);
 }
 
 /*
@@ -526,18 +547,32 @@ udt_rw_function(struct udt_rw_obj *o, long fi)
 	uintptr_t lo, hi;
 	long n, k, i, j, nr, m;
 	size_t nw = 0, x;
-	int lsda;
+	int lsda, sig;
 
-	if (udt_rw_fde(o, (size_t)fi, &lo, &hi, &lsda) != 0 || lsda)
+	if ((sig = udt_rw_fde(o, (size_t)fi, &lo, &hi, &lsda)) != 0 || lsda) {
+		udt_rw_nleft++;
+		udt_rw_say(sig == 1 ? "a signal trampoline" :
+		    "a function with landing pads", lo);
 		return;
+	}
 	o->ro_ntgt = 0;
-	if ((n = udt_rw_decode(o, lo, hi)) < 0 || o->ro_indirect)
+	if ((n = udt_rw_decode(o, lo, hi)) < 0 || o->ro_indirect) {
+		udt_rw_nleft++;
+		udt_rw_say(n < 0 ? "cannot decode its function" :
+		    "an indirect jump in its function", lo);
 		return;
-	for (k = 0; k < n && nw < 64; k++) {
+	}
+	for (k = 0; k < n; k++) {
 		if (!ri[k].ri_syscall)
 			continue;
 		udt_rw_nsys++;
+		if (nw == sizeof(w) / sizeof(w[0])) {
+			udt_rw_nleft++;
+			udt_rw_say("too many in one function", ri[k].ri_addr);
+			continue;
+		}
 		if (udt_rw_window(o, n, k, &i, &j) != 0) {
+			udt_rw_nleft++;
 			udt_rw_say("no window", ri[k].ri_addr);
 			continue;
 		}
@@ -546,8 +581,11 @@ udt_rw_function(struct udt_rw_obj *o, long fi)
 			if (ri[m].ri_movimm >= 0)
 				nr = ri[m].ri_movimm;
 		/* rt_sigreturn: see the 'S' of udt_rw_fde(). */
-		if (nr == SYS_rt_sigreturn)
+		if (nr == SYS_rt_sigreturn) {
+			udt_rw_nleft++;
+			udt_rw_say("rt_sigreturn", ri[k].ri_addr);
 			continue;
+		}
 		w[nw].rw_start = ri[i].ri_addr;
 		w[nw].rw_sys = ri[k].ri_addr;
 		w[nw].rw_end = ri[j].ri_addr + ri[j].ri_size;
@@ -556,8 +594,13 @@ udt_rw_function(struct udt_rw_obj *o, long fi)
 		nw++;
 	}
 	/* Neighbours' short jumps: decoding them reuses the scratch. */
-	for (x = 0; x < nw && o->ro_nwin < UDT_RW_MAXSITE; x++) {
+	for (x = 0; x < nw; x++) {
+		if (o->ro_nwin == UDT_RW_MAXSITE) {
+			udt_rw_nleft++;
+			continue;
+		}
 		if (udt_rw_near(o, fi, w[x].rw_start, w[x].rw_end)) {
+			udt_rw_nleft++;
 			udt_rw_say("a short jump nearby", w[x].rw_sys);
 			continue;
 		}
@@ -793,15 +836,12 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	struct udt_rw_obj *o = arg;
 	const ElfW(Phdr) *ph;
 	const uint8_t *hdr = NULL, *p;
-	uintptr_t self = (uintptr_t)udt_rw_object;
+	uintptr_t self = (uintptr_t)udt_rw_object, flo, fhi;
 	long fi, last = -1;
-	size_t memo;
-	int i;
+	size_t memo, done;
+	int i, lsda;
 
 	(void)size;
-	if (info->dlpi_name != NULL && strncmp(info->dlpi_name, "linux-vdso",
-	    10) == 0)
-		return 0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_GNU_EH_FRAME)
@@ -815,9 +855,11 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	p = hdr + 4 + udt_rw_encsize(hdr[1]);
 	o->ro_nfde = (uint32_t)udt_rw_read(p, 0x03);
 	o->ro_tab = (const int32_t *)(const void *)(p + 4);
-	memo = o->ro_nfde * (sizeof(*o->ro_memo) + sizeof(*o->ro_memon));
-	if (o->ro_nfde == 0 || (o->ro_memo = udt_rw_alloc(memo)) == NULL)
+	memo = o->ro_nfde * (sizeof(*o->ro_memotail) + sizeof(*o->ro_memo) +
+	    sizeof(*o->ro_memon));
+	if (o->ro_nfde == 0 || (o->ro_memotail = udt_rw_alloc(memo)) == NULL)
 		return 0;
+	o->ro_memo = (int32_t *)(void *)(o->ro_memotail + o->ro_nfde);
 	o->ro_memon = (uint32_t *)(void *)(o->ro_memo + o->ro_nfde);
 	memset(o->ro_memo, 0xff, o->ro_nfde * sizeof(*o->ro_memo));
 	o->ro_narena = 0;
@@ -835,15 +877,26 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 			if (p[0] != 0x0f || p[1] != 0x05)
 				continue;
 			fi = udt_rw_find(o, (uintptr_t)p);
-			if (fi < 0 || fi == last)
+			if (fi < 0 || udt_rw_fde(o, (size_t)fi, &flo, &fhi,
+			    &lsda) < 0 || (uintptr_t)p + 2 > fhi) {
+				/* No function to decode it in: unknown. */
+				udt_rw_nleft++;
+				udt_rw_say("outside the unwind table's functions",
+				    (uintptr_t)p);
+				continue;
+			}
+			if (fi == last)
 				continue;
 			last = fi;
 			udt_rw_function(o, fi);
 		}
+		done = udt_rw_ndone;
 		udt_rw_far(o);
 		udt_rw_commit(o);
+		/* Windows proven but not rewritten: bad, or out of room. */
+		udt_rw_nleft += o->ro_nwin - (udt_rw_ndone - done);
 	}
-	udt_sys2(SYS_munmap, o->ro_memo, memo);
+	udt_sys2(SYS_munmap, o->ro_memotail, memo);
 	return 0;
 }
 
@@ -916,7 +969,8 @@ udt_rw_init(void)
 		char buf[160];
 		int len = snprintf(buf, sizeof(buf), "userdt: %zu system call "
 		    "instructions in functions, %zu safe windows, %zu "
-		    "rewritten\n", udt_rw_nsys, udt_rw_nwin, udt_rw_ndone);
+		    "rewritten, %zu left to dispatch\n", udt_rw_nsys,
+		    udt_rw_nwin, udt_rw_ndone, udt_rw_nleft);
 
 		udt_sys3(SYS_write, 2, buf, len);
 	}
