@@ -487,7 +487,14 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	struct udt_thread *t = &udt_thread;
 	long nr, a[6], r;
 	int saved = errno;
-	char sel = t->ut_sud;
+	/*
+	 * The kernel dispatches only a call made while the selector read
+	 * BLOCK, so that is what this thread ran with and gets back.  Not
+	 * read again here: a raw clone thread shares our TLS, and its
+	 * handler may have set ALLOW in between; put back, that would
+	 * leave dispatch off for both threads for good.
+	 */
+	char sel = SYSCALL_DISPATCH_FILTER_BLOCK;
 
 	if (si->si_code != SYS_USER_DISPATCH) {
 		udt_sud_foreign(sig, si, ucv);
