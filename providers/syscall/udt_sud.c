@@ -158,11 +158,11 @@ void	udt_sud_restorer(void) UDT_HIDDEN;
 
 /*
  * One call, made here, with its probes when they are enabled; user
- * stacks from uc, the program's context (udt_ustack()).  sel: the
- * dispatch selector the program ran with, in force during the call.
+ * stacks from uc, the program's context (udt_ustack()).  Dispatch is on
+ * during the call, as the program ran with it.
  */
 static long
-udt_sud_call(long nr, const long *a, void *uc, char sel)
+udt_sud_call(long nr, const long *a, void *uc)
 {
 	struct udt_thread *t = &udt_thread;
 	void *ouc = t->ut_uc;
@@ -181,7 +181,7 @@ udt_sud_call(long nr, const long *a, void *uc, char sel)
 	 * dispatch on: a handler of the program that runs while it blocks
 	 * is then seen, and one that jumps out leaves dispatch on.
 	 */
-	t->ut_sud = sel;
+	t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;
 	r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	t->ut_sud = SYSCALL_DISPATCH_FILTER_ALLOW;
 	if (idx >= 0 && (en = udt_enab16((unsigned int)idx) >> 8) != 0) {
@@ -487,14 +487,6 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	struct udt_thread *t = &udt_thread;
 	long nr, a[6], r;
 	int saved = errno;
-	/*
-	 * The kernel dispatches only a call made while the selector read
-	 * BLOCK, so that is what this thread ran with and gets back.  Not
-	 * read again here: a raw clone thread shares our TLS, and its
-	 * handler may have set ALLOW in between; put back, that would
-	 * leave dispatch off for both threads for good.
-	 */
-	char sel = SYSCALL_DISPATCH_FILTER_BLOCK;
 
 	if (si->si_code != SYS_USER_DISPATCH) {
 		udt_sud_foreign(sig, si, ucv);
@@ -505,7 +497,12 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	 * Our own calls in here (libunwind's, libc's) go straight through.
 	 * A handler of the program that interrupts us may turn dispatch
 	 * back on (a hook does): then its calls come here, nested, which
-	 * SA_NODEFER allows, and each level puts back what it found.
+	 * SA_NODEFER allows.  Each level leaves with dispatch on (BLOCK):
+	 * the kernel dispatches only a call made while the selector read
+	 * BLOCK, so that is what the program ran with.  Not the value read
+	 * on entry: a raw clone thread shares our TLS, and its handler may
+	 * have set ALLOW in between; put back, that would leave dispatch
+	 * off for both threads for good.
 	 */
 	t->ut_sud = SYSCALL_DISPATCH_FILTER_ALLOW;
 	nr = si->si_syscall;
@@ -536,7 +533,7 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		 */
 		udt_sud_entry(nr, a, uc);
 		g[REG_RIP] = (greg_t)(uintptr_t)udt_sud_restorer;
-		t->ut_sud = sel;
+		t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;
 		errno = saved;
 		return;
 	case SYS_fork:
@@ -551,7 +548,7 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		udt_sud_put(nr, a, (uintptr_t)g[REG_RIP]);
 		g[REG_RAX] = nr;
 		g[REG_RIP] = (greg_t)(uintptr_t)udt_sud_stub;
-		t->ut_sud = sel;
+		t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;
 		errno = saved;
 		return;
 	case SYS_rt_sigprocmask:
@@ -576,15 +573,15 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		struct udt_sud_tmp tmp;
 
 		(void)udt_sud_guard(nr, a, &tmp, &r);
-		r = udt_sud_call(nr, a, uc, sel);
+		r = udt_sud_call(nr, a, uc);
 		break;
 	}
 	default:
-		r = udt_sud_call(nr, a, uc, sel);
+		r = udt_sud_call(nr, a, uc);
 		break;
 	}
 	g[REG_RAX] = r;
-	t->ut_sud = sel;
+	t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;
 	errno = saved;
 }
 
