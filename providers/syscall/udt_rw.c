@@ -538,23 +538,18 @@ udt_rw_window(const struct udt_rw_obj *o, long n, long k, long *ip,
 	return 0;
 }
 
-/* Find the windows of one object's function fi (which holds a call). */
+/*
+ * Find the windows of one object's function fi, [lo, hi), which holds a
+ * call: neither a signal trampoline nor one with landing pads.
+ */
 static void
-udt_rw_function(struct udt_rw_obj *o, long fi)
+udt_rw_function(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
 {
 	struct udt_rw_insn *ri = o->ro_insn;
 	struct udt_rw_win w[64];
-	uintptr_t lo, hi;
 	long n, k, i, j, nr, m;
 	size_t nw = 0, x;
-	int lsda, sig;
 
-	if ((sig = udt_rw_fde(o, (size_t)fi, &lo, &hi, &lsda)) != 0 || lsda) {
-		udt_rw_nleft++;
-		udt_rw_say(sig == 1 ? "a signal trampoline" :
-		    "a function with landing pads", lo);
-		return;
-	}
 	o->ro_ntgt = 0;
 	if ((n = udt_rw_decode(o, lo, hi)) < 0 || o->ro_indirect) {
 		udt_rw_nleft++;
@@ -839,7 +834,7 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	uintptr_t self = (uintptr_t)udt_rw_object, flo, fhi;
 	long fi, last = -1;
 	size_t memo, done;
-	int i, lsda;
+	int i, lsda, sig;
 
 	(void)size;
 	for (i = 0; i < info->dlpi_phnum; i++) {
@@ -877,8 +872,8 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 			if (p[0] != 0x0f || p[1] != 0x05)
 				continue;
 			fi = udt_rw_find(o, (uintptr_t)p);
-			if (fi < 0 || udt_rw_fde(o, (size_t)fi, &flo, &fhi,
-			    &lsda) < 0 || (uintptr_t)p + 2 > fhi) {
+			if (fi < 0 || (sig = udt_rw_fde(o, (size_t)fi, &flo,
+			    &fhi, &lsda)) < 0 || (uintptr_t)p + 2 > fhi) {
 				/* No function to decode it in: unknown. */
 				udt_rw_nleft++;
 				udt_rw_say("outside the unwind table's functions",
@@ -888,7 +883,14 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 			if (fi == last)
 				continue;
 			last = fi;
-			udt_rw_function(o, fi);
+			if (sig || lsda) {
+				udt_rw_nleft++;
+				udt_rw_say(sig ? "a signal trampoline" :
+				    "a function with landing pads",
+				    (uintptr_t)p);
+				continue;
+			}
+			udt_rw_function(o, fi, flo, fhi);
 		}
 		done = udt_rw_ndone;
 		udt_rw_far(o);
