@@ -50,10 +50,13 @@ int	st_ingest_stats_sec(const char *sock, struct udt_stats *st);
  */
 int	getpid_dtd(struct dtt_dtd *dd);
 /*
- * Its end: closes fd (if not -1), checks that dtd stops cleanly (if it
- * runs) and removes its directory with all in it.
+ * Its end: kills the case's tracee (if > 0), closes fd (if not -1),
+ * checks that dtd stops cleanly (if it runs) and removes its directory
+ * with all in it.
  */
-void	getpid_dtd_end(struct dtt_dtd *dd, int fd);
+void	getpid_dtd_end(struct dtt_dtd *dd, int fd, pid_t tracee);
+/* Close those of the n descriptors at fds that are not -1. */
+void	close_fds(const int *fds, int n);
 /*
  * Commit a valid sec_getpid record claiming tid and comm at ticket t; in
  * any order of tickets (rh_head only rises).

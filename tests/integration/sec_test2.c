@@ -211,9 +211,7 @@ run_memory(void)
 	    strstr(log, "in use") != NULL, "dtd logged the refusal with the "
 	    "memory in use");
 out:
-	for (i = 0; i < 4; i++)
-		if (fds[i] != -1)
-			close(fds[i]);
+	close_fds(fds, 4);
 	if (fd != -1)
 		close(fd);
 	if (dd.dd_pid > 0)
@@ -385,8 +383,20 @@ fail:
 }
 
 void
-getpid_dtd_end(struct dtt_dtd *dd, int fd)
+close_fds(const int *fds, int n)
 {
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (fds[i] != -1)
+			close(fds[i]);
+}
+
+void
+getpid_dtd_end(struct dtt_dtd *dd, int fd, pid_t tracee)
+{
+	if (tracee > 0)
+		dtt_stop(tracee, SIGKILL, DTT_EXIT_MS);
 	if (fd != -1)
 		close(fd);
 	if (dd->dd_pid > 0)

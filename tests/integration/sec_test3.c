@@ -156,15 +156,9 @@ run_names(void)
 		    "the tracee exited 0");
 	tracee = -1;
 out:
-	if (tracee > 0)
-		dtt_stop(tracee, SIGKILL, DTT_EXIT_MS);
-	for (k = 0; k < 2; k++) {
-		if (out[k] != -1)
-			close(out[k]);
-		if (go[k] != -1)
-			close(go[k]);
-	}
-	getpid_dtd_end(&dd, fd);
+	getpid_dtd_end(&dd, fd, tracee);
+	close_fds(out, 2);
+	close_fds(go, 2);
 }
 
 #define SETUID_RECS	100
@@ -418,15 +412,9 @@ run_execbind(int setuid, int vm)
 		goto out;
 	none_arrive(&dd, fd, &us0, tracee);
 out:
-	if (tracee > 0)
-		dtt_stop(tracee, SIGKILL, DTT_EXIT_MS);
-	for (k = 0; k < 2; k++) {
-		if (go[k] != -1)
-			close(go[k]);
-		if (done[k] != -1)
-			close(done[k]);
-	}
-	getpid_dtd_end(&dd, fd);
+	getpid_dtd_end(&dd, fd, tracee);
+	close_fds(go, 2);
+	close_fds(done, 2);
 }
 
 void
@@ -518,11 +506,8 @@ run_exec_early(void)
 		goto out;
 	none_arrive(&dd, fd, &us0, tracee);
 out:
-	if (tracee > 0)
-		dtt_stop(tracee, SIGKILL, DTT_EXIT_MS);
-	if (done[0] != -1)
-		close(done[0]);
-	getpid_dtd_end(&dd, fd);
+	getpid_dtd_end(&dd, fd, tracee);
+	close_fds(done, 2);
 }
 
 void
