@@ -69,13 +69,8 @@ struct dt_perf_comm {
 };
 
 static pthread_mutex_t	 dt_perf_mtx = PTHREAD_MUTEX_INITIALIZER;
-static bool		 dt_perf_running;	/* [p] reader exists */
-static pthread_t	 dt_perf_thread;	/* [p] */
-/* [p], and set before the reader starts: it reads them unlocked. */
-static int		 dt_perf_epfd = -1;
-static int		 dt_perf_evfd = -1;	/* wakes the reader */
+static struct dt_perf_loop dt_perf_rdr = DT_PERF_LOOP_INIT; /* [p] */
 static struct dt_perf_src *dt_perf_dead;	/* [p] to free */
-static int		 dt_perf_quit;		/* [a] */
 static int		 dt_perf_refuse;	/* [a] errno, 0: allowed */
 static int		 dt_perf_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_perf_stats dt_perf_counters;	/* [a] */
@@ -488,14 +483,14 @@ dt_perf_reap(void)
 static void *
 dt_perf_reader(void *arg)
 {
+	struct dt_perf_loop *pl = arg;
 	struct epoll_event evs[DT_PERF_MAXEVENTS];
 	struct dt_perf_src *src;
-	uint64_t v;
-	int epfd = (int)(intptr_t)arg, n, i;
+	int n, i;
 
 	rcu_register_thread();
-	while (!uatomic_read(&dt_perf_quit)) {
-		n = epoll_wait(epfd, evs, DT_PERF_MAXEVENTS, -1);
+	while (!uatomic_read(&pl->pl_quit)) {
+		n = epoll_wait(pl->pl_epfd, evs, DT_PERF_MAXEVENTS, -1);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -505,13 +500,10 @@ dt_perf_reader(void *arg)
 		}
 		uatomic_inc(&dt_perf_counters.dps_wakeups);
 		for (i = 0; i < n; i++) {
-			if ((src = evs[i].data.ptr) == NULL) {
-				/* The eventfd: a stop or the end. */
-				if (read(dt_perf_evfd, &v, sizeof(v)) == -1 &&
-				    errno != EAGAIN)
-					break;
+			/* The eventfd: a stop or the end. */
+			if (dt_perf_loop_woken(pl, &evs[i]))
 				continue;
-			}
+			src = evs[i].data.ptr;
 			rcu_read_lock();
 			if (!uatomic_read(&src->dps_stopped))
 				dt_perf_drain(src, src->dps_pcb);
@@ -523,77 +515,94 @@ dt_perf_reader(void *arg)
 	return NULL;
 }
 
-int
-dt_perf_epoll_open(int *epfd, int *evfd)
+/* The set and its eventfd; on failure neither.  [o] held. */
+static int
+dt_perf_loop_open(struct dt_perf_loop *pl)
 {
 	struct epoll_event ev;
 	int error;
 
-	*evfd = -1;
-	if ((*epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
+	if ((pl->pl_epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
 		return errno;
-	if ((*evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
+	if ((pl->pl_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
 		error = errno;
 		goto fail;
 	}
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
 	ev.data.ptr = NULL;
-	if (epoll_ctl(*epfd, EPOLL_CTL_ADD, *evfd, &ev) == -1) {
+	if (epoll_ctl(pl->pl_epfd, EPOLL_CTL_ADD, pl->pl_evfd, &ev) == -1) {
 		error = errno;
 		goto fail;
 	}
 	return 0;
 fail:
-	dt_perf_epoll_close(epfd, evfd);
+	dt_perf_loop_end(pl);
 	return error;
 }
 
-void
-dt_perf_epoll_close(int *epfd, int *evfd)
+int
+dt_perf_loop_start(struct dt_perf_loop *pl, void *(*fn)(void *))
 {
-	if (*evfd != -1)
-		close(*evfd);
-	if (*epfd != -1)
-		close(*epfd);
-	*evfd = *epfd = -1;
+	int error;
+
+	if (pl->pl_running)
+		return 0;
+	if ((error = dt_perf_loop_open(pl)) != 0)
+		return error;
+	uatomic_set(&pl->pl_quit, 0);
+	if ((error = pthread_create(&pl->pl_thread, NULL, fn, pl)) != 0) {
+		dt_perf_loop_end(pl);
+		return error;
+	}
+	pl->pl_running = true;
+	return 0;
 }
 
 void
-dt_perf_epoll_kick(int evfd)
+dt_perf_loop_kick(struct dt_perf_loop *pl)
 {
 	uint64_t one = 1;
 
-	if (write(evfd, &one, sizeof(one)) == -1) {
+	if (write(pl->pl_evfd, &one, sizeof(one)) == -1) {
 		/* EAGAIN: the counter is full, so a wakeup is pending. */
 	}
 }
 
-/* Start the reader on first use.  [p] held. */
-static int
-dt_perf_spawn(void)
+bool
+dt_perf_loop_woken(struct dt_perf_loop *pl, const struct epoll_event *ev)
 {
-	int error;
+	uint64_t v;
 
-	if (dt_perf_running)
-		return 0;
-	if ((error = dt_perf_epoll_open(&dt_perf_epfd, &dt_perf_evfd)) != 0)
-		return error;
-	uatomic_set(&dt_perf_quit, 0);
-	error = pthread_create(&dt_perf_thread, NULL, dt_perf_reader,
-	    (void *)(intptr_t)dt_perf_epfd);
-	if (error != 0) {
-		dt_perf_epoll_close(&dt_perf_epfd, &dt_perf_evfd);
-		return error;
+	if (ev->data.ptr != NULL)
+		return false;
+	/* Nonblocking: EAGAIN when nothing is left to empty. */
+	if (read(pl->pl_evfd, &v, sizeof(v)) == -1) {
+		/* Level-triggered: a wakeup not emptied comes again. */
 	}
-	dt_perf_running = true;
-	return 0;
+	return true;
 }
 
-static void
-dt_perf_kick(void)
+bool
+dt_perf_loop_quit(struct dt_perf_loop *pl, pthread_t *t)
 {
-	dt_perf_epoll_kick(dt_perf_evfd);
+	if (!pl->pl_running)
+		return false;
+	uatomic_set(&pl->pl_quit, 1);
+	dt_perf_loop_kick(pl);
+	*t = pl->pl_thread;
+	return true;
+}
+
+void
+dt_perf_loop_end(struct dt_perf_loop *pl)
+{
+	if (pl->pl_evfd != -1)
+		close(pl->pl_evfd);
+	if (pl->pl_epfd != -1)
+		close(pl->pl_epfd);
+	pl->pl_evfd = pl->pl_epfd = -1;
+	pl->pl_running = false;
 }
 
 int
@@ -630,11 +639,11 @@ dt_perf_start(struct dt_pcb *dp)
 	}
 
 	pthread_mutex_lock(&dt_perf_mtx);
-	if ((error = dt_perf_spawn()) == 0) {
+	if ((error = dt_perf_loop_start(&dt_perf_rdr, dt_perf_reader)) == 0) {
 		memset(&ev, 0, sizeof(ev));
 		ev.events = EPOLLIN;
 		ev.data.ptr = src;
-		if (epoll_ctl(dt_perf_epfd, EPOLL_CTL_ADD, src->dps_fd,
+		if (epoll_ctl(dt_perf_rdr.pl_epfd, EPOLL_CTL_ADD, src->dps_fd,
 		    &ev) == -1)
 			error = errno;
 	}
@@ -651,11 +660,12 @@ dt_perf_start(struct dt_pcb *dp)
 	if (error != 0) {
 		/* The reader may hold it: only it frees it. */
 		pthread_mutex_lock(&dt_perf_mtx);
-		epoll_ctl(dt_perf_epfd, EPOLL_CTL_DEL, src->dps_fd, NULL);
+		epoll_ctl(dt_perf_rdr.pl_epfd, EPOLL_CTL_DEL, src->dps_fd,
+		    NULL);
 		uatomic_set(&src->dps_stopped, 1);
 		src->dps_dnext = dt_perf_dead;
 		dt_perf_dead = src;
-		dt_perf_kick();
+		dt_perf_loop_kick(&dt_perf_rdr);
 		pthread_mutex_unlock(&dt_perf_mtx);
 		return error;
 	}
@@ -693,16 +703,16 @@ dt_perf_stop(struct dt_pcb *dp)
 		    (now - last) / src->dps_nsecs);
 	}
 	pthread_mutex_lock(&dt_perf_mtx);
-	if (!dt_perf_running) {
+	if (!dt_perf_rdr.pl_running) {
 		/* No reader left to hold it. */
 		pthread_mutex_unlock(&dt_perf_mtx);
 		dt_perf_release(src);
 		return;
 	}
-	epoll_ctl(dt_perf_epfd, EPOLL_CTL_DEL, src->dps_fd, NULL);
+	epoll_ctl(dt_perf_rdr.pl_epfd, EPOLL_CTL_DEL, src->dps_fd, NULL);
 	src->dps_dnext = dt_perf_dead;
 	dt_perf_dead = src;
-	dt_perf_kick();
+	dt_perf_loop_kick(&dt_perf_rdr);
 	pthread_mutex_unlock(&dt_perf_mtx);
 }
 
@@ -713,22 +723,18 @@ dt_perf_shutdown(void)
 	pthread_t t;
 
 	pthread_mutex_lock(&dt_perf_mtx);
-	if (!dt_perf_running) {
+	if (!dt_perf_loop_quit(&dt_perf_rdr, &t)) {
 		pthread_mutex_unlock(&dt_perf_mtx);
 		return;
 	}
-	uatomic_set(&dt_perf_quit, 1);
-	dt_perf_kick();
-	t = dt_perf_thread;
 	pthread_mutex_unlock(&dt_perf_mtx);
 
 	pthread_join(t, NULL);
 
 	pthread_mutex_lock(&dt_perf_mtx);
-	dt_perf_running = false;
+	dt_perf_loop_end(&dt_perf_rdr);
 	src = dt_perf_dead;
 	dt_perf_dead = NULL;
-	dt_perf_epoll_close(&dt_perf_epfd, &dt_perf_evfd);
 	pthread_mutex_unlock(&dt_perf_mtx);
 	for (; src != NULL; src = next) {
 		next = src->dps_dnext;

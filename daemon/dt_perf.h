@@ -31,10 +31,12 @@
 #ifndef DT_PERF_H
 #define DT_PERF_H
 
+#include <sys/epoll.h>
 #include <sys/types.h>
 
 #include <linux/perf_event.h>
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -137,13 +139,39 @@ int	dt_perf_open_clock(struct perf_event_attr *, int cpu, int *clk,
 	    int64_t *tsoff);
 
 /*
- * A reader's epoll set, holding (as data.ptr NULL) the eventfd *evfd that
- * others write to wake its epoll_wait: dt_perf_epoll_kick(), any thread.
- * Open: 0, or an errno with both -1.  Close: both, and set them -1.
+ * A reader thread, started on first use, that waits in epoll_wait on
+ * pl_epfd, whose set holds (as data.ptr NULL) the eventfd pl_evfd that
+ * others write to wake it.  Each provider has one, under its own lock
+ * ([o]).  The reader reads pl_epfd and pl_evfd unlocked: they are set
+ * before it starts and closed only after it was joined.
  */
-int	dt_perf_epoll_open(int *epfd, int *evfd);
-void	dt_perf_epoll_close(int *epfd, int *evfd);
-void	dt_perf_epoll_kick(int evfd);
+struct dt_perf_loop {
+	int		pl_epfd;	/* [o] -1: none */
+	int		pl_evfd;	/* [o] wakes the reader */
+	int		pl_quit;	/* [a] the reader should end */
+	bool		pl_running;	/* [o] the reader exists */
+	pthread_t	pl_thread;	/* [o] */
+};
+#define DT_PERF_LOOP_INIT	{ .pl_epfd = -1, .pl_evfd = -1 }
+
+/*
+ * Start fn(pl) as pl's reader, unless it runs: 0, or an errno with
+ * nothing started.  [o] held.
+ */
+int	dt_perf_loop_start(struct dt_perf_loop *pl, void *(*fn)(void *));
+/* Wake the reader from epoll_wait.  Any thread. */
+void	dt_perf_loop_kick(struct dt_perf_loop *pl);
+/* The reader's: whether ev is the eventfd's; if so, it is emptied. */
+bool	dt_perf_loop_woken(struct dt_perf_loop *pl,
+	    const struct epoll_event *ev);
+/*
+ * Stopping the reader, in two steps around the join, which must not hold
+ * [o] (the reader takes it).  dt_perf_loop_quit(), [o] held: false when
+ * no reader runs; else asks it to end, wakes it and gives its thread in
+ * *t.  dt_perf_loop_end(), [o] held again after the join: closes the set.
+ */
+bool	dt_perf_loop_quit(struct dt_perf_loop *pl, pthread_t *t);
+void	dt_perf_loop_end(struct dt_perf_loop *pl);
 
 /* A record split by the ring's end, copied whole: a reader's own. */
 union dt_perf_wrap {

@@ -92,12 +92,7 @@ struct dt_tpev {
 static pthread_mutex_t	 dt_tpev_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct dt_tpev	*dt_tpev_live;		/* [t] */
 static struct dt_tpev	*dt_tpev_dead;		/* [t] */
-static bool		 dt_tpev_running;	/* [t] */
-static pthread_t	 dt_tpev_thread;	/* [t] */
-/* [t], set before the reader starts, which reads them unlocked. */
-static int		 dt_tpev_epfd = -1;
-static int		 dt_tpev_evfd = -1;
-static int		 dt_tpev_quit;		/* [a] */
+static struct dt_perf_loop dt_tpev_rdr = DT_PERF_LOOP_INIT; /* [t] */
 static int		 dt_tpev_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_tpev_stats dt_tpev_counters;	/* [a] */
 static union dt_perf_wrap dt_tpev_wrap;	/* [R] */
@@ -459,17 +454,18 @@ dt_tpev_round(bool flush)
 static void *
 dt_tpev_reader(void *arg)
 {
+	struct dt_perf_loop *pl = arg;
 	struct epoll_event evs[DT_TPEV_MAXEVENTS];
 	struct dt_tpev_cpu *c;
-	uint64_t v, last = 0, now;
-	int epfd = (int)(intptr_t)arg, n, i, timeout = -1;
+	uint64_t last = 0, now;
+	int n, i, timeout = -1;
 	bool flush;
 
 	/* Named, so that a test can tell it sleeps while nothing is open. */
 	pthread_setname_np(pthread_self(), "dtd-tp");
 	rcu_register_thread();
-	while (!uatomic_read(&dt_tpev_quit)) {
-		n = epoll_wait(epfd, evs, DT_TPEV_MAXEVENTS, timeout);
+	while (!uatomic_read(&pl->pl_quit)) {
+		n = epoll_wait(pl->pl_epfd, evs, DT_TPEV_MAXEVENTS, timeout);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -480,12 +476,9 @@ dt_tpev_reader(void *arg)
 		uatomic_inc(&dt_tpev_counters.tps_wakeups);
 		rcu_read_lock();
 		for (i = 0; i < n; i++) {
-			if ((c = evs[i].data.ptr) == NULL) {
-				if (read(dt_tpev_evfd, &v, sizeof(v)) == -1 &&
-				    errno != EAGAIN)
-					break;
+			if (dt_perf_loop_woken(pl, &evs[i]))
 				continue;
-			}
+			c = evs[i].data.ptr;
 			if (c->tpc_ev->tpe_switches)
 				dt_tpev_drain_merged(c->tpc_ev, false);
 			else
@@ -500,32 +493,6 @@ dt_tpev_reader(void *arg)
 	}
 	rcu_unregister_thread();
 	return NULL;
-}
-
-/* Start the reader on first use.  [t] held. */
-static int
-dt_tpev_spawn(void)
-{
-	int error;
-
-	if (dt_tpev_running)
-		return 0;
-	if ((error = dt_perf_epoll_open(&dt_tpev_epfd, &dt_tpev_evfd)) != 0)
-		return error;
-	uatomic_set(&dt_tpev_quit, 0);
-	if ((error = pthread_create(&dt_tpev_thread, NULL, dt_tpev_reader,
-	    (void *)(intptr_t)dt_tpev_epfd)) != 0) {
-		dt_perf_epoll_close(&dt_tpev_epfd, &dt_tpev_evfd);
-		return error;
-	}
-	dt_tpev_running = true;
-	return 0;
-}
-
-static void
-dt_tpev_kick(void)
-{
-	dt_perf_epoll_kick(dt_tpev_evfd);
 }
 
 /*
@@ -619,7 +586,7 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 		dt_tpev_switches(ev);
 
 	pthread_mutex_lock(&dt_tpev_mtx);
-	if ((*error = dt_tpev_spawn()) != 0) {
+	if ((*error = dt_perf_loop_start(&dt_tpev_rdr, dt_tpev_reader)) != 0) {
 		pthread_mutex_unlock(&dt_tpev_mtx);
 		dt_tpev_release(ev);
 		return NULL;
@@ -631,8 +598,8 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 		memset(&eev, 0, sizeof(eev));
 		eev.events = EPOLLIN;
 		eev.data.ptr = c;
-		if (epoll_ctl(dt_tpev_epfd, EPOLL_CTL_ADD, c->tpc_fd, &eev) ==
-		    -1 && *error == 0)
+		if (epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_ADD, c->tpc_fd,
+		    &eev) == -1 && *error == 0)
 			*error = errno;
 		else if ((ioctl(c->tpc_fd, PERF_EVENT_IOC_ENABLE, 0) == -1 ||
 		    (c->tpc_swfd != -1 && ioctl(c->tpc_swfd,
@@ -643,18 +610,18 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 		/* The reader may hold c pointers: it frees ev, not us. */
 		for (i = 0; i < ncpu; i++)
 			if (ev->tpe_cpus[i].tpc_fd != -1)
-				epoll_ctl(dt_tpev_epfd, EPOLL_CTL_DEL,
+				epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_DEL,
 				    ev->tpe_cpus[i].tpc_fd, NULL);
 		ev->tpe_next = dt_tpev_dead;
 		dt_tpev_dead = ev;
-		dt_tpev_kick();
+		dt_perf_loop_kick(&dt_tpev_rdr);
 		pthread_mutex_unlock(&dt_tpev_mtx);
 		return NULL;
 	}
 	ev->tpe_next = dt_tpev_live;
 	dt_tpev_live = ev;
 	/* The reader may sleep with no timeout: ev wants its flushes. */
-	dt_tpev_kick();
+	dt_perf_loop_kick(&dt_tpev_rdr);
 	pthread_mutex_unlock(&dt_tpev_mtx);
 	return ev;
 }
@@ -672,7 +639,7 @@ dt_tpev_close(struct dt_tpev *ev)
 			*evp = ev->tpe_next;
 			break;
 		}
-	if (!dt_tpev_running) {
+	if (!dt_tpev_rdr.pl_running) {
 		pthread_mutex_unlock(&dt_tpev_mtx);
 		dt_tpev_release(ev);
 		return;
@@ -691,13 +658,13 @@ dt_tpev_close(struct dt_tpev *ev)
 		if ((fd = ev->tpe_cpus[i].tpc_fd) == -1)
 			continue;
 		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-		epoll_ctl(dt_tpev_epfd, EPOLL_CTL_DEL, fd, NULL);
+		epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_DEL, fd, NULL);
 		close(fd);
 		ev->tpe_cpus[i].tpc_fd = -1;
 	}
 	ev->tpe_next = dt_tpev_dead;
 	dt_tpev_dead = ev;
-	dt_tpev_kick();
+	dt_perf_loop_kick(&dt_tpev_rdr);
 	pthread_mutex_unlock(&dt_tpev_mtx);
 }
 
@@ -708,22 +675,18 @@ dt_tpev_shutdown(void)
 	pthread_t t;
 
 	pthread_mutex_lock(&dt_tpev_mtx);
-	if (!dt_tpev_running) {
+	if (!dt_perf_loop_quit(&dt_tpev_rdr, &t)) {
 		pthread_mutex_unlock(&dt_tpev_mtx);
 		return;
 	}
-	uatomic_set(&dt_tpev_quit, 1);
-	dt_tpev_kick();
-	t = dt_tpev_thread;
 	pthread_mutex_unlock(&dt_tpev_mtx);
 
 	pthread_join(t, NULL);
 
 	pthread_mutex_lock(&dt_tpev_mtx);
-	dt_tpev_running = false;
+	dt_perf_loop_end(&dt_tpev_rdr);
 	ev = dt_tpev_dead;
 	dt_tpev_dead = NULL;
-	dt_perf_epoll_close(&dt_tpev_epfd, &dt_tpev_evfd);
 	pthread_mutex_unlock(&dt_tpev_mtx);
 	for (; ev != NULL; ev = next) {
 		next = ev->tpe_next;
