@@ -181,8 +181,11 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 		if (++best->dr_rhead == best->dr_size)
 			best->dr_rhead = 0;
 	}
+	/* A ring nothing was taken from has nothing to give back. */
 	for (i = 0; i < n; i++) {
 		dr = &drs[i];
+		if (dr->dr_rhead == dr->dr_cons)
+			continue;
 		pthread_mutex_lock(&dr->dr_mtx);
 		dr->dr_readevt += (dr->dr_rhead + dr->dr_size - dr->dr_cons) %
 		    dr->dr_size;

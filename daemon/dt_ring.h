@@ -43,7 +43,7 @@ struct dt_ring {
 	struct dt_evt	*dr_slots;	/* [I] dr_size records */
 	unsigned int	 dr_size;	/* [I] slots */
 	unsigned int	 dr_prod;	/* [m] next slot to fill */
-	unsigned int	 dr_cons;	/* [m] next slot to read */
+	unsigned int	 dr_cons;	/* [m] next slot to read; [r] writes it */
 	unsigned int	 dr_rhead;	/* [r] next slot this read takes */
 	unsigned int	 dr_rend;	/* [r] dr_prod as this read began */
 	uint64_t	 dr_readevt;	/* [m] records consumed by read(2) */
@@ -80,8 +80,9 @@ int	dt_ring_put(struct dt_ring *, uint32_t pbn, unsigned int cpu,
  * return across a migration, an I/O's issue and its completion) come in
  * order.  The records are those put before the read looked at their
  * ring; later ones wait for the next read.  Takes each ring's dr_mtx
- * twice, briefly, never two at once, and none while copying.  One
- * caller at a time, any thread.
+ * briefly, never two at once and none while copying: once to see its
+ * records, again only if some were read.  One caller at a time, any
+ * thread.
  */
 size_t	dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 	    char *buf, size_t resid);

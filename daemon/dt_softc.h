@@ -54,7 +54,7 @@ struct dt_softc {
 	pthread_mutex_t		 ds_mtx;
 	struct dt_parked	*ds_parked;	/* [m] waiting reads, FIFO */
 	struct dt_parked	**ds_parkedtail; /* [m] */
-	unsigned int		 ds_lastcpu;	/* [m] next ring to read */
+	unsigned int		 ds_lastcpu;	/* [m] first for equal times */
 	char			*ds_buf;	/* [m] DT_READ_MAX staging, made
 						   by the first read */
 	int			 ds_closing;	/* [m] no more parking */
