@@ -67,19 +67,8 @@ static bool
 dti_task_comm(const struct dti_proc *dp, pid_t tid, bool kid,
     char comm[UDT_COMMLEN])
 {
-	char buf[UDT_COMMLEN + 1], path[64];
-
-	if (kid)
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)dp->dp_pid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm",
-		    (int)dp->dp_pid, (int)tid);
-	if (dt_proc_read(path, buf, sizeof(buf)) <= 0)
-		return false;
-	buf[strcspn(buf, "\n")] = '\0';
-	memset(comm, 0, UDT_COMMLEN);
-	memcpy(comm, buf, strnlen(buf, UDT_COMMLEN - 1));
-	return true;
+	return dt_proc_comm(dp->dp_pid, kid ? dp->dp_pid : tid, comm,
+	    UDT_COMMLEN) == 0;
 }
 
 void

@@ -50,6 +50,7 @@
 #include "dt_clock.h"
 #include "dt_perf.h"
 #include "dt_perf_var.h"
+#include "dt_proc.h"
 #include "dt_prov.h"
 
 #define DT_PERF_PAGES		64	/* data pages per event, power of 2 */
@@ -211,10 +212,7 @@ static void
 dt_perf_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm)
 {
 	struct dt_perf_comm *c;
-	char path[64];
 	uint64_t now;
-	ssize_t n;
-	int fd;
 
 	if (tid == 0) {
 		/* OpenBSD's per-CPU idle threads are named idle0, idle1... */
@@ -228,18 +226,8 @@ dt_perf_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm)
 		memcpy(comm, c->dpc_comm, DTMAXCOMLEN);
 		return;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid,
-	    (int)tid);
-	n = -1;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
-		n = read(fd, c->dpc_comm, DTMAXCOMLEN - 1);
-		close(fd);
-	}
-	if (n > 0) {
-		if (c->dpc_comm[n - 1] == '\n')
-			n--;
-		memset(c->dpc_comm + n, 0, DTMAXCOMLEN - (size_t)n);
-	} else if (c->dpc_tid != tid || c->dpc_pid != pid) {
+	if (dt_proc_comm(pid, tid, c->dpc_comm, DTMAXCOMLEN) != 0 &&
+	    (c->dpc_tid != tid || c->dpc_pid != pid)) {
 		/* Gone before we looked: an empty name, as a stale one lies. */
 		memset(c->dpc_comm, 0, DTMAXCOMLEN);
 	}

@@ -135,3 +135,21 @@ dt_proc_tick_ns(void)
 	}
 	return ns;
 }
+
+int
+dt_proc_comm(pid_t pid, pid_t tid, char *comm, size_t size)
+{
+	char buf[64], path[64];
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid,
+	    (int)tid);
+	if (dt_proc_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	len = strcspn(buf, "\n");
+	if (len > size - 1)
+		len = size - 1;
+	memset(comm, 0, size);
+	memcpy(comm, buf, len);
+	return 0;
+}

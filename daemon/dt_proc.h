@@ -49,4 +49,11 @@ uint64_t	dt_proc_tick_ns(void);
  */
 ssize_t	dt_proc_read(const char *path, char *buf, size_t size);
 
+/*
+ * Thread tid's name (of process pid) now, without its newline, into comm
+ * (size bytes, padded with NULs).  0, or -1 with errno when it is gone
+ * (comm untouched).  Any thread.
+ */
+int	dt_proc_comm(pid_t pid, pid_t tid, char *comm, size_t size);
+
 #endif /* DT_PROC_H */
