@@ -77,79 +77,59 @@ dt_profile_ksyms_start(void)
 	return 0;
 }
 
-/*
- * Without root perf samples only tasks, the user's own, user space only,
- * where perf_event_paranoid allows it (2 or less): task mode, else the
- * timer fallback (--profile perf: an error).
- */
-static int
-dt_profile_start_task(void)
+/* Perf refused or absent (--profile auto): the tracees sample. */
+static void
+dt_profile_timer(int error, const char *why)
 {
-	char buf[16] = "?";
-	int error;
-
-	if ((error = dt_perf_task_probe()) == 0) {
-		fprintf(stderr, "dtd: profile: perf cpu-clock sampling of "
-		    "your traced processes' threads, user stacks only\n");
-		return 0;
-	}
-	(void)dt_proc_read("/proc/sys/kernel/perf_event_paranoid", buf,
-	    sizeof(buf));
-	buf[strcspn(buf, "\n")] = '\0';
-	if (dtd_conf.dcf_profile == DTD_PROFILE_PERF) {
-		fprintf(stderr, "dtd: profile: --profile perf: "
-		    "perf_event_open of your own process: %s "
-		    "(perf_event_paranoid %s)\n", strerror(error), buf);
-		return error;
-	}
 	dt_perf_disable(error);
 	dt_ptimer_enable();
-	fprintf(stderr, "dtd: profile: perf refuses to sample your processes "
-	    "(%s, perf_event_paranoid %s): timer mode: preloaded processes "
-	    "sample their threads' CPU time, user stacks only\n",
-	    strerror(error), buf);
-	return 0;
+	fprintf(stderr, "dtd: profile: timer mode (%s): preloaded processes "
+	    "sample their threads' CPU time, user stacks only\n", why);
 }
 
+/*
+ * Root's perf samples every CPU.  Without root perf samples only tasks,
+ * the user's own, user space only, where perf_event_paranoid allows it
+ * (2 or less): task mode.  Else the timer fallback (--profile perf: an
+ * error).
+ */
 static int
 dt_profile_start(void)
 {
+	char why[128], paranoid[16] = "?";
 	int error;
 
 	if ((error = dt_profile_ksyms_start()) != 0)
 		return error;
-
-	switch (dtd_conf.dcf_profile) {
-	case DTD_PROFILE_TIMER:
-		dt_perf_disable(EOPNOTSUPP);
-		dt_ptimer_enable();
-		fprintf(stderr, "dtd: profile: timer mode (%s): "
-		    "preloaded processes sample their threads' CPU time, "
-		    "user stacks only\n", dtd_conf.dcf_unpriv ?
-		    "without root" : "--profile timer");
+	if (dtd_conf.dcf_profile == DTD_PROFILE_TIMER) {
+		dt_profile_timer(EOPNOTSUPP, "--profile timer");
 		return 0;
-	case DTD_PROFILE_PERF:
-	case DTD_PROFILE_AUTO:
-		break;
 	}
-	if (dtd_conf.dcf_unpriv)
-		return dt_profile_start_task();
-	if ((error = dt_perf_probe()) == 0) {
+	if (!dtd_conf.dcf_unpriv && (error = dt_perf_probe()) == 0) {
 		fprintf(stderr, "dtd: profile: perf cpu-clock sampling, "
 		    "%s timestamps\n", dt_perf_clock());
 		return 0;
 	}
+	if (dtd_conf.dcf_unpriv && (error = dt_perf_task_probe()) == 0) {
+		fprintf(stderr, "dtd: profile: perf cpu-clock sampling of "
+		    "your traced processes' threads, user stacks only\n");
+		return 0;
+	}
+	if (dtd_conf.dcf_unpriv) {
+		(void)dt_proc_read("/proc/sys/kernel/perf_event_paranoid",
+		    paranoid, sizeof(paranoid));
+		paranoid[strcspn(paranoid, "\n")] = '\0';
+		snprintf(why, sizeof(why), "perf refuses to sample your "
+		    "processes: %s, perf_event_paranoid %s", strerror(error),
+		    paranoid);
+	} else
+		snprintf(why, sizeof(why), "perf_event_open refused: %s",
+		    strerror(error));
 	if (dtd_conf.dcf_profile == DTD_PROFILE_PERF) {
-		fprintf(stderr, "dtd: profile: --profile perf: "
-		    "perf_event_open: %s\n", strerror(error));
+		fprintf(stderr, "dtd: profile: --profile perf: %s\n", why);
 		return error;
 	}
-	/* Refused (EACCES, EPERM) or absent: the tracees sample. */
-	dt_perf_disable(error);
-	dt_ptimer_enable();
-	fprintf(stderr, "dtd: profile: perf_event_open refused (%s): timer "
-	    "mode: preloaded processes sample their threads' CPU time, "
-	    "user stacks only\n", strerror(error));
+	dt_profile_timer(error, why);
 	return 0;
 }
 

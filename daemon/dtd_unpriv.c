@@ -25,9 +25,12 @@
  *  - the ingest socket is theirs, 0600, in a 0700 directory of theirs
  *    (udt_userdir.h), and dtd closes any connection whose peer is
  *    another user: only their processes are traced.
- *  - profile samples inside the traced processes (timer mode): perf's
- *    system-wide sampling would see everyone's processes, and kernel
- *    stacks are root's.  interval and syscall work as with root.
+ *  - profile samples only the traced processes' threads, user stacks
+ *    only: perf's system-wide sampling would see everyone's processes,
+ *    and kernel stacks are root's.  perf samples them as tasks where
+ *    perf_event_paranoid allows it (2 or less), else the processes
+ *    sample themselves (timer mode).  interval and syscall work as with
+ *    root.
  *  - no kernel symbol image unless --ksyms names one: kallsyms shows an
  *    ordinary user no addresses.
  *
