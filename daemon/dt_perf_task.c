@@ -62,7 +62,6 @@
 #include "dt_perf.h"
 #include "dt_perf_var.h"
 
-#define DT_PERF_TASK_PIDS	4096	/* tracees listed at a pcb's start */
 
 static pthread_mutex_t	 dt_perf_task_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct dt_perf_src *dt_perf_tsrcs;	/* [t] recording, task mode */
@@ -106,19 +105,6 @@ dt_perf_task_probe(void)
 	}
 	close(fd);
 	return 0;
-}
-
-/* Has src an event for tid of pid already?  [t] */
-static bool
-dt_perf_task_has(const struct dt_perf_src *src, pid_t pid, pid_t tid)
-{
-	size_t i;
-
-	for (i = 0; i < src->dps_ntasks; i++)
-		if (src->dps_tasks[i].dpt_tid == tid &&
-		    src->dps_tasks[i].dpt_pid == pid)
-			return true;
-	return false;
 }
 
 /*
@@ -195,7 +181,10 @@ dt_perf_task_tids(pid_t pid, pid_t **tidsp)
 	return n;
 }
 
-/* Each of pid's n threads tids that src has no event for gets one.  [t] */
+/*
+ * Each of pid's n threads tids gets an event on src, which has none of
+ * pid's (a new src, or dt_perf_task_prune() closed them).  [t]
+ */
 static void
 dt_perf_task_add(struct dt_perf_src *src, pid_t pid, const pid_t *tids,
     size_t n)
@@ -203,8 +192,7 @@ dt_perf_task_add(struct dt_perf_src *src, pid_t pid, const pid_t *tids,
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (!dt_perf_task_has(src, pid, tids[i]))
-			(void)dt_perf_task_open(src, pid, tids[i]);
+		(void)dt_perf_task_open(src, pid, tids[i]);
 }
 
 /*
@@ -232,22 +220,28 @@ dt_perf_task_prune(struct dt_perf_src *src, pid_t pid)
 int
 dt_perf_task_begin(struct dt_perf_src *src)
 {
-	pid_t *pids, *tids;
-	size_t i, n, ntids;
+	pid_t *pids = NULL, *np, *tids;
+	size_t i, n, max = 0, ntids;
 
-	if ((pids = calloc(DT_PERF_TASK_PIDS, sizeof(*pids))) == NULL)
-		return ENOMEM;
 	pthread_mutex_lock(&dt_perf_task_mtx);
 	/*
 	 * Linked first: a tracee attaching from now on is added by
 	 * dt_perf_tracee(), one attached before is in the list below, and
-	 * one in both has its threads added once.
+	 * one in both gets its events again there (dt_perf_task_prune()).
 	 */
 	src->dps_tnext = dt_perf_tsrcs;
 	dt_perf_tsrcs = src;
-	n = dt_ingest_tracees(pids, DT_PERF_TASK_PIDS);
-	if (n > DT_PERF_TASK_PIDS)
-		n = DT_PERF_TASK_PIDS;
+	/* As many as there are: more may attach between two looks. */
+	while ((n = dt_ingest_tracees(pids, max)) > max) {
+		max = n + n / 4;
+		if ((np = reallocarray(pids, max, sizeof(*pids))) == NULL) {
+			dt_perf_tsrcs = src->dps_tnext;
+			pthread_mutex_unlock(&dt_perf_task_mtx);
+			free(pids);
+			return ENOMEM;
+		}
+		pids = np;
+	}
 	for (i = 0; i < n; i++) {
 		ntids = dt_perf_task_tids(pids[i], &tids);
 		dt_perf_task_add(src, pids[i], tids, ntids);
