@@ -237,6 +237,23 @@ dt_perf_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm)
 	memcpy(comm, c->dpc_comm, DTMAXCOMLEN);
 }
 
+bool
+dt_perf_comm_rec(const char *body, size_t len, pid_t *pid, pid_t *tid,
+    const char **name)
+{
+	uint32_t v;
+
+	/* pid, tid, the name NUL-padded to 8 bytes. */
+	if (len < 9 || memchr(body + 8, '\0', len - 8) == NULL)
+		return false;
+	memcpy(&v, body, 4);
+	*pid = (pid_t)v;
+	memcpy(&v, body + 4, 4);
+	*tid = (pid_t)v;
+	*name = body + 8;
+	return true;
+}
+
 /*
  * A PERF_RECORD_COMM: a rename or exec, fresher than any cache entry.
  * Reader thread only.
@@ -245,24 +262,17 @@ static void
 dt_perf_comm_update(const char *rec, size_t len)
 {
 	struct dt_perf_comm *c;
-	uint32_t pid, tid;
-	size_t n;
+	const char *name;
+	pid_t pid, tid;
 
-	if (len < 8)
+	if (!dt_perf_comm_rec(rec, len, &pid, &tid, &name) || tid == 0)
 		return;
-	memcpy(&pid, rec, 4);
-	memcpy(&tid, rec + 4, 4);
-	if (tid == 0)
-		return;
-	c = &dt_perf_comms[tid & (DT_PERF_COMMSLOTS - 1)];
-	c->dpc_tid = (pid_t)tid;
-	c->dpc_pid = (pid_t)pid;
+	c = &dt_perf_comms[(unsigned int)tid & (DT_PERF_COMMSLOTS - 1)];
+	c->dpc_tid = tid;
+	c->dpc_pid = pid;
 	c->dpc_stamp = dt_clock_ns(CLOCK_MONOTONIC);
-	n = strnlen(rec + 8, len - 8);
-	if (n > DTMAXCOMLEN - 1)
-		n = DTMAXCOMLEN - 1;
 	memset(c->dpc_comm, 0, DTMAXCOMLEN);
-	memcpy(c->dpc_comm, rec + 8, n);
+	memcpy(c->dpc_comm, name, strnlen(name, DTMAXCOMLEN - 1));
 }
 
 void

@@ -199,4 +199,12 @@ const struct perf_event_header *dt_perf_rec_at(
 void	dt_perf_callchain(const char *pcs, uint64_t nr, struct stacktrace *k,
 	    struct stacktrace *u);
 
+/*
+ * The body (len bytes) of a PERF_RECORD_COMM, a rename or an exec: its
+ * pid, tid and name, which the kernel pads with NULs.  false when it is
+ * too short or its name unterminated.
+ */
+bool	dt_perf_comm_rec(const char *body, size_t len, pid_t *pid,
+	    pid_t *tid, const char **name);
+
 #endif /* DT_PERF_H */

@@ -117,8 +117,10 @@ dt_tpev_attr(struct perf_event_attr *attr, int id, uint64_t evtflags,
 	}
 	attr->disabled = 1;
 	/*
-	 * Renames and execs, in order with the samples: a thread's name
-	 * is then known when its records are read after it exited.
+	 * Renames and execs, so that a thread's name is known when its
+	 * records are read after it exited.  In order with this CPU's
+	 * samples; they carry no time, so a read merged across CPUs
+	 * (switch records) gives them before the other CPUs' held ones.
 	 */
 	attr->comm = 1;
 	attr->comm_exec = 1;
@@ -243,7 +245,6 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 	size_t len = hp->size - sizeof(*hp);
 	struct dt_tp_sample s;
 	uint64_t lost;
-	uint32_t pid, tid;
 
 	switch (hp->type) {
 	case PERF_RECORD_SAMPLE:
@@ -254,16 +255,11 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 			dt_tpev_switch(ev, body, len);
 		break;
 	case PERF_RECORD_COMM:
-		/* pid, tid, the name NUL-padded to 8 bytes. */
-		if (len < 9 || memchr(body + 8, '\0', len - 8) == NULL)
-			break;
 		memset(&s, 0, sizeof(s));
-		memcpy(&pid, body, 4);
-		memcpy(&tid, body + 4, 4);
-		s.ts_pid = (pid_t)pid;
-		s.ts_tid = (pid_t)tid;
+		if (!dt_perf_comm_rec(body, len, &s.ts_pid, &s.ts_tid,
+		    &s.ts_comm))
+			break;
 		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
-		s.ts_comm = body + 8;
 		ev->tpe_fn(ev->tpe_arg, &s);
 		break;
 	case PERF_RECORD_LOST:
