@@ -69,10 +69,11 @@ int	dt_ingest_strings(const struct udt_rec *, const uint8_t *,
 
 /*
  * Serve the ingest socket at path (NULL: UDT_SOCKET_DEFAULT) and drain
- * the tracees' rings into the core, then adopt orphaned tracees.  Call
+ * the tracees' rings into the core, in two threads, and adopt orphaned
+ * tracees in a third, detached, that ends once it has looked.  Call
  * once from one thread after dt_dev_init(); returns 0 or an errno, with
- * a message on stderr.  dt_ingest_end() stops both threads, removes the
- * socket and frees every ring; tracees run on untraced.
+ * a message on stderr.  dt_ingest_end() stops the first two, removes
+ * the socket and frees every ring; tracees run on untraced.
  */
 int	dt_ingest_begin(const char *path);
 void	dt_ingest_end(void);

@@ -129,8 +129,9 @@ const char	*dt_perf_clock(void);
  * perf_event_open(2) of attr, system wide on cpu, its records stamped
  * with the realtime clock OpenBSD stamps events with; where the kernel
  * refuses that for this kind of event (it does for tracepoints), with
- * the monotonic clock or perf's own, *tsoff the realtime offset taken
- * now (a later settimeofday is not followed).  *clk caches the kind's
+ * the monotonic clock or perf's own, *tsoff (unless NULL: an event
+ * whose records share another's ring) the realtime offset taken now
+ * (a later settimeofday is not followed).  *clk caches the kind's
  * answer: DT_PERF_CLOCK_UNKNOWN has it found and set (atomically),
  * anything else is the only clock tried.  attr's use_clockid and
  * clockid say the clock chosen.  fd, or -1 with errno.  Any thread.

@@ -136,7 +136,6 @@ static int
 dt_tpev_open_switch(int cpu, int clk, int outfd)
 {
 	struct perf_event_attr attr;
-	int64_t off;
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
@@ -148,7 +147,7 @@ dt_tpev_open_switch(int cpu, int clk, int outfd)
 	attr.sample_id_all = 1;
 	attr.context_switch = 1;
 	attr.disabled = 1;
-	if ((fd = dt_perf_open_clock(&attr, cpu, &clk, &off)) == -1)
+	if ((fd = dt_perf_open_clock(&attr, cpu, &clk, NULL)) == -1)
 		return -1;
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, outfd) == -1) {
 		close(fd);
