@@ -81,9 +81,12 @@ static int	udt_rw_debug;
 static size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone;
 
 /*
- * System call instructions left to dispatch, those of functions that
- * cannot be decoded or proven and those outside every function of the
- * unwind tables included (USERDT_REWRITE=debug prints the count).
+ * Sites left to dispatch (USERDT_REWRITE=debug prints the count): system
+ * call instructions of decoded functions that were not rewritten, and
+ * every `syscall' byte pair where it cannot be told whether it is one:
+ * outside every function of the unwind tables, or in a function that is
+ * not decoded (a signal trampoline, landing pads, a jump table, an
+ * instruction the disassembler does not know).
  */
 static size_t	udt_rw_nleft;
 
@@ -153,7 +156,6 @@ struct udt_rw_obj {
 	size_t		ro_nwin;
 	int		ro_memfd;		/* /proc/self/mem */
 	int		ro_indirect;		/* last decode: see there */
-	uintptr_t	ro_stop;		/* last decode: where it ended */
 };
 
 static void *
@@ -311,11 +313,13 @@ udt_rw_target(struct udt_rw_obj *o, uintptr_t t)
 /*
  * Decode function [lo, hi) into o->ro_insn, adding its direct branch
  * targets to o->ro_tgt.  Returns the instruction count, or -1 when it
- * cannot be decoded whole; o->ro_indirect says whether it has a jump
- * whose target nobody can tell (a jump table, perhaps).
+ * cannot be decoded whole, *stop (unless NULL) then where decoding
+ * stopped; o->ro_indirect says whether it has a jump whose target
+ * nobody can tell (a jump table, perhaps).
  */
 static long
-udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
+udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi,
+    uintptr_t *stop)
 {
 	const uint8_t *code = (const uint8_t *)lo;
 	size_t size = hi - lo;
@@ -324,7 +328,8 @@ udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
 	long n = 0;
 	int indirect = 0;
 
-	o->ro_stop = lo;
+	if (stop != NULL)
+		*stop = lo;
 	if (lo < o->ro_lo || hi > o->ro_hi || hi <= lo)
 		return -1;
 	while (size > 0) {
@@ -332,10 +337,12 @@ udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
 		cs_x86 *x;
 		int j, branch, reloc = 1;
 
-		o->ro_stop = (uintptr_t)addr;
 		if (n >= UDT_RW_MAXINSN ||
-		    !cs_disasm_iter(o->ro_cs, &code, &size, &addr, ci))
+		    !cs_disasm_iter(o->ro_cs, &code, &size, &addr, ci)) {
+			if (stop != NULL)
+				*stop = (uintptr_t)addr;
 			return -1;
+		}
 		x = &ci->detail->x86;
 		branch = cs_insn_group(o->ro_cs, ci, CS_GRP_JUMP) ||
 		    cs_insn_group(o->ro_cs, ci, CS_GRP_CALL) ||
@@ -374,7 +381,8 @@ udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
 			ri->ri_movimm = (long)x->operands[1].imm;
 	}
 	o->ro_indirect = indirect;
-	o->ro_stop = hi;
+	if (stop != NULL)
+		*stop = hi;
 	return n;
 }
 
@@ -417,19 +425,19 @@ udt_rw_short(uintptr_t p, uintptr_t q, uintptr_t lo, uintptr_t hi)
  * inside (lo, hi): decoded the first time it is asked, remembered after.
  * Where the disassembler stops short (an instruction it does not know,
  * as Capstone 4 does not know wrpkru), the branches before are known
- * and the rest of the function is read like padding, as if each byte
- * could start a short jump.
+ * and the rest of the function, as far as [a, b) (a short jump's reach
+ * of the window), is read like padding, as if each byte could start a
+ * short jump.
  */
 static int
 udt_rw_memo_hit(struct udt_rw_obj *o, long i, uintptr_t flo, uintptr_t fhi,
-    uintptr_t lo, uintptr_t hi)
+    uintptr_t lo, uintptr_t hi, uintptr_t a, uintptr_t b)
 {
 	size_t mark = o->ro_ntgt, k, n;
 	uintptr_t t0, t1;
 
 	if (o->ro_memo[i] == -1) {
-		(void)udt_rw_decode(o, flo, fhi);
-		o->ro_memotail[i] = o->ro_stop;
+		(void)udt_rw_decode(o, flo, fhi, &o->ro_memotail[i]);
 		if (o->ro_ntgt > o->ro_maxtgt ||
 		    o->ro_narena + (o->ro_ntgt - mark) > o->ro_maxarena)
 			o->ro_memo[i] = -2;
@@ -451,9 +459,8 @@ udt_rw_memo_hit(struct udt_rw_obj *o, long i, uintptr_t flo, uintptr_t fhi,
 		if (t > lo && t < hi)
 			return 1;
 	}
-	t0 = o->ro_memotail[i] > lo - UDT_RW_NEAR ? o->ro_memotail[i] :
-	    lo - UDT_RW_NEAR;
-	t1 = fhi < hi + UDT_RW_NEAR ? fhi : hi + UDT_RW_NEAR;
+	t0 = o->ro_memotail[i] > a ? o->ro_memotail[i] : a;
+	t1 = fhi < b ? fhi : b;
 	return t0 < t1 && udt_rw_short(t0, t1, lo, hi);
 }
 
@@ -488,7 +495,7 @@ udt_rw_near(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
 			continue;
 		if (flo > cur && udt_rw_short(cur, flo, lo, hi))
 			return 1;
-		if (i != fi && udt_rw_memo_hit(o, i, flo, fhi, lo, hi))
+		if (i != fi && udt_rw_memo_hit(o, i, flo, fhi, lo, hi, a, b))
 			return 1;
 		if (fhi > cur)
 			cur = fhi;
@@ -540,9 +547,10 @@ udt_rw_window(const struct udt_rw_obj *o, long n, long k, long *ip,
 
 /*
  * Find the windows of one object's function fi, [lo, hi), which holds a
- * call: neither a signal trampoline nor one with landing pads.
+ * call: neither a signal trampoline nor one with landing pads.  Returns
+ * why it cannot be decoded, or NULL.
  */
-static void
+static const char *
 udt_rw_function(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
 {
 	struct udt_rw_insn *ri = o->ro_insn;
@@ -551,12 +559,10 @@ udt_rw_function(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
 	size_t nw = 0, x;
 
 	o->ro_ntgt = 0;
-	if ((n = udt_rw_decode(o, lo, hi)) < 0 || o->ro_indirect) {
-		udt_rw_nleft++;
-		udt_rw_say(n < 0 ? "cannot decode its function" :
-		    "an indirect jump in its function", lo);
-		return;
-	}
+	if ((n = udt_rw_decode(o, lo, hi, NULL)) < 0)
+		return "cannot decode its function";
+	if (o->ro_indirect)
+		return "an indirect jump in its function";
 	for (k = 0; k < n; k++) {
 		if (!ri[k].ri_syscall)
 			continue;
@@ -602,6 +608,7 @@ udt_rw_function(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
 		udt_rw_nwin++;
 		o->ro_win[o->ro_nwin++] = w[x];
 	}
+	return NULL;
 }
 
 /* Every rel32 jump or call in the object, real or not, and starts. */
@@ -832,6 +839,7 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	const ElfW(Phdr) *ph;
 	const uint8_t *hdr = NULL, *p;
 	uintptr_t self = (uintptr_t)udt_rw_object, flo, fhi;
+	const char *why = NULL;
 	long fi, last = -1;
 	size_t memo, done;
 	int i, lsda, sig;
@@ -880,17 +888,17 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 				    (uintptr_t)p);
 				continue;
 			}
-			if (fi == last)
-				continue;
-			last = fi;
-			if (sig || lsda) {
-				udt_rw_nleft++;
-				udt_rw_say(sig ? "a signal trampoline" :
-				    "a function with landing pads",
-				    (uintptr_t)p);
-				continue;
+			if (fi != last) {
+				last = fi;
+				why = sig ? "a signal trampoline" : lsda ?
+				    "a function with landing pads" :
+				    udt_rw_function(o, fi, flo, fhi);
 			}
-			udt_rw_function(o, fi, flo, fhi);
+			/* Each pair of a function not decoded counts. */
+			if (why != NULL) {
+				udt_rw_nleft++;
+				udt_rw_say(why, (uintptr_t)p);
+			}
 		}
 		done = udt_rw_ndone;
 		udt_rw_far(o);
