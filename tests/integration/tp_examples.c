@@ -59,7 +59,6 @@
 static const char	*te_btrace, *te_examples, *te_target;
 static struct dtt_dtd	 te_dd;
 static char		 te_out[1 << 20];
-static bool		 te_allprocs;	/* btrace -A */
 static uint64_t		 te_wall_ns;
 
 static void
@@ -74,11 +73,12 @@ pin0(void)
 
 /*
  * btrace -d DEV -c cmd EXAMPLES/script [arg], or -e script when it is
- * a program (holds a '{'); its output in te_out and its wall time in
- * te_wall_ns.  false, said, when it did not exit 0.
+ * a program (holds a '{'), with -A when allprocs; its output in te_out
+ * and its wall time in te_wall_ns.  false, said, when it did not exit 0.
  */
 static bool
-te_btrace_run(const char *script, const char *cmd, const char *arg)
+te_btrace_run(const char *script, const char *cmd, const char *arg,
+    bool allprocs)
 {
 	char path[512], out[256];
 	char *argv[9];
@@ -93,7 +93,7 @@ te_btrace_run(const char *script, const char *cmd, const char *arg)
 	argv[n++] = (char *)te_btrace;
 	argv[n++] = "-d";
 	argv[n++] = te_dd.dd_dev;
-	if (te_allprocs)
+	if (allprocs)
 		argv[n++] = "-A";
 	argv[n++] = "-c";
 	argv[n++] = (char *)cmd;
@@ -161,7 +161,7 @@ run_sleeps(void)
 
 	snprintf(cmd, sizeof(cmd), "%s sleep %d %d", te_target, TE_NSLEEP,
 	    TE_SLEEP_US);
-	if (!te_btrace_run("sleeps.bt", cmd, "tp_target"))
+	if (!te_btrace_run("sleeps.bt", cmd, "tp_target", false))
 		return;
 	v = te_entry("@", "do_nanosleep");
 	dtt_check(v >= TE_NSLEEP && v <= TE_NSLEEP * 105 / 100 + 3,
@@ -180,7 +180,7 @@ run_offcpu(void)
 
 	snprintf(cmd, sizeof(cmd), "%s sleep %d %d", te_target, TE_NSLEEP,
 	    TE_SLEEP_US);
-	if (!te_btrace_run("offcpu.bt", cmd, "tp_target"))
+	if (!te_btrace_run("offcpu.bt", cmd, "tp_target", false))
 		return;
 	v = te_entry("@offcpu", "do_nanosleep");
 	/* At least the time asked for, at most the time it all took. */
@@ -201,7 +201,7 @@ run_faults(void)
 	/* true: another program of the command's, surely faulting. */
 	snprintf(cmd, sizeof(cmd), "%s fault %d; /bin/true", te_target,
 	    TE_NPAGES);
-	if (!te_btrace_run("faults.bt", cmd, NULL))
+	if (!te_btrace_run("faults.bt", cmd, NULL, false))
 		return;
 	v = te_entry("@faults", "tp_target");
 	/* Its fresh pages, and what loading any program costs. */
@@ -277,17 +277,16 @@ run_biolat(void)
 		return;
 	}
 	/* A completion comes in whatever task its CPU runs: -A. */
-	te_allprocs = true;
-	ran = te_btrace_run("biolat.bt", cmd, NULL);
-	te_allprocs = false;
+	ran = te_btrace_run("biolat.bt", cmd, NULL, true);
 	dtt_busy_stop(busy, ncpu);
 	if (!ran)
 		return;
 	v = te_hist_total("@usecs:");
 	/*
 	 * Each synchronous write's own request at least, its completion
-	 * (on whatever CPU) merged after its issue by time: read CPU by
-	 * CPU, 12 to 66 of those 64 paired.
+	 * (on whatever CPU) merged after its issue by time.  (When reads
+	 * took the CPUs' rings one after the other, 12 to 66 of the 64
+	 * paired.)
 	 */
 	dtt_check(v >= TE_NBIO && v <= TE_NBIO * 4, "@usecs counts %lld "
 	    "requests for %d synchronous writes", v, TE_NBIO);
@@ -296,7 +295,7 @@ run_biolat(void)
 	/* Each write its own request, issued by the writer itself. */
 	if (!te_btrace_run("tracepoint:block:block_rq_issue "
 	    "/comm == \"tp_target\" && arg2 == 8/ { @n = count(); }", cmd,
-	    NULL))
+	    NULL, false))
 		return;
 	if (strncmp(te_out, "@n: ", 4) == 0)
 		n = strtoll(te_out + 4, NULL, 10);
@@ -323,7 +322,7 @@ run_strings(void)
 	int forks = 0, bad = 0;
 
 	snprintf(cmd, sizeof(cmd), "%s fork 3", te_target);
-	if (!te_btrace_run(bt, cmd, NULL))
+	if (!te_btrace_run(bt, cmd, NULL, false))
 		return;
 	snprintf(want, sizeof(want), "\nexec %s\n", te_target);
 	dtt_check(strstr(te_out, want) != NULL || strncmp(te_out, want + 1,
