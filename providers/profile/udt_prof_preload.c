@@ -286,9 +286,11 @@ udt_pt_trampoline(void *v)
 }
 
 /*
- * The program's pthread_create().  Without a watcher (no timer mode) it
- * is one load and a call; with one, the start routine is wrapped.  No
- * memory for the wrapper: the thread runs unsampled, never fails for it.
+ * The program's pthread_create().  The start routine is wrapped while a
+ * watcher runs (timer mode) or where every call is dispatched
+ * (udt_host_wrap_threads(): all-calls mode); else it costs a load and
+ * the library's answer, then the call.  No memory for the wrapper: the
+ * thread runs unsampled, never fails for it.
  */
 UDT_HOST_EXPORT int
 pthread_create(pthread_t *restrict thr, const pthread_attr_t *restrict attr,

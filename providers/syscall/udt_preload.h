@@ -127,7 +127,8 @@ void	udt_lfollow_exec(void) UDT_HIDDEN;
 /*
  * Before an exec: wait (boundedly) until dtd has drained this process's
  * ring, whose records it discards once the image has exec'd
- * (udt_attach.c).  Any context.
+ * (udt_attach.c).  Only where dtd's welcome asked for it (UDT_W_XDRAIN:
+ * not root's tracees); else it returns at once.  Any context.
  */
 void	udt_exec_drain(void) UDT_HIDDEN;
 
