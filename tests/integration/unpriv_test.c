@@ -410,9 +410,10 @@ check_profile(void)
 	char cmd[256], prog[256], out[160], line[256];
 	char *argv[] = { bin_btrace, "-d", dev, "-A", "-c", cmd, "-e", prog,
 	    NULL };
-	char *spin[] = { bin_spin, "spin", "3", NULL };
+	/* Longer than any run: killed while it spins. */
+	char *spin[] = { bin_spin, "spin", "60", NULL };
 	long npid[64], ntid[64], pid, tid, n, other = 0, total = 0;
-	int fd, status, i, npids = 0, ntids = 0, k;
+	int fd, status, ustatus = -1, i, npids = 0, ntids = 0, k;
 	pid_t untraced;
 	FILE *fp;
 
@@ -426,7 +427,7 @@ check_profile(void)
 	if (fd != -1)
 		close(fd);
 	if (untraced > 0)
-		(void)dtt_stop(untraced, SIGKILL, DTT_EXIT_MS);
+		ustatus = dtt_stop(untraced, SIGKILL, DTT_EXIT_MS);
 	dtt_check(dtt_exited0(status), "btrace -A -c 'udtspin family 1' as "
 	    "A exited 0");
 	if ((fp = fopen(out, "r")) == NULL)
@@ -449,12 +450,19 @@ check_profile(void)
 			ntid[ntids++] = tid;
 	}
 	fclose(fp);
-	/* Rounds of two 50 ms threads and a 50 ms child: 15 samples each. */
-	/* Threads beyond each process's first: started after the enable. */
+	/*
+	 * Rounds of two 50 ms threads and a 50 ms child, 15 samples each:
+	 * one round's at least.  Threads beyond each process's first:
+	 * started after the enable.
+	 */
 	dtt_check(total >= 15 && ntids >= npids + 2 && npids >= 2, "the "
 	    "traced command's samples: %ld, of %d threads in %d processes "
 	    "(the threads it started, its fork children)", total, ntids,
 	    npids);
+	/* It spun all along: no sample of it means none was taken. */
+	dtt_check(untraced > 0 && ustatus != -1 && WIFSIGNALED(ustatus) &&
+	    WTERMSIG(ustatus) == SIGKILL, "the untraced spinner (pid %d) "
+	    "ran until the end", (int)untraced);
 	dtt_check(other == 0, "none of the untraced spinner's (pid %d): %ld",
 	    (int)untraced, other);
 }
