@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "dtt.h"
+#include "syscall_util.h"
 
 extern struct dtt_user	 sec_user;
 extern const char	*sec_dtd;
@@ -41,19 +42,12 @@ int	as_user(int (*fn)(void *), void *arg);
 /* A tracee's hello as the user on sock of dtd dd (sets sec_nsys). */
 int	user_hello_fork(const struct dtt_dtd *dd, const char *sock);
 
-/* The ingest socket's stats (UDT_HELLO_STATS); 0 or -1. */
-struct udt_stats;
-int	st_ingest_stats_sec(const char *sock, struct udt_stats *st);
 /*
  * A private dtd recording getpid's entry with comm, and the device open:
  * sets sec_nsys and sec_getpid.  The open descriptor, or -1.
  */
 int	getpid_dtd(struct dtt_dtd *dd);
-/*
- * Its end: kills the case's tracee (if > 0), closes fd (if not -1),
- * checks that dtd stops cleanly (if it runs) and removes its directory
- * with all in it.
- */
+/* Its end: kills the case's tracee (if > 0), then st_teardown(). */
 void	getpid_dtd_end(struct dtt_dtd *dd, int fd, pid_t tracee);
 /* Close those of the n descriptors at fds that are not -1. */
 void	close_fds(const int *fds, int n);

@@ -212,12 +212,7 @@ run_memory(void)
 	    "memory in use");
 out:
 	close_fds(fds, 4);
-	if (fd != -1)
-		close(fd);
-	if (dd.dd_pid > 0)
-		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
-		    "dtd stopped");
-	dtt_dtd_fini(&dd, true);
+	st_teardown(&dd, fd);
 }
 
 struct reader {
@@ -336,37 +331,17 @@ out:
 	dtt_dtd_fini(&dd, true);
 }
 
-int
-st_ingest_stats_sec(const char *sock, struct udt_stats *st)
-{
-	struct udt_hello h = { UDT_MAGIC, UDT_VERSION, 0, UDT_HELLO_STATS };
-	int fd, rc = -1;
-
-	if ((fd = dtt_connect(sock)) < 0)
-		return -1;
-	if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) &&
-	    recv(fd, st, sizeof(*st), MSG_WAITALL) == (ssize_t)sizeof(*st) &&
-	    st->us_magic == UDT_MAGIC)
-		rc = 0;
-	close(fd);
-	return rc;
-}
-
 uint32_t	sec_getpid;	/* getpid's entry, provider-local */
 
 int
 getpid_dtd(struct dtt_dtd *dd)
 {
 	struct dtioc_probe_info *pi = NULL;
-	char *args[] = { "--no-ksyms", NULL };
 	uint32_t pbn, first;
 	size_t npi;
 	int fd = -1;
 
-	if (dtt_dtd_init(dd, "udt-sec") != 0 ||
-	    dtt_dtd_start(dd, sec_dtd, args, NULL, 0) == -1 ||
-	    (fd = dtt_open(dd->dd_dev)) == -1 ||
-	    (pi = dtt_plist(fd, &npi)) == NULL)
+	if (st_setup(dd, "udt-sec", sec_dtd, NULL, &fd, &pi, &npi) != 0)
 		goto fail;
 	sec_nsys = dtt_nsys(pi, npi, &first);
 	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
@@ -397,12 +372,7 @@ getpid_dtd_end(struct dtt_dtd *dd, int fd, pid_t tracee)
 {
 	if (tracee > 0)
 		dtt_stop(tracee, SIGKILL, DTT_EXIT_MS);
-	if (fd != -1)
-		close(fd);
-	if (dd->dd_pid > 0)
-		dtt_check(dtt_exited0(dtt_dtd_stop(dd, SIGTERM)),
-		    "dtd stopped");
-	dtt_dtd_fini(dd, true);
+	st_teardown(dd, fd);
 }
 
 void

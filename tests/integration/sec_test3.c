@@ -147,7 +147,7 @@ run_names(void)
 	dtt_check(lied == 0 && comm[0] != '\0', "every one it emitted bears "
 	    "its real comm \"%s\", not \"systemd\" (%d did not)", comm, lied);
 	dtt_check(other == 0, "no event of another pid (%d)", other);
-	if (st_ingest_stats_sec(dd.dd_sock, &us) != 0)
+	if (st_ingest_stats(dd.dd_sock, &us) != 0)
 		us.us_misnamed = UINT64_MAX;
 	dtt_check(us.us_misnamed == 1, "dtd counted one record naming another "
 	    "process's thread (%llu)", (unsigned long long)us.us_misnamed);
@@ -319,7 +319,7 @@ none_arrive(const struct dtt_dtd *dd, int fd, const struct udt_stats *us0,
 	memset(&us, 0, sizeof(us));
 	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
 	while (dtt_clock_ns(CLOCK_MONOTONIC) < deadline) {
-		if (st_ingest_stats_sec(dd->dd_sock, &us) != 0 ||
+		if (st_ingest_stats(dd->dd_sock, &us) != 0 ||
 		    us.us_garbage >= us0->us_garbage + SETUID_RECS)
 			break;
 		usleep(1000);
@@ -402,7 +402,7 @@ run_execbind(int setuid, int vm)
 			seen |= evs[k].dtev_pid == tracee;
 	if (!dtt_check(seen, "the tracee's record before the exec arrives "
 	    "as pid %d", (int)tracee) ||
-	    st_ingest_stats_sec(dd.dd_sock, &us0) != 0)
+	    st_ingest_stats(dd.dd_sock, &us0) != 0)
 		goto out;
 	if (write(go[1], "g", 1) != 1 ||
 	    !dtt_check(read(done[0], &c, 1) == 1, "the tracee exec'd the "
@@ -488,7 +488,7 @@ run_exec_early(void)
 	    "records getpid"))
 		goto out;
 	if (!sleep_copy(&dd, prog, sizeof(prog), 0) || pipe(done) != 0 ||
-	    st_ingest_stats_sec(dd.dd_sock, &us0) != 0)
+	    st_ingest_stats(dd.dd_sock, &us0) != 0)
 		goto out;
 	fflush(stdout);
 	if ((tracee = fork()) == 0) {
