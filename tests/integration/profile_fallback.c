@@ -458,16 +458,22 @@ spin_run(const char *dtrun, const char *sock, const char *spin,
  * Threads and fork children of a traced program, sampled while profile
  * was already recording when it started: the handshake hands over the
  * period, the pthread_create hook arms new threads, the atfork handler
- * a new watcher in each child.
+ * a new watcher in each child.  The clock_gettime calls each spinning
+ * thread makes (CPU time: the vDSO enters the kernel) are recorded too:
+ * a thread the hook wrapped is still traced, in all-calls mode
+ * (profile-fallback-allcalls) dispatched again after its clone went
+ * through undispatched.
  */
 static void
 family(struct dtt_dtd *dd, uint32_t pbn, const char *dtrun,
     const char *spin, uint64_t spin_sz)
 {
 	struct dt_evt *evs = NULL;
-	int32_t tids[512], pids[512];
-	size_t ntids = 0, npids = 0, n = 0, inspin = 0, comm = 0, i;
+	int32_t tids[512], pids[512], ctids[512];
+	size_t ntids = 0, npids = 0, nctids = 0, n = 0, ns = 0, inspin = 0;
+	size_t comm = 0, untraced = 0, i, k;
 	uint64_t spin_rt = 0, main_rt = 0;
+	uint32_t cg = 0;
 	FILE *out = NULL;
 	int fd = -1, status = -1;
 	long r;
@@ -477,8 +483,12 @@ family(struct dtt_dtd *dd, uint32_t pbn, const char *dtrun,
 	if (!dtt_check((fd = dtt_open(dd->dd_dev)) != -1, "open") ||
 	    !dtt_check((evs = calloc(COLLECT_MAX, sizeof(*evs))) != NULL,
 	    "memory") ||
+	    /* OpenBSD's number: clock_gettime is sys%87. */
+	    !dtt_check((cg = dtt_probe(fd, "syscall", "sys%87", "entry")) !=
+	    0, "syscall:clock_gettime:entry exists") ||
 	    !dtt_check(dtt_enable(fd, pbn, DTEVT_EXECNAME | DTEVT_USTACK,
-	    FAMILY_NS) == 0 && dtt_record(fd, 1) == 0, "recording at %llu ns "
+	    FAMILY_NS) == 0 && dtt_enable(fd, cg, DTEVT_EXECNAME, 0) == 0 &&
+	    dtt_record(fd, 1) == 0, "recording at %llu ns, and clock_gettime, "
 	    "before the program starts", (unsigned long long)FAMILY_NS))
 		goto out;
 	out = spin_run(dtrun, dd->dd_sock, spin, "family", "2", &pid,
@@ -508,6 +518,12 @@ family(struct dtt_dtd *dd, uint32_t pbn, const char *dtrun,
 	for (i = 0; i < n; i++) {
 		const struct dt_evt *ev = &evs[i];
 
+		if (ev->dtev_pbn == cg) {
+			if (ev->dtev_pid == pid)
+				seen(ctids, &nctids, 512, ev->dtev_tid);
+			continue;
+		}
+		ns++;
 		if (ev->dtev_pid == pid)
 			seen(tids, &ntids, 512, ev->dtev_tid);
 		seen(pids, &npids, 512, ev->dtev_pid);
@@ -518,6 +534,21 @@ family(struct dtt_dtd *dd, uint32_t pbn, const char *dtrun,
 		    ev->dtev_ustack.st_pc[0] < spin_rt + spin_sz)
 			inspin++;
 	}
+	/*
+	 * Every thread it started spun, timing its CPU time: its calls
+	 * seen.  The main thread only starts them.
+	 */
+	for (i = 0; i < ntids; i++) {
+		if (tids[i] == pid)
+			continue;
+		for (k = 0; k < nctids && ctids[k] != tids[i]; k++)
+			continue;
+		untraced += k == nctids;
+	}
+	dtt_check(ntids > 1 && untraced == 0, "each of the %zu threads it "
+	    "started and that were sampled has its clock_gettime calls "
+	    "recorded (%zu has not)", ntids - 1, untraced);
+	n = ns;
 	dtt_check(n > 0 && comm == n, "%zu samples, %zu named %s", n, comm,
 	    spin_comm);
 	/* Two rounds at least, however loaded the machine. */
