@@ -296,10 +296,12 @@ udt_prof_start(uint64_t nsecs, int signo, udt_prof_cb_t *cb, void *arg)
 		sa.sa_flags = SA_SIGINFO | SA_RESTART;
 		sigfillset(&sa.sa_mask);
 		/*
-		 * Not SIGSYS: in the preload library's all-calls mode a
-		 * system call made with it blocked would be fatal.
+		 * Not SIGSYS nor SIGTRAP: a system call dispatched or
+		 * trapped by the preload library with them blocked would
+		 * be fatal.
 		 */
 		sigdelset(&sa.sa_mask, SIGSYS);
+		sigdelset(&sa.sa_mask, SIGTRAP);
 		if (sigaction(signo, &sa, &udt_prof_oldact) == -1) {
 			error = errno;
 			goto out;

@@ -213,7 +213,14 @@ void	udt_attach(void) UDT_HIDDEN;
 #define UDT_HOOKS_ENV	"USERDT_HOOKS"
 extern int	udt_sud_active UDT_HIDDEN;	/* [I] the handler is ours */
 extern int	udt_sud_all UDT_HIDDEN;		/* [I] all-calls mode */
+extern uint64_t	udt_sud_ours UDT_HIDDEN;	/* [I] SIGSYS, SIGTRAP bits */
 void	udt_sud_init(int) UDT_HIDDEN;
+/*
+ * From the rewriter, before its first int3 (udt_rw_trap.c): the SIGTRAP
+ * handler, which makes a trapped site's call as the SIGSYS handler makes
+ * a dispatched one.  0 once it is installed.  The constructor's thread.
+ */
+int	udt_sud_trap_init(void) UDT_HIDDEN;
 void	udt_sud_thread(void) UDT_HIDDEN;
 void	udt_sud_start(void) UDT_HIDDEN;
 
@@ -279,6 +286,8 @@ struct udt_thread {
 	int		ut_inlib;	/* [t] the library's own calls */
 	char		ut_sud;		/* [t] dispatch selector, udt_sud.c */
 	char		ut_armed;	/* [t] dispatch is on for the thread */
+	char		ut_traced;	/* [t] recorded: dispatch on once
+					   udt_rw_complete ends */
 	void		*ut_uc;		/* [t] the SIGSYS context it records */
 	int		ut_tid;		/* [t] gettid(), 0: unknown */
 	unsigned int	ut_commgen;	/* [t] udt_commgen of ut_comm */

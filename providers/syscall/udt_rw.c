@@ -73,12 +73,13 @@
 #define UDT_RW_MAXSITE	16384	/* sites in one object */
 #define UDT_RW_TRAMPSZ	192	/* the most a trampoline takes */
 #define UDT_RW_HDRSZ	64	/* a region's constants */
+#define UDT_RW_STUBSZ	64	/* a trapped site's stub */
 
 int	udt_rw_active;
 
 /* USERDT_REWRITE=debug: what was found and rewritten, on stderr. */
 static int	udt_rw_debug;
-static size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone;
+static size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone, udt_rw_ntrapped;
 
 /*
  * Sites left to dispatch (USERDT_REWRITE=debug prints the count): system
@@ -90,18 +91,25 @@ static size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone;
  */
 static size_t	udt_rw_nleft;
 
-/* USERDT_REWRITE=debug: a site left to dispatch, and why. */
+/* USERDT_REWRITE=debug: a site not rewritten, what became of it, why. */
 static void
-udt_rw_say(const char *why, uintptr_t at)
+udt_rw_tell(const char *what, const char *why, uintptr_t at)
 {
-	char buf[128];
+	char buf[160];
 	int len;
 
 	if (!udt_rw_debug)
 		return;
-	len = snprintf(buf, sizeof(buf), "userdt: not rewritten: %#lx: %s\n",
+	len = snprintf(buf, sizeof(buf), "userdt: %s: %#lx: %s\n", what,
 	    (unsigned long)at, why);
 	udt_sys3(SYS_write, 2, buf, len);
+}
+
+/* USERDT_REWRITE=debug: a site left to dispatch, and why. */
+static void
+udt_rw_say(const char *why, uintptr_t at)
+{
+	udt_rw_tell("left to dispatch", why, at);
 }
 
 /* One decoded instruction of the function being looked at. */
@@ -154,6 +162,8 @@ struct udt_rw_obj {
 	size_t		ro_narena, ro_maxarena;
 	struct udt_rw_win *ro_win;
 	size_t		ro_nwin;
+	uintptr_t	*ro_trap;		/* sites to trap (udt_rw_trap.c) */
+	size_t		ro_ntrap;
 	int		ro_memfd;		/* /proc/self/mem */
 	int		ro_indirect;		/* last decode: see there */
 };
@@ -165,6 +175,22 @@ udt_rw_alloc(size_t len)
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return p < 0 && p > -4096 ? NULL : (void *)p;
+}
+
+/*
+ * A proven system call instruction with no window: trapped (its first
+ * byte int3) when o is committed, or left to dispatch past the limit.
+ */
+static void
+udt_rw_trap(struct udt_rw_obj *o, uintptr_t at, const char *why)
+{
+	if (o->ro_ntrap == UDT_RW_MAXSITE) {
+		udt_rw_nleft++;
+		udt_rw_say(why, at);
+		return;
+	}
+	udt_rw_tell("trapped", why, at);
+	o->ro_trap[o->ro_ntrap++] = at;
 }
 
 /* DWARF pointer encodings as .eh_frame uses them. */
@@ -547,11 +573,14 @@ udt_rw_window(const struct udt_rw_obj *o, long n, long k, long *ip,
 
 /*
  * Find the windows of one object's function fi, [lo, hi), which holds a
- * call: neither a signal trampoline nor one with landing pads.  Returns
- * why it cannot be decoded, or NULL.
+ * call.  Where no window can be, the call is trapped: all of them in a
+ * function whose every byte a jump may land on (why: a signal
+ * trampoline, landing pads, a jump table).  Returns why the function
+ * cannot be decoded, or NULL.
  */
 static const char *
-udt_rw_function(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
+udt_rw_function(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi,
+    const char *why)
 {
 	struct udt_rw_insn *ri = o->ro_insn;
 	struct udt_rw_win w[64];
@@ -561,30 +590,34 @@ udt_rw_function(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
 	o->ro_ntgt = 0;
 	if ((n = udt_rw_decode(o, lo, hi, NULL)) < 0)
 		return "cannot decode its function";
-	if (o->ro_indirect)
-		return "an indirect jump in its function";
+	if (why == NULL && o->ro_indirect)
+		why = "an indirect jump in its function";
 	for (k = 0; k < n; k++) {
 		if (!ri[k].ri_syscall)
 			continue;
 		udt_rw_nsys++;
+		if (why != NULL) {
+			udt_rw_trap(o, ri[k].ri_addr, why);
+			continue;
+		}
 		if (nw == sizeof(w) / sizeof(w[0])) {
-			udt_rw_nleft++;
-			udt_rw_say("too many in one function", ri[k].ri_addr);
+			udt_rw_trap(o, ri[k].ri_addr, "too many in one function");
 			continue;
 		}
 		if (udt_rw_window(o, n, k, &i, &j) != 0) {
-			udt_rw_nleft++;
-			udt_rw_say("no window", ri[k].ri_addr);
+			udt_rw_trap(o, ri[k].ri_addr, "no window");
 			continue;
 		}
 		nr = -1;
 		for (m = i; m < k; m++)
 			if (ri[m].ri_movimm >= 0)
 				nr = ri[m].ri_movimm;
-		/* rt_sigreturn: see the 'S' of udt_rw_fde(). */
+		/*
+		 * rt_sigreturn must run on the signal frame the program's
+		 * stack pointer is at: the handler's way (udt_sud.c).
+		 */
 		if (nr == SYS_rt_sigreturn) {
-			udt_rw_nleft++;
-			udt_rw_say("rt_sigreturn", ri[k].ri_addr);
+			udt_rw_trap(o, ri[k].ri_addr, "rt_sigreturn");
 			continue;
 		}
 		w[nw].rw_start = ri[i].ri_addr;
@@ -597,12 +630,11 @@ udt_rw_function(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
 	/* Neighbours' short jumps: decoding them reuses the scratch. */
 	for (x = 0; x < nw; x++) {
 		if (o->ro_nwin == UDT_RW_MAXSITE) {
-			udt_rw_nleft++;
+			udt_rw_trap(o, w[x].rw_sys, "too many in one object");
 			continue;
 		}
 		if (udt_rw_near(o, fi, w[x].rw_start, w[x].rw_end)) {
-			udt_rw_nleft++;
-			udt_rw_say("a short jump nearby", w[x].rw_sys);
+			udt_rw_trap(o, w[x].rw_sys, "a short jump nearby");
 			continue;
 		}
 		udt_rw_nwin++;
@@ -699,32 +731,25 @@ udt_rw_rel32(uint8_t *q, uintptr_t to)
 	return udt_rw_put(q, &rel, 4);
 }
 
+static const uint8_t udt_rw_below[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
+static const uint8_t udt_rw_callrip[] = { 0xff, 0x15 };
+
 /*
- * One trampoline at q for window w; the region's constants at hdr
- * (entry, post, the dispatch selector's TLS offset).  Returns its end.
+ * A call made in place, at q: dispatch let through for it, then the
+ * return probe.  The region's constants at hdr (entry, post, the
+ * dispatch selector's TLS offset, udt_rw_ipnr's).  Returns its end.
  */
 static uint8_t *
-udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w)
+udt_rw_emit_inplace(uint8_t *q, const uint8_t *hdr, long rnr)
 {
-	static const uint8_t below[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
-	static const uint8_t above[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
 	static const uint8_t above8[] = { 0x48, 0x8d, 0xa4, 0x24, 0x88, 0, 0, 0 };
 	static const uint8_t ldtp[] = { 0x4c, 0x8b, 0x1d };	/* mov (rip),%r11 */
 	static const uint8_t allow[] = { 0x64, 0x41, 0xc6, 0x03, 0x00 };
 	static const uint8_t block[] = { 0x64, 0x41, 0xc6, 0x03, 0x01 };
 	static const uint8_t sysc[] = { 0x0f, 0x05 };
-	static const uint8_t callrip[] = { 0xff, 0x15 };
 	static const uint8_t pushtls[] = { 0x64, 0x41, 0xff, 0x33 };
-	uint8_t *jr;
 	int32_t nr;
 
-	q = udt_rw_put(q, (const void *)w->rw_start, w->rw_sys - w->rw_start);
-	q = udt_rw_put(q, below, sizeof(below));
-	q = udt_rw_put(q, callrip, 2);
-	q = udt_rw_rel32(q, (uintptr_t)hdr);
-	q = udt_rw_put(q, above, sizeof(above));
-	*q++ = 0xe3;				/* jrcxz: done */
-	jr = q++;
 	q = udt_rw_put(q, ldtp, 3);
 	q = udt_rw_rel32(q, (uintptr_t)hdr + 16);
 	q = udt_rw_put(q, allow, sizeof(allow));
@@ -738,9 +763,9 @@ udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w)
 	 * udt_rw_ipnr by udt_rw_slow() (0 in a child with a thread pointer
 	 * of its own, which then records nothing).
 	 */
-	q = udt_rw_put(q, below, sizeof(below));
-	if (w->rw_nr >= 0) {
-		nr = (int32_t)w->rw_nr + 1;
+	q = udt_rw_put(q, udt_rw_below, sizeof(udt_rw_below));
+	if (rnr >= 0) {
+		nr = (int32_t)rnr + 1;
 		*q++ = 0x68;			/* push $nr + 1 */
 		q = udt_rw_put(q, &nr, 4);
 	} else {
@@ -748,9 +773,26 @@ udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w)
 		q = udt_rw_rel32(q, (uintptr_t)hdr + 24);
 		q = udt_rw_put(q, pushtls, sizeof(pushtls));
 	}
-	q = udt_rw_put(q, callrip, 2);
+	q = udt_rw_put(q, udt_rw_callrip, 2);
 	q = udt_rw_rel32(q, (uintptr_t)hdr + 8);
-	q = udt_rw_put(q, above8, sizeof(above8));
+	return udt_rw_put(q, above8, sizeof(above8));
+}
+
+/* One trampoline at q for window w (see udt_rw_emit_inplace()). */
+static uint8_t *
+udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w)
+{
+	static const uint8_t above[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
+	uint8_t *jr;
+
+	q = udt_rw_put(q, (const void *)w->rw_start, w->rw_sys - w->rw_start);
+	q = udt_rw_put(q, udt_rw_below, sizeof(udt_rw_below));
+	q = udt_rw_put(q, udt_rw_callrip, 2);
+	q = udt_rw_rel32(q, (uintptr_t)hdr);
+	q = udt_rw_put(q, above, sizeof(above));
+	*q++ = 0xe3;				/* jrcxz: done */
+	jr = q++;
+	q = udt_rw_emit_inplace(q, hdr, w->rw_nr);
 	*jr = (uint8_t)(q - (jr + 1));
 	q = udt_rw_put(q, (const void *)(w->rw_sys + 2), w->rw_end -
 	    (w->rw_sys + 2));
@@ -771,22 +813,56 @@ udt_rw_poke(struct udt_rw_obj *o, uintptr_t at, const uint8_t *b, size_t n)
 	    0 : -1;
 }
 
-/* Build the trampolines of o's windows and jump to them. */
-static void
+/*
+ * Trap o's sites without a window: each gets a stub in the region at q
+ * for the calls the handler makes in place, then its int3.  Returns how
+ * many were trapped.
+ */
+static size_t
+udt_rw_commit_traps(struct udt_rw_obj *o, uint8_t *q)
+{
+	static const uint8_t int3 = 0xcc;
+	size_t i, n = 0;
+
+	if (udt_sud_trap_init() != 0)
+		return 0;
+	for (i = 0; i < o->ro_ntrap; i++, q += UDT_RW_STUBSZ) {
+		if (udt_rw_trap_put(o->ro_trap[i], (uintptr_t)q) != 0)
+			break;
+		/* Its entry is harmless: the site holds no int3. */
+		if (udt_rw_poke(o, o->ro_trap[i], &int3, 1) != 0)
+			break;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Build the trampolines of o's windows and jump to them; trap the sites
+ * without one (bad windows among them).  Returns how many of the sites
+ * found are neither.
+ */
+static size_t
 udt_rw_commit(struct udt_rw_obj *o)
 {
-	uint8_t *reg, *q, patch[16];
-	size_t i, len, nok = 0;
+	uint8_t *reg, *q, *stubs, patch[16];
+	size_t i, len, nok = 0, ntrap;
 	uintptr_t tpoff;
 	int32_t rel;
 
-	for (i = 0; i < o->ro_nwin; i++)
-		nok += !o->ro_win[i].rw_bad;
-	if (nok == 0)
-		return;
-	len = (UDT_RW_HDRSZ + nok * UDT_RW_TRAMPSZ + 4095) & ~(size_t)4095;
+	for (i = 0; i < o->ro_nwin; i++) {
+		if (!o->ro_win[i].rw_bad)
+			nok++;
+		else
+			udt_rw_trap(o, o->ro_win[i].rw_sys,
+			    "a far jump into its window");
+	}
+	if (nok == 0 && o->ro_ntrap == 0)
+		return 0;
+	len = (UDT_RW_HDRSZ + nok * UDT_RW_TRAMPSZ +
+	    o->ro_ntrap * UDT_RW_STUBSZ + 4095) & ~(size_t)4095;
 	if ((reg = udt_rw_region(o->ro_lo, o->ro_hi, len)) == NULL)
-		return;
+		return nok + o->ro_ntrap;
 	tpoff = (uintptr_t)&udt_thread.ut_sud -
 	    (uintptr_t)__builtin_thread_pointer();
 	((uintptr_t *)(void *)reg)[0] = (uintptr_t)udt_rw_entry;
@@ -803,10 +879,20 @@ udt_rw_commit(struct udt_rw_obj *o)
 		w->rw_tramp = (uintptr_t)q;
 		q = udt_rw_emit_tramp(q, reg, w);
 	}
+	/* A trapped site's stub: its calls made in place, then back. */
+	stubs = q;
+	for (i = 0; i < o->ro_ntrap; i++, q = stubs + i * UDT_RW_STUBSZ) {
+		q = udt_rw_emit_inplace(q, reg, -1);
+		*q++ = 0xe9;
+		(void)udt_rw_rel32(q, o->ro_trap[i] + 2);
+	}
 	if (udt_sys3(SYS_mprotect, reg, len, PROT_READ | PROT_EXEC) != 0) {
 		udt_sys2(SYS_munmap, reg, len);
-		return;
+		return nok + o->ro_ntrap;
 	}
+	udt_rw_cover((uintptr_t)reg, (uintptr_t)reg + len);
+	ntrap = udt_rw_commit_traps(o, stubs);
+	udt_rw_ntrapped += ntrap;
 	for (i = 0; i < o->ro_nwin; i++) {
 		struct udt_rw_win *w = &o->ro_win[i];
 		uintptr_t t = w->rw_tramp;
@@ -828,7 +914,65 @@ udt_rw_commit(struct udt_rw_obj *o)
 		}
 		udt_rw_ndone++;
 		udt_rw_active = 1;
+		nok--;
 	}
+	return nok + o->ro_ntrap - ntrap;
+}
+
+/*
+ * Every `syscall' byte pair in the executable segments of an object that
+ * cannot be looked at: left to dispatch.
+ */
+static int
+udt_rw_unknown(struct dl_phdr_info *info, const char *why)
+{
+	const ElfW(Phdr) *ph;
+	const uint8_t *p, *end;
+	uintptr_t self = (uintptr_t)udt_rw_unknown;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		if (self >= (uintptr_t)p && self < (uintptr_t)end)
+			continue;		/* this library */
+		for (; p + 1 < end; p++)
+			if (p[0] == 0x0f && p[1] == 0x05) {
+				udt_rw_nleft++;
+				udt_rw_say(why, (uintptr_t)p);
+			}
+	}
+	return 0;
+}
+
+/*
+ * A `syscall' byte pair at p outside every function of the unwind table.
+ * Hand-written code ends a function's unwind entry at a system call whose
+ * child runs on another stack (glibc's clone and clone3): when p is where
+ * function fi ends, decoded whole, p starts an instruction, and is
+ * trapped.  Anything else is unknown, left to dispatch.
+ */
+static void
+udt_rw_after(struct udt_rw_obj *o, long fi, uintptr_t p)
+{
+	uintptr_t flo, fhi;
+	int lsda, sig;
+
+	if (fi >= 0 && (sig = udt_rw_fde(o, (size_t)fi, &flo, &fhi,
+	    &lsda)) >= 0 && fhi == p) {
+		o->ro_ntgt = 0;
+		if (udt_rw_decode(o, flo + (sig != 0), fhi, NULL) >= 0) {
+			udt_rw_nsys++;
+			udt_rw_trap(o, p, "where its function's unwind entry "
+			    "ends");
+			return;
+		}
+	}
+	udt_rw_nleft++;
+	udt_rw_say("outside the unwind table's functions", p);
 }
 
 /* One loaded object: find, prove and rewrite its sites. */
@@ -841,7 +985,7 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	uintptr_t self = (uintptr_t)udt_rw_object, flo, fhi;
 	const char *why = NULL;
 	long fi, last = -1;
-	size_t memo, done;
+	size_t memo;
 	int i, lsda, sig;
 
 	(void)size;
@@ -849,11 +993,14 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 		ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_GNU_EH_FRAME)
 			hdr = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+			udt_rw_cover(info->dlpi_addr + ph->p_vaddr,
+			    info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
 	}
 	/* .eh_frame_hdr version 1, a sorted table of datarel sdata4 pairs. */
 	if (hdr == NULL || hdr[0] != 1 || hdr[2] != 0x03 || hdr[3] != 0x3b ||
 	    udt_rw_encsize(hdr[1]) < 0)
-		return 0;
+		return udt_rw_unknown(info, "no unwind table");
 	o->ro_hdr = hdr;
 	p = hdr + 4 + udt_rw_encsize(hdr[1]);
 	o->ro_nfde = (uint32_t)udt_rw_read(p, 0x03);
@@ -861,7 +1008,7 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	memo = o->ro_nfde * (sizeof(*o->ro_memotail) + sizeof(*o->ro_memo) +
 	    sizeof(*o->ro_memon));
 	if (o->ro_nfde == 0 || (o->ro_memotail = udt_rw_alloc(memo)) == NULL)
-		return 0;
+		return udt_rw_unknown(info, "no unwind table");
 	o->ro_memo = (int32_t *)(void *)(o->ro_memotail + o->ro_nfde);
 	o->ro_memon = (uint32_t *)(void *)(o->ro_memo + o->ro_nfde);
 	memset(o->ro_memo, 0xff, o->ro_nfde * sizeof(*o->ro_memo));
@@ -875,6 +1022,7 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 		if (self >= o->ro_lo && self < o->ro_hi)
 			continue;		/* this library */
 		o->ro_nwin = 0;
+		o->ro_ntrap = 0;
 		for (p = (const uint8_t *)o->ro_lo;
 		    p + 1 < (const uint8_t *)o->ro_hi; p++) {
 			if (p[0] != 0x0f || p[1] != 0x05)
@@ -882,17 +1030,18 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 			fi = udt_rw_find(o, (uintptr_t)p);
 			if (fi < 0 || (sig = udt_rw_fde(o, (size_t)fi, &flo,
 			    &fhi, &lsda)) < 0 || (uintptr_t)p + 2 > fhi) {
-				/* No function to decode it in: unknown. */
-				udt_rw_nleft++;
-				udt_rw_say("outside the unwind table's functions",
-				    (uintptr_t)p);
+				udt_rw_after(o, fi, (uintptr_t)p);
 				continue;
 			}
+			/*
+			 * A signal trampoline's entry starts a byte early:
+			 * see udt_rw_fde().
+			 */
 			if (fi != last) {
 				last = fi;
-				why = sig ? "a signal trampoline" : lsda ?
-				    "a function with landing pads" :
-				    udt_rw_function(o, fi, flo, fhi);
+				why = udt_rw_function(o, fi, flo + (sig != 0),
+				    fhi, sig ? "a signal trampoline" : lsda ?
+				    "a function with landing pads" : NULL);
 			}
 			/* Each pair of a function not decoded counts. */
 			if (why != NULL) {
@@ -900,11 +1049,8 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 				udt_rw_say(why, (uintptr_t)p);
 			}
 		}
-		done = udt_rw_ndone;
 		udt_rw_far(o);
-		udt_rw_commit(o);
-		/* Windows proven but not rewritten: bad, or out of room. */
-		udt_rw_nleft += o->ro_nwin - (udt_rw_ndone - done);
+		udt_rw_nleft += udt_rw_commit(o);
 	}
 	udt_sys2(SYS_munmap, o->ro_memotail, memo);
 	return 0;
@@ -959,11 +1105,12 @@ udt_rw_init(void)
 	o.ro_maxarena = 1 << 20;
 	o.ro_arena = udt_rw_alloc(o.ro_maxarena * sizeof(*o.ro_arena));
 	o.ro_win = udt_rw_alloc(UDT_RW_MAXSITE * sizeof(*o.ro_win));
+	o.ro_trap = udt_rw_alloc(UDT_RW_MAXSITE * sizeof(*o.ro_trap));
 	udt_rw_maxtramps = 4 * UDT_RW_MAXSITE;
 	udt_rw_tramps = udt_rw_alloc(udt_rw_maxtramps *
 	    sizeof(*udt_rw_tramps));
 	if (o.ro_insn == NULL || o.ro_tgt == NULL || o.ro_win == NULL ||
-	    o.ro_arena == NULL ||
+	    o.ro_arena == NULL || o.ro_trap == NULL ||
 	    udt_rw_tramps == NULL ||
 	    cs_open(CS_ARCH_X86, CS_MODE_64, &o.ro_cs) != CS_ERR_OK)
 		goto out;
@@ -975,12 +1122,14 @@ udt_rw_init(void)
 	cs_close(&o.ro_cs);
 	qsort(udt_rw_tramps, udt_rw_ntramps, sizeof(*udt_rw_tramps),
 	    udt_rw_tcmp);
+	udt_rw_trap_done(udt_rw_nleft);
 	if (udt_rw_debug) {
-		char buf[160];
+		char buf[200];
 		int len = snprintf(buf, sizeof(buf), "userdt: %zu system call "
-		    "instructions in functions, %zu safe windows, %zu "
-		    "rewritten, %zu left to dispatch\n", udt_rw_nsys,
-		    udt_rw_nwin, udt_rw_ndone, udt_rw_nleft);
+		    "instructions, %zu safe windows, %zu rewritten, %zu "
+		    "trapped, %zu left to dispatch; dispatch %s\n",
+		    udt_rw_nsys, udt_rw_nwin, udt_rw_ndone, udt_rw_ntrapped,
+		    udt_rw_nleft, udt_rw_complete ? "not needed" : "needed");
 
 		udt_sys3(SYS_write, 2, buf, len);
 	}
@@ -998,6 +1147,9 @@ out:
 	if (o.ro_win != NULL)
 		udt_sys2(SYS_munmap, o.ro_win, UDT_RW_MAXSITE *
 		    sizeof(*o.ro_win));
+	if (o.ro_trap != NULL)
+		udt_sys2(SYS_munmap, o.ro_trap, UDT_RW_MAXSITE *
+		    sizeof(*o.ro_trap));
 }
 
 uintptr_t

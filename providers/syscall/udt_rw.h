@@ -106,6 +106,30 @@ extern int	udt_rw_active;		/* [I] sites were rewritten */
 void	udt_rw_setup(void);
 void	udt_rw_init(void);
 
+/*
+ * Trapped sites (udt_rw_trap.c).  From the constructor: udt_rw_trap_put()
+ * a site whose first byte is now int3 and its stub (`syscall; jmp site +
+ * 2', for a call made in place), udt_rw_cover() an executable range gone
+ * through or made, udt_rw_trap_done() once all are, with the count of
+ * sites left to dispatch.  udt_rw_trap_stub(): the stub of a trapped
+ * site, else 0; any thread, async-signal-safe.
+ */
+int	udt_rw_trap_put(uintptr_t, uintptr_t);
+void	udt_rw_cover(uintptr_t, uintptr_t);
+void	udt_rw_trap_done(size_t);
+size_t	udt_rw_trap_count(void);
+uintptr_t udt_rw_trap_stub(uintptr_t);
+
+/*
+ * [a] Every system call site of the process is rewritten or trapped:
+ * a traced thread needs no dispatch.  udt_rw_saw(nr, a, r), after any
+ * call of the program: executable memory made since ends it.  Any
+ * thread, async-signal-safe.  USERDT_DISPATCH=1 keeps it 0.
+ */
+#define UDT_RW_DISPATCH_ENV	"USERDT_DISPATCH"
+extern int	udt_rw_complete;
+void	udt_rw_saw(long, const long *, long);
+
 /* The system call instruction a trampoline's return address stands for. */
 uintptr_t	udt_rw_site_of(uintptr_t);
 

@@ -74,6 +74,11 @@ udt_rw_setup(void)
 	udt_rw_idx[SYS_rt_sigsuspend] = UDT_RW_C;
 	udt_rw_idx[SYS_ppoll] = UDT_RW_C;
 	udt_rw_idx[SYS_pselect6] = UDT_RW_C;
+	/* New code ends udt_rw_complete: udt_rw_saw(). */
+	udt_rw_idx[SYS_mmap] = UDT_RW_C;
+	udt_rw_idx[SYS_mprotect] = UDT_RW_C;
+	udt_rw_idx[SYS_pkey_mprotect] = UDT_RW_C;
+	udt_rw_idx[SYS_shmat] = UDT_RW_C;
 }
 
 static inline int
@@ -150,11 +155,15 @@ udt_rw_slow(struct udt_rw_frame *f)
 	memcpy(a, f->rw_a, sizeof(a));
 	/*
 	 * The thread traces: from now on dispatch catches its calls from
-	 * sites that were not rewritten too.
+	 * sites that were neither rewritten nor trapped, if there are any.
 	 */
 	if (idx >= 0 && !udt_thread.ut_armed && udt_sud_active &&
-	    udt_enab16((unsigned int)idx) != 0)
-		udt_sud_thread();
+	    udt_enab16((unsigned int)idx) != 0) {
+		if (!__atomic_load_n(&udt_rw_complete, __ATOMIC_RELAXED))
+			udt_sud_thread();
+		else
+			udt_thread.ut_traced = 1;
+	}
 	if (idx >= 0)
 		udt_rw_emit(f, idx, 0, 0);
 	switch (nr) {
@@ -176,8 +185,9 @@ udt_rw_slow(struct udt_rw_frame *f)
 	}
 	if (nr == SYS_execve || nr == SYS_execveat)
 		udt_exec_before();
-	if (!udt_sud_active || !udt_sud_guard(nr, a, &tmp, &r))
+	if (udt_sud_ours == 0 || !udt_sud_guard(nr, a, &tmp, &r))
 		r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	udt_rw_saw(nr, a, r);
 	if (r == 0 && udt_forklike(nr, a[0]))
 		udt_fork_child();
 	if (nr == SYS_prctl && a[0] == UDT_PR_SET_NAME && r == 0)

@@ -67,6 +67,7 @@
 
 #include "udt_preload.h"
 #include "udt_sys.h"
+#include "udt_rw.h"
 #include "systab.h"
 
 #ifndef PR_SET_SYSCALL_USER_DISPATCH
@@ -82,7 +83,10 @@
 #define UDT_CLONE_SETTLS		0x00080000
 #define UDT_CLONE_VM			0x00000100
 #define UDT_CLONE_VFORK			0x00004000
-#define UDT_SIGSYS_BIT			(1ULL << (SIGSYS - 1))
+#define UDT_SIGBIT(sig)			(1ULL << ((sig) - 1))
+#ifndef SI_KERNEL
+#define SI_KERNEL			0x80	/* si_code of an int3's SIGTRAP */
+#endif
 
 /* The kernel's struct sigaction for rt_sigaction(2). */
 struct udt_ksigaction {
@@ -93,6 +97,7 @@ struct udt_ksigaction {
 };
 
 int			 udt_sud_active;	/* [I] the handler is ours */
+uint64_t		 udt_sud_ours;		/* [I] signals we handle */
 int			 udt_sud_all;		/* [I] all-calls mode */
 /*
  * A deferred call's way back to the program, for udt_sud_stub.  Not one
@@ -122,6 +127,14 @@ static __thread struct udt_sud_defer udt_sud_defer[UDT_SUD_NDEFER]
 static __thread unsigned long udt_sud_seq
     __attribute__((tls_model("initial-exec")));
 static struct udt_ksigaction udt_sud_prog;	/* the program's SIGSYS */
+static struct udt_ksigaction udt_trap_prog;	/* the program's SIGTRAP */
+
+/* The program's action for one of our signals. */
+static struct udt_ksigaction *
+udt_sud_progact(int sig)
+{
+	return sig == SIGTRAP ? &udt_trap_prog : &udt_sud_prog;
+}
 
 /*
  * In this library's text, so that its system calls are let through:
@@ -184,6 +197,7 @@ udt_sud_call(long nr, const long *a, void *uc)
 	t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;
 	r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	t->ut_sud = SYSCALL_DISPATCH_FILTER_ALLOW;
+	udt_rw_saw(nr, a, r);
 	if (idx >= 0 && (en = udt_enab16((unsigned int)idx) >> 8) != 0) {
 		error = r < 0 && r > -4096 ? (int)-r : 0;
 		rv = error != 0 ? -1 : r;
@@ -363,42 +377,45 @@ udt_sud_sigmask(ucontext_t *uc, const long *a)
 	r = udt_sys4(SYS_rt_sigprocmask, a[0], a[1], a[2], 8);
 	udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &pmask, 8);
 	udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &hmask, NULL, 8);
-	*fmask = pmask & ~UDT_SIGSYS_BIT;
+	*fmask = pmask & ~udt_sud_ours;
 	return r;
 }
 
 /*
- * rt_sigaction of the program.  For SIGSYS its action is kept aside for
- * udt_sud_foreign().  For any other signal, SIGSYS leaves the handler's
- * mask: a system call in a handler running with SIGSYS blocked would be
- * dispatched to a blocked SIGSYS, which the kernel turns into death.
+ * rt_sigaction of the program.  For SIGSYS (and SIGTRAP where sites are
+ * trapped) its action is kept aside for udt_sud_foreign().  For any
+ * other signal, ours leave the handler's mask: a system call in a
+ * handler running with SIGSYS blocked would be dispatched to a blocked
+ * SIGSYS, and a trapped one raise a blocked SIGTRAP, which the kernel
+ * turns into death.
  */
 static long
 udt_sud_sigaction(const long *a)
 {
 	struct udt_ksigaction *act = (void *)a[1], *old = (void *)a[2];
-	struct udt_ksigaction copy;
+	struct udt_ksigaction copy, *prog;
 
 	if (a[3] != 8)
 		return -EINVAL;
-	if (a[0] == SIGSYS) {
+	if (a[0] > 0 && a[0] <= 64 && (udt_sud_ours & UDT_SIGBIT(a[0]))) {
 		struct udt_ksigaction cur;
 
 		/*
 		 * The kernel still sees the call (a query: ours stays), so
 		 * that it counts where strace counts it.
 		 */
-		(void)udt_sys4(SYS_rt_sigaction, SIGSYS, NULL, &cur, 8);
+		(void)udt_sys4(SYS_rt_sigaction, a[0], NULL, &cur, 8);
+		prog = udt_sud_progact((int)a[0]);
 		if (old != NULL)
-			*old = udt_sud_prog;
+			*old = *prog;
 		if (act != NULL)
-			udt_sud_prog = *act;
+			*prog = *act;
 		return 0;
 	}
 	if (act == NULL)
 		return udt_sys4(SYS_rt_sigaction, a[0], NULL, old, 8);
 	copy = *act;
-	copy.ka_mask &= ~UDT_SIGSYS_BIT;
+	copy.ka_mask &= ~udt_sud_ours;
 	return udt_sys4(SYS_rt_sigaction, a[0], &copy, old, 8);
 }
 
@@ -410,7 +427,7 @@ udt_sud_guard(long nr, long *a, struct udt_sud_tmp *tmp, long *rp)
 		if (a[1] != 0 && a[3] == 8 &&
 		    (a[0] == SIG_BLOCK || a[0] == SIG_SETMASK)) {
 			tmp->st_mask = *(const uint64_t *)a[1] &
-			    ~UDT_SIGSYS_BIT;
+			    ~udt_sud_ours;
 			a[1] = (long)&tmp->st_mask;
 		}
 		return 0;
@@ -424,14 +441,14 @@ udt_sud_guard(long nr, long *a, struct udt_sud_tmp *tmp, long *rp)
 	case SYS_rt_sigsuspend:
 		if (a[0] != 0 && a[1] == 8) {
 			tmp->st_mask = *(const uint64_t *)a[0] &
-			    ~UDT_SIGSYS_BIT;
+			    ~udt_sud_ours;
 			a[0] = (long)&tmp->st_mask;
 		}
 		return 0;
 	case SYS_ppoll:
 		if (a[3] != 0 && a[4] == 8) {
 			tmp->st_mask = *(const uint64_t *)a[3] &
-			    ~UDT_SIGSYS_BIT;
+			    ~udt_sud_ours;
 			a[3] = (long)&tmp->st_mask;
 		}
 		return 0;
@@ -439,7 +456,7 @@ udt_sud_guard(long nr, long *a, struct udt_sud_tmp *tmp, long *rp)
 		const struct udt_sud_psd *psd = (const void *)a[5];
 
 		if (psd != NULL && psd->ps_set != NULL && psd->ps_len == 8) {
-			tmp->st_mask = *psd->ps_set & ~UDT_SIGSYS_BIT;
+			tmp->st_mask = *psd->ps_set & ~udt_sud_ours;
 			tmp->st_psd.ps_set = &tmp->st_mask;
 			tmp->st_psd.ps_len = 8;
 			a[5] = (long)&tmp->st_psd;
@@ -451,31 +468,38 @@ udt_sud_guard(long nr, long *a, struct udt_sud_tmp *tmp, long *rp)
 	}
 }
 
-/* A SIGSYS that is not ours: the program's, as it asked. */
+/* A SIGSYS or SIGTRAP that is not ours: the program's, as it asked. */
 static void
 udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 {
-	void (*h)(int, siginfo_t *, void *) = udt_sud_prog.ka_handler;
+	const struct udt_ksigaction *prog = udt_sud_progact(sig);
+	void (*h)(int, siginfo_t *, void *) = prog->ka_handler;
 
 	if (h == (void *)SIG_IGN)
 		return;
 	if (h != (void *)SIG_DFL) {
-		if (udt_sud_prog.ka_flags & SA_SIGINFO)
+		static const long none[6];
+
+		if (prog->ka_flags & SA_SIGINFO)
 			h(sig, si, uc);
 		else
 			((void (*)(int))(void *)h)(sig);
+		/*
+		 * Its handler returns here, not to its restorer: ours makes
+		 * the rt_sigreturn that ends the signal, which is its.
+		 */
+		udt_sud_entry(SYS_rt_sigreturn, none, uc);
 		return;
 	}
 	/* Its default: die of it, core and all. */
 	{
 		struct udt_ksigaction dfl = { 0 };
-		uint64_t sys = 1ULL << (SIGSYS - 1);
+		uint64_t bit = UDT_SIGBIT(sig);
 
-		udt_sys4(SYS_rt_sigaction, SIGSYS, &dfl, NULL, 8);
-		udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &sys, NULL, 8);
+		udt_sys4(SYS_rt_sigaction, sig, &dfl, NULL, 8);
+		udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL, 8);
 		/* This thread's, so a core shows the one that trapped. */
-		udt_sys3(SYS_tgkill, udt_sys0(SYS_getpid), udt_gettid(),
-		    SIGSYS);
+		udt_sys3(SYS_tgkill, udt_sys0(SYS_getpid), udt_gettid(), sig);
 	}
 }
 
@@ -486,9 +510,17 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	greg_t *g = uc->uc_mcontext.gregs;
 	struct udt_thread *t = &udt_thread;
 	long nr, a[6], r;
+	uintptr_t stub = 0;
 	int saved = errno;
 
-	if (si->si_code != SYS_USER_DISPATCH) {
+	/*
+	 * A trapped site (udt_rw_trap.c): the int3 stands for the system
+	 * call instruction it begins, so the program goes on after that,
+	 * and the number is still in rax, as after a dispatch.
+	 */
+	if (sig == SIGTRAP && si->si_code == SI_KERNEL)
+		stub = udt_rw_trap_stub((uintptr_t)g[REG_RIP] - 1);
+	if (sig == SIGTRAP ? stub == 0 : si->si_code != SYS_USER_DISPATCH) {
 		udt_sud_foreign(sig, si, ucv);
 		errno = saved;
 		return;
@@ -505,7 +537,11 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	 * off for both threads for good.
 	 */
 	t->ut_sud = SYSCALL_DISPATCH_FILTER_ALLOW;
-	nr = si->si_syscall;
+	if (stub != 0) {
+		g[REG_RIP] += 1;
+		nr = g[REG_RAX];
+	} else
+		nr = si->si_syscall;
 	a[0] = g[REG_RDI];
 	a[1] = g[REG_RSI];
 	a[2] = g[REG_RDX];
@@ -519,10 +555,18 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		if (!((nr == SYS_clone ? (uint64_t)a[0] :
 		    *(const uint64_t *)a[0]) & UDT_CLONE_SETTLS))
 			goto deferred;
-		/* In place, let through until this thread's next hook. */
+		/*
+		 * In place, let through until this thread's next hook; a
+		 * trapped site's stub makes the call, records its return on
+		 * both sides and jumps back (udt_rw_emit_inplace()).
+		 */
 		udt_sud_entry(nr, a, uc);
 		g[REG_RAX] = nr;
-		g[REG_RIP] -= 2;
+		if (stub != 0) {
+			udt_rw_ipnr = nr + 1;
+			g[REG_RIP] = (greg_t)stub;
+		} else
+			g[REG_RIP] -= 2;
 		errno = saved;
 		return;
 	case SYS_rt_sigreturn:
@@ -608,19 +652,37 @@ udt_sud_start(void)
 		udt_sud_thread();
 }
 
-void
-udt_sud_init(int all)
+/* Our handler for sig, the program's action kept aside in *prog. */
+static int
+udt_sud_catch(int sig, struct udt_ksigaction *prog)
 {
 	struct udt_ksigaction sa;
 
 	if (udt_text_lo == 0)
-		return;
+		return -1;
 	memset(&sa, 0, sizeof(sa));
 	sa.ka_handler = udt_sud_handler;
-	/* SA_NODEFER: see udt_sud_handler(); SIGSYS is never blocked. */
+	/* SA_NODEFER: see udt_sud_handler(); ours are never blocked. */
 	sa.ka_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | UDT_SA_RESTORER;
 	sa.ka_restorer = udt_sud_restorer;
-	if (udt_sys4(SYS_rt_sigaction, SIGSYS, &sa, &udt_sud_prog, 8) != 0)
+	if (udt_sys4(SYS_rt_sigaction, sig, &sa, prog, 8) != 0)
+		return -1;
+	udt_sud_ours |= UDT_SIGBIT(sig);
+	return 0;
+}
+
+int
+udt_sud_trap_init(void)
+{
+	if (udt_sud_ours & UDT_SIGBIT(SIGTRAP))
+		return 0;
+	return udt_sud_catch(SIGTRAP, &udt_trap_prog);
+}
+
+void
+udt_sud_init(int all)
+{
+	if (udt_sud_catch(SIGSYS, &udt_sud_prog) != 0)
 		return;
 	udt_sud_active = 1;
 	udt_sud_all = all;

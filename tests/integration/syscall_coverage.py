@@ -36,9 +36,9 @@ call strace sees must arrive exactly once, but for two kinds, each named:
            child to dtd, taking the loader's calls from the launcher):
            innermost frame in libuserdt-preload.so, in a function that
            is not one making a call of the program; and the rt_sigreturn
-           that ends each SIGSYS of Syscall User Dispatch (strace shows
-           the signal; the program's own calls it caught are counted as
-           the program's).
+           that ends each SIGSYS of Syscall User Dispatch and each
+           SIGTRAP of a trapped site (strace shows the signal; the
+           program's own calls it caught are counted as the program's).
 
 The second check, per command: the launcher covers the image btrace -c
 starts, the shell, and its helper every image a process of the tree
@@ -192,10 +192,13 @@ def strace_counts(files, lib):
                 m = LINE.match(line)
                 if m:
                     calls.append([m.group(1), line, []])
-                # Dispatch's signal: its handler returns by an
-                # rt_sigreturn of the library's own, the thread's next.
-                elif line.startswith("--- SIGSYS") and \
-                        "SYS_USER_DISPATCH" in line:
+                # Dispatch's signal, or a trapped site's int3: its
+                # handler returns by an rt_sigreturn of the library's
+                # own, the thread's next.
+                elif (line.startswith("--- SIGSYS") and
+                      "SYS_USER_DISPATCH" in line) or \
+                        (line.startswith("--- SIGTRAP") and
+                         "SI_KERNEL" in line):
                     calls.append(["", "", [("dispatch", "")]])
         # The first thread strace starts: its first lines are strace's
         # own exec of the command (over $PATH), before any image of ours.

@@ -1,0 +1,142 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The program syscall_trap traces (trap_tracee LIB): a life that goes
+ * through the sites the preload library traps with int3 rather than
+ * rewrites (libc's clone3 and posix_spawn child, signal return), and a
+ * SIGTRAP of its own, each phase marked by a write(-1, NULL, MARK) that
+ * fails with EBADF and reads nothing:
+ *
+ *	2001	main, then it stops itself (SIGSTOP): the test looks at its
+ *		dispatch there, which must be off
+ *	2002	a thread made by pthread_create() with every signal blocked
+ *	2003	after dlopen(LIB), then it stops itself again: dispatch on
+ *
+ * between them: an int3 of its own, caught by its SIGTRAP handler, which
+ * sigaction() still reports as its own; posix_spawn() of /bin/true with
+ * every signal blocked; three SIGUSR1 handled (with the handler of the
+ * int3, four rt_sigreturn); a fork child dying of its own int3 with
+ * SIGTRAP's default action.  Prints "own-trap N", "blocked N",
+ * "dfl-trap N" (1: as untraced), then "done".
+ */
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static volatile sig_atomic_t ntrap, trapcode, nusr1;
+
+static void
+mark(long m)
+{
+	static char buf[2004];
+
+	(void)!write(-1, buf, (size_t)m);
+}
+
+static void
+on_trap(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	ntrap++;
+	trapcode = si->si_code;
+}
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+	nusr1++;
+}
+
+static void *
+thread(void *arg)
+{
+	(void)arg;
+	mark(2002);
+	return NULL;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct sigaction sa, old;
+	sigset_t all, omask;
+	pthread_t t;
+	char *targv[] = { "true", NULL };
+	pid_t pid;
+	void *lib;
+	int i, st, ok;
+
+	if (argc != 2)
+		return 2;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	mark(2001);
+	raise(SIGSTOP);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	if (sigaction(SIGTRAP, &sa, NULL) != 0)
+		return 1;
+	__asm__ volatile ("int3");
+	ok = ntrap == 1 && trapcode == 0x80 &&	/* SI_KERNEL */
+	    sigaction(SIGTRAP, NULL, &old) == 0 &&
+	    (old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_trap;
+	printf("own-trap %d\n", ok);
+
+	sigfillset(&all);
+	ok = sigprocmask(SIG_BLOCK, &all, &omask) == 0 &&
+	    pthread_create(&t, NULL, thread, NULL) == 0 &&
+	    pthread_join(t, NULL) == 0 &&
+	    posix_spawn(&pid, "/bin/true", NULL, NULL, targv, environ) == 0 &&
+	    waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0 &&
+	    sigprocmask(SIG_SETMASK, &omask, NULL) == 0;
+	printf("blocked %d\n", ok);
+
+	signal(SIGUSR1, on_usr1);
+	for (i = 0; i < 3; i++)
+		raise(SIGUSR1);
+
+	if ((pid = fork()) == 0) {
+		struct rlimit nocore = { 0, 0 };
+
+		(void)setrlimit(RLIMIT_CORE, &nocore);
+		signal(SIGTRAP, SIG_DFL);
+		__asm__ volatile ("int3");
+		_exit(0);
+	}
+	ok = pid > 0 && nusr1 == 3 && waitpid(pid, &st, 0) == pid &&
+	    WIFSIGNALED(st) && WTERMSIG(st) == SIGTRAP;
+	printf("dfl-trap %d\n", ok);
+
+	if ((lib = dlopen(argv[1], RTLD_NOW)) == NULL)
+		return 1;
+	mark(2003);
+	raise(SIGSTOP);
+	printf("done\n");
+	return 0;
+}
