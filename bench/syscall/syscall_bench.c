@@ -35,8 +35,9 @@
  *				for the loop's thread with every address
  *				let through: what the kernel charges each
  *				call of a thread that traces in default
- *				mode (udt_rw_slow() turns dispatch on for
- *				the sites it could not rewrite)
+ *				mode where sites are left to dispatch
+ *				(udt_rw_slow(); the loop's process has
+ *				none: each is rewritten or trapped)
  *	libc-internal loop	fprintf + fflush to /dev/null, whose write
  *				no wrapper hook sees: no library, idle,
  *				recorded, strace, bpftrace
@@ -572,7 +573,8 @@ main(int argc, char *argv[])
 	printf("  %-28s %8.1f ns/call  %6.2fx  (dispatch only, %s calls)\n",
 	    "all-calls (-a), idle", mallc, mallc / mbase, sbuf);
 	printf("  %-28s %8.1f ns/call  %6.2fx  (no library: the kernel's "
-	    "%+.1f ns a call with dispatch on, every call let through)\n",
+	    "%+.1f ns a call with dispatch on, every call let through; "
+	    "traced threads have it only where sites are left to it)\n",
 	    "dispatch on", msud, msud / mbase, msud - mbase);
 	printf("libc-internal loop: fprintf + fflush to /dev/null (stdio's "
 	    "write), median of %d runs\n", nreps);
@@ -591,8 +593,7 @@ main(int argc, char *argv[])
 	    (midle / mbase - 1) * 100, (midlef / mbasef - 1) * 100,
 	    mrec - mbase, mrecf - mbasef);
 	printf("goals: idle within 5%%: %s (%+.1f%%, quietest %+.1f%%); "
-	    "recording <= 60 ns at 1M events/s: %s (wall %.0f, CPU %.0f, "
-	    "of which dispatch's %.0f; "
+	    "recording <= 60 ns at 1M events/s: %s (wall %.0f, CPU %.0f; "
 	    "flat out, sharing 2 cores with dtd and the reader: wall %.0f, "
 	    "quietest %.0f, CPU %.0f); "
 	    "no drops at %.2fM events/s: %s (flat out at %.1fM/s: %s)\n",
@@ -600,7 +601,7 @@ main(int argc, char *argv[])
 	    (qidle / qbase - 1) * 100,
 	    mpw_rec > 0 && mpw_base > 0 && mpw_rec - mpw_base <= 60 &&
 	    mpc_rec - mpc_base <= 60 ? "yes" : "no",
-	    mpw_rec - mpw_base, mpc_rec - mpc_base, msud - mbase,
+	    mpw_rec - mpw_base, mpc_rec - mpc_base,
 	    mrec - mbase, qrec - qbase, mcrec - mcbase,
 	    median(p_rate, nreps) / 1e6,
 	    p_drop + p_lost == 0 && p_read > 0 ? "yes" : "no", mevs / 1e6,

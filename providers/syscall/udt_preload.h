@@ -196,11 +196,12 @@ void	udt_attach(void) UDT_HIDDEN;
 
 /*
  * Syscall User Dispatch (udt_sud.c) catches the system calls of sites
- * that were not rewritten (udt_rw.c).  A thread with dispatch on pays
- * for it on every system call it makes (the kernel's slow entry path,
- * tens of ns), so by default a thread turns it on only once it records
- * an event (udt_rw_slow()), and a fork child when its parent's thread
- * had it on.  In all-calls mode (UDT_SUD_ENV=1, dtrun -a) every thread
+ * that were neither rewritten nor trapped (udt_rw.c, udt_rw_trap.c).  A
+ * thread with dispatch on pays for it on every system call it makes (the
+ * kernel's slow entry path, tens of ns), so by default a thread turns it
+ * on only once it records an event (udt_rw_slow()) in a process that has
+ * such sites (!udt_rw_complete), and a fork child when its parent's
+ * thread had it on.  In all-calls mode (UDT_SUD_ENV=1, dtrun -a) every thread
  * has it on from its start and nothing is rewritten; with UDT_HOOKS_ENV=1
  * only the libc wrappers' hooks record.
  *

@@ -20,8 +20,10 @@
  * make the common calls cheap, the constructor rewrites the `syscall'
  * instructions of every loaded object into jumps to trampolines that
  * call udt_rw_entry (udt_rw_entry.S) and come back: the cost of a
- * function call instead of a signal.  What cannot be rewritten safely
- * stays as it was, and dispatch catches it.
+ * function call instead of a signal.  A call that is proven an
+ * instruction but has no safe window around it is trapped: its first
+ * byte becomes int3, a signal where it runs (udt_rw_trap.c).  Only what
+ * cannot be told an instruction stays as it was, for dispatch.
  *
  * A `syscall' is two bytes and a jump five, so a site is the system
  * call and its neighbours: a window of whole instructions around it,
@@ -38,12 +40,15 @@
  *    branch or call anywhere in the object (every byte position is
  *    read as if it were one: false alarms only cost a site), no start
  *    of a function; and its function has no indirect jump (a jump
- *    table could land anywhere in it) and no exception landing pads.
+ *    table could land anywhere in it) and no exception landing pads,
+ *    and is no signal trampoline.
+ *
+ * A trap needs the first of these alone: one byte has no inside.
  *
  * Rewriting happens once, while the process has a single thread (the
  * constructor), so no thread can be inside a window while it changes.
  * Objects loaded later and processes that already run threads are left
- * to dispatch.  The bytes are written through /proc/self/mem, which
+ * to dispatch (udt_rw_saw()).  The bytes are written through /proc/self/mem, which
  * leaves the mappings' protections alone.
  *
  * The flags register is not preserved across a rewritten call (the

@@ -29,6 +29,12 @@
  * The price: a signal per system call, a microsecond or two, which is why
  * it is a mode and not the default.  Still far below ptrace's.
  *
+ * In the default mode the same handler takes the SIGTRAP of a trapped
+ * site's int3 (udt_rw_trap.c), the call's number still in rax: SIGTRAP
+ * is then guarded as SIGSYS is, and the program's own action kept aside.
+ * Dispatch itself is on only for threads that record in a process with
+ * sites neither rewritten nor trapped.
+ *
  * Calls that cannot be made from inside a signal handler are made where
  * they were, after the handler returned, by udt_sud_stub in this text:
  *	rt_sigreturn	(a handler of the program returning: the frame is
