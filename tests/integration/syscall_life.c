@@ -29,7 +29,6 @@
 
 #include "dtt.h"
 #include "syscall_util.h"
-#include "systab.h"
 
 enum { P_WRITE, P_CLONE, P_CLONE3, P_VFORK, P_EXECVE, P_EXITG, P_N };
 static const int lnr[P_N] = { 1, 56, 435, 58, 59, 231 };
@@ -43,7 +42,7 @@ main(int argc, char *argv[])
 	struct dtt_dtd dd;
 	struct dtioc_probe_info *pi = NULL;
 	uint32_t pbn[P_N];
-	char name[16], line[128];
+	char line[128];
 	char *targv[] = { argv[2], "-s", NULL, argv[3], argv[4], NULL };
 	long marks[7] = { 0 }, n, k, nclone = 0;
 	long kid_clone_ret = 0, par_clone_ret = 0, vf_par = 0, vf_kid = 0;
@@ -60,22 +59,10 @@ main(int argc, char *argv[])
 	}
 	if (st_setup(&dd, "udt-life", argv[1], NULL, &fd, &pi, &npi) != 0)
 		goto out;
-	for (i = 0; i < P_N; i++) {
-		const struct systab_ent *se = systab_by_linux(lnr[i]);
-
-		pbn[i] = 0;
-		if (se != NULL) {
-			snprintf(name, sizeof(name), "sys%%%u", se->se_num);
-			pbn[i] = dtt_pbn(pi, npi, "syscall", name, "entry");
-		}
-		if (!dtt_check(pbn[i] != 0, "%s has a probe", lname[i]))
-			continue;
-		if (dtt_enable(fd, pbn[i], DTEVT_FUNCARGS, 0) ||
-		    dtt_enable(fd, pbn[i] + 1, 0, 0)) {
-			warn("enable %s", lname[i]);
+	for (i = 0; i < P_N; i++)
+		if (st_enable_linux(fd, pi, npi, lnr[i], lname[i],
+		    DTEVT_FUNCARGS, &pbn[i]) != 0 && pbn[i] != 0)
 			goto out;
-		}
-	}
 	if (dtt_record(fd, 1) != 0)
 		goto out;
 

@@ -68,6 +68,8 @@
 enum { P_EXECVE, P_OPENAT, P_MMAP, P_WRITE, P_N };
 #define MAXEV	4096		/* events of one run kept */
 static const long lnr[P_N] = { SYS_execve, SYS_openat, SYS_mmap, SYS_write };
+static const char *const lname[P_N] = { "execve", "openat", "mmap",
+    "write" };
 
 /* What one run of a program under dtrun gave. */
 struct run {
@@ -347,7 +349,7 @@ main(int argc, char *argv[])
 	struct dtioc_probe_info *pi = NULL;
 	struct run r;
 	uint32_t pbn[P_N];
-	char name[16], self[512], cmd[2048];
+	char self[512], cmd[2048];
 	char *targv[8];
 	size_t npi;
 	ssize_t len;
@@ -367,19 +369,10 @@ main(int argc, char *argv[])
 	unsetenv("USERDT_LOADER");
 	if (st_setup(&dd, "udt-loader", argv[1], NULL, &fd, &pi, &npi) != 0)
 		goto out;
-	for (i = 0; i < P_N; i++) {
-		const struct systab_ent *se = systab_by_linux(lnr[i]);
-
-		pbn[i] = 0;
-		if (se != NULL) {
-			snprintf(name, sizeof(name), "sys%%%u", se->se_num);
-			pbn[i] = dtt_pbn(pi, npi, "syscall", name, "entry");
-		}
-		if (!dtt_check(pbn[i] != 0, "%s has a probe", name) ||
-		    dtt_enable(fd, pbn[i], DTEVT_FUNCARGS | DTEVT_STRINGS, 0) ||
-		    dtt_enable(fd, pbn[i] + 1, 0, 0))
+	for (i = 0; i < P_N; i++)
+		if (st_enable_linux(fd, pi, npi, (int)lnr[i], lname[i],
+		    DTEVT_FUNCARGS | DTEVT_STRINGS, &pbn[i]) != 0)
 			goto out;
-	}
 	if (dtt_record(fd, 1) != 0)
 		goto out;
 

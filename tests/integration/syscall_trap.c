@@ -35,7 +35,6 @@
 
 #include "dtt.h"
 #include "syscall_util.h"
-#include "systab.h"
 
 #ifndef PTRACE_GET_SYSCALL_USER_DISPATCH_CONFIG
 #define PTRACE_GET_SYSCALL_USER_DISPATCH_CONFIG	0x4211
@@ -89,7 +88,7 @@ main(int argc, char *argv[])
 	struct dtt_dtd dd;
 	struct dtioc_probe_info *pi = NULL;
 	uint32_t pbn[P_N];
-	char name[16], line[128];
+	char line[128];
 	char *targv[] = { argv[2], "-s", NULL, argv[3], argv[4], NULL };
 	long marks[4] = { 0 }, n, k, mode1, mode2;
 	long clone3_ret = 0, nsigret = 0;
@@ -105,22 +104,10 @@ main(int argc, char *argv[])
 	}
 	if (st_setup(&dd, "udt-trap", argv[1], NULL, &fd, &pi, &npi) != 0)
 		goto out;
-	for (i = 0; i < P_N; i++) {
-		const struct systab_ent *se = systab_by_linux(lnr[i]);
-
-		pbn[i] = 0;
-		if (se != NULL) {
-			snprintf(name, sizeof(name), "sys%%%u", se->se_num);
-			pbn[i] = dtt_pbn(pi, npi, "syscall", name, "entry");
-		}
-		if (!dtt_check(pbn[i] != 0, "%s has a probe", lname[i]))
+	for (i = 0; i < P_N; i++)
+		if (st_enable_linux(fd, pi, npi, lnr[i], lname[i],
+		    DTEVT_FUNCARGS, &pbn[i]) != 0)
 			goto out;
-		if (dtt_enable(fd, pbn[i], DTEVT_FUNCARGS, 0) ||
-		    dtt_enable(fd, pbn[i] + 1, 0, 0)) {
-			warn("enable %s", lname[i]);
-			goto out;
-		}
-	}
 	if (dtt_record(fd, 1) != 0)
 		goto out;
 

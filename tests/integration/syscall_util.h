@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <userdt/udt_wire.h>
@@ -55,6 +56,16 @@ int	st_setup(struct dtt_dtd *, const char *name, const char *dtd,
  * pid in *pidp; NULL on failure.  Main thread.
  */
 FILE	*st_spawn_out(char *const argv[], pid_t *pidp);
+
+/*
+ * The entry probe of Linux system call nr (the OpenBSD-named sys%N it
+ * maps to), checked to exist ("NAME has a probe"), enabled with flags,
+ * and its return probe with none.  0 with its pbn in *pbnp; -1 when it
+ * has none (*pbnp 0) or cannot be enabled (warned).  Main thread.
+ * In syscall_probe.c: the tests have it, the benchmarks do not.
+ */
+int	st_enable_linux(int fd, const struct dtioc_probe_info *, size_t npi,
+	    int nr, const char *name, int flags, uint32_t *pbnp);
 
 /*
  * End of a test: close the device (fd may be -1), stop dtd by pid and
