@@ -83,7 +83,7 @@
 int	udt_rw_active;
 
 /* USERDT_REWRITE=debug: what was found and rewritten, on stderr. */
-static int	udt_rw_debug;
+int	udt_rw_debug;
 static size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone, udt_rw_ntrapped;
 
 /*

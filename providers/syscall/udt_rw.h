@@ -128,6 +128,7 @@ uintptr_t udt_rw_trap_stub(uintptr_t);
  */
 #define UDT_RW_DISPATCH_ENV	"USERDT_DISPATCH"
 extern int	udt_rw_complete;
+extern int	udt_rw_debug;		/* [I] USERDT_REWRITE=debug */
 void	udt_rw_saw(long, const long *, long);
 
 /* The system call instruction a trampoline's return address stands for. */

@@ -48,6 +48,7 @@
 #include <sys/syscall.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,6 +265,14 @@ udt_rw_saw(long nr, const long *a, long r)
 	if (!exec)
 		return;
 	__atomic_store_n(&udt_rw_complete, 0, __ATOMIC_RELAXED);
+	if (udt_rw_debug) {
+		char buf[96];
+		int len = snprintf(buf, sizeof(buf), "userdt: dispatch needed: "
+		    "new code at %#lx\n", (unsigned long)(nr == SYS_shmat ? r :
+		    a[0]));
+
+		udt_sys3(SYS_write, 2, buf, len);
+	}
 	/* The thread that will most likely run the new code first. */
 	if (udt_thread.ut_traced && !udt_thread.ut_armed)
 		udt_sud_thread();
