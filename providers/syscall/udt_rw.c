@@ -134,14 +134,16 @@ struct udt_rw_win {
 	int		rw_bad;
 };
 
-/* Every trampoline, for udt_rw_site_of(). */
-struct udt_rw_tramp {
-	uintptr_t	rt_lo, rt_hi, rt_sys;
-};
+/*
+ * Every trampoline and its site, for udt_rw_site_of(): staged by a pass
+ * [w], published at its end (udt_rw_tab.c).
+ */
+static struct udt_rw_stage udt_rw_trampstage;
+static struct udt_rw_tab *udt_rw_tramptab;
 
-/* [I] once the constructor is done. */
-static struct udt_rw_tramp *udt_rw_tramps;
-static size_t		udt_rw_ntramps, udt_rw_maxtramps;
+/* The loader's debugger hook, where new objects are rewritten. */
+uintptr_t	udt_rw_ld_lo, udt_rw_ld_hi;	/* [I] the loader's text */
+static uintptr_t udt_rw_brkat;			/* [I] r_brk, if hooked */
 
 /* The object being rewritten: its unwind table, decoded. */
 struct udt_rw_obj {
@@ -171,6 +173,8 @@ struct udt_rw_obj {
 	size_t		ro_ntrap;
 	int		ro_memfd;		/* /proc/self/mem */
 	int		ro_indirect;		/* last decode: see there */
+	const uintptr_t	(*ro_want)[2];		/* only objects in these */
+	size_t		ro_nwant;
 };
 
 static void *
@@ -625,6 +629,12 @@ udt_rw_function(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi,
 			udt_rw_trap(o, ri[k].ri_addr, "rt_sigreturn");
 			continue;
 		}
+		/* Two jumps cannot share bytes. */
+		if (nw > 0 && ri[i].ri_addr < w[nw - 1].rw_end) {
+			udt_rw_trap(o, ri[k].ri_addr, "its window meets the "
+			    "one before");
+			continue;
+		}
 		w[nw].rw_start = ri[i].ri_addr;
 		w[nw].rw_sys = ri[k].ri_addr;
 		w[nw].rw_end = ri[j].ri_addr + ri[j].ri_size;
@@ -648,14 +658,16 @@ udt_rw_function(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi,
 	return NULL;
 }
 
-/* Every rel32 jump or call in the object, real or not, and starts. */
+/*
+ * Windows w[nw] (sorted) into which a rel32 jump or call of the object,
+ * real or not, or a function's start lands: rw_bad.
+ */
 static void
-udt_rw_far(struct udt_rw_obj *o)
+udt_rw_far(struct udt_rw_obj *o, struct udt_rw_win *w, size_t nw)
 {
 	const uint8_t *p = (const uint8_t *)o->ro_lo;
 	const uint8_t *end = (const uint8_t *)o->ro_hi;
-	struct udt_rw_win *w = o->ro_win;
-	size_t nw = o->ro_nwin, lo, hi, mid, i;
+	size_t lo, hi, mid, i;
 	uintptr_t t;
 	int32_t rel;
 
@@ -911,12 +923,8 @@ udt_rw_commit(struct udt_rw_obj *o)
 		memcpy(patch + 1, &rel, 4);
 		if (udt_rw_poke(o, w->rw_start, patch, len) != 0)
 			break;
-		if (udt_rw_ntramps < udt_rw_maxtramps) {
-			udt_rw_tramps[udt_rw_ntramps].rt_lo = t;
-			udt_rw_tramps[udt_rw_ntramps].rt_hi = t + UDT_RW_TRAMPSZ;
-			udt_rw_tramps[udt_rw_ntramps].rt_sys = w->rw_sys;
-			udt_rw_ntramps++;
-		}
+		/* Without it, only a user stack shows the trampoline. */
+		(void)udt_rw_stage_put(&udt_rw_trampstage, t, w->rw_sys);
 		udt_rw_ndone++;
 		udt_rw_active = 1;
 		nok--;
@@ -980,6 +988,99 @@ udt_rw_after(struct udt_rw_obj *o, long fi, uintptr_t p)
 	udt_rw_say("outside the unwind table's functions", p);
 }
 
+/* Whether an executable segment of the object meets a wanted range. */
+static int
+udt_rw_wanted(const struct udt_rw_obj *o, const struct dl_phdr_info *info)
+{
+	const ElfW(Phdr) *ph;
+	uintptr_t lo, hi;
+	size_t k;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		lo = info->dlpi_addr + ph->p_vaddr;
+		hi = lo + ph->p_memsz;
+		for (k = 0; k < o->ro_nwant; k++)
+			if (lo < o->ro_want[k][1] && o->ro_want[k][0] < hi)
+				return 1;
+	}
+	return 0;
+}
+
+/* Bytes the assembler fills between functions with: nops, int3. */
+static int
+udt_rw_padbyte(uint8_t b)
+{
+	switch (b) {
+	case 0x00: case 0x0f: case 0x1f: case 0x2e: case 0x40: case 0x44:
+	case 0x66: case 0x80: case 0x84: case 0x90: case 0xcc:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The loader calls r_brk (_dl_debug_state) once the objects a dlopen()
+ * maps are in its list, before it relocates them or runs any of their
+ * code: there they are rewritten (udt_rw_brk()).  Its five first bytes
+ * become a jump, proven as a window is: its `ret' and padding no
+ * function covers, or `endbr64; ret'; nothing lands inside.  o: the
+ * loader's text, in the constructor.
+ */
+static void
+udt_rw_hook(struct udt_rw_obj *o, uintptr_t b)
+{
+	static const uint8_t endbr_ret[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0xc3 };
+	const uint8_t *c = (const uint8_t *)b;
+	struct udt_rw_win w;
+	uintptr_t flo, fhi, to = (uintptr_t)udt_rw_brk;
+	uint8_t patch[5], *reg;
+	long fi;
+	int i, lsda;
+	int32_t rel;
+
+	if ((fi = udt_rw_find(o, b)) < 0 ||
+	    udt_rw_fde(o, (size_t)fi, &flo, &fhi, &lsda) != 0 || flo != b)
+		return;
+	if (c[0] == 0xc3 && fhi == b + 1) {
+		for (i = 1; i < 5; i++)
+			if (!udt_rw_padbyte(c[i]))
+				return;
+	} else if (memcmp(c, endbr_ret, sizeof(endbr_ret)) != 0 ||
+	    fhi < b + 5)
+		return;
+	memset(&w, 0, sizeof(w));
+	w.rw_start = w.rw_sys = b;
+	w.rw_end = b + 5;
+	udt_rw_far(o, &w, 1);
+	if (w.rw_bad || udt_rw_near(o, fi, b, b + 5))
+		return;
+	/* jmp *0(%rip), then the address: udt_rw_brk is further away. */
+	if ((reg = udt_rw_region(o->ro_lo, o->ro_hi, 4096)) == NULL)
+		return;
+	reg[0] = 0xff;
+	reg[1] = 0x25;
+	memset(reg + 2, 0, 4);
+	memcpy(reg + 6, &to, sizeof(to));
+	if (udt_sys3(SYS_mprotect, reg, 4096, PROT_READ | PROT_EXEC) != 0) {
+		udt_sys2(SYS_munmap, reg, 4096);
+		return;
+	}
+	udt_rw_cover((uintptr_t)reg, (uintptr_t)reg + 4096);
+	patch[0] = 0xe9;
+	rel = (int32_t)((uintptr_t)reg - (b + 5));
+	memcpy(patch + 1, &rel, 4);
+	if (udt_rw_poke(o, b, patch, sizeof(patch)) != 0)
+		return;
+	udt_rw_brkat = b;
+	udt_rw_ld_lo = o->ro_lo;
+	udt_rw_ld_hi = o->ro_hi;
+}
+
 /* One loaded object: find, prove and rewrite its sites. */
 static int
 udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -994,6 +1095,8 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	int i, lsda, sig;
 
 	(void)size;
+	if (o->ro_want != NULL && !udt_rw_wanted(o, info))
+		return 0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_GNU_EH_FRAME)
@@ -1054,8 +1157,11 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 				udt_rw_say(why, (uintptr_t)p);
 			}
 		}
-		udt_rw_far(o);
+		udt_rw_far(o, o->ro_win, o->ro_nwin);
 		udt_rw_nleft += udt_rw_commit(o);
+		if (o->ro_want == NULL && _r_debug.r_brk >= o->ro_lo &&
+		    _r_debug.r_brk + 5 <= o->ro_hi)
+			udt_rw_hook(o, _r_debug.r_brk);
 	}
 	udt_sys2(SYS_munmap, o->ro_memotail, memo);
 	return 0;
@@ -1085,25 +1191,16 @@ udt_rw_nthreads(void)
 	return -1;
 }
 
-static int
-udt_rw_tcmp(const void *a, const void *b)
-{
-	const struct udt_rw_tramp *x = a, *y = b;
-
-	return x->rt_lo < y->rt_lo ? -1 : x->rt_lo > y->rt_lo;
-}
-
-void
-udt_rw_init(void)
+size_t
+udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 {
 	struct udt_rw_obj o;
-	const char *env = getenv(UDT_RW_ENV);
+	size_t left = udt_rw_nleft;
 
-	if ((env != NULL && strcmp(env, "0") == 0) || udt_rw_nthreads() != 1)
-		return;
-	udt_rw_debug = env != NULL && strcmp(env, "debug") == 0;
 	memset(&o, 0, sizeof(o));
 	o.ro_memfd = -1;
+	o.ro_want = want;
+	o.ro_nwant = nwant;
 	o.ro_maxtgt = 65536;
 	o.ro_insn = udt_rw_alloc(UDT_RW_MAXINSN * sizeof(*o.ro_insn));
 	o.ro_tgt = udt_rw_alloc(o.ro_maxtgt * sizeof(*o.ro_tgt));
@@ -1111,33 +1208,24 @@ udt_rw_init(void)
 	o.ro_arena = udt_rw_alloc(o.ro_maxarena * sizeof(*o.ro_arena));
 	o.ro_win = udt_rw_alloc(UDT_RW_MAXSITE * sizeof(*o.ro_win));
 	o.ro_trap = udt_rw_alloc(UDT_RW_MAXSITE * sizeof(*o.ro_trap));
-	udt_rw_maxtramps = 4 * UDT_RW_MAXSITE;
-	udt_rw_tramps = udt_rw_alloc(udt_rw_maxtramps *
-	    sizeof(*udt_rw_tramps));
 	if (o.ro_insn == NULL || o.ro_tgt == NULL || o.ro_win == NULL ||
 	    o.ro_arena == NULL || o.ro_trap == NULL ||
-	    udt_rw_tramps == NULL ||
-	    cs_open(CS_ARCH_X86, CS_MODE_64, &o.ro_cs) != CS_ERR_OK)
+	    cs_open(CS_ARCH_X86, CS_MODE_64, &o.ro_cs) != CS_ERR_OK) {
+		left = (size_t)-1;
 		goto out;
+	}
 	cs_option(o.ro_cs, CS_OPT_DETAIL, CS_OPT_ON);
 	if ((o.ro_ci = cs_malloc(o.ro_cs)) != NULL) {
 		dl_iterate_phdr(udt_rw_object, &o);
 		cs_free(o.ro_ci, 1);
-	}
+	} else
+		left = (size_t)-1;
 	cs_close(&o.ro_cs);
-	qsort(udt_rw_tramps, udt_rw_ntramps, sizeof(*udt_rw_tramps),
-	    udt_rw_tcmp);
-	udt_rw_trap_done(udt_rw_nleft);
-	if (udt_rw_debug) {
-		char buf[200];
-		int len = snprintf(buf, sizeof(buf), "userdt: %zu system call "
-		    "instructions, %zu safe windows, %zu rewritten, %zu "
-		    "trapped, %zu left to dispatch; dispatch %s\n",
-		    udt_rw_nsys, udt_rw_nwin, udt_rw_ndone, udt_rw_ntrapped,
-		    udt_rw_nleft, udt_rw_complete ? "not needed" : "needed");
-
-		udt_sys3(SYS_write, 2, buf, len);
-	}
+	if (udt_rw_tab_publish(&udt_rw_tramptab, &udt_rw_trampstage,
+	    NULL, 0) != 0 || udt_rw_trap_publish(want, nwant) != 0)
+		left = (size_t)-1;
+	if (left != (size_t)-1)
+		left = udt_rw_nleft - left;
 out:
 	if (o.ro_memfd >= 0)
 		udt_sys1(SYS_close, o.ro_memfd);
@@ -1155,21 +1243,41 @@ out:
 	if (o.ro_trap != NULL)
 		udt_sys2(SYS_munmap, o.ro_trap, UDT_RW_MAXSITE *
 		    sizeof(*o.ro_trap));
+	return left;
+}
+
+void
+udt_rw_init(void)
+{
+	const char *env = getenv(UDT_RW_ENV);
+	size_t left;
+
+	if ((env != NULL && strcmp(env, "0") == 0) || udt_rw_nthreads() != 1)
+		return;
+	udt_rw_debug = env != NULL && strcmp(env, "debug") == 0;
+	left = udt_rw_pass(NULL, 0);
+	udt_rw_trap_done(left, udt_rw_brkat != 0);
+	if (udt_rw_debug) {
+		char buf[200];
+		int len = snprintf(buf, sizeof(buf), "userdt: %zu system call "
+		    "instructions, %zu safe windows, %zu rewritten, %zu "
+		    "trapped, %zu left to dispatch; dispatch %s%s\n",
+		    udt_rw_nsys, udt_rw_nwin, udt_rw_ndone, udt_rw_ntrapped,
+		    udt_rw_nleft, udt_rw_complete ? "not needed" : "needed",
+		    udt_rw_brkat != 0 ? "; objects loaded later rewritten" :
+		    "");
+
+		udt_sys3(SYS_write, 2, buf, len);
+	}
 }
 
 uintptr_t
 udt_rw_site_of(uintptr_t ret)
 {
-	size_t lo = 0, hi = udt_rw_ntramps, mid;
+	uintptr_t lo, sys;
 
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (udt_rw_tramps[mid].rt_lo <= ret)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0 && ret < udt_rw_tramps[lo - 1].rt_hi)
-		return udt_rw_tramps[lo - 1].rt_sys;
+	if (udt_rw_tab_floor(&udt_rw_tramptab, ret, &lo, &sys) == 0 &&
+	    ret < lo + UDT_RW_TRAMPSZ)
+		return sys;
 	return ret;
 }

@@ -107,29 +107,62 @@ void	udt_rw_setup(void);
 void	udt_rw_init(void);
 
 /*
- * Trapped sites (udt_rw_trap.c).  From the constructor: udt_rw_trap_put()
- * a site whose first byte is now int3 and its stub (`syscall; jmp site +
- * 2', for a call made in place), udt_rw_cover() an executable range gone
- * through or made, udt_rw_trap_done() once all are, with the count of
- * sites left to dispatch.  udt_rw_trap_stub(): the stub of a trapped
- * site, else 0; any thread, async-signal-safe.
+ * Lookup tables (udt_rw_tab.c): (key, value) pairs staged by a pass of
+ * the rewriter, published sorted at its end (entries whose keys fall in
+ * one of the gone ranges dropped), found by the largest key <= a key.
+ * Stage and publish: the pass only.  udt_rw_tab_floor(): any thread,
+ * async-signal-safe; 0 with the entry, -1 for none.
+ */
+struct udt_rw_tab;
+struct udt_rw_stage {
+	uintptr_t	(*st_e)[2];
+	size_t		st_n, st_max;
+};
+int	udt_rw_stage_put(struct udt_rw_stage *, uintptr_t, uintptr_t);
+int	udt_rw_tab_publish(struct udt_rw_tab **, struct udt_rw_stage *,
+	    const uintptr_t (*)[2], size_t);
+int	udt_rw_tab_floor(struct udt_rw_tab *const *, uintptr_t, uintptr_t *,
+	    uintptr_t *);
+
+/*
+ * Trapped sites (udt_rw_trap.c).  From a pass of the rewriter:
+ * udt_rw_trap_put() a site whose first byte is now int3 and its stub
+ * (the call made in place, its return recorded, then back to site + 2),
+ * udt_rw_trap_publish() at its end (dropping what lay in the gone
+ * ranges), udt_rw_cover() an executable range gone through or made.
+ * udt_rw_trap_done(): the constructor's, after its pass, with the count
+ * of sites left to dispatch and whether udt_rw_brk() is hooked.
+ * udt_rw_trap_stub(): the stub of a trapped site, else 0; any thread,
+ * async-signal-safe.
  */
 int	udt_rw_trap_put(uintptr_t, uintptr_t);
+int	udt_rw_trap_publish(const uintptr_t (*)[2], size_t);
 void	udt_rw_cover(uintptr_t, uintptr_t);
-void	udt_rw_trap_done(size_t);
-size_t	udt_rw_trap_count(void);
+void	udt_rw_trap_done(size_t, int);
 uintptr_t udt_rw_trap_stub(uintptr_t);
 
 /*
+ * One pass of the rewriter over the loaded objects, or only those with
+ * code in one of the ranges want[nwant]: the sites it left to dispatch,
+ * (size_t)-1 if it could not run.  The constructor's thread, or the
+ * loader's lock held (udt_rw_brk(), which the loader's r_brk jumps to;
+ * udt_rw_ld_lo/hi: the loader's text).
+ */
+size_t	udt_rw_pass(const uintptr_t (*)[2], size_t);
+void	udt_rw_brk(void);
+extern uintptr_t udt_rw_ld_lo, udt_rw_ld_hi;
+
+/*
  * [a] Every system call site of the process is rewritten or trapped:
- * a traced thread needs no dispatch.  udt_rw_saw(nr, a, r), after any
- * call of the program: executable memory made since ends it.  Any
- * thread, async-signal-safe.  USERDT_DISPATCH=1 keeps it 0.
+ * a traced thread needs no dispatch.  udt_rw_saw(nr, a, r, site), after
+ * any call of the program from site: executable memory ends it, but for
+ * what the loader maps, which its r_brk rewrites.  Any thread,
+ * async-signal-safe.  USERDT_DISPATCH=1 keeps it 0.
  */
 #define UDT_RW_DISPATCH_ENV	"USERDT_DISPATCH"
 extern int	udt_rw_complete;
 extern int	udt_rw_debug;		/* [I] USERDT_REWRITE=debug */
-void	udt_rw_saw(long, const long *, long);
+void	udt_rw_saw(long, const long *, long, uintptr_t);
 
 /* The system call instruction a trampoline's return address stands for. */
 uintptr_t	udt_rw_site_of(uintptr_t);

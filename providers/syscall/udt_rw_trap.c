@@ -46,6 +46,7 @@
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,86 +57,54 @@
 #include "udt_sys.h"
 #include "udt_rw.h"
 
-/* A trapped site and its stub: `syscall; jmp site + 2'. */
-struct udt_rw_trapent {
-	uintptr_t	te_site;
-	uintptr_t	te_stub;
-};
+/* Trapped sites and their stubs: staged by a pass [w], then published. */
+static struct udt_rw_stage udt_rw_trapstage;
+static struct udt_rw_tab *udt_rw_traptab;
 
-static struct udt_rw_trapent *udt_rw_traps;	/* [I] sorted by site */
-static size_t		udt_rw_ntraps, udt_rw_maxtraps;	/* [I] */
+/* Executable ranges the rewriter went through, or made [w]. */
+static struct udt_rw_stage udt_rw_cov;
 
-/* Executable ranges the rewriter looked at, or made. */
-struct udt_rw_range {
-	uintptr_t	rr_lo, rr_hi;
-};
-#define UDT_RW_MAXRANGE	512
-static struct udt_rw_range udt_rw_cov[UDT_RW_MAXRANGE];	/* [I] */
-static size_t		udt_rw_ncov;			/* [I] */
-static int		udt_rw_covfull;			/* [I] */
+static int		udt_rw_hooked;		/* [I] udt_rw_brk() is */
+
+/*
+ * Code the loader mapped since its last r_brk, to be rewritten there
+ * [w: the loader's lock, held from the mmap to its r_brk].
+ */
+#define UDT_RW_MAXPEND	32
+static uintptr_t	udt_rw_pend[UDT_RW_MAXPEND][2];
+static size_t		udt_rw_npend;
 
 int	udt_rw_complete;				/* [a] */
 
 int
 udt_rw_trap_put(uintptr_t site, uintptr_t stub)
 {
-	if (udt_rw_ntraps == udt_rw_maxtraps) {
-		size_t max = udt_rw_maxtraps == 0 ? 256 : 2 * udt_rw_maxtraps;
-		long p = udt_sys6(SYS_mmap, 0, (long)(max * sizeof(*udt_rw_traps)),
-		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		if (p < 0 && p > -4096)
-			return -1;
-		if (udt_rw_ntraps > 0) {
-			memcpy((void *)p, udt_rw_traps,
-			    udt_rw_ntraps * sizeof(*udt_rw_traps));
-			udt_sys2(SYS_munmap, udt_rw_traps,
-			    udt_rw_maxtraps * sizeof(*udt_rw_traps));
-		}
-		udt_rw_traps = (void *)p;
-		udt_rw_maxtraps = max;
-	}
-	udt_rw_traps[udt_rw_ntraps].te_site = site;
-	udt_rw_traps[udt_rw_ntraps].te_stub = stub;
-	udt_rw_ntraps++;
-	return 0;
+	return udt_rw_stage_put(&udt_rw_trapstage, site, stub);
 }
 
-static int
-udt_rw_trapcmp(const void *a, const void *b)
+int
+udt_rw_trap_publish(const uintptr_t (*gone)[2], size_t ngone)
 {
-	const struct udt_rw_trapent *x = a, *y = b;
-
-	return x->te_site < y->te_site ? -1 : x->te_site > y->te_site;
+	return udt_rw_tab_publish(&udt_rw_traptab, &udt_rw_trapstage, gone,
+	    ngone);
 }
 
 uintptr_t
 udt_rw_trap_stub(uintptr_t site)
 {
-	size_t lo = 0, hi = udt_rw_ntraps, mid;
+	uintptr_t k, v;
 
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (udt_rw_traps[mid].te_site < site)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < udt_rw_ntraps && udt_rw_traps[lo].te_site == site)
-		return udt_rw_traps[lo].te_stub;
+	if (udt_rw_tab_floor(&udt_rw_traptab, site, &k, &v) == 0 && k == site)
+		return v;
 	return 0;
 }
 
 void
 udt_rw_cover(uintptr_t lo, uintptr_t hi)
 {
-	if (udt_rw_ncov == UDT_RW_MAXRANGE) {
-		udt_rw_covfull = 1;
-		return;
-	}
-	udt_rw_cov[udt_rw_ncov].rr_lo = lo & ~(uintptr_t)4095;
-	udt_rw_cov[udt_rw_ncov].rr_hi = (hi + 4095) & ~(uintptr_t)4095;
-	udt_rw_ncov++;
+	/* Out of memory: the range stays uncovered, dispatch needed. */
+	(void)udt_rw_stage_put(&udt_rw_cov, lo & ~(uintptr_t)4095,
+	    (hi + 4095) & ~(uintptr_t)4095);
 }
 
 static int
@@ -145,12 +114,13 @@ udt_rw_covered(uintptr_t lo, uintptr_t hi)
 
 	/* Adjacent ranges (a segment and its trampolines) may share it. */
 	while (lo < hi) {
-		for (i = 0; i < udt_rw_ncov; i++)
-			if (udt_rw_cov[i].rr_lo <= lo && lo < udt_rw_cov[i].rr_hi)
+		for (i = 0; i < udt_rw_cov.st_n; i++)
+			if (udt_rw_cov.st_e[i][0] <= lo &&
+			    lo < udt_rw_cov.st_e[i][1])
 				break;
-		if (i == udt_rw_ncov)
+		if (i == udt_rw_cov.st_n)
 			return 0;
-		lo = udt_rw_cov[i].rr_hi;
+		lo = udt_rw_cov.st_e[i][1];
 	}
 	return 1;
 }
@@ -174,23 +144,22 @@ udt_rw_hex(const char **pp)
 }
 
 /*
- * Whether every executable mapping of the process is one the rewriter
- * went through, or made: an executable stack, or code some library
- * mapped by hand, would have sites nobody looked at.  The vsyscall page
- * is the kernel's own, emulated without a system call instruction run.
+ * Whether every executable mapping of the process that meets [qlo, qhi)
+ * is one the rewriter went through, or made: an executable stack, or
+ * code some library mapped by hand, would have sites nobody looked at.
+ * The vsyscall page is the kernel's own, emulated without a system call
+ * instruction run.
  */
 static int
-udt_rw_maps_covered(void)
+udt_rw_maps_covered(uintptr_t qlo, uintptr_t qhi)
 {
-	static char buf[8192];
+	static char buf[8192];		/* [w] */
 	const char *p, *nl;
 	uintptr_t lo, hi;
 	size_t have = 0;
 	long fd, n;
 	int ok = 1;
 
-	if (udt_rw_covfull)
-		return 0;
 	fd = udt_sys3(SYS_open, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
@@ -208,7 +177,7 @@ udt_rw_maps_covered(void)
 			p++;
 			hi = udt_rw_hex(&p);
 			/* "lo-hi rwxp": the x is the fourth letter. */
-			if (p + 4 < nl && p[3] == 'x' &&
+			if (p + 4 < nl && p[3] == 'x' && lo < qhi && qlo < hi &&
 			    lo < 0xffffffffff600000UL && !udt_rw_covered(lo, hi))
 				ok = 0;
 			p = nl + 1;
@@ -228,22 +197,32 @@ udt_rw_maps_covered(void)
 }
 
 void
-udt_rw_trap_done(size_t nleft)
+udt_rw_trap_done(size_t nleft, int hooked)
 {
-	qsort(udt_rw_traps, udt_rw_ntraps, sizeof(*udt_rw_traps),
-	    udt_rw_trapcmp);
-	udt_rw_complete = nleft == 0 && udt_rw_maps_covered() &&
+	udt_rw_complete = nleft == 0 && udt_rw_maps_covered(0, UINTPTR_MAX) &&
 	    getenv(UDT_RW_DISPATCH_ENV) == NULL;
+	udt_rw_hooked = hooked;
 }
 
-size_t
-udt_rw_trap_count(void)
+/* Dispatch from now on: new code no pass went through. */
+static void
+udt_rw_incomplete(uintptr_t at)
 {
-	return udt_rw_ntraps;
+	__atomic_store_n(&udt_rw_complete, 0, __ATOMIC_RELAXED);
+	if (udt_rw_debug) {
+		char buf[96];
+		int len = snprintf(buf, sizeof(buf), "userdt: dispatch needed: "
+		    "new code at %#lx\n", (unsigned long)at);
+
+		udt_sys3(SYS_write, 2, buf, len);
+	}
+	/* The thread that will most likely run the new code first. */
+	if (udt_thread.ut_traced && !udt_thread.ut_armed)
+		udt_sud_thread();
 }
 
 void
-udt_rw_saw(long nr, const long *a, long r)
+udt_rw_saw(long nr, const long *a, long r, uintptr_t site)
 {
 	int exec;
 
@@ -264,16 +243,62 @@ udt_rw_saw(long nr, const long *a, long r)
 	}
 	if (!exec)
 		return;
-	__atomic_store_n(&udt_rw_complete, 0, __ATOMIC_RELAXED);
+	/*
+	 * The loader mapping an object's text, read-only, from its file:
+	 * rewritten at the loader's next r_brk, before any of it runs.
+	 */
+	if (udt_rw_hooked && nr == SYS_mmap && site >= udt_rw_ld_lo &&
+	    site < udt_rw_ld_hi && !(a[2] & PROT_WRITE) &&
+	    !(a[3] & MAP_ANONYMOUS) && udt_rw_npend < UDT_RW_MAXPEND) {
+		udt_rw_pend[udt_rw_npend][0] = (uintptr_t)r;
+		udt_rw_pend[udt_rw_npend][1] = (uintptr_t)r + (uintptr_t)a[1];
+		udt_rw_npend++;
+		return;
+	}
+	udt_rw_incomplete(nr == SYS_shmat ? (uintptr_t)r : (uintptr_t)a[0]);
+}
+
+/*
+ * Entered by a jump from the loader's r_brk (udt_rw_hook()), called as
+ * _dl_debug_state(): with the loader's lock held, after a dlopen() has
+ * mapped its objects and before any of their code runs, and at other
+ * changes of the list.  The objects the loader mapped since are
+ * rewritten and trapped as the constructor's were: no thread can be in
+ * their code yet.  What is left, or mapped and not found among them,
+ * ends udt_rw_complete.
+ */
+void
+udt_rw_brk(void)
+{
+	size_t k, left;
+	int saved = errno;
+
+	if (udt_rw_npend == 0)
+		return;
+	/* A range mapped anew: what covered it before is gone. */
+	for (k = 0; k < udt_rw_cov.st_n; k++) {
+		size_t j;
+
+		for (j = 0; j < udt_rw_npend; j++)
+			if (udt_rw_cov.st_e[k][0] < udt_rw_pend[j][1] &&
+			    udt_rw_pend[j][0] < udt_rw_cov.st_e[k][1])
+				udt_rw_cov.st_e[k][0] = udt_rw_cov.st_e[k][1] = 0;
+	}
+	left = udt_rw_pass((const uintptr_t (*)[2])udt_rw_pend, udt_rw_npend);
 	if (udt_rw_debug) {
 		char buf[96];
-		int len = snprintf(buf, sizeof(buf), "userdt: dispatch needed: "
-		    "new code at %#lx\n", (unsigned long)(nr == SYS_shmat ? r :
-		    a[0]));
+		int len = snprintf(buf, sizeof(buf), "userdt: the loader's new "
+		    "code at %#lx gone through, %zd left\n",
+		    (unsigned long)udt_rw_pend[0][0], (ssize_t)left);
 
 		udt_sys3(SYS_write, 2, buf, len);
 	}
-	/* The thread that will most likely run the new code first. */
-	if (udt_thread.ut_traced && !udt_thread.ut_armed)
-		udt_sud_thread();
+	for (k = 0; k < udt_rw_npend; k++)
+		if (left != 0 || !udt_rw_maps_covered(udt_rw_pend[k][0],
+		    udt_rw_pend[k][1])) {
+			udt_rw_incomplete(udt_rw_pend[k][0]);
+			break;
+		}
+	udt_rw_npend = 0;
+	errno = saved;
 }

@@ -24,7 +24,11 @@
  *	2001	main, then it stops itself (SIGSTOP): the test looks at its
  *		dispatch there, which must be off
  *	2002	a thread made by pthread_create() with every signal blocked
- *	2003	after dlopen(LIB), then it stops itself again: dispatch on
+ *	2003	after dlopen(LIB) and LIB's own calls (life_lib.c: inline
+ *		1003 x7, libc 1004 x2), then it stops itself again: dispatch
+ *		still off, LIB rewritten when the loader mapped it
+ *	2004	an inline syscall in code it writes into an anonymous
+ *		executable page, then it stops a third time: dispatch on
  *
  * between them: an int3 of its own, caught by its SIGTRAP handler, which
  * sigaction() still reports as its own; posix_spawn() of /bin/true with
@@ -33,6 +37,7 @@
  * SIGTRAP's default action.  Prints "own-trap N", "blocked N",
  * "dfl-trap N" (1: as untraced), then "done".
  */
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <dlfcn.h>
@@ -87,7 +92,16 @@ main(int argc, char *argv[])
 	pthread_t t;
 	char *targv[] = { "true", NULL };
 	pid_t pid;
-	void *lib;
+	static const unsigned char jitcode[] = {
+		0xb8, 0x01, 0x00, 0x00, 0x00,		/* mov $1,%eax */
+		0x48, 0xc7, 0xc7, 0xff, 0xff, 0xff, 0xff, /* mov $-1,%rdi */
+		0x31, 0xf6,				/* xor %esi,%esi */
+		0xba, 0xd4, 0x07, 0x00, 0x00,		/* mov $2004,%edx */
+		0x0f, 0x05,				/* syscall */
+		0xc3					/* ret */
+	};
+	void (*libcalls)(void);
+	void *lib, *jit;
 	int i, st, ok;
 
 	if (argc != 2)
@@ -133,9 +147,19 @@ main(int argc, char *argv[])
 	    WIFSIGNALED(st) && WTERMSIG(st) == SIGTRAP;
 	printf("dfl-trap %d\n", ok);
 
-	if ((lib = dlopen(argv[1], RTLD_NOW)) == NULL)
+	if ((lib = dlopen(argv[1], RTLD_NOW)) == NULL ||
+	    (libcalls = (void (*)(void))dlsym(lib, "life_lib_calls")) == NULL)
 		return 1;
+	libcalls();
 	mark(2003);
+	raise(SIGSTOP);
+
+	/* write(-1, buf, 2004) from a page of its own making: a JIT's. */
+	if ((jit = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		return 1;
+	memcpy(jit, jitcode, sizeof(jitcode));
+	((void (*)(void))(void *)jit)();
 	raise(SIGSTOP);
 	printf("done\n");
 	return 0;

@@ -1,0 +1,137 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The rewriter's lookup tables: trampoline to site (udt_rw_site_of(), for
+ * user stacks) and trapped site to stub (the SIGTRAP handler).  A pass
+ * of the rewriter stages what it made and publishes a new sorted copy at
+ * its end; readers, any thread and signal handlers among them, load the
+ * pointer and search the copy it names, which never changes or goes
+ * away (a few kB a dlopen()).
+ *
+ * Locks used to protect the fields below:
+ *	[I]	immutable once published
+ *	[w]	the rewriter's pass: the constructor, or udt_rw_brk() under
+ *		the dynamic loader's lock
+ */
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "udt_sys.h"
+#include "udt_rw.h"
+
+struct udt_rw_tab {
+	size_t		tb_n;			/* [I] */
+	uintptr_t	tb_e[][2];		/* [I] (key, value) by key */
+};
+
+static void *
+udt_rw_tab_alloc(size_t len)
+{
+	long p = udt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p < 0 && p > -4096 ? NULL : (void *)p;
+}
+
+int
+udt_rw_stage_put(struct udt_rw_stage *s, uintptr_t key, uintptr_t val)
+{
+	uintptr_t (*e)[2];
+	size_t max;
+
+	if (s->st_n == s->st_max) {
+		max = s->st_max == 0 ? 256 : 2 * s->st_max;
+		if ((e = udt_rw_tab_alloc(max * sizeof(*e))) == NULL)
+			return -1;
+		if (s->st_n > 0) {
+			memcpy(e, s->st_e, s->st_n * sizeof(*e));
+			udt_sys2(SYS_munmap, s->st_e, s->st_max * sizeof(*e));
+		}
+		s->st_e = e;
+		s->st_max = max;
+	}
+	s->st_e[s->st_n][0] = key;
+	s->st_e[s->st_n][1] = val;
+	s->st_n++;
+	return 0;
+}
+
+static int
+udt_rw_tab_cmp(const void *a, const void *b)
+{
+	const uintptr_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+int
+udt_rw_tab_publish(struct udt_rw_tab **tp, struct udt_rw_stage *s,
+    const uintptr_t (*gone)[2], size_t ngone)
+{
+	const struct udt_rw_tab *old = __atomic_load_n(tp, __ATOMIC_RELAXED);
+	struct udt_rw_tab *t;
+	size_t i, k, n = 0, max = (old != NULL ? old->tb_n : 0) + s->st_n;
+
+	if ((t = udt_rw_tab_alloc(sizeof(*t) + max * sizeof(t->tb_e[0]))) ==
+	    NULL)
+		return -1;
+	/* What lay in ranges mapped anew is stale. */
+	for (i = 0; old != NULL && i < old->tb_n; i++) {
+		for (k = 0; k < ngone; k++)
+			if (old->tb_e[i][0] >= gone[k][0] &&
+			    old->tb_e[i][0] < gone[k][1])
+				break;
+		if (k == ngone) {
+			t->tb_e[n][0] = old->tb_e[i][0];
+			t->tb_e[n++][1] = old->tb_e[i][1];
+		}
+	}
+	memcpy(t->tb_e[n], s->st_e, s->st_n * sizeof(t->tb_e[0]));
+	n += s->st_n;
+	qsort(t->tb_e, n, sizeof(t->tb_e[0]), udt_rw_tab_cmp);
+	t->tb_n = n;
+	__atomic_store_n(tp, t, __ATOMIC_RELEASE);
+	s->st_n = 0;
+	return 0;
+}
+
+int
+udt_rw_tab_floor(struct udt_rw_tab *const *tp, uintptr_t key,
+    uintptr_t *kp, uintptr_t *vp)
+{
+	const struct udt_rw_tab *t = __atomic_load_n(tp, __ATOMIC_ACQUIRE);
+	size_t lo = 0, hi, mid;
+
+	if (t == NULL)
+		return -1;
+	hi = t->tb_n;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (t->tb_e[mid][0] <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	*kp = t->tb_e[lo - 1][0];
+	*vp = t->tb_e[lo - 1][1];
+	return 0;
+}
