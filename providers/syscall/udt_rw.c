@@ -45,10 +45,12 @@
  *
  * A trap needs the first of these alone: one byte has no inside.
  *
- * Rewriting happens once, while the process has a single thread (the
- * constructor), so no thread can be inside a window while it changes.
- * Objects loaded later and processes that already run threads are left
- * to dispatch (udt_rw_saw()).  The bytes are written through /proc/self/mem, which
+ * Rewriting happens while no thread can be inside a window as it
+ * changes: in the constructor, while the process has a single thread,
+ * and for the objects a dlopen() maps, at the loader's r_brk, before any
+ * of their code runs (udt_rw_hook(), udt_rw_brk()).  Processes that
+ * already run threads, and code made some other way, are left to
+ * dispatch (udt_rw_saw()).  The bytes are written through /proc/self/mem, which
  * leaves the mappings' protections alone.
  *
  * The flags register is not preserved across a rewritten call (the

@@ -30,11 +30,12 @@
  *
  * Once every `syscall' byte pair of every executable mapping is either
  * rewritten or trapped, nothing is left for dispatch to catch: the
- * process is complete, and its threads trace without dispatch.  New
- * executable memory (dlopen, a JIT) ends that for good: its sites are
- * neither, so a thread that records turns dispatch on, as it did before
- * there were traps: the one that made the memory at once, the others at
- * their next recorded call.  One of those that, before such a call, runs
+ * process is complete, and its threads trace without dispatch.  What
+ * the loader maps for a dlopen() is gone through at its r_brk, before
+ * any of it runs (udt_rw_brk()); other new executable memory (a JIT's)
+ * ends completeness for good: its sites are neither, so a thread that
+ * records turns dispatch on, as it did before there were traps: the one
+ * that made the memory at once, the others at their next recorded call.  One of those that, before such a call, runs
  * a system call instruction of the new code is not seen: the price of
  * not interrupting every thread (a signal would break their blocking
  * calls).
