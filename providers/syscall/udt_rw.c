@@ -53,6 +53,11 @@
  * dispatch (udt_rw_saw()).  The bytes are written through /proc/self/mem, which
  * leaves the mappings' protections alone.
  *
+ * This file finds and proves the sites; udt_rw_eh.c reads the unwind
+ * tables, udt_rw_emit.c writes trampolines, stubs and patches, and
+ * udt_rw_trap.c keeps the trapped sites and says whether dispatch is
+ * still needed.
+ *
  * The flags register is not preserved across a rewritten call (the
  * kernel preserves it): compilers treat every inline system call as
  * clobbering the flags, and no hand-written site found in glibc reads
@@ -73,20 +78,13 @@
 #include "udt_preload.h"
 #include "udt_sys.h"
 #include "udt_rw.h"
-
-#define UDT_RW_MAXWIN	4	/* instructions on either side of a call */
-#define UDT_RW_NEAR	130	/* a short jump's reach, and some */
-#define UDT_RW_MAXINSN	32768	/* a function longer is left alone */
-#define UDT_RW_MAXSITE	16384	/* sites in one object */
-#define UDT_RW_TRAMPSZ	192	/* the most a trampoline takes */
-#define UDT_RW_HDRSZ	64	/* a region's constants */
-#define UDT_RW_STUBSZ	64	/* a trapped site's stub */
+#include "udt_rw_obj.h"
 
 int	udt_rw_active;
 
 /* USERDT_REWRITE=debug: what was found and rewritten, on stderr. */
 int	udt_rw_debug;
-static size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone, udt_rw_ntrapped;
+size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone, udt_rw_ntrapped;
 
 /*
  * Sites left to dispatch (USERDT_REWRITE=debug prints the count): system
@@ -96,10 +94,10 @@ static size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone, udt_rw_ntrapped;
  * not decoded (a signal trampoline, landing pads, a jump table, an
  * instruction the disassembler does not know).
  */
-static size_t	udt_rw_nleft;
+size_t	udt_rw_nleft;
 
 /* USERDT_REWRITE=debug: a site not rewritten, what became of it, why. */
-static void
+void
 udt_rw_tell(const char *what, const char *why, uintptr_t at)
 {
 	char buf[160];
@@ -113,73 +111,13 @@ udt_rw_tell(const char *what, const char *why, uintptr_t at)
 }
 
 /* USERDT_REWRITE=debug: a site left to dispatch, and why. */
-static void
+void
 udt_rw_say(const char *why, uintptr_t at)
 {
 	udt_rw_tell("left to dispatch", why, at);
 }
 
-/* One decoded instruction of the function being looked at. */
-struct udt_rw_insn {
-	uintptr_t	ri_addr;
-	uint8_t		ri_size;
-	uint8_t		ri_reloc;	/* may run anywhere */
-	uint8_t		ri_syscall;
-	long		ri_movimm;	/* mov $imm,%eax: imm, else -1 */
-};
-
-/* A window that will be rewritten. */
-struct udt_rw_win {
-	uintptr_t	rw_start, rw_sys, rw_end;
-	long		rw_nr;		/* the number, where it is constant */
-	uintptr_t	rw_tramp;
-	int		rw_bad;
-};
-
-/*
- * Every trampoline and its site, for udt_rw_site_of(): staged by a pass
- * [w], published at its end (udt_rw_tab.c).
- */
-static struct udt_rw_stage udt_rw_trampstage;
-static struct udt_rw_tab *udt_rw_tramptab;
-
-/* The loader's debugger hook, where new objects are rewritten. */
-uintptr_t	udt_rw_ld_lo, udt_rw_ld_hi;	/* [I] the loader's text */
-static uintptr_t udt_rw_brkat;			/* [I] r_brk, if hooked */
-
-/* The object being rewritten: its unwind table, decoded. */
-struct udt_rw_obj {
-	uintptr_t	ro_lo, ro_hi;		/* executable bytes */
-	const uint8_t	*ro_hdr;		/* .eh_frame_hdr */
-	const int32_t	*ro_tab;		/* (loc, fde) pairs */
-	size_t		ro_nfde;
-	csh		ro_cs;
-	cs_insn		*ro_ci;
-	struct udt_rw_insn *ro_insn;		/* scratch */
-	uintptr_t	*ro_tgt;		/* scratch: branch targets */
-	size_t		ro_ntgt, ro_maxtgt;
-	/*
-	 * Each function's direct branch targets, decoded once: the
-	 * neighbours of one site are the neighbours of the next.
-	 * ro_memo[i]: index into ro_arena, -1 not decoded yet, -2 cannot
-	 * be; ro_memon[i]: how many.
-	 */
-	int32_t		*ro_memo;
-	uint32_t	*ro_memon;
-	uintptr_t	*ro_memotail;	/* where its decoding stopped */
-	uintptr_t	*ro_arena;
-	size_t		ro_narena, ro_maxarena;
-	struct udt_rw_win *ro_win;
-	size_t		ro_nwin;
-	uintptr_t	*ro_trap;		/* sites to trap (udt_rw_trap.c) */
-	size_t		ro_ntrap;
-	int		ro_memfd;		/* /proc/self/mem */
-	int		ro_indirect;		/* last decode: see there */
-	const uintptr_t	(*ro_want)[2];		/* only objects in these */
-	size_t		ro_nwant;
-};
-
-static void *
+void *
 udt_rw_alloc(size_t len)
 {
 	long p = udt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
@@ -192,7 +130,7 @@ udt_rw_alloc(size_t len)
  * A proven system call instruction with no window: trapped (its first
  * byte int3) when o is committed, or left to dispatch past the limit.
  */
-static void
+void
 udt_rw_trap(struct udt_rw_obj *o, uintptr_t at, const char *why)
 {
 	if (o->ro_ntrap == UDT_RW_MAXSITE) {
@@ -202,140 +140,6 @@ udt_rw_trap(struct udt_rw_obj *o, uintptr_t at, const char *why)
 	}
 	udt_rw_tell("trapped", why, at);
 	o->ro_trap[o->ro_ntrap++] = at;
-}
-
-/* DWARF pointer encodings as .eh_frame uses them. */
-static int
-udt_rw_encsize(uint8_t enc)
-{
-	switch (enc & 0x0f) {
-	case 0x00: case 0x04: case 0x0c:
-		return 8;
-	case 0x02: case 0x0a:
-		return 2;
-	case 0x03: case 0x0b:
-		return 4;
-	default:
-		return -1;
-	}
-}
-
-static int64_t
-udt_rw_read(const uint8_t *p, uint8_t enc)
-{
-	switch (enc & 0x0f) {
-	case 0x00: case 0x04: { uint64_t v; memcpy(&v, p, 8); return (int64_t)v; }
-	case 0x0c: { int64_t v; memcpy(&v, p, 8); return v; }
-	case 0x02: { uint16_t v; memcpy(&v, p, 2); return v; }
-	case 0x0a: { int16_t v; memcpy(&v, p, 2); return v; }
-	case 0x03: { uint32_t v; memcpy(&v, p, 4); return v; }
-	default: { int32_t v; memcpy(&v, p, 4); return v; }
-	}
-}
-
-static const uint8_t *
-udt_rw_uleb(const uint8_t *p, uint64_t *v)
-{
-	unsigned int shift = 0;
-
-	*v = 0;
-	do {
-		if (shift < 64)
-			*v |= (uint64_t)(*p & 0x7f) << shift;
-		shift += 7;
-	} while (*p++ & 0x80);
-	return p;
-}
-
-/*
- * Function i of the table: its range, and whether it has a language
- * specific data area (exception landing pads).  0 on success, 1 for a
- * signal return trampoline (range set), -1 when it cannot be read.
- */
-static int
-udt_rw_fde(const struct udt_rw_obj *o, size_t i, uintptr_t *lo,
-    uintptr_t *hi, int *lsda)
-{
-	const uint8_t *fde = o->ro_hdr + o->ro_tab[2 * i + 1], *cie, *p;
-	uint32_t len, cieoff;
-	uint8_t fenc = 0, lenc = 0xff;
-	const char *aug;
-	uint64_t v;
-	int hasz = 0, n, sig = 0;
-
-	*lo = (uintptr_t)(o->ro_hdr + o->ro_tab[2 * i]);
-	memcpy(&len, fde, 4);
-	memcpy(&cieoff, fde + 4, 4);
-	if (len == 0 || len == 0xffffffffu)
-		return -1;
-	cie = fde + 4 - cieoff;
-	aug = (const char *)cie + 9;
-	if (cie[8] != 1 && cie[8] != 3)
-		return -1;
-	p = (const uint8_t *)aug + strlen(aug) + 1;
-	p = udt_rw_uleb(p, &v);			/* code alignment */
-	p = udt_rw_uleb(p, &v);			/* data alignment (sleb) */
-	if (cie[8] == 1)
-		p++;
-	else
-		p = udt_rw_uleb(p, &v);
-	for (; *aug != '\0'; aug++) {
-		switch (*aug) {
-		case 'z':
-			hasz = 1;
-			p = udt_rw_uleb(p, &v);
-			break;
-		case 'R':
-			fenc = *p++;
-			break;
-		case 'L':
-			lenc = *p++;
-			break;
-		case 'P':
-			if ((n = udt_rw_encsize(*p)) < 0)
-				return -1;
-			p += 1 + n;
-			break;
-		case 'S':
-			/*
-			 * A signal frame's return trampoline: its table
-			 * entry starts a byte early (unwinders look up pc
-			 * - 1), and unwinders and debuggers recognise the
-			 * trampoline by its bytes.  Never touched, never
-			 * decoded from its entry (1).
-			 */
-			sig = 1;
-			break;
-		default:
-			return -1;
-		}
-	}
-	if ((n = udt_rw_encsize(fenc)) < 0)
-		return -1;
-	*hi = *lo + (uintptr_t)udt_rw_read(fde + 8 + n, fenc);
-	*lsda = 0;
-	if (hasz && lenc != 0xff) {
-		p = udt_rw_uleb(fde + 8 + 2 * n, &v);
-		if (v > 0 && (n = udt_rw_encsize(lenc)) > 0)
-			*lsda = udt_rw_read(p, lenc) != 0;
-	}
-	return sig;
-}
-
-/* The function containing pc, or -1. */
-static long
-udt_rw_find(const struct udt_rw_obj *o, uintptr_t pc)
-{
-	size_t lo = 0, hi = o->ro_nfde, mid;
-
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if ((uintptr_t)(o->ro_hdr + o->ro_tab[2 * mid]) <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo == 0 ? -1 : (long)lo - 1;
 }
 
 static void
@@ -507,7 +311,7 @@ udt_rw_memo_hit(struct udt_rw_obj *o, long i, uintptr_t flo, uintptr_t fhi,
  * (padding, code without unwind information) are read as if each could
  * start a short jump.
  */
-static int
+int
 udt_rw_near(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi)
 {
 	uintptr_t a = lo > o->ro_lo + UDT_RW_NEAR ? lo - UDT_RW_NEAR : o->ro_lo;
@@ -664,7 +468,7 @@ udt_rw_function(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi,
  * Windows w[nw] (sorted) into which a rel32 jump or call of the object,
  * real or not, or a function's start lands: rw_bad.
  */
-static void
+void
 udt_rw_far(struct udt_rw_obj *o, struct udt_rw_win *w, size_t nw)
 {
 	const uint8_t *p = (const uint8_t *)o->ro_lo;
@@ -704,234 +508,6 @@ udt_rw_far(struct udt_rw_obj *o, struct udt_rw_win *w, size_t nw)
 			if (t > w[lo].rw_start && t < w[lo].rw_end)
 				w[lo].rw_bad = 1;
 	}
-}
-
-/* Reserve trampoline space within a rel32 jump of all of [lo, hi). */
-static uint8_t *
-udt_rw_region(uintptr_t lo, uintptr_t hi, size_t len)
-{
-	const uintptr_t step = 1UL << 20, reach = (1UL << 31) - (1UL << 24);
-	uintptr_t at;
-	long p;
-	int k;
-
-	for (k = 0; k < 2048; k++) {
-		if (k & 1)
-			at = ((hi + step - 1) & ~(step - 1)) +
-			    (uintptr_t)(k / 2) * step;
-		else
-			at = (lo & ~(step - 1)) - (uintptr_t)(k / 2 + 1) * step;
-		if (at < 65536 || (at >= hi && at + len - lo > reach) ||
-		    (at < lo && (at + len > lo || hi - at > reach)))
-			continue;
-		p = udt_sys6(SYS_mmap, (long)at, (long)len,
-		    PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (p == (long)at)
-			return (uint8_t *)p;
-		if (p >= 0 || p < -4095)
-			udt_sys2(SYS_munmap, p, len);
-	}
-	return NULL;
-}
-
-static uint8_t *
-udt_rw_put(uint8_t *q, const void *b, size_t n)
-{
-	memcpy(q, b, n);
-	return q + n;
-}
-
-static uint8_t *
-udt_rw_rel32(uint8_t *q, uintptr_t to)
-{
-	int32_t rel = (int32_t)(to - ((uintptr_t)q + 4));
-
-	return udt_rw_put(q, &rel, 4);
-}
-
-static const uint8_t udt_rw_below[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
-static const uint8_t udt_rw_callrip[] = { 0xff, 0x15 };
-
-/*
- * A call made in place, at q: dispatch let through for it, then the
- * return probe.  The region's constants at hdr (entry, post, the
- * dispatch selector's TLS offset, udt_rw_ipnr's).  Returns its end.
- */
-static uint8_t *
-udt_rw_emit_inplace(uint8_t *q, const uint8_t *hdr, long rnr)
-{
-	static const uint8_t above8[] = { 0x48, 0x8d, 0xa4, 0x24, 0x88, 0, 0, 0 };
-	static const uint8_t ldtp[] = { 0x4c, 0x8b, 0x1d };	/* mov (rip),%r11 */
-	static const uint8_t allow[] = { 0x64, 0x41, 0xc6, 0x03, 0x00 };
-	static const uint8_t block[] = { 0x64, 0x41, 0xc6, 0x03, 0x01 };
-	static const uint8_t sysc[] = { 0x0f, 0x05 };
-	static const uint8_t pushtls[] = { 0x64, 0x41, 0xff, 0x33 };
-	int32_t nr;
-
-	q = udt_rw_put(q, ldtp, 3);
-	q = udt_rw_rel32(q, (uintptr_t)hdr + 16);
-	q = udt_rw_put(q, allow, sizeof(allow));
-	q = udt_rw_put(q, sysc, 2);
-	q = udt_rw_put(q, ldtp, 3);
-	q = udt_rw_rel32(q, (uintptr_t)hdr + 16);
-	q = udt_rw_put(q, block, sizeof(block));
-	/*
-	 * The return probe, in both processes or threads: the call's
-	 * number + 1 pushed, known here or left in the thread's
-	 * udt_rw_ipnr by udt_rw_slow() (0 in a child with a thread pointer
-	 * of its own, which then records nothing).
-	 */
-	q = udt_rw_put(q, udt_rw_below, sizeof(udt_rw_below));
-	if (rnr >= 0) {
-		nr = (int32_t)rnr + 1;
-		*q++ = 0x68;			/* push $nr + 1 */
-		q = udt_rw_put(q, &nr, 4);
-	} else {
-		q = udt_rw_put(q, ldtp, 3);
-		q = udt_rw_rel32(q, (uintptr_t)hdr + 24);
-		q = udt_rw_put(q, pushtls, sizeof(pushtls));
-	}
-	q = udt_rw_put(q, udt_rw_callrip, 2);
-	q = udt_rw_rel32(q, (uintptr_t)hdr + 8);
-	return udt_rw_put(q, above8, sizeof(above8));
-}
-
-/* One trampoline at q for window w (see udt_rw_emit_inplace()). */
-static uint8_t *
-udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w)
-{
-	static const uint8_t above[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
-	uint8_t *jr;
-
-	q = udt_rw_put(q, (const void *)w->rw_start, w->rw_sys - w->rw_start);
-	q = udt_rw_put(q, udt_rw_below, sizeof(udt_rw_below));
-	q = udt_rw_put(q, udt_rw_callrip, 2);
-	q = udt_rw_rel32(q, (uintptr_t)hdr);
-	q = udt_rw_put(q, above, sizeof(above));
-	*q++ = 0xe3;				/* jrcxz: done */
-	jr = q++;
-	q = udt_rw_emit_inplace(q, hdr, w->rw_nr);
-	*jr = (uint8_t)(q - (jr + 1));
-	q = udt_rw_put(q, (const void *)(w->rw_sys + 2), w->rw_end -
-	    (w->rw_sys + 2));
-	*q++ = 0xe9;
-	q = udt_rw_rel32(q, w->rw_end);
-	return q;
-}
-
-static int
-udt_rw_poke(struct udt_rw_obj *o, uintptr_t at, const uint8_t *b, size_t n)
-{
-	if (o->ro_memfd < 0)
-		o->ro_memfd = (int)udt_sys3(SYS_open, "/proc/self/mem",
-		    O_RDWR | O_CLOEXEC, 0);
-	if (o->ro_memfd < 0)
-		return -1;
-	return udt_sys4(SYS_pwrite64, o->ro_memfd, b, n, at) == (long)n ?
-	    0 : -1;
-}
-
-/*
- * Trap o's sites without a window: each gets a stub in the region at q
- * for the calls the handler makes in place, then its int3.  Returns how
- * many were trapped.
- */
-static size_t
-udt_rw_commit_traps(struct udt_rw_obj *o, uint8_t *q)
-{
-	static const uint8_t int3 = 0xcc;
-	size_t i, n = 0;
-
-	if (udt_sud_trap_init() != 0)
-		return 0;
-	for (i = 0; i < o->ro_ntrap; i++, q += UDT_RW_STUBSZ) {
-		if (udt_rw_trap_put(o->ro_trap[i], (uintptr_t)q) != 0)
-			break;
-		/* Its entry is harmless: the site holds no int3. */
-		if (udt_rw_poke(o, o->ro_trap[i], &int3, 1) != 0)
-			break;
-		n++;
-	}
-	return n;
-}
-
-/*
- * Build the trampolines of o's windows and jump to them; trap the sites
- * without one (bad windows among them).  Returns how many of the sites
- * found are neither.
- */
-static size_t
-udt_rw_commit(struct udt_rw_obj *o)
-{
-	uint8_t *reg, *q, *stubs, patch[16];
-	size_t i, len, nok = 0, ntrap;
-	uintptr_t tpoff;
-	int32_t rel;
-
-	for (i = 0; i < o->ro_nwin; i++) {
-		if (!o->ro_win[i].rw_bad)
-			nok++;
-		else
-			udt_rw_trap(o, o->ro_win[i].rw_sys,
-			    "a far jump into its window");
-	}
-	if (nok == 0 && o->ro_ntrap == 0)
-		return 0;
-	len = (UDT_RW_HDRSZ + nok * UDT_RW_TRAMPSZ +
-	    o->ro_ntrap * UDT_RW_STUBSZ + 4095) & ~(size_t)4095;
-	if ((reg = udt_rw_region(o->ro_lo, o->ro_hi, len)) == NULL)
-		return nok + o->ro_ntrap;
-	tpoff = (uintptr_t)&udt_thread.ut_sud -
-	    (uintptr_t)__builtin_thread_pointer();
-	((uintptr_t *)(void *)reg)[0] = (uintptr_t)udt_rw_entry;
-	((uintptr_t *)(void *)reg)[1] = (uintptr_t)udt_rw_post;
-	((uintptr_t *)(void *)reg)[2] = tpoff;
-	((uintptr_t *)(void *)reg)[3] = (uintptr_t)&udt_rw_ipnr -
-	    (uintptr_t)__builtin_thread_pointer();
-	q = reg + UDT_RW_HDRSZ;
-	for (i = 0; i < o->ro_nwin; i++) {
-		struct udt_rw_win *w = &o->ro_win[i];
-
-		if (w->rw_bad)
-			continue;
-		w->rw_tramp = (uintptr_t)q;
-		q = udt_rw_emit_tramp(q, reg, w);
-	}
-	/* A trapped site's stub: its calls made in place, then back. */
-	stubs = q;
-	for (i = 0; i < o->ro_ntrap; i++, q = stubs + i * UDT_RW_STUBSZ) {
-		q = udt_rw_emit_inplace(q, reg, -1);
-		*q++ = 0xe9;
-		(void)udt_rw_rel32(q, o->ro_trap[i] + 2);
-	}
-	if (udt_sys3(SYS_mprotect, reg, len, PROT_READ | PROT_EXEC) != 0) {
-		udt_sys2(SYS_munmap, reg, len);
-		return nok + o->ro_ntrap;
-	}
-	udt_rw_cover((uintptr_t)reg, (uintptr_t)reg + len);
-	ntrap = udt_rw_commit_traps(o, stubs);
-	udt_rw_ntrapped += ntrap;
-	for (i = 0; i < o->ro_nwin; i++) {
-		struct udt_rw_win *w = &o->ro_win[i];
-		uintptr_t t = w->rw_tramp;
-
-		if (w->rw_bad)
-			continue;
-		len = w->rw_end - w->rw_start;
-		memset(patch, 0xcc, sizeof(patch));
-		patch[0] = 0xe9;
-		rel = (int32_t)(t - (w->rw_start + 5));
-		memcpy(patch + 1, &rel, 4);
-		if (udt_rw_poke(o, w->rw_start, patch, len) != 0)
-			break;
-		/* Without it, only a user stack shows the trampoline. */
-		(void)udt_rw_stage_put(&udt_rw_trampstage, t, w->rw_sys);
-		udt_rw_ndone++;
-		udt_rw_active = 1;
-		nok--;
-	}
-	return nok + o->ro_ntrap - ntrap;
 }
 
 /*
@@ -1010,77 +586,6 @@ udt_rw_wanted(const struct udt_rw_obj *o, const struct dl_phdr_info *info)
 				return 1;
 	}
 	return 0;
-}
-
-/* Bytes the assembler fills between functions with: nops, int3. */
-static int
-udt_rw_padbyte(uint8_t b)
-{
-	switch (b) {
-	case 0x00: case 0x0f: case 0x1f: case 0x2e: case 0x40: case 0x44:
-	case 0x66: case 0x80: case 0x84: case 0x90: case 0xcc:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-/*
- * The loader calls r_brk (_dl_debug_state) once the objects a dlopen()
- * maps are in its list, before it relocates them or runs any of their
- * code: there they are rewritten (udt_rw_brk()).  Its five first bytes
- * become a jump, proven as a window is: its `ret' and padding no
- * function covers, or `endbr64; ret'; nothing lands inside.  o: the
- * loader's text, in the constructor.
- */
-static void
-udt_rw_hook(struct udt_rw_obj *o, uintptr_t b)
-{
-	static const uint8_t endbr_ret[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0xc3 };
-	const uint8_t *c = (const uint8_t *)b;
-	struct udt_rw_win w;
-	uintptr_t flo, fhi, to = (uintptr_t)udt_rw_brk;
-	uint8_t patch[5], *reg;
-	long fi;
-	int i, lsda;
-	int32_t rel;
-
-	if ((fi = udt_rw_find(o, b)) < 0 ||
-	    udt_rw_fde(o, (size_t)fi, &flo, &fhi, &lsda) != 0 || flo != b)
-		return;
-	if (c[0] == 0xc3 && fhi == b + 1) {
-		for (i = 1; i < 5; i++)
-			if (!udt_rw_padbyte(c[i]))
-				return;
-	} else if (memcmp(c, endbr_ret, sizeof(endbr_ret)) != 0 ||
-	    fhi < b + 5)
-		return;
-	memset(&w, 0, sizeof(w));
-	w.rw_start = w.rw_sys = b;
-	w.rw_end = b + 5;
-	udt_rw_far(o, &w, 1);
-	if (w.rw_bad || udt_rw_near(o, fi, b, b + 5))
-		return;
-	/* jmp *0(%rip), then the address: udt_rw_brk is further away. */
-	if ((reg = udt_rw_region(o->ro_lo, o->ro_hi, 4096)) == NULL)
-		return;
-	reg[0] = 0xff;
-	reg[1] = 0x25;
-	memset(reg + 2, 0, 4);
-	memcpy(reg + 6, &to, sizeof(to));
-	if (udt_sys3(SYS_mprotect, reg, 4096, PROT_READ | PROT_EXEC) != 0) {
-		udt_sys2(SYS_munmap, reg, 4096);
-		return;
-	}
-	udt_rw_cover((uintptr_t)reg, (uintptr_t)reg + 4096);
-	patch[0] = 0xe9;
-	rel = (int32_t)((uintptr_t)reg - (b + 5));
-	memcpy(patch + 1, &rel, 4);
-	if (udt_rw_poke(o, b, patch, sizeof(patch)) != 0)
-		return;
-	udt_rw_brkat = b;
-	udt_rw_ld_lo = o->ro_lo;
-	udt_rw_ld_hi = o->ro_hi;
 }
 
 /* One loaded object: find, prove and rewrite its sites. */
@@ -1223,8 +728,8 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	} else
 		left = (size_t)-1;
 	cs_close(&o.ro_cs);
-	if (udt_rw_tab_publish(&udt_rw_tramptab, &udt_rw_trampstage,
-	    NULL, 0) != 0 || udt_rw_trap_publish(want, nwant) != 0)
+	if (udt_rw_tramp_publish() != 0 ||
+	    udt_rw_trap_publish(want, nwant) != 0)
 		left = (size_t)-1;
 	if (left != (size_t)-1)
 		left = udt_rw_nleft - left;
@@ -1271,15 +776,4 @@ udt_rw_init(void)
 
 		udt_sys3(SYS_write, 2, buf, len);
 	}
-}
-
-uintptr_t
-udt_rw_site_of(uintptr_t ret)
-{
-	uintptr_t lo, sys;
-
-	if (udt_rw_tab_floor(&udt_rw_tramptab, ret, &lo, &sys) == 0 &&
-	    ret < lo + UDT_RW_TRAMPSZ)
-		return sys;
-	return ret;
 }

@@ -1,0 +1,362 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * What the rewriter writes: trampolines for the windows it proved, a
+ * stub for each site it traps (the calls its handler makes in place),
+ * the patches over the sites, and the jump from the loader's r_brk to
+ * udt_rw_brk().  Regions of trampolines lie within a rel32 jump of
+ * their object; the bytes are written through /proc/self/mem.
+ */
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "udt_preload.h"
+#include "udt_sys.h"
+#include "udt_rw.h"
+#include "udt_rw_obj.h"
+
+/*
+ * Every trampoline and its site, for udt_rw_site_of(): staged by a pass
+ * [w], published at its end (udt_rw_tab.c).
+ */
+static struct udt_rw_stage udt_rw_trampstage;
+static struct udt_rw_tab *udt_rw_tramptab;
+
+/* The loader's debugger hook, where new objects are rewritten. */
+uintptr_t	udt_rw_ld_lo, udt_rw_ld_hi;	/* [I] the loader's text */
+uintptr_t	udt_rw_brkat;			/* [I] r_brk, if hooked */
+
+/* Reserve trampoline space within a rel32 jump of all of [lo, hi). */
+static uint8_t *
+udt_rw_region(uintptr_t lo, uintptr_t hi, size_t len)
+{
+	const uintptr_t step = 1UL << 20, reach = (1UL << 31) - (1UL << 24);
+	uintptr_t at;
+	long p;
+	int k;
+
+	for (k = 0; k < 2048; k++) {
+		if (k & 1)
+			at = ((hi + step - 1) & ~(step - 1)) +
+			    (uintptr_t)(k / 2) * step;
+		else
+			at = (lo & ~(step - 1)) - (uintptr_t)(k / 2 + 1) * step;
+		if (at < 65536 || (at >= hi && at + len - lo > reach) ||
+		    (at < lo && (at + len > lo || hi - at > reach)))
+			continue;
+		p = udt_sys6(SYS_mmap, (long)at, (long)len,
+		    PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == (long)at)
+			return (uint8_t *)p;
+		if (p >= 0 || p < -4095)
+			udt_sys2(SYS_munmap, p, len);
+	}
+	return NULL;
+}
+
+static uint8_t *
+udt_rw_put(uint8_t *q, const void *b, size_t n)
+{
+	memcpy(q, b, n);
+	return q + n;
+}
+
+static uint8_t *
+udt_rw_rel32(uint8_t *q, uintptr_t to)
+{
+	int32_t rel = (int32_t)(to - ((uintptr_t)q + 4));
+
+	return udt_rw_put(q, &rel, 4);
+}
+
+static const uint8_t udt_rw_below[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
+static const uint8_t udt_rw_callrip[] = { 0xff, 0x15 };
+
+/*
+ * A call made in place, at q: dispatch let through for it, then the
+ * return probe.  The region's constants at hdr (entry, post, the
+ * dispatch selector's TLS offset, udt_rw_ipnr's).  Returns its end.
+ */
+static uint8_t *
+udt_rw_emit_inplace(uint8_t *q, const uint8_t *hdr, long rnr)
+{
+	static const uint8_t above8[] = { 0x48, 0x8d, 0xa4, 0x24, 0x88, 0, 0, 0 };
+	static const uint8_t ldtp[] = { 0x4c, 0x8b, 0x1d };	/* mov (rip),%r11 */
+	static const uint8_t allow[] = { 0x64, 0x41, 0xc6, 0x03, 0x00 };
+	static const uint8_t block[] = { 0x64, 0x41, 0xc6, 0x03, 0x01 };
+	static const uint8_t sysc[] = { 0x0f, 0x05 };
+	static const uint8_t pushtls[] = { 0x64, 0x41, 0xff, 0x33 };
+	int32_t nr;
+
+	q = udt_rw_put(q, ldtp, 3);
+	q = udt_rw_rel32(q, (uintptr_t)hdr + 16);
+	q = udt_rw_put(q, allow, sizeof(allow));
+	q = udt_rw_put(q, sysc, 2);
+	q = udt_rw_put(q, ldtp, 3);
+	q = udt_rw_rel32(q, (uintptr_t)hdr + 16);
+	q = udt_rw_put(q, block, sizeof(block));
+	/*
+	 * The return probe, in both processes or threads: the call's
+	 * number + 1 pushed, known here or left in the thread's
+	 * udt_rw_ipnr by udt_rw_slow() (0 in a child with a thread pointer
+	 * of its own, which then records nothing).
+	 */
+	q = udt_rw_put(q, udt_rw_below, sizeof(udt_rw_below));
+	if (rnr >= 0) {
+		nr = (int32_t)rnr + 1;
+		*q++ = 0x68;			/* push $nr + 1 */
+		q = udt_rw_put(q, &nr, 4);
+	} else {
+		q = udt_rw_put(q, ldtp, 3);
+		q = udt_rw_rel32(q, (uintptr_t)hdr + 24);
+		q = udt_rw_put(q, pushtls, sizeof(pushtls));
+	}
+	q = udt_rw_put(q, udt_rw_callrip, 2);
+	q = udt_rw_rel32(q, (uintptr_t)hdr + 8);
+	return udt_rw_put(q, above8, sizeof(above8));
+}
+
+/* One trampoline at q for window w (see udt_rw_emit_inplace()). */
+static uint8_t *
+udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w)
+{
+	static const uint8_t above[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
+	uint8_t *jr;
+
+	q = udt_rw_put(q, (const void *)w->rw_start, w->rw_sys - w->rw_start);
+	q = udt_rw_put(q, udt_rw_below, sizeof(udt_rw_below));
+	q = udt_rw_put(q, udt_rw_callrip, 2);
+	q = udt_rw_rel32(q, (uintptr_t)hdr);
+	q = udt_rw_put(q, above, sizeof(above));
+	*q++ = 0xe3;				/* jrcxz: done */
+	jr = q++;
+	q = udt_rw_emit_inplace(q, hdr, w->rw_nr);
+	*jr = (uint8_t)(q - (jr + 1));
+	q = udt_rw_put(q, (const void *)(w->rw_sys + 2), w->rw_end -
+	    (w->rw_sys + 2));
+	*q++ = 0xe9;
+	q = udt_rw_rel32(q, w->rw_end);
+	return q;
+}
+
+static int
+udt_rw_poke(struct udt_rw_obj *o, uintptr_t at, const uint8_t *b, size_t n)
+{
+	if (o->ro_memfd < 0)
+		o->ro_memfd = (int)udt_sys3(SYS_open, "/proc/self/mem",
+		    O_RDWR | O_CLOEXEC, 0);
+	if (o->ro_memfd < 0)
+		return -1;
+	return udt_sys4(SYS_pwrite64, o->ro_memfd, b, n, at) == (long)n ?
+	    0 : -1;
+}
+
+/*
+ * Trap o's sites without a window: each gets a stub in the region at q
+ * for the calls the handler makes in place, then its int3.  Returns how
+ * many were trapped.
+ */
+static size_t
+udt_rw_commit_traps(struct udt_rw_obj *o, uint8_t *q)
+{
+	static const uint8_t int3 = 0xcc;
+	size_t i, n = 0;
+
+	if (udt_sud_trap_init() != 0)
+		return 0;
+	for (i = 0; i < o->ro_ntrap; i++, q += UDT_RW_STUBSZ) {
+		if (udt_rw_trap_put(o->ro_trap[i], (uintptr_t)q) != 0)
+			break;
+		/* Its entry is harmless: the site holds no int3. */
+		if (udt_rw_poke(o, o->ro_trap[i], &int3, 1) != 0)
+			break;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Build the trampolines of o's windows and jump to them; trap the sites
+ * without one (bad windows among them).  Returns how many of the sites
+ * found are neither.
+ */
+size_t
+udt_rw_commit(struct udt_rw_obj *o)
+{
+	uint8_t *reg, *q, *stubs, patch[16];
+	size_t i, len, nok = 0, ntrap;
+	uintptr_t tpoff;
+	int32_t rel;
+
+	for (i = 0; i < o->ro_nwin; i++) {
+		if (!o->ro_win[i].rw_bad)
+			nok++;
+		else
+			udt_rw_trap(o, o->ro_win[i].rw_sys,
+			    "a far jump into its window");
+	}
+	if (nok == 0 && o->ro_ntrap == 0)
+		return 0;
+	len = (UDT_RW_HDRSZ + nok * UDT_RW_TRAMPSZ +
+	    o->ro_ntrap * UDT_RW_STUBSZ + 4095) & ~(size_t)4095;
+	if ((reg = udt_rw_region(o->ro_lo, o->ro_hi, len)) == NULL)
+		return nok + o->ro_ntrap;
+	tpoff = (uintptr_t)&udt_thread.ut_sud -
+	    (uintptr_t)__builtin_thread_pointer();
+	((uintptr_t *)(void *)reg)[0] = (uintptr_t)udt_rw_entry;
+	((uintptr_t *)(void *)reg)[1] = (uintptr_t)udt_rw_post;
+	((uintptr_t *)(void *)reg)[2] = tpoff;
+	((uintptr_t *)(void *)reg)[3] = (uintptr_t)&udt_rw_ipnr -
+	    (uintptr_t)__builtin_thread_pointer();
+	q = reg + UDT_RW_HDRSZ;
+	for (i = 0; i < o->ro_nwin; i++) {
+		struct udt_rw_win *w = &o->ro_win[i];
+
+		if (w->rw_bad)
+			continue;
+		w->rw_tramp = (uintptr_t)q;
+		q = udt_rw_emit_tramp(q, reg, w);
+	}
+	/* A trapped site's stub: its calls made in place, then back. */
+	stubs = q;
+	for (i = 0; i < o->ro_ntrap; i++, q = stubs + i * UDT_RW_STUBSZ) {
+		q = udt_rw_emit_inplace(q, reg, -1);
+		*q++ = 0xe9;
+		(void)udt_rw_rel32(q, o->ro_trap[i] + 2);
+	}
+	if (udt_sys3(SYS_mprotect, reg, len, PROT_READ | PROT_EXEC) != 0) {
+		udt_sys2(SYS_munmap, reg, len);
+		return nok + o->ro_ntrap;
+	}
+	udt_rw_cover((uintptr_t)reg, (uintptr_t)reg + len);
+	ntrap = udt_rw_commit_traps(o, stubs);
+	udt_rw_ntrapped += ntrap;
+	for (i = 0; i < o->ro_nwin; i++) {
+		struct udt_rw_win *w = &o->ro_win[i];
+		uintptr_t t = w->rw_tramp;
+
+		if (w->rw_bad)
+			continue;
+		len = w->rw_end - w->rw_start;
+		memset(patch, 0xcc, sizeof(patch));
+		patch[0] = 0xe9;
+		rel = (int32_t)(t - (w->rw_start + 5));
+		memcpy(patch + 1, &rel, 4);
+		if (udt_rw_poke(o, w->rw_start, patch, len) != 0)
+			break;
+		/* Without it, only a user stack shows the trampoline. */
+		(void)udt_rw_stage_put(&udt_rw_trampstage, t, w->rw_sys);
+		udt_rw_ndone++;
+		udt_rw_active = 1;
+		nok--;
+	}
+	return nok + o->ro_ntrap - ntrap;
+}
+
+/* Bytes the assembler fills between functions with: nops, int3. */
+static int
+udt_rw_padbyte(uint8_t b)
+{
+	switch (b) {
+	case 0x00: case 0x0f: case 0x1f: case 0x2e: case 0x40: case 0x44:
+	case 0x66: case 0x80: case 0x84: case 0x90: case 0xcc:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The loader calls r_brk (_dl_debug_state) once the objects a dlopen()
+ * maps are in its list, before it relocates them or runs any of their
+ * code: there they are rewritten (udt_rw_brk()).  Its five first bytes
+ * become a jump, proven as a window is: its `ret' and padding no
+ * function covers, or `endbr64; ret'; nothing lands inside.  o: the
+ * loader's text, in the constructor.
+ */
+void
+udt_rw_hook(struct udt_rw_obj *o, uintptr_t b)
+{
+	static const uint8_t endbr_ret[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0xc3 };
+	const uint8_t *c = (const uint8_t *)b;
+	struct udt_rw_win w;
+	uintptr_t flo, fhi, to = (uintptr_t)udt_rw_brk;
+	uint8_t patch[5], *reg;
+	long fi;
+	int i, lsda;
+	int32_t rel;
+
+	if ((fi = udt_rw_find(o, b)) < 0 ||
+	    udt_rw_fde(o, (size_t)fi, &flo, &fhi, &lsda) != 0 || flo != b)
+		return;
+	if (c[0] == 0xc3 && fhi == b + 1) {
+		for (i = 1; i < 5; i++)
+			if (!udt_rw_padbyte(c[i]))
+				return;
+	} else if (memcmp(c, endbr_ret, sizeof(endbr_ret)) != 0 ||
+	    fhi < b + 5)
+		return;
+	memset(&w, 0, sizeof(w));
+	w.rw_start = w.rw_sys = b;
+	w.rw_end = b + 5;
+	udt_rw_far(o, &w, 1);
+	if (w.rw_bad || udt_rw_near(o, fi, b, b + 5))
+		return;
+	/* jmp *0(%rip), then the address: udt_rw_brk is further away. */
+	if ((reg = udt_rw_region(o->ro_lo, o->ro_hi, 4096)) == NULL)
+		return;
+	reg[0] = 0xff;
+	reg[1] = 0x25;
+	memset(reg + 2, 0, 4);
+	memcpy(reg + 6, &to, sizeof(to));
+	if (udt_sys3(SYS_mprotect, reg, 4096, PROT_READ | PROT_EXEC) != 0) {
+		udt_sys2(SYS_munmap, reg, 4096);
+		return;
+	}
+	udt_rw_cover((uintptr_t)reg, (uintptr_t)reg + 4096);
+	patch[0] = 0xe9;
+	rel = (int32_t)((uintptr_t)reg - (b + 5));
+	memcpy(patch + 1, &rel, 4);
+	if (udt_rw_poke(o, b, patch, sizeof(patch)) != 0)
+		return;
+	udt_rw_brkat = b;
+	udt_rw_ld_lo = o->ro_lo;
+	udt_rw_ld_hi = o->ro_hi;
+}
+
+/* At the end of a pass: its trampolines for udt_rw_site_of(). */
+int
+udt_rw_tramp_publish(void)
+{
+	return udt_rw_tab_publish(&udt_rw_tramptab, &udt_rw_trampstage, NULL,
+	    0);
+}
+
+uintptr_t
+udt_rw_site_of(uintptr_t ret)
+{
+	uintptr_t lo, sys;
+
+	if (udt_rw_tab_floor(&udt_rw_tramptab, ret, &lo, &sys) == 0 &&
+	    ret < lo + UDT_RW_TRAMPSZ)
+		return sys;
+	return ret;
+}

@@ -1,0 +1,115 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The rewriter's own: what udt_rw.c (finding and proving sites),
+ * udt_rw_eh.c (the unwind tables) and udt_rw_emit.c (trampolines,
+ * stubs, patches) share about the object a pass goes through.  Only the
+ * pass uses it: the constructor, or udt_rw_brk() under the loader's
+ * lock [w].
+ */
+#ifndef UDT_RW_OBJ_H
+#define UDT_RW_OBJ_H
+
+#include <link.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <capstone/capstone.h>
+
+#define UDT_RW_MAXWIN	4	/* instructions on either side of a call */
+#define UDT_RW_NEAR	130	/* a short jump's reach, and some */
+#define UDT_RW_MAXINSN	32768	/* a function longer is left alone */
+#define UDT_RW_MAXSITE	16384	/* sites in one object */
+#define UDT_RW_TRAMPSZ	192	/* the most a trampoline takes */
+#define UDT_RW_HDRSZ	64	/* a region's constants */
+#define UDT_RW_STUBSZ	64	/* a trapped site's stub */
+
+/* One decoded instruction of the function being looked at. */
+struct udt_rw_insn {
+	uintptr_t	ri_addr;
+	uint8_t		ri_size;
+	uint8_t		ri_reloc;	/* may run anywhere */
+	uint8_t		ri_syscall;
+	long		ri_movimm;	/* mov $imm,%eax: imm, else -1 */
+};
+
+/* A window that will be rewritten. */
+struct udt_rw_win {
+	uintptr_t	rw_start, rw_sys, rw_end;
+	long		rw_nr;		/* the number, where it is constant */
+	uintptr_t	rw_tramp;
+	int		rw_bad;
+};
+
+/* The object being rewritten: its unwind table, decoded. */
+struct udt_rw_obj {
+	uintptr_t	ro_lo, ro_hi;		/* executable bytes */
+	const uint8_t	*ro_hdr;		/* .eh_frame_hdr */
+	const int32_t	*ro_tab;		/* (loc, fde) pairs */
+	size_t		ro_nfde;
+	csh		ro_cs;
+	cs_insn		*ro_ci;
+	struct udt_rw_insn *ro_insn;		/* scratch */
+	uintptr_t	*ro_tgt;		/* scratch: branch targets */
+	size_t		ro_ntgt, ro_maxtgt;
+	/*
+	 * Each function's direct branch targets, decoded once: the
+	 * neighbours of one site are the neighbours of the next.
+	 * ro_memo[i]: index into ro_arena, -1 not decoded yet, -2 cannot
+	 * be; ro_memon[i]: how many.
+	 */
+	int32_t		*ro_memo;
+	uint32_t	*ro_memon;
+	uintptr_t	*ro_memotail;	/* where its decoding stopped */
+	uintptr_t	*ro_arena;
+	size_t		ro_narena, ro_maxarena;
+	struct udt_rw_win *ro_win;
+	size_t		ro_nwin;
+	uintptr_t	*ro_trap;		/* sites to trap (udt_rw_trap.c) */
+	size_t		ro_ntrap;
+	int		ro_memfd;		/* /proc/self/mem */
+	int		ro_indirect;		/* last decode: see there */
+	const uintptr_t	(*ro_want)[2];		/* only objects in these */
+	size_t		ro_nwant;
+};
+
+/* Counts for USERDT_REWRITE=debug, and what is left to dispatch [w]. */
+extern size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone, udt_rw_ntrapped;
+extern size_t	udt_rw_nleft;
+extern uintptr_t udt_rw_brkat;		/* [I] r_brk, if hooked */
+
+/* udt_rw.c */
+void	*udt_rw_alloc(size_t);
+void	 udt_rw_tell(const char *, const char *, uintptr_t);
+void	 udt_rw_say(const char *, uintptr_t);
+void	 udt_rw_trap(struct udt_rw_obj *, uintptr_t, const char *);
+int	 udt_rw_near(struct udt_rw_obj *, long, uintptr_t, uintptr_t);
+void	 udt_rw_far(struct udt_rw_obj *, struct udt_rw_win *, size_t);
+
+/* udt_rw_eh.c: .eh_frame_hdr and .eh_frame as the rewriter reads them. */
+int	 udt_rw_encsize(uint8_t);
+int64_t	 udt_rw_read(const uint8_t *, uint8_t);
+int	 udt_rw_fde(const struct udt_rw_obj *, size_t, uintptr_t *,
+	    uintptr_t *, int *);
+long	 udt_rw_find(const struct udt_rw_obj *, uintptr_t);
+
+/* udt_rw_emit.c */
+size_t	 udt_rw_commit(struct udt_rw_obj *);
+void	 udt_rw_hook(struct udt_rw_obj *, uintptr_t);
+int	 udt_rw_tramp_publish(void);
+
+#endif /* UDT_RW_OBJ_H */
