@@ -25,8 +25,11 @@
  *		dispatch there, which must be off
  *	2002	a thread made by pthread_create() with every signal blocked
  *	2003	after dlopen(LIB) and LIB's own calls (life_lib.c: inline
- *		1003 x7, libc 1004 x2), then it stops itself again: dispatch
- *		still off, LIB rewritten when the loader mapped it
+ *		1003 x7, libc 1004 x2), then RELOAD times dlclose() and
+ *		dlopen() again (the same addresses, most likely) and its
+ *		calls, while a thread spins on getppid(), then it stops
+ *		itself again: dispatch still off, LIB rewritten each time
+ *		the loader mapped it
  *	2004	an inline syscall in code it writes into an anonymous
  *		executable page, then it stops a third time: dispatch on
  *
@@ -44,9 +47,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#define RELOAD	20
 
 extern char **environ;
 
@@ -81,6 +87,17 @@ thread(void *arg)
 {
 	(void)arg;
 	mark(2002);
+	return NULL;
+}
+
+static atomic_int spinning;
+
+static void *
+spinner(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&spinning))
+		(void)getppid();
 	return NULL;
 }
 
@@ -151,6 +168,19 @@ main(int argc, char *argv[])
 	    (libcalls = (void (*)(void))dlsym(lib, "life_lib_calls")) == NULL)
 		return 1;
 	libcalls();
+	atomic_store(&spinning, 1);
+	if (pthread_create(&t, NULL, spinner, NULL) != 0)
+		return 1;
+	for (i = 0; i < RELOAD; i++) {
+		if (dlclose(lib) != 0 ||
+		    (lib = dlopen(argv[1], RTLD_NOW)) == NULL ||
+		    (libcalls = (void (*)(void))dlsym(lib,
+		    "life_lib_calls")) == NULL)
+			return 1;
+		libcalls();
+	}
+	atomic_store(&spinning, 0);
+	pthread_join(t, NULL);
 	mark(2003);
 	raise(SIGSTOP);
 
