@@ -20,6 +20,11 @@
  * the patches over the sites, and the jump from the loader's r_brk to
  * udt_rw_brk().  Regions of trampolines lie within a rel32 jump of
  * their object; the bytes are written through /proc/self/mem.
+ *
+ * Locks used to protect the globals below:
+ *	[I]	set by the constructor before other threads exist
+ *	[a]	atomic
+ *	[w]	a pass of the rewriter (udt_rw_obj.h)
  */
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -36,8 +41,8 @@
  * Every trampoline and its site, for udt_rw_site_of(): staged by a pass
  * [w], published at its end (udt_rw_tab.c).
  */
-static struct udt_rw_stage udt_rw_trampstage;
-static struct udt_rw_tab *udt_rw_tramptab;
+static struct udt_rw_stage udt_rw_trampstage;		/* [w] */
+static struct udt_rw_tab *udt_rw_tramptab;		/* [a] */
 
 /* The loader's debugger hook, where new objects are rewritten. */
 uintptr_t	udt_rw_ld_lo, udt_rw_ld_hi;	/* [I] the loader's text */

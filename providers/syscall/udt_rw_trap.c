@@ -43,6 +43,8 @@
  * Locks used to protect the globals below:
  *	[I]	set by the constructor before other threads exist
  *	[a]	atomic
+ *	[w]	a pass of the rewriter: the constructor, or udt_rw_brk()
+ *		under the loader's lock
  */
 #include <sys/mman.h>
 #include <sys/shm.h>
@@ -59,8 +61,8 @@
 #include "udt_rw.h"
 
 /* Trapped sites and their stubs: staged by a pass [w], then published. */
-static struct udt_rw_stage udt_rw_trapstage;
-static struct udt_rw_tab *udt_rw_traptab;
+static struct udt_rw_stage udt_rw_trapstage;		/* [w] */
+static struct udt_rw_tab *udt_rw_traptab;		/* [a] */
 
 /* Executable ranges the rewriter went through, or made [w]. */
 static struct udt_rw_stage udt_rw_cov;
