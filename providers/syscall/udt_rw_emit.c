@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -185,7 +186,12 @@ udt_rw_commit_traps(struct udt_rw_obj *o, uint8_t *q)
 	static const uint8_t int3 = 0xcc;
 	size_t i, n = 0;
 
-	if (udt_sud_trap_init() != 0)
+	/*
+	 * SIGTRAP must be ours before any thread may block it: from the
+	 * constructor, not from a later pass (threads then run).
+	 */
+	if (o->ro_want != NULL ? !(udt_sud_ours & (1ULL << (SIGTRAP - 1))) :
+	    udt_sud_trap_init() != 0)
 		return 0;
 	for (i = 0; i < o->ro_ntrap; i++, q += UDT_RW_STUBSZ) {
 		if (udt_rw_trap_put(o->ro_trap[i], (uintptr_t)q) != 0)
