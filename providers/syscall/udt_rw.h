@@ -50,6 +50,7 @@
 #define UDT_RW_FRAMESZ		(144 + 256)
 
 #ifndef __ASSEMBLER__
+#include <sys/syscall.h>
 #include <stdint.h>
 
 /*
@@ -155,14 +156,22 @@ extern uintptr_t udt_rw_ld_lo, udt_rw_ld_hi;
 /*
  * [a] Every system call site of the process is rewritten or trapped:
  * a traced thread needs no dispatch.  udt_rw_saw(nr, a, r, site), after
- * any call of the program from site: executable memory ends it, but for
- * what the loader maps, which its r_brk rewrites.  Any thread,
- * async-signal-safe.  USERDT_DISPATCH=1 keeps it 0.
+ * a call of the program from site that may map code (udt_rw_maps(nr)):
+ * executable memory ends it, but for what the loader maps, which its
+ * r_brk rewrites.  Any thread, async-signal-safe.  USERDT_DISPATCH=1
+ * keeps it 0.
  */
 #define UDT_RW_DISPATCH_ENV	"USERDT_DISPATCH"
 extern int	udt_rw_complete;
 extern int	udt_rw_debug;		/* [I] USERDT_REWRITE=debug */
 void	udt_rw_saw(long, const long *, long, uintptr_t);
+
+static inline int
+udt_rw_maps(long nr)
+{
+	return nr == SYS_mmap || nr == SYS_mprotect ||
+	    nr == SYS_pkey_mprotect || nr == SYS_shmat;
+}
 
 /* The system call instruction a trampoline's return address stands for. */
 uintptr_t	udt_rw_site_of(uintptr_t);

@@ -75,10 +75,9 @@ udt_rw_setup(void)
 	udt_rw_idx[SYS_ppoll] = UDT_RW_C;
 	udt_rw_idx[SYS_pselect6] = UDT_RW_C;
 	/* New code ends udt_rw_complete: udt_rw_saw(). */
-	udt_rw_idx[SYS_mmap] = UDT_RW_C;
-	udt_rw_idx[SYS_mprotect] = UDT_RW_C;
-	udt_rw_idx[SYS_pkey_mprotect] = UDT_RW_C;
-	udt_rw_idx[SYS_shmat] = UDT_RW_C;
+	for (nr = 0; nr < UDT_RW_NR; nr++)
+		if (udt_rw_maps(nr))
+			udt_rw_idx[nr] = UDT_RW_C;
 }
 
 static inline int
@@ -187,7 +186,9 @@ udt_rw_slow(struct udt_rw_frame *f)
 		udt_exec_before();
 	if (udt_sud_ours == 0 || !udt_sud_guard(nr, a, &tmp, &r))
 		r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	udt_rw_saw(nr, a, r, udt_rw_site_of(f->rw_ret));
+	/* Not the site's lookup on every call: only these may map code. */
+	if (udt_rw_maps(nr))
+		udt_rw_saw(nr, a, r, udt_rw_site_of(f->rw_ret));
 	if (r == 0 && udt_forklike(nr, a[0]))
 		udt_fork_child();
 	if (nr == SYS_prctl && a[0] == UDT_PR_SET_NAME && r == 0)

@@ -242,7 +242,7 @@ udt_rw_saw(long nr, const long *a, long r, uintptr_t site)
 		exec = (a[2] & SHM_EXEC) != 0;
 		break;
 	default:
-		exec = 0;
+		return;
 	}
 	if (!exec)
 		return;

@@ -203,8 +203,9 @@ udt_sud_call(long nr, const long *a, void *uc)
 	t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;
 	r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	t->ut_sud = SYSCALL_DISPATCH_FILTER_ALLOW;
-	udt_rw_saw(nr, a, r, (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[
-	    REG_RIP] - 2);
+	if (udt_rw_maps(nr))
+		udt_rw_saw(nr, a, r, (uintptr_t)((ucontext_t *)uc)->
+		    uc_mcontext.gregs[REG_RIP] - 2);
 	if (idx >= 0 && (en = udt_enab16((unsigned int)idx) >> 8) != 0) {
 		error = r < 0 && r > -4096 ? (int)-r : 0;
 		rv = error != 0 ? -1 : r;
