@@ -754,12 +754,15 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	    (dp->dp_memfd >= 0 ? UDT_W_XDRAIN : 0);
 	w.uw_ringsize = UDT_RING_SIZE(nslots);
 	w.uw_tabsize = UDT_TAB_SIZE;
+	/*
+	 * Before the welcome, which its constructor waits for: the threads
+	 * it starts after inherit the events.
+	 */
+	if (dt_perf_task_on())
+		dt_perf_tracee(crp->pid);
 	/* On failure the proc stays listed until its pidfd says it exited. */
 	if (dti_send_fds(fd, &w, ringfd, rofd) == 0)
 		atomic_fetch_add(&dti_stats.attached, 1);
-	/* Its constructor runs: the threads to come inherit the events. */
-	if (dt_perf_task_on())
-		dt_perf_tracee(crp->pid);
 	close(ringfd);
 	close(tabfd);
 	close(rofd);

@@ -29,11 +29,13 @@
  * the thread starts later (inherit_thread: not by forked children, which
  * attach as tracees of their own) and removed at exec (the new image
  * attaches again), so every thread is sampled once: those alive when
- * the pcb starts, and those started since by one of them.  A thread
- * started in the instant between the listing of its process's threads
- * and the opening of its creator's event is missed.
+ * the pcb starts, and those started since by one of them.  A process
+ * that attaches waits for its welcome meanwhile; in one already running
+ * (a pcb starting, a tracee attaching again after a dtd restart) a
+ * thread started in the instant between the listing of its process's
+ * threads and the opening of its creator's event is missed.
  *
- * Events of threads that ended are closed when the next tracee
+ * Events of processes that ended are closed when the next tracee
  * attaches, and all of a pcb's when it stops.  A process that attaches
  * again (it exec'd) has its events opened anew.
  *
@@ -196,8 +198,10 @@ dt_perf_task_add(struct dt_perf_src *src, pid_t pid, const pid_t *tids,
 }
 
 /*
- * Close the events of src's threads that ended, and all of pid's: an
- * image that attaches again exec'd, which removed them.  [t]
+ * Close the events of src's processes that ended, and all of pid's: an
+ * image that attaches again exec'd, which removed them.  Not those of a
+ * thread that ended in a process that lives: closing an event frees the
+ * copies the threads it started inherited, which sample on.  [t]
  */
 static void
 dt_perf_task_prune(struct dt_perf_src *src, pid_t pid)
@@ -207,8 +211,8 @@ dt_perf_task_prune(struct dt_perf_src *src, pid_t pid)
 	while (i < src->dps_ntasks) {
 		struct dt_perf_task *t = &src->dps_tasks[i];
 
-		if (t->dpt_pid != pid && (syscall(SYS_tgkill, t->dpt_pid,
-		    t->dpt_tid, 0) == 0 || errno != ESRCH)) {
+		if (t->dpt_pid != pid && (kill(t->dpt_pid, 0) == 0 ||
+		    errno != ESRCH)) {
 			i++;
 			continue;
 		}
