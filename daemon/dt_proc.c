@@ -141,11 +141,19 @@ dt_proc_comm(pid_t pid, pid_t tid, char *comm, size_t size)
 {
 	char buf[64], path[64];
 	size_t len;
+	ssize_t n;
+	int fd;
 
+	/* A name and a newline: one read, not dt_proc_read()'s to EOF. */
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid,
 	    (int)tid);
-	if (dt_proc_read(path, buf, sizeof(buf)) <= 0)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
 	len = strcspn(buf, "\n");
 	if (len > size - 1)
 		len = size - 1;
