@@ -86,15 +86,18 @@ static char		self[PATH_MAX];
 static long		ncalls = 2000000;
 static int		nreps = 5;
 
-/*
- * The loop itself: prints ns per call.  With rate > 0, calls per second
- * are paced in bursts of 500, and the ns per call are those of the
- * bursts alone: the sleeps between them are left out.
- */
 #ifndef PR_SET_SYSCALL_USER_DISPATCH
 #define PR_SET_SYSCALL_USER_DISPATCH	59
 #define PR_SYS_DISPATCH_ON		1
 #endif
+
+/*
+ * The loop itself: prints ns per call.  With rate > 0, calls per second
+ * are paced in bursts of 500, and the ns per call are those of the
+ * bursts alone: the sleeps between them are left out.  libc: the
+ * fprintf + fflush loop instead of getppid(); sud: with Syscall User
+ * Dispatch on for the thread, every address let through.
+ */
 
 static int
 loop(long n, long rate, int libc, int sud)

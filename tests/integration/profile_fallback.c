@@ -548,15 +548,14 @@ family(struct dtt_dtd *dd, uint32_t pbn, const char *dtrun,
 	dtt_check(ntids > 1 && untraced == 0, "each of the %zu threads it "
 	    "started and that were sampled has its clock_gettime calls "
 	    "recorded (%zu has not)", ntids - 1, untraced);
-	n = ns;
-	dtt_check(n > 0 && comm == n, "%zu samples, %zu named %s", n, comm,
+	dtt_check(ns > 0 && comm == ns, "%zu samples, %zu named %s", ns, comm,
 	    spin_comm);
 	/* Two rounds at least, however loaded the machine. */
 	dtt_check(ntids >= 4, "from %zu of its threads", ntids);
 	dtt_check(npids >= 3, "from %zu processes: it and its fork children",
 	    npids);
-	dtt_check(inspin * 10 >= n * 9, "%zu of %zu user stacks start in "
-	    "profile_spin_here", inspin, n);
+	dtt_check(inspin * 10 >= ns * 9, "%zu of %zu user stacks start in "
+	    "profile_spin_here", inspin, ns);
 out:
 	if (out != NULL)
 		fclose(out);
