@@ -54,9 +54,11 @@
  * during our own handler (SA_NODEFER).  rt_sigaction for SIGSYS is kept
  * for the program: its handler gets the SIGSYS that are not ours.
  *
- * Dispatch is per thread and not inherited: the constructor turns it on
- * for the first thread, the pthread_create() hook for new ones, the fork
- * child handler for the child.  Raw clone(2) threads run without it.
+ * Dispatch is per thread and not inherited.  In all-calls mode the
+ * constructor turns it on for the first thread, the pthread_create() hook
+ * for new ones, the fork child handler for the child; in the default mode
+ * a thread turns it on when it first records (udt_rw_slow()), if sites
+ * are left to it.  Raw clone(2) threads run without it.
  *
  * Locks used to protect the globals below:
  *	[I]	set by the constructor before other threads exist
@@ -216,11 +218,6 @@ udt_sud_call(long nr, const long *a, void *uc)
 }
 
 /*
- * The entry probe of a call the handler does not make itself (see
- * udt_sud_handler()): process-life calls are seen even so.  Their return
- * is not recorded: it happens in the program, after the handler.
- */
-/*
  * From the handler: remember how a call deferred to udt_sud_stub gets
  * back to the program at ret.  The entry is the calling thread's own, or
  * a free one, or, past UDT_SUD_NDEFER nested vforks, the oldest.
@@ -328,6 +325,11 @@ udt_sud_take(long rv, uintptr_t *back)
 	return nr;
 }
 
+/*
+ * The entry probe of a call the handler does not make itself (see
+ * udt_sud_handler()): process-life calls are seen even so.  Their return
+ * is not recorded: it happens in the program, after the handler.
+ */
 static void
 udt_sud_entry(long nr, const long *a, void *uc)
 {
@@ -528,6 +530,13 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	 */
 	if (sig == SIGTRAP && si->si_code == SI_KERNEL)
 		stub = udt_rw_trap_stub((uintptr_t)g[REG_RIP] - 1);
+	/*
+	 * And still is: where a library that was closed had a trapped
+	 * site, new code (a JIT's int3) may be now.
+	 */
+	if (stub != 0 && *(const volatile uint16_t *)(uintptr_t)
+	    (g[REG_RIP] - 1) != 0x05cc)
+		stub = 0;
 	if (sig == SIGTRAP ? stub == 0 : si->si_code != SYS_USER_DISPATCH) {
 		udt_sud_foreign(sig, si, ucv);
 		errno = saved;
@@ -660,11 +669,19 @@ udt_sud_start(void)
 		udt_sud_thread();
 }
 
-/* Our handler for sig, the program's action kept aside in *prog. */
+/*
+ * Our handler for sig, the program's action kept aside in *prog.  The
+ * guards keep sig out of the masks the program sets from now on; what it
+ * set before (a mask inherited across exec, the handlers of libraries
+ * initialised before us) loses it here.  The constructor's thread, the
+ * only one.
+ */
 static int
 udt_sud_catch(int sig, struct udt_ksigaction *prog)
 {
-	struct udt_ksigaction sa;
+	struct udt_ksigaction sa, h;
+	uint64_t bit = UDT_SIGBIT(sig);
+	int s;
 
 	if (udt_text_lo == 0)
 		return -1;
@@ -673,9 +690,20 @@ udt_sud_catch(int sig, struct udt_ksigaction *prog)
 	/* SA_NODEFER: see udt_sud_handler(); ours are never blocked. */
 	sa.ka_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | UDT_SA_RESTORER;
 	sa.ka_restorer = udt_sud_restorer;
+	if (udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL, 8) != 0)
+		return -1;
+	for (s = 1; s <= 64; s++) {
+		if (s == SIGKILL || s == SIGSTOP || (udt_sud_ours &
+		    UDT_SIGBIT(s)) || udt_sys4(SYS_rt_sigaction, s, NULL, &h,
+		    8) != 0 || !(h.ka_mask & bit))
+			continue;
+		h.ka_mask &= ~bit;
+		if (udt_sys4(SYS_rt_sigaction, s, &h, NULL, 8) != 0)
+			return -1;
+	}
 	if (udt_sys4(SYS_rt_sigaction, sig, &sa, prog, 8) != 0)
 		return -1;
-	udt_sud_ours |= UDT_SIGBIT(sig);
+	udt_sud_ours |= bit;
 	return 0;
 }
 

@@ -15,17 +15,17 @@
  */
 
 /*
- * The program syscall_trap traces (trap_tracee LIB): a life that goes
- * through the sites the preload library traps with int3 rather than
+ * The program syscall_trap traces (trap_tracee LIB RELOADS): a life that
+ * goes through the sites the preload library traps with int3 rather than
  * rewrites (libc's clone3 and posix_spawn child, signal return), and a
- * SIGTRAP of its own, each phase marked by a write(-1, NULL, MARK) that
+ * SIGTRAP of its own, each phase marked by a write(-1, buf, MARK) that
  * fails with EBADF and reads nothing:
  *
  *	2001	main, then it stops itself (SIGSTOP): the test looks at its
  *		dispatch there, which must be off
  *	2002	a thread made by pthread_create() with every signal blocked
  *	2003	after dlopen(LIB) and LIB's own calls (life_lib.c: inline
- *		1003 x7, libc 1004 x2), then RELOAD times dlclose() and
+ *		1003 x7, libc 1004 x2), then RELOADS times dlclose() and
  *		dlopen() again (the same addresses, most likely) and its
  *		calls, while a thread spins on getppid(), then it stops
  *		itself again: dispatch still off, LIB rewritten each time
@@ -33,9 +33,9 @@
  *	2004	an inline syscall in code it writes into an anonymous
  *		executable page, then it stops a third time: dispatch on
  *
- * between them: an int3 of its own, caught by its SIGTRAP handler, which
- * sigaction() still reports as its own; posix_spawn() of /bin/true with
- * every signal blocked; three SIGUSR1 handled (with the handler of the
+ * between them: posix_spawn() of /bin/true with every signal blocked,
+ * SIGTRAP blocked since before its exec too; an int3 of its own, caught
+ * by its SIGTRAP handler, which sigaction() still reports as its own; three SIGUSR1 handled (with the handler of the
  * int3, four rt_sigreturn); a fork child dying of its own int3 with
  * SIGTRAP's default action.  Prints "own-trap N", "blocked N",
  * "dfl-trap N" (1: as untraced), then "done".
@@ -49,10 +49,9 @@
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define RELOAD	20
 
 extern char **environ;
 
@@ -119,25 +118,15 @@ main(int argc, char *argv[])
 	};
 	void (*libcalls)(void);
 	void *lib, *jit;
-	int i, st, ok;
+	int i, st, ok, reloads;
 
-	if (argc != 2)
+	if (argc != 3 || (reloads = atoi(argv[2])) < 0)
 		return 2;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	mark(2001);
 	raise(SIGSTOP);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_trap;
-	sa.sa_flags = SA_SIGINFO;
-	if (sigaction(SIGTRAP, &sa, NULL) != 0)
-		return 1;
-	__asm__ volatile ("int3");
-	ok = ntrap == 1 && trapcode == 0x80 &&	/* SI_KERNEL */
-	    sigaction(SIGTRAP, NULL, &old) == 0 &&
-	    (old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_trap;
-	printf("own-trap %d\n", ok);
-
+	/* SIGTRAP may come blocked from the exec (syscall_trap blocks it). */
 	sigfillset(&all);
 	ok = sigprocmask(SIG_BLOCK, &all, &omask) == 0 &&
 	    pthread_create(&t, NULL, thread, NULL) == 0 &&
@@ -147,6 +136,21 @@ main(int argc, char *argv[])
 	    WEXITSTATUS(st) == 0 &&
 	    sigprocmask(SIG_SETMASK, &omask, NULL) == 0;
 	printf("blocked %d\n", ok);
+
+	/* Its own int3 needs SIGTRAP unblocked, traced or not. */
+	sigemptyset(&all);
+	sigaddset(&all, SIGTRAP);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	if (sigprocmask(SIG_UNBLOCK, &all, NULL) != 0 ||
+	    sigaction(SIGTRAP, &sa, NULL) != 0)
+		return 1;
+	__asm__ volatile ("int3");
+	ok = ntrap == 1 && trapcode == 0x80 &&	/* SI_KERNEL */
+	    sigaction(SIGTRAP, NULL, &old) == 0 &&
+	    (old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_trap;
+	printf("own-trap %d\n", ok);
 
 	signal(SIGUSR1, on_usr1);
 	for (i = 0; i < 3; i++)
@@ -171,7 +175,7 @@ main(int argc, char *argv[])
 	atomic_store(&spinning, 1);
 	if (pthread_create(&t, NULL, spinner, NULL) != 0)
 		return 1;
-	for (i = 0; i < RELOAD; i++) {
+	for (i = 0; i < reloads; i++) {
 		if (dlclose(lib) != 0 ||
 		    (lib = dlopen(argv[1], RTLD_NOW)) == NULL ||
 		    (libcalls = (void (*)(void))dlsym(lib,
