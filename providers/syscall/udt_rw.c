@@ -87,12 +87,11 @@ int	udt_rw_debug;
 size_t	udt_rw_nsys, udt_rw_nwin, udt_rw_ndone, udt_rw_ntrapped;
 
 /*
- * Sites left to dispatch (USERDT_REWRITE=debug prints the count): system
- * call instructions of decoded functions that were not rewritten, and
- * every `syscall' byte pair where it cannot be told whether it is one:
- * outside every function of the unwind tables, or in a function that is
- * not decoded (a signal trampoline, landing pads, a jump table, an
- * instruction the disassembler does not know).
+ * Sites left to dispatch (USERDT_REWRITE=debug prints the count): every
+ * `syscall' byte pair where it cannot be told whether it is one (outside
+ * every function of the unwind tables, in an object without them, in a
+ * function the disassembler cannot decode whole), and calls that could
+ * be neither rewritten nor trapped (no room, no SIGTRAP handler).
  */
 size_t	udt_rw_nleft;
 
@@ -664,11 +663,12 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 				udt_rw_say(why, (uintptr_t)p);
 			}
 		}
-		udt_rw_far(o, o->ro_win, o->ro_nwin);
-		udt_rw_nleft += udt_rw_commit(o);
+		/* Proven on the bytes as the loader left them. */
 		if (o->ro_want == NULL && _r_debug.r_brk >= o->ro_lo &&
 		    _r_debug.r_brk + 5 <= o->ro_hi)
 			udt_rw_hook(o, _r_debug.r_brk);
+		udt_rw_far(o, o->ro_win, o->ro_nwin);
+		udt_rw_nleft += udt_rw_commit(o);
 	}
 	udt_sys2(SYS_munmap, o->ro_memotail, memo);
 	return 0;
@@ -728,7 +728,7 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	} else
 		left = (size_t)-1;
 	cs_close(&o.ro_cs);
-	if (udt_rw_tramp_publish() != 0 ||
+	if (udt_rw_tramp_publish(want, nwant) != 0 ||
 	    udt_rw_trap_publish(want, nwant) != 0)
 		left = (size_t)-1;
 	if (left != (size_t)-1)
@@ -763,7 +763,7 @@ udt_rw_init(void)
 		return;
 	udt_rw_debug = env != NULL && strcmp(env, "debug") == 0;
 	left = udt_rw_pass(NULL, 0);
-	udt_rw_trap_done(left, udt_rw_brkat != 0);
+	udt_rw_trap_done(left);
 	if (udt_rw_debug) {
 		char buf[200];
 		int len = snprintf(buf, sizeof(buf), "userdt: %zu system call "

@@ -109,8 +109,9 @@ void	udt_rw_init(void);
 
 /*
  * Lookup tables (udt_rw_tab.c): (key, value) pairs staged by a pass of
- * the rewriter, published sorted at its end (entries whose keys fall in
- * one of the gone ranges dropped), found by the largest key <= a key.
+ * the rewriter, published sorted at its end (entries whose keys, or
+ * values if byval, fall in one of the gone ranges dropped; a new copy
+ * only if anything changed), found by the largest key <= a key.
  * Stage and publish: the pass only.  udt_rw_tab_floor(): any thread,
  * async-signal-safe; 0 with the entry, -1 for none.
  */
@@ -120,7 +121,7 @@ struct udt_rw_stage {
 	size_t		st_n, st_max;
 };
 int	udt_rw_stage_put(struct udt_rw_stage *, uintptr_t, uintptr_t);
-int	udt_rw_tab_publish(struct udt_rw_tab **, struct udt_rw_stage *,
+int	udt_rw_tab_publish(struct udt_rw_tab **, struct udt_rw_stage *, int,
 	    const uintptr_t (*)[2], size_t);
 int	udt_rw_tab_floor(struct udt_rw_tab *const *, uintptr_t, uintptr_t *,
 	    uintptr_t *);
@@ -132,14 +133,14 @@ int	udt_rw_tab_floor(struct udt_rw_tab *const *, uintptr_t, uintptr_t *,
  * udt_rw_trap_publish() at its end (dropping what lay in the gone
  * ranges), udt_rw_cover() an executable range gone through or made.
  * udt_rw_trap_done(): the constructor's, after its pass, with the count
- * of sites left to dispatch and whether udt_rw_brk() is hooked.
+ * of sites left to dispatch.
  * udt_rw_trap_stub(): the stub of a trapped site, else 0; any thread,
  * async-signal-safe.
  */
 int	udt_rw_trap_put(uintptr_t, uintptr_t);
 int	udt_rw_trap_publish(const uintptr_t (*)[2], size_t);
 void	udt_rw_cover(uintptr_t, uintptr_t);
-void	udt_rw_trap_done(size_t, int);
+void	udt_rw_trap_done(size_t);
 uintptr_t udt_rw_trap_stub(uintptr_t);
 
 /*
@@ -155,10 +156,10 @@ extern uintptr_t udt_rw_ld_lo, udt_rw_ld_hi;
 
 /*
  * [a] Every system call site of the process is rewritten or trapped:
- * a traced thread needs no dispatch.  udt_rw_saw(nr, a, r, site), after
- * a call of the program from site that may map code (udt_rw_maps(nr)):
- * executable memory ends it, but for what the loader maps, which its
- * r_brk rewrites.  Any thread, async-signal-safe.  USERDT_DISPATCH=1
+ * a traced thread needs no dispatch.  udt_rw_saw(nr, a, r, at), after a
+ * call of the program that may map code (udt_rw_maps(nr)), made at a
+ * site or from a trampoline returning to at: executable memory ends it,
+ * but for what the loader maps, which its r_brk rewrites.  Any thread, async-signal-safe.  USERDT_DISPATCH=1
  * keeps it 0.
  */
 #define UDT_RW_DISPATCH_ENV	"USERDT_DISPATCH"

@@ -186,9 +186,8 @@ udt_rw_slow(struct udt_rw_frame *f)
 		udt_exec_before();
 	if (udt_sud_ours == 0 || !udt_sud_guard(nr, a, &tmp, &r))
 		r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	/* Not the site's lookup on every call: only these may map code. */
 	if (udt_rw_maps(nr))
-		udt_rw_saw(nr, a, r, udt_rw_site_of(f->rw_ret));
+		udt_rw_saw(nr, a, r, f->rw_ret);
 	if (r == 0 && udt_forklike(nr, a[0]))
 		udt_fork_child();
 	if (nr == SYS_prctl && a[0] == UDT_PR_SET_NAME && r == 0)

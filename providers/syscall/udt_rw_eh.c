@@ -122,8 +122,9 @@ udt_rw_fde(const struct udt_rw_obj *o, size_t i, uintptr_t *lo,
 			 * A signal frame's return trampoline: its table
 			 * entry starts a byte early (unwinders look up pc
 			 * - 1), and unwinders and debuggers recognise the
-			 * trampoline by its bytes.  Never touched, never
-			 * decoded from its entry (1).
+			 * trampoline by its bytes.  Never rewritten, only
+			 * trapped (the first byte of its call), decoded
+			 * from a byte after its entry (1).
 			 */
 			sig = 1;
 			break;

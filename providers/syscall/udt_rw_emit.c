@@ -186,13 +186,6 @@ udt_rw_commit_traps(struct udt_rw_obj *o, uint8_t *q)
 	static const uint8_t int3 = 0xcc;
 	size_t i, n = 0;
 
-	/*
-	 * SIGTRAP must be ours before any thread may block it: from the
-	 * constructor, not from a later pass (threads then run).
-	 */
-	if (o->ro_want != NULL ? !(udt_sud_ours & (1ULL << (SIGTRAP - 1))) :
-	    udt_sud_trap_init() != 0)
-		return 0;
 	for (i = 0; i < o->ro_ntrap; i++, q += UDT_RW_STUBSZ) {
 		if (udt_rw_trap_put(o->ro_trap[i], (uintptr_t)q) != 0)
 			break;
@@ -213,7 +206,7 @@ size_t
 udt_rw_commit(struct udt_rw_obj *o)
 {
 	uint8_t *reg, *q, *stubs, patch[16];
-	size_t i, len, nok = 0, ntrap;
+	size_t i, len, nok = 0, ntrap, left = 0;
 	uintptr_t tpoff;
 	int32_t rel;
 
@@ -224,12 +217,24 @@ udt_rw_commit(struct udt_rw_obj *o)
 			udt_rw_trap(o, o->ro_win[i].rw_sys,
 			    "a far jump into its window");
 	}
+	/*
+	 * SIGTRAP must be ours before any thread may block it: from the
+	 * constructor, not from a later pass (threads then run).
+	 */
+	if (o->ro_ntrap > 0 && (o->ro_want != NULL ?
+	    !(udt_sud_ours & (1ULL << (SIGTRAP - 1))) :
+	    udt_sud_trap_init() != 0)) {
+		for (i = 0; i < o->ro_ntrap; i++)
+			udt_rw_say("no SIGTRAP handler", o->ro_trap[i]);
+		left = o->ro_ntrap;
+		o->ro_ntrap = 0;
+	}
 	if (nok == 0 && o->ro_ntrap == 0)
-		return 0;
+		return left;
 	len = (UDT_RW_HDRSZ + nok * UDT_RW_TRAMPSZ +
 	    o->ro_ntrap * UDT_RW_STUBSZ + 4095) & ~(size_t)4095;
 	if ((reg = udt_rw_region(o->ro_lo, o->ro_hi, len)) == NULL)
-		return nok + o->ro_ntrap;
+		return left + nok + o->ro_ntrap;
 	tpoff = (uintptr_t)&udt_thread.ut_sud -
 	    (uintptr_t)__builtin_thread_pointer();
 	((uintptr_t *)(void *)reg)[0] = (uintptr_t)udt_rw_entry;
@@ -255,7 +260,7 @@ udt_rw_commit(struct udt_rw_obj *o)
 	}
 	if (udt_sys3(SYS_mprotect, reg, len, PROT_READ | PROT_EXEC) != 0) {
 		udt_sys2(SYS_munmap, reg, len);
-		return nok + o->ro_ntrap;
+		return left + nok + o->ro_ntrap;
 	}
 	udt_rw_cover((uintptr_t)reg, (uintptr_t)reg + len);
 	ntrap = udt_rw_commit_traps(o, stubs);
@@ -279,7 +284,7 @@ udt_rw_commit(struct udt_rw_obj *o)
 		udt_rw_active = 1;
 		nok--;
 	}
-	return nok + o->ro_ntrap - ntrap;
+	return left + nok + o->ro_ntrap - ntrap;
 }
 
 /* Bytes the assembler fills between functions with: nops, int3. */
@@ -353,12 +358,15 @@ udt_rw_hook(struct udt_rw_obj *o, uintptr_t b)
 	udt_rw_ld_hi = o->ro_hi;
 }
 
-/* At the end of a pass: its trampolines for udt_rw_site_of(). */
+/*
+ * At the end of a pass: its trampolines for udt_rw_site_of(), without
+ * those of sites in the gone ranges.
+ */
 int
-udt_rw_tramp_publish(void)
+udt_rw_tramp_publish(const uintptr_t (*gone)[2], size_t ngone)
 {
-	return udt_rw_tab_publish(&udt_rw_tramptab, &udt_rw_trampstage, NULL,
-	    0);
+	return udt_rw_tab_publish(&udt_rw_tramptab, &udt_rw_trampstage, 1,
+	    gone, ngone);
 }
 
 uintptr_t

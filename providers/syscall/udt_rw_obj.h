@@ -110,6 +110,6 @@ long	 udt_rw_find(const struct udt_rw_obj *, uintptr_t);
 /* udt_rw_emit.c */
 size_t	 udt_rw_commit(struct udt_rw_obj *);
 void	 udt_rw_hook(struct udt_rw_obj *, uintptr_t);
-int	 udt_rw_tramp_publish(void);
+int	 udt_rw_tramp_publish(const uintptr_t (*)[2], size_t);
 
 #endif /* UDT_RW_OBJ_H */

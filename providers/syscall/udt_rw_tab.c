@@ -35,20 +35,12 @@
 
 #include "udt_sys.h"
 #include "udt_rw.h"
+#include "udt_rw_obj.h"
 
 struct udt_rw_tab {
 	size_t		tb_n;			/* [I] */
 	uintptr_t	tb_e[][2];		/* [I] (key, value) by key */
 };
-
-static void *
-udt_rw_tab_alloc(size_t len)
-{
-	long p = udt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p < 0 && p > -4096 ? NULL : (void *)p;
-}
 
 int
 udt_rw_stage_put(struct udt_rw_stage *s, uintptr_t key, uintptr_t val)
@@ -58,7 +50,7 @@ udt_rw_stage_put(struct udt_rw_stage *s, uintptr_t key, uintptr_t val)
 
 	if (s->st_n == s->st_max) {
 		max = s->st_max == 0 ? 256 : 2 * s->st_max;
-		if ((e = udt_rw_tab_alloc(max * sizeof(*e))) == NULL)
+		if ((e = udt_rw_alloc(max * sizeof(*e))) == NULL)
 			return -1;
 		if (s->st_n > 0) {
 			memcpy(e, s->st_e, s->st_n * sizeof(*e));
@@ -81,28 +73,43 @@ udt_rw_tab_cmp(const void *a, const void *b)
 	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
+/* Whether entry e of a table lies in one of the gone ranges. */
+static int
+udt_rw_tab_gone(const uintptr_t e[2], int byval, const uintptr_t (*gone)[2],
+    size_t ngone)
+{
+	uintptr_t x = e[byval ? 1 : 0];
+	size_t k;
+
+	for (k = 0; k < ngone; k++)
+		if (x >= gone[k][0] && x < gone[k][1])
+			return 1;
+	return 0;
+}
+
 int
 udt_rw_tab_publish(struct udt_rw_tab **tp, struct udt_rw_stage *s,
-    const uintptr_t (*gone)[2], size_t ngone)
+    int byval, const uintptr_t (*gone)[2], size_t ngone)
 {
 	const struct udt_rw_tab *old = __atomic_load_n(tp, __ATOMIC_RELAXED);
 	struct udt_rw_tab *t;
-	size_t i, k, n = 0, max = (old != NULL ? old->tb_n : 0) + s->st_n;
+	size_t i, n = 0, max = (old != NULL ? old->tb_n : 0) + s->st_n;
 
-	if ((t = udt_rw_tab_alloc(sizeof(*t) + max * sizeof(t->tb_e[0]))) ==
+	/* Nothing new, nothing stale: the copy readers have stays. */
+	for (i = 0; s->st_n == 0 && old != NULL && i < old->tb_n; i++)
+		if (udt_rw_tab_gone(old->tb_e[i], byval, gone, ngone))
+			break;
+	if (s->st_n == 0 && (old == NULL || i == old->tb_n))
+		return 0;
+	if ((t = udt_rw_alloc(sizeof(*t) + max * sizeof(t->tb_e[0]))) ==
 	    NULL)
 		return -1;
 	/* What lay in ranges mapped anew is stale. */
-	for (i = 0; old != NULL && i < old->tb_n; i++) {
-		for (k = 0; k < ngone; k++)
-			if (old->tb_e[i][0] >= gone[k][0] &&
-			    old->tb_e[i][0] < gone[k][1])
-				break;
-		if (k == ngone) {
+	for (i = 0; old != NULL && i < old->tb_n; i++)
+		if (!udt_rw_tab_gone(old->tb_e[i], byval, gone, ngone)) {
 			t->tb_e[n][0] = old->tb_e[i][0];
 			t->tb_e[n++][1] = old->tb_e[i][1];
 		}
-	}
 	memcpy(t->tb_e[n], s->st_e, s->st_n * sizeof(t->tb_e[0]));
 	n += s->st_n;
 	qsort(t->tb_e, n, sizeof(t->tb_e[0]), udt_rw_tab_cmp);

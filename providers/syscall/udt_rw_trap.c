@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "udt_preload.h"
+#include "udt_host.h"
 #include "udt_sys.h"
 #include "udt_rw.h"
 
@@ -66,8 +67,6 @@ static struct udt_rw_tab *udt_rw_traptab;		/* [a] */
 
 /* Executable ranges the rewriter went through, or made [w]. */
 static struct udt_rw_stage udt_rw_cov;
-
-static int		udt_rw_hooked;		/* [I] udt_rw_brk() is */
 
 /*
  * Code the loader mapped since its last r_brk, to be rewritten there
@@ -88,7 +87,7 @@ udt_rw_trap_put(uintptr_t site, uintptr_t stub)
 int
 udt_rw_trap_publish(const uintptr_t (*gone)[2], size_t ngone)
 {
-	return udt_rw_tab_publish(&udt_rw_traptab, &udt_rw_trapstage, gone,
+	return udt_rw_tab_publish(&udt_rw_traptab, &udt_rw_trapstage, 0, gone,
 	    ngone);
 }
 
@@ -200,18 +199,18 @@ udt_rw_maps_covered(uintptr_t qlo, uintptr_t qhi)
 }
 
 void
-udt_rw_trap_done(size_t nleft, int hooked)
+udt_rw_trap_done(size_t nleft)
 {
 	udt_rw_complete = nleft == 0 && udt_rw_maps_covered(0, UINTPTR_MAX) &&
 	    getenv(UDT_RW_DISPATCH_ENV) == NULL;
-	udt_rw_hooked = hooked;
 }
 
-/* Dispatch from now on: new code no pass went through. */
+/* Dispatch from now on: new code no pass went through.  Once. */
 static void
 udt_rw_incomplete(uintptr_t at)
 {
-	__atomic_store_n(&udt_rw_complete, 0, __ATOMIC_RELAXED);
+	if (!__atomic_exchange_n(&udt_rw_complete, 0, __ATOMIC_RELAXED))
+		return;
 	if (udt_rw_debug) {
 		char buf[96];
 		int len = snprintf(buf, sizeof(buf), "userdt: dispatch needed: "
@@ -225,34 +224,23 @@ udt_rw_incomplete(uintptr_t at)
 }
 
 void
-udt_rw_saw(long nr, const long *a, long r, uintptr_t site)
+udt_rw_saw(long nr, const long *a, long r, uintptr_t at)
 {
-	int exec;
+	uintptr_t site;
 
-	if (!__atomic_load_n(&udt_rw_complete, __ATOMIC_RELAXED) ||
-	    (r < 0 && r > -4096))
-		return;
-	switch (nr) {
-	case SYS_mmap:
-	case SYS_mprotect:
-	case SYS_pkey_mprotect:
-		exec = (a[2] & PROT_EXEC) != 0;
-		break;
-	case SYS_shmat:
-		exec = (a[2] & SHM_EXEC) != 0;
-		break;
-	default:
-		return;
-	}
-	if (!exec)
+	if ((r < 0 && r > -4096) ||
+	    !(a[2] & (nr == SYS_shmat ? SHM_EXEC : PROT_EXEC)))
 		return;
 	/*
 	 * The loader mapping an object's text, read-only, from its file:
-	 * rewritten at the loader's next r_brk, before any of it runs.
+	 * rewritten at the loader's next r_brk, before any of it runs,
+	 * complete or not (a call from it costs no signal then).
+	 * udt_rw_ld_lo/hi are 0 where the r_brk is not hooked.
 	 */
-	if (udt_rw_hooked && nr == SYS_mmap && site >= udt_rw_ld_lo &&
-	    site < udt_rw_ld_hi && !(a[2] & PROT_WRITE) &&
-	    !(a[3] & MAP_ANONYMOUS) && udt_rw_npend < UDT_RW_MAXPEND) {
+	if (nr == SYS_mmap && !(a[2] & PROT_WRITE) &&
+	    !(a[3] & MAP_ANONYMOUS) && udt_rw_npend < UDT_RW_MAXPEND &&
+	    (site = udt_rw_site_of(at)) >= udt_rw_ld_lo &&
+	    site < udt_rw_ld_hi) {
 		udt_rw_pend[udt_rw_npend][0] = (uintptr_t)r;
 		udt_rw_pend[udt_rw_npend][1] = (uintptr_t)r + (uintptr_t)a[1];
 		udt_rw_npend++;
@@ -268,24 +256,31 @@ udt_rw_saw(long nr, const long *a, long r, uintptr_t site)
  * changes of the list.  The objects the loader mapped since are
  * rewritten and trapped as the constructor's were: no thread can be in
  * their code yet.  What is left, or mapped and not found among them,
- * ends udt_rw_complete.
+ * ends udt_rw_complete.  The pass's own calls (Capstone's allocations)
+ * are the library's, not the program's.
  */
 void
 udt_rw_brk(void)
 {
-	size_t k, left;
-	int saved = errno;
+	size_t k, j, left;
+	int saved = errno, host;
 
 	if (udt_rw_npend == 0)
 		return;
+	host = udt_host_enter();
 	/* A range mapped anew: what covered it before is gone. */
-	for (k = 0; k < udt_rw_cov.st_n; k++) {
-		size_t j;
-
+	for (k = 0; k < udt_rw_cov.st_n; ) {
 		for (j = 0; j < udt_rw_npend; j++)
 			if (udt_rw_cov.st_e[k][0] < udt_rw_pend[j][1] &&
 			    udt_rw_pend[j][0] < udt_rw_cov.st_e[k][1])
-				udt_rw_cov.st_e[k][0] = udt_rw_cov.st_e[k][1] = 0;
+				break;
+		if (j == udt_rw_npend) {
+			k++;
+			continue;
+		}
+		udt_rw_cov.st_n--;
+		udt_rw_cov.st_e[k][0] = udt_rw_cov.st_e[udt_rw_cov.st_n][0];
+		udt_rw_cov.st_e[k][1] = udt_rw_cov.st_e[udt_rw_cov.st_n][1];
 	}
 	left = udt_rw_pass((const uintptr_t (*)[2])udt_rw_pend, udt_rw_npend);
 	if (udt_rw_debug) {
@@ -296,12 +291,12 @@ udt_rw_brk(void)
 
 		udt_sys3(SYS_write, 2, buf, len);
 	}
-	for (k = 0; k < udt_rw_npend; k++)
+	for (k = 0; k < udt_rw_npend &&
+	    __atomic_load_n(&udt_rw_complete, __ATOMIC_RELAXED); k++)
 		if (left != 0 || !udt_rw_maps_covered(udt_rw_pend[k][0],
-		    udt_rw_pend[k][1])) {
+		    udt_rw_pend[k][1]))
 			udt_rw_incomplete(udt_rw_pend[k][0]);
-			break;
-		}
 	udt_rw_npend = 0;
+	udt_host_leave(host);
 	errno = saved;
 }
