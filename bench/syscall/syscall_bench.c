@@ -47,6 +47,10 @@
  *				ns per call of the bursts (sleeps left
  *				out), CPU time, what was delivered, dropped
  *				and lost.
+ *	a return after a system call
+ *				what one return costs when a system call
+ *				came after its call, against one without
+ *				(see retcost())
  * SYSCALL_BENCH_STRINGS=1: the loop calls access("/usr", F_OK) instead
  * of getppid(), and the entry probes are enabled with DTEVT_STRINGS too:
  * what copying a path into each event costs.
@@ -252,6 +256,85 @@ settle(int fd, uint64_t base, uint64_t want)
 			return;
 		nanosleep(&ts, NULL);
 	}
+}
+
+/*
+ * What one return costs when a system call came between it and its call,
+ * against one that had none: the kernel's return-stack mitigations on
+ * this machine (Safe RET, RSB filling) leave the return predictor with
+ * nothing of the program's after every system call, which is why the
+ * rewritten sites' entry makes its calls in its outermost frame and
+ * goes back by a jump (udt_rw_entry.S).  Four frames of returns over
+ * getppid(), and over a leaf without a system call, each against the
+ * leaf alone.
+ */
+static volatile long rc_sink;
+
+static long __attribute__((noinline))
+rc_nosys(void)
+{
+	return rc_sink;
+}
+
+static long __attribute__((noinline))
+rc_sys(void)
+{
+	return getppid();
+}
+
+/* Not tail calls: each frame returns into the one above it. */
+#define RC_UP(name, down)						\
+static long __attribute__((noinline))					\
+name(long (*leaf)(void))						\
+{									\
+	long r = down(leaf);						\
+									\
+	__asm__ volatile("" : "+r" (r));				\
+	return r + 1;							\
+}
+static long __attribute__((noinline))
+rc_leaf(long (*leaf)(void))
+{
+	long r = leaf();
+
+	__asm__ volatile("" : "+r" (r));
+	return r;
+}
+RC_UP(rc_up1, rc_leaf)
+RC_UP(rc_up2, rc_up1)
+RC_UP(rc_up3, rc_up2)
+RC_UP(rc_up4, rc_up3)
+
+static double
+rc_time(long (*f)(long (*)(void)), long (*leaf)(void))
+{
+	struct timespec a, b;
+	double best = -1, d;
+	int i, k;
+
+	/* The quickest of 5 rounds: the machine's noise only adds. */
+	for (k = 0; k < 5; k++) {
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (i = 0; i < 200000; i++)
+			rc_sink += f(leaf);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		d = ((double)(b.tv_sec - a.tv_sec) * 1e9 +
+		    (double)(b.tv_nsec - a.tv_nsec)) / 200000;
+		if (best < 0 || d < best)
+			best = d;
+	}
+	return best;
+}
+
+static void
+retcost(void)
+{
+	double sys = (rc_time(rc_up4, rc_sys) - rc_time(rc_leaf, rc_sys)) / 4;
+	double nosys = (rc_time(rc_up4, rc_nosys) -
+	    rc_time(rc_leaf, rc_nosys)) / 4;
+
+	printf("a return after a system call  %6.1f ns (%.1f ns without one: "
+	    "the kernel's return-stack mitigations)\n", sys, nosys);
 }
 
 static void
@@ -471,11 +554,11 @@ main(int argc, char *argv[])
 			dtt_stats(fd, &st0);
 			memset(&us0, 0, sizeof(us0));
 			st_ingest_stats(dd.dd_sock, &us0);
-				if ((v = run(a_paced)) > 0) {
+			if ((v = run(a_paced)) > 0) {
 				pw_rec[np_rec] = v;
 				pc_rec[np_rec++] = cpu_last;
 			}
-				settle(fd, st0.dtst_readevt + st0.dtst_dropevt,
+			settle(fd, st0.dtst_readevt + st0.dtst_dropevt,
 			    2000000);
 			dtt_stats(fd, &st1);
 			memset(&us1, 0, sizeof(us1));
@@ -590,22 +673,26 @@ main(int argc, char *argv[])
 		line("strace -f -c", mstrf, mbasef, 0, 0);
 	if (mbpff > 0)
 		line("bpftrace raw_syscalls count", mbpff, mbasef, 0, 0);
-	printf("goals: idle within 2%%: getppid %+.1f%%, libc-internal "
-	    "%+.1f%%; recording adds at most 60 ns: getppid %+.0f, "
-	    "libc-internal %+.0f (flat out, sharing 2 cores)\n",
-	    (midle / mbase - 1) * 100, (midlef / mbasef - 1) * 100,
-	    mrec - mbase, mrecf - mbasef);
-	printf("goals: idle within 5%%: %s (%+.1f%%, quietest %+.1f%%); "
+	retcost();
+	/*
+	 * The issue's goals, each judged on the measure that reads it: idle
+	 * on the getppid and libc-internal loops; the cost of recording at
+	 * the goal's load, where nothing is lost (flat out, most events are
+	 * lost in the tracee's ring, a cheaper path: shown, not judged).
+	 */
+	printf("goals: idle within 2%%: %s (getppid %+.1f%%, quietest "
+	    "%+.1f%%; libc-internal %+.1f%%); "
 	    "recording <= 60 ns at 1M events/s: %s (wall %.0f, CPU %.0f; "
 	    "flat out, sharing 2 cores with dtd and the reader: wall %.0f, "
-	    "quietest %.0f, CPU %.0f); "
+	    "quietest %.0f, CPU %.0f; libc-internal %.0f); "
 	    "no drops at %.2fM events/s: %s (flat out at %.1fM/s: %s)\n",
-	    midle <= mbase * 1.05 ? "yes" : "no", (midle / mbase - 1) * 100,
-	    (qidle / qbase - 1) * 100,
+	    midle <= mbase * 1.02 && midlef <= mbasef * 1.02 ? "yes" : "no",
+	    (midle / mbase - 1) * 100, (qidle / qbase - 1) * 100,
+	    (midlef / mbasef - 1) * 100,
 	    mpw_rec > 0 && mpw_base > 0 && mpw_rec - mpw_base <= 60 &&
 	    mpc_rec - mpc_base <= 60 ? "yes" : "no",
 	    mpw_rec - mpw_base, mpc_rec - mpc_base,
-	    mrec - mbase, qrec - qbase, mcrec - mcbase,
+	    mrec - mbase, qrec - qbase, mcrec - mcbase, mrecf - mbasef,
 	    median(p_rate, nreps) / 1e6,
 	    p_drop + p_lost == 0 && p_read > 0 ? "yes" : "no", mevs / 1e6,
 	    dropped + lost == 0 ? "no drops" : "drops");

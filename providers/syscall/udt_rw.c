@@ -19,7 +19,7 @@
  * every system call of a thread, but at the price of a signal each.  To
  * make the common calls cheap, the constructor rewrites the `syscall'
  * instructions of every loaded object into jumps to trampolines that
- * call udt_rw_entry (udt_rw_entry.S) and come back: the cost of a
+ * enter udt_rw_entry (udt_rw_entry.S) and come back: the cost of a
  * function call instead of a signal.  A call that is proven an
  * instruction but has no safe window around it is trapped: its first
  * byte becomes int3, a signal where it runs (udt_rw_trap.c).  Only what

@@ -46,6 +46,7 @@
 #define UDT_RWF_INPLACE		112
 #define UDT_RWF_RV		120
 #define UDT_RWF_SP		128
+#define UDT_RWF_ERRNO		136
 #define UDT_RWF_XMM		144
 #define UDT_RW_FRAMESZ		(144 + 256)
 
@@ -68,7 +69,8 @@ struct udt_rw_frame {
 	long		rw_rv;
 	uintptr_t	rw_sp;		/* the program's rsp at the site; in
 				   udt_rw_post, the words pushed for it */
-	long		rw_pad;
+	long		rw_errno;	/* the program's, while a plain
+				   recorded call runs (udt_rw_rec_entry) */
 	uint8_t		rw_xmm[256];
 };
 
@@ -82,6 +84,8 @@ _Static_assert(__builtin_offsetof(struct udt_rw_frame, rw_inplace) ==
     UDT_RWF_INPLACE, "frame");
 _Static_assert(__builtin_offsetof(struct udt_rw_frame, rw_rv) ==
     UDT_RWF_RV, "frame");
+_Static_assert(__builtin_offsetof(struct udt_rw_frame, rw_errno) ==
+    UDT_RWF_ERRNO, "frame");
 _Static_assert(__builtin_offsetof(struct udt_rw_frame, rw_xmm) ==
     UDT_RWF_XMM, "frame");
 _Static_assert(sizeof(struct udt_rw_frame) == UDT_RW_FRAMESZ, "frame");
@@ -181,6 +185,8 @@ void	udt_rw_entry(void);
 void	udt_rw_post(void);
 long	udt_rw_slow(struct udt_rw_frame *);
 void	udt_rw_slow_post(struct udt_rw_frame *);
+void	udt_rw_rec_entry(struct udt_rw_frame *);
+long	udt_rw_rec_return(struct udt_rw_frame *);
 #endif
 
 #endif /* UDT_RW_H */

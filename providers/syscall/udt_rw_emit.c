@@ -145,11 +145,22 @@ static uint8_t *
 udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w)
 {
 	static const uint8_t above[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
+	static const uint8_t leaback[] = { 0x4c, 0x8d, 0x1d, 8, 0, 0, 0 };
+	static const uint8_t pushback[] = { 0x41, 0x53 };	/* push %r11 */
+	static const uint8_t jmprip[] = { 0xff, 0x25 };
 	uint8_t *jr;
 
 	q = udt_rw_put(q, (const void *)w->rw_start, w->rw_sys - w->rw_start);
 	q = udt_rw_put(q, udt_rw_below, sizeof(udt_rw_below));
-	q = udt_rw_put(q, udt_rw_callrip, 2);
+	/*
+	 * A call to the entry, as a push of the way back and a jump: the
+	 * entry comes back with an indirect jump, not a `ret` (see
+	 * udt_rw_entry.S), and a call left unpaired would throw the
+	 * return predictor off.  r11: the system call clobbers it anyway.
+	 */
+	q = udt_rw_put(q, leaback, sizeof(leaback));	/* lea 8(%rip),%r11 */
+	q = udt_rw_put(q, pushback, sizeof(pushback));
+	q = udt_rw_put(q, jmprip, sizeof(jmprip));
 	q = udt_rw_rel32(q, (uintptr_t)hdr);
 	q = udt_rw_put(q, above, sizeof(above));
 	*q++ = 0xe3;				/* jrcxz: done */

@@ -16,8 +16,8 @@
 
 /*
  * Where a rewritten system call site's trampoline calls in (udt_rw.c).
- * The trampoline has stepped over the red zone and called here with the
- * site's registers: rax the number, rdi rsi rdx r10 r8 r9 the arguments.
+ * The trampoline has stepped over the red zone, pushed where to come
+ * back as a call would, and jumped here with the site's registers: rax the number, rdi rsi rdx r10 r8 r9 the arguments.
  * Like the syscall instruction it stands in for, this entry preserves
  * every register but rax, rcx and r11 (and the flags, which no compiler
  * keeps live across a system call: see udt_rw.c).
@@ -30,7 +30,8 @@
  * The common case stays in the first lines: no probe of the call
  * enabled, a number with no special needs (udt_rw_idx[nr] >= -1), the
  * call made right here, in this library's text, where Syscall User
- * Dispatch lets it through.
+ * Dispatch lets it through.  A recorded call with no special needs is
+ * made here too, between its two records.
  */
 #include "udt_rw.h"
 
@@ -103,6 +104,40 @@
 	movq	UDT_RWF_A5(%rsp), %r9
 .endm
 
+/*
+ * What the C side reads of the program's registers (the number, the
+ * callee-saved ones and the site's stack, for a user stack that starts
+ * at the site), and everything it may clobber (SAVE_VOLATILE).
+ */
+.macro SAVE_FRAME
+	movq	%rax, UDT_RWF_NR(%rsp)
+	movq	%rbx, UDT_RWF_RBX(%rsp)
+	movq	%r12, UDT_RWF_R12(%rsp)
+	movq	%r13, UDT_RWF_R13(%rsp)
+	movq	%r14, UDT_RWF_R14(%rsp)
+	movq	%r15, UDT_RWF_R15(%rsp)
+	movq	(%rbp), %rcx
+	movq	%rcx, UDT_RWF_RBP(%rsp)
+	movq	8(%rbp), %rcx
+	movq	%rcx, UDT_RWF_RET(%rsp)
+	leaq	144(%rbp), %rcx		/* over rbp, the way back, the red zone */
+	movq	%rcx, UDT_RWF_SP(%rsp)
+	SAVE_VOLATILE
+	cld
+.endm
+
+/*
+ * Back to the trampoline, which pushed its address and jumped here.
+ * Not `ret`: it has no call to pair with, and the system call just made
+ * left the return predictor with nothing to predict it from.  r11 is
+ * the system call's to clobber.
+ */
+.macro RETURN
+	popq	%r11
+	.cfi_adjust_cfa_offset -8
+	jmpq	*%r11
+.endm
+
 	.text
 	.globl	udt_rw_entry
 	.hidden	udt_rw_entry
@@ -119,42 +154,58 @@ udt_rw_entry:
 	jl	.Lslow
 	movq	udt_enab(%rip), %r11
 	cmpw	$0, (%r11,%rcx,2)
-	jne	.Lslow
+	jne	.Lrec
 .Lplain:
 	syscall
 	xorl	%ecx, %ecx
-	ret
+	.cfi_remember_state
+	RETURN
+	.cfi_restore_state
 
 	/*
-	 * Everything the C side may clobber is saved in a struct
-	 * udt_rw_frame on an aligned stack: the arguments, the other
-	 * caller-saved registers and xmm0-15 (C code and what it calls
-	 * use them; the program may keep values there across a call).
+	 * A recorded call with no needs of its own: the records on either
+	 * side in C, the call here, so that no return after it is into a
+	 * frame made before it (see udt_rw_rec_entry()).
+	 */
+.Lrec:
+	FRAME_ENTER
+	SAVE_FRAME
+	movq	%rsp, %rdi
+	call	udt_rw_rec_entry
+	movq	UDT_RWF_A0(%rsp), %rdi
+	movq	UDT_RWF_A1(%rsp), %rsi
+	movq	UDT_RWF_A2(%rsp), %rdx
+	movq	UDT_RWF_A3(%rsp), %r10
+	movq	UDT_RWF_A4(%rsp), %r8
+	movq	UDT_RWF_A5(%rsp), %r9
+	movq	UDT_RWF_NR(%rsp), %rax
+	syscall
+	movq	%rax, UDT_RWF_RV(%rsp)
+	movq	%rsp, %rdi
+	call	udt_rw_rec_return
+	RESTORE_VOLATILE
+	xorl	%ecx, %ecx
+	leave
+	.cfi_def_cfa %rsp, 8
+	.cfi_remember_state
+	RETURN
+	.cfi_restore_state
+
+	/*
+	 * Everything else (no probe index: calls that change what the
+	 * library must know or are made in place) in udt_rw_slow().
 	 */
 .Lslow:
 	FRAME_ENTER
-	movq	%rax, UDT_RWF_NR(%rsp)
-	movq	%rbx, UDT_RWF_RBX(%rsp)
-	movq	%r12, UDT_RWF_R12(%rsp)
-	movq	%r13, UDT_RWF_R13(%rsp)
-	movq	%r14, UDT_RWF_R14(%rsp)
-	movq	%r15, UDT_RWF_R15(%rsp)
-	movq	(%rbp), %rcx
-	movq	%rcx, UDT_RWF_RBP(%rsp)
-	movq	8(%rbp), %rcx
-	movq	%rcx, UDT_RWF_RET(%rsp)
-	leaq	144(%rbp), %rcx		/* over rbp, the call, the red zone */
-	movq	%rcx, UDT_RWF_SP(%rsp)
+	SAVE_FRAME
 	movq	$0, UDT_RWF_INPLACE(%rsp)
-	SAVE_VOLATILE
-	cld
 	movq	%rsp, %rdi
 	call	udt_rw_slow
 	RESTORE_VOLATILE
 	movq	UDT_RWF_INPLACE(%rsp), %rcx
 	leave
 	.cfi_def_cfa %rsp, 8
-	ret
+	RETURN
 	.cfi_endproc
 	.size	udt_rw_entry, .-udt_rw_entry
 
