@@ -256,7 +256,15 @@ dti_drain(struct dti_proc *dp, int final)
 			continue;
 		}
 		dp->dp_stuck = 0;
-		memcpy(&dti_batch[nb], s, sizeof(dti_batch[nb]));
+		/*
+		 * The lines the record uses, not the whole slot: those the
+		 * producer left alone then stay out of this CPU's cache, and
+		 * its next lap need not fetch them back.
+		 */
+		memcpy(&dti_batch[nb], s, UDT_REC_HEAD);
+		if (dti_batch[nb].ur_flags & UDT_R_STACK)
+			memcpy(dti_batch[nb].ur_stack, s->ur_stack,
+			    sizeof(s->ur_stack));
 		dp->dp_tail++;
 		if (dt_ingest_valid(&dti_batch[nb])) {
 			dti_bhas[nb] = 0;

@@ -30,7 +30,8 @@
  * Ring: an MPSC queue of fixed-size slots after LTTng-UST's reserve and
  * commit.  A producer reserves ticket t with a compare-and-swap on
  * rh_head (refusing when t - rh_tail >= nslots: the ring is full, the
- * event is counted in rh_lost), fills slot t % nslots and commits by
+ * event is counted in rh_lost; rh_tail is read only when rh_ptail, the
+ * producers' copy, says so), fills slot t % nslots and commits by
  * storing t + 1 into ur_seq with release semantics.  dtd consumes tickets
  * in order: a slot is ready when its ur_seq equals its ticket + 1; it
  * publishes its progress in rh_tail (release) so producers may reuse the
@@ -56,7 +57,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		5u	/* 5: rh_self, the ring's proof */
+#define UDT_VERSION		6u	/* 6: rh_ptail, the producers' tail */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -234,7 +235,13 @@ struct udt_tab {
  */
 #define UDT_PROBE_PROFILE	(UDT_NPROBES_MAX - 1)
 
-/* A slot: [p] fields are written by the producer before its commit. */
+/*
+ * A slot: [p] fields are written by the producer before its commit.
+ * Ordered so that a return record (its value, comm) is one cache line
+ * and an entry record two: each line a producer writes is fetched from
+ * the line's last reader, dtd, on another CPU.  A return record's value
+ * is ur_args[0]; ur_args[1..] are not written and dtd ignores them.
+ */
 struct udt_rec {
 	uint64_t	ur_seq;		/* [p,a] ticket + 1 once committed */
 	uint16_t	ur_probe;	/* [p] 2i entry, 2i + 1 return */
@@ -245,10 +252,13 @@ struct udt_rec {
 	int32_t		ur_error;	/* [p] errno of a failed call */
 	int64_t		ur_sec;		/* [p] CLOCK_REALTIME, or 0 */
 	int64_t		ur_nsec;	/* [p] ns, or TSC (UDT_R_TSC) */
-	int64_t		ur_args[UDT_NARGS];	/* [p] registers, or retval */
 	char		ur_comm[UDT_COMMLEN];	/* [p] */
+	int64_t		ur_args[UDT_NARGS];	/* [p] registers, or retval */
 	uint64_t	ur_stack[UDT_STACK_MAX];	/* [p] return addrs */
 };
+
+/* What dtd copies of a record without UDT_R_STACK. */
+#define UDT_REC_HEAD	__builtin_offsetof(struct udt_rec, ur_stack)
 
 #define UDT_SLOT_SIZE		256
 
@@ -291,7 +301,14 @@ struct udt_ring_hdr {
 	uint64_t	rh_proof;	/* [I] dtd's random word */
 	uint8_t		rh_pad1[64 - 32];
 	uint64_t	rh_head;	/* [p,a] next ticket to reserve */
-	uint8_t		rh_pad2[64 - 8];
+	/*
+	 * The producers' last look at rh_tail, beside rh_head on the line
+	 * they own, so that a reserve reads rh_tail (the line dtd writes)
+	 * only when the ring looks full by this one.  Never above rh_tail:
+	 * every value stored here was rh_tail once.  dtd ignores it.
+	 */
+	uint64_t	rh_ptail;	/* [p,a] */
+	uint8_t		rh_pad2[64 - 16];
 	uint64_t	rh_tail;	/* [d,a] first ticket not consumed */
 	uint8_t		rh_pad3[64 - 8];
 	uint64_t	rh_lost_total;	/* [p,a] sum of rh_lost */
@@ -307,6 +324,8 @@ struct udt_ring_hdr {
 	(UDT_RING_HDRSIZE + (uint64_t)(nslots) * UDT_SLOT_SIZE)
 
 _Static_assert(sizeof(struct udt_rec) == UDT_SLOT_SIZE, "udt_rec size");
+_Static_assert(__builtin_offsetof(struct udt_rec, ur_args[1]) == 64,
+    "a return record is one line");
 _Static_assert(sizeof(struct udt_rec_str) == UDT_SLOT_SIZE, "udt_rec_str");
 _Static_assert(sizeof(struct udt_ring_hdr) <= UDT_RING_HDRSIZE, "ring hdr");
 _Static_assert(sizeof(struct udt_tab) <= UDT_TAB_SIZE, "udt_tab size");

@@ -161,21 +161,41 @@ int	udt_gettid(void) UDT_HIDDEN;
  * caller fills every field but ur_seq and commits with a release store
  * of *ticket + 1 into ur_seq.  Any thread, any context: lock-free.
  */
+/*
+ * Whether ticket last is free in ring r (mask: nslots - 1), else count
+ * the event of probe as lost.  rh_tail is on the line dtd writes after
+ * each batch: reading it on every reserve would fetch that line across
+ * cores once per batch, so a producer first trusts rh_ptail, which only
+ * lags rh_tail, and looks at rh_tail itself when the ring seems full.
+ * Acquire and release on both: a slot is reused only after dtd's copy
+ * of it, whichever producer last looked.  Any thread, any context.
+ */
+static inline int
+udt_ring_room(struct udt_ring_hdr *r, uint64_t last, uint64_t mask,
+    unsigned int probe)
+{
+	uint64_t tail;
+
+	if (last - __atomic_load_n(&r->rh_ptail, __ATOMIC_ACQUIRE) <= mask)
+		return 1;
+	tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&r->rh_ptail, tail, __ATOMIC_RELEASE);
+	if (last - tail <= mask)
+		return 1;
+	__atomic_add_fetch(&r->rh_lost[probe], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&r->rh_lost_total, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
 static inline struct udt_rec *
 udt_reserve(struct udt_ring_hdr *r, unsigned int probe, uint64_t *ticket)
 {
-	uint64_t head, tail, mask = r->rh_nslots - 1;
+	uint64_t head, mask = r->rh_nslots - 1;
 
 	head = __atomic_load_n(&r->rh_head, __ATOMIC_RELAXED);
 	do {
-		tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
-		if (head - tail > mask) {
-			__atomic_add_fetch(&r->rh_lost[probe], 1,
-			    __ATOMIC_RELAXED);
-			__atomic_add_fetch(&r->rh_lost_total, 1,
-			    __ATOMIC_RELAXED);
+		if (!udt_ring_room(r, head, mask, probe))
 			return NULL;
-		}
 	} while (!__atomic_compare_exchange_n(&r->rh_head, &head, head + 1,
 	    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	*ticket = head;

@@ -227,20 +227,14 @@ static struct udt_rec *
 udt_rec_reserve_str(struct udt_thread *t, struct udt_ring_hdr *r,
     unsigned int probe, const unsigned char *strs, uint64_t *ticket)
 {
-	uint64_t head, tail, mask = r->rh_nslots - 1;
+	uint64_t head, mask = r->rh_nslots - 1;
 	struct udt_rec_str *rs;
 	struct udt_rec *rec;
 
 	head = __atomic_load_n(&r->rh_head, __ATOMIC_RELAXED);
 	do {
-		tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
-		if (head + 1 - tail > mask) {
-			__atomic_add_fetch(&r->rh_lost[probe], 1,
-			    __ATOMIC_RELAXED);
-			__atomic_add_fetch(&r->rh_lost_total, 1,
-			    __ATOMIC_RELAXED);
+		if (!udt_ring_room(r, head + 1, mask, probe))
 			return NULL;
-		}
 	} while (!__atomic_compare_exchange_n(&r->rh_head, &head, head + 2,
 	    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	*ticket = head;
@@ -328,7 +322,6 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	if (isret) {
 		rec->ur_flags |= UDT_R_RET;
 		rec->ur_args[0] = rv;
-		rec->ur_args[1] = 0;
 		rec->ur_error = error;
 	} else {
 		rec->ur_error = 0;
@@ -396,7 +389,6 @@ udt_emit_lrec(const struct udt_lrec *lr, unsigned int probe, unsigned int en)
 	if (lr->lr_flags & UDT_LR_RET) {
 		rec->ur_flags |= UDT_R_RET;
 		rec->ur_args[0] = lr->lr_args[0];
-		rec->ur_args[1] = 0;
 		rec->ur_error = lr->lr_error;
 	} else if (en & DTEVT_FUNCARGS) {
 		rec->ur_flags |= UDT_R_ARGS;
