@@ -262,6 +262,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	struct udt_ring_hdr *r;
 	struct udt_rec *rec;
 	struct timespec ts;
+	int64_t sec, nsec;
 	uint64_t stack[UDT_STACK_MAX];
 	char comm[UDT_COMMLEN];
 	uint64_t head, mask;
@@ -287,15 +288,24 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	if (en & DTEVT_USTACK)
 		nframes = udt_ustack(stack);
 	tsc = __atomic_load_n(&udt_use_tsc, __ATOMIC_RELAXED);
+	/*
+	 * Scalars, not the timespec: copying a timespec written a field at
+	 * a time into the slot is a 16-byte load the two stores cannot
+	 * forward to, a stall on every record.
+	 */
 	if (tsc) {
 		/* dtd turns it into CLOCK_REALTIME; see UDT_W_TSC. */
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)(__builtin_ia32_rdtsc() &
+		sec = 0;
+		nsec = (int64_t)(__builtin_ia32_rdtsc() &
 		    0x7fffffffffffffffULL);
-	} else if (udt_real_clock_gettime_fn != NULL)
-		udt_real_clock_gettime_fn(CLOCK_REALTIME, &ts);
-	else
-		udt_sys2(SYS_clock_gettime, CLOCK_REALTIME, &ts);
+	} else {
+		if (udt_real_clock_gettime_fn != NULL)
+			udt_real_clock_gettime_fn(CLOCK_REALTIME, &ts);
+		else
+			udt_sys2(SYS_clock_gettime, CLOCK_REALTIME, &ts);
+		sec = ts.tv_sec;
+		nsec = ts.tv_nsec;
+	}
 	if (en & DTEVT_EXECNAME)
 		__builtin_memcpy(comm, udt_comm(t), UDT_COMMLEN);
 	cpu = udt_cpu();
@@ -317,8 +327,8 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	rec->ur_nframes = (uint8_t)nframes;
 	rec->ur_cpu = (uint32_t)cpu;
 	rec->ur_tid = tid;
-	rec->ur_sec = ts.tv_sec;
-	rec->ur_nsec = ts.tv_nsec;
+	rec->ur_sec = sec;
+	rec->ur_nsec = nsec;
 	if (isret) {
 		rec->ur_flags |= UDT_R_RET;
 		rec->ur_args[0] = rv;
