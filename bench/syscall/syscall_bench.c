@@ -63,6 +63,10 @@
  * Not a test: it asserts nothing, it prints.  Root (dtd, strace,
  * bpftrace); bpftrace needs tracefs, mounted for the run if absent.
  * SYSCALL_BENCH_VERBOSE=1 prints every run of the first three configs.
+ * SYSCALL_BENCH_PACED=1 runs the paced configurations alone.
+ * SYSCALL_BENCH_AB=LIB adds a paced run of another build of the preload
+ * library (USERDT_PRELOAD=LIB) to each repetition, interleaved with the
+ * others so that the machine's drift hits both alike: A/B trials.
  */
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -347,6 +351,22 @@ line(const char *what, double ns, double base, double q, double qbase)
 		printf("  %-28s %8.1f ns/call  %6.2fx\n", what, ns, ns / base);
 }
 
+/* The paced runs: the measure the recording goal is judged on. */
+static void
+print_paced(double rate, double wrec, double wbase, double crec,
+    double cbase, uint64_t nread, uint64_t ndrop, uint64_t nlost)
+{
+	printf("  paced to %.2fM events/s, every syscall probe enabled, "
+	    "against the same pace untraced:\n", rate / 1e6);
+	printf("  %-28s %8.1f ns per call (%.1f against %.1f), bursts only\n",
+	    "  recording adds, wall", wrec - wbase, wrec, wbase);
+	printf("  %-28s %8.1f ns per call (%.1f against %.1f)\n",
+	    "  in the loop's CPU time", crec - cbase, crec, cbase);
+	printf("  %-28s %llu delivered, %llu dropped by the device, %llu "
+	    "lost in tracee rings\n", "  events", (unsigned long long)nread,
+	    (unsigned long long)ndrop, (unsigned long long)nlost);
+}
+
 /* --- bpftrace -------------------------------------------------------- */
 
 static pid_t
@@ -384,14 +404,16 @@ main(int argc, char *argv[])
 	double pw_base[MAXREPS], pw_rec[MAXREPS], pc_base[MAXREPS];
 	double pc_rec[MAXREPS], p_rate[MAXREPS];
 	double mpw_base = -1, mpw_rec = -1, mpc_base = -1, mpc_rec = -1;
-	int np_base = 0, np_rec = 0;
-	double mbase, midle, mrec, mstr = -1, mbpf = -1, mevs;
+	double pw_ab[MAXREPS], pc_ab[MAXREPS];
+	int np_base = 0, np_rec = 0, np_ab = 0;
+	const char *ab = getenv("SYSCALL_BENCH_AB");
+	double mbase = 0, midle = 0, mrec, mstr = -1, mbpf = -1, mevs;
 	/* The libc-internal loop, and getppid in the other modes. */
 	double basef[MAXREPS], idlef[MAXREPS], recf[MAXREPS];
 	double hooks[MAXREPS], allc[MAXREPS], strf[MAXREPS], bpff[MAXREPS];
 	double dsud[MAXREPS];
-	double mbasef, midlef, mrecf, mhooks, mallc, mstrf = -1, mbpff = -1;
-	double msud;
+	double mbasef = 0, midlef = 0, mrecf = 0, mhooks = 0, mallc = 0;
+	double mstrf = -1, mbpff = -1, msud = 0;
 	int nstrf = 0, nbpff = 0;
 	char nbuf[32];
 	struct dtt_dtd dd;
@@ -404,6 +426,7 @@ main(int argc, char *argv[])
 	uint64_t dropped = 0, delivered = 0, lost = 0;
 	uint64_t p_read = 0, p_drop = 0, p_lost = 0;
 	int fd = -1, r, nstr = 0, nbpf = 0, mounted = 0;
+	int paced = getenv("SYSCALL_BENCH_PACED") != NULL;
 	FILE *bout;
 	pid_t bpid;
 
@@ -456,7 +479,7 @@ main(int argc, char *argv[])
 	    self, "loopf", sbuf, NULL };
 
 	/* Interleave configurations so drift hits them all alike. */
-	for (r = 0; r < nreps; r++) {
+	for (r = 0; r < (paced ? 0 : nreps); r++) {
 		base[r] = run(a_base);
 		bbase[r] = best_last;
 		cbase[r] = cpu_last;
@@ -475,6 +498,8 @@ main(int argc, char *argv[])
 		    (strf[nstrf] = run(a_strf)) > 0)
 			nstrf++;
 	}
+	if (paced)
+		goto enable;
 	mbasef = median(basef, nreps);
 	midlef = median(idlef, nreps);
 	mhooks = median(hooks, nreps);
@@ -493,6 +518,7 @@ main(int argc, char *argv[])
 		mstr = median(str, nstr);
 
 	/* Everything recorded, one reader draining. */
+enable:
 	if ((fd = dtt_open(dd.dd_dev)) == -1 ||
 	    (pi = dtt_plist(fd, &npi)) == NULL)
 		goto out;
@@ -511,7 +537,7 @@ main(int argc, char *argv[])
 	sigaction(SIGUSR2, &sa, NULL);
 	reader_fd = fd;
 	pthread_create(&thr, NULL, reader, NULL);
-	for (r = 0; r < nreps; r++) {
+	for (r = 0; r < (paced ? 0 : nreps); r++) {
 		dtt_stats(fd, &st0);
 		memset(&us0, 0, sizeof(us0));
 		st_ingest_stats(dd.dd_sock, &us0);
@@ -534,7 +560,8 @@ main(int argc, char *argv[])
 		settle(fd, st0.dtst_readevt + st0.dtst_dropevt,
 		    2 * (uint64_t)ncalls);
 	}
-	mrecf = median(recf, nreps);
+	if (!paced)
+		mrecf = median(recf, nreps);
 	/*
 	 * The goal's load: 1M events/s (500k calls/s) for 2 s, every event
 	 * recorded; interleaved with the same pace untraced, whose bursts
@@ -569,11 +596,38 @@ main(int argc, char *argv[])
 			p_lost += us1.us_lost - us0.us_lost;
 			p_drop += st1.dtst_dropevt - st0.dtst_dropevt -
 			    (us1.us_lost - us0.us_lost);
+			/* The other build of the library, at the same pace. */
+			if (ab != NULL) {
+				setenv("USERDT_PRELOAD", ab, 1);
+				if ((v = run(a_paced)) > 0) {
+					pw_ab[np_ab] = v;
+					pc_ab[np_ab++] = cpu_last;
+				}
+				unsetenv("USERDT_PRELOAD");
+				settle(fd, st1.dtst_readevt +
+				    st1.dtst_dropevt, 2000000);
+			}
 		}
 	}
 	reader_stop = 1;
 	pthread_kill(thr, SIGUSR2);
 	pthread_join(thr, NULL);
+	if (np_base > 0 && np_rec > 0) {
+		mpw_base = median(pw_base, np_base);
+		mpc_base = median(pc_base, np_base);
+		mpw_rec = median(pw_rec, np_rec);
+		mpc_rec = median(pc_rec, np_rec);
+	}
+	if (np_ab > 0 && np_base > 0)
+		printf("  SYSCALL_BENCH_AB's library adds %.1f ns per call, "
+		    "%.1f of CPU (interleaved with the runs below)\n",
+		    median(pw_ab, np_ab) - mpw_base,
+		    median(pc_ab, np_ab) - mpc_base);
+	if (paced) {
+		print_paced(median(p_rate, nreps), mpw_rec, mpw_base, mpc_rec,
+		    mpc_base, p_read, p_drop, p_lost);
+		goto out;
+	}
 	mrec = median(rec, nreps);
 	qbase = median(bbase, nreps);
 	qidle = median(bidle, nreps);
@@ -581,12 +635,6 @@ main(int argc, char *argv[])
 	mcbase = median(cbase, nreps);
 	mcrec = median(crec, nreps);
 	mevs = median(evs, nreps);
-	if (np_base > 0 && np_rec > 0) {
-		mpw_base = median(pw_base, np_base);
-		mpc_base = median(pc_base, np_base);
-		mpw_rec = median(pw_rec, np_rec);
-		mpc_rec = median(pc_rec, np_rec);
-	}
 	close(fd);
 	fd = -1;
 
@@ -636,16 +684,8 @@ main(int argc, char *argv[])
 	    "delivered, %llu dropped by the device, %llu lost in tracee "
 	    "rings\n", "  reader", mevs, (unsigned long long)delivered,
 	    (unsigned long long)dropped, (unsigned long long)lost);
-	printf("  paced to %.2fM events/s, every syscall probe enabled, "
-	    "against the same pace untraced:\n", median(p_rate, nreps) / 1e6);
-	printf("  %-28s %8.1f ns per call (%.1f against %.1f), bursts only\n",
-	    "  recording adds, wall", mpw_rec - mpw_base, mpw_rec, mpw_base);
-	printf("  %-28s %8.1f ns per call (%.1f against %.1f)\n",
-	    "  in the loop's CPU time", mpc_rec - mpc_base, mpc_rec, mpc_base);
-	printf("  %-28s %llu delivered, %llu dropped by the device, %llu "
-	    "lost in tracee rings\n", "  events",
-	    (unsigned long long)p_read, (unsigned long long)p_drop,
-	    (unsigned long long)p_lost);
+	print_paced(median(p_rate, nreps), mpw_rec, mpw_base, mpc_rec,
+	    mpc_base, p_read, p_drop, p_lost);
 	if (mstr > 0)
 		line("strace -f -c", mstr, mbase, 0, 0);
 	else
