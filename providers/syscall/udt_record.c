@@ -162,6 +162,7 @@ static unsigned int
 udt_ustack(uint64_t *pcs)
 {
 	void *ips[UDT_STACK_MAX + 8];
+	struct udt_xsave xs;
 	int i, n;
 	unsigned int k = 0;
 
@@ -172,6 +173,8 @@ udt_ustack(uint64_t *pcs)
 	 */
 	udt_thread.ut_unwinding = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* libunwind and the libc it calls use vector registers. */
+	udt_xsave(&xs);
 	/*
 	 * All-calls mode unwinds from the system call instruction the
 	 * SIGSYS interrupted, as dt(4)'s first entry is the PC of the call:
@@ -212,6 +215,7 @@ udt_ustack(uint64_t *pcs)
 			pcs[k++] = pc;
 		}
 	}
+	udt_xrstor(&xs);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	udt_thread.ut_unwinding = 0;
 	return k;
@@ -267,7 +271,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	char comm[UDT_COMMLEN];
 	uint64_t head, mask;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	unsigned int nframes = 0;
+	unsigned int nframes = 0, i;
 	int cpu, tsc, tid, depth;
 
 	/* Our own calls are no events of the program: not even recursive. */
@@ -348,7 +352,15 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	}
 	if (nframes > 0) {
 		rec->ur_flags |= UDT_R_STACK;
-		memcpy(rec->ur_stack, stack, nframes * sizeof(stack[0]));
+		/*
+		 * Not memcpy(): libc's uses vector registers this library
+		 * does not keep (udt_xstate.c).  The empty asm keeps the
+		 * compiler from making the loop a call to it.
+		 */
+		for (i = 0; i < nframes; i++) {
+			rec->ur_stack[i] = stack[i];
+			__asm__ volatile("");
+		}
 	}
 	udt_rec_commit(t, rec, head);
 	/*

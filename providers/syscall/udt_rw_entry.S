@@ -52,7 +52,9 @@
 /*
  * The system call's argument registers and xmm0-15, which the C side may
  * clobber and the program may keep live across a system call, to and
- * from the struct udt_rw_frame at %rsp.
+ * from the struct udt_rw_frame at %rsp.  The library is built for plain
+ * x86-64: the rest of the vector state (ymm, zmm, k) changes only in
+ * code that is not ours, which the C side brackets with udt_xsave().
  */
 .macro SAVE_VOLATILE
 	movq	%rdi, UDT_RWF_A0(%rsp)

@@ -212,10 +212,15 @@ udt_rw_incomplete(uintptr_t at)
 	if (!__atomic_exchange_n(&udt_rw_complete, 0, __ATOMIC_RELAXED))
 		return;
 	if (udt_rw_debug) {
+		/* From a rewritten site too: snprintf() is libc's. */
+		struct udt_xsave xs;
 		char buf[96];
-		int len = snprintf(buf, sizeof(buf), "userdt: dispatch needed: "
-		    "new code at %#lx\n", (unsigned long)at);
+		int len;
 
+		udt_xsave(&xs);
+		len = snprintf(buf, sizeof(buf), "userdt: dispatch needed: "
+		    "new code at %#lx\n", (unsigned long)at);
+		udt_xrstor(&xs);
 		udt_sys3(SYS_write, 2, buf, len);
 	}
 	/* The thread that will most likely run the new code first. */

@@ -59,6 +59,7 @@ udt_str_pack(const struct udt_str_in *in, unsigned int n,
 	size_t len[3], cap, budget;
 	unsigned int flags[3], i;
 	unsigned char *p = area;
+	size_t k;
 	int changed;
 
 	if (n == 0)
@@ -98,7 +99,16 @@ udt_str_pack(const struct udt_str_in *in, unsigned int n,
 		}
 		p[0] = (unsigned char)((in[i].si_arg + 1) | flags[i]);
 		p[1] = (unsigned char)len[i];
-		__builtin_memcpy(p + DTEV_STR_HDR, in[i].si_buf, len[i]);
+		/*
+		 * Not memcpy(), which a variable length makes libc's: it
+		 * uses vector registers a rewritten site must give back as
+		 * they were (udt_xstate.c).  The empty asm keeps the
+		 * compiler from making the loop that call.
+		 */
+		for (k = 0; k < len[i]; k++) {
+			p[DTEV_STR_HDR + k] = in[i].si_buf[k];
+			__asm__ volatile("");
+		}
 		p[DTEV_STR_HDR + len[i]] = '\0';
 		p += DTEV_STR_HDR + len[i] + 1;
 	}
