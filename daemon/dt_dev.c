@@ -45,6 +45,7 @@ static struct dt_softc	*dt_wakeup_head;	/* [w] softcs to serve */
 static struct dt_softc	**dt_wakeup_tail = &dt_wakeup_head; /* [w] */
 static struct dt_softc	*dt_wakeup_cur;		/* [w] being served */
 static int		 dt_wakeup_stop;	/* [w] */
+static unsigned int	 dt_wakeup_held;	/* [w] producers' batches */
 static pthread_t	 dt_wakeup_thread;	/* [I] */
 
 /* Registration order is pbn order (design decision 5). */
@@ -132,7 +133,8 @@ dt_wakeup_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&dt_wakeup_mtx);
 	for (;;) {
-		while (dt_wakeup_head == NULL && !dt_wakeup_stop)
+		while ((dt_wakeup_head == NULL || dt_wakeup_held > 0) &&
+		    !dt_wakeup_stop)
 			pthread_cond_wait(&dt_wakeup_cv, &dt_wakeup_mtx);
 		if (dt_wakeup_head == NULL)
 			break;
@@ -167,6 +169,23 @@ dt_wakeup_schedule(struct dt_softc *sc)
 	*dt_wakeup_tail = sc;
 	dt_wakeup_tail = &sc->ds_wnext;
 	pthread_cond_signal(&dt_wakeup_cv);
+	pthread_mutex_unlock(&dt_wakeup_mtx);
+}
+
+void
+dt_wakeup_hold(void)
+{
+	pthread_mutex_lock(&dt_wakeup_mtx);
+	dt_wakeup_held++;
+	pthread_mutex_unlock(&dt_wakeup_mtx);
+}
+
+void
+dt_wakeup_release(void)
+{
+	pthread_mutex_lock(&dt_wakeup_mtx);
+	if (--dt_wakeup_held == 0 && dt_wakeup_head != NULL)
+		pthread_cond_signal(&dt_wakeup_cv);
 	pthread_mutex_unlock(&dt_wakeup_mtx);
 }
 

@@ -76,6 +76,19 @@ struct dt_softc {
  */
 void	dt_wakeup_schedule(struct dt_softc *);
 
+/*
+ * Hold the serving of parked reads while a producer puts a batch of
+ * events that belong together, and let it go after: a reader parked in
+ * read(2) is otherwise served after the batch's first put and gets the
+ * rest in a later read, where a merge by time cannot put them before
+ * what it already returned (the tracepoint reader's rounds: a block
+ * request's issue and its completion come from two events' buffers).
+ * Wakeups scheduled meanwhile are served at the release.  Any thread;
+ * holds nest; keep them short, since every open's parked reads wait.
+ */
+void	dt_wakeup_hold(void);
+void	dt_wakeup_release(void);
+
 /* Copy a string truncated to size - 1 bytes, NUL-padding the rest. */
 void	dt_strncpy0(char *dst, const char *src, size_t size);
 

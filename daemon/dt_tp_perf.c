@@ -54,6 +54,7 @@
 
 #include "dt_clock.h"
 #include "dt_perf.h"
+#include "dt_softc.h"
 #include "dt_tp_perf.h"
 
 #define DT_TPEV_PAGES		128	/* data pages per CPU, power of 2 */
@@ -431,6 +432,8 @@ dt_tpev_round(bool flush)
 	}
 	pthread_mutex_unlock(&dt_tpev_mtx);
 
+	/* The round reaches parked readers whole (dt_wakeup_hold()). */
+	dt_wakeup_hold();
 	rcu_read_lock();
 	/* Only this thread frees, and not before the next round. */
 	for (i = 0; i < n; i++)
@@ -438,6 +441,7 @@ dt_tpev_round(bool flush)
 	for (ev = dead; ev != NULL; ev = ev->tpe_next)
 		dt_tpev_drain_all(ev, true);
 	rcu_read_unlock();
+	dt_wakeup_release();
 	free(snap);
 	for (ev = dead; ev != NULL; ev = next) {
 		next = ev->tpe_next;
@@ -451,7 +455,6 @@ dt_tpev_reader(void *arg)
 {
 	struct dt_perf_loop *pl = arg;
 	struct epoll_event evs[DT_TPEV_MAXEVENTS];
-	struct dt_tpev_cpu *c;
 	uint64_t last = 0, now;
 	int n, i, timeout = -1;
 	bool flush;
@@ -469,19 +472,22 @@ dt_tpev_reader(void *arg)
 			break;
 		}
 		uatomic_inc(&dt_tpev_counters.tps_wakeups);
-		rcu_read_lock();
-		for (i = 0; i < n; i++) {
-			if (dt_perf_loop_woken(pl, &evs[i]))
-				continue;
-			c = evs[i].data.ptr;
-			if (c->tpc_ev->tpe_switches)
-				dt_tpev_drain_merged(c->tpc_ev, false);
-			else
-				dt_tpev_drain(c);
-		}
-		rcu_read_unlock();
+		/*
+		 * A buffer at its watermark: drain every live event's
+		 * buffers, not only that one.  Events of two tracepoints
+		 * that pair up (a block request's issue on one CPU, its
+		 * completion on another) must reach the device in the same
+		 * round, or a reader merging by time sees the completion
+		 * first and the issue only after the other buffer fills.
+		 */
+		flush = false;
+		for (i = 0; i < n; i++)
+			if (!dt_perf_loop_woken(pl, &evs[i]))
+				flush = true;
 		now = dt_clock_ns(CLOCK_MONOTONIC);
-		if ((flush = now - last >= DT_TPEV_FLUSH_MS * 1000000ULL))
+		if (now - last >= DT_TPEV_FLUSH_MS * 1000000ULL)
+			flush = true;
+		if (flush)
 			last = now;
 		/* Nothing open, nothing to flush: sleep until an open kicks. */
 		timeout = dt_tpev_round(flush) ? DT_TPEV_FLUSH_MS : -1;
