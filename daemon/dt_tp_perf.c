@@ -404,13 +404,18 @@ dt_tpev_release(struct dt_tpev *ev)
 	free(ev);
 }
 
+/* What a round drains of the live events (dt_tpev_round()). */
+#define DT_TPEV_R_NONE		0	/* none: only the closed ones */
+#define DT_TPEV_R_PLAIN		1	/* those without switch records */
+#define DT_TPEV_R_ALL		2	/* all, below their watermarks too */
+
 /*
  * Between rounds: drain what closed events still hold, then free them.
- * Also every DT_TPEV_FLUSH_MS, drain the live ones below their
- * watermark.  Returns whether any event is live.  [R].
+ * Also drain the live ones that round asks for.  Returns whether any
+ * event is live.  [R].
  */
 static bool
-dt_tpev_round(bool flush)
+dt_tpev_round(int round)
 {
 	struct dt_tpev *ev, *next, *dead, **snap = NULL;
 	size_t n = 0, i;
@@ -420,18 +425,24 @@ dt_tpev_round(bool flush)
 	dead = dt_tpev_dead;
 	dt_tpev_dead = NULL;
 	live = dt_tpev_live != NULL;
-	if (flush) {
+	if (round != DT_TPEV_R_NONE) {
 		for (ev = dt_tpev_live; ev != NULL; ev = ev->tpe_next)
 			n++;
 		if (n > 0 && (snap = calloc(n, sizeof(*snap))) != NULL) {
 			n = 0;
 			for (ev = dt_tpev_live; ev != NULL; ev = ev->tpe_next)
-				snap[n++] = ev;
+				if (round == DT_TPEV_R_ALL ||
+				    !ev->tpe_switches)
+					snap[n++] = ev;
 		} else
 			n = 0;
 	}
 	pthread_mutex_unlock(&dt_tpev_mtx);
 
+	if (n == 0 && dead == NULL) {
+		free(snap);
+		return live;
+	}
 	/* The round reaches parked readers whole (dt_wakeup_hold()). */
 	dt_wakeup_hold();
 	rcu_read_lock();
@@ -455,9 +466,10 @@ dt_tpev_reader(void *arg)
 {
 	struct dt_perf_loop *pl = arg;
 	struct epoll_event evs[DT_TPEV_MAXEVENTS];
+	struct dt_tpev_cpu *c;
 	uint64_t last = 0, now;
 	int n, i, timeout = -1;
-	bool flush;
+	int round;
 
 	/* Named, so that a test can tell it sleeps while nothing is open. */
 	pthread_setname_np(pthread_self(), "dtd-tp");
@@ -479,18 +491,28 @@ dt_tpev_reader(void *arg)
 		 * completion on another) must reach the device in the same
 		 * round, or a reader merging by time sees the completion
 		 * first and the issue only after the other buffer fills.
+		 * Events with switch records keep to their own wakeups and
+		 * the flush, as their merge holds back what is young.
 		 */
-		flush = false;
-		for (i = 0; i < n; i++)
-			if (!dt_perf_loop_woken(pl, &evs[i]))
-				flush = true;
+		round = DT_TPEV_R_NONE;
+		rcu_read_lock();
+		for (i = 0; i < n; i++) {
+			if (dt_perf_loop_woken(pl, &evs[i]))
+				continue;
+			c = evs[i].data.ptr;
+			if (c->tpc_ev->tpe_switches)
+				dt_tpev_drain_merged(c->tpc_ev, false);
+			else
+				round = DT_TPEV_R_PLAIN;
+		}
+		rcu_read_unlock();
 		now = dt_clock_ns(CLOCK_MONOTONIC);
-		if (now - last >= DT_TPEV_FLUSH_MS * 1000000ULL)
-			flush = true;
-		if (flush)
+		if (now - last >= DT_TPEV_FLUSH_MS * 1000000ULL) {
+			round = DT_TPEV_R_ALL;
 			last = now;
+		}
 		/* Nothing open, nothing to flush: sleep until an open kicks. */
-		timeout = dt_tpev_round(flush) ? DT_TPEV_FLUSH_MS : -1;
+		timeout = dt_tpev_round(round) ? DT_TPEV_FLUSH_MS : -1;
 	}
 	rcu_unregister_thread();
 	return NULL;
