@@ -81,6 +81,16 @@
 	movdqu	%xmm15, UDT_RWF_XMM+0xf0(%rsp)
 .endm
 
+/* The system call's arguments, as SAVE_VOLATILE kept them. */
+.macro LOAD_ARGS
+	movq	UDT_RWF_A0(%rsp), %rdi
+	movq	UDT_RWF_A1(%rsp), %rsi
+	movq	UDT_RWF_A2(%rsp), %rdx
+	movq	UDT_RWF_A3(%rsp), %r10
+	movq	UDT_RWF_A4(%rsp), %r8
+	movq	UDT_RWF_A5(%rsp), %r9
+.endm
+
 .macro RESTORE_VOLATILE
 	movdqu	UDT_RWF_XMM+0x00(%rsp), %xmm0
 	movdqu	UDT_RWF_XMM+0x10(%rsp), %xmm1
@@ -98,12 +108,7 @@
 	movdqu	UDT_RWF_XMM+0xd0(%rsp), %xmm13
 	movdqu	UDT_RWF_XMM+0xe0(%rsp), %xmm14
 	movdqu	UDT_RWF_XMM+0xf0(%rsp), %xmm15
-	movq	UDT_RWF_A0(%rsp), %rdi
-	movq	UDT_RWF_A1(%rsp), %rsi
-	movq	UDT_RWF_A2(%rsp), %rdx
-	movq	UDT_RWF_A3(%rsp), %r10
-	movq	UDT_RWF_A4(%rsp), %r8
-	movq	UDT_RWF_A5(%rsp), %r9
+	LOAD_ARGS
 .endm
 
 /*
@@ -174,12 +179,7 @@ udt_rw_entry:
 	SAVE_FRAME
 	movq	%rsp, %rdi
 	call	udt_rw_rec_entry
-	movq	UDT_RWF_A0(%rsp), %rdi
-	movq	UDT_RWF_A1(%rsp), %rsi
-	movq	UDT_RWF_A2(%rsp), %rdx
-	movq	UDT_RWF_A3(%rsp), %r10
-	movq	UDT_RWF_A4(%rsp), %r8
-	movq	UDT_RWF_A5(%rsp), %r9
+	LOAD_ARGS
 	movq	UDT_RWF_NR(%rsp), %rax
 	syscall
 	movq	%rax, UDT_RWF_RV(%rsp)
