@@ -46,6 +46,22 @@
 
 extern char **environ;
 
+/*
+ * Whether s begins with the n bytes of pre.  Not strncmp(): libc's uses
+ * vector registers, and this runs inside a rewritten site's call, which
+ * must give them back as they were (udt_xstate.c).
+ */
+static int
+udt_lfollow_prefix(const char *s, const char *pre, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] != pre[i])
+			return 0;
+	return 1;
+}
+
 void __attribute__((noinline))
 udt_lfollow_exec(void)
 {
@@ -61,7 +77,7 @@ udt_lfollow_exec(void)
 	size_t off;
 
 	for (e = environ; e != NULL && *e != NULL && v == NULL; e++)
-		if (strncmp(*e, pre, sizeof(pre) - 1) == 0)
+		if (udt_lfollow_prefix(*e, pre, sizeof(pre) - 1))
 			v = *e + sizeof(pre) - 1;
 	if (v == NULL)
 		return;

@@ -218,14 +218,8 @@ udt_rw_slow(struct udt_rw_frame *f)
 		}
 		break;
 	}
-	if (nr == SYS_execve || nr == SYS_execveat) {
-		/* The helper's path runs libc's string functions. */
-		struct udt_xsave xs;
-
-		udt_xsave(&xs);
+	if (nr == SYS_execve || nr == SYS_execveat)
 		udt_exec_before();
-		udt_xrstor(&xs);
-	}
 	if (udt_sud_ours == 0 || !udt_sud_guard(nr, a, &tmp, &r))
 		r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (udt_rw_maps(nr))
