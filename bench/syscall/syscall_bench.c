@@ -415,7 +415,8 @@ main(int argc, char *argv[])
 	double basef[MAXREPS], idlef[MAXREPS], recf[MAXREPS];
 	double hooks[MAXREPS], allc[MAXREPS], strf[MAXREPS], bpff[MAXREPS];
 	double dsud[MAXREPS], pair[NPAIRS], qpair[NPAIRS];
-	double mpair = 1, mqpair = 1;
+	double mpair = -1, mqpair = -1;
+	int npair = 0;
 	double mbasef = 0, midlef = 0, mrecf = 0, mhooks = 0, mallc = 0;
 	double mstrf = -1, mbpff = -1, msud = 0;
 	int nstrf = 0, nbpff = 0;
@@ -482,8 +483,10 @@ main(int argc, char *argv[])
 	char *a_strf[] = { "/usr/bin/strace", "-f", "-c", "-o", "/dev/null",
 	    self, "loopf", sbuf, NULL };
 
+	if (paced)
+		goto enable;
 	/* Interleave configurations so drift hits them all alike. */
-	for (r = 0; r < (paced ? 0 : nreps); r++) {
+	for (r = 0; r < nreps; r++) {
 		base[r] = run(a_base);
 		bbase[r] = best_last;
 		cbase[r] = cpu_last;
@@ -502,8 +505,6 @@ main(int argc, char *argv[])
 		    (strf[nstrf] = run(a_strf)) > 0)
 			nstrf++;
 	}
-	if (paced)
-		goto enable;
 	/*
 	 * Nothing enabled against no library, pair by pair: runs minutes
 	 * apart differ by more than the 2% judged, so the goal is read on
@@ -512,11 +513,16 @@ main(int argc, char *argv[])
 	for (r = 0; r < NPAIRS; r++) {
 		double vb = run(a_base), qb = best_last, vi = run(a_lib);
 
-		pair[r] = vb > 0 && vi > 0 ? vi / vb : 1;
-		qpair[r] = qb > 0 && best_last > 0 ? best_last / qb : 1;
+		/* A run that failed is no evidence either way. */
+		if (vb > 0 && vi > 0 && qb > 0 && best_last > 0) {
+			pair[npair] = vi / vb;
+			qpair[npair++] = best_last / qb;
+		}
 	}
-	mpair = median(pair, NPAIRS);
-	mqpair = median(qpair, NPAIRS);
+	if (npair > 0) {
+		mpair = median(pair, npair);
+		mqpair = median(qpair, npair);
+	}
 	mbasef = median(basef, nreps);
 	midlef = median(idlef, nreps);
 	mhooks = median(hooks, nreps);
@@ -694,7 +700,7 @@ enable:
 	line("library, nothing enabled", midle, mbase, qidle, qbase);
 	printf("  %-28s %+8.1f%% (median of %d ratios; quietest 10000 "
 	    "calls %+.1f%%)\n", "  the same, pair by pair", (mpair - 1) * 100,
-	    NPAIRS, (mqpair - 1) * 100);
+	    npair, (mqpair - 1) * 100);
 	line("library, all probes recorded", mrec, mbase, qrec, qbase);
 	printf("  %-28s %8.1f ns per call (entry + return)  [%.1f]\n",
 	    "  recording adds", mrec - mbase, qrec - qbase);
@@ -746,7 +752,8 @@ enable:
 	    "flat out, sharing 2 cores with dtd and the reader: wall %.0f, "
 	    "quietest %.0f, CPU %.0f; libc-internal %.0f); "
 	    "no drops at %.2fM events/s: %s (flat out at %.1fM/s: %s)\n",
-	    mpair <= 1.02 && midlef <= mbasef * 1.02 ? "yes" : "no",
+	    npair > 0 && mpair <= 1.02 && midlef <= mbasef * 1.02 ?
+	    "yes" : "no",
 	    (mpair - 1) * 100, (mqpair - 1) * 100, (midle / mbase - 1) * 100,
 	    (midlef / mbasef - 1) * 100,
 	    mpw_rec > 0 && mpw_base > 0 && mpw_rec - mpw_base <= 60 &&
