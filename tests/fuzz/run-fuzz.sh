@@ -207,7 +207,7 @@ coverage)
 	    die "llvm-cov failed"
 	echo "run-fuzz.sh: line by line: llvm-cov show" \
 	    "$cov/tests/fuzz/dt_dev_fuzz -instr-profile=$cov/dt_dev.profdata" \
-	    "$src/daemon/dt_dev.c" >&2
+	    "$src/daemon/core/dt_dev.c" >&2
 	;;
 *)
 	die "unknown command $cmd"

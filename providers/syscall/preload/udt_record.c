@@ -48,7 +48,7 @@
 #include "udt_lrec.h"
 #include "udt_str.h"
 #include "udt_sys.h"
-#include "../profile/udt_prof.h"
+#include "udt_prof.h"
 
 __thread struct udt_thread udt_thread
     __attribute__((tls_model("initial-exec")));

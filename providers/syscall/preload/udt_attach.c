@@ -48,7 +48,7 @@
 #include <string.h>
 
 #include "udt_preload.h"
-#include "../profile/udt_unw.h"
+#include "udt_unw.h"
 #include "udt_sys.h"
 #include "systab.h"
 #include "udt_rw.h"

@@ -92,8 +92,8 @@
 #include <userdt/udt_wire.h>
 
 #include "udt_prof.h"
-#include "../syscall/udt_host.h"
-#include "../syscall/udt_sys.h"
+#include "udt_host.h"
+#include "udt_sys.h"
 
 #define UDT_PT_SIGNO	SIGPROF
 #define UDT_PT_BACKSTOP	2		/* s between unprompted looks */

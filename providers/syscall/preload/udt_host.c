@@ -23,7 +23,7 @@
 
 #include "udt_host.h"
 #include "udt_preload.h"
-#include "../profile/udt_prof.h"
+#include "udt_prof.h"
 
 _Static_assert(UDT_PROF_STACK_MAX == UDT_STACK_MAX, "stack depth");
 
