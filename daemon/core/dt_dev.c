@@ -22,7 +22,6 @@
  * Locks used to protect the globals in this file:
  *	[I]	immutable after dt_dev_init()
  *	[K]	dt_dev_lock
- *	[w]	dt_wakeup_mtx
  */
 #include <errno.h>
 #include <pthread.h>
@@ -38,16 +37,6 @@ static TAILQ_HEAD(, dt_softc) dt_softcs =	/* [K] every open */
     TAILQ_HEAD_INITIALIZER(dt_softcs);
 static struct dt_dev_conf dt_conf;		/* [I] */
 
-static pthread_mutex_t	 dt_wakeup_mtx = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t	 dt_wakeup_cv = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t	 dt_wakeup_donecv = PTHREAD_COND_INITIALIZER;
-static struct dt_softc	*dt_wakeup_head;	/* [w] softcs to serve */
-static struct dt_softc	**dt_wakeup_tail = &dt_wakeup_head; /* [w] */
-static struct dt_softc	*dt_wakeup_cur;		/* [w] being served */
-static int		 dt_wakeup_stop;	/* [w] */
-static unsigned int	 dt_wakeup_held;	/* [w] producers' batches */
-static pthread_t	 dt_wakeup_thread;	/* [I] */
-
 /* Registration order is pbn order (design decision 5). */
 static int (*const dt_prov_inits[])(void) = {
 	dt_prov_profile_init,
@@ -57,6 +46,15 @@ static int (*const dt_prov_inits[])(void) = {
 };
 
 static void	dt_softc_serve(struct dt_softc *);
+
+/* The wakeup thread's call: serve sc's parked reads under its lock. */
+static void
+dt_softc_wakeup(struct dt_softc *sc)
+{
+	pthread_mutex_lock(&sc->ds_mtx);
+	dt_softc_serve(sc);
+	pthread_mutex_unlock(&sc->ds_mtx);
+}
 
 /*
  * The canonical (Linux-encoded) commands and their argument sizes.  An
@@ -125,96 +123,11 @@ dt_ioctl_outbuf(unsigned long canon, const void *arg, uint64_t *uaddr,
 	return *len > 0;
 }
 
-static void *
-dt_wakeup_main(void *arg)
-{
-	struct dt_softc *sc;
-
-	(void)arg;
-	pthread_mutex_lock(&dt_wakeup_mtx);
-	for (;;) {
-		while ((dt_wakeup_head == NULL || dt_wakeup_held > 0) &&
-		    !dt_wakeup_stop)
-			pthread_cond_wait(&dt_wakeup_cv, &dt_wakeup_mtx);
-		if (dt_wakeup_head == NULL)
-			break;
-		sc = dt_wakeup_head;
-		dt_wakeup_head = sc->ds_wnext;
-		if (dt_wakeup_head == NULL)
-			dt_wakeup_tail = &dt_wakeup_head;
-		sc->ds_wnext = NULL;
-		/* Clear first: an event during the serve queues sc again. */
-		atomic_store(&sc->ds_wakeup, 0);
-		dt_wakeup_cur = sc;
-		pthread_mutex_unlock(&dt_wakeup_mtx);
-
-		pthread_mutex_lock(&sc->ds_mtx);
-		dt_softc_serve(sc);
-		pthread_mutex_unlock(&sc->ds_mtx);
-
-		pthread_mutex_lock(&dt_wakeup_mtx);
-		dt_wakeup_cur = NULL;
-		pthread_cond_broadcast(&dt_wakeup_donecv);
-	}
-	pthread_mutex_unlock(&dt_wakeup_mtx);
-	return NULL;
-}
-
-void
-dt_wakeup_schedule(struct dt_softc *sc)
-{
-	if (atomic_exchange(&sc->ds_wakeup, 1))
-		return;
-	pthread_mutex_lock(&dt_wakeup_mtx);
-	*dt_wakeup_tail = sc;
-	dt_wakeup_tail = &sc->ds_wnext;
-	pthread_cond_signal(&dt_wakeup_cv);
-	pthread_mutex_unlock(&dt_wakeup_mtx);
-}
-
-void
-dt_wakeup_hold(void)
-{
-	pthread_mutex_lock(&dt_wakeup_mtx);
-	dt_wakeup_held++;
-	pthread_mutex_unlock(&dt_wakeup_mtx);
-}
-
-void
-dt_wakeup_release(void)
-{
-	pthread_mutex_lock(&dt_wakeup_mtx);
-	if (--dt_wakeup_held == 0 && dt_wakeup_head != NULL)
-		pthread_cond_signal(&dt_wakeup_cv);
-	pthread_mutex_unlock(&dt_wakeup_mtx);
-}
-
-/* Take sc off the wakeup queue and wait until no serve of it runs. */
-static void
-dt_wakeup_forget(struct dt_softc *sc)
-{
-	struct dt_softc **scp;
-
-	pthread_mutex_lock(&dt_wakeup_mtx);
-	for (scp = &dt_wakeup_head; *scp != NULL; scp = &(*scp)->ds_wnext) {
-		if (*scp == sc) {
-			*scp = sc->ds_wnext;
-			if (*scp == NULL)
-				dt_wakeup_tail = scp;
-			break;
-		}
-	}
-	while (dt_wakeup_cur == sc)
-		pthread_cond_wait(&dt_wakeup_donecv, &dt_wakeup_mtx);
-	pthread_mutex_unlock(&dt_wakeup_mtx);
-}
-
 int
 dt_dev_init(const struct dt_dev_conf *conf)
 {
 	size_t i;
 	long n;
-	int error;
 
 	dt_conf = *conf;
 	if (dt_conf.dcf_ncpus == 0) {
@@ -231,11 +144,7 @@ dt_dev_init(const struct dt_dev_conf *conf)
 			return errno ? errno : ENOMEM;
 
 	dt_limit_init(dt_conf.dcf_maxmem, dt_conf.dcf_maxopens);
-	dt_wakeup_stop = 0;
-	error = pthread_create(&dt_wakeup_thread, NULL, dt_wakeup_main, NULL);
-	if (error)
-		return error;
-	return 0;
+	return dt_wakeup_start(dt_softc_wakeup);
 }
 
 void
@@ -255,11 +164,7 @@ dt_dev_fini(void)
 	}
 	pthread_mutex_unlock(&dt_dev_lock);
 
-	pthread_mutex_lock(&dt_wakeup_mtx);
-	dt_wakeup_stop = 1;
-	pthread_cond_signal(&dt_wakeup_cv);
-	pthread_mutex_unlock(&dt_wakeup_mtx);
-	pthread_join(dt_wakeup_thread, NULL);
+	dt_wakeup_end();
 
 	for (pbn = 1; pbn <= dt_dev_nprobes(); pbn++) {
 		dtpv = dt_dev_probe(pbn)->dtp_prov;

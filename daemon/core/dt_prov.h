@@ -177,6 +177,19 @@ void	dt_pcb_count_recurevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
 void	dt_pcb_count_dropevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
 
 /*
+ * Hold the serving of parked reads while a producer puts a batch of
+ * events that belong together, and let it go after: a reader parked in
+ * read(2) is otherwise served after the batch's first put and gets the
+ * rest in a later read, where a merge by time cannot put them before
+ * what it already returned (the tracepoint reader's rounds: a block
+ * request's issue and its completion come from two events' buffers).
+ * Wakeups scheduled meanwhile are served at the release.  Any thread;
+ * holds nest; keep them short, since every open's parked reads wait.
+ */
+void	dt_wakeup_hold(void);
+void	dt_wakeup_release(void);
+
+/*
  * Provider init functions, called by dt_dev_init() in this order, which
  * is therefore the pbn order: profile, interval, syscall, tracepoint
  * (dt(4)'s order).  Each

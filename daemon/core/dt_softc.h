@@ -77,17 +77,18 @@ struct dt_softc {
 void	dt_wakeup_schedule(struct dt_softc *);
 
 /*
- * Hold the serving of parked reads while a producer puts a batch of
- * events that belong together, and let it go after: a reader parked in
- * read(2) is otherwise served after the batch's first put and gets the
- * rest in a later read, where a merge by time cannot put them before
- * what it already returned (the tracepoint reader's rounds: a block
- * request's issue and its completion come from two events' buffers).
- * Wakeups scheduled meanwhile are served at the release.  Any thread;
- * holds nest; keep them short, since every open's parked reads wait.
+ * Take sc off the wakeup queue and wait until no serve of it runs.
+ * dt_dev_close() only, after sc can no longer be queued.
  */
-void	dt_wakeup_hold(void);
-void	dt_wakeup_release(void);
+void	dt_wakeup_forget(struct dt_softc *);
+
+/*
+ * Start the wakeup thread, which calls serve(sc) for every softc queued
+ * (dt_dev_init(), once; 0 or an errno), and stop it once no open is left
+ * (dt_dev_fini()).
+ */
+int	dt_wakeup_start(void (*serve)(struct dt_softc *));
+void	dt_wakeup_end(void);
 
 /* Copy a string truncated to size - 1 bytes, NUL-padding the rest. */
 void	dt_strncpy0(char *dst, const char *src, size_t size);

@@ -39,7 +39,8 @@
 #include <unistd.h>
 
 #include "dt_clock.h"
-#include "dt_softc.h"
+#include "dt_dev.h"
+#include "dt_prov.h"
 
 /* A recording interval pcb, hung on dp_priv. */
 struct dt_clock {

@@ -54,7 +54,8 @@
 
 #include "dt_clock.h"
 #include "dt_perf.h"
-#include "dt_softc.h"
+#include "dt_dev.h"
+#include "dt_prov.h"
 #include "dt_tp_perf.h"
 
 #define DT_TPEV_PAGES		128	/* data pages per CPU, power of 2 */
