@@ -36,9 +36,9 @@
  * Tracees may stamp records with the time stamp counter, which
  * dt_ingest_tsc.c turns into CLOCK_REALTIME.
  *
- * In the profile provider's timer mode (dt_ptimer.h) the same rings
- * carry profile samples (UDT_PROBE_PROFILE), validated as strictly and
- * handed to dt_ptimer_put(), and the tables carry the sampling period,
+ * When the profile provider's timer fallback registered its sink, the
+ * same rings carry profile samples (UDT_PROBE_PROFILE), validated as
+ * strictly and handed to it, and the tables carry the sampling period,
  * which dt_ingest_ptimer_set() writes and announces with a futex wake.
  *
  * Locks used to protect the globals in this file:
@@ -77,9 +77,13 @@
 #include "dt_prov.h"
 #include "dt_ingest.h"
 #include "dt_ingest_var.h"
-#include "dt_perf.h"
 #include "dt_pidmaps.h"
-#include "dt_ptimer.h"
+
+struct dt_probe	*(*dti_probe)(unsigned int);
+void	(*dti_sample_put)(unsigned int, const struct dt_evt *, uint64_t,
+	    uint64_t);
+void	(*dti_sample_lost)(uint64_t, bool);
+void	(*dti_attach)(pid_t);
 
 #define DTI_BATCH	256		/* records between tail updates */
 #define DTI_IDLE_MIN	20000		/* ns: first idle sleep */
@@ -172,6 +176,26 @@ dti_prof_store(struct udt_tab *tab, uint64_t nsecs)
 {
 	__atomic_store_n(&tab->tb_prof_nsecs, nsecs, __ATOMIC_RELAXED);
 	dt_ingest_tab_announce(tab);
+}
+
+void
+dt_ingest_sink_probes(struct dt_probe *(*probe)(unsigned int))
+{
+	dti_probe = probe;
+}
+
+void
+dt_ingest_sink_samples(void (*put)(unsigned int, const struct dt_evt *,
+    uint64_t, uint64_t), void (*lost)(uint64_t, bool))
+{
+	dti_sample_put = put;
+	dti_sample_lost = lost;
+}
+
+void
+dt_ingest_sink_attach(void (*attach)(pid_t))
+{
+	dti_attach = attach;
 }
 
 void
@@ -758,7 +782,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	w.uw_version = UDT_VERSION;
 	w.uw_nslots = nslots;
 	w.uw_flags = (dt_tsc_ok() ? UDT_W_TSC : 0) |
-	    (dt_ptimer_enabled() ? UDT_W_PTIMER : 0) |
+	    (dti_sample_put != NULL ? UDT_W_PTIMER : 0) |
 	    (dp->dp_memfd >= 0 ? UDT_W_XDRAIN : 0);
 	w.uw_ringsize = UDT_RING_SIZE(nslots);
 	w.uw_tabsize = UDT_TAB_SIZE;
@@ -766,8 +790,8 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * Before the welcome, which its constructor waits for: the threads
 	 * it starts after inherit the events.
 	 */
-	if (dt_perf_task_on())
-		dt_perf_tracee(crp->pid);
+	if (dti_attach != NULL)
+		dti_attach(crp->pid);
 	/* On failure the proc stays listed until its pidfd says it exited. */
 	if (dti_send_fds(fd, &w, ringfd, rofd) == 0)
 		atomic_fetch_add(&dti_stats.attached, 1);
@@ -890,7 +914,7 @@ dt_ingest_end(void)
 	while ((dp = dti_procs) != NULL) {
 		dti_procs = dp->dp_next;
 		/* Nobody drains this ring any more: stop its samplers. */
-		if (dt_ptimer_enabled())
+		if (dti_sample_put != NULL)
 			dti_prof_store(dp->dp_tab, 0);
 		dti_free(dp);
 	}

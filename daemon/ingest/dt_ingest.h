@@ -15,13 +15,18 @@
  */
 
 /*
- * The syscall provider's daemon half, shared between probe registration
- * (dt_prov_syscall.c) and ingestion of the tracees' rings (dt_ingest.c).
+ * The ingest transport: the socket traced processes attach to, their
+ * rings and enable tables, and the drain that validates their records.
+ * Providers use it (the syscall provider's enables, the profile timer
+ * fallback's period, the list of tracees) and take what it delivers
+ * through the sinks they register; it calls no provider by name.  The
+ * wire's probe indexes are the syscall table's (systab.h).
  */
 #ifndef DT_INGEST_H
 #define DT_INGEST_H
 
 #include <sys/types.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "systab.h"
@@ -29,12 +34,41 @@
 #define DT_SYS_NPROBES	(2 * SYSTAB_COUNT)	/* entry, return per call */
 
 struct dt_probe;
+struct dt_evt;
 
 /*
- * Probe of provider-local index p (2i entry, 2i + 1 return of systab[i]);
- * NULL before dt_prov_syscall_init() ran.  [I] afterwards: any thread.
+ * Who takes what the tracees send.  The transport validates a record,
+ * stamps it with its pid and hands it to whoever registered for its
+ * kind; a kind nobody registered for is refused as invalid.  Each is
+ * registered once, on dtd's main thread, before dt_ingest_begin() (from
+ * a provider's init function or its service's start), and never changed.
+ *
+ * dt_ingest_sink_probes(): the probe of wire index p (2i entry, 2i + 1
+ * return of systab[i]), or NULL; the transport emits the records of p
+ * to it with dt_probe_emit() and charges p's losses to its pcbs.  Called
+ * on the drain thread.
+ * dt_ingest_sink_samples(): profile samples of the timer fallback: put
+ * one validated sample (ev complete but its probe; it stands for
+ * 1 + missed periods of period ns), count n lost or recursive ones.
+ * Registering also tells every tracee to sample (UDT_W_PTIMER).  Called
+ * on the drain thread.
+ * dt_ingest_sink_attach(): a process attached, before its welcome, so
+ * that the threads it starts after it was told are its own.  Called on
+ * the accept thread; must not wait for the tracee.
  */
-struct dt_probe	*dt_syscall_probe(unsigned int p);
+void	dt_ingest_sink_probes(struct dt_probe *(*probe)(unsigned int p));
+void	dt_ingest_sink_samples(void (*put)(unsigned int cpu,
+	    const struct dt_evt *ev, uint64_t missed, uint64_t period),
+	    void (*lost)(uint64_t n, bool recursive));
+void	dt_ingest_sink_attach(void (*attach)(pid_t));
+
+/*
+ * Set the timer fallback's period (ns, 0: off) in dtd's master copy and
+ * in the table of every attached tracee, then wake their watchers.
+ * Called from the profile provider's dtpv_start/dtpv_stop under the
+ * core's lock; takes the ingest lock, never waits for a tracee.
+ */
+void	dt_ingest_ptimer_set(uint64_t nsecs);
 
 /*
  * The pids of up to max attached tracees into pids; returns how many are

@@ -35,7 +35,6 @@
 #include "dt_ingest.h"
 #include "dt_ingest_var.h"
 #include "dt_proc.h"
-#include "dt_ptimer.h"
 
 #define DTI_EVENT_NS	10		/* CPU time of one hooked call, at
 					   least (a vDSO clock_gettime
@@ -102,7 +101,7 @@ dti_charge(unsigned int p, uint64_t n,
 	struct dt_probe *dtp;
 	struct dt_pcb *pcb;
 
-	if ((dtp = dt_syscall_probe(p)) == NULL)
+	if ((dtp = dti_probe_at(p)) == NULL)
 		return;
 	rcu_read_lock();
 	cds_list_for_each_entry_rcu(pcb, &dtp->dtp_pcbs, dp_pnext)
@@ -165,12 +164,14 @@ dti_counters(struct dti_proc *dp)
 	if ((delta = dti_delta(dp, &rh->rh_lost[UDT_PROBE_PROFILE],
 	    &dp->dp_plost))) {
 		atomic_fetch_add(&dti_stats.lost, delta);
-		dt_ptimer_count(delta, false);
+		if (dti_sample_lost != NULL)
+			dti_sample_lost(delta, false);
 	}
 	if ((delta = dti_delta(dp, &rh->rh_recur[UDT_PROBE_PROFILE],
 	    &dp->dp_precur))) {
 		atomic_fetch_add(&dti_stats.recur, delta);
-		dt_ptimer_count(delta, true);
+		if (dti_sample_lost != NULL)
+			dti_sample_lost(delta, true);
 	}
 }
 

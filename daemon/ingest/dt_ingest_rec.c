@@ -38,7 +38,6 @@
 #include "dt_prov.h"
 #include "dt_ingest.h"
 #include "dt_ingest_var.h"
-#include "dt_ptimer.h"
 
 int
 dt_ingest_valid(const struct udt_rec *r)
@@ -49,7 +48,7 @@ dt_ingest_valid(const struct udt_rec *r)
 		return 0;
 	if (r->ur_probe == UDT_PROBE_PROFILE) {
 		/* Only from a tracee we told to sample; see udt_wire.h. */
-		if (!dt_ptimer_enabled() || !(r->ur_flags & UDT_R_PROF) ||
+		if (dti_sample_put == NULL || !(r->ur_flags & UDT_R_PROF) ||
 		    (r->ur_flags & (UDT_R_ARGS | UDT_R_RET)) ||
 		    r->ur_error != 0 || r->ur_args[0] < 0 ||
 		    r->ur_args[0] >= DT_INGEST_DELTA_MAX ||
@@ -138,7 +137,7 @@ dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs)
 
 	/* Validated: a profile sample has UDT_PROBE_PROFILE, no probe. */
 	if (!(r->ur_flags & UDT_R_PROF) &&
-	    (dtp = dt_syscall_probe(r->ur_probe)) == NULL)
+	    (dtp = dti_probe_at(r->ur_probe)) == NULL)
 		return;
 	memset(&ev, 0, sizeof(ev));
 	ev.dtev_pid = pid;
@@ -161,7 +160,7 @@ dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs)
 	}
 	if (r->ur_flags & UDT_R_PROF) {
 		/* Validated: args[0] missed periods, args[1] the period. */
-		dt_ptimer_put(r->ur_cpu, &ev, (uint64_t)r->ur_args[0],
+		dti_sample_put(r->ur_cpu, &ev, (uint64_t)r->ur_args[0],
 		    (uint64_t)r->ur_args[1]);
 		return;
 	}

@@ -32,6 +32,23 @@
 #include "dt_pidmaps.h"
 #include "dt_prov.h"
 
+/*
+ * The sinks dt_ingest_sink_*() registered: [I] once the ingest threads
+ * run.  NULL: nobody takes that kind.
+ */
+extern struct dt_probe	*(*dti_probe)(unsigned int);
+extern void	(*dti_sample_put)(unsigned int, const struct dt_evt *, uint64_t,
+		    uint64_t);
+extern void	(*dti_sample_lost)(uint64_t, bool);
+extern void	(*dti_attach)(pid_t);
+
+/* The probe of wire index p, NULL for none.  Any ingest thread. */
+static inline struct dt_probe *
+dti_probe_at(unsigned int p)
+{
+	return dti_probe != NULL ? dti_probe(p) : NULL;
+}
+
 /* A thread of a tracee seen in its records (dt_ingest_who.c). */
 #define DTI_NTIDS	32
 struct dti_tid {

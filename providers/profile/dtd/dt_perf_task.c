@@ -106,6 +106,7 @@ dt_perf_task_probe(void)
 		return error;
 	}
 	close(fd);
+	dt_ingest_sink_attach(dt_perf_tracee);
 	return 0;
 }
 

@@ -45,8 +45,10 @@
 #include <string.h>
 
 #include "dt_perf.h"
+#include "dt_ingest.h"
 #include "dt_ptimer.h"
-#include "dt_softc.h"
+#include "dt_dev.h"
+#include "dt_prov.h"
 
 /* A pcb's state in timer mode, on dp_priv (perf mode hangs its own). */
 struct dt_ptimer_pcb {
@@ -96,7 +98,7 @@ dt_prov_profile_alloc(struct dt_probe *dtp, struct dt_softc *sc,
 	if (dtrq->dtrq_nsecs < DT_TIMER_NSECS_MIN ||
 	    dtrq->dtrq_nsecs > DT_TIMER_NSECS_MAX)
 		return EINVAL;
-	for (cpu = 0; cpu < sc->ds_nrings; cpu++) {
+	for (cpu = 0; cpu < dt_dev_ncpus(); cpu++) {
 		/* close frees what was made */
 		if ((dp = dt_pcb_alloc(dtp, sc, dtrq->dtrq_evtflags &
 		    (DTEVT_EXECNAME | DTEVT_KSTACK | DTEVT_USTACK),
@@ -114,6 +116,7 @@ void
 dt_ptimer_enable(void)
 {
 	atomic_store(&dt_ptimer_on, true);
+	dt_ingest_sink_samples(dt_ptimer_put, dt_ptimer_count);
 }
 
 bool

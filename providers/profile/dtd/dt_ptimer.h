@@ -23,9 +23,10 @@
  *	dt_prov_profile.c	DTIOCRECORD: the smallest period of every
  *				recording pcb goes to the tracees; samples
  *				go to the pcb of their CPU (dt_ptimer_put)
- *	dt_ingest.c		writes the period into every tracee's table
+ *	daemon/ingest		writes the period into every tracee's table
  *				and wakes its watcher (dt_ingest_ptimer_set);
- *				validates sample records and hands them over
+ *				validates sample records and hands them to
+ *				the sink dt_ptimer_enable() registered
  *
  * In the tracee, providers/profile/udt_prof_preload.c arms a CPU-time
  * timer per thread and writes one record per sample (udt_wire.h,
@@ -69,13 +70,5 @@ void	dt_ptimer_put(unsigned int cpu, const struct dt_evt *ev,
  * caller as dt_ptimer_put().
  */
 void	dt_ptimer_count(uint64_t n, bool recursive);
-
-/*
- * Set the period (ns, 0: off) in dtd's master copy and in the table of
- * every attached tracee, then wake their watchers.  Called from the
- * profile provider's dtpv_start/dtpv_stop under the core's lock; takes
- * the ingest lock, never waits for a tracee.  Implemented in dt_ingest.c.
- */
-void	dt_ingest_ptimer_set(uint64_t nsecs);
 
 #endif /* DT_PTIMER_H */

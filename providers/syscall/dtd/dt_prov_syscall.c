@@ -75,7 +75,8 @@ static const struct dt_provider dt_prov_syscall = {
 	.dtpv_stop	= dt_prov_syscall_stop,
 };
 
-struct dt_probe *
+/* The ingest transport's sink: [I] once init ran, any thread. */
+static struct dt_probe *
 dt_syscall_probe(unsigned int p)
 {
 	return p < DT_SYS_NPROBES ? dt_sys_probes[p] : NULL;
@@ -111,6 +112,7 @@ dt_prov_syscall_init(void)
 		dtp->dtp_argsflag = 0;
 		dt_sys_probes[2 * i + 1] = dtp;
 	}
+	dt_ingest_sink_probes(dt_syscall_probe);
 	return DT_SYS_NPROBES;
 nomem:
 	errno = ENOMEM;
