@@ -35,7 +35,6 @@
 #include <unistd.h>
 
 #include "udt_prof.h"
-#include "udt_unw.h"
 
 /*
  * Optional guard around the handler's own calls (clock_gettime(),
@@ -70,54 +69,6 @@ static struct sigaction	 udt_prof_oldact;	/* [l]; the handler reads it */
 static int		 udt_prof_active;	/* [a] handler samples */
 static udt_prof_cb_t	*udt_prof_cb;		/* [a] */
 static void		*udt_prof_arg;		/* [a] */
-
-/*
- * One unwind cache a thread: libunwind's global cache blocks every
- * signal around each use, two rt_sigprocmask(2) a frame.  Set by the
- * first unwinding, not before: libunwind's start opens a pipe, two
- * descriptors the program would find taken from its lowest free ones.
- * Any thread, any context; the first caller sets it, once.
- */
-static void
-udt_prof_unwind_init(void)
-{
-	static int done;	/* [a] */
-	int no = 0;
-
-	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE) == 0 &&
-	    __atomic_compare_exchange_n(&done, &no, 1, false,
-	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
-	    udt_unw_set_caching_policy(UNW_CACHE_PER_THREAD) != 0)
-		/* libunwind not open yet: the next caller tries again */
-		__atomic_store_n(&done, 0, __ATOMIC_RELEASE);
-}
-
-int
-udt_prof_backtrace(void **ips, int max)
-{
-	udt_prof_unwind_init();
-	return udt_unw_backtrace(ips, max);
-}
-
-unsigned int
-udt_prof_unwind(void *uc, uintptr_t *pcs, unsigned int max)
-{
-	unw_cursor_t cur;
-	unw_word_t ip;
-	unsigned int n = 0;
-
-	udt_prof_unwind_init();
-	/* On amd64, unw_context_t is the ucontext_t the kernel gave us. */
-	if (max == 0 || udt_unw_init_local2(&cur, (unw_context_t *)uc,
-	    UNW_INIT_SIGNAL_FRAME) != 0)
-		return 0;
-	do {
-		if (udt_unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || ip == 0)
-			break;
-		pcs[n++] = (uintptr_t)ip;
-	} while (n < max && udt_unw_step(&cur) > 0);
-	return n;
-}
 
 /*
  * Signal handler: unwind from the interrupted context, not from here,
@@ -158,7 +109,7 @@ udt_prof_handler(int sig, siginfo_t *si, void *ucv)
 	s.ups_cpu = (unsigned int)sched_getcpu();
 	clock_gettime(CLOCK_REALTIME, &s.ups_tsp);
 	s.ups_missed = si->si_overrun > 0 ? (unsigned int)si->si_overrun : 0;
-	s.ups_nframes = udt_prof_unwind(ucv, s.ups_pc, UDT_PROF_STACK_MAX);
+	s.ups_nframes = udt_unw_stack(ucv, s.ups_pc, UDT_PROF_STACK_MAX);
 	cb = __atomic_load_n(&udt_prof_cb, __ATOMIC_ACQUIRE);
 	if (cb != NULL)
 		cb(&s, __atomic_load_n(&udt_prof_arg, __ATOMIC_RELAXED));

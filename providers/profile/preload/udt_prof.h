@@ -34,35 +34,11 @@
 #include <stdint.h>
 #include <time.h>
 
-#define UDT_PROF_STACK_MAX	19	/* STACKTRACE_MAX */
+#include "udt_host.h"
+
 #define UDT_PROF_THREADS_MAX	4096	/* threads sampled at once */
 
-struct udt_prof_sample {
-	pid_t		ups_tid;	/* sampled thread */
-	unsigned int	ups_cpu;	/* CPU it ran on */
-	struct timespec	ups_tsp;	/* CLOCK_REALTIME */
-	unsigned int	ups_missed;	/* periods the timer overran */
-	unsigned int	ups_nframes;
-	uintptr_t	ups_pc[UDT_PROF_STACK_MAX];	/* innermost first */
-};
-
 typedef void	udt_prof_cb_t(const struct udt_prof_sample *, void *);
-
-/*
- * Return addresses of the context a signal interrupted (the handler's
- * third argument), innermost first, starting with its PC: how many, at
- * most max.  Any thread, signal handlers included, as far as libunwind's
- * local unwinder is async-signal-safe.
- */
-unsigned int	udt_prof_unwind(void *uc, uintptr_t *pcs, unsigned int max);
-
-/*
- * Return addresses of the calling thread's stack, innermost first, as
- * unw_backtrace() gives them (its first is in this library): how many,
- * at most max; 0 without libunwind.  Any thread, any context, as
- * udt_prof_unwind().
- */
-int		udt_prof_backtrace(void **ips, int max);
 
 /*
  * Sample every thread of the process (as listed in /proc/self/task)

@@ -93,7 +93,6 @@
 
 #include "udt_prof.h"
 #include "udt_host.h"
-#include "udt_sys.h"
 
 #define UDT_PT_SIGNO	SIGPROF
 #define UDT_PT_BACKSTOP	2		/* s between unprompted looks */
@@ -313,7 +312,8 @@ pthread_create(pthread_t *restrict thr, const pthread_attr_t *restrict attr,
 	return error;
 }
 
-void
+/* The host's fork handler, in any fork child: async-signal-safe. */
+static void
 udt_ptimer_fork_child(void)
 {
 	udt_prof_fork_child();
@@ -329,7 +329,8 @@ udt_pt_atfork_child(void)
 		udt_pt_spawn();
 }
 
-void
+/* The host's constructor, after its first attach. */
+static void
 udt_ptimer_init(void)
 {
 	(void)udt_pt_create_fn();
@@ -337,4 +338,19 @@ udt_ptimer_init(void)
 	    udt_pt_atfork_child);
 	if (udt_host_timer_mode())
 		udt_pt_spawn();
+}
+
+static const struct udt_host_client udt_ptimer_client = {
+	.uhc_attached	= udt_ptimer_init,
+	.uhc_fork_child	= udt_ptimer_fork_child,
+};
+
+/*
+ * Before the library's constructor (which has no priority, so runs
+ * after every constructor that has one): only a pointer is stored.
+ */
+__attribute__((constructor(200))) static void
+udt_ptimer_register(void)
+{
+	udt_host_register(&udt_ptimer_client);
 }

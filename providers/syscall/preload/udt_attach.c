@@ -344,7 +344,7 @@ udt_fork_child(void)
 	/* A slot in the parent's ring is the parent's to commit or give up. */
 	udt_thread.ut_rec = NULL;
 	udt_attaching = 0;
-	udt_ptimer_fork_child();
+	udt_host_fork_child();
 	udt_attach_locked(1);
 	/* Dispatch is not inherited: on again where the parent had it. */
 	if (udt_thread.ut_armed) {
@@ -446,7 +446,7 @@ udt_init(void)
 	 * shell lost its way back.  After udt_fork_child too: its atfork
 	 * child handler runs later.
 	 */
-	udt_ptimer_init();
+	udt_host_attached();
 }
 
 #define UDT_XD_STEP	50000L		/* ns between looks at rh_tail */

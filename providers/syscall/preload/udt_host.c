@@ -23,7 +23,6 @@
 
 #include "udt_host.h"
 #include "udt_preload.h"
-#include "udt_prof.h"
 
 _Static_assert(UDT_PROF_STACK_MAX == UDT_STACK_MAX, "stack depth");
 
@@ -127,4 +126,29 @@ udt_host_thread_created(void)
 {
 	if (udt_sud_active)
 		udt_thread.ut_sud = 1;
+}
+
+static const struct udt_host_client *udt_host_client;	/* [I] */
+
+void
+udt_host_register(const struct udt_host_client *c)
+{
+	udt_host_client = c;
+}
+
+/* The library's constructor, after its first attach. */
+void
+udt_host_attached(void)
+{
+	if (udt_host_client != NULL && udt_host_client->uhc_attached != NULL)
+		udt_host_client->uhc_attached();
+}
+
+/* The library's fork handler, in a fork child: async-signal-safe. */
+void
+udt_host_fork_child(void)
+{
+	if (udt_host_client != NULL &&
+	    udt_host_client->uhc_fork_child != NULL)
+		udt_host_client->uhc_fork_child();
 }

@@ -16,21 +16,42 @@
 
 /*
  * The preload library as the profile timer sampler (providers/profile/
- * udt_prof_preload.c) sees it: all it may use of the library, and what
- * the library calls of it.  Nothing else of udt_preload.h crosses.
- * Implemented in udt_host.c.
+ * preload/) sees it: all it may use of the library, and the one way the
+ * library calls it back (udt_host_register()).  Nothing else of
+ * udt_preload.h crosses, and nothing of the profile half is included
+ * here or anywhere in the syscall half.  Implemented in udt_host.c and
+ * udt_unw.c.
  */
 #ifndef UDT_HOST_H
 #define UDT_HOST_H
 
 #include <stdbool.h>
 #include <stdint.h>
+/*
+ * Only the type: the hooks file, which includes this through
+ * udt_preload.h, defines functions named like libc's and must see no
+ * declaration of them (<time.h> declares clock_gettime()).
+ */
+#include <bits/types/struct_timespec.h>
+
+/* The library's raw system calls are the host's too: no hook sees them. */
+#include "udt_sys.h"
 
 #define UDT_HOST_EXPORT	__attribute__((visibility("default")))
 #define UDT_HOST_HIDDEN	__attribute__((visibility("hidden")))
 
-struct udt_prof_sample;
 struct udt_tab;
+
+/* A sample of the timer fallback, as the sampler hands it over. */
+#define UDT_PROF_STACK_MAX	19	/* STACKTRACE_MAX */
+struct udt_prof_sample {
+	int		ups_tid;	/* sampled thread (a pid_t) */
+	unsigned int	ups_cpu;	/* CPU it ran on */
+	struct timespec	ups_tsp;	/* CLOCK_REALTIME */
+	unsigned int	ups_missed;	/* periods the timer overran */
+	unsigned int	ups_nframes;
+	uintptr_t	ups_pc[UDT_PROF_STACK_MAX];	/* innermost first */
+};
 
 /*
  * The calling thread's calls from here to udt_host_leave() are the
@@ -74,13 +95,37 @@ void	udt_host_thread_begin(void) UDT_HOST_HIDDEN;
 void	udt_host_thread_created(void) UDT_HOST_HIDDEN;
 
 /*
- * The sampler, called by the library.  udt_ptimer_init(): the
- * constructor, after its first attach; starts the watcher thread when
- * dtd asked for it.  udt_ptimer_fork_child(): from the library's fork
- * handler in any fork child, async-signal-safe: forget the parent's
- * samplers.
+ * The library's unwinder (libunwind, opened at run time: udt_unw.c).
+ * udt_unw_load(): open it; 0, or -1 when it cannot be (no stacks then);
+ * not from a signal handler (dlopen), idempotent.
+ * udt_unw_stack(): return addresses of the context a signal interrupted
+ * (the handler's third argument), innermost first, starting with its
+ * PC: how many, at most max.
+ * udt_unw_here(): return addresses of the calling thread's stack,
+ * innermost first, as unw_backtrace() gives them (its first is in this
+ * library): how many, at most max; 0 without libunwind.
+ * The last two: any thread, signal handlers included, as far as
+ * libunwind's local unwinder is async-signal-safe.
  */
-void	udt_ptimer_init(void) UDT_HOST_HIDDEN;
-void	udt_ptimer_fork_child(void) UDT_HOST_HIDDEN;
+int	udt_unw_load(void) UDT_HOST_HIDDEN;
+unsigned int	udt_unw_stack(void *uc, uintptr_t *pcs, unsigned int max)
+	    UDT_HOST_HIDDEN;
+int	udt_unw_here(void **ips, int max) UDT_HOST_HIDDEN;
+
+/*
+ * A part of the library that runs on the library's own life (the
+ * profile timer sampler) registers here, from a constructor that runs
+ * before the library's (a priority below 65535), so the library calls
+ * it without naming it.  uhc_attached: the library's constructor, after
+ * its first attach (start the watcher thread when dtd asked for it).
+ * uhc_fork_child: the library's fork handler in any fork child, async-
+ * signal-safe (forget the parent's samplers).  One client; NULL members
+ * are skipped.
+ */
+struct udt_host_client {
+	void	(*uhc_attached)(void);
+	void	(*uhc_fork_child)(void);
+};
+void	udt_host_register(const struct udt_host_client *) UDT_HOST_HIDDEN;
 
 #endif /* UDT_HOST_H */

@@ -277,6 +277,14 @@ int	udt_sud_guard(long, long *, struct udt_sud_tmp *, long *) UDT_HIDDEN;
  * parent's ring and attach on our own.  Only the calling thread exists;
  * raw system calls only.
  */
+/*
+ * Call the registered host client (udt_host.h): udt_host_attached() from
+ * the constructor after its first attach, udt_host_fork_child() from the
+ * fork handler in a child (async-signal-safe).  udt_host.c.
+ */
+void	udt_host_attached(void) UDT_HIDDEN;
+void	udt_host_fork_child(void) UDT_HIDDEN;
+
 void	udt_fork_child(void) UDT_HIDDEN;
 
 /*

@@ -48,7 +48,6 @@
 #include "udt_lrec.h"
 #include "udt_str.h"
 #include "udt_sys.h"
-#include "udt_prof.h"
 
 __thread struct udt_thread udt_thread
     __attribute__((tls_model("initial-exec")));
@@ -198,7 +197,7 @@ udt_ustack(uint64_t *pcs)
 		if (hold)
 			udt_thread.ut_held = held;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		k = udt_prof_unwind(udt_thread.ut_uc, pcs, UDT_STACK_MAX);
+		k = udt_unw_stack(udt_thread.ut_uc, pcs, UDT_STACK_MAX);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (hold) {
 			udt_thread.ut_held = 0;
@@ -206,7 +205,7 @@ udt_ustack(uint64_t *pcs)
 			    NULL, sizeof(old));
 		}
 	} else {
-		n = udt_prof_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
+		n = udt_unw_here(ips, (int)(sizeof(ips) / sizeof(ips[0])));
 		for (i = 0; i < n && k < UDT_STACK_MAX; i++) {
 			uintptr_t pc = (uintptr_t)ips[i];
 

@@ -118,3 +118,51 @@ udt_unw_backtrace(void **ips, int max)
 
 	return f != NULL ? f->uf_backtrace(ips, max) : 0;
 }
+
+/*
+ * One unwind cache a thread: libunwind's global cache blocks every
+ * signal around each use, two rt_sigprocmask(2) a frame.  Set by the
+ * first unwinding, not before: libunwind's start opens a pipe, two
+ * descriptors the program would find taken from its lowest free ones.
+ * Any thread, any context; the first caller sets it, once.
+ */
+static void
+udt_unw_cache_init(void)
+{
+	static int done;	/* [a] */
+	int no = 0;
+
+	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE) == 0 &&
+	    __atomic_compare_exchange_n(&done, &no, 1, false,
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+	    udt_unw_set_caching_policy(UNW_CACHE_PER_THREAD) != 0)
+		/* libunwind not open yet: the next caller tries again */
+		__atomic_store_n(&done, 0, __ATOMIC_RELEASE);
+}
+
+int
+udt_unw_here(void **ips, int max)
+{
+	udt_unw_cache_init();
+	return udt_unw_backtrace(ips, max);
+}
+
+unsigned int
+udt_unw_stack(void *uc, uintptr_t *pcs, unsigned int max)
+{
+	unw_cursor_t cur;
+	unw_word_t ip;
+	unsigned int n = 0;
+
+	udt_unw_cache_init();
+	/* On amd64, unw_context_t is the ucontext_t the kernel gave us. */
+	if (max == 0 || udt_unw_init_local2(&cur, (unw_context_t *)uc,
+	    UNW_INIT_SIGNAL_FRAME) != 0)
+		return 0;
+	do {
+		if (udt_unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || ip == 0)
+			break;
+		pcs[n++] = (uintptr_t)ip;
+	} while (n < max && udt_unw_step(&cur) > 0);
+	return n;
+}

@@ -38,8 +38,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-/* 0 once libunwind is open, -1 if it cannot be (no stacks then). */
-int	udt_unw_load(void);
+#include "udt_host.h"	/* udt_unw_load(), udt_unw_stack(), udt_unw_here() */
 
 int	udt_unw_set_caching_policy(unw_caching_policy_t);
 int	udt_unw_init_local2(unw_cursor_t *, unw_context_t *, int);
