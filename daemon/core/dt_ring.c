@@ -14,6 +14,7 @@
  * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
  */
 
+/* An open's per-CPU event rings and their counters: see dt_ring.h. */
 #include <sys/mman.h>
 
 #include <errno.h>

@@ -53,7 +53,7 @@
 #include <dev/dt/dtvar.h>
 
 #include "dt_clock.h"
-#include "dt_perf.h"
+#include "dt_perfev.h"
 #include "dt_dev.h"
 #include "dt_prov.h"
 #include "dt_tp_perf.h"

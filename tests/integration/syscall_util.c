@@ -14,6 +14,7 @@
  * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
  */
 
+/* What the syscall provider's tests share: see syscall_util.h. */
 #include <sys/socket.h>
 #include <err.h>
 #include <errno.h>

@@ -40,6 +40,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dt_perfev.h"
+
 struct dt_pcb;
 struct stacktrace;
 
@@ -117,95 +119,5 @@ void	dt_perf_tracee(pid_t);
 
 /* The clock perf stamps samples with: CLOCK_REALTIME or a fallback. */
 const char	*dt_perf_clock(void);
-
-/*
- * What the tracepoint provider's reader (dt_tp_perf.c) shares with the
- * sampler's.
- */
-#define DT_PERF_CLOCK_UNKNOWN	(-2)	/* no event of the kind opened yet */
-#define DT_PERF_CLOCK_PERF	(-1)	/* perf's own: no use_clockid */
-
-/*
- * perf_event_open(2) of attr, system wide on cpu, its records stamped
- * with the realtime clock OpenBSD stamps events with; where the kernel
- * refuses that for this kind of event (it does for tracepoints), with
- * the monotonic clock or perf's own, *tsoff (unless NULL: an event
- * whose records share another's ring) the realtime offset taken now
- * (a later settimeofday is not followed).  *clk caches the kind's
- * answer: DT_PERF_CLOCK_UNKNOWN has it found and set (atomically),
- * anything else is the only clock tried.  attr's use_clockid and
- * clockid say the clock chosen.  fd, or -1 with errno.  Any thread.
- */
-int	dt_perf_open_clock(struct perf_event_attr *, int cpu, int *clk,
-	    int64_t *tsoff);
-
-/*
- * A reader thread, started on first use, that waits in epoll_wait on
- * pl_epfd, whose set holds (as data.ptr NULL) the eventfd pl_evfd that
- * others write to wake it.  Each provider has one, under its own lock
- * ([o]).  The reader reads pl_epfd and pl_evfd unlocked: they are set
- * before it starts and closed only after it was joined.
- */
-struct dt_perf_loop {
-	int		pl_epfd;	/* [o] -1: none */
-	int		pl_evfd;	/* [o] wakes the reader */
-	int		pl_quit;	/* [a] the reader should end */
-	bool		pl_running;	/* [o] the reader exists */
-	pthread_t	pl_thread;	/* [o] */
-};
-#define DT_PERF_LOOP_INIT	{ .pl_epfd = -1, .pl_evfd = -1 }
-
-/*
- * Start fn(pl) as pl's reader, unless it runs: 0, or an errno with
- * nothing started.  [o] held.
- */
-int	dt_perf_loop_start(struct dt_perf_loop *pl, void *(*fn)(void *));
-/* Wake the reader from epoll_wait.  Any thread. */
-void	dt_perf_loop_kick(struct dt_perf_loop *pl);
-/* The reader's: whether ev is the eventfd's; if so, it is emptied. */
-bool	dt_perf_loop_woken(struct dt_perf_loop *pl,
-	    const struct epoll_event *ev);
-/*
- * Stopping the reader, in two steps around the join, which must not hold
- * [o] (the reader takes it).  dt_perf_loop_quit(), [o] held: false when
- * no reader runs; else asks it to end, wakes it and gives its thread in
- * *t.  dt_perf_loop_end(), [o] held again after the join: closes the set.
- */
-bool	dt_perf_loop_quit(struct dt_perf_loop *pl, pthread_t *t);
-void	dt_perf_loop_end(struct dt_perf_loop *pl);
-
-/* A record split by the ring's end, copied whole: a reader's own. */
-union dt_perf_wrap {
-	struct perf_event_header h;
-	char	b[65536];		/* header.size is 16 bits */
-};
-
-/*
- * The whole record at tail of the ring meta maps, below head: its
- * header in *h, and a pointer to it, into the ring or, when it wraps,
- * into wrap (valid until the next call with wrap).  NULL when no record
- * is whole there: none, or torn (the kernel broke its own ring).
- */
-const struct perf_event_header *dt_perf_rec_at(
-	    const struct perf_event_mmap_page *meta, uint64_t tail,
-	    uint64_t head, struct perf_event_header *h,
-	    union dt_perf_wrap *wrap);
-
-/*
- * The nr frames of a PERF_SAMPLE_CALLCHAIN at pcs into k and u, which
- * come in empty: each part starts with the interrupted PC, innermost
- * first, as dt(4) records, and its context marker says whether it is
- * the kernel's or the user's.  STACKTRACE_MAX frames each at most.
- */
-void	dt_perf_callchain(const char *pcs, uint64_t nr, struct stacktrace *k,
-	    struct stacktrace *u);
-
-/*
- * The body (len bytes) of a PERF_RECORD_COMM, a rename or an exec: its
- * pid, tid and name, which the kernel pads with NULs.  false when it is
- * too short or its name unterminated.
- */
-bool	dt_perf_comm_rec(const char *body, size_t len, pid_t *pid,
-	    pid_t *tid, const char **name);
 
 #endif /* DT_PERF_H */

@@ -72,12 +72,6 @@ struct dt_perf_src {
 	size_t			 dps_taskcap;	/* [t] */
 };
 
-/*
- * perf_event_open(2) of attr for pid (-1: every process) on cpu, with the
- * clock rules of dt_perf_open_clock().  Any thread.
- */
-int	dt_perf_open_pid(struct perf_event_attr *, pid_t pid, int cpu,
-	    int *clk, int64_t *tsoff);
 
 /* The attr of a sampler of period nsecs for a pcb's evtflags. */
 void	dt_perf_attr(struct perf_event_attr *, uint64_t nsecs,
