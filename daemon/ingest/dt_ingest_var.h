@@ -17,7 +17,7 @@
 /*
  * What the files of the ingest path share (dt_ingest.c, its counters in
  * dt_ingest_ctr.c): a traced process's state and the path's counters.
- * Private to daemon/dt_ingest*.c; the lock annotations are dt_ingest.c's.
+ * Private to daemon/ingest/dt_ingest*.c; the lock annotations are dt_ingest.c's.
  */
 #ifndef DT_INGEST_VAR_H
 #define DT_INGEST_VAR_H

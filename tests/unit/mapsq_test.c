@@ -15,7 +15,7 @@
  */
 
 /*
- * The maps query's client (providers/syscall/udt_mapsq.c) against a fake
+ * The maps query's client (providers/syscall/launch/udt_mapsq.c) against a fake
  * dtd that signals the asking thread while it waits for the answer: once
  * before any byte of it, once with half its header received.  A
  * caller with a handler that does not restart (btrace's SIGCHLD when its

@@ -15,8 +15,8 @@
  */
 
 /*
- * dtd's cache of traced processes' mappings (daemon/dt_pidmaps.c) and
- * DTIOCRDVNODE's answers from it (daemon/dt_rdvn.c), against a fake /proc
+ * dtd's cache of traced processes' mappings (daemon/sys/dt_pidmaps.c) and
+ * DTIOCRDVNODE's answers from it (daemon/core/dt_rdvn.c), against a fake /proc
  * in a temporary directory: snapshots, processes that exit, zombies, pids
  * that change hands, the LRU bound, a tracker's re-reads and their rate
  * limit, and /proc files that make no sense.  No root needed.

@@ -18,7 +18,7 @@
  * udt_launch_test BUILT INSTALLED BINDIR LIBREL
  *
  * How dtrun and btrace -c find the preload library and hand it on
- * (providers/syscall/udt_launch.h).  BUILT and INSTALLED are the paths
+ * (providers/syscall/launch/udt_launch.h).  BUILT and INSTALLED are the paths
  * meson configured: this program runs from the build tree, so without
  * USERDT_PRELOAD it must get BUILT; a copy of it run from a temporary
  * directory (outside the tree) must get INSTALLED; a copy run from
