@@ -297,27 +297,14 @@ static int
 fusefile_open_dir(const char *path, struct fusefile_path *fp)
 {
 	char dir[PATH_MAX];
-	const char *slash, *base;
 	struct stat st;
 	int error;
 
-	if (strlen(path) >= sizeof(dir))
-		return ENAMETOOLONG;
-	slash = strrchr(path, '/');
-	base = slash == NULL ? path : slash + 1;
-	if (base[0] == '\0' || strcmp(base, ".") == 0 ||
-	    strcmp(base, "..") == 0 || strlen(base) >= sizeof(fp->fp_base)) {
-		fprintf(stderr, "dtd: %s: not a file name\n", path);
-		return EINVAL;
-	}
-	strcpy(fp->fp_base, base);
-	if (slash == NULL)
-		strcpy(dir, ".");
-	else if (slash == path)
-		strcpy(dir, "/");
-	else {
-		memcpy(dir, path, (size_t)(slash - path));
-		dir[slash - path] = '\0';
+	if ((error = dt_path_split(path, dir, sizeof(dir), fp->fp_base,
+	    sizeof(fp->fp_base))) != 0) {
+		fprintf(stderr, "dtd: %s: %s\n", path, error == EINVAL ?
+		    "not a file name" : strerror(error));
+		return error;
 	}
 	/* The directories on the way are the operator's to choose. */
 	fp->fp_dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -54,26 +54,14 @@ static int
 dti_sock_dir(const char *path)
 {
 	char dir[PATH_MAX];
-	const char *slash, *base;
 	struct stat st;
 	int error;
 
-	slash = strrchr(path, '/');
-	base = slash == NULL ? path : slash + 1;
-	if (base[0] == '\0' || strcmp(base, ".") == 0 ||
-	    strcmp(base, "..") == 0 || strlen(base) >= sizeof(dti_sock_base)) {
-		fprintf(stderr, "dtd: ingest socket %s: not a file name\n",
-		    path);
-		return EINVAL;
-	}
-	strcpy(dti_sock_base, base);
-	if (slash == NULL)
-		strcpy(dir, ".");
-	else if (slash == path)
-		strcpy(dir, "/");
-	else {
-		memcpy(dir, path, (size_t)(slash - path));
-		dir[slash - path] = '\0';
+	if ((error = dt_path_split(path, dir, sizeof(dir), dti_sock_base,
+	    sizeof(dti_sock_base))) != 0) {
+		fprintf(stderr, "dtd: ingest socket %s: %s\n", path,
+		    error == EINVAL ? "not a file name" : strerror(error));
+		return error;
 	}
 	/* Ours when we make it; an existing one is checked below. */
 	if (mkdir(dir, geteuid() == 0 ? 0755 : 0700) == 0)

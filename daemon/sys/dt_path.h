@@ -28,7 +28,17 @@
 
 #include <sys/stat.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <unistd.h>
+
+/*
+ * Split path into its directory (into dir, dirsize bytes: "." for a bare
+ * name, "/" at the root) and its last component (into base, basesize
+ * bytes), which must name a file: not empty, ".", ".." or too long.
+ * Returns 0, EINVAL (not a file name) or ENAMETOOLONG.  Any thread.
+ */
+int	dt_path_split(const char *path, char *dir, size_t dirsize,
+	    char *base, size_t basesize);
 
 static inline bool
 dt_dir_safe(const struct stat *st)
