@@ -22,6 +22,7 @@
 #include <linux/perf_event.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <time.h>
@@ -138,6 +139,8 @@ dt_perf_rec_at(const struct perf_event_mmap_page *meta, uint64_t tail,
 	return &wrap->h;
 }
 
+static void	dt_perf_loop_end(struct dt_perf_loop *);
+
 /* The set and its eventfd; on failure neither.  [o] held. */
 static int
 dt_perf_loop_open(struct dt_perf_loop *pl)
@@ -206,7 +209,8 @@ dt_perf_loop_woken(struct dt_perf_loop *pl, const struct epoll_event *ev)
 	return true;
 }
 
-bool
+/* Ask the reader to end and wake it; false when none runs.  [o] held. */
+static bool
 dt_perf_loop_quit(struct dt_perf_loop *pl, pthread_t *t)
 {
 	if (!pl->pl_running)
@@ -217,7 +221,8 @@ dt_perf_loop_quit(struct dt_perf_loop *pl, pthread_t *t)
 	return true;
 }
 
-void
+/* Close the set and its eventfd, after the join.  [o] held. */
+static void
 dt_perf_loop_end(struct dt_perf_loop *pl)
 {
 	if (pl->pl_evfd != -1)
@@ -226,4 +231,21 @@ dt_perf_loop_end(struct dt_perf_loop *pl)
 		close(pl->pl_epfd);
 	pl->pl_evfd = pl->pl_epfd = -1;
 	pl->pl_running = false;
+}
+
+bool
+dt_perf_loop_stop(struct dt_perf_loop *pl, pthread_mutex_t *mtx)
+{
+	pthread_t t;
+
+	pthread_mutex_lock(mtx);
+	if (!dt_perf_loop_quit(pl, &t)) {
+		pthread_mutex_unlock(mtx);
+		return false;
+	}
+	pthread_mutex_unlock(mtx);
+	pthread_join(t, NULL);
+	pthread_mutex_lock(mtx);
+	dt_perf_loop_end(pl);
+	return true;
 }

@@ -79,13 +79,13 @@ void	dt_perf_loop_kick(struct dt_perf_loop *pl);
 bool	dt_perf_loop_woken(struct dt_perf_loop *pl,
 	    const struct epoll_event *ev);
 /*
- * Stopping the reader, in two steps around the join, which must not hold
- * [o] (the reader takes it).  dt_perf_loop_quit(), [o] held: false when
- * no reader runs; else asks it to end, wakes it and gives its thread in
- * *t.  dt_perf_loop_end(), [o] held again after the join: closes the set.
+ * Stop pl's reader, whose [o] is mtx (not held on entry): false when no
+ * reader ran, mtx released; else asks it to end, wakes it, joins it
+ * without mtx (the reader takes it) and closes the set, then returns true
+ * with mtx held, so the caller can take what the reader left (its dead
+ * list) before it unlocks.
  */
-bool	dt_perf_loop_quit(struct dt_perf_loop *pl, pthread_t *t);
-void	dt_perf_loop_end(struct dt_perf_loop *pl);
+bool	dt_perf_loop_stop(struct dt_perf_loop *pl, pthread_mutex_t *mtx);
 
 /* A record split by the ring's end, copied whole: a reader's own. */
 union dt_perf_wrap {

@@ -696,19 +696,9 @@ void
 dt_tpev_shutdown(void)
 {
 	struct dt_tpev *ev, *next;
-	pthread_t t;
 
-	pthread_mutex_lock(&dt_tpev_mtx);
-	if (!dt_perf_loop_quit(&dt_tpev_rdr, &t)) {
-		pthread_mutex_unlock(&dt_tpev_mtx);
+	if (!dt_perf_loop_stop(&dt_tpev_rdr, &dt_tpev_mtx))
 		return;
-	}
-	pthread_mutex_unlock(&dt_tpev_mtx);
-
-	pthread_join(t, NULL);
-
-	pthread_mutex_lock(&dt_tpev_mtx);
-	dt_perf_loop_end(&dt_tpev_rdr);
 	ev = dt_tpev_dead;
 	dt_tpev_dead = NULL;
 	pthread_mutex_unlock(&dt_tpev_mtx);

@@ -525,19 +525,9 @@ void
 dt_perf_shutdown(void)
 {
 	struct dt_perf_src *src, *next;
-	pthread_t t;
 
-	pthread_mutex_lock(&dt_perf_mtx);
-	if (!dt_perf_loop_quit(&dt_perf_rdr, &t)) {
-		pthread_mutex_unlock(&dt_perf_mtx);
+	if (!dt_perf_loop_stop(&dt_perf_rdr, &dt_perf_mtx))
 		return;
-	}
-	pthread_mutex_unlock(&dt_perf_mtx);
-
-	pthread_join(t, NULL);
-
-	pthread_mutex_lock(&dt_perf_mtx);
-	dt_perf_loop_end(&dt_perf_rdr);
 	src = dt_perf_dead;
 	dt_perf_dead = NULL;
 	pthread_mutex_unlock(&dt_perf_mtx);
