@@ -16,7 +16,7 @@
 
 /*
  * The timer fallback of the profile provider (providers/profile/
- * udt_prof.c) in this very process: threads spinning in a known
+ * preload/udt_prof.c) in this very process: threads spinning in a known
  * function are sampled on their CPU time, one thread armed at start and
  * one added later; samples must come at the rate of the CPU time used,
  * name the right threads and unwind from the interrupted function into
