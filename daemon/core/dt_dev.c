@@ -118,8 +118,8 @@ dt_ioctl_outbuf(unsigned long canon, const void *arg, uint64_t *uaddr,
 		*len = (size_t)dt_dev_nprobes() *
 		    sizeof(struct dtioc_probe_info);
 	if (canon == DTIOCGARGS &&
-	    *len > DTMAXARGTYPES * sizeof(struct dtioc_arg_info))
-		*len = DTMAXARGTYPES * sizeof(struct dtioc_arg_info);
+	    *len > DTMAXFUNCARGS * sizeof(struct dtioc_arg_info))
+		*len = DTMAXFUNCARGS * sizeof(struct dtioc_arg_info);
 	return *len > 0;
 }
 
@@ -492,11 +492,17 @@ dt_ioctl_list_probes(struct dtioc_probe *dtpr, const struct dt_uaccess *ua)
 	return error;
 }
 
-/* DTIOCGARGS: only probes with typed arguments (tracepoints) answer. */
+/*
+ * DTIOCGARGS: only probes with typed arguments (tracepoints) answer, and
+ * with a type for each of their dtpi_nargs arguments.  dt(4)'s own never
+ * have more than DTMAXARGTYPES; a Linux event may have up to
+ * DTMAXFUNCARGS, and OpenBSD's btrace asks for, and prints, dtpi_nargs
+ * types (fewer would leave it printing uninitialised memory).
+ */
 static int
 dt_ioctl_get_args(struct dtioc_arg *dtar, const struct dt_uaccess *ua)
 {
-	struct dtioc_arg_info dtai[DTMAXARGTYPES];
+	struct dtioc_arg_info dtai[DTMAXFUNCARGS];
 	struct dt_probe *dtp;
 	size_t room, n, i;
 	int error = 0;
@@ -508,7 +514,7 @@ dt_ioctl_get_args(struct dtioc_arg *dtar, const struct dt_uaccess *ua)
 		dtar->dtar_size = 0;
 		return 0;
 	}
-	n = dtp->dtp_nargs < DTMAXARGTYPES ? dtp->dtp_nargs : DTMAXARGTYPES;
+	n = dtp->dtp_nargs < DTMAXFUNCARGS ? dtp->dtp_nargs : DTMAXFUNCARGS;
 	room = dtar->dtar_size;
 	/* dt(4) sizes the answer in dtioc_arg, which is 24 bytes too. */
 	dtar->dtar_size = n * sizeof(struct dtioc_arg);

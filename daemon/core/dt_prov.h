@@ -89,8 +89,13 @@ struct dt_probe {
 	uint8_t			 dtp_nargs;	/* [I] */
 	char			 dtp_func[DTNAMESIZE];	/* [I] */
 	char			 dtp_name[DTNAMESIZE];	/* [I] */
-	/* [I] DTIOCGARGS types, tracepoints only; NULL elsewhere */
-	const char		*dtp_argtype[DTMAXARGTYPES];
+	/*
+	 * [I] DTIOCGARGS types, tracepoints only; NULL elsewhere.  One
+	 * per argument, dtp_nargs of them: OpenBSD's btrace sizes its
+	 * DTIOCGARGS buffer and its -l line by dtpi_nargs, and a Linux
+	 * event has up to DTMAXFUNCARGS, more than dt(4)'s DTMAXARGTYPES.
+	 */
+	const char		*dtp_argtype[DTMAXFUNCARGS];
 	_Atomic int		 dtp_recording;	/* [a] # recording pcbs */
 	_Atomic uint64_t	 dtp_evtflags;	/* [a] union of their flags */
 	/*

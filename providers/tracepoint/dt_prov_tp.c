@@ -284,8 +284,7 @@ dt_tp_init_linux(void)
 			return ENOMEM;
 		for (j = 0; j < nargs; j++) {
 			f = &src->tps_fmt.dtfm_fields[j];
-			if (j < DTMAXARGTYPES)
-				tpp->tpp_dtp->dtp_argtype[j] = f->dtf_type;
+			tpp->tpp_dtp->dtp_argtype[j] = f->dtf_type;
 			if (f->dtf_kind != DT_TPF_NUM)
 				tpp->tpp_strings = true;
 		}

@@ -24,6 +24,8 @@
  *   tp_test syscalls DTD STATIC	raw_syscalls of a static binary
  *   tp_test fault DTD TARGET		uvm:fault for pages that must fault
  *   tp_test args DTD TARGET		DTIOCGPLIST order, DTIOCGARGS types
+ *   tp_test nargs DTD BTRACE		DTIOCGARGS gives dtpi_nargs types for
+ *					every probe, btrace -l prints them
  *   tp_test exec DTD TARGET		a Linux event's string argument
  *   tp_test idle DTD TARGET		no perf event, no reader wakeup while
  *					nothing records
@@ -704,6 +706,157 @@ run_args(void)
 	close(fd);
 }
 
+/*
+ * What OpenBSD's btrace relies on for every probe of the list: it
+ * allocates dtpi_nargs entries, asks DTIOCGARGS for that many and prints
+ * as many types with -l.  A tracepoint must answer with exactly
+ * dtpi_nargs named types (a Linux event may have up to DTMAXFUNCARGS,
+ * more than dt(4)'s DTMAXARGTYPES); any other probe with none, as dt(4)
+ * does.  Returns how many tracepoints have more than DTMAXARGTYPES.
+ */
+static size_t
+nargs_ioctl(int fd, const struct dtioc_probe_info *pi, size_t n,
+    size_t *bad)
+{
+	struct dtioc_arg_info ai[DTMAXFUNCARGS + 1];
+	struct dtioc_arg dtar;
+	size_t i, j, many = 0;
+	bool tp, ok;
+
+	for (i = 0; i < n; i++) {
+		tp = strcmp(pi[i].dtpi_prov, "tracepoint") == 0;
+		/* One spare entry: nothing may be written past nargs. */
+		memset(ai, 0xa5, sizeof(ai));
+		memset(&dtar, 0, sizeof(dtar));
+		dtar.dtar_pbn = pi[i].dtpi_pbn;
+		dtar.dtar_size = pi[i].dtpi_nargs * sizeof(ai[0]);
+		dtar.dtar_args = ai;
+		ok = pi[i].dtpi_nargs <= DTMAXFUNCARGS &&
+		    ioctl(fd, DTIOCGARGS, &dtar) == 0 &&
+		    dtar.dtar_size == (tp ? pi[i].dtpi_nargs : 0) *
+		    sizeof(struct dtioc_arg) &&
+		    ((unsigned char *)&ai[tp ? pi[i].dtpi_nargs : 0])[0] ==
+		    0xa5;
+		for (j = 0; ok && tp && j < pi[i].dtpi_nargs; j++)
+			ok = ai[j].dtai_pbn == pi[i].dtpi_pbn &&
+			    ai[j].dtai_argn == j &&
+			    memchr(ai[j].dtai_argtype, '\0', DTNAMESIZE) !=
+			    NULL && ai[j].dtai_argtype[0] != '\0';
+		if (!ok) {
+			if ((*bad)++ < 10)
+				fprintf(stderr, "%s:%s:%s: %u args, "
+				    "DTIOCGARGS size %zu\n", pi[i].dtpi_prov,
+				    pi[i].dtpi_func, pi[i].dtpi_name,
+				    pi[i].dtpi_nargs, dtar.dtar_size);
+			continue;
+		}
+		if (tp && pi[i].dtpi_nargs > DTMAXARGTYPES)
+			many++;
+	}
+	return many;
+}
+
+/*
+ * Our btrace -l: one line per probe, "tracepoint:F:N(t, ...)" with one
+ * non-empty type per argument.  Returns the lines that are not.
+ */
+static size_t
+nargs_list(const struct dtioc_probe_info *pi, size_t n, size_t *seen)
+{
+	char out[sizeof(tp_dd.dd_dir) + 16], want[3 * DTNAMESIZE + 4];
+	char *argv[] = { (char *)tp_target, "-d", tp_dd.dd_dev, "-l", NULL };
+	char *buf = NULL, *line, *p, *save;
+	size_t i, len = 0, cap = 0, bad = 0, commas;
+	ssize_t r;
+	pid_t pid;
+	int fd, status;
+
+	snprintf(out, sizeof(out), "%s/list.out", tp_dd.dd_dir);
+	if ((fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1)
+		return n;
+	pid = dtt_spawn(argv, NULL, -1, fd, -1, -1);
+	status = pid == -1 ? -1 : dtt_wait(pid, TP_RUN_MS);
+	if (pid != -1 && status == -1)
+		dtt_stop(pid, SIGTERM, DTT_EXIT_MS);
+	for (;;) {
+		if (len + 4096 > cap) {
+			cap = cap * 2 + 65536;
+			if ((p = realloc(buf, cap)) == NULL)
+				break;
+			buf = p;
+		}
+		if ((r = pread(fd, buf + len, cap - len - 1, (off_t)len)) <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	unlink(out);
+	if (buf == NULL || !dtt_check(dtt_exited0(status), "btrace -l exits "
+	    "0")) {
+		free(buf);
+		return n;
+	}
+	buf[len] = '\0';
+	*seen = 0;
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "tracepoint:", 11) != 0)
+			continue;
+		(*seen)++;
+		for (i = 0; i < n; i++) {
+			snprintf(want, sizeof(want), "%.16s:%.16s:%.16s(",
+			    pi[i].dtpi_prov, pi[i].dtpi_func,
+			    pi[i].dtpi_name);
+			if (strncmp(line, want, strlen(want)) == 0)
+				break;
+		}
+		p = line + strlen(want);
+		commas = 0;
+		for (; i < n && *p != '\0' && *p != ')'; p++)
+			if (*p == ',')
+				commas++;
+		if (i == n || strcmp(p, ")") != 0 ||
+		    (pi[i].dtpi_nargs == 0 ? p != line + strlen(want) :
+		    commas + 1 != pi[i].dtpi_nargs) ||
+		    strstr(line, "(,") != NULL || strstr(line, ", ,") !=
+		    NULL || strstr(line, ", )") != NULL) {
+			if (bad++ < 10)
+				fprintf(stderr, "btrace -l: %s\n", line);
+		}
+	}
+	free(buf);
+	return bad;
+}
+
+static void
+run_nargs(void)
+{
+	struct dtioc_probe_info *pi;
+	size_t n, i, ntp = 0, many, bad = 0, seen = 0;
+	int fd;
+
+	if ((fd = dtt_open(tp_dd.dd_dev)) == -1 ||
+	    (pi = dtt_plist(fd, &n)) == NULL) {
+		dtt_check(false, "open, GPLIST: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < n; i++)
+		ntp += strcmp(pi[i].dtpi_prov, "tracepoint") == 0;
+	many = nargs_ioctl(fd, pi, n, &bad);
+	dtt_check(bad == 0 && ntp > 0, "DTIOCGARGS: a type per argument "
+	    "for each of %zu tracepoints, none for the other %zu probes "
+	    "(%zu wrong)", ntp, n - ntp, bad);
+	dtt_check(many > 0, "%zu tracepoints have more than %d arguments, "
+	    "all typed", many, DTMAXARGTYPES);
+	bad = nargs_list(pi, n, &seen);
+	dtt_check(bad == 0 && seen == ntp, "btrace -l: %zu tracepoint lines "
+	    "of %zu, each with its dtpi_nargs types (%zu wrong)", seen, ntp,
+	    bad);
+	free(pi);
+	close(fd);
+}
+
 /* perf events dtd holds: none unless something records. */
 static int
 perf_fds(pid_t pid)
@@ -815,6 +968,7 @@ main(int argc, char *argv[])
 		{ "syscalls", run_syscalls },
 		{ "fault", run_fault }, { "exec", run_exec },
 		{ "args", run_args }, { "idle", run_idle },
+		{ "nargs", run_nargs },
 	};
 	char errbuf[4096];
 	size_t i;

@@ -55,7 +55,9 @@ extern "C" {
 #endif
 #define DTMAXCOMLEN	_MAXCOMLEN	/* dtev_comm */
 #define DTMAXFUNCARGS	10		/* register_t slots in dtev_args */
-#define DTMAXARGTYPES	5		/* typed args a probe may describe */
+#define DTMAXARGTYPES	5		/* typed args of dt(4)'s probes; a
+					   Linux tracepoint describes all of
+					   its up to DTMAXFUNCARGS */
 
 #ifndef STACKTRACE_MAX
 #define STACKTRACE_MAX	19		/* OpenBSD's sys/stacktrace.h */
