@@ -637,12 +637,13 @@ rules_run(int fd)
 			dev_gone = 1;
 			break;
 		}
-		if (len == 0) {
-			/* dt(4) never ends a read empty: the device went away */
-			warnx("%s: end of file", g_devpath);
-			dev_gone = 1;
-			break;
-		}
+		/*
+		 * No record: a stop (Ctrl-Z) or a signal we do not catch
+		 * ended the read (dt(4) in userdt); read again.  A device
+		 * that went away answers EIO, ENOTCONN or ENODEV.
+		 */
+		if (len == 0)
+			continue;
 		if (len % sizeof(struct dt_evt) != 0)
 			errx(1, "incorrect read");
 		/* the forks behind these events are announced by now */

@@ -443,7 +443,12 @@ dt_dev_read_cancel(struct dt_softc *sc, void *token, int error)
 		if (sc->ds_parked == NULL)
 			atomic_store_explicit(&sc->ds_sleeping, 0,
 			    memory_order_relaxed);
-		dt_conf.dcf_read_done(token, NULL, 0, error);
+		/* A parked read has its staging buffer (dt_dev_read()). */
+		if (error == 0)
+			dt_conf.dcf_read_done(token, sc->ds_buf,
+			    dt_softc_take(sc, dpk->dpk_resid), 0);
+		else
+			dt_conf.dcf_read_done(token, NULL, 0, error);
 		free(dpk);
 		found = true;
 		break;

@@ -59,8 +59,10 @@ struct dt_uaccess {
 
 /*
  * Completion of a read.  Called exactly once per dt_dev_read() token:
- * with the records (len > 0, error 0), or with len 0 and an errno (EINTR
- * when cancelled, EIO when the device goes away).  buf is valid only
+ * with the records (len > 0, error 0), with len 0 and error 0 (an empty
+ * read(2), or one dt_dev_read_cancel() ended without an error while no
+ * record was ready), or with len 0 and an errno (EINTR when cancelled,
+ * EIO when the device goes away).  buf is valid only
  * during the call.  May run on the caller of dt_dev_read(), on the core's
  * wakeup thread, or on the thread that closes or cancels; it must not
  * call back into the core for the same softc.
@@ -156,9 +158,11 @@ int	dt_dev_ioctl(struct dt_softc *, const struct dt_cred *,
 void	dt_dev_read(struct dt_softc *, size_t resid, void *token);
 
 /*
- * A signal interrupted the read behind token: complete it with error
- * (EINTR) if it is still parked.  Returns false when it had already
- * completed, which is not an error: the reply simply won the race.
+ * A signal interrupted the read behind token: complete it if it is
+ * still parked, with error (EINTR) or, for error 0, with the records
+ * ready now, perhaps none (a stop must let the reader go without an
+ * error).  Returns false when it had already completed, which is not an
+ * error: the reply simply won the race.
  */
 bool	dt_dev_read_cancel(struct dt_softc *, void *token, int error);
 

@@ -27,6 +27,8 @@
 #include <sys/signalfd.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -101,14 +103,88 @@ dt_fe_release(fuse_req_t req, struct fuse_file_info *fi)
 	(void)fuse_reply_err(req, 0);
 }
 
-/* libfuse's interrupt callback: req is alive for the whole call. */
+/*
+ * The value of the line "name:\tHEX" of a /proc status text; false if
+ * absent.
+ */
+static bool
+dt_fe_sigmask(const char *status, const char *name, uint64_t *mask)
+{
+	size_t len = strlen(name);
+	const char *p;
+
+	for (p = status; p != NULL; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (strncmp(p, name, len) == 0 && p[len] == ':')
+			return sscanf(p + len + 1, "%" SCNx64, mask) == 1;
+	}
+	return false;
+}
+
+/*
+ * Whether the signals pending for thread tid include one its process
+ * catches and the thread does not block: the read it interrupted must
+ * then end with EINTR.  When the status cannot be read (tid 0: a caller
+ * in another pid namespace), true, dt(4)'s answer to a caught signal.
+ *
+ * Why: Linux sends FUSE's INTERRUPT for any signal that wakes the
+ * reader, a stop (SIGSTOP, SIGTSTP, ...) too, and from then on the
+ * reader waits, killable only, for dtd's answer, so it cannot even stop
+ * before dtd replies.  OpenBSD's read sleeps with PCATCH: a stop does not
+ * end it, a handler with SA_RESTART restarts it, and OpenBSD's btrace
+ * dies of any other EINTR.  The kernel's own way to restart
+ * (-ERESTARTSYS and its kin) is refused from a daemon: fs/fuse/dev.c
+ * rejects errors <= -512 (commit "fuse: reject internal errno", Linux
+ * 5.14).  What is left is to look at the signals: they stay pending
+ * while the reader waits for the answer.  Linux shows which signals a
+ * process catches (SigCgt), not their SA_RESTART flag, so a caught
+ * signal ends the read with EINTR whatever its flags.  A signal taken
+ * meanwhile by another thread leaves nothing pending here: no error then
+ * either.  Loop thread.
+ */
+static bool
+dt_fe_sig_caught(pid_t tid)
+{
+	char path[64], buf[8192];
+	uint64_t pnd, shd, blk, ign, cgt;
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	if (tid <= 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return true;
+	while (len < sizeof(buf) - 1 &&
+	    (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	if (!dt_fe_sigmask(buf, "SigPnd", &pnd) ||
+	    !dt_fe_sigmask(buf, "ShdPnd", &shd) ||
+	    !dt_fe_sigmask(buf, "SigBlk", &blk) ||
+	    !dt_fe_sigmask(buf, "SigIgn", &ign) ||
+	    !dt_fe_sigmask(buf, "SigCgt", &cgt))
+		return true;
+	return ((pnd | shd) & ~blk & ~ign & cgt) != 0;
+}
+
+/*
+ * libfuse's interrupt callback: req is alive for the whole call.  End
+ * the read as the signal asks: EINTR for one the caller catches;
+ * otherwise with the records ready, or none, so that a stopped reader
+ * stops and, continued, finds its read(2) returned 0 and reads again.
+ */
 static void
 dt_fe_interrupt(fuse_req_t req, void *arg)
 {
 	if (dt_fe_registering)
 		return;
 	/* false: the records won the race and were already replied. */
-	(void)dt_dev_read_cancel(arg, req, EINTR);
+	(void)dt_dev_read_cancel(arg, req,
+	    dt_fe_sig_caught(fuse_req_ctx(req)->pid) ? EINTR : 0);
 }
 
 void
@@ -130,15 +206,27 @@ dt_fe_read(fuse_req_t req, size_t size, size_t chunkmax,
 	fuse_req_interrupt_func(req, dt_fe_interrupt, sc);
 	dt_fe_registering = false;
 	/*
-	 * The interrupt was seen before this request: nothing is parked,
-	 * answer it here.  Later interrupts are processed on this thread
-	 * too, so none can slip in before dt_dev_read() parks the token.
+	 * Later interrupts are processed on this thread too, so none can
+	 * slip in before dt_dev_read() parks the token.  One seen before
+	 * this request will not come again: answer it here, as
+	 * dt_fe_interrupt() would have.
 	 */
-	if (fuse_req_interrupted(req)) {
+	if (!fuse_req_interrupted(req)) {
+		dt_dev_read(sc, size, req);
+		return;
+	}
+	if (dt_fe_sig_caught(fuse_req_ctx(req)->pid)) {
 		(void)fuse_reply_err(req, EINTR);
 		return;
 	}
+	/*
+	 * The records ready, or none.  req may be replied (and freed) by
+	 * the time dt_dev_read() returns; the cancel only compares it with
+	 * what is parked, and no new request can take its memory before
+	 * this loop thread goes on.
+	 */
 	dt_dev_read(sc, size, req);
+	(void)dt_dev_read_cancel(sc, req, 0);
 }
 
 int

@@ -515,6 +515,18 @@ test_ring16(void)
 	CHECK(toks[2].done && toks[2].error == EINTR && toks[2].ncalls == 1);
 	CHECK(!dt_dev_read_cancel(sc, &toks[2], EINTR));
 
+	/*
+	 * Cancel without an error (the reader only stops): an empty
+	 * completion, no error, once.
+	 */
+	tok_reset(&toks[2]);
+	dt_dev_read(sc, 456, &toks[2]);
+	CHECK(!toks[2].done);
+	CHECK(dt_dev_read_cancel(sc, &toks[2], 0));
+	CHECK(toks[2].done && toks[2].error == 0 && toks[2].len == 0 &&
+	    toks[2].ncalls == 1);
+	CHECK(!dt_dev_read_cancel(sc, &toks[2], 0));
+
 	/* Parked reads at shutdown complete with EIO. */
 	tok_reset(&toks[3]);
 	dt_dev_read(sc, 456, &toks[3]);
