@@ -228,6 +228,7 @@ main(int argc, char *argv[])
 			itest_rdvnode(&it, true);
 			itest_concurrent(&it);
 			itest_eintr(&it);
+			itest_stopcont(&it);
 			itest_thread(&it);
 			itest_bigread(&it);
 			itest_unpriv(&it);
