@@ -311,6 +311,10 @@ dt_dev_close(struct dt_softc *sc)
 		dt_conf.dcf_read_done(dpk->dpk_token, NULL, 0, EIO);
 		free(dpk);
 	}
+	if (sc->ds_pollh != NULL) {
+		dt_conf.dcf_poll_done(sc->ds_pollh, false);
+		sc->ds_pollh = NULL;
+	}
 	pthread_mutex_unlock(&sc->ds_mtx);
 
 	for (i = 0; i < sc->ds_nrings; i++)
@@ -337,7 +341,31 @@ dt_softc_take(struct dt_softc *sc, size_t resid)
 	    resid);
 }
 
-/* Complete parked reads, oldest first, while events last.  Under [m]. */
+/* Whether a read would find a record now.  Under [m]. */
+static bool
+dt_softc_readable(struct dt_softc *sc)
+{
+	unsigned int i;
+
+	for (i = 0; i < sc->ds_nrings; i++)
+		if (dt_ring_readable(&sc->ds_rings[i]))
+			return true;
+	return false;
+}
+
+/* Nobody waits any more: producers need not schedule wakeups.  [m] */
+static void
+dt_softc_awake(struct dt_softc *sc)
+{
+	if (sc->ds_parked == NULL && sc->ds_pollh == NULL)
+		atomic_store_explicit(&sc->ds_sleeping, 0,
+		    memory_order_relaxed);
+}
+
+/*
+ * Complete parked reads, oldest first, while events last; then wake the
+ * poller if records are left for it.  Under [m].
+ */
 static void
 dt_softc_serve(struct dt_softc *sc)
 {
@@ -347,16 +375,49 @@ dt_softc_serve(struct dt_softc *sc)
 	while ((dpk = sc->ds_parked) != NULL) {
 		n = dt_softc_take(sc, dpk->dpk_resid);
 		if (n == 0)
-			return;
+			break;
 		sc->ds_parked = dpk->dpk_next;
-		if (sc->ds_parked == NULL) {
+		if (sc->ds_parked == NULL)
 			sc->ds_parkedtail = &sc->ds_parked;
-			atomic_store_explicit(&sc->ds_sleeping, 0,
-			    memory_order_relaxed);
-		}
+		dt_softc_awake(sc);
 		dt_conf.dcf_read_done(dpk->dpk_token, sc->ds_buf, n, 0);
 		free(dpk);
 	}
+	if (sc->ds_pollh != NULL && sc->ds_parked == NULL &&
+	    dt_softc_readable(sc)) {
+		dt_conf.dcf_poll_done(sc->ds_pollh, true);
+		sc->ds_pollh = NULL;
+		dt_softc_awake(sc);
+	}
+}
+
+bool
+dt_dev_poll(struct dt_softc *sc, void *ph)
+{
+	void *old = NULL;
+	bool ready;
+
+	pthread_mutex_lock(&sc->ds_mtx);
+	ready = sc->ds_parked == NULL && dt_softc_readable(sc);
+	if (!ready && ph != NULL && !sc->ds_closing &&
+	    dt_conf.dcf_poll_done != NULL) {
+		old = sc->ds_pollh;
+		sc->ds_pollh = ph;
+		ph = NULL;
+		/*
+		 * As dt_dev_read() parks: announce, then look again, so an
+		 * event put meanwhile is either seen here or wakes us.
+		 */
+		atomic_store_explicit(&sc->ds_sleeping, 1,
+		    memory_order_relaxed);
+		dt_softc_serve(sc);
+	}
+	if (old != NULL)
+		dt_conf.dcf_poll_done(old, false);
+	if (ph != NULL && dt_conf.dcf_poll_done != NULL)
+		dt_conf.dcf_poll_done(ph, false);
+	pthread_mutex_unlock(&sc->ds_mtx);
+	return ready;
 }
 
 void
@@ -440,9 +501,7 @@ dt_dev_read_cancel(struct dt_softc *sc, void *token, int error)
 		*dpkp = dpk->dpk_next;
 		if (sc->ds_parkedtail == &dpk->dpk_next)
 			sc->ds_parkedtail = dpkp;
-		if (sc->ds_parked == NULL)
-			atomic_store_explicit(&sc->ds_sleeping, 0,
-			    memory_order_relaxed);
+		dt_softc_awake(sc);
 		/* A parked read has its staging buffer (dt_dev_read()). */
 		if (error == 0)
 			dt_conf.dcf_read_done(token, sc->ds_buf,

@@ -70,10 +70,20 @@ struct dt_uaccess {
 typedef void dt_read_done_t(void *token, const void *buf, size_t len,
     int error);
 
+/*
+ * The end of a poller's wait that dt_dev_poll() kept: ready when a
+ * record arrived (wake the poller), false when the handle is only let go
+ * (replaced by a newer poll, or the open closes).  Called once per kept
+ * handle, on the same threads and under the same rules as
+ * dt_read_done_t.
+ */
+typedef void dt_poll_done_t(void *ph, bool ready);
+
 struct dt_dev_conf {
 	unsigned int	 dcf_ncpus;	/* rings per open; 0: configured CPUs */
 	unsigned int	 dcf_ringsize;	/* slots per ring; 0: default */
 	dt_read_done_t	*dcf_read_done;
+	dt_poll_done_t	*dcf_poll_done;	/* NULL: pollers are not told */
 	uint64_t	 dcf_maxmem;	/* all opens' rings, bytes; 0: RAM */
 	unsigned int	 dcf_maxopens;	/* one user's opens, root aside;
 					   0: default */
@@ -156,6 +166,15 @@ int	dt_dev_ioctl(struct dt_softc *, const struct dt_cred *,
  * whatever O_NONBLOCK says, as on OpenBSD, and no thread waits for it.
  */
 void	dt_dev_read(struct dt_softc *, size_t resid, void *token);
+
+/*
+ * poll(2): whether a record is ready, so that a read would not block.
+ * When none is and ph is not NULL, keeps ph, the front end's handle of
+ * the waiting poller, for dcf_poll_done(ph, true) at the next record;
+ * any other ph it is given goes to dcf_poll_done(ph, false) at once or
+ * later.  dt(4) has no poll; this is userdt's.
+ */
+bool	dt_dev_poll(struct dt_softc *, void *ph);
 
 /*
  * A signal interrupted the read behind token: complete it if it is

@@ -58,8 +58,10 @@ struct dt_softc {
 	char			*ds_buf;	/* [m] DT_READ_MAX staging, made
 						   by the first read */
 	int			 ds_closing;	/* [m] no more parking */
+	void			*ds_pollh;	/* [m] poller to wake, or NULL */
 
-	_Atomic int		 ds_sleeping;	/* [a] reads are parked */
+	_Atomic int		 ds_sleeping;	/* [a] reads are parked, or a
+						   poller waits */
 	_Atomic int		 ds_wakeup;	/* [a] on the wakeup queue */
 	struct dt_softc		*ds_wnext;	/* [w] wakeup queue link */
 

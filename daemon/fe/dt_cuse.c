@@ -298,6 +298,7 @@ static const struct cuse_lowlevel_ops cuse_ops = {
 	.write		= cuse_write,
 	.release	= dt_fe_release,
 	.ioctl		= cuse_ioctl,
+	.poll		= dt_fe_poll,
 };
 
 int

@@ -71,6 +71,26 @@ dt_fe_read_done(void *token, const void *buf, size_t len, int error)
 }
 
 void
+dt_fe_poll_done(void *arg, bool ready)
+{
+	struct fuse_pollhandle *ph = arg;
+
+	/* The kernel then asks again, and finds the record. */
+	if (ready)
+		(void)fuse_lowlevel_notify_poll(ph);
+	fuse_pollhandle_destroy(ph);
+}
+
+void
+dt_fe_poll(fuse_req_t req, struct fuse_file_info *fi,
+    struct fuse_pollhandle *ph)
+{
+	/* Never POLLOUT: dt(4) has no write. */
+	(void)fuse_reply_poll(req, dt_dev_poll(dt_fe_softc(fi), ph) ?
+	    POLLIN | POLLRDNORM : 0);
+}
+
+void
 dt_fe_open(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct dt_softc *sc;

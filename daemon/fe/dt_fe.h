@@ -48,6 +48,20 @@ void	dt_fe_cred(fuse_req_t, struct dt_cred *);
 void	dt_fe_read_done(void *, const void *, size_t, int);
 
 /*
+ * dcf_poll_done: ph is a struct fuse_pollhandle; wakes its poller if
+ * ready, then frees it.  Same threads and rules as dt_fe_read_done().
+ */
+void	dt_fe_poll_done(void *, bool);
+
+/*
+ * poll of the device: POLLIN when a record is ready; otherwise the
+ * kernel's handle ph is kept and notified when one arrives.  Loop thread
+ * only.
+ */
+void	dt_fe_poll(fuse_req_t, struct fuse_file_info *,
+	    struct fuse_pollhandle *);
+
+/*
  * open, read and release of the device.  Loop thread only.  chunkmax is
  * the largest read request the kernel sends this front end: a request of
  * about that size may be the first chunk of a bigger read(2), so it is

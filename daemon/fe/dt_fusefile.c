@@ -187,6 +187,14 @@ fusefile_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 }
 
 static void
+fusefile_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+    struct fuse_pollhandle *ph)
+{
+	(void)ino;
+	dt_fe_poll(req, fi, ph);
+}
+
+static void
 fusefile_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
@@ -268,6 +276,7 @@ static const struct fuse_lowlevel_ops fusefile_ops = {
 	.write		= fusefile_write,
 	.release	= fusefile_release,
 	.ioctl		= fusefile_ioctl,
+	.poll		= fusefile_poll,
 };
 
 /*

@@ -229,6 +229,7 @@ main(int argc, char *argv[])
 			itest_concurrent(&it);
 			itest_eintr(&it);
 			itest_stopcont(&it);
+			itest_poll(&it);
 			itest_thread(&it);
 			itest_bigread(&it);
 			itest_unpriv(&it);

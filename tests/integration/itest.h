@@ -80,6 +80,7 @@ void	itest_concurrent(struct itest *);		/* itest_conc.c */
 void	itest_eintr(struct itest *);
 void	itest_thread(struct itest *);
 void	itest_bigread(struct itest *);
+void	itest_poll(struct itest *);
 void	itest_stopcont(struct itest *);			/* itest_stop.c */
 void	itest_unpriv(struct itest *);			/* itest_priv.c */
 void	itest_ring16(struct itest *);			/* itest_conc.c */

@@ -19,6 +19,7 @@
  * end, and OpenBSD's ring capacity.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +145,64 @@ itest_eintr(struct itest *it)
 	n = read_events(fd, evs, 8, 2, sizeof(evs), 10000);
 	dtt_check(n >= 2, "EINTR: and reads events afterwards (%ld)", n);
 	record(fd, 0);
+	close(fd);
+}
+
+/* poll(2) of fd for ms: its revents, or -1 with errno. */
+static int
+poll_in(int fd, int ms)
+{
+	struct pollfd pfd = { fd, POLLIN | POLLOUT, 0 };
+	int n;
+
+	n = poll(&pfd, 1, ms);
+	return n == -1 ? -1 : n == 0 ? 0 : pfd.revents;
+}
+
+/*
+ * poll(2), userdt's: readable exactly when a read would not block,
+ * never writable, and a poller waiting for the first record is woken
+ * by it.
+ */
+void
+itest_poll(struct itest *it)
+{
+	static struct dt_evt buf[64];
+	uint64_t t0, t1;
+	ssize_t n;
+	int fd, r;
+
+	if ((fd = itest_open(it)) == -1)
+		return;
+	dtt_check(poll_in(fd, 0) == 0, "poll: a new open is not readable");
+	/* Not waitable: that nothing comes is what is checked. */
+	dtt_check(poll_in(fd, 200) == 0, "poll: nor after 200 ms");
+	if (!dtt_check(enable(fd, it->it_interval, 100 * NSEC_PER_MSEC) ==
+	    0 && record(fd, 1) == 0, "poll: interval at 100 ms recording"))
+		goto out;
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
+	r = poll_in(fd, 10000);
+	t1 = dtt_clock_ns(CLOCK_MONOTONIC);
+	dtt_check(r == (POLLIN | POLLRDNORM) || r == POLLIN,
+	    "poll: the first record wakes the poller, readable, not "
+	    "writable (revents %#x after %llu ms)", (unsigned)r,
+	    (unsigned long long)((t1 - t0) / NSEC_PER_MSEC));
+	arm(10000);
+	n = read(fd, buf, sizeof(buf));
+	disarm();
+	dtt_check(n > 0 && n % sizeof(struct dt_evt) == 0,
+	    "poll: and a read gets it (%zd bytes)", n);
+	/* Stopped and read dry: not readable any more. */
+	record(fd, 0);
+	while (poll_in(fd, 0) > 0) {
+		arm(10000);
+		n = read(fd, buf, sizeof(buf));
+		disarm();
+		if (n <= 0)
+			break;
+	}
+	dtt_check(poll_in(fd, 0) == 0, "poll: read dry, not readable");
+out:
 	close(fd);
 }
 

@@ -157,8 +157,7 @@ int	dtt_stats(int fd, struct dtioc_stat *);
 
 /*
  * One read(2) of up to max records, ended after ms by a signal to the
- * calling thread (read(2) on dt blocks whatever O_NONBLOCK says, and the
- * device cannot be polled).  Records read (>= 0), or -1 with errno:
+ * calling thread (read(2) on dt blocks whatever O_NONBLOCK says).  Records read (>= 0), or -1 with errno:
  * ETIMEDOUT, EPROTO (not whole records) or read's own.  Installs a
  * handler for SIGALRM without SA_RESTART; callers must not use SIGALRM
  * themselves.
