@@ -657,22 +657,22 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 
 	/* Our answers go out at once, unless a peer does not read them. */
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	/* Only a tracee's hello needs to know its process. */
-	if (!(hp->uh_flags & UDT_HELLO_TRACEE) && peerfd != -1) {
-		close(peerfd);
-		peerfd = -1;
-	}
+	/*
+	 * Every answer but a ring's leaves here through fail_pidfd: the
+	 * pidfd accept took is ours to close, whatever flags the peer
+	 * set, or a flood of answered hellos eats dtd's descriptors.
+	 */
 	if (hp->uh_version != UDT_VERSION) {
 		dti_send_error(fd, EPROTONOSUPPORT);
-		return;
+		goto fail_pidfd;
 	}
 	if (hp->uh_flags & UDT_HELLO_STATS) {
 		dti_send_stats(fd);
-		return;
+		goto fail_pidfd;
 	}
 	if (hp->uh_flags & UDT_HELLO_MAPS) {
 		dt_ingest_maps(fd, crp->uid, rq);
-		return;
+		goto fail_pidfd;
 	}
 	if (!(hp->uh_flags & UDT_HELLO_TRACEE) ||
 	    hp->uh_nprobes != DT_SYS_NPROBES) {
