@@ -26,11 +26,22 @@
 #ifndef USERDT_UDT_USERDIR_H
 #define USERDT_UDT_USERDIR_H
 
+#include <sys/stat.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #define UDT_USERDIR_SOCK	"ingest.sock"
+
+/*
+ * Set, to a word saying why, by the first part of userdt that told the
+ * user a program runs untraced (the launcher, or the preload library in
+ * an earlier image): every process that inherits it keeps quiet about
+ * the same, and the library takes "noanswer" and "stopped" to mean that
+ * dtd did not answer an earlier image, so it does not wait for it again.
+ */
+#define UDT_UNTRACED_ENV	"USERDT_UNTRACED"
 
 /*
  * The default ingest socket of uid's own dtd into buf: 0, or -1 when it
@@ -49,6 +60,52 @@ udt_user_sockpath(char *buf, size_t len, uid_t uid)
 		n = snprintf(buf, len, "/tmp/userdt-%u/" UDT_USERDIR_SOCK,
 		    (unsigned int)uid);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/*
+ * Whether uid may trust the ingest socket whose lstat(2) is *sock (NULL:
+ * no socket there yet), in the directory whose lstat(2) is *dir: NULL
+ * when it may, else why not.  Only uid itself and root may own either,
+ * neither may be a symbolic link, and nobody else may write the
+ * directory unless it is sticky (then nobody else can rename or remove
+ * a name in it that is uid's or root's): otherwise another user could
+ * stand in for dtd, learn what uid traces and choose what it records.
+ * The peer that answers is checked too (udt_user_peer_ok()): a name
+ * checked here can still be swapped before connect(2).  Pure: the
+ * launchers and the preload library (which may not call libc there)
+ * share it.
+ */
+static inline const char *
+udt_user_distrust(const struct stat *dir, const struct stat *sock, uid_t uid)
+{
+	if (S_ISLNK(dir->st_mode))
+		return "its directory is a symbolic link";
+	if (!S_ISDIR(dir->st_mode))
+		return "its directory is not a directory";
+	if (dir->st_uid != uid && dir->st_uid != 0)
+		return "its directory belongs to another user";
+	if ((dir->st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+	    (dir->st_mode & S_ISVTX) == 0)
+		return "others can write its directory";
+	if (sock == NULL)
+		return NULL;
+	if (S_ISLNK(sock->st_mode))
+		return "it is a symbolic link";
+	if (!S_ISSOCK(sock->st_mode))
+		return "it is not a socket";
+	if (sock->st_uid != uid && sock->st_uid != 0)
+		return "it belongs to another user";
+	return NULL;
+}
+
+/*
+ * Whether a process of uid may talk to the peer whose SO_PEERCRED uid is
+ * peer: its own dtd, or root's.  Pure.
+ */
+static inline int
+udt_user_peer_ok(uid_t peer, uid_t uid)
+{
+	return peer == uid || peer == 0;
 }
 
 #endif /* USERDT_UDT_USERDIR_H */

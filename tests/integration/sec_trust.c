@@ -23,17 +23,29 @@
  *   fdleak	a flood of hellos that carry the tracee flag but are
  *		answered early (stats, maps, a wrong version) leaves dtd's
  *		descriptor count where it was, and a tracee is still welcomed
+ *   squat	(ARGS: DTRUN PRELOAD) user B makes the victim V's socket
+ *		directory first, or listens on a socket named as V's: V's
+ *		traced program runs untraced, says why once, and B's
+ *		listener receives not a byte (not even a connection where
+ *		the name tells already); dtrun as V, naming no socket, says
+ *		why itself for its command
+ *   stopped	(ARGS: PRELOAD) with dtd stopped (SIGSTOP, by pid), a shell
+ *		that execs /bin/true 10 times, all traced, finishes in less
+ *		than one hello timeout and says once why it runs untraced;
+ *		once dtd continues, a traced program attaches again
  *
  * Each mode starts its own dtd on a temporary path and stops it by pid.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -44,6 +56,7 @@
 #include <userdt/udt_wire.h>
 
 #include "dtt.h"
+#include "syscall_util.h"
 
 static struct dtt_user	st_user;	/* the ordinary user who attacks */
 static const char	*st_dtd;
@@ -197,13 +210,449 @@ out:
 	dtt_dtd_fini(&dd, true);
 }
 
+/* Copy src to dst, mode 0755: 0 or -1. */
+static int
+copy_file(const char *src, const char *dst)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out, rc = -1;
+
+	if ((in = open(src, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	while (out != -1 && (n = read(in, buf, sizeof(buf))) >= 0) {
+		if (n == 0) {
+			rc = 0;
+			break;
+		}
+		if (write(out, buf, (size_t)n) != n)
+			break;
+	}
+	close(in);
+	if (out != -1 && close(out) == -1)
+		rc = -1;
+	return rc;
+}
+
+/* How many lines of file path hold what. */
+static int
+count_lines(const char *path, const char *what)
+{
+	char line[1024];
+	FILE *fp;
+	int n = 0;
+
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (strstr(line, what) != NULL)
+			n++;
+	fclose(fp);
+	return n;
+}
+
+/* The first line of path that holds what, into buf ("" if none). */
+static void
+find_line(const char *path, const char *what, char *buf, size_t len)
+{
+	char line[1024];
+	FILE *fp;
+	size_t n;
+
+	buf[0] = '\0';
+	if ((fp = fopen(path, "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (strstr(line, what) != NULL) {
+			n = strcspn(line, "\n");
+			if (n >= len)
+				n = len - 1;
+			memcpy(buf, line, n);
+			buf[n] = '\0';
+			break;
+		}
+	fclose(fp);
+}
+
+/*
+ * A listener of another user's on a socket: lfd bound already (by us,
+ * or by the user in the child), listened on as u, counting connections
+ * and bytes until stop's other end closes; it reports "CONNS BYTES" on
+ * report.  Its pid, or -1.
+ */
+static pid_t
+squat_listener(const struct dtt_user *u, int lfd, const char *path,
+    int stop, int report, int stopw, int reportr)
+{
+	struct pollfd pfd[2];
+	struct sockaddr_un sun;
+	char buf[256];
+	long conns = 0, bytes = 0;
+	ssize_t n;
+	pid_t pid;
+	int c;
+
+	fflush(stdout);
+	fflush(stderr);
+	if ((pid = fork()) != 0)
+		return pid;
+	/* Our ends only: the parent's closing stopw is our signal. */
+	close(stopw);
+	close(reportr);
+	if (dtt_user_become(u) == -1)
+		_exit(126);
+	if (lfd == -1) {
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+		if ((lfd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+		    bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+		    chmod(path, 0777) == -1)
+			_exit(125);
+	}
+	if (listen(lfd, 16) == -1)
+		_exit(124);
+	/* Ready: whoever connects from now on is counted. */
+	if (write(report, "r", 1) != 1)
+		_exit(123);
+	pfd[0].fd = lfd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = stop;
+	pfd[1].events = POLLIN;
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0)
+			continue;
+		if (pfd[1].revents != 0)
+			break;
+		if ((c = accept(lfd, NULL, NULL)) == -1)
+			continue;
+		conns++;
+		/* What a tracee says comes at once, before it waits for us. */
+		pfd[0].fd = c;
+		while (poll(pfd, 1, 300) == 1 &&
+		    (n = read(c, buf, sizeof(buf))) > 0)
+			bytes += n;
+		pfd[0].fd = lfd;
+		close(c);
+	}
+	n = snprintf(buf, sizeof(buf), "%ld %ld", conns, bytes);
+	_exit(write(report, buf, (size_t)n) == n ? 0 : 122);
+}
+
+/* The listener's word: connections and bytes it got; -1 if none. */
+static int
+squat_result(pid_t pid, int stop, int report, long *conns, long *bytes)
+{
+	char buf[64];
+	ssize_t n;
+
+	close(stop);
+	n = read(report, buf, sizeof(buf) - 1);
+	dtt_wait(pid, DTT_EXIT_MS);
+	close(report);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return sscanf(buf, "%ld %ld", conns, bytes) == 2 ? 0 : -1;
+}
+
+static struct dtt_user	sq_b;	/* squat: the other user, who attacks */
+
+/*
+ * As u: mkdir path, mode.  Where only root may make it (our 0755
+ * directory), root makes it u's.
+ */
+static int
+mkdir_as(const struct dtt_user *u, const char *path, mode_t mode,
+    bool byroot)
+{
+	pid_t pid;
+
+	if (byroot)
+		return mkdir(path, mode) == -1 || chmod(path, mode) == -1 ||
+		    chown(path, u->du_uid, u->du_gid) == -1 ? -1 : 0;
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		if (dtt_user_become(u) == -1 || mkdir(path, mode) == -1 ||
+		    chmod(path, mode) == -1)
+			_exit(1);
+		_exit(0);
+	}
+	return pid == -1 || !dtt_exited0(dtt_wait(pid, DTT_EXIT_MS)) ? -1 : 0;
+}
+
+/*
+ * As V: run argv with env, stderr to errpath; the wait status, or -1.
+ */
+static int
+run_victim(char *const argv[], char *const env[], const char *errpath)
+{
+	int err, status;
+	pid_t pid;
+
+	if ((err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0666)) == -1)
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	if ((pid = fork()) == 0) {
+		if (dtt_user_become(&st_user) == -1 ||
+		    dup2(err, STDERR_FILENO) == -1)
+			_exit(126);
+		execve(argv[0], argv, env);
+		_exit(127);
+	}
+	close(err);
+	if (pid == -1)
+		return -1;
+	status = dtt_wait(pid, 60000);
+	return status;
+}
+
+/*
+ * One squatting case: B's listener on sock (bound by B unless lfd is
+ * given), V runs argv with env; V's program must exit 0, say why once
+ * (a line holding want), and B must get nothing (no connection when
+ * noconn).
+ */
+static void
+squat_case(const char *what, int lfd, const char *sock, char *const argv[],
+    char *const env[], const char *errpath, const char *want, bool noconn)
+{
+	char line[512], c;
+	long conns = -1, bytes = -1;
+	int stop[2], report[2], status;
+	pid_t lpid;
+	bool ok;
+
+	if (pipe2(stop, O_CLOEXEC) == -1 || pipe2(report, O_CLOEXEC) == -1)
+		return;
+	lpid = squat_listener(&sq_b, lfd, sock, stop[0], report[1], stop[1],
+	    report[0]);
+	close(stop[0]);
+	close(report[1]);
+	if (lfd != -1)
+		close(lfd);
+	if (!dtt_check(lpid != -1 && read(report[0], &c, 1) == 1,
+	    "%s: %s listens on %s", what, sq_b.du_name, sock)) {
+		close(stop[1]);
+		close(report[0]);
+		if (lpid > 0)
+			dtt_wait(lpid, DTT_EXIT_MS);
+		return;
+	}
+	status = run_victim(argv, env, errpath);
+	find_line(errpath, "untraced", line, sizeof(line));
+	dtt_check(dtt_exited0(status), "%s: %s's program ran (status %#x)",
+	    what, st_user.du_name, status);
+	dtt_check(count_lines(errpath, "untraced") == 1 &&
+	    strstr(line, want) != NULL, "%s: it said once why it runs "
+	    "untraced: \"%s\"", what, line);
+	ok = squat_result(lpid, stop[1], report[0], &conns, &bytes) == 0;
+	dtt_check(ok && bytes == 0 && (!noconn || conns == 0),
+	    "%s: %s's listener got %ld connections, %ld bytes", what,
+	    sq_b.du_name, conns, bytes);
+}
+
+static void
+run_squat(const char *dtrun, const char *preload)
+{
+	struct sockaddr_un sun;
+	char dir[64] = "/tmp/udt-squat.XXXXXX", bdir[128], vdir[128];
+	char sock[160], lib[128], run[128], errpath[128], tmpsq[64];
+	char envsock[200], envlib[160], envpre[160];
+	char *env_lib[] = { "PATH=/usr/bin:/bin", envsock, envpre, NULL };
+	char *env_run[] = { "PATH=/usr/bin:/bin", envlib,
+	    "USERDT_LOADER=0", NULL };
+	char *argv_true[] = { "/bin/true", NULL };
+	char *argv_run[] = { run, "/bin/true", NULL };
+	int lfd;
+
+	tmpsq[0] = '\0';
+	if (!dtt_check(dtt_user_add(&sq_b) == 0, "a second user %s",
+	    sq_b.du_name))
+		return;
+	if (!dtt_check(mkdtemp(dir) != NULL && chmod(dir, 0755) == 0,
+	    "a directory %s", dir))
+		goto out;
+	snprintf(lib, sizeof(lib), "%s/libuserdt-preload.so", dir);
+	snprintf(run, sizeof(run), "%s/dtrun", dir);
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	if (!dtt_check(copy_file(preload, lib) == 0 &&
+	    copy_file(dtrun, run) == 0, "the library and dtrun copied there"))
+		goto out;
+	snprintf(envpre, sizeof(envpre), "LD_PRELOAD=%s", lib);
+	snprintf(envlib, sizeof(envlib), "USERDT_PRELOAD=%s", lib);
+
+	/* B's directory, B's socket, named to V's program. */
+	snprintf(bdir, sizeof(bdir), "%s/b", dir);
+	snprintf(sock, sizeof(sock), "%s/ingest.sock", bdir);
+	snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s", sock);
+	if (dtt_check(mkdir_as(&sq_b, bdir, 0755, true) == 0, "%s makes %s",
+	    sq_b.du_name, bdir))
+		squat_case("B's directory", -1, sock, argv_true, env_lib,
+		    errpath, "belongs to another user", true);
+
+	/*
+	 * V's directory, a socket of V's in it, but B listens on it: only
+	 * the peer's credentials tell.
+	 */
+	snprintf(vdir, sizeof(vdir), "%s/v", dir);
+	snprintf(sock, sizeof(sock), "%s/ingest.sock", vdir);
+	snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s", sock);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(sock) < sizeof(sun.sun_path))
+		memcpy(sun.sun_path, sock, strlen(sock) + 1);
+	lfd = -1;
+	if (dtt_check(mkdir(vdir, 0700) == 0 && chown(vdir, st_user.du_uid,
+	    st_user.du_gid) == 0 && (lfd = socket(AF_UNIX, SOCK_STREAM |
+	    SOCK_CLOEXEC, 0)) != -1 && bind(lfd, (struct sockaddr *)&sun,
+	    sizeof(sun)) == 0 && chown(sock, st_user.du_uid,
+	    st_user.du_gid) == 0, "%s's directory and socket, %s to listen",
+	    st_user.du_name, sq_b.du_name))
+		squat_case("B's listener", lfd, sock, argv_true, env_lib,
+		    errpath, "another user's process", false);
+	else if (lfd != -1)
+		close(lfd);
+
+	/*
+	 * dtrun as V, naming no socket, no runtime directory: its default
+	 * lies in /tmp, where B made the name first.
+	 */
+	snprintf(tmpsq, sizeof(tmpsq), "/tmp/userdt-%u",
+	    (unsigned int)st_user.du_uid);
+	snprintf(sock, sizeof(sock), "%s/ingest.sock", tmpsq);
+	if (dtt_check(mkdir_as(&sq_b, tmpsq, 0755, false) == 0, "%s makes %s",
+	    sq_b.du_name, tmpsq))
+		squat_case("dtrun's default", -1, sock, argv_run, env_run,
+		    errpath, "dtrun: ", true);
+out:
+	if (tmpsq[0] != '\0') {
+		unlink(sock);
+		rmdir(tmpsq);
+	}
+	if (strchr(dir, 'X') == NULL) {
+		snprintf(sock, sizeof(sock), "%s/b/ingest.sock", dir);
+		unlink(sock);
+		snprintf(sock, sizeof(sock), "%s/v/ingest.sock", dir);
+		unlink(sock);
+		rmdir(bdir);
+		rmdir(vdir);
+		unlink(lib);
+		unlink(run);
+		unlink(errpath);
+		rmdir(dir);
+	}
+	dtt_user_del(&sq_b);
+}
+
+#define STOPPED_EXECS	10
+
+/*
+ * Run the shell of STOPPED_EXECS traced execs of /bin/true with env,
+ * stderr to errpath: its wait status, the time it took in *ms.
+ */
+static int
+stopped_run(char *const env[], const char *errpath, uint64_t *ms)
+{
+	char script[] = "i=0; while [ $i -lt 10 ]; do /bin/true; "
+	    "i=$((i+1)); done";
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	uint64_t t0;
+	int err, status;
+	pid_t pid;
+
+	err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
+	pid = dtt_spawn(argv, env, -1, -1, err, -1);
+	status = pid == -1 ? -1 : dtt_wait(pid, 120000);
+	*ms = (dtt_clock_ns(CLOCK_MONOTONIC) - t0) / 1000000;
+	if (err != -1)
+		close(err);
+	return status;
+}
+
+static void
+run_stopped(const char *preload)
+{
+	struct dtt_dtd dd;
+	struct udt_stats us;
+	char *args[] = { "--no-ksyms", NULL };
+	char errpath[160], nosock[160], line[512], *pre = NULL, **env = NULL;
+	uint64_t ms, base, before;
+	int status;
+	pid_t pid;
+
+	errpath[0] = '\0';
+	if (!dtt_check(dtt_dtd_init(&dd, "udt-trust") == 0 &&
+	    dtt_dtd_start(&dd, st_dtd, args, NULL, 0) != -1, "a private dtd"))
+		goto out;
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dd.dd_dir);
+	snprintf(nosock, sizeof(nosock), "%s/none.sock", dd.dd_dir);
+
+	/* What the execs cost where no dtd runs at all: the baseline. */
+	if (setenv("USERDT_SOCKET", nosock, 1) == -1 ||
+	    unsetenv("USERDT_UNTRACED") == -1 ||
+	    (env = dtt_preload_env(preload, &pre)) == NULL)
+		goto out;
+	status = stopped_run(env, errpath, &base);
+	dtt_check(dtt_exited0(status) && count_lines(errpath, "userdt") == 0,
+	    "without dtd, %d traced execs take %llu ms, nothing said",
+	    STOPPED_EXECS, (unsigned long long)base);
+	free(env);
+	free(pre);
+	env = NULL;
+	pre = NULL;
+
+	if (setenv("USERDT_SOCKET", dd.dd_sock, 1) == -1 ||
+	    (env = dtt_preload_env(preload, &pre)) == NULL)
+		goto out;
+	if (!dtt_check(st_ingest_stats(dd.dd_sock, &us) == 0,
+	    "ingest stats"))
+		goto out;
+	before = us.us_attached;
+	if (!dtt_check(kill(dd.dd_pid, SIGSTOP) == 0, "dtd (pid %d) stopped",
+	    (int)dd.dd_pid))
+		goto out;
+	status = stopped_run(env, errpath, &ms);
+	dtt_check(dtt_exited0(status), "a traced shell ran /bin/true %d "
+	    "times with dtd stopped (status %#x)", STOPPED_EXECS, status);
+	/* Unfixed, each of the 11 images waited out the hello's 2 s. */
+	dtt_check(ms < base + 2000, "in %llu ms: less than one hello "
+	    "timeout (2 s) more than without dtd", (unsigned long long)ms);
+	find_line(errpath, "untraced", line, sizeof(line));
+	dtt_check(count_lines(errpath, "untraced") == 1 &&
+	    strstr(line, "stopped") != NULL, "it said once why it ran "
+	    "untraced: \"%s\"", line);
+	dtt_check(kill(dd.dd_pid, SIGCONT) == 0, "dtd continues");
+	pid = dtt_spawn((char *[]){ "/bin/true", NULL }, env, -1, -1, -1, -1);
+	status = pid == -1 ? -1 : dtt_wait(pid, 60000);
+	if (st_ingest_stats(dd.dd_sock, &us) != 0)
+		us.us_attached = 0;
+	dtt_check(dtt_exited0(status) && us.us_attached > before,
+	    "then a traced program attaches (%llu attached, %llu before)",
+	    (unsigned long long)us.us_attached, (unsigned long long)before);
+	dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
+out:
+	if (dd.dd_pid > 0)
+		kill(dd.dd_pid, SIGCONT);
+	free(env);
+	free(pre);
+	if (errpath[0] != '\0')
+		unlink(errpath);
+	dtt_dtd_fini(&dd, true);
+}
+
 int
 main(int argc, char *argv[])
 {
 	int status;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: sec_trust fdleak DTD\n");
+		fprintf(stderr, "usage: sec_trust fdleak DTD | squat DTD DTRUN "
+		    "PRELOAD | stopped DTD PRELOAD\n");
 		return 2;
 	}
 	st_dtd = argv[2];
@@ -212,6 +661,10 @@ main(int argc, char *argv[])
 		return dtt_done();
 	if (strcmp(argv[1], "fdleak") == 0)
 		run_fdleak();
+	else if (strcmp(argv[1], "squat") == 0 && argc == 5)
+		run_squat(argv[3], argv[4]);
+	else if (strcmp(argv[1], "stopped") == 0 && argc == 4)
+		run_stopped(argv[3]);
 	else
 		dtt_check(false, "no test mode '%s'", argv[1]);
 	dtt_user_del(&st_user);

@@ -148,12 +148,30 @@ udt_launch_env(const char *lib, const char *sock)
 	return rc;
 }
 
+/*
+ * Tell the user, once for the whole tree of processes (UDT_UNTRACED_ENV),
+ * that what runs under us runs untraced, and why.
+ */
+static void
+udt_launch_untraced(const char *sock, const char *why)
+{
+	const char *said = getenv(UDT_UNTRACED_ENV);
+
+	if (said == NULL || *said == '\0')
+		fprintf(stderr, "%s: %s: %s; not trusting it, the command "
+		    "runs untraced\n", program_invocation_short_name, sock,
+		    why);
+	(void)setenv(UDT_UNTRACED_ENV, "untrusted", 1);
+}
+
 const char *
 udt_launch_sock(const char *dev, char *buf, size_t len)
 {
 	const char *env = getenv(UDT_SOCKET_ENV);
 	uid_t uid = geteuid();
-	struct stat st;
+	struct stat st, dst;
+	const char *why;
+	char *slash;
 
 	if (env != NULL && *env != '\0')
 		return NULL;
@@ -165,8 +183,26 @@ udt_launch_sock(const char *dev, char *buf, size_t len)
 		return NULL;
 	if (udt_user_sockpath(buf, len, uid) == -1)
 		return NULL;
-	if (dev == NULL && (lstat(buf, &st) != 0 || !S_ISSOCK(st.st_mode) ||
-	    st.st_uid != uid))
+	/* Without a device, only a user's dtd that is there is ours to use. */
+	if (dev == NULL && (lstat(buf, &st) != 0 || !S_ISSOCK(st.st_mode)))
 		return NULL;
+	/*
+	 * The default name lies in /tmp when there is no runtime directory:
+	 * anyone may have made it first.  Trust no one else's: what fails
+	 * is said, and the library is still pointed there, so it refuses
+	 * too (it checks again, and the peer) rather than attach to
+	 * another dtd.  Nothing there yet is no one's: the library checks
+	 * whatever appears when it connects.
+	 */
+	slash = strrchr(buf, '/');
+	*slash = '\0';
+	if (lstat(buf, &dst) != 0) {
+		*slash = '/';
+		return buf;
+	}
+	*slash = '/';
+	why = udt_user_distrust(&dst, lstat(buf, &st) == 0 ? &st : NULL, uid);
+	if (why != NULL)
+		udt_launch_untraced(buf, why);
 	return buf;
 }

@@ -56,7 +56,12 @@ int	udt_launch_env(const char *lib, const char *sock);
  * user's default (udt_userdir.h).  dev is the device the caller traces
  * through: one of our user's (not root's) is served by our user's dtd.
  * Without a device (dtrun), our user's default when we are not root and
- * a socket of ours is there.  Any caller.
+ * a socket is there.  When that socket or its directory is not ours
+ * (udt_user_distrust(): someone else made the name in /tmp first), says
+ * why on stderr, once for the process tree (UDT_UNTRACED_ENV, which it
+ * sets), and still returns it: the preload library refuses it as well,
+ * so the program runs untraced rather than under another user's dtd.
+ * Main thread of a launcher, before it starts the program.
  */
 const char *udt_launch_sock(const char *dev, char *buf, size_t len);
 

@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -43,9 +44,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <userdt/udt_userdir.h>
 
 #include "udt_preload.h"
 #include "udt_unw.h"
@@ -107,8 +113,157 @@ udt_map(int fd, size_t len, int prot)
 }
 
 /*
+ * Why the last handshake failed, when that is worth telling the user
+ * (udt_init() does, once): someone else's socket, a dtd that does not
+ * answer.  NULL when dtd is simply absent (no socket, nobody listening):
+ * the program runs on and a dtd started later pulls it in.  [a]
+ */
+static const char	*udt_untraced;		/* [a] the reason, a sentence */
+static const char	*udt_untraced_word;	/* [a] for UDT_UNTRACED_ENV */
+/*
+ * dtd did not answer a handshake, here or in an image before us (the
+ * environment says so): look at its state before waiting, and wait only
+ * UDT_HELLO_FIRST_MS, so a stopped dtd costs each exec and fork a look
+ * at /proc, not the whole wait.  Cleared when a handshake succeeds.
+ */
+static int		 udt_dtd_slow;		/* [a] */
+
+#define UDT_HELLO_FIRST_MS	100	/* a dtd that runs answers in it */
+#define UDT_HELLO_WAIT_MS	2000	/* a busy one, at most */
+
+static void
+udt_untraced_set(const char *why, const char *word)
+{
+	__atomic_store_n(&udt_untraced, why, __ATOMIC_RELAXED);
+	__atomic_store_n(&udt_untraced_word, word, __ATOMIC_RELAXED);
+}
+
+static uint64_t
+udt_now_ms(void)
+{
+	struct timespec ts;
+
+	if (udt_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * Whether process pid is stopped or dead (/proc/PID/stat's state T, t,
+ * Z or X): a dtd in that state queues connections and never answers.
+ * 0 when it runs or cannot be looked at (another pid namespace, hidepid).
+ */
+static int
+udt_pid_stopped(pid_t pid)
+{
+	char path[32] = "/proc/", buf[512], digits[12];
+	int i = 6, n = 0;
+	long fd, len;
+	char *p;
+
+	if (pid <= 0)
+		return 0;
+	do
+		digits[n++] = (char)('0' + pid % 10);
+	while ((pid /= 10) != 0);
+	while (n > 0)
+		path[i++] = digits[--n];
+	memcpy(path + i, "/stat", 6);
+	fd = udt_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	len = udt_sys3(SYS_read, fd, buf, sizeof(buf) - 1);
+	udt_sys1(SYS_close, fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	/* The comm may hold anything, ")" too: the state follows the last. */
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return 0;
+	return p[2] == 'T' || p[2] == 't' || p[2] == 'Z' || p[2] == 'X';
+}
+
+/*
+ * Whether the socket at udt_sun, and its directory, are ours or root's
+ * (udt_user_distrust()): 0, or -1 with the reason set when they are not,
+ * or silently when there is nothing there.
+ */
+static int
+udt_sock_trusted(uid_t uid)
+{
+	char dir[sizeof(udt_sun.sun_path)];
+	struct stat dst, sst;
+	const char *why;
+	char *slash;
+
+	memcpy(dir, udt_sun.sun_path, sizeof(dir));
+	if ((slash = strrchr(dir, '/')) == NULL)
+		memcpy(dir, ".", 2);
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (udt_sys4(SYS_newfstatat, AT_FDCWD, dir, &dst,
+	    AT_SYMLINK_NOFOLLOW) != 0 ||
+	    udt_sys4(SYS_newfstatat, AT_FDCWD, udt_sun.sun_path, &sst,
+	    AT_SYMLINK_NOFOLLOW) != 0)
+		return -1;
+	if ((why = udt_user_distrust(&dst, &sst, uid)) != NULL) {
+		udt_untraced_set(why, "untrusted");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Wait for dtd's welcome on fd, dtd being pid: 0 when it came, -1 (the
+ * reason set) when dtd is stopped or did not answer in time.  A dtd that
+ * runs answers at once; one that was stopped (SIGSTOP, a debugger) or
+ * died with its threads stuck accepts into the backlog and never
+ * answers, which a look at its state tells in far less than the wait.
+ */
+static int
+udt_await(long fd, pid_t pid)
+{
+	struct pollfd pfd = { (int)fd, POLLIN, 0 };
+	uint64_t t0 = udt_now_ms(), now;
+	int slow = __atomic_load_n(&udt_dtd_slow, __ATOMIC_RELAXED);
+	int looked = 0, limit = slow ? UDT_HELLO_FIRST_MS : UDT_HELLO_WAIT_MS;
+	long n;
+
+	for (;;) {
+		if (slow && !looked++ && udt_pid_stopped(pid))
+			break;
+		now = udt_now_ms();
+		if (now - t0 >= (uint64_t)limit)
+			goto noanswer;
+		n = udt_sys3(SYS_poll, &pfd, 1, !looked &&
+		    now - t0 < UDT_HELLO_FIRST_MS ?
+		    UDT_HELLO_FIRST_MS - (now - t0) : limit - (now - t0));
+		if (n > 0)
+			return 0;
+		if (n < 0 && n != -EINTR)
+			goto noanswer;
+		if (n == 0 && !looked++ && udt_pid_stopped(pid))
+			break;
+	}
+	udt_untraced_set("dtd is stopped, its socket queues and never "
+	    "answers", "stopped");
+	__atomic_store_n(&udt_dtd_slow, 1, __ATOMIC_RELAXED);
+	return -1;
+noanswer:
+	udt_untraced_set("dtd did not answer", "noanswer");
+	__atomic_store_n(&udt_dtd_slow, 1, __ATOMIC_RELAXED);
+	return -1;
+}
+
+/*
  * Handshake with dtd.  On success *tabp and *ringp are mapped and every
  * descriptor is closed again, so the traced program never sees one.
+ * Nothing is sent before we know whom we talk to: a socket and
+ * directory of our own or root's, a peer that is our own user or root,
+ * so another user who made the name first learns nothing of us and
+ * chooses nothing we record.
  */
 static int
 udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
@@ -118,7 +273,8 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 		UDT_MAGIC, UDT_VERSION, 2 * SYSTAB_COUNT, UDT_HELLO_TRACEE
 	};
 	struct udt_welcome w;
-	struct timeval tv = { 2, 0 };
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
 	union {
 		struct cmsghdr	hdr;
 		char		buf[CMSG_SPACE(2 * sizeof(int))];
@@ -128,23 +284,50 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	struct cmsghdr *c;
 	struct udt_tab *tab = NULL;
 	struct udt_ring_hdr *ring = NULL;
+	uid_t uid = (uid_t)udt_sys0(SYS_geteuid);
+	struct timeval tv;
 	int fds[2] = { -1, -1 };
 	long fd, n;
-	int tries;
+	int tries, ms;
 
-	if (!udt_sun_ok)
+	udt_untraced_set(NULL, NULL);
+	if (!udt_sun_ok || udt_sock_trusted(uid) != 0)
 		return -1;
 	fd = udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	/* A stopped or wedged dtd must not hang the traced program. */
-	udt_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/*
+	 * connect(2) waits only while dtd's backlog is full: a burst of
+	 * tracees (a program forking hundreds at once) waits its turn, a
+	 * stopped dtd's full queue costs the wait once, then a short one.
+	 * The welcome is waited for in udt_await().
+	 */
+	ms = __atomic_load_n(&udt_dtd_slow, __ATOMIC_RELAXED) ?
+	    UDT_HELLO_FIRST_MS : UDT_HELLO_WAIT_MS;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
 	udt_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (udt_sys3(SYS_connect, fd, &udt_sun, sizeof(udt_sun)) != 0)
+	n = udt_sys3(SYS_connect, fd, &udt_sun, sizeof(udt_sun));
+	if (n == -EAGAIN || n == -ETIMEDOUT) {
+		udt_untraced_set("dtd's socket has a full queue: dtd does "
+		    "not answer", "noanswer");
+		__atomic_store_n(&udt_dtd_slow, 1, __ATOMIC_RELAXED);
 		goto fail;
+	}
+	if (n != 0 || udt_sys5(SYS_getsockopt, fd, SOL_SOCKET, SO_PEERCRED,
+	    &cr, &crlen) != 0)
+		goto fail;
+	if (!udt_user_peer_ok(cr.uid, uid)) {
+		udt_untraced_set("another user's process listens on it",
+		    "untrusted");
+		goto fail;
+	}
 	if (udt_sys6(SYS_sendto, fd, (long)&hello, sizeof(hello),
 	    MSG_NOSIGNAL, 0, 0) != (long)sizeof(hello))
 		goto fail;
+	if (udt_await(fd, cr.pid) != 0)
+		goto fail;
+	__atomic_store_n(&udt_dtd_slow, 0, __ATOMIC_RELAXED);
 
 	memset(&msg, 0, sizeof(msg));
 	msg.msg_iov = &iov;
@@ -152,7 +335,8 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	msg.msg_control = cm.buf;
 	msg.msg_controllen = sizeof(cm.buf);
 	for (tries = 0; tries < 8; tries++) {
-		n = udt_sys3(SYS_recvmsg, fd, &msg, MSG_CMSG_CLOEXEC);
+		n = udt_sys3(SYS_recvmsg, fd, &msg,
+		    MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 		if (n != -EINTR)
 			break;
 	}
@@ -382,10 +566,45 @@ udt_env_is(const char *name, const char *val)
 	return env != NULL && strcmp(env, val) == 0;
 }
 
+/*
+ * After the constructor's handshake: say why the program runs untraced
+ * when that is not simply dtd's absence, once for the whole tree of
+ * processes: said is UDT_UNTRACED_ENV as we inherited it, set to the
+ * same word when the launcher or an earlier image told the user already.  The variable is
+ * set for our children, and dropped again once dtd answers, so a dtd
+ * that comes back is waited for in full and its next failure told.
+ * Constructor only: it calls libc.
+ */
+static void
+udt_tell_untraced(const char *said)
+{
+	const char *why = udt_untraced, *word = udt_untraced_word;
+	char buf[512];
+	int len;
+
+	if (why == NULL) {
+		if (udt_ring != NULL && udt_dtd_slow == 0 && said != NULL &&
+		    (strcmp(said, "stopped") == 0 ||
+		    strcmp(said, "noanswer") == 0))
+			(void)unsetenv(UDT_UNTRACED_ENV);
+		return;
+	}
+	if (said == NULL || strcmp(said, word) != 0) {
+		len = snprintf(buf, sizeof(buf), "userdt: %s (pid %d) runs "
+		    "untraced: %s: %s\n", program_invocation_short_name,
+		    (int)udt_attached_pid, udt_sun.sun_path, why);
+		if (len > 0)
+			(void)udt_sys3(SYS_write, 2, buf,
+			    (size_t)len < sizeof(buf) ? (size_t)len :
+			    sizeof(buf) - 1);
+		(void)setenv(UDT_UNTRACED_ENV, word, 1);
+	}
+}
+
 __attribute__((constructor)) static void
 udt_init(void)
 {
-	const char *path;
+	const char *path, *said;
 	Dl_info dli;
 
 	/*
@@ -411,11 +630,15 @@ udt_init(void)
 		memcpy(udt_sun.sun_path, path, strlen(path) + 1);
 		udt_sun_ok = 1;
 	}
+	said = getenv(UDT_UNTRACED_ENV);
+	udt_dtd_slow = said != NULL && (strcmp(said, "stopped") == 0 ||
+	    strcmp(said, "noanswer") == 0);
 	udt_attached_pid = (pid_t)udt_sys0(SYS_getpid);
 	udt_attaching = 1;
 	/* Nothing old to unmap yet. */
 	udt_attach_locked(0);
 	udt_attaching = 0;
+	udt_tell_untraced(said);
 	/* Hooks mode records what the program asks of libc, no more. */
 	udt_loader_replay(!udt_env_is(UDT_HOOKS_ENV, "1"));
 	pthread_atfork(NULL, NULL, udt_fork_child);
