@@ -183,8 +183,16 @@ ksym_str(unsigned long pc)
 	return sym_fmt(sym_find(&ksyms, pc), pc);
 }
 
+/*
+ * The symbols of the ELF file mapped at [start, end) in pid (0: a pid
+ * gone, whose maps dtd kept), named path; cached by path.  We may be
+ * root and the name is the traced process's to choose: the file is
+ * opened through udt_mapsq_open(), never by following what the name
+ * says, and read, not mapped, so a file truncated under us costs its
+ * symbols, not a SIGBUS.
+ */
 static struct elfsyms *
-elf_load(const char *path)
+elf_load(const char *path, pid_t pid, unsigned long start, unsigned long end)
 {
 	struct elfsyms *es;
 	Elf_Scn *scn = NULL;
@@ -206,9 +214,9 @@ elf_load(const char *path)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return es;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if ((fd = udt_mapsq_open(pid, start, end, path)) == -1)
 		return es;
-	if ((e = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL) {
+	if ((e = elf_begin(fd, ELF_C_READ, NULL)) == NULL) {
 		close(fd);
 		return es;
 	}
@@ -402,7 +410,8 @@ usym_str(pid_t pid, unsigned long pc)
 	if (pm == NULL)
 		return tmp_printf("0x%lx", pc);
 	if (pm->pm_elf == NULL)
-		pm->pm_elf = elf_load(pm->pm_path);
+		pm->pm_elf = elf_load(pm->pm_path, pd->pd_final ? 0 :
+		    pd->pd_pid, pm->pm_start, pm->pm_end);
 	es = pm->pm_elf;
 	off = pc - pm->pm_start + pm->pm_off;
 	for (i = 0; i < es->es_nloads; i++) {

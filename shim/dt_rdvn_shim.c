@@ -21,7 +21,8 @@
  * mapping's start, offset and size; preloaded into the client, this shim
  * completes the answer in the client itself by opening the very file
  * mapped there (/proc/PID/map_files, which survives a rename or unlink,
- * else the path /proc/PID/maps names).  DTIOCRDVNODE is root-only, and
+ * else the path /proc/PID/maps names, following no link, and only ever
+ * a regular file: udt_mapsq_open()).  DTIOCRDVNODE is root-only, and
  * root may open map_files.  A traced process that has exited has no
  * /proc/PID left, but dtd kept its mappings and answers for it: then the
  * shim asks dtd for the file's name too, with the maps query on its
@@ -65,11 +66,9 @@ dtshim_open_mapping(pid_t pid, uintptr_t start)
 		if (sscanf(line, "%jx-%jx %*s %*s %*s %*s %4095[^\n]",
 		    &s, &e, file) < 2 || s != start)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%jx-%jx",
-		    (int)pid, s, e);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd == -1 && file[0] == '/')
-			fd = open(file, O_RDONLY | O_CLOEXEC);
+		/* Root's open of a name the process chose: see udt_mapsq.h. */
+		fd = udt_mapsq_open(pid, (uint64_t)s, (uint64_t)e,
+		    file[0] == '/' ? file : NULL);
 		break;
 	}
 	fclose(fp);
@@ -88,7 +87,7 @@ dtshim_kept_one(void *arg, const struct udt_maps_ent *e, const char *path)
 
 	if (e->ume_start != dk->dk_start)
 		return 0;
-	dk->dk_fd = open(path, O_RDONLY | O_CLOEXEC);
+	dk->dk_fd = udt_mapsq_open(0, 0, 0, path);
 	return 1;
 }
 

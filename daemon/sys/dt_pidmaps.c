@@ -120,7 +120,8 @@ pm_filesize(pid_t pid, uint64_t start, uint64_t end, const char *file)
 	    pm_proc, (int)pid, start, end);
 	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
 		return (uint64_t)st.st_size;
-	if (stat(file, &st) == 0 && S_ISREG(st.st_mode))
+	/* The name is the process's: a link it planted is not its file. */
+	if (lstat(file, &st) == 0 && S_ISREG(st.st_mode))
 		return (uint64_t)st.st_size;
 	return 0;
 }

@@ -29,6 +29,12 @@
  *		listener receives not a byte (not even a connection where
  *		the name tells already); dtrun as V, naming no socket, says
  *		why itself for its command
+ *   mapname	(ARGS: BTRACE SPIN) a program of the user's (SPIN, a copy
+ *		in a directory of theirs) unlinks itself and puts at
+ *		"spin (deleted)", the name /proc/PID/maps then gives, a
+ *		FIFO, or a link to another ELF file: root's btrace
+ *		sampling its user stacks neither hangs nor names the link's
+ *		symbols; it names the program's own
  *   stopped	(ARGS: PRELOAD) with dtd stopped (SIGSTOP, by pid), a shell
  *		that execs /bin/true 10 times, all traced, finishes in less
  *		than one hello timeout and says once why it runs untraced;
@@ -45,6 +51,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -645,6 +652,147 @@ out:
 	dtt_dtd_fini(&dd, true);
 }
 
+/*
+ * As the user: in dir, start a copy of spin (spinning for secs), then
+ * unlink the copy and put at the name maps will give, "NAME (deleted)",
+ * a FIFO (target NULL) or a link to target.  The child's pid, or -1.
+ */
+static pid_t
+mapname_start(const char *dir, const char *name, const char *spin,
+    const char *target)
+{
+	char copy[160], planted[192], line[128], secs[] = "30";
+	char *argv[] = { copy, "spin", secs, NULL };
+	int out[2], rc;
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(copy, sizeof(copy), "%s/%s", dir, name);
+	snprintf(planted, sizeof(planted), "%s (deleted)", copy);
+	if (copy_file(spin, copy) == -1 ||
+	    chown(copy, st_user.du_uid, st_user.du_gid) == -1 ||
+	    pipe2(out, O_CLOEXEC) == -1)
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	if ((pid = fork()) == 0) {
+		if (dtt_user_become(&st_user) == -1 ||
+		    dup2(out[1], STDOUT_FILENO) == -1)
+			_exit(126);
+		execv(copy, argv);
+		_exit(127);
+	}
+	close(out[1]);
+	/* It prints its addresses once it runs: the copy is mapped. */
+	n = pid == -1 ? -1 : read(out[0], line, sizeof(line));
+	close(out[0]);
+	if (n <= 0) {
+		if (pid > 0)
+			dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+		return -1;
+	}
+	/* What the user does: root runs nothing on the user's names. */
+	if ((rc = fork()) == 0) {
+		if (dtt_user_become(&st_user) == -1 || unlink(copy) == -1)
+			_exit(1);
+		if (target == NULL)
+			_exit(mkfifo(planted, 0666) == -1 ? 2 : 0);
+		_exit(symlink(target, planted) == -1 ? 3 : 0);
+	}
+	if (rc == -1 || !dtt_exited0(dtt_wait(rc, DTT_EXIT_MS))) {
+		dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+		return -1;
+	}
+	return pid;
+}
+
+/*
+ * Root's btrace samples pid's user stacks for a second, through dd's
+ * device: exits 0 within the bound and names profile_spin_here, which
+ * only the program's own file has (a link's target would lend its own
+ * symbols to those addresses).
+ */
+static void
+mapname_check(const struct dtt_dtd *dd, const char *btrace, pid_t pid,
+    const char *what)
+{
+	char script[256], outpath[160], line[1024], *argv[6];
+	bool own = false;
+	int out, status;
+	pid_t bt;
+	FILE *fp;
+
+	snprintf(script, sizeof(script), "profile:hz:499 /pid == %d/ "
+	    "{ @[ustack] = count(); } interval:hz:1 { exit(); }", (int)pid);
+	snprintf(outpath, sizeof(outpath), "%s/btrace.out", dd->dd_dir);
+	argv[0] = (char *)btrace;
+	argv[1] = "-d";
+	argv[2] = (char *)dd->dd_dev;
+	argv[3] = "-e";
+	argv[4] = script;
+	argv[5] = NULL;
+	out = open(outpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	bt = dtt_spawn(argv, NULL, -1, out, -1, -1);
+	if (out != -1)
+		close(out);
+	/* Unfixed, root's btrace hung in open(2) of the FIFO for good. */
+	status = bt == -1 ? -1 : dtt_wait(bt, 30000);
+	if (status == -1 && bt > 0)
+		dtt_stop(bt, SIGKILL, DTT_EXIT_MS);
+	dtt_check(dtt_exited0(status), "%s: root's btrace sampled the "
+	    "user's stacks and ended (status %#x%s)", what, status,
+	    status == -1 ? ", hung" : "");
+	if ((fp = fopen(outpath, "r")) != NULL) {
+		while (fgets(line, sizeof(line), fp) != NULL)
+			own |= strstr(line, "profile_spin_here") != NULL;
+		fclose(fp);
+	}
+	dtt_check(own, "%s: its stacks name the program's own "
+	    "profile_spin_here", what);
+	unlink(outpath);
+}
+
+static void
+run_mapname(const char *btrace, const char *spin)
+{
+	struct dtt_dtd dd;
+	char *args[] = { "--no-ksyms", NULL };
+	char dir[64] = "/tmp/udt-map.XXXXXX", self[PATH_MAX], path[192];
+	pid_t pid;
+
+	if (!dtt_check(mkdtemp(dir) != NULL && chmod(dir, 0755) == 0 &&
+	    chown(dir, st_user.du_uid, st_user.du_gid) == 0,
+	    "%s's directory %s", st_user.du_name, dir))
+		return;
+	if (!dtt_check(dtt_dtd_init(&dd, "udt-trust") == 0 &&
+	    dtt_dtd_start(&dd, st_dtd, args, NULL, 0) != -1, "a private dtd"))
+		goto out;
+
+	pid = mapname_start(dir, "spin", spin, NULL);
+	if (dtt_check(pid > 0, "%s's program runs, its name now a FIFO",
+	    st_user.du_name)) {
+		mapname_check(&dd, btrace, pid, "FIFO");
+		dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+	}
+	/* A link to an ELF file with other symbols: this very test. */
+	if (realpath("/proc/self/exe", self) == NULL)
+		self[0] = '\0';
+	pid = mapname_start(dir, "spin2", spin, self);
+	if (dtt_check(pid > 0, "%s's program runs, its name now a link to "
+	    "%s", st_user.du_name, self)) {
+		mapname_check(&dd, btrace, pid, "link");
+		dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+	}
+	dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
+out:
+	dtt_dtd_fini(&dd, true);
+	snprintf(path, sizeof(path), "%s/spin (deleted)", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/spin2 (deleted)", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -652,7 +800,7 @@ main(int argc, char *argv[])
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: sec_trust fdleak DTD | squat DTD DTRUN "
-		    "PRELOAD | stopped DTD PRELOAD\n");
+		    "PRELOAD | mapname DTD BTRACE SPIN | stopped DTD PRELOAD\n");
 		return 2;
 	}
 	st_dtd = argv[2];
@@ -663,6 +811,8 @@ main(int argc, char *argv[])
 		run_fdleak();
 	else if (strcmp(argv[1], "squat") == 0 && argc == 5)
 		run_squat(argv[3], argv[4]);
+	else if (strcmp(argv[1], "mapname") == 0 && argc == 5)
+		run_mapname(argv[3], argv[4]);
 	else if (strcmp(argv[1], "stopped") == 0 && argc == 4)
 		run_stopped(argv[3]);
 	else

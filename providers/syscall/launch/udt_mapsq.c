@@ -16,10 +16,17 @@
 
 /* The maps query's client: see udt_mapsq.h. */
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
 
+#include <linux/openat2.h>
+
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
@@ -154,4 +161,82 @@ out:
 	close(fd);
 	errno = error;
 	return rv;
+}
+
+/*
+ * Open what lstat() or stat() said, as *st, is a regular file: 0 with
+ * *fdp, or -1.  fstat() must find the same file, else it changed
+ * between the two looks: someone put another in its place.
+ */
+static int
+udt_mapsq_same(int fd, const struct stat *st, int *fdp)
+{
+	struct stat now;
+
+	if (fd == -1)
+		return -1;
+	if (fstat(fd, &now) == -1 || !S_ISREG(now.st_mode) ||
+	    now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	/* Only the open wanted it: whoever gets fd reads it as usual. */
+	(void)fcntl(fd, F_SETFL, 0);
+	*fdp = fd;
+	return 0;
+}
+
+int
+udt_mapsq_open(pid_t pid, uint64_t start, uint64_t end, const char *path)
+{
+	struct open_how how;
+	struct stat st;
+	char mf[96];
+	int fd = -1;
+
+	/*
+	 * The very file mapped, whatever its name has become since.  stat
+	 * before open: a mapping of a device or a FIFO is never opened.
+	 */
+	if (pid > 0 && end > start) {
+		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%"
+		    PRIx64, (int)pid, start, end);
+		if (stat(mf, &st) == 0) {
+			if (!S_ISREG(st.st_mode)) {
+				errno = EPERM;
+				return -1;
+			}
+			if (udt_mapsq_same(open(mf, O_RDONLY | O_CLOEXEC |
+			    O_NONBLOCK | O_NOCTTY), &st, &fd) == 0)
+				return fd;
+			return -1;
+		}
+		/* Gone, or map_files refused (not CAP_SYS_ADMIN): the name. */
+	}
+	if (path == NULL || path[0] != '/') {
+		errno = ENOENT;
+		return -1;
+	}
+	/*
+	 * The kernel writes a mapping's name resolved, with no link in it:
+	 * a link on the way, or a file that is not regular, was put there
+	 * by someone who wants it opened.
+	 */
+	if (lstat(path, &st) == -1)
+		return -1;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EPERM;
+		return -1;
+	}
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW;
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd == -1 && errno == ENOSYS)
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+		    O_NOFOLLOW);
+	if (udt_mapsq_same(fd, &st, &fd) == 0)
+		return fd;
+	return -1;
 }

@@ -24,6 +24,7 @@
 #define UDT_MAPSQ_H
 
 #include <sys/types.h>
+#include <stdint.h>
 
 #include <userdt/udt_wire.h>
 
@@ -46,5 +47,20 @@ typedef int	udt_mapsq_fn(void *arg, const struct udt_maps_ent *,
  * allocates nothing.
  */
 int	udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg);
+
+/*
+ * The file mapped at [start, end) in pid, opened read-only and
+ * close-on-exec for reading its ELF, or -1 with errno.  Its readers run
+ * as root and the name is the mapping process's to choose: a FIFO named
+ * "lib.so (deleted)" would hang a plain open(2), a link would make root
+ * open any file or device.  So: /proc/PID/map_files/START-END while pid
+ * lives and we may (root), which is the very file mapped; else path
+ * (from /proc/PID/maps or dtd's kept maps, pid gone) without following
+ * any link in it.  Either way only a regular file is opened, never
+ * waiting, and it must still be the file looked at (EPERM otherwise).
+ * Any thread.
+ */
+int	udt_mapsq_open(pid_t pid, uint64_t start, uint64_t end,
+	    const char *path);
 
 #endif /* UDT_MAPSQ_H */
