@@ -22,9 +22,16 @@
  * recurevt, so a hostile tracee must not make them say anything.  A lost
  * or recursive event is a hooked call the tracee made, which takes it
  * at least DTI_EVENT_NS of CPU: a tracee may claim no more of them than
- * its CPU time since it attached pays for (plus DTI_BUDGET_BASE for the
- * tick /proc's accounting may lag), and what it claims beyond that is
- * counted as forged, not charged.  The charge goes to the opens that
+ * its CPU time since it attached pays for, and what it claims beyond
+ * that is counted as forged, not charged.  /proc counts CPU time in
+ * ticks, and a tracee may be gone before dtd looks at all (dtd was
+ * stopped while it ran): for that lag it may claim DTI_BUDGET_LAG more,
+ * but nothing before the ring could have produced it.  A ring overflows
+ * only once it held a whole ring of records, which dtd then takes, so
+ * until dtd has taken nslots of them the tracee earns one claim per
+ * record, and the rest of the lag only after (a free 2^20 for every new
+ * tracee let a few hundred fake ones push a reader's dropevt past 300
+ * million with no event at all).  The charge goes to the opens that
  * record the probe named, as dt(4) charges the probe's own opens.
  */
 #include <string.h>
@@ -39,7 +46,8 @@
 #define DTI_EVENT_NS	10		/* CPU time of one hooked call, at
 					   least (a vDSO clock_gettime
 					   through its hook) */
-#define DTI_BUDGET_BASE	(1ULL << 20)	/* claims before a tick shows */
+#define DTI_BUDGET_LAG	(1ULL << 20)	/* claims before a tick shows, at
+					   most one per record drained */
 #define DTI_BUDGET_MAX	(1ULL << 40)	/* no overflow, ever */
 
 static void
@@ -61,7 +69,30 @@ dti_budget_init(struct dti_proc *dp)
 
 	/* What it spent before it attached earns nothing. */
 	dp->dp_cpu = dt_proc_stat(dp->dp_pid, &ps) == 0 ? ps.ps_cpu : 0;
-	dp->dp_budget = DTI_BUDGET_BASE;
+	dp->dp_budget = 0;
+	dp->dp_lag = DTI_BUDGET_LAG;
+	dp->dp_paid_tail = dp->dp_tail0 = dp->dp_tail;
+}
+
+/*
+ * Earn from the records dtd took since the last look: one claim each,
+ * and once a whole ring of them came (the ring could have overflowed),
+ * what is left of the lag.
+ */
+static void
+dti_budget_records(struct dti_proc *dp)
+{
+	uint64_t n = dp->dp_tail - dp->dp_paid_tail;
+
+	if (dp->dp_lag == 0)
+		return;
+	if (dp->dp_tail - dp->dp_tail0 >= dp->dp_nslots)
+		n = dp->dp_lag;
+	dp->dp_paid_tail = dp->dp_tail;
+	if (n > dp->dp_lag)
+		n = dp->dp_lag;
+	dp->dp_lag -= n;
+	dp->dp_budget += n;
 }
 
 /* Earn what dp's CPU time since the last look pays for. */
@@ -146,6 +177,7 @@ dti_counters(struct dti_proc *dp)
 		return;
 	dp->dp_lost_total = lt;
 	dp->dp_recur_total = rt;
+	dti_budget_records(dp);
 	dti_budget_refresh(dp);
 	for (p = 0; p < DT_SYS_NPROBES; p++) {
 		delta = dti_delta(dp, &rh->rh_lost[p], &dp->dp_lost[p]);

@@ -81,6 +81,11 @@ struct dti_proc {
 	uint64_t		 dp_budget;	/* [I] then [D]: lost and
 						   recursive events it may
 						   still claim */
+	uint64_t		 dp_lag;	/* [I] then [D]: what records
+						   drained may still earn */
+	uint64_t		 dp_paid_tail;	/* [I] then [D]: dp_tail when
+						   they last earned */
+	uint64_t		 dp_tail0;	/* [I] dp_tail at attach */
 	uint64_t		 dp_lost_total;	/* [D] last seen totals */
 	uint64_t		 dp_recur_total;
 	uint32_t		 dp_lost[DT_SYS_NPROBES];	/* [D] */

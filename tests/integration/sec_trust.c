@@ -35,6 +35,10 @@
  *		FIFO, or a link to another ELF file: root's btrace
  *		sampling its user stacks neither hangs nor names the link's
  *		symbols; it names the program's own
+ *   claims	fake tracees of the user that commit no record claim
+ *		2^20 - 1 lost events each and exit: root's dropevt
+ *		believes less than one of them (dtd believed 2^20 of every
+ *		new tracee), the rest is counted as forged
  *   stopped	(ARGS: PRELOAD) with dtd stopped (SIGSTOP, by pid), a shell
  *		that execs /bin/true 10 times, all traced, finishes in less
  *		than one hello timeout and says once why it runs untraced;
@@ -793,6 +797,95 @@ out:
 	rmdir(dir);
 }
 
+#define CLAIMS_N	4			/* fake tracees */
+#define CLAIMS_EACH	((1u << 20) - 1)	/* what each claims */
+
+struct claims_arg {
+	const char	*sock;
+	uint32_t	 nsys, idx;
+};
+
+/* As the user: hello, claim CLAIMS_EACH lost getpid entries, leave. */
+static int
+claims_tracee(void *arg)
+{
+	const struct claims_arg *ca = arg;
+	struct udt_welcome w;
+	struct udt_ring_hdr *rh;
+	int fds[2], fd;
+
+	if ((fd = dtt_tracee_hello(ca->sock, ca->nsys, &w, fds)) == -1)
+		return errno ? errno : EPROTO;
+	if ((rh = dtt_ring_map(fds[0], &w)) == NULL)
+		return EIO;
+	__atomic_add_fetch(&rh->rh_lost[ca->idx], CLAIMS_EACH,
+	    __ATOMIC_RELAXED);
+	__atomic_add_fetch(&rh->rh_lost_total, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void
+run_claims(void)
+{
+	struct dtt_dtd dd;
+	struct dtioc_probe_info *pi = NULL;
+	struct dtioc_stat st;
+	struct udt_stats us;
+	struct claims_arg ca;
+	char *args[] = { "--no-ksyms", NULL };
+	uint64_t f0, claimed = (uint64_t)CLAIMS_N * CLAIMS_EACH, t0;
+	uint32_t pbn, first;
+	size_t npi;
+	int fd = -1, i, e;
+
+	memset(&st, 0, sizeof(st));
+	if (!dtt_check(dtt_dtd_init(&dd, "udt-trust") == 0 &&
+	    dtt_dtd_start(&dd, st_dtd, args, NULL, 0) != -1, "a private dtd"))
+		goto out;
+	if (!dtt_check((fd = dtt_open(dd.dd_dev)) != -1 &&
+	    (pi = dtt_plist(fd, &npi)) != NULL, "the device and its probes"))
+		goto out;
+	ca.sock = dd.dd_sock;
+	ca.nsys = dtt_nsys(pi, npi, &first);
+	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
+	ca.idx = pbn - first;
+	if (!dtt_check(pbn != 0 && dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) ==
+	    0 && dtt_record(fd, 1) == 0, "root records getpid's entry"))
+		goto out;
+	if (!dtt_check(st_ingest_stats(dd.dd_sock, &us) == 0, "ingest stats"))
+		goto out;
+	f0 = us.us_forged;
+	for (i = 0; i < CLAIMS_N; i++) {
+		e = dtt_user_run(&st_user, claims_tracee, &ca);
+		if (!dtt_check(e == 0, "%s's fake tracee %d claims %u lost "
+		    "events and leaves (%s)", st_user.du_name, i, CLAIMS_EACH,
+		    e > 0 ? strerror(e) : e == 0 ? "done" : "no child"))
+			goto out;
+	}
+	/* dtd's looks, seen in what it charged and refused (bounded). */
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
+	do {
+		if (dtt_stats(fd, &st) != 0 ||
+		    st_ingest_stats(dd.dd_sock, &us) != 0)
+			break;
+	} while (st.dtst_dropevt + (us.us_forged - f0) < claimed &&
+	    dtt_clock_ns(CLOCK_MONOTONIC) - t0 < 10000000000ULL);
+	dtt_check(st.dtst_dropevt < (1u << 20), "root's dropevt %llu of the "
+	    "%llu claimed: less than one tracee's claim",
+	    (unsigned long long)st.dtst_dropevt, (unsigned long long)claimed);
+	dtt_check(st.dtst_dropevt + (us.us_forged - f0) == claimed,
+	    "the rest, %llu, counted as forged",
+	    (unsigned long long)(us.us_forged - f0));
+	close(fd);
+	fd = -1;
+	dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
+out:
+	if (fd != -1)
+		close(fd);
+	free(pi);
+	dtt_dtd_fini(&dd, true);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -800,7 +893,8 @@ main(int argc, char *argv[])
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: sec_trust fdleak DTD | squat DTD DTRUN "
-		    "PRELOAD | mapname DTD BTRACE SPIN | stopped DTD PRELOAD\n");
+		    "PRELOAD | mapname DTD BTRACE SPIN | claims DTD | stopped DTD "
+		    "PRELOAD\n");
 		return 2;
 	}
 	st_dtd = argv[2];
@@ -813,6 +907,8 @@ main(int argc, char *argv[])
 		run_squat(argv[3], argv[4]);
 	else if (strcmp(argv[1], "mapname") == 0 && argc == 5)
 		run_mapname(argv[3], argv[4]);
+	else if (strcmp(argv[1], "claims") == 0)
+		run_claims();
 	else if (strcmp(argv[1], "stopped") == 0 && argc == 4)
 		run_stopped(argv[3]);
 	else
