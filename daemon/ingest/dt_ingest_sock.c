@@ -48,6 +48,10 @@ static int	dti_sock_dirfd = -1;		/* [I] O_PATH, the directory */
 static char	dti_sock_base[NAME_MAX + 1];	/* [I] the name in it */
 static dev_t	dti_sock_dev;			/* [I] the socket we bound */
 static ino_t	dti_sock_ino;
+static char	dti_made_dir[PATH_MAX];		/* [I] the directory we made,
+						   or "" */
+static dev_t	dti_made_dev;			/* [I] and its identity */
+static ino_t	dti_made_ino;
 
 /* Open (making it if absent) and check the directory of path. */
 static int
@@ -64,10 +68,12 @@ dti_sock_dir(const char *path)
 		return error;
 	}
 	/* Ours when we make it; an existing one is checked below. */
-	if (mkdir(dir, geteuid() == 0 ? 0755 : 0700) == 0)
+	dti_made_dir[0] = '\0';
+	if (mkdir(dir, geteuid() == 0 ? 0755 : 0700) == 0) {
 		fprintf(stderr, "dtd: made %s (%s) for the ingest socket\n",
 		    dir, geteuid() == 0 ? "root, 0755" : "yours, 0700");
-	else if (errno != EEXIST) {
+		strcpy(dti_made_dir, dir);
+	} else if (errno != EEXIST) {
 		error = errno;
 		fprintf(stderr, "dtd: %s: %s\n", dir, strerror(error));
 		return error;
@@ -81,6 +87,8 @@ dti_sock_dir(const char *path)
 		    error == ENOTDIR ? " (a symbolic link is refused)" : "");
 		return error;
 	}
+	dti_made_dev = st.st_dev;
+	dti_made_ino = st.st_ino;
 	if (!dt_dir_safe(&st)) {
 		fprintf(stderr, "dtd: %s: refusing it for the ingest socket: "
 		    "owner %d, mode %04o (it must be root's, and sticky if "
@@ -197,4 +205,13 @@ dt_ingest_unlisten(void)
 	close(dti_sock_dirfd);
 	dti_sock_dirfd = -1;
 	dti_sock_ino = 0;
+	/*
+	 * A directory we made goes with us, if its name still names it and
+	 * nothing else was put in it (rmdir refuses then).
+	 */
+	if (dti_made_dir[0] != '\0' && lstat(dti_made_dir, &st) == 0 &&
+	    S_ISDIR(st.st_mode) && st.st_dev == dti_made_dev &&
+	    st.st_ino == dti_made_ino)
+		(void)rmdir(dti_made_dir);
+	dti_made_dir[0] = '\0';
 }

@@ -381,13 +381,17 @@ run_ingest(void)
 		e = user_hello_fork(&dd, sock);
 		dtt_check(e == 0, "%s's tracee is welcomed (%s)",
 		    sec_user.du_name, e ? strerror(e) : "yes");
+		*strrchr(sock, '/') = '\0';
+		dtt_check(stat(sock, &st) == 0 && st.st_uid == 0 &&
+		    (st.st_mode & 07777) == 0755, "%s is root's, 0755", sock);
+		strcat(sock, "/ingest.sock");
 		dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)),
 		    "dtd stopped");
 		dtt_check(access(sock, F_OK) == -1 && errno == ENOENT,
 		    "and removed its socket");
 		*strrchr(sock, '/') = '\0';
-		dtt_check(stat(sock, &st) == 0 && st.st_uid == 0 &&
-		    (st.st_mode & 07777) == 0755, "%s is root's, 0755", sock);
+		dtt_check(access(sock, F_OK) == -1 && errno == ENOENT,
+		    "and the directory it made, %s", sock);
 		rmdir(sock);
 	}
 
