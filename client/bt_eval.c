@@ -168,8 +168,9 @@ evt_argstr(struct dt_evt *ev, int n)
 		if (off + DTEV_STR_HDR + len >= DTEV_STR_SIZE)
 			return NULL;
 		if ((a[off] & DTEV_STR_ARG) == n + 1)
-			return tmp_printf("%.*s", (int)len,
-			    (const char *)a + off + DTEV_STR_HDR);
+			return tmp_vis((const char *)a + off + DTEV_STR_HDR,
+			    strnlen((const char *)a + off + DTEV_STR_HDR,
+			    len));
 		off += DTEV_STR_HDR + len + 1;
 	}
 	return NULL;
@@ -201,7 +202,8 @@ builtin(int id, struct bt_evt_ctx *ec)
 		return v;
 	case B_COMM:
 		comm_of(ev, comm, sizeof(comm));	/* never empty */
-		return val_str(tmp_strdup(comm));
+		/* The thread's to choose, escapes and all: tmp_vis(). */
+		return val_str(tmp_vis(comm, strlen(comm)));
 	case B_KSTACK:
 	case B_USTACK:
 		return val_str(stack_str(ev, id == B_KSTACK, 0));

@@ -147,9 +147,11 @@ sym_fmt(const struct sym *s, unsigned long addr)
 {
 	if (s == NULL)
 		return tmp_printf("0x%lx", addr);
+	/* A user's ELF file names its symbols as it likes: tmp_vis(). */
 	if (addr == s->sy_addr)
-		return tmp_printf("%s", s->sy_name);
-	return tmp_printf("%s+0x%lx", s->sy_name, addr - s->sy_addr);
+		return tmp_vis(s->sy_name, strlen(s->sy_name));
+	return tmp_printf("%s+0x%lx", tmp_vis(s->sy_name,
+	    strlen(s->sy_name)), addr - s->sy_addr);
 }
 
 static void

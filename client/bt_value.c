@@ -94,6 +94,37 @@ tmp_strdup(const char *s)
 }
 
 char *
+tmp_vis(const char *s, size_t len)
+{
+	static const char cesc[] = "\a\b\t\n\v\f\r";
+	static const char cname[] = "abtnvfr";
+	char *out = tmp_alloc(4 * len + 1), *o = out;
+	const char *e;
+	unsigned char c;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)s[i];
+		if (c == '\\') {
+			*o++ = '\\';
+			*o++ = '\\';
+		} else if (c >= 0x20 && c != 0x7f)
+			*o++ = (char)c;
+		else if (c != 0 && (e = strchr(cesc, c)) != NULL) {
+			*o++ = '\\';
+			*o++ = cname[e - cesc];
+		} else {
+			*o++ = '\\';
+			*o++ = (char)('0' + (c >> 6));
+			*o++ = (char)('0' + ((c >> 3) & 7));
+			*o++ = (char)('0' + (c & 7));
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+char *
 tmp_printf(const char *fmt, ...)
 {
 	char small[256], *buf;

@@ -183,6 +183,14 @@ void			 bt_posmsg(const struct bt_pos *, const char *, ...)
 /* bt_value.c */
 void			*tmp_alloc(size_t);
 char			*tmp_strdup(const char *);
+/*
+ * The len bytes at s as btrace prints a string a traced process chose
+ * (a comm, a path, a symbol): control characters and DEL escaped as C
+ * does (\n, \t, ..., else \ooo, as vis(3) with VIS_CSTYLE | VIS_OCTAL),
+ * a backslash doubled, so nothing it wrote can drive the terminal that
+ * shows root's output.  Scratch memory (tmp_*), main thread.
+ */
+char			*tmp_vis(const char *s, size_t len);
 char			*tmp_printf(const char *, ...)
 			    __attribute__((format(printf, 1, 2)));
 void			 tmp_reset(void);

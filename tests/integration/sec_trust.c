@@ -39,6 +39,9 @@
  *		2^20 - 1 lost events each and exit: root's dropevt
  *		believes less than one of them (dtd believed 2^20 of every
  *		new tracee), the rest is counted as forged
+ *   comm	(ARGS: BTRACE) a process names itself with a terminal's
+ *		escape sequence: root's btrace prints it escaped (\033,
+ *		\a), never the raw bytes
  *   stopped	(ARGS: PRELOAD) with dtd stopped (SIGSTOP, by pid), a shell
  *		that execs /bin/true 10 times, all traced, finishes in less
  *		than one hello timeout and says once why it runs untraced;
@@ -46,6 +49,7 @@
  *
  * Each mode starts its own dtd on a temporary path and stops it by pid.
  */
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -886,6 +890,76 @@ out:
 	dtt_dtd_fini(&dd, true);
 }
 
+/* A process named to drive a terminal: ESC ] 0 ; pwn BEL x */
+#define COMM_EVIL	"\033]0;pwn\007x"
+#define COMM_SHOWN	"\\033]0;pwn\\ax"
+
+static void
+run_comm(const char *btrace)
+{
+	struct dtt_dtd dd;
+	char *args[] = { "--no-ksyms", NULL };
+	char script[256], outpath[160], buf[4096], *argv[6];
+	int go[2], out, status;
+	pid_t pid = -1, bt;
+	ssize_t n = 0;
+	char c;
+
+	if (!dtt_check(dtt_dtd_init(&dd, "udt-trust") == 0 &&
+	    dtt_dtd_start(&dd, st_dtd, args, NULL, 0) != -1, "a private dtd"))
+		goto out;
+	if (pipe2(go, O_CLOEXEC) == -1)
+		goto out;
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		close(go[0]);
+		if (dtt_user_become(&st_user) == -1 ||
+		    prctl(PR_SET_NAME, COMM_EVIL) == -1 ||
+		    write(go[1], "g", 1) != 1)
+			_exit(1);
+		for (;;)
+			;
+	}
+	close(go[1]);
+	if (!dtt_check(pid > 0 && read(go[0], &c, 1) == 1, "%s's process "
+	    "named itself ESC ] 0 ; pwn BEL x", st_user.du_name)) {
+		close(go[0]);
+		goto out;
+	}
+	close(go[0]);
+	snprintf(script, sizeof(script), "profile:hz:99 /pid == %d/ "
+	    "{ printf(\"<%%s>\\n\", comm); exit(); }", (int)pid);
+	snprintf(outpath, sizeof(outpath), "%s/btrace.out", dd.dd_dir);
+	argv[0] = (char *)btrace;
+	argv[1] = "-d";
+	argv[2] = dd.dd_dev;
+	argv[3] = "-e";
+	argv[4] = script;
+	argv[5] = NULL;
+	out = open(outpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	bt = dtt_spawn(argv, NULL, -1, out, -1, -1);
+	status = bt == -1 ? -1 : dtt_wait(bt, 30000);
+	if (status == -1 && bt > 0)
+		dtt_stop(bt, SIGKILL, DTT_EXIT_MS);
+	if (out != -1) {
+		n = pread(out, buf, sizeof(buf) - 1, 0);
+		close(out);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	dtt_check(dtt_exited0(status), "root's btrace printed its comm "
+	    "(status %#x)", status);
+	dtt_check(n > 0 && memchr(buf, '\033', (size_t)n) == NULL &&
+	    memchr(buf, '\007', (size_t)n) == NULL &&
+	    strstr(buf, "<" COMM_SHOWN ">") != NULL,
+	    "escaped, no ESC nor BEL reached the output: %s", buf);
+	unlink(outpath);
+	dtt_check(dtt_exited0(dtt_dtd_stop(&dd, SIGTERM)), "dtd stopped");
+out:
+	if (pid > 0)
+		dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+	dtt_dtd_fini(&dd, true);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -893,7 +967,8 @@ main(int argc, char *argv[])
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: sec_trust fdleak DTD | squat DTD DTRUN "
-		    "PRELOAD | mapname DTD BTRACE SPIN | claims DTD | stopped DTD "
+		    "PRELOAD | mapname DTD BTRACE SPIN | claims DTD | comm DTD BTRACE "
+		    "| stopped DTD "
 		    "PRELOAD\n");
 		return 2;
 	}
@@ -907,6 +982,8 @@ main(int argc, char *argv[])
 		run_squat(argv[3], argv[4]);
 	else if (strcmp(argv[1], "mapname") == 0 && argc == 5)
 		run_mapname(argv[3], argv[4]);
+	else if (strcmp(argv[1], "comm") == 0 && argc == 4)
+		run_comm(argv[3]);
 	else if (strcmp(argv[1], "claims") == 0)
 		run_claims();
 	else if (strcmp(argv[1], "stopped") == 0 && argc == 4)
