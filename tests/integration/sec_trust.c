@@ -43,8 +43,9 @@
  *		escape sequence: root's btrace prints it escaped (\033,
  *		\a), never the raw bytes
  *   stopped	(ARGS: PRELOAD) with dtd stopped (SIGSTOP, by pid), a shell
- *		that execs /bin/true 10 times, all traced, finishes in less
- *		than one hello timeout and says once why it runs untraced;
+ *		that execs /bin/true 10 times, all traced, finishes within
+ *		two hello timeouts of the same without any dtd (not eleven)
+ *		and says once why it runs untraced;
  *		once dtd continues, a traced program attaches again
  *
  * Each mode starts its own dtd on a temporary path and stops it by pid.
@@ -634,9 +635,13 @@ run_stopped(const char *preload)
 	status = stopped_run(env, errpath, &ms);
 	dtt_check(dtt_exited0(status), "a traced shell ran /bin/true %d "
 	    "times with dtd stopped (status %#x)", STOPPED_EXECS, status);
-	/* Unfixed, each of the 11 images waited out the hello's 2 s. */
-	dtt_check(ms < base + 2000, "in %llu ms: less than one hello "
-	    "timeout (2 s) more than without dtd", (unsigned long long)ms);
+	/*
+	 * Unfixed, each of the 11 images waited out the hello's 2 s: 22 s
+	 * more.  Two timeouts of slack for a loaded machine.
+	 */
+	dtt_check(ms < base + 4000, "in %llu ms: less than two hello "
+	    "timeouts (2 s) more than without dtd, not 11",
+	    (unsigned long long)ms);
 	find_line(errpath, "untraced", line, sizeof(line));
 	dtt_check(count_lines(errpath, "untraced") == 1 &&
 	    strstr(line, "stopped") != NULL, "it said once why it ran "
