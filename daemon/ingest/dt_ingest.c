@@ -118,11 +118,8 @@ static unsigned int	 dti_uid_max;		/* [I] tracees of one user */
 
 struct dti_stats	 dti_stats;
 
-/*
- * Wake the drain thread if it sleeps.  Any thread, any lock but
- * dti_idle_lock held; the drain thread sees everything stored before.
- */
-static void
+/* The drain thread sees everything stored before (dt_ingest_var.h). */
+void
 dti_kick(void)
 {
 	pthread_mutex_lock(&dti_idle_lock);
@@ -234,6 +231,12 @@ dti_drain(struct dti_proc *dp, int final)
 	unsigned int n = 0, nb = 0;
 
 	/*
+	 * A batch waiting for the look at its image: the ring waits with it
+	 * (its tracee's own cost), the other rings do not.
+	 */
+	if (!dti_held_settle(dp, final))
+		return 0;
+	/*
 	 * At most one ring's worth per call: a tracee that keeps committing
 	 * (or forges ur_seq ahead of us) must not hold the drain thread on
 	 * its ring forever while every other ring and dti_stop wait.
@@ -328,6 +331,8 @@ dti_drain(struct dti_proc *dp, int final)
 			nb = 0;
 			__atomic_store_n(&rh->rh_tail, dp->dp_tail,
 			    __ATOMIC_RELEASE);
+			if (dp->dp_held != NULL)
+				return n;
 		}
 	}
 	dti_flush(dp, dti_batch, dti_bstr, dti_bhas, nb, final);
@@ -343,7 +348,11 @@ dti_free(struct dti_proc *dp)
 	munmap(dp->dp_tab, UDT_TAB_SIZE);
 	if (dp->dp_pidfd >= 0)
 		close(dp->dp_pidfd);
-	if (dp->dp_memfd >= 0)
+	dti_held_free(dp->dp_held);
+	/* A look still running keeps the memory's descriptor till it ends. */
+	if (dp->dp_chk != NULL)
+		dti_chk_put(dp->dp_chk);
+	else if (dp->dp_memfd >= 0)
 		close(dp->dp_memfd);
 	dt_pm_track_fini(&dp->dp_maps);
 	free(dp);
@@ -651,7 +660,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	struct udt_welcome w;
 	struct dti_proc *dp = NULL, *op;
 	void *ring = NULL, *tab = NULL;
-	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1;
+	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1, mapsfd = -1;
 	uint32_t nslots = UDT_NSLOTS_DEFAULT;
 	char path[64];
 
@@ -735,9 +744,18 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	}
 	dti_budget_init(dp);
 	/* Unguessable: only the image's own memory may echo it. */
-	if (dp->dp_memfd >= 0 && getrandom(&dp->dp_proof,
-	    sizeof(dp->dp_proof), 0) != (ssize_t)sizeof(dp->dp_proof))
+	if (dp->dp_memfd >= 0) {
+		/* Its map, of the same image: where it maps the ring. */
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)crp->pid);
+		mapsfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (getrandom(&dp->dp_proof, sizeof(dp->dp_proof), 0) !=
+		    (ssize_t)sizeof(dp->dp_proof))
+			goto fail;
+	}
+	if (dp->dp_memfd >= 0 &&
+	    (dp->dp_chk = dti_chk_new(dp, mapsfd, ringfd)) == NULL)
 		goto fail;
+	mapsfd = -1;
 	dp->dp_ring = ring;
 	dp->dp_nslots = nslots;
 	dp->dp_tab = tab;
@@ -811,9 +829,13 @@ fail:
 		close(tabfd);
 	if (rofd >= 0)
 		close(rofd);
+	if (mapsfd >= 0)
+		close(mapsfd);
 	if (pidfd >= 0)
 		close(pidfd);
-	if (dp != NULL && dp->dp_memfd >= 0)
+	if (dp != NULL && dp->dp_chk != NULL)
+		dti_chk_put(dp->dp_chk);
+	else if (dp != NULL && dp->dp_memfd >= 0)
 		close(dp->dp_memfd);
 	free(dp);
 	return;
@@ -866,6 +888,8 @@ dt_ingest_begin(const char *path)
 		goto fail;
 	}
 	atomic_store(&dti_stop, 0);
+	if ((error = dti_look_begin()) != 0)
+		goto fail;
 	dt_tsc_calibrate();
 	if ((error = pthread_create(&dti_drain_thr, NULL, dti_drain_main,
 	    NULL)) != 0)
@@ -906,6 +930,7 @@ dt_ingest_end(void)
 	(void)write(dti_wake[1], "x", 1);
 	pthread_join(dti_accept_thr, NULL);
 	pthread_join(dti_drain_thr, NULL);
+	dti_look_end();
 	close(dti_listen);
 	close(dti_wake[0]);
 	close(dti_wake[1]);

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <dev/dt/dtvar.h>
@@ -198,53 +199,40 @@ dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok)
 	return st.st_uid == uid;
 }
 
-/*
- * Emit the nb valid records batch copied from dp's ring (with the strings
- * bstr[i] where bhas[i]), if the process that
- * got the ring still runs the image it connected with.  Checked after
- * the copy and before the emission: every record copied was committed
- * before the check, so none written after an exec (by a helper the
- * process forked to keep the ring) is stamped with its pid; those of the
- * last batch before the exec go with them, as garbage.  Per batch, not
- * once per drain of the ring: the tail is published after each batch,
- * and the library execs once the tail has reached what it wrote
- * (udt_exec_drain()), so a batch whose tail is out must be judged
- * already, or its records would be lost to an exec they preceded.  A
- * retired proc is freed by the drain thread.
- */
-void
-dti_flush(struct dti_proc *dp, struct udt_rec *batch,
-    const struct udt_rec_str *bstr, const uint8_t *bhas, unsigned int nb,
-    int final)
+/* Retire dp, saying why once, and count the nb records discarded. */
+static void
+dti_discard(struct dti_proc *dp, const char *why, unsigned int nb)
 {
-	const char *why = NULL;
+	if (!atomic_exchange(&dp->dp_retired, 1))
+		fprintf(stderr, "dtd: ingest: pid %d %s: its ring is "
+		    "retired, what is left in it discarded\n",
+		    (int)dp->dp_pid, why);
+	atomic_fetch_add(&dti_stats.garbage, nb);
+}
+
+static const char *
+dti_verdict_why(enum dti_verdict v)
+{
+	switch (v) {
+	case DTI_V_EXEC:
+		return "exec'd another image";
+	case DTI_V_UNHELD:
+		return "does not map the ring it was given (it exec'd before "
+		    "dtd looked?)";
+	case DTI_V_LATER:
+		return "has memory dtd could not read in time before it ended";
+	default:
+		return NULL;
+	}
+}
+
+/* Emit the nb records of a batch judged to be dp's image's. */
+static void
+dti_emit_batch(struct dti_proc *dp, struct udt_rec *batch,
+    const struct udt_rec_str *bstr, const uint8_t *bhas, unsigned int nb)
+{
 	unsigned int i;
 
-	if (nb == 0)
-		return;
-	/*
-	 * Two looks at an exec since, each blind where the other sees: the
-	 * image's memory ends at any exec, but lives on while a CLONE_VM
-	 * child shares it, and dtd may hold no descriptor to it; the owner
-	 * of /proc/PID changes at a set-id exec whatever shares the memory.
-	 * Then, once per ring, the proof that the image dtd opened maps it
-	 * at all (an exec before the hello).
-	 */
-	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, final))
-		why = "is no longer the image that attached (a set-id exec?)";
-	else if (!dti_image_same(dp))
-		why = "exec'd another image";
-	else if (!dti_image_holds(dp))
-		why = "does not map the ring it was given (it exec'd before "
-		    "dtd looked?)";
-	if (why != NULL) {
-		if (!atomic_exchange(&dp->dp_retired, 1))
-			fprintf(stderr, "dtd: ingest: pid %d %s: its ring is "
-			    "retired, what is left in it discarded\n",
-			    (int)dp->dp_pid, why);
-		atomic_fetch_add(&dti_stats.garbage, nb);
-		return;
-	}
 	for (i = 0; i < nb; i++) {
 		if (!dti_who(dp, &batch[i]))
 			continue;
@@ -258,4 +246,117 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 		dt_ingest_emit(dp->dp_pid, &batch[i],
 		    bhas[i] ? bstr[i].us_str : NULL);
 	}
+}
+
+void
+dti_held_free(struct dti_held *dh)
+{
+	if (dh == NULL)
+		return;
+	free(dh->dh_recs);
+	free(dh->dh_strs);
+	free(dh->dh_has);
+	free(dh);
+}
+
+/*
+ * Keep a batch until the look at dp's image answers.  No more than the
+ * ring it came from: one batch per proc, and the ring is not drained
+ * meanwhile.  false when out of memory (the batch is then lost).
+ */
+static bool
+dti_hold(struct dti_proc *dp, const struct udt_rec *batch,
+    const struct udt_rec_str *bstr, const uint8_t *bhas, unsigned int nb)
+{
+	struct dti_held *dh;
+
+	if ((dh = calloc(1, sizeof(*dh))) == NULL ||
+	    (dh->dh_recs = malloc(nb * sizeof(*batch))) == NULL ||
+	    (dh->dh_strs = malloc(nb * sizeof(*bstr))) == NULL ||
+	    (dh->dh_has = malloc(nb)) == NULL) {
+		dti_held_free(dh);
+		return false;
+	}
+	dh->dh_nb = nb;
+	memcpy(dh->dh_recs, batch, nb * sizeof(*batch));
+	memcpy(dh->dh_has, bhas, nb);
+	/* Only the strings a record has: the rest is never read. */
+	memset(dh->dh_strs, 0, nb * sizeof(*bstr));
+	for (unsigned int i = 0; i < nb; i++)
+		if (bhas[i])
+			dh->dh_strs[i] = bstr[i];
+	dp->dp_held = dh;
+	return true;
+}
+
+bool
+dti_held_settle(struct dti_proc *dp, int final)
+{
+	struct dti_held *dh = dp->dp_held;
+	enum dti_verdict v;
+	const char *why;
+
+	if (dh == NULL)
+		return true;
+	v = dti_image_look(dp, false);
+	if (v == DTI_V_LATER && !final)
+		return false;
+	dp->dp_held = NULL;
+	if ((why = dti_verdict_why(v)) != NULL)
+		dti_discard(dp, why, dh->dh_nb);
+	else
+		dti_emit_batch(dp, dh->dh_recs, dh->dh_strs, dh->dh_has,
+		    dh->dh_nb);
+	dti_held_free(dh);
+	return true;
+}
+
+/*
+ * Emit the nb valid records batch copied from dp's ring (with the strings
+ * bstr[i] where bhas[i]), if the process that
+ * got the ring still runs the image it connected with.  Checked after
+ * the copy and before the emission: every record copied was committed
+ * before the check, so none written after an exec (by a helper the
+ * process forked to keep the ring) is stamped with its pid; those of the
+ * last batch before the exec go with them, as garbage.  Per batch, not
+ * once per drain of the ring: the tail is published after each batch,
+ * and the library execs once the tail has reached what it wrote
+ * (udt_exec_drain()), so a batch whose tail is out must be judged
+ * already, or its records would be lost to an exec they preceded.  A
+ * batch whose look has not answered in time is held (dp_held) and
+ * judged by that same look later.  A retired proc is freed by the drain
+ * thread.
+ */
+void
+dti_flush(struct dti_proc *dp, struct udt_rec *batch,
+    const struct udt_rec_str *bstr, const uint8_t *bhas, unsigned int nb,
+    int final)
+{
+	const char *why = NULL;
+	enum dti_verdict v;
+
+	if (nb == 0)
+		return;
+	/*
+	 * Two looks at an exec since, each blind where the other sees: the
+	 * image's memory ends at any exec, but lives on while a CLONE_VM
+	 * child shares it, and dtd may hold no descriptor to it; the owner
+	 * of /proc/PID changes at a set-id exec whatever shares the memory.
+	 * Then, once per ring, the proof that the image dtd opened maps it
+	 * at all (an exec before the hello).
+	 */
+	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, final))
+		why = "is no longer the image that attached (a set-id exec?)";
+	else {
+		v = dti_image_look(dp, true);
+		if (v == DTI_V_LATER && !final && dp->dp_held == NULL &&
+		    dti_hold(dp, batch, bstr, bhas, nb))
+			return;
+		why = dti_verdict_why(v);
+	}
+	if (why != NULL) {
+		dti_discard(dp, why, nb);
+		return;
+	}
+	dti_emit_batch(dp, batch, bstr, bhas, nb);
 }

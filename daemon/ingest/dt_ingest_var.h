@@ -31,6 +31,7 @@
 
 #include "dt_pidmaps.h"
 #include "dt_prov.h"
+#include "dt_worker.h"
 
 /*
  * The sinks dt_ingest_sink_*() registered: [I] once the ingest threads
@@ -59,13 +60,61 @@ struct dti_tid {
 	bool			 dt_kid;	/* a child of the process */
 };
 
+/*
+ * The reads of a tracee's memory (dtd's descriptor of /proc/PID/mem) that
+ * the drain thread needs, made by the worker of the tracee's user
+ * (dt_ingest_who.c): such a read waits for the tracee's mmap lock, and
+ * for any page at an address the tracee chose, a page of a FUSE mount
+ * that never answers included.  Shared by the proc and, while a look is
+ * queued or runs, by the worker; freed with the last reference.
+ */
+#define DTI_CK_IDLE	0	/* the drain thread's to fill and queue */
+#define DTI_CK_BUSY	1	/* queued or running: the worker's */
+#define DTI_CK_DONE	2	/* answered: the drain thread's to read */
+struct dti_chk {
+	struct dt_work		 ck_work;	/* [q] while BUSY */
+	atomic_int		 ck_refs;	/* [a] */
+	atomic_int		 ck_state;	/* [a] DTI_CK_* */
+	int			 ck_memfd;	/* [I] dp_memfd, owned here */
+	int			 ck_mapsfd;	/* [k] /proc/PID/maps of the
+						   same image until the ring
+						   is proven, then -1 */
+	uint64_t		 ck_ino;	/* [I] the ring memfd's inode */
+	dev_t			 ck_dev;	/* [I] and device */
+	uint64_t		 ck_proof;	/* [I] dp_proof */
+	uint64_t		 ck_self;	/* [D] while IDLE: where the
+						   tracee says it mapped the
+						   ring; 0: no proof needed */
+	bool			 ck_selfok;	/* [D] while IDLE: an address
+						   a ring may be at */
+	bool			 ck_ended;	/* [k] the memory has ended */
+	bool			 ck_holds;	/* [k] the ring is mapped at
+						   ck_self */
+	bool			 ck_cancel;	/* [k] never looked */
+};
+
+/* A batch copied, waiting for a look at the image (dti_flush()). */
+struct dti_held {
+	unsigned int		 dh_nb;
+	struct udt_rec		*dh_recs;
+	struct udt_rec_str	*dh_strs;
+	uint8_t			*dh_has;
+};
+
 struct dti_proc {
 	struct dti_proc		*dp_next;	/* [L] writers; [D] reads */
 	pid_t			 dp_pid;	/* [I] SO_PEERCRED */
 	uid_t			 dp_uid;	/* [I] SO_PEERCRED */
 	int			 dp_pidfd;	/* [I] */
 	int			 dp_memfd;	/* [I] /proc/PID/mem when it
-						   attached, or -1 */
+						   attached, or -1; owned by
+						   dp_chk once that is set */
+	struct dti_chk		*dp_chk;	/* [I] the looks at that
+						   memory; NULL without it */
+	struct dti_held		*dp_held;	/* [D] a batch waiting for its
+						   look, or NULL */
+	bool			 dp_lookslow;	/* [D] a look kept the drain
+						   waiting: never wait again */
 	uint64_t		 dp_proof;	/* [I] the ring's rh_proof */
 	bool			 dp_proven;	/* [D] its image mapped the
 						   ring (dti_image_holds) */
@@ -154,17 +203,45 @@ void	dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 extern uint64_t	dti_pass;	/* [D] */
 void	dti_who_init(struct dti_proc *);
 /*
- * Whether dp's process still runs the image that attached, or ended in
- * it: false once it exec'd.  The drain thread, after copying records
- * and before emitting them.
+ * Whether dp's process still runs the image that attached and maps dp's
+ * ring (rh_self, rh_proof in udt_wire.h), judged by a look at its memory
+ * that begins after the call: DTI_V_SAME; DTI_V_EXEC, it exec'd since
+ * (its memory ended while it runs on); DTI_V_UNHELD, its image never
+ * showed the ring (it exec'd before dtd opened its memory);
+ * DTI_V_LATER, no answer yet: the look runs on the worker of dp's user,
+ * and the next call (wait false) takes its answer.  wait: wait for it up
+ * to DTI_LOOK_WAIT_NS, unless that user's worker is stuck already.
+ * Procs without a memory descriptor (root's) are always DTI_V_SAME.  The
+ * drain thread, after copying records and before emitting them.
  */
-bool	dti_image_same(const struct dti_proc *);
+enum dti_verdict { DTI_V_SAME, DTI_V_EXEC, DTI_V_UNHELD, DTI_V_LATER };
+#define DTI_LOOK_WAIT_NS	2000000ULL
+enum dti_verdict	dti_image_look(struct dti_proc *, bool wait);
 /*
- * Does the image dtd opened dp_memfd on map dp's ring (rh_self, rh_proof
- * in udt_wire.h)?  True once proven, and where dtd holds no memfd.  The
- * drain thread, before dp's first records are emitted.
+ * The looks' queue: dti_look_begin() in dt_ingest_begin() (0 or ENOMEM),
+ * dti_look_end() in dt_ingest_end() after the drain thread ended (a
+ * worker stuck in a look keeps its dti_chk and nothing else).
+ * dti_chk_new(): dp's, taking dp_memfd and mapsfd, /proc/PID/maps opened
+ * with it (NULL: out of memory; they are then still the caller's);
+ * ringfd: dp's ring.  dti_chk_put(): drop a reference.  Any thread.
  */
-bool	dti_image_holds(struct dti_proc *);
+int	dti_look_begin(void);
+void	dti_look_end(void);
+struct dti_chk	*dti_chk_new(struct dti_proc *, int mapsfd, int ringfd);
+void	dti_chk_put(struct dti_chk *);
+/*
+ * Wake the drain thread if it sleeps (dt_ingest.c).  Any thread, any
+ * lock but its idle lock held.
+ */
+void	dti_kick(void);
+/*
+ * A batch held for its look (dt_ingest_rec.c): settle it once the look
+ * answered; false while it waits (dp's ring is not drained meanwhile).
+ * final: the proc is about to be freed, so a batch still waiting is
+ * discarded.  dti_held_free(): drop one unsettled.  The drain thread.
+ */
+bool	dti_held_settle(struct dti_proc *, int final);
+void	dti_held_free(struct dti_held *);
 bool	dti_who(struct dti_proc *, struct udt_rec *);
 
 #endif /* DT_INGEST_VAR_H */

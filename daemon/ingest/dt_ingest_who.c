@@ -38,21 +38,30 @@
  * which dtd cannot check against its own /proc: their tids and comms
  * stay their word.
  *
- * The drain thread only ([D]).
+ * The drain thread only ([D]), but for the looks at a tracee's memory
+ * below, which its user's worker makes ([k]: the worker while the look is
+ * BUSY, the drain thread once it is DONE).
  */
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <userdt/udt_wire.h>
 
+#include "dt_clock.h"
 #include "dt_ingest.h"
 #include "dt_ingest_var.h"
 #include "dt_proc.h"
@@ -220,47 +229,251 @@ dti_exiting(const struct dti_proc *dp)
  * have only their own user's images to name.  One whose old memory a
  * CLONE_VM child still shares (it lives on until that child execs or
  * exits too) is a known limit; a set-id exec is caught there by the
- * owner of /proc/PID (dt_ingest_image_ok()).  A process that exec'd
- * before dtd opened its memory: dti_image_holds().
- */
-bool
-dti_image_same(const struct dti_proc *dp)
-{
-	char c;
-
-	if (dp->dp_memfd < 0 || pread(dp->dp_memfd, &c, 1, 0) != 0)
-		return true;
-	return dti_exiting(dp);
-}
-
-/*
+ * owner of /proc/PID (dt_ingest_image_ok()).
+ *
  * The pid that connected is only the tracee's word until its image shows
  * the ring: a process can connect, fork a helper that keeps the socket,
  * and exec before the helper says hello, so that dtd opens the new
- * image's memory and dti_image_same() sees no exec.  The ring the helper
- * then gets is not mapped in that image, which holds dtd's random
- * rh_proof at rh_self only if it mapped the ring there, or if something
- * able to write its memory (its own code, or a ptracer with the rights
- * over it) put the word there: records then name a process whose memory
- * their writer controls anyway.  Where the tracee
- * published no address, or the read fails (nothing mapped there), the
- * records are not that image's.
+ * image's memory and sees no exec.  The ring the helper then gets is not
+ * mapped in that image.  dtd asks the image's own map (/proc/PID/maps,
+ * opened with its memory, so of the same image) whether the mapping at
+ * rh_self, where the tracee says it mapped the ring, is the ring's
+ * memfd, by its inode: only a process holding the ring's descriptor can
+ * have mapped it there.  Where the tracee published no address, or
+ * something else is mapped there, the records are not that image's.
+ * dtd never reads the memory at that address: the tracee chooses it,
+ * and a page of a FUSE mount there would hold the reader in the kernel,
+ * unkillably, until the mount's server answers.
+ *
+ * The reads still wait on the tracee, for its mmap lock (killably), so
+ * they run on the worker of the tracee's user (dt_worker.h), never on
+ * the drain thread, which waits for the answer a bounded time at most
+ * and otherwise holds the batch and goes on with the other rings: a
+ * stalled look stops only that tracee's ring.
  */
-bool
-dti_image_holds(struct dti_proc *dp)
-{
-	uint64_t self, v;
+static struct dt_wq	*dti_look_wq;		/* [I] */
+static pthread_mutex_t	 dti_look_mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	 dti_look_cv = PTHREAD_COND_INITIALIZER;
 
-	if (dp->dp_proven || dp->dp_memfd < 0)
-		return true;
-	self = __atomic_load_n(&dp->dp_ring->rh_self, __ATOMIC_ACQUIRE);
-	/* User addresses stay below 2^47 (2^56 with 5-level paging). */
-	if (self == 0 || self % 4096 != 0 || self >= (1ULL << 56))
+int
+dti_look_begin(void)
+{
+	/* Each proc has one look at most in the queue. */
+	if (dti_look_wq == NULL &&
+	    (dti_look_wq = dt_wq_new("dtd-look", UINT_MAX)) == NULL)
+		return ENOMEM;
+	return 0;
+}
+
+void
+dti_look_end(void)
+{
+	/* A stuck look ends with dtd; it holds only its dti_chk. */
+	if (dti_look_wq != NULL && dt_wq_stop(dti_look_wq, 100) != 0)
+		fprintf(stderr, "dtd: ingest: a look at a tracee's memory is "
+		    "still waiting on it; leaving it\n");
+	dti_look_wq = NULL;
+}
+
+struct dti_chk *
+dti_chk_new(struct dti_proc *dp, int mapsfd, int ringfd)
+{
+	struct dti_chk *ck;
+	struct stat st;
+
+	if (fstat(ringfd, &st) != 0 || (ck = calloc(1, sizeof(*ck))) == NULL)
+		return NULL;
+	atomic_init(&ck->ck_refs, 1);
+	atomic_init(&ck->ck_state, DTI_CK_IDLE);
+	ck->ck_memfd = dp->dp_memfd;
+	ck->ck_mapsfd = mapsfd;
+	ck->ck_proof = dp->dp_proof;
+	ck->ck_ino = (uint64_t)st.st_ino;
+	ck->ck_dev = st.st_dev;
+	return ck;
+}
+
+void
+dti_chk_put(struct dti_chk *ck)
+{
+	if (ck == NULL || atomic_fetch_sub(&ck->ck_refs, 1) != 1)
+		return;
+	close(ck->ck_memfd);
+	if (ck->ck_mapsfd >= 0)
+		close(ck->ck_mapsfd);
+	free(ck);
+}
+
+/*
+ * PROCMAP_QUERY (Linux 6.11): one mapping of a maps file's image, by
+ * address, without the text.  Older headers do not have it.
+ */
+struct dti_procmap_query {
+	uint64_t	size;
+	uint64_t	query_flags;
+	uint64_t	query_addr;
+	uint64_t	vma_start;
+	uint64_t	vma_end;
+	uint64_t	vma_flags;
+	uint64_t	vma_page_size;
+	uint64_t	vma_offset;
+	uint64_t	inode;
+	uint32_t	dev_major;
+	uint32_t	dev_minor;
+	uint32_t	vma_name_size;
+	uint32_t	build_id_size;
+	uint64_t	vma_name_addr;
+	uint64_t	build_id_addr;
+};
+#define DTI_PROCMAP_QUERY	_IOWR('f', 17, struct dti_procmap_query)
+
+/* The maps line of a mapping that starts at start, into line. */
+static bool
+dti_maps_line(int fd, uint64_t start, char *line, size_t len)
+{
+	char buf[4096], want[24];
+	size_t have = 0, wl;
+	ssize_t n;
+	char *nl;
+
+	wl = (size_t)snprintf(want, sizeof(want), "%" PRIx64 "-", start);
+	if (lseek(fd, 0, SEEK_SET) != 0)
 		return false;
-	if (pread(dp->dp_memfd, &v, sizeof(v), (off_t)(self +
-	    offsetof(struct udt_ring_hdr, rh_proof))) != (ssize_t)sizeof(v) ||
-	    v != dp->dp_proof)
+	for (;;) {
+		n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n <= 0)
+			return false;
+		have += (size_t)n;
+		buf[have] = '\0';
+		while ((nl = strchr(buf, '\n')) != NULL) {
+			*nl = '\0';
+			if (strncmp(buf, want, wl) == 0) {
+				wl = strlen(buf) < len ? strlen(buf) : len - 1;
+				memcpy(line, buf, wl);
+				line[wl] = '\0';
+				return true;
+			}
+			have -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, have + 1);
+		}
+		/* A line longer than the buffer is no mapping of ours. */
+		if (have == sizeof(buf) - 1)
+			have = 0;
+	}
+}
+
+/* Is the ring's memfd mapped at ck_self in the image of ck_mapsfd? */
+static bool
+dti_ring_mapped(const struct dti_chk *ck)
+{
+	struct dti_procmap_query q;
+	unsigned int maj, min;
+	unsigned long long ino;
+	char line[512];
+
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.query_addr = ck->ck_self;
+	if (ioctl(ck->ck_mapsfd, DTI_PROCMAP_QUERY, &q) == 0)
+		return q.vma_start == ck->ck_self && q.vma_offset == 0 &&
+		    q.inode == ck->ck_ino && q.dev_major == major(ck->ck_dev) &&
+		    q.dev_minor == minor(ck->ck_dev);
+	if (errno != ENOTTY && errno != EINVAL)
 		return false;
-	dp->dp_proven = true;
-	return true;
+	/* An older kernel: the text, "start-end perms off maj:min ino". */
+	if (!dti_maps_line(ck->ck_mapsfd, ck->ck_self, line, sizeof(line)) ||
+	    sscanf(line, "%*x-%*x %*s %*x %x:%x %llu", &maj, &min, &ino) != 3)
+		return false;
+	return ino == ck->ck_ino && maj == major(ck->ck_dev) &&
+	    min == minor(ck->ck_dev);
+}
+
+/* The look itself: the worker of the tracee's user. */
+static void
+dti_look_run(struct dt_work *wk, bool cancel)
+{
+	struct dti_chk *ck = (struct dti_chk *)(void *)((char *)wk -
+	    offsetof(struct dti_chk, ck_work));
+	char c;
+
+	ck->ck_cancel = cancel;
+	if (!cancel) {
+		/* Page 0, which nobody maps: no page is ever read. */
+		ck->ck_ended = pread(ck->ck_memfd, &c, 1, 0) == 0;
+		ck->ck_holds = ck->ck_self == 0 || (ck->ck_selfok &&
+		    ck->ck_mapsfd >= 0 && dti_ring_mapped(ck));
+	}
+	pthread_mutex_lock(&dti_look_mtx);
+	atomic_store_explicit(&ck->ck_state, DTI_CK_DONE,
+	    memory_order_release);
+	pthread_cond_broadcast(&dti_look_cv);
+	pthread_mutex_unlock(&dti_look_mtx);
+	dti_kick();
+	dti_chk_put(ck);
+}
+
+enum dti_verdict
+dti_image_look(struct dti_proc *dp, bool wait)
+{
+	struct dti_chk *ck = dp->dp_chk;
+	struct timespec ts;
+	uint64_t self;
+	int state;
+
+	if (ck == NULL)
+		return DTI_V_SAME;
+	state = atomic_load_explicit(&ck->ck_state, memory_order_acquire);
+	if (state == DTI_CK_IDLE) {
+		self = dp->dp_proven ? 0 : __atomic_load_n(&dp->dp_ring->rh_self,
+		    __ATOMIC_ACQUIRE);
+		ck->ck_self = self;
+		/* User addresses stay below 2^47 (2^56 with 5-level paging). */
+		ck->ck_selfok = !dp->dp_proven && self != 0 &&
+		    self % 4096 == 0 && self < (1ULL << 56);
+		if (!dp->dp_proven && !ck->ck_selfok)
+			ck->ck_self = 1;	/* no proof can be found */
+		atomic_store(&ck->ck_state, DTI_CK_BUSY);
+		atomic_fetch_add(&ck->ck_refs, 1);
+		ck->ck_work.wk_fn = dti_look_run;
+		if (dti_look_wq == NULL || dt_wq_submit(dti_look_wq,
+		    (uint32_t)dp->dp_uid, &ck->ck_work) != 0) {
+			atomic_fetch_sub(&ck->ck_refs, 1);
+			atomic_store(&ck->ck_state, DTI_CK_IDLE);
+			return DTI_V_LATER;
+		}
+		state = DTI_CK_BUSY;
+	}
+	if (state == DTI_CK_BUSY && wait && !dp->dp_lookslow &&
+	    !dt_wq_stalled(dti_look_wq, (uint32_t)dp->dp_uid,
+	    DTI_LOOK_WAIT_NS)) {
+		ts = dt_clock_ts(dt_clock_ns(CLOCK_MONOTONIC) +
+		    DTI_LOOK_WAIT_NS);
+		pthread_mutex_lock(&dti_look_mtx);
+		while (atomic_load(&ck->ck_state) != DTI_CK_DONE &&
+		    pthread_cond_clockwait(&dti_look_cv, &dti_look_mtx,
+		    CLOCK_MONOTONIC, &ts) == 0)
+			continue;
+		pthread_mutex_unlock(&dti_look_mtx);
+		/* Slow once: its next batches are held, not waited for. */
+		if (atomic_load(&ck->ck_state) != DTI_CK_DONE)
+			dp->dp_lookslow = true;
+	}
+	if (atomic_load_explicit(&ck->ck_state, memory_order_acquire) !=
+	    DTI_CK_DONE)
+		return DTI_V_LATER;
+	atomic_store(&ck->ck_state, DTI_CK_IDLE);
+	if (ck->ck_cancel)
+		return DTI_V_LATER;
+	if (ck->ck_ended && !dti_exiting(dp))
+		return DTI_V_EXEC;
+	if (!dp->dp_proven) {
+		if (!ck->ck_holds)
+			return DTI_V_UNHELD;
+		dp->dp_proven = true;
+		/* Asked once per ring: a descriptor less to keep. */
+		if (ck->ck_mapsfd >= 0)
+			close(ck->ck_mapsfd);
+		ck->ck_mapsfd = -1;
+	}
+	return DTI_V_SAME;
 }

@@ -299,8 +299,10 @@ struct udt_ring_hdr {
 	/*
 	 * The attaching image's proof that it holds this ring: it stores
 	 * where it mapped the ring in rh_self before its first record, and
-	 * dtd reads rh_proof through that image's memory (/proc/PID/mem,
-	 * opened at the hello) at that address.  A process that exec'd
+	 * dtd asks that image's map (/proc/PID/maps, opened at the hello)
+	 * whether the ring's memfd is mapped there; it never reads the
+	 * memory at that address.  rh_proof, a random word, is no longer
+	 * looked at but stays for the layout.  A process that exec'd
 	 * between connecting and dtd's look, a forked helper keeping the
 	 * ring, has no such mapping: its records are never the new
 	 * image's.
