@@ -30,8 +30,9 @@
  * processes, whose memory it may reach the same way; libfuse mounts
  * through the set-uid fusermount3 then.
  *
- * Concurrency: every callback runs on the one loop thread; only read
- * completions arrive from elsewhere (dt_fe.c).
+ * Concurrency: every callback runs on the one loop thread; read
+ * completions arrive from elsewhere (dt_fe.c), and ioctls run and reply
+ * on a worker of their caller's uid (fusefile_ioctl()).
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -51,6 +52,7 @@
 
 #include "dt_fe.h"
 #include "dt_path.h"
+#include "dt_worker.h"
 #include "dtd.h"
 
 #define FUSEFILE_ATTR_TIMEOUT	3600.0	/* the attributes never change */
@@ -201,54 +203,66 @@ fusefile_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	dt_fe_release(req, fi);
 }
 
+/*
+ * An ioctl whose copies reach into its caller's memory: a page there may
+ * be one of the caller's own FUSE mount whose read never answers, and
+ * process_vm_readv/writev then waits, unkillably, until it does.  So the
+ * copies and the ioctl run on a worker of the caller's uid (dt_worker.h)
+ * and reply from there (libfuse's replies are thread-safe): one caller's
+ * stall delays only its own user's later ioctls, and the loop goes on
+ * serving everyone else.
+ */
+struct fusefile_job {
+	struct dt_work		 fj_work;
+	fuse_req_t		 fj_req;
+	struct dt_softc		*fj_sc;
+	struct dt_cred		 fj_dc;
+	unsigned int		 fj_cmd;
+	unsigned long		 fj_canon;
+	uint64_t		 fj_uarg;
+	size_t			 fj_argsz;
+	size_t			 fj_outbufsz;
+	bool			 fj_in;		/* the kernel copied it in */
+	union dt_ioctl_arg	 fj_u;
+};
+
+#define FUSEFILE_JOBS_UID	64	/* ioctls of one uid waiting */
+
+static struct dt_wq	*fusefile_wq;	/* [I] */
+
+/* A worker of the caller's uid; dt_fusefile_main() stops them. */
 static void
-fusefile_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
-    struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
-    size_t in_bufsz, size_t out_bufsz)
+fusefile_ioctl_run(struct dt_work *wk, bool cancel)
 {
-	union dt_ioctl_arg u;
+	struct fusefile_job *fj = (struct fusefile_job *)(void *)wk;
+	union dt_ioctl_arg *u = &fj->fj_u;
 	struct dt_uaccess ua;
-	struct dt_cred dc;
-	unsigned long canon;
-	uint64_t uarg = (uint64_t)(uintptr_t)arg;
-	size_t argsz, outsz;
-	int error, size;
+	size_t outsz;
+	int error;
 
-	(void)ino;
-	size = dt_ioctl_argsize(cmd, &canon);
-	if (size < 0 || (size_t)size > sizeof(u)) {
-		(void)fuse_reply_err(req, ENOTTY);
-		return;
+	if (cancel) {
+		(void)fuse_reply_err(fj->fj_req, EIO);
+		goto out;
 	}
-	if (flags & FUSE_IOCTL_COMPAT) {
-		(void)fuse_reply_err(req, ENOSYS);
-		return;
-	}
-	argsz = (size_t)size;
-	dt_fe_cred(req, &dc);
-
 	/*
 	 * The argument as OpenBSD's sys_ioctl() hands it to the driver:
 	 * copied in for IOC_IN, zeroes for a pure IOC_OUT.  The kernel has
 	 * already copied it when the Linux bits agree with ours.
 	 */
-	memset(&u, 0, sizeof(u));
-	if (_IOC_DIR(canon) & _IOC_WRITE) {
-		if (in_bufsz >= argsz)
-			memcpy(&u, in_buf, argsz);
-		else if (fusefile_peek(dc.dc_pid, uarg, &u, argsz) != 0) {
-			(void)fuse_reply_err(req, EFAULT);
-			return;
-		}
+	if ((_IOC_DIR(fj->fj_canon) & _IOC_WRITE) && !fj->fj_in &&
+	    fusefile_peek(fj->fj_dc.dc_pid, fj->fj_uarg, u, fj->fj_argsz) !=
+	    0) {
+		(void)fuse_reply_err(fj->fj_req, EFAULT);
+		goto out;
 	}
 
 	ua.ua_copyout = fusefile_copyout;
-	ua.ua_arg = &dc.dc_pid;
-	error = dt_dev_ioctl(dt_fe_softc(fi), &dc, cmd, &u, &ua);
+	ua.ua_arg = &fj->fj_dc.dc_pid;
+	error = dt_dev_ioctl(fj->fj_sc, &fj->fj_dc, fj->fj_cmd, u, &ua);
 	if (error != 0) {
 		/* No copy-out on error, as dt(4). */
-		(void)fuse_reply_err(req, error);
-		return;
+		(void)fuse_reply_err(fj->fj_req, error);
+		goto out;
 	}
 
 	/*
@@ -257,14 +271,66 @@ fusefile_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	 * when it also copies out (its copy runs after ours and wins).
 	 */
 	outsz = 0;
-	if (_IOC_DIR(canon) & _IOC_READ) {
-		if (fusefile_poke(dc.dc_pid, uarg, &u, argsz) != 0) {
-			(void)fuse_reply_err(req, EFAULT);
-			return;
+	if (_IOC_DIR(fj->fj_canon) & _IOC_READ) {
+		if (fusefile_poke(fj->fj_dc.dc_pid, fj->fj_uarg, u,
+		    fj->fj_argsz) != 0) {
+			(void)fuse_reply_err(fj->fj_req, EFAULT);
+			goto out;
 		}
-		outsz = out_bufsz < argsz ? out_bufsz : argsz;
+		outsz = fj->fj_outbufsz < fj->fj_argsz ? fj->fj_outbufsz :
+		    fj->fj_argsz;
 	}
-	(void)fuse_reply_ioctl(req, 0, outsz ? &u : NULL, outsz);
+	(void)fuse_reply_ioctl(fj->fj_req, 0, outsz ? u : NULL, outsz);
+out:
+	free(fj);
+}
+
+static void
+fusefile_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+    struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
+    size_t in_bufsz, size_t out_bufsz)
+{
+	struct fusefile_job *fj;
+	unsigned long canon;
+	int error, size;
+
+	(void)ino;
+	size = dt_ioctl_argsize(cmd, &canon);
+	if (size < 0 || (size_t)size > sizeof(fj->fj_u)) {
+		(void)fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	if (flags & FUSE_IOCTL_COMPAT) {
+		(void)fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	if ((fj = calloc(1, sizeof(*fj))) == NULL) {
+		(void)fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fj->fj_req = req;
+	fj->fj_sc = dt_fe_softc(fi);
+	dt_fe_cred(req, &fj->fj_dc);
+	fj->fj_cmd = cmd;
+	fj->fj_canon = canon;
+	fj->fj_uarg = (uint64_t)(uintptr_t)arg;
+	fj->fj_argsz = (size_t)size;
+	fj->fj_outbufsz = out_bufsz;
+	if ((_IOC_DIR(canon) & _IOC_WRITE) && in_bufsz >= fj->fj_argsz) {
+		memcpy(&fj->fj_u, in_buf, fj->fj_argsz);
+		fj->fj_in = true;
+	}
+	fj->fj_work.wk_fn = fusefile_ioctl_run;
+	/*
+	 * The softc stays: the caller's ioctl holds its file until the
+	 * reply, so no RELEASE of it comes before.
+	 */
+	if ((error = dt_wq_submit(fusefile_wq, (uint32_t)fj->fj_dc.dc_uid,
+	    &fj->fj_work)) != 0) {
+		free(fj);
+		/* Too many of this user's ioctls wait already. */
+		(void)fuse_reply_err(req, error == EAGAIN ? EAGAIN : EIO);
+	}
 }
 
 static const struct fuse_lowlevel_ops fusefile_ops = {
@@ -509,6 +575,7 @@ dt_fusefile_main(void)
 	const char *path = dtd_conf.dcf_device;
 	struct fusefile_path fp = { .fp_dirfd = -1, .fp_fd = -1 };
 	struct fuse_session *se;
+	unsigned int stuck;
 	int error;
 
 	/*
@@ -564,8 +631,25 @@ dt_fusefile_main(void)
 		goto out;
 	}
 
+	if ((fusefile_wq = dt_wq_new("dtd-ioctl", FUSEFILE_JOBS_UID)) ==
+	    NULL) {
+		fuse_session_unmount(se);
+		fuse_session_destroy(se);
+		error = ENOMEM;
+		goto out;
+	}
 	dtd_ready();
 	error = dt_fe_loop(se, true);
+	/*
+	 * Ioctls still running may reply while the session lives; one that
+	 * waits on its caller's memory keeps the session (and dtd's exit,
+	 * which waits for that thread) until the caller's page answers.
+	 */
+	stuck = dt_wq_stop(fusefile_wq, 1000);
+	if (stuck != 0)
+		fprintf(stderr, "dtd: %u ioctl%s still wait%s on the caller's "
+		    "memory\n", stuck, stuck == 1 ? "" : "s",
+		    stuck == 1 ? "s" : "");
 
 	/*
 	 * Parked reads get EIO while the session can still carry the
@@ -574,7 +658,8 @@ dt_fusefile_main(void)
 	 */
 	dtd_teardown();
 	fuse_session_unmount(se);
-	fuse_session_destroy(se);
+	if (stuck == 0)
+		fuse_session_destroy(se);
 out:
 	fusefile_release_path(path, &fp);
 	return error;
