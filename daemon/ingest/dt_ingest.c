@@ -18,8 +18,9 @@
  * Ingestion of traced processes' events (design decision 6).
  *
  * An accept thread serves the ingest socket (its loop, which never waits
- * on one client, in dt_ingest_accept.c): for every traced process that
- * connects it creates a ring and an enable table (sealed memfds),
+ * on one client, in dt_ingest_accept.c) and hands each whole hello to a
+ * worker of its user (dt_ingest_dispatch()): for every traced process
+ * that connects that creates a ring and an enable table (sealed memfds),
  * records the peer's pid from SO_PEERCRED and a pidfd, and hands both
  * memfds over with SCM_RIGHTS, the table read-only.  A drain thread polls
  * every ring, validates each record (the ring is the tracee's memory:
@@ -627,7 +628,8 @@ dt_ingest_tracees(pid_t *pids, size_t max)
  * Each holds a descriptor in dtd (its pidfd) and a ring: without a cap,
  * one user's thousand processes take the descriptors every other user's
  * tracees need.  Root's are not capped.  Refusals are counted and
- * logged.  Accept thread; takes [L].
+ * logged.  The serve worker of cr's user, which serves that user's
+ * hellos one at a time, so the count holds; takes [L].
  */
 static bool
 dti_uid_full(const struct ucred *cr)
@@ -844,6 +846,75 @@ fail_pidfd:
 		close(peerfd);
 }
 
+static struct dt_wq	*dti_serve_wq;		/* [I] */
+
+struct dti_job {
+	struct dt_work		 j_work;
+	int			 j_fd;
+	int			 j_pidfd;
+	struct ucred		 j_cred;
+	struct udt_hello	 j_hello;
+	struct udt_maps_req	 j_req;
+	uint64_t		 j_since;	/* ns, CLOCK_MONOTONIC */
+};
+
+static void
+dti_serve_run(struct dt_work *wk, bool cancel)
+{
+	struct dti_job *j = (struct dti_job *)(void *)wk;
+
+	if (!cancel && dt_clock_ns(CLOCK_MONOTONIC) - j->j_since >
+	    DTI_SERVE_STALE_MS * 1000000ULL) {
+		dt_ingest_refused(&j->j_cred, "it waited too long behind its "
+		    "user's other hellos");
+		cancel = true;
+	}
+	if (cancel) {
+		if (j->j_pidfd != -1)
+			close(j->j_pidfd);
+	} else
+		dt_ingest_serve(j->j_fd, &j->j_cred, j->j_pidfd, &j->j_hello,
+		    &j->j_req);
+	close(j->j_fd);
+	free(j);
+}
+
+void
+dt_ingest_dispatch(int fd, const struct ucred *cr, int pidfd,
+    const struct udt_hello *h, const struct udt_maps_req *rq)
+{
+	struct dti_job *j;
+	struct stat st;
+	char path[32];
+	uint32_t key = (uint32_t)cr->uid;
+	int error = ENOMEM;
+
+	/* A maps query waits on the process it names: its owner's worker. */
+	if ((h->uh_flags & UDT_HELLO_MAPS) && rq->umr_pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d", (int)rq->umr_pid);
+		if (stat(path, &st) == 0)
+			key = (uint32_t)st.st_uid;
+	}
+	if ((j = calloc(1, sizeof(*j))) != NULL) {
+		j->j_work.wk_fn = dti_serve_run;
+		j->j_fd = fd;
+		j->j_pidfd = pidfd;
+		j->j_cred = *cr;
+		j->j_hello = *h;
+		j->j_since = dt_clock_ns(CLOCK_MONOTONIC);
+		if (h->uh_flags & UDT_HELLO_MAPS)
+			j->j_req = *rq;
+		if ((error = dt_wq_submit(dti_serve_wq, key, &j->j_work)) == 0)
+			return;
+		free(j);
+	}
+	dt_ingest_refused(cr, error == EAGAIN ? "its user has too many hellos "
+	    "being served" : "dtd cannot serve it now");
+	if (pidfd != -1)
+		close(pidfd);
+	close(fd);
+}
+
 static void *
 dti_accept_main(void *arg)
 {
@@ -874,12 +945,13 @@ dt_ingest_begin(const char *path)
 	/*
 	 * A quarter of dtd's descriptors for one user's tracees, so three
 	 * others can always attach too (dtd raised its soft limit to the
-	 * hard one at start).
+	 * hard one at start).  A tracee holds three until its ring is
+	 * proven: its pidfd, its memory and its map.
 	 */
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
 		rl.rlim_cur = 1024;
-	dti_uid_max = rl.rlim_cur / 4 > 16 ? (unsigned int)(rl.rlim_cur / 4) :
-	    16;
+	dti_uid_max = rl.rlim_cur / 12 > 16 ?
+	    (unsigned int)(rl.rlim_cur / 12) : 16;
 	if ((error = dt_ingest_listen(path, &fd)) != 0)
 		return error;
 	dti_listen = fd;
@@ -890,6 +962,11 @@ dt_ingest_begin(const char *path)
 	atomic_store(&dti_stop, 0);
 	if ((error = dti_look_begin()) != 0)
 		goto fail;
+	if (dti_serve_wq == NULL && (dti_serve_wq = dt_wq_new("dtd-serve",
+	    DTI_SERVE_UID)) == NULL) {
+		error = ENOMEM;
+		goto fail;
+	}
 	dt_tsc_calibrate();
 	if ((error = pthread_create(&dti_drain_thr, NULL, dti_drain_main,
 	    NULL)) != 0)
@@ -929,6 +1006,14 @@ dt_ingest_end(void)
 	dti_kick();
 	(void)write(dti_wake[1], "x", 1);
 	pthread_join(dti_accept_thr, NULL);
+	/*
+	 * A serve still waiting on its tracee (killably) may link a proc
+	 * after the list below is freed: it is only leaked, dtd is ending.
+	 */
+	if (dt_wq_stop(dti_serve_wq, 1000) != 0)
+		fprintf(stderr, "dtd: ingest: a hello is still waiting on its "
+		    "process; leaving it\n");
+	dti_serve_wq = NULL;
 	pthread_join(dti_drain_thr, NULL);
 	dti_look_end();
 	close(dti_listen);

@@ -140,7 +140,7 @@ void	dt_ingest_tab_announce(struct udt_tab *);
 
 /*
  * Answer a UDT_HELLO_MAPS query rq on connection fd from a peer with uid
- * (dt_ingest_maps.c).  The accept thread, no lock held.
+ * (dt_ingest_maps.c).  A serve worker (dt_ingest_dispatch()), no lock held.
  */
 struct udt_maps_req;
 void	dt_ingest_maps(int fd, uid_t uid, const struct udt_maps_req *rq);
@@ -168,6 +168,22 @@ struct udt_hello;
  * Accept thread.
  */
 void	dt_ingest_refused(const struct ucred *cr, const char *why);
+/*
+ * Have a whole first message served (dt_ingest_serve()) by a worker of
+ * its user (dt_worker.h), taking fd and pidfd: serving a tracee opens
+ * its /proc/PID/mem and reads its maps, which wait while it is inside an
+ * exec (on its user's FUSE mount, say) or its mmap lock is held, and a
+ * maps query reads the maps of the pid it names (served by a worker of
+ * that process's owner).  One user's stall, or flood of heavy hellos,
+ * then delays only that user.  A user with DTI_SERVE_UID messages
+ * waiting is refused (a burst of a program's children fits), and one
+ * that waited DTI_SERVE_STALE_MS (its tracee gave up at 2 s) is closed
+ * unserved.  The accept thread.
+ */
+#define DTI_SERVE_UID		1024
+#define DTI_SERVE_STALE_MS	2000
+void	dt_ingest_dispatch(int fd, const struct ucred *cr, int pidfd,
+	    const struct udt_hello *h, const struct udt_maps_req *rq);
 void	dt_ingest_serve(int fd, const struct ucred *cr, int pidfd,
 	    const struct udt_hello *h, const struct udt_maps_req *rq);
 

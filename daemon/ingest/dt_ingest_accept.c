@@ -21,7 +21,7 @@
  * handshake after 2 s and runs untraced.  Connections therefore wait
  * here, all in one poll set, while their first message comes in, read
  * as it arrives without blocking; only a whole one goes on to
- * dt_ingest_serve(), which answers at once.
+ * dt_ingest_dispatch(), which has it answered by a worker of its user.
  *
  * A tracee sends its hello right after connect(), so a connection is
  * read as soon as it is accepted, and whoever has a whole hello is
@@ -166,13 +166,9 @@ dti_pn_settle(int i)
 	}
 	pn = dti_pn[i];
 	dti_pn[i] = dti_pn[--dti_npn];
-	/*
-	 * Blocking (only its reads here were MSG_DONTWAIT), with the
-	 * timeouts serve sets.
-	 */
-	dt_ingest_serve(pn.pn_fd, &pn.pn_cred, pn.pn_pidfd, &pn.pn_u.m.hello,
-	    &pn.pn_u.m.req);
-	close(pn.pn_fd);
+	/* Served by a worker of its user: it may wait on the tracee. */
+	dt_ingest_dispatch(pn.pn_fd, &pn.pn_cred, pn.pn_pidfd,
+	    &pn.pn_u.m.hello, &pn.pn_u.m.req);
 	return 1;
 }
 

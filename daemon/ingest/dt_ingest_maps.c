@@ -45,7 +45,7 @@ dti_maps_error(int fd, int error)
 }
 
 /*
- * The accept thread, after the hello and the request, with the
+ * A serve worker, after the hello and the request, with the
  * connection's send timeout set; no lock held (dt_pm_current() reads
  * /proc).
  */
