@@ -660,6 +660,7 @@ dt_fusefile_main(void)
 	fuse_session_unmount(se);
 	if (stuck == 0)
 		fuse_session_destroy(se);
+	dt_wq_free(fusefile_wq);
 out:
 	fusefile_release_path(path, &fp);
 	return error;

@@ -1013,6 +1013,7 @@ dt_ingest_end(void)
 	if (dt_wq_stop(dti_serve_wq, 1000) != 0)
 		fprintf(stderr, "dtd: ingest: a hello is still waiting on its "
 		    "process; leaving it\n");
+	dt_wq_free(dti_serve_wq);
 	dti_serve_wq = NULL;
 	pthread_join(dti_drain_thr, NULL);
 	dti_look_end();

@@ -272,6 +272,7 @@ dti_look_end(void)
 	if (dti_look_wq != NULL && dt_wq_stop(dti_look_wq, 100) != 0)
 		fprintf(stderr, "dtd: ingest: a look at a tracee's memory is "
 		    "still waiting on it; leaving it\n");
+	dt_wq_free(dti_look_wq);
 	dti_look_wq = NULL;
 }
 

@@ -234,3 +234,21 @@ dt_wq_stop(struct dt_wq *wq, unsigned int ms)
 	pthread_mutex_unlock(&wq->q_mtx);
 	return left;
 }
+
+void
+dt_wq_free(struct dt_wq *wq)
+{
+	bool idle;
+
+	if (wq == NULL)
+		return;
+	pthread_mutex_lock(&wq->q_mtx);
+	idle = wq->q_stop && wq->q_nthr == 0;
+	pthread_mutex_unlock(&wq->q_mtx);
+	/* A stuck worker still uses it: left to it, dtd is ending. */
+	if (!idle)
+		return;
+	pthread_cond_destroy(&wq->q_gone);
+	pthread_mutex_destroy(&wq->q_mtx);
+	free(wq);
+}

@@ -52,9 +52,8 @@ struct dt_wq;
 
 /*
  * A queue whose keys hold at most qmax jobs waiting each (beyond, the
- * submit fails).  name: for the threads (at most 15 bytes shown).  Never
- * freed: a worker stuck in a job may outlive any owner.  NULL when out
- * of memory.  Any thread.
+ * submit fails).  name: for the threads (at most 15 bytes shown).
+ * NULL when out of memory.  Any thread.
  */
 struct dt_wq	*dt_wq_new(const char *name, unsigned int qmax);
 
@@ -78,5 +77,10 @@ bool	dt_wq_stalled(struct dt_wq *, uint32_t key, uint64_t ns);
  * queue.  Any thread but a worker of the queue.
  */
 unsigned int	dt_wq_stop(struct dt_wq *, unsigned int ms);
+/*
+ * Free a stopped queue, unless a worker still runs in it (it then stays
+ * for that worker, which ends when its job does).  After dt_wq_stop().
+ */
+void	dt_wq_free(struct dt_wq *);
 
 #endif /* DT_WORKER_H */
