@@ -820,6 +820,11 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	close(rofd);
 	return;
 fail:
+	/*
+	 * Counted with the other refusals: a user's flood of hellos can hold
+	 * enough of dtd's descriptors that a memfd fails here.
+	 */
+	dt_ingest_refused(crp, "dtd could not make its ring and table");
 	dti_send_error(fd, ENOMEM);
 	if (ring != NULL)
 		munmap(ring, UDT_RING_SIZE(nslots));
