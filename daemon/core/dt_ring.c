@@ -191,6 +191,16 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 		dr->dr_readevt += (dr->dr_rhead + dr->dr_size - dr->dr_cons) %
 		    dr->dr_size;
 		dr->dr_cons = dr->dr_rhead;
+		/*
+		 * Caught up: start again at slot 0.  A reader that keeps up
+		 * then keeps the producers in the ring's first pages, warm
+		 * in the cache and faulted in long ago, whatever the ring's
+		 * size; walked end to end, a ring faults in and zeroes a
+		 * page every nine records on its first lap, and a bigger
+		 * ring spent longer on that lap, so it lost more.
+		 */
+		if (dr->dr_cons == dr->dr_prod)
+			dr->dr_cons = dr->dr_prod = 0;
 		pthread_mutex_unlock(&dr->dr_mtx);
 	}
 	return done;
