@@ -391,15 +391,22 @@ rules_apply(int fd, struct dt_evt *ev)
 {
 	struct bt_rule *r;
 	struct bt_probe *bp;
+	int timer;
 
-	if (g_pidfilter > 0 && ev->dtev_pid != g_pidfilter) {
+	/*
+	 * -p and -c keep the events of some processes; an interval event
+	 * belongs to no process (dtd's timer makes it), so both keep it:
+	 * interval:s:1 { exit(); } ends a run whatever is traced.
+	 */
+	timer = ev->dtev_pbn > 0 && ev->dtev_pbn <= dt_ndtpi &&
+	    strncmp(dt_dtpis[ev->dtev_pbn - 1].dtpi_prov, "interval",
+	    DTNAMESIZE) == 0;
+	if (g_pidfilter > 0 && !timer && ev->dtev_pid != g_pidfilter) {
 		g_filtered++;
 		return 0;
 	}
-	/* -c: the command's tree; timers belong to no process */
-	if (g_treefilter && ev->dtev_pbn > 0 && ev->dtev_pbn <= dt_ndtpi &&
-	    strncmp(dt_dtpis[ev->dtev_pbn - 1].dtpi_prov, "interval",
-	    DTNAMESIZE) != 0 && !ptree_member(ev->dtev_pid, &ev->dtev_tsp)) {
+	if (g_treefilter && !timer &&
+	    !ptree_member(ev->dtev_pid, &ev->dtev_tsp)) {
 		g_filtered++;
 		return 0;
 	}

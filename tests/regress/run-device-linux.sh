@@ -191,6 +191,22 @@ pidend)
 	[ $rc -eq 0 ] || fail "exit code $rc"
 	grep -q 'end$' "$TMP/out" || fail "no END: $(cat "$TMP/out")"
 	;;
+pidinterval)
+	# -p keeps interval events, which belong to no process: the timer
+	# ends the run while the watched process still waits
+	mkfifo "$TMP/gate" || exit 2
+	exec 5<>"$TMP/gate"
+	( read -r l <&5 ) &
+	TPID=$!
+	timeout 30 "$BTRACE" -d "$DEV" -p "$TPID" -e '
+	    interval:ms:100 { printf("tick\n"); exit(); }
+	    END { printf("end\n"); }' > "$TMP/out" 2>&1
+	rc=$?
+	echo >&5
+	wait "$TPID"
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	printf 'tick\nend\n' | diff -u - "$TMP/out" || fail "output"
+	;;
 lost|lostjson)
 	# Events the device drops are announced on stderr while tracing
 	# runs, not only by -v at exit.  The command stops btrace (its

@@ -230,14 +230,17 @@ opensnoop)
 	    "$TMP/err" || fail "close flags: $(grep '^debug: probe' "$TMP/err")"
 	;;
 pidfilter)
-	# interval events are not pid 1's: all of them are filtered
-	bt -v -p 1 -c true -e 'interval:hz:100 { @n = count(); }' \
+	# the command's calls are not pid 1's: all of them are filtered
+	# (interval events belong to no process: -p keeps them)
+	export USERDT_SOCKET=$TMP/ingest.sock
+	bt -v -p 1 -c "$OPENAT_N 5" -e 'syscall:openat:entry { @n = count(); }' \
 	    > "$TMP/out" 2> "$TMP/err"
 	rc=$?
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/err")"
 	[ -s "$TMP/out" ] && fail "unfiltered: $(cat "$TMP/out")"
 	read -r nread rest < "$TMP/err"
 	nfilt=$(sed -n 's/ events filtered$//p' "$TMP/err")
+	[ "$nread" -gt 0 ] || fail "nothing read: $(cat "$TMP/err")"
 	[ "$nfilt" = "$nread" ] || fail "read $nread, filtered $nfilt"
 	;;
 json)
