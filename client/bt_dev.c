@@ -204,6 +204,7 @@ void
 dev_list(int fd)
 {
 	struct dtioc_probe_info *pi;
+	const char *lname;
 	size_t i, j;
 
 	dtpi_cache(fd);
@@ -221,6 +222,13 @@ dev_list(int fd)
 				    dt_args[i][j].dtai_argtype);
 			printf(")");
 		}
+		/*
+		 * A pattern may have matched by the Linux name: show it,
+		 * after the name the device and OpenBSD's btrace use.
+		 */
+		if (g_listpattern != NULL && (lname = pi_linux_name(pi)) !=
+		    NULL)
+			printf(" (Linux: %s)", lname);
 		printf("\n");
 	}
 }
@@ -430,10 +438,38 @@ rules_apply(int fd, struct dt_evt *ev)
 }
 
 /*
+ * Two names of one syscall probe, OpenBSD's and Linux's (exit and
+ * exit_group, pread and pread64): no OpenBSD script has both, and the
+ * rules are accepted as a pattern's are, with a word on stderr, since
+ * whoever wrote both probably took them for two calls.
+ */
+static int
+probe_alias(struct bt_probe *first, struct bt_probe *bp)
+{
+	char fname[96];
+
+	if (first->bp_name == NULL || bp->bp_name == NULL ||
+	    strcmp(bp->bp_prov, "syscall") != 0 ||
+	    strcmp(first->bp_func, bp->bp_func) == 0)
+		return 0;
+	snprintf(fname, sizeof(fname), "%s", probe_name(first));
+	fflush(stdout);
+	fprintf(stderr, "%s:%d:%d: '%s' and '%s' (line %d) are one probe: "
+	    "both rules run on its events%s\n", g_filename != NULL ?
+	    g_filename : g_progname, bp->bp_pos.p_line, bp->bp_pos.p_col,
+	    probe_name(bp), fname, first->bp_pos.p_line,
+	    strcmp(first->bp_func, "exit") == 0 ||
+	    strcmp(bp->bp_func, "exit") == 0 ? " (exit is OpenBSD's name of "
+	    "Linux's exit_group; Linux's exit, which ends one thread, is "
+	    "syscall:__threxit)" : "");
+	return 1;
+}
+
+/*
  * A probe that a pattern matches may be named by another rule too: it is
  * enabled once (dt(4) refuses a second time), with the events' fields
  * that all its rules need.  Two rules naming one probe outright stay
- * OpenBSD's error.
+ * OpenBSD's error, unless by its two names (probe_alias()).
  */
 static void
 probes_share(void)
@@ -453,7 +489,8 @@ probes_share(void)
 					if (bp2->bp_type != P_PROBE ||
 					    bp2->bp_pbn != bp->bp_pbn ||
 					    bp2->bp_shared ||
-					    (!bp->bp_wild && !bp2->bp_wild))
+					    (!bp->bp_wild && !bp2->bp_wild &&
+					    !probe_alias(bp2, bp)))
 						continue;
 					bp2->bp_req.dtrq_evtflags |=
 					    bp->bp_req.dtrq_evtflags;

@@ -89,6 +89,33 @@ dtpi_func(const struct dtioc_probe_info *pi)
 }
 
 /*
+ * The Linux kernel's name of a syscall probe's call when it is not the
+ * name -l shows (brk for OpenBSD's break, exit_group for exit), else NULL:
+ * what a user who knows Linux looks for.
+ */
+const char *
+pi_linux_name(const struct dtioc_probe_info *pi)
+{
+	const struct systab_ent *se;
+	char func[DTNAMESIZE + 1], *ep;
+	long n;
+
+	if (strncmp(pi->dtpi_prov, "syscall", DTNAMESIZE) != 0)
+		return NULL;
+	memcpy(func, pi->dtpi_func, DTNAMESIZE);
+	func[DTNAMESIZE] = '\0';
+	if (strncmp(func, "sys%", 4) != 0)
+		return NULL;
+	n = strtol(func + 4, &ep, 10);
+	if (*ep != '\0' || n < 1 || n > 65535 ||
+	    (se = systab_by_num((unsigned int)n)) == NULL ||
+	    se->se_linux_name == NULL ||
+	    strcmp(se->se_linux_name, dtpi_func(pi)) == 0)
+		return NULL;
+	return se->se_linux_name;
+}
+
+/*
  * A syscall probe's function as the device names it: sys%N of the call
  * a name stands for, OpenBSD's name or Linux's (exit_group, pread64,
  * clone3); "" when the table knows neither.
@@ -163,19 +190,27 @@ part_match(const char *pat, const char *s)
 	return fnmatch(pat, s, 0) == 0;
 }
 
-/* Does the probe match prov:func:name patterns (the names -l shows)? */
+/*
+ * Does the probe match prov:func:name patterns?  A syscall's function
+ * matches by the name -l shows (OpenBSD's) or by Linux's, so that
+ * *brk* finds OpenBSD's break as scripts' syscall:brk:entry does.
+ */
 static int
 pi_match(const struct dtioc_probe_info *pi, const char *prov,
     const char *func, const char *name)
 {
 	char p[DTNAMESIZE + 1], n[DTNAMESIZE + 1];
+	const char *lname;
 
 	memcpy(p, pi->dtpi_prov, DTNAMESIZE);
 	p[DTNAMESIZE] = '\0';
 	memcpy(n, pi->dtpi_name, DTNAMESIZE);
 	n[DTNAMESIZE] = '\0';
-	return part_match(prov, p) && part_match(func, dtpi_func(pi)) &&
-	    part_match(name, n);
+	if (!part_match(prov, p) || !part_match(name, n))
+		return 0;
+	if (part_match(func, dtpi_func(pi)))
+		return 1;
+	return (lname = pi_linux_name(pi)) != NULL && part_match(func, lname);
 }
 
 /*
@@ -200,11 +235,19 @@ pi_listed(const struct dtioc_probe_info *pi, const char *pattern)
 		/* one word: a provider, or a function of any provider */
 		char full[3 * (DTNAMESIZE + 1)];
 
+		const char *lname = pi_linux_name(pi);
+
 		snprintf(full, sizeof(full), "%.16s:%s:%.16s",
 		    pi->dtpi_prov, dtpi_func(pi), pi->dtpi_name);
-		return pi_match(pi, parts[0], "*", "*") ||
+		if (pi_match(pi, parts[0], "*", "*") ||
 		    pi_match(pi, "*", parts[0], "*") ||
-		    part_match(parts[0], full);
+		    part_match(parts[0], full))
+			return 1;
+		if (lname == NULL)
+			return 0;
+		snprintf(full, sizeof(full), "%.16s:%s:%.16s",
+		    pi->dtpi_prov, lname, pi->dtpi_name);
+		return part_match(parts[0], full);
 	}
 	if (n == 1)
 		return pi_match(pi, parts[0], parts[1], "*");

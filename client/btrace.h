@@ -272,6 +272,7 @@ const char		*evt_argstr(struct dt_evt *, int);
 
 /* bt_match.c */
 const char		*dtpi_func(const struct dtioc_probe_info *);
+const char		*pi_linux_name(const struct dtioc_probe_info *);
 struct dtioc_probe_info	*probe_find(struct bt_probe *);
 const char		*probe_name(struct bt_probe *);
 void			 probe_notfound(struct bt_probe *, const char *)
