@@ -560,6 +560,8 @@ rules_setup(int fd, int *halt)
 	}
 
 	probes_share();
+	/* what will stay silent, said before anything runs */
+	check_probes();
 
 	/* the command exists, held at its gate, before BEGIN: cpid */
 	if (g_command != NULL) {

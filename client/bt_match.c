@@ -33,7 +33,7 @@
 void
 probe_notfound(struct bt_probe *bp, const char *name)
 {
-	char (*names)[DTNAMESIZE + 1], msg[256];
+	char (*names)[DTNAMESIZE + 1], msg[512];
 	const char **provs;
 	const char *near;
 	size_t i, j, n = 0;
@@ -58,9 +58,10 @@ probe_notfound(struct bt_probe *bp, const char *name)
 		}
 	}
 	near = did_you_mean(bp->bp_prov, provs, n);
-	snprintf(msg, sizeof(msg), "unknown provider '%s' in probe '%s'%s%s%s",
-	    bp->bp_prov, name, near != NULL ? ", did you mean '" : "",
-	    near != NULL ? near : "", near != NULL ? "'?" : "");
+	snprintf(msg, sizeof(msg), "unknown provider '%s' in probe '%s'%s%s%s"
+	    "%s", bp->bp_prov, name, near != NULL ? ", did you mean '" : "",
+	    near != NULL ? near : "", near != NULL ? "'?" : "",
+	    check_missing_prov(bp->bp_prov));
 	free(provs);
 	free(names);
 	errx(1, "%s", msg);

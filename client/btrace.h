@@ -263,6 +263,11 @@ void			 dev_list(int);
 int			 rules_run(int);
 void			 run_end_soon(void);
 
+/* bt_check.c */
+int			 dev_unprivileged(void);
+const char		*check_missing_prov(const char *);
+void			 check_probes(void);
+
 /* bt_watch.c */
 void			 watch_open(pid_t);
 void			 watch_start(void);

@@ -467,6 +467,44 @@ check_profile(void)
 	    (int)untraced, other);
 }
 
+/*
+ * What A's dtd cannot do without root, btrace says once on stderr rather
+ * than printing nothing: kernel tracepoints, kernel stacks, profile of
+ * the whole system.
+ */
+static void
+check_unpriv_says(void)
+{
+	char out[160];
+	char *tp[] = { bin_btrace, "-d", dev, "-e",
+	    "tracepoint:sched:sched_switch { @ = count(); }", NULL };
+	char *prof[] = { bin_btrace, "-d", dev, "-e",
+	    "profile:hz:100 { @[kstack] = count(); }\n"
+	    "interval:ms:100 { exit(); }", NULL };
+	int fd, status;
+
+	snprintf(out, sizeof(out), "%s/says.out", dir);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	status = fd == -1 ? -1 : run_as(&ua, tp, env_a, fd, fd);
+	if (fd != -1)
+		close(fd);
+	dtt_check(status != -1 && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 1 && count_lines(out, "unknown provider "
+	    "'tracepoint'") == 1 && count_lines(out, "runs without root") == 1,
+	    "a tracepoint as A: unknown provider, because dtd runs without "
+	    "root");
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	status = fd == -1 ? -1 : run_as(&ua, prof, env_a, fd, fd);
+	if (fd != -1)
+		close(fd);
+	dtt_check(dtt_exited0(status), "profile without -c as A exited 0");
+	dtt_check(count_lines(out, "carry no kernel stack") == 1,
+	    "kstack as A: said once that there is no kernel stack");
+	dtt_check(count_lines(out, "not the whole system") == 1,
+	    "profile without -c as A: said once that only traced processes "
+	    "are sampled");
+}
+
 /* dtrun, naming no socket, attaches to A's dtd. */
 static void
 check_dtrun(void)
@@ -545,6 +583,7 @@ main(int argc, char *argv[])
 	check_profile_mode();
 	check_btrace();
 	check_profile();
+	check_unpriv_says();
 	check_dtrun();
 	check_others();
 

@@ -154,6 +154,81 @@ syscall:exit_group:entry { printf("%s\n", probe); }' \
 	echo "btrace: Cannot register multiple probes of the same type: 'syscall:open:entry'" |
 	    diff -u - "$TMP/out" || fail "same probe twice"
 	;;
+silent)
+	# Where a probe cannot fire for what was asked, btrace says so once
+	# on stderr, and stdout stays what it was.
+	# the program's own opens: its loader's are syscall-loader's
+	export USERDT_SOCKET=$TMP/ingest.sock USERDT_LOADER=0
+	# open alone: glibc makes it as openat
+	bt -c "$OPENAT_N 3" -e 'syscall:open:entry { @ = count(); }' \
+	    > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "open: exit code $rc: $(cat "$TMP/err")"
+	[ -s "$TMP/out" ] && fail "open: stdout: $(cat "$TMP/out")"
+	echo 'btrace:1:7: syscall:open:entry sees only programs that make the raw call: glibc on Linux makes open() as openat (syscall:openat:entry)' |
+	    diff -u - "$TMP/err" || fail "open alone"
+	# with openat too, nothing to say
+	bt -c "$OPENAT_N 3" -e 'syscall:open:entry, syscall:openat:entry
+	    /comm == "openat_n"/ { @ = count(); }' > "$TMP/out" 2> "$TMP/err"
+	[ -s "$TMP/err" ] && fail "open and openat: $(cat "$TMP/err")"
+	echo '@: 3' | diff -u - "$TMP/out" || fail "open and openat: output"
+	# -c with a socket no dtd answers at: the events cannot arrive
+	USERDT_SOCKET=$TMP/nosuch.sock bt -c "$OPENAT_N 3" \
+	    -e 'syscall:openat:entry { @ = count(); }' > "$TMP/out" 2> "$TMP/err"
+	[ $? -eq 0 ] || fail "no socket: exit code"
+	echo "btrace: -c: no dtd answers at $TMP/nosuch.sock (USERDT_SOCKET, No such file or directory): the command's events cannot reach $DEV; set USERDT_SOCKET to the ingest socket of the dtd that serves $DEV" |
+	    diff -u - "$TMP/err" || fail "no socket"
+	# -c with the socket of another dtd than the device's
+	D1=$DTDPID
+	DEV1=$DEV
+	T1=$TMP
+	mkdir "$TMP/b" || exit 2
+	TMP=$T1/b
+	dtd_serve "$DTD"
+	D2=$DTDPID
+	TMP=$T1
+	DTDPID=$D1
+	USERDT_SOCKET=$TMP/b/ingest.sock "$BTRACE" -d "$DEV1" -c "$OPENAT_N 3" \
+	    -e 'syscall:openat:entry { @ = count(); }' > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	kill -TERM "$D2"
+	wait "$D2"
+	DEV=$DEV1
+	[ $rc -eq 0 ] || fail "other dtd: exit code $rc"
+	echo "btrace: -c: the dtd at $TMP/b/ingest.sock (USERDT_SOCKET, pid $D2) does not serve $DEV: the command's events go to that dtd, not to this device; set USERDT_SOCKET to the ingest socket of the dtd that serves $DEV" |
+	    diff -u - "$TMP/err" || fail "other dtd"
+	# the right dtd: nothing said
+	bt -c "$OPENAT_N 3" -e 'syscall:openat:entry { @ = count(); }' \
+	    > "$TMP/out" 2> "$TMP/err"
+	[ -s "$TMP/err" ] && fail "right dtd: $(cat "$TMP/err")"
+	# -p of a process without the preload library
+	mkfifo "$TMP/gate" || exit 2
+	exec 5<>"$TMP/gate"
+	( read -r l <&5 ) &
+	TPID=$!
+	timeout 30 "$BTRACE" -d "$DEV" -p "$TPID" -e 'syscall:read:entry { }
+	    interval:ms:50 { exit(); }' > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	echo >&5
+	wait "$TPID"
+	[ $rc -eq 0 ] || fail "-p: exit code $rc: $(cat "$TMP/err")"
+	echo "btrace: -p $TPID: the process was not started under userdt's launcher (btrace -c, dtrun): without its library, syscall probes see nothing of it" |
+	    diff -u - "$TMP/err" || fail "-p untraced"
+	# and of one with it: nothing said
+	mkfifo "$TMP/up" || exit 2
+	exec 6<>"$TMP/up"
+	LD_PRELOAD=$USERDT_PRELOAD sh -c 'echo up >&6; read -r l' <&5 6>&6 &
+	TPID=$!
+	# the library is in once the shell runs its first command
+	read -r -t 30 l <&6 || fail "the traced shell did not start"
+	timeout 30 "$BTRACE" -d "$DEV" -p "$TPID" -e 'syscall:read:entry { }
+	    interval:ms:50 { exit(); }' > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	echo >&5
+	wait "$TPID"
+	[ $rc -eq 0 ] || fail "-p traced: exit code $rc: $(cat "$TMP/err")"
+	[ -s "$TMP/err" ] && fail "-p traced: $(cat "$TMP/err")"
+	;;
 cmdtty)
 	# run from a terminal, the command gets the terminal's foreground
 	# and can read it (in the background it would stop on SIGTTIN);

@@ -69,6 +69,15 @@ opensnoop)
 	[ "$(cat "$TMP/catout")" = known ] ||
 	    fail "cat's own output: $(cat "$TMP/catout")"
 	;;
+syscalls)
+	# opens per program: openat_n's 5 (glibc's open() is openat), and
+	# nothing said on stderr
+	USERDT_LOADER=0 "$BTRACE" -d "$DEV" -c "$OPENAT_N 5" "$EX/syscalls.bt" \
+	    > "$TMP/out" 2> "$TMP/err" || fail "exit code: $(cat "$TMP/err")"
+	[ -s "$TMP/err" ] && fail "stderr: $(cat "$TMP/err")"
+	grep -qx '@opens\[openat_n\]: 5' "$TMP/out" ||
+	    fail "@opens: $(cat "$TMP/out")"
+	;;
 execsnoop)
 	# The shell's own exec and a child's exec that fails with ENOENT
 	run execsnoop -c "echo \$\$ > $TMP/pid; $TMP/nonexistent 2>/dev/null; exec /bin/true" \
