@@ -222,20 +222,6 @@ builtin(int id, struct bt_evt_ctx *ec)
 		if (ev->dtev_pbn <= dt_ndtpi) {
 			struct dtioc_probe_info *pi =
 			    &dt_dtpis[ev->dtev_pbn - 1];
-			const char *lname = pi_linux_name(pi);
-			struct bt_probe *bp;
-
-			/* a rule that named the call by Linux's name */
-			if (lname != NULL && ec->ec_rule != NULL)
-				for (bp = ec->ec_rule->br_probes; bp != NULL;
-				    bp = bp->bp_next)
-					if (bp->bp_pbn == ev->dtev_pbn &&
-					    !bp->bp_wild &&
-					    strcmp(bp->bp_func, lname) == 0)
-						return val_str(tmp_printf(
-						    "%.16s:%s:%.16s",
-						    pi->dtpi_prov, lname,
-						    pi->dtpi_name));
 
 			return val_str(tmp_printf("%.16s:%s:%.16s",
 			    pi->dtpi_prov, dtpi_func(pi), pi->dtpi_name));

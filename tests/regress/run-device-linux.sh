@@ -137,21 +137,21 @@ names)
 	    'syscall:__threxit:entry (Linux: exit)' | diff -u - "$TMP/out" ||
 	    fail "-l syscall:exit*:entry"
 	# a script naming one call by both names runs both rules, with a
-	# word on stderr at the second name; probe is the name written
+	# word on stderr at the second name; probe is the listed name
 	export USERDT_SOCKET=$TMP/ingest.sock
 	bt -c true -e 'syscall:exit:entry { printf("%s\n", probe); }
 syscall:exit_group:entry { printf("%s\n", probe); }' \
 	    > "$TMP/out" 2> "$TMP/err"
 	rc=$?
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/err")"
-	printf '%s\n' syscall:exit:entry syscall:exit_group:entry |
+	printf '%s\n' syscall:exit:entry syscall:exit:entry |
 	    diff -u - "$TMP/out" || fail "both rules"
 	grep -q "^btrace:2:7: 'syscall:exit_group:entry' and 'syscall:exit:entry' (line 1) are one probe" \
 	    "$TMP/err" || fail "alias warning: $(cat "$TMP/err")"
 	# one name twice stays OpenBSD's error
-	bt -e 'syscall:open:entry { } syscall:open:entry { }' > "$TMP/out" 2>&1
+	bt -e 'syscall:read:entry { } syscall:read:entry { }' > "$TMP/out" 2>&1
 	[ $? -eq 1 ] || fail "same probe twice: exit code"
-	echo "btrace: Cannot register multiple probes of the same type: 'syscall:open:entry'" |
+	echo "btrace: Cannot register multiple probes of the same type: 'syscall:read:entry'" |
 	    diff -u - "$TMP/out" || fail "same probe twice"
 	;;
 silent)
