@@ -334,6 +334,9 @@ check_missing_prov(const char *prov)
 {
 	static char why[256];
 
+	if (strcmp(prov, "kprobe") == 0)
+		return " (userdt has no kernel function probes: trace system "
+		    "calls or kernel tracepoints instead)";
 	if (strcmp(prov, "tracepoint") != 0)
 		return "";
 	if (dev_unprivileged())

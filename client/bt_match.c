@@ -29,6 +29,47 @@
 #include "btrace.h"
 #include "systab.h"
 
+/*
+ * The probe of bp's provider whose "func:name" is closest to bp's, by
+ * the names -l shows and, for a system call, Linux's: NULL when none is
+ * close (did_you_mean()).  The answer lives until the next call.
+ */
+static const char *
+probe_near(struct bt_probe *bp)
+{
+	static char best[2 * (DTNAMESIZE + 1) + 1];
+	char want[128], (*cands)[2 * (DTNAMESIZE + 1) + 1];
+	const char **cp, *near, *lname;
+	size_t i, n = 0;
+
+	if (bp->bp_name == NULL)
+		return NULL;
+	snprintf(want, sizeof(want), "%s:%s", bp->bp_func, bp->bp_name);
+	cands = xcalloc(2 * dt_ndtpi + 1, sizeof(*cands));
+	cp = xcalloc(2 * dt_ndtpi + 1, sizeof(*cp));
+	for (i = 0; i < dt_ndtpi; i++) {
+		if (strncmp(bp->bp_prov, dt_dtpis[i].dtpi_prov,
+		    DTNAMESIZE) != 0)
+			continue;
+		snprintf(cands[n], sizeof(cands[n]), "%s:%.16s",
+		    dtpi_func(&dt_dtpis[i]), dt_dtpis[i].dtpi_name);
+		cp[n] = cands[n];
+		n++;
+		if ((lname = pi_linux_name(&dt_dtpis[i])) != NULL) {
+			snprintf(cands[n], sizeof(cands[n]), "%s:%.16s",
+			    lname, dt_dtpis[i].dtpi_name);
+			cp[n] = cands[n];
+			n++;
+		}
+	}
+	near = did_you_mean(want, cp, n);
+	if (near != NULL)
+		snprintf(best, sizeof(best), "%s", near);
+	free(cp);
+	free(cands);
+	return near != NULL ? best : NULL;
+}
+
 /* A probe that is not found: is its provider known at all? */
 void
 probe_notfound(struct bt_probe *bp, const char *name)
@@ -45,6 +86,10 @@ probe_notfound(struct bt_probe *bp, const char *name)
 		    DTNAMESIZE) == 0) {
 			free(provs);
 			free(names);
+			near = probe_near(bp);
+			if (near != NULL)
+				errx(1, "probe '%s' not found, did you mean "
+				    "'%s:%s'?", name, bp->bp_prov, near);
 			errx(1, "probe '%s' not found", name);
 		}
 		for (j = 0; j < n; j++)

@@ -377,6 +377,16 @@ unknown_name(struct bt_token *tk, int call)
 		"printf", "print", "clear", "zero", "delete", "exit", "time",
 		"str", "ksym", "usym",
 	};
+	/* bpftrace's builtins and functions that bt(5) has not */
+	static const char *const bpftrace_names[] = {
+		"uid", "gid", "username", "curtask", "rand", "cgroup", "func",
+		"args", "ctx", "sarg0", "sarg1", "sarg2", "cat", "join",
+		"system", "signal", "strftime", "buf", "ntop", "kaddr",
+		"uaddr", "reg", "macaddr", "override", "strncmp", "strcontains",
+		"sizeof", "path", "len", "has_key", "offsetof", "pton",
+		"kptr", "uptr", "cgroupid", "unwatch", "percpu_kaddr",
+		"bswap", "skboutput", "socket_cookie", "numaid", "jiffies",
+	};
 	static char msg[160];
 	const char *near;
 	const char *cands[sizeof(funcs) / sizeof(funcs[0]) +
@@ -393,6 +403,18 @@ unknown_name(struct bt_token *tk, int call)
 		for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
 			cands[n++] = funcs[i];
 	near = did_you_mean(tk->tk_str, cands, n);
+	if (near == NULL) {
+		/* bpftrace's own: say that it is not a typo */
+		for (i = 0; i < sizeof(bpftrace_names) /
+		    sizeof(bpftrace_names[0]); i++)
+			if (strcmp(tk->tk_str, bpftrace_names[i]) == 0) {
+				snprintf(msg, sizeof(msg), "unknown %s "
+				    "'%.64s': bpftrace has it, bt(5) does not",
+				    call ? "function" : "builtin",
+				    tk->tk_str);
+				perror_at(tk, msg);
+			}
+	}
 	snprintf(msg, sizeof(msg), "unknown %s '%.64s'%s%s%s",
 	    call ? "function" : "builtin", tk->tk_str,
 	    near != NULL ? ", did you mean '" : "", near != NULL ? near : "",

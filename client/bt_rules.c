@@ -131,6 +131,57 @@ probe_part(int *wild)
 	return first;
 }
 
+/*
+ * bpftrace's probe types that userdt does not have, and what it offers
+ * instead; NULL for a provider that is not one.  OpenBSD's kprobe
+ * (kprobe:FUNC:entry, three parts) is left to the device's list.
+ */
+static const char *
+bpftrace_type(const char *prov)
+{
+	static const struct {
+		const char	*bt_type;
+		const char	*bt_what;
+	} types[] = {
+		{ "kprobe", "kernel function probes: trace system calls "
+		    "(syscall:NAME:entry) or kernel tracepoints "
+		    "(tracepoint:SUBSYSTEM:EVENT) instead" },
+		{ "kretprobe", "kernel function probes: trace system calls "
+		    "(syscall:NAME:return) or kernel tracepoints instead" },
+		{ "kfunc", "kernel function probes: trace system calls or "
+		    "kernel tracepoints instead" },
+		{ "kretfunc", "kernel function probes: trace system calls or "
+		    "kernel tracepoints instead" },
+		{ "fentry", "kernel function probes: trace system calls or "
+		    "kernel tracepoints instead" },
+		{ "fexit", "kernel function probes: trace system calls or "
+		    "kernel tracepoints instead" },
+		{ "rawtracepoint", "raw tracepoints: use "
+		    "tracepoint:SUBSYSTEM:EVENT instead" },
+		{ "uprobe", "user function probes: sample user stacks "
+		    "(profile:hz:N with ustack) or trace the program's system "
+		    "calls (-c command) instead" },
+		{ "uretprobe", "user function probes: sample user stacks or "
+		    "trace the program's system calls (-c command) instead" },
+		{ "usdt", "user static probes: sample user stacks or trace "
+		    "the program's system calls (-c command) instead" },
+		{ "software", "perf software events: sample with "
+		    "profile:hz:N (CPU clock) or time with interval:UNIT:N "
+		    "instead" },
+		{ "hardware", "perf hardware counters: sample with "
+		    "profile:hz:N (CPU clock) instead" },
+		{ "watchpoint", "memory watchpoints" },
+		{ "asyncwatchpoint", "memory watchpoints" },
+		{ "iter", "kernel object iterators" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(prov, types[i].bt_type) == 0)
+			return types[i].bt_what;
+	return NULL;
+}
+
 static struct bt_probe *
 parse_probe(void)
 {
@@ -151,6 +202,16 @@ parse_probe(void)
 	tk = probe_part(&pwild);
 	if (tk->tk_type == T_INT)
 		syntax_error();
+	if (!pwild && bpftrace_type(tk->tk_str) != NULL &&
+	    !(strcmp(tk->tk_str, "kprobe") == 0 && ptype(0) == ':' &&
+	    ptype(1) == T_IDENT && ptype(2) == ':' && ptype(3) == T_IDENT)) {
+		static char msg[400];
+
+		snprintf(msg, sizeof(msg), "'%s' is a bpftrace probe type; "
+		    "userdt has no %s (btrace -l lists its probes)",
+		    tk->tk_str, bpftrace_type(tk->tk_str));
+		perror_at(tk, msg);
+	}
 	bp->bp_type = P_PROBE;
 	bp->bp_prov = tk->tk_str;
 	expect(':');

@@ -363,49 +363,60 @@ val2str(const struct bt_value *v)
 	return "";
 }
 
-/* Levenshtein distance, for did-you-mean suggestions. */
+/*
+ * Edit distance for did-you-mean suggestions: insertions, deletions,
+ * substitutions and transpositions of neighbours (raed is one edit from
+ * read), each counting one.
+ */
 static size_t
 edit_distance(const char *a, const char *b)
 {
-	size_t la = strlen(a), lb = strlen(b), i, j, prev, cur, tmp;
-	size_t row[64];
+	size_t la = strlen(a), lb = strlen(b), i, j, c, v;
+	size_t d[64][64];
 
 	if (la >= 64 || lb >= 64)
 		return (size_t)-1;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
 	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = i;
+		d[0][j] = j;
+	for (i = 1; i <= la; i++)
 		for (j = 1; j <= lb; j++) {
-			cur = prev + (a[i - 1] != b[j - 1]);
-			if (row[j] + 1 < cur)
-				cur = row[j] + 1;
-			if (row[j - 1] + 1 < cur)
-				cur = row[j - 1] + 1;
-			tmp = row[j];
-			row[j] = cur;
-			prev = tmp;
+			c = a[i - 1] != b[j - 1];
+			v = d[i - 1][j - 1] + c;
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
 		}
-	}
-	return row[lb];
+	return d[la][lb];
 }
 
 /*
  * The candidate closest to word, when it is close enough to be what was
- * meant (at most 2 edits, fewer than the word's length); else NULL.
+ * meant, else NULL.  Close enough is relative to the word's length: one
+ * edit in 4 to 6 letters, two in 7 to 9, three from 10; none in a word
+ * of 3, where one edit makes another word altogether (cat is not max,
+ * uid not pid).
  */
 const char *
 did_you_mean(const char *word, const char *const *cands, size_t n)
 {
 	const char *best = NULL;
-	size_t i, d, bestd = 3;
+	size_t i, d, len = strlen(word), bestd;
 
+	bestd = (len > 0 ? (len - 1) / 3 : 0) + 1;
+	if (bestd > 4)
+		bestd = 4;
 	for (i = 0; i < n; i++) {
-		if (cands[i] == NULL)
+		if (cands[i] == NULL || strcmp(cands[i], word) == 0)
 			continue;
 		d = edit_distance(word, cands[i]);
-		if (d < bestd && d < strlen(word)) {
+		if (d < bestd) {
 			bestd = d;
 			best = cands[i];
 		}

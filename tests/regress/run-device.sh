@@ -102,6 +102,18 @@ notfound)
 	[ $rc -eq 1 ] || fail "exit code $rc"
 	echo "btrace: probe 'syscall:nonexistent:entry' not found" |
 	    diff -u - "$TMP/out" || fail "message"
+	# a probe of the device's list close to the name: suggested, by
+	# Linux's names of system calls too
+	for p in 'syscall:raed:entry syscall:read:entry' \
+	    'syscall:brkk:entry syscall:brk:entry' \
+	    'syscall:openat:entyr syscall:openat:entry' \
+	    'tracepoint:sched:sched_swtich tracepoint:sched:sched_switch'; do
+		set -- $p
+		bt -e "$1 { }" > "$TMP/out" 2>&1
+		[ $? -eq 1 ] || fail "$1: exit code"
+		echo "btrace: probe '$1' not found, did you mean '$2'?" |
+		    diff -u - "$TMP/out" || fail "$1"
+	done
 	;;
 sametype)
 	bt -e 'interval:hz:10 { } interval:hz:20 { }' > "$TMP/out" 2>&1
@@ -376,14 +388,15 @@ dtdgone)
 	grep -qx '@n: [1-9][0-9]*' "$TMP/out" || fail "no map: $(cat "$TMP/out")"
 	;;
 provider)
-	# a provider the device does not offer is named, with the closest
+	# a provider the device does not offer is named, with the closest;
+	# OpenBSD's kprobe (three parts) reaches the device, which has none
 	bt -e 'intervl:hz:1 { }' > "$TMP/out" 2>&1
 	rc=$?
 	[ $rc -eq 1 ] || fail "exit code $rc"
 	echo "btrace: unknown provider 'intervl' in probe 'intervl:hz:1', did you mean 'interval'?" |
 	    diff -u - "$TMP/out" || fail "message"
 	bt -e 'kprobe:do_sys_open:entry { }' > "$TMP/out" 2>&1
-	echo "btrace: unknown provider 'kprobe' in probe 'kprobe:do_sys_open:entry'" |
+	echo "btrace: unknown provider 'kprobe' in probe 'kprobe:do_sys_open:entry' (userdt has no kernel function probes: trace system calls or kernel tracepoints instead)" |
 	    diff -u - "$TMP/out" || fail "message"
 	# the device is root's (0600): another user is told why
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
