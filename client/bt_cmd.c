@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "btrace.h"
@@ -50,6 +51,9 @@
 const char		*g_command;	/* -c */
 int			 g_cmdout = -1;	/* -o: the command's stdout */
 pid_t			 g_cpid;	/* the shell -c started */
+
+/* How long a command may take to end after the group's SIGTERM. */
+#define CMD_GRACE_MS	2000
 
 static volatile pid_t	 sup_pid = -1;	/* btrace's child, the group */
 static int		 gate_fd = -1;	/* closing it releases the shell */
@@ -79,6 +83,24 @@ close_own(int keep1, int keep2)
 			close(fd);
 	}
 	closedir(d);
+}
+
+static pid_t		 sup_parent;	/* btrace, from the supervisor */
+
+/*
+ * The terminal's interrupt and quit reach only its foreground group, the
+ * command's: btrace, in the background, would never hear them, and a
+ * command that ignores or handles SIGINT would keep the run going.  The
+ * supervisor passes them on, so that Ctrl-C ends the run whatever the
+ * command does with it, as bpftrace's.
+ */
+static void
+sup_fwd(int sig)
+{
+	int save = errno;
+
+	kill(sup_parent, sig);
+	errno = save;
 }
 
 static void
@@ -140,8 +162,15 @@ supervise(const char *lib, int gate, int info, pid_t parent)
 	int status = 0;
 
 	setpgid(0, 0);
+	sup_parent = parent;
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
+	/* from the start: btrace's own handlers are inherited until now */
+	sa.sa_handler = sup_fwd;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sa.sa_flags = 0;
 	sa.sa_handler = sup_hup;
 	sigaction(SIGHUP, &sa, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGHUP) == -1 || getppid() != parent)
@@ -153,9 +182,7 @@ supervise(const char *lib, int gate, int info, pid_t parent)
 	if (sh == 0)
 		shell_run(lib, gate);
 	close(gate);
-	/* terminal signals are the command's; btrace ends the group */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
+	/* btrace ends the group; the terminal's signals go to btrace */
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGTSTP, SIG_IGN);
 	if (write(info, &sh, sizeof(sh)) != (ssize_t)sizeof(sh))
@@ -263,6 +290,8 @@ cmd_reaped(void)
 	return 1;
 }
 
+static void	 cmd_reap(pid_t);
+
 /*
  * The run is over.  A command still running has its whole group ended
  * (dash runs all but a last simple command as its children); a command
@@ -282,7 +311,51 @@ cmd_stop(void)
 		return;
 	sup_pid = -1;
 	kill(-pid, SIGTERM);
-	waitpid(pid, NULL, 0);
+	cmd_reap(pid);
+}
+
+/*
+ * Wait for the supervisor after the group's SIGTERM.  A command that
+ * ignores SIGTERM as well would hold btrace forever: after a grace
+ * period, or at once on another SIGINT or SIGTERM (a second Ctrl-C,
+ * which the terminal now gives btrace), the group is killed.
+ */
+static void
+cmd_reap(pid_t pid)
+{
+	struct timespec left = { CMD_GRACE_MS / 1000,
+	    (CMD_GRACE_MS % 1000) * 1000000L }, t0, t1;
+	sigset_t set, omask;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, &omask);
+	for (;;) {
+		if (waitpid(pid, NULL, WNOHANG) != 0)
+			goto out;	/* reaped, or not ours (error) */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		sig = sigtimedwait(&set, NULL, &left);
+		if (sig == SIGINT || sig == SIGTERM ||
+		    (sig == -1 && errno == EAGAIN))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left.tv_sec -= t1.tv_sec - t0.tv_sec;
+		left.tv_nsec -= t1.tv_nsec - t0.tv_nsec;
+		while (left.tv_nsec < 0) {
+			left.tv_nsec += 1000000000L;
+			left.tv_sec--;
+		}
+		if (left.tv_sec < 0)
+			break;
+	}
+	kill(-pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
+out:
+	sigprocmask(SIG_SETMASK, &omask, NULL);
 }
 
 /* The command has ended: the terminal is btrace's again. */

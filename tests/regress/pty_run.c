@@ -15,10 +15,13 @@
  */
 
 /*
- * pty_run INPUT PROGRAM [ARG ...]: run PROGRAM on a new pseudo-terminal
- * as its controlling terminal, in the terminal's foreground as an
- * interactive shell would run it, with INPUT typed on the terminal;
- * copy what it writes there to stdout and exit with its status.
+ * pty_run [-u MARK] INPUT PROGRAM [ARG ...]: run PROGRAM on a new
+ * pseudo-terminal as its controlling terminal, in the terminal's
+ * foreground as an interactive shell would run it, with INPUT typed on
+ * the terminal (at once with a newline, or with -u as it is, once MARK
+ * has been written there: a Ctrl-C typed when the program is ready for
+ * it); copy what it writes
+ * there to stdout and exit with its status.
  */
 #include <sys/wait.h>
 
@@ -34,13 +37,22 @@ int
 main(int argc, char *argv[])
 {
 	struct termios tio;
-	char buf[4096];
+	char buf[4096], seen[8192];
+	const char *mark = NULL;
+	size_t nseen = 0, keep;
 	ssize_t n;
 	pid_t pid;
-	int master, slave, status;
+	int master, slave, status, typed = 0;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: pty_run input program [arg ...]\n");
+	if (argc > 3 && strcmp(argv[1], "-u") == 0) {
+		mark = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc < 3 || (mark != NULL && (*mark == '\0' ||
+	    strlen(mark) >= sizeof(seen) / 2))) {
+		fprintf(stderr, "usage: pty_run [-u mark] input program "
+		    "[arg ...]\n");
 		return 2;
 	}
 	if (openpty(&master, &slave, NULL, NULL, NULL) == -1) {
@@ -66,8 +78,8 @@ main(int argc, char *argv[])
 	}
 	close(slave);
 	/* the line waits in the terminal until the program reads it */
-	if (write(master, argv[1], strlen(argv[1])) == -1 ||
-	    write(master, "\n", 1) == -1)
+	if (mark == NULL && (write(master, argv[1], strlen(argv[1])) == -1 ||
+	    write(master, "\n", 1) == -1))
 		perror("write");
 	for (;;) {
 		n = read(master, buf, sizeof(buf));
@@ -76,6 +88,25 @@ main(int argc, char *argv[])
 		if (n <= 0)
 			break;	/* EIO: the terminal's last user is gone */
 		fwrite(buf, 1, (size_t)n, stdout);
+		fflush(stdout);
+		if (mark == NULL || typed)
+			continue;
+		/* the mark may come in pieces: keep the tail it could span */
+		if (nseen + (size_t)n >= sizeof(seen)) {
+			keep = strlen(mark);
+			memmove(seen, seen + nseen - keep, keep);
+			nseen = keep;
+		}
+		if ((size_t)n > sizeof(seen) - 1 - nseen)
+			n = (ssize_t)(sizeof(seen) - 1 - nseen);
+		memcpy(seen + nseen, buf, (size_t)n);
+		nseen += (size_t)n;
+		seen[nseen] = '\0';
+		if (memmem(seen, nseen, mark, strlen(mark)) != NULL) {
+			typed = 1;
+			if (write(master, argv[1], strlen(argv[1])) == -1)
+				perror("write");
+		}
 	}
 	if (waitpid(pid, &status, 0) == -1)
 		return 2;

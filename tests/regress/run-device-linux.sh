@@ -243,6 +243,26 @@ cmdtty)
 	tr -d '\r' < "$TMP/out" | grep -v '^@: [1-9][0-9]*$' > "$TMP/out2"
 	printf 'got hello\nend\n' | diff -u - "$TMP/out2" || fail "output"
 	;;
+cmdsigint)
+	# Ctrl-C on the terminal ends the run whatever the command does
+	# with SIGINT: the command's group has the terminal's foreground,
+	# and what it ignores (here INT, then INT and TERM) must still stop
+	# btrace, which ends the command's group.  The command says ready
+	# once its trap is set; the run would otherwise last 30 s.
+	export USERDT_SOCKET=$TMP/ingest.sock
+	for traps in INT 'INT TERM'; do
+		timeout 20 "$PTY_RUN" -u ready "$(printf '\003')" \
+		    "$BTRACE" -d "$DEV" \
+		    -c "trap '' $traps; echo ready; exec sleep 30" \
+		    -e 'interval:hz:10 { } END { printf("end\n"); }' \
+		    > "$TMP/out" 2>&1
+		rc=$?
+		[ $rc -eq 0 ] || fail "trap '' $traps: exit code $rc: $(cat "$TMP/out")"
+		tr -d '\r' < "$TMP/out" > "$TMP/out2"
+		printf 'ready\n\nend\n' | diff -u - "$TMP/out2" ||
+		    fail "trap '' $traps: output"
+	done
+	;;
 cmdgroup)
 	# btrace killed outright: a compound command's every process dies
 	# (the supervisor's parent-death signal ends the group), not only
