@@ -703,6 +703,17 @@ map_print(struct bt_var *bv, size_t top, long div)
 			map_print_json(bv, v, n, (size_t)-1, div);
 			return;
 		}
+		/*
+		 * Folded output is read by flame graph tools, which would
+		 * take a histogram's bars for stacks: left out, and said.
+		 */
+		if (g_folded) {
+			fflush(stdout);
+			fprintf(stderr, "%s: -f folded: @%s is a histogram, "
+			    "not printed (folded output holds stack counts; "
+			    "-f text or json shows it)\n", g_progname, name);
+			return;
+		}
 		for (i = 0; i < n; i++) {
 			if (v[i]->me_hist == NULL)
 				continue;

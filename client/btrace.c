@@ -297,8 +297,15 @@ main(int argc, char *argv[])
 		return 0;
 	if (g_pidfilter > 0)
 		watch_open(g_pidfilter);
+	/*
+	 * Folded and JSON output are for programs to read: without -o, the
+	 * command's own output goes to stderr, not into the stream.
+	 */
 	if (outfile != NULL)
 		output_to(outfile);
+	else if (g_command != NULL && (g_folded || g_json) &&
+	    (g_cmdout = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3)) == -1)
+		err(1, "-c");
 	g_evflush = flush_per_read();
 
 	/*

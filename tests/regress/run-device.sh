@@ -325,6 +325,28 @@ cmdshort)
 		[ $rc -eq 0 ] || fail "run $i: exit code $rc: $(cat "$TMP/out")"
 	done
 	;;
+foldedclean)
+	# -f folded keeps its stream for flame graph tools: the command's
+	# output goes to stderr, a histogram is left out with a note there
+	# (the program's own opens: its loader's are syscall-loader's)
+	export USERDT_SOCKET=$TMP/ingest.sock USERDT_LOADER=0
+	bt -f folded -c "echo busy: 884 rounds; $OPENAT_N 5" \
+	    -e 'syscall:openat:entry /comm == "openat_n"/ {
+		@[comm] = count(); @h = hist(5); }' > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/err")"
+	echo 'openat_n 5' | diff -u - "$TMP/out" || fail "folded stream"
+	printf '%s\n' 'busy: 884 rounds' "btrace: -f folded: @h is a histogram, not printed (folded output holds stack counts; -f text or json shows it)" |
+	    diff -u - "$TMP/err" || fail "stderr"
+	# -o: the stream in the file, the command keeps stdout
+	bt -f folded -o "$TMP/file" -c "echo busy: 884 rounds; $OPENAT_N 5" \
+	    -e 'syscall:openat:entry /comm == "openat_n"/ {
+		@[comm] = count(); }' > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "-o: exit code $rc: $(cat "$TMP/err")"
+	echo 'openat_n 5' | diff -u - "$TMP/file" || fail "-o: file"
+	echo 'busy: 884 rounds' | diff -u - "$TMP/out" || fail "-o: stdout"
+	;;
 foldedstack)
 	# -f folded: flamegraph.pl's lines, one frame per function (no
 	# +0xNN offsets, so one call site or many make the same frames), no
