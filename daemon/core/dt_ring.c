@@ -206,6 +206,35 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 	return done;
 }
 
+size_t
+dt_ring_walk(struct dt_ring *drs, unsigned int n, unsigned int first,
+    char *buf, size_t resid)
+{
+	struct dt_ring *dr;
+	unsigned int i, taken;
+	size_t done = 0, len;
+
+	for (i = 0; i < n && resid > 0; i++) {
+		dr = &drs[(first + i) % n];
+		taken = 0;
+		pthread_mutex_lock(&dr->dr_mtx);
+		while (resid > 0 && dr->dr_cons != dr->dr_prod) {
+			len = resid < sizeof(struct dt_evt) ? resid :
+			    sizeof(struct dt_evt);
+			memcpy(buf + done, &dr->dr_slots[dr->dr_cons], len);
+			done += len;
+			resid -= len;
+			if (++dr->dr_cons == dr->dr_size)
+				dr->dr_cons = 0;
+			taken++;
+		}
+		/* A truncated record is consumed and read, as in dt(4). */
+		dr->dr_readevt += taken;
+		pthread_mutex_unlock(&dr->dr_mtx);
+	}
+	return done;
+}
+
 int
 dt_ring_readable(struct dt_ring *dr)
 {

@@ -87,6 +87,16 @@ int	dt_ring_put(struct dt_ring *, uint32_t pbn, unsigned int cpu,
 size_t	dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 	    char *buf, size_t resid);
 
+/*
+ * dt(4)'s own read (--openbsd-strict): the same, but ring after ring,
+ * from drs[first] on, each drained in FIFO order until resid is used up,
+ * with no ordering across rings (dt_dev.c 1.48's dtread, dt-abi 4.4).
+ * Holds each ring's dr_mtx while copying its records (OpenBSD's rings
+ * are 16 slots).  One caller at a time, any thread.
+ */
+size_t	dt_ring_walk(struct dt_ring *drs, unsigned int n, unsigned int first,
+	    char *buf, size_t resid);
+
 /* Whether a record is waiting.  Takes dr_mtx: see dt_dev_read(). */
 int	dt_ring_readable(struct dt_ring *);
 
