@@ -47,8 +47,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dt_abi.h"
 #include "dt_dev.h"
 #include "dt_fe.h"
+#include "dt_inject.h"
 #include "dtd.h"
 
 struct dtd_conf dtd_conf = {
@@ -75,7 +77,8 @@ static const char dtd_usage[] =
     "           [--group group] [--ring-size n] [--ready-fd fd]\n"
     "           [--ingest path] [--ksyms path | --no-ksyms]\n"
     "           [--profile auto|perf|timer] [--max-memory size]\n"
-    "           [--max-opens n]\n"
+    "           [--max-opens n] [--inject rules] [--inject-file path]\n"
+    "           [--openbsd-strict] [--abi 1.14|1.48]\n"
     "\n"
     "  --device PATH     where to publish dt(4) (default /dev/dt; needed\n"
     "                    without root, e.g. ~/dt)\n"
@@ -93,7 +96,12 @@ static const char dtd_usage[] =
     "  --profile MODE    profile sampling: perf, timer or auto (default)\n"
     "  --max-memory SIZE all opens' rings together, bytes (K, M, G\n"
     "                    suffixes); default the machine's RAM\n"
-    "  --max-opens N     opens one user but root may hold (default 256)\n";
+    "  --max-opens N     opens one user but root may hold (default 256)\n"
+    "  --inject RULES    fail opens, ioctls, reads, lose events: see dtd(8)\n"
+    "  --inject-file PATH  more rules, re-read at every open(2)\n"
+    "  --openbsd-strict  dt(4) exactly: per-CPU reads, 16-slot rings,\n"
+    "                    tid + 100000, 1.48's counters\n"
+    "  --abi REV         serve dt_dev.c REV's ABI: 1.48 (default) or 1.14\n";
 
 static void __attribute__((noreturn))
 usage(int status)
@@ -181,6 +189,10 @@ enum {
 	OPT_PROFILE,
 	OPT_MAXMEM,
 	OPT_MAXOPENS,
+	OPT_INJECT,
+	OPT_INJECTFILE,
+	OPT_STRICT,
+	OPT_ABI,
 	OPT_HELP,
 };
 
@@ -197,6 +209,10 @@ static const struct option dtd_options[] = {
 	{ "profile",	required_argument,	NULL,	OPT_PROFILE },
 	{ "max-memory",	required_argument,	NULL,	OPT_MAXMEM },
 	{ "max-opens",	required_argument,	NULL,	OPT_MAXOPENS },
+	{ "inject",	required_argument,	NULL,	OPT_INJECT },
+	{ "inject-file", required_argument,	NULL,	OPT_INJECTFILE },
+	{ "openbsd-strict", no_argument,	NULL,	OPT_STRICT },
+	{ "abi",	required_argument,	NULL,	OPT_ABI },
 	{ "help",	no_argument,		NULL,	OPT_HELP },
 	{ NULL,		0,			NULL,	0 },
 };
@@ -207,6 +223,8 @@ static bool	dtd_ingest_set;		/* --ingest given */
 static void
 dtd_parse(int argc, char *argv[])
 {
+	char err[256];
+	bool ringsize_set = false;
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "h", dtd_options, NULL)) != -1) {
@@ -240,6 +258,7 @@ dtd_parse(int argc, char *argv[])
 			    "--ring-size", optarg, 1U << 24);
 			if (dtd_conf.dcf_ringsize < 2)
 				dtd_fatal("--ring-size: at least 2 slots");
+			ringsize_set = true;
 			break;
 		case OPT_READYFD:
 			dtd_conf.dcf_ready_fd = (int)dtd_number("--ready-fd",
@@ -279,6 +298,33 @@ dtd_parse(int argc, char *argv[])
 			if (dtd_conf.dcf_maxopens == 0)
 				dtd_fatal("--max-opens: at least 1");
 			break;
+		case OPT_INJECT:
+			if (dt_inject_check(optarg, err, sizeof(err)) != 0)
+				dtd_fatal("%s", err);
+			dtd_conf.dcf_inject = optarg;
+			break;
+		case OPT_INJECTFILE:
+			/*
+			 * Absolute: dtd changes its directory to / when it
+			 * becomes a daemon, and reads the file at each open.
+			 */
+			if (optarg[0] != '/')
+				dtd_fatal("--inject-file: '%s' is not an "
+				    "absolute path", optarg);
+			dtd_conf.dcf_inject_file = optarg;
+			break;
+		case OPT_STRICT:
+			dtd_conf.dcf_strict = true;
+			break;
+		case OPT_ABI:
+			if (strcmp(optarg, "1.48") == 0)
+				dtd_conf.dcf_abi = DT_ABI_1_48;
+			else if (strcmp(optarg, "1.14") == 0)
+				dtd_conf.dcf_abi = DT_ABI_1_14;
+			else
+				dtd_fatal("--abi: '%s' is not 1.14 or 1.48",
+				    optarg);
+			break;
 		case OPT_HELP:
 		case 'h':
 			usage(0);
@@ -291,6 +337,9 @@ dtd_parse(int argc, char *argv[])
 		    argv[optind]);
 		usage(2);
 	}
+	/* OpenBSD's 16 slots (dt-abi 4.4), unless told otherwise. */
+	if (dtd_conf.dcf_strict && !ringsize_set)
+		dtd_conf.dcf_ringsize = DT_RINGSIZE_OPENBSD;
 	/* Without root, FUSE-file alone; said there. */
 	dtd_unpriv_setup(dtd_device_set, dtd_ingest_set);
 	if (dtd_conf.dcf_frontend == DTD_FE_AUTO)
@@ -482,6 +531,10 @@ main(int argc, char *argv[])
 	dcf.dcf_maxmem = dtd_conf.dcf_maxmem;
 	dcf.dcf_maxopens = dtd_conf.dcf_maxopens;
 	dcf.dcf_owner = dtd_conf.dcf_uid;
+	dcf.dcf_inject = dtd_conf.dcf_inject;
+	dcf.dcf_inject_file = dtd_conf.dcf_inject_file;
+	dcf.dcf_strict = dtd_conf.dcf_strict;
+	dcf.dcf_abi = dtd_conf.dcf_abi;
 	if ((error = dt_dev_init(&dcf)) != 0)
 		dtd_fatal("cannot start the device core: %s",
 		    strerror(error));

@@ -54,6 +54,10 @@ struct dtd_conf {
 	bool			 dcf_unpriv;	/* not root: see dtd_unpriv.c */
 	uid_t			 dcf_uid;	/* dtd's euid, 0 as root */
 	gid_t			 dcf_ugid;	/* dtd's egid when !root */
+	const char		*dcf_inject;	/* --inject rules, or NULL */
+	const char		*dcf_inject_file; /* --inject-file, or NULL */
+	bool			 dcf_strict;	/* --openbsd-strict */
+	unsigned int		 dcf_abi;	/* --abi: enum dt_abi */
 };
 
 extern struct dtd_conf dtd_conf;

@@ -25,17 +25,21 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "dt_proc.h"
 #include "dt_softc.h"
 
 static pthread_mutex_t	 dt_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static TAILQ_HEAD(, dt_softc) dt_softcs =	/* [K] every open */
     TAILQ_HEAD_INITIALIZER(dt_softcs);
 static struct dt_dev_conf dt_conf;		/* [I] */
+bool			 dt_strict;		/* [I] */
+enum dt_abi		 dt_abi;		/* [I] */
 
 /* Registration order is pbn order (design decision 5). */
 static int (*const dt_prov_inits[])(void) = {
@@ -60,10 +64,12 @@ dt_softc_wakeup(struct dt_softc *sc)
  * The canonical (Linux-encoded) commands and their argument sizes.  An
  * OpenBSD-encoded number differs only by swapped direction bits.
  */
-static const struct {
+struct dt_ioctl_ent {
 	unsigned long	cmd;
 	size_t		size;
-} dt_ioctls[] = {
+};
+
+static const struct dt_ioctl_ent dt_ioctls[] = {
 	{ DTIOCGPLIST,		sizeof(struct dtioc_probe) },
 	{ DTIOCGSTATS,		sizeof(struct dtioc_stat) },
 	{ DTIOCRECORD,		sizeof(int) },
@@ -73,22 +79,45 @@ static const struct {
 	{ DTIOCRDVNODE,		sizeof(struct dtioc_rdvn) },
 };
 
+/*
+ * --abi 1.14: dt_dev.c 1.14 knew four commands, two of them with the
+ * older argument sizes (dt-abi 3, "Historical numbers"); 5 and up were
+ * ENOTTY then.
+ */
+static const struct dt_ioctl_ent dt14_ioctls[] = {
+	{ DTIOCGPLIST,		sizeof(struct dtioc_probe) },
+	{ DT14IOCGSTATS,	sizeof(struct dt14_stat) },
+	{ DTIOCRECORD,		sizeof(int) },
+	{ DT14IOCPRBENABLE,	sizeof(struct dt14_req) },
+};
+
 int
 dt_ioctl_argsize(unsigned long cmd, unsigned long *canon)
 {
-	size_t i;
+	const struct dt_ioctl_ent *tab = dt_ioctls;
+	size_t i, n = sizeof(dt_ioctls) / sizeof(dt_ioctls[0]);
 
+	if (dt_abi == DT_ABI_1_14) {
+		tab = dt14_ioctls;
+		n = sizeof(dt14_ioctls) / sizeof(dt14_ioctls[0]);
+	}
 	/* ioctl(2) passes an int-sized request on Linux: ignore the rest. */
 	cmd &= 0xffffffffUL;
-	for (i = 0; i < sizeof(dt_ioctls) / sizeof(dt_ioctls[0]); i++) {
-		if (cmd == dt_ioctls[i].cmd ||
-		    cmd == DTIOC_OPENBSD(dt_ioctls[i].cmd)) {
+	for (i = 0; i < n; i++) {
+		if (cmd == tab[i].cmd || cmd == DTIOC_OPENBSD(tab[i].cmd)) {
 			if (canon != NULL)
-				*canon = dt_ioctls[i].cmd;
-			return (int)dt_ioctls[i].size;
+				*canon = tab[i].cmd;
+			return (int)tab[i].size;
 		}
 	}
 	return -1;
+}
+
+size_t
+dt_dev_recsize(void)
+{
+	return dt_abi == DT_ABI_1_14 ? sizeof(struct dt14_evt) :
+	    sizeof(struct dt_evt);
 }
 
 bool
@@ -128,8 +157,13 @@ dt_dev_init(const struct dt_dev_conf *conf)
 {
 	size_t i;
 	long n;
+	int error;
 
 	dt_conf = *conf;
+	dt_strict = conf->dcf_strict;
+	dt_abi = (enum dt_abi)conf->dcf_abi;
+	if (dt_abi != DT_ABI_1_48 && dt_abi != DT_ABI_1_14)
+		return EINVAL;
 	if (dt_conf.dcf_ncpus == 0) {
 		n = sysconf(_SC_NPROCESSORS_CONF);
 		dt_conf.dcf_ncpus = n > 0 ? (unsigned int)n : 1;
@@ -144,6 +178,9 @@ dt_dev_init(const struct dt_dev_conf *conf)
 			return errno ? errno : ENOMEM;
 
 	dt_limit_init(dt_conf.dcf_maxmem, dt_conf.dcf_maxopens);
+	if ((error = dt_inject_init(dt_conf.dcf_inject,
+	    dt_conf.dcf_inject_file)) != 0)
+		return error;
 	return dt_wakeup_start(dt_softc_wakeup);
 }
 
@@ -177,6 +214,7 @@ dt_dev_fini(void)
 			dtpv->dtpv_fini();
 	}
 	dt_probe_free_all();
+	dt_inject_fini();
 }
 
 unsigned int
@@ -199,21 +237,53 @@ dt_dev_ringmem(void)
 	    sizeof(struct dt_evt);
 }
 
+/*
+ * The process (tgid) of thread tid, from /proc; 0 when unknown (a
+ * caller in another pid namespace, or gone).
+ */
+static pid_t
+dt_dev_tgid(pid_t tid)
+{
+	char path[64], buf[2048], *p;
+	long v;
+
+	if (tid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (dt_proc_read(path, buf, sizeof(buf)) < 0 ||
+	    (p = strstr(buf, "\nTgid:")) == NULL)
+		return 0;
+	v = strtol(p + 6, NULL, 10);
+	return v > 0 ? (pid_t)v : 0;
+}
+
 int
 dt_dev_open(const struct dt_cred *cr, struct dt_softc **scp)
 {
+	struct dt_inj_open inj = { .dio_set = NULL };
 	struct dt_softc *sc;
 	unsigned int i;
 	int error;
 
-	if ((error = dt_limit_open(cr, dt_dev_ringmem())) != 0)
+	/* Fault injection first: dt(4) checks kern.allowdt before all. */
+	if ((error = dt_inject_open(&inj)) != 0)
 		return error;
+	if ((error = dt_limit_open(cr, dt_dev_ringmem())) != 0) {
+		dt_inject_close(&inj);
+		return error;
+	}
 	sc = calloc(1, sizeof(*sc) + dt_conf.dcf_ncpus * sizeof(sc->ds_rings[0]));
 	if (sc == NULL) {
 		dt_limit_close(cr, dt_dev_ringmem());
+		dt_inject_close(&inj);
 		return ENOMEM;
 	}
+	sc->ds_inj.dio_set = inj.dio_set;
+	sc->ds_inj.dio_ops = inj.dio_ops;
 	sc->ds_cred = *cr;
+	/* dt_dev.c 1.14 never recorded the tracing program's own events. */
+	if (dt_abi == DT_ABI_1_14)
+		sc->ds_tracer = dt_dev_tgid(cr->dc_pid);
 	sc->ds_nrings = dt_conf.dcf_ncpus;
 	sc->ds_parkedtail = &sc->ds_parked;
 	pthread_mutex_init(&sc->ds_mtx, NULL);
@@ -221,6 +291,7 @@ dt_dev_open(const struct dt_cred *cr, struct dt_softc **scp)
 		if (dt_ring_init(&sc->ds_rings[i], dt_conf.dcf_ringsize)) {
 			while (i-- > 0)
 				dt_ring_fini(&sc->ds_rings[i]);
+			dt_inject_close(&sc->ds_inj);
 			free(sc);
 			dt_limit_close(cr, dt_dev_ringmem());
 			return ENOMEM;
@@ -325,7 +396,58 @@ dt_dev_close(struct dt_softc *sc)
 		dt_limit_uncharge(&sc->ds_cred, DT_READ_MAX);
 		free(sc->ds_buf);
 	}
+	dt_inject_close(&sc->ds_inj);
 	free(sc);
+}
+
+/*
+ * --openbsd-strict: dt(4) numbers threads from THREAD_PID_OFFSET, so
+ * dtev_tid = tid + 100000 (dt-abi 1 and 4.5).  Every record of the n
+ * bytes in buf that holds its dtev_tid, a truncated last one too.
+ */
+static void
+dt_softc_tid_offset(char *buf, size_t n)
+{
+	const size_t at = offsetof(struct dt_evt, dtev_tid);
+	size_t off;
+	pid_t tid;
+
+	for (off = 0; off + at + sizeof(tid) <= n;
+	    off += sizeof(struct dt_evt)) {
+		memcpy(&tid, buf + off + at, sizeof(tid));
+		tid += DT_TID_OFFSET_OPENBSD;
+		memcpy(buf + off + at, &tid, sizeof(tid));
+	}
+}
+
+/*
+ * --abi 1.14: the n bytes of whole records in buf as dt_dev.c 1.14's
+ * 296-byte records (no user stack, a 17-byte comm), cut at resid as
+ * dt(4) cuts the last record.  Returns the bytes.
+ */
+static size_t
+dt_softc_to14(char *buf, size_t n, size_t resid)
+{
+	struct dt_evt ev;
+	struct dt14_evt ev14;
+	size_t i, nrec = n / sizeof(struct dt_evt);
+
+	/* In place, front to back: record i moves down to i * 296. */
+	for (i = 0; i < nrec; i++) {
+		memcpy(&ev, buf + i * sizeof(ev), sizeof(ev));
+		memset(&ev14, 0, sizeof(ev14));
+		ev14.dtev_pbn = ev.dtev_pbn;
+		ev14.dtev_cpu = ev.dtev_cpu;
+		ev14.dtev_pid = ev.dtev_pid;
+		ev14.dtev_tid = ev.dtev_tid;
+		ev14.dtev_tsp = ev.dtev_tsp;
+		ev14.dtev_kstack = ev.dtev_kstack;
+		memcpy(ev14.dtev_comm, ev.dtev_comm, DT14_MAXCOMLEN - 1);
+		memcpy(ev14.dt14_args, &ev._args, sizeof(ev14.dt14_args));
+		memcpy(buf + i * sizeof(ev14), &ev14, sizeof(ev14));
+	}
+	n = nrec * sizeof(struct dt14_evt);
+	return n < resid ? n : resid;
 }
 
 /* Fill ds_buf with up to resid bytes of records.  Under [m]. */
@@ -333,12 +455,34 @@ static size_t
 dt_softc_take(struct dt_softc *sc, size_t resid)
 {
 	unsigned int cpu;
+	size_t want = resid, nrec, n;
 
+	if (dt_abi == DT_ABI_1_14) {
+		/*
+		 * Whole records to convert, one per 1.14 record wanted (a
+		 * part of one counts), and no more than the 32 that 1.14
+		 * copied through its queue of two rings (dt-abi 7).
+		 */
+		nrec = (resid + sizeof(struct dt14_evt) - 1) /
+		    sizeof(struct dt14_evt);
+		if (nrec > DT14_READMAX)
+			nrec = DT14_READMAX;
+		want = nrec * sizeof(struct dt_evt);
+	}
 	/* Ties go to a rotating first ring, as dt(4)'s walk starts. */
 	cpu = sc->ds_lastcpu;
 	sc->ds_lastcpu = (cpu + 1) % sc->ds_nrings;
-	return dt_ring_merge(sc->ds_rings, sc->ds_nrings, cpu, sc->ds_buf,
-	    resid);
+	if (dt_strict) {
+		/* dt(4) 1.48: FIFO per CPU, ring after ring (dt-abi 4.4). */
+		n = dt_ring_walk(sc->ds_rings, sc->ds_nrings, cpu, sc->ds_buf,
+		    want);
+		dt_softc_tid_offset(sc->ds_buf, n);
+	} else
+		n = dt_ring_merge(sc->ds_rings, sc->ds_nrings, cpu,
+		    sc->ds_buf, want);
+	if (dt_abi == DT_ABI_1_14)
+		n = dt_softc_to14(sc->ds_buf, n, resid);
+	return n;
 }
 
 /* Whether a read would find a record now.  Under [m]. */
@@ -426,11 +570,18 @@ dt_dev_read(struct dt_softc *sc, size_t resid, void *token)
 	struct dt_parked *dpk;
 	size_t n;
 
+	int error;
+
 	if (resid > DT_READ_MAX)
 		resid = DT_READ_MAX;
 	if (resid == 0) {
 		/* OpenBSD never reaches the driver with an empty read. */
 		dt_conf.dcf_read_done(token, NULL, 0, 0);
+		return;
+	}
+	/* An injected error takes nothing from the rings. */
+	if ((error = dt_inject_read(&sc->ds_inj, &resid)) != 0) {
+		dt_conf.dcf_read_done(token, NULL, 0, error);
 		return;
 	}
 
@@ -609,11 +760,38 @@ dt_ioctl_get_args(struct dtioc_arg *dtar, const struct dt_uaccess *ua)
 static void
 dt_ioctl_get_stats(struct dt_softc *sc, struct dtioc_stat *st)
 {
+	struct dtioc_stat one;
 	unsigned int i;
 
 	memset(st, 0, sizeof(*st));
-	for (i = 0; i < sc->ds_nrings; i++)
-		dt_ring_stats(&sc->ds_rings[i], st);
+	for (i = 0; i < sc->ds_nrings; i++) {
+		if (!dt_strict) {
+			dt_ring_stats(&sc->ds_rings[i], st);
+			continue;
+		}
+		/*
+		 * dt_dev.c 1.48 sums readevt and dropevt but assigns
+		 * skiptick and recurevt in its loop over the CPUs, so
+		 * they are the last CPU's (dt-abi 4.3, DTIOCGSTATS).
+		 */
+		memset(&one, 0, sizeof(one));
+		dt_ring_stats(&sc->ds_rings[i], &one);
+		st->dtst_readevt += one.dtst_readevt;
+		st->dtst_dropevt += one.dtst_dropevt;
+		st->dtst_skiptick = one.dtst_skiptick;
+		st->dtst_recurevt = one.dtst_recurevt;
+	}
+}
+
+/* --abi 1.14: its DTIOCGSTATS had the first two counters only. */
+static void
+dt_ioctl_get_stats14(struct dt_softc *sc, struct dt14_stat *st14)
+{
+	struct dtioc_stat st;
+
+	dt_ioctl_get_stats(sc, &st);
+	st14->dtst_readevt = st.dtst_readevt;
+	st14->dtst_dropevt = st.dtst_dropevt;
 }
 
 /* DTIOCPRBENABLE, checks in dt_dev.c 1.48's order.  Under [K]. */
@@ -637,6 +815,56 @@ dt_ioctl_probe_enable(struct dt_softc *sc, const struct dtioc_req *dtrq)
 	    (DTEVT_EXECNAME | DTEVT_USTACK | DTEVT_KSTACK | DTEVT_FUNCARGS),
 	    0, -1);
 	return dp == NULL ? ENOMEM : 0;
+}
+
+/*
+ * --abi 1.14's DTIOCPRBENABLE, as dt_dev.c 1.14 checked it: the filter
+ * (EINVAL), the probe (ENOENT), then a timer's rate in Hz, 1..hz, else
+ * EOPNOTSUPP (dt-abi 7).  1.48's EBUSY and EEXIST stay (dtd(8) says
+ * so).  The filter goes on the pcbs made, before they can record.
+ * Under [K].
+ */
+static int
+dt_ioctl_probe_enable14(struct dt_softc *sc, const struct dt14_req *rq)
+{
+	struct dtioc_req dtrq;
+	struct dt_probe *dtp;
+	struct dt_pcb *last, *dp;
+	const char *prov;
+	int error;
+
+	if (rq->dtrq_filter.dtf_operand > DT14_OP_NE ||
+	    rq->dtrq_filter.dtf_variable > DT14_FV_TID)
+		return EINVAL;
+	if ((dtp = dt_dev_probe(rq->dtrq_pbn)) == NULL)
+		return ENOENT;
+	memset(&dtrq, 0, sizeof(dtrq));
+	dtrq.dtrq_pbn = rq->dtrq_pbn;
+	dtrq.dtrq_evtflags = rq->dtrq_evtflags;
+	/* 1.14 saved the kernel stack for USTACK too: it had no other. */
+	if (dtrq.dtrq_evtflags & DTEVT_USTACK)
+		dtrq.dtrq_evtflags = (dtrq.dtrq_evtflags &
+		    ~(uint64_t)DTEVT_USTACK) | DTEVT_KSTACK;
+	prov = dtp->dtp_prov->dtpv_name;
+	if (strcmp(prov, "profile") == 0 || strcmp(prov, "interval") == 0) {
+		if (rq->dtrq_rate == 0 || rq->dtrq_rate > DT14_HZ)
+			return EOPNOTSUPP;
+		/* It fired every hz / rate clock ticks. */
+		dtrq.dtrq_nsecs = (uint64_t)(DT14_HZ / rq->dtrq_rate) *
+		    (1000000000ULL / DT14_HZ);
+	}
+	for (last = sc->ds_pcbs; last != NULL && last->dp_snext != NULL;
+	    last = last->dp_snext)
+		continue;
+	if ((error = dt_ioctl_probe_enable(sc, &dtrq)) != 0)
+		return error;
+	for (dp = last != NULL ? last->dp_snext : sc->ds_pcbs; dp != NULL;
+	    dp = dp->dp_snext) {
+		dp->dp_fop = (uint8_t)rq->dtrq_filter.dtf_operand;
+		dp->dp_fvar = (uint8_t)rq->dtrq_filter.dtf_variable;
+		dp->dp_fval = rq->dtrq_filter.dtf_value;
+	}
+	return 0;
 }
 
 static int
@@ -680,6 +908,9 @@ dt_dev_ioctl(struct dt_softc *sc, const struct dt_cred *cr, unsigned long cmd,
 
 	if (dt_ioctl_argsize(cmd, &canon) < 0)
 		return ENOTTY;
+	/* Before anything, root's check too: the device itself fails. */
+	if ((error = dt_inject_ioctl(&sc->ds_inj, _IOC_NR(canon))) != 0)
+		return error;
 
 	switch (canon) {
 	case DTIOCGPLIST:
@@ -688,6 +919,9 @@ dt_dev_ioctl(struct dt_softc *sc, const struct dt_cred *cr, unsigned long cmd,
 		return dt_ioctl_get_args(arg, ua);
 	case DTIOCGSTATS:
 		dt_ioctl_get_stats(sc, arg);
+		return 0;
+	case DT14IOCGSTATS:
+		dt_ioctl_get_stats14(sc, arg);
 		return 0;
 	}
 
@@ -709,6 +943,9 @@ dt_dev_ioctl(struct dt_softc *sc, const struct dt_cred *cr, unsigned long cmd,
 		break;
 	case DTIOCPRBENABLE:
 		error = dt_ioctl_probe_enable(sc, arg);
+		break;
+	case DT14IOCPRBENABLE:
+		error = dt_ioctl_probe_enable14(sc, arg);
 		break;
 	case DTIOCPRBDISABLE:
 		error = dt_ioctl_probe_disable(sc, arg);

@@ -89,16 +89,22 @@ struct dt_dev_conf {
 					   0: default */
 	uid_t		 dcf_owner;	/* may change tracing besides root:
 					   dtd's user when it is not root */
+	const char	*dcf_inject;	/* --inject rules, or NULL */
+	const char	*dcf_inject_file; /* --inject-file, or NULL */
+	bool		 dcf_strict;	/* --openbsd-strict: dt(4) exactly */
+	unsigned int	 dcf_abi;	/* --abi: enum dt_abi (dt_abi.h) */
 };
 
 #define DT_RINGSIZE_DEFAULT	65536	/* bench/btrace: 1M events/s, no loss */
 #define DT_RINGSIZE_OPENBSD	16
+#define DT_TID_OFFSET_OPENBSD	100000	/* THREAD_PID_OFFSET: strict mode */
 #define DT_READ_MAX		(1024 * 1024)	/* bytes per read request */
 
 /*
  * Bring the core up: register every provider's probes (pbn 1..N in
- * registration order) and start the wakeup thread.  Call once, before
- * anything else, from one thread.  Returns 0 or an errno.
+ * registration order), load the fault injection rules and start the
+ * wakeup thread.  Call once, before anything else, from one thread.
+ * Returns 0 or an errno (EINVAL: bad rules, said on stderr).
  */
 int	dt_dev_init(const struct dt_dev_conf *);
 
@@ -111,8 +117,8 @@ unsigned int	dt_dev_ringsize(void);
 
 /*
  * open(2): a new independent softc.  0, ENOMEM (no memory, or its rings
- * would pass dcf_maxmem) or EMFILE (the caller's user, not root, holds
- * dcf_maxopens).
+ * would pass dcf_maxmem), EMFILE (the caller's user, not root, holds
+ * dcf_maxopens), or what fault injection says (EPERM for "allowdt 0").
  */
 int	dt_dev_open(const struct dt_cred *, struct dt_softc **);
 
@@ -130,7 +136,7 @@ union dt_ioctl_arg {
 	struct dtioc_stat	 dtst;
 	struct dtioc_rdvn	 dtrv;
 	int			 on;
-	unsigned char		 raw[64];
+	unsigned char		 raw[64];	/* --abi 1.14's too */
 };
 
 /*
@@ -139,6 +145,12 @@ union dt_ioctl_arg {
  * command the device does not know: the caller answers ENOTTY.
  */
 int	dt_ioctl_argsize(unsigned long cmd, unsigned long *canon);
+
+/*
+ * Bytes of one record as read(2) gives it: 456, or 296 under --abi 1.14.
+ * Any thread, after dt_dev_init().
+ */
+size_t	dt_dev_recsize(void);
 
 /*
  * Whether a canonical command writes through a pointer embedded in its

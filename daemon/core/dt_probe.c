@@ -126,19 +126,68 @@ dt_pcb_alloc(struct dt_probe *dtp, struct dt_softc *sc, uint64_t evtflags,
 	return dp;
 }
 
+/*
+ * --abi 1.14: whether dt_dev.c 1.14 would have recorded src for dp.  It
+ * left out the tracing program's own events, then applied the pcb's
+ * pid/tid filter; the tid compared is the one the reader sees.
+ */
+static bool
+dt_pcb_keep14(const struct dt_pcb *dp, const struct dt_evt *src)
+{
+	uint32_t var = 0;
+
+	if (dp->dp_sc->ds_tracer != 0 && src->dtev_pid == dp->dp_sc->ds_tracer)
+		return false;
+	switch (dp->dp_fvar) {
+	case DT14_FV_PID:
+		var = (uint32_t)src->dtev_pid;
+		break;
+	case DT14_FV_TID:
+		var = (uint32_t)src->dtev_tid +
+		    (dt_strict ? DT_TID_OFFSET_OPENBSD : 0);
+		break;
+	}
+	switch (dp->dp_fop) {
+	case DT14_OP_EQ:
+		return var == dp->dp_fval;
+	case DT14_OP_NE:
+		return var != dp->dp_fval;
+	}
+	return true;
+}
+
 int
 dt_pcb_ring_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 {
 	struct dt_softc *sc = dp->dp_sc;
-	uint64_t flags = dp->dp_evtflags;
+	uint64_t flags = dp->dp_evtflags, nskip;
 	int error;
 
+	/* Filtered out: as if the probe had not fired for this open. */
+	if (dt_abi == DT_ABI_1_14 && !dt_pcb_keep14(dp, src))
+		return 0;
+	cpu %= sc->ds_nrings;
+	/*
+	 * Injected losses go to the counters a real loss goes to, so
+	 * DTIOCGSTATS accounts for them exactly as for real ones.
+	 */
+	switch (dt_inject_event(&sc->ds_inj, &nskip)) {
+	case DT_INJ_DROP:
+		dt_ring_count(&sc->ds_rings[cpu], 1, 0, 0);
+		return ENOBUFS;
+	case DT_INJ_RECUR:
+		dt_ring_count(&sc->ds_rings[cpu], 0, 0, 1);
+		return ENOBUFS;
+	case DT_INJ_PUT:
+		if (nskip != 0)
+			dt_ring_count(&sc->ds_rings[cpu], 0, nskip, 0);
+		break;
+	}
 	if ((dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) == 0)
 		flags |= DT_RING_ARGS;
 	/* A kernel stack is never passed off as strings. */
 	if (!dp->dp_dtp->dtp_strings)
 		flags &= ~(uint64_t)DTEVT_STRINGS;
-	cpu %= sc->ds_nrings;
 	error = dt_ring_put(&sc->ds_rings[cpu], dp->dp_dtp->dtp_pbn, cpu,
 	    flags, src);
 	/*

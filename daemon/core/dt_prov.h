@@ -123,6 +123,14 @@ struct dt_pcb {
 	uint64_t		 dp_evtflags;	/* [I] masked DTEVT_* */
 	uint64_t		 dp_nsecs;	/* [I] timer period */
 	int			 dp_cpu;	/* [I] timer CPU, -1 for none */
+	/*
+	 * [I] dt_dev.c 1.14's in-kernel filter (--abi 1.14 only): keep an
+	 * event if its pid or tid (as the reader sees it) is, or is not,
+	 * dp_fval.  DT14_OP_NONE: keep all.  Set before the pcb records.
+	 */
+	uint8_t			 dp_fop;
+	uint8_t			 dp_fvar;
+	uint32_t		 dp_fval;
 	void			*dp_priv;	/* [K] provider state */
 };
 

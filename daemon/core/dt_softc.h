@@ -34,7 +34,9 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "dt_abi.h"
 #include "dt_dev.h"
+#include "dt_inject.h"
 #include "dt_prov.h"
 #include "dt_ring.h"
 
@@ -50,6 +52,9 @@ struct dt_softc {
 	struct dt_pcb		*ds_pcbs;	/* [K] enabled pcbs */
 	int			 ds_recording;	/* [K] DTIOCRECORD state */
 	struct dt_cred		 ds_cred;	/* [I] who opened */
+	pid_t			 ds_tracer;	/* [I] its process (--abi 1.14
+						   leaves its events out) */
+	struct dt_inj_open	 ds_inj;	/* fault injection, see there */
 
 	pthread_mutex_t		 ds_mtx;
 	struct dt_parked	*ds_parked;	/* [m] waiting reads, FIFO */
@@ -91,6 +96,13 @@ void	dt_wakeup_forget(struct dt_softc *);
  */
 int	dt_wakeup_start(void (*serve)(struct dt_softc *));
 void	dt_wakeup_end(void);
+
+/*
+ * The core's mode, set by dt_dev_init() from dt_dev_conf and immutable
+ * after ([I]): read by the event path without a lock.
+ */
+extern bool		dt_strict;	/* --openbsd-strict */
+extern enum dt_abi	dt_abi;		/* --abi */
 
 /* Copy a string truncated to size - 1 bytes, NUL-padding the rest. */
 void	dt_strncpy0(char *dst, const char *src, size_t size);

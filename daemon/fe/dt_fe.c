@@ -212,7 +212,7 @@ dt_fe_read(fuse_req_t req, size_t size, size_t chunkmax,
     struct fuse_file_info *fi)
 {
 	struct dt_softc *sc = dt_fe_softc(fi);
-	const size_t recsz = sizeof(struct dt_evt);
+	const size_t recsz = dt_dev_recsize();
 	size_t slack = 4096;	/* an unaligned buffer pins one page less */
 
 	if (size > DT_READ_MAX)
