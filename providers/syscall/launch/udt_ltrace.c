@@ -397,8 +397,13 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 	if (nr == SYS_execve || nr == SYS_execveat) {
 		if (udt_lt_execpath(lt, nr, (const uint64_t *)si->entry.args,
 		    path, sizeof(path)) == 0 && udt_lt_setid(path)) {
-			fprintf(stderr, "%s: %s: set-id: its loader's calls "
-			    "are not traced\n", lt->lt_prog, path);
+			/*
+			 * The loader of a set-id image ignores LD_PRELOAD
+			 * paths, so none of its calls reach a hook either.
+			 */
+			fprintf(stderr, "%s: %s: set-id: runs untraced (the "
+			    "preload library is not loaded into a set-id "
+			    "program)\n", lt->lt_prog, path);
 			ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 			return 1;
 		}
