@@ -51,6 +51,7 @@
 #include "dt_dev.h"
 #include "dt_fe.h"
 #include "dt_inject.h"
+#include "dt_pidmaps.h"
 #include "dtd.h"
 
 struct dtd_conf dtd_conf = {
@@ -79,6 +80,7 @@ static const char dtd_usage[] =
     "           [--profile auto|perf|timer] [--max-memory size]\n"
     "           [--max-opens n] [--inject rules] [--inject-file path]\n"
     "           [--openbsd-strict] [--abi 1.14|1.48]\n"
+    "           [--maps-memory size] [--maps-user-memory size]\n"
     "\n"
     "  --device PATH     where to publish dt(4) (default /dev/dt; needed\n"
     "                    without root, e.g. ~/dt)\n"
@@ -101,7 +103,13 @@ static const char dtd_usage[] =
     "  --inject-file PATH  more rules, re-read at every open(2)\n"
     "  --openbsd-strict  dt(4) exactly: per-CPU reads, 16-slot rings,\n"
     "                    tid + 100000, 1.48's counters\n"
-    "  --abi REV         serve dt_dev.c REV's ABI: 1.48 (default) or 1.14\n";
+    "  --abi REV         serve dt_dev.c REV's ABI: 1.48 (default) or 1.14\n"
+    "  --maps-memory SIZE\n"
+    "                    mappings kept for exited tracees, bytes; default\n"
+    "                    a 64th of --max-memory, 32M to 1G\n"
+    "  --maps-user-memory SIZE\n"
+    "                    of those, one user's; default an eighth, at\n"
+    "                    least 4M (without root: all)\n";
 
 static void __attribute__((noreturn))
 usage(int status)
@@ -193,6 +201,8 @@ enum {
 	OPT_INJECTFILE,
 	OPT_STRICT,
 	OPT_ABI,
+	OPT_MAPSMEM,
+	OPT_MAPSUMEM,
 	OPT_HELP,
 };
 
@@ -213,6 +223,8 @@ static const struct option dtd_options[] = {
 	{ "inject-file", required_argument,	NULL,	OPT_INJECTFILE },
 	{ "openbsd-strict", no_argument,	NULL,	OPT_STRICT },
 	{ "abi",	required_argument,	NULL,	OPT_ABI },
+	{ "maps-memory", required_argument,	NULL,	OPT_MAPSMEM },
+	{ "maps-user-memory", required_argument, NULL,	OPT_MAPSUMEM },
 	{ "help",	no_argument,		NULL,	OPT_HELP },
 	{ NULL,		0,			NULL,	0 },
 };
@@ -324,6 +336,19 @@ dtd_parse(int argc, char *argv[])
 			else
 				dtd_fatal("--abi: '%s' is not 1.14 or 1.48",
 				    optarg);
+			break;
+		case OPT_MAPSMEM:
+			dtd_conf.dcf_mapsmem = dtd_size("--maps-memory",
+			    optarg);
+			if (dtd_conf.dcf_mapsmem == 0)
+				dtd_fatal("--maps-memory: at least 1 byte");
+			break;
+		case OPT_MAPSUMEM:
+			dtd_conf.dcf_mapsumem = dtd_size("--maps-user-memory",
+			    optarg);
+			if (dtd_conf.dcf_mapsumem == 0)
+				dtd_fatal("--maps-user-memory: at least 1 "
+				    "byte");
 			break;
 		case OPT_HELP:
 		case 'h':
@@ -497,6 +522,25 @@ dtd_nofile(void)
 		    (unsigned long long)rl.rlim_max, strerror(errno));
 }
 
+/*
+ * The budget of the mappings kept for exited tracees (dt_pidmaps.h), from
+ * the options or --max-memory (the machine's RAM by default).  Without
+ * root dtd serves one user, who may have all of it.  Main thread, before
+ * the ingest starts.
+ */
+static void
+dtd_maps_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t maxmem = dtd_conf.dcf_maxmem, user = dtd_conf.dcf_mapsumem;
+
+	if (maxmem == 0 && pages > 0 && psize > 0)
+		maxmem = (uint64_t)pages * (uint64_t)psize;
+	if (user == 0 && dtd_conf.dcf_unpriv)
+		user = UINT64_MAX;
+	dt_pm_budget(dtd_conf.dcf_mapsmem, user, maxmem, NULL, NULL);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -539,6 +583,7 @@ main(int argc, char *argv[])
 		dtd_fatal("cannot start the device core: %s",
 		    strerror(error));
 	dtd_core_up = true;
+	dtd_maps_budget();
 
 	for (; dtd_services[dtd_nstarted] != NULL; dtd_nstarted++) {
 		const struct dtd_service *ds = dtd_services[dtd_nstarted];

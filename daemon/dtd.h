@@ -51,6 +51,8 @@ struct dtd_conf {
 	enum dtd_profile_mode	 dcf_profile;	/* --profile */
 	uint64_t		 dcf_maxmem;	/* --max-memory, 0: RAM */
 	unsigned int		 dcf_maxopens;	/* --max-opens, 0: default */
+	uint64_t		 dcf_mapsmem;	/* --maps-memory, 0: default */
+	uint64_t		 dcf_mapsumem;	/* --maps-user-memory, 0: default */
 	bool			 dcf_unpriv;	/* not root: see dtd_unpriv.c */
 	uid_t			 dcf_uid;	/* dtd's euid, 0 as root */
 	gid_t			 dcf_ugid;	/* dtd's egid when !root */

@@ -565,6 +565,8 @@ dti_send_stats(int fd)
 	st.us_refused = atomic_load(&dti_stats.refused);
 	st.us_forged = atomic_load(&dti_stats.forged);
 	st.us_misnamed = atomic_load(&dti_stats.misnamed);
+	st.us_maps_bytes = dt_pm_bytes();
+	st.us_maps_evicted = dt_pm_evicted();
 	(void)send(fd, &st, sizeof(st), MSG_NOSIGNAL);
 }
 
@@ -777,7 +779,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * this pid (an exec'd image re-attaching).  Others wait that long
 	 * in the poll set.
 	 */
-	dt_pm_track_attach(&dp->dp_maps, dp->dp_pid);
+	dt_pm_track_attach(&dp->dp_maps, dp->dp_pid, dp->dp_uid);
 	dti_who_init(dp);
 
 	/*

@@ -24,8 +24,17 @@
  * readers use it without a lock.  The cache maps a pid to its latest
  * snapshot, tagged with the process's start time (/proc/PID/stat field
  * 22) so that a pid reused by another process is never confused with the
- * one it names; it holds at most a bounded number of pids and forgets
- * the least recently used first.
+ * one it names.  It holds at most a bounded number of pids and a bounded
+ * number of bytes, in total and per user (the uid that attached the
+ * process): a process that maps thousands of files under long names costs
+ * megabytes, and a user who starts such processes by the hundred must
+ * not grow dtd without end, nor push out everyone else's.  Beyond a
+ * bound the cache forgets an entry: of the user over their own budget,
+ * else of the user holding the most (bytes or pids); within a user,
+ * the least recently used of the processes no tracker follows any more
+ * (exited or detached) first, then the least recently used of those
+ * still attached.  Each forgetting is counted (dt_pm_evicted(), the
+ * ingest socket's statistics) and logged, the log rate-limited.
  *
  * An exec keeps pid and start time: the cache describes the newest image
  * dtd saw, and a stack recorded before the exec resolves against it.
@@ -40,6 +49,18 @@
 
 #define DT_PM_MAXPIDS	4096	/* default bound on cached pids */
 #define DT_PM_MAXMAPS	4096	/* executable mappings kept per snapshot */
+/*
+ * Default byte budget of the cache: a 64th of what opens' rings may
+ * hold (--max-memory, itself the machine's RAM by default), within
+ * [DT_PM_BUDGET_MIN, DT_PM_BUDGET_MAX]; a user may hold an eighth of
+ * it, at least DT_PM_UBUDGET_MIN.  An honest process's executable
+ * mappings cost a few kilobytes to a few tens of them (a hundred
+ * libraries under ordinary names), so even the smallest budget keeps
+ * hundreds of a user's exited processes.
+ */
+#define DT_PM_BUDGET_MIN	(32ULL << 20)
+#define DT_PM_BUDGET_MAX	(1ULL << 30)
+#define DT_PM_UBUDGET_MIN	(4ULL << 20)
 
 struct dt_pm_map {
 	uint64_t	 pm_start, pm_end;	/* [start, end) */
@@ -52,6 +73,7 @@ struct dt_pm_snap {
 	atomic_uint	 ps_ref;		/* [a] */
 	uint64_t	 ps_stime;		/* start time, clock ticks */
 	uint64_t	 ps_seq;		/* order its read began in */
+	uint64_t	 ps_bytes;		/* heap it holds, all told */
 	size_t		 ps_n;			/* sorted, disjoint */
 	struct dt_pm_map ps_maps[];
 };
@@ -80,14 +102,15 @@ void	dt_pm_put(struct dt_pm_snap *);
 const struct dt_pm_map	*dt_pm_find(const struct dt_pm_snap *, uint64_t va);
 
 /*
- * Read pid now and make that its cached snapshot, replacing an older
- * one (the same process mapped more, or exec'd) or the entry of another
- * process that had the same pid.  Returns the new snapshot with one
- * reference for the caller, or NULL with errno as dt_pm_read().  Any
- * thread (the ingest accept and drain threads call it); reads /proc
- * without the cache lock, then takes it briefly.
+ * Read pid now and make that its cached snapshot, charged to uid,
+ * replacing an older one (the same process mapped more, or exec'd) or
+ * the entry of another process that had the same pid.  Returns the new
+ * snapshot with one reference for the caller (kept in the cache too
+ * unless it alone is beyond a budget), or NULL with errno as
+ * dt_pm_read().  Any thread (the ingest serve workers and drain thread
+ * call it); reads /proc without the cache lock, then takes it briefly.
  */
-struct dt_pm_snap	*dt_pm_snapshot(pid_t pid);
+struct dt_pm_snap	*dt_pm_snapshot(pid_t pid, uid_t uid);
 
 /*
  * The cached snapshot of pid with one reference, or NULL.  Marks it
@@ -126,16 +149,22 @@ struct dt_pm_track {
 	uint64_t		 pt_stime;	/* [o] at attach, 0: unknown */
 	uint64_t		 pt_next;	/* [o] monotonic ns: no read before */
 	uint64_t		 pt_wait;	/* [o] ns */
+	pid_t			 pt_pid;	/* [o] whom it follows */
+	uid_t			 pt_uid;	/* [o] whom the cache charges */
+	int			 pt_pinned;	/* [o] counted in the cache
+						   entry's attached */
 	uint64_t		 pt_known[1 << DT_PM_KNOWNBITS];
 					/* [o] pcs found in pt_snap, by hash */
 };
 
 /*
- * Snapshot pid (also into the cache) while it waits for its handshake,
- * so a process that exits right after still resolves.  The thread that
- * creates the tracker, before any other thread sees it.
+ * Snapshot pid (also into the cache, charged to uid) while it waits for
+ * its handshake, so a process that exits right after still resolves;
+ * the cache entry counts as attached (forgotten after the exited ones)
+ * until dt_pm_track_fini().  The thread that creates the tracker,
+ * before any other thread sees it.
  */
-void	dt_pm_track_attach(struct dt_pm_track *, pid_t pid);
+void	dt_pm_track_attach(struct dt_pm_track *, pid_t pid, uid_t uid);
 /*
  * One user stack of pid (n return addresses, zeros ignored): a few
  * compares when every frame is known, else may read /proc (see above).
@@ -143,7 +172,11 @@ void	dt_pm_track_attach(struct dt_pm_track *, pid_t pid);
  */
 void	dt_pm_track_stack(struct dt_pm_track *, pid_t pid,
 	    const uint64_t *pcs, unsigned int n);
-/* Drop the tracker's snapshot; the cache keeps its own.  The owner. */
+/*
+ * Drop the tracker's snapshot; the cache keeps its own, now as the
+ * entry of a process nobody follows (the first to be forgotten).  The
+ * owner.
+ */
 void	dt_pm_track_fini(struct dt_pm_track *);
 
 /*
@@ -156,5 +189,22 @@ void	dt_pm_setup(const char *procroot, unsigned int maxpids);
 void	dt_pm_clear(void);
 /* Pids cached now.  Any thread. */
 unsigned int	dt_pm_count(void);
+
+/*
+ * The byte budgets: total and per user (0: the defaults above, from
+ * maxmem, the bound on opens' rings, 0 for unknown).  A per-user budget
+ * above the total is the total.  dtd's main thread at start, or tests,
+ * while no other thread uses the cache; the effective values are
+ * returned in *totalp and *userp (NULL: not wanted).
+ */
+void	dt_pm_budget(uint64_t total, uint64_t user, uint64_t maxmem,
+	    uint64_t *totalp, uint64_t *userp);
+/*
+ * Bytes the cache holds now (snapshots and entries), those of uid, and
+ * entries forgotten to keep within the bounds since start.  Any thread.
+ */
+uint64_t	dt_pm_bytes(void);
+uint64_t	dt_pm_user_bytes(uid_t uid);
+uint64_t	dt_pm_evicted(void);
 
 #endif /* DT_PIDMAPS_H */

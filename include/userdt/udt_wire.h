@@ -136,6 +136,10 @@ struct udt_stats {
 					   time pays for: not charged */
 	uint64_t	us_misnamed;	/* records that named a thread of
 					   another process: discarded */
+	uint64_t	us_maps_bytes;	/* held now by the mappings kept
+					   for exited tracees (dt_pidmaps) */
+	uint64_t	us_maps_evicted; /* of those, forgotten to stay
+					   within their budgets */
 };
 
 /*

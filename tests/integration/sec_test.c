@@ -500,7 +500,7 @@ main(int argc, char *argv[])
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: sec_test ksyms|device|ingest|enable|"
-		    "opens|memory|readers|setuid|exec|names DTD\n");
+		    "opens|memory|readers|setuid|exec|names|mapsmem DTD\n");
 		return 2;
 	}
 	sec_dtd = argv[2];
@@ -527,6 +527,8 @@ main(int argc, char *argv[])
 		run_exec();
 	else if (strcmp(argv[1], "names") == 0)
 		run_names();
+	else if (strcmp(argv[1], "mapsmem") == 0)
+		run_mapsmem();
 	else
 		dtt_check(false, "no test mode '%s'", argv[1]);
 	dtt_user_del(&sec_user);

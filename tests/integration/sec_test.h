@@ -68,5 +68,6 @@ void	run_readers(void);
 void	run_setuid(void);
 void	run_exec(void);
 void	run_names(void);
+void	run_mapsmem(void);
 
 #endif /* SEC_TEST_H */

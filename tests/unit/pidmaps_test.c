@@ -132,7 +132,7 @@ test_snapshot(void)
 
 	dtt_tag("snapshot");
 	fake_proc(100, 5000, 0x400000);
-	s = dt_pm_snapshot(100);
+	s = dt_pm_snapshot(100, 0);
 	if (!dtt_check(s != NULL, "a live process reads (%s)",
 	    s ? "ok" : strerror(errno)))
 		return;
@@ -213,7 +213,7 @@ test_zombie_reuse(void)
 
 	dtt_tag("reuse");
 	fake_proc(200, 7000, 0x400000);
-	held = dt_pm_snapshot(200);
+	held = dt_pm_snapshot(200, 0);
 	dtt_check(held != NULL, "snapshot");
 
 	/* A zombie: stat there, maps empty. */
@@ -234,7 +234,7 @@ test_zombie_reuse(void)
 	    "pid reused: RDVNODE does not answer from the newcomer");
 
 	/* The newcomer attaches: now it owns the entry. */
-	s = dt_pm_snapshot(200);
+	s = dt_pm_snapshot(200, 0);
 	dt_pm_put(s);
 	s = dt_pm_current(200);
 	dtt_check(s != NULL && s->ps_stime == 9001 &&
@@ -257,7 +257,7 @@ test_track(void)
 
 	dtt_tag("track");
 	fake_proc(300, 11000, 0x400000);
-	dt_pm_track_attach(&pt, 300);
+	dt_pm_track_attach(&pt, 300, 0);
 	dtt_check(pt.pt_snap != NULL && pt.pt_stime == 11001,
 	    "attach: snapshot and start time");
 	dt_pm_track_stack(&pt, 300, pcs, 2);
@@ -333,7 +333,7 @@ test_bad(void)
 	    "400000-400000 r-xp 00000000 08:01 1 /empty\n"
 	    "400000-401000 r-x 00000000 08:01 1 /shortperms\n");
 	errno = 0;
-	dtt_check(dt_pm_snapshot(400) == NULL && errno == ESRCH,
+	dtt_check(dt_pm_snapshot(400, 0) == NULL && errno == ESRCH,
 	    "maps of nonsense: nothing");
 	dtt_check(dt_pm_cached(400) == NULL, "and nothing cached");
 
@@ -343,7 +343,7 @@ test_bad(void)
 	    "402000-404000 r-xp 00000000 08:01 1 /overlaps\n"
 	    "300000-301000 r-xp 00000000 08:01 1 /before\n"
 	    "405000-406000 r-xp 00000000 08:01 1 /b\n");
-	s = dt_pm_snapshot(400);
+	s = dt_pm_snapshot(400, 0);
 	dtt_check(s != NULL && s->ps_n == 2 &&
 	    strcmp(s->ps_maps[0].pm_path, "/nonexistent-udt/a") == 0 &&
 	    strcmp(s->ps_maps[1].pm_path, "/b") == 0 &&
@@ -364,7 +364,7 @@ test_bad(void)
 		fake_maps(400, text);
 		free(text);
 	}
-	s = dt_pm_snapshot(400);
+	s = dt_pm_snapshot(400, 0);
 	dtt_check(s != NULL && s->ps_n == 1 &&
 	    strlen(s->ps_maps[0].pm_path) == sizeof(big) - 1,
 	    "a long path read whole");
@@ -387,7 +387,7 @@ test_bad(void)
 		put(file, "%s", "");
 		dtt_check(dt_pm_stime(400) == 0, "empty stat: no process");
 		errno = 0;
-		dtt_check(dt_pm_snapshot(400) == NULL && errno == ESRCH,
+		dtt_check(dt_pm_snapshot(400, 0) == NULL && errno == ESRCH,
 		    "no start time, no snapshot");
 	}
 	dtt_check(dt_pm_stime(-1) == 0 && dt_pm_stime(0) == 0,
@@ -407,13 +407,13 @@ test_lru(void)
 	dt_pm_setup(root, 3);
 	for (pid = 500; pid < 503; pid++) {
 		fake_proc(pid, (unsigned long long)pid, 0x400000);
-		dt_pm_put(dt_pm_snapshot(pid));
+		dt_pm_put(dt_pm_snapshot(pid, 0));
 	}
 	dtt_check(dt_pm_count() == 3, "three cached");
 	/* 500 used again: 501 is now the least recently used */
 	dt_pm_put(dt_pm_cached(500));
 	fake_proc(503, 503, 0x400000);
-	dt_pm_put(dt_pm_snapshot(503));
+	dt_pm_put(dt_pm_snapshot(503, 0));
 	dtt_check(dt_pm_count() == 3, "still three after a fourth");
 	for (pid = 500; pid < 504; pid++)
 		fake_gone(pid);
@@ -427,13 +427,151 @@ test_lru(void)
 	dt_pm_put(s);
 	/* A snapshot of the same pid again replaces, never adds. */
 	fake_proc(503, 503, 0x400000);
-	dt_pm_put(dt_pm_snapshot(503));
-	dt_pm_put(dt_pm_snapshot(503));
+	dt_pm_put(dt_pm_snapshot(503, 0));
+	dt_pm_put(dt_pm_snapshot(503, 0));
 	dtt_check(dt_pm_count() == 3, "same pid twice: one entry");
 	fake_gone(503);
 	dt_pm_clear();
 	dtt_check(dt_pm_count() == 0, "cleared");
 	dt_pm_setup(root, 0);
+}
+
+/*
+ * A process with n executable mappings of files with 1000-byte names:
+ * about n KB of the cache's memory.
+ */
+static void
+fake_big(pid_t pid, unsigned long long stime, int n)
+{
+	static char maps[200 * 1100];
+	char name[1001];
+	size_t len = 0;
+	int i;
+
+	memset(name, 'x', sizeof(name) - 1);
+	name[0] = '/';
+	name[sizeof(name) - 1] = '\0';
+	fake_stat(pid, 'S', stime);
+	for (i = 0; i < n && i < 200; i++) {
+		name[1] = (char)('a' + i % 26);
+		len += (size_t)snprintf(maps + len, sizeof(maps) - len,
+		    "%x-%x r-xp 00000000 08:01 42 %s\n", 0x400000 + i * 0x2000,
+		    0x401000 + i * 0x2000, name);
+	}
+	fake_maps(pid, maps);
+}
+
+/* Whether pid's maps are still known, after its process is gone. */
+static int
+kept(pid_t pid)
+{
+	struct dt_pm_snap *s = dt_pm_current(pid);
+
+	dt_pm_put(s);
+	return s != NULL;
+}
+
+static void
+test_budget(void)
+{
+	struct dt_pm_track pt;
+	struct dt_pm_snap *s;
+	uint64_t total, user, ev0, one;
+	pid_t pid;
+	int nkept;
+
+	dtt_tag("budget");
+	dt_pm_clear();
+	dt_pm_budget(1 << 20, 400 << 10, 0, &total, &user);
+	dtt_check(total == 1 << 20 && user == 400 << 10, "budgets as asked");
+
+	/* root's process attaches, exits: before anyone's churn. */
+	fake_big(700, 700, 100);
+	dt_pm_put(dt_pm_snapshot(700, 0));
+	one = dt_pm_bytes();
+	dtt_check(one > 100 * 1000 && one < 200 * 1000,
+	    "100 mappings, 1000-byte names: %llu bytes counted",
+	    (unsigned long long)one);
+	fake_gone(700);
+
+	/* One user's churn: 20 such processes, each gone at once. */
+	ev0 = dt_pm_evicted();
+	for (pid = 600; pid < 620; pid++) {
+		fake_big(pid, (unsigned long long)pid, 100);
+		dt_pm_put(dt_pm_snapshot(pid, 1000));
+		fake_gone(pid);
+		dtt_check(dt_pm_user_bytes(1000) <= user &&
+		    dt_pm_bytes() <= total, "within budgets after %d: user "
+		    "%llu, all %llu", pid - 599,
+		    (unsigned long long)dt_pm_user_bytes(1000),
+		    (unsigned long long)dt_pm_bytes());
+	}
+	for (pid = 600, nkept = 0; pid < 620; pid++)
+		nkept += kept(pid);
+	dtt_check(nkept >= 2 && nkept <= 3 && kept(619) && kept(618) &&
+	    !kept(600), "the user's newest kept (%d), its oldest forgotten",
+	    nkept);
+	dtt_check(dt_pm_evicted() - ev0 == (uint64_t)(20 - nkept),
+	    "each forgetting counted (%llu)",
+	    (unsigned long long)(dt_pm_evicted() - ev0));
+	dtt_check(kept(700), "root's exited process still resolves");
+
+	/* An attached process is forgotten after its user's exited ones. */
+	fake_big(800, 800, 100);
+	dt_pm_track_attach(&pt, 800, 1001);
+	for (pid = 801; pid < 806; pid++) {
+		fake_big(pid, (unsigned long long)pid, 100);
+		dt_pm_put(dt_pm_snapshot(pid, 1001));
+		fake_gone(pid);
+	}
+	dtt_check(kept(800) && kept(805) && !kept(801),
+	    "attached kept, the oldest exited forgotten first");
+	/* Those kept used since, so 800 is the least recently used. */
+	for (pid = 801; pid < 806; pid++)
+		(void)kept(pid);
+	dt_pm_track_fini(&pt);
+	fake_gone(800);
+	fake_big(806, 806, 100);
+	dt_pm_put(dt_pm_snapshot(806, 1001));
+	fake_gone(806);
+	dtt_check(!kept(800) && kept(806), "detached: the oldest goes next");
+
+	/*
+	 * Users 1002..1007, each within its own budget, together over the
+	 * total: whoever holds most pays, never root.
+	 */
+	for (pid = 900; pid < 918; pid++) {
+		fake_big(pid, (unsigned long long)pid, 100);
+		dt_pm_put(dt_pm_snapshot(pid, 1002 + (pid - 900) % 6));
+		fake_gone(pid);
+		dtt_check(dt_pm_bytes() <= total, "total within budget (%llu)",
+		    (unsigned long long)dt_pm_bytes());
+	}
+	dtt_check(kept(700), "root's exited process still resolves");
+
+	/* A process beyond a user's budget alone: returned, not kept. */
+	fake_big(950, 950, 200);
+	dt_pm_budget(1 << 20, 100 << 10, 0, NULL, NULL);
+	s = dt_pm_snapshot(950, 1010);
+	dtt_check(s != NULL && s->ps_n == 200, "too big: still the caller's");
+	dt_pm_put(s);
+	fake_gone(950);
+	dtt_check(!kept(950) && dt_pm_user_bytes(1010) == 0,
+	    "but not kept");
+
+	dt_pm_budget(0, 0, 0, &total, &user);
+	dtt_check(total == DT_PM_BUDGET_MIN && user == DT_PM_UBUDGET_MIN,
+	    "defaults without --max-memory: %llu, %llu a user",
+	    (unsigned long long)total, (unsigned long long)user);
+	dt_pm_budget(0, 0, 24ULL << 30, &total, &user);
+	dtt_check(total == 384ULL << 20 && user == 48ULL << 20,
+	    "24 GiB: 384 MiB, 48 a user");
+	dt_pm_budget(0, 0, 1ULL << 40, &total, &user);
+	dtt_check(total == DT_PM_BUDGET_MAX, "1 TiB: at most 1 GiB");
+	dt_pm_budget(0, 0, 0, NULL, NULL);
+	dt_pm_clear();
+	dtt_check(dt_pm_bytes() == 0 && dt_pm_user_bytes(0) == 0,
+	    "cleared: nothing counted");
 }
 
 int
@@ -458,6 +596,7 @@ main(void)
 	test_track();
 	test_bad();
 	test_lru();
+	test_budget();
 
 	dt_pm_clear();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
