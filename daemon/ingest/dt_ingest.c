@@ -281,6 +281,8 @@ dti_drain(struct dti_proc *dp, int final)
 			dp->dp_stuck = 0;
 			dp->dp_tail++;
 			n++;
+			/* Its event is lost: a reader's dropevt says so. */
+			dti_abandoned(dp, s);
 			continue;
 		}
 		dp->dp_stuck = 0;

@@ -207,3 +207,37 @@ dti_counters(struct dti_proc *dp)
 	}
 }
 
+/*
+ * A reserved slot the drain gave up on holds an event the tracee's
+ * program made (a system call on its way in or out) that no reader will
+ * see: without a count, read + dropped fell short of the calls made
+ * whenever a thread stopped (SIGSTOP, a debugger, a long page fault) for
+ * UDT_STUCK_NSEC between reserve and commit.  Its probe is the one the
+ * producer stored right after it reserved (udt_emit()); one stopped
+ * before even that leaves the slot's last lap's, and a forger anything:
+ * the tracee's word, so it is believed as a lost count is, within the
+ * budget, which the skipped slot itself earns as a record drained does
+ * (a ring overflows only once full: one claim per slot passed).
+ */
+void
+dti_abandoned(struct dti_proc *dp, const struct udt_rec *s)
+{
+	unsigned int p = __atomic_load_n(&s->ur_probe, __ATOMIC_RELAXED);
+
+	if (p >= DT_SYS_NPROBES && p != UDT_PROBE_PROFILE) {
+		/* No probe's: nobody to tell; still a forged claim. */
+		atomic_fetch_add(&dti_stats.forged, 1);
+		return;
+	}
+	dti_budget_records(dp);
+	if (dp->dp_budget == 0)
+		dti_budget_refresh(dp);
+	if (dti_budget_take(dp, 1) == 0)
+		return;
+	atomic_fetch_add(&dti_stats.lost, 1);
+	if (p == UDT_PROBE_PROFILE) {
+		if (dti_sample_lost != NULL)
+			dti_sample_lost(1, false);
+	} else
+		dti_charge(p, 1, dt_pcb_count_dropevt);
+}

@@ -170,6 +170,15 @@ void	dti_budget_init(struct dti_proc *);
  * goes.  The drain thread.
  */
 void	dti_counters(struct dti_proc *);
+/*
+ * The drain gave up on slot s of dp's ring (already past dp_tail): its
+ * producer reserved it and never committed (stopped for UDT_STUCK_NSEC,
+ * or gone).  The event it was to hold is lost: charged to the dropevt
+ * of the opens recording its probe, within dp's budget.  The drain
+ * thread.
+ */
+struct udt_rec;
+void	dti_abandoned(struct dti_proc *dp, const struct udt_rec *s);
 
 /*
  * Does process pid still run the image uid connected with?  False when

@@ -15,7 +15,7 @@
  */
 
 /*
- * ingest_count DTD DTRUN TRACEE forge|overflow
+ * ingest_count DTD DTRUN TRACEE forge|overflow|nofile|stuck
  *
  * The counters tracees report reach every reader's dropevt and
  * recurevt (DTIOCGSTATS), so:
@@ -31,6 +31,11 @@
  *		tracees attach up to that user's cap (a quarter) and the
  *		rest are refused and logged, while another user's tracee
  *		still attaches.
+ *   stuck	root's tracee commits records around one it reserved and
+ *		never committed (a thread stopped between reserve and
+ *		commit): dtd skips that slot after UDT_STUCK_NSEC, and the
+ *		reader's dropevt counts it, so read + dropped is every
+ *		call made.
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -401,6 +406,99 @@ out:
 	free(pi);
 }
 
+/* Record t of getpid's entry into rh's slot, committed or not. */
+static void
+stuck_rec(struct udt_ring_hdr *rh, uint64_t t, int commit)
+{
+	struct udt_rec *s = (struct udt_rec *)(void *)((char *)rh +
+	    UDT_RING_HDRSIZE + (t % rh->rh_nslots) * UDT_SLOT_SIZE);
+	struct udt_rec r;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	memset(&r, 0, sizeof(r));
+	r.ur_probe = (uint16_t)getpid_idx;
+	r.ur_flags = UDT_R_COMM;
+	r.ur_tid = gettid();
+	r.ur_sec = ts.tv_sec;
+	r.ur_nsec = ts.tv_nsec;
+	snprintf(r.ur_comm, sizeof(r.ur_comm), "stuck");
+	memcpy((char *)s + 8, (char *)&r + 8, sizeof(r) - 8);
+	/* The ticket is reserved either way, as a producer's CAS does. */
+	__atomic_store_n(&rh->rh_head, t + 1, __ATOMIC_RELEASE);
+	if (commit)
+		__atomic_store_n(&s->ur_seq, t + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Root's tracee, by hand: STUCK_BEFORE records, one reserved and never
+ * committed, one more; then waits for the parent to close the pipe.
+ */
+#define STUCK_BEFORE	3
+static int
+stuck_child(int rfd)
+{
+	struct udt_welcome w;
+	struct udt_ring_hdr *rh;
+	int fds[2], sock;
+	uint64_t t;
+	char c;
+
+	if ((sock = dtt_tracee_hello(dd.dd_sock, nsys, &w, fds)) == -1)
+		return 1;
+	if ((rh = dtt_ring_map(fds[0], &w)) == NULL)
+		return 2;
+	for (t = 0; t < STUCK_BEFORE; t++)
+		stuck_rec(rh, t, 1);
+	stuck_rec(rh, t++, 0);
+	stuck_rec(rh, t, 1);
+	(void)read(rfd, &c, 1);
+	close(sock);
+	return 0;
+}
+
+static void
+run_stuck(int fd, uint32_t pbn)
+{
+	struct dt_evt evs[16];
+	struct dtioc_stat st;
+	uint64_t t0;
+	long n, got = 0, k, mine = 0;
+	int p[2], status;
+	pid_t pid;
+
+	if (!dtt_check(dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) == 0 &&
+	    dtt_record(fd, 1) == 0, "root records getpid's entry") ||
+	    pipe2(p, O_CLOEXEC) != 0)
+		return;
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		close(p[1]);
+		_exit(stuck_child(p[0]));
+	}
+	close(p[0]);
+	/* The skip comes after UDT_STUCK_NSEC: well within 5 s. */
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
+	while (mine < STUCK_BEFORE + 1 &&
+	    dtt_clock_ns(CLOCK_MONOTONIC) - t0 < 5000000000ULL &&
+	    (n = dtt_read(fd, evs, 16, 1000)) >= 0) {
+		got += n;
+		for (k = 0; k < n; k++)
+			mine += evs[k].dtev_pid == pid;
+	}
+	close(p[1]);
+	status = dtt_wait(pid, DTT_EXIT_MS);
+	dtt_check(dtt_exited0(status), "the tracee committed %d records "
+	    "around one left reserved (status %#x)", STUCK_BEFORE + 1, status);
+	dtt_check(mine == STUCK_BEFORE + 1, "the %d committed were read (%ld)",
+	    STUCK_BEFORE + 1, mine);
+	if (!dtt_check(dtt_stats(fd, &st) == 0, "DTIOCGSTATS"))
+		return;
+	dtt_check(st.dtst_dropevt == 1, "the one left reserved is counted "
+	    "in dropevt (%llu): read %ld + dropped = %d calls",
+	    (unsigned long long)st.dtst_dropevt, mine, STUCK_BEFORE + 2);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -410,9 +508,10 @@ main(int argc, char *argv[])
 
 	if (argc != 5 || (strcmp(argv[4], "forge") != 0 &&
 	    strcmp(argv[4], "overflow") != 0 &&
-	    strcmp(argv[4], "nofile") != 0)) {
+	    strcmp(argv[4], "nofile") != 0 &&
+	    strcmp(argv[4], "stuck") != 0)) {
 		fprintf(stderr, "usage: ingest_count DTD DTRUN TRACEE "
-		    "forge|overflow|nofile\n");
+		    "forge|overflow|nofile|stuck\n");
 		return 2;
 	}
 	if (strcmp(argv[4], "nofile") == 0) {
@@ -432,6 +531,8 @@ main(int argc, char *argv[])
 	}
 	if (strcmp(argv[4], "forge") == 0)
 		run_forge(fd, dtt_pbn(pi, npi, "syscall", "sys%20", "entry"));
+	else if (strcmp(argv[4], "stuck") == 0)
+		run_stuck(fd, dtt_pbn(pi, npi, "syscall", "sys%20", "entry"));
 	else
 		run_overflow(fd, dtt_pbn(pi, npi, "syscall", "sys%4", "entry"),
 		    argv[2], argv[3]);
