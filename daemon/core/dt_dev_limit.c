@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "dt_pidmaps.h"
 #include "dt_softc.h"
 
 #define DT_LIMIT_NHASH		64	/* uid buckets */
@@ -104,12 +105,15 @@ dt_limit_take(const struct dt_cred *cr, uint64_t mem, const char *what)
 	    dt_limit_mem > dt_limit_maxmem - mem) {
 		fprintf(stderr, "dtd: %s by uid %u refused (ENOMEM): it "
 		    "needs %llu bytes, %llu of --max-memory %llu are in use "
-		    "(%llu by users other than root, who may use %llu)\n",
+		    "(%llu by users other than root, who may use %llu); the "
+		    "mappings kept of traced processes take %llu more, "
+		    "within --maps-memory\n",
 		    what, (unsigned)cr->dc_uid, (unsigned long long)mem,
 		    (unsigned long long)dt_limit_mem,
 		    (unsigned long long)dt_limit_maxmem,
 		    (unsigned long long)dt_limit_umem,
-		    (unsigned long long)(dt_limit_maxmem / 4 * 3));
+		    (unsigned long long)(dt_limit_maxmem / 4 * 3),
+		    (unsigned long long)dt_pm_bytes());
 		return ENOMEM;
 	}
 	dt_limit_mem += mem;
