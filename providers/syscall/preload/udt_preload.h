@@ -243,6 +243,13 @@ void	udt_sud_init(int) UDT_HIDDEN;
  */
 int	udt_sud_trap_init(void) UDT_HIDDEN;
 void	udt_sud_thread(void) UDT_HIDDEN;
+/*
+ * What /proc/self/status says of the process at the constructor: its
+ * threads (-1 unknown) and the signals it has handlers for (SigCgt, all
+ * ones unknown).  Read once, at the first call, which is the
+ * constructor's, before it installs anything; cached after.
+ */
+int	udt_proc_status(int *, uint64_t *) UDT_HIDDEN;
 void	udt_sud_start(void) UDT_HIDDEN;
 
 /*

@@ -50,8 +50,8 @@
  * and for the objects a dlopen() maps, at the loader's r_brk, before any
  * of their code runs (udt_rw_hook(), udt_rw_brk()).  Processes that
  * already run threads, and code made some other way, are left to
- * dispatch (udt_rw_saw()).  The bytes are written through /proc/self/mem, which
- * leaves the mappings' protections alone.
+ * dispatch (udt_rw_saw()).  The bytes are written once a pass has proved
+ * them all, each object's pages made writable once (udt_rw_flush()).
  *
  * This file finds and proves the sites; udt_rw_eh.c reads the unwind
  * tables, udt_rw_emit.c writes trampolines, stubs and patches, and
@@ -621,7 +621,12 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	o->ro_tab = (const int32_t *)(const void *)(p + 4);
 	memo = o->ro_nfde * (sizeof(*o->ro_memotail) + sizeof(*o->ro_memo) +
 	    sizeof(*o->ro_memon));
-	if (o->ro_nfde == 0 || (o->ro_memotail = udt_rw_alloc(memo)) == NULL)
+	if (o->ro_nfde == 0)
+		return udt_rw_unknown(info, "no unwind table");
+	/* The pass's scratch holds most objects' memo: no mmap each. */
+	if (memo <= o->ro_memomax)
+		o->ro_memotail = o->ro_memobuf;
+	else if ((o->ro_memotail = udt_rw_alloc(memo)) == NULL)
 		return udt_rw_unknown(info, "no unwind table");
 	o->ro_memo = (int32_t *)(void *)(o->ro_memotail + o->ro_nfde);
 	o->ro_memon = (uint32_t *)(void *)(o->ro_memo + o->ro_nfde);
@@ -635,6 +640,7 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 		o->ro_hi = o->ro_lo + ph->p_memsz;
 		if (self >= o->ro_lo && self < o->ro_hi)
 			continue;		/* this library */
+		(void)udt_rw_segment(o, info, i);
 		o->ro_nwin = 0;
 		o->ro_ntrap = 0;
 		for (p = (const uint8_t *)o->ro_lo;
@@ -670,54 +676,112 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 		udt_rw_far(o, o->ro_win, o->ro_nwin);
 		udt_rw_nleft += udt_rw_commit(o);
 	}
-	udt_sys2(SYS_munmap, o->ro_memotail, memo);
+	if (o->ro_memotail != o->ro_memobuf)
+		udt_sys2(SYS_munmap, o->ro_memotail, memo);
 	return 0;
 }
 
-/* The number of threads the process has, from /proc/self/stat. */
-static int
-udt_rw_nthreads(void)
+static uint64_t
+udt_rw_hexval(const char *p)
 {
-	char buf[1024], *p;
-	long fd, n;
-	int field = 2;		/* the comm's closing parenthesis ends field 2 */
+	uint64_t v = 0;
 
-	fd = udt_sys3(SYS_open, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	n = udt_sys3(SYS_read, fd, buf, sizeof(buf) - 1);
-	udt_sys1(SYS_close, fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL)
-		return -1;
-	for (; *p != '\0'; p++)
-		if (*p == ' ' && ++field == 20)
-			return atoi(p + 1);
-	return -1;
+	for (;; p++) {
+		if (*p >= '0' && *p <= '9')
+			v = v * 16 + (uint64_t)(*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			v = v * 16 + (uint64_t)(*p - 'a' + 10);
+		else
+			return v;
+	}
 }
+
+/*
+ * One read of /proc/self/status serves the rewriter (one thread?) and
+ * dispatch (which handlers may have our signals in their masks), so
+ * neither asks the kernel signal by signal.  The constructor's thread.
+ */
+int
+udt_proc_status(int *threads, uint64_t *caught)
+{
+	static int done, nthr = -1;		/* [I] */
+	static uint64_t cgt = ~0ULL;		/* [I] */
+	char buf[4096], *p;
+	long fd, n;
+
+	if (!done) {
+		done = 1;
+		fd = udt_sys3(SYS_open, "/proc/self/status", O_RDONLY |
+		    O_CLOEXEC, 0);
+		n = fd < 0 ? -1 : udt_sys3(SYS_read, fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			udt_sys1(SYS_close, fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			if ((p = strstr(buf, "\nThreads:\t")) != NULL)
+				nthr = atoi(p + 10);
+			if ((p = strstr(buf, "\nSigCgt:\t")) != NULL)
+				cgt = udt_rw_hexval(p + 9);
+		}
+	}
+	if (threads != NULL)
+		*threads = nthr;
+	if (caught != NULL)
+		*caught = cgt;
+	return nthr < 0 ? -1 : 0;
+}
+
+/*
+ * The pass's scratch, one mapping: its pages are touched only as far as
+ * they are used.
+ */
+#define UDT_RW_MAXTGT	65536
+#define UDT_RW_MAXARENA	(1 << 20)
+#define UDT_RW_MAXPATCH	(4 * UDT_RW_MAXSITE)
+#define UDT_RW_MAXSEG	1024
+#define UDT_RW_MEMOSZ	(1 << 20)
+#define UDT_RW_SCRATCH	(UDT_RW_MAXINSN * sizeof(struct udt_rw_insn) +	\
+	UDT_RW_MAXTGT * sizeof(uintptr_t) + UDT_RW_MAXARENA * sizeof(uintptr_t) + \
+	UDT_RW_MAXSITE * sizeof(struct udt_rw_win) +			\
+	UDT_RW_MAXSITE * sizeof(uintptr_t) +				\
+	UDT_RW_MAXPATCH * sizeof(struct udt_rw_patch) +			\
+	UDT_RW_MAXSEG * sizeof(struct udt_rw_seg) + UDT_RW_MEMOSZ)
 
 size_t
 udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 {
 	struct udt_rw_obj o;
 	size_t left = udt_rw_nleft;
+	uint8_t *scr;
 
 	memset(&o, 0, sizeof(o));
 	o.ro_memfd = -1;
 	o.ro_want = want;
 	o.ro_nwant = nwant;
-	o.ro_maxtgt = 65536;
-	o.ro_insn = udt_rw_alloc(UDT_RW_MAXINSN * sizeof(*o.ro_insn));
-	o.ro_tgt = udt_rw_alloc(o.ro_maxtgt * sizeof(*o.ro_tgt));
-	o.ro_maxarena = 1 << 20;
-	o.ro_arena = udt_rw_alloc(o.ro_maxarena * sizeof(*o.ro_arena));
-	o.ro_win = udt_rw_alloc(UDT_RW_MAXSITE * sizeof(*o.ro_win));
-	o.ro_trap = udt_rw_alloc(UDT_RW_MAXSITE * sizeof(*o.ro_trap));
-	if (o.ro_insn == NULL || o.ro_tgt == NULL || o.ro_win == NULL ||
-	    o.ro_arena == NULL || o.ro_trap == NULL ||
-	    cs_open(CS_ARCH_X86, CS_MODE_64, &o.ro_cs) != CS_ERR_OK) {
+	if ((scr = udt_rw_alloc(UDT_RW_SCRATCH)) == NULL)
+		return (size_t)-1;
+	/* Largest alignment first. */
+	o.ro_insn = (void *)scr;
+	scr += UDT_RW_MAXINSN * sizeof(*o.ro_insn);
+	o.ro_maxtgt = UDT_RW_MAXTGT;
+	o.ro_tgt = (void *)scr;
+	scr += o.ro_maxtgt * sizeof(*o.ro_tgt);
+	o.ro_maxarena = UDT_RW_MAXARENA;
+	o.ro_arena = (void *)scr;
+	scr += o.ro_maxarena * sizeof(*o.ro_arena);
+	o.ro_win = (void *)scr;
+	scr += UDT_RW_MAXSITE * sizeof(*o.ro_win);
+	o.ro_trap = (void *)scr;
+	scr += UDT_RW_MAXSITE * sizeof(*o.ro_trap);
+	o.ro_maxpatch = UDT_RW_MAXPATCH;
+	o.ro_patch = (void *)scr;
+	scr += o.ro_maxpatch * sizeof(*o.ro_patch);
+	o.ro_maxseg = UDT_RW_MAXSEG;
+	o.ro_seg = (void *)scr;
+	scr += o.ro_maxseg * sizeof(*o.ro_seg);
+	o.ro_memobuf = (void *)scr;
+	o.ro_memomax = UDT_RW_MEMOSZ;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &o.ro_cs) != CS_ERR_OK) {
 		left = (size_t)-1;
 		goto out;
 	}
@@ -728,6 +792,8 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	} else
 		left = (size_t)-1;
 	cs_close(&o.ro_cs);
+	/* The text changes only now, once, before the tables name it. */
+	udt_rw_flush(&o);
 	if (udt_rw_tramp_publish(want, nwant) != 0 ||
 	    udt_rw_trap_publish(want, nwant) != 0)
 		left = (size_t)-1;
@@ -736,20 +802,7 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 out:
 	if (o.ro_memfd >= 0)
 		udt_sys1(SYS_close, o.ro_memfd);
-	if (o.ro_insn != NULL)
-		udt_sys2(SYS_munmap, o.ro_insn, UDT_RW_MAXINSN *
-		    sizeof(*o.ro_insn));
-	if (o.ro_tgt != NULL)
-		udt_sys2(SYS_munmap, o.ro_tgt, o.ro_maxtgt * sizeof(*o.ro_tgt));
-	if (o.ro_arena != NULL)
-		udt_sys2(SYS_munmap, o.ro_arena, o.ro_maxarena *
-		    sizeof(*o.ro_arena));
-	if (o.ro_win != NULL)
-		udt_sys2(SYS_munmap, o.ro_win, UDT_RW_MAXSITE *
-		    sizeof(*o.ro_win));
-	if (o.ro_trap != NULL)
-		udt_sys2(SYS_munmap, o.ro_trap, UDT_RW_MAXSITE *
-		    sizeof(*o.ro_trap));
+	udt_sys2(SYS_munmap, o.ro_insn, UDT_RW_SCRATCH);
 	return left;
 }
 
@@ -758,8 +811,10 @@ udt_rw_init(void)
 {
 	const char *env = getenv(UDT_RW_ENV);
 	size_t left;
+	int nthr;
 
-	if ((env != NULL && strcmp(env, "0") == 0) || udt_rw_nthreads() != 1)
+	if ((env != NULL && strcmp(env, "0") == 0) ||
+	    udt_proc_status(&nthr, NULL) != 0 || nthr != 1)
 		return;
 	udt_rw_debug = env != NULL && strcmp(env, "debug") == 0;
 	left = udt_rw_pass(NULL, 0);

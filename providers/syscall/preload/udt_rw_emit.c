@@ -19,7 +19,8 @@
  * stub for each site it traps (the calls its handler makes in place),
  * the patches over the sites, and the jump from the loader's r_brk to
  * udt_rw_brk().  Regions of trampolines lie within a rel32 jump of
- * their object; the bytes are written through /proc/self/mem.
+ * their object; the patches are staged and written at the end of the
+ * pass (udt_rw_flush()).
  *
  * Locks used to protect the globals below:
  *	[I]	set by the constructor before other threads exist
@@ -49,12 +50,17 @@ static struct udt_rw_tab *udt_rw_tramptab;		/* [a] */
 uintptr_t	udt_rw_ld_lo, udt_rw_ld_hi;	/* [I] the loader's text */
 uintptr_t	udt_rw_brkat;			/* [I] r_brk, if hooked */
 
-/* Reserve trampoline space within a rel32 jump of all of [lo, hi). */
+/*
+ * Reserve trampoline space within a rel32 jump of all of [lo, hi).  Each
+ * candidate is a hint, not a demand: where it is taken, the kernel puts
+ * the mapping elsewhere, which for a library is most often next to the
+ * others and so within reach too; a mapping out of reach is given back.
+ */
 static uint8_t *
 udt_rw_region(uintptr_t lo, uintptr_t hi, size_t len)
 {
 	const uintptr_t step = 1UL << 20, reach = (1UL << 31) - (1UL << 24);
-	uintptr_t at;
+	uintptr_t at, a, b;
 	long p;
 	int k;
 
@@ -68,14 +74,73 @@ udt_rw_region(uintptr_t lo, uintptr_t hi, size_t len)
 		    (at < lo && (at + len > lo || hi - at > reach)))
 			continue;
 		p = udt_sys6(SYS_mmap, (long)at, (long)len,
-		    PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (p == (long)at)
+		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p < 0 && p > -4096)
+			return NULL;
+		a = (uintptr_t)p < lo ? (uintptr_t)p : lo;
+		b = (uintptr_t)p + len > hi ? (uintptr_t)p + len : hi;
+		if ((uintptr_t)p >= 65536 && b - a <= reach)
 			return (uint8_t *)p;
-		if (p >= 0 || p < -4095)
-			udt_sys2(SYS_munmap, p, len);
+		udt_sys2(SYS_munmap, p, len);
 	}
 	return NULL;
+}
+
+/*
+ * Room for len bytes of code within a rel32 jump of all of [lo, hi): from
+ * a region of this pass where one is in reach, else a new one.  Regions
+ * stay writable until the pass seals them (udt_rw_seal()), so the
+ * objects of a pass share a few, each mapped and protected once.
+ */
+static uint8_t *
+udt_rw_room(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi, size_t len)
+{
+	const uintptr_t reach = (1UL << 31) - (1UL << 24);
+	struct udt_rw_pool *rp;
+	uintptr_t a, b;
+	size_t i;
+
+	len = (len + 63) & ~(size_t)63;
+	for (i = 0; i < o->ro_npool; i++) {
+		rp = &o->ro_pool[i];
+		a = (uintptr_t)rp->rp_base < lo ? (uintptr_t)rp->rp_base : lo;
+		b = (uintptr_t)rp->rp_base + rp->rp_len > hi ?
+		    (uintptr_t)rp->rp_base + rp->rp_len : hi;
+		if (rp->rp_len - rp->rp_used >= len && b - a <= reach)
+			goto carve;
+	}
+	if (o->ro_npool == UDT_RW_MAXPOOL)
+		return NULL;
+	rp = &o->ro_pool[o->ro_npool];
+	rp->rp_len = len > UDT_RW_POOLSZ ? (len + 4095) & ~(size_t)4095 :
+	    UDT_RW_POOLSZ;
+	if ((rp->rp_base = udt_rw_region(lo, hi, rp->rp_len)) == NULL)
+		return NULL;
+	rp->rp_used = 0;
+	o->ro_npool++;
+	udt_rw_cover((uintptr_t)rp->rp_base,
+	    (uintptr_t)rp->rp_base + rp->rp_len);
+carve:
+	rp->rp_used += len;
+	return rp->rp_base + rp->rp_used - len;
+}
+
+/*
+ * The pass's regions made executable, before any site jumps there.
+ * Returns -1 if one cannot be: then no staged patch may be written.
+ */
+int
+udt_rw_seal(struct udt_rw_obj *o)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < o->ro_npool; i++)
+		if (udt_sys3(SYS_mprotect, o->ro_pool[i].rp_base,
+		    o->ro_pool[i].rp_len, PROT_READ | PROT_EXEC) != 0)
+			r = -1;
+	o->ro_npool = 0;
+	return r;
 }
 
 static uint8_t *
@@ -174,16 +239,180 @@ udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w)
 	return q;
 }
 
+/*
+ * The executable segment ph of an object, before its patches are
+ * staged: its own pages end where the next segment's first page starts
+ * (the loader maps segments in order, so that one's protection won).
+ * Returns -1 when it cannot be kept, its patches are then not staged.
+ */
+int
+udt_rw_segment(struct udt_rw_obj *o, struct dl_phdr_info *info, int ph)
+{
+	const ElfW(Phdr) *p = &info->dlpi_phdr[ph];
+	struct udt_rw_seg *sg;
+	uintptr_t lo = info->dlpi_addr + p->p_vaddr, q;
+	int i;
+
+	if (o->ro_nseg == o->ro_maxseg) {
+		udt_rw_flush(o);
+		o->ro_nseg = 0;
+	}
+	if (o->ro_maxseg == 0)
+		return -1;
+	sg = &o->ro_seg[o->ro_nseg++];
+	sg->sg_lo = lo & ~(uintptr_t)4095;
+	sg->sg_hi = (lo + p->p_memsz + 4095) & ~(uintptr_t)4095;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type != PT_LOAD)
+			continue;
+		q = (info->dlpi_addr + info->dlpi_phdr[i].p_vaddr) &
+		    ~(uintptr_t)4095;
+		if (q > sg->sg_lo && q < sg->sg_hi)
+			sg->sg_hi = q;
+	}
+	sg->sg_prot = ((p->p_flags & PF_R) ? PROT_READ : 0) |
+	    ((p->p_flags & PF_W) ? PROT_WRITE : 0) |
+	    ((p->p_flags & PF_X) ? PROT_EXEC : 0);
+	return 0;
+}
+
+/* Stage n bytes b for at, in the segment last named (udt_rw_segment()). */
 static int
-udt_rw_poke(struct udt_rw_obj *o, uintptr_t at, const uint8_t *b, size_t n)
+udt_rw_poke(struct udt_rw_obj *o, uintptr_t at, const uint8_t *b, size_t n,
+    int kind)
+{
+	struct udt_rw_patch *rp;
+
+	if (o->ro_nseg == 0 || n > sizeof(rp->rp_b))
+		return -1;
+	if (o->ro_npatch == o->ro_maxpatch)
+		udt_rw_flush(o);
+	if (o->ro_npatch == o->ro_maxpatch)
+		return -1;
+	rp = &o->ro_patch[o->ro_npatch++];
+	rp->rp_at = at;
+	rp->rp_seg = (uint32_t)(o->ro_nseg - 1);
+	rp->rp_len = (uint8_t)n;
+	rp->rp_kind = (uint8_t)kind;
+	memcpy(rp->rp_b, b, n);
+	return 0;
+}
+
+/* The fallback: through /proc/self/mem, which ignores protections. */
+static int
+udt_rw_memwrite(struct udt_rw_obj *o, const struct udt_rw_patch *rp)
 {
 	if (o->ro_memfd < 0)
 		o->ro_memfd = (int)udt_sys3(SYS_open, "/proc/self/mem",
 		    O_RDWR | O_CLOEXEC, 0);
 	if (o->ro_memfd < 0)
 		return -1;
-	return udt_sys4(SYS_pwrite64, o->ro_memfd, b, n, at) == (long)n ?
-	    0 : -1;
+	return udt_sys4(SYS_pwrite64, o->ro_memfd, rp->rp_b, rp->rp_len,
+	    rp->rp_at) == (long)rp->rp_len ? 0 : -1;
+}
+
+/* A staged patch is in or not: the counts say what became of its site. */
+static void
+udt_rw_patched(const struct udt_rw_obj *o, const struct udt_rw_patch *rp,
+    int ok)
+{
+	if (ok) {
+		if (rp->rp_kind == UDT_RWP_WIN)
+			udt_rw_active = 1;
+		else if (rp->rp_kind == UDT_RWP_BRK) {
+			udt_rw_brkat = rp->rp_at;
+			udt_rw_ld_lo = o->ro_brklo;
+			udt_rw_ld_hi = o->ro_brkhi;
+		}
+		return;
+	}
+	switch (rp->rp_kind) {
+	case UDT_RWP_WIN:
+		udt_rw_ndone--;
+		udt_rw_nleft++;
+		udt_rw_say("its jump could not be written", rp->rp_at);
+		break;
+	case UDT_RWP_TRAP:
+		udt_rw_ntrapped--;
+		udt_rw_nleft++;
+		udt_rw_say("its int3 could not be written", rp->rp_at);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Write every staged patch: per segment, its pages that hold patches
+ * made writable once (execute kept: nothing that runs there ever finds
+ * its page without it, and none of its bytes but the sites' change),
+ * the bytes stored, the protection put back; where that is refused (a
+ * policy against writable code, a sealed mapping), through
+ * /proc/self/mem, a system call a site, as before.
+ *
+ * The single-thread rule of the pass holds: in the constructor no other
+ * thread exists, at r_brk no thread can be in the new objects yet.  A
+ * patch written with plain stores is not one write, so the signals of
+ * this thread are held for the while: a handler must not run a site
+ * half-written.  Nothing else runs in between: only this code and raw
+ * system calls, no libc, whose text may be what is written.
+ */
+void
+udt_rw_flush(struct udt_rw_obj *o)
+{
+	const uint64_t all = ~0ULL;
+	uint64_t old;
+	size_t i, j, k;
+	uintptr_t lo, hi, plo, phi;
+	int held, prot, w;
+
+	if (udt_rw_seal(o) != 0) {
+		for (k = 0; k < o->ro_npatch; k++)
+			udt_rw_patched(o, &o->ro_patch[k], 0);
+		o->ro_npatch = 0;
+	}
+	if (o->ro_npatch == 0)
+		return;
+	held = udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8) == 0;
+	for (i = 0; i < o->ro_npatch; i = j) {
+		const struct udt_rw_seg *sg = &o->ro_seg[o->ro_patch[i].rp_seg];
+
+		plo = UINTPTR_MAX;
+		phi = 0;
+		for (j = i; j < o->ro_npatch &&
+		    o->ro_patch[j].rp_seg == o->ro_patch[i].rp_seg; j++) {
+			lo = o->ro_patch[j].rp_at & ~(uintptr_t)4095;
+			hi = (o->ro_patch[j].rp_at + o->ro_patch[j].rp_len +
+			    4095) & ~(uintptr_t)4095;
+			if (lo < sg->sg_lo || hi > sg->sg_hi)
+				continue;
+			plo = lo < plo ? lo : plo;
+			phi = hi > phi ? hi : phi;
+		}
+		prot = sg->sg_prot;
+		w = held && plo < phi && ((prot & PROT_WRITE) ||
+		    udt_sys3(SYS_mprotect, plo, phi - plo, prot | PROT_WRITE)
+		    == 0);
+		for (k = i; k < j; k++) {
+			const struct udt_rw_patch *rp = &o->ro_patch[k];
+			volatile uint8_t *d = (volatile uint8_t *)rp->rp_at;
+			size_t n;
+
+			if (w && rp->rp_at >= plo && rp->rp_at + rp->rp_len
+			    <= phi) {
+				for (n = 0; n < rp->rp_len; n++)
+					d[n] = rp->rp_b[n];
+				udt_rw_patched(o, rp, 1);
+			} else
+				udt_rw_patched(o, rp,
+				    udt_rw_memwrite(o, rp) == 0);
+		}
+		if (w && !(prot & PROT_WRITE))
+			(void)udt_sys3(SYS_mprotect, plo, phi - plo, prot);
+	}
+	if (held)
+		(void)udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+	o->ro_npatch = 0;
 }
 
 /*
@@ -201,7 +430,8 @@ udt_rw_commit_traps(struct udt_rw_obj *o, uint8_t *q)
 		if (udt_rw_trap_put(o->ro_trap[i], (uintptr_t)q) != 0)
 			break;
 		/* Its entry is harmless: the site holds no int3. */
-		if (udt_rw_poke(o, o->ro_trap[i], &int3, 1) != 0)
+		if (udt_rw_poke(o, o->ro_trap[i], &int3, 1, UDT_RWP_TRAP) !=
+		    0)
 			break;
 		n++;
 	}
@@ -242,9 +472,9 @@ udt_rw_commit(struct udt_rw_obj *o)
 	}
 	if (nok == 0 && o->ro_ntrap == 0)
 		return left;
-	len = (UDT_RW_HDRSZ + nok * UDT_RW_TRAMPSZ +
-	    o->ro_ntrap * UDT_RW_STUBSZ + 4095) & ~(size_t)4095;
-	if ((reg = udt_rw_region(o->ro_lo, o->ro_hi, len)) == NULL)
+	len = UDT_RW_HDRSZ + nok * UDT_RW_TRAMPSZ +
+	    o->ro_ntrap * UDT_RW_STUBSZ;
+	if ((reg = udt_rw_room(o, o->ro_lo, o->ro_hi, len)) == NULL)
 		return left + nok + o->ro_ntrap;
 	tpoff = (uintptr_t)&udt_thread.ut_sud -
 	    (uintptr_t)__builtin_thread_pointer();
@@ -269,11 +499,6 @@ udt_rw_commit(struct udt_rw_obj *o)
 		*q++ = 0xe9;
 		(void)udt_rw_rel32(q, o->ro_trap[i] + 2);
 	}
-	if (udt_sys3(SYS_mprotect, reg, len, PROT_READ | PROT_EXEC) != 0) {
-		udt_sys2(SYS_munmap, reg, len);
-		return left + nok + o->ro_ntrap;
-	}
-	udt_rw_cover((uintptr_t)reg, (uintptr_t)reg + len);
 	ntrap = udt_rw_commit_traps(o, stubs);
 	udt_rw_ntrapped += ntrap;
 	for (i = 0; i < o->ro_nwin; i++) {
@@ -287,12 +512,11 @@ udt_rw_commit(struct udt_rw_obj *o)
 		patch[0] = 0xe9;
 		rel = (int32_t)(t - (w->rw_start + 5));
 		memcpy(patch + 1, &rel, 4);
-		if (udt_rw_poke(o, w->rw_start, patch, len) != 0)
+		if (udt_rw_poke(o, w->rw_start, patch, len, UDT_RWP_WIN) != 0)
 			break;
 		/* Without it, only a user stack shows the trampoline. */
 		(void)udt_rw_stage_put(&udt_rw_trampstage, t, w->rw_sys);
 		udt_rw_ndone++;
-		udt_rw_active = 1;
 		nok--;
 	}
 	return left + nok + o->ro_ntrap - ntrap;
@@ -348,25 +572,18 @@ udt_rw_hook(struct udt_rw_obj *o, uintptr_t b)
 	if (w.rw_bad || udt_rw_near(o, fi, b, b + 5))
 		return;
 	/* jmp *0(%rip), then the address: udt_rw_brk is further away. */
-	if ((reg = udt_rw_region(o->ro_lo, o->ro_hi, 4096)) == NULL)
+	if ((reg = udt_rw_room(o, o->ro_lo, o->ro_hi, 14)) == NULL)
 		return;
 	reg[0] = 0xff;
 	reg[1] = 0x25;
 	memset(reg + 2, 0, 4);
 	memcpy(reg + 6, &to, sizeof(to));
-	if (udt_sys3(SYS_mprotect, reg, 4096, PROT_READ | PROT_EXEC) != 0) {
-		udt_sys2(SYS_munmap, reg, 4096);
-		return;
-	}
-	udt_rw_cover((uintptr_t)reg, (uintptr_t)reg + 4096);
 	patch[0] = 0xe9;
 	rel = (int32_t)((uintptr_t)reg - (b + 5));
 	memcpy(patch + 1, &rel, 4);
-	if (udt_rw_poke(o, b, patch, sizeof(patch)) != 0)
-		return;
-	udt_rw_brkat = b;
-	udt_rw_ld_lo = o->ro_lo;
-	udt_rw_ld_hi = o->ro_hi;
+	o->ro_brklo = o->ro_lo;
+	o->ro_brkhi = o->ro_hi;
+	(void)udt_rw_poke(o, b, patch, sizeof(patch), UDT_RWP_BRK);
 }
 
 /*

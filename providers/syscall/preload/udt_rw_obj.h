@@ -55,6 +55,41 @@ struct udt_rw_win {
 	int		rw_bad;
 };
 
+/*
+ * Bytes a pass will write over a site (a jump, an int3) or the loader's
+ * r_brk, staged until udt_rw_flush() writes them all: what the pass
+ * proved is decided before any text changes, and the text of all the
+ * objects is made writable once each, not written a system call a site.
+ */
+#define UDT_RWP_WIN	0		/* a jump to a window's trampoline */
+#define UDT_RWP_TRAP	1		/* an int3 */
+#define UDT_RWP_BRK	2		/* the loader's r_brk hook */
+struct udt_rw_patch {
+	uintptr_t	rp_at;
+	uint32_t	rp_seg;			/* index into ro_seg */
+	uint8_t		rp_len;
+	uint8_t		rp_kind;
+	uint8_t		rp_b[16];
+};
+
+/*
+ * An executable segment the staged patches lie in: the pages that are
+ * its own (a page it shares with the next segment has that one's
+ * protection) and the protection the loader gave it.
+ */
+struct udt_rw_seg {
+	uintptr_t	sg_lo, sg_hi;
+	int		sg_prot;
+};
+
+/* A region of trampolines a pass carves from (udt_rw_room()). */
+#define UDT_RW_MAXPOOL	16
+#define UDT_RW_POOLSZ	(1 << 20)
+struct udt_rw_pool {
+	uint8_t		*rp_base;
+	size_t		rp_len, rp_used;
+};
+
 /* The object being rewritten: its unwind table, decoded. */
 struct udt_rw_obj {
 	uintptr_t	ro_lo, ro_hi;		/* executable bytes */
@@ -75,6 +110,8 @@ struct udt_rw_obj {
 	int32_t		*ro_memo;
 	uint32_t	*ro_memon;
 	uintptr_t	*ro_memotail;	/* where its decoding stopped */
+	uintptr_t	*ro_memobuf;	/* the pass's room for them */
+	size_t		ro_memomax;
 	uintptr_t	*ro_arena;
 	size_t		ro_narena, ro_maxarena;
 	struct udt_rw_win *ro_win;
@@ -82,6 +119,14 @@ struct udt_rw_obj {
 	uintptr_t	*ro_trap;		/* sites to trap (udt_rw_trap.c) */
 	size_t		ro_ntrap;
 	int		ro_memfd;		/* /proc/self/mem */
+	struct udt_rw_patch *ro_patch;		/* staged, see above */
+	size_t		ro_npatch, ro_maxpatch;
+	struct udt_rw_seg *ro_seg;
+	size_t		ro_nseg, ro_maxseg;
+	struct udt_rw_pool ro_pool[UDT_RW_MAXPOOL];
+	size_t		ro_npool;
+	uintptr_t	ro_brklo, ro_brkhi;	/* the loader's text, when
+						   r_brk's hook is staged */
 	int		ro_indirect;		/* last decode: see there */
 	const uintptr_t	(*ro_want)[2];		/* only objects in these */
 	size_t		ro_nwant;
@@ -109,6 +154,9 @@ long	 udt_rw_find(const struct udt_rw_obj *, uintptr_t);
 
 /* udt_rw_emit.c */
 size_t	 udt_rw_commit(struct udt_rw_obj *);
+int	 udt_rw_segment(struct udt_rw_obj *, struct dl_phdr_info *, int);
+void	 udt_rw_flush(struct udt_rw_obj *);
+int	 udt_rw_seal(struct udt_rw_obj *);
 void	 udt_rw_hook(struct udt_rw_obj *, uintptr_t);
 int	 udt_rw_tramp_publish(const uintptr_t (*)[2], size_t);
 

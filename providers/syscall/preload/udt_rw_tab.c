@@ -42,6 +42,38 @@ struct udt_rw_tab {
 	uintptr_t	tb_e[][2];		/* [I] (key, value) by key */
 };
 
+/*
+ * The stages and tables live on: they come from one mapping, made at
+ * the first need, its pages touched as they are used, so a process's
+ * start pays one mmap for all of them, not one each and each growth.
+ * What does not fit gets a mapping of its own.  [w]
+ */
+#define UDT_RW_KEEPSZ	(1UL << 21)
+static uint8_t	*udt_rw_keepbase;
+static size_t	 udt_rw_keepused;
+
+static void *
+udt_rw_keep(size_t len)
+{
+	len = (len + 63) & ~(size_t)63;
+	if (udt_rw_keepbase == NULL &&
+	    (udt_rw_keepbase = udt_rw_alloc(UDT_RW_KEEPSZ)) == NULL)
+		return udt_rw_alloc(len);
+	if (UDT_RW_KEEPSZ - udt_rw_keepused < len)
+		return udt_rw_alloc(len);
+	udt_rw_keepused += len;
+	return udt_rw_keepbase + udt_rw_keepused - len;
+}
+
+/* What udt_rw_keep() gave and nobody reads any more. */
+static void
+udt_rw_unkeep(void *p, size_t len)
+{
+	if ((uint8_t *)p < udt_rw_keepbase ||
+	    (uint8_t *)p >= udt_rw_keepbase + UDT_RW_KEEPSZ)
+		udt_sys2(SYS_munmap, p, len);
+}
+
 int
 udt_rw_stage_put(struct udt_rw_stage *s, uintptr_t key, uintptr_t val)
 {
@@ -49,12 +81,13 @@ udt_rw_stage_put(struct udt_rw_stage *s, uintptr_t key, uintptr_t val)
 	size_t max;
 
 	if (s->st_n == s->st_max) {
-		max = s->st_max == 0 ? 256 : 2 * s->st_max;
-		if ((e = udt_rw_alloc(max * sizeof(*e))) == NULL)
+		/* A libc's sites fit the first. */
+		max = s->st_max == 0 ? 4096 : 2 * s->st_max;
+		if ((e = udt_rw_keep(max * sizeof(*e))) == NULL)
 			return -1;
 		if (s->st_n > 0) {
 			memcpy(e, s->st_e, s->st_n * sizeof(*e));
-			udt_sys2(SYS_munmap, s->st_e, s->st_max * sizeof(*e));
+			udt_rw_unkeep(s->st_e, s->st_max * sizeof(*e));
 		}
 		s->st_e = e;
 		s->st_max = max;
@@ -65,12 +98,48 @@ udt_rw_stage_put(struct udt_rw_stage *s, uintptr_t key, uintptr_t val)
 	return 0;
 }
 
-static int
-udt_rw_tab_cmp(const void *a, const void *b)
+/*
+ * Sort e[n] by key, in place: a heap sort, which needs no memory and no
+ * system call (glibc's qsort() asks the kernel for the machine's memory
+ * size before it sorts a large array).
+ */
+static void
+udt_rw_tab_sift(uintptr_t (*e)[2], size_t i, size_t n)
 {
-	const uintptr_t *x = a, *y = b;
+	uintptr_t t0, t1;
+	size_t c;
 
-	return x[0] < y[0] ? -1 : x[0] > y[0];
+	for (; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && e[c + 1][0] > e[c][0])
+			c++;
+		if (e[i][0] >= e[c][0])
+			return;
+		t0 = e[i][0];
+		t1 = e[i][1];
+		e[i][0] = e[c][0];
+		e[i][1] = e[c][1];
+		e[c][0] = t0;
+		e[c][1] = t1;
+	}
+}
+
+static void
+udt_rw_tab_sort(uintptr_t (*e)[2], size_t n)
+{
+	uintptr_t t0, t1;
+	size_t i;
+
+	for (i = n / 2; i-- > 0; )
+		udt_rw_tab_sift(e, i, n);
+	for (i = n; i-- > 1; ) {
+		t0 = e[0][0];
+		t1 = e[0][1];
+		e[0][0] = e[i][0];
+		e[0][1] = e[i][1];
+		e[i][0] = t0;
+		e[i][1] = t1;
+		udt_rw_tab_sift(e, 0, i);
+	}
 }
 
 /* Whether entry e of a table lies in one of the gone ranges. */
@@ -101,7 +170,7 @@ udt_rw_tab_publish(struct udt_rw_tab **tp, struct udt_rw_stage *s,
 			break;
 	if (s->st_n == 0 && (old == NULL || i == old->tb_n))
 		return 0;
-	if ((t = udt_rw_alloc(sizeof(*t) + max * sizeof(t->tb_e[0]))) ==
+	if ((t = udt_rw_keep(sizeof(*t) + max * sizeof(t->tb_e[0]))) ==
 	    NULL)
 		return -1;
 	/* What lay in ranges mapped anew is stale. */
@@ -112,7 +181,7 @@ udt_rw_tab_publish(struct udt_rw_tab **tp, struct udt_rw_stage *s,
 		}
 	memcpy(t->tb_e[n], s->st_e, s->st_n * sizeof(t->tb_e[0]));
 	n += s->st_n;
-	qsort(t->tb_e, n, sizeof(t->tb_e[0]), udt_rw_tab_cmp);
+	udt_rw_tab_sort(t->tb_e, n);
 	t->tb_n = n;
 	__atomic_store_n(tp, t, __ATOMIC_RELEASE);
 	s->st_n = 0;
@@ -141,4 +210,53 @@ udt_rw_tab_floor(struct udt_rw_tab *const *tp, uintptr_t key,
 	*kp = t->tb_e[lo - 1][0];
 	*vp = t->tb_e[lo - 1][1];
 	return 0;
+}
+
+/*
+ * The disassembler linked into this library sorts a table of its own
+ * with qsort() the first time it prints an instruction.  glibc's asks
+ * the kernel for the machine's memory size first (sysinfo(2)), a call
+ * the traced program never made; this one, hidden, binds the
+ * disassembler's calls at link time and makes none.  The program's
+ * qsort() stays libc's.  A heap sort: no memory, any thread.
+ */
+static void
+udt_rw_swap(uint8_t *a, uint8_t *b, size_t size)
+{
+	uint8_t t;
+
+	while (size-- > 0) {
+		t = *a;
+		*a++ = *b;
+		*b++ = t;
+	}
+}
+
+static void
+udt_rw_gsift(uint8_t *base, size_t i, size_t n, size_t size,
+    int (*cmp)(const void *, const void *))
+{
+	size_t c;
+
+	for (; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && cmp(base + (c + 1) * size, base + c * size) > 0)
+			c++;
+		if (cmp(base + i * size, base + c * size) >= 0)
+			return;
+		udt_rw_swap(base + i * size, base + c * size, size);
+	}
+}
+
+__attribute__((visibility("hidden"))) void
+qsort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	uint8_t *base = v;
+	size_t i;
+
+	for (i = n / 2; i-- > 0; )
+		udt_rw_gsift(base, i, n, size, cmp);
+	for (i = n; i-- > 1; ) {
+		udt_rw_swap(base, base + i * size, size);
+		udt_rw_gsift(base, 0, i, size, cmp);
+	}
 }

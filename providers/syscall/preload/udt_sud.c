@@ -680,7 +680,7 @@ static int
 udt_sud_catch(int sig, struct udt_ksigaction *prog)
 {
 	struct udt_ksigaction sa, h;
-	uint64_t bit = UDT_SIGBIT(sig);
+	uint64_t bit = UDT_SIGBIT(sig), caught;
 	int s;
 
 	if (udt_text_lo == 0)
@@ -692,10 +692,17 @@ udt_sud_catch(int sig, struct udt_ksigaction *prog)
 	sa.ka_restorer = udt_sud_restorer;
 	if (udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL, 8) != 0)
 		return -1;
+	/*
+	 * Only a handler's mask can hold sig (an ignored or default action
+	 * has none in force), so only the signals that have one are asked
+	 * for it: since the exec, only constructors before ours set any.
+	 */
+	(void)udt_proc_status(NULL, &caught);
 	for (s = 1; s <= 64; s++) {
-		if (s == SIGKILL || s == SIGSTOP || (udt_sud_ours &
-		    UDT_SIGBIT(s)) || udt_sys4(SYS_rt_sigaction, s, NULL, &h,
-		    8) != 0 || !(h.ka_mask & bit))
+		if (s == SIGKILL || s == SIGSTOP || !(caught & UDT_SIGBIT(s)) ||
+		    (udt_sud_ours & UDT_SIGBIT(s)) ||
+		    udt_sys4(SYS_rt_sigaction, s, NULL, &h, 8) != 0 ||
+		    !(h.ka_mask & bit))
 			continue;
 		h.ka_mask &= ~bit;
 		if (udt_sys4(SYS_rt_sigaction, s, &h, NULL, 8) != 0)

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+"""
+syscall_fidelity.py WHAT DTD DTRUN ...: a traced program runs as it would
+untraced (design decision 17), seen from the kernel by strace.
+
+  calls DTD DTRUN
+      The system calls a traced image makes, from its execve on, against
+      the same image untraced: `/bin/true` alone, and `/bin/true` three
+      times from a shell (four images).  The library's own calls (the
+      loader mapping it, the attach to dtd, the rewriter's mappings and
+      protections, its look at /proc) may add at most EXTRA_PER_IMAGE an
+      image.  dtrun -L: the launcher's ptrace is refused under strace.
+
+Starts its own dtd on a temporary path and stops it by pid.  Prints one
+line a check and `N passed, N failed`; exits 77 (skipped) without strace
+or where strace cannot trace.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# What the library may add to an image's calls, beyond the program's: the
+# loader's mapping of it (9), the attach to dtd (about 12), /proc/self
+# status and maps (8), the rewriter's scratch, trampolines, and the text
+# of each object made writable once (about 20).  A call per site, or a
+# loop over every signal, is hundreds.  libunwind, opened at every start,
+# still counts about 30.
+EXTRA_PER_IMAGE = 80
+
+npass = nfail = 0
+
+
+def check(ok, what):
+    global npass, nfail
+    print("%s - %s" % ("ok" if ok else "not ok", what))
+    if ok:
+        npass += 1
+    else:
+        nfail += 1
+    return ok
+
+
+def start_dtd(dtd, work):
+    r, w = os.pipe()
+    d = subprocess.Popen([dtd, "--foreground", "--device", work + "/dt",
+                          "--ingest", work + "/ingest.sock",
+                          "--ksyms", work + "/ksyms",
+                          "--ready-fd", str(w)], pass_fds=(w,))
+    os.close(w)
+    ready = os.read(r, 16)
+    os.close(r)
+    return d, ready.startswith(b"ready")
+
+
+def stop_dtd(d):
+    d.terminate()
+    d.wait()
+
+
+def strace_calls(out):
+    """
+    Calls per process image in strace -f output: from each successful
+    execve (counted) to the next.  A call strace shows in two pieces
+    (unfinished, resumed) is one.  Returns [(pid, path, count)].
+    """
+    images, cur = [], {}
+    for line in open(out):
+        m = re.match(r"^(\d+) +(<\.\.\. )?(\w+)(\(| resumed>)", line)
+        if not m or m.group(2):
+            continue
+        pid, name = int(m.group(1)), m.group(3)
+        if name == "execve":
+            x = re.search(r'execve\("([^"]*)".*\) = 0$', line)
+            if x or "<unfinished" in line:
+                path = x.group(1) if x else "?"
+                images.append([pid, path, 0])
+                cur[pid] = len(images) - 1
+        if pid in cur:
+            images[cur[pid]][2] += 1
+    return [tuple(i) for i in images]
+
+
+def run_strace(work, name, argv, env):
+    out = os.path.join(work, name)
+    r = subprocess.run(["strace", "-f", "-qq", "-o", out, "--"] + argv,
+                       env=env, capture_output=True, text=True,
+                       timeout=120)
+    return r, out
+
+
+def calls(dtd, dtrun):
+    work = tempfile.mkdtemp(prefix="udt-fidelity.")
+    d, ok = start_dtd(dtd, work)
+    env = dict(os.environ, USERDT_SOCKET=work + "/ingest.sock")
+    # The loader's search of a library path would count, traced or not.
+    for v in ("LD_PRELOAD", "LD_LIBRARY_PATH"):
+        env.pop(v, None)
+    try:
+        if not check(ok, "dtd ready"):
+            return
+        for what, argv, nimg in [
+                ("/bin/true", ["/bin/true"], 1),
+                ("sh -c '/bin/true; /bin/true; /bin/true'",
+                 ["/bin/sh", "-c", "/bin/true; /bin/true; /bin/true"], 4)]:
+            ru, fu = run_strace(work, "untraced", argv, env)
+            rt, ft = run_strace(work, "traced", [dtrun, "-L"] + argv, env)
+            if not check(ru.returncode == 0 and rt.returncode == 0,
+                         "%s: ran untraced and traced under strace (%s)" %
+                         (what, rt.stderr.strip()[:200])):
+                continue
+            u = strace_calls(fu)
+            # The traced run's first image is dtrun's: leave it out.
+            t = strace_calls(ft)[1:]
+            nu = sum(c for _, _, c in u)
+            nt = sum(c for _, _, c in t)
+            check(len(u) == nimg and len(t) == nimg and
+                  nt - nu <= EXTRA_PER_IMAGE * nimg,
+                  "%s: %d images, %d calls untraced, %d traced: %d more, "
+                  "%.1f an image (at most %d)" % (
+                      what, len(t), nu, nt, nt - nu,
+                      (nt - nu) / max(len(t), 1), EXTRA_PER_IMAGE))
+    finally:
+        stop_dtd(d)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    if shutil.which("strace") is None or subprocess.run(
+            ["strace", "-qq", "-o", "/dev/null", "true"]).returncode != 0:
+        print("strace missing or refused: skipped")
+        return 77
+    what, args = sys.argv[1], sys.argv[2:]
+    if what == "calls" and len(args) == 2:
+        calls(*args)
+    else:
+        print(__doc__)
+        return 2
+    print("%d passed, %d failed" % (npass, nfail))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
