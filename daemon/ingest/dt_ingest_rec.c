@@ -232,9 +232,14 @@ dti_emit_batch(struct dti_proc *dp, struct udt_rec *batch,
     const struct udt_rec_str *bstr, const uint8_t *bhas, unsigned int nb)
 {
 	unsigned int i;
+	pid_t pid;
 
+	if (nb == 0)
+		return;
+	/* A new batch: a vfork child's sharing is looked at again. */
+	dti_nbatch++;
 	for (i = 0; i < nb; i++) {
-		if (!dti_who(dp, &batch[i]))
+		if (!dti_who(dp, &batch[i], &pid))
 			continue;
 		/* Mappings first, while the tracee may still live. */
 		if (batch[i].ur_flags & UDT_R_STACK)
@@ -243,7 +248,7 @@ dti_emit_batch(struct dti_proc *dp, struct udt_rec *batch,
 		/* Counted first: whoever reads the event sees it. */
 		atomic_fetch_add_explicit(&dti_stats.records, 1,
 		    memory_order_relaxed);
-		dt_ingest_emit(dp->dp_pid, &batch[i],
+		dt_ingest_emit(pid, &batch[i],
 		    bhas[i] ? bstr[i].us_str : NULL);
 	}
 }

@@ -58,6 +58,9 @@ struct dti_tid {
 	uint64_t		 dt_pass;	/* dti_pass of that reading */
 	bool			 dt_known;	/* dt_comm is dtd's reading */
 	bool			 dt_kid;	/* a child of the process */
+	bool			 dt_vm;		/* and it shares the process's
+						   memory: a vfork child */
+	uint64_t		 dt_vmbatch;	/* dti_nbatch dt_vm was seen in */
 };
 
 /*
@@ -205,11 +208,14 @@ void	dti_flush(struct dti_proc *dp, struct udt_rec *batch,
  * false when r's tid is a live thread of another process (counted in
  * misnamed, logged once per proc: never emit it); else true, with r's
  * comm, if it carries one, replaced by dtd's reading of the thread's
- * (unless the thread was gone when first seen).
+ * (unless the thread was gone when first seen), and *pidp the pid to
+ * stamp: dp's, or a vfork child's own (see there).
  * dti_pass: the drain pass, which bounds the rereads of a comm to one a
- * pass per thread.  The drain thread.
+ * pass per thread; dti_nbatch: the batch being flushed, after whose copy
+ * a child's sharing of dp's memory is looked at.  The drain thread.
  */
 extern uint64_t	dti_pass;	/* [D] */
+extern uint64_t	dti_nbatch;	/* [D] */
 void	dti_who_init(struct dti_proc *);
 /*
  * Whether dp's process still runs the image that attached and maps dp's
@@ -251,6 +257,6 @@ void	dti_kick(void);
  */
 bool	dti_held_settle(struct dti_proc *, int final);
 void	dti_held_free(struct dti_held *);
-bool	dti_who(struct dti_proc *, struct udt_rec *);
+bool	dti_who(struct dti_proc *, struct udt_rec *, pid_t *);
 
 #endif /* DT_INGEST_VAR_H */

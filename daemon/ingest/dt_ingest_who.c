@@ -32,6 +32,20 @@
  * tracee claimed.  A thread gone before its first record was drained
  * has no comm left to read: the one it wrote stays its word.
  *
+ * The process a record is stamped with is the one that connected (its
+ * socket's peer), but for a vfork child: a process that is a child of
+ * that one and shares its memory (kcmp(2) KCMP_VM), which it does from
+ * its vfork until its exec or exit, writes through the parent's ring and
+ * gets its own pid, as the kernel would give it.  No forgery: while the
+ * child shares the memory, whatever wrote in its name could have made
+ * it do the same.  The sharing is looked at per batch, after the batch
+ * was copied, so every record in it was written while it still held (a
+ * process's memory is shared from the clone on, never again once left,
+ * and a pid is not reused while its process lives); the library has a
+ * vfork child wait for the drain before it execs or exits
+ * (udt_exec_drain()).  A child no longer sharing it, or a kernel without
+ * kcmp, gets the parent's pid, as a thread of it would.
+ *
  * The threads seen are cached per process, so a record costs a lookup
  * in a small table, a thread a few system calls the first time it is
  * seen.  Tracees in another pid namespace write tids of that namespace,
@@ -45,6 +59,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -66,7 +81,10 @@
 #include "dt_ingest_var.h"
 #include "dt_proc.h"
 
+#define DTI_KCMP_VM	1		/* linux/kcmp.h */
+
 uint64_t	dti_pass;		/* [D] drain passes so far */
+uint64_t	dti_nbatch;		/* [D] batches flushed so far */
 
 /*
  * The comm of dp's thread tid now, false when it is gone; of dp's
@@ -125,6 +143,13 @@ dti_tid_ours(const struct dti_proc *dp, pid_t tid, bool *kid)
 	return *kid;
 }
 
+/* Whether kid, a child of dp's process, shares its memory now. */
+static bool
+dti_tid_vm(const struct dti_proc *dp, pid_t kid)
+{
+	return syscall(SYS_kcmp, dp->dp_pid, kid, DTI_KCMP_VM, 0, 0) == 0;
+}
+
 static struct dti_tid *
 dti_tid_find(struct dti_proc *dp, pid_t tid)
 {
@@ -137,13 +162,14 @@ dti_tid_find(struct dti_proc *dp, pid_t tid)
 }
 
 bool
-dti_who(struct dti_proc *dp, struct udt_rec *r)
+dti_who(struct dti_proc *dp, struct udt_rec *r, pid_t *pidp)
 {
 	struct dti_tid *t;
 	char comm[UDT_COMMLEN];
 	pid_t tid = r->ur_tid;
 	bool kid = false;
 
+	*pidp = dp->dp_pid;
 	if ((t = dti_tid_find(dp, tid)) == NULL) {
 		if (!dp->dp_foreign && tid != dp->dp_pid &&
 		    !dti_tid_ours(dp, tid, &kid)) {
@@ -166,8 +192,17 @@ dti_who(struct dti_proc *dp, struct udt_rec *r)
 		 * it wrote stays its word.
 		 */
 		t->dt_kid = kid;
+		t->dt_vmbatch = 0;
 		t->dt_known = !dp->dp_foreign &&
 		    dti_task_comm(dp, tid, kid, t->dt_comm);
+	}
+	if (t->dt_kid) {
+		if (t->dt_vmbatch != dti_nbatch) {
+			t->dt_vmbatch = dti_nbatch;
+			t->dt_vm = dti_tid_vm(dp, tid);
+		}
+		if (t->dt_vm)
+			*pidp = tid;
 	}
 	if (!(r->ur_flags & UDT_R_COMM) || !t->dt_known)
 		return true;

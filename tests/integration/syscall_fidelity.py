@@ -25,6 +25,15 @@ untraced (design decision 17), seen from the kernel by strace.
       protections, its look at /proc) may add at most EXTRA_PER_IMAGE an
       image.  dtrun -L: the launcher's ptrace is refused under strace.
 
+  vfork DTD BTRACE
+      A vfork child's events carry its own pid, from its vfork to its exec
+      or exit, and its parent's are its parent's again after: dash runs
+      each simple command through vfork (and make, where there is one,
+      through posix_spawn, a clone with CLONE_VFORK).  Every process here
+      has one thread, so the kernel's pid is the tid that dtd checks
+      against /proc: every execve entry and wait4 return has pid == tid,
+      and the execs are of as many processes as the commands make.
+
 Starts its own dtd on a temporary path and stops it by pid.  Prints one
 line a check and `N passed, N failed`; exits 77 (skipped) without strace
 or where strace cannot trace.
@@ -141,6 +150,43 @@ def calls(dtd, dtrun):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def vfork(dtd, btrace):
+    work = tempfile.mkdtemp(prefix="udt-fidelity.")
+    d, ok = start_dtd(dtd, work)
+    env = dict(os.environ, DT_DEVICE=work + "/dt",
+               USERDT_SOCKET=work + "/ingest.sock")
+    script = ('syscall:execve:entry, syscall:wait4:return '
+              '{ printf("%s %d %d\\n", probe, pid, tid); }')
+    cmds = [("dash: true; /bin/true; ls",
+             'dash -c "true; /bin/true; ls >/dev/null"', 4)]
+    if shutil.which("make"):
+        with open(work + "/mk", "w") as f:
+            f.write("all:\n\t/bin/true\n\t/bin/true\n")
+        cmds.append(("make: posix_spawn", "make -s -f %s/mk" % work, 4))
+    try:
+        if not check(ok, "dtd ready"):
+            return
+        for what, cmd, nexec in cmds:
+            r = subprocess.run([btrace, "-c", cmd, "-e", script], env=env,
+                               capture_output=True, text=True, timeout=120)
+            ev = [ln.split() for ln in r.stdout.splitlines()
+                  if ln.startswith("syscall:")]
+            bad = [" ".join(e) for e in ev if len(e) != 3 or e[1] != e[2]]
+            execs = {e[1] for e in ev if e[0] == "syscall:execve:entry"}
+            waits = [e for e in ev if e[0] == "syscall:wait4:return"]
+            check(r.returncode == 0 and not bad and waits and
+                  len(execs) == nexec,
+                  "%s: %d events, %d processes exec'd (want %d), every "
+                  "pid its tid%s%s" % (
+                      what, len(ev), len(execs), nexec,
+                      "".join("\n    " + b for b in bad[:10]),
+                      "" if r.returncode == 0 else
+                      "\n    " + r.stderr.strip()[:300]))
+    finally:
+        stop_dtd(d)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -152,6 +198,8 @@ def main():
     what, args = sys.argv[1], sys.argv[2:]
     if what == "calls" and len(args) == 2:
         calls(*args)
+    elif what == "vfork" and len(args) == 2:
+        vfork(*args)
     else:
         print(__doc__)
         return 2

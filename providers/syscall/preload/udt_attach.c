@@ -674,6 +674,7 @@ udt_init(void)
 
 #define UDT_XD_STEP	50000L		/* ns between looks at rh_tail */
 #define UDT_XD_STALL	100		/* looks without progress: give up */
+#define UDT_XD_STALLV	400		/* a vfork child's: its pid rides on it */
 
 /*
  * Before an exec: wait until dtd has drained what this process wrote.
@@ -702,20 +703,22 @@ udt_exec_drain(void)
 	struct udt_ring_hdr *r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE);
 	struct timespec ts = { 0, UDT_XD_STEP };
 	uint64_t head, tail, last;
-	unsigned int stall = 0;
+	unsigned int stall = 0, limit;
 
 	/* Once given up on, a ring (a dead dtd's) is not waited for again. */
-	if (r == NULL || !__atomic_load_n(&udt_use_xdrain, __ATOMIC_RELAXED) ||
+	if (r == NULL || (!__atomic_load_n(&udt_use_xdrain, __ATOMIC_RELAXED) &&
+	    udt_thread.ut_vfork <= 0) ||
 	    r == __atomic_load_n(&udt_xd_gaveup, __ATOMIC_RELAXED))
 		return;
 	head = __atomic_load_n(&r->rh_head, __ATOMIC_ACQUIRE);
 	last = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
-	while ((int64_t)(head - last) > 0 && stall < UDT_XD_STALL) {
+	limit = udt_thread.ut_vfork > 0 ? UDT_XD_STALLV : UDT_XD_STALL;
+	while ((int64_t)(head - last) > 0 && stall < limit) {
 		(void)udt_sys2(SYS_nanosleep, &ts, NULL);
 		tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
 		stall = tail == last ? stall + 1 : 0;
 		last = tail;
 	}
-	if (stall >= UDT_XD_STALL)
+	if (stall >= limit)
 		__atomic_store_n(&udt_xd_gaveup, r, __ATOMIC_RELAXED);
 }

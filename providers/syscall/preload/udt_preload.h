@@ -128,7 +128,10 @@ void	udt_lfollow_exec(void) UDT_HIDDEN;
  * Before an exec: wait (boundedly) until dtd has drained this process's
  * ring, whose records it discards once the image has exec'd
  * (udt_attach.c).  Only where dtd's welcome asked for it (UDT_W_XDRAIN:
- * not root's tracees); else it returns at once.  Any context.
+ * not root's tracees), or in a vfork child (ut_vfork), before its exec
+ * or exit: dtd stamps its records with its own pid only while it can
+ * see that the child still shares the ring's memory (dt_ingest_who.c);
+ * else it returns at once.  Any context.
  */
 void	udt_exec_drain(void) UDT_HIDDEN;
 
@@ -300,6 +303,8 @@ void	udt_fork_child(void) UDT_HIDDEN;
  * result of 0 means "in the child".
  */
 int	udt_forklike(long nr, long a0) UDT_HIDDEN;
+/* A call that makes a vfork child: vfork, clone or clone3 CLONE_VFORK. */
+int	udt_vforklike(long nr, long a0) UDT_HIDDEN;
 
 /* The real clock_gettime (vDSO), resolved by the constructor. */
 extern udt_fn_t	udt_real_clock_gettime_fn UDT_HIDDEN;
@@ -326,6 +331,11 @@ struct udt_thread {
 					   udt_rw_complete ends */
 	void		*ut_uc;		/* [t] the SIGSYS context it records */
 	int		ut_tid;		/* [t] gettid(), 0: unknown */
+	int		ut_vfork;	/* [t] > 0: a vfork child, on its
+					   parent's memory and TLS until its
+					   exec or exit; each child adds one,
+					   its parent, back, takes it off
+					   (udt_rw_slow_post()) */
 	unsigned int	ut_commgen;	/* [t] udt_commgen of ut_comm */
 	char		ut_comm[UDT_COMMLEN];	/* [t] */
 };

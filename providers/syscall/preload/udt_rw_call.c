@@ -40,6 +40,7 @@
 #include "systab.h"
 
 #define UDT_CLONE_VM		0x00000100
+#define UDT_CLONE_VFORK		0x00004000
 #define UDT_PR_SET_NAME		15
 
 /* [I] set by udt_rw_setup() before any site is rewritten. */
@@ -186,6 +187,21 @@ udt_rw_rec_return(struct udt_rw_frame *f)
 	return f->rw_rv;
 }
 
+int
+udt_vforklike(long nr, long a0)
+{
+	if (nr == SYS_vfork)
+		return 1;
+	if (nr == SYS_clone)
+		return (a0 & (UDT_CLONE_VM | UDT_CLONE_VFORK)) ==
+		    (UDT_CLONE_VM | UDT_CLONE_VFORK);
+	/* clone3's flags lead its struct clone_args. */
+	if (nr == SYS_clone3 && a0 != 0)
+		return (*(const uint64_t *)a0 & (UDT_CLONE_VM |
+		    UDT_CLONE_VFORK)) == (UDT_CLONE_VM | UDT_CLONE_VFORK);
+	return 0;
+}
+
 long
 udt_rw_slow(struct udt_rw_frame *f)
 {
@@ -220,6 +236,9 @@ udt_rw_slow(struct udt_rw_frame *f)
 	}
 	if (nr == SYS_execve || nr == SYS_execveat)
 		udt_exec_before();
+	else if ((nr == SYS_exit_group || nr == SYS_exit) &&
+	    udt_thread.ut_vfork > 0)
+		udt_exec_drain();
 	if (udt_sud_ours == 0 || !udt_sud_guard(nr, a, &tmp, &r))
 		r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (udt_rw_maps(nr))
@@ -259,6 +278,18 @@ udt_rw_slow_post(struct udt_rw_frame *f)
 		return;
 	}
 	idx = udt_rw_probe(f->rw_nr);
+
+	/*
+	 * A vfork child says so in the TLS it shares with its parent, which
+	 * is stopped until the child execs or exits and takes it back when
+	 * it returns: a depth, since the child may vfork in turn.
+	 */
+	if (udt_vforklike(f->rw_nr, f->rw_a[0])) {
+		if (f->rw_rv == 0)
+			udt_thread.ut_vfork++;
+		else if (f->rw_rv > 0 && udt_thread.ut_vfork > 0)
+			udt_thread.ut_vfork--;
+	}
 
 	/* A fork dispatch made (udt_sud_stub): the child's own ring. */
 	if (f->rw_rv == 0 && udt_forklike(f->rw_nr, f->rw_a[0]))

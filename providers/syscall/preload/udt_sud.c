@@ -197,6 +197,9 @@ udt_sud_call(long nr, const long *a, void *uc)
 	t->ut_uc = uc;
 	if (en & 0xff)
 		udt_emit(2 * (unsigned int)idx, en & 0xff, a, 0, 0, 0);
+	/* A vfork child's last records, read while it shares the ring. */
+	if ((nr == SYS_exit_group || nr == SYS_exit) && t->ut_vfork > 0)
+		udt_exec_drain();
 	/*
 	 * The call itself, made from this library's text, passes with
 	 * dispatch on: a handler of the program that runs while it blocks
