@@ -29,9 +29,10 @@ untraced (design decision 17), seen from the kernel by strace.
       A vfork child's events carry its own pid, from its vfork to its exec
       or exit, and its parent's are its parent's again after: dash runs
       each simple command through vfork (and make, where there is one,
-      through posix_spawn, a clone with CLONE_VFORK).  Every process here
-      has one thread, so the kernel's pid is the tid that dtd checks
-      against /proc: every execve entry and wait4 return has pid == tid,
+      through posix_spawn, a clone with CLONE_VFORK); the return of an
+      exec that failed is the child's too.  Every process here has one
+      thread, so the kernel's pid is the tid that dtd checks against
+      /proc: every execve entry and return and wait4 return has pid == tid,
       and the execs are of as many processes as the commands make.
 
 Starts its own dtd on a temporary path and stops it by pid.  Prints one
@@ -155,10 +156,14 @@ def vfork(dtd, btrace):
     d, ok = start_dtd(dtd, work)
     env = dict(os.environ, DT_DEVICE=work + "/dt",
                USERDT_SOCKET=work + "/ingest.sock")
-    script = ('syscall:execve:entry, syscall:wait4:return '
+    script = ('syscall:execve:entry, syscall:execve:return, '
+              'syscall:wait4:return '
               '{ printf("%s %d %d\\n", probe, pid, tid); }')
-    cmds = [("dash: true; /bin/true; ls",
-             'dash -c "true; /bin/true; ls >/dev/null"', 4)]
+    # The failed exec: its return and the child's exit come after it,
+    # still in the vfork child.
+    cmds = [("dash: true; /bin/true; ls; a failed exec",
+             'dash -c "true; /bin/true; ls >/dev/null; '
+             '/nonexistent/udt 2>/dev/null; true"', 5)]
     if shutil.which("make"):
         with open(work + "/mk", "w") as f:
             f.write("all:\n\t/bin/true\n\t/bin/true\n")

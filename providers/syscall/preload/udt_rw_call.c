@@ -69,6 +69,13 @@ udt_rw_setup(void)
 	/* The launcher's helper follows the new image (udt_lfollow.c). */
 	udt_rw_idx[SYS_execve] = UDT_RW_C;
 	udt_rw_idx[SYS_execveat] = UDT_RW_C;
+	/*
+	 * A vfork child's exit waits for dtd's drain, whatever is enabled:
+	 * its last records (a failed exec's return) are stamped with its pid
+	 * only while it lives (udt_exec_drain()).  Once a process or thread.
+	 */
+	udt_rw_idx[SYS_exit_group] = UDT_RW_C;
+	udt_rw_idx[SYS_exit] = UDT_RW_C;
 	/* SIGSYS is dispatch's: udt_sud_guard(). */
 	udt_rw_idx[SYS_rt_sigprocmask] = UDT_RW_C;
 	udt_rw_idx[SYS_rt_sigaction] = UDT_RW_C;
