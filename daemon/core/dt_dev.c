@@ -173,9 +173,15 @@ dt_dev_init(const struct dt_dev_conf *conf)
 	if (dt_conf.dcf_ringsize < 2 || dt_conf.dcf_read_done == NULL)
 		return EINVAL;
 
-	for (i = 0; i < sizeof(dt_prov_inits) / sizeof(dt_prov_inits[0]); i++)
-		if (dt_prov_inits[i]() < 0)
+	if (dt_conf.dcf_providers != NULL) {
+		if (dt_conf.dcf_providers() < 0)
 			return errno ? errno : ENOMEM;
+	} else {
+		for (i = 0; i < sizeof(dt_prov_inits) / sizeof(dt_prov_inits[0]);
+		    i++)
+			if (dt_prov_inits[i]() < 0)
+				return errno ? errno : ENOMEM;
+	}
 
 	dt_limit_init(dt_conf.dcf_maxmem, dt_conf.dcf_maxopens);
 	if ((error = dt_inject_init(dt_conf.dcf_inject,

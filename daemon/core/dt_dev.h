@@ -93,6 +93,12 @@ struct dt_dev_conf {
 	const char	*dcf_inject_file; /* --inject-file, or NULL */
 	bool		 dcf_strict;	/* --openbsd-strict: dt(4) exactly */
 	unsigned int	 dcf_abi;	/* --abi: enum dt_abi (dt_abi.h) */
+	/*
+	 * NULL: dt(4)'s providers (dt_prov.h's inits, in pbn order).
+	 * Otherwise the only provider init, registering every probe
+	 * (dtd --replay: a recording's probe table).
+	 */
+	int		(*dcf_providers)(void);
 };
 
 #define DT_RINGSIZE_DEFAULT	65536	/* bench/btrace: 1M events/s, no loss */
