@@ -52,6 +52,7 @@
 #include "dt_fe.h"
 #include "dt_inject.h"
 #include "dt_pidmaps.h"
+#include "dt_prov_replay.h"
 #include "dtd.h"
 
 struct dtd_conf dtd_conf = {
@@ -81,6 +82,8 @@ static const char dtd_usage[] =
     "           [--max-opens n] [--inject rules] [--inject-file path]\n"
     "           [--openbsd-strict] [--abi 1.14|1.48]\n"
     "           [--maps-memory size] [--maps-user-memory size]\n"
+    "           [--replay file [--replay-pace fast|real|step]\n"
+    "           [--replay-strict]]\n"
     "\n"
     "  --device PATH     where to publish dt(4) (default /dev/dt; needed\n"
     "                    without root, e.g. ~/dt)\n"
@@ -109,7 +112,13 @@ static const char dtd_usage[] =
     "                    a 64th of --max-memory, 32M to 1G\n"
     "  --maps-user-memory SIZE\n"
     "                    of those, one user's; default an eighth, at\n"
-    "                    least 4M (without root: all)\n";
+    "                    least 4M (without root: all)\n"
+    "  --replay FILE     serve a dtrecord(1) file's probes and events\n"
+    "                    instead of tracing\n"
+    "  --replay-pace P   fast (default), real (recorded intervals) or\n"
+    "                    step (one record a read)\n"
+    "  --replay-strict   an enable or disable the file did not list\n"
+    "                    fails with EINVAL\n";
 
 static void __attribute__((noreturn))
 usage(int status)
@@ -203,6 +212,9 @@ enum {
 	OPT_ABI,
 	OPT_MAPSMEM,
 	OPT_MAPSUMEM,
+	OPT_REPLAY,
+	OPT_REPLAYPACE,
+	OPT_REPLAYSTRICT,
 	OPT_HELP,
 };
 
@@ -225,12 +237,46 @@ static const struct option dtd_options[] = {
 	{ "abi",	required_argument,	NULL,	OPT_ABI },
 	{ "maps-memory", required_argument,	NULL,	OPT_MAPSMEM },
 	{ "maps-user-memory", required_argument, NULL,	OPT_MAPSUMEM },
+	{ "replay",	required_argument,	NULL,	OPT_REPLAY },
+	{ "replay-pace", required_argument,	NULL,	OPT_REPLAYPACE },
+	{ "replay-strict", no_argument,		NULL,	OPT_REPLAYSTRICT },
 	{ "help",	no_argument,		NULL,	OPT_HELP },
 	{ NULL,		0,			NULL,	0 },
 };
 
 static bool	dtd_device_set;		/* --device given */
+static const char *dtd_replay;		/* --replay FILE, or NULL */
+static enum dt_replay_pace dtd_replay_pace = DT_REPLAY_FAST;
+static bool	dtd_replay_strict;	/* --replay-strict */
+static char	dtd_inject_buf[4096];	/* --inject and step's rule */
 static bool	dtd_ingest_set;		/* --ingest given */
+
+/*
+ * --replay: read the file now, so a mistake in it stops dtd before it
+ * serves anything; step pacing is a short-read rule after the user's
+ * own (the first rule that matches wins, so theirs still fire).
+ */
+static void
+dtd_replay_setup(void)
+{
+	char err[512];
+	int n;
+
+	/* Relative to where dtd was started: it moves to / as a daemon. */
+	if (dt_replay_load(dtd_replay, dtd_replay_strict, dtd_replay_pace,
+	    err, sizeof(err)) != 0)
+		dtd_fatal("--replay: %s", err);
+	if (dtd_replay_pace != DT_REPLAY_STEP)
+		return;
+	n = snprintf(dtd_inject_buf, sizeof(dtd_inject_buf),
+	    "%s%sread * short %zu", dtd_conf.dcf_inject ?
+	    dtd_conf.dcf_inject : "", dtd_conf.dcf_inject ? "\n" : "",
+	    dtd_conf.dcf_abi == DT_ABI_1_14 ? sizeof(struct dt14_evt) :
+	    sizeof(struct dt_evt));
+	if (n < 0 || (size_t)n >= sizeof(dtd_inject_buf))
+		dtd_fatal("--inject: too long with --replay-pace step");
+	dtd_conf.dcf_inject = dtd_inject_buf;
+}
 
 static void
 dtd_parse(int argc, char *argv[])
@@ -350,6 +396,23 @@ dtd_parse(int argc, char *argv[])
 				dtd_fatal("--maps-user-memory: at least 1 "
 				    "byte");
 			break;
+		case OPT_REPLAY:
+			dtd_replay = optarg;
+			break;
+		case OPT_REPLAYPACE:
+			if (strcmp(optarg, "fast") == 0)
+				dtd_replay_pace = DT_REPLAY_FAST;
+			else if (strcmp(optarg, "real") == 0)
+				dtd_replay_pace = DT_REPLAY_REAL;
+			else if (strcmp(optarg, "step") == 0)
+				dtd_replay_pace = DT_REPLAY_STEP;
+			else
+				dtd_fatal("--replay-pace: '%s' is not fast, "
+				    "real or step", optarg);
+			break;
+		case OPT_REPLAYSTRICT:
+			dtd_replay_strict = true;
+			break;
 		case OPT_HELP:
 		case 'h':
 			usage(0);
@@ -362,6 +425,11 @@ dtd_parse(int argc, char *argv[])
 		    argv[optind]);
 		usage(2);
 	}
+	if (dtd_replay == NULL &&
+	    (dtd_replay_strict || dtd_replay_pace != DT_REPLAY_FAST))
+		dtd_fatal("--replay-pace and --replay-strict need --replay");
+	if (dtd_replay != NULL)
+		dtd_replay_setup();
 	/* OpenBSD's 16 slots (dt-abi 4.4), unless told otherwise. */
 	if (dtd_conf.dcf_strict && !ringsize_set)
 		dtd_conf.dcf_ringsize = DT_RINGSIZE_OPENBSD;
@@ -501,6 +569,8 @@ dtd_teardown(void)
 	if (dtd_core_up) {
 		dt_dev_fini();
 		dtd_core_up = false;
+		if (dtd_replay != NULL)
+			dt_replay_unload();
 	}
 }
 
@@ -579,13 +649,24 @@ main(int argc, char *argv[])
 	dcf.dcf_inject_file = dtd_conf.dcf_inject_file;
 	dcf.dcf_strict = dtd_conf.dcf_strict;
 	dcf.dcf_abi = dtd_conf.dcf_abi;
+	if (dtd_replay != NULL) {
+		long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+
+		/* A ring for every recorded CPU, so dtev_cpu stays as is. */
+		dcf.dcf_providers = dt_prov_replay_init;
+		dcf.dcf_ncpus = ncpus > 0 ? (unsigned int)ncpus : 1;
+		if (dcf.dcf_ncpus < dt_replay_ncpus())
+			dcf.dcf_ncpus = dt_replay_ncpus();
+	}
 	if ((error = dt_dev_init(&dcf)) != 0)
 		dtd_fatal("cannot start the device core: %s",
 		    strerror(error));
 	dtd_core_up = true;
 	dtd_maps_budget();
 
-	for (; dtd_services[dtd_nstarted] != NULL; dtd_nstarted++) {
+	/* A replay has no tracee and no sampler: none of the services. */
+	for (; dtd_replay == NULL && dtd_services[dtd_nstarted] != NULL;
+	    dtd_nstarted++) {
 		const struct dtd_service *ds = dtd_services[dtd_nstarted];
 
 		if (ds->ds_start == NULL)

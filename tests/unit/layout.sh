@@ -46,7 +46,7 @@ forbid() {
 for d in daemon/core daemon/fe daemon/ingest daemon/sys providers/syscall/preload \
     providers/syscall/dtd providers/syscall/launch providers/syscall/table \
     providers/profile/preload providers/profile/dtd providers/tracepoint \
-    providers/interval; do
+    providers/interval providers/replay; do
 	[ -d "$d" ] || { echo "layout: $d is missing"; fail=$((fail + 1)); }
 done
 
@@ -63,6 +63,9 @@ forbid "the profile provider includes the tracepoint or interval provider" \
 forbid "the tracepoint provider includes another provider (but the syscall table)" \
     providers/tracepoint -- $(headers providers/profile providers/interval \
     providers/syscall/dtd providers/syscall/preload providers/syscall/launch)
+forbid "the replay provider includes another provider" \
+    providers/replay -- $(headers providers/profile providers/tracepoint \
+    providers/interval providers/syscall)
 forbid "the profile half of the preload library includes more of the syscall half than udt_host.h" \
     providers/profile/preload -- $(headers providers/syscall | grep -vx 'udt_host.h')
 
