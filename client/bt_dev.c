@@ -466,10 +466,12 @@ probe_alias(struct bt_probe *first, struct bt_probe *bp)
 }
 
 /*
- * A probe that a pattern matches may be named by another rule too: it is
- * enabled once (dt(4) refuses a second time), with the events' fields
- * that all its rules need.  Two rules naming one probe outright stay
- * OpenBSD's error, unless by its two names (probe_alias()).
+ * Several rules may name one probe (bpftrace's habit; OpenBSD's btrace
+ * stops at dt(4)'s EEXIST): it is enabled once, by its first rule, with
+ * the events' fields that all its rules need, and rules_apply() runs
+ * each rule on its events in script order.  Only a script OpenBSD
+ * rejects gets here, so no accepted script changes.  A timer probe at
+ * two rates cannot be one enabling: that stays OpenBSD's error.
  */
 static void
 probes_share(void)
@@ -489,11 +491,23 @@ probes_share(void)
 					if (bp2->bp_type != P_PROBE ||
 					    bp2->bp_pbn != bp->bp_pbn ||
 					    bp2->bp_shared ||
-					    (!bp->bp_wild && !bp2->bp_wild &&
-					    !probe_alias(bp2, bp)))
+					    bp2->bp_nsecs != bp->bp_nsecs)
 						continue;
+					if (!bp->bp_wild && !bp2->bp_wild)
+						(void)probe_alias(bp2, bp);
 					bp2->bp_req.dtrq_evtflags |=
 					    bp->bp_req.dtrq_evtflags;
+					/*
+					 * a tracepoint's strings take its
+					 * kernel stack's space: one rule's
+					 * kstack wins over another's %s
+					 */
+					if ((bp2->bp_req.dtrq_evtflags &
+					    DTEVT_KSTACK) && strncmp(dt_dtpis[
+					    bp->bp_pbn - 1].dtpi_prov,
+					    "syscall", DTNAMESIZE) != 0)
+						bp2->bp_req.dtrq_evtflags &=
+						    ~(uint64_t)DTEVT_STRINGS;
 					bp->bp_shared = 1;
 					goto next;
 				}

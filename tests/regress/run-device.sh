@@ -122,6 +122,30 @@ sametype)
 	echo "btrace: Cannot register multiple probes of the same type: 'interval:hz:20'" |
 	    diff -u - "$TMP/out" || fail "message"
 	;;
+samerule)
+	# Several rules on one probe (an extension: OpenBSD's btrace stops
+	# at dt(4)'s EEXIST): enabled once, each rule run in script order
+	# on every event, each filter on its own.
+	bt -e 'interval:hz:100 { @a = count(); printf("a%d\n", @a); }
+	    interval:hz:100 /@a == 3/ { printf("b%d\n", @a); exit(); }
+	    interval:hz:100 { printf("c%d\n", @a); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	printf 'a1\nc1\na2\nc2\na3\nb3\n@a: 3\n' | diff -u - "$TMP/out" ||
+	    fail "timer rules"
+	# the union of the rules' needs: one wants comm, the other the
+	# arguments and the path string (DTEVT_STRINGS), one enabling
+	export USERDT_SOCKET=$TMP/ingest.sock USERDT_LOADER=0
+	bt -vv -c "$OPENAT_N 5" -e 'syscall:openat:entry { @c[comm] = count(); }
+	    syscall:openat:entry /comm == "openat_n"/ {
+		@p[str(arg1)] = count(); }' > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/err")"
+	printf '@c[openat_n]: 5\n@p[/dev/null]: 5\n' |
+	    diff -u - "$TMP/out" || fail "syscall rules"
+	n=$(grep -c "^debug: probe 'syscall:openat:entry'" "$TMP/err")
+	[ "$n" = 2 ] || fail "debug lines: $(cat "$TMP/err")"
+	;;
 profile)
 	bt -e 'profile:hz:997 { @[cpu] = count(); @k[kstack] = count(); }
 	    interval:ms:200 { exit(); }' > "$TMP/out" 2>&1
