@@ -438,6 +438,113 @@ rules_apply(int fd, struct dt_evt *ev)
 }
 
 /*
+ * DTEVT_DEEPSTACK (dtvar.h): an event whose st_count says more frames
+ * than it holds waits here, one per CPU, for the continuation records
+ * that follow it among that CPU's records (other CPUs' may come between,
+ * and a read may end in the middle); then its rules run with the whole
+ * stacks in g_deep.
+ */
+struct deep_pend {
+	struct dt_evt		 dp_ev;
+	struct deep_stacks	 dp_st;
+	unsigned int		 dp_need;	/* frames still to come */
+	unsigned int		 dp_got;
+	int			 dp_busy;
+};
+#define DEEP_NCPU	1024
+static struct deep_pend	*deep_pend;
+
+static int
+deep_run(int fd, struct deep_pend *dp)
+{
+	int halt;
+
+	dp->dp_busy = 0;
+	g_deep_ev = &dp->dp_ev;
+	g_deep = &dp->dp_st;
+	halt = rules_apply(fd, &dp->dp_ev);
+	g_deep_ev = NULL;
+	g_deep = NULL;
+	return halt;
+}
+
+/* The frames of stacktrace st into a deep stack's array. */
+static unsigned int
+deep_head(unsigned long *to, const struct stacktrace *st)
+{
+	unsigned int n = st->st_count < STACKTRACE_MAX ? st->st_count :
+	    STACKTRACE_MAX;
+
+	memcpy(to, st->st_pc, n * sizeof(*to));
+	return n;
+}
+
+/* One record read: run its rules now, or when its stacks are whole. */
+static int
+record_apply(int fd, struct dt_evt *ev)
+{
+	struct deep_pend *dp;
+	const uint64_t *pcs;
+	unsigned int kx, ux, i, w;
+	int halt = 0;
+
+	if (deep_pend == NULL || ev->dtev_cpu >= DEEP_NCPU) {
+		if (ev->dtev_pbn & DTEV_PBN_MORE)
+			return 0;
+		return rules_apply(fd, ev);
+	}
+	dp = &deep_pend[ev->dtev_cpu];
+	if (ev->dtev_pbn & DTEV_PBN_MORE) {
+		if (!dp->dp_busy || ev->dtev_tid != dp->dp_ev.dtev_tid ||
+		    (ev->dtev_pbn & ~DTEV_PBN_MORE) != dp->dp_ev.dtev_pbn)
+			return 0;	/* its event was not ours to wait for */
+		pcs = DTEV_MORE_PCS(ev);
+		kx = dp->dp_ev.dtev_kstack.st_count > STACKTRACE_MAX ?
+		    dp->dp_ev.dtev_kstack.st_count - STACKTRACE_MAX : 0;
+		for (i = 0; i < DTEV_MORE_NPC && dp->dp_need > 0; i++) {
+			w = dp->dp_got++;
+			if (w < kx)
+				dp->dp_st.dk_k[STACKTRACE_MAX + w] = pcs[i];
+			else
+				dp->dp_st.dk_u[STACKTRACE_MAX + w - kx] =
+				    pcs[i];
+			dp->dp_need--;
+		}
+		return dp->dp_need == 0 ? deep_run(fd, dp) : 0;
+	}
+	/* a record of this CPU before the rest came: run it as it is */
+	if (dp->dp_busy) {
+		kx = dp->dp_st.dk_kn > STACKTRACE_MAX ?
+		    dp->dp_st.dk_kn - STACKTRACE_MAX : 0;
+		kx = dp->dp_got < kx ? dp->dp_got : kx;
+		ux = dp->dp_got - kx;
+		if (dp->dp_st.dk_kn > STACKTRACE_MAX + kx)
+			dp->dp_st.dk_kn = STACKTRACE_MAX + kx;
+		if (dp->dp_st.dk_un > STACKTRACE_MAX + ux)
+			dp->dp_st.dk_un = STACKTRACE_MAX + ux;
+		if ((halt = deep_run(fd, dp)) != 0)
+			return halt;
+	}
+	if (ev->dtev_kstack.st_count <= STACKTRACE_MAX &&
+	    ev->dtev_ustack.st_count <= STACKTRACE_MAX)
+		return rules_apply(fd, ev);
+	kx = ev->dtev_kstack.st_count > DTEV_DEEP_MAX ? DTEV_DEEP_MAX :
+	    ev->dtev_kstack.st_count;
+	ux = ev->dtev_ustack.st_count > DTEV_DEEP_MAX ? DTEV_DEEP_MAX :
+	    ev->dtev_ustack.st_count;
+	dp->dp_ev = *ev;
+	deep_head(dp->dp_st.dk_k, &ev->dtev_kstack);
+	deep_head(dp->dp_st.dk_u, &ev->dtev_ustack);
+	dp->dp_st.dk_kn = kx;
+	dp->dp_st.dk_un = ux;
+	dp->dp_need = (kx > STACKTRACE_MAX ? kx - STACKTRACE_MAX : 0) +
+	    (ux > STACKTRACE_MAX ? ux - STACKTRACE_MAX : 0);
+	dp->dp_got = 0;
+	dp->dp_busy = 1;
+	return 0;
+}
+
+/*
  * Two names of one syscall probe, OpenBSD's and Linux's (exit and
  * exit_group, pread and pread64): no OpenBSD script has both, and the
  * rules are accepted as a pattern's are, with a word on stderr, since
@@ -528,6 +635,8 @@ rules_setup(int fd, int *halt)
 		r->br_evtflags = rule_evtflags(r);
 		if (r->br_evtflags & DTEVT_EXECNAME)
 			need_comm = 1;
+		if ((r->br_evtflags & DTEVT_DEEPSTACK) && deep_pend == NULL)
+			deep_pend = xcalloc(DEEP_NCPU, sizeof(*deep_pend));
 		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
 			if (bp->bp_type != P_PROBE || bp->bp_wild == 2)
 				continue;
@@ -710,7 +819,7 @@ rules_run(int fd)
 		if (g_treefilter)
 			ptree_sync();
 		for (i = 0; i < (size_t)len / sizeof(struct dt_evt); i++) {
-			halt = rules_apply(fd, &buf[i]);
+			halt = record_apply(fd, &buf[i]);
 			if (halt)
 				break;
 		}

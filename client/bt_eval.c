@@ -177,8 +177,9 @@ evt_argstr(struct dt_evt *ev, int n)
 }
 
 static struct bt_value
-builtin(int id, struct bt_evt_ctx *ec)
+builtin(const struct bt_expr *e, struct bt_evt_ctx *ec)
 {
+	int id = e->be_op;
 	struct dt_evt *ev = ec->ec_evt;
 	struct bt_value v;
 	char comm[DTMAXCOMLEN + 1];
@@ -206,7 +207,7 @@ builtin(int id, struct bt_evt_ctx *ec)
 		return val_str(tmp_vis(comm, strlen(comm)));
 	case B_KSTACK:
 	case B_USTACK:
-		return val_str(stack_str(ev, id == B_KSTACK, 0));
+		return val_str(stack_str(ev, id == B_KSTACK, (int)e->be_int));
 	case B_RETVAL:
 		return val_int(ev->dtev_retval[0]);
 	case B_CPID:
@@ -294,7 +295,7 @@ expr_eval(struct bt_expr *e, struct bt_evt_ctx *ec)
 		memset(&v, 0, sizeof(v));
 		return v;
 	case E_BUILTIN:
-		return builtin(e->be_op, ec);
+		return builtin(e, ec);
 	case E_GVAR:
 		if (e->be_var->bv_ismap > 0) {
 			memset(&a, 0, sizeof(a));
@@ -687,6 +688,9 @@ expr_flags(struct bt_expr *e)
 				fl |= DTEVT_KSTACK;
 			else if (e->be_op == B_USTACK)
 				fl |= DTEVT_USTACK;
+			if ((e->be_op == B_KSTACK || e->be_op == B_USTACK) &&
+			    e->be_int > STACKTRACE_MAX)
+				fl |= DTEVT_DEEPSTACK;
 			else if (e->be_op >= B_ARG0 && e->be_op <= B_ARG9)
 				fl |= DTEVT_FUNCARGS;
 		}

@@ -335,6 +335,29 @@ parse_primary(void)
 			if (e->be_op == B_CPID && g_command == NULL)
 				semantic_error(&tk->tk_pos, "the %s builtin "
 				    "needs a command (-c)", tk->tk_str);
+			/*
+			 * bpftrace's kstack(N), ustack(N): at most N frames;
+			 * past dt(4)'s 19 btrace asks for userdt's deep
+			 * stacks (DTEVT_DEEPSTACK).  A literal, as bpftrace
+			 * wants, since the device is told before any event.
+			 */
+			if ((e->be_op == B_KSTACK || e->be_op == B_USTACK) &&
+			    ptype(0) == '(') {
+				struct bt_token *ntk;
+
+				next();
+				ntk = peek(0);
+				if (ptype(0) != T_INT)
+					perror_at(ntk, "the number of frames "
+					    "must be an integer literal");
+				if (ntk->tk_int < 1 ||
+				    ntk->tk_int > DTEV_DEEP_MAX)
+					perror_at(ntk, "the number of frames "
+					    "must be from 1 to 127");
+				e->be_int = ntk->tk_int;
+				next();
+				expect(')');
+			}
 			return e;
 		}
 		if (strcmp(tk->tk_str, "str") == 0 && ptype(1) == '(') {

@@ -439,7 +439,7 @@ struct stack_ent {
 	uint64_t	 se_hash;
 	pid_t		 se_pid;	/* 0 for kernel stacks */
 	unsigned int	 se_n;
-	unsigned long	 se_pc[STACKTRACE_MAX];
+	unsigned long	 se_pc[DTEV_DEEP_MAX];
 	char		*se_str;
 };
 static struct stack_ent	*stack_cache;
@@ -458,44 +458,62 @@ stack_hash(pid_t pid, const unsigned long *pc, unsigned int n)
 	return h ^ n;
 }
 
-/* kstack and ustack as OpenBSD's btrace prints them. */
+/* The whole stacks of the event being evaluated (bt_dev.c). */
+const struct dt_evt *g_deep_ev;
+const struct deep_stacks *g_deep;
+
+/*
+ * kstack and ustack as OpenBSD's btrace prints them; max frames at most
+ * (kstack(N), ustack(N)), 0 for dt(4)'s STACKTRACE_MAX.  Frames past
+ * STACKTRACE_MAX come from the continuation records (DTEVT_DEEPSTACK)
+ * gathered in g_deep for g_deep_ev.
+ */
 const char *
-stack_str(struct dt_evt *ev, int kernel, int unused)
+stack_str(struct dt_evt *ev, int kernel, int max)
 {
 	const struct stacktrace *st;
+	const unsigned long *pcs;
 	struct stack_ent *se;
 	pid_t pid = kernel ? 0 : ev->dtev_pid;
 	uint64_t h;
 	char *s;
 	unsigned int i, n;
 
-	(void)unused;
 	st = kernel ? &ev->dtev_kstack : &ev->dtev_ustack;
 	if (kernel && st->st_count == 0)
 		return "\nuserland\n";
+	pcs = st->st_pc;
 	n = st->st_count < STACKTRACE_MAX ? st->st_count : STACKTRACE_MAX;
+	if (g_deep != NULL && g_deep_ev == ev) {
+		pcs = kernel ? g_deep->dk_k : g_deep->dk_u;
+		n = kernel ? g_deep->dk_kn : g_deep->dk_un;
+	}
+	/* plain kstack and ustack: dt(4)'s depth, as OpenBSD prints them */
+	if (max == 0)
+		max = STACKTRACE_MAX;
+	if (n > (unsigned int)max)
+		n = (unsigned int)max;
 	if (stack_cache == NULL)
 		stack_cache = xcalloc(STACK_CACHE, sizeof(*stack_cache));
-	h = stack_hash(pid, st->st_pc, n);
+	h = stack_hash(pid, pcs, n);
 	se = &stack_cache[h % STACK_CACHE];
 	if (se->se_str != NULL && se->se_hash == h && se->se_pid == pid &&
-	    se->se_n == n && memcmp(se->se_pc, st->st_pc,
-	    n * sizeof(*st->st_pc)) == 0)
+	    se->se_n == n && memcmp(se->se_pc, pcs, n * sizeof(*pcs)) == 0)
 		return tmp_strdup(se->se_str);	/* the slot may be reused */
 
 	s = tmp_strdup("");
 	for (i = 0; i < n; i++) {
-		if (!kernel && st->st_pc[i] == 0)
+		if (!kernel && pcs[i] == 0)
 			continue;
-		s = tmp_printf("%s\n%s", s, kernel ? ksym_str(st->st_pc[i]) :
-		    usym_str(ev->dtev_pid, st->st_pc[i]));
+		s = tmp_printf("%s\n%s", s, kernel ? ksym_str(pcs[i]) :
+		    usym_str(ev->dtev_pid, pcs[i]));
 	}
 	s = tmp_printf("%s%s", s, kernel ? "\nkernel\n" : "\nuserland\n");
 	free(se->se_str);
 	se->se_hash = h;
 	se->se_pid = pid;
 	se->se_n = n;
-	memcpy(se->se_pc, st->st_pc, n * sizeof(*st->st_pc));
+	memcpy(se->se_pc, pcs, n * sizeof(*pcs));
 	se->se_str = xstrdup(s);
 	return s;
 }

@@ -290,6 +290,14 @@ int			 pi_listed(const struct dtioc_probe_info *,
 const char		*syscall_name(unsigned int);
 
 /* bt_syms.c */
+/* An event's stacks whole, its continuation records gathered (bt_dev.c). */
+struct deep_stacks {
+	unsigned int		 dk_kn, dk_un;
+	unsigned long		 dk_k[DTEV_DEEP_MAX];
+	unsigned long		 dk_u[DTEV_DEEP_MAX];
+};
+extern const struct dt_evt *g_deep_ev;
+extern const struct deep_stacks *g_deep;
 const char		*stack_str(struct dt_evt *, int, int);
 const char		*ksym_str(unsigned long);
 const char		*usym_str(pid_t, unsigned long);

@@ -200,6 +200,69 @@ dt_pcb_ring_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 	return error;
 }
 
+/* The first STACKTRACE_MAX frames of ds, with its whole depth. */
+static void
+dt_deep_head(struct stacktrace *st, const struct dt_deepstack *ds,
+    bool deep)
+{
+	unsigned int n = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (ds == NULL)
+		return;
+	n = ds->ds_count < DTEV_DEEP_MAX ? ds->ds_count : DTEV_DEEP_MAX;
+	memcpy(st->st_pc, ds->ds_pc, (n < STACKTRACE_MAX ? n :
+	    STACKTRACE_MAX) * sizeof(st->st_pc[0]));
+	st->st_count = deep ? n : (n < STACKTRACE_MAX ? n : STACKTRACE_MAX);
+}
+
+int
+dt_pcb_ring_put_deep(struct dt_pcb *dp, unsigned int cpu,
+    const struct dt_evt *src, const struct dt_deepstack *k,
+    const struct dt_deepstack *u)
+{
+	struct dt_evt ev, more[DTEV_MORE_RECS(DTEV_DEEP_MAX, DTEV_DEEP_MAX)];
+	struct dt_softc *sc = dp->dp_sc;
+	uint64_t flags = dp->dp_evtflags;
+	unsigned int nmore, w = 0, i;
+	uint64_t *pcs;
+	int error;
+
+	ev = *src;
+	dt_deep_head(&ev.dtev_kstack, k, flags & DTEVT_DEEPSTACK);
+	dt_deep_head(&ev.dtev_ustack, u, flags & DTEVT_DEEPSTACK);
+	nmore = DTEV_MORE_RECS((flags & DTEVT_KSTACK) ?
+	    ev.dtev_kstack.st_count : 0, (flags & DTEVT_USTACK) ?
+	    ev.dtev_ustack.st_count : 0);
+	if (!(flags & DTEVT_DEEPSTACK) || nmore == 0 ||
+	    (dt_abi == DT_ABI_1_14 && !dt_pcb_keep14(dp, src)))
+		return dt_pcb_ring_put(dp, cpu, &ev);
+
+	/* the frames past the first STACKTRACE_MAX: kernel's, then user's */
+	memset(more, 0, nmore * sizeof(more[0]));
+	for (i = 0; i < nmore; i++) {
+		more[i].dtev_pid = src->dtev_pid;
+		more[i].dtev_tid = src->dtev_tid;
+		more[i].dtev_tsp = src->dtev_tsp;
+	}
+	if (flags & DTEVT_KSTACK)
+		for (i = STACKTRACE_MAX; i < ev.dtev_kstack.st_count; i++, w++) {
+			pcs = DTEV_MORE_PCS(&more[w / DTEV_MORE_NPC]);
+			pcs[w % DTEV_MORE_NPC] = k->ds_pc[i];
+		}
+	if (flags & DTEVT_USTACK)
+		for (i = STACKTRACE_MAX; i < ev.dtev_ustack.st_count; i++, w++) {
+			pcs = DTEV_MORE_PCS(&more[w / DTEV_MORE_NPC]);
+			pcs[w % DTEV_MORE_NPC] = u->ds_pc[i];
+		}
+	cpu %= sc->ds_nrings;
+	error = dt_ring_put_more(&sc->ds_rings[cpu], dp->dp_dtp->dtp_pbn,
+	    cpu, flags & ~(uint64_t)DTEVT_STRINGS, &ev, more, nmore);
+	if (atomic_load_explicit(&sc->ds_sleeping, memory_order_relaxed))
+		dt_wakeup_schedule(sc);
+	return error;
+}
+
 unsigned int
 dt_probe_emit(struct dt_probe *dtp, unsigned int cpu, const struct dt_evt *src)
 {

@@ -171,6 +171,27 @@ int	dt_pcb_ring_put(struct dt_pcb *, unsigned int cpu,
 	    const struct dt_evt *src);
 
 /*
+ * A stack as a provider walked it, up to DTEV_DEEP_MAX frames, for
+ * dt_pcb_ring_put_deep().
+ */
+struct dt_deepstack {
+	unsigned int	 ds_count;
+	uint64_t	 ds_pc[DTEV_DEEP_MAX];
+};
+
+/*
+ * dt_pcb_ring_put() of an event with stacks deeper than a struct
+ * stacktrace holds (k and u, either NULL for none): an open that asked
+ * for DTEVT_DEEPSTACK gets them whole, its event followed by the
+ * continuation records dtvar.h describes; any other gets the first
+ * STACKTRACE_MAX frames, as from dt_pcb_ring_put().  src's stacks are
+ * ignored.  Same contract, one copy of each record.
+ */
+int	dt_pcb_ring_put_deep(struct dt_pcb *, unsigned int cpu,
+	    const struct dt_evt *src, const struct dt_deepstack *k,
+	    const struct dt_deepstack *u);
+
+/*
  * Put src into every recording pcb of dtp: the usual producer call.
  * Takes rcu_read_lock() itself.  The calling thread must be registered
  * with liburcu (rcu_register_thread()).  Returns the number of opens that

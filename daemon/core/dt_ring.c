@@ -132,6 +132,43 @@ dt_ring_put(struct dt_ring *dr, uint32_t pbn, unsigned int cpu,
 	return 0;
 }
 
+int
+dt_ring_put_more(struct dt_ring *dr, uint32_t pbn, unsigned int cpu,
+    uint64_t evtflags, const struct dt_evt *src, const struct dt_evt *more,
+    unsigned int nmore)
+{
+	struct dt_evt *dst;
+	unsigned int free, i;
+
+	pthread_mutex_lock(&dr->dr_mtx);
+	/* one slot always stays empty: prod == cons is an empty ring */
+	free = (dr->dr_cons + dr->dr_size - dr->dr_prod - 1) % dr->dr_size;
+	if (free < nmore + 1) {
+		dr->dr_dropevt++;
+		pthread_mutex_unlock(&dr->dr_mtx);
+		return ENOBUFS;
+	}
+	dst = &dr->dr_slots[dr->dr_prod];
+	dt_evt_copy(dst, pbn, cpu, evtflags, src);
+	/* the depth past STACKTRACE_MAX is what tells of the records */
+	if (evtflags & DTEVT_KSTACK)
+		dst->dtev_kstack.st_count = src->dtev_kstack.st_count;
+	if (evtflags & DTEVT_USTACK)
+		dst->dtev_ustack.st_count = src->dtev_ustack.st_count;
+	for (i = 0; i < nmore; i++) {
+		if (++dr->dr_prod == dr->dr_size)
+			dr->dr_prod = 0;
+		dst = &dr->dr_slots[dr->dr_prod];
+		*dst = more[i];
+		dst->dtev_pbn = pbn | DTEV_PBN_MORE;
+		dst->dtev_cpu = cpu;
+	}
+	if (++dr->dr_prod == dr->dr_size)
+		dr->dr_prod = 0;
+	pthread_mutex_unlock(&dr->dr_mtx);
+	return 0;
+}
+
 /* Is a's time stamp before b's? */
 static bool
 dt_evt_before(const struct dt_evt *a, const struct dt_evt *b)

@@ -69,6 +69,17 @@ int	dt_ring_put(struct dt_ring *, uint32_t pbn, unsigned int cpu,
 	    uint64_t evtflags, const struct dt_evt *src);
 
 /*
+ * dt_ring_put() of src followed by nmore continuation records (more[],
+ * complete: dtev_pbn and dtev_cpu are set here), all in one go or none
+ * (one drop counted): DTEVT_DEEPSTACK's records (dtvar.h) must never
+ * be parted from their event.  src's stacks are copied whole, st_count
+ * included, when it says more than STACKTRACE_MAX.
+ */
+int	dt_ring_put_more(struct dt_ring *, uint32_t pbn, unsigned int cpu,
+	    uint64_t evtflags, const struct dt_evt *src,
+	    const struct dt_evt *more, unsigned int nmore);
+
+/*
  * Move up to resid bytes of records from the n rings drs into buf, the
  * last one truncated when resid is not a multiple of the record size, as
  * dt(4)'s read does (a truncated record is consumed and counted as

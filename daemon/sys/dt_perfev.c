@@ -112,6 +112,30 @@ dt_perf_callchain(const char *pcs, uint64_t nr, struct stacktrace *k,
 	}
 }
 
+void
+dt_perf_callchain_deep(const char *pcs, uint64_t nr, uint64_t *k,
+    unsigned int *kn, uint64_t *u, unsigned int *un, unsigned int max)
+{
+	uint64_t *to = NULL, i, pc;
+	unsigned int *n = NULL;
+
+	*kn = *un = 0;
+	for (i = 0; i < nr; i++) {
+		memcpy(&pc, pcs + i * 8, 8);
+		if (pc >= (uint64_t)PERF_CONTEXT_MAX) {
+			if (pc == (uint64_t)PERF_CONTEXT_KERNEL)
+				to = k, n = kn;
+			else if (pc == (uint64_t)PERF_CONTEXT_USER)
+				to = u, n = un;
+			else
+				to = NULL;
+			continue;
+		}
+		if (to != NULL && *n < max)
+			to[(*n)++] = pc;
+	}
+}
+
 const struct perf_event_header *
 dt_perf_rec_at(const struct perf_event_mmap_page *meta, uint64_t tail,
     uint64_t head, struct perf_event_header *h, union dt_perf_wrap *wrap)

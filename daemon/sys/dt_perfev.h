@@ -114,6 +114,13 @@ void	dt_perf_callchain(const char *pcs, uint64_t nr, struct stacktrace *k,
 	    struct stacktrace *u);
 
 /*
+ * The same into arrays of max frames each (DTEVT_DEEPSTACK's deeper
+ * stacks), *kn and *un their counts; k or u NULL: that part is skipped.
+ */
+void	dt_perf_callchain_deep(const char *pcs, uint64_t nr, uint64_t *k,
+	    unsigned int *kn, uint64_t *u, unsigned int *un, unsigned int max);
+
+/*
  * The body (len bytes) of a PERF_RECORD_COMM, a rename or an exec: its
  * pid, tid and name, which the kernel pads with NULs.  false when it is
  * too short or its name unterminated.

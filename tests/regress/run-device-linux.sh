@@ -412,6 +412,40 @@ pipeflush)
 	BTPID=
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/err")"
 	;;
+deepstack)
+	# A profile of a 40-deep recursion: ustack(127) asks for userdt's
+	# deep stacks (DTEVT_DEEPSTACK) and shows every frame; plain ustack
+	# shows dt(4)'s 19, as OpenBSD's btrace would.
+	export USERDT_SOCKET=$TMP/ingest.sock
+	# deepest(file): the most "recurse" frames and the most frames of
+	# any one stack key in the map's dump
+	deepest() {
+		awk '/^@\[$/ { n = 0; r = 0; next }
+		    /^\]: [0-9]+$/ { if (r > mr) mr = r; if (n > mn) mn = n; next }
+		    /^recurse\+0x/ { r++ }
+		    /^userland$/ { next }
+		    { n++ }
+		    END { print mr + 0, mn + 0 }' "$1"
+	}
+	bt -c "$DEEP_SPIN 40 10" -e 'profile:hz:199 { @[ustack(127)] = count(); }
+	    interval:ms:800 { exit(); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	set -- $(deepest "$TMP/out")
+	[ "$1" = 40 ] || fail "deep: $1 recurse frames: $(cat "$TMP/out")"
+	grep -qx 'main+0x[0-9a-f]*' "$TMP/out" || fail "deep: no main"
+	bt -c "$DEEP_SPIN 40 10" -e 'profile:hz:199 { @[ustack] = count(); }
+	    interval:ms:800 { exit(); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	set -- $(deepest "$TMP/out")
+	[ "$2" = 19 ] || fail "plain: $2 frames: $(cat "$TMP/out")"
+	# ustack(N) cuts at N, below dt(4)'s depth too
+	bt -c "$DEEP_SPIN 40 10" -e 'profile:hz:199 { @[ustack(5)] = count(); }
+	    interval:ms:500 { exit(); }' > "$TMP/out" 2>&1
+	set -- $(deepest "$TMP/out")
+	[ "$2" = 5 ] || fail "ustack(5): $2 frames: $(cat "$TMP/out")"
+	;;
 *)
 	fail "unknown case $CASE"
 	;;

@@ -149,6 +149,53 @@ struct dt_evt {
 /* The string area of an event (unsigned char *). */
 #define DTEV_STR_AREA(ev)	((unsigned char *)(ev)->dtev_kstack.st_pc)
 
+/*
+ * userdt extension, not in OpenBSD's dt(4): deep stacks.
+ *
+ * DTEVT_DEEPSTACK in dtrq_evtflags, beside DTEVT_KSTACK and/or
+ * DTEVT_USTACK, asks for stacks of up to DTEV_DEEP_MAX frames instead of
+ * STACKTRACE_MAX.  OpenBSD clients never set the bit, so their records,
+ * and struct dt_evt's size, stay exactly as they were.  Providers that
+ * cannot walk deeper ignore it (their stacks stop at STACKTRACE_MAX, as
+ * dt(4) ignores unknown bits); the profile provider honours it.
+ *
+ * An event whose stack is deeper than STACKTRACE_MAX keeps its first
+ * STACKTRACE_MAX frames where they always were, and its st_count says
+ * the whole depth (up to DTEV_DEEP_MAX, so more than STACKTRACE_MAX: a
+ * reader that asked knows to look further).  The frames from
+ * STACKTRACE_MAX on follow in continuation records:
+ *
+ *	dtev_pbn	the event's probe number | DTEV_PBN_MORE
+ *	dtev_cpu, dtev_pid, dtev_tid, dtev_tsp
+ *			the event's
+ *	from dtev_kstack on (DTEV_MORE_NPC 64-bit words a record)
+ *			the kernel stack's frames past STACKTRACE_MAX,
+ *			then the user stack's, packed across records
+ *
+ * ceil((kernel extra + user extra) / DTEV_MORE_NPC) of them.  They are
+ * put into the same CPU's ring as the event, right after it, with it or
+ * not at all (a ring without room for all drops the event, counted
+ * once), so a reader finds them after the event among the records of
+ * that dtev_cpu: records of other CPUs may come between (a read merges
+ * the rings by time), none of the same CPU.  The words of the last
+ * record past its frames are zero.
+ */
+#define DTEVT_DEEPSTACK		(1 << 25)	/* userdt: deep stacks */
+
+#define DTEV_DEEP_MAX		127	/* frames a stack, perf's default */
+#define DTEV_PBN_MORE		0x80000000u	/* a continuation record */
+#define DTEV_MORE_OFF		32	/* offsetof(struct dt_evt, dtev_kstack) */
+#define DTEV_MORE_NPC		((456 - DTEV_MORE_OFF) / 8)	/* 53 words */
+
+/* Continuation records that follow an event with st_count k and u. */
+#define DTEV_MORE_RECS(k, u)						\
+	(((((k) > STACKTRACE_MAX ? (k) - STACKTRACE_MAX : 0) +		\
+	   ((u) > STACKTRACE_MAX ? (u) - STACKTRACE_MAX : 0)) +		\
+	  DTEV_MORE_NPC - 1) / DTEV_MORE_NPC)
+
+/* The frame words of a continuation record (uint64_t *). */
+#define DTEV_MORE_PCS(ev)	((uint64_t *)(void *)&(ev)->dtev_kstack)
+
 /* DTIOCGPLIST: one entry per probe. */
 struct dtioc_probe_info {
 	uint32_t	dtpi_pbn;		/* probe number */
@@ -237,6 +284,8 @@ DT_STATIC_ASSERT(offsetof(struct stacktrace, st_pc) == 8, "st_pc");
 DT_STATIC_ASSERT(sizeof(struct dt_evt) == 456, "dt_evt size");
 DT_STATIC_ASSERT(DTEV_STR_SIZE == sizeof(((struct dt_evt *)0)->dtev_kstack.st_pc),
     "string area");
+DT_STATIC_ASSERT(DTEV_MORE_OFF == offsetof(struct dt_evt, dtev_kstack) &&
+    DTEV_MORE_OFF + DTEV_MORE_NPC * 8 == sizeof(struct dt_evt), "more area");
 DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_pbn) == 0, "dtev_pbn");
 DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_cpu) == 4, "dtev_cpu");
 DT_STATIC_ASSERT(offsetof(struct dt_evt, dtev_pid) == 8, "dtev_pid");

@@ -57,6 +57,8 @@
 #define DT_PERF_WAKE_NS		10000000ULL	/* reader latency goal */
 #define DT_PERF_MAXEVENTS	64
 #define DT_PERF_MAXSTACK	64	/* frames perf walks per sample */
+/* with DTEVT_DEEPSTACK: both parts whole (+ their context markers) */
+#define DT_PERF_DEEPSTACK	(2 * DTEV_DEEP_MAX + 2)
 #define DT_PERF_COMMTTL_NS	1000000000ULL	/* re-read comm after */
 #define DT_PERF_COMMSLOTS	4096	/* power of 2 */
 
@@ -77,6 +79,29 @@ static int		 dt_perf_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_perf_stats dt_perf_counters;	/* [a] */
 static struct dt_perf_comm dt_perf_comms[DT_PERF_COMMSLOTS];	/* [R] */
 static union dt_perf_wrap dt_perf_wrap;	/* [R] */
+
+/* perf's walk limit for deep stacks: the sysctl's, at most ours. */
+static uint16_t
+dt_perf_maxstack(void)
+{
+	static _Atomic unsigned int cached;
+	unsigned int v = atomic_load(&cached);
+	FILE *f;
+
+	if (v != 0)
+		return (uint16_t)v;
+	v = DT_PERF_DEEPSTACK;
+	if ((f = fopen("/proc/sys/kernel/perf_event_max_stack", "re")) !=
+	    NULL) {
+		unsigned int sys;
+
+		if (fscanf(f, "%u", &sys) == 1 && sys > 0 && sys < v)
+			v = sys;
+		fclose(f);
+	}
+	atomic_store(&cached, v);
+	return (uint16_t)v;
+}
 
 void
 dt_perf_attr(struct perf_event_attr *attr, uint64_t nsecs,
@@ -100,6 +125,13 @@ dt_perf_attr(struct perf_event_attr *attr, uint64_t nsecs,
 		 * deep kernel stack still leaves 19 user frames.
 		 */
 		attr->sample_max_stack = DT_PERF_MAXSTACK;
+		/*
+		 * DTEVT_DEEPSTACK: as deep as perf walks by default (the
+		 * sysctl kernel.perf_event_max_stack bounds what may be
+		 * asked; more is EOVERFLOW), shared by both parts.
+		 */
+		if (evtflags & DTEVT_DEEPSTACK)
+			attr->sample_max_stack = dt_perf_maxstack();
 		attr->exclude_callchain_kernel = !(evtflags & DTEVT_KSTACK);
 		attr->exclude_callchain_user = !(evtflags & DTEVT_USTACK);
 	}
@@ -275,6 +307,16 @@ dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
 		off += 8;
 		if (nr > (len - off) / 8)
 			nr = (len - off) / 8;
+		if (dp->dp_evtflags & DTEVT_DEEPSTACK) {
+			struct dt_deepstack k, u;
+
+			dt_perf_callchain_deep(rec + off, nr, k.ds_pc,
+			    &k.ds_count, u.ds_pc, &u.ds_count,
+			    DTEV_DEEP_MAX);
+			dt_pcb_ring_put_deep(dp, src->dps_cpu, &ev, &k, &u);
+			uatomic_inc(&dt_perf_counters.dps_samples);
+			return;
+		}
 		dt_perf_callchain(rec + off, nr, &ev.dtev_kstack,
 		    &ev.dtev_ustack);
 	}

@@ -101,7 +101,8 @@ dt_prov_profile_alloc(struct dt_probe *dtp, struct dt_softc *sc,
 	for (cpu = 0; cpu < dt_dev_ncpus(); cpu++) {
 		/* close frees what was made */
 		if ((dp = dt_pcb_alloc(dtp, sc, dtrq->dtrq_evtflags &
-		    (DTEVT_EXECNAME | DTEVT_KSTACK | DTEVT_USTACK),
+		    (DTEVT_EXECNAME | DTEVT_KSTACK | DTEVT_USTACK |
+		    DTEVT_DEEPSTACK),
 		    dtrq->dtrq_nsecs, (int)cpu)) == NULL)
 			return ENOMEM;
 		/* Timer mode's state, before DTIOCRECORD publishes dp. */
