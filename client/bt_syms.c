@@ -35,9 +35,15 @@
  */
 #include <sys/types.h>
 
+#include <sys/stat.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +67,10 @@ struct symtab {
 struct elfsyms {
 	char		*es_path;
 	struct symtab	 es_tab;
+	/* the separate debug file's DWARF, for what no symbol covers */
+	Dwarf		*es_dw;
+	Elf		*es_dbgelf;
+	int		 es_dbgfd;
 	GElf_Phdr	*es_loads;
 	size_t		 es_nloads;
 	struct elfsyms	*es_next;
@@ -185,6 +195,191 @@ ksym_str(unsigned long pc)
 	return sym_fmt(sym_find(&ksyms, pc), pc);
 }
 
+/* Function symbols of e's .symtab and .dynsym into tab. */
+static int
+elf_syms(Elf *e, struct symtab *tab)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	Elf_Data *data;
+	size_t i, n;
+	int symtab = 0;
+
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    sh.sh_entsize == 0)
+			continue;
+		if ((data = elf_getdata(scn, NULL)) == NULL)
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = 1;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			const char *name;
+
+			if (gelf_getsym(data, (int)i, &sym) == NULL)
+				continue;
+			if ((GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+			    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC) ||
+			    sym.st_value == 0 || sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (name != NULL && *name != '\0')
+				sym_add(tab, sym.st_value, sym.st_size, name);
+		}
+	}
+	return symtab;
+}
+
+/*
+ * A regular file we may read as ELF: not a FIFO that would block us nor
+ * a device, and no symbolic link followed at its last component (the
+ * names around a traced file are its owner's to choose).
+ */
+static int
+dbg_open(const char *path)
+{
+	struct stat sb;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The separate debug file of e (at path), where perf and gdb look for
+ * it: /usr/lib/debug/.build-id/xx/rest.debug by its build id, then by
+ * its .gnu_debuglink name beside it, in .debug/ beside it and under
+ * /usr/lib/debug/ + its directory.  One whose build id differs from e's
+ * is another build's and is passed over.  Returns the open Elf and
+ * *fdp, or NULL.
+ */
+static Elf *
+dbg_find(Elf *e, const char *path, int *fdp)
+{
+	const unsigned char *id;
+	const void *idp, *id2;
+	const char *link, *slash;
+	char cand[4][PATH_MAX], *p;
+	GElf_Word crc;
+	ssize_t idlen, n2;
+	size_t i, nc = 0;
+	Elf *d;
+	int fd;
+
+	idlen = dwelf_elf_gnu_build_id(e, &idp);
+	id = idp;
+	if (idlen > 1 && idlen <= 64) {
+		p = cand[nc];
+		p += sprintf(p, "/usr/lib/debug/.build-id/%02x/", id[0]);
+		for (i = 1; i < (size_t)idlen; i++)
+			p += sprintf(p, "%02x", id[i]);
+		strcpy(p, ".debug");
+		nc++;
+	}
+	if ((link = dwelf_elf_gnu_debuglink(e, &crc)) != NULL &&
+	    strchr(link, '/') == NULL && (slash = strrchr(path, '/')) !=
+	    NULL) {
+		int dl = (int)(slash - path);
+
+		if (snprintf(cand[nc], PATH_MAX, "%.*s/%s", dl, path,
+		    link) < PATH_MAX && strcmp(cand[nc], path) != 0)
+			nc++;
+		if (snprintf(cand[nc], PATH_MAX, "%.*s/.debug/%s", dl, path,
+		    link) < PATH_MAX)
+			nc++;
+		if (snprintf(cand[nc], PATH_MAX, "/usr/lib/debug%.*s/%s",
+		    dl, path, link) < PATH_MAX)
+			nc++;
+	}
+	for (i = 0; i < nc; i++) {
+		if ((fd = dbg_open(cand[i])) == -1)
+			continue;
+		if ((d = elf_begin(fd, ELF_C_READ, NULL)) != NULL &&
+		    elf_kind(d) == ELF_K_ELF) {
+			n2 = dwelf_elf_gnu_build_id(d, &id2);
+			if (idlen <= 0 || (n2 == idlen &&
+			    memcmp(id2, idp, (size_t)idlen) == 0)) {
+				*fdp = fd;
+				return d;
+			}
+		}
+		if (d != NULL)
+			elf_end(d);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* The subprogram DIE under die whose code holds pc, depth first. */
+static int
+dw_func(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	Dwarf_Die child;
+	int tag;
+
+	if (dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram) {
+			if (dwarf_haspc(&child, pc) == 1) {
+				*out = child;
+				return 1;
+			}
+		} else if ((tag == DW_TAG_namespace ||
+		    tag == DW_TAG_class_type || tag == DW_TAG_structure_type) &&
+		    dw_func(&child, pc, out))
+			return 1;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+/*
+ * The function at va from the debug file's DWARF: a static function
+ * that no symbol table names (libc's __libc_start_call_main), as gdb
+ * finds it.  NULL when there is none.
+ */
+static const char *
+dw_name(struct elfsyms *es, unsigned long va)
+{
+	Dwarf_Die cu, fn;
+	Dwarf_Addr low;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	const char *name;
+	int found = 0;
+
+	if (es->es_dw == NULL)
+		return NULL;
+	if (dwarf_addrdie(es->es_dw, va, &cu) != NULL)
+		found = dw_func(&cu, va, &fn);
+	/* no .debug_aranges entry: the units one by one */
+	while (!found && dwarf_nextcu(es->es_dw, off, &next, &hsize, NULL,
+	    NULL, NULL) == 0) {
+		if (dwarf_offdie(es->es_dw, off + hsize, &cu) != NULL &&
+		    dwarf_haspc(&cu, va) == 1)
+			found = dw_func(&cu, va, &fn);
+		off = next;
+	}
+	if (!found || (name = dwarf_diename(&fn)) == NULL)
+		return NULL;
+	if (dwarf_entrypc(&fn, &low) != 0 || low > va)
+		low = va;
+	if (low == va)
+		return tmp_vis(name, strlen(name));
+	return tmp_printf("%s+0x%lx", tmp_vis(name, strlen(name)),
+	    va - (unsigned long)low);
+}
+
 /*
  * The symbols of the ELF file mapped at [start, end) in pid (0: a pid
  * gone, whose maps dtd kept), named path; cached by path.  We may be
@@ -197,13 +392,9 @@ static struct elfsyms *
 elf_load(const char *path, pid_t pid, unsigned long start, unsigned long end)
 {
 	struct elfsyms *es;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Sym sym;
 	GElf_Phdr ph;
-	Elf_Data *data;
 	Elf *e;
-	size_t i, n, nph;
+	size_t i, nph;
 	int fd;
 
 	for (es = elfs; es != NULL; es = es->es_next)
@@ -229,28 +420,18 @@ elf_load(const char *path, pid_t pid, unsigned long start, unsigned long end)
 			    ph.p_type == PT_LOAD)
 				es->es_loads[es->es_nloads++] = ph;
 	}
-	while ((scn = elf_nextscn(e, scn)) != NULL) {
-		if (gelf_getshdr(scn, &sh) == NULL ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    sh.sh_entsize == 0)
-			continue;
-		if ((data = elf_getdata(scn, NULL)) == NULL)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			const char *name;
-
-			if (gelf_getsym(data, (int)i, &sym) == NULL)
-				continue;
-			if ((GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
-			    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC) ||
-			    sym.st_value == 0 || sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (name != NULL && *name != '\0')
-				sym_add(&es->es_tab, sym.st_value,
-				    sym.st_size, name);
-		}
+	(void)elf_syms(e, &es->es_tab);
+	/*
+	 * A distribution's libraries keep only .dynsym: their static
+	 * functions (libc's msort_with_tmp) are in the separate debug
+	 * file, with the DWARF that names the rest.  Its symbols have the
+	 * same addresses as the file's own.
+	 */
+	es->es_dbgfd = -1;
+	if ((es->es_dbgelf = dbg_find(e, path, &es->es_dbgfd)) != NULL) {
+		(void)elf_syms(es->es_dbgelf, &es->es_tab);
+		es->es_dw = dwarf_begin_elf(es->es_dbgelf, DWARF_C_READ,
+		    NULL);
 	}
 	elf_end(e);
 	close(fd);
@@ -394,6 +575,7 @@ usym_str(pid_t pid, unsigned long pc)
 	struct pmap *pm;
 	struct elfsyms *es;
 	unsigned long off, va;
+	const char *name, *base;
 	size_t i;
 
 	pm = (struct pmap *)pmap_find(pd, pc);
@@ -421,12 +603,21 @@ usym_str(pid_t pid, unsigned long pc)
 		    es->es_loads[i].p_offset + es->es_loads[i].p_filesz) {
 			va = off - es->es_loads[i].p_offset +
 			    es->es_loads[i].p_vaddr;
-			if (sym_find(&es->es_tab, va) == NULL)
-				break;
-			return sym_fmt(sym_find(&es->es_tab, va), va);
+			if (sym_find(&es->es_tab, va) != NULL)
+				return sym_fmt(sym_find(&es->es_tab, va), va);
+			if ((name = dw_name(es, va)) != NULL)
+				return name;
+			break;
 		}
 	}
-	return tmp_printf("0x%lx", pc);
+	/*
+	 * No symbol: the file and the offset in it, as perf's dso+offset,
+	 * the same for every process that maps it, so that one place is
+	 * one frame in a flame graph whatever the load address.
+	 */
+	base = strrchr(pm->pm_path, '/');
+	base = base != NULL && base[1] != '\0' ? base + 1 : pm->pm_path;
+	return tmp_printf("%s+0x%lx", tmp_vis(base, strlen(base)), off);
 }
 
 /*
@@ -617,6 +808,12 @@ syms_cleanup(void)
 		free(es->es_tab.st_syms);
 		free(es->es_loads);
 		free(es->es_path);
+		if (es->es_dw != NULL)
+			dwarf_end(es->es_dw);
+		if (es->es_dbgelf != NULL) {
+			elf_end(es->es_dbgelf);
+			close(es->es_dbgfd);
+		}
 		free(es);
 	}
 	elfs = NULL;

@@ -2,11 +2,13 @@
 # Install everything userdt needs to build, test and benchmark on Debian 12.
 # Idempotent: a machine that already has the packages spends a second here.
 # passwd: useradd and userdel, for the tests' throwaway ordinary users.
+# libc6-dbg: libc's separate debug file, which names its static functions
+# in btrace's stacks (and the regress test that checks they are named).
 set -eu
 
 PKGS="meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev
 libfuse3-dev fuse3 liburcu-dev libunwind-dev libelf-dev libdw-dev elfutils
-libcapstone-dev
+libcapstone-dev libc6-dbg
 qemu-system-x86 busybox-static xz-utils cpio
 strace bpftrace linux-perf binutils make git python3
 mandoc man-db systemd debhelper dpkg-dev fakeroot

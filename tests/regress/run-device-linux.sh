@@ -427,24 +427,56 @@ deepstack)
 		    { n++ }
 		    END { print mr + 0, mn + 0 }' "$1"
 	}
-	bt -c "$DEEP_SPIN 40 10" -e 'profile:hz:199 { @[ustack(127)] = count(); }
-	    interval:ms:800 { exit(); }' > "$TMP/out" 2>&1
+	# each run ends with its command, 2 s at depth 40
+	bt -c "$DEEP_SPIN 40 2" -e 'profile:hz:199 { @[ustack(127)] = count(); }' > "$TMP/out" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
 	set -- $(deepest "$TMP/out")
 	[ "$1" = 40 ] || fail "deep: $1 recurse frames: $(cat "$TMP/out")"
 	grep -qx 'main+0x[0-9a-f]*' "$TMP/out" || fail "deep: no main"
-	bt -c "$DEEP_SPIN 40 10" -e 'profile:hz:199 { @[ustack] = count(); }
-	    interval:ms:800 { exit(); }' > "$TMP/out" 2>&1
+	bt -c "$DEEP_SPIN 40 2" -e 'profile:hz:199 { @[ustack] = count(); }' > "$TMP/out" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
 	set -- $(deepest "$TMP/out")
 	[ "$2" = 19 ] || fail "plain: $2 frames: $(cat "$TMP/out")"
 	# ustack(N) cuts at N, below dt(4)'s depth too
-	bt -c "$DEEP_SPIN 40 10" -e 'profile:hz:199 { @[ustack(5)] = count(); }
-	    interval:ms:500 { exit(); }' > "$TMP/out" 2>&1
+	bt -c "$DEEP_SPIN 40 1" -e 'profile:hz:199 { @[ustack(5)] = count(); }' > "$TMP/out" 2>&1
 	set -- $(deepest "$TMP/out")
 	[ "$2" = 5 ] || fail "ustack(5): $2 frames: $(cat "$TMP/out")"
+	;;
+debugsyms)
+	# libc's static functions are named from libc6-dbg's separate
+	# debug file (by build id), as perf and gdb name them: a qsort
+	# callback's caller is msort_with_tmp, which libc's own .dynsym
+	# does not have.
+	export USERDT_SOCKET=$TMP/ingest.sock
+	# the run ends with the command, after 2 s of sorting: however
+	# long the preload library's start took
+	prog='profile:hz:199 { @[ustack(2)] = count(); }'
+	bt -c "$QSORT_SPIN 2" -e "$prog" > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	grep -A1 '^cmp+0x[0-9a-f]*$' "$TMP/out" |
+	    grep -q '^msort_with_tmp[.a-z0-9]*+0x[0-9a-f]*$' ||
+	    fail "no msort_with_tmp under cmp: $(cat "$TMP/out")"
+	# An address no symbol covers: the module and the offset in the
+	# file, the same in every process.  The stripped twin has the
+	# same layout: its cmp is where the unstripped one says.
+	bt -c "$QSORT_SPIN_S 2" -e "$prog" > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	read -r lo size <<-EOF
+	$(nm -S "$QSORT_SPIN" | awk '$4 == "cmp" { print $1, $2 }')
+	EOF
+	# the text segment's file offset minus its address
+	delta=$(readelf -lW "$QSORT_SPIN" | awk '$1 == "LOAD" && $7 == "E" {
+	    print strtonum($2) - strtonum($3) }')
+	found=0
+	for f in $(sed -n 's/^qsort_spin_s+0x\([0-9a-f]*\)$/\1/p' "$TMP/out"); do
+		o=$((16#$f)); l=$((16#$lo + delta)); h=$((l + 16#$size))
+		[ $o -ge $l ] && [ $o -lt $h ] && found=1
+	done
+	[ $found = 1 ] || fail "no qsort_spin_s+OFF in cmp: $(cat "$TMP/out")"
 	;;
 *)
 	fail "unknown case $CASE"
