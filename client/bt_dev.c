@@ -214,7 +214,8 @@ dev_list(int fd)
 			continue;
 		printf("%.16s:%s:%.16s", pi->dtpi_prov, dtpi_func(pi),
 		    pi->dtpi_name);
-		if (strncmp(pi->dtpi_prov, "tracepoint", DTNAMESIZE) == 0) {
+		if (strncmp(pi->dtpi_prov, "tracepoint", DTNAMESIZE) == 0 &&
+		    !g_verbose) {
 			dtai_cache(fd, pi);
 			printf("(");
 			for (j = 0; j < dt_nargs[i]; j++)
@@ -230,6 +231,23 @@ dev_list(int fd)
 		    NULL)
 			printf(" (Linux: %s)", lname);
 		printf("\n");
+		/*
+		 * -lv, as bpftrace's: one argument a line, its type and
+		 * the name args.NAME takes (tracefs), else argN's.
+		 */
+		if (g_verbose && strncmp(pi->dtpi_prov, "tracepoint",
+		    DTNAMESIZE) == 0) {
+			const char *an;
+
+			dtai_cache(fd, pi);
+			for (j = 0; j < dt_nargs[i]; j++) {
+				an = tp_argname(pi, (int)j);
+				printf("    %.16s %s%s\n",
+				    dt_args[i][j].dtai_argtype,
+				    an != NULL ? an : "arg", an != NULL ? "" :
+				    tmp_printf("%zu", j));
+			}
+		}
 	}
 }
 
@@ -622,6 +640,42 @@ next:			;
 		}
 }
 
+/*
+ * args.NAME of the rule being set up: the argument number that NAME is
+ * in each of its probes (tracefs, bt_tpfields.c), which must be one.
+ */
+static struct bt_rule *argname_rule;
+
+static int
+argname_resolve(const char *name, const struct bt_pos *pos)
+{
+	struct bt_probe *bp;
+	int n, found = -2;
+
+	for (bp = argname_rule->br_probes; bp != NULL; bp = bp->bp_next) {
+		if (bp->bp_type != P_PROBE || bp->bp_pbn == 0 ||
+		    bp->bp_wild == 2)
+			continue;
+		n = tp_argindex(&dt_dtpis[bp->bp_pbn - 1], name);
+		if (n < 0) {
+			bt_posmsg(pos, "probe '%s' has no argument named "
+			    "'%s'%s", probe_name(bp), name, strncmp(dt_dtpis[
+			    bp->bp_pbn - 1].dtpi_prov, "tracepoint",
+			    DTNAMESIZE) == 0 ? " (btrace -lv lists them)" :
+			    " (names are a Linux tracepoint's fields)");
+			exit(1);
+		}
+		if (found >= 0 && n != found) {
+			bt_posmsg(pos, "'%s' is argument %d of one probe of "
+			    "the rule and %d of another: name it by argN in "
+			    "rules of their own", name, found, n);
+			exit(1);
+		}
+		found = n;
+	}
+	return found;
+}
+
 static void
 rules_setup(int fd, int *halt)
 {
@@ -683,6 +737,10 @@ rules_setup(int fd, int *halt)
 	}
 
 	probes_share();
+	for (r = g_rules; r != NULL; r = r->br_next) {
+		argname_rule = r;
+		rule_argnames(r, argname_resolve);
+	}
 	/* what will stay silent, said before anything runs */
 	check_probes();
 

@@ -212,6 +212,18 @@ builtin(const struct bt_expr *e, struct bt_evt_ctx *ec)
 		return val_int(ev->dtev_retval[0]);
 	case B_CPID:
 		return val_int(g_cpid);
+	case B_UID:
+		return val_int(ev->dtev_pid > 0 ? proc_uid(ev->dtev_pid) : -1);
+	case B_GID:
+		return val_int(ev->dtev_pid > 0 ? proc_gid(ev->dtev_pid) : -1);
+	case B_CGROUP:
+		v = val_int(ev->dtev_pid > 0 ? proc_cgroup(ev->dtev_pid) : 0);
+		v.v_flags = VF_UNSIGNED;
+		return v;
+	case B_ARGNAME:
+		/* rules_setup() made every args.NAME an argN */
+		rt_error(&e->be_pos, "args.%s: no such field", e->be_str);
+		return val_int(0);
 	case B_ERRNO:
 		/* a system call's error at return, 0 when it succeeded */
 		return val_int(ev->dtev_error);
@@ -358,6 +370,41 @@ expr_eval(struct bt_expr *e, struct bt_evt_ctx *ec)
 		if (truth(&a, &e->be_left->be_pos))
 			return expr_eval(e->be_right, ec);
 		return expr_eval(e->be_third, ec);
+	case E_STRFTIME: {
+		/*
+		 * bpftrace's strftime(fmt, nsecs), local time; nsecs here
+		 * is wall-clock time (dt(4)'s nanotime()), so nsecs itself
+		 * is the time of the event.  %f: the microseconds, as
+		 * bpftrace's.
+		 */
+		char fmt[256], out[512], *q;
+		const char *f;
+		struct tm tm;
+		time_t t;
+		long ns;
+
+		a = expr_eval(e->be_left->be_next, ec);
+		ns = toint(&a, &e->be_left->be_next->be_pos, 0);
+		t = (time_t)(ns / 1000000000L);
+		for (f = e->be_left->be_str, q = fmt; *f != '\0' &&
+		    q < fmt + sizeof(fmt) - 8; f++) {
+			if (f[0] == '%' && f[1] == 'f') {
+				q += snprintf(q, 8, "%06ld",
+				    (ns % 1000000000L) / 1000);
+				f++;
+			} else if (f[0] == '%' && f[1] == '%') {
+				*q++ = *f++;
+				*q++ = *f;
+			} else
+				*q++ = *f;
+		}
+		*q = '\0';
+		if (localtime_r(&t, &tm) == NULL)
+			return val_str("");
+		if (strftime(out, sizeof(out), fmt, &tm) == 0)
+			out[0] = '\0';
+		return val_str(tmp_strdup(out));
+	}
 	case E_STRFN:
 		a = expr_eval(e->be_left, ec);
 		if (e->be_left->be_kind == E_BUILTIN &&
@@ -691,7 +738,8 @@ expr_flags(struct bt_expr *e)
 			if ((e->be_op == B_KSTACK || e->be_op == B_USTACK) &&
 			    e->be_int > STACKTRACE_MAX)
 				fl |= DTEVT_DEEPSTACK;
-			else if (e->be_op >= B_ARG0 && e->be_op <= B_ARG9)
+			else if ((e->be_op >= B_ARG0 && e->be_op <= B_ARG9) ||
+			    e->be_op == B_ARGNAME)
 				fl |= DTEVT_FUNCARGS;
 		}
 		/* str(argN): the string, where a syscall event has one. */
@@ -718,6 +766,43 @@ stmt_flags(struct bt_stmt *s)
 		fl |= stmt_flags(s->bs_else);
 	}
 	return fl;
+}
+
+static void
+expr_argnames(struct bt_expr *e, int (*resolve)(const char *,
+    const struct bt_pos *))
+{
+	int n;
+
+	for (; e != NULL; e = e->be_next) {
+		if (e->be_kind == E_BUILTIN && e->be_op == B_ARGNAME &&
+		    (n = resolve(e->be_str, &e->be_pos)) >= 0 &&
+		    n <= B_ARG9 - B_ARG0)
+			e->be_op = B_ARG0 + n;
+		expr_argnames(e->be_left, resolve);
+		expr_argnames(e->be_right, resolve);
+		expr_argnames(e->be_third, resolve);
+	}
+}
+
+static void
+stmt_argnames(struct bt_stmt *s, int (*resolve)(const char *,
+    const struct bt_pos *))
+{
+	for (; s != NULL; s = s->bs_next) {
+		expr_argnames(s->bs_keys, resolve);
+		expr_argnames(s->bs_expr, resolve);
+		stmt_argnames(s->bs_body, resolve);
+		stmt_argnames(s->bs_else, resolve);
+	}
+}
+
+void
+rule_argnames(struct bt_rule *r, int (*resolve)(const char *,
+    const struct bt_pos *))
+{
+	expr_argnames(r->br_filter, resolve);
+	stmt_argnames(r->br_action, resolve);
 }
 
 /* What the device must record for this rule's probes. */

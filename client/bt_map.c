@@ -314,6 +314,7 @@ map_agg(struct bt_var *bv, const struct bt_value *key, int agg, long v)
 			me->me_val.v_int = v;
 		break;
 	case A_AVG:
+	case A_STATS:
 		me->me_val.v_int = (long)(u + (unsigned long)v);
 		me->me_cnt++;
 		break;
@@ -524,7 +525,7 @@ map_print_json(struct bt_var *bv, struct mentry **v, size_t n, size_t top,
 	long max;
 
 	printf("{\"type\": \"%s\", \"data\": {", hist ? "hist" :
-	    bv->bv_agg == A_AVG ? "stats" : "map");
+	    bv->bv_agg == A_AVG || bv->bv_agg == A_STATS ? "stats" : "map");
 	json_str(stdout, tmp_printf("@%s", bv->bv_name));
 	printf(": %s", keyless ? "" : "{");
 	for (i = 0; i < n && shown < top; i++) {
@@ -544,6 +545,13 @@ map_print_json(struct bt_var *bv, struct mentry **v, size_t n, size_t top,
 			json_hist(rows, nrows, bv->bv_agg == A_LHIST ?
 			    bv->bv_lstep : 0, v[i]->me_hist->h_lmin,
 			    v[i]->me_hist->h_lmax);
+			continue;
+		}
+		if (bv->bv_agg == A_STATS) {
+			printf("{\"count\": %ld, \"average\": %ld, "
+			    "\"total\": %ld}", v[i]->me_cnt, v[i]->me_cnt ?
+			    v[i]->me_val.v_int / v[i]->me_cnt : 0,
+			    v[i]->me_val.v_int);
 			continue;
 		}
 		val = me_value(v[i]);
@@ -737,7 +745,19 @@ map_print(struct bt_var *bv, size_t top, long div)
 		return;
 	}
 	for (i = 0; i < n && i < top; i++) {
-		val = me_value(v[i]);
+		/* bpftrace's line for stats(): the three, divided alike */
+		if (bv->bv_agg == A_STATS) {
+			long cnt = v[i]->me_cnt, tot = v[i]->me_val.v_int;
+			long avg = cnt ? tot / cnt : 0;
+
+			if (div == -1)
+				avg = -avg, tot = -tot;
+			else if (div != 1)
+				avg /= div, tot /= div;
+			val = val_str(tmp_printf("count %ld, average %ld, "
+			    "total %ld", cnt, avg, tot));
+		} else
+			val = me_value(v[i]);
 		if (val.v_type == VT_INT && div != 1)
 			val.v_int = div == -1 ? (long)(0UL -
 			    (unsigned long)val.v_int) : val.v_int / div;

@@ -164,7 +164,8 @@ static const struct {
 	{ "arg4", B_ARG4 }, { "arg5", B_ARG5 }, { "arg6", B_ARG6 },
 	{ "arg7", B_ARG7 }, { "arg8", B_ARG8 }, { "arg9", B_ARG9 },
 	{ "retval", B_RETVAL }, { "probe", B_PROBE }, { "errno", B_ERRNO },
-	{ "cpid", B_CPID },
+	{ "cpid", B_CPID }, { "uid", B_UID }, { "gid", B_GID },
+	{ "cgroup", B_CGROUP },
 };
 
 static struct bt_expr *
@@ -360,6 +361,47 @@ parse_primary(void)
 			}
 			return e;
 		}
+		/*
+		 * bpftrace's tracepoint fields by name, args.NAME or
+		 * args->NAME: an argN once the probe is known (the names
+		 * come from tracefs, rules_setup()).
+		 */
+		if (strcmp(tk->tk_str, "args") == 0 && (ptype(1) == '.' ||
+		    (ptype(1) == '-' && ptype(2) == '>'))) {
+			next();
+			if (next()->tk_type == '-')
+				next();
+			if (ptype(0) != T_IDENT)
+				perror_at(peek(0), "a field name must follow "
+				    "args");
+			e = enew(E_BUILTIN, tk);
+			e->be_op = B_ARGNAME;
+			e->be_str = pstrdup(next()->tk_str);
+			if (cur_beginend)
+				semantic_error(&tk->tk_pos, "the %s builtin "
+				    "cannot be used with BEGIN or END probes",
+				    "args");
+			return e;
+		}
+		if (strcmp(tk->tk_str, "strftime") == 0 && ptype(1) == '(') {
+			next();
+			next();
+			e = enew(E_STRFTIME, tk);
+			e->be_left = parse_args(&n);
+			if (n != 2)
+				perror_at(tk, "strftime() takes a format and "
+				    "a time in nanoseconds");
+			if (e->be_left->be_kind != E_STR)
+				perror_at(tk, "strftime()'s format must be a "
+				    "string literal");
+			expect(')');
+			return e;
+		}
+		if (strcmp(tk->tk_str, "join") == 0 && ptype(1) == '(')
+			perror_at(tk, "join() joins an array of strings, and "
+			    "no dt(4) event carries one (a system call's "
+			    "strings are its NUL-terminated arguments, "
+			    "str(argN))");
 		if (strcmp(tk->tk_str, "str") == 0 && ptype(1) == '(') {
 			next();
 			next();
@@ -398,13 +440,13 @@ unknown_name(struct bt_token *tk, int call)
 	static const char *const funcs[] = {
 		"count", "sum", "min", "max", "avg", "hist", "lhist",
 		"printf", "print", "clear", "zero", "delete", "exit", "time",
-		"str", "ksym", "usym",
+		"str", "ksym", "usym", "stats", "strftime",
 	};
 	/* bpftrace's builtins and functions that bt(5) has not */
 	static const char *const bpftrace_names[] = {
-		"uid", "gid", "username", "curtask", "rand", "cgroup", "func",
-		"args", "ctx", "sarg0", "sarg1", "sarg2", "cat", "join",
-		"system", "signal", "strftime", "buf", "ntop", "kaddr",
+		"username", "curtask", "rand", "func",
+		"args", "ctx", "sarg0", "sarg1", "sarg2", "cat",
+		"system", "signal", "buf", "ntop", "kaddr",
 		"uaddr", "reg", "macaddr", "override", "strncmp", "strcontains",
 		"sizeof", "path", "len", "has_key", "offsetof", "pton",
 		"kptr", "uptr", "cgroupid", "unwatch", "percpu_kaddr",
@@ -612,7 +654,7 @@ static const struct {
 } aggs[] = {
 	{ "count", A_COUNT, 0 }, { "sum", A_SUM, 1 }, { "min", A_MIN, 1 },
 	{ "max", A_MAX, 1 }, { "avg", A_AVG, 1 }, { "hist", A_HIST, 1 },
-	{ "lhist", A_LHIST, 4 },
+	{ "lhist", A_LHIST, 4 }, { "stats", A_STATS, 1 },
 };
 
 static int
@@ -621,6 +663,8 @@ agg_class(int agg)
 	switch (agg) {
 	case A_AVG:
 		return A_AVG;
+	case A_STATS:
+		return A_STATS;
 	case A_HIST:
 		return A_HIST;
 	case A_LHIST:

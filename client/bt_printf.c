@@ -253,6 +253,28 @@ format_once(FILE *out, const char *fmt, struct pf_args *pa,
 			else
 				fprintf(out, spec, l);
 			break;
+		case 'p': {
+			/*
+			 * An extension (bpftrace's): an address as C's %p
+			 * shows it, 0x and hex, its width and flags applying
+			 * to the whole, as glibc's.
+			 */
+			char hex[24];
+
+			l = arg_long(pa, &isu);
+			snprintf(hex, sizeof(hex), "0x%lx", (unsigned long)l);
+			*sp++ = 's';
+			*sp = '\0';
+			if (havew && havep)
+				fprintf(out, spec, width, prec, hex);
+			else if (havew)
+				fprintf(out, spec, width, hex);
+			else if (havep)
+				fprintf(out, spec, prec, hex);
+			else
+				fprintf(out, spec, hex);
+			break;
+		}
 		case 'c':
 			*sp++ = 'c';
 			*sp = '\0';
@@ -330,6 +352,7 @@ static_type(const struct bt_expr *e)
 		return 'i';
 	case E_STR:
 	case E_STRFN:
+	case E_STRFTIME:
 	case E_KSYM:
 	case E_USYM:
 		return 's';
@@ -341,7 +364,7 @@ static_type(const struct bt_expr *e)
 			return 's';
 		case B_PID: case B_TID: case B_CPU: case B_NSECS:
 		case B_ELAPSED: case B_RETVAL: case B_NARGS: case B_ERRNO:
-		case B_CPID:
+		case B_CPID: case B_UID: case B_GID: case B_CGROUP:
 			return 'i';
 		default:
 			return '?';
@@ -414,7 +437,7 @@ printf_check(const struct bt_expr *args,
 			report(&fmt->be_pos, "missing format character");
 			return 1;
 		}
-		if (strchr("diouxX", *p) != NULL)
+		if (strchr("diouxXp", *p) != NULL)
 			t = 'i';
 		else if (*p == 'c')
 			t = 'c';

@@ -59,12 +59,15 @@ struct bt_pos {
 enum bt_ekind {
 	E_INT, E_STR, E_NIL, E_BUILTIN, E_GVAR, E_LVAR, E_MAPGET, E_TUPLE,
 	E_TMEMBER, E_BINOP, E_UNOP, E_COND, E_STRFN, E_KSYM, E_USYM,
+	E_STRFTIME,
 };
 
 enum bt_builtin {
 	B_PID, B_TID, B_COMM, B_CPU, B_NSECS, B_ELAPSED, B_KSTACK, B_USTACK,
 	B_ARG0, B_ARG1, B_ARG2, B_ARG3, B_ARG4, B_ARG5, B_ARG6, B_ARG7,
 	B_ARG8, B_ARG9, B_RETVAL, B_PROBE, B_NARGS, B_ERRNO, B_CPID,
+	B_UID, B_GID, B_CGROUP,
+	B_ARGNAME,	/* args.NAME: be_str, an argN once the probe is known */
 };
 
 /* Binary and unary operators; the token values double as operators. */
@@ -100,6 +103,7 @@ enum bt_skind {
 /* Map aggregations, also the kind of a map's entries. */
 enum bt_agg {
 	A_NONE, A_VALUE, A_COUNT, A_SUM, A_MIN, A_MAX, A_AVG, A_HIST, A_LHIST,
+	A_STATS,
 };
 
 struct bt_stmt {
@@ -226,6 +230,17 @@ extern int		 g_rterror;
 extern uint64_t		 g_start_nsecs;
 int			 rule_eval(struct bt_rule *, struct dt_evt *, int);
 uint64_t		 rule_evtflags(struct bt_rule *);
+/* args.NAME of r's expressions made argN by resolve(name) (>= 0). */
+void			 rule_argnames(struct bt_rule *,
+			    int (*)(const char *, const struct bt_pos *));
+/* bt_proc.c: uid, gid and cgroup of a process, from /proc. */
+long			 proc_uid(pid_t);
+long			 proc_gid(pid_t);
+long			 proc_cgroup(pid_t);
+/* bt_tpfields.c: a tracepoint's argument names, from tracefs. */
+const char		*tp_argname(const struct dtioc_probe_info *, int);
+int			 tp_argindex(const struct dtioc_probe_info *,
+			    const char *);
 struct bt_value		 expr_eval(struct bt_expr *, struct bt_evt_ctx *);
 void			 rt_error(const struct bt_pos *, const char *, ...)
 			    __attribute__((format(printf, 2, 3)));

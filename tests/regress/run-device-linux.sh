@@ -478,6 +478,37 @@ debugsyms)
 	done
 	[ $found = 1 ] || fail "no qsort_spin_s+OFF in cmp: $(cat "$TMP/out")"
 	;;
+procids)
+	# uid, gid and cgroup of a traced process, as /proc says (the
+	# command inherits this shell's ids and cgroup); a Linux
+	# tracepoint's fields by name, args.NAME and args->NAME
+	export USERDT_SOCKET=$TMP/ingest.sock USERDT_LOADER=0
+	cg=$(stat -c %i "/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)")
+	# (read from /proc when btrace handles the event: sleep is alive
+	# then, a process already gone would give -1)
+	bt -c "$OPENAT_N 1; sleep 1" -e 'syscall:*sleep*:entry /comm == "sleep"/ {
+		printf("ids %d %d %d\n", uid, gid, cgroup); }
+	    tracepoint:sched:process_exec /args->pid == pid && comm == "openat_n"/ {
+		printf("exec %s %d\n", str(args.filename), args.pid == pid); }' \
+	    > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	grep -qx "ids $(id -u) $(id -g) $cg" "$TMP/out" ||
+	    fail "ids (want $(id -u) $(id -g) $cg): $(cat "$TMP/out")"
+	grep -qx "exec $OPENAT_N 1" "$TMP/out" ||
+	    fail "exec: $(cat "$TMP/out")"
+	# -lv: one argument a line, type and name
+	bt -lv 'tracepoint:sched:sched_switch' > "$TMP/out" 2>&1
+	sed -n 1,3p "$TMP/out" > "$TMP/head"
+	printf '%s\n' 'tracepoint:sched:sched_switch' '    char * prev_comm' \
+	    '    pid_t prev_pid' | diff -u - "$TMP/head" || fail "-lv"
+	# a name the probe has not
+	bt -e 'tracepoint:sched:sched_switch { printf("%d\n", args.nope); }' \
+	    > "$TMP/out" 2>&1
+	[ $? -eq 1 ] || fail "args.nope: exit code"
+	head -1 "$TMP/out" | grep -q "probe 'tracepoint:sched:sched_switch' has no argument named 'nope'" ||
+	    fail "args.nope: $(cat "$TMP/out")"
+	;;
 *)
 	fail "unknown case $CASE"
 	;;
