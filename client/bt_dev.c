@@ -29,6 +29,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +269,29 @@ run_end_soon(void)
 	it.it_value.tv_usec = 100000;
 	it.it_interval.tv_usec = 20000;
 	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/*
+ * After the command ended: whether a read would still find a record now
+ * (poll(2): dtd says so).  For at most END_PENDING_MS after the first
+ * look, so that a device whose poll always says readable cannot keep a
+ * run going.  The main loop.
+ */
+#define END_PENDING_MS	5000
+static int
+end_pending(int fd)
+{
+	static struct timespec first;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (first.tv_sec == 0 && first.tv_nsec == 0)
+		first = now;
+	else if ((now.tv_sec - first.tv_sec) * 1000 +
+	    (now.tv_nsec - first.tv_nsec) / 1000000 > END_PENDING_MS)
+		return 0;
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) != 0;
 }
 
 /*
@@ -845,12 +869,26 @@ rules_run(int fd)
 			command_wait();
 	}
 
-	while (!g_quit && !halt && g_nprobes > 0) {
+	for (;;) {
+		if (halt || g_nprobes == 0)
+			break;
+		/*
+		 * The command ended a grace period ago: what is still in the
+		 * device is its, whatever time this process took over the
+		 * events before (symbols of a first stack can take long).
+		 */
+		if (g_quit == SIGCHLD && end_pending(fd))
+			g_quit = 0;
+		/* As OpenBSD's loop: a newline only for a signal in read(2). */
+		if (g_quit)
+			break;
 		len = read(fd, buf, sizeof(buf));
 		if (len == -1) {
+			if (errno == EINTR && g_quit == SIGCHLD)
+				continue;
 			if (errno == EINTR && g_quit) {
 				/* not in output for other programs to parse */
-				if (g_quit != SIGCHLD && !g_json && !g_folded)
+				if (!g_json && !g_folded)
 					printf("\n");
 				break;
 			}
