@@ -208,6 +208,7 @@ dt_dev_fini(void)
 	pthread_mutex_unlock(&dt_dev_lock);
 
 	dt_wakeup_end();
+	dt_seq_fini();
 
 	for (pbn = 1; pbn <= dt_dev_nprobes(); pbn++) {
 		dtpv = dt_dev_probe(pbn)->dtp_prov;
@@ -330,20 +331,14 @@ dt_record_start(struct dt_softc *sc)
 	sc->ds_recording = 1;
 }
 
-/*
- * DTIOCRECORD 0: unlink every pcb and wait out a grace period, so no
- * event reaches sc's rings once this returns.  Under [K].
- */
+/* Take sc's pcbs off their probes' lists.  Under [K] and [s]. */
 static void
-dt_record_stop(struct dt_softc *sc)
+dt_record_unlink(struct dt_softc *sc)
 {
 	struct dt_pcb *dp, *odp;
 	struct dt_probe *dtp;
 	uint64_t flags;
 
-	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext)
-		if (dp->dp_dtp->dtp_prov->dtpv_stop != NULL)
-			dp->dp_dtp->dtp_prov->dtpv_stop(dp);
 	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext) {
 		dtp = dp->dp_dtp;
 		cds_list_del_rcu(&dp->dp_pnext);
@@ -353,7 +348,28 @@ dt_record_stop(struct dt_softc *sc)
 			flags |= odp->dp_evtflags;
 		atomic_store(&dtp->dtp_evtflags, flags);
 	}
+}
+
+/*
+ * DTIOCRECORD 0: unlink every pcb and wait out a grace period, so no
+ * event reaches sc's rings once this returns.  Under [K].
+ */
+static void
+dt_record_stop(struct dt_softc *sc)
+{
+	struct dt_pcb *dp;
+
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext)
+		if (dp->dp_dtp->dtp_prov->dtpv_stop != NULL)
+			dp->dp_dtp->dtp_prov->dtpv_stop(dp);
+	/*
+	 * What the sequencer holds for sc and happened before the stop
+	 * reaches sc's rings, in order, before its pcbs leave the probes.
+	 */
+	dt_seq_detach(sc, dt_record_unlink);
 	synchronize_rcu();
+	/* A producer that saw a pcb before the unlink put for it since. */
+	dt_seq_flush(sc);
 	sc->ds_recording = 0;
 }
 

@@ -211,6 +211,100 @@ void	dt_pcb_count_recurevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
 void	dt_pcb_count_dropevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
 
 /*
+ * Time order (dt_seq.c, design decision 18).  Providers put events
+ * through the sequencer, which holds each until no source can still put
+ * an older one, then puts it into the rings with dt_probe_emit() or
+ * dt_pcb_ring_put(): every ring fills in time-stamp order, so a reader
+ * gets events in order across CPUs, tracees, perf buffers and
+ * providers, within a read and across reads.
+ *
+ * A source that puts events after they happened (a drain of buffers)
+ * registers once and publishes marks: dt_source_mark(s, T) promises
+ * that whatever it puts from then on is stamped T or later.  W, the
+ * oldest mark of the active sources, frees the held events stamped at or
+ * before it; an idle source (nothing open, nothing to drain) holds
+ * nothing back.  A source silent for longer than DT_SEQ_DELAY_NS (D)
+ * stops holding the others: W is never older than now - D.  An event
+ * that comes after a younger one was released is "late": it is put at
+ * once and counted (dt_seq_stats(), dtd's log at exit).  A source whose
+ * events are stamped as it puts them (interval) needs no mark.
+ *
+ * Times are CLOCK_REALTIME nanoseconds, as dtev_tsp.
+ */
+#define DT_SEQ_DELAY_NS		50000000ULL	/* D: a stuck source's hold */
+/*
+ * What a draining source takes off the time its pass began for its mark:
+ * a record is stamped a little before it is committed where the drain
+ * can see it (a tracee's hook, perf's output), by less than this unless
+ * its writer was preempted in between (then it comes late).
+ */
+#define DT_SEQ_SLACK_NS		1000000ULL
+#define DT_SEQ_MAXHELD		65536	/* beyond: the oldest goes early */
+
+struct dt_source;
+
+/*
+ * Register a source (name for the log: "ingest", "tracepoint").  Idle
+ * until its first mark.  Any thread, at init or first use; never freed.
+ * NULL on ENOMEM (the caller then puts without marks).
+ */
+struct dt_source *dt_source_add(const char *name);
+
+/*
+ * Promise: every event src puts from now on is stamped ns or later;
+ * src is active.  Releases what the new W frees, so only from a thread
+ * registered with liburcu (the source's own reader thread).
+ */
+void	dt_source_mark(struct dt_source *src, uint64_t ns);
+
+/*
+ * dt_source_mark() for any thread (dtpv_start, under [K]): the release
+ * it may allow is left to the wakeup thread.
+ */
+void	dt_source_begin(struct dt_source *src, uint64_t ns);
+
+/*
+ * Nothing open or nothing to drain: src holds nothing back until its
+ * next mark.  Any thread; the wakeup thread releases what this frees.
+ */
+void	dt_source_idle(struct dt_source *src);
+
+/*
+ * The ordered dt_probe_emit() and dt_pcb_ring_put(): ev (copied) goes to
+ * dtp's recording pcbs, or to dp, once W has passed its time stamp;
+ * drops are counted in the rings then.  src is the putting source, for
+ * the count of late events, or NULL.  A held event for a probe goes to
+ * the pcbs recording it when it is released; one for a pcb is flushed
+ * into the pcb's rings when its open stops recording.  Same callers as
+ * the unordered calls: a registered thread, dt_seq_put() on a pcb found
+ * on dtp_pcbs inside rcu_read_lock().  One lock, a copy of the event
+ * while held, no allocation but the heap's doubling.
+ */
+void	dt_seq_emit(struct dt_source *src, struct dt_probe *dtp,
+	    unsigned int cpu, const struct dt_evt *ev);
+void	dt_seq_put(struct dt_source *src, struct dt_pcb *dp, unsigned int cpu,
+	    const struct dt_evt *ev);
+
+struct dt_seq_stats {
+	uint64_t	dss_events;	/* put through the sequencer */
+	uint64_t	dss_late;	/* older than one already released */
+	uint64_t	dss_forced;	/* released by D, before W */
+	uint64_t	dss_overflow;	/* released early, heap full */
+	uint64_t	dss_flushed;	/* put by a stop */
+	uint64_t	dss_maxheld;	/* most held at once */
+	uint64_t	dss_held;	/* held now */
+	uint64_t	dss_active;	/* active sources now */
+};
+/* A snapshot of the counters.  Any thread. */
+void	dt_seq_stats(struct dt_seq_stats *);
+
+/*
+ * Tests: the clock the sequencer reads for now - D (NULL: the real
+ * CLOCK_REALTIME) and D (0: DT_SEQ_DELAY_NS).  Before events flow.
+ */
+void	dt_seq_clock_set(uint64_t (*now)(void), uint64_t delay);
+
+/*
  * Hold the serving of parked reads while a producer puts a batch of
  * events that belong together, and let it go after: a reader parked in
  * read(2) is otherwise served after the batch's first put and gets the

@@ -104,6 +104,35 @@ void	dt_wakeup_end(void);
 extern bool		dt_strict;	/* --openbsd-strict */
 extern enum dt_abi	dt_abi;		/* --abi */
 
+/*
+ * Make the wakeup thread look again at the sequencer: it holds events
+ * now (wait with a deadline), or a source went idle (release).  Any
+ * thread, no lock of the core held but [K].
+ */
+void	dt_wakeup_kick(void);
+
+/*
+ * The sequencer's side of the wakeup thread (dt_seq.c): how long until
+ * D frees the oldest held event (0: now or a release is pending;
+ * UINT64_MAX: nothing held), lock-free; and the release itself, from
+ * the wakeup thread (registered with liburcu), no lock held.
+ */
+uint64_t	dt_seq_wait_ns(void);
+void		dt_seq_tick(void);
+
+/*
+ * The stop path (dt_record_stop(), under [K]): dt_seq_detach() puts into
+ * sc's rings, in order, what the sequencer holds for it and runs unlink
+ * under the sequencer's lock, so no later release reaches sc's pcbs;
+ * after the grace period dt_seq_flush() puts what producers that still
+ * saw a pcb put meanwhile, so no held event names a pcb that close frees.
+ */
+void	dt_seq_detach(struct dt_softc *, void (*unlink)(struct dt_softc *));
+void	dt_seq_flush(struct dt_softc *);
+
+/* dt_dev_fini(), no open left: log the late events, free the heap. */
+void	dt_seq_fini(void);
+
 /* Copy a string truncated to size - 1 bytes, NUL-padding the rest. */
 void	dt_strncpy0(char *dst, const char *src, size_t size);
 

@@ -25,11 +25,15 @@
  *	[I]	immutable between dt_wakeup_start() and dt_wakeup_end()
  *	[w]	dt_wakeup_mtx
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "dt_clock.h"
 #include "dt_softc.h"
+
+#define DT_WAKEUP_MINWAIT	100000ULL	/* ns: a tick's least wait */
 
 static pthread_mutex_t	 dt_wakeup_mtx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t	 dt_wakeup_cv = PTHREAD_COND_INITIALIZER;
@@ -42,17 +46,51 @@ static unsigned int	 dt_wakeup_held;	/* [w] producers' batches */
 static pthread_t	 dt_wakeup_thread;	/* [I] */
 static void	(*dt_wakeup_serve)(struct dt_softc *);	/* [I] */
 
+/*
+ * Nothing to serve: wait, with a deadline while the sequencer holds
+ * events, and release what D frees when it passes (no source may mark
+ * for a while).  Under [w], which it drops around the release.
+ */
+static void
+dt_wakeup_idle(void)
+{
+	struct timespec ts;
+	uint64_t wait;
+
+	wait = dt_seq_wait_ns();
+	if (wait == UINT64_MAX) {
+		pthread_cond_wait(&dt_wakeup_cv, &dt_wakeup_mtx);
+		return;
+	}
+	if (wait > 0) {
+		/* The sequencer's clock may be a test's: only the span. */
+		if (wait < DT_WAKEUP_MINWAIT)
+			wait = DT_WAKEUP_MINWAIT;
+		if (wait > DT_SEQ_DELAY_NS)
+			wait = DT_SEQ_DELAY_NS;
+		ts = dt_clock_ts(dt_clock_ns(CLOCK_MONOTONIC) + wait);
+		if (pthread_cond_clockwait(&dt_wakeup_cv, &dt_wakeup_mtx,
+		    CLOCK_MONOTONIC, &ts) != ETIMEDOUT)
+			return;
+	}
+	pthread_mutex_unlock(&dt_wakeup_mtx);
+	dt_seq_tick();
+	pthread_mutex_lock(&dt_wakeup_mtx);
+}
+
 static void *
 dt_wakeup_main(void *arg)
 {
 	struct dt_softc *sc;
 
 	(void)arg;
+	/* dt_seq_tick() emits to probes' pcbs, an RCU read-side walk. */
+	rcu_register_thread();
 	pthread_mutex_lock(&dt_wakeup_mtx);
 	for (;;) {
 		while ((dt_wakeup_head == NULL || dt_wakeup_held > 0) &&
 		    !dt_wakeup_stop)
-			pthread_cond_wait(&dt_wakeup_cv, &dt_wakeup_mtx);
+			dt_wakeup_idle();
 		if (dt_wakeup_head == NULL)
 			break;
 		sc = dt_wakeup_head;
@@ -72,6 +110,7 @@ dt_wakeup_main(void *arg)
 		pthread_cond_broadcast(&dt_wakeup_donecv);
 	}
 	pthread_mutex_unlock(&dt_wakeup_mtx);
+	rcu_unregister_thread();
 	return NULL;
 }
 
@@ -83,6 +122,14 @@ dt_wakeup_schedule(struct dt_softc *sc)
 	pthread_mutex_lock(&dt_wakeup_mtx);
 	*dt_wakeup_tail = sc;
 	dt_wakeup_tail = &sc->ds_wnext;
+	pthread_cond_signal(&dt_wakeup_cv);
+	pthread_mutex_unlock(&dt_wakeup_mtx);
+}
+
+void
+dt_wakeup_kick(void)
+{
+	pthread_mutex_lock(&dt_wakeup_mtx);
 	pthread_cond_signal(&dt_wakeup_cv);
 	pthread_mutex_unlock(&dt_wakeup_mtx);
 }

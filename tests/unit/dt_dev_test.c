@@ -618,6 +618,158 @@ test_merge(void)
 	dt_dev_fini();
 }
 
+/* The sequencer's clock, set by the test: no sleeping for D. */
+static uint64_t	seq_fake_now;
+
+static uint64_t
+seq_now(void)
+{
+	return __atomic_load_n(&seq_fake_now, __ATOMIC_RELAXED);
+}
+
+static void
+seq_ev(struct dt_evt *ev, uint64_t ns, long tag)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->dtev_tsp.tv_sec = (time_t)(ns / 1000000000ULL);
+	ev->dtev_tsp.tv_nsec = (long)(ns % 1000000000ULL);
+	ev->dtev_args[0] = tag;
+}
+
+/*
+ * Read what is there now (a parked read is cancelled empty) and check
+ * that it is the tags want[0..n-1], in that order.
+ */
+static int
+seq_read(struct dt_softc *sc, const long *want, size_t n)
+{
+	struct dt_evt *ev = (struct dt_evt *)toks[0].buf;
+	size_t i, got;
+	int ok;
+
+	tok_reset(&toks[0]);
+	dt_dev_read(sc, sizeof(toks[0].buf), &toks[0]);
+	if (!toks[0].done)
+		dt_dev_read_cancel(sc, &toks[0], 0);
+	got = toks[0].len / sizeof(struct dt_evt);
+	ok = got == n;
+	for (i = 0; ok && i < n; i++)
+		ok = ev[i].dtev_args[0] == want[i];
+	if (!ok) {
+		printf("seq_read: got");
+		for (i = 0; i < got; i++)
+			printf(" %ld", ev[i].dtev_args[0]);
+		printf(", want %zu\n", n);
+	}
+	return ok;
+}
+
+/*
+ * The sequencer: two sources whose events interleave in time, pushed
+ * each source's after the other's, to a probe on CPU 0 and a pcb on
+ * CPU 1, come out in time order across two reads once both marked; a
+ * source that goes silent holds the other back for D only; a late event
+ * goes at once and is counted; a stop flushes what is held for the open.
+ */
+static void
+test_seq(void)
+{
+	static const long first[] = { 1, 2, 3 }, second[] = { 4 },
+	    third[] = { 5, 6, 7 }, late[] = { 2 }, stop[] = { 100, 101 };
+	const uint64_t base = 1000000000000ULL;	/* 1000 s */
+	struct dt_seq_stats st0, st;
+	struct dt_source *a, *b;
+	struct dt_probe *dtp;
+	struct dt_softc *sc;
+	struct dt_pcb *dp;
+	struct dt_evt ev;
+	long t;
+
+	seq_fake_now = base + 30000000ULL;	/* the events are 30 ms old */
+	dt_seq_clock_set(seq_now, 50000000ULL);
+	conf_init(2, 64);
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	/* interval:hz:1, never firing while the test runs */
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 1000000000000ULL) == 0);
+	CHECK(record(sc, &root, 1) == 0);
+	dp = sc->ds_pcbs;
+	dtp = dp->dp_dtp;
+	rcu_register_thread();
+	dt_seq_stats(&st0);
+	CHECK((a = dt_source_add("test-a")) != NULL);
+	CHECK((b = dt_source_add("test-b")) != NULL);
+	dt_source_mark(a, base);
+	dt_source_mark(b, base);
+
+	/* a: 1 3 5 to the probe (CPU 0); b: 2 4 6 to the pcb (CPU 1). */
+	rcu_read_lock();
+	for (t = 1; t <= 5; t += 2) {
+		seq_ev(&ev, base + (uint64_t)t * 1000, t);
+		dt_seq_emit(a, dtp, 0, &ev);
+	}
+	for (t = 2; t <= 6; t += 2) {
+		seq_ev(&ev, base + (uint64_t)t * 1000, t);
+		dt_seq_put(b, dp, 1, &ev);
+	}
+	rcu_read_unlock();
+	CHECK(!dt_dev_poll(sc, NULL));		/* all held */
+	dt_source_mark(a, base + 4000);		/* b still at base */
+	CHECK(!dt_dev_poll(sc, NULL));
+	dt_source_mark(b, base + 3500);
+	CHECK(seq_read(sc, first, 3));
+
+	/* b moves on, a says nothing: 4 goes, 5 and 6 wait for a. */
+	seq_ev(&ev, base + 7000, 7);
+	rcu_read_lock();
+	dt_seq_put(b, dp, 1, &ev);
+	rcu_read_unlock();
+	dt_source_mark(b, base + 10000);
+	CHECK(seq_read(sc, second, 1));
+	CHECK(seq_read(sc, NULL, 0));
+	/* D later a no longer counts; the wakeup thread may tick too. */
+	__atomic_store_n(&seq_fake_now, base + 7000 + 50000000ULL,
+	    __ATOMIC_RELAXED);
+	dt_seq_tick();
+	CHECK(seq_read(sc, third, 3));
+	dt_seq_stats(&st);
+	CHECK(st.dss_forced - st0.dss_forced == 3);
+
+	/* Older than 7, which a reader had: at once, and counted. */
+	seq_ev(&ev, base + 2000, 2);
+	rcu_read_lock();
+	dt_seq_emit(a, dtp, 0, &ev);
+	rcu_read_unlock();
+	CHECK(seq_read(sc, late, 1));
+	dt_seq_stats(&st);
+	CHECK(st.dss_late - st0.dss_late == 1);
+
+	/* Held at the stop, for the pcb and for the probe: flushed. */
+	dt_source_mark(b, base + 8000);
+	dt_source_mark(a, base + 8000);
+	rcu_read_lock();
+	seq_ev(&ev, base + 101000, 101);
+	dt_seq_emit(a, dtp, 0, &ev);
+	seq_ev(&ev, base + 100000, 100);
+	dt_seq_put(b, dp, 1, &ev);
+	rcu_read_unlock();
+	CHECK(!dt_dev_poll(sc, NULL));
+	CHECK(record(sc, &root, 0) == 0);
+	CHECK(seq_read(sc, stop, 2));
+	dt_seq_stats(&st);
+	/* The probe's stays for its other opens (none): D frees it. */
+	CHECK(st.dss_held == 1);
+	dt_source_idle(a);
+	dt_source_idle(b);
+	dt_seq_tick();
+	dt_seq_stats(&st);
+	CHECK(st.dss_held == 0 && st.dss_active == 0);
+	CHECK(seq_read(sc, NULL, 0));
+	rcu_unregister_thread();
+	dt_dev_close(sc);
+	dt_dev_fini();
+	dt_seq_clock_set(NULL, 0);
+}
+
 /* Resident memory of this process, in bytes. */
 static uint64_t
 rss_bytes(void)
@@ -757,6 +909,7 @@ main(void)
 
 	test_ring16();
 	test_merge();
+	test_seq();
 	test_rewind();
 	test_race();
 

@@ -1,0 +1,666 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The sequencer: events reach the rings in time-stamp order (design
+ * decision 18).
+ *
+ * A ring receives events in the order they are put, and dtd's sources
+ * put late and in batches: the ingest drain one tracee's records after
+ * another's, the tracepoint reader one Linux event's buffers after
+ * another's, the perf sampler every few milliseconds.  So events go
+ * through here first.  Each source that puts late publishes a mark, "all
+ * I put from now on is stamped at T or later"; the watermark W is the
+ * oldest mark of the active sources, but never older than now - D, so a
+ * stuck source delays the others by D at most.  Events are held in a
+ * heap by (time stamp, arrival) and released, oldest first, into the
+ * rings once W has passed them: every ring is then filled in time order,
+ * and dt_ring_merge() keeps a read, and the next, in order across CPUs.
+ *
+ * Whoever pushes or marks releases, under dt_seq_mtx: no thread of our
+ * own on the event path.  The wakeup thread releases what D frees when
+ * no source marks (dt_seq_tick()).  An event that comes older than what
+ * was released already is late: it goes at once and is counted.
+ *
+ * Lock order: [K] before [s] before a ring's lock and dt_wakeup_mtx.
+ * synchronize_rcu() is never called under [s] (a producer waits for [s]
+ * inside its read-side section).
+ *
+ * Locks used to protect the globals in this file:
+ *	[s]	dt_seq_mtx
+ *	[a]	atomic operations
+ *	[I]	set before any event flows (tests only)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_clock.h"
+#include "dt_softc.h"
+
+#define DT_SEQ_MINCAP	256		/* first heap, in events */
+
+/* A source of events that come late (dt_prov.h). */
+struct dt_source {
+	struct dt_source	*dsrc_next;	/* [s] all sources */
+	char			 dsrc_name[16];	/* [I] */
+	uint64_t		 dsrc_mark;	/* [s] promise, ns */
+	bool			 dsrc_active;	/* [s] */
+	uint64_t		 dsrc_late;	/* [s] its late events */
+};
+
+/* A held event and where it goes. */
+struct dt_seq_slot {
+	struct dt_evt		 dss_ev;
+	void			*dss_target;	/* a dt_probe or a dt_pcb */
+	unsigned int		 dss_cpu;
+	bool			 dss_pcb;	/* dss_target is a pcb */
+};
+
+/* A heap entry: small, so sifting moves 24 bytes, not an event. */
+struct dt_seq_ent {
+	uint64_t		 dse_ns;	/* time stamp */
+	uint64_t		 dse_seq;	/* arrival: ties stay FIFO */
+	uint32_t		 dse_slot;
+};
+
+static pthread_mutex_t	 dt_seq_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct dt_source	*dt_seq_sources;	/* [s] */
+static unsigned int	 dt_seq_nactive;	/* [s] active sources */
+static uint64_t		 dt_seq_minmark;	/* [s] oldest active mark */
+static uint64_t		 dt_seq_last;		/* [s] newest released */
+static uint64_t		 dt_seq_arrivals;	/* [s] */
+static struct dt_seq_ent *dt_seq_heap;		/* [s] dt_seq_cap */
+static struct dt_seq_slot *dt_seq_slots;	/* [s] dt_seq_cap */
+static uint32_t		*dt_seq_freeslots;	/* [s] stack of free slots */
+static uint32_t		 dt_seq_n;		/* [s] held */
+static uint32_t		 dt_seq_cap;		/* [s] */
+static uint64_t		 dt_seq_charged;	/* [s] bytes, dt_limit */
+static struct dt_seq_stats dt_seq_counters;	/* [s] */
+/* [a] When the oldest held event is freed by D, UINT64_MAX: none. */
+static _Atomic uint64_t	 dt_seq_due = UINT64_MAX;
+/* [a] A release pass is wanted (a source went idle). */
+static _Atomic int	 dt_seq_pending;
+static uint64_t		 dt_seq_delay = DT_SEQ_DELAY_NS;	/* [I] */
+static uint64_t		(*dt_seq_clock)(void);		/* [I] */
+
+/* dtd's own memory, charged as root's: no user's open owns it. */
+static const struct dt_cred dt_seq_cred = { .dc_uid = 0 };
+
+static uint64_t
+dt_seq_realtime(void)
+{
+	return dt_clock_ns(CLOCK_REALTIME);
+}
+
+static uint64_t
+dt_seq_now(void)
+{
+	return dt_seq_clock != NULL ? dt_seq_clock() : dt_seq_realtime();
+}
+
+static uint64_t
+dt_seq_key(const struct dt_evt *ev)
+{
+	if (ev->dtev_tsp.tv_sec < 0)
+		return 0;
+	return (uint64_t)ev->dtev_tsp.tv_sec * 1000000000ULL +
+	    (uint64_t)ev->dtev_tsp.tv_nsec;
+}
+
+static bool
+dt_seq_less(const struct dt_seq_ent *a, const struct dt_seq_ent *b)
+{
+	if (a->dse_ns != b->dse_ns)
+		return a->dse_ns < b->dse_ns;
+	return a->dse_seq < b->dse_seq;
+}
+
+/* Recompute the oldest active mark.  [s] */
+static void
+dt_seq_minmark_update(void)
+{
+	struct dt_source *s;
+	uint64_t min = UINT64_MAX;
+
+	for (s = dt_seq_sources; s != NULL; s = s->dsrc_next)
+		if (s->dsrc_active && s->dsrc_mark < min)
+			min = s->dsrc_mark;
+	dt_seq_minmark = min;
+}
+
+/*
+ * The watermark: everything stamped at or before it may go.  With no
+ * active source nothing holds anything back.  now == 0: the caller did
+ * not read the clock, so D is not applied.  [s]
+ */
+static uint64_t
+dt_seq_w(uint64_t now)
+{
+	uint64_t w;
+
+	if (dt_seq_nactive == 0)
+		return UINT64_MAX;
+	w = dt_seq_minmark;
+	if (now > dt_seq_delay && now - dt_seq_delay > w)
+		w = now - dt_seq_delay;
+	return w;
+}
+
+/* Put one event where it goes.  [s], a thread registered with RCU. */
+static void
+dt_seq_deliver(void *target, bool pcb, unsigned int cpu,
+    const struct dt_evt *ev)
+{
+	/* The stop path keeps a held pcb alive (dt_seq_detach()). */
+	if (pcb)
+		dt_pcb_ring_put(target, cpu, ev);
+	else
+		dt_probe_emit(target, cpu, ev);
+}
+
+static void
+dt_seq_sift_up(uint32_t i)
+{
+	struct dt_seq_ent e = dt_seq_heap[i];
+	uint32_t p;
+
+	while (i > 0) {
+		p = (i - 1) / 2;
+		if (!dt_seq_less(&e, &dt_seq_heap[p]))
+			break;
+		dt_seq_heap[i] = dt_seq_heap[p];
+		i = p;
+	}
+	dt_seq_heap[i] = e;
+}
+
+static void
+dt_seq_sift_down(uint32_t i)
+{
+	struct dt_seq_ent e = dt_seq_heap[i];
+	uint32_t c;
+
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= dt_seq_n)
+			break;
+		if (c + 1 < dt_seq_n &&
+		    dt_seq_less(&dt_seq_heap[c + 1], &dt_seq_heap[c]))
+			c++;
+		if (!dt_seq_less(&dt_seq_heap[c], &e))
+			break;
+		dt_seq_heap[i] = dt_seq_heap[c];
+		i = c;
+	}
+	dt_seq_heap[i] = e;
+}
+
+/* Take the oldest held event off the heap; its slot is freed.  [s] */
+static uint32_t
+dt_seq_pop(void)
+{
+	uint32_t slot = dt_seq_heap[0].dse_slot;
+
+	if (--dt_seq_n > 0) {
+		dt_seq_heap[0] = dt_seq_heap[dt_seq_n];
+		dt_seq_sift_down(0);
+	}
+	dt_seq_freeslots[dt_seq_cap - dt_seq_n - 1] = slot;
+	return slot;
+}
+
+static uint64_t
+dt_seq_bytes(uint32_t cap)
+{
+	return (uint64_t)cap * (sizeof(struct dt_seq_ent) +
+	    sizeof(struct dt_seq_slot) + sizeof(uint32_t));
+}
+
+/*
+ * Make room for more held events, within DT_SEQ_MAXHELD and the memory
+ * cap (the memory is charged as the rings' is).  Returns whether there
+ * is room.  [s]
+ */
+static bool
+dt_seq_grow(void)
+{
+	struct dt_seq_ent *h;
+	struct dt_seq_slot *s;
+	uint32_t *f, ncap, i;
+
+	ncap = dt_seq_cap == 0 ? DT_SEQ_MINCAP : dt_seq_cap * 2;
+	if (ncap > DT_SEQ_MAXHELD)
+		return false;
+	if (dt_limit_charge(&dt_seq_cred, dt_seq_bytes(ncap) -
+	    dt_seq_charged) != 0)
+		return false;
+	h = reallocarray(dt_seq_heap, ncap, sizeof(*h));
+	if (h != NULL)
+		dt_seq_heap = h;
+	s = h == NULL ? NULL : reallocarray(dt_seq_slots, ncap, sizeof(*s));
+	if (s != NULL)
+		dt_seq_slots = s;
+	f = s == NULL ? NULL : reallocarray(dt_seq_freeslots, ncap,
+	    sizeof(*f));
+	if (f == NULL) {
+		/* What did grow stays unused until the next attempt. */
+		dt_limit_uncharge(&dt_seq_cred, dt_seq_bytes(ncap) -
+		    dt_seq_charged);
+		return false;
+	}
+	dt_seq_freeslots = f;
+	/*
+	 * The free stack holds the cap - n free slots at its bottom; all
+	 * are in use now (we grow when full), so only the new ones.
+	 */
+	for (i = 0; i < ncap - dt_seq_cap; i++)
+		dt_seq_freeslots[i] = dt_seq_cap + i;
+	dt_seq_charged = dt_seq_bytes(ncap);
+	dt_seq_cap = ncap;
+	return true;
+}
+
+/* Give a large heap back once it is empty.  [s] */
+static void
+dt_seq_shrink(void)
+{
+	if (dt_seq_n != 0 || dt_seq_cap <= DT_SEQ_MINCAP * 16)
+		return;
+	free(dt_seq_heap);
+	free(dt_seq_slots);
+	free(dt_seq_freeslots);
+	dt_seq_heap = NULL;
+	dt_seq_slots = NULL;
+	dt_seq_freeslots = NULL;
+	dt_seq_cap = 0;
+	dt_limit_uncharge(&dt_seq_cred, dt_seq_charged);
+	dt_seq_charged = 0;
+}
+
+/* The D deadline of the oldest held event, for the wakeup thread.  [s] */
+static void
+dt_seq_due_update(void)
+{
+	atomic_store_explicit(&dt_seq_due, dt_seq_n == 0 ? UINT64_MAX :
+	    dt_seq_heap[0].dse_ns + dt_seq_delay, memory_order_relaxed);
+}
+
+/* Release, oldest first, every held event stamped at or before w.  [s] */
+static void
+dt_seq_release(uint64_t w)
+{
+	struct dt_seq_slot *ss;
+	uint64_t ns;
+
+	while (dt_seq_n > 0 && dt_seq_heap[0].dse_ns <= w) {
+		ns = dt_seq_heap[0].dse_ns;
+		if (ns > dt_seq_minmark)
+			dt_seq_counters.dss_forced++;
+		ss = &dt_seq_slots[dt_seq_pop()];
+		if (ns > dt_seq_last)
+			dt_seq_last = ns;
+		dt_seq_deliver(ss->dss_target, ss->dss_pcb, ss->dss_cpu,
+		    &ss->dss_ev);
+	}
+	dt_seq_due_update();
+}
+
+/* The common push: hold ev for target or let it through.  Any thread. */
+static void
+dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
+    const struct dt_evt *ev)
+{
+	struct dt_seq_slot *ss;
+	uint64_t ns = dt_seq_key(ev), w;
+	uint32_t slot, i;
+	bool kick;
+
+	pthread_mutex_lock(&dt_seq_mtx);
+	dt_seq_counters.dss_events++;
+	if (ns < dt_seq_last) {
+		/* Older than what a reader may have: as soon as we can. */
+		dt_seq_counters.dss_late++;
+		if (src != NULL)
+			src->dsrc_late++;
+		dt_seq_deliver(target, pcb, cpu, ev);
+		pthread_mutex_unlock(&dt_seq_mtx);
+		return;
+	}
+	/* The clock only when the marks alone would hold ev. */
+	w = dt_seq_w(0);
+	if (ns > w)
+		w = dt_seq_w(dt_seq_now());
+	if (dt_seq_n == 0 && ns <= w) {
+		/* In order, nothing before it: straight through. */
+		dt_seq_last = ns;
+		dt_seq_deliver(target, pcb, cpu, ev);
+		pthread_mutex_unlock(&dt_seq_mtx);
+		return;
+	}
+	if (dt_seq_n == dt_seq_cap && !dt_seq_grow()) {
+		/* Full: the oldest goes whatever W says. */
+		dt_seq_counters.dss_overflow++;
+		if (dt_seq_n == 0) {
+			/* No heap at all (the memory cap): ev goes now. */
+			if (ns > dt_seq_last)
+				dt_seq_last = ns;
+			dt_seq_deliver(target, pcb, cpu, ev);
+			pthread_mutex_unlock(&dt_seq_mtx);
+			return;
+		}
+		dt_seq_release(dt_seq_heap[0].dse_ns);
+	}
+	kick = dt_seq_n == 0;
+	slot = dt_seq_freeslots[dt_seq_cap - dt_seq_n - 1];
+	ss = &dt_seq_slots[slot];
+	ss->dss_ev = *ev;
+	ss->dss_target = target;
+	ss->dss_pcb = pcb;
+	ss->dss_cpu = cpu;
+	i = dt_seq_n++;
+	dt_seq_heap[i].dse_ns = ns;
+	dt_seq_heap[i].dse_seq = dt_seq_arrivals++;
+	dt_seq_heap[i].dse_slot = slot;
+	dt_seq_sift_up(i);
+	if (dt_seq_n > dt_seq_counters.dss_maxheld)
+		dt_seq_counters.dss_maxheld = dt_seq_n;
+	dt_seq_release(w);
+	kick = kick && dt_seq_n > 0;
+	pthread_mutex_unlock(&dt_seq_mtx);
+	/* The wakeup thread now waits with a deadline: D frees ev. */
+	if (kick)
+		dt_wakeup_kick();
+}
+
+void
+dt_seq_emit(struct dt_source *src, struct dt_probe *dtp, unsigned int cpu,
+    const struct dt_evt *ev)
+{
+	/* Nobody records it: nothing to order (the usual idle probe). */
+	if (atomic_load_explicit(&dtp->dtp_recording,
+	    memory_order_relaxed) == 0)
+		return;
+	dt_seq_push(src, dtp, false, cpu, ev);
+}
+
+void
+dt_seq_put(struct dt_source *src, struct dt_pcb *dp, unsigned int cpu,
+    const struct dt_evt *ev)
+{
+	dt_seq_push(src, dp, true, cpu, ev);
+}
+
+struct dt_source *
+dt_source_add(const char *name)
+{
+	struct dt_source *s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	dt_strncpy0(s->dsrc_name, name, sizeof(s->dsrc_name));
+	pthread_mutex_lock(&dt_seq_mtx);
+	s->dsrc_next = dt_seq_sources;
+	dt_seq_sources = s;
+	pthread_mutex_unlock(&dt_seq_mtx);
+	return s;
+}
+
+/* Set src's mark, active; whether W may have moved forward.  [s] */
+static bool
+dt_source_set(struct dt_source *src, uint64_t ns)
+{
+	uint64_t old = dt_seq_w(0);
+
+	if (!src->dsrc_active) {
+		src->dsrc_active = true;
+		dt_seq_nactive++;
+	}
+	src->dsrc_mark = ns;
+	dt_seq_minmark_update();
+	return dt_seq_w(0) > old || dt_seq_n > 0;
+}
+
+void
+dt_source_mark(struct dt_source *src, uint64_t ns)
+{
+	pthread_mutex_lock(&dt_seq_mtx);
+	if (dt_source_set(src, ns))
+		dt_seq_release(dt_seq_w(dt_seq_n > 0 ? dt_seq_now() : 0));
+	pthread_mutex_unlock(&dt_seq_mtx);
+}
+
+void
+dt_source_begin(struct dt_source *src, uint64_t ns)
+{
+	bool moved;
+
+	pthread_mutex_lock(&dt_seq_mtx);
+	moved = dt_source_set(src, ns);
+	pthread_mutex_unlock(&dt_seq_mtx);
+	if (moved) {
+		atomic_store(&dt_seq_pending, 1);
+		dt_wakeup_kick();
+	}
+}
+
+void
+dt_source_idle(struct dt_source *src)
+{
+	bool was;
+
+	pthread_mutex_lock(&dt_seq_mtx);
+	was = src->dsrc_active;
+	if (was) {
+		src->dsrc_active = false;
+		dt_seq_nactive--;
+		dt_seq_minmark_update();
+	}
+	pthread_mutex_unlock(&dt_seq_mtx);
+	/* W moved forward: the wakeup thread releases (it is RCU's). */
+	if (was) {
+		atomic_store(&dt_seq_pending, 1);
+		dt_wakeup_kick();
+	}
+}
+
+uint64_t
+dt_seq_wait_ns(void)
+{
+	uint64_t due, now;
+
+	if (atomic_load(&dt_seq_pending))
+		return 0;
+	due = atomic_load_explicit(&dt_seq_due, memory_order_relaxed);
+	if (due == UINT64_MAX)
+		return UINT64_MAX;
+	now = dt_seq_now();
+	return due > now ? due - now : 0;
+}
+
+void
+dt_seq_tick(void)
+{
+	atomic_store(&dt_seq_pending, 0);
+	pthread_mutex_lock(&dt_seq_mtx);
+	dt_seq_release(dt_seq_w(dt_seq_now()));
+	dt_seq_shrink();
+	pthread_mutex_unlock(&dt_seq_mtx);
+}
+
+/* Is i's event sc's?  Its pcb, or when for a probe, sc's pcb of it. */
+static struct dt_pcb *
+dt_seq_of(struct dt_softc *sc, const struct dt_seq_slot *ss)
+{
+	struct dt_pcb *dp;
+
+	if (ss->dss_pcb) {
+		dp = ss->dss_target;
+		return dp->dp_sc == sc ? dp : NULL;
+	}
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext)
+		if (dp->dp_dtp == ss->dss_target)
+			return dp;
+	return NULL;
+}
+
+static int
+dt_seq_cmp(const void *a, const void *b)
+{
+	return dt_seq_less(a, b) ? -1 : dt_seq_less(b, a) ? 1 : 0;
+}
+
+/*
+ * Put into sc's rings, in order, what is held for it: its pcbs' events
+ * leave the heap, a probe's stay for its other opens (probes_too: only
+ * before sc's pcbs are unlinked; later they would not reach sc anyway).
+ * [s]
+ */
+static void
+dt_seq_flush_locked(struct dt_softc *sc, bool probes_too)
+{
+	struct dt_seq_ent *mine;
+	struct dt_seq_slot *ss;
+	struct dt_pcb *dp;
+	uint32_t i, j, n = 0, k = 0;
+
+	if (dt_seq_n == 0)
+		return;
+	/*
+	 * Sorted: the heap's array is not in order.  Without the memory to
+	 * sort, in the array's order (the first is the oldest).  The caller
+	 * may be any thread, so no dt_probe_emit() (RCU) here: sc's pcb is
+	 * alive under [K], unlinked or not.
+	 */
+	mine = calloc(dt_seq_n, sizeof(*mine));
+	for (i = 0; i < dt_seq_n; i++) {
+		ss = &dt_seq_slots[dt_seq_heap[i].dse_slot];
+		if (!ss->dss_pcb && !probes_too)
+			continue;
+		if ((dp = dt_seq_of(sc, ss)) == NULL)
+			continue;
+		if (mine != NULL)
+			mine[n++] = dt_seq_heap[i];
+		else {
+			dt_pcb_ring_put(dp, ss->dss_cpu, &ss->dss_ev);
+			dt_seq_counters.dss_flushed++;
+		}
+	}
+	if (mine != NULL)
+		qsort(mine, n, sizeof(*mine), dt_seq_cmp);
+	for (i = 0; i < n; i++) {
+		ss = &dt_seq_slots[mine[i].dse_slot];
+		dp = dt_seq_of(sc, ss);
+		dt_pcb_ring_put(dp, ss->dss_cpu, &ss->dss_ev);
+		dt_seq_counters.dss_flushed++;
+	}
+	/* Drop the pcbs' events from the heap and restore its order. */
+	for (i = 0, j = 0; i < dt_seq_n; i++) {
+		ss = &dt_seq_slots[dt_seq_heap[i].dse_slot];
+		if (ss->dss_pcb && ((struct dt_pcb *)ss->dss_target)->dp_sc ==
+		    sc)
+			dt_seq_freeslots[dt_seq_cap - dt_seq_n + k++] =
+			    dt_seq_heap[i].dse_slot;
+		else
+			dt_seq_heap[j++] = dt_seq_heap[i];
+	}
+	dt_seq_n = j;
+	for (i = dt_seq_n / 2; i-- > 0;)
+		dt_seq_sift_down(i);
+	free(mine);
+	dt_seq_due_update();
+}
+
+void
+dt_seq_detach(struct dt_softc *sc, void (*unlink)(struct dt_softc *))
+{
+	pthread_mutex_lock(&dt_seq_mtx);
+	dt_seq_flush_locked(sc, true);
+	/* Under [s]: no release can reach sc between the flush and this. */
+	unlink(sc);
+	pthread_mutex_unlock(&dt_seq_mtx);
+}
+
+void
+dt_seq_flush(struct dt_softc *sc)
+{
+	pthread_mutex_lock(&dt_seq_mtx);
+	dt_seq_flush_locked(sc, false);
+	pthread_mutex_unlock(&dt_seq_mtx);
+}
+
+void
+dt_seq_stats(struct dt_seq_stats *st)
+{
+	pthread_mutex_lock(&dt_seq_mtx);
+	*st = dt_seq_counters;
+	st->dss_held = dt_seq_n;
+	st->dss_active = dt_seq_nactive;
+	pthread_mutex_unlock(&dt_seq_mtx);
+}
+
+void
+dt_seq_clock_set(uint64_t (*now)(void), uint64_t delay)
+{
+	dt_seq_clock = now;
+	dt_seq_delay = delay != 0 ? delay : DT_SEQ_DELAY_NS;
+}
+
+void
+dt_seq_fini(void)
+{
+	struct dt_source *s;
+
+	pthread_mutex_lock(&dt_seq_mtx);
+	/*
+	 * Every open is closed: what is still held (a probe's events that
+	 * no pcb records any more) has no reader, and goes.
+	 */
+	dt_seq_n = 0;
+	if (dt_seq_counters.dss_late > 0 || dt_seq_counters.dss_overflow > 0) {
+		fprintf(stderr, "dtd: order: %llu of %llu events came late "
+		    "(after younger ones were released), %llu released early "
+		    "for want of room, %llu after waiting %llu ms for a "
+		    "silent source:", (unsigned long long)dt_seq_counters.
+		    dss_late, (unsigned long long)dt_seq_counters.dss_events,
+		    (unsigned long long)dt_seq_counters.dss_overflow,
+		    (unsigned long long)dt_seq_counters.dss_forced,
+		    (unsigned long long)(dt_seq_delay / 1000000));
+		for (s = dt_seq_sources; s != NULL; s = s->dsrc_next)
+			fprintf(stderr, " %s %llu late", s->dsrc_name,
+			    (unsigned long long)s->dsrc_late);
+		fprintf(stderr, "\n");
+	}
+	/* A next dt_dev_init() (tests) starts counting afresh. */
+	memset(&dt_seq_counters, 0, sizeof(dt_seq_counters));
+	for (s = dt_seq_sources; s != NULL; s = s->dsrc_next)
+		s->dsrc_late = 0;
+	free(dt_seq_heap);
+	free(dt_seq_slots);
+	free(dt_seq_freeslots);
+	dt_seq_heap = NULL;
+	dt_seq_slots = NULL;
+	dt_seq_freeslots = NULL;
+	dt_seq_n = dt_seq_cap = 0;
+	if (dt_seq_charged > 0)
+		dt_limit_uncharge(&dt_seq_cred, dt_seq_charged);
+	dt_seq_charged = 0;
+	dt_seq_last = 0;
+	pthread_mutex_unlock(&dt_seq_mtx);
+}
