@@ -112,6 +112,7 @@ static atomic_uint	 dti_kicks;		/* [W] writes, [a] reads */
 static int		 dti_listen = -1;	/* [I] */
 static int		 dti_wake[2] = { -1, -1 };	/* [I] stop pipe */
 static atomic_int	 dti_stop;		/* [a] */
+struct dt_source	*dti_seq;		/* [I] */
 static pthread_t	 dti_accept_thr, dti_drain_thr;	/* [I] */
 static int		 dti_running;		/* [I] */
 static char		 dti_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -429,11 +430,30 @@ dti_idle(unsigned int gen, uint64_t ns)
 	pthread_mutex_unlock(&dti_idle_lock);
 }
 
+/*
+ * The drain's promise to the sequencer (dt_prov.h), at a pass's end: a
+ * record committed after the pass looked at its ring comes in a later
+ * pass, and was stamped when the pass began or later, less the slack
+ * between a hook's stamp and its commit.  With no tracee or nothing
+ * enabled the drain holds nothing back: its polls back off to 100 ms
+ * then, which would delay every other source by D.  The drain thread.
+ */
+static void
+dti_seq_mark(const struct dti_proc *procs, uint64_t rt)
+{
+	if (dti_seq == NULL)
+		return;
+	if (procs == NULL || atomic_load(&dti_nenab) == 0)
+		dt_source_idle(dti_seq);
+	else
+		dt_source_mark(dti_seq, rt - DT_SEQ_SLACK_NS);
+}
+
 static void *
 dti_drain_main(void *arg)
 {
 	struct dti_proc *dp, *procs;
-	uint64_t idle = DTI_IDLE_MIN, lastreap = 0, now;
+	uint64_t idle = DTI_IDLE_MIN, lastreap = 0, now, rt;
 	unsigned int n, gen;
 	int gone;
 
@@ -443,6 +463,7 @@ dti_drain_main(void *arg)
 		n = 0;
 		gone = 0;
 		gen = atomic_load(&dti_kicks);
+		rt = dt_clock_ns(CLOCK_REALTIME);
 		now = dt_clock_ns(CLOCK_MONOTONIC);
 		dti_pass++;
 		dt_tsc_ref();
@@ -460,6 +481,7 @@ dti_drain_main(void *arg)
 		/* A dead proc's ring was drained above, after it died. */
 		if (gone)
 			dti_unlink_gone();
+		dti_seq_mark(procs, rt);
 		if (n > 0) {
 			idle = DTI_IDLE_MIN;
 			continue;
@@ -977,6 +999,9 @@ dt_ingest_begin(const char *path)
 		goto fail;
 	}
 	dt_tsc_calibrate();
+	/* Once per dtd: sources are never freed. */
+	if (dti_seq == NULL)
+		dti_seq = dt_source_add("ingest");
 	if ((error = pthread_create(&dti_drain_thr, NULL, dti_drain_main,
 	    NULL)) != 0)
 		goto fail;
@@ -1025,6 +1050,9 @@ dt_ingest_end(void)
 	dt_wq_free(dti_serve_wq);
 	dti_serve_wq = NULL;
 	pthread_join(dti_drain_thr, NULL);
+	/* No more drains: the drain holds nothing back. */
+	if (dti_seq != NULL)
+		dt_source_idle(dti_seq);
 	dti_look_end();
 	close(dti_listen);
 	close(dti_wake[0]);

@@ -176,7 +176,8 @@ dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs)
 		ev.dtev_retval[0] = r->ur_args[0];
 		ev.dtev_error = r->ur_error;
 	}
-	dt_probe_emit(dtp, r->ur_cpu, &ev);
+	/* In time order with every other source's (dt_prov.h). */
+	dt_seq_emit(dti_seq, dtp, r->ur_cpu, &ev);
 }
 
 bool

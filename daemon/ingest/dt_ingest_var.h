@@ -42,6 +42,8 @@ extern void	(*dti_sample_put)(unsigned int, const struct dt_evt *, uint64_t,
 		    uint64_t);
 extern void	(*dti_sample_lost)(uint64_t, bool);
 extern void	(*dti_attach)(pid_t);
+/* [I] The drain's source for the sequencer (dt_prov.h), or NULL. */
+extern struct dt_source	*dti_seq;
 
 /* The probe of wire index p, NULL for none.  Any ingest thread. */
 static inline struct dt_probe *

@@ -112,7 +112,12 @@ dt_clock_fire(struct dt_evt *ev, uint64_t now)
 		nsecs = dck->dck_pcb->dp_nsecs;
 		late = (now - dck->dck_deadline) / nsecs;
 		dck->dck_deadline += (late + 1) * nsecs;
-		dt_pcb_ring_put(dck->dck_pcb, (unsigned int)cpu, ev);
+		/*
+		 * Stamped as it is put, so no source of ours can still
+		 * put anything younger later: no mark to publish, only
+		 * the wait for the others' (dt_prov.h).
+		 */
+		dt_seq_put(NULL, dck->dck_pcb, (unsigned int)cpu, ev);
 		if (late > 0)
 			dt_pcb_count_skiptick(dck->dck_pcb, (unsigned int)cpu,
 			    late);

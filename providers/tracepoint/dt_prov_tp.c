@@ -404,8 +404,9 @@ dt_tp_emit(struct dt_probe *dtp, unsigned int cpu, const struct dt_evt *ev,
 {
 	struct dt_pcb *dp;
 
+	/* In time order with the other buffers' and sources' events. */
 	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext)
-		dt_pcb_ring_put(dp, cpu, evs != NULL &&
+		dt_seq_put(dt_tpev_source(), dp, cpu, evs != NULL &&
 		    (dp->dp_evtflags & DTEVT_STRINGS) ? evs : ev);
 }
 

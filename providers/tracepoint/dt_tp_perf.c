@@ -41,6 +41,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,7 @@ static int		 dt_tpev_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_tpev_stats dt_tpev_counters;	/* [a] */
 static union dt_perf_wrap dt_tpev_wrap;	/* [R] */
 static const struct stacktrace dt_tpev_nostack;	/* [I] */
+static struct dt_source	*_Atomic dt_tpev_seq;	/* [t] set once, [a] read */
 
 static void
 dt_tpev_attr(struct perf_event_attr *attr, int id, uint64_t evtflags,
@@ -413,10 +415,10 @@ dt_tpev_release(struct dt_tpev *ev)
 /*
  * Between rounds: drain what closed events still hold, then free them.
  * Also drain the live ones that round asks for.  Returns whether any
- * event is live.  [R].
+ * event is live, and in *switches whether one has switch records.  [R].
  */
 static bool
-dt_tpev_round(int round)
+dt_tpev_round(int round, bool *switches)
 {
 	struct dt_tpev *ev, *next, *dead, **snap = NULL;
 	size_t n = 0, i;
@@ -426,6 +428,9 @@ dt_tpev_round(int round)
 	dead = dt_tpev_dead;
 	dt_tpev_dead = NULL;
 	live = dt_tpev_live != NULL;
+	*switches = false;
+	for (ev = dt_tpev_live; ev != NULL; ev = ev->tpe_next)
+		*switches |= ev->tpe_switches;
 	if (round != DT_TPEV_R_NONE) {
 		for (ev = dt_tpev_live; ev != NULL; ev = ev->tpe_next)
 			n++;
@@ -462,15 +467,46 @@ dt_tpev_round(int round)
 	return live;
 }
 
+/*
+ * The reader's promise to the sequencer after a round that began at rt
+ * (CLOCK_REALTIME): what a buffer gets after the round read its head was
+ * stamped at rt or later, less the slack from stamp to write; an event
+ * with switch records also left what was younger than DT_TPEV_HOLD_MS.
+ * A round that left some live events undrained promises nothing new.
+ * [R].
+ */
+static void
+dt_tpev_mark(bool live, int round, bool switches, uint64_t rt)
+{
+	struct dt_source *seq = atomic_load(&dt_tpev_seq);
+
+	if (seq == NULL)
+		return;
+	if (!live)
+		dt_source_idle(seq);
+	else if (round == DT_TPEV_R_ALL)
+		dt_source_mark(seq, rt - DT_SEQ_SLACK_NS -
+		    (switches ? DT_TPEV_HOLD_MS * 1000000ULL : 0));
+	else if (round == DT_TPEV_R_PLAIN && !switches)
+		dt_source_mark(seq, rt - DT_SEQ_SLACK_NS);
+}
+
+struct dt_source *
+dt_tpev_source(void)
+{
+	return atomic_load(&dt_tpev_seq);
+}
+
 static void *
 dt_tpev_reader(void *arg)
 {
 	struct dt_perf_loop *pl = arg;
 	struct epoll_event evs[DT_TPEV_MAXEVENTS];
 	struct dt_tpev_cpu *c;
-	uint64_t last = 0, now;
+	uint64_t last = 0, now, rt;
 	int n, i, timeout = -1;
 	int round;
+	bool live, switches;
 
 	/* Named, so that a test can tell it sleeps while nothing is open. */
 	pthread_setname_np(pthread_self(), "dtd-tp");
@@ -485,6 +521,8 @@ dt_tpev_reader(void *arg)
 			break;
 		}
 		uatomic_inc(&dt_tpev_counters.tps_wakeups);
+		/* Before any head is read: the round's mark (dt_tpev_mark()). */
+		rt = dt_clock_ns(CLOCK_REALTIME);
 		/*
 		 * A buffer at its watermark: drain every live event's
 		 * buffers, not only that one.  Events of two tracepoints
@@ -513,7 +551,9 @@ dt_tpev_reader(void *arg)
 			last = now;
 		}
 		/* Nothing open, nothing to flush: sleep until an open kicks. */
-		timeout = dt_tpev_round(round) ? DT_TPEV_FLUSH_MS : -1;
+		live = dt_tpev_round(round, &switches);
+		timeout = live ? DT_TPEV_FLUSH_MS : -1;
+		dt_tpev_mark(live, round, switches, rt);
 	}
 	rcu_unregister_thread();
 	return NULL;
@@ -642,6 +682,16 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 		pthread_mutex_unlock(&dt_tpev_mtx);
 		return NULL;
 	}
+	/*
+	 * The first open makes the reader a source: what it puts from now
+	 * on is at least this old, until its first round marks.
+	 */
+	if (atomic_load(&dt_tpev_seq) == NULL)
+		atomic_store(&dt_tpev_seq, dt_source_add("tracepoint"));
+	if (dt_tpev_live == NULL && atomic_load(&dt_tpev_seq) != NULL)
+		dt_source_begin(atomic_load(&dt_tpev_seq),
+		    dt_clock_ns(CLOCK_REALTIME) - DT_SEQ_SLACK_NS -
+		    DT_TPEV_HOLD_MS * 1000000ULL);
 	ev->tpe_next = dt_tpev_live;
 	dt_tpev_live = ev;
 	/* The reader may sleep with no timeout: ev wants its flushes. */

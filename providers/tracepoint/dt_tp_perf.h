@@ -110,4 +110,13 @@ struct dt_tpev_stats {
 };
 void	dt_tpev_stats(struct dt_tpev_stats *);
 
+/*
+ * The reader's source for the sequencer (dt_prov.h), NULL before the
+ * first open.  It marks at the end of every round that drained all live
+ * events, the round's start less the slack (and less DT_TPEV_HOLD_MS
+ * while events with switch records leave their young records in the
+ * buffers), and is idle while no event is open.  Any thread.
+ */
+struct dt_source *dt_tpev_source(void);
+
 #endif /* DT_TP_PERF_H */

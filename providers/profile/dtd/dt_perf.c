@@ -74,6 +74,8 @@ struct dt_perf_comm {
 static pthread_mutex_t	 dt_perf_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct dt_perf_loop dt_perf_rdr = DT_PERF_LOOP_INIT; /* [p] */
 static struct dt_perf_src *dt_perf_dead;	/* [p] to free */
+static struct dt_perf_src *dt_perf_live;	/* [p] started, not stopped */
+static struct dt_source	*dt_perf_seq;		/* [p] set once */
 static int		 dt_perf_refuse;	/* [a] errno, 0: allowed */
 static int		 dt_perf_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_perf_stats dt_perf_counters;	/* [a] */
@@ -320,7 +322,8 @@ dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
 		dt_perf_callchain(rec + off, nr, &ev.dtev_kstack,
 		    &ev.dtev_ustack);
 	}
-	dt_pcb_ring_put(dp, src->dps_cpu, &ev);
+	/* In time order with the other CPUs' samples and sources. */
+	dt_seq_put(dt_perf_seq, dp, src->dps_cpu, &ev);
 	uatomic_inc(&dt_perf_counters.dps_samples);
 }
 
@@ -417,17 +420,59 @@ dt_perf_reap(void)
 	}
 }
 
+/*
+ * Every live sampler's buffer, then the reader's promise to the
+ * sequencer: a sample written after this drain read its head was stamped
+ * at rt (CLOCK_REALTIME, before the first head) or later, less the
+ * slack from stamp to write.  With nothing live, it holds nothing back.
+ * Returns whether a sampler is live.  [R].
+ */
+static bool
+dt_perf_drain_all(uint64_t rt)
+{
+	struct dt_perf_src *src;
+	bool live;
+
+	/*
+	 * Under [p], so no sampler leaves the list meanwhile; a stop waits
+	 * for one drain at most, and takes no lock of ours after [p].
+	 */
+	pthread_mutex_lock(&dt_perf_mtx);
+	for (src = dt_perf_live; src != NULL; src = src->dps_lnext) {
+		rcu_read_lock();
+		if (!uatomic_read(&src->dps_stopped))
+			dt_perf_drain(src, src->dps_pcb);
+		rcu_read_unlock();
+	}
+	live = dt_perf_live != NULL;
+	if (dt_perf_seq != NULL) {
+		if (live)
+			dt_source_mark(dt_perf_seq, rt - DT_SEQ_SLACK_NS);
+		else
+			dt_source_idle(dt_perf_seq);
+	}
+	pthread_mutex_unlock(&dt_perf_mtx);
+	return live;
+}
+
 static void *
 dt_perf_reader(void *arg)
 {
 	struct dt_perf_loop *pl = arg;
 	struct epoll_event evs[DT_PERF_MAXEVENTS];
 	struct dt_perf_src *src;
-	int n, i;
+	uint64_t last = 0, now, rt;
+	int n, i, timeout = -1;
 
 	rcu_register_thread();
 	while (!uatomic_read(&pl->pl_quit)) {
-		n = epoll_wait(pl->pl_epfd, evs, DT_PERF_MAXEVENTS, -1);
+		/*
+		 * While a sampler is live, every buffer is drained at least
+		 * each DT_PERF_WAKE_NS, a buffer's own wakeup aside: the
+		 * sequencer holds the other sources' events until we mark.
+		 */
+		n = epoll_wait(pl->pl_epfd, evs, DT_PERF_MAXEVENTS, timeout);
+		rt = dt_clock_ns(CLOCK_REALTIME);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -446,10 +491,29 @@ dt_perf_reader(void *arg)
 				dt_perf_drain(src, src->dps_pcb);
 			rcu_read_unlock();
 		}
+		now = dt_clock_ns(CLOCK_MONOTONIC);
+		if (now - last >= DT_PERF_WAKE_NS || n == 0 || timeout == -1) {
+			last = now;
+			timeout = dt_perf_drain_all(rt) ?
+			    (int)(DT_PERF_WAKE_NS / 1000000) : -1;
+		}
 		dt_perf_reap();
 	}
 	rcu_unregister_thread();
 	return NULL;
+}
+
+/* Take src off the live list.  [p] */
+static void
+dt_perf_unlive(struct dt_perf_src *src)
+{
+	struct dt_perf_src **srcp;
+
+	for (srcp = &dt_perf_live; *srcp != NULL; srcp = &(*srcp)->dps_lnext)
+		if (*srcp == src) {
+			*srcp = src->dps_lnext;
+			break;
+		}
 }
 
 int
@@ -503,6 +567,21 @@ dt_perf_start(struct dt_pcb *dp)
 		    &ev) == -1)
 			error = errno;
 	}
+	if (error == 0) {
+		/*
+		 * The first sampler makes the reader a source, holding
+		 * back from now until its first drain of all marks.
+		 */
+		if (dt_perf_seq == NULL)
+			dt_perf_seq = dt_source_add("profile");
+		if (dt_perf_live == NULL && dt_perf_seq != NULL)
+			dt_source_begin(dt_perf_seq,
+			    dt_clock_ns(CLOCK_REALTIME) - DT_SEQ_SLACK_NS);
+		src->dps_lnext = dt_perf_live;
+		dt_perf_live = src;
+		/* The reader may wait with no timeout: it has one now. */
+		dt_perf_loop_kick(&dt_perf_rdr);
+	}
 	pthread_mutex_unlock(&dt_perf_mtx);
 	if (error != 0) {
 		dt_perf_release(src);
@@ -516,6 +595,7 @@ dt_perf_start(struct dt_pcb *dp)
 	if (error != 0) {
 		/* The reader may hold it: only it frees it. */
 		pthread_mutex_lock(&dt_perf_mtx);
+		dt_perf_unlive(src);
 		epoll_ctl(dt_perf_rdr.pl_epfd, EPOLL_CTL_DEL, src->dps_fd,
 		    NULL);
 		uatomic_set(&src->dps_stopped, 1);
@@ -558,6 +638,7 @@ dt_perf_stop(struct dt_pcb *dp)
 		    (now - last) / src->dps_nsecs);
 	}
 	pthread_mutex_lock(&dt_perf_mtx);
+	dt_perf_unlive(src);
 	if (!dt_perf_rdr.pl_running) {
 		/* No reader left to hold it. */
 		pthread_mutex_unlock(&dt_perf_mtx);

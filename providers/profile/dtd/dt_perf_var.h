@@ -48,6 +48,7 @@ struct dt_perf_task {
 
 struct dt_perf_src {
 	struct dt_perf_src	*dps_dnext;	/* [p] dead list */
+	struct dt_perf_src	*dps_lnext;	/* [p] live list */
 	struct dt_pcb		*dps_pcb;	/* [I] live while !stopped */
 	int			 dps_fd;	/* [I] */
 	unsigned int		 dps_cpu;	/* [I] ring to fill */

@@ -154,7 +154,8 @@ dt_ptimer_update(struct dt_pcb *dp, bool on)
 }
 
 /*
- * The drain thread's put.  A pcb whose period is the tracee's takes
+ * The drain thread's put, in time order through the sequencer (the
+ * drain's marks cover it: NULL, its source is the ingest's).  A pcb whose period is the tracee's takes
  * every sample; one with a longer period takes a sample each time the
  * CPU time the samples stand for reaches its period, and counts the
  * further periods that time covered as skipped ticks.
@@ -180,7 +181,7 @@ dt_ptimer_put(unsigned int cpu, const struct dt_evt *ev, uint64_t missed,
 		/* Set before dp was published (dt_prov_profile_alloc). */
 		tp = dp->dp_priv;
 		if (dp->dp_nsecs <= period) {
-			dt_pcb_ring_put(dp, cpu, ev);
+			dt_seq_put(NULL, dp, cpu, ev);
 			if (missed > 0)
 				dt_pcb_count_skiptick(dp, cpu, missed);
 			continue;
@@ -191,7 +192,7 @@ dt_ptimer_put(unsigned int cpu, const struct dt_evt *ev, uint64_t missed,
 			continue;
 		due = tp->dtp_acc / dp->dp_nsecs;
 		tp->dtp_acc -= due * dp->dp_nsecs;
-		dt_pcb_ring_put(dp, cpu, ev);
+		dt_seq_put(NULL, dp, cpu, ev);
 		if (due > 1)
 			dt_pcb_count_skiptick(dp, cpu, due - 1);
 	}
