@@ -343,10 +343,11 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 		pthread_mutex_unlock(&dt_seq_mtx);
 		return;
 	}
-	/* The clock only when the marks alone would hold ev. */
+	/*
+	 * The marks alone: no clock read per event (D is applied by the
+	 * marks and the wakeup thread's ticks, which read it anyway).
+	 */
 	w = dt_seq_w(0);
-	if (ns > w)
-		w = dt_seq_w(dt_seq_now());
 	if (dt_seq_n == 0 && ns <= w) {
 		/* In order, nothing before it: straight through. */
 		dt_seq_last = ns;
@@ -442,7 +443,7 @@ dt_source_mark(struct dt_source *src, uint64_t ns)
 {
 	pthread_mutex_lock(&dt_seq_mtx);
 	if (dt_source_set(src, ns))
-		dt_seq_release(dt_seq_w(dt_seq_n > 0 ? dt_seq_now() : 0));
+		dt_seq_release(dt_seq_w(dt_seq_now()));
 	pthread_mutex_unlock(&dt_seq_mtx);
 }
 
