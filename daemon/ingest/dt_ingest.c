@@ -434,10 +434,19 @@ dti_idle(unsigned int gen, uint64_t ns)
  * The drain's promise to the sequencer (dt_prov.h), at a pass's end: a
  * record committed after the pass looked at its ring comes in a later
  * pass, and was stamped when the pass began or later, less the slack
- * between a hook's stamp and its commit.  With no tracee or nothing
+ * between a hook's stamp and its commit (DTI_SEQ_SLACK_NS).  With no tracee or nothing
  * enabled the drain holds nothing back: its polls back off to 100 ms
  * then, which would delay every other source by D.  The drain thread.
  */
+/*
+ * A hook commits its record microseconds after it stamps it; 200 us
+ * covers that but for a writer preempted in between (its record comes
+ * late, counted).  Less than DT_SEQ_SLACK_NS: with syscalls alone the
+ * slack is most of a record's wait, and btrace -c ends at its command's
+ * exit, reading no record that is still held then.
+ */
+#define DTI_SEQ_SLACK_NS	200000ULL
+
 static void
 dti_seq_mark(const struct dti_proc *procs, uint64_t rt)
 {
@@ -446,7 +455,7 @@ dti_seq_mark(const struct dti_proc *procs, uint64_t rt)
 	if (procs == NULL || atomic_load(&dti_nenab) == 0)
 		dt_source_idle(dti_seq);
 	else
-		dt_source_mark(dti_seq, rt - DT_SEQ_SLACK_NS);
+		dt_source_mark(dti_seq, rt - DTI_SEQ_SLACK_NS);
 }
 
 static void *
