@@ -332,6 +332,15 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 	uint32_t slot, i;
 	bool kick;
 
+	/*
+	 * --openbsd-strict: an event is in its CPU's ring as soon as it
+	 * happened, as on OpenBSD, and a reader takes the rings CPU by CPU
+	 * anyway: nothing to hold.
+	 */
+	if (dt_strict) {
+		dt_seq_deliver(target, pcb, cpu, ev);
+		return;
+	}
 	pthread_mutex_lock(&dt_seq_mtx);
 	dt_seq_counters.dss_events++;
 	if (ns < dt_seq_last) {
