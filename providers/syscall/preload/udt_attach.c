@@ -501,6 +501,8 @@ udt_attach(void)
 		return;
 	udt_attach_locked(0);
 	__atomic_store_n(&udt_attaching, 0, __ATOMIC_RELEASE);
+	/* A debugger attached since the last time: udt_rw_untrap(). */
+	udt_rw_tracer_check();
 }
 
 /*

@@ -124,8 +124,11 @@ udt_host_thread_begin(void)
 void
 udt_host_thread_created(void)
 {
-	if (udt_sud_active)
+	if (udt_sud_active) {
+		/* pthread_create()'s own mask calls ran let through. */
+		udt_sud_resync();
 		udt_thread.ut_sud = 1;
+	}
 }
 
 static const struct udt_host_client *udt_host_client;	/* [I] */

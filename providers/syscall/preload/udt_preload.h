@@ -253,6 +253,12 @@ void	udt_sud_thread(void) UDT_HIDDEN;
  * constructor's, before it installs anything; cached after.
  */
 int	udt_proc_status(int *, uint64_t *) UDT_HIDDEN;
+/*
+ * After calls of the program no guard saw: what they blocked of SIGTRAP
+ * and SIGSYS becomes the program's view of its mask, and is unblocked
+ * for real (udt_sud.c).  This thread, async-signal-safe.
+ */
+void	udt_sud_resync(void) UDT_HIDDEN;
 void	udt_sud_start(void) UDT_HIDDEN;
 
 /*

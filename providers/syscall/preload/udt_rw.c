@@ -817,6 +817,8 @@ udt_rw_init(void)
 	    udt_proc_status(&nthr, NULL) != 0 || nthr != 1)
 		return;
 	udt_rw_debug = env != NULL && strcmp(env, "debug") == 0;
+	/* gdb's or strace's: no int3 of ours they would take for theirs. */
+	udt_rw_tracer_check();
 	left = udt_rw_pass(NULL, 0);
 	udt_rw_trap_done(left);
 	if (udt_rw_debug) {

@@ -142,6 +142,24 @@ int	udt_rw_tab_floor(struct udt_rw_tab *const *, uintptr_t, uintptr_t *,
  * async-signal-safe.
  */
 int	udt_rw_trap_put(uintptr_t, uintptr_t);
+
+/*
+ * udt_rw_untrap(why): every int3 site back to its system call
+ * instruction, for good (sites are no longer trapped, by any later pass
+ * either: udt_rw_notrap), when an int3 of ours would do harm: a tracer
+ * takes the SIGTRAP first (why names it, for USERDT_REWRITE=debug), or
+ * a thread must keep SIGTRAP blocked for the program (NULL).  Any
+ * thread, any context, async-signal-safe; once.
+ * udt_rw_tracer_check(): whether a ptrace tracer is there now
+ * (TracerPid in /proc/self/status); if so, no traps (udt_rw_untrap())
+ * and no dispatch unless asked for by name (udt_sud_traced).  From the
+ * constructor before the rewriter's pass, and at each attach to dtd;
+ * any thread, async-signal-safe.
+ */
+extern int	udt_rw_notrap;		/* [a] */
+extern int	udt_sud_traced;		/* [a] */
+void	udt_rw_untrap(const char *);
+void	udt_rw_tracer_check(void);
 int	udt_rw_trap_publish(const uintptr_t (*)[2], size_t);
 void	udt_rw_cover(uintptr_t, uintptr_t);
 void	udt_rw_trap_done(size_t);

@@ -462,11 +462,15 @@ udt_rw_commit(struct udt_rw_obj *o)
 	 * SIGTRAP must be ours before any thread may block it: from the
 	 * constructor, not from a later pass (threads then run).
 	 */
-	if (o->ro_ntrap > 0 && (o->ro_want != NULL ?
+	if (o->ro_ntrap > 0 && (__atomic_load_n(&udt_rw_notrap,
+	    __ATOMIC_ACQUIRE) || (o->ro_want != NULL ?
 	    !(udt_sud_ours & (1ULL << (SIGTRAP - 1))) :
-	    udt_sud_trap_init() != 0)) {
+	    udt_sud_trap_init() != 0))) {
+		/* A tracer would take the SIGTRAP: udt_rw_untrap(). */
 		for (i = 0; i < o->ro_ntrap; i++)
-			udt_rw_say("no SIGTRAP handler", o->ro_trap[i]);
+			udt_rw_say(udt_rw_notrap ? "not trapped (a tracer, or "
+			    "SIGTRAP held)" : "no SIGTRAP handler",
+			    o->ro_trap[i]);
 		left = o->ro_ntrap;
 		o->ro_ntrap = 0;
 	}

@@ -77,6 +77,7 @@ static uintptr_t	udt_rw_pend[UDT_RW_MAXPEND][2];
 static size_t		udt_rw_npend;
 
 int	udt_rw_complete;				/* [a] */
+int	udt_rw_notrap;					/* [a] */
 
 int
 udt_rw_trap_put(uintptr_t site, uintptr_t stub)
@@ -304,4 +305,135 @@ udt_rw_brk(void)
 	udt_rw_npend = 0;
 	udt_host_leave(host);
 	errno = saved;
+}
+
+/* Decimal v into b (20 bytes at least), its length. */
+static int
+udt_rw_dec(char *b, unsigned long v)
+{
+	char tmp[20];
+	int n = 0, k = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n > 0)
+		b[k++] = tmp[--n];
+	return k;
+}
+
+/* str after buf's *len bytes, as much as fits in size with a newline. */
+static void
+udt_rw_cat(char *buf, int *len, size_t size, const char *str)
+{
+	while (*str != '\0' && (size_t)*len + 1 < size)
+		buf[(*len)++] = *str++;
+	if (*str == '\n')
+		buf[(*len)++] = '\n';
+}
+
+/*
+ * Each trapped site, from the newest table, back to its system call:
+ * the int3 stood for the first byte of `syscall' (0f 05), so that byte
+ * is what the rewriter took away.  Written as the rewriter writes,
+ * through /proc/self/mem; a site whose bytes are no longer an int3 and
+ * its call (its object closed, the memory reused) is left alone.  A
+ * thread that ran one of these int3 just before is sent back to the
+ * call by the SIGTRAP handler, which finds the site in the table and
+ * its call in place.
+ */
+void
+udt_rw_untrap(const char *why)
+{
+	static const uint8_t sys0 = 0x0f;
+	uintptr_t key = UINTPTR_MAX, site, stub;
+	unsigned long n = 0;
+	uint8_t b[2];
+	long fd;
+
+	if (__atomic_exchange_n(&udt_rw_notrap, 1, __ATOMIC_ACQ_REL))
+		return;
+	fd = udt_sys3(SYS_open, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
+	while (fd >= 0 && key != 0 && udt_rw_tab_floor(&udt_rw_traptab, key,
+	    &site, &stub) == 0) {
+		if (udt_sys4(SYS_pread64, fd, b, 2, site) == 2 &&
+		    b[0] == 0xcc && b[1] == 0x05 &&
+		    udt_sys4(SYS_pwrite64, fd, &sys0, 1, site) == 1)
+			n++;
+		key = site - 1;
+	}
+	if (fd >= 0)
+		udt_sys1(SYS_close, fd);
+	/* Their calls are now dispatch's, where dispatch may be on. */
+	if (n != 0)
+		__atomic_store_n(&udt_rw_complete, 0, __ATOMIC_RELAXED);
+	if (udt_rw_debug) {
+		char buf[224];
+		int len = 0;
+
+		udt_rw_cat(buf, &len, sizeof(buf), "userdt: ");
+		len += udt_rw_dec(buf + len, n);
+		udt_rw_cat(buf, &len, sizeof(buf), " int3 sites back to their "
+		    "calls: ");
+		udt_rw_cat(buf, &len, sizeof(buf), why != NULL ? why :
+		    "the program blocks a SIGTRAP sent to it");
+		if (__atomic_load_n(&udt_sud_traced, __ATOMIC_RELAXED))
+			udt_rw_cat(buf, &len, sizeof(buf), "; no dispatch: "
+			    "sites neither rewritten nor trapped run "
+			    "unrecorded");
+		udt_rw_cat(buf, &len, sizeof(buf), "\n");
+		udt_sys3(SYS_write, 2, buf, len);
+	}
+	if (!__atomic_load_n(&udt_sud_traced, __ATOMIC_RELAXED) && n != 0 &&
+	    udt_thread.ut_traced && !udt_thread.ut_armed)
+		udt_sud_thread();
+}
+
+/* TracerPid of /proc/self/status: the tracer's pid, 0, or -1. */
+static long
+udt_rw_tracer(void)
+{
+	static const char key[] = "\nTracerPid:\t";
+	char buf[512];
+	const char *p;
+	long fd, n, pid = 0;
+	size_t i;
+
+	fd = udt_sys3(SYS_open, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	n = udt_sys3(SYS_read, fd, buf, sizeof(buf) - 1);
+	udt_sys1(SYS_close, fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	for (p = buf; *p != '\0'; p++) {
+		for (i = 0; key[i] != '\0' && p[i] == key[i]; i++)
+			;
+		if (key[i] != '\0')
+			continue;
+		for (p += i; *p >= '0' && *p <= '9'; p++)
+			pid = pid * 10 + (*p - '0');
+		return pid;
+	}
+	return -1;
+}
+
+void
+udt_rw_tracer_check(void)
+{
+	char why[48];
+	long pid;
+	int len;
+
+	if (__atomic_load_n(&udt_sud_traced, __ATOMIC_RELAXED) ||
+	    (pid = udt_rw_tracer()) <= 0)
+		return;
+	__atomic_store_n(&udt_sud_traced, 1, __ATOMIC_RELAXED);
+	len = 0;
+	udt_rw_cat(why, &len, sizeof(why), "a tracer (pid ");
+	len += udt_rw_dec(why + len, (unsigned long)pid);
+	udt_rw_cat(why, &len, sizeof(why), ") is there");
+	why[len] = '\0';
+	udt_rw_untrap(why);
 }

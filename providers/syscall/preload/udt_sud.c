@@ -65,6 +65,7 @@
  *	[t]	per thread (TLS), read by the kernel at every system call
  */
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <errno.h>
 #include <signal.h>
@@ -107,6 +108,7 @@ struct udt_ksigaction {
 int			 udt_sud_active;	/* [I] the handler is ours */
 uint64_t		 udt_sud_ours;		/* [I] signals we handle */
 int			 udt_sud_all;		/* [I] all-calls mode */
+static int		 udt_sud_dispenv;	/* [I] USERDT_DISPATCH=1 */
 /*
  * A deferred call's way back to the program, for udt_sud_stub.  Not one
  * per thread but a few: a child made with CLONE_VM and no thread pointer
@@ -142,6 +144,199 @@ static struct udt_ksigaction *
 udt_sud_progact(int sig)
 {
 	return sig == SIGTRAP ? &udt_trap_prog : &udt_sud_prog;
+}
+
+/*
+ * The program's view of our signals' mask.  The library needs SIGTRAP
+ * (its int3 sites) and SIGSYS (dispatch) unblocked in every thread, since
+ * the kernel kills a thread whose trap or dispatch raises a blocked one;
+ * a program that blocks them (to read them from a signalfd or sigwait())
+ * must still see them blocked, and find there a SIGTRAP or SIGSYS that
+ * was sent to it.  So the real mask keeps them unblocked, and each thread
+ * keeps what the program asked for in udt_sig_view: rt_sigprocmask
+ * reports and changes it (udt_sig_procmask()), the temporary masks of
+ * rt_sigsuspend, ppoll and pselect6 replace it while they wait.  A signal
+ * of ours that is not the library's own (kill(2), raise(), tgkill(), a
+ * sigqueue()) and arrives while the view blocks it is queued again,
+ * siginfo and all, on the thread that took it, and really blocked there
+ * (udt_sig_hold()): it waits, pending, for the program's signalfd,
+ * sigwait() or sigpending(), or for the program to unblock it.  Such a
+ * thread may not trap (SIGTRAP: every int3 site goes back to its system
+ * call) nor be dispatched (SIGSYS: dispatch is off for it until the
+ * signal is gone, udt_sig_release()).
+ *
+ * Invariant, outside the few instructions that change them: the real
+ * mask blocks exactly udt_sig_held of ours, and udt_sig_held is part of
+ * udt_sig_view.  Per thread, so a fork child inherits both with the mask
+ * and a new thread starts with none, as glibc's start_thread sets its
+ * mask through rt_sigprocmask.
+ */
+static __thread uint64_t udt_sig_view		/* [t] blocked, for it */
+    __attribute__((tls_model("initial-exec")));
+static __thread uint64_t udt_sig_held		/* [t] really blocked */
+    __attribute__((tls_model("initial-exec")));
+
+/*
+ * A ptrace tracer (gdb, strace) is there: the library raises no signal of
+ * its own.  Dispatch stays off unless asked for (USERDT_ALLCALLS=1,
+ * USERDT_DISPATCH=1), the int3 sites are gone (udt_rw_untrap()).
+ */
+int			 udt_sud_traced;	/* [a] */
+
+/* Dispatch asked for by name, which a tracer does not turn off. */
+static int
+udt_sud_forced(void)
+{
+	return udt_sud_all || udt_sud_dispenv;
+}
+
+/*
+ * *p, 8 bytes of the program's, without faulting on a bad pointer: 0, or
+ * -EFAULT as the kernel would say.  A system call (process_vm_readv), so
+ * only where the program blocks one of ours.
+ */
+static int
+udt_sig_peek(const void *p, uint64_t *v)
+{
+	struct iovec l = { v, sizeof(*v) }, r = { (void *)(uintptr_t)p,
+	    sizeof(*v) };
+
+	return udt_sys6(SYS_process_vm_readv, udt_sys0(SYS_getpid),
+	    (long)&l, 1, (long)&r, 1, 0) == sizeof(*v) ? 0 : -EFAULT;
+}
+
+/*
+ * The program's view of ours is now v, and the real mask blocks real of
+ * ours: a held signal the program unblocked is let go (its handler, or
+ * its default action, gets it at once, through udt_sud_foreign()), what
+ * it blocked stays unblocked for real.  This thread.
+ */
+static void
+udt_sig_setview(uint64_t v, uint64_t real)
+{
+	uint64_t held, un;
+
+	udt_sig_view = v;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* A handler may hold one in between: and, not load and store. */
+	held = __atomic_and_fetch(&udt_sig_held, v, __ATOMIC_RELAXED);
+	un = (real & ~held) & udt_sud_ours;
+	if (un != 0)
+		(void)udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &un, NULL, 8);
+}
+
+/*
+ * A held signal that is no longer pending was taken by the program (its
+ * signalfd, sigwait()): unblock it for real, so that the thread may trap
+ * and be dispatched again.  One system call, only while one is held.
+ * This thread.
+ */
+static void
+udt_sig_release(void)
+{
+	uint64_t pend = 0, gone;
+
+	if (udt_sig_held == 0 ||
+	    udt_sys2(SYS_rt_sigpending, &pend, 8) != 0)
+		return;
+	gone = udt_sig_held & ~pend;
+	if (gone == 0)
+		return;
+	(void)__atomic_and_fetch(&udt_sig_held, ~gone, __ATOMIC_RELAXED);
+	(void)udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &gone, NULL, 8);
+}
+
+/*
+ * The program's own system calls that no guard saw (a thread clone's
+ * parent let through until its next hook, a new thread's first calls
+ * before its dispatch is on, sites left undispatched) may have blocked
+ * ours for real: that is its view, and the real mask unblocks them
+ * again.  One system call.  This thread.
+ */
+void
+udt_sud_resync(void)
+{
+	uint64_t cur, extra;
+
+	if (udt_sud_ours == 0 ||
+	    udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8) != 0)
+		return;
+	extra = cur & udt_sud_ours & ~udt_sig_held;
+	if (extra == 0)
+		return;
+	udt_sig_view |= extra;
+	(void)udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &extra, NULL, 8);
+}
+
+/*
+ * rt_sigprocmask(how, set, oset, sz) for the program, on the thread's
+ * live mask: what it sets and reads of SIGTRAP and SIGSYS is its view.
+ * Where the view is the real mask (nothing of ours blocked that is not
+ * held, the common case) the kernel's answer is right as it is and the
+ * real mask is read back for what the program blocked; else the set is
+ * read first (the kernel then writes what was blocked of ours into
+ * oset, which is corrected).  Bad pointers and a bad how fail as
+ * untraced.  This thread, any context.
+ */
+static long
+udt_sig_procmask(long how, const uint64_t *set, uint64_t *oset, long sz)
+{
+	uint64_t view, s = 0, cur = 0, nv;
+	int same;
+	long r;
+
+	if (sz != 8 || udt_sud_ours == 0)
+		return udt_sys4(SYS_rt_sigprocmask, how, set, oset, sz);
+	udt_sig_release();
+	view = udt_sig_view;
+	same = view == udt_sig_held;
+	if (!same && set != NULL && udt_sig_peek(set, &s) != 0)
+		return -EFAULT;
+	r = udt_sys4(SYS_rt_sigprocmask, how, set, oset, 8);
+	if (r != 0)
+		return r;
+	if (!same && oset != NULL)
+		*oset = (*oset & ~udt_sud_ours) | view;
+	if (set == NULL)
+		return 0;
+	(void)udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8);
+	if (same)
+		nv = cur & udt_sud_ours;
+	else if (how == SIG_BLOCK)
+		nv = view | (s & udt_sud_ours);
+	else if (how == SIG_UNBLOCK)
+		nv = view & ~s;
+	else
+		nv = s & udt_sud_ours;
+	udt_sig_setview(nv, cur & udt_sud_ours);
+	return 0;
+}
+
+/*
+ * For a call that waits with the temporary mask *m in force (rt_sigsuspend,
+ * ppoll, pselect6): the mask the kernel gets, into *tm (ours unblocked
+ * but for those held that *m blocks too), and the view while it waits.
+ * Returns the view to give back with udt_sig_after().  This thread.
+ */
+static uint64_t
+udt_sig_during(const uint64_t *m, uint64_t *tm)
+{
+	uint64_t ov = udt_sig_view, v = *m & udt_sud_ours;
+
+	*tm = (*m & ~udt_sud_ours) | (v & udt_sig_held);
+	udt_sig_view = v;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return ov;
+}
+
+static void
+udt_sig_after(uint64_t ov)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	udt_sig_view = ov;
+	/* Held while it waited, for a view that does not block it. */
+	if (udt_sig_held & ~ov)
+		udt_sig_setview(ov, udt_sig_held);
 }
 
 /*
@@ -371,10 +566,10 @@ udt_sud_return(long nr, const long *a, void *uc, long r)
 }
 
 /*
- * rt_sigprocmask for the program: made with the program's own mask in
- * place (so "how" and the old set mean what they mean to it, and bad
- * pointers fail as they would), the result kept in the frame sigreturn
- * restores, and our mask put back.
+ * rt_sigprocmask for the program, from the handler: made with the
+ * program's own mask in place (so "how" and the old set mean what they
+ * mean to it, and bad pointers fail as they would), the result kept in
+ * the frame sigreturn restores, and our mask put back.
  */
 static long
 udt_sud_sigmask(ucontext_t *uc, const long *a)
@@ -382,16 +577,62 @@ udt_sud_sigmask(ucontext_t *uc, const long *a)
 	uint64_t hmask, pmask, *fmask = (uint64_t *)(void *)&uc->uc_sigmask;
 	long r;
 
-	if (a[3] != 8)
-		return -EINVAL;
 	udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &hmask, 8);
 	pmask = *fmask;
 	udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &pmask, NULL, 8);
-	r = udt_sys4(SYS_rt_sigprocmask, a[0], a[1], a[2], 8);
+	r = udt_sig_procmask(a[0], (const uint64_t *)a[1], (uint64_t *)a[2],
+	    a[3]);
 	udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &pmask, 8);
 	udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &hmask, NULL, 8);
-	*fmask = pmask & ~udt_sud_ours;
+	*fmask = pmask;
 	return r;
+}
+
+/*
+ * The temporary mask of rt_sigsuspend, ppoll or pselect6 in a[], if it
+ * has one: where it is, else NULL; *psdp for pselect6's.
+ */
+static const uint64_t *
+udt_sud_waitmask(long nr, const long *a)
+{
+	const struct udt_sud_psd *psd;
+
+	switch (nr) {
+	case SYS_rt_sigsuspend:
+		return a[1] == 8 ? (const uint64_t *)a[0] : NULL;
+	case SYS_ppoll:
+		return a[4] == 8 ? (const uint64_t *)a[3] : NULL;
+	case SYS_pselect6:
+		psd = (const void *)a[5];
+		return psd != NULL && psd->ps_len == 8 ? psd->ps_set : NULL;
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * Point a[]'s temporary mask at a copy in *tmp that leaves our signals
+ * unblocked (a dispatch or trap while it waits, in a handler it runs,
+ * must not meet them blocked) but those held, and make the program's
+ * view its mask while it waits: the view to give back, for
+ * udt_sig_after().
+ */
+static uint64_t
+udt_sud_waitguard(long nr, long *a, struct udt_sud_tmp *tmp)
+{
+	const uint64_t *m = udt_sud_waitmask(nr, a);
+	uint64_t ov;
+
+	if (m == NULL)
+		return udt_sig_view;
+	ov = udt_sig_during(m, &tmp->st_mask);
+	if (nr == SYS_pselect6) {
+		tmp->st_psd.ps_set = &tmp->st_mask;
+		tmp->st_psd.ps_len = 8;
+		a[5] = (long)&tmp->st_psd;
+	} else
+		a[nr == SYS_ppoll ? 3 : 0] = (long)&tmp->st_mask;
+	return ov;
 }
 
 /*
@@ -435,59 +676,99 @@ udt_sud_sigaction(const long *a)
 int
 udt_sud_guard(long nr, long *a, struct udt_sud_tmp *tmp, long *rp)
 {
+	uint64_t ov;
+
 	switch (nr) {
 	case SYS_rt_sigprocmask:
-		if (a[1] != 0 && a[3] == 8 &&
-		    (a[0] == SIG_BLOCK || a[0] == SIG_SETMASK)) {
-			tmp->st_mask = *(const uint64_t *)a[1] &
-			    ~udt_sud_ours;
-			a[1] = (long)&tmp->st_mask;
-		}
-		return 0;
+		*rp = udt_sig_procmask(a[0], (const uint64_t *)a[1],
+		    (uint64_t *)a[2], a[3]);
+		return 1;
 	case SYS_rt_sigaction:
 		*rp = udt_sud_sigaction(a);
 		return 1;
-	/*
-	 * The temporary masks of rt_sigsuspend, ppoll and pselect6 are in
-	 * force while the handlers they wait for run: SIGSYS leaves them.
-	 */
 	case SYS_rt_sigsuspend:
-		if (a[0] != 0 && a[1] == 8) {
-			tmp->st_mask = *(const uint64_t *)a[0] &
-			    ~udt_sud_ours;
-			a[0] = (long)&tmp->st_mask;
-		}
-		return 0;
 	case SYS_ppoll:
-		if (a[3] != 0 && a[4] == 8) {
-			tmp->st_mask = *(const uint64_t *)a[3] &
-			    ~udt_sud_ours;
-			a[3] = (long)&tmp->st_mask;
-		}
-		return 0;
-	case SYS_pselect6: {
-		const struct udt_sud_psd *psd = (const void *)a[5];
-
-		if (psd != NULL && psd->ps_set != NULL && psd->ps_len == 8) {
-			tmp->st_mask = *psd->ps_set & ~udt_sud_ours;
-			tmp->st_psd.ps_set = &tmp->st_mask;
-			tmp->st_psd.ps_len = 8;
-			a[5] = (long)&tmp->st_psd;
-		}
-		return 0;
-	}
+	case SYS_pselect6:
+		ov = udt_sud_waitguard(nr, a, tmp);
+		*rp = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		udt_sig_after(ov);
+		return 1;
 	default:
 		return 0;
 	}
 }
 
-/* A SIGSYS or SIGTRAP that is not ours: the program's, as it asked. */
+/*
+ * A signal sig of ours sent to the program (si_code <= 0: kill, tgkill,
+ * sigqueue) while its view blocks it: queued again on this thread with
+ * its siginfo (to oneself the kernel takes any si_code, and keeps si_pid
+ * and si_uid), blocked for real from here and after the handler returns,
+ * so that it waits for the program as it would untraced.  Its thread
+ * may no longer trap or be dispatched: SIGTRAP takes every int3 site
+ * back to its system call for good (udt_rw_untrap()); SIGSYS turns
+ * dispatch off for the thread until the signal is gone.  0, or -1 if it
+ * could not be queued (then the program's action takes it now).
+ */
+static int
+udt_sig_hold(int sig, siginfo_t *si, ucontext_t *uc)
+{
+	uint64_t bit = UDT_SIGBIT(sig);
+	struct udt_thread *t = &udt_thread;
+
+	if (sig == SIGTRAP)
+		udt_rw_untrap(NULL);
+	else if (t->ut_armed) {
+		(void)udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0,
+		    0, 0);
+		t->ut_armed = 0;
+	}
+	(void)udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &bit, NULL, 8);
+	if (udt_sys4(SYS_rt_tgsigqueueinfo, udt_sys0(SYS_getpid),
+	    udt_sys0(SYS_gettid), sig, si) != 0) {
+		(void)udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL, 8);
+		return -1;
+	}
+	*(uint64_t *)(void *)&uc->uc_sigmask |= bit;
+	(void)__atomic_or_fetch(&udt_sig_held, bit, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * Its default: die of it, core and all.  Also what an exception of the
+ * program (its own int3, seccomp's SIGSYS) does to it untraced while it
+ * blocks the signal: the kernel forces the default action.
+ */
+static void
+udt_sud_die(int sig)
+{
+	struct udt_ksigaction dfl = { 0 };
+	uint64_t bit = UDT_SIGBIT(sig);
+
+	udt_sys4(SYS_rt_sigaction, sig, &dfl, NULL, 8);
+	udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL, 8);
+	/* This thread's, so a core shows the one that trapped. */
+	udt_sys3(SYS_tgkill, udt_sys0(SYS_getpid), udt_sys0(SYS_gettid), sig);
+}
+
+/*
+ * A SIGSYS or SIGTRAP that is not ours: the program's, as it asked.
+ * Keeps to few locals: it runs on the program's stack, or its
+ * alternate stack, below the kernel's frame (see README's stack use).
+ */
 static void
 udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 {
 	const struct udt_ksigaction *prog = udt_sud_progact(sig);
 	void (*h)(int, siginfo_t *, void *) = prog->ka_handler;
 
+	if (udt_sig_view & UDT_SIGBIT(sig)) {
+		if (si->si_code > 0) {
+			udt_sud_die(sig);
+			return;
+		}
+		if (udt_sig_hold(sig, si, uc) == 0)
+			return;
+	}
 	if (h == (void *)SIG_IGN)
 		return;
 	if (h != (void *)SIG_DFL) {
@@ -504,16 +785,7 @@ udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 		udt_sud_entry(SYS_rt_sigreturn, none, uc);
 		return;
 	}
-	/* Its default: die of it, core and all. */
-	{
-		struct udt_ksigaction dfl = { 0 };
-		uint64_t bit = UDT_SIGBIT(sig);
-
-		udt_sys4(SYS_rt_sigaction, sig, &dfl, NULL, 8);
-		udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL, 8);
-		/* This thread's, so a core shows the one that trapped. */
-		udt_sys3(SYS_tgkill, udt_sys0(SYS_getpid), udt_gettid(), sig);
-	}
+	udt_sud_die(sig);
 }
 
 static void
@@ -535,8 +807,16 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		stub = udt_rw_trap_stub((uintptr_t)g[REG_RIP] - 1);
 	/*
 	 * And still is: where a library that was closed had a trapped
-	 * site, new code (a JIT's int3) may be now.
+	 * site, new code (a JIT's int3) may be now.  A site taken back
+	 * (udt_rw_untrap()) since this int3 ran holds its system call
+	 * again: run that.
 	 */
+	if (stub != 0 && *(const volatile uint16_t *)(uintptr_t)
+	    (g[REG_RIP] - 1) == 0x050f) {
+		g[REG_RIP] -= 1;
+		errno = saved;
+		return;
+	}
 	if (stub != 0 && *(const volatile uint16_t *)(uintptr_t)
 	    (g[REG_RIP] - 1) != 0x05cc)
 		stub = 0;
@@ -557,6 +837,17 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	 * off for both threads for good.
 	 */
 	t->ut_sud = SYSCALL_DISPATCH_FILTER_ALLOW;
+	/*
+	 * A tracer came since dispatch was turned on: this call is made,
+	 * and the thread runs without dispatch from now on (the tracer
+	 * would stop at each SIGSYS).
+	 */
+	if (stub == 0 && __atomic_load_n(&udt_sud_traced, __ATOMIC_RELAXED) &&
+	    !udt_sud_forced()) {
+		(void)udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0,
+		    0, 0);
+		t->ut_armed = 0;
+	}
 	if (stub != 0) {
 		g[REG_RIP] += 1;
 		nr = g[REG_RAX];
@@ -635,9 +926,10 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	case SYS_ppoll:
 	case SYS_pselect6: {
 		struct udt_sud_tmp tmp;
+		uint64_t ov = udt_sud_waitguard(nr, a, &tmp);
 
-		(void)udt_sud_guard(nr, a, &tmp, &r);
 		r = udt_sud_call(nr, a, uc);
+		udt_sig_after(ov);
 		break;
 	}
 	default:
@@ -656,6 +948,16 @@ udt_sud_thread(void)
 
 	if (!udt_sud_active)
 		return;
+	if (__atomic_load_n(&udt_sud_traced, __ATOMIC_RELAXED) &&
+	    !udt_sud_forced())
+		return;
+	udt_sud_resync();
+	/* A SIGSYS of the program's waits blocked: not until it is gone. */
+	if (udt_sig_held & UDT_SIGBIT(SIGSYS)) {
+		udt_sig_release();
+		if (udt_sig_held & UDT_SIGBIT(SIGSYS))
+			return;
+	}
 	t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;
 	if (udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH,
 	    PR_SYS_DISPATCH_ON, udt_text_lo, udt_text_hi - udt_text_lo,
@@ -683,7 +985,7 @@ static int
 udt_sud_catch(int sig, struct udt_ksigaction *prog)
 {
 	struct udt_ksigaction sa, h;
-	uint64_t bit = UDT_SIGBIT(sig), caught;
+	uint64_t bit = UDT_SIGBIT(sig), caught, cur;
 	int s;
 
 	if (udt_text_lo == 0)
@@ -693,6 +995,15 @@ udt_sud_catch(int sig, struct udt_ksigaction *prog)
 	/* SA_NODEFER: see udt_sud_handler(); ours are never blocked. */
 	sa.ka_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | UDT_SA_RESTORER;
 	sa.ka_restorer = udt_sud_restorer;
+	/*
+	 * Blocked from before the exec (or by a library initialised before
+	 * us): the program's view says so, the real mask does not.  A
+	 * signal pending since comes to udt_sud_foreign(), which holds it.
+	 */
+	if (udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8) != 0)
+		return -1;
+	if (cur & bit)
+		udt_sig_view |= bit;
 	if (udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL, 8) != 0)
 		return -1;
 	/*
@@ -732,5 +1043,6 @@ udt_sud_init(int all)
 		return;
 	udt_sud_active = 1;
 	udt_sud_all = all;
+	udt_sud_dispenv = getenv(UDT_RW_DISPATCH_ENV) != NULL;
 	udt_sud_start();
 }
