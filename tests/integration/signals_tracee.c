@@ -1,0 +1,261 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The program syscall_signals runs untraced and traced; each mode must
+ * behave the same both ways.
+ *
+ *	sigfd	blocks SIGTRAP and SIGSYS, reads them back as blocked
+ *		(sigprocmask, pthread_sigmask), sends itself SIGTRAP by
+ *		raise(), kill() and tgkill() and SIGSYS by kill(), sees each
+ *		pending (sigpending) and reads it with its siginfo from a
+ *		signalfd, then one more by sigwait(); unblocks SIGTRAP with a
+ *		handler and gets one there; a thread and a signal handler's
+ *		return on the way.  Exits 23, or the number of the check
+ *		that failed.
+ *	alt N	a SIGUSR1 handler on a 64 KiB alternate stack that uses N
+ *		bytes of stack and makes a system call there (getppid,
+ *		then sigprocmask); prints "used BYTES": how much of the
+ *		alternate stack the delivery, the handler and its return
+ *		touched (the stack is filled with a pattern first).
+ *	altsz S N	the same on an alternate stack of S bytes with an
+ *		unmapped page below it: exits 0, or dies of SIGSEGV.
+ *	plain	a SIGALRM handled, a thread, a fork child waited for: what
+ *		a program does under gdb without stopping it; exits 23.
+ */
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ALTSZ	(64 * 1024)
+#define FILL	0xa5
+
+static volatile sig_atomic_t ntrap, nalrm;
+static size_t depth;
+
+static void
+on_trap(int sig)
+{
+	(void)sig;
+	ntrap++;
+}
+
+static void
+on_alrm(int sig)
+{
+	(void)sig;
+	nalrm++;
+}
+
+static void *
+thread(void *arg)
+{
+	return arg;
+}
+
+/* A thread, made through libc's clone3 (a site the library traps). */
+static int
+one_thread(void)
+{
+	pthread_t t;
+	void *r;
+
+	return pthread_create(&t, NULL, thread, &depth) == 0 &&
+	    pthread_join(t, &r) == 0 && r == &depth;
+}
+
+/* Read one signal from fd: 0 if it is sig with code and our pid. */
+static int
+readsig(int fd, int sig, int code)
+{
+	struct signalfd_siginfo si;
+
+	if (read(fd, &si, sizeof(si)) != sizeof(si))
+		return -1;
+	return (int)si.ssi_signo == sig && si.ssi_code == code &&
+	    (pid_t)si.ssi_pid == getpid() && si.ssi_uid == getuid() ? 0 : -1;
+}
+
+static int
+sigfd(void)
+{
+	sigset_t both, cur, pend;
+	struct sigaction sa;
+	int fd, sig;
+
+	/* A recorded call: with USERDT_DISPATCH=1 the thread has dispatch. */
+	(void)getppid();
+	sigemptyset(&both);
+	sigaddset(&both, SIGTRAP);
+	sigaddset(&both, SIGSYS);
+	if (sigprocmask(SIG_BLOCK, &both, NULL) != 0)
+		return 1;
+	if (sigprocmask(SIG_BLOCK, NULL, &cur) != 0 ||
+	    !sigismember(&cur, SIGTRAP) || !sigismember(&cur, SIGSYS))
+		return 2;
+	if (pthread_sigmask(SIG_SETMASK, NULL, &cur) != 0 ||
+	    !sigismember(&cur, SIGTRAP) || !sigismember(&cur, SIGSYS))
+		return 3;
+	if ((fd = signalfd(-1, &both, SFD_CLOEXEC)) < 0)
+		return 4;
+	if (raise(SIGTRAP) != 0 || sigpending(&pend) != 0 ||
+	    !sigismember(&pend, SIGTRAP))
+		return 5;
+	/* What the program's own code runs meanwhile: a trap, a handler. */
+	signal(SIGALRM, on_alrm);
+	if (!one_thread() || raise(SIGALRM) != 0 || nalrm != 1)
+		return 6;
+	if (readsig(fd, SIGTRAP, SI_TKILL) != 0)
+		return 7;
+	if (kill(getpid(), SIGSYS) != 0 || readsig(fd, SIGSYS, SI_USER) != 0)
+		return 8;
+	if (syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGTRAP) != 0 ||
+	    readsig(fd, SIGTRAP, SI_TKILL) != 0)
+		return 9;
+	if (kill(getpid(), SIGTRAP) != 0 || sigwait(&both, &sig) != 0 ||
+	    sig != SIGTRAP)
+		return 10;
+	if (sigpending(&pend) != 0 || sigismember(&pend, SIGTRAP) ||
+	    sigismember(&pend, SIGSYS))
+		return 11;
+	/* Still blocked, as it left them. */
+	if (sigprocmask(SIG_SETMASK, NULL, &cur) != 0 ||
+	    !sigismember(&cur, SIGTRAP) || !sigismember(&cur, SIGSYS))
+		return 12;
+	/* Unblocked: its handler, once pending, once sent. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_trap;
+	if (sigaction(SIGTRAP, &sa, NULL) != 0 || raise(SIGTRAP) != 0 ||
+	    ntrap != 0)
+		return 13;
+	sigdelset(&both, SIGSYS);
+	if (sigprocmask(SIG_UNBLOCK, &both, NULL) != 0 || ntrap != 1)
+		return 14;
+	if (raise(SIGTRAP) != 0 || ntrap != 2)
+		return 15;
+	if (!one_thread())
+		return 16;
+	close(fd);
+	return 23;
+}
+
+static size_t
+touched(const unsigned char *stk, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < size && stk[i] == FILL; i++)
+		;
+	return size - i;
+}
+
+static void __attribute__((noinline))
+deep(size_t n)
+{
+	volatile unsigned char *b = __builtin_alloca(n + 1);
+	sigset_t none;
+
+	b[0] = 1;
+	b[n] = 1;
+	(void)getppid();
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_BLOCK, &none, NULL);
+	__asm__ volatile ("" ::: "memory");
+}
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+	deep(depth);
+}
+
+/* SIGUSR1 handled on an alternate stack of size bytes at stk. */
+static int
+altrun(unsigned char *stk, size_t size)
+{
+	struct sigaction sa;
+	stack_t ss;
+
+	ss.ss_sp = stk;
+	ss.ss_size = size;
+	ss.ss_flags = 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = SA_ONSTACK;
+	if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGUSR1, &sa, NULL) != 0)
+		return -1;
+	return raise(SIGUSR1);
+}
+
+int
+main(int argc, char *argv[])
+{
+	unsigned char *stk;
+	size_t size;
+	pid_t pid;
+	int st;
+
+	if (argc >= 2 && strcmp(argv[1], "sigfd") == 0)
+		return sigfd();
+	if (argc == 3 && strcmp(argv[1], "alt") == 0) {
+		depth = strtoul(argv[2], NULL, 0);
+		if ((stk = malloc(ALTSZ)) == NULL)
+			return 1;
+		memset(stk, FILL, ALTSZ);
+		/* Bound before: no lazy binding inside the handler. */
+		(void)getppid();
+		if (altrun(stk, ALTSZ) != 0)
+			return 1;
+		printf("used %zu\n", touched(stk, ALTSZ));
+		return 0;
+	}
+	if (argc == 4 && strcmp(argv[1], "altsz") == 0) {
+		size = strtoul(argv[2], NULL, 0);
+		depth = strtoul(argv[3], NULL, 0);
+		/* The stack at the end of its pages, one unmapped below. */
+		stk = mmap(NULL, size + 8192, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (stk == MAP_FAILED)
+			return 1;
+		stk += 4096 + (4096 - size % 4096) % 4096;
+		(void)munmap(stk - 4096 - (4096 - size % 4096) % 4096, 4096);
+		(void)getppid();
+		return altrun(stk, size) != 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "plain") == 0) {
+		signal(SIGALRM, on_alrm);
+		if (raise(SIGALRM) != 0 || nalrm != 1 || !one_thread())
+			return 1;
+		if ((pid = fork()) == 0)
+			_exit(5);
+		if (pid < 0 || waitpid(pid, &st, 0) != pid ||
+		    !WIFEXITED(st) || WEXITSTATUS(st) != 5)
+			return 2;
+		return 23;
+	}
+	fprintf(stderr, "usage: signals_tracee sigfd | alt N | "
+	    "altsz SIZE N | plain\n");
+	return 2;
+}

@@ -1,0 +1,214 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * syscall_signals DTD DTRUN TRACEE [GDB]: a traced program behaves as
+ * untraced under debuggers and signal masks (signals_tracee.c).
+ *
+ * - A program that blocks SIGTRAP and SIGSYS and reads them from a
+ *   signalfd (and by sigwait()) exits 23 traced as untraced: in the
+ *   default mode, with dispatch on (USERDT_DISPATCH=1) and in
+ *   all-calls mode, getppid recorded so that its thread traces.
+ * - Under gdb, both ways round (dtrun traces gdb and its inferior; gdb
+ *   runs dtrun and the program it execs), the program runs to its exit
+ *   without a signal of the library's stopping it.
+ * - A signal handler on an alternate stack needs at most
+ *   UDT_ALTSTACK_EXTRA bytes more of it traced than untraced (README,
+ *   dtrun(1)), and runs on a stack that much larger.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <err.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtt.h"
+#include "syscall_util.h"
+
+/* What the library may add to a handler's alternate stack use. */
+#define UDT_ALTSTACK_EXTRA	1024
+
+static char	*dtrun, *tracee, *sock;
+
+/* Run argv, output to a pipe read into buf; its wait status, or -1. */
+static int
+run(char *const argv[], char *buf, size_t size)
+{
+	size_t have = 0;
+	ssize_t n;
+	pid_t pid;
+	int p[2], st;
+
+	buf[0] = '\0';
+	if (pipe(p) != 0)
+		return -1;
+	pid = dtt_spawn(argv, NULL, -1, p[1], p[1], -1);
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return -1;
+	}
+	while (have + 1 < size &&
+	    (n = read(p[0], buf + have, size - 1 - have)) > 0)
+		have += (size_t)n;
+	buf[have] = '\0';
+	close(p[0]);
+	st = dtt_wait(pid, 60000);
+	if (st == -1)
+		st = dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+	return st;
+}
+
+static int
+exited(int st, int code)
+{
+	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == code;
+}
+
+/* The signalfd program, untraced (env NULL) or traced with env=1. */
+static void
+sigfd(const char *mode, const char *env)
+{
+	char *untraced[] = { tracee, "sigfd", NULL };
+	char *traced[] = { dtrun, "-s", sock, tracee, "sigfd", NULL };
+	char out[4096];
+	int st;
+
+	if (env == NULL) {
+		st = run(untraced, out, sizeof(out));
+		dtt_check(exited(st, 23), "signalfd program, untraced: exit 23 "
+		    "(status %#x)", st);
+		return;
+	}
+	setenv(env, "1", 1);
+	st = run(traced, out, sizeof(out));
+	unsetenv(env);
+	dtt_check(exited(st, 23), "signalfd program, traced (%s): exit 23 "
+	    "as untraced (status %#x%s%s)", mode, st, *out ? ": " : "", out);
+}
+
+static void
+under_gdb(char *gdb)
+{
+	char *dtgdb[] = { dtrun, "-s", sock, gdb, "-nx", "-q", "-batch",
+	    "-ex", "run", "--args", tracee, "plain", NULL };
+	char *gdbdt[] = { gdb, "-nx", "-q", "-batch", "-ex", "run",
+	    "--args", dtrun, "-s", sock, tracee, "plain", NULL };
+	static char out[65536];
+	int st;
+
+	st = run(dtgdb, out, sizeof(out));
+	dtt_check(exited(st, 0) && strstr(out, "exited with code 027") !=
+	    NULL && strstr(out, "received signal") == NULL, "dtrun gdb "
+	    "PROG: the inferior runs to its exit 23 (status %#x): %s", st,
+	    out);
+	st = run(gdbdt, out, sizeof(out));
+	dtt_check(exited(st, 0) && strstr(out, "exited with code 027") !=
+	    NULL && strstr(out, "received signal") == NULL, "gdb dtrun "
+	    "PROG: the inferior runs to its exit 23 (status %#x): %s", st,
+	    out);
+}
+
+/* The alternate stack the tracee's handler used at depth, or 0. */
+static unsigned long
+altused(int traced, unsigned long depth)
+{
+	char d[32], out[256];
+	char *u[] = { tracee, "alt", d, NULL };
+	char *t[] = { dtrun, "-s", sock, tracee, "alt", d, NULL };
+	unsigned long used = 0;
+	int st;
+
+	snprintf(d, sizeof(d), "%lu", depth);
+	st = run(traced ? t : u, out, sizeof(out));
+	if (!exited(st, 0) || sscanf(out, "used %lu", &used) != 1)
+		warnx("alt %lu: status %#x, %s", depth, st, out);
+	return used;
+}
+
+static void
+altstack(void)
+{
+	static const unsigned long depths[] = { 0, 256, 1024, 4096, 16384 };
+	char s[32], d[32], out[256];
+	char *t[] = { dtrun, "-s", sock, tracee, "altsz", s, d, NULL };
+	unsigned long u, tr;
+	size_t i;
+	int st;
+
+	for (i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+		u = altused(0, depths[i]);
+		tr = altused(1, depths[i]);
+		printf("# alternate stack, handler at depth %lu: %lu bytes "
+		    "untraced, %lu traced (+%ld)\n", depths[i], u, tr,
+		    (long)(tr - u));
+		dtt_check(u != 0 && tr != 0 && tr <= u + UDT_ALTSTACK_EXTRA,
+		    "a handler at depth %lu needs at most %d bytes more "
+		    "alternate stack traced: %lu untraced, %lu traced",
+		    depths[i], UDT_ALTSTACK_EXTRA, u, tr);
+		/* And runs on just that much, an unmapped page below. */
+		snprintf(s, sizeof(s), "%lu", u + UDT_ALTSTACK_EXTRA);
+		snprintf(d, sizeof(d), "%lu", depths[i]);
+		st = run(t, out, sizeof(out));
+		dtt_check(exited(st, 0), "traced, on an alternate stack of %s "
+		    "bytes (status %#x)", s, st);
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct dtt_dtd dd;
+	struct dtioc_probe_info *pi = NULL;
+	struct stat sb;
+	uint32_t pbn;
+	size_t npi;
+	int fd = -1;
+
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: syscall_signals DTD DTRUN TRACEE "
+		    "[GDB]\n");
+		return 2;
+	}
+	dtrun = argv[2];
+	tracee = argv[3];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (st_setup(&dd, "udt-signals", argv[1], NULL, &fd, &pi, &npi) != 0)
+		goto out;
+	sock = dd.dd_sock;
+	/* A recorded call makes the tracee's thread trace (and dispatch). */
+	if (st_enable_linux(fd, pi, npi, 110, "getppid", DTEVT_FUNCARGS,
+	    &pbn) != 0 || dtt_record(fd, 1) != 0)
+		goto out;
+	unsetenv("USERDT_DISPATCH");
+	unsetenv("USERDT_ALLCALLS");
+	sigfd("untraced", NULL);
+	sigfd("default mode", "SYSCALL_SIGNALS_DEFAULT");
+	sigfd("dispatch on", "USERDT_DISPATCH");
+	sigfd("all-calls mode", "USERDT_ALLCALLS");
+	if (argc == 5 && stat(argv[4], &sb) == 0)
+		under_gdb(argv[4]);
+	else
+		printf("# no gdb: the debugger checks skipped\n");
+	altstack();
+out:
+	st_teardown(&dd, fd);
+	free(pi);
+	return dtt_done();
+}
