@@ -155,9 +155,11 @@ udt_rw_heldmask(const long *a)
  * User stack, innermost first, without this library's own frames: the
  * first entry is the return address into the code that called the libc
  * wrapper, as the first entry of dt(4)'s ustack is the return address of
- * the system call.
+ * the system call.  Not inlined: its XSAVE area and libunwind's frames
+ * are paid for by records with a user stack only, not by every record
+ * made on a signal handler's alternate stack.
  */
-static unsigned int
+static unsigned int __attribute__((noinline))
 udt_ustack(uint64_t *pcs)
 {
 	void *ips[UDT_STACK_MAX + 8];
@@ -255,6 +257,18 @@ udt_rec_reserve_str(struct udt_thread *t, struct udt_ring_hdr *r,
 	return rec;
 }
 
+/*
+ * udt_str_read(), not inlined: its copies of three strings are paid for
+ * by records with strings only, not by every record made on a signal
+ * handler's alternate stack.
+ */
+static unsigned int __attribute__((noinline))
+udt_emit_strs(int tid, const struct systab_ent *se, const long *args,
+    unsigned char *strs)
+{
+	return udt_str_read(tid, se, args, strs);
+}
+
 void
 udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
     long rv, int error)
@@ -319,7 +333,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	    probe / 2 < SYSTAB_COUNT && systab[probe / 2].se_strargs != 0) {
 		/* Our own thread's tid: no getpid() to find the process. */
 		__builtin_memset(strs, 0, sizeof(strs));
-		nstr = udt_str_read(tid, &systab[probe / 2], args, strs);
+		nstr = udt_emit_strs(tid, &systab[probe / 2], args, strs);
 	}
 
 	if ((rec = nstr > 0 ? udt_rec_reserve_str(t, r, probe, strs, &head) :

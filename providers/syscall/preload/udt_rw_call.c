@@ -123,22 +123,11 @@ udt_rw_context(ucontext_t *uc, const struct udt_rw_frame *f)
 }
 
 static void
-udt_rw_emit(const struct udt_rw_frame *f, int idx, int isret, long r)
+udt_rw_emit1(const struct udt_rw_frame *f, int idx, unsigned int en,
+    int isret, long r)
 {
-	struct udt_thread *t = &udt_thread;
-	unsigned int en = udt_enab16((unsigned int)idx);
-	ucontext_t uc;
-	void *ouc;
 	int error;
 
-	en = isret ? en >> 8 : en & 0xff;
-	if (en == 0)
-		return;
-	ouc = t->ut_uc;
-	if (en & DTEVT_USTACK) {
-		udt_rw_context(&uc, f);
-		t->ut_uc = &uc;
-	}
 	if (!isret)
 		udt_emit(2 * (unsigned int)idx, en, f->rw_a, 0, 0, 0);
 	else {
@@ -146,7 +135,39 @@ udt_rw_emit(const struct udt_rw_frame *f, int idx, int isret, long r)
 		udt_emit(2 * (unsigned int)idx + 1, en, f->rw_a, 1,
 		    error != 0 ? -1 : r, error);
 	}
+}
+
+/*
+ * With a user stack: the program's context for the unwinder.  Not
+ * inlined: a ucontext_t is near a kilobyte, which a record without a
+ * user stack, on a signal handler's alternate stack, must not pay.
+ */
+static void __attribute__((noinline))
+udt_rw_emit_uc(const struct udt_rw_frame *f, int idx, unsigned int en,
+    int isret, long r)
+{
+	struct udt_thread *t = &udt_thread;
+	void *ouc = t->ut_uc;
+	ucontext_t uc;
+
+	udt_rw_context(&uc, f);
+	t->ut_uc = &uc;
+	udt_rw_emit1(f, idx, en, isret, r);
 	t->ut_uc = ouc;
+}
+
+static void
+udt_rw_emit(const struct udt_rw_frame *f, int idx, int isret, long r)
+{
+	unsigned int en = udt_enab16((unsigned int)idx);
+
+	en = isret ? en >> 8 : en & 0xff;
+	if (en == 0)
+		return;
+	if (en & DTEVT_USTACK)
+		udt_rw_emit_uc(f, idx, en, isret, r);
+	else
+		udt_rw_emit1(f, idx, en, isret, r);
 }
 
 /*
