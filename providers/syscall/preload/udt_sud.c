@@ -211,7 +211,7 @@ udt_sig_peek(const void *p, uint64_t *v)
  * its default action, gets it at once, through udt_sud_foreign()), what
  * it blocked stays unblocked for real.  This thread.
  */
-static void
+static void __attribute__((noinline))
 udt_sig_setview(uint64_t v, uint64_t real)
 {
 	uint64_t held, un;
@@ -231,7 +231,7 @@ udt_sig_setview(uint64_t v, uint64_t real)
  * and be dispatched again.  One system call, only while one is held.
  * This thread.
  */
-static void
+static void __attribute__((noinline))
 udt_sig_release(void)
 {
 	uint64_t pend = 0, gone;
@@ -269,6 +269,17 @@ udt_sud_resync(void)
 }
 
 /*
+ * The program's rt_sigprocmask itself, in a function of its own, so that
+ * a stack (strace -k, syscall-coverage) tells it from the library's
+ * calls around it.
+ */
+static long __attribute__((noinline))
+udt_sig_progmask(long how, const uint64_t *set, uint64_t *oset)
+{
+	return udt_sys4(SYS_rt_sigprocmask, how, set, oset, 8);
+}
+
+/*
  * rt_sigprocmask(how, set, oset, sz) for the program, on the thread's
  * live mask: what it sets and reads of SIGTRAP and SIGSYS is its view.
  * Where the view is the real mask (nothing of ours blocked that is not
@@ -292,7 +303,7 @@ udt_sig_procmask(long how, const uint64_t *set, uint64_t *oset, long sz)
 	same = view == udt_sig_held;
 	if (!same && set != NULL && udt_sig_peek(set, &s) != 0)
 		return -EFAULT;
-	r = udt_sys4(SYS_rt_sigprocmask, how, set, oset, 8);
+	r = udt_sig_progmask(how, set, oset);
 	if (r != 0)
 		return r;
 	if (!same && oset != NULL)
@@ -709,19 +720,26 @@ udt_sud_guard(long nr, long *a, struct udt_sud_tmp *tmp, long *rp)
  * dispatch off for the thread until the signal is gone.  0, or -1 if it
  * could not be queued (then the program's action takes it now).
  */
-static int
+/*
+ * Dispatch off for this thread (a tracer, a SIGSYS held): a function of
+ * its own, so that a stack tells the call from the program's.
+ */
+static void __attribute__((noinline))
+udt_sud_off(void)
+{
+	(void)udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0, 0, 0);
+	udt_thread.ut_armed = 0;
+}
+
+static int __attribute__((noinline))
 udt_sig_hold(int sig, siginfo_t *si, ucontext_t *uc)
 {
 	uint64_t bit = UDT_SIGBIT(sig);
-	struct udt_thread *t = &udt_thread;
 
 	if (sig == SIGTRAP)
 		udt_rw_untrap(NULL);
-	else if (t->ut_armed) {
-		(void)udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0,
-		    0, 0);
-		t->ut_armed = 0;
-	}
+	else if (udt_thread.ut_armed)
+		udt_sud_off();
 	(void)udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &bit, NULL, 8);
 	if (udt_sys4(SYS_rt_tgsigqueueinfo, udt_sys0(SYS_getpid),
 	    udt_sys0(SYS_gettid), sig, si) != 0) {
@@ -843,11 +861,8 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	 * would stop at each SIGSYS).
 	 */
 	if (stub == 0 && __atomic_load_n(&udt_sud_traced, __ATOMIC_RELAXED) &&
-	    !udt_sud_forced()) {
-		(void)udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0,
-		    0, 0);
-		t->ut_armed = 0;
-	}
+	    !udt_sud_forced())
+		udt_sud_off();
 	if (stub != 0) {
 		g[REG_RIP] += 1;
 		nr = g[REG_RAX];
