@@ -344,4 +344,21 @@ _Static_assert(sizeof(struct udt_rec_str) == UDT_SLOT_SIZE, "udt_rec_str");
 _Static_assert(sizeof(struct udt_ring_hdr) <= UDT_RING_HDRSIZE, "ring hdr");
 _Static_assert(sizeof(struct udt_tab) <= UDT_TAB_SIZE, "udt_tab size");
 
+/*
+ * What dtd reads of a tracee's trampolines (the rewriter's generated
+ * code, providers/syscall/README.md) to report a user stack sampled
+ * inside one at the system call site it stands for: the 16 bytes just
+ * before each trampoline's first instruction, 8-byte aligned, hold
+ * UDT_TRAMP_MAGIC then the site's address (its syscall instruction); a
+ * trampoline's code is at most UDT_TRAMP_MAX bytes.  They are the
+ * tracee's bytes: only ever a PC of its own stack is taken from them.
+ * A sample in the library's entry has a frame-pointer frame whose
+ * return address is the site, so the frames of the library itself
+ * (file name UDT_LIB_PREFIX...) are cut from the leaf down to it.
+ */
+#define UDT_TRAMP_MAGIC		0x70736d6172747564ULL	/* "udtramsp" */
+#define UDT_TRAMP_HDR		16
+#define UDT_TRAMP_MAX		224
+#define UDT_LIB_PREFIX		"libuserdt-preload"
+
 #endif /* USERDT_UDT_WIRE_H */

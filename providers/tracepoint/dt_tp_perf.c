@@ -55,6 +55,7 @@
 
 #include "dt_clock.h"
 #include "dt_perfev.h"
+#include "dt_untrace.h"
 #include "dt_dev.h"
 #include "dt_prov.h"
 #include "dt_tp_perf.h"
@@ -218,6 +219,7 @@ dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
 		if (nr > (len - off) / 8)
 			return;
 		dt_perf_callchain(rec + off, nr, &kst, &ust);
+		dt_ustack_untrace((pid_t)pid, &ust);
 		off += nr * 8;
 	}
 	if (off + 4 > len)

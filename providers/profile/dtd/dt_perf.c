@@ -52,6 +52,7 @@
 #include "dt_perf_var.h"
 #include "dt_proc.h"
 #include "dt_prov.h"
+#include "dt_untrace.h"
 
 #define DT_PERF_PAGES		64	/* data pages per event, power of 2 */
 #define DT_PERF_WAKE_NS		10000000ULL	/* reader latency goal */
@@ -321,6 +322,7 @@ dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
 		}
 		dt_perf_callchain(rec + off, nr, &ev.dtev_kstack,
 		    &ev.dtev_ustack);
+		dt_ustack_untrace((pid_t)pid, &ev.dtev_ustack);
 	}
 	/* In time order with the other CPUs' samples and sources. */
 	dt_seq_put(dt_perf_seq, dp, src->dps_cpu, &ev);

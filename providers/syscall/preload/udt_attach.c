@@ -623,6 +623,7 @@ udt_init(void)
 	(void)udt_unw_load();
 	if (dladdr((void *)udt_init, &dli) != 0)
 		dl_iterate_phdr(udt_find_text, dli.dli_fbase);
+	udt_unw_ours(udt_text_lo, udt_text_hi, udt_rw_site_of);
 
 	path = getenv(UDT_SOCKET_ENV);
 	if (path == NULL || *path == '\0')

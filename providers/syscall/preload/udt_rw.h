@@ -49,6 +49,12 @@
 #define UDT_RWF_ERRNO		136
 #define UDT_RWF_XMM		144
 #define UDT_RW_FRAMESZ		(144 + 256)
+/*
+ * The entry's site frame (udt_rw_entry.S): from its rbp, the program's
+ * rbp, the site, the way back into the trampoline, the red zone the
+ * trampoline stepped over; the site's rsp is this far above rbp.
+ */
+#define UDT_RW_SITECFA		(8 + 8 + 8 + 128)
 
 #ifndef __ASSEMBLER__
 #include <sys/syscall.h>

@@ -205,25 +205,40 @@ udt_rw_emit_inplace(uint8_t *q, const uint8_t *hdr, long rnr)
 	return udt_rw_put(q, above8, sizeof(above8));
 }
 
-/* One trampoline at q for window w (see udt_rw_emit_inplace()). */
+/*
+ * One trampoline for window w, its header at q, 8-byte aligned (see
+ * udt_rw_emit_inplace()); its code starts at *startp.  Returns its end.
+ */
 static uint8_t *
-udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w)
+udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w,
+    uintptr_t *startp)
 {
 	static const uint8_t above[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
-	static const uint8_t leaback[] = { 0x4c, 0x8d, 0x1d, 8, 0, 0, 0 };
+	static const uint8_t leaback[] = { 0x4c, 0x8d, 0x1d, 17, 0, 0, 0 };
+	static const uint8_t leasite[] = { 0x4c, 0x8d, 0x1d };
 	static const uint8_t pushback[] = { 0x41, 0x53 };	/* push %r11 */
 	static const uint8_t jmprip[] = { 0xff, 0x25 };
+	const uint64_t magic = UDT_TRAMP_MAGIC, site = w->rw_sys;
 	uint8_t *jr;
 
+	/* What dtd reads to find the site of a sample in here. */
+	q = udt_rw_put(q, &magic, 8);
+	q = udt_rw_put(q, &site, 8);
+	*startp = (uintptr_t)q;
 	q = udt_rw_put(q, (const void *)w->rw_start, w->rw_sys - w->rw_start);
 	q = udt_rw_put(q, udt_rw_below, sizeof(udt_rw_below));
 	/*
 	 * A call to the entry, as a push of the way back and a jump: the
 	 * entry comes back with an indirect jump, not a `ret` (see
 	 * udt_rw_entry.S), and a call left unpaired would throw the
-	 * return predictor off.  r11: the system call clobbers it anyway.
+	 * return predictor off.  Then the site's address, which the entry
+	 * makes the return address of a frame, for unwinders.  r11: the
+	 * system call clobbers it anyway.
 	 */
-	q = udt_rw_put(q, leaback, sizeof(leaback));	/* lea 8(%rip),%r11 */
+	q = udt_rw_put(q, leaback, sizeof(leaback));	/* lea 17(%rip),%r11 */
+	q = udt_rw_put(q, pushback, sizeof(pushback));
+	q = udt_rw_put(q, leasite, sizeof(leasite));	/* lea site(%rip),%r11 */
+	q = udt_rw_rel32(q, w->rw_sys);
 	q = udt_rw_put(q, pushback, sizeof(pushback));
 	q = udt_rw_put(q, jmprip, sizeof(jmprip));
 	q = udt_rw_rel32(q, (uintptr_t)hdr);
@@ -476,7 +491,7 @@ udt_rw_commit(struct udt_rw_obj *o)
 	}
 	if (nok == 0 && o->ro_ntrap == 0)
 		return left;
-	len = UDT_RW_HDRSZ + nok * UDT_RW_TRAMPSZ +
+	len = UDT_RW_HDRSZ + nok * UDT_RW_SLOTSZ +
 	    o->ro_ntrap * UDT_RW_STUBSZ;
 	if ((reg = udt_rw_room(o, o->ro_lo, o->ro_hi, len)) == NULL)
 		return left + nok + o->ro_ntrap;
@@ -493,8 +508,8 @@ udt_rw_commit(struct udt_rw_obj *o)
 
 		if (w->rw_bad)
 			continue;
-		w->rw_tramp = (uintptr_t)q;
-		q = udt_rw_emit_tramp(q, reg, w);
+		q = (uint8_t *)(((uintptr_t)q + 7) & ~(uintptr_t)7);
+		q = udt_rw_emit_tramp(q, reg, w, &w->rw_tramp);
 	}
 	/* A trapped site's stub: its calls made in place, then back. */
 	stubs = q;

@@ -17,7 +17,7 @@
 /*
  * Where a rewritten system call site's trampoline calls in (udt_rw.c).
  * The trampoline has stepped over the red zone, pushed where to come
- * back as a call would, and jumped here with the site's registers: rax the number, rdi rsi rdx r10 r8 r9 the arguments.
+ * back as a call would, then the site's address, and jumped here with the site's registers: rax the number, rdi rsi rdx r10 r8 r9 the arguments.
  * Like the syscall instruction it stands in for, this entry preserves
  * every register but rax, rcx and r11 (and the flags, which no compiler
  * keeps live across a system call: see udt_rw.c).
@@ -36,8 +36,9 @@
 #include "udt_rw.h"
 
 /*
- * A frame pointer the unwinder can follow, then a struct udt_rw_frame on
- * a 16-byte aligned stack below it; `leave` undoes both.
+ * udt_rw_post's frame: a frame pointer the unwinder can follow, then a
+ * struct udt_rw_frame on a 16-byte aligned stack below it; `leave`
+ * undoes both.
  */
 .macro FRAME_ENTER
 	pushq	%rbp
@@ -111,6 +112,12 @@
 	LOAD_ARGS
 .endm
 
+/* The entry's struct udt_rw_frame, below its site frame (SITE_FRAME). */
+.macro FRAME_ALLOC
+	subq	$UDT_RW_FRAMESZ, %rsp
+	andq	$-16, %rsp
+.endm
+
 /*
  * What the C side reads of the program's registers (the number, the
  * callee-saved ones and the site's stack, for a user stack that starts
@@ -125,9 +132,9 @@
 	movq	%r15, UDT_RWF_R15(%rsp)
 	movq	(%rbp), %rcx
 	movq	%rcx, UDT_RWF_RBP(%rsp)
-	movq	8(%rbp), %rcx
+	movq	16(%rbp), %rcx
 	movq	%rcx, UDT_RWF_RET(%rsp)
-	leaq	144(%rbp), %rcx		/* over rbp, the way back, the red zone */
+	leaq	UDT_RW_SITECFA(%rbp), %rcx	/* the site's rsp */
 	movq	%rcx, UDT_RWF_SP(%rsp)
 	SAVE_VOLATILE
 	cld
@@ -145,6 +152,19 @@
 	jmpq	*%r11
 .endm
 
+/*
+ * Undo the site frame, rsp at it: the program's rbp back, the site word
+ * dropped (r11, which RETURN takes anyway); the way back left on top.
+ */
+.macro SITE_LEAVE
+	popq	%rbp
+	.cfi_def_cfa %rsp, UDT_RW_SITECFA - 8
+	.cfi_restore %rbp
+	popq	%r11
+	.cfi_def_cfa %rsp, 8
+	.cfi_offset %rip, -8
+.endm
+
 	.text
 	.globl	udt_rw_entry
 	.hidden	udt_rw_entry
@@ -152,6 +172,26 @@
 	.p2align 4
 udt_rw_entry:
 	.cfi_startproc
+	/*
+	 * First a frame as the site's function would have made had it
+	 * called a function at the site: the site as the return address
+	 * (the trampoline pushed it after the way back), the program's rbp
+	 * saved under it, rbp pointing there.  A frame-pointer
+	 * walk (the kernel's, for perf callchains) then goes from here to
+	 * the site and on to the program's callers; the CFI below lets
+	 * libunwind do the same, with the site's own rsp (above the way
+	 * back and the red zone the trampoline stepped over) as the CFA.
+	 * Samples taken here are then cut to start at the site (dtd's
+	 * dt_ustack_untrace(), udt_unw_stack()).  rcx and r11 are the
+	 * system call's to clobber.
+	 */
+	.cfi_def_cfa_offset UDT_RW_SITECFA - 8
+	.cfi_offset %rip, -(UDT_RW_SITECFA - 8)
+	pushq	%rbp
+	.cfi_def_cfa_offset UDT_RW_SITECFA
+	.cfi_offset %rbp, -UDT_RW_SITECFA
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
 	cmpq	$UDT_RW_NR, %rax
 	jae	.Lslow
 	leaq	udt_rw_idx(%rip), %r11
@@ -166,6 +206,7 @@ udt_rw_entry:
 	syscall
 	xorl	%ecx, %ecx
 	.cfi_remember_state
+	SITE_LEAVE
 	RETURN
 	.cfi_restore_state
 
@@ -175,7 +216,7 @@ udt_rw_entry:
 	 * frame made before it (see udt_rw_rec_entry()).
 	 */
 .Lrec:
-	FRAME_ENTER
+	FRAME_ALLOC
 	SAVE_FRAME
 	movq	%rsp, %rdi
 	call	udt_rw_rec_entry
@@ -187,9 +228,9 @@ udt_rw_entry:
 	call	udt_rw_rec_return
 	RESTORE_VOLATILE
 	xorl	%ecx, %ecx
-	leave
-	.cfi_def_cfa %rsp, 8
+	movq	%rbp, %rsp
 	.cfi_remember_state
+	SITE_LEAVE
 	RETURN
 	.cfi_restore_state
 
@@ -198,15 +239,15 @@ udt_rw_entry:
 	 * library must know or are made in place) in udt_rw_slow().
 	 */
 .Lslow:
-	FRAME_ENTER
+	FRAME_ALLOC
 	SAVE_FRAME
 	movq	$0, UDT_RWF_INPLACE(%rsp)
 	movq	%rsp, %rdi
 	call	udt_rw_slow
 	RESTORE_VOLATILE
 	movq	UDT_RWF_INPLACE(%rsp), %rcx
-	leave
-	.cfi_def_cfa %rsp, 8
+	movq	%rbp, %rsp
+	SITE_LEAVE
 	RETURN
 	.cfi_endproc
 	.size	udt_rw_entry, .-udt_rw_entry

@@ -29,12 +29,19 @@
 #include <stdint.h>
 
 #include <capstone/capstone.h>
+#include <userdt/udt_wire.h>
 
 #define UDT_RW_MAXWIN	4	/* instructions on either side of a call */
 #define UDT_RW_NEAR	130	/* a short jump's reach, and some */
 #define UDT_RW_MAXINSN	32768	/* a function longer is left alone */
 #define UDT_RW_MAXSITE	16384	/* sites in one object */
-#define UDT_RW_TRAMPSZ	192	/* the most a trampoline takes */
+/*
+ * The most a trampoline's code takes (UDT_TRAMP_MAX), and the most
+ * its slot does: the site's header before it (UDT_TRAMP_HDR) and the
+ * padding that aligns the header.
+ */
+#define UDT_RW_TRAMPSZ	UDT_TRAMP_MAX
+#define UDT_RW_SLOTSZ	(UDT_TRAMP_MAX + UDT_TRAMP_HDR + 8)
 #define UDT_RW_HDRSZ	64	/* a region's constants */
 #define UDT_RW_STUBSZ	64	/* a trapped site's stub */
 

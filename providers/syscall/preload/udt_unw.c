@@ -23,6 +23,8 @@
  */
 #include <dlfcn.h>
 #include <stddef.h>
+#include <string.h>
+#include <ucontext.h>
 
 #include "udt_unw.h"
 
@@ -45,6 +47,18 @@ struct udt_unw_fns {
 
 static struct udt_unw_fns	 udt_unw_tab;		/* [a] via udt_unw_fns */
 static struct udt_unw_fns	*udt_unw_fns;		/* [a] */
+
+/* The tracer's code, cut from stacks (udt_unw_ours()).  [I] */
+static uintptr_t	  udt_unw_lo, udt_unw_hi;
+static uintptr_t	(*udt_unw_site)(uintptr_t);
+
+void
+udt_unw_ours(uintptr_t lo, uintptr_t hi, uintptr_t (*site)(uintptr_t))
+{
+	udt_unw_lo = lo;
+	udt_unw_hi = hi;
+	udt_unw_site = site;
+}
 
 int
 udt_unw_load(void)
@@ -147,21 +161,47 @@ udt_unw_here(void **ips, int max)
 	return udt_unw_backtrace(ips, max);
 }
 
+/*
+ * The context a signal interrupted, as the program's: a PC in a
+ * trampoline stands for its site (the trampoline's instructions are the
+ * site's function's, copied, on the same stack: the site's CFI unwinds
+ * them, but for the few between the red zone's steps); a PC in this
+ * library is unwound through (the entry's CFI leads to the site) and
+ * its frames cut, up to the first that is not ours.  No stack of the
+ * program ever shows a frame of the tracer.
+ */
 unsigned int
 udt_unw_stack(void *uc, uintptr_t *pcs, unsigned int max)
 {
+	ucontext_t at;
 	unw_cursor_t cur;
 	unw_word_t ip;
+	uintptr_t pc, site;
 	unsigned int n = 0;
+	int ours = 1;
 
 	udt_unw_cache_init();
+	if (max == 0)
+		return 0;
+	pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	if (pc < udt_unw_lo || pc >= udt_unw_hi) {
+		if (udt_unw_site != NULL && (site = udt_unw_site(pc)) != pc) {
+			memcpy(&at, uc, sizeof(at));
+			at.uc_mcontext.gregs[REG_RIP] = (greg_t)site;
+			uc = &at;
+		}
+		ours = 0;
+	}
 	/* On amd64, unw_context_t is the ucontext_t the kernel gave us. */
-	if (max == 0 || udt_unw_init_local2(&cur, (unw_context_t *)uc,
+	if (udt_unw_init_local2(&cur, (unw_context_t *)uc,
 	    UNW_INIT_SIGNAL_FRAME) != 0)
 		return 0;
 	do {
 		if (udt_unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || ip == 0)
 			break;
+		if (ours && ip >= udt_unw_lo && ip < udt_unw_hi)
+			continue;
+		ours = 0;
 		pcs[n++] = (uintptr_t)ip;
 	} while (n < max && udt_unw_step(&cur) > 0);
 	return n;

@@ -46,4 +46,13 @@ int	udt_unw_get_reg(unw_cursor_t *, int, unw_word_t *);
 int	udt_unw_step(unw_cursor_t *);
 int	udt_unw_backtrace(void **, int);
 
+/*
+ * The tracer's code, which udt_unw_stack() keeps out of stacks: the
+ * library's text [lo, hi), whose frames are cut from the leaf down to
+ * the first of the program's, and site(), which gives the site a PC in
+ * a trampoline stands for (else the PC itself).  The constructor, before
+ * any other thread exists; site() must be async-signal-safe.
+ */
+void	udt_unw_ours(uintptr_t, uintptr_t, uintptr_t (*)(uintptr_t));
+
 #endif /* UDT_UNW_H */

@@ -1,0 +1,47 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+
+/*
+ * User stacks without the tracer (design decision 17).  A perf callchain
+ * of a traced process taken while it is in userdt's preload library (its
+ * system call entry, its recording) or in one of the trampolines the
+ * library generates for rewritten system call sites would show frames
+ * the program does not have, and, inside a trampoline, hide the libc
+ * function that made the call.  dt_ustack_untrace() rewrites such a
+ * stack as the program would have had it untraced: the library's frames
+ * cut from the leaf down (its entry keeps a frame whose return address is
+ * the site: the kernel's frame-pointer walk goes on from there), a
+ * trampoline's PC replaced by its site, read from the trampoline's
+ * header (UDT_TRAMP_MAGIC, udt_wire.h) in the process's memory.
+ */
+#ifndef DT_UNTRACE_H
+#define DT_UNTRACE_H
+
+#include <sys/types.h>
+
+struct stacktrace;
+
+/*
+ * Rewrite st, the user stack of pid, in place.  Stacks of processes the
+ * mappings cache does not know (not traced) are left as they are, at the
+ * cost of a cache lookup; a trampoline's header costs one or two
+ * process_vm_readv(2).  Any thread, no lock held; may take the mappings
+ * cache's lock briefly.
+ */
+void	dt_ustack_untrace(pid_t pid, struct stacktrace *st);
+
+#endif /* DT_UNTRACE_H */
