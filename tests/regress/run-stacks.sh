@@ -1,0 +1,166 @@
+#!/bin/bash
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+# User stacks of traced programs show the program's frames only (design
+# decision 17): no frame of the preload library, its trampolines or its
+# entry, whoever took the stack, and the same frames perf records for
+# the program untraced.  Each case starts a private dtd on a temporary
+# device path (FUSE-file front end) and stops it by pid.
+#
+# usage: run-stacks.sh btrace dtd tracee case
+#   profile	profile:hz samples of a write loop (stacks_tracee write)
+#   offcpu	sched:off__cpu stacks of a sleeper (stacks_tracee sleep)
+#   nohelper	btrace -c's helper and btrace itself appear in no result
+set -u
+
+[ $# -eq 4 ] || { echo "usage: $0 btrace dtd tracee case" >&2; exit 2; }
+BTRACE=$1
+DTD=$2
+TRACEE=$3
+CASE=$4
+
+. "$(dirname "$0")/lib.sh"
+command -v perf > /dev/null || fail "perf is needed"
+dtd_start
+export USERDT_SOCKET=$TMP/ingest.sock
+
+# run [btrace flags...]: folded output in $TMP/out
+run() {
+	"$BTRACE" -d "$DEV" -f folded "$@" > "$TMP/out" 2> "$TMP/err" &
+	BTPID=$!
+	wait "$BTPID"
+	rc=$?
+	BTPID=
+	[ $rc -eq 0 ] || fail "btrace: exit code $rc: $(cat "$TMP/err")"
+}
+
+# A function's name as both symbolizers give it: perf reads .symtab
+# (__GI___libc_write, clock_nanosleep@GLIBC_2.2.5), btrace the dynamic
+# symbols (__write).
+NORM='
+import re, sys
+def norm(f):
+    f = re.sub(r"\+0x[0-9a-f]+$", "", f.split("@")[0])
+    while True:
+        g = re.sub(r"^(_+|GI_|libc_)", "", f)
+        if g == f:
+            return f
+        f = g
+'
+
+# The stacks of btrace's folded output, from main to the leaf, with
+# their counts: "count frame;frame..." by count.  Fails on a tracer frame.
+bt_stacks() {
+	python3 -c "$NORM"'
+from collections import Counter
+c = Counter()
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if not line or line.startswith("Lost"):
+        continue
+    st, n = line.rsplit(" ", 1)
+    fr = st.split(";")
+    for f in fr:
+        if f.startswith("udt_") or f.startswith("userdt"):
+            sys.exit("a tracer frame: " + line)
+    if "main" not in fr:
+        continue
+    c[";".join(norm(f) for f in fr[fr.index("main"):])] += int(n)
+for k, v in c.most_common():
+    print(v, k)' "$1"
+}
+
+# The same of perf script's output (user frames, leaf first), for comm.
+perf_stacks() {
+	python3 -c "$NORM"'
+from collections import Counter
+c = Counter()
+for blk in open(sys.argv[1]).read().split("\n\n"):
+    lines = blk.strip().split("\n")
+    if len(lines) < 2 or lines[0].split()[0] != sys.argv[2]:
+        continue
+    fr = []
+    for l in lines[1:]:
+        a = l.split(None, 1)
+        if len(a) == 2 and not a[0].startswith("ffffffff"):
+            fr.append(a[1].split()[0])
+    fr.reverse()
+    if "main" in fr:
+        c[";".join(norm(f) for f in fr[fr.index("main"):])] += 1
+for k, v in c.most_common():
+    print(v, k)' "$1" "$2"
+}
+
+# same BTSTACKS PERFSTACKS: the most frequent stack is the same, and
+# it is at least half of btrace's samples from main.
+same() {
+	local b p bn btot
+	b=$(head -1 "$1" | cut -d' ' -f2)
+	bn=$(head -1 "$1" | cut -d' ' -f1)
+	btot=$(awk '{ s += $1 } END { print s + 0 }' "$1")
+	p=$(head -1 "$2" | cut -d' ' -f2)
+	[ -n "$b" ] || fail "no btrace stack from main: $(cat "$TMP/out")"
+	[ "$b" = "$p" ] || fail "btrace's stack $b, perf's $p
+btrace: $(head -5 "$1")
+perf: $(head -5 "$2")"
+	[ $((bn * 2)) -ge "$btot" ] || fail "$b in $bn of $btot samples: $(head -5 "$1")"
+}
+
+case $CASE in
+profile)
+	# A profile of a syscall-heavy loop: mostly write, called (through
+	# stk_writer, which a frame-pointer walk from a leaf without one
+	# skips) from main.
+	run -c "$TRACEE write 3000000 > /dev/null" \
+	    -e 'profile:hz:499 /comm == "stacks_tracee"/ { @[ustack] = count(); }'
+	bt_stacks "$TMP/out" > "$TMP/bt" || fail "$(cat "$TMP/bt")"
+	perf record -q -F 499 -g -o "$TMP/perf.data" \
+	    "$TRACEE" write 3000000 > /dev/null 2> "$TMP/perf.err" ||
+	    fail "perf record: $(cat "$TMP/perf.err")"
+	perf script -i "$TMP/perf.data" -F comm,ip,sym > "$TMP/perf.txt" \
+	    2> /dev/null || fail "perf script"
+	perf_stacks "$TMP/perf.txt" stacks_tracee > "$TMP/perf"
+	same "$TMP/bt" "$TMP/perf"
+	;;
+offcpu)
+	# Off-CPU stacks of a sleeper: clock_nanosleep (nanosleep's call,
+	# from stk_sleeper) down to main.
+	run -c "$TRACEE sleep 25" \
+	    -e 'tracepoint:sched:off__cpu /comm == "stacks_tracee"/ { @[ustack] = count(); }'
+	bt_stacks "$TMP/out" > "$TMP/bt" || fail "$(cat "$TMP/bt")"
+	perf record -q -e sched:sched_switch -g -o "$TMP/perf.data" \
+	    "$TRACEE" sleep 25 2> "$TMP/perf.err" ||
+	    fail "perf record: $(cat "$TMP/perf.err")"
+	perf script -i "$TMP/perf.data" -F comm,ip,sym > "$TMP/perf.txt" \
+	    2> /dev/null || fail "perf script"
+	perf_stacks "$TMP/perf.txt" stacks_tracee > "$TMP/perf"
+	same "$TMP/bt" "$TMP/perf"
+	;;
+nohelper)
+	# Off-CPU time of -c's tree by comm: the command's, nothing of the
+	# launcher's helper or of btrace.
+	run -c "$TRACEE sleep 10" \
+	    -e 'tracepoint:sched:off__cpu { @off[comm] = count(); }'
+	grep -q '^stacks_tracee ' "$TMP/out" || fail "no tracee: $(cat "$TMP/out")"
+	if grep -v '^stacks_tracee \|^sh \|^Lost ' "$TMP/out"; then
+		fail "not of the command: $(cat "$TMP/out")"
+	fi
+	;;
+*)
+	fail "no case $CASE"
+	;;
+esac
+exit 0
