@@ -779,7 +779,7 @@ rules_setup(int fd, int *halt)
 		sigaddset(&chld, SIGCHLD);
 		sigprocmask(SIG_BLOCK, &chld, &omask);
 		ptree_root(cmd_prepare());
-		ptree_root(g_cpid);
+		ptree_shell(g_cpid);
 		sigprocmask(SIG_SETMASK, &omask, NULL);
 	}
 

@@ -33,6 +33,12 @@
  * network namespace) or has overflowed, a pid not seen fork is looked up
  * in /proc by its parent chain, the supervisor being a subreaper so that
  * orphans still chain to it.
+ *
+ * Only the command's processes are its tree (design decision 17): not
+ * the supervisor, a parent of the tree whose own events are btrace's, nor
+ * the launcher's helper, which the shell forks before it executes the
+ * command (udt_launch_trace()): the connector says when the shell
+ * executes, and what it forked or did before is not the command's.
  */
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
@@ -52,9 +58,14 @@
 /* How far an event's time stamp may lag the fork of its process. */
 #define CLOCK_SLACK	20000000ULL
 
+/* pt_ent.pe_member */
+#define PT_OUT		0	/* an outsider */
+#define PT_IN		1	/* the command's */
+#define PT_PARENT	2	/* its forks are the command's, not itself */
+
 struct pt_ent {
 	pid_t		 pe_pid;	/* 0: free slot */
-	char		 pe_member;
+	char		 pe_member;	/* PT_* */
 	char		 pe_prev;	/* the pid's previous holder's */
 	uint64_t	 pe_since;	/* realtime ns of the fork, 0 unknown */
 };
@@ -64,6 +75,9 @@ static size_t		 tabsize, tabused;
 static int		 cn_fd = -1;
 static int		 cn_lost;	/* forks missed: /proc decides */
 static int64_t		 mono2real;	/* realtime - monotonic, ns */
+static pid_t		 shell_pid;	/* ptree_shell() */
+static int		 shell_execd;	/* it executed the command */
+static uint64_t		 shell_exec_ns;	/* when, realtime ns */
 
 static uint64_t
 ns_of(const struct timespec *ts)
@@ -168,8 +182,8 @@ fail:
 }
 
 /*
- * The tree's roots: the supervisor and the shell, alive now (their own
- * forks, announced later, are older than this).
+ * The tree's roots, alive now (their own forks, announced later, are
+ * older than this): the supervisor, a parent only, and the shell.
  */
 void
 ptree_root(pid_t pid)
@@ -177,7 +191,18 @@ ptree_root(pid_t pid)
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	pt_set(pid, 1, ns_of(&now));
+	pt_set(pid, PT_PARENT, ns_of(&now));
+}
+
+void
+ptree_shell(pid_t pid)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	pt_set(pid, PT_IN, ns_of(&now));
+	shell_pid = pid;
+	shell_execd = 0;
 }
 
 /* Take in the forks announced so far. */
@@ -222,6 +247,13 @@ ptree_sync(void)
 			memset(&ev, 0, sizeof(ev));
 			memcpy(&ev, cm->data, avail < sizeof(ev) ? avail :
 			    sizeof(ev));
+			if (ev.what == PROC_EVENT_EXEC &&
+			    ev.event_data.exec.process_tgid == shell_pid &&
+			    shell_pid != 0 && !shell_execd) {
+				shell_execd = 1;
+				shell_exec_ns = ev.timestamp_ns +
+				    (uint64_t)mono2real;
+			}
 			if (ev.what != PROC_EVENT_FORK)
 				continue;
 			/* a new thread is no new process */
@@ -231,12 +263,16 @@ ptree_sync(void)
 			pe = pt_slot(ev.event_data.fork.parent_tgid, 0);
 			child = ev.event_data.fork.child_tgid;
 			since = ev.timestamp_ns + (uint64_t)mono2real;
-			if (pe != NULL && pe->pe_member)
-				pt_set(child, 1, since);
+			if (ev.event_data.fork.parent_tgid == shell_pid &&
+			    shell_pid != 0 && !shell_execd)
+				/* the launcher's helper, and what it forks */
+				pt_set(child, PT_OUT, since);
+			else if (pe != NULL && pe->pe_member != PT_OUT)
+				pt_set(child, PT_IN, since);
 			else if ((pe = pt_slot(child, 0)) != NULL &&
 			    since > pe->pe_since)
 				/* a tree pid reused by an outsider */
-				pt_set(child, 0, since);
+				pt_set(child, PT_OUT, since);
 		}
 	}
 }
@@ -272,11 +308,11 @@ proc_member(pid_t pid, int depth)
 	int m;
 
 	if ((pe = pt_slot(pid, 0)) != NULL)
-		return pe->pe_member;
+		return pe->pe_member != PT_OUT;
 	if (pid <= 1 || depth > 64 || (ppid = proc_ppid(pid)) == 0)
 		return 0;	/* not cached: gone, or not known yet */
 	m = proc_member(ppid, depth + 1);
-	pt_set(pid, m, 0);
+	pt_set(pid, m ? PT_IN : PT_OUT, 0);
 	return m;
 }
 
@@ -286,6 +322,9 @@ ptree_member(pid_t pid, const struct timespec *tsp)
 {
 	struct pt_ent *pe = pt_slot(pid, 0);
 
+	/* The shell is btrace's code until it executes the command. */
+	if (pid == shell_pid && (!shell_execd || ns_of(tsp) < shell_exec_ns))
+		return 0;
 	if (pe != NULL) {
 		/*
 		 * Tracees' clocks are converted from their time stamp
@@ -294,13 +333,13 @@ ptree_member(pid_t pid, const struct timespec *tsp)
 		 */
 		if (pe->pe_prev != pe->pe_member && pe->pe_since != 0 &&
 		    ns_of(tsp) + CLOCK_SLACK < pe->pe_since)
-			return pe->pe_prev;
-		return pe->pe_member;
+			return pe->pe_prev == PT_IN;
+		return pe->pe_member == PT_IN;
 	}
 	/* the connector saw every fork: a pid it did not is an outsider */
-	if (!cn_lost)
+	if (!cn_lost || !proc_member(pid, 0))
 		return 0;
-	return proc_member(pid, 0);
+	return (pe = pt_slot(pid, 0)) != NULL && pe->pe_member == PT_IN;
 }
 
 void

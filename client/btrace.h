@@ -331,6 +331,7 @@ void			 cmd_ended(void);
 /* bt_ptree.c */
 int			 ptree_open(void);
 void			 ptree_root(pid_t);
+void			 ptree_shell(pid_t);
 void			 ptree_sync(void);
 int			 ptree_member(pid_t, const struct timespec *);
 void			 ptree_close(void);
