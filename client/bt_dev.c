@@ -456,7 +456,10 @@ rules_apply(int fd, struct dt_evt *ev)
 		return 0;
 	}
 	if (g_treefilter && !timer &&
-	    !ptree_member(ev->dtev_pid, &ev->dtev_tsp)) {
+	    !ptree_member(ev->dtev_pid, &ev->dtev_tsp,
+	    ev->dtev_pbn > 0 && ev->dtev_pbn <= dt_ndtpi &&
+	    strncmp(dt_dtpis[ev->dtev_pbn - 1].dtpi_prov, "syscall",
+	    DTNAMESIZE) == 0)) {
 		g_filtered++;
 		return 0;
 	}

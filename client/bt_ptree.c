@@ -316,14 +316,19 @@ proc_member(pid_t pid, int depth)
 	return m;
 }
 
-/* Is the process that made an event at tsp in the command's tree? */
+/*
+ * Is the process that made an event at tsp in the command's tree?  sys:
+ * a system call's, which from the shell before its exec can only be the
+ * launcher's record of its execve, the command's start.
+ */
 int
-ptree_member(pid_t pid, const struct timespec *tsp)
+ptree_member(pid_t pid, const struct timespec *tsp, int sys)
 {
 	struct pt_ent *pe = pt_slot(pid, 0);
 
 	/* The shell is btrace's code until it executes the command. */
-	if (pid == shell_pid && (!shell_execd || ns_of(tsp) < shell_exec_ns))
+	if (pid == shell_pid && !sys &&
+	    (!shell_execd || ns_of(tsp) < shell_exec_ns))
 		return 0;
 	if (pe != NULL) {
 		/*

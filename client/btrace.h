@@ -333,7 +333,7 @@ int			 ptree_open(void);
 void			 ptree_root(pid_t);
 void			 ptree_shell(pid_t);
 void			 ptree_sync(void);
-int			 ptree_member(pid_t, const struct timespec *);
+int			 ptree_member(pid_t, const struct timespec *, int);
 void			 ptree_close(void);
 
 /* bt_json.c */
