@@ -26,8 +26,6 @@
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/un.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -41,6 +39,7 @@
 #include <userdt/udt_wire.h>
 
 #include "btrace.h"
+#include "udt_mapsq.h"
 
 /*
  * Calls that glibc on x86-64 Linux never makes under that name, and the
@@ -142,27 +141,15 @@ check_linux_calls(void)
 static int
 sock_peer(const char *sock, pid_t *pid)
 {
-	struct timeval tv = { 1, 0 };
-	struct sockaddr_un sun;
 	struct udt_hello h;
 	struct udt_stats st;
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
 	int fd, error;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(sock) >= sizeof(sun.sun_path)) {
-		errno = ENAMETOOLONG;
+	if ((fd = udt_mapsq_dial(sock)) == -1)
 		return -1;
-	}
-	memcpy(sun.sun_path, sock, strlen(sock) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == -1)
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == -1)
 		goto fail;
 	memset(&h, 0, sizeof(h));
 	h.uh_magic = UDT_MAGIC;

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <userdt/udt_tpname.h>
+
 #include "btrace.h"
 
 #define TP_NAMELEN	64
@@ -42,35 +44,6 @@ struct tp_names {
 };
 
 static struct tp_names	*tp_cache;	/* by pbn - 1 */
-
-/*
- * dtd's rule for Linux names longer than 15 characters: drop the
- * "SUBSYS_" prefix, then cut the words before the last to 3 letters,
- * left to right, until it fits, else cut at 15.
- */
-static void
-tp_shorten(const char *sys, const char *event, char *out)
-{
-	char buf[256], *w, *last, *us;
-	size_t n = strlen(sys), len;
-
-	snprintf(buf, sizeof(buf), "%s", event);
-	if (strlen(buf) >= DTNAMESIZE && strncmp(buf, sys, n) == 0 &&
-	    buf[n] == '_' && buf[n + 1] != '\0')
-		memmove(buf, buf + n + 1, strlen(buf + n + 1) + 1);
-	last = strrchr(buf, '_');
-	for (w = buf; strlen(buf) >= DTNAMESIZE && last != NULL && w < last;) {
-		us = strchr(w, '_');
-		len = (size_t)(us - w);
-		if (len > 3) {
-			memmove(w + 3, us, strlen(us) + 1);
-			last = strrchr(buf, '_');
-			us = w + 3;
-		}
-		w = us + 1;
-	}
-	snprintf(out, DTNAMESIZE, "%s", buf);
-}
 
 /* The non-common fields' names of one event's format file. */
 static int
@@ -141,7 +114,7 @@ tp_load(const struct dtioc_probe_info *pi)
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		tp_shorten(sys, de->d_name, s);
+		udt_tp_shorten(sys, de->d_name, s);
 		if (strcmp(s, name) != 0)
 			continue;
 		snprintf(path + strlen(path), sizeof(path) - strlen(path),

@@ -44,6 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <userdt/udt_tpname.h>
+
 #include "dt_clock.h"
 #include "dt_prov.h"
 #include "dt_tp_perf.h"
@@ -56,9 +58,9 @@
 			 DTEVT_FUNCARGS | DTEVT_STRINGS)
 
 /*
- * Linux events published under their own names (shortened to fit, see
- * dt_tp_shorten()), in this order.  A name OpenBSD's table already took
- * (raw_syscalls:sys_enter) keeps OpenBSD's meaning.
+ * Linux events published under their own names (shortened to fit by
+ * userdt/udt_tpname.h's rule), in this order.  A name OpenBSD's table
+ * already took (raw_syscalls:sys_enter) keeps OpenBSD's meaning.
  */
 static const struct {
 	const char	*tl_sys;
@@ -122,38 +124,6 @@ static unsigned int	 dt_tp_nsrcs;			/* [I] */
 static struct dt_tp_probe dt_tp_probes[DT_TP_MAXOBSD + DT_TP_NLINUX]; /* [I] */
 static unsigned int	 dt_tp_nprobes;			/* [I] */
 static struct dt_tp_src	*dt_tp_switch;	/* [I] sched_switch, if decoded */
-
-/*
- * The rule for Linux names longer than dt(4)'s 15 characters: drop the
- * event's "SUBSYSTEM_" prefix; if still too long, cut the words before
- * the last one, left to right, to their first 3 letters until it fits;
- * as a last resort, cut at 15.  Names that fit are left alone, so most
- * read as in bpftrace.  out has DTNAMESIZE bytes.
- */
-void
-dt_tp_shorten(const char *sys, const char *event, char *out)
-{
-	char buf[DT_TP_NAMELEN * 2], *w, *last;
-	size_t n = strlen(sys), len;
-
-	snprintf(buf, sizeof(buf), "%s", event);
-	if (strlen(buf) >= DTNAMESIZE && strncmp(buf, sys, n) == 0 &&
-	    buf[n] == '_' && buf[n + 1] != '\0')
-		memmove(buf, buf + n + 1, strlen(buf + n + 1) + 1);
-	last = strrchr(buf, '_');
-	for (w = buf; strlen(buf) >= DTNAMESIZE && last != NULL && w < last;) {
-		char *us = strchr(w, '_');
-
-		len = (size_t)(us - w);
-		if (len > 3) {
-			memmove(w + 3, us, strlen(us) + 1);
-			last = strrchr(buf, '_');
-			us = w + 3;
-		}
-		w = us + 1;
-	}
-	snprintf(out, DTNAMESIZE, "%s", buf);
-}
 
 /* The source called sys:event, read from tracefs on first use. */
 static struct dt_tp_src *
@@ -264,7 +234,7 @@ dt_tp_init_linux(void)
 	unsigned int i, j, nargs;
 
 	for (i = 0; i < DT_TP_NLINUX; i++) {
-		dt_tp_shorten(dt_tp_linux[i].tl_sys, dt_tp_linux[i].tl_event,
+		udt_tp_shorten(dt_tp_linux[i].tl_sys, dt_tp_linux[i].tl_event,
 		    name);
 		if (dt_dev_probe_lookup("tracepoint", dt_tp_linux[i].tl_sys,
 		    name) != NULL)

@@ -123,7 +123,4 @@ uint64_t	dt_tp_f(const struct dt_tp_src *, int i,
 void		dt_tp_fcomm(const struct dt_tp_src *, int i,
 		    const struct dt_tp_sample *, char *comm);
 
-/* The name a Linux event is published under (DTNAMESIZE bytes). */
-void		dt_tp_shorten(const char *sys, const char *event, char *out);
-
 #endif /* DT_TP_VAR_H */

@@ -81,21 +81,13 @@ udt_mapsq_io(int fd, void *buf, size_t len, int out, uint64_t deadline)
 }
 
 int
-udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
+udt_mapsq_dial(const char *sock)
 {
-	struct {
-		struct udt_hello	h;
-		struct udt_maps_req	r;
-	} q;
 	/* dtd answers from memory or /proc at once: never hang on it. */
 	struct timeval tv = { 1, 0 };
 	struct sockaddr_un sun;
-	struct udt_maps_hdr h;
-	struct udt_maps_ent e;
-	char path[UDT_MAPS_PATHMAX];
-	uint64_t deadline;
-	uint32_t i;
-	int fd, rv = -1, error;
+	uint64_t deadline = udt_mapsq_now() + 2000000000ULL;
+	int fd, error;
 
 	if (sock == NULL && ((sock = getenv(UDT_SOCKET_ENV)) == NULL ||
 	    *sock == '\0'))
@@ -111,19 +103,42 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 		return -1;
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/*
+	 * A Unix socket's connect only waits for room in dtd's backlog; cut
+	 * short by a signal it connected nothing and may be tried again.
+	 */
+	while (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+		if (errno != EINTR || udt_mapsq_now() >= deadline) {
+			error = errno;
+			close(fd);
+			errno = error;
+			return -1;
+		}
+	return fd;
+}
+
+int
+udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
+{
+	struct {
+		struct udt_hello	h;
+		struct udt_maps_req	r;
+	} q;
+	struct udt_maps_hdr h;
+	struct udt_maps_ent e;
+	char path[UDT_MAPS_PATHMAX];
+	uint64_t deadline;
+	uint32_t i;
+	int fd, rv = -1, error;
+
 	memset(&q, 0, sizeof(q));
 	q.h.uh_magic = UDT_MAGIC;
 	q.h.uh_version = UDT_VERSION;
 	q.h.uh_flags = UDT_HELLO_MAPS;
 	q.r.umr_pid = pid;
 	deadline = udt_mapsq_now() + 2000000000ULL;
-	/*
-	 * A Unix socket's connect only waits for room in dtd's backlog; cut
-	 * short by a signal it connected nothing and may be tried again.
-	 */
-	while (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
-		if (errno != EINTR || udt_mapsq_now() >= deadline)
-			goto out;
+	if ((fd = udt_mapsq_dial(sock)) == -1)
+		return -1;
 	if (udt_mapsq_io(fd, &q, sizeof(q), 1, deadline) == -1 ||
 	    udt_mapsq_io(fd, &h, sizeof(h), 0, deadline) == -1)
 		goto out;

@@ -37,6 +37,15 @@ typedef int	udt_mapsq_fn(void *arg, const struct udt_maps_ent *,
 		    const char *path);
 
 /*
+ * Connect to the dtd at ingest socket sock (NULL: $USERDT_SOCKET, else
+ * UDT_SOCKET_DEFAULT), with one-second send and receive timeouts so
+ * that a stopped dtd never hangs the caller: the descriptor, or -1 with
+ * errno.  A signal the thread handles does not cut it short; gives up
+ * after about two seconds.  Any thread.
+ */
+int	udt_mapsq_dial(const char *sock);
+
+/*
  * Ask the dtd at ingest socket sock (NULL: $USERDT_SOCKET, else
  * UDT_SOCKET_DEFAULT) for the executable file mappings it knows of pid,
  * alive or kept after it exited.  0 when every entry was passed to fn,
