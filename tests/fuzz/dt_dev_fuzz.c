@@ -431,6 +431,19 @@ fz_check_records(const struct fz_sc *fs, int slot, const char *buf,
 		memcpy(&ev, buf + off, n);
 		if (n < sizeof(ev.dtev_pbn))
 			break;
+		/*
+		 * A deep stack's continuation (dtvar.h, DTEV_PBN_MORE): only
+		 * for a probe this open enabled with DTEVT_DEEPSTACK; its
+		 * frames are the event's, checked no further here.
+		 */
+		if (ev.dtev_pbn & DTEV_PBN_MORE) {
+			ev.dtev_pbn &= ~DTEV_PBN_MORE;
+			FZ_CHECK(ev.dtev_pbn >= 1 &&
+			    ev.dtev_pbn <= fz_nprobes);
+			FZ_CHECK(fs->fs_en[ev.dtev_pbn]);
+			FZ_CHECK(fs->fs_flags[ev.dtev_pbn] & DTEVT_DEEPSTACK);
+			continue;
+		}
 		/* Only probes this open enabled: no event crosses opens. */
 		FZ_CHECK(ev.dtev_pbn >= 1 && ev.dtev_pbn <= fz_nprobes);
 		FZ_CHECK(fs->fs_en[ev.dtev_pbn]);
