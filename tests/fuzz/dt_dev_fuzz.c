@@ -787,8 +787,13 @@ fz_check_gargs(const struct dtioc_arg *in, const struct dtioc_arg *out,
 		    fc->fc_ncopy == 0);
 		return;
 	}
-	nargs = dtp->dtp_nargs < DTMAXARGTYPES ? dtp->dtp_nargs :
-	    DTMAXARGTYPES;
+	/*
+	 * A type for each of dtpi_nargs, up to DTMAXFUNCARGS: a Linux
+	 * tracepoint may have more arguments than OpenBSD's five
+	 * (DTMAXARGTYPES), and OpenBSD's btrace asks for and prints nargs.
+	 */
+	nargs = dtp->dtp_nargs < DTMAXFUNCARGS ? dtp->dtp_nargs :
+	    DTMAXFUNCARGS;
 	if (in->dtar_size == 0) {
 		FZ_CHECK(error == 0 && fc->fc_ncopy == 0 &&
 		    out->dtar_size == nargs * sizeof(struct dtioc_arg));
