@@ -161,6 +161,7 @@ main(int argc, char *argv[])
 	    (unsigned long long)dtst.dtst_dropevt);
 	check(dtioc(fd, DTIOC_OPENBSD(DTIOCGSTATS), &dtst) == 0,
 	    "DTIOCGSTATS in OpenBSD's encoding");
+	free(dtpi);
 	close(fd);
 	return nfail ? 1 : 0;
 }
