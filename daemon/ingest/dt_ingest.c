@@ -698,6 +698,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	struct dti_proc *dp = NULL, *op;
 	void *ring = NULL, *tab = NULL;
 	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1, mapsfd = -1;
+	bool xdrain;
 	uint32_t nslots = UDT_NSLOTS_DEFAULT;
 	char path[64];
 
@@ -820,6 +821,12 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * DTIOCRECORD between the two is missed.  An older image of the
 	 * same process (it exec'd) is retired: drained once more, freed.
 	 */
+	/*
+	 * Once listed, dp is the drain thread's, which frees it as soon as
+	 * the process is seen gone (a tracee that gave up waiting): nothing
+	 * below the unlock may touch it.
+	 */
+	xdrain = dp->dp_memfd >= 0;
 	pthread_mutex_lock(&dti_lock);
 	memcpy(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
 	dp->dp_tab->tb_prof_nsecs = dti_prof_nsecs;
@@ -838,7 +845,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	w.uw_nslots = nslots;
 	w.uw_flags = (dt_tsc_ok() ? UDT_W_TSC : 0) |
 	    (dti_sample_put != NULL ? UDT_W_PTIMER : 0) |
-	    (dp->dp_memfd >= 0 ? UDT_W_XDRAIN : 0);
+	    (xdrain ? UDT_W_XDRAIN : 0);
 	w.uw_ringsize = UDT_RING_SIZE(nslots);
 	w.uw_tabsize = UDT_TAB_SIZE;
 	/*
