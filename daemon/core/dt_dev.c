@@ -77,6 +77,9 @@ static const struct dt_ioctl_ent dt_ioctls[] = {
 	{ DTIOCPRBDISABLE,	sizeof(struct dtioc_req) },
 	{ DTIOCGARGS,		sizeof(struct dtioc_arg) },
 	{ DTIOCRDVNODE,		sizeof(struct dtioc_rdvn) },
+	/* userdt's extensions (dtvar.h) */
+	{ DTIOCPRBFILTER,	sizeof(struct dtioc_filter) },
+	{ DTIOCGSTATSX,		sizeof(struct dtioc_statx) },
 };
 
 /*
@@ -390,6 +393,7 @@ dt_dev_close(struct dt_softc *sc)
 		next = dp->dp_snext;
 		if (dp->dp_dtp->dtp_prov->dtpv_free != NULL)
 			dp->dp_dtp->dtp_prov->dtpv_free(dp);
+		free(dp->dp_filter);
 		free(dp);
 	}
 	sc->ds_pcbs = NULL;
@@ -805,6 +809,65 @@ dt_ioctl_get_stats(struct dt_softc *sc, struct dtioc_stat *st)
 	}
 }
 
+/* DTIOCGSTATSX: DTIOCGSTATS's counters, then the extensions'. */
+static void
+dt_ioctl_get_statsx(struct dt_softc *sc, struct dtioc_statx *sx)
+{
+	struct dtioc_stat st;
+	unsigned int i;
+
+	dt_ioctl_get_stats(sc, &st);
+	memset(sx, 0, sizeof(*sx));
+	sx->dtsx_readevt = st.dtst_readevt;
+	sx->dtsx_dropevt = st.dtst_dropevt;
+	sx->dtsx_skiptick = st.dtst_skiptick;
+	sx->dtsx_recurevt = st.dtst_recurevt;
+	for (i = 0; i < sc->ds_nrings; i++)
+		sx->dtsx_filtevt += dt_ring_filtered(&sc->ds_rings[i]);
+}
+
+/*
+ * DTIOCPRBFILTER: put a copy of the filter on every pcb of the probe
+ * this open enabled (a provider may make one per CPU), replacing any
+ * earlier one.  Only while not recording, so no producer reads
+ * dp_filter as it changes.  Under [K].
+ */
+static int
+dt_ioctl_probe_filter(struct dt_softc *sc, const struct dtioc_filter *f)
+{
+	struct dt_pcb *dp;
+	struct dtioc_filter *nf;
+	bool found = false;
+	int error;
+
+	if (sc->ds_recording)
+		return EBUSY;
+	if ((error = dt_filter_check(f)) != 0)
+		return error;
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext)
+		if (dp->dp_dtp->dtp_pbn == f->dtfl_pbn)
+			found = true;
+	if (!found)
+		return ENOENT;
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext) {
+		if (dp->dp_dtp->dtp_pbn != f->dtfl_pbn)
+			continue;
+		nf = NULL;
+		if (f->dtfl_nterms != 0) {
+			/* the terms in use only: a pcb keeps its own copy */
+			nf = calloc(1, offsetof(struct dtioc_filter,
+			    dtfl_terms[f->dtfl_nterms]));
+			if (nf == NULL)
+				return ENOMEM;
+			memcpy(nf, f, offsetof(struct dtioc_filter,
+			    dtfl_terms[f->dtfl_nterms]));
+		}
+		free(dp->dp_filter);
+		dp->dp_filter = nf;
+	}
+	return 0;
+}
+
 /* --abi 1.14: its DTIOCGSTATS had the first two counters only. */
 static void
 dt_ioctl_get_stats14(struct dt_softc *sc, struct dt14_stat *st14)
@@ -945,6 +1008,9 @@ dt_dev_ioctl(struct dt_softc *sc, const struct dt_cred *cr, unsigned long cmd,
 	case DT14IOCGSTATS:
 		dt_ioctl_get_stats14(sc, arg);
 		return 0;
+	case DTIOCGSTATSX:
+		dt_ioctl_get_statsx(sc, arg);
+		return 0;
 	}
 
 	/*
@@ -971,6 +1037,9 @@ dt_dev_ioctl(struct dt_softc *sc, const struct dt_cred *cr, unsigned long cmd,
 		break;
 	case DTIOCPRBDISABLE:
 		error = dt_ioctl_probe_disable(sc, arg);
+		break;
+	case DTIOCPRBFILTER:
+		error = dt_ioctl_probe_filter(sc, arg);
 		break;
 	default:
 		error = ENOTTY;

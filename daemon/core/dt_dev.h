@@ -141,6 +141,8 @@ union dt_ioctl_arg {
 	struct dtioc_req	 dtrq;
 	struct dtioc_stat	 dtst;
 	struct dtioc_rdvn	 dtrv;
+	struct dtioc_filter	 dtfl;		/* userdt's extensions */
+	struct dtioc_statx	 dtsx;
 	int			 on;
 	unsigned char		 raw[64];	/* --abi 1.14's too */
 };

@@ -156,16 +156,199 @@ dt_pcb_keep14(const struct dt_pcb *dp, const struct dt_evt *src)
 	return true;
 }
 
+/*
+ * Whether the reader would see comm as a script spells it: btrace shows
+ * a byte outside printable ASCII, or a backslash, escaped, and an empty
+ * comm as whatever it learns of the pid elsewhere.
+ */
+static bool
+dt_filter_comm_plain(const char *comm)
+{
+	size_t i;
+
+	if (comm[0] == '\0')
+		return false;
+	for (i = 0; i < DTMAXCOMLEN && comm[i] != '\0'; i++)
+		if (comm[i] < 0x20 || comm[i] > 0x7e || comm[i] == '\\')
+			return false;
+	return true;
+}
+
+/*
+ * One comparison of a filter on src as dp's reader would see it (in
+ * ring cpu): true when the event passes.  Lock-free, no allocation.
+ */
+static bool
+dt_filter_cmp(const struct dt_pcb *dp, unsigned int cpu,
+    const struct dtioc_filter_term *t, const struct dt_evt *src)
+{
+	bool args = (dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) == 0;
+	int64_t v = 0;
+	bool eq;
+
+	switch (t->dtft_field) {
+	case DTF_PID:
+		v = src->dtev_pid;
+		break;
+	case DTF_TID:
+		/* the reader's tid: dt_softc_tid_offset() under strict */
+		v = (int64_t)src->dtev_tid +
+		    (dt_strict ? DT_TID_OFFSET_OPENBSD : 0);
+		break;
+	case DTF_CPU:
+		v = cpu;
+		break;
+	case DTF_PBN:
+		v = dp->dp_dtp->dtp_pbn;
+		break;
+	case DTF_COMM:
+		/* Unknown to us, so not ours to reject. */
+		if (!(dp->dp_evtflags & DTEVT_EXECNAME) ||
+		    !dt_filter_comm_plain(src->dtev_comm))
+			return true;
+		eq = strncmp(src->dtev_comm, t->dtft_str, DTMAXCOMLEN) == 0;
+		return t->dtft_op == DTF_OP_EQ ? eq : !eq;
+	case DTF_RETVAL:
+		v = args ? src->dtev_retval[0] : 0;
+		break;
+	case DTF_ERRNO:
+		v = args ? src->dtev_error : 0;
+		break;
+	default:	/* DTF_ARG0 + n, checked by dt_filter_check() */
+		v = args ? src->dtev_args[t->dtft_field - DTF_ARG0] : 0;
+		break;
+	}
+	if (t->dtft_flags & DTF_F_INT32)
+		v = (int32_t)(uint32_t)(uint64_t)v;
+	switch (t->dtft_op) {
+	case DTF_OP_EQ:
+		return v == t->dtft_val;
+	case DTF_OP_NE:
+		return v != t->dtft_val;
+	case DTF_OP_LT:
+		return v < t->dtft_val;
+	case DTF_OP_LE:
+		return v <= t->dtft_val;
+	case DTF_OP_GT:
+		return v > t->dtft_val;
+	default:
+		return v >= t->dtft_val;
+	}
+}
+
+/*
+ * Whether dp's filter at the source keeps src (put into ring cpu).  The
+ * program was checked by dt_filter_check(): at most DTF_MAXTERMS steps,
+ * the stack a bit mask.  Inside rcu_read_lock(), any thread.
+ */
+static bool
+dt_filter_keep(const struct dt_pcb *dp, unsigned int cpu,
+    const struct dt_evt *src)
+{
+	const struct dtioc_filter *f = dp->dp_filter;
+	const struct dtioc_filter_term *t;
+	uint64_t stack = 0;
+	unsigned int sp = 0, i;
+	bool a, b;
+
+	for (i = 0; i < f->dtfl_nterms; i++) {
+		t = &f->dtfl_terms[i];
+		switch (t->dtft_op) {
+		case DTF_OP_AND:
+		case DTF_OP_OR:
+			a = stack >> (sp - 1) & 1;
+			b = stack >> (sp - 2) & 1;
+			sp -= 2;
+			a = t->dtft_op == DTF_OP_AND ? a && b : a || b;
+			break;
+		case DTF_OP_CONST:
+			a = t->dtft_val != 0;
+			break;
+		default:
+			a = dt_filter_cmp(dp, cpu, t, src);
+			break;
+		}
+		stack = (stack & ~(1ULL << sp)) | ((uint64_t)a << sp);
+		sp++;
+	}
+	return stack & 1;
+}
+
 int
-dt_pcb_ring_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
+dt_filter_check(const struct dtioc_filter *f)
+{
+	const struct dtioc_filter_term *t;
+	unsigned int sp = 0, i;
+
+	if (f->dtfl_nterms > DTF_MAXTERMS)
+		return EINVAL;
+	for (i = 0; i < f->dtfl_nterms; i++) {
+		t = &f->dtfl_terms[i];
+		switch (t->dtft_op) {
+		case DTF_OP_AND:
+		case DTF_OP_OR:
+			if (sp < 2)
+				return EINVAL;
+			sp--;
+			continue;
+		case DTF_OP_CONST:
+			sp++;
+			continue;
+		case DTF_OP_EQ:
+		case DTF_OP_NE:
+			break;
+		case DTF_OP_LT:
+		case DTF_OP_LE:
+		case DTF_OP_GT:
+		case DTF_OP_GE:
+			if (t->dtft_field == DTF_COMM)
+				return EINVAL;
+			break;
+		default:
+			return EINVAL;
+		}
+		if ((t->dtft_field < DTF_PID || t->dtft_field > DTF_ERRNO) &&
+		    (t->dtft_field < DTF_ARG0 ||
+		    t->dtft_field >= DTF_ARG0 + DTMAXFUNCARGS))
+			return EINVAL;
+		if ((t->dtft_flags & ~DTF_F_INT32) != 0)
+			return EINVAL;
+		if (t->dtft_field == DTF_COMM &&
+		    memchr(t->dtft_str, '\0', DTMAXCOMLEN) == NULL)
+			return EINVAL;
+		sp++;
+	}
+	return f->dtfl_nterms == 0 || sp == 1 ? 0 : EINVAL;
+}
+
+/*
+ * Whether src reaches dp's rings at all: --abi 1.14's filter, then
+ * userdt's filter at the source, which counts what it rejects.
+ */
+static bool
+dt_pcb_keep(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
+{
+	struct dt_softc *sc = dp->dp_sc;
+
+	if (dt_abi == DT_ABI_1_14 && !dt_pcb_keep14(dp, src))
+		return false;
+	if (dp->dp_filter != NULL &&
+	    !dt_filter_keep(dp, cpu % sc->ds_nrings, src)) {
+		dt_ring_count_filtered(&sc->ds_rings[cpu % sc->ds_nrings]);
+		return false;
+	}
+	return true;
+}
+
+/* dt_pcb_ring_put() of an event dt_pcb_keep() kept. */
+static int
+dt_pcb_ring_put_kept(struct dt_pcb *dp, unsigned int cpu,
+    const struct dt_evt *src)
 {
 	struct dt_softc *sc = dp->dp_sc;
 	uint64_t flags = dp->dp_evtflags, nskip;
 	int error;
 
-	/* Filtered out: as if the probe had not fired for this open. */
-	if (dt_abi == DT_ABI_1_14 && !dt_pcb_keep14(dp, src))
-		return 0;
 	cpu %= sc->ds_nrings;
 	/*
 	 * Injected losses go to the counters a real loss goes to, so
@@ -200,6 +383,15 @@ dt_pcb_ring_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 	return error;
 }
 
+int
+dt_pcb_ring_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
+{
+	/* Filtered out: as if the probe had not fired for this open. */
+	if (!dt_pcb_keep(dp, cpu, src))
+		return 0;
+	return dt_pcb_ring_put_kept(dp, cpu, src);
+}
+
 /* The first STACKTRACE_MAX frames of ds, with its whole depth. */
 static void
 dt_deep_head(struct stacktrace *st, const struct dt_deepstack *ds,
@@ -228,15 +420,17 @@ dt_pcb_ring_put_deep(struct dt_pcb *dp, unsigned int cpu,
 	uint64_t *pcs;
 	int error;
 
+	/* Filtered out, with its continuation records: nothing to build. */
+	if (!dt_pcb_keep(dp, cpu, src))
+		return 0;
 	ev = *src;
 	dt_deep_head(&ev.dtev_kstack, k, flags & DTEVT_DEEPSTACK);
 	dt_deep_head(&ev.dtev_ustack, u, flags & DTEVT_DEEPSTACK);
 	nmore = DTEV_MORE_RECS((flags & DTEVT_KSTACK) ?
 	    ev.dtev_kstack.st_count : 0, (flags & DTEVT_USTACK) ?
 	    ev.dtev_ustack.st_count : 0);
-	if (!(flags & DTEVT_DEEPSTACK) || nmore == 0 ||
-	    (dt_abi == DT_ABI_1_14 && !dt_pcb_keep14(dp, src)))
-		return dt_pcb_ring_put(dp, cpu, &ev);
+	if (!(flags & DTEVT_DEEPSTACK) || nmore == 0)
+		return dt_pcb_ring_put_kept(dp, cpu, &ev);
 
 	/* the frames past the first STACKTRACE_MAX: kernel's, then user's */
 	memset(more, 0, nmore * sizeof(more[0]));

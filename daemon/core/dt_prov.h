@@ -131,6 +131,13 @@ struct dt_pcb {
 	uint8_t			 dp_fop;
 	uint8_t			 dp_fvar;
 	uint32_t		 dp_fval;
+	/*
+	 * [K] userdt's filter at the source (DTIOCPRBFILTER), or NULL:
+	 * set, replaced and freed only while the open does not record (no
+	 * producer can see the pcb then), read-only while it records.
+	 * Evaluated by dt_pcb_ring_put() and dt_pcb_ring_put_deep().
+	 */
+	struct dtioc_filter	*dp_filter;
 	void			*dp_priv;	/* [K] provider state */
 };
 
@@ -166,6 +173,8 @@ struct dt_pcb	*dt_pcb_alloc(struct dt_probe *, struct dt_softc *,
  * the deferred wakeup.  Callable from any thread inside rcu_read_lock(),
  * on a pcb found on dtp_pcbs (or from dtpv_start/stop); cheap: one ring
  * lock, one copy, no allocation.  Returns 0 or ENOBUFS (dropped).
+ * An event dp's filter at the source rejects (dp_filter) takes no
+ * slot: it is counted as filtered and 0 is returned.
  */
 int	dt_pcb_ring_put(struct dt_pcb *, unsigned int cpu,
 	    const struct dt_evt *src);

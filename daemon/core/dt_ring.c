@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -304,4 +305,17 @@ dt_ring_stats(struct dt_ring *dr, struct dtioc_stat *st)
 	st->dtst_skiptick += dr->dr_skiptick;
 	st->dtst_recurevt += dr->dr_recurevt;
 	pthread_mutex_unlock(&dr->dr_mtx);
+}
+
+void
+dt_ring_count_filtered(struct dt_ring *dr)
+{
+	/* Only a sum is ever read: no order with anything else needed. */
+	atomic_fetch_add_explicit(&dr->dr_filtevt, 1, memory_order_relaxed);
+}
+
+uint64_t
+dt_ring_filtered(struct dt_ring *dr)
+{
+	return atomic_load_explicit(&dr->dr_filtevt, memory_order_relaxed);
 }

@@ -50,6 +50,9 @@ struct dt_ring {
 	uint64_t	 dr_dropevt;	/* [m] records lost, ring full */
 	uint64_t	 dr_skiptick;	/* [m] timer periods skipped */
 	uint64_t	 dr_recurevt;	/* [m] recursive events dropped */
+	_Atomic uint64_t dr_filtevt;	/* [a] rejected by a filter at the
+					   source: counted without dr_mtx,
+					   which such an event never takes */
 } __attribute__((aligned(64)));		/* keep CPUs off each other's line */
 
 /* Map the slots (lazily committed by the kernel).  0 or ENOMEM. */
@@ -117,5 +120,11 @@ void	dt_ring_count(struct dt_ring *, uint64_t ndrop, uint64_t nskip,
 
 /* Add this ring's counters to st. */
 void	dt_ring_stats(struct dt_ring *, struct dtioc_stat *st);
+
+/* Count one event a filter at the source rejected.  Any thread. */
+void	dt_ring_count_filtered(struct dt_ring *);
+
+/* This ring's filtered count.  Any thread. */
+uint64_t dt_ring_filtered(struct dt_ring *);
 
 #endif /* DT_RING_H */

@@ -153,6 +153,12 @@ void		dt_limit_uncharge(const struct dt_cred *cr, uint64_t mem);
 uint64_t	dt_limit_mem_used(void);
 uint64_t	dt_limit_maxmem_get(void);
 
+/*
+ * Whether f is a program dt_pcb_ring_put() can run (dtvar.h,
+ * DTIOCPRBFILTER): 0 or EINVAL.  Any thread.
+ */
+int	dt_filter_check(const struct dtioc_filter *f);
+
 /* Free every registered probe: dt_dev_fini() only, no open left. */
 void	dt_probe_free_all(void);
 

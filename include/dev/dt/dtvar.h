@@ -258,6 +258,89 @@ struct dtioc_rdvn {
 	size_t		 dtrv_len;		/* out: size of the file */
 };
 
+/*
+ * userdt extension, not in OpenBSD's dt(4): filters at the source.
+ *
+ * DTIOCPRBFILTER hands dtd a filter for a probe this open enabled, after
+ * DTIOCPRBENABLE and before DTIOCRECORD 1 (EBUSY while recording; ENOENT
+ * when this open did not enable dtfl_pbn; EINVAL for a malformed
+ * program).  dtd evaluates it on each event of that probe for this open
+ * only, before the event takes a ring slot: an event it rejects is as if
+ * the probe had not fired for this open, and is counted in
+ * dtsx_filtevt, apart from the drops.  Another open of the same probe
+ * keeps its own filter, or none.  A later DTIOCPRBFILTER replaces the
+ * filter; dtfl_nterms 0 removes it.  OpenBSD clients never call it, and
+ * a client that never calls it sees nothing change.
+ *
+ * The filter is a postfix program of at most DTF_MAXTERMS terms: a
+ * comparison pushes one truth value, DTF_OP_AND and DTF_OP_OR pop two
+ * and push one, DTF_OP_CONST pushes dtft_val != 0; the program must
+ * leave exactly one value, which keeps the event when true.  A
+ * comparison reads its field as the reader of this open would see it in
+ * the record (dtev_tid with --openbsd-strict's offset, dtev_cpu as read,
+ * zero for arguments the open's evtflags did not ask for) as a signed
+ * 64-bit number (DTF_F_INT32: its low 32 bits sign-extended, as a C int
+ * would read them) and compares it with dtft_val.  DTF_COMM compares
+ * dtev_comm with the string dtft_str, DTF_OP_EQ or DTF_OP_NE only; an
+ * event whose comm the reader would not see as dtft_str spells it (not
+ * recorded, empty, or holding a byte outside printable ASCII or a
+ * backslash) passes the comparison, whatever the operator: the source
+ * only ever removes what the client can tell it would reject.  No
+ * negation operator: a client negates the comparison instead.
+ *
+ * Evaluation takes at most DTF_MAXTERMS steps and no allocation.
+ */
+#define DTF_MAXTERMS	32
+
+#define DTF_OP_EQ	1	/* comparisons: field OP dtft_val */
+#define DTF_OP_NE	2
+#define DTF_OP_LT	3
+#define DTF_OP_LE	4
+#define DTF_OP_GT	5
+#define DTF_OP_GE	6
+#define DTF_OP_AND	7	/* pop two, push both true */
+#define DTF_OP_OR	8	/* pop two, push either true */
+#define DTF_OP_CONST	9	/* push dtft_val != 0 */
+
+#define DTF_PID		1	/* dtev_pid */
+#define DTF_TID		2	/* dtev_tid */
+#define DTF_CPU		3	/* dtev_cpu */
+#define DTF_PBN		4	/* dtev_pbn */
+#define DTF_COMM	5	/* dtev_comm, against dtft_str */
+#define DTF_RETVAL	6	/* dtev_retval[0] */
+#define DTF_ERRNO	7	/* dtev_error */
+#define DTF_ARG0	16	/* dtev_args[n]: DTF_ARG0 + n */
+
+#define DTF_F_INT32	0x01	/* compare the low 32 bits, signed */
+
+struct dtioc_filter_term {
+	uint8_t		dtft_op;		/* DTF_OP_* */
+	uint8_t		dtft_field;		/* DTF_* of a comparison */
+	uint8_t		dtft_flags;		/* DTF_F_* */
+	uint8_t		dtft_pad[5];		/* zero */
+	int64_t		dtft_val;
+	char		dtft_str[DTMAXCOMLEN];	/* DTF_COMM, NUL-terminated */
+};
+
+struct dtioc_filter {
+	uint32_t		 dtfl_pbn;	/* a probe this open enabled */
+	uint32_t		 dtfl_nterms;	/* 0: no filter */
+	struct dtioc_filter_term dtfl_terms[DTF_MAXTERMS];
+};
+
+/*
+ * DTIOCGSTATSX: DTIOCGSTATS's counters and the extensions'.
+ * dtsx_filtevt: events a filter at the source rejected (DTIOCPRBFILTER).
+ */
+struct dtioc_statx {
+	uint64_t		 dtsx_readevt;
+	uint64_t		 dtsx_dropevt;
+	uint64_t		 dtsx_skiptick;
+	uint64_t		 dtsx_recurevt;
+	uint64_t		 dtsx_filtevt;
+	uint64_t		 dtsx_spare[3];	/* zero */
+};
+
 /* Linux encoding; dtd accepts DTIOC_OPENBSD() of each as well. */
 #define DTIOCGPLIST	_IOWR('D', 1, struct dtioc_probe)
 #define DTIOCGSTATS	_IOR('D', 2, struct dtioc_stat)
@@ -267,6 +350,12 @@ struct dtioc_rdvn {
 #define DTIOCGARGS	_IOWR('D', 6, struct dtioc_arg)
 /* 7 was DTIOCGETAUXBASE: retired upstream, answered with ENOTTY. */
 #define DTIOCRDVNODE	_IOWR('D', 8, struct dtioc_rdvn)
+/*
+ * userdt extensions: numbers far above OpenBSD's so that none of its
+ * future commands can collide with them.
+ */
+#define DTIOCPRBFILTER	_IOW('D', 64, struct dtioc_filter)
+#define DTIOCGSTATSX	_IOR('D', 65, struct dtioc_statx)
 
 /*
  * The OpenBSD encoding of a Linux-encoded number: OpenBSD's IOC_OUT is
@@ -326,6 +415,12 @@ DT_STATIC_ASSERT(DTIOCPRBENABLE == 0x40184404UL, "DTIOCPRBENABLE");
 DT_STATIC_ASSERT(DTIOCPRBDISABLE == 0x40184405UL, "DTIOCPRBDISABLE");
 DT_STATIC_ASSERT(DTIOCGARGS == 0xC0184406UL, "DTIOCGARGS");
 DT_STATIC_ASSERT(DTIOCRDVNODE == 0xC0284408UL, "DTIOCRDVNODE");
+DT_STATIC_ASSERT(sizeof(struct dtioc_filter_term) == 40, "filter term");
+DT_STATIC_ASSERT(sizeof(struct dtioc_filter) == 8 + 40 * DTF_MAXTERMS,
+    "dtioc_filter size");
+DT_STATIC_ASSERT(sizeof(struct dtioc_statx) == 64, "dtioc_statx size");
+DT_STATIC_ASSERT(DTIOCPRBFILTER == 0x45084440UL, "DTIOCPRBFILTER");
+DT_STATIC_ASSERT(DTIOCGSTATSX == 0x80404441UL, "DTIOCGSTATSX");
 DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCGSTATS) == 0x40204402UL, "GSTATS bsd");
 DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCRECORD) == 0x80044403UL, "RECORD bsd");
 DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCPRBENABLE) == 0x80184404UL, "ENABLE bsd");
