@@ -575,6 +575,205 @@ test_ring16(void)
  * of two CPUs come interleaved in time, each CPU's still in its order,
  * one out of time order on its CPU included.
  */
+
+/* A comparison term of a filter at the source. */
+static struct dtioc_filter_term
+fterm(uint8_t op, uint8_t field, int64_t val, const char *str)
+{
+	struct dtioc_filter_term t;
+
+	memset(&t, 0, sizeof(t));
+	t.dtft_op = op;
+	t.dtft_field = field;
+	t.dtft_val = val;
+	if (str != NULL)
+		snprintf(t.dtft_str, sizeof(t.dtft_str), "%s", str);
+	return t;
+}
+
+static int
+setfilter(struct dt_softc *sc, uint32_t pbn, const struct dtioc_filter_term *t,
+    uint32_t n)
+{
+	static struct dtioc_filter f;
+
+	memset(&f, 0, sizeof(f));
+	f.dtfl_pbn = pbn;
+	f.dtfl_nterms = n;
+	memcpy(f.dtfl_terms, t, n * sizeof(*t));
+	return dt_dev_ioctl(sc, &root, DTIOCPRBFILTER, &f, &ua);
+}
+
+/* The tags (dtev_tsp.tv_nsec) of the events sc can read now, as a mask. */
+static unsigned long
+read_tags(struct dt_softc *sc)
+{
+	struct dt_evt *ev = (struct dt_evt *)toks[0].buf;
+	unsigned long mask = 0;
+	size_t i;
+
+	tok_reset(&toks[0]);
+	dt_dev_read(sc, sizeof(toks[0].buf), &toks[0]);
+	if (!toks[0].done)
+		return ~0UL;
+	for (i = 0; i < toks[0].len / sizeof(*ev); i++)
+		mask |= 1UL << ev[i].dtev_tsp.tv_nsec;
+	return mask;
+}
+
+static uint64_t
+filtered(struct dt_softc *sc)
+{
+	struct dtioc_statx sx;
+
+	memset(&sx, 0xff, sizeof(sx));
+	if (dt_dev_ioctl(sc, &user, DTIOCGSTATSX, &sx, &ua) != 0)
+		return ~0ULL;
+	return sx.dtsx_filtevt;
+}
+
+/*
+ * Filters at the source: each open of one probe gets exactly what its
+ * own filter keeps, what a filter rejected takes no slot and is counted
+ * apart from drops, and malformed programs are refused.
+ */
+static void
+test_filter(void)
+{
+	struct dt_softc *a, *b, *c, *d;
+	struct dtioc_filter_term t[DTF_MAXTERMS + 1];
+	struct dt_evt src[8];
+	struct dtioc_stat st;
+	unsigned long cmd;
+	unsigned int i;
+	int on = 1;
+
+	conf_init(2, 64);
+	CHECK(dt_dev_open(&root, &a) == 0);
+	CHECK(dt_dev_open(&root, &b) == 0);
+	CHECK(dt_dev_open(&root, &c) == 0);
+	CHECK(dt_dev_open(&root, &d) == 0);
+	CHECK(req(a, &root, DTIOCPRBENABLE, 2, DTEVT_EXECNAME, 1000000000) == 0);
+	CHECK(req(b, &root, DTIOCPRBENABLE, 2, DTEVT_EXECNAME, 1000000000) == 0);
+	CHECK(req(c, &root, DTIOCPRBENABLE, 2, DTEVT_EXECNAME, 1000000000) == 0);
+	/* d does not record comm: a comm comparison cannot reject there */
+	CHECK(req(d, &root, DTIOCPRBENABLE, 2, 0, 1000000000) == 0);
+
+	/* both encodings; the extension is unknown to --abi 1.14 alone */
+	cmd = 0;
+	CHECK(dt_ioctl_argsize(DTIOC_OPENBSD(DTIOCPRBFILTER), &cmd) ==
+	    (int)sizeof(struct dtioc_filter) && cmd == DTIOCPRBFILTER);
+	CHECK(dt_ioctl_argsize(DTIOC_OPENBSD(DTIOCGSTATSX), &cmd) ==
+	    (int)sizeof(struct dtioc_statx) && cmd == DTIOCGSTATSX);
+
+	/* malformed programs */
+	t[0] = fterm(DTF_OP_EQ, DTF_PID, 1, NULL);
+	t[1] = fterm(DTF_OP_AND, 0, 0, NULL);
+	CHECK(setfilter(a, 2, t, 2) == EINVAL);		/* underflow */
+	t[1] = fterm(DTF_OP_EQ, DTF_TID, 1, NULL);
+	CHECK(setfilter(a, 2, t, 2) == EINVAL);		/* two left */
+	t[1] = fterm(DTF_OP_LT, DTF_COMM, 0, "x");
+	CHECK(setfilter(a, 2, t + 1, 1) == EINVAL);	/* comm < */
+	t[1] = fterm(DTF_OP_EQ, DTF_ARG0 + DTMAXFUNCARGS, 0, NULL);
+	CHECK(setfilter(a, 2, t + 1, 1) == EINVAL);	/* no arg10 */
+	t[1] = fterm(42, DTF_PID, 0, NULL);
+	CHECK(setfilter(a, 2, t + 1, 1) == EINVAL);	/* no such op */
+	t[1] = fterm(DTF_OP_EQ, DTF_COMM, 0, NULL);
+	memset(t[1].dtft_str, 'x', sizeof(t[1].dtft_str));
+	CHECK(setfilter(a, 2, t + 1, 1) == EINVAL);	/* no NUL */
+	t[1] = fterm(DTF_OP_EQ, DTF_PID, 0, NULL);
+	t[1].dtft_flags = 0x80;
+	CHECK(setfilter(a, 2, t + 1, 1) == EINVAL);	/* unknown flag */
+	for (i = 0; i < DTF_MAXTERMS + 1; i++)
+		t[i] = fterm(DTF_OP_CONST, 0, 1, NULL);
+	{
+		static struct dtioc_filter big;
+
+		memset(&big, 0, sizeof(big));
+		big.dtfl_pbn = 2;
+		big.dtfl_nterms = DTF_MAXTERMS + 1;
+		CHECK(dt_dev_ioctl(a, &root, DTIOCPRBFILTER, &big, &ua) ==
+		    EINVAL);
+	}
+	t[0] = fterm(DTF_OP_EQ, DTF_PID, 1, NULL);
+	CHECK(setfilter(a, 1, t, 1) == ENOENT);		/* not enabled */
+	CHECK(dt_dev_ioctl(a, &user, DTIOCPRBFILTER, t, &ua) == EPERM);
+
+	/* a: pid == 42 && comm == "dd" */
+	t[0] = fterm(DTF_OP_EQ, DTF_PID, 42, NULL);
+	t[1] = fterm(DTF_OP_EQ, DTF_COMM, 0, "dd");
+	t[2] = fterm(DTF_OP_AND, 0, 0, NULL);
+	CHECK(setfilter(a, 2, t, 3) == 0);
+	/* b: (int)arg0 == -1 || tid >= 50; set twice, the last one holds */
+	t[0] = fterm(DTF_OP_EQ, DTF_PID, 7, NULL);
+	CHECK(setfilter(b, 2, t, 1) == 0);
+	t[0] = fterm(DTF_OP_EQ, DTF_ARG0, -1, NULL);
+	t[0].dtft_flags = DTF_F_INT32;
+	t[1] = fterm(DTF_OP_GE, DTF_TID, 50, NULL);
+	t[2] = fterm(DTF_OP_OR, 0, 0, NULL);
+	CHECK(setfilter(b, 2, t, 3) == 0);
+	/* c: none (set, then removed) */
+	CHECK(setfilter(c, 2, t, 3) == 0);
+	CHECK(setfilter(c, 2, t, 0) == 0);
+	/* d: comm != "dd" && cpu == 1 && probe == 2 */
+	t[0] = fterm(DTF_OP_NE, DTF_COMM, 0, "dd");
+	t[1] = fterm(DTF_OP_EQ, DTF_CPU, 1, NULL);
+	t[2] = fterm(DTF_OP_AND, 0, 0, NULL);
+	t[3] = fterm(DTF_OP_EQ, DTF_PBN, 2, NULL);
+	t[4] = fterm(DTF_OP_AND, 0, 0, NULL);
+	CHECK(setfilter(d, 2, t, 5) == 0);
+
+	/* tag i in tv_nsec */
+	memset(src, 0, sizeof(src));
+	for (i = 0; i < 8; i++) {
+		src[i].dtev_tsp.tv_nsec = i;
+		src[i].dtev_pid = 42;
+		src[i].dtev_tid = 43;
+		strcpy(src[i].dtev_comm, "dd");
+	}
+	src[1].dtev_pid = 41;				/* a: no */
+	strcpy(src[2].dtev_comm, "ls");			/* a: no */
+	src[3].dtev_comm[0] = '\0';			/* a: unknown, yes */
+	strcpy(src[4].dtev_comm, "d\td");		/* a: escaped, yes */
+	src[5].dtev_args[0] = 0xffffffffL;		/* b: (int) -1 */
+	src[6].dtev_tid = 50;				/* b: yes */
+	src[7].dtev_args[0] = -1;			/* b: (int) -1 */
+
+	rcu_register_thread();
+	rcu_read_lock();
+	for (i = 0; i < 8; i++) {
+		CHECK(dt_pcb_ring_put(a->ds_pcbs, i, &src[i]) == 0);
+		CHECK(dt_pcb_ring_put(b->ds_pcbs, i, &src[i]) == 0);
+		CHECK(dt_pcb_ring_put(c->ds_pcbs, i, &src[i]) == 0);
+		/* cpu i goes to ring i % 2: the reader's cpu */
+		CHECK(dt_pcb_ring_put(d->ds_pcbs, i, &src[i]) == 0);
+	}
+	rcu_read_unlock();
+
+	CHECK(read_tags(a) == 0x01UL + 0x08 + 0x10 + 0x20 + 0x40 + 0x80);
+	CHECK(read_tags(b) == 0xe0UL);
+	CHECK(read_tags(c) == 0xffUL);
+	/* d saw no comm: only cpu decides (odd tags' rings) */
+	CHECK(read_tags(d) == 0xaaUL);
+	CHECK(filtered(a) == 2 && filtered(b) == 5 && filtered(c) == 0 &&
+	    filtered(d) == 4);
+	st = stats(a);
+	CHECK(st.dtst_readevt == 6 && st.dtst_dropevt == 0);
+
+	/* no change while recording */
+	CHECK(dt_dev_ioctl(c, &root, DTIOCRECORD, &on, &ua) == 0);
+	CHECK(setfilter(c, 2, t, 5) == EBUSY);
+	on = 0;
+	CHECK(dt_dev_ioctl(c, &root, DTIOCRECORD, &on, &ua) == 0);
+
+	dt_dev_close(a);
+	dt_dev_close(b);
+	dt_dev_close(c);
+	dt_dev_close(d);
+	rcu_unregister_thread();
+	dt_dev_fini();
+}
+
 static void
 test_merge(void)
 {
@@ -908,6 +1107,7 @@ main(void)
 	dt_dev_fini();
 
 	test_ring16();
+	test_filter();
 	test_merge();
 	test_seq();
 	test_rewind();
