@@ -142,7 +142,7 @@ dtpi_cache(int fd)
 	dt_nargs = xcalloc(dt_ndtpi, sizeof(*dt_nargs));
 }
 
-static void
+void
 dtai_cache(int fd, struct dtioc_probe_info *pi)
 {
 	struct dtioc_arg dtar;
@@ -810,6 +810,7 @@ rules_setup(int fd, int *halt)
 					    probe_name(bp));
 				dev_err("DTIOCPRBENABLE");
 			}
+			push_probe(fd, bp->bp_pbn);
 		}
 	}
 	if (ioctl(fd, DTIOCRECORD, &on))
@@ -954,6 +955,7 @@ rules_run(int fd)
 		    (unsigned long long)st.dtst_dropevt);
 		fprintf(stderr, "%llu events filtered\n",
 		    (unsigned long long)g_filtered);
+		push_report(fd);
 		fprintf(stderr, "%llu clock ticks skipped\n",
 		    (unsigned long long)st.dtst_skiptick);
 		fprintf(stderr, "%llu recursive events dropped\n",

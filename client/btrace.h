@@ -288,6 +288,19 @@ void			 watch_open(pid_t);
 void			 watch_start(void);
 const char		*dev_argstr(struct dt_evt *, int);
 int			 dev_strarg(struct dt_evt *, int);
+void			 dtai_cache(int, struct dtioc_probe_info *);
+
+/*
+ * bt_push.c: filters at the source (dtvar.h, DTIOCPRBFILTER).
+ * push_probe() hands dtd, after DTIOCPRBENABLE of pbn and before
+ * DTIOCRECORD, the part of its rules' filters dtd can evaluate, so
+ * dtd only drops what every rule of the probe would reject; btrace
+ * still applies every filter whole.  BTRACE_NOPUSH=1 turns it off.
+ * push_report() adds dtd's count to -v's statistics when a filter was
+ * pushed.
+ */
+void			 push_probe(int fd, uint32_t pbn);
+void			 push_report(int fd);
 const char		*evt_argstr(struct dt_evt *, int);
 
 /* bt_match.c */
