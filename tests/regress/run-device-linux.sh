@@ -377,6 +377,46 @@ lost|lostjson)
 		    fail "no map after lost_events"
 	fi
 	;;
+push)
+	# Filters at the source (dtvar.h, DTIOCPRBFILTER): the output is
+	# the same with pushing on and off (BTRACE_NOPUSH=1), for a filter
+	# dtd takes whole, one it takes in part, one it cannot take, and
+	# several rules on one probe; and what dtd filtered is reported.
+	export USERDT_SOCKET=$TMP/ingest.sock
+	n=0
+	for prog in \
+	    'syscall:openat:entry /comm == "openat_n"/ { @ = count(); }' \
+	    'syscall:openat:entry /comm == "openat_n" && nsecs > 0 && !(arg2 == 12345 || tid < 0)/ { @ = count(); }' \
+	    'syscall:openat:entry /comm == "openat_n" || nsecs == 0/ { @ = count(); }' \
+	    'syscall:openat:entry /comm == "openat_n"/ { @a = count(); } syscall:openat:entry /pid == 1 && probe == "syscall:openat:entry"/ { @b = count(); }' \
+	    'syscall:openat:return /comm != "openat_n" || retval < 0 || errno != 0/ { @[comm] = count(); }'; do
+		n=$((n + 1))
+		bt -v -c "$OPENAT_N 20; $OPENAT_N 5" -e "$prog" \
+		    > "$TMP/on.$n" 2> "$TMP/on.err.$n" ||
+		    fail "pushed $n: $(cat "$TMP/on.err.$n")"
+		BTRACE_NOPUSH=1 bt -v -c "$OPENAT_N 20; $OPENAT_N 5" -e "$prog" \
+		    > "$TMP/off.$n" 2> "$TMP/off.err.$n" ||
+		    fail "not pushed $n: $(cat "$TMP/off.err.$n")"
+		diff -u "$TMP/off.$n" "$TMP/on.$n" || fail "output $n differs"
+		[ -s "$TMP/on.$n" ] || fail "no output $n"
+		grep -q 'events filtered by dtd' "$TMP/off.err.$n" &&
+		    fail "BTRACE_NOPUSH=1 pushed $n"
+		echo "$n: $(tr '\n' ' ' < "$TMP/on.$n")"
+		echo "   pushed:     $(tr '\n' ' ' < "$TMP/on.err.$n")"
+		echo "   not pushed: $(tr '\n' ' ' < "$TMP/off.err.$n")"
+	done
+	# 1, 2 and 4 push; 3 (an || with nsecs) cannot
+	for i in 1 2 4; do
+		f=$(sed -n 's/ events filtered by dtd$//p' "$TMP/on.err.$i")
+		[ -n "$f" ] && [ "$f" -gt 0 ] || fail "$i: dtd filtered '$f'"
+	done
+	grep -q 'events filtered by dtd' "$TMP/on.err.3" &&
+	    fail "3 pushed an unpushable filter"
+	# what dtd filtered never reached btrace
+	read -r on rest < "$TMP/on.err.1"
+	read -r off rest < "$TMP/off.err.1"
+	[ "$on" -lt "$off" ] || fail "read $on pushed, $off not"
+	;;
 output)
 	# -o: btrace's output in the file, the command's on stdout
 	export USERDT_SOCKET=$TMP/ingest.sock
