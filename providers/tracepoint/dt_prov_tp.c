@@ -49,6 +49,7 @@
 #include "dt_clock.h"
 #include "dt_prov.h"
 #include "dt_tp_perf.h"
+#include "dt_tp_ksys.h"
 #include "dt_tp_stk.h"
 #include "dt_tp_task.h"
 #include "dt_tp_var.h"
@@ -280,6 +281,8 @@ dt_prov_tracepoint_init(void)
 		    "tracepoint probes\n", strerror(error));
 		return 0;
 	}
+	/* The syscall probes' view of every process (dt_tp_ksys.c). */
+	dt_tp_ksys_init();
 	if ((error = dt_tp_init_obsd()) != 0 ||
 	    (error = dt_tp_init_linux()) != 0) {
 		errno = error;

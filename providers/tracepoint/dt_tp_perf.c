@@ -702,6 +702,21 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 	return ev;
 }
 
+int
+dt_tpev_filter(struct dt_tpev *ev, const char *filter)
+{
+	unsigned int i;
+	int error = 0;
+
+	pthread_mutex_lock(&dt_tpev_mtx);
+	for (i = 0; i < ev->tpe_ncpu; i++)
+		if (ev->tpe_cpus[i].tpc_fd != -1 && ioctl(ev->tpe_cpus[i].tpc_fd,
+		    PERF_EVENT_IOC_SET_FILTER, filter) == -1 && error == 0)
+			error = errno;
+	pthread_mutex_unlock(&dt_tpev_mtx);
+	return error;
+}
+
 void
 dt_tpev_close(struct dt_tpev *ev)
 {

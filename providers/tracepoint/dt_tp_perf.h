@@ -99,6 +99,15 @@ struct dt_tpev	*dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn,
  */
 void	dt_tpev_close(struct dt_tpev *);
 
+/*
+ * Set the kernel's filter (tracefs syntax, "id == 39 || id == 110") on
+ * every CPU's event of ev (PERF_EVENT_IOC_SET_FILTER): records it
+ * rejects are never written.  Returns 0 or the first errno.  The
+ * owner's thread, between dt_tpev_open() and dt_tpev_close(); a record
+ * written before the filter took effect on its CPU may still come.
+ */
+int	dt_tpev_filter(struct dt_tpev *, const char *filter);
+
 /* Stop the reader and free every event; at shutdown, idempotent. */
 void	dt_tpev_shutdown(void);
 

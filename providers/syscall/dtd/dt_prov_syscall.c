@@ -18,8 +18,11 @@
  * The syscall provider: syscall:sys%N:entry and syscall:sys%N:return for
  * every call in the generated systab, in N order (design decision 5).
  * Events come from the preload library in traced processes through
- * dt_ingest.c; this file registers the probes and turns DTIOCRECORD into
- * enable bytes in the tracees' tables.
+ * dt_ingest.c, and from the kernel's system call tracepoints for every
+ * other process (dt_ksys.h, fed by the tracepoint provider; which
+ * processes are whose: dt_sys_kern.c); this file registers the probes
+ * and turns DTIOCRECORD into enable bytes in the tracees' tables and
+ * into the kernel feed's set of calls.
  *
  * Locks used to protect the globals in this file:
  *	[I]	set by dt_prov_syscall_init() during dt_dev_init()
@@ -34,6 +37,8 @@
 
 #include "dt_prov.h"
 #include "dt_ingest.h"
+#include "dt_ksys.h"
+#include "dt_sys_kern.h"
 
 /*
  * dt(4) masks syscall requests to the common flags and FUNCARGS; ours
@@ -113,6 +118,7 @@ dt_prov_syscall_init(void)
 		dt_sys_probes[2 * i + 1] = dtp;
 	}
 	dt_ingest_sink_probes(dt_syscall_probe);
+	dt_ksys_owner(dt_sys_kern_traced);
 	return DT_SYS_NPROBES;
 nomem:
 	errno = ENOMEM;
@@ -133,11 +139,15 @@ dt_prov_syscall_alloc(struct dt_probe *dtp, struct dt_softc *sc,
  * The byte tracees test: on while any open records the probe, with the
  * union of what those opens want, so that a tracee only pays for the
  * stack, comm or strings when someone reads them.  KSTACK has no
- * user-space meaning and is left out.
+ * user-space meaning and is left out.  The kernel feed gets the same
+ * on/off and the union of the flags (the stacks it asks perf for), for
+ * the processes no hook records (OpenBSD's syscall probes see every
+ * process).  Called under the core's lock.
  */
 static void
 dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 {
+	uint64_t evtflags = 0;
 	uint8_t en = 0;
 	size_t i;
 
@@ -149,10 +159,13 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	if (dt_sys_nrec[p] > 0) {
 		en = UDT_EN_ON;
 		for (i = 0; i < DT_SYS_NFLAGS; i++)
-			if (dt_sys_nflag[p][i] > 0)
+			if (dt_sys_nflag[p][i] > 0) {
 				en |= dt_sys_flags[i].en;
+				evtflags |= dt_sys_flags[i].evt;
+			}
 	}
 	dt_ingest_enable(p, en);
+	dt_ksys_set(p, dp->dp_dtp, dt_sys_nrec[p] > 0, evtflags);
 	pthread_mutex_unlock(&dt_sys_mtx);
 }
 

@@ -1,0 +1,69 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+
+/*
+ * The kernel's system calls for the syscall probes (issue 22).  On
+ * OpenBSD a syscall probe sees every process; here the preload library
+ * sees the processes started under a launcher, and the kernel's system
+ * call tracepoints see the others.  Two providers share that work and
+ * neither may include the other (doc/design.md, "The tree"): the
+ * syscall provider owns the probes and knows which processes its hooks
+ * already record; the tracepoint provider reads the kernel through perf.
+ * They meet here, through two functions each registers once.
+ *
+ * Locks used to protect the globals behind this file:
+ *	[I]	set during dt_dev_init() (provider init), read-only after
+ */
+#ifndef DT_KSYS_H
+#define DT_KSYS_H
+
+#include <sys/types.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct dt_probe;
+
+/*
+ * The kernel feed (the tracepoint provider): syscall probe dtp, of wire
+ * index p (2i entry, 2i + 1 return of systab[i]), records with the
+ * union evtflags of its started pcbs' DTEVT_* flags, or no longer
+ * (on false).  Called under the core's lock from the syscall
+ * provider's dtpv_start/dtpv_stop; must not wait for event producers.
+ */
+typedef void	(*dt_ksys_set_fn)(unsigned int p, struct dt_probe *dtp,
+		    bool on, uint64_t evtflags);
+
+/*
+ * The owner of the traced processes (the syscall provider): true when
+ * the event of process pid at time ns (CLOCK_REALTIME) is one the
+ * preload library records, or may have recorded, so the kernel's copy
+ * must be dropped.  Called by the kernel feed's one reader thread only,
+ * registered with liburcu.
+ */
+typedef bool	(*dt_ksys_traced_fn)(pid_t pid, uint64_t ns);
+
+/* Register each once, from provider init functions.  [I] */
+void	dt_ksys_feed(dt_ksys_set_fn);
+void	dt_ksys_owner(dt_ksys_traced_fn);
+
+/* Forward to what was registered; nothing / false when nothing was. */
+void	dt_ksys_set(unsigned int p, struct dt_probe *dtp, bool on,
+	    uint64_t evtflags);
+bool	dt_ksys_traced(pid_t pid, uint64_t ns);
+
+#endif /* DT_KSYS_H */

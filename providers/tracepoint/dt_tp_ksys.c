@@ -1,0 +1,262 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+
+/*
+ * The kernel feed of the syscall probes (dt_ksys.h, issue 22): every
+ * process's system calls from raw_syscalls:sys_enter and sys_exit, for
+ * the processes the preload library does not trace, so that
+ * syscall:NAME:entry counts every process as on OpenBSD.
+ *
+ * One perf event per CPU per direction, open while some syscall probe of
+ * that direction records, with a kernel filter on the call numbers being
+ * recorded ("id == 39 || ..."; past DT_TK_MAXIDS numbers, every call)
+ * and on dtd's own pid, so that neither the machine's other calls nor
+ * dtd's reading of them reach dtd.  The reader checks the number again
+ * (a record may come before the filter took effect on its CPU) and
+ * drops the events of processes the library records (dt_ksys_traced()).
+ * Events carry what the kernel gives: the six registers at entry, the
+ * result at return (-1 and errno for -4095..-1), pid, tid, CPU, time,
+ * comm, and kernel or user stacks when asked (perf callchains); no
+ * strings (DTEVT_STRINGS entries come from the library alone).
+ *
+ * Locks used to protect the globals in this file:
+ *	[I]	set by dt_tp_ksys_init() during dt_dev_init()
+ *	[K]	the core's configuration lock (dt_ksys_set_fn)
+ *	[R]	the perf reader thread, inside rcu_read_lock()
+ *	[a]	atomic: written under [K], read by [R]
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dt_clock.h"
+#include "dt_ksys.h"
+#include "dt_tp_ksys.h"
+#include "dt_tp_task.h"
+#include "dt_tp_var.h"
+#include "systab.h"
+
+#define DT_TK_MAXIDS	64	/* numbers a filter names, at most */
+#define DT_TK_FILTERLEN	(DT_TK_MAXIDS * 16 + 64)
+
+struct dt_tk_dir {
+	const char		*tk_event;	/* [I] sys_enter, sys_exit */
+	struct dt_tp_format	 tk_fmt;	/* [I] */
+	const struct dt_tp_field *tk_id;	/* [I] */
+	const struct dt_tp_field *tk_val;	/* [I] args, ret */
+	bool			 tk_ok;		/* [I] the kernel has it */
+	struct dt_tpev		*tk_ev;		/* [K] open while tk_non */
+	uint64_t		 tk_evflags;	/* [K] stacks tk_ev walks */
+	unsigned int		 tk_non;	/* [K] calls recording */
+	int			 tk_lasterr;	/* [K] last error logged */
+	char			 tk_filter[DT_TK_FILTERLEN];	/* [K] set */
+	/* [a] the recording probe of each Linux number, NULL: none */
+	struct dt_probe *_Atomic tk_probe[SYSTAB_LINUX_MAX];
+	uint64_t		 tk_flags[SYSTAB_LINUX_MAX];	/* [K] */
+};
+
+static struct dt_tk_dir	dt_tk_dirs[2] = {	/* entry, return */
+	{ .tk_event = "sys_enter" },
+	{ .tk_event = "sys_exit" },
+};
+
+/* A record of dir, for the probe recording its call.  [R] */
+static void
+dt_tk_sample(void *arg, const struct dt_tp_sample *s)
+{
+	struct dt_tk_dir *d = arg;
+	struct dt_probe *dtp;
+	struct dt_pcb *dp;
+	struct dt_evt ev;
+	uint64_t flags, v;
+	unsigned int i, off;
+	long id, ret;
+
+	if (s->ts_lost > 0) {
+		/* Whose records perf lost is unknown: every recording one. */
+		for (i = 0; i < SYSTAB_LINUX_MAX; i++)
+			if ((dtp = atomic_load_explicit(&d->tk_probe[i],
+			    memory_order_relaxed)) != NULL)
+				cds_list_for_each_entry_rcu(dp,
+				    &dtp->dtp_pcbs, dp_pnext)
+					dt_pcb_count_dropevt(dp, s->ts_cpu,
+					    s->ts_lost);
+		return;
+	}
+	if (s->ts_comm != NULL) {
+		dt_tp_task_note(s->ts_tid, s->ts_pid, s->ts_comm);
+		return;
+	}
+	if (s->ts_swin || s->ts_raw == NULL)
+		return;
+	id = (long)dt_tp_num(d->tk_id, s->ts_raw, s->ts_rawlen);
+	if (id < 0 || id >= SYSTAB_LINUX_MAX ||
+	    (dtp = atomic_load_explicit(&d->tk_probe[id],
+	    memory_order_acquire)) == NULL)
+		return;
+	/* The library's processes: its events, with strings and stacks. */
+	if (dt_ksys_traced(s->ts_pid, s->ts_ns))
+		return;
+	flags = atomic_load_explicit(&dtp->dtp_evtflags, memory_order_relaxed);
+	memset(&ev, 0, sizeof(ev));
+	ev.dtev_pid = s->ts_pid;
+	ev.dtev_tid = s->ts_tid;
+	ev.dtev_tsp = dt_clock_ts(s->ts_ns);
+	ev.dtev_kstack = *s->ts_kstack;
+	ev.dtev_ustack = *s->ts_ustack;
+	if (flags & DTEVT_EXECNAME)
+		dt_tp_task_comm(s->ts_pid, s->ts_tid, s->ts_cpu, ev.dtev_comm);
+	if (d == &dt_tk_dirs[0]) {
+		/* args is unsigned long[6]: the registers, as the hook's. */
+		for (i = 0; i < dtp->dtp_nargs && i < 6; i++) {
+			off = d->tk_val->dtf_off + 8 * i;
+			if (off + 8 > s->ts_rawlen)
+				break;
+			memcpy(&v, (const char *)s->ts_raw + off, 8);
+			ev.dtev_args[i] = (register_t)v;
+		}
+	} else {
+		ret = (long)dt_tp_num(d->tk_val, s->ts_raw, s->ts_rawlen);
+		if (ret < 0 && ret > -4096) {
+			ev.dtev_retval[0] = -1;
+			ev.dtev_error = (int32_t)-ret;
+		} else
+			ev.dtev_retval[0] = ret;
+	}
+	dt_seq_emit(dt_tpev_source(), dtp, s->ts_cpu, &ev);
+}
+
+/*
+ * The filter for d's recording calls, and never dtd's own (its reads
+ * of these very buffers would feed them).  [K]
+ */
+static void
+dt_tk_filter(struct dt_tk_dir *d, char *buf, size_t len)
+{
+	size_t n;
+	unsigned int i;
+	bool first = true;
+
+	n = (size_t)snprintf(buf, len, "common_pid != %d", (int)getpid());
+	if (d->tk_non > DT_TK_MAXIDS)
+		return;
+	n += (size_t)snprintf(buf + n, len - n, " && (");
+	for (i = 0; i < SYSTAB_LINUX_MAX; i++)
+		if (atomic_load_explicit(&d->tk_probe[i],
+		    memory_order_relaxed) != NULL) {
+			n += (size_t)snprintf(buf + n, len - n, "%sid == %u",
+			    first ? "" : " || ", i);
+			first = false;
+		}
+	snprintf(buf + n, len - n, ")");
+}
+
+/*
+ * dt_ksys_set_fn: open, reopen with more stacks, refilter or close the
+ * direction's event after a syscall probe started or stopped recording.
+ * dt(4) cannot fail a start: where the kernel's events will not open,
+ * the probe sees the launcher's processes alone, said once per cause.
+ * [K]
+ */
+static void
+dt_tk_set(unsigned int p, struct dt_probe *dtp, bool on, uint64_t evtflags)
+{
+	struct dt_tk_dir *d = &dt_tk_dirs[p & 1];
+	const struct systab_ent *se;
+	char filter[DT_TK_FILTERLEN];
+	uint64_t want = 0;
+	unsigned int i, lin;
+	int error;
+
+	if (p / 2 >= SYSTAB_COUNT || !d->tk_ok)
+		return;
+	se = &systab[p / 2];
+	lin = se->se_linux;
+	if (lin >= SYSTAB_LINUX_MAX)
+		return;
+	if ((atomic_load_explicit(&d->tk_probe[lin], memory_order_relaxed) !=
+	    NULL) != on)
+		d->tk_non += on ? 1 : -1;
+	atomic_store_explicit(&d->tk_probe[lin], on ? dtp : NULL,
+	    memory_order_release);
+	d->tk_flags[lin] = on ? evtflags : 0;
+	if (d->tk_non == 0) {
+		if (d->tk_ev != NULL)
+			dt_tpev_close(d->tk_ev);
+		d->tk_ev = NULL;
+		d->tk_evflags = 0;
+		d->tk_filter[0] = '\0';
+		return;
+	}
+	for (i = 0; i < SYSTAB_LINUX_MAX; i++)
+		want |= d->tk_flags[i] & (DTEVT_KSTACK | DTEVT_USTACK);
+	if (d->tk_ev == NULL || (want & ~d->tk_evflags) != 0) {
+		/* Closed first: a gap, never an event twice. */
+		if (d->tk_ev != NULL)
+			dt_tpev_close(d->tk_ev);
+		d->tk_filter[0] = '\0';
+		d->tk_ev = dt_tpev_open(d->tk_fmt.dtfm_id, want, dt_tk_sample,
+		    d, &error);
+		d->tk_evflags = want;
+		if (d->tk_ev == NULL) {
+			if (error != d->tk_lasterr)
+				fprintf(stderr, "dtd: syscall: raw_syscalls:%s: "
+				    "cannot open (%s): syscall probes see only "
+				    "processes started under dtrun or btrace "
+				    "-c\n", d->tk_event, strerror(error));
+			d->tk_lasterr = error;
+			return;
+		}
+		d->tk_lasterr = 0;
+	}
+	dt_tk_filter(d, filter, sizeof(filter));
+	if (strcmp(filter, d->tk_filter) == 0)
+		return;
+	/* Unfiltered, the reader still keeps only the recording calls. */
+	if ((error = dt_tpev_filter(d->tk_ev, filter)) != 0)
+		fprintf(stderr, "dtd: syscall: raw_syscalls:%s: filter "
+		    "refused (%s): every call is read\n", d->tk_event,
+		    strerror(error));
+	memcpy(d->tk_filter, filter, sizeof(filter));
+}
+
+void
+dt_tp_ksys_init(void)
+{
+	struct dt_tk_dir *d;
+	unsigned int i;
+	bool any = false;
+
+	/* OpenBSD's syscall probes are root's view; without root, none. */
+	if (geteuid() != 0)
+		return;
+	for (i = 0; i < 2; i++) {
+		d = &dt_tk_dirs[i];
+		if (dt_tracefs_format("raw_syscalls", d->tk_event,
+		    &d->tk_fmt) != 0)
+			continue;
+		d->tk_id = dt_tp_field(&d->tk_fmt, "id");
+		d->tk_val = dt_tp_field(&d->tk_fmt, i == 0 ? "args" : "ret");
+		d->tk_ok = d->tk_id != NULL && d->tk_val != NULL &&
+		    (i == 1 || d->tk_val->dtf_size == 8);
+		any |= d->tk_ok;
+	}
+	if (any)
+		dt_ksys_feed(dt_tk_set);
+}
