@@ -374,6 +374,13 @@ check_probes(void)
 		    "root, as uid %d: profile samples carry no kernel stack "
 		    "(kstack is empty, shown as userland)\n", g_progname,
 		    g_devpath, (int)dev_owner());
+	/* Root's dtd adds the kernel's view of every other process. */
+	if (unpriv && sys && g_command == NULL && g_pidfilter <= 0)
+		fprintf(stderr, "%s: the dtd that serves %s runs without "
+		    "root, as uid %d: syscall probes see only the processes "
+		    "started under its launcher (btrace -c, dtrun), not the "
+		    "whole system\n", g_progname, g_devpath,
+		    (int)dev_owner());
 	if (unpriv && prof && g_command == NULL && g_pidfilter <= 0)
 		fprintf(stderr, "%s: the dtd that serves %s runs without "
 		    "root, as uid %d: profile samples only the processes "

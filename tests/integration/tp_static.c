@@ -17,9 +17,14 @@
 /*
  * A statically linked program (no preload library can see it): N
  * getppid(2) calls, paced so that a system-wide trace keeps up, then
- * exit.  tp_test counts its raw_syscalls events.
+ * exit.  tp_test counts its raw_syscalls events.  With "wait": started
+ * before the trace, it first reads a byte from its standard input, says
+ * "done" on its standard output after its calls, and stays until its
+ * input closes, so that its name is still in /proc when its events are
+ * read (tp_test sysall).
  */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,12 +33,22 @@ main(int argc, char *argv[])
 {
 	struct timespec ts = { 0, 200000 };
 	long n, i;
+	char c;
+	int wait = argc > 2 && strcmp(argv[2], "wait") == 0;
 
 	n = argc > 1 ? atol(argv[1]) : 1000;
+	if (wait && read(0, &c, 1) != 1)
+		return 1;
 	for (i = 0; i < n; i++) {
 		getppid();
 		if (i % 100 == 99)
 			nanosleep(&ts, NULL);
+	}
+	if (wait) {
+		if (write(1, "done\n", 5) != 5)
+			return 1;
+		while (read(0, &c, 1) > 0)
+			;
 	}
 	return 0;
 }

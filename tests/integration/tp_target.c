@@ -25,6 +25,8 @@
  *   tp_target bio N FILE	N 4 KB writes to FILE, each to its own
  *				block, past the page cache (O_DIRECT) and
  *				on the disk when it returns (O_DSYNC)
+ *   tp_target getppid N	N getppid(2) calls (the syscall probes'
+ *				kernel feed, under btrace -c)
  * Exits 0, or 1 with a message when something failed.
  */
 #include <sys/mman.h>
@@ -83,6 +85,11 @@ main(int argc, char *argv[])
 		    (unsigned long)(n * pg));
 		return fflush(stdout) == 0 ? 0 : 1;
 	}
+	if (strcmp(argv[1], "getppid") == 0) {
+		for (i = 0; i < n; i++)
+			(void)getppid();
+		return 0;
+	}
 	if (strcmp(argv[1], "bio") == 0 && argc == 4) {
 		int fd;
 
@@ -107,6 +114,6 @@ main(int argc, char *argv[])
 	}
 usage:
 	fprintf(stderr, "usage: tp_target sleep N USEC | fork N | "
-	    "fault PAGES | bio N FILE\n");
+	    "fault PAGES | bio N FILE | getppid N\n");
 	return 1;
 }

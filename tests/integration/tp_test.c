@@ -22,6 +22,12 @@
  *   tp_test fork DTD TARGET		fork names each child
  *   tp_test comm DTD TARGET		comm of a process gone when read
  *   tp_test syscalls DTD STATIC	raw_syscalls of a static binary
+ *   tp_test sysall DTD STATIC	syscall probes without a launcher: a
+ *					static binary started before, exactly
+ *					(and as bpftrace counts it, if there)
+ *   tp_test syslaunch DTD BTRACE DYN
+ *					btrace -c: each call of a traced
+ *					program once
  *   tp_test fault DTD TARGET		uvm:fault for pages that must fault
  *   tp_test args DTD TARGET		DTIOCGPLIST order, DTIOCGARGS types
  *   tp_test nargs DTD BTRACE		DTIOCGARGS gives dtpi_nargs types for
@@ -566,6 +572,246 @@ run_syscalls(void)
 	dtt_check(exitok == TP_NSYS, "sys_exit: %lu return our pid", exitok);
 }
 
+/*
+ * The syscall probes' kernel feed (dt_tp_ksys.c).  Done when this
+ * process, pinned to each CPU in turn after the target said it was
+ * done, has seen its own getppid entry from every CPU: each CPU's
+ * events come in order, and the reader merges them by time.
+ */
+static bool
+sys_drain(int fd, uint32_t pbn, pid_t target, uint32_t pbent,
+    uint32_t pbret, unsigned long *ent, unsigned long *ret,
+    unsigned long *bad, uint64_t after)
+{
+	static struct dt_evt evs[512];
+	static bool proven[TP_MAXCPU];
+	uint64_t deadline = dtt_clock_ns(CLOCK_MONOTONIC) +
+	    TP_RUN_MS * 1000000ULL;
+	int c, nproven = 0;
+	long n, i;
+
+	memset(proven, 0, sizeof(proven));
+	while (nproven < tp_ncpu) {
+		if (dtt_clock_ns(CLOCK_MONOTONIC) > deadline)
+			return dtt_check(false, "own events within %d ms",
+			    TP_RUN_MS);
+		for (c = 0; c < tp_ncpu; c++)
+			if (!proven[c]) {
+				pin(c);
+				(void)getppid();
+				pin(-1);
+			}
+		if ((n = dtt_read(fd, evs, 512, 200)) < 0 &&
+		    errno != ETIMEDOUT)
+			return dtt_check(false, "read: %s", strerror(errno));
+		for (i = 0; i < n; i++) {
+			const struct dt_evt *ev = &evs[i];
+
+			if (ev->dtev_pid == getpid() && ev->dtev_pbn == pbn &&
+			    ev_ns(ev) > after && ev->dtev_cpu <
+			    (unsigned int)tp_ncpu && !proven[ev->dtev_cpu]) {
+				proven[ev->dtev_cpu] = true;
+				nproven++;
+			}
+			if (ev->dtev_pid != target)
+				continue;
+			if (ev->dtev_pbn == pbent)
+				(*ent)++;
+			else if (ev->dtev_pbn == pbret)
+				(*ret)++;
+			/* getppid returns us; a static binary's comm. */
+			if (ev->dtev_tid != target ||
+			    strcmp(ev->dtev_comm, "tp_static") != 0 ||
+			    (ev->dtev_pbn == pbret &&
+			    (ev->dtev_retval[0] != getpid() ||
+			    ev->dtev_error != 0)))
+				(*bad)++;
+		}
+	}
+	return true;
+}
+
+/*
+ * bpftrace's count of target's getppid calls, started before it calls:
+ * -1 where bpftrace is missing or will not attach (then not compared).
+ */
+static pid_t
+bpf_start(pid_t target, int *outfd, char *path, size_t len)
+{
+	char prog[200];
+	/* The shell finds bpftrace in PATH; exec keeps its pid ours. */
+	char *argv[] = { "/bin/sh", "-c", prog, NULL };
+	char buf[256];
+	uint64_t deadline;
+	ssize_t r;
+	pid_t pid;
+
+	snprintf(prog, sizeof(prog), "exec bpftrace -e 'tracepoint:syscalls:"
+	    "sys_enter_getppid /pid == %d/ { @ = count(); }'", (int)target);
+	snprintf(path, len, "%s/bpftrace.out", tp_dd.dd_dir);
+	if ((*outfd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1)
+		return -1;
+	if ((pid = dtt_spawn(argv, NULL, -1, *outfd, *outfd, -1)) == -1)
+		return -1;
+	/* It says "Attaching 1 probe..." once its probe is in. */
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 30000000000ULL;
+	while (dtt_clock_ns(CLOCK_MONOTONIC) < deadline) {
+		r = pread(*outfd, buf, sizeof(buf) - 1, 0);
+		buf[r > 0 ? r : 0] = '\0';
+		if (strstr(buf, "Attaching") != NULL)
+			return pid;
+		if (dtt_wait(pid, 10) != -1) {
+			/* It ended: no bpftrace here, or none that works. */
+			fprintf(stderr, "%s", buf);
+			return -1;
+		}
+	}
+	dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+	return -1;
+}
+
+static long
+bpf_count(pid_t pid, int outfd)
+{
+	char buf[4096], *p;
+	ssize_t r;
+	long n = -1;
+
+	if (dtt_stop(pid, SIGINT, 30000) == -1)
+		return -1;
+	r = pread(outfd, buf, sizeof(buf) - 1, 0);
+	buf[r > 0 ? r : 0] = '\0';
+	if ((p = strstr(buf, "@: ")) != NULL)
+		n = atol(p + 3);
+	return n;
+}
+
+/*
+ * syscall:getppid:entry and return without a launcher: every call of a
+ * static binary started before the trace, exactly once, as bpftrace
+ * counts them, with comm, tid, result and errno.
+ */
+static void
+run_sysall(void)
+{
+	char n[16], path[512], out[64];
+	char *argv[] = { (char *)tp_target, n, "wait", NULL };
+	unsigned long ent = 0, ret = 0, bad = 0;
+	uint32_t pbent, pbret;
+	int fd, in[2], op[2], bfd = -1;
+	pid_t pid, bpid = -1;
+	long bn;
+	ssize_t r;
+	size_t len = 0;
+	uint64_t after;
+
+	snprintf(n, sizeof(n), "%d", TP_NSYS);
+	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(op, O_CLOEXEC) == -1)
+		return (void)dtt_check(false, "pipe: %s", strerror(errno));
+	/* Started first, outside any launcher; it waits for its input. */
+	if ((pid = dtt_spawn(argv, NULL, in[0], op[1], -1, -1)) == -1)
+		return (void)dtt_check(false, "spawn: %s", strerror(errno));
+	close(in[0]);
+	close(op[1]);
+	if ((fd = dtt_open(tp_dd.dd_dev)) == -1)
+		return (void)dtt_check(false, "open: %s", strerror(errno));
+	pbent = dtt_probe(fd, "syscall", "sys%39", "entry");
+	pbret = dtt_probe(fd, "syscall", "sys%39", "return");
+	if (!dtt_check(pbent != 0 && pbret != 0, "syscall:getppid listed") ||
+	    dtt_enable(fd, pbent, DTEVT_EXECNAME | DTEVT_FUNCARGS, 0) != 0 ||
+	    dtt_enable(fd, pbret, DTEVT_EXECNAME, 0) != 0 ||
+	    dtt_record(fd, 1) != 0) {
+		dtt_check(false, "enable, record: %s", strerror(errno));
+		goto out;
+	}
+	bpid = bpf_start(pid, &bfd, path, sizeof(path));
+	if (bpid == -1)
+		fprintf(stderr, "tp_test: no bpftrace to compare with\n");
+	if (write(in[1], "g", 1) != 1)
+		goto out;
+	while (len < 5 && (r = read(op[0], out + len, 5 - len)) > 0)
+		len += (size_t)r;
+	if (!dtt_check(len == 5, "the target made its calls"))
+		goto out;
+	after = dtt_clock_ns(CLOCK_REALTIME);
+	sys_drain(fd, pbent, pid, pbent, pbret, &ent, &ret, &bad, after);
+	dtt_check(ent == TP_NSYS, "entry: %lu of its %d calls", ent, TP_NSYS);
+	dtt_check(ret == TP_NSYS, "return: %lu of its %d calls", ret,
+	    TP_NSYS);
+	dtt_check(bad == 0, "comm, tid, result and errno right (%lu not)",
+	    bad);
+	if (bpid != -1) {
+		bn = bpf_count(bpid, bfd);
+		dtt_check(bn == (long)ent, "bpftrace counts %ld, we %lu", bn,
+		    ent);
+	}
+out:
+	if (bfd != -1)
+		close(bfd);
+	dtt_record(fd, 0);
+	close(fd);
+	close(in[1]);
+	close(op[0]);
+	dtt_check(dtt_exited0(dtt_wait(pid, 10000)), "the target exits 0");
+}
+
+/* The value after "@[NAME]: " in out, or -1. */
+static long
+map_value(const char *out, const char *name)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), "@[%s]: ", name);
+	if ((p = strstr(out, key)) == NULL)
+		return -1;
+	return atol(p + strlen(key));
+}
+
+/*
+ * The same script under btrace -c, which keeps its command's tree: a
+ * dynamic program, which the library records, is counted once a call
+ * (the kernel's copy goes).  tp_target is BTRACE here, DYN the program.
+ * (A static program exec'd by the traced shell is counted by neither:
+ * its pid stays the attached shell's until it exits; see
+ * providers/syscall/dtd/dt_sys_kern.c.)
+ */
+static void
+run_syslaunch(const char *dyn)
+{
+	char cmd[1024], outp[512], out[8192];
+	char *argv[] = { (char *)tp_target, "-d", tp_dd.dd_dev, "-c", cmd,
+	    "-e", "syscall:getppid:entry { @[comm] = count(); }", NULL };
+	ssize_t r;
+	size_t len = 0;
+	pid_t pid;
+	int fd, status;
+	long v;
+
+	/* The command's library finds this dtd. */
+	setenv("USERDT_SOCKET", tp_dd.dd_sock, 1);
+	snprintf(cmd, sizeof(cmd), "%s getppid %d", dyn, TP_NSYS);
+	snprintf(outp, sizeof(outp), "%s/btrace.out", tp_dd.dd_dir);
+	if ((fd = open(outp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1)
+		return (void)dtt_check(false, "%s: %s", outp, strerror(errno));
+	pid = dtt_spawn(argv, NULL, -1, fd, -1, -1);
+	status = pid == -1 ? -1 : dtt_wait(pid, TP_RUN_MS);
+	if (pid != -1 && status == -1)
+		dtt_stop(pid, SIGTERM, DTT_EXIT_MS);
+	while (len < sizeof(out) - 1 && (r = pread(fd, out + len,
+	    sizeof(out) - 1 - len, (off_t)len)) > 0)
+		len += (size_t)r;
+	out[len] = '\0';
+	close(fd);
+	dtt_check(dtt_exited0(status), "btrace -c exits 0");
+	v = map_value(out, "tp_target");
+	if (!dtt_check(v == TP_NSYS, "btrace -c: %ld getppid entries of %d "
+	    "calls", v, TP_NSYS))
+		fprintf(stderr, "%s", out);
+}
+
 /* Our marker's user fault: from the buffer the target's faults use. */
 static bool
 proof_markfault(const struct dt_evt *ev)
@@ -968,12 +1214,13 @@ main(int argc, char *argv[])
 		{ "syscalls", run_syscalls },
 		{ "fault", run_fault }, { "exec", run_exec },
 		{ "args", run_args }, { "idle", run_idle },
-		{ "nargs", run_nargs },
+		{ "nargs", run_nargs }, { "sysall", run_sysall },
+		{ "syslaunch", NULL },
 	};
 	char errbuf[4096];
 	size_t i;
 
-	if (argc != 4) {
+	if (argc != 4 && !(argc == 5 && strcmp(argv[1], "syslaunch") == 0)) {
 		fprintf(stderr, "usage: tp_test mode dtd target\n");
 		return 2;
 	}
@@ -1002,7 +1249,10 @@ main(int argc, char *argv[])
 		dtt_dtd_fini(&tp_dd, true);
 		return dtt_done();
 	}
-	modes[i].fn();
+	if (modes[i].fn != NULL)
+		modes[i].fn();
+	else
+		run_syslaunch(argv[4]);
 	dtt_check(dtt_dtd_stop(&tp_dd, SIGTERM) != -1, "dtd stops");
 	dtt_dtd_fini(&tp_dd, true);
 	free(tp_evs);
