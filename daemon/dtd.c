@@ -51,6 +51,7 @@
 #include "dt_dev.h"
 #include "dt_fe.h"
 #include "dt_inject.h"
+#include "dt_ksys.h"
 #include "dt_pidmaps.h"
 #include "dt_prov_replay.h"
 #include "dtd.h"
@@ -78,6 +79,7 @@ static const char dtd_usage[] =
     "usage: dtd [--foreground] [--frontend cuse|fuse|auto] [--device path]\n"
     "           [--group group] [--ring-size n] [--ready-fd fd]\n"
     "           [--ingest path] [--ksyms path | --no-ksyms]\n"
+    "           [--syscall-scope all|launched]\n"
     "           [--profile auto|perf|timer] [--max-memory size]\n"
     "           [--max-opens n] [--inject rules] [--inject-file path]\n"
     "           [--openbsd-strict] [--abi 1.14|1.48]\n"
@@ -98,6 +100,8 @@ static const char dtd_usage[] =
     "                    without root $XDG_RUNTIME_DIR/userdt/ingest.sock)\n"
     "  --ksyms PATH      kernel symbols (default /dev/ksyms)\n"
     "  --no-ksyms        no kernel symbols\n"
+    "  --syscall-scope S syscall probes see all processes (default, as\n"
+    "                    root) or only those under dtrun and btrace -c\n"
     "  --profile MODE    profile sampling: perf, timer or auto (default)\n"
     "  --max-memory SIZE all opens' rings together, bytes (K, M, G\n"
     "                    suffixes); default the machine's RAM\n"
@@ -203,6 +207,7 @@ enum {
 	OPT_INGEST,
 	OPT_KSYMS,
 	OPT_NOKSYMS,
+	OPT_SYSSCOPE,
 	OPT_PROFILE,
 	OPT_MAXMEM,
 	OPT_MAXOPENS,
@@ -228,6 +233,7 @@ static const struct option dtd_options[] = {
 	{ "ingest",	required_argument,	NULL,	OPT_INGEST },
 	{ "ksyms",	required_argument,	NULL,	OPT_KSYMS },
 	{ "no-ksyms",	no_argument,		NULL,	OPT_NOKSYMS },
+	{ "syscall-scope", required_argument,	NULL,	OPT_SYSSCOPE },
 	{ "profile",	required_argument,	NULL,	OPT_PROFILE },
 	{ "max-memory",	required_argument,	NULL,	OPT_MAXMEM },
 	{ "max-opens",	required_argument,	NULL,	OPT_MAXOPENS },
@@ -335,6 +341,16 @@ dtd_parse(int argc, char *argv[])
 			break;
 		case OPT_NOKSYMS:
 			dtd_conf.dcf_ksyms = NULL;
+			break;
+		case OPT_SYSSCOPE:
+			/* Read by the kernel feed's init, in dt_dev_init(). */
+			if (strcmp(optarg, "all") == 0)
+				dt_ksys_scope(true);
+			else if (strcmp(optarg, "launched") == 0)
+				dt_ksys_scope(false);
+			else
+				dtd_fatal("--syscall-scope: '%s' is not all or "
+				    "launched", optarg);
 			break;
 		case OPT_PROFILE:
 			if (strcmp(optarg, "auto") == 0)

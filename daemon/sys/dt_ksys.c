@@ -25,8 +25,21 @@
 
 #include "dt_ksys.h"
 
+static bool			dt_ksys_all = true;	/* [I] */
 static dt_ksys_set_fn		dt_ksys_setfn;		/* [I] */
 static dt_ksys_traced_fn	dt_ksys_tracedfn;	/* [I] */
+
+void
+dt_ksys_scope(bool all)
+{
+	dt_ksys_all = all;
+}
+
+bool
+dt_ksys_scope_all(void)
+{
+	return dt_ksys_all;
+}
 
 void
 dt_ksys_feed(dt_ksys_set_fn fn)

@@ -57,6 +57,14 @@ typedef void	(*dt_ksys_set_fn)(unsigned int p, struct dt_probe *dtp,
  */
 typedef bool	(*dt_ksys_traced_fn)(pid_t pid, uint64_t ns);
 
+/*
+ * dtd --syscall-scope: all (the default) lets the kernel feed offer
+ * itself; launched keeps the syscall probes to the library's processes.
+ * From dtd's options, before dt_dev_init().  [I]
+ */
+void	dt_ksys_scope(bool all);
+bool	dt_ksys_scope_all(void);
+
 /* Register each once, from provider init functions.  [I] */
 void	dt_ksys_feed(dt_ksys_set_fn);
 void	dt_ksys_owner(dt_ksys_traced_fn);

@@ -244,7 +244,7 @@ dt_tp_ksys_init(void)
 	bool any = false;
 
 	/* OpenBSD's syscall probes are root's view; without root, none. */
-	if (geteuid() != 0)
+	if (geteuid() != 0 || !dt_ksys_scope_all())
 		return;
 	for (i = 0; i < 2; i++) {
 		d = &dt_tk_dirs[i];

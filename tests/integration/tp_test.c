@@ -1243,7 +1243,8 @@ main(int argc, char *argv[])
 	}
 	dtt_tag(argv[1]);
 	if (dtt_dtd_init(&tp_dd, "tp_test") == -1 ||
-	    dtt_dtd_start(&tp_dd, tp_dtd, (char *[]){ "--no-ksyms", NULL },
+	    dtt_dtd_start(&tp_dd, tp_dtd, (char *[]){ "--no-ksyms",
+	    "--syscall-scope", "all", NULL },
 	    errbuf, sizeof(errbuf)) == -1) {
 		dtt_check(false, "dtd starts: %s", errbuf);
 		dtt_dtd_fini(&tp_dd, true);

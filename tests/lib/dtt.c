@@ -417,6 +417,13 @@ dtt_dtd_start(struct dtt_dtd *dd, const char *dtd, char *const extra[],
 	argv[n++] = dd->dd_ksyms;
 	argv[n++] = "--ready-fd";
 	argv[n++] = fdarg;
+	/*
+	 * Tests count the events of their own tracees: the kernel's view
+	 * of every other process (the default) only where a test asks for
+	 * it with --syscall-scope all in extra, which comes later and wins.
+	 */
+	argv[n++] = "--syscall-scope";
+	argv[n++] = "launched";
 	for (i = 0; extra != NULL && extra[i] != NULL; i++) {
 		if (n == DTT_ARGMAX - 1) {
 			close(rfd[0]);
