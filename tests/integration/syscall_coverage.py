@@ -347,7 +347,9 @@ def main():
     r, w = os.pipe()
     d = subprocess.Popen([dtd, "--foreground", "--device", dev,
                           "--ingest", sock, "--ksyms", work + "/ksyms",
-                          "--ready-fd", str(w)], pass_fds=(w,))
+                          "--ready-fd", str(w),
+                          # the library's calls alone: no kernel feed
+                          "--syscall-scope", "launched"], pass_fds=(w,))
     os.close(w)
     ready = os.read(r, 16)
     os.close(r)

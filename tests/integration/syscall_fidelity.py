@@ -73,7 +73,9 @@ def start_dtd(dtd, work):
     d = subprocess.Popen([dtd, "--foreground", "--device", work + "/dt",
                           "--ingest", work + "/ingest.sock",
                           "--ksyms", work + "/ksyms",
-                          "--ready-fd", str(w)], pass_fds=(w,))
+                          "--ready-fd", str(w),
+                          # the library's calls alone: no kernel feed
+                          "--syscall-scope", "launched"], pass_fds=(w,))
     os.close(w)
     ready = os.read(r, 16)
     os.close(r)

@@ -736,6 +736,14 @@ run_sysall(void)
 		goto out;
 	after = dtt_clock_ns(CLOCK_REALTIME);
 	sys_drain(fd, pbent, pid, pbent, pbret, &ent, &ret, &bad, after);
+	{
+		struct dtioc_stat st;
+
+		/* perf's lost records, when a loaded machine starves us. */
+		if (dtt_stats(fd, &st) == 0)
+			dtt_check(st.dtst_dropevt == 0, "no event dropped "
+			    "(%llu)", (unsigned long long)st.dtst_dropevt);
+	}
 	dtt_check(ent == TP_NSYS, "entry: %lu of its %d calls", ent, TP_NSYS);
 	dtt_check(ret == TP_NSYS, "return: %lu of its %d calls", ret,
 	    TP_NSYS);
