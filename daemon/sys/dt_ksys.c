@@ -25,7 +25,12 @@
 
 #include "dt_ksys.h"
 
-static bool			dt_ksys_all = true;	/* [I] */
+/*
+ * [I] Off by default until the feed learns of tracees that attach and
+ * exit between two of its snapshots: such a short-lived traced process
+ * (btrace -c of a quick command) is counted by both.
+ */
+static bool			dt_ksys_all = false;
 static dt_ksys_set_fn		dt_ksys_setfn;		/* [I] */
 static dt_ksys_traced_fn	dt_ksys_tracedfn;	/* [I] */
 
