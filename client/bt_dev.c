@@ -50,6 +50,14 @@ const char		*g_devpath = "/dev/dt";
 int			 g_verbose;
 pid_t			 g_pidfilter;
 int			 g_allprocs;	/* -A: -c keeps every process */
+/*
+ * -L: ask syscall probes for DTEVT_LOSSLESS (dtvar.h), so that traced
+ * threads wait for room rather than drop.  On by default for -c, whose
+ * command is ours to slow down, as strace always does; off for a
+ * system-wide or -p reader, which must not slow programs it did not
+ * start.  main() resolves -1 (not said) to one of the two.
+ */
+int			 g_lossless = -1;
 int			 g_treefilter;	/* only the -c command's tree */
 struct dtioc_probe_info	*dt_dtpis;
 size_t			 dt_ndtpi;
@@ -753,6 +761,8 @@ rules_setup(int fd, int *halt)
 			    DTNAMESIZE) != 0)
 				bp->bp_req.dtrq_evtflags &= ~(uint64_t)
 				    DTEVT_STRINGS;
+			else if (g_lossless > 0)
+				bp->bp_req.dtrq_evtflags |= DTEVT_LOSSLESS;
 			if (g_verbose > 1)
 				fprintf(stderr, "debug: probe '%s' pbn %u "
 				    "evtflags %#llx nsecs %llu\n",

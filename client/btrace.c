@@ -46,7 +46,7 @@ extern int		 g_exitcode;
 static void
 usage_to(FILE *fp)
 {
-	fprintf(fp, "usage: %s [-Ahlnv] [-c command] [-d device] "
+	fprintf(fp, "usage: %s [-AhLlnv] [-c command] [-d device] "
 	    "[-f text|json|folded] [-o file]\n"
 	    "\t[-p pid] programfile | -e program [argument ...]\n"
 	    "       %s -l [pattern]\n", g_progname, g_progname);
@@ -72,6 +72,10 @@ help(void)
 	    "  -e program  the program text, instead of programfile\n"
 	    "  -f format   output: text (default), json or folded\n"
 	    "  -h          print this help and exit\n"
+	    "  -L, --lossless\n"
+	    "              traced threads wait (a few ms at most) for room\n"
+	    "              rather than lose events; the default with -c\n"
+	    "              (--no-lossless: lose rather than slow it down)\n"
 	    "  -l          list the probes the device offers, or those that\n"
 	    "              match pattern (wildcards * ? [...])\n"
 	    "  -n          parse the program only\n"
@@ -189,6 +193,32 @@ script_args_check(void)
 	}
 }
 
+/*
+ * --lossless and --no-lossless, among the flags before the script, as
+ * the short flags getopt() knows: -L and -W (not documented: a long
+ * flag's spelling).  An option's argument (-c '--lossless') is skipped.
+ */
+static void
+long_flags(int argc, char *argv[])
+{
+	static char on[] = "-L", off[] = "-W";
+	const char *a;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		a = argv[i];
+		if (a[0] != '-' || a[1] == '\0' || strcmp(a, "--") == 0)
+			return;
+		if (strcmp(a, "--lossless") == 0)
+			argv[i] = on;
+		else if (strcmp(a, "--no-lossless") == 0)
+			argv[i] = off;
+		else if (a[1] != '-' && strchr("cdefop", a[strlen(a) - 1]) &&
+		    strspn(a + 1, "AhLlnvW") == strlen(a) - 2)
+			i++;	/* the flag's argument is the next word */
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -206,7 +236,8 @@ main(int argc, char *argv[])
 	opterr = 0;
 	if (argc > 1 && strcmp(argv[1], "--help") == 0)
 		help();
-	while ((ch = getopt(argc, argv, "+Ac:d:e:f:hlno:p:v")) != -1) {
+	long_flags(argc, argv);
+	while ((ch = getopt(argc, argv, "+Ac:d:e:f:hLlno:p:Wv")) != -1) {
 		switch (ch) {
 		case 'h':
 			help();
@@ -230,6 +261,12 @@ main(int argc, char *argv[])
 				g_folded = 1;
 			else if (strcmp(optarg, "text") != 0)
 				errx(1, "unknown output format '%s'", optarg);
+			break;
+		case 'L':
+			g_lossless = 1;
+			break;
+		case 'W':	/* --no-lossless, from long_flags() */
+			g_lossless = 0;
 			break;
 		case 'l':
 			showprobes = 1;
@@ -295,6 +332,9 @@ main(int argc, char *argv[])
 	}
 	if (noaction)
 		return 0;
+	if (g_lossless < 0)
+		g_lossless = g_command != NULL && !g_allprocs &&
+		    g_pidfilter == 0;
 	if (g_pidfilter > 0)
 		watch_open(g_pidfilter);
 	/*

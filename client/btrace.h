@@ -270,6 +270,7 @@ extern const char	*g_devpath;
 extern int		 g_verbose;
 extern pid_t		 g_pidfilter;
 extern int		 g_allprocs;
+extern int		 g_lossless;
 extern int		 g_treefilter;
 extern struct dtioc_probe_info *dt_dtpis;
 extern size_t		 dt_ndtpi;

@@ -96,6 +96,7 @@ void	(*dti_attach)(pid_t);
 static pthread_mutex_t	 dti_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dti_proc	*dti_procs;		/* [L], head read [a] */
 static uint8_t		 dti_enab[DT_SYS_NPROBES];	/* [L] master */
+static uint32_t		 dti_lossless;	/* [L] master of tb_lossless */
 static uint64_t		 dti_prof_nsecs;	/* [L] master, timer mode */
 static atomic_uint	 dti_nenab;		/* [L] writes, [a] reads:
 						   probes enabled, + 1 for
@@ -159,6 +160,19 @@ dt_ingest_enable(unsigned int p, uint8_t en)
 }
 
 void
+dt_ingest_lossless(bool on)
+{
+	struct dti_proc *dp;
+
+	pthread_mutex_lock(&dti_lock);
+	dti_lossless = on;
+	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
+		__atomic_store_n(&dp->dp_tab->tb_lossless, dti_lossless,
+		    __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&dti_lock);
+}
+
+void
 dt_ingest_tab_announce(struct udt_tab *tab)
 {
 	__atomic_add_fetch(&tab->tb_prof_gen, 1, __ATOMIC_RELEASE);
@@ -217,6 +231,22 @@ dt_ingest_ptimer_set(uint64_t nsecs)
 static struct udt_rec	 dti_batch[DTI_BATCH];	/* [D] copied, not emitted */
 static struct udt_rec_str dti_bstr[DTI_BATCH];	/* [D] their strings */
 static uint8_t		 dti_bhas[DTI_BATCH];	/* [D] dti_bstr[i] is there */
+
+/*
+ * Give slots back to the producers, and wake those that wait for them in
+ * lossless mode (rh_wait, udt_wire.h): the tail first, then the flag,
+ * both sequentially consistent, as the producers store the flag before
+ * they look at the tail.  The drain thread.
+ */
+static void
+dti_tail_publish(struct udt_ring_hdr *rh, uint64_t tail)
+{
+	__atomic_store_n(&rh->rh_tail, tail, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&rh->rh_wait, __ATOMIC_SEQ_CST) != 0 &&
+	    __atomic_exchange_n(&rh->rh_wait, 0, __ATOMIC_SEQ_CST) != 0)
+		(void)syscall(SYS_futex, &rh->rh_tail, FUTEX_WAKE, INT_MAX,
+		    NULL, NULL, 0);
+}
 
 /*
  * Consume what is committed in dp's ring.  Returns records consumed.
@@ -333,15 +363,14 @@ dti_drain(struct dti_proc *dp, int final)
 		if (++n % DTI_BATCH == 0 || nb == DTI_BATCH) {
 			dti_flush(dp, dti_batch, dti_bstr, dti_bhas, nb, final);
 			nb = 0;
-			__atomic_store_n(&rh->rh_tail, dp->dp_tail,
-			    __ATOMIC_RELEASE);
+			dti_tail_publish(rh, dp->dp_tail);
 			if (dp->dp_held != NULL)
 				return n;
 		}
 	}
 	dti_flush(dp, dti_batch, dti_bstr, dti_bhas, nb, final);
 	if (n > 0)
-		__atomic_store_n(&rh->rh_tail, dp->dp_tail, __ATOMIC_RELEASE);
+		dti_tail_publish(rh, dp->dp_tail);
 	return n;
 }
 
@@ -830,6 +859,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	pthread_mutex_lock(&dti_lock);
 	memcpy(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
 	dp->dp_tab->tb_prof_nsecs = dti_prof_nsecs;
+	dp->dp_tab->tb_lossless = dti_lossless;
 	for (op = dti_procs; op != NULL; op = op->dp_next)
 		if (op->dp_pid == dp->dp_pid)
 			atomic_store(&op->dp_retired, 1);

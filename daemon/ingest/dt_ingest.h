@@ -86,6 +86,13 @@ size_t	dt_ingest_tracees(pid_t *pids, size_t max);
 void	dt_ingest_enable(unsigned int p, uint8_t en);
 
 /*
+ * Lossless mode (DTEVT_LOSSLESS) on or off in every tracee's table
+ * (tb_lossless) and in those attaching later: on while any recording
+ * open asked for it.  Same contract as dt_ingest_enable().
+ */
+void	dt_ingest_lossless(bool on);
+
+/*
  * A record copied out of a tracee's ring (dt_ingest_rec.c): whether every
  * field is one a tracee could have meant, and, for one that is, its
  * dt_evt emitted to the opens recording its probe (or a profile sample

@@ -69,6 +69,8 @@ dti_adopt_one(const char *sock, pid_t pid, unsigned long lo, unsigned long hi)
 	    strncmp(tab->tb_sock, sock, sizeof(tab->tb_sock)) == 0) {
 		__atomic_store_n(&tab->tb_reconnect, 1, __ATOMIC_RELEASE);
 		memset(tab->tb_enab, UDT_EN_ON, sizeof(tab->tb_enab));
+		/* Its old dtd's mode: no one drains that ring to wait for. */
+		__atomic_store_n(&tab->tb_lossless, 0, __ATOMIC_RELAXED);
 		/*
 		 * A profile watcher reconnects too, busy loop or not: a new
 		 * generation, or one between its check of tb_reconnect and

@@ -211,7 +211,27 @@ struct udt_tab {
 	uint32_t	tb_prof_gen;	/* [d,a] bumped on every change */
 	uint32_t	tb_prof_pad;
 	uint64_t	tb_prof_nsecs;	/* [d,a] sampling period, 0: off */
+	/*
+	 * Lossless mode (DTEVT_LOSSLESS, dtvar.h): non-zero while a
+	 * recording open asked for every event.  A producer that finds the
+	 * ring full then waits for dtd's drain (FUTEX_WAIT on rh_tail, see
+	 * rh_wait) instead of dropping, at most UDT_WAIT_NSEC without the
+	 * drain making progress: then it drops and counts as without the
+	 * mode, and does not wait again on that ring until rh_tail moves
+	 * (rh_gaveup), so a stopped or dead dtd costs a program one bound,
+	 * not one a record.  Zero in tables of an older dtd: no wait.
+	 */
+	uint32_t	tb_lossless;	/* [d,a] */
+	uint32_t	tb_lossless_pad;
 };
+
+/*
+ * How long a producer waits, in lossless mode, for a full ring's drain
+ * to move.  dtd drains without sleeping while records come, so a few ms
+ * without a slot freed means it is stopped, dead or held back by a
+ * reader that does not read: the program must go on.
+ */
+#define UDT_WAIT_NSEC		(5 * 1000 * 1000ULL)
 
 #define UDT_TAB_SIZE		4096
 
@@ -322,9 +342,27 @@ struct udt_ring_hdr {
 	 * every value stored here was rh_tail once.  dtd ignores it.
 	 */
 	uint64_t	rh_ptail;	/* [p,a] */
-	uint8_t		rh_pad2[64 - 16];
+	/*
+	 * Lossless mode: rh_tail + 1 when a producer last gave up waiting
+	 * for the drain (0: never), so that the others drop at once until
+	 * rh_tail moves.  Written only when the ring is full.
+	 */
+	uint64_t	rh_gaveup;	/* [p,a] */
+	uint8_t		rh_pad2[64 - 24];
 	uint64_t	rh_tail;	/* [d,a] first ticket not consumed */
-	uint8_t		rh_pad3[64 - 8];
+	/*
+	 * Lossless mode: a producer sets rh_wait before it sleeps in
+	 * FUTEX_WAIT on rh_tail's low 32 bits (a shared futex: the word is
+	 * in the memfd); dtd, after each store to rh_tail, takes rh_wait
+	 * back to 0 and, if it was set, FUTEX_WAKEs every waiter.  Both
+	 * sides order the store before the load (sequentially consistent),
+	 * so either the producer sees the new tail or dtd sees the flag.  On
+	 * rh_tail's line: dtd reads it after every batch, producers write
+	 * it only when the ring is full.  Untrusted: a tracee that keeps it
+	 * set costs dtd a wake a batch of its own ring, nothing else.
+	 */
+	uint32_t	rh_wait;	/* [p,d,a] */
+	uint8_t		rh_pad3[64 - 12];
 	uint64_t	rh_lost_total;	/* [p,a] sum of rh_lost */
 	uint64_t	rh_recur_total;	/* [p,a] sum of rh_recur */
 	uint8_t		rh_pad4[64 - 16];

@@ -182,6 +182,25 @@ struct dt_evt {
  */
 #define DTEVT_DEEPSTACK		(1 << 25)	/* userdt: deep stacks */
 
+/*
+ * userdt extension, not in OpenBSD's dt(4): lossless recording.
+ *
+ * DTEVT_LOSSLESS in dtrq_evtflags of a syscall probe's DTIOCPRBENABLE
+ * asks for every event: while an open that asked records, a traced
+ * thread whose ring toward dtd is full waits for room instead of
+ * dropping its event (LTTng-UST's blocking mode), and dtd's drain holds
+ * a tracee's events back while a lossless open's ring for their CPU is
+ * full rather than dropping them there.  The wait is bounded: a traced
+ * thread that sees no progress for a few milliseconds (dtd stopped or
+ * gone, a reader that does not read) drops and counts the event as
+ * without the flag, and waits again only once the drain moves, so a
+ * traced program is slowed to its reader's pace, never stopped.  It is
+ * meant for a reader that may slow what it traces (btrace -c); a
+ * system-wide reader leaves it off.  OpenBSD clients never set the bit;
+ * other providers ignore it.  Events and their layout do not change.
+ */
+#define DTEVT_LOSSLESS		(1 << 28)	/* userdt: wait, do not drop */
+
 #define DTEV_DEEP_MAX		127	/* frames a stack, perf's default */
 #define DTEV_PBN_MORE		0x80000000u	/* a continuation record */
 #define DTEV_MORE_OFF		32	/* offsetof(struct dt_evt, dtev_kstack) */

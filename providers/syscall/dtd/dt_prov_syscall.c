@@ -42,11 +42,11 @@
 
 /*
  * dt(4) masks syscall requests to the common flags and FUNCARGS; ours
- * keeps userdt's DTEVT_STRINGS too (dtvar.h).
+ * keeps userdt's DTEVT_STRINGS and DTEVT_LOSSLESS too (dtvar.h).
  */
 #define DT_SYS_EVTFLAGS	\
 	(DTEVT_EXECNAME | DTEVT_USTACK | DTEVT_KSTACK | DTEVT_FUNCARGS | \
-	 DTEVT_STRINGS)
+	 DTEVT_STRINGS | DTEVT_LOSSLESS)
 
 /* The enable byte's bit for each counted flag (KSTACK: none). */
 static const struct {
@@ -58,6 +58,8 @@ static const struct {
 	{ DTEVT_KSTACK, 0 },
 	{ DTEVT_FUNCARGS, DTEVT_FUNCARGS },
 	{ DTEVT_STRINGS, UDT_EN_STR },
+	/* Not a probe's: the tracees' tb_lossless, while any pcb asks. */
+	{ DTEVT_LOSSLESS, 0 },
 };
 #define DT_SYS_NFLAGS	(sizeof(dt_sys_flags) / sizeof(dt_sys_flags[0]))
 
@@ -67,6 +69,7 @@ static pthread_mutex_t	 dt_sys_mtx = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int	 dt_sys_nrec[DT_SYS_NPROBES];	/* [s] started pcbs */
 /* [s] started pcbs asking for each DTEVT_* bit */
 static unsigned int	 dt_sys_nflag[DT_SYS_NPROBES][DT_SYS_NFLAGS];
+static unsigned int	 dt_sys_nlossless;	/* [s] started, LOSSLESS */
 
 static int	dt_prov_syscall_alloc(struct dt_probe *, struct dt_softc *,
 		    const struct dtioc_req *);
@@ -166,6 +169,12 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	}
 	dt_ingest_enable(p, en);
 	dt_ksys_set(p, dp->dp_dtp, dt_sys_nrec[p] > 0, evtflags);
+	if (dp->dp_evtflags & DTEVT_LOSSLESS) {
+		dt_sys_nlossless += delta;
+		/* On before the first record can find a ring full. */
+		if (dt_sys_nlossless == (delta > 0 ? 1u : 0u))
+			dt_ingest_lossless(delta > 0);
+	}
 	pthread_mutex_unlock(&dt_sys_mtx);
 }
 

@@ -173,6 +173,19 @@ int	udt_gettid(void) UDT_HIDDEN;
  * Acquire and release on both: a slot is reused only after dtd's copy
  * of it, whichever producer last looked.  Any thread, any context.
  */
+/*
+ * Lossless mode (udt_tab's tb_lossless): ring r has no room for ticket
+ * last though the producers' copy of rh_tail is fresh: wait, bounded,
+ * for dtd's drain to make room (udt_record.c).  1: room now; 0: none,
+ * the caller drops and counts.  Raw system calls (futex, clock_gettime)
+ * only, no lock, nothing held across the wait but this thread's
+ * reserve attempt, so any thread, any context (signal handlers, vfork
+ * children, the constructor): a handler interrupting the wait that
+ * records is nested (counted as recursive) and never waits itself.
+ */
+int	udt_ring_wait(struct udt_ring_hdr *r, uint64_t last, uint64_t mask)
+	    UDT_HIDDEN;
+
 static inline int
 udt_ring_room(struct udt_ring_hdr *r, uint64_t last, uint64_t mask,
     unsigned int probe)
@@ -184,6 +197,10 @@ udt_ring_room(struct udt_ring_hdr *r, uint64_t last, uint64_t mask,
 	tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&r->rh_ptail, tail, __ATOMIC_RELEASE);
 	if (last - tail <= mask)
+		return 1;
+	if (__predict_false(__atomic_load_n(&__atomic_load_n(&udt_tab,
+	    __ATOMIC_RELAXED)->tb_lossless, __ATOMIC_RELAXED) != 0) &&
+	    udt_ring_wait(r, last, mask))
 		return 1;
 	__atomic_add_fetch(&r->rh_lost[probe], 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&r->rh_lost_total, 1, __ATOMIC_RELAXED);

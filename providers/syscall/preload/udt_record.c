@@ -38,6 +38,7 @@
 #include <time.h>
 #include <errno.h>
 #include <signal.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -220,6 +221,68 @@ udt_ustack(uint64_t *pcs)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	udt_thread.ut_unwinding = 0;
 	return k;
+}
+
+static uint64_t
+udt_mono_ns(void)
+{
+	struct timespec ts;
+
+	if (udt_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A slice of the bound: a wake dtd never sends (a flag a handler's
+ * siglongjmp() left behind and dtd cleared, a tail that moved by 2^32)
+ * costs one slice, never the program.
+ */
+#define UDT_WAIT_SLICE	(UDT_WAIT_NSEC / 4)
+
+/*
+ * The lossless mode's wait (udt_preload.h): sleep on rh_tail until
+ * ticket last is free, while the drain makes progress at least every
+ * UDT_WAIT_NSEC.  It makes no progress, as when dtd is stopped, dead, or
+ * holding this ring back for a reader that does not read: give up,
+ * leave rh_gaveup saying at which tail, and every producer of the ring
+ * then drops at once (one test, no system call) until the tail moves.
+ * The clock is read with a system call, not the vDSO: this runs in
+ * signal handlers and before libc's pointers are known, and only when
+ * the ring is full, where a microsecond is nothing.
+ */
+int
+udt_ring_wait(struct udt_ring_hdr *r, uint64_t last, uint64_t mask)
+{
+	struct timespec ts = { 0, (long)UDT_WAIT_SLICE };
+	uint64_t tail, seen, since;
+
+	tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&r->rh_gaveup, __ATOMIC_RELAXED) == tail + 1)
+		return 0;
+	seen = tail;
+	since = udt_mono_ns();
+	for (;;) {
+		/* The flag, then the tail: dtd stores them the other way. */
+		__atomic_store_n(&r->rh_wait, 1, __ATOMIC_SEQ_CST);
+		tail = __atomic_load_n(&r->rh_tail, __ATOMIC_SEQ_CST);
+		if (tail == seen)
+			(void)udt_sys6(SYS_futex, (long)&r->rh_tail,
+			    FUTEX_WAIT, (long)(uint32_t)tail, (long)&ts, 0, 0);
+		tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
+		if (last - tail <= mask) {
+			__atomic_store_n(&r->rh_ptail, tail,
+			    __ATOMIC_RELEASE);
+			return 1;
+		}
+		if (tail != seen) {
+			seen = tail;
+			since = udt_mono_ns();
+		} else if (udt_mono_ns() - since >= UDT_WAIT_NSEC)
+			break;
+	}
+	__atomic_store_n(&r->rh_gaveup, tail + 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 /*
