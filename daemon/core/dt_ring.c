@@ -46,11 +46,56 @@ dt_ring_init(struct dt_ring *dr, unsigned int size)
 	return 0;
 }
 
+static unsigned int dt_ring_npressed;	/* [a] rings with dr_pressed */
+
+unsigned int
+dt_ring_pressed(void)
+{
+	return __atomic_load_n(&dt_ring_npressed, __ATOMIC_RELAXED);
+}
+
+/* Records in dr now.  Under dr_mtx. */
+static unsigned int
+dt_ring_fill(const struct dt_ring *dr)
+{
+	return (dr->dr_prod + dr->dr_size - dr->dr_cons) % dr->dr_size;
+}
+
+/*
+ * After a put for an open that asked for lossless (or one that found
+ * the ring full): pressed from half full.  Under dr_mtx.
+ */
+static void
+dt_ring_press(struct dt_ring *dr, uint64_t evtflags)
+{
+	if ((evtflags & DTEVT_LOSSLESS) && !dr->dr_pressed &&
+	    dt_ring_fill(dr) * 2 >= dr->dr_size - 1) {
+		dr->dr_pressed = 1;
+		__atomic_add_fetch(&dt_ring_npressed, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * After a read: no longer pressed once under half, so that every read
+ * of a reader that keeps reading lets the drain go on: the tracees it
+ * holds back wait for the drain's progress, a few ms at most, not for
+ * a slow reader to empty the ring.  Under dr_mtx.
+ */
+static void
+dt_ring_unpress(struct dt_ring *dr, bool all)
+{
+	if (dr->dr_pressed && (all || dt_ring_fill(dr) * 2 < dr->dr_size - 1)) {
+		dr->dr_pressed = 0;
+		__atomic_sub_fetch(&dt_ring_npressed, 1, __ATOMIC_RELAXED);
+	}
+}
+
 void
 dt_ring_fini(struct dt_ring *dr)
 {
 	if (dr->dr_slots == NULL)
 		return;
+	dt_ring_unpress(dr, true);
 	munmap(dr->dr_slots, (size_t)dr->dr_size * sizeof(struct dt_evt));
 	pthread_mutex_destroy(&dr->dr_mtx);
 	dr->dr_slots = NULL;
@@ -124,11 +169,13 @@ dt_ring_put(struct dt_ring *dr, uint32_t pbn, unsigned int cpu,
 		next = 0;
 	if (next == dr->dr_cons) {
 		dr->dr_dropevt++;
+		dt_ring_press(dr, evtflags);
 		pthread_mutex_unlock(&dr->dr_mtx);
 		return ENOBUFS;
 	}
 	dt_evt_copy(&dr->dr_slots[dr->dr_prod], pbn, cpu, evtflags, src);
 	dr->dr_prod = next;
+	dt_ring_press(dr, evtflags);
 	pthread_mutex_unlock(&dr->dr_mtx);
 	return 0;
 }
@@ -146,6 +193,7 @@ dt_ring_put_more(struct dt_ring *dr, uint32_t pbn, unsigned int cpu,
 	free = (dr->dr_cons + dr->dr_size - dr->dr_prod - 1) % dr->dr_size;
 	if (free < nmore + 1) {
 		dr->dr_dropevt++;
+		dt_ring_press(dr, evtflags);
 		pthread_mutex_unlock(&dr->dr_mtx);
 		return ENOBUFS;
 	}
@@ -166,6 +214,7 @@ dt_ring_put_more(struct dt_ring *dr, uint32_t pbn, unsigned int cpu,
 	}
 	if (++dr->dr_prod == dr->dr_size)
 		dr->dr_prod = 0;
+	dt_ring_press(dr, evtflags);
 	pthread_mutex_unlock(&dr->dr_mtx);
 	return 0;
 }
@@ -239,6 +288,7 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 		 */
 		if (dr->dr_cons == dr->dr_prod)
 			dr->dr_cons = dr->dr_prod = 0;
+		dt_ring_unpress(dr, false);
 		pthread_mutex_unlock(&dr->dr_mtx);
 	}
 	return done;
@@ -268,6 +318,7 @@ dt_ring_walk(struct dt_ring *drs, unsigned int n, unsigned int first,
 		}
 		/* A truncated record is consumed and read, as in dt(4). */
 		dr->dr_readevt += taken;
+		dt_ring_unpress(dr, false);
 		pthread_mutex_unlock(&dr->dr_mtx);
 	}
 	return done;

@@ -53,7 +53,18 @@ struct dt_ring {
 	_Atomic uint64_t dr_filtevt;	/* [a] rejected by a filter at the
 					   source: counted without dr_mtx,
 					   which such an event never takes */
+	unsigned int	 dr_pressed;	/* [m] counted in dt_ring_pressed() */
 } __attribute__((aligned(64)));		/* keep CPUs off each other's line */
+
+/*
+ * Lossless backpressure (DTEVT_LOSSLESS, dtvar.h): how many rings now
+ * hold half their size or more after a put that asked for lossless,
+ * and have not yet been read down to a quarter.  dtd's ingest drain
+ * holds the tracees' records back while it is not 0, so that their
+ * threads wait (bounded) instead of the reader's ring dropping.  Any
+ * thread; relaxed: a hint, never a promise.
+ */
+unsigned int	dt_ring_pressed(void);
 
 /* Map the slots (lazily committed by the kernel).  0 or ENOMEM. */
 int	dt_ring_init(struct dt_ring *, unsigned int size);

@@ -76,6 +76,7 @@
 #include "dt_clock.h"
 #include "dt_dev.h"
 #include "dt_prov.h"
+#include "dt_ring.h"
 #include "dt_ingest.h"
 #include "dt_ingest_var.h"
 #include "dt_pidmaps.h"
@@ -487,6 +488,37 @@ dti_seq_mark(const struct dti_proc *procs, uint64_t rt)
 		dt_source_mark(dti_seq, rt - DTI_SEQ_SLACK_NS);
 }
 
+/*
+ * Lossless backpressure: whether this pass leaves the tracees' rings
+ * alone because a lossless open's device ring is half full or more
+ * (dt_ring_pressed()): their threads then wait, bounded, for room, and
+ * the reader's ring does not drop what they would have waited for.  At
+ * most UDT_WAIT_NSEC at a time: after that the tracees have given up
+ * waiting anyway, so a reader that does not read, or a ring of another
+ * CPU it is slow to empty, costs the other opens (and the lossy ones)
+ * a few ms of delay, never their events, and the drain goes on (the
+ * reader's ring counts the drops).  Exited processes are drained
+ * whatever this says (dti_unlink_gone()).  The drain thread.
+ */
+static uint64_t	dti_hold_since;		/* the drain thread; 0: not holding */
+
+static bool
+dti_hold(uint64_t now)
+{
+	if (__atomic_load_n(&dti_lossless, __ATOMIC_RELAXED) == 0 ||
+	    dt_ring_pressed() == 0) {
+		dti_hold_since = 0;
+		return false;
+	}
+	if (dti_hold_since == 0)
+		dti_hold_since = now;
+	if (now - dti_hold_since < UDT_WAIT_NSEC)
+		return true;
+	/* One pass through, then hold again. */
+	dti_hold_since = now;
+	return false;
+}
+
 static void *
 dti_drain_main(void *arg)
 {
@@ -494,6 +526,7 @@ dti_drain_main(void *arg)
 	uint64_t idle = DTI_IDLE_MIN, lastreap = 0, now, rt;
 	unsigned int n, gen;
 	int gone;
+	bool hold;
 
 	(void)arg;
 	rcu_register_thread();
@@ -510,8 +543,10 @@ dti_drain_main(void *arg)
 			lastreap = now;
 		}
 		procs = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
+		hold = dti_hold(now);
 		for (dp = procs; dp != NULL; dp = dp->dp_next) {
-			n += dti_drain(dp, 0);
+			if (!hold)
+				n += dti_drain(dp, 0);
 			dti_counters(dp);
 			if (dp->dp_dead || atomic_load(&dp->dp_retired))
 				gone = 1;
@@ -521,6 +556,12 @@ dti_drain_main(void *arg)
 			dti_unlink_gone();
 		dti_seq_mark(procs, rt);
 		if (n > 0) {
+			idle = DTI_IDLE_MIN;
+			continue;
+		}
+		/* Held back: the reader frees room within microseconds. */
+		if (hold) {
+			dti_idle(gen, DTI_IDLE_MIN);
 			idle = DTI_IDLE_MIN;
 			continue;
 		}

@@ -15,7 +15,8 @@
  */
 
 /*
- * ingest_count DTD DTRUN TRACEE forge|overflow|nofile|stuck
+ * ingest_count DTD DTRUN TRACEE forge|overflow|nofile|stuck|lossless|
+ *     lossless-stopped
  *
  * The counters tracees report reach every reader's dropevt and
  * recurevt (DTIOCGSTATS), so:
@@ -36,6 +37,14 @@
  *		commit): dtd skips that slot after UDT_STUCK_NSEC, and the
  *		reader's dropevt counts it, so read + dropped is every
  *		call made.
+ *   lossless	a reader with DTEVT_LOSSLESS, reading as it comes, gets
+ *		every one of a flat-out getppid loop's calls, as many as
+ *		the loop counted itself: none lost, in the tracee's ring
+ *		or in the reader's.
+ *   lossless-stopped
+ *		the same with dtd stopped (SIGSTOP): the loop still ends,
+ *		within a generous multiple of the tracee's bound
+ *		(UDT_WAIT_NSEC), since it waits once, then drops.
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -254,6 +263,122 @@ run_overflow(int fd, uint32_t pbn, const char *dtrun, const char *tracee)
 	    st.dtst_dropevt == us.us_lost,
 	    "generated %d == read %ld + dropped %llu; the drops are the "
 	    "ring's %llu lost", NGEN, got,
+	    (unsigned long long)st.dtst_dropevt,
+	    (unsigned long long)us.us_lost);
+out:
+	if (tin != NULL)
+		fclose(tin);
+	if (tout != NULL)
+		fclose(tout);
+	free(evs);
+}
+
+#define NLOSSLESS	1000000		/* getppid calls: 122 rings' worth */
+/* The stopped run's: a generous multiple of one bound, not a benchmark. */
+#define LL_STOPPED_MAX	(200 * UDT_WAIT_NSEC)
+
+/* Read a line of the tracee's if one is there now: 1, else 0. */
+static int
+ll_line(FILE *tout, char *line, size_t len)
+{
+	struct pollfd pfd = { fileno(tout), POLLIN, 0 };
+
+	return poll(&pfd, 1, 0) == 1 && fgets(line, (int)len, tout) != NULL;
+}
+
+static void
+run_lossless(int fd, uint32_t pbn, const char *dtrun, const char *tracee,
+    int stopped)
+{
+	char *argv[] = { (char *)dtrun, "-s", dd.dd_sock, (char *)tracee,
+	    "loop", "0", NULL };
+	struct dt_evt *evs = NULL;
+	struct dtioc_stat st;
+	struct udt_stats us;
+	char line[128];
+	long got = 0, n, k, done = -1, total = -1, bad = 0;
+	int in[2], out[2], status;
+	FILE *tin = NULL, *tout = NULL;
+	uint64_t t0, took;
+	pid_t pid, r;
+
+	if (!dtt_check(dtt_enable(fd, pbn, DTEVT_LOSSLESS, 0) == 0 &&
+	    dtt_record(fd, 1) == 0, "root records getppid's entry, "
+	    "lossless") ||
+	    (evs = calloc(4096, sizeof(*evs))) == NULL ||
+	    pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+		goto out;
+	pid = dtt_spawn(argv, NULL, in[0], out[1], -1, -1);
+	close(in[0]);
+	close(out[1]);
+	tin = fdopen(in[1], "w");
+	tout = fdopen(out[0], "r");
+	if (!dtt_check(pid > 0 && tin != NULL && tout != NULL &&
+	    fgets(line, sizeof(line), tout) != NULL &&
+	    strcmp(line, "ready\n") == 0, "a tracee ready under dtrun"))
+		goto out;
+	if (stopped) {
+		/* As ingest-overflow: the stop is reported, then it holds. */
+		kill(dd.dd_pid, SIGSTOP);
+		while ((r = waitpid(dd.dd_pid, &status, WUNTRACED)) == -1 &&
+		    errno == EINTR)
+			continue;
+		if (!dtt_check(r == dd.dd_pid && WIFSTOPPED(status),
+		    "dtd stopped (SIGSTOP reported)"))
+			goto out;
+	}
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
+	fprintf(tin, "g %d\n", NLOSSLESS);
+	fflush(tin);
+	if (stopped) {
+		if (fgets(line, sizeof(line), tout) != NULL)
+			sscanf(line, "done %ld", &done);
+		took = dtt_clock_ns(CLOCK_MONOTONIC) - t0;
+		kill(dd.dd_pid, SIGCONT);
+		dtt_check(done == NLOSSLESS && took < LL_STOPPED_MAX,
+		    "with dtd stopped the loop ended in %llu ms (< %llu: it "
+		    "waited once for %llu ms, then dropped)",
+		    (unsigned long long)(took / 1000000),
+		    (unsigned long long)(LL_STOPPED_MAX / 1000000),
+		    (unsigned long long)(UDT_WAIT_NSEC / 1000000));
+	} else {
+		/* Read while it runs: the reader is the one that keeps up. */
+		while (done < 0) {
+			if ((n = dtt_read(fd, evs, 4096, 100)) > 0) {
+				for (k = 0; k < n; k++)
+					if (evs[k].dtev_pid != pid ||
+					    evs[k].dtev_pbn != pbn)
+						bad++;
+				got += n;
+			}
+			if (ll_line(tout, line, sizeof(line)))
+				sscanf(line, "done %ld", &done);
+		}
+	}
+	fprintf(tin, "q\n");
+	fflush(tin);
+	if (fgets(line, sizeof(line), tout) != NULL)
+		sscanf(line, "total %ld", &total);
+	status = dtt_wait(pid, DTT_EXIT_MS);
+	if (!dtt_check(total == NLOSSLESS && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 10, "the loop counted %ld getppid calls",
+	    total) || stopped)
+		goto out;
+	/* The rest: until every call is read, or nothing comes for 2 s. */
+	while (got < total) {
+		if ((n = dtt_read(fd, evs, 4096, 2000)) <= 0)
+			break;
+		for (k = 0; k < n; k++)
+			if (evs[k].dtev_pid != pid || evs[k].dtev_pbn != pbn)
+				bad++;
+		got += n;
+	}
+	if (!dtt_check(dtt_stats(fd, &st) == 0 &&
+	    st_ingest_stats(dd.dd_sock, &us) == 0, "DTIOCGSTATS, dtd's stats"))
+		goto out;
+	dtt_check(bad == 0 && got == total && st.dtst_dropevt == 0,
+	    "lossless: read %ld of the loop's %ld calls, %llu dropped "
+	    "(%llu of them in the tracee's ring)", got, total,
 	    (unsigned long long)st.dtst_dropevt,
 	    (unsigned long long)us.us_lost);
 out:
@@ -508,10 +633,11 @@ main(int argc, char *argv[])
 
 	if (argc != 5 || (strcmp(argv[4], "forge") != 0 &&
 	    strcmp(argv[4], "overflow") != 0 &&
+	    strncmp(argv[4], "lossless", 8) != 0 &&
 	    strcmp(argv[4], "nofile") != 0 &&
 	    strcmp(argv[4], "stuck") != 0)) {
 		fprintf(stderr, "usage: ingest_count DTD DTRUN TRACEE "
-		    "forge|overflow|nofile|stuck\n");
+		    "forge|overflow|nofile|stuck|lossless|lossless-stopped\n");
 		return 2;
 	}
 	if (strcmp(argv[4], "nofile") == 0) {
@@ -531,6 +657,10 @@ main(int argc, char *argv[])
 	}
 	if (strcmp(argv[4], "forge") == 0)
 		run_forge(fd, dtt_pbn(pi, npi, "syscall", "sys%20", "entry"));
+	else if (strcmp(argv[4], "lossless") == 0 ||
+	    strcmp(argv[4], "lossless-stopped") == 0)
+		run_lossless(fd, dtt_pbn(pi, npi, "syscall", "sys%39",
+		    "entry"), argv[2], argv[3], argv[4][8] != '\0');
 	else if (strcmp(argv[4], "stuck") == 0)
 		run_stuck(fd, dtt_pbn(pi, npi, "syscall", "sys%20", "entry"));
 	else

@@ -61,7 +61,8 @@
  *
  * syscall_tracee loop IDX
  *	Prints "ready", then serves commands on stdin: "w K" makes K writes
- *	of IDX + 1 bytes to /dev/null and answers "done K"; "q" prints the
+ *	of IDX + 1 bytes to /dev/null and answers "done K" ("g K": K
+ *	getppid calls, flat out, the same way); "q" prints the
  *	total and exits with status 10 + IDX.
  */
 #include <sys/prctl.h>
@@ -650,11 +651,18 @@ loop(int idx)
 			fflush(stdout);
 			return 10 + idx;
 		}
-		if (sscanf(line, "w %ld", &k) != 1)
+		/* g N: getppid flat out, counted here (the lossless tests). */
+		if (sscanf(line, "g %ld", &k) == 1) {
+			for (i = 0; i < k; i++)
+				if (getppid() > 0)
+					total++;
+		} else if (sscanf(line, "w %ld", &k) != 1)
 			return 3;
-		for (i = 0; i < k; i++)
-			if (write(fd, line, (size_t)idx + 1) == idx + 1)
-				total++;
+		else
+			for (i = 0; i < k; i++)
+				if (write(fd, line, (size_t)idx + 1) ==
+				    idx + 1)
+					total++;
 		printf("done %ld\n", k);
 		fflush(stdout);
 	}
