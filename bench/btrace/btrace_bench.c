@@ -49,7 +49,10 @@
  * gives the cost of a bare call.  Medians are printed, and ratios: ours
  * to bpftrace, traced to untraced.  It asserts nothing: a benchmark on
  * a noisy machine prints, a reader judges.  BTRACE_BENCH_VERBOSE=1
- * prints every run; BTRACE_BENCH_RING=N gives dtd --ring-size N.  A
+ * prints every run; BTRACE_BENCH_RING=N gives dtd --ring-size N;
+ * BTRACE_BENCH_LOSSLESS=1 or 0 runs btrace --lossless or --no-lossless
+ * (unset: btrace's default for -c, lossless; -A runs lossless only when
+ * asked, as btrace's default is then off).  A
  * full run with the defaults takes under 2 minutes.
  *
  * The goal it shows (issue 5): btrace is never the bottleneck below a
@@ -105,6 +108,7 @@ static long		 rates[MAXRATES] = {
 	250000, 500000, 1000000, 1500000, 2000000, 0
 };
 static int		 nrates = 6;
+static int		 lossless = -1;	/* btrace's -L: -1, its default */
 static int		 verbose;	/* $BTRACE_BENCH_VERBOSE: every run */
 
 /* What one run measured; -1 where it does not apply. */
@@ -421,7 +425,7 @@ run_btrace(int script, long rate, int all, struct run *r)
 {
 	char cmd[PATH_MAX * 3];
 	char *argv[] = { (char *)btrace, "-v", "-d", dd.dd_dev, "-c", cmd,
-	    "-e", (char *)scripts[script][0], NULL, NULL };
+	    "-e", (char *)scripts[script][0], NULL, NULL, NULL };
 	struct rusage ru;
 	FILE *out, *err, *rep;
 	double rec0 = 0, lost0 = -1, rec1, lost1, dtd0, tracee_cpu = 0;
@@ -429,8 +433,13 @@ run_btrace(int script, long rate, int all, struct run *r)
 	pid_t pid;
 
 	run_init(r);
+	/* Before -e's script: flags after it would be its arguments. */
+	if (lossless >= 0) {
+		memmove(&argv[7], &argv[6], 3 * sizeof(argv[0]));
+		argv[6] = lossless ? "--lossless" : "--no-lossless";
+	}
 	if (all)
-		argv[8] = "-A";
+		argv[lossless >= 0 ? 9 : 8] = "-A";
 	if ((out = tmpfile()) == NULL || (err = tmpfile()) == NULL)
 		return -1;
 	if (pipe2(rp, O_CLOEXEC) == -1 || pipe2(hp, O_CLOEXEC) == -1)
@@ -778,6 +787,8 @@ main(int argc, char *argv[])
 		else
 			bpf_ok = 0;
 	}
+	if ((s = getenv("BTRACE_BENCH_LOSSLESS")) != NULL && *s != '\0')
+		lossless = atoi(s) != 0;
 	/* A larger device ring tells latency (bursts) from throughput. */
 	if ((s = getenv("BTRACE_BENCH_RING")) != NULL) {
 		dtdargs[0] = "--ring-size";
@@ -811,8 +822,10 @@ main(int argc, char *argv[])
 		umount2(TRACEFS, MNT_DETACH);
 
 	printf("btrace_bench: getppid() loop for %.1f s a run, median of %d "
-	    "runs; dtd ring %s slots a CPU\n", secs, nreps,
-	    dtdargs[1] != NULL ? dtdargs[1] : "default");
+	    "runs; dtd ring %s slots a CPU; btrace %s\n", secs, nreps,
+	    dtdargs[1] != NULL ? dtdargs[1] : "default",
+	    lossless < 0 ? "default (-c: lossless)" : lossless ?
+	    "--lossless" : "--no-lossless");
 	printf("  made/took: million events a second the loop made and the "
 	    "map counted;\n  lost: %% not counted; clean: runs without a "
 	    "loss; ns: per call of the loop;\n  cpu: %% of a core during the "

@@ -257,12 +257,13 @@ opensnoop)
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out" "$TMP/err")"
 	[ "$(grep -c '^openat_n /dev/null$' "$TMP/out")" = 3 ] ||
 	    fail "paths: $(cat "$TMP/out")"
-	# only the entry rule with str(argN) asks for strings
-	grep -q "^debug: probe 'syscall:openat:entry' pbn [0-9]* evtflags 0x1000009 " \
+	# only the entry rule with str(argN) asks for strings; -c asks
+	# every syscall probe for lossless (DTEVT_LOSSLESS, 0x10000000)
+	grep -q "^debug: probe 'syscall:openat:entry' pbn [0-9]* evtflags 0x11000009 " \
 	    "$TMP/err" || fail "entry flags: $(grep '^debug: probe' "$TMP/err")"
-	grep -q "^debug: probe 'syscall:openat:return' pbn [0-9]* evtflags 0x1 " \
+	grep -q "^debug: probe 'syscall:openat:return' pbn [0-9]* evtflags 0x10000001 " \
 	    "$TMP/err" || fail "return flags: $(grep '^debug: probe' "$TMP/err")"
-	grep -q "^debug: probe 'syscall:close:entry' pbn [0-9]* evtflags 0 " \
+	grep -q "^debug: probe 'syscall:close:entry' pbn [0-9]* evtflags 0x10000000 " \
 	    "$TMP/err" || fail "close flags: $(grep '^debug: probe' "$TMP/err")"
 	;;
 pidfilter)
