@@ -189,9 +189,9 @@ struct dt_evt {
  * asks for every event: while an open that asked records, a traced
  * thread whose ring toward dtd is full waits for room instead of
  * dropping its event (LTTng-UST's blocking mode), and dtd's drain holds
- * a tracee's events back while a lossless open's ring for their CPU is
- * full rather than dropping them there.  The wait is bounded: a traced
- * thread that sees no progress for a few milliseconds (dtd stopped or
+ * the tracees' events back while any lossless open's ring is half full
+ * rather than dropping them there.  The wait is bounded: a traced
+ * thread that sees no progress for 20 milliseconds (dtd stopped or
  * gone, a reader that does not read) drops and counts the event as
  * without the flag, and waits again only once the drain moves, so a
  * traced program is slowed to its reader's pace, never stopped.  It is
