@@ -203,18 +203,27 @@ long_flags(int argc, char *argv[])
 {
 	static char on[] = "-L", off[] = "-W";
 	const char *a;
+	size_t k;
 	int i;
 
 	for (i = 1; i < argc; i++) {
 		a = argv[i];
 		if (a[0] != '-' || a[1] == '\0' || strcmp(a, "--") == 0)
 			return;
-		if (strcmp(a, "--lossless") == 0)
+		if (strcmp(a, "--lossless") == 0) {
 			argv[i] = on;
-		else if (strcmp(a, "--no-lossless") == 0)
+			continue;
+		}
+		if (strcmp(a, "--no-lossless") == 0) {
 			argv[i] = off;
-		else if (a[1] != '-' && strchr("cdefop", a[strlen(a) - 1]) &&
-		    strspn(a + 1, "AhLlnvW") == strlen(a) - 2)
+			continue;
+		}
+		/* Flags without an argument, then perhaps one with. */
+		for (k = 1; a[k] != '\0' && strchr("AhLlnvW", a[k]) != NULL;
+		    k++)
+			continue;
+		if (a[k] != '\0' && strchr("cdefop", a[k]) != NULL &&
+		    a[k + 1] == '\0')
 			i++;	/* the flag's argument is the next word */
 	}
 }
