@@ -493,13 +493,20 @@ dti_seq_mark(const struct dti_proc *procs, uint64_t rt)
  * alone because a lossless open's device ring is half full or more
  * (dt_ring_pressed()): their threads then wait, bounded, for room, and
  * the reader's ring does not drop what they would have waited for.  At
- * most UDT_WAIT_NSEC at a time: after that the tracees have given up
- * waiting anyway, so a reader that does not read, or a ring of another
- * CPU it is slow to empty, costs the other opens (and the lossy ones)
- * a few ms of delay, never their events, and the drain goes on (the
- * reader's ring counts the drops).  Exited processes are drained
+ * most DTI_HOLD_NSEC at a time, then one pass through: so a reader that
+ * does not read, or a ring of another CPU it is slow to empty, costs
+ * the other opens (and the lossy ones) a few ms of delay, never their
+ * events, and the drain goes on (the reader's ring counts the drops).  Exited processes are drained
  * whatever this says (dti_unlink_gone()).  The drain thread.
  */
+/*
+ * A quarter of the tracees' bound: a pass through comes before they
+ * give up, so a reader that reads, only slowly, never costs events in
+ * the tracees' rings; the device ring, half empty when the hold began,
+ * takes the pass's records (one ring's worth a tracee at most).
+ */
+#define DTI_HOLD_NSEC	(UDT_WAIT_NSEC / 4)
+
 static uint64_t	dti_hold_since;		/* the drain thread; 0: not holding */
 
 static bool
@@ -512,7 +519,7 @@ dti_hold(uint64_t now)
 	}
 	if (dti_hold_since == 0)
 		dti_hold_since = now;
-	if (now - dti_hold_since < UDT_WAIT_NSEC)
+	if (now - dti_hold_since < DTI_HOLD_NSEC)
 		return true;
 	/* One pass through, then hold again. */
 	dti_hold_since = now;

@@ -327,6 +327,20 @@ run_lossless(int fd, uint32_t pbn, const char *dtrun, const char *tracee,
 		    "dtd stopped (SIGSTOP reported)"))
 			goto out;
 	}
+	if (!stopped) {
+		/*
+		 * One call read first: dtd drains a new tracee's ring only
+		 * once it has looked at its image (dt_ingest_who.c), which
+		 * may take longer than the tracee's bound.
+		 */
+		fprintf(tin, "g 1\n");
+		fflush(tin);
+		n = dtt_read(fd, evs, 4096, 10000);
+		if (!dtt_check(n == 1 && fgets(line, sizeof(line), tout) !=
+		    NULL, "the first call read: dtd drains the tracee"))
+			goto out;
+		got = n;	/* the loop's total counts it too */
+	}
 	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
 	fprintf(tin, "g %d\n", NLOSSLESS);
 	fflush(tin);
@@ -360,7 +374,7 @@ run_lossless(int fd, uint32_t pbn, const char *dtrun, const char *tracee,
 	if (fgets(line, sizeof(line), tout) != NULL)
 		sscanf(line, "total %ld", &total);
 	status = dtt_wait(pid, DTT_EXIT_MS);
-	if (!dtt_check(total == NLOSSLESS && WIFEXITED(status) &&
+	if (!dtt_check(total == NLOSSLESS + !stopped && WIFEXITED(status) &&
 	    WEXITSTATUS(status) == 10, "the loop counted %ld getppid calls",
 	    total) || stopped)
 		goto out;
