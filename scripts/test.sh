@@ -5,7 +5,8 @@
 # Debian packages, built and run).  Two configurations: the release build
 # runs every suite; the ASan/UBSan build runs the suites whose programs can
 # carry sanitizers (the VM's static binaries and the fuzzer's own clang
-# build cannot; installed and packaged programs are release builds).  Exits non-zero if anything fails or cannot run.
+# build cannot; installed and packaged programs are release builds; the
+# timing suite's exact counts need dtd at its release speed).  Exits non-zero if anything fails or cannot run.
 #
 # The suites run on a copy of the tree (the files git tracks or would
 # track, as they are in the work tree) in build-alone/userdt, a directory
