@@ -213,8 +213,11 @@ def main():
         n = libc.read(fd, buf, len(buf))
         if n == -1:
             err = ctypes.get_errno()
+            # Only our handlers' signals interrupt, and they all mean
+            # stop.  (Python runs the handler itself a little later, at
+            # its next check, so do not wait for `stop' to be set.)
             if err == errno.EINTR:
-                continue        # the handler has run: stop is set
+                break
             sys.exit("dtclient.py: read: %s" % os.strerror(err))
         # 0: a stop signal (SIGTSTP...) woke the read; read again.
         if n % DT_EVT.size != 0:

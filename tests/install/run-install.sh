@@ -26,6 +26,11 @@
 #            btrace -l against it, and a btrace -c run recording a
 #            system call through the installed preload library
 #   unit     systemd-analyze verify on the installed dtd.service
+#   clients  the example clients of share/userdt/examples/clients: the C
+#            one built with cc -std=c99 against the installed dtvar.h
+#            alone, both run against the installed dtd: the probe list,
+#            events of interval (and profile) for -t 1 and until SIGINT,
+#            and DTIOCGSTATS's count of what they read
 #
 # The layout comes from meson in the environment: UDT_BUILD (the build
 # directory), UDT_PREFIX, UDT_BINDIR, UDT_SBINDIR, UDT_LIBDIR,
@@ -33,7 +38,7 @@
 # the others as meson's options give them).
 set -u
 
-[ $# -eq 1 ] || { echo "usage: $0 files|run|unit" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: $0 files|run|unit|clients" >&2; exit 2; }
 CASE=$1
 
 # fail, dtd_need, dtd_tmp, dtd_serve
@@ -77,9 +82,12 @@ files)
 	    "$INC/dev/dt/dtvar.h" "$LIB/pkgconfig/userdt.pc" \
 	    "$MAN/man1/dtrun.1" "$MAN/man4/dt.4" "$MAN/man5/bt.5" \
 	    "$MAN/man8/btrace.8" "$MAN/man8/dtd.8" "$UNIT/dtd.service" \
-	    "$DATA/userdt/examples/busy.c" "$DATA/userdt/examples/syscalls.bt"; do
+	    "$DATA/userdt/examples/busy.c" "$DATA/userdt/examples/syscalls.bt" \
+	    "$DATA/userdt/examples/clients/dtclient.c"; do
 		[ -f "$f" ] || fail "$f: not installed"
 	done
+	[ -x "$DATA/userdt/examples/clients/dtclient.py" ] ||
+	    fail "dtclient.py: not installed executable"
 	# The preload library is nowhere on the linker's search path.
 	[ ! -e "$LIB/libuserdt-preload.so" ] ||
 	    fail "the preload library is in $LIB too"
@@ -171,8 +179,125 @@ unit)
 		grep -qx "$k" "$TMP/dtd.service" || fail "dtd.service lacks $k"
 	done
 	;;
+clients)
+	dtd_need "running the example clients"
+	command -v python3 >/dev/null || fail "python3 is not installed"
+	EX=$DATA/userdt/examples/clients
+	# The installed header is all the C client needs.
+	cc -std=c99 -Wall -Wextra -Werror -I"$INC" -o "$TMP/dtclient" \
+	    "$EX/dtclient.c" > "$TMP/cc.log" 2>&1 ||
+	    fail "dtclient.c does not build: $(cat "$TMP/cc.log")"
+
+	dtd_serve "$SBIN/dtd"
+
+	# The two list the same probes, the timers among them.
+	"$TMP/dtclient" -d "$DEV" -l > "$TMP/list.c" 2>&1 ||
+	    fail "dtclient -l: $(cat "$TMP/list.c")"
+	"$EX/dtclient.py" -d "$DEV" -l > "$TMP/list.py" 2>&1 ||
+	    fail "dtclient.py -l: $(cat "$TMP/list.py")"
+	cmp -s "$TMP/list.c" "$TMP/list.py" ||
+	    fail "the clients list different probes: $(diff "$TMP/list.c" "$TMP/list.py")"
+	for p in profile:hz:97 interval:hz:1 syscall:sys%4:entry; do
+		grep -q "^[0-9][0-9]* $p\$" "$TMP/list.c" ||
+		    fail "dtclient -l lists no $p"
+	done
+	[ "$(wc -l < "$TMP/list.c")" -ge 100 ] ||
+	    fail "dtclient -l lists $(wc -l < "$TMP/list.c") probes"
+
+	# check OUT MIN PROBE...: every line of OUT an event of one of the
+	# PROBEs with sane fields, in time order, at least MIN of them,
+	# then the stats line, whose read count is the events printed.
+	check() {
+		python3 - "$TMP/list.c" "$DTDPID" "$T0" "$(date +%s)" "$@" <<'PY'
+import re, sys
+listf, dtd, t0, t1, out, least = sys.argv[1:7]
+want = sys.argv[7:]
+names = dict(l.split(None, 1) for l in open(listf).read().splitlines())
+pbns = {}
+for w in want:
+    prov = w.split(":")[0]
+    pbn = next(int(n) for n, nm in names.items() if nm.startswith(prov + ":"))
+    pbns[pbn] = names[str(pbn)]
+ev = re.compile(r"pbn=(\d+) probe=(\S+) pid=(-?\d+) tid=(-?\d+) "
+                r"comm=(\S+) time=(\d+)\.(\d{9})$")
+lines = open(out).read().splitlines()
+if not lines or not lines[-1].startswith("stats: "):
+    sys.exit("%s: no stats line at the end" % out)
+st = dict(kv.split("=") for kv in lines[-1].split()[1:])
+if sorted(st) != ["dropped", "read", "recursive", "skipped"]:
+    sys.exit("%s: stats line %r" % (out, lines[-1]))
+seen, last = {}, 0
+for l in lines[:-1]:
+    m = ev.match(l)
+    if not m:
+        sys.exit("%s: not an event: %r" % (out, l))
+    pbn, probe, pid, tid, comm = int(m[1]), m[2], int(m[3]), int(m[4]), m[5]
+    t = int(m[6]) * 10**9 + int(m[7])
+    if pbn not in pbns or probe != pbns[pbn]:
+        sys.exit("%s: event of a probe not enabled: %r" % (out, l))
+    if not int(t0) * 10**9 <= t <= (int(t1) + 1) * 10**9:
+        sys.exit("%s: time outside the run [%s, %s]: %r" % (out, t0, t1, l))
+    if t < last:
+        sys.exit("%s: events out of time order at %r" % (out, l))
+    last = t
+    if probe.startswith("interval:"):
+        # dtd's timer thread fires interval, named "dtd".
+        if pid != int(dtd) or tid <= 0 or comm != "dtd":
+            sys.exit("%s: interval event of pid %d tid %d comm %s, "
+                     "not dtd's (%s)" % (out, pid, tid, comm, dtd))
+    elif pid < 0 or tid < 0 or (pid == 0) != (tid == 0):
+        sys.exit("%s: bad pid/tid: %r" % (out, l))
+    seen[pbn] = seen.get(pbn, 0) + 1
+n = len(lines) - 1
+if int(st["read"]) != n:
+    sys.exit("%s: DTIOCGSTATS read %s events, the client printed %d"
+             % (out, st["read"], n))
+for pbn in pbns:
+    if seen.get(pbn, 0) < int(least):
+        sys.exit("%s: %d events of %s, expected %s at least"
+                 % (out, seen.get(pbn, 0), pbns[pbn], least))
+print("ok: %s: %d events, %s" % (out, n, lines[-1]))
+PY
+	}
+
+	# -t 1 at 100 Hz: a second of events, ended by SIGALRM.
+	T0=$(date +%s)
+	"$TMP/dtclient" -d "$DEV" -t 1 interval:hz:100 profile:hz:100 \
+	    > "$TMP/t.c" 2> "$TMP/err" || fail "dtclient -t 1: $(cat "$TMP/err")"
+	check "$TMP/t.c" 20 interval profile || fail "dtclient -t 1"
+	T0=$(date +%s)
+	"$EX/dtclient.py" -d "$DEV" -t 1 interval:hz:100 \
+	    > "$TMP/t.py" 2> "$TMP/err" || fail "dtclient.py -t 1: $(cat "$TMP/err")"
+	check "$TMP/t.py" 20 interval || fail "dtclient.py -t 1"
+
+	# Until SIGINT: once a first event is out, interrupt the client
+	# blocked in read(2); it prints the rest and its stats and exits 0.
+	mkfifo "$TMP/fifo" || exit 2
+	for c in "$TMP/dtclient" "$EX/dtclient.py"; do
+		o=$TMP/int.${c##*/}
+		T0=$(date +%s)
+		"$c" -d "$DEV" interval:hz:100 > "$TMP/fifo" 2> "$TMP/err" &
+		BTPID=$!
+		exec 5< "$TMP/fifo"
+		read -r -t 30 line <&5 || fail "$c: no event within 30 s"
+		kill -INT "$BTPID"
+		{ printf '%s\n' "$line"; cat <&5; } > "$o"
+		exec 5<&-
+		wait "$BTPID"
+		rc=$?
+		BTPID=
+		[ $rc -eq 0 ] || fail "$c exited $rc on SIGINT: $(cat "$TMP/err")"
+		check "$o" 1 interval || fail "$c until SIGINT"
+	done
+
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	rc=$?
+	DTDPID=
+	[ $rc -eq 0 ] || fail "dtd exited $rc on SIGTERM: $(cat "$TMP/dtd.log")"
+	;;
 *)
-	echo "usage: $0 files|run|unit" >&2
+	echo "usage: $0 files|run|unit|clients" >&2
 	exit 2
 	;;
 esac
