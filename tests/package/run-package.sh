@@ -30,7 +30,7 @@ SRC=$1
 . "$(dirname "$0")/../regress/lib.sh"
 
 # Never a silent skip: scripts/deps.sh installs all of this.
-for p in dpkg-buildpackage dpkg-checkbuilddeps dh tar; do
+for p in dpkg-buildpackage dpkg-checkbuilddeps dh tar cc; do
 	command -v "$p" >/dev/null || fail "$p is not installed (scripts/deps.sh)"
 done
 dtd_need "running the packaged dtd"
@@ -65,7 +65,9 @@ for f in usr/sbin/dtd usr/bin/btrace usr/bin/dtrun \
     usr/lib/x86_64-linux-gnu/userdt/libdtshim.so \
     usr/include/dev/dt/dtvar.h usr/lib/x86_64-linux-gnu/pkgconfig/userdt.pc \
     usr/share/man/man8/btrace.8.gz usr/share/man/man4/dt.4.gz \
-    lib/systemd/system/dtd.service; do
+    lib/systemd/system/dtd.service \
+    usr/share/userdt/examples/clients/dtclient.c \
+    usr/share/userdt/examples/clients/dtclient.py; do
 	[ -e "$ROOT/$f" ] || fail "/$f is not in the packages"
 done
 grep -qx 'ExecStart=/usr/sbin/dtd --foreground --ingest /run/userdt/ingest.sock' \
@@ -80,6 +82,17 @@ for p in profile:hz:97 interval:hz:1 syscall:write:entry; do
 	grep -qx "$p" "$TMP/list" || fail "btrace -l lists no $p"
 done
 echo "ok - the packaged btrace -l lists $(wc -l < "$TMP/list") probes"
+
+# The example clients as packaged: the C one builds on the packaged
+# header alone, and both list the probes.
+EX=$ROOT/usr/share/userdt/examples/clients
+cc -std=c99 -I"$ROOT/usr/include" -o "$TMP/dtclient" "$EX/dtclient.c" ||
+    fail "the packaged dtclient.c does not build"
+for c in "$TMP/dtclient" "$EX/dtclient.py"; do
+	"$c" -d "$DEV" -l > "$TMP/clist" 2>&1 || fail "$c -l: $(cat "$TMP/clist")"
+	grep -qx '[0-9]* interval:hz:1' "$TMP/clist" || fail "$c -l lists no interval"
+done
+echo "ok - the packaged example clients build and list the probes"
 
 USERDT_SOCKET=$TMP/ingest.sock "$ROOT/usr/bin/btrace" -d "$DEV" \
     -c 'echo packaged' \
