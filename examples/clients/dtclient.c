@@ -44,8 +44,9 @@
  *
  *	stats: read=100 dropped=0 skipped=0 recursive=0
  *
- * Build: cc -std=c99 -I/usr/include -o dtclient dtclient.c
- * (or: cc $(pkg-config --cflags userdt) -o dtclient dtclient.c).
+ * Build: cc -std=c99 -o dtclient dtclient.c, with the header of the
+ * userdt-dev package; for another prefix add its include directory
+ * (cc -std=c99 $(pkg-config --cflags userdt) -o dtclient dtclient.c).
  * Enabling probes and recording need root, as dt(4) says.
  */
 
@@ -311,6 +312,12 @@ main(int argc, char *argv[])
 	if (seconds > 0)
 		alarm(seconds);
 
+	/*
+	 * A signal that lands between the test of `stop' and read(2) is
+	 * seen at the next event's read; a client that must stop at once
+	 * whatever the probes do blocks the signals and uses ppoll(2),
+	 * which userdt's device supports and OpenBSD's does not.
+	 */
 	while (!stop) {
 		ssize_t len;
 		size_t k;

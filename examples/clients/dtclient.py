@@ -38,7 +38,7 @@ Each event prints one line,
 
     pbn=3 probe=interval:hz:100 pid=812 tid=815 comm=dtd time=1764151234.001002003
 
-and the end the counters:
+and, at the end, the counters:
 
     stats: read=100 dropped=0 skipped=0 recursive=0
 """
