@@ -85,7 +85,10 @@ struct dt_probe	*(*dti_probe)(unsigned int);
 void	(*dti_sample_put)(unsigned int, const struct dt_evt *, uint64_t,
 	    uint64_t);
 void	(*dti_sample_lost)(uint64_t, bool);
-void	(*dti_attach)(pid_t);
+void	(*dti_attach[DT_INGEST_MAXSINKS])(pid_t);
+unsigned int	dti_nattach;
+void	(*dti_exit[DT_INGEST_MAXSINKS])(pid_t, uint64_t);
+unsigned int	dti_nexit;
 
 #define DTI_BATCH	256		/* records between tail updates */
 #define DTI_IDLE_MIN	20000		/* ns: first idle sleep */
@@ -206,10 +209,24 @@ dt_ingest_sink_samples(void (*put)(unsigned int, const struct dt_evt *,
 	dti_sample_lost = lost;
 }
 
+/*
+ * More than DT_INGEST_MAXSINKS is a programming error of dtd's own
+ * providers, caught at its start, never a tracee's doing.
+ */
 void
 dt_ingest_sink_attach(void (*attach)(pid_t))
 {
-	dti_attach = attach;
+	if (dti_nattach == DT_INGEST_MAXSINKS)
+		abort();
+	dti_attach[dti_nattach++] = attach;
+}
+
+void
+dt_ingest_sink_exit(void (*leave)(pid_t, uint64_t))
+{
+	if (dti_nexit == DT_INGEST_MAXSINKS)
+		abort();
+	dti_exit[dti_nexit++] = leave;
 }
 
 void
@@ -416,6 +433,8 @@ static void
 dti_unlink_gone(void)
 {
 	struct dti_proc **dpp, *dp, *gone = NULL;
+	uint64_t now;
+	unsigned int i;
 
 	pthread_mutex_lock(&dti_lock);
 	for (dpp = &dti_procs; (dp = *dpp) != NULL;) {
@@ -428,6 +447,16 @@ dti_unlink_gone(void)
 			dpp = &dp->dp_next;
 	}
 	pthread_mutex_unlock(&dti_lock);
+	if (gone != NULL && dti_nexit > 0) {
+		/*
+		 * Read after the pidfd said it ended (or after its ring was
+		 * retired): no record of the process is later than now.
+		 */
+		now = dt_clock_ns(CLOCK_REALTIME);
+		for (dp = gone; dp != NULL; dp = dp->dp_next)
+			for (i = 0; i < dti_nexit; i++)
+				dti_exit[i](dp->dp_pid, now);
+	}
 	while ((dp = gone) != NULL) {
 		gone = dp->dp_next;
 		/* Whatever was committed before it exited or exec'd. */
@@ -776,6 +805,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	void *ring = NULL, *tab = NULL;
 	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1, mapsfd = -1;
 	bool xdrain;
+	unsigned int i;
 	uint32_t nslots = UDT_NSLOTS_DEFAULT;
 	char path[64];
 
@@ -904,6 +934,14 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * below the unlock may touch it.
 	 */
 	xdrain = dp->dp_memfd >= 0;
+	/*
+	 * Before it is listed, so that the welcome comes after (the
+	 * threads it starts after it was told are its own), and so that
+	 * the drain, which may unlink it as soon as it is listed, tells
+	 * its exit after its attach.
+	 */
+	for (i = 0; i < dti_nattach; i++)
+		dti_attach[i](crp->pid);
 	pthread_mutex_lock(&dti_lock);
 	memcpy(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
 	dp->dp_tab->tb_prof_nsecs = dti_prof_nsecs;
@@ -926,12 +964,6 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	    (xdrain ? UDT_W_XDRAIN : 0);
 	w.uw_ringsize = UDT_RING_SIZE(nslots);
 	w.uw_tabsize = UDT_TAB_SIZE;
-	/*
-	 * Before the welcome, which its constructor waits for: the threads
-	 * it starts after inherit the events.
-	 */
-	if (dti_attach != NULL)
-		dti_attach(crp->pid);
 	/* On failure the proc stays listed until its pidfd says it exited. */
 	if (dti_send_fds(fd, &w, ringfd, rofd) == 0)
 		atomic_fetch_add(&dti_stats.attached, 1);

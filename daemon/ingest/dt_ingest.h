@@ -52,15 +52,26 @@ struct dt_evt;
  * 1 + missed periods of period ns), count n lost or recursive ones.
  * Registering also tells every tracee to sample (UDT_W_PTIMER).  Called
  * on the drain thread.
- * dt_ingest_sink_attach(): a process attached, before its welcome, so
- * that the threads it starts after it was told are its own.  Called on
- * the accept thread; must not wait for the tracee.
+ * dt_ingest_sink_attach(): a process attached, before it is listed and
+ * welcomed, so that the threads it starts after it was told are its own
+ * and so that its exit (below) is always told after.  Up to
+ * DT_INGEST_MAXSINKS may register, each called in turn.  Called on the
+ * accept thread; must not wait for the tracee.
+ * dt_ingest_sink_exit(): a listed process left the list, at ns
+ * (CLOCK_REALTIME, read when it was unlinked, so no later than any of
+ * its records and no earlier than its end): it exited, it exec'd an
+ * image that attached again (told after that image's attach), or its
+ * ring was retired.  Every attach is followed by one exit, but for the
+ * tracees still listed at dt_ingest_end().  Up to DT_INGEST_MAXSINKS.
+ * Called on the drain thread; must not wait for a tracee.
  */
+#define DT_INGEST_MAXSINKS	4
 void	dt_ingest_sink_probes(struct dt_probe *(*probe)(unsigned int p));
 void	dt_ingest_sink_samples(void (*put)(unsigned int cpu,
 	    const struct dt_evt *ev, uint64_t missed, uint64_t period),
 	    void (*lost)(uint64_t n, bool recursive));
 void	dt_ingest_sink_attach(void (*attach)(pid_t));
+void	dt_ingest_sink_exit(void (*leave)(pid_t, uint64_t ns));
 
 /*
  * Set the timer fallback's period (ns, 0: off) in dtd's master copy and

@@ -41,7 +41,11 @@ extern struct dt_probe	*(*dti_probe)(unsigned int);
 extern void	(*dti_sample_put)(unsigned int, const struct dt_evt *, uint64_t,
 		    uint64_t);
 extern void	(*dti_sample_lost)(uint64_t, bool);
-extern void	(*dti_attach)(pid_t);
+/* [I] The attach and exit sinks (dt_ingest.h), the first dti_n* used. */
+extern void	(*dti_attach[DT_INGEST_MAXSINKS])(pid_t);
+extern unsigned int	dti_nattach;
+extern void	(*dti_exit[DT_INGEST_MAXSINKS])(pid_t, uint64_t);
+extern unsigned int	dti_nexit;
 /* [I] The drain's source for the sequencer (dt_prov.h), or NULL. */
 extern struct dt_source	*dti_seq;
 
