@@ -122,6 +122,11 @@ dt_prov_syscall_init(void)
 	}
 	dt_ingest_sink_probes(dt_syscall_probe);
 	dt_ksys_owner(dt_sys_kern_traced);
+	/* Told of each tracee as it comes and goes, when the kernel feeds. */
+	if (dt_ksys_scope_all()) {
+		dt_ingest_sink_attach(dt_sys_kern_attach);
+		dt_ingest_sink_exit(dt_sys_kern_exit);
+	}
 	return DT_SYS_NPROBES;
 nomem:
 	errno = ENOMEM;

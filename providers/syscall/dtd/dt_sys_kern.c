@@ -18,68 +18,170 @@
 /*
  * The kernel feed's view of the traced processes (dt_sys_kern.h).
  *
- * The ingest transport knows the attached tracees; asking it for every
- * kernel event would take its lock a million times a second, so the
- * reader keeps a snapshot, sorted, refreshed at most every
- * DT_SK_REFRESH_NS, and decides by it:
+ * The ingest transport tells this file of each tracee as it attaches
+ * (accept thread, before the tracee is listed or makes a hooked call)
+ * and as it leaves the list (drain thread, with the time it was
+ * unlinked, after the process ended or its image was replaced), through
+ * the sinks of dt_ingest.h.  No kernel event can then fall between two
+ * looks, however short the tracee's life: the reader decides by
  *
- *  - a process attached at the last refresh is the library's: all of
- *    its kernel events are dropped, whenever they happened (the
- *    launcher's loader calls made before the attach are the library's
- *    too, recorded later with their real times);
- *  - a process that has left the list (it exited; or it exec'd an image
- *    that does not attach, a static binary) is remembered with the time
- *    of the refresh that missed it: its events up to then are dropped,
- *    since they were made while it was, or may have been, attached;
- *    those after are the kernel's alone.  Kept DT_SK_GONE_NS, far
- *    longer than an event stays in perf's buffers before the reader
- *    hands it over (a 20 ms round).
+ *  - a process attached now is the library's: all of its kernel events
+ *    are dropped, whenever they happened (the launcher's loader calls
+ *    made before the attach are the library's too, recorded later with
+ *    their real times);
+ *  - a process that left (it exited; or it exec'd an image that does
+ *    not attach, a static binary; or its ring was retired) is kept with
+ *    the time it left: its events up to then are dropped, since they
+ *    were made while it was, or may have been, attached; those after
+ *    are the kernel's alone.
  *
- * The windows this leaves, each no wider than a refresh plus a perf
- * round (about 20 ms), and where a call is missed, never counted twice
- * (but the first): a process's calls before it attaches, drained after
- * it did, are the kernel's and dropped (the library records only the
- * loader's); the first calls of an image that stops being traced (a
- * static binary exec'd by a traced process), until the refresh that
- * sees it gone, are dropped; a pid reused within that time loses its
- * first calls the same way.  The one way to count twice: a launched
- * process's loader calls, when perf's buffer is drained between its
- * execve and its attach (a few milliseconds), are the kernel's and later
- * the library's.
+ * The attach comes before the exit for one image (ingest tells the
+ * attach before listing it); an image exec'd by a tracee attaches
+ * before the old one leaves, so a pid carries a count of its listed
+ * images and leaves when the count falls to 0.
+ *
+ * How long a departed pid is kept: until the reader has handled kernel
+ * events stamped DT_SK_GONE_NS past its exit (dt_sk_horizon), which is
+ * far more than perf's CPUs stand apart in one reader round; measured
+ * by the events the reader sees, not by the clock, so a reader that
+ * falls behind keeps them as long as it is behind.  Memory is bounded:
+ * at most DT_SK_MAXGONE are kept; past that the oldest is forgotten
+ * early, counted in dt_sk_evicted (a flood of more than that many
+ * tracee exits within the horizon may count their last calls twice).
+ *
+ * The windows this leaves, and where a call is missed, never counted
+ * twice: a process's calls before it attaches, read by the reader after
+ * it did, are dropped (the library records only the loader's); a pid
+ * reused within a reap (10 ms) of the tracee's end loses its first
+ * calls, and so do the first calls of a static image exec'd by a
+ * tracee.  The one way to count twice: a launched process's loader
+ * calls, when the reader reads them between its execve and its attach
+ * (a few milliseconds), are the kernel's and later the library's.
+ *
+ * The reader takes no lock per event: it keeps a sorted copy of the
+ * tables, refreshed when dt_sk_gen says they changed.
  *
  * Locks used to protect the globals in this file:
+ *	[S]	dt_sk_lock (the ingest threads, and the reader's refresh)
  *	[R]	the kernel feed's reader thread (dt_ksys_traced_fn)
+ *	[a]	atomic
  */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dt_ingest.h"
 #include "dt_sys_kern.h"
 
-#define DT_SK_REFRESH_NS	2000000ULL	/* 2 ms */
-#define DT_SK_GONE_NS		500000000ULL	/* 0.5 s */
+#define DT_SK_GONE_NS		500000000ULL	/* 0.5 s of event time */
 #define DT_SK_MAXGONE		4096
+
+struct dt_sk_tr {
+	pid_t		st_pid;
+	unsigned int	st_n;		/* its listed images */
+};
 
 struct dt_sk_gone {
 	pid_t		sg_pid;
-	uint64_t	sg_ns;		/* CLOCK_REALTIME it was missed at */
+	uint64_t	sg_ns;		/* CLOCK_REALTIME it left at */
 };
+
+static pthread_mutex_t	 dt_sk_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dt_sk_tr	*dt_sk_tr;			/* [S] unsorted */
+static size_t		 dt_sk_ntr, dt_sk_maxtr;	/* [S] */
+static struct dt_sk_gone dt_sk_gone[DT_SK_MAXGONE];	/* [S] a ring */
+static size_t		 dt_sk_gfirst, dt_sk_ngone;	/* [S] oldest, count */
+static bool		 dt_sk_nomem;		/* [S] said once */
+static atomic_uint	 dt_sk_gen;		/* [S] writes, [a] reads */
+static _Atomic uint64_t	 dt_sk_horizon;		/* [R] writes, [a] reads */
+static _Atomic uint64_t dt_sk_evicted;		/* [a] forgotten early */
 
 static pid_t		*dt_sk_cur;		/* [R] sorted */
 static size_t		 dt_sk_ncur, dt_sk_maxcur;	/* [R] */
-static pid_t		*dt_sk_new;		/* [R] the next snapshot */
-static struct dt_sk_gone dt_sk_gone[DT_SK_MAXGONE];	/* [R] */
-static size_t		 dt_sk_ngone;		/* [R] */
-static uint64_t		 dt_sk_last;		/* [R] CLOCK_MONOTONIC */
+static struct dt_sk_gone dt_sk_rgone[DT_SK_MAXGONE];	/* [R] sorted */
+static size_t		 dt_sk_nrgone;		/* [R] */
+static unsigned int	 dt_sk_rgen;		/* [R] dt_sk_gen copied */
+static bool		 dt_sk_copied;		/* [R] once at least */
+static uint64_t		 dt_sk_seen;		/* [R] latest event time */
 
-static uint64_t
-dt_sk_clock(clockid_t c)
+/* Forget the departed the reader is past.  [S] */
+static void
+dt_sk_age(void)
 {
-	struct timespec ts;
+	uint64_t h = atomic_load_explicit(&dt_sk_horizon,
+	    memory_order_relaxed);
 
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	while (dt_sk_ngone > 0 && dt_sk_gone[dt_sk_gfirst].sg_ns < h) {
+		dt_sk_gfirst = (dt_sk_gfirst + 1) % DT_SK_MAXGONE;
+		dt_sk_ngone--;
+	}
+}
+
+void
+dt_sys_kern_attach(pid_t pid)
+{
+	struct dt_sk_tr *t;
+	size_t i, max;
+
+	pthread_mutex_lock(&dt_sk_lock);
+	for (i = 0; i < dt_sk_ntr; i++)
+		if (dt_sk_tr[i].st_pid == pid)
+			break;
+	if (i == dt_sk_ntr) {
+		if (dt_sk_ntr == dt_sk_maxtr) {
+			max = dt_sk_maxtr == 0 ? 64 : 2 * dt_sk_maxtr;
+			if ((t = realloc(dt_sk_tr, max * sizeof(*t))) == NULL) {
+				/* Its calls will be counted twice: say so. */
+				if (!dt_sk_nomem)
+					fprintf(stderr, "dtd: syscall: out of "
+					    "memory: the kernel feed may count "
+					    "traced processes' calls twice\n");
+				dt_sk_nomem = true;
+				pthread_mutex_unlock(&dt_sk_lock);
+				return;
+			}
+			dt_sk_tr = t;
+			dt_sk_maxtr = max;
+		}
+		dt_sk_tr[i].st_pid = pid;
+		dt_sk_tr[i].st_n = 0;
+		dt_sk_ntr++;
+	}
+	dt_sk_tr[i].st_n++;
+	atomic_fetch_add_explicit(&dt_sk_gen, 1, memory_order_release);
+	pthread_mutex_unlock(&dt_sk_lock);
+}
+
+void
+dt_sys_kern_exit(pid_t pid, uint64_t ns)
+{
+	size_t i, j;
+
+	pthread_mutex_lock(&dt_sk_lock);
+	for (i = 0; i < dt_sk_ntr; i++)
+		if (dt_sk_tr[i].st_pid == pid)
+			break;
+	/* Not there: its attach found no memory; nothing to undo. */
+	if (i == dt_sk_ntr || --dt_sk_tr[i].st_n > 0) {
+		pthread_mutex_unlock(&dt_sk_lock);
+		return;
+	}
+	dt_sk_tr[i] = dt_sk_tr[--dt_sk_ntr];
+	dt_sk_age();
+	if (dt_sk_ngone == DT_SK_MAXGONE) {
+		dt_sk_gfirst = (dt_sk_gfirst + 1) % DT_SK_MAXGONE;
+		dt_sk_ngone--;
+		atomic_fetch_add_explicit(&dt_sk_evicted, 1,
+		    memory_order_relaxed);
+	}
+	j = (dt_sk_gfirst + dt_sk_ngone) % DT_SK_MAXGONE;
+	dt_sk_gone[j].sg_pid = pid;
+	dt_sk_gone[j].sg_ns = ns;
+	dt_sk_ngone++;
+	atomic_fetch_add_explicit(&dt_sk_gen, 1, memory_order_release);
+	pthread_mutex_unlock(&dt_sk_lock);
 }
 
 static int
@@ -90,74 +192,83 @@ dt_sk_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static bool
-dt_sk_attached(pid_t pid)
+/* By pid, then latest departure first. */
+static int
+dt_sk_gcmp(const void *a, const void *b)
 {
-	return dt_sk_ncur > 0 && bsearch(&pid, dt_sk_cur, dt_sk_ncur,
-	    sizeof(pid_t), dt_sk_cmp) != NULL;
+	const struct dt_sk_gone *x = a, *y = b;
+
+	if (x->sg_pid != y->sg_pid)
+		return (x->sg_pid > y->sg_pid) - (x->sg_pid < y->sg_pid);
+	return (x->sg_ns < y->sg_ns) - (x->sg_ns > y->sg_ns);
 }
 
-/* Take a new snapshot at realtime now.  [R] */
+/* Copy the tables, sorted, as of generation gen.  [R] */
 static void
-dt_sk_refresh(uint64_t now)
+dt_sk_refresh(unsigned int gen)
 {
-	size_t n, i, j;
+	size_t i, max;
 	pid_t *p;
 
-	for (;;) {
-		n = dt_ingest_tracees(dt_sk_new, dt_sk_maxcur);
-		if (n <= dt_sk_maxcur)
-			break;
-		/* More than fit: grow both, keep the old snapshot. */
-		if ((p = realloc(dt_sk_new, 2 * n * sizeof(pid_t))) == NULL)
+	pthread_mutex_lock(&dt_sk_lock);
+	if (dt_sk_ntr > dt_sk_maxcur) {
+		max = 2 * dt_sk_ntr;
+		if ((p = realloc(dt_sk_cur, max * sizeof(*p))) == NULL) {
+			/* Keep the old copy; the next event tries again. */
+			pthread_mutex_unlock(&dt_sk_lock);
 			return;
-		dt_sk_new = p;
-		if ((p = realloc(dt_sk_cur, 2 * n * sizeof(pid_t))) == NULL)
-			return;
-		dt_sk_cur = p;
-		dt_sk_maxcur = 2 * n;
-	}
-	qsort(dt_sk_new, n, sizeof(pid_t), dt_sk_cmp);
-	/* Forget the gone that are old enough, then add the new gone. */
-	for (i = j = 0; i < dt_sk_ngone; i++)
-		if (now - dt_sk_gone[i].sg_ns < DT_SK_GONE_NS)
-			dt_sk_gone[j++] = dt_sk_gone[i];
-	dt_sk_ngone = j;
-	for (i = j = 0; i < dt_sk_ncur; i++) {
-		while (j < n && dt_sk_new[j] < dt_sk_cur[i])
-			j++;
-		if (j < n && dt_sk_new[j] == dt_sk_cur[i])
-			continue;
-		if (dt_sk_ngone == DT_SK_MAXGONE) {
-			/* Full: the oldest goes (it is the first). */
-			memmove(dt_sk_gone, dt_sk_gone + 1,
-			    (DT_SK_MAXGONE - 1) * sizeof(dt_sk_gone[0]));
-			dt_sk_ngone--;
 		}
-		dt_sk_gone[dt_sk_ngone].sg_pid = dt_sk_cur[i];
-		dt_sk_gone[dt_sk_ngone].sg_ns = now;
-		dt_sk_ngone++;
+		dt_sk_cur = p;
+		dt_sk_maxcur = max;
 	}
-	p = dt_sk_cur;
-	dt_sk_cur = dt_sk_new;
-	dt_sk_new = p;
-	dt_sk_ncur = n;
+	for (i = 0; i < dt_sk_ntr; i++)
+		dt_sk_cur[i] = dt_sk_tr[i].st_pid;
+	dt_sk_ncur = dt_sk_ntr;
+	dt_sk_age();
+	for (i = 0; i < dt_sk_ngone; i++)
+		dt_sk_rgone[i] = dt_sk_gone[(dt_sk_gfirst + i) % DT_SK_MAXGONE];
+	dt_sk_nrgone = dt_sk_ngone;
+	pthread_mutex_unlock(&dt_sk_lock);
+	qsort(dt_sk_cur, dt_sk_ncur, sizeof(pid_t), dt_sk_cmp);
+	qsort(dt_sk_rgone, dt_sk_nrgone, sizeof(dt_sk_rgone[0]), dt_sk_gcmp);
+	dt_sk_rgen = gen;
+	dt_sk_copied = true;
+}
+
+/* The latest departure of pid, or 0.  [R] */
+static uint64_t
+dt_sk_left(pid_t pid)
+{
+	size_t lo = 0, hi = dt_sk_nrgone, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (dt_sk_rgone[mid].sg_pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < dt_sk_nrgone && dt_sk_rgone[lo].sg_pid == pid ?
+	    dt_sk_rgone[lo].sg_ns : 0;
 }
 
 bool
 dt_sys_kern_traced(pid_t pid, uint64_t ns)
 {
-	uint64_t mono = dt_sk_clock(CLOCK_MONOTONIC);
-	size_t i;
+	unsigned int gen;
 
-	if (dt_sk_last == 0 || mono - dt_sk_last >= DT_SK_REFRESH_NS) {
-		dt_sk_refresh(dt_sk_clock(CLOCK_REALTIME));
-		dt_sk_last = mono;
+	/* Acquire: the tables as the writer left them at gen. */
+	gen = atomic_load_explicit(&dt_sk_gen, memory_order_acquire);
+	if (!dt_sk_copied || gen != dt_sk_rgen)
+		dt_sk_refresh(gen);
+	if (ns > dt_sk_seen) {
+		dt_sk_seen = ns;
+		if (ns > DT_SK_GONE_NS)
+			atomic_store_explicit(&dt_sk_horizon,
+			    ns - DT_SK_GONE_NS, memory_order_relaxed);
 	}
-	if (dt_sk_attached(pid))
+	if (dt_sk_ncur > 0 && bsearch(&pid, dt_sk_cur, dt_sk_ncur,
+	    sizeof(pid_t), dt_sk_cmp) != NULL)
 		return true;
-	for (i = 0; i < dt_sk_ngone; i++)
-		if (dt_sk_gone[i].sg_pid == pid && ns <= dt_sk_gone[i].sg_ns)
-			return true;
-	return false;
+	return ns <= dt_sk_left(pid);
 }

@@ -31,4 +31,12 @@
 /* dt_ksys_traced_fn: the kernel feed's reader thread only. */
 bool	dt_sys_kern_traced(pid_t pid, uint64_t ns);
 
+/*
+ * The ingest sinks (dt_ingest.h) that tell it of each tracee: attach on
+ * the accept thread, exit (ns: CLOCK_REALTIME it left the list at) on
+ * the drain thread.  Each takes dt_sys_kern.c's lock briefly.
+ */
+void	dt_sys_kern_attach(pid_t pid);
+void	dt_sys_kern_exit(pid_t pid, uint64_t ns);
+
 #endif /* DT_SYS_KERN_H */
