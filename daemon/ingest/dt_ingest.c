@@ -229,6 +229,12 @@ dt_ingest_sink_exit(void (*leave)(pid_t, uint64_t))
 	dti_exit[dti_nexit++] = leave;
 }
 
+const char *
+dt_ingest_sockpath(void)
+{
+	return dti_path;
+}
+
 void
 dt_ingest_ptimer_set(uint64_t nsecs)
 {

@@ -131,6 +131,13 @@ int	dt_ingest_begin(const char *path);
 void	dt_ingest_end(void);
 
 /*
+ * The socket's path, as dt_ingest_begin() set it ("" before): what a
+ * tracee names in USERDT_SOCKET to attach to this dtd.  Any thread once
+ * dt_ingest_begin() returned.
+ */
+const char	*dt_ingest_sockpath(void);
+
+/*
  * The socket's file (dt_ingest_sock.c): dt_ingest_listen() checks or
  * makes path's directory and puts a listening socket, mode 0666, at
  * path; 0 and the descriptor in *fdp, or an errno with a message.

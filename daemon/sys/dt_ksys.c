@@ -33,6 +33,7 @@
 static bool			dt_ksys_all = false;
 static dt_ksys_set_fn		dt_ksys_setfn;		/* [I] */
 static dt_ksys_traced_fn	dt_ksys_tracedfn;	/* [I] */
+static dt_ksys_exec_fn		dt_ksys_execfn;		/* [I] */
 
 void
 dt_ksys_scope(bool all)
@@ -53,9 +54,10 @@ dt_ksys_feed(dt_ksys_set_fn fn)
 }
 
 void
-dt_ksys_owner(dt_ksys_traced_fn fn)
+dt_ksys_owner(dt_ksys_traced_fn fn, dt_ksys_exec_fn efn)
 {
 	dt_ksys_tracedfn = fn;
+	dt_ksys_execfn = efn;
 }
 
 void
@@ -69,4 +71,11 @@ bool
 dt_ksys_traced(pid_t pid, uint64_t ns)
 {
 	return dt_ksys_tracedfn != NULL && dt_ksys_tracedfn(pid, ns);
+}
+
+void
+dt_ksys_exec(pid_t pid)
+{
+	if (dt_ksys_execfn != NULL)
+		dt_ksys_execfn(pid);
 }

@@ -66,13 +66,23 @@ typedef bool	(*dt_ksys_traced_fn)(pid_t pid, uint64_t ns);
 void	dt_ksys_scope(bool all);
 bool	dt_ksys_scope_all(void);
 
+/*
+ * The owner again: process pid exec'd a new image (perf's comm record
+ * of the exec, read before the records of the new image on the CPU it
+ * exec'd on), so that one about to attach, whose loader runs before its
+ * library is there, is known before it attached.  Called by the kernel
+ * feed's reader thread only, as dt_ksys_traced_fn.
+ */
+typedef void	(*dt_ksys_exec_fn)(pid_t pid);
+
 /* Register each once, from provider init functions.  [I] */
 void	dt_ksys_feed(dt_ksys_set_fn);
-void	dt_ksys_owner(dt_ksys_traced_fn);
+void	dt_ksys_owner(dt_ksys_traced_fn, dt_ksys_exec_fn);
 
 /* Forward to what was registered; nothing / false when nothing was. */
 void	dt_ksys_set(unsigned int p, struct dt_probe *dtp, bool on,
 	    uint64_t evtflags);
 bool	dt_ksys_traced(pid_t pid, uint64_t ns);
+void	dt_ksys_exec(pid_t pid);
 
 #endif /* DT_KSYS_H */

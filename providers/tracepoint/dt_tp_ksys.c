@@ -101,6 +101,9 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 	}
 	if (s->ts_comm != NULL) {
 		dt_tp_task_note(s->ts_tid, s->ts_pid, s->ts_comm);
+		/* Before this CPU's records of the new image. */
+		if (s->ts_exec)
+			dt_ksys_exec(s->ts_pid);
 		return;
 	}
 	if (s->ts_swin || s->ts_raw == NULL)

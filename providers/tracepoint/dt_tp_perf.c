@@ -264,6 +264,7 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		if (!dt_perf_comm_rec(body, len, &s.ts_pid, &s.ts_tid,
 		    &s.ts_comm))
 			break;
+		s.ts_exec = (hp->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
 		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 		ev->tpe_fn(ev->tpe_arg, &s);
 		break;

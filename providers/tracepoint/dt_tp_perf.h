@@ -63,6 +63,7 @@ struct dt_tp_sample {
 	uint64_t	 ts_lost;	/* > 0: only a count of lost records */
 	/* A rename or exec: only ts_pid/ts_tid's new name, NUL-ended */
 	const char	*ts_comm;
+	bool		 ts_exec;	/* ts_comm is an exec's */
 	bool		 ts_swin;	/* a switch in: ts_pid/ts_tid came
 					   in, no raw record, no stacks */
 	bool		 ts_swev;	/* the event gives switches in */

@@ -121,7 +121,7 @@ dt_prov_syscall_init(void)
 		dt_sys_probes[2 * i + 1] = dtp;
 	}
 	dt_ingest_sink_probes(dt_syscall_probe);
-	dt_ksys_owner(dt_sys_kern_traced);
+	dt_ksys_owner(dt_sys_kern_traced, dt_sys_kern_exec);
 	/* Told of each tracee as it comes and goes, when the kernel feeds. */
 	if (dt_ksys_scope_all()) {
 		dt_ingest_sink_attach(dt_sys_kern_attach);

@@ -49,14 +49,29 @@
  * early, counted in dt_sk_evicted (a flood of more than that many
  * tracee exits within the horizon may count their last calls twice).
  *
+ * Before its attach, a launched process runs its loader (whose calls
+ * the launcher's helper hands to the library, recorded later with
+ * their real times) and the library's constructor: the reader may read
+ * those calls before the attach is told.  So at each exec (perf's comm
+ * record, before the new image's records on that CPU) the reader looks
+ * at the image's environment: one that preloads the library and names
+ * this dtd's socket (USERDT_SOCKET, or none when ours is the default)
+ * is about to attach, and its events are dropped from then on, until
+ * it attached (then as above), left, or DT_SK_PENDING_NS of event time
+ * passed without an attach (a refused tracee: then the kernel's).
+ *
  * The windows this leaves, and where a call is missed, never counted
- * twice: a process's calls before it attaches, read by the reader after
- * it did, are dropped (the library records only the loader's); a pid
+ * twice: a launched process's calls before its exec record was read
+ * (the launcher's fork child) that the reader reads after it; a
+ * preloaded process that never attaches, for DT_SK_PENDING_NS; a pid
  * reused within a reap (10 ms) of the tracee's end loses its first
  * calls, and so do the first calls of a static image exec'd by a
- * tracee.  The one way to count twice: a launched process's loader
- * calls, when the reader reads them between its execve and its attach
- * (a few milliseconds), are the kernel's and later the library's.
+ * tracee.  The one way to count twice: a launched process that moves
+ * to another CPU between its exec and its attach, when the reader reads
+ * that CPU's records of it before the exec's (one reader round).
+ *
+ * Reading /proc/PID/environ takes the process's mmap lock for a moment:
+ * once per exec on the machine, while a syscall probe records.
  *
  * The reader takes no lock per event: it keeps a sorted copy of the
  * tables, refreshed when dt_sk_gen says they changed.
@@ -66,21 +81,34 @@
  *	[R]	the kernel feed's reader thread (dt_ksys_traced_fn)
  *	[a]	atomic
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <userdt/udt_wire.h>
 
 #include "dt_ingest.h"
 #include "dt_sys_kern.h"
 
 #define DT_SK_GONE_NS		500000000ULL	/* 0.5 s of event time */
 #define DT_SK_MAXGONE		4096
+#define DT_SK_PENDING_NS	1000000000ULL	/* 1 s of event time */
+#define DT_SK_MAXPEND		256
+#define DT_SK_ENVMAX		(256 * 1024)	/* environ read, at most */
+#define DT_SK_LIBNAME		"libuserdt-preload"	/* in LD_PRELOAD */
 
 struct dt_sk_tr {
 	pid_t		st_pid;
 	unsigned int	st_n;		/* its listed images */
+};
+
+struct dt_sk_pend {
+	pid_t		sp_pid;
+	uint64_t	sp_seen;	/* dt_sk_seen at its exec */
 };
 
 struct dt_sk_gone {
@@ -105,6 +133,9 @@ static size_t		 dt_sk_nrgone;		/* [R] */
 static unsigned int	 dt_sk_rgen;		/* [R] dt_sk_gen copied */
 static bool		 dt_sk_copied;		/* [R] once at least */
 static uint64_t		 dt_sk_seen;		/* [R] latest event time */
+static struct dt_sk_pend dt_sk_pend[DT_SK_MAXPEND];	/* [R] to attach */
+static size_t		 dt_sk_npend;		/* [R] */
+static char		 dt_sk_env[DT_SK_ENVMAX];	/* [R] */
 
 /* Forget the departed the reader is past.  [S] */
 static void
@@ -252,10 +283,93 @@ dt_sk_left(pid_t pid)
 	    dt_sk_rgone[lo].sg_ns : 0;
 }
 
+/* Index of pid in dt_sk_pend, or dt_sk_npend.  [R] */
+static size_t
+dt_sk_pfind(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < dt_sk_npend; i++)
+		if (dt_sk_pend[i].sp_pid == pid)
+			break;
+	return i;
+}
+
+static void
+dt_sk_pdel(size_t i)
+{
+	dt_sk_pend[i] = dt_sk_pend[--dt_sk_npend];
+}
+
+/*
+ * Whether the image pid exec'd preloads the library and names our
+ * socket: NAME=VALUE entries, NUL-ended, in /proc/PID/environ.  [R]
+ */
+static bool
+dt_sk_will_attach(pid_t pid)
+{
+	const char *sock = dt_ingest_sockpath(), *e, *end, *named = NULL;
+	char path[64];
+	bool lib = false;
+	ssize_t n;
+	size_t len = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return false;
+	while (len < sizeof(dt_sk_env) &&
+	    (n = read(fd, dt_sk_env + len, sizeof(dt_sk_env) - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	/* An entry cut at the end is left out: the variables come first. */
+	for (e = dt_sk_env, end = dt_sk_env + len; e < end;
+	    e += strnlen(e, (size_t)(end - e)) + 1) {
+		if (memchr(e, '\0', (size_t)(end - e)) == NULL)
+			break;
+		if (strncmp(e, "LD_PRELOAD=", 11) == 0)
+			lib = strstr(e + 11, DT_SK_LIBNAME) != NULL;
+		else if (strncmp(e, UDT_SOCKET_ENV "=",
+		    sizeof(UDT_SOCKET_ENV)) == 0)
+			named = e + sizeof(UDT_SOCKET_ENV);
+	}
+	if (!lib)
+		return false;
+	/* The library's own choice (udt_attach.c): unset or empty, default. */
+	if (named == NULL || *named == '\0')
+		named = UDT_SOCKET_DEFAULT;
+	return strcmp(named, sock) == 0;
+}
+
+void
+dt_sys_kern_exec(pid_t pid)
+{
+	size_t i = dt_sk_pfind(pid);
+
+	/* Perf gives the exec once per event on its CPU: look once. */
+	if (i < dt_sk_npend && dt_sk_pend[i].sp_seen == dt_sk_seen)
+		return;
+	if (!dt_sk_will_attach(pid)) {
+		if (i < dt_sk_npend)
+			dt_sk_pdel(i);
+		return;
+	}
+	if (i == dt_sk_npend) {
+		/* Full: the first goes (it may have attached long ago). */
+		if (dt_sk_npend == DT_SK_MAXPEND)
+			dt_sk_pdel(0);
+		i = dt_sk_npend++;
+	}
+	dt_sk_pend[i].sp_pid = pid;
+	dt_sk_pend[i].sp_seen = dt_sk_seen;
+}
+
 bool
 dt_sys_kern_traced(pid_t pid, uint64_t ns)
 {
+	uint64_t left;
 	unsigned int gen;
+	size_t i;
 
 	/* Acquire: the tables as the writer left them at gen. */
 	gen = atomic_load_explicit(&dt_sk_gen, memory_order_acquire);
@@ -270,5 +384,19 @@ dt_sys_kern_traced(pid_t pid, uint64_t ns)
 	if (dt_sk_ncur > 0 && bsearch(&pid, dt_sk_cur, dt_sk_ncur,
 	    sizeof(pid_t), dt_sk_cmp) != NULL)
 		return true;
-	return ns <= dt_sk_left(pid);
+	if (ns <= (left = dt_sk_left(pid)))
+		return true;
+	if (dt_sk_npend == 0 || (i = dt_sk_pfind(pid)) == dt_sk_npend)
+		return false;
+	/*
+	 * Still to attach, unless it left since it exec'd (its image's
+	 * events after that are the kernel's: a static image it exec'd, a
+	 * pid reused) or waited too long (refused).
+	 */
+	if (dt_sk_pend[i].sp_seen < left ||
+	    dt_sk_seen - dt_sk_pend[i].sp_seen > DT_SK_PENDING_NS) {
+		dt_sk_pdel(i);
+		return false;
+	}
+	return true;
 }

@@ -30,6 +30,8 @@
 
 /* dt_ksys_traced_fn: the kernel feed's reader thread only. */
 bool	dt_sys_kern_traced(pid_t pid, uint64_t ns);
+/* dt_ksys_exec_fn: the same thread. */
+void	dt_sys_kern_exec(pid_t pid);
 
 /*
  * The ingest sinks (dt_ingest.h) that tell it of each tracee: attach on
