@@ -210,12 +210,19 @@ dt_ingest_sink_samples(void (*put)(unsigned int, const struct dt_evt *,
 }
 
 /*
- * More than DT_INGEST_MAXSINKS is a programming error of dtd's own
- * providers, caught at its start, never a tracee's doing.
+ * A sink registered again (the device core initialised once more, as
+ * its tests do) is there once.  More than DT_INGEST_MAXSINKS is a
+ * programming error of dtd's own providers, caught at its start, never
+ * a tracee's doing.
  */
 void
 dt_ingest_sink_attach(void (*attach)(pid_t))
 {
+	unsigned int i;
+
+	for (i = 0; i < dti_nattach; i++)
+		if (dti_attach[i] == attach)
+			return;
 	if (dti_nattach == DT_INGEST_MAXSINKS)
 		abort();
 	dti_attach[dti_nattach++] = attach;
@@ -224,6 +231,11 @@ dt_ingest_sink_attach(void (*attach)(pid_t))
 void
 dt_ingest_sink_exit(void (*leave)(pid_t, uint64_t))
 {
+	unsigned int i;
+
+	for (i = 0; i < dti_nexit; i++)
+		if (dti_exit[i] == leave)
+			return;
 	if (dti_nexit == DT_INGEST_MAXSINKS)
 		abort();
 	dti_exit[dti_nexit++] = leave;
