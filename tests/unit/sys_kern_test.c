@@ -1,0 +1,183 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The kernel feed's view of the tracees (dt_sys_kern.c), driven as
+ * ingest and the reader drive it, in one thread: which kernel events
+ * are the library's.  The case of issue 22 first: a tracee that
+ * attaches and exits before the reader looks at all.  dt_sys_kern.c is
+ * built into this test alone, with the one ingest function it calls.
+ */
+#include <sys/wait.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dt_ingest.h"
+#include "dt_sys_kern.h"
+#include "dtt.h"
+
+#define SEC	1000000000ULL
+#define T0	(1700000000ULL * SEC)	/* a CLOCK_REALTIME, any */
+
+const char *
+dt_ingest_sockpath(void)
+{
+	return "/nonexistent/sk-test.sock";
+}
+
+/*
+ * A child that waits on stdin, exec'd with env; its pid, once its new
+ * image (and environment) is in place: the close-on-exec end of a pipe
+ * it holds closes at the exec.
+ */
+static pid_t
+sk_child(char *const env[], int *wfd)
+{
+	int p[2], e[2], nul;
+	pid_t pid;
+	char c;
+
+	if (pipe(p) == -1 || pipe2(e, O_CLOEXEC) == -1 ||
+	    (pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		dup2(p[0], 0);
+		/* ld.so says it cannot preload the fake library. */
+		if ((nul = open("/dev/null", O_WRONLY)) != -1)
+			dup2(nul, 2);
+		close(p[1]);
+		close(e[0]);
+		execve("/bin/cat", (char *[]){ "cat", NULL }, env);
+		_exit(127);
+	}
+	close(p[0]);
+	close(e[1]);
+	while (read(e[0], &c, 1) == -1 && errno == EINTR)
+		continue;
+	close(e[0]);
+	*wfd = p[1];
+	return pid;
+}
+
+int
+main(int argc, char *argv[])
+{
+	char *ours[] = { "LD_PRELOAD=/nonexistent/libuserdt-preload.so",
+	    "USERDT_SOCKET=/nonexistent/sk-test.sock", NULL };
+	char *other[] = { "LD_PRELOAD=/nonexistent/libuserdt-preload.so",
+	    "USERDT_SOCKET=/nonexistent/another.sock", NULL };
+	uint64_t t;
+	pid_t a, b;
+	int wa, wb, i;
+	bool all;
+
+	(void)argc;
+	dtt_tag(argv[0]);
+
+	/* Issue 22: attached and gone before the reader's first event. */
+	dt_sys_kern_attach(100);
+	dt_sys_kern_exit(100, T0 + 10);
+	dtt_check(dt_sys_kern_traced(100, T0 + 5),
+	    "a quick tracee's call before its exit is the library's");
+	dtt_check(dt_sys_kern_traced(100, T0 + 10),
+	    "and one at the time it left");
+	dtt_check(!dt_sys_kern_traced(100, T0 + 11),
+	    "after it left, the pid's calls are the kernel's");
+	dtt_check(!dt_sys_kern_traced(101, T0 + 5),
+	    "another process's calls are the kernel's");
+
+	/* Attached: every call, whenever it was made. */
+	dt_sys_kern_attach(200);
+	dtt_check(dt_sys_kern_traced(200, T0 + 1) &&
+	    dt_sys_kern_traced(200, T0 + SEC / 5),
+	    "an attached tracee's calls are the library's, any time");
+
+	/* It exec'd a new image that attached before the old one left. */
+	dt_sys_kern_attach(200);
+	dt_sys_kern_exit(200, T0 + 20);
+	dtt_check(dt_sys_kern_traced(200, T0 + 30),
+	    "an exec'd image that attached again is still traced");
+	dt_sys_kern_exit(200, T0 + 40);
+	dtt_check(dt_sys_kern_traced(200, T0 + 40) &&
+	    !dt_sys_kern_traced(200, T0 + 41),
+	    "the pid leaves with its last image");
+
+	/* The departed are kept until the reader is 0.5 s past them. */
+	dtt_check(dt_sys_kern_traced(100, T0 + 5),
+	    "a departed pid is kept while events are recent");
+	(void)dt_sys_kern_traced(999, T0 + 2 * SEC);
+	dt_sys_kern_attach(300);	/* a change: the reader copies again */
+	dt_sys_kern_exit(300, T0 + 2 * SEC);
+	dtt_check(!dt_sys_kern_traced(100, T0 + 5),
+	    "and forgotten once the reader is past them");
+	dtt_check(dt_sys_kern_traced(300, T0 + 2 * SEC - 1),
+	    "but not the recent ones");
+
+	/* Bounded: a flood of exits keeps the latest 4096. */
+	t = T0 + 3 * SEC;
+	(void)dt_sys_kern_traced(999, t);
+	for (i = 0; i < 5000; i++) {
+		dt_sys_kern_attach(10000 + i);
+		dt_sys_kern_exit(10000 + i, t + (uint64_t)i);
+	}
+	dtt_check(!dt_sys_kern_traced(10000, t - 1) &&
+	    dt_sys_kern_traced(10000 + 4999, t + 4998) &&
+	    dt_sys_kern_traced(10000 + 5000 - 4096, t),
+	    "5000 exits at once: the latest 4096 kept");
+
+	/*
+	 * Launched: from its exec, an image that preloads the library and
+	 * names our socket is the library's before it attached; one that
+	 * names another dtd's is not.
+	 */
+	a = sk_child(ours, &wa);
+	b = sk_child(other, &wb);
+	if (a == -1 || b == -1) {
+		dtt_check(false, "fork: %s", strerror(errno));
+		return dtt_done();
+	}
+	t += SEC;
+	(void)dt_sys_kern_traced(999, t);
+	dt_sys_kern_exec(a);
+	dt_sys_kern_exec(b);
+	dtt_check(dt_sys_kern_traced(a, t + 1),
+	    "a launched image is the library's from its exec");
+	dtt_check(!dt_sys_kern_traced(b, t + 1),
+	    "one for another dtd is the kernel's");
+	dt_sys_kern_attach(a);
+	dt_sys_kern_exit(a, t + 100);
+	dtt_check(dt_sys_kern_traced(a, t + 50) &&
+	    !dt_sys_kern_traced(a, t + 101),
+	    "once it attached and left, the pid is the kernel's again");
+	dt_sys_kern_exec(a);
+	all = true;
+	for (i = 0; i < 3; i++)
+		all &= dt_sys_kern_traced(a, t + 200 + (uint64_t)i);
+	dtt_check(all, "exec'd again, the library's again");
+	(void)dt_sys_kern_traced(999, t + 3 * SEC);
+	dtt_check(!dt_sys_kern_traced(a, t + 3 * SEC),
+	    "a launched image that never attaches is the kernel's after 1 s");
+
+	close(wa);
+	close(wb);
+	waitpid(a, NULL, 0);
+	waitpid(b, NULL, 0);
+	return dtt_done();
+}
