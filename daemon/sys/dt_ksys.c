@@ -22,15 +22,18 @@
  *	[I]	set by provider init functions during dt_dev_init()
  */
 #include <stddef.h>
+#include <unistd.h>
 
 #include "dt_ksys.h"
 
 /*
- * [I] Off by default until the feed learns of tracees that attach and
- * exit between two of its snapshots: such a short-lived traced process
- * (btrace -c of a quick command) is counted by both.
+ * [I] On by default, as OpenBSD's syscall probes see every process: the
+ * feed is told of each tracee's attach and exit as they happen, and of
+ * a launched one from its exec (dt_sys_kern.c), so a quick traced
+ * command is counted once.  Without root the kernel's tracepoints are
+ * closed to dtd: launched, whatever was asked.
  */
-static bool			dt_ksys_all = false;
+static bool			dt_ksys_all = true;
 static dt_ksys_set_fn		dt_ksys_setfn;		/* [I] */
 static dt_ksys_traced_fn	dt_ksys_tracedfn;	/* [I] */
 static dt_ksys_exec_fn		dt_ksys_execfn;		/* [I] */
@@ -44,7 +47,7 @@ dt_ksys_scope(bool all)
 bool
 dt_ksys_scope_all(void)
 {
-	return dt_ksys_all;
+	return dt_ksys_all && geteuid() == 0;
 }
 
 void

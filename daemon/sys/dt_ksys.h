@@ -58,9 +58,9 @@ typedef void	(*dt_ksys_set_fn)(unsigned int p, struct dt_probe *dtp,
 typedef bool	(*dt_ksys_traced_fn)(pid_t pid, uint64_t ns);
 
 /*
- * dtd --syscall-scope: all lets the kernel feed offer
- * itself; launched (the default for now, dt_ksys.c says why) keeps the
- * syscall probes to the library's processes.
+ * dtd --syscall-scope: all (the default) lets the kernel feed offer
+ * itself; launched keeps the syscall probes to the library's processes.
+ * dt_ksys_scope_all() is the scope in force: all only for a root dtd.
  * From dtd's options, before dt_dev_init().  [I]
  */
 void	dt_ksys_scope(bool all);
