@@ -159,13 +159,18 @@ static int
 start(const char *name, char *const extra[])
 {
 	struct dtioc_probe_info *pi;
-	char *args[12] = { "--no-ksyms" };
+	/*
+	 * The launched tracee's events alone: the cases count each event
+	 * their rules inject or lose, where the kernel's view of every
+	 * other process (dtd's default as root) adds the machine's.
+	 */
+	char *args[12] = { "--no-ksyms", "--syscall-scope", "launched" };
 	size_t npi, i;
 	uint32_t first;
 	int fd;
 
-	for (i = 0; extra != NULL && extra[i] != NULL && i + 2 < 12; i++)
-		args[i + 1] = extra[i];
+	for (i = 0; extra != NULL && extra[i] != NULL && i + 4 < 12; i++)
+		args[i + 3] = extra[i];
 	if (dtt_dtd_start(&dd, dtd_path, args, NULL, 0) == -1 ||
 	    (fd = dtt_open(dd.dd_dev)) == -1 ||
 	    (pi = dtt_plist(fd, &npi)) == NULL) {

@@ -44,14 +44,21 @@ st_setup(struct dtt_dtd *dd, const char *name, const char *dtd,
     char *const extra[], int *fdp, struct dtioc_probe_info **pip,
     size_t *npip)
 {
-	/* No kernel symbols: nothing here reads them. */
-	char *args[8] = { "--no-ksyms" };
+	/*
+	 * No kernel symbols: nothing here reads them.  The library's events
+	 * alone: these tests check each event their tracee's ring carried,
+	 * and count them, where the kernel's view of every other process
+	 * (dtd's default as root) would add events of the machine's;
+	 * syscall-all and syscall-all-launch test that view.  extra comes
+	 * later and wins.
+	 */
+	char *args[10] = { "--no-ksyms", "--syscall-scope", "launched" };
 	size_t i;
 
 	*fdp = -1;
 	*pip = NULL;
-	for (i = 0; extra != NULL && extra[i] != NULL && i + 2 < 8; i++)
-		args[i + 1] = extra[i];
+	for (i = 0; extra != NULL && extra[i] != NULL && i + 4 < 10; i++)
+		args[i + 3] = extra[i];
 	if (dtt_dtd_init(dd, name) == -1 ||
 	    dtt_dtd_start(dd, dtd, args, NULL, 0) == -1 ||
 	    (*fdp = dtt_open(dd->dd_dev)) == -1 ||

@@ -41,7 +41,8 @@ struct dtioc_probe_info;
 
 /*
  * Start of a test: a private dtd (its directory named after name, no
- * kernel symbols, then the options in extra, NULL-terminated, or NULL),
+ * kernel symbols, the library's processes alone, then the options in
+ * extra, up to 6, NULL-terminated, or NULL),
  * the device opened into *fdp, its probe list into *pip and *npip.  0,
  * or -1 after a failed check, with what was made left for st_teardown().
  * Main thread.

@@ -418,12 +418,10 @@ dtt_dtd_start(struct dtt_dtd *dd, const char *dtd, char *const extra[],
 	argv[n++] = "--ready-fd";
 	argv[n++] = fdarg;
 	/*
-	 * Tests count the events of their own tracees: the kernel's view
-	 * of every other process (the default) only where a test asks for
-	 * it with --syscall-scope all in extra, which comes later and wins.
+	 * dtd's own default scope (all, as root): a test runs what users
+	 * run.  One whose comparison is about the library alone asks for
+	 * --syscall-scope launched in extra.
 	 */
-	argv[n++] = "--syscall-scope";
-	argv[n++] = "launched";
 	for (i = 0; extra != NULL && extra[i] != NULL; i++) {
 		if (n == DTT_ARGMAX - 1) {
 			close(rfd[0]);
