@@ -761,8 +761,19 @@ rules_setup(int fd, int *halt)
 			    DTNAMESIZE) != 0)
 				bp->bp_req.dtrq_evtflags &= ~(uint64_t)
 				    DTEVT_STRINGS;
-			else if (g_lossless > 0)
-				bp->bp_req.dtrq_evtflags |= DTEVT_LOSSLESS;
+			else {
+				if (g_lossless > 0)
+					bp->bp_req.dtrq_evtflags |=
+					    DTEVT_LOSSLESS;
+				/*
+				 * -c follows one command, launched whole:
+				 * the kernel's copy of the rest of the
+				 * machine's calls would only fill the rings.
+				 */
+				if (g_treefilter)
+					bp->bp_req.dtrq_evtflags |=
+					    DTEVT_LAUNCHED;
+			}
 			if (g_verbose > 1)
 				fprintf(stderr, "debug: probe '%s' pbn %u "
 				    "evtflags %#llx nsecs %llu\n",

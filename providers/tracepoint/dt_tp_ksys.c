@@ -95,8 +95,10 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 			    memory_order_relaxed)) != NULL)
 				cds_list_for_each_entry_rcu(dp,
 				    &dtp->dtp_pcbs, dp_pnext)
-					dt_pcb_count_dropevt(dp, s->ts_cpu,
-					    s->ts_lost);
+					if (!(dp->dp_evtflags &
+					    DTEVT_LAUNCHED))
+						dt_pcb_count_dropevt(dp,
+						    s->ts_cpu, s->ts_lost);
 		return;
 	}
 	if (s->ts_comm != NULL) {
@@ -142,7 +144,15 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 		} else
 			ev.dtev_retval[0] = ret;
 	}
-	dt_seq_emit(dt_tpev_source(), dtp, s->ts_cpu, &ev);
+	/*
+	 * To every open recording dtp but those that asked for the
+	 * launched processes' events alone (DTEVT_LAUNCHED, dtvar.h).
+	 */
+	rcu_read_lock();
+	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext)
+		if (!(dp->dp_evtflags & DTEVT_LAUNCHED))
+			dt_seq_put(dt_tpev_source(), dp, s->ts_cpu, &ev);
+	rcu_read_unlock();
 }
 
 /*

@@ -201,6 +201,20 @@ struct dt_evt {
  */
 #define DTEVT_LOSSLESS		(1 << 28)	/* userdt: wait, do not drop */
 
+/*
+ * userdt extension, not in OpenBSD's dt(4): launched processes only.
+ *
+ * As root, dtd feeds syscall probes from every process on the machine,
+ * as OpenBSD does: the traced processes' own hooks, and the kernel's
+ * system call tracepoints for the others.  DTEVT_LAUNCHED in a syscall
+ * probe's dtrq_evtflags keeps the kernel's events out of this open's
+ * rings: it gets those of the processes started under the launcher
+ * alone.  A reader that follows one command (btrace -c) asks for it, so
+ * the rest of a busy machine never fills its rings.  OpenBSD clients
+ * never set the bit; other providers ignore it.
+ */
+#define DTEVT_LAUNCHED		(1 << 26)	/* userdt: hooks' events only */
+
 #define DTEV_DEEP_MAX		127	/* frames a stack, perf's default */
 #define DTEV_PBN_MORE		0x80000000u	/* a continuation record */
 #define DTEV_MORE_OFF		32	/* offsetof(struct dt_evt, dtev_kstack) */

@@ -46,7 +46,7 @@
  */
 #define DT_SYS_EVTFLAGS	\
 	(DTEVT_EXECNAME | DTEVT_USTACK | DTEVT_KSTACK | DTEVT_FUNCARGS | \
-	 DTEVT_STRINGS | DTEVT_LOSSLESS)
+	 DTEVT_STRINGS | DTEVT_LOSSLESS | DTEVT_LAUNCHED)
 
 /* The enable byte's bit for each counted flag (KSTACK: none). */
 static const struct {

@@ -260,8 +260,12 @@ dt_sk_refresh(unsigned int gen)
 		dt_sk_rgone[i] = dt_sk_gone[(dt_sk_gfirst + i) % DT_SK_MAXGONE];
 	dt_sk_nrgone = dt_sk_ngone;
 	pthread_mutex_unlock(&dt_sk_lock);
-	qsort(dt_sk_cur, dt_sk_ncur, sizeof(pid_t), dt_sk_cmp);
-	qsort(dt_sk_rgone, dt_sk_nrgone, sizeof(dt_sk_rgone[0]), dt_sk_gcmp);
+	/* qsort() takes no NULL, even for nothing to sort (UBSan says). */
+	if (dt_sk_ncur > 0)
+		qsort(dt_sk_cur, dt_sk_ncur, sizeof(pid_t), dt_sk_cmp);
+	if (dt_sk_nrgone > 0)
+		qsort(dt_sk_rgone, dt_sk_nrgone, sizeof(dt_sk_rgone[0]),
+		    dt_sk_gcmp);
 	dt_sk_rgen = gen;
 	dt_sk_copied = true;
 }
