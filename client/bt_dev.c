@@ -768,9 +768,10 @@ rules_setup(int fd, int *halt)
 				/*
 				 * -c follows one command, launched whole:
 				 * the kernel's copy of the rest of the
-				 * machine's calls would only fill the rings.
+				 * machine's calls would only fill the rings
+				 * (the tree filter is set later, below).
 				 */
-				if (g_treefilter)
+				if (g_command != NULL && !g_allprocs)
 					bp->bp_req.dtrq_evtflags |=
 					    DTEVT_LAUNCHED;
 			}

@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dt_ksys.h"
 #include "dt_softc.h"
 
 #define FZ_NCPUS	3	/* rings per open: rotation wraps unevenly */
@@ -1781,6 +1782,12 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
+	/*
+	 * Syscall probes are the fuzzer's alone to feed (no tracee attaches
+	 * here): not also the kernel's, whose events of the whole machine a
+	 * root dtd would add to them by default.
+	 */
+	dt_ksys_scope(false);
 	if (dt_dev_init(&conf) != 0) {
 		fprintf(stderr, "dt_dev_fuzz: dt_dev_init failed\n");
 		exit(1);
