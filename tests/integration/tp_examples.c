@@ -199,8 +199,12 @@ run_offcpu(void)
 	if (!te_btrace_run("offcpu.bt", cmd, "tp_target", false))
 		return;
 	v = te_entry("@offcpu", "do_nanosleep");
-	/* At least the time asked for, at most the time it all took. */
-	dtt_check(v >= (long long)TE_NSLEEP * TE_SLEEP_US * 1000 &&
+	/*
+	 * At least the time asked for, but for one sleep (the first may
+	 * begin before the probes record: 99.8% was seen under ASan), at
+	 * most the time it all took.
+	 */
+	dtt_check(v >= (long long)(TE_NSLEEP - 1) * TE_SLEEP_US * 1000 &&
 	    v < (long long)te_wall_ns, "off-CPU in nanosleep %lld ns: "
 	    "%d sleeps of %d us, within the run's %llu ns", v, TE_NSLEEP,
 	    TE_SLEEP_US, (unsigned long long)te_wall_ns);

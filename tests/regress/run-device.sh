@@ -259,11 +259,12 @@ opensnoop)
 	    fail "paths: $(cat "$TMP/out")"
 	# only the entry rule with str(argN) asks for strings; -c asks
 	# every syscall probe for lossless (DTEVT_LOSSLESS, 0x10000000)
-	grep -q "^debug: probe 'syscall:openat:entry' pbn [0-9]* evtflags 0x11000009 " \
+	# and for its command's events alone (DTEVT_LAUNCHED, 0x4000000)
+	grep -q "^debug: probe 'syscall:openat:entry' pbn [0-9]* evtflags 0x15000009 " \
 	    "$TMP/err" || fail "entry flags: $(grep '^debug: probe' "$TMP/err")"
-	grep -q "^debug: probe 'syscall:openat:return' pbn [0-9]* evtflags 0x10000001 " \
+	grep -q "^debug: probe 'syscall:openat:return' pbn [0-9]* evtflags 0x14000001 " \
 	    "$TMP/err" || fail "return flags: $(grep '^debug: probe' "$TMP/err")"
-	grep -q "^debug: probe 'syscall:close:entry' pbn [0-9]* evtflags 0x10000000 " \
+	grep -q "^debug: probe 'syscall:close:entry' pbn [0-9]* evtflags 0x14000000 " \
 	    "$TMP/err" || fail "close flags: $(grep '^debug: probe' "$TMP/err")"
 	;;
 pidfilter)
