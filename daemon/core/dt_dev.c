@@ -822,8 +822,10 @@ dt_ioctl_get_statsx(struct dt_softc *sc, struct dtioc_statx *sx)
 	sx->dtsx_dropevt = st.dtst_dropevt;
 	sx->dtsx_skiptick = st.dtst_skiptick;
 	sx->dtsx_recurevt = st.dtst_recurevt;
-	for (i = 0; i < sc->ds_nrings; i++)
+	for (i = 0; i < sc->ds_nrings; i++) {
 		sx->dtsx_filtevt += dt_ring_filtered(&sc->ds_rings[i]);
+		sx->dtsx_lateevt += dt_ring_late(&sc->ds_rings[i]);
+	}
 }
 
 /*

@@ -373,6 +373,8 @@ dt_pcb_ring_put_kept(struct dt_pcb *dp, unsigned int cpu,
 		flags &= ~(uint64_t)DTEVT_STRINGS;
 	error = dt_ring_put(&sc->ds_rings[cpu], dp->dp_dtp->dtp_pbn, cpu,
 	    flags, src);
+	if (error == 0 && dt_seq_putting_late())
+		dt_ring_count_late(&sc->ds_rings[cpu]);
 	/*
 	 * A reader sets ds_sleeping before it looks at the rings under
 	 * their locks, and we look at it after our unlock: one of us sees
@@ -452,6 +454,8 @@ dt_pcb_ring_put_deep(struct dt_pcb *dp, unsigned int cpu,
 	cpu %= sc->ds_nrings;
 	error = dt_ring_put_more(&sc->ds_rings[cpu], dp->dp_dtp->dtp_pbn,
 	    cpu, flags & ~(uint64_t)DTEVT_STRINGS, &ev, more, nmore);
+	if (error == 0 && dt_seq_putting_late())
+		dt_ring_count_late(&sc->ds_rings[cpu]);
 	if (atomic_load_explicit(&sc->ds_sleeping, memory_order_relaxed))
 		dt_wakeup_schedule(sc);
 	return error;

@@ -370,3 +370,16 @@ dt_ring_filtered(struct dt_ring *dr)
 {
 	return atomic_load_explicit(&dr->dr_filtevt, memory_order_relaxed);
 }
+
+void
+dt_ring_count_late(struct dt_ring *dr)
+{
+	/* As dr_filtevt: only a sum is ever read. */
+	atomic_fetch_add_explicit(&dr->dr_lateevt, 1, memory_order_relaxed);
+}
+
+uint64_t
+dt_ring_late(struct dt_ring *dr)
+{
+	return atomic_load_explicit(&dr->dr_lateevt, memory_order_relaxed);
+}

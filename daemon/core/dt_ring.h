@@ -53,6 +53,8 @@ struct dt_ring {
 	_Atomic uint64_t dr_filtevt;	/* [a] rejected by a filter at the
 					   source: counted without dr_mtx,
 					   which such an event never takes */
+	_Atomic uint64_t dr_lateevt;	/* [a] put after a later event:
+					   the sequencer's late path */
 	unsigned int	 dr_pressed;	/* [m] counted in dt_ring_pressed() */
 } __attribute__((aligned(64)));		/* keep CPUs off each other's line */
 
@@ -134,6 +136,8 @@ void	dt_ring_stats(struct dt_ring *, struct dtioc_stat *st);
 
 /* Count one event a filter at the source rejected.  Any thread. */
 void	dt_ring_count_filtered(struct dt_ring *);
+void	dt_ring_count_late(struct dt_ring *);
+uint64_t dt_ring_late(struct dt_ring *);
 
 /* This ring's filtered count.  Any thread. */
 uint64_t dt_ring_filtered(struct dt_ring *);

@@ -163,6 +163,15 @@ dt_seq_w(uint64_t now)
 	return w;
 }
 
+/* Set by this thread around a late delivery: see dt_seq_putting_late(). */
+static _Thread_local bool dt_seq_late_tls;
+
+bool
+dt_seq_putting_late(void)
+{
+	return dt_seq_late_tls;
+}
+
 /* Put one event where it goes.  [s], a thread registered with RCU. */
 static void
 dt_seq_deliver(void *target, bool pcb, unsigned int cpu,
@@ -348,7 +357,9 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 		dt_seq_counters.dss_late++;
 		if (src != NULL)
 			src->dsrc_late++;
+		dt_seq_late_tls = true;
 		dt_seq_deliver(target, pcb, cpu, ev);
+		dt_seq_late_tls = false;
 		pthread_mutex_unlock(&dt_seq_mtx);
 		return;
 	}

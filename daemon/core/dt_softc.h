@@ -121,6 +121,13 @@ uint64_t	dt_seq_wait_ns(void);
 void		dt_seq_tick(void);
 
 /*
+ * Whether the calling thread is putting an event the sequencer lets
+ * through late (for the rings' dr_lateevt).  Any thread: a thread-local
+ * flag, true only inside the sequencer's late delivery.
+ */
+bool		dt_seq_putting_late(void);
+
+/*
  * The stop path (dt_record_stop(), under [K]): dt_seq_detach() puts into
  * sc's rings, in order, what the sequencer holds for it and runs unlink
  * under the sequencer's lock, so no later release reaches sc's pcbs;

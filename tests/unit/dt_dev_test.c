@@ -632,6 +632,17 @@ filtered(struct dt_softc *sc)
 	return sx.dtsx_filtevt;
 }
 
+static uint64_t
+lateevts(struct dt_softc *sc)
+{
+	struct dtioc_statx sx;
+
+	memset(&sx, 0xff, sizeof(sx));
+	if (dt_dev_ioctl(sc, &root, DTIOCGSTATSX, &sx, &ua) != 0)
+		return ~0ULL;
+	return sx.dtsx_lateevt;
+}
+
 /*
  * Filters at the source: each open of one probe gets exactly what its
  * own filter keeps, what a filter rejected takes no slot and is counted
@@ -934,6 +945,7 @@ test_seq(void)
 	CHECK(st.dss_forced - st0.dss_forced == 3);
 
 	/* Older than 7, which a reader had: at once, and counted. */
+	CHECK(lateevts(sc) == 0);
 	seq_ev(&ev, base + 2000, 2);
 	rcu_read_lock();
 	dt_seq_emit(a, dtp, 0, &ev);
@@ -941,6 +953,8 @@ test_seq(void)
 	CHECK(seq_read(sc, late, 1));
 	dt_seq_stats(&st);
 	CHECK(st.dss_late - st0.dss_late == 1);
+	/* ... and the open that got it is told (DTIOCGSTATSX). */
+	CHECK(lateevts(sc) == 1);
 
 	/* Held at the stop, for the pcb and for the probe: flushed. */
 	dt_source_mark(b, base + 8000);

@@ -364,6 +364,11 @@ struct dtioc_filter {
 /*
  * DTIOCGSTATSX: DTIOCGSTATS's counters and the extensions'.
  * dtsx_filtevt: events a filter at the source rejected (DTIOCPRBFILTER).
+ * dtsx_lateevt: events that reached this open's rings after a later one
+ * (dtd holds each event until every source has passed its time stamp,
+ * but no longer than its bound: a source held back longer, on a machine
+ * too busy, has its events let through late rather than stall the
+ * others).  A reader that needs strict time order checks that it is 0.
  */
 struct dtioc_statx {
 	uint64_t		 dtsx_readevt;
@@ -371,7 +376,8 @@ struct dtioc_statx {
 	uint64_t		 dtsx_skiptick;
 	uint64_t		 dtsx_recurevt;
 	uint64_t		 dtsx_filtevt;
-	uint64_t		 dtsx_spare[3];	/* zero */
+	uint64_t		 dtsx_lateevt;
+	uint64_t		 dtsx_spare[2];	/* zero */
 };
 
 /* Linux encoding; dtd accepts DTIOC_OPENBSD() of each as well. */
