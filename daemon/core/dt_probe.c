@@ -461,6 +461,36 @@ dt_pcb_ring_put_deep(struct dt_pcb *dp, unsigned int cpu,
 	return error;
 }
 
+bool
+dt_probe_wanted(struct dt_probe *dtp, unsigned int cpu,
+    const struct dt_evt *src)
+{
+	struct dt_pcb *dp;
+	bool want = false;
+
+	rcu_read_lock();
+	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext) {
+		if (dt_abi == DT_ABI_1_14 && !dt_pcb_keep14(dp, src))
+			continue;
+		if (dp->dp_filter == NULL || dt_filter_keep(dp,
+		    cpu % dp->dp_sc->ds_nrings, src)) {
+			want = true;
+			break;
+		}
+	}
+	if (!want)
+		cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext)
+			(void)dt_pcb_keep(dp, cpu, src);
+	rcu_read_unlock();
+	return want;
+}
+
+bool
+dt_pcb_wanted(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
+{
+	return dt_pcb_keep(dp, cpu, src);
+}
+
 unsigned int
 dt_probe_emit(struct dt_probe *dtp, unsigned int cpu, const struct dt_evt *src)
 {

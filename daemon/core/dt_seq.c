@@ -418,6 +418,9 @@ dt_seq_emit(struct dt_source *src, struct dt_probe *dtp, unsigned int cpu,
 	if (atomic_load_explicit(&dtp->dtp_recording,
 	    memory_order_relaxed) == 0)
 		return;
+	/* Every open's filter rejects it: counted, and nothing to order. */
+	if (!dt_probe_wanted(dtp, cpu, ev))
+		return;
 	dt_seq_push(src, dtp, false, cpu, ev);
 }
 
@@ -425,6 +428,8 @@ void
 dt_seq_put(struct dt_source *src, struct dt_pcb *dp, unsigned int cpu,
     const struct dt_evt *ev)
 {
+	if (!dt_pcb_wanted(dp, cpu, ev))
+		return;
 	dt_seq_push(src, dp, true, cpu, ev);
 }
 

@@ -166,6 +166,20 @@ uint64_t	dt_limit_maxmem_get(void);
  */
 int	dt_filter_check(const struct dtioc_filter *f);
 
+/*
+ * Before the sequencer holds src: whether any open recording dtp, or dp,
+ * keeps it.  When none does, each rejecting filter has counted it (as
+ * dt_pcb_ring_put() would have), and the caller drops it: an event every
+ * filter rejects costs no heap slot, no lock of the sequencer.  A kept
+ * event is evaluated again at its release, exactly as before, and
+ * counted there.  A registered thread, any; dt_pcb_wanted() inside
+ * rcu_read_lock() on a pcb found on dtp_pcbs.
+ */
+bool	dt_probe_wanted(struct dt_probe *, unsigned int cpu,
+	    const struct dt_evt *);
+bool	dt_pcb_wanted(struct dt_pcb *, unsigned int cpu,
+	    const struct dt_evt *);
+
 /* Free every registered probe: dt_dev_fini() only, no open left. */
 void	dt_probe_free_all(void);
 

@@ -983,6 +983,46 @@ test_seq(void)
 	dt_seq_clock_set(NULL, 0);
 }
 
+/*
+ * An event every open's filter rejects is counted as filtered and never
+ * held: the sequencer (its lock, a heap slot, a copy) does not see it.
+ */
+static void
+test_seq_prefilter(void)
+{
+	struct dtioc_filter_term ft = fterm(DTF_OP_CONST, 0, 0, NULL);
+	struct dt_seq_stats st0, st;
+	struct dt_source *a;
+	struct dt_softc *sc;
+	struct dt_pcb *dp;
+	struct dt_evt ev;
+
+	conf_init(2, 64);
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 1000000000000ULL) == 0);
+	CHECK(setfilter(sc, 2, &ft, 1) == 0);
+	CHECK(record(sc, &root, 1) == 0);
+	dp = sc->ds_pcbs;
+	rcu_register_thread();
+	CHECK((a = dt_source_add("test-pre")) != NULL);
+	dt_source_mark(a, 1000);
+	dt_seq_stats(&st0);
+	seq_ev(&ev, 2000, 1);
+	rcu_read_lock();
+	dt_seq_emit(a, dp->dp_dtp, 0, &ev);
+	dt_seq_put(a, dp, 1, &ev);
+	rcu_read_unlock();
+	dt_seq_stats(&st);
+	CHECK(st.dss_events == st0.dss_events && st.dss_held == 0);
+	CHECK(filtered(sc) == 2);
+	CHECK(seq_read(sc, NULL, 0));
+	dt_source_idle(a);
+	CHECK(record(sc, &root, 0) == 0);
+	rcu_unregister_thread();
+	dt_dev_close(sc);
+	dt_dev_fini();
+}
+
 /* Resident memory of this process, in bytes. */
 static uint64_t
 rss_bytes(void)
@@ -1124,6 +1164,7 @@ main(void)
 	test_filter();
 	test_merge();
 	test_seq();
+	test_seq_prefilter();
 	test_rewind();
 	test_race();
 
