@@ -182,8 +182,15 @@ main(int argc, char *argv[])
 		    "(%llu of %llu)", (unsigned long long)alt,
 		    (unsigned long long)mine);
 	} else {
-		dtt_check(mine == NTURNS, "%llu getppid entries of %d",
-		    (unsigned long long)mine, NTURNS);
+		/*
+		 * Every process's calls are on the tracepoint: a machine
+		 * busy enough to overflow a ring (drops, counted) may take
+		 * some of the tracee's entries with them.
+		 */
+		dtt_check(mine == NTURNS || (st.dtst_dropevt > 0 &&
+		    mine < NTURNS), "%llu getppid entries of %d (%llu events "
+		    "dropped)", (unsigned long long)mine, NTURNS,
+		    (unsigned long long)st.dtst_dropevt);
 		/*
 		 * A sys_enter the rings dropped (every process's calls are on
 		 * the tracepoint, and the machine may be busy) cannot pair.
