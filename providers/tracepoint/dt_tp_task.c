@@ -67,7 +67,7 @@ dt_tp_task_note(pid_t tid, pid_t tgid, const char *comm)
 	if (comm != NULL) {
 		strncpy(t->tt_comm, comm, DTMAXCOMLEN - 1);
 		t->tt_comm[DTMAXCOMLEN - 1] = '\0';
-		t->tt_stamp = dt_clock_ns(CLOCK_MONOTONIC);
+		t->tt_stamp = dt_clock_ns(CLOCK_MONOTONIC_COARSE);
 	}
 }
 
@@ -93,7 +93,7 @@ dt_tp_task_read(struct dt_tp_task *t, pid_t tid)
 			len = DTMAXCOMLEN - 1;
 		memcpy(t->tt_comm, p, len);
 	}
-	t->tt_stamp = dt_clock_ns(CLOCK_MONOTONIC);
+	t->tt_stamp = dt_clock_ns(CLOCK_MONOTONIC_COARSE);
 	return 0;
 }
 
@@ -122,13 +122,13 @@ dt_tp_task_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm)
 		return;
 	}
 	if (t->tt_tid != tid || t->tt_tgid != pid || t->tt_stamp == 0 ||
-	    dt_clock_ns(CLOCK_MONOTONIC) - t->tt_stamp > DT_TP_COMMTTL) {
+	    dt_clock_ns(CLOCK_MONOTONIC_COARSE) - t->tt_stamp > DT_TP_COMMTTL) {
 		if (dt_tp_task_read(t, tid) != 0) {
 			/* Gone: no name rather than a stale one. */
 			t->tt_tid = tid;
 			t->tt_tgid = pid;
 			memset(t->tt_comm, 0, sizeof(t->tt_comm));
-			t->tt_stamp = dt_clock_ns(CLOCK_MONOTONIC);
+			t->tt_stamp = dt_clock_ns(CLOCK_MONOTONIC_COARSE);
 			return;
 		}
 	}
