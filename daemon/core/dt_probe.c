@@ -334,7 +334,7 @@ dt_pcb_keep(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 		return false;
 	if (dp->dp_filter != NULL &&
 	    !dt_filter_keep(dp, cpu % sc->ds_nrings, src)) {
-		dt_ring_count_filtered(&sc->ds_rings[cpu % sc->ds_nrings]);
+		dt_ring_count_filtered(&sc->ds_rings[cpu % sc->ds_nrings], 1);
 		return false;
 	}
 	return true;
@@ -528,4 +528,12 @@ dt_pcb_count_dropevt(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
 	struct dt_softc *sc = dp->dp_sc;
 
 	dt_ring_count(&sc->ds_rings[cpu % sc->ds_nrings], n, 0, 0);
+}
+
+void
+dt_pcb_count_filtevt(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
+{
+	struct dt_softc *sc = dp->dp_sc;
+
+	dt_ring_count_filtered(&sc->ds_rings[cpu % sc->ds_nrings], n);
 }

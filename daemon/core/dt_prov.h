@@ -218,6 +218,55 @@ unsigned int	dt_probe_emit(struct dt_probe *, unsigned int cpu,
 void	dt_pcb_count_skiptick(struct dt_pcb *, unsigned int cpu, uint64_t n);
 void	dt_pcb_count_recurevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
 void	dt_pcb_count_dropevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
+/*
+ * n events a source filtered for dp before they reached dtd (a tracee's
+ * hook, from the pushed filter below): dtsx_filtevt, as dtd's own
+ * rejections.  Same contract.
+ */
+void	dt_pcb_count_filtevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
+
+/*
+ * Filters at the source below dtd (the kernel's tracepoint filter, a
+ * tracee's hook): what a source may drop for a probe, the OR over its
+ * recording pcbs of their DTIOCPRBFILTER programs (a pcb without one
+ * keeps every event: DT_FSRC_ALL).  Each program is read as dtd reads
+ * it for that pcb's reader, with what only dtd knows folded into
+ * constants (the probe's number; comm, arguments it does not get), tids
+ * as the kernel gives them (no --openbsd-strict offset), and every
+ * comparison the source cannot evaluate exactly (can() false) taken as
+ * true.  With no negation in a program, the result keeps at least what
+ * any pcb keeps: the source never drops an event one of them wants, and
+ * dtd still applies each pcb's own filter.  The result is a postfix
+ * program as dtvar.h's, with fields DTF_PID, DTF_TID, DTF_CPU,
+ * DTF_COMM, DTF_RETVAL, DTF_ERRNO and DTF_ARG0 + n, or a constant.
+ */
+#define DT_FSRC_MAXTERMS	64
+
+#define DT_FSRC_NONE	0	/* no event: nothing records it so */
+#define DT_FSRC_ALL	1	/* every event: no filter at the source */
+#define DT_FSRC_SOME	2	/* fs_terms */
+
+struct dt_fsrc {
+	int			 fs_kind;
+	unsigned int		 fs_nterms;
+	struct dtioc_filter_term fs_terms[DT_FSRC_MAXTERMS];
+};
+
+/* Whether the source evaluates t exactly as dtd would, for dtp. */
+typedef bool	(*dt_fsrc_can_fn)(const struct dt_probe *,
+		    const struct dtioc_filter_term *t, void *arg);
+
+/* fs keeps nothing (DT_FSRC_NONE), to OR probes into. */
+void	dt_fsrc_init(struct dt_fsrc *);
+
+/*
+ * fs |= the filter of dtp's recording pcbs, but skip (a pcb being
+ * stopped, still on the list; or NULL).  Under [K], from dtpv_start or
+ * dtpv_stop, where pcbs' filters do not change.  Past DT_FSRC_MAXTERMS
+ * terms, fs becomes DT_FSRC_ALL.
+ */
+void	dt_fsrc_or_probe(struct dt_fsrc *, struct dt_probe *,
+	    const struct dt_pcb *skip, dt_fsrc_can_fn can, void *arg);
 
 /*
  * Time order (dt_seq.c, design decision 18).  Providers put events

@@ -359,10 +359,10 @@ dt_ring_stats(struct dt_ring *dr, struct dtioc_stat *st)
 }
 
 void
-dt_ring_count_filtered(struct dt_ring *dr)
+dt_ring_count_filtered(struct dt_ring *dr, uint64_t n)
 {
 	/* Only a sum is ever read: no order with anything else needed. */
-	atomic_fetch_add_explicit(&dr->dr_filtevt, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&dr->dr_filtevt, n, memory_order_relaxed);
 }
 
 uint64_t

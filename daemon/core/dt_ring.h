@@ -134,8 +134,8 @@ void	dt_ring_count(struct dt_ring *, uint64_t ndrop, uint64_t nskip,
 /* Add this ring's counters to st. */
 void	dt_ring_stats(struct dt_ring *, struct dtioc_stat *st);
 
-/* Count one event a filter at the source rejected.  Any thread. */
-void	dt_ring_count_filtered(struct dt_ring *);
+/* Count n events a filter at the source rejected.  Any thread. */
+void	dt_ring_count_filtered(struct dt_ring *, uint64_t n);
 void	dt_ring_count_late(struct dt_ring *);
 uint64_t dt_ring_late(struct dt_ring *);
 

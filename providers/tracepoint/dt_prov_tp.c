@@ -48,6 +48,7 @@
 
 #include "dt_clock.h"
 #include "dt_prov.h"
+#include "dt_tp_filt.h"
 #include "dt_tp_perf.h"
 #include "dt_tp_ksys.h"
 #include "dt_tp_stk.h"
@@ -474,15 +475,17 @@ dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
 }
 
 /*
- * Open, reopen with more stacks, or close src's perf event after one of
- * its pcbs started or stopped.  dt(4) cannot fail a start: a source that
- * will not open leaves its probes silent, and we say why once per cause.
- * [K].
+ * Open, reopen with more stacks or a filter that keeps more, or close
+ * src's perf event after one of its pcbs (dp) started or stopped
+ * (stopping).  dt(4) cannot fail a start: a source that will not open
+ * leaves its probes silent, and we say why once per cause.  [K].
  */
 static void
-dt_tp_src_update(struct dt_tp_src *src)
+dt_tp_src_update(struct dt_tp_src *src, const struct dt_pcb *dp,
+    bool stopping)
 {
 	uint64_t want = 0;
+	char *filt;
 	int error;
 
 	if (src->tps_nrec == 0) {
@@ -490,6 +493,7 @@ dt_tp_src_update(struct dt_tp_src *src)
 			dt_tpev_close(src->tps_ev);
 		src->tps_ev = NULL;
 		src->tps_evflags = 0;
+		dt_tp_filt_reset(src);
 		return;
 	}
 	if (src->tps_nk > 0)
@@ -498,11 +502,17 @@ dt_tp_src_update(struct dt_tp_src *src)
 		want |= DTEVT_USTACK;
 	if (src->tps_nsw > 0)
 		want |= DT_TPEV_SWITCHES;
-	if (src->tps_ev != NULL && (want & ~src->tps_evflags) == 0)
+	/* What the remaining pcbs pushed, in the kernel's words. */
+	filt = dt_tp_filt_build(src, stopping ? dp : NULL);
+	if (src->tps_ev != NULL && (want & ~src->tps_evflags) == 0 &&
+	    !dt_tp_filt_stale(src, filt, stopping)) {
+		dt_tp_filt_apply(src, filt);
 		return;
+	}
 	/* Closed first: a gap, never an event twice. */
 	if (src->tps_ev != NULL)
 		dt_tpev_close(src->tps_ev);
+	dt_tp_filt_reset(src);
 	src->tps_ev = dt_tpev_open(src->tps_fmt.dtfm_id, want,
 	    dt_tp_sample_cb, src, &error);
 	src->tps_evflags = want;
@@ -510,6 +520,7 @@ dt_tp_src_update(struct dt_tp_src *src)
 		fprintf(stderr, "dtd: tracepoint: %s:%s: cannot open: %s\n",
 		    src->tps_sys, src->tps_event, strerror(error));
 	src->tps_lasterr = src->tps_ev == NULL ? error : 0;
+	dt_tp_filt_apply(src, filt);
 }
 
 static void
@@ -529,7 +540,7 @@ dt_tp_count(struct dt_pcb *dp, int delta)
 			src->tps_nu += delta;
 		if (tpp->tpp_switchin)
 			src->tps_nsw += delta;
-		dt_tp_src_update(src);
+		dt_tp_src_update(src, dp, delta < 0);
 	}
 }
 

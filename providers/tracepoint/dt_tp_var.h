@@ -58,6 +58,8 @@ struct dt_tp_src {
 	unsigned int		 tps_nk, tps_nu; /* [K] of which want stacks */
 	unsigned int		 tps_nsw;	/* [K] of which want switches */
 	int			 tps_lasterr;	/* [K] last error logged */
+	char			*tps_kfilt;	/* [K] tps_ev's kernel filter */
+	int			 tps_kfilt_err;	/* [K] last refusal logged */
 };
 
 /*
