@@ -1,0 +1,330 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Filters at the source below dtd (issue 22), through a real device
+ * file, against a dtd of our own.  Root only (perf system wide).
+ *   push_test kern DTD TARGET	tracepoint:raw_syscalls:sys_enter with
+ *				two opens' pushed filters (comm; tid)
+ *				while a noisy process makes system calls
+ *				flat out: each open counts exactly its
+ *				target's calls, nothing is lost, and dtd
+ *				read far fewer perf records than the
+ *				machine made calls (the kernel filtered)
+ *   push_test refused DTD TARGET	the same where the kernel refuses
+ *				the filter: dtd says so and filters
+ *				alone, with the same exact counts
+ *
+ * Knowing every event of a target was read: its exit_group is its last
+ * system call, and a reader gets events in time order across CPUs
+ * (design decision 18), so once it is read nothing older is on its way.
+ */
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtt.h"
+#include "systab.h"
+
+#define PT_NCALLS	500	/* a perf buffer holds them all */
+#define PT_NEVS		4096
+#define PT_NOISE	1000000	/* noisy calls made first */
+#define PT_READ_MS	30000
+
+static const char	*pt_dtd, *pt_target;
+static struct dtt_dtd	 pt_dd;
+
+/* A comparison term of a pushed filter. */
+static struct dtioc_filter_term
+pt_term(uint8_t op, uint8_t field, int64_t val, const char *str)
+{
+	struct dtioc_filter_term t;
+
+	memset(&t, 0, sizeof(t));
+	t.dtft_op = op;
+	t.dtft_field = field;
+	t.dtft_val = val;
+	if (str != NULL)
+		snprintf(t.dtft_str, sizeof(t.dtft_str), "%s", str);
+	return t;
+}
+
+/* Enable pbn on a new open with filter t and record: the fd, or -1. */
+static int
+pt_open(uint32_t pbn, struct dtioc_filter_term t)
+{
+	struct dtioc_filter f;
+	int fd, error;
+
+	if ((fd = dtt_open(pt_dd.dd_dev)) == -1) {
+		dtt_check(false, "open: %s", strerror(errno));
+		return -1;
+	}
+	memset(&f, 0, sizeof(f));
+	f.dtfl_pbn = pbn;
+	f.dtfl_nterms = 1;
+	f.dtfl_terms[0] = t;
+	if ((error = dtt_enable(fd, pbn, DTEVT_EXECNAME, 0)) != 0 ||
+	    (ioctl(fd, DTIOCPRBFILTER, &f) == -1 && (error = errno)) ||
+	    (error = dtt_record(fd, 1)) != 0) {
+		dtt_check(false, "enable, filter, record: %s",
+		    strerror(error));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A target that waits on a pipe before its exec: its pid. */
+static pid_t
+pt_spawn(int *go, long n)
+{
+	char arg[32];
+	int p[2];
+	char c;
+	pid_t pid;
+
+	if (pipe(p) == -1)
+		return -1;
+	snprintf(arg, sizeof(arg), "%ld", n);
+	if ((pid = fork()) == 0) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(126);
+		execl(pt_target, "push_target", arg, (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+/* A child making getppid() flat out, its count in *calls. */
+static pid_t
+pt_noise(volatile uint64_t *calls)
+{
+	pid_t pid;
+
+	if ((pid = fork()) == 0) {
+		for (;;) {
+			(void)syscall(SYS_getppid);
+			(*calls)++;
+		}
+	}
+	return pid;
+}
+
+/*
+ * Read fd until the exit of every pid in pids[n] came; count their
+ * getppid() events in got[].  False on a timeout or a read error.
+ */
+static bool
+pt_count(int fd, const pid_t *pids, int n, uint64_t *got)
+{
+	static struct dt_evt evs[PT_NEVS];
+	int getppid_num = systab_lookup("getppid"), exit_num =
+	    systab_lookup("exit");
+	uint64_t deadline = dtt_clock_ns(CLOCK_MONOTONIC) +
+	    PT_READ_MS * 1000000ULL;
+	int exited = 0, i;
+	long k, r;
+
+	memset(got, 0, n * sizeof(*got));
+	while (exited < n) {
+		if (dtt_clock_ns(CLOCK_MONOTONIC) > deadline)
+			return false;
+		if ((r = dtt_read(fd, evs, PT_NEVS, 1000)) == -1) {
+			if (errno == ETIMEDOUT)
+				continue;
+			return false;
+		}
+		for (k = 0; k < r; k++)
+			for (i = 0; i < n; i++) {
+				if (evs[k].dtev_pid != pids[i])
+					continue;
+				if (evs[k].dtev_args[0] == getppid_num)
+					got[i]++;
+				else if (evs[k].dtev_args[0] == exit_num)
+					exited++;
+			}
+	}
+	return true;
+}
+
+/* dtd's count of perf records, from its log at exit; -1 if none. */
+static long long
+pt_records(void)
+{
+	char line[512];
+	long long n = -1, v;
+	FILE *f;
+
+	if ((f = fopen(pt_dd.dd_err, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "dtd: tracepoint: %lld records", &v) == 1)
+			n = v;
+	fclose(f);
+	return n;
+}
+
+static bool
+pt_logsays(const char *what)
+{
+	char line[512];
+	bool found = false;
+	FILE *f;
+
+	if ((f = fopen(pt_dd.dd_err, "r")) == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, what) != NULL)
+			found = true;
+	fclose(f);
+	return found;
+}
+
+/*
+ * Open A keeps comm "push_target" (both targets), open B the second
+ * target's thread alone (tid == its pid: it has one thread).
+ */
+static void
+run_kern(bool refused)
+{
+	volatile uint64_t *calls;
+	struct dtioc_stat sa, sb;
+	uint64_t gota[2], gotb[1], noise;
+	pid_t pids[2], npid;
+	int fda = -1, fdb = -1, go[2] = { -1, -1 }, st, i;
+	uint32_t pbn;
+	long long recs;
+
+	calls = mmap(NULL, sizeof(*calls), PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (calls == MAP_FAILED)
+		return;
+	if ((fda = dtt_open(pt_dd.dd_dev)) == -1 || (pbn = dtt_probe(fda,
+	    "tracepoint", "raw_syscalls", "sys_enter")) == 0) {
+		dtt_check(false, "tracepoint:raw_syscalls:sys_enter listed");
+		return;
+	}
+	close(fda);
+	for (i = 0; i < 2; i++)
+		if ((pids[i] = pt_spawn(&go[i], PT_NCALLS * (i + 1))) == -1)
+			return;
+	if ((fda = pt_open(pbn, pt_term(DTF_OP_EQ, DTF_COMM, 0,
+	    "push_target"))) == -1 || (fdb = pt_open(pbn,
+	    pt_term(DTF_OP_EQ, DTF_TID, pids[1], NULL))) == -1)
+		goto out;
+	/* Refused, the noise would overflow perf's buffers: paced off. */
+	*calls = 0;
+	npid = refused ? -1 : pt_noise(calls);
+	/* the machine's other calls: a million before the targets' */
+	while (npid > 0 && *calls < PT_NOISE)
+		sched_yield();
+	for (i = 0; i < 2; i++) {
+		(void)write(go[i], "x", 1);
+		close(go[i]);
+		go[i] = -1;
+		st = dtt_wait(pids[i], PT_READ_MS);
+		dtt_check(st != -1 && dtt_exited0(st), "target %d ran", i);
+	}
+	dtt_check(pt_count(fda, pids, 2, gota), "open A read both exits");
+	dtt_check(pt_count(fdb, &pids[1], 1, gotb), "open B read its exit");
+	noise = *calls;
+	if (npid > 0)
+		dtt_stop(npid, SIGKILL, DTT_EXIT_MS);
+	dtt_check(gota[0] == PT_NCALLS && gota[1] == 2 * PT_NCALLS,
+	    "comm == push_target: %llu and %llu getppid, want %d and %d",
+	    (unsigned long long)gota[0], (unsigned long long)gota[1],
+	    PT_NCALLS, 2 * PT_NCALLS);
+	dtt_check(gotb[0] == 2 * PT_NCALLS,
+	    "tid == %d: %llu getppid, want %d", (int)pids[1],
+	    (unsigned long long)gotb[0], 2 * PT_NCALLS);
+	i = dtt_stats(fda, &sa);
+	st = dtt_stats(fdb, &sb);
+	dtt_check(i == 0 && st == 0 &&
+	    sa.dtst_dropevt == 0 && sb.dtst_dropevt == 0,
+	    "nothing lost: A %llu, B %llu (%s, %s)",
+	    (unsigned long long)sa.dtst_dropevt,
+	    (unsigned long long)sb.dtst_dropevt, strerror(i), strerror(st));
+	close(fda);
+	close(fdb);
+	fda = fdb = -1;
+	dtt_check(dtt_dtd_stop(&pt_dd, SIGTERM) != -1, "dtd stops");
+	recs = pt_records();
+	if (refused) {
+		dtt_check(pt_logsays("kernel filter refused"),
+		    "dtd says the kernel refused the filter");
+		return;
+	}
+	/* the targets' calls and a few before the filter took hold */
+	dtt_check(recs >= 3 * PT_NCALLS && (uint64_t)recs < noise / 10,
+	    "dtd read %lld perf records, the noise made %llu calls", recs,
+	    (unsigned long long)noise);
+	dtt_check(!pt_logsays("kernel filter refused"), "filter taken");
+	return;
+out:
+	for (i = 0; i < 2; i++)
+		if (go[i] != -1) {
+			close(go[i]);
+			dtt_wait(pids[i], PT_READ_MS);
+		}
+	if (fda != -1)
+		close(fda);
+	if (fdb != -1)
+		close(fdb);
+}
+
+int
+main(int argc, char *argv[])
+{
+	char errbuf[4096];
+	bool refused;
+
+	if (argc != 4 || (strcmp(argv[1], "kern") != 0 &&
+	    strcmp(argv[1], "refused") != 0)) {
+		fprintf(stderr, "usage: push_test kern|refused dtd target\n");
+		return 2;
+	}
+	pt_dtd = argv[2];
+	pt_target = argv[3];
+	refused = strcmp(argv[1], "refused") == 0;
+	dtt_tag(argv[1]);
+	if (refused)
+		setenv("USERDT_TEST_KFILTER", "refuse", 1);
+	if (dtt_dtd_init(&pt_dd, "push_test") == -1 ||
+	    dtt_dtd_start(&pt_dd, pt_dtd, (char *[]){ "--no-ksyms", NULL },
+	    errbuf, sizeof(errbuf)) == -1) {
+		dtt_check(false, "dtd starts: %s", errbuf);
+		dtt_dtd_fini(&pt_dd, true);
+		return dtt_done();
+	}
+	run_kern(refused);
+	if (pt_dd.dd_pid != 0)
+		dtt_check(dtt_dtd_stop(&pt_dd, SIGTERM) != -1, "dtd stops");
+	dtt_dtd_fini(&pt_dd, true);
+	return dtt_done();
+}
