@@ -164,6 +164,18 @@ dt_ingest_enable(unsigned int p, uint8_t en)
 }
 
 void
+dti_tabs_apply(void (*fn)(struct udt_tab *, void *), void *arg)
+{
+	struct dti_proc *dp;
+
+	pthread_mutex_lock(&dti_lock);
+	fn(NULL, arg);
+	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
+		fn(dp->dp_tab, arg);
+	pthread_mutex_unlock(&dti_lock);
+}
+
+void
 dt_ingest_lossless(bool on)
 {
 	struct dti_proc *dp;
@@ -962,6 +974,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 		dti_attach[i](crp->pid);
 	pthread_mutex_lock(&dti_lock);
 	memcpy(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
+	dti_filt_copy(dp->dp_tab);
 	dp->dp_tab->tb_prof_nsecs = dti_prof_nsecs;
 	dp->dp_tab->tb_lossless = dti_lossless;
 	for (op = dti_procs; op != NULL; op = op->dp_next)
@@ -982,6 +995,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	    (xdrain ? UDT_W_XDRAIN : 0);
 	w.uw_ringsize = UDT_RING_SIZE(nslots);
 	w.uw_tabsize = UDT_TAB_SIZE;
+	w.uw_pid = crp->pid;
 	/* On failure the proc stays listed until its pidfd says it exited. */
 	if (dti_send_fds(fd, &w, ringfd, rofd) == 0)
 		atomic_fetch_add(&dti_stats.attached, 1);

@@ -104,6 +104,16 @@ void	dt_ingest_enable(unsigned int p, uint8_t en);
 void	dt_ingest_lossless(bool on);
 
 /*
+ * The filter tracees evaluate before they record probe p (userdt/
+ * udt_filt.h), NULL or an invalid program for none, in dtd's master
+ * copy and every tracee's table (those attaching later too).  The
+ * caller hands only a program that keeps at least what every open
+ * recording p keeps.  Same contract as dt_ingest_enable().
+ */
+struct udt_fprog;
+void	dt_ingest_filter(unsigned int p, const struct udt_fprog *prog);
+
+/*
  * A record copied out of a tracee's ring (dt_ingest_rec.c): whether every
  * field is one a tracee could have meant, and, for one that is, its
  * dt_evt emitted to the opens recording its probe (or a profile sample

@@ -60,6 +60,11 @@ dti_budget_add(struct dti_proc *dp, uint64_t ticks)
 		dp->dp_budget = DTI_BUDGET_MAX;
 	else
 		dp->dp_budget += add;
+	if (ticks > DTI_BUDGET_MAX / (dt_proc_tick_ns() / DTI_EVENT_NS) ||
+	    dp->dp_fbudget + add > DTI_BUDGET_MAX)
+		dp->dp_fbudget = DTI_BUDGET_MAX;
+	else
+		dp->dp_fbudget += add;
 }
 
 void
@@ -70,6 +75,7 @@ dti_budget_init(struct dti_proc *dp)
 	/* What it spent before it attached earns nothing. */
 	dp->dp_cpu = dt_proc_stat(dp->dp_pid, &ps) == 0 ? ps.ps_cpu : 0;
 	dp->dp_budget = 0;
+	dp->dp_fbudget = DTI_BUDGET_LAG;
 	dp->dp_lag = DTI_BUDGET_LAG;
 	dp->dp_paid_tail = dp->dp_tail0 = dp->dp_tail;
 }
@@ -159,6 +165,41 @@ dti_delta(struct dti_proc *dp, const uint32_t *ctr, uint32_t *last)
 }
 
 /*
+ * Events the tracee's hooks filtered since the last look (rh_filt): as
+ * filtered for every open recording each probe, within dp_fbudget.
+ */
+static void
+dti_filtered(struct dti_proc *dp)
+{
+	struct udt_ring_hdr *rh = dp->dp_ring;
+	uint32_t cur, delta;
+	uint64_t ft;
+	unsigned int p;
+
+	ft = __atomic_load_n(&rh->rh_filt_total, __ATOMIC_RELAXED);
+	if (ft == dp->dp_filt_total)
+		return;
+	dp->dp_filt_total = ft;
+	for (p = 0; p < DT_SYS_NPROBES; p++) {
+		cur = __atomic_load_n(&rh->rh_filt[p], __ATOMIC_RELAXED);
+		delta = cur - dp->dp_filt[p];
+		if (delta == 0)
+			continue;
+		dp->dp_filt[p] = cur;
+		if (delta > dp->dp_fbudget)
+			dti_budget_refresh(dp);
+		if (delta > dp->dp_fbudget) {
+			atomic_fetch_add(&dti_stats.forged,
+			    delta - dp->dp_fbudget);
+			delta = (uint32_t)dp->dp_fbudget;
+		}
+		dp->dp_fbudget -= delta;
+		if (delta != 0)
+			dti_charge(p, delta, dt_pcb_count_filtevt);
+	}
+}
+
+/*
  * The tracee's recursion and ring-full counters: attribute what changed
  * since the last look to the opens recording each probe, so the device's
  * recurevt and dropevt account for events that never reached dtd.
@@ -171,6 +212,7 @@ dti_counters(struct dti_proc *dp)
 	uint32_t delta;
 	unsigned int p;
 
+	dti_filtered(dp);
 	lt = __atomic_load_n(&rh->rh_lost_total, __ATOMIC_RELAXED);
 	rt = __atomic_load_n(&rh->rh_recur_total, __ATOMIC_RELAXED);
 	if (lt == dp->dp_lost_total && rt == dp->dp_recur_total)

@@ -148,6 +148,16 @@ struct dti_proc {
 	uint64_t		 dp_recur_total;
 	uint32_t		 dp_lost[DT_SYS_NPROBES];	/* [D] */
 	uint32_t		 dp_recur[DT_SYS_NPROBES];	/* [D] */
+	/*
+	 * [I] then [D]: events its hooks filtered (rh_filt) it may still
+	 * claim: its CPU time pays for them as for lost ones, and
+	 * DTI_BUDGET_LAG at attach for those made before a tick shows;
+	 * apart from dp_budget, so that filtering never shortens the
+	 * account of what was lost.
+	 */
+	uint64_t		 dp_fbudget;
+	uint64_t		 dp_filt_total;	/* [D] last seen rh_filt_total */
+	uint32_t		 dp_filt[DT_SYS_NPROBES];	/* [D] */
 	uint32_t		 dp_plost;	/* [D] profile samples */
 	uint32_t		 dp_precur;	/* [D] */
 	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */
@@ -255,6 +265,15 @@ void	dti_chk_put(struct dti_chk *);
  * lock but its idle lock held.
  */
 void	dti_kick(void);
+
+/*
+ * fn(NULL, arg) for dtd's master copy, then fn(tab, arg) for the table
+ * of every attached tracee, under the ingest lock, as the enable bytes
+ * are written; dti_filt_copy() gives a table the master's filters
+ * (dt_ingest_filt.c), under the same lock as it is listed.
+ */
+void	dti_tabs_apply(void (*fn)(struct udt_tab *, void *), void *arg);
+void	dti_filt_copy(struct udt_tab *);
 /*
  * A batch held for its look (dt_ingest_rec.c): settle it once the look
  * answered; false while it waits (dp's ring is not drained meanwhile).

@@ -57,7 +57,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		6u	/* 6: rh_ptail, the producers' tail */
+#define UDT_VERSION		7u	/* 7: filters in the table, rh_filt */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -93,7 +93,9 @@ struct udt_welcome {
 	uint32_t	uw_error;	/* 0, or an errno: no fds follow */
 	uint32_t	uw_nslots;	/* slots in the ring */
 	uint32_t	uw_flags;	/* UDT_W_* */
-	uint32_t	uw_pad;
+	int32_t		uw_pid;		/* the pid dtd stamps records with
+					   (its namespace's, from the
+					   socket), for the table's filters */
 	uint64_t	uw_ringsize;	/* bytes of the ring memfd */
 	uint64_t	uw_tabsize;	/* bytes of the table memfd */
 };
@@ -235,7 +237,11 @@ struct udt_tab {
  */
 #define UDT_WAIT_NSEC		(20 * 1000 * 1000ULL)
 
-#define UDT_TAB_SIZE		4096
+/*
+ * The table memfd: struct udt_tab, then at UDT_FILT_OFF the filters the
+ * hooks evaluate before they record (userdt/udt_filt.h).
+ */
+#define UDT_TAB_SIZE		24576
 
 /* udt_rec.ur_flags: what the record carries. */
 #define UDT_R_ARGS		0x01	/* ur_args (entry) */
@@ -367,12 +373,20 @@ struct udt_ring_hdr {
 	uint8_t		rh_pad3[64 - 12];
 	uint64_t	rh_lost_total;	/* [p,a] sum of rh_lost */
 	uint64_t	rh_recur_total;	/* [p,a] sum of rh_recur */
-	uint8_t		rh_pad4[64 - 16];
+	uint64_t	rh_filt_total;	/* [p,a] sum of rh_filt */
+	uint8_t		rh_pad4[64 - 24];
 	uint32_t	rh_lost[UDT_NPROBES_MAX];	/* [p,a] ring full */
 	uint32_t	rh_recur[UDT_NPROBES_MAX];	/* [p,a] recursion */
+	/*
+	 * Events the hook did not record because the table's filter for
+	 * their probe (userdt/udt_filt.h) rejected them: every open that
+	 * records the probe would have rejected them too.  dtd counts
+	 * them as filtered (dtsx_filtevt), never as lost.
+	 */
+	uint32_t	rh_filt[UDT_NPROBES_MAX];	/* [p,a] filtered */
 };
 
-#define UDT_RING_HDRSIZE	12288	/* slots start here */
+#define UDT_RING_HDRSIZE	16384	/* slots start here */
 
 #define UDT_RING_SIZE(nslots)	\
 	(UDT_RING_HDRSIZE + (uint64_t)(nslots) * UDT_SLOT_SIZE)

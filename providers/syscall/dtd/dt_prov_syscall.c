@@ -38,6 +38,7 @@
 #include "dt_prov.h"
 #include "dt_ingest.h"
 #include "dt_ksys.h"
+#include "dt_sys_filt.h"
 #include "dt_sys_kern.h"
 
 /*
@@ -172,6 +173,8 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 				evtflags |= dt_sys_flags[i].evt;
 			}
 	}
+	/* What they all reject, the hooks need not record. */
+	dt_sys_filt_update(p, dp->dp_dtp, delta < 0 ? dp : NULL);
 	dt_ingest_enable(p, en);
 	dt_ksys_set(p, dp->dp_dtp, dt_sys_nrec[p] > 0, evtflags);
 	if (dp->dp_evtflags & DTEVT_LOSSLESS) {

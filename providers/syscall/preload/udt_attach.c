@@ -66,6 +66,7 @@ const uint8_t		*udt_enab = udt_zero_tab.tb_enab;
 struct udt_tab		*udt_tab = &udt_zero_tab;
 struct udt_ring_hdr	*udt_ring;
 int			 udt_use_tsc;
+int32_t			 udt_dtd_pid;
 int			 udt_use_ptimer;
 static int		 udt_use_xdrain;	/* [a] dtd binds the ring to
 						   this image: drain at exec */
@@ -267,7 +268,7 @@ noanswer:
  */
 static int
 udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
-    uint32_t *flagsp)
+    uint32_t *flagsp, int32_t *pidp)
 {
 	struct udt_hello hello = {
 		UDT_MAGIC, UDT_VERSION, 2 * SYSTAB_COUNT, UDT_HELLO_TRACEE
@@ -381,6 +382,7 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	*tabp = tab;
 	*ringp = ring;
 	*flagsp = w.uw_flags;
+	*pidp = w.uw_pid;
 	return 0;
 fail:
 	if (ring != NULL)
@@ -455,8 +457,9 @@ udt_attach_locked(int child)
 	struct udt_tab *otab = udt_tab, *tab = NULL;
 	struct udt_ring_hdr *oring = udt_ring, *ring = NULL;
 	uint32_t flags = 0;
+	int32_t pid = 0;
 
-	if (udt_connect_dtd(&tab, &ring, &flags) != 0) {
+	if (udt_connect_dtd(&tab, &ring, &flags, &pid) != 0) {
 		ring = NULL;
 		tab = udt_placeholder();
 		if (tab == NULL)
@@ -469,6 +472,8 @@ udt_attach_locked(int child)
 	    __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_use_xdrain, (flags & UDT_W_XDRAIN) != 0,
 	    __ATOMIC_RELAXED);
+	/* Before the ring: the filter's pid goes with its records. */
+	__atomic_store_n(&udt_dtd_pid, pid, __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_ring, ring, __ATOMIC_RELEASE);
 	__atomic_store_n(&udt_tab, tab, __ATOMIC_RELEASE);
 	__atomic_store_n(&udt_enab, tab->tb_enab, __ATOMIC_RELEASE);

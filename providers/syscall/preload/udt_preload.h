@@ -62,6 +62,31 @@ extern struct udt_ring_hdr *udt_ring UDT_HIDDEN;	/* [A] NULL: none */
 extern int		udt_use_tsc UDT_HIDDEN;	/* [A] dtd reads TSC stamps */
 /* [A] dtd samples profile probes in tracees (UDT_W_PTIMER) */
 extern int		udt_use_ptimer UDT_HIDDEN;
+/* [A] the pid dtd stamps this process's records with (uw_pid), 0: none */
+extern int32_t		udt_dtd_pid UDT_HIDDEN;
+
+/*
+ * What a hook knows of its event for the table's filter (udt_filt.c,
+ * userdt/udt_filt.h), as dtd will read its record.
+ */
+struct udt_fctx {
+	int64_t		 fc_pid;	/* dtd's pid for it; 0: cannot tell */
+	int64_t		 fc_tid;	/* the tid it writes */
+	const char	*fc_comm;	/* the comm it writes */
+	const long	*fc_args;	/* entry: the registers; else NULL */
+	unsigned int	 fc_nargs;	/* the call's argument count */
+	int		 fc_isret;
+	int64_t		 fc_rv;		/* return: the value it writes */
+	int64_t		 fc_error;	/* return: the errno it writes */
+};
+
+/*
+ * Whether the filter in tab for probe rejects the event c: 1 only when
+ * a sane program, not rewritten meanwhile, says so.  Any thread, any
+ * context: no lock, no allocation, no system call, bounded.
+ */
+int	udt_filt_reject(const struct udt_tab *tab, unsigned int probe,
+	    const struct udt_fctx *c) UDT_HIDDEN;
 
 /*
  * The two enable bytes of systab index idx (entry, return) in one load.

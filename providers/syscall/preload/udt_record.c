@@ -332,6 +332,34 @@ udt_emit_strs(int tid, const struct systab_ent *se, const long *args,
 	return udt_str_read(tid, se, args, strs);
 }
 
+/*
+ * Whether the table's filter (udt_filt.c) rejects this event: then it is
+ * counted in rh_filt, which dtd reports as filtered, and not recorded.
+ */
+static int
+udt_filtered(struct udt_thread *t, struct udt_ring_hdr *r, unsigned int probe,
+    const long *args, int isret, long rv, int error)
+{
+	struct udt_fctx c;
+
+	/* A vfork child writes through its parent's ring, as itself. */
+	c.fc_pid = t->ut_vfork > 0 ? 0 :
+	    __atomic_load_n(&udt_dtd_pid, __ATOMIC_RELAXED);
+	c.fc_tid = udt_gettid();
+	c.fc_comm = udt_comm(t);
+	c.fc_args = isret ? NULL : args;
+	c.fc_nargs = probe / 2 < SYSTAB_COUNT ? systab[probe / 2].se_nargs : 0;
+	c.fc_isret = isret;
+	c.fc_rv = rv;
+	c.fc_error = error;
+	if (!udt_filt_reject(__atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE),
+	    probe, &c))
+		return 0;
+	__atomic_add_fetch(&r->rh_filt[probe], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&r->rh_filt_total, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 void
 udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
     long rv, int error)
@@ -362,6 +390,8 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		return;
 	}
 	if ((r = udt_rec_enter(t, probe, sp, &depth)) == NULL)
+		goto out;
+	if (udt_filtered(t, r, probe, args, isret, rv, error))
 		goto out;
 
 	/* The slow parts first, outside the reserve/commit window. */
