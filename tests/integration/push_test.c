@@ -27,6 +27,12 @@
  *   push_test refused DTD TARGET	the same where the kernel refuses
  *				the filter: dtd says so and filters
  *				alone, with the same exact counts
+ *   push_test hook DTD TARGET PRELOAD	syscall:close:entry with two opens'
+ *				filters (pid; arg0) over three traced
+ *				processes: each open reads exactly its
+ *				own, what it rejects is counted as
+ *				filtered, and the hooks did not record
+ *				the calls neither open wants
  *
  * Knowing every event of a target was read: its exit_group is its last
  * system call, and a reader gets events in time order across CPUs
@@ -45,7 +51,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <userdt/udt_wire.h>
+
 #include "dtt.h"
+#include "syscall_util.h"
 #include "systab.h"
 
 #define PT_NCALLS	500	/* a perf buffer holds them all */
@@ -97,11 +106,47 @@ pt_open(uint32_t pbn, struct dtioc_filter_term t)
 	return fd;
 }
 
-/* A target that waits on a pipe before its exec: its pid. */
-static pid_t
-pt_spawn(int *go, long n)
+/*
+ * A new open recording syscall probes close (filter t) and exit, of
+ * the launched processes alone (the machine's own would only fill the
+ * rings): the fd, or -1.
+ */
+static int
+pt_open_sys(uint32_t pbn_close, uint32_t pbn_exit,
+    struct dtioc_filter_term t)
 {
-	char arg[32];
+	struct dtioc_filter f;
+	int fd, error;
+
+	if ((fd = dtt_open(pt_dd.dd_dev)) == -1) {
+		dtt_check(false, "open: %s", strerror(errno));
+		return -1;
+	}
+	memset(&f, 0, sizeof(f));
+	f.dtfl_pbn = pbn_close;
+	f.dtfl_nterms = 1;
+	f.dtfl_terms[0] = t;
+	if ((error = dtt_enable(fd, pbn_close, DTEVT_FUNCARGS |
+	    DTEVT_LAUNCHED, 0)) != 0 || (error = dtt_enable(fd, pbn_exit,
+	    DTEVT_LAUNCHED, 0)) != 0 ||
+	    (ioctl(fd, DTIOCPRBFILTER, &f) == -1 && (error = errno)) ||
+	    (error = dtt_record(fd, 1)) != 0) {
+		dtt_check(false, "enable, filter, record: %s",
+		    strerror(error));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * A target making n calls of each kind (closes of fd), that waits on a
+ * pipe before its exec (with env, or ours): its pid.
+ */
+static pid_t
+pt_spawn(int *go, long n, long fd, char **env)
+{
+	char arg[32], farg[32];
 	int p[2];
 	char c;
 	pid_t pid;
@@ -109,11 +154,17 @@ pt_spawn(int *go, long n)
 	if (pipe(p) == -1)
 		return -1;
 	snprintf(arg, sizeof(arg), "%ld", n);
+	snprintf(farg, sizeof(farg), "%ld", fd);
 	if ((pid = fork()) == 0) {
 		close(p[1]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(126);
-		execl(pt_target, "push_target", arg, (char *)NULL);
+		if (env != NULL)
+			execle(pt_target, "push_target", arg, farg, (char *)NULL,
+			    env);
+		else
+			execl(pt_target, "push_target", arg, farg,
+			    (char *)NULL);
 		_exit(127);
 	}
 	close(p[0]);
@@ -232,7 +283,8 @@ run_kern(bool refused)
 	}
 	close(fda);
 	for (i = 0; i < 2; i++)
-		if ((pids[i] = pt_spawn(&go[i], PT_NCALLS * (i + 1))) == -1)
+		if ((pids[i] = pt_spawn(&go[i], PT_NCALLS * (i + 1), -1,
+		    NULL)) == -1)
 			return;
 	if ((fda = pt_open(pbn, pt_term(DTF_OP_EQ, DTF_COMM, 0,
 	    "push_target"))) == -1 || (fdb = pt_open(pbn,
@@ -298,15 +350,166 @@ out:
 		close(fdb);
 }
 
+/*
+ * Read fd until the syscall:exit:entry of each of pids[n] came;
+ * close[i] counts pids[i]'s syscall:close:entry events with arg0 ==
+ * fds[i], other the rest of close's.  False on a timeout or an error.
+ */
+static bool
+pt_count_sys(int fd, uint32_t pbn_close, uint32_t pbn_exit,
+    const pid_t *pids, const long *fds, int n, uint64_t *close_,
+    uint64_t *other)
+{
+	static struct dt_evt evs[PT_NEVS];
+	uint64_t deadline = dtt_clock_ns(CLOCK_MONOTONIC) +
+	    PT_READ_MS * 1000000ULL;
+	int exited = 0, i;
+	long k, r;
+	bool mine;
+
+	memset(close_, 0, n * sizeof(*close_));
+	*other = 0;
+	while (exited < n) {
+		if (dtt_clock_ns(CLOCK_MONOTONIC) > deadline)
+			return false;
+		if ((r = dtt_read(fd, evs, PT_NEVS, 1000)) == -1) {
+			if (errno == ETIMEDOUT)
+				continue;
+			return false;
+		}
+		for (k = 0; k < r; k++) {
+			mine = false;
+			for (i = 0; i < n; i++) {
+				if (evs[k].dtev_pid != pids[i])
+					continue;
+				if (evs[k].dtev_pbn == pbn_exit)
+					exited++;
+				else if (evs[k].dtev_pbn == pbn_close &&
+				    evs[k].dtev_args[0] == fds[i]) {
+					close_[i]++;
+					mine = true;
+				}
+			}
+			if (!mine && evs[k].dtev_pbn == pbn_close)
+				(*other)++;
+		}
+	}
+	return true;
+}
+
+/*
+ * The hooks' filter: three preloaded targets close(7) N times, close(-1)
+ * 2N times, close(9) 3N times.  Open A pushes pid == the second, open B
+ * arg0 == 7, on syscall:close:entry: each reads exactly its own, nothing
+ * is lost, what each rejects is counted as filtered, and the hooks never
+ * recorded the third's calls, which neither wants.
+ */
+static void
+run_hook(const char *preload)
+{
+	static const long fds[3] = { 7, -1, 9 };
+	struct dtioc_statx xa, xb;
+	struct dtioc_filter_term ta, tb;
+	struct udt_stats us;
+	uint64_t cl[3], other;
+	uint32_t pbn_close, pbn_exit;
+	pid_t pids[3];
+	int fda = -1, fdb = -1, fd, go[3] = { -1, -1, -1 }, st, i;
+	char **env, *pre, func[DTNAMESIZE];
+
+	setenv(UDT_SOCKET_ENV, pt_dd.dd_sock, 1);
+	if ((env = dtt_preload_env(preload, &pre)) == NULL)
+		return;
+	if ((fd = dtt_open(pt_dd.dd_dev)) == -1)
+		return;
+	snprintf(func, sizeof(func), "sys%%%d", systab_lookup("close"));
+	pbn_close = dtt_probe(fd, "syscall", func, "entry");
+	snprintf(func, sizeof(func), "sys%%%d", systab_lookup("exit"));
+	pbn_exit = dtt_probe(fd, "syscall", func, "entry");
+	close(fd);
+	if (!dtt_check(pbn_close != 0 && pbn_exit != 0,
+	    "syscall:close:entry and syscall:exit:entry listed"))
+		return;
+	for (i = 0; i < 3; i++)
+		if ((pids[i] = pt_spawn(&go[i], PT_NCALLS * (i + 1), fds[i],
+		    env)) == -1)
+			goto out;
+	ta = pt_term(DTF_OP_EQ, DTF_PID, pids[1], NULL);
+	tb = pt_term(DTF_OP_EQ, DTF_ARG0, 7, NULL);
+	if ((fda = pt_open_sys(pbn_close, pbn_exit, ta)) == -1 ||
+	    (fdb = pt_open_sys(pbn_close, pbn_exit, tb)) == -1)
+		goto out;
+	for (i = 0; i < 3; i++) {
+		(void)write(go[i], "x", 1);
+		close(go[i]);
+		go[i] = -1;
+	}
+	for (i = 0; i < 3; i++) {
+		st = dtt_wait(pids[i], PT_READ_MS);
+		dtt_check(st != -1 && dtt_exited0(st), "target %d ran", i);
+	}
+	if (dtt_check(pt_count_sys(fda, pbn_close, pbn_exit, pids, fds, 3,
+	    cl, &other), "open A read the three exits"))
+		dtt_check(cl[0] == 0 && cl[1] == 2 * PT_NCALLS && cl[2] == 0 &&
+		    other == 0, "pid == %d: %llu, %llu, %llu (+%llu) closes, "
+		    "want 0, %d, 0", (int)pids[1], (unsigned long long)cl[0],
+		    (unsigned long long)cl[1], (unsigned long long)cl[2],
+		    (unsigned long long)other, 2 * PT_NCALLS);
+	if (dtt_check(pt_count_sys(fdb, pbn_close, pbn_exit, pids, fds, 3,
+	    cl, &other), "open B read the three exits"))
+		dtt_check(cl[0] == PT_NCALLS && cl[1] == 0 && cl[2] == 0 &&
+		    other == 0, "arg0 == 7: %llu, %llu, %llu (+%llu) closes, "
+		    "want %d, 0, 0", (unsigned long long)cl[0],
+		    (unsigned long long)cl[1], (unsigned long long)cl[2],
+		    (unsigned long long)other, PT_NCALLS);
+	memset(&xa, 0, sizeof(xa));
+	memset(&xb, 0, sizeof(xb));
+	if (dtt_check(ioctl(fda, DTIOCGSTATSX, &xa) == 0 &&
+	    ioctl(fdb, DTIOCGSTATSX, &xb) == 0, "DTIOCGSTATSX")) {
+		dtt_check(xa.dtsx_dropevt == 0 && xb.dtsx_dropevt == 0,
+		    "nothing lost: A %llu, B %llu",
+		    (unsigned long long)xa.dtsx_dropevt,
+		    (unsigned long long)xb.dtsx_dropevt);
+		/* the others' closes: one by dtd, the third's by the hook */
+		dtt_check(xa.dtsx_filtevt >= 4 * PT_NCALLS &&
+		    xb.dtsx_filtevt >= 5 * PT_NCALLS,
+		    "filtered: A %llu (want >= %d), B %llu (want >= %d)",
+		    (unsigned long long)xa.dtsx_filtevt, 4 * PT_NCALLS,
+		    (unsigned long long)xb.dtsx_filtevt, 5 * PT_NCALLS);
+	}
+	/* what the hooks recorded: the first two's, not the third's */
+	if (dtt_check(st_ingest_stats(pt_dd.dd_sock, &us) == 0,
+	    "ingest stats"))
+		dtt_check(us.us_records >= 3 * PT_NCALLS &&
+		    us.us_records < 4 * PT_NCALLS,
+		    "the hooks recorded %llu events, want %d to %d",
+		    (unsigned long long)us.us_records, 3 * PT_NCALLS,
+		    4 * PT_NCALLS - 1);
+out:
+	for (i = 0; i < 3; i++)
+		if (go[i] != -1) {
+			close(go[i]);
+			dtt_wait(pids[i], PT_READ_MS);
+		}
+	if (fda != -1)
+		close(fda);
+	if (fdb != -1)
+		close(fdb);
+	free(pre);
+	free(env);
+}
+
 int
 main(int argc, char *argv[])
 {
 	char errbuf[4096];
 	bool refused;
 
-	if (argc != 4 || (strcmp(argv[1], "kern") != 0 &&
-	    strcmp(argv[1], "refused") != 0)) {
-		fprintf(stderr, "usage: push_test kern|refused dtd target\n");
+	if (!(argc == 4 && (strcmp(argv[1], "kern") == 0 ||
+	    strcmp(argv[1], "refused") == 0)) &&
+	    !(argc == 5 && strcmp(argv[1], "hook") == 0)) {
+		fprintf(stderr, "usage: push_test kern|refused dtd target\n"
+		    "       push_test hook dtd target preload\n");
 		return 2;
 	}
 	pt_dtd = argv[2];
@@ -322,7 +525,10 @@ main(int argc, char *argv[])
 		dtt_dtd_fini(&pt_dd, true);
 		return dtt_done();
 	}
-	run_kern(refused);
+	if (argc == 5)
+		run_hook(argv[4]);
+	else
+		run_kern(refused);
 	if (pt_dd.dd_pid != 0)
 		dtt_check(dtt_dtd_stop(&pt_dd, SIGTERM) != -1, "dtd stops");
 	dtt_dtd_fini(&pt_dd, true);
