@@ -196,7 +196,8 @@ dt_fsrc_pcb(struct dt_fsrc *fs, const struct dt_pcb *dp, dt_fsrc_can_fn can,
 
 void
 dt_fsrc_or_probe(struct dt_fsrc *fs, struct dt_probe *dtp,
-    const struct dt_pcb *skip, dt_fsrc_can_fn can, void *arg)
+    const struct dt_pcb *skip, uint64_t skipflags, dt_fsrc_can_fn can,
+    void *arg)
 {
 	struct dt_fnode acc, one;
 	struct dt_pcb *dp;
@@ -207,7 +208,7 @@ dt_fsrc_or_probe(struct dt_fsrc *fs, struct dt_probe *dtp,
 	acc.fn_start = 0;
 	/* [K]: the pcb lists change under the caller's lock alone */
 	cds_list_for_each_entry(dp, &dtp->dtp_pcbs, dp_pnext) {
-		if (dp == skip)
+		if (dp == skip || (dp->dp_evtflags & skipflags) != 0)
 			continue;
 		one.fn_start = fs->fs_nterms;
 		if (dp->dp_filter == NULL || dp->dp_filter->dtfl_nterms == 0 ||

@@ -261,12 +261,14 @@ void	dt_fsrc_init(struct dt_fsrc *);
 
 /*
  * fs |= the filter of dtp's recording pcbs, but skip (a pcb being
- * stopped, still on the list; or NULL).  Under [K], from dtpv_start or
- * dtpv_stop, where pcbs' filters do not change.  Past DT_FSRC_MAXTERMS
- * terms, fs becomes DT_FSRC_ALL.
+ * stopped, still on the list; or NULL) and those asking for any of
+ * skipflags (DTEVT_LAUNCHED: no kernel event goes to them).  Under [K],
+ * from dtpv_start or dtpv_stop, where pcbs' filters do not change.
+ * Past DT_FSRC_MAXTERMS terms, fs becomes DT_FSRC_ALL.
  */
 void	dt_fsrc_or_probe(struct dt_fsrc *, struct dt_probe *,
-	    const struct dt_pcb *skip, dt_fsrc_can_fn can, void *arg);
+	    const struct dt_pcb *skip, uint64_t skipflags, dt_fsrc_can_fn can,
+	    void *arg);
 
 /*
  * Time order (dt_seq.c, design decision 18).  Providers put events

@@ -102,6 +102,18 @@ dt_tpf_fits(const struct dt_tp_field *f, const struct dtioc_filter_term *t)
 	return c >= 0 && c < (INT64_C(1) << bits);
 }
 
+bool
+dt_tp_filt_task(const struct dtioc_filter_term *t)
+{
+	switch (t->dtft_field) {
+	case DTF_TID:
+		return true;
+	case DTF_COMM:
+		return dt_tpf_plain(t->dtft_str);
+	}
+	return false;
+}
+
 /* dt_fsrc_can_fn for the event src. */
 static bool
 dt_tpf_can(const struct dt_probe *dtp, const struct dtioc_filter_term *t,
@@ -113,9 +125,8 @@ dt_tpf_can(const struct dt_probe *dtp, const struct dtioc_filter_term *t,
 
 	switch (t->dtft_field) {
 	case DTF_TID:
-		return true;
 	case DTF_COMM:
-		return dt_tpf_plain(t->dtft_str);
+		return dt_tp_filt_task(t);
 	case DTF_PID:
 	case DTF_CPU:
 	case DTF_RETVAL:
@@ -239,34 +250,22 @@ dt_tpf_infix(struct dt_tpf_buf *b, const struct dt_tp_src *src,
 }
 
 char *
-dt_tp_filt_build(struct dt_tp_src *src, const struct dt_pcb *skip)
+dt_tp_filt_expr(const struct dt_fsrc *fs, const struct dt_tp_src *src)
 {
 	struct dt_tpf_buf b;
-	struct dt_fsrc *fs;
 	const char *test;
-	unsigned int i;
 
-	if (src->tps_nsw > 0 || strcmp(src->tps_event, "sched_switch") == 0)
-		return NULL;
-	if ((fs = malloc(sizeof(*fs))) == NULL)
-		return NULL;
-	dt_fsrc_init(fs);
-	for (i = 0; i < src->tps_nprobes; i++)
-		dt_fsrc_or_probe(fs, src->tps_probes[i]->tpp_dtp, skip,
-		    dt_tpf_can, src);
 	memset(&b, 0, sizeof(b));
 	b.tb_size = DT_TPF_MAXLEN;
-	if (fs->fs_kind == DT_FSRC_ALL || (b.tb_s = malloc(b.tb_size)) ==
-	    NULL) {
-		free(fs);
+	if (fs->fs_kind == DT_FSRC_ALL || fs->fs_nterms > DT_FSRC_MAXTERMS ||
+	    (fs->fs_kind == DT_FSRC_SOME && fs->fs_nterms == 0) ||
+	    (b.tb_s = malloc(b.tb_size)) == NULL)
 		return NULL;
-	}
 	b.tb_s[0] = '\0';
 	if (fs->fs_kind == DT_FSRC_NONE)
 		dt_tpf_put(&b, "common_pid < 0");	/* no thread's */
 	else
 		(void)dt_tpf_infix(&b, src, fs, fs->fs_nterms - 1);
-	free(fs);
 	test = getenv("USERDT_TEST_KFILTER");
 	if (test != NULL && strcmp(test, "refuse") == 0)
 		dt_tpf_put(&b, " && no_such_field_here == 1");
@@ -275,6 +274,26 @@ dt_tp_filt_build(struct dt_tp_src *src, const struct dt_pcb *skip)
 		return NULL;
 	}
 	return b.tb_s;
+}
+
+char *
+dt_tp_filt_build(struct dt_tp_src *src, const struct dt_pcb *skip)
+{
+	struct dt_fsrc *fs;
+	unsigned int i;
+	char *expr;
+
+	if (src->tps_nsw > 0 || strcmp(src->tps_event, "sched_switch") == 0)
+		return NULL;
+	if ((fs = malloc(sizeof(*fs))) == NULL)
+		return NULL;
+	dt_fsrc_init(fs);
+	for (i = 0; i < src->tps_nprobes; i++)
+		dt_fsrc_or_probe(fs, src->tps_probes[i]->tpp_dtp, skip, 0,
+		    dt_tpf_can, src);
+	expr = dt_tp_filt_expr(fs, src);
+	free(fs);
+	return expr;
 }
 
 /* Whether two filters (NULL: none) are the same. */

@@ -23,7 +23,8 @@
 
 #include <stdbool.h>
 
-struct dt_pcb;
+#include "dt_prov.h"
+
 struct dt_tp_src;
 
 /*
@@ -32,6 +33,16 @@ struct dt_tp_src;
  * translates.
  */
 char	*dt_tp_filt_build(struct dt_tp_src *src, const struct dt_pcb *skip);
+
+/*
+ * fs (dt_prov.h) in ftrace's words (malloc'd), its arguments src's
+ * fields; NULL when it keeps every event or does not fit a filter.
+ * USERDT_TEST_KFILTER=refuse makes it one the kernel refuses.
+ */
+char	*dt_tp_filt_expr(const struct dt_fsrc *fs, const struct dt_tp_src *src);
+
+/* Whether ftrace compares t (a tid, a comm) exactly as dtd does. */
+bool	dt_tp_filt_task(const struct dtioc_filter_term *t);
 
 /*
  * Whether src's open event must be reopened for want (NULL: none): its

@@ -23,7 +23,8 @@
  *
  * One perf event per CPU per direction, open while some syscall probe of
  * that direction records, with a kernel filter on the call numbers being
- * recorded ("id == 39 || ..."; past DT_TK_MAXIDS numbers, every call)
+ * recorded ("id == 39 || ..."; past DT_TK_MAXIDS numbers, every call),
+ * what their opens pushed (tid, comm: "(id == 39 && (comm == \"x\"))")
  * and on dtd's own pid, so that neither the machine's other calls nor
  * dtd's reading of them reach dtd.  The reader checks the number again
  * (a record may come before the filter took effect on its CPU) and
@@ -42,18 +43,20 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "dt_clock.h"
 #include "dt_ksys.h"
+#include "dt_tp_filt.h"
 #include "dt_tp_ksys.h"
 #include "dt_tp_task.h"
 #include "dt_tp_var.h"
 #include "systab.h"
 
 #define DT_TK_MAXIDS	64	/* numbers a filter names, at most */
-#define DT_TK_FILTERLEN	(DT_TK_MAXIDS * 16 + 64)
+#define DT_TK_FILTERLEN	4096	/* a page: what the kernel takes */
 
 struct dt_tk_dir {
 	const char		*tk_event;	/* [I] sys_enter, sys_exit */
@@ -65,6 +68,7 @@ struct dt_tk_dir {
 	uint64_t		 tk_evflags;	/* [K] stacks tk_ev walks */
 	unsigned int		 tk_non;	/* [K] calls recording */
 	int			 tk_lasterr;	/* [K] last error logged */
+	int			 tk_filterr;	/* [K] last refusal logged */
 	char			 tk_filter[DT_TK_FILTERLEN];	/* [K] set */
 	/* [a] the recording probe of each Linux number, NULL: none */
 	struct dt_probe *_Atomic tk_probe[SYSTAB_LINUX_MAX];
@@ -155,13 +159,31 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 	rcu_read_unlock();
 }
 
+/* dt_fsrc_can_fn: ftrace knows the thread, not what the hook makes of
+   its arguments (an array field) or its result (errno folded). */
+static bool
+dt_tk_can(const struct dt_probe *dtp, const struct dtioc_filter_term *t,
+    void *arg)
+{
+	(void)dtp;
+	(void)arg;
+	return dt_tp_filt_task(t);
+}
+
 /*
  * The filter for d's recording calls, and never dtd's own (its reads
- * of these very buffers would feed them).  [K]
+ * of these very buffers would feed them): each call's number with what
+ * its opens pushed (DTIOCPRBFILTER) where ftrace can compare it, and
+ * no number whose opens all asked for the launched processes alone
+ * (DTEVT_LAUNCHED).  Past DT_TK_MAXIDS numbers, or when the whole does
+ * not fit, the numbers alone or none.  [K]
  */
 static void
-dt_tk_filter(struct dt_tk_dir *d, char *buf, size_t len)
+dt_tk_filter(struct dt_tk_dir *d, char *buf, size_t len, bool pushed)
 {
+	struct dt_probe *dtp;
+	struct dt_fsrc fs;
+	char *expr;
 	size_t n;
 	unsigned int i;
 	bool first = true;
@@ -170,14 +192,60 @@ dt_tk_filter(struct dt_tk_dir *d, char *buf, size_t len)
 	if (d->tk_non > DT_TK_MAXIDS)
 		return;
 	n += (size_t)snprintf(buf + n, len - n, " && (");
-	for (i = 0; i < SYSTAB_LINUX_MAX; i++)
-		if (atomic_load_explicit(&d->tk_probe[i],
-		    memory_order_relaxed) != NULL) {
+	for (i = 0; i < SYSTAB_LINUX_MAX && n < len; i++) {
+		if ((dtp = atomic_load_explicit(&d->tk_probe[i],
+		    memory_order_relaxed)) == NULL)
+			continue;
+		expr = NULL;
+		if (pushed) {
+			dt_fsrc_init(&fs);
+			dt_fsrc_or_probe(&fs, dtp, NULL, DTEVT_LAUNCHED,
+			    dt_tk_can, NULL);
+			if (fs.fs_kind == DT_FSRC_NONE)
+				continue;
+			if (fs.fs_kind == DT_FSRC_SOME)
+				expr = dt_tp_filt_expr(&fs, NULL);
+		}
+		if (expr != NULL)
+			n += (size_t)snprintf(buf + n, len - n,
+			    "%s(id == %u && (%s))", first ? "" : " || ", i,
+			    expr);
+		else
 			n += (size_t)snprintf(buf + n, len - n, "%sid == %u",
 			    first ? "" : " || ", i);
-			first = false;
-		}
-	snprintf(buf + n, len - n, ")");
+		free(expr);
+		first = false;
+	}
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s)",
+		    first ? "common_pid < 0" : "");
+	if (n >= len && pushed)
+		dt_tk_filter(d, buf, len, false);
+}
+
+/* Open d's event on every CPU with stacks want, unfiltered.  [K] */
+static void
+dt_tk_open(struct dt_tk_dir *d, uint64_t want)
+{
+	int error;
+
+	/* Closed first: a gap, never an event twice. */
+	if (d->tk_ev != NULL)
+		dt_tpev_close(d->tk_ev);
+	d->tk_filter[0] = '\0';
+	d->tk_ev = dt_tpev_open(d->tk_fmt.dtfm_id, want, dt_tk_sample, d,
+	    &error);
+	d->tk_evflags = want;
+	if (d->tk_ev == NULL) {
+		if (error != d->tk_lasterr)
+			fprintf(stderr, "dtd: syscall: raw_syscalls:%s: cannot "
+			    "open (%s): syscall probes see only processes "
+			    "started under dtrun or btrace -c\n", d->tk_event,
+			    strerror(error));
+		d->tk_lasterr = error;
+		return;
+	}
+	d->tk_lasterr = 0;
 }
 
 /*
@@ -185,7 +253,11 @@ dt_tk_filter(struct dt_tk_dir *d, char *buf, size_t len)
  * direction's event after a syscall probe started or stopped recording.
  * dt(4) cannot fail a start: where the kernel's events will not open,
  * the probe sees the launcher's processes alone, said once per cause.
- * [K]
+ * The kernel sets an event's filter once: a filter that keeps more (a
+ * call, or an open, started) reopens the event; one that would keep
+ * less (a probe stopped) waits for that.  A stopping pcb is still on
+ * its probe's list, so the filter of a probe that still records does
+ * not change at its stop.  [K]
  */
 static void
 dt_tk_set(unsigned int p, struct dt_probe *dtp, bool on, uint64_t evtflags)
@@ -219,33 +291,31 @@ dt_tk_set(unsigned int p, struct dt_probe *dtp, bool on, uint64_t evtflags)
 	}
 	for (i = 0; i < SYSTAB_LINUX_MAX; i++)
 		want |= d->tk_flags[i] & (DTEVT_KSTACK | DTEVT_USTACK);
-	if (d->tk_ev == NULL || (want & ~d->tk_evflags) != 0) {
-		/* Closed first: a gap, never an event twice. */
-		if (d->tk_ev != NULL)
-			dt_tpev_close(d->tk_ev);
-		d->tk_filter[0] = '\0';
-		d->tk_ev = dt_tpev_open(d->tk_fmt.dtfm_id, want, dt_tk_sample,
-		    d, &error);
-		d->tk_evflags = want;
-		if (d->tk_ev == NULL) {
-			if (error != d->tk_lasterr)
-				fprintf(stderr, "dtd: syscall: raw_syscalls:%s: "
-				    "cannot open (%s): syscall probes see only "
-				    "processes started under dtrun or btrace "
-				    "-c\n", d->tk_event, strerror(error));
-			d->tk_lasterr = error;
-			return;
-		}
-		d->tk_lasterr = 0;
-	}
-	dt_tk_filter(d, filter, sizeof(filter));
+	if (d->tk_ev == NULL || (want & ~d->tk_evflags) != 0)
+		dt_tk_open(d, want);
+	if (d->tk_ev == NULL)
+		return;
+	dt_tk_filter(d, filter, sizeof(filter), true);
 	if (strcmp(filter, d->tk_filter) == 0)
 		return;
+	if (d->tk_filter[0] != '\0') {
+		/* Still wider than what records now. */
+		if (!on)
+			return;
+		dt_tk_open(d, want);
+		if (d->tk_ev == NULL)
+			return;
+	}
 	/* Unfiltered, the reader still keeps only the recording calls. */
-	if ((error = dt_tpev_filter(d->tk_ev, filter)) != 0)
-		fprintf(stderr, "dtd: syscall: raw_syscalls:%s: filter "
-		    "refused (%s): every call is read\n", d->tk_event,
-		    strerror(error));
+	if ((error = dt_tpev_filter(d->tk_ev, filter)) != 0) {
+		if (error != d->tk_filterr)
+			fprintf(stderr, "dtd: syscall: raw_syscalls:%s: filter "
+			    "refused (%s): every call is read\n", d->tk_event,
+			    strerror(error));
+		d->tk_filterr = error;
+		return;
+	}
+	d->tk_filterr = 0;
 	memcpy(d->tk_filter, filter, sizeof(filter));
 }
 

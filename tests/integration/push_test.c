@@ -27,6 +27,8 @@
  *   push_test refused DTD TARGET	the same where the kernel refuses
  *				the filter: dtd says so and filters
  *				alone, with the same exact counts
+ *   push_test ksys DTD TARGET	the same through the syscall probes'
+ *				kernel feed (targets under no launcher)
  *   push_test hook DTD TARGET PRELOAD	syscall:close:entry with two opens'
  *				filters (pid; arg0) over three traced
  *				processes: each open reads exactly its
@@ -107,13 +109,13 @@ pt_open(uint32_t pbn, struct dtioc_filter_term t)
 }
 
 /*
- * A new open recording syscall probes close (filter t) and exit, of
- * the launched processes alone (the machine's own would only fill the
- * rings): the fd, or -1.
+ * A new open recording syscall probes close (or another call; filter
+ * t) and exit, with flags (DTEVT_LAUNCHED: the launched processes'
+ * alone): the fd, or -1.
  */
 static int
 pt_open_sys(uint32_t pbn_close, uint32_t pbn_exit,
-    struct dtioc_filter_term t)
+    struct dtioc_filter_term t, uint64_t flags)
 {
 	struct dtioc_filter f;
 	int fd, error;
@@ -126,9 +128,9 @@ pt_open_sys(uint32_t pbn_close, uint32_t pbn_exit,
 	f.dtfl_pbn = pbn_close;
 	f.dtfl_nterms = 1;
 	f.dtfl_terms[0] = t;
+	/* comm as the reader gets it: else not dtd's to judge */
 	if ((error = dtt_enable(fd, pbn_close, DTEVT_FUNCARGS |
-	    DTEVT_LAUNCHED, 0)) != 0 || (error = dtt_enable(fd, pbn_exit,
-	    DTEVT_LAUNCHED, 0)) != 0 ||
+	    DTEVT_EXECNAME | flags, 0)) != 0 || (error = dtt_enable(fd, pbn_exit, flags, 0)) != 0 ||
 	    (ioctl(fd, DTIOCPRBFILTER, &f) == -1 && (error = errno)) ||
 	    (error = dtt_record(fd, 1)) != 0) {
 		dtt_check(false, "enable, filter, record: %s",
@@ -234,9 +236,13 @@ pt_records(void)
 
 	if ((f = fopen(pt_dd.dd_err, "r")) == NULL)
 		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
+	while (fgets(line, sizeof(line), f) != NULL) {
 		if (sscanf(line, "dtd: tracepoint: %lld records", &v) == 1)
 			n = v;
+		/* what dtd said of its filters, for a failure's reader */
+		if (strstr(line, "filter") != NULL)
+			fprintf(stderr, "# %s", line);
+	}
 	fclose(f);
 	return n;
 }
@@ -413,7 +419,7 @@ run_hook(const char *preload)
 	struct udt_stats us;
 	uint64_t cl[3], other;
 	uint32_t pbn_close, pbn_exit;
-	pid_t pids[3];
+	pid_t pids[3] = { -1, -1, -1 };
 	int fda = -1, fdb = -1, fd, go[3] = { -1, -1, -1 }, st, i;
 	char **env, *pre, func[DTNAMESIZE];
 
@@ -436,8 +442,10 @@ run_hook(const char *preload)
 			goto out;
 	ta = pt_term(DTF_OP_EQ, DTF_PID, pids[1], NULL);
 	tb = pt_term(DTF_OP_EQ, DTF_ARG0, 7, NULL);
-	if ((fda = pt_open_sys(pbn_close, pbn_exit, ta)) == -1 ||
-	    (fdb = pt_open_sys(pbn_close, pbn_exit, tb)) == -1)
+	/* the launched processes' alone: the machine's would fill rings */
+	if ((fda = pt_open_sys(pbn_close, pbn_exit, ta, DTEVT_LAUNCHED)) ==
+	    -1 || (fdb = pt_open_sys(pbn_close, pbn_exit, tb,
+	    DTEVT_LAUNCHED)) == -1)
 		goto out;
 	for (i = 0; i < 3; i++) {
 		(void)write(go[i], "x", 1);
@@ -499,6 +507,101 @@ out:
 	free(env);
 }
 
+/*
+ * The syscall probes' kernel feed, with what was pushed: open A keeps
+ * syscall:getppid:entry of tid == the first target's, open B of comm
+ * "push_target" (both targets), neither under a launcher, while a child
+ * makes getppid() flat out: exact counts, nothing lost, and dtd read
+ * far fewer perf records than the noise made calls.
+ */
+static void
+run_ksys(void)
+{
+	static const long zero[2] = { 0, 0 };
+	volatile uint64_t *calls;
+	struct dtioc_stat sa, sb;
+	uint64_t got[2], other, noise;
+	uint32_t pbn_call, pbn_exit;
+	pid_t pids[2] = { -1, -1 }, npid = -1;
+	int fda = -1, fdb = -1, fd, go[2] = { -1, -1 }, st, i;
+	char func[DTNAMESIZE];
+	long long recs;
+
+	calls = mmap(NULL, sizeof(*calls), PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (calls == MAP_FAILED || (fd = dtt_open(pt_dd.dd_dev)) == -1)
+		return;
+	snprintf(func, sizeof(func), "sys%%%d", systab_lookup("getppid"));
+	pbn_call = dtt_probe(fd, "syscall", func, "entry");
+	snprintf(func, sizeof(func), "sys%%%d", systab_lookup("exit"));
+	pbn_exit = dtt_probe(fd, "syscall", func, "entry");
+	close(fd);
+	if (!dtt_check(pbn_call != 0 && pbn_exit != 0,
+	    "syscall:getppid:entry and syscall:exit:entry listed"))
+		return;
+	for (i = 0; i < 2; i++)
+		if ((pids[i] = pt_spawn(&go[i], PT_NCALLS * (i + 1), -1,
+		    NULL)) == -1)
+			goto out;
+	if ((fda = pt_open_sys(pbn_call, pbn_exit, pt_term(DTF_OP_EQ,
+	    DTF_TID, pids[0], NULL), 0)) == -1 || (fdb = pt_open_sys(pbn_call,
+	    pbn_exit, pt_term(DTF_OP_EQ, DTF_COMM, 0, "push_target"), 0)) ==
+	    -1)
+		goto out;
+	*calls = 0;
+	npid = pt_noise(calls);
+	while (npid > 0 && *calls < PT_NOISE)
+		sched_yield();
+	for (i = 0; i < 2; i++) {
+		(void)write(go[i], "x", 1);
+		close(go[i]);
+		go[i] = -1;
+		st = dtt_wait(pids[i], PT_READ_MS);
+		dtt_check(st != -1 && dtt_exited0(st), "target %d ran", i);
+	}
+	if (dtt_check(pt_count_sys(fda, pbn_call, pbn_exit, pids, zero, 2,
+	    got, &other), "open A read both exits"))
+		dtt_check(got[0] == PT_NCALLS && got[1] == 0 && other == 0,
+		    "tid == %d: %llu, %llu (+%llu) getppid, want %d, 0",
+		    (int)pids[0], (unsigned long long)got[0],
+		    (unsigned long long)got[1], (unsigned long long)other,
+		    PT_NCALLS);
+	if (dtt_check(pt_count_sys(fdb, pbn_call, pbn_exit, pids, zero, 2,
+	    got, &other), "open B read both exits"))
+		dtt_check(got[0] == PT_NCALLS && got[1] == 2 * PT_NCALLS &&
+		    other == 0, "comm == push_target: %llu, %llu (+%llu) "
+		    "getppid, want %d, %d", (unsigned long long)got[0],
+		    (unsigned long long)got[1], (unsigned long long)other,
+		    PT_NCALLS, 2 * PT_NCALLS);
+	noise = *calls;
+	dtt_stop(npid, SIGKILL, DTT_EXIT_MS);
+	npid = -1;
+	dtt_check(dtt_stats(fda, &sa) == 0 && dtt_stats(fdb, &sb) == 0 &&
+	    sa.dtst_dropevt == 0 && sb.dtst_dropevt == 0,
+	    "nothing lost: A %llu, B %llu", (unsigned long long)sa.dtst_dropevt,
+	    (unsigned long long)sb.dtst_dropevt);
+	close(fda);
+	close(fdb);
+	fda = fdb = -1;
+	dtt_check(dtt_dtd_stop(&pt_dd, SIGTERM) != -1, "dtd stops");
+	recs = pt_records();
+	dtt_check(recs >= 3 * PT_NCALLS && (uint64_t)recs < noise / 10,
+	    "dtd read %lld perf records, the noise made %llu calls", recs,
+	    (unsigned long long)noise);
+out:
+	if (npid > 0)
+		dtt_stop(npid, SIGKILL, DTT_EXIT_MS);
+	for (i = 0; i < 2; i++)
+		if (go[i] != -1) {
+			close(go[i]);
+			dtt_wait(pids[i], PT_READ_MS);
+		}
+	if (fda != -1)
+		close(fda);
+	if (fdb != -1)
+		close(fdb);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -506,9 +609,10 @@ main(int argc, char *argv[])
 	bool refused;
 
 	if (!(argc == 4 && (strcmp(argv[1], "kern") == 0 ||
-	    strcmp(argv[1], "refused") == 0)) &&
+	    strcmp(argv[1], "refused") == 0 ||
+	    strcmp(argv[1], "ksys") == 0)) &&
 	    !(argc == 5 && strcmp(argv[1], "hook") == 0)) {
-		fprintf(stderr, "usage: push_test kern|refused dtd target\n"
+		fprintf(stderr, "usage: push_test kern|refused|ksys dtd target\n"
 		    "       push_test hook dtd target preload\n");
 		return 2;
 	}
@@ -527,6 +631,8 @@ main(int argc, char *argv[])
 	}
 	if (argc == 5)
 		run_hook(argv[4]);
+	else if (strcmp(argv[1], "ksys") == 0)
+		run_ksys();
 	else
 		run_kern(refused);
 	if (pt_dd.dd_pid != 0)

@@ -70,7 +70,7 @@ dt_sys_filt_update(unsigned int p, struct dt_probe *dtp,
 	unsigned int i;
 
 	dt_fsrc_init(&fs);
-	dt_fsrc_or_probe(&fs, dtp, skip, dt_sys_filt_can,
+	dt_fsrc_or_probe(&fs, dtp, skip, 0, dt_sys_filt_can,
 	    (void *)(uintptr_t)p);
 	memset(&prog, 0, sizeof(prog));
 	switch (fs.fs_kind) {
