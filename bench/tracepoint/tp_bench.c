@@ -29,6 +29,10 @@
  *     untraced, with btrace -c counting tracepoint:sched:on__cpu and
  *     off__cpu, and with bpftrace -c counting sched:sched_switch; dtd's
  *     CPU over the btrace run, and the counts each tracer printed.
+ *  3. A filter the kernel evaluates: btrace -c running the loop under
+ *     tracepoint:raw_syscalls:sys_enter /comm == "x"/ (another
+ *     program's calls), pushed (the kernel's tracepoint filter) and with
+ *     BTRACE_NOPUSH=1; dtd's CPU over each run, and their ratio.
  *
  *	tp_bench DTD BTRACE [REPS [CALLS [ROUNDS]]]	(root)
  */
@@ -379,6 +383,59 @@ bench_sys(int reps, long calls)
 	return 0;
 }
 
+/* --- 3. a filter the kernel evaluates ----------------------------------- */
+
+/*
+ * btrace -c running the getppid loop under a raw_syscalls rule whose
+ * filter wants another program's calls (comm == "x", none here): with
+ * the filter pushed (btrace's default, the kernel's tracepoint filter)
+ * and with BTRACE_NOPUSH=1 (every call crosses perf and dtd).  dtd's CPU
+ * over each run and the loop's time a call; the two modes alternate.
+ */
+static int
+bench_filter(int reps, long calls)
+{
+	double cpu[2][MAXREPS], per[2][MAXREPS], m[2], c[2];
+	char cmd[PATH_MAX + 64], out[4096];
+	char *a_bt[] = { NULL, "-d", tb_dd.dd_dev, "-c", cmd, "-e",
+	    "tracepoint:raw_syscalls:sys_enter /comm == \"x\"/ "
+	    "{ @ = count(); }", NULL };
+	uint64_t ns, c0, c1;
+	int r, mode;
+
+	a_bt[0] = tb_btrace;
+	snprintf(cmd, sizeof(cmd), "%s loop %ld", tb_self, calls);
+	for (r = 0; r < reps; r++)
+		for (mode = 0; mode < 2; mode++) {
+			if (mode == 1)
+				setenv("BTRACE_NOPUSH", "1", 1);
+			c0 = dtt_cpu_ns(tb_dtd);
+			if (run(a_bt, out, sizeof(out), &ns, tb_null) != 0) {
+				unsetenv("BTRACE_NOPUSH");
+				fprintf(stderr, "tp_bench: btrace run failed\n");
+				return -1;
+			}
+			c1 = dtt_cpu_ns(tb_dtd);
+			unsetenv("BTRACE_NOPUSH");
+			cpu[mode][r] = (double)(c1 - c0) / 1e6;
+			per[mode][r] = (double)ns / (double)calls;
+		}
+	for (mode = 0; mode < 2; mode++) {
+		c[mode] = median(cpu[mode], reps);
+		m[mode] = median(per[mode], reps);
+	}
+	printf("3. btrace -c getppid loop of %ld calls, "
+	    "tracepoint:raw_syscalls:sys_enter /comm == \"x\"/, %d runs, "
+	    "medians\n", calls, reps);
+	printf("  %-34s %8.1f ms of dtd's CPU  %8.1f ns/call (btrace's run)\n",
+	    "filter in the kernel", c[0], m[0]);
+	printf("  %-34s %8.1f ms of dtd's CPU  %8.1f ns/call (btrace's run)\n",
+	    "BTRACE_NOPUSH=1 (dtd filters)", c[1], m[1]);
+	printf("  dtd's CPU, kernel filter / dtd's: %.3f\n",
+	    c[1] > 0 ? c[0] / c[1] : 0);
+	return 0;
+}
+
 /* --- 2. the pipe ping-pong ---------------------------------------------- */
 
 static int
@@ -493,7 +550,8 @@ main(int argc, char *argv[])
 	}
 	printf("%d CPUs; dtd's CPU from /proc/PID/task/*/schedstat\n",
 	    tb_ncpu);
-	if (bench_sys(reps, calls) != 0 || bench_sched(reps, rounds) != 0)
+	if (bench_sys(reps, calls) != 0 || bench_sched(reps, rounds) != 0 ||
+	    bench_filter(reps, calls) != 0)
 		rv = 1;
 	if (!dtt_exited0(dtt_dtd_stop(&tb_dd, SIGTERM))) {
 		fprintf(stderr, "tp_bench: dtd did not exit cleanly\n");

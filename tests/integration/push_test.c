@@ -404,16 +404,17 @@ pt_count_sys(int fd, uint32_t pbn_close, uint32_t pbn_exit,
 }
 
 /*
- * The hooks' filter: three preloaded targets close(7) N times, close(-1)
- * 2N times, close(9) 3N times.  Open A pushes pid == the second, open B
- * arg0 == 7, on syscall:close:entry: each reads exactly its own, nothing
+ * The hooks' filter: three preloaded targets close(1007) N times,
+ * close(-1) 2N times, close(1009) 3N times.  Open A pushes pid == the
+ * second, open B arg0 == 1007, on syscall:close:entry: each reads exactly its own, nothing
  * is lost, what each rejects is counted as filtered, and the hooks never
  * recorded the third's calls, which neither wants.
  */
 static void
 run_hook(const char *preload)
 {
-	static const long fds[3] = { 7, -1, 9 };
+	/* descriptors no runtime (a sanitizer's) closes itself */
+	static const long fds[3] = { 1007, -1, 1009 };
 	struct dtioc_statx xa, xb;
 	struct dtioc_filter_term ta, tb;
 	struct udt_stats us;
@@ -441,7 +442,7 @@ run_hook(const char *preload)
 		    env)) == -1)
 			goto out;
 	ta = pt_term(DTF_OP_EQ, DTF_PID, pids[1], NULL);
-	tb = pt_term(DTF_OP_EQ, DTF_ARG0, 7, NULL);
+	tb = pt_term(DTF_OP_EQ, DTF_ARG0, fds[0], NULL);
 	/* the launched processes' alone: the machine's would fill rings */
 	if ((fda = pt_open_sys(pbn_close, pbn_exit, ta, DTEVT_LAUNCHED)) ==
 	    -1 || (fdb = pt_open_sys(pbn_close, pbn_exit, tb,
@@ -466,7 +467,7 @@ run_hook(const char *preload)
 	if (dtt_check(pt_count_sys(fdb, pbn_close, pbn_exit, pids, fds, 3,
 	    cl, &other), "open B read the three exits"))
 		dtt_check(cl[0] == PT_NCALLS && cl[1] == 0 && cl[2] == 0 &&
-		    other == 0, "arg0 == 7: %llu, %llu, %llu (+%llu) closes, "
+		    other == 0, "arg0 == 1007: %llu, %llu, %llu (+%llu) closes, "
 		    "want %d, 0, 0", (unsigned long long)cl[0],
 		    (unsigned long long)cl[1], (unsigned long long)cl[2],
 		    (unsigned long long)other, PT_NCALLS);
