@@ -303,7 +303,12 @@ struct dtioc_rdvn {
  * dtsx_filtevt, apart from the drops.  Another open of the same probe
  * keeps its own filter, or none.  A later DTIOCPRBFILTER replaces the
  * filter; dtfl_nterms 0 removes it.  OpenBSD clients never call it, and
- * a client that never calls it sees nothing change.
+ * a client that never calls it sees nothing change.  Where it can, the
+ * source applies the OR of the filters of the probe's recording opens
+ * before the event reaches dtd (the kernel's tracepoint filter; a
+ * traced process's hook, whose rejections count in dtsx_filtevt too);
+ * an open without a filter turns that off, and dtd still applies each
+ * open's own.
  *
  * The filter is a postfix program of at most DTF_MAXTERMS terms: a
  * comparison pushes one truth value, DTF_OP_AND and DTF_OP_OR pop two
