@@ -156,6 +156,19 @@ udt_filt_run(const struct udt_fprog *fp, const struct udt_fctx *c)
 }
 
 int
+udt_filt_on(const struct udt_tab *tab, unsigned int probe)
+{
+	const struct udt_ftab *ft;
+
+	if (__atomic_load_n(&tab->tb_magic, __ATOMIC_RELAXED) != UDT_MAGIC ||
+	    probe >= UDT_NPROBES_MAX)
+		return 0;
+	ft = (const struct udt_ftab *)(const void *)((const char *)tab +
+	    UDT_FILT_OFF);
+	return __atomic_load_n(&ft->ft_probe[probe], __ATOMIC_RELAXED) != 0;
+}
+
+int
 udt_filt_reject(const struct udt_tab *tab, unsigned int probe,
     const struct udt_fctx *c)
 {

@@ -87,6 +87,12 @@ struct udt_fctx {
  */
 int	udt_filt_reject(const struct udt_tab *tab, unsigned int probe,
 	    const struct udt_fctx *c) UDT_HIDDEN;
+/*
+ * Whether tab has a filter for probe at all: what a hook asks before it
+ * gathers its event's fields (a thread's first comm costs a system call
+ * the library would not otherwise make).  Same contract.
+ */
+int	udt_filt_on(const struct udt_tab *tab, unsigned int probe) UDT_HIDDEN;
 
 /*
  * The two enable bytes of systab index idx (entry, return) in one load.

@@ -340,8 +340,12 @@ static int
 udt_filtered(struct udt_thread *t, struct udt_ring_hdr *r, unsigned int probe,
     const long *args, int isret, long rv, int error)
 {
+	const struct udt_tab *tab = __atomic_load_n(&udt_tab,
+	    __ATOMIC_ACQUIRE);
 	struct udt_fctx c;
 
+	if (__predict_true(!udt_filt_on(tab, probe)))
+		return 0;
 	/* A vfork child writes through its parent's ring, as itself. */
 	c.fc_pid = t->ut_vfork > 0 ? 0 :
 	    __atomic_load_n(&udt_dtd_pid, __ATOMIC_RELAXED);
@@ -352,8 +356,7 @@ udt_filtered(struct udt_thread *t, struct udt_ring_hdr *r, unsigned int probe,
 	c.fc_isret = isret;
 	c.fc_rv = rv;
 	c.fc_error = error;
-	if (!udt_filt_reject(__atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE),
-	    probe, &c))
+	if (!udt_filt_reject(tab, probe, &c))
 		return 0;
 	__atomic_add_fetch(&r->rh_filt[probe], 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&r->rh_filt_total, 1, __ATOMIC_RELAXED);
