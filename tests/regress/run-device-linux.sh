@@ -383,7 +383,9 @@ push)
 	# Filters at the source (dtvar.h, DTIOCPRBFILTER): the output is
 	# the same with pushing on and off (BTRACE_NOPUSH=1), for a filter
 	# dtd takes whole, one it takes in part, one it cannot take, and
-	# several rules on one probe; and what dtd filtered is reported.
+	# several rules on one probe, in the traced processes' hooks, and
+	# one the kernel's tracepoint filter takes in part (comm; openat's
+	# number is dtd's); and what dtd filtered is reported.
 	export USERDT_SOCKET=$TMP/ingest.sock
 	n=0
 	for prog in \
@@ -391,7 +393,8 @@ push)
 	    'syscall:openat:entry /comm == "openat_n" && nsecs > 0 && !(arg2 == 12345 || tid < 0)/ { @ = count(); }' \
 	    'syscall:openat:entry /comm == "openat_n" || nsecs == 0/ { @ = count(); }' \
 	    'syscall:openat:entry /comm == "openat_n"/ { @a = count(); } syscall:openat:entry /pid == 1 && probe == "syscall:openat:entry"/ { @b = count(); }' \
-	    'syscall:openat:return /comm != "openat_n" || retval < 0 || errno != 0/ { @[comm] = count(); }'; do
+	    'syscall:openat:return /comm != "openat_n" || retval < 0 || errno != 0/ { @[comm] = count(); }' \
+	    'tracepoint:raw_syscalls:sys_enter /comm == "openat_n" && arg0 == 321/ { @ = count(); }'; do
 		n=$((n + 1))
 		bt -v -c "$OPENAT_N 20; $OPENAT_N 5" -e "$prog" \
 		    > "$TMP/on.$n" 2> "$TMP/on.err.$n" ||
