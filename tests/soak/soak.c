@@ -301,8 +301,14 @@ dev_read(struct soak_thr *t, int fd)
 	    64 * sizeof(struct dt_evt), &n) : t->st_evs;
 	if (buf == t->st_evs && n > 64 * sizeof(struct dt_evt))
 		n = 64 * sizeof(struct dt_evt);
+	/*
+	 * Periodic: a thread kept off the CPU past the first expiry (a busy
+	 * machine) would get that signal before it blocks and then read
+	 * forever; the next one ends the read.
+	 */
 	memset(&its, 0, sizeof(its));
 	its.it_value.tv_nsec = 1000000 * (long)(1 + pick(s, 20));
+	its.it_interval = its.it_value;
 	timer_settime(t->st_timer, 0, &its, NULL);
 	r = read(fd, buf, n);
 	memset(&its, 0, sizeof(its));
