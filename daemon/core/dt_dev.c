@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dt_agg.h"
 #include "dt_proc.h"
 #include "dt_softc.h"
 
@@ -80,6 +81,8 @@ static const struct dt_ioctl_ent dt_ioctls[] = {
 	/* userdt's extensions (dtvar.h) */
 	{ DTIOCPRBFILTER,	sizeof(struct dtioc_filter) },
 	{ DTIOCGSTATSX,		sizeof(struct dtioc_statx) },
+	{ DTIOCPRBAGG,		sizeof(struct dtioc_aggspec) },
+	{ DTIOCAGGREAD,		sizeof(struct dtioc_aggread) },
 };
 
 /*
@@ -129,6 +132,7 @@ dt_ioctl_outbuf(unsigned long canon, const void *arg, uint64_t *uaddr,
 {
 	const struct dtioc_probe *dtpr;
 	const struct dtioc_arg *dtar;
+	const struct dtioc_aggread *dtgr;
 
 	switch (canon) {
 	case DTIOCGPLIST:
@@ -141,6 +145,11 @@ dt_ioctl_outbuf(unsigned long canon, const void *arg, uint64_t *uaddr,
 		*uaddr = (uint64_t)(uintptr_t)dtar->dtar_args;
 		*len = dtar->dtar_size;
 		break;
+	case DTIOCAGGREAD:
+		dtgr = arg;
+		*uaddr = (uint64_t)(uintptr_t)dtgr->dtgr_ents;
+		*len = dtgr->dtgr_size;
+		break;
 	default:
 		return false;
 	}
@@ -152,6 +161,9 @@ dt_ioctl_outbuf(unsigned long canon, const void *arg, uint64_t *uaddr,
 	if (canon == DTIOCGARGS &&
 	    *len > DTMAXFUNCARGS * sizeof(struct dtioc_arg_info))
 		*len = DTMAXFUNCARGS * sizeof(struct dtioc_arg_info);
+	if (canon == DTIOCAGGREAD &&
+	    *len > DTA_AGGSIZE_MAX * sizeof(struct dtioc_aggent))
+		*len = DTA_AGGSIZE_MAX * sizeof(struct dtioc_aggent);
 	return *len > 0;
 }
 
@@ -397,6 +409,7 @@ dt_dev_close(struct dt_softc *sc)
 		free(dp);
 	}
 	sc->ds_pcbs = NULL;
+	dt_agg_free(sc);
 	pthread_mutex_unlock(&dt_dev_lock);
 
 	dt_wakeup_forget(sc);
@@ -1013,6 +1026,8 @@ dt_dev_ioctl(struct dt_softc *sc, const struct dt_cred *cr, unsigned long cmd,
 	case DTIOCGSTATSX:
 		dt_ioctl_get_statsx(sc, arg);
 		return 0;
+	case DTIOCAGGREAD:
+		return dt_agg_read(sc, arg, ua);
 	}
 
 	/*
@@ -1042,6 +1057,9 @@ dt_dev_ioctl(struct dt_softc *sc, const struct dt_cred *cr, unsigned long cmd,
 		break;
 	case DTIOCPRBFILTER:
 		error = dt_ioctl_probe_filter(sc, arg);
+		break;
+	case DTIOCPRBAGG:
+		error = dt_agg_spec(sc, arg);
 		break;
 	default:
 		error = ENOTTY;

@@ -143,6 +143,8 @@ union dt_ioctl_arg {
 	struct dtioc_rdvn	 dtrv;
 	struct dtioc_filter	 dtfl;		/* userdt's extensions */
 	struct dtioc_statx	 dtsx;
+	struct dtioc_aggspec	 dtas;
+	struct dtioc_aggread	 dtgr;
 	int			 on;
 	unsigned char		 raw[64];	/* --abi 1.14's too */
 };

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dt_agg.h"
 #include "dt_softc.h"
 
 static struct dt_probe	**dt_probes;	/* [I] after init, index pbn - 1 */
@@ -391,6 +392,9 @@ dt_pcb_ring_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 	/* Filtered out: as if the probe had not fired for this open. */
 	if (!dt_pcb_keep(dp, cpu, src))
 		return 0;
+	/* Aggregated at the source: folded, no ring slot. */
+	if (dp->dp_agg != NULL)
+		return dt_agg_put(dp, cpu, src);
 	return dt_pcb_ring_put_kept(dp, cpu, src);
 }
 
@@ -425,6 +429,8 @@ dt_pcb_ring_put_deep(struct dt_pcb *dp, unsigned int cpu,
 	/* Filtered out, with its continuation records: nothing to build. */
 	if (!dt_pcb_keep(dp, cpu, src))
 		return 0;
+	if (dp->dp_agg != NULL)
+		return dt_agg_put(dp, cpu, src);
 	ev = *src;
 	dt_deep_head(&ev.dtev_kstack, k, flags & DTEVT_DEEPSTACK);
 	dt_deep_head(&ev.dtev_ustack, u, flags & DTEVT_DEEPSTACK);

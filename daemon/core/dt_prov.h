@@ -46,6 +46,7 @@
 struct dt_softc;
 struct dt_pcb;
 struct dt_probe;
+struct dt_aggspec;
 
 struct dt_provider {
 	const char	*dtpv_name;			/* [I] "syscall" */
@@ -138,6 +139,12 @@ struct dt_pcb {
 	 * Evaluated by dt_pcb_ring_put() and dt_pcb_ring_put_deep().
 	 */
 	struct dtioc_filter	*dp_filter;
+	/*
+	 * [K] userdt's aggregations at the source (DTIOCPRBAGG, dt_agg.h),
+	 * or NULL: same rules as dp_filter.  An event the filter keeps is
+	 * folded into the open's table instead of a ring slot.
+	 */
+	struct dt_aggspec	*dp_agg;
 	void			*dp_priv;	/* [K] provider state */
 };
 

@@ -55,6 +55,12 @@ struct dt_softc {
 	pid_t			 ds_tracer;	/* [I] its process (--abi 1.14
 						   leaves its events out) */
 	struct dt_inj_open	 ds_inj;	/* fault injection, see there */
+	/*
+	 * Aggregations at the source (dt_agg.h): made under [K] by the
+	 * first DTIOCPRBAGG, published for DTIOCAGGREAD's lock-free look,
+	 * freed at close.
+	 */
+	struct dt_aggtab	*_Atomic ds_agg;
 
 	pthread_mutex_t		 ds_mtx;
 	struct dt_parked	*ds_parked;	/* [m] waiting reads, FIFO */

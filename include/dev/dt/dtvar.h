@@ -385,6 +385,128 @@ struct dtioc_statx {
 	uint64_t		 dtsx_spare[2];	/* zero */
 };
 
+/*
+ * userdt extension, not in OpenBSD's dt(4): aggregations at the source.
+ *
+ * DTIOCPRBAGG hands dtd an aggregation for a probe this open enabled,
+ * after DTIOCPRBENABLE and before DTIOCRECORD 1 (EBUSY while recording;
+ * ENOENT when this open did not enable dtas_pbn; EINVAL for a malformed
+ * spec; ENOSPC past DTA_MAXAGGS of an open or DTA_PCBAGGS of a probe;
+ * ENOMEM past dtd's memory cap).  From then on, every event of that
+ * probe that this open's filter (DTIOCPRBFILTER) keeps is folded into
+ * the open's table instead of taking a ring slot: read(2) never returns
+ * it.  Several aggregations of one probe each fold every event.  dtd
+ * answers dtas_id, this open's number of the aggregation (1, 2, ...),
+ * which its entries carry.  Another open of the same probe keeps its
+ * own aggregations, or none, and reads its events as before.
+ *
+ * An entry is keyed by dtae_id and the dtas_nkeys fields of dtas_keys
+ * (DTF_PID, DTF_TID, DTF_CPU, DTF_PBN, DTF_COMM, DTF_RETVAL, DTF_ERRNO,
+ * DTF_ARG0 + n; each at most once), each read as the reader of this open
+ * would see it in the record (as DTIOCPRBFILTER reads them); the fields
+ * that are not keys are zero in the entry.  A comm the reader would not
+ * see as it is spelled (empty, or holding a byte outside printable ASCII
+ * or a backslash) also keys the entry by its pid, so a client can name
+ * it as it names such an event.  The value (dtas_vfield, a DTF_* field
+ * but DTF_COMM, as a signed 64-bit number, DTF_F_INT32 in dtas_vflags
+ * for its low 32 bits sign-extended) is folded by dtas_func:
+ *
+ *	DTA_COUNT	dtae_count += 1 (no value: dtas_vfield 0)
+ *	DTA_SUM		dtae_count += 1, dtae_sum += v (wrapping)
+ *	DTA_MIN		dtae_count += 1, dtae_min = min(dtae_min, v)
+ *	DTA_MAX		dtae_count += 1, dtae_max = max(dtae_max, v)
+ *	DTA_AVG		dtae_count += 1, dtae_sum += v
+ *	DTA_HIST	keyed by dtae_bucket too: -1 for v < 0, 0 for 0,
+ *			k + 1 for 2^k <= v < 2^(k+1); dtae_count += 1
+ *	DTA_LHIST	keyed by dtae_bkind and dtae_bucket: dtae_bkind -1
+ *			for v < dtas_lmin, 1 for v >= dtas_lmax (bucket
+ *			0), else 0 and dtae_bucket (v / dtas_lstep + 1) *
+ *			dtas_lstep, C's division; dtae_count += 1.
+ *			dtas_lmin < dtas_lmax, dtas_lstep > 0.
+ *
+ * dtae_sum, dtae_min and dtae_max are kept for every function.
+ *
+ * The table holds at most the size the open's first DTIOCPRBAGG asked
+ * for in dtas_aggsize (0: DTA_AGGSIZE_DEF entries; more than
+ * DTA_AGGSIZE_MAX is cut to it), DTrace's aggsize; dtd answers the size
+ * in dtas_aggsize.  An event whose key is new to a full table is not
+ * folded: it is counted in dtgr_overflow, never silently lost.
+ *
+ * DTIOCAGGREAD reads the table.  dtgr_size 0 asks for the size the
+ * entries need, answered in dtgr_size (nothing copied, nothing
+ * cleared).  Otherwise, with room at dtgr_ents for every entry, dtd
+ * copies them (in no particular order), says how many in dtgr_nents and
+ * the bytes in dtgr_size, and with DTA_RD_CLEAR in dtgr_flags empties
+ * the table in the same step, so an event is in exactly one read;
+ * without the room it fails with ENOSPC and changes nothing.  A client
+ * that reads with a buffer of dtas_aggsize entries never sees ENOSPC.
+ * dtgr_aggevt (events folded) and dtgr_overflow count since the open
+ * and are never cleared.  Anyone who may open the device may read.
+ * OpenBSD clients call neither command: nothing changes for them.
+ */
+#define DTA_COUNT	1
+#define DTA_SUM		2
+#define DTA_MIN		3
+#define DTA_MAX		4
+#define DTA_AVG		5
+#define DTA_HIST	6
+#define DTA_LHIST	7
+
+#define DTA_MAXKEYS	4		/* key fields of an aggregation */
+#define DTA_MAXAGGS	4096		/* aggregations of an open */
+#define DTA_PCBAGGS	8		/* aggregations of one probe */
+#define DTA_AGGSIZE_DEF	4096		/* entries of a table */
+#define DTA_AGGSIZE_MAX	65536
+
+#define DTA_RD_CLEAR	0x01		/* empty the table as it is read */
+
+struct dtioc_aggspec {
+	uint32_t	dtas_pbn;		/* a probe this open enabled */
+	uint32_t	dtas_id;		/* out: the aggregation's id */
+	uint8_t		dtas_func;		/* DTA_* */
+	uint8_t		dtas_nkeys;		/* 0 .. DTA_MAXKEYS */
+	uint8_t		dtas_vfield;		/* DTF_* of the value */
+	uint8_t		dtas_vflags;		/* DTF_F_* */
+	uint8_t		dtas_keys[DTA_MAXKEYS];	/* DTF_* */
+	uint32_t	dtas_aggsize;		/* in/out: table entries */
+	uint32_t	dtas_pad;		/* zero */
+	int64_t		dtas_lmin;		/* DTA_LHIST */
+	int64_t		dtas_lmax;
+	int64_t		dtas_lstep;
+};
+
+struct dtioc_aggent {
+	/* the key: */
+	uint32_t	dtae_id;		/* dtas_id */
+	uint32_t	dtae_pbn;		/* DTF_PBN */
+	int32_t		dtae_pid;		/* DTF_PID (or a plain comm's) */
+	int32_t		dtae_tid;		/* DTF_TID */
+	uint32_t	dtae_cpu;		/* DTF_CPU */
+	int32_t		dtae_error;		/* DTF_ERRNO */
+	int64_t		dtae_retval;		/* DTF_RETVAL */
+	uint64_t	dtae_args[DTMAXFUNCARGS]; /* DTF_ARG0 + n */
+	char		dtae_comm[DTMAXCOMLEN];	/* DTF_COMM */
+	int64_t		dtae_bucket;		/* DTA_HIST, DTA_LHIST */
+	int32_t		dtae_bkind;		/* DTA_LHIST */
+	uint32_t	dtae_pad;		/* zero */
+	/* the values: */
+	uint64_t	dtae_count;
+	int64_t		dtae_sum;
+	int64_t		dtae_min;
+	int64_t		dtae_max;
+};
+
+struct dtioc_aggread {
+	size_t			 dtgr_size;	/* in/out: bytes at dtgr_ents */
+	struct dtioc_aggent	*dtgr_ents;
+	uint32_t		 dtgr_flags;	/* DTA_RD_* */
+	uint32_t		 dtgr_nents;	/* out */
+	uint64_t		 dtgr_aggevt;	/* out: events folded */
+	uint64_t		 dtgr_overflow;	/* out: events a full table
+						   could not fold */
+	uint64_t		 dtgr_spare[2];	/* zero */
+};
+
 /* Linux encoding; dtd accepts DTIOC_OPENBSD() of each as well. */
 #define DTIOCGPLIST	_IOWR('D', 1, struct dtioc_probe)
 #define DTIOCGSTATS	_IOR('D', 2, struct dtioc_stat)
@@ -400,6 +522,8 @@ struct dtioc_statx {
  */
 #define DTIOCPRBFILTER	_IOW('D', 64, struct dtioc_filter)
 #define DTIOCGSTATSX	_IOR('D', 65, struct dtioc_statx)
+#define DTIOCPRBAGG	_IOWR('D', 66, struct dtioc_aggspec)
+#define DTIOCAGGREAD	_IOWR('D', 67, struct dtioc_aggread)
 
 /*
  * The OpenBSD encoding of a Linux-encoded number: OpenBSD's IOC_OUT is
@@ -465,6 +589,19 @@ DT_STATIC_ASSERT(sizeof(struct dtioc_filter) == 8 + 40 * DTF_MAXTERMS,
 DT_STATIC_ASSERT(sizeof(struct dtioc_statx) == 64, "dtioc_statx size");
 DT_STATIC_ASSERT(DTIOCPRBFILTER == 0x45084440UL, "DTIOCPRBFILTER");
 DT_STATIC_ASSERT(DTIOCGSTATSX == 0x80404441UL, "DTIOCGSTATSX");
+DT_STATIC_ASSERT(sizeof(struct dtioc_aggspec) == 48, "dtioc_aggspec size");
+DT_STATIC_ASSERT(offsetof(struct dtioc_aggspec, dtas_aggsize) == 16,
+    "dtas_aggsize");
+DT_STATIC_ASSERT(offsetof(struct dtioc_aggspec, dtas_lmin) == 24, "lmin");
+DT_STATIC_ASSERT(sizeof(struct dtioc_aggent) == 184, "dtioc_aggent size");
+DT_STATIC_ASSERT(offsetof(struct dtioc_aggent, dtae_args) == 32, "args");
+DT_STATIC_ASSERT(offsetof(struct dtioc_aggent, dtae_comm) == 112, "comm");
+DT_STATIC_ASSERT(offsetof(struct dtioc_aggent, dtae_count) == 152, "count");
+DT_STATIC_ASSERT(sizeof(struct dtioc_aggread) == 56, "dtioc_aggread size");
+DT_STATIC_ASSERT(offsetof(struct dtioc_aggread, dtgr_flags) == 16, "flags");
+DT_STATIC_ASSERT(offsetof(struct dtioc_aggread, dtgr_aggevt) == 24, "aggevt");
+DT_STATIC_ASSERT(DTIOCPRBAGG == 0xC0304442UL, "DTIOCPRBAGG");
+DT_STATIC_ASSERT(DTIOCAGGREAD == 0xC0384443UL, "DTIOCAGGREAD");
 DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCGSTATS) == 0x40204402UL, "GSTATS bsd");
 DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCRECORD) == 0x80044403UL, "RECORD bsd");
 DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCPRBENABLE) == 0x80184404UL, "ENABLE bsd");

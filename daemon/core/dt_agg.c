@@ -1,0 +1,461 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+
+/*
+ * Aggregations at the source: a spec per DTIOCPRBAGG, one bounded table
+ * per open, folded on the put path, read (and emptied) by DTIOCAGGREAD.
+ * See dt_agg.h for the locks and dtvar.h for what a client sees.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_agg.h"
+#include "dt_softc.h"
+
+/* Which entry fields an aggregation keys on (das_keys). */
+#define DTA_K_PID	0x0001
+#define DTA_K_TID	0x0002
+#define DTA_K_CPU	0x0004
+#define DTA_K_PBN	0x0008
+#define DTA_K_COMM	0x0010
+#define DTA_K_RETVAL	0x0020
+#define DTA_K_ERRNO	0x0040
+#define DTA_K_ARG0	0x0100		/* << n */
+
+/* The key is everything before the values; padding included, zeroed. */
+#define DTA_KEYLEN	offsetof(struct dtioc_aggent, dtae_count)
+
+static uint32_t
+dt_agg_keybit(uint8_t field)
+{
+	switch (field) {
+	case DTF_PID:		return DTA_K_PID;
+	case DTF_TID:		return DTA_K_TID;
+	case DTF_CPU:		return DTA_K_CPU;
+	case DTF_PBN:		return DTA_K_PBN;
+	case DTF_COMM:		return DTA_K_COMM;
+	case DTF_RETVAL:	return DTA_K_RETVAL;
+	case DTF_ERRNO:		return DTA_K_ERRNO;
+	}
+	if (field >= DTF_ARG0 && field < DTF_ARG0 + DTMAXFUNCARGS)
+		return DTA_K_ARG0 << (field - DTF_ARG0);
+	return 0;
+}
+
+/* Whether spec is one dt_agg_put() can run: 0 or EINVAL. */
+static int
+dt_agg_check(const struct dtioc_aggspec *s, uint32_t *keys)
+{
+	uint32_t bit;
+	unsigned int i;
+
+	*keys = 0;
+	if (s->dtas_func < DTA_COUNT || s->dtas_func > DTA_LHIST ||
+	    s->dtas_nkeys > DTA_MAXKEYS || s->dtas_pad != 0 ||
+	    (s->dtas_vflags & ~DTF_F_INT32) != 0)
+		return EINVAL;
+	for (i = 0; i < s->dtas_nkeys; i++) {
+		bit = dt_agg_keybit(s->dtas_keys[i]);
+		if (bit == 0 || (*keys & bit) != 0)
+			return EINVAL;
+		*keys |= bit;
+	}
+	for (; i < DTA_MAXKEYS; i++)
+		if (s->dtas_keys[i] != 0)
+			return EINVAL;
+	if (s->dtas_func == DTA_COUNT) {
+		if (s->dtas_vfield != 0 || s->dtas_vflags != 0)
+			return EINVAL;
+	} else if (s->dtas_vfield == DTF_COMM ||
+	    dt_agg_keybit(s->dtas_vfield) == 0)
+		return EINVAL;
+	if (s->dtas_func == DTA_LHIST) {
+		if (s->dtas_lstep <= 0 || s->dtas_lmin >= s->dtas_lmax)
+			return EINVAL;
+	} else if (s->dtas_lmin != 0 || s->dtas_lmax != 0 ||
+	    s->dtas_lstep != 0)
+		return EINVAL;
+	return 0;
+}
+
+static int
+dt_agg_tab_new(struct dt_softc *sc, uint32_t size, struct dt_aggtab **tabp)
+{
+	struct dt_aggtab *tab;
+	uint32_t nh = 1;
+	uint64_t mem;
+
+	if (size == 0)
+		size = DTA_AGGSIZE_DEF;
+	if (size > DTA_AGGSIZE_MAX)
+		size = DTA_AGGSIZE_MAX;
+	/* at most half full: probes stay short */
+	while (nh < 2 * size)
+		nh <<= 1;
+	mem = (uint64_t)size * sizeof(struct dtioc_aggent) +
+	    (uint64_t)nh * sizeof(uint32_t);
+	if (dt_limit_charge(&sc->ds_cred, mem) != 0)
+		return ENOMEM;
+	tab = calloc(1, sizeof(*tab));
+	if (tab != NULL) {
+		tab->dat_ents = calloc(size, sizeof(*tab->dat_ents));
+		tab->dat_hash = calloc(nh, sizeof(*tab->dat_hash));
+		tab->dat_specs = calloc(DTA_MAXAGGS, sizeof(*tab->dat_specs));
+	}
+	if (tab == NULL || tab->dat_ents == NULL || tab->dat_hash == NULL ||
+	    tab->dat_specs == NULL) {
+		if (tab != NULL) {
+			free(tab->dat_ents);
+			free(tab->dat_hash);
+			free(tab->dat_specs);
+		}
+		free(tab);
+		dt_limit_uncharge(&sc->ds_cred, mem);
+		return ENOMEM;
+	}
+	pthread_mutex_init(&tab->dat_mtx, NULL);
+	tab->dat_size = size;
+	tab->dat_hmask = nh - 1;
+	*tabp = tab;
+	return 0;
+}
+
+static uint64_t
+dt_agg_tab_mem(const struct dt_aggtab *tab)
+{
+	return (uint64_t)tab->dat_size * sizeof(struct dtioc_aggent) +
+	    ((uint64_t)tab->dat_hmask + 1) * sizeof(uint32_t);
+}
+
+int
+dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec)
+{
+	struct dt_aggtab *tab;
+	struct dt_aggspec *as, **asp;
+	struct dt_pcb *dp;
+	uint32_t keys;
+	unsigned int n = 0;
+	int error;
+
+	if (sc->ds_recording)
+		return EBUSY;
+	if ((error = dt_agg_check(spec, &keys)) != 0)
+		return error;
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext)
+		if (dp->dp_dtp->dtp_pbn == spec->dtas_pbn)
+			break;
+	if (dp == NULL)
+		return ENOENT;
+	for (as = dp->dp_agg; as != NULL; as = as->das_next)
+		n++;
+	if (n >= DTA_PCBAGGS)
+		return ENOSPC;
+	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
+	if (tab == NULL) {
+		if ((error = dt_agg_tab_new(sc, spec->dtas_aggsize, &tab)) != 0)
+			return error;
+		atomic_store_explicit(&sc->ds_agg, tab, memory_order_release);
+	}
+	if (tab->dat_nspecs >= DTA_MAXAGGS)
+		return ENOSPC;
+	if ((as = calloc(1, sizeof(*as))) == NULL)
+		return ENOMEM;
+	as->das_req = *spec;
+	as->das_req.dtas_id = ++tab->dat_nspecs;
+	as->das_req.dtas_aggsize = tab->dat_size;
+	as->das_keys = keys;
+	tab->dat_specs[as->das_req.dtas_id - 1] = as;
+	/*
+	 * Every pcb of the probe (a provider may make one per CPU) shares
+	 * one chain: the first pcb's; appended, so ids fold in order.
+	 */
+	for (asp = &dp->dp_agg; *asp != NULL; asp = &(*asp)->das_next)
+		continue;
+	*asp = as;
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext)
+		if (dp->dp_dtp->dtp_pbn == spec->dtas_pbn && dp->dp_agg == NULL)
+			dp->dp_agg = as;
+	spec->dtas_id = as->das_req.dtas_id;
+	spec->dtas_aggsize = tab->dat_size;
+	return 0;
+}
+
+/* Power-of-two class, as btrace's hist() and bpftrace's. */
+static int64_t
+dt_agg_pow2(int64_t v)
+{
+	uint64_t u = (uint64_t)v;
+	int64_t k = 0;
+
+	if (v < 0)
+		return -1;
+	if (v == 0)
+		return 0;
+	while (u > 1) {
+		u >>= 1;
+		k++;
+	}
+	return k + 1;
+}
+
+/* Whether the reader would see comm as a script spells it. */
+static bool
+dt_agg_comm_plain(const char *comm)
+{
+	size_t i;
+
+	if (comm[0] == '\0')
+		return false;
+	for (i = 0; i < DTMAXCOMLEN && comm[i] != '\0'; i++)
+		if (comm[i] < 0x20 || comm[i] > 0x7e || comm[i] == '\\')
+			return false;
+	return true;
+}
+
+/*
+ * The key of src for as, and its value, as dp's reader would see the
+ * record in ring cpu (the fields dt_evt_copy() keeps for dp_evtflags).
+ */
+static void
+dt_agg_key(const struct dt_pcb *dp, const struct dt_aggspec *as,
+    unsigned int cpu, const struct dt_evt *src, struct dtioc_aggent *k,
+    int64_t *vp)
+{
+	bool args = (dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) == 0;
+	uint32_t keys = as->das_keys;
+	const struct dtioc_aggspec *s = &as->das_req;
+	unsigned int n;
+	int64_t v = 0;
+
+	memset(k, 0, DTA_KEYLEN);
+	k->dtae_id = s->dtas_id;
+	if (keys & DTA_K_PID)
+		k->dtae_pid = src->dtev_pid;
+	if (keys & DTA_K_TID)
+		k->dtae_tid = src->dtev_tid +
+		    (dt_strict ? DT_TID_OFFSET_OPENBSD : 0);
+	if (keys & DTA_K_CPU)
+		k->dtae_cpu = cpu;
+	if (keys & DTA_K_PBN)
+		k->dtae_pbn = dp->dp_dtp->dtp_pbn;
+	if ((keys & DTA_K_COMM) && (dp->dp_evtflags & DTEVT_EXECNAME)) {
+		/* up to the NUL, as the ring's copy: the rest stays zero */
+		memcpy(k->dtae_comm, src->dtev_comm,
+		    strnlen(src->dtev_comm, DTMAXCOMLEN - 1));
+	}
+	if ((keys & DTA_K_COMM) && !dt_agg_comm_plain(k->dtae_comm))
+		k->dtae_pid = src->dtev_pid;
+	if (args) {
+		if (keys & DTA_K_RETVAL)
+			k->dtae_retval = src->dtev_retval[0];
+		if (keys & DTA_K_ERRNO)
+			k->dtae_error = src->dtev_error;
+		for (n = 0; n < DTMAXFUNCARGS; n++)
+			if (keys & (DTA_K_ARG0 << n))
+				k->dtae_args[n] = (uint64_t)src->dtev_args[n];
+	}
+	switch (s->dtas_vfield) {
+	case 0:
+		break;
+	case DTF_PID:
+		v = src->dtev_pid;
+		break;
+	case DTF_TID:
+		v = (int64_t)src->dtev_tid +
+		    (dt_strict ? DT_TID_OFFSET_OPENBSD : 0);
+		break;
+	case DTF_CPU:
+		v = cpu;
+		break;
+	case DTF_PBN:
+		v = dp->dp_dtp->dtp_pbn;
+		break;
+	case DTF_RETVAL:
+		v = args ? src->dtev_retval[0] : 0;
+		break;
+	case DTF_ERRNO:
+		v = args ? src->dtev_error : 0;
+		break;
+	default:	/* DTF_ARG0 + n, checked by dt_agg_check() */
+		v = args ? (int64_t)src->dtev_args[s->dtas_vfield -
+		    DTF_ARG0] : 0;
+		break;
+	}
+	if (s->dtas_vflags & DTF_F_INT32)
+		v = (int32_t)(uint32_t)(uint64_t)v;
+	if (s->dtas_func == DTA_HIST)
+		k->dtae_bucket = dt_agg_pow2(v);
+	else if (s->dtas_func == DTA_LHIST) {
+		if (v < s->dtas_lmin)
+			k->dtae_bkind = -1;
+		else if (v >= s->dtas_lmax)
+			k->dtae_bkind = 1;
+		else
+			k->dtae_bucket = (int64_t)(((uint64_t)(v /
+			    s->dtas_lstep) + 1) * (uint64_t)s->dtas_lstep);
+	}
+	*vp = v;
+}
+
+/* FNV-1a over the key bytes. */
+static uint32_t
+dt_agg_hash(const struct dtioc_aggent *k)
+{
+	const unsigned char *p = (const unsigned char *)k;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < DTA_KEYLEN; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* Fold one value into tab under [t]; false when a full table refused. */
+static bool
+dt_agg_fold(struct dt_aggtab *tab, const struct dtioc_aggent *k, int64_t v)
+{
+	struct dtioc_aggent *e;
+	uint32_t h, i;
+
+	for (h = dt_agg_hash(k) & tab->dat_hmask;; h = (h + 1) &
+	    tab->dat_hmask) {
+		if ((i = tab->dat_hash[h]) == 0)
+			break;
+		e = &tab->dat_ents[i - 1];
+		if (memcmp(e, k, DTA_KEYLEN) == 0)
+			goto found;
+	}
+	if (tab->dat_n == tab->dat_size) {
+		tab->dat_overflow++;
+		return false;
+	}
+	e = &tab->dat_ents[tab->dat_n++];
+	memcpy(e, k, DTA_KEYLEN);
+	e->dtae_count = 0;
+	e->dtae_sum = 0;
+	e->dtae_min = v;
+	e->dtae_max = v;
+	tab->dat_hash[h] = tab->dat_n;
+found:
+	e->dtae_count++;
+	e->dtae_sum = (int64_t)((uint64_t)e->dtae_sum + (uint64_t)v);
+	if (v < e->dtae_min)
+		e->dtae_min = v;
+	if (v > e->dtae_max)
+		e->dtae_max = v;
+	tab->dat_aggevt++;
+	return true;
+}
+
+int
+dt_agg_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
+{
+	struct dt_softc *sc = dp->dp_sc;
+	struct dt_aggtab *tab;
+	struct dt_aggspec *as;
+	struct dtioc_aggent k;
+	int64_t v;
+	int error = 0;
+
+	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
+	cpu %= sc->ds_nrings;
+	pthread_mutex_lock(&tab->dat_mtx);
+	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
+		dt_agg_key(dp, as, cpu, src, &k, &v);
+		if (!dt_agg_fold(tab, &k, v))
+			error = ENOBUFS;
+	}
+	pthread_mutex_unlock(&tab->dat_mtx);
+	return error;
+}
+
+int
+dt_agg_read(struct dt_softc *sc, struct dtioc_aggread *rd,
+    const struct dt_uaccess *ua)
+{
+	struct dt_aggtab *tab;
+	struct dtioc_aggent *copy = NULL;
+	size_t room = rd->dtgr_size, need;
+	uint32_t n;
+	int error;
+
+	if ((rd->dtgr_flags & ~DTA_RD_CLEAR) != 0 || rd->dtgr_spare[0] != 0 ||
+	    rd->dtgr_spare[1] != 0)
+		return EINVAL;
+	rd->dtgr_nents = 0;
+	rd->dtgr_aggevt = rd->dtgr_overflow = 0;
+	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
+	if (tab == NULL) {
+		rd->dtgr_size = 0;
+		return 0;
+	}
+	/* staged at its largest first: no allocation under [t] */
+	if (room != 0 && (copy = calloc(tab->dat_size, sizeof(*copy))) == NULL)
+		return ENOMEM;
+	pthread_mutex_lock(&tab->dat_mtx);
+	n = tab->dat_n;
+	need = (size_t)n * sizeof(struct dtioc_aggent);
+	rd->dtgr_aggevt = tab->dat_aggevt;
+	rd->dtgr_overflow = tab->dat_overflow;
+	if (room == 0 || room < need) {
+		pthread_mutex_unlock(&tab->dat_mtx);
+		free(copy);
+		rd->dtgr_size = need;
+		return room == 0 ? 0 : ENOSPC;
+	}
+	memcpy(copy, tab->dat_ents, need);
+	if (rd->dtgr_flags & DTA_RD_CLEAR) {
+		/* an event folded from now on lands in the next read */
+		memset(tab->dat_hash, 0, ((size_t)tab->dat_hmask + 1) *
+		    sizeof(*tab->dat_hash));
+		tab->dat_n = 0;
+	}
+	pthread_mutex_unlock(&tab->dat_mtx);
+	error = 0;
+	if (n > 0)
+		error = ua->ua_copyout(ua->ua_arg,
+		    (uint64_t)(uintptr_t)rd->dtgr_ents, copy, need);
+	free(copy);
+	if (error == 0) {
+		rd->dtgr_nents = n;
+		rd->dtgr_size = need;
+	}
+	return error;
+}
+
+void
+dt_agg_free(struct dt_softc *sc)
+{
+	struct dt_aggtab *tab;
+	uint32_t i;
+
+	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
+	if (tab == NULL)
+		return;
+	for (i = 0; i < tab->dat_nspecs; i++)
+		free(tab->dat_specs[i]);
+	dt_limit_uncharge(&sc->ds_cred, dt_agg_tab_mem(tab));
+	pthread_mutex_destroy(&tab->dat_mtx);
+	free(tab->dat_specs);
+	free(tab->dat_hash);
+	free(tab->dat_ents);
+	free(tab);
+	atomic_store_explicit(&sc->ds_agg, NULL, memory_order_relaxed);
+}

@@ -1,0 +1,94 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+
+/*
+ * Aggregations at the source (dtvar.h, DTIOCPRBAGG, DTIOCAGGREAD): an
+ * open's events of a probe folded into a bounded table where they are
+ * put, instead of a ring slot each.  DTrace keeps its aggregations in
+ * per-CPU buffers the consumer merges; dtd's producers are a few
+ * threads (the ingest drain, perf readers, the sequencer's release), so
+ * one table per open under one lock, as a ring's put takes one.
+ *
+ * Locks used to protect struct members in this file:
+ *	[I]	immutable after DTIOCPRBAGG made it
+ *	[K]	dt_dev_lock, the configuration lock
+ *	[t]	dat_mtx, the table's lock
+ */
+#ifndef DT_AGG_H
+#define DT_AGG_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <dev/dt/dtvar.h>
+
+struct dt_softc;
+struct dt_pcb;
+struct dt_uaccess;
+
+/* One DTIOCPRBAGG: what a probe's events fold into. */
+struct dt_aggspec {
+	struct dt_aggspec	*das_next;	/* [K] next of the same probe,
+						   read-only while recording */
+	struct dtioc_aggspec	 das_req;	/* [I] as checked, id set */
+	uint32_t		 das_keys;	/* [I] DTA_K_* of the keys */
+};
+
+/* The open's table: entries in an open-addressed hash, [t] all. */
+struct dt_aggtab {
+	pthread_mutex_t		 dat_mtx;
+	struct dtioc_aggent	*dat_ents;	/* [t] dat_size of them */
+	uint32_t		*dat_hash;	/* [t] entry + 1, 0 empty */
+	uint32_t		 dat_size;	/* [I] entries at most */
+	uint32_t		 dat_hmask;	/* [I] hash slots - 1 */
+	uint32_t		 dat_n;		/* [t] entries in use */
+	uint64_t		 dat_aggevt;	/* [t] events folded */
+	uint64_t		 dat_overflow;	/* [t] events a full table
+						   could not fold */
+	struct dt_aggspec	**dat_specs;	/* [K] by id - 1 */
+	uint32_t		 dat_nspecs;	/* [K] */
+};
+
+/*
+ * DTIOCPRBAGG: check spec, make sc's table on the first (charged to
+ * sc's user as rings are), and chain a new aggregation on every pcb of
+ * its probe.  Under [K], sc not recording.  0 or an errno.
+ */
+int	dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec);
+
+/*
+ * Fold src (an event dp's filter kept, as the provider saw it, for ring
+ * cpu) into every aggregation of dp.  The same contract as
+ * dt_pcb_ring_put(): any thread inside rcu_read_lock(), on a recording
+ * pcb; one lock, no allocation.  Returns 0, or ENOBUFS when a full
+ * table could not take a new key (counted).
+ */
+int	dt_agg_put(struct dt_pcb *dp, unsigned int cpu,
+	    const struct dt_evt *src);
+
+/*
+ * DTIOCAGGREAD into the caller's buffer through ua.  Any thread, no
+ * lock of the core held ([K] is not needed: the table outlives every
+ * ioctl of its open).
+ */
+int	dt_agg_read(struct dt_softc *sc, struct dtioc_aggread *rd,
+	    const struct dt_uaccess *ua);
+
+/* Close, no producer left: free sc's table and specs. */
+void	dt_agg_free(struct dt_softc *sc);
+
+#endif /* DT_AGG_H */
