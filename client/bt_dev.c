@@ -853,6 +853,7 @@ rules_setup(int fd, int *halt)
 			push_probe(fd, bp->bp_pbn);
 		}
 	}
+	agg_push(fd);
 	if (ioctl(fd, DTIOCRECORD, &on))
 		dev_err("DTIOCRECORD");
 }
@@ -922,6 +923,8 @@ rules_run(int fd)
 		 * device is its, whatever time this process took over the
 		 * events before (symbols of a first stack can take long).
 		 */
+		if (g_quit == SIGCHLD)
+			agg_settle();
 		if (g_quit == SIGCHLD && end_pending(fd))
 			g_quit = 0;
 		/* As OpenBSD's loop: a newline only for a signal in read(2). */
@@ -1003,6 +1006,7 @@ rules_run(int fd)
 		fprintf(stderr, "%llu events filtered\n",
 		    (unsigned long long)g_filtered);
 		push_report(fd);
+		agg_report();
 		fprintf(stderr, "%llu clock ticks skipped\n",
 		    (unsigned long long)st.dtst_skiptick);
 		fprintf(stderr, "%llu recursive events dropped\n",

@@ -234,7 +234,7 @@ map_zero(struct map *m)
 }
 
 static void
-hist_inc(struct hist *h, long key)
+hist_inc(struct hist *h, long key, long n)
 {
 	size_t lo = 0, hi = h->h_n, mid;
 
@@ -246,7 +246,7 @@ hist_inc(struct hist *h, long key)
 			hi = mid;
 	}
 	if (lo < h->h_n && h->h_b[lo].hb_key == key) {
-		h->h_b[lo].hb_count++;
+		h->h_b[lo].hb_count += n;
 		return;
 	}
 	if (h->h_n == h->h_cap) {
@@ -260,7 +260,7 @@ hist_inc(struct hist *h, long key)
 	memmove(&h->h_b[lo + 1], &h->h_b[lo], (h->h_n - lo) *
 	    sizeof(*h->h_b));
 	h->h_b[lo].hb_key = key;
-	h->h_b[lo].hb_count = 1;
+	h->h_b[lo].hb_count = n;
 	h->h_n++;
 }
 
@@ -285,6 +285,27 @@ pow2_class(long v)
 void
 map_agg(struct bt_var *bv, const struct bt_value *key, int agg, long v)
 {
+	struct map_part p = { 1, v, v, v, 0, 0 };
+
+	if (agg == A_HIST)
+		p.mp_bucket = pow2_class(v);
+	else if (agg == A_LHIST) {
+		/* out of range: counted in (..., min) or [max, ...) */
+		if (v < bv->bv_lmin)
+			p.mp_bkind = -1;
+		else if (v >= bv->bv_lmax)
+			p.mp_bkind = 1;
+		else	/* the bucket's upper bound; wraps only past LONG_MAX */
+			p.mp_bucket = (long)(((unsigned long)(v /
+			    bv->bv_lstep) + 1) * (unsigned long)bv->bv_lstep);
+	}
+	map_merge(bv, key, agg, &p);
+}
+
+void
+map_merge(struct bt_var *bv, const struct bt_value *key, int agg,
+    const struct map_part *p)
+{
 	struct mentry *me;
 	unsigned long u;
 	int isnew;
@@ -300,46 +321,38 @@ map_agg(struct bt_var *bv, const struct bt_value *key, int agg, long v)
 	u = (unsigned long)me->me_val.v_int;
 	switch (agg) {
 	case A_COUNT:
-		me->me_val.v_int = (long)(u + 1);
+		me->me_val.v_int = (long)(u + (unsigned long)p->mp_count);
 		break;
 	case A_SUM:
-		me->me_val.v_int = (long)(u + (unsigned long)v);
+		me->me_val.v_int = (long)(u + (unsigned long)p->mp_sum);
 		break;
 	case A_MIN:
-		if (isnew || v < me->me_val.v_int)
-			me->me_val.v_int = v;
+		if (isnew || p->mp_min < me->me_val.v_int)
+			me->me_val.v_int = p->mp_min;
 		break;
 	case A_MAX:
-		if (isnew || v > me->me_val.v_int)
-			me->me_val.v_int = v;
+		if (isnew || p->mp_max > me->me_val.v_int)
+			me->me_val.v_int = p->mp_max;
 		break;
 	case A_AVG:
 	case A_STATS:
-		me->me_val.v_int = (long)(u + (unsigned long)v);
-		me->me_cnt++;
+		me->me_val.v_int = (long)(u + (unsigned long)p->mp_sum);
+		me->me_cnt += p->mp_count;
 		break;
 	case A_HIST:
 	case A_LHIST:
 		if (me->me_hist == NULL)
 			me->me_hist = xcalloc(1, sizeof(*me->me_hist));
-		if (agg == A_HIST) {
-			hist_inc(me->me_hist, pow2_class(v));
-			break;
+		if (agg == A_LHIST) {
+			me->me_hist->h_lmin = bv->bv_lmin;
+			me->me_hist->h_lmax = bv->bv_lmax;
 		}
-		/* out of range: counted in (..., min) or [max, ...) */
-		me->me_hist->h_lmin = bv->bv_lmin;
-		me->me_hist->h_lmax = bv->bv_lmax;
-		if (v < bv->bv_lmin) {
-			me->me_hist->h_under++;
-			break;
-		}
-		if (v >= bv->bv_lmax) {
-			me->me_hist->h_over++;
-			break;
-		}
-		/* the bucket's upper bound; wraps only past LONG_MAX */
-		hist_inc(me->me_hist, (long)(((unsigned long)(v / bv->bv_lstep) +
-		    1) * (unsigned long)bv->bv_lstep));
+		if (p->mp_bkind < 0)
+			me->me_hist->h_under += p->mp_count;
+		else if (p->mp_bkind > 0)
+			me->me_hist->h_over += p->mp_count;
+		else
+			hist_inc(me->me_hist, p->mp_bucket, p->mp_count);
 		break;
 	}
 }
@@ -785,6 +798,7 @@ maps_print_all(void)
 	struct bt_var *bv, **vars;
 	size_t n = 0, i;
 
+	agg_sync();
 	for (bv = g_vars; bv != NULL; bv = bv->bv_next)
 		n++;
 	vars = xcalloc(n, sizeof(*vars));

@@ -39,6 +39,7 @@
 #include "btrace.h"
 
 static int	push_any;	/* a filter was pushed: -v reports dtd's count */
+static int	push_loose;	/* what was pushed keeps more than the filter */
 
 /* The comparison that is true exactly when op's is false. */
 static int
@@ -199,6 +200,8 @@ push_cmp(int fd, const struct bt_expr *e, uint32_t pbn, int neg,
 		    strlen(ce->be_str) >= sizeof(t.dtft_str))
 			return 0;
 		memcpy(t.dtft_str, ce->be_str, strlen(ce->be_str) + 1);
+		/* dtd keeps a comm it cannot see as btrace would */
+		push_loose = 1;
 		return push_emit(f, t);
 	}
 	/* a string on either side makes btrace compare strings */
@@ -261,11 +264,14 @@ push_expr(int fd, const struct bt_expr *e, uint32_t pbn, int neg,
 		f->dtfl_nterms = n0;
 		return 0;
 	}
+	if (!l || !r)
+		push_loose = 1;
 	if (l && r) {
 		t.dtft_op = and ? DTF_OP_AND : DTF_OP_OR;
 		if (!push_emit(f, t)) {
 			/* no room for the operator: keep the left side */
 			f->dtfl_nterms = n0;
+			push_loose = 1;
 			if (!and)
 				return 0;
 			return push_expr(fd, e->be_left, pbn, neg, f);
@@ -333,4 +339,23 @@ push_report(int fd)
 	}
 	fprintf(stderr, "%llu events filtered by dtd\n",
 	    (unsigned long long)sx.dtsx_filtevt);
+}
+
+int
+push_exact(int fd, const struct bt_expr *e, uint32_t pbn)
+{
+	struct dtioc_filter f;
+
+	if (pbn == 0 || pbn > dt_ndtpi)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	f.dtfl_pbn = pbn;
+	push_loose = 0;
+	if (!push_expr(fd, e, pbn, 0, &f) || push_loose)
+		return 0;
+	/* the probe's filter already, when push_probe() got there */
+	if (ioctl(fd, DTIOCPRBFILTER, &f) == -1)
+		return 0;
+	push_any = 1;
+	return 1;
 }

@@ -254,6 +254,17 @@ void			 map_store(struct map *, const struct bt_value *,
 			    const struct bt_value *);
 void			 map_agg(struct bt_var *, const struct bt_value *,
 			    int, long);
+/* What one event, or dtd's fold of many (bt_agg.c), adds to an entry. */
+struct map_part {
+	long			 mp_count;
+	long			 mp_sum;
+	long			 mp_min;
+	long			 mp_max;
+	long			 mp_bucket;	/* hist: class; lhist: bound */
+	int			 mp_bkind;	/* lhist: -1 under, 1 over */
+};
+void			 map_merge(struct bt_var *, const struct bt_value *,
+			    int, const struct map_part *);
 void			 map_delete(struct map *, const struct bt_value *);
 void			 map_clear(struct map *);
 void			 map_zero(struct map *);
@@ -302,6 +313,27 @@ void			 dtai_cache(int, struct dtioc_probe_info *);
  */
 void			 push_probe(int fd, uint32_t pbn);
 void			 push_report(int fd);
+/*
+ * push_exact(): hand dtd e as pbn's filter when what dtd evaluates is
+ * exactly e (no comm, nothing left out): 1 when dtd took it.
+ */
+int			 push_exact(int fd, const struct bt_expr *e,
+			    uint32_t pbn);
+
+/*
+ * bt_agg.c: aggregations at the source (dtvar.h, DTIOCPRBAGG).
+ * agg_push(), after the enables and filters and before DTIOCRECORD,
+ * hands dtd the rules that only aggregate event fields, on probes no
+ * other rule needs events of; agg_sync() merges what dtd folded since
+ * into the maps (before a map is printed, cleared, zeroed or deleted
+ * from, and at the end), agg_report() adds to -v.  BTRACE_NOPUSH=1
+ * turns it off.  Main thread.
+ */
+void			 agg_push(int fd);
+void			 agg_sync(void);
+/* The command ended: wait (bounded) until dtd folded its last events. */
+void			 agg_settle(void);
+void			 agg_report(void);
 const char		*evt_argstr(struct dt_evt *, int);
 
 /* bt_match.c */

@@ -396,11 +396,12 @@ dt_agg_read(struct dt_softc *sc, struct dtioc_aggread *rd,
 	uint32_t n;
 	int error;
 
-	if ((rd->dtgr_flags & ~DTA_RD_CLEAR) != 0 || rd->dtgr_spare[0] != 0 ||
-	    rd->dtgr_spare[1] != 0)
+	if ((rd->dtgr_flags & ~DTA_RD_CLEAR) != 0 || rd->dtgr_spare != 0)
 		return EINVAL;
 	rd->dtgr_nents = 0;
 	rd->dtgr_aggevt = rd->dtgr_overflow = 0;
+	/* before the table is read: what it holds is at least this */
+	rd->dtgr_done = dt_seq_done_ns();
 	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
 	if (tab == NULL) {
 		rd->dtgr_size = 0;

@@ -641,6 +641,17 @@ dt_seq_stats(struct dt_seq_stats *st)
 	pthread_mutex_unlock(&dt_seq_mtx);
 }
 
+uint64_t
+dt_seq_done_ns(void)
+{
+	uint64_t done;
+
+	pthread_mutex_lock(&dt_seq_mtx);
+	done = dt_seq_nactive == 0 ? dt_seq_now() : dt_seq_minmark;
+	pthread_mutex_unlock(&dt_seq_mtx);
+	return done;
+}
+
 void
 dt_seq_clock_set(uint64_t (*now)(void), uint64_t delay)
 {

@@ -143,6 +143,13 @@ bool		dt_seq_putting_late(void);
 void	dt_seq_detach(struct dt_softc *, void (*unlink)(struct dt_softc *));
 void	dt_seq_flush(struct dt_softc *);
 
+/*
+ * Every event stamped before the time returned has been put (released
+ * by the sequencer, or put unordered): the oldest mark of the active
+ * sources, now with none active.  DTIOCAGGREAD's dtgr_done.  Any thread.
+ */
+uint64_t	dt_seq_done_ns(void);
+
 /* dt_dev_fini(), no open left: log the late events, free the heap. */
 void	dt_seq_fini(void);
 

@@ -441,7 +441,11 @@ struct dtioc_statx {
  * without the room it fails with ENOSPC and changes nothing.  A client
  * that reads with a buffer of dtas_aggsize entries never sees ENOSPC.
  * dtgr_aggevt (events folded) and dtgr_overflow count since the open
- * and are never cleared.  Anyone who may open the device may read.
+ * and are never cleared.  Every event stamped before dtgr_done
+ * (CLOCK_REALTIME nanoseconds, as dtev_tsp) has reached dtd's table or
+ * rings by the time of the read: a client that saw its traced command
+ * end at T reads until dtgr_done passes T to have all of its events
+ * (sources drain late, design.md's "Time order").  Anyone who may open the device may read.
  * OpenBSD clients call neither command: nothing changes for them.
  */
 #define DTA_COUNT	1
@@ -504,7 +508,8 @@ struct dtioc_aggread {
 	uint64_t		 dtgr_aggevt;	/* out: events folded */
 	uint64_t		 dtgr_overflow;	/* out: events a full table
 						   could not fold */
-	uint64_t		 dtgr_spare[2];	/* zero */
+	uint64_t		 dtgr_done;	/* out: CLOCK_REALTIME ns */
+	uint64_t		 dtgr_spare;	/* zero */
 };
 
 /* Linux encoding; dtd accepts DTIOC_OPENBSD() of each as well. */

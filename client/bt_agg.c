@@ -1,0 +1,452 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+
+/*
+ * Aggregations at the source (dtvar.h, DTIOCPRBAGG, DTIOCAGGREAD): a
+ * rule that only folds event fields into maps, on probes no other rule
+ * needs events of, is handed to dtd, which folds the events where they
+ * are put instead of sending each one here.  btrace merges dtd's table
+ * into its maps before it prints or changes one, so the output is what
+ * the same events would have given through read(2).
+ *
+ * Single-threaded: the main loop, its rules and the end.
+ */
+#include <sys/ioctl.h>
+
+#include <err.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "btrace.h"
+
+/* How long the end of a command may wait for dtd's sources to drain. */
+#define AGG_SETTLE_MS	5000
+
+/* What dtd's aggregation id stands for. */
+struct agg_id {
+	struct bt_rule		*ai_rule;
+	struct bt_stmt		*ai_stmt;
+	uint32_t		 ai_pbn;
+};
+
+static int		 agg_fd = -1;
+static struct agg_id	*agg_ids;	/* by id - 1 */
+static uint32_t		 agg_nids;
+static uint32_t		 agg_size;	/* entries of dtd's table */
+static struct dtioc_aggent *agg_buf;
+static uint64_t		 agg_overflow;	/* said so far */
+static uint64_t		 agg_folded;
+static int		 agg_nrules;
+
+/* The DTF_* field of an event builtin, 0 when dtd has none for it. */
+static int
+agg_field(const struct bt_expr *e)
+{
+	if (e->be_kind != E_BUILTIN)
+		return 0;
+	switch (e->be_op) {
+	case B_PID:	return DTF_PID;
+	case B_TID:	return DTF_TID;
+	case B_CPU:	return DTF_CPU;
+	case B_PROBE:	return DTF_PBN;
+	case B_COMM:	return DTF_COMM;
+	case B_RETVAL:	return DTF_RETVAL;
+	case B_ERRNO:	return DTF_ERRNO;
+	}
+	if (e->be_op >= B_ARG0 && e->be_op <= B_ARG9)
+		return DTF_ARG0 + (e->be_op - B_ARG0);
+	return 0;
+}
+
+static int
+agg_func(int agg)
+{
+	switch (agg) {
+	case A_COUNT:	return DTA_COUNT;
+	case A_SUM:	return DTA_SUM;
+	case A_MIN:	return DTA_MIN;
+	case A_MAX:	return DTA_MAX;
+	case A_AVG:
+	case A_STATS:	return DTA_AVG;
+	case A_HIST:	return DTA_HIST;
+	case A_LHIST:	return DTA_LHIST;
+	}
+	return 0;
+}
+
+/* Whether e, or anything below or after it, reads bv. */
+static int
+expr_uses(const struct bt_expr *e, const struct bt_var *bv)
+{
+	for (; e != NULL; e = e->be_next)
+		if (e->be_var == bv || expr_uses(e->be_left, bv) ||
+		    expr_uses(e->be_right, bv) || expr_uses(e->be_third, bv))
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether some statement reads bv or writes it otherwise than by an
+ * aggregation, a print, clear, zero or delete (which merge first).
+ */
+static int
+stmt_uses(const struct bt_stmt *s, const struct bt_var *bv)
+{
+	for (; s != NULL; s = s->bs_next) {
+		if (expr_uses(s->bs_keys, bv) || expr_uses(s->bs_expr, bv) ||
+		    stmt_uses(s->bs_body, bv) || stmt_uses(s->bs_else, bv))
+			return 1;
+		if (s->bs_var == bv && s->bs_kind != S_AGG &&
+		    s->bs_kind != S_PRINT && s->bs_kind != S_CLEAR &&
+		    s->bs_kind != S_ZERO && s->bs_kind != S_DELETE)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+var_used(const struct bt_var *bv)
+{
+	struct bt_rule *r;
+
+	for (r = g_rules; r != NULL; r = r->br_next)
+		if (expr_uses(r->br_filter, bv) || stmt_uses(r->br_action, bv))
+			return 1;
+	return 0;
+}
+
+/* The spec of one statement, or 0 when dtd cannot fold it. */
+static int
+agg_stmt_spec(const struct bt_stmt *s, struct dtioc_aggspec *as)
+{
+	const struct bt_expr *k;
+	int f, dup;
+	unsigned int i;
+
+	memset(as, 0, sizeof(*as));
+	if (s->bs_kind != S_AGG || (as->dtas_func = (uint8_t)agg_func(
+	    s->bs_agg)) == 0 || var_used(s->bs_var))
+		return 0;
+	for (k = s->bs_keys; k != NULL; k = k->be_next) {
+		if ((f = agg_field(k)) == 0)
+			return 0;
+		/* one aggregation is one probe's: its name needs no key */
+		if (f == DTF_PBN)
+			continue;
+		for (dup = 0, i = 0; i < as->dtas_nkeys; i++)
+			dup |= as->dtas_keys[i] == f;
+		if (dup)
+			continue;
+		if (as->dtas_nkeys == DTA_MAXKEYS)
+			return 0;
+		as->dtas_keys[as->dtas_nkeys++] = (uint8_t)f;
+	}
+	if (s->bs_agg != A_COUNT) {
+		f = agg_field(s->bs_expr);
+		if (f == 0 || f == DTF_COMM || f == DTF_PBN)
+			return 0;
+		as->dtas_vfield = (uint8_t)f;
+	}
+	if (s->bs_agg == A_LHIST) {
+		as->dtas_lmin = s->bs_var->bv_lmin;
+		as->dtas_lmax = s->bs_var->bv_lmax;
+		as->dtas_lstep = s->bs_var->bv_lstep;
+	}
+	return 1;
+}
+
+/* An argument the rule reads as a C int (builtin()): DTF_F_INT32. */
+static void
+agg_vflags(int fd, struct dtioc_aggspec *as, uint32_t pbn)
+{
+	struct dt_evt ev;
+	const char *type;
+
+	as->dtas_vflags = 0;
+	if (as->dtas_vfield < DTF_ARG0)
+		return;
+	dtai_cache(fd, &dt_dtpis[pbn - 1]);
+	memset(&ev, 0, sizeof(ev));
+	ev.dtev_pbn = pbn;
+	type = dev_argstr(&ev, as->dtas_vfield - DTF_ARG0);
+	if (type != NULL && strcmp(type, "int") == 0)
+		as->dtas_vflags = DTF_F_INT32;
+}
+
+/*
+ * The statements of a rule's action, blocks opened, empty ones left out,
+ * into out[DTA_PCBAGGS]: how many, or -1 for more.
+ */
+static int
+agg_stmts(struct bt_stmt *s, struct bt_stmt **out, int n)
+{
+	for (; s != NULL && n >= 0; s = s->bs_next) {
+		if (s->bs_kind == S_NOP)
+			continue;
+		if (s->bs_kind == S_BLOCK) {
+			n = agg_stmts(s->bs_body, out, n);
+			continue;
+		}
+		if (n == DTA_PCBAGGS)
+			return -1;
+		out[n++] = s;
+	}
+	return n;
+}
+
+/* Whether r only aggregates, on probes of its own: 1 with its specs. */
+static int
+agg_rule_ok(const struct bt_rule *r)
+{
+	const struct bt_rule *r2;
+	const struct bt_probe *bp, *bp2;
+	struct bt_stmt *s[DTA_PCBAGGS];
+	struct dtioc_aggspec as;
+	int n, i;
+
+	if ((n = agg_stmts(r->br_action, s, 0)) <= 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!agg_stmt_spec(s[i], &as))
+			return 0;
+	for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
+		if (bp->bp_type != P_PROBE)
+			return 0;
+		if (bp->bp_wild == 2)
+			continue;
+		for (r2 = g_rules; r2 != NULL; r2 = r2->br_next)
+			for (bp2 = r2->br_probes; r2 != r && bp2 != NULL;
+			    bp2 = bp2->bp_next)
+				if (bp2->bp_type == P_PROBE &&
+				    bp2->bp_wild != 2 &&
+				    bp2->bp_pbn == bp->bp_pbn)
+					return 0;
+	}
+	return 1;
+}
+
+/* Hand dtd r's aggregations on pbn: 1 when the probe is folded there. */
+static int
+agg_probe(int fd, struct bt_rule *r, uint32_t pbn)
+{
+	struct dtioc_aggspec as;
+	struct bt_stmt *stmts[DTA_PCBAGGS], *s;
+	int first = 1, n, i;
+
+	if (r->br_filter != NULL && !push_exact(fd, r->br_filter, pbn))
+		return 0;
+	n = agg_stmts(r->br_action, stmts, 0);
+	for (i = 0; i < n; i++) {
+		s = stmts[i];
+		(void)agg_stmt_spec(s, &as);
+		agg_vflags(fd, &as, pbn);
+		as.dtas_pbn = pbn;
+		as.dtas_aggsize = agg_size;
+		if (ioctl(fd, DTIOCPRBAGG, &as) == -1) {
+			/* OpenBSD's dt(4), an older dtd: events as before */
+			if (first)
+				return 0;
+			/* half the rule in dtd would lose the other half */
+			err(1, "DTIOCPRBAGG");
+		}
+		first = 0;
+		agg_size = as.dtas_aggsize;
+		if (as.dtas_id != agg_nids + 1)
+			errx(1, "DTIOCPRBAGG: id %u, not %u", as.dtas_id,
+			    agg_nids + 1);
+		agg_ids = realloc(agg_ids, (agg_nids + 1) * sizeof(*agg_ids));
+		if (agg_ids == NULL)
+			err(1, NULL);
+		agg_ids[agg_nids].ai_rule = r;
+		agg_ids[agg_nids].ai_stmt = s;
+		agg_ids[agg_nids].ai_pbn = pbn;
+		agg_nids++;
+	}
+	return 1;
+}
+
+void
+agg_push(int fd)
+{
+	const char *env = getenv("BTRACE_NOPUSH");
+	struct bt_rule *r;
+	struct bt_probe *bp;
+	int nrule = 0, any;
+
+	if (env != NULL && *env != '\0' && strcmp(env, "0") != 0)
+		return;
+	if ((env = getenv("BTRACE_AGGSIZE")) != NULL)
+		agg_size = (uint32_t)strtoul(env, NULL, 10);
+	for (r = g_rules; r != NULL; r = r->br_next) {
+		nrule++;
+		if (!agg_rule_ok(r))
+			continue;
+		any = 0;
+		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next)
+			if (bp->bp_wild != 2 && bp->bp_pbn != 0 &&
+			    !bp->bp_shared && agg_probe(fd, r, bp->bp_pbn))
+				any = 1;
+		if (!any)
+			continue;
+		agg_nrules++;
+		if (g_verbose)
+			fprintf(stderr, "rule %d: aggregated in dtd\n", nrule);
+	}
+	if (agg_nids == 0)
+		return;
+	agg_fd = fd;
+	agg_buf = calloc(agg_size, sizeof(*agg_buf));
+	if (agg_buf == NULL)
+		err(1, NULL);
+}
+
+/* The key of e as its statement's keys read an event with its fields. */
+static struct bt_value
+agg_key(const struct agg_id *ai, const struct dtioc_aggent *e)
+{
+	struct bt_evt_ctx ec;
+	struct dt_evt ev;
+	struct bt_value v;
+	struct bt_expr *k;
+	size_t n = 0, i;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.dtev_pbn = ai->ai_pbn;
+	ev.dtev_cpu = e->dtae_cpu;
+	ev.dtev_pid = e->dtae_pid;
+	ev.dtev_tid = e->dtae_tid;
+	memcpy(ev.dtev_comm, e->dtae_comm, DTMAXCOMLEN);
+	/*
+	 * Arguments, return value and errno share the event's union, and
+	 * a field that is not a key is zero in the entry: only keys are
+	 * written (two keys on one word hold the same bits).
+	 */
+	for (i = 0; i < DTMAXFUNCARGS; i++)
+		if (e->dtae_args[i] != 0)
+			ev.dtev_args[i] = (register_t)e->dtae_args[i];
+	if (e->dtae_retval != 0)
+		ev.dtev_retval[0] = e->dtae_retval;
+	if (e->dtae_error != 0)
+		ev.dtev_error = e->dtae_error;
+	ec.ec_evt = &ev;
+	ec.ec_fake = 0;
+	ec.ec_rule = ai->ai_rule;
+	memset(&v, 0, sizeof(v));
+	if ((k = ai->ai_stmt->bs_keys) == NULL)
+		return v;
+	if (k->be_next == NULL)
+		return expr_eval(k, &ec);
+	for (; k != NULL; k = k->be_next)
+		n++;
+	v.v_type = VT_TUPLE;
+	v.v_ntup = n;
+	v.v_tup = tmp_alloc(n * sizeof(*v.v_tup));
+	for (i = 0, k = ai->ai_stmt->bs_keys; k != NULL; k = k->be_next, i++)
+		v.v_tup[i] = expr_eval(k, &ec);
+	return v;
+}
+
+void
+agg_sync(void)
+{
+	struct dtioc_aggread rd;
+	const struct dtioc_aggent *e;
+	const struct agg_id *ai;
+	struct map_part p;
+	struct bt_value key;
+	struct tmp_mark mark;
+	uint32_t i;
+
+	if (agg_fd == -1)
+		return;
+	memset(&rd, 0, sizeof(rd));
+	rd.dtgr_size = (size_t)agg_size * sizeof(*agg_buf);
+	rd.dtgr_ents = agg_buf;
+	rd.dtgr_flags = DTA_RD_CLEAR;
+	if (ioctl(agg_fd, DTIOCAGGREAD, &rd) == -1) {
+		warn("DTIOCAGGREAD");
+		return;
+	}
+	for (i = 0; i < rd.dtgr_nents; i++) {
+		e = &agg_buf[i];
+		if (e->dtae_id == 0 || e->dtae_id > agg_nids)
+			continue;
+		ai = &agg_ids[e->dtae_id - 1];
+		p.mp_count = (long)e->dtae_count;
+		p.mp_sum = e->dtae_sum;
+		p.mp_min = e->dtae_min;
+		p.mp_max = e->dtae_max;
+		p.mp_bucket = e->dtae_bucket;
+		p.mp_bkind = e->dtae_bkind;
+		mark = tmp_mark();
+		key = agg_key(ai, e);
+		map_merge(ai->ai_stmt->bs_var, &key, ai->ai_stmt->bs_agg, &p);
+		tmp_release(mark);
+	}
+	agg_folded = rd.dtgr_aggevt;
+	/* never silently: said as lost events are */
+	if (rd.dtgr_overflow > agg_overflow) {
+		fprintf(stderr, "%llu events not aggregated: dtd's table is "
+		    "full (%u entries; BTRACE_AGGSIZE)\n",
+		    (unsigned long long)(rd.dtgr_overflow - agg_overflow),
+		    agg_size);
+		agg_overflow = rd.dtgr_overflow;
+	}
+}
+
+/*
+ * The command ended: nothing of it reaches read(2) any more to say that
+ * dtd is still draining, so wait until dtd has put every event stamped
+ * before now (dtgr_done), at most AGG_SETTLE_MS.  dtd has nothing to
+ * block on for that: a look every millisecond.  Once.
+ */
+void
+agg_settle(void)
+{
+	static int settled;
+	struct dtioc_aggread rd;
+	struct timespec now, nap = { 0, 1000000 };
+	uint64_t t;
+	int i;
+
+	if (agg_fd == -1 || settled)
+		return;
+	settled = 1;
+	clock_gettime(CLOCK_REALTIME, &now);
+	t = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+	for (i = 0; i < AGG_SETTLE_MS; i++) {
+		memset(&rd, 0, sizeof(rd));
+		if (ioctl(agg_fd, DTIOCAGGREAD, &rd) == -1 || rd.dtgr_done >= t)
+			return;
+		nanosleep(&nap, NULL);
+	}
+}
+
+void
+agg_report(void)
+{
+	if (agg_nrules == 0)
+		return;
+	fprintf(stderr, "%d rules aggregated in dtd\n", agg_nrules);
+	fprintf(stderr, "%llu events aggregated by dtd\n",
+	    (unsigned long long)agg_folded);
+	fprintf(stderr, "%llu events dtd's table could not hold\n",
+	    (unsigned long long)agg_overflow);
+}

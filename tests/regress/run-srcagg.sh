@@ -1,0 +1,142 @@
+#!/bin/bash
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+# Aggregations at the source (dtvar.h, DTIOCPRBAGG): btrace hands dtd the
+# rules that only aggregate, and prints what it would have printed from
+# the events themselves.  Each case starts a private dtd on a temporary
+# device path (FUSE-file front end) and stops it by pid.
+#
+# usage: run-srcagg.sh btrace dtd case
+set -u
+
+[ $# -eq 3 ] || { echo "usage: $0 btrace dtd case" >&2; exit 2; }
+BTRACE=$1
+DTD=$2
+CASE=$3
+
+. "$(dirname "$0")/lib.sh"
+dtd_start
+export USERDT_SOCKET=$TMP/ingest.sock
+
+# Run prog over "agg_calls n" with dtd aggregating and without; the
+# outputs must be the same, and dtd must have taken the rule.
+same() {
+	local n=$1 prog=$2 tag=$3
+
+	bt -v -c "$AGG_CALLS $n" -e "$prog" > "$TMP/on.$tag" \
+	    2> "$TMP/on.err.$tag" || fail "$tag: $(cat "$TMP/on.err.$tag")"
+	BTRACE_NOPUSH=1 bt -v -c "$AGG_CALLS $n" -e "$prog" \
+	    > "$TMP/off.$tag" 2> "$TMP/off.err.$tag" ||
+	    fail "$tag not pushed: $(cat "$TMP/off.err.$tag")"
+	# pids and tids differ from run to run: the rest must not
+	if [ "${4:-}" = pids ]; then
+		sed -i -E 's/^(@[a-z]*\[)[0-9]+/\1PID/' "$TMP/off.$tag" \
+		    "$TMP/on.$tag"
+	fi
+	# and so do the CPUs a program ran on: their total must not
+	if [ "${4:-}" = cpus ]; then
+		for f in "$TMP/off.$tag" "$TMP/on.$tag"; do
+			awk -F': ' '{ s += $2 } END { print "total: " s }' \
+			    "$f" > "$f.sum" && mv "$f.sum" "$f"
+		done
+	fi
+	diff -u "$TMP/off.$tag" "$TMP/on.$tag" || fail "$tag: output differs"
+	[ -s "$TMP/on.$tag" ] || fail "$tag: no output"
+	grep -q 'aggregated in dtd' "$TMP/on.err.$tag" ||
+	    fail "$tag: not aggregated in dtd: $(cat "$TMP/on.err.$tag")"
+	grep -q 'aggregated in dtd' "$TMP/off.err.$tag" &&
+	    fail "$tag: BTRACE_NOPUSH=1 aggregated in dtd"
+	grep -q '^0 events dropped$' "$TMP/on.err.$tag" ||
+	    fail "$tag: dropped: $(cat "$TMP/on.err.$tag")"
+	echo "$tag: $(head -c 300 "$TMP/on.$tag" | tr '\n' ' ')"
+}
+
+case $CASE in
+funcs)
+	# every function, by every kind of key, on entry and return
+	n=0
+	while read -r prog; do
+		n=$((n + 1))
+		case $prog in
+		*pid*|*tid*)	same 20000 "$prog" "$n" pids ;;
+		*cpu*)		same 20000 "$prog" "$n" cpus ;;
+		*)		same 20000 "$prog" "$n" ;;
+		esac
+	done <<'PROGS'
+syscall:getppid:entry { @n = count(); }
+syscall:close:entry { @[arg0] = count(); }
+syscall:close:entry { @s[pid, comm] = sum(arg0); }
+syscall:close:entry { @lo[tid] = min(arg0); @hi[tid] = max(arg0); }
+syscall:close:entry { @a[probe] = avg(arg0); }
+syscall:close:entry { @h = hist(arg0); }
+syscall:close:entry { @l[comm] = lhist(arg0, 100000, 100030, 4); }
+syscall:close:return { @r[retval, errno] = count(); }
+syscall:close:return { @c[cpu] = count(); }
+syscall:close:return /errno == 9 && retval < 0/ { @[comm] = stats(errno); }
+syscall:close:entry /arg0 > 100010 && (arg0 < 100020 || arg0 == 100030)/ { @[comm] = stats(arg0); }
+syscall:getppid:entry, syscall:close:entry { @[probe] = count(); }
+syscall:close:entry { @z[arg0] = count(); } END { print(@z, 3); clear(@z); }
+PROGS
+	;;
+exact)
+	# flat out, every call counted, none lost (the -c shell makes its
+	# own getppid call: counted apart by comm)
+	prog='syscall:getppid:entry { @n[comm] = count(); } syscall:close:entry /arg0 >= 100000/ { @s = sum(arg0); }'
+	bt -v -c "$AGG_CALLS 200000" -e "$prog" > "$TMP/out" 2> "$TMP/err" ||
+	    fail "$(cat "$TMP/err")"
+	cat "$TMP/out" "$TMP/err"
+	grep -qx '@n\[agg_calls\]: 200000' "$TMP/out" || fail "getppid count"
+	# 2000 closes of 100000 + i % 37
+	sum=$(python3 -c 'print(sum(100000 + i % 37 for i in range(2000)))')
+	grep -qx "@s: $sum" "$TMP/out" || fail "sum of close's arg0"
+	grep -q '^0 events dropped$' "$TMP/err" || fail "dropped"
+	grep -q '^1 rules aggregated in dtd$' "$TMP/err" && fail "one rule"
+	grep -q '^2 rules aggregated in dtd$' "$TMP/err" || fail "not both"
+	grep -q '^0 events read$' "$TMP/err" || fail "events read"
+	grep -q '^0 events dtd.s table could not hold$' "$TMP/err" ||
+	    fail "overflow"
+	;;
+overflow)
+	# a table of 8 entries for 37 keys: what did not fit is said
+	BTRACE_AGGSIZE=8 bt -v -c "$AGG_CALLS 20000" \
+	    -e 'syscall:close:entry /arg0 >= 100000/ { @[arg0] = count(); }' \
+	    > "$TMP/out" 2> "$TMP/err" || fail "$(cat "$TMP/err")"
+	cat "$TMP/err"
+	grep -q 'events not aggregated: dtd.s table is full (8 entries' \
+	    "$TMP/err" || fail "overflow not said"
+	[ "$(wc -l < "$TMP/out")" -eq 8 ] || fail "$(cat "$TMP/out")"
+	total=$(awk '{ s += $2 } END { print s }' "$TMP/out")
+	lost=$(sed -n 's/^\([0-9]*\) events dtd.s table could not hold$/\1/p' \
+	    "$TMP/err")
+	[ $((total + lost)) -eq 200 ] || fail "$total counted, $lost over"
+	;;
+mixed)
+	# a probe another rule reads events of stays with btrace; a rule
+	# that cannot be folded (nsecs) too; the output is the same
+	same 20000 'syscall:close:entry { @[arg0] = count(); } syscall:close:entry /arg0 == 100003/ { printf("%d\n", arg0); } syscall:getppid:entry { @g = count(); }' m1
+	grep -q '^1 rules aggregated in dtd$' "$TMP/on.err.m1" ||
+	    fail "m1: $(cat "$TMP/on.err.m1")"
+	BTRACE_NOPUSH=0 bt -v -c "$AGG_CALLS 2000" \
+	    -e 'syscall:close:entry { @[nsecs > 0] = count(); }' \
+	    > "$TMP/out" 2> "$TMP/err" || fail "$(cat "$TMP/err")"
+	grep -q 'aggregated in dtd' "$TMP/err" && fail "nsecs pushed"
+	echo "@[1]: 24" | diff -u - "$TMP/out" || fail "nsecs"
+	;;
+*)
+	fail "unknown case $CASE"
+	;;
+esac
+exit 0
