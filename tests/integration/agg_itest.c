@@ -1,0 +1,359 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+
+/*
+ * Aggregations at the source through the device (dtvar.h, DTIOCPRBAGG,
+ * DTIOCAGGREAD), with a private dtd and a traced agg_calls (N getppid
+ * calls, then N / 100 closes of 100000 + i % 37):
+ *
+ *	agg-ioctl	malformed specs and reads get EINVAL, the rest of
+ *			the protocol its errors, and dtd stays up
+ *	agg-opens	three opens of one probe: one folds, one reads
+ *			its events, one a table too small; each gets its
+ *			own, exactly, with nothing lost
+ *
+ * usage: agg_itest DTD DTRUN AGG_CALLS ioctl|opens
+ */
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dtt.h"
+#include "syscall_util.h"
+
+#define NCALLS		20000
+#define NCLOSE		(NCALLS / 100)
+
+static struct dtt_dtd	 dd;
+
+static int
+agg_spec(int fd, struct dtioc_aggspec *as)
+{
+	return ioctl(fd, DTIOCPRBAGG, as) == -1 ? errno : 0;
+}
+
+static int
+agg_read(int fd, struct dtioc_aggread *rd)
+{
+	return ioctl(fd, DTIOCAGGREAD, rd) == -1 ? errno : 0;
+}
+
+static void
+spec_init(struct dtioc_aggspec *as, uint32_t pbn, int func)
+{
+	memset(as, 0, sizeof(*as));
+	as->dtas_pbn = pbn;
+	as->dtas_func = (uint8_t)func;
+}
+
+static void
+run_ioctl(int fd, uint32_t pbn, uint32_t other)
+{
+	struct dtioc_aggspec as;
+	struct dtioc_aggread rd;
+	struct dtioc_stat st;
+	int bad = 0, e;
+
+	dtt_check(dtt_enable(fd, pbn, DTEVT_FUNCARGS | DTEVT_EXECNAME, 0) == 0,
+	    "getppid's entry enabled");
+	/* each of these is malformed */
+	spec_init(&as, pbn, 0);
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_LHIST + 1);
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_COUNT);
+	as.dtas_nkeys = DTA_MAXKEYS + 1;
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_COUNT);
+	as.dtas_nkeys = 2;
+	as.dtas_keys[0] = as.dtas_keys[1] = DTF_PID;
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_COUNT);
+	as.dtas_nkeys = 1;
+	as.dtas_keys[0] = 99;
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_COUNT);
+	as.dtas_keys[1] = DTF_PID;	/* past dtas_nkeys */
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_COUNT);
+	as.dtas_vfield = DTF_ARG0;	/* count has no value */
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_SUM);
+	as.dtas_vfield = DTF_COMM;
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_SUM);
+	as.dtas_vfield = DTF_ARG0 + DTMAXFUNCARGS;
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_SUM);
+	as.dtas_vfield = DTF_ARG0;
+	as.dtas_vflags = 0x80;
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_LHIST);
+	as.dtas_vfield = DTF_ARG0;
+	as.dtas_lmin = 0, as.dtas_lmax = 10, as.dtas_lstep = 0;
+	bad += agg_spec(fd, &as) != EINVAL;
+	as.dtas_lmin = 10, as.dtas_lmax = 10, as.dtas_lstep = 1;
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_HIST);
+	as.dtas_vfield = DTF_ARG0;
+	as.dtas_lstep = 1;		/* lhist's alone */
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_COUNT);
+	as.dtas_pad = 1;
+	bad += agg_spec(fd, &as) != EINVAL;
+	dtt_check(bad == 0, "14 malformed specs: EINVAL");
+
+	memset(&rd, 0, sizeof(rd));
+	dtt_check(agg_read(fd, &rd) == 0 && rd.dtgr_size == 0 &&
+	    rd.dtgr_nents == 0, "no table yet: an empty read");
+	spec_init(&as, other, DTA_COUNT);
+	dtt_check(agg_spec(fd, &as) == ENOENT, "a probe not enabled: ENOENT");
+	spec_init(&as, pbn, DTA_COUNT);
+	as.dtas_aggsize = 1u << 30;
+	e = agg_spec(fd, &as);
+	dtt_check(e == 0 && as.dtas_id == 1 &&
+	    as.dtas_aggsize == DTA_AGGSIZE_MAX,
+	    "a count: id %u, table %u (cut to DTA_AGGSIZE_MAX)", as.dtas_id,
+	    as.dtas_aggsize);
+	rd.dtgr_flags = 0x100;
+	dtt_check(agg_read(fd, &rd) == EINVAL, "an unknown read flag: EINVAL");
+	memset(&rd, 0, sizeof(rd));
+	rd.dtgr_spare = 1;
+	dtt_check(agg_read(fd, &rd) == EINVAL, "dtgr_spare set: EINVAL");
+	dtt_check(dtt_record(fd, 1) == 0, "recording");
+	spec_init(&as, pbn, DTA_COUNT);
+	dtt_check(agg_spec(fd, &as) == EBUSY, "a spec while recording: EBUSY");
+	dtt_check(dtt_record(fd, 0) == 0, "stopped");
+	spec_init(&as, pbn, DTA_COUNT);
+	for (e = 0, bad = 1; bad < DTA_PCBAGGS && e == 0; bad++)
+		e = agg_spec(fd, &as);
+	dtt_check(e == 0 && agg_spec(fd, &as) == ENOSPC,
+	    "the %dth aggregation of one probe: ENOSPC", DTA_PCBAGGS + 1);
+	dtt_check(kill(dd.dd_pid, 0) == 0 && dtt_stats(fd, &st) == 0,
+	    "dtd is still up and answers");
+}
+
+/* Every event stamped before t has reached fd's table. */
+static bool
+agg_settled(int fd, uint64_t t)
+{
+	struct dtioc_aggread rd;
+	struct timespec nap = { 0, 1000000 };
+	int i;
+
+	/* dtd has nothing to block on for it: bounded looks */
+	for (i = 0; i < 10000; i++) {
+		memset(&rd, 0, sizeof(rd));
+		if (agg_read(fd, &rd) != 0)
+			return false;
+		if (rd.dtgr_done >= t)
+			return true;
+		nanosleep(&nap, NULL);
+	}
+	return false;
+}
+
+static struct dtioc_aggent *
+agg_all(int fd, uint32_t size, struct dtioc_aggread *rd)
+{
+	struct dtioc_aggent *e = calloc(size, sizeof(*e));
+
+	memset(rd, 0, sizeof(*rd));
+	rd->dtgr_size = (size_t)size * sizeof(*e);
+	rd->dtgr_ents = e;
+	rd->dtgr_flags = DTA_RD_CLEAR;
+	if (e == NULL || agg_read(fd, rd) != 0) {
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+static void
+run_opens(int fa, uint32_t ppid, uint32_t clo, const char *dtrun,
+    const char *calls)
+{
+	char n[16];
+	char *argv[] = { (char *)dtrun, "-s", dd.dd_sock, (char *)calls, n,
+	    NULL };
+	struct dtioc_aggspec ac, as, ao;
+	struct dtioc_aggread rd;
+	struct dtioc_filter f;
+	struct dtioc_aggent *e = NULL, *o = NULL;
+	struct dtioc_stat st;
+	struct dt_evt *evs = NULL;
+	struct pollfd pfd;
+	uint64_t cnt = 0, sum = 0, want = 0, ocnt = 0;
+	long got = 0, k, r;
+	int fb = -1, fc = -1, status, i, e2;
+	pid_t pid;
+
+	snprintf(n, sizeof(n), "%d", NCALLS);
+	for (i = 0; i < NCLOSE; i++)
+		want += 100000 + i % 37;
+	if ((fb = dtt_open(dd.dd_dev)) == -1 ||
+	    (fc = dtt_open(dd.dd_dev)) == -1 ||
+	    (evs = calloc(4096, sizeof(*evs))) == NULL)
+		goto out;
+	/* A: getppid counted by pid, close's arg0 summed by arg0 */
+	memset(&f, 0, sizeof(f));
+	f.dtfl_nterms = 1;
+	f.dtfl_terms[0].dtft_op = DTF_OP_GE;
+	f.dtfl_terms[0].dtft_field = DTF_ARG0;
+	f.dtfl_terms[0].dtft_val = 100000;
+	spec_init(&ac, ppid, DTA_COUNT);
+	ac.dtas_nkeys = 1;
+	ac.dtas_keys[0] = DTF_PID;
+	spec_init(&as, clo, DTA_SUM);
+	as.dtas_nkeys = 1;
+	as.dtas_keys[0] = DTF_ARG0;
+	as.dtas_vfield = DTF_ARG0;
+	f.dtfl_pbn = clo;
+	if (!dtt_check(dtt_enable(fa, ppid, DTEVT_LOSSLESS, 0) == 0 &&
+	    dtt_enable(fa, clo, DTEVT_FUNCARGS | DTEVT_LOSSLESS, 0) == 0 &&
+	    ioctl(fa, DTIOCPRBFILTER, &f) == 0 && agg_spec(fa, &ac) == 0 &&
+	    agg_spec(fa, &as) == 0 && ac.dtas_id == 1 && as.dtas_id == 2,
+	    "A folds getppid and close"))
+		goto out;
+	/* B: getppid's events, read */
+	if (!dtt_check(dtt_enable(fb, ppid, DTEVT_LOSSLESS, 0) == 0,
+	    "B reads getppid"))
+		goto out;
+	/* C: close's arg0 counted in a table of 8 */
+	spec_init(&ao, clo, DTA_COUNT);
+	ao.dtas_nkeys = 1;
+	ao.dtas_keys[0] = DTF_ARG0;
+	ao.dtas_aggsize = 8;
+	if (!dtt_check(dtt_enable(fc, clo, DTEVT_FUNCARGS | DTEVT_LOSSLESS,
+	    0) == 0 && ioctl(fc, DTIOCPRBFILTER, &f) == 0 &&
+	    agg_spec(fc, &ao) == 0 && ao.dtas_aggsize == 8,
+	    "C counts close in a table of 8"))
+		goto out;
+	if (!dtt_check(dtt_record(fa, 1) == 0 && dtt_record(fb, 1) == 0 &&
+	    dtt_record(fc, 1) == 0, "all three record"))
+		goto out;
+	pid = dtt_spawn(argv, NULL, -1, -1, -1, -1);
+	status = dtt_wait(pid, DTT_EXIT_MS);
+	if (!dtt_check(pid > 0 && dtt_exited0(status), "agg_calls %d ran",
+	    NCALLS))
+		goto out;
+	while (got < NCALLS && (r = dtt_read(fb, evs, 4096, 10000)) > 0)
+		for (k = 0; k < r; k++)
+			got += evs[k].dtev_pid == pid;
+	dtt_check(got == NCALLS, "B read %ld getppid events of %d", got,
+	    NCALLS);
+	if (!dtt_check(agg_settled(fa, dtt_clock_ns(CLOCK_REALTIME)),
+	    "dtd says it put every event"))
+		goto out;
+	e = agg_all(fa, ac.dtas_aggsize, &rd);
+	if (!dtt_check(e != NULL, "A's table read"))
+		goto out;
+	for (i = 0; i < (int)rd.dtgr_nents; i++) {
+		if (e[i].dtae_id == 1 && e[i].dtae_pid == pid)
+			cnt = e[i].dtae_count;
+		if (e[i].dtae_id == 2) {
+			sum += (uint64_t)e[i].dtae_sum;
+			ocnt += e[i].dtae_count;
+			if (e[i].dtae_sum != (int64_t)(e[i].dtae_count *
+			    e[i].dtae_args[0]))
+				sum = 0;
+		}
+	}
+	dtt_check(cnt == NCALLS, "A counted %llu getppid calls of the tracee",
+	    (unsigned long long)cnt);
+	dtt_check(ocnt == NCLOSE && sum == want && rd.dtgr_overflow == 0,
+	    "A summed %llu closes' arg0: %llu (want %llu)",
+	    (unsigned long long)ocnt, (unsigned long long)sum,
+	    (unsigned long long)want);
+	free(e);
+	e = agg_all(fa, ac.dtas_aggsize, &rd);
+	dtt_check(e != NULL && rd.dtgr_nents == 0, "A's table empty after "
+	    "a read that cleared it");
+	pfd.fd = fa;
+	pfd.events = POLLIN;
+	dtt_check(dtt_stats(fa, &st) == 0 && st.dtst_readevt == 0 &&
+	    st.dtst_dropevt == 0 && poll(&pfd, 1, 0) == 0,
+	    "A's rings got nothing, dropped nothing");
+	dtt_check(dtt_stats(fb, &st) == 0 && st.dtst_dropevt == 0,
+	    "B dropped nothing");
+	/* C: the size protocol, then 8 keys and the rest counted over */
+	memset(&rd, 0, sizeof(rd));
+	e2 = agg_read(fc, &rd);
+	dtt_check(e2 == 0 && rd.dtgr_size == 8 * sizeof(struct dtioc_aggent),
+	    "C's size asked: %zu bytes", rd.dtgr_size);
+	o = calloc(8, sizeof(*o));
+	rd.dtgr_size = sizeof(*o);
+	rd.dtgr_ents = o;
+	rd.dtgr_flags = DTA_RD_CLEAR;
+	dtt_check(o != NULL && agg_read(fc, &rd) == ENOSPC,
+	    "C read into one entry: ENOSPC");
+	free(o);
+	o = agg_all(fc, 8, &rd);
+	for (ocnt = 0, i = 0; o != NULL && i < (int)rd.dtgr_nents; i++)
+		ocnt += o[i].dtae_count;
+	dtt_check(o != NULL && rd.dtgr_nents == 8 && rd.dtgr_overflow > 0 &&
+	    ocnt + rd.dtgr_overflow == NCLOSE && rd.dtgr_aggevt == ocnt,
+	    "C: 8 keys, %llu counted, %llu over the table",
+	    (unsigned long long)ocnt, (unsigned long long)rd.dtgr_overflow);
+out:
+	free(e);
+	free(o);
+	free(evs);
+	if (fb != -1)
+		close(fb);
+	if (fc != -1)
+		close(fc);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct dtioc_probe_info *pi = NULL;
+	uint32_t ppid, clo;
+	size_t npi;
+	int fd = -1, status;
+
+	if (argc != 5 || (strcmp(argv[4], "ioctl") != 0 &&
+	    strcmp(argv[4], "opens") != 0)) {
+		fprintf(stderr, "usage: agg_itest DTD DTRUN AGG_CALLS "
+		    "ioctl|opens\n");
+		return 2;
+	}
+	if (st_setup(&dd, "udt-agg", argv[1], NULL, &fd, &pi, &npi) != 0)
+		goto out;
+	ppid = dtt_pbn(pi, npi, "syscall", "sys%39", "entry");
+	clo = dtt_pbn(pi, npi, "syscall", "sys%6", "entry");
+	if (!dtt_check(ppid != 0 && clo != 0, "getppid and close have probes"))
+		goto out;
+	if (strcmp(argv[4], "ioctl") == 0)
+		run_ioctl(fd, ppid, clo);
+	else
+		run_opens(fd, ppid, clo, argv[2], argv[3]);
+out:
+	st_teardown(&dd, fd);
+	free(pi);
+	status = dtt_done();
+	return status;
+}
