@@ -412,13 +412,15 @@ agg_sync(void)
 }
 
 /*
- * The command ended: nothing of it reaches read(2) any more to say that
- * dtd is still draining, so wait until dtd has put every event stamped
- * before now (dtgr_done), at most AGG_SETTLE_MS.  dtd has nothing to
- * block on for that: a look every millisecond.  Once.
+ * The command ended: what dtd folds never reaches read(2) to say that
+ * dtd is still draining, and a starved drain may not have put the last
+ * events into the rings yet either, so wait until dtd has put every
+ * event stamped before now (dtgr_done), at most AGG_SETTLE_MS.  dtd has
+ * nothing to block on for that: a look every millisecond.  Once; at
+ * once with a device that does not know DTIOCAGGREAD.
  */
 void
-agg_settle(void)
+agg_settle(int fd)
 {
 	static int settled;
 	struct dtioc_aggread rd;
@@ -426,14 +428,14 @@ agg_settle(void)
 	uint64_t t;
 	int i;
 
-	if (agg_fd == -1 || settled)
+	if (fd == -1 || settled)
 		return;
 	settled = 1;
 	clock_gettime(CLOCK_REALTIME, &now);
 	t = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
 	for (i = 0; i < AGG_SETTLE_MS; i++) {
 		memset(&rd, 0, sizeof(rd));
-		if (ioctl(agg_fd, DTIOCAGGREAD, &rd) == -1 || rd.dtgr_done >= t)
+		if (ioctl(fd, DTIOCAGGREAD, &rd) == -1 || rd.dtgr_done >= t)
 			return;
 		nanosleep(&nap, NULL);
 	}

@@ -924,7 +924,7 @@ rules_run(int fd)
 		 * events before (symbols of a first stack can take long).
 		 */
 		if (g_quit == SIGCHLD)
-			agg_settle();
+			agg_settle(fd);
 		if (g_quit == SIGCHLD && end_pending(fd))
 			g_quit = 0;
 		/* As OpenBSD's loop: a newline only for a signal in read(2). */

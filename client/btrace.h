@@ -331,8 +331,8 @@ int			 push_exact(int fd, const struct bt_expr *e,
  */
 void			 agg_push(int fd);
 void			 agg_sync(void);
-/* The command ended: wait (bounded) until dtd folded its last events. */
-void			 agg_settle(void);
+/* The command ended: wait (bounded) until dtd put its last events. */
+void			 agg_settle(int fd);
 void			 agg_report(void);
 const char		*evt_argstr(struct dt_evt *, int);
 

@@ -336,6 +336,8 @@ dt_record_start(struct dt_softc *sc)
 
 	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext) {
 		dtp = dp->dp_dtp;
+		if (dp->dp_agg == NULL)
+			atomic_fetch_add(&dtp->dtp_ringpcbs, 1);
 		cds_list_add_tail_rcu(&dp->dp_pnext, &dtp->dtp_pcbs);
 		atomic_fetch_or(&dtp->dtp_evtflags, dp->dp_evtflags);
 		atomic_fetch_add(&dtp->dtp_recording, 1);
@@ -358,6 +360,8 @@ dt_record_unlink(struct dt_softc *sc)
 		dtp = dp->dp_dtp;
 		cds_list_del_rcu(&dp->dp_pnext);
 		atomic_fetch_sub(&dtp->dtp_recording, 1);
+		if (dp->dp_agg == NULL)
+			atomic_fetch_sub(&dtp->dtp_ringpcbs, 1);
 		flags = 0;
 		cds_list_for_each_entry(odp, &dtp->dtp_pcbs, dp_pnext)
 			flags |= odp->dp_evtflags;

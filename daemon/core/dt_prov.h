@@ -98,6 +98,12 @@ struct dt_probe {
 	 */
 	const char		*dtp_argtype[DTMAXFUNCARGS];
 	_Atomic int		 dtp_recording;	/* [a] # recording pcbs */
+	/*
+	 * [a] # of them that put into rings (no dp_agg): counted before
+	 * such a pcb is linked, uncounted after it is unlinked.  With none,
+	 * the sequencer has nothing to order (dt_seq_emit()).
+	 */
+	_Atomic int		 dtp_ringpcbs;
 	_Atomic uint64_t	 dtp_evtflags;	/* [a] union of their flags */
 	/*
 	 * [I] DTEVT_FUNCARGS when dtev_args carries entry arguments that

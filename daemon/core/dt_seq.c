@@ -418,6 +418,17 @@ dt_seq_emit(struct dt_source *src, struct dt_probe *dtp, unsigned int cpu,
 	if (atomic_load_explicit(&dtp->dtp_recording,
 	    memory_order_relaxed) == 0)
 		return;
+	/*
+	 * Only aggregations at the source (dt_agg.c) record it: a sum
+	 * has no order, so no heap.  A ring pcb counts itself before it
+	 * is linked; one linked in the instant after this look may get
+	 * this event ahead of older ones still held.
+	 */
+	if (atomic_load_explicit(&dtp->dtp_ringpcbs, memory_order_acquire)
+	    == 0) {
+		dt_probe_emit(dtp, cpu, ev);
+		return;
+	}
 	/* Every open's filter rejects it: counted, and nothing to order. */
 	if (!dt_probe_wanted(dtp, cpu, ev))
 		return;
@@ -428,6 +439,11 @@ void
 dt_seq_put(struct dt_source *src, struct dt_pcb *dp, unsigned int cpu,
     const struct dt_evt *ev)
 {
+	/* folded, not put into a ring: nothing to order */
+	if (dp->dp_agg != NULL) {
+		dt_pcb_ring_put(dp, cpu, ev);
+		return;
+	}
 	if (!dt_pcb_wanted(dp, cpu, ev))
 		return;
 	dt_seq_push(src, dp, true, cpu, ev);
