@@ -88,6 +88,7 @@ syscall:close:return { @c[cpu] = count(); }
 syscall:close:return /errno == 9 && retval < 0/ { @[comm] = stats(errno); }
 syscall:close:entry /arg0 > 100010 && (arg0 < 100020 || arg0 == 100030)/ { @[comm] = stats(arg0); }
 syscall:getppid:entry, syscall:close:entry { @[probe] = count(); }
+syscall:*:entry { @[comm, probe] = count(); }
 syscall:close:entry { @z[arg0] = count(); } END { print(@z, 3); clear(@z); }
 PROGS
 	;;
