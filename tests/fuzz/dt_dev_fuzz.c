@@ -93,7 +93,7 @@
 enum {
 	OP_WAIT, OP_OPEN, OP_CLOSE, OP_READ, OP_CANCEL, OP_PLIST, OP_GARGS,
 	OP_STATS, OP_RECORD, OP_ENABLE, OP_DISABLE, OP_RDVN, OP_RAW, OP_INJECT,
-	OP_EMIT, OP_COUNT, FZ_NOP
+	OP_EMIT, OP_COUNT, OP_AGG, OP_AGGREAD, FZ_NOP
 };
 
 /* Operand selectors shared by the decoder and the seed encoder. */
@@ -191,7 +191,9 @@ static const struct dt_cred fz_nobody = { 65534, 65534, 3 };
 
 static const unsigned long fz_cmds[] = {
 	DTIOCGPLIST, DTIOCGSTATS, DTIOCRECORD, DTIOCPRBENABLE,
-	DTIOCPRBDISABLE, DTIOCGARGS, DTIOCRDVNODE
+	DTIOCPRBDISABLE, DTIOCGARGS, DTIOCRDVNODE,
+	/* userdt's aggregations at the source (dtvar.h) */
+	DTIOCPRBAGG, DTIOCAGGREAD
 };
 #define FZ_NCMDS	(sizeof(fz_cmds) / sizeof(fz_cmds[0]))
 
@@ -659,7 +661,7 @@ fz_check_probes(int all)
 	}
 }
 
-/* dt_ioctl_argsize(): both encodings of the seven, nothing else. */
+/* dt_ioctl_argsize(): both encodings of fz_cmds, nothing else. */
 static void
 fz_check_argsize(unsigned long cmd, int size, unsigned long canon)
 {
@@ -859,6 +861,8 @@ fz_ioctl(int slot, const struct dt_cred *cr, unsigned long cmd,
 		struct dtioc_stat	st;
 		struct dtioc_req	rq;
 		struct dtioc_rdvn	rv;
+		struct dtioc_aggspec	as;
+		struct dtioc_aggread	gr;
 		int			on;
 		unsigned char		raw[64];
 	} a0, a1;
@@ -889,7 +893,8 @@ fz_ioctl(int slot, const struct dt_cred *cr, unsigned long cmd,
 		abort();
 	memcpy(arg, &a0, size);
 	fc.fc_haswin = dt_ioctl_outbuf(canon, &a0, &fc.fc_wlo, &fc.fc_wlen);
-	if (canon != DTIOCGPLIST && canon != DTIOCGARGS)
+	if (canon != DTIOCGPLIST && canon != DTIOCGARGS &&
+	    canon != DTIOCAGGREAD)
 		FZ_CHECK(!fc.fc_haswin);
 
 	pthread_mutex_lock(&fz_mtx);
@@ -901,13 +906,14 @@ fz_ioctl(int slot, const struct dt_cred *cr, unsigned long cmd,
 	memcpy(&a1, arg, size);
 	free(arg);
 	fz_check_memory();
-	if (canon != DTIOCGPLIST && canon != DTIOCGARGS)
+	if (canon != DTIOCGPLIST && canon != DTIOCGARGS &&
+	    canon != DTIOCAGGREAD)
 		FZ_CHECK(fc.fc_ncopy == 0);
 
 	/* Tracing changes are root's, checked before anything else. */
 	if ((canon == DTIOCRECORD || canon == DTIOCPRBENABLE ||
-	    canon == DTIOCPRBDISABLE || canon == DTIOCRDVNODE) &&
-	    cr->dc_uid != 0) {
+	    canon == DTIOCPRBDISABLE || canon == DTIOCRDVNODE ||
+	    canon == DTIOCPRBAGG) && cr->dc_uid != 0) {
 		FZ_CHECK(error == EPERM);
 		return error;
 	}
@@ -965,6 +971,35 @@ fz_ioctl(int slot, const struct dt_cred *cr, unsigned long cmd,
 			    (uintptr_t)a0.rv.dtrv_va);
 			FZ_CHECK(a1.rv.dtrv_fd == -1);
 		}
+		break;
+	case DTIOCPRBAGG:
+		/* checked before the spec: no aggregation while recording */
+		if (fs->fs_recording)
+			FZ_CHECK(error == EBUSY);
+		else
+			FZ_CHECK(error == 0 || error == EINVAL ||
+			    error == ENOENT || error == ENOSPC ||
+			    error == ENOMEM);
+		if (error == 0)
+			FZ_CHECK(a1.as.dtas_id > 0 && a1.as.dtas_aggsize > 0 &&
+			    a1.as.dtas_aggsize <= DTA_AGGSIZE_MAX);
+		break;
+	case DTIOCAGGREAD:
+		if ((a0.gr.dtgr_flags & ~DTA_RD_CLEAR) != 0 ||
+		    a0.gr.dtgr_spare != 0)
+			FZ_CHECK(error == EINVAL);
+		else
+			FZ_CHECK(error == 0 || error == ENOSPC ||
+			    error == EFAULT || error == ENOMEM);
+		if (error == 0 && a0.gr.dtgr_size != 0)
+			FZ_CHECK(a1.gr.dtgr_size == (size_t)a1.gr.dtgr_nents *
+			    sizeof(struct dtioc_aggent) &&
+			    a1.gr.dtgr_size <= a0.gr.dtgr_size &&
+			    fc.fc_ncopy <= 1);
+		if (error == 0 && a0.gr.dtgr_size == 0)
+			FZ_CHECK(fc.fc_ncopy == 0 && a1.gr.dtgr_nents == 0);
+		if (error != 0)
+			FZ_CHECK(error == EFAULT || fc.fc_ncopy == 0);
 		break;
 	default:
 		FZ_CHECK(0);
@@ -1168,7 +1203,9 @@ fz_inject(struct fz_in *in)
 		error = dt_pcb_ring_put(dp, cpu, &ev);
 		rcu_read_unlock();
 		FZ_CHECK(error == 0 || error == ENOBUFS);
-		fs->fs_attempts++;
+		/* folded into the open's table (DTIOCPRBAGG): no ring slot */
+		if (dp->dp_agg == NULL)
+			fs->fs_attempts++;
 	}
 }
 
@@ -1200,7 +1237,8 @@ fz_emit(struct fz_in *in)
 		    dp = dp->dp_snext) {
 			if (dp->dp_dtp != dtp)
 				continue;
-			fz_scs[s].fs_attempts += count;
+			if (dp->dp_agg == NULL)
+				fz_scs[s].fs_attempts += count;
 			npcb++;
 		}
 	}
@@ -1307,6 +1345,8 @@ fz_op_ioctl(struct fz_in *in, int op)
 		struct dtioc_stat	st;
 		struct dtioc_req	rq;
 		struct dtioc_rdvn	rv;
+		struct dtioc_aggspec	as;
+		struct dtioc_aggread	gr;
 		int			on;
 	} a;
 	const struct dt_cred *cr;
@@ -1362,6 +1402,35 @@ fz_op_ioctl(struct fz_in *in, int op)
 		a.rq.dtrq_evtflags = fz_u64(in);
 		s1 = fz_u8(in);
 		a.rq.dtrq_nsecs = fz_nsecs(s1, fz_u64(in));
+		break;
+	case OP_AGG:
+		/* mostly sane, one field at a time off, as btrace would */
+		cmd = DTIOCPRBAGG;
+		s1 = fz_u8(in);
+		a.as.dtas_pbn = fz_pbn(s1, fz_u32(in));
+		a.as.dtas_func = fz_u8(in) % 9;
+		a.as.dtas_nkeys = fz_u8(in) % 6;
+		for (s2 = 0; s2 < DTA_MAXKEYS; s2++)
+			a.as.dtas_keys[s2] = fz_u8(in) % 28;
+		a.as.dtas_vfield = fz_u8(in) % 28;
+		a.as.dtas_vflags = fz_u8(in) & 0x81;
+		a.as.dtas_aggsize = fz_u32(in) % 600;
+		a.as.dtas_pad = fz_u8(in) == 0xff;
+		a.as.dtas_lmin = (int64_t)fz_u64(in);
+		a.as.dtas_lmax = (int64_t)fz_u64(in);
+		a.as.dtas_lstep = (int64_t)fz_u64(in);
+		break;
+	case OP_AGGREAD:
+		cmd = DTIOCAGGREAD;
+		s1 = fz_u8(in);
+		p1 = fz_u64(in);
+		s2 = fz_u8(in);
+		p2 = fz_u64(in);
+		a.gr.dtgr_ents = (void *)(uintptr_t)fz_ptr(s1, p1);
+		a.gr.dtgr_size = fz_size(s2, p2, 8 * sizeof(struct dtioc_aggent),
+		    sizeof(struct dtioc_aggent));
+		a.gr.dtgr_flags = fz_u8(in) % 3;
+		a.gr.dtgr_spare = fz_u8(in) == 0xff;
 		break;
 	case OP_RDVN:
 		cmd = DTIOCRDVNODE;
@@ -1503,6 +1572,8 @@ fz_run_op(struct fz_in *in)
 	case OP_ENABLE:
 	case OP_DISABLE:
 	case OP_RDVN:
+	case OP_AGG:
+	case OP_AGGREAD:
 		fz_op_ioctl(in, op);
 		break;
 	case OP_RAW:
