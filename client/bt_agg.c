@@ -132,13 +132,23 @@ var_used(const struct bt_var *bv)
 	return 0;
 }
 
+static int
+agg_haskey(const struct dtioc_aggspec *as, int f)
+{
+	unsigned int i;
+
+	for (i = 0; i < as->dtas_nkeys; i++)
+		if (as->dtas_keys[i] == f)
+			return 1;
+	return 0;
+}
+
 /* The spec of one statement, or 0 when dtd cannot fold it. */
 static int
 agg_stmt_spec(const struct bt_stmt *s, struct dtioc_aggspec *as)
 {
 	const struct bt_expr *k;
-	int f, dup;
-	unsigned int i;
+	int f;
 
 	memset(as, 0, sizeof(*as));
 	if (s->bs_kind != S_AGG || (as->dtas_func = (uint8_t)agg_func(
@@ -150,13 +160,21 @@ agg_stmt_spec(const struct bt_stmt *s, struct dtioc_aggspec *as)
 		/* one aggregation is one probe's: its name needs no key */
 		if (f == DTF_PBN)
 			continue;
-		for (dup = 0, i = 0; i < as->dtas_nkeys; i++)
-			dup |= as->dtas_keys[i] == f;
-		if (dup)
+		if (agg_haskey(as, f))
 			continue;
 		if (as->dtas_nkeys == DTA_MAXKEYS)
 			return 0;
 		as->dtas_keys[as->dtas_nkeys++] = (uint8_t)f;
+	}
+	/*
+	 * -p and -c keep one process's or one tree's events, which dtd
+	 * cannot tell: keyed by pid too, each entry is kept or left out
+	 * as its process's events would be (agg_keep()).
+	 */
+	if ((g_pidfilter > 0 || g_treefilter) && !agg_haskey(as, DTF_PID)) {
+		if (as->dtas_nkeys == DTA_MAXKEYS)
+			return 0;
+		as->dtas_keys[as->dtas_nkeys++] = DTF_PID;
 	}
 	if (s->bs_agg != A_COUNT) {
 		f = agg_field(s->bs_expr);
@@ -363,6 +381,23 @@ agg_key(const struct agg_id *ai, const struct dtioc_aggent *e)
 	return v;
 }
 
+/*
+ * Whether e's events are the run's: -p's process, or -c's tree, whose
+ * membership is asked as of now (a pid of the tree reused since by an
+ * outsider loses what it counted as a member: an edge btrace accepts).
+ */
+static int
+agg_keep(const struct dtioc_aggent *e, const struct agg_id *ai,
+    const struct timespec *now)
+{
+	if (g_pidfilter > 0)
+		return e->dtae_pid == g_pidfilter;
+	if (!g_treefilter)
+		return 1;
+	return ptree_member(e->dtae_pid, now, strncmp(dt_dtpis[ai->ai_pbn -
+	    1].dtpi_prov, "syscall", DTNAMESIZE) == 0);
+}
+
 void
 agg_sync(void)
 {
@@ -372,10 +407,15 @@ agg_sync(void)
 	struct map_part p;
 	struct bt_value key;
 	struct tmp_mark mark;
+	struct timespec now;
 	uint32_t i;
 
 	if (agg_fd == -1)
 		return;
+	/* the forks behind these entries are announced by now */
+	if (g_treefilter)
+		ptree_sync();
+	clock_gettime(CLOCK_REALTIME, &now);
 	memset(&rd, 0, sizeof(rd));
 	rd.dtgr_size = (size_t)agg_size * sizeof(*agg_buf);
 	rd.dtgr_ents = agg_buf;
@@ -389,6 +429,10 @@ agg_sync(void)
 		if (e->dtae_id == 0 || e->dtae_id > agg_nids)
 			continue;
 		ai = &agg_ids[e->dtae_id - 1];
+		if (!agg_keep(e, ai, &now)) {
+			g_filtered += e->dtae_count;
+			continue;
+		}
 		p.mp_count = (long)e->dtae_count;
 		p.mp_sum = e->dtae_sum;
 		p.mp_min = e->dtae_min;

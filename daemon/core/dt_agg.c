@@ -327,9 +327,12 @@ dt_agg_hash(const struct dtioc_aggent *k)
 	return (uint32_t)(h ^ (h >> 32));
 }
 
-/* Fold one value into tab under [t]; false when a full table refused. */
-static bool
-dt_agg_fold(struct dt_aggtab *tab, const struct dtioc_aggent *k, int64_t v)
+/*
+ * The entry of key k in tab, made (its min and max v) if new; NULL when
+ * a full table has no room for it.  Under [t].
+ */
+static struct dtioc_aggent *
+dt_agg_entry(struct dt_aggtab *tab, const struct dtioc_aggent *k, int64_t v)
 {
 	struct dtioc_aggent *e;
 	uint32_t h, i;
@@ -340,12 +343,10 @@ dt_agg_fold(struct dt_aggtab *tab, const struct dtioc_aggent *k, int64_t v)
 			break;
 		e = &tab->dat_ents[i - 1];
 		if (memcmp(e, k, DTA_KEYLEN) == 0)
-			goto found;
+			return e;
 	}
-	if (tab->dat_n == tab->dat_size) {
-		tab->dat_overflow++;
-		return false;
-	}
+	if (tab->dat_n == tab->dat_size)
+		return NULL;
 	e = &tab->dat_ents[tab->dat_n++];
 	memcpy(e, k, DTA_KEYLEN);
 	e->dtae_count = 0;
@@ -353,14 +354,27 @@ dt_agg_fold(struct dt_aggtab *tab, const struct dtioc_aggent *k, int64_t v)
 	e->dtae_min = v;
 	e->dtae_max = v;
 	tab->dat_hash[h] = tab->dat_n;
-found:
-	e->dtae_count++;
-	e->dtae_sum = (int64_t)((uint64_t)e->dtae_sum + (uint64_t)v);
+	return e;
+}
+
+/* Fold n events of value v into tab under [t]; false when refused. */
+static bool
+dt_agg_fold(struct dt_aggtab *tab, const struct dtioc_aggent *k, int64_t v,
+    uint64_t n)
+{
+	struct dtioc_aggent *e;
+
+	if ((e = dt_agg_entry(tab, k, v)) == NULL) {
+		tab->dat_overflow += n;
+		return false;
+	}
+	e->dtae_count += n;
+	e->dtae_sum = (int64_t)((uint64_t)e->dtae_sum + n * (uint64_t)v);
 	if (v < e->dtae_min)
 		e->dtae_min = v;
 	if (v > e->dtae_max)
 		e->dtae_max = v;
-	tab->dat_aggevt++;
+	tab->dat_aggevt += n;
 	return true;
 }
 
@@ -379,11 +393,42 @@ dt_agg_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 	pthread_mutex_lock(&tab->dat_mtx);
 	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
 		dt_agg_key(dp, as, cpu, src, &k, &v);
-		if (!dt_agg_fold(tab, &k, v))
+		if (!dt_agg_fold(tab, &k, v, 1))
 			error = ENOBUFS;
 	}
 	pthread_mutex_unlock(&tab->dat_mtx);
 	return error;
+}
+
+bool
+dt_pcb_count_only(const struct dt_pcb *dp)
+{
+	const struct dt_aggspec *as = dp->dp_agg;
+
+	return as != NULL && as->das_next == NULL && dp->dp_filter == NULL &&
+	    dp->dp_fop == 0 && as->das_req.dtas_func == DTA_COUNT &&
+	    (as->das_keys & ~(uint32_t)DTA_K_PID) == 0;
+}
+
+void
+dt_pcb_fold_count(struct dt_pcb *dp, unsigned int cpu, uint64_t n,
+    pid_t pid)
+{
+	struct dt_softc *sc = dp->dp_sc;
+	struct dt_aggtab *tab;
+	struct dtioc_aggent k;
+
+	(void)cpu;
+	if (n == 0 || !dt_pcb_count_only(dp))
+		return;
+	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
+	memset(&k, 0, DTA_KEYLEN);
+	k.dtae_id = dp->dp_agg->das_req.dtas_id;
+	if (dp->dp_agg->das_keys & DTA_K_PID)
+		k.dtae_pid = pid;
+	pthread_mutex_lock(&tab->dat_mtx);
+	(void)dt_agg_fold(tab, &k, 0, n);
+	pthread_mutex_unlock(&tab->dat_mtx);
 }
 
 int

@@ -284,6 +284,20 @@ void	dt_fsrc_or_probe(struct dt_fsrc *, struct dt_probe *,
 	    void *arg);
 
 /*
+ * Aggregations at the source (dt_agg.c, dtvar.h's DTIOCPRBAGG).
+ * dt_pcb_count_only(): every event dp keeps only adds one to a count
+ * keyed by nothing or by the pid alone (one such count(), no filter, no
+ * --abi 1.14 filter), so a source may count a process's calls instead
+ * of putting events.  Fixed while dp records; any thread that may see
+ * dp.  dt_pcb_fold_count(): n such calls of process pid counted at the
+ * source, folded as n puts would be (nothing for a pcb that is not
+ * count-only).  Same contract as dt_pcb_ring_put().
+ */
+bool	dt_pcb_count_only(const struct dt_pcb *);
+void	dt_pcb_fold_count(struct dt_pcb *, unsigned int cpu, uint64_t n,
+	    pid_t pid);
+
+/*
  * Time order (dt_seq.c, design decision 18).  Providers put events
  * through the sequencer, which holds each until no source can still put
  * an older one, then puts it into the rings with dt_probe_emit() or

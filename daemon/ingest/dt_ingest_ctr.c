@@ -204,6 +204,42 @@ dti_filtered(struct dti_proc *dp)
  * since the last look to the opens recording each probe, so the device's
  * recurevt and dropevt account for events that never reached dtd.
  */
+/*
+ * Calls of count-only probes (UDT_EN_COUNT), folded into the counting
+ * opens' tables.  Unlike a loss, a count only says the tracee made its
+ * own calls, which it could as well have recorded (forged) one by one:
+ * no CPU budget, only DT_INGEST_DELTA_MAX a look against a wild write.
+ * What moved while the probe was no longer counted goes to nobody
+ * (dt_pcb_fold_count() folds only into count-only pcbs).
+ */
+static void
+dti_count_calls(struct dti_proc *dp)
+{
+	struct udt_ring_hdr *rh = dp->dp_ring;
+	struct dt_probe *dtp;
+	struct dt_pcb *pcb;
+	uint32_t cur, delta;
+	unsigned int p;
+
+	for (p = 0; p < DT_SYS_NPROBES; p++) {
+		cur = __atomic_load_n(&rh->rh_count[p], __ATOMIC_RELAXED);
+		if ((delta = cur - dp->dp_count[p]) == 0)
+			continue;
+		dp->dp_count[p] = cur;
+		if (delta >= DT_INGEST_DELTA_MAX) {
+			atomic_fetch_add(&dti_stats.forged, delta);
+			continue;
+		}
+		if ((dtp = dti_probe_at(p)) == NULL)
+			continue;
+		/* the pid is dtd's, from the socket: the count's key */
+		rcu_read_lock();
+		cds_list_for_each_entry_rcu(pcb, &dtp->dtp_pcbs, dp_pnext)
+			dt_pcb_fold_count(pcb, 0, delta, dp->dp_pid);
+		rcu_read_unlock();
+	}
+}
+
 void
 dti_counters(struct dti_proc *dp)
 {
@@ -213,6 +249,7 @@ dti_counters(struct dti_proc *dp)
 	unsigned int p;
 
 	dti_filtered(dp);
+	dti_count_calls(dp);
 	lt = __atomic_load_n(&rh->rh_lost_total, __ATOMIC_RELAXED);
 	rt = __atomic_load_n(&rh->rh_recur_total, __ATOMIC_RELAXED);
 	if (lt == dp->dp_lost_total && rt == dp->dp_recur_total)

@@ -158,6 +158,7 @@ struct dti_proc {
 	uint64_t		 dp_fbudget;
 	uint64_t		 dp_filt_total;	/* [D] last seen rh_filt_total */
 	uint32_t		 dp_filt[DT_SYS_NPROBES];	/* [D] */
+	uint32_t		 dp_count[DT_SYS_NPROBES];	/* [D] rh_count */
 	uint32_t		 dp_plost;	/* [D] profile samples */
 	uint32_t		 dp_precur;	/* [D] */
 	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */

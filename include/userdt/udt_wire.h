@@ -57,7 +57,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		7u	/* 7: filters in the table, rh_filt */
+#define UDT_VERSION		8u	/* 8: filters and rh_filt, rh_count */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -194,6 +194,12 @@ struct udt_maps_ent {
 #define UDT_EN_FLAGS		0x1f
 /* DTEVT_STRINGS (bit 24) does not fit a byte: this bit stands for it. */
 #define UDT_EN_STR		0x10
+/*
+ * Count only (dtvar.h's aggregations at the source): every open that
+ * records the probe only counts its calls, so the hook adds one to
+ * rh_count[p] and records nothing, no time stamp, no slot.
+ */
+#define UDT_EN_COUNT		0x40
 
 struct udt_tab {
 	uint32_t	tb_magic;	/* [I] UDT_MAGIC */
@@ -384,9 +390,15 @@ struct udt_ring_hdr {
 	 * them as filtered (dtsx_filtevt), never as lost.
 	 */
 	uint32_t	rh_filt[UDT_NPROBES_MAX];	/* [p,a] filtered */
+	/*
+	 * Calls of probe p made while its enable byte said UDT_EN_COUNT,
+	 * wrapping: dtd folds what moved since it last looked into the
+	 * counting opens' tables.  The tracee's word, checked as rh_lost.
+	 */
+	uint32_t	rh_count[UDT_NPROBES_MAX];	/* [p,a] count only */
 };
 
-#define UDT_RING_HDRSIZE	16384	/* slots start here */
+#define UDT_RING_HDRSIZE	20480	/* slots start here */
 
 #define UDT_RING_SIZE(nslots)	\
 	(UDT_RING_HDRSIZE + (uint64_t)(nslots) * UDT_SLOT_SIZE)

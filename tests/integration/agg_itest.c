@@ -25,8 +25,12 @@
  *	agg-opens	three opens of one probe: one folds, one reads
  *			its events, one a table too small; each gets its
  *			own, exactly, with nothing lost
+ *	agg-count	a keyless count() alone on a probe: the tracee
+ *			counts in its ring's header and records nothing;
+ *			the count is exact, and a second open that reads
+ *			the probe's events turns the records back on
  *
- * usage: agg_itest DTD DTRUN AGG_CALLS ioctl|opens
+ * usage: agg_itest DTD DTRUN AGG_CALLS ioctl|opens|count
  */
 #include <sys/ioctl.h>
 #include <sys/wait.h>
@@ -339,6 +343,89 @@ out:
 		close(fc);
 }
 
+/* One run of agg_calls under dtrun: its pid, or -1. */
+static pid_t
+run_calls(const char *dtrun, const char *calls, int n)
+{
+	char num[16];
+	char *argv[] = { (char *)dtrun, "-s", dd.dd_sock, (char *)calls, num,
+	    NULL };
+	pid_t pid;
+
+	snprintf(num, sizeof(num), "%d", n);
+	pid = dtt_spawn(argv, NULL, -1, -1, -1, -1);
+	if (pid <= 0 || !dtt_exited0(dtt_wait(pid, DTT_EXIT_MS)))
+		return -1;
+	return pid;
+}
+
+static void
+run_count(int fa, uint32_t ppid, const char *dtrun, const char *calls)
+{
+	struct dtioc_aggspec ac;
+	struct dtioc_aggread rd;
+	struct dtioc_aggent *e = NULL;
+	struct udt_stats u0, u1;
+	struct dt_evt *evs = NULL;
+	struct pollfd pfd;
+	uint64_t cnt = 0;
+	long got = 0, k, r;
+	int fb = -1;
+	pid_t pid;
+
+	spec_init(&ac, ppid, DTA_COUNT);
+	if (!dtt_check(dtt_enable(fa, ppid, DTEVT_LOSSLESS, 0) == 0 &&
+	    agg_spec(fa, &ac) == 0 && dtt_record(fa, 1) == 0,
+	    "A counts getppid, no key, no filter"))
+		return;
+	if (!dtt_check(st_ingest_stats(dd.dd_sock, &u0) == 0,
+	    "ingest counters before"))
+		return;
+	pid = run_calls(dtrun, calls, NCALLS);
+	if (!dtt_check(pid > 0 && agg_settled(fa,
+	    dtt_clock_ns(CLOCK_REALTIME)), "agg_calls %d ran, dtd settled",
+	    NCALLS))
+		return;
+	e = agg_all(fa, ac.dtas_aggsize, &rd);
+	if (e != NULL && rd.dtgr_nents == 1 && e[0].dtae_id == 1)
+		cnt = e[0].dtae_count;
+	free(e);
+	memset(&u1, 0, sizeof(u1));
+	k = st_ingest_stats(dd.dd_sock, &u1);
+	dtt_check(k == 0 && u1.us_records - u0.us_records < NCALLS / 100,
+	    "the tracee recorded %llu records for %d calls",
+	    (unsigned long long)(u1.us_records - u0.us_records), NCALLS);
+	dtt_check(cnt == NCALLS, "counted in its ring's header: %llu of %d",
+	    (unsigned long long)cnt, NCALLS);
+
+	/* B reads the events: the hooks record again, A counts them */
+	if ((fb = dtt_open(dd.dd_dev)) == -1 ||
+	    (evs = calloc(4096, sizeof(*evs))) == NULL ||
+	    !dtt_check(dtt_enable(fb, ppid, DTEVT_LOSSLESS, 0) == 0 &&
+	    dtt_record(fb, 1) == 0, "B reads getppid"))
+		goto out;
+	pid = run_calls(dtrun, calls, NCALLS);
+	if (!dtt_check(pid > 0 && agg_settled(fa,
+	    dtt_clock_ns(CLOCK_REALTIME)), "agg_calls ran again"))
+		goto out;
+	pfd.fd = fb;
+	pfd.events = POLLIN;
+	while (poll(&pfd, 1, 0) == 1 && (r = dtt_read(fb, evs, 4096,
+	    10000)) > 0)
+		for (k = 0; k < r; k++)
+			got += evs[k].dtev_pid == pid;
+	e = agg_all(fa, ac.dtas_aggsize, &rd);
+	cnt = e != NULL && rd.dtgr_nents == 1 ? e[0].dtae_count : 0;
+	free(e);
+	dtt_check(got == NCALLS && cnt == NCALLS,
+	    "B read %ld events, A counted %llu", got,
+	    (unsigned long long)cnt);
+out:
+	free(evs);
+	if (fb != -1)
+		close(fb);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -348,9 +435,9 @@ main(int argc, char *argv[])
 	int fd = -1, status;
 
 	if (argc != 5 || (strcmp(argv[4], "ioctl") != 0 &&
-	    strcmp(argv[4], "opens") != 0)) {
+	    strcmp(argv[4], "opens") != 0 && strcmp(argv[4], "count") != 0)) {
 		fprintf(stderr, "usage: agg_itest DTD DTRUN AGG_CALLS "
-		    "ioctl|opens\n");
+		    "ioctl|opens|count\n");
 		return 2;
 	}
 	if (st_setup(&dd, "udt-agg", argv[1], NULL, &fd, &pi, &npi) != 0)
@@ -361,6 +448,8 @@ main(int argc, char *argv[])
 		goto out;
 	if (strcmp(argv[4], "ioctl") == 0)
 		run_ioctl(fd, ppid, clo);
+	else if (strcmp(argv[4], "count") == 0)
+		run_count(fd, ppid, argv[2], argv[3]);
 	else
 		run_opens(fd, ppid, clo, argv[2], argv[3]);
 out:

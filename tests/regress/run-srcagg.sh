@@ -136,6 +136,31 @@ mixed)
 	grep -q 'aggregated in dtd' "$TMP/err" && fail "nsecs pushed"
 	echo "@[1]: 24" | diff -u - "$TMP/out" || fail "nsecs"
 	;;
+cmdtree)
+	# two concurrent -c runs, each folded in dtd, each counts its own
+	# command's calls alone (the shell's one getppid included), with
+	# the other's running meanwhile: dtd keys them by pid, btrace keeps
+	# its tree's
+	for x in A B; do mkfifo "$TMP/go$x" "$TMP/end$x" || exit 2; done
+	prog='syscall:getppid:entry { @ = count(); }'
+	bt -v -c "read l < $TMP/goA; $AGG_CALLS 3000; read l < $TMP/endA" \
+	    -e "$prog" > "$TMP/outA" 2> "$TMP/errA" &
+	PA=$!
+	bt -v -c "read l < $TMP/goB; $AGG_CALLS 5000; read l < $TMP/endB" \
+	    -e "$prog" > "$TMP/outB" 2> "$TMP/errB" &
+	PB=$!
+	exec 7> "$TMP/goA" 8> "$TMP/goB"
+	exec 7>&- 8>&-
+	exec 7> "$TMP/endA" 8> "$TMP/endB"
+	exec 7>&- 8>&-
+	wait $PA; ra=$?
+	wait $PB; rb=$?
+	[ $ra -eq 0 ] && [ $rb -eq 0 ] || fail "exit codes $ra $rb"
+	cat "$TMP/outA" "$TMP/outB"
+	grep -q 'aggregated in dtd' "$TMP/errA" || fail "A not folded"
+	echo '@: 3001' | diff -u - "$TMP/outA" || fail "A counted others"
+	echo '@: 5001' | diff -u - "$TMP/outB" || fail "B counted others"
+	;;
 *)
 	fail "unknown case $CASE"
 	;;

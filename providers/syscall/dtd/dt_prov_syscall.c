@@ -71,6 +71,8 @@ static unsigned int	 dt_sys_nrec[DT_SYS_NPROBES];	/* [s] started pcbs */
 /* [s] started pcbs asking for each DTEVT_* bit */
 static unsigned int	 dt_sys_nflag[DT_SYS_NPROBES][DT_SYS_NFLAGS];
 static unsigned int	 dt_sys_nlossless;	/* [s] started, LOSSLESS */
+/* [s] started pcbs that only count (dt_pcb_count_only()) */
+static unsigned int	 dt_sys_ncount[DT_SYS_NPROBES];
 
 static int	dt_prov_syscall_alloc(struct dt_probe *, struct dt_softc *,
 		    const struct dtioc_req *);
@@ -162,6 +164,8 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 
 	pthread_mutex_lock(&dt_sys_mtx);
 	dt_sys_nrec[p] += delta;
+	if (dt_pcb_count_only(dp))
+		dt_sys_ncount[p] += delta;
 	for (i = 0; i < DT_SYS_NFLAGS; i++)
 		if (dp->dp_evtflags & dt_sys_flags[i].evt)
 			dt_sys_nflag[p][i] += delta;
@@ -175,6 +179,13 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	}
 	/* What they all reject, the hooks need not record. */
 	dt_sys_filt_update(p, dp->dp_dtp, delta < 0 ? dp : NULL);
+	/*
+	 * Every open that records it only counts: the hooks count in
+	 * their rings' headers and record nothing (UDT_EN_COUNT).  The
+	 * kernel's feed is unchanged: its events are folded one by one.
+	 */
+	if (dt_sys_nrec[p] > 0 && dt_sys_ncount[p] == dt_sys_nrec[p])
+		en = UDT_EN_ON | UDT_EN_COUNT;
 	dt_ingest_enable(p, en);
 	dt_ksys_set(p, dp->dp_dtp, dt_sys_nrec[p] > 0, evtflags);
 	if (dp->dp_evtflags & DTEVT_LOSSLESS) {

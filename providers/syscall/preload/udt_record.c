@@ -396,6 +396,11 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		goto out;
 	if (udt_filtered(t, r, probe, args, isret, rv, error))
 		goto out;
+	/* Only counted (UDT_EN_COUNT): one add, no stamp, no slot. */
+	if (en & UDT_EN_COUNT) {
+		__atomic_fetch_add(&r->rh_count[probe], 1, __ATOMIC_RELAXED);
+		goto out;
+	}
 
 	/* The slow parts first, outside the reserve/commit window. */
 	if (en & DTEVT_USTACK)
