@@ -73,6 +73,8 @@ static unsigned int	 dt_sys_nflag[DT_SYS_NPROBES][DT_SYS_NFLAGS];
 static unsigned int	 dt_sys_nlossless;	/* [s] started, LOSSLESS */
 /* [s] started pcbs that only count (dt_pcb_count_only()) */
 static unsigned int	 dt_sys_ncount[DT_SYS_NPROBES];
+/* [s] started pcbs that take no kernel event (DTEVT_LAUNCHED) */
+static unsigned int	 dt_sys_nlaunched[DT_SYS_NPROBES];
 
 static int	dt_prov_syscall_alloc(struct dt_probe *, struct dt_softc *,
 		    const struct dtioc_req *);
@@ -166,6 +168,8 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	dt_sys_nrec[p] += delta;
 	if (dt_pcb_count_only(dp))
 		dt_sys_ncount[p] += delta;
+	if (dp->dp_evtflags & DTEVT_LAUNCHED)
+		dt_sys_nlaunched[p] += delta;
 	for (i = 0; i < DT_SYS_NFLAGS; i++)
 		if (dp->dp_evtflags & dt_sys_flags[i].evt)
 			dt_sys_nflag[p][i] += delta;
@@ -187,7 +191,14 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	if (dt_sys_nrec[p] > 0 && dt_sys_ncount[p] == dt_sys_nrec[p])
 		en = UDT_EN_ON | UDT_EN_COUNT;
 	dt_ingest_enable(p, en);
-	dt_ksys_set(p, dp->dp_dtp, dt_sys_nrec[p] > 0, evtflags);
+	/*
+	 * The kernel's feed only for an open that takes its events: one
+	 * that asked for the launched processes' alone never does, and a
+	 * raw_syscalls event costs every call on the machine (a traced
+	 * flat-out getppid loop paid ~450 ns a call for it).
+	 */
+	dt_ksys_set(p, dp->dp_dtp, dt_sys_nrec[p] > dt_sys_nlaunched[p],
+	    evtflags);
 	if (dp->dp_evtflags & DTEVT_LOSSLESS) {
 		dt_sys_nlossless += delta;
 		/* On before the first record can find a ring full. */
