@@ -232,6 +232,14 @@ void	dti_flush(struct dti_proc *dp, struct udt_rec *batch,
  * a child's sharing of dp's memory is looked at.  The drain thread.
  */
 extern uint64_t	dti_pass;	/* [D] */
+
+/*
+ * Count-only probes (UDT_EN_COUNT): how many have it now ([L] writes),
+ * and the drain pass until which the tracees' rh_count are still read
+ * after the last one lost it (what was counted just before).  [a]
+ */
+extern atomic_uint	dti_ncounting;
+extern _Atomic uint64_t	dti_count_until;
 extern uint64_t	dti_nbatch;	/* [D] */
 void	dti_who_init(struct dti_proc *);
 /*
