@@ -49,6 +49,11 @@
 
 #define NCALLS		20000
 #define NCLOSE		(NCALLS / 100)
+/*
+ * As btrace -c asks: every call waited for, and the launched processes'
+ * alone (the kernel's copy of the machine's calls is another test's).
+ */
+#define AGG_FLAGS	(DTEVT_LOSSLESS | DTEVT_LAUNCHED)
 
 static struct dtt_dtd	 dd;
 
@@ -210,6 +215,7 @@ run_opens(int fa, uint32_t ppid, uint32_t clo, const char *dtrun,
 	struct dt_evt *evs = NULL;
 	struct pollfd pfd;
 	uint64_t cnt = 0, sum = 0, want = 0, ocnt = 0, aclo;
+	unsigned int akeys = 0, cn;
 	long got = 0, k, r;
 	int fb = -1, fc = -1, status, i, e2, bad = 0;
 	pid_t pid;
@@ -235,14 +241,14 @@ run_opens(int fa, uint32_t ppid, uint32_t clo, const char *dtrun,
 	as.dtas_keys[0] = DTF_ARG0;
 	as.dtas_vfield = DTF_ARG0;
 	f.dtfl_pbn = clo;
-	if (!dtt_check(dtt_enable(fa, ppid, DTEVT_LOSSLESS, 0) == 0 &&
-	    dtt_enable(fa, clo, DTEVT_FUNCARGS | DTEVT_LOSSLESS, 0) == 0 &&
+	if (!dtt_check(dtt_enable(fa, ppid, AGG_FLAGS, 0) == 0 &&
+	    dtt_enable(fa, clo, DTEVT_FUNCARGS | AGG_FLAGS, 0) == 0 &&
 	    ioctl(fa, DTIOCPRBFILTER, &f) == 0 && agg_spec(fa, &ac) == 0 &&
 	    agg_spec(fa, &as) == 0 && ac.dtas_id == 1 && as.dtas_id == 2,
 	    "A folds getppid and close"))
 		goto out;
 	/* B: getppid's events, read */
-	if (!dtt_check(dtt_enable(fb, ppid, DTEVT_LOSSLESS, 0) == 0,
+	if (!dtt_check(dtt_enable(fb, ppid, AGG_FLAGS, 0) == 0,
 	    "B reads getppid"))
 		goto out;
 	/* C: close's arg0 counted in a table of 8 */
@@ -250,8 +256,8 @@ run_opens(int fa, uint32_t ppid, uint32_t clo, const char *dtrun,
 	ao.dtas_nkeys = 1;
 	ao.dtas_keys[0] = DTF_ARG0;
 	ao.dtas_aggsize = 8;
-	if (!dtt_check(dtt_enable(fc, clo, DTEVT_FUNCARGS | DTEVT_LOSSLESS,
-	    0) == 0 && ioctl(fc, DTIOCPRBFILTER, &f) == 0 &&
+	if (!dtt_check(dtt_enable(fc, clo, DTEVT_FUNCARGS | AGG_FLAGS, 0) == 0 &&
+	    ioctl(fc, DTIOCPRBFILTER, &f) == 0 &&
 	    agg_spec(fc, &ao) == 0 && ao.dtas_aggsize == 8,
 	    "C counts close in a table of 8"))
 		goto out;
@@ -280,6 +286,7 @@ run_opens(int fa, uint32_t ppid, uint32_t clo, const char *dtrun,
 		if (e[i].dtae_id == 1 && e[i].dtae_pid == pid)
 			cnt = e[i].dtae_count;
 		if (e[i].dtae_id == 2) {
+			akeys++;
 			sum += (uint64_t)e[i].dtae_sum;
 			ocnt += e[i].dtae_count;
 			if (e[i].dtae_sum != (int64_t)(e[i].dtae_count *
@@ -315,21 +322,23 @@ run_opens(int fa, uint32_t ppid, uint32_t clo, const char *dtrun,
 	/* C: the size protocol, then 8 keys and the rest (of the closes A
 	 * folded too) counted over */
 	aclo = ocnt;
+	cn = akeys < 8 ? akeys : 8;
 	memset(&rd, 0, sizeof(rd));
 	e2 = agg_read(fc, &rd);
-	dtt_check(e2 == 0 && rd.dtgr_size == 8 * sizeof(struct dtioc_aggent),
-	    "C's size asked: %zu bytes", rd.dtgr_size);
+	dtt_check(e2 == 0 && rd.dtgr_size == cn * sizeof(struct dtioc_aggent),
+	    "C's size asked: %zu bytes for %u entries", rd.dtgr_size, cn);
 	o = calloc(8, sizeof(*o));
 	rd.dtgr_size = sizeof(*o);
 	rd.dtgr_ents = o;
 	rd.dtgr_flags = DTA_RD_CLEAR;
-	dtt_check(o != NULL && agg_read(fc, &rd) == ENOSPC,
+	dtt_check(o != NULL && (cn < 2 || agg_read(fc, &rd) == ENOSPC),
 	    "C read into one entry: ENOSPC");
 	free(o);
 	o = agg_all(fc, 8, &rd);
 	for (ocnt = 0, i = 0; o != NULL && i < (int)rd.dtgr_nents; i++)
 		ocnt += o[i].dtae_count;
-	dtt_check(o != NULL && rd.dtgr_nents == 8 && rd.dtgr_overflow > 0 &&
+	dtt_check(o != NULL && rd.dtgr_nents == cn &&
+	    (akeys <= 8 || rd.dtgr_overflow > 0) &&
 	    ocnt + rd.dtgr_overflow == aclo && rd.dtgr_aggevt == ocnt,
 	    "C: 8 keys, %llu counted, %llu over the table",
 	    (unsigned long long)ocnt, (unsigned long long)rd.dtgr_overflow);
@@ -374,7 +383,7 @@ run_count(int fa, uint32_t ppid, const char *dtrun, const char *calls)
 	pid_t pid;
 
 	spec_init(&ac, ppid, DTA_COUNT);
-	if (!dtt_check(dtt_enable(fa, ppid, DTEVT_LOSSLESS, 0) == 0 &&
+	if (!dtt_check(dtt_enable(fa, ppid, AGG_FLAGS, 0) == 0 &&
 	    agg_spec(fa, &ac) == 0 && dtt_record(fa, 1) == 0,
 	    "A counts getppid, no key, no filter"))
 		return;
@@ -401,7 +410,7 @@ run_count(int fa, uint32_t ppid, const char *dtrun, const char *calls)
 	/* B reads the events: the hooks record again, A counts them */
 	if ((fb = dtt_open(dd.dd_dev)) == -1 ||
 	    (evs = calloc(4096, sizeof(*evs))) == NULL ||
-	    !dtt_check(dtt_enable(fb, ppid, DTEVT_LOSSLESS, 0) == 0 &&
+	    !dtt_check(dtt_enable(fb, ppid, AGG_FLAGS, 0) == 0 &&
 	    dtt_record(fb, 1) == 0, "B reads getppid"))
 		goto out;
 	pid = run_calls(dtrun, calls, NCALLS);
