@@ -146,7 +146,7 @@ dti_nenab_adj(bool was, bool is)
 }
 
 atomic_uint		 dti_ncounting;
-_Atomic uint64_t	 dti_count_until;
+atomic_int		 dti_count_ended;
 
 void
 dt_ingest_enable(unsigned int p, uint8_t en)
@@ -160,9 +160,7 @@ dt_ingest_enable(unsigned int p, uint8_t en)
 		atomic_fetch_add(&dti_ncounting, 1);
 	else if ((dti_enab[p] & UDT_EN_COUNT) && !(en & UDT_EN_COUNT) &&
 	    atomic_fetch_sub(&dti_ncounting, 1) == 1)
-		/* a thousand passes more: the calls counted just before */
-		atomic_store(&dti_count_until,
-		    __atomic_load_n(&dti_pass, __ATOMIC_RELAXED) + 1000);
+		atomic_store(&dti_count_ended, 1);
 	dti_nenab_adj(dti_enab[p] != 0, en != 0);
 	dti_enab[p] = en;
 	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)

@@ -221,9 +221,16 @@ dti_count_calls(struct dti_proc *dp)
 	uint32_t cur, delta;
 	unsigned int p;
 
-	/* Nothing counts, nor did lately: 1024 loads a pass saved. */
-	if (atomic_load(&dti_ncounting) == 0 &&
-	    dti_pass > atomic_load(&dti_count_until))
+	static uint64_t until;		/* [D] */
+
+	/*
+	 * Nothing counts, nor did in the last thousand passes (the calls
+	 * counted just before the last probe left the mode): 1024 loads
+	 * a tracee a pass saved.
+	 */
+	if (atomic_exchange(&dti_count_ended, 0))
+		until = dti_pass + 1000;
+	if (atomic_load(&dti_ncounting) == 0 && dti_pass > until)
 		return;
 	for (p = 0; p < DT_SYS_NPROBES; p++) {
 		cur = __atomic_load_n(&rh->rh_count[p], __ATOMIC_RELAXED);

@@ -234,12 +234,13 @@ void	dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 extern uint64_t	dti_pass;	/* [D] */
 
 /*
- * Count-only probes (UDT_EN_COUNT): how many have it now ([L] writes),
- * and the drain pass until which the tracees' rh_count are still read
- * after the last one lost it (what was counted just before).  [a]
+ * Count-only probes (UDT_EN_COUNT): how many have it now ([L] writes,
+ * [a] reads), and whether the last one lost it since the drain looked
+ * ([a]): the drain then reads the tracees' rh_count a while longer, for
+ * what was counted just before.
  */
 extern atomic_uint	dti_ncounting;
-extern _Atomic uint64_t	dti_count_until;
+extern atomic_int	dti_count_ended;
 extern uint64_t	dti_nbatch;	/* [D] */
 void	dti_who_init(struct dti_proc *);
 /*
