@@ -169,6 +169,30 @@ cmdtree)
 	echo '@: 3001' | diff -u - "$TMP/outA" || fail "A counted others"
 	echo '@: 5001' | diff -u - "$TMP/outB" || fail "B counted others"
 	;;
+pid)
+	# -p: a traced process's calls folded in dtd, another traced
+	# process's left out (dtd keys them by pid, btrace keeps -p's)
+	mkfifo "$TMP/gate" "$TMP/up" "$TMP/first" || exit 2
+	exec 5<>"$TMP/gate" 6<>"$TMP/up" 8<>"$TMP/first"
+	LD_PRELOAD=$USERDT_PRELOAD sh -c "echo up >&6; read -r l; \
+	    exec $AGG_CALLS 3000" <&5 6>&6 &
+	TPID=$!
+	read -r -t 30 l <&6 || fail "the traced shell did not start"
+	# the first line of output (an interval event) says it records
+	"$BTRACE" -d "$DEV" -v -p "$TPID" -e 'syscall:getppid:entry { @ = count(); }
+	    interval:hz:100 { printf("tick\n"); }' 2> "$TMP/err" |
+	    { read -r l; echo "$l" >&8; grep -v '^tick$' > "$TMP/res"; } &
+	BTPID=$!
+	read -r -t 30 l <&8 || fail "btrace did not start: $(cat "$TMP/err")"
+	LD_PRELOAD=$USERDT_PRELOAD "$AGG_CALLS" 777 || fail "outsider"
+	echo >&5
+	wait "$TPID" || fail "the traced process"
+	wait "$BTPID" || fail "btrace: $(cat "$TMP/err")"
+	BTPID=
+	cat "$TMP/res" "$TMP/err"
+	grep -q 'aggregated in dtd' "$TMP/err" || fail "not folded"
+	echo '@: 3000' | diff -u - "$TMP/res" || fail "-p counted others"
+	;;
 *)
 	fail "unknown case $CASE"
 	;;
