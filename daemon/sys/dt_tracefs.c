@@ -87,6 +87,12 @@ dt_tracefs_init(void)
 	return dt_tracefs_root != NULL ? 0 : dt_tracefs_error;
 }
 
+const char *
+dt_tracefs_dir(void)
+{
+	return dt_tracefs_init() == 0 ? dt_tracefs_root : NULL;
+}
+
 /*
  * The type DTIOCGARGS reports, within its 16 bytes: strings read as
  * "char *", qualifiers go, pointers are "void *", and a name too long

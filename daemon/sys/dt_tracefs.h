@@ -62,6 +62,9 @@ struct dt_tp_format {
  */
 int	dt_tracefs_init(void);
 
+/* Where dt_tracefs_init() found tracefs, or NULL.  Any thread, after it. */
+const char	*dt_tracefs_dir(void);
+
 /*
  * Read SYSTEM/EVENT's id and format into fm.  0, ENOENT when this kernel
  * has no such event, or another errno (tracefs unreadable, a format we

@@ -15,7 +15,8 @@
  */
 
 /*
- * perf_event_open(2) for kernel tracepoints (dt_tp_perf.h).
+ * perf_event_open(2) for kernel tracepoints (dt_tp_perf.h), and for the
+ * kprobe provider's events, which differ only in their attr.
  *
  * An event is freed only by the reader, between two rounds, after it was
  * taken off the live list and out of the epoll set: whatever pointer a
@@ -65,6 +66,7 @@
 #define DT_TPEV_MAXSTACK	64	/* frames perf walks per record */
 #define DT_TPEV_MAXEVENTS	64
 #define DT_TPEV_HOLD_MS		2	/* merged records' minimum age */
+#define DT_TPEV_MAXREGS		8	/* registers a sample carries */
 #define DT_TPEV_AHEAD_NS	1000000000ULL	/* beyond: the clock went back */
 
 struct dt_tpev;
@@ -88,6 +90,7 @@ struct dt_tpev {
 	size_t			 tpe_mmlen;	/* [I] */
 	bool			 tpe_chain;	/* [I] records carry stacks */
 	bool			 tpe_switches;	/* [I] switch records, merged */
+	unsigned int		 tpe_nregs;	/* [I] registers per sample */
 	int			 tpe_clk;	/* [I] the records' clock */
 	unsigned int		 tpe_ncpu;	/* [I] */
 	struct dt_tpev_cpu	 tpe_cpus[];	/* [I] */
@@ -98,22 +101,30 @@ static struct dt_tpev	*dt_tpev_live;		/* [t] */
 static struct dt_tpev	*dt_tpev_dead;		/* [t] */
 static struct dt_perf_loop dt_tpev_rdr = DT_PERF_LOOP_INIT; /* [t] */
 static int		 dt_tpev_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
+static int		 dt_tpev_pmuclock = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static struct dt_tpev_stats dt_tpev_counters;	/* [a] */
 static union dt_perf_wrap dt_tpev_wrap;	/* [R] */
 static const struct stacktrace dt_tpev_nostack;	/* [I] */
 static struct dt_source	*_Atomic dt_tpev_seq;	/* [t] set once, [a] read */
 
 static void
-dt_tpev_attr(struct perf_event_attr *attr, int id, uint64_t evtflags,
-    size_t datasize)
+dt_tpev_attr(struct perf_event_attr *attr, const struct dt_tpev_pmu *pmu,
+    uint64_t evtflags, size_t datasize)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
-	attr->type = PERF_TYPE_TRACEPOINT;
-	attr->config = (uint64_t)id;
+	attr->type = pmu->tpm_type;
+	attr->config = pmu->tpm_config;
+	attr->config1 = pmu->tpm_config1;
+	attr->config2 = pmu->tpm_config2;
 	attr->sample_period = 1;
+	/* A kprobe's raw record too: one parser, a few bytes more. */
 	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 	    PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	if (pmu->tpm_regs != 0) {
+		attr->sample_type |= PERF_SAMPLE_REGS_INTR;
+		attr->sample_regs_intr = pmu->tpm_regs;
+	}
 	if (evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) {
 		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
 		attr->sample_max_stack = DT_TPEV_MAXSTACK;
@@ -199,7 +210,7 @@ dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
 	/* Zeroed: the provider hands them on whole, to device readers. */
 	struct stacktrace kst = { 0 }, ust = { 0 };
 	struct dt_tp_sample s;
-	uint64_t nr, time;
+	uint64_t nr, time, abi, regs[DT_TPEV_MAXREGS];
 	uint32_t pid, tid, cpu, rawsize;
 	size_t off;
 
@@ -236,6 +247,22 @@ dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
 	s.ts_ustack = &ust;
 	s.ts_raw = rec + off;
 	s.ts_rawlen = rawsize;
+	off += rawsize;
+	/* REGS_INTR: the ABI word (0: none), then the registers. */
+	if (ev->tpe_nregs > 0) {
+		if (off + 8 > len)
+			return;
+		memcpy(&abi, rec + off, 8);
+		off += 8;
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			if (ev->tpe_nregs > (len - off) / 8)
+				return;
+			/* A wrapped record's copy is not 8-byte aligned. */
+			memcpy(regs, rec + off, ev->tpe_nregs * 8);
+			s.ts_regs = regs;
+			s.ts_nregs = ev->tpe_nregs;
+		}
+	}
 	s.ts_swev = ev->tpe_switches;
 	ev->tpe_fn(ev->tpe_arg, &s);
 	uatomic_inc(&dt_tpev_counters.tps_records);
@@ -596,7 +623,19 @@ struct dt_tpev *
 dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
     int *error)
 {
+	struct dt_tpev_pmu pmu = { .tpm_type = PERF_TYPE_TRACEPOINT,
+	    .tpm_config = (uint64_t)id };
+
+	return dt_tpev_open_pmu(&pmu, evtflags, fn, arg, error);
+}
+
+struct dt_tpev *
+dt_tpev_open_pmu(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
+    dt_tpev_fn fn, void *arg, int *error)
+{
 	struct perf_event_attr attr;
+	int *clk = pmu->tpm_type == PERF_TYPE_TRACEPOINT ? &dt_tpev_clockid :
+	    &dt_tpev_pmuclock;
 	struct dt_tpev *ev;
 	struct dt_tpev_cpu *c;
 	struct epoll_event eev;
@@ -618,13 +657,19 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 	mmlen = datasize + (size_t)getpagesize();
 	ev->tpe_mmlen = mmlen;
 	ev->tpe_chain = (evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) != 0;
-	dt_tpev_attr(&attr, id, evtflags, datasize);
+	ev->tpe_nregs = (unsigned int)__builtin_popcountll(pmu->tpm_regs);
+	if (ev->tpe_nregs > DT_TPEV_MAXREGS) {
+		free(ev);
+		*error = EINVAL;
+		return NULL;
+	}
+	dt_tpev_attr(&attr, pmu, evtflags, datasize);
 	*error = 0;
 	for (i = 0; i < ncpu; i++) {
 		c = &ev->tpe_cpus[i];
 		c->tpc_ev = ev;
 		c->tpc_swfd = -1;
-		c->tpc_fd = dt_perf_open_clock(&attr, (int)i, &dt_tpev_clockid,
+		c->tpc_fd = dt_perf_open_clock(&attr, (int)i, clk,
 		    &ev->tpe_tsoff);
 		if (c->tpc_fd == -1) {
 			/* An offline CPU has nothing to trace. */
@@ -648,7 +693,7 @@ dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 		dt_tpev_release(ev);
 		return NULL;
 	}
-	ev->tpe_clk = uatomic_read(&dt_tpev_clockid);
+	ev->tpe_clk = uatomic_read(clk);
 	if (evtflags & DT_TPEV_SWITCHES)
 		dt_tpev_switches(ev);
 

@@ -60,6 +60,9 @@ struct dt_tp_sample {
 	const struct stacktrace *ts_ustack;
 	const void	*ts_raw;	/* the tracepoint's record */
 	size_t		 ts_rawlen;
+	/* dt_tpev_open_pmu()'s registers, in its mask's bit order */
+	const uint64_t	*ts_regs;
+	unsigned int	 ts_nregs;	/* 0: none (a kernel thread's) */
 	uint64_t	 ts_lost;	/* > 0: only a count of lost records */
 	/* A rename or exec: only ts_pid/ts_tid's new name, NUL-ended */
 	const char	*ts_comm;
@@ -91,6 +94,26 @@ struct dt_tpev;
  */
 struct dt_tpev	*dt_tpev_open(int id, uint64_t evtflags, dt_tpev_fn fn,
 		    void *arg, int *error);
+
+/*
+ * Another PMU's event, opened and read as dt_tpev_open()'s tracepoint
+ * is, by the same reader: tpm_type the PMU's type (sysfs
+ * event_source/devices/PMU/type), the configs as its format says (the
+ * kprobe PMU's: config the retprobe bit, config1 a pointer to the
+ * function's name, read during the call only, config2 an offset), and
+ * tpm_regs the registers each sample carries (PERF_SAMPLE_REGS_INTR,
+ * asm/perf_regs.h's bits, 8 at most; 0: none).  Same contract as
+ * dt_tpev_open().
+ */
+struct dt_tpev_pmu {
+	uint32_t	 tpm_type;
+	uint64_t	 tpm_config;
+	uint64_t	 tpm_config1;
+	uint64_t	 tpm_config2;
+	uint64_t	 tpm_regs;
+};
+struct dt_tpev	*dt_tpev_open_pmu(const struct dt_tpev_pmu *, uint64_t evtflags,
+		    dt_tpev_fn fn, void *arg, int *error);
 
 /*
  * Stop the event: disarm it now, and let the reader hand fn what the
