@@ -48,6 +48,7 @@ static int (*const dt_prov_inits[])(void) = {
 	dt_prov_interval_init,
 	dt_prov_syscall_init,
 	dt_prov_tracepoint_init,
+	dt_prov_kprobe_init,
 };
 
 static void	dt_softc_serve(struct dt_softc *);

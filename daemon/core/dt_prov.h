@@ -406,13 +406,14 @@ void	dt_wakeup_release(void);
 
 /*
  * Provider init functions, called by dt_dev_init() in this order, which
- * is therefore the pbn order: profile, interval, syscall, tracepoint
- * (dt(4)'s order).  Each
+ * is therefore the pbn order: profile, interval, syscall, tracepoint,
+ * kprobe (dt(4)'s order).  Each
  * returns the number of probes it registered or -1 with errno set.
  */
 int	dt_prov_profile_init(void);
 int	dt_prov_interval_init(void);
 int	dt_prov_syscall_init(void);
 int	dt_prov_tracepoint_init(void);
+int	dt_prov_kprobe_init(void);
 
 #endif /* DT_PROV_H */

@@ -1,0 +1,253 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/* The functions a kprobe may attach to: see dt_kp_list.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dev/dt/dtvar.h>
+
+#include "dt_tracefs.h"
+#include "dt_kp_list.h"
+
+#define DT_KP_MAXFILE	(64 * 1024 * 1024)	/* kallsyms is a few MB */
+#define DT_KP_KALLSYMS	"/proc/kallsyms"
+#define DT_KP_BLACKLIST	"/sys/kernel/debug/kprobes/blacklist"
+
+/*
+ * The whole of a file whose size stat(2) does not tell (tracefs and
+ * procfs say 0), NUL-ended, or NULL with errno set.
+ */
+static char *
+dt_kp_slurp(const char *path, size_t *lenp)
+{
+	size_t len = 0, cap = 1 << 20;
+	char *buf, *nb;
+	ssize_t n;
+	int fd, e;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return NULL;
+	if ((buf = malloc(cap)) == NULL)
+		goto fail;
+	for (;;) {
+		if (cap - len < 65536) {
+			if (cap >= DT_KP_MAXFILE) {
+				errno = EFBIG;
+				goto fail;
+			}
+			if ((nb = realloc(buf, cap * 2)) == NULL)
+				goto fail;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			goto fail;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*lenp = len;
+	return buf;
+fail:
+	e = errno;
+	free(buf);
+	close(fd);
+	errno = e;
+	return NULL;
+}
+
+/* A C identifier: what perf's kprobe PMU can name (no .isra.0 clones). */
+static bool
+dt_kp_ident(const char *s)
+{
+	if (*s == '\0' || (*s >= '0' && *s <= '9'))
+		return false;
+	for (; *s != '\0'; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') ||
+		    (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+			return false;
+	return true;
+}
+
+static int
+dt_kp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Cut buf into names in place: field (0 or 2) of each line is a
+ * function's name when the line is kallsyms' and its type is text.
+ * Returns the count of names set in names, which has room for one per
+ * line.
+ */
+static size_t
+dt_kp_parse(char *buf, bool kallsyms, const char **names)
+{
+	char *line, *next, *f[3], *tok, *save, *name;
+	size_t n = 0;
+	int nf;
+
+	for (line = buf; line != NULL && *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		nf = 0;
+		for (tok = strtok_r(line, " \t", &save); tok != NULL && nf < 3;
+		    tok = strtok_r(NULL, " \t", &save))
+			f[nf++] = tok;
+		if (kallsyms) {
+			/* "ADDRESS TYPE NAME [MODULE]" */
+			if (nf < 3 || (strcmp(f[1], "t") != 0 &&
+			    strcmp(f[1], "T") != 0))
+				continue;
+			name = f[2];
+		} else {
+			/* "NAME [MODULE]" */
+			if (nf < 1)
+				continue;
+			name = f[0];
+		}
+		if (!dt_kp_ident(name) ||
+		    strncmp(name, "__ftrace_invalid_address", 24) == 0)
+			continue;
+		names[n++] = name;
+	}
+	return n;
+}
+
+/* Lines of a file, as an upper bound of the names in it. */
+static size_t
+dt_kp_lines(const char *buf)
+{
+	size_t n = 1;
+
+	for (; *buf != '\0'; buf++)
+		n += *buf == '\n';
+	return n;
+}
+
+/*
+ * Leave out what the kprobe blacklist names (debugfs, when mounted): a
+ * kprobe there is refused at open.  Best effort.
+ */
+static size_t
+dt_kp_unlist(const char **names, size_t n)
+{
+	char *buf, *line, *next, *name;
+	const char *key;
+	size_t len, i, j;
+	const char **hit;
+
+	if ((buf = dt_kp_slurp(DT_KP_BLACKLIST, &len)) == NULL)
+		return n;
+	for (line = buf; *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		/* "0xSTART-0xEND	NAME" */
+		if ((name = strpbrk(line, " \t")) == NULL)
+			continue;
+		name += strspn(name, " \t");
+		name[strcspn(name, " \t")] = '\0';
+		key = name;
+		if ((hit = bsearch(&key, names, n, sizeof(*names),
+		    dt_kp_cmp)) != NULL)
+			*hit = NULL;
+	}
+	for (i = j = 0; i < n; i++)
+		if (names[i] != NULL)
+			names[j++] = names[i];
+	free(buf);
+	return j;
+}
+
+/* Whether a and b, both longer than dt(4)'s 15, cut to the same name. */
+static bool
+dt_kp_samecut(const char *a, const char *b)
+{
+	return strncmp(a, b, DTNAMESIZE - 1) == 0;
+}
+
+int
+dt_kp_list_read(struct dt_kp_list *kl)
+{
+	const char *dir, **names;
+	char path[512];
+	size_t len, n, i, j;
+	bool kallsyms = false, cut;
+
+	memset(kl, 0, sizeof(*kl));
+	kl->kl_from = "available_filter_functions";
+	if ((dir = dt_tracefs_dir()) != NULL) {
+		snprintf(path, sizeof(path), "%s/available_filter_functions",
+		    dir);
+		kl->kl_buf = dt_kp_slurp(path, &len);
+	}
+	if (kl->kl_buf == NULL) {
+		kallsyms = true;
+		kl->kl_from = DT_KP_KALLSYMS;
+		if ((kl->kl_buf = dt_kp_slurp(DT_KP_KALLSYMS, &len)) == NULL)
+			return errno;
+	}
+	if ((names = calloc(dt_kp_lines(kl->kl_buf), sizeof(*names))) ==
+	    NULL) {
+		dt_kp_list_free(kl);
+		return ENOMEM;
+	}
+	n = dt_kp_parse(kl->kl_buf, kallsyms, names);
+	qsort(names, n, sizeof(*names), dt_kp_cmp);
+	/* Static functions of one name: one probe, as OpenBSD has. */
+	for (i = j = 0; i < n; i++)
+		if (j == 0 || strcmp(names[j - 1], names[i]) != 0)
+			names[j++] = names[i];
+	n = dt_kp_unlist(names, j);
+	/*
+	 * A name cut to 15 characters must still say which function: the
+	 * names sharing a cut are next to each other once sorted.
+	 */
+	for (i = j = 0; i < n; i++) {
+		cut = strlen(names[i]) > DTNAMESIZE - 1;
+		if (cut && ((i > 0 && dt_kp_samecut(names[i - 1], names[i])) ||
+		    (i + 1 < n && dt_kp_samecut(names[i + 1], names[i])))) {
+			kl->kl_ambiguous++;
+			continue;
+		}
+		names[j++] = names[i];
+	}
+	kl->kl_names = names;
+	kl->kl_n = j;
+	return 0;
+}
+
+void
+dt_kp_list_free(struct dt_kp_list *kl)
+{
+	free(kl->kl_names);
+	free(kl->kl_buf);
+	memset(kl, 0, sizeof(*kl));
+}
