@@ -27,6 +27,13 @@
  *            buffer behind the embedded pointer joins the out iov;
  *   last     the core runs; what it writes through the embedded pointer
  *            is staged and sent after the struct in one reply.
+ * The kernel moves at most CUSE_IOCTL_MAX bytes in an ioctl's rounds
+ * (its max_pages, 32 pages for CUSE) and fails a bigger retry with
+ * ENOMEM before we see it: a probe list longer than that (the kprobe
+ * provider's 50000 probes) skips round 2 and is written into the caller
+ * with process_vm_writev(), as the FUSE-file front end writes all.  That
+ * write runs on the loop thread: a caller whose buffer is backed by a
+ * FUSE file it serves itself stalls the loop until it answers.
  * The core's answer is in the last request, built from that request's
  * own copy of the struct, so a caller that changes its struct between
  * rounds only gets another round.
@@ -55,6 +62,7 @@
 /* libfuse's CUSE_INIT answers max_read 128 KiB; the kernel's default too. */
 #define CUSE_CHUNK_MAX		(128 * 1024)
 #define CUSE_NODE_WAIT_MS	5000	/* for udev to create the node */
+#define CUSE_IOCTL_MAX		(32 * 4096)	/* the kernel's, per ioctl */
 
 /* Loop thread only. */
 static struct fuse_session	*cuse_se;
@@ -88,6 +96,24 @@ cuse_copyout(void *arg, uint64_t uaddr, const void *src, size_t len)
 	return 0;
 }
 
+/* A staged buffer too big for the kernel's rounds, into tid's memory. */
+static int
+cuse_poke(pid_t tid, const struct cuse_stage *cs)
+{
+	struct iovec liov = { cs->cs_buf, cs->cs_used };
+	struct iovec riov = { (void *)(uintptr_t)cs->cs_uaddr, cs->cs_used };
+
+	if (cs->cs_used == 0)
+		return 0;
+	/* 0: a caller in another pid namespace, which we cannot reach. */
+	if (tid <= 0)
+		return EFAULT;
+	if (process_vm_writev(tid, &liov, 1, &riov, 1, 0) !=
+	    (ssize_t)cs->cs_used)
+		return EFAULT;
+	return 0;
+}
+
 static void
 cuse_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
     unsigned int flags, const void *in_buf, size_t in_bufsz,
@@ -102,7 +128,7 @@ cuse_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 	size_t argsz, need_in, need_out;
 	uint64_t ubuf;
 	size_t ulen;
-	bool copyin, copyout, hasbuf;
+	bool copyin, copyout, hasbuf, direct;
 	int error, size;
 
 	if (flags & FUSE_IOCTL_COMPAT) {
@@ -137,7 +163,8 @@ cuse_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 
 	/* Round 2: the buffer behind the embedded pointer. */
 	hasbuf = dt_ioctl_outbuf(canon, &u, &ubuf, &ulen);
-	if (hasbuf && out_bufsz != argsz + ulen) {
+	direct = hasbuf && ulen > CUSE_IOCTL_MAX - argsz;
+	if (hasbuf && !direct && out_bufsz != argsz + ulen) {
 		out_iov[1].iov_base = (void *)(uintptr_t)ubuf;
 		out_iov[1].iov_len = ulen;
 		(void)fuse_reply_ioctl_retry(req, &in_iov, 1, out_iov, 2);
@@ -157,6 +184,11 @@ cuse_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 	ua.ua_copyout = cuse_copyout;
 	ua.ua_arg = &cs;
 	error = dt_dev_ioctl(dt_fe_softc(fi), &dc, (unsigned int)cmd, &u, &ua);
+	if (direct) {
+		if (cuse_poke(dc.dc_pid, &cs) != 0)
+			error = EFAULT;
+		cs.cs_used = 0;
+	}
 
 	if (error == 0) {
 		iov[0].iov_base = &u;
@@ -164,7 +196,7 @@ cuse_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 		iov[1].iov_base = cs.cs_buf;
 		iov[1].iov_len = cs.cs_used;
 		(void)fuse_reply_ioctl_iov(req, 0, iov, cs.cs_used ? 2 : 1);
-	} else if (cs.cs_used > 0) {
+	} else if (cs.cs_used > 0 || direct) {
 		/*
 		 * DTIOCGPLIST's ENOSPC: dt(4) leaves the entries it copied
 		 * and the struct as it was.  The kernel copies reply data
@@ -175,7 +207,7 @@ cuse_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 		iov[0].iov_len = argsz;
 		iov[1].iov_base = cs.cs_buf;
 		iov[1].iov_len = cs.cs_used;
-		(void)fuse_reply_ioctl_iov(req, -error, iov, 2);
+		(void)fuse_reply_ioctl_iov(req, -error, iov, cs.cs_used ? 2 : 1);
 	} else
 		(void)fuse_reply_err(req, error);
 	free(cs.cs_buf);
