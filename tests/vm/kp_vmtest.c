@@ -1,0 +1,284 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The kprobe provider where the kernel has kprobes (the VM's Debian
+ * kernel; our machines' has none): through the device, DTIOCGPLIST
+ * lists kprobe probes, and kprobe:vfs_read:entry/return see exactly the
+ * read(2) calls a child makes on a file, with vfs_read's arguments and
+ * return value.
+ *
+ *   dt-kptest DEVICE
+ *
+ * The child's reads are all before a marker, a read of MARK_LEN bytes by
+ * this process after the child was reaped: events reach a reader in time
+ * order, so once the marker's return is read every event of the child's
+ * has been too, and the counts can be exact.  Prints "ok - ..." or
+ * "FAIL - ..." lines and "N passed, M failed".
+ */
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dev/dt/dtvar.h>
+
+#define NREADS		50	/* the child's read(2) calls */
+#define READ_LEN	100	/* bytes each */
+#define MARK_LEN	7	/* the marker's, unlike any other read here */
+#define DEADLINE_S	60	/* for the events to come, on a slow guest */
+#define EVBATCH		64
+
+static int	npass, nfail;
+static char	rbuf[READ_LEN];	/* the child's: same address as ours */
+
+static void
+check(int ok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - kprobe: ", ok ? "ok" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (ok)
+		npass++;
+	else
+		nfail++;
+}
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+done(void)
+{
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail == 0 && npass > 0 ? 0 : 1;
+}
+
+static int
+enable(int fd, uint32_t pbn, uint64_t flags)
+{
+	struct dtioc_req dtrq;
+
+	memset(&dtrq, 0, sizeof(dtrq));
+	dtrq.dtrq_pbn = pbn;
+	dtrq.dtrq_evtflags = flags;
+	return ioctl(fd, DTIOCPRBENABLE, &dtrq);
+}
+
+/* The child: NREADS reads of READ_LEN bytes, nothing else that reads. */
+static void
+reader(const char *path)
+{
+	int fd, i;
+
+	if ((fd = open(path, O_RDONLY)) == -1)
+		_exit(2);
+	for (i = 0; i < NREADS; i++)
+		if (read(fd, rbuf, READ_LEN) != READ_LEN)
+			_exit(3);
+	_exit(0);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct dtioc_probe dtpr;
+	struct dtioc_probe_info *pi;
+	struct dtioc_stat st;
+	struct dt_evt evs[EVBATCH];
+	struct sigaction sa;
+	const char *path = "/tmp/kptest.data";
+	char data[NREADS * READ_LEN], mark[MARK_LEN], comm[DTMAXCOMLEN] = "";
+	uint32_t pbn_entry = 0, pbn_return = 0;
+	size_t n, i, nkprobe = 0;
+	ssize_t got;
+	pid_t child, self = getpid();
+	int fd, dfd, on, status, marker = 0, badargs = 0, badret = 0;
+	int entries = 0, returns = 0, badcomm = 1;
+	uint8_t nargs_entry = 0, nargs_return = 0xff;
+	double t0;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: dt-kptest DEVICE\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if ((fd = open(argv[1], O_RDONLY)) == -1) {
+		check(0, "open %s: %s", argv[1], strerror(errno));
+		return done();
+	}
+
+	/* The list, sized first as btrace does. */
+	t0 = now_s();
+	memset(&dtpr, 0, sizeof(dtpr));
+	if (ioctl(fd, DTIOCGPLIST, &dtpr) == -1 || dtpr.dtpr_size == 0) {
+		check(0, "DTIOCGPLIST size: %s", strerror(errno));
+		return done();
+	}
+	n = dtpr.dtpr_size / sizeof(*pi);
+	if ((pi = calloc(n, sizeof(*pi))) == NULL)
+		return 2;
+	dtpr.dtpr_probes = pi;
+	errno = 0;
+	got = ioctl(fd, DTIOCGPLIST, &dtpr);
+	check(got == 0, "DTIOCGPLIST of %zu probes in %.3f s, through the "
+	    "device (%s)", n, now_s() - t0, strerror(errno));
+	for (i = 0; i < n; i++) {
+		if (strcmp(pi[i].dtpi_prov, "kprobe") != 0)
+			continue;
+		nkprobe++;
+		if (strcmp(pi[i].dtpi_func, "vfs_read") != 0)
+			continue;
+		if (strcmp(pi[i].dtpi_name, "entry") == 0) {
+			pbn_entry = pi[i].dtpi_pbn;
+			nargs_entry = pi[i].dtpi_nargs;
+		} else if (strcmp(pi[i].dtpi_name, "return") == 0) {
+			pbn_return = pi[i].dtpi_pbn;
+			nargs_return = pi[i].dtpi_nargs;
+		}
+	}
+	/* Entry and return for thousands of functions on any kernel. */
+	check(nkprobe >= 2000 && nkprobe % 2 == 0,
+	    "%zu probes of provider \"kprobe\" listed", nkprobe);
+	check(pbn_entry != 0 && pbn_return != 0, "kprobe:vfs_read:entry "
+	    "(%u) and :return (%u) listed", pbn_entry, pbn_return);
+	check(nargs_entry == 6 && nargs_return == 0, "entry has 6 arguments "
+	    "(%u), return none (%u)", nargs_entry, nargs_return);
+	if (pbn_entry == 0 || pbn_return == 0)
+		return done();
+
+	/* The file, written before anything records: write is not read. */
+	if ((dfd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600)) == -1 ||
+	    write(dfd, data, sizeof(data)) != (ssize_t)sizeof(data)) {
+		check(0, "cannot write %s: %s", path, strerror(errno));
+		return done();
+	}
+	close(dfd);
+
+	check(enable(fd, pbn_entry, DTEVT_EXECNAME | DTEVT_FUNCARGS) == 0,
+	    "enable kprobe:vfs_read:entry");
+	check(enable(fd, pbn_return, DTEVT_EXECNAME) == 0,
+	    "enable kprobe:vfs_read:return");
+	on = 1;
+	if (ioctl(fd, DTIOCRECORD, &on) == -1) {
+		check(0, "DTIOCRECORD 1: %s", strerror(errno));
+		return done();
+	}
+
+	if ((child = fork()) == -1)
+		return 2;
+	if (child == 0)
+		reader(path);
+	waitpid(child, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "child %d made %d reads of %d bytes (status 0x%x)", (int)child,
+	    NREADS, READ_LEN, status);
+	/* The marker: after every read of the child's. */
+	if ((dfd = open(path, O_RDONLY)) == -1 ||
+	    read(dfd, mark, MARK_LEN) != MARK_LEN)
+		check(0, "marker read: %s", strerror(errno));
+	close(dfd);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;	/* no SA_RESTART: read(2) ends */
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(DEADLINE_S);
+	while (!marker) {
+		got = read(fd, evs, sizeof(evs));
+		if (got <= 0) {
+			check(0, "read of events: %s before the marker came",
+			    got == 0 ? "end" : strerror(errno));
+			break;
+		}
+		for (i = 0; i < (size_t)got / sizeof(evs[0]); i++) {
+			struct dt_evt *ev = &evs[i];
+
+			if (ev->dtev_pid == self && ev->dtev_pbn == pbn_return &&
+			    ev->dtev_retval[0] == MARK_LEN) {
+				marker = 1;
+				/* We are alive: dtd knows our name. */
+				badcomm = strcmp(ev->dtev_comm, "dt-kptest") != 0;
+				snprintf(comm, sizeof(comm), "%s",
+				    ev->dtev_comm);
+				break;
+			}
+			if (ev->dtev_pid != child)
+				continue;
+			if (ev->dtev_pbn == pbn_entry) {
+				entries++;
+				/* vfs_read(file, buf, count, pos) */
+				if (ev->dtev_args[1] != (register_t)(uintptr_t)
+				    rbuf || ev->dtev_args[2] != READ_LEN ||
+				    ev->dtev_args[0] == 0)
+					badargs++;
+			} else if (ev->dtev_pbn == pbn_return) {
+				returns++;
+				if (ev->dtev_retval[0] != READ_LEN)
+					badret++;
+			}
+		}
+	}
+	alarm(0);
+	on = 0;
+	ioctl(fd, DTIOCRECORD, &on);
+
+	check(marker, "the marker's return came");
+	check(entries == NREADS, "the child's vfs_read entries: %d of %d",
+	    entries, NREADS);
+	check(returns == NREADS, "the child's vfs_read returns: %d of %d",
+	    returns, NREADS);
+	check(entries > 0 && badargs == 0, "entry arg1 = the buffer, arg2 = "
+	    "%d bytes, arg0 a file (%d wrong)", READ_LEN, badargs);
+	check(returns > 0 && badret == 0, "return retval = %d bytes read "
+	    "(%d wrong)", READ_LEN, badret);
+	check(marker && badcomm == 0, "the marker's comm is ours (\"%s\")",
+	    comm);
+	memset(&st, 0, sizeof(st));
+	check(ioctl(fd, DTIOCGSTATS, &st) == 0 && st.dtst_dropevt == 0,
+	    "no event dropped (%llu)", (unsigned long long)st.dtst_dropevt);
+	close(fd);
+	unlink(path);
+	return done();
+}
