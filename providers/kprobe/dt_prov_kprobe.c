@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dt_clock.h"
 #include "dt_proc.h"
@@ -141,6 +142,11 @@ dt_prov_kprobe_init(void)
 	/* The argument registers below are x86-64's. */
 	return 0;
 #endif
+	/* perf's kprobe PMU is root's; so is the list of functions. */
+	if (geteuid() != 0) {
+		fprintf(stderr, "dtd: kprobe: not root: no kprobe probes\n");
+		return 0;
+	}
 	if (!dt_kp_pmu()) {
 		fprintf(stderr, "dtd: kprobe: this kernel has no kprobe PMU "
 		    "(%s): no kprobe probes\n", DT_KP_PMU);
