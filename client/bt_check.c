@@ -41,6 +41,9 @@
 #include "btrace.h"
 #include "udt_mapsq.h"
 
+/* perf's kprobe PMU, through which dtd reads kernel functions. */
+#define KPROBE_PMU	"/sys/bus/event_source/devices/kprobe"
+
 /*
  * Calls that glibc on x86-64 Linux never makes under that name, and the
  * call it makes instead: a program that asks for open(2) makes openat.
@@ -315,6 +318,34 @@ dev_unprivileged(void)
 	return dev_owner() != 0;
 }
 
+/*
+ * Why the device lists no kprobe: a dtd without root, a kernel without
+ * perf's kprobe PMU (what dtd reads them through: CONFIG_KPROBES and
+ * CONFIG_KPROBE_EVENTS; the machine's, as dtd runs beside us), or a dtd
+ * refused the list of kernel functions.
+ */
+static const char *
+kprobe_missing(void)
+{
+	static char why[320];
+	struct stat st;
+
+	if (dev_unprivileged())
+		snprintf(why, sizeof(why), " (the dtd that serves %s runs "
+		    "without root, as uid %d: kernel function probes need a "
+		    "dtd running as root)", g_devpath, (int)dev_owner());
+	else if (stat(KPROBE_PMU, &st) == -1)
+		snprintf(why, sizeof(why), " (kprobes are unavailable on this "
+		    "kernel: it has no %s, which needs CONFIG_KPROBES and "
+		    "CONFIG_KPROBE_EVENTS; trace system calls or kernel "
+		    "tracepoints instead)", KPROBE_PMU);
+	else
+		snprintf(why, sizeof(why), " (the dtd that serves %s offers "
+		    "no kernel function probes: perf's kprobe PMU or the list "
+		    "of kernel functions was refused to it)", g_devpath);
+	return why;
+}
+
 /* What a probe that is not found lacks: said after probe_notfound's. */
 const char *
 check_missing_prov(const char *prov)
@@ -322,8 +353,7 @@ check_missing_prov(const char *prov)
 	static char why[256];
 
 	if (strcmp(prov, "kprobe") == 0)
-		return " (userdt has no kernel function probes: trace system "
-		    "calls or kernel tracepoints instead)";
+		return kprobe_missing();
 	if (strcmp(prov, "tracepoint") != 0)
 		return "";
 	if (dev_unprivileged())

@@ -178,6 +178,20 @@ sys_devfunc(const char *name)
 	return func;
 }
 
+/*
+ * A kernel function's name longer than dt(4)'s 15 characters: dtd
+ * lists it cut to 15 where the cut names no other function, so the
+ * whole name finds it (OpenBSD's btrace finds none of them).
+ */
+static int
+kprobe_cut(const struct bt_probe *bp, const struct dtioc_probe_info *pi)
+{
+	return strcmp(bp->bp_prov, "kprobe") == 0 &&
+	    strlen(bp->bp_func) > DTNAMESIZE - 1 &&
+	    strnlen(pi->dtpi_func, DTNAMESIZE) == DTNAMESIZE - 1 &&
+	    strncmp(bp->bp_func, pi->dtpi_func, DTNAMESIZE - 1) == 0;
+}
+
 struct dtioc_probe_info *
 probe_find(struct bt_probe *bp)
 {
@@ -195,7 +209,8 @@ probe_find(struct bt_probe *bp)
 			return pi;
 		if (strncmp(bp->bp_func, dtpi_func(pi), DTNAMESIZE) != 0 &&
 		    strncmp(bp->bp_func, pi->dtpi_func, DTNAMESIZE) != 0 &&
-		    strncmp(alias, pi->dtpi_func, DTNAMESIZE) != 0)
+		    strncmp(alias, pi->dtpi_func, DTNAMESIZE) != 0 &&
+		    !kprobe_cut(bp, pi))
 			continue;
 		if (strncmp(bp->bp_name, pi->dtpi_name, DTNAMESIZE) != 0)
 			continue;

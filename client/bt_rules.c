@@ -133,8 +133,8 @@ probe_part(int *wild)
 
 /*
  * bpftrace's probe types that userdt does not have, and what it offers
- * instead; NULL for a provider that is not one.  OpenBSD's kprobe
- * (kprobe:FUNC:entry, three parts) is left to the device's list.
+ * instead; NULL for a provider that is not one.  kprobe and kretprobe
+ * are OpenBSD's kprobe provider's (parse_kprobe()).
  */
 static const char *
 bpftrace_type(const char *prov)
@@ -143,19 +143,14 @@ bpftrace_type(const char *prov)
 		const char	*bt_type;
 		const char	*bt_what;
 	} types[] = {
-		{ "kprobe", "kernel function probes: trace system calls "
-		    "(syscall:NAME:entry) or kernel tracepoints "
-		    "(tracepoint:SUBSYSTEM:EVENT) instead" },
-		{ "kretprobe", "kernel function probes: trace system calls "
-		    "(syscall:NAME:return) or kernel tracepoints instead" },
-		{ "kfunc", "kernel function probes: trace system calls or "
-		    "kernel tracepoints instead" },
-		{ "kretfunc", "kernel function probes: trace system calls or "
-		    "kernel tracepoints instead" },
-		{ "fentry", "kernel function probes: trace system calls or "
-		    "kernel tracepoints instead" },
-		{ "fexit", "kernel function probes: trace system calls or "
-		    "kernel tracepoints instead" },
+		{ "kfunc", "BTF function probes: use kprobe:FUNC:entry "
+		    "instead" },
+		{ "kretfunc", "BTF function probes: use kprobe:FUNC:return "
+		    "instead" },
+		{ "fentry", "BTF function probes: use kprobe:FUNC:entry "
+		    "instead" },
+		{ "fexit", "BTF function probes: use kprobe:FUNC:return "
+		    "instead" },
 		{ "rawtracepoint", "raw tracepoints: use "
 		    "tracepoint:SUBSYSTEM:EVENT instead" },
 		{ "uprobe", "user function probes: sample user stacks "
@@ -182,6 +177,40 @@ bpftrace_type(const char *prov)
 	return NULL;
 }
 
+/*
+ * After kprobe or kretprobe: OpenBSD's kprobe:FUNC:entry|return, or
+ * bpftrace's kprobe:FUNC and kretprobe:FUNC, which mean the same as
+ * OpenBSD's entry and return.  bpftrace's kprobe:MODULE:FUNC and
+ * kprobe:FUNC+OFFSET have no OpenBSD spelling: the device's list
+ * says they are not there.
+ */
+static struct bt_probe *
+parse_kprobe(struct bt_probe *bp, int ret)
+{
+	struct bt_token *ftk, *ntk;
+	int fwild, nwild;
+
+	bp->bp_type = P_PROBE;
+	bp->bp_prov = "kprobe";
+	expect(':');
+	ftk = probe_part(&fwild);
+	if (ftk->tk_type == T_INT)
+		perror_at(ftk, "a kprobe's function is a name");
+	bp->bp_func = ftk->tk_str;
+	bp->bp_wild = fwild;
+	if (!ret && ptype(0) == ':') {
+		next();
+		ntk = probe_part(&nwild);
+		if (ntk->tk_type == T_INT)
+			perror_at(ntk, "a kprobe's name is entry or return");
+		bp->bp_name = ntk->tk_str;
+		bp->bp_wild |= nwild;
+	} else
+		bp->bp_name = ret ? "return" : "entry";
+	g_nprobes++;
+	return bp;
+}
+
 static struct bt_probe *
 parse_probe(void)
 {
@@ -202,9 +231,10 @@ parse_probe(void)
 	tk = probe_part(&pwild);
 	if (tk->tk_type == T_INT)
 		syntax_error();
-	if (!pwild && bpftrace_type(tk->tk_str) != NULL &&
-	    !(strcmp(tk->tk_str, "kprobe") == 0 && ptype(0) == ':' &&
-	    ptype(1) == T_IDENT && ptype(2) == ':' && ptype(3) == T_IDENT)) {
+	if (!pwild && (strcmp(tk->tk_str, "kprobe") == 0 ||
+	    strcmp(tk->tk_str, "kretprobe") == 0))
+		return parse_kprobe(bp, tk->tk_str[1] == 'r');
+	if (!pwild && bpftrace_type(tk->tk_str) != NULL) {
 		static char msg[400];
 
 		snprintf(msg, sizeof(msg), "'%s' is a bpftrace probe type; "

@@ -436,16 +436,31 @@ dtdgone)
 	grep -qx '@n: [1-9][0-9]*' "$TMP/out" || fail "no map: $(cat "$TMP/out")"
 	;;
 provider)
-	# a provider the device does not offer is named, with the closest;
-	# OpenBSD's kprobe (three parts) reaches the device, which has none
+	# a provider the device does not offer is named, with the closest
 	bt -e 'intervl:hz:1 { }' > "$TMP/out" 2>&1
 	rc=$?
 	[ $rc -eq 1 ] || fail "exit code $rc"
 	echo "btrace: unknown provider 'intervl' in probe 'intervl:hz:1', did you mean 'interval'?" |
 	    diff -u - "$TMP/out" || fail "message"
-	bt -e 'kprobe:do_sys_open:entry { }' > "$TMP/out" 2>&1
-	echo "btrace: unknown provider 'kprobe' in probe 'kprobe:do_sys_open:entry' (userdt has no kernel function probes: trace system calls or kernel tracepoints instead)" |
-	    diff -u - "$TMP/out" || fail "message"
+	# kprobes, OpenBSD's and bpftrace's spellings: on a kernel without
+	# them, once, why; on one with them, found (the vm suite reads them)
+	kpmu=/sys/bus/event_source/devices/kprobe
+	if [ -e "$kpmu" ]; then
+		bt -l 'kprobe:vfs_read:*' > "$TMP/out" 2>&1
+		printf 'kprobe:vfs_read:entry\nkprobe:vfs_read:return\n' |
+		    diff -u - "$TMP/out" || fail "kprobes on a kernel with $kpmu"
+	else
+		bt -e 'kprobe:vfs_read:entry { } kretprobe:vfs_read { }
+		    kprobe:vfs_write { }' > "$TMP/out" 2>&1
+		rc=$?
+		[ $rc -eq 1 ] || fail "kprobe: exit code $rc"
+		echo "btrace: unknown provider 'kprobe' in probe 'kprobe:vfs_read:entry' (kprobes are unavailable on this kernel: it has no $kpmu, which needs CONFIG_KPROBES and CONFIG_KPROBE_EVENTS; trace system calls or kernel tracepoints instead)" |
+		    diff -u - "$TMP/out" || fail "kprobe message"
+		# bpftrace's kretprobe:FUNC is OpenBSD's kprobe:FUNC:return
+		bt -e 'kretprobe:vfs_read { }' > "$TMP/out" 2>&1
+		grep -q "in probe 'kprobe:vfs_read:return' (kprobes are unavailable on this kernel" \
+		    "$TMP/out" || fail "kretprobe: $(cat "$TMP/out")"
+	fi
 	# the device is root's (0600): another user is told why
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
 	    "$BTRACE" -d "$DEV" -e 'interval:hz:1 { }' > "$TMP/out" 2>&1
