@@ -46,7 +46,7 @@ forbid() {
 for d in daemon/core daemon/fe daemon/ingest daemon/sys providers/syscall/preload \
     providers/syscall/dtd providers/syscall/launch providers/syscall/table \
     providers/profile/preload providers/profile/dtd providers/tracepoint \
-    providers/interval providers/replay; do
+    providers/kprobe providers/interval providers/replay; do
 	[ -d "$d" ] || { echo "layout: $d is missing"; fail=$((fail + 1)); }
 done
 
@@ -57,15 +57,22 @@ forbid "the ingest transport includes a provider header" \
 forbid "a provider includes the core's private state" \
     providers -- dt_softc.h $(headers daemon/fe)
 forbid "the syscall provider includes the profile provider" \
-    providers/syscall -- $(headers providers/profile providers/tracepoint providers/interval)
+    providers/syscall -- $(headers providers/profile providers/tracepoint \
+    providers/interval providers/kprobe)
 forbid "the profile provider includes the tracepoint or interval provider" \
-    providers/profile -- $(headers providers/tracepoint providers/interval)
+    providers/profile -- $(headers providers/tracepoint providers/interval \
+    providers/kprobe)
 forbid "the tracepoint provider includes another provider (but the syscall table)" \
     providers/tracepoint -- $(headers providers/profile providers/interval \
-    providers/syscall/dtd providers/syscall/preload providers/syscall/launch)
+    providers/kprobe providers/syscall/dtd providers/syscall/preload \
+    providers/syscall/launch)
+forbid "the kprobe provider includes another provider (but the tracepoint reader)" \
+    providers/kprobe -- $(headers providers/profile providers/interval \
+    providers/syscall providers/replay) \
+    $(headers providers/tracepoint | grep -vx -e dt_tp_perf.h -e dt_tp_task.h)
 forbid "the replay provider includes another provider" \
     providers/replay -- $(headers providers/profile providers/tracepoint \
-    providers/interval providers/syscall)
+    providers/interval providers/syscall providers/kprobe)
 forbid "the profile half of the preload library includes more of the syscall half than udt_host.h" \
     providers/profile/preload -- $(headers providers/syscall | grep -vx 'udt_host.h')
 
