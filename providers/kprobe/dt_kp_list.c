@@ -131,8 +131,11 @@ dt_kp_parse(char *buf, bool kallsyms, const char **names)
 				continue;
 			name = f[0];
 		}
+		/* Padding and CFI stubs before functions are none. */
 		if (!dt_kp_ident(name) ||
-		    strncmp(name, "__ftrace_invalid_address", 24) == 0)
+		    strncmp(name, "__ftrace_invalid_address", 24) == 0 ||
+		    strncmp(name, "__pfx_", 6) == 0 ||
+		    strncmp(name, "__cfi_", 6) == 0)
 			continue;
 		names[n++] = name;
 	}
