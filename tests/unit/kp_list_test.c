@@ -148,6 +148,8 @@ main(void)
 	for (i = j = 0; i < n; i++)
 		if (j == 0 || strcmp(all[j - 1], all[i]) != 0)
 			all[j++] = all[i];
+		else
+			free(all[i]);
 	n = j;
 
 	for (i = 1; i < kl.kl_n; i++)
