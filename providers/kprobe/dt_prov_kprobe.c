@@ -157,6 +157,13 @@ dt_prov_kprobe_init(void)
 		    "(%s): no kprobe probes\n", strerror(error));
 		return 0;
 	}
+	/* No probe, no dt_prov_kp_fini(): nothing may be left to free. */
+	if (dt_kp_funcs.kl_n == 0) {
+		fprintf(stderr, "dtd: kprobe: no kernel function in %s: no "
+		    "kprobe probes\n", dt_kp_funcs.kl_from);
+		dt_kp_list_free(&dt_kp_funcs);
+		return 0;
+	}
 	for (i = 0; i < dt_kp_funcs.kl_n; i++) {
 		f = dt_kp_funcs.kl_names[i];
 		/* dt(4)'s: entry with the arguments, return with none. */

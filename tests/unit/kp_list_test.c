@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <dev/dt/dtvar.h>
 
@@ -127,11 +128,18 @@ main(void)
 	const char *dir;
 	size_t n, i, j, nshort = 0, ncut = 0, nshared = 0, bad = 0;
 	bool sorted = true, kallsyms;
+	struct timespec t0, t1;
 	int error;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	error = dt_kp_list_read(&kl);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!dtt_check(error == 0, "dt_kp_list_read: %s", strerror(error)))
 		return dtt_done();
+	/* What dtd's start pays for the list, for the log. */
+	printf("# %s read, sorted and cut in %.3f s\n", kl.kl_from,
+	    (double)(t1.tv_sec - t0.tv_sec) +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	/* ftrace's list where it is readable, kallsyms where it is not. */
 	kallsyms = strcmp(kl.kl_from, "available_filter_functions") != 0;
 	if (!kallsyms && (dir = dt_tracefs_dir()) != NULL)

@@ -89,6 +89,36 @@ now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * The range of kernel function name in /proc/kallsyms: its address and
+ * the next higher symbol's.  false when it is not there (or hidden).
+ */
+static int
+ksym_range(const char *name, uint64_t *lo, uint64_t *hi)
+{
+	FILE *fp;
+	char line[256], sym[128], type;
+	unsigned long long a;
+
+	*lo = 0;
+	*hi = UINT64_MAX;
+	if ((fp = fopen("/proc/kallsyms", "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "%llx %c %127s", &a, &type, sym) == 3 &&
+		    strcmp(sym, name) == 0)
+			*lo = a;
+	if (*lo != 0) {
+		rewind(fp);
+		while (fgets(line, sizeof(line), fp) != NULL)
+			if (sscanf(line, "%llx", &a) == 1 && a > *lo &&
+			    a < *hi)
+				*hi = a;
+	}
+	fclose(fp);
+	return *lo != 0 && *hi != UINT64_MAX;
+}
+
 static int
 done(void)
 {
@@ -136,7 +166,9 @@ main(int argc, char **argv)
 	ssize_t got;
 	pid_t child, self = getpid();
 	int fd, dfd, on, status, marker = 0, badargs = 0, badret = 0;
-	int entries = 0, returns = 0, badcomm = 1;
+	int entries = 0, returns = 0, badcomm = 1, nocaller = 0;
+	uint64_t klo, khi;
+	unsigned int k;
 	uint8_t nargs_entry = 0, nargs_return = 0xff;
 	double t0;
 
@@ -197,8 +229,12 @@ main(int argc, char **argv)
 	}
 	close(dfd);
 
-	check(enable(fd, pbn_entry, DTEVT_EXECNAME | DTEVT_FUNCARGS) == 0,
-	    "enable kprobe:vfs_read:entry");
+	on = ksym_range("ksys_read", &klo, &khi);
+	check(on, "ksys_read at %llx..%llx in /proc/kallsyms",
+	    (unsigned long long)klo,
+	    (unsigned long long)khi);
+	check(enable(fd, pbn_entry, DTEVT_EXECNAME | DTEVT_FUNCARGS |
+	    DTEVT_KSTACK) == 0, "enable kprobe:vfs_read:entry");
 	check(enable(fd, pbn_return, DTEVT_EXECNAME) == 0,
 	    "enable kprobe:vfs_read:return");
 	on = 1;
@@ -253,6 +289,15 @@ main(int argc, char **argv)
 				    rbuf || ev->dtev_args[2] != READ_LEN ||
 				    ev->dtev_args[0] == 0)
 					badargs++;
+				/* read(2) calls vfs_read from ksys_read. */
+				for (k = 0; k < ev->dtev_kstack.st_count &&
+				    k < STACKTRACE_MAX; k++)
+					if (ev->dtev_kstack.st_pc[k] >= klo &&
+					    ev->dtev_kstack.st_pc[k] < khi)
+						break;
+				if (k == ev->dtev_kstack.st_count ||
+				    k == STACKTRACE_MAX)
+					nocaller++;
 			} else if (ev->dtev_pbn == pbn_return) {
 				returns++;
 				if (ev->dtev_retval[0] != READ_LEN)
@@ -273,6 +318,8 @@ main(int argc, char **argv)
 	    "%d bytes, arg0 a file (%d wrong)", READ_LEN, badargs);
 	check(returns > 0 && badret == 0, "return retval = %d bytes read "
 	    "(%d wrong)", READ_LEN, badret);
+	check(entries > 0 && nocaller == 0, "entry's kstack has a return "
+	    "address in ksys_read (%d without)", nocaller);
 	check(marker && badcomm == 0, "the marker's comm is ours (\"%s\")",
 	    comm);
 	memset(&st, 0, sizeof(st));
