@@ -22,6 +22,7 @@
  * return value.
  *
  *   dt-kptest DEVICE
+ *   kpreader FILE	(dt-kptest under that name: the btrace check's)
  *
  * The child's reads are all before a marker, a read of MARK_LEN bytes by
  * this process after the child was reaped: events reach a reader in time
@@ -30,6 +31,7 @@
  * "FAIL - ..." lines and "N passed, M failed".
  */
 #include <sys/ioctl.h>
+#include <libgen.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -151,6 +153,31 @@ reader(const char *path)
 	_exit(0);
 }
 
+/*
+ * For the btrace check in init: NREADS reads of READ_LEN bytes and a
+ * marker of MARK_LEN from path, then stay until standard input closes,
+ * so that dtd can still name us when it reads our events.
+ */
+static int
+kpreader(const char *path)
+{
+	char buf[READ_LEN];
+	int fd, i;
+
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return 2;
+	for (i = 0; i < NREADS; i++)
+		if (read(fd, buf, READ_LEN) != READ_LEN)
+			return 3;
+	if (read(fd, buf, MARK_LEN) != MARK_LEN)
+		return 4;
+	printf("done\n");
+	fflush(stdout);
+	while (read(0, buf, 1) > 0)
+		continue;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -172,6 +199,8 @@ main(int argc, char **argv)
 	uint8_t nargs_entry = 0, nargs_return = 0xff;
 	double t0;
 
+	if (argc == 2 && strcmp(basename(argv[0]), "kpreader") == 0)
+		return kpreader(argv[1]);
 	if (argc != 2) {
 		fprintf(stderr, "usage: dt-kptest DEVICE\n");
 		return 2;

@@ -5,19 +5,19 @@
 # Run the integration client against dtd's CUSE front end inside a QEMU
 # guest running Debian's stock kernel (which has CUSE as a module).
 #
-#   run-vm.sh DTD-STATIC ITEST-STATIC INIT WORKDIR SMP KPTEST-STATIC
+#   run-vm.sh DTD-STATIC ITEST-STATIC INIT WORKDIR SMP KPTEST-STATIC \
+#	BTRACE-STATIC
 #
 # Passes only if the guest printed its VMTEST-RESULT line, every status in
-# it is 0 (dt-itest's runs, dt-kptest's, dtd's exits on SIGTERM) and its
-# summary says
-# "N passed, 0 failed" with N > 0.
+# it is 0 (dt-itest's runs, dt-kptest's, btrace's, dtd's exits on
+# SIGTERM) and its summary says "N passed, 0 failed" with N > 0.
 # Anything that keeps the test from running fails it: a missing QEMU or a
 # failed kernel download is a broken test machine, not a pass.
 set -eu
 
 prog=run-vm
-[ $# -eq 6 ] || { echo "usage: $0 dtd itest init workdir smp kptest" >&2; exit 2; }
-dtd=$1 itest=$2 init=$3 work=$4 smp=$5 kptest=$6
+[ $# -eq 7 ] || { echo "usage: $0 dtd itest init workdir smp kptest btrace" >&2; exit 2; }
+dtd=$1 itest=$2 init=$3 work=$4 smp=$5 kptest=$6 btrace=$7
 here=$(cd "$(dirname "$0")" && pwd)
 # Boot, test and power-off take a few seconds; this only catches hangs.
 boot_timeout=${USERDT_VM_TIMEOUT:-240}
@@ -45,7 +45,7 @@ done
 # say here what is wrong.
 busybox=/bin/busybox
 [ -x "$busybox" ] || die "$busybox not found (install busybox-static)"
-for b in "$busybox" "$dtd" "$itest" "$kptest"; do
+for b in "$busybox" "$dtd" "$itest" "$kptest" "$btrace"; do
 	[ -x "$b" ] || die "$b is not an executable"
 	! readelf -lW "$b" | grep -q INTERP ||
 	    die "$b is dynamically linked; the guest has no C library"
@@ -72,6 +72,8 @@ done
 cp "$dtd" "$root/bin/dtd"
 cp "$itest" "$root/bin/dt-itest"
 cp "$kptest" "$root/bin/dt-kptest"
+ln -s dt-kptest "$root/bin/kpreader"
+cp "$btrace" "$root/bin/btrace"
 cp "$init" "$root/init"
 chmod 755 "$root/init"
 cp "$kdir/fuse.ko" "$kdir/cuse.ko" "$root/lib/modules/"
@@ -132,7 +134,7 @@ while [ $# -gt 0 ]; do
 	seen="$seen $k"
 	shift
 done
-for k in itest dtd kprobe; do
+for k in itest dtd kprobe btrace; do
 	case "$seen " in
 	*" $k "*) ;;
 	*) fail "malformed result (no $k=): $line" ;;
