@@ -29,6 +29,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -209,18 +210,41 @@ dev_argstr(struct dt_evt *ev, int n)
 	return dt_args[i][n].dtai_argtype;
 }
 
+/*
+ * -l kprobe:... listed nothing, and the device has no kprobe at all:
+ * say why once, rather than print nothing.
+ */
+static void
+list_none(const char *pattern)
+{
+	char prov[64];
+	size_t i;
+
+	snprintf(prov, sizeof(prov), "%.*s", (int)strcspn(pattern, ":"),
+	    pattern);
+	if (fnmatch(prov, "kprobe", 0) != 0 &&
+	    fnmatch(prov, "kretprobe", 0) != 0)
+		return;
+	for (i = 0; i < dt_ndtpi; i++)
+		if (strncmp(dt_dtpis[i].dtpi_prov, "kprobe", DTNAMESIZE) == 0)
+			return;
+	fprintf(stderr, "%s: no probe matches '%s'%s\n", g_progname, pattern,
+	    check_missing_prov("kprobe"));
+}
+
 void
 dev_list(int fd)
 {
 	struct dtioc_probe_info *pi;
 	const char *lname;
-	size_t i, j;
+	size_t i, j, n = 0;
 
 	dtpi_cache(fd);
 	for (i = 0; i < dt_ndtpi; i++) {
 		pi = &dt_dtpis[i];
 		if (g_listpattern != NULL && !pi_listed(pi, g_listpattern))
 			continue;
+		n++;
 		printf("%.16s:%s:%.16s", pi->dtpi_prov, dtpi_func(pi),
 		    pi->dtpi_name);
 		if (strncmp(pi->dtpi_prov, "tracepoint", DTNAMESIZE) == 0 &&
@@ -258,6 +282,8 @@ dev_list(int fd)
 			}
 		}
 	}
+	if (g_listpattern != NULL && n == 0)
+		list_none(g_listpattern);
 }
 
 /*

@@ -460,6 +460,11 @@ provider)
 		bt -e 'kretprobe:vfs_read { }' > "$TMP/out" 2>&1
 		grep -q "in probe 'kprobe:vfs_read:return' (kprobes are unavailable on this kernel" \
 		    "$TMP/out" || fail "kretprobe: $(cat "$TMP/out")"
+		# a listing of kprobes says why it is empty, on stderr
+		bt -l 'kprobe:*' > "$TMP/out" 2> "$TMP/err"
+		[ ! -s "$TMP/out" ] || fail "-l kprobe:* listed: $(cat "$TMP/out")"
+		echo "btrace: no probe matches 'kprobe:*' (kprobes are unavailable on this kernel: it has no $kpmu, which needs CONFIG_KPROBES and CONFIG_KPROBE_EVENTS; trace system calls or kernel tracepoints instead)" |
+		    diff -u - "$TMP/err" || fail "-l kprobe:* message"
 	fi
 	# the device is root's (0600): another user is told why
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
