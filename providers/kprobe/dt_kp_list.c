@@ -99,58 +99,62 @@ dt_kp_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/*
- * Cut buf into names in place: field (0 or 2) of each line is a
- * function's name when the line is kallsyms' and its type is text.
- * Returns the count of names set in names, which has room for one per
- * line.
- */
-static size_t
-dt_kp_parse(char *buf, bool kallsyms, const char **names)
+/* A name's end: a blank or the line's end. */
+static char *
+dt_kp_field_end(char *p, const char *eol)
 {
-	char *line, *next, *f[3], *tok, *save, *name;
-	size_t n = 0;
-	int nf;
+	while (p < eol && *p != ' ' && *p != '\t')
+		p++;
+	return p;
+}
 
-	for (line = buf; line != NULL && *line != '\0'; line = next) {
-		if ((next = strchr(line, '\n')) != NULL)
-			*next++ = '\0';
-		nf = 0;
-		for (tok = strtok_r(line, " \t", &save); tok != NULL && nf < 3;
-		    tok = strtok_r(NULL, " \t", &save))
-			f[nf++] = tok;
+/*
+ * Cut buf (len bytes) into names in place: the first field of each line,
+ * or with kallsyms the third of a line whose type (the second) is text.
+ * Padding and CFI stubs before functions are none.  Returns the names
+ * in a new array, *np of them, or NULL (ENOMEM).  One pass, no
+ * tokenizer: the file has tens of thousands of lines, and dtd's start
+ * waits for it.
+ */
+static const char **
+dt_kp_parse(char *buf, size_t len, bool kallsyms, size_t *np)
+{
+	const char **names = NULL, **nn;
+	char *line, *eol, *end = buf + len, *name, *e;
+	size_t n = 0, cap = 0;
+
+	for (line = buf; line < end; line = eol + 1) {
+		if ((eol = memchr(line, '\n', (size_t)(end - line))) == NULL)
+			eol = end;
+		name = line;
 		if (kallsyms) {
 			/* "ADDRESS TYPE NAME [MODULE]" */
-			if (nf < 3 || (strcmp(f[1], "t") != 0 &&
-			    strcmp(f[1], "T") != 0))
+			name = dt_kp_field_end(line, eol);
+			if (eol - name < 4 || (name[1] != 't' && name[1] != 'T') ||
+			    name[2] != ' ')
 				continue;
-			name = f[2];
-		} else {
-			/* "NAME [MODULE]" */
-			if (nf < 1)
-				continue;
-			name = f[0];
+			name += 3;
 		}
-		/* Padding and CFI stubs before functions are none. */
+		e = dt_kp_field_end(name, eol);
+		*e = '\0';
 		if (!dt_kp_ident(name) ||
 		    strncmp(name, "__ftrace_invalid_address", 24) == 0 ||
 		    strncmp(name, "__pfx_", 6) == 0 ||
 		    strncmp(name, "__cfi_", 6) == 0)
 			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			if ((nn = reallocarray(names, cap, sizeof(*names))) ==
+			    NULL) {
+				free(names);
+				return NULL;
+			}
+			names = nn;
+		}
 		names[n++] = name;
 	}
-	return n;
-}
-
-/* Lines of a file, as an upper bound of the names in it. */
-static size_t
-dt_kp_lines(const char *buf)
-{
-	size_t n = 1;
-
-	for (; *buf != '\0'; buf++)
-		n += *buf == '\n';
-	return n;
+	*np = n;
+	return names;
 }
 
 /*
@@ -217,12 +221,10 @@ dt_kp_list_read(struct dt_kp_list *kl)
 		if ((kl->kl_buf = dt_kp_slurp(DT_KP_KALLSYMS, &len)) == NULL)
 			return errno;
 	}
-	if ((names = calloc(dt_kp_lines(kl->kl_buf), sizeof(*names))) ==
-	    NULL) {
+	if ((names = dt_kp_parse(kl->kl_buf, len, kallsyms, &n)) == NULL) {
 		dt_kp_list_free(kl);
 		return ENOMEM;
 	}
-	n = dt_kp_parse(kl->kl_buf, kallsyms, names);
 	qsort(names, n, sizeof(*names), dt_kp_cmp);
 	/* Static functions of one name: one probe, as OpenBSD has. */
 	for (i = j = 0; i < n; i++)
