@@ -5,12 +5,14 @@
 # libc6-dbg: libc's separate debug file, which names its static functions
 # in btrace's stacks (and the regress test that checks they are named).
 # gdb: syscall-signals runs a traced program under it (no int3 of ours).
+# libbz2-dev: libdw's static archive needs it, for the vm suite's static
+# btrace.
 set -eu
 
 PKGS="meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev
 libfuse3-dev fuse3 liburcu-dev libunwind-dev libelf-dev libdw-dev elfutils
 libcapstone-dev libc6-dbg
-qemu-system-x86 busybox-static xz-utils cpio
+qemu-system-x86 busybox-static xz-utils cpio libbz2-dev
 strace gdb bpftrace linux-perf binutils make git python3
 mandoc man-db systemd debhelper dpkg-dev fakeroot
 passwd"
