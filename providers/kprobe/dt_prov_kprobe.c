@@ -99,7 +99,12 @@ static const struct dt_provider dt_prov_kprobe = {
 	.dtpv_fini	= dt_prov_kp_fini,
 };
 
-static struct dt_kp_list	 dt_kp_funcs;		/* [I] */
+/*
+ * [I] The names longer than a probe's 15 characters, NUL-ended, one
+ * after the other: what a long name's probes keep of the list, which goes
+ * once they are registered (a short name's probe is its own full name).
+ */
+static char			*dt_kp_longnames;
 static uint32_t			 dt_kp_type;		/* [I] the PMU's */
 static uint64_t			 dt_kp_retbit;		/* [I] in config */
 static struct dt_kp_probe	*dt_kp_enabled;		/* [K] */
@@ -132,10 +137,12 @@ dt_kp_pmu(void)
 int
 dt_prov_kprobe_init(void)
 {
+	struct dt_kp_list kl;
 	struct dt_probe *dtp;
-	const char *f;
-	size_t i;
-	int error;
+	const char *f, *full;
+	char *lp;
+	size_t i, len, need = 0;
+	int error, n;
 
 	dt_kp_enabled = NULL;
 #if !defined(__x86_64__)
@@ -152,40 +159,53 @@ dt_prov_kprobe_init(void)
 		    "(%s): no kprobe probes\n", DT_KP_PMU);
 		return 0;
 	}
-	if ((error = dt_kp_list_read(&dt_kp_funcs)) != 0) {
+	if ((error = dt_kp_list_read(&kl)) != 0) {
 		fprintf(stderr, "dtd: kprobe: no list of kernel functions "
 		    "(%s): no kprobe probes\n", strerror(error));
 		return 0;
 	}
 	/* No probe, no dt_prov_kp_fini(): nothing may be left to free. */
-	if (dt_kp_funcs.kl_n == 0) {
+	if (kl.kl_n == 0) {
 		fprintf(stderr, "dtd: kprobe: no kernel function in %s: no "
-		    "kprobe probes\n", dt_kp_funcs.kl_from);
-		dt_kp_list_free(&dt_kp_funcs);
+		    "kprobe probes\n", kl.kl_from);
+		dt_kp_list_free(&kl);
 		return 0;
 	}
-	for (i = 0; i < dt_kp_funcs.kl_n; i++) {
-		f = dt_kp_funcs.kl_names[i];
+	for (i = 0; i < kl.kl_n; i++)
+		if ((len = strlen(kl.kl_names[i])) > DTNAMESIZE - 1)
+			need += len + 1;
+	if ((lp = dt_kp_longnames = malloc(need + 1)) == NULL)
+		goto nomem;
+	for (i = 0; i < kl.kl_n; i++) {
+		f = kl.kl_names[i];
 		/* dt(4)'s: entry with the arguments, return with none. */
 		if ((dtp = dt_dev_alloc_probe(f, "entry", &dt_prov_kprobe,
 		    DT_KP_NARGS)) == NULL)
 			goto nomem;
+		full = dtp->dtp_func;
+		if ((len = strlen(f)) > DTNAMESIZE - 1) {
+			memcpy(lp, f, len + 1);
+			full = lp;
+			lp += len + 1;
+		}
 		dtp->dtp_argsflag = DTEVT_FUNCARGS;
 		dtp->dtp_sysnum = -1;
-		dtp->dtp_priv = (void *)(uintptr_t)f;
+		dtp->dtp_priv = (void *)(uintptr_t)full;
 		if ((dtp = dt_dev_alloc_probe(f, "return", &dt_prov_kprobe,
 		    0)) == NULL)
 			goto nomem;
 		dtp->dtp_sysnum = -1;
-		dtp->dtp_priv = (void *)(uintptr_t)f;
+		dtp->dtp_priv = (void *)(uintptr_t)full;
 	}
-	if (dt_kp_funcs.kl_ambiguous > 0)
+	if (kl.kl_ambiguous > 0)
 		fprintf(stderr, "dtd: kprobe: %zu functions from %s, %zu left "
 		    "out whose first %d characters name another\n",
-		    dt_kp_funcs.kl_n, dt_kp_funcs.kl_from,
-		    dt_kp_funcs.kl_ambiguous, DTNAMESIZE - 1);
-	return (int)(2 * dt_kp_funcs.kl_n);
+		    kl.kl_n, kl.kl_from, kl.kl_ambiguous, DTNAMESIZE - 1);
+	n = (int)(2 * kl.kl_n);
+	dt_kp_list_free(&kl);
+	return n;
 nomem:
+	dt_kp_list_free(&kl);
 	errno = ENOMEM;
 	return -1;
 }
@@ -370,5 +390,6 @@ dt_prov_kp_fini(void)
 		free(kpp);
 	}
 	dt_kp_enabled = NULL;
-	dt_kp_list_free(&dt_kp_funcs);
+	free(dt_kp_longnames);
+	dt_kp_longnames = NULL;
 }
