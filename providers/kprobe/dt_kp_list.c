@@ -168,9 +168,15 @@ dt_kp_unlist(const char **names, size_t n)
 	const char *key;
 	size_t len, i, j;
 	const char **hit;
+	bool *drop;
 
 	if ((buf = dt_kp_slurp(DT_KP_BLACKLIST, &len)) == NULL)
 		return n;
+	/* Marked apart: names stays sorted and whole for bsearch(). */
+	if ((drop = calloc(n > 0 ? n : 1, sizeof(*drop))) == NULL) {
+		free(buf);
+		return n;
+	}
 	for (line = buf; *line != '\0'; line = next) {
 		if ((next = strchr(line, '\n')) != NULL)
 			*next++ = '\0';
@@ -184,16 +190,20 @@ dt_kp_unlist(const char **names, size_t n)
 		key = name;
 		if ((hit = bsearch(&key, names, n, sizeof(*names),
 		    dt_kp_cmp)) != NULL)
-			*hit = NULL;
+			drop[hit - names] = true;
 	}
 	for (i = j = 0; i < n; i++)
-		if (names[i] != NULL)
+		if (!drop[i])
 			names[j++] = names[i];
+	free(drop);
 	free(buf);
 	return j;
 }
 
-/* Whether a and b, both longer than dt(4)'s 15, cut to the same name. */
+/*
+ * Whether a's first 15 characters, dt(4)'s, are b's too: b's cut then
+ * names a as well (a name of 15 is its own cut).
+ */
 static bool
 dt_kp_samecut(const char *a, const char *b)
 {

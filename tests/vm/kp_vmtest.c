@@ -121,6 +121,58 @@ ksym_range(const char *name, uint64_t *lo, uint64_t *hi)
 	return *lo != 0 && *hi != UINT64_MAX;
 }
 
+/* Whether name is a function of the kprobe list pi[n]. */
+static int
+listed(const struct dtioc_probe_info *pi, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(pi[i].dtpi_prov, "kprobe") == 0 &&
+		    strcmp(pi[i].dtpi_func, name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The kprobe blacklist (init mounts debugfs before dtd starts): of its
+ * names that ftrace's list has, and that fit in a probe's 15 characters,
+ * none may be listed.  *ncand: how many such names there were.
+ */
+static int
+blacklist_listed(const struct dtioc_probe_info *pi, size_t n, int *ncand)
+{
+	FILE *bl, *af;
+	char line[256], name[128], fn[128];
+	int bad = 0, inftrace;
+
+	*ncand = 0;
+	if ((bl = fopen("/sys/kernel/debug/kprobes/blacklist", "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), bl) != NULL) {
+		if (sscanf(line, "%*s %127s", name) != 1 ||
+		    strlen(name) > DTNAMESIZE - 1)
+			continue;
+		inftrace = 0;
+		/* Where dtd found tracefs: debugfs' copy, or its own mount. */
+		if ((af = fopen("/sys/kernel/debug/tracing/"
+		    "available_filter_functions", "re")) == NULL &&
+		    (af = fopen("/sys/kernel/tracing/"
+		    "available_filter_functions", "re")) == NULL)
+			break;
+		while (!inftrace && fgets(line, sizeof(line), af) != NULL)
+			inftrace = sscanf(line, "%127s", fn) == 1 &&
+			    strcmp(fn, name) == 0;
+		fclose(af);
+		if (!inftrace)
+			continue;
+		(*ncand)++;
+		bad += listed(pi, n, name);
+	}
+	fclose(bl);
+	return bad;
+}
+
 static int
 done(void)
 {
@@ -195,6 +247,7 @@ main(int argc, char **argv)
 	int fd, dfd, on, status, marker = 0, badargs = 0, badret = 0;
 	int entries = 0, returns = 0, badcomm = 1, nocaller = 0;
 	uint64_t klo, khi;
+	int ncand;
 	unsigned int k;
 	uint8_t nargs_entry = 0, nargs_return = 0xff;
 	double t0;
@@ -247,6 +300,9 @@ main(int argc, char **argv)
 	    "(%u) and :return (%u) listed", pbn_entry, pbn_return);
 	check(nargs_entry == 6 && nargs_return == 0, "entry has 6 arguments "
 	    "(%u), return none (%u)", nargs_entry, nargs_return);
+	on = blacklist_listed(pi, n, &ncand);
+	check(on == 0 && ncand > 0, "none of the %d blacklisted functions "
+	    "ftrace lists is listed (%d are)", ncand, on);
 	if (pbn_entry == 0 || pbn_return == 0)
 		return done();
 
