@@ -32,8 +32,10 @@
  * ENOMEM before we see it: a probe list longer than that (the kprobe
  * provider's 50000 probes) skips round 2 and is written into the caller
  * with process_vm_writev(), as the FUSE-file front end writes all.  That
- * write runs on the loop thread: a caller whose buffer is backed by a
- * FUSE file it serves itself stalls the loop until it answers.
+ * write may wait, unkillably, on a caller whose buffer is backed by a
+ * FUSE file it serves itself: it runs, with the ioctl, on a worker of
+ * the caller's uid (dt_worker.h), so only that user's later big lists
+ * wait, and the loop goes on serving everyone.
  * The core's answer is in the last request, built from that request's
  * own copy of the struct, so a caller that changes its struct between
  * rounds only gets another round.
@@ -57,16 +59,19 @@
 
 #include "dt_fe.h"
 #include <cuse_lowlevel.h>
+#include "dt_worker.h"
 #include "dtd.h"
 
 /* libfuse's CUSE_INIT answers max_read 128 KiB; the kernel's default too. */
 #define CUSE_CHUNK_MAX		(128 * 1024)
 #define CUSE_NODE_WAIT_MS	5000	/* for udev to create the node */
 #define CUSE_IOCTL_MAX		(32 * 4096)	/* the kernel's, per ioctl */
+#define CUSE_JOBS_UID		8	/* big lists of one uid waiting */
 
 /* Loop thread only. */
 static struct fuse_session	*cuse_se;
 static int			 cuse_error;	/* startup failure */
+static struct dt_wq		*cuse_wq;	/* [I] after setup */
 
 /* Where the core's copy-out through the embedded pointer lands. */
 struct cuse_stage {
@@ -114,6 +119,57 @@ cuse_poke(pid_t tid, const struct cuse_stage *cs)
 	return 0;
 }
 
+/* An ioctl whose staged buffer goes by cuse_poke(), on a worker. */
+struct cuse_job {
+	struct dt_work		 cj_work;
+	fuse_req_t		 cj_req;
+	struct dt_softc		*cj_sc;
+	struct dt_cred		 cj_dc;
+	int			 cj_cmd;
+	size_t			 cj_argsz;
+	size_t			 cj_need_out;
+	struct cuse_stage	 cj_cs;
+	union dt_ioctl_arg	 cj_u, cj_orig;
+};
+
+/*
+ * The ioctl, the write into the caller and the reply; cancelled at stop
+ * with EIO.  A worker of the caller's uid; the softc stays, as the
+ * caller's ioctl holds its file until the reply.
+ */
+static void
+cuse_ioctl_direct(struct dt_work *wk, bool cancel)
+{
+	struct cuse_job *cj = (struct cuse_job *)(void *)wk;
+	struct dt_uaccess ua;
+	struct iovec iov;
+	int error;
+
+	if (cancel) {
+		(void)fuse_reply_err(cj->cj_req, EIO);
+		goto out;
+	}
+	ua.ua_copyout = cuse_copyout;
+	ua.ua_arg = &cj->cj_cs;
+	error = dt_dev_ioctl(cj->cj_sc, &cj->cj_dc, (unsigned int)cj->cj_cmd,
+	    &cj->cj_u, &ua);
+	if (cuse_poke(cj->cj_dc.dc_pid, &cj->cj_cs) != 0)
+		error = EFAULT;
+	if (error == 0) {
+		iov.iov_base = &cj->cj_u;
+		iov.iov_len = cj->cj_need_out;
+		(void)fuse_reply_ioctl_iov(cj->cj_req, 0, &iov, 1);
+	} else {
+		/* As below: the caller's own struct, with the error. */
+		iov.iov_base = &cj->cj_orig;
+		iov.iov_len = cj->cj_argsz;
+		(void)fuse_reply_ioctl_iov(cj->cj_req, -error, &iov, 1);
+	}
+out:
+	free(cj->cj_cs.cs_buf);
+	free(cj);
+}
+
 static void
 cuse_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
     unsigned int flags, const void *in_buf, size_t in_bufsz,
@@ -124,6 +180,7 @@ cuse_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 	struct iovec in_iov, out_iov[2], iov[2];
 	struct dt_uaccess ua;
 	struct dt_cred dc;
+	struct cuse_job *cj;
 	unsigned long canon;
 	size_t argsz, need_in, need_out;
 	uint64_t ubuf;
@@ -181,14 +238,33 @@ cuse_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 	}
 
 	dt_fe_cred(req, &dc);
+	if (direct) {
+		if ((cj = calloc(1, sizeof(*cj))) == NULL) {
+			free(cs.cs_buf);
+			(void)fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		cj->cj_work.wk_fn = cuse_ioctl_direct;
+		cj->cj_req = req;
+		cj->cj_sc = dt_fe_softc(fi);
+		cj->cj_dc = dc;
+		cj->cj_cmd = cmd;
+		cj->cj_argsz = argsz;
+		cj->cj_need_out = need_out;
+		cj->cj_cs = cs;
+		cj->cj_u = u;
+		cj->cj_orig = orig;
+		if ((error = dt_wq_submit(cuse_wq, (uint32_t)dc.dc_uid,
+		    &cj->cj_work)) != 0) {
+			free(cs.cs_buf);
+			free(cj);
+			(void)fuse_reply_err(req, error);
+		}
+		return;
+	}
 	ua.ua_copyout = cuse_copyout;
 	ua.ua_arg = &cs;
 	error = dt_dev_ioctl(dt_fe_softc(fi), &dc, (unsigned int)cmd, &u, &ua);
-	if (direct) {
-		if (cuse_poke(dc.dc_pid, &cs) != 0)
-			error = EFAULT;
-		cs.cs_used = 0;
-	}
 
 	if (error == 0) {
 		iov[0].iov_base = &u;
@@ -196,7 +272,7 @@ cuse_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 		iov[1].iov_base = cs.cs_buf;
 		iov[1].iov_len = cs.cs_used;
 		(void)fuse_reply_ioctl_iov(req, 0, iov, cs.cs_used ? 2 : 1);
-	} else if (cs.cs_used > 0 || direct) {
+	} else if (cs.cs_used > 0) {
 		/*
 		 * DTIOCGPLIST's ENOSPC: dt(4) leaves the entries it copied
 		 * and the struct as it was.  The kernel copies reply data
@@ -342,6 +418,7 @@ dt_cuse_main(void)
 	const char *path = dtd_conf.dcf_device;
 	struct cuse_info ci;
 	struct stat st;
+	unsigned int stuck;
 	int error, mt;
 
 	if (strncmp(path, "/dev/", 5) != 0 || path[5] == '\0') {
@@ -367,21 +444,39 @@ dt_cuse_main(void)
 	ci.dev_info_argv = devinfo;
 	ci.flags = CUSE_UNRESTRICTED_IOCTL;
 	/* -f: dtd daemonises itself; -s: ours is a single-threaded loop. */
+	if ((cuse_wq = dt_wq_new("dtd-ioctl", CUSE_JOBS_UID)) == NULL)
+		return ENOMEM;
 	cuse_se = cuse_lowlevel_setup(3, argv, &ci, &cuse_ops, &mt, NULL);
 	if (cuse_se == NULL) {
 		fprintf(stderr, "dtd: cannot set up the CUSE device %s\n",
 		    path);
+		dt_wq_free(cuse_wq);
 		return EIO;
 	}
 
 	error = dt_fe_loop(cuse_se, false);
 	if (cuse_error != 0)
 		error = cuse_error;
+	/*
+	 * A worker stuck in a caller's memory is left behind: its reply
+	 * would go to a session about to be torn down (dt_fusefile_main()
+	 * does the same).
+	 */
+	stuck = dt_wq_stop(cuse_wq, 1000);
+	if (stuck != 0)
+		fprintf(stderr, "dtd: %u ioctl%s still wait%s on the caller's "
+		    "memory\n", stuck, stuck == 1 ? "" : "s",
+		    stuck == 1 ? "s" : "");
 
 	/* Parked reads get EIO while the session still carries replies. */
 	dtd_teardown();
-	/* Closing /dev/cuse removes the device. */
-	cuse_lowlevel_teardown(cuse_se);
+	/*
+	 * Closing /dev/cuse removes the device.  A stuck worker would reply
+	 * into a freed session: leave it to the exit, which closes it too.
+	 */
+	if (stuck == 0)
+		cuse_lowlevel_teardown(cuse_se);
 	cuse_se = NULL;
+	dt_wq_free(cuse_wq);
 	return error;
 }
