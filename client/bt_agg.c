@@ -390,6 +390,14 @@ static int
 agg_keep(const struct dtioc_aggent *e, const struct agg_id *ai,
     const struct timespec *now)
 {
+	const char *prov = dt_dtpis[ai->ai_pbn - 1].dtpi_prov;
+
+	/*
+	 * An interval event belongs to no process (dtd's timer makes it):
+	 * -p and -c keep it, as they keep the event itself (bt_dev.c).
+	 */
+	if (strncmp(prov, "interval", DTNAMESIZE) == 0)
+		return 1;
 	if (g_pidfilter > 0)
 		return e->dtae_pid == g_pidfilter;
 	if (!g_treefilter)

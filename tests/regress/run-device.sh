@@ -271,7 +271,15 @@ pidfilter)
 	# the command's calls are not pid 1's: all of them are filtered
 	# (interval events belong to no process: -p keeps them)
 	export USERDT_SOCKET=$TMP/ingest.sock
-	bt -v -p 1 -c "$OPENAT_N 5" -e 'syscall:openat:entry { @n = count(); }' \
+	# Folded in dtd (aggregation at the source): nothing of it printed.
+	bt -p 1 -c "$OPENAT_N 5" -e 'syscall:openat:entry { @n = count(); }' \
+	    > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/err")"
+	[ -s "$TMP/out" ] && fail "unfiltered, folded: $(cat "$TMP/out")"
+	# Every event read: btrace's own filter takes them all.
+	(export BTRACE_NOPUSH=1; bt -v -p 1 -c "$OPENAT_N 5" \
+	    -e 'syscall:openat:entry { @n = count(); }') \
 	    > "$TMP/out" 2> "$TMP/err"
 	rc=$?
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/err")"
