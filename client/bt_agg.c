@@ -268,6 +268,18 @@ agg_probe(int fd, struct bt_rule *r, uint32_t pbn)
 	struct bt_stmt *stmts[DTA_PCBAGGS], *s;
 	int first = 1, n, i;
 
+	const char *prov = dt_dtpis[pbn - 1].dtpi_prov;
+
+	/*
+	 * -c keeps a process's events from its exec of the command on: its
+	 * events from before (btrace's helper, under btrace's name) are not
+	 * the command's, and a folded entry has no time to tell them by.
+	 * Syscall probes under -c take the launched processes' events only
+	 * (DTEVT_LAUNCHED), interval's belong to no process: those fold.
+	 */
+	if (g_treefilter && strncmp(prov, "syscall", DTNAMESIZE) != 0 &&
+	    strncmp(prov, "interval", DTNAMESIZE) != 0)
+		return 0;
 	if (r->br_filter != NULL && !push_exact(fd, r->br_filter, pbn))
 		return 0;
 	n = agg_stmts(r->br_action, stmts, 0);
