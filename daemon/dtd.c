@@ -50,6 +50,7 @@
 #include "dt_abi.h"
 #include "dt_dev.h"
 #include "dt_fe.h"
+#include "dt_fesock.h"
 #include "dt_inject.h"
 #include "dt_ksys.h"
 #include "dt_pidmaps.h"
@@ -76,7 +77,8 @@ static bool	dtd_torn_down;
 static bool	dtd_served;		/* dtd_ready() ran */
 
 static const char dtd_usage[] =
-    "usage: dtd [--foreground] [--frontend cuse|fuse|auto] [--device path]\n"
+    "usage: dtd [--foreground] [--frontend cuse|fuse|socket|auto]\n"
+    "           [--device path] [--device-socket path]\n"
     "           [--group group] [--ring-size n] [--ready-fd fd]\n"
     "           [--ingest path] [--ksyms path | --no-ksyms]\n"
     "           [--syscall-scope all|launched]\n"
@@ -90,7 +92,10 @@ static const char dtd_usage[] =
     "  --device PATH     where to publish dt(4) (default /dev/dt; needed\n"
     "                    without root, e.g. ~/dt)\n"
     "  --frontend MODE   cuse, fuse (a FUSE mount over a regular file)\n"
-    "                    or auto: cuse if /dev/cuse exists (default)\n"
+    "                    or auto: cuse if /dev/cuse exists (default);\n"
+    "                    socket: --device-socket alone, no FUSE or CUSE\n"
+    "  --device-socket PATH  also serve the device on a unix socket, for\n"
+    "                    libuserdt-dev.so (no /dev/fuse needed)\n"
     "  --group GROUP     open the device to GROUP (mode 0660); default\n"
     "                    root only (0600)\n"
     "  --foreground      do not daemonise\n"
@@ -221,6 +226,7 @@ enum {
 	OPT_REPLAY,
 	OPT_REPLAYPACE,
 	OPT_REPLAYSTRICT,
+	OPT_DEVSOCK,
 	OPT_HELP,
 };
 
@@ -247,6 +253,7 @@ static const struct option dtd_options[] = {
 	{ "replay",	required_argument,	NULL,	OPT_REPLAY },
 	{ "replay-pace", required_argument,	NULL,	OPT_REPLAYPACE },
 	{ "replay-strict", no_argument,		NULL,	OPT_REPLAYSTRICT },
+	{ "device-socket", required_argument,	NULL,	OPT_DEVSOCK },
 	{ "help",	no_argument,		NULL,	OPT_HELP },
 	{ NULL,		0,			NULL,	0 },
 };
@@ -305,11 +312,13 @@ dtd_parse(int argc, char *argv[])
 				dtd_conf.dcf_frontend = DTD_FE_CUSE;
 			else if (strcmp(optarg, "fuse") == 0)
 				dtd_conf.dcf_frontend = DTD_FE_FUSE;
+			else if (strcmp(optarg, "socket") == 0)
+				dtd_conf.dcf_frontend = DTD_FE_SOCKET;
 			else if (strcmp(optarg, "auto") == 0)
 				dtd_conf.dcf_frontend = DTD_FE_AUTO;
 			else
-				dtd_fatal("--frontend: '%s' is not cuse, fuse "
-				    "or auto", optarg);
+				dtd_fatal("--frontend: '%s' is not cuse, fuse, "
+				    "socket or auto", optarg);
 			break;
 		case OPT_GROUP:
 			dtd_conf.dcf_gid = dtd_group(optarg);
@@ -430,6 +439,11 @@ dtd_parse(int argc, char *argv[])
 		case OPT_REPLAYSTRICT:
 			dtd_replay_strict = true;
 			break;
+		case OPT_DEVSOCK:
+			if (optarg[0] == '\0')
+				dtd_fatal("--device-socket: empty path");
+			dtd_conf.dcf_devsock = optarg;
+			break;
 		case OPT_HELP:
 		case 'h':
 			usage(0);
@@ -450,8 +464,19 @@ dtd_parse(int argc, char *argv[])
 	/* OpenBSD's 16 slots (dt-abi 4.4), unless told otherwise. */
 	if (dtd_conf.dcf_strict && !ringsize_set)
 		dtd_conf.dcf_ringsize = DT_RINGSIZE_OPENBSD;
+	/* A container without FUSE still has the socket. */
+	if (dtd_conf.dcf_frontend == DTD_FE_AUTO &&
+	    dtd_conf.dcf_devsock != NULL && access("/dev/cuse", F_OK) != 0 &&
+	    access("/dev/fuse", R_OK | W_OK) != 0) {
+		fprintf(stderr, "dtd: no /dev/cuse nor /dev/fuse: serving the "
+		    "device on %s alone\n", dtd_conf.dcf_devsock);
+		dtd_conf.dcf_frontend = DTD_FE_SOCKET;
+	}
 	/* Without root, FUSE-file alone; said there. */
 	dtd_unpriv_setup(dtd_device_set, dtd_ingest_set);
+	if (dtd_conf.dcf_frontend == DTD_FE_SOCKET &&
+	    dtd_conf.dcf_devsock == NULL)
+		dtd_fatal("--frontend socket needs --device-socket");
 	if (dtd_conf.dcf_frontend == DTD_FE_AUTO)
 		dtd_conf.dcf_frontend = access("/dev/cuse", F_OK) == 0 ?
 		    DTD_FE_CUSE : DTD_FE_FUSE;
@@ -577,6 +602,8 @@ dtd_teardown(void)
 	dtd_torn_down = true;
 	if (dtd_served)
 		dtd_notify("STOPPING=1");
+	/* Its opens go before the core does. */
+	dt_fesock_stop();
 	/* Producers first, so nothing feeds a core going away. */
 	while (dtd_nstarted > 0) {
 		dtd_nstarted--;
@@ -696,7 +723,15 @@ main(int argc, char *argv[])
 		}
 	}
 
-	if (dtd_conf.dcf_frontend == DTD_FE_CUSE)
+	/* Listening before any front end says the device is ready. */
+	if (dtd_conf.dcf_devsock != NULL &&
+	    (error = dt_fesock_start(dtd_conf.dcf_devsock)) != 0) {
+		dtd_teardown();
+		return 1;
+	}
+	if (dtd_conf.dcf_frontend == DTD_FE_SOCKET)
+		error = dt_fesock_main();
+	else if (dtd_conf.dcf_frontend == DTD_FE_CUSE)
 		error = dt_cuse_main();
 	else
 		error = dt_fusefile_main();

@@ -29,6 +29,7 @@ enum dtd_frontend {
 	DTD_FE_AUTO,		/* CUSE if /dev/cuse exists, else FUSE-file */
 	DTD_FE_CUSE,
 	DTD_FE_FUSE,
+	DTD_FE_SOCKET,		/* --device-socket alone */
 };
 
 enum dtd_profile_mode {
@@ -39,6 +40,7 @@ enum dtd_profile_mode {
 
 struct dtd_conf {
 	const char		*dcf_device;	/* --device, "/dev/dt" */
+	const char		*dcf_devsock;	/* --device-socket, or NULL */
 	enum dtd_frontend	 dcf_frontend;	/* --frontend */
 	bool			 dcf_group_set;	/* --group given */
 	gid_t			 dcf_gid;	/* --group */

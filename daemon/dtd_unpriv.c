@@ -82,13 +82,14 @@ dtd_unpriv_setup(bool device_set, bool ingest_set)
 	dtd_conf.dcf_unpriv = true;
 	dtd_conf.dcf_ugid = getegid();
 
-	if (!device_set)
+	if (!device_set && dtd_conf.dcf_frontend != DTD_FE_SOCKET)
 		dtd_fatal("not root: /dev/dt is root's; name a device "
 		    "file of yours, e.g. --device ~/dt");
 	if (dtd_conf.dcf_frontend == DTD_FE_CUSE)
 		dtd_fatal("--frontend cuse needs root (CUSE makes a node "
 		    "in /dev); without root the device is a FUSE mount");
-	dtd_conf.dcf_frontend = DTD_FE_FUSE;
+	if (dtd_conf.dcf_frontend != DTD_FE_SOCKET)
+		dtd_conf.dcf_frontend = DTD_FE_FUSE;
 	if (dtd_conf.dcf_group_set)
 		dtd_fatal("--group needs root: without root the device "
 		    "is yours alone");
@@ -107,6 +108,8 @@ dtd_unpriv_setup(bool device_set, bool ingest_set)
 		dtd_conf.dcf_ingest = sock;
 	}
 	dtd_conf.dcf_device = unpriv_abs("--device", dtd_conf.dcf_device);
+	dtd_conf.dcf_devsock = unpriv_abs("--device-socket",
+	    dtd_conf.dcf_devsock);
 	dtd_conf.dcf_ingest = unpriv_abs("--ingest", dtd_conf.dcf_ingest);
 	dtd_conf.dcf_ksyms = unpriv_abs("--ksyms", dtd_conf.dcf_ksyms);
 

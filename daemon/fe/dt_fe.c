@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "dt_fe.h"
+#include "dt_fesock.h"
 
 /*
  * Set on the loop thread while it registers an interrupt callback:
@@ -63,6 +64,10 @@ dt_fe_read_done(void *token, const void *buf, size_t len, int error)
 {
 	fuse_req_t req = token;
 
+	if (dt_fesock_token(token)) {
+		dt_fesock_read_done(token, buf, len, error);
+		return;
+	}
 	/* A reply to a caller that is gone fails harmlessly with ENOENT. */
 	if (error != 0)
 		(void)fuse_reply_err(req, error);
@@ -75,6 +80,10 @@ dt_fe_poll_done(void *arg, bool ready)
 {
 	struct fuse_pollhandle *ph = arg;
 
+	if (dt_fesock_token(arg)) {
+		dt_fesock_poll_done(arg, ready);
+		return;
+	}
 	/* The kernel then asks again, and finds the record. */
 	if (ready)
 		(void)fuse_lowlevel_notify_poll(ph);
