@@ -188,12 +188,14 @@ same_path(const char *a, const char *b)
  * /proc is not ours to read).  The FUSE-file front end holds the file it
  * is mounted over open for its whole life, whose name is the device's;
  * the CUSE front end holds nothing of the name, so its command line
- * (--device PATH, else /dev/dt) says.
+ * (--device PATH, else /dev/dt) says; so does its --device-socket when
+ * the device is that socket's (USERDT_DEVICE_SOCKET, libuserdt-dev.so).
  */
 static int
 dtd_serves(pid_t pid, const char *dev)
 {
 	char path[64], link[PATH_MAX], cmd[8192], *a, *end, *d = "/dev/dt";
+	const char *ds = getenv("USERDT_DEVICE_SOCKET");
 	struct dirent *de;
 	DIR *dir;
 	ssize_t n;
@@ -229,6 +231,11 @@ cmdline:
 			d = a + strlen(a) + 1;
 		else if (strncmp(a, "--device=", 9) == 0)
 			d = a + 9;
+		/* The device served from its socket (libuserdt-dev.so). */
+		else if (ds != NULL && strcmp(a, "--device-socket") == 0 &&
+		    a + strlen(a) + 1 < end &&
+		    same_path(a + strlen(a) + 1, ds))
+			return 1;
 	}
 	return same_path(d, dev);
 }
