@@ -120,5 +120,6 @@ dtd_unpriv_setup(bool device_set, bool ingest_set)
 	    "processes' user stacks), kernel symbols (/dev/ksyms), CUSE, and "
 	    "adopting processes a previous dtd traced.\n",
 	    (unsigned int)dtd_conf.dcf_uid, dtd_conf.dcf_ingest,
+	    dtd_conf.dcf_frontend == DTD_FE_SOCKET ? dtd_conf.dcf_devsock :
 	    dtd_conf.dcf_device);
 }

@@ -33,12 +33,9 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,7 +48,6 @@
 #include "dt_dev.h"
 #include "dt_fe.h"
 #include "dt_fesock.h"
-#include "dt_path.h"
 #include "dtd.h"
 
 #define FESOCK_READS	8		/* parked reads of one connection */
@@ -102,10 +98,6 @@ static pthread_t		 fesock_thread;		/* [I] */
 static bool			 fesock_running;	/* main thread */
 static struct fesock_conn	*fesock_conns;		/* [L] */
 static unsigned int		 fesock_nconns;		/* [L] */
-static int			 fesock_dirfd = -1;	/* [I] */
-static char			 fesock_base[NAME_MAX + 1]; /* [I] */
-static dev_t			 fesock_dev;		/* [I] what we bound */
-static ino_t			 fesock_ino;
 
 /* The interest the connection's state asks for; under [o]. */
 static void
@@ -654,129 +646,14 @@ out:
 	return NULL;
 }
 
-/*
- * Make the socket file: in a directory that is safe (dt_path.h), never
- * through a link, with the device node's mode from its first instant
- * (dtd's umask is 0), replacing only a dead dtd's socket.
- */
-static int
-fesock_bind(const char *path)
-{
-	char dir[PATH_MAX];
-	struct sockaddr_un sun;
-	struct stat st;
-	mode_t mode = dtd_dev_mode();
-	int error, fd = -1, on = 1;
-
-	if ((error = dt_path_split(path, dir, sizeof(dir), fesock_base,
-	    sizeof(fesock_base))) != 0) {
-		fprintf(stderr, "dtd: --device-socket %s: %s\n", path,
-		    error == EINVAL ? "not a file name" : strerror(error));
-		return error;
-	}
-	fesock_dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fesock_dirfd == -1 || fstat(fesock_dirfd, &st) == -1)
-		goto fail_errno;
-	if (!dt_dir_safe(&st)) {
-		fprintf(stderr, "dtd: %s: refusing the device socket in a "
-		    "directory others can write (owner %d, mode %04o)\n", dir,
-		    (int)st.st_uid, (unsigned)(st.st_mode & 07777));
-		return EPERM;
-	}
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if ((size_t)snprintf(sun.sun_path, sizeof(sun.sun_path),
-	    "/proc/self/fd/%d/%s", fesock_dirfd, fesock_base) >=
-	    sizeof(sun.sun_path)) {
-		fprintf(stderr, "dtd: --device-socket %s: name too long\n",
-		    path);
-		return ENAMETOOLONG;
-	}
-	if (fstatat(fesock_dirfd, fesock_base, &st, AT_SYMLINK_NOFOLLOW) ==
-	    0) {
-		if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
-			fprintf(stderr, "dtd: %s exists and is not a socket "
-			    "of dtd's user; refusing to replace it\n", path);
-			return EEXIST;
-		}
-		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
-		    -1)
-			goto fail_errno;
-		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
-			fprintf(stderr, "dtd: another dtd serves %s\n", path);
-			close(fd);
-			return EADDRINUSE;
-		}
-		close(fd);
-		if (unlinkat(fesock_dirfd, fesock_base, 0) == -1 &&
-		    errno != ENOENT)
-			goto fail_errno;
-	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) == -1)
-		goto fail_errno;
-	/* Accepted sockets inherit it: every request carries its sender. */
-	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == -1 ||
-	    fchmod(fd, mode) == -1 ||
-	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    fstatat(fesock_dirfd, fesock_base, &st, AT_SYMLINK_NOFOLLOW) == -1)
-		goto fail_errno;
-	fesock_dev = st.st_dev;
-	fesock_ino = st.st_ino;
-	/*
-	 * The group of --group, by name in the directory we hold (nobody
-	 * else can change it: dt_dir_safe()); until then the file is only
-	 * stricter, dtd's group.
-	 */
-	if (st.st_gid != dtd_dev_gid() && fchownat(fesock_dirfd, fesock_base,
-	    (uid_t)-1, dtd_dev_gid(), AT_SYMLINK_NOFOLLOW) == -1)
-		goto fail_errno;
-	if ((st.st_mode & 0777) != mode) {
-		fprintf(stderr, "dtd: %s: mode %04o, not %04o\n", path,
-		    (unsigned)(st.st_mode & 07777), (unsigned)mode);
-		close(fd);
-		return EPERM;
-	}
-	if (listen(fd, 128) == -1)
-		goto fail_errno;
-	fesock_lfd = fd;
-	return 0;
-
-fail_errno:
-	error = errno;
-	fprintf(stderr, "dtd: --device-socket %s: %s\n", path, strerror(error));
-	if (fd != -1)
-		close(fd);
-	return error;
-}
-
-/* Remove the socket file if it is still the one we bound. */
-static void
-fesock_unlink(void)
-{
-	struct stat st;
-
-	if (fesock_dirfd == -1)
-		return;
-	if (fesock_ino != 0 && fstatat(fesock_dirfd, fesock_base, &st,
-	    AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == fesock_dev &&
-	    st.st_ino == fesock_ino)
-		(void)unlinkat(fesock_dirfd, fesock_base, 0);
-	close(fesock_dirfd);
-	fesock_dirfd = -1;
-	fesock_ino = 0;
-}
-
 int
 dt_fesock_start(const char *path)
 {
 	struct epoll_event ev;
 	int error;
 
-	if ((error = fesock_bind(path)) != 0) {
-		fesock_unlink();
+	if ((error = dt_fesock_bind(path, &fesock_lfd)) != 0)
 		return error;
-	}
 	fesock_epfd = epoll_create1(EPOLL_CLOEXEC);
 	fesock_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (fesock_epfd == -1 || fesock_evfd == -1)
@@ -820,7 +697,7 @@ dt_fesock_stop(void)
 	if (fesock_evfd != -1)
 		close(fesock_evfd);
 	fesock_lfd = fesock_epfd = fesock_evfd = -1;
-	fesock_unlink();
+	dt_fesock_unbind();
 }
 
 int

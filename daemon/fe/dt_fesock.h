@@ -59,6 +59,15 @@ void	dt_fesock_poll_done(void *, bool);
 int	dt_fesock_start(const char *path);
 
 /*
+ * dt_fesock_bind.c: make the socket file at path and listen on it
+ * (non-blocking, SO_PASSCRED), the descriptor in *fdp; 0 or an errno,
+ * said on stderr.  dt_fesock_unbind(): remove the file if it is still
+ * ours.  Main thread.
+ */
+int	dt_fesock_bind(const char *path, int *fdp);
+void	dt_fesock_unbind(void);
+
+/*
  * Stop serving: close every open made through the socket (parked reads
  * end with EIO), remove the socket file.  Main thread, before
  * dt_dev_fini(); idempotent.

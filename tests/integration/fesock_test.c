@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -62,6 +63,29 @@ fs_env(const char *lib, const char *const vars[])
 	for (i = 0; base[i] != NULL && n < FS_ENVMAX - 16; i++)
 		env[n++] = base[i];
 	free(base);
+	for (i = 0; vars != NULL && vars[i] != NULL && n < FS_ENVMAX - 1; i++)
+		env[n++] = (char *)vars[i];
+	env[n] = NULL;
+	return env;
+}
+
+char **
+fs_env_bare(const char *lib, const char *const vars[])
+{
+	static char *env[FS_ENVMAX], pre[PATH_MAX + 16], asan[1024];
+	extern char **environ;
+	const char *opts = getenv("ASAN_OPTIONS");
+	size_t n = 0, i;
+
+	for (i = 0; environ[i] != NULL && n < FS_ENVMAX - 16; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
+		    strncmp(environ[i], "ASAN_OPTIONS=", 13) != 0)
+			env[n++] = environ[i];
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", lib);
+	snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s%sverify_asan_link_order=0",
+	    opts != NULL ? opts : "", opts != NULL && opts[0] != '\0' ? ":" : "");
+	env[n++] = pre;
+	env[n++] = asan;
 	for (i = 0; vars != NULL && vars[i] != NULL && n < FS_ENVMAX - 1; i++)
 		env[n++] = (char *)vars[i];
 	env[n] = NULL;
@@ -260,7 +284,7 @@ fs_btrace(struct fs_ctx *fc)
 	vars[1] = ev2;
 	vars[2] = ev3;
 	vars[3] = NULL;
-	s2 = fs_run(ls, fs_env(fc->fc_lib, vars), sock, sizeof(sock));
+	s2 = fs_run(ls, fs_env_bare(fc->fc_lib, vars), sock, sizeof(sock));
 	dtt_check(dtt_exited0(s1) && dtt_exited0(s2) && strlen(fuse) > 100 &&
 	    strcmp(fuse, sock) == 0, "btrace: -l lists the same %zu bytes "
 	    "of probes through the socket as through FUSE", strlen(fuse));
@@ -268,7 +292,7 @@ fs_btrace(struct fs_ctx *fc)
 	vars[1] = NULL;
 	s1 = fs_run(cf, fs_env(NULL, vars), fuse, sizeof(fuse));
 	vars[1] = ev2;
-	s2 = fs_run(cs, fs_env(fc->fc_lib, vars), sock, sizeof(sock));
+	s2 = fs_run(cs, fs_env_bare(fc->fc_lib, vars), sock, sizeof(sock));
 	dtt_check(dtt_exited0(s1) && strcmp(fuse, "sh 3\nsh 6\n") == 0,
 	    "btrace: -c through FUSE prints the command's two writes (\"%s\")",
 	    fuse);

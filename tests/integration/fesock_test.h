@@ -49,6 +49,12 @@ struct fs_ctx {
  * next call.
  */
 char	**fs_env(const char *lib, const char *const vars[]);
+/*
+ * The same with LD_PRELOAD=lib alone, the sanitizer told not to mind
+ * coming second: for btrace -c, whose commands inherit LD_PRELOAD and
+ * must not load a sanitizer's runtime behind the syscall library.
+ */
+char	**fs_env_bare(const char *lib, const char *const vars[]);
 
 /*
  * Run argv with env, its stdout into out (NUL-terminated, outsz bytes

@@ -46,7 +46,7 @@ forbid() {
 for d in daemon/core daemon/fe daemon/ingest daemon/sys providers/syscall/preload \
     providers/syscall/dtd providers/syscall/launch providers/syscall/table \
     providers/profile/preload providers/profile/dtd providers/tracepoint \
-    providers/kprobe providers/interval providers/replay; do
+    providers/kprobe providers/interval providers/replay shim/dev; do
 	[ -d "$d" ] || { echo "layout: $d is missing"; fail=$((fail + 1)); }
 done
 
@@ -75,6 +75,8 @@ forbid "the replay provider includes another provider" \
     providers/interval providers/syscall providers/kprobe)
 forbid "the profile half of the preload library includes more of the syscall half than udt_host.h" \
     providers/profile/preload -- $(headers providers/syscall | grep -vx 'udt_host.h')
+forbid "the device's preload library includes more than include/" \
+    shim/dev -- $(headers daemon providers client tools shim | grep -vx 'udt_dev.h')
 
 if [ "$fail" -ne 0 ]; then
 	echo "layout: $fail boundaries crossed ($checked header names checked)"
