@@ -217,6 +217,20 @@ fesock_reply(struct fesock_conn *fc, const struct udt_ds_hdr *rq, int error,
 	pthread_mutex_unlock(&fc->fc_mtx);
 }
 
+/* A reply with a payload whatever its errno (an ioctl's array). */
+static void
+fesock_reply_data(struct fesock_conn *fc, const struct udt_ds_hdr *rq,
+    int error, const void *p1, size_t len1, const void *p2, size_t len2)
+{
+	struct udt_ds_hdr dh;
+
+	fesock_hdr(&dh, (uint16_t)(rq->dh_op | UDT_DS_REPLY), rq->dh_seq, error,
+	    0, len1 + len2);
+	pthread_mutex_lock(&fc->fc_mtx);
+	fesock_put(fc, &dh, p1, len1, p2, len2);
+	pthread_mutex_unlock(&fc->fc_mtx);
+}
+
 void
 dt_fesock_read_done(void *token, const void *buf, size_t len, int error)
 {
@@ -312,21 +326,29 @@ fesock_ioctl(struct fesock_conn *fc, const struct udt_ds_hdr *rq,
 	}
 	error = dt_dev_ioctl(fc->fc_sc, dc, (unsigned long)rq->dh_arg, &u,
 	    &ua);
-	argsz = (_IOC_DIR(canon) & _IOC_READ) ? (size_t)size : 0;
+	/*
+	 * The argument is copied out on success only; what the array got
+	 * is the caller's either way (DTIOCGPLIST's ENOSPC fills it).
+	 */
+	argsz = error == 0 && (_IOC_DIR(canon) & _IOC_READ) ? (size_t)size :
+	    0;
 	memset(&dr, 0, sizeof(dr));
 	dr.dr_uaddr = fs.fs_uaddr;
 	dr.dr_argsz = (uint32_t)argsz;
 	dr.dr_buflen = (uint32_t)fs.fs_high;
 	/* One payload: the head, the argument, the array. */
-	out = error == 0 ? malloc(sizeof(dr) + argsz) : NULL;
-	if (error == 0 && out == NULL)
-		error = ENOMEM;
-	if (error == 0) {
-		memcpy(out, &dr, sizeof(dr));
-		memcpy(out + sizeof(dr), &u, argsz);
+	if ((out = malloc(sizeof(dr) + argsz)) == NULL) {
+		fesock_reply(fc, rq, ENOMEM, 0, NULL, 0, NULL, 0);
+		free(fs.fs_buf);
+		return;
 	}
-	fesock_reply(fc, rq, error, 0, out, sizeof(dr) + argsz, fs.fs_buf,
-	    fs.fs_high);
+	memcpy(out, &dr, sizeof(dr));
+	memcpy(out + sizeof(dr), &u, argsz);
+	if (error == 0 || fs.fs_high > 0)
+		fesock_reply_data(fc, rq, error, out, sizeof(dr) + argsz,
+		    fs.fs_buf, fs.fs_high);
+	else
+		fesock_reply(fc, rq, error, 0, NULL, 0, NULL, 0);
 	free(out);
 	free(fs.fs_buf);
 }
@@ -353,7 +375,13 @@ fesock_read(struct fesock_conn *fc, const struct udt_ds_hdr *rq)
 		fesock_reply(fc, rq, EAGAIN, 0, NULL, 0, NULL, 0);
 		return;
 	}
-	resid = rq->dh_arg > DT_READ_MAX ? DT_READ_MAX : (size_t)rq->dh_arg;
+	/*
+	 * dt(4) cuts the last record only at the caller's end: where our
+	 * bound is shorter, whole records.
+	 */
+	resid = (size_t)rq->dh_arg;
+	if (rq->dh_arg > DT_READ_MAX)
+		resid = DT_READ_MAX - DT_READ_MAX % dt_dev_recsize();
 	dt_dev_read(fc->fc_sc, resid, (void *)((uintptr_t)fr | DT_FESOCK_TAG));
 }
 

@@ -37,7 +37,9 @@
  *	CANCEL		seq of a READ	-		(none: the READ's)
  *
  * A reply has the request's dh_seq and dh_op | UDT_DS_REPLY, and dh_error
- * 0 or an errno (then no payload).  A READ is answered when records are
+ * 0 or an errno (then no payload, but for an IOCTL whose array dt(4)
+ * filled before failing: its struct udt_ds_ioret with dr_argsz 0, and
+ * the array).  A READ is answered when records are
  * ready, as dt(4)'s read blocks; meanwhile the client waits in recv(2),
  * so signals act on it as on OpenBSD's sleeping read, and a CANCEL makes
  * dtd answer the READ at once (EINTR, or the records that won the race).

@@ -519,9 +519,8 @@ udev_ioctl(int fd, unsigned long cmd, void *arg)
 	    in, size)) != 0 || (error = udev_reply(fd, uc, UDT_DS_IOCTL, seq,
 	    &dh, false)) != 0)
 		goto out;
-	if (dh.dh_error != 0) {
+	if (dh.dh_error != 0 && dh.dh_len == 0) {
 		error = dh.dh_error;
-		(void)udev_skip(fd, dh.dh_len);
 		goto out;
 	}
 	if (dh.dh_len < sizeof(dr) || (out = malloc(dh.dh_len)) == NULL) {
@@ -536,10 +535,15 @@ udev_ioctl(int fd, unsigned long cmd, void *arg)
 		error = EIO;
 		goto out;
 	}
-	/* dt(4)'s order: the array, then the argument. */
+	/*
+	 * dt(4)'s order: the array (filled on an error too), then the
+	 * argument (on success only).
+	 */
 	if ((error = udev_copy((void *)(uintptr_t)dr.dr_uaddr, out +
 	    sizeof(dr) + dr.dr_argsz, dr.dr_buflen, true)) == 0)
 		error = udev_copy(arg, out + sizeof(dr), dr.dr_argsz, true);
+	if (dh.dh_error != 0)
+		error = dh.dh_error;
 out:
 	udev_unlock(uc);
 	free(out);

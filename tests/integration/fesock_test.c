@@ -15,7 +15,7 @@
  */
 
 /*
- * usage: fesock_test btrace|unpriv|stop|garbage DTD LIBDEV BTRACE
+ * usage: fesock_test btrace|unpriv|stop|garbage|itest DTD LIBDEV PROGRAM
  *
  * btrace: one dtd serves its FUSE-file device and its socket at once;
  * our btrace lists the same probes and prints the same for a script
@@ -27,6 +27,8 @@
  * alone, and btrace reads its events through /dev/dt, a path that does
  * not exist there.
  * stop, garbage: fesock_raw.c.
+ * itest (PROGRAM is dt-itest): dt-itest's checks of dt(4) through the
+ * library and a dtd that serves the socket alone.
  */
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -440,6 +442,44 @@ fs_unpriv(struct fs_ctx *fc)
 	dtt_user_del(&du);
 }
 
+static void
+fs_itest(struct fs_ctx *fc)
+{
+	char *extra[] = { "--frontend", "socket", "--device-socket",
+	    fc->fc_devsock, "--no-ksyms", NULL };
+	char ev1[256], ev2[256], pid[16];
+	const char *vars[3] = { ev1, ev2, NULL };
+	char *argv[] = { (char *)fc->fc_btrace, fc->fc_devpath, pid, NULL };
+	pid_t p;
+	int status;
+
+	if (!dtt_check(dtt_dtd_init(&fc->fc_dd, "fesock-itest") == 0,
+	    "itest: temporary directory"))
+		return;
+	snprintf(fc->fc_devsock, sizeof(fc->fc_devsock), "%s/dt.sock",
+	    fc->fc_dd.dd_dir);
+	snprintf(fc->fc_devpath, sizeof(fc->fc_devpath), "%s/nodev",
+	    fc->fc_dd.dd_dir);
+	extra[3] = fc->fc_devsock;
+	if (!dtt_check(dtt_dtd_start(&fc->fc_dd, fc->fc_dtd, extra, NULL, 0) >
+	    0, "itest: dtd --frontend socket starts"))
+		goto out;
+	snprintf(ev1, sizeof(ev1), "USERDT_DEVICE=%s", fc->fc_devpath);
+	snprintf(ev2, sizeof(ev2), "USERDT_DEVICE_SOCKET=%s", fc->fc_devsock);
+	snprintf(pid, sizeof(pid), "%d", (int)fc->fc_dd.dd_pid);
+	fflush(stdout);
+	/* Its lines go to our stdout, for the log. */
+	p = dtt_spawn(argv, fs_env(fc->fc_lib, vars), -1, -1, -1, -1);
+	status = p == -1 ? -1 : dtt_wait(p, 240000);
+	if (p != -1 && status == -1)
+		(void)dtt_stop(p, SIGKILL, DTT_EXIT_MS);
+	dtt_check(dtt_exited0(status), "itest: dt-itest passes through "
+	    "libuserdt-dev.so (status %#x)", status);
+	dtt_check(dtt_dtd_stop(&fc->fc_dd, SIGTERM) == 0, "itest: dtd exits 0");
+out:
+	dtt_dtd_fini(&fc->fc_dd, true);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -448,8 +488,8 @@ main(int argc, char *argv[])
 	if (argc >= 2 && strcmp(argv[1], "loop") == 0)
 		return fs_loop_child(argc, argv);
 	if (argc != 5) {
-		fprintf(stderr, "usage: fesock_test btrace|unpriv|stop|garbage "
-		    "DTD LIBDEV BTRACE\n");
+		fprintf(stderr, "usage: fesock_test "
+		    "btrace|unpriv|stop|garbage|itest DTD LIBDEV PROGRAM\n");
 		return 2;
 	}
 	memset(&fc, 0, sizeof(fc));
@@ -465,6 +505,8 @@ main(int argc, char *argv[])
 		fs_stop(&fc);
 	else if (strcmp(argv[1], "garbage") == 0)
 		fs_garbage(&fc);
+	else if (strcmp(argv[1], "itest") == 0)
+		fs_itest(&fc);
 	else {
 		fprintf(stderr, "fesock_test: unknown mode %s\n", argv[1]);
 		return 2;

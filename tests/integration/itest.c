@@ -228,7 +228,16 @@ main(int argc, char *argv[])
 			itest_rdvnode(&it, true);
 			itest_concurrent(&it);
 			itest_eintr(&it);
-			itest_stopcont(&it);
+			/*
+			 * Through libuserdt-dev.so the read waits in recv(2)
+			 * and job control acts as on OpenBSD, not as these
+			 * checks of FUSE expect: fesock-stop checks it there.
+			 */
+			if (getenv("USERDT_DEVICE_SOCKET") == NULL)
+				itest_stopcont(&it);
+			else
+				printf("skip - stop: checked by fesock-stop "
+				    "through the device socket\n");
 			itest_poll(&it);
 			itest_thread(&it);
 			itest_bigread(&it);
