@@ -15,19 +15,24 @@
  */
 
 /*
- * The socket front end: connections, frames and their translation into
- * the core's calls (protocol in <userdt/udt_devsock.h>).
+ * The socket front end: connections and frames (protocol in
+ * <userdt/udt_devsock.h>); the requests are dt_fesock_req.c's.
  *
  * Every byte a client sends is hostile: a frame is read into a buffer of
  * the largest legal size, checked, and a bad one costs only its own
  * connection.  Replies never block: what the socket does not take at
  * once waits in the connection's queue for the loop thread, and a client
- * that does not read its replies stops being read from.
+ * that does not read its replies stops being read from.  Ioctls run on a
+ * worker of their caller's uid, as the FUSE-file front end's do:
+ * DTIOCRDVNODE reads a process's maps, which waits on that process's
+ * mmap lock (doc/threat-model.md); a connection closed meanwhile is
+ * released when its last ioctl is done.
  *
- * Locks used to protect the fields below:
- *	[I]	immutable while the connection lives
+ * Locks used to protect the globals below (the connection's fields:
+ * dt_fesock_conn.h):
+ *	[I]	immutable while the loop runs
  *	[L]	the loop thread only
- *	[o]	fc_mtx: the replies, which completions also send
+ *	[r]	fesock_reap_mtx
  */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -48,52 +53,17 @@
 #include "dt_dev.h"
 #include "dt_fe.h"
 #include "dt_fesock.h"
+#include "dt_fesock_conn.h"
+#include "dt_worker.h"
 #include "dtd.h"
-
-#define FESOCK_READS	8		/* parked reads of one connection */
-#define FESOCK_OUTMAX	(4 * 1024 * 1024) /* queued replies: stop reading */
-#define FESOCK_CONNMAX	4096		/* connections at once */
-#define FESOCK_FRAMEMAX	(sizeof(struct udt_ds_hdr) + UDT_DS_MAXPAYLOAD)
-
-struct fesock_out {
-	struct fesock_out	*fo_next;
-	size_t			 fo_len;
-	size_t			 fo_off;
-	unsigned char		 fo_buf[];
-};
-
-struct fesock_conn;
-
-/* A read parked in the core; its address (tagged) is the token. */
-struct fesock_rd {
-	struct fesock_conn	*fr_conn;	/* [I] */
-	uint32_t		 fr_seq;	/* [o] */
-	bool			 fr_busy;	/* [o] */
-} __attribute__((aligned(8)));
-
-struct fesock_conn {
-	int			 fc_fd;			/* [I] */
-	struct dt_cred		 fc_peer;		/* [I] at connect */
-	struct dt_softc		*fc_sc;			/* [L] after OPEN */
-	struct fesock_conn	*fc_next;		/* [L] all of them */
-	unsigned char		 fc_in[FESOCK_FRAMEMAX]; /* [L] a frame */
-	size_t			 fc_inlen;		/* [L] */
-	struct dt_cred		 fc_incred;		/* [L] its sender */
-	bool			 fc_inmixed;		/* [L] two senders */
-
-	pthread_mutex_t		 fc_mtx;
-	struct fesock_out	*fc_outq;		/* [o] */
-	struct fesock_out	**fc_outtail;		/* [o] */
-	size_t			 fc_outbytes;		/* [o] */
-	uint32_t		 fc_events;		/* [o] epoll interest */
-	bool			 fc_closing;		/* [o] */
-	bool			 fc_dead;		/* [o] send failed */
-	struct fesock_rd	 fc_rd[FESOCK_READS];
-} __attribute__((aligned(8)));
 
 static int			 fesock_lfd = -1;	/* [I] listening */
 static int			 fesock_epfd = -1;	/* [I] */
 static int			 fesock_evfd = -1;	/* [I] stop */
+static int			 fesock_reapfd = -1;	/* [I] jobs ended */
+struct dt_wq			*dt_fesock_wq;		/* [I] */
+static pthread_mutex_t		 fesock_reap_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct fesock_conn	*fesock_reap;		/* [r] to release */
 static pthread_t		 fesock_thread;		/* [I] */
 static bool			 fesock_running;	/* main thread */
 static struct fesock_conn	*fesock_conns;		/* [L] */
@@ -110,7 +80,8 @@ fesock_interest(struct fesock_conn *fc)
 		return;
 	if (fc->fc_outbytes <= FESOCK_OUTMAX && !fc->fc_dead)
 		want |= EPOLLIN;
-	if (fc->fc_outq != NULL && !fc->fc_dead)
+	/* A dead stream: wake the loop, whose flush then closes it. */
+	if (fc->fc_outq != NULL || fc->fc_dead)
 		want |= EPOLLOUT;
 	if (want == fc->fc_events)
 		return;
@@ -160,8 +131,8 @@ fesock_flush(struct fesock_conn *fc)
  * held.  A frame that finds no memory is lost, and with it the stream:
  * the connection is treated as gone.
  */
-static void
-fesock_put(struct fesock_conn *fc, const struct udt_ds_hdr *dh,
+void
+dt_fesock_put(struct fesock_conn *fc, const struct udt_ds_hdr *dh,
     const void *p1, size_t len1, const void *p2, size_t len2)
 {
 	struct fesock_out *fo;
@@ -188,8 +159,8 @@ fesock_put(struct fesock_conn *fc, const struct udt_ds_hdr *dh,
 	(void)fesock_flush(fc);
 }
 
-static void
-fesock_hdr(struct udt_ds_hdr *dh, uint16_t op, uint32_t seq, int error,
+void
+dt_fesock_hdr(struct udt_ds_hdr *dh, uint16_t op, uint32_t seq, int error,
     uint64_t arg, size_t len)
 {
 	memset(dh, 0, sizeof(*dh));
@@ -202,264 +173,33 @@ fesock_hdr(struct udt_ds_hdr *dh, uint16_t op, uint32_t seq, int error,
 }
 
 /* The reply to a request: an errno alone, or a payload.  Loop thread. */
-static void
-fesock_reply(struct fesock_conn *fc, const struct udt_ds_hdr *rq, int error,
+void
+dt_fesock_reply(struct fesock_conn *fc, const struct udt_ds_hdr *rq, int error,
     uint64_t arg, const void *p1, size_t len1, const void *p2, size_t len2)
 {
 	struct udt_ds_hdr dh;
 
 	if (error != 0)
 		len1 = len2 = 0;
-	fesock_hdr(&dh, (uint16_t)(rq->dh_op | UDT_DS_REPLY), rq->dh_seq, error,
+	dt_fesock_hdr(&dh, (uint16_t)(rq->dh_op | UDT_DS_REPLY), rq->dh_seq, error,
 	    arg, len1 + len2);
 	pthread_mutex_lock(&fc->fc_mtx);
-	fesock_put(fc, &dh, p1, len1, p2, len2);
+	dt_fesock_put(fc, &dh, p1, len1, p2, len2);
 	pthread_mutex_unlock(&fc->fc_mtx);
 }
 
 /* A reply with a payload whatever its errno (an ioctl's array). */
-static void
-fesock_reply_data(struct fesock_conn *fc, const struct udt_ds_hdr *rq,
+void
+dt_fesock_reply_data(struct fesock_conn *fc, const struct udt_ds_hdr *rq,
     int error, const void *p1, size_t len1, const void *p2, size_t len2)
 {
 	struct udt_ds_hdr dh;
 
-	fesock_hdr(&dh, (uint16_t)(rq->dh_op | UDT_DS_REPLY), rq->dh_seq, error,
+	dt_fesock_hdr(&dh, (uint16_t)(rq->dh_op | UDT_DS_REPLY), rq->dh_seq, error,
 	    0, len1 + len2);
 	pthread_mutex_lock(&fc->fc_mtx);
-	fesock_put(fc, &dh, p1, len1, p2, len2);
+	dt_fesock_put(fc, &dh, p1, len1, p2, len2);
 	pthread_mutex_unlock(&fc->fc_mtx);
-}
-
-void
-dt_fesock_read_done(void *token, const void *buf, size_t len, int error)
-{
-	struct fesock_rd *fr = (void *)((uintptr_t)token & ~DT_FESOCK_TAG);
-	struct fesock_conn *fc = fr->fr_conn;
-	struct udt_ds_hdr dh;
-
-	pthread_mutex_lock(&fc->fc_mtx);
-	fesock_hdr(&dh, UDT_DS_READ | UDT_DS_REPLY, fr->fr_seq, error, 0,
-	    error == 0 ? len : 0);
-	fr->fr_busy = false;
-	fesock_put(fc, &dh, buf, error == 0 ? len : 0, NULL, 0);
-	pthread_mutex_unlock(&fc->fc_mtx);
-}
-
-void
-dt_fesock_poll_done(void *ph, bool ready)
-{
-	struct fesock_conn *fc = (void *)((uintptr_t)ph & ~DT_FESOCK_TAG);
-	struct udt_ds_hdr dh;
-
-	/* A handle let go needs nothing: the client asks again. */
-	if (!ready)
-		return;
-	pthread_mutex_lock(&fc->fc_mtx);
-	fesock_hdr(&dh, UDT_DS_NOTIFY, 0, 0, 0, 0);
-	fesock_put(fc, &dh, NULL, 0, NULL, 0);
-	pthread_mutex_unlock(&fc->fc_mtx);
-}
-
-/* ua_copyout of an ioctl: into the staging of the pointed-to array. */
-struct fesock_stage {
-	uint64_t	 fs_uaddr;
-	size_t		 fs_len;
-	size_t		 fs_high;	/* bytes written from the start */
-	unsigned char	*fs_buf;
-};
-
-static int
-fesock_copyout(void *arg, uint64_t uaddr, const void *src, size_t len)
-{
-	struct fesock_stage *fs = arg;
-	uint64_t off;
-
-	if (len == 0)
-		return 0;
-	if (uaddr < fs->fs_uaddr || fs->fs_buf == NULL)
-		return EFAULT;
-	off = uaddr - fs->fs_uaddr;
-	if (off > fs->fs_len || len > fs->fs_len - off)
-		return EFAULT;
-	memcpy(fs->fs_buf + off, src, len);
-	if (off + len > fs->fs_high)
-		fs->fs_high = (size_t)(off + len);
-	return 0;
-}
-
-/*
- * IOCTL: the argument as OpenBSD's sys_ioctl() hands it to the driver,
- * copied in for IOC_IN, zeroes for a pure IOC_OUT; the pointed-to array
- * staged here and sent back for the client to copy.  Loop thread.
- */
-static void
-fesock_ioctl(struct fesock_conn *fc, const struct udt_ds_hdr *rq,
-    const unsigned char *payload, const struct dt_cred *dc)
-{
-	union dt_ioctl_arg u;
-	struct fesock_stage fs = { .fs_buf = NULL };
-	struct dt_uaccess ua = { fesock_copyout, &fs };
-	struct udt_ds_ioret dr;
-	unsigned long canon;
-	unsigned char *out;
-	size_t argsz;
-	int size, error;
-
-	size = dt_ioctl_argsize((unsigned long)rq->dh_arg, &canon);
-	if (size < 0 || (size_t)size > sizeof(u)) {
-		fesock_reply(fc, rq, ENOTTY, 0, NULL, 0, NULL, 0);
-		return;
-	}
-	memset(&u, 0, sizeof(u));
-	if (_IOC_DIR(canon) & _IOC_WRITE) {
-		if ((rq->dh_flags & UDT_DS_FAULT) || rq->dh_len < (size_t)size) {
-			fesock_reply(fc, rq, EFAULT, 0, NULL, 0, NULL, 0);
-			return;
-		}
-		memcpy(&u, payload, (size_t)size);
-	}
-	if (dt_ioctl_outbuf(canon, &u, &fs.fs_uaddr, &fs.fs_len) &&
-	    (fs.fs_buf = calloc(1, fs.fs_len)) == NULL) {
-		fesock_reply(fc, rq, ENOMEM, 0, NULL, 0, NULL, 0);
-		return;
-	}
-	error = dt_dev_ioctl(fc->fc_sc, dc, (unsigned long)rq->dh_arg, &u,
-	    &ua);
-	/*
-	 * The argument is copied out on success only; what the array got
-	 * is the caller's either way (DTIOCGPLIST's ENOSPC fills it).
-	 */
-	argsz = error == 0 && (_IOC_DIR(canon) & _IOC_READ) ? (size_t)size :
-	    0;
-	memset(&dr, 0, sizeof(dr));
-	dr.dr_uaddr = fs.fs_uaddr;
-	dr.dr_argsz = (uint32_t)argsz;
-	dr.dr_buflen = (uint32_t)fs.fs_high;
-	/* One payload: the head, the argument, the array. */
-	if ((out = malloc(sizeof(dr) + argsz)) == NULL) {
-		fesock_reply(fc, rq, ENOMEM, 0, NULL, 0, NULL, 0);
-		free(fs.fs_buf);
-		return;
-	}
-	memcpy(out, &dr, sizeof(dr));
-	memcpy(out + sizeof(dr), &u, argsz);
-	if (error == 0 || fs.fs_high > 0)
-		fesock_reply_data(fc, rq, error, out, sizeof(dr) + argsz,
-		    fs.fs_buf, fs.fs_high);
-	else
-		fesock_reply(fc, rq, error, 0, NULL, 0, NULL, 0);
-	free(out);
-	free(fs.fs_buf);
-}
-
-/* READ: park it in the core under a free slot's token.  Loop thread. */
-static void
-fesock_read(struct fesock_conn *fc, const struct udt_ds_hdr *rq)
-{
-	struct fesock_rd *fr = NULL;
-	size_t i, resid;
-
-	pthread_mutex_lock(&fc->fc_mtx);
-	for (i = 0; i < FESOCK_READS; i++) {
-		if (!fc->fc_rd[i].fr_busy) {
-			fr = &fc->fc_rd[i];
-			fr->fr_busy = true;
-			fr->fr_seq = rq->dh_seq;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&fc->fc_mtx);
-	if (fr == NULL) {
-		/* More reads at once than any client of one open makes. */
-		fesock_reply(fc, rq, EAGAIN, 0, NULL, 0, NULL, 0);
-		return;
-	}
-	/*
-	 * dt(4) cuts the last record only at the caller's end: where our
-	 * bound is shorter, whole records.
-	 */
-	resid = (size_t)rq->dh_arg;
-	if (rq->dh_arg > DT_READ_MAX)
-		resid = DT_READ_MAX - DT_READ_MAX % dt_dev_recsize();
-	dt_dev_read(fc->fc_sc, resid, (void *)((uintptr_t)fr | DT_FESOCK_TAG));
-}
-
-/*
- * CANCEL: the client's read(2) took a signal.  The slot is only compared
- * by the core, and only this thread reuses it, so a completion racing
- * with us is harmless: the records are then on their way.
- */
-static void
-fesock_cancel(struct fesock_conn *fc, uint32_t seq)
-{
-	struct fesock_rd *fr = NULL;
-	size_t i;
-
-	pthread_mutex_lock(&fc->fc_mtx);
-	for (i = 0; i < FESOCK_READS; i++)
-		if (fc->fc_rd[i].fr_busy && fc->fc_rd[i].fr_seq == seq)
-			fr = &fc->fc_rd[i];
-	pthread_mutex_unlock(&fc->fc_mtx);
-	if (fr != NULL)
-		(void)dt_dev_read_cancel(fc->fc_sc,
-		    (void *)((uintptr_t)fr | DT_FESOCK_TAG), EINTR);
-}
-
-/* One whole, well-framed request.  Loop thread. */
-static void
-fesock_request(struct fesock_conn *fc, const struct udt_ds_hdr *rq,
-    const unsigned char *payload)
-{
-	struct dt_cred dc = fc->fc_incred;
-	bool ready;
-	int error;
-
-	/* A frame sent in parts by two processes is nobody's. */
-	if (fc->fc_inmixed) {
-		fesock_reply(fc, rq, EPERM, 0, NULL, 0, NULL, 0);
-		return;
-	}
-	if (rq->dh_op == UDT_DS_OPEN) {
-		if (fc->fc_sc != NULL)
-			error = EBUSY;
-		else if (rq->dh_len != 0)
-			error = EINVAL;
-		/* Without root, dtd's own user alone (dtd_unpriv.c). */
-		else if (dtd_conf.dcf_unpriv && dc.dc_uid != dtd_conf.dcf_uid)
-			error = EACCES;
-		else
-			error = dt_dev_open(&dc, &fc->fc_sc);
-		fesock_reply(fc, rq, error, 0, NULL, 0, NULL, 0);
-		return;
-	}
-	if (fc->fc_sc == NULL) {
-		if (rq->dh_op != UDT_DS_CANCEL)
-			fesock_reply(fc, rq, EBADF, 0, NULL, 0, NULL, 0);
-		return;
-	}
-	switch (rq->dh_op) {
-	case UDT_DS_IOCTL:
-		fesock_ioctl(fc, rq, payload, &dc);
-		break;
-	case UDT_DS_READ:
-		if (rq->dh_len != 0)
-			fesock_reply(fc, rq, EINVAL, 0, NULL, 0, NULL, 0);
-		else
-			fesock_read(fc, rq);
-		break;
-	case UDT_DS_POLL:
-		ready = dt_dev_poll(fc->fc_sc, (rq->dh_flags & UDT_DS_ARM) ?
-		    (void *)((uintptr_t)fc | DT_FESOCK_TAG) : NULL);
-		fesock_reply(fc, rq, 0, ready, NULL, 0, NULL, 0);
-		break;
-	case UDT_DS_CANCEL:
-		fesock_cancel(fc, (uint32_t)rq->dh_arg);
-		break;
-	default:
-		fesock_reply(fc, rq, EOPNOTSUPP, 0, NULL, 0, NULL, 0);
-		break;
-	}
 }
 
 /*
@@ -545,36 +285,35 @@ fesock_input(struct fesock_conn *fc)
 		    UDT_DS_MAGIC || dh->dh_len > UDT_DS_MAXPAYLOAD ||
 		    (dh->dh_op & UDT_DS_REPLY))) {
 			/* No way back into step: say so and hang up. */
-			fesock_hdr(&err, UDT_DS_ERROR, dh->dh_seq, EBADMSG, 0,
+			dt_fesock_hdr(&err, UDT_DS_ERROR, dh->dh_seq, EBADMSG, 0,
 			    0);
 			pthread_mutex_lock(&fc->fc_mtx);
-			fesock_put(fc, &err, NULL, 0, NULL, 0);
+			dt_fesock_put(fc, &err, NULL, 0, NULL, 0);
 			pthread_mutex_unlock(&fc->fc_mtx);
 			return false;
 		}
 		if (fc->fc_inlen < sizeof(*dh) ||
 		    fc->fc_inlen < sizeof(*dh) + dh->dh_len)
 			continue;
-		fesock_request(fc, dh, fc->fc_in + sizeof(*dh));
+		dt_fesock_request(fc, dh, fc->fc_in + sizeof(*dh));
 		fc->fc_inlen = 0;
 	}
 	return true;
 }
 
-/* close(2) of the device.  Loop thread. */
+/*
+ * Release a closed connection whose ioctls are all done.  Loop thread,
+ * or the main thread once the loop has ended.
+ */
 static void
-fesock_close(struct fesock_conn *fc)
+fesock_finish(struct fesock_conn *fc)
 {
 	struct fesock_conn **fcp;
 	struct fesock_out *fo;
 
-	pthread_mutex_lock(&fc->fc_mtx);
-	fc->fc_closing = true;
-	pthread_mutex_unlock(&fc->fc_mtx);
 	/* Parked reads and a kept poll end here, before fc goes. */
 	if (fc->fc_sc != NULL)
 		dt_dev_close(fc->fc_sc);
-	(void)epoll_ctl(fesock_epfd, EPOLL_CTL_DEL, fc->fc_fd, NULL);
 	close(fc->fc_fd);
 	for (fcp = &fesock_conns; *fcp != NULL; fcp = &(*fcp)->fc_next) {
 		if (*fcp == fc) {
@@ -589,6 +328,66 @@ fesock_close(struct fesock_conn *fc)
 	}
 	pthread_mutex_destroy(&fc->fc_mtx);
 	free(fc);
+}
+
+/*
+ * close(2) of the device: at once, or when the last of its ioctls on a
+ * worker is done (fesock_ioctl_run() hands it back).  Loop thread.
+ */
+static void
+fesock_close(struct fesock_conn *fc)
+{
+	unsigned int jobs;
+
+	pthread_mutex_lock(&fc->fc_mtx);
+	fc->fc_closing = true;
+	jobs = fc->fc_jobs;
+	pthread_mutex_unlock(&fc->fc_mtx);
+	fc->fc_gone = true;
+	(void)epoll_ctl(fesock_epfd, EPOLL_CTL_DEL, fc->fc_fd, NULL);
+	if (jobs == 0) {
+		fesock_finish(fc);
+		return;
+	}
+	/* The client sees the end now; the descriptor goes later. */
+	(void)shutdown(fc->fc_fd, SHUT_RDWR);
+}
+
+void
+dt_fesock_job_done(struct fesock_conn *fc)
+{
+	uint64_t one = 1;
+	bool last;
+
+	pthread_mutex_lock(&fc->fc_mtx);
+	last = --fc->fc_jobs == 0 && fc->fc_closing;
+	pthread_mutex_unlock(&fc->fc_mtx);
+	/* Its close waited for us: the loop releases it now. */
+	if (last) {
+		pthread_mutex_lock(&fesock_reap_mtx);
+		fc->fc_reapnext = fesock_reap;
+		fesock_reap = fc;
+		pthread_mutex_unlock(&fesock_reap_mtx);
+		(void)!write(fesock_reapfd, &one, sizeof(one));
+	}
+}
+
+/* Release the connections whose last ioctl ended.  Loop or main thread. */
+static void
+fesock_reaped(void)
+{
+	struct fesock_conn *fc;
+	uint64_t n;
+
+	(void)!read(fesock_reapfd, &n, sizeof(n));
+	pthread_mutex_lock(&fesock_reap_mtx);
+	while ((fc = fesock_reap) != NULL) {
+		fesock_reap = fc->fc_reapnext;
+		pthread_mutex_unlock(&fesock_reap_mtx);
+		fesock_finish(fc);
+		pthread_mutex_lock(&fesock_reap_mtx);
+	}
+	pthread_mutex_unlock(&fesock_reap_mtx);
 }
 
 /* A new connection: an open to come.  Loop thread. */
@@ -639,7 +438,7 @@ static void *
 fesock_main(void *arg)
 {
 	struct epoll_event evs[32];
-	struct fesock_conn *fc;
+	struct fesock_conn *fc, *next;
 	bool alive;
 	int i, n;
 
@@ -657,6 +456,10 @@ fesock_main(void *arg)
 				fesock_accept();
 				continue;
 			}
+			if (evs[i].data.ptr == &fesock_reapfd) {
+				fesock_reaped();
+				continue;
+			}
 			fc = evs[i].data.ptr;
 			pthread_mutex_lock(&fc->fc_mtx);
 			alive = fesock_flush(fc);
@@ -669,8 +472,12 @@ fesock_main(void *arg)
 		}
 	}
 out:
-	while (fesock_conns != NULL)
-		fesock_close(fesock_conns);
+	/* Those with ioctls running go once the workers are stopped. */
+	for (fc = fesock_conns; fc != NULL; fc = next) {
+		next = fc->fc_next;
+		if (!fc->fc_gone)
+			fesock_close(fc);
+	}
 	return NULL;
 }
 
@@ -684,14 +491,23 @@ dt_fesock_start(const char *path)
 		return error;
 	fesock_epfd = epoll_create1(EPOLL_CLOEXEC);
 	fesock_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (fesock_epfd == -1 || fesock_evfd == -1)
+	fesock_reapfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fesock_epfd == -1 || fesock_evfd == -1 || fesock_reapfd == -1)
 		goto fail_errno;
+	if ((dt_fesock_wq = dt_wq_new("dtd-sockioctl", FESOCK_JOBS_UID)) ==
+	    NULL) {
+		errno = ENOMEM;
+		goto fail_errno;
+	}
 	ev.events = EPOLLIN;
 	ev.data.ptr = &fesock_lfd;
 	if (epoll_ctl(fesock_epfd, EPOLL_CTL_ADD, fesock_lfd, &ev) == -1)
 		goto fail_errno;
 	ev.data.ptr = &fesock_evfd;
 	if (epoll_ctl(fesock_epfd, EPOLL_CTL_ADD, fesock_evfd, &ev) == -1)
+		goto fail_errno;
+	ev.data.ptr = &fesock_reapfd;
+	if (epoll_ctl(fesock_epfd, EPOLL_CTL_ADD, fesock_reapfd, &ev) == -1)
 		goto fail_errno;
 	if ((error = pthread_create(&fesock_thread, NULL, fesock_main,
 	    NULL)) != 0) {
@@ -713,10 +529,26 @@ dt_fesock_stop(void)
 {
 	uint64_t one = 1;
 
+	unsigned int stuck = 0;
+
 	if (fesock_running) {
 		(void)!write(fesock_evfd, &one, sizeof(one));
 		pthread_join(fesock_thread, NULL);
 		fesock_running = false;
+	}
+	/*
+	 * The loop is gone: what its connections' ioctls hand back is
+	 * released here.  One stuck on a process stays with its open.
+	 */
+	if (dt_fesock_wq != NULL) {
+		stuck = dt_wq_stop(dt_fesock_wq, 1000);
+		fesock_reaped();
+		if (stuck != 0)
+			fprintf(stderr, "dtd: %u device socket ioctl%s still "
+			    "wait%s on a process\n", stuck, stuck == 1 ? "" :
+			    "s", stuck == 1 ? "s" : "");
+		dt_wq_free(dt_fesock_wq);
+		dt_fesock_wq = NULL;
 	}
 	if (fesock_lfd != -1)
 		close(fesock_lfd);
@@ -724,7 +556,9 @@ dt_fesock_stop(void)
 		close(fesock_epfd);
 	if (fesock_evfd != -1)
 		close(fesock_evfd);
-	fesock_lfd = fesock_epfd = fesock_evfd = -1;
+	if (fesock_reapfd != -1)
+		close(fesock_reapfd);
+	fesock_lfd = fesock_epfd = fesock_evfd = fesock_reapfd = -1;
 	dt_fesock_unbind();
 }
 

@@ -29,6 +29,7 @@
  * an open made before them and new ones, and exits 0.
  */
 #include <sys/ioctl.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -36,6 +37,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,7 @@
 #define STOP_WAIT_MS	20000
 
 static volatile sig_atomic_t	quit_pending;
+static struct dt_evt		buf_poll[64];
 static int			loop_mark = -1;
 
 static void
@@ -66,10 +69,48 @@ on_usr1(int sig)
 }
 
 /*
+ * poll(2) and select(2) on a second open: not readable while nothing is
+ * recorded, then, interval firing every 10 ms, each wakes when a record
+ * arrives (dtd's notification) and a read finds it.  Exits 3 if not.
+ */
+static void
+loop_poll(const char *dev, uint32_t pbn)
+{
+	struct pollfd pfd;
+	struct timeval tv = { 0, 0 };
+	fd_set rs;
+	int fd;
+
+	if ((fd = open(dev, O_RDONLY | O_CLOEXEC)) == -1)
+		err(2, "open %s", dev);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	FD_ZERO(&rs);
+	FD_SET(fd, &rs);
+	if (poll(&pfd, 1, 0) != 0 || select(fd + 1, &rs, NULL, NULL, &tv) !=
+	    0)
+		errx(3, "poll or select: readable with nothing recorded");
+	if (dtt_enable(fd, pbn, 0, 10 * 1000000ULL) != 0 ||
+	    dtt_record(fd, 1) != 0)
+		errx(2, "cannot enable interval and record");
+	if (poll(&pfd, 1, DTT_EXIT_MS) != 1 || !(pfd.revents & POLLIN) ||
+	    dtt_read(fd, buf_poll, 64, DTT_EXIT_MS) < 1)
+		errx(3, "poll: no record woke it");
+	FD_ZERO(&rs);
+	FD_SET(fd, &rs);
+	tv.tv_sec = DTT_EXIT_MS / 1000;
+	if (select(fd + 1, &rs, NULL, NULL, &tv) != 1 || !FD_ISSET(fd, &rs) ||
+	    dtt_read(fd, buf_poll, 64, DTT_EXIT_MS) < 1)
+		errx(3, "select: no record woke it");
+	close(fd);
+}
+
+/*
  * fesock_test loop DEV MARKFD: the child, with the library preloaded.
  * Checks what a client sees of the descriptor (a character device,
- * O_RDONLY, a dup that works), enables interval at one hour, records and
- * loops as btrace does, writing "R" to MARKFD before each read(2).
+ * O_RDONLY, a dup that works, poll and select), enables interval at one
+ * hour, records and loops as btrace does, writing "R" to MARKFD before
+ * each read(2).
  */
 int
 fs_loop_child(int argc, char *argv[])
@@ -104,6 +145,7 @@ fs_loop_child(int argc, char *argv[])
 	/* DTIOCGPLIST's array comes back through its pointer. */
 	if ((pbn = dtt_probe(fd, "interval", "hz", "1")) == 0)
 		errx(2, "no interval:hz:1");
+	loop_poll(argv[2], pbn);
 	if (dtt_enable(fd, pbn, 0, 3600 * NSEC_PER_SEC) != 0 ||
 	    dtt_record(fd, on) != 0)
 		errx(2, "cannot enable interval and record");
@@ -194,8 +236,9 @@ stop_marks(int rd, unsigned int *reads, unsigned int *usr1)
 }
 
 /*
- * Wait until the child sleeps in its read's recv (want 'S') or is
- * stopped ('T'), and has written at least usr1 'U' marks; false on a
+ * Wait until the child sleeps in recv (want 'S') after beginning its
+ * first read(2) (an ioctl's reply is waited for in recv too), or is
+ * stopped ('T'), and has written at least needu 'U' marks; false on a
  * timeout or if it ended.  /proc has no notification: look every ms.
  */
 static bool
@@ -213,7 +256,7 @@ stop_wait(pid_t pid, int rd, char want, unsigned int *reads,
 		if (st == 'Z' || st == 0)
 			return false;
 		if (*usr1 >= needu && (want == 'T' ? st == 'T' || st == 't' :
-		    proc_in_recv(pid)))
+		    *reads >= 1 && proc_in_recv(pid)))
 			return true;
 		nanosleep(&ms, NULL);
 	} while (dtt_clock_ns(CLOCK_MONOTONIC) < end);
@@ -272,8 +315,9 @@ fs_stop(struct fs_ctx *fc)
 		goto out;
 
 	ok = dtt_check(stop_wait(pid, p[0], 'S', &reads, &usr1, 0) &&
-	    reads == 1, "stop: the btrace loop waits in its first read(2), "
-	    "in recv(2)");
+	    reads == 1, "stop: the child saw a character device, O_RDONLY, a "
+	    "working dup, poll and select woken by records; the btrace loop "
+	    "waits in its first read(2), in recv(2)");
 	for (i = 0; ok && i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		kill(pid, sigs[i]);
 		ok = dtt_check(stop_wait(pid, p[0], 'T', &reads, &usr1, 0),

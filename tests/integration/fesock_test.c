@@ -253,8 +253,9 @@ fs_btrace(struct fs_ctx *fc)
 	char ev1[256], ev2[256], ev3[256];
 	const char *vars[4];
 	char *cmd = "echo hi >/dev/null; echo there >/dev/null";
-	char *script = "syscall:write:entry { printf(\"%s %d\\n\", comm, "
-	    "arg2); }";
+	/* The predicate goes to dtd (DTIOCPRBFILTER, then DTIOCGSTATSX). */
+	char *script = "syscall:write:entry /arg2 > 1/ { printf(\"%s %d\\n\", "
+	    "comm, arg2); }";
 	char *lf[] = { (char *)fc->fc_btrace, "-d", fc->fc_dd.dd_dev, "-l",
 	    NULL };
 	char *ls[] = { (char *)fc->fc_btrace, "-d", fc->fc_devpath, "-l",
