@@ -19,7 +19,9 @@
  *
  * btrace: one dtd serves its FUSE-file device and its socket at once;
  * our btrace lists the same probes and prints the same for a script
- * against a traced command (-c) through the two.
+ * against a traced command (-c) through the two; then reads events
+ * through the socket from a pid namespace of its own, and from outside
+ * the pid namespace of a dtd started in one.
  * unpriv: an ordinary user, given the device's group, opens root's
  * device through the socket but may not record (EPERM, as through the
  * node); then, in a user and mount namespace of theirs with an empty
@@ -221,6 +223,45 @@ fs_recv(int fd, struct udt_ds_hdr *dh, void *buf, size_t max)
 	return 0;
 }
 
+/*
+ * fs_run() from a new pid namespace, where argv's process is pid 1 and
+ * dtd's pids mean nothing: its wait status (-1: it did not end) and
+ * output.
+ */
+static int
+fs_run_pidns(char *const argv[], char *const env[], char *out, size_t outsz)
+{
+	size_t len = 0;
+	ssize_t n;
+	int p[2], status;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	fflush(stdout);
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		close(p[0]);
+		if (unshare(CLONE_NEWPID) == -1)
+			_exit(120);
+		status = fs_run(argv, env, out, outsz);
+		(void)!write(p[1], out, strlen(out));
+		_exit(status == -1 ? 121 : WIFEXITED(status) ?
+		    WEXITSTATUS(status) : 122);
+	}
+	close(p[1]);
+	while (len < outsz - 1 && (n = read(p[0], out + len,
+	    outsz - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(p[0]);
+	status = dtt_wait(pid, DTT_EXIT_MS);
+	if (status == -1)
+		(void)dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+	return status;
+}
+
 /* A dtd of our own with the socket beside its FUSE-file device. */
 static bool
 fs_dtd(struct fs_ctx *fc, const char *name, char *const more[])
@@ -246,6 +287,62 @@ fs_dtd(struct fs_ctx *fc, const char *name, char *const more[])
 	    err);
 }
 
+/*
+ * dtd in a pid namespace of its own, the client outside: the direction
+ * in which FUSE's process_vm_readv finds no caller (pid 0) and every
+ * pointer-carrying ioctl fails with EFAULT.  A child enters the new
+ * namespace's parent side, starts dtd there (its pid 1) and stops it when
+ * told; btrace runs out here.
+ */
+static void
+fs_dtd_pidns(struct fs_ctx *fc, const char *devvar)
+{
+	static char out[4096];
+	struct dtt_dtd dd;
+	char sock[160], ev[256], c = 0;
+	char *extra[] = { "--frontend", "socket", "--device-socket", sock,
+	    "--no-ksyms", NULL };
+	char *bt[] = { (char *)fc->fc_btrace, "-d", fc->fc_devpath, "-e",
+	    "interval:hz:100 { @n = count(); if (@n == 3) { exit(); } }",
+	    NULL };
+	const char *vars[3] = { devvar, ev, NULL };
+	int ready[2], go[2], status, s2 = -1;
+	pid_t pid;
+
+	if (!dtt_check(dtt_dtd_init(&dd, "fesock-pidns") == 0 &&
+	    pipe2(ready, O_CLOEXEC) == 0 && pipe2(go, O_CLOEXEC) == 0,
+	    "btrace: a directory and pipes for a dtd in a pid namespace"))
+		return;
+	snprintf(sock, sizeof(sock), "%s/dt.sock", dd.dd_dir);
+	snprintf(ev, sizeof(ev), "USERDT_DEVICE_SOCKET=%s", sock);
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		close(ready[0]);
+		close(go[1]);
+		c = unshare(CLONE_NEWPID) == 0 &&
+		    dtt_dtd_start(&dd, fc->fc_dtd, extra, NULL, 0) > 0 ?
+		    'r' : 'f';
+		(void)!write(ready[1], &c, 1);
+		(void)!read(go[0], &c, 1);
+		_exit(c == 'f' || dtt_dtd_stop(&dd, SIGTERM) != 0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (pid != -1 && read(ready[0], &c, 1) == 1 && c == 'r')
+		s2 = fs_run(bt, fs_env_bare(fc->fc_lib, vars), out, sizeof(out));
+	close(go[1]);
+	close(ready[0]);
+	status = pid == -1 ? -1 : dtt_wait(pid, DTT_EXIT_MS);
+	if (pid != -1 && status == -1)
+		(void)dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+	dtt_check(c == 'r' && dtt_exited0(s2) && strcmp(out, "@n: 3\n") == 0,
+	    "btrace: with dtd in a pid namespace of its own, btrace reads its "
+	    "interval events through the socket (\"%s\")", out);
+	dtt_check(dtt_exited0(status), "btrace: and that dtd exits 0 "
+	    "(status %#x)", status);
+	dtt_dtd_fini(&dd, true);
+}
+
 static void
 fs_btrace(struct fs_ctx *fc)
 {
@@ -264,6 +361,9 @@ fs_btrace(struct fs_ctx *fc)
 	    cmd, "-e", script, NULL };
 	char *cs[] = { (char *)fc->fc_btrace, "-d", fc->fc_devpath, "-c",
 	    cmd, "-e", script, NULL };
+	char *is[] = { (char *)fc->fc_btrace, "-d", fc->fc_devpath, "-e",
+	    "interval:hz:100 { @n = count(); if (@n == 3) { exit(); } }",
+	    NULL };
 	struct stat st;
 	int s1, s2;
 
@@ -301,10 +401,21 @@ fs_btrace(struct fs_ctx *fc)
 	    fuse);
 	dtt_check(dtt_exited0(s2) && strcmp(fuse, sock) == 0,
 	    "btrace: -c through the socket prints the same (\"%s\")", sock);
+
+	/* Where FUSE's process_vm_readv cannot reach: another pid space. */
+	vars[1] = ev2;
+	vars[2] = ev3;
+	vars[3] = NULL;
+	s2 = fs_run_pidns(is, fs_env_bare(fc->fc_lib, vars), sock,
+	    sizeof(sock));
+	dtt_check(dtt_exited0(s2) && strcmp(sock, "@n: 3\n") == 0,
+	    "btrace: from a pid namespace of its own, btrace reads interval "
+	    "events through the socket (\"%s\", status %#x)", sock, s2);
 	dtt_check(dtt_dtd_stop(&fc->fc_dd, SIGTERM) == 0 &&
 	    access(fc->fc_devsock, F_OK) == -1 && errno == ENOENT,
 	    "btrace: dtd exits 0 and removes its socket");
 	dtt_dtd_fini(&fc->fc_dd, true);
+	fs_dtd_pidns(fc, ev2);
 }
 
 /* As the user with the device's group: open yes, record no. */
