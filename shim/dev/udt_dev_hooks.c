@@ -584,13 +584,15 @@ select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
 {
 	struct timespec ts;
 
+	static int (*real)(int, fd_set *, fd_set *, fd_set *,
+	    struct timeval *);
+
 	udev_init();
+	/* Linux's select updates *tv: the real one, for everyone else. */
 	if (!select_any(nfds, rd, wr, ex)) {
-		if (tv != NULL) {
-			ts.tv_sec = tv->tv_sec;
-			ts.tv_nsec = tv->tv_usec * 1000;
-		}
-		return pselect(nfds, rd, wr, ex, tv ? &ts : NULL, NULL);
+		if (real == NULL)
+			real = dlsym(RTLD_NEXT, "select");
+		return real(nfds, rd, wr, ex, tv);
 	}
 	if (tv != NULL) {
 		ts.tv_sec = tv->tv_sec;

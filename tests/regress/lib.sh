@@ -86,6 +86,14 @@ dtd_serve() {
 
 	shift
 	DEV=$TMP/dt
+	# With $DEVSOCK_LIB (a libuserdt-dev.so): the device from dtd's
+	# socket alone, the library preloaded into whatever runs next.
+	if [ -n "${DEVSOCK_LIB:-}" ]; then
+		set -- "$@" --frontend socket --device-socket "$TMP/dt.sock"
+		export USERDT_DEVICE="$DEV" USERDT_DEVICE_SOCKET="$TMP/dt.sock"
+		export LD_PRELOAD="$DEVSOCK_LIB"
+		export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+	fi
 	# dtd says "ready" on a pipe once the device is served.
 	rm -f "$TMP/ready"
 	mkfifo "$TMP/ready" || exit 2
