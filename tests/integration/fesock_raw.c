@@ -423,6 +423,7 @@ fs_garbage(struct fs_ctx *fc)
 	size_t size, i, j, replies = 0;
 	uint32_t seed = 23;
 	int keep, fd, status;
+	pid_t pid = -1;
 
 	if (dtt_dtd_init(&fc->fc_dd, "fesock-garbage") != 0) {
 		dtt_check(false, "garbage: temporary directory");
@@ -460,6 +461,22 @@ fs_garbage(struct fs_ctx *fc)
 	    "EFAULT");
 	dtt_check(raw_call(fd, UDT_DS_IOCTL, 9, DTIOCGSTATS, NULL, 0, buf,
 	    sizeof(buf)) == 0, "garbage: and the connection goes on serving");
+	/*
+	 * One frame, two senders sharing the connection (this process and
+	 * a child): refused, whoever they are.
+	 */
+	memset(&dh, 0, sizeof(dh));
+	dh.dh_magic = UDT_DS_MAGIC;
+	dh.dh_op = UDT_DS_IOCTL;
+	dh.dh_seq = 10;
+	dh.dh_arg = DTIOCGSTATS;
+	if (send(fd, &dh, 16, MSG_NOSIGNAL) == 16 && (pid = fork()) == 0)
+		_exit(send(fd, (char *)&dh + 16, sizeof(dh) - 16, MSG_NOSIGNAL)
+		    != (ssize_t)(sizeof(dh) - 16));
+	status = pid > 0 ? dtt_wait(pid, DTT_EXIT_MS) : -1;
+	dtt_check(dtt_exited0(status) && fs_recv(fd, &dh, buf, sizeof(buf)) ==
+	    0 && dh.dh_seq == 10 && dh.dh_error == EPERM, "garbage: a frame "
+	    "sent in parts by two processes is EPERM");
 	close(fd);
 
 	fd = fs_connect(fc->fc_devsock);
