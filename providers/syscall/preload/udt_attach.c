@@ -621,9 +621,8 @@ udt_init(void)
 	udt_loader_take();
 	udt_resolve_all();
 	/*
-	 * libunwind is ours, not a dependency the loader maps as if the
-	 * program had asked (udt_unw.h): opened now, before we attach, so
-	 * that nothing it does is recorded.  No stacks if it cannot be.
+	 * The unwinder loads nothing (udt_unw.h): it only finds the
+	 * vDSO's tables, before any thread but this one exists.
 	 */
 	(void)udt_unw_load();
 	if (dladdr((void *)udt_init, &dli) != 0)

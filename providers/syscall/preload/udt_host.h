@@ -95,17 +95,15 @@ void	udt_host_thread_begin(void) UDT_HOST_HIDDEN;
 void	udt_host_thread_created(void) UDT_HOST_HIDDEN;
 
 /*
- * The library's unwinder (libunwind, opened at run time: udt_unw.c).
- * udt_unw_load(): open it; 0, or -1 when it cannot be (no stacks then);
- * not from a signal handler (dlopen), idempotent.
+ * The library's unwinder (udt_unw.c, udt_cfi.c), which loads nothing.
+ * udt_unw_load(): ready it (the vDSO's tables); always 0; not from a
+ * signal handler, idempotent.
  * udt_unw_stack(): return addresses of the context a signal interrupted
  * (the handler's third argument), innermost first, starting with its
  * PC: how many, at most max.
  * udt_unw_here(): return addresses of the calling thread's stack,
- * innermost first, as unw_backtrace() gives them (its first is in this
- * library): how many, at most max; 0 without libunwind.
- * The last two: any thread, signal handlers included, as far as
- * libunwind's local unwinder is async-signal-safe.
+ * innermost first (the first is in this library): how many, at most max.
+ * The last two: any thread, any context, signal handlers included.
  */
 int	udt_unw_load(void) UDT_HOST_HIDDEN;
 unsigned int	udt_unw_stack(void *uc, uintptr_t *pcs, unsigned int max)

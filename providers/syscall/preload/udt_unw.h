@@ -15,36 +15,23 @@
  */
 
 /*
- * libunwind's local unwinder, opened at run time.
+ * User stacks, with the library's own unwinder (udt_cfi.h).
  *
- * The preload library does not name libunwind as a dependency: the
- * dynamic loader of every traced program would open and map it and its
- * liblzma before the library starts, calls the program would seem to
- * make (the launcher's tracer records the loader's calls as the
- * program's).  The library's constructor opens it instead, RTLD_LOCAL,
- * with the library's own calls, which are not recorded; a program that
- * has libunwind itself shares the one copy, as it did before.
+ * The library loads no unwinder into the program: libunwind, opened by
+ * the constructor until issue 20, put itself and its liblzma into every
+ * traced process's link map (a python's later dlopen of liblzma found
+ * it there and made fewer calls than untraced), with about 30 calls
+ * and hundreds of page faults per exec.  udt_cfi.c reads the objects'
+ * own unwind tables in place instead.
  *
- * Concurrency contract: udt_unw_load() must not be called from a signal
- * handler (dlopen is not async-signal-safe); it is idempotent and may
- * race with itself.  The other functions may be called from any thread
- * and any context, signal handlers included, once udt_unw_load() has
- * returned 0 in some thread that happened before; before that (or if
- * it failed) they fail as libunwind does (UNW_EUNSPEC, or 0 frames).
+ * Concurrency contract: udt_unw_load() before any other thread exists
+ * (the constructor; the sampler's start again, harmlessly); the others
+ * from any thread and any context, signal handlers included.
  */
 #ifndef UDT_UNW_H
 #define UDT_UNW_H
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include "udt_host.h"	/* udt_unw_load(), udt_unw_stack(), udt_unw_here() */
-
-int	udt_unw_set_caching_policy(unw_caching_policy_t);
-int	udt_unw_init_local2(unw_cursor_t *, unw_context_t *, int);
-int	udt_unw_get_reg(unw_cursor_t *, int, unw_word_t *);
-int	udt_unw_step(unw_cursor_t *);
-int	udt_unw_backtrace(void **, int);
 
 /*
  * The tracer's code, which udt_unw_stack() keeps out of stacks: the
