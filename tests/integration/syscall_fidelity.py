@@ -49,11 +49,11 @@ import tempfile
 # What the library may add to an image's calls, beyond the program's: the
 # loader's mapping of it (9), the attach to dtd (about 12), /proc/self
 # status and maps (8), the rewriter's scratch, trampolines, and the text
-# of each object made writable once (about 20); libunwind, still opened at
-# every start, about 30.  76 measured (Debian 12, glibc 2.36); the rest is
+# of each object made writable once (about 20).  55 measured (Debian 12,
+# glibc 2.36; 76 while libunwind was opened at every start); the rest is
 # room for a longer maps file or another object.  A call per site, or a
 # loop over every signal, is hundreds.
-EXTRA_PER_IMAGE = 90
+EXTRA_PER_IMAGE = 65
 
 npass = nfail = 0
 

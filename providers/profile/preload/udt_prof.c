@@ -73,7 +73,7 @@ static void		*udt_prof_arg;		/* [a] */
 /*
  * Signal handler: unwind from the interrupted context, not from here,
  * so the first frame is the PC the thread was running.  Async-signal-
- * safe as far as libunwind's local unwinder is.
+ * safe: the library's unwinder (udt_cfi.c) locks and allocates nothing.
  */
 static void
 udt_prof_handler(int sig, siginfo_t *si, void *ucv)

@@ -19,7 +19,7 @@
  * sampling inside a traced process, on each thread's own CPU time.  A
  * POSIX timer per thread on that thread's CPU clock sends it a signal
  * every period it runs; the handler unwinds the interrupted user stack
- * with libunwind and hands the sample to a callback (which puts it into
+ * with the library's unwinder and hands the sample to a callback (which puts it into
  * the tracee's ring to dtd).  There is no kernel stack this way.
  *
  * Concurrency contract: udt_prof_start(), udt_prof_stop() and

@@ -63,11 +63,8 @@
  *		restarted dtd adopts the table, sets tb_reconnect and wakes
  *		the watcher, which reconnects on the program's behalf
  *
- * libunwind's default cache is global, behind a lock: a fork while
- * another thread held it mid-sample would leave the child's first
- * sample waiting forever.  The watcher switches the process to
- * per-thread caches (no lock, no allocation) before it arms anything;
- * a program that uses libunwind itself sees only that policy change.
+ * The unwinder (udt_cfi.c) takes no lock and allocates nothing: a fork
+ * while another thread was mid-sample leaves the child nothing held.
  *
  * Known limits: threads made by a raw clone(2) are not sampled until
  * sampling restarts; a process that attached while dtd was absent or in

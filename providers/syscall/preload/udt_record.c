@@ -25,12 +25,13 @@
  * to run in a signal handler.
  *
  * Recursion: a hook that fires while its thread is already recording (a
- * signal handler interrupting the recording path, or libunwind calling a
- * wrapped function while it walks the stack) drops its event and counts
+ * signal handler interrupting the recording path, or anything the
+ * unwinder calls while it walks the stack) drops its event and counts
  * it in rh_recur, which dtd reports as recurevt, as dt(4) counts events
- * that fire while an event is being recorded.  The calls libunwind makes
- * while it walks the stack for USTACK are the library's own, not the
- * program's: they are not recorded and not counted.
+ * that fire while an event is being recorded.  The calls the unwinder
+ * makes while it walks the stack for USTACK (udt_cfi.c's raw reads) are
+ * the library's own, not the program's: they are not recorded and not
+ * counted.
  */
 #include <sched.h>
 #include <stddef.h>
@@ -156,7 +157,7 @@ udt_rw_heldmask(const long *a)
  * User stack, innermost first, without this library's own frames: the
  * first entry is the return address into the code that called the libc
  * wrapper, as the first entry of dt(4)'s ustack is the return address of
- * the system call.  Not inlined: its XSAVE area and libunwind's frames
+ * the system call.  Not inlined: its XSAVE area and the unwinder's frames
  * are paid for by records with a user stack only, not by every record
  * made on a signal handler's alternate stack.
  */
@@ -169,13 +170,12 @@ udt_ustack(uint64_t *pcs)
 	unsigned int k = 0;
 
 	/*
-	 * libunwind calls wrapped functions (to read maps, probe memory):
-	 * not the program's events.  Not ut_inlib, which nothing resets
+	 * Whatever the unwinder calls is not the program's events.  Not ut_inlib, which nothing resets
 	 * after a siglongjmp() out of here; see udt_nest_enter().
 	 */
 	udt_thread.ut_unwinding = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/* libunwind and the libc it calls use vector registers. */
+	/* The unwinder's copies of its rows use vector registers. */
 	udt_xsave(&xs);
 	/*
 	 * All-calls mode unwinds from the system call instruction the

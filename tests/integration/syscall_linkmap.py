@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+"""
+syscall_linkmap.py DTD BTRACE DTRUN TRACEE: the tracer loads nothing into
+a traced program that the program could find (issue 20).
+
+  - TRACEE (linkmap_tracee.c) under btrace -c, with the user stacks of
+    its write(2) asked for: neither its link map (dl_iterate_phdr) nor
+    /proc/self/maps holds libunwind or liblzma, at its start nor after
+    the stack was taken, and the stack reads poke, main, without a frame
+    of the library.
+  - python3 loading liblzma, then libunwind, through ctypes, traced
+    (dtrun -L, nothing enabled) and untraced under strace: the same file
+    calls for the library after the program's marker, and none of it in
+    /proc/self/maps before (libunwind, once opened by the library,
+    brought liblzma and left the program's dlopen nothing to open).
+
+Starts its own dtd on a temporary path and stops it by pid.  Prints one
+line a check and `N passed, N failed`; the python part is skipped, said
+so, without strace; it fails if it can load neither library.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+npass = nfail = 0
+MARKER = "/udt-linkmap-marker"
+# What the library once loaded into every traced program: libunwind, and
+# liblzma through it.
+LIBS = (("liblzma.so.5", "lzma"), ("libunwind.so.8", "unwind"))
+
+
+def pycode(lib, tag):
+    return ("import os, ctypes\n"
+            "print('before', %r in open('/proc/self/maps').read())\n"
+            "os.access(%r, os.F_OK)\n"
+            "ctypes.CDLL(%r)\n" % (tag, MARKER, lib))
+
+
+def check(ok, what):
+    global npass, nfail
+    print("%s - %s" % ("ok" if ok else "not ok", what))
+    if ok:
+        npass += 1
+    else:
+        nfail += 1
+    return ok
+
+
+def start_dtd(dtd, work):
+    r, w = os.pipe()
+    d = subprocess.Popen([dtd, "--foreground", "--device", work + "/dt",
+                          "--ingest", work + "/ingest.sock",
+                          "--ksyms", work + "/ksyms",
+                          "--ready-fd", str(w)], pass_fds=(w,))
+    os.close(w)
+    ready = os.read(r, 16)
+    os.close(r)
+    return d, ready.startswith(b"ready")
+
+
+def tracee(work, env, btrace, prog):
+    out = work + "/linkmap.out"
+    r = subprocess.run([btrace, "-c", "%s %s" % (prog, out), "-e",
+                        'syscall:write:entry /comm == "linkmap_tracee"/ '
+                        '{ @[ustack] = count(); }'],
+                       env=env, capture_output=True, text=True, timeout=120)
+    if not check(r.returncode == 0 and os.path.exists(out),
+                 "linkmap_tracee ran under btrace -c (%s)" %
+                 r.stderr.strip()[:300]):
+        return
+    lines = open(out).read().splitlines()
+    for phase in ("start", "after"):
+        got = [ln for ln in lines if ln.startswith(phase + " ")]
+        check(got == [phase + " linkmap 0 maps 0"],
+              "%s: no libunwind, no liblzma in the link map or maps (%s)" %
+              (phase, got))
+    objs = [ln for ln in lines if ln.startswith("object ")]
+    check(len(objs) >= 3, "the link map listed (%d objects)" % len(objs))
+    frames = [ln.strip() for ln in r.stdout.splitlines()]
+    check(any(re.match(r"^poke\+0x", f) for f in frames) and
+          any(re.match(r"^main\+0x", f) for f in frames) and
+          not any("udt_" in f for f in frames),
+          "the write's user stack was taken: poke, main, no udt_ frame%s" %
+          ("" if frames else " (no output)") +
+          "".join("\n    " + f for f in frames[:12]))
+
+
+def lib_calls(path, tag):
+    """The file calls naming tag after the marker."""
+    calls, seen = [], False
+    for line in open(path):
+        line = line.split(None, 1)[1] if line[:1].isdigit() else line
+        if MARKER in line:
+            seen = True
+            continue
+        if seen and tag in line and not line.startswith("<..."):
+            calls.append(line.strip())
+    return calls
+
+
+def python(work, env, dtrun):
+    # Debian's python, whose start maps no liblzma (a python built
+    # with lzma linked in cannot show the difference).
+    py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) \
+        else shutil.which("python3")
+    if shutil.which("strace") is None or py is None or subprocess.run(
+            ["strace", "-qq", "-o", "/dev/null", "true"]).returncode != 0:
+        print("skip - python's dlopen: strace missing or refused")
+        return
+    tried = 0
+    for lib, tag in LIBS:
+        code = pycode(lib, tag)
+        r = subprocess.run([py, "-c", code], capture_output=True, text=True)
+        if r.returncode != 0 or "before False" not in r.stdout:
+            print("skip - python's dlopen of %s: cannot load it, or "
+                  "mapped untraced already" % lib)
+            continue
+        tried += 1
+        got = {}
+        for name, pre in (("untraced", []), ("traced", [dtrun, "-L"])):
+            out = "%s/strace.%s" % (work, name)
+            r = subprocess.run(["strace", "-f", "-qq", "-e", "trace=%file",
+                                "-o", out, "--"] + pre + [py, "-c", code],
+                               env=env, capture_output=True, text=True,
+                               timeout=120)
+            if not check(r.returncode == 0 and "before False" in r.stdout,
+                         "python %s: %s not mapped before its dlopen "
+                         "(%s%s)" % (name, lib, r.stdout.strip(),
+                                     r.stderr.strip()[:300])):
+                return
+            got[name] = lib_calls(out, tag)
+        u, t = got["untraced"], got["traced"]
+
+        # results are file descriptors: compare the calls and paths
+        def key(c):
+            return re.sub(r"\) += .*$", ")", c)
+        check(u and [key(c) for c in u] == [key(c) for c in t],
+              "python's dlopen of %s: the same %d calls traced as "
+              "untraced%s" % (lib, len(u), "".join(
+                  "\n    %s | %s" % (a, b) for a, b in
+                  zip(u + [""] * len(t), t + [""] * len(u)))))
+    check(tried > 0, "python's dlopen: at least one library tried")
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__)
+        return 2
+    dtd, btrace, dtrun, prog = sys.argv[1:]
+    work = tempfile.mkdtemp(prefix="udt-linkmap.")
+    d, ok = start_dtd(dtd, work)
+    env = dict(os.environ, DT_DEVICE=work + "/dt",
+               USERDT_SOCKET=work + "/ingest.sock")
+    env.pop("LD_PRELOAD", None)
+    try:
+        if check(ok, "dtd ready"):
+            tracee(work, env, btrace, prog)
+            python(work, env, dtrun)
+    finally:
+        d.terminate()
+        d.wait()
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d passed, %d failed" % (npass, nfail))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
