@@ -10,7 +10,7 @@
 set -eu
 
 PKGS="meson ninja-build pkg-config gcc g++ clang libclang-rt-14-dev
-libfuse3-dev fuse3 liburcu-dev libunwind-dev libelf-dev libdw-dev elfutils
+libfuse3-dev fuse3 liburcu-dev libelf-dev libdw-dev elfutils
 libcapstone-dev libc6-dbg
 qemu-system-x86 busybox-static xz-utils cpio libbz2-dev
 strace gdb bpftrace linux-perf binutils make git python3
