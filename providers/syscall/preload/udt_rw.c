@@ -463,6 +463,25 @@ udt_rw_function(struct udt_rw_obj *o, long fi, uintptr_t lo, uintptr_t hi,
 	return NULL;
 }
 
+/* The window of w[nw] (sorted) strictly inside which t lands: rw_bad. */
+static void
+udt_rw_within(struct udt_rw_win *w, size_t nw, uintptr_t t)
+{
+	size_t lo = 0, hi = nw, mid;
+
+	if (t <= w[0].rw_start || t >= w[nw - 1].rw_end)
+		return;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (w[mid].rw_start < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && t < w[lo - 1].rw_end)
+		w[lo - 1].rw_bad = 1;
+}
+
 /*
  * Windows w[nw] (sorted) into which a rel32 jump or call of the object,
  * real or not, or a function's start lands: rw_bad.
@@ -472,9 +491,9 @@ udt_rw_far(struct udt_rw_obj *o, struct udt_rw_win *w, size_t nw)
 {
 	const uint8_t *p = (const uint8_t *)o->ro_lo;
 	const uint8_t *end = (const uint8_t *)o->ro_hi;
-	size_t lo, hi, mid, i;
 	uintptr_t t;
 	int32_t rel;
+	size_t i;
 
 	if (nw == 0)
 		return;
@@ -487,26 +506,12 @@ udt_rw_far(struct udt_rw_obj *o, struct udt_rw_win *w, size_t nw)
 			t = (uintptr_t)p + 6 + (intptr_t)rel;
 		} else
 			continue;
-		if (t <= w[0].rw_start || t >= w[nw - 1].rw_end)
-			continue;
-		lo = 0;
-		hi = nw;
-		while (lo < hi) {
-			mid = (lo + hi) / 2;
-			if (w[mid].rw_start < t)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo > 0 && t < w[lo - 1].rw_end)
-			w[lo - 1].rw_bad = 1;
+		udt_rw_within(w, nw, t);
 	}
-	for (i = 0; i < o->ro_nfde; i++) {
-		t = (uintptr_t)(o->ro_hdr + o->ro_tab[2 * i]);
-		for (lo = 0; lo < nw; lo++)
-			if (t > w[lo].rw_start && t < w[lo].rw_end)
-				w[lo].rw_bad = 1;
-	}
+	/* A binary search each, not a pass over the windows: libc has
+	 * thousands of functions and hundreds of windows, every exec. */
+	for (i = 0; i < o->ro_nfde; i++)
+		udt_rw_within(w, nw, (uintptr_t)(o->ro_hdr + o->ro_tab[2 * i]));
 }
 
 /*
