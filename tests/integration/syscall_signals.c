@@ -49,7 +49,7 @@
  * and UDT_ALTSTACK_TRAP.  The frame is bounded here by what the smallest
  * handler needs untraced, which is mostly the kernel's frame.
  */
-#define UDT_ALTSTACK_SYS	1152
+#define UDT_ALTSTACK_SYS	1280
 #define UDT_ALTSTACK_TRAP	256
 
 static char	*dtrun, *tracee, *sock;
