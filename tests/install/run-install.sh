@@ -219,7 +219,7 @@ for w in want:
     pbn = next(int(n) for n, nm in names.items() if nm.startswith(prov + ":"))
     pbns[pbn] = names[str(pbn)]
 ev = re.compile(r"pbn=(\d+) probe=(\S+) pid=(-?\d+) tid=(-?\d+) "
-                r"comm=(\S+) time=(\d+)\.(\d{9})$")
+                r"comm=(.*) time=(\d+)\.(\d{9})$")
 lines = open(out).read().splitlines()
 if not lines or not lines[-1].startswith("stats: "):
     sys.exit("%s: no stats line at the end" % out)
