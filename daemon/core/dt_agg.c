@@ -215,20 +215,6 @@ dt_agg_pow2(int64_t v)
 	return k + 1;
 }
 
-/* Whether the reader would see comm as a script spells it. */
-static bool
-dt_agg_comm_plain(const char *comm)
-{
-	size_t i;
-
-	if (comm[0] == '\0')
-		return false;
-	for (i = 0; i < DTMAXCOMLEN && comm[i] != '\0'; i++)
-		if (comm[i] < 0x20 || comm[i] > 0x7e || comm[i] == '\\')
-			return false;
-	return true;
-}
-
 /*
  * The key of src for as, and its value, as dp's reader would see the
  * record in ring cpu (the fields dt_evt_copy() keeps for dp_evtflags).
@@ -260,7 +246,7 @@ dt_agg_key(const struct dt_pcb *dp, const struct dt_aggspec *as,
 		memcpy(k->dtae_comm, src->dtev_comm,
 		    strnlen(src->dtev_comm, DTMAXCOMLEN - 1));
 	}
-	if ((keys & DTA_K_COMM) && !dt_agg_comm_plain(k->dtae_comm))
+	if ((keys & DTA_K_COMM) && !dt_comm_plain(k->dtae_comm))
 		k->dtae_pid = src->dtev_pid;
 	if (args) {
 		if (keys & DTA_K_RETVAL)

@@ -157,13 +157,8 @@ dt_pcb_keep14(const struct dt_pcb *dp, const struct dt_evt *src)
 	return true;
 }
 
-/*
- * Whether the reader would see comm as a script spells it: btrace shows
- * a byte outside printable ASCII, or a backslash, escaped, and an empty
- * comm as whatever it learns of the pid elsewhere.
- */
-static bool
-dt_filter_comm_plain(const char *comm)
+bool
+dt_comm_plain(const char *comm)
 {
 	size_t i;
 
@@ -205,7 +200,7 @@ dt_filter_cmp(const struct dt_pcb *dp, unsigned int cpu,
 	case DTF_COMM:
 		/* Unknown to us, so not ours to reject. */
 		if (!(dp->dp_evtflags & DTEVT_EXECNAME) ||
-		    !dt_filter_comm_plain(src->dtev_comm))
+		    !dt_comm_plain(src->dtev_comm))
 			return true;
 		eq = strncmp(src->dtev_comm, t->dtft_str, DTMAXCOMLEN) == 0;
 		return t->dtft_op == DTF_OP_EQ ? eq : !eq;

@@ -174,6 +174,14 @@ uint64_t	dt_limit_mem_used(void);
 uint64_t	dt_limit_maxmem_get(void);
 
 /*
+ * Whether the reader would see comm as a script spells it: btrace shows
+ * a byte outside printable ASCII, or a backslash, escaped, and an empty
+ * comm as whatever it learns of the pid elsewhere.  What filters compare
+ * and aggregations key by only then.  Any thread.
+ */
+bool	dt_comm_plain(const char *comm);
+
+/*
  * Whether f is a program dt_pcb_ring_put() can run (dtvar.h,
  * DTIOCPRBFILTER): 0 or EINVAL.  Any thread.
  */
