@@ -257,35 +257,8 @@ dt_agg_key(const struct dt_pcb *dp, const struct dt_aggspec *as,
 			if (keys & (DTA_K_ARG0 << n))
 				k->dtae_args[n] = (uint64_t)src->dtev_args[n];
 	}
-	switch (s->dtas_vfield) {
-	case 0:
-		break;
-	case DTF_PID:
-		v = src->dtev_pid;
-		break;
-	case DTF_TID:
-		v = (int64_t)src->dtev_tid +
-		    (dt_strict ? DT_TID_OFFSET_OPENBSD : 0);
-		break;
-	case DTF_CPU:
-		v = cpu;
-		break;
-	case DTF_PBN:
-		v = dp->dp_dtp->dtp_pbn;
-		break;
-	case DTF_RETVAL:
-		v = args ? src->dtev_retval[0] : 0;
-		break;
-	case DTF_ERRNO:
-		v = args ? src->dtev_error : 0;
-		break;
-	default:	/* DTF_ARG0 + n, checked by dt_agg_check() */
-		v = args ? (int64_t)src->dtev_args[s->dtas_vfield -
-		    DTF_ARG0] : 0;
-		break;
-	}
-	if (s->dtas_vflags & DTF_F_INT32)
-		v = (int32_t)(uint32_t)(uint64_t)v;
+	if (s->dtas_vfield != 0)
+		v = dt_evt_field(dp, cpu, s->dtas_vfield, s->dtas_vflags, src);
 	if (s->dtas_func == DTA_HIST)
 		k->dtae_bucket = dt_agg_pow2(v);
 	else if (s->dtas_func == DTA_LHIST) {

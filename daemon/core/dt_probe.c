@@ -170,19 +170,14 @@ dt_comm_plain(const char *comm)
 	return true;
 }
 
-/*
- * One comparison of a filter on src as dp's reader would see it (in
- * ring cpu): true when the event passes.  Lock-free, no allocation.
- */
-static bool
-dt_filter_cmp(const struct dt_pcb *dp, unsigned int cpu,
-    const struct dtioc_filter_term *t, const struct dt_evt *src)
+int64_t
+dt_evt_field(const struct dt_pcb *dp, unsigned int cpu, unsigned int field,
+    unsigned int flags, const struct dt_evt *src)
 {
 	bool args = (dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) == 0;
-	int64_t v = 0;
-	bool eq;
+	int64_t v;
 
-	switch (t->dtft_field) {
+	switch (field) {
 	case DTF_PID:
 		v = src->dtev_pid;
 		break;
@@ -197,25 +192,41 @@ dt_filter_cmp(const struct dt_pcb *dp, unsigned int cpu,
 	case DTF_PBN:
 		v = dp->dp_dtp->dtp_pbn;
 		break;
-	case DTF_COMM:
-		/* Unknown to us, so not ours to reject. */
-		if (!(dp->dp_evtflags & DTEVT_EXECNAME) ||
-		    !dt_comm_plain(src->dtev_comm))
-			return true;
-		eq = strncmp(src->dtev_comm, t->dtft_str, DTMAXCOMLEN) == 0;
-		return t->dtft_op == DTF_OP_EQ ? eq : !eq;
 	case DTF_RETVAL:
 		v = args ? src->dtev_retval[0] : 0;
 		break;
 	case DTF_ERRNO:
 		v = args ? src->dtev_error : 0;
 		break;
-	default:	/* DTF_ARG0 + n, checked by dt_filter_check() */
-		v = args ? src->dtev_args[t->dtft_field - DTF_ARG0] : 0;
+	default:	/* DTF_ARG0 + n, checked by the caller's check */
+		v = args ? src->dtev_args[field - DTF_ARG0] : 0;
 		break;
 	}
-	if (t->dtft_flags & DTF_F_INT32)
+	if (flags & DTF_F_INT32)
 		v = (int32_t)(uint32_t)(uint64_t)v;
+	return v;
+}
+
+/*
+ * One comparison of a filter on src as dp's reader would see it (in
+ * ring cpu): true when the event passes.  Lock-free, no allocation.
+ */
+static bool
+dt_filter_cmp(const struct dt_pcb *dp, unsigned int cpu,
+    const struct dtioc_filter_term *t, const struct dt_evt *src)
+{
+	int64_t v;
+	bool eq;
+
+	if (t->dtft_field == DTF_COMM) {
+		/* Unknown to us, so not ours to reject. */
+		if (!(dp->dp_evtflags & DTEVT_EXECNAME) ||
+		    !dt_comm_plain(src->dtev_comm))
+			return true;
+		eq = strncmp(src->dtev_comm, t->dtft_str, DTMAXCOMLEN) == 0;
+		return t->dtft_op == DTF_OP_EQ ? eq : !eq;
+	}
+	v = dt_evt_field(dp, cpu, t->dtft_field, t->dtft_flags, src);
 	switch (t->dtft_op) {
 	case DTF_OP_EQ:
 		return v == t->dtft_val;

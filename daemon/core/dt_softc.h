@@ -182,6 +182,15 @@ uint64_t	dt_limit_maxmem_get(void);
 bool	dt_comm_plain(const char *comm);
 
 /*
+ * An integer field of src (DTF_*, not DTF_COMM) as dp's reader sees it
+ * in ring cpu: the tid with --openbsd-strict's offset, arguments, retval
+ * and errno 0 unless dp records them, the low 32 bits signed with
+ * DTF_F_INT32.  field checked by the caller.  Any thread, lock-free.
+ */
+int64_t	dt_evt_field(const struct dt_pcb *dp, unsigned int cpu,
+	    unsigned int field, unsigned int flags, const struct dt_evt *src);
+
+/*
  * Whether f is a program dt_pcb_ring_put() can run (dtvar.h,
  * DTIOCPRBFILTER): 0 or EINVAL.  Any thread.
  */
