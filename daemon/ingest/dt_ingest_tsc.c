@@ -45,6 +45,8 @@ static double		 dti_tsc_ns;		/* [D] ns per tick */
 static uint64_t		 dti_ref_tsc;		/* [D] this pass's pair */
 static int64_t		 dti_ref_rt;		/* [D] */
 static int64_t		 dti_tsc_span;		/* [D] ticks in 10 s */
+static uint64_t		 dti_tsc_10ms;		/* [I] ticks in 10 ms */
+static uint64_t		 dti_rate_tsc;		/* [D] last rate refresh */
 
 /*
  * A TSC value and clk read as closely together as we can.  The pair's
@@ -110,6 +112,8 @@ dt_tsc_calibrate(void)
 	if (dti_tsc_ns < 0.05 || dti_tsc_ns > 10)
 		return;
 	dti_tsc_span = (int64_t)(10e9 / dti_tsc_ns);
+	dti_tsc_10ms = (uint64_t)(1e7 / dti_tsc_ns);
+	dti_rate_tsc = tsc1;
 	dti_tsc_pair(CLOCK_REALTIME, &dti_ref_tsc, &rt1);
 	dti_ref_rt = (int64_t)rt1;
 	dti_tsc_ok = 1;
@@ -123,7 +127,17 @@ dt_tsc_ref(void)
 
 	if (!dti_tsc_ok)
 		return;
+	dti_tsc_pair(CLOCK_REALTIME, &dti_ref_tsc, &rt);
+	dti_ref_rt = (int64_t)rt;
+	/*
+	 * The rate moves by parts in ten million from one pass to the
+	 * next: a busy drain (thousands of passes a second) refreshes it
+	 * every 10 ms of ticks, not every pass.
+	 */
+	if (dti_ref_tsc - dti_rate_tsc < dti_tsc_10ms)
+		return;
 	dti_tsc_pair(CLOCK_MONOTONIC, &tsc, &mono);
+	dti_rate_tsc = tsc;
 	if (tsc > dti_tsc0 && mono > dti_mono0)
 		dti_tsc_ns = (double)(mono - dti_mono0) /
 		    (double)(tsc - dti_tsc0);
@@ -142,8 +156,6 @@ dt_tsc_ref(void)
 		dti_tsc1 = tsc;
 		dti_mono1 = mono;
 	}
-	dti_tsc_pair(CLOCK_REALTIME, &dti_ref_tsc, &rt);
-	dti_ref_rt = (int64_t)rt;
 }
 
 int
