@@ -242,14 +242,23 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 	 * taken to see where its records end and again to give back the
 	 * slots read; the merge and the copy run with no lock held, and no
 	 * producer waits for a read.
+	 *
+	 * Where the records end is seen under every ring's lock at once, in
+	 * index order (producers hold one lock at a time): the sequencer
+	 * puts oldest first, one ring after another, and a look taken ring
+	 * by ring could see a younger event already put into one ring but
+	 * miss an older one put into a ring looked at before it.  The read
+	 * would then hand out a completion before its issue.
 	 */
+	for (i = 0; i < n; i++)
+		pthread_mutex_lock(&drs[i].dr_mtx);
 	for (i = 0; i < n; i++) {
 		dr = &drs[i];
-		pthread_mutex_lock(&dr->dr_mtx);
 		dr->dr_rhead = dr->dr_cons;
 		dr->dr_rend = dr->dr_prod;
-		pthread_mutex_unlock(&dr->dr_mtx);
 	}
+	for (i = n; i-- > 0;)
+		pthread_mutex_unlock(&drs[i].dr_mtx);
 	while (resid > 0) {
 		best = NULL;
 		for (i = 0; i < n; i++) {

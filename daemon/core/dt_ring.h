@@ -105,10 +105,11 @@ int	dt_ring_put_more(struct dt_ring *, uint32_t pbn, unsigned int cpu,
  * read gives its records in time order, as far as each ring is, so an
  * event on one CPU and its sequel on another (a syscall's entry and
  * return across a migration, an I/O's issue and its completion) come in
- * order.  The records are those put before the read looked at their
- * ring; later ones wait for the next read.  Takes each ring's dr_mtx
- * briefly, never two at once and none while copying: once to see its
- * records, again only if some were read.  One caller at a time, any
+ * order.  The records are those put before the read looked at the
+ * rings, all at one instant; later ones wait for the next read.  Takes
+ * every ring's dr_mtx together, in index order, only to see where the
+ * records end (so a caller must hold none), none while copying, and
+ * each ring's again only if some were read.  One caller at a time, any
  * thread.
  */
 size_t	dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
