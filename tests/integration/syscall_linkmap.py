@@ -29,8 +29,8 @@ a traced program that the program could find (issue 20).
     brought liblzma and left the program's dlopen nothing to open).
 
 Starts its own dtd on a temporary path and stops it by pid.  Prints one
-line a check and `N passed, N failed`; the python part is skipped, said
-so, without strace; it fails if it can load neither library.
+line a check and `N passed, N failed`; without strace or python3 it
+fails, and it fails if it can load neither library.
 """
 import os
 import re
@@ -122,7 +122,8 @@ def python(work, env, dtrun):
         else shutil.which("python3")
     if shutil.which("strace") is None or py is None or subprocess.run(
             ["strace", "-qq", "-o", "/dev/null", "true"]).returncode != 0:
-        print("skip - python's dlopen: strace missing or refused")
+        # Not a skip: scripts/deps.sh installs strace and python3.
+        check(False, "python's dlopen: strace and python3 are there")
         return
     tried = 0
     for lib, tag in LIBS:
