@@ -44,6 +44,7 @@
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
@@ -83,6 +84,17 @@ static struct dt_evt	*tp_evs;
 static size_t		 tp_nevs;
 static char		 tp_out[65536];
 static uint64_t		 tp_dropped;
+/*
+ * tp_run() pushes a filter to dtd with each probe: the events of
+ * processes named as this one (its marks) or as the target.  The probes
+ * must record the name (DTEVT_EXECNAME): a filter compares what the
+ * reader sees.  For probes
+ * that fire for every process's calls, so that a machine making
+ * millions of them (a parallel build beside the test) does not fill the
+ * rings with events the test would throw away.  What the filter keeps
+ * is what the test counts: the path below it is the same.
+ */
+static bool		 tp_ownfilter;
 
 static uint64_t
 ev_ns(const struct dt_evt *ev)
@@ -185,6 +197,37 @@ tp_mark(int cpu)
 }
 
 /*
+ * DTIOCPRBFILTER: comm == ours || comm == the target's, which the kernel's
+ * tracepoint filter takes (a pid would not translate: the kernel's is
+ * the thread's), so that perf's buffers never hold the rest.  0 or errno.
+ */
+static int
+tp_filter_own(int fd, uint32_t pbn)
+{
+	struct dtioc_filter f;
+	char comm[DTMAXCOMLEN];
+	const char *base = strrchr(tp_target, '/');
+
+	if (prctl(PR_GET_NAME, comm) == -1)
+		return errno;
+	comm[sizeof(comm) - 1] = '\0';
+	memset(&f, 0, sizeof(f));
+	f.dtfl_pbn = pbn;
+	f.dtfl_nterms = 3;
+	f.dtfl_terms[0].dtft_op = DTF_OP_EQ;
+	f.dtfl_terms[0].dtft_field = DTF_COMM;
+	snprintf(f.dtfl_terms[0].dtft_str, sizeof(f.dtfl_terms[0].dtft_str),
+	    "%s", comm);
+	f.dtfl_terms[1].dtft_op = DTF_OP_EQ;
+	f.dtfl_terms[1].dtft_field = DTF_COMM;
+	/* The kernel's comm: the file's name, its first 15 bytes. */
+	snprintf(f.dtfl_terms[1].dtft_str, sizeof(f.dtfl_terms[1].dtft_str),
+	    "%.15s", base != NULL ? base + 1 : tp_target);
+	f.dtfl_terms[2].dtft_op = DTF_OP_OR;
+	return ioctl(fd, DTIOCPRBFILTER, &f) == -1 ? errno : 0;
+}
+
+/*
  * Enable probes, record, run argv, and keep the events keep() wants in
  * tp_evs and its output in tp_out.  Done when, for every probe, each
  * CPU delivered one of its events stamped after the target was reaped:
@@ -220,6 +263,12 @@ tp_run(struct tp_probe *probes, size_t nprobes, char *const argv[],
 		if ((error = dtt_enable(fd, probes[i].tp_pbn,
 		    probes[i].tp_flags, 0)) != 0) {
 			dtt_check(false, "enable %s: %s", probes[i].tp_name,
+			    strerror(error));
+			return -1;
+		}
+		if (tp_ownfilter && (error = tp_filter_own(fd,
+		    probes[i].tp_pbn)) != 0) {
+			dtt_check(false, "filter %s: %s", probes[i].tp_name,
 			    strerror(error));
 			return -1;
 		}
@@ -539,20 +588,25 @@ run_comm(void)
 static void
 run_syscalls(void)
 {
+	/* The name, which the filter (tp_ownfilter) compares. */
 	struct tp_probe pr[] = {
-		{ "raw_syscalls", "sys_enter", 0, 0 },
-		{ "raw_syscalls", "sys_exit", 0, 0 },
+		{ "raw_syscalls", "sys_enter", DTEVT_EXECNAME, 0 },
+		{ "raw_syscalls", "sys_exit", DTEVT_EXECNAME, 0 },
 	};
 	char n[16];
 	char *argv[] = { (char *)tp_target, n, NULL };
 	unsigned long enter = 0, exitok = 0;
 	int num = systab_lookup("getppid");
 	size_t i;
+	pid_t pid;
 
 	snprintf(n, sizeof(n), "%d", TP_NSYS);
 	if (!dtt_check(num == 39, "getppid is OpenBSD's 39"))
 		return;
-	if (tp_run(pr, 2, argv, keep_own) == -1)
+	tp_ownfilter = true;
+	pid = tp_run(pr, 2, argv, keep_own);
+	tp_ownfilter = false;
+	if (pid == -1)
 		return;
 	for (i = 0; i < tp_nevs; i++) {
 		const struct dt_evt *ev = &tp_evs[i];
