@@ -33,6 +33,7 @@
  * stamps a record just before it writes it, so by then every CPU's
  * earlier records are in.  on__cpu needs this order: its stacks are
  * those its thread's switch out, maybe on another CPU, left behind.
+ * The buffers' records are read in dt_tp_rec.c.
  */
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -56,45 +57,10 @@
 
 #include "dt_clock.h"
 #include "dt_perfev.h"
-#include "dt_untrace.h"
 #include "dt_dev.h"
 #include "dt_prov.h"
 #include "dt_tp_perf.h"
-
-#define DT_TPEV_PAGES		128	/* data pages per CPU, power of 2 */
-#define DT_TPEV_FLUSH_MS	20	/* drain at least this often */
-#define DT_TPEV_MAXSTACK	64	/* frames perf walks per record */
-#define DT_TPEV_MAXEVENTS	64
-#define DT_TPEV_HOLD_MS		2	/* merged records' minimum age */
-#define DT_TPEV_MAXREGS		8	/* registers a sample carries */
-#define DT_TPEV_AHEAD_NS	1000000000ULL	/* beyond: the clock went back */
-
-struct dt_tpev;
-
-/* One CPU's perf event: what epoll hands back. */
-struct dt_tpev_cpu {
-	struct dt_tpev		*tpc_ev;	/* [I] */
-	int			 tpc_fd;	/* [t] -1: offline or closed */
-	int			 tpc_swfd;	/* [t] switch records, or -1 */
-	struct perf_event_mmap_page *tpc_meta;	/* [I] */
-	uint64_t		 tpc_tail;	/* [R] merge: next record */
-	uint64_t		 tpc_head;	/* [R] merge: end of this pass */
-	uint64_t		 tpc_ns;	/* [R] merge: tpc_tail's time */
-};
-
-struct dt_tpev {
-	struct dt_tpev		*tpe_next;	/* [t] live or dead list */
-	dt_tpev_fn		 tpe_fn;	/* [I] */
-	void			*tpe_arg;	/* [I] */
-	int64_t			 tpe_tsoff;	/* [I] realtime - perf clock */
-	size_t			 tpe_mmlen;	/* [I] */
-	bool			 tpe_chain;	/* [I] records carry stacks */
-	bool			 tpe_switches;	/* [I] switch records, merged */
-	unsigned int		 tpe_nregs;	/* [I] registers per sample */
-	int			 tpe_clk;	/* [I] the records' clock */
-	unsigned int		 tpe_ncpu;	/* [I] */
-	struct dt_tpev_cpu	 tpe_cpus[];	/* [I] */
-};
+#include "dt_tp_perf_var.h"
 
 static pthread_mutex_t	 dt_tpev_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct dt_tpev	*dt_tpev_live;		/* [t] */
@@ -102,9 +68,7 @@ static struct dt_tpev	*dt_tpev_dead;		/* [t] */
 static struct dt_perf_loop dt_tpev_rdr = DT_PERF_LOOP_INIT; /* [t] */
 static int		 dt_tpev_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static int		 dt_tpev_pmuclock = DT_PERF_CLOCK_UNKNOWN; /* [a] */
-static struct dt_tpev_stats dt_tpev_counters;	/* [a] */
-static union dt_perf_wrap dt_tpev_wrap;	/* [R] */
-static const struct stacktrace dt_tpev_nostack;	/* [I] */
+struct dt_tpev_stats	 dt_tpev_counters;	/* [a] */
 static struct dt_source	*_Atomic dt_tpev_seq;	/* [t] set once, [a] read */
 
 static void
@@ -170,255 +134,6 @@ dt_tpev_open_switch(int cpu, int clk, int outfd)
 		return -1;
 	}
 	return fd;
-}
-
-/*
- * A switch in (PERF_RECORD_SWITCH_CPU_WIDE without MISC_SWITCH_OUT):
- * next_prev pid and tid, then sample_id: pid, tid, time, cpu.  The
- * switch's other half, out, is the tracepoint's.  [R], RCU read.
- */
-static void
-dt_tpev_switch(struct dt_tpev *ev, const char *rec, size_t len)
-{
-	struct dt_tp_sample s;
-	uint32_t pid, tid, cpu;
-	uint64_t time;
-
-	if (len < 32)
-		return;
-	memset(&s, 0, sizeof(s));
-	memcpy(&pid, rec + 8, 4);
-	memcpy(&tid, rec + 12, 4);
-	memcpy(&time, rec + 16, 8);
-	memcpy(&cpu, rec + 24, 4);
-	s.ts_cpu = cpu;
-	s.ts_pid = (pid_t)pid;
-	s.ts_tid = (pid_t)tid;
-	s.ts_ns = time + (uint64_t)ev->tpe_tsoff;
-	s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
-	s.ts_swin = true;
-	s.ts_swev = true;
-	ev->tpe_fn(ev->tpe_arg, &s);
-	uatomic_inc(&dt_tpev_counters.tps_records);
-}
-
-/* A PERF_RECORD_SAMPLE laid out per dt_tpev_attr().  [R], RCU read. */
-static void
-dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
-    bool chain)
-{
-	/* Zeroed: the provider hands them on whole, to device readers. */
-	struct stacktrace kst = { 0 }, ust = { 0 };
-	struct dt_tp_sample s;
-	uint64_t nr, time, abi, regs[DT_TPEV_MAXREGS];
-	uint32_t pid, tid, cpu, rawsize;
-	size_t off;
-
-	if (len < 24)
-		return;
-	memset(&s, 0, sizeof(s));
-	memcpy(&pid, rec, 4);
-	memcpy(&tid, rec + 4, 4);
-	memcpy(&time, rec + 8, 8);
-	memcpy(&cpu, rec + 16, 4);
-	off = 24;
-	if (chain) {
-		if (off + 8 > len)
-			return;
-		memcpy(&nr, rec + off, 8);
-		off += 8;
-		if (nr > (len - off) / 8)
-			return;
-		dt_perf_callchain(rec + off, nr, &kst, &ust);
-		dt_ustack_untrace((pid_t)pid, &ust);
-		off += nr * 8;
-	}
-	if (off + 4 > len)
-		return;
-	memcpy(&rawsize, rec + off, 4);
-	off += 4;
-	if (rawsize > len - off)
-		return;
-	s.ts_cpu = cpu;
-	s.ts_pid = (pid_t)pid;
-	s.ts_tid = (pid_t)tid;
-	s.ts_ns = time + (uint64_t)ev->tpe_tsoff;
-	s.ts_kstack = &kst;
-	s.ts_ustack = &ust;
-	s.ts_raw = rec + off;
-	s.ts_rawlen = rawsize;
-	off += rawsize;
-	/* REGS_INTR: the ABI word (0: none), then the registers. */
-	if (ev->tpe_nregs > 0) {
-		if (off + 8 > len)
-			return;
-		memcpy(&abi, rec + off, 8);
-		off += 8;
-		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
-			if (ev->tpe_nregs > (len - off) / 8)
-				return;
-			/* A wrapped record's copy is not 8-byte aligned. */
-			memcpy(regs, rec + off, ev->tpe_nregs * 8);
-			s.ts_regs = regs;
-			s.ts_nregs = ev->tpe_nregs;
-		}
-	}
-	s.ts_swev = ev->tpe_switches;
-	ev->tpe_fn(ev->tpe_arg, &s);
-	uatomic_inc(&dt_tpev_counters.tps_records);
-}
-
-/* Hand one record to the event's callback.  [R], RCU read. */
-static void
-dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
-{
-	struct dt_tpev *ev = c->tpc_ev;
-	const char *body = (const char *)(hp + 1);
-	size_t len = hp->size - sizeof(*hp);
-	struct dt_tp_sample s;
-	uint64_t lost;
-
-	switch (hp->type) {
-	case PERF_RECORD_SAMPLE:
-		dt_tpev_sample(ev, body, len, ev->tpe_chain);
-		break;
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (!(hp->misc & PERF_RECORD_MISC_SWITCH_OUT))
-			dt_tpev_switch(ev, body, len);
-		break;
-	case PERF_RECORD_COMM:
-		memset(&s, 0, sizeof(s));
-		if (!dt_perf_comm_rec(body, len, &s.ts_pid, &s.ts_tid,
-		    &s.ts_comm))
-			break;
-		s.ts_exec = (hp->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
-		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
-		ev->tpe_fn(ev->tpe_arg, &s);
-		break;
-	case PERF_RECORD_LOST:
-		if (len < 16)
-			break;
-		memcpy(&lost, body + 8, 8);
-		memset(&s, 0, sizeof(s));
-		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
-		s.ts_lost = lost;
-		s.ts_cpu = (unsigned int)(c - ev->tpe_cpus);
-		ev->tpe_fn(ev->tpe_arg, &s);
-		uatomic_add(&dt_tpev_counters.tps_lost, lost);
-		break;
-	}
-}
-
-/* Everything one CPU's buffer holds.  [R], RCU read. */
-static void
-dt_tpev_drain(struct dt_tpev_cpu *c)
-{
-	struct perf_event_mmap_page *meta = c->tpc_meta;
-	const struct perf_event_header *hp;
-	struct perf_event_header h;
-	uint64_t head, tail;
-
-	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	tail = meta->data_tail;
-	while ((hp = dt_perf_rec_at(meta, tail, head, &h, &dt_tpev_wrap)) !=
-	    NULL) {
-		dt_tpev_record(c, hp);
-		tail += h.size;
-	}
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
-}
-
-/*
- * The time perf stamped on the record at c's merge cursor: 0 for what
- * has none (lost records go first), UINT64_MAX when the pass has no
- * more of c.  [R].
- */
-static void
-dt_tpev_peek(struct dt_tpev_cpu *c)
-{
-	const struct perf_event_header *hp;
-	struct perf_event_header h;
-	const char *body;
-
-	c->tpc_ns = UINT64_MAX;
-	if ((hp = dt_perf_rec_at(c->tpc_meta, c->tpc_tail, c->tpc_head, &h,
-	    &dt_tpev_wrap)) == NULL)
-		return;
-	body = (const char *)(hp + 1);
-	c->tpc_ns = 0;
-	if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 16)
-		memcpy(&c->tpc_ns, body + 8, 8);
-	else if (h.type == PERF_RECORD_SWITCH_CPU_WIDE &&
-	    h.size >= sizeof(h) + 24)
-		memcpy(&c->tpc_ns, body + 16, 8);
-}
-
-/*
- * Every CPU's buffer of ev, oldest record first, leaving the records
- * younger than DT_TPEV_HOLD_MS for a later pass unless final (the event
- * is closed: nothing can come before them any more).  [R], RCU read.
- */
-static void
-dt_tpev_drain_merged(struct dt_tpev *ev, bool final)
-{
-	const struct perf_event_header *hp;
-	struct perf_event_header h;
-	struct dt_tpev_cpu *c, *best;
-	uint64_t now = UINT64_MAX - DT_TPEV_AHEAD_NS, cutoff = UINT64_MAX;
-	unsigned int i;
-
-	if (!final && ev->tpe_clk != DT_PERF_CLOCK_PERF) {
-		now = dt_clock_ns(ev->tpe_clk);
-		cutoff = now - DT_TPEV_HOLD_MS * 1000000ULL;
-	}
-	for (i = 0; i < ev->tpe_ncpu; i++) {
-		c = &ev->tpe_cpus[i];
-		if (c->tpc_meta == NULL)
-			continue;
-		c->tpc_head = __atomic_load_n(&c->tpc_meta->data_head,
-		    __ATOMIC_ACQUIRE);
-		c->tpc_tail = c->tpc_meta->data_tail;
-		dt_tpev_peek(c);
-	}
-	for (;;) {
-		best = NULL;
-		for (i = 0; i < ev->tpe_ncpu; i++) {
-			c = &ev->tpe_cpus[i];
-			if (c->tpc_meta != NULL && c->tpc_ns != UINT64_MAX &&
-			    (best == NULL || c->tpc_ns < best->tpc_ns))
-				best = c;
-		}
-		/* A time far ahead of ours: the clock was set back. */
-		if (best == NULL || (best->tpc_ns > cutoff &&
-		    best->tpc_ns < now + DT_TPEV_AHEAD_NS))
-			break;
-		if ((hp = dt_perf_rec_at(best->tpc_meta, best->tpc_tail,
-		    best->tpc_head, &h, &dt_tpev_wrap)) == NULL)
-			break;
-		dt_tpev_record(best, hp);
-		best->tpc_tail += h.size;
-		dt_tpev_peek(best);
-	}
-	for (i = 0; i < ev->tpe_ncpu; i++) {
-		c = &ev->tpe_cpus[i];
-		if (c->tpc_meta != NULL)
-			__atomic_store_n(&c->tpc_meta->data_tail, c->tpc_tail,
-			    __ATOMIC_RELEASE);
-	}
-}
-
-static void
-dt_tpev_drain_all(struct dt_tpev *ev, bool final)
-{
-	unsigned int i;
-
-	if (ev->tpe_switches) {
-		dt_tpev_drain_merged(ev, final);
-		return;
-	}
-	for (i = 0; i < ev->tpe_ncpu; i++)
-		if (ev->tpe_cpus[i].tpc_meta != NULL)
-			dt_tpev_drain(&ev->tpe_cpus[i]);
 }
 
 static void

@@ -1,0 +1,91 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+
+/*
+ * The tracepoint reader's private state (dt_tp_perf.c, which opens the
+ * perf events and runs the reader thread, and dt_tp_rec.c, which reads
+ * their buffers).  Nothing outside the provider includes it.
+ *
+ * Locks used to protect struct members in this file:
+ *	[I]	immutable after the event is opened
+ *	[t]	dt_tpev_mtx (dt_tp_perf.c): the live and dead lists
+ *	[R]	the reader thread only
+ *	[a]	atomic operations
+ */
+#ifndef DT_TP_PERF_VAR_H
+#define DT_TP_PERF_VAR_H
+
+#include <linux/perf_event.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dt_tp_perf.h"
+
+#define DT_TPEV_PAGES		128	/* data pages per CPU, power of 2 */
+#define DT_TPEV_FLUSH_MS	20	/* drain at least this often */
+#define DT_TPEV_MAXSTACK	64	/* frames perf walks per record */
+#define DT_TPEV_MAXEVENTS	64
+#define DT_TPEV_HOLD_MS		2	/* merged records' minimum age */
+#define DT_TPEV_MAXREGS		8	/* registers a sample carries */
+#define DT_TPEV_AHEAD_NS	1000000000ULL	/* beyond: the clock went back */
+
+struct dt_tpev;
+
+/* One CPU's perf event: what epoll hands back. */
+struct dt_tpev_cpu {
+	struct dt_tpev		*tpc_ev;	/* [I] */
+	int			 tpc_fd;	/* [t] -1: offline or closed */
+	int			 tpc_swfd;	/* [t] switch records, or -1 */
+	struct perf_event_mmap_page *tpc_meta;	/* [I] */
+	uint64_t		 tpc_tail;	/* [R] merge: next record */
+	uint64_t		 tpc_head;	/* [R] merge: end of this pass */
+	uint64_t		 tpc_ns;	/* [R] merge: tpc_tail's time */
+};
+
+struct dt_tpev {
+	struct dt_tpev		*tpe_next;	/* [t] live or dead list */
+	dt_tpev_fn		 tpe_fn;	/* [I] */
+	void			*tpe_arg;	/* [I] */
+	int64_t			 tpe_tsoff;	/* [I] realtime - perf clock */
+	size_t			 tpe_mmlen;	/* [I] */
+	bool			 tpe_chain;	/* [I] records carry stacks */
+	bool			 tpe_switches;	/* [I] switch records, merged */
+	unsigned int		 tpe_nregs;	/* [I] registers per sample */
+	int			 tpe_clk;	/* [I] the records' clock */
+	unsigned int		 tpe_ncpu;	/* [I] */
+	struct dt_tpev_cpu	 tpe_cpus[];	/* [I] */
+};
+
+extern struct dt_tpev_stats dt_tpev_counters;	/* [a] */
+
+/*
+ * Every CPU's buffer of ev, oldest record first across CPUs, leaving the
+ * records younger than DT_TPEV_HOLD_MS for a later pass unless final
+ * (the event is closed: nothing can come before them any more).  The
+ * reader thread only, inside an RCU read-side section.
+ */
+void	dt_tpev_drain_merged(struct dt_tpev *ev, bool final);
+
+/*
+ * Everything ev's buffers hold, merged by time when ev has switch
+ * records.  The reader thread only, inside an RCU read-side section.
+ */
+void	dt_tpev_drain_all(struct dt_tpev *ev, bool final);
+
+#endif /* DT_TP_PERF_VAR_H */

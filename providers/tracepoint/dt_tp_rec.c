@@ -1,0 +1,285 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+
+/*
+ * The tracepoint reader's side of perf's ring buffers: each record of an
+ * event's buffers (a sample, a switch in, a rename, a loss) turned into
+ * a dt_tp_sample for the event's callback, one CPU's buffer at a time or
+ * all of them merged by time (dt_tp_perf.c says when).
+ */
+#include <linux/perf_event.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <urcu.h>
+
+#include <dev/dt/dtvar.h>
+
+#include "dt_clock.h"
+#include "dt_perfev.h"
+#include "dt_untrace.h"
+#include "dt_tp_perf_var.h"
+
+static union dt_perf_wrap dt_tpev_wrap;	/* [R] a wrapped record's copy */
+static const struct stacktrace dt_tpev_nostack;	/* [I] */
+
+/*
+ * A switch in (PERF_RECORD_SWITCH_CPU_WIDE without MISC_SWITCH_OUT):
+ * next_prev pid and tid, then sample_id: pid, tid, time, cpu.  The
+ * switch's other half, out, is the tracepoint's.  [R], RCU read.
+ */
+static void
+dt_tpev_switch(struct dt_tpev *ev, const char *rec, size_t len)
+{
+	struct dt_tp_sample s;
+	uint32_t pid, tid, cpu;
+	uint64_t time;
+
+	if (len < 32)
+		return;
+	memset(&s, 0, sizeof(s));
+	memcpy(&pid, rec + 8, 4);
+	memcpy(&tid, rec + 12, 4);
+	memcpy(&time, rec + 16, 8);
+	memcpy(&cpu, rec + 24, 4);
+	s.ts_cpu = cpu;
+	s.ts_pid = (pid_t)pid;
+	s.ts_tid = (pid_t)tid;
+	s.ts_ns = time + (uint64_t)ev->tpe_tsoff;
+	s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
+	s.ts_swin = true;
+	s.ts_swev = true;
+	ev->tpe_fn(ev->tpe_arg, &s);
+	uatomic_inc(&dt_tpev_counters.tps_records);
+}
+
+/* A PERF_RECORD_SAMPLE laid out per dt_tpev_attr().  [R], RCU read. */
+static void
+dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
+    bool chain)
+{
+	/* Zeroed: the provider hands them on whole, to device readers. */
+	struct stacktrace kst = { 0 }, ust = { 0 };
+	struct dt_tp_sample s;
+	uint64_t nr, time, abi, regs[DT_TPEV_MAXREGS];
+	uint32_t pid, tid, cpu, rawsize;
+	size_t off;
+
+	if (len < 24)
+		return;
+	memset(&s, 0, sizeof(s));
+	memcpy(&pid, rec, 4);
+	memcpy(&tid, rec + 4, 4);
+	memcpy(&time, rec + 8, 8);
+	memcpy(&cpu, rec + 16, 4);
+	off = 24;
+	if (chain) {
+		if (off + 8 > len)
+			return;
+		memcpy(&nr, rec + off, 8);
+		off += 8;
+		if (nr > (len - off) / 8)
+			return;
+		dt_perf_callchain(rec + off, nr, &kst, &ust);
+		dt_ustack_untrace((pid_t)pid, &ust);
+		off += nr * 8;
+	}
+	if (off + 4 > len)
+		return;
+	memcpy(&rawsize, rec + off, 4);
+	off += 4;
+	if (rawsize > len - off)
+		return;
+	s.ts_cpu = cpu;
+	s.ts_pid = (pid_t)pid;
+	s.ts_tid = (pid_t)tid;
+	s.ts_ns = time + (uint64_t)ev->tpe_tsoff;
+	s.ts_kstack = &kst;
+	s.ts_ustack = &ust;
+	s.ts_raw = rec + off;
+	s.ts_rawlen = rawsize;
+	off += rawsize;
+	/* REGS_INTR: the ABI word (0: none), then the registers. */
+	if (ev->tpe_nregs > 0) {
+		if (off + 8 > len)
+			return;
+		memcpy(&abi, rec + off, 8);
+		off += 8;
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			if (ev->tpe_nregs > (len - off) / 8)
+				return;
+			/* A wrapped record's copy is not 8-byte aligned. */
+			memcpy(regs, rec + off, ev->tpe_nregs * 8);
+			s.ts_regs = regs;
+			s.ts_nregs = ev->tpe_nregs;
+		}
+	}
+	s.ts_swev = ev->tpe_switches;
+	ev->tpe_fn(ev->tpe_arg, &s);
+	uatomic_inc(&dt_tpev_counters.tps_records);
+}
+
+/* Hand one record to the event's callback.  [R], RCU read. */
+static void
+dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
+{
+	struct dt_tpev *ev = c->tpc_ev;
+	const char *body = (const char *)(hp + 1);
+	size_t len = hp->size - sizeof(*hp);
+	struct dt_tp_sample s;
+	uint64_t lost;
+
+	switch (hp->type) {
+	case PERF_RECORD_SAMPLE:
+		dt_tpev_sample(ev, body, len, ev->tpe_chain);
+		break;
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (!(hp->misc & PERF_RECORD_MISC_SWITCH_OUT))
+			dt_tpev_switch(ev, body, len);
+		break;
+	case PERF_RECORD_COMM:
+		memset(&s, 0, sizeof(s));
+		if (!dt_perf_comm_rec(body, len, &s.ts_pid, &s.ts_tid,
+		    &s.ts_comm))
+			break;
+		s.ts_exec = (hp->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
+		ev->tpe_fn(ev->tpe_arg, &s);
+		break;
+	case PERF_RECORD_LOST:
+		if (len < 16)
+			break;
+		memcpy(&lost, body + 8, 8);
+		memset(&s, 0, sizeof(s));
+		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
+		s.ts_lost = lost;
+		s.ts_cpu = (unsigned int)(c - ev->tpe_cpus);
+		ev->tpe_fn(ev->tpe_arg, &s);
+		uatomic_add(&dt_tpev_counters.tps_lost, lost);
+		break;
+	}
+}
+
+/* Everything one CPU's buffer holds.  [R], RCU read. */
+static void
+dt_tpev_drain(struct dt_tpev_cpu *c)
+{
+	struct perf_event_mmap_page *meta = c->tpc_meta;
+	const struct perf_event_header *hp;
+	struct perf_event_header h;
+	uint64_t head, tail;
+
+	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	tail = meta->data_tail;
+	while ((hp = dt_perf_rec_at(meta, tail, head, &h, &dt_tpev_wrap)) !=
+	    NULL) {
+		dt_tpev_record(c, hp);
+		tail += h.size;
+	}
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/*
+ * The time perf stamped on the record at c's merge cursor: 0 for what
+ * has none (lost records go first), UINT64_MAX when the pass has no
+ * more of c.  [R].
+ */
+static void
+dt_tpev_peek(struct dt_tpev_cpu *c)
+{
+	const struct perf_event_header *hp;
+	struct perf_event_header h;
+	const char *body;
+
+	c->tpc_ns = UINT64_MAX;
+	if ((hp = dt_perf_rec_at(c->tpc_meta, c->tpc_tail, c->tpc_head, &h,
+	    &dt_tpev_wrap)) == NULL)
+		return;
+	body = (const char *)(hp + 1);
+	c->tpc_ns = 0;
+	if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 16)
+		memcpy(&c->tpc_ns, body + 8, 8);
+	else if (h.type == PERF_RECORD_SWITCH_CPU_WIDE &&
+	    h.size >= sizeof(h) + 24)
+		memcpy(&c->tpc_ns, body + 16, 8);
+}
+
+void
+dt_tpev_drain_merged(struct dt_tpev *ev, bool final)
+{
+	const struct perf_event_header *hp;
+	struct perf_event_header h;
+	struct dt_tpev_cpu *c, *best;
+	uint64_t now = UINT64_MAX - DT_TPEV_AHEAD_NS, cutoff = UINT64_MAX;
+	unsigned int i;
+
+	if (!final && ev->tpe_clk != DT_PERF_CLOCK_PERF) {
+		now = dt_clock_ns(ev->tpe_clk);
+		cutoff = now - DT_TPEV_HOLD_MS * 1000000ULL;
+	}
+	for (i = 0; i < ev->tpe_ncpu; i++) {
+		c = &ev->tpe_cpus[i];
+		if (c->tpc_meta == NULL)
+			continue;
+		c->tpc_head = __atomic_load_n(&c->tpc_meta->data_head,
+		    __ATOMIC_ACQUIRE);
+		c->tpc_tail = c->tpc_meta->data_tail;
+		dt_tpev_peek(c);
+	}
+	for (;;) {
+		best = NULL;
+		for (i = 0; i < ev->tpe_ncpu; i++) {
+			c = &ev->tpe_cpus[i];
+			if (c->tpc_meta != NULL && c->tpc_ns != UINT64_MAX &&
+			    (best == NULL || c->tpc_ns < best->tpc_ns))
+				best = c;
+		}
+		/* A time far ahead of ours: the clock was set back. */
+		if (best == NULL || (best->tpc_ns > cutoff &&
+		    best->tpc_ns < now + DT_TPEV_AHEAD_NS))
+			break;
+		if ((hp = dt_perf_rec_at(best->tpc_meta, best->tpc_tail,
+		    best->tpc_head, &h, &dt_tpev_wrap)) == NULL)
+			break;
+		dt_tpev_record(best, hp);
+		best->tpc_tail += h.size;
+		dt_tpev_peek(best);
+	}
+	for (i = 0; i < ev->tpe_ncpu; i++) {
+		c = &ev->tpe_cpus[i];
+		if (c->tpc_meta != NULL)
+			__atomic_store_n(&c->tpc_meta->data_tail, c->tpc_tail,
+			    __ATOMIC_RELEASE);
+	}
+}
+
+void
+dt_tpev_drain_all(struct dt_tpev *ev, bool final)
+{
+	unsigned int i;
+
+	if (ev->tpe_switches) {
+		dt_tpev_drain_merged(ev, final);
+		return;
+	}
+	for (i = 0; i < ev->tpe_ncpu; i++)
+		if (ev->tpe_cpus[i].tpc_meta != NULL)
+			dt_tpev_drain(&ev->tpe_cpus[i]);
+}
+
