@@ -43,7 +43,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dt_clock.h"
 #include "dt_proc.h"
 #include "dt_prov.h"
 #include "dt_tp_perf.h"
@@ -252,14 +251,7 @@ dt_kp_sample_cb(void *arg, const struct dt_tp_sample *s)
 	    memory_order_relaxed) == 0)
 		return;
 	flags = atomic_load_explicit(&dtp->dtp_evtflags, memory_order_relaxed);
-	memset(&ev, 0, sizeof(ev));
-	ev.dtev_pid = s->ts_pid;
-	ev.dtev_tid = s->ts_tid;
-	ev.dtev_tsp = dt_clock_ts(s->ts_ns);
-	ev.dtev_kstack = *s->ts_kstack;
-	ev.dtev_ustack = *s->ts_ustack;
-	if (flags & DTEVT_EXECNAME)
-		dt_tp_task_comm(s->ts_pid, s->ts_tid, s->ts_cpu, ev.dtev_comm);
+	dt_tp_evt_begin(&ev, s, flags, true);
 	/* The sample's registers come in their bits' order. */
 	if (kpp->kpp_ret) {
 		if (s->ts_nregs >= 1)

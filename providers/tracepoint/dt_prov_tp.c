@@ -46,7 +46,6 @@
 
 #include <userdt/udt_tpname.h>
 
-#include "dt_clock.h"
 #include "dt_prov.h"
 #include "dt_tp_filt.h"
 #include "dt_tp_perf.h"
@@ -446,17 +445,7 @@ dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
 			continue;
 		flags = atomic_load_explicit(&tpp->tpp_dtp->dtp_evtflags,
 		    memory_order_relaxed);
-		memset(&ev, 0, sizeof(ev));
-		ev.dtev_pid = s->ts_pid;
-		ev.dtev_tid = s->ts_tid;
-		ev.dtev_tsp = dt_clock_ts(s->ts_ns);
-		if (!tpp->tpp_nostack) {
-			ev.dtev_kstack = *s->ts_kstack;
-			ev.dtev_ustack = *s->ts_ustack;
-		}
-		if (flags & DTEVT_EXECNAME)
-			dt_tp_task_comm(s->ts_pid, s->ts_tid, s->ts_cpu,
-			    ev.dtev_comm);
+		dt_tp_evt_begin(&ev, s, flags, !tpp->tpp_nostack);
 		strings = tpp->tpp_strings && (flags & DTEVT_STRINGS);
 		if (tpp->tpp_decode != NULL) {
 			if (!tpp->tpp_decode(tpp, src, s, &ev))

@@ -47,7 +47,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dt_clock.h"
 #include "dt_ksys.h"
 #include "dt_tp_filt.h"
 #include "dt_tp_ksys.h"
@@ -123,14 +122,7 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 	if (dt_ksys_traced(s->ts_pid, s->ts_ns))
 		return;
 	flags = atomic_load_explicit(&dtp->dtp_evtflags, memory_order_relaxed);
-	memset(&ev, 0, sizeof(ev));
-	ev.dtev_pid = s->ts_pid;
-	ev.dtev_tid = s->ts_tid;
-	ev.dtev_tsp = dt_clock_ts(s->ts_ns);
-	ev.dtev_kstack = *s->ts_kstack;
-	ev.dtev_ustack = *s->ts_ustack;
-	if (flags & DTEVT_EXECNAME)
-		dt_tp_task_comm(s->ts_pid, s->ts_tid, s->ts_cpu, ev.dtev_comm);
+	dt_tp_evt_begin(&ev, s, flags, true);
 	if (d == &dt_tk_dirs[0]) {
 		/* args is unsigned long[6]: the registers, as the hook's. */
 		for (i = 0; i < dtp->dtp_nargs && i < 6; i++) {

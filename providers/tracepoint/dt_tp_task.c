@@ -32,6 +32,7 @@
 
 #include "dt_clock.h"
 #include "dt_proc.h"
+#include "dt_tp_perf.h"
 #include "dt_tp_task.h"
 
 #define DT_TP_TASKSLOTS	8192		/* power of 2 */
@@ -133,4 +134,20 @@ dt_tp_task_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm)
 		}
 	}
 	memcpy(comm, t->tt_comm, DTMAXCOMLEN);
+}
+
+void
+dt_tp_evt_begin(struct dt_evt *ev, const struct dt_tp_sample *s,
+    uint64_t flags, bool stacks)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->dtev_pid = s->ts_pid;
+	ev->dtev_tid = s->ts_tid;
+	ev->dtev_tsp = dt_clock_ts(s->ts_ns);
+	if (stacks) {
+		ev->dtev_kstack = *s->ts_kstack;
+		ev->dtev_ustack = *s->ts_ustack;
+	}
+	if (flags & DTEVT_EXECNAME)
+		dt_tp_task_comm(s->ts_pid, s->ts_tid, s->ts_cpu, ev->dtev_comm);
 }

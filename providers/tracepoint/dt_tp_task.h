@@ -28,6 +28,12 @@
 
 #include <sys/types.h>
 
+#include <stdbool.h>
+#include <stdint.h>
+
+struct dt_evt;
+struct dt_tp_sample;
+
 /* Record that thread tid belongs to process tgid, named comm (or NULL). */
 void	dt_tp_task_note(pid_t tid, pid_t tgid, const char *comm);
 
@@ -40,5 +46,14 @@ pid_t	dt_tp_task_tgid(pid_t tid);
  * its idle threads; "" once the thread is gone.
  */
 void	dt_tp_task_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm);
+
+/*
+ * Begin ev from the perf record s as every provider on perf's records
+ * does: zeroed, s's process, thread and time stamp, its kernel and user
+ * stacks when stacks, and the thread's name when flags (the probe's
+ * DTEVT_* union) asks for it.  The reader thread.
+ */
+void	dt_tp_evt_begin(struct dt_evt *ev, const struct dt_tp_sample *s,
+	    uint64_t flags, bool stacks);
 
 #endif /* DT_TP_TASK_H */
