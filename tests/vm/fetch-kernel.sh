@@ -3,7 +3,9 @@
 # ISC licence: see include/dev/dt/dtvar.h.
 #
 # Fetch the kernel for the CUSE test VM and print the directory that holds
-# vmlinux, fuse.ko and cuse.ko.  Our machines' kernel has no CUSE, Debian's
+# vmlinux, fuse.ko and cuse.ko, and 9p/: the modules that mount a virtio-9p
+# share (the host's root, where the bpftrace comparison finds bpftrace) in
+# 9p/order's load order.  Our machines' kernel has no CUSE, Debian's
 # stock kernel has it as a module; the uncompressed vmlinux boots through
 # QEMU's PVH entry, much faster than vmlinuz through the BIOS.
 #
@@ -80,7 +82,14 @@ mkdir -p "$cache" || die "cannot create cache directory $cache"
 exec 9>"$cache/.lock"
 flock 9 || die "cannot lock $cache/.lock"
 
-if [ -f "$dir/.complete" ]; then
+# A cache filled before 9p/ was part of it has everything else: such a
+# directory only gets 9p/ added (below), so that older checkouts sharing
+# the cache keep their files while we fetch.
+complete() {
+	[ -f "$dir/.complete" ] && [ -f "$dir/9p/order" ]
+}
+
+if complete; then
 	echo "$dir"
 	exit 0
 fi
@@ -104,7 +113,7 @@ if ! download; then
 	echo "$pkg $ver" >"$memo"
 	key=$(printf '%s_%s' "$pkg" "$ver" | tr -c 'A-Za-z0-9._+~-' '_')
 	dir=$cache/$key
-	if [ -f "$dir/.complete" ]; then
+	if complete; then
 		echo "$dir"
 		exit 0
 	fi
@@ -117,6 +126,60 @@ deb=$(ls "$work"/*.deb 2>/dev/null | head -n 1)
 [ -n "$deb" ] || die "apt-get download left no .deb in $work"
 dpkg-deb -x "$deb" "$work/root" || die "dpkg-deb -x $deb failed"
 rm -f "$deb"
+
+# A module, uncompressed, whatever Debian compressed it with.
+unpack_ko() {
+	case $1 in
+	*.ko)	cp "$1" "$2" ;;
+	*.ko.xz) xz -dc "$1" >"$2" ;;
+	*.ko.zst) zstd -dcq "$1" >"$2" ;;
+	*.ko.gz) gzip -dc "$1" >"$2" ;;
+	*)	die "unknown module compression: $1" ;;
+	esac || die "cannot decompress $1"
+}
+
+# The 9p modules and what they need, which changes between kernel versions
+# (6.1 has 9p on netfs and fscache, virtio itself as modules): read each
+# module's depends= from its .modinfo and load dependencies first.  The
+# .deb has no modules.dep, and the host may have no modinfo.
+modpath() {
+	grep -m 1 -E "/$(echo "$1" | sed 's/_/[-_]/g')\.ko(\.[a-z]+)?\$" \
+	    "$work/kos"
+}
+
+moddeps() {
+	objcopy -O binary --only-section=.modinfo "$1" /dev/stdout |
+	    tr '\0' '\n' | sed -n 's/^depends=//p' | tr ',' ' '
+}
+
+ninep_add() {
+	case " $order " in
+	*" $1 "*) return 0 ;;
+	esac
+	f=$(modpath "$1")
+	[ -n "$f" ] || die "module $1 (for 9p) not found in $pkg"
+	unpack_ko "$f" "$work/9p/$1.ko"
+	for d in $(moddeps "$work/9p/$1.ko"); do
+		ninep_add "$d"
+	done
+	order="$order $1"
+}
+
+mkdir "$work/9p"
+find "$work/root/lib/modules" -name '*.ko*' >"$work/kos"
+order=
+# The filesystem, its virtio transport, the PCI side of virtio.
+for m in 9p 9pnet_virtio virtio_pci; do
+	ninep_add "$m"
+done
+echo $order >"$work/9p/order"
+
+if [ -f "$dir/.complete" ]; then
+	rm -rf "$dir/9p"
+	mv "$work/9p" "$dir/9p" || die "cannot move 9p/ into $dir"
+	echo "$dir"
+	exit 0
+fi
 
 vmlinuz=$(ls "$work"/root/boot/vmlinuz-* 2>/dev/null | head -n 1)
 [ -n "$vmlinuz" ] || die "no /boot/vmlinuz-* in $pkg"
@@ -133,18 +196,12 @@ tail -c +$((off + 1)) "$vmlinuz" | xz -dc --single-stream >"$work/vmlinux" ||
 for m in fuse cuse; do
 	f=$(find "$work/root/lib/modules" -path "*/kernel/fs/fuse/$m.ko*" | head -n 1)
 	[ -n "$f" ] || die "$m.ko not found in $pkg"
-	case $f in
-	*.ko)	cp "$f" "$work/$m.ko" ;;
-	*.ko.xz) xz -dc "$f" >"$work/$m.ko" ;;
-	*.ko.zst) zstd -dcq "$f" >"$work/$m.ko" ;;
-	*.ko.gz) gzip -dc "$f" >"$work/$m.ko" ;;
-	*)	die "unknown module compression: $f" ;;
-	esac || die "cannot decompress $f"
+	unpack_ko "$f" "$work/$m.ko"
 done
 
 rm -rf "$dir"
 mkdir "$dir"
-mv "$work/vmlinux" "$work/fuse.ko" "$work/cuse.ko" "$dir/"
+mv "$work/vmlinux" "$work/fuse.ko" "$work/cuse.ko" "$work/9p" "$dir/"
 echo "$pkg $ver" >"$dir/.complete"
 
 # Older kernels are of no further use; they are ~70 MB each.
