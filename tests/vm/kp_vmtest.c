@@ -22,7 +22,9 @@
  * return value.
  *
  *   dt-kptest DEVICE
- *   kpreader FILE	(dt-kptest under that name: the btrace check's)
+ *   kpreader FILE [N]	(dt-kptest under that name, or kpload: the
+ *			btrace and bpftrace checks' workload)
+ *   kpping FILE	(one read of a byte: whether a tracer is attached)
  *
  * The child's reads are all before a marker, a read of MARK_LEN bytes by
  * this process after the child was reaped: events reach a reader in time
@@ -32,6 +34,7 @@
  */
 #include <sys/ioctl.h>
 #include <libgen.h>
+#include <poll.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -206,28 +209,47 @@ reader(const char *path)
 }
 
 /*
- * For the btrace check in init: NREADS reads of READ_LEN bytes and a
- * marker of MARK_LEN from path, then stay until standard input closes,
- * so that dtd can still name us when it reads our events.
+ * For the btrace and bpftrace checks in init: nreads reads of READ_LEN
+ * bytes and a marker of MARK_LEN from path, then stay until standard
+ * input closes, so that dtd can still name us when it reads our events.
+ * The wait is a poll(2), not a read: a tracer that stops a little after
+ * the marker (bpftrace's exit() is asynchronous) must see no read of
+ * ours beyond it.
  */
 static int
-kpreader(const char *path)
+kpreader(const char *path, int nreads)
 {
+	struct pollfd pfd;
 	char buf[READ_LEN];
 	int fd, i;
 
 	if ((fd = open(path, O_RDONLY)) == -1)
 		return 2;
-	for (i = 0; i < NREADS; i++)
+	for (i = 0; i < nreads; i++)
 		if (read(fd, buf, READ_LEN) != READ_LEN)
 			return 3;
 	if (read(fd, buf, MARK_LEN) != MARK_LEN)
 		return 4;
 	printf("done\n");
 	fflush(stdout);
-	while (read(0, buf, 1) > 0)
+	pfd.fd = 0;
+	pfd.events = POLLIN;
+	/* Its writer's close makes a fifo POLLHUP; nothing is read. */
+	while (poll(&pfd, 1, -1) == -1 && errno == EINTR)
 		continue;
 	return 0;
+}
+
+/* One read(2) of one byte: a ping that a tracer's rule can answer. */
+static int
+kpping(const char *path)
+{
+	char c;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return 2;
+	return read(fd, &c, 1) == 1 ? 0 : 3;
 }
 
 int
@@ -252,8 +274,12 @@ main(int argc, char **argv)
 	uint8_t nargs_entry = 0, nargs_return = 0xff;
 	double t0;
 
-	if (argc == 2 && strcmp(basename(argv[0]), "kpreader") == 0)
-		return kpreader(argv[1]);
+	if ((argc == 2 || argc == 3) &&
+	    (strcmp(basename(argv[0]), "kpreader") == 0 ||
+	    strcmp(basename(argv[0]), "kpload") == 0))
+		return kpreader(argv[1], argc == 3 ? atoi(argv[2]) : NREADS);
+	if (argc == 2 && strcmp(basename(argv[0]), "kpping") == 0)
+		return kpping(argv[1]);
 	if (argc != 2) {
 		fprintf(stderr, "usage: dt-kptest DEVICE\n");
 		return 2;
