@@ -5,8 +5,14 @@
 # Run the integration client against dtd's CUSE front end inside a QEMU
 # guest running Debian's stock kernel (which has CUSE as a module).
 #
-#   run-vm.sh DTD-STATIC ITEST-STATIC INIT WORKDIR SMP KPTEST-STATIC \
-#	BTRACE-STATIC
+#   run-vm.sh [--hostroot] [--keys 'KEY ...'] DTD-STATIC ITEST-STATIC INIT \
+#	WORKDIR SMP KPTEST-STATIC BTRACE-STATIC
+#
+# --hostroot shares the host's root file system read-only with the guest
+# (virtio-9p, mount tag hostroot) and puts the 9p modules in the
+# initramfs, for programs the guest cannot carry itself (bpftrace, with
+# LLVM's libraries); such a guest gets more memory.  --keys: the statuses
+# the result line must have (default: init's).
 #
 # Passes only if the guest printed its VMTEST-RESULT line, every status in
 # it is 0 (dt-itest's runs, dt-kptest's, btrace's, dtd's exits on
@@ -16,7 +22,16 @@
 set -eu
 
 prog=run-vm
-[ $# -eq 7 ] || { echo "usage: $0 dtd itest init workdir smp kptest btrace" >&2; exit 2; }
+hostroot=no
+keys="itest dtd kprobe btrace"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--hostroot) hostroot=yes; shift ;;
+	--keys)	[ $# -ge 2 ] || break; keys=$2; shift 2 ;;
+	*)	break ;;
+	esac
+done
+[ $# -eq 7 ] || { echo "usage: $0 [--hostroot] [--keys 'k ...'] dtd itest init workdir smp kptest btrace" >&2; exit 2; }
 dtd=$1 itest=$2 init=$3 work=$4 smp=$5 kptest=$6 btrace=$7
 here=$(cd "$(dirname "$0")" && pwd)
 # Boot, test and power-off take a few seconds; this only catches hangs.
@@ -37,7 +52,7 @@ elapsed() {
 
 command -v qemu-system-x86_64 >/dev/null ||
     die "qemu-system-x86_64 not found (scripts/deps.sh installs qemu-system-x86)"
-for t in cpio gzip xz dpkg-deb apt-get flock timeout readelf; do
+for t in cpio gzip xz dpkg-deb apt-get flock timeout readelf objcopy; do
 	command -v "$t" >/dev/null || die "$t not found (run scripts/deps.sh)"
 done
 
@@ -54,7 +69,7 @@ done
 t0=$(now)
 kdir=$(sh "$here/fetch-kernel.sh") || die "cannot fetch the guest kernel"
 t1=$(now)
-for f in vmlinux fuse.ko cuse.ko; do
+for f in vmlinux fuse.ko cuse.ko 9p/order; do
 	[ -s "$kdir/$f" ] || die "$kdir/$f missing"
 done
 echo "$prog: kernel $(cat "$kdir/.complete") ready in $(elapsed "$t0" "$t1") s"
@@ -72,11 +87,23 @@ done
 cp "$dtd" "$root/bin/dtd"
 cp "$itest" "$root/bin/dt-itest"
 cp "$kptest" "$root/bin/dt-kptest"
-ln -s dt-kptest "$root/bin/kpreader"
+# dt-kptest's workloads, told apart by the name (and so the comm) they
+# run under.
+for w in kpreader kpload kpping; do
+	ln -s dt-kptest "$root/bin/$w"
+done
 cp "$btrace" "$root/bin/btrace"
 cp "$init" "$root/init"
 chmod 755 "$root/init"
 cp "$kdir/fuse.ko" "$kdir/cuse.ko" "$root/lib/modules/"
+mem=512M
+share=
+if [ "$hostroot" = yes ]; then
+	cp -r "$kdir/9p" "$root/lib/modules/9p"
+	# bpftrace with LLVM's libraries and its compile in the guest.
+	mem=2G
+	share="-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on"
+fi
 
 initrd=$work/initramfs.cpio.gz
 (cd "$root" && find . | cpio -o -H newc -R 0:0 --quiet | gzip -1) \
@@ -90,9 +117,9 @@ t2=$(now)
 # own, less telling, timeout.
 set +e
 timeout --kill-after=10 "$boot_timeout" qemu-system-x86_64 \
-    -accel tcg -m 512M -smp "$smp" \
+    -accel tcg -m "$mem" -smp "$smp" \
     -nodefaults -no-user-config -display none -serial stdio \
-    -no-reboot -net none \
+    -no-reboot -net none $share \
     -kernel "$kdir/vmlinux" -initrd "$initrd" \
     -append "console=ttyS0 quiet panic=-1" \
     </dev/null >"$log" 2>&1
@@ -134,7 +161,7 @@ while [ $# -gt 0 ]; do
 	seen="$seen $k"
 	shift
 done
-for k in itest dtd kprobe btrace; do
+for k in $keys; do
 	case "$seen " in
 	*" $k "*) ;;
 	*) fail "malformed result (no $k=): $line" ;;
