@@ -17,9 +17,10 @@
 /*
  * The kprobe provider where the kernel has kprobes (the VM's Debian
  * kernel; our machines' has none): through the device, DTIOCGPLIST
- * lists kprobe probes, and kprobe:vfs_read:entry/return see exactly the
- * read(2) calls a child makes on a file, with vfs_read's arguments and
- * return value.
+ * lists kprobe probes in the form OpenBSD's btrace reads (and DTIOCGARGS
+ * answers for them as it expects), and kprobe:vfs_read:entry/return see
+ * exactly the read(2) calls a child makes on a file, with vfs_read's
+ * arguments and return value.
  *
  *   dt-kptest DEVICE
  *   kpreader FILE [N]	(dt-kptest under that name, or kpload: the
@@ -176,6 +177,44 @@ blacklist_listed(const struct dtioc_probe_info *pi, size_t n, int *ncand)
 	return bad;
 }
 
+/*
+ * The list as OpenBSD's btrace reads it (dt-abi.md, btrace -l and its
+ * rules): it takes probe pbn from entry pbn - 1 and prints the three
+ * names as C strings.  How many entries break that.
+ */
+static size_t
+plist_unlike_openbsd(const struct dtioc_probe_info *pi, size_t n)
+{
+	size_t i, bad = 0;
+
+	for (i = 0; i < n; i++)
+		if (pi[i].dtpi_pbn != i + 1 ||
+		    memchr(pi[i].dtpi_prov, '\0', DTNAMESIZE) == NULL ||
+		    memchr(pi[i].dtpi_func, '\0', DTNAMESIZE) == NULL ||
+		    memchr(pi[i].dtpi_name, '\0', DTNAMESIZE) == NULL ||
+		    pi[i].dtpi_func[0] == '\0' || pi[i].dtpi_name[0] == '\0')
+			bad++;
+	return bad;
+}
+
+/*
+ * DTIOCGARGS as OpenBSD's btrace asks it for every probe its rules
+ * fire (and fails hard when it errs): size 0 for a kprobe, as dt(4)
+ * answers every probe but a tracepoint.
+ */
+static int
+args_none(int fd, uint32_t pbn)
+{
+	struct dtioc_arg_info ai[DTMAXARGTYPES];
+	struct dtioc_arg dtar;
+
+	memset(&dtar, 0, sizeof(dtar));
+	dtar.dtar_pbn = pbn;
+	dtar.dtar_size = sizeof(ai);
+	dtar.dtar_args = ai;
+	return ioctl(fd, DTIOCGARGS, &dtar) == 0 && dtar.dtar_size == 0;
+}
+
 static int
 done(void)
 {
@@ -326,6 +365,12 @@ main(int argc, char **argv)
 	    "(%u) and :return (%u) listed", pbn_entry, pbn_return);
 	check(nargs_entry == 6 && nargs_return == 0, "entry has 6 arguments "
 	    "(%u), return none (%u)", nargs_entry, nargs_return);
+	check(plist_unlike_openbsd(pi, n) == 0, "every entry is probe "
+	    "pbn - 1, its names C strings, as OpenBSD's btrace reads them "
+	    "(%zu not)", plist_unlike_openbsd(pi, n));
+	check(pbn_entry != 0 && args_none(fd, pbn_entry) &&
+	    args_none(fd, pbn_return), "DTIOCGARGS of kprobe:vfs_read:entry "
+	    "and :return: no types, as OpenBSD's btrace expects");
 	on = blacklist_listed(pi, n, &ncand);
 	check(on == 0 && ncand > 0, "none of the %d blacklisted functions "
 	    "ftrace lists is listed (%d are)", ncand, on);
