@@ -102,7 +102,9 @@ if [ "$hostroot" = yes ]; then
 	cp -r "$kdir/9p" "$root/lib/modules/9p"
 	# bpftrace with LLVM's libraries and its compile in the guest.
 	mem=2G
-	share="-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on"
+	# The host's root spans file systems (/proc, /sys, mounts): without
+	# remap their inode numbers could collide in the guest's cache.
+	share="-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 fi
 
 initrd=$work/initramfs.cpio.gz
