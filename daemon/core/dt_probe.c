@@ -347,10 +347,13 @@ dt_pcb_keep(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 	return true;
 }
 
-/* dt_pcb_ring_put() of an event dt_pcb_keep() kept. */
+/*
+ * dt_pcb_ring_put() of an event dt_pcb_keep() kept, followed by its
+ * nmore continuation records (DTEVT_DEEPSTACK) when more is not NULL.
+ */
 static int
 dt_pcb_ring_put_kept(struct dt_pcb *dp, unsigned int cpu,
-    const struct dt_evt *src)
+    const struct dt_evt *src, const struct dt_evt *more, unsigned int nmore)
 {
 	struct dt_softc *sc = dp->dp_sc;
 	uint64_t flags = dp->dp_evtflags, nskip;
@@ -378,8 +381,12 @@ dt_pcb_ring_put_kept(struct dt_pcb *dp, unsigned int cpu,
 	/* A kernel stack is never passed off as strings. */
 	if (!dp->dp_dtp->dtp_strings)
 		flags &= ~(uint64_t)DTEVT_STRINGS;
-	error = dt_ring_put(&sc->ds_rings[cpu], dp->dp_dtp->dtp_pbn, cpu,
-	    flags, src);
+	if (more != NULL)
+		error = dt_ring_put_more(&sc->ds_rings[cpu],
+		    dp->dp_dtp->dtp_pbn, cpu, flags, src, more, nmore);
+	else
+		error = dt_ring_put(&sc->ds_rings[cpu], dp->dp_dtp->dtp_pbn,
+		    cpu, flags, src);
 	if (error == 0 && dt_seq_putting_late())
 		dt_ring_count_late(&sc->ds_rings[cpu]);
 	/*
@@ -401,19 +408,26 @@ dt_pcb_ring_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 	/* Aggregated at the source: folded, no ring slot. */
 	if (dp->dp_agg != NULL)
 		return dt_agg_put(dp, cpu, src);
-	return dt_pcb_ring_put_kept(dp, cpu, src);
+	return dt_pcb_ring_put_kept(dp, cpu, src, NULL, 0);
 }
 
-/* The first STACKTRACE_MAX frames of ds, with its whole depth. */
+/*
+ * The first STACKTRACE_MAX frames of ds, with its whole depth; ds NULL:
+ * st as the provider filled it (a syscall event's kernel stack is its
+ * string area, dtvar.h).
+ */
 static void
 dt_deep_head(struct stacktrace *st, const struct dt_deepstack *ds,
     bool deep)
 {
 	unsigned int n = 0;
 
-	memset(st, 0, sizeof(*st));
-	if (ds == NULL)
+	if (ds == NULL) {
+		if (st->st_count > STACKTRACE_MAX)
+			st->st_count = STACKTRACE_MAX;
 		return;
+	}
+	memset(st, 0, sizeof(*st));
 	n = ds->ds_count < DTEV_DEEP_MAX ? ds->ds_count : DTEV_DEEP_MAX;
 	memcpy(st->st_pc, ds->ds_pc, (n < STACKTRACE_MAX ? n :
 	    STACKTRACE_MAX) * sizeof(st->st_pc[0]));
@@ -426,11 +440,9 @@ dt_pcb_ring_put_deep(struct dt_pcb *dp, unsigned int cpu,
     const struct dt_deepstack *u)
 {
 	struct dt_evt ev, more[DTEV_MORE_RECS(DTEV_DEEP_MAX, DTEV_DEEP_MAX)];
-	struct dt_softc *sc = dp->dp_sc;
 	uint64_t flags = dp->dp_evtflags;
 	unsigned int nmore, w = 0, i;
 	uint64_t *pcs;
-	int error;
 
 	/* Filtered out, with its continuation records: nothing to build. */
 	if (!dt_pcb_keep(dp, cpu, src))
@@ -444,7 +456,7 @@ dt_pcb_ring_put_deep(struct dt_pcb *dp, unsigned int cpu,
 	    ev.dtev_kstack.st_count : 0, (flags & DTEVT_USTACK) ?
 	    ev.dtev_ustack.st_count : 0);
 	if (!(flags & DTEVT_DEEPSTACK) || nmore == 0)
-		return dt_pcb_ring_put_kept(dp, cpu, &ev);
+		return dt_pcb_ring_put_kept(dp, cpu, &ev, NULL, 0);
 
 	/* the frames past the first STACKTRACE_MAX: kernel's, then user's */
 	memset(more, 0, nmore * sizeof(more[0]));
@@ -463,14 +475,8 @@ dt_pcb_ring_put_deep(struct dt_pcb *dp, unsigned int cpu,
 			pcs = DTEV_MORE_PCS(&more[w / DTEV_MORE_NPC]);
 			pcs[w % DTEV_MORE_NPC] = u->ds_pc[i];
 		}
-	cpu %= sc->ds_nrings;
-	error = dt_ring_put_more(&sc->ds_rings[cpu], dp->dp_dtp->dtp_pbn,
-	    cpu, flags & ~(uint64_t)DTEVT_STRINGS, &ev, more, nmore);
-	if (error == 0 && dt_seq_putting_late())
-		dt_ring_count_late(&sc->ds_rings[cpu]);
-	if (atomic_load_explicit(&sc->ds_sleeping, memory_order_relaxed))
-		dt_wakeup_schedule(sc);
-	return error;
+	/* Injected losses, arguments and strings as any other event's. */
+	return dt_pcb_ring_put_kept(dp, cpu, &ev, more, nmore);
 }
 
 bool
@@ -512,6 +518,22 @@ dt_probe_emit(struct dt_probe *dtp, unsigned int cpu, const struct dt_evt *src)
 	rcu_read_lock();
 	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext) {
 		if (dt_pcb_ring_put(dp, cpu, src) != 0)
+			drops++;
+	}
+	rcu_read_unlock();
+	return drops;
+}
+
+unsigned int
+dt_probe_emit_deep(struct dt_probe *dtp, unsigned int cpu,
+    const struct dt_evt *src, const struct dt_deepstack *u)
+{
+	struct dt_pcb *dp;
+	unsigned int drops = 0;
+
+	rcu_read_lock();
+	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext) {
+		if (dt_pcb_ring_put_deep(dp, cpu, src, NULL, u) != 0)
 			drops++;
 	}
 	rcu_read_unlock();

@@ -203,11 +203,12 @@ struct dt_deepstack {
 
 /*
  * dt_pcb_ring_put() of an event with stacks deeper than a struct
- * stacktrace holds (k and u, either NULL for none): an open that asked
- * for DTEVT_DEEPSTACK gets them whole, its event followed by the
- * continuation records dtvar.h describes; any other gets the first
- * STACKTRACE_MAX frames, as from dt_pcb_ring_put().  src's stacks are
- * ignored.  Same contract, one copy of each record.
+ * stacktrace holds (k and u): an open that asked for DTEVT_DEEPSTACK
+ * gets them whole, its event followed by the continuation records
+ * dtvar.h describes; any other gets the first STACKTRACE_MAX frames,
+ * as from dt_pcb_ring_put().  k or u NULL: src's own stack (or a
+ * syscall event's string area) stands, at most STACKTRACE_MAX frames.
+ * Same contract, one copy of each record.
  */
 int	dt_pcb_ring_put_deep(struct dt_pcb *, unsigned int cpu,
 	    const struct dt_evt *src, const struct dt_deepstack *k,
@@ -221,6 +222,9 @@ int	dt_pcb_ring_put_deep(struct dt_pcb *, unsigned int cpu,
  */
 unsigned int	dt_probe_emit(struct dt_probe *, unsigned int cpu,
 		    const struct dt_evt *src);
+/* dt_probe_emit() with dt_pcb_ring_put_deep() of user stack u. */
+unsigned int	dt_probe_emit_deep(struct dt_probe *, unsigned int cpu,
+		    const struct dt_evt *src, const struct dt_deepstack *u);
 
 /*
  * Count timer periods missed (skiptick), recursive events (recurevt), or
@@ -371,6 +375,15 @@ void	dt_seq_emit(struct dt_source *src, struct dt_probe *dtp,
 	    unsigned int cpu, const struct dt_evt *ev);
 void	dt_seq_put(struct dt_source *src, struct dt_pcb *dp, unsigned int cpu,
 	    const struct dt_evt *ev);
+/*
+ * dt_seq_emit() of an event whose user stack is u, deeper than ev's
+ * dtev_ustack holds (dt_probe_emit_deep()); u NULL: dt_seq_emit().  u
+ * is copied while the event is held; without the memory for the copy
+ * the event goes with its first STACKTRACE_MAX frames.
+ */
+void	dt_seq_emit_deep(struct dt_source *src, struct dt_probe *dtp,
+	    unsigned int cpu, const struct dt_evt *ev,
+	    const struct dt_deepstack *u);
 
 struct dt_seq_stats {
 	uint64_t	dss_events;	/* put through the sequencer */

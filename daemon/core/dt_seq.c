@@ -47,6 +47,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,8 @@ struct dt_source {
 /* A held event and where it goes. */
 struct dt_seq_slot {
 	struct dt_evt		 dss_ev;
+	struct dt_deepstack	*dss_deep;	/* its user stack, deeper than
+						   dss_ev's, or NULL; owned */
 	void			*dss_target;	/* a dt_probe or a dt_pcb */
 	unsigned int		 dss_cpu;
 	bool			 dss_pcb;	/* dss_target is a pcb */
@@ -172,16 +175,65 @@ dt_seq_putting_late(void)
 	return dt_seq_late_tls;
 }
 
-/* Put one event where it goes.  [s], a thread registered with RCU. */
+/*
+ * Put one event (with its deep user stack u, or NULL) where it goes.
+ * [s], a thread registered with RCU.
+ */
 static void
 dt_seq_deliver(void *target, bool pcb, unsigned int cpu,
-    const struct dt_evt *ev)
+    const struct dt_evt *ev, const struct dt_deepstack *u)
 {
 	/* The stop path keeps a held pcb alive (dt_seq_detach()). */
-	if (pcb)
+	if (pcb && u != NULL)
+		dt_pcb_ring_put_deep(target, cpu, ev, NULL, u);
+	else if (pcb)
 		dt_pcb_ring_put(target, cpu, ev);
+	else if (u != NULL)
+		dt_probe_emit_deep(target, cpu, ev, u);
 	else
 		dt_probe_emit(target, cpu, ev);
+}
+
+/* The bytes of a held copy of u: its frames only. */
+static size_t
+dt_seq_deep_size(const struct dt_deepstack *u)
+{
+	return offsetof(struct dt_deepstack, ds_pc) +
+	    u->ds_count * sizeof(u->ds_pc[0]);
+}
+
+/*
+ * A copy of u to hold, charged as the heap is; NULL without the memory
+ * (the event then goes with the frames dtev_ustack holds).  [s]
+ */
+static struct dt_deepstack *
+dt_seq_deep_dup(const struct dt_deepstack *u)
+{
+	struct dt_deepstack *d;
+	size_t sz;
+
+	if (u == NULL || u->ds_count > DTEV_DEEP_MAX)
+		return NULL;
+	sz = dt_seq_deep_size(u);
+	if (dt_limit_charge(&dt_seq_cred, sz) != 0)
+		return NULL;
+	if ((d = malloc(sz)) == NULL) {
+		dt_limit_uncharge(&dt_seq_cred, sz);
+		return NULL;
+	}
+	memcpy(d, u, sz);
+	return d;
+}
+
+/* Free a held slot's deep stack.  [s] */
+static void
+dt_seq_deep_free(struct dt_seq_slot *ss)
+{
+	if (ss->dss_deep == NULL)
+		return;
+	dt_limit_uncharge(&dt_seq_cred, dt_seq_deep_size(ss->dss_deep));
+	free(ss->dss_deep);
+	ss->dss_deep = NULL;
 }
 
 static void
@@ -326,7 +378,8 @@ dt_seq_release(uint64_t w)
 		if (ns > dt_seq_last)
 			dt_seq_last = ns;
 		dt_seq_deliver(ss->dss_target, ss->dss_pcb, ss->dss_cpu,
-		    &ss->dss_ev);
+		    &ss->dss_ev, ss->dss_deep);
+		dt_seq_deep_free(ss);
 	}
 	dt_seq_due_update();
 }
@@ -334,7 +387,7 @@ dt_seq_release(uint64_t w)
 /* The common push: hold ev for target or let it through.  Any thread. */
 static void
 dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
-    const struct dt_evt *ev)
+    const struct dt_evt *ev, const struct dt_deepstack *u)
 {
 	struct dt_seq_slot *ss;
 	uint64_t ns = dt_seq_key(ev), w;
@@ -347,7 +400,7 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 	 * anyway: nothing to hold.
 	 */
 	if (dt_strict) {
-		dt_seq_deliver(target, pcb, cpu, ev);
+		dt_seq_deliver(target, pcb, cpu, ev, u);
 		return;
 	}
 	pthread_mutex_lock(&dt_seq_mtx);
@@ -358,7 +411,7 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 		if (src != NULL)
 			src->dsrc_late++;
 		dt_seq_late_tls = true;
-		dt_seq_deliver(target, pcb, cpu, ev);
+		dt_seq_deliver(target, pcb, cpu, ev, u);
 		dt_seq_late_tls = false;
 		pthread_mutex_unlock(&dt_seq_mtx);
 		return;
@@ -371,7 +424,7 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 	if (dt_seq_n == 0 && ns <= w) {
 		/* In order, nothing before it: straight through. */
 		dt_seq_last = ns;
-		dt_seq_deliver(target, pcb, cpu, ev);
+		dt_seq_deliver(target, pcb, cpu, ev, u);
 		pthread_mutex_unlock(&dt_seq_mtx);
 		return;
 	}
@@ -382,7 +435,7 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 			/* No heap at all (the memory cap): ev goes now. */
 			if (ns > dt_seq_last)
 				dt_seq_last = ns;
-			dt_seq_deliver(target, pcb, cpu, ev);
+			dt_seq_deliver(target, pcb, cpu, ev, u);
 			pthread_mutex_unlock(&dt_seq_mtx);
 			return;
 		}
@@ -392,6 +445,7 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 	slot = dt_seq_freeslots[dt_seq_cap - dt_seq_n - 1];
 	ss = &dt_seq_slots[slot];
 	ss->dss_ev = *ev;
+	ss->dss_deep = dt_seq_deep_dup(u);
 	ss->dss_target = target;
 	ss->dss_pcb = pcb;
 	ss->dss_cpu = cpu;
@@ -432,7 +486,28 @@ dt_seq_emit(struct dt_source *src, struct dt_probe *dtp, unsigned int cpu,
 	/* Every open's filter rejects it: counted, and nothing to order. */
 	if (!dt_probe_wanted(dtp, cpu, ev))
 		return;
-	dt_seq_push(src, dtp, false, cpu, ev);
+	dt_seq_push(src, dtp, false, cpu, ev, NULL);
+}
+
+void
+dt_seq_emit_deep(struct dt_source *src, struct dt_probe *dtp,
+    unsigned int cpu, const struct dt_evt *ev, const struct dt_deepstack *u)
+{
+	if (u == NULL) {
+		dt_seq_emit(src, dtp, cpu, ev);
+		return;
+	}
+	if (atomic_load_explicit(&dtp->dtp_recording,
+	    memory_order_relaxed) == 0)
+		return;
+	if (atomic_load_explicit(&dtp->dtp_ringpcbs, memory_order_acquire)
+	    == 0) {
+		dt_probe_emit_deep(dtp, cpu, ev, u);
+		return;
+	}
+	if (!dt_probe_wanted(dtp, cpu, ev))
+		return;
+	dt_seq_push(src, dtp, false, cpu, ev, u);
 }
 
 void
@@ -446,7 +521,7 @@ dt_seq_put(struct dt_source *src, struct dt_pcb *dp, unsigned int cpu,
 	}
 	if (!dt_pcb_wanted(dp, cpu, ev))
 		return;
-	dt_seq_push(src, dp, true, cpu, ev);
+	dt_seq_push(src, dp, true, cpu, ev, NULL);
 }
 
 struct dt_source *
@@ -562,6 +637,17 @@ dt_seq_of(struct dt_softc *sc, const struct dt_seq_slot *ss)
 	return NULL;
 }
 
+/* A held event into one pcb's rings, with its deep stack.  [s] */
+static void
+dt_seq_put_held(struct dt_pcb *dp, const struct dt_seq_slot *ss)
+{
+	if (ss->dss_deep != NULL)
+		dt_pcb_ring_put_deep(dp, ss->dss_cpu, &ss->dss_ev, NULL,
+		    ss->dss_deep);
+	else
+		dt_pcb_ring_put(dp, ss->dss_cpu, &ss->dss_ev);
+}
+
 static int
 dt_seq_cmp(const void *a, const void *b)
 {
@@ -600,7 +686,7 @@ dt_seq_flush_locked(struct dt_softc *sc, bool probes_too)
 		if (mine != NULL)
 			mine[n++] = dt_seq_heap[i];
 		else {
-			dt_pcb_ring_put(dp, ss->dss_cpu, &ss->dss_ev);
+			dt_seq_put_held(dp, ss);
 			dt_seq_counters.dss_flushed++;
 		}
 	}
@@ -609,17 +695,18 @@ dt_seq_flush_locked(struct dt_softc *sc, bool probes_too)
 	for (i = 0; i < n; i++) {
 		ss = &dt_seq_slots[mine[i].dse_slot];
 		dp = dt_seq_of(sc, ss);
-		dt_pcb_ring_put(dp, ss->dss_cpu, &ss->dss_ev);
+		dt_seq_put_held(dp, ss);
 		dt_seq_counters.dss_flushed++;
 	}
 	/* Drop the pcbs' events from the heap and restore its order. */
 	for (i = 0, j = 0; i < dt_seq_n; i++) {
 		ss = &dt_seq_slots[dt_seq_heap[i].dse_slot];
 		if (ss->dss_pcb && ((struct dt_pcb *)ss->dss_target)->dp_sc ==
-		    sc)
+		    sc) {
+			dt_seq_deep_free(ss);
 			dt_seq_freeslots[dt_seq_cap - dt_seq_n + k++] =
 			    dt_seq_heap[i].dse_slot;
-		else
+		} else
 			dt_seq_heap[j++] = dt_seq_heap[i];
 	}
 	dt_seq_n = j;
