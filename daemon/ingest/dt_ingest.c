@@ -90,7 +90,6 @@ unsigned int	dti_nattach;
 void	(*dti_exit[DT_INGEST_MAXSINKS])(pid_t, uint64_t);
 unsigned int	dti_nexit;
 
-#define DTI_BATCH	256		/* records between tail updates */
 #define DTI_IDLE_MIN	20000		/* ns: first idle sleep */
 #define DTI_IDLE_MAX	1000000		/* ns: longest idle sleep */
 #define DTI_IDLE_OFF	100000000	/* ns: the same, nothing enabled */
@@ -287,6 +286,7 @@ dt_ingest_ptimer_set(uint64_t nsecs)
 static struct udt_rec	 dti_batch[DTI_BATCH];	/* [D] copied, not emitted */
 static struct udt_rec_str dti_bstr[DTI_BATCH];	/* [D] their strings */
 static uint8_t		 dti_bhas[DTI_BATCH];	/* [D] dti_bstr[i] is there */
+static struct dti_deep	 dti_bdeep;		/* [D] their deep frames */
 
 /*
  * Give slots back to the producers, and wake those that wait for them in
@@ -412,19 +412,33 @@ dti_drain(struct dti_proc *dp, int final)
 					}
 				}
 			}
+			/*
+			 * A deep user stack's frames, in the slots after
+			 * (udt_wire.h): taken whole, or the record keeps its
+			 * first UDT_STACK_MAX and the slots go to the checks.
+			 */
+			n += dti_deep_take(slots, mask, &dp->dp_tail,
+			    &dti_batch[nb], &dti_bdeep, nb);
 			nb++;
-		} else
+		} else if (dti_batch[nb].ur_flags != UDT_R_STKPAD)
 			atomic_fetch_add(&dti_stats.garbage, 1);
-		/* A record with strings took two slots: nb bounds the batch. */
-		if (++n % DTI_BATCH == 0 || nb == DTI_BATCH) {
-			dti_flush(dp, dti_batch, dti_bstr, dti_bhas, nb, final);
+		/*
+		 * A record with strings or a deep stack took more slots: nb
+		 * and the deep frames' room bound the batch.
+		 */
+		if (++n % DTI_BATCH == 0 || nb == DTI_BATCH ||
+		    !DTI_DEEP_ROOM(&dti_bdeep)) {
+			dti_flush(dp, dti_batch, dti_bstr, dti_bhas, &dti_bdeep,
+			    nb, final);
 			nb = 0;
+			dti_bdeep.dd_used = 0;
 			dti_tail_publish(rh, dp->dp_tail);
 			if (dp->dp_held != NULL)
 				return n;
 		}
 	}
-	dti_flush(dp, dti_batch, dti_bstr, dti_bhas, nb, final);
+	dti_flush(dp, dti_batch, dti_bstr, dti_bhas, &dti_bdeep, nb, final);
+	dti_bdeep.dd_used = 0;
 	if (n > 0)
 		dti_tail_publish(rh, dp->dp_tail);
 	return n;

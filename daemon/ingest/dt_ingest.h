@@ -119,13 +119,17 @@ void	dt_ingest_filter(unsigned int p, const struct udt_fprog *prog);
  * dt_evt emitted to the opens recording its probe (or a profile sample
  * to the timer mode), stamped with pid.  strs: the string area of its
  * udt_rec_str (UDT_R_STR), NULL when it has none; checked entry by entry
- * (dt_ingest_strings()) before it goes into the event.  The drain thread.
+ * (dt_ingest_strings()) before it goes into the event.  deep: the
+ * ndeep frames of its user stack past the record's ur_stack (its
+ * udt_rec_more slots, checked by the drain; ur_nframes then is
+ * UDT_STACK_MAX), or NULL.  The drain thread.
  */
 struct udt_rec;
 struct dt_evt;
 #define DT_INGEST_DELTA_MAX	(1u << 24)	/* largest step believed */
 int	dt_ingest_valid(const struct udt_rec *);
-void	dt_ingest_emit(pid_t pid, const struct udt_rec *, const uint8_t *strs);
+void	dt_ingest_emit(pid_t pid, const struct udt_rec *, const uint8_t *strs,
+	    const uint64_t *deep, unsigned int ndeep);
 int	dt_ingest_strings(const struct udt_rec *, const uint8_t *,
 	    struct dt_evt *);
 

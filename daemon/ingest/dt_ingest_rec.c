@@ -74,7 +74,9 @@ dt_ingest_valid(const struct udt_rec *r)
 	if (isret && (r->ur_error < 0 || r->ur_error > 4095 ||
 	    (r->ur_error != 0 && r->ur_args[0] != -1)))
 		return 0;
-	if (r->ur_nframes > UDT_STACK_MAX ||
+	/* Deeper than ur_stack: a syscall record's udt_rec_more slots. */
+	if (r->ur_nframes > ((r->ur_flags & UDT_R_PROF) ? UDT_STACK_MAX :
+	    UDT_DEEP_MAX) ||
 	    (r->ur_nframes != 0) != ((r->ur_flags & UDT_R_STACK) != 0))
 		return 0;
 	if (r->ur_cpu >= dt_dev_ncpus() || r->ur_tid <= 0)
@@ -130,11 +132,13 @@ dt_ingest_strings(const struct udt_rec *r, const uint8_t *area,
 }
 
 void
-dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs)
+dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs,
+    const uint64_t *deep, unsigned int ndeep)
 {
 	struct dt_probe *dtp = NULL;
+	struct dt_deepstack u;
 	struct dt_evt ev;
-	unsigned int i;
+	unsigned int i, nf;
 
 	/* Validated: a profile sample has UDT_PROBE_PROFILE, no probe. */
 	if (!(r->ur_flags & UDT_R_PROF) &&
@@ -155,8 +159,11 @@ dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs)
 		ev.dtev_comm[UDT_COMMLEN - 1] = '\0';
 	}
 	if (r->ur_flags & UDT_R_STACK) {
-		ev.dtev_ustack.st_count = r->ur_nframes;
-		for (i = 0; i < r->ur_nframes; i++)
+		/* The drain leaves no record deeper than its ur_stack. */
+		nf = r->ur_nframes < UDT_STACK_MAX ? r->ur_nframes :
+		    UDT_STACK_MAX;
+		ev.dtev_ustack.st_count = nf;
+		for (i = 0; i < nf; i++)
 			ev.dtev_ustack.st_pc[i] = r->ur_stack[i];
 	}
 	if (r->ur_flags & UDT_R_PROF) {
@@ -177,7 +184,17 @@ dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs)
 		ev.dtev_error = r->ur_error;
 	}
 	/* In time order with every other source's (dt_prov.h). */
-	dt_seq_emit(dti_seq, dtp, r->ur_cpu, &ev);
+	if (deep == NULL || ndeep == 0 || !(r->ur_flags & UDT_R_STACK) ||
+	    r->ur_nframes != UDT_STACK_MAX) {
+		dt_seq_emit(dti_seq, dtp, r->ur_cpu, &ev);
+		return;
+	}
+	if (ndeep > DTEV_DEEP_MAX - UDT_STACK_MAX)
+		ndeep = DTEV_DEEP_MAX - UDT_STACK_MAX;
+	u.ds_count = UDT_STACK_MAX + ndeep;
+	memcpy(u.ds_pc, r->ur_stack, UDT_STACK_MAX * sizeof(u.ds_pc[0]));
+	memcpy(u.ds_pc + UDT_STACK_MAX, deep, ndeep * sizeof(u.ds_pc[0]));
+	dt_seq_emit_deep(dti_seq, dtp, r->ur_cpu, &ev, &u);
 }
 
 bool
@@ -230,9 +247,11 @@ dti_verdict_why(enum dti_verdict v)
 /* Emit the nb records of a batch judged to be dp's image's. */
 static void
 dti_emit_batch(struct dti_proc *dp, struct udt_rec *batch,
-    const struct udt_rec_str *bstr, const uint8_t *bhas, unsigned int nb)
+    const struct udt_rec_str *bstr, const uint8_t *bhas,
+    const struct dti_deep *bdeep, unsigned int nb)
 {
-	unsigned int i;
+	const uint64_t *deep;
+	unsigned int i, nd;
 	pid_t pid;
 
 	if (nb == 0)
@@ -243,14 +262,22 @@ dti_emit_batch(struct dti_proc *dp, struct udt_rec *batch,
 		if (!dti_who(dp, &batch[i], &pid))
 			continue;
 		/* Mappings first, while the tracee may still live. */
+		deep = NULL;
+		nd = 0;
+		if (bdeep != NULL && bdeep->dd_n[i] != 0) {
+			deep = &bdeep->dd_pc[bdeep->dd_off[i]];
+			nd = bdeep->dd_n[i];
+		}
 		if (batch[i].ur_flags & UDT_R_STACK)
 			dt_pm_track_stack(&dp->dp_maps, dp->dp_pid,
 			    batch[i].ur_stack, batch[i].ur_nframes);
+		if (nd != 0)
+			dt_pm_track_stack(&dp->dp_maps, dp->dp_pid, deep, nd);
 		/* Counted first: whoever reads the event sees it. */
 		atomic_fetch_add_explicit(&dti_stats.records, 1,
 		    memory_order_relaxed);
 		dt_ingest_emit(pid, &batch[i],
-		    bhas[i] ? bstr[i].us_str : NULL);
+		    bhas[i] ? bstr[i].us_str : NULL, deep, nd);
 	}
 }
 
@@ -262,6 +289,7 @@ dti_held_free(struct dti_held *dh)
 	free(dh->dh_recs);
 	free(dh->dh_strs);
 	free(dh->dh_has);
+	free(dh->dh_deep);
 	free(dh);
 }
 
@@ -272,7 +300,8 @@ dti_held_free(struct dti_held *dh)
  */
 static bool
 dti_hold(struct dti_proc *dp, const struct udt_rec *batch,
-    const struct udt_rec_str *bstr, const uint8_t *bhas, unsigned int nb)
+    const struct udt_rec_str *bstr, const uint8_t *bhas,
+    const struct dti_deep *bdeep, unsigned int nb)
 {
 	struct dti_held *dh;
 
@@ -282,6 +311,14 @@ dti_hold(struct dti_proc *dp, const struct udt_rec *batch,
 	    (dh->dh_has = malloc(nb)) == NULL) {
 		dti_held_free(dh);
 		return false;
+	}
+	/* Deep frames only when some record has them. */
+	if (bdeep != NULL && bdeep->dd_used != 0) {
+		if ((dh->dh_deep = malloc(sizeof(*bdeep))) == NULL) {
+			dti_held_free(dh);
+			return false;
+		}
+		memcpy(dh->dh_deep, bdeep, sizeof(*bdeep));
 	}
 	dh->dh_nb = nb;
 	memcpy(dh->dh_recs, batch, nb * sizeof(*batch));
@@ -312,7 +349,7 @@ dti_held_settle(struct dti_proc *dp, int final)
 		dti_discard(dp, why, dh->dh_nb);
 	else
 		dti_emit_batch(dp, dh->dh_recs, dh->dh_strs, dh->dh_has,
-		    dh->dh_nb);
+		    dh->dh_deep, dh->dh_nb);
 	dti_held_free(dh);
 	return true;
 }
@@ -335,8 +372,8 @@ dti_held_settle(struct dti_proc *dp, int final)
  */
 void
 dti_flush(struct dti_proc *dp, struct udt_rec *batch,
-    const struct udt_rec_str *bstr, const uint8_t *bhas, unsigned int nb,
-    int final)
+    const struct udt_rec_str *bstr, const uint8_t *bhas,
+    const struct dti_deep *bdeep, unsigned int nb, int final)
 {
 	const char *why = NULL;
 	enum dti_verdict v;
@@ -356,7 +393,7 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	else {
 		v = dti_image_look(dp, true);
 		if (v == DTI_V_LATER && !final && dp->dp_held == NULL &&
-		    dti_hold(dp, batch, bstr, bhas, nb))
+		    dti_hold(dp, batch, bstr, bhas, bdeep, nb))
 			return;
 		why = dti_verdict_why(v);
 	}
@@ -364,5 +401,5 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 		dti_discard(dp, why, nb);
 		return;
 	}
-	dti_emit_batch(dp, batch, bstr, bhas, nb);
+	dti_emit_batch(dp, batch, bstr, bhas, bdeep, nb);
 }

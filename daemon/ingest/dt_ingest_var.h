@@ -102,12 +102,47 @@ struct dti_chk {
 	bool			 ck_cancel;	/* [k] never looked */
 };
 
+#define DTI_BATCH	256		/* records between tail updates */
+
+/*
+ * The frames past UDT_STACK_MAX of a batch's records (udt_rec_more,
+ * dt_ingest_deep.c): record i's dd_n[i] frames from dd_pc[dd_off[i]].
+ * Every record of a batch has ur_nframes <= UDT_STACK_MAX once copied;
+ * its depth is that plus dd_n[i].  A batch ends before dd_pc could not
+ * hold a record's worth (DTI_DEEP_ROOM).
+ */
+#define DTI_DEEP_NPC	4096
+#define DTI_DEEP_EXTRA	(UDT_DEEP_MAX - UDT_STACK_MAX)
+#define DTI_DEEP_ROOM(dd) ((dd)->dd_used <= DTI_DEEP_NPC - DTI_DEEP_EXTRA)
+
+struct dti_deep {
+	unsigned int		 dd_used;	/* of dd_pc */
+	uint8_t			 dd_n[DTI_BATCH];
+	uint16_t		 dd_off[DTI_BATCH];
+	uint64_t		 dd_pc[DTI_DEEP_NPC];
+};
+
+/*
+ * Take the frames past UDT_STACK_MAX of r, a valid record copied from
+ * the ticket *tail - 1 of dp's ring, from its udt_rec_more slots at
+ * *tail on, into dd as record nb's, if each is committed, in place and
+ * says so; then *tail moves past them and the number of slots is
+ * returned.  Otherwise 0, nothing taken (the slots are left to the
+ * drain's usual checks): r keeps its first UDT_STACK_MAX frames.
+ * Either way r's ur_nframes is at most UDT_STACK_MAX after.  The drain
+ * thread.
+ */
+unsigned int	dti_deep_take(const char *slots, uint64_t mask,
+		    uint64_t *tail, struct udt_rec *r, struct dti_deep *dd,
+		    unsigned int nb);
+
 /* A batch copied, waiting for a look at the image (dti_flush()). */
 struct dti_held {
 	unsigned int		 dh_nb;
 	struct udt_rec		*dh_recs;
 	struct udt_rec_str	*dh_strs;
 	uint8_t			*dh_has;
+	struct dti_deep		*dh_deep;	/* or NULL: no deep frames */
 };
 
 struct dti_proc {
@@ -217,7 +252,7 @@ bool	dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok);
 struct udt_rec;
 void	dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	    const struct udt_rec_str *bstr, const uint8_t *bhas,
-	    unsigned int nb, int final);
+	    const struct dti_deep *bdeep, unsigned int nb, int final);
 
 /*
  * Who a record says wrote it (dt_ingest_who.c).  dti_who_init(): [I],

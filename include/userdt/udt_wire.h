@@ -57,7 +57,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		8u	/* 8: filters and rh_filt, rh_count */
+#define UDT_VERSION		9u	/* 9: deep user stacks (udt_rec_more) */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -200,6 +200,12 @@ struct udt_maps_ent {
  * rh_count[p] and records nothing, no time stamp, no slot.
  */
 #define UDT_EN_COUNT		0x40
+/*
+ * DTEVT_DEEPSTACK (bit 25) with DTEVT_USTACK: some open wants user
+ * stacks deeper than STACKTRACE_MAX, so the hook walks up to
+ * UDT_DEEP_MAX frames and follows the record with udt_rec_more slots.
+ */
+#define UDT_EN_DEEP		0x20
 
 struct udt_tab {
 	uint32_t	tb_magic;	/* [I] UDT_MAGIC */
@@ -260,6 +266,9 @@ struct udt_tab {
 #define UDT_R_ALL		0x7f
 /* udt_rec_str.us_flags: never a record's, so a lone one is garbage. */
 #define UDT_R_STRDATA		0x80
+/* udt_rec_more.um_flags: frames past ur_stack, or a slot left unused. */
+#define UDT_R_STKDATA		0x81
+#define UDT_R_STKPAD		0x82
 
 /*
  * A profile sample of the timer fallback: ur_probe UDT_PROBE_PROFILE,
@@ -284,7 +293,7 @@ struct udt_rec {
 	uint64_t	ur_seq;		/* [p,a] ticket + 1 once committed */
 	uint16_t	ur_probe;	/* [p] 2i entry, 2i + 1 return */
 	uint8_t		ur_flags;	/* [p] UDT_R_* */
-	uint8_t		ur_nframes;	/* [p] <= UDT_STACK_MAX */
+	uint8_t		ur_nframes;	/* [p] <= UDT_DEEP_MAX, see below */
 	uint32_t	ur_cpu;		/* [p] sched_getcpu() */
 	int32_t		ur_tid;		/* [p] gettid(2) */
 	int32_t		ur_error;	/* [p] errno of a failed call */
@@ -319,6 +328,41 @@ struct udt_rec_str {
 	uint8_t		us_str[UDT_STR_SIZE];	/* [p] */
 	uint8_t		us_pad1[UDT_SLOT_SIZE - 16 - UDT_STR_SIZE];
 };
+/*
+ * Deep user stacks (UDT_EN_DEEP).  A record whose ur_nframes is above
+ * UDT_STACK_MAX (an entry or return record of a syscall probe, never a
+ * profile sample) holds its first UDT_STACK_MAX frames in ur_stack, and
+ * the rest, UDT_MORE_NPC a slot, in the UDT_MORE_SLOTS(ur_nframes)
+ * slots that follow it (after its udt_rec_str, if it has one): slot k
+ * of them is a udt_rec_more with um_flags UDT_R_STKDATA, um_idx k and
+ * the record's probe.  The hook cannot know the depth before it walks,
+ * and walks straight into the ring, so it reserves, with the record's
+ * compare-and-swap, the slots UDT_DEEP_MAX frames need and commits them
+ * at once as UDT_R_STKPAD (so that a producer that never finishes
+ * leaves no hole in the ring); it fills those it uses and marks them
+ * UDT_R_STKDATA before it commits the record, whose release publishes
+ * them.  dtd consumes a record's slots with it; a pad on its own is
+ * skipped, not counted as garbage.  dtd checks every one: a record that
+ * claims more than UDT_DEEP_MAX frames is garbage, one whose slots are
+ * not all there as described keeps its first UDT_STACK_MAX frames.
+ */
+#define UDT_DEEP_MAX		127	/* DTEV_DEEP_MAX */
+#define UDT_MORE_NPC		30	/* frames a udt_rec_more holds */
+#define UDT_MORE_SLOTS(n)						\
+	((n) > UDT_STACK_MAX ?						\
+	    ((n) - UDT_STACK_MAX + UDT_MORE_NPC - 1) / UDT_MORE_NPC : 0)
+#define UDT_MORE_MAXSLOTS	UDT_MORE_SLOTS(UDT_DEEP_MAX)
+
+struct udt_rec_more {
+	uint64_t	um_seq;		/* [p,a] ticket + 1 once committed */
+	uint16_t	um_probe;	/* [p] the record's ur_probe */
+	uint8_t		um_flags;	/* [p] UDT_R_STKDATA or UDT_R_STKPAD */
+	uint8_t		um_idx;		/* [p] k: frames from
+					   UDT_STACK_MAX + k * UDT_MORE_NPC */
+	uint32_t	um_pad;
+	uint64_t	um_pc[UDT_MORE_NPC];	/* [p] return addrs */
+};
+
 /*
  * 2 MiB, 8 ms at 1M events/s.  A producer writes a slot again a lap
  * later: the one or two lines a record writes there must still be in its
@@ -407,6 +451,9 @@ _Static_assert(sizeof(struct udt_rec) == UDT_SLOT_SIZE, "udt_rec size");
 _Static_assert(__builtin_offsetof(struct udt_rec, ur_args[1]) == 64,
     "a return record is one line");
 _Static_assert(sizeof(struct udt_rec_str) == UDT_SLOT_SIZE, "udt_rec_str");
+_Static_assert(sizeof(struct udt_rec_more) == UDT_SLOT_SIZE, "udt_rec_more");
+_Static_assert(UDT_STACK_MAX + UDT_MORE_MAXSLOTS * UDT_MORE_NPC >=
+    UDT_DEEP_MAX && UDT_DEEP_MAX <= 255, "deep stack slots");
 _Static_assert(sizeof(struct udt_ring_hdr) <= UDT_RING_HDRSIZE, "ring hdr");
 _Static_assert(sizeof(struct udt_tab) <= UDT_TAB_SIZE, "udt_tab size");
 

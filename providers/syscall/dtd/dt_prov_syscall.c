@@ -43,13 +43,17 @@
 
 /*
  * dt(4) masks syscall requests to the common flags and FUNCARGS; ours
- * keeps userdt's DTEVT_STRINGS and DTEVT_LOSSLESS too (dtvar.h).
+ * keeps userdt's DTEVT_STRINGS, DTEVT_LOSSLESS and DTEVT_DEEPSTACK too
+ * (dtvar.h).
  */
 #define DT_SYS_EVTFLAGS	\
 	(DTEVT_EXECNAME | DTEVT_USTACK | DTEVT_KSTACK | DTEVT_FUNCARGS | \
-	 DTEVT_STRINGS | DTEVT_LOSSLESS | DTEVT_LAUNCHED)
+	 DTEVT_STRINGS | DTEVT_LOSSLESS | DTEVT_LAUNCHED | DTEVT_DEEPSTACK)
 
-/* The enable byte's bit for each counted flag (KSTACK: none). */
+/*
+ * The enable byte's bit for each counted set of flags (KSTACK: none),
+ * set while a started pcb asks for all of the set's.
+ */
 static const struct {
 	uint64_t	evt;
 	uint8_t		en;
@@ -59,6 +63,8 @@ static const struct {
 	{ DTEVT_KSTACK, 0 },
 	{ DTEVT_FUNCARGS, DTEVT_FUNCARGS },
 	{ DTEVT_STRINGS, UDT_EN_STR },
+	/* Deep user stacks: the hooks walk further (udt_wire.h). */
+	{ DTEVT_USTACK | DTEVT_DEEPSTACK, UDT_EN_DEEP },
 	/* Not a probe's: the tracees' tb_lossless, while any pcb asks. */
 	{ DTEVT_LOSSLESS, 0 },
 };
@@ -171,7 +177,8 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	if (dp->dp_evtflags & DTEVT_LAUNCHED)
 		dt_sys_nlaunched[p] += delta;
 	for (i = 0; i < DT_SYS_NFLAGS; i++)
-		if (dp->dp_evtflags & dt_sys_flags[i].evt)
+		if ((dp->dp_evtflags & dt_sys_flags[i].evt) ==
+		    dt_sys_flags[i].evt)
 			dt_sys_nflag[p][i] += delta;
 	if (dt_sys_nrec[p] > 0) {
 		en = UDT_EN_ON;
