@@ -50,6 +50,7 @@
 #include "udt_lrec.h"
 #include "udt_str.h"
 #include "udt_sys.h"
+#include "udt_unw.h"
 
 __thread struct udt_thread udt_thread
     __attribute__((tls_model("initial-exec")));
@@ -154,19 +155,17 @@ udt_rw_heldmask(const long *a)
 }
 
 /*
- * User stack, innermost first, without this library's own frames: the
- * first entry is the return address into the code that called the libc
- * wrapper, as the first entry of dt(4)'s ustack is the return address of
- * the system call.  Not inlined: its XSAVE area and the unwinder's frames
- * are paid for by records with a user stack only, not by every record
- * made on a signal handler's alternate stack.
+ * User stack, innermost first, without this library's own frames, at
+ * most max into d: the first entry is the return address into the code
+ * that called the libc wrapper, as the first entry of dt(4)'s ustack is
+ * the return address of the system call.  Not inlined: its XSAVE area
+ * and the unwinder's frames are paid for by records with a user stack
+ * only, not by every record made on a signal handler's alternate stack.
  */
 static unsigned int __attribute__((noinline))
-udt_ustack(uint64_t *pcs)
+udt_ustack(const struct udt_pcdst *d, unsigned int max)
 {
-	void *ips[UDT_STACK_MAX + 8];
 	struct udt_xsave xs;
-	int i, n;
 	unsigned int k = 0;
 
 	/*
@@ -200,23 +199,15 @@ udt_ustack(uint64_t *pcs)
 		if (hold)
 			udt_thread.ut_held = held;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		k = udt_unw_stack(udt_thread.ut_uc, pcs, UDT_STACK_MAX);
+		k = udt_unw_stack_dst(udt_thread.ut_uc, d, max);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (hold) {
 			udt_thread.ut_held = 0;
 			(void)udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old,
 			    NULL, sizeof(old));
 		}
-	} else {
-		n = udt_unw_here(ips, (int)(sizeof(ips) / sizeof(ips[0])));
-		for (i = 0; i < n && k < UDT_STACK_MAX; i++) {
-			uintptr_t pc = (uintptr_t)ips[i];
-
-			if (k == 0 && pc >= udt_text_lo && pc < udt_text_hi)
-				continue;
-			pcs[k++] = pc;
-		}
-	}
+	} else
+		k = udt_unw_here_dst(d, max, udt_text_lo, udt_text_hi);
 	udt_xrstor(&xs);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	udt_thread.ut_unwinding = 0;
@@ -321,6 +312,76 @@ udt_rec_reserve_str(struct udt_thread *t, struct udt_ring_hdr *r,
 }
 
 /*
+ * A record with a deep user stack (UDT_EN_DEEP, udt_wire.h): the record,
+ * its strings (strs non-NULL, as udt_rec_reserve_str()) and the
+ * UDT_MORE_MAXSLOTS continuation slots with one compare-and-swap.  The
+ * slots are committed at once as pads, so that whatever becomes of this
+ * record leaves no hole in the ring; d is set to walk into the record's
+ * ur_stack and on into them, and udt_more_used() marks those the walk
+ * filled before the record's commit publishes them.
+ */
+static struct udt_rec *
+udt_rec_reserve_deep(struct udt_thread *t, struct udt_ring_hdr *r,
+    unsigned int probe, const unsigned char *strs, uint64_t *ticket,
+    struct udt_pcdst *d)
+{
+	uint64_t head, first, mask = r->rh_nslots - 1;
+	unsigned int ns = 1 + (strs != NULL) + UDT_MORE_MAXSLOTS, k;
+	struct udt_rec_more *m;
+	struct udt_rec_str *rs;
+	struct udt_rec *rec;
+
+	head = __atomic_load_n(&r->rh_head, __ATOMIC_RELAXED);
+	do {
+		if (!udt_ring_room(r, head + ns - 1, mask, probe))
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&r->rh_head, &head, head + ns,
+	    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	*ticket = head;
+	rec = (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
+	    (head & mask) * UDT_SLOT_SIZE);
+	t->ut_ticket = head;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->ut_rec = rec;
+	first = head + 1;
+	if (strs != NULL) {
+		rs = (struct udt_rec_str *)(void *)((char *)r +
+		    UDT_RING_HDRSIZE + (first & mask) * UDT_SLOT_SIZE);
+		rs->us_probe = (uint16_t)probe;
+		rs->us_flags = UDT_R_STRDATA;
+		__builtin_memcpy(rs->us_str, strs, UDT_STR_SIZE);
+		__atomic_store_n(&rs->us_seq, first + 1, __ATOMIC_RELEASE);
+		first++;
+	}
+	d->pd_pc0 = rec->ur_stack;
+	d->pd_n0 = UDT_STACK_MAX;
+	for (k = 0; k < UDT_MORE_MAXSLOTS; k++) {
+		m = (struct udt_rec_more *)(void *)((char *)r +
+		    UDT_RING_HDRSIZE + ((first + k) & mask) * UDT_SLOT_SIZE);
+		m->um_probe = (uint16_t)probe;
+		m->um_flags = UDT_R_STKPAD;
+		m->um_idx = (uint8_t)k;
+		m->um_pad = 0;
+		__atomic_store_n(&m->um_seq, first + k + 1, __ATOMIC_RELEASE);
+		d->pd_more[k] = m;
+	}
+	return rec;
+}
+
+/*
+ * The continuation slots a walk of nframes filled carry frames now: the
+ * record's commit (release) publishes them with it.
+ */
+static void
+udt_more_used(const struct udt_pcdst *d, unsigned int nframes)
+{
+	unsigned int k;
+
+	for (k = 0; k < UDT_MORE_SLOTS(nframes); k++)
+		d->pd_more[k]->um_flags = UDT_R_STKDATA;
+}
+
+/*
  * udt_str_read(), not inlined: its copies of three strings are paid for
  * by records with strings only, not by every record made on a signal
  * handler's alternate stack.
@@ -378,8 +439,9 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	char comm[UDT_COMMLEN];
 	uint64_t head, mask;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	unsigned int nframes = 0, i;
-	int cpu, tsc, tid, depth;
+	unsigned int nframes = 0, i, nslots;
+	int cpu, tsc, tid, depth, deep;
+	struct udt_pcdst d;
 
 	/* Our own calls are no events of the program: not even recursive. */
 	if (t->ut_inlib)
@@ -402,9 +464,17 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		goto out;
 	}
 
-	/* The slow parts first, outside the reserve/commit window. */
-	if (en & DTEVT_USTACK)
-		nframes = udt_ustack(stack);
+	/*
+	 * The slow parts first, outside the reserve/commit window; but a
+	 * deep stack is walked straight into its slots once reserved.
+	 */
+	deep = (en & (DTEVT_USTACK | UDT_EN_DEEP)) ==
+	    (DTEVT_USTACK | UDT_EN_DEEP);
+	if ((en & DTEVT_USTACK) && !deep) {
+		d.pd_pc0 = stack;
+		d.pd_n0 = UDT_STACK_MAX;
+		nframes = udt_ustack(&d, UDT_STACK_MAX);
+	}
 	tsc = __atomic_load_n(&udt_use_tsc, __ATOMIC_RELAXED);
 	/*
 	 * Scalars, not the timespec: copying a timespec written a field at
@@ -437,8 +507,16 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		nstr = udt_emit_strs(tid, &systab[probe / 2], args, strs);
 	}
 
-	if ((rec = nstr > 0 ? udt_rec_reserve_str(t, r, probe, strs, &head) :
-	    udt_rec_reserve(t, r, probe, &head)) == NULL)
+	nslots = nstr > 0 ? 2 : 1;
+	if (__predict_false(deep)) {
+		if ((rec = udt_rec_reserve_deep(t, r, probe, nstr > 0 ? strs :
+		    NULL, &head, &d)) == NULL)
+			goto out;
+		nframes = udt_ustack(&d, UDT_DEEP_MAX);
+		udt_more_used(&d, nframes);
+		nslots += UDT_MORE_MAXSLOTS;
+	} else if ((rec = nstr > 0 ? udt_rec_reserve_str(t, r, probe, strs,
+	    &head) : udt_rec_reserve(t, r, probe, &head)) == NULL)
 		goto out;
 	rec->ur_probe = (uint16_t)probe;
 	rec->ur_flags = (tsc ? UDT_R_TSC : 0) | (nstr > 0 ? UDT_R_STR : 0);
@@ -464,7 +542,9 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		rec->ur_flags |= UDT_R_COMM;
 		__builtin_memcpy(rec->ur_comm, comm, UDT_COMMLEN);
 	}
-	if (nframes > 0) {
+	if (nframes > 0 && deep)
+		rec->ur_flags |= UDT_R_STACK;	/* walked in place */
+	else if (nframes > 0) {
 		rec->ur_flags |= UDT_R_STACK;
 		/*
 		 * Not memcpy(): libc's uses vector registers this library
@@ -483,7 +563,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	 */
 	mask = r->rh_nslots - 1;
 	rec = (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
-	    ((head + (nstr > 0 ? 2 : 1)) & mask) * UDT_SLOT_SIZE);
+	    ((head + nslots) & mask) * UDT_SLOT_SIZE);
 	udt_prefetchw(rec);
 	udt_prefetchw((char *)rec + 64);
 out:

@@ -64,6 +64,30 @@ udt_unw_here(void **ips, int max)
 }
 
 /*
+ * udt_unw_here() into d, past the leaf's frames in [lo, hi).  A few
+ * more steps than max, for the frames cut (udt_ustack()'s).
+ */
+unsigned int __attribute__((noinline))
+udt_unw_here_dst(const struct udt_pcdst *d, unsigned int max, uintptr_t lo,
+    uintptr_t hi)
+{
+	struct udt_cfi_cur cur;
+	unsigned int n = 0, steps = 0;
+	uintptr_t pc;
+
+	if (max == 0)
+		return 0;
+	UDT_CFI_HERE(&cur);
+	do {
+		pc = (uintptr_t)cur.cc_reg[UDT_CFI_RA];
+		if (n == 0 && pc >= lo && pc < hi)
+			continue;
+		udt_pcdst_put(d, n++, pc);
+	} while (n < max && ++steps < max + 8 && udt_cfi_step(&cur) > 0);
+	return n;
+}
+
+/*
  * The context a signal interrupted, as the program's: a PC in a
  * trampoline stands for its site (the trampoline's instructions are the
  * site's function's, copied, on the same stack: the site's CFI unwinds
@@ -72,8 +96,8 @@ udt_unw_here(void **ips, int max)
  * its frames cut, up to the first that is not ours.  No stack of the
  * program ever shows a frame of the tracer.
  */
-unsigned int
-udt_unw_stack(void *uc, uintptr_t *pcs, unsigned int max)
+static inline __attribute__((always_inline)) unsigned int
+udt_unw_stack_in(void *uc, const struct udt_pcdst *d, unsigned int max)
 {
 	struct udt_cfi_cur cur;
 	uintptr_t pc, site;
@@ -96,7 +120,22 @@ udt_unw_stack(void *uc, uintptr_t *pcs, unsigned int max)
 		if (ours && pc >= udt_unw_lo && pc < udt_unw_hi)
 			continue;
 		ours = 0;
-		pcs[n++] = pc;
+		udt_pcdst_put(d, n++, pc);
 	} while (n < max && udt_cfi_step(&cur) > 0);
 	return n;
+}
+
+unsigned int
+udt_unw_stack(void *uc, uintptr_t *pcs, unsigned int max)
+{
+	const struct udt_pcdst d = { .pd_pc0 = (uint64_t *)(void *)pcs,
+	    .pd_n0 = max };
+
+	return udt_unw_stack_in(uc, &d, max);
+}
+
+unsigned int
+udt_unw_stack_dst(void *uc, const struct udt_pcdst *d, unsigned int max)
+{
+	return udt_unw_stack_in(uc, d, max);
 }

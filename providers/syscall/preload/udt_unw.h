@@ -31,7 +31,47 @@
 #ifndef UDT_UNW_H
 #define UDT_UNW_H
 
+#include <userdt/udt_wire.h>
+
 #include "udt_host.h"	/* udt_unw_load(), udt_unw_stack(), udt_unw_here() */
+
+/*
+ * Where a walk puts its return addresses: frames [0, pd_n0) at pd_pc0,
+ * the next ones UDT_MORE_NPC a slot in pd_more[] (a deep user stack's
+ * continuation slots, udt_wire.h), so that the frames of a deep stack go
+ * straight into the ring, not through the signal stack.  pd_more[k] is
+ * only written when the walk's max reaches that far.
+ */
+struct udt_pcdst {
+	uint64_t		*pd_pc0;
+	unsigned int		 pd_n0;
+	struct udt_rec_more	*pd_more[UDT_MORE_MAXSLOTS];
+};
+
+static inline void
+udt_pcdst_put(const struct udt_pcdst *d, unsigned int i, uint64_t pc)
+{
+	if (__builtin_expect(i < d->pd_n0, 1))
+		d->pd_pc0[i] = pc;
+	else {
+		i -= d->pd_n0;
+		d->pd_more[i / UDT_MORE_NPC]->um_pc[i % UDT_MORE_NPC] = pc;
+	}
+}
+
+/*
+ * udt_unw_stack() into d; max at most pd_n0 plus UDT_MORE_NPC for each
+ * of d's slots.
+ */
+unsigned int	udt_unw_stack_dst(void *uc, const struct udt_pcdst *d,
+		    unsigned int max) UDT_HOST_HIDDEN;
+/*
+ * The calling thread's return addresses into d, innermost first, from
+ * the first outside [lo, hi) (this library's text, cut from the leaf):
+ * how many, at most max.  Same contract as udt_unw_here().
+ */
+unsigned int	udt_unw_here_dst(const struct udt_pcdst *d, unsigned int max,
+		    uintptr_t lo, uintptr_t hi) UDT_HOST_HIDDEN;
 
 /*
  * The tracer's code, which udt_unw_stack() keeps out of stacks: the
