@@ -492,6 +492,44 @@ deepstack)
 	set -- $(deepest "$TMP/out")
 	[ "$2" = 5 ] || fail "ustack(5): $2 frames: $(cat "$TMP/out")"
 	;;
+deepsys)
+	# The syscall provider's user stacks of a 40-deep recursion that
+	# calls getppid at the bottom: ustack(64) asks for deep stacks and
+	# shows all 40 levels, main and libc's start; plain ustack shows
+	# dt(4)'s 19, as OpenBSD's btrace would.
+	export USERDT_SOCKET=$TMP/ingest.sock
+	# frames(file): the most "recurse" frames and the most frames of
+	# any one stack key in the map's dump
+	frames() {
+		awk '/^@\[$/ { n = 0; r = 0; next }
+		    /^\]: [0-9]+$/ { if (r > mr) mr = r; if (n > mn) mn = n; next }
+		    /^recurse\+0x/ { r++ }
+		    /^userland$/ { next }
+		    { n++ }
+		    END { print mr + 0, mn + 0 }' "$1"
+	}
+	prog='syscall:getppid:entry { @[ustack(64)] = count(); }'
+	bt -c "$DEEP_GETPPID 40 3" -e "$prog" > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
+	set -- $(frames "$TMP/out")
+	[ "$1" = 40 ] || fail "deep: $1 recurse frames: $(cat "$TMP/out")"
+	[ "$2" -ge 42 ] || fail "deep: $2 frames: $(cat "$TMP/out")"
+	grep -qx 'main+0x[0-9a-f]*' "$TMP/out" || fail "deep: no main"
+	grep -q '^@\[$' "$TMP/out" && grep -qx ']: 3' "$TMP/out" ||
+	    fail "deep: not one stack seen 3 times: $(cat "$TMP/out")"
+	# all calls mode walks from the SIGSYS context: as deep
+	USERDT_ALLCALLS=1 bt -c "$DEEP_GETPPID 40 3" -e "$prog" > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "allcalls: exit code $rc: $(cat "$TMP/out")"
+	set -- $(frames "$TMP/out")
+	[ "$1" = 40 ] || fail "allcalls: $1 recurse frames: $(cat "$TMP/out")"
+	bt -c "$DEEP_GETPPID 40 3" -e 'syscall:getppid:entry { @[ustack] = count(); }' > "$TMP/out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "plain: exit code $rc: $(cat "$TMP/out")"
+	set -- $(frames "$TMP/out")
+	[ "$2" = 19 ] || fail "plain: $2 frames: $(cat "$TMP/out")"
+	;;
 debugsyms)
 	# libc's static functions are named from libc6-dbg's separate
 	# debug file (by build id), as perf and gdb name them: a qsort
