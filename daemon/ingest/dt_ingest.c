@@ -420,7 +420,7 @@ dti_drain(struct dti_proc *dp, int final)
 			n += dti_deep_take(slots, mask, &dp->dp_tail,
 			    &dti_batch[nb], &dti_bdeep, nb);
 			nb++;
-		} else if (dti_batch[nb].ur_flags != UDT_R_STKPAD)
+		} else if (!dti_deep_pad(&dti_batch[nb]))
 			atomic_fetch_add(&dti_stats.garbage, 1);
 		/*
 		 * A record with strings or a deep stack took more slots: nb

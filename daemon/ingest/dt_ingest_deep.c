@@ -73,3 +73,11 @@ dti_deep_take(const char *slots, uint64_t mask, uint64_t *tail,
 	*tail = t + nslots;
 	return nslots;
 }
+
+bool
+dti_deep_pad(const struct udt_rec *r)
+{
+	/* The head a udt_rec_more shares with a record: um_idx is ur_nframes. */
+	return r->ur_flags == UDT_R_STKPAD && r->ur_probe < DT_SYS_NPROBES &&
+	    r->ur_nframes < UDT_MORE_MAXSLOTS;
+}

@@ -136,6 +136,13 @@ unsigned int	dti_deep_take(const char *slots, uint64_t mask,
 		    uint64_t *tail, struct udt_rec *r, struct dti_deep *dd,
 		    unsigned int nb);
 
+/*
+ * Whether r, a slot's head copied out, is a continuation slot a hook
+ * reserved and left unused (UDT_R_STKPAD), of a probe there is, in a
+ * place one can be: skipped, neither a record nor garbage.
+ */
+bool	dti_deep_pad(const struct udt_rec *r);
+
 /* A batch copied, waiting for a look at the image (dti_flush()). */
 struct dti_held {
 	unsigned int		 dh_nb;

@@ -469,6 +469,9 @@ fz_check_records(const struct fz_sc *fs, int slot, const char *buf,
 		if (!(flags & DTEVT_USTACK))
 			FZ_CHECK(fz_allzero(&ev.dtev_ustack,
 			    sizeof(ev.dtev_ustack)));
+		/* Deeper than a record holds only for those who asked. */
+		FZ_CHECK(ev.dtev_ustack.st_count <= ((flags &
+		    DTEVT_DEEPSTACK) ? DTEV_DEEP_MAX : STACKTRACE_MAX));
 		if (!(flags & DTEVT_EXECNAME))
 			FZ_CHECK(fz_allzero(ev.dtev_comm, DTMAXCOMLEN));
 		else {
@@ -1176,21 +1179,30 @@ fz_event(struct dt_evt *ev, uint8_t fill, uint32_t cpu, uint32_t tid)
 		ev->dtev_comm[fill % DTMAXCOMLEN] = '\0';
 }
 
+/*
+ * Events put into one pcb; with the count byte's high bit, as the ingest
+ * puts a deep user stack of ustack.st_count frames (dt_pcb_ring_put_deep(),
+ * the core cuts more than DTEV_DEEP_MAX): an open that asked for
+ * DTEVT_DEEPSTACK takes its continuation records with it, in one go or
+ * one drop.
+ */
 static void
 fz_inject(struct fz_in *in)
 {
+	static struct dt_deepstack u;
 	struct fz_sc *fs;
 	struct dt_pcb *dp;
 	struct dt_evt ev;
 	uint32_t cpu;
-	unsigned int count, i;
-	uint8_t psel, fill;
+	unsigned int count, i, nmore;
+	uint8_t psel, fill, cb;
 	int slot, error;
 
 	fs = fz_slot(in, &slot);
 	psel = fz_u8(in);
 	cpu = fz_u32(in);
-	count = fz_u8(in) % 33;
+	cb = fz_u8(in);
+	count = cb % 33;
 	fill = fz_u8(in);
 	fz_event(&ev, fill, cpu, FZ_TIDTAG | (uint32_t)slot << 16);
 	ev.dtev_kstack.st_count = fz_u32(in);
@@ -1198,14 +1210,23 @@ fz_inject(struct fz_in *in)
 	/* A producer may only put into a pcb it found on dtp_pcbs. */
 	if (fs == NULL || !fs->fs_recording || (dp = fz_pcb(fs, psel)) == NULL)
 		return;
+	u.ds_count = ev.dtev_ustack.st_count;
+	for (i = 0; i < DTEV_DEEP_MAX; i++)
+		u.ds_pc[i] = 0x1000 + i;
+	nmore = 0;
+	if ((cb & 0x80) && (dp->dp_evtflags & (DTEVT_DEEPSTACK |
+	    DTEVT_USTACK)) == (DTEVT_DEEPSTACK | DTEVT_USTACK))
+		nmore = DTEV_MORE_RECS(0, u.ds_count < DTEV_DEEP_MAX ?
+		    u.ds_count : DTEV_DEEP_MAX);
 	for (i = 0; i < count; i++) {
 		rcu_read_lock();
-		error = dt_pcb_ring_put(dp, cpu, &ev);
+		error = (cb & 0x80) ? dt_pcb_ring_put_deep(dp, cpu, &ev, NULL,
+		    &u) : dt_pcb_ring_put(dp, cpu, &ev);
 		rcu_read_unlock();
 		FZ_CHECK(error == 0 || error == ENOBUFS);
 		/* folded into the open's table (DTIOCPRBAGG): no ring slot */
 		if (dp->dp_agg == NULL)
-			fs->fs_attempts++;
+			fs->fs_attempts += error == 0 ? 1 + nmore : 1;
 	}
 }
 

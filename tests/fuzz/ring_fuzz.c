@@ -24,7 +24,10 @@
  *     some claiming another process's tid (init's: discarded, counted
  *     as misnamed), some with a strings slot of
  *     random bytes (never in an event: getpid reads no string), some
- *     such slots alone (garbage): dtd must emit exactly the
+ *     such slots alone (garbage), some with a deep user stack's
+ *     continuation slots (udt_rec_more), whole or one of them forged
+ *     (the record arrives, its slots are garbage), some pads alone
+ *     (skipped, neither): dtd must emit exactly the
  *     valid ones, stamped with our pid, and count the rest as garbage;
  *     a reserved slot left uncommitted must be skipped, not wait forever;
  *  3. overwrites the whole ring, header included, with random bytes for
@@ -135,16 +138,101 @@ commit_str(struct fake *f, uint64_t t)
 }
 
 /*
+ * A record with a deep user stack of 20 to UDT_DEEP_MAX frames and its
+ * continuation slots, committed as a hook commits them (the slots
+ * first); broken: one slot forged in a random way, so dtd takes none of
+ * them.  Returns the garbage dtd must count: the slots it cannot take,
+ * but for pads, which it skips.
+ */
+static long
+commit_deep(struct fake *f, int broken)
+{
+	struct udt_rec r, *s = slot(f, f->f_ticket);
+	struct udt_rec_more *m;
+	unsigned int nf, ns, k, i, bad;
+	long garbage = 0;
+
+	valid_rec(&r);
+	nf = UDT_STACK_MAX + 1 + (unsigned int)(rnd() % (UDT_DEEP_MAX -
+	    UDT_STACK_MAX));
+	ns = UDT_MORE_SLOTS(nf);
+	r.ur_flags |= UDT_R_STACK;
+	r.ur_nframes = (uint8_t)nf;
+	for (i = 0; i < UDT_STACK_MAX; i++)
+		r.ur_stack[i] = rnd();
+	bad = broken ? (unsigned int)(rnd() % ns) : ns;
+	for (k = 0; k < ns; k++) {
+		m = (struct udt_rec_more *)(void *)slot(f, f->f_ticket + 1 + k);
+		m->um_probe = (uint16_t)getpid_entry;
+		m->um_flags = UDT_R_STKDATA;
+		m->um_idx = (uint8_t)k;
+		for (i = 0; i < UDT_MORE_NPC; i++)
+			m->um_pc[i] = rnd();
+		if (k == bad)
+			switch (rnd() % 4) {
+			case 0:
+				m->um_idx = (uint8_t)(k + 1 + rnd() % 200);
+				break;
+			case 1:
+				m->um_probe ^= (uint16_t)(1 + rnd() % 0xfffe);
+				break;
+			case 2:
+				m->um_flags = UDT_R_STKPAD;
+				break;
+			default:
+				m->um_flags = (uint8_t)(0x80 | rnd());
+				if (m->um_flags == UDT_R_STKDATA)
+					m->um_flags = UDT_R_STRDATA;
+				break;
+			}
+		if (broken && m->um_flags != UDT_R_STKPAD)
+			garbage++;
+		__atomic_store_n(&m->um_seq, f->f_ticket + 1 + k + 1,
+		    __ATOMIC_RELEASE);
+	}
+	r.ur_seq = 0;
+	memcpy((char *)s + 8, (char *)&r + 8, sizeof(r) - 8);
+	__atomic_store_n(&f->f_ring->rh_head, f->f_ticket + 1 + ns,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ur_seq, f->f_ticket + 1, __ATOMIC_RELEASE);
+	f->f_ticket += 1 + ns;
+	return garbage;
+}
+
+/*
  * Commit one record at the next ticket; returns 1 when it is valid, 0
  * when it is garbage, COMMIT_MISNAMED when it names another process's
- * thread.
+ * thread, COMMIT_NONE for a pad, neither.  *extra: garbage slots that
+ * came with a valid record.
  */
 #define COMMIT_MISNAMED	2
+#define COMMIT_NONE	3
 static int
-commit_one(struct fake *f, int kind)
+commit_one(struct fake *f, int kind, long *extra)
 {
 	struct udt_rec r, *s = slot(f, f->f_ticket);
 	int valid = 0;
+
+	*extra = 0;
+	if (kind == 15 || kind == 16) {
+		/* A deep stack's record, its slots whole or one forged. */
+		*extra = commit_deep(f, kind == 16);
+		return 1;
+	}
+	if (kind == 17) {
+		/* A pad alone, as a hook leaves one unused: skipped. */
+		struct udt_rec_more *m = (struct udt_rec_more *)(void *)s;
+
+		m->um_probe = (uint16_t)getpid_entry;
+		m->um_flags = UDT_R_STKPAD;
+		m->um_idx = (uint8_t)(rnd() % UDT_MORE_MAXSLOTS);
+		__atomic_store_n(&f->f_ring->rh_head, f->f_ticket + 1,
+		    __ATOMIC_RELAXED);
+		__atomic_store_n(&m->um_seq, f->f_ticket + 1,
+		    __ATOMIC_RELEASE);
+		f->f_ticket++;
+		return COMMIT_NONE;
+	}
 
 	if (kind == 11) {
 		/* A record with its strings slot: valid, two tickets. */
@@ -189,8 +277,10 @@ commit_one(struct fake *f, int kind)
 		r.ur_flags |= UDT_R_RET;	/* return data on an entry */
 		break;
 	case 5:
+		/* Deeper than any stack: garbage, whatever follows. */
 		r.ur_flags |= UDT_R_STACK;
-		r.ur_nframes = (uint8_t)(UDT_STACK_MAX + 1 + rnd() % 200);
+		r.ur_nframes = (uint8_t)(UDT_DEEP_MAX + 1 +
+		    rnd() % (255 - UDT_DEEP_MAX));
 		break;
 	case 6:
 		r.ur_cpu = (uint32_t)(1000000 + rnd() % 1000);
@@ -267,7 +357,7 @@ main(int argc, char *argv[])
 	struct fake f = { 0 }, g;
 	size_t npi, i;
 	uint32_t first, pbn;
-	long nvalid = 0, ngarbage = 0, nmisnamed = 0, bad = 0, rounds;
+	long nvalid = 0, ngarbage = 0, nmisnamed = 0, bad = 0, rounds, extra;
 	int fd = -1, k, s, status;
 	void *p;
 
@@ -325,17 +415,20 @@ main(int argc, char *argv[])
 
 	/* 2. one random fault per record, the last one valid. */
 	for (i = 0; i < NRECS; i++) {
-		k = i == NRECS - 1 ? 0 : (int)(rnd() % 15);
-		switch (commit_one(&f, k)) {
+		k = i == NRECS - 1 ? 0 : (int)(rnd() % 18);
+		switch (commit_one(&f, k, &extra)) {
 		case 1:
 			nvalid++;
 			break;
 		case COMMIT_MISNAMED:
 			nmisnamed++;
 			break;
+		case COMMIT_NONE:
+			break;
 		default:
 			ngarbage++;
 		}
+		ngarbage += extra;
 	}
 	dtt_check(read_ours(fd, nvalid, &bad) && bad == 0,
 	    "%ld valid records arrived with our pid and comm", nvalid);
@@ -351,7 +444,7 @@ main(int argc, char *argv[])
 
 	/* A reserved slot never committed is skipped after a while. */
 	f.f_ticket++;
-	commit_one(&f, 0);
+	commit_one(&f, 0, &extra);
 	bad = 0;
 	dtt_check(read_ours(fd, 1, &bad) && bad == 0,
 	    "the record after a slot left uncommitted arrived");
@@ -402,7 +495,7 @@ main(int argc, char *argv[])
 	if (dtt_check(fake_connect(dd.dd_sock, &g) == 0,
 	    "second fake tracee attached")) {
 		bad = 0;
-		commit_one(&g, 0);
+		commit_one(&g, 0, &extra);
 		dtt_check(read_ours(fd, 1, &bad) && bad == 0,
 		    "its valid record arrived");
 	}
