@@ -199,8 +199,11 @@ dt_ring_put_more(struct dt_ring *dr, uint32_t pbn, unsigned int cpu,
 	}
 	dst = &dr->dr_slots[dr->dr_prod];
 	dt_evt_copy(dst, pbn, cpu, evtflags, src);
-	/* the depth past STACKTRACE_MAX is what tells of the records */
-	if (evtflags & DTEVT_KSTACK)
+	/*
+	 * the depth past STACKTRACE_MAX is what tells of the records; a
+	 * kernel stack area that carries strings has none
+	 */
+	if ((evtflags & DTEVT_KSTACK) && !(evtflags & DTEVT_STRINGS))
 		dst->dtev_kstack.st_count = src->dtev_kstack.st_count;
 	if (evtflags & DTEVT_USTACK)
 		dst->dtev_ustack.st_count = src->dtev_ustack.st_count;
