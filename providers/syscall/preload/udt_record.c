@@ -163,15 +163,19 @@ udt_rw_heldmask(const long *a)
  * only, not by every record made on a signal handler's alternate stack.
  */
 static unsigned int __attribute__((noinline))
-udt_ustack(const struct udt_pcdst *d, unsigned int max)
+udt_ustack(uint64_t *pcs, struct udt_rec_more *const *more, unsigned int max)
 {
+	struct udt_pcdst dst = { .pd_pc0 = pcs, .pd_n0 = UDT_STACK_MAX };
+	const struct udt_pcdst *d = &dst;
 	struct udt_xsave xs;
-	unsigned int k = 0;
+	unsigned int k = 0, i;
 
 	/*
 	 * Whatever the unwinder calls is not the program's events.  Not ut_inlib, which nothing resets
 	 * after a siglongjmp() out of here; see udt_nest_enter().
 	 */
+	for (i = 0; more != NULL && i < UDT_MORE_MAXSLOTS; i++)
+		dst.pd_more[i] = more[i];
 	udt_thread.ut_unwinding = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* The unwinder's copies of its rows use vector registers. */
@@ -323,7 +327,7 @@ udt_rec_reserve_str(struct udt_thread *t, struct udt_ring_hdr *r,
 static struct udt_rec *
 udt_rec_reserve_deep(struct udt_thread *t, struct udt_ring_hdr *r,
     unsigned int probe, const unsigned char *strs, uint64_t *ticket,
-    struct udt_pcdst *d)
+    struct udt_rec_more **more)
 {
 	uint64_t head, first, mask = r->rh_nslots - 1;
 	unsigned int ns = 1 + (strs != NULL) + UDT_MORE_MAXSLOTS, k;
@@ -353,8 +357,6 @@ udt_rec_reserve_deep(struct udt_thread *t, struct udt_ring_hdr *r,
 		__atomic_store_n(&rs->us_seq, first + 1, __ATOMIC_RELEASE);
 		first++;
 	}
-	d->pd_pc0 = rec->ur_stack;
-	d->pd_n0 = UDT_STACK_MAX;
 	for (k = 0; k < UDT_MORE_MAXSLOTS; k++) {
 		m = (struct udt_rec_more *)(void *)((char *)r +
 		    UDT_RING_HDRSIZE + ((first + k) & mask) * UDT_SLOT_SIZE);
@@ -363,22 +365,34 @@ udt_rec_reserve_deep(struct udt_thread *t, struct udt_ring_hdr *r,
 		m->um_idx = (uint8_t)k;
 		m->um_pad = 0;
 		__atomic_store_n(&m->um_seq, first + k + 1, __ATOMIC_RELEASE);
-		d->pd_more[k] = m;
+		more[k] = m;
 	}
 	return rec;
 }
 
 /*
- * The continuation slots a walk of nframes filled carry frames now: the
- * record's commit (release) publishes them with it.
+ * A deep stack's record (udt_rec_reserve_deep()), its stack walked into
+ * it and its slots, *nframes deep; the slots the walk filled carry
+ * frames now, and the record's commit (release) publishes them with it.
+ * Not inlined: its slot pointers and the walk are paid for by deep
+ * records only, not by every record made on a signal handler's
+ * alternate stack.
  */
-static void
-udt_more_used(const struct udt_pcdst *d, unsigned int nframes)
+static struct udt_rec * __attribute__((noinline))
+udt_rec_deep(struct udt_thread *t, struct udt_ring_hdr *r, unsigned int probe,
+    const unsigned char *strs, uint64_t *ticket, unsigned int *nframes)
 {
+	struct udt_rec_more *more[UDT_MORE_MAXSLOTS];
+	struct udt_rec *rec;
 	unsigned int k;
 
-	for (k = 0; k < UDT_MORE_SLOTS(nframes); k++)
-		d->pd_more[k]->um_flags = UDT_R_STKDATA;
+	if ((rec = udt_rec_reserve_deep(t, r, probe, strs, ticket, more)) ==
+	    NULL)
+		return NULL;
+	*nframes = udt_ustack(rec->ur_stack, more, UDT_DEEP_MAX);
+	for (k = 0; k < UDT_MORE_SLOTS(*nframes); k++)
+		more[k]->um_flags = UDT_R_STKDATA;
+	return rec;
 }
 
 /*
@@ -441,7 +455,6 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	unsigned int nframes = 0, i, nslots;
 	int cpu, tsc, tid, depth, deep;
-	struct udt_pcdst d;
 
 	/* Our own calls are no events of the program: not even recursive. */
 	if (t->ut_inlib)
@@ -470,11 +483,8 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	 */
 	deep = (en & (DTEVT_USTACK | UDT_EN_DEEP)) ==
 	    (DTEVT_USTACK | UDT_EN_DEEP);
-	if ((en & DTEVT_USTACK) && !deep) {
-		d.pd_pc0 = stack;
-		d.pd_n0 = UDT_STACK_MAX;
-		nframes = udt_ustack(&d, UDT_STACK_MAX);
-	}
+	if ((en & DTEVT_USTACK) && !deep)
+		nframes = udt_ustack(stack, NULL, UDT_STACK_MAX);
 	tsc = __atomic_load_n(&udt_use_tsc, __ATOMIC_RELAXED);
 	/*
 	 * Scalars, not the timespec: copying a timespec written a field at
@@ -509,11 +519,9 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 
 	nslots = nstr > 0 ? 2 : 1;
 	if (__predict_false(deep)) {
-		if ((rec = udt_rec_reserve_deep(t, r, probe, nstr > 0 ? strs :
-		    NULL, &head, &d)) == NULL)
+		if ((rec = udt_rec_deep(t, r, probe, nstr > 0 ? strs : NULL,
+		    &head, &nframes)) == NULL)
 			goto out;
-		nframes = udt_ustack(&d, UDT_DEEP_MAX);
-		udt_more_used(&d, nframes);
 		nslots += UDT_MORE_MAXSLOTS;
 	} else if ((rec = nstr > 0 ? udt_rec_reserve_str(t, r, probe, strs,
 	    &head) : udt_rec_reserve(t, r, probe, &head)) == NULL)
