@@ -53,6 +53,9 @@
  *				what one return costs when a system call
  *				came after its call, against one without
  *				(see retcost())
+ * SYSCALL_BENCH_USTACK=1: the entry probes are recorded with user stacks
+ * too (DTEVT_USTACK, 19 frames); SYSCALL_BENCH_USTACK=deep: with deep
+ * ones (DTEVT_DEEPSTACK, the preload library's continuation slots).
  * SYSCALL_BENCH_STRINGS=1: the loop calls access("/usr", F_OK) instead
  * of getppid(), and the entry probes are enabled with DTEVT_STRINGS too:
  * what copying a path into each event costs.
@@ -96,6 +99,18 @@
 static char		self[PATH_MAX];
 static long		ncalls = 2000000;
 static int		nreps = 5;
+
+/* The entry probes' stack flags SYSCALL_BENCH_USTACK asks for. */
+static uint64_t
+bench_ustack(void)
+{
+	const char *u = getenv("SYSCALL_BENCH_USTACK");
+
+	if (u == NULL)
+		return 0;
+	return strcmp(u, "deep") == 0 ? DTEVT_USTACK | DTEVT_DEEPSTACK :
+	    DTEVT_USTACK;
+}
 
 #ifndef PR_SET_SYSCALL_USER_DISPATCH
 #define PR_SET_SYSCALL_USER_DISPATCH	59
@@ -551,7 +566,8 @@ enable:
 		    strcmp(pi[i].dtpi_name, "entry") == 0 ?
 		    DTEVT_EXECNAME | DTEVT_FUNCARGS |
 		    (getenv("SYSCALL_BENCH_STRINGS") != NULL ?
-		    DTEVT_STRINGS : 0) : DTEVT_EXECNAME, 0) != 0)
+		    DTEVT_STRINGS : 0) | bench_ustack() : DTEVT_EXECNAME,
+		    0) != 0)
 			goto out;
 	if (dtt_record(fd, 1) != 0)
 		goto out;
