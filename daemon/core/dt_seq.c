@@ -465,8 +465,8 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 }
 
 void
-dt_seq_emit(struct dt_source *src, struct dt_probe *dtp, unsigned int cpu,
-    const struct dt_evt *ev)
+dt_seq_emit_deep(struct dt_source *src, struct dt_probe *dtp,
+    unsigned int cpu, const struct dt_evt *ev, const struct dt_deepstack *u)
 {
 	/* Nobody records it: nothing to order (the usual idle probe). */
 	if (atomic_load_explicit(&dtp->dtp_recording,
@@ -480,34 +480,23 @@ dt_seq_emit(struct dt_source *src, struct dt_probe *dtp, unsigned int cpu,
 	 */
 	if (atomic_load_explicit(&dtp->dtp_ringpcbs, memory_order_acquire)
 	    == 0) {
-		dt_probe_emit(dtp, cpu, ev);
+		if (u != NULL)
+			dt_probe_emit_deep(dtp, cpu, ev, u);
+		else
+			dt_probe_emit(dtp, cpu, ev);
 		return;
 	}
 	/* Every open's filter rejects it: counted, and nothing to order. */
 	if (!dt_probe_wanted(dtp, cpu, ev))
 		return;
-	dt_seq_push(src, dtp, false, cpu, ev, NULL);
+	dt_seq_push(src, dtp, false, cpu, ev, u);
 }
 
 void
-dt_seq_emit_deep(struct dt_source *src, struct dt_probe *dtp,
-    unsigned int cpu, const struct dt_evt *ev, const struct dt_deepstack *u)
+dt_seq_emit(struct dt_source *src, struct dt_probe *dtp, unsigned int cpu,
+    const struct dt_evt *ev)
 {
-	if (u == NULL) {
-		dt_seq_emit(src, dtp, cpu, ev);
-		return;
-	}
-	if (atomic_load_explicit(&dtp->dtp_recording,
-	    memory_order_relaxed) == 0)
-		return;
-	if (atomic_load_explicit(&dtp->dtp_ringpcbs, memory_order_acquire)
-	    == 0) {
-		dt_probe_emit_deep(dtp, cpu, ev, u);
-		return;
-	}
-	if (!dt_probe_wanted(dtp, cpu, ev))
-		return;
-	dt_seq_push(src, dtp, false, cpu, ev, u);
+	dt_seq_emit_deep(src, dtp, cpu, ev, NULL);
 }
 
 void

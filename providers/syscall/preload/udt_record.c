@@ -156,11 +156,13 @@ udt_rw_heldmask(const long *a)
 
 /*
  * User stack, innermost first, without this library's own frames, at
- * most max into d: the first entry is the return address into the code
- * that called the libc wrapper, as the first entry of dt(4)'s ustack is
- * the return address of the system call.  Not inlined: its XSAVE area
- * and the unwinder's frames are paid for by records with a user stack
- * only, not by every record made on a signal handler's alternate stack.
+ * most max frames: UDT_STACK_MAX into pcs, the rest into the continuation
+ * slots more[] (NULL: none, max is UDT_STACK_MAX).  The first entry is
+ * the return address into the code that called the libc wrapper, as the
+ * first entry of dt(4)'s ustack is the return address of the system
+ * call.  Not inlined: its XSAVE area and the unwinder's frames are paid
+ * for by records with a user stack only, not by every record made on a
+ * signal handler's alternate stack.
  */
 static unsigned int __attribute__((noinline))
 udt_ustack(uint64_t *pcs, struct udt_rec_more *const *more, unsigned int max)
@@ -170,12 +172,12 @@ udt_ustack(uint64_t *pcs, struct udt_rec_more *const *more, unsigned int max)
 	struct udt_xsave xs;
 	unsigned int k = 0, i;
 
+	for (i = 0; more != NULL && i < UDT_MORE_MAXSLOTS; i++)
+		dst.pd_more[i] = more[i];
 	/*
 	 * Whatever the unwinder calls is not the program's events.  Not ut_inlib, which nothing resets
 	 * after a siglongjmp() out of here; see udt_nest_enter().
 	 */
-	for (i = 0; more != NULL && i < UDT_MORE_MAXSLOTS; i++)
-		dst.pd_more[i] = more[i];
 	udt_thread.ut_unwinding = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* The unwinder's copies of its rows use vector registers. */
@@ -320,9 +322,9 @@ udt_rec_reserve_str(struct udt_thread *t, struct udt_ring_hdr *r,
  * its strings (strs non-NULL, as udt_rec_reserve_str()) and the
  * UDT_MORE_MAXSLOTS continuation slots with one compare-and-swap.  The
  * slots are committed at once as pads, so that whatever becomes of this
- * record leaves no hole in the ring; d is set to walk into the record's
- * ur_stack and on into them, and udt_more_used() marks those the walk
- * filled before the record's commit publishes them.
+ * record leaves no hole in the ring, and given in more[] for the walk
+ * (udt_rec_deep()), which marks those it filled before the record's
+ * commit publishes them.
  */
 static struct udt_rec *
 udt_rec_reserve_deep(struct udt_thread *t, struct udt_ring_hdr *r,
