@@ -157,7 +157,8 @@ struct dt_evt {
  * STACKTRACE_MAX.  OpenBSD clients never set the bit, so their records,
  * and struct dt_evt's size, stay exactly as they were.  Providers that
  * cannot walk deeper ignore it (their stacks stop at STACKTRACE_MAX, as
- * dt(4) ignores unknown bits); the profile provider honours it.
+ * dt(4) ignores unknown bits); the profile provider honours it, and the
+ * syscall provider for the user stacks its preload library takes.
  *
  * An event whose stack is deeper than STACKTRACE_MAX keeps its first
  * STACKTRACE_MAX frames where they always were, and its st_count says
