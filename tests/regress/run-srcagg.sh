@@ -118,6 +118,28 @@ exact)
 	grep -q '^0 events dtd.s table could not hold$' "$TMP/err" ||
 	    fail "overflow"
 	;;
+regs)
+	# the count-only path of the rewritten sites' entry (no time stamp,
+	# no slot, no register saved) gives back every vector and mask
+	# register as the kernel does (vregs_tracee.c); entry and return
+	# both counted, and counted as dtd counts the records
+	prog='syscall:getppid:entry { @e = count(); }
+	    syscall:getppid:return { @r = count(); }
+	    syscall:access:entry { @a = count(); }'
+	bt -v -c "$VREGS_TRACEE" -e "$prog" > "$TMP/on" 2> "$TMP/on.err" ||
+	    fail "$(cat "$TMP/on.err")"
+	BTRACE_NOPUSH=1 bt -v -c "$VREGS_TRACEE" -e "$prog" > "$TMP/off" \
+	    2> "$TMP/off.err" || fail "$(cat "$TMP/off.err")"
+	cat "$TMP/on"
+	grep -q '^bad ' "$TMP/on" && fail "registers changed"
+	grep -qx 'done' "$TMP/on" || fail "the tracee did not finish"
+	grep -qx 'site e9' "$TMP/on" || fail "the site was not rewritten"
+	grep -q '^3 rules aggregated in dtd$' "$TMP/on.err" ||
+	    fail "not aggregated: $(cat "$TMP/on.err")"
+	grep -q '^0 events dropped$' "$TMP/off.err" ||
+	    fail "the records dropped some: $(cat "$TMP/off.err")"
+	diff -u "$TMP/off" "$TMP/on" || fail "counts differ"
+	;;
 overflow)
 	# a table of 8 entries for 37 keys: what did not fit is said
 	BTRACE_AGGSIZE=8 bt -v -c "$AGG_CALLS 20000" \

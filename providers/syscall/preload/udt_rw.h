@@ -56,6 +56,32 @@
  */
 #define UDT_RW_SITECFA		(8 + 8 + 8 + 128)
 
+/*
+ * What the entry's counting path (udt_rw_entry.S) reads of the shared
+ * structures, asserted against their C definitions in udt_rw_call.c:
+ * struct udt_tab's tb_magic and tb_reconnect, the filter table's
+ * ft_probe[] (userdt/udt_filt.h), struct udt_ring_hdr's rh_count[], and
+ * struct udt_thread's depth, its stack, ut_inlib, ut_armed, ut_traced.
+ */
+#define UDT_RW_MAGIC		0x75647464	/* UDT_MAGIC */
+#define UDT_RW_TB_MAGIC		0
+#define UDT_RW_TB_RECONNECT	8
+#define UDT_RW_FT_PROBE		(4096 + 8)	/* UDT_FILT_OFF + ft_probe */
+#define UDT_RW_RH_COUNT		12544
+#define UDT_RW_UT_NEST		0
+#define UDT_RW_UT_NEST_SP	16
+#define UDT_RW_UT_INLIB		40
+#define UDT_RW_UT_ARMED		45
+#define UDT_RW_UT_TRACED	46
+/*
+ * A call's two enable bytes (entry low, return high) as one word: it
+ * takes the counting path when each byte is 0 or exactly UDT_EN_ON |
+ * UDT_EN_COUNT, i.e. no bit outside UDT_RW_EN_COUNT2 and, in each byte,
+ * both of its bits or neither.
+ */
+#define UDT_RW_EN_COUNT		0xc0		/* UDT_EN_ON | UDT_EN_COUNT */
+#define UDT_RW_EN_NOTCOUNT2	0x3f3f
+
 #ifndef __ASSEMBLER__
 #include <sys/syscall.h>
 #include <stdint.h>

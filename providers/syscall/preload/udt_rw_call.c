@@ -39,6 +39,35 @@
 #include "udt_rw.h"
 #include "systab.h"
 
+#include <userdt/udt_filt.h>
+
+/* The layout udt_rw_entry.S's counting path reads. */
+_Static_assert(UDT_RW_MAGIC == UDT_MAGIC, "magic");
+_Static_assert(offsetof(struct udt_tab, tb_magic) == UDT_RW_TB_MAGIC, "tab");
+_Static_assert(offsetof(struct udt_tab, tb_reconnect) == UDT_RW_TB_RECONNECT,
+    "tab");
+_Static_assert(UDT_FILT_OFF + offsetof(struct udt_ftab, ft_probe) ==
+    UDT_RW_FT_PROBE, "ftab");
+_Static_assert(sizeof(((struct udt_ftab *)0)->ft_probe[0]) == 4, "ftab");
+_Static_assert(offsetof(struct udt_ring_hdr, rh_count) == UDT_RW_RH_COUNT,
+    "ring");
+_Static_assert(sizeof(((struct udt_ring_hdr *)0)->rh_count[0]) == 4, "ring");
+_Static_assert(offsetof(struct udt_thread, ut_nest) == UDT_RW_UT_NEST,
+    "thread");
+_Static_assert(sizeof(udt_thread.ut_nest) == 4, "thread");
+_Static_assert(offsetof(struct udt_thread, ut_nest_sp) == UDT_RW_UT_NEST_SP,
+    "thread");
+_Static_assert(offsetof(struct udt_thread, ut_inlib) == UDT_RW_UT_INLIB,
+    "thread");
+_Static_assert(sizeof(udt_thread.ut_inlib) == 4, "thread");
+_Static_assert(offsetof(struct udt_thread, ut_armed) == UDT_RW_UT_ARMED,
+    "thread");
+_Static_assert(offsetof(struct udt_thread, ut_traced) == UDT_RW_UT_TRACED,
+    "thread");
+_Static_assert(UDT_RW_EN_COUNT == (UDT_EN_ON | UDT_EN_COUNT), "enable");
+_Static_assert(UDT_RW_EN_NOTCOUNT2 == (~(UDT_RW_EN_COUNT * 0x101) & 0xffff),
+    "enable");
+
 #define UDT_CLONE_VM		0x00000100
 #define UDT_CLONE_VFORK		0x00004000
 #define UDT_PR_SET_NAME		15

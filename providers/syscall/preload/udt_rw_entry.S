@@ -201,7 +201,7 @@ udt_rw_entry:
 	jl	.Lslow
 	movq	udt_enab(%rip), %r11
 	cmpw	$0, (%r11,%rcx,2)
-	jne	.Lrec
+	jne	.Lcount
 .Lplain:
 	syscall
 	xorl	%ecx, %ecx
@@ -209,6 +209,133 @@ udt_rw_entry:
 	SITE_LEAVE
 	RETURN
 	.cfi_restore_state
+
+	/*
+	 * A probe of the call is enabled.  When each of its two enable
+	 * bytes says count only (UDT_RW_EN_COUNT) or nothing, and nothing
+	 * asks for the C side, the entry counts it itself: one add to
+	 * rh_count[p] for each probe, the call made between them, no frame
+	 * saved, no vector register touched, errno never at risk.  This is
+	 * udt_emit()'s count-only case with udt_rw_arm(), udt_rec_enter()
+	 * and udt_filtered() reduced to their answer for it, so what sends
+	 * a call to .Lrec is what they would act on:
+	 *	a byte that records, or a filter on either probe
+	 *	(udt_filt_on()): .Lrec applies it, counts what it keeps;
+	 *	a table being replaced (tb_reconnect) or not one of dtd's;
+	 *	a depth already raised (a handler inside a record, or one
+	 *	left by siglongjmp(): udt_nest_enter() sorts it out);
+	 *	the library's own calls (ut_inlib);
+	 *	a thread dispatch does not catch yet (ut_armed clear while
+	 *	udt_sud_active) unless udt_rw_arm() found before that it
+	 *	needs not (ut_traced, every site rewritten or trapped).
+	 * The depth is raised around the ring's load and its add, as
+	 * udt_rec_enter() does: a fork from a handler in between then
+	 * keeps the parent's ring mapped in the child (udt_attach_locked()),
+	 * and a call that handler makes counts as recursive.
+	 * rcx: the index; r11: udt_enab.
+	 */
+.Lcount:
+	movzwl	(%r11,%rcx,2), %ecx
+	testl	$UDT_RW_EN_NOTCOUNT2, %ecx
+	jnz	.Lrec
+	/* Even parity of the two bits: both or neither. */
+	testb	$UDT_RW_EN_COUNT, %cl
+	jnp	.Lrec
+	testb	$UDT_RW_EN_COUNT, %ch
+	jnp	.Lrec
+	movq	udt_thread@gottpoff(%rip), %r11
+	cmpl	$0, %fs:UDT_RW_UT_NEST(%r11)
+	jne	.Lrec
+	cmpl	$0, %fs:UDT_RW_UT_INLIB(%r11)
+	jne	.Lrec
+	cmpb	$0, %fs:UDT_RW_UT_ARMED(%r11)
+	jne	1f
+	cmpl	$0, udt_sud_active(%rip)
+	je	1f
+	cmpb	$0, %fs:UDT_RW_UT_TRACED(%r11)
+	je	.Lrec
+	cmpl	$0, udt_rw_complete(%rip)
+	je	.Lrec
+1:
+	/* Two more registers, the program's arguments, kept below rbp. */
+	pushq	%rdx
+	pushq	%rsi
+	movq	udt_tab(%rip), %rdx
+	cmpl	$0, UDT_RW_TB_RECONNECT(%rdx)
+	jne	.Lcount_rec
+	cmpl	$UDT_RW_MAGIC, UDT_RW_TB_MAGIC(%rdx)
+	jne	.Lcount_rec
+	leaq	udt_rw_idx(%rip), %rsi
+	movswq	(%rsi,%rax,2), %rsi
+	/* ft_probe[2 * idx] and [2 * idx + 1]: 8 bytes an index. */
+	testb	%cl, %cl
+	jz	2f
+	cmpl	$0, UDT_RW_FT_PROBE(%rdx,%rsi,8)
+	jne	.Lcount_rec
+2:
+	testb	%ch, %ch
+	jz	3f
+	cmpl	$0, UDT_RW_FT_PROBE+4(%rdx,%rsi,8)
+	jne	.Lcount_rec
+3:
+	testb	%cl, %cl
+	jz	4f
+	movq	%rsp, %fs:UDT_RW_UT_NEST_SP(%r11)
+	movl	$1, %fs:UDT_RW_UT_NEST(%r11)
+	movq	udt_ring(%rip), %rdx
+	testq	%rdx, %rdx
+	jz	5f
+	lock incl UDT_RW_RH_COUNT(%rdx,%rsi,8)
+5:
+	movl	$0, %fs:UDT_RW_UT_NEST(%r11)
+4:
+	testb	%ch, %ch
+	jnz	.Lcount_ret
+	popq	%rsi
+	popq	%rdx
+	syscall
+	xorl	%ecx, %ecx
+	.cfi_remember_state
+	SITE_LEAVE
+	RETURN
+	.cfi_restore_state
+
+	/*
+	 * The return probe counts too: the index kept on the stack across
+	 * the call, the depth raised again around the ring's load (a
+	 * handler may have forked during the call).  A depth found raised
+	 * now (a handler left a record by siglongjmp() during the call)
+	 * drops the count, where udt_nest_enter() would record it.
+	 */
+.Lcount_ret:
+	movq	%rsi, %rcx
+	popq	%rsi
+	popq	%rdx
+	pushq	%rcx
+	syscall
+	popq	%rcx
+	movq	udt_thread@gottpoff(%rip), %r11
+	cmpl	$0, %fs:UDT_RW_UT_NEST(%r11)
+	jne	7f
+	movq	%rsp, %fs:UDT_RW_UT_NEST_SP(%r11)
+	movl	$1, %fs:UDT_RW_UT_NEST(%r11)
+	movq	udt_ring(%rip), %r11
+	testq	%r11, %r11
+	jz	6f
+	lock incl UDT_RW_RH_COUNT+4(%r11,%rcx,8)
+6:
+	movq	udt_thread@gottpoff(%rip), %r11
+	movl	$0, %fs:UDT_RW_UT_NEST(%r11)
+7:
+	xorl	%ecx, %ecx
+	.cfi_remember_state
+	SITE_LEAVE
+	RETURN
+	.cfi_restore_state
+
+.Lcount_rec:
+	popq	%rsi
+	popq	%rdx
 
 	/*
 	 * A recorded call with no needs of its own: the records on either
