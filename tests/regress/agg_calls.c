@@ -21,20 +21,48 @@
  * open (EBADF), whose argument takes 37 values, so keys and values of
  * arguments, return values and errno are known.
  *
- * usage: agg_calls N
+ * With THREADS, that many more threads make N getppid() calls each at
+ * the same time as the first: counts at the source must add up across
+ * threads too.
+ *
+ * usage: agg_calls N [THREADS]
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#define AGG_MAXTHREADS	16
+
+static long	agg_n;
+
+static void *
+agg_loop(void *arg)
+{
+	long i;
+
+	for (i = 0; i < agg_n; i++)
+		(void)getppid();
+	return arg;
+}
 
 int
 main(int argc, char *argv[])
 {
-	long n, i;
+	pthread_t th[AGG_MAXTHREADS];
+	long n, i, nth = 0;
 
-	if (argc != 2 || (n = strtol(argv[1], NULL, 10)) <= 0)
+	if (argc < 2 || argc > 3 || (n = strtol(argv[1], NULL, 10)) <= 0)
 		return 2;
-	for (i = 0; i < n; i++)
-		(void)getppid();
+	if (argc == 3 && ((nth = strtol(argv[2], NULL, 10)) < 0 ||
+	    nth > AGG_MAXTHREADS))
+		return 2;
+	agg_n = n;
+	for (i = 0; i < nth; i++)
+		if (pthread_create(&th[i], NULL, agg_loop, NULL) != 0)
+			return 1;
+	(void)agg_loop(NULL);
+	for (i = 0; i < nth; i++)
+		(void)pthread_join(th[i], NULL);
 	for (i = 0; i < n / 100; i++)
 		(void)close((int)(100000 + i % 37));
 	return 0;

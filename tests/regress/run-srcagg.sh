@@ -117,6 +117,13 @@ exact)
 	grep -q '^0 events read$' "$TMP/err" || fail "events read"
 	grep -q '^0 events dtd.s table could not hold$' "$TMP/err" ||
 	    fail "overflow"
+	# three threads at once: the entry's add is a locked one once
+	# the process has more than one (udt_rw_mt)
+	bt -v -c "$AGG_CALLS 100000 2" -e 'syscall:getppid:entry { @n = count(); }' \
+	    > "$TMP/out" 2> "$TMP/err" || fail "$(cat "$TMP/err")"
+	cat "$TMP/out"
+	grep -qx '@n: 300001' "$TMP/out" || fail "getppid count, 3 threads"
+	grep -q '^0 events dropped$' "$TMP/err" || fail "dropped, 3 threads"
 	;;
 regs)
 	# the count-only path of the rewritten sites' entry (no time stamp,

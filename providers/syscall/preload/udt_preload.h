@@ -359,6 +359,12 @@ void	udt_fork_child(void) UDT_HIDDEN;
 int	udt_forklike(long nr, long a0) UDT_HIDDEN;
 /* A call that makes a vfork child: vfork, clone or clone3 CLONE_VFORK. */
 int	udt_vforklike(long nr, long a0) UDT_HIDDEN;
+/*
+ * Before a system call with arguments a: note a clone that may start a
+ * thread running beside the caller on this memory (udt_rw_mt, for the
+ * entry's counting path).  Any context.
+ */
+void	udt_rw_mt_note(long nr, const long *a) UDT_HIDDEN;
 
 /* The real clock_gettime (vDSO), resolved by the constructor. */
 extern udt_fn_t	udt_real_clock_gettime_fn UDT_HIDDEN;

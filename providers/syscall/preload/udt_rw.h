@@ -134,6 +134,17 @@ extern short	udt_rw_idx[UDT_RW_NR];
 extern __thread long udt_rw_ipnr
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 extern int	udt_rw_active;		/* [I] sites were rewritten */
+/*
+ * [a] Set, for good, before the first clone that may start a thread
+ * running beside its caller on this memory (CLONE_VM without
+ * CLONE_VFORK, which holds the caller until the child leaves it).
+ * Until then, and while glibc says so too (__libc_single_threaded,
+ * which its pthread_create clears), the process has one thread: the
+ * entry counts with a plain add, one instruction, which no signal
+ * handler of that thread can split, and no locked one, which after a
+ * system call costs some 30 ns here (bench/btrace/agg_bench.sh).
+ */
+extern int	udt_rw_mt;
 
 /*
  * From the constructor, single-threaded, before dispatch is turned on:

@@ -244,6 +244,24 @@ udt_rw_rec_return(struct udt_rw_frame *f)
 	return f->rw_rv;
 }
 
+int	udt_rw_mt;
+
+void
+udt_rw_mt_note(long nr, const long *a)
+{
+	uint64_t flags;
+
+	if (nr == SYS_clone)
+		flags = (uint64_t)a[0];
+	else if (nr == SYS_clone3)
+		/* clone3's flags lead its struct clone_args. */
+		flags = a[0] != 0 ? *(const uint64_t *)a[0] : UDT_CLONE_VM;
+	else
+		return;
+	if ((flags & UDT_CLONE_VM) && !(flags & UDT_CLONE_VFORK))
+		__atomic_store_n(&udt_rw_mt, 1, __ATOMIC_RELAXED);
+}
+
 int
 udt_vforklike(long nr, long a0)
 {
@@ -274,6 +292,7 @@ udt_rw_slow(struct udt_rw_frame *f)
 		udt_rw_arm(idx);
 		udt_rw_emit(f, idx, 0, 0);
 	}
+	udt_rw_mt_note(nr, a);
 	switch (nr) {
 	case SYS_rt_sigreturn:
 	case SYS_vfork:

@@ -141,6 +141,24 @@
 .endm
 
 /*
+ * One to the count at mem, from the counting path: a plain add while
+ * the process has one thread (udt_rw_mt), else a locked one.  r11 is
+ * lost.  Its own labels: the macro is used twice.
+ */
+.macro ADD mem:vararg
+	cmpl	$0, udt_rw_mt(%rip)
+	jne	.Ladd_lock\@
+	movq	__libc_single_threaded@GOTPCREL(%rip), %r11
+	cmpb	$0, (%r11)
+	je	.Ladd_lock\@
+	incl	\mem
+	jmp	.Ladd_done\@
+.Ladd_lock\@:
+	lock incl \mem
+.Ladd_done\@:
+.endm
+
+/*
  * Back to the trampoline, which pushed its address and jumped here.
  * Not `ret`: it has no call to pair with, and the system call just made
  * left the return predictor with nothing to predict it from.  r11 is
@@ -217,7 +235,8 @@ udt_rw_entry:
 	 * rh_count[p] for each probe, the call made between them, no frame
 	 * saved, no vector register touched, errno never at risk.  This is
 	 * udt_emit()'s count-only case with udt_rw_arm(), udt_rec_enter()
-	 * and udt_filtered() reduced to their answer for it, so what sends
+	 * and udt_filtered() reduced to their answer for it (the add plain
+ * while the process has one thread: ADD), so what sends
 	 * a call to .Lrec is what they would act on:
 	 *	a byte that records, or a filter on either probe
 	 *	(udt_filt_on()): .Lrec applies it, counts what it keeps;
@@ -285,7 +304,8 @@ udt_rw_entry:
 	movq	udt_ring(%rip), %rdx
 	testq	%rdx, %rdx
 	jz	5f
-	lock incl UDT_RW_RH_COUNT(%rdx,%rsi,8)
+	ADD	UDT_RW_RH_COUNT(%rdx,%rsi,8)
+	movq	udt_thread@gottpoff(%rip), %r11
 5:
 	movl	$0, %fs:UDT_RW_UT_NEST(%r11)
 4:
@@ -319,11 +339,13 @@ udt_rw_entry:
 	jne	7f
 	movq	%rsp, %fs:UDT_RW_UT_NEST_SP(%r11)
 	movl	$1, %fs:UDT_RW_UT_NEST(%r11)
-	movq	udt_ring(%rip), %r11
-	testq	%r11, %r11
+	pushq	%rdx
+	movq	udt_ring(%rip), %rdx
+	testq	%rdx, %rdx
 	jz	6f
-	lock incl UDT_RW_RH_COUNT+4(%r11,%rcx,8)
+	ADD	UDT_RW_RH_COUNT+4(%rdx,%rcx,8)
 6:
+	popq	%rdx
 	movq	udt_thread@gottpoff(%rip), %r11
 	movl	$0, %fs:UDT_RW_UT_NEST(%r11)
 7:

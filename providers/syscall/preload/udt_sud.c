@@ -874,6 +874,7 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	a[3] = g[REG_R10];
 	a[4] = g[REG_R8];
 	a[5] = g[REG_R9];
+	udt_rw_mt_note(nr, a);
 	switch (nr) {
 	case SYS_clone:
 	case SYS_clone3:
