@@ -37,6 +37,8 @@
  *				bpftrace counting every system call (skipped
  *				with a note without bpftrace): wall time and
  *				CPU (the build's, the tracer's daemon's)
+ * `start_bench project DIR` writes the make -j2 project into DIR and
+ * exits, for the benchmarks that trace its build (bench/btrace).
  * START_BENCH_AB=LIB adds every traced configuration again with another
  * build of the preload library (USERDT_PRELOAD=LIB), say the one before
  * a change: before and after in one run.
@@ -451,6 +453,9 @@ main(int argc, char *argv[])
 
 	if (argc == 4 && strcmp(argv[1], "spawn") == 0)
 		return spawn(atoi(argv[2]), argv[3]);
+	/* The make -j2 project alone, for bench/btrace/sys_bench.sh. */
+	if (argc == 3 && strcmp(argv[1], "project") == 0)
+		return project(argv[2]) == 0 ? 0 : 1;
 	if (argc < 3) {
 		fprintf(stderr,
 		    "usage: start_bench DTD DTRUN [REPS [EXECS]]\n");
