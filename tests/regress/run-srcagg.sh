@@ -147,6 +147,30 @@ regs)
 	    fail "the records dropped some: $(cat "$TMP/off.err")"
 	diff -u "$TMP/off" "$TMP/on" || fail "counts differ"
 	;;
+signals)
+	# every entry counted in the process (the entry's counting path for
+	# each call that has no needs of its own): signals_tracee's modes
+	# behave as untraced, and a handler on an alternate stack uses no
+	# more of it than syscall-signals allows a traced call
+	# (UDT_ALTSTACK_SYS there: 1280 bytes over the untraced handler)
+	u=$("$SIGNALS_TRACEE" alt 1024 | sed -n 's/^used //p')
+	printf '"$1" sigfd; echo "sigfd $?"\n"$1" plain; echo "plain $?"\n"$1" alt 1024; echo "alt $?"\n' \
+	    > "$TMP/sig.sh"
+	bt -v -c "/bin/sh $TMP/sig.sh $SIGNALS_TRACEE" \
+	    -e 'syscall:*:entry { @[probe] = count(); }' > "$TMP/out" \
+	    2> "$TMP/err" || fail "$(cat "$TMP/err")"
+	grep -v '^@' "$TMP/out"
+	grep -qx 'sigfd 23' "$TMP/out" || fail "sigfd: $(cat "$TMP/out")"
+	grep -qx 'plain 23' "$TMP/out" || fail "plain: $(cat "$TMP/out")"
+	grep -qx 'alt 0' "$TMP/out" || fail "alt: $(cat "$TMP/out")"
+	tr=$(sed -n 's/^used //p' "$TMP/out")
+	[ -n "$u" ] && [ -n "$tr" ] && [ "$tr" -le $((u + 1280)) ] ||
+	    fail "alternate stack: $tr bytes traced, $u untraced"
+	echo "alternate stack: $tr bytes counted, $u untraced"
+	grep -q '^@\[syscall:getppid:entry\]: ' "$TMP/out" ||
+	    fail "getppid not counted"
+	grep -q '^0 events dropped$' "$TMP/err" || fail "dropped"
+	;;
 overflow)
 	# a table of 8 entries for 37 keys: what did not fit is said
 	BTRACE_AGGSIZE=8 bt -v -c "$AGG_CALLS 20000" \
