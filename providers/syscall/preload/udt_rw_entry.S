@@ -235,9 +235,9 @@ udt_rw_entry:
 	 * rh_count[p] for each probe, the call made between them, no frame
 	 * saved, no vector register touched, errno never at risk.  This is
 	 * udt_emit()'s count-only case with udt_rw_arm(), udt_rec_enter()
-	 * and udt_filtered() reduced to their answer for it (the add plain
- * while the process has one thread: ADD), so what sends
-	 * a call to .Lrec is what they would act on:
+	 * and udt_filtered() reduced to their answer for it (and the add
+	 * a plain one while the process has one thread: ADD), so what
+	 * sends a call to .Lrec is what they would act on:
 	 *	a byte that records, or a filter on either probe
 	 *	(udt_filt_on()): .Lrec applies it, counts what it keeps;
 	 *	a table being replaced (tb_reconnect) or not one of dtd's;
