@@ -172,6 +172,24 @@ udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi,
 		*stop = lo;
 	if (lo < o->ro_lo || hi > o->ro_hi || hi <= lo)
 		return -1;
+	/*
+	 * Capstone is opened at the first decoding: a pass whose objects
+	 * all had plans (udt_rw_plan.c) never opens it, nor mallocs.
+	 */
+	if (o->ro_ci == NULL) {
+		if (o->ro_csfail || cs_open(CS_ARCH_X86, CS_MODE_64,
+		    &o->ro_cs) != CS_ERR_OK) {
+			o->ro_csfail = 1;
+			return -1;
+		}
+		cs_option(o->ro_cs, CS_OPT_DETAIL, CS_OPT_ON);
+		if ((o->ro_ci = cs_malloc(o->ro_cs)) == NULL) {
+			cs_close(&o->ro_cs);
+			o->ro_csfail = 1;
+			return -1;
+		}
+		ci = o->ro_ci;
+	}
 	while (size > 0) {
 		struct udt_rw_insn *ri;
 		cs_x86 *x;
@@ -592,34 +610,31 @@ udt_rw_wanted(const struct udt_rw_obj *o, const struct dl_phdr_info *info)
 	return 0;
 }
 
-/* One loaded object: find, prove and rewrite its sites. */
+/*
+ * One loaded object: find, prove and rewrite its sites.  Returns 0, 1
+ * when it has no unwind table (every pair left to dispatch), -1 when
+ * what it found is not all the decoder could have (no memory).
+ */
 static int
-udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
+udt_rw_decode_object(struct udt_rw_obj *o, struct dl_phdr_info *info)
 {
-	struct udt_rw_obj *o = arg;
 	const ElfW(Phdr) *ph;
 	const uint8_t *hdr = NULL, *p;
-	uintptr_t self = (uintptr_t)udt_rw_object, flo, fhi;
+	uintptr_t self = (uintptr_t)udt_rw_decode_object, flo, fhi;
 	const char *why = NULL;
 	long fi, last = -1;
-	size_t memo;
-	int i, lsda, sig;
+	size_t memo, c0[3];
+	int i, lsda, sig, brk;
 
-	(void)size;
-	if (o->ro_want != NULL && !udt_rw_wanted(o, info))
-		return 0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_GNU_EH_FRAME)
 			hdr = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
-			udt_rw_cover(info->dlpi_addr + ph->p_vaddr,
-			    info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
 	}
 	/* .eh_frame_hdr version 1, a sorted table of datarel sdata4 pairs. */
 	if (hdr == NULL || hdr[0] != 1 || hdr[2] != 0x03 || hdr[3] != 0x3b ||
 	    udt_rw_encsize(hdr[1]) < 0)
-		return udt_rw_unknown(info, "no unwind table");
+		return udt_rw_unknown(info, "no unwind table"), 1;
 	o->ro_hdr = hdr;
 	p = hdr + 4 + udt_rw_encsize(hdr[1]);
 	o->ro_nfde = (uint32_t)udt_rw_read(p, 0x03);
@@ -627,12 +642,12 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	memo = o->ro_nfde * (sizeof(*o->ro_memotail) + sizeof(*o->ro_memo) +
 	    sizeof(*o->ro_memon));
 	if (o->ro_nfde == 0)
-		return udt_rw_unknown(info, "no unwind table");
+		return udt_rw_unknown(info, "no unwind table"), 1;
 	/* The pass's scratch holds most objects' memo: no mmap each. */
 	if (memo <= o->ro_memomax)
 		o->ro_memotail = o->ro_memobuf;
 	else if ((o->ro_memotail = udt_rw_alloc(memo)) == NULL)
-		return udt_rw_unknown(info, "no unwind table");
+		return udt_rw_unknown(info, "no unwind table"), -1;
 	o->ro_memo = (int32_t *)(void *)(o->ro_memotail + o->ro_nfde);
 	o->ro_memon = (uint32_t *)(void *)(o->ro_memo + o->ro_nfde);
 	memset(o->ro_memo, 0xff, o->ro_nfde * sizeof(*o->ro_memo));
@@ -648,6 +663,9 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 		(void)udt_rw_segment(o, info, i);
 		o->ro_nwin = 0;
 		o->ro_ntrap = 0;
+		c0[0] = udt_rw_nsys;
+		c0[1] = udt_rw_nwin;
+		c0[2] = udt_rw_nleft;
 		for (p = (const uint8_t *)o->ro_lo;
 		    p + 1 < (const uint8_t *)o->ro_hi; p++) {
 			if (p[0] != 0x0f || p[1] != 0x05)
@@ -675,14 +693,47 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 			}
 		}
 		/* Proven on the bytes as the loader left them. */
+		brk = 0;
 		if (o->ro_want == NULL && _r_debug.r_brk >= o->ro_lo &&
 		    _r_debug.r_brk + 5 <= o->ro_hi)
-			udt_rw_hook(o, _r_debug.r_brk);
+			brk = UDT_RW_PLAN_BRKSEG | (udt_rw_hook(o,
+			    _r_debug.r_brk) == 0 ? UDT_RW_PLAN_BRKHOOK : 0);
 		udt_rw_far(o, o->ro_win, o->ro_nwin);
+		udt_rw_plan_seg(o, info, i, c0, brk);
 		udt_rw_nleft += udt_rw_commit(o);
 	}
 	if (o->ro_memotail != o->ro_memobuf)
 		udt_sys2(SYS_munmap, o->ro_memotail, memo);
+	return 0;
+}
+
+/*
+ * One loaded object: its plan applied if the cache has one that fits
+ * (udt_rw_plan.c), else decoded, and what the decoder concluded kept.
+ */
+static int
+udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct udt_rw_obj *o = arg;
+	const ElfW(Phdr) *ph;
+	size_t nleft0;
+	int i, r;
+
+	(void)size;
+	if (o->ro_want != NULL && !udt_rw_wanted(o, info))
+		return 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+			udt_rw_cover(info->dlpi_addr + ph->p_vaddr,
+			    info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+	}
+	if (udt_rw_plan_apply(o, info, o->ro_nobj++ == 0) == 0)
+		return 0;
+	udt_rw_plan_begin(o);
+	nleft0 = udt_rw_nleft;
+	r = udt_rw_decode_object(o, info);
+	udt_rw_plan_end(o, r >= 0, r == 1, nleft0);
 	return 0;
 }
 
@@ -786,17 +837,14 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	scr += o.ro_maxseg * sizeof(*o.ro_seg);
 	o.ro_memobuf = (void *)scr;
 	o.ro_memomax = UDT_RW_MEMOSZ;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &o.ro_cs) != CS_ERR_OK) {
-		left = (size_t)-1;
-		goto out;
-	}
-	cs_option(o.ro_cs, CS_OPT_DETAIL, CS_OPT_ON);
-	if ((o.ro_ci = cs_malloc(o.ro_cs)) != NULL) {
-		dl_iterate_phdr(udt_rw_object, &o);
+	/* The constructor's pass alone: later passes hold the loader's lock. */
+	if (want == NULL && !udt_rw_debug)
+		udt_rw_plan_open(&o);
+	dl_iterate_phdr(udt_rw_object, &o);
+	if (o.ro_ci != NULL) {
 		cs_free(o.ro_ci, 1);
-	} else
-		left = (size_t)-1;
-	cs_close(&o.ro_cs);
+		cs_close(&o.ro_cs);
+	}
 	/* The text changes only now, once, before the tables name it. */
 	udt_rw_flush(&o);
 	if (udt_rw_tramp_publish(want, nwant) != 0 ||
@@ -804,7 +852,7 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 		left = (size_t)-1;
 	if (left != (size_t)-1)
 		left = udt_rw_nleft - left;
-out:
+	udt_rw_plan_close(&o);
 	if (o.ro_memfd >= 0)
 		udt_sys1(SYS_close, o.ro_memfd);
 	udt_sys2(SYS_munmap, o.ro_insn, UDT_RW_SCRATCH);

@@ -562,37 +562,49 @@ udt_rw_padbyte(uint8_t b)
  * function covers, or `endbr64; ret'; nothing lands inside.  o: the
  * loader's text, in the constructor.
  */
-void
+int
 udt_rw_hook(struct udt_rw_obj *o, uintptr_t b)
 {
 	static const uint8_t endbr_ret[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0xc3 };
 	const uint8_t *c = (const uint8_t *)b;
 	struct udt_rw_win w;
-	uintptr_t flo, fhi, to = (uintptr_t)udt_rw_brk;
-	uint8_t patch[5], *reg;
+	uintptr_t flo, fhi;
 	long fi;
 	int i, lsda;
-	int32_t rel;
 
 	if ((fi = udt_rw_find(o, b)) < 0 ||
 	    udt_rw_fde(o, (size_t)fi, &flo, &fhi, &lsda) != 0 || flo != b)
-		return;
+		return -1;
 	if (c[0] == 0xc3 && fhi == b + 1) {
 		for (i = 1; i < 5; i++)
 			if (!udt_rw_padbyte(c[i]))
-				return;
+				return -1;
 	} else if (memcmp(c, endbr_ret, sizeof(endbr_ret)) != 0 ||
 	    fhi < b + 5)
-		return;
+		return -1;
 	memset(&w, 0, sizeof(w));
 	w.rw_start = w.rw_sys = b;
 	w.rw_end = b + 5;
 	udt_rw_far(o, &w, 1);
 	if (w.rw_bad || udt_rw_near(o, fi, b, b + 5))
-		return;
+		return -1;
+	return udt_rw_hook_stage(o, b);
+}
+
+/*
+ * The hook of r_brk at b, proven (udt_rw_hook(), or a plan that
+ * recorded the same bytes): staged.  Returns 0, or -1 when it is not.
+ */
+int
+udt_rw_hook_stage(struct udt_rw_obj *o, uintptr_t b)
+{
+	uintptr_t to = (uintptr_t)udt_rw_brk;
+	uint8_t patch[5], *reg;
+	int32_t rel;
+
 	/* jmp *0(%rip), then the address: udt_rw_brk is further away. */
 	if ((reg = udt_rw_room(o, o->ro_lo, o->ro_hi, 14)) == NULL)
-		return;
+		return -1;
 	reg[0] = 0xff;
 	reg[1] = 0x25;
 	memset(reg + 2, 0, 4);
@@ -602,7 +614,7 @@ udt_rw_hook(struct udt_rw_obj *o, uintptr_t b)
 	memcpy(patch + 1, &rel, 4);
 	o->ro_brklo = o->ro_lo;
 	o->ro_brkhi = o->ro_hi;
-	(void)udt_rw_poke(o, b, patch, sizeof(patch), UDT_RWP_BRK);
+	return udt_rw_poke(o, b, patch, sizeof(patch), UDT_RWP_BRK);
 }
 
 /*

@@ -137,6 +137,10 @@ struct udt_rw_obj {
 	int		ro_indirect;		/* last decode: see there */
 	const uintptr_t	(*ro_want)[2];		/* only objects in these */
 	size_t		ro_nwant;
+	int		ro_plan;		/* the plan cache is on */
+	int		ro_csfail;		/* Capstone could not open */
+	size_t		ro_nobj;		/* objects seen: the first is
+						   the program */
 };
 
 /* Counts for USERDT_REWRITE=debug, and what is left to dispatch [w]. */
@@ -164,7 +168,30 @@ size_t	 udt_rw_commit(struct udt_rw_obj *);
 int	 udt_rw_segment(struct udt_rw_obj *, struct dl_phdr_info *, int);
 void	 udt_rw_flush(struct udt_rw_obj *);
 int	 udt_rw_seal(struct udt_rw_obj *);
-void	 udt_rw_hook(struct udt_rw_obj *, uintptr_t);
+int	 udt_rw_hook(struct udt_rw_obj *, uintptr_t);
+int	 udt_rw_hook_stage(struct udt_rw_obj *, uintptr_t);
 int	 udt_rw_tramp_publish(const uintptr_t (*)[2], size_t);
+
+/*
+ * udt_rw_plan.c: the rewrite-plan cache of the constructor's pass.
+ * udt_rw_plan_open() before it, udt_rw_plan_close() after it (writes
+ * what was decoded); for each object udt_rw_plan_apply() (0: its plan
+ * applied, nothing to decode), else udt_rw_plan_begin(), then for each
+ * segment decoded udt_rw_plan_seg() before its sites are committed
+ * (the counts before it in c0: nsys, nwin, nleft), then
+ * udt_rw_plan_end().  USERDT_PLAN_CACHE=0 turns it off, =debug says
+ * on stderr what became of each object's plan.
+ */
+#define UDT_RW_PLAN_ENV		"USERDT_PLAN_CACHE"
+#define UDT_RW_PLAN_BRKSEG	1	/* r_brk lies in the segment */
+#define UDT_RW_PLAN_BRKHOOK	2	/* and was hooked */
+extern size_t	udt_rw_plan_used, udt_rw_plan_refused;
+void	 udt_rw_plan_open(struct udt_rw_obj *);
+int	 udt_rw_plan_apply(struct udt_rw_obj *, struct dl_phdr_info *, int);
+void	 udt_rw_plan_begin(struct udt_rw_obj *);
+void	 udt_rw_plan_seg(struct udt_rw_obj *, struct dl_phdr_info *, int,
+	    const size_t [3], int);
+void	 udt_rw_plan_end(struct udt_rw_obj *, int, int, size_t);
+void	 udt_rw_plan_close(struct udt_rw_obj *);
 
 #endif /* UDT_RW_OBJ_H */

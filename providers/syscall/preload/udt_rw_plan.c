@@ -1,0 +1,899 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The rewrite-plan cache (issue 20): what the constructor's pass of the
+ * rewriter concluded about each loaded object (its windows, trapped
+ * sites, the loader's r_brk hook, what it left to dispatch), kept in a
+ * file per user so that later execs apply it instead of decoding libc
+ * with Capstone, 40 ms of CPU an exec.
+ *
+ * Trust: a plan only says where the decoder proved it safe to patch.  It
+ * is used for an object only when the object's identity matches (its
+ * build-id, and its file's size, mtime, inode and device, or for a small
+ * object the hash of its read-only bytes in memory), the file was
+ * written by this very build of the library (its own build-id), is whole
+ * (a checksum), and is the user's own (a regular file, owned by the
+ * effective user, written by nobody else, one link, not a symlink);
+ * then every byte it would replace, and every byte copied into a
+ * trampoline, must equal the bytes the plan recorded, or nothing of the
+ * plan is used for that object: it is decoded as without a cache.  So a
+ * stale, corrupt or planted plan can cost a decode, never a patch the
+ * decoder would not have made.  Set-id programs neither read nor write
+ * the cache.
+ *
+ * One file holds the plans of the objects of a start, named by their
+ * build-ids and the library's: reading it is four system calls whatever
+ * the number of objects, and a plain /bin/true, ls or sh (same libc,
+ * same loader) share one.  Objects loaded later by dlopen() are decoded
+ * as before.
+ *
+ * Concurrency: the constructor's pass only [w]; raw system calls, errno
+ * untouched, every descriptor closed before it returns.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "udt_preload.h"
+#include "udt_sys.h"
+#include "udt_rw.h"
+#include "udt_rw_obj.h"
+
+#define UDT_PLAN_VERSION	1
+#define UDT_PLAN_MAX		(512 * 1024)	/* bytes of a plan file */
+#define UDT_PLAN_SMALL		(256 * 1024)	/* hashed, not stat'd */
+#define UDT_PLAN_WINB		32		/* bytes of a window kept */
+
+#define UDT_PLAN_STAT		1	/* key: the file's stat */
+#define UDT_PLAN_HASH		2	/* key: its read-only bytes */
+
+/* What names an object: a plan is for this object and no other. */
+struct udt_plan_key {
+	uint32_t	pk_kind;
+	uint32_t	pk_bidlen;
+	uint8_t		pk_bid[32];
+	uint64_t	pk_size, pk_mtime, pk_mtimens, pk_ino, pk_dev;
+	uint64_t	pk_hash;
+};
+
+struct udt_plan_hdr {
+	char		ph_magic[8];
+	uint32_t	ph_version, ph_nobj;
+	uint64_t	ph_len;
+	uint64_t	ph_sum;
+	uint32_t	ph_selflen, ph_pad;
+	uint8_t		ph_self[32];
+};
+
+/* An object: po_nseg segments follow, po_len bytes in all. */
+struct udt_plan_obj {
+	struct udt_plan_key po_key;
+	uint32_t	po_len, po_nseg;
+	uint32_t	po_unknown, po_pad;	/* no unwind table */
+	uint64_t	po_dnleft;		/* then: left to dispatch */
+};
+
+/* An executable segment: its windows, then its trapped sites. */
+#define UDT_PLAN_BRKSEG		UDT_RW_PLAN_BRKSEG
+#define UDT_PLAN_BRKHOOK	UDT_RW_PLAN_BRKHOOK
+struct udt_plan_seg {
+	uint64_t	ps_lo, ps_hi;		/* from the load address */
+	uint32_t	ps_nwin, ps_ntrap;
+	uint64_t	ps_dnsys, ps_dnwin, ps_dnleft;
+	uint32_t	ps_flags, ps_pad;
+	uint64_t	ps_brk;			/* from the load address */
+	uint8_t		ps_brkb[8];
+};
+
+struct udt_plan_win {
+	uint64_t	pw_start, pw_sys, pw_end;	/* from the segment */
+	int64_t		pw_nr;
+	uint32_t	pw_bad, pw_pad;
+	uint8_t		pw_b[UDT_PLAN_WINB];
+};
+
+struct udt_plan_trap {
+	uint64_t	pt_at;				/* from the segment */
+	uint8_t		pt_b[8];
+};
+
+/* The pass's cache [w]. */
+static struct {
+	int		pl_on;
+	int		pl_debug;		/* USERDT_PLAN_CACHE=debug */
+	uint32_t	pl_euid;
+	uint8_t		pl_self[32];
+	uint32_t	pl_selflen;
+	char		pl_dir[512];		/* .../userdt/plans */
+	char		pl_base[512];		/* its owner's: HOME or XDG */
+	char		pl_name[40];
+	size_t		pl_inlen;		/* a valid plan read, or 0 */
+	size_t		pl_outlen, pl_nobj, pl_nnew;
+	size_t		pl_cur;			/* the entry being recorded */
+	int		pl_rec;			/* recording it */
+	struct udt_plan_key pl_key;		/* the object's, if pl_keyok */
+	int		pl_keyok;
+} udt_plan;
+
+static uint8_t	udt_plan_in[UDT_PLAN_MAX] __attribute__((aligned(64)));
+static uint8_t	udt_plan_out[UDT_PLAN_MAX] __attribute__((aligned(64)));
+
+/* Counts for USERDT_PLAN_CACHE=debug and the tests. */
+size_t	udt_rw_plan_used, udt_rw_plan_refused;
+
+static void
+udt_plan_say(const char *a, const char *b, const char *c)
+{
+	char buf[700];
+	size_t n = 0;
+	const char *s[4] = { "userdt: plan: ", a, b, c };
+	int i;
+
+	if (!udt_plan.pl_debug)
+		return;
+	for (i = 0; i < 4; i++)
+		if (s[i] != NULL)
+			while (*s[i] != '\0' && n < sizeof(buf) - 2)
+				buf[n++] = *s[i]++;
+	buf[n++] = '\n';
+	udt_sys3(SYS_write, 2, buf, n);
+}
+
+/* Not a defence against an adversary (the file's owner is): a check. */
+static uint64_t
+udt_plan_hash(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t w;
+
+	for (; n >= 8; n -= 8, b += 8) {
+		memcpy(&w, b, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	for (; n > 0; n--, b++) {
+		h = (h ^ *b) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* The object's NT_GNU_BUILD_ID, at most 32 bytes: its length, or 0. */
+static uint32_t
+udt_plan_bid(const struct dl_phdr_info *info, uint8_t *bid)
+{
+	const ElfW(Phdr) *ph;
+	const uint8_t *p, *end;
+	const ElfW(Nhdr) *nh;
+	size_t sz;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while ((size_t)(end - p) >= sizeof(*nh)) {
+			nh = (const ElfW(Nhdr) *)(const void *)p;
+			sz = sizeof(*nh) + ((nh->n_namesz + 3) & ~3U) +
+			    ((nh->n_descsz + 3) & ~3U);
+			if (sz > (size_t)(end - p))
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    memcmp(p + sizeof(*nh), "GNU", 4) == 0 &&
+			    nh->n_descsz > 0 && nh->n_descsz <= 32) {
+				memcpy(bid, p + sizeof(*nh) + 4, nh->n_descsz);
+				return nh->n_descsz;
+			}
+			p += sz;
+		}
+	}
+	return 0;
+}
+
+/* Whether the object holds this library's code. */
+static int
+udt_plan_self(const struct dl_phdr_info *info)
+{
+	uintptr_t self = (uintptr_t)udt_plan_self, lo;
+	const ElfW(Phdr) *ph;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && self >= lo && self < lo +
+		    ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+/* Bytes of the object's read-only segments: what the decoder reads. */
+static size_t
+udt_plan_rosize(const struct dl_phdr_info *info, uint64_t *hash)
+{
+	const ElfW(Phdr) *ph;
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W))
+			continue;
+		n += ph->p_memsz;
+		if (hash != NULL)
+			*hash = udt_plan_hash(*hash, (const void *)
+			    (info->dlpi_addr + ph->p_vaddr), ph->p_filesz);
+	}
+	return n;
+}
+
+/*
+ * The object's key into udt_plan.pl_key: 0, or -1 when it has none (no
+ * build-id, no file to stat, this library).  A large object is named by
+ * its file (one stat), a small one by its bytes (the vdso has no file;
+ * hashing a program's 20 kB costs less than a system call).
+ */
+static int
+udt_plan_keyof(const struct dl_phdr_info *info, int first)
+{
+	struct udt_plan_key *k = &udt_plan.pl_key;
+	const char *path = info->dlpi_name;
+	struct stat st;
+
+	memset(k, 0, sizeof(*k));
+	udt_plan.pl_keyok = 0;
+	if (udt_plan_self(info) ||
+	    (k->pk_bidlen = udt_plan_bid(info, k->pk_bid)) == 0)
+		return -1;
+	if (udt_plan_rosize(info, NULL) <= UDT_PLAN_SMALL) {
+		k->pk_kind = UDT_PLAN_HASH;
+		k->pk_hash = 0x6a09e667f3bcc908ULL;
+		k->pk_size = udt_plan_rosize(info, &k->pk_hash);
+	} else {
+		if (path == NULL || *path == '\0')
+			path = first ? "/proc/self/exe" : NULL;
+		if (path == NULL || *path != '/' || udt_sys4(SYS_newfstatat,
+		    AT_FDCWD, path, &st, 0) != 0 || !S_ISREG(st.st_mode))
+			return -1;
+		k->pk_kind = UDT_PLAN_STAT;
+		k->pk_size = (uint64_t)st.st_size;
+		k->pk_mtime = (uint64_t)st.st_mtim.tv_sec;
+		k->pk_mtimens = (uint64_t)st.st_mtim.tv_nsec;
+		k->pk_ino = (uint64_t)st.st_ino;
+		k->pk_dev = (uint64_t)st.st_dev;
+	}
+	udt_plan.pl_keyok = 1;
+	return 0;
+}
+
+/* The file's name: the build-ids of this start's objects, ours first. */
+static int
+udt_plan_names(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t *h = arg;
+	uint8_t bid[32];
+	uint32_t n;
+
+	(void)size;
+	if (!udt_plan_self(info) && (n = udt_plan_bid(info, bid)) > 0)
+		*h = udt_plan_hash(*h, bid, n);
+	return 0;
+}
+
+static size_t
+udt_plan_cat(char *d, size_t at, size_t max, const char *s)
+{
+	if (at == (size_t)-1)
+		return at;
+	while (*s != '\0') {
+		if (at + 1 >= max)
+			return (size_t)-1;
+		d[at++] = *s++;
+	}
+	d[at] = '\0';
+	return at;
+}
+
+/* The header, and every entry within bounds: the plan read is whole. */
+static int
+udt_plan_valid(size_t len)
+{
+	struct udt_plan_hdr h;
+	struct udt_plan_obj po;
+	struct udt_plan_seg ps;
+	size_t at, k, s, need;
+	uint64_t sum;
+
+	if (len < sizeof(h))
+		return -1;
+	memcpy(&h, udt_plan_in, sizeof(h));
+	if (memcmp(h.ph_magic, "UDTPLAN", 8) != 0 ||
+	    h.ph_version != UDT_PLAN_VERSION || h.ph_len != len ||
+	    h.ph_selflen != udt_plan.pl_selflen ||
+	    memcmp(h.ph_self, udt_plan.pl_self, sizeof(h.ph_self)) != 0)
+		return -1;
+	memset(udt_plan_in + offsetof(struct udt_plan_hdr, ph_sum), 0, 8);
+	sum = udt_plan_hash(0, udt_plan_in, len);
+	memcpy(udt_plan_in + offsetof(struct udt_plan_hdr, ph_sum),
+	    &h.ph_sum, 8);
+	if (sum != h.ph_sum)
+		return -1;
+	for (at = sizeof(h), k = 0; k < h.ph_nobj; k++) {
+		if (len - at < sizeof(po))
+			return -1;
+		memcpy(&po, udt_plan_in + at, sizeof(po));
+		if (po.po_len > len - at || po.po_nseg > 64)
+			return -1;
+		need = sizeof(po);
+		for (s = 0; s < po.po_nseg; s++) {
+			if (po.po_len - need < sizeof(ps))
+				return -1;
+			memcpy(&ps, udt_plan_in + at + need, sizeof(ps));
+			if (ps.ps_nwin > UDT_RW_MAXSITE ||
+			    ps.ps_ntrap > UDT_RW_MAXSITE)
+				return -1;
+			need += sizeof(ps) + ps.ps_nwin *
+			    sizeof(struct udt_plan_win) + ps.ps_ntrap *
+			    sizeof(struct udt_plan_trap);
+			if (need > po.po_len)
+				return -1;
+		}
+		if (need != po.po_len)
+			return -1;
+		at += po.po_len;
+	}
+	return at == len ? 0 : -1;
+}
+
+/* Read the plan file, the user's own, into udt_plan_in. */
+static void
+udt_plan_read(const char *path)
+{
+	struct stat st;
+	size_t got = 0;
+	long fd, n;
+
+	fd = udt_sys3(SYS_open, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NOCTTY | O_NONBLOCK, 0);
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			udt_plan_say("ignored ", path, ": cannot be opened "
+			    "(a symlink?)");
+		return;
+	}
+	if (udt_sys2(SYS_fstat, fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != udt_plan.pl_euid || (st.st_mode & 022) != 0 ||
+	    st.st_nlink != 1 || st.st_size < (off_t)sizeof(struct
+	    udt_plan_hdr) || st.st_size > UDT_PLAN_MAX) {
+		udt_plan_say("ignored ", path, ": not a regular file of "
+		    "ours, or written by others");
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		n = udt_sys3(SYS_read, fd, udt_plan_in + got,
+		    (size_t)st.st_size - got);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got != (size_t)st.st_size || udt_plan_valid(got) != 0) {
+		udt_plan_say("ignored ", path, ": malformed");
+		goto out;
+	}
+	udt_plan.pl_inlen = got;
+out:
+	udt_sys1(SYS_close, fd);
+}
+
+/*
+ * Before the constructor's pass: whether the cache is on, where it is,
+ * and the plan of this start's objects if there is one.
+ */
+void
+udt_rw_plan_open(struct udt_rw_obj *o)
+{
+	const char *env = getenv(UDT_RW_PLAN_ENV), *xdg, *home;
+	struct dl_phdr_info me;
+	char path[600];
+	uint64_t h = 0x243f6a8885a308d3ULL;
+	char hex[17];
+	size_t n;
+	int i;
+
+	memset(&udt_plan, 0, sizeof(udt_plan));
+	o->ro_plan = 0;
+	if ((env != NULL && strcmp(env, "0") == 0) || getauxval(AT_SECURE))
+		return;
+	udt_plan.pl_debug = env != NULL && strcmp(env, "debug") == 0;
+	udt_plan.pl_euid = (uint32_t)getauxval(AT_EUID);
+	/* This build's own build-id: a new library never reads old plans. */
+	memset(&me, 0, sizeof(me));
+	{
+		extern const ElfW(Ehdr) __ehdr_start
+		    __attribute__((visibility("hidden")));
+		const ElfW(Ehdr) *eh = &__ehdr_start;
+
+		me.dlpi_addr = (uintptr_t)eh;
+		me.dlpi_phdr = (const ElfW(Phdr) *)(const void *)
+		    ((const uint8_t *)eh + eh->e_phoff);
+		me.dlpi_phnum = eh->e_phnum;
+		/* A shared object's first segment is at vaddr 0. */
+		for (i = 0; i < me.dlpi_phnum; i++)
+			if (me.dlpi_phdr[i].p_type == PT_LOAD) {
+				me.dlpi_addr -= me.dlpi_phdr[i].p_vaddr &
+				    ~(uintptr_t)4095;
+				break;
+			}
+	}
+	if ((udt_plan.pl_selflen = udt_plan_bid(&me, udt_plan.pl_self)) == 0)
+		return;
+	xdg = getenv("XDG_CACHE_HOME");
+	home = getenv("HOME");
+	n = 0;
+	if (xdg != NULL && *xdg == '/') {
+		n = udt_plan_cat(udt_plan.pl_base, 0, sizeof(udt_plan.pl_base),
+		    xdg);
+		n = udt_plan_cat(udt_plan.pl_dir, 0, sizeof(udt_plan.pl_dir),
+		    xdg);
+	} else if (home != NULL && *home == '/') {
+		n = udt_plan_cat(udt_plan.pl_base, 0, sizeof(udt_plan.pl_base),
+		    home);
+		n = udt_plan_cat(udt_plan.pl_dir, 0, sizeof(udt_plan.pl_dir),
+		    home);
+		n = udt_plan_cat(udt_plan.pl_dir, n, sizeof(udt_plan.pl_dir),
+		    "/.cache");
+	} else
+		return;
+	n = udt_plan_cat(udt_plan.pl_dir, n, sizeof(udt_plan.pl_dir),
+	    "/userdt/plans");
+	if (n == (size_t)-1 || n == 0)
+		return;
+	h = udt_plan_hash(h, udt_plan.pl_self, udt_plan.pl_selflen);
+	dl_iterate_phdr(udt_plan_names, &h);
+	for (i = 0; i < 16; i++)
+		hex[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];
+	hex[16] = '\0';
+	n = udt_plan_cat(udt_plan.pl_name, 0, sizeof(udt_plan.pl_name), hex);
+	n = udt_plan_cat(udt_plan.pl_name, n, sizeof(udt_plan.pl_name),
+	    ".plan");
+	n = udt_plan_cat(path, 0, sizeof(path), udt_plan.pl_dir);
+	n = udt_plan_cat(path, n, sizeof(path), "/");
+	n = udt_plan_cat(path, n, sizeof(path), udt_plan.pl_name);
+	if (n == (size_t)-1)
+		return;
+	udt_plan.pl_on = 1;
+	udt_plan.pl_outlen = sizeof(struct udt_plan_hdr);
+	o->ro_plan = 1;
+	udt_plan_read(path);
+}
+
+/* The segments of info that hold code, in order: the n-th's index. */
+static int
+udt_plan_xseg(const struct dl_phdr_info *info, uint32_t n)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD &&
+		    (info->dlpi_phdr[i].p_flags & PF_X) && n-- == 0)
+			return i;
+	return -1;
+}
+
+static int
+udt_plan_brkseg(uintptr_t lo, uintptr_t hi, const struct udt_rw_obj *o)
+{
+	return o->ro_want == NULL && _r_debug.r_brk >= lo &&
+	    _r_debug.r_brk + 5 <= hi;
+}
+
+/*
+ * Check entry po (at udt_plan_in + at) against the object in memory,
+ * every byte it would have written or copied; then, if apply, put its
+ * sites where the decoder would have and commit them.  Returns 0, or
+ * why it does not fit.
+ */
+static const char *
+udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
+    int apply)
+{
+	struct udt_plan_obj po;
+	struct udt_plan_seg ps;
+	struct udt_plan_win pw;
+	struct udt_plan_trap pt;
+	const ElfW(Phdr) *ph;
+	uintptr_t lo, hi, a, prev;
+	size_t s, k, p;
+	int i;
+
+	memcpy(&po, udt_plan_in + at, sizeof(po));
+	p = at + sizeof(po);
+	if (po.po_unknown) {
+		if (po.po_nseg != 0)
+			return "malformed";
+		if (apply)
+			udt_rw_nleft += po.po_dnleft;
+		return NULL;
+	}
+	if (udt_plan_xseg(info, po.po_nseg) >= 0)
+		return "more segments than planned";
+	for (s = 0; s < po.po_nseg; s++) {
+		memcpy(&ps, udt_plan_in + p, sizeof(ps));
+		p += sizeof(ps);
+		if ((i = udt_plan_xseg(info, (uint32_t)s)) < 0)
+			return "fewer segments than planned";
+		ph = &info->dlpi_phdr[i];
+		lo = info->dlpi_addr + ph->p_vaddr;
+		hi = lo + ph->p_memsz;
+		if (ps.ps_lo != ph->p_vaddr || ps.ps_hi != ph->p_vaddr +
+		    ph->p_memsz)
+			return "another segment";
+		if (!!(ps.ps_flags & UDT_PLAN_BRKSEG) !=
+		    udt_plan_brkseg(lo, hi, o))
+			return "r_brk elsewhere";
+		prev = 0;
+		if (apply) {
+			o->ro_lo = lo;
+			o->ro_hi = hi;
+			(void)udt_rw_segment(o, info, i);
+			o->ro_nwin = 0;
+			o->ro_ntrap = 0;
+		}
+		for (k = 0; k < ps.ps_nwin; k++, p += sizeof(pw)) {
+			memcpy(&pw, udt_plan_in + p, sizeof(pw));
+			if (pw.pw_start > pw.pw_sys || pw.pw_sys + 2 >
+			    pw.pw_end || pw.pw_end - pw.pw_start < 5 ||
+			    pw.pw_end - pw.pw_start > UDT_PLAN_WINB ||
+			    pw.pw_end > ph->p_memsz)
+				return "malformed window";
+			if (memcmp((const void *)(lo + pw.pw_start), pw.pw_b,
+			    pw.pw_end - pw.pw_start) != 0 ||
+			    memcmp((const void *)(lo + pw.pw_sys), "\x0f\x05",
+			    2) != 0)
+				return "the bytes of a window differ";
+			/* Sorted, apart: as the decoder leaves them. */
+			if (pw.pw_start < prev)
+				return "malformed window";
+			prev = pw.pw_end;
+			if (apply) {
+				struct udt_rw_win *w = &o->ro_win[o->ro_nwin];
+
+				memset(w, 0, sizeof(*w));
+				w->rw_start = lo + pw.pw_start;
+				w->rw_sys = lo + pw.pw_sys;
+				w->rw_end = lo + pw.pw_end;
+				w->rw_nr = (long)pw.pw_nr;
+				w->rw_bad = pw.pw_bad != 0;
+				o->ro_nwin++;
+			}
+		}
+		for (k = 0; k < ps.ps_ntrap; k++, p += sizeof(pt)) {
+			memcpy(&pt, udt_plan_in + p, sizeof(pt));
+			if (pt.pt_at + 2 > ph->p_memsz)
+				return "malformed trap";
+			a = lo + pt.pt_at;
+			if (memcmp((const void *)a, pt.pt_b, 2) != 0 ||
+			    memcmp((const void *)a, "\x0f\x05", 2) != 0)
+				return "the bytes of a trapped site differ";
+			if (apply)
+				o->ro_trap[o->ro_ntrap++] = a;
+		}
+		if (ps.ps_flags & UDT_PLAN_BRKHOOK) {
+			if (!(ps.ps_flags & UDT_PLAN_BRKSEG) ||
+			    info->dlpi_addr + ps.ps_brk != _r_debug.r_brk ||
+			    memcmp((const void *)_r_debug.r_brk, ps.ps_brkb,
+			    5) != 0)
+				return "the bytes of r_brk differ";
+		}
+		if (!apply)
+			continue;
+		udt_rw_nsys += ps.ps_dnsys;
+		udt_rw_nwin += ps.ps_dnwin;
+		udt_rw_nleft += ps.ps_dnleft;
+		if (ps.ps_flags & UDT_PLAN_BRKHOOK)
+			(void)udt_rw_hook_stage(o, _r_debug.r_brk);
+		udt_rw_nleft += udt_rw_commit(o);
+	}
+	return NULL;
+}
+
+/* Append n bytes to the plan being written; -1 past its room. */
+static int
+udt_plan_put(const void *b, size_t n)
+{
+	if (udt_plan.pl_outlen + n > UDT_PLAN_MAX)
+		return -1;
+	memcpy(udt_plan_out + udt_plan.pl_outlen, b, n);
+	udt_plan.pl_outlen += n;
+	return 0;
+}
+
+/*
+ * An object of the constructor's pass: its plan applied (0), or -1, to
+ * be decoded (udt_rw_plan_begin() then says whether to record it).
+ */
+int
+udt_rw_plan_apply(struct udt_rw_obj *o, struct dl_phdr_info *info,
+    int first)
+{
+	struct udt_plan_hdr h;
+	struct udt_plan_obj po;
+	const char *why = "no plan";
+	size_t at, k;
+
+	udt_plan.pl_rec = 0;
+	if (!o->ro_plan || udt_plan_keyof(info, first) != 0)
+		return -1;
+	if (udt_plan.pl_inlen == 0)
+		return -1;
+	memcpy(&h, udt_plan_in, sizeof(h));
+	for (at = sizeof(h), k = 0; k < h.ph_nobj; k++, at += po.po_len) {
+		memcpy(&po, udt_plan_in + at, sizeof(po));
+		if (memcmp(&po.po_key, &udt_plan.pl_key, sizeof(po.po_key))
+		    != 0)
+			continue;
+		/* Everything checked before anything is staged. */
+		if ((why = udt_plan_fit(o, info, at, 0)) != NULL)
+			break;
+		(void)udt_plan_fit(o, info, at, 1);
+		udt_rw_plan_used++;
+		udt_plan_say(info->dlpi_name[0] ? info->dlpi_name :
+		    "(the program)", ": used", NULL);
+		if (udt_plan_put(udt_plan_in + at, po.po_len) == 0)
+			udt_plan.pl_nobj++;
+		return 0;
+	}
+	if (k < h.ph_nobj) {
+		udt_rw_plan_refused++;
+		udt_plan_say(info->dlpi_name[0] ? info->dlpi_name :
+		    "(the program)", ": refused: ", why);
+	}
+	return -1;
+}
+
+/* An object to decode: record what the decoder concludes. */
+void
+udt_rw_plan_begin(struct udt_rw_obj *o)
+{
+	struct udt_plan_obj po;
+
+	udt_plan.pl_rec = 0;
+	if (!o->ro_plan || !udt_plan.pl_keyok)
+		return;
+	memset(&po, 0, sizeof(po));
+	po.po_key = udt_plan.pl_key;
+	udt_plan.pl_cur = udt_plan.pl_outlen;
+	if (udt_plan_put(&po, sizeof(po)) == 0)
+		udt_plan.pl_rec = 1;
+}
+
+/*
+ * A segment decoded, its sites not committed yet: c0 the counts before
+ * it, flags what became of r_brk (UDT_PLAN_BRK*).
+ */
+void
+udt_rw_plan_seg(struct udt_rw_obj *o, struct dl_phdr_info *info, int i,
+    const size_t c0[3], int flags)
+{
+	const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+	struct udt_plan_obj *po;
+	struct udt_plan_seg ps;
+	struct udt_plan_win pw;
+	struct udt_plan_trap pt;
+	size_t k;
+
+	if (!udt_plan.pl_rec)
+		return;
+	memset(&ps, 0, sizeof(ps));
+	ps.ps_lo = ph->p_vaddr;
+	ps.ps_hi = ph->p_vaddr + ph->p_memsz;
+	ps.ps_nwin = (uint32_t)o->ro_nwin;
+	ps.ps_ntrap = (uint32_t)o->ro_ntrap;
+	ps.ps_dnsys = udt_rw_nsys - c0[0];
+	ps.ps_dnwin = udt_rw_nwin - c0[1];
+	ps.ps_dnleft = udt_rw_nleft - c0[2];
+	ps.ps_flags = (uint32_t)flags;
+	if (flags & UDT_PLAN_BRKHOOK) {
+		ps.ps_brk = _r_debug.r_brk - info->dlpi_addr;
+		memcpy(ps.ps_brkb, (const void *)_r_debug.r_brk, 5);
+	}
+	if (udt_plan_put(&ps, sizeof(ps)) != 0)
+		goto fail;
+	for (k = 0; k < o->ro_nwin; k++) {
+		const struct udt_rw_win *w = &o->ro_win[k];
+
+		if (w->rw_end - w->rw_start > UDT_PLAN_WINB)
+			goto fail;
+		memset(&pw, 0, sizeof(pw));
+		pw.pw_start = w->rw_start - o->ro_lo;
+		pw.pw_sys = w->rw_sys - o->ro_lo;
+		pw.pw_end = w->rw_end - o->ro_lo;
+		pw.pw_nr = w->rw_nr;
+		pw.pw_bad = (uint32_t)w->rw_bad;
+		memcpy(pw.pw_b, (const void *)w->rw_start,
+		    w->rw_end - w->rw_start);
+		if (udt_plan_put(&pw, sizeof(pw)) != 0)
+			goto fail;
+	}
+	for (k = 0; k < o->ro_ntrap; k++) {
+		memset(&pt, 0, sizeof(pt));
+		pt.pt_at = o->ro_trap[k] - o->ro_lo;
+		memcpy(pt.pt_b, (const void *)o->ro_trap[k], 2);
+		if (udt_plan_put(&pt, sizeof(pt)) != 0)
+			goto fail;
+	}
+	po = (struct udt_plan_obj *)(void *)(udt_plan_out + udt_plan.pl_cur);
+	po->po_nseg++;
+	return;
+fail:
+	udt_plan.pl_rec = 0;
+	udt_plan.pl_outlen = udt_plan.pl_cur;
+}
+
+/*
+ * The object decoded: its entry kept, unless something of its decoding
+ * was not the decoder's conclusion (no memory), or it had no unwind
+ * table (unknown: the pairs left to dispatch since c0 recorded).
+ */
+void
+udt_rw_plan_end(struct udt_rw_obj *o, int ok, int unknown, size_t nleft0)
+{
+	struct udt_plan_obj *po;
+
+	(void)o;
+	if (!udt_plan.pl_rec)
+		return;
+	udt_plan.pl_rec = 0;
+	po = (struct udt_plan_obj *)(void *)(udt_plan_out + udt_plan.pl_cur);
+	if (!ok || (unknown && po->po_nseg != 0)) {
+		udt_plan.pl_outlen = udt_plan.pl_cur;
+		return;
+	}
+	if (unknown) {
+		po->po_unknown = 1;
+		po->po_dnleft = udt_rw_nleft - nleft0;
+	}
+	po->po_len = (uint32_t)(udt_plan.pl_outlen - udt_plan.pl_cur);
+	udt_plan.pl_nobj++;
+	udt_plan.pl_nnew++;
+}
+
+/*
+ * Whether path is a directory of ours that nobody else may write: fd's
+ * file status checked, fd closed on failure.
+ */
+static long
+udt_plan_ourdir(const char *path)
+{
+	struct stat st;
+	long fd;
+
+	fd = udt_sys3(SYS_open, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (udt_sys2(SYS_fstat, fd, &st) != 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != udt_plan.pl_euid || (st.st_mode & 022) != 0) {
+		udt_sys1(SYS_close, fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * After the pass: what was decoded is written, with the plans used, to
+ * a new file renamed over the old, so a reader sees one or the other
+ * whole.  Nothing happens where the cache's directory is not the
+ * user's, or cannot be made: the next exec decodes again.
+ */
+void
+udt_rw_plan_close(struct udt_rw_obj *o)
+{
+	struct udt_plan_hdr h;
+	struct stat st;
+	char tmp[64], dir[512];
+	size_t n, at;
+	long dfd, fd, w, pid;
+	int i;
+	char c;
+
+	if (!o->ro_plan || udt_plan.pl_nnew == 0)
+		return;
+	o->ro_plan = 0;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.ph_magic, "UDTPLAN", 8);
+	h.ph_version = UDT_PLAN_VERSION;
+	h.ph_nobj = (uint32_t)udt_plan.pl_nobj;
+	h.ph_len = udt_plan.pl_outlen;
+	h.ph_selflen = udt_plan.pl_selflen;
+	memcpy(h.ph_self, udt_plan.pl_self, sizeof(h.ph_self));
+	memcpy(udt_plan_out, &h, sizeof(h));
+	h.ph_sum = udt_plan_hash(0, udt_plan_out, udt_plan.pl_outlen);
+	memcpy(udt_plan_out, &h, sizeof(h));
+
+	/*
+	 * The base (HOME, XDG_CACHE_HOME, made if missing) must be the
+	 * user's own: root's plans never land in a home it was lent.
+	 */
+	(void)udt_sys2(SYS_mkdir, udt_plan.pl_base, 0700);
+	if (udt_sys4(SYS_newfstatat, AT_FDCWD, udt_plan.pl_base, &st, 0) !=
+	    0 || st.st_uid != udt_plan.pl_euid) {
+		udt_plan_say("not written: ", udt_plan.pl_base,
+		    " is not the user's");
+		return;
+	}
+	if ((dfd = udt_plan_ourdir(udt_plan.pl_dir)) < 0) {
+		/* Make it, each part past the base, mode 0700. */
+		n = strlen(udt_plan.pl_base);
+		memcpy(dir, udt_plan.pl_dir, sizeof(dir));
+		for (at = n + 1; dir[at - 1] != '\0'; at++) {
+			if (dir[at] != '/' && dir[at] != '\0')
+				continue;
+			c = dir[at];
+			dir[at] = '\0';
+			(void)udt_sys2(SYS_mkdir, dir, 0700);
+			dir[at] = c;
+		}
+		if ((dfd = udt_plan_ourdir(udt_plan.pl_dir)) < 0) {
+			udt_plan_say("not written: ", udt_plan.pl_dir,
+			    " is not a directory of ours");
+			return;
+		}
+	}
+	pid = udt_sys0(SYS_getpid);
+	n = udt_plan_cat(tmp, 0, sizeof(tmp), ".tmp.");
+	for (i = 0; i < 8; i++)
+		tmp[n + (size_t)i] = "0123456789abcdef"[(pid >> (28 - 4 * i)) &
+		    15];
+	tmp[n + 8] = '\0';
+	fd = udt_sys4(SYS_openat, dfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		goto out;
+	for (at = 0; at < udt_plan.pl_outlen; at += (size_t)w) {
+		w = udt_sys3(SYS_write, fd, udt_plan_out + at,
+		    udt_plan.pl_outlen - at);
+		if (w == -EINTR) {
+			w = 0;
+			continue;
+		}
+		if (w <= 0)
+			break;
+	}
+	udt_sys1(SYS_close, fd);
+	if (at != udt_plan.pl_outlen || udt_sys4(SYS_renameat, dfd, tmp,
+	    dfd, udt_plan.pl_name) != 0) {
+		(void)udt_sys3(SYS_unlinkat, dfd, tmp, 0);
+		goto out;
+	}
+	udt_plan_say("written ", udt_plan.pl_name, NULL);
+out:
+	udt_sys1(SYS_close, dfd);
+}
