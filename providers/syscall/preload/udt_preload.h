@@ -300,7 +300,7 @@ void	udt_sud_thread(void) UDT_HIDDEN;
  * ones unknown).  Read once, at the first call, which is the
  * constructor's, before it installs anything; cached after.
  */
-int	udt_proc_status(int *, uint64_t *) UDT_HIDDEN;
+int	udt_proc_status(int *, uint64_t *, long *) UDT_HIDDEN;
 /*
  * After calls of the program no guard saw: what they blocked of SIGTRAP
  * and SIGSYS becomes the program's view of its mask, and is unblocked

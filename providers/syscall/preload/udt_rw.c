@@ -79,6 +79,7 @@
 #include "udt_sys.h"
 #include "udt_rw.h"
 #include "udt_rw_obj.h"
+#include "udt_rw_cs.h"
 
 int	udt_rw_active;
 
@@ -174,10 +175,11 @@ udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi,
 		return -1;
 	/*
 	 * Capstone is opened at the first decoding: a pass whose objects
-	 * all had plans (udt_rw_plan.c) never opens it, nor mallocs.
+	 * all had plans (udt_rw_plan.c) never opens it.
 	 */
 	if (o->ro_ci == NULL) {
-		if (o->ro_csfail || cs_open(CS_ARCH_X86, CS_MODE_64,
+		if (o->ro_csfail || udt_rw_cs_arena(o->ro_csmem,
+		    UDT_RW_CSMEM) != 0 || cs_open(CS_ARCH_X86, CS_MODE_64,
 		    &o->ro_cs) != CS_ERR_OK) {
 			o->ro_csfail = 1;
 			return -1;
@@ -626,6 +628,7 @@ udt_rw_decode_object(struct udt_rw_obj *o, struct dl_phdr_info *info)
 	size_t memo, c0[3];
 	int i, lsda, sig, brk;
 
+	o->ro_decoded = 1;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_GNU_EH_FRAME)
@@ -753,15 +756,17 @@ udt_rw_hexval(const char *p)
 }
 
 /*
- * One read of /proc/self/status serves the rewriter (one thread?) and
- * dispatch (which handlers may have our signals in their masks), so
- * neither asks the kernel signal by signal.  The constructor's thread.
+ * One read of /proc/self/status serves the rewriter (one thread? a
+ * tracer?) and dispatch (which handlers may have our signals in their
+ * masks), so none of them asks the kernel again.  The constructor's
+ * thread.
  */
 int
-udt_proc_status(int *threads, uint64_t *caught)
+udt_proc_status(int *threads, uint64_t *caught, long *tracer)
 {
 	static int done, nthr = -1;		/* [I] */
 	static uint64_t cgt = ~0ULL;		/* [I] */
+	static long tpid = -1;			/* [I] */
 	char buf[4096], *p;
 	long fd, n;
 
@@ -778,12 +783,16 @@ udt_proc_status(int *threads, uint64_t *caught)
 				nthr = atoi(p + 10);
 			if ((p = strstr(buf, "\nSigCgt:\t")) != NULL)
 				cgt = udt_rw_hexval(p + 9);
+			if ((p = strstr(buf, "\nTracerPid:\t")) != NULL)
+				tpid = atol(p + 12);
 		}
 	}
 	if (threads != NULL)
 		*threads = nthr;
 	if (caught != NULL)
 		*caught = cgt;
+	if (tracer != NULL)
+		*tracer = tpid;
 	return nthr < 0 ? -1 : 0;
 }
 
@@ -796,12 +805,20 @@ udt_proc_status(int *threads, uint64_t *caught)
 #define UDT_RW_MAXPATCH	(4 * UDT_RW_MAXSITE)
 #define UDT_RW_MAXSEG	1024
 #define UDT_RW_MEMOSZ	(1 << 20)
-#define UDT_RW_SCRATCH	(UDT_RW_MAXINSN * sizeof(struct udt_rw_insn) +	\
+#define UDT_RW_SCRATCH	(UDT_RW_CSMEM +					\
+	UDT_RW_MAXINSN * sizeof(struct udt_rw_insn) +			\
 	UDT_RW_MAXTGT * sizeof(uintptr_t) + UDT_RW_MAXARENA * sizeof(uintptr_t) + \
 	UDT_RW_MAXSITE * sizeof(struct udt_rw_win) +			\
 	UDT_RW_MAXSITE * sizeof(uintptr_t) +				\
 	UDT_RW_MAXPATCH * sizeof(struct udt_rw_patch) +			\
 	UDT_RW_MAXSEG * sizeof(struct udt_rw_seg) + UDT_RW_MEMOSZ)
+
+/*
+ * In the library's bss: a pass that applies plans alone (udt_rw_plan.c)
+ * touches a few of its pages and asks the kernel for none; one that
+ * decoded gives back what it touched.  [w]
+ */
+static uint8_t	udt_rw_scratch[UDT_RW_SCRATCH] __attribute__((aligned(4096)));
 
 size_t
 udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
@@ -814,9 +831,10 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	o.ro_memfd = -1;
 	o.ro_want = want;
 	o.ro_nwant = nwant;
-	if ((scr = udt_rw_alloc(UDT_RW_SCRATCH)) == NULL)
-		return (size_t)-1;
+	scr = udt_rw_scratch;
 	/* Largest alignment first. */
+	o.ro_csmem = scr;
+	scr += UDT_RW_CSMEM;
 	o.ro_insn = (void *)scr;
 	scr += UDT_RW_MAXINSN * sizeof(*o.ro_insn);
 	o.ro_maxtgt = UDT_RW_MAXTGT;
@@ -855,7 +873,9 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	udt_rw_plan_close(&o);
 	if (o.ro_memfd >= 0)
 		udt_sys1(SYS_close, o.ro_memfd);
-	udt_sys2(SYS_munmap, o.ro_insn, UDT_RW_SCRATCH);
+	if (o.ro_decoded)
+		(void)udt_sys3(SYS_madvise, udt_rw_scratch, UDT_RW_SCRATCH,
+		    MADV_DONTNEED);
 	return left;
 }
 
@@ -864,14 +884,18 @@ udt_rw_init(void)
 {
 	const char *env = getenv(UDT_RW_ENV);
 	size_t left;
+	long tracer;
 	int nthr;
 
 	if ((env != NULL && strcmp(env, "0") == 0) ||
-	    udt_proc_status(&nthr, NULL) != 0 || nthr != 1)
+	    udt_proc_status(&nthr, NULL, &tracer) != 0 || nthr != 1)
 		return;
 	udt_rw_debug = env != NULL && strcmp(env, "debug") == 0;
-	/* gdb's or strace's: no int3 of ours they would take for theirs. */
-	udt_rw_tracer_check();
+	/*
+	 * gdb's or strace's: no int3 of ours they would take for theirs.
+	 * The status just read says, without reading it again.
+	 */
+	udt_rw_tracer_seen(tracer);
 	left = udt_rw_pass(NULL, 0);
 	udt_rw_trap_done(left);
 	if (udt_rw_debug) {

@@ -197,12 +197,14 @@ int	udt_rw_trap_put(uintptr_t, uintptr_t);
  * (TracerPid in /proc/self/status); if so, no traps (udt_rw_untrap())
  * and no dispatch unless asked for by name (udt_sud_traced).  From the
  * constructor before the rewriter's pass, and at each attach to dtd;
- * any thread, async-signal-safe.
+ * any thread, async-signal-safe.  udt_rw_tracer_seen(pid): the same,
+ * TracerPid read already (the constructor's udt_proc_status()).
  */
 extern int	udt_rw_notrap;		/* [a] */
 extern int	udt_sud_traced;		/* [a] */
 void	udt_rw_untrap(const char *);
 void	udt_rw_tracer_check(void);
+void	udt_rw_tracer_seen(long);
 int	udt_rw_trap_publish(const uintptr_t (*)[2], size_t);
 void	udt_rw_cover(uintptr_t, uintptr_t);
 void	udt_rw_trap_done(size_t);

@@ -30,9 +30,15 @@
  * Concurrency contract: none; nothing here is ever called but by a
  * cs_open() or cs_option() of an architecture the library never opens.
  */
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <capstone/capstone.h>
+
+#include "udt_rw_cs.h"
 
 #define UDT_RW_CS_NOARCH(arch)						\
 cs_err arch##_global_init(void *);					\
@@ -63,3 +69,79 @@ UDT_RW_CS_NOARCH(M68K)
 UDT_RW_CS_NOARCH(TMS320C64x)
 UDT_RW_CS_NOARCH(M680X)
 UDT_RW_CS_NOARCH(EVM)
+
+/*
+ * Capstone's memory, from the rewriter's pass scratch: its cs_open()
+ * and cs_malloc() then cost no malloc (whose first use in a process is
+ * a getrandom, two brk and a 2 MB heap mapping, system calls and
+ * memory the traced program would not have had).  A bump arena, given
+ * back whole with the scratch at the end of the pass; Capstone is
+ * closed before.  [w]: the pass alone.
+ */
+static uint8_t	*udt_rw_cs_base;			/* [w] */
+static size_t	 udt_rw_cs_len, udt_rw_cs_used;		/* [w] */
+
+static void *
+udt_rw_cs_malloc(size_t n)
+{
+	size_t *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (udt_rw_cs_base == NULL || n + 16 > udt_rw_cs_len - udt_rw_cs_used)
+		return NULL;
+	p = (size_t *)(void *)(udt_rw_cs_base + udt_rw_cs_used);
+	udt_rw_cs_used += n + 16;
+	*p = n;
+	return (uint8_t *)p + 16;
+}
+
+static void *
+udt_rw_cs_calloc(size_t n, size_t m)
+{
+	void *p;
+
+	if (m != 0 && n > SIZE_MAX / m)
+		return NULL;
+	if ((p = udt_rw_cs_malloc(n * m)) != NULL)
+		memset(p, 0, n * m);
+	return p;
+}
+
+static void *
+udt_rw_cs_realloc(void *old, size_t n)
+{
+	void *p;
+	size_t was;
+
+	if (old == NULL)
+		return udt_rw_cs_malloc(n);
+	was = *(size_t *)(void *)((uint8_t *)old - 16);
+	if (n <= was)
+		return old;
+	if ((p = udt_rw_cs_malloc(n)) != NULL)
+		memcpy(p, old, was);
+	return p;
+}
+
+static void
+udt_rw_cs_free(void *p)
+{
+	(void)p;
+}
+
+int
+udt_rw_cs_arena(void *base, size_t len)
+{
+	cs_opt_mem mem = {
+		.malloc = udt_rw_cs_malloc,
+		.calloc = udt_rw_cs_calloc,
+		.realloc = udt_rw_cs_realloc,
+		.free = udt_rw_cs_free,
+		.vsnprintf = vsnprintf,
+	};
+
+	udt_rw_cs_base = base;
+	udt_rw_cs_len = len;
+	udt_rw_cs_used = 0;
+	return cs_option(0, CS_OPT_MEM, (size_t)&mem) == CS_ERR_OK ? 0 : -1;
+}

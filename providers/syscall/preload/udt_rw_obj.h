@@ -44,6 +44,7 @@
 #define UDT_RW_SLOTSZ	(UDT_TRAMP_MAX + UDT_TRAMP_HDR + 8)
 #define UDT_RW_HDRSZ	64	/* a region's constants */
 #define UDT_RW_STUBSZ	64	/* a trapped site's stub */
+#define UDT_RW_CSMEM	(256 * 1024)	/* Capstone's arena */
 
 /* One decoded instruction of the function being looked at. */
 struct udt_rw_insn {
@@ -139,6 +140,8 @@ struct udt_rw_obj {
 	size_t		ro_nwant;
 	int		ro_plan;		/* the plan cache is on */
 	int		ro_csfail;		/* Capstone could not open */
+	int		ro_decoded;		/* the scratch was used */
+	void		*ro_csmem;		/* its memory (udt_rw_cs.c) */
 	size_t		ro_nobj;		/* objects seen: the first is
 						   the program */
 };

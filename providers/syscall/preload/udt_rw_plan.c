@@ -35,11 +35,10 @@
  * decoder would not have made.  Set-id programs neither read nor write
  * the cache.
  *
- * One file holds the plans of the objects of a start, named by their
- * build-ids and the library's: reading it is four system calls whatever
- * the number of objects, and a plain /bin/true, ls or sh (same libc,
- * same loader) share one.  Objects loaded later by dlopen() are decoded
- * as before.
+ * One file holds the plans of the objects of a program's start, named
+ * by their build-ids and the library's: reading it is four system calls
+ * whatever the number of objects, and a large object is stat'd once.
+ * Objects loaded later by dlopen() are decoded as before.
  *
  * Concurrency: the constructor's pass only [w]; raw system calls, errno
  * untouched, every descriptor closed before it returns.
@@ -785,26 +784,15 @@ udt_rw_plan_end(struct udt_rw_obj *o, int ok, int unknown, size_t nleft0)
 	udt_plan.pl_nnew++;
 }
 
-/*
- * Whether path is a directory of ours that nobody else may write: fd's
- * file status checked, fd closed on failure.
- */
-static long
+/* Whether path is a directory of ours that nobody else may write. */
+static int
 udt_plan_ourdir(const char *path)
 {
 	struct stat st;
-	long fd;
 
-	fd = udt_sys3(SYS_open, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (udt_sys2(SYS_fstat, fd, &st) != 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != udt_plan.pl_euid || (st.st_mode & 022) != 0) {
-		udt_sys1(SYS_close, fd);
-		return -1;
-	}
-	return fd;
+	return udt_sys4(SYS_newfstatat, AT_FDCWD, path, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == udt_plan.pl_euid && (st.st_mode & 022) == 0;
 }
 
 /*
@@ -818,11 +806,11 @@ udt_rw_plan_close(struct udt_rw_obj *o)
 {
 	struct udt_plan_hdr h;
 	struct stat st;
-	char tmp[64], dir[512];
+	char tmp[600], path[600], dir[512], c;
+	uint64_t t;
 	size_t n, at;
-	long dfd, fd, w, pid;
+	long fd, w;
 	int i;
-	char c;
 
 	if (!o->ro_plan || udt_plan.pl_nnew == 0)
 		return;
@@ -839,18 +827,19 @@ udt_rw_plan_close(struct udt_rw_obj *o)
 	memcpy(udt_plan_out, &h, sizeof(h));
 
 	/*
-	 * The base (HOME, XDG_CACHE_HOME, made if missing) must be the
-	 * user's own: root's plans never land in a home it was lent.
+	 * The directory: the user's, written by nobody else.  Made where
+	 * missing, each part past the base (HOME, XDG_CACHE_HOME, made
+	 * too) mode 0700, only in a base of the user's own: root's plans
+	 * never land in a home it was lent.
 	 */
-	(void)udt_sys2(SYS_mkdir, udt_plan.pl_base, 0700);
-	if (udt_sys4(SYS_newfstatat, AT_FDCWD, udt_plan.pl_base, &st, 0) !=
-	    0 || st.st_uid != udt_plan.pl_euid) {
-		udt_plan_say("not written: ", udt_plan.pl_base,
-		    " is not the user's");
-		return;
-	}
-	if ((dfd = udt_plan_ourdir(udt_plan.pl_dir)) < 0) {
-		/* Make it, each part past the base, mode 0700. */
+	if (!udt_plan_ourdir(udt_plan.pl_dir)) {
+		(void)udt_sys2(SYS_mkdir, udt_plan.pl_base, 0700);
+		if (udt_sys4(SYS_newfstatat, AT_FDCWD, udt_plan.pl_base, &st,
+		    0) != 0 || st.st_uid != udt_plan.pl_euid) {
+			udt_plan_say("not written: ", udt_plan.pl_base,
+			    " is not the user's");
+			return;
+		}
 		n = strlen(udt_plan.pl_base);
 		memcpy(dir, udt_plan.pl_dir, sizeof(dir));
 		for (at = n + 1; dir[at - 1] != '\0'; at++) {
@@ -861,22 +850,29 @@ udt_rw_plan_close(struct udt_rw_obj *o)
 			(void)udt_sys2(SYS_mkdir, dir, 0700);
 			dir[at] = c;
 		}
-		if ((dfd = udt_plan_ourdir(udt_plan.pl_dir)) < 0) {
+		if (!udt_plan_ourdir(udt_plan.pl_dir)) {
 			udt_plan_say("not written: ", udt_plan.pl_dir,
-			    " is not a directory of ours");
+			    " is not a directory of the user's alone");
 			return;
 		}
 	}
-	pid = udt_sys0(SYS_getpid);
-	n = udt_plan_cat(tmp, 0, sizeof(tmp), ".tmp.");
-	for (i = 0; i < 8; i++)
-		tmp[n + (size_t)i] = "0123456789abcdef"[(pid >> (28 - 4 * i)) &
+	/* A name no other writer has: the time stamp counter's. */
+	n = udt_plan_cat(path, 0, sizeof(path), udt_plan.pl_dir);
+	n = udt_plan_cat(path, n, sizeof(path), "/");
+	n = udt_plan_cat(path, n, sizeof(path), udt_plan.pl_name);
+	at = udt_plan_cat(tmp, 0, sizeof(tmp), udt_plan.pl_dir);
+	at = udt_plan_cat(tmp, at, sizeof(tmp), "/.tmp.");
+	if (n == (size_t)-1 || at == (size_t)-1 || at + 17 > sizeof(tmp))
+		return;
+	t = __builtin_ia32_rdtsc();
+	for (i = 0; i < 16; i++)
+		tmp[at + (size_t)i] = "0123456789abcdef"[(t >> (60 - 4 * i)) &
 		    15];
-	tmp[n + 8] = '\0';
-	fd = udt_sys4(SYS_openat, dfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
-	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	tmp[at + 16] = '\0';
+	fd = udt_sys3(SYS_open, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC | O_NOCTTY, 0600);
 	if (fd < 0)
-		goto out;
+		return;
 	for (at = 0; at < udt_plan.pl_outlen; at += (size_t)w) {
 		w = udt_sys3(SYS_write, fd, udt_plan_out + at,
 		    udt_plan.pl_outlen - at);
@@ -888,12 +884,10 @@ udt_rw_plan_close(struct udt_rw_obj *o)
 			break;
 	}
 	udt_sys1(SYS_close, fd);
-	if (at != udt_plan.pl_outlen || udt_sys4(SYS_renameat, dfd, tmp,
-	    dfd, udt_plan.pl_name) != 0) {
-		(void)udt_sys3(SYS_unlinkat, dfd, tmp, 0);
-		goto out;
+	if (at != udt_plan.pl_outlen ||
+	    udt_sys2(SYS_rename, tmp, path) != 0) {
+		(void)udt_sys1(SYS_unlink, tmp);
+		return;
 	}
-	udt_plan_say("written ", udt_plan.pl_name, NULL);
-out:
-	udt_sys1(SYS_close, dfd);
+	udt_plan_say("written ", path, NULL);
 }

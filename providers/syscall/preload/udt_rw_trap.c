@@ -422,12 +422,22 @@ udt_rw_tracer(void)
 void
 udt_rw_tracer_check(void)
 {
-	char why[48];
 	long pid;
-	int len;
 
 	if (__atomic_load_n(&udt_sud_traced, __ATOMIC_RELAXED) ||
 	    (pid = udt_rw_tracer()) <= 0)
+		return;
+	udt_rw_tracer_seen(pid);
+}
+
+/* The same, the tracer's pid known (udt_proc_status()). */
+void
+udt_rw_tracer_seen(long pid)
+{
+	char why[48];
+	int len;
+
+	if (pid <= 0 || __atomic_load_n(&udt_sud_traced, __ATOMIC_RELAXED))
 		return;
 	__atomic_store_n(&udt_sud_traced, 1, __ATOMIC_RELAXED);
 	len = 0;

@@ -1027,7 +1027,7 @@ udt_sud_catch(int sig, struct udt_ksigaction *prog)
 	 * has none in force), so only the signals that have one are asked
 	 * for it: since the exec, only constructors before ours set any.
 	 */
-	(void)udt_proc_status(NULL, &caught);
+	(void)udt_proc_status(NULL, &caught, NULL);
 	for (s = 1; s <= 64; s++) {
 		if (s == SIGKILL || s == SIGSTOP || !(caught & UDT_SIGBIT(s)) ||
 		    (udt_sud_ours & UDT_SIGBIT(s)) ||
