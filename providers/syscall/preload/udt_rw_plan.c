@@ -147,12 +147,13 @@ udt_plan_say(const char *a, const char *b, const char *c)
 {
 	char buf[700];
 	size_t n = 0;
-	const char *s[4] = { "userdt: plan: ", a, b, c };
+	const char *s[6] = { "userdt: plan: ", program_invocation_short_name,
+	    ": ", a, b, c };
 	int i;
 
 	if (!udt_plan.pl_debug)
 		return;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 6; i++)
 		if (s[i] != NULL)
 			while (*s[i] != '\0' && n < sizeof(buf) - 2)
 				buf[n++] = *s[i]++;

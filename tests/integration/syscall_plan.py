@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+"""
+syscall_plan.py DTD BTRACE TRACEE: the rewrite-plan cache (issue 20,
+providers/syscall/preload/udt_rw_plan.c), through the device.
+
+TRACEE (plan_tracee.c) runs under btrace -c, its getppid and getpid
+entries printed, with XDG_CACHE_HOME a temporary directory and
+USERDT_PLAN_CACHE=debug (the library says on stderr, for each object,
+whether its plan was used, refused or ignored; the program's lines are
+told from its shell's by the name they start with):
+  - a first run decodes and writes one plan file (mode 0600); a second
+    uses it, for the program, libc and the loader, with the same events;
+  - a plan flipped in one byte, cut short, group-writable, owned by
+    someone else, or a symlink to a good one is ignored: the program
+    runs traced, same events, and the plan written again is used next;
+  - the program's bytes changed in place (getppid's site made getpid,
+    same size, build-id, inode and mtime: the plan's key matches) is
+    refused by the byte check, decoded, and getpid is seen;
+  - USERDT_PLAN_CACHE=0 writes nothing.
+
+Starts its own dtd on a temporary path and stops it by pid.  Prints one
+line a check and `N passed, N failed`.
+"""
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+npass = nfail = 0
+SCRIPT = ('syscall:getppid:entry, syscall:getpid:entry '
+          '/comm == "plan_tracee"/ { printf("%s\\n", probe); }')
+SITE = bytes([0xb8, 0x6e, 0, 0, 0, 0x0f, 0x05])    # mov $110,%eax; syscall
+
+
+def check(ok, what):
+    global npass, nfail
+    print("%s - %s" % ("ok" if ok else "not ok", what))
+    if ok:
+        npass += 1
+    else:
+        nfail += 1
+    return ok
+
+
+def start_dtd(dtd, work):
+    r, w = os.pipe()
+    d = subprocess.Popen([dtd, "--foreground", "--device", work + "/dt",
+                          "--ingest", work + "/ingest.sock",
+                          "--ksyms", work + "/ksyms",
+                          "--ready-fd", str(w),
+                          "--syscall-scope", "launched"], pass_fds=(w,))
+    os.close(w)
+    ready = os.read(r, 16)
+    os.close(r)
+    return d, ready.startswith(b"ready")
+
+
+class Run:
+    def __init__(self, btrace, prog, work, env):
+        out = work + "/tracee.out"
+        if os.path.exists(out):
+            os.unlink(out)
+        r = subprocess.run([btrace, "-c", "%s %s" % (prog, out), "-e",
+                            SCRIPT], env=env, capture_output=True,
+                           text=True, timeout=120)
+        self.rc = r.returncode
+        self.events = [ln.strip() for ln in r.stdout.splitlines()
+                       if ln.startswith("syscall:")]
+        me = "userdt: plan: plan_tracee: "
+        self.plan = ["userdt: plan: " + ln[len(me):]
+                     for ln in r.stderr.splitlines() if ln.startswith(me)]
+        self.err = r.stderr.strip()[-400:]
+        self.out = open(out).read().split() if os.path.exists(out) else []
+
+    def used(self, what):
+        return any(ln.startswith("userdt: plan: " + what) and
+                   ln.endswith(": used") for ln in self.plan)
+
+    def said(self, text):
+        return any(text in ln for ln in self.plan)
+
+    def ret(self):
+        """What the program's own site returned: ppid or pid."""
+        if len(self.out) != 6:
+            return None
+        r, pid, ppid = int(self.out[1]), int(self.out[3]), int(self.out[5])
+        return "ppid" if r == ppid else "pid" if r == pid else None
+
+    def show(self):
+        return "rc %d, events %s, ret %s%s" % (
+            self.rc, self.events, self.ret(),
+            "".join("\n    " + ln for ln in self.plan) +
+            ("\n    " + self.err if self.rc != 0 else ""))
+
+
+def plans(pdir, bid=None):
+    """The plan files, or those that hold an object with build-id bid."""
+    try:
+        names = sorted(f for f in os.listdir(pdir) if f.endswith(".plan"))
+    except FileNotFoundError:
+        return []
+    return [f for f in names if bid is None or
+            bid in open(pdir + "/" + f, "rb").read()]
+
+
+def build_id(path):
+    """The NT_GNU_BUILD_ID of an ELF file, found by its note's header."""
+    data = open(path, "rb").read()
+    at = data.find(struct.pack("<III", 4, 20, 3) + b"GNU\0")
+    return data[at + 16:at + 36] if at >= 0 else None
+
+
+def main():
+    if len(sys.argv) != 4:
+        print(__doc__)
+        return 2
+    dtd, btrace, tracee = sys.argv[1:]
+    work = tempfile.mkdtemp(prefix="udt-plan.")
+    d, ok = start_dtd(dtd, work)
+    env = dict(os.environ, DT_DEVICE=work + "/dt",
+               USERDT_SOCKET=work + "/ingest.sock",
+               XDG_CACHE_HOME=work + "/cache", USERDT_PLAN_CACHE="debug")
+    env.pop("LD_PRELOAD", None)
+    env.pop("USERDT_REWRITE", None)
+    pdir = work + "/cache/userdt/plans"
+    prog = work + "/plan_tracee"
+    shutil.copy2(tracee, prog)
+    want = ["syscall:getpid:entry", "syscall:getppid:entry",
+            "syscall:getppid:entry"]
+    wantpid = want[:2] + ["syscall:getpid:entry"]
+    bid = build_id(prog)
+    try:
+        if not check(ok, "dtd ready"):
+            return 1
+        # 1: the second run uses what the first wrote.
+        if not check(bid is not None, "the program has a build-id"):
+            return 1
+        a = Run(btrace, prog, work, env)
+        files = plans(pdir, bid)
+        check(a.rc == 0 and a.events == want and a.ret() == "ppid" and
+              not a.used("") and a.said("written") and len(files) == 1,
+              "a first run decodes, its events right, its plan written "
+              "(%s; %s)" % (files, a.show()))
+        if len(files) != 1:
+            return 1
+        plan = pdir + "/" + files[0]
+        st = os.lstat(plan)
+        check(st.st_mode & 0o777 == 0o600 and st.st_uid == os.geteuid(),
+              "the plan is the user's, mode 0600 (%o)" % st.st_mode)
+        b = Run(btrace, prog, work, env)
+        check(b.rc == 0 and b.events == want and b.ret() == "ppid" and
+              b.used("(the program)") and b.used("/") and
+              any("libc.so" in ln and ln.endswith(": used")
+                  for ln in b.plan) and not b.said("written"),
+              "a second run uses the plan, the program's, libc's, the "
+              "loader's, same events (%s)" % b.show())
+
+        # 2: a plan that is not whole, or not the user's own, is ignored.
+        def flip(p):
+            with open(p, "r+b") as f:
+                f.seek(os.path.getsize(p) // 2)
+                c = f.read(1)
+                f.seek(-1, 1)
+                f.write(bytes([c[0] ^ 0x5a]))
+
+        def cut(p):
+            os.truncate(p, os.path.getsize(p) // 2)
+
+        def link(p):
+            os.rename(p, p + ".real")
+            os.symlink(p + ".real", p)
+
+        for what, spoil, why in [
+                ("a byte flipped", flip, "malformed"),
+                ("cut short", cut, "malformed"),
+                ("group- and other-writable",
+                 lambda p: os.chmod(p, 0o666), "written by others"),
+                ("owned by nobody", lambda p: os.chown(p, 65534, 65534),
+                 "written by others"),
+                ("a symlink to a good plan", link, "a symlink")]:
+            if os.path.lexists(plan + ".real"):
+                os.unlink(plan + ".real")
+            r = Run(btrace, prog, work, env)       # a good plan first
+            if not r.used("(the program)"):
+                check(False, "%s: a good plan to spoil (%s)" %
+                      (what, r.show()))
+                continue
+            spoil(plan)
+            r = Run(btrace, prog, work, env)
+            check(r.rc == 0 and r.events == want and r.ret() == "ppid" and
+                  r.said(why) and not r.used("") and r.said("written"),
+                  "%s: ignored (%s), traced, same events, written again "
+                  "(%s)" % (what, why, r.show()))
+            r = Run(btrace, prog, work, env)
+            check(r.used("(the program)") and r.events == want,
+                  "%s: the plan written again is used (%s)" %
+                  (what, r.show()))
+
+        # 3: the file changed under a plan whose key still matches.
+        r = Run(btrace, prog, work, env)
+        before = os.stat(prog)
+        data = open(prog, "rb").read()
+        if not check(r.used("(the program)") and data.count(SITE) == 1,
+                     "the program's plan in use, its site found once"):
+            return 1
+        with open(prog, "r+b") as f:
+            f.seek(data.index(SITE) + 1)
+            f.write(bytes([39]))                   # getpid
+        os.utime(prog, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = os.stat(prog)
+        check((after.st_ino, after.st_size, after.st_mtime_ns) ==
+              (before.st_ino, before.st_size, before.st_mtime_ns),
+              "the program changed in place: same inode, size, mtime")
+        r = Run(btrace, prog, work, env)
+        check(r.rc == 0 and r.said("(the program): refused: the bytes of "
+                                   "a window differ") and
+              not r.used("(the program)") and r.ret() == "pid" and
+              r.events == wantpid,
+              "a plan for other bytes under the same key: refused by the "
+              "byte check, getpid seen (%s)" % r.show())
+        r = Run(btrace, prog, work, env)
+        check(r.used("(the program)") and r.ret() == "pid" and
+              r.events == wantpid,
+              "the new bytes' plan is used next (%s)" % r.show())
+
+        # USERDT_PLAN_CACHE=0: nothing read, nothing written.
+        shutil.rmtree(pdir)
+        r = Run(btrace, prog, work, dict(env, USERDT_PLAN_CACHE="0"))
+        check(r.rc == 0 and r.events == wantpid and plans(pdir) == [],
+              "USERDT_PLAN_CACHE=0: no plan written (%s)" % r.show())
+    finally:
+        d.terminate()
+        d.wait()
+        shutil.rmtree(work, ignore_errors=True)
+        print("%d passed, %d failed" % (npass, nfail))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
