@@ -736,7 +736,8 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	udt_rw_plan_begin(o);
 	nleft0 = udt_rw_nleft;
 	r = udt_rw_decode_object(o, info);
-	udt_rw_plan_end(o, r >= 0, r == 1, nleft0);
+	/* Capstone not opened: what was left is not the decoder's word. */
+	udt_rw_plan_end(o, r >= 0 && !o->ro_csfail, r == 1, nleft0);
 	return 0;
 }
 

@@ -59,126 +59,10 @@
 #include "udt_sys.h"
 #include "udt_rw.h"
 #include "udt_rw_obj.h"
-
-#define UDT_PLAN_VERSION	1
-#define UDT_PLAN_MAX		(512 * 1024)	/* bytes of a plan file */
-#define UDT_PLAN_SMALL		(256 * 1024)	/* hashed, not stat'd */
-#define UDT_PLAN_WINB		32		/* bytes of a window kept */
-
-#define UDT_PLAN_STAT		1	/* key: the file's stat */
-#define UDT_PLAN_HASH		2	/* key: its read-only bytes */
-
-/* What names an object: a plan is for this object and no other. */
-struct udt_plan_key {
-	uint32_t	pk_kind;
-	uint32_t	pk_bidlen;
-	uint8_t		pk_bid[32];
-	uint64_t	pk_size, pk_mtime, pk_mtimens, pk_ino, pk_dev;
-	uint64_t	pk_hash;
-};
-
-struct udt_plan_hdr {
-	char		ph_magic[8];
-	uint32_t	ph_version, ph_nobj;
-	uint64_t	ph_len;
-	uint64_t	ph_sum;
-	uint32_t	ph_selflen, ph_pad;
-	uint8_t		ph_self[32];
-};
-
-/* An object: po_nseg segments follow, po_len bytes in all. */
-struct udt_plan_obj {
-	struct udt_plan_key po_key;
-	uint32_t	po_len, po_nseg;
-	uint32_t	po_unknown, po_pad;	/* no unwind table */
-	uint64_t	po_dnleft;		/* then: left to dispatch */
-};
-
-/* An executable segment: its windows, then its trapped sites. */
-#define UDT_PLAN_BRKSEG		UDT_RW_PLAN_BRKSEG
-#define UDT_PLAN_BRKHOOK	UDT_RW_PLAN_BRKHOOK
-struct udt_plan_seg {
-	uint64_t	ps_lo, ps_hi;		/* from the load address */
-	uint32_t	ps_nwin, ps_ntrap;
-	uint64_t	ps_dnsys, ps_dnwin, ps_dnleft;
-	uint32_t	ps_flags, ps_pad;
-	uint64_t	ps_brk;			/* from the load address */
-	uint8_t		ps_brkb[8];
-};
-
-struct udt_plan_win {
-	uint64_t	pw_start, pw_sys, pw_end;	/* from the segment */
-	int64_t		pw_nr;
-	uint32_t	pw_bad, pw_pad;
-	uint8_t		pw_b[UDT_PLAN_WINB];
-};
-
-struct udt_plan_trap {
-	uint64_t	pt_at;				/* from the segment */
-	uint8_t		pt_b[8];
-};
-
-/* The pass's cache [w]. */
-static struct {
-	int		pl_on;
-	int		pl_debug;		/* USERDT_PLAN_CACHE=debug */
-	uint32_t	pl_euid;
-	uint8_t		pl_self[32];
-	uint32_t	pl_selflen;
-	char		pl_dir[512];		/* .../userdt/plans */
-	char		pl_base[512];		/* its owner's: HOME or XDG */
-	char		pl_name[40];
-	size_t		pl_inlen;		/* a valid plan read, or 0 */
-	size_t		pl_outlen, pl_nobj, pl_nnew;
-	size_t		pl_cur;			/* the entry being recorded */
-	int		pl_rec;			/* recording it */
-	struct udt_plan_key pl_key;		/* the object's, if pl_keyok */
-	int		pl_keyok;
-} udt_plan;
-
-static uint8_t	udt_plan_in[UDT_PLAN_MAX] __attribute__((aligned(64)));
-static uint8_t	udt_plan_out[UDT_PLAN_MAX] __attribute__((aligned(64)));
+#include "udt_rw_plan.h"
 
 /* Counts for USERDT_PLAN_CACHE=debug and the tests. */
 size_t	udt_rw_plan_used, udt_rw_plan_refused;
-
-static void
-udt_plan_say(const char *a, const char *b, const char *c)
-{
-	char buf[700];
-	size_t n = 0;
-	const char *s[6] = { "userdt: plan: ", program_invocation_short_name,
-	    ": ", a, b, c };
-	int i;
-
-	if (!udt_plan.pl_debug)
-		return;
-	for (i = 0; i < 6; i++)
-		if (s[i] != NULL)
-			while (*s[i] != '\0' && n < sizeof(buf) - 2)
-				buf[n++] = *s[i]++;
-	buf[n++] = '\n';
-	udt_sys3(SYS_write, 2, buf, n);
-}
-
-/* Not a defence against an adversary (the file's owner is): a check. */
-static uint64_t
-udt_plan_hash(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t w;
-
-	for (; n >= 8; n -= 8, b += 8) {
-		memcpy(&w, b, 8);
-		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-		h ^= h >> 29;
-	}
-	for (; n > 0; n--, b++) {
-		h = (h ^ *b) * 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	return h;
-}
 
 /* The object's NT_GNU_BUILD_ID, at most 32 bytes: its length, or 0. */
 static uint32_t
@@ -202,7 +86,8 @@ udt_plan_bid(const struct dl_phdr_info *info, uint8_t *bid)
 			    ((nh->n_descsz + 3) & ~3U);
 			if (sz > (size_t)(end - p))
 				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			if (nh->n_type == NT_GNU_BUILD_ID &&
+			    nh->n_namesz == 4 &&
 			    memcmp(p + sizeof(*nh), "GNU", 4) == 0 &&
 			    nh->n_descsz > 0 && nh->n_descsz <= 32) {
 				memcpy(bid, p + sizeof(*nh) + 4, nh->n_descsz);
@@ -305,113 +190,6 @@ udt_plan_names(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-static size_t
-udt_plan_cat(char *d, size_t at, size_t max, const char *s)
-{
-	if (at == (size_t)-1)
-		return at;
-	while (*s != '\0') {
-		if (at + 1 >= max)
-			return (size_t)-1;
-		d[at++] = *s++;
-	}
-	d[at] = '\0';
-	return at;
-}
-
-/* The header, and every entry within bounds: the plan read is whole. */
-static int
-udt_plan_valid(size_t len)
-{
-	struct udt_plan_hdr h;
-	struct udt_plan_obj po;
-	struct udt_plan_seg ps;
-	size_t at, k, s, need;
-	uint64_t sum;
-
-	if (len < sizeof(h))
-		return -1;
-	memcpy(&h, udt_plan_in, sizeof(h));
-	if (memcmp(h.ph_magic, "UDTPLAN", 8) != 0 ||
-	    h.ph_version != UDT_PLAN_VERSION || h.ph_len != len ||
-	    h.ph_selflen != udt_plan.pl_selflen ||
-	    memcmp(h.ph_self, udt_plan.pl_self, sizeof(h.ph_self)) != 0)
-		return -1;
-	memset(udt_plan_in + offsetof(struct udt_plan_hdr, ph_sum), 0, 8);
-	sum = udt_plan_hash(0, udt_plan_in, len);
-	memcpy(udt_plan_in + offsetof(struct udt_plan_hdr, ph_sum),
-	    &h.ph_sum, 8);
-	if (sum != h.ph_sum)
-		return -1;
-	for (at = sizeof(h), k = 0; k < h.ph_nobj; k++) {
-		if (len - at < sizeof(po))
-			return -1;
-		memcpy(&po, udt_plan_in + at, sizeof(po));
-		if (po.po_len > len - at || po.po_nseg > 64)
-			return -1;
-		need = sizeof(po);
-		for (s = 0; s < po.po_nseg; s++) {
-			if (po.po_len - need < sizeof(ps))
-				return -1;
-			memcpy(&ps, udt_plan_in + at + need, sizeof(ps));
-			if (ps.ps_nwin > UDT_RW_MAXSITE ||
-			    ps.ps_ntrap > UDT_RW_MAXSITE)
-				return -1;
-			need += sizeof(ps) + ps.ps_nwin *
-			    sizeof(struct udt_plan_win) + ps.ps_ntrap *
-			    sizeof(struct udt_plan_trap);
-			if (need > po.po_len)
-				return -1;
-		}
-		if (need != po.po_len)
-			return -1;
-		at += po.po_len;
-	}
-	return at == len ? 0 : -1;
-}
-
-/* Read the plan file, the user's own, into udt_plan_in. */
-static void
-udt_plan_read(const char *path)
-{
-	struct stat st;
-	size_t got = 0;
-	long fd, n;
-
-	fd = udt_sys3(SYS_open, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-	    O_NOCTTY | O_NONBLOCK, 0);
-	if (fd < 0) {
-		if (fd != -ENOENT)
-			udt_plan_say("ignored ", path, ": cannot be opened "
-			    "(a symlink?)");
-		return;
-	}
-	if (udt_sys2(SYS_fstat, fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    st.st_uid != udt_plan.pl_euid || (st.st_mode & 022) != 0 ||
-	    st.st_nlink != 1 || st.st_size < (off_t)sizeof(struct
-	    udt_plan_hdr) || st.st_size > UDT_PLAN_MAX) {
-		udt_plan_say("ignored ", path, ": not a regular file of "
-		    "ours, or written by others");
-		goto out;
-	}
-	while (got < (size_t)st.st_size) {
-		n = udt_sys3(SYS_read, fd, udt_plan_in + got,
-		    (size_t)st.st_size - got);
-		if (n == -EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (got != (size_t)st.st_size || udt_plan_valid(got) != 0) {
-		udt_plan_say("ignored ", path, ": malformed");
-		goto out;
-	}
-	udt_plan.pl_inlen = got;
-out:
-	udt_sys1(SYS_close, fd);
-}
-
 /*
  * Before the constructor's pass: whether the cache is on, where it is,
  * and the plan of this start's objects if there is one.
@@ -462,7 +240,8 @@ udt_rw_plan_open(struct udt_rw_obj *o)
 		    xdg);
 		n = udt_plan_cat(udt_plan.pl_dir, 0, sizeof(udt_plan.pl_dir),
 		    xdg);
-	} else if (home != NULL && *home == '/') {
+	} else if (home != NULL && *home == '/' && home[1] != '\0') {
+		/* HOME=/ (a daemon's): no /.cache made at the root. */
 		n = udt_plan_cat(udt_plan.pl_base, 0, sizeof(udt_plan.pl_base),
 		    home);
 		n = udt_plan_cat(udt_plan.pl_dir, 0, sizeof(udt_plan.pl_dir),
@@ -666,8 +445,10 @@ udt_rw_plan_apply(struct udt_rw_obj *o, struct dl_phdr_info *info,
 		udt_rw_plan_used++;
 		udt_plan_say(info->dlpi_name[0] ? info->dlpi_name :
 		    "(the program)", ": used", NULL);
-		if (udt_plan_put(udt_plan_in + at, po.po_len) == 0)
-			udt_plan.pl_nobj++;
+		if (udt_plan.pl_nused < UDT_PLAN_MAXOBJ) {
+			udt_plan.pl_used[udt_plan.pl_nused][0] = at;
+			udt_plan.pl_used[udt_plan.pl_nused++][1] = po.po_len;
+		}
 		return 0;
 	}
 	if (k < h.ph_nobj) {
@@ -685,7 +466,8 @@ udt_rw_plan_begin(struct udt_rw_obj *o)
 	struct udt_plan_obj po;
 
 	udt_plan.pl_rec = 0;
-	if (!o->ro_plan || !udt_plan.pl_keyok)
+	if (!o->ro_plan || !udt_plan.pl_keyok ||
+	    udt_plan.pl_nobj + udt_plan.pl_nused >= UDT_PLAN_MAXOBJ)
 		return;
 	memset(&po, 0, sizeof(po));
 	po.po_key = udt_plan.pl_key;
@@ -785,37 +567,20 @@ udt_rw_plan_end(struct udt_rw_obj *o, int ok, int unknown, size_t nleft0)
 	udt_plan.pl_nnew++;
 }
 
-/* Whether path is a directory of ours that nobody else may write. */
-static int
-udt_plan_ourdir(const char *path)
-{
-	struct stat st;
-
-	return udt_sys4(SYS_newfstatat, AT_FDCWD, path, &st,
-	    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-	    st.st_uid == udt_plan.pl_euid && (st.st_mode & 022) == 0;
-}
-
-/*
- * After the pass: what was decoded is written, with the plans used, to
- * a new file renamed over the old, so a reader sees one or the other
- * whole.  Nothing happens where the cache's directory is not the
- * user's, or cannot be made: the next exec decodes again.
- */
+/* After the pass: what was decoded is written, with the plans used. */
 void
 udt_rw_plan_close(struct udt_rw_obj *o)
 {
 	struct udt_plan_hdr h;
-	struct stat st;
-	char tmp[600], path[600], dir[512], c;
-	uint64_t t;
-	size_t n, at;
-	long fd, w;
-	int i;
+	size_t k;
 
 	if (!o->ro_plan || udt_plan.pl_nnew == 0)
 		return;
 	o->ro_plan = 0;
+	for (k = 0; k < udt_plan.pl_nused; k++)
+		if (udt_plan_put(udt_plan_in + udt_plan.pl_used[k][0],
+		    udt_plan.pl_used[k][1]) == 0)
+			udt_plan.pl_nobj++;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.ph_magic, "UDTPLAN", 8);
 	h.ph_version = UDT_PLAN_VERSION;
@@ -827,68 +592,5 @@ udt_rw_plan_close(struct udt_rw_obj *o)
 	h.ph_sum = udt_plan_hash(0, udt_plan_out, udt_plan.pl_outlen);
 	memcpy(udt_plan_out, &h, sizeof(h));
 
-	/*
-	 * The directory: the user's, written by nobody else.  Made where
-	 * missing, each part past the base (HOME, XDG_CACHE_HOME, made
-	 * too) mode 0700, only in a base of the user's own: root's plans
-	 * never land in a home it was lent.
-	 */
-	if (!udt_plan_ourdir(udt_plan.pl_dir)) {
-		(void)udt_sys2(SYS_mkdir, udt_plan.pl_base, 0700);
-		if (udt_sys4(SYS_newfstatat, AT_FDCWD, udt_plan.pl_base, &st,
-		    0) != 0 || st.st_uid != udt_plan.pl_euid) {
-			udt_plan_say("not written: ", udt_plan.pl_base,
-			    " is not the user's");
-			return;
-		}
-		n = strlen(udt_plan.pl_base);
-		memcpy(dir, udt_plan.pl_dir, sizeof(dir));
-		for (at = n + 1; dir[at - 1] != '\0'; at++) {
-			if (dir[at] != '/' && dir[at] != '\0')
-				continue;
-			c = dir[at];
-			dir[at] = '\0';
-			(void)udt_sys2(SYS_mkdir, dir, 0700);
-			dir[at] = c;
-		}
-		if (!udt_plan_ourdir(udt_plan.pl_dir)) {
-			udt_plan_say("not written: ", udt_plan.pl_dir,
-			    " is not a directory of the user's alone");
-			return;
-		}
-	}
-	/* A name no other writer has: the time stamp counter's. */
-	n = udt_plan_cat(path, 0, sizeof(path), udt_plan.pl_dir);
-	n = udt_plan_cat(path, n, sizeof(path), "/");
-	n = udt_plan_cat(path, n, sizeof(path), udt_plan.pl_name);
-	at = udt_plan_cat(tmp, 0, sizeof(tmp), udt_plan.pl_dir);
-	at = udt_plan_cat(tmp, at, sizeof(tmp), "/.tmp.");
-	if (n == (size_t)-1 || at == (size_t)-1 || at + 17 > sizeof(tmp))
-		return;
-	t = __builtin_ia32_rdtsc();
-	for (i = 0; i < 16; i++)
-		tmp[at + (size_t)i] = "0123456789abcdef"[(t >> (60 - 4 * i)) &
-		    15];
-	tmp[at + 16] = '\0';
-	fd = udt_sys3(SYS_open, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC | O_NOCTTY, 0600);
-	if (fd < 0)
-		return;
-	for (at = 0; at < udt_plan.pl_outlen; at += (size_t)w) {
-		w = udt_sys3(SYS_write, fd, udt_plan_out + at,
-		    udt_plan.pl_outlen - at);
-		if (w == -EINTR) {
-			w = 0;
-			continue;
-		}
-		if (w <= 0)
-			break;
-	}
-	udt_sys1(SYS_close, fd);
-	if (at != udt_plan.pl_outlen ||
-	    udt_sys2(SYS_rename, tmp, path) != 0) {
-		(void)udt_sys1(SYS_unlink, tmp);
-		return;
-	}
-	udt_plan_say("written ", path, NULL);
+	udt_plan_write();
 }

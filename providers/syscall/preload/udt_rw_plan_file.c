@@ -1,0 +1,278 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The rewrite-plan cache's files (udt_rw_plan.h): read one whole and
+ * checked, the user's own and nobody else's; write one atomically.  Raw
+ * system calls, errno untouched, every descriptor closed.
+ *
+ * Locks used to protect the globals below:
+ *	[w]	the constructor's pass of the rewriter
+ */
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "udt_sys.h"
+#include "udt_rw_obj.h"
+#include "udt_rw_plan.h"
+
+/* In the bss: a page is the process's only once it is touched. */
+struct udt_plan_state udt_plan;				/* [w] */
+uint8_t	udt_plan_in[UDT_PLAN_MAX] __attribute__((aligned(64)));	/* [w] */
+uint8_t	udt_plan_out[UDT_PLAN_MAX] __attribute__((aligned(64)));/* [w] */
+
+void
+udt_plan_say(const char *a, const char *b, const char *c)
+{
+	char buf[700];
+	size_t n = 0;
+	const char *s[6] = { "userdt: plan: ", program_invocation_short_name,
+	    ": ", a, b, c };
+	int i;
+
+	if (!udt_plan.pl_debug)
+		return;
+	for (i = 0; i < 6; i++)
+		if (s[i] != NULL)
+			while (*s[i] != '\0' && n < sizeof(buf) - 2)
+				buf[n++] = *s[i]++;
+	buf[n++] = '\n';
+	udt_sys3(SYS_write, 2, buf, n);
+}
+
+/* Not a defence against an adversary (the file's owner is): a check. */
+uint64_t
+udt_plan_hash(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t w;
+
+	for (; n >= 8; n -= 8, b += 8) {
+		memcpy(&w, b, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	for (; n > 0; n--, b++) {
+		h = (h ^ *b) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+size_t
+udt_plan_cat(char *d, size_t at, size_t max, const char *s)
+{
+	if (at == (size_t)-1)
+		return at;
+	while (*s != '\0') {
+		if (at + 1 >= max)
+			return (size_t)-1;
+		d[at++] = *s++;
+	}
+	d[at] = '\0';
+	return at;
+}
+
+/* The header, and every entry within bounds: the plan read is whole. */
+static int
+udt_plan_valid(size_t len)
+{
+	struct udt_plan_hdr h;
+	struct udt_plan_obj po;
+	struct udt_plan_seg ps;
+	size_t at, k, s, need;
+	uint64_t sum;
+
+	if (len < sizeof(h))
+		return -1;
+	memcpy(&h, udt_plan_in, sizeof(h));
+	if (memcmp(h.ph_magic, "UDTPLAN", 8) != 0 ||
+	    h.ph_version != UDT_PLAN_VERSION || h.ph_len != len ||
+	    h.ph_selflen != udt_plan.pl_selflen ||
+	    memcmp(h.ph_self, udt_plan.pl_self, sizeof(h.ph_self)) != 0)
+		return -1;
+	memset(udt_plan_in + offsetof(struct udt_plan_hdr, ph_sum), 0, 8);
+	sum = udt_plan_hash(0, udt_plan_in, len);
+	memcpy(udt_plan_in + offsetof(struct udt_plan_hdr, ph_sum),
+	    &h.ph_sum, 8);
+	if (sum != h.ph_sum)
+		return -1;
+	for (at = sizeof(h), k = 0; k < h.ph_nobj; k++) {
+		if (len - at < sizeof(po))
+			return -1;
+		memcpy(&po, udt_plan_in + at, sizeof(po));
+		if (po.po_len > len - at || po.po_nseg > 64 ||
+		    k >= UDT_PLAN_MAXOBJ)
+			return -1;
+		need = sizeof(po);
+		for (s = 0; s < po.po_nseg; s++) {
+			if (po.po_len - need < sizeof(ps))
+				return -1;
+			memcpy(&ps, udt_plan_in + at + need, sizeof(ps));
+			if (ps.ps_nwin > UDT_RW_MAXSITE ||
+			    ps.ps_ntrap > UDT_RW_MAXSITE)
+				return -1;
+			need += sizeof(ps) + ps.ps_nwin *
+			    sizeof(struct udt_plan_win) + ps.ps_ntrap *
+			    sizeof(struct udt_plan_trap);
+			if (need > po.po_len)
+				return -1;
+		}
+		if (need != po.po_len)
+			return -1;
+		at += po.po_len;
+	}
+	return at == len ? 0 : -1;
+}
+
+/* Read the plan file, the user's own, into udt_plan_in. */
+void
+udt_plan_read(const char *path)
+{
+	struct stat st;
+	size_t got = 0;
+	long fd, n;
+
+	fd = udt_sys3(SYS_open, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NOCTTY | O_NONBLOCK, 0);
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			udt_plan_say("ignored ", path, ": cannot be opened "
+			    "(a symlink?)");
+		return;
+	}
+	if (udt_sys2(SYS_fstat, fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != udt_plan.pl_euid || (st.st_mode & 022) != 0 ||
+	    st.st_nlink != 1 || st.st_size < (off_t)sizeof(struct
+	    udt_plan_hdr) || st.st_size > UDT_PLAN_MAX) {
+		udt_plan_say("ignored ", path, ": not a regular file of "
+		    "ours, or written by others");
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		n = udt_sys3(SYS_read, fd, udt_plan_in + got,
+		    (size_t)st.st_size - got);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got != (size_t)st.st_size || udt_plan_valid(got) != 0) {
+		udt_plan_say("ignored ", path, ": malformed");
+		goto out;
+	}
+	udt_plan.pl_inlen = got;
+out:
+	udt_sys1(SYS_close, fd);
+}
+
+/* Whether path is a directory of ours that nobody else may write. */
+static int
+udt_plan_ourdir(const char *path)
+{
+	struct stat st;
+
+	return udt_sys4(SYS_newfstatat, AT_FDCWD, path, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == udt_plan.pl_euid && (st.st_mode & 022) == 0;
+}
+
+/*
+ * The plan in udt_plan_out written to a new file renamed over the old,
+ * so a reader sees one or the other whole.  Nothing happens where the
+ * cache's directory is not the user's, or cannot be made: the next exec
+ * decodes again.
+ */
+void
+udt_plan_write(void)
+{
+	struct stat st;
+	char tmp[600], path[600], dir[512], c;
+	uint64_t t;
+	size_t n, at;
+	long fd, w;
+	int i;
+
+	/*
+	 * The directory: the user's, written by nobody else.  Made where
+	 * missing, each part past the base (HOME, XDG_CACHE_HOME, made
+	 * too) mode 0700, only in a base of the user's own: root's plans
+	 * never land in a home it was lent.
+	 */
+	if (!udt_plan_ourdir(udt_plan.pl_dir)) {
+		(void)udt_sys2(SYS_mkdir, udt_plan.pl_base, 0700);
+		if (udt_sys4(SYS_newfstatat, AT_FDCWD, udt_plan.pl_base, &st,
+		    0) != 0 || st.st_uid != udt_plan.pl_euid) {
+			udt_plan_say("not written: ", udt_plan.pl_base,
+			    " is not the user's");
+			return;
+		}
+		n = strlen(udt_plan.pl_base);
+		memcpy(dir, udt_plan.pl_dir, sizeof(dir));
+		for (at = n + 1; dir[at - 1] != '\0'; at++) {
+			if (dir[at] != '/' && dir[at] != '\0')
+				continue;
+			c = dir[at];
+			dir[at] = '\0';
+			(void)udt_sys2(SYS_mkdir, dir, 0700);
+			dir[at] = c;
+		}
+		if (!udt_plan_ourdir(udt_plan.pl_dir)) {
+			udt_plan_say("not written: ", udt_plan.pl_dir,
+			    " is not a directory of the user's alone");
+			return;
+		}
+	}
+	/* A name no other writer has: the time stamp counter's. */
+	n = udt_plan_cat(path, 0, sizeof(path), udt_plan.pl_dir);
+	n = udt_plan_cat(path, n, sizeof(path), "/");
+	n = udt_plan_cat(path, n, sizeof(path), udt_plan.pl_name);
+	at = udt_plan_cat(tmp, 0, sizeof(tmp), udt_plan.pl_dir);
+	at = udt_plan_cat(tmp, at, sizeof(tmp), "/.tmp.");
+	if (n == (size_t)-1 || at == (size_t)-1 || at + 17 > sizeof(tmp))
+		return;
+	t = __builtin_ia32_rdtsc();
+	for (i = 0; i < 16; i++)
+		tmp[at + (size_t)i] = "0123456789abcdef"[(t >> (60 - 4 * i)) &
+		    15];
+	tmp[at + 16] = '\0';
+	fd = udt_sys3(SYS_open, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0)
+		return;
+	for (at = 0; at < udt_plan.pl_outlen; at += (size_t)w) {
+		w = udt_sys3(SYS_write, fd, udt_plan_out + at,
+		    udt_plan.pl_outlen - at);
+		if (w == -EINTR) {
+			w = 0;
+			continue;
+		}
+		if (w <= 0)
+			break;
+	}
+	udt_sys1(SYS_close, fd);
+	if (at != udt_plan.pl_outlen ||
+	    udt_sys2(SYS_rename, tmp, path) != 0) {
+		(void)udt_sys1(SYS_unlink, tmp);
+		return;
+	}
+	udt_plan_say("written ", path, NULL);
+}
