@@ -20,7 +20,10 @@
  * What tracing costs a program that starts (issue 20), with dtd running
  * and nothing enabled, against the same untraced; medians of REPS
  * (default 5) runs, the configurations interleaved in each, printed as
- * ratios of one run:
+ * ratios of one run.  Traced twice: "cold", the rewrite-plan cache off
+ * (USERDT_PLAN_CACHE=0: every exec decodes its objects, as a first run
+ * does), and "warm", the cache on in a directory of the bench's own
+ * (XDG_CACHE_HOME), filled by one run of each command before:
  *	dtrun /bin/true		EXECS (default 200) runs of `dtrun /bin/true`
  *				one after the other: the launcher, its
  *				loader tracer and the library, per exec
@@ -63,12 +66,14 @@
 
 #define MAXREPS		32
 #define NFILES		32
-#define NCONF		4	/* untraced, traced, traced (AB), bpftrace */
+#define NCONF		5	/* untraced, cold, warm, warm (AB), bpftrace */
+#define C_AB		3
+#define C_BPF		4
 
 extern char **environ;
 
-static const char *confname[NCONF] = { "untraced", "traced", "traced (AB)",
-    "bpftrace" };
+static const char *confname[NCONF] = { "untraced", "traced cold",
+    "traced warm", "warm (AB)", "bpftrace" };
 
 static double
 now_ns(void)
@@ -192,25 +197,28 @@ spawn(int n, char *prog)
 
 /* --- environments ---------------------------------------------------- */
 
-/* Ours without anything of a tracer, plus add and add2 (may be NULL). */
+/* Ours without anything of a tracer, plus add, add2, add3 (or NULL). */
 static char **
-env_with(const char *add, const char *add2)
+env_with(const char *add, const char *add2, const char *add3)
 {
 	char **e;
 	int i, n = 0;
 
 	for (i = 0; environ[i] != NULL; i++)
 		;
-	if ((e = calloc((size_t)i + 3, sizeof(*e))) == NULL)
+	if ((e = calloc((size_t)i + 4, sizeof(*e))) == NULL)
 		exit(1);
 	for (i = 0; environ[i] != NULL; i++)
 		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
-		    strncmp(environ[i], "USERDT_", 7) != 0)
+		    strncmp(environ[i], "USERDT_", 7) != 0 &&
+		    strncmp(environ[i], "XDG_CACHE_HOME=", 15) != 0)
 			e[n++] = environ[i];
 	if (add != NULL)
 		e[n++] = (char *)add;
 	if (add2 != NULL)
 		e[n++] = (char *)add2;
+	if (add3 != NULL)
+		e[n++] = (char *)add3;
 	e[n] = NULL;
 	return e;
 }
@@ -360,7 +368,7 @@ row(const char *what, const char *unit, const double *m, int have_ab)
 
 	printf("  %-30s", what);
 	for (c = 0; c < NCONF; c++) {
-		if (c == 2 && !have_ab)
+		if (c == C_AB && !have_ab)
 			continue;
 		if (m[c] < 0)
 			printf(" %12s", "-");
@@ -377,7 +385,7 @@ ratios(const char *what, const double *m, int have_ab)
 
 	printf("  %-30s", what);
 	for (c = 0; c < NCONF; c++) {
-		if (c == 2 && !have_ab)
+		if (c == C_AB && !have_ab)
 			continue;
 		if (m[c] < 0 || m[0] <= 0)
 			printf(" %12s", "-");
@@ -394,7 +402,7 @@ extra(const char *what, const char *unit, const double *m, int have_ab)
 
 	printf("  %-30s", what);
 	for (c = 0; c < NCONF; c++) {
-		if (c == 2 && !have_ab)
+		if (c == C_AB && !have_ab)
 			continue;
 		if (m[c] < 0 || m[0] < 0)
 			printf(" %12s", "-");
@@ -442,6 +450,7 @@ main(int argc, char *argv[])
 	double m_bf[NCONF], m_br[NCONF], m_mw[NCONF], m_mc[NCONF];
 	double calls[NCONF], t0, c0, d0, w, f, rss;
 	char self[PATH_MAX], sockenv[PATH_MAX + 32], abenv[PATH_MAX + 32];
+	char xdgenv[PATH_MAX + 32];
 	char nexec[16], proj[] = "/tmp/udt-startbench.XXXXXX";
 	const char *ab = getenv("START_BENCH_AB");
 	char **env[NCONF];
@@ -486,9 +495,11 @@ main(int argc, char *argv[])
 	keep[0] = dd.dd_pid;
 	snprintf(sockenv, sizeof(sockenv), "USERDT_SOCKET=%s", dd.dd_sock);
 	snprintf(abenv, sizeof(abenv), "USERDT_PRELOAD=%s", have_ab ? ab : "");
-	env[0] = env[3] = env_with(NULL, NULL);
-	env[1] = env_with(sockenv, NULL);
-	env[2] = env_with(sockenv, abenv);
+	snprintf(xdgenv, sizeof(xdgenv), "XDG_CACHE_HOME=%s/cache", dd.dd_dir);
+	env[0] = env[C_BPF] = env_with(NULL, NULL, NULL);
+	env[1] = env_with(sockenv, "USERDT_PLAN_CACHE=0", NULL);
+	env[2] = env_with(sockenv, xdgenv, NULL);
+	env[C_AB] = env_with(sockenv, abenv, xdgenv);
 
 	char *a_un[] = { "/bin/true", NULL };
 	char *a_tr[] = { argv[2], "/bin/true", NULL };
@@ -502,9 +513,18 @@ main(int argc, char *argv[])
 
 	printf("start_bench: %d reps of %d execs, configurations interleaved\n",
 	    nreps, nexecs);
+	/* The warm configurations' plans: one run of each command. */
+	for (c = 2; c <= C_AB; c++) {
+		if (c == C_AB && !have_ab)
+			continue;
+		run(a_tr, env[c], -1, NULL);
+		run((char *[]){ argv[2], self, "spawn", "1", "/bin/true",
+		    NULL }, env[c], -1, NULL);
+		run(s_tr, env[c], -1, NULL);
+	}
 	for (r = 0; r < nreps; r++) {
-		for (c = 0; c < 3; c++) {
-			if (c == 2 && !have_ab)
+		for (c = 0; c <= C_AB; c++) {
+			if (c == C_AB && !have_ab)
 				continue;
 			c0 = children_cpu();
 			d0 = (double)dtt_cpu_ns(dd.dd_pid);
@@ -534,7 +554,7 @@ main(int argc, char *argv[])
 	}
 	for (c = 0; c < NCONF; c++) {
 		calls[c] = -1;
-		if (c == 3 || (c == 2 && !have_ab))
+		if (c == C_BPF || (c == C_AB && !have_ab))
 			continue;
 		calls[c] = (double)strace_calls(dd.dd_dir, c == 0 ? a_un :
 		    s_tr, env[c]);
@@ -556,12 +576,12 @@ main(int argc, char *argv[])
 		mounted = 1;
 	for (r = 0; r < mreps; r++) {
 		for (c = 0; c < NCONF; c++) {
-			if ((c == 2 && !have_ab) || (c == 3 && !have_bpf))
+			if ((c == C_AB && !have_ab) || (c == C_BPF && !have_bpf))
 				continue;
 			if (run(mk_clean, env[0], -1, NULL) != 0)
 				break;
 			tracer = dd.dd_pid;
-			if (c == 3) {
+			if (c == C_BPF) {
 				if ((bpid = bpftrace_start(&bout)) < 0) {
 					have_bpf = 0;
 					continue;
@@ -571,11 +591,11 @@ main(int argc, char *argv[])
 			c0 = children_cpu();
 			d0 = (double)dtt_cpu_ns(tracer);
 			t0 = now_ns();
-			i = run(c == 1 || c == 2 ? mk_tr : mk, env[c], -1,
+			i = run(c >= 1 && c <= C_AB ? mk_tr : mk, env[c], -1,
 			    NULL);
 			w = now_ns() - t0;
 			f = (double)dtt_cpu_ns(tracer) - d0;
-			if (c == 3) {
+			if (c == C_BPF) {
 				bpftrace_stop(bpid, bout);
 				keep[1] = -1;
 			}
@@ -606,7 +626,7 @@ main(int argc, char *argv[])
 	}
 	printf("\n  %-30s", "");
 	for (c = 0; c < NCONF; c++)
-		if (c != 2 || have_ab)
+		if (c != C_AB || have_ab)
 			printf(" %12s", confname[c]);
 	printf("\n");
 	row("dtrun /bin/true, wall", "ms/exec", m_aw, have_ab);
