@@ -236,6 +236,7 @@ udt_rw_plan_open(struct udt_rw_obj *o)
 	home = getenv("HOME");
 	n = 0;
 	if (xdg != NULL && *xdg == '/') {
+		udt_plan.pl_xdg = 1;
 		n = udt_plan_cat(udt_plan.pl_base, 0, sizeof(udt_plan.pl_base),
 		    xdg);
 		n = udt_plan_cat(udt_plan.pl_dir, 0, sizeof(udt_plan.pl_dir),
@@ -267,7 +268,6 @@ udt_rw_plan_open(struct udt_rw_obj *o)
 	n = udt_plan_cat(path, n, sizeof(path), udt_plan.pl_name);
 	if (n == (size_t)-1)
 		return;
-	udt_plan.pl_on = 1;
 	udt_plan.pl_outlen = sizeof(struct udt_plan_hdr);
 	o->ro_plan = 1;
 	udt_plan_read(path);

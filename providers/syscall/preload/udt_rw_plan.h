@@ -88,13 +88,13 @@ struct udt_plan_trap {
 
 /* The pass's cache [w]. */
 struct udt_plan_state {
-	int		pl_on;
 	int		pl_debug;		/* USERDT_PLAN_CACHE=debug */
 	uint32_t	pl_euid;
 	uint8_t		pl_self[32];
 	uint32_t	pl_selflen;
 	char		pl_dir[512];		/* .../userdt/plans */
 	char		pl_base[512];		/* its owner's: HOME or XDG */
+	int		pl_xdg;			/* the base is XDG_CACHE_HOME */
 	char		pl_name[40];
 	size_t		pl_inlen;		/* a valid plan read, or 0 */
 	size_t		pl_outlen, pl_nobj, pl_nnew;

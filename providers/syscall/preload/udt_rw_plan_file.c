@@ -213,12 +213,14 @@ udt_plan_write(void)
 
 	/*
 	 * The directory: the user's, written by nobody else.  Made where
-	 * missing, each part past the base (HOME, XDG_CACHE_HOME, made
+	 * missing, each part past the base (HOME, or XDG_CACHE_HOME, made
 	 * too) mode 0700, only in a base of the user's own: root's plans
 	 * never land in a home it was lent.
 	 */
 	if (!udt_plan_ourdir(udt_plan.pl_dir)) {
-		(void)udt_sys2(SYS_mkdir, udt_plan.pl_base, 0700);
+		/* XDG_CACHE_HOME may be made; a missing HOME is not. */
+		if (udt_plan.pl_xdg)
+			(void)udt_sys2(SYS_mkdir, udt_plan.pl_base, 0700);
 		if (udt_sys4(SYS_newfstatat, AT_FDCWD, udt_plan.pl_base, &st,
 		    0) != 0 || st.st_uid != udt_plan.pl_euid) {
 			udt_plan_say("not written: ", udt_plan.pl_base,
