@@ -15,7 +15,8 @@
  */
 
 /*
- * Capstone as linked into the library: amd64 alone.
+ * Capstone as linked into the library: amd64 alone, its memory from the
+ * rewriter's scratch (the end of this file).
  *
  * The static archive holds every architecture Capstone knows, and its
  * cs_open() names each one's entry points, so all of them were linked:
@@ -27,8 +28,9 @@
  * them fails with CS_ERR_ARCH; the rewriter opens CS_ARCH_X86 only
  * (udt_rw.c).  A Capstone without one of these names links as before.
  *
- * Concurrency contract: none; nothing here is ever called but by a
- * cs_open() or cs_option() of an architecture the library never opens.
+ * Concurrency contract: none for the architectures' stubs; nothing
+ * there is ever called but by a cs_open() or cs_option() of an
+ * architecture the library never opens.  The arena: the pass alone [w].
  */
 #include <stdarg.h>
 #include <stddef.h>
