@@ -25,10 +25,17 @@
  * through here first.  Each source that puts late publishes a mark, "all
  * I put from now on is stamped at T or later"; the watermark W is the
  * oldest mark of the active sources, but never older than now - D, so a
- * stuck source delays the others by D at most.  Events are held in a
- * heap by (time stamp, arrival) and released, oldest first, into the
- * rings once W has passed them: every ring is then filled in time order,
- * and dt_ring_merge() keeps a read, and the next, in order across CPUs.
+ * stuck source delays the others by D at most.  Events are held by (time
+ * stamp, arrival) and released, oldest first, into the rings once W has
+ * passed them: every ring is then filled in time order, and
+ * dt_ring_merge() keeps a read, and the next, in order across CPUs.
+ *
+ * Most events come in order (one busy tracee's drain, one CPU's perf
+ * buffer), so the held ones are in two places: the run, a FIFO of
+ * events each no older than the one before it, taken from its head in
+ * O(1); and a heap for the others.  The oldest held event is the older
+ * of the run's head and the heap's top.  Sifting a heap of thousands on
+ * every release was a tenth of dtd's time under a flat-out tracee.
  *
  * Whoever pushes or marks releases, under dt_seq_mtx: no thread of our
  * own on the event path.  The wakeup thread releases what D frees when
@@ -90,9 +97,13 @@ static uint64_t		 dt_seq_minmark;	/* [s] oldest active mark */
 static uint64_t		 dt_seq_last;		/* [s] newest released */
 static uint64_t		 dt_seq_arrivals;	/* [s] */
 static struct dt_seq_ent *dt_seq_heap;		/* [s] dt_seq_cap */
+static struct dt_seq_ent *dt_seq_run;		/* [s] dt_seq_cap, a ring */
 static struct dt_seq_slot *dt_seq_slots;	/* [s] dt_seq_cap */
 static uint32_t		*dt_seq_freeslots;	/* [s] stack of free slots */
-static uint32_t		 dt_seq_n;		/* [s] held */
+static uint32_t		 dt_seq_n;		/* [s] held: hn + rn */
+static uint32_t		 dt_seq_hn;		/* [s] in the heap */
+static uint32_t		 dt_seq_rn;		/* [s] in the run */
+static uint32_t		 dt_seq_rhead;		/* [s] the run's oldest */
 static uint32_t		 dt_seq_cap;		/* [s] */
 static uint64_t		 dt_seq_charged;	/* [s] bytes, dt_limit */
 static struct dt_seq_stats dt_seq_counters;	/* [s] */
@@ -260,9 +271,9 @@ dt_seq_sift_down(uint32_t i)
 
 	for (;;) {
 		c = 2 * i + 1;
-		if (c >= dt_seq_n)
+		if (c >= dt_seq_hn)
 			break;
-		if (c + 1 < dt_seq_n &&
+		if (c + 1 < dt_seq_hn &&
 		    dt_seq_less(&dt_seq_heap[c + 1], &dt_seq_heap[c]))
 			c++;
 		if (!dt_seq_less(&dt_seq_heap[c], &e))
@@ -273,16 +284,57 @@ dt_seq_sift_down(uint32_t i)
 	dt_seq_heap[i] = e;
 }
 
-/* Take the oldest held event off the heap; its slot is freed.  [s] */
+/* The run's entry k places after its head.  [s] */
+static struct dt_seq_ent *
+dt_seq_runent(uint32_t k)
+{
+	return &dt_seq_run[(dt_seq_rhead + k) % dt_seq_cap];
+}
+
+/* The oldest held event's entry: the run's head or the heap's top.  [s] */
+static const struct dt_seq_ent *
+dt_seq_oldest(void)
+{
+	const struct dt_seq_ent *r;
+
+	r = dt_seq_rn > 0 ? &dt_seq_run[dt_seq_rhead] : NULL;
+	if (dt_seq_hn > 0 && (r == NULL || dt_seq_less(&dt_seq_heap[0], r)))
+		return &dt_seq_heap[0];
+	return r;
+}
+
+/* Hold e: at the run's tail when no older than it, else in the heap.  [s] */
+static void
+dt_seq_hold(const struct dt_seq_ent *e)
+{
+	if (dt_seq_rn == 0 || e->dse_ns >= dt_seq_runent(dt_seq_rn - 1)->
+	    dse_ns) {
+		*dt_seq_runent(dt_seq_rn++) = *e;
+	} else {
+		dt_seq_heap[dt_seq_hn] = *e;
+		dt_seq_sift_up(dt_seq_hn++);
+	}
+	dt_seq_n++;
+}
+
+/* Take the oldest held event off; its slot is freed.  n > 0.  [s] */
 static uint32_t
 dt_seq_pop(void)
 {
-	uint32_t slot = dt_seq_heap[0].dse_slot;
+	const struct dt_seq_ent *e = dt_seq_oldest();
+	uint32_t slot = e->dse_slot;
 
-	if (--dt_seq_n > 0) {
-		dt_seq_heap[0] = dt_seq_heap[dt_seq_n];
-		dt_seq_sift_down(0);
+	if (e == &dt_seq_heap[0]) {
+		if (--dt_seq_hn > 0) {
+			dt_seq_heap[0] = dt_seq_heap[dt_seq_hn];
+			dt_seq_sift_down(0);
+		}
+	} else {
+		dt_seq_rhead = (dt_seq_rhead + 1) % dt_seq_cap;
+		if (--dt_seq_rn == 0)
+			dt_seq_rhead = 0;
 	}
+	dt_seq_n--;
 	dt_seq_freeslots[dt_seq_cap - dt_seq_n - 1] = slot;
 	return slot;
 }
@@ -290,7 +342,7 @@ dt_seq_pop(void)
 static uint64_t
 dt_seq_bytes(uint32_t cap)
 {
-	return (uint64_t)cap * (sizeof(struct dt_seq_ent) +
+	return (uint64_t)cap * (2 * sizeof(struct dt_seq_ent) +
 	    sizeof(struct dt_seq_slot) + sizeof(uint32_t));
 }
 
@@ -302,7 +354,7 @@ dt_seq_bytes(uint32_t cap)
 static bool
 dt_seq_grow(void)
 {
-	struct dt_seq_ent *h;
+	struct dt_seq_ent *h, *r;
 	struct dt_seq_slot *s;
 	uint32_t *f, ncap, i;
 
@@ -312,6 +364,12 @@ dt_seq_grow(void)
 	if (dt_limit_charge(&dt_seq_cred, dt_seq_bytes(ncap) -
 	    dt_seq_charged) != 0)
 		return false;
+	/* The run's new ring, its entries from the old one's head on. */
+	if ((r = calloc(ncap, sizeof(*r))) == NULL) {
+		dt_limit_uncharge(&dt_seq_cred, dt_seq_bytes(ncap) -
+		    dt_seq_charged);
+		return false;
+	}
 	h = reallocarray(dt_seq_heap, ncap, sizeof(*h));
 	if (h != NULL)
 		dt_seq_heap = h;
@@ -322,11 +380,17 @@ dt_seq_grow(void)
 	    sizeof(*f));
 	if (f == NULL) {
 		/* What did grow stays unused until the next attempt. */
+		free(r);
 		dt_limit_uncharge(&dt_seq_cred, dt_seq_bytes(ncap) -
 		    dt_seq_charged);
 		return false;
 	}
 	dt_seq_freeslots = f;
+	for (i = 0; i < dt_seq_rn; i++)
+		r[i] = *dt_seq_runent(i);
+	free(dt_seq_run);
+	dt_seq_run = r;
+	dt_seq_rhead = 0;
 	/*
 	 * The free stack holds the cap - n free slots at its bottom; all
 	 * are in use now (we grow when full), so only the new ones.
@@ -345,9 +409,11 @@ dt_seq_shrink(void)
 	if (dt_seq_n != 0 || dt_seq_cap <= DT_SEQ_MINCAP * 16)
 		return;
 	free(dt_seq_heap);
+	free(dt_seq_run);
 	free(dt_seq_slots);
 	free(dt_seq_freeslots);
 	dt_seq_heap = NULL;
+	dt_seq_run = NULL;
 	dt_seq_slots = NULL;
 	dt_seq_freeslots = NULL;
 	dt_seq_cap = 0;
@@ -360,18 +426,19 @@ static void
 dt_seq_due_update(void)
 {
 	atomic_store_explicit(&dt_seq_due, dt_seq_n == 0 ? UINT64_MAX :
-	    dt_seq_heap[0].dse_ns + dt_seq_delay, memory_order_relaxed);
+	    dt_seq_oldest()->dse_ns + dt_seq_delay, memory_order_relaxed);
 }
 
 /* Release, oldest first, every held event stamped at or before w.  [s] */
 static void
 dt_seq_release(uint64_t w)
 {
+	const struct dt_seq_ent *e;
 	struct dt_seq_slot *ss;
 	uint64_t ns;
 
-	while (dt_seq_n > 0 && dt_seq_heap[0].dse_ns <= w) {
-		ns = dt_seq_heap[0].dse_ns;
+	while ((e = dt_seq_oldest()) != NULL && e->dse_ns <= w) {
+		ns = e->dse_ns;
 		if (ns > dt_seq_minmark)
 			dt_seq_counters.dss_forced++;
 		ss = &dt_seq_slots[dt_seq_pop()];
@@ -390,8 +457,9 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
     const struct dt_evt *ev, const struct dt_deepstack *u)
 {
 	struct dt_seq_slot *ss;
+	struct dt_seq_ent e;
 	uint64_t ns = dt_seq_key(ev), w;
-	uint32_t slot, i;
+	uint32_t slot;
 	bool kick;
 
 	/*
@@ -439,7 +507,7 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 			pthread_mutex_unlock(&dt_seq_mtx);
 			return;
 		}
-		dt_seq_release(dt_seq_heap[0].dse_ns);
+		dt_seq_release(dt_seq_oldest()->dse_ns);
 	}
 	kick = dt_seq_n == 0;
 	slot = dt_seq_freeslots[dt_seq_cap - dt_seq_n - 1];
@@ -449,11 +517,10 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 	ss->dss_target = target;
 	ss->dss_pcb = pcb;
 	ss->dss_cpu = cpu;
-	i = dt_seq_n++;
-	dt_seq_heap[i].dse_ns = ns;
-	dt_seq_heap[i].dse_seq = dt_seq_arrivals++;
-	dt_seq_heap[i].dse_slot = slot;
-	dt_seq_sift_up(i);
+	e.dse_ns = ns;
+	e.dse_seq = dt_seq_arrivals++;
+	e.dse_slot = slot;
+	dt_seq_hold(&e);
 	if (dt_seq_n > dt_seq_counters.dss_maxheld)
 		dt_seq_counters.dss_maxheld = dt_seq_n;
 	dt_seq_release(w);
@@ -643,6 +710,13 @@ dt_seq_cmp(const void *a, const void *b)
 	return dt_seq_less(a, b) ? -1 : dt_seq_less(b, a) ? 1 : 0;
 }
 
+/* Is ss's event held for one of sc's pcbs?  [s] */
+static bool
+dt_seq_mine(const struct dt_softc *sc, const struct dt_seq_slot *ss)
+{
+	return ss->dss_pcb && ((struct dt_pcb *)ss->dss_target)->dp_sc == sc;
+}
+
 /*
  * Put into sc's rings, in order, what is held for it: its pcbs' events
  * leave the heap, a probe's stay for its other opens (probes_too: only
@@ -652,6 +726,7 @@ dt_seq_cmp(const void *a, const void *b)
 static void
 dt_seq_flush_locked(struct dt_softc *sc, bool probes_too)
 {
+	const struct dt_seq_ent *e;
 	struct dt_seq_ent *mine;
 	struct dt_seq_slot *ss;
 	struct dt_pcb *dp;
@@ -660,20 +735,23 @@ dt_seq_flush_locked(struct dt_softc *sc, bool probes_too)
 	if (dt_seq_n == 0)
 		return;
 	/*
-	 * Sorted: the heap's array is not in order.  Without the memory to
-	 * sort, in the array's order (the first is the oldest).  The caller
-	 * may be any thread, so no dt_probe_emit() (RCU) here: sc's pcb is
-	 * alive under [K], unlinked or not.
+	 * Sorted: the heap's array is not in order, nor the run against
+	 * it.  Without the memory to sort, heap then run (each one's first
+	 * is its oldest).  The caller may be any thread, so no
+	 * dt_probe_emit() (RCU) here: sc's pcb is alive under [K],
+	 * unlinked or not.
 	 */
 	mine = calloc(dt_seq_n, sizeof(*mine));
 	for (i = 0; i < dt_seq_n; i++) {
-		ss = &dt_seq_slots[dt_seq_heap[i].dse_slot];
+		e = i < dt_seq_hn ? &dt_seq_heap[i] :
+		    dt_seq_runent(i - dt_seq_hn);
+		ss = &dt_seq_slots[e->dse_slot];
 		if (!ss->dss_pcb && !probes_too)
 			continue;
 		if ((dp = dt_seq_of(sc, ss)) == NULL)
 			continue;
 		if (mine != NULL)
-			mine[n++] = dt_seq_heap[i];
+			mine[n++] = *e;
 		else {
 			dt_seq_put_held(dp, ss);
 			dt_seq_counters.dss_flushed++;
@@ -687,20 +765,36 @@ dt_seq_flush_locked(struct dt_softc *sc, bool probes_too)
 		dt_seq_put_held(dp, ss);
 		dt_seq_counters.dss_flushed++;
 	}
-	/* Drop the pcbs' events from the heap and restore its order. */
-	for (i = 0, j = 0; i < dt_seq_n; i++) {
+	/*
+	 * Drop the pcbs' events from the heap, restoring its order, and
+	 * from the run, keeping its order.
+	 */
+	for (i = 0, j = 0; i < dt_seq_hn; i++) {
 		ss = &dt_seq_slots[dt_seq_heap[i].dse_slot];
-		if (ss->dss_pcb && ((struct dt_pcb *)ss->dss_target)->dp_sc ==
-		    sc) {
+		if (dt_seq_mine(sc, ss)) {
 			dt_seq_deep_free(ss);
 			dt_seq_freeslots[dt_seq_cap - dt_seq_n + k++] =
 			    dt_seq_heap[i].dse_slot;
 		} else
 			dt_seq_heap[j++] = dt_seq_heap[i];
 	}
-	dt_seq_n = j;
-	for (i = dt_seq_n / 2; i-- > 0;)
+	dt_seq_hn = j;
+	for (i = dt_seq_hn / 2; i-- > 0;)
 		dt_seq_sift_down(i);
+	for (i = 0, j = 0; i < dt_seq_rn; i++) {
+		e = dt_seq_runent(i);
+		ss = &dt_seq_slots[e->dse_slot];
+		if (dt_seq_mine(sc, ss)) {
+			dt_seq_deep_free(ss);
+			dt_seq_freeslots[dt_seq_cap - dt_seq_n + k++] =
+			    e->dse_slot;
+		} else
+			*dt_seq_runent(j++) = *e;
+	}
+	dt_seq_rn = j;
+	if (dt_seq_rn == 0)
+		dt_seq_rhead = 0;
+	dt_seq_n = dt_seq_hn + dt_seq_rn;
 	free(mine);
 	dt_seq_due_update();
 }
@@ -755,13 +849,18 @@ void
 dt_seq_fini(void)
 {
 	struct dt_source *s;
+	uint32_t i;
 
 	pthread_mutex_lock(&dt_seq_mtx);
 	/*
 	 * Every open is closed: what is still held (a probe's events that
 	 * no pcb records any more) has no reader, and goes.
 	 */
-	dt_seq_n = 0;
+	for (i = 0; i < dt_seq_n; i++)
+		dt_seq_deep_free(&dt_seq_slots[i < dt_seq_hn ?
+		    dt_seq_heap[i].dse_slot :
+		    dt_seq_runent(i - dt_seq_hn)->dse_slot]);
+	dt_seq_n = dt_seq_hn = dt_seq_rn = dt_seq_rhead = 0;
 	if (dt_seq_counters.dss_late > 0 || dt_seq_counters.dss_overflow > 0) {
 		fprintf(stderr, "dtd: order: %llu of %llu events came late "
 		    "(after younger ones were released), %llu released early "
@@ -781,12 +880,14 @@ dt_seq_fini(void)
 	for (s = dt_seq_sources; s != NULL; s = s->dsrc_next)
 		s->dsrc_late = 0;
 	free(dt_seq_heap);
+	free(dt_seq_run);
 	free(dt_seq_slots);
 	free(dt_seq_freeslots);
 	dt_seq_heap = NULL;
+	dt_seq_run = NULL;
 	dt_seq_slots = NULL;
 	dt_seq_freeslots = NULL;
-	dt_seq_n = dt_seq_cap = 0;
+	dt_seq_cap = 0;
 	if (dt_seq_charged > 0)
 		dt_limit_uncharge(&dt_seq_cred, dt_seq_charged);
 	dt_seq_charged = 0;

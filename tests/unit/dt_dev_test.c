@@ -983,6 +983,116 @@ test_seq(void)
 	dt_seq_clock_set(NULL, 0);
 }
 
+/* Every record readable now, tags into tags[] (up to max): how many. */
+static size_t
+seq_drain(struct dt_softc *sc, long *tags, uint64_t *ns, size_t max)
+{
+	struct dt_evt *ev = (struct dt_evt *)toks[0].buf;
+	size_t i, got, n = 0;
+
+	for (;;) {
+		tok_reset(&toks[0]);
+		dt_dev_read(sc, sizeof(toks[0].buf), &toks[0]);
+		if (!toks[0].done)
+			dt_dev_read_cancel(sc, &toks[0], 0);
+		got = toks[0].len / sizeof(struct dt_evt);
+		if (got == 0)
+			return n;
+		for (i = 0; i < got && n < max; i++, n++) {
+			tags[n] = ev[i].dtev_args[0];
+			ns[n] = (uint64_t)ev[i].dtev_tsp.tv_sec * 1000000000ULL +
+			    (uint64_t)ev[i].dtev_tsp.tv_nsec;
+		}
+	}
+}
+
+#define SEQ_MIX_N	1500
+
+/*
+ * In time order, every one, whatever the mix the sources push: runs of
+ * events each no older than the last (the sequencer's FIFO) broken by
+ * older ones (its heap), past several growths of what it holds, a
+ * release in the middle, and a stop that flushes a mix.
+ */
+static void
+test_seq_mixed(void)
+{
+	const uint64_t base = 2000000000000ULL;	/* 2000 s */
+	static long tags[3 * SEQ_MIX_N];
+	static uint64_t ns[3 * SEQ_MIX_N], pushed[3 * SEQ_MIX_N];
+	uint64_t t = base + 1000000, mid, rng = 12345;
+	struct dt_source *a;
+	struct dt_softc *sc;
+	struct dt_pcb *dp;
+	struct dt_evt ev;
+	size_t i, n, total = 0, bad = 0;
+	long tag = 0;
+	int phase;
+
+	seq_fake_now = base;
+	dt_seq_clock_set(seq_now, 50000000000ULL);	/* D: never */
+	conf_init(2, 4 * SEQ_MIX_N);
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 1000000000000ULL) == 0);
+	CHECK(record(sc, &root, 1) == 0);
+	dp = sc->ds_pcbs;
+	rcu_register_thread();
+	CHECK((a = dt_source_add("test-mix")) != NULL);
+	dt_source_mark(a, base);
+	for (phase = 0; phase < 3; phase++) {
+		rcu_read_lock();
+		for (i = 0; i < SEQ_MIX_N; i++) {
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			/* Seven in ten in order (some ties), the rest older. */
+			if ((rng >> 33) % 10 < 7) {
+				t += (rng >> 40) % 4;
+				pushed[tag] = t;
+			} else
+				pushed[tag] = t - (rng >> 40) % 500;
+			seq_ev(&ev, pushed[tag], tag);
+			dt_seq_put(a, dp, (unsigned int)(tag & 1), &ev);
+			tag++;
+		}
+		rcu_read_unlock();
+		if (phase == 0) {
+			/* Half of what is held goes; the rest stays. */
+			mid = base + 1000000 + (t - base - 1000000) / 2;
+			dt_source_mark(a, mid);
+			n = seq_drain(sc, tags + total, ns + total,
+			    3 * SEQ_MIX_N - total);
+			CHECK(n > 0 && n < (size_t)tag);
+			total += n;
+			/* What comes next is younger than all released. */
+			t += 1000;
+		} else if (phase == 1) {
+			/* All of it, and no later: the next are held. */
+			dt_source_mark(a, t);
+			n = seq_drain(sc, tags + total, ns + total,
+			    3 * SEQ_MIX_N - total);
+			total += n;
+			CHECK(total == (size_t)tag);
+			t += 1000;
+		}
+	}
+	/* The third phase's, all held, go at the stop. */
+	CHECK(record(sc, &root, 0) == 0);
+	total += seq_drain(sc, tags + total, ns + total, 3 * SEQ_MIX_N - total);
+	CHECK(total == (size_t)tag);
+	/* Ties on two CPUs' rings come as the read's merge takes them. */
+	for (i = 1; i < total; i++)
+		if (ns[i] < ns[i - 1])
+			bad++;
+	if (bad > 0)
+		printf("test_seq_mixed: %zu of %zu out of order\n", bad, total);
+	CHECK(bad == 0);
+	CHECK(lateevts(sc) == 0);
+	dt_source_idle(a);
+	rcu_unregister_thread();
+	dt_dev_close(sc);
+	dt_dev_fini();
+	dt_seq_clock_set(NULL, 0);
+}
+
 /*
  * An event every open's filter rejects is counted as filtered and never
  * held: the sequencer (its lock, a heap slot, a copy) does not see it.
@@ -1164,6 +1274,7 @@ main(void)
 	test_filter();
 	test_merge();
 	test_seq();
+	test_seq_mixed();
 	test_seq_prefilter();
 	test_rewind();
 	test_race();
