@@ -359,14 +359,24 @@ dt_agg_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 	return error;
 }
 
+/*
+ * Keys a source that counts a process's calls of one probe knows: the
+ * pid (dtd's, from the tracee's socket) and the probe (the pcb's).
+ */
+#define DTA_K_COUNTABLE	(DTA_K_PID | DTA_K_PBN)
+
 bool
 dt_pcb_count_only(const struct dt_pcb *dp)
 {
-	const struct dt_aggspec *as = dp->dp_agg;
+	const struct dt_aggspec *as;
 
-	return as != NULL && as->das_next == NULL && dp->dp_filter == NULL &&
-	    dp->dp_fop == 0 && as->das_req.dtas_func == DTA_COUNT &&
-	    (as->das_keys & ~(uint32_t)DTA_K_PID) == 0;
+	if (dp->dp_agg == NULL || dp->dp_filter != NULL || dp->dp_fop != 0)
+		return false;
+	for (as = dp->dp_agg; as != NULL; as = as->das_next)
+		if (as->das_req.dtas_func != DTA_COUNT ||
+		    (as->das_keys & ~(uint32_t)DTA_K_COUNTABLE) != 0)
+			return false;
+	return true;
 }
 
 void
@@ -374,6 +384,7 @@ dt_pcb_fold_count(struct dt_pcb *dp, unsigned int cpu, uint64_t n,
     pid_t pid)
 {
 	struct dt_softc *sc = dp->dp_sc;
+	const struct dt_aggspec *as;
 	struct dt_aggtab *tab;
 	struct dtioc_aggent k;
 
@@ -381,12 +392,16 @@ dt_pcb_fold_count(struct dt_pcb *dp, unsigned int cpu, uint64_t n,
 	if (n == 0 || !dt_pcb_count_only(dp))
 		return;
 	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
-	memset(&k, 0, DTA_KEYLEN);
-	k.dtae_id = dp->dp_agg->das_req.dtas_id;
-	if (dp->dp_agg->das_keys & DTA_K_PID)
-		k.dtae_pid = pid;
 	pthread_mutex_lock(&tab->dat_mtx);
-	(void)dt_agg_fold(tab, &k, 0, n);
+	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
+		memset(&k, 0, DTA_KEYLEN);
+		k.dtae_id = as->das_req.dtas_id;
+		if (as->das_keys & DTA_K_PID)
+			k.dtae_pid = pid;
+		if (as->das_keys & DTA_K_PBN)
+			k.dtae_pbn = dp->dp_dtp->dtp_pbn;
+		(void)dt_agg_fold(tab, &k, 0, n);
+	}
 	pthread_mutex_unlock(&tab->dat_mtx);
 }
 

@@ -289,10 +289,10 @@ void	dt_fsrc_or_probe(struct dt_fsrc *, struct dt_probe *,
 
 /*
  * Aggregations at the source (dt_agg.c, dtvar.h's DTIOCPRBAGG).
- * dt_pcb_count_only(): every event dp keeps only adds one to a count
- * keyed by nothing or by the pid alone (one such count(), no filter, no
- * --abi 1.14 filter), so a source may count a process's calls instead
- * of putting events.  Fixed while dp records; any thread that may see
+ * dt_pcb_count_only(): every event dp keeps only adds one to counts
+ * keyed by nothing but the pid and the probe (each of its aggregations
+ * a count() so keyed, no filter, no --abi 1.14 filter), so a source may
+ * count a process's calls of the probe instead of putting events.  Fixed while dp records; any thread that may see
  * dp.  dt_pcb_fold_count(): n such calls of process pid counted at the
  * source, folded as n puts would be (nothing for a pcb that is not
  * count-only).  Same contract as dt_pcb_ring_put().

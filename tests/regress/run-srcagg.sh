@@ -124,6 +124,19 @@ exact)
 	cat "$TMP/out"
 	grep -qx '@n: 300001' "$TMP/out" || fail "getppid count, 3 threads"
 	grep -q '^0 events dropped$' "$TMP/err" || fail "dropped, 3 threads"
+	# two counts of one probe, keyless and by pid, are counted in the
+	# traced process too: exact and nothing dropped even where records
+	# would be (lossy, flat out)
+	bt -v --no-lossless -c "$AGG_CALLS 200000" \
+	    -e 'syscall:getppid:entry { @n = count(); @p[pid] = count(); }' \
+	    > "$TMP/out" 2> "$TMP/err" || fail "$(cat "$TMP/err")"
+	cat "$TMP/out"
+	grep -qx '@n: 200001' "$TMP/out" || fail "two counts: @n"
+	[ "$(grep -c '^@p\[[0-9]*\]: ' "$TMP/out")" = 2 ] &&
+	    grep -q '^@p\[[0-9]*\]: 200000$' "$TMP/out" &&
+	    grep -q '^@p\[[0-9]*\]: 1$' "$TMP/out" || fail "two counts: @p"
+	grep -q '^0 events dropped$' "$TMP/err" || fail "dropped, two counts"
+	grep -q '^0 events read$' "$TMP/err" || fail "events read, two counts"
 	;;
 regs)
 	# the count-only path of the rewritten sites' entry (no time stamp,
