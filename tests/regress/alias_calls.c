@@ -17,7 +17,8 @@
 /*
  * alias_calls: one call each, through libc's wrappers or syscall(3), of
  * the system calls the device-alias case names by their Linux names:
- * pread64, newfstatat, getdents64, rt_sigaction, brk, gettid, futex,
+ * pread64, newfstatat, getdents64, rt_sigaction, brk (twice: sbrk(0)
+ * asks the kernel when nothing was malloc()ed yet), gettid, futex,
  * clone3 (made to fail), then exit_group through _exit().
  */
 #include <dirent.h>
