@@ -26,6 +26,7 @@
  * Single-threaded: the main loop, its rules and the end.
  */
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 
 #include <err.h>
 #include <errno.h>
@@ -44,6 +45,8 @@ struct agg_id {
 	struct bt_rule		*ai_rule;
 	struct bt_stmt		*ai_stmt;
 	uint32_t		 ai_pbn;
+	int			 ai_bycomm;	/* -c: keyed by comm to tell
+						   the shell before its exec */
 };
 
 static int		 agg_fd = -1;
@@ -52,6 +55,10 @@ static uint32_t		 agg_nids;
 static uint32_t		 agg_size;	/* entries of dtd's table */
 static struct dtioc_aggent *agg_buf;
 static uint64_t		 agg_overflow;	/* said so far */
+static uint64_t		 agg_stkover;	/* of which the stack table's */
+static uint32_t		 agg_stksize;	/* stacks of dtd's stack table */
+static int		 agg_stacks;	/* some aggregation keys by one */
+static char		 agg_mycomm[DTMAXCOMLEN]; /* -c's shell's, before */
 static uint64_t		 agg_folded;
 static int		 agg_nrules;
 
@@ -69,6 +76,8 @@ agg_field(const struct bt_expr *e)
 	case B_COMM:	return DTF_COMM;
 	case B_RETVAL:	return DTF_RETVAL;
 	case B_ERRNO:	return DTF_ERRNO;
+	case B_KSTACK:	return DTF_KSTACK;	/* kstack(N) too: the */
+	case B_USTACK:	return DTF_USTACK;	/* whole stack is kept */
 	}
 	if (e->be_op >= B_ARG0 && e->be_op <= B_ARG9)
 		return DTF_ARG0 + (e->be_op - B_ARG0);
@@ -167,6 +176,15 @@ agg_stmt_spec(const struct bt_stmt *s, struct dtioc_aggspec *as)
 		as->dtas_keys[as->dtas_nkeys++] = (uint8_t)f;
 	}
 	/*
+	 * A user stack's addresses are its process's: keyed by pid too,
+	 * an entry's stack is symbolised in its process, as an event's.
+	 */
+	if (agg_haskey(as, DTF_USTACK) && !agg_haskey(as, DTF_PID)) {
+		if (as->dtas_nkeys == DTA_MAXKEYS)
+			return 0;
+		as->dtas_keys[as->dtas_nkeys++] = DTF_PID;
+	}
+	/*
 	 * -p and -c keep one process's or one tree's events, which dtd
 	 * cannot tell: keyed by pid too, each entry is kept or left out
 	 * as its process's events would be (agg_keep()).
@@ -178,7 +196,8 @@ agg_stmt_spec(const struct bt_stmt *s, struct dtioc_aggspec *as)
 	}
 	if (s->bs_agg != A_COUNT) {
 		f = agg_field(s->bs_expr);
-		if (f == 0 || f == DTF_COMM || f == DTF_PBN)
+		if (f == 0 || f == DTF_COMM || f == DTF_PBN ||
+		    f == DTF_KSTACK || f == DTF_USTACK)
 			return 0;
 		as->dtas_vfield = (uint8_t)f;
 	}
@@ -260,35 +279,88 @@ agg_rule_ok(const struct bt_rule *r)
 	return 1;
 }
 
-/* Hand dtd r's aggregations on pbn: 1 when the probe is folded there. */
+/* Whether -c's events of prov need telling the shell's apart by comm. */
 static int
-agg_probe(int fd, struct bt_rule *r, uint32_t pbn)
+agg_prov_bycomm(const char *prov)
 {
-	struct dtioc_aggspec as;
-	struct bt_stmt *stmts[DTA_PCBAGGS], *s;
-	int first = 1, n, i;
-
-	const char *prov = dt_dtpis[pbn - 1].dtpi_prov;
-
 	/*
 	 * -c keeps a process's events from its exec of the command on: its
 	 * events from before (btrace's helper, under btrace's name) are not
 	 * the command's, and a folded entry has no time to tell them by.
 	 * Syscall probes under -c take the launched processes' events only
-	 * (DTEVT_LAUNCHED), interval's belong to no process: those fold.
+	 * (DTEVT_LAUNCHED), interval's belong to no process: those fold as
+	 * they are.  The others fold keyed by comm too, and the shell's
+	 * entries under btrace's name are left out (agg_keep()).
 	 */
-	if (g_treefilter && strncmp(prov, "syscall", DTNAMESIZE) != 0 &&
-	    strncmp(prov, "interval", DTNAMESIZE) != 0)
+	return strncmp(prov, "syscall", DTNAMESIZE) != 0 &&
+	    strncmp(prov, "interval", DTNAMESIZE) != 0;
+}
+
+static int
+agg_nopush(void)
+{
+	const char *env = getenv("BTRACE_NOPUSH");
+
+	return env != NULL && *env != '\0' && strcmp(env, "0") != 0;
+}
+
+int
+agg_wants_comm(const struct bt_rule *r, const char *prov)
+{
+	struct bt_stmt *s[DTA_PCBAGGS];
+	struct dtioc_aggspec as;
+	int n, i;
+
+	if (g_command == NULL || g_allprocs || agg_nopush() ||
+	    !agg_prov_bycomm(prov))
 		return 0;
+	if ((n = agg_stmts(r->br_action, s, 0)) <= 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!agg_stmt_spec(s[i], &as))
+			return 0;
+	return 1;
+}
+
+/* Hand dtd r's aggregations on bp: 1 when the probe is folded there. */
+static int
+agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
+{
+	struct dtioc_aggspec as;
+	struct bt_stmt *stmts[DTA_PCBAGGS], *s;
+	uint32_t pbn = bp->bp_pbn;
+	int first = 1, n, i, bycomm = 0;
+
+	const char *prov = dt_dtpis[pbn - 1].dtpi_prov;
+
+	if (g_treefilter && agg_prov_bycomm(prov)) {
+		/* enabled with comm (agg_wants_comm()), room for the key */
+		if (!(bp->bp_req.dtrq_evtflags & DTEVT_EXECNAME))
+			return 0;
+		n = agg_stmts(r->br_action, stmts, 0);
+		for (i = 0; i < n; i++) {
+			(void)agg_stmt_spec(stmts[i], &as);
+			if (!agg_haskey(&as, DTF_COMM) &&
+			    as.dtas_nkeys == DTA_MAXKEYS)
+				return 0;
+		}
+		bycomm = 1;
+	}
 	if (r->br_filter != NULL && !push_exact(fd, r->br_filter, pbn))
 		return 0;
 	n = agg_stmts(r->br_action, stmts, 0);
 	for (i = 0; i < n; i++) {
 		s = stmts[i];
 		(void)agg_stmt_spec(s, &as);
+		if (bycomm && !agg_haskey(&as, DTF_COMM))
+			as.dtas_keys[as.dtas_nkeys++] = DTF_COMM;
 		agg_vflags(fd, &as, pbn);
 		as.dtas_pbn = pbn;
 		as.dtas_aggsize = agg_size;
+		if (agg_haskey(&as, DTF_KSTACK) || agg_haskey(&as, DTF_USTACK)) {
+			as.dtas_stksize = agg_stksize;
+			agg_stacks = 1;
+		}
 		if (ioctl(fd, DTIOCPRBAGG, &as) == -1) {
 			/* OpenBSD's dt(4), an older dtd: events as before */
 			if (first)
@@ -298,6 +370,8 @@ agg_probe(int fd, struct bt_rule *r, uint32_t pbn)
 		}
 		first = 0;
 		agg_size = as.dtas_aggsize;
+		if (as.dtas_stksize != 0)
+			agg_stksize = as.dtas_stksize;
 		if (as.dtas_id != agg_nids + 1)
 			errx(1, "DTIOCPRBAGG: id %u, not %u", as.dtas_id,
 			    agg_nids + 1);
@@ -307,6 +381,7 @@ agg_probe(int fd, struct bt_rule *r, uint32_t pbn)
 		agg_ids[agg_nids].ai_rule = r;
 		agg_ids[agg_nids].ai_stmt = s;
 		agg_ids[agg_nids].ai_pbn = pbn;
+		agg_ids[agg_nids].ai_bycomm = bycomm;
 		agg_nids++;
 	}
 	return 1;
@@ -315,15 +390,20 @@ agg_probe(int fd, struct bt_rule *r, uint32_t pbn)
 void
 agg_push(int fd)
 {
-	const char *env = getenv("BTRACE_NOPUSH");
+	const char *env;
 	struct bt_rule *r;
 	struct bt_probe *bp;
 	int nrule = 0, any;
 
-	if (env != NULL && *env != '\0' && strcmp(env, "0") != 0)
+	if (agg_nopush())
 		return;
 	if ((env = getenv("BTRACE_AGGSIZE")) != NULL)
 		agg_size = (uint32_t)strtoul(env, NULL, 10);
+	if ((env = getenv("BTRACE_STKSIZE")) != NULL)
+		agg_stksize = (uint32_t)strtoul(env, NULL, 10);
+	/* the -c shell's name until its exec: btrace's, as it forked */
+	(void)prctl(PR_GET_NAME, agg_mycomm);
+	agg_mycomm[DTMAXCOMLEN - 1] = '\0';
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		nrule++;
 		if (!agg_rule_ok(r))
@@ -331,7 +411,7 @@ agg_push(int fd)
 		any = 0;
 		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next)
 			if (bp->bp_wild != 2 && bp->bp_pbn != 0 &&
-			    !bp->bp_shared && agg_probe(fd, r, bp->bp_pbn))
+			    !bp->bp_shared && agg_probe(fd, r, bp))
 				any = 1;
 		if (!any)
 			continue;
@@ -351,13 +431,20 @@ agg_push(int fd)
 static struct bt_value
 agg_key(const struct agg_id *ai, const struct dtioc_aggent *e)
 {
+	static struct deep_stacks dk;
 	struct bt_evt_ctx ec;
 	struct dt_evt ev;
 	struct bt_value v;
 	struct bt_expr *k;
 	size_t n = 0, i;
+	int deep = 0;
 
 	memset(&ev, 0, sizeof(ev));
+	/* a stack deeper than a record's is read whole, as g_deep's */
+	if (e->dtae_kstack != 0)
+		deep |= aggstk_fill(&ev, &dk, e->dtae_kstack, 1);
+	if (e->dtae_ustack != 0)
+		deep |= aggstk_fill(&ev, &dk, e->dtae_ustack, 0);
 	ev.dtev_pbn = ai->ai_pbn;
 	ev.dtev_cpu = e->dtae_cpu;
 	ev.dtev_pid = e->dtae_pid;
@@ -381,15 +468,24 @@ agg_key(const struct agg_id *ai, const struct dtioc_aggent *e)
 	memset(&v, 0, sizeof(v));
 	if ((k = ai->ai_stmt->bs_keys) == NULL)
 		return v;
+	if (deep) {
+		g_deep_ev = &ev;
+		g_deep = &dk;
+	}
 	if (k->be_next == NULL)
-		return expr_eval(k, &ec);
-	for (; k != NULL; k = k->be_next)
-		n++;
-	v.v_type = VT_TUPLE;
-	v.v_ntup = n;
-	v.v_tup = tmp_alloc(n * sizeof(*v.v_tup));
-	for (i = 0, k = ai->ai_stmt->bs_keys; k != NULL; k = k->be_next, i++)
-		v.v_tup[i] = expr_eval(k, &ec);
+		v = expr_eval(k, &ec);
+	else {
+		for (; k != NULL; k = k->be_next)
+			n++;
+		v.v_type = VT_TUPLE;
+		v.v_ntup = n;
+		v.v_tup = tmp_alloc(n * sizeof(*v.v_tup));
+		for (i = 0, k = ai->ai_stmt->bs_keys; k != NULL;
+		    k = k->be_next, i++)
+			v.v_tup[i] = expr_eval(k, &ec);
+	}
+	g_deep_ev = NULL;
+	g_deep = NULL;
 	return v;
 }
 
@@ -414,6 +510,10 @@ agg_keep(const struct dtioc_aggent *e, const struct agg_id *ai,
 		return e->dtae_pid == g_pidfilter;
 	if (!g_treefilter)
 		return 1;
+	/* the shell before its exec, btrace's code under btrace's name */
+	if (ai->ai_bycomm && e->dtae_pid == ptree_shell_pid() &&
+	    strncmp(e->dtae_comm, agg_mycomm, DTMAXCOMLEN) == 0)
+		return 0;
 	return ptree_member(e->dtae_pid, now, strncmp(dt_dtpis[ai->ai_pbn -
 	    1].dtpi_prov, "syscall", DTNAMESIZE) == 0);
 }
@@ -444,6 +544,9 @@ agg_sync(void)
 		warn("DTIOCAGGREAD");
 		return;
 	}
+	/* every stack id of these entries is in dtd's stack table now */
+	if (agg_stacks)
+		(void)aggstk_fetch(agg_fd);
 	for (i = 0; i < rd.dtgr_nents; i++) {
 		e = &agg_buf[i];
 		if (e->dtae_id == 0 || e->dtae_id > agg_nids)
@@ -465,7 +568,15 @@ agg_sync(void)
 		tmp_release(mark);
 	}
 	agg_folded = rd.dtgr_aggevt;
-	/* never silently: said as lost events are */
+	/* never silently: said as lost events are, each table's apart */
+	if (agg_stacks && aggstk_overflow() > agg_stkover) {
+		fprintf(stderr, "%llu events not aggregated: dtd's stack "
+		    "table is full (%u stacks; BTRACE_STKSIZE)\n",
+		    (unsigned long long)(aggstk_overflow() - agg_stkover),
+		    agg_stksize);
+		agg_overflow += aggstk_overflow() - agg_stkover;
+		agg_stkover = aggstk_overflow();
+	}
 	if (rd.dtgr_overflow > agg_overflow) {
 		fprintf(stderr, "%llu events not aggregated: dtd's table is "
 		    "full (%u entries; BTRACE_AGGSIZE)\n",
@@ -514,5 +625,8 @@ agg_report(void)
 	fprintf(stderr, "%llu events aggregated by dtd\n",
 	    (unsigned long long)agg_folded);
 	fprintf(stderr, "%llu events dtd's table could not hold\n",
-	    (unsigned long long)agg_overflow);
+	    (unsigned long long)(agg_overflow - agg_stkover));
+	if (agg_stacks)
+		fprintf(stderr, "%llu events dtd's stack table could not "
+		    "hold\n", (unsigned long long)agg_stkover);
 }

@@ -819,6 +819,9 @@ rules_setup(int fd, int *halt)
 					bp->bp_req.dtrq_evtflags |=
 					    DTEVT_LAUNCHED;
 			}
+			/* -c: folded in dtd, keyed by comm (bt_agg.c) */
+			if (agg_wants_comm(r, pi->dtpi_prov))
+				bp->bp_req.dtrq_evtflags |= DTEVT_EXECNAME;
 			if (g_verbose > 1)
 				fprintf(stderr, "debug: probe '%s' pbn %u "
 				    "evtflags %#llx nsecs %llu\n",

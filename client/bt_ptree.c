@@ -347,6 +347,12 @@ ptree_member(pid_t pid, const struct timespec *tsp, int sys)
 	return (pe = pt_slot(pid, 0)) != NULL && pe->pe_member == PT_IN;
 }
 
+pid_t
+ptree_shell_pid(void)
+{
+	return shell_pid;
+}
+
 void
 ptree_close(void)
 {

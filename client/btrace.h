@@ -334,6 +334,27 @@ void			 agg_sync(void);
 /* The command ended: wait (bounded) until dtd put its last events. */
 void			 agg_settle(int fd);
 void			 agg_report(void);
+/*
+ * Whether dtd may fold r's aggregations on the probe of provider prov
+ * under -c, for which it keys them by comm: the probe is enabled with
+ * DTEVT_EXECNAME then.  Before the enables.
+ */
+int			 agg_wants_comm(const struct bt_rule *r,
+			    const char *prov);
+
+/*
+ * bt_aggstk.c: dtd's stack table.  aggstk_fetch() reads the stacks new
+ * since its last call from fd (after a DTIOCAGGREAD: every id its
+ * entries carry), 0 or -1 (warned).  aggstk_fill() puts stack id into
+ * ev's kernel (kernel) or user stack as a record carries it and the
+ * whole of it into dk: 1 when deeper than STACKTRACE_MAX (dk is then
+ * g_deep for ev).  aggstk_overflow(): dtd's dtsr_overflow as last read.
+ */
+struct deep_stacks;
+int			 aggstk_fetch(int fd);
+int			 aggstk_fill(struct dt_evt *ev, struct deep_stacks *dk,
+			    uint32_t id, int kernel);
+uint64_t		 aggstk_overflow(void);
 const char		*evt_argstr(struct dt_evt *, int);
 
 /* bt_match.c */
@@ -380,6 +401,8 @@ void			 ptree_root(pid_t);
 void			 ptree_shell(pid_t);
 void			 ptree_sync(void);
 int			 ptree_member(pid_t, const struct timespec *, int);
+/* -c's shell, btrace's code under btrace's name until its exec. */
+pid_t			 ptree_shell_pid(void);
 void			 ptree_close(void);
 
 /* bt_json.c */

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "dt_agg.h"
+#include "dt_prov.h"
 #include "dt_softc.h"
 
 /* Which entry fields an aggregation keys on (das_keys). */
@@ -37,6 +38,9 @@
 #define DTA_K_COMM	0x0010
 #define DTA_K_RETVAL	0x0020
 #define DTA_K_ERRNO	0x0040
+#define DTA_K_KSTACK	0x0080
+#define DTA_K_USTACK	0x80000		/* past DTA_K_ARG0 << 9 */
+#define DTA_K_STACKS	(DTA_K_KSTACK | DTA_K_USTACK)
 #define DTA_K_ARG0	0x0100		/* << n */
 
 /* The key is everything before the values; padding included, zeroed. */
@@ -53,6 +57,8 @@ dt_agg_keybit(uint8_t field)
 	case DTF_COMM:		return DTA_K_COMM;
 	case DTF_RETVAL:	return DTA_K_RETVAL;
 	case DTF_ERRNO:		return DTA_K_ERRNO;
+	case DTF_KSTACK:	return DTA_K_KSTACK;
+	case DTF_USTACK:	return DTA_K_USTACK;
 	}
 	if (field >= DTF_ARG0 && field < DTF_ARG0 + DTMAXFUNCARGS)
 		return DTA_K_ARG0 << (field - DTF_ARG0);
@@ -68,7 +74,7 @@ dt_agg_check(const struct dtioc_aggspec *s, uint32_t *keys)
 
 	*keys = 0;
 	if (s->dtas_func < DTA_COUNT || s->dtas_func > DTA_LHIST ||
-	    s->dtas_nkeys > DTA_MAXKEYS || s->dtas_pad != 0 ||
+	    s->dtas_nkeys > DTA_MAXKEYS ||
 	    (s->dtas_vflags & ~DTF_F_INT32) != 0)
 		return EINVAL;
 	for (i = 0; i < s->dtas_nkeys; i++) {
@@ -80,11 +86,14 @@ dt_agg_check(const struct dtioc_aggspec *s, uint32_t *keys)
 	for (; i < DTA_MAXKEYS; i++)
 		if (s->dtas_keys[i] != 0)
 			return EINVAL;
+	/* a stack table's size means something with a stack key alone */
+	if ((*keys & DTA_K_STACKS) == 0 && s->dtas_stksize != 0)
+		return EINVAL;
 	if (s->dtas_func == DTA_COUNT) {
 		if (s->dtas_vfield != 0 || s->dtas_vflags != 0)
 			return EINVAL;
 	} else if (s->dtas_vfield == DTF_COMM ||
-	    dt_agg_keybit(s->dtas_vfield) == 0)
+	    (dt_agg_keybit(s->dtas_vfield) & ~DTA_K_STACKS) == 0)
 		return EINVAL;
 	if (s->dtas_func == DTA_LHIST) {
 		if (s->dtas_lstep <= 0 || s->dtas_lmin >= s->dtas_lmax)
@@ -149,8 +158,9 @@ dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec)
 {
 	struct dt_aggtab *tab;
 	struct dt_aggspec *as, **asp;
+	struct dt_aggstk *stk;
 	struct dt_pcb *dp;
-	uint32_t keys;
+	uint32_t keys, stksize;
 	unsigned int n = 0;
 	int error;
 
@@ -175,6 +185,14 @@ dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec)
 	}
 	if (tab->dat_nspecs >= DTA_MAXAGGS)
 		return ENOSPC;
+	stk = atomic_load_explicit(&tab->dat_stk, memory_order_relaxed);
+	if ((keys & DTA_K_STACKS) != 0 && stk == NULL) {
+		stksize = spec->dtas_stksize;
+		if ((error = dt_aggstk_new(sc, &stksize, &stk)) != 0)
+			return error;
+		/* no producer folds yet: not recording (EBUSY above) */
+		atomic_store_explicit(&tab->dat_stk, stk, memory_order_release);
+	}
 	if ((as = calloc(1, sizeof(*as))) == NULL)
 		return ENOMEM;
 	as->das_req = *spec;
@@ -194,6 +212,7 @@ dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec)
 			dp->dp_agg = as;
 	spec->dtas_id = as->das_req.dtas_id;
 	spec->dtas_aggsize = tab->dat_size;
+	spec->dtas_stksize = (keys & DTA_K_STACKS) != 0 ? stk->dsk_size : 0;
 	return 0;
 }
 
@@ -221,8 +240,8 @@ dt_agg_pow2(int64_t v)
  */
 static void
 dt_agg_key(const struct dt_pcb *dp, const struct dt_aggspec *as,
-    unsigned int cpu, const struct dt_evt *src, struct dtioc_aggent *k,
-    int64_t *vp)
+    unsigned int cpu, const struct dt_evt *src, const int32_t *stkid,
+    struct dtioc_aggent *k, int64_t *vp)
 {
 	bool args = (dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) == 0;
 	uint32_t keys = as->das_keys;
@@ -241,6 +260,10 @@ dt_agg_key(const struct dt_pcb *dp, const struct dt_aggspec *as,
 		k->dtae_cpu = cpu;
 	if (keys & DTA_K_PBN)
 		k->dtae_pbn = dp->dp_dtp->dtp_pbn;
+	if (keys & DTA_K_KSTACK)
+		k->dtae_kstack = (uint16_t)stkid[0];
+	if (keys & DTA_K_USTACK)
+		k->dtae_ustack = (uint16_t)stkid[1];
 	if ((keys & DTA_K_COMM) && (dp->dp_evtflags & DTEVT_EXECNAME)) {
 		/* up to the NUL, as the ring's copy: the rest stays zero */
 		memcpy(k->dtae_comm, src->dtev_comm,
@@ -337,21 +360,83 @@ dt_agg_fold(struct dt_aggtab *tab, const struct dtioc_aggent *k, int64_t v,
 	return true;
 }
 
+/*
+ * The frames of src's kernel (kernel) or user stack as dp's record would
+ * carry them, into pc[DTEV_DEEP_MAX]: the deep stack ds when the
+ * provider walked one and the open asked for DTEVT_DEEPSTACK, else at
+ * most STACKTRACE_MAX (dt_stack_copy()'s); none when dp_evtflags did not
+ * ask for the stack, or when a syscall event's kstack holds strings.
+ */
+static unsigned int
+dt_agg_frames(const struct dt_pcb *dp, const struct dt_evt *src,
+    const struct dt_deepstack *ds, bool kernel, uint64_t *pc)
+{
+	const struct stacktrace *st;
+	unsigned int n, i;
+
+	if ((dp->dp_evtflags & (kernel ? DTEVT_KSTACK : DTEVT_USTACK)) == 0)
+		return 0;
+	if (kernel && (dp->dp_evtflags & DTEVT_STRINGS))
+		return 0;
+	if (ds != NULL) {
+		n = ds->ds_count < DTEV_DEEP_MAX ? ds->ds_count :
+		    DTEV_DEEP_MAX;
+		if (!(dp->dp_evtflags & DTEVT_DEEPSTACK) && n > STACKTRACE_MAX)
+			n = STACKTRACE_MAX;
+		memcpy(pc, ds->ds_pc, n * sizeof(*pc));
+		return n;
+	}
+	st = kernel ? &src->dtev_kstack : &src->dtev_ustack;
+	n = st->st_count < STACKTRACE_MAX ? st->st_count : STACKTRACE_MAX;
+	for (i = 0; i < n; i++)
+		pc[i] = st->st_pc[i];
+	return n;
+}
+
 int
-dt_agg_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
+dt_agg_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src,
+    const struct dt_deepstack *kds, const struct dt_deepstack *uds)
 {
 	struct dt_softc *sc = dp->dp_sc;
 	struct dt_aggtab *tab;
+	struct dt_aggstk *stk;
 	struct dt_aggspec *as;
 	struct dtioc_aggent k;
+	uint64_t kpc[DTEV_DEEP_MAX], upc[DTEV_DEEP_MAX];
+	unsigned int kn = 0, un = 0;
+	uint32_t want = 0;
+	int32_t id[2] = { 0, 0 };
 	int64_t v;
 	int error = 0;
 
 	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
 	cpu %= sc->ds_nrings;
+	for (as = dp->dp_agg; as != NULL; as = as->das_next)
+		want |= as->das_keys;
+	/* the frames gathered outside the lock: the walk is the cost */
+	if (want & DTA_K_KSTACK)
+		kn = dt_agg_frames(dp, src, kds, true, kpc);
+	if (want & DTA_K_USTACK)
+		un = dt_agg_frames(dp, src, uds, false, upc);
+	stk = atomic_load_explicit(&tab->dat_stk, memory_order_acquire);
 	pthread_mutex_lock(&tab->dat_mtx);
+	if (want & DTA_K_STACKS) {
+		/* a spec with a stack key made the table: stk is set */
+		if (want & DTA_K_KSTACK)
+			id[0] = dt_aggstk_intern(stk, kpc, kn);
+		if (want & DTA_K_USTACK)
+			id[1] = dt_aggstk_intern(stk, upc, un);
+	}
 	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
-		dt_agg_key(dp, as, cpu, src, &k, &v);
+		/* a stack the full stack table refused: not folded, counted */
+		if (((as->das_keys & DTA_K_KSTACK) && id[0] < 0) ||
+		    ((as->das_keys & DTA_K_USTACK) && id[1] < 0)) {
+			tab->dat_overflow++;
+			stk->dsk_overflow++;
+			error = ENOBUFS;
+			continue;
+		}
+		dt_agg_key(dp, as, cpu, src, id, &k, &v);
 		if (!dt_agg_fold(tab, &k, v, 1))
 			error = ENOBUFS;
 	}
@@ -473,6 +558,8 @@ dt_agg_free(struct dt_softc *sc)
 		free(tab->dat_specs[i]);
 	dt_limit_uncharge(&sc->ds_cred, dt_agg_tab_mem(tab));
 	pthread_mutex_destroy(&tab->dat_mtx);
+	dt_aggstk_free(sc, atomic_load_explicit(&tab->dat_stk,
+	    memory_order_relaxed));
 	free(tab->dat_specs);
 	free(tab->dat_hash);
 	free(tab->dat_ents);

@@ -39,6 +39,7 @@
 struct dt_softc;
 struct dt_pcb;
 struct dt_uaccess;
+struct dt_deepstack;
 
 /* One DTIOCPRBAGG: what a probe's events fold into. */
 struct dt_aggspec {
@@ -46,6 +47,21 @@ struct dt_aggspec {
 						   read-only while recording */
 	struct dtioc_aggspec	 das_req;	/* [I] as checked, id set */
 	uint32_t		 das_keys;	/* [I] DTA_K_* of the keys */
+};
+
+/*
+ * The open's stack table (DTF_KSTACK, DTF_USTACK keys): each distinct
+ * stack once, by id, in an open-addressed hash; never emptied.  Under
+ * the aggregation table's dat_mtx, [t] all.
+ */
+struct dt_aggstk {
+	struct dtioc_aggstack	*dsk_stks;	/* [t] by id - 1 */
+	uint32_t		*dsk_hash;	/* [t] id, 0 empty */
+	uint32_t		 dsk_size;	/* [I] stacks at most */
+	uint32_t		 dsk_hmask;	/* [I] hash slots - 1 */
+	uint32_t		 dsk_n;		/* [t] stacks in use */
+	uint64_t		 dsk_overflow;	/* [t] folds refused for a
+						   stack, as dat_overflow */
 };
 
 /* The open's table: entries in an open-addressed hash, [t] all. */
@@ -59,6 +75,9 @@ struct dt_aggtab {
 	uint64_t		 dat_aggevt;	/* [t] events folded */
 	uint64_t		 dat_overflow;	/* [t] events a full table
 						   could not fold */
+	struct dt_aggstk	*_Atomic dat_stk; /* [K] made by the first
+						   spec with a stack key,
+						   published as ds_agg */
 	struct dt_aggspec	**dat_specs;	/* [K] by id - 1 */
 	uint32_t		 dat_nspecs;	/* [K] */
 };
@@ -78,7 +97,8 @@ int	dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec);
  * table could not take a new key (counted).
  */
 int	dt_agg_put(struct dt_pcb *dp, unsigned int cpu,
-	    const struct dt_evt *src);
+	    const struct dt_evt *src, const struct dt_deepstack *k,
+	    const struct dt_deepstack *u);
 
 /*
  * DTIOCAGGREAD into the caller's buffer through ua.  Any thread, no
@@ -90,5 +110,31 @@ int	dt_agg_read(struct dt_softc *sc, struct dtioc_aggread *rd,
 
 /* Close, no producer left: free sc's table and specs. */
 void	dt_agg_free(struct dt_softc *sc);
+
+/* dt_aggstk.c */
+
+/*
+ * A stack table of size stacks (0: the default), charged to sc's user;
+ * *sizep says the size made.  Under [K].  0 or ENOMEM.
+ */
+int	dt_aggstk_new(struct dt_softc *sc, uint32_t *sizep,
+	    struct dt_aggstk **stkp);
+
+/*
+ * The id of the n frames at pc in stk, interned if new: 0 for n == 0,
+ * -1 when a full table has no room for it.  Under [t].
+ */
+int32_t	dt_aggstk_intern(struct dt_aggstk *stk, const uint64_t *pc,
+	    unsigned int n);
+
+/*
+ * DTIOCAGGSTACKS into the caller's buffer through ua.  Any thread, as
+ * dt_agg_read(); takes [t] itself.
+ */
+int	dt_aggstk_read(struct dt_softc *sc, struct dtioc_aggstkread *rd,
+	    const struct dt_uaccess *ua);
+
+/* Close: free stk and uncharge sc's user. */
+void	dt_aggstk_free(struct dt_softc *sc, struct dt_aggstk *stk);
 
 #endif /* DT_AGG_H */

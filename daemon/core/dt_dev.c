@@ -84,6 +84,7 @@ static const struct dt_ioctl_ent dt_ioctls[] = {
 	{ DTIOCGSTATSX,		sizeof(struct dtioc_statx) },
 	{ DTIOCPRBAGG,		sizeof(struct dtioc_aggspec) },
 	{ DTIOCAGGREAD,		sizeof(struct dtioc_aggread) },
+	{ DTIOCAGGSTACKS,	sizeof(struct dtioc_aggstkread) },
 };
 
 /*
@@ -134,6 +135,7 @@ dt_ioctl_outbuf(unsigned long canon, const void *arg, uint64_t *uaddr,
 	const struct dtioc_probe *dtpr;
 	const struct dtioc_arg *dtar;
 	const struct dtioc_aggread *dtgr;
+	const struct dtioc_aggstkread *dtsr;
 
 	switch (canon) {
 	case DTIOCGPLIST:
@@ -151,6 +153,11 @@ dt_ioctl_outbuf(unsigned long canon, const void *arg, uint64_t *uaddr,
 		*uaddr = (uint64_t)(uintptr_t)dtgr->dtgr_ents;
 		*len = dtgr->dtgr_size;
 		break;
+	case DTIOCAGGSTACKS:
+		dtsr = arg;
+		*uaddr = (uint64_t)(uintptr_t)dtsr->dtsr_stks;
+		*len = dtsr->dtsr_size;
+		break;
 	default:
 		return false;
 	}
@@ -165,6 +172,9 @@ dt_ioctl_outbuf(unsigned long canon, const void *arg, uint64_t *uaddr,
 	if (canon == DTIOCAGGREAD &&
 	    *len > DTA_AGGSIZE_MAX * sizeof(struct dtioc_aggent))
 		*len = DTA_AGGSIZE_MAX * sizeof(struct dtioc_aggent);
+	if (canon == DTIOCAGGSTACKS &&
+	    *len > DTA_STKSIZE_MAX * sizeof(struct dtioc_aggstack))
+		*len = DTA_STKSIZE_MAX * sizeof(struct dtioc_aggstack);
 	return *len > 0;
 }
 
@@ -1033,6 +1043,8 @@ dt_dev_ioctl(struct dt_softc *sc, const struct dt_cred *cr, unsigned long cmd,
 		return 0;
 	case DTIOCAGGREAD:
 		return dt_agg_read(sc, arg, ua);
+	case DTIOCAGGSTACKS:
+		return dt_aggstk_read(sc, arg, ua);
 	}
 
 	/*

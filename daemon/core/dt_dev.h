@@ -145,6 +145,7 @@ union dt_ioctl_arg {
 	struct dtioc_statx	 dtsx;
 	struct dtioc_aggspec	 dtas;
 	struct dtioc_aggread	 dtgr;
+	struct dtioc_aggstkread	 dtsr;
 	int			 on;
 	unsigned char		 raw[64];	/* --abi 1.14's too */
 };

@@ -407,7 +407,7 @@ dt_pcb_ring_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 		return 0;
 	/* Aggregated at the source: folded, no ring slot. */
 	if (dp->dp_agg != NULL)
-		return dt_agg_put(dp, cpu, src);
+		return dt_agg_put(dp, cpu, src, NULL, NULL);
 	return dt_pcb_ring_put_kept(dp, cpu, src, NULL, 0);
 }
 
@@ -448,7 +448,7 @@ dt_pcb_ring_put_deep(struct dt_pcb *dp, unsigned int cpu,
 	if (!dt_pcb_keep(dp, cpu, src))
 		return 0;
 	if (dp->dp_agg != NULL)
-		return dt_agg_put(dp, cpu, src);
+		return dt_agg_put(dp, cpu, src, k, u);
 	ev = *src;
 	dt_deep_head(&ev.dtev_kstack, k, flags & DTEVT_DEEPSTACK);
 	dt_deep_head(&ev.dtev_ustack, u, flags & DTEVT_DEEPSTACK);

@@ -1436,7 +1436,7 @@ fz_op_ioctl(struct fz_in *in, int op)
 		a.as.dtas_vfield = fz_u8(in) % 28;
 		a.as.dtas_vflags = fz_u8(in) & 0x81;
 		a.as.dtas_aggsize = fz_u32(in) % 600;
-		a.as.dtas_pad = fz_u8(in) == 0xff;
+		a.as.dtas_stksize = fz_u8(in) == 0xff;
 		a.as.dtas_lmin = (int64_t)fz_u64(in);
 		a.as.dtas_lmax = (int64_t)fz_u64(in);
 		a.as.dtas_lstep = (int64_t)fz_u64(in);

@@ -130,7 +130,7 @@ run_ioctl(int fd, uint32_t pbn, uint32_t other)
 	as.dtas_lstep = 1;		/* lhist's alone */
 	bad += agg_spec(fd, &as) != EINVAL;
 	spec_init(&as, pbn, DTA_COUNT);
-	as.dtas_pad = 1;
+	as.dtas_stksize = 1;
 	bad += agg_spec(fd, &as) != EINVAL;
 	dtt_check(bad == 0, "14 malformed specs: EINVAL");
 

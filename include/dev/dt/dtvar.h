@@ -448,6 +448,32 @@ struct dtioc_statx {
  * end at T reads until dtgr_done passes T to have all of its events
  * (sources drain late, design.md's "Time order").  Anyone who may open the device may read.
  * OpenBSD clients call neither command: nothing changes for them.
+ *
+ * Stacks as keys: DTF_KSTACK and DTF_USTACK (keys only, never a value
+ * or a filter's field) key an entry by the event's kernel or user stack
+ * as the record would carry it (nothing when the open's evtflags did not
+ * ask for it, at most STACKTRACE_MAX frames, or up to DTEV_DEEP_MAX with
+ * DTEVT_DEEPSTACK where the provider walks that deep).  dtd interns
+ * each distinct stack (its frames, as st_pc holds them) in the open's
+ * stack table and keys the entry by its id, 1, 2, ... in dtae_kstack or
+ * dtae_ustack; 0 is the empty stack.  Ids never change, and DTA_RD_CLEAR
+ * does not empty the stack table: it holds at most the dtas_stksize the
+ * open's first DTIOCPRBAGG with a stack key asked for (0:
+ * DTA_STKSIZE_DEF; more than DTA_STKSIZE_MAX is cut to it), answered in
+ * dtas_stksize, over the open's life.  An event with a stack new to a
+ * full stack table is not folded: it counts in dtgr_overflow and in
+ * dtsr_overflow.  A user stack's addresses mean something in its
+ * process alone: a client keys such an aggregation by DTF_PID too.
+ *
+ * DTIOCAGGSTACKS reads the stack table: the stacks of ids dtsr_first
+ * (at least 1) on, as many as dtsr_size bytes at dtsr_stks hold, in id
+ * order; dtd says how many in dtsr_nstks (the ids dtsr_first ..
+ * dtsr_first + dtsr_nstks - 1), the stacks the table holds in
+ * dtsr_total and the events it could not take in dtsr_overflow.  A
+ * client reads the stacks new since its last look (from its last
+ * dtsr_first + dtsr_nstks) after each DTIOCAGGREAD: every id an entry
+ * it read carries is there by then.  EINVAL for dtsr_first 0 or a
+ * nonzero dtsr_spare.
  */
 #define DTA_COUNT	1
 #define DTA_SUM		2
@@ -465,6 +491,11 @@ struct dtioc_statx {
 
 #define DTA_RD_CLEAR	0x01		/* empty the table as it is read */
 
+#define DTF_KSTACK	8		/* aggregation key: kernel stack id */
+#define DTF_USTACK	9		/* aggregation key: user stack id */
+#define DTA_STKSIZE_DEF	1024		/* stacks of a stack table */
+#define DTA_STKSIZE_MAX	65535		/* ids fit dtae_kstack's 16 bits */
+
 struct dtioc_aggspec {
 	uint32_t	dtas_pbn;		/* a probe this open enabled */
 	uint32_t	dtas_id;		/* out: the aggregation's id */
@@ -474,7 +505,8 @@ struct dtioc_aggspec {
 	uint8_t		dtas_vflags;		/* DTF_F_* */
 	uint8_t		dtas_keys[DTA_MAXKEYS];	/* DTF_* */
 	uint32_t	dtas_aggsize;		/* in/out: table entries */
-	uint32_t	dtas_pad;		/* zero */
+	uint32_t	dtas_stksize;		/* in/out: stack table; was
+						   padding, 0 is the default */
 	int64_t		dtas_lmin;		/* DTA_LHIST */
 	int64_t		dtas_lmax;
 	int64_t		dtas_lstep;
@@ -493,7 +525,8 @@ struct dtioc_aggent {
 	char		dtae_comm[DTMAXCOMLEN];	/* DTF_COMM */
 	int64_t		dtae_bucket;		/* DTA_HIST, DTA_LHIST */
 	int32_t		dtae_bkind;		/* DTA_LHIST */
-	uint32_t	dtae_pad;		/* zero */
+	uint16_t	dtae_kstack;		/* DTF_KSTACK: stack id */
+	uint16_t	dtae_ustack;		/* DTF_USTACK: stack id */
 	/* the values: */
 	uint64_t	dtae_count;
 	int64_t		dtae_sum;
@@ -513,6 +546,25 @@ struct dtioc_aggread {
 	uint64_t		 dtgr_spare;	/* zero */
 };
 
+/* DTIOCAGGSTACKS: one stack of the stack table. */
+struct dtioc_aggstack {
+	uint32_t	dtak_id;		/* 1 .. */
+	uint32_t	dtak_count;		/* frames in dtak_pc */
+	uint64_t	dtak_pc[DTEV_DEEP_MAX];	/* innermost first */
+};
+
+struct dtioc_aggstkread {
+	size_t			 dtsr_size;	/* in/out: bytes at dtsr_stks */
+	struct dtioc_aggstack	*dtsr_stks;
+	uint32_t		 dtsr_first;	/* in: first id wanted */
+	uint32_t		 dtsr_nstks;	/* out: stacks copied */
+	uint32_t		 dtsr_total;	/* out: stacks in the table */
+	uint32_t		 dtsr_pad;	/* zero */
+	uint64_t		 dtsr_overflow;	/* out: events a full stack
+						   table could not fold */
+	uint64_t		 dtsr_spare;	/* zero */
+};
+
 /* Linux encoding; dtd accepts DTIOC_OPENBSD() of each as well. */
 #define DTIOCGPLIST	_IOWR('D', 1, struct dtioc_probe)
 #define DTIOCGSTATS	_IOR('D', 2, struct dtioc_stat)
@@ -530,6 +582,7 @@ struct dtioc_aggread {
 #define DTIOCGSTATSX	_IOR('D', 65, struct dtioc_statx)
 #define DTIOCPRBAGG	_IOWR('D', 66, struct dtioc_aggspec)
 #define DTIOCAGGREAD	_IOWR('D', 67, struct dtioc_aggread)
+#define DTIOCAGGSTACKS	_IOWR('D', 68, struct dtioc_aggstkread)
 
 /*
  * The OpenBSD encoding of a Linux-encoded number: OpenBSD's IOC_OUT is
@@ -608,6 +661,11 @@ DT_STATIC_ASSERT(offsetof(struct dtioc_aggread, dtgr_flags) == 16, "flags");
 DT_STATIC_ASSERT(offsetof(struct dtioc_aggread, dtgr_aggevt) == 24, "aggevt");
 DT_STATIC_ASSERT(DTIOCPRBAGG == 0xC0304442UL, "DTIOCPRBAGG");
 DT_STATIC_ASSERT(DTIOCAGGREAD == 0xC0384443UL, "DTIOCAGGREAD");
+DT_STATIC_ASSERT(offsetof(struct dtioc_aggent, dtae_kstack) == 148, "kstk");
+DT_STATIC_ASSERT(sizeof(struct dtioc_aggstack) == 8 + 8 * DTEV_DEEP_MAX,
+    "dtioc_aggstack size");
+DT_STATIC_ASSERT(sizeof(struct dtioc_aggstkread) == 48, "aggstkread size");
+DT_STATIC_ASSERT(DTIOCAGGSTACKS == 0xC0304444UL, "DTIOCAGGSTACKS");
 DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCGSTATS) == 0x40204402UL, "GSTATS bsd");
 DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCRECORD) == 0x80044403UL, "RECORD bsd");
 DT_STATIC_ASSERT(DTIOC_OPENBSD(DTIOCPRBENABLE) == 0x80184404UL, "ENABLE bsd");
