@@ -29,8 +29,12 @@
  *			counts in its ring's header and records nothing;
  *			the count is exact, and a second open that reads
  *			the probe's events turns the records back on
+ *	agg-stacks	profile:hz:97 keyed by kstack: stacks interned
+ *			once, entries by id, DTIOCAGGSTACKS returns them,
+ *			no record read; a stack table of one stack says
+ *			what it could not hold
  *
- * usage: agg_itest DTD DTRUN AGG_CALLS ioctl|opens|count
+ * usage: agg_itest DTD DTRUN AGG_CALLS ioctl|opens|count|stacks
  */
 #include <sys/ioctl.h>
 #include <sys/wait.h>
@@ -440,6 +444,134 @@ out:
 		close(fb);
 }
 
+static int
+stk_read(int fd, struct dtioc_aggstkread *sr, struct dtioc_aggstack *buf,
+    uint32_t first, uint32_t n)
+{
+	memset(sr, 0, sizeof(*sr));
+	sr->dtsr_first = first;
+	sr->dtsr_stks = buf;
+	sr->dtsr_size = (size_t)n * sizeof(*buf);
+	return ioctl(fd, DTIOCAGGSTACKS, sr) == -1 ? errno : 0;
+}
+
+/* Work for the profile to sample: system calls, so kernel stacks. */
+static void
+stk_spin(uint64_t ns)
+{
+	uint64_t end = dtt_clock_ns(CLOCK_MONOTONIC) + ns;
+
+	while (dtt_clock_ns(CLOCK_MONOTONIC) < end)
+		(void)getppid();
+}
+
+static void
+run_stacks(int fa, struct dtioc_probe_info *pi, size_t npi)
+{
+	struct dtioc_aggspec as;
+	struct dtioc_aggread rd;
+	struct dtioc_aggstkread sr;
+	struct dtioc_aggstack *stk;
+	struct dtioc_aggent *e;
+	struct dtioc_stat st;
+	uint64_t sum = 0, t;
+	uint32_t pbn, i, j, bad = 0;
+	int fb;
+
+	pbn = dtt_pbn(pi, npi, "profile", "hz", "97");
+	fb = dtt_open(dd.dd_dev);
+	if (!dtt_check(pbn != 0 && fb != -1 &&
+	    dtt_enable(fa, pbn, DTEVT_KSTACK, 1000000000ULL / 97) == 0 &&
+	    dtt_enable(fb, pbn, DTEVT_KSTACK, 1000000000ULL / 97) == 0,
+	    "profile:hz:97 enabled with kstack on two opens"))
+		return;
+	spec_init(&as, pbn, DTA_SUM);
+	as.dtas_vfield = DTF_KSTACK;	/* a stack is no value */
+	bad += agg_spec(fa, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_COUNT);
+	as.dtas_nkeys = 2;
+	as.dtas_keys[0] = as.dtas_keys[1] = DTF_USTACK;
+	bad += agg_spec(fa, &as) != EINVAL;
+	dtt_check(bad == 0 && stk_read(fa, &sr, NULL, 0, 0) == EINVAL,
+	    "a stack as a value, a stack key twice, stack id 0: EINVAL");
+	dtt_check(stk_read(fa, &sr, NULL, 1, 0) == 0 && sr.dtsr_total == 0,
+	    "no stack table yet: an empty read");
+	spec_init(&as, pbn, DTA_COUNT);
+	as.dtas_nkeys = 1;
+	as.dtas_keys[0] = DTF_KSTACK;
+	bad = agg_spec(fa, &as);
+	dtt_check(bad == 0 && as.dtas_stksize == DTA_STKSIZE_DEF,
+	    "@[kstack] = count(): a stack table of %u stacks",
+	    as.dtas_stksize);
+	bad = 0;
+	as.dtas_stksize = 1;
+	bad = agg_spec(fb, &as);
+	dtt_check(bad == 0 && as.dtas_stksize == 1,
+	    "another open's stack table of 1 stack");
+	memset(&sr, 0, sizeof(sr));
+	sr.dtsr_first = 1;
+	sr.dtsr_spare = 1;
+	dtt_check(ioctl(fa, DTIOCAGGSTACKS, &sr) == -1 && errno == EINVAL,
+	    "DTIOCAGGSTACKS with dtsr_spare set: EINVAL");
+
+	if (!dtt_check(dtt_record(fa, 1) == 0 && dtt_record(fb, 1) == 0,
+	    "recording"))
+		return;
+	stk_spin(1000000000ULL);
+	t = dtt_clock_ns(CLOCK_REALTIME);
+	dtt_check(agg_settled(fa, t) && agg_settled(fb, t),
+	    "dtd put every event stamped before the end");
+	dtt_record(fa, 0);
+	dtt_record(fb, 0);
+
+	e = agg_all(fa, DTA_AGGSIZE_DEF, &rd);
+	stk = calloc(DTA_STKSIZE_DEF, sizeof(*stk));
+	if (!dtt_check(e != NULL && stk != NULL && stk_read(fa, &sr, stk, 1,
+	    DTA_STKSIZE_DEF) == 0, "the table and its stacks read"))
+		return;
+	for (i = 0; i < rd.dtgr_nents; i++) {
+		sum += e[i].dtae_count;
+		bad += e[i].dtae_kstack > sr.dtsr_total;
+	}
+	dtt_check(rd.dtgr_aggevt > 50 && sum == rd.dtgr_aggevt &&
+	    rd.dtgr_overflow == 0, "%llu samples folded in %u entries",
+	    (unsigned long long)rd.dtgr_aggevt, rd.dtgr_nents);
+	dtt_check(bad == 0 && sr.dtsr_nstks == sr.dtsr_total &&
+	    sr.dtsr_total > 0 && sr.dtsr_total <= rd.dtgr_nents &&
+	    sr.dtsr_overflow == 0, "every entry's stack id among the %u "
+	    "stacks read", sr.dtsr_total);
+	for (i = 0; i < sr.dtsr_nstks; i++) {
+		bad += stk[i].dtak_id != i + 1 || stk[i].dtak_count == 0 ||
+		    stk[i].dtak_count > STACKTRACE_MAX;
+		for (j = 0; j < i; j++)
+			bad += stk[j].dtak_count == stk[i].dtak_count &&
+			    memcmp(stk[j].dtak_pc, stk[i].dtak_pc,
+			    stk[i].dtak_count * sizeof(uint64_t)) == 0;
+	}
+	dtt_check(bad == 0, "stacks by id, each once, at most a record's");
+	dtt_check(stk_read(fa, &sr, stk, sr.dtsr_total + 1, 4) == 0 &&
+	    sr.dtsr_nstks == 0, "none past the last id");
+	dtt_check(dtt_stats(fa, &st) == 0 && st.dtst_readevt == 0,
+	    "no record took a ring slot");
+	free(e);
+
+	e = agg_all(fb, DTA_AGGSIZE_DEF, &rd);
+	if (dtt_check(e != NULL && stk_read(fb, &sr, stk, 1, 4) == 0,
+	    "the small table read")) {
+		for (i = 0, sum = 0; i < rd.dtgr_nents; i++)
+			sum += e[i].dtae_count;
+		dtt_check(sr.dtsr_total == 1 && sr.dtsr_overflow > 0 &&
+		    rd.dtgr_overflow == sr.dtsr_overflow &&
+		    sum == rd.dtgr_aggevt, "one stack held, %llu samples of "
+		    "others counted as the stack table's overflow",
+		    (unsigned long long)sr.dtsr_overflow);
+	}
+	free(e);
+	free(stk);
+	close(fb);
+	dtt_check(kill(dd.dd_pid, 0) == 0, "dtd is still up");
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -449,9 +581,10 @@ main(int argc, char *argv[])
 	int fd = -1, status;
 
 	if (argc != 5 || (strcmp(argv[4], "ioctl") != 0 &&
-	    strcmp(argv[4], "opens") != 0 && strcmp(argv[4], "count") != 0)) {
+	    strcmp(argv[4], "opens") != 0 && strcmp(argv[4], "count") != 0 &&
+	    strcmp(argv[4], "stacks") != 0)) {
 		fprintf(stderr, "usage: agg_itest DTD DTRUN AGG_CALLS "
-		    "ioctl|opens|count\n");
+		    "ioctl|opens|count|stacks\n");
 		return 2;
 	}
 	if (st_setup(&dd, "udt-agg", argv[1], NULL, &fd, &pi, &npi) != 0)
@@ -464,6 +597,8 @@ main(int argc, char *argv[])
 		run_ioctl(fd, ppid, clo);
 	else if (strcmp(argv[4], "count") == 0)
 		run_count(fd, ppid, argv[2], argv[3]);
+	else if (strcmp(argv[4], "stacks") == 0)
+		run_stacks(fd, pi, npi);
 	else
 		run_opens(fd, ppid, clo, argv[2], argv[3]);
 out:
