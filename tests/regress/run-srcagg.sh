@@ -69,6 +69,50 @@ same() {
 	echo "$tag: $(head -c 300 "$TMP/on.$tag" | tr '\n' ' ')"
 }
 
+# The stack maps of btrace's output: "total N", then each stack that
+# holds at least a tenth of the samples, whole, by count (a profile's
+# samples differ from run to run; its structure must not).
+stack_shape() {
+	python3 -c '
+import re, sys
+txt = open(sys.argv[1]).read()
+ents = re.findall(r"^@\[(.*?)\]: (\d+)$", txt, re.M | re.S)
+tot = sum(int(n) for _, n in ents)
+print("total", tot)
+for k, n in sorted(ents, key=lambda e: -int(e[1])):
+    if int(n) * 10 >= tot:
+        print("stack", k.replace("\n", ";"))
+' "$1"
+}
+
+# shape_same ON OFF: totals within a fifth, and the same stacks of a
+# tenth of the samples or more (those near a tenth in one run may fall
+# under it in the other: only the top one must be in both).
+shape_same() {
+	stack_shape "$1" > "$1.shape"
+	stack_shape "$2" > "$2.shape"
+	cat "$1.shape"
+	python3 -c '
+import sys
+a = open(sys.argv[1]).read().split("\n")
+b = open(sys.argv[2]).read().split("\n")
+ta, tb = int(a[0].split()[1]), int(b[0].split()[1])
+if ta == 0 or tb == 0 or abs(ta - tb) * 5 > max(ta, tb):
+    sys.exit("totals %d folded, %d read" % (ta, tb))
+if len(a) < 2 or len(b) < 2 or a[1] != b[1]:
+    sys.exit("top stacks differ:\n%s\n%s" % (a[1:2], b[1:2]))
+' "$1.shape" "$2.shape" || fail "$(cat "$1.shape" "$2.shape")"
+}
+
+# folded_said ERR: btrace said the rule was folded, no record was read
+# but the interval's (N), and no event lost.
+folded_said() {
+	grep -q 'aggregated in dtd' "$1" || fail "not folded: $(cat "$1")"
+	grep -q "^${2:-0} events read\$" "$1" || fail "records read: $(cat "$1")"
+	grep -q '^0 events dtd.s stack table could not hold$' "$1" ||
+	    fail "stack table overflow: $(cat "$1")"
+}
+
 case $CASE in
 funcs)
 	# every function, by every kind of key, on entry and return
@@ -258,6 +302,77 @@ pid)
 	cat "$TMP/res" "$TMP/err"
 	grep -q 'aggregated in dtd' "$TMP/err" || fail "not folded"
 	echo '@: 3000' | diff -u - "$TMP/res" || fail "-p counted others"
+	;;
+kstack)
+	# profile keyed by kernel stacks, machine-wide for a second:
+	# folded in dtd (no record read), and the shape of the samples of
+	# the same run without dtd's folding
+	prog='profile:hz:97 { @[kstack] = count(); } interval:hz:1 { exit(); }'
+	bt -v -e "$prog" > "$TMP/on" 2> "$TMP/on.err" || fail "$(cat "$TMP/on.err")"
+	BTRACE_NOPUSH=1 bt -v -e "$prog" > "$TMP/off" 2> "$TMP/off.err" ||
+	    fail "$(cat "$TMP/off.err")"
+	folded_said "$TMP/on.err" 1
+	grep -q 'aggregated in dtd' "$TMP/off.err" && fail "NOPUSH folded"
+	shape_same "$TMP/on" "$TMP/off"
+	;;
+kstacktp)
+	# a tracepoint keyed by kernel stacks: the forks of a traced shell
+	# (-p), each from the same place, counted exactly, byte for byte
+	# what the same run gives through read(2)
+	for mode in on off; do
+		rm -f "$TMP/gate" "$TMP/up" "$TMP/first"
+		mkfifo "$TMP/gate" "$TMP/up" "$TMP/first" || exit 2
+		exec 5<>"$TMP/gate" 6<>"$TMP/up" 8<>"$TMP/first"
+		sh -c 'echo up >&6; read -r l; for i in 1 2 3 4 5 6 7 8 9 10 11 12; do /bin/true; done' <&5 6>&6 &
+		TPID=$!
+		read -r -t 30 l <&6 || fail "the traced shell did not start"
+		[ $mode = off ] && export BTRACE_NOPUSH=1
+		"$BTRACE" -d "$DEV" -v -p "$TPID" -e 'tracepoint:task:task_newtask { @[kstack] = count(); }
+		    interval:hz:100 { printf("tick\n"); }' 2> "$TMP/$mode.err" |
+		    { read -r l; echo "$l" >&8; grep -v '^tick$' > "$TMP/$mode"; } &
+		BTPID=$!
+		unset BTRACE_NOPUSH
+		read -r -t 30 l <&8 || fail "btrace did not start: $(cat "$TMP/$mode.err")"
+		echo >&5
+		wait "$TPID" || fail "the traced shell"
+		wait "$BTPID" || fail "btrace: $(cat "$TMP/$mode.err")"
+		BTPID=
+		exec 5<&- 6<&- 8<&-
+	done
+	cat "$TMP/on" "$TMP/on.err"
+	grep -q 'aggregated in dtd' "$TMP/on.err" || fail "not folded"
+	grep -q 'aggregated in dtd' "$TMP/off.err" && fail "NOPUSH folded"
+	grep -q '^0 events dtd.s stack table could not hold$' "$TMP/on.err" ||
+	    fail "stack table overflow"
+	grep -q '^]: 12$' "$TMP/on" || fail "not 12 forks"
+	diff -u "$TMP/off" "$TMP/on" || fail "output differs"
+	;;
+ustack)
+	# profile keyed by user stacks of -c's command: folded in dtd
+	# (keyed by pid and comm too), symbolised in the command's maps as
+	# events' stacks are, the shape of a run without dtd's folding
+	prog='profile:hz:499 { @[ustack] = count(); }'
+	cmd="$STACKS_TRACEE write 1500000 > /dev/null"
+	bt -v -c "$cmd" -e "$prog" > "$TMP/on" 2> "$TMP/on.err" ||
+	    fail "$(cat "$TMP/on.err")"
+	BTRACE_NOPUSH=1 bt -v -c "$cmd" -e "$prog" > "$TMP/off" 	    2> "$TMP/off.err" || fail "$(cat "$TMP/off.err")"
+	folded_said "$TMP/on.err"
+	grep -q 'aggregated in dtd' "$TMP/off.err" && fail "NOPUSH folded"
+	grep -q 'stk_writer' "$TMP/on" || fail "no stk_writer: $(head -40 "$TMP/on")"
+	shape_same "$TMP/on" "$TMP/off"
+	;;
+stkoverflow)
+	# a stack table of one stack: what did not fit is said, counted
+	BTRACE_STKSIZE=1 bt -v -e 'profile:hz:97 { @[kstack] = count(); } interval:hz:1 { exit(); }' \
+	    > "$TMP/out" 2> "$TMP/err" || fail "$(cat "$TMP/err")"
+	cat "$TMP/err"
+	grep -q 'events not aggregated: dtd.s stack table is full (1 stacks' \
+	    "$TMP/err" || fail "overflow not said"
+	lost=$(sed -n 's/^\([0-9]*\) events dtd.s stack table could not hold$/\1/p' \
+	    "$TMP/err")
+	[ "${lost:-0}" -gt 0 ] || fail "no overflow counted"
+	grep -q '^0 events dtd.s table could not hold$' "$TMP/err" ||
+	    fail "the entries' table's overflow"
 	;;
 *)
 	fail "unknown case $CASE"
