@@ -93,7 +93,7 @@
 enum {
 	OP_WAIT, OP_OPEN, OP_CLOSE, OP_READ, OP_CANCEL, OP_PLIST, OP_GARGS,
 	OP_STATS, OP_RECORD, OP_ENABLE, OP_DISABLE, OP_RDVN, OP_RAW, OP_INJECT,
-	OP_EMIT, OP_COUNT, OP_AGG, OP_AGGREAD, FZ_NOP
+	OP_EMIT, OP_COUNT, OP_AGG, OP_AGGREAD, OP_AGGSTK, FZ_NOP
 };
 
 /* Operand selectors shared by the decoder and the seed encoder. */
@@ -193,7 +193,7 @@ static const unsigned long fz_cmds[] = {
 	DTIOCGPLIST, DTIOCGSTATS, DTIOCRECORD, DTIOCPRBENABLE,
 	DTIOCPRBDISABLE, DTIOCGARGS, DTIOCRDVNODE,
 	/* userdt's aggregations at the source (dtvar.h) */
-	DTIOCPRBAGG, DTIOCAGGREAD
+	DTIOCPRBAGG, DTIOCAGGREAD, DTIOCAGGSTACKS
 };
 #define FZ_NCMDS	(sizeof(fz_cmds) / sizeof(fz_cmds[0]))
 
@@ -866,6 +866,7 @@ fz_ioctl(int slot, const struct dt_cred *cr, unsigned long cmd,
 		struct dtioc_rdvn	rv;
 		struct dtioc_aggspec	as;
 		struct dtioc_aggread	gr;
+		struct dtioc_aggstkread	sr;
 		int			on;
 		unsigned char		raw[64];
 	} a0, a1;
@@ -897,7 +898,7 @@ fz_ioctl(int slot, const struct dt_cred *cr, unsigned long cmd,
 	memcpy(arg, &a0, size);
 	fc.fc_haswin = dt_ioctl_outbuf(canon, &a0, &fc.fc_wlo, &fc.fc_wlen);
 	if (canon != DTIOCGPLIST && canon != DTIOCGARGS &&
-	    canon != DTIOCAGGREAD)
+	    canon != DTIOCAGGREAD && canon != DTIOCAGGSTACKS)
 		FZ_CHECK(!fc.fc_haswin);
 
 	pthread_mutex_lock(&fz_mtx);
@@ -910,7 +911,7 @@ fz_ioctl(int slot, const struct dt_cred *cr, unsigned long cmd,
 	free(arg);
 	fz_check_memory();
 	if (canon != DTIOCGPLIST && canon != DTIOCGARGS &&
-	    canon != DTIOCAGGREAD)
+	    canon != DTIOCAGGREAD && canon != DTIOCAGGSTACKS)
 		FZ_CHECK(fc.fc_ncopy == 0);
 
 	/* Tracing changes are root's, checked before anything else. */
@@ -985,7 +986,8 @@ fz_ioctl(int slot, const struct dt_cred *cr, unsigned long cmd,
 			    error == ENOMEM);
 		if (error == 0)
 			FZ_CHECK(a1.as.dtas_id > 0 && a1.as.dtas_aggsize > 0 &&
-			    a1.as.dtas_aggsize <= DTA_AGGSIZE_MAX);
+			    a1.as.dtas_aggsize <= DTA_AGGSIZE_MAX &&
+			    a1.as.dtas_stksize <= DTA_STKSIZE_MAX);
 		break;
 	case DTIOCAGGREAD:
 		if ((a0.gr.dtgr_flags & ~DTA_RD_CLEAR) != 0 ||
@@ -1001,6 +1003,24 @@ fz_ioctl(int slot, const struct dt_cred *cr, unsigned long cmd,
 			    fc.fc_ncopy <= 1);
 		if (error == 0 && a0.gr.dtgr_size == 0)
 			FZ_CHECK(fc.fc_ncopy == 0 && a1.gr.dtgr_nents == 0);
+		if (error != 0)
+			FZ_CHECK(error == EFAULT || fc.fc_ncopy == 0);
+		break;
+	case DTIOCAGGSTACKS:
+		if (a0.sr.dtsr_first == 0 || a0.sr.dtsr_pad != 0 ||
+		    a0.sr.dtsr_spare != 0)
+			FZ_CHECK(error == EINVAL);
+		else
+			FZ_CHECK(error == 0 || error == EFAULT ||
+			    error == ENOMEM);
+		/* never more than asked for, nor than the table holds */
+		if (error == 0)
+			FZ_CHECK(a1.sr.dtsr_size == (size_t)a1.sr.dtsr_nstks *
+			    sizeof(struct dtioc_aggstack) &&
+			    a1.sr.dtsr_size <= a0.sr.dtsr_size &&
+			    a1.sr.dtsr_nstks <= a1.sr.dtsr_total &&
+			    a1.sr.dtsr_total <= DTA_STKSIZE_MAX &&
+			    fc.fc_ncopy <= 1);
 		if (error != 0)
 			FZ_CHECK(error == EFAULT || fc.fc_ncopy == 0);
 		break;
@@ -1368,6 +1388,7 @@ fz_op_ioctl(struct fz_in *in, int op)
 		struct dtioc_rdvn	rv;
 		struct dtioc_aggspec	as;
 		struct dtioc_aggread	gr;
+		struct dtioc_aggstkread	sr;
 		int			on;
 	} a;
 	const struct dt_cred *cr;
@@ -1436,7 +1457,9 @@ fz_op_ioctl(struct fz_in *in, int op)
 		a.as.dtas_vfield = fz_u8(in) % 28;
 		a.as.dtas_vflags = fz_u8(in) & 0x81;
 		a.as.dtas_aggsize = fz_u32(in) % 600;
-		a.as.dtas_stksize = fz_u8(in) == 0xff;
+		/* mostly the default, else a small stack table */
+		s2 = fz_u8(in);
+		a.as.dtas_stksize = s2 >= 0xf0 ? s2 - 0xf0 : 0;
 		a.as.dtas_lmin = (int64_t)fz_u64(in);
 		a.as.dtas_lmax = (int64_t)fz_u64(in);
 		a.as.dtas_lstep = (int64_t)fz_u64(in);
@@ -1452,6 +1475,18 @@ fz_op_ioctl(struct fz_in *in, int op)
 		    sizeof(struct dtioc_aggent));
 		a.gr.dtgr_flags = fz_u8(in) % 3;
 		a.gr.dtgr_spare = fz_u8(in) == 0xff;
+		break;
+	case OP_AGGSTK:
+		cmd = DTIOCAGGSTACKS;
+		s1 = fz_u8(in);
+		p1 = fz_u64(in);
+		s2 = fz_u8(in);
+		p2 = fz_u64(in);
+		a.sr.dtsr_stks = (void *)(uintptr_t)fz_ptr(s1, p1);
+		a.sr.dtsr_size = fz_size(s2, p2, 4 * sizeof(struct dtioc_aggstack),
+		    sizeof(struct dtioc_aggstack));
+		a.sr.dtsr_first = fz_u8(in) % 6;
+		a.sr.dtsr_spare = fz_u8(in) == 0xff;
 		break;
 	case OP_RDVN:
 		cmd = DTIOCRDVNODE;
@@ -1595,6 +1630,7 @@ fz_run_op(struct fz_in *in)
 	case OP_RDVN:
 	case OP_AGG:
 	case OP_AGGREAD:
+	case OP_AGGSTK:
 		fz_op_ioctl(in, op);
 		break;
 	case OP_RAW:
