@@ -39,6 +39,8 @@
 
 /* How long the end of a command may wait for dtd's sources to drain. */
 #define AGG_SETTLE_MS	5000
+/* Between merges of dtd's table while user stacks are keys (agg_tick()). */
+#define AGG_TICK_MS	100
 
 /* What dtd's aggregation id stands for. */
 struct agg_id {
@@ -58,6 +60,7 @@ static uint64_t		 agg_overflow;	/* said so far */
 static uint64_t		 agg_stkover;	/* of which the stack table's */
 static uint32_t		 agg_stksize;	/* stacks of dtd's stack table */
 static int		 agg_stacks;	/* some aggregation keys by one */
+static int		 agg_ustacks;	/* some by a user stack */
 static char		 agg_mycomm[DTMAXCOMLEN]; /* -c's shell's, before */
 static uint64_t		 agg_folded;
 static int		 agg_nrules;
@@ -361,6 +364,8 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 			as.dtas_stksize = agg_stksize;
 			agg_stacks = 1;
 		}
+		if (agg_haskey(&as, DTF_USTACK))
+			agg_ustacks = 1;
 		if (ioctl(fd, DTIOCPRBAGG, &as) == -1) {
 			/* OpenBSD's dt(4), an older dtd: events as before */
 			if (first)
@@ -584,6 +589,37 @@ agg_sync(void)
 		    agg_size);
 		agg_overflow = rd.dtgr_overflow;
 	}
+}
+
+int
+agg_tick_ms(void)
+{
+	return agg_ustacks ? AGG_TICK_MS : 0;
+}
+
+/*
+ * A user stack is symbolised in its process's mappings, which btrace
+ * reads when it first meets the pid (bt_syms.c) and keeps: an event's
+ * as it is read, a folded entry's as it is merged.  Merged only at the
+ * end, the entries of a process gone by then would find no mappings
+ * (dtd remembers those of the processes it traces, not of every process
+ * a profile samples), so they are merged as the run goes, at most every
+ * AGG_TICK_MS: a process met once keeps its symbols after it exits.
+ */
+void
+agg_tick(void)
+{
+	static struct timespec last;
+	struct timespec now;
+
+	if (!agg_ustacks)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - last.tv_sec) * 1000 +
+	    (now.tv_nsec - last.tv_nsec) / 1000000 < AGG_TICK_MS)
+		return;
+	last = now;
+	agg_sync();
 }
 
 /*

@@ -926,7 +926,8 @@ int
 rules_run(int fd)
 {
 	static struct dt_evt buf[NREAD];
-	int halt = 0, rterror, dev_gone = 0;
+	struct itimerval it;
+	int halt = 0, rterror, dev_gone = 0, tick;
 	uint64_t late;
 	ssize_t len;
 	size_t i;
@@ -944,9 +945,17 @@ rules_run(int fd)
 			command_wait();
 	}
 
+	/* folded user stacks: merged while their processes live */
+	if (!halt && g_nprobes > 0 && (tick = agg_tick_ms()) > 0) {
+		memset(&it, 0, sizeof(it));
+		it.it_value.tv_usec = tick * 1000;
+		it.it_interval.tv_usec = tick * 1000;
+		setitimer(ITIMER_REAL, &it, NULL);
+	}
 	for (;;) {
 		if (halt || g_nprobes == 0)
 			break;
+		agg_tick();
 		/*
 		 * The command ended a grace period ago: what is still in the
 		 * device is its, whatever time this process took over the

@@ -335,6 +335,13 @@ void			 agg_sync(void);
 void			 agg_settle(int fd);
 void			 agg_report(void);
 /*
+ * While user stacks are folded in dtd, the main loop wakes every
+ * agg_tick_ms() (0: never) and calls agg_tick(), which merges dtd's table
+ * so that the processes behind it are met while they live.
+ */
+int			 agg_tick_ms(void);
+void			 agg_tick(void);
+/*
  * Whether dtd may fold r's aggregations on the probe of provider prov
  * under -c, for which it keys them by comm: the probe is enabled with
  * DTEVT_EXECNAME then.  Before the enables.
