@@ -60,7 +60,7 @@ static uint64_t		 agg_overflow;	/* said so far */
 static uint64_t		 agg_stkover;	/* of which the stack table's */
 static uint32_t		 agg_stksize;	/* stacks of dtd's stack table */
 static int		 agg_stacks;	/* some aggregation keys by one */
-static int		 agg_ustacks;	/* some by a user stack */
+static int		 agg_ticking;	/* agg_sync() from agg_tick() */
 static char		 agg_mycomm[DTMAXCOMLEN]; /* -c's shell's, before */
 static uint64_t		 agg_folded;
 static int		 agg_nrules;
@@ -364,8 +364,6 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 			as.dtas_stksize = agg_stksize;
 			agg_stacks = 1;
 		}
-		if (agg_haskey(&as, DTF_USTACK))
-			agg_ustacks = 1;
 		if (ioctl(fd, DTIOCPRBAGG, &as) == -1) {
 			/* OpenBSD's dt(4), an older dtd: events as before */
 			if (first)
@@ -533,6 +531,7 @@ agg_sync(void)
 	struct bt_value key;
 	struct tmp_mark mark;
 	struct timespec now;
+	static time_t said;
 	uint32_t i;
 
 	if (agg_fd == -1)
@@ -573,7 +572,14 @@ agg_sync(void)
 		tmp_release(mark);
 	}
 	agg_folded = rd.dtgr_aggevt;
-	/* never silently: said as lost events are, each table's apart */
+	/*
+	 * Never silently: said as lost events are, each table's apart, at
+	 * most once a second as the run goes; what is left, at the end.
+	 */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	if (agg_ticking && now.tv_sec == said)
+		return;
+	said = now.tv_sec;
 	if (agg_stacks && aggstk_overflow() > agg_stkover) {
 		fprintf(stderr, "%llu events not aggregated: dtd's stack "
 		    "table is full (%u stacks; BTRACE_STKSIZE)\n",
@@ -594,17 +600,22 @@ agg_sync(void)
 int
 agg_tick_ms(void)
 {
-	return agg_ustacks ? AGG_TICK_MS : 0;
+	return agg_stacks ? AGG_TICK_MS : 0;
 }
 
 /*
- * A user stack is symbolised in its process's mappings, which btrace
- * reads when it first meets the pid (bt_syms.c) and keeps: an event's
- * as it is read, a folded entry's as it is merged.  Merged only at the
- * end, the entries of a process gone by then would find no mappings
- * (dtd remembers those of the processes it traces, not of every process
- * a profile samples), so they are merged as the run goes, at most every
- * AGG_TICK_MS: a process met once keeps its symbols after it exits.
+ * Entries keyed by stacks are merged as the run goes, at most every
+ * AGG_TICK_MS.  A user stack is symbolised in its process's mappings,
+ * which btrace reads when it first meets the pid (bt_syms.c) and keeps:
+ * an event's as it is read, a folded entry's as it is merged.  Merged
+ * only at the end, the entries of a process gone by then would find no
+ * mappings (dtd remembers those of the processes it traces, not of
+ * every process a profile samples); merged as they come, a process met
+ * once keeps its symbols after it exits.  And each read that empties
+ * dtd's entries starts its stack table afresh (dtvar.h): it need hold
+ * the distinct stacks of AGG_TICK_MS, not of the whole run, of every
+ * process a machine-wide profile samples before btrace leaves out
+ * those not of -c's command.
  */
 void
 agg_tick(void)
@@ -612,14 +623,16 @@ agg_tick(void)
 	static struct timespec last;
 	struct timespec now;
 
-	if (!agg_ustacks)
+	if (!agg_stacks)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if ((now.tv_sec - last.tv_sec) * 1000 +
 	    (now.tv_nsec - last.tv_nsec) / 1000000 < AGG_TICK_MS)
 		return;
 	last = now;
+	agg_ticking = 1;
 	agg_sync();
+	agg_ticking = 0;
 }
 
 /*

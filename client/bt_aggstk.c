@@ -17,8 +17,9 @@
 
 /*
  * dtd's stack table (dtvar.h, DTF_KSTACK and DTF_USTACK keys): the
- * stacks an aggregation folded in dtd is keyed by, fetched by id as they
- * appear and put back into an event's stacks, so that kstack and ustack
+ * stacks an aggregation folded in dtd is keyed by, fetched after each
+ * read of the entries (whose ids they are) and put back into an event's
+ * stacks, so that kstack and ustack
  * print through stack_str() as they do for an event read.
  *
  * Single-threaded: the main loop, its rules and the end.
@@ -42,6 +43,8 @@ aggstk_fetch(int fd)
 {
 	struct dtioc_aggstkread rd;
 
+	/* each read of the entries empties them: a new generation of ids */
+	stk_n = 0;
 	for (;;) {
 		if (stk_n + AGGSTK_CHUNK > stk_cap) {
 			stk_cap = stk_n + AGGSTK_CHUNK;

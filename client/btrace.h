@@ -350,9 +350,9 @@ int			 agg_wants_comm(const struct bt_rule *r,
 			    const char *prov);
 
 /*
- * bt_aggstk.c: dtd's stack table.  aggstk_fetch() reads the stacks new
- * since its last call from fd (after a DTIOCAGGREAD: every id its
- * entries carry), 0 or -1 (warned).  aggstk_fill() puts stack id into
+ * bt_aggstk.c: dtd's stack table.  aggstk_fetch() reads from fd the
+ * stacks of the entries the last DTIOCAGGREAD returned, 0 or -1
+ * (warned).  aggstk_fill() puts stack id into
  * ev's kernel (kernel) or user stack as a record carries it and the
  * whole of it into dk: 1 when deeper than STACKTRACE_MAX (dk is then
  * g_deep for ev).  aggstk_overflow(): dtd's dtsr_overflow as last read.

@@ -495,6 +495,7 @@ dt_agg_read(struct dt_softc *sc, struct dtioc_aggread *rd,
     const struct dt_uaccess *ua)
 {
 	struct dt_aggtab *tab;
+	struct dt_aggstk *stk;
 	struct dtioc_aggent *copy = NULL;
 	size_t room = rd->dtgr_size, need;
 	uint32_t n;
@@ -526,6 +527,9 @@ dt_agg_read(struct dt_softc *sc, struct dtioc_aggread *rd,
 		return room == 0 ? 0 : ENOSPC;
 	}
 	memcpy(copy, tab->dat_ents, need);
+	if ((stk = atomic_load_explicit(&tab->dat_stk,
+	    memory_order_acquire)) != NULL)
+		dt_aggstk_mark(stk, (rd->dtgr_flags & DTA_RD_CLEAR) != 0);
 	if (rd->dtgr_flags & DTA_RD_CLEAR) {
 		/* an event folded from now on lands in the next read */
 		memset(tab->dat_hash, 0, ((size_t)tab->dat_hmask + 1) *

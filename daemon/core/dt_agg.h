@@ -32,6 +32,7 @@
 #define DT_AGG_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <dev/dt/dtvar.h>
@@ -49,17 +50,28 @@ struct dt_aggspec {
 	uint32_t		 das_keys;	/* [I] DTA_K_* of the keys */
 };
 
+/* One generation of a stack table: stacks by id, an open-addressed hash. */
+struct dt_stkgen {
+	struct dtioc_aggstack	*sg_stks;	/* [t] by id - 1 */
+	uint32_t		*sg_hash;	/* [t] id, 0 empty */
+	uint32_t		 sg_n;		/* [t] stacks in use */
+};
+
 /*
  * The open's stack table (DTF_KSTACK, DTF_USTACK keys): each distinct
- * stack once, by id, in an open-addressed hash; never emptied.  Under
- * the aggregation table's dat_mtx, [t] all.
+ * stack once, by id.  Two generations: stacks are interned into
+ * dsk_cur; a DTIOCAGGREAD that empties the entries retires it (its
+ * entries name its ids) for DTIOCAGGSTACKS and starts the other afresh,
+ * so a client that reads as it goes needs room for the stacks of one
+ * read's entries, not of the whole run.  Under the aggregation table's
+ * dat_mtx, [t] all.
  */
 struct dt_aggstk {
-	struct dtioc_aggstack	*dsk_stks;	/* [t] by id - 1 */
-	uint32_t		*dsk_hash;	/* [t] id, 0 empty */
-	uint32_t		 dsk_size;	/* [I] stacks at most */
+	struct dt_stkgen	 dsk_gen[2];
+	struct dt_stkgen	*dsk_cur;	/* [t] interned into */
+	struct dt_stkgen	*dsk_rd;	/* [t] the last read's */
+	uint32_t		 dsk_size;	/* [I] stacks a generation */
 	uint32_t		 dsk_hmask;	/* [I] hash slots - 1 */
-	uint32_t		 dsk_n;		/* [t] stacks in use */
 	uint64_t		 dsk_overflow;	/* [t] folds refused for a
 						   stack, as dat_overflow */
 };
@@ -126,6 +138,13 @@ int	dt_aggstk_new(struct dt_softc *sc, uint32_t *sizep,
  */
 int32_t	dt_aggstk_intern(struct dt_aggstk *stk, const uint64_t *pc,
 	    unsigned int n);
+
+/*
+ * A DTIOCAGGREAD copied the entries: DTIOCAGGSTACKS is to read the
+ * generation they name, and with clear, interning starts on the other,
+ * emptied.  Under [t].
+ */
+void	dt_aggstk_mark(struct dt_aggstk *stk, bool clear);
 
 /*
  * DTIOCAGGSTACKS into the caller's buffer through ua.  Any thread, as

@@ -32,8 +32,8 @@
 static uint64_t
 dt_aggstk_mem(uint32_t size, uint32_t nh)
 {
-	return (uint64_t)size * sizeof(struct dtioc_aggstack) +
-	    (uint64_t)nh * sizeof(uint32_t);
+	return 2 * ((uint64_t)size * sizeof(struct dtioc_aggstack) +
+	    (uint64_t)nh * sizeof(uint32_t));
 }
 
 int
@@ -42,6 +42,8 @@ dt_aggstk_new(struct dt_softc *sc, uint32_t *sizep, struct dt_aggstk **stkp)
 	struct dt_aggstk *stk;
 	uint32_t size = *sizep, nh = 1;
 	uint64_t mem;
+	bool ok = true;
+	int i;
 
 	if (size == 0)
 		size = DTA_STKSIZE_DEF;
@@ -55,18 +57,26 @@ dt_aggstk_new(struct dt_softc *sc, uint32_t *sizep, struct dt_aggstk **stkp)
 		return ENOMEM;
 	/* calloc: a page of stacks costs memory once a stack lands in it */
 	if ((stk = calloc(1, sizeof(*stk))) != NULL) {
-		stk->dsk_stks = calloc(size, sizeof(*stk->dsk_stks));
-		stk->dsk_hash = calloc(nh, sizeof(*stk->dsk_hash));
-	}
-	if (stk == NULL || stk->dsk_stks == NULL || stk->dsk_hash == NULL) {
-		if (stk != NULL) {
-			free(stk->dsk_stks);
-			free(stk->dsk_hash);
+		for (i = 0; i < 2; i++) {
+			stk->dsk_gen[i].sg_stks = calloc(size,
+			    sizeof(struct dtioc_aggstack));
+			stk->dsk_gen[i].sg_hash = calloc(nh, sizeof(uint32_t));
+			if (stk->dsk_gen[i].sg_stks == NULL ||
+			    stk->dsk_gen[i].sg_hash == NULL)
+				ok = false;
 		}
+	}
+	if (stk == NULL || !ok) {
+		if (stk != NULL)
+			for (i = 0; i < 2; i++) {
+				free(stk->dsk_gen[i].sg_stks);
+				free(stk->dsk_gen[i].sg_hash);
+			}
 		free(stk);
 		dt_limit_uncharge(&sc->ds_cred, mem);
 		return ENOMEM;
 	}
+	stk->dsk_cur = stk->dsk_rd = &stk->dsk_gen[0];
 	stk->dsk_size = size;
 	stk->dsk_hmask = nh - 1;
 	*sizep = size;
@@ -89,6 +99,7 @@ dt_aggstk_hash(const uint64_t *pc, unsigned int n)
 int32_t
 dt_aggstk_intern(struct dt_aggstk *stk, const uint64_t *pc, unsigned int n)
 {
+	struct dt_stkgen *g = stk->dsk_cur;
 	struct dtioc_aggstack *s;
 	uint32_t h, id;
 
@@ -98,22 +109,36 @@ dt_aggstk_intern(struct dt_aggstk *stk, const uint64_t *pc, unsigned int n)
 		n = DTEV_DEEP_MAX;
 	for (h = dt_aggstk_hash(pc, n) & stk->dsk_hmask;; h = (h + 1) &
 	    stk->dsk_hmask) {
-		if ((id = stk->dsk_hash[h]) == 0)
+		if ((id = g->sg_hash[h]) == 0)
 			break;
-		s = &stk->dsk_stks[id - 1];
+		s = &g->sg_stks[id - 1];
 		if (s->dtak_count == n &&
 		    memcmp(s->dtak_pc, pc, n * sizeof(*pc)) == 0)
 			return (int32_t)id;
 	}
 	/* the caller counts the events refused, in the table's unit */
-	if (stk->dsk_n == stk->dsk_size)
+	if (g->sg_n == stk->dsk_size)
 		return -1;
-	s = &stk->dsk_stks[stk->dsk_n++];
-	s->dtak_id = stk->dsk_n;
+	s = &g->sg_stks[g->sg_n++];
+	s->dtak_id = g->sg_n;
 	s->dtak_count = n;
 	memcpy(s->dtak_pc, pc, n * sizeof(*pc));
-	stk->dsk_hash[h] = stk->dsk_n;
-	return (int32_t)stk->dsk_n;
+	g->sg_hash[h] = g->sg_n;
+	return (int32_t)g->sg_n;
+}
+
+void
+dt_aggstk_mark(struct dt_aggstk *stk, bool clear)
+{
+	stk->dsk_rd = stk->dsk_cur;
+	if (!clear)
+		return;
+	/* the entries just read name dsk_rd's ids: the next fold starts over */
+	stk->dsk_cur = stk->dsk_rd == &stk->dsk_gen[0] ? &stk->dsk_gen[1] :
+	    &stk->dsk_gen[0];
+	memset(stk->dsk_cur->sg_hash, 0,
+	    ((size_t)stk->dsk_hmask + 1) * sizeof(uint32_t));
+	stk->dsk_cur->sg_n = 0;
 }
 
 int
@@ -122,6 +147,7 @@ dt_aggstk_read(struct dt_softc *sc, struct dtioc_aggstkread *rd,
 {
 	struct dt_aggtab *tab;
 	struct dt_aggstk *stk = NULL;
+	struct dt_stkgen *g;
 	struct dtioc_aggstack *copy = NULL;
 	size_t room = rd->dtsr_size / sizeof(struct dtioc_aggstack);
 	uint32_t first = rd->dtsr_first, n = 0;
@@ -144,13 +170,14 @@ dt_aggstk_read(struct dt_softc *sc, struct dtioc_aggstkread *rd,
 	if (room != 0 && (copy = calloc(room, sizeof(*copy))) == NULL)
 		return ENOMEM;
 	pthread_mutex_lock(&tab->dat_mtx);
-	rd->dtsr_total = stk->dsk_n;
+	g = stk->dsk_rd;
+	rd->dtsr_total = g->sg_n;
 	rd->dtsr_overflow = stk->dsk_overflow;
-	if (first <= stk->dsk_n) {
-		n = stk->dsk_n - (first - 1);
+	if (first <= g->sg_n) {
+		n = g->sg_n - (first - 1);
 		if (n > room)
 			n = (uint32_t)room;
-		memcpy(copy, &stk->dsk_stks[first - 1], n * sizeof(*copy));
+		memcpy(copy, &g->sg_stks[first - 1], n * sizeof(*copy));
 	}
 	pthread_mutex_unlock(&tab->dat_mtx);
 	if (n > 0)
@@ -168,11 +195,15 @@ dt_aggstk_read(struct dt_softc *sc, struct dtioc_aggstkread *rd,
 void
 dt_aggstk_free(struct dt_softc *sc, struct dt_aggstk *stk)
 {
+	int i;
+
 	if (stk == NULL)
 		return;
 	dt_limit_uncharge(&sc->ds_cred,
 	    dt_aggstk_mem(stk->dsk_size, stk->dsk_hmask + 1));
-	free(stk->dsk_stks);
-	free(stk->dsk_hash);
+	for (i = 0; i < 2; i++) {
+		free(stk->dsk_gen[i].sg_stks);
+		free(stk->dsk_gen[i].sg_hash);
+	}
 	free(stk);
 }

@@ -456,24 +456,27 @@ struct dtioc_statx {
  * DTEVT_DEEPSTACK where the provider walks that deep).  dtd interns
  * each distinct stack (its frames, as st_pc holds them) in the open's
  * stack table and keys the entry by its id, 1, 2, ... in dtae_kstack or
- * dtae_ustack; 0 is the empty stack.  Ids never change, and DTA_RD_CLEAR
- * does not empty the stack table: it holds at most the dtas_stksize the
- * open's first DTIOCPRBAGG with a stack key asked for (0:
- * DTA_STKSIZE_DEF; more than DTA_STKSIZE_MAX is cut to it), answered in
- * dtas_stksize, over the open's life.  An event with a stack new to a
- * full stack table is not folded: it counts in dtgr_overflow and in
- * dtsr_overflow.  A user stack's addresses mean something in its
- * process alone: a client keys such an aggregation by DTF_PID too.
+ * dtae_ustack; 0 is the empty stack.  The stack table holds at most the
+ * dtas_stksize stacks the open's first DTIOCPRBAGG with a stack key
+ * asked for (0: DTA_STKSIZE_DEF; more than DTA_STKSIZE_MAX is cut to
+ * it), answered in dtas_stksize.  A DTIOCAGGREAD with DTA_RD_CLEAR
+ * starts a new one along with the entries: the ids of the entries it
+ * returned are those of the table it retired, which DTIOCAGGSTACKS
+ * reads until the next such read; a client that reads as it goes needs
+ * room for the distinct stacks between two reads.  (A read without
+ * DTA_RD_CLEAR keeps the table, and DTIOCAGGSTACKS reads it.)  An event
+ * with a stack new to a full stack table is not folded: it counts in
+ * dtgr_overflow and in dtsr_overflow.  A user stack's addresses mean
+ * something in its process alone: a client keys such an aggregation by
+ * DTF_PID too.
  *
- * DTIOCAGGSTACKS reads the stack table: the stacks of ids dtsr_first
- * (at least 1) on, as many as dtsr_size bytes at dtsr_stks hold, in id
- * order; dtd says how many in dtsr_nstks (the ids dtsr_first ..
- * dtsr_first + dtsr_nstks - 1), the stacks the table holds in
- * dtsr_total and the events it could not take in dtsr_overflow.  A
- * client reads the stacks new since its last look (from its last
- * dtsr_first + dtsr_nstks) after each DTIOCAGGREAD: every id an entry
- * it read carries is there by then.  EINVAL for dtsr_first 0 or a
- * nonzero dtsr_spare.
+ * DTIOCAGGSTACKS reads the stacks of the entries the last DTIOCAGGREAD
+ * returned: those of ids dtsr_first (at least 1) on, as many as
+ * dtsr_size bytes at dtsr_stks hold, in id order; dtd says how many in
+ * dtsr_nstks (the ids dtsr_first .. dtsr_first + dtsr_nstks - 1), the
+ * stacks that table holds in dtsr_total and the events a full stack
+ * table could not take since the open in dtsr_overflow.  EINVAL for
+ * dtsr_first 0 or a nonzero dtsr_pad or dtsr_spare.
  */
 #define DTA_COUNT	1
 #define DTA_SUM		2
