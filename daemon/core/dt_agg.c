@@ -376,7 +376,9 @@ dt_agg_frames(const struct dt_pcb *dp, const struct dt_evt *src,
 
 	if ((dp->dp_evtflags & (kernel ? DTEVT_KSTACK : DTEVT_USTACK)) == 0)
 		return 0;
-	if (kernel && (dp->dp_evtflags & DTEVT_STRINGS))
+	/* strings where the kernel stack would be: as dt_pcb_ring_put_kept() */
+	if (kernel && (dp->dp_evtflags & DTEVT_STRINGS) &&
+	    dp->dp_dtp->dtp_strings)
 		return 0;
 	if (ds != NULL) {
 		n = ds->ds_count < DTEV_DEEP_MAX ? ds->ds_count :

@@ -19,8 +19,10 @@
  * Aggregations at the source in the device core (dt_agg.c), driven
  * directly: what each function folds, hist and lhist buckets, comm keys
  * the reader would not see as spelled, an open's table apart from
- * another's ring, and producers racing a reader that empties the table
- * as it reads: every event is in exactly one read.
+ * another's ring, producers racing a reader that empties the table
+ * as it reads: every event is in exactly one read, and stacks as keys:
+ * interned once by id, as deep as the record would be, a new generation
+ * of ids after each emptying read, a full stack table counted.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dt_prov.h"
 #include "dt_softc.h"
 
 static int npass, nfail;
@@ -225,6 +228,167 @@ test_funcs(void)
 	dt_dev_fini();
 }
 
+static struct dtioc_aggstack	stks[64];
+
+/* DTIOCAGGSTACKS of sc from id 1 into stks: how many, or -1. */
+static long
+stkread(struct dt_softc *sc, uint64_t *overflow)
+{
+	struct dtioc_aggstkread sr;
+
+	memset(&sr, 0, sizeof(sr));
+	sr.dtsr_first = 1;
+	sr.dtsr_stks = stks;
+	sr.dtsr_size = sizeof(stks);
+	ua_lo = (char *)stks;
+	ua_hi = (char *)stks + sizeof(stks);
+	if (dt_dev_ioctl(sc, &root, DTIOCAGGSTACKS, &sr, &ua) != 0)
+		return -1;
+	if (overflow != NULL)
+		*overflow = sr.dtsr_overflow;
+	return sr.dtsr_nstks;
+}
+
+/* The count of sc's entry whose kernel stack is the n frames from base. */
+static uint64_t
+stkcount(long nents, long nstks, unsigned int n, uint64_t base)
+{
+	const struct dtioc_aggstack *st;
+	long i;
+	unsigned int j;
+
+	for (i = 0; i < nents; i++) {
+		if (ents[i].dtae_kstack == 0 || ents[i].dtae_kstack > nstks)
+			continue;
+		st = &stks[ents[i].dtae_kstack - 1];
+		if (st->dtak_count != n)
+			continue;
+		for (j = 0; j < n && st->dtak_pc[j] == base + j; j++)
+			continue;
+		if (j == n)
+			return ents[i].dtae_count;
+	}
+	return 0;
+}
+
+static int
+stk_put(struct dt_softc *sc, unsigned int nk, uint64_t kbase,
+    const struct dt_deepstack *deep)
+{
+	struct dt_evt src;
+	unsigned int j;
+	int error;
+
+	memset(&src, 0, sizeof(src));
+	src.dtev_pid = 9;
+	src.dtev_kstack.st_count = nk;
+	for (j = 0; j < nk && j < STACKTRACE_MAX; j++)
+		src.dtev_kstack.st_pc[j] = kbase + j;
+	src.dtev_ustack.st_count = 2;
+	src.dtev_ustack.st_pc[0] = 0x401000;
+	src.dtev_ustack.st_pc[1] = 0x401100;
+	rcu_read_lock();
+	if (deep != NULL)
+		error = dt_pcb_ring_put_deep(sc->ds_pcbs, 0, &src, deep, NULL);
+	else
+		error = dt_pcb_ring_put(sc->ds_pcbs, 0, &src);
+	rcu_read_unlock();
+	return error;
+}
+
+/* Probe 2: @[kstack] = count(), and a table of one stack. */
+static void
+test_stacks(void)
+{
+	static struct dt_deepstack deep;
+	struct dt_softc *a, *c, *d;
+	struct dtioc_aggspec as;
+	uint64_t over = 0, sover = 0;
+	long n, ns;
+	unsigned int i;
+
+	conf_init(2);
+	CHECK(dt_dev_open(&root, &a) == 0);
+	CHECK(dt_dev_open(&root, &c) == 0);
+	CHECK(dt_dev_open(&root, &d) == 0);
+	CHECK(enable(a, 2, DTEVT_KSTACK) == 0);
+	CHECK(enable(c, 2, DTEVT_KSTACK | DTEVT_DEEPSTACK) == 0);
+	CHECK(enable(d, 2, DTEVT_KSTACK | DTEVT_USTACK) == 0);
+	/* interval's pcbs keep the four flags; profile's keep deep stacks */
+	c->ds_pcbs->dp_evtflags |= DTEVT_DEEPSTACK;
+	CHECK(spec(a, 2, DTA_COUNT, DTF_KSTACK, 0, 0) == 0);
+	CHECK(spec(c, 2, DTA_COUNT, DTF_KSTACK, 0, 0) == 0);
+	memset(&as, 0, sizeof(as));
+	as.dtas_pbn = 2;
+	as.dtas_func = DTA_COUNT;
+	as.dtas_nkeys = 2;
+	as.dtas_keys[0] = DTF_USTACK;
+	as.dtas_keys[1] = DTF_PID;
+	as.dtas_stksize = 1;
+	/* the stack table is made on the first spec with a stack key */
+	CHECK(dt_dev_ioctl(d, &root, DTIOCPRBAGG, &as, &ua) == 0 &&
+	    as.dtas_stksize == 1);
+	CHECK(spec(d, 2, DTA_COUNT, DTF_KSTACK, 0, 0) == 0);
+	CHECK(record(a, 1) == 0 && record(c, 1) == 0 && record(d, 1) == 0);
+	deep.ds_count = 40;
+	for (i = 0; i < 40; i++)
+		deep.ds_pc[i] = 0x9000 + i;
+	rcu_register_thread();
+	for (i = 0; i < 5; i++)
+		CHECK(stk_put(a, 3, 0x1000, NULL) == 0);
+	for (i = 0; i < 3; i++)
+		CHECK(stk_put(a, 4, 0x2000, NULL) == 0);
+	for (i = 0; i < 2; i++)
+		CHECK(stk_put(a, 0, 0, NULL) == 0);
+	CHECK(stk_put(a, 40, 0x9000, &deep) == 0);
+	CHECK(stk_put(c, 40, 0x9000, &deep) == 0);
+	/* the kernel stacks find the one stack taken: refused, said */
+	CHECK(stk_put(d, 3, 0x1000, NULL) == ENOBUFS);
+	CHECK(stk_put(d, 3, 0x1000, NULL) == ENOBUFS);
+	CHECK(stk_put(d, 4, 0x2000, NULL) == ENOBUFS);
+	rcu_unregister_thread();
+
+	n = aggread(a, &over);
+	ns = stkread(a, &sover);
+	/* 3 distinct stacks (the empty one is id 0), 4 entries */
+	CHECK(n == 4 && ns == 3 && over == 0 && sover == 0);
+	CHECK(stkcount(n, ns, 3, 0x1000) == 5);
+	CHECK(stkcount(n, ns, 4, 0x2000) == 3);
+	/* a record without DEEPSTACK holds 19 frames: keyed so */
+	CHECK(stkcount(n, ns, STACKTRACE_MAX, 0x9000) == 1);
+	for (i = 0; i < (unsigned int)n; i++)
+		if (ents[i].dtae_kstack == 0)
+			CHECK(ents[i].dtae_count == 2);
+	/* emptied: the next events start a new generation of ids */
+	rcu_register_thread();
+	CHECK(stk_put(a, 4, 0x2000, NULL) == 0);
+	rcu_unregister_thread();
+	n = aggread(a, NULL);
+	ns = stkread(a, NULL);
+	CHECK(n == 1 && ns == 1 && ents[0].dtae_kstack == 1 &&
+	    stkcount(n, ns, 4, 0x2000) == 1);
+
+	/* the open that asked for deep stacks: all 40 frames */
+	n = aggread(c, NULL);
+	ns = stkread(c, NULL);
+	CHECK(n == 1 && ns == 1 && stkcount(n, ns, 40, 0x9000) == 1);
+
+	/*
+	 * One stack: the first kernel stack took it (interned before the
+	 * user stack), so the ustack aggregation refused all three events
+	 * and the kstack one the third: 4 folds refused, said twice over.
+	 */
+	n = aggread(d, &over);
+	ns = stkread(d, &sover);
+	CHECK(ns == 1 && sover == 4 && over == 4);
+	CHECK(n == 1 && ents[0].dtae_id == 2 && ents[0].dtae_kstack == 1 &&
+	    ents[0].dtae_count == 2 && stkcount(n, ns, 3, 0x1000) == 2);
+	dt_dev_close(a);
+	dt_dev_close(c);
+	dt_dev_close(d);
+	dt_dev_fini();
+}
+
 /* Producers racing a reader that empties the table: none lost. */
 #define NPROD		2
 #define NPERPROD	200000
@@ -310,6 +474,7 @@ main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_funcs();
+	test_stacks();
 	test_race();
 	printf("%d passed, %d failed\n", npass, nfail);
 	return nfail != 0;
