@@ -282,21 +282,34 @@ agg_rule_ok(const struct bt_rule *r)
 	return 1;
 }
 
-/* Whether -c's events of prov need telling the shell's apart by comm. */
+/*
+ * -c keeps a process's events from its exec of the command on: its
+ * events from before (btrace's helper, under btrace's name) are not the
+ * command's, and a folded entry has no time to tell them by.  Syscall
+ * probes under -c take the launched processes' events only
+ * (DTEVT_LAUNCHED), interval's belong to no process: those fold as they
+ * are.  Profile's fold keyed by comm too, and the shell's entries under
+ * btrace's name are left out (agg_keep()): dtd names a sample's thread
+ * from its cache, which exec's PERF_RECORD_COMM updates, so a sample of
+ * the shell in the moment between its release and its exec is left out
+ * unless dtd first met the thread after the exec (then counted: rare, a
+ * sample or none).  Other providers' events under -c are read as they
+ * were: a tracepoint names its thread as it reads it, late enough to
+ * miss the launcher's own fork before the exec every run.
+ */
 static int
 agg_prov_bycomm(const char *prov)
 {
-	/*
-	 * -c keeps a process's events from its exec of the command on: its
-	 * events from before (btrace's helper, under btrace's name) are not
-	 * the command's, and a folded entry has no time to tell them by.
-	 * Syscall probes under -c take the launched processes' events only
-	 * (DTEVT_LAUNCHED), interval's belong to no process: those fold as
-	 * they are.  The others fold keyed by comm too, and the shell's
-	 * entries under btrace's name are left out (agg_keep()).
-	 */
-	return strncmp(prov, "syscall", DTNAMESIZE) != 0 &&
-	    strncmp(prov, "interval", DTNAMESIZE) != 0;
+	return strncmp(prov, "profile", DTNAMESIZE) == 0;
+}
+
+/* Whether dtd may fold prov's events under -c at all. */
+static int
+agg_prov_cmd(const char *prov)
+{
+	return strncmp(prov, "syscall", DTNAMESIZE) == 0 ||
+	    strncmp(prov, "interval", DTNAMESIZE) == 0 ||
+	    agg_prov_bycomm(prov);
 }
 
 static int
@@ -336,6 +349,8 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 
 	const char *prov = dt_dtpis[pbn - 1].dtpi_prov;
 
+	if (g_treefilter && !agg_prov_cmd(prov))
+		return 0;
 	if (g_treefilter && agg_prov_bycomm(prov)) {
 		/* enabled with comm (agg_wants_comm()), room for the key */
 		if (!(bp->bp_req.dtrq_evtflags & DTEVT_EXECNAME))
