@@ -459,6 +459,7 @@ agg_key(const struct agg_id *ai, const struct dtioc_aggent *e)
 
 	memset(&ev, 0, sizeof(ev));
 	/* a stack deeper than a record's is read whole, as g_deep's */
+	dk.dk_kn = dk.dk_un = 0;
 	if (e->dtae_kstack != 0)
 		deep |= aggstk_fill(&ev, &dk, e->dtae_kstack, 1);
 	if (e->dtae_ustack != 0)
