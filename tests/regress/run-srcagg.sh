@@ -318,18 +318,20 @@ kstack)
 kstacktp)
 	# a tracepoint keyed by kernel stacks: the forks of a traced shell
 	# (-p), each from the same place, counted exactly, byte for byte
-	# what the same run gives through read(2)
-	for mode in on off; do
+	# what the same run gives through read(2), as text and as JSON
+	for mode in on off jon joff; do
 		rm -f "$TMP/gate" "$TMP/up" "$TMP/first"
 		mkfifo "$TMP/gate" "$TMP/up" "$TMP/first" || exit 2
 		exec 5<>"$TMP/gate" 6<>"$TMP/up" 8<>"$TMP/first"
 		sh -c 'echo up >&6; read -r l; for i in 1 2 3 4 5 6 7 8 9 10 11 12; do /bin/true; done' <&5 6>&6 &
 		TPID=$!
 		read -r -t 30 l <&6 || fail "the traced shell did not start"
-		[ $mode = off ] && export BTRACE_NOPUSH=1
-		"$BTRACE" -d "$DEV" -v -p "$TPID" -e 'tracepoint:task:task_newtask { @[kstack] = count(); }
+		case $mode in *off) export BTRACE_NOPUSH=1 ;; esac
+		fmt=; case $mode in j*) fmt='-f json' ;; esac
+		# shellcheck disable=SC2086
+		"$BTRACE" -d "$DEV" -v $fmt -p "$TPID" -e 'tracepoint:task:task_newtask { @[kstack] = count(); }
 		    interval:hz:100 { printf("tick\n"); }' 2> "$TMP/$mode.err" |
-		    { read -r l; echo "$l" >&8; grep -v '^tick$' > "$TMP/$mode"; } &
+		    { read -r l; echo "$l" >&8; grep -v 'tick' > "$TMP/$mode"; } &
 		BTPID=$!
 		unset BTRACE_NOPUSH
 		read -r -t 30 l <&8 || fail "btrace did not start: $(cat "$TMP/$mode.err")"
@@ -346,6 +348,10 @@ kstacktp)
 	    fail "stack table overflow"
 	grep -q '^]: 12$' "$TMP/on" || fail "not 12 forks"
 	diff -u "$TMP/off" "$TMP/on" || fail "output differs"
+	grep -q 'aggregated in dtd' "$TMP/jon.err" || fail "json: not folded"
+	grep -q '"type": "map"' "$TMP/jon" || fail "json: no map: $(cat "$TMP/jon")"
+	diff -u "$TMP/joff" "$TMP/jon" || fail "json output differs"
+	cat "$TMP/jon"
 	;;
 ustack)
 	# profile keyed by user stacks of -c's command: folded in dtd
