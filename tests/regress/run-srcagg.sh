@@ -367,6 +367,24 @@ ustack)
 	grep -q '^main+0x' "$TMP/on" || fail "no main: $(head -40 "$TMP/on")"
 	shape_same "$TMP/on" "$TMP/off"
 	;;
+upid)
+	# the issue's one-liner on a process btrace does not launch nor dtd
+	# trace (-p ends the run with it): folded, symbolised though the
+	# process is gone when the maps print, shaped as without folding
+	for mode in on off; do
+		"$STACKS_TRACEE" write 1500000 > /dev/null &
+		TPID=$!
+		[ $mode = off ] && export BTRACE_NOPUSH=1
+		bt -v -p "$TPID" -e "profile:hz:499 /pid == $TPID/ { @[ustack] = count(); }" \
+		    > "$TMP/$mode" 2> "$TMP/$mode.err" || fail "$(cat "$TMP/$mode.err")"
+		unset BTRACE_NOPUSH
+		wait "$TPID"
+	done
+	folded_said "$TMP/on.err"
+	grep -q 'aggregated in dtd' "$TMP/off.err" && fail "NOPUSH folded"
+	grep -q '^main+0x' "$TMP/on" || fail "no main: $(head -40 "$TMP/on")"
+	shape_same "$TMP/on" "$TMP/off"
+	;;
 stkoverflow)
 	# a stack table of one stack: what did not fit is said, counted
 	# (system calls flat out meanwhile: kernel stacks of many kinds)
