@@ -926,8 +926,8 @@ int
 rules_run(int fd)
 {
 	static struct dt_evt buf[NREAD];
-	struct itimerval it;
-	int halt = 0, rterror, dev_gone = 0, tick;
+	struct pollfd pfd;
+	int halt = 0, rterror, dev_gone = 0, tick, pr = 0;
 	uint64_t late;
 	ssize_t len;
 	size_t i;
@@ -945,13 +945,13 @@ rules_run(int fd)
 			command_wait();
 	}
 
-	/* folded user stacks: merged while their processes live */
-	if (!halt && g_nprobes > 0 && (tick = agg_tick_ms()) > 0) {
-		memset(&it, 0, sizeof(it));
-		it.it_value.tv_usec = tick * 1000;
-		it.it_interval.tv_usec = tick * 1000;
-		setitimer(ITIMER_REAL, &it, NULL);
-	}
+	/*
+	 * Folded user stacks are merged while their processes live: the
+	 * read waits at most a tick, in poll(2).  Not a timer's signal,
+	 * which would also cut short the writes of the rules' output to a
+	 * pipe or a terminal (EINTR, and stdio's stream in error).
+	 */
+	tick = !halt && g_nprobes > 0 ? agg_tick_ms() : 0;
 	for (;;) {
 		if (halt || g_nprobes == 0)
 			break;
@@ -968,7 +968,11 @@ rules_run(int fd)
 		/* As OpenBSD's loop: a newline only for a signal in read(2). */
 		if (g_quit)
 			break;
-		len = read(fd, buf, sizeof(buf));
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		if (tick > 0 && (pr = poll(&pfd, 1, tick)) == 0)
+			continue;
+		len = tick > 0 && pr == -1 ? -1 : read(fd, buf, sizeof(buf));
 		if (len == -1) {
 			if (errno == EINTR && g_quit == SIGCHLD)
 				continue;
