@@ -24,13 +24,6 @@
  * Main thread only, at start and stop ([I]).
  */
 #include <sys/socket.h>
-#include <sys/stat.h>
-
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "dt_fesock.h"
 #include "dt_sockfile.h"
@@ -41,31 +34,12 @@ static struct dt_sockfile fesock_file = DT_SOCKFILE_INIT("device socket");
 int
 dt_fesock_bind(const char *path, int *fdp)
 {
-	struct stat st;
-	int error, fd;
-
-	/* Accepted sockets inherit SO_PASSCRED: every request its sender. */
-	if ((error = dt_sockfile_listen(&fesock_file, path, 0,
-	    dtd_dev_mode(), SOCK_NONBLOCK, true, &fd)) != 0)
-		return error;
 	/*
-	 * The group of --group, by name in the directory we hold (nobody
-	 * else can change it: dt_dir_safe()); until then the file is only
-	 * stricter, dtd's group.
+	 * The node's group and mode; accepted sockets inherit SO_PASSCRED,
+	 * so every request carries its sender.
 	 */
-	if (fstatat(fesock_file.sf_dirfd, fesock_file.sf_base, &st,
-	    AT_SYMLINK_NOFOLLOW) == -1 || (st.st_gid != dtd_dev_gid() &&
-	    fchownat(fesock_file.sf_dirfd, fesock_file.sf_base, (uid_t)-1,
-	    dtd_dev_gid(), AT_SYMLINK_NOFOLLOW) == -1)) {
-		error = errno;
-		fprintf(stderr, "dtd: --device-socket %s: %s\n", path,
-		    strerror(error));
-		close(fd);
-		dt_fesock_unbind();
-		return error;
-	}
-	*fdp = fd;
-	return 0;
+	return dt_sockfile_listen(&fesock_file, path, 0, dtd_dev_mode(),
+	    dtd_dev_gid(), SOCK_NONBLOCK, true, fdp);
 }
 
 void

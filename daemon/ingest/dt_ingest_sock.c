@@ -42,7 +42,7 @@ dt_ingest_listen(const char *path, int *fdp)
 
 	/* Tracees need no privilege: anyone may connect. */
 	return dt_sockfile_listen(&dti_sockfile, path, root ? 0755 : 0700,
-	    root ? 0666 : 0600, 0, false, fdp);
+	    root ? 0666 : 0600, (gid_t)-1, 0, false, fdp);
 }
 
 void

@@ -86,7 +86,7 @@ dt_sockfile_dir(struct dt_sockfile *sf, const char *path, mode_t dirmode)
 
 int
 dt_sockfile_listen(struct dt_sockfile *sf, const char *path, mode_t dirmode,
-    mode_t mode, int sockflags, bool passcred, int *fdp)
+    mode_t mode, gid_t gid, int sockflags, bool passcred, int *fdp)
 {
 	struct sockaddr_un sun;
 	struct stat st;
@@ -140,6 +140,14 @@ dt_sockfile_listen(struct dt_sockfile *sf, const char *path, mode_t dirmode,
 		goto fail_errno;
 	sf->sf_dev = st.st_dev;
 	sf->sf_ino = st.st_ino;
+	/*
+	 * By its name in the directory we hold (nobody else can change
+	 * it: dt_dir_safe()); until then the file is only stricter, dtd's
+	 * group.
+	 */
+	if (gid != (gid_t)-1 && st.st_gid != gid && fchownat(sf->sf_dirfd,
+	    sf->sf_base, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) == -1)
+		goto fail_errno;
 	if ((st.st_mode & 0777) != mode) {
 		fprintf(stderr, "dtd: %s: mode %04o, not %04o (umask?)\n",
 		    path, (unsigned)(st.st_mode & 07777), (unsigned)mode);

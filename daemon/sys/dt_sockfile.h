@@ -52,14 +52,15 @@ struct dt_sockfile {
  * before bind(); dtd runs with umask 0), replacing only a socket of
  * dtd's user that nobody answers on (a dead dtd's).  dirmode not 0:
  * make the directory with that mode when it is missing (it goes again
- * at dt_sockfile_close() if still empty).  sockflags is or'ed into the
- * socket's type (SOCK_NONBLOCK); passcred sets SO_PASSCRED, which the
- * accepted sockets inherit.  0 and the descriptor in *fdp, or an errno
- * said on stderr.  Main thread.
+ * at dt_sockfile_close() if still empty).  gid not (gid_t)-1: the file's
+ * group, set by its name in the directory held before anyone may
+ * connect.  sockflags is or'ed into the socket's type (SOCK_NONBLOCK);
+ * passcred sets SO_PASSCRED, which the accepted sockets inherit.  0 and
+ * the descriptor in *fdp, or an errno said on stderr.  Main thread.
  */
 int	dt_sockfile_listen(struct dt_sockfile *, const char *path,
-	    mode_t dirmode, mode_t mode, int sockflags, bool passcred,
-	    int *fdp);
+	    mode_t dirmode, mode_t mode, gid_t gid, int sockflags,
+	    bool passcred, int *fdp);
 
 /*
  * Remove the socket file if its name still names the socket we bound
