@@ -40,13 +40,15 @@ export USERDT_SOCKET=$TMP/ingest.sock
 BT_BIO='tracepoint:block:block_rq_issue /arg2 > 0/ { @s[arg0, arg1] = 1; @begun = count(); }
 tracepoint:block:rq_complete /@s[arg0, arg1]/ { @paired = count(); delete(@s[arg0, arg1]); }
 END { clear(@s); }'
-BPF_BIO='tracepoint:block:block_rq_issue /args->nr_sector > 0/ { @s[args->dev, args->sector] = 1; @begun = count(); }
+BPF_BIO='tracepoint:sched:sched_switch /@armed == 0/ { @armed = 1; printf("ready\n"); }
+tracepoint:block:block_rq_issue /args->nr_sector > 0/ { @s[args->dev, args->sector] = 1; @begun = count(); }
 tracepoint:block:block_rq_complete /@s[args->dev, args->sector]/ { @paired = count(); delete(@s[args->dev, args->sector]); }
 END { clear(@s); }'
 BT_RUNQ='tracepoint:sched:wakeup { @q[arg0] = 1; @begun = count(); }
 tracepoint:sched:on__cpu /@q[tid]/ { @paired = count(); delete(@q[tid]); }
 END { clear(@q); }'
-BPF_RUNQ='tracepoint:sched:sched_wakeup { @q[args->pid] = 1; @begun = count(); }
+BPF_RUNQ='tracepoint:sched:sched_switch /@armed == 0/ { @armed = 1; printf("ready\n"); }
+tracepoint:sched:sched_wakeup { @q[args->pid] = 1; @begun = count(); }
 tracepoint:sched:sched_switch /@q[args->next_pid]/ { @paired = count(); delete(@q[args->next_pid]); }
 END { clear(@q); }'
 
@@ -75,11 +77,15 @@ one() {
 	done
 	"$BPF" -e "$bpf" > "$TMP/bpf.out" 2>&1 &
 	bpfpid=$!
-	# bpftrace says so once its probes are attached.
+	# bpftrace's first context switch once its probes are attached
+	# (BEGIN, and its "Attaching" line, come before they are).
 	for i in $(seq 600); do
-		grep -q '^Attaching' "$TMP/bpf.out" 2>/dev/null && break
+		grep -q '^ready$' "$TMP/bpf.out" 2>/dev/null && break
+		kill -0 "$bpfpid" 2>/dev/null ||
+		    fail "bpftrace: $(cat "$TMP/bpf.out")"
 		sleep 0.1
 	done
+	grep -q '^ready$' "$TMP/bpf.out" || fail "bpftrace not ready in 60 s"
 	# -c: the workload starts once btrace records; -A: the machine's
 	# events all the same, as bpftrace's.
 	"$BTRACE" -d "$DEV" -A -c "$work" -e "$bt" > "$TMP/bt.out" 2>&1 ||

@@ -503,7 +503,6 @@ run_stacks(int fa, struct dtioc_probe_info *pi, size_t npi)
 	dtt_check(bad == 0 && as.dtas_stksize == DTA_STKSIZE_DEF,
 	    "@[kstack] = count(): a stack table of %u stacks",
 	    as.dtas_stksize);
-	bad = 0;
 	as.dtas_stksize = 1;
 	bad = agg_spec(fb, &as);
 	dtt_check(bad == 0 && as.dtas_stksize == 1,

@@ -85,14 +85,14 @@ static size_t		 tp_nevs;
 static char		 tp_out[65536];
 static uint64_t		 tp_dropped;
 /*
- * tp_run() pushes a filter to dtd with each probe: the events of
- * processes named as this one (its marks) or as the target.  The probes
- * must record the name (DTEVT_EXECNAME): a filter compares what the
- * reader sees.  For probes
- * that fire for every process's calls, so that a machine making
- * millions of them (a parallel build beside the test) does not fill the
- * rings with events the test would throw away.  What the filter keeps
- * is what the test counts: the path below it is the same.
+ * When set, tp_run() pushes a filter to dtd with each probe: the
+ * events of processes named as this one (its marks) or as the target.
+ * For probes that fire for every process's calls, so that a machine
+ * making millions of them (a parallel build beside the test) does not
+ * fill the rings with events the test would throw away.  What the
+ * filter keeps is what the test counts: the path below it is the same.
+ * The probes must record the name (DTEVT_EXECNAME): a filter compares
+ * what the reader sees.
  */
 static bool		 tp_ownfilter;
 

@@ -28,6 +28,17 @@ DTD=$2
 CASE=$3
 
 . "$(dirname "$0")/lib.sh"
+# deepest(file): the most "recurse" frames and the most frames of any
+# one stack key in a map's dump (the deepstack and deepsys cases)
+deepest() {
+	awk '/^@\[$/ { n = 0; r = 0; next }
+	    /^\]: [0-9]+$/ { if (r > mr) mr = r; if (n > mn) mn = n; next }
+	    /^recurse\+0x/ { r++ }
+	    /^userland$/ { next }
+	    { n++ }
+	    END { print mr + 0, mn + 0 }' "$1"
+}
+
 # the lost-events case wants OpenBSD's small rings, which overflow
 case $CASE in
 lost|lostjson)	dtd_start --ring-size 16 ;;
@@ -465,16 +476,6 @@ deepstack)
 	# deep stacks (DTEVT_DEEPSTACK) and shows every frame; plain ustack
 	# shows dt(4)'s 19, as OpenBSD's btrace would.
 	export USERDT_SOCKET=$TMP/ingest.sock
-	# deepest(file): the most "recurse" frames and the most frames of
-	# any one stack key in the map's dump
-	deepest() {
-		awk '/^@\[$/ { n = 0; r = 0; next }
-		    /^\]: [0-9]+$/ { if (r > mr) mr = r; if (n > mn) mn = n; next }
-		    /^recurse\+0x/ { r++ }
-		    /^userland$/ { next }
-		    { n++ }
-		    END { print mr + 0, mn + 0 }' "$1"
-	}
 	# each run ends with its command, 2 s at depth 40
 	bt -c "$DEEP_SPIN 40 2" -e 'profile:hz:199 { @[ustack(127)] = count(); }' > "$TMP/out" 2>&1
 	rc=$?
@@ -498,21 +499,11 @@ deepsys)
 	# shows all 40 levels, main and libc's start; plain ustack shows
 	# dt(4)'s 19, as OpenBSD's btrace would.
 	export USERDT_SOCKET=$TMP/ingest.sock
-	# frames(file): the most "recurse" frames and the most frames of
-	# any one stack key in the map's dump
-	frames() {
-		awk '/^@\[$/ { n = 0; r = 0; next }
-		    /^\]: [0-9]+$/ { if (r > mr) mr = r; if (n > mn) mn = n; next }
-		    /^recurse\+0x/ { r++ }
-		    /^userland$/ { next }
-		    { n++ }
-		    END { print mr + 0, mn + 0 }' "$1"
-	}
 	prog='syscall:getppid:entry { @[ustack(64)] = count(); }'
 	bt -c "$DEEP_GETPPID 40 3" -e "$prog" > "$TMP/out" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
-	set -- $(frames "$TMP/out")
+	set -- $(deepest "$TMP/out")
 	[ "$1" = 40 ] || fail "deep: $1 recurse frames: $(cat "$TMP/out")"
 	[ "$2" -ge 42 ] || fail "deep: $2 frames: $(cat "$TMP/out")"
 	grep -qx 'main+0x[0-9a-f]*' "$TMP/out" || fail "deep: no main"
@@ -522,12 +513,12 @@ deepsys)
 	USERDT_ALLCALLS=1 bt -c "$DEEP_GETPPID 40 3" -e "$prog" > "$TMP/out" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] || fail "allcalls: exit code $rc: $(cat "$TMP/out")"
-	set -- $(frames "$TMP/out")
+	set -- $(deepest "$TMP/out")
 	[ "$1" = 40 ] || fail "allcalls: $1 recurse frames: $(cat "$TMP/out")"
 	bt -c "$DEEP_GETPPID 40 3" -e 'syscall:getppid:entry { @[ustack] = count(); }' > "$TMP/out" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] || fail "plain: exit code $rc: $(cat "$TMP/out")"
-	set -- $(frames "$TMP/out")
+	set -- $(deepest "$TMP/out")
 	[ "$2" = 19 ] || fail "plain: $2 frames: $(cat "$TMP/out")"
 	;;
 debugsyms)

@@ -363,7 +363,8 @@ ustack)
 	cmd="$BUSY 1 > /dev/null"
 	bt -v -c "$cmd" -e "$prog" > "$TMP/on" 2> "$TMP/on.err" ||
 	    fail "$(cat "$TMP/on.err")"
-	BTRACE_NOPUSH=1 bt -v -c "$cmd" -e "$prog" > "$TMP/off" 	    2> "$TMP/off.err" || fail "$(cat "$TMP/off.err")"
+	BTRACE_NOPUSH=1 bt -v -c "$cmd" -e "$prog" > "$TMP/off" \
+	    2> "$TMP/off.err" || fail "$(cat "$TMP/off.err")"
 	folded_said "$TMP/on.err"
 	grep -q 'aggregated in dtd' "$TMP/off.err" && fail "NOPUSH folded"
 	grep -q '^is_prime+0x' "$TMP/on" || fail "no is_prime: $(head -40 "$TMP/on")"
@@ -402,6 +403,9 @@ stkoverflow)
 	[ "${lost:-0}" -gt 0 ] || fail "no overflow counted"
 	grep -q '^0 events dtd.s table could not hold$' "$TMP/err" ||
 	    fail "the entries' table's overflow"
+	kill "$BTPID"
+	wait "$BTPID" 2>/dev/null
+	BTPID=
 	;;
 *)
 	fail "unknown case $CASE"
