@@ -47,6 +47,13 @@ dt_ring_init(struct dt_ring *dr, unsigned int size)
 }
 
 static unsigned int dt_ring_npressed;	/* [a] rings with dr_pressed */
+static uint64_t	dt_ring_nreads;		/* [a] reads that took records */
+
+uint64_t
+dt_ring_reads(void)
+{
+	return __atomic_load_n(&dt_ring_nreads, __ATOMIC_RELAXED);
+}
 
 unsigned int
 dt_ring_pressed(void)
@@ -281,6 +288,8 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 		if (++best->dr_rhead == best->dr_size)
 			best->dr_rhead = 0;
 	}
+	if (done > 0)
+		__atomic_add_fetch(&dt_ring_nreads, 1, __ATOMIC_RELAXED);
 	/* A ring nothing was taken from has nothing to give back. */
 	for (i = 0; i < n; i++) {
 		dr = &drs[i];
@@ -330,6 +339,9 @@ dt_ring_walk(struct dt_ring *drs, unsigned int n, unsigned int first,
 		}
 		/* A truncated record is consumed and read, as in dt(4). */
 		dr->dr_readevt += taken;
+		if (taken > 0)
+			__atomic_add_fetch(&dt_ring_nreads, 1,
+			    __ATOMIC_RELAXED);
 		dt_ring_unpress(dr, false);
 		pthread_mutex_unlock(&dr->dr_mtx);
 	}

@@ -68,6 +68,12 @@ struct dt_ring {
  */
 unsigned int	dt_ring_pressed(void);
 
+/*
+ * How many reads have taken records from a ring, ever: a reader that
+ * reads, however slowly, moves it.  Any thread; relaxed, a hint.
+ */
+uint64_t	dt_ring_reads(void);
+
 /* Map the slots (lazily committed by the kernel).  0 or ENOMEM. */
 int	dt_ring_init(struct dt_ring *, unsigned int size);
 void	dt_ring_fini(struct dt_ring *);

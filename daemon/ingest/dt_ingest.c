@@ -573,33 +573,50 @@ dti_seq_mark(const struct dti_proc *procs, uint64_t rt)
  * Lossless backpressure: whether this pass leaves the tracees' rings
  * alone because a lossless open's device ring is half full or more
  * (dt_ring_pressed()): their threads then wait, bounded, for room, and
- * the reader's ring does not drop what they would have waited for.  At
- * most DTI_HOLD_NSEC at a time, then one pass through: so a reader that
- * does not read, or a ring of another CPU it is slow to empty, costs
- * the other opens (and the lossy ones) a few ms of delay, never their
- * events, and the drain goes on (the reader's ring counts the drops).  Exited processes are drained
- * whatever this says (dti_unlink_gone()).  The drain thread.
+ * the reader's ring does not drop what they would have waited for.  As
+ * long as some reader reads, however slowly (dt_ring_reads() moves):
+ * the traced program then goes at the reader's pace, as under strace.
+ * After DTI_HOLD_NSEC without a read, one pass through: so a reader
+ * that does not read (stopped, or gone) costs the other opens (and the
+ * lossy ones) a few ms of delay, never their events, and the drain
+ * goes on (the reader's ring counts the drops).  Exited processes are
+ * drained whatever this says (dti_unlink_gone()).  The drain thread.
  */
 /*
- * A quarter of the tracees' bound: a pass through comes before they
- * give up, so a reader that reads, only slowly, never costs events in
- * the tracees' rings; the device ring, half empty when the hold began,
- * takes the pass's records (one ring's worth a tracee at most).
+ * Well within the tracees' bound: a pass through comes long before they
+ * give up on a reader that stopped reading; the device ring, half empty
+ * when the hold began, takes the pass's records (one ring's worth a
+ * tracee at most).
  */
-#define DTI_HOLD_NSEC	(UDT_WAIT_NSEC / 4)
+#define DTI_HOLD_NSEC	(40 * 1000 * 1000ULL)
+_Static_assert(DTI_HOLD_NSEC * 4 <= UDT_WAIT_NSEC, "hold within the bound");
+/*
+ * While it holds, the ingest source's mark stays where it was: the
+ * sequencer holds every other source's younger events as long, but no
+ * longer than its bound D, after which it lets them go and the held
+ * records would come late.
+ */
+_Static_assert(DTI_HOLD_NSEC < DT_SEQ_DELAY_NS, "hold within D");
 
 static uint64_t	dti_hold_since;		/* the drain thread; 0: not holding */
+static uint64_t	dti_hold_reads;		/* the drain thread: dt_ring_reads() */
 
 static bool
 dti_hold(uint64_t now)
 {
+	uint64_t reads;
+
 	if (__atomic_load_n(&dti_lossless, __ATOMIC_RELAXED) == 0 ||
 	    dt_ring_pressed() == 0) {
 		dti_hold_since = 0;
 		return false;
 	}
-	if (dti_hold_since == 0)
+	/* A read since the last look: the window starts again. */
+	reads = dt_ring_reads();
+	if (dti_hold_since == 0 || reads != dti_hold_reads) {
 		dti_hold_since = now;
+		dti_hold_reads = reads;
+	}
 	if (now - dti_hold_since < DTI_HOLD_NSEC)
 		return true;
 	/* One pass through, then hold again. */
@@ -642,7 +659,13 @@ dti_drain_main(void *arg)
 		/* A dead proc's ring was drained above, after it died. */
 		if (gone)
 			dti_unlink_gone();
-		dti_seq_mark(procs, rt);
+		/*
+		 * Not while holding: the records left in the rings are older
+		 * than rt, and a mark past them would let younger events of
+		 * other sources out first.
+		 */
+		if (!hold)
+			dti_seq_mark(procs, rt);
 		if (n > 0) {
 			idle = DTI_IDLE_MIN;
 			continue;
