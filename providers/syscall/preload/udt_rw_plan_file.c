@@ -118,8 +118,12 @@ udt_plan_valid(size_t len)
 		if (len - at < sizeof(po))
 			return -1;
 		memcpy(&po, udt_plan_in + at, sizeof(po));
-		if (po.po_len > len - at || po.po_nseg > 64 ||
-		    k >= UDT_PLAN_MAXOBJ)
+		/*
+		 * At least its own header: below, po_len - need must not
+		 * wrap, nor the copies read past the file's end.
+		 */
+		if (po.po_len < sizeof(po) || po.po_len > len - at ||
+		    po.po_nseg > 64 || k >= UDT_PLAN_MAXOBJ)
 			return -1;
 		need = sizeof(po);
 		for (s = 0; s < po.po_nseg; s++) {
@@ -129,6 +133,11 @@ udt_plan_valid(size_t len)
 			if (ps.ps_nwin > UDT_RW_MAXSITE ||
 			    ps.ps_ntrap > UDT_RW_MAXSITE)
 				return -1;
+			/*
+			 * need <= po_len <= UDT_PLAN_MAX here, and each
+			 * count at most UDT_RW_MAXSITE: the sum is a few
+			 * MB, no wrap.
+			 */
 			need += sizeof(ps) + ps.ps_nwin *
 			    sizeof(struct udt_plan_win) + ps.ps_ntrap *
 			    sizeof(struct udt_plan_trap);
