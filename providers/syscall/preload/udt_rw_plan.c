@@ -294,6 +294,48 @@ udt_plan_brkseg(uintptr_t lo, uintptr_t hi, const struct udt_rw_obj *o)
 }
 
 /*
+ * Whether window pw's call number is one the decoder could have given
+ * it: the decoder takes the immediate of a mov to %eax/%rax in the
+ * window before the call, and traps rather than patches rt_sigreturn
+ * (it must run on the program's signal frame).  The number is pushed as
+ * the return probe's of a call made in place, so a plan may not invent
+ * one: it is -1 (unknown, the slow path's) or the non-negative
+ * immediate of such a mov among the window's recorded bytes, which the
+ * caller has checked against memory.  The bytes are scanned, not
+ * decoded: a mov's bytes inside another instruction pass too (a forged
+ * plan could then misname that return, nothing more), a mov the scan
+ * does not know costs a decode, and rt_sigreturn's anywhere refuses.
+ */
+static int
+udt_plan_nrok(const struct udt_plan_win *pw)
+{
+	const uint8_t *b = pw->pw_b;
+	size_t n = pw->pw_sys - pw->pw_start, i, op;
+	int32_t imm;
+	int found = 0;
+
+	for (i = 0; i < n; i++) {
+		/* mov $imm32,%eax: b8; c7 c0; 48 c7 c0 (%rax). */
+		if (b[i] == 0xb8)
+			op = 1;
+		else if (b[i] == 0xc7 && i + 1 < n && b[i + 1] == 0xc0)
+			op = 2;
+		else
+			continue;
+		if (n - i < op + 4)
+			continue;
+		memcpy(&imm, b + i + op, 4);
+		if (imm == SYS_rt_sigreturn)
+			return 0;
+		if (imm == pw->pw_nr)
+			found = 1;
+	}
+	if (pw->pw_nr == -1)
+		return 1;
+	return found && pw->pw_nr >= 0 && pw->pw_nr != SYS_rt_sigreturn;
+}
+
+/*
  * Check entry po (at udt_plan_in + at) against the object in memory,
  * every byte it would have written or copied; then, if apply, put its
  * sites where the decoder would have and commit them.  Returns 0, or
@@ -347,11 +389,21 @@ udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
 		}
 		for (k = 0; k < ps.ps_nwin; k++, p += sizeof(pw)) {
 			memcpy(&pw, udt_plan_in + p, sizeof(pw));
-			if (pw.pw_start > pw.pw_sys || pw.pw_sys + 2 >
-			    pw.pw_end || pw.pw_end - pw.pw_start < 5 ||
+			/*
+			 * No sums of the plan's numbers: a forged offset
+			 * near 2^64 would wrap one past these checks and
+			 * send the reads below, and the trampoline's copy,
+			 * anywhere.
+			 */
+			if (pw.pw_end > ph->p_memsz ||
+			    pw.pw_start > pw.pw_end ||
+			    pw.pw_end - pw.pw_start < 5 ||
 			    pw.pw_end - pw.pw_start > UDT_PLAN_WINB ||
-			    pw.pw_end > ph->p_memsz)
+			    pw.pw_sys < pw.pw_start ||
+			    pw.pw_sys > pw.pw_end - 2)
 				return "malformed window";
+			if (!udt_plan_nrok(&pw))
+				return "a window's call number unproved";
 			if (memcmp((const void *)(lo + pw.pw_start), pw.pw_b,
 			    pw.pw_end - pw.pw_start) != 0 ||
 			    memcmp((const void *)(lo + pw.pw_sys), "\x0f\x05",
@@ -375,7 +427,7 @@ udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
 		}
 		for (k = 0; k < ps.ps_ntrap; k++, p += sizeof(pt)) {
 			memcpy(&pt, udt_plan_in + p, sizeof(pt));
-			if (pt.pt_at + 2 > ph->p_memsz)
+			if (ph->p_memsz < 2 || pt.pt_at > ph->p_memsz - 2)
 				return "malformed trap";
 			a = lo + pt.pt_at;
 			if (memcmp((const void *)a, pt.pt_b, 2) != 0 ||
