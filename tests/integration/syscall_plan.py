@@ -27,9 +27,12 @@ told from its shell's by the name they start with):
   - a plan flipped in one byte, cut short, group-writable, owned by
     someone else, or a symlink to a good one is ignored: the program
     runs traced, same events, and the plan written again is used next;
+  - a plan forged with a valid checksum (an entry shorter than its own
+    header; a window whose offset wraps past 2^64; a window's call
+    number made rt_sigreturn's) is ignored or refused the same way;
   - the program's bytes changed in place (getppid's site made getpid,
-    same size, build-id, inode and mtime: the plan's key matches) is
-    refused by the byte check, decoded, and getpid is seen;
+    same size, build-id, inode and mtime set back) has no plan (its
+    ctime, in the key, changed), is decoded, and getpid is seen;
   - USERDT_PLAN_CACHE=0 writes nothing.
 
 Starts its own dtd on a temporary path and stops it by pid.  Prints one
@@ -126,6 +129,76 @@ def build_id(path):
     return data[at + 16:at + 36] if at >= 0 else None
 
 
+# The plan file's layout (udt_rw_plan.h, UDT_PLAN_VERSION 2), to forge
+# entries the checksum still covers.
+HDR = 72            # struct udt_plan_hdr; ph_sum at 24
+KEY = 104           # struct udt_plan_key; pk_bid at 8
+OBJ = KEY + 24      # struct udt_plan_obj; po_len, po_nseg after the key
+SEG = 72            # struct udt_plan_seg; ps_nwin, ps_ntrap at 16
+WIN = 72            # struct udt_plan_win; pw_start, pw_sys, pw_end, pw_nr
+TRAP = 16
+
+
+def plan_hash(b):
+    """udt_plan_hash(0, b): the file's checksum."""
+    m = (1 << 64) - 1
+    h, n = 0, len(b) - len(b) % 8
+    for i in range(0, n, 8):
+        h = ((h ^ struct.unpack_from("<Q", b, i)[0]) * 0x9e3779b97f4a7c15) & m
+        h ^= h >> 29
+    for c in b[n:]:
+        h = ((h ^ c) * 0x100000001b3) & m
+        h ^= h >> 29
+    return h
+
+
+def forge(p, bid, edit):
+    """edit(data, at) on the entry whose key holds build-id bid, at its
+    offset; the checksum made again.  Whether there was such an entry."""
+    data = bytearray(open(p, "rb").read())
+    nobj = struct.unpack_from("<I", data, 12)[0]
+    at = HDR
+    for _ in range(nobj):
+        polen = struct.unpack_from("<I", data, at + KEY)[0]
+        if data[at + 8:at + 8 + len(bid)] == bid:
+            edit(data, at)
+            break
+        at += polen
+    else:
+        return False
+    data[24:32] = bytes(8)
+    data[24:32] = struct.pack("<Q", plan_hash(bytes(data)))
+    with open(p, "r+b") as f:
+        f.write(data)
+    return True
+
+
+def first_win(data, at):
+    """The offset of the first window of entry at, or None."""
+    nseg = struct.unpack_from("<I", data, at + KEY + 4)[0]
+    p = at + OBJ
+    for _ in range(nseg):
+        nwin, ntrap = struct.unpack_from("<II", data, p + 16)
+        if nwin > 0:
+            return p + SEG
+        p += SEG + nwin * WIN + ntrap * TRAP
+    return None
+
+
+def short_entry(data, at):
+    struct.pack_into("<I", data, at + KEY, 8)
+
+
+def wrap_win(data, at):
+    w = first_win(data, at)
+    struct.pack_into("<Q", data, w + 8, (1 << 64) - 2)      # pw_sys
+
+
+def sigreturn_win(data, at):
+    w = first_win(data, at)
+    struct.pack_into("<q", data, w + 24, 15)                 # pw_nr
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__)
@@ -212,7 +285,29 @@ def main():
                   "%s: the plan written again is used (%s)" %
                   (what, r.show()))
 
-        # 3: the file changed under a plan whose key still matches.
+        # 2b: forged entries, the checksum right: nothing of them used.
+        for what, edit, why in [
+                ("an entry shorter than its header", short_entry,
+                 "malformed"),
+                ("a window's offset wrapping", wrap_win,
+                 "(the program): refused: malformed window"),
+                ("a window's call number rt_sigreturn", sigreturn_win,
+                 "(the program): refused: a window's call number")]:
+            r = Run(btrace, prog, work, env)       # a good plan first
+            if not r.used("(the program)"):
+                check(False, "%s: a good plan to forge (%s)" %
+                      (what, r.show()))
+                continue
+            if not check(forge(plan, bid, edit), "%s: forged" % what):
+                continue
+            r = Run(btrace, prog, work, env)
+            check(r.rc == 0 and r.events == want and r.ret() == "ppid" and
+                  r.said(why) and not r.used("(the program)") and
+                  r.said("written"),
+                  "%s: %s, traced, same events, written again (%s)" %
+                  (what, why, r.show()))
+
+        # 3: the file changed in place, its mtime set back.
         r = Run(btrace, prog, work, env)
         before = os.stat(prog)
         data = open(prog, "rb").read()
@@ -228,12 +323,11 @@ def main():
               (before.st_ino, before.st_size, before.st_mtime_ns),
               "the program changed in place: same inode, size, mtime")
         r = Run(btrace, prog, work, env)
-        check(r.rc == 0 and r.said("(the program): refused: the bytes of "
-                                   "a window differ") and
+        check(r.rc == 0 and r.said("(the program): no plan") and
               not r.used("(the program)") and r.ret() == "pid" and
               r.events == wantpid,
-              "a plan for other bytes under the same key: refused by the "
-              "byte check, getpid seen (%s)" % r.show())
+              "the program edited, its mtime set back: no plan (its "
+              "ctime changed), getpid seen (%s)" % r.show())
         r = Run(btrace, prog, work, env)
         check(r.used("(the program)") and r.ret() == "pid" and
               r.events == wantpid,

@@ -23,17 +23,31 @@
  *
  * Trust: a plan only says where the decoder proved it safe to patch.  It
  * is used for an object only when the object's identity matches (its
- * build-id, and its file's size, mtime, inode and device, or for a small
- * object the hash of its read-only bytes in memory), the file was
- * written by this very build of the library (its own build-id), is whole
- * (a checksum), and is the user's own (a regular file, owned by the
- * effective user, written by nobody else, one link, not a symlink);
- * then every byte it would replace, and every byte copied into a
- * trampoline, must equal the bytes the plan recorded, or nothing of the
- * plan is used for that object: it is decoded as without a cache.  So a
- * stale, corrupt or planted plan can cost a decode, never a patch the
- * decoder would not have made.  Set-id programs neither read nor write
- * the cache.
+ * build-id, and its file's size, mtime, ctime, inode and device, or for
+ * a small object the hash of its read-only bytes in memory), the file
+ * was written by this very build of the library (its own build-id), is
+ * whole (a checksum), and is the user's own (a regular file, owned by
+ * the effective user, written by nobody else, one link, not a symlink);
+ * then every offset must lie inside its segment, every call number be
+ * one the decoder could have given, and every byte it would replace,
+ * and every byte copied into a trampoline, must equal the bytes the
+ * plan recorded, or nothing of the plan is used for that object: it is
+ * decoded as without a cache.
+ *
+ * What that guarantees: no plan makes the library read or write outside
+ * the object's executable segments, or patch anything but a `syscall`
+ * and the bytes around it the plan recorded.  It does not re-prove the
+ * rest of the decoder's proof, which rests on bytes outside the windows
+ * too (udt_rw_far()'s rel32 jumps and calls anywhere in the object that
+ * land in a window, the unwind table's function starts).  Those are
+ * covered only by the key: a small object's hash covers them; a large
+ * one's file changed through the file system changes its ctime, which
+ * cannot be set back, so its plan no longer matches.  A file changed
+ * without its ctime changing (written through its block device, the
+ * clock set back), or a plan forged by someone who can write the user's
+ * own files, may still be applied, and then a patch may be one the
+ * decoder would not make for those bytes.  Set-id programs neither read
+ * nor write the cache.
  *
  * One file holds the plans of the objects of a program's start, named
  * by their build-ids and the library's: reading it is four system calls
@@ -171,6 +185,8 @@ udt_plan_keyof(const struct dl_phdr_info *info, int first)
 		k->pk_mtimens = (uint64_t)st.st_mtim.tv_nsec;
 		k->pk_ino = (uint64_t)st.st_ino;
 		k->pk_dev = (uint64_t)st.st_dev;
+		k->pk_ctime = (uint64_t)st.st_ctim.tv_sec;
+		k->pk_ctimens = (uint64_t)st.st_ctim.tv_nsec;
 	}
 	udt_plan.pl_keyok = 1;
 	return 0;
@@ -507,7 +523,10 @@ udt_rw_plan_apply(struct udt_rw_obj *o, struct dl_phdr_info *info,
 		udt_rw_plan_refused++;
 		udt_plan_say(info->dlpi_name[0] ? info->dlpi_name :
 		    "(the program)", ": refused: ", why);
-	}
+	} else
+		/* Its key matched none: a new object, or its file changed. */
+		udt_plan_say(info->dlpi_name[0] ? info->dlpi_name :
+		    "(the program)", ": ", why);
 	return -1;
 }
 

@@ -27,7 +27,7 @@
 
 #include "udt_rw_obj.h"
 
-#define UDT_PLAN_VERSION	1
+#define UDT_PLAN_VERSION	2	/* 2: the key's ctime */
 #define UDT_PLAN_MAX		(512 * 1024)	/* bytes of a plan file */
 #define UDT_PLAN_SMALL		(256 * 1024)	/* hashed, not stat'd */
 #define UDT_PLAN_WINB		32		/* bytes of a window kept */
@@ -36,12 +36,17 @@
 #define UDT_PLAN_STAT		1	/* key: the file's stat */
 #define UDT_PLAN_HASH		2	/* key: its read-only bytes */
 
-/* What names an object: a plan is for this object and no other. */
+/*
+ * What names an object: a plan is for this object and no other.  A
+ * file's ctime is in its key because its mtime alone can be set back
+ * (utimensat) after its bytes are changed in place; the ctime cannot.
+ */
 struct udt_plan_key {
 	uint32_t	pk_kind;
 	uint32_t	pk_bidlen;
 	uint8_t		pk_bid[32];
 	uint64_t	pk_size, pk_mtime, pk_mtimens, pk_ino, pk_dev;
+	uint64_t	pk_ctime, pk_ctimens;
 	uint64_t	pk_hash;
 };
 
