@@ -358,7 +358,13 @@ void	udt_fork_child(void) UDT_HIDDEN;
  */
 int	udt_forklike(long nr, long a0) UDT_HIDDEN;
 /* A call that makes a vfork child: vfork, clone or clone3 CLONE_VFORK. */
-int	udt_vforklike(long nr, long a0) UDT_HIDDEN;
+int	udt_vforklike(long nr, const long *a) UDT_HIDDEN;
+/*
+ * clone3's flags, from its struct clone_args (a[0], a[1] bytes) read
+ * without faulting: 0, or -1 where the kernel refuses the call anyway.
+ * Any context.
+ */
+int	udt_clone3_flags(const long *a, uint64_t *flags) UDT_HIDDEN;
 /*
  * Before a system call with arguments a: note a clone that may start a
  * thread running beside the caller on this memory (udt_rw_mt, for the

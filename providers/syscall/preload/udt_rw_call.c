@@ -249,31 +249,31 @@ int	udt_rw_mt;
 void
 udt_rw_mt_note(long nr, const long *a)
 {
-	uint64_t flags;
-
-	if (nr == SYS_clone)
-		flags = (uint64_t)a[0];
-	else if (nr == SYS_clone3)
-		/* clone3's flags lead its struct clone_args. */
-		flags = a[0] != 0 ? *(const uint64_t *)a[0] : UDT_CLONE_VM;
-	else
-		return;
-	if ((flags & UDT_CLONE_VM) && !(flags & UDT_CLONE_VFORK))
+	/*
+	 * Any clone3 may start a thread: its flags are behind a pointer
+	 * of the program's, perhaps bad, which this must not touch (the
+	 * kernel says EFAULT; we would fault).  A thread assumed costs
+	 * only the locked add from then on.
+	 */
+	if (nr == SYS_clone3 || (nr == SYS_clone &&
+	    ((uint64_t)a[0] & UDT_CLONE_VM) &&
+	    !((uint64_t)a[0] & UDT_CLONE_VFORK)))
 		__atomic_store_n(&udt_rw_mt, 1, __ATOMIC_RELAXED);
 }
 
 int
-udt_vforklike(long nr, long a0)
+udt_vforklike(long nr, const long *a)
 {
+	uint64_t flags;
+
 	if (nr == SYS_vfork)
 		return 1;
 	if (nr == SYS_clone)
-		return (a0 & (UDT_CLONE_VM | UDT_CLONE_VFORK)) ==
+		return (a[0] & (UDT_CLONE_VM | UDT_CLONE_VFORK)) ==
 		    (UDT_CLONE_VM | UDT_CLONE_VFORK);
-	/* clone3's flags lead its struct clone_args. */
-	if (nr == SYS_clone3 && a0 != 0)
-		return (*(const uint64_t *)a0 & (UDT_CLONE_VM |
-		    UDT_CLONE_VFORK)) == (UDT_CLONE_VM | UDT_CLONE_VFORK);
+	if (nr == SYS_clone3 && udt_clone3_flags(a, &flags) == 0)
+		return (flags & (UDT_CLONE_VM | UDT_CLONE_VFORK)) ==
+		    (UDT_CLONE_VM | UDT_CLONE_VFORK);
 	return 0;
 }
 
@@ -360,7 +360,7 @@ udt_rw_slow_post(struct udt_rw_frame *f)
 	 * is stopped until the child execs or exits and takes it back when
 	 * it returns: a depth, since the child may vfork in turn.
 	 */
-	if (udt_vforklike(f->rw_nr, f->rw_a[0])) {
+	if (udt_vforklike(f->rw_nr, f->rw_a)) {
 		if (f->rw_rv == 0)
 			udt_thread.ut_vfork++;
 		else if (f->rw_rv > 0 && udt_thread.ut_vfork > 0)

@@ -205,6 +205,15 @@ udt_sig_peek(const void *p, uint64_t *v)
 	    (long)&l, 1, (long)&r, 1, 0) == sizeof(*v) ? 0 : -EFAULT;
 }
 
+int
+udt_clone3_flags(const long *a, uint64_t *flags)
+{
+	/* The flags lead struct clone_args; under 8 bytes it is EINVAL. */
+	if ((unsigned long)a[1] < sizeof(*flags))
+		return -1;
+	return udt_sig_peek((const void *)a[0], flags) == 0 ? 0 : -1;
+}
+
 /*
  * The program's view of ours is now v, and the real mask blocks real of
  * ours: a held signal the program unblocked is let go (its handler, or
@@ -461,7 +470,9 @@ udt_sud_put(long nr, const long *a, uintptr_t ret)
 		flags = (uint64_t)a[0];
 		break;
 	case SYS_clone3:
-		flags = *(const uint64_t *)a[0];
+		/* Unreadable: the call fails, makes no child. */
+		if (udt_clone3_flags(a, &flags) != 0)
+			flags = 0;
 		break;
 	default:
 		flags = 0;
@@ -813,6 +824,7 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	greg_t *g = uc->uc_mcontext.gregs;
 	struct udt_thread *t = &udt_thread;
 	long nr, a[6], r;
+	uint64_t flags;
 	uintptr_t stub = 0;
 	int saved = errno;
 
@@ -878,9 +890,15 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	switch (nr) {
 	case SYS_clone:
 	case SYS_clone3:
-		/* clone3's flags lead its struct clone_args (libc's own). */
-		if (!((nr == SYS_clone ? (uint64_t)a[0] :
-		    *(const uint64_t *)a[0]) & UDT_CLONE_SETTLS))
+		/*
+		 * clone3's flags read without faulting: a bad pointer is
+		 * the program's EFAULT, deferred like any failing call.
+		 */
+		if (nr == SYS_clone)
+			flags = (uint64_t)a[0];
+		else if (udt_clone3_flags(a, &flags) != 0)
+			flags = 0;
+		if (!(flags & UDT_CLONE_SETTLS))
 			goto deferred;
 		/*
 		 * In place, let through until this thread's next hook; a
