@@ -669,6 +669,18 @@ udt_init(void)
 		udt_sud_init(udt_env_is(UDT_SUD_ENV, "1") || !udt_rw_active);
 	}
 	/*
+	 * The entry's plain add (udt_rw_mt) trusts that every clone that
+	 * may start a thread is seen: glibc's clone() leaves
+	 * __libc_single_threaded set, and udt_rw_mt_note() sees only the
+	 * clones made at rewritten or trapped sites or caught by
+	 * dispatch.  Unless every site is one of those, or dispatch
+	 * catches this, the only, thread's calls from the start (its
+	 * children's then go through it), a raw clone could pass unseen
+	 * and two threads add plainly: the locked add from the start.
+	 */
+	if (!udt_rw_complete && !udt_thread.ut_armed)
+		udt_rw_mt = 1;
+	/*
 	 * Last, the profile watcher of timer mode (a dtd without root, or
 	 * where perf is refused): it is a thread, and the rewriter works
 	 * only in a process that has one, so started earlier it left every

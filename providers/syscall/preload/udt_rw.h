@@ -137,7 +137,10 @@ extern int	udt_rw_active;		/* [I] sites were rewritten */
 /*
  * [a] Set, for good, before the first clone that may start a thread
  * running beside its caller on this memory (CLONE_VM without
- * CLONE_VFORK, which holds the caller until the child leaves it).
+ * CLONE_VFORK, which holds the caller until the child leaves it; any
+ * clone3), and from the start, or from when it stops being so, unless
+ * every clone is seen: every site rewritten or trapped, or dispatch on
+ * (udt_init(), udt_rw_incomplete(), udt_rw_untrap(), udt_sud_off()).
  * Until then, and while glibc says so too (__libc_single_threaded,
  * which its pthread_create clears), the process has one thread: the
  * entry counts with a plain add, one instruction, which no signal

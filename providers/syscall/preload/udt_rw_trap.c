@@ -212,6 +212,8 @@ udt_rw_incomplete(uintptr_t at)
 {
 	if (!__atomic_exchange_n(&udt_rw_complete, 0, __ATOMIC_RELAXED))
 		return;
+	/* New code's clones may go unseen: see udt_init()'s. */
+	__atomic_store_n(&udt_rw_mt, 1, __ATOMIC_RELAXED);
 	if (udt_rw_debug) {
 		/* From a rewritten site too: snprintf() is libc's. */
 		struct udt_xsave xs;
@@ -365,8 +367,11 @@ udt_rw_untrap(const char *why)
 	if (fd >= 0)
 		udt_sys1(SYS_close, fd);
 	/* Their calls are now dispatch's, where dispatch may be on. */
-	if (n != 0)
+	if (n != 0) {
 		__atomic_store_n(&udt_rw_complete, 0, __ATOMIC_RELAXED);
+		/* Their clones may now go unseen (no dispatch): locked. */
+		__atomic_store_n(&udt_rw_mt, 1, __ATOMIC_RELAXED);
+	}
 	if (udt_rw_debug) {
 		char buf[224];
 		int len = 0;

@@ -740,6 +740,11 @@ udt_sud_off(void)
 {
 	(void)udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0, 0, 0);
 	udt_thread.ut_armed = 0;
+	/*
+	 * This thread's clones at sites neither rewritten nor trapped go
+	 * unseen from now on: the entry's locked add (udt_rw_mt).
+	 */
+	__atomic_store_n(&udt_rw_mt, 1, __ATOMIC_RELAXED);
 }
 
 static int __attribute__((noinline))
