@@ -33,14 +33,20 @@
  *		touched (the stack is filled with a pattern first).
  *	altsz S N	the same on an alternate stack of S bytes with an
  *		unmapped page below it: exits 0, or dies of SIGSEGV.
- *	plain	a SIGALRM handled, a thread, a fork child waited for: what
- *		a program does under gdb without stopping it; exits 23.
+ *	plain	a SIGALRM handled, a thread, a fork child waited for, the
+ *		clone3 checks: what a program does under gdb without
+ *		stopping it; exits 23.
+ *	clone3	clone3 with a struct it cannot read (EFAULT) and with a
+ *		size under 8 bytes (EINVAL): the library must read its
+ *		flags without faulting, or not at all.  Exits 23, or the
+ *		number of the check that failed.
  */
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <pthread.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -209,6 +215,22 @@ altrun(unsigned char *stk, size_t size)
 	return raise(SIGUSR1);
 }
 
+static int
+badclone3(void)
+{
+	/* A recorded call: with USERDT_DISPATCH=1 the thread has dispatch. */
+	(void)getppid();
+	errno = 0;
+	if (syscall(SYS_clone3, (void *)8, (size_t)64) != -1 ||
+	    errno != EFAULT)
+		return 1;
+	errno = 0;
+	if (syscall(SYS_clone3, (void *)8, (size_t)4) != -1 ||
+	    errno != EINVAL)
+		return 2;
+	return 23;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -244,7 +266,11 @@ main(int argc, char *argv[])
 		(void)getppid();
 		return altrun(stk, size) != 0;
 	}
+	if (argc == 2 && strcmp(argv[1], "clone3") == 0)
+		return badclone3();
 	if (argc == 2 && strcmp(argv[1], "plain") == 0) {
+		if (badclone3() != 23)
+			return 3;
 		signal(SIGALRM, on_alrm);
 		if (raise(SIGALRM) != 0 || nalrm != 1 || !one_thread())
 			return 1;
@@ -256,6 +282,6 @@ main(int argc, char *argv[])
 		return 23;
 	}
 	fprintf(stderr, "usage: signals_tracee sigfd | alt N | "
-	    "altsz SIZE N | plain\n");
+	    "altsz SIZE N | plain | clone3\n");
 	return 2;
 }

@@ -22,6 +22,9 @@
  *   signalfd (and by sigwait()) exits 23 traced as untraced: in the
  *   default mode, with dispatch on (USERDT_DISPATCH=1) and in
  *   all-calls mode, getppid recorded so that its thread traces.
+ * - clone3 with a struct it cannot read and with a size under 8 bytes
+ *   fails with EFAULT and EINVAL traced as untraced, in the same modes
+ *   and under gdb: the library reads its flags without faulting.
  * - Under gdb, both ways round (dtrun traces gdb and its inferior; gdb
  *   runs dtrun and the program it execs), the program runs to its exit
  *   without a signal of the library's stopping it.
@@ -109,6 +112,29 @@ sigfd(const char *mode, const char *env)
 	unsetenv(env);
 	dtt_check(exited(st, 23), "signalfd program, traced (%s): exit 23 "
 	    "as untraced (status %#x%s%s)", mode, st, *out ? ": " : "", out);
+}
+
+/* clone3's bad struct and short size: EFAULT, EINVAL, as untraced. */
+static void
+badclone3(const char *mode, const char *env)
+{
+	char *untraced[] = { tracee, "clone3", NULL };
+	char *traced[] = { dtrun, "-s", sock, tracee, "clone3", NULL };
+	char out[4096];
+	int st;
+
+	if (env == NULL) {
+		st = run(untraced, out, sizeof(out));
+		dtt_check(exited(st, 23), "clone3 with a bad struct, untraced: "
+		    "EFAULT, EINVAL, exit 23 (status %#x)", st);
+		return;
+	}
+	setenv(env, "1", 1);
+	st = run(traced, out, sizeof(out));
+	unsetenv(env);
+	dtt_check(exited(st, 23), "clone3 with a bad struct, traced (%s): "
+	    "EFAULT, EINVAL, exit 23 as untraced (status %#x%s%s)", mode, st,
+	    *out ? ": " : "", out);
 }
 
 static void
@@ -218,6 +244,10 @@ main(int argc, char *argv[])
 	sigfd("default mode", "SYSCALL_SIGNALS_DEFAULT");
 	sigfd("dispatch on", "USERDT_DISPATCH");
 	sigfd("all-calls mode", "USERDT_ALLCALLS");
+	badclone3("untraced", NULL);
+	badclone3("default mode", "SYSCALL_SIGNALS_DEFAULT");
+	badclone3("dispatch on", "USERDT_DISPATCH");
+	badclone3("all-calls mode", "USERDT_ALLCALLS");
 	if (argc == 5 && stat(argv[4], &sb) == 0)
 		under_gdb(argv[4]);
 	else
