@@ -185,16 +185,19 @@ dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec)
 	}
 	if (tab->dat_nspecs >= DTA_MAXAGGS)
 		return ENOSPC;
+	/* first: a failure after the stack table is made would leave it */
+	if ((as = calloc(1, sizeof(*as))) == NULL)
+		return ENOMEM;
 	stk = atomic_load_explicit(&tab->dat_stk, memory_order_relaxed);
 	if ((keys & DTA_K_STACKS) != 0 && stk == NULL) {
 		stksize = spec->dtas_stksize;
-		if ((error = dt_aggstk_new(sc, &stksize, &stk)) != 0)
+		if ((error = dt_aggstk_new(sc, &stksize, &stk)) != 0) {
+			free(as);
 			return error;
+		}
 		/* no producer folds yet: not recording (EBUSY above) */
 		atomic_store_explicit(&tab->dat_stk, stk, memory_order_release);
 	}
-	if ((as = calloc(1, sizeof(*as))) == NULL)
-		return ENOMEM;
 	as->das_req = *spec;
 	as->das_req.dtas_id = ++tab->dat_nspecs;
 	as->das_req.dtas_aggsize = tab->dat_size;
@@ -429,12 +432,14 @@ dt_agg_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src,
 		if (want & DTA_K_USTACK)
 			id[1] = dt_aggstk_intern(stk, upc, un);
 	}
+	/* dsk_overflow counts events, not the aggregations they miss */
+	if (id[0] < 0 || id[1] < 0)
+		stk->dsk_overflow++;
 	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
 		/* a stack the full stack table refused: not folded, counted */
 		if (((as->das_keys & DTA_K_KSTACK) && id[0] < 0) ||
 		    ((as->das_keys & DTA_K_USTACK) && id[1] < 0)) {
 			tab->dat_overflow++;
-			stk->dsk_overflow++;
 			error = ENOBUFS;
 			continue;
 		}
