@@ -164,10 +164,20 @@ dt_aggstk_read(struct dt_softc *sc, struct dtioc_aggstkread *rd,
 		rd->dtsr_size = 0;
 		return 0;
 	}
-	if (room > stk->dsk_size)
-		room = stk->dsk_size;
-	/* staged first: no allocation, no copy to the caller under [t] */
-	if (room != 0 && (copy = calloc(room, sizeof(*copy))) == NULL)
+	/*
+	 * Staged: no allocation, no copy to the caller under [t].  Sized
+	 * by what the generation holds past first, not by the table: a
+	 * read of a few stacks must not cost dsk_size KiB.  Folds may add
+	 * stacks meanwhile; the copy below takes no more than room.
+	 */
+	pthread_mutex_lock(&tab->dat_mtx);
+	g = stk->dsk_rd;
+	if (first > g->sg_n)
+		room = 0;
+	else if (room > g->sg_n - (first - 1))
+		room = g->sg_n - (first - 1);
+	pthread_mutex_unlock(&tab->dat_mtx);
+	if (room != 0 && (copy = malloc(room * sizeof(*copy))) == NULL)
 		return ENOMEM;
 	pthread_mutex_lock(&tab->dat_mtx);
 	g = stk->dsk_rd;
@@ -177,7 +187,8 @@ dt_aggstk_read(struct dt_softc *sc, struct dtioc_aggstkread *rd,
 		n = g->sg_n - (first - 1);
 		if (n > room)
 			n = (uint32_t)room;
-		memcpy(copy, &g->sg_stks[first - 1], n * sizeof(*copy));
+		if (n > 0)
+			memcpy(copy, &g->sg_stks[first - 1], n * sizeof(*copy));
 	}
 	pthread_mutex_unlock(&tab->dat_mtx);
 	if (n > 0)
