@@ -391,6 +391,7 @@ struct dt_seq_stats {
 	uint64_t	dss_forced;	/* released by D, before W */
 	uint64_t	dss_overflow;	/* released early, heap full */
 	uint64_t	dss_flushed;	/* put by a stop */
+	uint64_t	dss_deepcut;	/* held without their deep frames */
 	uint64_t	dss_maxheld;	/* most held at once */
 	uint64_t	dss_held;	/* held now */
 	uint64_t	dss_active;	/* active sources now */

@@ -226,10 +226,13 @@ dt_seq_deep_dup(const struct dt_deepstack *u)
 	if (u == NULL || u->ds_count > DTEV_DEEP_MAX)
 		return NULL;
 	sz = dt_seq_deep_size(u);
-	if (dt_limit_charge(&dt_seq_cred, sz) != 0)
+	if (dt_limit_charge(&dt_seq_cred, sz) != 0) {
+		dt_seq_counters.dss_deepcut++;
 		return NULL;
+	}
 	if ((d = malloc(sz)) == NULL) {
 		dt_limit_uncharge(&dt_seq_cred, sz);
+		dt_seq_counters.dss_deepcut++;
 		return NULL;
 	}
 	memcpy(d, u, sz);
@@ -875,6 +878,11 @@ dt_seq_fini(void)
 			    (unsigned long long)s->dsrc_late);
 		fprintf(stderr, "\n");
 	}
+	if (dt_seq_counters.dss_deepcut > 0)
+		fprintf(stderr, "dtd: order: %llu held events lost their user "
+		    "stack's frames past %d for want of memory\n",
+		    (unsigned long long)dt_seq_counters.dss_deepcut,
+		    STACKTRACE_MAX);
 	/* A next dt_dev_init() (tests) starts counting afresh. */
 	memset(&dt_seq_counters, 0, sizeof(dt_seq_counters));
 	for (s = dt_seq_sources; s != NULL; s = s->dsrc_next)
