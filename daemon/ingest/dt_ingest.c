@@ -316,7 +316,7 @@ dti_drain(struct dti_proc *dp, int final)
 	struct udt_ring_hdr *rh = dp->dp_ring;
 	const char *slots = (const char *)rh + UDT_RING_HDRSIZE;
 	uint64_t mask = dp->dp_nslots - 1, head, seq, now;
-	unsigned int n = 0, nb = 0;
+	unsigned int n = 0, nb = 0, published = 0;
 
 	/*
 	 * A batch waiting for the look at its image: the ring waits with it
@@ -424,15 +424,18 @@ dti_drain(struct dti_proc *dp, int final)
 			atomic_fetch_add(&dti_stats.garbage, 1);
 		/*
 		 * A record with strings or a deep stack took more slots: nb
-		 * and the deep frames' room bound the batch.
+		 * and the deep frames' room bound the batch.  n moves by
+		 * more than one then, so the slots since the last publish,
+		 * not a multiple of DTI_BATCH, say when the tail goes out.
 		 */
-		if (++n % DTI_BATCH == 0 || nb == DTI_BATCH ||
+		if (++n - published >= DTI_BATCH || nb == DTI_BATCH ||
 		    !DTI_DEEP_ROOM(&dti_bdeep)) {
 			dti_flush(dp, dti_batch, dti_bstr, dti_bhas, &dti_bdeep,
 			    nb, final);
 			nb = 0;
 			dti_bdeep.dd_used = 0;
 			dti_tail_publish(rh, dp->dp_tail);
+			published = n;
 			if (dp->dp_held != NULL)
 				return n;
 		}
