@@ -444,6 +444,13 @@ dt_pcb_ring_put_deep(struct dt_pcb *dp, unsigned int cpu,
 	unsigned int nmore, w = 0, i;
 	uint64_t *pcs;
 
+	/*
+	 * No deep stack: the plain put (the ring cuts src's stacks to
+	 * STACKTRACE_MAX as dt_deep_head() would), so callers need not
+	 * tell the two apart.
+	 */
+	if (k == NULL && u == NULL)
+		return dt_pcb_ring_put(dp, cpu, src);
 	/* Filtered out, with its continuation records: nothing to build. */
 	if (!dt_pcb_keep(dp, cpu, src))
 		return 0;
@@ -512,16 +519,7 @@ dt_pcb_wanted(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 unsigned int
 dt_probe_emit(struct dt_probe *dtp, unsigned int cpu, const struct dt_evt *src)
 {
-	struct dt_pcb *dp;
-	unsigned int drops = 0;
-
-	rcu_read_lock();
-	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext) {
-		if (dt_pcb_ring_put(dp, cpu, src) != 0)
-			drops++;
-	}
-	rcu_read_unlock();
-	return drops;
+	return dt_probe_emit_deep(dtp, cpu, src, NULL);
 }
 
 unsigned int

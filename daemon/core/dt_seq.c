@@ -187,22 +187,19 @@ dt_seq_putting_late(void)
 }
 
 /*
- * Put one event (with its deep user stack u, or NULL) where it goes.
- * [s], a thread registered with RCU.
+ * Put one event (with its deep user stack u, or NULL: the plain put)
+ * where it goes.  A held one under [s]; a probe's from a thread
+ * registered with RCU.
  */
 static void
 dt_seq_deliver(void *target, bool pcb, unsigned int cpu,
     const struct dt_evt *ev, const struct dt_deepstack *u)
 {
 	/* The stop path keeps a held pcb alive (dt_seq_detach()). */
-	if (pcb && u != NULL)
+	if (pcb)
 		dt_pcb_ring_put_deep(target, cpu, ev, NULL, u);
-	else if (pcb)
-		dt_pcb_ring_put(target, cpu, ev);
-	else if (u != NULL)
-		dt_probe_emit_deep(target, cpu, ev, u);
 	else
-		dt_probe_emit(target, cpu, ev);
+		dt_probe_emit_deep(target, cpu, ev, u);
 }
 
 /* The bytes of a held copy of u: its frames only. */
@@ -550,10 +547,7 @@ dt_seq_emit_deep(struct dt_source *src, struct dt_probe *dtp,
 	 */
 	if (atomic_load_explicit(&dtp->dtp_ringpcbs, memory_order_acquire)
 	    == 0) {
-		if (u != NULL)
-			dt_probe_emit_deep(dtp, cpu, ev, u);
-		else
-			dt_probe_emit(dtp, cpu, ev);
+		dt_seq_deliver(dtp, false, cpu, ev, u);
 		return;
 	}
 	/* Every open's filter rejects it: counted, and nothing to order. */
@@ -700,11 +694,7 @@ dt_seq_of(struct dt_softc *sc, const struct dt_seq_slot *ss)
 static void
 dt_seq_put_held(struct dt_pcb *dp, const struct dt_seq_slot *ss)
 {
-	if (ss->dss_deep != NULL)
-		dt_pcb_ring_put_deep(dp, ss->dss_cpu, &ss->dss_ev, NULL,
-		    ss->dss_deep);
-	else
-		dt_pcb_ring_put(dp, ss->dss_cpu, &ss->dss_ev);
+	dt_seq_deliver(dp, true, ss->dss_cpu, &ss->dss_ev, ss->dss_deep);
 }
 
 static int
