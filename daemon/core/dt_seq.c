@@ -60,9 +60,7 @@
 #include <string.h>
 
 #include "dt_clock.h"
-#include "dt_softc.h"
-
-#define DT_SEQ_MINCAP	256		/* first heap, in events */
+#include "dt_seq_var.h"
 
 /* A source of events that come late (dt_prov.h). */
 struct dt_source {
@@ -73,49 +71,19 @@ struct dt_source {
 	uint64_t		 dsrc_late;	/* [s] its late events */
 };
 
-/* A held event and where it goes. */
-struct dt_seq_slot {
-	struct dt_evt		 dss_ev;
-	struct dt_deepstack	*dss_deep;	/* its user stack, deeper than
-						   dss_ev's, or NULL; owned */
-	void			*dss_target;	/* a dt_probe or a dt_pcb */
-	unsigned int		 dss_cpu;
-	bool			 dss_pcb;	/* dss_target is a pcb */
-};
-
-/* A heap entry: small, so sifting moves 24 bytes, not an event. */
-struct dt_seq_ent {
-	uint64_t		 dse_ns;	/* time stamp */
-	uint64_t		 dse_seq;	/* arrival: ties stay FIFO */
-	uint32_t		 dse_slot;
-};
-
 static pthread_mutex_t	 dt_seq_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct dt_source	*dt_seq_sources;	/* [s] */
 static unsigned int	 dt_seq_nactive;	/* [s] active sources */
 static uint64_t		 dt_seq_minmark;	/* [s] oldest active mark */
 static uint64_t		 dt_seq_last;		/* [s] newest released */
 static uint64_t		 dt_seq_arrivals;	/* [s] */
-static struct dt_seq_ent *dt_seq_heap;		/* [s] dt_seq_cap */
-static struct dt_seq_ent *dt_seq_run;		/* [s] dt_seq_cap, a ring */
-static struct dt_seq_slot *dt_seq_slots;	/* [s] dt_seq_cap */
-static uint32_t		*dt_seq_freeslots;	/* [s] stack of free slots */
-static uint32_t		 dt_seq_n;		/* [s] held: hn + rn */
-static uint32_t		 dt_seq_hn;		/* [s] in the heap */
-static uint32_t		 dt_seq_rn;		/* [s] in the run */
-static uint32_t		 dt_seq_rhead;		/* [s] the run's oldest */
-static uint32_t		 dt_seq_cap;		/* [s] */
-static uint64_t		 dt_seq_charged;	/* [s] bytes, dt_limit */
-static struct dt_seq_stats dt_seq_counters;	/* [s] */
+struct dt_seq_stats	 dt_seq_counters;	/* [s] */
 /* [a] When the oldest held event is freed by D, UINT64_MAX: none. */
 static _Atomic uint64_t	 dt_seq_due = UINT64_MAX;
 /* [a] A release pass is wanted (a source went idle). */
 static _Atomic int	 dt_seq_pending;
 static uint64_t		 dt_seq_delay = DT_SEQ_DELAY_NS;	/* [I] */
 static uint64_t		(*dt_seq_clock)(void);		/* [I] */
-
-/* dtd's own memory, charged as root's: no user's open owns it. */
-static const struct dt_cred dt_seq_cred = { .dc_uid = 0 };
 
 static uint64_t
 dt_seq_realtime(void)
@@ -136,14 +104,6 @@ dt_seq_key(const struct dt_evt *ev)
 		return 0;
 	return (uint64_t)ev->dtev_tsp.tv_sec * 1000000000ULL +
 	    (uint64_t)ev->dtev_tsp.tv_nsec;
-}
-
-static bool
-dt_seq_less(const struct dt_seq_ent *a, const struct dt_seq_ent *b)
-{
-	if (a->dse_ns != b->dse_ns)
-		return a->dse_ns < b->dse_ns;
-	return a->dse_seq < b->dse_seq;
 }
 
 /* Recompute the oldest active mark.  [s] */
@@ -200,225 +160,6 @@ dt_seq_deliver(void *target, bool pcb, unsigned int cpu,
 		dt_pcb_ring_put_deep(target, cpu, ev, NULL, u);
 	else
 		dt_probe_emit_deep(target, cpu, ev, u);
-}
-
-/* The bytes of a held copy of u: its frames only. */
-static size_t
-dt_seq_deep_size(const struct dt_deepstack *u)
-{
-	return offsetof(struct dt_deepstack, ds_pc) +
-	    u->ds_count * sizeof(u->ds_pc[0]);
-}
-
-/*
- * A copy of u to hold, charged as the heap is; NULL without the memory
- * (the event then goes with the frames dtev_ustack holds).  [s]
- */
-static struct dt_deepstack *
-dt_seq_deep_dup(const struct dt_deepstack *u)
-{
-	struct dt_deepstack *d;
-	size_t sz;
-
-	if (u == NULL || u->ds_count > DTEV_DEEP_MAX)
-		return NULL;
-	sz = dt_seq_deep_size(u);
-	if (dt_limit_charge(&dt_seq_cred, sz) != 0) {
-		dt_seq_counters.dss_deepcut++;
-		return NULL;
-	}
-	if ((d = malloc(sz)) == NULL) {
-		dt_limit_uncharge(&dt_seq_cred, sz);
-		dt_seq_counters.dss_deepcut++;
-		return NULL;
-	}
-	memcpy(d, u, sz);
-	return d;
-}
-
-/* Free a held slot's deep stack.  [s] */
-static void
-dt_seq_deep_free(struct dt_seq_slot *ss)
-{
-	if (ss->dss_deep == NULL)
-		return;
-	dt_limit_uncharge(&dt_seq_cred, dt_seq_deep_size(ss->dss_deep));
-	free(ss->dss_deep);
-	ss->dss_deep = NULL;
-}
-
-static void
-dt_seq_sift_up(uint32_t i)
-{
-	struct dt_seq_ent e = dt_seq_heap[i];
-	uint32_t p;
-
-	while (i > 0) {
-		p = (i - 1) / 2;
-		if (!dt_seq_less(&e, &dt_seq_heap[p]))
-			break;
-		dt_seq_heap[i] = dt_seq_heap[p];
-		i = p;
-	}
-	dt_seq_heap[i] = e;
-}
-
-static void
-dt_seq_sift_down(uint32_t i)
-{
-	struct dt_seq_ent e = dt_seq_heap[i];
-	uint32_t c;
-
-	for (;;) {
-		c = 2 * i + 1;
-		if (c >= dt_seq_hn)
-			break;
-		if (c + 1 < dt_seq_hn &&
-		    dt_seq_less(&dt_seq_heap[c + 1], &dt_seq_heap[c]))
-			c++;
-		if (!dt_seq_less(&dt_seq_heap[c], &e))
-			break;
-		dt_seq_heap[i] = dt_seq_heap[c];
-		i = c;
-	}
-	dt_seq_heap[i] = e;
-}
-
-/* The run's entry k places after its head.  [s] */
-static struct dt_seq_ent *
-dt_seq_runent(uint32_t k)
-{
-	return &dt_seq_run[(dt_seq_rhead + k) % dt_seq_cap];
-}
-
-/* The oldest held event's entry: the run's head or the heap's top.  [s] */
-static const struct dt_seq_ent *
-dt_seq_oldest(void)
-{
-	const struct dt_seq_ent *r;
-
-	r = dt_seq_rn > 0 ? &dt_seq_run[dt_seq_rhead] : NULL;
-	if (dt_seq_hn > 0 && (r == NULL || dt_seq_less(&dt_seq_heap[0], r)))
-		return &dt_seq_heap[0];
-	return r;
-}
-
-/* Hold e: at the run's tail when no older than it, else in the heap.  [s] */
-static void
-dt_seq_hold(const struct dt_seq_ent *e)
-{
-	if (dt_seq_rn == 0 || e->dse_ns >= dt_seq_runent(dt_seq_rn - 1)->
-	    dse_ns) {
-		*dt_seq_runent(dt_seq_rn++) = *e;
-	} else {
-		dt_seq_heap[dt_seq_hn] = *e;
-		dt_seq_sift_up(dt_seq_hn++);
-	}
-	dt_seq_n++;
-}
-
-/* Take the oldest held event off; its slot is freed.  n > 0.  [s] */
-static uint32_t
-dt_seq_pop(void)
-{
-	const struct dt_seq_ent *e = dt_seq_oldest();
-	uint32_t slot = e->dse_slot;
-
-	if (e == &dt_seq_heap[0]) {
-		if (--dt_seq_hn > 0) {
-			dt_seq_heap[0] = dt_seq_heap[dt_seq_hn];
-			dt_seq_sift_down(0);
-		}
-	} else {
-		dt_seq_rhead = (dt_seq_rhead + 1) % dt_seq_cap;
-		if (--dt_seq_rn == 0)
-			dt_seq_rhead = 0;
-	}
-	dt_seq_n--;
-	dt_seq_freeslots[dt_seq_cap - dt_seq_n - 1] = slot;
-	return slot;
-}
-
-static uint64_t
-dt_seq_bytes(uint32_t cap)
-{
-	return (uint64_t)cap * (2 * sizeof(struct dt_seq_ent) +
-	    sizeof(struct dt_seq_slot) + sizeof(uint32_t));
-}
-
-/*
- * Make room for more held events, within DT_SEQ_MAXHELD and the memory
- * cap (the memory is charged as the rings' is).  Returns whether there
- * is room.  [s]
- */
-static bool
-dt_seq_grow(void)
-{
-	struct dt_seq_ent *h, *r;
-	struct dt_seq_slot *s;
-	uint32_t *f, ncap, i;
-
-	ncap = dt_seq_cap == 0 ? DT_SEQ_MINCAP : dt_seq_cap * 2;
-	if (ncap > DT_SEQ_MAXHELD)
-		return false;
-	if (dt_limit_charge(&dt_seq_cred, dt_seq_bytes(ncap) -
-	    dt_seq_charged) != 0)
-		return false;
-	/* The run's new ring, its entries from the old one's head on. */
-	if ((r = calloc(ncap, sizeof(*r))) == NULL) {
-		dt_limit_uncharge(&dt_seq_cred, dt_seq_bytes(ncap) -
-		    dt_seq_charged);
-		return false;
-	}
-	h = reallocarray(dt_seq_heap, ncap, sizeof(*h));
-	if (h != NULL)
-		dt_seq_heap = h;
-	s = h == NULL ? NULL : reallocarray(dt_seq_slots, ncap, sizeof(*s));
-	if (s != NULL)
-		dt_seq_slots = s;
-	f = s == NULL ? NULL : reallocarray(dt_seq_freeslots, ncap,
-	    sizeof(*f));
-	if (f == NULL) {
-		/* What did grow stays unused until the next attempt. */
-		free(r);
-		dt_limit_uncharge(&dt_seq_cred, dt_seq_bytes(ncap) -
-		    dt_seq_charged);
-		return false;
-	}
-	dt_seq_freeslots = f;
-	for (i = 0; i < dt_seq_rn; i++)
-		r[i] = *dt_seq_runent(i);
-	free(dt_seq_run);
-	dt_seq_run = r;
-	dt_seq_rhead = 0;
-	/*
-	 * The free stack holds the cap - n free slots at its bottom; all
-	 * are in use now (we grow when full), so only the new ones.
-	 */
-	for (i = 0; i < ncap - dt_seq_cap; i++)
-		dt_seq_freeslots[i] = dt_seq_cap + i;
-	dt_seq_charged = dt_seq_bytes(ncap);
-	dt_seq_cap = ncap;
-	return true;
-}
-
-/* Give a large heap back once it is empty.  [s] */
-static void
-dt_seq_shrink(void)
-{
-	if (dt_seq_n != 0 || dt_seq_cap <= DT_SEQ_MINCAP * 16)
-		return;
-	free(dt_seq_heap);
-	free(dt_seq_run);
-	free(dt_seq_slots);
-	free(dt_seq_freeslots);
-	dt_seq_heap = NULL;
-	dt_seq_run = NULL;
-	dt_seq_slots = NULL;
-	dt_seq_freeslots = NULL;
-	dt_seq_cap = 0;
-	dt_limit_uncharge(&dt_seq_cred, dt_seq_charged);
-	dt_seq_charged = 0;
 }
 
 /* The D deadline of the oldest held event, for the wakeup thread.  [s] */
@@ -877,18 +618,7 @@ dt_seq_fini(void)
 	memset(&dt_seq_counters, 0, sizeof(dt_seq_counters));
 	for (s = dt_seq_sources; s != NULL; s = s->dsrc_next)
 		s->dsrc_late = 0;
-	free(dt_seq_heap);
-	free(dt_seq_run);
-	free(dt_seq_slots);
-	free(dt_seq_freeslots);
-	dt_seq_heap = NULL;
-	dt_seq_run = NULL;
-	dt_seq_slots = NULL;
-	dt_seq_freeslots = NULL;
-	dt_seq_cap = 0;
-	if (dt_seq_charged > 0)
-		dt_limit_uncharge(&dt_seq_cred, dt_seq_charged);
-	dt_seq_charged = 0;
+	dt_seq_store_free();
 	dt_seq_last = 0;
 	pthread_mutex_unlock(&dt_seq_mtx);
 }
