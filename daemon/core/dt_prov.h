@@ -369,7 +369,8 @@ void	dt_source_idle(struct dt_source *src);
  * into the pcb's rings when its open stops recording.  Same callers as
  * the unordered calls: a registered thread, dt_seq_put() on a pcb found
  * on dtp_pcbs inside rcu_read_lock().  One lock, a copy of the event
- * while held, no allocation but the heap's doubling.
+ * while held, no allocation but the store's doubling (and a deep user
+ * stack's copy, dt_seq_emit_deep()).
  */
 void	dt_seq_emit(struct dt_source *src, struct dt_probe *dtp,
 	    unsigned int cpu, const struct dt_evt *ev);
@@ -389,7 +390,7 @@ struct dt_seq_stats {
 	uint64_t	dss_events;	/* put through the sequencer */
 	uint64_t	dss_late;	/* older than one already released */
 	uint64_t	dss_forced;	/* released by D, before W */
-	uint64_t	dss_overflow;	/* released early, heap full */
+	uint64_t	dss_overflow;	/* released early, store full */
 	uint64_t	dss_flushed;	/* put by a stop */
 	uint64_t	dss_deepcut;	/* held without their deep frames */
 	uint64_t	dss_maxheld;	/* most held at once */

@@ -43,6 +43,8 @@
  * was released already is late: it goes at once and is counted.
  *
  * Lock order: [K] before [s] before a ring's lock and dt_wakeup_mtx.
+ * Rings' locks are taken among themselves in index order only, by a
+ * read that holds them all at once (dt_ring_merge()); a put holds one.
  * synchronize_rcu() is never called under [s] (a producer waits for [s]
  * inside its read-side section).
  *
@@ -241,7 +243,7 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 		/* Full: the oldest goes whatever W says. */
 		dt_seq_counters.dss_overflow++;
 		if (dt_seq_n == 0) {
-			/* No heap at all (the memory cap): ev goes now. */
+			/* No store at all (the memory cap): ev goes now. */
 			if (ns > dt_seq_last)
 				dt_seq_last = ns;
 			dt_seq_deliver(target, pcb, cpu, ev, u);
@@ -282,7 +284,7 @@ dt_seq_emit_deep(struct dt_source *src, struct dt_probe *dtp,
 		return;
 	/*
 	 * Only aggregations at the source (dt_agg.c) record it: a sum
-	 * has no order, so no heap.  A ring pcb counts itself before it
+	 * has no order, so nothing to hold.  A ring pcb counts itself before it
 	 * is linked; one linked in the instant after this look may get
 	 * this event ahead of older ones still held.
 	 */
@@ -453,9 +455,9 @@ dt_seq_mine(const struct dt_softc *sc, const struct dt_seq_slot *ss)
 
 /*
  * Put into sc's rings, in order, what is held for it: its pcbs' events
- * leave the heap, a probe's stay for its other opens (probes_too: only
- * before sc's pcbs are unlinked; later they would not reach sc anyway).
- * [s]
+ * leave the run and the heap, a probe's stay for its other opens
+ * (probes_too: only before sc's pcbs are unlinked; later they would not
+ * reach sc anyway).  [s]
  */
 static void
 dt_seq_flush_locked(struct dt_softc *sc, bool probes_too)

@@ -30,7 +30,7 @@
 
 #include "dt_seq_var.h"
 
-#define DT_SEQ_MINCAP	256		/* first heap, in events */
+#define DT_SEQ_MINCAP	256		/* first store, in events */
 
 struct dt_seq_ent	*dt_seq_heap;		/* [s] dt_seq_cap */
 struct dt_seq_ent	*dt_seq_run;		/* [s] dt_seq_cap, a ring */
@@ -55,7 +55,7 @@ dt_seq_deep_size(const struct dt_deepstack *u)
 }
 
 /*
- * A copy of u to hold, charged as the heap is; NULL without the memory
+ * A copy of u to hold, charged as the store is; NULL without the memory
  * (the event then goes with the frames dtev_ustack holds).  [s]
  */
 struct dt_deepstack *
@@ -227,7 +227,7 @@ dt_seq_grow(void)
 	return true;
 }
 
-/* Give a large heap back once it is empty.  [s] */
+/* Give a large store (run, heap, slots) back once nothing is held.  [s] */
 void
 dt_seq_shrink(void)
 {

@@ -45,7 +45,10 @@ struct dt_seq_slot {
 	bool			 dss_pcb;	/* dss_target is a pcb */
 };
 
-/* A heap entry: small, so sifting moves 24 bytes, not an event. */
+/*
+ * A run or heap entry: small, so sifting and the run's copies move 24
+ * bytes, not an event.
+ */
 struct dt_seq_ent {
 	uint64_t		 dse_ns;	/* time stamp */
 	uint64_t		 dse_seq;	/* arrival: ties stay FIFO */
@@ -93,7 +96,7 @@ dt_seq_oldest(void)
 }
 
 /*
- * A copy of u to hold, charged as the heap is; NULL when u is, or
+ * A copy of u to hold, charged as the store is; NULL when u is, or
  * without the memory (counted: dss_deepcut).  [s]
  */
 struct dt_deepstack	*dt_seq_deep_dup(const struct dt_deepstack *u);
