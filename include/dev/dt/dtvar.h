@@ -462,13 +462,18 @@ struct dtioc_statx {
  * it), answered in dtas_stksize.  A DTIOCAGGREAD with DTA_RD_CLEAR
  * starts a new one along with the entries: the ids of the entries it
  * returned are those of the table it retired, which DTIOCAGGSTACKS
- * reads until the next such read; a client that reads as it goes needs
- * room for the distinct stacks between two reads.  (A read without
+ * reads until the next DTIOCAGGREAD; a client that reads as it goes
+ * needs room for the distinct stacks between two reads.  (A read without
  * DTA_RD_CLEAR keeps the table, and DTIOCAGGSTACKS reads it.)  An event
  * with a stack new to a full stack table is not folded: it counts in
- * dtgr_overflow and in dtsr_overflow.  A user stack's addresses mean
- * something in its process alone: a client keys such an aggregation by
- * DTF_PID too.
+ * dtgr_overflow and in dtsr_overflow.  A client that never reads with
+ * DTA_RD_CLEAR fills the table, and from then on every event with a new
+ * stack is refused (counted) until the next emptying read.  The table is
+ * two generations, the one folded into and the retired one, of a
+ * struct dtioc_aggstack (1 KiB) a stack: up to 2 x dtas_stksize KiB,
+ * about 128 MiB at DTA_STKSIZE_MAX, charged to the open's memory cap.
+ * A user stack's addresses mean something in its process alone: a
+ * client keys such an aggregation by DTF_PID too.
  *
  * DTIOCAGGSTACKS reads the stacks of the entries the last DTIOCAGGREAD
  * returned: those of ids dtsr_first (at least 1) on, as many as
