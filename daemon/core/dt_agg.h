@@ -26,6 +26,7 @@
  * Locks used to protect struct members in this file:
  *	[I]	immutable after DTIOCPRBAGG made it
  *	[K]	dt_dev_lock, the configuration lock
+ *	[a]	atomic operations
  *	[t]	dat_mtx, the table's lock
  */
 #ifndef DT_AGG_H
@@ -72,8 +73,9 @@ struct dt_aggstk {
 	struct dt_stkgen	*dsk_rd;	/* [t] the last read's */
 	uint32_t		 dsk_size;	/* [I] stacks a generation */
 	uint32_t		 dsk_hmask;	/* [I] hash slots - 1 */
-	uint64_t		 dsk_overflow;	/* [t] folds refused for a
-						   stack, as dat_overflow */
+	uint64_t		 dsk_overflow;	/* [t] events refused for a
+						   stack, once each however
+						   many aggregations */
 };
 
 /* The open's table: entries in an open-addressed hash, [t] all. */
@@ -87,8 +89,9 @@ struct dt_aggtab {
 	uint64_t		 dat_aggevt;	/* [t] events folded */
 	uint64_t		 dat_overflow;	/* [t] events a full table
 						   could not fold */
-	struct dt_aggstk	*_Atomic dat_stk; /* [K] made by the first
-						   spec with a stack key,
+	struct dt_aggstk	*_Atomic dat_stk; /* [K] set once, [a] read:
+						   made by the first spec
+						   with a stack key,
 						   published as ds_agg */
 	struct dt_aggspec	**dat_specs;	/* [K] by id - 1 */
 	uint32_t		 dat_nspecs;	/* [K] */
@@ -96,17 +99,22 @@ struct dt_aggtab {
 
 /*
  * DTIOCPRBAGG: check spec, make sc's table on the first (charged to
- * sc's user as rings are), and chain a new aggregation on every pcb of
- * its probe.  Under [K], sc not recording.  0 or an errno.
+ * sc's user as rings are) and its stack table on the first spec with a
+ * stack key (dtas_stksize, charged too), and chain a new aggregation on
+ * every pcb of its probe.  Under [K], sc not recording.  0 or an errno;
+ * on an error nothing is left made for this spec but sc's table.
  */
 int	dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec);
 
 /*
  * Fold src (an event dp's filter kept, as the provider saw it, for ring
- * cpu) into every aggregation of dp.  The same contract as
- * dt_pcb_ring_put(): any thread inside rcu_read_lock(), on a recording
- * pcb; one lock, no allocation.  Returns 0, or ENOBUFS when a full
- * table could not take a new key (counted).
+ * cpu) into every aggregation of dp.  k and u: its kernel and user
+ * stacks walked deeper than src's stacktraces hold (dt_deepstack), or
+ * NULL for src's own; only a stack key reads them.  The same contract
+ * as dt_pcb_ring_put(): any thread inside rcu_read_lock(), on a
+ * recording pcb; one lock, no allocation.  Returns 0, or ENOBUFS when
+ * a full table could not take a new key or a full stack table a new
+ * stack (counted: dat_overflow per aggregation, dsk_overflow once).
  */
 int	dt_agg_put(struct dt_pcb *dp, unsigned int cpu,
 	    const struct dt_evt *src, const struct dt_deepstack *k,
