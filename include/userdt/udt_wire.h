@@ -182,7 +182,10 @@ struct udt_maps_ent {
 
 /*
  * Enable table, one per tracee, mapped read-only there.  tb_enab[p] is 0
- * when probe p is off, else UDT_EN_ON | the DTEVT_* flags wanted.  Entry
+ * when probe p is off, else UDT_EN_ON | what the hook must record: the
+ * DTEVT_* flags that fit the low bits (DTEVT_EXECNAME, DTEVT_USTACK,
+ * DTEVT_FUNCARGS), UDT_EN_STR and UDT_EN_DEEP for the two that do not;
+ * or UDT_EN_ON | UDT_EN_COUNT alone when it only counts.  Entry
  * probe of systab[i] is p = 2i, its return probe 2i + 1, so a hook tests
  * both with one 16-bit load.  A restarted dtd sets tb_reconnect and every
  * byte of an orphaned table to force its tracee into the slow path, which
@@ -191,7 +194,6 @@ struct udt_maps_ent {
  * so that a dtd only adopts tables of its own tracees.
  */
 #define UDT_EN_ON		0x80
-#define UDT_EN_FLAGS		0x1f
 /* DTEVT_STRINGS (bit 24) does not fit a byte: this bit stands for it. */
 #define UDT_EN_STR		0x10
 /*
