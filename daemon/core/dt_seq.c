@@ -189,7 +189,9 @@ dt_seq_release(uint64_t w)
 			dt_seq_last = ns;
 		dt_seq_deliver(ss->dss_target, ss->dss_pcb, ss->dss_cpu,
 		    &ss->dss_ev, ss->dss_deep);
-		dt_seq_deep_free(ss);
+		/* tested here: most events have none, and this is per event */
+		if (ss->dss_deep != NULL)
+			dt_seq_deep_free(ss);
 	}
 	dt_seq_due_update();
 }
@@ -256,7 +258,7 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 	slot = dt_seq_freeslots[dt_seq_cap - dt_seq_n - 1];
 	ss = &dt_seq_slots[slot];
 	ss->dss_ev = *ev;
-	ss->dss_deep = dt_seq_deep_dup(u);
+	ss->dss_deep = u != NULL ? dt_seq_deep_dup(u) : NULL;
 	ss->dss_target = target;
 	ss->dss_pcb = pcb;
 	ss->dss_cpu = cpu;
