@@ -67,6 +67,8 @@ import subprocess
 import sys
 import tempfile
 
+from dttpy import check, done
+
 # Functions of the library that make the program's own calls for it.
 PROGRAM_FUNCS = {"udt_rw_entry", "udt_rw_slow", "udt_sud_call",
                  "udt_sud_handler", "udt_sud_stub", "udt_sud_restorer",
@@ -89,17 +91,6 @@ COMMANDS = [
     ("tar of a directory", "tar cf - -C /usr/include linux > /dev/null"),
 ]
 
-npass = nfail = 0
-
-
-def check(ok, what):
-    global npass, nfail
-    print("%s - %s" % ("ok" if ok else "FAIL", what))
-    if ok:
-        npass += 1
-    else:
-        nfail += 1
-    return ok
 
 
 def probe_names(tsv):
@@ -430,8 +421,7 @@ def main():
         d.terminate()
         d.wait()
         subprocess.run(["rm", "-rf", work])
-    print("%d passed, %d failed" % (npass, nfail))
-    return 1 if nfail else 0
+    return done()
 
 
 if __name__ == "__main__":

@@ -46,6 +46,8 @@ import subprocess
 import sys
 import tempfile
 
+from dttpy import check, done, start_dtd, stop_dtd
+
 # What the library may add to an image's calls, beyond the program's: the
 # loader's mapping of it (9), the attach to dtd (about 12), /proc/self
 # status and maps (8), the rewriter's scratch, trampolines, and the text
@@ -55,36 +57,6 @@ import tempfile
 # loop over every signal, is hundreds.
 EXTRA_PER_IMAGE = 65
 
-npass = nfail = 0
-
-
-def check(ok, what):
-    global npass, nfail
-    print("%s - %s" % ("ok" if ok else "not ok", what))
-    if ok:
-        npass += 1
-    else:
-        nfail += 1
-    return ok
-
-
-def start_dtd(dtd, work):
-    r, w = os.pipe()
-    d = subprocess.Popen([dtd, "--foreground", "--device", work + "/dt",
-                          "--ingest", work + "/ingest.sock",
-                          "--ksyms", work + "/ksyms",
-                          "--ready-fd", str(w),
-                          # the library's calls alone: no kernel feed
-                          "--syscall-scope", "launched"], pass_fds=(w,))
-    os.close(w)
-    ready = os.read(r, 16)
-    os.close(r)
-    return d, ready.startswith(b"ready")
-
-
-def stop_dtd(d):
-    d.terminate()
-    d.wait()
 
 
 def strace_calls(out):
@@ -120,7 +92,7 @@ def run_strace(work, name, argv, env):
 
 def calls(dtd, dtrun):
     work = tempfile.mkdtemp(prefix="udt-fidelity.")
-    d, ok = start_dtd(dtd, work)
+    d, ok = start_dtd(dtd, work, "--syscall-scope", "launched")
     env = dict(os.environ, USERDT_SOCKET=work + "/ingest.sock")
     # The loader's search of a library path would count, traced or not.
     for v in ("LD_PRELOAD", "LD_LIBRARY_PATH"):
@@ -156,7 +128,7 @@ def calls(dtd, dtrun):
 
 def vfork(dtd, btrace):
     work = tempfile.mkdtemp(prefix="udt-fidelity.")
-    d, ok = start_dtd(dtd, work)
+    d, ok = start_dtd(dtd, work, "--syscall-scope", "launched")
     env = dict(os.environ, DT_DEVICE=work + "/dt",
                USERDT_SOCKET=work + "/ingest.sock")
     script = ('syscall:execve:entry, syscall:execve:return, '
@@ -212,8 +184,7 @@ def main():
     else:
         print(__doc__)
         return 2
-    print("%d passed, %d failed" % (npass, nfail))
-    return 1 if nfail else 0
+    return done()
 
 
 if __name__ == "__main__":

@@ -39,7 +39,8 @@ import subprocess
 import sys
 import tempfile
 
-npass = nfail = 0
+from dttpy import check, done, start_dtd, stop_dtd
+
 MARKER = "/udt-linkmap-marker"
 # What the library once loaded into every traced program: libunwind, and
 # liblzma through it.
@@ -51,28 +52,6 @@ def pycode(lib, tag):
             "print('before', %r in open('/proc/self/maps').read())\n"
             "os.access(%r, os.F_OK)\n"
             "ctypes.CDLL(%r)\n" % (tag, MARKER, lib))
-
-
-def check(ok, what):
-    global npass, nfail
-    print("%s - %s" % ("ok" if ok else "not ok", what))
-    if ok:
-        npass += 1
-    else:
-        nfail += 1
-    return ok
-
-
-def start_dtd(dtd, work):
-    r, w = os.pipe()
-    d = subprocess.Popen([dtd, "--foreground", "--device", work + "/dt",
-                          "--ingest", work + "/ingest.sock",
-                          "--ksyms", work + "/ksyms",
-                          "--ready-fd", str(w)], pass_fds=(w,))
-    os.close(w)
-    ready = os.read(r, 16)
-    os.close(r)
-    return d, ready.startswith(b"ready")
 
 
 def tracee(work, env, btrace, prog):
@@ -175,11 +154,9 @@ def main():
             tracee(work, env, btrace, prog)
             python(work, env, dtrun)
     finally:
-        d.terminate()
-        d.wait()
+        stop_dtd(d)
         shutil.rmtree(work, ignore_errors=True)
-    print("%d passed, %d failed" % (npass, nfail))
-    return 1 if nfail else 0
+    return done()
 
 
 if __name__ == "__main__":

@@ -45,33 +45,11 @@ import subprocess
 import sys
 import tempfile
 
-npass = nfail = 0
+from dttpy import check, done, start_dtd, stop_dtd
+
 SCRIPT = ('syscall:getppid:entry, syscall:getpid:entry '
           '/comm == "plan_tracee"/ { printf("%s\\n", probe); }')
 SITE = bytes([0xb8, 0x6e, 0, 0, 0, 0x0f, 0x05])    # mov $110,%eax; syscall
-
-
-def check(ok, what):
-    global npass, nfail
-    print("%s - %s" % ("ok" if ok else "not ok", what))
-    if ok:
-        npass += 1
-    else:
-        nfail += 1
-    return ok
-
-
-def start_dtd(dtd, work):
-    r, w = os.pipe()
-    d = subprocess.Popen([dtd, "--foreground", "--device", work + "/dt",
-                          "--ingest", work + "/ingest.sock",
-                          "--ksyms", work + "/ksyms",
-                          "--ready-fd", str(w),
-                          "--syscall-scope", "launched"], pass_fds=(w,))
-    os.close(w)
-    ready = os.read(r, 16)
-    os.close(r)
-    return d, ready.startswith(b"ready")
 
 
 class Run:
@@ -205,7 +183,7 @@ def main():
         return 2
     dtd, btrace, tracee = sys.argv[1:]
     work = tempfile.mkdtemp(prefix="udt-plan.")
-    d, ok = start_dtd(dtd, work)
+    d, ok = start_dtd(dtd, work, "--syscall-scope", "launched")
     env = dict(os.environ, DT_DEVICE=work + "/dt",
                USERDT_SOCKET=work + "/ingest.sock",
                XDG_CACHE_HOME=work + "/cache", USERDT_PLAN_CACHE="debug")
@@ -339,11 +317,9 @@ def main():
         check(r.rc == 0 and r.events == wantpid and plans(pdir) == [],
               "USERDT_PLAN_CACHE=0: no plan written (%s)" % r.show())
     finally:
-        d.terminate()
-        d.wait()
+        stop_dtd(d)
         shutil.rmtree(work, ignore_errors=True)
-        print("%d passed, %d failed" % (npass, nfail))
-    return 1 if nfail else 0
+    return done()
 
 
 if __name__ == "__main__":
