@@ -42,12 +42,13 @@ int
 aggstk_fetch(int fd)
 {
 	struct dtioc_aggstkread rd;
+	uint32_t want = AGGSTK_CHUNK;
 
 	/* each read of the entries empties them: a new generation of ids */
 	stk_n = 0;
 	for (;;) {
-		if (stk_n + AGGSTK_CHUNK > stk_cap) {
-			stk_cap = stk_n + AGGSTK_CHUNK;
+		if (stk_n + want > stk_cap) {
+			stk_cap = stk_n + want;
 			stk_tab = realloc(stk_tab, stk_cap * sizeof(*stk_tab));
 			if (stk_tab == NULL)
 				err(1, NULL);
@@ -55,7 +56,7 @@ aggstk_fetch(int fd)
 		memset(&rd, 0, sizeof(rd));
 		rd.dtsr_first = stk_n + 1;
 		rd.dtsr_stks = &stk_tab[stk_n];
-		rd.dtsr_size = AGGSTK_CHUNK * sizeof(*stk_tab);
+		rd.dtsr_size = want * sizeof(*stk_tab);
 		if (ioctl(fd, DTIOCAGGSTACKS, &rd) == -1) {
 			warn("DTIOCAGGSTACKS");
 			return -1;
@@ -64,6 +65,8 @@ aggstk_fetch(int fd)
 		stk_n += rd.dtsr_nstks;
 		if (rd.dtsr_nstks == 0 || stk_n >= rd.dtsr_total)
 			return 0;
+		/* the rest in one more read, not a chunk a read */
+		want = rd.dtsr_total - stk_n;
 	}
 }
 
