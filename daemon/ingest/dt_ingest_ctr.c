@@ -22,8 +22,11 @@
  * recurevt, so a hostile tracee must not make them say anything.  A lost
  * or recursive event is a hooked call the tracee made, which takes it
  * at least DTI_EVENT_NS of CPU: a tracee may claim no more of them than
- * its CPU time since it attached pays for, and what it claims beyond
- * that is counted as forged, not charged.  /proc counts CPU time in
+ * its CPU time since it attached pays for.  What it claims beyond that
+ * is counted as forged, never charged, until the budget its CPU time
+ * earns later pays for it: a tracee that starts flat out (with its
+ * rewrite plans cached) may lose and recurse before a tick of its CPU
+ * shows, and those claims were true.  /proc counts CPU time in
  * ticks, and a tracee may be gone before dtd looks at all (dtd was
  * stopped while it ran): for that lag it may claim DTI_BUDGET_LAG more,
  * but nothing before the ring could have produced it.  A ring overflows
@@ -118,12 +121,12 @@ dti_budget_refresh(struct dti_proc *dp)
 	dp->dp_cpu = ps.ps_cpu;
 }
 
-/* Up to n of dp's claims, as far as its budget goes. */
+/* Up to n of dp's claims, as far as its budget goes; the rest is owed. */
 static uint64_t
 dti_budget_take(struct dti_proc *dp, uint64_t n)
 {
 	if (n > dp->dp_budget) {
-		atomic_fetch_add(&dti_stats.forged, n - dp->dp_budget);
+		dp->dp_owed = true;
 		n = dp->dp_budget;
 	}
 	dp->dp_budget -= n;
@@ -147,21 +150,25 @@ dti_charge(unsigned int p, uint64_t n,
 }
 
 /*
- * How far a counter of the tracee moved since *last (which follows it),
- * or 0 when it did not or the step is too large to believe.
+ * How far a counter of the tracee moved since *last that its budget pays
+ * for: *last follows as far as that, the rest is owed to a later look.
+ * 0 when it did not move, or the step is too large to believe (forged).
  */
 static uint32_t
 dti_delta(struct dti_proc *dp, const uint32_t *ctr, uint32_t *last)
 {
 	uint32_t cur = __atomic_load_n(ctr, __ATOMIC_RELAXED);
-	uint32_t delta = cur - *last;
+	uint32_t delta = cur - *last, paid;
 
-	*last = cur;
 	if (delta >= DT_INGEST_DELTA_MAX) {
+		*last = cur;
 		atomic_fetch_add(&dti_stats.forged, delta);
 		return 0;
 	}
-	return (uint32_t)dti_budget_take(dp, delta);
+	paid = (uint32_t)dti_budget_take(dp, delta);
+	*last += paid;
+	dp->dp_owed_n += delta - paid;
+	return paid;
 }
 
 /*
@@ -263,10 +270,15 @@ dti_counters(struct dti_proc *dp)
 	dti_count_calls(dp);
 	lt = __atomic_load_n(&rh->rh_lost_total, __ATOMIC_RELAXED);
 	rt = __atomic_load_n(&rh->rh_recur_total, __ATOMIC_RELAXED);
-	if (lt == dp->dp_lost_total && rt == dp->dp_recur_total)
+	if (lt == dp->dp_lost_total && rt == dp->dp_recur_total &&
+	    !dp->dp_owed)
 		return;
 	dp->dp_lost_total = lt;
 	dp->dp_recur_total = rt;
+	/* What was owed is looked at again below, and counted again. */
+	dp->dp_owed = false;
+	atomic_fetch_sub(&dti_stats.forged, dp->dp_owed_n);
+	dp->dp_owed_n = 0;
 	dti_budget_records(dp);
 	dti_budget_refresh(dp);
 	for (p = 0; p < DT_SYS_NPROBES; p++) {
@@ -295,6 +307,7 @@ dti_counters(struct dti_proc *dp)
 		if (dti_sample_lost != NULL)
 			dti_sample_lost(delta, true);
 	}
+	atomic_fetch_add(&dti_stats.forged, dp->dp_owed_n);
 }
 
 /*

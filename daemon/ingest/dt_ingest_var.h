@@ -188,6 +188,10 @@ struct dti_proc {
 	uint64_t		 dp_tail0;	/* [I] dp_tail at attach */
 	uint64_t		 dp_lost_total;	/* [D] last seen totals */
 	uint64_t		 dp_recur_total;
+	bool			 dp_owed;	/* [D] claims past the budget
+						   wait for it (dti_counters()) */
+	uint64_t		 dp_owed_n;	/* [D] how many, counted as
+						   forged until paid */
 	uint32_t		 dp_lost[DT_SYS_NPROBES];	/* [D] */
 	uint32_t		 dp_recur[DT_SYS_NPROBES];	/* [D] */
 	/*
