@@ -92,49 +92,30 @@ exited(int st, int code)
 	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == code;
 }
 
-/* The signalfd program, untraced (env NULL) or traced with env=1. */
+/*
+ * The tracee's mode arg (what it does: `what`), untraced (env NULL) or
+ * traced with env=1: it exits 23, as untraced, either way.
+ */
 static void
-sigfd(const char *mode, const char *env)
+as_untraced(const char *arg, const char *what, const char *mode,
+    const char *env)
 {
-	char *untraced[] = { tracee, "sigfd", NULL };
-	char *traced[] = { dtrun, "-s", sock, tracee, "sigfd", NULL };
+	char *untraced[] = { tracee, (char *)arg, NULL };
+	char *traced[] = { dtrun, "-s", sock, tracee, (char *)arg, NULL };
 	char out[4096];
 	int st;
 
 	if (env == NULL) {
 		st = run(untraced, out, sizeof(out));
-		dtt_check(exited(st, 23), "signalfd program, untraced: exit 23 "
-		    "(status %#x)", st);
+		dtt_check(exited(st, 23), "%s, untraced: exit 23 (status %#x)",
+		    what, st);
 		return;
 	}
 	setenv(env, "1", 1);
 	st = run(traced, out, sizeof(out));
 	unsetenv(env);
-	dtt_check(exited(st, 23), "signalfd program, traced (%s): exit 23 "
-	    "as untraced (status %#x%s%s)", mode, st, *out ? ": " : "", out);
-}
-
-/* clone3's bad struct and short size: EFAULT, EINVAL, as untraced. */
-static void
-badclone3(const char *mode, const char *env)
-{
-	char *untraced[] = { tracee, "clone3", NULL };
-	char *traced[] = { dtrun, "-s", sock, tracee, "clone3", NULL };
-	char out[4096];
-	int st;
-
-	if (env == NULL) {
-		st = run(untraced, out, sizeof(out));
-		dtt_check(exited(st, 23), "clone3 with a bad struct, untraced: "
-		    "EFAULT, EINVAL, exit 23 (status %#x)", st);
-		return;
-	}
-	setenv(env, "1", 1);
-	st = run(traced, out, sizeof(out));
-	unsetenv(env);
-	dtt_check(exited(st, 23), "clone3 with a bad struct, traced (%s): "
-	    "EFAULT, EINVAL, exit 23 as untraced (status %#x%s%s)", mode, st,
-	    *out ? ": " : "", out);
+	dtt_check(exited(st, 23), "%s, traced (%s): exit 23 as untraced "
+	    "(status %#x%s%s)", what, mode, st, *out ? ": " : "", out);
 }
 
 static void
@@ -214,11 +195,20 @@ altstack(void)
 int
 main(int argc, char *argv[])
 {
+	/* The library's modes, by the variable that picks each. */
+	static const struct {
+		const char	*name, *env;
+	} modes[] = {
+		{ "untraced", NULL },
+		{ "default mode", "SYSCALL_SIGNALS_DEFAULT" },
+		{ "dispatch on", "USERDT_DISPATCH" },
+		{ "all-calls mode", "USERDT_ALLCALLS" },
+	};
 	struct dtt_dtd dd;
 	struct dtioc_probe_info *pi = NULL;
 	struct stat sb;
 	uint32_t pbn;
-	size_t npi;
+	size_t npi, i;
 	int fd = -1;
 
 	if (argc != 4 && argc != 5) {
@@ -240,14 +230,13 @@ main(int argc, char *argv[])
 	setenv("LD_BIND_NOW", "1", 1);
 	unsetenv("USERDT_DISPATCH");
 	unsetenv("USERDT_ALLCALLS");
-	sigfd("untraced", NULL);
-	sigfd("default mode", "SYSCALL_SIGNALS_DEFAULT");
-	sigfd("dispatch on", "USERDT_DISPATCH");
-	sigfd("all-calls mode", "USERDT_ALLCALLS");
-	badclone3("untraced", NULL);
-	badclone3("default mode", "SYSCALL_SIGNALS_DEFAULT");
-	badclone3("dispatch on", "USERDT_DISPATCH");
-	badclone3("all-calls mode", "USERDT_ALLCALLS");
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		as_untraced("sigfd", "signalfd program", modes[i].name,
+		    modes[i].env);
+		/* clone3's bad struct and short size: EFAULT, EINVAL */
+		as_untraced("clone3", "clone3 with a bad struct",
+		    modes[i].name, modes[i].env);
+	}
 	if (argc == 5 && stat(argv[4], &sb) == 0)
 		under_gdb(argv[4]);
 	else
