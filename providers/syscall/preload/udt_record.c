@@ -282,33 +282,57 @@ udt_ring_wait(struct udt_ring_hdr *r, uint64_t last, uint64_t mask)
 	return 0;
 }
 
-/* Slot ticket of ring r.  Any thread. */
-static inline void *
-udt_slot(struct udt_ring_hdr *r, uint64_t ticket)
+/*
+ * Two consecutive tickets with one compare-and-swap, as udt_reserve()
+ * takes one: the record, remembered for udt_rec_void() as
+ * udt_rec_reserve() does, and after it the strings (udt_rec_str), filled
+ * from strs and committed here: they wait in the ring for the record.
+ */
+static struct udt_rec *
+udt_rec_reserve_str(struct udt_thread *t, struct udt_ring_hdr *r,
+    unsigned int probe, const unsigned char *strs, uint64_t *ticket)
 {
-	return (char *)r + UDT_RING_HDRSIZE + (ticket & (r->rh_nslots - 1)) *
-	    UDT_SLOT_SIZE;
+	uint64_t head, mask = r->rh_nslots - 1;
+	struct udt_rec_str *rs;
+	struct udt_rec *rec;
+
+	head = __atomic_load_n(&r->rh_head, __ATOMIC_RELAXED);
+	do {
+		if (!udt_ring_room(r, head + 1, mask, probe))
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&r->rh_head, &head, head + 2,
+	    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	*ticket = head;
+	rec = (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
+	    (head & mask) * UDT_SLOT_SIZE);
+	t->ut_ticket = head;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->ut_rec = rec;
+	rs = (struct udt_rec_str *)(void *)((char *)r + UDT_RING_HDRSIZE +
+	    ((head + 1) & mask) * UDT_SLOT_SIZE);
+	rs->us_probe = (uint16_t)probe;
+	rs->us_flags = UDT_R_STRDATA;
+	__builtin_memcpy(rs->us_str, strs, UDT_STR_SIZE);
+	__atomic_store_n(&rs->us_seq, head + 2, __ATOMIC_RELEASE);
+	return rec;
 }
 
 /*
- * A record and the slots that follow it, with one compare-and-swap, as
- * udt_reserve() takes one: the record, remembered for udt_rec_void() as
- * udt_rec_reserve() does; its strings (strs non-NULL: a udt_rec_str
- * filled from strs); then nmore continuation slots of a deep user stack
- * (UDT_EN_DEEP, udt_wire.h), given in more[] for the walk
+ * A record with a deep user stack (UDT_EN_DEEP, udt_wire.h): the record,
+ * its strings (strs non-NULL, as udt_rec_reserve_str()) and the
+ * UDT_MORE_MAXSLOTS continuation slots with one compare-and-swap.  The
+ * slots are committed at once as pads, so that whatever becomes of this
+ * record leaves no hole in the ring, and given in more[] for the walk
  * (udt_rec_deep()), which marks those it filled before the record's
- * commit publishes them.  The slots after the record are committed here,
- * the strings whole and the continuations as pads, so that whatever
- * becomes of the record leaves no hole in the ring: they wait in it for
- * the record.  Inline: nmore is a constant at each call.
+ * commit publishes them.
  */
-static inline struct udt_rec *
-udt_rec_reserve_n(struct udt_thread *t, struct udt_ring_hdr *r,
-    unsigned int probe, const unsigned char *strs, unsigned int nmore,
-    uint64_t *ticket, struct udt_rec_more **more)
+static struct udt_rec *
+udt_rec_reserve_deep(struct udt_thread *t, struct udt_ring_hdr *r,
+    unsigned int probe, const unsigned char *strs, uint64_t *ticket,
+    struct udt_rec_more **more)
 {
-	uint64_t head, next, mask = r->rh_nslots - 1;
-	unsigned int ns = 1 + (strs != NULL) + nmore, k;
+	uint64_t head, first, mask = r->rh_nslots - 1;
+	unsigned int ns = 1 + (strs != NULL) + UDT_MORE_MAXSLOTS, k;
 	struct udt_rec_more *m;
 	struct udt_rec_str *rs;
 	struct udt_rec *rec;
@@ -320,41 +344,36 @@ udt_rec_reserve_n(struct udt_thread *t, struct udt_ring_hdr *r,
 	} while (!__atomic_compare_exchange_n(&r->rh_head, &head, head + ns,
 	    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	*ticket = head;
-	rec = udt_slot(r, head);
+	rec = (struct udt_rec *)(void *)((char *)r + UDT_RING_HDRSIZE +
+	    (head & mask) * UDT_SLOT_SIZE);
 	t->ut_ticket = head;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->ut_rec = rec;
-	next = head + 1;
+	first = head + 1;
 	if (strs != NULL) {
-		rs = udt_slot(r, next);
+		rs = (struct udt_rec_str *)(void *)((char *)r +
+		    UDT_RING_HDRSIZE + (first & mask) * UDT_SLOT_SIZE);
 		rs->us_probe = (uint16_t)probe;
 		rs->us_flags = UDT_R_STRDATA;
 		__builtin_memcpy(rs->us_str, strs, UDT_STR_SIZE);
-		__atomic_store_n(&rs->us_seq, next + 1, __ATOMIC_RELEASE);
-		next++;
+		__atomic_store_n(&rs->us_seq, first + 1, __ATOMIC_RELEASE);
+		first++;
 	}
-	for (k = 0; k < nmore; k++) {
-		m = udt_slot(r, next + k);
+	for (k = 0; k < UDT_MORE_MAXSLOTS; k++) {
+		m = (struct udt_rec_more *)(void *)((char *)r +
+		    UDT_RING_HDRSIZE + ((first + k) & mask) * UDT_SLOT_SIZE);
 		m->um_probe = (uint16_t)probe;
 		m->um_flags = UDT_R_STKPAD;
 		m->um_idx = (uint8_t)k;
 		m->um_pad = 0;
-		__atomic_store_n(&m->um_seq, next + k + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&m->um_seq, first + k + 1, __ATOMIC_RELEASE);
 		more[k] = m;
 	}
 	return rec;
 }
 
-/* The record and its strings (udt_rec_reserve_n()). */
-static struct udt_rec *
-udt_rec_reserve_str(struct udt_thread *t, struct udt_ring_hdr *r,
-    unsigned int probe, const unsigned char *strs, uint64_t *ticket)
-{
-	return udt_rec_reserve_n(t, r, probe, strs, 0, ticket, NULL);
-}
-
 /*
- * A deep stack's record (udt_rec_reserve_n()), its stack walked into
+ * A deep stack's record (udt_rec_reserve_deep()), its stack walked into
  * it and its slots, *nframes deep; the slots the walk filled carry
  * frames now, and the record's commit (release) publishes them with it.
  * Not inlined: its slot pointers and the walk are paid for by deep
@@ -369,8 +388,8 @@ udt_rec_deep(struct udt_thread *t, struct udt_ring_hdr *r, unsigned int probe,
 	struct udt_rec *rec;
 	unsigned int k;
 
-	if ((rec = udt_rec_reserve_n(t, r, probe, strs, UDT_MORE_MAXSLOTS,
-	    ticket, more)) == NULL)
+	if ((rec = udt_rec_reserve_deep(t, r, probe, strs, ticket, more)) ==
+	    NULL)
 		return NULL;
 	*nframes = udt_ustack(rec->ur_stack, more, UDT_DEEP_MAX);
 	for (k = 0; k < UDT_MORE_SLOTS(*nframes); k++)
