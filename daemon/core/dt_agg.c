@@ -104,27 +104,20 @@ dt_agg_check(const struct dtioc_aggspec *s, uint32_t *keys)
 	return 0;
 }
 
-uint32_t
-dt_agg_hsize(uint32_t *size, uint32_t def, uint32_t max)
-{
-	uint32_t nh = 1;
-
-	if (*size == 0)
-		*size = def;
-	if (*size > max)
-		*size = max;
-	while (nh < 2 * *size)
-		nh <<= 1;
-	return nh;
-}
-
 static int
 dt_agg_tab_new(struct dt_softc *sc, uint32_t size, struct dt_aggtab **tabp)
 {
 	struct dt_aggtab *tab;
-	uint32_t nh = dt_agg_hsize(&size, DTA_AGGSIZE_DEF, DTA_AGGSIZE_MAX);
+	uint32_t nh = 1;
 	uint64_t mem;
 
+	if (size == 0)
+		size = DTA_AGGSIZE_DEF;
+	if (size > DTA_AGGSIZE_MAX)
+		size = DTA_AGGSIZE_MAX;
+	/* at most half full: probes stay short */
+	while (nh < 2 * size)
+		nh <<= 1;
 	mem = (uint64_t)size * sizeof(struct dtioc_aggent) +
 	    (uint64_t)nh * sizeof(uint32_t);
 	if (dt_limit_charge(&sc->ds_cred, mem) != 0)

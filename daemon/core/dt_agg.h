@@ -137,13 +137,6 @@ void	dt_agg_free(struct dt_softc *sc);
  * A stack table of size stacks (0: the default), charged to sc's user;
  * *sizep says the size made.  Under [K].  0 or ENOMEM.
  */
-/*
- * A table's size asked for (0: def) cut to max, in *size, and the slots
- * of its hash, a power of two at least twice that: at most half full, so
- * that probes stay short.  Any thread.
- */
-uint32_t	dt_agg_hsize(uint32_t *size, uint32_t def, uint32_t max);
-
 int	dt_aggstk_new(struct dt_softc *sc, uint32_t *sizep,
 	    struct dt_aggstk **stkp);
 

@@ -40,12 +40,18 @@ int
 dt_aggstk_new(struct dt_softc *sc, uint32_t *sizep, struct dt_aggstk **stkp)
 {
 	struct dt_aggstk *stk;
-	uint32_t size = *sizep, nh;
+	uint32_t size = *sizep, nh = 1;
 	uint64_t mem;
 	bool ok = true;
 	int i;
 
-	nh = dt_agg_hsize(&size, DTA_STKSIZE_DEF, DTA_STKSIZE_MAX);
+	if (size == 0)
+		size = DTA_STKSIZE_DEF;
+	if (size > DTA_STKSIZE_MAX)
+		size = DTA_STKSIZE_MAX;
+	/* at most half full: probes stay short */
+	while (nh < 2 * size)
+		nh <<= 1;
 	mem = dt_aggstk_mem(size, nh);
 	if (dt_limit_charge(&sc->ds_cred, mem) != 0)
 		return ENOMEM;
