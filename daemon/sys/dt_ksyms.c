@@ -358,6 +358,36 @@ out:
 	return error;
 }
 
+/*
+ * Whether what is at dst may be replaced: nothing, or a regular file
+ * that is an ELF image (an earlier dtd's, left by a crash).
+ * Anything else is refused: `--ksyms /dev/null', meant as "none", used
+ * to rename the image over the null device, as root.
+ */
+static int
+ksyms_replaceable(const char *dst, char *err, size_t errlen)
+{
+	unsigned char magic[SELFMAG];
+	struct stat sb;
+	ssize_t n = 0;
+	int fd;
+
+	if (lstat(dst, &sb) == -1)
+		return errno == ENOENT ? 0 : ksyms_err(err, errlen, errno,
+		    "%s: %s", dst, strerror(errno));
+	if (S_ISREG(sb.st_mode) &&
+	    (fd = open(dst, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK)) != -1) {
+		n = read(fd, magic, sizeof(magic));
+		close(fd);
+	}
+	if (S_ISREG(sb.st_mode) && n == SELFMAG &&
+	    memcmp(magic, ELFMAG, SELFMAG) == 0)
+		return 0;
+	return ksyms_err(err, errlen, EEXIST, "%s: exists and is not a "
+	    "kernel symbol image: not replaced", dst);
+}
+
 int
 dt_ksyms_write(const char *src, const char *dst, uid_t uid, gid_t gid,
     mode_t mode, struct dt_ksyms_stats *st, char *err, size_t errlen)
@@ -379,7 +409,8 @@ dt_ksyms_write(const char *src, const char *dst, uid_t uid, gid_t gid,
 	kt.kt_str[0] = '\0';
 	kt.kt_strlen = kt.kt_strcap = 1;
 
-	if ((error = ksyms_read(&kt, src, err, errlen)) != 0)
+	if ((error = ksyms_replaceable(dst, err, errlen)) != 0 ||
+	    (error = ksyms_read(&kt, src, err, errlen)) != 0)
 		goto out;
 	ksyms_sizes(&kt);
 	qsort(kt.kt_syms, kt.kt_nsyms, sizeof(*kt.kt_syms), ksym_cmp_bind);
@@ -419,6 +450,9 @@ dt_ksyms_write(const char *src, const char *dst, uid_t uid, gid_t gid,
 		goto out;
 	}
 	fd = -1;
+	/* Again: the read and the build took a while. */
+	if ((error = ksyms_replaceable(dst, err, errlen)) != 0)
+		goto out;
 	if (rename(tmp, dst) == -1) {
 		error = ksyms_err(err, errlen, errno, "%s: %s", dst,
 		    strerror(errno));

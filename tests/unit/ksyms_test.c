@@ -80,6 +80,23 @@ put(const char *name, const char *text)
 	}
 }
 
+static long long
+filesize(const char *path)
+{
+	struct stat sb;
+
+	return lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) ?
+	    (long long)sb.st_size : -1;
+}
+
+static bool
+isfifo(const char *path)
+{
+	struct stat sb;
+
+	return lstat(path, &sb) == 0 && S_ISFIFO(sb.st_mode);
+}
+
 struct sym {
 	char		name[64];
 	GElf_Sym	s;
@@ -248,6 +265,19 @@ test_errors(void)
 	check(error == ENOENT && strstr(err, "nodir") != NULL,
 	    "unwritable destination: ENOENT naming it (%s)", err);
 
+	/* What is not an image is never replaced (--ksyms /dev/null). */
+	put("notimg", "not an image\n");
+	error = dt_ksyms_write(tpath("good2"), tpath("notimg"), getuid(),
+	    getgid(), KT_MODE, &st, err, sizeof(err));
+	check(error == EEXIST && strstr(err, "notimg") != NULL &&
+	    filesize(tpath("notimg")) == 13,
+	    "a file that is not an image: EEXIST, left as it was (%s)", err);
+	check(mkfifo(tpath("fifo"), 0600) == 0, "mkfifo");
+	error = dt_ksyms_write(tpath("good2"), tpath("fifo"), getuid(),
+	    getgid(), KT_MODE, &st, err, sizeof(err));
+	check(error == EEXIST && isfifo(tpath("fifo")),
+	    "a fifo: EEXIST, left as it was (%s)", err);
+
 	put("hidden", "0000000000000000 T a\n0000000000000000 t b\n");
 	error = dt_ksyms_write(tpath("hidden"), tpath("img3"), getuid(),
 	    getgid(), KT_MODE, &st, err, sizeof(err));
@@ -318,6 +348,8 @@ main(void)
 	unlink(tpath("bad"));
 	unlink(tpath("hidden"));
 	unlink(tpath("img"));
+	unlink(tpath("notimg"));
+	unlink(tpath("fifo"));
 	rmdir(tmpdir);
 	printf("%u passed, %u failed\n", npass, nfail);
 	return nfail != 0;
