@@ -548,9 +548,11 @@ dti_idle(unsigned int gen, uint64_t ns)
  * The drain's promise to the sequencer (dt_prov.h), at a pass's end: a
  * record committed after the pass looked at its ring comes in a later
  * pass, and was stamped when the pass began or later, less the slack
- * between a hook's stamp and its commit (DTI_SEQ_SLACK_NS).  With no tracee or nothing
- * enabled the drain holds nothing back: its polls back off to 100 ms
- * then, which would delay every other source by D.  The drain thread.
+ * between a hook's stamp and its commit (DTI_SEQ_SLACK_NS); rt is held
+ * earlier while an exec's loader records may still come
+ * (dti_exec_look()).  With no tracee or nothing enabled the drain holds
+ * nothing back: its polls back off to 100 ms then, which would delay
+ * every other source by D.  The drain thread.
  */
 /*
  * A hook commits its record microseconds after it stamps it; 200 us
@@ -631,7 +633,7 @@ static void *
 dti_drain_main(void *arg)
 {
 	struct dti_proc *dp, *procs;
-	uint64_t idle = DTI_IDLE_MIN, lastreap = 0, now, rt;
+	uint64_t idle = DTI_IDLE_MIN, lastreap = 0, now, rt, xrt, x;
 	unsigned int n, gen;
 	int gone;
 	bool hold;
@@ -652,7 +654,11 @@ dti_drain_main(void *arg)
 		}
 		procs = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
 		hold = dti_hold(now);
+		xrt = rt;
 		for (dp = procs; dp != NULL; dp = dp->dp_next) {
+			/* Before the drain: see dti_exec_look(). */
+			if ((x = dti_exec_look(dp, rt, now)) < xrt)
+				xrt = x;
 			if (!hold)
 				n += dti_drain(dp, 0);
 			dti_counters(dp);
@@ -668,7 +674,7 @@ dti_drain_main(void *arg)
 		 * other sources out first.
 		 */
 		if (!hold)
-			dti_seq_mark(procs, rt);
+			dti_seq_mark(procs, xrt);
 		if (n > 0) {
 			idle = DTI_IDLE_MIN;
 			continue;
@@ -1025,9 +1031,11 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	dti_filt_copy(dp->dp_tab);
 	dp->dp_tab->tb_prof_nsecs = dti_prof_nsecs;
 	dp->dp_tab->tb_lossless = dti_lossless;
-	for (op = dti_procs; op != NULL; op = op->dp_next)
+	for (op = dti_procs; op != NULL; op = op->dp_next) {
+		dti_exec_inherit(dp, op);
 		if (op->dp_pid == dp->dp_pid)
 			atomic_store(&op->dp_retired, 1);
+	}
 	dp->dp_next = dti_procs;
 	__atomic_store_n(&dti_procs, dp, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dti_lock);

@@ -213,6 +213,16 @@ struct dti_proc {
 	bool			 dp_foreign;	/* [I] another pid namespace */
 	char			 dp_comm0[UDT_COMMLEN];	/* [I] at attach */
 	uint64_t		 dp_misnamed;	/* [D] records discarded */
+	/*
+	 * Exec holds (dt_ingest_exec.c).  dp_xraw: the rh_exec_ts of the
+	 * image this one replaced, [I] then [D], 0 when none; dp_xsince:
+	 * when the drain first held for it.  dp_oraw, dp_osince: this
+	 * image's own rh_exec_ts last seen, and since when.
+	 */
+	uint64_t		 dp_xraw;
+	uint64_t		 dp_xsince;	/* [D] CLOCK_MONOTONIC */
+	uint64_t		 dp_oraw;	/* [D] */
+	uint64_t		 dp_osince;	/* [D] CLOCK_MONOTONIC */
 };
 
 struct dti_stats {
@@ -224,6 +234,18 @@ struct dti_stats {
 	atomic_uint		procs;
 };
 extern struct dti_stats	dti_stats;	/* [a] */
+
+/*
+ * Exec holds.  dti_exec_inherit(): at dp's attach, under [L], with op
+ * each proc already listed: dp takes over the exec op's ring announces
+ * for dp's pid (its own older image's, or a vfork child's that shared
+ * op's ring).  dti_exec_look(): the drain thread, for each listed proc
+ * before its drain: the CLOCK_REALTIME time before which its records
+ * may still come (an exec on its way, or a new image whose loader's
+ * records are not in yet), UINT64_MAX when none.
+ */
+void	dti_exec_inherit(struct dti_proc *dp, struct dti_proc *op);
+uint64_t dti_exec_look(struct dti_proc *dp, uint64_t rt, uint64_t now);
 
 /*
  * A new proc's counter budget, from its CPU time so far (dt_ingest_ctr.c).

@@ -57,7 +57,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		9u	/* 9: deep user stacks (udt_rec_more) */
+#define UDT_VERSION		10u	/* 10: rh_exec_ts, rh_ready */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -395,7 +395,24 @@ struct udt_ring_hdr {
 	 */
 	uint64_t	rh_self;	/* [p] the ring's address there */
 	uint64_t	rh_proof;	/* [I] dtd's random word */
-	uint8_t		rh_pad1[64 - 32];
+	/*
+	 * An exec on its way, so that dtd holds the other sources' events
+	 * until the new image's first records are in: what the launcher's
+	 * helper kept of the new image's loader is stamped from the exec
+	 * on, but reaches a ring only once the new image's library has
+	 * attached, milliseconds later.  Before an execve a thread stores
+	 * rh_exec_ts (its stamp, as a record's: bit 63 set for a raw TSC
+	 * value, else CLOCK_REALTIME ns) then its tid in rh_exec_tid; a
+	 * failed exec takes its tid back.  dtd takes the tid back when the
+	 * exec'd image attaches from another process (a vfork child's).  The
+	 * new image's library sets rh_ready once the loader's records are
+	 * in its ring.  Untrusted: a value dtd cannot place, or one older
+	 * than DTI_EXEC_HOLD_NS, holds nothing (dt_ingest_exec.c).
+	 */
+	uint64_t	rh_exec_ts;	/* [p,a] */
+	int32_t		rh_exec_tid;	/* [p,d,a] 0: no exec on its way */
+	uint32_t	rh_ready;	/* [p,a] loader's records are in */
+	uint8_t		rh_pad1[64 - 48];
 	uint64_t	rh_head;	/* [p,a] next ticket to reserve */
 	/*
 	 * The producers' last look at rh_tail, beside rh_head on the line

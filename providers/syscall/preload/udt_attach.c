@@ -648,6 +648,9 @@ udt_init(void)
 	udt_tell_untraced(said);
 	/* Hooks mode records what the program asks of libc, no more. */
 	udt_loader_replay(!udt_env_is(UDT_HOOKS_ENV, "1"));
+	/* dtd holds the other sources until now (rh_exec_ts). */
+	if (udt_ring != NULL)
+		__atomic_store_n(&udt_ring->rh_ready, 1, __ATOMIC_RELEASE);
 	pthread_atfork(NULL, NULL, udt_fork_child);
 	/*
 	 * Rewrite the system call sites that can be (udt_rw.c), then let
@@ -714,6 +717,56 @@ udt_init(void)
  * calls only; made before the launcher's helper is asked to follow the
  * exec (udt_lfollow_exec()), whose tracer counts the calls in between.
  */
+/*
+ * Just before an execve, once its ring is drained: say so in the ring
+ * (rh_exec_ts, udt_wire.h).  The loader of the new image runs under the
+ * launcher's helper, which stamps its calls as they happen but hands
+ * them over only once the new image's library attached: dtd holds the
+ * other sources' events from this stamp until they are in, so they are
+ * not let out ahead of the loader's.  No system call (the helper counts
+ * the calls between its answer and the exec, and this comes before
+ * that answer anyway): a stamp as a record's, TSC or vDSO clock.  Any
+ * thread, any context, a vfork child's among them (it writes in the
+ * ring it shares, naming itself).  udt_exec_unmark(): the exec failed;
+ * the mark goes if it is still this thread's.
+ */
+void
+udt_exec_mark(void)
+{
+	struct udt_ring_hdr *r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE);
+	struct timespec ts;
+	uint64_t stamp;
+
+	if (r == NULL)
+		return;
+	if (__atomic_load_n(&udt_use_tsc, __ATOMIC_RELAXED))
+		stamp = (__builtin_ia32_rdtsc() & 0x7fffffffffffffffULL) |
+		    (1ULL << 63);
+	else {
+		if (udt_real_clock_gettime_fn != NULL)
+			udt_real_clock_gettime_fn(CLOCK_REALTIME, &ts);
+		else
+			udt_sys2(SYS_clock_gettime, CLOCK_REALTIME, &ts);
+		stamp = (uint64_t)ts.tv_sec * 1000000000ULL +
+		    (uint64_t)ts.tv_nsec;
+	}
+	__atomic_store_n(&r->rh_exec_ts, stamp, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->rh_exec_tid, udt_gettid(), __ATOMIC_RELEASE);
+}
+
+void
+udt_exec_unmark(void)
+{
+	struct udt_ring_hdr *r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE);
+	int32_t tid;
+
+	if (r == NULL)
+		return;
+	tid = udt_gettid();
+	(void)__atomic_compare_exchange_n(&r->rh_exec_tid, &tid, 0, 0,
+	    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
 static struct udt_ring_hdr *udt_xd_gaveup;	/* [a] not drained: dtd died */
 
 void

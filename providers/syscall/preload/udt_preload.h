@@ -167,15 +167,24 @@ void	udt_lfollow_exec(void) UDT_HIDDEN;
 void	udt_exec_drain(void) UDT_HIDDEN;
 
 /*
- * Both, in this order, on each path that sees an execve or execveat
+ * Both, in this order, with the mark between them, on each path that
+ * sees an execve or execveat
  * (udt_rw_slow(), dispatch's deferred one): the drain may sleep, and
  * the helper's tracer lets a process go after a few calls between its
  * answer and the exec.
  */
+/*
+ * udt_exec_mark(): an exec is on its way, from now (rh_exec_ts);
+ * udt_exec_unmark(): it failed.  Any context, no system call.
+ */
+void	udt_exec_mark(void) UDT_HIDDEN;
+void	udt_exec_unmark(void) UDT_HIDDEN;
+
 static inline void
 udt_exec_before(void)
 {
 	udt_exec_drain();
+	udt_exec_mark();
 	udt_lfollow_exec();
 }
 

@@ -317,6 +317,8 @@ udt_rw_slow(struct udt_rw_frame *f)
 		udt_exec_drain();
 	if (udt_sud_ours == 0 || !udt_sud_guard(nr, a, &tmp, &r))
 		r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if ((nr == SYS_execve || nr == SYS_execveat) && r < 0)
+		udt_exec_unmark();
 	if (udt_rw_maps(nr))
 		udt_rw_saw(nr, a, r, f->rw_ret);
 	if (r == 0 && udt_forklike(nr, a[0]))
@@ -354,6 +356,9 @@ udt_rw_slow_post(struct udt_rw_frame *f)
 		return;
 	}
 	idx = udt_rw_probe(f->rw_nr);
+	if ((f->rw_nr == SYS_execve || f->rw_nr == SYS_execveat) &&
+	    f->rw_rv < 0)
+		udt_exec_unmark();
 
 	/*
 	 * A vfork child says so in the TLS it shares with its parent, which

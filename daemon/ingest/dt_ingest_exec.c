@@ -1,0 +1,151 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Exec holds: the drain's mark (the sequencer's promise that no record
+ * of the tracees is older) stays behind an exec until the new image's
+ * first records are in.  The loader of an image the launcher's helper
+ * follows makes its calls from the exec on, stamped as they happen, but
+ * they reach a ring only once the new image's library has attached and
+ * handed them over, a few milliseconds later; a mark that moved on in
+ * between let the other sources' younger events out first, and the
+ * loader's came late (a dozen a second under a shell script).
+ *
+ * The tracee announces the exec in its ring before making it
+ * (rh_exec_ts, rh_exec_tid: udt_wire.h); the announce holds while the
+ * old image is listed, then passes to the new image at its attach, which
+ * holds until its library says the loader's records are in (rh_ready).
+ * Both are the tracee's word: a stamp dtd cannot place holds nothing,
+ * and no stamp holds longer than DTI_EXEC_HOLD_NS after dtd first saw
+ * it, so the most a hostile tracee gets is the delay any silent source
+ * may cause (the sequencer's D), never a lost or reordered event.
+ */
+#include <stdint.h>
+
+#include "dt_ingest.h"
+#include "dt_ingest_var.h"
+#include "dt_prov.h"
+
+/* Longer than a loader under ptrace takes; no longer than D. */
+#define DTI_EXEC_HOLD_NS	DT_SEQ_DELAY_NS
+
+#define DTI_EXEC_TSC		(1ULL << 63)
+
+/*
+ * rh_exec_ts as CLOCK_REALTIME ns, or 0 when it cannot be placed: from
+ * the future (past rt) or more than a hold before it.  The drain thread
+ * (dt_tsc_realtime() reads its reference).
+ */
+static uint64_t
+dti_exec_rt(uint64_t raw, uint64_t rt)
+{
+	uint64_t ns;
+	int64_t t;
+
+	if (raw & DTI_EXEC_TSC) {
+		if (!dt_tsc_near(raw & ~DTI_EXEC_TSC))
+			return 0;
+		t = dt_tsc_realtime(raw & ~DTI_EXEC_TSC);
+		if (t <= 0)
+			return 0;
+		ns = (uint64_t)t;
+	} else
+		ns = raw;
+	/* A TSC's conversion may land a little ahead: take it as now. */
+	if (ns > rt + DT_SEQ_SLACK_NS || ns + DTI_EXEC_HOLD_NS < rt)
+		return 0;
+	return ns < rt ? ns : rt;
+}
+
+void
+dti_exec_inherit(struct dti_proc *dp, struct dti_proc *op)
+{
+	struct udt_ring_hdr *rh = op->dp_ring;
+	int32_t tid;
+
+	if (dp->dp_xraw != 0 || op == dp)
+		return;
+	tid = __atomic_load_n(&rh->rh_exec_tid, __ATOMIC_ACQUIRE);
+	if (tid <= 0)
+		return;
+	/*
+	 * The old image of the same process (any of its threads may have
+	 * made the exec: the kernel gives the caller the pid), or a child
+	 * of op's that exec'd while it shared op's ring (vfork): its tid is
+	 * its pid.  That one's announce is taken back, since op lives on.
+	 */
+	if (op->dp_pid == dp->dp_pid)
+		dp->dp_xraw = __atomic_load_n(&rh->rh_exec_ts,
+		    __ATOMIC_RELAXED);
+	else if (tid == dp->dp_pid) {
+		dp->dp_xraw = __atomic_load_n(&rh->rh_exec_ts,
+		    __ATOMIC_RELAXED);
+		(void)__atomic_compare_exchange_n(&rh->rh_exec_tid, &tid, 0,
+		    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
+}
+
+/* The time ns that raw holds the mark at, since first seen at *since. */
+static uint64_t
+dti_exec_hold(uint64_t raw, uint64_t *since, uint64_t rt, uint64_t now)
+{
+	uint64_t ns;
+
+	if (*since == 0)
+		*since = now;
+	if (now - *since > DTI_EXEC_HOLD_NS ||
+	    (ns = dti_exec_rt(raw, rt)) == 0)
+		return UINT64_MAX;
+	return ns;
+}
+
+uint64_t
+dti_exec_look(struct dti_proc *dp, uint64_t rt, uint64_t now)
+{
+	struct udt_ring_hdr *rh = dp->dp_ring;
+	uint64_t hold = UINT64_MAX, raw, ns;
+
+	/*
+	 * A retired image still holds for its own exec: the pass that
+	 * saw it retired may not list the new image that retired it.
+	 */
+	if (dp->dp_dead)
+		return UINT64_MAX;
+	/*
+	 * A new image: until its library set rh_ready, after which this
+	 * pass's drain takes the loader's records (they were in before
+	 * the flag), and the mark at the pass's end may pass them.
+	 */
+	if (dp->dp_xraw != 0) {
+		if (__atomic_load_n(&rh->rh_ready, __ATOMIC_ACQUIRE) != 0)
+			dp->dp_xraw = 0;
+		else
+			hold = dti_exec_hold(dp->dp_xraw, &dp->dp_xsince, rt,
+			    now);
+	}
+	/* Its own exec on its way. */
+	if (__atomic_load_n(&rh->rh_exec_tid, __ATOMIC_ACQUIRE) > 0) {
+		raw = __atomic_load_n(&rh->rh_exec_ts, __ATOMIC_RELAXED);
+		if (raw != dp->dp_oraw) {
+			dp->dp_oraw = raw;
+			dp->dp_osince = 0;
+		}
+		ns = dti_exec_hold(raw, &dp->dp_osince, rt, now);
+		if (ns < hold)
+			hold = ns;
+	}
+	return hold;
+}
