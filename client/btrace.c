@@ -73,7 +73,7 @@ help(void)
 	    "  -f format   output: text (default), json or folded\n"
 	    "  -h          print this help and exit\n"
 	    "  -L, --lossless\n"
-	    "              traced threads wait (20 ms at most) for room\n"
+	    "              traced threads wait (0.5 s at most) for room\n"
 	    "              rather than lose events; the default with -c\n"
 	    "              (--no-lossless: lose rather than slow it down)\n"
 	    "  -l          list the probes the device offers, or those that\n"
