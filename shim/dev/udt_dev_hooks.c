@@ -253,17 +253,8 @@ fcntl(int fd, int cmd, ...)
 	return fcntl_common(fd, cmd, arg);
 }
 
-EXPORT int
-fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	return fcntl_common(fd, cmd, arg);
-}
+/* glibc's fcntl64 (large-file builds, 32-bit time) is the same call here. */
+EXPORT int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
 
 EXPORT int
 dup(int fd)
