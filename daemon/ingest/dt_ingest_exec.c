@@ -24,10 +24,10 @@
  * between let the other sources' younger events out first, and the
  * loader's came late (a dozen a second under a shell script).
  *
- * The tracee announces the exec in its ring before making it
- * (rh_exec_ts, rh_exec_tid: udt_wire.h); the announce holds while the
- * old image is listed, then passes to the new image at its attach, which
- * holds until its library says the loader's records are in (rh_ready).
+ * The tracee announces the exec in its ring before making it (rh_exec:
+ * udt_wire.h); the announce holds while the old image is listed, then
+ * passes to the new image at its attach, which holds until its library
+ * says the loader's records are in (rh_ready).
  * Both are the tracee's word: a stamp dtd cannot place holds nothing,
  * and no stamp holds longer than DTI_EXEC_HOLD_NS after dtd first saw
  * it, so the most a hostile tracee gets is the delay any silent source
@@ -45,7 +45,7 @@
 #define DTI_EXEC_TSC		(1ULL << 63)
 
 /*
- * rh_exec_ts as CLOCK_REALTIME ns, or 0 when it cannot be placed: from
+ * An announce's stamp as CLOCK_REALTIME ns, or 0 when it cannot be placed: from
  * the future (past rt) or more than a hold before it.  The drain thread
  * (dt_tsc_realtime() reads its reference).
  */
@@ -73,32 +73,43 @@ dti_exec_rt(uint64_t raw, uint64_t rt)
 void
 dti_exec_inherit(struct dti_proc *dp, struct dti_proc *op)
 {
-	struct udt_ring_hdr *rh = op->dp_ring;
+	struct udt_exec_ann *a;
+	unsigned int i;
 	int32_t tid;
 
 	if (dp->dp_xraw != 0 || op == dp)
 		return;
-	tid = __atomic_load_n(&rh->rh_exec_tid, __ATOMIC_ACQUIRE);
-	if (tid <= 0)
-		return;
-	/*
-	 * The old image of the same process (any of its threads may have
-	 * made the exec: the kernel gives the caller the pid), or a child
-	 * of op's that exec'd while it shared op's ring (vfork): its tid is
-	 * its pid.  That one's announce is taken back, since op lives on.
-	 */
-	if (op->dp_pid == dp->dp_pid)
-		dp->dp_xraw = __atomic_load_n(&rh->rh_exec_ts,
-		    __ATOMIC_RELAXED);
-	else if (tid == dp->dp_pid) {
-		dp->dp_xraw = __atomic_load_n(&rh->rh_exec_ts,
-		    __ATOMIC_RELAXED);
-		(void)__atomic_compare_exchange_n(&rh->rh_exec_tid, &tid, 0,
-		    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	for (i = 0; i < UDT_EXEC_NANN; i++) {
+		a = &op->dp_ring->rh_exec[i];
+		tid = __atomic_load_n(&a->ua_tid, __ATOMIC_ACQUIRE);
+		if (tid <= 0)
+			continue;
+		/*
+		 * The old image of the same process (any of its threads may
+		 * have made the exec: the kernel gives the caller the pid),
+		 * or a child of op's that announced in op's ring (vfork, or
+		 * a fork child not attached yet): its tid is its pid.  That
+		 * one is given back, since op lives on.
+		 */
+		if (op->dp_pid == dp->dp_pid) {
+			dp->dp_xraw = __atomic_load_n(&a->ua_ts,
+			    __ATOMIC_RELAXED);
+			return;
+		}
+		if (tid == dp->dp_pid) {
+			dp->dp_xraw = __atomic_load_n(&a->ua_ts,
+			    __ATOMIC_RELAXED);
+			(void)__atomic_compare_exchange_n(&a->ua_tid, &tid, 0,
+			    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+			return;
+		}
 	}
 }
 
-/* The time ns that raw holds the mark at, since first seen at *since. */
+/*
+ * The time raw holds the mark at, since first seen at *since; UINT64_MAX
+ * when it holds nothing (any more).
+ */
 static uint64_t
 dti_exec_hold(uint64_t raw, uint64_t *since, uint64_t rt, uint64_t now)
 {
@@ -116,7 +127,10 @@ uint64_t
 dti_exec_look(struct dti_proc *dp, uint64_t rt, uint64_t now)
 {
 	struct udt_ring_hdr *rh = dp->dp_ring;
+	struct udt_exec_ann *a;
 	uint64_t hold = UINT64_MAX, raw, ns;
+	unsigned int i;
+	int32_t tid;
 
 	/*
 	 * A retired image still holds for its own exec: the pass that
@@ -136,16 +150,24 @@ dti_exec_look(struct dti_proc *dp, uint64_t rt, uint64_t now)
 			hold = dti_exec_hold(dp->dp_xraw, &dp->dp_xsince, rt,
 			    now);
 	}
-	/* Its own exec on its way. */
-	if (__atomic_load_n(&rh->rh_exec_tid, __ATOMIC_ACQUIRE) > 0) {
-		raw = __atomic_load_n(&rh->rh_exec_ts, __ATOMIC_RELAXED);
-		if (raw != dp->dp_oraw) {
-			dp->dp_oraw = raw;
-			dp->dp_osince = 0;
+	/* Execs announced in its ring, its own or its children's. */
+	for (i = 0; i < UDT_EXEC_NANN; i++) {
+		a = &rh->rh_exec[i];
+		if ((tid = __atomic_load_n(&a->ua_tid, __ATOMIC_ACQUIRE)) <= 0)
+			continue;
+		raw = __atomic_load_n(&a->ua_ts, __ATOMIC_RELAXED);
+		if (raw != dp->dp_oraw[i]) {
+			dp->dp_oraw[i] = raw;
+			dp->dp_osince[i] = 0;
 		}
-		ns = dti_exec_hold(raw, &dp->dp_osince, rt, now);
+		ns = dti_exec_hold(raw, &dp->dp_osince[i], rt, now);
 		if (ns < hold)
 			hold = ns;
+		/* Held long enough (a static image never attaches): free. */
+		if (ns == UINT64_MAX && now - dp->dp_osince[i] >
+		    DTI_EXEC_HOLD_NS)
+			(void)__atomic_compare_exchange_n(&a->ua_tid, &tid, 0,
+			    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
 	return hold;
 }

@@ -214,15 +214,16 @@ struct dti_proc {
 	char			 dp_comm0[UDT_COMMLEN];	/* [I] at attach */
 	uint64_t		 dp_misnamed;	/* [D] records discarded */
 	/*
-	 * Exec holds (dt_ingest_exec.c).  dp_xraw: the rh_exec_ts of the
-	 * image this one replaced, [I] then [D], 0 when none; dp_xsince:
-	 * when the drain first held for it.  dp_oraw, dp_osince: this
-	 * image's own rh_exec_ts last seen, and since when.
+	 * Exec holds (dt_ingest_exec.c).  dp_xraw: the stamp of the
+	 * announce this image inherited (its exec), [I] then [D], 0 when
+	 * none; dp_xsince: when the drain first held for it.  dp_oraw,
+	 * dp_osince: each of its ring's announces (rh_exec) as last seen,
+	 * and since when.
 	 */
 	uint64_t		 dp_xraw;
 	uint64_t		 dp_xsince;	/* [D] CLOCK_MONOTONIC */
-	uint64_t		 dp_oraw;	/* [D] */
-	uint64_t		 dp_osince;	/* [D] CLOCK_MONOTONIC */
+	uint64_t		 dp_oraw[UDT_EXEC_NANN];	/* [D] */
+	uint64_t		 dp_osince[UDT_EXEC_NANN];	/* [D] */
 };
 
 struct dti_stats {

@@ -57,7 +57,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		10u	/* 10: rh_exec_ts, rh_ready */
+#define UDT_VERSION		10u	/* 10: exec announces (rh_exec, rh_ready) */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -377,6 +377,8 @@ struct udt_rec_more {
  */
 #define UDT_NSLOTS_DEFAULT	8192
 
+#define UDT_EXEC_NANN		8	/* rh_exec: execs announced at once */
+
 struct udt_ring_hdr {
 	uint32_t	rh_magic;	/* [I] */
 	uint32_t	rh_nslots;	/* [I] power of two */
@@ -396,23 +398,11 @@ struct udt_ring_hdr {
 	uint64_t	rh_self;	/* [p] the ring's address there */
 	uint64_t	rh_proof;	/* [I] dtd's random word */
 	/*
-	 * An exec on its way, so that dtd holds the other sources' events
-	 * until the new image's first records are in: what the launcher's
-	 * helper kept of the new image's loader is stamped from the exec
-	 * on, but reaches a ring only once the new image's library has
-	 * attached, milliseconds later.  Before an execve a thread stores
-	 * rh_exec_ts (its stamp, as a record's: bit 63 set for a raw TSC
-	 * value, else CLOCK_REALTIME ns) then its tid in rh_exec_tid; a
-	 * failed exec takes its tid back.  dtd takes the tid back when the
-	 * exec'd image attaches from another process (a vfork child's).  The
-	 * new image's library sets rh_ready once the loader's records are
-	 * in its ring.  Untrusted: a value dtd cannot place, or one older
-	 * than DTI_EXEC_HOLD_NS, holds nothing (dt_ingest_exec.c).
+	 * Set by a new image's library once the records it was handed of
+	 * its loader are in this ring (rh_exec below).
 	 */
-	uint64_t	rh_exec_ts;	/* [p,a] */
-	int32_t		rh_exec_tid;	/* [p,d,a] 0: no exec on its way */
-	uint32_t	rh_ready;	/* [p,a] loader's records are in */
-	uint8_t		rh_pad1[64 - 48];
+	uint32_t	rh_ready;	/* [p,a] */
+	uint8_t		rh_pad1[64 - 36];
 	uint64_t	rh_head;	/* [p,a] next ticket to reserve */
 	/*
 	 * The producers' last look at rh_tail, beside rh_head on the line
@@ -461,6 +451,27 @@ struct udt_ring_hdr {
 	 * counting opens' tables.  The tracee's word, checked as rh_lost.
 	 */
 	uint32_t	rh_count[UDT_NPROBES_MAX];	/* [p,a] count only */
+	/*
+	 * Execs on their way, so that dtd holds the other sources' events
+	 * until the new images' first records are in: what the launcher's
+	 * helper kept of a new image's loader is stamped from the exec on,
+	 * but reaches a ring only once that image's library has attached,
+	 * milliseconds later.  Before an execve a thread claims a free
+	 * announce (ua_tid from 0 to its tid; the oldest is taken over when
+	 * none is free) and stores its stamp (as a record's: bit 63 set for
+	 * a raw TSC value, else CLOCK_REALTIME ns); a failed exec gives it
+	 * back.  Several: the children of one process that share or keep
+	 * its ring (vfork, a fork child that has not attached yet) exec at
+	 * once.  dtd gives back an announce whose image attached as
+	 * another process, and one that held too long.  Untrusted: a stamp
+	 * dtd cannot place, or one older than 50 ms, holds nothing
+	 * (dt_ingest_exec.c).
+	 */
+	struct udt_exec_ann {
+		int32_t		ua_tid;		/* [p,d,a] 0: free */
+		uint32_t	ua_pad;
+		uint64_t	ua_ts;		/* [p,a] */
+	} rh_exec[UDT_EXEC_NANN] __attribute__((aligned(64)));
 };
 
 #define UDT_RING_HDRSIZE	20480	/* slots start here */

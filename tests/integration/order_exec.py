@@ -76,15 +76,20 @@ def main():
     for line in r.stderr.splitlines():
         if "came out of time order" in line:
             late = int(line.split()[1])
-    stamps, execs = [], 0
+    stamps, lines, execs = [], [], 0
     for line in r.stdout.splitlines():
         f = line.split()
         if len(f) != 3 or not f[0].isdigit():
             continue
         stamps.append(int(f[0]))
+        lines.append(line)
         if f[2] == "syscall:execve:return":
             execs += 1
-    back = sum(1 for a, b in zip(stamps, stamps[1:]) if b < a)
+    steps = [i for i in range(1, len(stamps)) if stamps[i] < stamps[i - 1]]
+    back = len(steps)
+    for i in steps[:5]:
+        print("# %.3f ms back: %s after %s" %
+              ((stamps[i - 1] - stamps[i]) / 1e6, lines[i], lines[i - 1]))
     # The script's own exec, each command's, and those of env's true.
     check(execs >= NEXEC, "%d execve returns, at least %d" % (execs, NEXEC))
     check(len(stamps) > 1000, "%d events printed" % len(stamps))

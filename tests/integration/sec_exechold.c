@@ -17,11 +17,10 @@
 /*
  * sec_exechold DTD
  *
- * An exec's announce in a ring (rh_exec_ts, rh_exec_tid: udt_wire.h) is
- * the tracee's word, and dtd's drain reads it at every pass
- * (dt_ingest_exec.c).  A fake tracee of a throwaway ordinary user
- * writes every kind of value there, a few passes' worth each: stamps
- * from the epoch, from far in the future, raw TSC values that are not
+ * The exec announces in a ring (rh_exec: udt_wire.h) are the tracee's
+ * word, and dtd's drain reads them at every pass (dt_ingest_exec.c).  A
+ * fake tracee of a throwaway ordinary user writes every kind of value
+ * in all of them, a few passes' worth each: stamps from the epoch, from far in the future, raw TSC values that are not
  * near the clock, the largest values, a stamp kept just young enough to
  * hold, tids of nobody and negative ones.  Meanwhile root records dtd's
  * interval timer and getpid's entry (which keeps the drain marking):
@@ -88,6 +87,7 @@ fake_tracee(void *arg)
 	struct udt_welcome w;
 	struct udt_ring_hdr *rh;
 	uint64_t t0, ts;
+	unsigned int i;
 	int32_t tid;
 	int fds[2];
 
@@ -103,9 +103,16 @@ fake_tracee(void *arg)
 
 		if (el >= NPHASES * PHASE_NS)
 			break;
-		phase_value((int)(el / PHASE_NS), now_rt(), &ts, &tid);
-		__atomic_store_n(&rh->rh_exec_ts, ts, __ATOMIC_RELAXED);
-		__atomic_store_n(&rh->rh_exec_tid, tid, __ATOMIC_RELEASE);
+		/* Every announce, each with the phase's kind of value. */
+		for (i = 0; i < UDT_EXEC_NANN; i++) {
+			phase_value((int)(el / PHASE_NS), now_rt(), &ts, &tid);
+			if (tid > 0 && i > 0)
+				tid += (int32_t)i;	/* nobody's, likely */
+			__atomic_store_n(&rh->rh_exec[i].ua_tid, tid,
+			    __ATOMIC_RELAXED);
+			__atomic_store_n(&rh->rh_exec[i].ua_ts, ts,
+			    __ATOMIC_RELEASE);
+		}
 		usleep(500);
 	}
 	return 0;

@@ -718,27 +718,43 @@ udt_init(void)
  * exec (udt_lfollow_exec()), whose tracer counts the calls in between.
  */
 /*
- * Just before an execve, once its ring is drained: say so in the ring
- * (rh_exec_ts, udt_wire.h).  The loader of the new image runs under the
- * launcher's helper, which stamps its calls as they happen but hands
+ * Just before an execve, once its ring is drained: announce it in the
+ * ring (rh_exec, udt_wire.h).  The loader of the new image runs under
+ * the launcher's helper, which stamps its calls as they happen but hands
  * them over only once the new image's library attached: dtd holds the
  * other sources' events from this stamp until they are in, so they are
  * not let out ahead of the loader's.  No system call (the helper counts
- * the calls between its answer and the exec, and this comes before
- * that answer anyway): a stamp as a record's, TSC or vDSO clock.  Any
- * thread, any context, a vfork child's among them (it writes in the
- * ring it shares, naming itself).  udt_exec_unmark(): the exec failed;
- * the mark goes if it is still this thread's.
+ * the calls between its answer and the exec, though this comes before
+ * that answer): a stamp as a record's, TSC or vDSO clock.  Any thread,
+ * any context, a vfork child's among them (it announces in the ring it
+ * shares, naming itself).  udt_exec_unmark(): the exec failed; the
+ * announce goes back if it is still this thread's.
  */
 void
 udt_exec_mark(void)
 {
 	struct udt_ring_hdr *r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE);
+	struct udt_exec_ann *a;
 	struct timespec ts;
 	uint64_t stamp;
+	int32_t tid, cur;
+	unsigned int i;
 
 	if (r == NULL)
 		return;
+	tid = udt_gettid();
+	a = &r->rh_exec[(unsigned int)tid % UDT_EXEC_NANN];
+	for (i = 0; i < UDT_EXEC_NANN; i++) {
+		cur = 0;
+		if (__atomic_compare_exchange_n(&r->rh_exec[i].ua_tid, &cur,
+		    tid, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
+		    cur == tid) {
+			a = &r->rh_exec[i];
+			break;
+		}
+	}
+	/* None free: one is taken over, its exec likelier done than not. */
+	__atomic_store_n(&a->ua_tid, tid, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&udt_use_tsc, __ATOMIC_RELAXED))
 		stamp = (__builtin_ia32_rdtsc() & 0x7fffffffffffffffULL) |
 		    (1ULL << 63);
@@ -750,21 +766,30 @@ udt_exec_mark(void)
 		stamp = (uint64_t)ts.tv_sec * 1000000000ULL +
 		    (uint64_t)ts.tv_nsec;
 	}
-	__atomic_store_n(&r->rh_exec_ts, stamp, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->rh_exec_tid, udt_gettid(), __ATOMIC_RELEASE);
+	/*
+	 * dtd may see the tid before the stamp: an older stamp (the slot's
+	 * last) only holds longer, and a stamp it cannot place holds
+	 * nothing, which is right, since the exec comes after this store,
+	 * so after the look that missed it.
+	 */
+	__atomic_store_n(&a->ua_ts, stamp, __ATOMIC_RELEASE);
 }
 
 void
 udt_exec_unmark(void)
 {
 	struct udt_ring_hdr *r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE);
-	int32_t tid;
+	int32_t tid, want;
+	unsigned int i;
 
 	if (r == NULL)
 		return;
 	tid = udt_gettid();
-	(void)__atomic_compare_exchange_n(&r->rh_exec_tid, &tid, 0, 0,
-	    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	for (i = 0; i < UDT_EXEC_NANN; i++) {
+		want = tid;
+		(void)__atomic_compare_exchange_n(&r->rh_exec[i].ua_tid,
+		    &want, 0, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	}
 }
 
 static struct udt_ring_hdr *udt_xd_gaveup;	/* [a] not drained: dtd died */
