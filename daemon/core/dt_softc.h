@@ -109,6 +109,15 @@ void	dt_wakeup_end(void);
  */
 extern bool		dt_strict;	/* --openbsd-strict */
 extern enum dt_abi	dt_abi;		/* --abi */
+/* The front end's configuration, its completion callbacks among it. */
+extern struct dt_dev_conf dt_conf;
+
+/*
+ * The read side (dt_dev_read.c).  dt_softc_serve(): complete sc's parked
+ * reads, oldest first, while events last, then wake its poller; under
+ * sc->ds_mtx (the wakeup thread's dt_softc_wakeup(), a read, a close).
+ */
+void	dt_softc_serve(struct dt_softc *);
 
 /*
  * Make the wakeup thread look again at the sequencer: it holds events
