@@ -42,6 +42,9 @@
 #ifndef DT_PIDMAPS_H
 #define DT_PIDMAPS_H
 
+/* What malloc adds to each block it hands out (glibc: its size word). */
+#define DT_PM_MALLOC_OVH	sizeof(size_t)
+
 #include <sys/types.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -186,6 +189,8 @@ void	dt_pm_track_fini(struct dt_pm_track *);
  * thread (snapshots still referenced live on until put).
  */
 void	dt_pm_setup(const char *procroot, unsigned int maxpids);
+/* Its half for dt_pidmaps_read.c: where /proc is. */
+void	dt_pm_read_setup(const char *procroot);
 void	dt_pm_clear(void);
 /* Pids cached now.  Any thread. */
 unsigned int	dt_pm_count(void);

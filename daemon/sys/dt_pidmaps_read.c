@@ -1,0 +1,302 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * A process's executable mappings read from /proc into a snapshot
+ * (dt_pidmaps.h), for the cache in dt_pidmaps.c.  Everything read is
+ * checked before it is believed: lines that do not parse, empty or
+ * overlapping ranges are skipped, and a process whose start time changed
+ * while it was read (the pid changed hands) yields nothing.  No lock:
+ * snapshots are immutable once made and counted by reference.
+ *
+ *	[I]	set by dt_pm_setup() while no other thread uses the cache
+ *	[a]	atomic operations
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_pidmaps.h"
+
+static char		 pm_proc[64] = "/proc";	/* [I] */
+static atomic_uint_fast64_t pm_seq;		/* [a] reads begun */
+
+void
+dt_pm_read_setup(const char *procroot)
+{
+	snprintf(pm_proc, sizeof(pm_proc), "%s",
+	    procroot != NULL ? procroot : "/proc");
+}
+
+uint64_t
+dt_pm_stime(pid_t pid)
+{
+	char path[128], buf[1024], *p, *ep;
+	unsigned long long v = 0;
+	size_t len;
+	FILE *fp;
+	int field;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%d/stat", pm_proc, (int)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return 0;
+	len = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[len] = '\0';
+	/* comm may hold anything, parentheses too: the last ')' ends it */
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return 0;
+	p += 2;
+	if (*p == 'Z' || *p == 'X')
+		return 0;		/* exited: nothing mapped any more */
+	/* state is field 3, starttime field 22 */
+	for (field = 3; field < 22; field++) {
+		if ((p = strchr(p, ' ')) == NULL)
+			return 0;
+		p++;
+	}
+	if (*p < '0' || *p > '9')
+		return 0;
+	errno = 0;
+	v = strtoull(p, &ep, 10);
+	if (errno != 0 || (*ep != ' ' && *ep != '\n' && *ep != '\0'))
+		return 0;
+	/* a process started at boot has starttime 0: never "none" */
+	return (uint64_t)v + 1;
+}
+
+/* The size of the file mapped at [start, end), 0 when unknown. */
+static uint64_t
+pm_filesize(pid_t pid, uint64_t start, uint64_t end, const char *file)
+{
+	char path[128];
+	struct stat st;
+
+	/* map_files: the very file mapped, even renamed or unlinked */
+	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64,
+	    pm_proc, (int)pid, start, end);
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		return (uint64_t)st.st_size;
+	/* The name is the process's: a link it planted is not its file. */
+	if (lstat(file, &st) == 0 && S_ISREG(st.st_mode))
+		return (uint64_t)st.st_size;
+	return 0;
+}
+
+static void
+pm_free_maps(struct dt_pm_map *maps, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(maps[i].pm_path);
+	free(maps);
+}
+
+/*
+ * Parse one line of a maps file into m (path malloc'ed or NULL).
+ * 1: an executable mapping, 0: anything else, -1: out of memory.
+ */
+static int
+pm_parse(const char *line, struct dt_pm_map *m)
+{
+	uint64_t start, end, off;
+	char perms[8];
+	const char *file;
+	size_t len;
+	int n = -1;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
+	    " %*x:%*x %*u%n", &start, &end, perms, &off, &n) != 4 || n < 0)
+		return 0;
+	if (strlen(perms) != 4 || perms[2] != 'x' || end <= start)
+		return 0;
+	file = line + n;
+	file += strspn(file, " ");
+	len = strcspn(file, "\n");
+	memset(m, 0, sizeof(*m));
+	m->pm_start = start;
+	m->pm_end = end;
+	m->pm_off = off;
+	/* [vdso], anonymous JIT code: executable, but no file */
+	if (len > 0 && file[0] == '/' && (m->pm_path = strndup(file, len)) ==
+	    NULL)
+		return -1;
+	return 1;
+}
+
+/*
+ * m is a mapping prev has too (same range, offset and file): the file
+ * it maps has not changed since prev was read.  *j walks prev's sorted
+ * maps alongside the caller's.
+ */
+static const struct dt_pm_map *
+pm_same(const struct dt_pm_snap *prev, size_t *j, const struct dt_pm_map *m)
+{
+	const struct dt_pm_map *o;
+
+	if (prev == NULL)
+		return NULL;
+	while (*j < prev->ps_n && prev->ps_maps[*j].pm_start < m->pm_start)
+		(*j)++;
+	if (*j == prev->ps_n)
+		return NULL;
+	o = &prev->ps_maps[*j];
+	if (o->pm_start != m->pm_start || o->pm_end != m->pm_end ||
+	    o->pm_off != m->pm_off || o->pm_path == NULL ||
+	    strcmp(o->pm_path, m->pm_path) != 0)
+		return NULL;
+	return o;
+}
+
+struct dt_pm_snap *
+dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
+{
+	const struct dt_pm_map *o;
+	size_t j = 0;
+	struct dt_pm_snap *snap = NULL;
+	struct dt_pm_map *maps = NULL, m, *nm;
+	size_t n = 0, cap = 0, i, linecap = 0;
+	uint64_t stime, stime2;
+	char path[128], *line = NULL;
+	FILE *fp;
+	int error = ESRCH, rv;
+	uint64_t seq = atomic_fetch_add(&pm_seq, 1);
+
+	if ((stime = dt_pm_stime(pid)) == 0) {
+		errno = ESRCH;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/%d/maps", pm_proc, (int)pid);
+	if ((fp = fopen(path, "re")) == NULL) {
+		errno = ESRCH;
+		return NULL;
+	}
+	while (getline(&line, &linecap, fp) != -1 && n < DT_PM_MAXMAPS) {
+		if ((rv = pm_parse(line, &m)) == 0)
+			continue;
+		if (rv < 0)
+			goto nomem;
+		/* the kernel lists them in order: anything else is bad */
+		if (n > 0 && m.pm_start < maps[n - 1].pm_end) {
+			free(m.pm_path);
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((nm = reallocarray(maps, cap, sizeof(*maps))) ==
+			    NULL) {
+				free(m.pm_path);
+				goto nomem;
+			}
+			maps = nm;
+		}
+		maps[n++] = m;
+	}
+	fclose(fp);
+	fp = NULL;
+	free(line);
+	line = NULL;
+
+	/* The same process from before the first read to after the last. */
+	stime2 = dt_pm_stime(pid);
+	if (n == 0 || stime2 != stime)
+		goto fail;
+	/* Sizes: a stat per mapping prev does not already know. */
+	if (prev != NULL && prev->ps_stime != stime)
+		prev = NULL;
+	for (i = 0; i < n; i++) {
+		if (maps[i].pm_path == NULL)
+			continue;
+		if ((o = pm_same(prev, &j, &maps[i])) != NULL)
+			maps[i].pm_size = o->pm_size;
+		else
+			maps[i].pm_size = pm_filesize(pid, maps[i].pm_start,
+			    maps[i].pm_end, maps[i].pm_path);
+	}
+	if ((snap = malloc(sizeof(*snap) + n * sizeof(*maps))) == NULL)
+		goto nomem;
+	atomic_init(&snap->ps_ref, 1);
+	snap->ps_stime = stime;
+	snap->ps_seq = seq;
+	snap->ps_n = n;
+	memcpy(snap->ps_maps, maps, n * sizeof(*maps));
+	/* What the heap gave, not what was asked: the budget is memory. */
+	snap->ps_bytes = malloc_usable_size(snap) + DT_PM_MALLOC_OVH;
+	for (i = 0; i < n; i++)
+		if (maps[i].pm_path != NULL)
+			snap->ps_bytes += malloc_usable_size(maps[i].pm_path) +
+			    DT_PM_MALLOC_OVH;
+	free(maps);
+	return snap;
+nomem:
+	error = ENOMEM;
+fail:
+	if (fp != NULL)
+		fclose(fp);
+	free(line);
+	pm_free_maps(maps, n);
+	errno = error;
+	return NULL;
+}
+
+struct dt_pm_snap *
+dt_pm_hold(struct dt_pm_snap *snap)
+{
+	if (snap != NULL)
+		atomic_fetch_add(&snap->ps_ref, 1);
+	return snap;
+}
+
+void
+dt_pm_put(struct dt_pm_snap *snap)
+{
+	size_t i;
+
+	if (snap == NULL || atomic_fetch_sub(&snap->ps_ref, 1) != 1)
+		return;
+	for (i = 0; i < snap->ps_n; i++)
+		free(snap->ps_maps[i].pm_path);
+	free(snap);
+}
+
+const struct dt_pm_map *
+dt_pm_find(const struct dt_pm_snap *snap, uint64_t va)
+{
+	size_t lo = 0, hi, mid;
+
+	if (snap == NULL)
+		return NULL;
+	hi = snap->ps_n;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (va < snap->ps_maps[mid].pm_start)
+			hi = mid;
+		else if (va >= snap->ps_maps[mid].pm_end)
+			lo = mid + 1;
+		else
+			return &snap->ps_maps[mid];
+	}
+	return NULL;
+}
