@@ -15,8 +15,9 @@
  */
 
 /*
- * btrace: state shared by the two halves of the parser, expressions and
- * statements (bt_parse.c) and rules and probes (bt_rules.c).
+ * btrace: state shared by the parts of the parser: tokens, errors and
+ * expressions (bt_parse_expr.c), statements (bt_parse.c), and rules and
+ * probes (bt_rules.c).
  */
 #ifndef BT_PARSER_H
 #define BT_PARSER_H
@@ -53,5 +54,19 @@ void			 semantic_error(const struct bt_pos *, const char *,
 			    const char *);
 struct bt_expr		*parse_expr(void);
 struct bt_stmt		*parse_block(void);
+
+/* What statements take of expressions (bt_parse_expr.c). */
+struct bt_expr		*enew(enum bt_ekind, struct bt_token *);
+/* The variable named: a local ($x) or a global (@m), made at first use. */
+struct bt_var		*var_get(const char *name, int local);
+/* A global used as a map (asmap) or a scalar at tk: the first use says. */
+void			 var_use(struct bt_var *, int asmap, struct bt_token *);
+/* (a, b, ...) after a function's name: the list, its length in *nargs. */
+struct bt_expr		*parse_args(int *nargs);
+/* [k1, k2] after a map's name. */
+struct bt_expr		*parse_keys(void);
+/* tk names nothing (a function, when call): said, the rule abandoned. */
+void			 unknown_name(struct bt_token *tk, int call)
+			    __attribute__((noreturn));
 
 #endif /* BT_PARSER_H */
