@@ -23,7 +23,9 @@
  * (what --openbsd-strict does) as the baseline.  Prints the thread CPU
  * time per event of each, as the median of reps, and their ratio: what
  * time order costs per event, apart from perf, FUSE and the reader.  A
- * second source that marks as often (the ingest drain) is the third case.
+ * second source that marks as often (the ingest drain) is the third case;
+ * the fourth is the first with its pushes taking the lock once per 64
+ * (dt_seq_batch_begin(), as the ingest drain pushes).
  *
  * The rings are large enough that nothing is dropped: the cost measured
  * is that of a put that lands.
@@ -44,6 +46,8 @@
 #define MAXREPS		31
 #define ROUND		512	/* events per reader round */
 #define SPACING		500	/* ns between a CPU's events */
+#define BATCH		64	/* pushes per lock, mode 3 */
+#define NMODES		4
 
 static const struct dt_cred	sb_root = { 0, 0, 1 };
 static uint64_t			sb_now;		/* the fake clock */
@@ -121,7 +125,8 @@ sb_cmp_d(const void *a, const void *b)
 
 /*
  * One run of n events: mode 0 straight into the rings, 1 through the
- * sequencer from one source, 2 from two sources taking turns by round.
+ * sequencer from one source, 2 from two sources taking turns by round,
+ * 3 as 1 in batches of BATCH pushes under one lock.
  * Returns CPU ns per event, or 0 if something went wrong.
  */
 static double
@@ -165,10 +170,15 @@ sb_run(struct dt_softc *sc, int mode, long n)
 			ev.dtev_tsp.tv_sec = (time_t)(ts / 1000000000ULL);
 			ev.dtev_tsp.tv_nsec = (long)(ts % 1000000000ULL);
 			ev.dtev_args[0] = r * ROUND + i;
+			if (mode == 3 && i % BATCH == 0)
+				dt_seq_batch_begin();
 			if (mode == 0)
 				dt_pcb_ring_put(dp, cpu, &ev);
 			else
 				dt_seq_put(src[k], dp, cpu, &ev);
+			if (mode == 3 && (i % BATCH == BATCH - 1 ||
+			    i == ROUND - 1 || r * ROUND + i == n - 1))
+				dt_seq_batch_end();
 		}
 		if (mode > 0) {
 			/* The round is read: all later ones are younger. */
@@ -199,10 +209,11 @@ int
 main(int argc, char *argv[])
 {
 	static const char *names[] = { "straight into the rings",
-	    "sequencer, one source", "sequencer, two sources" };
+	    "sequencer, one source", "sequencer, two sources",
+	    "one source, 64 a lock" };
 	struct dtioc_req dtrq = { 2, 0, 0, 1000000000000ULL };
 	struct dt_softc *sc;
-	double v[3][MAXREPS], med[3];
+	double v[NMODES][MAXREPS], med[NMODES];
 	int on = 1;
 	int reps = argc > 1 ? atoi(argv[1]) : 9, m, i;
 	long n = argc > 2 ? atol(argv[2]) : 100000;
@@ -234,24 +245,24 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	/* A first run of each commits the rings' pages: not counted. */
-	for (m = 0; m < 3; m++)
+	for (m = 0; m < NMODES; m++)
 		if (sb_run(sc, m, n) == 0)
 			return 1;
 	/* Interleaved, so that a change of load weighs on every case. */
 	for (i = 0; i < reps; i++)
-		for (m = 0; m < 3; m++)
+		for (m = 0; m < NMODES; m++)
 			if ((v[m][i] = sb_run(sc, m, n)) == 0)
 				return 1;
 	on = 0;
 	(void)dt_dev_ioctl(sc, &sb_root, DTIOCRECORD, &on, &sb_ua);
 	dt_dev_close(sc);
-	for (m = 0; m < 3; m++) {
+	for (m = 0; m < NMODES; m++) {
 		qsort(v[m], (size_t)reps, sizeof(v[m][0]), sb_cmp_d);
 		med[m] = v[m][reps / 2];
 	}
 	printf("sequencer cost, %ld events per run, median of %d, thread "
 	    "CPU time\n", n, reps);
-	for (m = 0; m < 3; m++)
+	for (m = 0; m < NMODES; m++)
 		printf("  %-26s %7.1f ns/event  %5.2fx\n", names[m], med[m],
 		    med[m] / med[0]);
 	rcu_unregister_thread();

@@ -386,6 +386,20 @@ void	dt_seq_emit_deep(struct dt_source *src, struct dt_probe *dtp,
 	    unsigned int cpu, const struct dt_evt *ev,
 	    const struct dt_deepstack *u);
 
+/*
+ * A batch of pushes under one lock: between dt_seq_batch_begin() and
+ * dt_seq_batch_end() the calling thread holds the sequencer's lock, and
+ * its dt_seq_emit*() and dt_seq_put() take it no more; each event is
+ * held, let through or released exactly as alone.  In between, the
+ * thread may call nothing else of the sequencer's (dt_source_*() would
+ * wait for itself), nor block, nor take [K] or a lock a holder of the
+ * sequencer's waits for; keep batches short: every source's pushes and
+ * marks wait meanwhile.  A registered thread (releases run
+ * dt_probe_emit()).  Nothing nests; end what was begun.
+ */
+void	dt_seq_batch_begin(void);
+void	dt_seq_batch_end(void);
+
 struct dt_seq_stats {
 	uint64_t	dss_events;	/* put through the sequencer */
 	uint64_t	dss_late;	/* older than one already released */

@@ -52,6 +52,7 @@
  *	[s]	dt_seq_mtx
  *	[a]	atomic operations
  *	[I]	set before any event flows (tests only)
+ *	[t]	the thread's own (_Thread_local)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -139,6 +140,14 @@ dt_seq_w(uint64_t now)
 	return w;
 }
 
+/*
+ * This thread holds [s] for a batch of pushes (dt_seq_batch_begin()),
+ * and whether one of them left events held where none were (the
+ * wakeup thread is kicked at the batch's end, after the unlock).
+ */
+static _Thread_local bool dt_seq_batch_tls;	/* [t] */
+static _Thread_local bool dt_seq_batch_kick;	/* [t] */
+
 /* Set by this thread around a late delivery: see dt_seq_putting_late(). */
 static _Thread_local bool dt_seq_late_tls;
 
@@ -205,7 +214,7 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 	struct dt_seq_ent e;
 	uint64_t ns = dt_seq_key(ev), w;
 	uint32_t slot;
-	bool kick;
+	bool kick, batch = dt_seq_batch_tls;
 
 	/*
 	 * --openbsd-strict: an event is in its CPU's ring as soon as it
@@ -216,7 +225,8 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 		dt_seq_deliver(target, pcb, cpu, ev, u);
 		return;
 	}
-	pthread_mutex_lock(&dt_seq_mtx);
+	if (!batch)
+		pthread_mutex_lock(&dt_seq_mtx);
 	dt_seq_counters.dss_events++;
 	if (ns < dt_seq_last) {
 		/* Older than what a reader may have: as soon as we can. */
@@ -226,7 +236,8 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 		dt_seq_late_tls = true;
 		dt_seq_deliver(target, pcb, cpu, ev, u);
 		dt_seq_late_tls = false;
-		pthread_mutex_unlock(&dt_seq_mtx);
+		if (!batch)
+			pthread_mutex_unlock(&dt_seq_mtx);
 		return;
 	}
 	/*
@@ -238,7 +249,8 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 		/* In order, nothing before it: straight through. */
 		dt_seq_last = ns;
 		dt_seq_deliver(target, pcb, cpu, ev, u);
-		pthread_mutex_unlock(&dt_seq_mtx);
+		if (!batch)
+			pthread_mutex_unlock(&dt_seq_mtx);
 		return;
 	}
 	if (dt_seq_n == dt_seq_cap && !dt_seq_grow()) {
@@ -249,7 +261,8 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 			if (ns > dt_seq_last)
 				dt_seq_last = ns;
 			dt_seq_deliver(target, pcb, cpu, ev, u);
-			pthread_mutex_unlock(&dt_seq_mtx);
+			if (!batch)
+				pthread_mutex_unlock(&dt_seq_mtx);
 			return;
 		}
 		dt_seq_release(dt_seq_oldest()->dse_ns);
@@ -270,8 +283,38 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 		dt_seq_counters.dss_maxheld = dt_seq_n;
 	dt_seq_release(w);
 	kick = kick && dt_seq_n > 0;
+	if (batch) {
+		dt_seq_batch_kick |= kick;
+		return;
+	}
 	pthread_mutex_unlock(&dt_seq_mtx);
 	/* The wakeup thread now waits with a deadline: D frees ev. */
+	if (kick)
+		dt_wakeup_kick();
+}
+
+void
+dt_seq_batch_begin(void)
+{
+	/* --openbsd-strict: pushes take no lock, nothing to hold. */
+	if (dt_strict)
+		return;
+	pthread_mutex_lock(&dt_seq_mtx);
+	dt_seq_batch_tls = true;
+	dt_seq_batch_kick = false;
+}
+
+void
+dt_seq_batch_end(void)
+{
+	bool kick = dt_seq_batch_kick;
+
+	if (!dt_seq_batch_tls)
+		return;
+	dt_seq_batch_tls = false;
+	dt_seq_batch_kick = false;
+	pthread_mutex_unlock(&dt_seq_mtx);
+	/* The wakeup thread now waits with a deadline: D frees them. */
 	if (kick)
 		dt_wakeup_kick();
 }
