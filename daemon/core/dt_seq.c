@@ -181,7 +181,13 @@ dt_seq_due_update(void)
 	    dt_seq_oldest()->dse_ns + dt_seq_delay, memory_order_relaxed);
 }
 
-/* Release, oldest first, every held event stamped at or before w.  [s] */
+/*
+ * Release, oldest first, every held event stamped at or before w.  The
+ * parked reads are served after the last put, not after the first: a
+ * release is a source's pass, hundreds of events, and a reader woken at
+ * its first put read a few of them, came back for the rest, and spent
+ * a FUSE round trip and two context switches on every few events.  [s]
+ */
 static void
 dt_seq_release(uint64_t w)
 {
@@ -189,6 +195,11 @@ dt_seq_release(uint64_t w)
 	struct dt_seq_slot *ss;
 	uint64_t ns;
 
+	if ((e = dt_seq_oldest()) == NULL || e->dse_ns > w) {
+		dt_seq_due_update();
+		return;
+	}
+	dt_wakeup_hold();
 	while ((e = dt_seq_oldest()) != NULL && e->dse_ns <= w) {
 		ns = e->dse_ns;
 		if (ns > dt_seq_minmark)
@@ -202,6 +213,7 @@ dt_seq_release(uint64_t w)
 		if (ss->dss_deep != NULL)
 			dt_seq_deep_free(ss);
 	}
+	dt_wakeup_release();
 	dt_seq_due_update();
 }
 

@@ -1133,6 +1133,84 @@ test_seq_prefilter(void)
 	dt_dev_fini();
 }
 
+#define SEQ_BATCH_N	40
+
+/*
+ * Pushes under one lock (dt_seq_batch_begin(), the ingest drain's) are
+ * held as single ones are, older ones among them too; the release that
+ * frees them serves a parked read once, after its last put, so the read
+ * returns all of them, in time order.
+ */
+static void
+test_seq_batch(void)
+{
+	const uint64_t base = 3000000000000ULL;	/* 3000 s */
+	struct dt_evt *got = (struct dt_evt *)toks[1].buf;
+	struct dt_seq_stats st0, st;
+	struct dt_source *a;
+	struct dt_softc *sc;
+	struct dt_pcb *dp;
+	struct dt_evt ev;
+	uint64_t ns, prev = 0;
+	size_t i, n;
+	bool seen[SEQ_BATCH_N] = { false };
+
+	seq_fake_now = base;
+	dt_seq_clock_set(seq_now, 50000000000ULL);	/* D: never */
+	conf_init(2, 256);
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 1000000000000ULL) == 0);
+	CHECK(record(sc, &root, 1) == 0);
+	dp = sc->ds_pcbs;
+	rcu_register_thread();
+	CHECK((a = dt_source_add("test-batch")) != NULL);
+	dt_source_mark(a, base);
+	dt_seq_stats(&st0);
+	tok_reset(&toks[1]);
+	dt_dev_read(sc, sizeof(toks[1].buf), &toks[1]);
+	CHECK(!toks[1].done);
+	rcu_read_lock();
+	dt_seq_batch_begin();
+	for (i = 0; i < SEQ_BATCH_N; i++) {
+		/* every fifth older than the one before it: the heap */
+		ns = base + 1000 + 10 * i - (i % 5 == 4 ? 25 : 0);
+		seq_ev(&ev, ns, (long)i);
+		dt_seq_put(a, dp, (unsigned int)(i & 1), &ev);
+	}
+	dt_seq_batch_end();
+	rcu_read_unlock();
+	dt_seq_stats(&st);
+	CHECK(st.dss_held == SEQ_BATCH_N &&
+	    st.dss_events == st0.dss_events + SEQ_BATCH_N);
+	CHECK(!toks[1].done);
+	dt_source_mark(a, base + 1000000);
+	CHECK(tok_wait(&toks[1], 5));
+	n = toks[1].len / sizeof(struct dt_evt);
+	if (n != SEQ_BATCH_N)
+		printf("test_seq_batch: %zu of %d in the parked read\n", n,
+		    SEQ_BATCH_N);
+	CHECK(n == SEQ_BATCH_N);
+	for (i = 0; i < n; i++) {
+		ns = (uint64_t)got[i].dtev_tsp.tv_sec * 1000000000ULL +
+		    (uint64_t)got[i].dtev_tsp.tv_nsec;
+		CHECK(ns >= prev);
+		prev = ns;
+		CHECK(got[i].dtev_args[0] >= 0 &&
+		    got[i].dtev_args[0] < SEQ_BATCH_N &&
+		    !seen[got[i].dtev_args[0]]);
+		if (got[i].dtev_args[0] >= 0 &&
+		    got[i].dtev_args[0] < SEQ_BATCH_N)
+			seen[got[i].dtev_args[0]] = true;
+	}
+	CHECK(lateevts(sc) == 0);
+	dt_source_idle(a);
+	CHECK(record(sc, &root, 0) == 0);
+	rcu_unregister_thread();
+	dt_dev_close(sc);
+	dt_dev_fini();
+	dt_seq_clock_set(NULL, 0);
+}
+
 /* Resident memory of this process, in bytes. */
 static uint64_t
 rss_bytes(void)
@@ -1276,6 +1354,7 @@ main(void)
 	test_seq();
 	test_seq_mixed();
 	test_seq_prefilter();
+	test_seq_batch();
 	test_rewind();
 	test_race();
 
