@@ -47,8 +47,8 @@
  * But FUSE pins every page of the buffer asked for, whatever the read
  * returns: 1024 records are 114 pages pinned and unpinned per read, a
  * third of btrace's CPU when reads come back with a few dozen events.
- * So a read asks for more after a full one and less after a sparse one,
- * from NREAD_MIN up to NREAD (rd_want()).
+ * So a read asks for twice what the last one returned, from NREAD_MIN up
+ * to NREAD (rd_want()).
  */
 #define NREAD		1024
 #define NREAD_MIN	32
@@ -925,18 +925,17 @@ out:
 }
 
 /*
- * Records the next read asks for, after one that asked want and got got:
- * a full read doubles, one under a quarter halves, so the pages pinned
- * follow the events that come, and a burst reaches NREAD in five reads.
+ * Records the next read asks for, after one that got got: twice that,
+ * so that a read is seldom full (a full one leaves records for another
+ * round trip at once) while the pages pinned follow the events that
+ * come; a burst reaches NREAD in five reads.
  */
 static size_t
-rd_want(size_t want, size_t got)
+rd_want(size_t got)
 {
-	if (got >= want && want < NREAD)
-		return want * 2;
-	if (got < want / 4 && want > NREAD_MIN)
-		return want / 2;
-	return want;
+	if (got >= NREAD / 2)
+		return NREAD;
+	return got * 2 > NREAD_MIN ? got * 2 : NREAD_MIN;
 }
 
 /*
@@ -1023,7 +1022,7 @@ rules_run(int fd)
 			continue;
 		if (len % sizeof(struct dt_evt) != 0)
 			errx(1, "incorrect read");
-		want = rd_want(want, (size_t)len / sizeof(struct dt_evt));
+		want = rd_want((size_t)len / sizeof(struct dt_evt));
 		/* the forks behind these events are announced by now */
 		if (g_treefilter)
 			ptree_sync();
