@@ -242,8 +242,8 @@ size_t
 dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
     char *buf, size_t resid)
 {
-	struct dt_ring *dr, *best;
-	unsigned int i;
+	struct dt_ring *dr, *best, *next;
+	unsigned int i, bpos, npos, k, lim;
 	size_t done = 0, len;
 
 	/*
@@ -270,22 +270,57 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 	for (i = n; i-- > 0;)
 		pthread_mutex_unlock(&drs[i].dr_mtx);
 	while (resid > 0) {
-		best = NULL;
+		best = next = NULL;
+		bpos = npos = 0;
 		for (i = 0; i < n; i++) {
 			dr = &drs[(first + i) % n];
-			if (dr->dr_rhead != dr->dr_rend && (best == NULL ||
-			    dt_evt_before(&dr->dr_slots[dr->dr_rhead],
-			    &best->dr_slots[best->dr_rhead])))
+			if (dr->dr_rhead == dr->dr_rend)
+				continue;
+			if (best == NULL || dt_evt_before(
+			    &dr->dr_slots[dr->dr_rhead],
+			    &best->dr_slots[best->dr_rhead])) {
+				next = best;
+				npos = bpos;
 				best = dr;
+				bpos = i;
+			} else if (next == NULL || dt_evt_before(
+			    &dr->dr_slots[dr->dr_rhead],
+			    &next->dr_slots[next->dr_rhead])) {
+				next = dr;
+				npos = i;
+			}
 		}
 		if (best == NULL)
 			break;
-		len = resid < sizeof(struct dt_evt) ? resid :
-		    sizeof(struct dt_evt);
+		/*
+		 * best's records from its head on go as one run while each
+		 * would win against every other ring's head, that is against
+		 * next's (the oldest of them, the first of equals in the
+		 * walk's order): one copy for the run, not a look at every
+		 * ring and a copy per record.  A reader that keeps up reads
+		 * one CPU's run after another's.
+		 */
+		k = 0;
+		lim = best->dr_rend >= best->dr_rhead ? best->dr_rend :
+		    best->dr_size;
+		while (best->dr_rhead + k < lim &&
+		    (k + 1) * sizeof(struct dt_evt) <= resid &&
+		    (next == NULL || dt_evt_before(&best->dr_slots[
+		    best->dr_rhead + k], &next->dr_slots[next->dr_rhead]) ||
+		    (bpos < npos && !dt_evt_before(&next->dr_slots[
+		    next->dr_rhead], &best->dr_slots[best->dr_rhead + k]))))
+			k++;
+		if (k == 0) {
+			/* The last, truncated record: resid is less than one. */
+			k = 1;
+			len = resid;
+		} else
+			len = k * sizeof(struct dt_evt);
 		memcpy(buf + done, &best->dr_slots[best->dr_rhead], len);
 		done += len;
 		resid -= len;
-		if (++best->dr_rhead == best->dr_size)
+		best->dr_rhead += k;
+		if (best->dr_rhead == best->dr_size)
 			best->dr_rhead = 0;
 	}
 	if (done > 0)
