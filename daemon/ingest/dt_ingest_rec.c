@@ -251,8 +251,8 @@ dti_verdict_why(enum dti_verdict v)
  * Emit the nb records of a batch judged to be dp's image's.  Who made
  * each record is asked first (it may read /proc); then the records go
  * to the sequencer DTI_SEQ_RUN at a time under one lock
- * (dt_seq_batch_begin()): the lock and its cache line per event were a
- * tenth of dtd's time at a million events a second.  Records of the
+ * (dt_seq_batch_begin()): its lock and unlock per event were several
+ * percent of dtd's profile at a million events a second.  Records of the
  * profile timer go alone: dt_ptimer_put()'s pushes would do, but it is
  * another provider's code, and nothing it may grow into has to know it
  * runs under the sequencer's lock.
