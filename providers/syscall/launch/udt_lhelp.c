@@ -141,22 +141,25 @@ udt_lh_ask(struct udt_lh *lh)
 	struct timeval tv = { 0, 200000 };
 	struct udt_lt *lt;
 	socklen_t len = sizeof(cr);
-	int c, tid, err;
+	int c, tid, err, ask[2];
 
 	if ((c = accept4(lh->lh_listen, NULL, NULL, SOCK_CLOEXEC)) == -1)
 		return;
 	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) == -1 ||
 	    cr.uid != geteuid() ||
 	    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
-	    recv(c, &tid, sizeof(tid), MSG_WAITALL) != (ssize_t)sizeof(tid)) {
+	    recv(c, ask, sizeof(ask), MSG_WAITALL) != (ssize_t)sizeof(ask)) {
 		close(c);
 		return;
 	}
+	tid = ask[0];
 	if (tid <= 0 || syscall(SYS_tgkill, cr.pid, tid, 0) == -1)
 		err = ESRCH;
 	else if (udt_lh_find(lh, tid) >= 0)
 		err = 0;	/* ours already: a launcher's own exec */
-	else if ((lt = udt_lt_new(lh->lh_prog, tid, 1, lh->lh_lib)) == NULL)
+	else if ((lt = udt_lt_new(lh->lh_prog, tid,
+	    (ask[1] & UDT_LFOLLOW_WANT) ? UDT_LT_FOLLOW : UDT_LT_CHECK,
+	    lh->lh_lib)) == NULL)
 		err = ENOMEM;
 	else if (udt_lh_add(lh, lt) == -1) {
 		/* Room first: a tracee seized is never one to let go. */
@@ -274,7 +277,7 @@ udt_lh_start(int sock, pid_t pid, const char *prog, int lfd,
 	lh.lh_lib = lib != NULL ? strdup(lib) : NULL;
 	lh.lh_listen = -1;
 	lh.lh_root = -1;
-	if ((lt = udt_lt_new(prog, pid, 0, lh.lh_lib)) == NULL ||
+	if ((lt = udt_lt_new(prog, pid, UDT_LT_LAUNCH, lh.lh_lib)) == NULL ||
 	    udt_lh_add(&lh, lt) == -1)
 		_exit(1);
 	if (lfd >= 0 && listen(lfd, 64) == -1) {

@@ -82,6 +82,7 @@ struct udt_lt {
 	const char	*lt_prog;	/* for messages */
 	pid_t		 lt_pid;	/* the tracee */
 	int		 lt_follow;	/* it asked before its exec */
+	int		 lt_checkonly;	/* it wants nothing: let go at exec */
 	unsigned int	 lt_before;	/* its calls before the exec */
 	const char	*lt_lib;	/* LD_PRELOAD must name it (follow) */
 	int		 lt_statfd;	/* /proc/PID/stat, or -1 */
@@ -583,6 +584,15 @@ udt_lt_exec(struct udt_lt *lt)
 		ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 		return 1;
 	}
+	/*
+	 * Nothing enabled when it asked: its loader's calls would only be
+	 * dropped by its library, so two stops a call buy nothing.  The
+	 * variable stays unmarked: the new image asks again at its exec.
+	 */
+	if (lt->lt_checkonly) {
+		ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
+		return 1;
+	}
 	if (lt->lt_follow) {
 		if (!udt_lt_envmark(lt)) {
 			ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
@@ -622,7 +632,8 @@ udt_lt_new(const char *prog, pid_t tid, int follow, const char *lib)
 		return NULL;
 	lt->lt_prog = prog;
 	lt->lt_pid = tid;
-	lt->lt_follow = follow;
+	lt->lt_follow = follow != UDT_LT_LAUNCH;
+	lt->lt_checkonly = follow == UDT_LT_CHECK;
 	lt->lt_lib = lib != NULL ? lib : "";
 	lt->lt_statfd = -1;
 	lt->lt_ownfd = -1;

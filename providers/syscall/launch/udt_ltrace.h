@@ -28,13 +28,19 @@ struct udt_lt;
 
 /*
  * A tracee the helper has just seized (PTRACE_SEIZE with
- * udt_lt_options(), then PTRACE_INTERRUPT).  follow 0: the launched
- * process, which execs the command next ($PATH search and all); 1: a
- * process of the traced tree that asked before its exec, whose new
- * image is followed only if its environment still preloads lib.  Both:
- * the loader's calls for lib, the preload library, are left out.  prog
- * names the launcher in messages.  NULL when out of memory.
+ * udt_lt_options(), then PTRACE_INTERRUPT).  follow UDT_LT_LAUNCH: the
+ * launched process, which execs the command next ($PATH search and
+ * all); UDT_LT_FOLLOW: a process of the traced tree that asked before
+ * its exec, whose new image is followed only if its environment still
+ * preloads lib; UDT_LT_CHECK: one that asked with nothing enabled, whose
+ * exec is checked (set-id, static) and then let go.  The loader's calls
+ * for lib, the preload library, are left out.  prog names the launcher
+ * in messages.  NULL when out of memory.
  */
+#define UDT_LT_LAUNCH	0
+#define UDT_LT_FOLLOW	1
+#define UDT_LT_CHECK	2
+
 struct udt_lt	*udt_lt_new(const char *prog, pid_t tid, int follow,
 		    const char *lib);
 void		 udt_lt_free(struct udt_lt *);

@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "systab.h"
 #include "udt_lrec.h"
 #include "udt_preload.h"
 #include "udt_sys.h"
@@ -62,6 +63,23 @@ udt_lfollow_prefix(const char *s, const char *pre, size_t n)
 	return 1;
 }
 
+/*
+ * Whether any probe of the syscall provider is on: only then can the
+ * new image's loader calls be recorded, and only then does the helper
+ * need to follow them call by call.  Byte loads, no vector code.
+ */
+static int
+udt_lfollow_want(void)
+{
+	const uint8_t *e = __atomic_load_n(&udt_enab, __ATOMIC_RELAXED);
+	unsigned int i;
+
+	for (i = 0; i < 2 * SYSTAB_COUNT; i++)
+		if (__atomic_load_n(&e[i], __ATOMIC_RELAXED) != 0)
+			return 1;
+	return 0;
+}
+
 void __attribute__((noinline))
 udt_lfollow_exec(void)
 {
@@ -73,7 +91,7 @@ udt_lfollow_exec(void)
 	const char *v = NULL;
 	char **e;
 	long pid = 0, r;
-	int fd, i, tid, ans, yama;
+	int fd, i, ask[2], ans, yama;
 	size_t off;
 
 	for (e = environ; e != NULL && *e != NULL && v == NULL; e++)
@@ -115,9 +133,10 @@ udt_lfollow_exec(void)
 	    sizeof(tv));
 	if (yama)
 		(void)udt_sys5(SYS_prctl, PR_SET_PTRACER, pid, 0, 0, 0);
-	tid = (int)udt_sys0(SYS_gettid);
-	if (udt_sys6(SYS_sendto, fd, (long)&tid, sizeof(tid), MSG_NOSIGNAL, 0,
-	    0) == (long)sizeof(tid))
+	ask[0] = (int)udt_sys0(SYS_gettid);
+	ask[1] = udt_lfollow_want() ? UDT_LFOLLOW_WANT : 0;
+	if (udt_sys6(SYS_sendto, fd, (long)ask, sizeof(ask), MSG_NOSIGNAL, 0,
+	    0) == (long)sizeof(ask))
 		do
 			r = udt_sys6(SYS_recvfrom, fd, (long)&ans, sizeof(ans),
 			    MSG_WAITALL, 0, 0);

@@ -54,9 +54,16 @@
  * "PID:NAME:Y": the helper's pid (checked against the socket's peer),
  * the socket's name after UDT_LFOLLOW_SOCK (16 hex digits), and "1"
  * when Yama wants the tracee to name its tracer (PR_SET_PTRACER).  A
- * process about to exec connects, sends its tid (an int) and waits for
- * the answer (an int: 0, the helper follows it; else an errno).  The
- * helper seizes it, and when the new image's environment still names
+ * process about to exec connects, sends its tid and its wishes (two
+ * ints; UDT_LFOLLOW_WANT when a probe of the syscall provider is on) and
+ * waits for the answer (an int: 0, the helper follows it; else an
+ * errno).  The helper seizes it, checks its exec (set-id, static) as
+ * for the first image; a tracee that wants nothing is let go at its
+ * exec, its loader untraced: nothing could record those calls, and
+ * following them costs two ptrace stops each (issue 20).  An enable
+ * that lands between the question and the new image's attach misses
+ * that loader's calls, as it misses any call made before it.  Else,
+ * when the new image's environment still names
  * both the library and the helper, it renames that variable in place,
  * on the new stack, to UDT_LFOLLOW_MARK (same length): the new image's
  * library then makes the handover below and puts the name back, so
@@ -66,6 +73,7 @@
 #define UDT_LFOLLOW_MARK	"USERDT_LFOLLOW"
 #define UDT_LFOLLOW_SOCK	"userdt-lt."
 #define UDT_LFOLLOW_HEX		16
+#define UDT_LFOLLOW_WANT	0x1	/* its loader's calls may be recorded */
 
 /* No prctl option Linux knows: "udtl". */
 #define UDT_LREC_PRCTL		0x7564746c
