@@ -105,6 +105,26 @@ udt_close(int fd)
 		udt_sys1(SYS_close, fd);
 }
 
+/*
+ * The handshake's three descriptors: when they are lo, lo + 1, lo + 2
+ * (a process with no gap below: the usual case), one close_range(2)
+ * for them all, which then closes nothing else; else one close each.
+ */
+static void
+udt_close3(int a, int b, int c)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+
+	lo = c < lo ? c : lo;
+	hi = c > hi ? c : hi;
+	if (lo >= 0 && hi - lo == 2 && a != b && b != c && a != c &&
+	    udt_sys3(SYS_close_range, lo, hi, 0) == 0)
+		return;
+	udt_close(a);
+	udt_close(b);
+	udt_close(c);
+}
+
 static void *
 udt_map(int fd, size_t len, int prot)
 {
@@ -227,11 +247,27 @@ static int
 udt_await(long fd, pid_t pid)
 {
 	struct pollfd pfd = { (int)fd, POLLIN, 0 };
-	uint64_t t0 = udt_now_ms(), now;
+	uint64_t t0, now;
 	int slow = __atomic_load_n(&udt_dtd_slow, __ATOMIC_RELAXED);
 	int looked = 0, limit = slow ? UDT_HELLO_FIRST_MS : UDT_HELLO_WAIT_MS;
 	long n;
 
+	/*
+	 * A dtd that runs has answered by now or does within the first
+	 * wait: no clock is read for it (udt_now_ms() is a system call,
+	 * two an exec).  The clock starts after:
+	 * at worst the whole wait is UDT_HELLO_FIRST_MS longer.
+	 */
+	if (!slow) {
+		n = udt_sys3(SYS_poll, &pfd, 1, UDT_HELLO_FIRST_MS);
+		if (n > 0)
+			return 0;
+		if (n < 0 && n != -EINTR)
+			goto noanswer;
+		if (n == 0 && !looked++ && udt_pid_stopped(pid))
+			goto stopped;
+	}
+	t0 = udt_now_ms();
 	for (;;) {
 		if (slow && !looked++ && udt_pid_stopped(pid))
 			break;
@@ -248,6 +284,7 @@ udt_await(long fd, pid_t pid)
 		if (n == 0 && !looked++ && udt_pid_stopped(pid))
 			break;
 	}
+stopped:
 	udt_untraced_set("dtd is stopped, its socket queues and never "
 	    "answers", "stopped");
 	__atomic_store_n(&udt_dtd_slow, 1, __ATOMIC_RELAXED);
@@ -376,9 +413,7 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	/* Before any record: dtd judges them by it (udt_wire.h). */
 	__atomic_store_n(&ring->rh_self, (uint64_t)(uintptr_t)ring,
 	    __ATOMIC_RELEASE);
-	udt_close(fds[0]);
-	udt_close(fds[1]);
-	udt_close(fd);
+	udt_close3(fds[0], fds[1], (int)fd);
 	*tabp = tab;
 	*ringp = ring;
 	*flagsp = w.uw_flags;
