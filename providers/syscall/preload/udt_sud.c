@@ -1039,12 +1039,11 @@ udt_sud_catch(int sig, struct udt_ksigaction *prog)
 	 * us): the program's view says so, the real mask does not.  A
 	 * signal pending since comes to udt_sud_foreign(), which holds it.
 	 */
-	if (udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8) != 0)
+	if (udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, &cur, 8) != 0)
 		return -1;
+	/* The old mask came back with the change: one call, not two. */
 	if (cur & bit)
 		udt_sig_view |= bit;
-	if (udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL, 8) != 0)
-		return -1;
 	/*
 	 * Only a handler's mask can hold sig (an ignored or default action
 	 * has none in force), so only the signals that have one are asked
