@@ -719,17 +719,31 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct udt_rw_obj *o = arg;
 	const ElfW(Phdr) *ph;
+	uintptr_t self = (uintptr_t)udt_rw_object, lo, hi;
 	size_t nleft0;
-	int i, r;
+	int i, r, nx = 0, ours = 0;
 
 	(void)size;
 	if (o->ro_want != NULL && !udt_rw_wanted(o, info))
 		return 0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
-			udt_rw_cover(info->dlpi_addr + ph->p_vaddr,
-			    info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		lo = info->dlpi_addr + ph->p_vaddr;
+		hi = lo + ph->p_memsz;
+		udt_rw_cover(lo, hi);
+		nx++;
+		ours |= self >= lo && self < hi;
+	}
+	/*
+	 * This library, one code segment, which the decoder skips: neither
+	 * a plan nor its memo (pages of the scratch touched, then given
+	 * back with a system call) for nothing.
+	 */
+	if (ours && nx == 1) {
+		o->ro_nobj++;
+		return 0;
 	}
 	if (udt_rw_plan_apply(o, info, o->ro_nobj++ == 0) == 0)
 		return 0;
