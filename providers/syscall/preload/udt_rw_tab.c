@@ -43,22 +43,21 @@ struct udt_rw_tab {
 };
 
 /*
- * The stages and tables live on: they come from one mapping, made at
- * the first need, its pages touched as they are used, so a process's
- * start pays one mmap for all of them, not one each and each growth.
- * What does not fit gets a mapping of its own.  [w]
+ * The stages and tables live on: they come from one area in the
+ * library's bss, its pages touched as they are used, so a process's
+ * start pays no mmap for them (the loader mapped the bss already), not
+ * one each and each growth.  What does not fit gets a mapping of its
+ * own.  [w]
  */
 #define UDT_RW_KEEPSZ	(1UL << 21)
-static uint8_t	*udt_rw_keepbase;
+static uint8_t	 udt_rw_keepbase[UDT_RW_KEEPSZ]
+    __attribute__((aligned(4096)));
 static size_t	 udt_rw_keepused;
 
 static void *
 udt_rw_keep(size_t len)
 {
 	len = (len + 63) & ~(size_t)63;
-	if (udt_rw_keepbase == NULL &&
-	    (udt_rw_keepbase = udt_rw_alloc(UDT_RW_KEEPSZ)) == NULL)
-		return udt_rw_alloc(len);
 	if (UDT_RW_KEEPSZ - udt_rw_keepused < len)
 		return udt_rw_alloc(len);
 	udt_rw_keepused += len;
