@@ -44,7 +44,8 @@
  * exits, for the benchmarks that trace its build (bench/btrace).
  * START_BENCH_AB=LIB adds every traced configuration again with another
  * build of the preload library (USERDT_PRELOAD=LIB), say the one before
- * a change: before and after in one run.
+ * a change: before and after in one run; START_BENCH_AB_DTRUN=DTRUN also
+ * takes that build's launcher (and so its helper) for it.
  * Not a test: it asserts nothing, it prints.  Root (dtd, bpftrace).
  */
 #include <sys/mount.h>
@@ -359,6 +360,13 @@ bpftrace_stop(pid_t pid, FILE *out)
 	waitpid(pid, NULL, 0);
 }
 
+/* The launcher of configuration c into each traced command line. */
+static void
+launcher(char *dtrun, char **a, char **b, char **s, char **mk)
+{
+	a[0] = b[0] = s[0] = mk[0] = dtrun;
+}
+
 /* --- the table --------------------------------------------------------- */
 
 static void
@@ -453,6 +461,7 @@ main(int argc, char *argv[])
 	char xdgenv[PATH_MAX + 32];
 	char nexec[16], proj[] = "/tmp/udt-startbench.XXXXXX";
 	const char *ab = getenv("START_BENCH_AB");
+	char *abdtrun = getenv("START_BENCH_AB_DTRUN");
 	char **env[NCONF];
 	struct dtt_dtd dd;
 	int nreps = 5, nexecs = 200, mreps, r, c, i, mounted = 0, have_bpf = 1;
@@ -517,6 +526,8 @@ main(int argc, char *argv[])
 	for (c = 2; c <= C_AB; c++) {
 		if (c == C_AB && !have_ab)
 			continue;
+		launcher(c == C_AB && abdtrun != NULL ? abdtrun : argv[2],
+		    a_tr, b_tr, s_tr, mk_tr);
 		run(a_tr, env[c], -1, NULL);
 		run((char *[]){ argv[2], self, "spawn", "1", "/bin/true",
 		    NULL }, env[c], -1, NULL);
@@ -526,6 +537,8 @@ main(int argc, char *argv[])
 		for (c = 0; c <= C_AB; c++) {
 			if (c == C_AB && !have_ab)
 				continue;
+			launcher(c == C_AB && abdtrun != NULL ? abdtrun :
+			    argv[2], a_tr, b_tr, s_tr, mk_tr);
 			c0 = children_cpu();
 			d0 = (double)dtt_cpu_ns(dd.dd_pid);
 			t0 = now_ns();
@@ -556,6 +569,8 @@ main(int argc, char *argv[])
 		calls[c] = -1;
 		if (c == C_BPF || (c == C_AB && !have_ab))
 			continue;
+		launcher(c == C_AB && abdtrun != NULL ? abdtrun : argv[2],
+		    a_tr, b_tr, s_tr, mk_tr);
 		calls[c] = (double)strace_calls(dd.dd_dir, c == 0 ? a_un :
 		    s_tr, env[c]);
 	}
@@ -580,6 +595,8 @@ main(int argc, char *argv[])
 				continue;
 			if (run(mk_clean, env[0], -1, NULL) != 0)
 				break;
+			launcher(c == C_AB && abdtrun != NULL ? abdtrun :
+			    argv[2], a_tr, b_tr, s_tr, mk_tr);
 			tracer = dd.dd_pid;
 			if (c == C_BPF) {
 				if ((bpid = bpftrace_start(&bout)) < 0) {
