@@ -464,6 +464,21 @@ dti_free(struct dti_proc *dp)
 	free(dp);
 }
 
+/*
+ * A table dtd no longer keeps current.  A fork child of its image still
+ * reads its enable bytes until it has something to record and attaches
+ * (udt_fork_child() in the preload library): every byte on, so that the
+ * child's next call attaches and reads a live table from then on, as a
+ * restarted dtd's adoption does.  Nothing else maps it any more: its
+ * image exited or exec'd.
+ */
+static void
+dti_orphan(struct udt_tab *tab)
+{
+	__atomic_store_n(&tab->tb_reconnect, 1, __ATOMIC_RELEASE);
+	memset(tab->tb_enab, UDT_EN_ON, sizeof(tab->tb_enab));
+}
+
 /* Mark procs whose process has exited; their rings get a last drain. */
 static void
 dti_reap(void)
@@ -517,6 +532,7 @@ dti_unlink_gone(void)
 		/* Whatever was committed before it exited or exec'd. */
 		dti_drain(dp, 1);
 		dti_counters(dp);
+		dti_orphan(dp->dp_tab);
 		dti_free(dp);
 	}
 }

@@ -24,8 +24,9 @@
  * /proc/PID/maps, sets its bytes and tb_reconnect, and so pulls the
  * process into the slow path, which attaches again.  The same happens
  * when dtd dies and a new one starts: the old table is an orphan the new
- * dtd adopts.  A fork child attaches on its own from the fork handler so
- * it never writes into its parent's ring.
+ * dtd adopts.  A fork child never writes into its parent's ring: it
+ * lets go of it in the fork handler and attaches on its own when it
+ * first has something to record (udt_fork_child()).
  *
  * Everything after the constructor uses raw system calls only (udt_sys.h):
  * attach runs in fork children and in signal handlers.
@@ -61,6 +62,11 @@
 
 /* Before the first attach the hooks read this: nothing enabled. */
 static struct udt_tab udt_zero_tab __attribute__((aligned(64)));
+/*
+ * A fork child's table until it attaches: only its tb_reconnect, set,
+ * is read (its enable bytes stay its parent's: udt_fork_child()).
+ */
+static struct udt_tab udt_pend_tab __attribute__((aligned(64)));
 
 const uint8_t		*udt_enab = udt_zero_tab.tb_enab;
 struct udt_tab		*udt_tab = &udt_zero_tab;
@@ -487,7 +493,7 @@ udt_retire(void *p, size_t len)
 }
 
 static void
-udt_attach_locked(int child)
+udt_attach_locked(void)
 {
 	struct udt_tab *otab = udt_tab, *tab = NULL;
 	struct udt_ring_hdr *oring = udt_ring, *ring = NULL;
@@ -515,20 +521,23 @@ udt_attach_locked(int child)
 	/*
 	 * A profile watcher may sleep on the old table's word: wake it to
 	 * look at the new one (it also wakes on its own every few seconds,
-	 * for the wake that comes before it sleeps).  Not in a fork child:
-	 * no thread of it sleeps yet, and otab is the parent's, whose
-	 * watcher has nothing to look at.
+	 * for the wake that comes before it sleeps).  Not a fork child's
+	 * first attach: no thread of it sleeps yet, and its enable bytes
+	 * are in its parent's table, whose watcher is not ours to wake.
 	 */
-	if (!child && otab != tab && otab != &udt_zero_tab)
+	if (otab != tab && otab != &udt_zero_tab && otab != &udt_pend_tab)
 		udt_sys6(SYS_futex, (long)&otab->tb_prof_gen, FUTEX_WAKE,
 		    INT_MAX, 0, 0, 0);
-	if (child && oring != NULL &&
-	    udt_thread.ut_nest == 0)
-		udt_sys2(SYS_munmap, oring, UDT_RING_SIZE(oring->rh_nslots));
-	else if (!child && oring != NULL && oring != ring)
+	if (oring != NULL && oring != ring)
 		udt_retire(oring, UDT_RING_SIZE(oring->rh_nslots));
-	if (!child && otab != tab && otab != &udt_zero_tab)
+	if (otab != tab && otab != &udt_zero_tab && otab != &udt_pend_tab)
 		udt_retire(otab, UDT_TAB_SIZE);
+}
+
+int
+udt_attach_pending(void)
+{
+	return __atomic_load_n(&udt_tab, __ATOMIC_RELAXED) == &udt_pend_tab;
 }
 
 void
@@ -539,7 +548,7 @@ udt_attach(void)
 	if (!__atomic_compare_exchange_n(&udt_attaching, &expect, 1, 0,
 	    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
-	udt_attach_locked(0);
+	udt_attach_locked();
 	__atomic_store_n(&udt_attaching, 0, __ATOMIC_RELEASE);
 	/* A debugger attached since the last time: udt_rw_untrap(). */
 	udt_rw_tracer_check();
@@ -558,10 +567,22 @@ udt_attach(void)
  */
 static pid_t		 udt_attached_pid;
 
+/*
+ * The child does not attach here: most children exec soon, and a
+ * handshake (a dozen calls here, two memfds and a read of /proc in dtd)
+ * would be thrown away with the image.  It lets go of the parent's ring
+ * (unmapped, unless a record in it is in progress on this stack), keeps
+ * reading the parent's enable bytes, which dtd keeps current while the
+ * parent's image lives and turns all on when it retires it
+ * (dt_ingest.c), and takes udt_pend_tab, whose tb_reconnect sends the
+ * first call that finds a probe on to udt_emit(), which attaches.
+ * Nothing enabled, nothing recorded: the child is never dtd's.
+ */
 void
 udt_fork_child(void)
 {
 	pid_t pid = (pid_t)udt_sys0(SYS_getpid);
+	struct udt_ring_hdr *oring = udt_ring;
 
 	if (pid == udt_attached_pid)
 		return;
@@ -571,7 +592,12 @@ udt_fork_child(void)
 	udt_thread.ut_rec = NULL;
 	udt_attaching = 0;
 	udt_host_fork_child();
-	udt_attach_locked(1);
+	udt_pend_tab.tb_magic = UDT_MAGIC;
+	udt_pend_tab.tb_reconnect = 1;
+	__atomic_store_n(&udt_ring, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&udt_tab, &udt_pend_tab, __ATOMIC_RELEASE);
+	if (oring != NULL && udt_thread.ut_nest == 0)
+		udt_sys2(SYS_munmap, oring, UDT_RING_SIZE(oring->rh_nslots));
 	/* Dispatch is not inherited: on again where the parent had it. */
 	if (udt_thread.ut_armed) {
 		udt_thread.ut_armed = 0;
@@ -678,7 +704,7 @@ udt_init(void)
 	udt_attached_pid = (pid_t)udt_sys0(SYS_getpid);
 	udt_attaching = 1;
 	/* Nothing old to unmap yet. */
-	udt_attach_locked(0);
+	udt_attach_locked();
 	udt_attaching = 0;
 	udt_tell_untraced(said);
 	/* Hooks mode records what the program asks of libc, no more. */

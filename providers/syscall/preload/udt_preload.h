@@ -273,6 +273,8 @@ udt_reserve(struct udt_ring_hdr *r, unsigned int probe, uint64_t *ticket)
  * system calls only: callable from a fork child and a signal handler.
  */
 void	udt_attach(void) UDT_HIDDEN;
+/* A fork child that has not attached yet (udt_fork_child()).  Any. */
+int	udt_attach_pending(void) UDT_HIDDEN;
 
 /*
  * Syscall User Dispatch (udt_sud.c) catches the system calls of sites

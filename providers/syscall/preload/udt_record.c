@@ -466,8 +466,16 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		return;
 	if (__predict_false(__atomic_load_n(&__atomic_load_n(&udt_tab,
 	    __ATOMIC_RELAXED)->tb_reconnect, __ATOMIC_RELAXED) != 0)) {
+		/*
+		 * A fork child's first record: its enable bytes were the
+		 * live ones, so the event is recorded once it has a ring.
+		 * A new dtd's adoption: the table read is a dead one's.
+		 */
+		if (!udt_attach_pending()) {
+			udt_attach();
+			return;
+		}
 		udt_attach();
-		return;
 	}
 	if ((r = udt_rec_enter(t, probe, sp, &depth)) == NULL)
 		goto out;
