@@ -112,9 +112,8 @@ udt_close(int fd)
 }
 
 /*
- * The handshake's three descriptors: when they are lo, lo + 1, lo + 2
- * (a process with no gap below: the usual case), one close_range(2)
- * for them all, which then closes nothing else; else one close each.
+ * The handshake's three descriptors: one close_range(2) when they are
+ * lo..lo + 2 (no gap below them: the usual case), else one close each.
  */
 static void
 udt_close3(int a, int b, int c)
@@ -259,10 +258,8 @@ udt_await(long fd, pid_t pid)
 	long n;
 
 	/*
-	 * A dtd that runs has answered by now or does within the first
-	 * wait: no clock is read for it (udt_now_ms() is a system call,
-	 * two an exec).  The clock starts after:
-	 * at worst the whole wait is UDT_HELLO_FIRST_MS longer.
+	 * A dtd that runs answers within the first wait: no clock read
+	 * (a system call) for it; the whole wait may be that much longer.
 	 */
 	if (!slow) {
 		n = udt_sys3(SYS_poll, &pfd, 1, UDT_HELLO_FIRST_MS);
@@ -534,6 +531,7 @@ udt_attach_locked(void)
 		udt_retire(otab, UDT_TAB_SIZE);
 }
 
+/* Any thread, any context: one load. */
 int
 udt_attach_pending(void)
 {
@@ -555,22 +553,19 @@ udt_attach(void)
 }
 
 /*
- * Fork child: only the forking thread survives, so forget its cached
- * tid and take a ring of our own.  Runs inside fork() and vfork() (which
- * is fork here) as an atfork handler, and after _Fork() and a fork made
- * through syscall(3), which run no handlers.
- */
-/*
  * The process whose ring this is.  A child can be told of twice, by
  * the system call that made it (a rewritten site) and by a hook or the
- * atfork handler: it attaches once.
+ * atfork handler: it is set up once.
  */
 static pid_t		 udt_attached_pid;
 
 /*
- * The child does not attach here: most children exec soon, and a
- * handshake (a dozen calls here, two memfds and a read of /proc in dtd)
- * would be thrown away with the image.  It lets go of the parent's ring
+ * Fork child, its one thread: forget the cached tid, never write into
+ * the parent's ring.  Runs inside fork() as an atfork handler, and after
+ * _Fork() and a fork made through syscall(3), which run no handlers.
+ * It does not attach: most children exec soon, and a handshake (a dozen
+ * calls here, two memfds and a read of /proc in dtd) would be thrown
+ * away with the image.  It lets go of the parent's ring
  * (unmapped, unless a record in it is in progress on this stack), keeps
  * reading the parent's enable bytes, which dtd keeps current while the
  * parent's image lives and turns all on when it retires it
