@@ -71,11 +71,11 @@ static struct udt_tab udt_pend_tab __attribute__((aligned(64)));
 const uint8_t		*udt_enab = udt_zero_tab.tb_enab;
 struct udt_tab		*udt_tab = &udt_zero_tab;
 struct udt_ring_hdr	*udt_ring;
+struct udt_ring_hdr	*udt_pring;
 int			 udt_use_tsc;
 int32_t			 udt_dtd_pid;
 int			 udt_use_ptimer;
-static int		 udt_use_xdrain;	/* [a] dtd binds the ring to
-						   this image: drain at exec */
+int			 udt_use_xdrain;
 
 static int		 udt_attaching;		/* [a] attach in progress */
 static struct sockaddr_un udt_sun;		/* [I] dtd's ingest socket */
@@ -529,6 +529,11 @@ udt_attach_locked(void)
 		udt_retire(oring, UDT_RING_SIZE(oring->rh_nslots));
 	if (otab != tab && otab != &udt_zero_tab && otab != &udt_pend_tab)
 		udt_retire(otab, UDT_TAB_SIZE);
+	/* A fork child's parent's ring: its own announces its execs now. */
+	if ((oring = udt_pring) != NULL && ring != NULL) {
+		__atomic_store_n(&udt_pring, NULL, __ATOMIC_RELEASE);
+		udt_retire(oring, UDT_RING_SIZE(oring->rh_nslots));
+	}
 }
 
 /* Any thread, any context: one load. */
@@ -577,7 +582,7 @@ void
 udt_fork_child(void)
 {
 	pid_t pid = (pid_t)udt_sys0(SYS_getpid);
-	struct udt_ring_hdr *oring = udt_ring;
+	struct udt_ring_hdr *oring = udt_ring, *pring;
 
 	if (pid == udt_attached_pid)
 		return;
@@ -591,8 +596,19 @@ udt_fork_child(void)
 	udt_pend_tab.tb_reconnect = 1;
 	__atomic_store_n(&udt_ring, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&udt_tab, &udt_pend_tab, __ATOMIC_RELEASE);
-	if (oring != NULL && udt_thread.ut_nest == 0)
-		udt_sys2(SYS_munmap, oring, UDT_RING_SIZE(oring->rh_nslots));
+	/*
+	 * The parent's ring stays mapped, for one use: a child that execs
+	 * before it attached announces the exec there (udt_exec_mark()),
+	 * in its own name, so that dtd holds the other sources for the new
+	 * image's loader.  A grandchild keeps its grandparent's.  The
+	 * child never records into it; its attach lets it go.
+	 */
+	if (oring != NULL) {
+		if ((pring = udt_pring) != NULL && udt_thread.ut_nest == 0)
+			udt_sys2(SYS_munmap, pring,
+			    UDT_RING_SIZE(pring->rh_nslots));
+		__atomic_store_n(&udt_pring, oring, __ATOMIC_RELEASE);
+	}
 	/* Dispatch is not inherited: on again where the parent had it. */
 	if (udt_thread.ut_armed) {
 		udt_thread.ut_armed = 0;
@@ -748,130 +764,4 @@ udt_init(void)
 	 * child handler runs later.
 	 */
 	udt_host_attached();
-}
-
-#define UDT_XD_STEP	50000L		/* ns between looks at rh_tail */
-#define UDT_XD_STALL	100		/* looks without progress: give up */
-#define UDT_XD_STALLV	400		/* a vfork child's: its pid rides on it */
-
-/*
- * Before an exec: wait until dtd has drained what this process wrote.
- * dtd discards whatever it finds in a ring once the image that attached
- * with it has exec'd (a child the process forked may still hold the ring
- * and would write in the new image's name: dti_image_same()), so what
- * the image wrote last, the execve's entry among it, must be drained
- * first.  Only where dtd said so in the welcome (UDT_W_XDRAIN: root's
- * tracees, and those whose memory dtd could not open, are not checked).
- * Nothing waits when the ring is empty (nothing enabled); else
- * dtd's drain comes within its polling period (1 ms at most while
- * something is enabled).  Gives up once dtd made no progress for
- * UDT_XD_STALL looks (dtd gone or stuck): those records are lost, as
- * they would be with a dtd that died, and that ring is not waited for
- * again, so a process whose dtd was killed does not pay it at every exec.
- *
- * Any thread, any context (a SIGSYS handler among them); raw system
- * calls only; made before the launcher's helper is asked to follow the
- * exec (udt_lfollow_exec()), whose tracer counts the calls in between.
- */
-/*
- * Just before an execve, once its ring is drained: announce it in the
- * ring (rh_exec, udt_wire.h).  The loader of the new image runs under
- * the launcher's helper, which stamps its calls as they happen but hands
- * them over only once the new image's library attached: dtd holds the
- * other sources' events from this stamp until they are in, so they are
- * not let out ahead of the loader's.  No system call (the helper counts
- * the calls between its answer and the exec, though this comes before
- * that answer): a stamp as a record's, TSC or vDSO clock.  Any thread,
- * any context, a vfork child's among them (it announces in the ring it
- * shares, naming itself).  udt_exec_unmark(): the exec failed; the
- * announce goes back if it is still this thread's.
- */
-void
-udt_exec_mark(void)
-{
-	struct udt_ring_hdr *r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE);
-	struct udt_exec_ann *a;
-	struct timespec ts;
-	uint64_t stamp;
-	int32_t tid, cur;
-	unsigned int i;
-
-	if (r == NULL)
-		return;
-	tid = udt_gettid();
-	a = &r->rh_exec[(unsigned int)tid % UDT_EXEC_NANN];
-	for (i = 0; i < UDT_EXEC_NANN; i++) {
-		cur = 0;
-		if (__atomic_compare_exchange_n(&r->rh_exec[i].ua_tid, &cur,
-		    tid, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
-		    cur == tid) {
-			a = &r->rh_exec[i];
-			break;
-		}
-	}
-	/* None free: one is taken over, its exec likelier done than not. */
-	__atomic_store_n(&a->ua_tid, tid, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&udt_use_tsc, __ATOMIC_RELAXED))
-		stamp = (__builtin_ia32_rdtsc() & 0x7fffffffffffffffULL) |
-		    (1ULL << 63);
-	else {
-		if (udt_real_clock_gettime_fn != NULL)
-			udt_real_clock_gettime_fn(CLOCK_REALTIME, &ts);
-		else
-			udt_sys2(SYS_clock_gettime, CLOCK_REALTIME, &ts);
-		stamp = (uint64_t)ts.tv_sec * 1000000000ULL +
-		    (uint64_t)ts.tv_nsec;
-	}
-	/*
-	 * dtd may see the tid before the stamp: an older stamp (the slot's
-	 * last) only holds longer, and a stamp it cannot place holds
-	 * nothing, which is right, since the exec comes after this store,
-	 * so after the look that missed it.
-	 */
-	__atomic_store_n(&a->ua_ts, stamp, __ATOMIC_RELEASE);
-}
-
-void
-udt_exec_unmark(void)
-{
-	struct udt_ring_hdr *r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE);
-	int32_t tid, want;
-	unsigned int i;
-
-	if (r == NULL)
-		return;
-	tid = udt_gettid();
-	for (i = 0; i < UDT_EXEC_NANN; i++) {
-		want = tid;
-		(void)__atomic_compare_exchange_n(&r->rh_exec[i].ua_tid,
-		    &want, 0, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-	}
-}
-
-static struct udt_ring_hdr *udt_xd_gaveup;	/* [a] not drained: dtd died */
-
-void
-udt_exec_drain(void)
-{
-	struct udt_ring_hdr *r = __atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE);
-	struct timespec ts = { 0, UDT_XD_STEP };
-	uint64_t head, tail, last;
-	unsigned int stall = 0, limit;
-
-	/* Once given up on, a ring (a dead dtd's) is not waited for again. */
-	if (r == NULL || (!__atomic_load_n(&udt_use_xdrain, __ATOMIC_RELAXED) &&
-	    udt_thread.ut_vfork <= 0) ||
-	    r == __atomic_load_n(&udt_xd_gaveup, __ATOMIC_RELAXED))
-		return;
-	head = __atomic_load_n(&r->rh_head, __ATOMIC_ACQUIRE);
-	last = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
-	limit = udt_thread.ut_vfork > 0 ? UDT_XD_STALLV : UDT_XD_STALL;
-	while ((int64_t)(head - last) > 0 && stall < limit) {
-		(void)udt_sys2(SYS_nanosleep, &ts, NULL);
-		tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
-		stall = tail == last ? stall + 1 : 0;
-		last = tail;
-	}
-	if (stall >= limit)
-		__atomic_store_n(&udt_xd_gaveup, r, __ATOMIC_RELAXED);
 }

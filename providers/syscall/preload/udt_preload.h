@@ -60,6 +60,13 @@ extern const uint8_t	*udt_enab UDT_HIDDEN;
 extern struct udt_tab	*udt_tab UDT_HIDDEN;		/* [A] */
 extern struct udt_ring_hdr *udt_ring UDT_HIDDEN;	/* [A] NULL: none */
 extern int		udt_use_tsc UDT_HIDDEN;	/* [A] dtd reads TSC stamps */
+/* [a] dtd binds the ring to this image: drain it before an exec. */
+extern int		udt_use_xdrain UDT_HIDDEN;
+/*
+ * [a] A fork child's parent's ring until the child attaches: only its
+ * exec announces go there (udt_exec.c).
+ */
+extern struct udt_ring_hdr *udt_pring UDT_HIDDEN;
 /* [A] dtd samples profile probes in tracees (UDT_W_PTIMER) */
 extern int		udt_use_ptimer UDT_HIDDEN;
 /* [A] the pid dtd stamps this process's records with (uw_pid), 0: none */
