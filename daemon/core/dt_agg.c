@@ -30,22 +30,6 @@
 #include "dt_prov.h"
 #include "dt_softc.h"
 
-/* Which entry fields an aggregation keys on (das_keys). */
-#define DTA_K_PID	0x0001
-#define DTA_K_TID	0x0002
-#define DTA_K_CPU	0x0004
-#define DTA_K_PBN	0x0008
-#define DTA_K_COMM	0x0010
-#define DTA_K_RETVAL	0x0020
-#define DTA_K_ERRNO	0x0040
-#define DTA_K_KSTACK	0x0080
-#define DTA_K_USTACK	0x80000		/* past DTA_K_ARG0 << 9 */
-#define DTA_K_STACKS	(DTA_K_KSTACK | DTA_K_USTACK)
-#define DTA_K_ARG0	0x0100		/* << n */
-
-/* The key is everything before the values; padding included, zeroed. */
-#define DTA_KEYLEN	offsetof(struct dtioc_aggent, dtae_count)
-
 static uint32_t
 dt_agg_keybit(uint8_t field)
 {
@@ -220,7 +204,7 @@ dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec)
 }
 
 /* Power-of-two class, as btrace's hist() and bpftrace's. */
-static int64_t
+int64_t
 dt_agg_pow2(int64_t v)
 {
 	uint64_t u = (uint64_t)v;
@@ -359,6 +343,26 @@ dt_agg_fold(struct dt_aggtab *tab, const struct dtioc_aggent *k, int64_t v,
 		e->dtae_min = v;
 	if (v > e->dtae_max)
 		e->dtae_max = v;
+	tab->dat_aggevt += n;
+	return true;
+}
+
+bool
+dt_agg_fold_ent(struct dt_aggtab *tab, const struct dtioc_aggent *k,
+    uint64_t n, int64_t sum, int64_t min, int64_t max)
+{
+	struct dtioc_aggent *e;
+
+	if ((e = dt_agg_entry(tab, k, min)) == NULL) {
+		tab->dat_overflow += n;
+		return false;
+	}
+	e->dtae_count += n;
+	e->dtae_sum = (int64_t)((uint64_t)e->dtae_sum + (uint64_t)sum);
+	if (min < e->dtae_min)
+		e->dtae_min = min;
+	if (max > e->dtae_max)
+		e->dtae_max = max;
 	tab->dat_aggevt += n;
 	return true;
 }

@@ -33,6 +33,7 @@
 #define DT_AGG_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -42,6 +43,22 @@ struct dt_softc;
 struct dt_pcb;
 struct dt_uaccess;
 struct dt_deepstack;
+
+/* Which entry fields an aggregation keys on (das_keys). */
+#define DTA_K_PID	0x0001
+#define DTA_K_TID	0x0002
+#define DTA_K_CPU	0x0004
+#define DTA_K_PBN	0x0008
+#define DTA_K_COMM	0x0010
+#define DTA_K_RETVAL	0x0020
+#define DTA_K_ERRNO	0x0040
+#define DTA_K_KSTACK	0x0080
+#define DTA_K_USTACK	0x80000		/* past DTA_K_ARG0 << 9 */
+#define DTA_K_STACKS	(DTA_K_KSTACK | DTA_K_USTACK)
+#define DTA_K_ARG0	0x0100		/* << n */
+
+/* The key is everything before the values; padding included, zeroed. */
+#define DTA_KEYLEN	offsetof(struct dtioc_aggent, dtae_count)
 
 /* One DTIOCPRBAGG: what a probe's events fold into. */
 struct dt_aggspec {
@@ -119,6 +136,17 @@ int	dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec);
 int	dt_agg_put(struct dt_pcb *dp, unsigned int cpu,
 	    const struct dt_evt *src, const struct dt_deepstack *k,
 	    const struct dt_deepstack *u);
+
+/*
+ * Fold n events into key k of tab (its entry made if new), their values
+ * summing to sum, between min and max; false, counted as overflow, when
+ * a full table has no room for k.  Under [t].
+ */
+bool	dt_agg_fold_ent(struct dt_aggtab *tab, const struct dtioc_aggent *k,
+	    uint64_t n, int64_t sum, int64_t min, int64_t max);
+
+/* hist()'s class of v: -1 for v < 0, 0 for 0, k + 1 for 2^k <= v. */
+int64_t	dt_agg_pow2(int64_t v);
 
 /*
  * DTIOCAGGREAD into the caller's buffer through ua.  Any thread, no

@@ -302,6 +302,45 @@ void	dt_pcb_fold_count(struct dt_pcb *, unsigned int cpu, uint64_t n,
 	    pid_t pid);
 
 /*
+ * Aggregations a source folds itself (dt_aggsrc.c): a traced process's
+ * hook keeps, for each aggregation of a pcb, the count, sum, min and max
+ * of one value of its events (or a count per hist/lhist bucket) and dtd
+ * merges them into the open's table.  dt_pcb_srcagg_ok(): every
+ * aggregation of dp is keyed by nothing but the pid and the probe and
+ * folds an argument, the return value or errno (or counts), dp has no
+ * filter and gets its events' arguments; the provider still checks that
+ * the value is one its source knows.  Fixed while dp records; under [K]
+ * or any thread that may see dp.  dt_aggspec_next() walks dp's
+ * aggregations (NULL: the first), dt_aggspec_req() reads one.
+ */
+bool	dt_pcb_srcagg_ok(const struct dt_pcb *);
+const struct dt_aggspec *dt_aggspec_next(const struct dt_pcb *,
+	    const struct dt_aggspec *);
+const struct dtioc_aggspec *dt_aggspec_req(const struct dt_aggspec *);
+
+/*
+ * The buckets of an lhist() as a source counts them: index 0 below
+ * dtas_lmin, 1 + (v / dtas_lstep - dtas_lmin / dtas_lstep) within,
+ * the last from dtas_lmax on.  0 for a spec that is no lhist.  A hist()
+ * has DT_AGG_HIST_NB: index class + 1, for the classes -1 .. 64.
+ */
+#define DT_AGG_HIST_NB	66
+uint64_t dt_agg_lhist_nb(const struct dtioc_aggspec *);
+
+/*
+ * Merge what the source folded for as (one of dp's aggregations) in
+ * process pid: n events summing to sum, from min to max; or n[i] events
+ * in bucket i of nb.  Same contract as dt_pcb_ring_put().  The buckets'
+ * answers how many of them had an index past as's buckets (not folded:
+ * the caller counts them as forged).
+ */
+void	dt_pcb_fold_src(struct dt_pcb *dp, const struct dt_aggspec *as,
+	    pid_t pid, uint64_t n, int64_t sum, int64_t min, int64_t max);
+unsigned int dt_pcb_fold_src_buckets(struct dt_pcb *dp,
+	    const struct dt_aggspec *as, pid_t pid, const uint64_t *n,
+	    unsigned int nb);
+
+/*
  * Time order (dt_seq.c, design decision 18).  Providers put events
  * through the sequencer, which holds each until no source can still put
  * an older one, then puts it into the rings with dt_probe_emit() or

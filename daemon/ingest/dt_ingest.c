@@ -183,6 +183,17 @@ dti_tabs_apply(void (*fn)(struct udt_tab *, void *), void *arg)
 }
 
 void
+dti_procs_apply(void (*fn)(struct dti_proc *, void *), void *arg)
+{
+	struct dti_proc *dp;
+
+	pthread_mutex_lock(&dti_lock);
+	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
+		fn(dp, arg);
+	pthread_mutex_unlock(&dti_lock);
+}
+
+void
 dt_ingest_lossless(bool on)
 {
 	struct dti_proc *dp;
@@ -1045,6 +1056,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	pthread_mutex_lock(&dti_lock);
 	memcpy(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
 	dti_filt_copy(dp->dp_tab);
+	dti_sagg_copy(dp->dp_tab);
 	dp->dp_tab->tb_prof_nsecs = dti_prof_nsecs;
 	dp->dp_tab->tb_lossless = dti_lossless;
 	for (op = dti_procs; op != NULL; op = op->dp_next) {

@@ -114,6 +114,26 @@ struct udt_fprog;
 void	dt_ingest_filter(unsigned int p, const struct udt_fprog *prog);
 
 /*
+ * Aggregations folded in the tracees (userdt/udt_sagg.h,
+ * dt_ingest_sagg.c).  dt_ingest_sagg_take(): a slot for aggregation as
+ * of pcb dp, described by spec (checked by the caller: one a hook folds
+ * as dtd folds the record), emptied in every tracee and written into
+ * every table; its number, or -1 when all are taken.  No probe names it
+ * yet.  dt_ingest_sagg_probe(): the slots probe p's events fold into
+ * (0: none, the hooks record), in every table.  dt_ingest_sagg_give():
+ * the slots of mask back, after a last merge of every tracee's
+ * accumulators; no probe may name them any more.  Under the provider's
+ * lock, as dt_ingest_enable(); from dtpv_start and dtpv_stop.
+ */
+struct udt_sagg_spec;
+struct dt_pcb;
+struct dt_aggspec;
+int	dt_ingest_sagg_take(struct dt_pcb *dp, const struct dt_aggspec *as,
+	    const struct udt_sagg_spec *spec);
+void	dt_ingest_sagg_probe(unsigned int p, uint32_t mask);
+void	dt_ingest_sagg_give(uint32_t mask);
+
+/*
  * A record copied out of a tracee's ring (dt_ingest_rec.c): whether every
  * field is one a tracee could have meant, and, for one that is, its
  * dt_evt emitted to the opens recording its probe (or a profile sample

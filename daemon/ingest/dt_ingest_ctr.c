@@ -268,6 +268,7 @@ dti_counters(struct dti_proc *dp)
 
 	dti_filtered(dp);
 	dti_count_calls(dp);
+	dti_sagg_take(dp);
 	lt = __atomic_load_n(&rh->rh_lost_total, __ATOMIC_RELAXED);
 	rt = __atomic_load_n(&rh->rh_recur_total, __ATOMIC_RELAXED);
 	if (lt == dp->dp_lost_total && rt == dp->dp_recur_total &&

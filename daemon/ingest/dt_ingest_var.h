@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <userdt/udt_sagg.h>
 #include <userdt/udt_wire.h>
 
 #include "dt_pidmaps.h"
@@ -205,6 +206,14 @@ struct dti_proc {
 	uint64_t		 dp_filt_total;	/* [D] last seen rh_filt_total */
 	uint32_t		 dp_filt[DT_SYS_NPROBES];	/* [D] */
 	uint32_t		 dp_count[DT_SYS_NPROBES];	/* [D] rh_count */
+	/*
+	 * [S] (dt_ingest_sagg.c): the extremes a look last took of each
+	 * slot of its accumulators, for the values it took before their
+	 * counts; bit s of dp_sagg_has: slot s has them.
+	 */
+	uint32_t		 dp_sagg_has;
+	int64_t			 dp_sagg_min[UDT_SAGG_NSPEC];
+	int64_t			 dp_sagg_max[UDT_SAGG_NSPEC];
 	uint32_t		 dp_plost;	/* [D] profile samples */
 	uint32_t		 dp_precur;	/* [D] */
 	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */
@@ -247,6 +256,21 @@ extern struct dti_stats	dti_stats;	/* [a] */
  */
 void	dti_exec_inherit(struct dti_proc *dp, struct dti_proc *op);
 uint64_t dti_exec_look(struct dti_proc *dp, uint64_t rt, uint64_t now);
+
+/*
+ * Run fn on every listed proc under the ingest lock, as dti_tabs_apply()
+ * runs on their tables.  Any thread but one holding that lock.
+ */
+void	dti_procs_apply(void (*fn)(struct dti_proc *, void *), void *arg);
+
+/*
+ * Aggregations in the tracees (dt_ingest_sagg.c).  dti_sagg_copy(): the
+ * master's slots into a new tracee's table, under the ingest lock.
+ * dti_sagg_take(): merge what dp's tracee folded since the last look
+ * into the opens' tables; the drain thread (dti_counters()).
+ */
+void	dti_sagg_copy(struct udt_tab *tab);
+void	dti_sagg_take(struct dti_proc *dp);
 
 /*
  * A new proc's counter budget, from its CPU time so far (dt_ingest_ctr.c).

@@ -57,7 +57,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		10u	/* 10: exec announces (rh_exec, rh_ready) */
+#define UDT_VERSION		11u	/* 11: aggregations in the tracee */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -208,6 +208,16 @@ struct udt_maps_ent {
  * UDT_DEEP_MAX frames and follows the record with udt_rec_more slots.
  */
 #define UDT_EN_DEEP		0x20
+/*
+ * Aggregated in the tracee (userdt/udt_sagg.h): every open that records
+ * the probe only folds its events into aggregations a hook can compute;
+ * the hook folds them into the accumulators after its ring and records
+ * nothing.  The other bits stay what a record would carry, for the
+ * events the hook cannot fold (a vfork child, a specification being
+ * rewritten, USERDT_SRCAGG=0): those are recorded as without the bit.
+ * DTEVT_KSTACK's bit, which no enable byte carries.
+ */
+#define UDT_EN_AGG		0x04
 
 struct udt_tab {
 	uint32_t	tb_magic;	/* [I] UDT_MAGIC */
@@ -255,9 +265,10 @@ struct udt_tab {
 
 /*
  * The table memfd: struct udt_tab, then at UDT_FILT_OFF the filters the
- * hooks evaluate before they record (userdt/udt_filt.h).
+ * hooks evaluate before they record (userdt/udt_filt.h), then at
+ * UDT_SAGG_OFF the aggregations they fold (userdt/udt_sagg.h).
  */
-#define UDT_TAB_SIZE		24576
+#define UDT_TAB_SIZE		28672
 
 /* udt_rec.ur_flags: what the record carries. */
 #define UDT_R_ARGS		0x01	/* ur_args (entry) */
@@ -476,8 +487,15 @@ struct udt_ring_hdr {
 
 #define UDT_RING_HDRSIZE	20480	/* slots start here */
 
-#define UDT_RING_SIZE(nslots)	\
+/*
+ * The ring memfd: the header, the slots, then the accumulators of the
+ * aggregations folded in the tracee (userdt/udt_sagg.h).
+ */
+#define UDT_SAGG_ACC_OFF(nslots)	\
 	(UDT_RING_HDRSIZE + (uint64_t)(nslots) * UDT_SLOT_SIZE)
+#define UDT_SAGG_ACC_SIZE	32768	/* UDT_SAGG_NSPEC udt_sagg_acc */
+#define UDT_RING_SIZE(nslots)	\
+	(UDT_SAGG_ACC_OFF(nslots) + UDT_SAGG_ACC_SIZE)
 
 _Static_assert(sizeof(struct udt_rec) == UDT_SLOT_SIZE, "udt_rec size");
 _Static_assert(__builtin_offsetof(struct udt_rec, ur_args[1]) == 64,

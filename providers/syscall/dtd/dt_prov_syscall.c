@@ -38,6 +38,7 @@
 #include "dt_prov.h"
 #include "dt_ingest.h"
 #include "dt_ksys.h"
+#include "dt_sys_agg.h"
 #include "dt_sys_filt.h"
 #include "dt_sys_kern.h"
 
@@ -79,6 +80,12 @@ static unsigned int	 dt_sys_nflag[DT_SYS_NPROBES][DT_SYS_NFLAGS];
 static unsigned int	 dt_sys_nlossless;	/* [s] started, LOSSLESS */
 /* [s] started pcbs that only count (dt_pcb_count_only()) */
 static unsigned int	 dt_sys_ncount[DT_SYS_NPROBES];
+/*
+ * [s] started pcbs whose aggregations the hooks fold (dt_sys_agg.c),
+ * and the union of their slots; a pcb's own slots on its dp_priv.
+ */
+static unsigned int	 dt_sys_nagg[DT_SYS_NPROBES];
+static uint32_t		 dt_sys_amask[DT_SYS_NPROBES];
 /* [s] started pcbs that take no kernel event (DTEVT_LAUNCHED) */
 static unsigned int	 dt_sys_nlaunched[DT_SYS_NPROBES];
 
@@ -170,7 +177,19 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	uint8_t en = 0;
 	size_t i;
 
+	uint32_t amask = 0, slots;
+
 	pthread_mutex_lock(&dt_sys_mtx);
+	if (delta > 0)
+		dp->dp_priv = (void *)(uintptr_t)dt_sys_agg_take(dp);
+	slots = (uint32_t)(uintptr_t)dp->dp_priv;
+	if (slots != 0) {
+		dt_sys_nagg[p] += delta;
+		if (delta > 0)
+			dt_sys_amask[p] |= slots;
+		else
+			dt_sys_amask[p] &= ~slots;
+	}
 	dt_sys_nrec[p] += delta;
 	if (dt_pcb_count_only(dp))
 		dt_sys_ncount[p] += delta;
@@ -197,7 +216,25 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	 */
 	if (dt_sys_nrec[p] > 0 && dt_sys_ncount[p] == dt_sys_nrec[p])
 		en = UDT_EN_ON | UDT_EN_COUNT;
+	/*
+	 * Every open that records it folds only what the hooks can: they
+	 * fold it into their slots (UDT_EN_AGG), or record as the other
+	 * bits say when they cannot.  The slots are named before the byte
+	 * says so, and no longer named before they are given back.
+	 */
+	else if (dt_sys_nrec[p] > 0 && dt_sys_nagg[p] == dt_sys_nrec[p]) {
+		en |= UDT_EN_AGG;
+		amask = dt_sys_amask[p];
+	}
+	if (amask != 0)
+		dt_ingest_sagg_probe(p, amask);
 	dt_ingest_enable(p, en);
+	if (amask == 0)
+		dt_ingest_sagg_probe(p, 0);
+	if (delta < 0 && slots != 0) {
+		dt_ingest_sagg_give(slots);
+		dp->dp_priv = NULL;
+	}
 	/*
 	 * The kernel's feed only for an open that takes its events: one
 	 * that asked for the launched processes' alone never does, and a

@@ -709,6 +709,8 @@ udt_init(void)
 		memcpy(udt_sun.sun_path, path, strlen(path) + 1);
 		udt_sun_ok = 1;
 	}
+	/* For comparisons: every event recorded, none folded here. */
+	udt_sagg_off = udt_env_is(UDT_SAGG_ENV, "0");
 	said = getenv(UDT_UNTRACED_ENV);
 	udt_dtd_slow = said != NULL && (strcmp(said, "stopped") == 0 ||
 	    strcmp(said, "noanswer") == 0);

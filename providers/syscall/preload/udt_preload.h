@@ -102,6 +102,20 @@ int	udt_filt_reject(const struct udt_tab *tab, unsigned int probe,
 int	udt_filt_on(const struct udt_tab *tab, unsigned int probe) UDT_HIDDEN;
 
 /*
+ * Aggregations in the tracee (udt_sagg.c, userdt/udt_sagg.h): fold the
+ * event into the accumulators after ring r of the slots tab names for
+ * probe, and answer 1; 0 (nothing folded) when the event must be
+ * recorded instead.  Any thread, any context, inside udt_rec_enter()'s
+ * nesting: no lock, no allocation, no system call.
+ */
+int	udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
+	    unsigned int probe, const long *args, int isret, long rv,
+	    int error) UDT_HIDDEN;
+/* [I] USERDT_SRCAGG=0 in the environment: fold nothing, record all. */
+extern int	udt_sagg_off UDT_HIDDEN;
+#define UDT_SAGG_ENV	"USERDT_SRCAGG"
+
+/*
  * The two enable bytes of systab index idx (entry, return) in one load.
  * Any thread, any context; relaxed: a hook that misses a change by a few
  * nanoseconds records one event more or less, as dt(4) does.

@@ -481,6 +481,15 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		goto out;
 	if (udt_filtered(t, r, probe, args, isret, rv, error))
 		goto out;
+	/*
+	 * Aggregated here (UDT_EN_AGG): a few adds, no stamp, no slot.  A
+	 * vfork child's events are its own pid's, which dtd only knows
+	 * from its records.
+	 */
+	if ((en & UDT_EN_AGG) && t->ut_vfork <= 0 &&
+	    udt_sagg_fold(__atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE), r,
+	    probe, args, isret, rv, error))
+		goto out;
 	/* Only counted (UDT_EN_COUNT): one add, no stamp, no slot. */
 	if (en & UDT_EN_COUNT) {
 		__atomic_fetch_add(&r->rh_count[probe], 1, __ATOMIC_RELAXED);

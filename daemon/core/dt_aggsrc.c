@@ -1,0 +1,158 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Aggregations folded by the source (dt_prov.h): what a traced
+ * process's hook can fold for a pcb exactly as dt_agg_put() would fold
+ * its record, and the merge of what it folded into the open's table,
+ * the one DTIOCAGGREAD serves.  The source knows the pid (dtd's, from
+ * the tracee's socket), the probe (its slot's), and one value of the
+ * event; not the comm (a thread's name can change behind its back), nor
+ * a stack.  Keys beyond pid and probe would need a table keyed in the
+ * tracee: not yet (the records keep those).
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "dt_agg.h"
+#include "dt_prov.h"
+#include "dt_softc.h"
+
+#define DTA_K_SRC	(DTA_K_PID | DTA_K_PBN)
+
+bool
+dt_pcb_srcagg_ok(const struct dt_pcb *dp)
+{
+	const struct dt_aggspec *as;
+	const struct dtioc_aggspec *s;
+
+	if (dp->dp_agg == NULL || dp->dp_filter != NULL || dp->dp_fop != 0)
+		return false;
+	/* without its arguments an event's values read 0: left to dtd */
+	if ((dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) != 0)
+		return false;
+	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
+		s = &as->das_req;
+		if ((as->das_keys & ~(uint32_t)DTA_K_SRC) != 0)
+			return false;
+		if (s->dtas_func != DTA_COUNT && s->dtas_vfield != DTF_RETVAL &&
+		    s->dtas_vfield != DTF_ERRNO &&
+		    (s->dtas_vfield < DTF_ARG0 ||
+		    s->dtas_vfield >= DTF_ARG0 + DTMAXFUNCARGS))
+			return false;
+	}
+	return true;
+}
+
+const struct dt_aggspec *
+dt_aggspec_next(const struct dt_pcb *dp, const struct dt_aggspec *as)
+{
+	return as == NULL ? dp->dp_agg : as->das_next;
+}
+
+const struct dtioc_aggspec *
+dt_aggspec_req(const struct dt_aggspec *as)
+{
+	return &as->das_req;
+}
+
+uint64_t
+dt_agg_lhist_nb(const struct dtioc_aggspec *s)
+{
+	int64_t q0, q1;
+
+	if (s->dtas_func != DTA_LHIST || s->dtas_lstep <= 0 ||
+	    s->dtas_lmin >= s->dtas_lmax)
+		return 0;
+	/* C's division, as dt_agg_key()'s: monotonic, q1 >= q0 */
+	q0 = s->dtas_lmin / s->dtas_lstep;
+	q1 = (s->dtas_lmax - 1) / s->dtas_lstep;
+	if ((uint64_t)q1 - (uint64_t)q0 >= UINT64_MAX - 3)
+		return UINT64_MAX;
+	return (uint64_t)q1 - (uint64_t)q0 + 3;
+}
+
+/* The key of as's entries for process pid, as dt_agg_key() makes it. */
+static void
+dt_aggsrc_key(const struct dt_pcb *dp, const struct dt_aggspec *as,
+    pid_t pid, struct dtioc_aggent *k)
+{
+	memset(k, 0, DTA_KEYLEN);
+	k->dtae_id = as->das_req.dtas_id;
+	if (as->das_keys & DTA_K_PID)
+		k->dtae_pid = pid;
+	if (as->das_keys & DTA_K_PBN)
+		k->dtae_pbn = dp->dp_dtp->dtp_pbn;
+}
+
+void
+dt_pcb_fold_src(struct dt_pcb *dp, const struct dt_aggspec *as, pid_t pid,
+    uint64_t n, int64_t sum, int64_t min, int64_t max)
+{
+	struct dt_aggtab *tab;
+	struct dtioc_aggent k;
+
+	if (n == 0)
+		return;
+	tab = atomic_load_explicit(&dp->dp_sc->ds_agg, memory_order_acquire);
+	dt_aggsrc_key(dp, as, pid, &k);
+	pthread_mutex_lock(&tab->dat_mtx);
+	(void)dt_agg_fold_ent(tab, &k, n, sum, min, max);
+	pthread_mutex_unlock(&tab->dat_mtx);
+}
+
+unsigned int
+dt_pcb_fold_src_buckets(struct dt_pcb *dp, const struct dt_aggspec *as,
+    pid_t pid, const uint64_t *n, unsigned int nb)
+{
+	const struct dtioc_aggspec *s = &as->das_req;
+	struct dt_aggtab *tab;
+	struct dtioc_aggent k;
+	uint64_t want;
+	unsigned int i, bad = 0;
+
+	if (s->dtas_func == DTA_HIST)
+		want = DT_AGG_HIST_NB;
+	else
+		want = dt_agg_lhist_nb(s);
+	tab = atomic_load_explicit(&dp->dp_sc->ds_agg, memory_order_acquire);
+	dt_aggsrc_key(dp, as, pid, &k);
+	pthread_mutex_lock(&tab->dat_mtx);
+	for (i = 0; i < nb; i++) {
+		if (n[i] == 0)
+			continue;
+		if (i >= want) {
+			bad++;
+			continue;
+		}
+		k.dtae_bkind = 0;
+		k.dtae_bucket = 0;
+		if (s->dtas_func == DTA_HIST)
+			k.dtae_bucket = (int64_t)i - 1;
+		else if (i == 0)
+			k.dtae_bkind = -1;
+		else if (i == want - 1)
+			k.dtae_bkind = 1;
+		else
+			k.dtae_bucket = (int64_t)(((uint64_t)(s->dtas_lmin /
+			    s->dtas_lstep) + (i - 1) + 1) *
+			    (uint64_t)s->dtas_lstep);
+		/* the values themselves stay in the tracee: 0 (dtvar.h) */
+		(void)dt_agg_fold_ent(tab, &k, n[i], 0, 0, 0);
+	}
+	pthread_mutex_unlock(&tab->dat_mtx);
+	return bad;
+}

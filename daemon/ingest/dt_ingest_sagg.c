@@ -1,0 +1,294 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Aggregations folded in the tracees (userdt/udt_sagg.h): the slots'
+ * descriptions in every tracee's table, which slot stands for which
+ * aggregation of which pcb, and the merge of what the tracees folded
+ * into the opens' tables (dt_pcb_fold_src()).  A slot is taken by the
+ * syscall provider when a pcb that can be folded in the tracees starts
+ * and given back when it stops, after a last merge; a slot taken anew
+ * is emptied in every tracee first, so nothing an earlier user left
+ * reaches the new one.
+ *
+ * What a tracee folded is its word, as its counts are
+ * (dt_ingest_ctr.c): a tracee could as well have made the calls.  So a
+ * merge believes at most DT_INGEST_DELTA_MAX events of a slot a look,
+ * never reads a bucket past its own copy of the slot's description,
+ * and takes a min above the max, or an extreme missing, as forged: all
+ * of it counted in us_forged and folded nowhere.  A look costs dtd at
+ * most UDT_SAGG_NSPEC slots of UDT_SAGG_NBUCKETS words a tracee, and
+ * only for the slots in use whose count moved.
+ *
+ * Locks: [L] the ingest lock (dti_tabs_apply(), dti_procs_apply()) for
+ * the master and every table; [S] dts_mtx, for the slots' owners and the
+ * merges (taken before [L]); [a] atomic.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include <userdt/udt_sagg.h>
+
+#include "dt_ingest.h"
+#include "dt_ingest_var.h"
+
+_Static_assert(UDT_FF_RETVAL == DTF_RETVAL && UDT_FF_ERRNO == DTF_ERRNO &&
+    UDT_FF_ARG0 == DTF_ARG0 && UDT_FF_INT32 == DTF_F_INT32,
+    "dtvar.h's numbers are the wire's");
+_Static_assert(UDT_SG_COUNT == DTA_COUNT && UDT_SG_LHIST == DTA_LHIST &&
+    UDT_SG_HIST == DTA_HIST, "dtvar.h's functions are the wire's");
+_Static_assert(UDT_SAGG_HIST_NB == DT_AGG_HIST_NB, "hist's buckets");
+
+/* Who a slot folds for. */
+struct dts_slot {
+	struct dt_pcb		*ds_pcb;	/* [S] NULL: free */
+	const struct dt_aggspec	*ds_as;		/* [S] one of ds_pcb's */
+	struct udt_sagg_spec	 ds_spec;	/* [S] as written */
+};
+
+static pthread_mutex_t	 dts_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct dts_slot	 dts_slots[UDT_SAGG_NSPEC];	/* [S] */
+static struct udt_sagg_tab dts_master;			/* [L] */
+static _Atomic uint32_t	 dts_used;	/* [S] written, [a] read: slots
+					   taken */
+
+static struct udt_sagg_tab *
+dts_area(struct udt_tab *tab)
+{
+	return (struct udt_sagg_tab *)(void *)((char *)tab + UDT_SAGG_OFF);
+}
+
+static struct udt_sagg_acc *
+dts_acc(const struct dti_proc *dp, unsigned int s)
+{
+	return (struct udt_sagg_acc *)(void *)((char *)dp->dp_ring +
+	    UDT_SAGG_ACC_OFF(dp->dp_nslots)) + s;
+}
+
+/*
+ * Take what dp's tracee folded in slot s since the last look, and merge
+ * it for the slot's pcb.  Under [S], dp listed or being freed by the
+ * drain thread; the drain thread, or a stop's last merge under [L].
+ */
+static void
+dts_take(struct dti_proc *dp, unsigned int s)
+{
+	struct dts_slot *sl = &dts_slots[s];
+	struct udt_sagg_acc *a = dts_acc(dp, s);
+	uint64_t c, sum, mn, mx, b[UDT_SAGG_NBUCKETS];
+	unsigned int i, nb, bad;
+
+	c = __atomic_exchange_n(&a->sa_count, 0, __ATOMIC_ACQ_REL);
+	if (c == 0 || sl->ds_pcb == NULL)
+		return;
+	if (c >= DT_INGEST_DELTA_MAX) {
+		atomic_fetch_add(&dti_stats.forged, c);
+		return;
+	}
+	switch (sl->ds_spec.ss_func) {
+	case UDT_SG_COUNT:
+		dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, dp->dp_pid, c, 0, 0, 0);
+		return;
+	case UDT_SG_HIST:
+	case UDT_SG_LHIST:
+		/* ours, not the tracee's copy: never past what we wrote */
+		nb = sl->ds_spec.ss_nbuckets;
+		for (i = 0; i < nb; i++) {
+			b[i] = __atomic_exchange_n(&a->sa_bucket[i], 0,
+			    __ATOMIC_ACQUIRE);
+			if (b[i] >= DT_INGEST_DELTA_MAX) {
+				atomic_fetch_add(&dti_stats.forged, b[i]);
+				b[i] = 0;
+			}
+		}
+		bad = dt_pcb_fold_src_buckets(sl->ds_pcb, sl->ds_as,
+		    dp->dp_pid, b, nb);
+		if (bad != 0)
+			atomic_fetch_add(&dti_stats.forged, bad);
+		return;
+	}
+	sum = __atomic_exchange_n(&a->sa_sum, 0, __ATOMIC_ACQUIRE);
+	mn = __atomic_exchange_n(&a->sa_min, 0, __ATOMIC_ACQUIRE);
+	mx = __atomic_exchange_n(&a->sa_max, 0, __ATOMIC_ACQUIRE);
+	if (mn == 0 || mx == 0) {
+		/*
+		 * Events whose values a look took just before their
+		 * counts: those values are in the last extremes taken.
+		 */
+		if (!(dp->dp_sagg_has & (1u << s))) {
+			atomic_fetch_add(&dti_stats.forged, c);
+			return;
+		}
+		if (mn == 0)
+			mn = UDT_SAGG_MINV(dp->dp_sagg_min[s]);
+		if (mx == 0)
+			mx = UDT_SAGG_MAXV(dp->dp_sagg_max[s]);
+	}
+	if (UDT_SAGG_FROM_MINV(mn) > UDT_SAGG_FROM_MAXV(mx)) {
+		atomic_fetch_add(&dti_stats.forged, c);
+		return;
+	}
+	dp->dp_sagg_has |= 1u << s;
+	dp->dp_sagg_min[s] = UDT_SAGG_FROM_MINV(mn);
+	dp->dp_sagg_max[s] = UDT_SAGG_FROM_MAXV(mx);
+	dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, dp->dp_pid, c, (int64_t)sum,
+	    dp->dp_sagg_min[s], dp->dp_sagg_max[s]);
+}
+
+void
+dti_sagg_take(struct dti_proc *dp)
+{
+	uint32_t used = atomic_load(&dts_used);
+	unsigned int s;
+
+	if (used == 0)
+		return;
+	pthread_mutex_lock(&dts_mtx);
+	used = atomic_load(&dts_used);
+	for (s = 0; s < UDT_SAGG_NSPEC; s++)
+		if (used & (1u << s))
+			dts_take(dp, s);
+	pthread_mutex_unlock(&dts_mtx);
+}
+
+void
+dti_sagg_copy(struct udt_tab *tab)
+{
+	memcpy(dts_area(tab), &dts_master, sizeof(dts_master));
+}
+
+/* What one change does to a table (or the master, with tab NULL). [L] */
+struct dts_change {
+	int			 dc_slot;	/* -1: sg_probe[dc_probe] */
+	const struct udt_sagg_spec *dc_spec;
+	unsigned int		 dc_probe;
+	uint32_t		 dc_mask;
+	uint32_t		 dc_seq;	/* the slot's new, even */
+};
+
+static void
+dts_apply(struct udt_tab *tab, void *arg)
+{
+	const struct dts_change *dc = arg;
+	struct udt_sagg_tab *sg = tab != NULL ? dts_area(tab) : &dts_master;
+	struct udt_sagg_spec *sp;
+
+	if (sg->sg_magic != UDT_SAGG_MAGIC)
+		sg->sg_magic = UDT_SAGG_MAGIC;
+	if (dc->dc_slot < 0) {
+		__atomic_store_n(&sg->sg_probe[dc->dc_probe], dc->dc_mask,
+		    __ATOMIC_RELEASE);
+		return;
+	}
+	sp = &sg->sg_spec[dc->dc_slot];
+	__atomic_store_n(&sp->ss_seq, dc->dc_seq - 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	sp->ss_func = dc->dc_spec->ss_func;
+	sp->ss_vfield = dc->dc_spec->ss_vfield;
+	sp->ss_vflags = dc->dc_spec->ss_vflags;
+	sp->ss_nbuckets = dc->dc_spec->ss_nbuckets;
+	sp->ss_lq0 = dc->dc_spec->ss_lq0;
+	sp->ss_lmin = dc->dc_spec->ss_lmin;
+	sp->ss_lmax = dc->dc_spec->ss_lmax;
+	sp->ss_lstep = dc->dc_spec->ss_lstep;
+	__atomic_store_n(&sp->ss_seq, dc->dc_seq, __ATOMIC_RELEASE);
+}
+
+/* Empty slot s of dp's accumulators: what a former user left. [L] */
+static void
+dts_empty(struct dti_proc *dp, void *arg)
+{
+	unsigned int s = *(const unsigned int *)arg, i;
+	struct udt_sagg_acc *a = dts_acc(dp, s);
+
+	__atomic_store_n(&a->sa_count, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->sa_sum, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->sa_min, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->sa_max, 0, __ATOMIC_RELAXED);
+	for (i = 0; i < UDT_SAGG_NBUCKETS; i++)
+		__atomic_store_n(&a->sa_bucket[i], 0, __ATOMIC_RELAXED);
+	dp->dp_sagg_has &= ~(1u << s);
+}
+
+int
+dt_ingest_sagg_take(struct dt_pcb *dp, const struct dt_aggspec *as,
+    const struct udt_sagg_spec *spec)
+{
+	struct dts_change dc;
+	unsigned int s;
+
+	pthread_mutex_lock(&dts_mtx);
+	for (s = 0; s < UDT_SAGG_NSPEC; s++)
+		if (dts_slots[s].ds_pcb == NULL)
+			break;
+	if (s == UDT_SAGG_NSPEC) {
+		pthread_mutex_unlock(&dts_mtx);
+		return -1;
+	}
+	/* No probe names it: a hook may only be late, and then records. */
+	dti_procs_apply(dts_empty, &s);
+	memset(&dc, 0, sizeof(dc));
+	dc.dc_slot = (int)s;
+	dc.dc_spec = spec;
+	/* [S] keeps it: only a take writes a slot's description */
+	dc.dc_seq = (__atomic_load_n(&dts_master.sg_spec[s].ss_seq,
+	    __ATOMIC_RELAXED) | 1) + 1;
+	dti_tabs_apply(dts_apply, &dc);
+	dts_slots[s].ds_pcb = dp;
+	dts_slots[s].ds_as = as;
+	dts_slots[s].ds_spec = *spec;
+	atomic_fetch_or(&dts_used, 1u << s);
+	pthread_mutex_unlock(&dts_mtx);
+	return (int)s;
+}
+
+void
+dt_ingest_sagg_probe(unsigned int p, uint32_t mask)
+{
+	struct dts_change dc;
+
+	if (p >= DT_SYS_NPROBES)
+		return;
+	memset(&dc, 0, sizeof(dc));
+	dc.dc_slot = -1;
+	dc.dc_probe = p;
+	dc.dc_mask = mask;
+	dti_tabs_apply(dts_apply, &dc);
+}
+
+/* The last merge of a slot given back, from every tracee. [S][L] */
+static void
+dts_last(struct dti_proc *dp, void *arg)
+{
+	dts_take(dp, *(const unsigned int *)arg);
+}
+
+void
+dt_ingest_sagg_give(uint32_t mask)
+{
+	unsigned int s;
+
+	pthread_mutex_lock(&dts_mtx);
+	for (s = 0; s < UDT_SAGG_NSPEC; s++) {
+		if (!(mask & (1u << s)) || dts_slots[s].ds_pcb == NULL)
+			continue;
+		dti_procs_apply(dts_last, &s);
+		memset(&dts_slots[s], 0, sizeof(dts_slots[s]));
+		atomic_fetch_and(&dts_used, ~(1u << s));
+	}
+	pthread_mutex_unlock(&dts_mtx);
+}

@@ -1,0 +1,131 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Aggregations in traced processes (issue 22): part of the private wire
+ * (udt_wire.h).  For a syscall probe whose recording opens all only
+ * aggregate, keyed by nothing but the pid and the probe, a value the
+ * hook knows exactly (an entry's argument, a return's value or errno),
+ * with no filter, dtd describes each aggregation in a slot of the table
+ * memfd (UDT_SAGG_OFF, read-only to the tracee) and names the slots of
+ * probe p in sg_probe[p]; the enable byte says UDT_EN_AGG.  The hook
+ * then folds the event into the slots' accumulators after its ring
+ * (UDT_SAGG_ACC_OFF) with atomic operations, and records nothing: no
+ * time stamp, no slot.  The pid is the one dtd knows from the socket;
+ * the probe is the slot's.
+ *
+ * Accumulators (udt_sagg_acc) start zeroed (the memfd is) and zero
+ * means "nothing": min and max are kept as order-preserving unsigned
+ * images (UDT_SAGG_MAXV(v) grows with v, UDT_SAGG_MINV(v) shrinks), so
+ * both fold by an unsigned maximum whose neutral element is 0.  A hook
+ * folds the value, sum, min and max (or the bucket) first and adds to
+ * sa_count last, with release; dtd takes sa_count with an exchange to 0
+ * (acquire) and, when it moved, takes the rest the same way: every
+ * event it counts has its value in what it takes, and a value folded
+ * but not yet counted is taken one look early (its count comes with the
+ * next).  A count that moved with min and max already taken reuses the
+ * last ones dtd took of that slot: the event's value was in them.
+ *
+ * Changes: dtd writes a slot's description between two increments of
+ * ss_seq (odd while written) and only while no probe names the slot; a
+ * hook reads ss_seq, the description, ss_seq again, and records the
+ * event instead when it was odd or moved.  Nothing of this is trusted
+ * by dtd: it takes counts as the tracee's word (a tracee could make the
+ * calls), bounded by DT_INGEST_DELTA_MAX a look, and checks min <= max
+ * and every bucket index against its own copy of the description.  The
+ * hook trusts the table no more: a slot it cannot read as sane makes it
+ * record.
+ *
+ * Locks used to protect struct members in this file:
+ *	[d]	written by dtd only, under its ingest lock
+ *	[p,d,a]	the tracee adds, dtd takes (exchanges), atomically
+ */
+#ifndef USERDT_UDT_SAGG_H
+#define USERDT_UDT_SAGG_H
+
+#include <stdint.h>
+
+#include "udt_filt.h"
+#include "udt_wire.h"
+
+#define UDT_SAGG_OFF		20992	/* in the table memfd */
+#define UDT_SAGG_NSPEC		32	/* aggregations at once, all probes */
+#define UDT_SAGG_NBUCKETS	120	/* hist: 66; lhist: its range + 2 */
+#define UDT_SAGG_MAGIC		0x75646167u	/* "udag" */
+
+/* ss_func: dtvar.h's DTA_* by value. */
+#define UDT_SG_COUNT		1
+#define UDT_SG_SUM		2
+#define UDT_SG_MIN		3
+#define UDT_SG_MAX		4
+#define UDT_SG_AVG		5
+#define UDT_SG_HIST		6
+#define UDT_SG_LHIST		7
+
+/* hist's buckets: index pow2 class + 1, -1 (v < 0) .. 64. */
+#define UDT_SAGG_HIST_NB	66
+
+struct udt_sagg_spec {
+	uint32_t	ss_seq;		/* [d,a] odd while written */
+	uint8_t		ss_func;	/* [d] UDT_SG_* */
+	uint8_t		ss_vfield;	/* [d] UDT_FF_RETVAL, UDT_FF_ERRNO,
+					   UDT_FF_ARG0 + n; 0: count */
+	uint8_t		ss_vflags;	/* [d] UDT_FF_INT32 */
+	uint8_t		ss_nbuckets;	/* [d] hist, lhist: indexes used */
+	int64_t		ss_lq0;		/* [d] lhist: ss_lmin / ss_lstep */
+	int64_t		ss_lmin;	/* [d] lhist, as dtas_lmin */
+	int64_t		ss_lmax;	/* [d] */
+	int64_t		ss_lstep;	/* [d] > 0 */
+};
+
+struct udt_sagg_tab {
+	uint32_t	sg_magic;	/* [d] UDT_SAGG_MAGIC */
+	uint32_t	sg_pad;
+	/* [d,a] bit s: probe p's events fold into slot s */
+	uint32_t	sg_probe[UDT_NPROBES_MAX];
+	struct udt_sagg_spec sg_spec[UDT_SAGG_NSPEC];
+};
+
+/*
+ * One slot's accumulators.  lhist's indexes: 0 below ss_lmin, 1 +
+ * (v / ss_lstep - ss_lq0) within, ss_nbuckets - 1 from ss_lmax on.
+ */
+struct udt_sagg_acc {
+	uint64_t	sa_count;	/* [p,d,a] events, last */
+	uint64_t	sa_sum;		/* [p,d,a] wrapping */
+	uint64_t	sa_min;		/* [p,d,a] max of UDT_SAGG_MINV */
+	uint64_t	sa_max;		/* [p,d,a] max of UDT_SAGG_MAXV */
+	uint64_t	sa_pad[4];
+	uint64_t	sa_bucket[UDT_SAGG_NBUCKETS];	/* [p,d,a] */
+};
+
+#define UDT_SAGG_MAXV(v)	((uint64_t)(v) ^ (1ULL << 63))
+#define UDT_SAGG_MINV(v)	(~UDT_SAGG_MAXV(v))
+/* Back from the images; 0 ("nothing") is the caller's to rule out. */
+#define UDT_SAGG_FROM_MAXV(u)	((int64_t)((u) ^ (1ULL << 63)))
+#define UDT_SAGG_FROM_MINV(u)	UDT_SAGG_FROM_MAXV(~(u))
+
+_Static_assert(sizeof(struct udt_sagg_spec) == 40, "udt_sagg_spec size");
+_Static_assert(sizeof(struct udt_sagg_acc) == 1024, "udt_sagg_acc size");
+_Static_assert(UDT_SAGG_NSPEC * sizeof(struct udt_sagg_acc) ==
+    UDT_SAGG_ACC_SIZE, "accumulator area");
+_Static_assert(UDT_FILT_OFF + sizeof(struct udt_ftab) <= UDT_SAGG_OFF,
+    "udt_sagg_tab after udt_ftab");
+_Static_assert(UDT_SAGG_OFF + sizeof(struct udt_sagg_tab) <= UDT_TAB_SIZE,
+    "udt_sagg_tab size");
+_Static_assert(UDT_SAGG_NSPEC <= 32, "sg_probe's bits");
+
+#endif /* USERDT_UDT_SAGG_H */

@@ -1,0 +1,231 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The hook's aggregations (userdt/udt_sagg.h): an event of a probe
+ * whose enable byte says UDT_EN_AGG is folded into the accumulators of
+ * the slots dtd named for it, after the ring, and not recorded.  Runs
+ * where hooks run (signal handlers, fork children, threads starting and
+ * ending), inside udt_rec_enter()'s nesting (a handler that interrupts
+ * a fold does not fold: it counts as recursive): no lock, no
+ * allocation, no system call, a bounded loop per slot (a compare and
+ * swap retried only when another thread moved the word), and every
+ * byte of the table read as possibly corrupt.  Whatever the hook cannot
+ * fold exactly as dtd would fold the record is recorded instead; a
+ * fold is all or nothing across the probe's slots, so an event is never
+ * both folded into one and recorded for another.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include <userdt/udt_sagg.h>
+
+#include "systab.h"
+#include "udt_preload.h"
+
+int	udt_sagg_off;		/* [I] USERDT_SRCAGG=0: always record */
+
+/* The hist class of v, as dt_agg.c's and btrace's hist(). */
+static inline unsigned int
+udt_sagg_pow2(int64_t v)
+{
+	if (v < 0)
+		return 0;
+	if (v == 0)
+		return 1;
+	return 2 + (63 - (unsigned int)__builtin_clzll((uint64_t)v));
+}
+
+/* *w = max(*w, u), atomically; no store when *w is already as large. */
+static inline void
+udt_sagg_umax(uint64_t *w, uint64_t u)
+{
+	uint64_t cur = __atomic_load_n(w, __ATOMIC_RELAXED);
+
+	while (cur < u && !__atomic_compare_exchange_n(w, &cur, u, 1,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		continue;
+}
+
+/*
+ * The value of field (UDT_FF_*) of this event as dtd reads the record,
+ * whose arguments and result share a union (dt_evt's _args): an entry
+ * has its arguments (0 past the call's count), whose first reads as the
+ * return value and whose third's low half as errno; a return has its
+ * value as the first argument, 0 as the second, errno (zero-extended)
+ * as the third, 0 past it.  *ok 0: not a field.
+ */
+static inline int64_t
+udt_sagg_value(unsigned int field, unsigned int flags, unsigned int probe,
+    const long *args, int isret, long rv, int error, int *ok)
+{
+	unsigned int nargs, n;
+	int64_t a[3] = { 0, 0, 0 }, v;
+
+	if (isret) {
+		a[0] = rv;
+		a[2] = (int64_t)(uint32_t)error;
+	} else if (args != NULL) {
+		nargs = probe / 2 < SYSTAB_COUNT ?
+		    systab[probe / 2].se_nargs : 0;
+		for (n = 0; n < 3 && n < nargs; n++)
+			a[n] = args[n];
+	}
+	switch (field) {
+	case 0:
+		return 0;
+	case UDT_FF_RETVAL:
+		v = a[0];
+		break;
+	case UDT_FF_ERRNO:
+		v = (int32_t)(uint32_t)(uint64_t)a[2];
+		break;
+	default:
+		if (field < UDT_FF_ARG0 || field >= UDT_FF_ARG0 + UDT_NARGS) {
+			*ok = 0;
+			return 0;
+		}
+		n = field - UDT_FF_ARG0;
+		if (n < 3)
+			v = a[n];
+		else {
+			nargs = probe / 2 < SYSTAB_COUNT ?
+			    systab[probe / 2].se_nargs : 0;
+			v = !isret && args != NULL && n < nargs ? args[n] : 0;
+		}
+		break;
+	}
+	if (flags & UDT_FF_INT32)
+		v = (int32_t)(uint32_t)(uint64_t)v;
+	return v;
+}
+
+/*
+ * Slot sp's index and value for this event: 0 on success, -1 when the
+ * slot is not one the hook can read as sane and unchanged.
+ */
+static int
+udt_sagg_look(const struct udt_sagg_spec *sp, unsigned int probe,
+    const long *args, int isret, long rv, int error, unsigned int *idxp,
+    int64_t *vp, unsigned int *funcp)
+{
+	uint32_t seq = __atomic_load_n(&sp->ss_seq, __ATOMIC_ACQUIRE);
+	unsigned int func, field, flags, nb;
+	int64_t lq0, lmin, lmax, lstep, v, q;
+	unsigned int idx = 0;
+	int ok = 1;
+
+	if (seq & 1)
+		return -1;
+	func = __atomic_load_n(&sp->ss_func, __ATOMIC_RELAXED);
+	field = __atomic_load_n(&sp->ss_vfield, __ATOMIC_RELAXED);
+	flags = __atomic_load_n(&sp->ss_vflags, __ATOMIC_RELAXED);
+	nb = __atomic_load_n(&sp->ss_nbuckets, __ATOMIC_RELAXED);
+	lq0 = __atomic_load_n(&sp->ss_lq0, __ATOMIC_RELAXED);
+	lmin = __atomic_load_n(&sp->ss_lmin, __ATOMIC_RELAXED);
+	lmax = __atomic_load_n(&sp->ss_lmax, __ATOMIC_RELAXED);
+	lstep = __atomic_load_n(&sp->ss_lstep, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&sp->ss_seq, __ATOMIC_RELAXED) != seq)
+		return -1;
+	if (func < UDT_SG_COUNT || func > UDT_SG_LHIST ||
+	    (func == UDT_SG_COUNT) != (field == 0))
+		return -1;
+	v = udt_sagg_value(field, flags, probe, args, isret, rv, error, &ok);
+	if (!ok)
+		return -1;
+	if (func == UDT_SG_HIST) {
+		idx = udt_sagg_pow2(v);
+		if (nb != UDT_SAGG_HIST_NB)
+			return -1;
+	} else if (func == UDT_SG_LHIST) {
+		if (lstep <= 0 || lmin >= lmax || nb < 3 ||
+		    nb > UDT_SAGG_NBUCKETS)
+			return -1;
+		if (v < lmin)
+			idx = 0;
+		else if (v >= lmax)
+			idx = nb - 1;
+		else {
+			/* C's division, as dtd's bucket; q >= lq0 */
+			q = v / lstep;
+			if (q < lq0 || (uint64_t)(q - lq0) >= nb - 2)
+				return -1;
+			idx = 1 + (unsigned int)(q - lq0);
+		}
+	}
+	*idxp = idx;
+	*vp = v;
+	*funcp = func;
+	return 0;
+}
+
+int
+udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
+    unsigned int probe, const long *args, int isret, long rv, int error)
+{
+	const struct udt_sagg_tab *sg;
+	struct udt_sagg_acc *acc, *a;
+	unsigned int idx[UDT_SAGG_NSPEC], func[UDT_SAGG_NSPEC], s, n = 0;
+	unsigned int slot[UDT_SAGG_NSPEC];
+	int64_t val[UDT_SAGG_NSPEC], v;
+	uint32_t mask;
+
+	if (udt_sagg_off || tab == NULL || probe >= UDT_NPROBES_MAX)
+		return 0;
+	sg = (const struct udt_sagg_tab *)(const void *)((const char *)tab +
+	    UDT_SAGG_OFF);
+	if (__atomic_load_n(&sg->sg_magic, __ATOMIC_RELAXED) !=
+	    UDT_SAGG_MAGIC)
+		return 0;
+	mask = __atomic_load_n(&sg->sg_probe[probe], __ATOMIC_ACQUIRE);
+	if (mask == 0)
+		return 0;
+	/* All the slots first: an event is folded whole or recorded. */
+	for (s = 0; s < UDT_SAGG_NSPEC; s++) {
+		if (!(mask & (1u << s)))
+			continue;
+		if (udt_sagg_look(&sg->sg_spec[s], probe, args, isret, rv,
+		    error, &idx[n], &val[n], &func[n]) != 0)
+			return 0;
+		slot[n++] = s;
+	}
+	acc = (struct udt_sagg_acc *)(void *)((char *)r +
+	    UDT_SAGG_ACC_OFF(r->rh_nslots));
+	for (s = 0; s < n; s++) {
+		a = &acc[slot[s]];
+		v = val[s];
+		switch (func[s]) {
+		case UDT_SG_COUNT:
+			break;
+		case UDT_SG_HIST:
+		case UDT_SG_LHIST:
+			__atomic_fetch_add(&a->sa_bucket[idx[s]], 1,
+			    __ATOMIC_RELAXED);
+			break;
+		default:
+			/* all three, as dtd keeps them for every function */
+			__atomic_fetch_add(&a->sa_sum, (uint64_t)v,
+			    __ATOMIC_RELAXED);
+			udt_sagg_umax(&a->sa_min, UDT_SAGG_MINV(v));
+			udt_sagg_umax(&a->sa_max, UDT_SAGG_MAXV(v));
+			break;
+		}
+		/* last, with release: dtd takes the rest after it */
+		__atomic_fetch_add(&a->sa_count, 1, __ATOMIC_RELEASE);
+	}
+	return 1;
+}
