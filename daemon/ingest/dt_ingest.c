@@ -463,6 +463,7 @@ dti_free(struct dti_proc *dp)
 {
 	munmap(dp->dp_ring, UDT_RING_SIZE(dp->dp_nslots));
 	munmap(dp->dp_tab, UDT_TAB_SIZE);
+	dti_sagg_free(dp);
 	if (dp->dp_pidfd >= 0)
 		close(dp->dp_pidfd);
 	dti_held_free(dp->dp_held);

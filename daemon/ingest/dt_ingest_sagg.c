@@ -39,6 +39,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <userdt/udt_sagg.h>
@@ -80,73 +81,106 @@ dts_acc(const struct dti_proc *dp, unsigned int s)
 }
 
 /*
+ * dp's shadow of slot s, made if it has none; NULL without the memory
+ * (the look is left for the next).  [S]
+ */
+static struct dti_sagg_shadow *
+dts_shadow(struct dti_proc *dp, unsigned int s)
+{
+	if (dp->dp_sagg[s] == NULL)
+		dp->dp_sagg[s] = calloc(1, sizeof(*dp->dp_sagg[s]));
+	return dp->dp_sagg[s];
+}
+
+/*
  * Take what dp's tracee folded in slot s since the last look, and merge
- * it for the slot's pcb.  Under [S], dp listed or being freed by the
- * drain thread; the drain thread, or a stop's last merge under [L].
+ * it for the slot's pcb: counts, sums and buckets as the way they moved
+ * since dtd last read them (the tracee adds to them plainly while it
+ * has one thread: dtd never writes them), the extremes by exchange.
+ * Under [S], dp listed or being freed by the drain thread; the drain
+ * thread, or a stop's last merge under [L].
  */
 static void
 dts_take(struct dti_proc *dp, unsigned int s)
 {
 	struct dts_slot *sl = &dts_slots[s];
 	struct udt_sagg_acc *a = dts_acc(dp, s);
-	uint64_t c, sum, mn, mx, b[UDT_SAGG_NBUCKETS];
+	struct dti_sagg_shadow *sh;
+	uint64_t c, dc, sum, mn, mx, b, db[UDT_SAGG_NBUCKETS];
 	unsigned int i, nb, bad;
+	bool wild;
 
-	c = __atomic_exchange_n(&a->sa_count, 0, __ATOMIC_ACQ_REL);
-	if (c == 0 || sl->ds_pcb == NULL)
+	c = __atomic_load_n(&a->sa_count, __ATOMIC_ACQUIRE);
+	if (sl->ds_pcb == NULL || ((sh = dp->dp_sagg[s]) == NULL && c == 0))
 		return;
-	if (c >= DT_INGEST_DELTA_MAX) {
-		atomic_fetch_add(&dti_stats.forged, c);
+	if (sh == NULL && (sh = dts_shadow(dp, s)) == NULL)
 		return;
-	}
+	if ((dc = c - sh->sh_count) == 0)
+		return;
+	sh->sh_count = c;
+	/* a wild step: believe none of it, follow the words */
+	wild = dc >= DT_INGEST_DELTA_MAX;
+	if (wild)
+		atomic_fetch_add(&dti_stats.forged, dc);
 	switch (sl->ds_spec.ss_func) {
 	case UDT_SG_COUNT:
-		dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, dp->dp_pid, c, 0, 0, 0);
+		if (!wild)
+			dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, dp->dp_pid, dc,
+			    0, 0, 0);
 		return;
 	case UDT_SG_HIST:
 	case UDT_SG_LHIST:
 		/* ours, not the tracee's copy: never past what we wrote */
 		nb = sl->ds_spec.ss_nbuckets;
 		for (i = 0; i < nb; i++) {
-			b[i] = __atomic_exchange_n(&a->sa_bucket[i], 0,
-			    __ATOMIC_ACQUIRE);
-			if (b[i] >= DT_INGEST_DELTA_MAX) {
-				atomic_fetch_add(&dti_stats.forged, b[i]);
-				b[i] = 0;
+			b = __atomic_load_n(&a->sa_bucket[i],
+			    __ATOMIC_RELAXED);
+			db[i] = b - sh->sh_bucket[i];
+			sh->sh_bucket[i] = b;
+			if (db[i] >= DT_INGEST_DELTA_MAX) {
+				atomic_fetch_add(&dti_stats.forged, db[i]);
+				db[i] = 0;
 			}
 		}
+		if (wild)
+			return;
 		bad = dt_pcb_fold_src_buckets(sl->ds_pcb, sl->ds_as,
-		    dp->dp_pid, b, nb);
+		    dp->dp_pid, db, nb);
 		if (bad != 0)
 			atomic_fetch_add(&dti_stats.forged, bad);
 		return;
 	}
-	sum = __atomic_exchange_n(&a->sa_sum, 0, __ATOMIC_ACQUIRE);
+	sum = __atomic_load_n(&a->sa_sum, __ATOMIC_RELAXED);
 	mn = __atomic_exchange_n(&a->sa_min, 0, __ATOMIC_ACQUIRE);
 	mx = __atomic_exchange_n(&a->sa_max, 0, __ATOMIC_ACQUIRE);
+	dc = wild ? 0 : dc;
+	sum -= sh->sh_sum;
+	sh->sh_sum += sum;
+	if (dc == 0)
+		return;
 	if (mn == 0 || mx == 0) {
 		/*
 		 * Events whose values a look took just before their
 		 * counts: those values are in the last extremes taken.
 		 */
-		if (!(dp->dp_sagg_has & (1u << s))) {
-			atomic_fetch_add(&dti_stats.forged, c);
+		if (!sh->sh_has) {
+			atomic_fetch_add(&dti_stats.forged, dc);
 			return;
 		}
 		if (mn == 0)
-			mn = UDT_SAGG_MINV(dp->dp_sagg_min[s]);
+			mn = UDT_SAGG_MINV(sh->sh_min);
 		if (mx == 0)
-			mx = UDT_SAGG_MAXV(dp->dp_sagg_max[s]);
+			mx = UDT_SAGG_MAXV(sh->sh_max);
 	}
 	if (UDT_SAGG_FROM_MINV(mn) > UDT_SAGG_FROM_MAXV(mx)) {
-		atomic_fetch_add(&dti_stats.forged, c);
+		atomic_fetch_add(&dti_stats.forged, dc);
 		return;
 	}
-	dp->dp_sagg_has |= 1u << s;
-	dp->dp_sagg_min[s] = UDT_SAGG_FROM_MINV(mn);
-	dp->dp_sagg_max[s] = UDT_SAGG_FROM_MAXV(mx);
-	dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, dp->dp_pid, c, (int64_t)sum,
-	    dp->dp_sagg_min[s], dp->dp_sagg_max[s]);
+	sh->sh_has = true;
+	sh->sh_min = UDT_SAGG_FROM_MINV(mn);
+	sh->sh_max = UDT_SAGG_FROM_MAXV(mx);
+	dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, dp->dp_pid, dc, (int64_t)sum,
+	    sh->sh_min, sh->sh_max);
 }
 
 void
@@ -208,20 +242,47 @@ dts_apply(struct udt_tab *tab, void *arg)
 	__atomic_store_n(&sp->ss_seq, dc->dc_seq, __ATOMIC_RELEASE);
 }
 
-/* Empty slot s of dp's accumulators: what a former user left. [L] */
+/*
+ * Start slot s of dp afresh for a new user: what an earlier one left in
+ * the counters is where dtd's reading starts; the extremes are taken
+ * away.  dtd writes no counter: the tracee may add to them plainly.
+ * [S][L]
+ */
 static void
-dts_empty(struct dti_proc *dp, void *arg)
+dts_restart(struct dti_proc *dp, void *arg)
 {
 	unsigned int s = *(const unsigned int *)arg, i;
 	struct udt_sagg_acc *a = dts_acc(dp, s);
+	struct dti_sagg_shadow *sh;
 
-	__atomic_store_n(&a->sa_count, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&a->sa_sum, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&a->sa_min, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&a->sa_max, 0, __ATOMIC_RELAXED);
+	(void)__atomic_exchange_n(&a->sa_min, 0, __ATOMIC_RELAXED);
+	(void)__atomic_exchange_n(&a->sa_max, 0, __ATOMIC_RELAXED);
+	if ((sh = dts_shadow(dp, s)) == NULL) {
+		/* no reading to start from: the counters from zero */
+		__atomic_store_n(&a->sa_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->sa_sum, 0, __ATOMIC_RELAXED);
+		for (i = 0; i < UDT_SAGG_NBUCKETS; i++)
+			__atomic_store_n(&a->sa_bucket[i], 0,
+			    __ATOMIC_RELAXED);
+		return;
+	}
+	sh->sh_count = __atomic_load_n(&a->sa_count, __ATOMIC_RELAXED);
+	sh->sh_sum = __atomic_load_n(&a->sa_sum, __ATOMIC_RELAXED);
 	for (i = 0; i < UDT_SAGG_NBUCKETS; i++)
-		__atomic_store_n(&a->sa_bucket[i], 0, __ATOMIC_RELAXED);
-	dp->dp_sagg_has &= ~(1u << s);
+		sh->sh_bucket[i] = __atomic_load_n(&a->sa_bucket[i],
+		    __ATOMIC_RELAXED);
+	sh->sh_has = false;
+}
+
+void
+dti_sagg_free(struct dti_proc *dp)
+{
+	unsigned int s;
+
+	for (s = 0; s < UDT_SAGG_NSPEC; s++) {
+		free(dp->dp_sagg[s]);
+		dp->dp_sagg[s] = NULL;
+	}
 }
 
 int
@@ -240,7 +301,7 @@ dt_ingest_sagg_take(struct dt_pcb *dp, const struct dt_aggspec *as,
 		return -1;
 	}
 	/* No probe names it: a hook may only be late, and then records. */
-	dti_procs_apply(dts_empty, &s);
+	dti_procs_apply(dts_restart, &s);
 	memset(&dc, 0, sizeof(dc));
 	dc.dc_slot = (int)s;
 	dc.dc_spec = spec;

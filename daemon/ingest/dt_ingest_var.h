@@ -153,6 +153,20 @@ struct dti_held {
 	struct dti_deep		*dh_deep;	/* or NULL: no deep frames */
 };
 
+/*
+ * What dtd last read of one slot of a tracee's accumulators
+ * (udt_sagg_acc): the counters it takes the steps of, and the extremes
+ * it last took (sh_has), for the values it took before their counts.
+ */
+struct dti_sagg_shadow {
+	uint64_t		 sh_count;
+	uint64_t		 sh_sum;
+	uint64_t		 sh_bucket[UDT_SAGG_NBUCKETS];
+	int64_t			 sh_min;
+	int64_t			 sh_max;
+	bool			 sh_has;
+};
+
 struct dti_proc {
 	struct dti_proc		*dp_next;	/* [L] writers; [D] reads */
 	pid_t			 dp_pid;	/* [I] SO_PEERCRED */
@@ -206,14 +220,8 @@ struct dti_proc {
 	uint64_t		 dp_filt_total;	/* [D] last seen rh_filt_total */
 	uint32_t		 dp_filt[DT_SYS_NPROBES];	/* [D] */
 	uint32_t		 dp_count[DT_SYS_NPROBES];	/* [D] rh_count */
-	/*
-	 * [S] (dt_ingest_sagg.c): the extremes a look last took of each
-	 * slot of its accumulators, for the values it took before their
-	 * counts; bit s of dp_sagg_has: slot s has them.
-	 */
-	uint32_t		 dp_sagg_has;
-	int64_t			 dp_sagg_min[UDT_SAGG_NSPEC];
-	int64_t			 dp_sagg_max[UDT_SAGG_NSPEC];
+	/* [S] its slots' readings (dt_ingest_sagg.c), NULL: none yet */
+	struct dti_sagg_shadow	*dp_sagg[UDT_SAGG_NSPEC];
 	uint32_t		 dp_plost;	/* [D] profile samples */
 	uint32_t		 dp_precur;	/* [D] */
 	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */
@@ -271,6 +279,8 @@ void	dti_procs_apply(void (*fn)(struct dti_proc *, void *), void *arg);
  */
 void	dti_sagg_copy(struct udt_tab *tab);
 void	dti_sagg_take(struct dti_proc *dp);
+/* dp's readings, when it is freed: the drain thread, dp unlisted. */
+void	dti_sagg_free(struct dti_proc *dp);
 
 /*
  * A new proc's counter budget, from its CPU time so far (dt_ingest_ctr.c).

@@ -30,11 +30,13 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/single_threaded.h>
 
 #include <userdt/udt_sagg.h>
 
 #include "systab.h"
 #include "udt_preload.h"
+#include "udt_rw.h"
 
 int	udt_sagg_off;		/* [I] USERDT_SRCAGG=0: always record */
 
@@ -49,7 +51,26 @@ udt_sagg_pow2(int64_t v)
 	return 2 + (63 - (unsigned int)__builtin_clzll((uint64_t)v));
 }
 
-/* *w = max(*w, u), atomically; no store when *w is already as large. */
+/*
+ * *w += n: a locked add once the process may have more than one thread
+ * (udt_rw_mt, glibc's __libc_single_threaded, as the entry's count),
+ * else a plain one, which no handler of this thread can split (it
+ * would not fold: udt_rec_enter()'s nesting) and dtd never writes.
+ */
+static inline void
+udt_sagg_add(uint64_t *w, uint64_t n, int mt, int order)
+{
+	if (mt)
+		(void)__atomic_fetch_add(w, n, order);
+	else
+		__atomic_store_n(w, __atomic_load_n(w, __ATOMIC_RELAXED) + n,
+		    order);
+}
+
+/*
+ * *w = max(*w, u), atomically: dtd takes the extremes with an exchange.
+ * No store, and no locked instruction, when *w is already as large.
+ */
 static inline void
 udt_sagg_umax(uint64_t *w, uint64_t u)
 {
@@ -183,6 +204,7 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 	unsigned int slot[UDT_SAGG_NSPEC];
 	int64_t val[UDT_SAGG_NSPEC], v;
 	uint32_t mask;
+	int mt;
 
 	if (udt_sagg_off || tab == NULL || probe >= UDT_NPROBES_MAX)
 		return 0;
@@ -195,9 +217,10 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 	if (mask == 0)
 		return 0;
 	/* All the slots first: an event is folded whole or recorded. */
-	for (s = 0; s < UDT_SAGG_NSPEC; s++) {
-		if (!(mask & (1u << s)))
-			continue;
+	for (; mask != 0; mask &= mask - 1) {
+		s = (unsigned int)__builtin_ctz(mask);
+		if (s >= UDT_SAGG_NSPEC)
+			return 0;
 		if (udt_sagg_look(&sg->sg_spec[s], probe, args, isret, rv,
 		    error, &idx[n], &val[n], &func[n]) != 0)
 			return 0;
@@ -205,6 +228,8 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 	}
 	acc = (struct udt_sagg_acc *)(void *)((char *)r +
 	    UDT_SAGG_ACC_OFF(r->rh_nslots));
+	mt = __atomic_load_n(&udt_rw_mt, __ATOMIC_RELAXED) != 0 ||
+	    !__libc_single_threaded;
 	for (s = 0; s < n; s++) {
 		a = &acc[slot[s]];
 		v = val[s];
@@ -213,19 +238,19 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 			break;
 		case UDT_SG_HIST:
 		case UDT_SG_LHIST:
-			__atomic_fetch_add(&a->sa_bucket[idx[s]], 1,
+			udt_sagg_add(&a->sa_bucket[idx[s]], 1, mt,
 			    __ATOMIC_RELAXED);
 			break;
 		default:
 			/* all three, as dtd keeps them for every function */
-			__atomic_fetch_add(&a->sa_sum, (uint64_t)v,
+			udt_sagg_add(&a->sa_sum, (uint64_t)v, mt,
 			    __ATOMIC_RELAXED);
 			udt_sagg_umax(&a->sa_min, UDT_SAGG_MINV(v));
 			udt_sagg_umax(&a->sa_max, UDT_SAGG_MAXV(v));
 			break;
 		}
 		/* last, with release: dtd takes the rest after it */
-		__atomic_fetch_add(&a->sa_count, 1, __ATOMIC_RELEASE);
+		udt_sagg_add(&a->sa_count, 1, mt, __ATOMIC_RELEASE);
 	}
 	return 1;
 }
