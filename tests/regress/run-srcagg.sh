@@ -114,6 +114,27 @@ folded_said() {
 	    fail "stack table overflow: $(cat "$1")"
 }
 
+# ingest_stat NAME: dtd's ingest counter NAME (udt_stats: records,
+# forged, ...) from its socket.
+ingest_stat() {
+	python3 - "$USERDT_SOCKET" "$1" <<'PY'
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+# udt_hello: UDT_MAGIC, UDT_VERSION (udt_wire.h), no probes, UDT_HELLO_STATS
+s.sendall(struct.pack("<IIII", 0x75647464, 11, 0, 2))
+d = b""
+while len(d) < 96:
+    x = s.recv(4096)
+    if not x:
+        break
+    d += x
+names = ("magic procs attached records garbage lost recur adopted "
+         "refused forged misnamed maps_bytes maps_evicted").split()
+print(dict(zip(names, struct.unpack("<II11Q", d[:96])))[sys.argv[2]])
+PY
+}
+
 case $CASE in
 funcs)
 	# every function, by every kind of key, on entry and return
@@ -406,6 +427,128 @@ stkoverflow)
 	kill "$BTPID"
 	wait "$BTPID" 2>/dev/null
 	BTPID=
+	;;
+tracee)
+	# folded in the traced process (userdt/udt_sagg.h): no record made,
+	# every call folded, flat out, from one thread and from three;
+	# each function, keyed by nothing, the pid and the probe; byte for
+	# byte what dtd folds from the records (USERDT_SRCAGG=0)
+	n=200000
+	while read -r thr prog; do
+		r0=$(ingest_stat records)
+		bt -v -c "$AGG_CALLS $n $thr" -e "$prog" > "$TMP/on" \
+		    2> "$TMP/on.err" || fail "$(cat "$TMP/on.err")"
+		r1=$(ingest_stat records)
+		USERDT_SRCAGG=0 bt -v -c "$AGG_CALLS $n $thr" -e "$prog" \
+		    > "$TMP/off" 2> "$TMP/off.err" || fail "$(cat "$TMP/off.err")"
+		r2=$(ingest_stat records)
+		cat "$TMP/on"
+		grep -q '^0 events dropped$' "$TMP/on.err" ||
+		    fail "dropped: $(cat "$TMP/on.err")"
+		grep -q '^0 events read$' "$TMP/on.err" || fail "events read"
+		# the launcher's shell may record a call or two: no more
+		[ $((r1 - r0)) -le 8 ] ||
+		    fail "$((r1 - r0)) records made while folded: $prog"
+		[ $((r2 - r1)) -ge $((n / 100)) ] ||
+		    fail "USERDT_SRCAGG=0 made $((r2 - r1)) records"
+		# the pids (and so getppid's values) differ between runs
+		python3 - "$TMP/on" "$TMP/off" "$n" "$thr" <<'PY' || fail "$prog"
+import re, sys
+on, off = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+n, thr = int(sys.argv[3]), int(sys.argv[4] or 0)
+calls = n * (1 + thr)
+def norm(txt):
+    # pids, getppid's results and their sums differ from run to run:
+    # each such number as the order it first appears in
+    seen = {}
+    return re.sub(r"\b\d{4,}\b", lambda m: seen.setdefault(m.group(),
+                  "N%d" % len(seen)), txt)
+if norm(on) != norm(off):
+    sys.exit("differs from the records' fold:\n" + on + "\n---\n" + off)
+# exact: closes of 100000 + i % 37 (and the loader's of a low fd, which
+# lhist's first bucket takes), getppid's count
+closes = [100000 + i % 37 for i in range(n // 100)]
+for m, want in (("@cx", max(closes)), ("@cr", -len(closes)), ("@ce", 9)):
+    if re.search(r"^%s\b" % m, on, re.M) and \
+       not re.search(r"^%s(\[\d+\])?: %d$" % (m, want), on, re.M):
+        sys.exit("%s is not %d" % (m, want))
+got = re.findall(r"^@cs\[\d+\]: (\d+)$", on, re.M)
+if got and not any(0 <= int(g) - sum(closes) < 100 for g in got):
+    sys.exit("@cs is not %d and a few low fds" % sum(closes))
+if "@g" in on and not re.search(r"^@g\[\d+\]: %d$" % calls, on, re.M):
+    sys.exit("getppid's count is not %d" % calls)
+if "@l:" in on:
+    for k in range(37):
+        want = sum(1 for c in closes if c == 100000 + k)
+        if not re.search(r"^\[%d, %d\)\s+%d " % (100000 + k, 100001 + k,
+                                                 want), on, re.M):
+            sys.exit("lhist bucket %d is not %d" % (100000 + k, want))
+if "@p[" in on and not re.search(r"^@p\[syscall:close:return\]: -%d$"
+                                 % len(closes), on, re.M):
+    sys.exit("close:return by probe")
+PY
+	done <<'PROGS'
+0 syscall:getppid:return { @g[pid] = count(); @s[pid] = sum(retval); @mn[pid] = min(retval); @mx[pid] = max(retval); @a[pid] = avg(retval); @h[pid] = hist(retval); }
+2 syscall:getppid:return { @g[pid] = count(); @s[pid] = sum(retval); @h = hist(retval); @mx = max(retval); }
+0 syscall:close:entry { @l = lhist(arg0, 100000, 100037, 1); @ca[pid] = avg(arg0); @h = hist(arg0); @cn[pid] = min(arg0); @cx[pid] = max(arg0); }
+0 syscall:close:return { @cr[pid] = sum(retval); @ce[pid] = max(errno); @h = hist(arg2); @z = sum(arg1); }
+0 syscall:close:return, syscall:getppid:return { @p[probe] = sum(arg0); @q[pid, probe] = max(retval); }
+0 syscall:close:entry { @cs[pid] = sum(arg0); @e = max(errno); @r = min(retval); }
+PROGS
+	;;
+tracee-overflow)
+	# a table of 8 entries for 39 buckets: what did not fit is said,
+	# and what printed and what was refused add up to the records' total
+	prog='syscall:close:entry { @h = lhist(arg0, 100000, 100037, 1); }'
+	USERDT_SRCAGG=0 bt -v -c "$AGG_CALLS 20000" -e "$prog" > "$TMP/ref" \
+	    2> "$TMP/ref.err" || fail "$(cat "$TMP/ref.err")"
+	r0=$(ingest_stat records)
+	BTRACE_AGGSIZE=8 bt -v -c "$AGG_CALLS 20000" -e "$prog" \
+	    > "$TMP/out" 2> "$TMP/err" || fail "$(cat "$TMP/err")"
+	r1=$(ingest_stat records)
+	cat "$TMP/out" "$TMP/err"
+	[ $((r1 - r0)) -le 8 ] || fail "$((r1 - r0)) records: not folded"
+	grep -q 'events not aggregated: dtd.s table is full (8 entries' \
+	    "$TMP/err" || fail "overflow not said"
+	total() { sed -n 's/^[[(].*) *\([0-9][0-9]*\) |.*/\1/p' "$1" |
+	    awk '{ s += $1 } END { print s + 0 }'; }
+	ref=$(total "$TMP/ref")
+	got=$(total "$TMP/out")
+	lost=$(sed -n 's/^\([0-9]*\) events dtd.s table could not hold$/\1/p' \
+	    "$TMP/err")
+	[ "$ref" -gt 200 ] && [ $((got + lost)) -eq "$ref" ] ||
+	    fail "$got folded and $lost refused of $ref"
+	;;
+tracee-forge)
+	# a tracee that writes its own accumulators: its forgery is counted,
+	# never folded, and dtd goes on serving
+	prog='syscall:getppid:return { @s = sum(retval); @h = hist(retval); @c[pid] = count(); @m = max(retval); }'
+	for mode in wild minmax buckets noise; do
+		f0=$(ingest_stat forged)
+		bt -v -c "$SAGG_FORGE $mode 1000" -e "$prog" > "$TMP/out" \
+		    2> "$TMP/err" || fail "$mode: $(cat "$TMP/err")"
+		f1=$(ingest_stat forged)
+		kill -0 "$DTDPID" || fail "$mode: dtd died"
+		grep -qx "forged $mode" "$TMP/out" || fail "$mode: $(cat "$TMP/out")"
+		echo "$mode: $((f1 - f0)) forged"
+		[ $((f1 - f0)) -gt 0 ] || fail "$mode: nothing counted as forged"
+		# at most what was called and what a plausible forgery adds
+		# (5 for minmax's count)
+		python3 - "$TMP/out" <<'PY' || fail "$mode: $(cat "$TMP/out")"
+import re, sys
+txt = open(sys.argv[1]).read()
+for n in re.findall(r"^@c\[\d+\]: (\d+)$", txt, re.M):
+    if int(n) > 1000 + 5:
+        sys.exit("count %s" % n)
+for n in re.findall(r"\)\s+(\d+) \|", txt):
+    if int(n) > 1000 + 5:
+        sys.exit("bucket %s" % n)
+PY
+	done
+	# and the next tracee is folded as ever
+	bt -v -c "$AGG_CALLS 20000" -e "$prog" > "$TMP/out" 2> "$TMP/err" ||
+	    fail "after: $(cat "$TMP/err")"
+	grep -q '^@c\[[0-9]*\]: 20000$' "$TMP/out" || fail "after: $(cat "$TMP/out")"
 	;;
 *)
 	fail "unknown case $CASE"

@@ -1,0 +1,98 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * A hostile traced process for aggregations in the tracee
+ * (userdt/udt_sagg.h): it makes getppid() calls its hooks fold, then
+ * writes what it likes into every slot of its accumulators, and exits
+ * (a hook's next fold would write over a forged extreme).  dtd must take none of the forgery (counts of wild steps, a min
+ * above the max, buckets nobody described), count it as forged, and
+ * go on serving.
+ * usage: sagg_forge MODE N	(MODE: wild, minmax, buckets, noise)
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <userdt/udt_sagg.h>
+
+/* The ring's mapping (the memfd dtd sent): its header, then its end. */
+static struct udt_ring_hdr *
+sf_ring(void)
+{
+	char line[512];
+	unsigned long lo, hi;
+	FILE *f;
+	struct udt_ring_hdr *rh = NULL;
+
+	if ((f = fopen("/proc/self/maps", "r")) == NULL)
+		return NULL;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, UDT_RING_MEMFD) == NULL ||
+		    sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		rh = (struct udt_ring_hdr *)lo;
+		if (rh->rh_magic == UDT_MAGIC &&
+		    UDT_RING_SIZE(rh->rh_nslots) == hi - lo)
+			break;
+		rh = NULL;
+	}
+	fclose(f);
+	return rh;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct udt_sagg_acc *acc;
+	struct udt_ring_hdr *rh;
+	unsigned int s, i;
+	long n, k;
+
+	if (argc != 3 || (n = strtol(argv[2], NULL, 10)) <= 0)
+		return 2;
+	for (k = 0; k < n; k++)
+		(void)getppid();
+	if ((rh = sf_ring()) == NULL) {
+		fprintf(stderr, "sagg_forge: no ring mapped\n");
+		return 1;
+	}
+	acc = (struct udt_sagg_acc *)(void *)((char *)rh +
+	    UDT_SAGG_ACC_OFF(rh->rh_nslots));
+	for (s = 0; s < UDT_SAGG_NSPEC; s++) {
+		if (strcmp(argv[1], "wild") == 0) {
+			acc[s].sa_count += 1ULL << 40;
+			acc[s].sa_sum += 1ULL << 50;
+		} else if (strcmp(argv[1], "minmax") == 0) {
+			/* a min far above the max, counted plausibly */
+			acc[s].sa_count += 5;
+			acc[s].sa_min = UDT_SAGG_MINV(INT64_MAX - 1);
+			acc[s].sa_max = UDT_SAGG_MAXV(INT64_MIN + 1);
+		} else if (strcmp(argv[1], "buckets") == 0) {
+			acc[s].sa_count += 1;
+			for (i = 0; i < UDT_SAGG_NBUCKETS; i++)
+				acc[s].sa_bucket[i] += 1ULL << 40;
+		} else if (strcmp(argv[1], "noise") == 0)
+			memset(&acc[s], 0xa5, sizeof(acc[s]));
+		else
+			return 2;
+	}
+	/* nothing after: the next look finds the forgery as written */
+	printf("forged %s\n", argv[1]);
+	return 0;
+}
