@@ -458,11 +458,12 @@ on, off = open(sys.argv[1]).read(), open(sys.argv[2]).read()
 n, thr = int(sys.argv[3]), int(sys.argv[4] or 0)
 calls = n * (1 + thr)
 def norm(txt):
-    # pids, getppid's results and their sums differ from run to run:
-    # each such number as the order it first appears in
+    # pids, getppid's results, their sums and their hist buckets differ
+    # from run to run: each such as the order it first appears in
     seen = {}
-    return re.sub(r"\b\d{4,}\b", lambda m: seen.setdefault(m.group(),
-                  "N%d" % len(seen)), txt)
+    tok = lambda m: seen.setdefault(m.group(), "N%d" % len(seen))
+    txt = re.sub(r"^\[[^)]*\)", tok, txt, flags=re.M)
+    return re.sub(r"\b\d{3,}\b", tok, txt)
 if norm(on) != norm(off):
     sys.exit("differs from the records' fold:\n" + on + "\n---\n" + off)
 # exact: closes of 100000 + i % 37 (and the loader's of a low fd, which

@@ -425,7 +425,9 @@ struct dtioc_statx {
  *			dtas_lstep, C's division; dtae_count += 1.
  *			dtas_lmin < dtas_lmax, dtas_lstep > 0.
  *
- * dtae_sum, dtae_min and dtae_max are kept for every function.
+ * dtae_sum, dtae_min and dtae_max are kept for every function, but for
+ * the hist and lhist entries a traced process folded itself (dt(4)),
+ * which keep only their counts (their sum, min and max are 0).
  *
  * The table holds at most the size the open's first DTIOCPRBAGG asked
  * for in dtas_aggsize (0: DTA_AGGSIZE_DEF entries; more than
