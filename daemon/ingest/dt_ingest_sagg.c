@@ -21,8 +21,8 @@
  * into the opens' tables (dt_pcb_fold_src()).  A slot is taken by the
  * syscall provider when a pcb that can be folded in the tracees starts
  * and given back when it stops, after a last merge; a slot taken anew
- * is emptied in every tracee first, so nothing an earlier user left
- * reaches the new one.
+ * starts dtd's readings of every tracee from what is there, so nothing
+ * an earlier user left reaches the new one.
  *
  * What a tracee folded is its word, as its counts are
  * (dt_ingest_ctr.c): a tracee could as well have made the calls.  So a
@@ -37,7 +37,6 @@
  * the master and every table; [S] dts_mtx, for the slots' owners and the
  * merges (taken before [L]); [a] atomic.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

@@ -31,13 +31,17 @@
  * means "nothing": min and max are kept as order-preserving unsigned
  * images (UDT_SAGG_MAXV(v) grows with v, UDT_SAGG_MINV(v) shrinks), so
  * both fold by an unsigned maximum whose neutral element is 0.  A hook
- * folds the value, sum, min and max (or the bucket) first and adds to
- * sa_count last, with release; dtd takes sa_count with an exchange to 0
- * (acquire) and, when it moved, takes the rest the same way: every
- * event it counts has its value in what it takes, and a value folded
- * but not yet counted is taken one look early (its count comes with the
- * next).  A count that moved with min and max already taken reuses the
- * last ones dtd took of that slot: the event's value was in them.
+ * folds the sum and the extremes (or the bucket) first and adds to
+ * sa_count last, with release; plainly while its process has one
+ * thread, atomically after.  dtd never writes the counters: it reads
+ * sa_count (acquire) and, when it moved since its last reading, the
+ * sum and the buckets, and folds the steps; so every event it counts
+ * has its value in what it takes, and a value folded but not yet
+ * counted is taken one look early (its count comes with the next).  The
+ * extremes it takes with an exchange to 0 (a hook's compare-and-swap
+ * then starts them afresh), so that each look has those of its own
+ * events; a count that moved with an extreme already taken reuses the
+ * last one dtd took of that slot: the event's value was in it.
  *
  * Changes: dtd writes a slot's description between two increments of
  * ss_seq (odd while written) and only while no probe names the slot; a
@@ -51,7 +55,8 @@
  *
  * Locks used to protect struct members in this file:
  *	[d]	written by dtd only, under its ingest lock
- *	[p,d,a]	the tracee adds, dtd takes (exchanges), atomically
+ *	[p]	the tracee adds, dtd reads
+ *	[p,d,a]	the tracee folds, dtd exchanges, atomically
  */
 #ifndef USERDT_UDT_SAGG_H
 #define USERDT_UDT_SAGG_H
@@ -104,12 +109,12 @@ struct udt_sagg_tab {
  * (v / ss_lstep - ss_lq0) within, ss_nbuckets - 1 from ss_lmax on.
  */
 struct udt_sagg_acc {
-	uint64_t	sa_count;	/* [p,d,a] events, last */
-	uint64_t	sa_sum;		/* [p,d,a] wrapping */
+	uint64_t	sa_count;	/* [p] events, last */
+	uint64_t	sa_sum;		/* [p] wrapping */
 	uint64_t	sa_min;		/* [p,d,a] max of UDT_SAGG_MINV */
 	uint64_t	sa_max;		/* [p,d,a] max of UDT_SAGG_MAXV */
 	uint64_t	sa_pad[4];
-	uint64_t	sa_bucket[UDT_SAGG_NBUCKETS];	/* [p,d,a] */
+	uint64_t	sa_bucket[UDT_SAGG_NBUCKETS];	/* [p] */
 };
 
 #define UDT_SAGG_MAXV(v)	((uint64_t)(v) ^ (1ULL << 63))
