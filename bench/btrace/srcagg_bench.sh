@@ -18,7 +18,7 @@
 # after: two builds of userdt (A, B: their build directories), each
 # with its own dtd on its own device, take turns in each of REPS rounds
 # running a flat-out getppid loop (agg_loop) under btrace -c, for each
-# program below.  Per call: the loop thread's CPU time (which other
+# program below, and B's loop untraced ("base").  Per call: the loop thread's CPU time (which other
 # programs on a shared machine do not stretch) and dtd's (user + system,
 # from /proc), medians; ratios B/A from this one run.  Root.  A
 # benchmark, not a test.  A build of main folds these rules in dtd from
@@ -64,7 +64,13 @@ median() {
 round() {
 	local c=$1 k=$2 prog=$3 x dir dev pid t0 t1
 
-	case $c in A|B|rec) ;; esac
+	if [ "$c" = base ]; then
+		"$B/bench/btrace/agg_loop" "$N" "$TMPB/loop.out"
+		awk '{ print $2 }' "$TMPB/loop.out" >> "$TMPB/loop.$c.$k"
+		echo 0 >> "$TMPB/dtd.$c.$k"
+		echo 0 >> "$TMPB/lost.$c.$k"
+		return
+	fi
 	x=$c
 	[ "$c" = rec ] && x=B
 	eval "dir=\$$x dev=\$DEV_$x pid=\$DTD_$x"
@@ -86,7 +92,7 @@ for r in $(seq "$REPS"); do
 	k=0
 	while IFS= read -r prog; do
 		k=$((k + 1))
-		for c in A B rec; do
+		for c in base A B rec; do
 			round "$c" "$k" "$prog"
 		done
 	done <<< "$PROGS"
@@ -98,16 +104,18 @@ k=0
 while IFS= read -r prog; do
 	k=$((k + 1))
 	echo " $prog"
-	for c in A B rec; do
-		printf "  %-4s loop %7.1f ns/call  dtd %7.1f ns/call  dropped %s\n" \
+	base=$(median < "$TMPB/loop.base.$k")
+	for c in base A B rec; do
+		printf "  %-4s loop %7.1f ns/call (%+6.1f untraced)  dtd %7.1f ns/call  dropped %s\n" \
 		    "$c" "$(median < "$TMPB/loop.$c.$k")" \
+		    "$(echo "$(median < "$TMPB/loop.$c.$k") - $base" | bc -l)" \
 		    "$(median < "$TMPB/dtd.$c.$k")" \
 		    "$(median < "$TMPB/lost.$c.$k")"
 	done
 	awk -v a="$(median < "$TMPB/loop.A.$k")" \
 	    -v b="$(median < "$TMPB/loop.B.$k")" \
 	    -v da="$(median < "$TMPB/dtd.A.$k")" \
-	    -v db="$(median < "$TMPB/dtd.B.$k")" 'BEGIN {
-		printf("  B/A: loop x%.2f, loop + dtd x%.2f\n", b / a,
-		    (b + db) / (a + da)) }'
+	    -v db="$(median < "$TMPB/dtd.B.$k")" -v u="$base" 'BEGIN {
+		printf("  B/A: loop x%.2f, over untraced x%.2f, loop + dtd x%.2f\n",
+		    b / a, (b - u) / (a - u), (b + db) / (a + da)) }'
 done <<< "$PROGS"
