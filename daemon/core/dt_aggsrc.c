@@ -24,14 +24,19 @@
  * a stack.  Keys beyond pid and probe would need a table keyed in the
  * tracee: not yet (the records keep those).
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "dt_agg.h"
+#include "dt_dev.h"
 #include "dt_prov.h"
 #include "dt_softc.h"
 
-#define DTA_K_SRC	(DTA_K_PID | DTA_K_PBN)
+/* Keys a source knows as the record would carry them. */
+#define DTA_K_SRC	(DTA_K_PID | DTA_K_PBN | DTA_K_TID | DTA_K_CPU | \
+			 DTA_K_RETVAL | DTA_K_ERRNO | \
+			 (DTA_K_ARG0 * ((1u << DTMAXFUNCARGS) - 1)))
 
 bool
 dt_pcb_srcagg_ok(const struct dt_pcb *dp)
@@ -85,72 +90,102 @@ dt_agg_lhist_nb(const struct dtioc_aggspec *s)
 	return (uint64_t)q1 - (uint64_t)q0 + 3;
 }
 
-/* The key of as's entries for process pid, as dt_agg_key() makes it. */
-static void
+/*
+ * The key of as's entry for sk (and bucket index i of a hist or lhist),
+ * as dt_agg_key() makes it of the record; false for an index past as's
+ * buckets.
+ */
+static bool
 dt_aggsrc_key(const struct dt_pcb *dp, const struct dt_aggspec *as,
-    pid_t pid, struct dtioc_aggent *k)
+    const struct dt_srckey *sk, uint64_t i, struct dtioc_aggent *k)
 {
+	const struct dtioc_aggspec *s = &as->das_req;
+	uint32_t keys = as->das_keys;
+	uint64_t want;
+	unsigned int n;
+
 	memset(k, 0, DTA_KEYLEN);
-	k->dtae_id = as->das_req.dtas_id;
-	if (as->das_keys & DTA_K_PID)
-		k->dtae_pid = pid;
-	if (as->das_keys & DTA_K_PBN)
+	k->dtae_id = s->dtas_id;
+	if (keys & DTA_K_PID)
+		k->dtae_pid = sk->sk_pid;
+	if (keys & DTA_K_PBN)
 		k->dtae_pbn = dp->dp_dtp->dtp_pbn;
+	if (keys & DTA_K_TID)
+		k->dtae_tid = sk->sk_tid +
+		    (dt_strict ? DT_TID_OFFSET_OPENBSD : 0);
+	if (keys & DTA_K_CPU)
+		k->dtae_cpu = sk->sk_cpu % dp->dp_sc->ds_nrings;
+	/* dt_evt's union: the result is word 0, errno word 2's low half */
+	if (keys & DTA_K_RETVAL)
+		k->dtae_retval = sk->sk_a[0];
+	if (keys & DTA_K_ERRNO)
+		k->dtae_error = (int32_t)(uint32_t)(uint64_t)sk->sk_a[2];
+	for (n = 0; n < DT_SRCKEY_NWORDS; n++)
+		if (keys & (DTA_K_ARG0 << n))
+			k->dtae_args[n] = (uint64_t)sk->sk_a[n];
+	if (s->dtas_func == DTA_HIST) {
+		if (i >= DT_AGG_HIST_NB)
+			return false;
+		k->dtae_bucket = (int64_t)i - 1;
+	} else if (s->dtas_func == DTA_LHIST) {
+		want = dt_agg_lhist_nb(s);
+		if (i >= want)
+			return false;
+		if (i == 0)
+			k->dtae_bkind = -1;
+		else if (i == want - 1)
+			k->dtae_bkind = 1;
+		else
+			k->dtae_bucket = (int64_t)(((uint64_t)(s->dtas_lmin /
+			    s->dtas_lstep) + (i - 1) + 1) *
+			    (uint64_t)s->dtas_lstep);
+	}
+	return true;
 }
 
-void
-dt_pcb_fold_src(struct dt_pcb *dp, const struct dt_aggspec *as, pid_t pid,
-    uint64_t n, int64_t sum, int64_t min, int64_t max)
+int
+dt_pcb_fold_src(struct dt_pcb *dp, const struct dt_aggspec *as,
+    const struct dt_srckey *sk, uint64_t n, int64_t sum, int64_t min,
+    int64_t max)
 {
 	struct dt_aggtab *tab;
 	struct dtioc_aggent k;
 
 	if (n == 0)
-		return;
+		return 0;
+	if (!dt_aggsrc_key(dp, as, sk, sk->sk_bucket, &k))
+		return EINVAL;
+	/* the values themselves stay in the tracee: 0 (dtvar.h) */
+	if (as->das_req.dtas_func == DTA_HIST ||
+	    as->das_req.dtas_func == DTA_LHIST)
+		sum = min = max = 0;
 	tab = atomic_load_explicit(&dp->dp_sc->ds_agg, memory_order_acquire);
-	dt_aggsrc_key(dp, as, pid, &k);
 	pthread_mutex_lock(&tab->dat_mtx);
 	(void)dt_agg_fold_ent(tab, &k, n, sum, min, max);
 	pthread_mutex_unlock(&tab->dat_mtx);
+	return 0;
 }
 
 unsigned int
 dt_pcb_fold_src_buckets(struct dt_pcb *dp, const struct dt_aggspec *as,
     pid_t pid, const uint64_t *n, unsigned int nb)
 {
-	const struct dtioc_aggspec *s = &as->das_req;
+	struct dt_srckey sk;
 	struct dt_aggtab *tab;
 	struct dtioc_aggent k;
-	uint64_t want;
 	unsigned int i, bad = 0;
 
-	if (s->dtas_func == DTA_HIST)
-		want = DT_AGG_HIST_NB;
-	else
-		want = dt_agg_lhist_nb(s);
+	memset(&sk, 0, sizeof(sk));
+	sk.sk_pid = pid;
 	tab = atomic_load_explicit(&dp->dp_sc->ds_agg, memory_order_acquire);
-	dt_aggsrc_key(dp, as, pid, &k);
 	pthread_mutex_lock(&tab->dat_mtx);
 	for (i = 0; i < nb; i++) {
 		if (n[i] == 0)
 			continue;
-		if (i >= want) {
+		if (!dt_aggsrc_key(dp, as, &sk, i, &k)) {
 			bad++;
 			continue;
 		}
-		k.dtae_bkind = 0;
-		k.dtae_bucket = 0;
-		if (s->dtas_func == DTA_HIST)
-			k.dtae_bucket = (int64_t)i - 1;
-		else if (i == 0)
-			k.dtae_bkind = -1;
-		else if (i == want - 1)
-			k.dtae_bkind = 1;
-		else
-			k.dtae_bucket = (int64_t)(((uint64_t)(s->dtas_lmin /
-			    s->dtas_lstep) + (i - 1) + 1) *
-			    (uint64_t)s->dtas_lstep);
-		/* the values themselves stay in the tracee: 0 (dtvar.h) */
 		(void)dt_agg_fold_ent(tab, &k, n[i], 0, 0, 0);
 	}
 	pthread_mutex_unlock(&tab->dat_mtx);

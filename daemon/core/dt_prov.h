@@ -306,10 +306,11 @@ void	dt_pcb_fold_count(struct dt_pcb *, unsigned int cpu, uint64_t n,
  * hook keeps, for each aggregation of a pcb, the count, sum, min and max
  * of one value of its events (or a count per hist/lhist bucket) and dtd
  * merges them into the open's table.  dt_pcb_srcagg_ok(): every
- * aggregation of dp is keyed by nothing but the pid and the probe and
+ * aggregation of dp is keyed by the pid, the probe, the thread, the CPU,
+ * arguments, the return value or errno (not the comm nor a stack) and
  * folds an argument, the return value or errno (or counts), dp has no
  * filter and gets its events' arguments; the provider still checks that
- * the value is one its source knows.  Fixed while dp records; under [K]
+ * the fields are ones its source knows.  Fixed while dp records; under [K]
  * or any thread that may see dp.  dt_aggspec_next() walks dp's
  * aggregations (NULL: the first), dt_aggspec_req() reads one.
  */
@@ -328,14 +329,26 @@ const struct dtioc_aggspec *dt_aggspec_req(const struct dt_aggspec *);
 uint64_t dt_agg_lhist_nb(const struct dtioc_aggspec *);
 
 /*
- * Merge what the source folded for as (one of dp's aggregations) in
- * process pid: n events summing to sum, from min to max; or n[i] events
- * in bucket i of nb.  Same contract as dt_pcb_ring_put().  The buckets'
- * answers how many of them had an index past as's buckets (not folded:
- * the caller counts them as forged).
+ * Merge what the source folded for as (one of dp's aggregations): n
+ * events of the key sk (process sk_pid, and the fields as keys;
+ * sk_bucket the index of a hist or lhist bucket) summing to sum, from
+ * min to max (a hist's or lhist's entries keep their count alone); 0,
+ * or EINVAL for a bucket index past as's (nothing folded: the caller
+ * counts it as forged).  Or n[i] events in bucket i of nb of as keyed by
+ * nothing but pid and probe, answering how many indexes were past as's.
+ * Same contract as dt_pcb_ring_put().
  */
-void	dt_pcb_fold_src(struct dt_pcb *dp, const struct dt_aggspec *as,
-	    pid_t pid, uint64_t n, int64_t sum, int64_t min, int64_t max);
+#define DT_SRCKEY_NWORDS	6	/* of dt_evt's union a source keeps */
+struct dt_srckey {
+	pid_t		 sk_pid;
+	int32_t		 sk_tid;	/* as the kernel gives it */
+	uint32_t	 sk_cpu;
+	uint32_t	 sk_bucket;
+	int64_t		 sk_a[DT_SRCKEY_NWORDS];	/* dt_evt's _args */
+};
+int	dt_pcb_fold_src(struct dt_pcb *dp, const struct dt_aggspec *as,
+	    const struct dt_srckey *sk, uint64_t n, int64_t sum, int64_t min,
+	    int64_t max);
 unsigned int dt_pcb_fold_src_buckets(struct dt_pcb *dp,
 	    const struct dt_aggspec *as, pid_t pid, const uint64_t *n,
 	    unsigned int nb);

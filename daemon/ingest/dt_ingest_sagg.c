@@ -38,8 +38,10 @@
  * merges (taken before [L]); [a] atomic.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <userdt/udt_sagg.h>
 
@@ -91,6 +93,130 @@ dts_shadow(struct dti_proc *dp, unsigned int s)
 	return dp->dp_sagg[s];
 }
 
+static struct udt_sagg_kent *
+dts_kent(const struct dti_proc *dp)
+{
+	return (struct udt_sagg_kent *)(void *)((char *)dp->dp_ring +
+	    UDT_SAGG_KENT_OFF(dp->dp_nslots));
+}
+
+/*
+ * Whether tid may be a thread of dp's process, as a record naming it
+ * may (dt_ingest_who.c): one of its tasks, or no task at all any more
+ * (it exited); not a live task of another process.  A tracee in another
+ * pid namespace names tids dtd cannot judge.  [S]
+ */
+static bool
+dts_tid_ok(const struct dti_proc *dp, int32_t tid)
+{
+	char path[64];
+
+	if (tid <= 0)
+		return false;
+	if (dp->dp_foreign)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)dp->dp_pid,
+	    (int)tid);
+	if (access(path, F_OK) == 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d", (int)tid);
+	return access(path, F_OK) != 0;
+}
+
+/*
+ * The keyed entries of slot s in dp's table: each one's steps since
+ * dtd's last reading of it, merged under its key.  Every field of the
+ * key is copied once and judged on the copy: a thread named must be the
+ * process's (judged once per entry and tid), a CPU one there is.  A
+ * look reads at most UDT_SAGG_NKENT entries.  [S]
+ */
+static void
+dts_take_keyed(struct dti_proc *dp, unsigned int s)
+{
+	struct dts_slot *sl = &dts_slots[s];
+	struct udt_sagg_kent *kt = dts_kent(dp), *e;
+	struct dti_sagg_kshadow *ks;
+	struct dt_srckey sk;
+	uint64_t c, dc, sum, mn, mx;
+	unsigned int i, w;
+	static long ncpu;
+
+	if (ncpu == 0 && (ncpu = sysconf(_SC_NPROCESSORS_CONF)) <= 0)
+		ncpu = 1;
+	if (dp->dp_skent == NULL &&
+	    (dp->dp_skent = calloc(UDT_SAGG_NKENT, sizeof(*ks))) == NULL)
+		return;
+	for (i = 0; i < UDT_SAGG_NKENT; i++) {
+		e = &kt[i];
+		if (__atomic_load_n(&e->ke_state, __ATOMIC_ACQUIRE) != 2 ||
+		    __atomic_load_n(&e->ke_slot, __ATOMIC_RELAXED) != s)
+			continue;
+		ks = &dp->dp_skent[i];
+		c = __atomic_load_n(&e->ke_count, __ATOMIC_ACQUIRE);
+		if ((dc = c - ks->ks_count) == 0)
+			continue;
+		ks->ks_count = c;
+		sum = __atomic_load_n(&e->ke_sum, __ATOMIC_RELAXED);
+		sum -= ks->ks_sum;
+		ks->ks_sum += sum;
+		mn = __atomic_exchange_n(&e->ke_min, 0, __ATOMIC_ACQUIRE);
+		mx = __atomic_exchange_n(&e->ke_max, 0, __ATOMIC_ACQUIRE);
+		memset(&sk, 0, sizeof(sk));
+		sk.sk_pid = dp->dp_pid;
+		sk.sk_tid = __atomic_load_n(&e->ke_tid, __ATOMIC_RELAXED);
+		sk.sk_cpu = __atomic_load_n(&e->ke_cpu, __ATOMIC_RELAXED);
+		sk.sk_bucket = __atomic_load_n(&e->ke_bucket,
+		    __ATOMIC_RELAXED);
+		for (w = 0; w < DT_SRCKEY_NWORDS && w < UDT_NARGS; w++)
+			sk.sk_a[w] = __atomic_load_n(&e->ke_a[w],
+			    __ATOMIC_RELAXED);
+		if (dc >= DT_INGEST_DELTA_MAX ||
+		    ((sl->ds_spec.ss_keys & UDT_SK_CPU) &&
+		    sk.sk_cpu >= (unsigned long)ncpu)) {
+			atomic_fetch_add(&dti_stats.forged, dc);
+			continue;
+		}
+		if ((sl->ds_spec.ss_keys & UDT_SK_TID) &&
+		    ks->ks_tid != sk.sk_tid) {
+			if (!dts_tid_ok(dp, sk.sk_tid)) {
+				atomic_fetch_add(&dti_stats.misnamed, dc);
+				continue;
+			}
+			ks->ks_tid = sk.sk_tid;
+		}
+		switch (sl->ds_spec.ss_func) {
+		case UDT_SG_COUNT:
+		case UDT_SG_HIST:
+		case UDT_SG_LHIST:
+			/* no value: as dt_agg_fold()'s 0 */
+			mn = UDT_SAGG_MINV(0);
+			mx = UDT_SAGG_MAXV(0);
+			break;
+		}
+		if (mn == 0 || mx == 0) {
+			/* as dts_take(): values taken before their counts */
+			if (!ks->ks_has) {
+				atomic_fetch_add(&dti_stats.forged, dc);
+				continue;
+			}
+			if (mn == 0)
+				mn = UDT_SAGG_MINV(ks->ks_min);
+			if (mx == 0)
+				mx = UDT_SAGG_MAXV(ks->ks_max);
+		}
+		if (UDT_SAGG_FROM_MINV(mn) > UDT_SAGG_FROM_MAXV(mx)) {
+			atomic_fetch_add(&dti_stats.forged, dc);
+			continue;
+		}
+		ks->ks_has = true;
+		ks->ks_min = UDT_SAGG_FROM_MINV(mn);
+		ks->ks_max = UDT_SAGG_FROM_MAXV(mx);
+		if (dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, &sk, dc,
+		    (int64_t)sum, ks->ks_min, ks->ks_max) != 0)
+			atomic_fetch_add(&dti_stats.forged, dc);
+	}
+}
+
 /*
  * Take what dp's tracee folded in slot s since the last look, and merge
  * it for the slot's pcb: counts, sums and buckets as the way they moved
@@ -105,6 +231,7 @@ dts_take(struct dti_proc *dp, unsigned int s)
 	struct dts_slot *sl = &dts_slots[s];
 	struct udt_sagg_acc *a = dts_acc(dp, s);
 	struct dti_sagg_shadow *sh;
+	struct dt_srckey sk;
 	uint64_t c, dc, sum, mn, mx, b, db[UDT_SAGG_NBUCKETS];
 	unsigned int i, nb, bad;
 	bool wild;
@@ -117,6 +244,13 @@ dts_take(struct dti_proc *dp, unsigned int s)
 	if ((dc = c - sh->sh_count) == 0)
 		return;
 	sh->sh_count = c;
+	/* a keyed slot's count only says that some entry of it moved */
+	if (sl->ds_spec.ss_keys != 0) {
+		dts_take_keyed(dp, s);
+		return;
+	}
+	memset(&sk, 0, sizeof(sk));
+	sk.sk_pid = dp->dp_pid;
 	/* a wild step: believe none of it, follow the words */
 	wild = dc >= DT_INGEST_DELTA_MAX;
 	if (wild)
@@ -124,7 +258,7 @@ dts_take(struct dti_proc *dp, unsigned int s)
 	switch (sl->ds_spec.ss_func) {
 	case UDT_SG_COUNT:
 		if (!wild)
-			dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, dp->dp_pid, dc,
+			(void)dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, &sk, dc,
 			    0, 0, 0);
 		return;
 	case UDT_SG_HIST:
@@ -178,7 +312,7 @@ dts_take(struct dti_proc *dp, unsigned int s)
 	sh->sh_has = true;
 	sh->sh_min = UDT_SAGG_FROM_MINV(mn);
 	sh->sh_max = UDT_SAGG_FROM_MAXV(mx);
-	dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, dp->dp_pid, dc, (int64_t)sum,
+	(void)dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, &sk, dc, (int64_t)sum,
 	    sh->sh_min, sh->sh_max);
 }
 
@@ -238,6 +372,7 @@ dts_apply(struct udt_tab *tab, void *arg)
 	sp->ss_lmin = dc->dc_spec->ss_lmin;
 	sp->ss_lmax = dc->dc_spec->ss_lmax;
 	sp->ss_lstep = dc->dc_spec->ss_lstep;
+	sp->ss_keys = dc->dc_spec->ss_keys;
 	__atomic_store_n(&sp->ss_seq, dc->dc_seq, __ATOMIC_RELEASE);
 }
 
@@ -253,6 +388,7 @@ dts_restart(struct dti_proc *dp, void *arg)
 	unsigned int s = *(const unsigned int *)arg, i;
 	struct udt_sagg_acc *a = dts_acc(dp, s);
 	struct dti_sagg_shadow *sh;
+	struct udt_sagg_kent *e;
 
 	(void)__atomic_exchange_n(&a->sa_min, 0, __ATOMIC_RELAXED);
 	(void)__atomic_exchange_n(&a->sa_max, 0, __ATOMIC_RELAXED);
@@ -271,6 +407,21 @@ dts_restart(struct dti_proc *dp, void *arg)
 		sh->sh_bucket[i] = __atomic_load_n(&a->sa_bucket[i],
 		    __ATOMIC_RELAXED);
 	sh->sh_has = false;
+	/* its keyed entries: readings from what an earlier user left */
+	if (dp->dp_skent == NULL)
+		return;
+	for (i = 0; i < UDT_SAGG_NKENT; i++) {
+		e = &dts_kent(dp)[i];
+		if (__atomic_load_n(&e->ke_slot, __ATOMIC_RELAXED) != s)
+			continue;
+		dp->dp_skent[i].ks_count = __atomic_load_n(&e->ke_count,
+		    __ATOMIC_RELAXED);
+		dp->dp_skent[i].ks_sum = __atomic_load_n(&e->ke_sum,
+		    __ATOMIC_RELAXED);
+		dp->dp_skent[i].ks_has = false;
+		(void)__atomic_exchange_n(&e->ke_min, 0, __ATOMIC_RELAXED);
+		(void)__atomic_exchange_n(&e->ke_max, 0, __ATOMIC_RELAXED);
+	}
 }
 
 void
@@ -282,6 +433,8 @@ dti_sagg_free(struct dti_proc *dp)
 		free(dp->dp_sagg[s]);
 		dp->dp_sagg[s] = NULL;
 	}
+	free(dp->dp_skent);
+	dp->dp_skent = NULL;
 }
 
 int

@@ -167,6 +167,19 @@ struct dti_sagg_shadow {
 	bool			 sh_has;
 };
 
+/*
+ * What dtd last read of one keyed entry (udt_sagg_kent), and the tid it
+ * last judged the process's (ks_tid, 0: none).
+ */
+struct dti_sagg_kshadow {
+	uint64_t		 ks_count;
+	uint64_t		 ks_sum;
+	int64_t			 ks_min;
+	int64_t			 ks_max;
+	int32_t			 ks_tid;
+	bool			 ks_has;
+};
+
 struct dti_proc {
 	struct dti_proc		*dp_next;	/* [L] writers; [D] reads */
 	pid_t			 dp_pid;	/* [I] SO_PEERCRED */
@@ -222,6 +235,8 @@ struct dti_proc {
 	uint32_t		 dp_count[DT_SYS_NPROBES];	/* [D] rh_count */
 	/* [S] its slots' readings (dt_ingest_sagg.c), NULL: none yet */
 	struct dti_sagg_shadow	*dp_sagg[UDT_SAGG_NSPEC];
+	/* [S] and of its keyed entries, UDT_SAGG_NKENT, NULL: none yet */
+	struct dti_sagg_kshadow	*dp_skent;
 	uint32_t		 dp_plost;	/* [D] profile samples */
 	uint32_t		 dp_precur;	/* [D] */
 	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */

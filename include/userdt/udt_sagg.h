@@ -43,6 +43,23 @@
  * events; a count that moved with an extreme already taken reuses the
  * last one dtd took of that slot: the event's value was in it.
  *
+ * Keys (ss_keys): an aggregation keyed by the thread, the CPU, an
+ * argument, the return value or errno too folds into entries of a table
+ * after the accumulators (udt_sagg_kent, UDT_SAGG_NKENT of them, shared
+ * by all slots), keyed by the slot, those fields and the bucket.  A hook
+ * hashes the key and looks at UDT_SAGG_KPROBE entries from there: one
+ * ready (ke_state 2) with its key, or a free one it claims (a
+ * compare-and-swap of ke_state 0 to 1, the key written, then 2 with
+ * release); one another thread is writing it passes (the same key may
+ * then be in two entries, which dtd folds into one).  With none, the
+ * event is recorded.  The slot's sa_count is added to as well: dtd reads
+ * the entries only when it moved.  The words of dt_evt's union of
+ * arguments and result (ke_a: a return's value is word 0, its errno
+ * word 2) are kept as the record would carry them, those the key needs
+ * and no other; dtd takes errno as word 2's low half.  Entries are
+ * never given back while the process lives: a table full of earlier
+ * keys makes the hooks record.
+ *
  * Changes: dtd writes a slot's description between two increments of
  * ss_seq (odd while written) and only while no probe names the slot; a
  * hook reads ss_seq, the description, ss_seq again, and records the
@@ -70,6 +87,15 @@
 #define UDT_SAGG_NSPEC		32	/* aggregations at once, all probes */
 #define UDT_SAGG_NBUCKETS	120	/* hist: 66; lhist: its range + 2 */
 #define UDT_SAGG_MAGIC		0x75646167u	/* "udag" */
+#define UDT_SAGG_NKENT		512	/* keyed entries, all slots */
+#define UDT_SAGG_KPROBE		8	/* entries a hook looks at */
+
+/* ss_keys: the fields an aggregation keys on beside pid and probe. */
+#define UDT_SK_TID		0x0001
+#define UDT_SK_CPU		0x0002
+#define UDT_SK_RETVAL		0x0004	/* word 0 */
+#define UDT_SK_ERRNO		0x0008	/* word 2, its low half */
+#define UDT_SK_ARG0		0x0010	/* << n: word n */
 
 /* ss_func: dtvar.h's DTA_* by value. */
 #define UDT_SG_COUNT		1
@@ -94,6 +120,8 @@ struct udt_sagg_spec {
 	int64_t		ss_lmin;	/* [d] lhist, as dtas_lmin */
 	int64_t		ss_lmax;	/* [d] */
 	int64_t		ss_lstep;	/* [d] > 0 */
+	uint16_t	ss_keys;	/* [d] UDT_SK_*, 0: accumulators */
+	uint8_t		ss_pad[6];
 };
 
 struct udt_sagg_tab {
@@ -117,16 +145,44 @@ struct udt_sagg_acc {
 	uint64_t	sa_bucket[UDT_SAGG_NBUCKETS];	/* [p] */
 };
 
+/* A keyed entry: ke_slot .. ke_a are its key, zero where not keyed. */
+struct udt_sagg_kent {
+	uint32_t	ke_state;	/* [p,a] 0 free, 1 written, 2 ready */
+	uint8_t		ke_slot;	/* [p] set before ke_state 2 */
+	uint8_t		ke_pad0[3];
+	int32_t		ke_tid;		/* [p] UDT_SK_TID */
+	uint32_t	ke_cpu;		/* [p] UDT_SK_CPU */
+	uint32_t	ke_bucket;	/* [p] hist, lhist: the index */
+	uint32_t	ke_pad1;
+	int64_t		ke_a[UDT_NARGS];	/* [p] the union's words */
+	uint64_t	ke_count;	/* [p] events, last */
+	uint64_t	ke_sum;		/* [p] wrapping */
+	uint64_t	ke_min;		/* [p,d,a] max of UDT_SAGG_MINV */
+	uint64_t	ke_max;		/* [p,d,a] max of UDT_SAGG_MAXV */
+	uint64_t	ke_pad2[3];
+};
+
+#define UDT_SAGG_KEY_OFF	4	/* the key: ke_slot .. ke_a */
+#define UDT_SAGG_KEY_LEN	(__builtin_offsetof(struct udt_sagg_kent, \
+				    ke_count) - UDT_SAGG_KEY_OFF)
+#define UDT_SAGG_KENT_OFF(nslots)	\
+	(UDT_SAGG_ACC_OFF(nslots) +	\
+	    UDT_SAGG_NSPEC * sizeof(struct udt_sagg_acc))
+
 #define UDT_SAGG_MAXV(v)	((uint64_t)(v) ^ (1ULL << 63))
 #define UDT_SAGG_MINV(v)	(~UDT_SAGG_MAXV(v))
 /* Back from the images; 0 ("nothing") is the caller's to rule out. */
 #define UDT_SAGG_FROM_MAXV(u)	((int64_t)((u) ^ (1ULL << 63)))
 #define UDT_SAGG_FROM_MINV(u)	UDT_SAGG_FROM_MAXV(~(u))
 
-_Static_assert(sizeof(struct udt_sagg_spec) == 40, "udt_sagg_spec size");
+_Static_assert(sizeof(struct udt_sagg_spec) == 48, "udt_sagg_spec size");
+_Static_assert(sizeof(struct udt_sagg_kent) == 128, "udt_sagg_kent size");
+_Static_assert(__builtin_offsetof(struct udt_sagg_kent, ke_slot) ==
+    UDT_SAGG_KEY_OFF, "the key's start");
 _Static_assert(sizeof(struct udt_sagg_acc) == 1024, "udt_sagg_acc size");
-_Static_assert(UDT_SAGG_NSPEC * sizeof(struct udt_sagg_acc) ==
-    UDT_SAGG_ACC_SIZE, "accumulator area");
+_Static_assert(UDT_SAGG_NSPEC * sizeof(struct udt_sagg_acc) +
+    UDT_SAGG_NKENT * sizeof(struct udt_sagg_kent) == UDT_SAGG_ACC_SIZE,
+    "accumulator area");
 _Static_assert(UDT_FILT_OFF + sizeof(struct udt_ftab) <= UDT_SAGG_OFF,
     "udt_sagg_tab after udt_ftab");
 _Static_assert(UDT_SAGG_OFF + sizeof(struct udt_sagg_tab) <= UDT_TAB_SIZE,

@@ -493,7 +493,7 @@ struct udt_ring_hdr {
  */
 #define UDT_SAGG_ACC_OFF(nslots)	\
 	(UDT_RING_HDRSIZE + (uint64_t)(nslots) * UDT_SLOT_SIZE)
-#define UDT_SAGG_ACC_SIZE	32768	/* UDT_SAGG_NSPEC udt_sagg_acc */
+#define UDT_SAGG_ACC_SIZE	98304	/* udt_sagg_acc, udt_sagg_kent */
 #define UDT_RING_SIZE(nslots)	\
 	(UDT_SAGG_ACC_OFF(nslots) + UDT_SAGG_ACC_SIZE)
 

@@ -16,10 +16,11 @@
 
 /*
  * Aggregations in the hooks (issue 22): a pcb whose aggregations a
- * traced process can fold exactly as dtd folds its records (keyed by
- * pid and probe alone, a value the hook has: an entry's argument, the
- * return value, errno; dt_pcb_srcagg_ok()) gets a slot of the tracees'
- * tables for each of them (userdt/udt_sagg.h), described as dtd folds.
+ * traced process can fold exactly as dtd folds its records (keys and a
+ * value the hook has: the thread, the CPU, an entry's arguments, the
+ * return value, errno; dtd adds the pid and the probe;
+ * dt_pcb_srcagg_ok()) gets a slot of the tracees' tables for each of
+ * them (userdt/udt_sagg.h), described as dtd folds.
  * Pure counts keep their own, cheaper, path (UDT_EN_COUNT) and take no
  * slot.  What does not fit (no slot left, an lhist of more buckets than
  * a slot holds) stays with the records.
@@ -41,9 +42,36 @@ dt_sys_agg_spec(const struct dt_aggspec *as, struct udt_sagg_spec *sp)
 	const struct dtioc_aggspec *s = dt_aggspec_req(as);
 	uint64_t nb;
 
+	unsigned int i;
+	uint8_t f;
+
 	memset(sp, 0, sizeof(*sp));
 	sp->ss_func = s->dtas_func;
 	sp->ss_vflags = s->dtas_vflags;
+	for (i = 0; i < s->dtas_nkeys && i < DTA_MAXKEYS; i++) {
+		switch ((f = s->dtas_keys[i])) {
+		case DTF_PID:
+		case DTF_PBN:
+			break;		/* dtd's own */
+		case DTF_TID:
+			sp->ss_keys |= UDT_SK_TID;
+			break;
+		case DTF_CPU:
+			sp->ss_keys |= UDT_SK_CPU;
+			break;
+		case DTF_RETVAL:
+			sp->ss_keys |= UDT_SK_RETVAL;
+			break;
+		case DTF_ERRNO:
+			sp->ss_keys |= UDT_SK_ERRNO;
+			break;
+		default:
+			if (f < DTF_ARG0 || f >= DTF_ARG0 + UDT_NARGS)
+				return false;
+			sp->ss_keys |= UDT_SK_ARG0 << (f - DTF_ARG0);
+			break;
+		}
+	}
 	if (s->dtas_func != DTA_COUNT) {
 		/* dtvar.h's field numbers are the wire's */
 		if (s->dtas_vfield != DTF_RETVAL &&

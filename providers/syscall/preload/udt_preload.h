@@ -111,6 +111,8 @@ int	udt_filt_on(const struct udt_tab *tab, unsigned int probe) UDT_HIDDEN;
 int	udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 	    unsigned int probe, const long *args, int isret, long rv,
 	    int error) UDT_HIDDEN;
+/* The CPU a record would carry (0 when unknown).  Any context. */
+int	udt_getcpu(void) UDT_HIDDEN;
 /* [I] USERDT_SRCAGG=0 in the environment: fold nothing, record all. */
 extern int	udt_sagg_off UDT_HIDDEN;
 #define UDT_SAGG_ENV	"USERDT_SRCAGG"

@@ -116,6 +116,14 @@ udt_cpu(void)
 }
 
 int
+udt_getcpu(void)
+{
+	int cpu = udt_cpu();
+
+	return cpu < 0 ? 0 : cpu;
+}
+
+int
 udt_gettid(void)
 {
 	struct udt_thread *t = &udt_thread;

@@ -82,29 +82,39 @@ udt_sagg_umax(uint64_t *w, uint64_t u)
 }
 
 /*
- * The value of field (UDT_FF_*) of this event as dtd reads the record,
- * whose arguments and result share a union (dt_evt's _args): an entry
- * has its arguments (0 past the call's count), whose first reads as the
- * return value and whose third's low half as errno; a return has its
- * value as the first argument, 0 as the second, errno (zero-extended)
- * as the third, 0 past it.  *ok 0: not a field.
+ * The words of dt_evt's union of arguments and result for this event as
+ * dtd fills it from the record: an entry's arguments (0 past the
+ * call's count), or a return's value, 0, and errno zero-extended.
  */
-static inline int64_t
-udt_sagg_value(unsigned int field, unsigned int flags, unsigned int probe,
-    const long *args, int isret, long rv, int error, int *ok)
+static inline void
+udt_sagg_words(unsigned int probe, const long *args, int isret, long rv,
+    int error, int64_t *a)
 {
 	unsigned int nargs, n;
-	int64_t a[3] = { 0, 0, 0 }, v;
 
+	for (n = 0; n < UDT_NARGS; n++)
+		a[n] = 0;
 	if (isret) {
 		a[0] = rv;
 		a[2] = (int64_t)(uint32_t)error;
 	} else if (args != NULL) {
 		nargs = probe / 2 < SYSTAB_COUNT ?
 		    systab[probe / 2].se_nargs : 0;
-		for (n = 0; n < 3 && n < nargs; n++)
+		for (n = 0; n < UDT_NARGS && n < nargs; n++)
 			a[n] = args[n];
 	}
+}
+
+/*
+ * The value of field (UDT_FF_*) as dtd reads it from the words a: the
+ * return value is word 0, errno word 2's low half.  *ok 0: no field.
+ */
+static inline int64_t
+udt_sagg_value(unsigned int field, unsigned int flags, const int64_t *a,
+    int *ok)
+{
+	int64_t v;
+
 	switch (field) {
 	case 0:
 		return 0;
@@ -119,14 +129,7 @@ udt_sagg_value(unsigned int field, unsigned int flags, unsigned int probe,
 			*ok = 0;
 			return 0;
 		}
-		n = field - UDT_FF_ARG0;
-		if (n < 3)
-			v = a[n];
-		else {
-			nargs = probe / 2 < SYSTAB_COUNT ?
-			    systab[probe / 2].se_nargs : 0;
-			v = !isret && args != NULL && n < nargs ? args[n] : 0;
-		}
+		v = a[field - UDT_FF_ARG0];
 		break;
 	}
 	if (flags & UDT_FF_INT32)
@@ -139,12 +142,12 @@ udt_sagg_value(unsigned int field, unsigned int flags, unsigned int probe,
  * slot is not one the hook can read as sane and unchanged.
  */
 static int
-udt_sagg_look(const struct udt_sagg_spec *sp, unsigned int probe,
-    const long *args, int isret, long rv, int error, unsigned int *idxp,
-    int64_t *vp, unsigned int *funcp)
+udt_sagg_look(const struct udt_sagg_spec *sp, const int64_t *a,
+    unsigned int *idxp, int64_t *vp, unsigned int *funcp,
+    unsigned int *keysp)
 {
 	uint32_t seq = __atomic_load_n(&sp->ss_seq, __ATOMIC_ACQUIRE);
-	unsigned int func, field, flags, nb;
+	unsigned int func, field, flags, nb, keys;
 	int64_t lq0, lmin, lmax, lstep, v, q;
 	unsigned int idx = 0;
 	int ok = 1;
@@ -159,13 +162,15 @@ udt_sagg_look(const struct udt_sagg_spec *sp, unsigned int probe,
 	lmin = __atomic_load_n(&sp->ss_lmin, __ATOMIC_RELAXED);
 	lmax = __atomic_load_n(&sp->ss_lmax, __ATOMIC_RELAXED);
 	lstep = __atomic_load_n(&sp->ss_lstep, __ATOMIC_RELAXED);
+	keys = __atomic_load_n(&sp->ss_keys, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&sp->ss_seq, __ATOMIC_RELAXED) != seq)
 		return -1;
 	if (func < UDT_SG_COUNT || func > UDT_SG_LHIST ||
-	    (func == UDT_SG_COUNT) != (field == 0))
+	    (func == UDT_SG_COUNT) != (field == 0) ||
+	    (keys & ~(unsigned int)((UDT_SK_ARG0 << UDT_NARGS) - 1)) != 0)
 		return -1;
-	v = udt_sagg_value(field, flags, probe, args, isret, rv, error, &ok);
+	v = udt_sagg_value(field, flags, a, &ok);
 	if (!ok)
 		return -1;
 	if (func == UDT_SG_HIST) {
@@ -191,7 +196,99 @@ udt_sagg_look(const struct udt_sagg_spec *sp, unsigned int probe,
 	*idxp = idx;
 	*vp = v;
 	*funcp = func;
+	*keysp = keys;
 	return 0;
+}
+
+/* FNV-1a over a key. */
+static inline uint32_t
+udt_sagg_hash(const unsigned char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+/*
+ * Whether the n bytes at p and q are the same.  Not memcmp(): libc's
+ * uses vector registers this library does not keep (udt_xstate.c); the
+ * empty asm keeps the compiler from making the loop a call to it.
+ */
+static inline int
+udt_sagg_same(const unsigned char *p, const unsigned char *q, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] != q[i])
+			return 0;
+		__asm__ volatile("");
+	}
+	return 1;
+}
+
+/*
+ * The entry of slot s's key for this event in the keyed table kt, claimed
+ * if new; NULL when the UDT_SAGG_KPROBE entries from its hash are all
+ * other keys' (or being written): the event is then recorded.
+ */
+static struct udt_sagg_kent *
+udt_sagg_kentry(struct udt_sagg_kent *kt, unsigned int s, unsigned int keys,
+    unsigned int idx, const int64_t *a)
+{
+	struct udt_sagg_kent k, *e;
+	unsigned int n, w;
+	uint32_t h, st;
+	size_t i;
+
+	/* the key's bytes, padding included, for the hash and compares */
+	for (i = 0; i < sizeof(k); i++) {
+		((unsigned char *)&k)[i] = 0;
+		__asm__ volatile("");
+	}
+	k.ke_slot = (uint8_t)s;
+	k.ke_bucket = idx;
+	if (keys & UDT_SK_TID)
+		k.ke_tid = udt_gettid();
+	if (keys & UDT_SK_CPU)
+		k.ke_cpu = (uint32_t)udt_getcpu();
+	for (w = 0; w < UDT_NARGS; w++)
+		if ((keys & (UDT_SK_ARG0 << w)) ||
+		    (w == 0 && (keys & UDT_SK_RETVAL)) ||
+		    (w == 2 && (keys & UDT_SK_ERRNO)))
+			k.ke_a[w] = a[w];
+	h = udt_sagg_hash((const unsigned char *)&k + UDT_SAGG_KEY_OFF,
+	    UDT_SAGG_KEY_LEN);
+	for (n = 0; n < UDT_SAGG_KPROBE; n++) {
+		e = &kt[(h + n) & (UDT_SAGG_NKENT - 1)];
+		st = __atomic_load_n(&e->ke_state, __ATOMIC_ACQUIRE);
+		if (st == 0) {
+			if (!__atomic_compare_exchange_n(&e->ke_state, &st, 1,
+			    0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+				if (st != 2)
+					continue;
+			} else {
+				/* not memcpy(): see udt_sagg_same() */
+				for (i = 0; i < UDT_SAGG_KEY_LEN; i++) {
+					((unsigned char *)e)[UDT_SAGG_KEY_OFF +
+					    i] = ((const unsigned char *)&k)
+					    [UDT_SAGG_KEY_OFF + i];
+					__asm__ volatile("");
+				}
+				__atomic_store_n(&e->ke_state, 2,
+				    __ATOMIC_RELEASE);
+				return e;
+			}
+		}
+		if (st == 2 && udt_sagg_same((const unsigned char *)e +
+		    UDT_SAGG_KEY_OFF, (const unsigned char *)&k +
+		    UDT_SAGG_KEY_OFF, UDT_SAGG_KEY_LEN))
+			return e;
+	}
+	return NULL;
 }
 
 int
@@ -200,9 +297,11 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 {
 	const struct udt_sagg_tab *sg;
 	struct udt_sagg_acc *acc, *a;
+	struct udt_sagg_kent *kt, *ke[UDT_SAGG_NSPEC];
 	unsigned int idx[UDT_SAGG_NSPEC], func[UDT_SAGG_NSPEC], s, n = 0;
-	unsigned int slot[UDT_SAGG_NSPEC];
-	int64_t val[UDT_SAGG_NSPEC], v;
+	unsigned int slot[UDT_SAGG_NSPEC], keys;
+	int64_t val[UDT_SAGG_NSPEC], w[UDT_NARGS], v;
+	uint64_t *cnt, *sum, *mn, *mx;
 	uint32_t mask;
 	int mt;
 
@@ -216,41 +315,67 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 	mask = __atomic_load_n(&sg->sg_probe[probe], __ATOMIC_ACQUIRE);
 	if (mask == 0)
 		return 0;
-	/* All the slots first: an event is folded whole or recorded. */
+	udt_sagg_words(probe, args, isret, rv, error, w);
+	acc = (struct udt_sagg_acc *)(void *)((char *)r +
+	    UDT_SAGG_ACC_OFF(r->rh_nslots));
+	kt = (struct udt_sagg_kent *)(void *)((char *)r +
+	    UDT_SAGG_KENT_OFF(r->rh_nslots));
+	/*
+	 * All the slots first, their keyed entries claimed: an event is
+	 * folded whole or recorded.  An entry claimed for an event then
+	 * recorded stays with no count.
+	 */
 	for (; mask != 0; mask &= mask - 1) {
 		s = (unsigned int)__builtin_ctz(mask);
 		if (s >= UDT_SAGG_NSPEC)
 			return 0;
-		if (udt_sagg_look(&sg->sg_spec[s], probe, args, isret, rv,
-		    error, &idx[n], &val[n], &func[n]) != 0)
+		if (udt_sagg_look(&sg->sg_spec[s], w, &idx[n], &val[n],
+		    &func[n], &keys) != 0)
+			return 0;
+		ke[n] = NULL;
+		if (keys != 0 && (ke[n] = udt_sagg_kentry(kt, s, keys, idx[n],
+		    w)) == NULL)
 			return 0;
 		slot[n++] = s;
 	}
-	acc = (struct udt_sagg_acc *)(void *)((char *)r +
-	    UDT_SAGG_ACC_OFF(r->rh_nslots));
 	mt = __atomic_load_n(&udt_rw_mt, __ATOMIC_RELAXED) != 0 ||
 	    !__libc_single_threaded;
 	for (s = 0; s < n; s++) {
 		a = &acc[slot[s]];
 		v = val[s];
+		if (ke[s] != NULL) {
+			cnt = &ke[s]->ke_count;
+			sum = &ke[s]->ke_sum;
+			mn = &ke[s]->ke_min;
+			mx = &ke[s]->ke_max;
+		} else {
+			cnt = &a->sa_count;
+			sum = &a->sa_sum;
+			mn = &a->sa_min;
+			mx = &a->sa_max;
+		}
 		switch (func[s]) {
 		case UDT_SG_COUNT:
 			break;
 		case UDT_SG_HIST:
 		case UDT_SG_LHIST:
-			udt_sagg_add(&a->sa_bucket[idx[s]], 1, mt,
-			    __ATOMIC_RELAXED);
+			/* a keyed entry's bucket is in its key */
+			if (ke[s] == NULL)
+				udt_sagg_add(&a->sa_bucket[idx[s]], 1, mt,
+				    __ATOMIC_RELAXED);
 			break;
 		default:
 			/* all three, as dtd keeps them for every function */
-			udt_sagg_add(&a->sa_sum, (uint64_t)v, mt,
-			    __ATOMIC_RELAXED);
-			udt_sagg_umax(&a->sa_min, UDT_SAGG_MINV(v));
-			udt_sagg_umax(&a->sa_max, UDT_SAGG_MAXV(v));
+			udt_sagg_add(sum, (uint64_t)v, mt, __ATOMIC_RELAXED);
+			udt_sagg_umax(mn, UDT_SAGG_MINV(v));
+			udt_sagg_umax(mx, UDT_SAGG_MAXV(v));
 			break;
 		}
-		/* last, with release: dtd takes the rest after it */
-		udt_sagg_add(&a->sa_count, 1, mt, __ATOMIC_RELEASE);
+		/* last, with release: dtd reads the rest after it */
+		udt_sagg_add(cnt, 1, mt, __ATOMIC_RELEASE);
+		/* the slot's count says to dtd an entry of it moved */
+		if (ke[s] != NULL)
+			udt_sagg_add(&a->sa_count, 1, mt, __ATOMIC_RELEASE);
 	}
 	return 1;
 }
