@@ -88,7 +88,7 @@
 #define UDT_SAGG_NBUCKETS	120	/* hist: 66; lhist: its range + 2 */
 #define UDT_SAGG_MAGIC		0x75646167u	/* "udag" */
 #define UDT_SAGG_NKENT		512	/* keyed entries, all slots */
-#define UDT_SAGG_KPROBE		8	/* entries a hook looks at */
+#define UDT_SAGG_KPROBE		16	/* entries a hook looks at */
 
 /* ss_keys: the fields an aggregation keys on beside pid and probe. */
 #define UDT_SK_TID		0x0001

@@ -497,6 +497,84 @@ PY
 0 syscall:close:entry { @cs[pid] = sum(arg0); @e = max(errno); @r = min(retval); }
 PROGS
 	;;
+tracee-keys)
+	# keyed by the thread, the CPU, arguments, the return value and
+	# errno, folded in the traced process as above; the CPUs a program
+	# ran on differ from run to run: their total must not
+	n=100000
+	while read -r thr prog; do
+		r0=$(ingest_stat records)
+		bt -v -c "$AGG_CALLS $n $thr" -e "$prog" > "$TMP/on" \
+		    2> "$TMP/on.err" || fail "$(cat "$TMP/on.err")"
+		r1=$(ingest_stat records)
+		# the records' reference, again if it lost some under load
+		for try in 1 2 3; do
+			USERDT_SRCAGG=0 bt -v -c "$AGG_CALLS $n $thr" \
+			    -e "$prog" > "$TMP/off" 2> "$TMP/off.err" ||
+			    fail "$(cat "$TMP/off.err")"
+			grep -q '^0 events dropped$' "$TMP/off.err" && break
+		done
+		head -20 "$TMP/on"
+		grep -q '^0 events dropped$' "$TMP/on.err" ||
+		    fail "dropped: $(cat "$TMP/on.err")"
+		grep -q '^0 events read$' "$TMP/on.err" || fail "events read"
+		# a key whose entries' neighbourhood is full is recorded
+		# (exact all the same): a few of the 37 x 5 keys may be
+		[ $((r1 - r0)) -le $((8 + n / 2000)) ] ||
+		    fail "$((r1 - r0)) records made while folded: $prog"
+		echo "$((r1 - r0)) records"
+		python3 - "$TMP/on" "$TMP/off" "$n" "$thr" <<'PY' || fail "$prog"
+import re, sys
+on, off = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+n, thr = int(sys.argv[3]), int(sys.argv[4] or 0)
+def norm(txt):
+    # a map keyed by cpu: its total; pids and tids by first appearance
+    tot = {}
+    def cpu(m):
+        k = m.group(1) + (m.group(2) or "")
+        tot[k] = tot.get(k, 0) + int(m.group(3))
+        return ""
+    txt = re.sub(r"^(@c\w*)\[\d+(, [^\]]*)?\]: (-?\d+)\n", cpu, txt,
+                 flags=re.M)
+    seen = {}
+    tok = lambda m: seen.setdefault(m.group(), "N%d" % len(seen))
+    txt = re.sub(r"^\[[^)]*\)", tok, txt, flags=re.M)
+    txt = re.sub(r"\b\d{3,}\b", tok, txt)
+    # entries of equal value print in an order of their own
+    return sorted(txt.split("\n")) + sorted(tot.items())
+if norm(on) != norm(off):
+    sys.exit("differs from the records' fold:\n" + on + "\n---\n" + off)
+if "@t[" in on:
+    counts = sorted(int(c) for c in re.findall(r"^@t\[\d+\]: (\d+)$", on, re.M))
+    if counts[-(1 + thr):] != [n] * (1 + thr):
+        sys.exit("getppid by thread: %s" % counts)
+for k in range(37):
+    if "@k[" in on and not re.search(r"^@k\[%d\]: %d$" % (100000 + k,
+            sum(1 for i in range(n // 100) if i % 37 == k)), on, re.M):
+        sys.exit("close by arg0 %d" % (100000 + k))
+if "@r[" in on and not re.search(r"^@r\[-1, 9\]: %d$" % (n // 100), on, re.M):
+    sys.exit("close by retval, errno")
+PY
+	done <<'PROGS'
+2 syscall:getppid:return { @t[tid] = count(); @m[tid] = max(retval); @c[cpu] = count(); }
+0 syscall:close:entry { @k[arg0] = count(); @s[arg0] = sum(arg0); @a[arg0, tid] = avg(arg0); @h[arg0] = hist(arg0); @l[arg1] = lhist(arg0, 100000, 100037, 5); }
+0 syscall:close:return { @r[retval, errno] = count(); @e[errno] = min(retval); @cs[cpu, errno] = sum(retval); }
+PROGS
+	# a table of 512 entries for 2000 keys: the events that find no
+	# entry are recorded, none lost, the output the same
+	prog='syscall:close:entry { @[arg0] = count(); }'
+	r0=$(ingest_stat records)
+	bt -v -c "$SAGG_FORGE keys 2000" -e "$prog" > "$TMP/on" \
+	    2> "$TMP/on.err" || fail "$(cat "$TMP/on.err")"
+	r1=$(ingest_stat records)
+	USERDT_SRCAGG=0 bt -v -c "$SAGG_FORGE keys 2000" -e "$prog" \
+	    > "$TMP/off" 2> "$TMP/off.err" || fail "$(cat "$TMP/off.err")"
+	echo "2000 keys: $((r1 - r0)) recorded"
+	[ $((r1 - r0)) -ge $((2000 - 512)) ] || fail "$((r1 - r0)) recorded"
+	[ "$(grep -c '^@\[2[0-9]*\]: 1$' "$TMP/on")" -eq 2000 ] ||
+	    fail "not 2000 keys of 1: $(head "$TMP/on")"
+	diff -u <(sort "$TMP/off") <(sort "$TMP/on") || fail "output differs"
+	;;
 tracee-overflow)
 	# a table of 8 entries for 39 buckets: what did not fit is said,
 	# and what printed and what was refused add up to the records' total
@@ -546,10 +624,34 @@ for n in re.findall(r"\)\s+(\d+) \|", txt):
         sys.exit("bucket %s" % n)
 PY
 	done
+	# keyed entries: another process's thread (misnamed), a CPU past
+	# the machine's, a wild step
+	prog='syscall:getppid:return { @t[tid] = count(); @c[cpu] = count(); }'
+	for mode in ktid kcpu kwild; do
+		f0=$(( $(ingest_stat forged) + $(ingest_stat misnamed) ))
+		bt -v -c "$SAGG_FORGE $mode 1000" -e "$prog" > "$TMP/out" \
+		    2> "$TMP/err" || fail "$mode: $(cat "$TMP/err")"
+		f1=$(( $(ingest_stat forged) + $(ingest_stat misnamed) ))
+		kill -0 "$DTDPID" || fail "$mode: dtd died"
+		echo "$mode: $((f1 - f0)) forged or misnamed"
+		[ $((f1 - f0)) -gt 0 ] || fail "$mode: nothing counted"
+		grep -q '^@t\[1\]' "$TMP/out" && fail "$mode: init's tid"
+		# the map whose key was forged holds no more than was called
+		# (the other's +3 an entry is a plausible claim)
+		python3 - "$TMP/out" "$mode" <<'PY' || fail "$mode: $(cat "$TMP/out")"
+import re, sys
+txt = open(sys.argv[1]).read()
+maps = {"ktid": ["@t"], "kcpu": ["@c"], "kwild": ["@t", "@c"]}[sys.argv[2]]
+for m in maps:
+    n = sum(int(x) for x in re.findall(r"^%s\[\d+\]: (\d+)$" % m, txt, re.M))
+    if n > 1000 + 1:
+        sys.exit("%s: %d" % (m, n))
+PY
+	done
 	# and the next tracee is folded as ever
 	bt -v -c "$AGG_CALLS 20000" -e "$prog" > "$TMP/out" 2> "$TMP/err" ||
 	    fail "after: $(cat "$TMP/err")"
-	grep -q '^@c\[[0-9]*\]: 20000$' "$TMP/out" || fail "after: $(cat "$TMP/out")"
+	grep -q '^@t\[[0-9]*\]: 20000$' "$TMP/out" || fail "after: $(cat "$TMP/out")"
 	;;
 *)
 	fail "unknown case $CASE"

@@ -21,7 +21,12 @@
  * (a hook's next fold would write over a forged extreme).  dtd must take none of the forgery (counts of wild steps, a min
  * above the max, buckets nobody described), count it as forged, and
  * go on serving.
- * usage: sagg_forge MODE N	(MODE: wild, minmax, buckets, noise)
+ * MODE keys: no forgery, N close() calls of N distinct descriptors
+ * that are not open, N keys for @[arg0].  The k modes forge the keyed
+ * entries (udt_sagg_kent): a tid of another process (init's), a CPU
+ * past the machine's, a wild step.
+ * usage: sagg_forge MODE N	(MODE: wild, minmax, buckets, noise, keys,
+ *			 ktid, kcpu, kwild)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -64,8 +69,15 @@ main(int argc, char *argv[])
 	unsigned int s, i;
 	long n, k;
 
+	struct udt_sagg_kent *ke;
+
 	if (argc != 3 || (n = strtol(argv[2], NULL, 10)) <= 0)
 		return 2;
+	if (strcmp(argv[1], "keys") == 0) {
+		for (k = 0; k < n; k++)
+			(void)close((int)(200000 + k));
+		return 0;
+	}
 	for (k = 0; k < n; k++)
 		(void)getppid();
 	if ((rh = sf_ring()) == NULL) {
@@ -74,7 +86,26 @@ main(int argc, char *argv[])
 	}
 	acc = (struct udt_sagg_acc *)(void *)((char *)rh +
 	    UDT_SAGG_ACC_OFF(rh->rh_nslots));
+	ke = (struct udt_sagg_kent *)(void *)((char *)rh +
+	    UDT_SAGG_KENT_OFF(rh->rh_nslots));
+	for (i = 0; i < UDT_SAGG_NKENT; i++) {
+		if (ke[i].ke_state != 2)
+			continue;
+		if (strcmp(argv[1], "ktid") == 0) {
+			ke[i].ke_tid = 1;
+			ke[i].ke_count += 3;
+		} else if (strcmp(argv[1], "kcpu") == 0) {
+			ke[i].ke_cpu = 1u << 30;
+			ke[i].ke_count += 3;
+		} else if (strcmp(argv[1], "kwild") == 0)
+			ke[i].ke_count += 1ULL << 40;
+	}
 	for (s = 0; s < UDT_SAGG_NSPEC; s++) {
+		if (argv[1][0] == 'k') {
+			/* the slot's count: dtd reads its entries */
+			acc[s].sa_count += 1;
+			continue;
+		}
 		if (strcmp(argv[1], "wild") == 0) {
 			acc[s].sa_count += 1ULL << 40;
 			acc[s].sa_sum += 1ULL << 50;
