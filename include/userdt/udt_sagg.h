@@ -148,12 +148,11 @@ struct udt_sagg_acc {
 /* A keyed entry: ke_slot .. ke_a are its key, zero where not keyed. */
 struct udt_sagg_kent {
 	uint32_t	ke_state;	/* [p,a] 0 free, 1 written, 2 ready */
-	uint8_t		ke_slot;	/* [p] set before ke_state 2 */
-	uint8_t		ke_pad0[3];
+	uint32_t	ke_pad0;
+	uint32_t	ke_slot;	/* [p] set before ke_state 2 */
 	int32_t		ke_tid;		/* [p] UDT_SK_TID */
 	uint32_t	ke_cpu;		/* [p] UDT_SK_CPU */
 	uint32_t	ke_bucket;	/* [p] hist, lhist: the index */
-	uint32_t	ke_pad1;
 	int64_t		ke_a[UDT_NARGS];	/* [p] the union's words */
 	uint64_t	ke_count;	/* [p] events, last */
 	uint64_t	ke_sum;		/* [p] wrapping */
@@ -162,9 +161,10 @@ struct udt_sagg_kent {
 	uint64_t	ke_pad2[3];
 };
 
-#define UDT_SAGG_KEY_OFF	4	/* the key: ke_slot .. ke_a */
-#define UDT_SAGG_KEY_LEN	(__builtin_offsetof(struct udt_sagg_kent, \
-				    ke_count) - UDT_SAGG_KEY_OFF)
+/* The key, ke_slot .. ke_a: whole words, hashed and compared as such. */
+#define UDT_SAGG_KEY_OFF	8
+#define UDT_SAGG_KEY_WORDS	((__builtin_offsetof(struct udt_sagg_kent, \
+				    ke_count) - UDT_SAGG_KEY_OFF) / 8)
 #define UDT_SAGG_KENT_OFF(nslots)	\
 	(UDT_SAGG_ACC_OFF(nslots) +	\
 	    UDT_SAGG_NSPEC * sizeof(struct udt_sagg_acc))

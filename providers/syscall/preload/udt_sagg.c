@@ -200,92 +200,72 @@ udt_sagg_look(const struct udt_sagg_spec *sp, const int64_t *a,
 	return 0;
 }
 
-/* FNV-1a over a key. */
-static inline uint32_t
-udt_sagg_hash(const unsigned char *p, size_t n)
+/* The key's words of e. */
+static inline uint64_t *
+udt_sagg_kwords(struct udt_sagg_kent *e)
 {
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
-
-/*
- * Whether the n bytes at p and q are the same.  Not memcmp(): libc's
- * uses vector registers this library does not keep (udt_xstate.c); the
- * empty asm keeps the compiler from making the loop a call to it.
- */
-static inline int
-udt_sagg_same(const unsigned char *p, const unsigned char *q, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (p[i] != q[i])
-			return 0;
-		__asm__ volatile("");
-	}
-	return 1;
+	return (uint64_t *)(void *)((char *)e + UDT_SAGG_KEY_OFF);
 }
 
 /*
  * The entry of slot s's key for this event in the keyed table kt, claimed
  * if new; NULL when the UDT_SAGG_KPROBE entries from its hash are all
- * other keys' (or being written): the event is then recorded.
+ * other keys' (or being written): the event is then recorded.  Word by
+ * word, never memcmp() or memcpy(): libc's use vector registers this
+ * library does not keep (udt_xstate.c), and a key is eight words.
  */
 static struct udt_sagg_kent *
 udt_sagg_kentry(struct udt_sagg_kent *kt, unsigned int s, unsigned int keys,
     unsigned int idx, const int64_t *a)
 {
 	struct udt_sagg_kent k, *e;
-	unsigned int n, w;
-	uint32_t h, st;
-	size_t i;
+	uint64_t *kw = udt_sagg_kwords(&k), *ew, h;
+	unsigned int i, n, w;
+	uint32_t st;
 
-	/* the key's bytes, padding included, for the hash and compares */
-	for (i = 0; i < sizeof(k); i++) {
-		((unsigned char *)&k)[i] = 0;
-		__asm__ volatile("");
-	}
-	k.ke_slot = (uint8_t)s;
+	for (i = 0; i < UDT_SAGG_KEY_WORDS; i++)
+		kw[i] = 0;
+	k.ke_slot = s;
 	k.ke_bucket = idx;
 	if (keys & UDT_SK_TID)
 		k.ke_tid = udt_gettid();
 	if (keys & UDT_SK_CPU)
 		k.ke_cpu = (uint32_t)udt_getcpu();
+	/*
+	 * Shifts and adds a word (hash_combine's), one multiply at the end,
+	 * over the words that can be other than 0: the hash is a chain of
+	 * steps each waiting for the last, the largest part of a fold.
+	 */
+	h = kw[0] + 0x9e3779b97f4a7c15ULL;
+	h ^= kw[1] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
 	for (w = 0; w < UDT_NARGS; w++)
 		if ((keys & (UDT_SK_ARG0 << w)) ||
 		    (w == 0 && (keys & UDT_SK_RETVAL)) ||
-		    (w == 2 && (keys & UDT_SK_ERRNO)))
+		    (w == 2 && (keys & UDT_SK_ERRNO))) {
 			k.ke_a[w] = a[w];
-	h = udt_sagg_hash((const unsigned char *)&k + UDT_SAGG_KEY_OFF,
-	    UDT_SAGG_KEY_LEN);
+			h ^= (uint64_t)a[w] + 0x9e3779b97f4a7c15ULL +
+			    (h << 6) + (h >> 2);
+		}
+	h *= 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 32;
 	for (n = 0; n < UDT_SAGG_KPROBE; n++) {
 		e = &kt[(h + n) & (UDT_SAGG_NKENT - 1)];
+		ew = udt_sagg_kwords(e);
 		st = __atomic_load_n(&e->ke_state, __ATOMIC_ACQUIRE);
-		if (st == 0) {
-			if (!__atomic_compare_exchange_n(&e->ke_state, &st, 1,
-			    0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
-				if (st != 2)
-					continue;
-			} else {
-				/* not memcpy(): see udt_sagg_same() */
-				for (i = 0; i < UDT_SAGG_KEY_LEN; i++) {
-					((unsigned char *)e)[UDT_SAGG_KEY_OFF +
-					    i] = ((const unsigned char *)&k)
-					    [UDT_SAGG_KEY_OFF + i];
-					__asm__ volatile("");
-				}
-				__atomic_store_n(&e->ke_state, 2,
-				    __ATOMIC_RELEASE);
-				return e;
-			}
+		if (st == 0 && __atomic_compare_exchange_n(&e->ke_state, &st,
+		    1, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+			for (i = 0; i < UDT_SAGG_KEY_WORDS; i++)
+				ew[i] = kw[i];
+			__atomic_store_n(&e->ke_state, 2, __ATOMIC_RELEASE);
+			return e;
 		}
-		if (st == 2 && udt_sagg_same((const unsigned char *)e +
-		    UDT_SAGG_KEY_OFF, (const unsigned char *)&k +
-		    UDT_SAGG_KEY_OFF, UDT_SAGG_KEY_LEN))
+		/* another's, or being written (a failed claim read which) */
+		if (st != 2)
+			continue;
+		for (i = 0; i < UDT_SAGG_KEY_WORDS; i++)
+			if (ew[i] != kw[i])
+				break;
+		if (i == UDT_SAGG_KEY_WORDS)
 			return e;
 	}
 	return NULL;
