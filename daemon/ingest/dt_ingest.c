@@ -121,6 +121,7 @@ static pthread_t	 dti_accept_thr, dti_drain_thr;	/* [I] */
 static int		 dti_running;		/* [I] */
 static char		 dti_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static unsigned int	 dti_uid_max;		/* [I] tracees of one user */
+static bool		 dti_eager;		/* [I] UDT_W_EAGER */
 
 struct dti_stats	 dti_stats;
 
@@ -256,6 +257,12 @@ dt_ingest_sink_attach(void (*attach)(pid_t))
 	if (dti_nattach == DT_INGEST_MAXSINKS)
 		abort();
 	dti_attach[dti_nattach++] = attach;
+}
+
+void
+dt_ingest_sink_eager(void)
+{
+	dti_eager = true;
 }
 
 void
@@ -1076,7 +1083,8 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	w.uw_version = UDT_VERSION;
 	w.uw_nslots = nslots;
 	w.uw_flags = (dt_tsc_ok() ? UDT_W_TSC : 0) |
-	    (dti_sample_put != NULL ? UDT_W_PTIMER : 0) |
+	    (dti_sample_put != NULL ? UDT_W_PTIMER | UDT_W_EAGER : 0) |
+	    (dti_eager ? UDT_W_EAGER : 0) |
 	    (xdrain ? UDT_W_XDRAIN : 0);
 	w.uw_ringsize = UDT_RING_SIZE(nslots);
 	w.uw_tabsize = UDT_TAB_SIZE;

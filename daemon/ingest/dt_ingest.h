@@ -71,6 +71,12 @@ void	dt_ingest_sink_samples(void (*put)(unsigned int cpu,
 	    const struct dt_evt *ev, uint64_t missed, uint64_t period),
 	    void (*lost)(uint64_t n, bool recursive));
 void	dt_ingest_sink_attach(void (*attach)(pid_t));
+/*
+ * The attach sink above needs every process, fork children that never
+ * record among them (per-thread sampling): tracees attach those at once
+ * (UDT_W_EAGER).  Before dt_ingest_begin().
+ */
+void	dt_ingest_sink_eager(void);
 void	dt_ingest_sink_exit(void (*leave)(pid_t, uint64_t ns));
 
 /*

@@ -120,6 +120,13 @@ struct udt_welcome {
  * tracees, whose rings dtd does not bind, so they exec without waiting.
  */
 #define UDT_W_XDRAIN		0x0004
+/*
+ * UDT_W_EAGER: a fork child attaches at once, not when it first records:
+ * dtd samples the traced processes it knows of by their attach (perf
+ * events per thread, a dtd without root), so a child that never records
+ * would never be sampled.  UDT_W_PTIMER implies it.
+ */
+#define UDT_W_EAGER		0x0008
 
 /* Answer to UDT_HELLO_STATS: dtd's ingestion counters since start. */
 struct udt_stats {

@@ -107,6 +107,7 @@ dt_perf_task_probe(void)
 	}
 	close(fd);
 	dt_ingest_sink_attach(dt_perf_tracee);
+	dt_ingest_sink_eager();
 	return 0;
 }
 

@@ -75,6 +75,7 @@ struct udt_ring_hdr	*udt_pring;
 int			 udt_use_tsc;
 int32_t			 udt_dtd_pid;
 int			 udt_use_ptimer;
+static int		 udt_use_eager;		/* [a] UDT_W_EAGER */
 int			 udt_use_xdrain;
 
 static int		 udt_attaching;		/* [a] attach in progress */
@@ -508,6 +509,8 @@ udt_attach_locked(void)
 	    __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_use_ptimer, (flags & UDT_W_PTIMER) != 0,
 	    __ATOMIC_RELAXED);
+	__atomic_store_n(&udt_use_eager, (flags & UDT_W_EAGER) != 0,
+	    __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_use_xdrain, (flags & UDT_W_XDRAIN) != 0,
 	    __ATOMIC_RELAXED);
 	/* Before the ring: the filter's pid goes with its records. */
@@ -568,15 +571,15 @@ static pid_t		 udt_attached_pid;
  * Fork child, its one thread: forget the cached tid, never write into
  * the parent's ring.  Runs inside fork() as an atfork handler, and after
  * _Fork() and a fork made through syscall(3), which run no handlers.
- * It does not attach: most children exec soon, and a handshake (a dozen
- * calls here, two memfds and a read of /proc in dtd) would be thrown
- * away with the image.  It lets go of the parent's ring
- * (unmapped, unless a record in it is in progress on this stack), keeps
- * reading the parent's enable bytes, which dtd keeps current while the
- * parent's image lives and turns all on when it retires it
- * (dt_ingest.c), and takes udt_pend_tab, whose tb_reconnect sends the
- * first call that finds a probe on to udt_emit(), which attaches.
- * Nothing enabled, nothing recorded: the child is never dtd's.
+ * It does not attach (unless UDT_W_EAGER): most children exec soon, and
+ * a handshake (a dozen calls here, two memfds and a read of /proc in
+ * dtd) would be thrown away with the image.  It keeps the parent's ring
+ * for its exec announces only, keeps reading the parent's enable bytes,
+ * which dtd keeps current while the parent's image lives and turns all
+ * on when it retires it (dt_ingest.c), and takes udt_pend_tab, whose
+ * tb_reconnect sends the first call that finds a probe on to
+ * udt_emit(), which attaches.  Nothing enabled, nothing recorded: the
+ * child is never dtd's.
  */
 void
 udt_fork_child(void)
@@ -609,6 +612,13 @@ udt_fork_child(void)
 			    UDT_RING_SIZE(pring->rh_nslots));
 		__atomic_store_n(&udt_pring, oring, __ATOMIC_RELEASE);
 	}
+	/*
+	 * Where dtd samples a process by its attach (timer mode, or perf
+	 * events per thread: a dtd without root), a child that waited for
+	 * a record to attach was never sampled: it attaches now.
+	 */
+	if (__atomic_load_n(&udt_use_eager, __ATOMIC_RELAXED))
+		udt_attach_locked();
 	/* Dispatch is not inherited: on again where the parent had it. */
 	if (udt_thread.ut_armed) {
 		udt_thread.ut_armed = 0;
