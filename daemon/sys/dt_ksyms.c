@@ -359,15 +359,17 @@ out:
 }
 
 /*
- * Whether what is at dst may be replaced: nothing, or a regular file
- * that is an ELF image (an earlier dtd's, left by a crash).
- * Anything else is refused: `--ksyms /dev/null', meant as "none", used
- * to rename the image over the null device, as root.
+ * Whether what is at dst may be replaced: nothing, or an image as this
+ * file writes them (an earlier dtd's, left by a crash): an x86-64 ELF
+ * executable with no program header, which no program has.  Anything
+ * else is refused: `--ksyms /dev/null', meant as "none", used to rename
+ * the image over the null device, as root, and a path mistyped as a
+ * program's would have replaced the program.
  */
 static int
 ksyms_replaceable(const char *dst, char *err, size_t errlen)
 {
-	unsigned char magic[SELFMAG];
+	Elf64_Ehdr eh;
 	struct stat sb;
 	ssize_t n = 0;
 	int fd;
@@ -378,11 +380,13 @@ ksyms_replaceable(const char *dst, char *err, size_t errlen)
 	if (S_ISREG(sb.st_mode) &&
 	    (fd = open(dst, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
 	    O_NONBLOCK)) != -1) {
-		n = read(fd, magic, sizeof(magic));
+		n = read(fd, &eh, sizeof(eh));
 		close(fd);
 	}
-	if (S_ISREG(sb.st_mode) && n == SELFMAG &&
-	    memcmp(magic, ELFMAG, SELFMAG) == 0)
+	if (S_ISREG(sb.st_mode) && n == (ssize_t)sizeof(eh) &&
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_type == ET_EXEC &&
+	    eh.e_machine == EM_X86_64 && eh.e_phnum == 0)
 		return 0;
 	return ksyms_err(err, errlen, EEXIST, "%s: exists and is not a "
 	    "kernel symbol image: not replaced", dst);

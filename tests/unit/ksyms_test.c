@@ -272,6 +272,18 @@ test_errors(void)
 	check(error == EEXIST && strstr(err, "notimg") != NULL &&
 	    filesize(tpath("notimg")) == 13,
 	    "a file that is not an image: EEXIST, left as it was (%s)", err);
+	/* An ELF file that is a program, not an image: a mistyped path. */
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "cp /bin/true %s", tpath("prog"));
+		check(system(cmd) == 0, "a copy of /bin/true");
+		error = dt_ksyms_write(tpath("good2"), tpath("prog"), getuid(),
+		    getgid(), KT_MODE, &st, err, sizeof(err));
+		check(error == EEXIST && filesize(tpath("prog")) ==
+		    filesize("/bin/true"), "a program: EEXIST, left as it "
+		    "was (%s)", err);
+	}
 	check(mkfifo(tpath("fifo"), 0600) == 0, "mkfifo");
 	error = dt_ksyms_write(tpath("good2"), tpath("fifo"), getuid(),
 	    getgid(), KT_MODE, &st, err, sizeof(err));
@@ -350,6 +362,7 @@ main(void)
 	unlink(tpath("img"));
 	unlink(tpath("notimg"));
 	unlink(tpath("fifo"));
+	unlink(tpath("prog"));
 	rmdir(tmpdir);
 	printf("%u passed, %u failed\n", npass, nfail);
 	return nfail != 0;
