@@ -331,20 +331,8 @@ static bool
 dt_agg_fold(struct dt_aggtab *tab, const struct dtioc_aggent *k, int64_t v,
     uint64_t n)
 {
-	struct dtioc_aggent *e;
-
-	if ((e = dt_agg_entry(tab, k, v)) == NULL) {
-		tab->dat_overflow += n;
-		return false;
-	}
-	e->dtae_count += n;
-	e->dtae_sum = (int64_t)((uint64_t)e->dtae_sum + n * (uint64_t)v);
-	if (v < e->dtae_min)
-		e->dtae_min = v;
-	if (v > e->dtae_max)
-		e->dtae_max = v;
-	tab->dat_aggevt += n;
-	return true;
+	/* The sum wraps as the C of an int64_t += would, without its UB. */
+	return dt_agg_fold_ent(tab, k, n, (int64_t)(n * (uint64_t)v), v, v);
 }
 
 bool

@@ -33,10 +33,13 @@
 #include "dt_prov.h"
 #include "dt_softc.h"
 
-/* Keys a source knows as the record would carry them. */
+/*
+ * Keys a source knows as the record would carry them: the arguments a
+ * source key holds (dt_srckey), no more.
+ */
 #define DTA_K_SRC	(DTA_K_PID | DTA_K_PBN | DTA_K_TID | DTA_K_CPU | \
 			 DTA_K_RETVAL | DTA_K_ERRNO | \
-			 (DTA_K_ARG0 * ((1u << DTMAXFUNCARGS) - 1)))
+			 (DTA_K_ARG0 * ((1u << DT_SRCKEY_NWORDS) - 1)))
 
 bool
 dt_pcb_srcagg_ok(const struct dt_pcb *dp)
@@ -56,7 +59,7 @@ dt_pcb_srcagg_ok(const struct dt_pcb *dp)
 		if (s->dtas_func != DTA_COUNT && s->dtas_vfield != DTF_RETVAL &&
 		    s->dtas_vfield != DTF_ERRNO &&
 		    (s->dtas_vfield < DTF_ARG0 ||
-		    s->dtas_vfield >= DTF_ARG0 + DTMAXFUNCARGS))
+		    s->dtas_vfield >= DTF_ARG0 + DT_SRCKEY_NWORDS))
 			return false;
 	}
 	return true;
