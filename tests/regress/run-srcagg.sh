@@ -462,7 +462,8 @@ def norm(txt):
     # from run to run: each such as the order it first appears in
     seen = {}
     tok = lambda m: seen.setdefault(m.group(), "N%d" % len(seen))
-    txt = re.sub(r"^\[[^)]*\)", tok, txt, flags=re.M)
+    # a bucket's label with its padding: a ppid may cross a power of 2
+    txt = re.sub(r"^\[[^)]*\)[ \t]*", tok, txt, flags=re.M)
     return re.sub(r"\b\d{3,}\b", tok, txt)
 if norm(on) != norm(off):
     sys.exit("differs from the records' fold:\n" + on + "\n---\n" + off)
@@ -487,6 +488,25 @@ if "@l:" in on:
 if "@p[" in on and not re.search(r"^@p\[syscall:close:return\]: -%d$"
                                  % len(closes), on, re.M):
     sys.exit("close:return by probe")
+# exact: getppid returns one ppid to every call of the process, so its
+# sum is calls times its max, and its min and avg are its max (norm()
+# would take a wrong sum for another run's pid)
+mx = dict(re.findall(r"^@mx\[(\d+)\]: (\d+)$", on, re.M))
+one = re.findall(r"^@mx: (\d+)$", on, re.M)
+g = dict(re.findall(r"^@g\[(\d+)\]: (\d+)$", on, re.M))
+for p, v in re.findall(r"^@s\[(\d+)\]: (\d+)$", on, re.M):
+    c = int(g.get(p, calls))
+    if p in mx:
+        ok = int(v) == c * int(mx[p])
+    else:
+        # @mx over every process: each one's ppid is at most that
+        ok = bool(one) and int(v) % c == 0 and 0 < int(v) // c <= int(one[0])
+    if not ok:
+        sys.exit("@s[%s] is %s: not %d calls of one ppid" % (p, v, c))
+for f in ("@mn", "@a"):
+    for p, v in re.findall(r"^%s\[(\d+)\]: (\d+)$" % f, on, re.M):
+        if p not in mx or v != mx[p]:
+            sys.exit("%s[%s] is %s, not the max %s" % (f, p, v, mx.get(p)))
 PY
 	done <<'PROGS'
 0 syscall:getppid:return { @g[pid] = count(); @s[pid] = sum(retval); @mn[pid] = min(retval); @mx[pid] = max(retval); @a[pid] = avg(retval); @h[pid] = hist(retval); }
@@ -538,7 +558,8 @@ def norm(txt):
                  flags=re.M)
     seen = {}
     tok = lambda m: seen.setdefault(m.group(), "N%d" % len(seen))
-    txt = re.sub(r"^\[[^)]*\)", tok, txt, flags=re.M)
+    # a bucket's label with its padding: a ppid may cross a power of 2
+    txt = re.sub(r"^\[[^)]*\)[ \t]*", tok, txt, flags=re.M)
     txt = re.sub(r"\b\d{3,}\b", tok, txt)
     # entries of equal value print in an order of their own
     return sorted(txt.split("\n")) + sorted(tot.items())
