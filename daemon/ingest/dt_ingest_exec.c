@@ -77,7 +77,7 @@ dti_exec_inherit(struct dti_proc *dp, struct dti_proc *op)
 	unsigned int i;
 	int32_t tid;
 
-	if (dp->dp_xraw != 0 || op == dp)
+	if (dp->dp_xraw != 0)
 		return;
 	for (i = 0; i < UDT_EXEC_NANN; i++) {
 		a = &op->dp_ring->rh_exec[i];

@@ -79,6 +79,8 @@ static int		 udt_use_eager;		/* [a] UDT_W_EAGER */
 int			 udt_use_xdrain;
 
 static int		 udt_attaching;		/* [a] attach in progress */
+static int		 udt_replayed;		/* [a] the constructor's loader
+						   records are in (rh_ready) */
 static struct sockaddr_un udt_sun;		/* [I] dtd's ingest socket */
 static int		 udt_sun_ok;		/* [I] */
 
@@ -513,6 +515,13 @@ udt_attach_locked(void)
 	    __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_use_xdrain, (flags & UDT_W_XDRAIN) != 0,
 	    __ATOMIC_RELAXED);
+	/*
+	 * An attach after the constructor's (a fork child's, a new dtd's
+	 * adoption) has no loader records to hand over: ready at once, so
+	 * that no exec hold dtd passed to this ring waits for them.
+	 */
+	if (ring != NULL && __atomic_load_n(&udt_replayed, __ATOMIC_RELAXED))
+		__atomic_store_n(&ring->rh_ready, 1, __ATOMIC_RELEASE);
 	/* Before the ring: the filter's pid goes with its records. */
 	__atomic_store_n(&udt_dtd_pid, pid, __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_ring, ring, __ATOMIC_RELEASE);
@@ -732,9 +741,10 @@ udt_init(void)
 	udt_tell_untraced(said);
 	/* Hooks mode records what the program asks of libc, no more. */
 	udt_loader_replay(!udt_env_is(UDT_HOOKS_ENV, "1"));
-	/* dtd holds the other sources until now (rh_exec_ts). */
+	/* dtd holds the other sources until now (rh_exec). */
 	if (udt_ring != NULL)
 		__atomic_store_n(&udt_ring->rh_ready, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&udt_replayed, 1, __ATOMIC_RELAXED);
 	pthread_atfork(NULL, NULL, udt_fork_child);
 	/*
 	 * Rewrite the system call sites that can be (udt_rw.c), then let

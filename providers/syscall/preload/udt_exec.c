@@ -72,26 +72,42 @@ udt_exec_ring(void)
  * the launcher's helper, which stamps its calls as they happen but hands
  * them over only once the new image's library attached: dtd holds the
  * other sources' events from this stamp until they are in, so they are
- * not let out ahead of the loader's.  No system call (the helper counts
- * the calls between its answer and the exec, though this comes before
- * that answer): a stamp as a record's, TSC or vDSO clock.  Any thread,
- * any context, a vfork child's among them (it announces in the ring it
- * shares, naming itself).  udt_exec_unmark(): the exec failed; the
- * announce goes back if it is still this thread's.
+ * not let out ahead of the loader's.  udt_exec_stamp() takes the tid and
+ * the time (as a record's: TSC or clock) before the helper is asked;
+ * udt_exec_mark() publishes them once it answered that it follows, with
+ * stores alone: the helper counts the calls between its answer and the
+ * exec.  Any thread, any context, a vfork child's among them (it
+ * announces in the ring it shares, naming itself).  udt_exec_unmark():
+ * the exec failed; the announce goes back if it is still this thread's.
  */
 void
-udt_exec_mark(void)
+udt_exec_stamp(int32_t *tid, uint64_t *stamp)
+{
+	struct timespec ts;
+
+	*tid = udt_gettid();
+	if (__atomic_load_n(&udt_use_tsc, __ATOMIC_RELAXED)) {
+		*stamp = (__builtin_ia32_rdtsc() & 0x7fffffffffffffffULL) |
+		    (1ULL << 63);
+		return;
+	}
+	if (udt_real_clock_gettime_fn != NULL)
+		udt_real_clock_gettime_fn(CLOCK_REALTIME, &ts);
+	else
+		udt_sys2(SYS_clock_gettime, CLOCK_REALTIME, &ts);
+	*stamp = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void
+udt_exec_mark(int32_t tid, uint64_t stamp)
 {
 	struct udt_ring_hdr *r = udt_exec_ring();
 	struct udt_exec_ann *a;
-	struct timespec ts;
-	uint64_t stamp;
-	int32_t tid, cur;
+	int32_t cur;
 	unsigned int i;
 
-	if (r == NULL)
+	if (r == NULL || tid <= 0)
 		return;
-	tid = udt_gettid();
 	a = &r->rh_exec[(unsigned int)tid % UDT_EXEC_NANN];
 	for (i = 0; i < UDT_EXEC_NANN; i++) {
 		cur = 0;
@@ -103,18 +119,8 @@ udt_exec_mark(void)
 		}
 	}
 	/* None free: one is taken over, its exec likelier done than not. */
-	__atomic_store_n(&a->ua_tid, tid, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&udt_use_tsc, __ATOMIC_RELAXED))
-		stamp = (__builtin_ia32_rdtsc() & 0x7fffffffffffffffULL) |
-		    (1ULL << 63);
-	else {
-		if (udt_real_clock_gettime_fn != NULL)
-			udt_real_clock_gettime_fn(CLOCK_REALTIME, &ts);
-		else
-			udt_sys2(SYS_clock_gettime, CLOCK_REALTIME, &ts);
-		stamp = (uint64_t)ts.tv_sec * 1000000000ULL +
-		    (uint64_t)ts.tv_nsec;
-	}
+	if (i == UDT_EXEC_NANN)
+		__atomic_store_n(&a->ua_tid, tid, __ATOMIC_RELAXED);
 	/*
 	 * dtd may see the tid before the stamp: an older stamp (the slot's
 	 * last) only holds longer, and a stamp it cannot place holds

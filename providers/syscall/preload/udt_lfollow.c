@@ -80,7 +80,7 @@ udt_lfollow_want(void)
 	return 0;
 }
 
-void __attribute__((noinline))
+int __attribute__((noinline))
 udt_lfollow_exec(void)
 {
 	static const char pre[] = UDT_LFOLLOW_ENV "=";
@@ -90,20 +90,20 @@ udt_lfollow_exec(void)
 	socklen_t crlen = sizeof(cr);
 	const char *v = NULL;
 	char **e;
-	long pid = 0, r;
-	int fd, i, ask[2], ans, yama;
+	long pid = 0, r = -1;
+	int fd, i, ask[2], ans = -1, yama, follows = 0;
 	size_t off;
 
 	for (e = environ; e != NULL && *e != NULL && v == NULL; e++)
 		if (udt_lfollow_prefix(*e, pre, sizeof(pre) - 1))
 			v = *e + sizeof(pre) - 1;
 	if (v == NULL)
-		return;
+		return 0;
 	/* "PID:HEX:Y" */
 	for (; *v >= '0' && *v <= '9' && pid < (1L << 30); v++)
 		pid = pid * 10 + (*v - '0');
 	if (pid <= 0 || *v++ != ':')
-		return;
+		return 0;
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	off = 1;
@@ -112,17 +112,17 @@ udt_lfollow_exec(void)
 	off += sizeof(UDT_LFOLLOW_SOCK) - 1;
 	for (i = 0; i < UDT_LFOLLOW_HEX; i++, v++) {
 		if (!((*v >= '0' && *v <= '9') || (*v >= 'a' && *v <= 'f')))
-			return;
+			return 0;
 		sun.sun_path[off++] = *v;
 	}
 	if (*v++ != ':')
-		return;
+		return 0;
 	yama = *v == '1';
 
 	fd = (int)udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
 	    0);
 	if (fd < 0)
-		return;
+		return 0;
 	/* The helper, and no one who took its name after it left. */
 	if (udt_sys3(SYS_connect, fd, &sun,
 	    offsetof(struct sockaddr_un, sun_path) + off) != 0 ||
@@ -141,9 +141,12 @@ udt_lfollow_exec(void)
 			r = udt_sys6(SYS_recvfrom, fd, (long)&ans, sizeof(ans),
 			    MSG_WAITALL, 0, 0);
 		while (r == -EINTR);
+	follows = r == (long)sizeof(ans) && ans == 0 &&
+	    (ask[1] & UDT_LFOLLOW_WANT);
 	/* The helper has seized us, or will not: no exception is kept. */
 	if (yama)
 		(void)udt_sys5(SYS_prctl, PR_SET_PTRACER, 0, 0, 0, 0);
 out:
 	udt_sys1(SYS_close, fd);
+	return follows;
 }

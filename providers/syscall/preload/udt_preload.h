@@ -174,9 +174,10 @@ void	udt_loader_replay(int) UDT_HIDDEN;
 /*
  * Before an execve or execveat: have the launcher's helper trace the
  * new image's loader (udt_lfollow.c).  Any context; returns when the
- * helper follows this thread or will not.
+ * helper follows this thread or will not: whether it follows the
+ * loader call by call, so that its calls will be handed over.
  */
-void	udt_lfollow_exec(void) UDT_HIDDEN;
+int	udt_lfollow_exec(void) UDT_HIDDEN;
 
 /*
  * Before an exec: wait (boundedly) until dtd has drained this process's
@@ -190,25 +191,34 @@ void	udt_lfollow_exec(void) UDT_HIDDEN;
 void	udt_exec_drain(void) UDT_HIDDEN;
 
 /*
- * Both, in this order, with the mark between them, on each path that
- * sees an execve or execveat
- * (udt_rw_slow(), dispatch's deferred one): the drain may sleep, and
- * the helper's tracer lets a process go after a few calls between its
- * answer and the exec.
+ * udt_exec_stamp(): this thread's tid and the time, before the helper is
+ * asked; udt_exec_mark(): the exec stamped so is on its way and the
+ * helper will hand over its loader's calls (rh_exec), stores alone;
+ * udt_exec_unmark(): it failed.  Any context.
  */
-/*
- * udt_exec_mark(): an exec is on its way, from now (rh_exec_ts);
- * udt_exec_unmark(): it failed.  Any context, no system call.
- */
-void	udt_exec_mark(void) UDT_HIDDEN;
+void	udt_exec_stamp(int32_t *tid, uint64_t *stamp) UDT_HIDDEN;
+void	udt_exec_mark(int32_t tid, uint64_t stamp) UDT_HIDDEN;
 void	udt_exec_unmark(void) UDT_HIDDEN;
 
+/*
+ * All three, in this order, on each path that sees an execve or
+ * execveat (udt_rw_slow(), dispatch's deferred one): the drain may
+ * sleep, and the helper's tracer lets a process go after a few calls
+ * between its answer and the exec.  Announced only when the helper
+ * follows the loader: without its calls to come, nothing of the new
+ * image is older than its attach, and a hold would only delay the
+ * other sources (up to D for an image that never attaches).
+ */
 static inline void
 udt_exec_before(void)
 {
+	uint64_t stamp;
+	int32_t tid;
+
 	udt_exec_drain();
-	udt_exec_mark();
-	udt_lfollow_exec();
+	udt_exec_stamp(&tid, &stamp);
+	if (udt_lfollow_exec())
+		udt_exec_mark(tid, stamp);
 }
 
 /* The thread's comm changed (prctl, pthread_setname_np): refetch. */
