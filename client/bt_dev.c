@@ -925,7 +925,7 @@ out:
 }
 
 /*
- * Records the next read asks for, after one that got got: twice that,
+ * Records the next read asks for, after one that got: twice that,
  * so that a read is seldom full (a full one leaves records for another
  * round trip at once) while the pages pinned follow the events that
  * come; a burst reaches NREAD in five reads.
