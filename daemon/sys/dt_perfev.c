@@ -89,6 +89,22 @@ dt_perf_comm_rec(const char *body, size_t len, pid_t *pid, pid_t *tid,
 	return true;
 }
 
+uint64_t
+dt_perf_comm_time(const char *body, size_t len)
+{
+	size_t off;
+	uint64_t ns;
+
+	if (len < 9)
+		return 0;
+	/* The name's NUL, padded to 8 bytes, then pid, tid and the time. */
+	off = 8 + ((strnlen(body + 8, len - 8) + 1 + 7) & ~(size_t)7);
+	if (len < off + 16)
+		return 0;
+	memcpy(&ns, body + off + 8, 8);
+	return ns;
+}
+
 void
 dt_perf_callchain(const char *pcs, uint64_t nr, struct stacktrace *k,
     struct stacktrace *u)

@@ -127,6 +127,12 @@ void	dt_perf_callchain_deep(const char *pcs, uint64_t nr, uint64_t *k,
  */
 bool	dt_perf_comm_rec(const char *body, size_t len, pid_t *pid,
 	    pid_t *tid, const char **name);
+/*
+ * The time of a PERF_RECORD_COMM, from its sample_id (an event opened
+ * with sample_id_all and PERF_SAMPLE_TID | PERF_SAMPLE_TIME, without
+ * PERF_SAMPLE_IDENTIFIER); 0 when it carries none.
+ */
+uint64_t dt_perf_comm_time(const char *body, size_t len);
 
 /*
  * perf_event_open(2) of attr for pid (-1: every process) on cpu, with the

@@ -412,7 +412,8 @@ dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
 		return;
 	}
 	if (s->ts_comm != NULL) {
-		dt_tp_task_note(s->ts_tid, s->ts_pid, s->ts_comm);
+		dt_tp_task_rename(s->ts_tid, s->ts_pid, s->ts_comm,
+		    s->ts_ns);
 		return;
 	}
 	/* What the record says of the current thread feeds the cache. */

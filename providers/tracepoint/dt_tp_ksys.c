@@ -105,7 +105,8 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 		return;
 	}
 	if (s->ts_comm != NULL) {
-		dt_tp_task_note(s->ts_tid, s->ts_pid, s->ts_comm);
+		dt_tp_task_rename(s->ts_tid, s->ts_pid, s->ts_comm,
+		    s->ts_ns);
 		/* Before this CPU's records of the new image. */
 		if (s->ts_exec)
 			dt_ksys_exec(s->ts_pid);

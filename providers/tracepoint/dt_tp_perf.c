@@ -99,11 +99,17 @@ dt_tpev_attr(struct perf_event_attr *attr, const struct dt_tpev_pmu *pmu,
 	/*
 	 * Renames and execs, so that a thread's name is known when its
 	 * records are read after it exited.  In order with this CPU's
-	 * samples; they carry no time, so a read merged across CPUs
-	 * (switch records) gives them before the other CPUs' held ones.
+	 * samples, and a read merged across CPUs (switch records) gives
+	 * them at their time.
 	 */
 	attr->comm = 1;
 	attr->comm_exec = 1;
+	/*
+	 * With their time, though: a name from an exec on another CPU,
+	 * read after this CPU's, must not undo a later one (kpload's
+	 * reads were counted as taskset's, its exec's name read first).
+	 */
+	attr->sample_id_all = 1;
 	attr->watermark = 1;
 	attr->wakeup_watermark = (uint32_t)(datasize / 4);
 }

@@ -159,6 +159,7 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		    &s.ts_comm))
 			break;
 		s.ts_exec = (hp->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+		s.ts_ns = dt_perf_comm_time(body, len);
 		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 		ev->tpe_fn(ev->tpe_arg, &s);
 		break;
@@ -218,6 +219,8 @@ dt_tpev_peek(struct dt_tpev_cpu *c)
 	else if (h.type == PERF_RECORD_SWITCH_CPU_WIDE &&
 	    h.size >= sizeof(h) + 24)
 		memcpy(&c->tpc_ns, body + 16, 8);
+	else if (h.type == PERF_RECORD_COMM)
+		c->tpc_ns = dt_perf_comm_time(body, h.size - sizeof(h));
 }
 
 void

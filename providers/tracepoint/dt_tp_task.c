@@ -42,6 +42,7 @@ struct dt_tp_task {
 	pid_t		tt_tid;			/* [R] 0: empty */
 	pid_t		tt_tgid;		/* [R] */
 	uint64_t	tt_stamp;		/* [R] name's age, 0: none */
+	uint64_t	tt_cns;			/* [R] its last rename's time */
 	char		tt_comm[DTMAXCOMLEN];	/* [R] */
 };
 
@@ -64,12 +65,27 @@ dt_tp_task_note(pid_t tid, pid_t tgid, const char *comm)
 		t->tt_tid = tid;
 		t->tt_tgid = tgid;
 		t->tt_stamp = 0;
+		t->tt_cns = 0;
 	}
 	if (comm != NULL) {
 		strncpy(t->tt_comm, comm, DTMAXCOMLEN - 1);
 		t->tt_comm[DTMAXCOMLEN - 1] = '\0';
 		t->tt_stamp = dt_clock_ns(CLOCK_MONOTONIC_COARSE);
 	}
+}
+
+void
+dt_tp_task_rename(pid_t tid, pid_t tgid, const char *comm, uint64_t ns)
+{
+	struct dt_tp_task *t = dt_tp_task_slot(tid);
+
+	if (tid <= 0 || comm == NULL)
+		return;
+	if (t->tt_tid == tid && t->tt_tgid == tgid && ns != 0 &&
+	    ns < t->tt_cns)
+		return;
+	dt_tp_task_note(tid, tgid, comm);
+	t->tt_cns = ns;
 }
 
 /* Fill t for tid from /proc/TID/status: Name and Tgid.  0 or -1. */
@@ -83,6 +99,8 @@ dt_tp_task_read(struct dt_tp_task *t, pid_t tid)
 	if (dt_proc_read(path, buf, sizeof(buf)) <= 0 ||
 	    (p = strstr(buf, "\nTgid:\t")) == NULL)
 		return -1;
+	if (t->tt_tid != tid)
+		t->tt_cns = 0;
 	t->tt_tid = tid;
 	t->tt_tgid = (pid_t)atoi(p + 7);
 	memset(t->tt_comm, 0, sizeof(t->tt_comm));

@@ -36,6 +36,13 @@ struct dt_tp_sample;
 
 /* Record that thread tid belongs to process tgid, named comm (or NULL). */
 void	dt_tp_task_note(pid_t tid, pid_t tgid, const char *comm);
+/*
+ * A rename or an exec perf reported at ns (0: unknown): as
+ * dt_tp_task_note(), unless the thread's name already comes from a
+ * later one (CPUs' buffers are read one after another).
+ */
+void	dt_tp_task_rename(pid_t tid, pid_t tgid, const char *comm,
+	    uint64_t ns);
 
 /* The process of thread tid; tid itself when /proc no longer knows it. */
 pid_t	dt_tp_task_tgid(pid_t tid);
