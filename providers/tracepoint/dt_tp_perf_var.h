@@ -54,7 +54,7 @@ struct dt_tpev_cpu {
 	int			 tpc_swfd;	/* [t] switch records, or -1 */
 	struct perf_event_mmap_page *tpc_meta;	/* [I] */
 	uint64_t		 tpc_tail;	/* [R] merge: next record */
-	uint64_t		 tpc_head;	/* [R] merge: end of this pass */
+	uint64_t		 tpc_head;	/* [R] end of this pass */
 	uint64_t		 tpc_ns;	/* [R] merge: tpc_tail's time */
 };
 

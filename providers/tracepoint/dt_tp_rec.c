@@ -159,7 +159,8 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		    &s.ts_comm))
 			break;
 		s.ts_exec = (hp->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
-		s.ts_ns = dt_perf_comm_time(body, len);
+		if ((s.ts_ns = dt_perf_comm_time(body, len)) != 0)
+			s.ts_ns += (uint64_t)ev->tpe_tsoff;
 		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 		ev->tpe_fn(ev->tpe_arg, &s);
 		break;
@@ -177,20 +178,46 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 	}
 }
 
-/* Everything one CPU's buffer holds.  [R], RCU read. */
+/*
+ * A pass without switch records reads one CPU's buffer after another:
+ * a thread that exec'd on one CPU and went on on another has its
+ * samples read before its new name unless every CPU's renames are taken
+ * first.  So: the renames and execs of every buffer up to its head
+ * (kept in tpc_head), then each buffer's records up to there, renames
+ * left out; the names keep their time (dt_tp_task_rename()).  [R], RCU
+ * read.
+ */
+static void
+dt_tpev_renames(struct dt_tpev_cpu *c)
+{
+	struct perf_event_mmap_page *meta = c->tpc_meta;
+	const struct perf_event_header *hp;
+	struct perf_event_header h;
+	uint64_t tail;
+
+	c->tpc_head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	tail = meta->data_tail;
+	while ((hp = dt_perf_rec_at(meta, tail, c->tpc_head, &h,
+	    &dt_tpev_wrap)) != NULL) {
+		if (h.type == PERF_RECORD_COMM)
+			dt_tpev_record(c, hp);
+		tail += h.size;
+	}
+}
+
 static void
 dt_tpev_drain(struct dt_tpev_cpu *c)
 {
 	struct perf_event_mmap_page *meta = c->tpc_meta;
 	const struct perf_event_header *hp;
 	struct perf_event_header h;
-	uint64_t head, tail;
+	uint64_t tail;
 
-	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	tail = meta->data_tail;
-	while ((hp = dt_perf_rec_at(meta, tail, head, &h, &dt_tpev_wrap)) !=
-	    NULL) {
-		dt_tpev_record(c, hp);
+	while ((hp = dt_perf_rec_at(meta, tail, c->tpc_head, &h,
+	    &dt_tpev_wrap)) != NULL) {
+		if (h.type != PERF_RECORD_COMM)
+			dt_tpev_record(c, hp);
 		tail += h.size;
 	}
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
@@ -281,6 +308,9 @@ dt_tpev_drain_all(struct dt_tpev *ev, bool final)
 		dt_tpev_drain_merged(ev, final);
 		return;
 	}
+	for (i = 0; i < ev->tpe_ncpu; i++)
+		if (ev->tpe_cpus[i].tpc_meta != NULL)
+			dt_tpev_renames(&ev->tpe_cpus[i]);
 	for (i = 0; i < ev->tpe_ncpu; i++)
 		if (ev->tpe_cpus[i].tpc_meta != NULL)
 			dt_tpev_drain(&ev->tpe_cpus[i]);

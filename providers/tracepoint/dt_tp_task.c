@@ -43,6 +43,7 @@ struct dt_tp_task {
 	pid_t		tt_tgid;		/* [R] */
 	uint64_t	tt_stamp;		/* [R] name's age, 0: none */
 	uint64_t	tt_cns;			/* [R] its last rename's time */
+	char		tt_prev[DTMAXCOMLEN];	/* [R] its name before that */
 	char		tt_comm[DTMAXCOMLEN];	/* [R] */
 };
 
@@ -84,6 +85,10 @@ dt_tp_task_rename(pid_t tid, pid_t tgid, const char *comm, uint64_t ns)
 	if (t->tt_tid == tid && t->tt_tgid == tgid && ns != 0 &&
 	    ns < t->tt_cns)
 		return;
+	if (t->tt_tid == tid && t->tt_tgid == tgid && t->tt_stamp != 0)
+		memcpy(t->tt_prev, t->tt_comm, DTMAXCOMLEN);
+	else
+		memset(t->tt_prev, 0, DTMAXCOMLEN);
 	dt_tp_task_note(tid, tgid, comm);
 	t->tt_cns = ns;
 }
@@ -131,7 +136,8 @@ dt_tp_task_tgid(pid_t tid)
 }
 
 void
-dt_tp_task_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm)
+dt_tp_task_comm(pid_t pid, pid_t tid, unsigned int cpu, uint64_t ns,
+    char *comm)
 {
 	struct dt_tp_task *t = dt_tp_task_slot(tid);
 
@@ -151,7 +157,11 @@ dt_tp_task_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm)
 			return;
 		}
 	}
-	memcpy(comm, t->tt_comm, DTMAXCOMLEN);
+	/* A record from before the rename read after it: the old name. */
+	if (ns != 0 && ns < t->tt_cns && t->tt_prev[0] != '\0')
+		memcpy(comm, t->tt_prev, DTMAXCOMLEN);
+	else
+		memcpy(comm, t->tt_comm, DTMAXCOMLEN);
 }
 
 void
@@ -167,5 +177,6 @@ dt_tp_evt_begin(struct dt_evt *ev, const struct dt_tp_sample *s,
 		ev->dtev_ustack = *s->ts_ustack;
 	}
 	if (flags & DTEVT_EXECNAME)
-		dt_tp_task_comm(s->ts_pid, s->ts_tid, s->ts_cpu, ev->dtev_comm);
+		dt_tp_task_comm(s->ts_pid, s->ts_tid, s->ts_cpu, s->ts_ns,
+		    ev->dtev_comm);
 }

@@ -49,10 +49,13 @@ pid_t	dt_tp_task_tgid(pid_t tid);
 
 /*
  * The name of thread tid of pid into comm (DTMAXCOMLEN bytes, padded
- * with NULs): "idleN" for CPU N's idle task (tid 0), as OpenBSD names
- * its idle threads; "" once the thread is gone.
+ * with NULs) for its record stamped at ns (CLOCK_REALTIME, 0: now): the
+ * name it had then, when a rename read before it came later; "idleN"
+ * for CPU N's idle task (tid 0), as OpenBSD names its idle threads; ""
+ * once the thread is gone.
  */
-void	dt_tp_task_comm(pid_t pid, pid_t tid, unsigned int cpu, char *comm);
+void	dt_tp_task_comm(pid_t pid, pid_t tid, unsigned int cpu, uint64_t ns,
+	    char *comm);
 
 /*
  * Begin ev from the perf record s as every provider on perf's records
