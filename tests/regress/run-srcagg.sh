@@ -452,7 +452,7 @@ tracee)
 		[ $((r2 - r1)) -ge $((n / 100)) ] ||
 		    fail "USERDT_SRCAGG=0 made $((r2 - r1)) records"
 		# the pids (and so getppid's values) differ between runs
-		python3 - "$TMP/on" "$TMP/off" "$n" "$thr" <<'PY' || fail "$prog"
+		python3 - "$TMP/on" "$TMP/off" "$n" "$thr" <<'PY' || fail "$prog: $(cat "$TMP/off.err")"
 import re, sys
 on, off = open(sys.argv[1]).read(), open(sys.argv[2]).read()
 n, thr = int(sys.argv[3]), int(sys.argv[4] or 0)
@@ -543,7 +543,7 @@ tracee-keys)
 		[ $((r1 - r0)) -le $((8 + n / 2000)) ] ||
 		    fail "$((r1 - r0)) records made while folded: $prog"
 		echo "$((r1 - r0)) records"
-		python3 - "$TMP/on" "$TMP/off" "$n" "$thr" <<'PY' || fail "$prog"
+		python3 - "$TMP/on" "$TMP/off" "$n" "$thr" <<'PY' || fail "$prog: $(cat "$TMP/off.err")"
 import re, sys
 on, off = open(sys.argv[1]).read(), open(sys.argv[2]).read()
 n, thr = int(sys.argv[3]), int(sys.argv[4] or 0)
