@@ -16,18 +16,19 @@
 
 /*
  * busy: a demo workload for profiles and syscall traces.  For the given
- * number of seconds of its own CPU time it alternates between three kinds
- * of work, so a profile has a shape to show: arithmetic in a deep call
- * chain, hashing a buffer, and small reads and writes through a pipe.
- * CPU time, not the clock's: a profile of it then holds as many samples
- * on a busy machine as on an idle one.  Built with frame pointers so
- * user stacks unwind without DWARF.
+ * number of seconds it alternates between three kinds of work, so a
+ * profile has a shape to show: arithmetic in a deep call chain, hashing
+ * a buffer, and small reads and writes through a pipe.  With -c, seconds
+ * of its own CPU time, not the clock's: a profile of it then holds as
+ * many samples on a busy machine as on an idle one.  Built with frame
+ * pointers so user stacks unwind without DWARF.
  *
- *	busy [seconds]
+ *	busy [-c] [seconds]
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,6 +87,7 @@ main(int argc, char *argv[])
 {
 	static unsigned char block[1 << 16];
 	struct timespec now, end;
+	clockid_t clk = CLOCK_MONOTONIC;
 	int fds[2];
 	uint64_t round = 0;
 
@@ -93,14 +95,19 @@ main(int argc, char *argv[])
 		perror("pipe");
 		return 1;
 	}
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &end);
+	if (argc > 1 && strcmp(argv[1], "-c") == 0) {
+		clk = CLOCK_PROCESS_CPUTIME_ID;
+		argc--;
+		argv++;
+	}
+	clock_gettime(clk, &end);
 	end.tv_sec += argc > 1 ? atoi(argv[1]) : 2;
 	do {
 		count_primes(round * 2000, round * 2000 + 4000);
 		hash_block(block, sizeof(block));
 		pipe_traffic(fds[0], fds[1]);
 		round++;
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+		clock_gettime(clk, &now);
 	} while (now.tv_sec < end.tv_sec ||
 	    (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
 	printf("busy: %ju rounds\n", (uintmax_t)round);

@@ -381,7 +381,7 @@ ustack)
 	# events' stacks are, the shape of a run without dtd's folding
 	prog='profile:hz:499 { @[ustack] = count(); }'
 	# a second of CPU either way: the totals compare
-	cmd="$BUSY 1 > /dev/null"
+	cmd="$BUSY -c 1 > /dev/null"
 	bt -v -c "$cmd" -e "$prog" > "$TMP/on" 2> "$TMP/on.err" ||
 	    fail "$(cat "$TMP/on.err")"
 	BTRACE_NOPUSH=1 bt -v -c "$cmd" -e "$prog" > "$TMP/off" \
@@ -396,7 +396,7 @@ upid)
 	# trace (-p ends the run with it): folded, symbolised though the
 	# process is gone when the maps print, shaped as without folding
 	for mode in on off; do
-		"$BUSY" 1 > /dev/null &
+		"$BUSY" -c 1 > /dev/null &
 		TPID=$!
 		[ $mode = off ] && export BTRACE_NOPUSH=1
 		bt -v -p "$TPID" -e "profile:hz:499 /pid == $TPID/ { @[ustack] = count(); }" \
