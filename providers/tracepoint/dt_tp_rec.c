@@ -187,40 +187,36 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
  * left out; the names keep their time (dt_tp_task_rename()).  [R], RCU
  * read.
  */
-static void
-dt_tpev_renames(struct dt_tpev_cpu *c)
+static uint64_t
+dt_tpev_walk(struct dt_tpev_cpu *c, bool renames)
 {
 	struct perf_event_mmap_page *meta = c->tpc_meta;
 	const struct perf_event_header *hp;
 	struct perf_event_header h;
-	uint64_t tail;
+	uint64_t tail = meta->data_tail;
 
-	c->tpc_head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	tail = meta->data_tail;
 	while ((hp = dt_perf_rec_at(meta, tail, c->tpc_head, &h,
 	    &dt_tpev_wrap)) != NULL) {
-		if (h.type == PERF_RECORD_COMM)
+		if ((h.type == PERF_RECORD_COMM) == renames)
 			dt_tpev_record(c, hp);
 		tail += h.size;
 	}
+	return tail;
+}
+
+static void
+dt_tpev_renames(struct dt_tpev_cpu *c)
+{
+	c->tpc_head = __atomic_load_n(&c->tpc_meta->data_head,
+	    __ATOMIC_ACQUIRE);
+	(void)dt_tpev_walk(c, true);
 }
 
 static void
 dt_tpev_drain(struct dt_tpev_cpu *c)
 {
-	struct perf_event_mmap_page *meta = c->tpc_meta;
-	const struct perf_event_header *hp;
-	struct perf_event_header h;
-	uint64_t tail;
-
-	tail = meta->data_tail;
-	while ((hp = dt_perf_rec_at(meta, tail, c->tpc_head, &h,
-	    &dt_tpev_wrap)) != NULL) {
-		if (h.type != PERF_RECORD_COMM)
-			dt_tpev_record(c, hp);
-		tail += h.size;
-	}
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->tpc_meta->data_tail, dt_tpev_walk(c, false),
+	    __ATOMIC_RELEASE);
 }
 
 /*
