@@ -73,12 +73,12 @@ udt_exec_ring(void)
  * them over only once the new image's library attached: dtd holds the
  * other sources' events from this stamp until they are in, so they are
  * not let out ahead of the loader's.  udt_exec_stamp() takes the tid and
- * the time (as a record's: TSC or clock) before the helper is asked;
- * udt_exec_mark() publishes them once it answered that it follows, with
- * stores alone: the helper counts the calls between its answer and the
- * exec.  Any thread, any context, a vfork child's among them (it
- * announces in the ring it shares, naming itself).  udt_exec_unmark():
- * the exec failed; the announce goes back if it is still this thread's.
+ * the time (as a record's: TSC or clock); udt_exec_mark() publishes them
+ * right after, before the helper is asked (udt_exec_before()), with
+ * stores alone.  Any thread, any context, a vfork child's among them (it
+ * announces in the ring it shares, naming itself).  udt_exec_retract():
+ * the helper does not follow, or the exec failed (udt_exec_unmark()); the
+ * announce goes back if it is still this thread's.
  */
 void
 udt_exec_stamp(int32_t *tid, uint64_t *stamp)
@@ -131,20 +131,25 @@ udt_exec_mark(int32_t tid, uint64_t stamp)
 }
 
 void
-udt_exec_unmark(void)
+udt_exec_retract(int32_t tid)
 {
 	struct udt_ring_hdr *r = udt_exec_ring();
-	int32_t tid, want;
+	int32_t want;
 	unsigned int i;
 
-	if (r == NULL)
+	if (r == NULL || tid <= 0)
 		return;
-	tid = udt_gettid();
 	for (i = 0; i < UDT_EXEC_NANN; i++) {
 		want = tid;
 		(void)__atomic_compare_exchange_n(&r->rh_exec[i].ua_tid,
 		    &want, 0, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	}
+}
+
+void
+udt_exec_unmark(void)
+{
+	udt_exec_retract(udt_gettid());
 }
 
 static struct udt_ring_hdr *udt_xd_gaveup;	/* [a] not drained: dtd died */

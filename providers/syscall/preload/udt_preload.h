@@ -191,23 +191,30 @@ int	udt_lfollow_exec(void) UDT_HIDDEN;
 void	udt_exec_drain(void) UDT_HIDDEN;
 
 /*
- * udt_exec_stamp(): this thread's tid and the time, before the helper is
- * asked; udt_exec_mark(): the exec stamped so is on its way and the
- * helper will hand over its loader's calls (rh_exec), stores alone;
- * udt_exec_unmark(): it failed.  Any context.
+ * udt_exec_stamp(): this thread's tid and the time; udt_exec_mark(): the
+ * exec stamped so is on its way, and the helper may hand over its
+ * loader's calls (rh_exec), stores alone; udt_exec_retract(tid): it is
+ * not, or not so (the helper does not follow); udt_exec_unmark(): the
+ * calling thread's exec failed.  Any context.
  */
 void	udt_exec_stamp(int32_t *tid, uint64_t *stamp) UDT_HIDDEN;
 void	udt_exec_mark(int32_t tid, uint64_t stamp) UDT_HIDDEN;
+void	udt_exec_retract(int32_t tid) UDT_HIDDEN;
 void	udt_exec_unmark(void) UDT_HIDDEN;
 
 /*
- * All three, in this order, on each path that sees an execve or
- * execveat (udt_rw_slow(), dispatch's deferred one): the drain may
- * sleep, and the helper's tracer lets a process go after a few calls
- * between its answer and the exec.  Announced only when the helper
- * follows the loader: without its calls to come, nothing of the new
- * image is older than its attach, and a hold would only delay the
- * other sources (up to D for an image that never attaches).
+ * In this order, on each path that sees an execve or execveat
+ * (udt_rw_slow(), dispatch's deferred one): the drain may sleep, and the
+ * helper's tracer lets a process go after a few calls between its answer
+ * and the exec.  The announce is out before the helper is asked: asking
+ * is a round trip to another process that attaches with ptrace, often
+ * longer than the sequencer's slack under load, and an announce stamped
+ * before it but published after came too late to hold anything (the
+ * loader's records then came after younger ones).  It goes back at once
+ * when the helper does not follow: without the loader's calls to come,
+ * nothing of the new image is older than its attach, and a hold would
+ * only delay the other sources (up to D for an image that never
+ * attaches).
  */
 static inline void
 udt_exec_before(void)
@@ -217,8 +224,9 @@ udt_exec_before(void)
 
 	udt_exec_drain();
 	udt_exec_stamp(&tid, &stamp);
-	if (udt_lfollow_exec())
-		udt_exec_mark(tid, stamp);
+	udt_exec_mark(tid, stamp);
+	if (!udt_lfollow_exec())
+		udt_exec_retract(tid);
 }
 
 /* The thread's comm changed (prctl, pthread_setname_np): refetch. */
