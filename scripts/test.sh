@@ -61,18 +61,28 @@ meson test -C build-san --print-errorlogs --num-processes 1 \
 	--suite unit --suite integration --suite regress || status=1
 
 # One closing line over both configurations.  A skipped test fails the
-# run: here every suite must run (meson alone would pass a skip).
+# run: here every suite must run (meson alone would pass a skip).  Each
+# failed test's failing checks again, so that a log cut in the middle
+# still says at its end what failed and why.
 python3 - build/meson-logs/testlog.json build-san/meson-logs/testlog.json <<'PY' || status=1
-import json, sys
+import json, re, sys
 ok = bad = 0
+why = re.compile(r"^(not ok|FAIL|VMTEST-RESULT|.*(error|Error|ERROR|"
+                 r"Assertion|Traceback|runtime error))")
 for path in sys.argv[1:]:
     for line in open(path):
         r = json.loads(line)
         if r["result"] in ("OK", "EXPECTEDFAIL"):
             ok += 1
-        else:
-            bad += 1
-            print("failed: %s (%s) in %s" % (r["name"], r["result"], path))
+            continue
+        bad += 1
+        print("failed: %s (%s) in %s" % (r["name"], r["result"], path))
+        out = (r.get("stdout") or "") + (r.get("stderr") or "")
+        hits = [l for l in out.splitlines() if why.match(l)]
+        for l in hits[:12]:
+            print("    " + l[:300])
+        if len(hits) > 12:
+            print("    ... %d more" % (len(hits) - 12))
 print("%d passed, %d failed" % (ok, bad))
 sys.exit(1 if bad else 0)
 PY
