@@ -21,12 +21,15 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <dev/dt/dtvar.h>
 #include <userdt/udt_wire.h>
 
+#include "dt_clock.h"
 #include "dt_pidmaps.h"
 #include "dt_untrace.h"
 
@@ -89,16 +92,159 @@ dt_untrace_site(pid_t pid, uint64_t pc)
 	}
 }
 
+/*
+ * Processes the cache does not know: one nobody traces, or a tracee whose
+ * library has not attached yet.  The library's constructors run before
+ * its attach's handshake puts the process in the cache, and a sample
+ * taken there (its first page faults, say) showed the library's frames.
+ * Their stacks are checked against the library's text found by a read of
+ * their mappings, kept in a small table: while dtd has known the pid for
+ * less than DT_UT_YOUNG_NS, a read that found no library is made again
+ * after DT_UT_AGAIN_NS (a sample may come before the loader mapped it);
+ * after that it stands, so an untraced process costs a few reads in all;
+ * one that found it is made again each DT_UT_YOUNG_NS (an exec may have
+ * taken it away).
+ *
+ * A slot is written under dt_ut_mtx, its us_gen odd while it changes;
+ * readers take no lock and try again when us_gen moved.
+ */
+#define DT_UT_NSLOT	256
+#define DT_UT_YOUNG_NS	1000000000ULL
+#define DT_UT_AGAIN_NS	5000000ULL
+
+struct dt_ut_slot {
+	unsigned int	 us_gen;	/* [a] odd while written */
+	pid_t		 us_pid;	/* [g] 0: free */
+	uint64_t	 us_first;	/* [g] monotonic ns first looked at */
+	uint64_t	 us_read;	/* [g] monotonic ns of the last read */
+	uint64_t	 us_lo, us_hi;	/* [g] the library's text; lo == hi:
+					   none found */
+};
+
+static struct dt_ut_slot dt_ut_tab[DT_UT_NSLOT];
+static pthread_mutex_t dt_ut_mtx = PTHREAD_MUTEX_INITIALIZER;
+
+/* A consistent copy of slot us into *c.  Any thread, no lock. */
+static void
+dt_ut_load(const struct dt_ut_slot *us, struct dt_ut_slot *c)
+{
+	unsigned int g;
+
+	for (;;) {
+		g = __atomic_load_n(&us->us_gen, __ATOMIC_ACQUIRE);
+		if (g & 1)
+			continue;
+		c->us_pid = __atomic_load_n(&us->us_pid, __ATOMIC_RELAXED);
+		c->us_first = __atomic_load_n(&us->us_first, __ATOMIC_RELAXED);
+		c->us_read = __atomic_load_n(&us->us_read, __ATOMIC_RELAXED);
+		c->us_lo = __atomic_load_n(&us->us_lo, __ATOMIC_RELAXED);
+		c->us_hi = __atomic_load_n(&us->us_hi, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&us->us_gen, __ATOMIC_RELAXED) == g)
+			return;
+	}
+}
+
+/* Write c into slot us.  Under dt_ut_mtx. */
+static void
+dt_ut_store(struct dt_ut_slot *us, const struct dt_ut_slot *c)
+{
+	unsigned int g = us->us_gen;
+
+	__atomic_store_n(&us->us_gen, g + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&us->us_pid, c->us_pid, __ATOMIC_RELAXED);
+	__atomic_store_n(&us->us_first, c->us_first, __ATOMIC_RELAXED);
+	__atomic_store_n(&us->us_read, c->us_read, __ATOMIC_RELAXED);
+	__atomic_store_n(&us->us_lo, c->us_lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&us->us_hi, c->us_hi, __ATOMIC_RELAXED);
+	__atomic_store_n(&us->us_gen, g + 2, __ATOMIC_RELEASE);
+}
+
+/* Whether the table says pid's mappings are due for a read at now. */
+static bool
+dt_ut_due(const struct dt_ut_slot *c, pid_t pid, uint64_t now)
+{
+	if (c->us_pid != pid)
+		return true;
+	if (c->us_lo != c->us_hi)
+		return now - c->us_read >= DT_UT_YOUNG_NS;
+	return now - c->us_first < DT_UT_YOUNG_NS &&
+	    now - c->us_read >= DT_UT_AGAIN_NS;
+}
+
+/*
+ * The library's text in pid, a process the cache does not know, into
+ * [*lo, *hi) (empty: none), from the table or a read.  Any thread, no
+ * lock held: the read is made outside dt_ut_mtx, by the one caller that
+ * claimed it.
+ */
+static void
+dt_ut_lib(pid_t pid, uint64_t *lo, uint64_t *hi)
+{
+	struct dt_ut_slot *us = &dt_ut_tab[(unsigned int)pid % DT_UT_NSLOT];
+	struct dt_ut_slot c;
+	struct dt_pm_snap *s;
+	uint64_t now = dt_clock_ns(CLOCK_MONOTONIC);
+	size_t i;
+
+	dt_ut_load(us, &c);
+	if (!dt_ut_due(&c, pid, now))
+		goto out;
+	pthread_mutex_lock(&dt_ut_mtx);
+	dt_ut_load(us, &c);
+	if (!dt_ut_due(&c, pid, now)) {
+		pthread_mutex_unlock(&dt_ut_mtx);
+		goto out;
+	}
+	if (c.us_pid != pid) {
+		c.us_pid = pid;
+		c.us_first = now;
+		c.us_lo = c.us_hi = 0;
+	}
+	c.us_read = now;		/* claimed: the others go on */
+	dt_ut_store(us, &c);
+	pthread_mutex_unlock(&dt_ut_mtx);
+
+	c.us_lo = c.us_hi = 0;
+	if ((s = dt_pm_read(pid, NULL)) != NULL) {
+		for (i = 0; i < s->ps_n; i++) {
+			if (!dt_untrace_lib(&s->ps_maps[i]))
+				continue;
+			if (c.us_lo == c.us_hi || s->ps_maps[i].pm_start < c.us_lo)
+				c.us_lo = s->ps_maps[i].pm_start;
+			if (s->ps_maps[i].pm_end > c.us_hi)
+				c.us_hi = s->ps_maps[i].pm_end;
+		}
+		dt_pm_put(s);
+	}
+	pthread_mutex_lock(&dt_ut_mtx);
+	if (__atomic_load_n(&us->us_pid, __ATOMIC_RELAXED) == pid &&
+	    us->us_read == now)
+		dt_ut_store(us, &c);
+	pthread_mutex_unlock(&dt_ut_mtx);
+out:
+	*lo = c.us_lo;
+	*hi = c.us_hi;
+}
+
 void
 dt_ustack_untrace(pid_t pid, struct stacktrace *st)
 {
 	const struct dt_pm_map *m;
 	struct dt_pm_snap *s;
 	unsigned int i = 0, k;
-	uint64_t site;
+	uint64_t site, lo, hi;
 
-	if (st->st_count == 0 || (s = dt_pm_cached(pid)) == NULL)
+	if (st->st_count == 0 || pid <= 0)
 		return;
+	if ((s = dt_pm_cached(pid)) == NULL) {
+		dt_ut_lib(pid, &lo, &hi);
+		while (i < st->st_count && st->st_pc[i] >= lo &&
+		    st->st_pc[i] < hi)
+			i++;
+		goto cut;
+	}
 	/* The library's frames, from the leaf down. */
 	while (i < st->st_count &&
 	    dt_untrace_lib(dt_pm_find(s, st->st_pc[i])))
@@ -113,6 +259,7 @@ dt_ustack_untrace(pid_t pid, struct stacktrace *st)
 	    (site = dt_untrace_site(pid, st->st_pc[i])) != 0)
 		st->st_pc[i] = site;
 	dt_pm_put(s);
+cut:
 	if (i == 0)
 		return;
 	for (k = 0; i < st->st_count; )

@@ -36,11 +36,12 @@
 struct stacktrace;
 
 /*
- * Rewrite st, the user stack of pid, in place.  Stacks of processes the
- * mappings cache does not know (not traced) are left as they are, at the
- * cost of a cache lookup; a trampoline's header costs one or two
+ * Rewrite st, the user stack of pid, in place.  A process the mappings
+ * cache does not know (not traced, or traced and not attached yet) has
+ * its mappings read a few times in its first second, then once a second
+ * while it has the library; a trampoline's header costs one or two
  * process_vm_readv(2).  Any thread, no lock held; may take the mappings
- * cache's lock briefly.
+ * cache's lock, and this file's table lock, briefly.
  */
 void	dt_ustack_untrace(pid_t pid, struct stacktrace *st);
 

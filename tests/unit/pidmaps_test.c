@@ -19,7 +19,9 @@
  * DTIOCRDVNODE's answers from it (daemon/core/dt_rdvn.c), against a fake /proc
  * in a temporary directory: snapshots, processes that exit, zombies, pids
  * that change hands, the LRU bound, a tracker's re-reads and their rate
- * limit, and /proc files that make no sense.  No root needed.
+ * limit, /proc files that make no sense, and the library's frames cut
+ * from the stacks of processes the cache does not know yet (a tracee
+ * in its constructors).  No root needed.
  */
 #include <sys/stat.h>
 
@@ -32,8 +34,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dev/dt/dtvar.h>
+#include <userdt/udt_wire.h>
+
 #include "dt_pidmaps.h"
 #include "dt_softc.h"
+#include "dt_untrace.h"
 #include "dtt.h"
 
 static char	root[64];	/* the fake /proc */
@@ -574,6 +580,68 @@ test_budget(void)
 	    "cleared: nothing counted");
 }
 
+/* A process the cache does not know, with or without the library. */
+static void
+fake_tracee(pid_t pid, const char *path, int withlib)
+{
+	char maps[1024];
+
+	fake_stat(pid, 'S', 777);
+	snprintf(maps, sizeof(maps),
+	    "400000-402000 r-xp 00000000 08:01 7 /usr/bin/prog\n"
+	    "%s",
+	    withlib ? "7f0000001000-7f0000005000 r-xp 00001000 08:01 9 " : "");
+	if (withlib)
+		snprintf(maps + strlen(maps), sizeof(maps) - strlen(maps),
+		    "%s\n", path);
+	fake_maps(pid, maps);
+}
+
+static unsigned int
+untrace3(pid_t pid, uint64_t *leaf)
+{
+	struct stacktrace st;
+
+	memset(&st, 0, sizeof(st));
+	st.st_pc[0] = 0x7f0000001100;	/* in the library, if mapped */
+	st.st_pc[1] = 0x7f0000004ff0;
+	st.st_pc[2] = 0x400100;		/* the program */
+	st.st_count = 3;
+	dt_ustack_untrace(pid, &st);
+	*leaf = st.st_pc[0];
+	return st.st_count;
+}
+
+static void
+test_untrace_unknown(void)
+{
+	struct timespec ts = { 0, 6 * 1000 * 1000 };
+	char path[160];
+	uint64_t leaf;
+	FILE *fp;
+
+	dtt_tag("untrace");
+	snprintf(path, sizeof(path), "%s/" UDT_LIB_PREFIX ".so", root);
+	if ((fp = fopen(path, "w")) == NULL || ftruncate(fileno(fp), 4096))
+		exit(2);
+	fclose(fp);
+
+	fake_tracee(4301, path, 1);
+	dtt_check(untrace3(4301, &leaf) == 1 && leaf == 0x400100,
+	    "not in the cache, the library mapped: its frames cut");
+	fake_tracee(4302, path, 0);
+	dtt_check(untrace3(4302, &leaf) == 3 && leaf == 0x7f0000001100,
+	    "not in the cache, no library: the stack as it was");
+	/* The loader maps the library after a first sample was read. */
+	fake_tracee(4302, path, 1);
+	nanosleep(&ts, NULL);
+	dtt_check(untrace3(4302, &leaf) == 1 && leaf == 0x400100,
+	    "a young process read again: the library found, cut");
+	fake_gone(4301);
+	fake_gone(4302);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -597,6 +665,7 @@ main(void)
 	test_bad();
 	test_lru();
 	test_budget();
+	test_untrace_unknown();
 
 	dt_pm_clear();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
