@@ -228,43 +228,58 @@ out:
 	*hi = c.us_hi;
 }
 
-void
-dt_ustack_untrace(pid_t pid, struct stacktrace *st)
+/* The work of both: pcs[*count], a user stack of pid, in place. */
+static void
+dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 {
 	const struct dt_pm_map *m;
 	struct dt_pm_snap *s;
-	unsigned int i = 0, k;
+	unsigned int i = 0, k, n = *count;
 	uint64_t site, lo, hi;
 
-	if (st->st_count == 0 || pid <= 0)
+	if (n == 0 || pid <= 0)
 		return;
 	if ((s = dt_pm_cached(pid)) == NULL) {
 		dt_ut_lib(pid, &lo, &hi);
-		while (i < st->st_count && st->st_pc[i] >= lo &&
-		    st->st_pc[i] < hi)
+		while (i < n && pcs[i] >= lo && pcs[i] < hi)
 			i++;
 		goto cut;
 	}
 	/* The library's frames, from the leaf down. */
-	while (i < st->st_count &&
-	    dt_untrace_lib(dt_pm_find(s, st->st_pc[i])))
+	while (i < n && dt_untrace_lib(dt_pm_find(s, pcs[i])))
 		i++;
 	/*
 	 * A trampoline (anonymous code, or code mapped since the snapshot)
 	 * stands for its site.  A frame of the library's entry is followed by
 	 * its site already.
 	 */
-	if (i < st->st_count && ((m = dt_pm_find(s, st->st_pc[i])) == NULL ||
+	if (i < n && ((m = dt_pm_find(s, pcs[i])) == NULL ||
 	    m->pm_path == NULL) &&
-	    (site = dt_untrace_site(pid, st->st_pc[i])) != 0)
-		st->st_pc[i] = site;
+	    (site = dt_untrace_site(pid, pcs[i])) != 0)
+		pcs[i] = site;
 	dt_pm_put(s);
 cut:
 	if (i == 0)
 		return;
-	for (k = 0; i < st->st_count; )
-		st->st_pc[k++] = st->st_pc[i++];
-	for (i = k; i < st->st_count; i++)
-		st->st_pc[i] = 0;
-	st->st_count = k;
+	for (k = 0; i < n; )
+		pcs[k++] = pcs[i++];
+	for (i = k; i < n; i++)
+		pcs[i] = 0;
+	*count = k;
+}
+
+/* st_pc's unsigned long is uint64_t here (LP64), so one walk does both. */
+_Static_assert(_Generic((uint64_t)0, unsigned long: 1, default: 0),
+    "uint64_t is unsigned long");
+
+void
+dt_ustack_untrace(pid_t pid, struct stacktrace *st)
+{
+	dt_untrace_pcs(pid, st->st_pc, &st->st_count);
+}
+
+void
+dt_ustack_untrace_deep(pid_t pid, uint64_t *pcs, unsigned int *count)
+{
+	dt_untrace_pcs(pid, pcs, count);
 }

@@ -33,6 +33,8 @@
 
 #include <sys/types.h>
 
+#include <stdint.h>
+
 struct stacktrace;
 
 /*
@@ -44,5 +46,7 @@ struct stacktrace;
  * cache's lock, and this file's table lock, briefly.
  */
 void	dt_ustack_untrace(pid_t pid, struct stacktrace *st);
+/* The same for a deep stack (DTEVT_DEEPSTACK): pcs[*count]. */
+void	dt_ustack_untrace_deep(pid_t pid, uint64_t *pcs, unsigned int *count);
 
 #endif /* DT_UNTRACE_H */

@@ -316,6 +316,8 @@ dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
 			dt_perf_callchain_deep(rec + off, nr, k.ds_pc,
 			    &k.ds_count, u.ds_pc, &u.ds_count,
 			    DTEV_DEEP_MAX);
+			dt_ustack_untrace_deep((pid_t)pid, u.ds_pc,
+			    &u.ds_count);
 			dt_pcb_ring_put_deep(dp, src->dps_cpu, &ev, &k, &u);
 			uatomic_inc(&dt_perf_counters.dps_samples);
 			return;
