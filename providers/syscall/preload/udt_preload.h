@@ -267,17 +267,32 @@ int	udt_gettid(void) UDT_HIDDEN;
 int	udt_ring_wait(struct udt_ring_hdr *r, uint64_t last, uint64_t mask)
 	    UDT_HIDDEN;
 
+/*
+ * Whether ticket last fits in the ring with tail where it is.  A ticket
+ * behind the tail fits: it comes from a head read before the thread was
+ * preempted, which dtd drained past meanwhile, and the caller's
+ * compare-and-swap of rh_head refuses it and reads the head again.
+ * Taken as full, it was counted lost in a ring with room, or, lossless,
+ * waited out the whole bound for a room it already had.
+ */
+static inline int
+udt_ring_fits(uint64_t last, uint64_t tail, uint64_t mask)
+{
+	return (int64_t)(last - tail) <= (int64_t)mask;
+}
+
 static inline int
 udt_ring_room(struct udt_ring_hdr *r, uint64_t last, uint64_t mask,
     unsigned int probe)
 {
 	uint64_t tail;
 
-	if (last - __atomic_load_n(&r->rh_ptail, __ATOMIC_ACQUIRE) <= mask)
+	if (udt_ring_fits(last, __atomic_load_n(&r->rh_ptail, __ATOMIC_ACQUIRE),
+	    mask))
 		return 1;
 	tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&r->rh_ptail, tail, __ATOMIC_RELEASE);
-	if (last - tail <= mask)
+	if (udt_ring_fits(last, tail, mask))
 		return 1;
 	if (__predict_false(__atomic_load_n(&__atomic_load_n(&udt_tab,
 	    __ATOMIC_RELAXED)->tb_lossless, __ATOMIC_RELAXED) != 0) &&

@@ -275,7 +275,7 @@ udt_ring_wait(struct udt_ring_hdr *r, uint64_t last, uint64_t mask)
 			(void)udt_sys6(SYS_futex, (long)&r->rh_tail,
 			    FUTEX_WAIT, (long)(uint32_t)tail, (long)&ts, 0, 0);
 		tail = __atomic_load_n(&r->rh_tail, __ATOMIC_ACQUIRE);
-		if (last - tail <= mask) {
+		if (udt_ring_fits(last, tail, mask)) {
 			__atomic_store_n(&r->rh_ptail, tail,
 			    __ATOMIC_RELEASE);
 			return 1;
