@@ -439,10 +439,12 @@ void	dt_seq_emit_deep(struct dt_source *src, struct dt_probe *dtp,
 	    const struct dt_deepstack *u);
 
 /*
- * A batch of pushes under one lock: between dt_seq_batch_begin() and
- * dt_seq_batch_end() the calling thread holds the sequencer's lock, and
- * its dt_seq_emit*() and dt_seq_put() take it no more; each event is
- * held, let through or released exactly as alone.  In between, the
+ * A batch of pushes under one lock: from its first dt_seq_emit*() or
+ * dt_seq_put() after dt_seq_batch_begin() to dt_seq_batch_end() the
+ * calling thread holds the sequencer's lock, which its pushes take no
+ * more, and the readers the batch's events go to are woken at its end,
+ * once; each event is held, let through or released exactly as alone.
+ * In between, the
  * thread may call nothing else of the sequencer's (dt_source_*() would
  * wait for itself), nor block, nor take [K] or a lock a holder of the
  * sequencer's waits for; keep batches short: every source's pushes and

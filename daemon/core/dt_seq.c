@@ -141,11 +141,14 @@ dt_seq_w(uint64_t now)
 }
 
 /*
- * This thread holds [s] for a batch of pushes (dt_seq_batch_begin()),
- * and whether one of them left events held where none were (the
- * wakeup thread is kicked at the batch's end, after the unlock).
+ * This thread is in a batch of pushes (dt_seq_batch_begin()); it holds
+ * [s] and a hold on the readers' wakeups from the batch's first push to
+ * its end (a batch that pushes nothing, all of it folded or nobody's,
+ * takes neither); and whether a push left events held where none were
+ * (the wakeup thread is kicked at the batch's end, after the unlock).
  */
 static _Thread_local bool dt_seq_batch_tls;	/* [t] */
+static _Thread_local bool dt_seq_batch_locked;	/* [t] */
 static _Thread_local bool dt_seq_batch_kick;	/* [t] */
 
 /* Set by this thread around a late delivery: see dt_seq_putting_late(). */
@@ -239,6 +242,16 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 	}
 	if (!batch)
 		pthread_mutex_lock(&dt_seq_mtx);
+	else if (!dt_seq_batch_locked) {
+		pthread_mutex_lock(&dt_seq_mtx);
+		/*
+		 * An event let straight through wakes its reader at its put:
+		 * a batch of them woke it at the first, and it read one
+		 * event a round trip.  Held to the batch's end.
+		 */
+		dt_wakeup_hold();
+		dt_seq_batch_locked = true;
+	}
 	dt_seq_counters.dss_events++;
 	if (ns < dt_seq_last) {
 		/* Older than what a reader may have: as soon as we can. */
@@ -311,8 +324,9 @@ dt_seq_batch_begin(void)
 	/* --openbsd-strict: pushes take no lock, nothing to hold. */
 	if (dt_strict)
 		return;
-	pthread_mutex_lock(&dt_seq_mtx);
+	/* The lock at the first push: the emit work before it goes free. */
 	dt_seq_batch_tls = true;
+	dt_seq_batch_locked = false;
 	dt_seq_batch_kick = false;
 }
 
@@ -325,7 +339,12 @@ dt_seq_batch_end(void)
 		return;
 	dt_seq_batch_tls = false;
 	dt_seq_batch_kick = false;
+	if (!dt_seq_batch_locked)
+		return;
+	dt_seq_batch_locked = false;
 	pthread_mutex_unlock(&dt_seq_mtx);
+	/* Every event of the batch is in: one wakeup for them all. */
+	dt_wakeup_release();
 	/* The wakeup thread now waits with a deadline: D frees them. */
 	if (kick)
 		dt_wakeup_kick();

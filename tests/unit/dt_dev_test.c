@@ -1211,6 +1211,81 @@ test_seq_batch(void)
 	dt_seq_clock_set(NULL, 0);
 }
 
+/*
+ * A batch whose events all go straight through (each in time order, at
+ * or before the mark, nothing held): the parked read is served at the
+ * batch's end, once, with all of them, not at its first put with one.
+ */
+static void
+test_seq_batch_through(void)
+{
+	const uint64_t base = 4000000000000ULL;	/* 4000 s */
+	struct dt_evt *got = (struct dt_evt *)toks[1].buf;
+	struct dt_source *a;
+	struct dt_softc *sc;
+	struct dt_pcb *dp;
+	struct dt_evt ev;
+	struct timespec ts;
+	size_t i, n;
+	bool early = false;
+
+	seq_fake_now = base;
+	dt_seq_clock_set(seq_now, 50000000000ULL);	/* D: never */
+	conf_init(2, 256);
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 1000000000000ULL) == 0);
+	CHECK(record(sc, &root, 1) == 0);
+	dp = sc->ds_pcbs;
+	rcu_register_thread();
+	CHECK((a = dt_source_add("test-through")) != NULL);
+	dt_source_mark(a, base + 1000000);
+	tok_reset(&toks[1]);
+	dt_dev_read(sc, sizeof(toks[1].buf), &toks[1]);
+	CHECK(!toks[1].done);
+	rcu_read_lock();
+	dt_seq_batch_begin();
+	for (i = 0; i < SEQ_BATCH_N; i++) {
+		seq_ev(&ev, base + 1000 + 10 * i, (long)i);
+		dt_seq_put(a, dp, (unsigned int)(i & 1), &ev);
+		/*
+		 * Served meanwhile (by the wakeup thread) is too early: after
+		 * the first put, it is given 100 ms to show it would be.
+		 */
+		pthread_mutex_lock(&tok_mtx);
+		if (i == 0) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			while (!toks[1].done && pthread_cond_timedwait(&tok_cv,
+			    &tok_mtx, &ts) != ETIMEDOUT)
+				continue;
+		}
+		early |= toks[1].done;
+		pthread_mutex_unlock(&tok_mtx);
+	}
+	dt_seq_batch_end();
+	rcu_read_unlock();
+	CHECK(!early);
+	CHECK(tok_wait(&toks[1], 5));
+	n = toks[1].len / sizeof(struct dt_evt);
+	if (n != SEQ_BATCH_N)
+		printf("test_seq_batch_through: %zu of %d in the parked "
+		    "read\n", n, SEQ_BATCH_N);
+	CHECK(n == SEQ_BATCH_N);
+	for (i = 0; i < n; i++)
+		CHECK(got[i].dtev_args[0] == (long)i);
+	CHECK(lateevts(sc) == 0);
+	dt_source_idle(a);
+	CHECK(record(sc, &root, 0) == 0);
+	rcu_unregister_thread();
+	dt_dev_close(sc);
+	dt_dev_fini();
+	dt_seq_clock_set(NULL, 0);
+}
+
 /* Resident memory of this process, in bytes. */
 static uint64_t
 rss_bytes(void)
@@ -1355,6 +1430,7 @@ main(void)
 	test_seq_mixed();
 	test_seq_prefilter();
 	test_seq_batch();
+	test_seq_batch_through();
 	test_rewind();
 	test_race();
 
