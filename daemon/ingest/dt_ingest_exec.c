@@ -79,13 +79,29 @@ dti_exec_inherit(struct dti_proc *dp, struct dti_proc *op)
 
 	if (dp->dp_xraw != 0)
 		return;
+	/*
+	 * The old image of the same process: its own announce, by its main
+	 * thread (tid == pid), before one a child made in the same ring
+	 * (a vfork child, or a fork child not attached yet, announces
+	 * under its own pid), which is the child's to take.
+	 */
+	if (op->dp_pid == dp->dp_pid)
+		for (i = 0; i < UDT_EXEC_NANN; i++) {
+			a = &op->dp_ring->rh_exec[i];
+			if (__atomic_load_n(&a->ua_tid, __ATOMIC_ACQUIRE) ==
+			    dp->dp_pid) {
+				dp->dp_xraw = __atomic_load_n(&a->ua_ts,
+				    __ATOMIC_RELAXED);
+				return;
+			}
+		}
 	for (i = 0; i < UDT_EXEC_NANN; i++) {
 		a = &op->dp_ring->rh_exec[i];
 		tid = __atomic_load_n(&a->ua_tid, __ATOMIC_ACQUIRE);
 		if (tid <= 0)
 			continue;
 		/*
-		 * The old image of the same process (any of its threads may
+		 * Else any of the same process's (another of its threads may
 		 * have made the exec: the kernel gives the caller the pid),
 		 * or a child of op's that announced in op's ring (vfork, or
 		 * a fork child not attached yet): its tid is its pid.  That
