@@ -100,10 +100,11 @@ dt_untrace_site(pid_t pid, uint64_t pc)
  * Their stacks are checked against the library's text found by a read of
  * their mappings, kept in a small table: while dtd has known the pid for
  * less than DT_UT_YOUNG_NS, a read that found no library is made again
- * after DT_UT_AGAIN_NS (a sample may come before the loader mapped it);
- * after that it stands, so an untraced process costs a few reads in all;
- * one that found it is made again each DT_UT_YOUNG_NS (an exec may have
- * taken it away).
+ * after DT_UT_AGAIN_NS, then twice as long each time (a sample may come
+ * before the loader mapped it, which it does first), and after that it
+ * stands, so an untraced process costs eight reads at most; one that
+ * found it is made again each DT_UT_YOUNG_NS (an exec may have taken it
+ * away).
  *
  * A slot is written under dt_ut_mtx, its us_gen odd while it changes;
  * readers take no lock and try again when us_gen moved.
@@ -117,6 +118,7 @@ struct dt_ut_slot {
 	pid_t		 us_pid;	/* [g] 0: free */
 	uint64_t	 us_first;	/* [g] monotonic ns first looked at */
 	uint64_t	 us_read;	/* [g] monotonic ns of the last read */
+	uint64_t	 us_again;	/* [g] ns from it to the next, no library */
 	uint64_t	 us_lo, us_hi;	/* [g] the library's text; lo == hi:
 					   none found */
 };
@@ -137,6 +139,7 @@ dt_ut_load(const struct dt_ut_slot *us, struct dt_ut_slot *c)
 		c->us_pid = __atomic_load_n(&us->us_pid, __ATOMIC_RELAXED);
 		c->us_first = __atomic_load_n(&us->us_first, __ATOMIC_RELAXED);
 		c->us_read = __atomic_load_n(&us->us_read, __ATOMIC_RELAXED);
+		c->us_again = __atomic_load_n(&us->us_again, __ATOMIC_RELAXED);
 		c->us_lo = __atomic_load_n(&us->us_lo, __ATOMIC_RELAXED);
 		c->us_hi = __atomic_load_n(&us->us_hi, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -156,6 +159,7 @@ dt_ut_store(struct dt_ut_slot *us, const struct dt_ut_slot *c)
 	__atomic_store_n(&us->us_pid, c->us_pid, __ATOMIC_RELAXED);
 	__atomic_store_n(&us->us_first, c->us_first, __ATOMIC_RELAXED);
 	__atomic_store_n(&us->us_read, c->us_read, __ATOMIC_RELAXED);
+	__atomic_store_n(&us->us_again, c->us_again, __ATOMIC_RELAXED);
 	__atomic_store_n(&us->us_lo, c->us_lo, __ATOMIC_RELAXED);
 	__atomic_store_n(&us->us_hi, c->us_hi, __ATOMIC_RELAXED);
 	__atomic_store_n(&us->us_gen, g + 2, __ATOMIC_RELEASE);
@@ -170,7 +174,7 @@ dt_ut_due(const struct dt_ut_slot *c, pid_t pid, uint64_t now)
 	if (c->us_lo != c->us_hi)
 		return now - c->us_read >= DT_UT_YOUNG_NS;
 	return now - c->us_first < DT_UT_YOUNG_NS &&
-	    now - c->us_read >= DT_UT_AGAIN_NS;
+	    now - c->us_read >= c->us_again;
 }
 
 /*
@@ -201,7 +205,9 @@ dt_ut_lib(pid_t pid, uint64_t *lo, uint64_t *hi)
 		c.us_pid = pid;
 		c.us_first = now;
 		c.us_lo = c.us_hi = 0;
+		c.us_again = DT_UT_AGAIN_NS / 2;
 	}
+	c.us_again *= 2;
 	c.us_read = now;		/* claimed: the others go on */
 	dt_ut_store(us, &c);
 	pthread_mutex_unlock(&dt_ut_mtx);
