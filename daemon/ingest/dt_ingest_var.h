@@ -15,14 +15,18 @@
  */
 
 /*
- * What the files of the ingest path share (dt_ingest.c, its counters in
- * dt_ingest_ctr.c): a traced process's state and the path's counters.
- * Private to daemon/ingest/dt_ingest*.c; the lock annotations are dt_ingest.c's.
+ * What the files of the ingest path share (dt_ingest.c, its drain thread
+ * in dt_ingest_drain.c, its hellos' answers in dt_ingest_serve.c, its
+ * counters in dt_ingest_ctr.c): a traced process's state and the path's
+ * counters.  Private to daemon/ingest/dt_ingest*.c; the lock annotations
+ * are dt_ingest.c's.
  */
 #ifndef DT_INGEST_VAR_H
 #define DT_INGEST_VAR_H
 
 #include <sys/types.h>
+#include <sys/un.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,6 +53,34 @@ extern void	(*dti_exit[DT_INGEST_MAXSINKS])(pid_t, uint64_t);
 extern unsigned int	dti_nexit;
 /* [I] The drain's source for the sequencer (dt_prov.h), or NULL. */
 extern struct dt_source	*dti_seq;
+
+/*
+ * dt_ingest.c's state, which the drain (dt_ingest_drain.c) and the
+ * hellos' answers (dt_ingest_serve.c) use too.  dti_procs: the attached
+ * tracees; dti_enab, dti_lossless, dti_prof_nsecs: the master copy of
+ * what their tables say; dti_nenab: probes enabled, + 1 for timer-mode
+ * profiling; dti_path ([I]): the socket's; dti_uid_max: how many
+ * tracees one user may have attached; dti_eager: welcome with
+ * UDT_W_EAGER.
+ */
+extern pthread_mutex_t	 dti_lock;
+extern struct dti_proc	*dti_procs;		/* [L], head read [a] */
+extern uint8_t		 dti_enab[DT_SYS_NPROBES];	/* [L] */
+extern uint32_t		 dti_lossless;		/* [L] */
+extern uint64_t		 dti_prof_nsecs;	/* [L] */
+extern atomic_uint	 dti_nenab;		/* [L] writes, [a] reads */
+extern atomic_int	 dti_stop;		/* [a] the threads end */
+extern char		 dti_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+extern unsigned int	 dti_uid_max;		/* [I] */
+extern bool		 dti_eager;		/* [I] */
+
+/*
+ * The drain thread (dt_ingest_drain.c), started by dt_ingest_begin().
+ * dti_free(): a proc's resources, once unlisted; the drain thread, or
+ * dt_ingest_end() after it ended.
+ */
+void	*dti_drain_main(void *);
+void	 dti_free(struct dti_proc *);
 
 /* The probe of wire index p, NULL for none.  Any ingest thread. */
 static inline struct dt_probe *
@@ -389,8 +421,8 @@ void	dti_look_end(void);
 struct dti_chk	*dti_chk_new(struct dti_proc *, int mapsfd, int ringfd);
 void	dti_chk_put(struct dti_chk *);
 /*
- * Wake the drain thread if it sleeps (dt_ingest.c).  Any thread, any
- * lock but its idle lock held.
+ * Wake the drain thread if it sleeps (dt_ingest_drain.c).  Any thread,
+ * any lock but its idle lock held.
  */
 void	dti_kick(void);
 

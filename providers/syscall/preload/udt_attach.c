@@ -585,7 +585,7 @@ static pid_t		 udt_attached_pid;
  * dtd) would be thrown away with the image.  It keeps the parent's ring
  * for its exec announces only, keeps reading the parent's enable bytes,
  * which dtd keeps current while the parent's image lives and turns all
- * on when it retires it (dt_ingest.c), and takes udt_pend_tab, whose
+ * on when it retires it (dt_ingest_drain.c), and takes udt_pend_tab, whose
  * tb_reconnect sends the first call that finds a probe on to
  * udt_emit(), which attaches.  Nothing enabled, nothing recorded: the
  * child is never dtd's.

@@ -1,0 +1,513 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The drain thread, apart from the handshake and the controls of
+ * dt_ingest.c because it is the one hot loop of the ingest path, and
+ * everything in it is the drain thread's own ([D]): it polls every ring,
+ * copies committed records out in batches for dt_ingest_rec.c to check
+ * and emit, gives the slots back, holds the rings back while a lossless
+ * reader is behind, tells the sequencer how far it got, and alone
+ * unlinks and frees the procs of processes that exited or exec'd.  The
+ * lock annotations are dt_ingest.c's.
+ */
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <userdt/udt_wire.h>
+
+#include "dt_clock.h"
+#include "dt_prov.h"
+#include "dt_ring.h"
+#include "dt_ingest.h"
+#include "dt_ingest_var.h"
+#include "dt_pidmaps.h"
+
+#define DTI_IDLE_MIN	20000		/* ns: first idle sleep */
+#define DTI_IDLE_MAX	1000000		/* ns: longest idle sleep */
+#define DTI_IDLE_OFF	100000000	/* ns: the same, nothing enabled */
+#define DTI_REAP_NSEC	10000000ULL	/* look for exited tracees */
+
+/*
+ * The drain thread's sleep, cut short by dti_kick(): when a tracee
+ * attaches or a probe is enabled, polling starts again at once.
+ */
+static pthread_mutex_t	 dti_idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	 dti_idle_cv = PTHREAD_COND_INITIALIZER;
+static atomic_uint	 dti_kicks;		/* [W] writes, [a] reads */
+
+/* The drain thread sees everything stored before (dt_ingest_var.h). */
+void
+dti_kick(void)
+{
+	pthread_mutex_lock(&dti_idle_lock);
+	atomic_fetch_add(&dti_kicks, 1);
+	pthread_cond_broadcast(&dti_idle_cv);
+	pthread_mutex_unlock(&dti_idle_lock);
+}
+
+static struct udt_rec	 dti_batch[DTI_BATCH];	/* [D] copied, not emitted */
+static struct udt_rec_str dti_bstr[DTI_BATCH];	/* [D] their strings */
+static uint8_t		 dti_bhas[DTI_BATCH];	/* [D] dti_bstr[i] is there */
+static struct dti_deep	 dti_bdeep;		/* [D] their deep frames */
+
+/*
+ * Give slots back to the producers, and wake those that wait for them in
+ * lossless mode (rh_wait, udt_wire.h): the tail first, then the flag,
+ * both sequentially consistent, as the producers store the flag before
+ * they look at the tail.  The drain thread.
+ */
+static void
+dti_tail_publish(struct udt_ring_hdr *rh, uint64_t tail)
+{
+	__atomic_store_n(&rh->rh_tail, tail, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&rh->rh_wait, __ATOMIC_SEQ_CST) != 0 &&
+	    __atomic_exchange_n(&rh->rh_wait, 0, __ATOMIC_SEQ_CST) != 0)
+		(void)syscall(SYS_futex, &rh->rh_tail, FUTEX_WAKE, INT_MAX,
+		    NULL, NULL, 0);
+}
+
+/*
+ * Consume what is committed in dp's ring.  Returns records consumed.
+ * final: the process has exited or exec'd, so no slot will ever be
+ * committed again: skip the uncommitted ones at once instead of after
+ * UDT_STUCK_NSEC, or everything committed behind one of them is lost.
+ */
+static unsigned int
+dti_drain(struct dti_proc *dp, int final)
+{
+	struct udt_ring_hdr *rh = dp->dp_ring;
+	const char *slots = (const char *)rh + UDT_RING_HDRSIZE;
+	uint64_t mask = dp->dp_nslots - 1, head, seq, now;
+	unsigned int n = 0, nb = 0, published = 0;
+
+	/*
+	 * A batch waiting for the look at its image: the ring waits with it
+	 * (its tracee's own cost), the other rings do not.
+	 */
+	if (!dti_held_settle(dp, final))
+		return 0;
+	/*
+	 * At most one ring's worth per call: a tracee that keeps committing
+	 * (or forges ur_seq ahead of us) must not hold the drain thread on
+	 * its ring forever while every other ring and dti_stop wait.
+	 */
+	while (n <= mask) {
+		const struct udt_rec *s = (const void *)(slots +
+		    (dp->dp_tail & mask) * UDT_SLOT_SIZE);
+
+		seq = __atomic_load_n(&s->ur_seq, __ATOMIC_ACQUIRE);
+		if (seq == ((dp->dp_tail + 1) | UDT_SEQ_VOID)) {
+			/* Given up by its producer: no record in it. */
+			atomic_fetch_add(&dti_stats.garbage, 1);
+			dp->dp_stuck = 0;
+			dp->dp_tail++;
+			n++;
+			continue;
+		}
+		if (seq != dp->dp_tail + 1) {
+			/*
+			 * Not committed yet, or never will be: a producer
+			 * that died or left a signal handler between reserve
+			 * and commit.  After UDT_STUCK_NSEC without progress,
+			 * if later tickets were handed out, skip the slot.
+			 * rh_head is only read then: it is the producers'
+			 * hot line, reading it on every pass would bounce it.
+			 */
+			now = dt_clock_ns(CLOCK_MONOTONIC);
+			if (!final && (dp->dp_stuck == 0 ||
+			    now - dp->dp_stuck < UDT_STUCK_NSEC)) {
+				if (dp->dp_stuck == 0)
+					dp->dp_stuck = now;
+				break;
+			}
+			head = __atomic_load_n(&rh->rh_head, __ATOMIC_RELAXED);
+			if (head == dp->dp_tail ||
+			    head - dp->dp_tail > mask + 1) {
+				dp->dp_stuck = now;
+				break;
+			}
+			atomic_fetch_add(&dti_stats.garbage, 1);
+			dp->dp_stuck = 0;
+			dp->dp_tail++;
+			n++;
+			/* Its event is lost: a reader's dropevt says so. */
+			dti_abandoned(dp, s);
+			continue;
+		}
+		dp->dp_stuck = 0;
+		/*
+		 * The lines the record uses, not the whole slot: those the
+		 * producer left alone then stay out of this CPU's cache, and
+		 * its next lap need not fetch them back.
+		 */
+		memcpy(&dti_batch[nb], s, UDT_REC_HEAD);
+		if (dti_batch[nb].ur_flags & UDT_R_STACK)
+			memcpy(dti_batch[nb].ur_stack, s->ur_stack,
+			    sizeof(s->ur_stack));
+		dp->dp_tail++;
+		if (dt_ingest_valid(&dti_batch[nb])) {
+			dti_bhas[nb] = 0;
+			if (dti_batch[nb].ur_flags & UDT_R_STR) {
+				/*
+				 * Its strings are the next ticket's slot,
+				 * committed before the record: there now, or
+				 * never (a forger, or a producer interrupted in
+				 * between), and then the slot is left to the
+				 * checks above as any other (so is the one
+				 * after a record that is not valid).
+				 */
+				const struct udt_rec_str *rs = (const void *)
+				    (slots + (dp->dp_tail & mask) *
+				    UDT_SLOT_SIZE);
+
+				if (__atomic_load_n(&rs->us_seq,
+				    __ATOMIC_ACQUIRE) == dp->dp_tail + 1) {
+					memcpy(&dti_bstr[nb], rs,
+					    sizeof(dti_bstr[nb]));
+					if (dti_bstr[nb].us_flags ==
+					    UDT_R_STRDATA &&
+					    dti_bstr[nb].us_probe ==
+					    dti_batch[nb].ur_probe) {
+						dti_bhas[nb] = 1;
+						dp->dp_tail++;
+						n++;
+					}
+				}
+			}
+			/*
+			 * A deep user stack's frames, in the slots after
+			 * (udt_wire.h): taken whole, or the record keeps its
+			 * first UDT_STACK_MAX and the slots go to the checks.
+			 */
+			n += dti_deep_take(slots, mask, &dp->dp_tail,
+			    &dti_batch[nb], &dti_bdeep, nb);
+			nb++;
+		} else if (!dti_deep_pad(&dti_batch[nb]))
+			atomic_fetch_add(&dti_stats.garbage, 1);
+		/*
+		 * A record with strings or a deep stack took more slots: nb
+		 * and the deep frames' room bound the batch.  n moves by
+		 * more than one then, so the slots since the last publish,
+		 * not a multiple of DTI_BATCH, say when the tail goes out.
+		 */
+		if (++n - published >= DTI_BATCH || nb == DTI_BATCH ||
+		    !DTI_DEEP_ROOM(&dti_bdeep)) {
+			dti_flush(dp, dti_batch, dti_bstr, dti_bhas, &dti_bdeep,
+			    nb, final);
+			nb = 0;
+			dti_bdeep.dd_used = 0;
+			dti_tail_publish(rh, dp->dp_tail);
+			published = n;
+			if (dp->dp_held != NULL)
+				return n;
+		}
+	}
+	dti_flush(dp, dti_batch, dti_bstr, dti_bhas, &dti_bdeep, nb, final);
+	dti_bdeep.dd_used = 0;
+	if (n > 0)
+		dti_tail_publish(rh, dp->dp_tail);
+	return n;
+}
+
+void
+dti_free(struct dti_proc *dp)
+{
+	munmap(dp->dp_ring, UDT_RING_SIZE(dp->dp_nslots));
+	munmap(dp->dp_tab, UDT_TAB_SIZE);
+	dti_sagg_free(dp);
+	if (dp->dp_pidfd >= 0)
+		close(dp->dp_pidfd);
+	dti_held_free(dp->dp_held);
+	/* A look still running keeps the memory's descriptor till it ends. */
+	if (dp->dp_chk != NULL)
+		dti_chk_put(dp->dp_chk);
+	else if (dp->dp_memfd >= 0)
+		close(dp->dp_memfd);
+	dt_pm_track_fini(&dp->dp_maps);
+	free(dp);
+}
+
+/*
+ * A table dtd no longer keeps current.  A fork child of its image still
+ * reads its enable bytes until it has something to record and attaches
+ * (udt_fork_child() in the preload library): every byte on, so that the
+ * child's next call attaches and reads a live table from then on, as a
+ * restarted dtd's adoption does.  Nothing else maps it any more: its
+ * image exited or exec'd.
+ */
+static void
+dti_orphan(struct udt_tab *tab)
+{
+	__atomic_store_n(&tab->tb_reconnect, 1, __ATOMIC_RELEASE);
+	memset(tab->tb_enab, UDT_EN_ON, sizeof(tab->tb_enab));
+}
+
+/* Mark procs whose process has exited; their rings get a last drain. */
+static void
+dti_reap(void)
+{
+	struct dti_proc *dp;
+	struct pollfd pfd;
+
+	for (dp = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE); dp != NULL;
+	    dp = dp->dp_next) {
+		if (dp->dp_dead)
+			continue;
+		pfd.fd = dp->dp_pidfd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) == 1)
+			dp->dp_dead = 1;
+	}
+}
+
+/* Unlink and free procs that are dead or retired, already drained. */
+static void
+dti_unlink_gone(void)
+{
+	struct dti_proc **dpp, *dp, *gone = NULL;
+	uint64_t now;
+	unsigned int i;
+
+	pthread_mutex_lock(&dti_lock);
+	for (dpp = &dti_procs; (dp = *dpp) != NULL;) {
+		if (dp->dp_dead || atomic_load(&dp->dp_retired)) {
+			*dpp = dp->dp_next;
+			dp->dp_next = gone;
+			gone = dp;
+			atomic_fetch_sub(&dti_stats.procs, 1);
+		} else
+			dpp = &dp->dp_next;
+	}
+	pthread_mutex_unlock(&dti_lock);
+	if (gone != NULL && dti_nexit > 0) {
+		/*
+		 * Read after the pidfd said it ended (or after its ring was
+		 * retired): no record of the process is later than now.
+		 */
+		now = dt_clock_ns(CLOCK_REALTIME);
+		for (dp = gone; dp != NULL; dp = dp->dp_next)
+			for (i = 0; i < dti_nexit; i++)
+				dti_exit[i](dp->dp_pid, now);
+	}
+	while ((dp = gone) != NULL) {
+		gone = dp->dp_next;
+		/* Whatever was committed before it exited or exec'd. */
+		dti_drain(dp, 1);
+		dti_counters(dp);
+		dti_orphan(dp->dp_tab);
+		dti_free(dp);
+	}
+}
+
+/*
+ * Sleep for up to ns (0: until kicked), unless a kick came since the
+ * pass that began when dti_kicks read gen.  The drain thread.
+ */
+static void
+dti_idle(unsigned int gen, uint64_t ns)
+{
+	struct timespec ts;
+
+	pthread_mutex_lock(&dti_idle_lock);
+	if (ns == 0) {
+		while (atomic_load(&dti_kicks) == gen)
+			pthread_cond_wait(&dti_idle_cv, &dti_idle_lock);
+	} else {
+		ts = dt_clock_ts(dt_clock_ns(CLOCK_MONOTONIC) + ns);
+		while (atomic_load(&dti_kicks) == gen &&
+		    pthread_cond_clockwait(&dti_idle_cv, &dti_idle_lock,
+		    CLOCK_MONOTONIC, &ts) == 0)
+			continue;
+	}
+	pthread_mutex_unlock(&dti_idle_lock);
+}
+
+/*
+ * The drain's promise to the sequencer (dt_prov.h), at a pass's end: a
+ * record committed after the pass looked at its ring comes in a later
+ * pass, and was stamped when the pass began or later, less the slack
+ * between a hook's stamp and its commit (DTI_SEQ_SLACK_NS); rt is held
+ * earlier while an exec's loader records may still come
+ * (dti_exec_look()).  With no tracee or nothing enabled the drain holds
+ * nothing back: its polls back off to 100 ms then, which would delay
+ * every other source by D.  The drain thread.
+ */
+/*
+ * A hook commits its record microseconds after it stamps it; 200 us
+ * covers that but for a writer preempted in between (its record comes
+ * late, counted).  Less than DT_SEQ_SLACK_NS: with syscalls alone the
+ * slack is most of a record's wait, and btrace -c ends at its command's
+ * exit, reading no record that is still held then.
+ */
+#define DTI_SEQ_SLACK_NS	200000ULL
+
+static void
+dti_seq_mark(const struct dti_proc *procs, uint64_t rt)
+{
+	if (dti_seq == NULL)
+		return;
+	if (procs == NULL || atomic_load(&dti_nenab) == 0)
+		dt_source_idle(dti_seq);
+	else
+		dt_source_mark(dti_seq, rt - DTI_SEQ_SLACK_NS);
+}
+
+/*
+ * Lossless backpressure: whether this pass leaves the tracees' rings
+ * alone because a lossless open's device ring is half full or more
+ * (dt_ring_pressed()): their threads then wait, bounded, for room, and
+ * the reader's ring does not drop what they would have waited for.  As
+ * long as some reader reads, however slowly (dt_ring_reads() moves):
+ * the traced program then goes at the reader's pace, as under strace.
+ * After DTI_HOLD_NSEC without a read, one pass through: so a reader
+ * that does not read (stopped, or gone) costs the other opens (and the
+ * lossy ones) a few ms of delay, never their events, and the drain
+ * goes on (the reader's ring counts the drops).  Exited processes are
+ * drained whatever this says (dti_unlink_gone()).  The drain thread.
+ */
+/*
+ * Well within the tracees' bound: a pass through comes long before they
+ * give up on a reader that stopped reading; the device ring, half empty
+ * when the hold began, takes the pass's records (one ring's worth a
+ * tracee at most).
+ */
+#define DTI_HOLD_NSEC	(40 * 1000 * 1000ULL)
+_Static_assert(DTI_HOLD_NSEC * 4 <= UDT_WAIT_NSEC, "hold within the bound");
+/*
+ * While it holds, the ingest source's mark stays where it was: the
+ * sequencer holds every other source's younger events as long, but no
+ * longer than its bound D, after which it lets them go and the held
+ * records would come late.
+ */
+_Static_assert(DTI_HOLD_NSEC < DT_SEQ_DELAY_NS, "hold within D");
+
+static uint64_t	dti_hold_since;		/* the drain thread; 0: not holding */
+static uint64_t	dti_hold_reads;		/* the drain thread: dt_ring_reads() */
+
+static bool
+dti_hold(uint64_t now)
+{
+	uint64_t reads;
+
+	if (__atomic_load_n(&dti_lossless, __ATOMIC_RELAXED) == 0 ||
+	    dt_ring_pressed() == 0) {
+		dti_hold_since = 0;
+		return false;
+	}
+	/* A read since the last look: the window starts again. */
+	reads = dt_ring_reads();
+	if (dti_hold_since == 0 || reads != dti_hold_reads) {
+		dti_hold_since = now;
+		dti_hold_reads = reads;
+	}
+	if (now - dti_hold_since < DTI_HOLD_NSEC)
+		return true;
+	/* One pass through, then hold again. */
+	dti_hold_since = now;
+	return false;
+}
+
+void *
+dti_drain_main(void *arg)
+{
+	struct dti_proc *dp, *procs;
+	uint64_t idle = DTI_IDLE_MIN, lastreap = 0, now, rt, xrt, x;
+	unsigned int n, gen;
+	int gone;
+	bool hold;
+
+	(void)arg;
+	rcu_register_thread();
+	while (!atomic_load(&dti_stop)) {
+		n = 0;
+		gone = 0;
+		gen = atomic_load(&dti_kicks);
+		rt = dt_clock_ns(CLOCK_REALTIME);
+		now = dt_clock_ns(CLOCK_MONOTONIC);
+		dti_pass++;
+		dt_tsc_ref();
+		if (now - lastreap >= DTI_REAP_NSEC) {
+			dti_reap();
+			lastreap = now;
+		}
+		procs = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
+		hold = dti_hold(now);
+		xrt = rt;
+		for (dp = procs; dp != NULL; dp = dp->dp_next) {
+			/* Before the drain: see dti_exec_look(). */
+			if ((x = dti_exec_look(dp, rt, now)) < xrt)
+				xrt = x;
+			if (!hold)
+				n += dti_drain(dp, 0);
+			dti_counters(dp);
+			if (dp->dp_dead || atomic_load(&dp->dp_retired))
+				gone = 1;
+		}
+		/* A dead proc's ring was drained above, after it died. */
+		if (gone)
+			dti_unlink_gone();
+		/*
+		 * Not while holding: the records left in the rings are older
+		 * than rt, and a mark past them would let younger events of
+		 * other sources out first.
+		 */
+		if (!hold)
+			dti_seq_mark(procs, xrt);
+		if (n > 0) {
+			idle = DTI_IDLE_MIN;
+			continue;
+		}
+		/* Held back: the reader frees room within microseconds. */
+		if (hold) {
+			dti_idle(gen, DTI_IDLE_MIN);
+			idle = DTI_IDLE_MIN;
+			continue;
+		}
+		/*
+		 * Tracees cannot wake us without a system call in their hot
+		 * path, so poll, backing off while nothing comes.  With no
+		 * tracee there is nothing to poll until one attaches; with
+		 * nothing enabled only the odd record of a hook that read
+		 * its enable byte just before a disable, and exits to reap.
+		 */
+		if (procs == NULL) {
+			dti_idle(gen, 0);
+			idle = DTI_IDLE_MIN;
+			continue;
+		}
+		dti_idle(gen, idle);
+		if (atomic_load(&dti_kicks) != gen)
+			idle = DTI_IDLE_MIN;
+		else if (idle < (atomic_load(&dti_nenab) != 0 ?
+		    DTI_IDLE_MAX : DTI_IDLE_OFF))
+			idle *= 2;
+	}
+	rcu_unregister_thread();
+	return NULL;
+}

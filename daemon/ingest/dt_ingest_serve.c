@@ -1,0 +1,395 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * A tracee's hello answered, on the worker of its user
+ * (dt_ingest_dispatch()): the one place a process becomes a tracee, so
+ * the one place its word is weighed before dtd spends anything on it
+ * (its version, its user's cap, its image), and where the ring and
+ * table it gets are made so that it cannot harm dtd through them.  The
+ * other hellos are answered from here too: dtd's counters, and a maps
+ * query (dt_ingest_maps.c).  The lock annotations are dt_ingest.c's.
+ */
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <userdt/udt_wire.h>
+
+#include "dt_prov.h"
+#include "dt_ingest.h"
+#include "dt_ingest_var.h"
+#include "dt_pidmaps.h"
+
+/*
+ * A sealed memfd of size bytes, mapped read-write in dtd.  The seals
+ * keep a tracee holding the descriptor from shrinking it under dtd's
+ * mapping (which would turn dtd's next access into SIGBUS).  mode is the
+ * inode's (root's): a memfd is born 0777, and anyone holding a
+ * descriptor, even a read-only one, may open it again through
+ * /proc/self/fd/N with what the mode allows.
+ */
+static int
+dti_memfd(const char *name, size_t size, mode_t mode, void **mapp)
+{
+	void *p;
+	int fd;
+
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -1;
+	if (fchmod(fd, mode) != 0 || ftruncate(fd, (off_t)size) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+	    != 0)
+		goto fail;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	*mapp = p;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+void
+dt_ingest_refused(const struct ucred *cr, const char *why)
+{
+	uint64_t n;
+
+	n = atomic_fetch_add(&dti_stats.refused, 1) + 1;
+	/* Every one counts; a flood must not flood the log too. */
+	if (n <= 16 || (n & (n - 1)) == 0)
+		fprintf(stderr, "dtd: ingest: closed pid %d (uid %u) before "
+		    "its hello: %s (%llu so far)\n", (int)cr->pid,
+		    (unsigned)cr->uid, why, (unsigned long long)n);
+}
+
+static void
+dti_send_stats(int fd)
+{
+	struct udt_stats st;
+
+	memset(&st, 0, sizeof(st));
+	st.us_magic = UDT_MAGIC;
+	st.us_procs = atomic_load(&dti_stats.procs);
+	st.us_attached = atomic_load(&dti_stats.attached);
+	st.us_records = atomic_load(&dti_stats.records);
+	st.us_garbage = atomic_load(&dti_stats.garbage);
+	st.us_lost = atomic_load(&dti_stats.lost);
+	st.us_recur = atomic_load(&dti_stats.recur);
+	st.us_adopted = atomic_load(&dti_stats.adopted);
+	st.us_refused = atomic_load(&dti_stats.refused);
+	st.us_forged = atomic_load(&dti_stats.forged);
+	st.us_misnamed = atomic_load(&dti_stats.misnamed);
+	st.us_maps_bytes = dt_pm_bytes();
+	st.us_maps_evicted = dt_pm_evicted();
+	(void)send(fd, &st, sizeof(st), MSG_NOSIGNAL);
+}
+
+static void
+dti_send_error(int fd, int error)
+{
+	struct udt_welcome w;
+
+	memset(&w, 0, sizeof(w));
+	w.uw_magic = UDT_MAGIC;
+	w.uw_version = UDT_VERSION;
+	w.uw_error = (uint32_t)error;
+	(void)send(fd, &w, sizeof(w), MSG_NOSIGNAL);
+}
+
+static int
+dti_send_fds(int fd, const struct udt_welcome *w, int fd0, int fd1)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(2 * sizeof(int))];
+	} cm;
+	struct iovec iov = { (void *)w, sizeof(*w) };
+	struct msghdr msg;
+	struct cmsghdr *c;
+	int fds[2] = { fd0, fd1 };
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(*w) ? 0 : -1;
+}
+
+/*
+ * Does cr's user already have as many tracees attached as one user may?
+ * Each holds a descriptor in dtd (its pidfd) and a ring: without a cap,
+ * one user's thousand processes take the descriptors every other user's
+ * tracees need.  Root's are not capped.  Refusals are counted and
+ * logged.  The serve worker of cr's user, which serves that user's
+ * hellos one at a time, so the count holds; takes [L].
+ */
+static bool
+dti_uid_full(const struct ucred *cr)
+{
+	struct dti_proc *dp;
+	unsigned int n = 0;
+	char why[96];
+
+	if (cr->uid == 0)
+		return false;
+	pthread_mutex_lock(&dti_lock);
+	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
+		if (dp->dp_uid == cr->uid && !dp->dp_dead &&
+		    !atomic_load(&dp->dp_retired))
+			n++;
+	pthread_mutex_unlock(&dti_lock);
+	if (n < dti_uid_max)
+		return false;
+	snprintf(why, sizeof(why), "its user has %u tracees attached, the "
+	    "most one user may", n);
+	dt_ingest_refused(cr, why);
+	return true;
+}
+
+void
+dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
+    const struct udt_hello *hp, const struct udt_maps_req *rq)
+{
+	struct timeval tv = { 1, 0 };
+	struct udt_welcome w;
+	struct dti_proc *dp = NULL, *op;
+	void *ring = NULL, *tab = NULL;
+	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1, mapsfd = -1;
+	bool xdrain;
+	unsigned int i;
+	uint32_t nslots = UDT_NSLOTS_DEFAULT;
+	char path[64];
+
+	/* Our answers go out at once, unless a peer does not read them. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/*
+	 * Every answer but a ring's leaves here through fail_pidfd: the
+	 * pidfd accept took is ours to close, whatever flags the peer
+	 * set, or a flood of answered hellos eats dtd's descriptors.
+	 */
+	if (hp->uh_version != UDT_VERSION) {
+		dti_send_error(fd, EPROTONOSUPPORT);
+		goto fail_pidfd;
+	}
+	if (hp->uh_flags & UDT_HELLO_STATS) {
+		dti_send_stats(fd);
+		goto fail_pidfd;
+	}
+	if (hp->uh_flags & UDT_HELLO_MAPS) {
+		dt_ingest_maps(fd, crp->uid, rq);
+		goto fail_pidfd;
+	}
+	if (!(hp->uh_flags & UDT_HELLO_TRACEE) ||
+	    hp->uh_nprobes != DT_SYS_NPROBES) {
+		/* A preload library from another build: other systab. */
+		dti_send_error(fd, EPROTO);
+		goto fail_pidfd;
+	}
+
+	if (dti_uid_full(crp)) {
+		dti_send_error(fd, EUSERS);
+		goto fail_pidfd;
+	}
+	pidfd = peerfd != -1 ? peerfd :
+	    (int)syscall(SYS_pidfd_open, crp->pid, 0);
+	peerfd = -1;
+	if (pidfd < 0)
+		return;		/* gone already */
+	/*
+	 * The image that connected must be the one we hand the ring to: a
+	 * process that exec'd a set-id program since (a helper it forked
+	 * keeping the socket) would have its records stamped with that
+	 * program's pid.
+	 */
+	if (!dt_ingest_image_ok(crp->pid, crp->uid, false)) {
+		dt_ingest_refused(crp, "it exec'd a set-id program after "
+		    "connecting");
+		dti_send_error(fd, EPERM);
+		close(pidfd);
+		return;
+	}
+	if ((dp = calloc(1, sizeof(*dp))) == NULL)
+		goto fail;
+	dp->dp_memfd = -1;
+	/*
+	 * The ring is the tracee's to write.  The table is dtd's word to
+	 * the tracee: 0400, so a tracee that is not root can neither open
+	 * its read-only descriptor again for writing nor map it writable.
+	 * No write seal: F_SEAL_FUTURE_WRITE would also stop the next dtd,
+	 * after a restart, from mapping the table to set tb_reconnect
+	 * (dt_ingest_adopt.c), and root, who alone passes the mode, can
+	 * write any process's memory anyway.
+	 */
+	ringfd = dti_memfd(UDT_RING_MEMFD, UDT_RING_SIZE(nslots), 0600,
+	    &ring);
+	tabfd = dti_memfd(UDT_TAB_MEMFD, UDT_TAB_SIZE, 0400, &tab);
+	if (ringfd < 0 || tabfd < 0)
+		goto fail;
+	/* The tracee gets the table through a read-only descriptor. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", tabfd);
+	if ((rofd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		goto fail;
+
+	dp->dp_pid = crp->pid;
+	dp->dp_uid = crp->uid;
+	dp->dp_pidfd = pidfd;
+	/* Its image's memory, which an exec ends (dti_image_same()). */
+	if (crp->uid != 0) {
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)crp->pid);
+		dp->dp_memfd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	dti_budget_init(dp);
+	/* Unguessable: only the image's own memory may echo it. */
+	if (dp->dp_memfd >= 0) {
+		/* Its map, of the same image: where it maps the ring. */
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)crp->pid);
+		mapsfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (getrandom(&dp->dp_proof, sizeof(dp->dp_proof), 0) !=
+		    (ssize_t)sizeof(dp->dp_proof))
+			goto fail;
+	}
+	if (dp->dp_memfd >= 0 &&
+	    (dp->dp_chk = dti_chk_new(dp, mapsfd, ringfd)) == NULL)
+		goto fail;
+	mapsfd = -1;
+	dp->dp_ring = ring;
+	dp->dp_nslots = nslots;
+	dp->dp_tab = tab;
+	dp->dp_ring->rh_magic = UDT_MAGIC;
+	dp->dp_ring->rh_nslots = nslots;
+	dp->dp_ring->rh_nprobes = DT_SYS_NPROBES;
+	dp->dp_ring->rh_proof = dp->dp_proof;
+	dp->dp_tab->tb_magic = UDT_MAGIC;
+	dp->dp_tab->tb_nprobes = DT_SYS_NPROBES;
+	memcpy(dp->dp_tab->tb_sock, dti_path, sizeof(dp->dp_tab->tb_sock));
+	/*
+	 * Its mappings now, while it waits for the welcome: a process that
+	 * exits right after must still resolve (design decision 9).  The
+	 * one step of a handshake that waits on something else: a read of
+	 * /proc/PID/maps (the tracee's mmap lock) and a stat per mapped
+	 * file, but for those of mappings the cache already holds under
+	 * this pid (an exec'd image re-attaching).  Others wait that long
+	 * in the poll set.
+	 */
+	dt_pm_track_attach(&dp->dp_maps, dp->dp_pid, dp->dp_uid);
+	dti_who_init(dp);
+
+	/*
+	 * Copy the enable bytes and join the list in one go, so no
+	 * DTIOCRECORD between the two is missed.  An older image of the
+	 * same process (it exec'd) is retired: drained once more, freed.
+	 */
+	/*
+	 * Once listed, dp is the drain thread's, which frees it as soon as
+	 * the process is seen gone (a tracee that gave up waiting): nothing
+	 * below the unlock may touch it.
+	 */
+	xdrain = dp->dp_memfd >= 0;
+	/*
+	 * Before it is listed, so that the welcome comes after (the
+	 * threads it starts after it was told are its own), and so that
+	 * the drain, which may unlink it as soon as it is listed, tells
+	 * its exit after its attach.
+	 */
+	for (i = 0; i < dti_nattach; i++)
+		dti_attach[i](crp->pid);
+	pthread_mutex_lock(&dti_lock);
+	memcpy(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
+	dti_filt_copy(dp->dp_tab);
+	dti_sagg_copy(dp->dp_tab);
+	dp->dp_tab->tb_prof_nsecs = dti_prof_nsecs;
+	dp->dp_tab->tb_lossless = dti_lossless;
+	for (op = dti_procs; op != NULL; op = op->dp_next) {
+		dti_exec_inherit(dp, op);
+		if (op->dp_pid == dp->dp_pid)
+			atomic_store(&op->dp_retired, 1);
+	}
+	dp->dp_next = dti_procs;
+	__atomic_store_n(&dti_procs, dp, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dti_lock);
+	dti_kick();
+	atomic_fetch_add(&dti_stats.procs, 1);
+
+	memset(&w, 0, sizeof(w));
+	w.uw_magic = UDT_MAGIC;
+	w.uw_version = UDT_VERSION;
+	w.uw_nslots = nslots;
+	w.uw_flags = (dt_tsc_ok() ? UDT_W_TSC : 0) |
+	    (dti_sample_put != NULL ? UDT_W_PTIMER | UDT_W_EAGER : 0) |
+	    (dti_eager ? UDT_W_EAGER : 0) |
+	    (xdrain ? UDT_W_XDRAIN : 0);
+	w.uw_ringsize = UDT_RING_SIZE(nslots);
+	w.uw_tabsize = UDT_TAB_SIZE;
+	w.uw_pid = crp->pid;
+	/* On failure the proc stays listed until its pidfd says it exited. */
+	if (dti_send_fds(fd, &w, ringfd, rofd) == 0)
+		atomic_fetch_add(&dti_stats.attached, 1);
+	close(ringfd);
+	close(tabfd);
+	close(rofd);
+	return;
+fail:
+	/*
+	 * Counted with the other refusals: a user's flood of hellos can hold
+	 * enough of dtd's descriptors that a memfd fails here.
+	 */
+	dt_ingest_refused(crp, "dtd could not make its ring and table");
+	dti_send_error(fd, ENOMEM);
+	if (ring != NULL)
+		munmap(ring, UDT_RING_SIZE(nslots));
+	if (tab != NULL)
+		munmap(tab, UDT_TAB_SIZE);
+	if (ringfd >= 0)
+		close(ringfd);
+	if (tabfd >= 0)
+		close(tabfd);
+	if (rofd >= 0)
+		close(rofd);
+	if (mapsfd >= 0)
+		close(mapsfd);
+	if (pidfd >= 0)
+		close(pidfd);
+	if (dp != NULL && dp->dp_chk != NULL)
+		dti_chk_put(dp->dp_chk);
+	else if (dp != NULL && dp->dp_memfd >= 0)
+		close(dp->dp_memfd);
+	free(dp);
+	return;
+fail_pidfd:
+	if (peerfd != -1)
+		close(peerfd);
+}
