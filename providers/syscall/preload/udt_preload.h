@@ -371,7 +371,7 @@ int	udt_proc_status(int *, uint64_t *, long *) UDT_HIDDEN;
 /*
  * After calls of the program no guard saw: what they blocked of SIGTRAP
  * and SIGSYS becomes the program's view of its mask, and is unblocked
- * for real (udt_sud.c).  This thread, async-signal-safe.
+ * for real (udt_sud_sig.c).  This thread, async-signal-safe.
  */
 void	udt_sud_resync(void) UDT_HIDDEN;
 void	udt_sud_start(void) UDT_HIDDEN;

@@ -1,0 +1,67 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * What the SIGSYS and SIGTRAP handler (udt_sud.c) and the program's view
+ * of those signals (udt_sud_sig.c) share.  Private to udt_sud*.c; the
+ * lock annotations are udt_sud.c's.
+ */
+#ifndef UDT_SUD_H
+#define UDT_SUD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "udt_preload.h"
+
+#define UDT_SIGBIT(sig)			(1ULL << ((sig) - 1))
+
+/* The kernel's struct sigaction for rt_sigaction(2). */
+struct udt_ksigaction {
+	void		(*ka_handler)(int, siginfo_t *, void *);
+	unsigned long	ka_flags;
+	void		(*ka_restorer)(void);
+	uint64_t	ka_mask;
+};
+
+/* The program's action for one of our signals. */
+struct udt_ksigaction *udt_sud_progact(int) UDT_HIDDEN;
+
+/*
+ * The program's view of our signals' mask, and the ones of ours really
+ * blocked (udt_sud_sig.c).  This thread.
+ */
+extern __thread uint64_t udt_sig_view UDT_HIDDEN	/* [t] */
+    __attribute__((tls_model("initial-exec")));
+extern __thread uint64_t udt_sig_held UDT_HIDDEN	/* [t] */
+    __attribute__((tls_model("initial-exec")));
+/* Unblock for real a held signal the program took.  This thread. */
+void	udt_sig_release(void) UDT_HIDDEN;
+/* The view back after a wait with a temporary mask.  This thread. */
+void	udt_sig_after(uint64_t) UDT_HIDDEN;
+
+/*
+ * The handler's guards (udt_sud_sig.c): rt_sigprocmask against the
+ * program's mask in uc, rt_sigaction, and the temporary mask of
+ * rt_sigsuspend, ppoll and pselect6 (the view to give back with
+ * udt_sig_after()).
+ */
+long	udt_sud_sigmask(ucontext_t *, const long *) UDT_HIDDEN;
+long	udt_sud_sigaction(const long *) UDT_HIDDEN;
+uint64_t udt_sud_waitguard(long, long *, struct udt_sud_tmp *) UDT_HIDDEN;
+
+#endif /* UDT_SUD_H */
