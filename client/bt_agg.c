@@ -521,7 +521,7 @@ agg_keep(const struct dtioc_aggent *e, const struct agg_id *ai,
 
 	/*
 	 * An interval event belongs to no process (dtd's timer makes it):
-	 * -p and -c keep it, as they keep the event itself (bt_dev.c).
+	 * -p and -c keep it, as they keep the event itself (bt_dev_rules.c).
 	 */
 	if (strncmp(prov, "interval", DTNAMESIZE) == 0)
 		return 1;

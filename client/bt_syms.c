@@ -649,7 +649,7 @@ stack_hash(pid_t pid, const unsigned long *pc, unsigned int n)
 	return h ^ n;
 }
 
-/* The whole stacks of the event being evaluated (bt_dev.c). */
+/* The whole stacks of the event being evaluated (bt_dev_rules.c). */
 const struct dt_evt *g_deep_ev;
 const struct deep_stacks *g_deep;
 

@@ -289,6 +289,14 @@ int			 dev_open(void);
 void			 dev_list(int);
 int			 rules_run(int);
 void			 run_end_soon(void);
+void			 dev_err(const char *) __attribute__((noreturn));
+void			 dtpi_cache(int);
+int			 dtai_hasstr(int, struct dtioc_probe_info *);
+
+/* bt_dev_rules.c */
+void			 rules_setup(int, int *);
+void			 rules_teardown(int, int);
+int			 record_apply(int, struct dt_evt *);
 
 /* bt_check.c */
 int			 dev_unprivileged(void);
@@ -379,7 +387,10 @@ int			 pi_listed(const struct dtioc_probe_info *,
 const char		*syscall_name(unsigned int);
 
 /* bt_syms.c */
-/* An event's stacks whole, its continuation records gathered (bt_dev.c). */
+/*
+ * An event's stacks whole, its continuation records gathered
+ * (bt_dev_rules.c).
+ */
 struct deep_stacks {
 	unsigned int		 dk_kn, dk_un;
 	unsigned long		 dk_k[DTEV_DEEP_MAX];
