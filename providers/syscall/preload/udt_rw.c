@@ -53,10 +53,10 @@
  * dispatch (udt_rw_saw()).  The bytes are written once a pass has proved
  * them all, each object's pages made writable once (udt_rw_flush()).
  *
- * This file finds and proves the sites; udt_rw_eh.c reads the unwind
- * tables, udt_rw_emit.c writes trampolines, stubs and patches, and
- * udt_rw_trap.c keeps the trapped sites and says whether dispatch is
- * still needed.
+ * This file finds and proves the sites; udt_rw_pass.c runs a pass over
+ * the loaded objects, udt_rw_eh.c reads the unwind tables, udt_rw_emit.c
+ * writes trampolines, stubs and patches, and udt_rw_trap.c keeps the
+ * trapped sites and says whether dispatch is still needed.
  *
  * The flags register is not preserved across a rewritten call (the
  * kernel preserves it): compilers treat every inline system call as
@@ -714,7 +714,7 @@ udt_rw_decode_object(struct udt_rw_obj *o, struct dl_phdr_info *info)
  * One loaded object: its plan applied if the cache has one that fits
  * (udt_rw_plan.c), else decoded, and what the decoder concluded kept.
  */
-static int
+int
 udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct udt_rw_obj *o = arg;
@@ -753,176 +753,4 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 	/* Capstone not opened: what was left is not the decoder's word. */
 	udt_rw_plan_end(o, r >= 0 && !o->ro_csfail, r == 1, nleft0);
 	return 0;
-}
-
-static uint64_t
-udt_rw_hexval(const char *p)
-{
-	uint64_t v = 0;
-
-	for (;; p++) {
-		if (*p >= '0' && *p <= '9')
-			v = v * 16 + (uint64_t)(*p - '0');
-		else if (*p >= 'a' && *p <= 'f')
-			v = v * 16 + (uint64_t)(*p - 'a' + 10);
-		else
-			return v;
-	}
-}
-
-/*
- * One read of /proc/self/status serves the rewriter (one thread? a
- * tracer?) and dispatch (which handlers may have our signals in their
- * masks), so none of them asks the kernel again.  The constructor's
- * thread.
- */
-int
-udt_proc_status(int *threads, uint64_t *caught, long *tracer)
-{
-	static int done, nthr = -1;		/* [I] */
-	static uint64_t cgt = ~0ULL;		/* [I] */
-	static long tpid = -1;			/* [I] */
-	char buf[4096], *p;
-	long fd, n;
-
-	if (!done) {
-		done = 1;
-		fd = udt_sys3(SYS_open, "/proc/self/status", O_RDONLY |
-		    O_CLOEXEC, 0);
-		n = fd < 0 ? -1 : udt_sys3(SYS_read, fd, buf, sizeof(buf) - 1);
-		if (fd >= 0)
-			udt_sys1(SYS_close, fd);
-		if (n > 0) {
-			buf[n] = '\0';
-			if ((p = strstr(buf, "\nThreads:\t")) != NULL)
-				nthr = atoi(p + 10);
-			if ((p = strstr(buf, "\nSigCgt:\t")) != NULL)
-				cgt = udt_rw_hexval(p + 9);
-			if ((p = strstr(buf, "\nTracerPid:\t")) != NULL)
-				tpid = atol(p + 12);
-		}
-	}
-	if (threads != NULL)
-		*threads = nthr;
-	if (caught != NULL)
-		*caught = cgt;
-	if (tracer != NULL)
-		*tracer = tpid;
-	return nthr < 0 ? -1 : 0;
-}
-
-/*
- * The pass's scratch, one mapping: its pages are touched only as far as
- * they are used.
- */
-#define UDT_RW_MAXTGT	65536
-#define UDT_RW_MAXARENA	(1 << 20)
-#define UDT_RW_MAXPATCH	(4 * UDT_RW_MAXSITE)
-#define UDT_RW_MAXSEG	1024
-#define UDT_RW_MEMOSZ	(1 << 20)
-#define UDT_RW_SCRATCH	(UDT_RW_CSMEM +					\
-	UDT_RW_MAXINSN * sizeof(struct udt_rw_insn) +			\
-	UDT_RW_MAXTGT * sizeof(uintptr_t) + UDT_RW_MAXARENA * sizeof(uintptr_t) + \
-	UDT_RW_MAXSITE * sizeof(struct udt_rw_win) +			\
-	UDT_RW_MAXSITE * sizeof(uintptr_t) +				\
-	UDT_RW_MAXPATCH * sizeof(struct udt_rw_patch) +			\
-	UDT_RW_MAXSEG * sizeof(struct udt_rw_seg) + UDT_RW_MEMOSZ)
-
-/*
- * In the library's bss: a pass that applies plans alone (udt_rw_plan.c)
- * touches a few of its pages and asks the kernel for none; one that
- * decoded gives back what it touched.  [w]
- */
-static uint8_t	udt_rw_scratch[UDT_RW_SCRATCH] __attribute__((aligned(4096)));
-
-size_t
-udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
-{
-	struct udt_rw_obj o;
-	size_t left = udt_rw_nleft;
-	uint8_t *scr;
-
-	memset(&o, 0, sizeof(o));
-	o.ro_memfd = -1;
-	o.ro_want = want;
-	o.ro_nwant = nwant;
-	scr = udt_rw_scratch;
-	/* Largest alignment first. */
-	o.ro_csmem = scr;
-	scr += UDT_RW_CSMEM;
-	o.ro_insn = (void *)scr;
-	scr += UDT_RW_MAXINSN * sizeof(*o.ro_insn);
-	o.ro_maxtgt = UDT_RW_MAXTGT;
-	o.ro_tgt = (void *)scr;
-	scr += o.ro_maxtgt * sizeof(*o.ro_tgt);
-	o.ro_maxarena = UDT_RW_MAXARENA;
-	o.ro_arena = (void *)scr;
-	scr += o.ro_maxarena * sizeof(*o.ro_arena);
-	o.ro_win = (void *)scr;
-	scr += UDT_RW_MAXSITE * sizeof(*o.ro_win);
-	o.ro_trap = (void *)scr;
-	scr += UDT_RW_MAXSITE * sizeof(*o.ro_trap);
-	o.ro_maxpatch = UDT_RW_MAXPATCH;
-	o.ro_patch = (void *)scr;
-	scr += o.ro_maxpatch * sizeof(*o.ro_patch);
-	o.ro_maxseg = UDT_RW_MAXSEG;
-	o.ro_seg = (void *)scr;
-	scr += o.ro_maxseg * sizeof(*o.ro_seg);
-	o.ro_memobuf = (void *)scr;
-	o.ro_memomax = UDT_RW_MEMOSZ;
-	/* The constructor's pass alone: later passes hold the loader's lock. */
-	if (want == NULL && !udt_rw_debug)
-		udt_rw_plan_open(&o);
-	dl_iterate_phdr(udt_rw_object, &o);
-	if (o.ro_ci != NULL) {
-		cs_free(o.ro_ci, 1);
-		cs_close(&o.ro_cs);
-	}
-	/* The text changes only now, once, before the tables name it. */
-	udt_rw_flush(&o);
-	if (udt_rw_tramp_publish(want, nwant) != 0 ||
-	    udt_rw_trap_publish(want, nwant) != 0)
-		left = (size_t)-1;
-	if (left != (size_t)-1)
-		left = udt_rw_nleft - left;
-	udt_rw_plan_close(&o);
-	if (o.ro_memfd >= 0)
-		udt_sys1(SYS_close, o.ro_memfd);
-	if (o.ro_decoded)
-		(void)udt_sys3(SYS_madvise, udt_rw_scratch, UDT_RW_SCRATCH,
-		    MADV_DONTNEED);
-	return left;
-}
-
-void
-udt_rw_init(void)
-{
-	const char *env = getenv(UDT_RW_ENV);
-	size_t left;
-	long tracer;
-	int nthr;
-
-	if ((env != NULL && strcmp(env, "0") == 0) ||
-	    udt_proc_status(&nthr, NULL, &tracer) != 0 || nthr != 1)
-		return;
-	udt_rw_debug = env != NULL && strcmp(env, "debug") == 0;
-	/*
-	 * gdb's or strace's: no int3 of ours they would take for theirs.
-	 * The status just read says, without reading it again.
-	 */
-	udt_rw_tracer_seen(tracer);
-	left = udt_rw_pass(NULL, 0);
-	udt_rw_trap_done(left);
-	if (udt_rw_debug) {
-		char buf[200];
-		int len = snprintf(buf, sizeof(buf), "userdt: %zu system call "
-		    "instructions, %zu safe windows, %zu rewritten, %zu "
-		    "trapped, %zu left to dispatch; dispatch %s%s\n",
-		    udt_rw_nsys, udt_rw_nwin, udt_rw_ndone, udt_rw_ntrapped,
-		    udt_rw_nleft, udt_rw_complete ? "not needed" : "needed",
-		    udt_rw_brkat != 0 ? "; objects loaded later rewritten" :
-		    "");
-
-		udt_sys3(SYS_write, 2, buf, len);
-	}
 }

@@ -16,10 +16,10 @@
 
 /*
  * The rewriter's own: what udt_rw.c (finding and proving sites),
- * udt_rw_eh.c (the unwind tables) and udt_rw_emit.c (trampolines,
- * stubs, patches) share about the object a pass goes through.  Only the
- * pass uses it: the constructor, or udt_rw_brk() under the loader's
- * lock [w].
+ * udt_rw_pass.c (the pass), udt_rw_eh.c (the unwind tables) and
+ * udt_rw_emit.c (trampolines, stubs, patches) share about the object a
+ * pass goes through.  Only the pass uses it: the constructor, or
+ * udt_rw_brk() under the loader's lock [w].
  */
 #ifndef UDT_RW_OBJ_H
 #define UDT_RW_OBJ_H
@@ -158,6 +158,8 @@ void	 udt_rw_say(const char *, uintptr_t);
 void	 udt_rw_trap(struct udt_rw_obj *, uintptr_t, const char *);
 int	 udt_rw_near(struct udt_rw_obj *, long, uintptr_t, uintptr_t);
 void	 udt_rw_far(struct udt_rw_obj *, struct udt_rw_win *, size_t);
+/* A pass's dl_iterate_phdr() callback (udt_rw_pass.c): one object. */
+int	 udt_rw_object(struct dl_phdr_info *, size_t, void *);
 
 /* udt_rw_eh.c: .eh_frame_hdr and .eh_frame as the rewriter reads them. */
 int	 udt_rw_encsize(uint8_t);

@@ -1,0 +1,154 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * A rewriting pass: the constructor's over every loaded object, or the
+ * loader hook's over those a dlopen() mapped.  Apart from the proofs of
+ * udt_rw.c because it owns what a pass holds from start to end: the
+ * scratch every object's decoding borrows, the plan cache, and the one
+ * moment the text changes and the tables that name it are published.
+ */
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <capstone/capstone.h>
+
+#include "udt_preload.h"
+#include "udt_sys.h"
+#include "udt_rw.h"
+#include "udt_rw_obj.h"
+#include "udt_rw_cs.h"
+
+/*
+ * The pass's scratch, one mapping: its pages are touched only as far as
+ * they are used.
+ */
+#define UDT_RW_MAXTGT	65536
+#define UDT_RW_MAXARENA	(1 << 20)
+#define UDT_RW_MAXPATCH	(4 * UDT_RW_MAXSITE)
+#define UDT_RW_MAXSEG	1024
+#define UDT_RW_MEMOSZ	(1 << 20)
+#define UDT_RW_SCRATCH	(UDT_RW_CSMEM +					\
+	UDT_RW_MAXINSN * sizeof(struct udt_rw_insn) +			\
+	UDT_RW_MAXTGT * sizeof(uintptr_t) + UDT_RW_MAXARENA * sizeof(uintptr_t) + \
+	UDT_RW_MAXSITE * sizeof(struct udt_rw_win) +			\
+	UDT_RW_MAXSITE * sizeof(uintptr_t) +				\
+	UDT_RW_MAXPATCH * sizeof(struct udt_rw_patch) +			\
+	UDT_RW_MAXSEG * sizeof(struct udt_rw_seg) + UDT_RW_MEMOSZ)
+
+/*
+ * In the library's bss: a pass that applies plans alone (udt_rw_plan.c)
+ * touches a few of its pages and asks the kernel for none; one that
+ * decoded gives back what it touched.  [w]
+ */
+static uint8_t	udt_rw_scratch[UDT_RW_SCRATCH] __attribute__((aligned(4096)));
+
+size_t
+udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
+{
+	struct udt_rw_obj o;
+	size_t left = udt_rw_nleft;
+	uint8_t *scr;
+
+	memset(&o, 0, sizeof(o));
+	o.ro_memfd = -1;
+	o.ro_want = want;
+	o.ro_nwant = nwant;
+	scr = udt_rw_scratch;
+	/* Largest alignment first. */
+	o.ro_csmem = scr;
+	scr += UDT_RW_CSMEM;
+	o.ro_insn = (void *)scr;
+	scr += UDT_RW_MAXINSN * sizeof(*o.ro_insn);
+	o.ro_maxtgt = UDT_RW_MAXTGT;
+	o.ro_tgt = (void *)scr;
+	scr += o.ro_maxtgt * sizeof(*o.ro_tgt);
+	o.ro_maxarena = UDT_RW_MAXARENA;
+	o.ro_arena = (void *)scr;
+	scr += o.ro_maxarena * sizeof(*o.ro_arena);
+	o.ro_win = (void *)scr;
+	scr += UDT_RW_MAXSITE * sizeof(*o.ro_win);
+	o.ro_trap = (void *)scr;
+	scr += UDT_RW_MAXSITE * sizeof(*o.ro_trap);
+	o.ro_maxpatch = UDT_RW_MAXPATCH;
+	o.ro_patch = (void *)scr;
+	scr += o.ro_maxpatch * sizeof(*o.ro_patch);
+	o.ro_maxseg = UDT_RW_MAXSEG;
+	o.ro_seg = (void *)scr;
+	scr += o.ro_maxseg * sizeof(*o.ro_seg);
+	o.ro_memobuf = (void *)scr;
+	o.ro_memomax = UDT_RW_MEMOSZ;
+	/* The constructor's pass alone: later passes hold the loader's lock. */
+	if (want == NULL && !udt_rw_debug)
+		udt_rw_plan_open(&o);
+	dl_iterate_phdr(udt_rw_object, &o);
+	if (o.ro_ci != NULL) {
+		cs_free(o.ro_ci, 1);
+		cs_close(&o.ro_cs);
+	}
+	/* The text changes only now, once, before the tables name it. */
+	udt_rw_flush(&o);
+	if (udt_rw_tramp_publish(want, nwant) != 0 ||
+	    udt_rw_trap_publish(want, nwant) != 0)
+		left = (size_t)-1;
+	if (left != (size_t)-1)
+		left = udt_rw_nleft - left;
+	udt_rw_plan_close(&o);
+	if (o.ro_memfd >= 0)
+		udt_sys1(SYS_close, o.ro_memfd);
+	if (o.ro_decoded)
+		(void)udt_sys3(SYS_madvise, udt_rw_scratch, UDT_RW_SCRATCH,
+		    MADV_DONTNEED);
+	return left;
+}
+
+void
+udt_rw_init(void)
+{
+	const char *env = getenv(UDT_RW_ENV);
+	size_t left;
+	long tracer;
+	int nthr;
+
+	if ((env != NULL && strcmp(env, "0") == 0) ||
+	    udt_proc_status(&nthr, NULL, &tracer) != 0 || nthr != 1)
+		return;
+	udt_rw_debug = env != NULL && strcmp(env, "debug") == 0;
+	/*
+	 * gdb's or strace's: no int3 of ours they would take for theirs.
+	 * The status just read says, without reading it again.
+	 */
+	udt_rw_tracer_seen(tracer);
+	left = udt_rw_pass(NULL, 0);
+	udt_rw_trap_done(left);
+	if (udt_rw_debug) {
+		char buf[200];
+		int len = snprintf(buf, sizeof(buf), "userdt: %zu system call "
+		    "instructions, %zu safe windows, %zu rewritten, %zu "
+		    "trapped, %zu left to dispatch; dispatch %s%s\n",
+		    udt_rw_nsys, udt_rw_nwin, udt_rw_ndone, udt_rw_ntrapped,
+		    udt_rw_nleft, udt_rw_complete ? "not needed" : "needed",
+		    udt_rw_brkat != 0 ? "; objects loaded later rewritten" :
+		    "");
+
+		udt_sys3(SYS_write, 2, buf, len);
+	}
+}
