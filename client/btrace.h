@@ -229,6 +229,7 @@ extern uint64_t		 g_filtered;
 extern int		 g_rterror;
 extern uint64_t		 g_start_nsecs;
 int			 rule_eval(struct bt_rule *, struct dt_evt *, int);
+/* bt_prep.c */
 uint64_t		 rule_evtflags(struct bt_rule *);
 /* args.NAME of r's expressions made argN by resolve(name) (>= 0). */
 void			 rule_argnames(struct bt_rule *,
