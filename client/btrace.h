@@ -387,6 +387,9 @@ int			 pi_listed(const struct dtioc_probe_info *,
 /* bt_syscalls.c (generated) */
 const char		*syscall_name(unsigned int);
 
+/* bt_comm.c: its cache of names, freed by syms_cleanup() */
+extern struct comm_ent	*comm_cache;
+
 /* bt_syms.c */
 /*
  * An event's stacks whole, its continuation records gathered
