@@ -166,6 +166,14 @@ void	dt_seq_fini(void);
 void	dt_strncpy0(char *dst, const char *src, size_t size);
 
 /*
+ * dt_dev.c's, for the ioctls (dt_dev_ioctl.c): the configuration lock
+ * [K], and a softc's recording started or stopped under it.
+ */
+extern pthread_mutex_t	dt_dev_lock;
+void	dt_record_start(struct dt_softc *);
+void	dt_record_stop(struct dt_softc *);
+
+/*
  * Limits on opens (dt_dev_limit.c): dt_limit_init() once from
  * dt_dev_init() (maxmem 0: the RAM; maxopens 0: the default).
  * dt_limit_open() admits an open of cr whose rings take mem bytes: 0,
