@@ -108,26 +108,29 @@ udt_exec_mark(int32_t tid, uint64_t stamp)
 
 	if (r == NULL || tid <= 0)
 		return;
+	/*
+	 * Claimed as -tid, which dtd and the other claimers take for a free
+	 * slot that is not free, then the stamp, then the tid: dtd never
+	 * sees the tid with the slot's last stamp, which it may have held
+	 * for D already and would free at once.
+	 */
 	a = &r->rh_exec[(unsigned int)tid % UDT_EXEC_NANN];
 	for (i = 0; i < UDT_EXEC_NANN; i++) {
 		cur = 0;
 		if (__atomic_compare_exchange_n(&r->rh_exec[i].ua_tid, &cur,
-		    tid, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
-		    cur == tid) {
+		    -tid, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
+		    (cur == tid && __atomic_compare_exchange_n(
+		    &r->rh_exec[i].ua_tid, &cur, -tid, 0, __ATOMIC_RELAXED,
+		    __ATOMIC_RELAXED))) {
 			a = &r->rh_exec[i];
 			break;
 		}
 	}
 	/* None free: one is taken over, its exec likelier done than not. */
 	if (i == UDT_EXEC_NANN)
-		__atomic_store_n(&a->ua_tid, tid, __ATOMIC_RELAXED);
-	/*
-	 * dtd may see the tid before the stamp: an older stamp (the slot's
-	 * last) only holds longer, and a stamp it cannot place holds
-	 * nothing, which is right, since the exec comes after this store,
-	 * so after the look that missed it.
-	 */
-	__atomic_store_n(&a->ua_ts, stamp, __ATOMIC_RELEASE);
+		__atomic_store_n(&a->ua_tid, -tid, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->ua_ts, stamp, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->ua_tid, tid, __ATOMIC_RELEASE);
 }
 
 void

@@ -68,7 +68,7 @@ udt_lfollow_prefix(const char *s, const char *pre, size_t n)
  * new image's loader calls be recorded, and only then does the helper
  * need to follow them call by call.  Byte loads, no vector code.
  */
-static int
+int
 udt_lfollow_want(void)
 {
 	const uint8_t *e = __atomic_load_n(&udt_enab, __ATOMIC_RELAXED);
@@ -81,7 +81,7 @@ udt_lfollow_want(void)
 }
 
 int __attribute__((noinline))
-udt_lfollow_exec(void)
+udt_lfollow_exec(int want)
 {
 	static const char pre[] = UDT_LFOLLOW_ENV "=";
 	struct sockaddr_un sun;
@@ -134,7 +134,7 @@ udt_lfollow_exec(void)
 	if (yama)
 		(void)udt_sys5(SYS_prctl, PR_SET_PTRACER, pid, 0, 0, 0);
 	ask[0] = (int)udt_sys0(SYS_gettid);
-	ask[1] = udt_lfollow_want() ? UDT_LFOLLOW_WANT : 0;
+	ask[1] = want ? UDT_LFOLLOW_WANT : 0;
 	if (udt_sys6(SYS_sendto, fd, (long)ask, sizeof(ask), MSG_NOSIGNAL, 0,
 	    0) == (long)sizeof(ask))
 		do

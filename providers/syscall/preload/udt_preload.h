@@ -173,11 +173,15 @@ void	udt_loader_replay(int) UDT_HIDDEN;
 
 /*
  * Before an execve or execveat: have the launcher's helper trace the
- * new image's loader (udt_lfollow.c).  Any context; returns when the
- * helper follows this thread or will not: whether it follows the
- * loader call by call, so that its calls will be handed over.
+ * new image's loader (udt_lfollow.c).  want: udt_lfollow_want(), asked
+ * by the caller once for both.  Any context; returns when the helper
+ * follows this thread or will not: whether it follows the loader call
+ * by call, so that its calls will be handed over (never without want).
+ * udt_lfollow_want(): whether any syscall probe is on, so that the
+ * helper would follow.
  */
-int	udt_lfollow_exec(void) UDT_HIDDEN;
+int	udt_lfollow_exec(int want) UDT_HIDDEN;
+int	udt_lfollow_want(void) UDT_HIDDEN;
 
 /*
  * Before an exec: wait (boundedly) until dtd has drained this process's
@@ -210,22 +214,25 @@ void	udt_exec_unmark(void) UDT_HIDDEN;
  * is a round trip to another process that attaches with ptrace, often
  * longer than the sequencer's slack under load, and an announce stamped
  * before it but published after came too late to hold anything (the
- * loader's records then came after younger ones).  It goes back at once
- * when the helper does not follow: without the loader's calls to come,
- * nothing of the new image is older than its attach, and a hold would
- * only delay the other sources (up to D for an image that never
- * attaches).
+ * loader's records then came after younger ones).  None is made when no
+ * syscall probe is on (the helper then lets the image go), and it goes
+ * back at once when the helper does not follow: without the loader's
+ * calls to come, nothing of the new image is older than its attach, and
+ * a hold would only delay the other sources (up to D for an image that
+ * never attaches).
  */
 static inline void
 udt_exec_before(void)
 {
 	uint64_t stamp;
 	int32_t tid;
+	int want;
 
 	udt_exec_drain();
 	udt_exec_stamp(&tid, &stamp);
-	udt_exec_mark(tid, stamp);
-	if (!udt_lfollow_exec())
+	if ((want = udt_lfollow_want()) != 0)
+		udt_exec_mark(tid, stamp);
+	if (!udt_lfollow_exec(want) && want)
 		udt_exec_retract(tid);
 }
 
