@@ -101,29 +101,6 @@ dts_kent(const struct dti_proc *dp)
 }
 
 /*
- * Whether tid may be a thread of dp's process, as a record naming it
- * may (dt_ingest_who.c): one of its tasks, or no task at all any more
- * (it exited); not a live task of another process.  A tracee in another
- * pid namespace names tids dtd cannot judge.  [S]
- */
-static bool
-dts_tid_ok(const struct dti_proc *dp, int32_t tid)
-{
-	char path[64];
-
-	if (tid <= 0)
-		return false;
-	if (dp->dp_foreign)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)dp->dp_pid,
-	    (int)tid);
-	if (access(path, F_OK) == 0)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d", (int)tid);
-	return access(path, F_OK) != 0;
-}
-
-/*
  * The keyed entries of slot s in dp's table: each one's steps since
  * dtd's last reading of it, merged under its key.  Every field of the
  * key is copied once and judged on the copy: a thread named must be the
@@ -139,6 +116,7 @@ dts_take_keyed(struct dti_proc *dp, unsigned int s)
 	struct dt_srckey sk;
 	uint64_t c, dc, sum, mn, mx;
 	unsigned int i, w;
+	bool kid;
 	static long ncpu;
 
 	if (ncpu == 0 && (ncpu = sysconf(_SC_NPROCESSORS_CONF)) <= 0)
@@ -178,7 +156,11 @@ dts_take_keyed(struct dti_proc *dp, unsigned int s)
 		}
 		if ((sl->ds_spec.ss_keys & UDT_SK_TID) &&
 		    ks->ks_tid != sk.sk_tid) {
-			if (!dts_tid_ok(dp, sk.sk_tid)) {
+			/*
+			 * Not a child's either: the key says this pid,
+			 * and a child sharing the ring is another one.
+			 */
+			if (!dti_tid_ours(dp, sk.sk_tid, &kid) || kid) {
 				atomic_fetch_add(&dti_stats.misnamed, dc);
 				continue;
 			}

@@ -443,5 +443,10 @@ void	dti_filt_copy(struct udt_tab *);
 bool	dti_held_settle(struct dti_proc *, int final);
 void	dti_held_free(struct dti_held *);
 bool	dti_who(struct dti_proc *, struct udt_rec *, pid_t *);
+/*
+ * Whether tid may be one of dp's writers: its thread, or (*kid) a child
+ * sharing its memory (dt_ingest_who.c).  Records and folded keys alike.
+ */
+bool	dti_tid_ours(const struct dti_proc *dp, pid_t tid, bool *kid);
 
 #endif /* DT_INGEST_VAR_H */

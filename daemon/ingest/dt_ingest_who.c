@@ -117,14 +117,16 @@ dti_who_init(struct dti_proc *dp)
 }
 
 /*
- * May tid write into dp's ring?  Yes if it is a thread of dp's process
+ * May tid write into dp's ring?  No if no task can have it (0 or less:
+ * gettid() never says so); yes if dp lives in another pid namespace,
+ * whose tids dtd cannot judge; yes if it is a thread of dp's process
  * now; yes if it is a child of that process (*kid): a vfork child, or
  * any CLONE_VM child, writes through its parent's mapping of the ring
  * until it execs, and the drain may come after the exec; no if a task
- * tid lives anywhere else; yes if it lives nowhere (the tracee's word,
- * naming nobody).
+ * tid lives anywhere else, or /proc cannot say; yes if it lives nowhere
+ * (the tracee's word, naming nobody).  Reads /proc only: any thread.
  */
-static bool
+bool
 dti_tid_ours(const struct dti_proc *dp, pid_t tid, bool *kid)
 {
 	struct dt_proc_stat ps;
@@ -132,6 +134,10 @@ dti_tid_ours(const struct dti_proc *dp, pid_t tid, bool *kid)
 	int error;
 
 	*kid = false;
+	if (tid <= 0)
+		return false;
+	if (dp->dp_foreign)
+		return true;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)dp->dp_pid,
 	    (int)tid);
 	if (access(path, F_OK) == 0)
