@@ -358,16 +358,24 @@ dts_apply(struct udt_tab *tab, void *arg)
 	__atomic_store_n(&sp->ss_seq, dc->dc_seq, __ATOMIC_RELEASE);
 }
 
+/* A take's restart of one slot in every tracee. */
+struct dts_restart {
+	unsigned int		 dr_slot;
+	bool			 dr_failed;	/* a shadow not made */
+};
+
 /*
  * Start slot s of dp afresh for a new user: what an earlier one left in
  * the counters is where dtd's reading starts; the extremes are taken
- * away.  dtd writes no counter: the tracee may add to them plainly.
- * [S][L]
+ * away.  dtd writes no counter: the tracee may add to them plainly, and
+ * a store of ours could lose its adds.  So without the memory for a
+ * reading, the take fails (dr_failed) and the rule records.  [S][L]
  */
 static void
 dts_restart(struct dti_proc *dp, void *arg)
 {
-	unsigned int s = *(const unsigned int *)arg, i;
+	struct dts_restart *dr = arg;
+	unsigned int s = dr->dr_slot, i;
 	struct udt_sagg_acc *a = dts_acc(dp, s);
 	struct dti_sagg_shadow *sh;
 	struct udt_sagg_kent *e;
@@ -375,12 +383,7 @@ dts_restart(struct dti_proc *dp, void *arg)
 	(void)__atomic_exchange_n(&a->sa_min, 0, __ATOMIC_RELAXED);
 	(void)__atomic_exchange_n(&a->sa_max, 0, __ATOMIC_RELAXED);
 	if ((sh = dts_shadow(dp, s)) == NULL) {
-		/* no reading to start from: the counters from zero */
-		__atomic_store_n(&a->sa_count, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&a->sa_sum, 0, __ATOMIC_RELAXED);
-		for (i = 0; i < UDT_SAGG_NBUCKETS; i++)
-			__atomic_store_n(&a->sa_bucket[i], 0,
-			    __ATOMIC_RELAXED);
+		dr->dr_failed = true;
 		return;
 	}
 	sh->sh_count = __atomic_load_n(&a->sa_count, __ATOMIC_RELAXED);
@@ -424,6 +427,7 @@ dt_ingest_sagg_take(struct dt_pcb *dp, const struct dt_aggspec *as,
     const struct udt_sagg_spec *spec)
 {
 	struct dts_change dc;
+	struct dts_restart dr;
 	unsigned int s;
 
 	pthread_mutex_lock(&dts_mtx);
@@ -435,7 +439,14 @@ dt_ingest_sagg_take(struct dt_pcb *dp, const struct dt_aggspec *as,
 		return -1;
 	}
 	/* No probe names it: a hook may only be late, and then records. */
-	dti_procs_apply(dts_restart, &s);
+	dr.dr_slot = s;
+	dr.dr_failed = false;
+	dti_procs_apply(dts_restart, &dr);
+	if (dr.dr_failed) {
+		/* the readings made stay unused: the slot is still free */
+		pthread_mutex_unlock(&dts_mtx);
+		return -1;
+	}
 	memset(&dc, 0, sizeof(dc));
 	dc.dc_slot = (int)s;
 	dc.dc_spec = spec;
