@@ -21,8 +21,9 @@
  * into the opens' tables (dt_pcb_fold_src()).  A slot is taken by the
  * syscall provider when a pcb that can be folded in the tracees starts
  * and given back when it stops, after a last merge; a slot taken anew
- * starts dtd's readings of every tracee from what is there, so nothing
- * an earlier user left reaches the new one.
+ * starts dtd's readings of every tracee from what is there, and tags
+ * its keyed entries anew (udt_sagg.h), so nothing an earlier user left
+ * reaches the new one.
  *
  * What a tracee folded is its word, as its counts are
  * (dt_ingest_ctr.c): a tracee could as well have made the calls.  So a
@@ -31,7 +32,8 @@
  * and takes a min above the max, or an extreme missing, as forged: all
  * of it counted in us_forged and folded nowhere.  A look costs dtd at
  * most UDT_SAGG_NSPEC slots of UDT_SAGG_NBUCKETS words a tracee, and
- * only for the slots in use whose count moved.
+ * only for the slots in use whose count moved, plus one pass over the
+ * keyed entries the tracee ever claimed when a keyed slot's did.
  *
  * Locks: [L] the ingest lock (dti_tabs_apply(), dti_procs_apply()) for
  * the master and every table; [S] dts_mtx, for the slots' owners and the
@@ -60,6 +62,8 @@ struct dts_slot {
 	struct dt_pcb		*ds_pcb;	/* [S] NULL: free */
 	const struct dt_aggspec	*ds_as;		/* [S] one of ds_pcb's */
 	struct udt_sagg_spec	 ds_spec;	/* [S] as written */
+	uint32_t		 ds_seq;	/* [S] its ss_seq: the tag of
+						   its keyed entries */
 };
 
 static pthread_mutex_t	 dts_mtx = PTHREAD_MUTEX_INITIALIZER;
@@ -100,22 +104,35 @@ dts_kent(const struct dti_proc *dp)
 	    UDT_SAGG_KENT_OFF(dp->dp_nslots));
 }
 
+static struct udt_sagg_klist *
+dts_klist(const struct dti_proc *dp)
+{
+	return (struct udt_sagg_klist *)(void *)((char *)dp->dp_ring +
+	    UDT_SAGG_KLIST_OFF(dp->dp_nslots));
+}
+
 /*
- * The keyed entries of slot s in dp's table: each one's steps since
- * dtd's last reading of it, merged under its key.  Every field of the
- * key is copied once and judged on the copy: a thread named must be the
- * process's (judged once per entry and tid), a CPU one there is.  A
- * look reads at most UDT_SAGG_NKENT entries.  [S]
+ * The keyed entries of the slots of mask in dp's table: each one's steps
+ * since dtd's last reading of it, merged under its key.  One pass over
+ * the entries the tracee listed (udt_sagg_klist), at most
+ * UDT_SAGG_NKENT of them whatever it says, for all the slots: a look
+ * costs the entries in use.  An entry counts only under its slot's
+ * current tag; a listed index is read as the tracee's word, and one
+ * listed twice moved only once.  Every field of the key is copied once
+ * and judged on the copy: a thread named must be the process's (judged
+ * once per entry and tid), a CPU one there is.  [S]
  */
 static void
-dts_take_keyed(struct dti_proc *dp, unsigned int s)
+dts_take_keyed(struct dti_proc *dp, uint32_t mask)
 {
-	struct dts_slot *sl = &dts_slots[s];
+	struct dts_slot *sl;
 	struct udt_sagg_kent *kt = dts_kent(dp), *e;
+	struct udt_sagg_klist *kl = dts_klist(dp);
 	struct dti_sagg_kshadow *ks;
 	struct dt_srckey sk;
 	uint64_t c, dc, sum, mn, mx;
-	unsigned int i, w;
+	uint32_t n, j, i, s, q;
+	unsigned int w;
 	bool kid;
 	static long ncpu;
 
@@ -124,12 +141,30 @@ dts_take_keyed(struct dti_proc *dp, unsigned int s)
 	if (dp->dp_skent == NULL &&
 	    (dp->dp_skent = calloc(UDT_SAGG_NKENT, sizeof(*ks))) == NULL)
 		return;
-	for (i = 0; i < UDT_SAGG_NKENT; i++) {
-		e = &kt[i];
-		if (__atomic_load_n(&e->ke_state, __ATOMIC_ACQUIRE) != 2 ||
-		    __atomic_load_n(&e->ke_slot, __ATOMIC_RELAXED) != s)
+	/* the slots' counts, read before (acquire), cover these claims */
+	n = __atomic_load_n(&kl->kl_n, __ATOMIC_ACQUIRE);
+	if (n > UDT_SAGG_NKENT)
+		n = UDT_SAGG_NKENT;
+	for (j = 0; j < n; j++) {
+		i = __atomic_load_n(&kl->kl_idx[j], __ATOMIC_RELAXED);
+		if (i == 0 || --i >= UDT_SAGG_NKENT)
 			continue;
+		e = &kt[i];
+		if (__atomic_load_n(&e->ke_state, __ATOMIC_ACQUIRE) != 2)
+			continue;
+		/* the tag first: the key and the counters' zeroes before it */
+		q = __atomic_load_n(&e->ke_seq, __ATOMIC_ACQUIRE);
+		s = __atomic_load_n(&e->ke_slot, __ATOMIC_RELAXED);
+		if (s >= UDT_SAGG_NSPEC || !(mask & (1u << s)) ||
+		    q != dts_slots[s].ds_seq)
+			continue;
+		sl = &dts_slots[s];
 		ks = &dp->dp_skent[i];
+		if (ks->ks_seq != q) {
+			/* claimed anew for this user: counted from zero */
+			memset(ks, 0, sizeof(*ks));
+			ks->ks_seq = q;
+		}
 		c = __atomic_load_n(&e->ke_count, __ATOMIC_ACQUIRE);
 		if ((dc = c - ks->ks_count) == 0)
 			continue;
@@ -204,10 +239,12 @@ dts_take_keyed(struct dti_proc *dp, unsigned int s)
  * it for the slot's pcb: counts, sums and buckets as the way they moved
  * since dtd last read them (the tracee adds to them plainly while it
  * has one thread: dtd never writes them), the extremes by exchange.
+ * True when s is keyed and moved: its entries are then the caller's to
+ * take (dts_take_keyed()), with those of the other slots that did.
  * Under [S], dp listed or being freed by the drain thread; the drain
  * thread, or a stop's last merge under [L].
  */
-static void
+static bool
 dts_take(struct dti_proc *dp, unsigned int s)
 {
 	struct dts_slot *sl = &dts_slots[s];
@@ -220,17 +257,15 @@ dts_take(struct dti_proc *dp, unsigned int s)
 
 	c = __atomic_load_n(&a->sa_count, __ATOMIC_ACQUIRE);
 	if (sl->ds_pcb == NULL || ((sh = dp->dp_sagg[s]) == NULL && c == 0))
-		return;
+		return false;
 	if (sh == NULL && (sh = dts_shadow(dp, s)) == NULL)
-		return;
+		return false;
 	if ((dc = c - sh->sh_count) == 0)
-		return;
+		return false;
 	sh->sh_count = c;
 	/* a keyed slot's count only says that some entry of it moved */
-	if (sl->ds_spec.ss_keys != 0) {
-		dts_take_keyed(dp, s);
-		return;
-	}
+	if (sl->ds_spec.ss_keys != 0)
+		return true;
 	memset(&sk, 0, sizeof(sk));
 	sk.sk_pid = dp->dp_pid;
 	/* a wild step: believe none of it, follow the words */
@@ -242,7 +277,7 @@ dts_take(struct dti_proc *dp, unsigned int s)
 		if (!wild)
 			(void)dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, &sk, dc,
 			    0, 0, 0);
-		return;
+		return false;
 	case UDT_SG_HIST:
 	case UDT_SG_LHIST:
 		/* ours, not the tracee's copy: never past what we wrote */
@@ -258,12 +293,12 @@ dts_take(struct dti_proc *dp, unsigned int s)
 			}
 		}
 		if (wild)
-			return;
+			return false;
 		bad = dt_pcb_fold_src_buckets(sl->ds_pcb, sl->ds_as,
 		    dp->dp_pid, db, nb);
 		if (bad != 0)
 			atomic_fetch_add(&dti_stats.forged, bad);
-		return;
+		return false;
 	}
 	sum = __atomic_load_n(&a->sa_sum, __ATOMIC_RELAXED);
 	mn = __atomic_exchange_n(&a->sa_min, 0, __ATOMIC_ACQUIRE);
@@ -272,7 +307,7 @@ dts_take(struct dti_proc *dp, unsigned int s)
 	sum -= sh->sh_sum;
 	sh->sh_sum += sum;
 	if (dc == 0)
-		return;
+		return false;
 	if (mn == 0 || mx == 0) {
 		/*
 		 * Events whose values a look took just before their
@@ -280,7 +315,7 @@ dts_take(struct dti_proc *dp, unsigned int s)
 		 */
 		if (!sh->sh_has) {
 			atomic_fetch_add(&dti_stats.forged, dc);
-			return;
+			return false;
 		}
 		if (mn == 0)
 			mn = UDT_SAGG_MINV(sh->sh_min);
@@ -289,19 +324,20 @@ dts_take(struct dti_proc *dp, unsigned int s)
 	}
 	if (UDT_SAGG_FROM_MINV(mn) > UDT_SAGG_FROM_MAXV(mx)) {
 		atomic_fetch_add(&dti_stats.forged, dc);
-		return;
+		return false;
 	}
 	sh->sh_has = true;
 	sh->sh_min = UDT_SAGG_FROM_MINV(mn);
 	sh->sh_max = UDT_SAGG_FROM_MAXV(mx);
 	(void)dt_pcb_fold_src(sl->ds_pcb, sl->ds_as, &sk, dc, (int64_t)sum,
 	    sh->sh_min, sh->sh_max);
+	return false;
 }
 
 void
 dti_sagg_take(struct dti_proc *dp)
 {
-	uint32_t used = atomic_load(&dts_used);
+	uint32_t used = atomic_load(&dts_used), keyed = 0;
 	unsigned int s;
 
 	if (used == 0)
@@ -309,8 +345,10 @@ dti_sagg_take(struct dti_proc *dp)
 	pthread_mutex_lock(&dts_mtx);
 	used = atomic_load(&dts_used);
 	for (s = 0; s < UDT_SAGG_NSPEC; s++)
-		if (used & (1u << s))
-			dts_take(dp, s);
+		if ((used & (1u << s)) && dts_take(dp, s))
+			keyed |= 1u << s;
+	if (keyed != 0)
+		dts_take_keyed(dp, keyed);
 	pthread_mutex_unlock(&dts_mtx);
 }
 
@@ -323,7 +361,7 @@ dti_sagg_copy(struct udt_tab *tab)
 /* What one change does to a table (or the master, with tab NULL). [L] */
 struct dts_change {
 	int			 dc_slot;	/* -1: sg_probe[dc_probe] */
-	const struct udt_sagg_spec *dc_spec;
+	const struct udt_sagg_spec *dc_spec;	/* NULL: ss_seq alone */
 	unsigned int		 dc_probe;
 	uint32_t		 dc_mask;
 	uint32_t		 dc_seq;	/* the slot's new, even */
@@ -344,6 +382,11 @@ dts_apply(struct udt_tab *tab, void *arg)
 		return;
 	}
 	sp = &sg->sg_spec[dc->dc_slot];
+	if (dc->dc_spec == NULL) {
+		/* the slot's keyed entries stale: any hook may claim them */
+		__atomic_store_n(&sp->ss_seq, dc->dc_seq, __ATOMIC_RELEASE);
+		return;
+	}
 	__atomic_store_n(&sp->ss_seq, dc->dc_seq - 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	sp->ss_func = dc->dc_spec->ss_func;
@@ -369,7 +412,8 @@ struct dts_restart {
  * the counters is where dtd's reading starts; the extremes are taken
  * away.  dtd writes no counter: the tracee may add to them plainly, and
  * a store of ours could lose its adds.  So without the memory for a
- * reading, the take fails (dr_failed) and the rule records.  [S][L]
+ * reading, the take fails (dr_failed) and the rule records.  The keyed
+ * entries need nothing: the take's new tag makes them stale.  [S][L]
  */
 static void
 dts_restart(struct dti_proc *dp, void *arg)
@@ -378,7 +422,6 @@ dts_restart(struct dti_proc *dp, void *arg)
 	unsigned int s = dr->dr_slot, i;
 	struct udt_sagg_acc *a = dts_acc(dp, s);
 	struct dti_sagg_shadow *sh;
-	struct udt_sagg_kent *e;
 
 	(void)__atomic_exchange_n(&a->sa_min, 0, __ATOMIC_RELAXED);
 	(void)__atomic_exchange_n(&a->sa_max, 0, __ATOMIC_RELAXED);
@@ -392,21 +435,6 @@ dts_restart(struct dti_proc *dp, void *arg)
 		sh->sh_bucket[i] = __atomic_load_n(&a->sa_bucket[i],
 		    __ATOMIC_RELAXED);
 	sh->sh_has = false;
-	/* its keyed entries: readings from what an earlier user left */
-	if (dp->dp_skent == NULL)
-		return;
-	for (i = 0; i < UDT_SAGG_NKENT; i++) {
-		e = &dts_kent(dp)[i];
-		if (__atomic_load_n(&e->ke_slot, __ATOMIC_RELAXED) != s)
-			continue;
-		dp->dp_skent[i].ks_count = __atomic_load_n(&e->ke_count,
-		    __ATOMIC_RELAXED);
-		dp->dp_skent[i].ks_sum = __atomic_load_n(&e->ke_sum,
-		    __ATOMIC_RELAXED);
-		dp->dp_skent[i].ks_has = false;
-		(void)__atomic_exchange_n(&e->ke_min, 0, __ATOMIC_RELAXED);
-		(void)__atomic_exchange_n(&e->ke_max, 0, __ATOMIC_RELAXED);
-	}
 }
 
 void
@@ -420,6 +448,14 @@ dti_sagg_free(struct dti_proc *dp)
 	}
 	free(dp->dp_skent);
 	dp->dp_skent = NULL;
+}
+
+/* Slot s's next ss_seq, even, never one it had.  [S] */
+static uint32_t
+dts_nextseq(unsigned int s)
+{
+	return (__atomic_load_n(&dts_master.sg_spec[s].ss_seq,
+	    __ATOMIC_RELAXED) | 1) + 1;
 }
 
 int
@@ -450,13 +486,13 @@ dt_ingest_sagg_take(struct dt_pcb *dp, const struct dt_aggspec *as,
 	memset(&dc, 0, sizeof(dc));
 	dc.dc_slot = (int)s;
 	dc.dc_spec = spec;
-	/* [S] keeps it: only a take writes a slot's description */
-	dc.dc_seq = (__atomic_load_n(&dts_master.sg_spec[s].ss_seq,
-	    __ATOMIC_RELAXED) | 1) + 1;
+	/* [S] keeps it: only a take or a give writes a slot's ss_seq */
+	dc.dc_seq = dts_nextseq(s);
 	dti_tabs_apply(dts_apply, &dc);
 	dts_slots[s].ds_pcb = dp;
 	dts_slots[s].ds_as = as;
 	dts_slots[s].ds_spec = *spec;
+	dts_slots[s].ds_seq = dc.dc_seq;
 	atomic_fetch_or(&dts_used, 1u << s);
 	pthread_mutex_unlock(&dts_mtx);
 	return (int)s;
@@ -480,12 +516,16 @@ dt_ingest_sagg_probe(unsigned int p, uint32_t mask)
 static void
 dts_last(struct dti_proc *dp, void *arg)
 {
-	dts_take(dp, *(const unsigned int *)arg);
+	unsigned int s = *(const unsigned int *)arg;
+
+	if (dts_take(dp, s))
+		dts_take_keyed(dp, 1u << s);
 }
 
 void
 dt_ingest_sagg_give(uint32_t mask)
 {
+	struct dts_change dc;
 	unsigned int s;
 
 	pthread_mutex_lock(&dts_mtx);
@@ -493,6 +533,14 @@ dt_ingest_sagg_give(uint32_t mask)
 		if (!(mask & (1u << s)) || dts_slots[s].ds_pcb == NULL)
 			continue;
 		dti_procs_apply(dts_last, &s);
+		/*
+		 * Its entries free for any slot's user from now on, not
+		 * only for the slot's next one.
+		 */
+		memset(&dc, 0, sizeof(dc));
+		dc.dc_slot = (int)s;
+		dc.dc_seq = dts_nextseq(s);
+		dti_tabs_apply(dts_apply, &dc);
 		memset(&dts_slots[s], 0, sizeof(dts_slots[s]));
 		atomic_fetch_and(&dts_used, ~(1u << s));
 	}

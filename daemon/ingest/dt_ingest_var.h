@@ -201,9 +201,11 @@ struct dti_sagg_shadow {
 
 /*
  * What dtd last read of one keyed entry (udt_sagg_kent), and the tid it
- * last judged the process's (ks_tid, 0: none).
+ * last judged the process's (ks_tid, 0: none), for the user of the tag
+ * ks_seq (its slot's ss_seq; 0: none yet): a new tag starts it afresh.
  */
 struct dti_sagg_kshadow {
+	uint32_t		 ks_seq;
 	uint64_t		 ks_count;
 	uint64_t		 ks_sum;
 	int64_t			 ks_min;

@@ -56,9 +56,22 @@
  * the entries only when it moved.  The words of dt_evt's union of
  * arguments and result (ke_a: a return's value is word 0, its errno
  * word 2) are kept as the record would carry them, those the key needs
- * and no other; dtd takes errno as word 2's low half.  Entries are
- * never given back while the process lives: a table full of earlier
- * keys makes the hooks record.
+ * and no other; dtd takes errno as word 2's low half.
+ *
+ * An entry belongs to one user of its slot: ke_seq is the slot's ss_seq
+ * the hook read when it claimed the entry, and a hook matches only
+ * entries of its own ss_seq.  Once dtd has moved the slot's ss_seq past
+ * an entry's (a new user took the slot, or its user gave it back), the
+ * entry is stale: a hook that finds it in its way claims it over (a
+ * compare-and-swap of ke_state 2 to 1, the staleness checked again under
+ * that claim), zeroes its counters, writes its key, then ke_seq with
+ * release, then ke_state 2.  dtd folds only the entries whose ke_seq is
+ * their slot's current one, and starts its reading of an entry afresh
+ * when that tag changed.  So a table is never filled by the keys of
+ * users gone, and an old key never counts for a new user.  An entry
+ * goes from free to claimed once in a process's life; the hook then
+ * lists its index (udt_sagg_klist), so that dtd reads the entries in
+ * use, not the whole table.
  *
  * Changes: dtd writes a slot's description between two increments of
  * ss_seq (odd while written) and only while no probe names the slot; a
@@ -148,7 +161,8 @@ struct udt_sagg_acc {
 /* A keyed entry: ke_slot .. ke_a are its key, zero where not keyed. */
 struct udt_sagg_kent {
 	uint32_t	ke_state;	/* [p,a] 0 free, 1 written, 2 ready */
-	uint32_t	ke_pad0;
+	uint32_t	ke_seq;		/* [p,a] its slot's ss_seq at the
+					   claim, stored after the key */
 	uint32_t	ke_slot;	/* [p] set before ke_state 2 */
 	int32_t		ke_tid;		/* [p] UDT_SK_TID */
 	uint32_t	ke_cpu;		/* [p] UDT_SK_CPU */
@@ -161,6 +175,17 @@ struct udt_sagg_kent {
 	uint64_t	ke_pad2[3];
 };
 
+/*
+ * The entries claimed from free, in the order they were: kl_n is added
+ * to (atomically) before the index is stored, so dtd reads at most
+ * UDT_SAGG_NKENT of them and skips an index not yet stored.
+ */
+struct udt_sagg_klist {
+	uint32_t	kl_n;		/* [p,a] claims from free so far */
+	uint32_t	kl_pad[15];
+	uint16_t	kl_idx[UDT_SAGG_NKENT];	/* [p] index + 1; 0: not yet */
+};
+
 /* The key, ke_slot .. ke_a: whole words, hashed and compared as such. */
 #define UDT_SAGG_KEY_OFF	8
 #define UDT_SAGG_KEY_WORDS	((__builtin_offsetof(struct udt_sagg_kent, \
@@ -168,6 +193,9 @@ struct udt_sagg_kent {
 #define UDT_SAGG_KENT_OFF(nslots)	\
 	(UDT_SAGG_ACC_OFF(nslots) +	\
 	    UDT_SAGG_NSPEC * sizeof(struct udt_sagg_acc))
+#define UDT_SAGG_KLIST_OFF(nslots)	\
+	(UDT_SAGG_KENT_OFF(nslots) +	\
+	    UDT_SAGG_NKENT * sizeof(struct udt_sagg_kent))
 
 #define UDT_SAGG_MAXV(v)	((uint64_t)(v) ^ (1ULL << 63))
 #define UDT_SAGG_MINV(v)	(~UDT_SAGG_MAXV(v))
@@ -181,8 +209,9 @@ _Static_assert(__builtin_offsetof(struct udt_sagg_kent, ke_slot) ==
     UDT_SAGG_KEY_OFF, "the key's start");
 _Static_assert(sizeof(struct udt_sagg_acc) == 1024, "udt_sagg_acc size");
 _Static_assert(UDT_SAGG_NSPEC * sizeof(struct udt_sagg_acc) +
-    UDT_SAGG_NKENT * sizeof(struct udt_sagg_kent) == UDT_SAGG_ACC_SIZE,
-    "accumulator area");
+    UDT_SAGG_NKENT * sizeof(struct udt_sagg_kent) +
+    sizeof(struct udt_sagg_klist) <= UDT_SAGG_ACC_SIZE, "accumulator area");
+_Static_assert(UDT_SAGG_NKENT <= UINT16_MAX, "kl_idx's indexes");
 _Static_assert(UDT_FILT_OFF + sizeof(struct udt_ftab) <= UDT_SAGG_OFF,
     "udt_sagg_tab after udt_ftab");
 _Static_assert(UDT_SAGG_OFF + sizeof(struct udt_sagg_tab) <= UDT_TAB_SIZE,

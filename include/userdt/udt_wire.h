@@ -57,7 +57,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		11u	/* 11: aggregations in the tracee */
+#define UDT_VERSION		12u	/* 12: keyed entries tagged, listed */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -500,7 +500,7 @@ struct udt_ring_hdr {
  */
 #define UDT_SAGG_ACC_OFF(nslots)	\
 	(UDT_RING_HDRSIZE + (uint64_t)(nslots) * UDT_SLOT_SIZE)
-#define UDT_SAGG_ACC_SIZE	98304	/* udt_sagg_acc, udt_sagg_kent */
+#define UDT_SAGG_ACC_SIZE	102400	/* udt_sagg_acc, _kent, _klist */
 #define UDT_RING_SIZE(nslots)	\
 	(UDT_SAGG_ACC_OFF(nslots) + UDT_SAGG_ACC_SIZE)
 

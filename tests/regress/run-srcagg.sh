@@ -122,7 +122,7 @@ import socket, struct, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect(sys.argv[1])
 # udt_hello: UDT_MAGIC, UDT_VERSION (udt_wire.h), no probes, UDT_HELLO_STATS
-s.sendall(struct.pack("<IIII", 0x75647464, 11, 0, 2))
+s.sendall(struct.pack("<IIII", 0x75647464, 12, 0, 2))
 d = b""
 while len(d) < 96:
     x = s.recv(4096)
@@ -681,6 +681,68 @@ PY
 	bt -v -c "$AGG_CALLS 20000" -e "$prog" > "$TMP/out" 2> "$TMP/err" ||
 	    fail "after: $(cat "$TMP/err")"
 	grep -q '^@t\[[0-9]*\]: 20000$' "$TMP/out" || fail "after: $(cat "$TMP/out")"
+	;;
+tracee-reuse)
+	# one long-lived traced process, btrace -p on it run after run with
+	# other keyed rules, 300 keys a run, 1800 in all for a table of 512:
+	# the entries of the runs gone are claimed over (udt_sagg.h), so
+	# every run's keys are folded, none recorded for want of an entry,
+	# each exact, an old run's key counting nothing for a new one
+	mkfifo "$TMP/tin" "$TMP/tout" "$TMP/bo" || exit 2
+	exec 5<>"$TMP/tin" 6<>"$TMP/tout"
+	# its own ends of the fifos read-only and write-only, none of ours:
+	# EOF when ours closes
+	LD_PRELOAD=$USERDT_PRELOAD "$SAGG_FORGE" serve 2 < "$TMP/tin" \
+	    > "$TMP/tout" 5>&- 6>&- &
+	TPID=$!
+	trap 'kill "$TPID" 2> /dev/null; dtd_cleanup' EXIT
+	for run in 1 2 3 4 5 6; do
+		# run 3 has run 1's keys again
+		base=$((300000 + (run == 3 ? 1 : run) * 1000))
+		if [ $((run % 2)) -eq 1 ]; then
+			prog='syscall:close:entry { @k[arg0] = count(); }'
+		else
+			prog='syscall:close:entry { @k[arg0] = max(arg0); }'
+		fi
+		# its first line (an interval event) says it records
+		"$BTRACE" -d "$DEV" -v -p "$TPID" -e "$prog
+		    interval:hz:20 { printf(\"tick\\n\"); }" > "$TMP/bo" \
+		    2> "$TMP/err.$run" &
+		BTPID=$!
+		exec 7<"$TMP/bo"
+		read -r -t 30 l <&7 ||
+		    fail "run $run: btrace did not start: $(cat "$TMP/err.$run")"
+		r0=$(ingest_stat records)
+		echo "$base 300" >&5
+		read -r -t 30 l <&6 || fail "run $run: the tracee did not answer"
+		r1=$(ingest_stat records)
+		kill -INT "$BTPID"
+		wait "$BTPID"
+		BTPID=
+		grep -v '^tick$' <&7 > "$TMP/out.$run"
+		exec 7<&-
+		grep -q 'aggregated in dtd' "$TMP/err.$run" ||
+		    fail "run $run: not folded: $(cat "$TMP/err.$run")"
+		echo "run $run: $((r1 - r0)) records, $(grep -c '^@k' \
+		    "$TMP/out.$run") keys"
+		[ $((r1 - r0)) -le 8 ] ||
+		    fail "run $run: $((r1 - r0)) records: entries not reclaimed"
+		python3 - "$TMP/out.$run" "$base" "$run" <<'PY' || fail "run $run: $(cat "$TMP/err.$run")"
+import re, sys
+txt, base, run = open(sys.argv[1]).read(), int(sys.argv[2]), int(sys.argv[3])
+# the library's own closes of low descriptors are no run's keys
+got = dict((int(k), int(v)) for k, v in
+           re.findall(r"^@k\[(\d+)\]: (-?\d+)$", txt, re.M)
+           if int(k) >= 300000)
+want = dict((base + k, 2 if run % 2 else base + k) for k in range(300))
+if got != want:
+    bad = sorted(set(got.items()) ^ set(want.items()))[:5]
+    sys.exit("%d keys, not the 300 wanted: %s" % (len(got), bad))
+PY
+	done
+	exec 5>&-
+	wait "$TPID" || fail "the traced process"
+	kill -0 "$DTDPID" || fail "dtd died"
 	;;
 *)
 	fail "unknown case $CASE"

@@ -24,9 +24,11 @@
  * MODE keys: no forgery, N close() calls of N distinct descriptors
  * that are not open, N keys for @[arg0].  The k modes forge the keyed
  * entries (udt_sagg_kent): a tid of another process (init's), a CPU
- * past the machine's, a wild step.
+ * past the machine's, a wild step.  MODE serve: no forgery either, a
+ * long-lived process: for each line "BASE K" read, N rounds of close()
+ * of BASE .. BASE + K - 1, then "done" on its output; until EOF.
  * usage: sagg_forge MODE N	(MODE: wild, minmax, buckets, noise, keys,
- *			 ktid, kcpu, kwild)
+ *			 ktid, kcpu, kwild, serve)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -76,6 +78,21 @@ main(int argc, char *argv[])
 	if (strcmp(argv[1], "keys") == 0) {
 		for (k = 0; k < n; k++)
 			(void)close((int)(200000 + k));
+		return 0;
+	}
+	if (strcmp(argv[1], "serve") == 0) {
+		long base, nk, r;
+		char line[64];
+
+		while (fgets(line, sizeof(line), stdin) != NULL) {
+			if (sscanf(line, "%ld %ld", &base, &nk) != 2)
+				return 2;
+			for (r = 0; r < n; r++)
+				for (k = 0; k < nk; k++)
+					(void)close((int)(base + k));
+			printf("done\n");
+			fflush(stdout);
+		}
 		return 0;
 	}
 	for (k = 0; k < n; k++)

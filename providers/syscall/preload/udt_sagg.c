@@ -144,7 +144,7 @@ udt_sagg_value(unsigned int field, unsigned int flags, const int64_t *a,
 static int
 udt_sagg_look(const struct udt_sagg_spec *sp, const int64_t *a,
     unsigned int *idxp, int64_t *vp, unsigned int *funcp,
-    unsigned int *keysp)
+    unsigned int *keysp, uint32_t *seqp)
 {
 	uint32_t seq = __atomic_load_n(&sp->ss_seq, __ATOMIC_ACQUIRE);
 	unsigned int func, field, flags, nb, keys;
@@ -197,6 +197,7 @@ udt_sagg_look(const struct udt_sagg_spec *sp, const int64_t *a,
 	*vp = v;
 	*funcp = func;
 	*keysp = keys;
+	*seqp = seq;
 	return 0;
 }
 
@@ -208,20 +209,68 @@ udt_sagg_kwords(struct udt_sagg_kent *e)
 }
 
 /*
- * The entry of slot s's key for this event in the keyed table kt, claimed
- * if new; NULL when the UDT_SAGG_KPROBE entries from its hash are all
- * other keys' (or being written): the event is then recorded.  Word by
- * word, never memcmp() or memcpy(): libc's use vector registers this
- * library does not keep (udt_xstate.c), and a key is eight words.
+ * Whether e, ready, belongs to a user its slot no longer has: dtd moved
+ * the slot's ss_seq past e's tag.  Wrapping order, so that a hook late
+ * with an older ss_seq never takes a current user's entry for stale.
+ * A slot being written (odd) is judged in use; an entry naming no slot
+ * (the process wrote it) is stale.
+ */
+static int
+udt_sagg_kstale(const struct udt_sagg_tab *sg, struct udt_sagg_kent *e)
+{
+	uint32_t es = __atomic_load_n(&e->ke_slot, __ATOMIC_RELAXED);
+	uint32_t eq = __atomic_load_n(&e->ke_seq, __ATOMIC_RELAXED);
+	uint32_t cur;
+
+	if (es >= UDT_SAGG_NSPEC)
+		return 1;
+	cur = __atomic_load_n(&sg->sg_spec[es].ss_seq, __ATOMIC_ACQUIRE);
+	return (cur & 1) == 0 && (int32_t)(cur - eq) > 0;
+}
+
+/*
+ * Make e, claimed (ke_state 1, ours alone), the entry of key kw for the
+ * user of ss_seq seq: counters from zero, then the key, then the tag
+ * with release, which dtd reads before the rest; ready last.  A late
+ * hook of e's earlier user may still add to it: an event in flight
+ * while its slot changed hands, as the accumulators' may.
  */
 static struct udt_sagg_kent *
-udt_sagg_kentry(struct udt_sagg_kent *kt, unsigned int s, unsigned int keys,
-    unsigned int idx, const int64_t *a)
+udt_sagg_kinit(struct udt_sagg_kent *e, const uint64_t *kw, uint32_t seq)
+{
+	uint64_t *ew = udt_sagg_kwords(e);
+	unsigned int i;
+
+	__atomic_store_n(&e->ke_count, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->ke_sum, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->ke_min, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->ke_max, 0, __ATOMIC_RELAXED);
+	for (i = 0; i < UDT_SAGG_KEY_WORDS; i++)
+		ew[i] = kw[i];
+	__atomic_store_n(&e->ke_seq, seq, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->ke_state, 2, __ATOMIC_RELEASE);
+	return e;
+}
+
+/*
+ * The entry of slot s's key for this event in the keyed table kt, for
+ * the slot's user of ss_seq seq, claimed if new: a free entry, or a
+ * stale one claimed over (udt_sagg_kstale()); NULL when the
+ * UDT_SAGG_KPROBE entries from its hash are all other keys' (or being
+ * written): the event is then recorded.  An entry claimed from free is
+ * listed in kl for dtd.  Word by word, never memcmp() or memcpy():
+ * libc's use vector registers this library does not keep
+ * (udt_xstate.c), and a key is eight words.
+ */
+static struct udt_sagg_kent *
+udt_sagg_kentry(const struct udt_sagg_tab *sg, struct udt_sagg_kent *kt,
+    struct udt_sagg_klist *kl, unsigned int s, uint32_t seq,
+    unsigned int keys, unsigned int idx, const int64_t *a)
 {
 	struct udt_sagg_kent k, *e;
 	uint64_t *kw = udt_sagg_kwords(&k), *ew, h;
-	unsigned int i, n, w;
-	uint32_t st;
+	unsigned int i, n, w, x;
+	uint32_t st, c;
 
 	for (i = 0; i < UDT_SAGG_KEY_WORDS; i++)
 		kw[i] = 0;
@@ -249,24 +298,40 @@ udt_sagg_kentry(struct udt_sagg_kent *kt, unsigned int s, unsigned int keys,
 	h *= 0x9e3779b97f4a7c15ULL;
 	h ^= h >> 32;
 	for (n = 0; n < UDT_SAGG_KPROBE; n++) {
-		e = &kt[(h + n) & (UDT_SAGG_NKENT - 1)];
+		x = (unsigned int)(h + n) & (UDT_SAGG_NKENT - 1);
+		e = &kt[x];
 		ew = udt_sagg_kwords(e);
 		st = __atomic_load_n(&e->ke_state, __ATOMIC_ACQUIRE);
 		if (st == 0 && __atomic_compare_exchange_n(&e->ke_state, &st,
 		    1, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
-			for (i = 0; i < UDT_SAGG_KEY_WORDS; i++)
-				ew[i] = kw[i];
-			__atomic_store_n(&e->ke_state, 2, __ATOMIC_RELEASE);
-			return e;
+			/* once per entry: listed before its first count */
+			c = __atomic_fetch_add(&kl->kl_n, 1, __ATOMIC_RELAXED);
+			if (c < UDT_SAGG_NKENT)
+				__atomic_store_n(&kl->kl_idx[c],
+				    (uint16_t)(x + 1), __ATOMIC_RELAXED);
+			return udt_sagg_kinit(e, kw, seq);
 		}
 		/* another's, or being written (a failed claim read which) */
 		if (st != 2)
 			continue;
-		for (i = 0; i < UDT_SAGG_KEY_WORDS; i++)
-			if (ew[i] != kw[i])
-				break;
-		if (i == UDT_SAGG_KEY_WORDS)
-			return e;
+		if (__atomic_load_n(&e->ke_seq, __ATOMIC_ACQUIRE) == seq) {
+			for (i = 0; i < UDT_SAGG_KEY_WORDS; i++)
+				if (ew[i] != kw[i])
+					break;
+			if (i == UDT_SAGG_KEY_WORDS)
+				return e;
+			continue;
+		}
+		if (!udt_sagg_kstale(sg, e) ||
+		    !__atomic_compare_exchange_n(&e->ke_state, &st, 1, 0,
+		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		/* another hook may have claimed it over since we looked */
+		if (!udt_sagg_kstale(sg, e)) {
+			__atomic_store_n(&e->ke_state, 2, __ATOMIC_RELEASE);
+			continue;
+		}
+		return udt_sagg_kinit(e, kw, seq);
 	}
 	return NULL;
 }
@@ -278,8 +343,10 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 	const struct udt_sagg_tab *sg;
 	struct udt_sagg_acc *acc, *a;
 	struct udt_sagg_kent *kt, *ke[UDT_SAGG_NSPEC];
+	struct udt_sagg_klist *kl;
 	unsigned int idx[UDT_SAGG_NSPEC], func[UDT_SAGG_NSPEC], s, n = 0;
 	unsigned int slot[UDT_SAGG_NSPEC], keys;
+	uint32_t seq;
 	int64_t val[UDT_SAGG_NSPEC], w[UDT_NARGS], v;
 	uint64_t *cnt, *sum, *mn, *mx;
 	uint32_t mask;
@@ -300,6 +367,8 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 	    UDT_SAGG_ACC_OFF(r->rh_nslots));
 	kt = (struct udt_sagg_kent *)(void *)((char *)r +
 	    UDT_SAGG_KENT_OFF(r->rh_nslots));
+	kl = (struct udt_sagg_klist *)(void *)((char *)r +
+	    UDT_SAGG_KLIST_OFF(r->rh_nslots));
 	/*
 	 * All the slots first, their keyed entries claimed: an event is
 	 * folded whole or recorded.  An entry claimed for an event then
@@ -310,11 +379,11 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 		if (s >= UDT_SAGG_NSPEC)
 			return 0;
 		if (udt_sagg_look(&sg->sg_spec[s], w, &idx[n], &val[n],
-		    &func[n], &keys) != 0)
+		    &func[n], &keys, &seq) != 0)
 			return 0;
 		ke[n] = NULL;
-		if (keys != 0 && (ke[n] = udt_sagg_kentry(kt, s, keys, idx[n],
-		    w)) == NULL)
+		if (keys != 0 && (ke[n] = udt_sagg_kentry(sg, kt, kl, s, seq,
+		    keys, idx[n], w)) == NULL)
 			return 0;
 		slot[n++] = s;
 	}
