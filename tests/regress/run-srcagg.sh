@@ -677,6 +677,19 @@ for m in maps:
         sys.exit("%s: %d" % (m, n))
 PY
 	done
+	# their list: an index past the table skipped, an entry listed
+	# many times taken once, so no map holds more than was called
+	bt -v -c "$SAGG_FORGE klist 1000" -e "$prog" > "$TMP/out" \
+	    2> "$TMP/err" || fail "klist: $(cat "$TMP/err")"
+	kill -0 "$DTDPID" || fail "klist: dtd died"
+	grep -qx "forged klist" "$TMP/out" || fail "klist: $(cat "$TMP/out")"
+	for m in @t @c; do
+		n=$(sed -n "s/^$m\[[0-9]*\]: \([0-9]*\)$/\1/p" "$TMP/out" |
+		    awk '{ s += $1 } END { print s + 0 }')
+		echo "klist: $m $n"
+		# (one more, as the checks above allow)
+		[ "$n" -le 1001 ] || fail "klist: $m holds $n of 1000 calls"
+	done
 	# and the next tracee is folded as ever
 	bt -v -c "$AGG_CALLS 20000" -e "$prog" > "$TMP/out" 2> "$TMP/err" ||
 	    fail "after: $(cat "$TMP/err")"

@@ -24,11 +24,13 @@
  * MODE keys: no forgery, N close() calls of N distinct descriptors
  * that are not open, N keys for @[arg0].  The k modes forge the keyed
  * entries (udt_sagg_kent): a tid of another process (init's), a CPU
- * past the machine's, a wild step.  MODE serve: no forgery either, a
+ * past the machine's, a wild step; klist forges their list
+ * (udt_sagg_klist): a count past the table, indexes past it, the first
+ * entry listed again and again.  MODE serve: no forgery either, a
  * long-lived process: for each line "BASE K" read, N rounds of close()
  * of BASE .. BASE + K - 1, then "done" on its output; until EOF.
  * usage: sagg_forge MODE N	(MODE: wild, minmax, buckets, noise, keys,
- *			 ktid, kcpu, kwild, serve)
+ *			 ktid, kcpu, kwild, klist, serve)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +74,8 @@ main(int argc, char *argv[])
 	long n, k;
 
 	struct udt_sagg_kent *ke;
+	struct udt_sagg_klist *kl;
+	uint16_t first;
 
 	if (argc != 3 || (n = strtol(argv[2], NULL, 10)) <= 0)
 		return 2;
@@ -105,6 +109,15 @@ main(int argc, char *argv[])
 	    UDT_SAGG_ACC_OFF(rh->rh_nslots));
 	ke = (struct udt_sagg_kent *)(void *)((char *)rh +
 	    UDT_SAGG_KENT_OFF(rh->rh_nslots));
+	kl = (struct udt_sagg_klist *)(void *)((char *)rh +
+	    UDT_SAGG_KLIST_OFF(rh->rh_nslots));
+	if (strcmp(argv[1], "klist") == 0) {
+		first = kl->kl_idx[0];
+		kl->kl_n = UINT32_MAX;
+		for (i = 0; i < UDT_SAGG_NKENT; i++)
+			kl->kl_idx[i] = i % 2 ? (uint16_t)(UINT16_MAX - i) :
+			    first;
+	}
 	for (i = 0; i < UDT_SAGG_NKENT; i++) {
 		if (ke[i].ke_state != 2)
 			continue;
