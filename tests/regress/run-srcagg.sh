@@ -328,19 +328,26 @@ pid)
 kstack)
 	# profile keyed by kernel stacks, machine-wide for a second:
 	# folded in dtd (no record read), and the shape of the samples of
-	# the same run without dtd's folding.  Two readers of /dev/zero keep
-	# both CPUs in one kernel path, so that the two runs' top stacks are
-	# that path's, not whatever else the machine did (an idle CPU's
-	# loop in one run, a busy user's in the other); timeout ends them
-	# should a failure leave before the kill.
+	# the same run without dtd's folding.  A reader of /dev/zero a CPU
+	# keeps every CPU in one kernel path, so that the two runs' top
+	# stacks are that path's, not whatever else the machine did (an
+	# idle CPU's loop in one run, a busy user's in the other); stopped
+	# at exit, whatever way the case leaves
 	prog='profile:hz:97 { @[kstack] = count(); } interval:hz:1 { exit(); }'
-	timeout 60 dd if=/dev/zero of=/dev/null bs=1M 2>/dev/null & Z1=$!
-	timeout 60 dd if=/dev/zero of=/dev/null bs=1M 2>/dev/null & Z2=$!
+	ZS=
+	for c in $(seq "$(nproc)"); do
+		dd if=/dev/zero of=/dev/null bs=1M 2>/dev/null &
+		ZS="$ZS $!"
+	done
+	# shellcheck disable=SC2086
+	trap 'kill $ZS 2> /dev/null; dtd_cleanup' EXIT
 	bt -v -e "$prog" > "$TMP/on" 2> "$TMP/on.err" || fail "$(cat "$TMP/on.err")"
 	BTRACE_NOPUSH=1 bt -v -e "$prog" > "$TMP/off" 2> "$TMP/off.err" ||
 	    fail "$(cat "$TMP/off.err")"
-	kill "$Z1" "$Z2"
-	wait "$Z1" "$Z2" 2>/dev/null
+	# shellcheck disable=SC2086
+	kill $ZS
+	# shellcheck disable=SC2086
+	wait $ZS 2>/dev/null
 	folded_said "$TMP/on.err" 1
 	grep -q 'aggregated in dtd' "$TMP/off.err" && fail "NOPUSH folded"
 	shape_same "$TMP/on" "$TMP/off"
