@@ -104,14 +104,22 @@ dt_untrace_site(pid_t pid, uint64_t pc)
  * before the loader mapped it, which it does first), and after that it
  * stands, so an untraced process costs eight reads at most; one that
  * found it is made again each DT_UT_YOUNG_NS (an exec may have taken it
- * away).
+ * away).  The table is DT_UT_NWAYS-way associative, a new pid taking
+ * its set's least recently read way, and all reads together are held to
+ * DT_UT_MAXREADS a second: any user's processes reach this (a sample of
+ * each), and a read, a stat of every file mapped, runs on the threads
+ * that drain every reader's events.  A process over the budget keeps its
+ * stack as it is until a read is allowed.
  *
  * A slot is written under dt_ut_mtx, its us_gen odd while it changes;
  * readers take no lock and try again when us_gen moved.
  */
-#define DT_UT_NSLOT	256
+#define DT_UT_NSETS	64
+#define DT_UT_NWAYS	4
+#define DT_UT_NRANGE	2		/* the library's mappings kept */
 #define DT_UT_YOUNG_NS	1000000000ULL
 #define DT_UT_AGAIN_NS	5000000ULL
+#define DT_UT_MAXREADS	64		/* a second, all processes */
 
 struct dt_ut_slot {
 	unsigned int	 us_gen;	/* [a] odd while written */
@@ -119,18 +127,20 @@ struct dt_ut_slot {
 	uint64_t	 us_first;	/* [g] monotonic ns first looked at */
 	uint64_t	 us_read;	/* [g] monotonic ns of the last read */
 	uint64_t	 us_again;	/* [g] ns from it to the next, no library */
-	uint64_t	 us_lo, us_hi;	/* [g] the library's text; lo == hi:
-					   none found */
+	uint64_t	 us_lo[DT_UT_NRANGE];	/* [g] the library's text, */
+	uint64_t	 us_hi[DT_UT_NRANGE];	/* lo == hi: none */
 };
 
-static struct dt_ut_slot dt_ut_tab[DT_UT_NSLOT];
+static struct dt_ut_slot dt_ut_tab[DT_UT_NSETS][DT_UT_NWAYS];
 static pthread_mutex_t dt_ut_mtx = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t	dt_ut_window;		/* [m] monotonic ns it began */
+static unsigned int dt_ut_nreads;	/* [m] reads in it */
 
 /* A consistent copy of slot us into *c.  Any thread, no lock. */
 static void
 dt_ut_load(const struct dt_ut_slot *us, struct dt_ut_slot *c)
 {
-	unsigned int g;
+	unsigned int g, i;
 
 	for (;;) {
 		g = __atomic_load_n(&us->us_gen, __ATOMIC_ACQUIRE);
@@ -140,8 +150,12 @@ dt_ut_load(const struct dt_ut_slot *us, struct dt_ut_slot *c)
 		c->us_first = __atomic_load_n(&us->us_first, __ATOMIC_RELAXED);
 		c->us_read = __atomic_load_n(&us->us_read, __ATOMIC_RELAXED);
 		c->us_again = __atomic_load_n(&us->us_again, __ATOMIC_RELAXED);
-		c->us_lo = __atomic_load_n(&us->us_lo, __ATOMIC_RELAXED);
-		c->us_hi = __atomic_load_n(&us->us_hi, __ATOMIC_RELAXED);
+		for (i = 0; i < DT_UT_NRANGE; i++) {
+			c->us_lo[i] = __atomic_load_n(&us->us_lo[i],
+			    __ATOMIC_RELAXED);
+			c->us_hi[i] = __atomic_load_n(&us->us_hi[i],
+			    __ATOMIC_RELAXED);
+		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&us->us_gen, __ATOMIC_RELAXED) == g)
 			return;
@@ -152,7 +166,7 @@ dt_ut_load(const struct dt_ut_slot *us, struct dt_ut_slot *c)
 static void
 dt_ut_store(struct dt_ut_slot *us, const struct dt_ut_slot *c)
 {
-	unsigned int g = us->us_gen;
+	unsigned int g = us->us_gen, i;
 
 	__atomic_store_n(&us->us_gen, g + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -160,51 +174,91 @@ dt_ut_store(struct dt_ut_slot *us, const struct dt_ut_slot *c)
 	__atomic_store_n(&us->us_first, c->us_first, __ATOMIC_RELAXED);
 	__atomic_store_n(&us->us_read, c->us_read, __ATOMIC_RELAXED);
 	__atomic_store_n(&us->us_again, c->us_again, __ATOMIC_RELAXED);
-	__atomic_store_n(&us->us_lo, c->us_lo, __ATOMIC_RELAXED);
-	__atomic_store_n(&us->us_hi, c->us_hi, __ATOMIC_RELAXED);
+	for (i = 0; i < DT_UT_NRANGE; i++) {
+		__atomic_store_n(&us->us_lo[i], c->us_lo[i], __ATOMIC_RELAXED);
+		__atomic_store_n(&us->us_hi[i], c->us_hi[i], __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&us->us_gen, g + 2, __ATOMIC_RELEASE);
 }
 
-/* Whether the table says pid's mappings are due for a read at now. */
+/* Whether c, pid's slot, says its mappings are due for a read at now. */
 static bool
-dt_ut_due(const struct dt_ut_slot *c, pid_t pid, uint64_t now)
+dt_ut_due(const struct dt_ut_slot *c, uint64_t now)
 {
-	if (c->us_pid != pid)
-		return true;
-	if (c->us_lo != c->us_hi)
+	if (c->us_lo[0] != c->us_hi[0])
 		return now - c->us_read >= DT_UT_YOUNG_NS;
 	return now - c->us_first < DT_UT_YOUNG_NS &&
 	    now - c->us_read >= c->us_again;
 }
 
 /*
+ * pid's way of its set into *c (a copy), or, when it has none, the way
+ * a new pid takes: a free one, else the one read longest ago.  Whether
+ * pid had one.  Any thread, no lock.
+ */
+static bool
+dt_ut_find(pid_t pid, struct dt_ut_slot **usp, struct dt_ut_slot *c)
+{
+	struct dt_ut_slot *set = dt_ut_tab[(unsigned int)pid % DT_UT_NSETS];
+	struct dt_ut_slot w;
+	uint64_t oldest = UINT64_MAX;
+	unsigned int i;
+
+	*usp = &set[0];
+	for (i = 0; i < DT_UT_NWAYS; i++) {
+		dt_ut_load(&set[i], &w);
+		if (w.us_pid == pid) {
+			*usp = &set[i];
+			*c = w;
+			return true;
+		}
+		if (w.us_pid == 0 ? oldest != 0 : w.us_read < oldest) {
+			oldest = w.us_pid == 0 ? 0 : w.us_read;
+			*usp = &set[i];
+		}
+	}
+	return false;
+}
+
+/*
  * The library's text in pid, a process the cache does not know, into
- * [*lo, *hi) (empty: none), from the table or a read.  Any thread, no
- * lock held: the read is made outside dt_ut_mtx, by the one caller that
- * claimed it.
+ * lo[], hi[] (empty ranges: none), from the table or a read.  Any
+ * thread, no lock held: the read is made outside dt_ut_mtx, by the one
+ * caller that claimed it.
  */
 static void
 dt_ut_lib(pid_t pid, uint64_t *lo, uint64_t *hi)
 {
-	struct dt_ut_slot *us = &dt_ut_tab[(unsigned int)pid % DT_UT_NSLOT];
-	struct dt_ut_slot c;
+	struct dt_ut_slot *us, c;
 	struct dt_pm_snap *s;
 	uint64_t now = dt_clock_ns(CLOCK_MONOTONIC);
 	size_t i;
+	unsigned int n;
 
-	dt_ut_load(us, &c);
-	if (!dt_ut_due(&c, pid, now))
+	memset(&c, 0, sizeof(c));
+	if (dt_ut_find(pid, &us, &c) && !dt_ut_due(&c, now))
 		goto out;
 	pthread_mutex_lock(&dt_ut_mtx);
-	dt_ut_load(us, &c);
-	if (!dt_ut_due(&c, pid, now)) {
+	if (dt_ut_find(pid, &us, &c) && !dt_ut_due(&c, now)) {
 		pthread_mutex_unlock(&dt_ut_mtx);
 		goto out;
 	}
+	if (now - dt_ut_window >= 1000000000ULL) {
+		dt_ut_window = now;
+		dt_ut_nreads = 0;
+	}
+	if (dt_ut_nreads >= DT_UT_MAXREADS) {
+		/* Over the budget: what the table says, or nothing. */
+		pthread_mutex_unlock(&dt_ut_mtx);
+		if (c.us_pid != pid)
+			memset(&c, 0, sizeof(c));
+		goto out;
+	}
+	dt_ut_nreads++;
 	if (c.us_pid != pid) {
+		memset(&c, 0, sizeof(c));
 		c.us_pid = pid;
 		c.us_first = now;
-		c.us_lo = c.us_hi = 0;
 		c.us_again = DT_UT_AGAIN_NS / 2;
 	}
 	c.us_again *= 2;
@@ -212,15 +266,14 @@ dt_ut_lib(pid_t pid, uint64_t *lo, uint64_t *hi)
 	dt_ut_store(us, &c);
 	pthread_mutex_unlock(&dt_ut_mtx);
 
-	c.us_lo = c.us_hi = 0;
+	memset(c.us_lo, 0, sizeof(c.us_lo));
+	memset(c.us_hi, 0, sizeof(c.us_hi));
 	if ((s = dt_pm_read(pid, NULL)) != NULL) {
-		for (i = 0; i < s->ps_n; i++) {
+		for (i = 0, n = 0; i < s->ps_n && n < DT_UT_NRANGE; i++) {
 			if (!dt_untrace_lib(&s->ps_maps[i]))
 				continue;
-			if (c.us_lo == c.us_hi || s->ps_maps[i].pm_start < c.us_lo)
-				c.us_lo = s->ps_maps[i].pm_start;
-			if (s->ps_maps[i].pm_end > c.us_hi)
-				c.us_hi = s->ps_maps[i].pm_end;
+			c.us_lo[n] = s->ps_maps[i].pm_start;
+			c.us_hi[n++] = s->ps_maps[i].pm_end;
 		}
 		dt_pm_put(s);
 	}
@@ -230,8 +283,22 @@ dt_ut_lib(pid_t pid, uint64_t *lo, uint64_t *hi)
 		dt_ut_store(us, &c);
 	pthread_mutex_unlock(&dt_ut_mtx);
 out:
-	*lo = c.us_lo;
-	*hi = c.us_hi;
+	for (n = 0; n < DT_UT_NRANGE; n++) {
+		lo[n] = c.us_lo[n];
+		hi[n] = c.us_hi[n];
+	}
+}
+
+/* Whether pc is in one of the ranges lo[], hi[]. */
+static bool
+dt_ut_in(uint64_t pc, const uint64_t *lo, const uint64_t *hi)
+{
+	unsigned int n;
+
+	for (n = 0; n < DT_UT_NRANGE; n++)
+		if (pc >= lo[n] && pc < hi[n])
+			return true;
+	return false;
 }
 
 /* The work of both: pcs[*count], a user stack of pid, in place. */
@@ -241,13 +308,13 @@ dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 	const struct dt_pm_map *m;
 	struct dt_pm_snap *s;
 	unsigned int i = 0, k, n = *count;
-	uint64_t site, lo, hi;
+	uint64_t site, lo[DT_UT_NRANGE], hi[DT_UT_NRANGE];
 
 	if (n == 0 || pid <= 0)
 		return;
 	if ((s = dt_pm_cached(pid)) == NULL) {
-		dt_ut_lib(pid, &lo, &hi);
-		while (i < n && pcs[i] >= lo && pcs[i] < hi)
+		dt_ut_lib(pid, lo, hi);
+		while (i < n && dt_ut_in(pcs[i], lo, hi))
 			i++;
 		goto cut;
 	}

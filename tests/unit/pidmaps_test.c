@@ -618,6 +618,7 @@ test_untrace_unknown(void)
 	struct timespec ts = { 0, 6 * 1000 * 1000 };
 	char path[160];
 	uint64_t leaf;
+	unsigned int i, n;
 	FILE *fp;
 
 	dtt_tag("untrace");
@@ -639,6 +640,27 @@ test_untrace_unknown(void)
 	    "a young process read again: the library found, cut");
 	fake_gone(4301);
 	fake_gone(4302);
+
+	/*
+	 * Four pids of one set of the table (64 sets) stay in it: each
+	 * found with the library, which then leaves their maps, is still
+	 * cut (a read that found it stands for a second).  A fifth takes
+	 * the way of the one read longest ago, which is read again.
+	 */
+	for (i = 0; i < 5; i++)
+		fake_tracee(5000 + 64 * i, path, 1);
+	for (i = 0; i < 4; i++)
+		(void)untrace3(5000 + 64 * i, &leaf);
+	for (i = 0; i < 5; i++)
+		fake_tracee(5000 + 64 * i, path, 0);
+	for (i = 0, n = 0; i < 4; i++)
+		n += untrace3(5000 + 64 * i, &leaf) == 1;
+	dtt_check(n == 4, "four pids of one set kept: %u of 4 cut", n);
+	(void)untrace3(5000 + 64 * 4, &leaf);
+	dtt_check(untrace3(5000, &leaf) == 3,
+	    "a fifth took the oldest way: read again, no library now");
+	for (i = 0; i < 5; i++)
+		fake_gone(5000 + 64 * i);
 	unlink(path);
 }
 
