@@ -19,10 +19,10 @@
  * process's hook can fold for a pcb exactly as dt_agg_put() would fold
  * its record, and the merge of what it folded into the open's table,
  * the one DTIOCAGGREAD serves.  The source knows the pid (dtd's, from
- * the tracee's socket), the probe (its slot's), and one value of the
- * event; not the comm (a thread's name can change behind its back), nor
- * a stack.  Keys beyond pid and probe would need a table keyed in the
- * tracee: not yet (the records keep those).
+ * the tracee's socket), the probe (its slot's), the thread, its CPU,
+ * its name (the thread's word, judged by dtd as a record's is), the
+ * event's arguments, return value and errno; not a stack (the records
+ * keep those).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -38,7 +38,7 @@
  * source key holds (dt_srckey), no more.
  */
 #define DTA_K_SRC	(DTA_K_PID | DTA_K_PBN | DTA_K_TID | DTA_K_CPU | \
-			 DTA_K_RETVAL | DTA_K_ERRNO | \
+			 DTA_K_COMM | DTA_K_RETVAL | DTA_K_ERRNO | \
 			 (DTA_K_ARG0 * ((1u << DT_SRCKEY_NWORDS) - 1)))
 
 bool
@@ -118,6 +118,12 @@ dt_aggsrc_key(const struct dt_pcb *dp, const struct dt_aggspec *as,
 		    (dt_strict ? DT_TID_OFFSET_OPENBSD : 0);
 	if (keys & DTA_K_CPU)
 		k->dtae_cpu = sk->sk_cpu % dp->dp_sc->ds_nrings;
+	/* as dt_agg_key(): up to the NUL, and a name not plain keeps its pid */
+	if ((keys & DTA_K_COMM) && (dp->dp_evtflags & DTEVT_EXECNAME))
+		memcpy(k->dtae_comm, sk->sk_comm,
+		    strnlen(sk->sk_comm, sizeof(sk->sk_comm) - 1));
+	if ((keys & DTA_K_COMM) && !dt_comm_plain(k->dtae_comm))
+		k->dtae_pid = sk->sk_pid;
 	/* dt_evt's union: the result is word 0, errno word 2's low half */
 	if (keys & DTA_K_RETVAL)
 		k->dtae_retval = sk->sk_a[0];

@@ -306,8 +306,8 @@ void	dt_pcb_fold_count(struct dt_pcb *, unsigned int cpu, uint64_t n,
  * hook keeps, for each aggregation of a pcb, the count, sum, min and max
  * of one value of its events (or a count per hist/lhist bucket) and dtd
  * merges them into the open's table.  dt_pcb_srcagg_ok(): every
- * aggregation of dp is keyed by the pid, the probe, the thread, the CPU,
- * arguments, the return value or errno (not the comm nor a stack) and
+ * aggregation of dp is keyed by the pid, the probe, the thread, its
+ * name, the CPU, arguments, the return value or errno (not a stack) and
  * folds an argument, the return value or errno (or counts), dp has no
  * filter and gets its events' arguments; the provider still checks that
  * the fields are ones its source knows.  Fixed while dp records; under [K]
@@ -345,6 +345,7 @@ struct dt_srckey {
 	uint32_t	 sk_cpu;
 	uint32_t	 sk_bucket;
 	int64_t		 sk_a[DT_SRCKEY_NWORDS];	/* dt_evt's _args */
+	char		 sk_comm[16];	/* NUL padded: the tracee's, judged */
 };
 int	dt_pcb_fold_src(struct dt_pcb *dp, const struct dt_aggspec *as,
 	    const struct dt_srckey *sk, uint64_t n, int64_t sum, int64_t min,

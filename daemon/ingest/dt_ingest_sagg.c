@@ -49,6 +49,7 @@
 
 #include "dt_ingest.h"
 #include "dt_ingest_var.h"
+#include "dt_proc.h"
 
 _Static_assert(UDT_FF_RETVAL == DTF_RETVAL && UDT_FF_ERRNO == DTF_ERRNO &&
     UDT_FF_ARG0 == DTF_ARG0 && UDT_FF_INT32 == DTF_F_INT32,
@@ -109,6 +110,31 @@ dts_klist(const struct dti_proc *dp)
 {
 	return (struct udt_sagg_klist *)(void *)((char *)dp->dp_ring +
 	    UDT_SAGG_KLIST_OFF(dp->dp_nslots));
+}
+
+/*
+ * The name e's events go under, judged once per entry and thread as a
+ * record's is (dti_who()): the process's name at its attach stands (made
+ * before an exec); while the thread lives, /proc's, which corrects a lie
+ * and follows a rename since; a thread gone keeps its word.  Copied once
+ * from the tracee's memory, NUL-terminated.  [S]
+ */
+static void
+dts_comm_judge(const struct dti_proc *dp, const struct udt_sagg_kent *e,
+    pid_t tid, char out[UDT_COMMLEN])
+{
+	char said[UDT_COMMLEN], now[UDT_COMMLEN];
+	unsigned int i;
+
+	for (i = 0; i < UDT_COMMLEN; i++)
+		said[i] = __atomic_load_n(&e->ke_comm[i], __ATOMIC_RELAXED);
+	said[UDT_COMMLEN - 1] = '\0';
+	memcpy(out, said, UDT_COMMLEN);
+	if (dp->dp_foreign || (dp->dp_comm0[0] != '\0' &&
+	    strncmp(said, dp->dp_comm0, UDT_COMMLEN) == 0))
+		return;
+	if (dt_proc_comm(dp->dp_pid, tid, now, sizeof(now)) == 0)
+		memcpy(out, now, UDT_COMMLEN);
 }
 
 /*
@@ -189,7 +215,7 @@ dts_take_keyed(struct dti_proc *dp, uint32_t mask)
 			atomic_fetch_add(&dti_stats.forged, dc);
 			continue;
 		}
-		if ((sl->ds_spec.ss_keys & UDT_SK_TID) &&
+		if ((sl->ds_spec.ss_keys & (UDT_SK_TID | UDT_SK_COMM)) &&
 		    ks->ks_tid != sk.sk_tid) {
 			/*
 			 * Not a child's either: the key says this pid,
@@ -200,7 +226,11 @@ dts_take_keyed(struct dti_proc *dp, uint32_t mask)
 				continue;
 			}
 			ks->ks_tid = sk.sk_tid;
+			if (sl->ds_spec.ss_keys & UDT_SK_COMM)
+				dts_comm_judge(dp, e, sk.sk_tid, ks->ks_comm);
 		}
+		if (sl->ds_spec.ss_keys & UDT_SK_COMM)
+			memcpy(sk.sk_comm, ks->ks_comm, sizeof(sk.sk_comm));
 		switch (sl->ds_spec.ss_func) {
 		case UDT_SG_COUNT:
 		case UDT_SG_HIST:

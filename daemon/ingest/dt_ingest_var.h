@@ -210,8 +210,10 @@ struct dti_sagg_kshadow {
 	uint64_t		 ks_sum;
 	int64_t			 ks_min;
 	int64_t			 ks_max;
-	int32_t			 ks_tid;
+	int32_t			 ks_tid;	/* judged; 0: not yet */
 	bool			 ks_has;
+	char			 ks_comm[UDT_COMMLEN];	/* UDT_SK_COMM: the name
+							   judged for ks_tid */
 };
 
 struct dti_proc {

@@ -109,6 +109,7 @@
 #define UDT_SK_RETVAL		0x0004	/* word 0 */
 #define UDT_SK_ERRNO		0x0008	/* word 2, its low half */
 #define UDT_SK_ARG0		0x0010	/* << n: word n */
+#define UDT_SK_COMM		0x8000	/* the thread's name; ke_tid too */
 
 /* ss_func: dtvar.h's DTA_* by value. */
 #define UDT_SG_COUNT		1
@@ -167,12 +168,14 @@ struct udt_sagg_kent {
 	int32_t		ke_tid;		/* [p] UDT_SK_TID */
 	uint32_t	ke_cpu;		/* [p] UDT_SK_CPU */
 	uint32_t	ke_bucket;	/* [p] hist, lhist: the index */
+	char		ke_comm[UDT_COMMLEN];	/* [p] UDT_SK_COMM, NUL
+						   padded */
 	int64_t		ke_a[UDT_NARGS];	/* [p] the union's words */
 	uint64_t	ke_count;	/* [p] events, last */
 	uint64_t	ke_sum;		/* [p] wrapping */
 	uint64_t	ke_min;		/* [p,d,a] max of UDT_SAGG_MINV */
 	uint64_t	ke_max;		/* [p,d,a] max of UDT_SAGG_MAXV */
-	uint64_t	ke_pad2[3];
+	uint64_t	ke_pad2[1];
 };
 
 /*
@@ -205,6 +208,8 @@ struct udt_sagg_klist {
 
 _Static_assert(sizeof(struct udt_sagg_spec) == 48, "udt_sagg_spec size");
 _Static_assert(sizeof(struct udt_sagg_kent) == 128, "udt_sagg_kent size");
+_Static_assert(__builtin_offsetof(struct udt_sagg_kent, ke_comm) ==
+    UDT_SAGG_KEY_OFF + 16, "the name: the key's words 2 and 3");
 _Static_assert(__builtin_offsetof(struct udt_sagg_kent, ke_slot) ==
     UDT_SAGG_KEY_OFF, "the key's start");
 _Static_assert(sizeof(struct udt_sagg_acc) == 1024, "udt_sagg_acc size");

@@ -57,7 +57,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		12u	/* 12: keyed entries tagged, listed */
+#define UDT_VERSION		13u	/* 13: keyed entries carry a name */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */

@@ -23,11 +23,15 @@
  *
  * With THREADS, that many more threads make N getppid() calls each at
  * the same time as the first: counts at the source must add up across
- * threads too.
+ * threads too.  With AGG_NAME=1 in the environment, each of them first
+ * names itself agg-wI (prctl): keys by name follow each thread's.
  *
  * usage: agg_calls N [THREADS]
  */
+#include <sys/prctl.h>
+
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -38,8 +42,15 @@ static long	agg_n;
 static void *
 agg_loop(void *arg)
 {
+	const char *e = getenv("AGG_NAME");
+	char name[32];
 	long i;
 
+	if (arg != NULL && e != NULL && e[0] == '1') {
+		snprintf(name, sizeof(name), "agg-w%u",
+		    (unsigned int)((long)arg - 1) % 100);
+		(void)prctl(PR_SET_NAME, name);
+	}
 	for (i = 0; i < agg_n; i++)
 		(void)getppid();
 	return arg;
@@ -58,7 +69,8 @@ main(int argc, char *argv[])
 		return 2;
 	agg_n = n;
 	for (i = 0; i < nth; i++)
-		if (pthread_create(&th[i], NULL, agg_loop, NULL) != 0)
+		if (pthread_create(&th[i], NULL, agg_loop,
+		    (void *)(i + 1)) != 0)
 			return 1;
 	(void)agg_loop(NULL);
 	for (i = 0; i < nth; i++)

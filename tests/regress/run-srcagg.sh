@@ -122,7 +122,7 @@ import socket, struct, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect(sys.argv[1])
 # udt_hello: UDT_MAGIC, UDT_VERSION (udt_wire.h), no probes, UDT_HELLO_STATS
-s.sendall(struct.pack("<IIII", 0x75647464, 12, 0, 2))
+s.sendall(struct.pack("<IIII", 0x75647464, 13, 0, 2))
 d = b""
 while len(d) < 96:
     x = s.recv(4096)
@@ -533,10 +533,12 @@ PY
 PROGS
 	;;
 tracee-keys)
-	# keyed by the thread, the CPU, arguments, the return value and
-	# errno, folded in the traced process as above; the CPUs a program
-	# ran on differ from run to run: their total must not
+	# keyed by the thread, its name, the CPU, arguments, the return
+	# value and errno, folded in the traced process as above; the CPUs a
+	# program ran on differ from run to run: their total must not.  The
+	# extra threads name themselves (AGG_NAME): keys by name follow.
 	n=100000
+	export AGG_NAME=1
 	while read -r thr prog; do
 		r0=$(ingest_stat records)
 		bt -v -c "$AGG_CALLS $n $thr" -e "$prog" > "$TMP/on" \
@@ -571,6 +573,9 @@ def norm(txt):
         return ""
     txt = re.sub(r"^(@c\w*)\[\d+(, [^\]]*)?\]: (-?\d+)\n", cpu, txt,
                  flags=re.M)
+    # a thread named apart: its name says which (its tid would tie
+    # the tokens below to the order its entry printed in)
+    txt = re.sub(r"^(@x\[[^,\]]+), \d+\]", r"\1, T]", txt, flags=re.M)
     seen = {}
     tok = lambda m: seen.setdefault(m.group(), "N%d" % len(seen))
     # a bucket's label with its padding: a ppid may cross a power of 2
@@ -590,9 +595,15 @@ for k in range(37):
         sys.exit("close by arg0 %d" % (100000 + k))
 if "@r[" in on and not re.search(r"^@r\[-1, 9\]: %d$" % (n // 100), on, re.M):
     sys.exit("close by retval, errno")
+if "@n[" in on:
+    names = dict(re.findall(r"^@n\[([^\]]+)\]: (\d+)$", on, re.M))
+    want = ["agg_calls"] + ["agg-w%d" % i for i in range(thr)]
+    if any(names.get(w) != str(n) for w in want):
+        sys.exit("getppid by name: %s" % names)
 PY
 	done <<'PROGS'
 2 syscall:getppid:return { @t[tid] = count(); @m[tid] = max(retval); @c[cpu] = count(); }
+2 syscall:getppid:return { @n[comm] = count(); @x[comm, tid] = max(retval); @cn[cpu, comm] = count(); }
 0 syscall:close:entry { @k[arg0] = count(); @s[arg0] = sum(arg0); @a[arg0, tid] = avg(arg0); @h[arg0] = hist(arg0); @l[arg1] = lhist(arg0, 100000, 100037, 5); }
 0 syscall:close:return { @r[retval, errno] = count(); @e[errno] = min(retval); @cs[cpu, errno] = sum(retval); }
 PROGS
@@ -697,6 +708,20 @@ PY
 		# (one more, as the checks above allow)
 		[ "$n" -le 1001 ] || fail "klist: $m holds $n of 1000 calls"
 	done
+	# a name not its own, on an entry of its live thread: judged as a
+	# record's, it goes under the thread's real name (its 3 calls with
+	# the 3 of a second entry, a plausible claim), never under "sshd"
+	bt -v -c "$SAGG_FORGE kcomm 1000" \
+	    -e 'syscall:getppid:return { @[comm] = count(); }' > "$TMP/out" \
+	    2> "$TMP/err" || fail "kcomm: $(cat "$TMP/err")"
+	kill -0 "$DTDPID" || fail "kcomm: dtd died"
+	grep -qx "forged kcomm" "$TMP/out" || fail "kcomm: $(cat "$TMP/out")"
+	grep -q 'aggregated in dtd' "$TMP/err" || fail "kcomm: not folded"
+	cat "$TMP/out"
+	grep -q '^@\[sshd\]' "$TMP/out" && fail "kcomm: a name not its own"
+	n=$(sed -n 's/^@\[sagg_forge\]: \([0-9]*\)$/\1/p' "$TMP/out")
+	[ "${n:-0}" -ge 1000 ] && [ "${n:-0}" -le 1006 ] ||
+	    fail "kcomm: sagg_forge counted ${n:-0} of 1000 calls"
 	# and the next tracee is folded as ever
 	bt -v -c "$AGG_CALLS 20000" -e "$prog" > "$TMP/out" 2> "$TMP/err" ||
 	    fail "after: $(cat "$TMP/err")"

@@ -26,16 +26,21 @@
  * entries (udt_sagg_kent): a tid of another process (init's), a CPU
  * past the machine's, a wild step; klist forges their list
  * (udt_sagg_klist): a count past the table, indexes past it, the first
- * entry listed again and again.  MODE serve: no forgery either, a
+ * entry listed again and again; kcomm adds an entry of its own thread
+ * under a name that is not its own ("sshd"), then one more, and lives
+ * until dtd took the second (its max, which dtd takes away), so that
+ * dtd judged the first while the thread lived.  MODE serve: no
+ * forgery either, a
  * long-lived process: for each line "BASE K" read, N rounds of close()
  * of BASE .. BASE + K - 1, then "done" on its output; until EOF.
  * usage: sagg_forge MODE N	(MODE: wild, minmax, buckets, noise, keys,
- *			 ktid, kcpu, kwild, klist, serve)
+ *			 ktid, kcpu, kwild, klist, kcomm, serve)
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <userdt/udt_sagg.h>
@@ -63,6 +68,58 @@ sf_ring(void)
 	}
 	fclose(f);
 	return rh;
+}
+
+/*
+ * kcomm: two entries copied from the first the hooks made (its slot,
+ * tag and thread), named "sshd" and this program, 3 calls each, listed
+ * after the rest; the slots' counts moved so that dtd reads them.  Then
+ * wait, 10 s at most, until dtd took the second's max: it judged the
+ * first before, this thread alive.
+ */
+static int
+sf_kcomm(struct udt_sagg_kent *ke, struct udt_sagg_klist *kl,
+    struct udt_sagg_acc *acc)
+{
+	static const char *names[2] = { "sshd", "sagg_forge" };
+	struct timespec ts = { 0, 1000000 };
+	struct udt_sagg_kent *src = NULL, *f[2] = { NULL, NULL };
+	unsigned int i, j, idx[2] = { 0, 0 }, n;
+	int waited;
+
+	for (i = 0; i < UDT_SAGG_NKENT && src == NULL; i++)
+		if (ke[i].ke_state == 2)
+			src = &ke[i];
+	for (i = 0, j = 0; i < UDT_SAGG_NKENT && j < 2; i++)
+		if (ke[i].ke_state == 0) {
+			idx[j] = i;
+			f[j++] = &ke[i];
+		}
+	if (src == NULL || j < 2)
+		return 1;
+	for (j = 0; j < 2; j++) {
+		/* all but ke_state: the tag, the slot, the thread */
+		memcpy((char *)f[j] + 4, (const char *)src + 4,
+		    sizeof(*src) - 4);
+		memset(f[j]->ke_comm, 0, sizeof(f[j]->ke_comm));
+		strncpy(f[j]->ke_comm, names[j], sizeof(f[j]->ke_comm) - 1);
+		f[j]->ke_count = 3;
+		f[j]->ke_sum = 0;
+		f[j]->ke_min = UDT_SAGG_MINV(0);
+		f[j]->ke_max = UDT_SAGG_MAXV(0);
+		__atomic_store_n(&f[j]->ke_state, 2, __ATOMIC_RELEASE);
+		n = __atomic_load_n(&kl->kl_n, __ATOMIC_RELAXED);
+		if (n >= UDT_SAGG_NKENT)
+			return 1;
+		kl->kl_idx[n] = (uint16_t)(idx[j] + 1);
+		__atomic_store_n(&kl->kl_n, n + 1, __ATOMIC_RELEASE);
+	}
+	for (i = 0; i < UDT_SAGG_NSPEC; i++)
+		__atomic_add_fetch(&acc[i].sa_count, 1, __ATOMIC_RELEASE);
+	for (waited = 0; waited < 10000 &&
+	    __atomic_load_n(&f[1]->ke_max, __ATOMIC_ACQUIRE) != 0; waited++)
+		nanosleep(&ts, NULL);
+	return 0;
 }
 
 int
@@ -118,6 +175,8 @@ main(int argc, char *argv[])
 			kl->kl_idx[i] = i % 2 ? (uint16_t)(UINT16_MAX - i) :
 			    first;
 	}
+	if (strcmp(argv[1], "kcomm") == 0 && sf_kcomm(ke, kl, acc) != 0)
+		return 1;
 	for (i = 0; i < UDT_SAGG_NKENT; i++) {
 		if (ke[i].ke_state != 2)
 			continue;

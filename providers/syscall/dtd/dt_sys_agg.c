@@ -17,8 +17,8 @@
 /*
  * Aggregations in the hooks (issue 22): a pcb whose aggregations a
  * traced process can fold exactly as dtd folds its records (keys and a
- * value the hook has: the thread, the CPU, an entry's arguments, the
- * return value, errno; dtd adds the pid and the probe;
+ * value the hook has: the thread, its name, the CPU, an entry's
+ * arguments, the return value, errno; dtd adds the pid and the probe;
  * dt_pcb_srcagg_ok()) gets a slot of the tracees' tables for each of
  * them (userdt/udt_sagg.h), described as dtd folds.
  * Pure counts keep their own, cheaper, path (UDT_EN_COUNT) and take no
@@ -55,6 +55,9 @@ dt_sys_agg_spec(const struct dt_aggspec *as, struct udt_sagg_spec *sp)
 			break;		/* dtd's own */
 		case DTF_TID:
 			sp->ss_keys |= UDT_SK_TID;
+			break;
+		case DTF_COMM:
+			sp->ss_keys |= UDT_SK_COMM;
 			break;
 		case DTF_CPU:
 			sp->ss_keys |= UDT_SK_CPU;

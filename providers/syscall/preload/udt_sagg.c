@@ -168,7 +168,8 @@ udt_sagg_look(const struct udt_sagg_spec *sp, const int64_t *a,
 		return -1;
 	if (func < UDT_SG_COUNT || func > UDT_SG_LHIST ||
 	    (func == UDT_SG_COUNT) != (field == 0) ||
-	    (keys & ~(unsigned int)((UDT_SK_ARG0 << UDT_NARGS) - 1)) != 0)
+	    (keys & ~(unsigned int)(((UDT_SK_ARG0 << UDT_NARGS) - 1) |
+	    UDT_SK_COMM)) != 0)
 		return -1;
 	v = udt_sagg_value(field, flags, a, &ok);
 	if (!ok)
@@ -276,10 +277,16 @@ udt_sagg_kentry(const struct udt_sagg_tab *sg, struct udt_sagg_kent *kt,
 		kw[i] = 0;
 	k.ke_slot = s;
 	k.ke_bucket = idx;
-	if (keys & UDT_SK_TID)
+	/*
+	 * A name goes with its thread, which dtd judges it by as it judges
+	 * a record's (a renamed thread's, or a lie): one entry a thread.
+	 */
+	if (keys & (UDT_SK_TID | UDT_SK_COMM))
 		k.ke_tid = udt_gettid();
 	if (keys & UDT_SK_CPU)
 		k.ke_cpu = (uint32_t)udt_getcpu();
+	if (keys & UDT_SK_COMM)
+		udt_getcomm(k.ke_comm);
 	/*
 	 * Shifts and adds a word (hash_combine's), one multiply at the end,
 	 * over the words that can be other than 0: the hash is a chain of
@@ -287,6 +294,10 @@ udt_sagg_kentry(const struct udt_sagg_tab *sg, struct udt_sagg_kent *kt,
 	 */
 	h = kw[0] + 0x9e3779b97f4a7c15ULL;
 	h ^= kw[1] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	if (keys & UDT_SK_COMM)
+		for (w = 0; w < UDT_COMMLEN / 8; w++)
+			h ^= kw[2 + w] + 0x9e3779b97f4a7c15ULL + (h << 6) +
+			    (h >> 2);
 	for (w = 0; w < UDT_NARGS; w++)
 		if ((keys & (UDT_SK_ARG0 << w)) ||
 		    (w == 0 && (keys & UDT_SK_RETVAL)) ||
