@@ -49,12 +49,20 @@ dt_pcb_srcagg_ok(const struct dt_pcb *dp)
 
 	if (dp->dp_agg == NULL || dp->dp_filter != NULL || dp->dp_fop != 0)
 		return false;
-	/* without its arguments an event's values read 0: left to dtd */
-	if ((dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) != 0)
-		return false;
 	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
 		s = &as->das_req;
 		if ((as->das_keys & ~(uint32_t)DTA_K_SRC) != 0)
+			return false;
+		/*
+		 * Without its arguments an event's values read 0: a key or
+		 * a value of them is left to dtd.  Counts by the thread,
+		 * its name or the CPU need none (an entry probe's, whose
+		 * script reads no argument).
+		 */
+		if ((dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) != 0 &&
+		    (s->dtas_func != DTA_COUNT || (as->das_keys &
+		    (DTA_K_RETVAL | DTA_K_ERRNO |
+		    (DTA_K_ARG0 * ((1u << DT_SRCKEY_NWORDS) - 1)))) != 0))
 			return false;
 		if (s->dtas_func != DTA_COUNT && s->dtas_vfield != DTF_RETVAL &&
 		    s->dtas_vfield != DTF_ERRNO &&

@@ -604,6 +604,7 @@ PY
 	done <<'PROGS'
 2 syscall:getppid:return { @t[tid] = count(); @m[tid] = max(retval); @c[cpu] = count(); }
 2 syscall:getppid:return { @n[comm] = count(); @x[comm, tid] = max(retval); @cn[cpu, comm] = count(); }
+2 syscall:getppid:entry { @n[comm] = count(); @t[tid] = count(); }
 0 syscall:close:entry { @k[arg0] = count(); @s[arg0] = sum(arg0); @a[arg0, tid] = avg(arg0); @h[arg0] = hist(arg0); @l[arg1] = lhist(arg0, 100000, 100037, 5); }
 0 syscall:close:return { @r[retval, errno] = count(); @e[errno] = min(retval); @cs[cpu, errno] = sum(retval); }
 PROGS
