@@ -1136,6 +1136,45 @@ test_seq_prefilter(void)
 #define SEQ_BATCH_N	40
 
 /*
+ * The batch tests' device: an open recording probe 2, a source named
+ * name marked at mark, and a read parked on toks[1].  The caller is
+ * registered with RCU until seq_batch_done().
+ */
+static struct dt_softc *
+seq_batch_open(uint64_t base, uint64_t mark, const char *name,
+    struct dt_source **ap)
+{
+	struct dt_softc *sc;
+
+	seq_fake_now = base;
+	dt_seq_clock_set(seq_now, 50000000000ULL);	/* D: never */
+	conf_init(2, 256);
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 1000000000000ULL) == 0);
+	CHECK(record(sc, &root, 1) == 0);
+	rcu_register_thread();
+	CHECK((*ap = dt_source_add(name)) != NULL);
+	dt_source_mark(*ap, mark);
+	tok_reset(&toks[1]);
+	dt_dev_read(sc, sizeof(toks[1].buf), &toks[1]);
+	CHECK(!toks[1].done);
+	return sc;
+}
+
+/* No event late; the device closed, as seq_batch_open() found it. */
+static void
+seq_batch_done(struct dt_softc *sc, struct dt_source *a)
+{
+	CHECK(lateevts(sc) == 0);
+	dt_source_idle(a);
+	CHECK(record(sc, &root, 0) == 0);
+	rcu_unregister_thread();
+	dt_dev_close(sc);
+	dt_dev_fini();
+	dt_seq_clock_set(NULL, 0);
+}
+
+/*
  * Pushes under one lock (dt_seq_batch_begin(), the ingest drain's) are
  * held as single ones are, older ones among them too; the release that
  * frees them serves a parked read once, after its last put, so the read
@@ -1155,20 +1194,9 @@ test_seq_batch(void)
 	size_t i, n;
 	bool seen[SEQ_BATCH_N] = { false };
 
-	seq_fake_now = base;
-	dt_seq_clock_set(seq_now, 50000000000ULL);	/* D: never */
-	conf_init(2, 256);
-	CHECK(dt_dev_open(&root, &sc) == 0);
-	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 1000000000000ULL) == 0);
-	CHECK(record(sc, &root, 1) == 0);
+	sc = seq_batch_open(base, base, "test-batch", &a);
 	dp = sc->ds_pcbs;
-	rcu_register_thread();
-	CHECK((a = dt_source_add("test-batch")) != NULL);
-	dt_source_mark(a, base);
 	dt_seq_stats(&st0);
-	tok_reset(&toks[1]);
-	dt_dev_read(sc, sizeof(toks[1].buf), &toks[1]);
-	CHECK(!toks[1].done);
 	rcu_read_lock();
 	dt_seq_batch_begin();
 	for (i = 0; i < SEQ_BATCH_N; i++) {
@@ -1202,13 +1230,7 @@ test_seq_batch(void)
 		    got[i].dtev_args[0] < SEQ_BATCH_N)
 			seen[got[i].dtev_args[0]] = true;
 	}
-	CHECK(lateevts(sc) == 0);
-	dt_source_idle(a);
-	CHECK(record(sc, &root, 0) == 0);
-	rcu_unregister_thread();
-	dt_dev_close(sc);
-	dt_dev_fini();
-	dt_seq_clock_set(NULL, 0);
+	seq_batch_done(sc, a);
 }
 
 /*
@@ -1229,19 +1251,8 @@ test_seq_batch_through(void)
 	size_t i, n;
 	bool early = false;
 
-	seq_fake_now = base;
-	dt_seq_clock_set(seq_now, 50000000000ULL);	/* D: never */
-	conf_init(2, 256);
-	CHECK(dt_dev_open(&root, &sc) == 0);
-	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 1000000000000ULL) == 0);
-	CHECK(record(sc, &root, 1) == 0);
+	sc = seq_batch_open(base, base + 1000000, "test-through", &a);
 	dp = sc->ds_pcbs;
-	rcu_register_thread();
-	CHECK((a = dt_source_add("test-through")) != NULL);
-	dt_source_mark(a, base + 1000000);
-	tok_reset(&toks[1]);
-	dt_dev_read(sc, sizeof(toks[1].buf), &toks[1]);
-	CHECK(!toks[1].done);
 	rcu_read_lock();
 	dt_seq_batch_begin();
 	for (i = 0; i < SEQ_BATCH_N; i++) {
@@ -1277,13 +1288,7 @@ test_seq_batch_through(void)
 	CHECK(n == SEQ_BATCH_N);
 	for (i = 0; i < n; i++)
 		CHECK(got[i].dtev_args[0] == (long)i);
-	CHECK(lateevts(sc) == 0);
-	dt_source_idle(a);
-	CHECK(record(sc, &root, 0) == 0);
-	rcu_unregister_thread();
-	dt_dev_close(sc);
-	dt_dev_fini();
-	dt_seq_clock_set(NULL, 0);
+	seq_batch_done(sc, a);
 }
 
 /* Resident memory of this process, in bytes. */
