@@ -33,6 +33,7 @@
  * it, so the most a hostile tracee gets is the delay any silent source
  * may cause (the sequencer's D), never a lost or reordered event.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dt_ingest.h"
@@ -73,53 +74,43 @@ dti_exec_rt(uint64_t raw, uint64_t rt)
 void
 dti_exec_inherit(struct dti_proc *dp, struct dti_proc *op)
 {
-	struct udt_exec_ann *a;
+	struct udt_exec_ann *a, *any = NULL;
+	bool same = op->dp_pid == dp->dp_pid;
 	unsigned int i;
 	int32_t tid;
 
 	if (dp->dp_xraw != 0)
 		return;
-	/*
-	 * The old image of the same process: its own announce, by its main
-	 * thread (tid == pid), before one a child made in the same ring
-	 * (a vfork child, or a fork child not attached yet, announces
-	 * under its own pid), which is the child's to take.
-	 */
-	if (op->dp_pid == dp->dp_pid)
-		for (i = 0; i < UDT_EXEC_NANN; i++) {
-			a = &op->dp_ring->rh_exec[i];
-			if (__atomic_load_n(&a->ua_tid, __ATOMIC_ACQUIRE) ==
-			    dp->dp_pid) {
-				dp->dp_xraw = __atomic_load_n(&a->ua_ts,
-				    __ATOMIC_RELAXED);
-				return;
-			}
-		}
 	for (i = 0; i < UDT_EXEC_NANN; i++) {
 		a = &op->dp_ring->rh_exec[i];
 		tid = __atomic_load_n(&a->ua_tid, __ATOMIC_ACQUIRE);
 		if (tid <= 0)
 			continue;
 		/*
-		 * Else any of the same process's (another of its threads may
-		 * have made the exec: the kernel gives the caller the pid),
-		 * or a child of op's that announced in op's ring (vfork, or
-		 * a fork child not attached yet): its tid is its pid.  That
-		 * one is given back, since op lives on.
+		 * The announce under dp's pid: the old image's own, by its
+		 * main thread, or a child of op's that announced in op's ring
+		 * (vfork, or a fork child not attached yet), given back,
+		 * since op lives on.
 		 */
-		if (op->dp_pid == dp->dp_pid) {
-			dp->dp_xraw = __atomic_load_n(&a->ua_ts,
-			    __ATOMIC_RELAXED);
-			return;
-		}
 		if (tid == dp->dp_pid) {
 			dp->dp_xraw = __atomic_load_n(&a->ua_ts,
 			    __ATOMIC_RELAXED);
-			(void)__atomic_compare_exchange_n(&a->ua_tid, &tid, 0,
-			    0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+			if (!same)
+				(void)__atomic_compare_exchange_n(&a->ua_tid,
+				    &tid, 0, 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
 			return;
 		}
+		if (same && any == NULL)
+			any = a;
 	}
+	/*
+	 * Else, for the same process, the first there is: another of its
+	 * threads may have made the exec (the kernel gives the caller the
+	 * pid), though a child's announce, under its own pid, looks alike.
+	 */
+	if (any != NULL)
+		dp->dp_xraw = __atomic_load_n(&any->ua_ts, __ATOMIC_RELAXED);
 }
 
 /*
