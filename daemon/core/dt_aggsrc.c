@@ -37,9 +37,10 @@
  * Keys a source knows as the record would carry them: the arguments a
  * source key holds (dt_srckey), no more.
  */
-#define DTA_K_SRC	(DTA_K_PID | DTA_K_PBN | DTA_K_TID | DTA_K_CPU | \
-			 DTA_K_COMM | DTA_K_RETVAL | DTA_K_ERRNO | \
+#define DTA_K_SRCARGS	(DTA_K_RETVAL | DTA_K_ERRNO | \
 			 (DTA_K_ARG0 * ((1u << DT_SRCKEY_NWORDS) - 1)))
+#define DTA_K_SRC	(DTA_K_PID | DTA_K_PBN | DTA_K_TID | DTA_K_CPU | \
+			 DTA_K_COMM | DTA_K_SRCARGS)
 
 bool
 dt_pcb_srcagg_ok(const struct dt_pcb *dp)
@@ -60,9 +61,8 @@ dt_pcb_srcagg_ok(const struct dt_pcb *dp)
 		 * script reads no argument).
 		 */
 		if ((dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) != 0 &&
-		    (s->dtas_func != DTA_COUNT || (as->das_keys &
-		    (DTA_K_RETVAL | DTA_K_ERRNO |
-		    (DTA_K_ARG0 * ((1u << DT_SRCKEY_NWORDS) - 1)))) != 0))
+		    (s->dtas_func != DTA_COUNT ||
+		    (as->das_keys & DTA_K_SRCARGS) != 0))
 			return false;
 		if (s->dtas_func != DTA_COUNT && s->dtas_vfield != DTF_RETVAL &&
 		    s->dtas_vfield != DTF_ERRNO &&

@@ -112,6 +112,9 @@ dts_klist(const struct dti_proc *dp)
 	    UDT_SAGG_KLIST_OFF(dp->dp_nslots));
 }
 
+_Static_assert(sizeof(((struct dt_srckey *)0)->sk_comm) == UDT_COMMLEN,
+    "a source key's name is the tracee's");
+
 /*
  * The name e's events go under, judged once per entry and thread as a
  * record's is (dti_who()): the process's name at its attach stands (made
