@@ -35,6 +35,37 @@ dt_clock_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * clk - base, read as tightly as user space can: base, clk, base again,
+ * the tightest of eight tries, clk's reading set against the middle of
+ * base's two.  Two reads in a row would put any delay between them (a
+ * preemption, a descheduled vCPU, a sanitizer's interceptor) into the
+ * offset, and every stamp converted with it would carry that delay: a
+ * kernel event stamped on one clock and a tracee's on another, a few
+ * hundred ns apart, would swap.  Error: half the tightest window, tens of
+ * ns.  Any thread.
+ */
+static inline int64_t
+dt_clock_offset(clockid_t clk, clockid_t base)
+{
+	uint64_t a, b, t, best = UINT64_MAX;
+	int64_t off = 0;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		a = dt_clock_ns(base);
+		t = dt_clock_ns(clk);
+		b = dt_clock_ns(base);
+		if (b < a || b - a >= best)
+			continue;
+		best = b - a;
+		off = (int64_t)(t - (a + (b - a) / 2));
+	}
+	if (best == UINT64_MAX)
+		off = (int64_t)(dt_clock_ns(clk) - dt_clock_ns(base));
+	return off;
+}
+
 /* The same count back as a timespec: a deadline for a wait, a stamp. */
 static inline struct timespec
 dt_clock_ts(uint64_t ns)

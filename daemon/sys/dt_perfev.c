@@ -67,8 +67,8 @@ dt_perf_open_pid(struct perf_event_attr *attr, pid_t pid, int cpu, int *clk,
 	if (known == DT_PERF_CLOCK_UNKNOWN)
 		uatomic_set(clk, clocks[i]);
 	if (tsoff != NULL)
-		*tsoff = clocks[i] == CLOCK_REALTIME ? 0 : (int64_t)(
-		    dt_clock_ns(CLOCK_REALTIME) - dt_clock_ns(CLOCK_MONOTONIC));
+		*tsoff = clocks[i] == CLOCK_REALTIME ? 0 :
+		    dt_clock_offset(CLOCK_REALTIME, CLOCK_MONOTONIC);
 	return fd;
 }
 

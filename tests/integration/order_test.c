@@ -47,6 +47,14 @@
 #define MAXEVS	4096
 #define DONE_SECS	20	/* reading on after the tracee is done */
 
+static int
+gap_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 static uint64_t
 ev_ns(const struct dt_evt *ev)
 {
@@ -66,6 +74,8 @@ main(int argc, char *argv[])
 	uint32_t pbn = 0, tpbn = 0;
 	struct dt_evt lastev = { 0 };
 	uint64_t last = 0, inv = 0, total = 0, mine = 0, alt = 0, pairs = 0;
+	uint64_t hookns = 0, ngap = 0, nearly = 0, early = 0;
+	int64_t *gaps = NULL;
 	pid_t tpid, lasttid = 0;
 	long n, k, reads = 0;
 	struct timespec now, donets = { 0, 0 };
@@ -86,7 +96,8 @@ main(int argc, char *argv[])
 	targv[4] = tp ? "serial" : "threads";
 	snprintf(nbuf, sizeof(nbuf), "%d", NTURNS);
 	if (st_setup(&dd, "udt-order", argv[1], NULL, &fd, &pi, &npi) != 0 ||
-	    (evs = calloc(MAXEVS, sizeof(*evs))) == NULL)
+	    (evs = calloc(MAXEVS, sizeof(*evs))) == NULL ||
+	    (gaps = calloc(NTURNS, sizeof(*gaps))) == NULL)
 		goto out;
 	if (!dtt_check(st_enable_linux(fd, pi, npi, SYS_getppid, "getppid",
 	    0, &pbn) == 0, "getppid's entry enabled"))
@@ -140,12 +151,30 @@ main(int argc, char *argv[])
 					alt++;
 				lasttid = evs[k].dtev_tid;
 				pending = true;
+				hookns = ev_ns(&evs[k]);
+				if (early != 0 && ngap < NTURNS)
+					gaps[ngap++] = (int64_t)early -
+					    (int64_t)hookns;
+				early = 0;
 			} else if (tp && evs[k].dtev_pbn == tpbn &&
 			    (evs[k].dtev_args[0] == 39 ||
-			    evs[k].dtev_args[0] == SYS_getppid) && pending) {
-				/* The kernel's entry after the hook's. */
-				pairs++;
-				pending = false;
+			    evs[k].dtev_args[0] == SYS_getppid)) {
+				if (pending) {
+					/* The kernel's entry after the hook's. */
+					pairs++;
+					pending = false;
+					if (ngap < NTURNS)
+						gaps[ngap++] = (int64_t)
+						    (ev_ns(&evs[k]) - hookns);
+				} else {
+					/*
+					 * Before its hook's entry, which
+					 * comes next: by how much shows
+					 * there.
+					 */
+					nearly++;
+					early = ev_ns(&evs[k]);
+				}
 			}
 		}
 		if (!done && fgets(line, sizeof(line), out) != NULL &&
@@ -191,6 +220,23 @@ main(int argc, char *argv[])
 		    (unsigned long long)mine);
 	} else {
 		/*
+		 * How far each kernel entry came after its hook's (negative:
+		 * before), so that a failure says whether the clocks drifted
+		 * or the events went astray.
+		 */
+		if (ngap > 0) {
+			qsort(gaps, ngap, sizeof(*gaps), gap_cmp);
+			printf("kernel entry after the hook's, ns: min %lld, "
+			    "1%% %lld, median %lld, 99%% %lld, max %lld "
+			    "(%llu pairs, %llu kernel entries first)\n",
+			    (long long)gaps[0], (long long)gaps[ngap / 100],
+			    (long long)gaps[ngap / 2],
+			    (long long)gaps[ngap - 1 - ngap / 100],
+			    (long long)gaps[ngap - 1],
+			    (unsigned long long)ngap,
+			    (unsigned long long)nearly);
+		}
+		/*
 		 * Every process's calls are on the tracepoint: a machine
 		 * busy enough to overflow a ring (drops, counted) may take
 		 * some of the tracee's entries with them.
@@ -207,8 +253,11 @@ main(int argc, char *argv[])
 		 * rate between its drain passes, so a clock that NTP slews
 		 * (by 1%, a tracee's stamps drifted past the 100 ns between a
 		 * hook and its call's kernel entry for one call in seven) still
-		 * orders them.  A merge that did not order would pair about
-		 * half, or none.
+		 * orders them; and the kernel's stamps are perf's monotonic
+		 * clock plus an offset to realtime that dtd reads once, which
+		 * a preemption between its two clock reads put 850 ns off
+		 * (every kernel entry before its hook's).  A merge that did
+		 * not order would pair about half, or none.
 		 */
 		dtt_check((pairs + st.dtst_dropevt) * 100 >= mine * 99,
 		    "each hook's entry "
@@ -221,6 +270,7 @@ out:
 	st_teardown(&dd, fd);
 	free(pi);
 	free(evs);
+	free(gaps);
 	status = dtt_done();
 	return status;
 }
