@@ -355,7 +355,12 @@ udt_rw_untrap(const char *why)
 
 	if (__atomic_exchange_n(&udt_rw_notrap, 1, __ATOMIC_ACQ_REL))
 		return;
-	fd = udt_sys3(SYS_open, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
+	/*
+	 * No int3 written (a tracer was there from the start, the common
+	 * case under a debugger or strace): no file opened for none.
+	 */
+	fd = udt_rw_tab_floor(&udt_rw_traptab, key, &site, &stub) != 0 ? -1 :
+	    udt_sys3(SYS_open, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
 	while (fd >= 0 && key != 0 && udt_rw_tab_floor(&udt_rw_traptab, key,
 	    &site, &stub) == 0) {
 		if (udt_sys4(SYS_pread64, fd, b, 2, site) == 2 &&
