@@ -370,11 +370,12 @@ int	udt_sud_trap_init(void) UDT_HIDDEN;
 void	udt_sud_thread(void) UDT_HIDDEN;
 /*
  * What /proc/self/status says of the process at the constructor: its
- * threads (-1 unknown) and the signals it has handlers for (SigCgt, all
- * ones unknown).  Read once, at the first call, which is the
- * constructor's, before it installs anything; cached after.
+ * threads (-1 unknown), the signals it has handlers for (SigCgt) and
+ * those it blocks (SigBlk; either all ones unknown), its tracer.  Read
+ * once, at the first call, which is the constructor's, before it
+ * installs anything; cached after.  Any argument may be NULL.
  */
-int	udt_proc_status(int *, uint64_t *, long *) UDT_HIDDEN;
+int	udt_proc_status(int *, uint64_t *, uint64_t *, long *) UDT_HIDDEN;
 /*
  * After calls of the program no guard saw: what they blocked of SIGTRAP
  * and SIGSYS becomes the program's view of its mask, and is unblocked

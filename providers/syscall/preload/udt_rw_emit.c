@@ -369,8 +369,11 @@ udt_rw_patched(const struct udt_rw_obj *o, const struct udt_rw_patch *rp,
  * thread exists, at r_brk no thread can be in the new objects yet.  A
  * patch written with plain stores is not one write, so the signals of
  * this thread are held for the while: a handler must not run a site
- * half-written.  Nothing else runs in between: only this code and raw
- * system calls, no libc, whose text may be what is written.
+ * half-written.  The constructor's pass holds none when the process has
+ * no handler (SigCgt at start, the usual case after an exec): a signal
+ * then runs no code, only its default action or none.  Nothing else runs
+ * in between: only this code and raw system calls, no libc, whose text
+ * may be what is written.
  */
 void
 udt_rw_flush(struct udt_rw_obj *o)
@@ -379,7 +382,8 @@ udt_rw_flush(struct udt_rw_obj *o)
 	uint64_t old;
 	size_t i, j, k;
 	uintptr_t lo, hi, plo, phi;
-	int held, prot, w;
+	uint64_t caught = ~0ULL;
+	int held, hold, prot, w;
 
 	if (udt_rw_seal(o) != 0) {
 		for (k = 0; k < o->ro_npatch; k++)
@@ -388,7 +392,11 @@ udt_rw_flush(struct udt_rw_obj *o)
 	}
 	if (o->ro_npatch == 0)
 		return;
-	held = udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8) == 0;
+	if (o->ro_want == NULL)
+		(void)udt_proc_status(NULL, &caught, NULL, NULL);
+	hold = caught != 0;
+	held = !hold ||
+	    udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8) == 0;
 	for (i = 0; i < o->ro_npatch; i = j) {
 		const struct udt_rw_seg *sg = &o->ro_seg[o->ro_patch[i].rp_seg];
 
@@ -425,7 +433,7 @@ udt_rw_flush(struct udt_rw_obj *o)
 		if (w && !(prot & PROT_WRITE))
 			(void)udt_sys3(SYS_mprotect, plo, phi - plo, prot);
 	}
-	if (held)
+	if (hold && held)
 		(void)udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
 	o->ro_npatch = 0;
 }

@@ -129,7 +129,7 @@ udt_rw_init(void)
 	int nthr;
 
 	if ((env != NULL && strcmp(env, "0") == 0) ||
-	    udt_proc_status(&nthr, NULL, &tracer) != 0 || nthr != 1)
+	    udt_proc_status(&nthr, NULL, NULL, &tracer) != 0 || nthr != 1)
 		return;
 	udt_rw_debug = env != NULL && strcmp(env, "debug") == 0;
 	/*

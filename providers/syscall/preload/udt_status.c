@@ -50,10 +50,11 @@ udt_rw_hexval(const char *p)
  * thread.
  */
 int
-udt_proc_status(int *threads, uint64_t *caught, long *tracer)
+udt_proc_status(int *threads, uint64_t *caught, uint64_t *blocked,
+    long *tracer)
 {
 	static int done, nthr = -1;		/* [I] */
-	static uint64_t cgt = ~0ULL;		/* [I] */
+	static uint64_t cgt = ~0ULL, blk = ~0ULL;	/* [I] */
 	static long tpid = -1;			/* [I] */
 	char buf[4096], *p;
 	long fd, n;
@@ -71,6 +72,8 @@ udt_proc_status(int *threads, uint64_t *caught, long *tracer)
 				nthr = atoi(p + 10);
 			if ((p = strstr(buf, "\nSigCgt:\t")) != NULL)
 				cgt = udt_rw_hexval(p + 9);
+			if ((p = strstr(buf, "\nSigBlk:\t")) != NULL)
+				blk = udt_rw_hexval(p + 9);
 			if ((p = strstr(buf, "\nTracerPid:\t")) != NULL)
 				tpid = atol(p + 12);
 		}
@@ -79,6 +82,8 @@ udt_proc_status(int *threads, uint64_t *caught, long *tracer)
 		*threads = nthr;
 	if (caught != NULL)
 		*caught = cgt;
+	if (blocked != NULL)
+		*blocked = blk;
 	if (tracer != NULL)
 		*tracer = tpid;
 	return nthr < 0 ? -1 : 0;

@@ -684,7 +684,7 @@ static int
 udt_sud_catch(int sig, struct udt_ksigaction *prog)
 {
 	struct udt_ksigaction sa, h;
-	uint64_t bit = UDT_SIGBIT(sig), caught, cur;
+	uint64_t bit = UDT_SIGBIT(sig), caught, blocked, cur = 0;
 	int s;
 
 	if (udt_text_lo == 0)
@@ -698,18 +698,21 @@ udt_sud_catch(int sig, struct udt_ksigaction *prog)
 	 * Blocked from before the exec (or by a library initialised before
 	 * us): the program's view says so, the real mask does not.  A
 	 * signal pending since comes to udt_sud_foreign(), which holds it.
+	 * The status read at start says whether it is (nothing of ours
+	 * changed the mask since): no call when it is not, the usual case.
 	 */
-	if (udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, &cur, 8) != 0)
+	(void)udt_proc_status(NULL, &caught, &blocked, NULL);
+	if ((blocked & bit) && udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit,
+	    &cur, 8) != 0)
 		return -1;
 	/* The old mask came back with the change: one call, not two. */
-	if (cur & bit)
+	if ((blocked & bit) && (cur & bit))
 		udt_sig_view |= bit;
 	/*
 	 * Only a handler's mask can hold sig (an ignored or default action
 	 * has none in force), so only the signals that have one are asked
 	 * for it: since the exec, only constructors before ours set any.
 	 */
-	(void)udt_proc_status(NULL, &caught, NULL);
 	for (s = 1; s <= 64; s++) {
 		if (s == SIGKILL || s == SIGSTOP || !(caught & UDT_SIGBIT(s)) ||
 		    (udt_sud_ours & UDT_SIGBIT(s)) ||
