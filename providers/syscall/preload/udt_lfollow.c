@@ -94,6 +94,16 @@ udt_lfollow_exec(int want)
 	int fd, i, ask[2], ans = -1, yama, follows = 0;
 	size_t off;
 
+	/*
+	 * Nothing to follow for: not even asked.  The helper would seize
+	 * this thread only to check the new image and let it go at its
+	 * exec stop, a round trip and two ptrace stops (about 1 ms an
+	 * exec) for a warning that a statically linked image's calls go
+	 * unseen, which matters once a syscall probe is on, and then the
+	 * helper follows and says it.
+	 */
+	if (!want)
+		return 0;
 	for (e = environ; e != NULL && *e != NULL && v == NULL; e++)
 		if (udt_lfollow_prefix(*e, pre, sizeof(pre) - 1))
 			v = *e + sizeof(pre) - 1;

@@ -174,9 +174,10 @@ void	udt_loader_replay(int) UDT_HIDDEN;
 /*
  * Before an execve or execveat: have the launcher's helper trace the
  * new image's loader (udt_lfollow.c).  want: udt_lfollow_want(), asked
- * by the caller once for both.  Any context; returns when the helper
- * follows this thread or will not: whether it follows the loader call
- * by call, so that its calls will be handed over (never without want).
+ * by the caller once for both; without it the helper is not asked.  Any
+ * context; returns when the helper follows this thread or will not:
+ * whether it follows the loader call by call, so that its calls will be
+ * handed over.
  * udt_lfollow_want(): whether any syscall probe is on, so that the
  * helper would follow.
  */
@@ -215,7 +216,7 @@ void	udt_exec_unmark(void) UDT_HIDDEN;
  * longer than the sequencer's slack under load, and an announce stamped
  * before it but published after came too late to hold anything (the
  * loader's records then came after younger ones).  None is made when no
- * syscall probe is on (the helper then lets the image go), and it goes
+ * syscall probe is on (the helper is then not asked), and it goes
  * back at once when the helper does not follow: without the loader's
  * calls to come, nothing of the new image is older than its attach, and
  * a hold would only delay the other sources (up to D for an image that
