@@ -107,7 +107,7 @@ def build_id(path):
     return data[at + 16:at + 36] if at >= 0 else None
 
 
-# The plan file's layout (udt_rw_plan.h, UDT_PLAN_VERSION 2), to forge
+# The plan file's layout (udt_rw_plan.h, UDT_PLAN_VERSION 3), to forge
 # entries the checksum still covers.
 HDR = 72            # struct udt_plan_hdr; ph_sum at 24
 KEY = 104           # struct udt_plan_key; pk_bid at 8
@@ -119,11 +119,23 @@ TRAP = 16
 
 def plan_hash(b):
     """udt_plan_hash(0, b): the file's checksum."""
-    m = (1 << 64) - 1
-    h, n = 0, len(b) - len(b) % 8
-    for i in range(0, n, 8):
-        h = ((h ^ struct.unpack_from("<Q", b, i)[0]) * 0x9e3779b97f4a7c15) & m
+    m, k = (1 << 64) - 1, 0x9e3779b97f4a7c15
+    lanes = [0, 0x243f6a8885a308d3, 0x13198a2e03707344, 0xa4093822299f31d0]
+    h, n = 0, len(b) - len(b) % 32
+    for i in range(0, n, 32):
+        for j in range(4):
+            w = struct.unpack_from("<Q", b, i + 8 * j)[0]
+            lanes[j] = ((lanes[j] ^ w) * k) & m
+            lanes[j] ^= lanes[j] >> 29
+    if n > 0:
+        h = lanes[0]
+        for j in range(1, 4):
+            h = ((h ^ lanes[j]) * k) & m
+            h ^= h >> 29
+    for i in range(n, len(b) - len(b) % 8, 8):
+        h = ((h ^ struct.unpack_from("<Q", b, i)[0]) * k) & m
         h ^= h >> 29
+    n = len(b) - len(b) % 8
     for c in b[n:]:
         h = ((h ^ c) * 0x100000001b3) & m
         h ^= h >> 29

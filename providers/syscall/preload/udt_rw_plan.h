@@ -27,7 +27,7 @@
 
 #include "udt_rw_obj.h"
 
-#define UDT_PLAN_VERSION	2	/* 2: the key's ctime */
+#define UDT_PLAN_VERSION	3	/* 2: the key's ctime; 3: the hash */
 #define UDT_PLAN_MAX		(512 * 1024)	/* bytes of a plan file */
 #define UDT_PLAN_SMALL		(256 * 1024)	/* hashed, not stat'd */
 #define UDT_PLAN_WINB		32		/* bytes of a window kept */
