@@ -128,6 +128,14 @@ udt_rw_tab_sort(uintptr_t (*e)[2], size_t n)
 	uintptr_t t0, t1;
 	size_t i;
 
+	/*
+	 * Trampolines are laid out as their sites are committed, so a
+	 * start's table usually comes in order: a look, not a sort.
+	 */
+	for (i = 1; i < n && e[i - 1][0] <= e[i][0]; i++)
+		;
+	if (i >= n)
+		return;
 	for (i = n / 2; i-- > 0; )
 		udt_rw_tab_sift(e, i, n);
 	for (i = n; i-- > 1; ) {
