@@ -115,24 +115,66 @@ pm_free_maps(struct dt_pm_map *maps, size_t n)
 }
 
 /*
+ * A number in base (16 or 10) at *p, then the character sep (or any
+ * space when sep is ' '): 0 with *p past it, -1 when the line is not
+ * so.  No more than 16 digits: a field the kernel writes fits.
+ */
+static int
+pm_num(const char **p, int base, char sep, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t x = 0;
+	int d, nd = 0;
+
+	for (;; s++, nd++) {
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else
+			break;
+		if (nd == 16)
+			return -1;
+		x = x * (uint64_t)base + (uint64_t)d;
+	}
+	if (nd == 0 || *s != sep)
+		return -1;
+	*v = x;
+	*p = s + 1;
+	return 0;
+}
+
+/*
  * Parse one line of a maps file into m (path malloc'ed or NULL).
  * 1: an executable mapping, 0: anything else, -1: out of memory.
+ * By hand, not sscanf(): dtd reads a new tracee's maps at its attach,
+ * every exec of a traced tree, and sscanf() took most of that.
  */
 static int
 pm_parse(const char *line, struct dt_pm_map *m)
 {
-	uint64_t start, end, off;
-	char perms[8];
-	const char *file;
-	size_t len;
-	int n = -1;
+	uint64_t start, end, off, dev;
+	const char *p = line, *perms, *file;
+	size_t len, nd;
 
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
-	    " %*x:%*x %*u%n", &start, &end, perms, &off, &n) != 4 || n < 0)
+	if (pm_num(&p, 16, '-', &start) != 0 || pm_num(&p, 16, ' ', &end) !=
+	    0)
 		return 0;
-	if (strlen(perms) != 4 || perms[2] != 'x' || end <= start)
+	perms = p;
+	if (strnlen(perms, 5) < 5 || perms[4] != ' ')
 		return 0;
-	file = line + n;
+	p += 5;
+	if (pm_num(&p, 16, ' ', &off) != 0 || pm_num(&p, 16, ':', &dev) != 0 ||
+	    pm_num(&p, 16, ' ', &dev) != 0)
+		return 0;
+	/* The kernel puts a space after the inode; a copy may end there. */
+	for (nd = 0; *p >= '0' && *p <= '9'; p++)
+		nd++;
+	if (nd == 0 || (*p != ' ' && *p != '\n' && *p != '\0'))
+		return 0;
+	if (perms[2] != 'x' || end <= start)
+		return 0;
+	file = p;
 	file += strspn(file, " ");
 	len = strcspn(file, "\n");
 	memset(m, 0, sizeof(*m));

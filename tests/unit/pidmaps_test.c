@@ -337,7 +337,12 @@ test_bad(void)
 	fake_maps(400, "garbage\n\n1234\nzz-yy r-xp 0 0:0 0 /x\n"
 	    "500000-400000 r-xp 00000000 08:01 1 /backwards\n"
 	    "400000-400000 r-xp 00000000 08:01 1 /empty\n"
-	    "400000-401000 r-x 00000000 08:01 1 /shortperms\n");
+	    "400000-401000 r-x 00000000 08:01 1 /shortperms\n"
+	    "12345678901234567-12345678901234568 r-xp 0 08:01 1 /huge\n"
+	    "400000-401000 r-xp 00000000 0801 1 /nodev\n"
+	    "400000-401000 r-xp 00000000 08:01 /noinode\n"
+	    "400000-401000 r-xp 0000000g 08:01 1 /badoffset\n"
+	    "400000-401000 r-xp\n");
 	errno = 0;
 	dtt_check(dt_pm_snapshot(400, 0) == NULL && errno == ESRCH,
 	    "maps of nonsense: nothing");
