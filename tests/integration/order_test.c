@@ -150,9 +150,16 @@ main(int argc, char *argv[])
 				if (evs[k].dtev_tid != lasttid)
 					alt++;
 				lasttid = evs[k].dtev_tid;
-				pending = true;
 				hookns = ev_ns(&evs[k]);
-				if (early != 0 && ngap < NTURNS)
+				/*
+				 * A kernel entry just before (the calls are
+				 * 20 us and more apart) was this call's: the
+				 * next call's must not pair with this hook.
+				 * One long before was a call whose hook the
+				 * rings dropped.
+				 */
+				pending = early == 0 || early + 10000 < hookns;
+				if (!pending && ngap < NTURNS)
 					gaps[ngap++] = (int64_t)early -
 					    (int64_t)hookns;
 				early = 0;
@@ -254,10 +261,10 @@ main(int argc, char *argv[])
 		 * (by 1%, a tracee's stamps drifted past the 100 ns between a
 		 * hook and its call's kernel entry for one call in seven) still
 		 * orders them; and the kernel's stamps are perf's monotonic
-		 * clock plus an offset to realtime that dtd reads once, which
-		 * a preemption between its two clock reads put 850 ns off
-		 * (every kernel entry before its hook's).  A merge that did
-		 * not order would pair about half, or none.
+		 * clock plus an offset to realtime that dtd reads once, as a
+		 * sandwich (two plain reads in a row, preempted between them,
+		 * put every kernel entry of a run 850 ns early).  A merge
+		 * that did not order would pair about half, or none.
 		 */
 		dtt_check((pairs + st.dtst_dropevt) * 100 >= mine * 99,
 		    "each hook's entry "

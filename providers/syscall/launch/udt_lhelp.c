@@ -27,11 +27,12 @@
  * ptrace_scope 1 allows once the tracee names it (PR_SET_PTRACER, taken
  * back before the exec so the program keeps no exception).
  *
- * Later images: a process of the tree asks, just before its execve, on
- * an abstract Unix socket the environment names; the helper seizes the
- * asking thread (the socket's peer pid must own it, and be of our user)
- * and answers.  A process asks again before each exec, so nothing is
- * traced between them, and forks cost nothing.  Yama's scope 1 is met
+ * Later images: a process of the tree asks, just before its execve and
+ * while a syscall probe is on, on an abstract Unix socket the
+ * environment names; the helper seizes the asking thread (the socket's
+ * peer pid must own it, and be of our user) and answers.  A process asks
+ * again before each exec, so nothing is traced between them, and forks
+ * cost nothing.  Yama's scope 1 is met
  * the same way: the asker names the helper for the moment it asks.
  *
  * Said once on stderr: ptrace refused, for the launched command (by the

@@ -21,7 +21,8 @@
  * helper seizes the asking thread and answers; the new image's library
  * takes the loader's calls from it (udt_loader.c).
  *
- * Called on the way to every execve and execveat the library sees: from
+ * Called on the way to every execve and execveat the library sees, and
+ * asks only while a syscall probe is on (udt_lfollow_want()): from
  * udt_rw_slow() and from dispatch's handler, so from signal handlers,
  * vfork children and any thread, with no lock held: raw system calls,
  * nothing allocated, nothing of the program touched but environ, read.
@@ -144,15 +145,14 @@ udt_lfollow_exec(int want)
 	if (yama)
 		(void)udt_sys5(SYS_prctl, PR_SET_PTRACER, pid, 0, 0, 0);
 	ask[0] = (int)udt_sys0(SYS_gettid);
-	ask[1] = want ? UDT_LFOLLOW_WANT : 0;
+	ask[1] = UDT_LFOLLOW_WANT;
 	if (udt_sys6(SYS_sendto, fd, (long)ask, sizeof(ask), MSG_NOSIGNAL, 0,
 	    0) == (long)sizeof(ask))
 		do
 			r = udt_sys6(SYS_recvfrom, fd, (long)&ans, sizeof(ans),
 			    MSG_WAITALL, 0, 0);
 		while (r == -EINTR);
-	follows = r == (long)sizeof(ans) && ans == 0 &&
-	    (ask[1] & UDT_LFOLLOW_WANT);
+	follows = r == (long)sizeof(ans) && ans == 0;
 	/* The helper has seized us, or will not: no exception is kept. */
 	if (yama)
 		(void)udt_sys5(SYS_prctl, PR_SET_PTRACER, 0, 0, 0, 0);

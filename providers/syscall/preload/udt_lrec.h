@@ -54,16 +54,17 @@
  * "PID:NAME:Y": the helper's pid (checked against the socket's peer),
  * the socket's name after UDT_LFOLLOW_SOCK (16 hex digits), and "1"
  * when Yama wants the tracee to name its tracer (PR_SET_PTRACER).  A
- * process about to exec connects, sends its tid and its wishes (two
- * ints; UDT_LFOLLOW_WANT when a probe of the syscall provider is on) and
- * waits for the answer (an int: 0, the helper follows it; else an
- * errno).  The helper seizes it, checks its exec (set-id, static) as
- * for the first image; a tracee that wants nothing is let go at its
- * exec, its loader untraced: nothing could record those calls, and
- * following them costs two ptrace stops each (issue 20).  An enable
- * that lands between the question and the new image's attach misses
- * that loader's calls, as it misses any call made before it.  Else,
- * when the new image's environment still names
+ * process about to exec while a probe of the syscall provider is on
+ * connects, sends its tid and its wishes (two ints; UDT_LFOLLOW_WANT)
+ * and waits for the answer (an int: 0, the helper follows it; else an
+ * errno).  With no such probe on it does not ask: nothing could record
+ * the loader's calls, and following them costs two ptrace stops each
+ * (issue 20); a helper still answers a library that asks wanting
+ * nothing (UDT_LT_CHECK: checked, then let go at its exec).  An enable
+ * that lands between the exec and the new image's attach misses that
+ * loader's calls, as it misses any call made before it.  The helper
+ * seizes the asker and checks its exec (set-id, static) as for the
+ * first image; when the new image's environment still names
  * both the library and the helper, it renames that variable in place,
  * on the new stack, to UDT_LFOLLOW_MARK (same length): the new image's
  * library then makes the handover below and puts the name back, so

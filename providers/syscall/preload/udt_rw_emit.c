@@ -369,9 +369,11 @@ udt_rw_patched(const struct udt_rw_obj *o, const struct udt_rw_patch *rp,
  * thread exists, at r_brk no thread can be in the new objects yet.  A
  * patch written with plain stores is not one write, so the signals of
  * this thread are held for the while: a handler must not run a site
- * half-written.  The constructor's pass holds none when the process has
- * no handler (SigCgt at start, the usual case after an exec): a signal
- * then runs no code, only its default action or none.  Nothing else runs
+ * half-written.  The constructor's pass holds none when the process had
+ * no handler at start (SigCgt 0, the usual case after an exec): a signal
+ * then runs no code of the program, only its default action or ours
+ * (SIGTRAP's, installed by this pass), which runs this library's code
+ * and raw system calls alone, never a site.  Nothing else runs
  * in between: only this code and raw system calls, no libc, whose text
  * may be what is written.
  */
