@@ -196,6 +196,9 @@ int	udt_rw_trap_put(uintptr_t, uintptr_t);
  * takes the SIGTRAP first (why names it, for USERDT_REWRITE=debug), or
  * a thread must keep SIGTRAP blocked for the program (NULL).  Any
  * thread, any context, async-signal-safe; once.
+ * udt_rw_untrap_late(): after a pass published its int3s, the same for
+ * them when an untrap came between its check and its publish; a pass's
+ * thread, async-signal-safe.
  * udt_rw_tracer_check(): whether a ptrace tracer is there now
  * (TracerPid in /proc/self/status); if so, no traps (udt_rw_untrap())
  * and no dispatch unless asked for by name (udt_sud_traced).  From the
@@ -206,6 +209,7 @@ int	udt_rw_trap_put(uintptr_t, uintptr_t);
 extern int	udt_rw_notrap;		/* [a] */
 extern int	udt_sud_traced;		/* [a] */
 void	udt_rw_untrap(const char *);
+void	udt_rw_untrap_late(void);
 void	udt_rw_tracer_check(void);
 void	udt_rw_tracer_seen(long);
 int	udt_rw_trap_publish(const uintptr_t (*)[2], size_t);

@@ -109,6 +109,7 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	if (udt_rw_tramp_publish(want, nwant) != 0 ||
 	    udt_rw_trap_publish(want, nwant) != 0)
 		left = (size_t)-1;
+	udt_rw_untrap_late();
 	if (left != (size_t)-1)
 		left = udt_rw_nleft - left;
 	udt_rw_plan_close(&o);

@@ -344,8 +344,8 @@ udt_rw_cat(char *buf, int *len, size_t size, const char *str)
  * call by the SIGTRAP handler, which finds the site in the table and
  * its call in place.
  */
-void
-udt_rw_untrap(const char *why)
+static unsigned long
+udt_rw_untrap_sites(void)
 {
 	static const uint8_t sys0 = 0x0f;
 	uintptr_t key = UINTPTR_MAX, site, stub;
@@ -353,8 +353,6 @@ udt_rw_untrap(const char *why)
 	uint8_t b[2];
 	long fd;
 
-	if (__atomic_exchange_n(&udt_rw_notrap, 1, __ATOMIC_ACQ_REL))
-		return;
 	/*
 	 * No int3 written (a tracer was there from the start, the common
 	 * case under a debugger or strace): no file opened for none.
@@ -377,6 +375,17 @@ udt_rw_untrap(const char *why)
 		/* Their clones may now go unseen (no dispatch): locked. */
 		__atomic_store_n(&udt_rw_mt, 1, __ATOMIC_RELAXED);
 	}
+	return n;
+}
+
+void
+udt_rw_untrap(const char *why)
+{
+	unsigned long n;
+
+	if (__atomic_exchange_n(&udt_rw_notrap, 1, __ATOMIC_ACQ_REL))
+		return;
+	n = udt_rw_untrap_sites();
 	if (udt_rw_debug) {
 		char buf[224];
 		int len = 0;
@@ -438,6 +447,21 @@ udt_rw_tracer_check(void)
 	    (pid = udt_rw_tracer()) <= 0)
 		return;
 	udt_rw_tracer_seen(pid);
+}
+
+/*
+ * A pass that wrote int3s and published them after an untrap had read
+ * the table (its check of udt_rw_notrap came before the untrap, its
+ * publish after) takes them back itself.
+ */
+void
+udt_rw_untrap_late(void)
+{
+	if (__atomic_load_n(&udt_rw_notrap, __ATOMIC_ACQUIRE) &&
+	    udt_rw_untrap_sites() != 0 &&
+	    !__atomic_load_n(&udt_sud_traced, __ATOMIC_RELAXED) &&
+	    udt_thread.ut_traced && !udt_thread.ut_armed)
+		udt_sud_thread();
 }
 
 /* The same, the tracer's pid known (udt_proc_status()). */
