@@ -115,9 +115,9 @@ pm_free_maps(struct dt_pm_map *maps, size_t n)
 }
 
 /*
- * A number in base (16 or 10) at *p, then the character sep (or any
- * space when sep is ' '): 0 with *p past it, -1 when the line is not
- * so.  No more than 16 digits: a field the kernel writes fits.
+ * A number in base (16, lower case, or 10) at *p, then the character
+ * sep: 0 with *p past sep, -1 when the line is not so.  No more than 16
+ * digits: a field the kernel writes fits.
  */
 static int
 pm_num(const char **p, int base, char sep, uint64_t *v)

@@ -373,9 +373,9 @@ udt_rw_patched(const struct udt_rw_obj *o, const struct udt_rw_patch *rp,
  * no handler at start (SigCgt 0, the usual case after an exec): a signal
  * then runs no code of the program, only its default action or ours
  * (SIGTRAP's, installed by this pass), which runs this library's code
- * and raw system calls alone, never a site.  Nothing else runs
- * in between: only this code and raw system calls, no libc, whose text
- * may be what is written.
+ * and raw system calls alone, never a site.  Nothing else runs in
+ * between: only this code and raw system calls, no libc, whose text may
+ * be what is written.
  */
 void
 udt_rw_flush(struct udt_rw_obj *o)
