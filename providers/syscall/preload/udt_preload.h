@@ -378,6 +378,11 @@ void	udt_sud_thread(void) UDT_HIDDEN;
  */
 int	udt_proc_status(int *, uint64_t *, uint64_t *, long *) UDT_HIDDEN;
 /*
+ * The lower-case hex number at *pp (as /proc writes them), *pp moved past
+ * it.  No libc (strtoull may use vector code); any context.
+ */
+uint64_t udt_hex(const char **) UDT_HIDDEN;
+/*
  * After calls of the program no guard saw: what they blocked of SIGTRAP
  * and SIGSYS becomes the program's view of its mask, and is unblocked
  * for real (udt_sud_sig.c).  This thread, async-signal-safe.

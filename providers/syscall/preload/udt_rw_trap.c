@@ -128,24 +128,6 @@ udt_rw_covered(uintptr_t lo, uintptr_t hi)
 	return 1;
 }
 
-static uintptr_t
-udt_rw_hex(const char **pp)
-{
-	const char *p = *pp;
-	uintptr_t v = 0;
-
-	for (;; p++) {
-		if (*p >= '0' && *p <= '9')
-			v = v * 16 + (uintptr_t)(*p - '0');
-		else if (*p >= 'a' && *p <= 'f')
-			v = v * 16 + (uintptr_t)(*p - 'a' + 10);
-		else
-			break;
-	}
-	*pp = p;
-	return v;
-}
-
 /*
  * Whether every executable mapping of the process that meets [qlo, qhi)
  * is one the rewriter went through, or made: an executable stack, or
@@ -176,9 +158,9 @@ udt_rw_maps_covered(uintptr_t qlo, uintptr_t qhi)
 		buf[have] = '\0';
 		p = buf;
 		while ((nl = strchr(p, '\n')) != NULL) {
-			lo = udt_rw_hex(&p);
+			lo = (uintptr_t)udt_hex(&p);
 			p++;
-			hi = udt_rw_hex(&p);
+			hi = (uintptr_t)udt_hex(&p);
 			/* "lo-hi rwxp": the x is the fourth letter. */
 			if (p + 4 < nl && p[3] == 'x' && lo < qhi && qlo < hi &&
 			    lo < 0xffffffffff600000UL && !udt_rw_covered(lo, hi))

@@ -28,9 +28,10 @@
 #include "udt_preload.h"
 #include "udt_sys.h"
 
-static uint64_t
-udt_rw_hexval(const char *p)
+uint64_t
+udt_hex(const char **pp)
 {
+	const char *p = *pp;
 	uint64_t v = 0;
 
 	for (;; p++) {
@@ -39,8 +40,10 @@ udt_rw_hexval(const char *p)
 		else if (*p >= 'a' && *p <= 'f')
 			v = v * 16 + (uint64_t)(*p - 'a' + 10);
 		else
-			return v;
+			break;
 	}
+	*pp = p;
+	return v;
 }
 
 /*
@@ -57,6 +60,7 @@ udt_proc_status(int *threads, uint64_t *caught, uint64_t *blocked,
 	static uint64_t cgt = ~0ULL, blk = ~0ULL;	/* [I] */
 	static long tpid = -1;			/* [I] */
 	char buf[4096], *p;
+	const char *q;
 	long fd, n;
 
 	if (!done) {
@@ -70,10 +74,14 @@ udt_proc_status(int *threads, uint64_t *caught, uint64_t *blocked,
 			buf[n] = '\0';
 			if ((p = strstr(buf, "\nThreads:\t")) != NULL)
 				nthr = atoi(p + 10);
-			if ((p = strstr(buf, "\nSigCgt:\t")) != NULL)
-				cgt = udt_rw_hexval(p + 9);
-			if ((p = strstr(buf, "\nSigBlk:\t")) != NULL)
-				blk = udt_rw_hexval(p + 9);
+			if ((q = strstr(buf, "\nSigCgt:\t")) != NULL) {
+				q += 9;
+				cgt = udt_hex(&q);
+			}
+			if ((q = strstr(buf, "\nSigBlk:\t")) != NULL) {
+				q += 9;
+				blk = udt_hex(&q);
+			}
 			if ((p = strstr(buf, "\nTracerPid:\t")) != NULL)
 				tpid = atol(p + 12);
 		}
