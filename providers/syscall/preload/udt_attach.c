@@ -156,6 +156,11 @@ static const char	*udt_untraced_word;	/* [a] for UDT_UNTRACED_ENV */
  * at /proc, not the whole wait.  Cleared when a handshake succeeds.
  */
 static int		 udt_dtd_slow;		/* [a] */
+/*
+ * The euid the constructor's status read said, for its own handshake
+ * alone; (uid_t)-1 otherwise.  The constructor's thread.  [w]
+ */
+static uid_t		 udt_ctor_euid = (uid_t)-1;
 
 #define UDT_HELLO_FIRST_MS	100	/* a dtd that runs answers in it */
 #define UDT_HELLO_WAIT_MS	2000	/* a busy one, at most */
@@ -328,7 +333,8 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	struct cmsghdr *c;
 	struct udt_tab *tab = NULL;
 	struct udt_ring_hdr *ring = NULL;
-	uid_t uid = (uid_t)udt_sys0(SYS_geteuid);
+	uid_t uid = udt_ctor_euid != (uid_t)-1 ? udt_ctor_euid :
+	    (uid_t)udt_sys0(SYS_geteuid);
 	struct timeval tv;
 	int fds[2] = { -1, -1 };
 	long fd, n;
@@ -337,21 +343,37 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	udt_untraced_set(NULL, NULL);
 	if (!udt_sun_ok || udt_sock_trusted(uid) != 0)
 		return -1;
-	fd = udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/*
+	 * First without waiting: a dtd with room in its backlog takes the
+	 * connection at once, and nothing else on this socket can block
+	 * (the hello is 16 bytes into an empty buffer, the welcome is
+	 * polled for and read with MSG_DONTWAIT).
+	 */
+	fd = udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;
-	/*
-	 * connect(2) waits only while dtd's backlog is full: a burst of
-	 * tracees (a program forking hundreds at once) waits its turn, a
-	 * stopped dtd's full queue costs the wait once, then a short one.
-	 * The welcome is waited for in udt_await().
-	 */
-	ms = __atomic_load_n(&udt_dtd_slow, __ATOMIC_RELAXED) ?
-	    UDT_HELLO_FIRST_MS : UDT_HELLO_WAIT_MS;
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	udt_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	n = udt_sys3(SYS_connect, fd, &udt_sun, sizeof(udt_sun));
+	if (n == -EAGAIN) {
+		/*
+		 * dtd's backlog is full: a burst of tracees (a program
+		 * forking hundreds at once) waits its turn, a stopped
+		 * dtd's full queue costs the wait once, then a short one.
+		 * connect(2) on a blocking socket waits that long at most.
+		 */
+		udt_sys1(SYS_close, fd);
+		fd = udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
+		    0);
+		if (fd < 0)
+			return -1;
+		ms = __atomic_load_n(&udt_dtd_slow, __ATOMIC_RELAXED) ?
+		    UDT_HELLO_FIRST_MS : UDT_HELLO_WAIT_MS;
+		tv.tv_sec = ms / 1000;
+		tv.tv_usec = (ms % 1000) * 1000;
+		udt_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+		    sizeof(tv));
+		n = udt_sys3(SYS_connect, fd, &udt_sun, sizeof(udt_sun));
+	}
 	if (n == -EAGAIN || n == -ETIMEDOUT) {
 		udt_untraced_set("dtd's socket has a full queue: dtd does "
 		    "not answer", "noanswer");
@@ -733,11 +755,21 @@ udt_init(void)
 	said = getenv(UDT_UNTRACED_ENV);
 	udt_dtd_slow = said != NULL && (strcmp(said, "stopped") == 0 ||
 	    strcmp(said, "noanswer") == 0);
-	udt_attached_pid = (pid_t)udt_sys0(SYS_getpid);
+	/*
+	 * The status read the rewriter and dispatch need anyway, made now:
+	 * it says the pid and euid too.  Hooks mode reads no status.
+	 */
+	if (udt_env_is(UDT_HOOKS_ENV, "1") ||
+	    udt_proc_ids(&udt_attached_pid, &udt_ctor_euid) != 0) {
+		udt_attached_pid = (pid_t)udt_sys0(SYS_getpid);
+		udt_ctor_euid = (uid_t)-1;
+	}
 	udt_attaching = 1;
 	/* Nothing old to unmap yet. */
 	udt_attach_locked();
 	udt_attaching = 0;
+	/* Later attaches (a fork child's, a new dtd's) ask the kernel. */
+	udt_ctor_euid = (uid_t)-1;
 	udt_tell_untraced(said);
 	/* Hooks mode records what the program asks of libc, no more. */
 	udt_loader_replay(!udt_env_is(UDT_HOOKS_ENV, "1"));

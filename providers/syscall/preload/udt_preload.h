@@ -378,6 +378,14 @@ void	udt_sud_thread(void) UDT_HIDDEN;
  */
 int	udt_proc_status(int *, uint64_t *, uint64_t *, long *) UDT_HIDDEN;
 /*
+ * The pid and effective uid of the same read (0), or -1 when it told
+ * either not: the constructor's first attach takes them from there, two
+ * system calls fewer in every traced image.  Only while nothing could
+ * have changed them since the read: the constructor's thread, before
+ * the program runs.
+ */
+int	udt_proc_ids(int32_t *, uint32_t *) UDT_HIDDEN;
+/*
  * The lower-case hex number at *pp (as /proc writes them), *pp moved past
  * it.  No libc (strtoull may use vector code); any context.
  */

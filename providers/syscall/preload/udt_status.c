@@ -46,6 +46,52 @@ udt_hex(const char **pp)
 	return v;
 }
 
+static long	udt_st_pid = -1, udt_st_euid = -1;	/* [I] */
+
+/* The decimal number at *pp, *pp moved past it: -1 if none or over 2^32. */
+static long
+udt_st_dec(const char **pp)
+{
+	const char *p = *pp;
+	long v = 0;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if ((v = v * 10 + (*p - '0')) > (1L << 32))
+			return -1;
+	*pp = p;
+	return v;
+}
+
+/*
+ * The pid and effective uid getpid() and geteuid() would give, from the
+ * status text: the last of NSpid's pids is the one in the process's own
+ * namespace whichever namespace /proc belongs to, and Uid's are mapped
+ * into the reader's user namespace, which is ours.  A field missing or
+ * odd leaves its value unknown (-1), and the caller asks the kernel.
+ */
+static void
+udt_st_ids(const char *buf)
+{
+	const char *p;
+	long v = -1;
+
+	if ((p = strstr(buf, "\nNSpid:\t")) != NULL)
+		for (p += 8; (v = udt_st_dec(&p)) >= 0 && *p == '\t'; p++)
+			;
+	if (p != NULL && v > 0 && v < (1L << 31) && *p == '\n')
+		udt_st_pid = v;
+	/* Real, then effective. */
+	if ((p = strstr(buf, "\nUid:\t")) != NULL) {
+		p += 6;
+		if (udt_st_dec(&p) >= 0 && *p++ == '\t' &&
+		    (v = udt_st_dec(&p)) >= 0 && v < (1L << 32) - 1 &&
+		    *p == '\t')
+			udt_st_euid = v;
+	}
+}
+
 /*
  * One read of /proc/self/status serves the rewriter (one thread? a
  * tracer?) and dispatch (which handlers may have our signals in their
@@ -84,6 +130,7 @@ udt_proc_status(int *threads, uint64_t *caught, uint64_t *blocked,
 			}
 			if ((p = strstr(buf, "\nTracerPid:\t")) != NULL)
 				tpid = atol(p + 12);
+			udt_st_ids(buf);
 		}
 	}
 	if (threads != NULL)
@@ -95,4 +142,15 @@ udt_proc_status(int *threads, uint64_t *caught, uint64_t *blocked,
 	if (tracer != NULL)
 		*tracer = tpid;
 	return nthr < 0 ? -1 : 0;
+}
+
+int
+udt_proc_ids(int32_t *pid, uint32_t *euid)
+{
+	if (udt_proc_status(NULL, NULL, NULL, NULL) != 0 || udt_st_pid < 0 ||
+	    udt_st_euid < 0)
+		return -1;
+	*pid = (int32_t)udt_st_pid;
+	*euid = (uint32_t)udt_st_euid;
+	return 0;
 }
