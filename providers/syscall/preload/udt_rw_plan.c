@@ -271,7 +271,8 @@ udt_rw_plan_open(struct udt_rw_obj *o)
 	    "/userdt/plans");
 	if (n == (size_t)-1 || n == 0)
 		return;
-	h = udt_plan_hash(h, udt_plan.pl_self, udt_plan.pl_selflen);
+	h = udt_plan_hash(h ^ udt_plan_kind(), udt_plan.pl_self,
+	    udt_plan.pl_selflen);
 	dl_iterate_phdr(udt_plan_names, &h);
 	for (i = 0; i < 16; i++)
 		hex[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];

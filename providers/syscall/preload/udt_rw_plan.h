@@ -27,7 +27,7 @@
 
 #include "udt_rw_obj.h"
 
-#define UDT_PLAN_VERSION	3	/* 2: the key's ctime; 3: the hash */
+#define UDT_PLAN_VERSION	4	/* 2: the key's ctime; 3: the hash; 4: CRC */
 #define UDT_PLAN_MAX		(512 * 1024)	/* bytes of a plan file */
 #define UDT_PLAN_SMALL		(256 * 1024)	/* hashed, not stat'd */
 #define UDT_PLAN_WINB		32		/* bytes of a window kept */
@@ -122,6 +122,8 @@ extern uint8_t	udt_plan_out[UDT_PLAN_MAX];	/* the plan to write */
 
 void	 udt_plan_say(const char *, const char *, const char *);
 uint64_t udt_plan_hash(uint64_t, const void *, size_t);
+/* Which step udt_plan_hash() takes here, to seed the plan's name. */
+uint64_t udt_plan_kind(void);
 size_t	 udt_plan_cat(char *, size_t, size_t, const char *);
 void	 udt_plan_read(const char *);
 void	 udt_plan_write(void);
