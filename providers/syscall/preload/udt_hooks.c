@@ -211,10 +211,7 @@ syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 }
 
 /* Every real pointer, for udt_resolve_all(). */
-static const struct {
-	udt_fn_t	*rs_slot;
-	const char	*rs_name;
-} udt_reals[] = {
+static const struct udt_real udt_reals[] = {
 #define UDT_HOOK(sym, idx, rt)		{ &udt_real_##sym, #sym },
 #define UDT_HOOK_CUSTOM(sym, idx, rt)	{ &udt_real_##sym, #sym },
 #include "systab_hooks.inc"
@@ -234,10 +231,7 @@ static const struct {
 void
 udt_resolve_all(void)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(udt_reals) / sizeof(udt_reals[0]); i++)
-		udt_resolve(udt_reals[i].rs_slot, udt_reals[i].rs_name);
+	udt_resolve_fast(udt_reals, sizeof(udt_reals) / sizeof(udt_reals[0]));
 	udt_real_clock_gettime_fn = udt_real_clock_gettime;
 	udt_vfork_real = udt_real_vfork;
 }
