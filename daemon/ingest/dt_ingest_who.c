@@ -98,11 +98,35 @@ dti_task_comm(const struct dti_proc *dp, pid_t tid, bool kid,
 	    UDT_COMMLEN) == 0;
 }
 
+/*
+ * dtd's own pid namespace: it never moves, so one stat for its life,
+ * not one an attach.  Any thread; two that race both stat the same.
+ */
+static int
+dti_who_ourns(const struct stat *a)
+{
+	static _Atomic uint64_t ns_ino, ns_dev;	/* [a] ns_ino 0: not yet */
+	uint64_t ino = atomic_load_explicit(&ns_ino, memory_order_acquire);
+	struct stat b;
+
+	if (ino == 0) {
+		if (stat("/proc/self/ns/pid", &b) != 0 || b.st_ino == 0)
+			return 0;
+		atomic_store_explicit(&ns_dev, (uint64_t)b.st_dev,
+		    memory_order_relaxed);
+		atomic_store_explicit(&ns_ino, (uint64_t)b.st_ino,
+		    memory_order_release);
+		ino = (uint64_t)b.st_ino;
+	}
+	return (uint64_t)a->st_ino == ino && (uint64_t)a->st_dev ==
+	    atomic_load_explicit(&ns_dev, memory_order_relaxed);
+}
+
 void
 dti_who_init(struct dti_proc *dp)
 {
 	char path[64];
-	struct stat a, b;
+	struct stat a;
 
 	memset(dp->dp_tids, 0, sizeof(dp->dp_tids));
 	dp->dp_tidnext = 0;
@@ -111,9 +135,7 @@ dti_who_init(struct dti_proc *dp)
 		memset(dp->dp_comm0, 0, sizeof(dp->dp_comm0));
 	/* Unknown counts as foreign: its tids are not ours to judge. */
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)dp->dp_pid);
-	dp->dp_foreign = !(stat(path, &a) == 0 &&
-	    stat("/proc/self/ns/pid", &b) == 0 && a.st_ino == b.st_ino &&
-	    a.st_dev == b.st_dev);
+	dp->dp_foreign = !(stat(path, &a) == 0 && dti_who_ourns(&a));
 }
 
 /*

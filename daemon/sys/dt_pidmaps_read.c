@@ -28,14 +28,17 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dt_pidmaps.h"
+#include "dt_proc.h"
 
 static char		 pm_proc[64] = "/proc";	/* [I] */
 static atomic_uint_fast64_t pm_seq;		/* [a] reads begun */
@@ -52,18 +55,14 @@ dt_pm_stime(pid_t pid)
 {
 	char path[128], buf[1024], *p, *ep;
 	unsigned long long v = 0;
-	size_t len;
-	FILE *fp;
 	int field;
 
 	if (pid <= 0)
 		return 0;
 	snprintf(path, sizeof(path), "%s/%d/stat", pm_proc, (int)pid);
-	if ((fp = fopen(path, "re")) == NULL)
+	/* Raw: stdio's fstat and second read, twice an attach. */
+	if (dt_proc_read1(path, buf, sizeof(buf)) < 0)
 		return 0;
-	len = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[len] = '\0';
 	/* comm may hold anything, parentheses too: the last ')' ends it */
 	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
 		return 0;
@@ -212,6 +211,61 @@ pm_same(const struct dt_pm_snap *prev, size_t *j, const struct dt_pm_map *m)
 	return o;
 }
 
+/*
+ * The maps file at path, whole lines only, NUL-terminated, malloc'ed:
+ * NULL with errno when it cannot be opened (ESRCH) or with ENOMEM.
+ * Raw reads of 32 kB and up: the kernel fills each, so a small process's
+ * maps take one read and the one that says the end, where stdio's 1 kB
+ * buffer took five calls and an fstat, at every traced exec.  A read
+ * that fails after some lines ends the file there, as getline() did;
+ * past PM_MAPS_MAX bytes the rest is left unread.
+ */
+#define PM_MAPS_MAX	(16U << 20)
+
+static char *
+pm_slurp(const char *path)
+{
+	size_t cap = 32768, len = 0;
+	char *buf, *nb;
+	ssize_t n;
+	int fd, error;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		errno = ESRCH;
+		return NULL;
+	}
+	if ((buf = malloc(cap)) == NULL)
+		goto nomem;
+	for (;;) {
+		if (cap - len < 4096 + 1) {
+			if (cap >= PM_MAPS_MAX)
+				break;
+			if ((nb = realloc(buf, cap * 2)) == NULL)
+				goto nomem;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	/* A line cut at the end (the size bound) is not a line. */
+	while (len > 0 && buf[len - 1] != '\n')
+		len--;
+	buf[len] = '\0';
+	return buf;
+nomem:
+	error = ENOMEM;
+	close(fd);
+	free(buf);
+	errno = error;
+	return NULL;
+}
+
 struct dt_pm_snap *
 dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
 {
@@ -219,10 +273,9 @@ dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
 	size_t j = 0;
 	struct dt_pm_snap *snap = NULL;
 	struct dt_pm_map *maps = NULL, m, *nm;
-	size_t n = 0, cap = 0, i, linecap = 0;
+	size_t n = 0, cap = 0, i;
 	uint64_t stime, stime2;
-	char path[128], *line = NULL;
-	FILE *fp;
+	char path[128], *text = NULL, *line, *nl;
 	int error = ESRCH, rv;
 	uint64_t seq = atomic_fetch_add(&pm_seq, 1);
 
@@ -231,11 +284,12 @@ dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
 		return NULL;
 	}
 	snprintf(path, sizeof(path), "%s/%d/maps", pm_proc, (int)pid);
-	if ((fp = fopen(path, "re")) == NULL) {
-		errno = ESRCH;
+	if ((text = pm_slurp(path)) == NULL)
 		return NULL;
-	}
-	while (getline(&line, &linecap, fp) != -1 && n < DT_PM_MAXMAPS) {
+	for (line = text; *line != '\0' && n < DT_PM_MAXMAPS; line = nl + 1) {
+		/* One line at a time, as it was read: pm_slurp() ends each. */
+		nl = strchr(line, '\n');
+		*nl = '\0';
 		if ((rv = pm_parse(line, &m)) == 0)
 			continue;
 		if (rv < 0)
@@ -256,10 +310,8 @@ dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
 		}
 		maps[n++] = m;
 	}
-	fclose(fp);
-	fp = NULL;
-	free(line);
-	line = NULL;
+	free(text);
+	text = NULL;
 
 	/* The same process from before the first read to after the last. */
 	stime2 = dt_pm_stime(pid);
@@ -295,9 +347,7 @@ dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
 nomem:
 	error = ENOMEM;
 fail:
-	if (fp != NULL)
-		fclose(fp);
-	free(line);
+	free(text);
 	pm_free_maps(maps, n);
 	errno = error;
 	return NULL;

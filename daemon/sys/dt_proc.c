@@ -66,7 +66,7 @@ dt_proc_stat(pid_t pid, struct dt_proc_stat *ps)
 	if (pid <= 0)
 		return ESRCH;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (dt_proc_read(path, buf, sizeof(buf)) == -1)
+	if (dt_proc_read1(path, buf, sizeof(buf)) == -1)
 		return errno == ENOENT || errno == ESRCH ? ESRCH : errno;
 	/* comm may hold anything, parentheses too: the last ')' ends it. */
 	if ((lp = strchr(buf, '(')) == NULL ||
@@ -95,8 +95,8 @@ dt_proc_stat(pid_t pid, struct dt_proc_stat *ps)
 	return 0;
 }
 
-ssize_t
-dt_proc_read(const char *path, char *buf, size_t size)
+static ssize_t
+dt_proc_readn(const char *path, char *buf, size_t size, int one)
 {
 	ssize_t n, done = 0;
 	int fd, error;
@@ -117,10 +117,24 @@ dt_proc_read(const char *path, char *buf, size_t size)
 		if (n <= 0)
 			break;
 		done += n;
+		if (one)
+			break;
 	}
 	close(fd);
 	buf[done] = '\0';
 	return done;
+}
+
+ssize_t
+dt_proc_read(const char *path, char *buf, size_t size)
+{
+	return dt_proc_readn(path, buf, size, 0);
+}
+
+ssize_t
+dt_proc_read1(const char *path, char *buf, size_t size)
+{
+	return dt_proc_readn(path, buf, size, 1);
 }
 
 uint64_t

@@ -48,6 +48,13 @@ uint64_t	dt_proc_tick_ns(void);
  * bytes, into buf, NUL-terminated.  Its length, or -1 with errno.
  */
 ssize_t	dt_proc_read(const char *path, char *buf, size_t size);
+/*
+ * The same for a file the kernel makes in one piece and hands out whole
+ * to one read that has room (a process's stat): one read, not two, when
+ * it comes short of size - 1.  Only for such files; a regular file's
+ * short read is its end, so a copy of one reads the same.
+ */
+ssize_t	dt_proc_read1(const char *path, char *buf, size_t size);
 
 /*
  * Thread tid's name (of process pid) now, without its newline, into comm
