@@ -470,6 +470,13 @@ struct dt_seq_stats {
 void	dt_seq_stats(struct dt_seq_stats *);
 
 /*
+ * Events of src the sequencer holds now: put, not yet in any ring.  A
+ * lossless drain counts its own against the room it may fill
+ * (dt_ingest_drain.c).  Any thread; takes [s].
+ */
+unsigned int	dt_source_held(struct dt_source *src);
+
+/*
  * Tests: the clock the sequencer reads for now - D (NULL: the real
  * CLOCK_REALTIME) and D (0: DT_SEQ_DELAY_NS).  Before events flow.
  */

@@ -72,6 +72,7 @@ struct dt_source {
 	uint64_t		 dsrc_mark;	/* [s] promise, ns */
 	bool			 dsrc_active;	/* [s] */
 	uint64_t		 dsrc_late;	/* [s] its late events */
+	unsigned int		 dsrc_held;	/* [s] its events held now */
 };
 
 static pthread_mutex_t	 dt_seq_mtx = PTHREAD_MUTEX_INITIALIZER;
@@ -176,6 +177,15 @@ dt_seq_deliver(void *target, bool pcb, unsigned int cpu,
 		dt_probe_emit_deep(target, cpu, ev, u);
 }
 
+/* A held slot leaves the store: its source holds one event less.  [s] */
+static void
+dt_seq_unheld(struct dt_seq_slot *ss)
+{
+	if (ss->dss_src != NULL)
+		ss->dss_src->dsrc_held--;
+	ss->dss_src = NULL;
+}
+
 /* The D deadline of the oldest held event, for the wakeup thread.  [s] */
 static void
 dt_seq_due_update(void)
@@ -208,6 +218,7 @@ dt_seq_release(uint64_t w)
 		if (ns > dt_seq_minmark)
 			dt_seq_counters.dss_forced++;
 		ss = &dt_seq_slots[dt_seq_pop()];
+		dt_seq_unheld(ss);
 		if (ns > dt_seq_last)
 			dt_seq_last = ns;
 		dt_seq_deliver(ss->dss_target, ss->dss_pcb, ss->dss_cpu,
@@ -300,6 +311,9 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 	ss->dss_target = target;
 	ss->dss_pcb = pcb;
 	ss->dss_cpu = cpu;
+	ss->dss_src = src;
+	if (src != NULL)
+		src->dsrc_held++;
 	e.dse_ns = ns;
 	e.dse_seq = dt_seq_arrivals++;
 	e.dse_slot = slot;
@@ -585,6 +599,7 @@ dt_seq_flush_locked(struct dt_softc *sc, bool probes_too)
 		ss = &dt_seq_slots[dt_seq_heap[i].dse_slot];
 		if (dt_seq_mine(sc, ss)) {
 			dt_seq_deep_free(ss);
+			dt_seq_unheld(ss);
 			dt_seq_freeslots[dt_seq_cap - dt_seq_n + k++] =
 			    dt_seq_heap[i].dse_slot;
 		} else
@@ -598,6 +613,7 @@ dt_seq_flush_locked(struct dt_softc *sc, bool probes_too)
 		ss = &dt_seq_slots[e->dse_slot];
 		if (dt_seq_mine(sc, ss)) {
 			dt_seq_deep_free(ss);
+			dt_seq_unheld(ss);
 			dt_seq_freeslots[dt_seq_cap - dt_seq_n + k++] =
 			    e->dse_slot;
 		} else
@@ -637,6 +653,17 @@ dt_seq_stats(struct dt_seq_stats *st)
 	st->dss_held = dt_seq_n;
 	st->dss_active = dt_seq_nactive;
 	pthread_mutex_unlock(&dt_seq_mtx);
+}
+
+unsigned int
+dt_source_held(struct dt_source *src)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&dt_seq_mtx);
+	n = src->dsrc_held;
+	pthread_mutex_unlock(&dt_seq_mtx);
+	return n;
 }
 
 uint64_t
@@ -694,8 +721,10 @@ dt_seq_fini(void)
 		    STACKTRACE_MAX);
 	/* A next dt_dev_init() (tests) starts counting afresh. */
 	memset(&dt_seq_counters, 0, sizeof(dt_seq_counters));
-	for (s = dt_seq_sources; s != NULL; s = s->dsrc_next)
+	for (s = dt_seq_sources; s != NULL; s = s->dsrc_next) {
 		s->dsrc_late = 0;
+		s->dsrc_held = 0;
+	}
 	dt_seq_store_free();
 	dt_seq_last = 0;
 	pthread_mutex_unlock(&dt_seq_mtx);

@@ -41,6 +41,7 @@ struct dt_seq_slot {
 	struct dt_deepstack	*dss_deep;	/* its user stack, deeper than
 						   dss_ev's, or NULL; owned */
 	void			*dss_target;	/* a dt_probe or a dt_pcb */
+	struct dt_source	*dss_src;	/* who put it, or NULL */
 	unsigned int		 dss_cpu;
 	bool			 dss_pcb;	/* dss_target is a pcb */
 };
