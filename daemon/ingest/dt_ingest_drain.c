@@ -41,6 +41,7 @@
 #include <userdt/udt_wire.h>
 
 #include "dt_clock.h"
+#include "dt_dev.h"
 #include "dt_prov.h"
 #include "dt_ring.h"
 #include "dt_ingest.h"
@@ -79,16 +80,95 @@ static struct dti_deep	 dti_bdeep;		/* [D] their deep frames */
  * Give slots back to the producers, and wake those that wait for them in
  * lossless mode (rh_wait, udt_wire.h): the tail first, then the flag,
  * both sequentially consistent, as the producers store the flag before
- * they look at the tail.  The drain thread.
+ * they look at the tail.  Whether it woke any.  The drain thread.
  */
-static void
+static bool
 dti_tail_publish(struct udt_ring_hdr *rh, uint64_t tail)
 {
 	__atomic_store_n(&rh->rh_tail, tail, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&rh->rh_wait, __ATOMIC_SEQ_CST) != 0 &&
-	    __atomic_exchange_n(&rh->rh_wait, 0, __ATOMIC_SEQ_CST) != 0)
+	    __atomic_exchange_n(&rh->rh_wait, 0, __ATOMIC_SEQ_CST) != 0) {
 		(void)syscall(SYS_futex, &rh->rh_tail, FUTEX_WAKE, INT_MAX,
 		    NULL, NULL, 0);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Slots the rest of this pass may still take from the tracees' rings
+ * while a lossless reader is on (dti_hold()); UINT_MAX: no bound.
+ */
+static unsigned int	dti_budget = UINT_MAX;	/* [D] */
+/*
+ * And what one ring may take of it: an even share, or the first rings
+ * of the list would take it all, pass after pass, while the last ones'
+ * threads waited past their bound and dropped.
+ */
+static unsigned int	dti_share = UINT_MAX;	/* [D] */
+
+/*
+ * The realtime stamp of valid record r, as dt_ingest_rec.c gives its
+ * event, in ns.  [D]
+ */
+static uint64_t
+dti_rec_rt(const struct udt_rec *r)
+{
+	if (r->ur_flags & UDT_R_TSC)
+		return (uint64_t)dt_tsc_realtime((uint64_t)r->ur_nsec);
+	return (uint64_t)r->ur_sec * 1000000000ULL + (uint64_t)r->ur_nsec;
+}
+
+/*
+ * Whether ticket t of dp's ring is committed (or given up); with *ns,
+ * the stamp of the record there if it is a valid one, else 0.  [D]
+ */
+static bool
+dti_committed(const struct dti_proc *dp, uint64_t t, uint64_t *ns)
+{
+	const struct udt_rec *s = (const void *)((const char *)dp->dp_ring +
+	    UDT_RING_HDRSIZE + (t & (dp->dp_nslots - 1)) * UDT_SLOT_SIZE);
+	uint64_t seq = __atomic_load_n(&s->ur_seq, __ATOMIC_ACQUIRE);
+	struct udt_rec r;
+
+	if (ns == NULL)
+		return seq == t + 1 || seq == ((t + 1) | UDT_SEQ_VOID);
+	*ns = 0;
+	if (seq != t + 1)
+		return seq == ((t + 1) | UDT_SEQ_VOID);
+	memcpy(&r, s, UDT_REC_HEAD);
+	if (dt_ingest_valid(&r))
+		*ns = dti_rec_rt(&r);
+	return true;
+}
+
+/*
+ * Lossless mode: how early what is still to come from dp's ring may be
+ * stamped (dp_lowrt; 0: no earlier than the pass began, the drain's
+ * usual promise, DTI_SEQ_SLACK_NS).  A pass the budget cut short leaves
+ * records older than that in the ring, and a thread that waited for
+ * room took its stamp before the wait: a mark past them would make them
+ * late, after younger events of other tracees, and a late event sits
+ * behind those in its CPU's ring, where a read may pass it for the same
+ * thread's next event on another CPU.
+ *
+ * What is left after a drain is either in the ring, its first record at
+ * the tail, or with threads this drain woke: a thread that found the
+ * ring full stamped after the record before its ticket, which was at
+ * the tail or after, so after the first record this drain took.  Each
+ * bound is good to a slack or two (a thread's stamp before its reserve,
+ * a ring's records in ticket order), which the mark takes off.  The
+ * drain thread.
+ */
+static void
+dti_low(struct dti_proc *dp, uint64_t first, bool woke)
+{
+	uint64_t ns;
+
+	if (dti_committed(dp, dp->dp_tail, &ns))
+		dp->dp_lowrt = ns != 0 ? ns : first;
+	else if (woke)
+		dp->dp_lowrt = first;
 }
 
 /*
@@ -96,6 +176,8 @@ dti_tail_publish(struct udt_ring_hdr *rh, uint64_t tail)
  * final: the process has exited or exec'd, so no slot will ever be
  * committed again: skip the uncommitted ones at once instead of after
  * UDT_STUCK_NSEC, or everything committed behind one of them is lost.
+ * Not final, at most dti_budget slots, less what it took (dp_cut: it
+ * stopped there with committed records left); lossless, dp_lowrt.
  */
 static unsigned int
 dti_drain(struct dti_proc *dp, int final)
@@ -104,6 +186,14 @@ dti_drain(struct dti_proc *dp, int final)
 	const char *slots = (const char *)rh + UDT_RING_HDRSIZE;
 	uint64_t mask = dp->dp_nslots - 1, head, seq, now;
 	unsigned int n = 0, nb = 0, published = 0;
+	unsigned int budget = final ? UINT_MAX : dti_budget < dti_share ?
+	    dti_budget : dti_share;
+	uint64_t first = 0;	/* the stamp of the first record taken */
+	bool woke = false;
+
+	dp->dp_cut = false;
+	if (!final)
+		dp->dp_lowrt = 0;
 
 	/*
 	 * A batch waiting for the look at its image: the ring waits with it
@@ -119,6 +209,16 @@ dti_drain(struct dti_proc *dp, int final)
 	while (n <= mask) {
 		const struct udt_rec *s = (const void *)(slots +
 		    (dp->dp_tail & mask) * UDT_SLOT_SIZE);
+
+		/*
+		 * Each record is one event an open (a probe is enabled once
+		 * an open), and takes a slot or more: n slots are at most n
+		 * events into any one ring.
+		 */
+		if (n >= budget) {
+			dp->dp_cut = dti_committed(dp, dp->dp_tail, NULL);
+			break;
+		}
 
 		seq = __atomic_load_n(&s->ur_seq, __ATOMIC_ACQUIRE);
 		if (seq == ((dp->dp_tail + 1) | UDT_SEQ_VOID)) {
@@ -172,6 +272,9 @@ dti_drain(struct dti_proc *dp, int final)
 		dp->dp_tail++;
 		if (dt_ingest_valid(&dti_batch[nb])) {
 			dti_bhas[nb] = 0;
+			if (first == 0 && !final &&
+			    __atomic_load_n(&dti_lossless, __ATOMIC_RELAXED))
+				first = dti_rec_rt(&dti_batch[nb]);
 			if (dti_batch[nb].ur_flags & UDT_R_STR) {
 				/*
 				 * Its strings are the next ticket's slot,
@@ -221,16 +324,23 @@ dti_drain(struct dti_proc *dp, int final)
 			    nb, final);
 			nb = 0;
 			dti_bdeep.dd_used = 0;
-			dti_tail_publish(rh, dp->dp_tail);
+			woke |= dti_tail_publish(rh, dp->dp_tail);
 			published = n;
 			if (dp->dp_held != NULL)
-				return n;
+				goto out;
 		}
 	}
 	dti_flush(dp, dti_batch, dti_bstr, dti_bhas, &dti_bdeep, nb, final);
 	dti_bdeep.dd_used = 0;
 	if (n > 0)
-		dti_tail_publish(rh, dp->dp_tail);
+		woke |= dti_tail_publish(rh, dp->dp_tail);
+out:
+	if (final)
+		return n;
+	if (dti_budget != UINT_MAX)
+		dti_budget -= n < dti_budget ? n : dti_budget;
+	if (__atomic_load_n(&dti_lossless, __ATOMIC_RELAXED))
+		dti_low(dp, first, woke);
 	return n;
 }
 
@@ -296,7 +406,13 @@ dti_unlink_gone(void)
 
 	pthread_mutex_lock(&dti_lock);
 	for (dpp = &dti_procs; (dp = *dpp) != NULL;) {
-		if (dp->dp_dead || atomic_load(&dp->dp_retired)) {
+		/*
+		 * A ring a lossless pass left records in is drained by the
+		 * passes to come, within their budgets: the last drain here
+		 * takes whatever it holds.
+		 */
+		if ((dp->dp_dead || atomic_load(&dp->dp_retired)) &&
+		    !dp->dp_cut) {
 			*dpp = dp->dp_next;
 			dp->dp_next = gone;
 			gone = dp;
@@ -410,14 +526,42 @@ _Static_assert(DTI_HOLD_NSEC < DT_SEQ_DELAY_NS, "hold within D");
 static uint64_t	dti_hold_since;		/* the drain thread; 0: not holding */
 static uint64_t	dti_hold_reads;		/* the drain thread: dt_ring_reads() */
 
+/*
+ * What a pass that does not hold may take while a lossless reader is on
+ * (dti_budget): no ring is pressed, so every lossless open's ring has
+ * half its slots free, rounded up, and the pass takes no more than that
+ * less what of the drain's own the sequencer still holds, which reaches
+ * the rings before or with it.  Taking whole tracee rings instead, one
+ * after another, overfilled a reader's ring that was only just under
+ * half full: a small ring, or a few busy tracees, and a reader that fell
+ * behind lost events, lossless or not.  Whichever ring of whichever open
+ * each event goes to, none then lacks room for the drain's.  Other
+ * sources' events are not the drain's to hold back: they are not
+ * counted, or a busy one would starve the tracees.
+ */
+static unsigned int
+dti_budget_of(void)
+{
+	unsigned int room = (dt_dev_ringsize() + 1) / 2, held;
+
+	held = dti_seq != NULL ? dt_source_held(dti_seq) : 0;
+	return held < room ? room - held : 0;
+}
+
+/* Also sets dti_budget for the pass. */
 static bool
 dti_hold(uint64_t now)
 {
 	uint64_t reads;
 
-	if (__atomic_load_n(&dti_lossless, __ATOMIC_RELAXED) == 0 ||
-	    dt_ring_pressed() == 0) {
+	dti_budget = UINT_MAX;
+	if (__atomic_load_n(&dti_lossless, __ATOMIC_RELAXED) == 0) {
 		dti_hold_since = 0;
+		return false;
+	}
+	if (dt_ring_pressed() == 0) {
+		dti_hold_since = 0;
+		dti_budget = dti_budget_of();
 		return false;
 	}
 	/* A read since the last look: the window starts again. */
@@ -433,12 +577,35 @@ dti_hold(uint64_t now)
 	return false;
 }
 
+/*
+ * The mark no later than what the rings may still give (dp_lowrt, less
+ * two slacks for its bounds; dti_seq_mark() takes the third): a mark
+ * past it would let younger events of other sources out first.  A
+ * forged stamp holds the others back by D at most, as a silent source
+ * does.  The drain thread.
+ */
+static void
+dti_low_mark(const struct dti_proc *procs, uint64_t *rt)
+{
+	const struct dti_proc *dp;
+	uint64_t low;
+
+	for (dp = procs; dp != NULL; dp = dp->dp_next) {
+		if (dp->dp_lowrt == 0)
+			continue;
+		low = dp->dp_lowrt > 2 * DTI_SEQ_SLACK_NS ?
+		    dp->dp_lowrt - 2 * DTI_SEQ_SLACK_NS : DTI_SEQ_SLACK_NS;
+		if (low < *rt)
+			*rt = low;
+	}
+}
+
 void *
 dti_drain_main(void *arg)
 {
 	struct dti_proc *dp, *procs;
 	uint64_t idle = DTI_IDLE_MIN, lastreap = 0, now, rt, xrt, x;
-	unsigned int n, gen;
+	unsigned int n, gen, k;
 	int gone;
 	bool hold;
 
@@ -458,6 +625,14 @@ dti_drain_main(void *arg)
 		}
 		procs = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
 		hold = dti_hold(now);
+		dti_share = UINT_MAX;
+		if (!hold && dti_budget != UINT_MAX) {
+			for (k = 0, dp = procs; dp != NULL; dp = dp->dp_next)
+				k++;
+			dti_share = k > 1 ? dti_budget / k : dti_budget;
+			if (dti_share == 0)
+				dti_share = 1;
+		}
 		xrt = rt;
 		for (dp = procs; dp != NULL; dp = dp->dp_next) {
 			/* Before the drain: see dti_exec_look(). */
@@ -477,14 +652,18 @@ dti_drain_main(void *arg)
 		 * than rt, and a mark past them would let younger events of
 		 * other sources out first.
 		 */
-		if (!hold)
+		if (!hold) {
+			/* Not procs: dti_unlink_gone() may have freed some. */
+			dti_low_mark(__atomic_load_n(&dti_procs,
+			    __ATOMIC_ACQUIRE), &xrt);
 			dti_seq_mark(procs, xrt);
+		}
 		if (n > 0) {
 			idle = DTI_IDLE_MIN;
 			continue;
 		}
 		/* Held back: the reader frees room within microseconds. */
-		if (hold) {
+		if (hold || dti_budget == 0) {
 			dti_idle(gen, DTI_IDLE_MIN);
 			idle = DTI_IDLE_MIN;
 			continue;

@@ -240,6 +240,12 @@ struct dti_proc {
 	int			 dp_dead;	/* [D] */
 	uint64_t		 dp_tail;	/* [D] next ticket to read */
 	uint64_t		 dp_stuck;	/* [D] tail stuck since */
+	bool			 dp_cut;	/* [D] a lossless pass's budget
+						   left records in the ring */
+	uint64_t		 dp_lowrt;	/* [D] lossless: what is still
+						   to come from the ring was
+						   stamped no earlier, ns (0:
+						   the pass's own promise) */
 	uint64_t		 dp_cpu;	/* [I] then [D]: its CPU time,
 						   ticks, at the last look */
 	uint64_t		 dp_budget;	/* [I] then [D]: lost and

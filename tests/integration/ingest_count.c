@@ -16,7 +16,7 @@
 
 /*
  * ingest_count DTD DTRUN TRACEE forge|overflow|nofile|stuck|lossless|
- *     lossless-stopped
+ *     lossless-stopped|lossless-slow
  *
  * The counters tracees report reach every reader's dropevt and
  * recurevt (DTIOCGSTATS), so:
@@ -45,6 +45,14 @@
  *		the same with dtd stopped (SIGSTOP): the loop still ends,
  *		within a generous multiple of the tracee's bound
  *		(UDT_WAIT_NSEC), since it waits once, then drops.
+ *   lossless-slow
+ *		the same with a reader slower than the loop: a small
+ *		device ring, a short read every LL_SLOW_PAUSE.  Such a
+ *		reader is what a loaded machine makes of btrace; dtd
+ *		once held the tracees for 5 ms at a time and then let a
+ *		ring's worth through into the reader's full ring, which
+ *		cost a read() latency histogram up to a quarter of its
+ *		pairs.  Still none lost.
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -59,6 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dtt.h"
@@ -274,6 +283,18 @@ out:
 }
 
 #define NLOSSLESS	1000000		/* getppid calls: 122 rings' worth */
+/*
+ * The slow reader's: a device ring of LL_SLOW_RING, LL_SLOW_READ
+ * records a read, a pause of LL_SLOW_PAUSE between reads.  The pause is
+ * the behaviour under test (a reader that falls behind), not a wait for
+ * something: longer than the 5 ms dtd once held the tracees for, well
+ * inside the 40 ms it takes as a reader that stopped (DTI_HOLD_NSEC).
+ * About 100k records a second: the loop's calls take a second.
+ */
+#define NLL_SLOW	50000
+#define LL_SLOW_RING	"4096"
+#define LL_SLOW_READ	1024
+#define LL_SLOW_PAUSE	10000000L	/* ns */
 /* The stopped run's: a generous multiple of one bound, not a benchmark. */
 #define LL_STOPPED_MAX	(200 * UDT_WAIT_NSEC)
 
@@ -288,8 +309,11 @@ ll_line(FILE *tout, char *line, size_t len)
 
 static void
 run_lossless(int fd, uint32_t pbn, const char *dtrun, const char *tracee,
-    int stopped)
+    int stopped, int slow)
 {
+	const struct timespec pause = { 0, LL_SLOW_PAUSE };
+	const long ncalls = slow ? NLL_SLOW : NLOSSLESS;
+	const size_t nread = slow ? LL_SLOW_READ : 4096;
 	char *argv[] = { (char *)dtrun, "-s", dd.dd_sock, (char *)tracee,
 	    "loop", "0", NULL };
 	struct dt_evt *evs = NULL;
@@ -342,14 +366,14 @@ run_lossless(int fd, uint32_t pbn, const char *dtrun, const char *tracee,
 		got = n;	/* the loop's total counts it too */
 	}
 	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
-	fprintf(tin, "g %d\n", NLOSSLESS);
+	fprintf(tin, "g %ld\n", ncalls);
 	fflush(tin);
 	if (stopped) {
 		if (fgets(line, sizeof(line), tout) != NULL)
 			sscanf(line, "done %ld", &done);
 		took = dtt_clock_ns(CLOCK_MONOTONIC) - t0;
 		kill(dd.dd_pid, SIGCONT);
-		dtt_check(done == NLOSSLESS && took < LL_STOPPED_MAX,
+		dtt_check(done == ncalls && took < LL_STOPPED_MAX,
 		    "with dtd stopped the loop ended in %llu ms (< %llu: it "
 		    "waited once for %llu ms, then dropped)",
 		    (unsigned long long)(took / 1000000),
@@ -358,7 +382,9 @@ run_lossless(int fd, uint32_t pbn, const char *dtrun, const char *tracee,
 	} else {
 		/* Read while it runs: the reader is the one that keeps up. */
 		while (done < 0) {
-			if ((n = dtt_read(fd, evs, 4096, 100)) > 0) {
+			if (slow)
+				nanosleep(&pause, NULL);
+			if ((n = dtt_read(fd, evs, nread, 100)) > 0) {
 				for (k = 0; k < n; k++)
 					if (evs[k].dtev_pid != pid ||
 					    evs[k].dtev_pbn != pbn)
@@ -374,7 +400,7 @@ run_lossless(int fd, uint32_t pbn, const char *dtrun, const char *tracee,
 	if (fgets(line, sizeof(line), tout) != NULL)
 		sscanf(line, "total %ld", &total);
 	status = dtt_wait(pid, DTT_EXIT_MS);
-	if (!dtt_check(total == NLOSSLESS + !stopped && WIFEXITED(status) &&
+	if (!dtt_check(total == ncalls + !stopped && WIFEXITED(status) &&
 	    WEXITSTATUS(status) == 10, "the loop counted %ld getppid calls",
 	    total) || stopped)
 		goto out;
@@ -641,6 +667,7 @@ run_stuck(int fd, uint32_t pbn)
 int
 main(int argc, char *argv[])
 {
+	char *slowargs[] = { "--ring-size", LL_SLOW_RING, NULL };
 	struct dtioc_probe_info *pi = NULL;
 	size_t npi, i;
 	int fd = -1, status;
@@ -651,14 +678,16 @@ main(int argc, char *argv[])
 	    strcmp(argv[4], "nofile") != 0 &&
 	    strcmp(argv[4], "stuck") != 0)) {
 		fprintf(stderr, "usage: ingest_count DTD DTRUN TRACEE "
-		    "forge|overflow|nofile|stuck|lossless|lossless-stopped\n");
+		    "forge|overflow|nofile|stuck|lossless|lossless-stopped|"
+		    "lossless-slow\n");
 		return 2;
 	}
 	if (strcmp(argv[4], "nofile") == 0) {
 		run_nofile(argv[1]);
 		return dtt_done() || dtt_npass < 6;
 	}
-	if (st_setup(&dd, "udt-count", argv[1], NULL, &fd, &pi, &npi) != 0)
+	if (st_setup(&dd, "udt-count", argv[1], strcmp(argv[4],
+	    "lossless-slow") == 0 ? slowargs : NULL, &fd, &pi, &npi) != 0)
 		goto out;
 	for (i = 0; i < npi; i++) {
 		if (strcmp(pi[i].dtpi_prov, "syscall") != 0)
@@ -672,9 +701,12 @@ main(int argc, char *argv[])
 	if (strcmp(argv[4], "forge") == 0)
 		run_forge(fd, dtt_pbn(pi, npi, "syscall", "sys%20", "entry"));
 	else if (strcmp(argv[4], "lossless") == 0 ||
-	    strcmp(argv[4], "lossless-stopped") == 0)
+	    strcmp(argv[4], "lossless-stopped") == 0 ||
+	    strcmp(argv[4], "lossless-slow") == 0)
 		run_lossless(fd, dtt_pbn(pi, npi, "syscall", "sys%39",
-		    "entry"), argv[2], argv[3], argv[4][8] != '\0');
+		    "entry"), argv[2], argv[3],
+		    strcmp(argv[4], "lossless-stopped") == 0,
+		    strcmp(argv[4], "lossless-slow") == 0);
 	else if (strcmp(argv[4], "stuck") == 0)
 		run_stuck(fd, dtt_pbn(pi, npi, "syscall", "sys%20", "entry"));
 	else

@@ -351,18 +351,21 @@ lost|lostjson)
 	# then waits at a FIFO until the test has seen the announcement.
 	# With -f json it is a lost_events object in the output, as
 	# bpftrace's.  Counted where it happens, the count would take no
-	# ring slot to lose: BTRACE_NOPUSH keeps the events coming.
+	# ring slot to lose: BTRACE_NOPUSH keeps the events coming.  Lossy
+	# (--no-lossless): lossless, dtd keeps the events in the tracee's
+	# ring for a reader stopped this briefly, and none is lost.
 	export USERDT_SOCKET=$TMP/ingest.sock BTRACE_NOPUSH=1
 	mkfifo "$TMP/gate" "$TMP/err" || exit 2
 	exec 6<>"$TMP/err"
 	bpid='$(awk "{ print \$4 }" /proc/$PPID/stat)'
 	if [ "$CASE" = lost ]; then
-		"$BTRACE" -d "$DEV" -c "kill -STOP $bpid; $OPENAT_N 500;
+		"$BTRACE" -d "$DEV" --no-lossless -c "kill -STOP $bpid; $OPENAT_N 500;
 		    kill -CONT $bpid; read l < $TMP/gate" \
 		    -e 'syscall:openat:entry { @ = count(); } interval:hz:100 { }' \
 		    > "$TMP/out" 2>&6 &
 	else
-		"$BTRACE" -d "$DEV" -f json -c "kill -STOP $bpid; $OPENAT_N 500;
+		"$BTRACE" -d "$DEV" -f json --no-lossless \
+		    -c "kill -STOP $bpid; $OPENAT_N 500;
 		    kill -CONT $bpid; read l < $TMP/gate" \
 		    -e 'syscall:openat:entry { @ = count(); } interval:hz:100 { }' \
 		    >&6 2> "$TMP/out" &
