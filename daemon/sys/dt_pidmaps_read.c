@@ -50,19 +50,15 @@ dt_pm_read_setup(const char *procroot)
 	    procroot != NULL ? procroot : "/proc");
 }
 
-uint64_t
-dt_pm_stime(pid_t pid)
+/* The start time in a process's stat text (dt_pm_stime()'s answer). */
+static uint64_t
+pm_stime_of(const char *buf)
 {
-	char path[128], buf[1024], *p, *ep;
 	unsigned long long v = 0;
+	const char *p;
+	char *ep;
 	int field;
 
-	if (pid <= 0)
-		return 0;
-	snprintf(path, sizeof(path), "%s/%d/stat", pm_proc, (int)pid);
-	/* Raw: stdio's fstat and second read, twice an attach. */
-	if (dt_proc_read1(path, buf, sizeof(buf)) < 0)
-		return 0;
 	/* comm may hold anything, parentheses too: the last ')' ends it */
 	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
 		return 0;
@@ -83,6 +79,40 @@ dt_pm_stime(pid_t pid)
 		return 0;
 	/* a process started at boot has starttime 0: never "none" */
 	return (uint64_t)v + 1;
+}
+
+uint64_t
+dt_pm_stime(pid_t pid)
+{
+	char path[128], buf[1024];
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%d/stat", pm_proc, (int)pid);
+	/* Raw: stdio's fstat and second read, twice an attach. */
+	if (dt_proc_read1(path, buf, sizeof(buf)) < 0)
+		return 0;
+	return pm_stime_of(buf);
+}
+
+/*
+ * The same through fd, open on the process's stat: one open for the
+ * snapshot's look before and after (the kernel makes the text anew at
+ * offset 0).
+ */
+static uint64_t
+pm_stime_fd(int fd)
+{
+	char buf[1024];
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof(buf) - 1, 0)) == -1 &&
+	    errno == EINTR)
+		;
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return pm_stime_of(buf);
 }
 
 /* The size of the file mapped at [start, end), 0 when unknown. */
@@ -276,16 +306,30 @@ dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
 	size_t n = 0, cap = 0, i;
 	uint64_t stime, stime2;
 	char path[128], *text = NULL, *line, *nl;
-	int error = ESRCH, rv;
+	int error = ESRCH, rv, sfd;
 	uint64_t seq = atomic_fetch_add(&pm_seq, 1);
 
-	if ((stime = dt_pm_stime(pid)) == 0) {
+	if (pid <= 0) {
+		errno = ESRCH;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/%d/stat", pm_proc, (int)pid);
+	if ((sfd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		errno = ESRCH;
+		return NULL;
+	}
+	if ((stime = pm_stime_fd(sfd)) == 0) {
+		close(sfd);
 		errno = ESRCH;
 		return NULL;
 	}
 	snprintf(path, sizeof(path), "%s/%d/maps", pm_proc, (int)pid);
-	if ((text = pm_slurp(path)) == NULL)
+	if ((text = pm_slurp(path)) == NULL) {
+		error = errno;
+		close(sfd);
+		errno = error;
 		return NULL;
+	}
 	for (line = text; *line != '\0' && n < DT_PM_MAXMAPS; line = nl + 1) {
 		/* One line at a time, as it was read: pm_slurp() ends each. */
 		nl = strchr(line, '\n');
@@ -314,7 +358,9 @@ dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
 	text = NULL;
 
 	/* The same process from before the first read to after the last. */
-	stime2 = dt_pm_stime(pid);
+	stime2 = pm_stime_fd(sfd);
+	close(sfd);
+	sfd = -1;
 	if (n == 0 || stime2 != stime)
 		goto fail;
 	/* Sizes: a stat per mapping prev does not already know. */
@@ -347,6 +393,8 @@ dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
 nomem:
 	error = ENOMEM;
 fail:
+	if (sfd != -1)
+		close(sfd);
 	free(text);
 	pm_free_maps(maps, n);
 	errno = error;
