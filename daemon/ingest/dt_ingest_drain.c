@@ -681,8 +681,17 @@ dti_drain_main(void *arg)
 			continue;
 		}
 		dti_idle(gen, idle);
+		/*
+		 * A kick (a tracee attached, left, an enable changed) starts
+		 * the back-off again, from its shortest while something is
+		 * enabled; with nothing, from its longest that is: a traced
+		 * tree's every exec kicks twice, and a back-off from 20 us
+		 * woke this thread six or seven times an exec for rings that
+		 * stay empty.  Records drained set it to the shortest.
+		 */
 		if (atomic_load(&dti_kicks) != gen)
-			idle = DTI_IDLE_MIN;
+			idle = atomic_load(&dti_nenab) != 0 ? DTI_IDLE_MIN :
+			    DTI_IDLE_MAX;
 		else if (idle < (atomic_load(&dti_nenab) != 0 ?
 		    DTI_IDLE_MAX : DTI_IDLE_OFF))
 			idle *= 2;
