@@ -15,9 +15,10 @@
  */
 
 /*
- * A library that defines two of libc's wrappers, preloaded after ours:
- * the preload library's hooks must find these, as dlsym(RTLD_NEXT)
- * does (syscall_resolve.py).
+ * A library that defines two of libc's wrappers, and a third weak,
+ * preloaded after ours: the preload library's hooks must find these,
+ * as dlsym(RTLD_NEXT) does, and with LD_DYNAMIC_WEAK libc's fsync
+ * (syscall_resolve.py).
  */
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -33,4 +34,10 @@ ssize_t
 write(int fd, const void *buf, size_t len)
 {
 	return syscall(SYS_write, fd, buf, len);
+}
+
+__attribute__((weak)) int
+fsync(int fd)
+{
+	return (int)syscall(SYS_fsync, fd);
 }

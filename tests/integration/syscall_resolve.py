@@ -14,13 +14,15 @@
 # ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
 # OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
 """
-syscall_resolve.py PRELOAD INTERPOSER: the preload library finds its
+syscall_resolve.py PRELOAD INTERPOSER AUDIT: the preload library finds its
 hooks' real functions without dlsym() (udt_resolve.c); with
 USERDT_RESOLVE=check it asks dlsym(RTLD_NEXT) of each as well and says
 where the two differ.  Programs with few and many libraries, and one
 with a library preloaded after ours that defines getpid and write, whose
 definitions must be the ones found, must show no difference, and leave
-to dlsym() only what it alone may answer (libc's indirect functions).
+to dlsym() only what it alone may answer (libc's indirect functions);
+with LD_DYNAMIC_WEAK, or an audit module loaded, it must leave every
+name to dlsym(), which knows what those change.
 No dtd: the resolution comes before any handshake.
 """
 import os
@@ -42,25 +44,43 @@ def check(ok, what):
 IFUNCS = {"gettimeofday", "time"}
 
 
-def run(preload, argv, what):
+def run(preload, argv, what, extra=None, tables=True):
+    """argv under the preload library in check mode: no pointer other
+    than dlsym's; with tables, the tables answered every name but the
+    indirect functions, else (a loader that may answer otherwise) they
+    answered none."""
     env = dict(os.environ, LD_PRELOAD=preload, USERDT_RESOLVE="check",
                USERDT_SOCKET="/nonexistent/userdt-resolve.sock",
                USERDT_REWRITE="0")
+    env.update(extra or {})
     p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, text=True, timeout=60)
     said = [ln for ln in p.stderr.splitlines()
             if ln.startswith("userdt: resolve: ")]
     wrong = [ln for ln in said if ln.endswith(": not dlsym's")]
     left = {ln.split(": ")[2] for ln in said
-            if ": left to dlsym" in ln}
+            if ": left to dlsym" in ln and not ln.startswith(
+                "userdt: resolve: (")}
+    gave_up = any("(the objects after ours)" in ln for ln in said)
+    counts = [int(ln.rsplit(": ", 1)[1]) for ln in said
+              if "(names answered by the tables)" in ln]
+    # The first process's word only: a child (python's) says its own.
+    answered = counts[0] if counts else -1
     check(p.returncode == 0, "%s: runs (rc %d)" % (what, p.returncode))
     check(not wrong, "%s: every pointer is dlsym's %s" % (what, wrong))
-    check(left <= IFUNCS, "%s: only indirect functions left to dlsym "
-          "(%s)" % (what, sorted(left)))
+    if tables:
+        check(not gave_up and answered >= 300,
+              "%s: the tables answered %d names" % (what, answered))
+        check(left <= IFUNCS, "%s: only indirect functions left to "
+              "dlsym (%s)" % (what, sorted(left)))
+    else:
+        check(gave_up and answered == 0,
+              "%s: every name left to dlsym (%d answered)" %
+              (what, answered))
 
 
 def main():
-    lib, interposer = sys.argv[1], sys.argv[2]
+    lib, interposer, audit = sys.argv[1], sys.argv[2], sys.argv[3]
     run(lib, ["/bin/true"], "true")
     run(lib, [sys.executable, "-c", "import ssl, json"], "python3")
     cc1 = subprocess.run(["gcc", "-print-prog-name=cc1"],
@@ -72,6 +92,12 @@ def main():
     # Ours after the interposer: libc's are the next definitions.
     run(interposer + " " + lib, ["/bin/true"],
         "a library before ours defining getpid and write")
+    # Weak definitions passed over, an audit module: the loader's word.
+    run(lib + " " + interposer, ["/bin/true"],
+        "LD_DYNAMIC_WEAK and a weak fsync after ours",
+        {"LD_DYNAMIC_WEAK": "1"}, tables=False)
+    run(lib, ["/bin/true"], "an audit module", {"LD_AUDIT": audit},
+        tables=False)
     print("%d failed" % failed)
     return 1 if failed else 0
 

@@ -116,6 +116,8 @@ int	udt_getcpu(void) UDT_HIDDEN;
 /* [I] USERDT_SRCAGG=0 in the environment: fold nothing, record all. */
 extern int	udt_sagg_off UDT_HIDDEN;
 #define UDT_SAGG_ENV	"USERDT_SRCAGG"
+/* check: compare with dlsym(); dlsym: it alone (udt_resolve.c). */
+#define UDT_RESOLVE_ENV	"USERDT_RESOLVE"
 
 /*
  * The two enable bytes of systab index idx (entry, return) in one load.

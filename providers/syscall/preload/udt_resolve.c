@@ -30,12 +30,22 @@
  * first answer) are searched in link-map order through their GNU hash
  * tables, as the loader would.  Whatever is not plainly answered there
  * is left to dlsym(): a name none of them defines, an indirect function
- * (its resolver must run as the loader runs it), anything but a
- * function, a name with no default version or more than one.
+ * (its resolver must run as the loader runs it), anything but a plain
+ * function the object exports (a hidden or absolute symbol), a name with
+ * no default version or more than one.  Every name is left to dlsym()
+ * when the loader's answer may differ from the tables': an audit module
+ * (LD_AUDIT, DT_AUDIT, DT_DEPAUDIT) may bind a symbol elsewhere, and
+ * LD_DYNAMIC_WEAK passes over weak definitions; and when the objects
+ * cannot be told (no GNU hash table, more than UDT_RSO_MAX of them).
  *
- * The constructor's thread, before any other exists.  USERDT_RESOLVE=
- * check asks dlsym() too and says on stderr where the two differ (the
- * test `syscall-resolve`).
+ * The constructor's thread; threads an earlier constructor started may
+ * run, and call no hook yet (the program has not started), so the
+ * slots are stored with release.  UDT_RESOLVE_ENV=check asks dlsym()
+ * too and says on stderr where the two differ and how many names the
+ * tables answered (the test `syscall-resolve`); =dlsym asks dlsym()
+ * alone, for comparisons.
+ *
+ *	[w]	the constructor's thread alone
  */
 #include <sys/auxv.h>
 #include <sys/syscall.h>
@@ -63,7 +73,7 @@ struct udt_rso {
 	uint32_t		 rs_shift;
 };
 
-#define UDT_RSO_MAX	16
+#define UDT_RSO_MAX	64
 
 /* A dynamic entry's address: the loader adjusted most in place. */
 static const void *
@@ -160,9 +170,13 @@ udt_rso_find(const struct udt_rso *o, const char *name, uint32_t h,
 	} while (!(c & 1));
 	if (nver == 0)
 		return 0;
+	/* The loader binds no hidden symbol, and adds no base to SHN_ABS. */
 	if (nver > 1 || ELF64_ST_TYPE(found->st_info) != STT_FUNC ||
-	    found->st_value == 0 || (ELF64_ST_BIND(found->st_info) !=
-	    STB_GLOBAL && ELF64_ST_BIND(found->st_info) != STB_WEAK))
+	    found->st_value == 0 || found->st_shndx == SHN_ABS ||
+	    ELF64_ST_VISIBILITY(found->st_other) == STV_HIDDEN ||
+	    ELF64_ST_VISIBILITY(found->st_other) == STV_INTERNAL ||
+	    (ELF64_ST_BIND(found->st_info) != STB_GLOBAL &&
+	    ELF64_ST_BIND(found->st_info) != STB_WEAK))
 		return -1;
 	*fn = (udt_fn_t)(o->rs_base + found->st_value);
 	return 1;
@@ -202,17 +216,24 @@ udt_rso_object(struct dl_phdr_info *info, size_t size, void *arg)
 	int i;
 
 	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr +
+			    info->dlpi_phdr[i].p_vaddr);
 	if (w->rw_state == 0) {
+		/* The program's audit modules bind as they please. */
+		for (; dyn != NULL && dyn->d_tag != DT_NULL; dyn++)
+			if (dyn->d_tag == DT_AUDIT ||
+			    dyn->d_tag == DT_DEPAUDIT) {
+				w->rw_state = -1;
+				return 1;
+			}
 		if (udt_rso_holds(info, w->rw_self))
 			w->rw_state = 1;
 		return 0;
 	}
 	if (w->rw_state != 1)
 		return 1;
-	for (i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-			dyn = (const ElfW(Dyn) *)(info->dlpi_addr +
-			    info->dlpi_phdr[i].p_vaddr);
 	if (w->rw_n == UDT_RSO_MAX || udt_rso_load(info->dlpi_addr, dyn,
 	    &w->rw_os[w->rw_n]) != 0) {
 		w->rw_state = -1;
@@ -315,17 +336,22 @@ void
 udt_resolve_fast(const struct udt_real *r, size_t nr)
 {
 	struct udt_rso os[UDT_RSO_MAX];
-	const char *env = getenv("USERDT_RESOLVE");
+	const char *env = getenv(UDT_RESOLVE_ENV), *ev;
 	int check = env != NULL && strcmp(env, "check") == 0;
-	size_t i, k, n;
+	int secure = getauxval(AT_SECURE) != 0;
+	size_t i, k, n, nhash = 0;
 	udt_fn_t fn;
 	uint32_t h, hs[UDT_RSO_NAMES];
+	char num[24];
 	int rv;
 
-	if (env != NULL && strcmp(env, "dlsym") == 0)
-		n = 0;
-	else if (nr == 0)
+	if (nr == 0)
 		return;
+	/* The loader reads these only outside secure mode. */
+	if ((env != NULL && strcmp(env, "dlsym") == 0) || (!secure &&
+	    (((ev = getenv("LD_AUDIT")) != NULL && *ev != '\0') ||
+	    ((ev = getenv("LD_DYNAMIC_WEAK")) != NULL && *ev != '\0'))))
+		n = 0;
 	else
 		n = udt_rso_scope(os, udt_resolve(r[0].rs_slot, r[0].rs_name));
 	if (check && n == 0)
@@ -335,12 +361,14 @@ udt_resolve_fast(const struct udt_real *r, size_t nr)
 		udt_rso_warm(&os[n - 1], r, nr, hs);
 	for (i = 0; i < nr; i++) {
 		fn = NULL;
-		h = i < UDT_RSO_NAMES ? hs[i] : udt_rso_hash(r[i].rs_name);
+		h = n > 0 && i < UDT_RSO_NAMES ? hs[i] :
+		    udt_rso_hash(r[i].rs_name);
 		for (k = 0, rv = 0; k < n && rv == 0; k++)
 			rv = udt_rso_find(&os[k], r[i].rs_name, h, &fn);
 		if (rv == 1 && __atomic_load_n(r[i].rs_slot,
 		    __ATOMIC_RELAXED) == NULL)
 			__atomic_store_n(r[i].rs_slot, fn, __ATOMIC_RELEASE);
+		nhash += rv == 1;
 		if (rv != 1)
 			(void)udt_resolve(r[i].rs_slot, r[i].rs_name);
 		if (!check || n == 0)
@@ -350,5 +378,15 @@ udt_resolve_fast(const struct udt_real *r, size_t nr)
 		else if (rv != 1)
 			udt_rso_say(r[i].rs_name, rv == 0 ?
 			    ": left to dlsym (not found)" : ": left to dlsym");
+	}
+	if (check) {
+		k = sizeof(num) - 1;
+		num[k] = '\0';
+		do
+			num[--k] = (char)('0' + nhash % 10);
+		while ((nhash /= 10) != 0 && k > 2);
+		num[--k] = ' ';
+		num[--k] = ':';
+		udt_rso_say("(names answered by the tables)", &num[k]);
 	}
 }
