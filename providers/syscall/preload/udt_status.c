@@ -66,8 +66,9 @@ udt_st_dec(const char **pp)
 
 /*
  * The pid and effective uid getpid() and geteuid() would give, from the
- * status text: the last of NSpid's pids is the one in the process's own
- * namespace whichever namespace /proc belongs to, and Uid's are mapped
+ * status text: the last of NStgid's ids (getpid() is the thread group's)
+ * is the one in the process's own namespace whichever namespace /proc
+ * belongs to, and Uid's are mapped
  * into the reader's user namespace, which is ours.  A field missing or
  * odd leaves its value unknown (-1), and the caller asks the kernel.
  */
@@ -77,8 +78,8 @@ udt_st_ids(const char *buf)
 	const char *p;
 	long v = -1;
 
-	if ((p = strstr(buf, "\nNSpid:\t")) != NULL)
-		for (p += 8; (v = udt_st_dec(&p)) >= 0 && *p == '\t'; p++)
+	if ((p = strstr(buf, "\nNStgid:\t")) != NULL)
+		for (p += 9; (v = udt_st_dec(&p)) >= 0 && *p == '\t'; p++)
 			;
 	if (p != NULL && v > 0 && v < (1L << 31) && *p == '\n')
 		udt_st_pid = v;
