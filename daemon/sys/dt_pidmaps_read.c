@@ -248,9 +248,10 @@ pm_same(const struct dt_pm_snap *prev, size_t *j, const struct dt_pm_map *m)
  * maps take one read and the one that says the end, where stdio's 1 kB
  * buffer took five calls and an fstat, at every traced exec.  A read
  * that fails after some lines ends the file there, as getline() did;
- * past PM_MAPS_MAX bytes the rest is left unread.
+ * past PM_MAPS_MAX bytes (far beyond the kernel's default limit of
+ * 65530 mappings) the rest is left unread.
  */
-#define PM_MAPS_MAX	(16U << 20)
+#define PM_MAPS_MAX	(64U << 20)
 
 static char *
 pm_slurp(const char *path)
@@ -332,7 +333,9 @@ dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
 	}
 	for (line = text; *line != '\0' && n < DT_PM_MAXMAPS; line = nl + 1) {
 		/* One line at a time, as it was read: pm_slurp() ends each. */
-		nl = strchr(line, '\n');
+		/* A NUL in the text (a copy of /proc, not the kernel's) ends it. */
+		if ((nl = strchr(line, '\n')) == NULL)
+			break;
 		*nl = '\0';
 		if ((rv = pm_parse(line, &m)) == 0)
 			continue;
