@@ -128,9 +128,10 @@ def crc32c_table():
 
 
 CRC_T = crc32c_table()
-# The library's lanes run the CPU's CRC-32C where glibc finds SSE4.2.
-CRC = any(ln.startswith("flags") and " sse4_2" in ln
-          for ln in open("/proc/cpuinfo"))
+# The library's lanes run the CPU's CRC-32C where glibc finds SSE4.2
+# (CPU_FEATURE_ACTIVE, which tunables can turn off): which one wrote a
+# plan, its own checksum says (plan_kind()).
+CRC = True
 
 
 def crc32c_word(c, w):
@@ -174,10 +175,24 @@ def plan_hash(b):
     return h
 
 
+def plan_kind(data):
+    """Set CRC to the kind of hash whose sum the plan's header holds."""
+    global CRC
+    d = bytearray(data)
+    want = struct.unpack_from("<Q", d, 24)[0]
+    d[24:32] = bytes(8)
+    for kind in (True, False):
+        CRC = kind
+        if plan_hash(bytes(d)) == want:
+            return
+    raise SystemExit("a plan whose checksum is neither kind's")
+
+
 def forge(p, bid, edit):
     """edit(data, at) on the entry whose key holds build-id bid, at its
     offset; the checksum made again.  Whether there was such an entry."""
     data = bytearray(open(p, "rb").read())
+    plan_kind(data)
     nobj = struct.unpack_from("<I", data, 12)[0]
     at = HDR
     for _ in range(nobj):
