@@ -220,7 +220,8 @@ udt_pid_stopped(pid_t pid)
 /*
  * Whether the socket at udt_sun, and its directory, are ours or root's
  * (udt_user_distrust()): 0, or -1 with the reason set when they are not,
- * or silently when there is nothing there.
+ * or silently when there is nothing there (a missing socket in a
+ * directory only we or root may write: the connect says so).
  */
 static int
 udt_sock_trusted(uid_t uid)
@@ -238,8 +239,22 @@ udt_sock_trusted(uid_t uid)
 	else
 		*slash = '\0';
 	if (udt_sys4(SYS_newfstatat, AT_FDCWD, dir, &dst,
-	    AT_SYMLINK_NOFOLLOW) != 0 ||
-	    udt_sys4(SYS_newfstatat, AT_FDCWD, udt_sun.sun_path, &sst,
+	    AT_SYMLINK_NOFOLLOW) != 0)
+		return -1;
+	if ((why = udt_user_distrust(&dst, NULL, uid)) != NULL) {
+		udt_untraced_set(why, "untrusted");
+		return -1;
+	}
+	/*
+	 * A directory of ours or root's that no one else may write holds
+	 * only what we or root put there: the socket needs no look of its
+	 * own (the default /run/userdt, $XDG_RUNTIME_DIR/userdt), and who
+	 * listens on it the peer's credentials tell.  A shared one (a
+	 * sticky /tmp) may hold another user's.
+	 */
+	if ((dst.st_mode & (S_IWGRP | S_IWOTH)) == 0)
+		return 0;
+	if (udt_sys4(SYS_newfstatat, AT_FDCWD, udt_sun.sun_path, &sst,
 	    AT_SYMLINK_NOFOLLOW) != 0)
 		return -1;
 	if ((why = udt_user_distrust(&dst, &sst, uid)) != NULL) {
