@@ -476,6 +476,7 @@ run_squat(const char *dtrun, const char *preload)
 {
 	struct sockaddr_un sun;
 	char dir[64] = "/tmp/udt-squat.XXXXXX", bdir[128], vdir[128];
+	char sdir[128];
 	char sock[160], lib[128], run[128], errpath[128], tmpsq[64];
 	char envsock[200], envlib[160], envpre[160];
 	char *env_lib[] = { "PATH=/usr/bin:/bin", envsock, envpre, NULL };
@@ -532,6 +533,21 @@ run_squat(const char *dtrun, const char *preload)
 		    errpath, "another user's process", false);
 	else if (lfd != -1)
 		close(lfd);
+
+	/*
+	 * A shared directory (root's, sticky, anyone may write, as /tmp):
+	 * the directory passes, the socket in it is B's.  The one case
+	 * where the library looks at the socket itself.
+	 */
+	snprintf(sdir, sizeof(sdir), "%s/s", dir);
+	snprintf(sock, sizeof(sock), "%s/ingest.sock", sdir);
+	snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s", sock);
+	if (dtt_check(mkdir(sdir, 0755) == 0 && chmod(sdir, 01777) == 0,
+	    "a shared directory %s", sdir))
+		squat_case("a shared directory", -1, sock, argv_true, env_lib,
+		    errpath, "it belongs to another user", true);
+	unlink(sock);
+	rmdir(sdir);
 
 	/*
 	 * dtrun as V, naming no socket, no runtime directory: its default
