@@ -79,6 +79,14 @@ folded() {
 case $CASE in
 exact)
 	# every call timed once, none lost, by hist and by one bucket
+	r0=$(ingest_stat records)
+	bt -c "$LAT_READS $N" -e 'syscall:readv:entry { @s[tid] = nsecs; }
+syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }' \
+	    > /dev/null || fail "records: btrace"
+	# no record of either half: a few of the -c shell's at most
+	r1=$(ingest_stat records)
+	echo "records for $N calls: $((r1 - r0))"
+	[ $((r1 - r0)) -le 8 ] || fail "$((r1 - r0)) records for $N calls"
 	run hist 'syscall:readv:entry { @s[tid] = nsecs; }
 syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }'
 	folded hist
@@ -115,6 +123,12 @@ threads)
 records)
 	# USERDT_SRCAGG=0: the hooks record the returns with their
 	# durations, which dtd folds as the hooks would have
+	r0=$(ingest_stat records)
+	USERDT_SRCAGG=0 bt -c "$LAT_READS $N" -e "$(one_bucket "")" \
+	    > /dev/null || fail "records: btrace"
+	r1=$(ingest_stat records)
+	echo "records for $N calls: $((r1 - r0))"
+	[ $((r1 - r0)) -ge $N ] || fail "$((r1 - r0)) records for $N calls"
 	USERDT_SRCAGG=0 run rec "$(one_bucket "")"
 	grep -q 'its calls timed by the hooks' "$TMP/on.rec.err" ||
 	    fail "rec: not timed: $(cat "$TMP/on.rec.err")"
