@@ -20,12 +20,18 @@
  * the same time.  readv(), which neither the loader nor libc's start
  * makes, so a script timing it sees exactly N * (1 + THREADS) calls.
  *
- * usage: lat_reads N [THREADS]
+ * With "gate" after THREADS, it first prints its pid and then reads one
+ * byte of its standard input with readv(), which a caller holds until
+ * it enabled its probes: a call whose entry came before the enable.
+ *
+ * usage: lat_reads N [THREADS [gate]]
  */
 #include <sys/uio.h>
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -55,11 +61,24 @@ main(int argc, char *argv[])
 	pthread_t th[LAT_MAXTHREADS];
 	long i, nth = 0;
 
-	if (argc < 2 || argc > 3 || (lat_n = strtol(argv[1], NULL, 10)) <= 0)
+	struct iovec iov;
+	char c;
+
+	if (argc < 2 || argc > 4 || (lat_n = strtol(argv[1], NULL, 10)) <= 0)
 		return 2;
-	if (argc == 3 && ((nth = strtol(argv[2], NULL, 10)) < 0 ||
+	if (argc >= 3 && ((nth = strtol(argv[2], NULL, 10)) < 0 ||
 	    nth > LAT_MAXTHREADS))
 		return 2;
+	if (argc == 4) {
+		if (strcmp(argv[3], "gate") != 0)
+			return 2;
+		printf("%ld\n", (long)getpid());
+		fflush(stdout);
+		iov.iov_base = &c;
+		iov.iov_len = 1;
+		if (readv(0, &iov, 1) != 1)
+			return 1;
+	}
 	if ((lat_fd = open("/dev/zero", O_RDONLY)) == -1)
 		return 1;
 	for (i = 0; i < nth; i++)
