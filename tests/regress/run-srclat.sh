@@ -133,6 +133,15 @@ records)
 	grep -q 'its calls timed by the hooks' "$TMP/on.rec.err" ||
 	    fail "rec: not timed: $(cat "$TMP/on.rec.err")"
 	diff -u "$TMP/off.rec" "$TMP/on.rec" || fail "rec: output differs"
+	# an lhist of more buckets than the hooks' slots hold: dtd folds
+	# the returns' records, each with its duration
+	run big 'syscall:readv:entry { @s[tid] = nsecs; }
+syscall:readv:return /@s[tid]/ { @b = lhist(nsecs - @s[tid], 0, 2000000000, 10000000); delete(@s[tid]); }'
+	folded big
+	[ "$(total "$TMP/on.big")" = $N ] ||
+	    fail "big: $(total "$TMP/on.big") calls, not $N"
+	[ "$(total "$TMP/off.big")" = $N ] ||
+	    fail "big by events: $(total "$TMP/off.big") calls, not $N"
 	;;
 fallback)
 	# @s read elsewhere, another filter, a count (no value): events

@@ -263,9 +263,11 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	slots = (uint32_t)(uintptr_t)dp->dp_priv;
 	/*
 	 * A return's durations: its entry is stamped before the return
-	 * folds, and no longer once it does not.
+	 * folds, and no longer once it does not.  Folded in the hooks'
+	 * slots or not (none free): a recorded return carries its
+	 * duration, which dtd folds from the record.
 	 */
-	lat = slots != 0 && p % 2 == 1 && dt_sys_agg_lat(dp);
+	lat = p % 2 == 1 && dt_sys_agg_lat(dp);
 	if (lat && delta > 0) {
 		dt_sys_nlat[p / 2]++;
 		en = dt_sys_en(p - 1, &eamask, &eflags);
