@@ -91,11 +91,12 @@
  * sg_latgen in its thread's memory, and the return takes it (once) when
  * the call and generation match: the stamps' difference, in ns on
  * events' own clock (a TSC difference times sg_tsc_mult, 32.32 fixed
- * point, which dtd refreshes as it refines its rate), is the value.  A
- * return with no stamp of its own is folded nowhere and not recorded:
- * the script would have found no entry stored for it.  dtd moves
- * sg_latgen whenever it marks or unmarks an entry, so that a stamp of
- * an earlier enable never pairs with a later return.
+ * point, taken when dtd marks the entry), is the value, folded or
+ * carried in the return's record (ur_args[1]).  A return with no stamp
+ * of its own is folded nowhere (and not recorded when its probe's slots
+ * are all durations'): the script would have found no entry stored for
+ * it.  dtd moves sg_latgen whenever it marks or unmarks an entry, so
+ * that a stamp of an earlier enable never pairs with a later return.
  *
  * Locks used to protect struct members in this file:
  *	[d]	written by dtd only, under its ingest lock
