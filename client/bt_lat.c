@@ -34,16 +34,21 @@
  * syscall entry probes, no filter) does nothing but @s[tid] = nsecs;
  * every call of those has a return rule of its own probe, filtered on
  * @s[tid] alone, that does nothing but aggregate nsecs - @s[tid] into
- * a map of keys the fold supports and delete(@s[tid]); no other rule
- * names @s, and no other rule names those probes.  Only for -c's
+ * a map of keys the fold supports and delete(@s[tid]); an END rule
+ * clears @s (`END { clear(@s); }`, as bpftrace's own latency tools end)
+ * and uses it for nothing else; no other rule names @s, and no other
+ * rule names those probes.  Only for -c's
  * command (DTEVT_LAUNCHED): the kernel's events of other processes
  * carry no stamp of the hooks'.  Not for calls that do not return as
  * they entered (fork-like, exec-like, exits, sigreturn).  A count()
  * takes no value, so it is not folded (it would need the stamp too).
  *
- * What stays visible: @s at the end holds the entries of threads still
- * inside a call when the script ends (a thread killed in a read, a
- * descendant in a read after the command exited); folded, @s is empty.
+ * Why the END rule: run as events, @s at the end holds the entries of
+ * threads still inside a call when the script ends (a thread blocked in
+ * a read when its process exits, a descendant still reading after the
+ * command exited), and btrace prints them; folded, @s is empty.  A
+ * script that clears @s at its end prints the same either way; one
+ * that does not is read as events.
  *
  * Single-threaded, as the rest of btrace's setup.
  */
@@ -102,6 +107,58 @@ lat_stmt_names(const struct bt_stmt *s, const struct bt_var *bv)
 		    lat_stmt_names(s->bs_else, bv))
 			return 1;
 	return 0;
+}
+
+/* Whether statement s itself (not those after it) names bv. */
+static int
+lat_one_names(const struct bt_stmt *s, const struct bt_var *bv)
+{
+	return s->bs_var == bv || lat_expr_names(s->bs_keys, bv) ||
+	    lat_expr_names(s->bs_expr, bv) ||
+	    lat_stmt_names(s->bs_body, bv) || lat_stmt_names(s->bs_else, bv);
+}
+
+/*
+ * Whether the statements s, blocks opened, use m only to clear it, at
+ * their top (not under a condition or a loop): 1 when one does, 0 when
+ * none names m, -1 when one names it otherwise.
+ */
+static int
+lat_clears(const struct bt_stmt *s, const struct bt_var *m)
+{
+	int rv = 0, r;
+
+	for (; s != NULL; s = s->bs_next) {
+		if (s->bs_kind == S_BLOCK) {
+			if ((r = lat_clears(s->bs_body, m)) < 0)
+				return -1;
+			rv |= r;
+		} else if (s->bs_kind == S_CLEAR && s->bs_var == m &&
+		    s->bs_keys == NULL)
+			rv = 1;
+		else if (lat_one_names(s, m))
+			return -1;
+	}
+	return rv;
+}
+
+/*
+ * Whether r is an END rule that clears m and uses it for nothing else:
+ * then no entry of m, one a thread still inside a call at the end
+ * would have left, is ever printed, and the fold's empty m prints the
+ * same.
+ */
+static int
+lat_end_clears(const struct bt_rule *r, const struct bt_var *m)
+{
+	const struct bt_probe *bp;
+
+	if (r->br_probes == NULL || lat_expr_names(r->br_filter, m))
+		return 0;
+	for (bp = r->br_probes; bp != NULL; bp = bp->bp_next)
+		if (bp->bp_type != P_END)
+			return 0;
+	return lat_clears(r->br_action, m) == 1;
 }
 
 /* The statements of an action, blocks opened, NOPs left out: at most 3. */
@@ -209,6 +266,7 @@ lat_check(struct bt_rule *e)
 	const struct bt_rule *r, *ret;
 	struct bt_var *m;
 	uint32_t want;
+	int cleared = 0;
 
 	if (e->br_filter != NULL || lat_stmts(e->br_action, s, 0) != 1 ||
 	    s[0]->bs_kind != S_MAPSTORE || s[0]->bs_op != 0 ||
@@ -221,11 +279,18 @@ lat_check(struct bt_rule *e)
 		if (lat_probe(bp, "entry") == NULL ||
 		    lat_probe_shared(e, bp->bp_pbn))
 			return 0;
-	/* every rule naming m: e, or a return rule of one of e's calls */
+	/*
+	 * every rule naming m: e, a return rule of one of e's calls, or
+	 * an END rule that clears m, of which there must be one
+	 */
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		if (r == e || (!lat_expr_names(r->br_filter, m) &&
 		    !lat_stmt_names(r->br_action, m)))
 			continue;
+		if (lat_end_clears(r, m)) {
+			cleared = 1;
+			continue;
+		}
 		if (!lat_ret_rule(r, m, &agg) ||
 		    lat_probe_shared(r, r->br_probes->bp_pbn))
 			return 0;
@@ -236,6 +301,8 @@ lat_check(struct bt_rule *e)
 		if (bp == NULL)
 			return 0;
 	}
+	if (!cleared)
+		return 0;
 	/* and every call of e has its return rule: no entry left in m */
 	for (bp = e->br_probes; bp != NULL; bp = bp->bp_next) {
 		for (ret = g_rules; ret != NULL; ret = ret->br_next)

@@ -159,9 +159,11 @@ mk_report() {
 
 DD="$(command -v dd) if=/dev/zero of=/dev/null bs=4k count=$NREAD"
 RDPROG='syscall:read:entry { @s[tid] = nsecs; }
-syscall:read:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }'
+syscall:read:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }
+END { clear(@s); }'
 BPFRD='tracepoint:syscalls:sys_enter_read /pid == cpid/ { @s[tid] = nsecs; }
-tracepoint:syscalls:sys_exit_read /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }'
+tracepoint:syscalls:sys_exit_read /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }
+END { clear(@s); }'
 
 # dd's own seconds, from its "copied, S s" line in file $1
 dd_secs() {

@@ -40,10 +40,15 @@ total() {
 	awk '/^\[/ { sub(/^[^)]*\) */, ""); n += $1 } END { print n + 0 }' "$1"
 }
 
+# The fold wants @s cleared at the end (bt_lat.c): what a thread still
+# inside a call would leave there, the events' run prints.
+ENDCLR='
+END { clear(@s); }'
+
 # lhist's one bucket for anything under a second: the same every run
 one_bucket() {
 	printf '%s' "syscall:readv:entry { @s[tid] = nsecs; }
-syscall:readv:return /@s[tid]/ { @l$1 = lhist(nsecs - @s[tid], 0, 1000000000, 1000000000); delete(@s[tid]); }${2:-}"
+syscall:readv:return /@s[tid]/ { @l$1 = lhist(nsecs - @s[tid], 0, 1000000000, 1000000000); delete(@s[tid]); }$ENDCLR${2:-}"
 }
 
 # run TAG PROG [ARGS]: btrace -v over lat_reads, folded, and the same by
@@ -81,14 +86,14 @@ exact)
 	# every call timed once, none lost, by hist and by one bucket
 	r0=$(ingest_stat records)
 	bt -c "$LAT_READS $N" -e 'syscall:readv:entry { @s[tid] = nsecs; }
-syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }' \
+syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }'"$ENDCLR" \
 	    > /dev/null || fail "records: btrace"
 	# no record of either half: a few of the -c shell's at most
 	r1=$(ingest_stat records)
 	echo "records for $N calls: $((r1 - r0))"
 	[ $((r1 - r0)) -le 8 ] || fail "$((r1 - r0)) records for $N calls"
 	run hist 'syscall:readv:entry { @s[tid] = nsecs; }
-syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }'
+syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }'"$ENDCLR"
 	folded hist
 	[ "$(total "$TMP/on.hist")" = $N ] ||
 	    fail "hist: $(total "$TMP/on.hist") calls, not $N"
@@ -103,7 +108,7 @@ syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }'
 	    fail "one: not $N calls"
 	# the other functions, keyed by the thread's name
 	run funcs 'syscall:readv:entry { @s[tid] = nsecs; }
-syscall:readv:return /@s[tid]/ { @n[comm] = min(nsecs - @s[tid]); delete(@s[tid]); }'
+syscall:readv:return /@s[tid]/ { @n[comm] = min(nsecs - @s[tid]); delete(@s[tid]); }'"$ENDCLR"
 	folded funcs
 	sed -E 's/: [0-9]+$/: V/' "$TMP/on.funcs" > "$TMP/on.funcs.v"
 	sed -E 's/: [0-9]+$/: V/' "$TMP/off.funcs" > "$TMP/off.funcs.v"
@@ -136,7 +141,7 @@ records)
 	# an lhist of more buckets than the hooks' slots hold: dtd folds
 	# the returns' records, each with its duration
 	run big 'syscall:readv:entry { @s[tid] = nsecs; }
-syscall:readv:return /@s[tid]/ { @b = lhist(nsecs - @s[tid], 0, 2000000000, 10000000); delete(@s[tid]); }'
+syscall:readv:return /@s[tid]/ { @b = lhist(nsecs - @s[tid], 0, 2000000000, 10000000); delete(@s[tid]); }'"$ENDCLR"
 	folded big
 	[ "$(total "$TMP/on.big")" = $N ] ||
 	    fail "big: $(total "$TMP/on.big") calls, not $N"
@@ -144,7 +149,8 @@ syscall:readv:return /@s[tid]/ { @b = lhist(nsecs - @s[tid], 0, 2000000000, 1000
 	    fail "big by events: $(total "$TMP/off.big") calls, not $N"
 	;;
 fallback)
-	# @s read elsewhere, another filter, a count (no value): events
+	# @s read elsewhere, another filter, a count (no value), @s not
+	# cleared at the end or cleared under a condition: events
 	n=0
 	while read -r prog; do
 		n=$((n + 1))
@@ -166,6 +172,8 @@ syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid] && pid > 
 syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = count(); delete(@s[tid]); }
 syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); }
 syscall:readv:entry, syscall:read:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }
+syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }
+syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); } END { if (pid >= 0) { clear(@s); } }
 PROGS
 	;;
 *)
