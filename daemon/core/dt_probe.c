@@ -383,6 +383,8 @@ dt_pcb_ring_put_kept(struct dt_pcb *dp, unsigned int cpu,
 	}
 	if ((dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) == 0)
 		flags |= DT_RING_ARGS;
+	if (dp->dp_dtp->dtp_lat)
+		flags |= DT_RING_NORV1;
 	/* A kernel stack is never passed off as strings. */
 	if (!dp->dp_dtp->dtp_strings)
 		flags &= ~(uint64_t)DTEVT_STRINGS;

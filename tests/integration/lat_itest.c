@@ -160,6 +160,82 @@ out:
 	dtt_check(kill(dd.dd_pid, 0) == 0, "dtd is still up");
 }
 
+/*
+ * The hooks' durations ride in the return records when the hooks do not
+ * fold (USERDT_SRCAGG=0): dtd folds them for the open that asked, and an
+ * open that records the same return reads what dt(4) has there, a
+ * second return value of 0, not the duration.
+ */
+#define RV1_CALLS	200
+
+static void
+run_rv1(uint32_t ret, const char *dtrun, const char *reads)
+{
+	static struct dt_evt evs[256];
+	char num[16], line[32];
+	char *argv[] = { (char *)dtrun, "-s", dd.dd_sock, (char *)reads, num,
+	    "0", "gate", NULL };
+	struct dtioc_aggspec as;
+	int fda = -1, fdb = -1, in[2] = { -1, -1 }, out[2] = { -1, -1 }, i;
+	long n, k, got = 0, bad = 0;
+	pid_t pid = -1, tracee = -1;
+	ssize_t len;
+
+	snprintf(num, sizeof(num), "%d", RV1_CALLS);
+	memset(&as, 0, sizeof(as));
+	as.dtas_pbn = ret;
+	as.dtas_func = DTA_HIST;
+	as.dtas_vfield = DTF_LAT;
+	if (!dtt_check((fda = dtt_open(dd.dd_dev)) != -1 &&
+	    (fdb = dtt_open(dd.dd_dev)) != -1 &&
+	    dtt_enable(fda, ret, LAT_FLAGS, 0) == 0 &&
+	    ioctl(fda, DTIOCPRBAGG, &as) == 0 &&
+	    dtt_enable(fdb, ret, LAT_FLAGS, 0) == 0 &&
+	    dtt_record(fda, 1) == 0 && dtt_record(fdb, 1) == 0,
+	    "rv1: one open folds readv's durations, one records its returns"))
+		goto out;
+	if (!dtt_check(pipe2(in, O_CLOEXEC) == 0 &&
+	    pipe2(out, O_CLOEXEC) == 0 && setenv("USERDT_SRCAGG", "0", 1) == 0,
+	    "rv1: pipes"))
+		goto out;
+	pid = dtt_spawn(argv, NULL, in[0], out[1], -1, -1);
+	(void)unsetenv("USERDT_SRCAGG");
+	close(out[1]);
+	out[1] = -1;
+	len = pid > 0 ? read(out[0], line, sizeof(line) - 1) : -1;
+	if (!dtt_check(len > 0, "rv1: lat_reads started"))
+		goto out;
+	line[len] = '\0';
+	tracee = (pid_t)strtol(line, NULL, 10);
+	if (!dtt_check(write(in[1], "x", 1) == 1 &&
+	    dtt_exited0(dtt_wait(pid, DTT_EXIT_MS)), "rv1: lat_reads ran"))
+		goto out;
+	pid = -1;
+	/* its returns, each read once; the last comes with its exit */
+	while (got < RV1_CALLS + 1 &&
+	    (n = dtt_read(fdb, evs, 256, 2000)) > 0)
+		for (k = 0; k < n; k++)
+			if (evs[k].dtev_pid == tracee) {
+				got++;
+				bad += evs[k].dtev_retval[1] != 0;
+			}
+	dtt_check(got >= RV1_CALLS && bad == 0, "rv1: %ld returns read, "
+	    "%ld with a second value that is not 0", got, bad);
+out:
+	if (pid > 0)
+		(void)dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+	for (i = 0; i < 2; i++) {
+		if (in[i] != -1)
+			close(in[i]);
+		if (out[i] != -1)
+			close(out[i]);
+	}
+	if (fda != -1)
+		close(fda);
+	if (fdb != -1)
+		close(fdb);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -176,8 +252,10 @@ main(int argc, char *argv[])
 		goto out;
 	/* OpenBSD's number of readv */
 	ret = dtt_pbn(pi, npi, "syscall", "sys%120", "return");
-	if (dtt_check(ret != 0, "readv has a return probe"))
+	if (dtt_check(ret != 0, "readv has a return probe")) {
 		run(fd, ret, argv[2], argv[3]);
+		run_rv1(ret, argv[2], argv[3]);
+	}
 out:
 	st_teardown(&dd, fd);
 	free(pi);

@@ -143,6 +143,7 @@ dt_prov_syscall_init(void)
 		dtp->dtp_priv = (void *)(uintptr_t)(2 * i + 1);
 		/* Return values are always there, as in dt(4). */
 		dtp->dtp_argsflag = 0;
+		dtp->dtp_lat = true;
 		dt_sys_probes[2 * i + 1] = dtp;
 	}
 	dt_ingest_sink_probes(dt_syscall_probe);
