@@ -80,12 +80,38 @@ settled(int fd, uint64_t t)
 	return false;
 }
 
-static void
-run(int fd, uint32_t ret, const char *dtrun, const char *reads)
+/*
+ * lat_reads under dtrun, ncalls readv()s of its standard input behind a
+ * gate: its pid in *pidp (dtrun's, which execs it), the traced
+ * process's pid it prints returned, or -1; in[1] opens the gate.
+ */
+static pid_t
+lat_spawn(const char *dtrun, const char *reads, int ncalls, int in[2],
+    int out[2], pid_t *pidp)
 {
 	char num[16], line[32];
 	char *argv[] = { (char *)dtrun, "-s", dd.dd_sock, (char *)reads, num,
 	    "0", "gate", NULL };
+	ssize_t len;
+
+	snprintf(num, sizeof(num), "%d", ncalls);
+	*pidp = -1;
+	if (!dtt_check(pipe2(in, O_CLOEXEC) == 0 &&
+	    pipe2(out, O_CLOEXEC) == 0, "pipes"))
+		return -1;
+	*pidp = dtt_spawn(argv, NULL, in[0], out[1], -1, -1);
+	close(out[1]);
+	out[1] = -1;
+	len = *pidp > 0 ? read(out[0], line, sizeof(line) - 1) : -1;
+	if (!dtt_check(len > 0, "lat_reads started"))
+		return -1;
+	line[len] = '\0';
+	return (pid_t)strtol(line, NULL, 10);
+}
+
+static void
+run(int fd, uint32_t ret, const char *dtrun, const char *reads)
+{
 	struct timespec nap = { 0, 1000000 };
 	struct dtioc_aggspec as;
 	struct dtioc_aggread rd;
@@ -94,20 +120,9 @@ run(int fd, uint32_t ret, const char *dtrun, const char *reads)
 	uint64_t n = 0;
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, i;
 	pid_t pid = -1, tracee;
-	ssize_t len;
 
-	snprintf(num, sizeof(num), "%d", NCALLS);
-	if (!dtt_check(pipe2(in, O_CLOEXEC) == 0 &&
-	    pipe2(out, O_CLOEXEC) == 0, "pipes"))
+	if ((tracee = lat_spawn(dtrun, reads, NCALLS, in, out, &pid)) <= 0)
 		goto out;
-	pid = dtt_spawn(argv, NULL, in[0], out[1], -1, -1);
-	close(out[1]);
-	out[1] = -1;
-	len = pid > 0 ? read(out[0], line, sizeof(line) - 1) : -1;
-	if (!dtt_check(len > 0, "lat_reads started"))
-		goto out;
-	line[len] = '\0';
-	tracee = (pid_t)strtol(line, NULL, 10);
 	/* its first call entered before anything is enabled */
 	for (i = 0; i < 10000 && !in_readv(tracee); i++)
 		nanosleep(&nap, NULL);
@@ -172,16 +187,11 @@ static void
 run_rv1(uint32_t ret, const char *dtrun, const char *reads)
 {
 	static struct dt_evt evs[256];
-	char num[16], line[32];
-	char *argv[] = { (char *)dtrun, "-s", dd.dd_sock, (char *)reads, num,
-	    "0", "gate", NULL };
 	struct dtioc_aggspec as;
 	int fda = -1, fdb = -1, in[2] = { -1, -1 }, out[2] = { -1, -1 }, i;
 	long n, k, got = 0, bad = 0;
 	pid_t pid = -1, tracee = -1;
-	ssize_t len;
 
-	snprintf(num, sizeof(num), "%d", RV1_CALLS);
 	memset(&as, 0, sizeof(as));
 	as.dtas_pbn = ret;
 	as.dtas_func = DTA_HIST;
@@ -194,19 +204,13 @@ run_rv1(uint32_t ret, const char *dtrun, const char *reads)
 	    dtt_record(fda, 1) == 0 && dtt_record(fdb, 1) == 0,
 	    "rv1: one open folds readv's durations, one records its returns"))
 		goto out;
-	if (!dtt_check(pipe2(in, O_CLOEXEC) == 0 &&
-	    pipe2(out, O_CLOEXEC) == 0 && setenv("USERDT_SRCAGG", "0", 1) == 0,
-	    "rv1: pipes"))
+	/* the hooks fold nothing: the returns carry their durations */
+	if (!dtt_check(setenv("USERDT_SRCAGG", "0", 1) == 0, "rv1: env"))
 		goto out;
-	pid = dtt_spawn(argv, NULL, in[0], out[1], -1, -1);
+	tracee = lat_spawn(dtrun, reads, RV1_CALLS, in, out, &pid);
 	(void)unsetenv("USERDT_SRCAGG");
-	close(out[1]);
-	out[1] = -1;
-	len = pid > 0 ? read(out[0], line, sizeof(line) - 1) : -1;
-	if (!dtt_check(len > 0, "rv1: lat_reads started"))
+	if (tracee <= 0)
 		goto out;
-	line[len] = '\0';
-	tracee = (pid_t)strtol(line, NULL, 10);
 	if (!dtt_check(write(in[1], "x", 1) == 1 &&
 	    dtt_exited0(dtt_wait(pid, DTT_EXIT_MS)), "rv1: lat_reads ran"))
 		goto out;
