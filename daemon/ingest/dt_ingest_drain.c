@@ -653,9 +653,27 @@ dti_drain_main(void *arg)
 		 * other sources out first.
 		 */
 		if (!hold) {
-			/* Not procs: dti_unlink_gone() may have freed some. */
-			dti_low_mark(__atomic_load_n(&dti_procs,
-			    __ATOMIC_ACQUIRE), &xrt);
+			/*
+			 * An image listed during the pass took its exec's
+			 * announce out of its parent's ring as it was listed
+			 * (dti_exec_inherit(), under dti_lock): the pass saw
+			 * neither the announce nor the image, and a mark past
+			 * its exec let the others' younger events out before
+			 * the loader's records it hands over on attach (the
+			 * late events of order-exec, a pipeline's two execs).
+			 * So the holds of the list as it is now, under that
+			 * lock, before the mark; the whole list (procs, from
+			 * the pass's start, may be freed and its address
+			 * reused).  Not procs below either: dti_unlink_gone()
+			 * may have freed some.
+			 */
+			pthread_mutex_lock(&dti_lock);
+			procs = dti_procs;
+			for (dp = procs; dp != NULL; dp = dp->dp_next)
+				if ((x = dti_exec_look(dp, rt, now)) < xrt)
+					xrt = x;
+			pthread_mutex_unlock(&dti_lock);
+			dti_low_mark(procs, &xrt);
 			dti_seq_mark(procs, xrt);
 		}
 		if (n > 0) {
