@@ -636,8 +636,9 @@ dti_drain_main(void *arg)
 		xrt = rt;
 		for (dp = procs; dp != NULL; dp = dp->dp_next) {
 			/* Before the drain: see dti_exec_look(). */
-			if ((x = dti_exec_look(dp, rt, now)) < xrt)
+			if ((x = dti_exec_look(dp, rt, now, !hold)) < xrt)
 				xrt = x;
+			dp->dp_pass = dti_pass;
 			if (!hold)
 				n += dti_drain(dp, 0);
 			dti_counters(dp);
@@ -661,16 +662,17 @@ dti_drain_main(void *arg)
 			 * its exec let the others' younger events out before
 			 * the loader's records it hands over on attach (the
 			 * late events of order-exec, a pipeline's two execs).
-			 * So the holds of the list as it is now, under that
-			 * lock, before the mark; the whole list (procs, from
-			 * the pass's start, may be freed and its address
-			 * reused).  Not procs below either: dti_unlink_gone()
-			 * may have freed some.
+			 * So the holds of the images the pass did not see
+			 * (dp_pass), as the list is now under that lock,
+			 * before the mark; undrained, their library's
+			 * rh_ready does not end the hold.  Not procs below
+			 * either: dti_unlink_gone() may have freed some.
 			 */
 			pthread_mutex_lock(&dti_lock);
 			procs = dti_procs;
 			for (dp = procs; dp != NULL; dp = dp->dp_next)
-				if ((x = dti_exec_look(dp, rt, now)) < xrt)
+				if (dp->dp_pass != dti_pass &&
+				    (x = dti_exec_look(dp, rt, now, false)) < xrt)
 					xrt = x;
 			pthread_mutex_unlock(&dti_lock);
 			dti_low_mark(procs, &xrt);

@@ -131,7 +131,7 @@ dti_exec_hold(uint64_t raw, uint64_t *since, uint64_t rt, uint64_t now)
 }
 
 uint64_t
-dti_exec_look(struct dti_proc *dp, uint64_t rt, uint64_t now)
+dti_exec_look(struct dti_proc *dp, uint64_t rt, uint64_t now, bool drained)
 {
 	struct udt_ring_hdr *rh = dp->dp_ring;
 	struct udt_exec_ann *a;
@@ -151,7 +151,8 @@ dti_exec_look(struct dti_proc *dp, uint64_t rt, uint64_t now)
 	 * the flag), and the mark at the pass's end may pass them.
 	 */
 	if (dp->dp_xraw != 0) {
-		if (__atomic_load_n(&rh->rh_ready, __ATOMIC_ACQUIRE) != 0)
+		if (drained &&
+		    __atomic_load_n(&rh->rh_ready, __ATOMIC_ACQUIRE) != 0)
 			dp->dp_xraw = 0;
 		else
 			hold = dti_exec_hold(dp->dp_xraw, &dp->dp_xsince, rt,

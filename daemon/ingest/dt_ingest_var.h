@@ -298,6 +298,7 @@ struct dti_proc {
 	uint64_t		 dp_xsince;	/* [D] CLOCK_MONOTONIC */
 	uint64_t		 dp_oraw[UDT_EXEC_NANN];	/* [D] */
 	uint64_t		 dp_osince[UDT_EXEC_NANN];	/* [D] */
+	uint64_t		 dp_pass;	/* [D] the last pass that drained it */
 };
 
 struct dti_stats {
@@ -317,10 +318,13 @@ extern struct dti_stats	dti_stats;	/* [a] */
  * op's ring).  dti_exec_look(): the drain thread, for each listed proc
  * before its drain: the CLOCK_REALTIME time before which its records
  * may still come (an exec on its way, or a new image whose loader's
- * records are not in yet), UINT64_MAX when none.
+ * records are not in yet), UINT64_MAX when none.  drained: the pass
+ * drains dp right after; else its library's rh_ready does not end the
+ * hold (the loader's records are in its ring, not taken yet).
  */
 void	dti_exec_inherit(struct dti_proc *dp, struct dti_proc *op);
-uint64_t dti_exec_look(struct dti_proc *dp, uint64_t rt, uint64_t now);
+uint64_t dti_exec_look(struct dti_proc *dp, uint64_t rt, uint64_t now,
+	    bool drained);
 
 /*
  * Run fn on every listed proc under the ingest lock, as dti_tabs_apply()
