@@ -243,58 +243,30 @@ pm_same(const struct dt_pm_snap *prev, size_t *j, const struct dt_pm_map *m)
 
 /*
  * The maps file at path, whole lines only, NUL-terminated, malloc'ed:
- * NULL with errno when it cannot be opened (ESRCH) or with ENOMEM.
- * Raw reads of 32 kB and up: the kernel fills each, so a small process's
- * maps take one read and the one that says the end, where stdio's 1 kB
- * buffer took five calls and an fstat, at every traced exec.  A read
- * that fails after some lines ends the file there, as getline() did;
- * past PM_MAPS_MAX bytes (far beyond the kernel's default limit of
- * 65530 mappings) the rest is left unread.
+ * NULL with errno ESRCH when it cannot be opened, else dt_proc_slurp()'s
+ * (ENOMEM; EFBIG past PM_MAPS_MAX, far beyond the kernel's default limit
+ * of 65530 mappings).  Raw reads of 32 kB and up: a small process's maps
+ * take one read and the one that says the end, where stdio's 1 kB buffer
+ * took five calls and an fstat, at every traced exec.
  */
 #define PM_MAPS_MAX	(64U << 20)
 
 static char *
 pm_slurp(const char *path)
 {
-	size_t cap = 32768, len = 0;
-	char *buf, *nb;
-	ssize_t n;
-	int fd, error;
+	size_t len;
+	char *buf;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		errno = ESRCH;
+	if ((buf = dt_proc_slurp(path, PM_MAPS_MAX, &len)) == NULL) {
+		if (errno == ENOENT || errno == ESRCH || errno == EACCES)
+			errno = ESRCH;
 		return NULL;
 	}
-	if ((buf = malloc(cap)) == NULL)
-		goto nomem;
-	for (;;) {
-		if (cap - len < 4096 + 1) {
-			if (cap >= PM_MAPS_MAX)
-				break;
-			if ((nb = realloc(buf, cap * 2)) == NULL)
-				goto nomem;
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	/* A line cut at the end (the size bound) is not a line. */
+	/* A line cut at the end is not a line. */
 	while (len > 0 && buf[len - 1] != '\n')
 		len--;
 	buf[len] = '\0';
 	return buf;
-nomem:
-	error = ENOMEM;
-	close(fd);
-	free(buf);
-	errno = error;
-	return NULL;
 }
 
 struct dt_pm_snap *

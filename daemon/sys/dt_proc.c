@@ -137,6 +137,50 @@ dt_proc_read1(const char *path, char *buf, size_t size)
 	return dt_proc_readn(path, buf, size, 1);
 }
 
+char *
+dt_proc_slurp(const char *path, size_t max, size_t *lenp)
+{
+	size_t len = 0, cap = 32768;
+	char *buf, *nb;
+	ssize_t n;
+	int fd, e;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return NULL;
+	if ((buf = malloc(cap)) == NULL)
+		goto fail;
+	for (;;) {
+		if (cap - len < 4096 + 1) {
+			if (cap >= max) {
+				errno = EFBIG;
+				goto fail;
+			}
+			if ((nb = realloc(buf, cap * 2)) == NULL)
+				goto fail;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			goto fail;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*lenp = len;
+	return buf;
+fail:
+	e = errno;
+	free(buf);
+	close(fd);
+	errno = e;
+	return NULL;
+}
+
 uint64_t
 dt_proc_tick_ns(void)
 {

@@ -55,6 +55,13 @@ ssize_t	dt_proc_read(const char *path, char *buf, size_t size);
  * short read is its end, so a copy of one reads the same.
  */
 ssize_t	dt_proc_read1(const char *path, char *buf, size_t size);
+/*
+ * The whole of a file whose size stat(2) does not tell (procfs and
+ * tracefs say 0), in reads of 4 kB and up, NUL-ended, malloc'ed, its
+ * length in *lenp; NULL with errno set: open's, ENOMEM, EFBIG past max
+ * bytes, a read's.  Any thread.
+ */
+char	*dt_proc_slurp(const char *path, size_t max, size_t *lenp);
 
 /*
  * Thread tid's name (of process pid) now, without its newline, into comm

@@ -25,6 +25,7 @@
 
 #include <dev/dt/dtvar.h>
 
+#include "dt_proc.h"
 #include "dt_tracefs.h"
 #include "dt_kp_list.h"
 
@@ -32,53 +33,6 @@
 #define DT_KP_KALLSYMS	"/proc/kallsyms"
 #define DT_KP_BLACKLIST	"/sys/kernel/debug/kprobes/blacklist"
 
-/*
- * The whole of a file whose size stat(2) does not tell (tracefs and
- * procfs say 0), NUL-ended, or NULL with errno set.
- */
-static char *
-dt_kp_slurp(const char *path, size_t *lenp)
-{
-	size_t len = 0, cap = 1 << 20;
-	char *buf, *nb;
-	ssize_t n;
-	int fd, e;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return NULL;
-	if ((buf = malloc(cap)) == NULL)
-		goto fail;
-	for (;;) {
-		if (cap - len < 65536) {
-			if (cap >= DT_KP_MAXFILE) {
-				errno = EFBIG;
-				goto fail;
-			}
-			if ((nb = realloc(buf, cap * 2)) == NULL)
-				goto fail;
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			goto fail;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	*lenp = len;
-	return buf;
-fail:
-	e = errno;
-	free(buf);
-	close(fd);
-	errno = e;
-	return NULL;
-}
 
 /* A C identifier: what perf's kprobe PMU can name (no .isra.0 clones). */
 static bool
@@ -170,7 +124,7 @@ dt_kp_unlist(const char **names, size_t n)
 	const char **hit;
 	bool *drop;
 
-	if ((buf = dt_kp_slurp(DT_KP_BLACKLIST, &len)) == NULL)
+	if ((buf = dt_proc_slurp(DT_KP_BLACKLIST, DT_KP_MAXFILE, &len)) == NULL)
 		return n;
 	/* Marked apart: names stays sorted and whole for bsearch(). */
 	if ((drop = calloc(n > 0 ? n : 1, sizeof(*drop))) == NULL) {
@@ -223,12 +177,12 @@ dt_kp_list_read(struct dt_kp_list *kl)
 	if ((dir = dt_tracefs_dir()) != NULL) {
 		snprintf(path, sizeof(path), "%s/available_filter_functions",
 		    dir);
-		kl->kl_buf = dt_kp_slurp(path, &len);
+		kl->kl_buf = dt_proc_slurp(path, DT_KP_MAXFILE, &len);
 	}
 	if (kl->kl_buf == NULL) {
 		kallsyms = true;
 		kl->kl_from = DT_KP_KALLSYMS;
-		if ((kl->kl_buf = dt_kp_slurp(DT_KP_KALLSYMS, &len)) == NULL)
+		if ((kl->kl_buf = dt_proc_slurp(DT_KP_KALLSYMS, DT_KP_MAXFILE, &len)) == NULL)
 			return errno;
 	}
 	if ((names = dt_kp_parse(kl->kl_buf, len, kallsyms, &n)) == NULL) {
