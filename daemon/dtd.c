@@ -55,6 +55,7 @@
 #include "dt_ksys.h"
 #include "dt_pidmaps.h"
 #include "dt_prov_replay.h"
+#include "dt_sockfile.h"
 #include "dtd.h"
 
 struct dtd_conf dtd_conf = {
@@ -619,6 +620,39 @@ dtd_teardown(void)
 }
 
 /*
+ * Refuse to start while another dtd serves what this one would take: its
+ * device, its device socket, its tracees' socket.  Asked before the core
+ * and the services start, since a refused dtd that had started them
+ * would have put its /dev/ksyms over the live one's and removed it on
+ * the way out.  Looks only; two dtds started at the same instant are
+ * sorted out by the claims themselves (the mount, the device, bind).
+ * Main thread; 0 or an errno, said on stderr.
+ */
+static int
+dtd_claim_check(void)
+{
+	const char *sock = dtd_conf.dcf_devsock;
+	int error = 0;
+
+	if (dtd_conf.dcf_frontend == DTD_FE_CUSE)
+		error = dt_cuse_check(dtd_conf.dcf_device);
+	else if (dtd_conf.dcf_frontend == DTD_FE_FUSE)
+		error = dt_fusefile_check(dtd_conf.dcf_device);
+	if (error == 0 && sock != NULL && dt_sockfile_answers(sock)) {
+		fprintf(stderr, "dtd: another dtd serves %s\n", sock);
+		error = EADDRINUSE;
+	}
+	sock = dtd_conf.dcf_ingest;
+	if (error == 0 && dtd_replay == NULL && sock != NULL &&
+	    dt_sockfile_answers(sock)) {
+		fprintf(stderr, "dtd: another dtd serves %s (--ingest)\n",
+		    sock);
+		error = EADDRINUSE;
+	}
+	return error;
+}
+
+/*
  * Every tracee holds a descriptor in dtd while it is attached: take all
  * the descriptors the hard limit allows.  The ingest path caps what one
  * user may hold (dt_ingest.c).
@@ -702,6 +736,8 @@ main(int argc, char *argv[])
 		if (dcf.dcf_ncpus < dt_replay_ncpus())
 			dcf.dcf_ncpus = dt_replay_ncpus();
 	}
+	if (dtd_claim_check() != 0)
+		return 1;
 	if ((error = dt_dev_init(&dcf)) != 0)
 		dtd_fatal("cannot start the device core: %s",
 		    strerror(error));

@@ -115,6 +115,15 @@ int	dt_fusefile_main(void);
 int	dt_cuse_main(void);
 
 /*
+ * Whether the front end can take path, by looks alone (no file made): a
+ * live dtd's device refuses it.  dtd_claim_check() asks before anything
+ * starts; the front end's own claim decides a race.  Main thread; 0 or
+ * an errno, said on stderr.
+ */
+int	dt_fusefile_check(const char *path);
+int	dt_cuse_check(const char *path);
+
+/*
  * Without root (dtd_unpriv.c): check the options against what an
  * ordinary user can have, pick the per-user defaults, and say once what
  * is unavailable.  Main thread, after the options are parsed, before

@@ -409,17 +409,17 @@ static const struct cuse_lowlevel_ops cuse_ops = {
 	.poll		= dt_fe_poll,
 };
 
+/*
+ * Whether the CUSE front end can make path: under /dev, with a CUSE in
+ * the kernel, and nothing there yet (a live dtd's device, or a file that
+ * is not ours).  Looks only; main thread.  0, or an errno and the
+ * message.
+ */
 int
-dt_cuse_main(void)
+dt_cuse_check(const char *path)
 {
-	char devname[PATH_MAX + 16];
-	const char *devinfo[] = { devname };
-	char *argv[] = { "dtd", "-f", "-s", NULL };
-	const char *path = dtd_conf.dcf_device;
-	struct cuse_info ci;
 	struct stat st;
-	unsigned int stuck;
-	int error, mt;
+	int error;
 
 	if (strncmp(path, "/dev/", 5) != 0 || path[5] == '\0') {
 		fprintf(stderr, "dtd: %s: the CUSE front end creates devices "
@@ -437,6 +437,23 @@ dt_cuse_main(void)
 		    "running?\n", path);
 		return EEXIST;
 	}
+	return 0;
+}
+
+int
+dt_cuse_main(void)
+{
+	char devname[PATH_MAX + 16];
+	const char *devinfo[] = { devname };
+	char *argv[] = { "dtd", "-f", "-s", NULL };
+	const char *path = dtd_conf.dcf_device;
+	struct cuse_info ci;
+	unsigned int stuck;
+	int error, mt;
+
+	/* Again: another dtd may have come since dtd_claim_check(). */
+	if ((error = dt_cuse_check(path)) != 0)
+		return error;
 	snprintf(devname, sizeof(devname), "DEVNAME=%s", path + 5);
 
 	memset(&ci, 0, sizeof(ci));

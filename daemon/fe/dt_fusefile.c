@@ -421,6 +421,40 @@ fusefile_user_umount(const char *path)
 }
 
 /*
+ * Whether a live dtd serves path already: the refusal dtd makes before it
+ * starts anything (dtd_claim_check()).  Looks only: a dead dtd's mount is
+ * not refused here, fusefile_prepare() takes it down.  0, or EBUSY and
+ * the message; a path fusefile_prepare() would refuse for another reason
+ * is left to it.
+ */
+int
+dt_fusefile_check(const char *path)
+{
+	struct fusefile_path fp = { .fp_dirfd = -1, .fp_fd = -1 };
+	struct stat st, dst;
+	struct statx stx;
+	int error = 0;
+
+	if (fusefile_open_dir(path, &fp) != 0) {
+		if (fp.fp_dirfd != -1)
+			close(fp.fp_dirfd);
+		return 0;
+	}
+	/* Past the attribute cache, as fusefile_prepare(): dead or live. */
+	if (fstat(fp.fp_dirfd, &dst) == 0 &&
+	    statx(fp.fp_dirfd, fp.fp_base, AT_SYMLINK_NOFOLLOW |
+	    AT_STATX_FORCE_SYNC, STATX_BASIC_STATS, &stx) == 0 &&
+	    fstatat(fp.fp_dirfd, fp.fp_base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    st.st_dev != dst.st_dev) {
+		fprintf(stderr, "dtd: %s is already served (a mount point): "
+		    "is another dtd running?\n", path);
+		error = EBUSY;
+	}
+	close(fp.fp_dirfd);
+	return error;
+}
+
+/*
  * Make path ready to be mounted over: clean up the mount a killed dtd
  * left (the kernel answers ENOTCONN on it), refuse a path a live dtd
  * serves, create the file if absent.  Never follows a symbolic link at

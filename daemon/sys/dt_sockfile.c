@@ -84,6 +84,30 @@ dt_sockfile_dir(struct dt_sockfile *sf, const char *path, mode_t dirmode)
 	return 0;
 }
 
+bool
+dt_sockfile_answers(const char *path)
+{
+	struct sockaddr_un sun;
+	struct stat st;
+	bool live;
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path) ||
+	    lstat(path, &st) == -1 || !S_ISSOCK(st.st_mode))
+		return false;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, path, strlen(path));
+	/* Non-blocking: a full backlog (EAGAIN) is a live dtd, busy. */
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1)
+		return false;
+	live = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 ||
+	    errno == EAGAIN;
+	close(fd);
+	return live;
+}
+
 int
 dt_sockfile_listen(struct dt_sockfile *sf, const char *path, mode_t dirmode,
     mode_t mode, gid_t gid, int sockflags, bool passcred, int *fdp)

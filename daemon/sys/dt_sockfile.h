@@ -63,6 +63,14 @@ int	dt_sockfile_listen(struct dt_sockfile *, const char *path,
 	    bool passcred, int *fdp);
 
 /*
+ * Whether a dtd answers on the socket at path (a busy one too): a look
+ * that makes nothing, for the refusal dtd makes before it starts
+ * (dtd_claim_check()).  A name that is no socket, or one nobody answers
+ * on, is dt_sockfile_listen()'s to refuse or replace.  Any thread.
+ */
+bool	dt_sockfile_answers(const char *path);
+
+/*
  * Remove the socket file if its name still names the socket we bound
  * (a second dtd's stays), and the directory we made if it is empty and
  * still ours; close the directory.  Idempotent.  Main thread.

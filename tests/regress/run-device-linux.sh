@@ -616,6 +616,36 @@ latpairs)
 	[ "$got" -le $((4 * n)) ] && [ "$got" -ge $((4 * n - 4 * n / 1000)) ] ||
 	    fail "$got reads in the histogram of $((4 * n)): $(cat "$TMP/out" "$TMP/err")"
 	;;
+second)
+	# A second dtd on what a live one serves refuses at once, and the
+	# live one keeps everything: its device, its sockets and its symbol
+	# image.  A refused dtd once started its services before the front
+	# end looked, put its own image over the live one's and removed it
+	# on the way out.  timeout bounds a refusal that would hang instead.
+	ino=$(stat -c %i "$TMP/ksyms") || fail "no $TMP/ksyms"
+	refused() {	# what, expected message, dtd option ...
+		local what=$1 msg=$2 rc
+		shift 2
+		timeout 30 "$DTD" --foreground --frontend fuse \
+		    --ksyms "$TMP/ksyms" "$@" > "$TMP/second" 2>&1
+		rc=$?
+		[ $rc -eq 1 ] || fail "$what: status $rc: $(cat "$TMP/second")"
+		echo "dtd: $msg" | diff -u - "$TMP/second" || fail "$what"
+		[ "$(stat -c %i "$TMP/ksyms" 2>&1)" = "$ino" ] ||
+		    fail "$what: the live dtd's $TMP/ksyms was replaced or removed"
+	}
+	refused "same device" "$DEV is already served (a mount point): is another dtd running?" \
+	    --device "$DEV" --ingest "$TMP/second.sock"
+	[ ! -e "$TMP/second.sock" ] || fail "same device: its ingest socket was made"
+	refused "same ingest socket" "another dtd serves $TMP/ingest.sock (--ingest)" \
+	    --device "$TMP/dt2" --ingest "$TMP/ingest.sock"
+	[ ! -e "$TMP/dt2" ] || fail "same ingest socket: its device was made"
+	# the live one still serves its device and its tracees
+	USERDT_SOCKET=$TMP/ingest.sock USERDT_LOADER=0 bt -c "$OPENAT_N 2" \
+	    -e 'syscall:openat:entry /comm == "openat_n"/ { @ = count(); }' \
+	    > "$TMP/out" 2> "$TMP/err" || fail "after: $(cat "$TMP/err")"
+	echo '@: 2' | diff -u - "$TMP/out" || fail "after: $(cat "$TMP/err")"
+	;;
 *)
 	fail "unknown case $CASE"
 	;;
