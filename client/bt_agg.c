@@ -364,7 +364,8 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 		}
 		bycomm = 1;
 	}
-	if (r->br_filter != NULL && !push_exact(fd, r->br_filter, pbn))
+	if (r->br_filter != NULL && !push_exact(fd, r->br_filter, pbn,
+	    (bp->bp_req.dtrq_evtflags & DTEVT_EXECNAME) != 0))
 		return 0;
 	n = agg_stmts(r->br_action, stmts, 0);
 	for (i = 0; i < n; i++) {
@@ -679,6 +680,13 @@ agg_settle(int fd)
 			return;
 		nanosleep(&nap, NULL);
 	}
+}
+
+void
+agg_end(int fd)
+{
+	if (agg_nrules > 0)
+		agg_settle(fd);
 }
 
 void

@@ -596,6 +596,7 @@ rules_run(int fd)
 		lost_check(fd, 0);
 	}
 	if (g_nprobes > 0 && !dev_gone) {
+		agg_end(fd);
 		lost_check(fd, 1);
 		/* JSON readers take everything from the stream: not there. */
 		if (!g_json && (late = late_count(fd)) > 0)

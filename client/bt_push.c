@@ -40,6 +40,7 @@
 
 static int	push_any;	/* a filter was pushed: -v reports dtd's count */
 static int	push_loose;	/* what was pushed keeps more than the filter */
+static int	push_unsure;	/* comm as DTF_F_UNSURE (push_exact()) */
 
 /* The comparison that is true exactly when op's is false. */
 static int
@@ -200,8 +201,14 @@ push_cmp(int fd, const struct bt_expr *e, uint32_t pbn, int neg,
 		    strlen(ce->be_str) >= sizeof(t.dtft_str))
 			return 0;
 		memcpy(t.dtft_str, ce->be_str, strlen(ce->be_str) + 1);
-		/* dtd keeps a comm it cannot see as btrace would */
-		push_loose = 1;
+		/*
+		 * dtd keeps a comm it cannot see as btrace would: loose,
+		 * unless it sends those events here, to the rule's filter.
+		 */
+		if (push_unsure)
+			t.dtft_flags |= DTF_F_UNSURE;
+		else
+			push_loose = 1;
 		return push_emit(f, t);
 	}
 	/* a string on either side makes btrace compare strings */
@@ -342,16 +349,20 @@ push_report(int fd)
 }
 
 int
-push_exact(int fd, const struct bt_expr *e, uint32_t pbn)
+push_exact(int fd, const struct bt_expr *e, uint32_t pbn, int execname)
 {
 	struct dtioc_filter f;
+	int ok;
 
 	if (pbn == 0 || pbn > dt_ndtpi)
 		return 0;
 	memset(&f, 0, sizeof(f));
 	f.dtfl_pbn = pbn;
 	push_loose = 0;
-	if (!push_expr(fd, e, pbn, 0, &f) || push_loose)
+	push_unsure = execname != 0;
+	ok = push_expr(fd, e, pbn, 0, &f);
+	push_unsure = 0;
+	if (!ok || push_loose)
 		return 0;
 	/* the probe's filter already, when push_probe() got there */
 	if (ioctl(fd, DTIOCPRBFILTER, &f) == -1)

@@ -324,10 +324,13 @@ void			 push_probe(int fd, uint32_t pbn);
 void			 push_report(int fd);
 /*
  * push_exact(): hand dtd e as pbn's filter when what dtd evaluates is
- * exactly e (no comm, nothing left out): 1 when dtd took it.
+ * exactly e (nothing left out): 1 when dtd took it.  With comm (the
+ * probe enabled with DTEVT_EXECNAME, execname), dtd judges the events
+ * whose comm it sees as btrace would and sends the others as records,
+ * which this btrace's rules judge (DTF_F_UNSURE).
  */
 int			 push_exact(int fd, const struct bt_expr *e,
-			    uint32_t pbn);
+			    uint32_t pbn, int execname);
 
 /*
  * bt_agg.c: aggregations at the source (dtvar.h, DTIOCPRBAGG).
@@ -340,8 +343,15 @@ int			 push_exact(int fd, const struct bt_expr *e,
  */
 void			 agg_push(int fd);
 void			 agg_sync(void);
-/* The command ended: wait (bounded) until dtd put its last events. */
+/*
+ * The command ended: wait (bounded) until dtd put its last events.
+ * agg_end(): the same at any other end of tracing (a signal, exit()),
+ * when dtd folds some rule: what dtd still holds of the time before
+ * the end is folded before the last merge, as a read of the events
+ * until then would have seen them.
+ */
 void			 agg_settle(int fd);
+void			 agg_end(int fd);
 void			 agg_report(void);
 /*
  * While user stacks are folded in dtd, the main loop wakes every

@@ -110,6 +110,8 @@ dt_fsrc_term(const struct dt_pcb *dp, const struct dtioc_filter_term *t,
 	int64_t off;
 
 	*out = *t;
+	/* The reader's business, not a source's (dt_pcb_ring_put()). */
+	out->dtft_flags &= (uint8_t)~DTF_F_UNSURE;
 	switch (t->dtft_field) {
 	case DTF_COMM:
 		/* dtd passes a comm its reader does not get */

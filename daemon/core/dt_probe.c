@@ -209,11 +209,13 @@ dt_evt_field(const struct dt_pcb *dp, unsigned int cpu, unsigned int field,
 
 /*
  * One comparison of a filter on src as dp's reader would see it (in
- * ring cpu): true when the event passes.  Lock-free, no allocation.
+ * ring cpu): true when the event passes.  A comparison dtd cannot judge
+ * passes and sets *unsure.  Lock-free, no allocation.
  */
 static bool
 dt_filter_cmp(const struct dt_pcb *dp, unsigned int cpu,
-    const struct dtioc_filter_term *t, const struct dt_evt *src)
+    const struct dtioc_filter_term *t, const struct dt_evt *src,
+    bool *unsure)
 {
 	int64_t v;
 	bool eq;
@@ -221,8 +223,10 @@ dt_filter_cmp(const struct dt_pcb *dp, unsigned int cpu,
 	if (t->dtft_field == DTF_COMM) {
 		/* Unknown to us, so not ours to reject. */
 		if (!(dp->dp_evtflags & DTEVT_EXECNAME) ||
-		    !dt_comm_plain(src->dtev_comm))
+		    !dt_comm_plain(src->dtev_comm)) {
+			*unsure = true;
 			return true;
+		}
 		eq = strncmp(src->dtev_comm, t->dtft_str, DTMAXCOMLEN) == 0;
 		return t->dtft_op == DTF_OP_EQ ? eq : !eq;
 	}
@@ -244,13 +248,16 @@ dt_filter_cmp(const struct dt_pcb *dp, unsigned int cpu,
 }
 
 /*
- * Whether dp's filter at the source keeps src (put into ring cpu).  The
+ * Whether dp's filter at the source keeps src (put into ring cpu); when
+ * it does, *unsure says whether a comparison it could not judge took
+ * part (the program is monotone, negations being in its comparisons: a
+ * rejection with such comparisons taken as true is a sure one).  The
  * program was checked by dt_filter_check(): at most DTF_MAXTERMS steps,
  * the stack a bit mask.  Inside rcu_read_lock(), any thread.
  */
 static bool
 dt_filter_keep(const struct dt_pcb *dp, unsigned int cpu,
-    const struct dt_evt *src)
+    const struct dt_evt *src, bool *unsure)
 {
 	const struct dtioc_filter *f = dp->dp_filter;
 	const struct dtioc_filter_term *t;
@@ -272,7 +279,7 @@ dt_filter_keep(const struct dt_pcb *dp, unsigned int cpu,
 			a = t->dtft_val != 0;
 			break;
 		default:
-			a = dt_filter_cmp(dp, cpu, t, src);
+			a = dt_filter_cmp(dp, cpu, t, src, unsure);
 			break;
 		}
 		stack = (stack & ~(1ULL << sp)) | ((uint64_t)a << sp);
@@ -318,7 +325,8 @@ dt_filter_check(const struct dtioc_filter *f)
 		    (t->dtft_field < DTF_ARG0 ||
 		    t->dtft_field >= DTF_ARG0 + DTMAXFUNCARGS))
 			return EINVAL;
-		if ((t->dtft_flags & ~DTF_F_INT32) != 0)
+		if ((t->dtft_flags & ~(t->dtft_field == DTF_COMM ?
+		    DTF_F_UNSURE : DTF_F_INT32)) != 0)
 			return EINVAL;
 		if (t->dtft_field == DTF_COMM &&
 		    memchr(t->dtft_str, '\0', DTMAXCOMLEN) == NULL)
@@ -330,21 +338,32 @@ dt_filter_check(const struct dtioc_filter *f)
 
 /*
  * Whether src reaches dp's rings at all: --abi 1.14's filter, then
- * userdt's filter at the source, which counts what it rejects.
+ * userdt's filter at the source, which counts what it rejects; *unsure
+ * as dt_filter_keep() says it.
  */
 static bool
-dt_pcb_keep(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
+dt_pcb_keep(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src,
+    bool *unsure)
 {
 	struct dt_softc *sc = dp->dp_sc;
 
+	*unsure = false;
 	if (dt_abi == DT_ABI_1_14 && !dt_pcb_keep14(dp, src))
 		return false;
 	if (dp->dp_filter != NULL &&
-	    !dt_filter_keep(dp, cpu % sc->ds_nrings, src)) {
+	    !dt_filter_keep(dp, cpu % sc->ds_nrings, src, unsure)) {
 		dt_ring_count_filtered(&sc->ds_rings[cpu % sc->ds_nrings], 1);
 		return false;
 	}
 	return true;
+}
+
+bool
+dt_pcb_folds(const struct dt_pcb *dp, const struct dt_evt *src)
+{
+	return dp->dp_agg != NULL && (dp->dp_filter == NULL ||
+	    ((dp->dp_evtflags & DTEVT_EXECNAME) &&
+	    dt_comm_plain(src->dtev_comm)));
 }
 
 /*
@@ -402,11 +421,17 @@ dt_pcb_ring_put_kept(struct dt_pcb *dp, unsigned int cpu,
 int
 dt_pcb_ring_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 {
+	bool unsure;
+
 	/* Filtered out: as if the probe had not fired for this open. */
-	if (!dt_pcb_keep(dp, cpu, src))
+	if (!dt_pcb_keep(dp, cpu, src, &unsure))
 		return 0;
-	/* Aggregated at the source: folded, no ring slot. */
-	if (dp->dp_agg != NULL)
+	/*
+	 * Aggregated at the source: folded, no ring slot.  An event the
+	 * filter could not judge goes to the reader as a record, and the
+	 * reader's own filter decides (DTF_F_UNSURE).
+	 */
+	if (dp->dp_agg != NULL && !unsure)
 		return dt_agg_put(dp, cpu, src, NULL, NULL);
 	return dt_pcb_ring_put_kept(dp, cpu, src, NULL, 0);
 }
@@ -443,6 +468,7 @@ dt_pcb_ring_put_deep(struct dt_pcb *dp, unsigned int cpu,
 	uint64_t flags = dp->dp_evtflags;
 	unsigned int nmore, w = 0, i;
 	uint64_t *pcs;
+	bool unsure;
 
 	/*
 	 * No deep stack: the plain put (the ring cuts src's stacks to
@@ -452,9 +478,9 @@ dt_pcb_ring_put_deep(struct dt_pcb *dp, unsigned int cpu,
 	if (k == NULL && u == NULL)
 		return dt_pcb_ring_put(dp, cpu, src);
 	/* Filtered out, with its continuation records: nothing to build. */
-	if (!dt_pcb_keep(dp, cpu, src))
+	if (!dt_pcb_keep(dp, cpu, src, &unsure))
 		return 0;
-	if (dp->dp_agg != NULL)
+	if (dp->dp_agg != NULL && !unsure)
 		return dt_agg_put(dp, cpu, src, k, u);
 	ev = *src;
 	dt_deep_head(&ev.dtev_kstack, k, flags & DTEVT_DEEPSTACK);
@@ -491,21 +517,21 @@ dt_probe_wanted(struct dt_probe *dtp, unsigned int cpu,
     const struct dt_evt *src)
 {
 	struct dt_pcb *dp;
-	bool want = false;
+	bool want = false, unsure;
 
 	rcu_read_lock();
 	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext) {
 		if (dt_abi == DT_ABI_1_14 && !dt_pcb_keep14(dp, src))
 			continue;
 		if (dp->dp_filter == NULL || dt_filter_keep(dp,
-		    cpu % dp->dp_sc->ds_nrings, src)) {
+		    cpu % dp->dp_sc->ds_nrings, src, &unsure)) {
 			want = true;
 			break;
 		}
 	}
 	if (!want)
 		cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext)
-			(void)dt_pcb_keep(dp, cpu, src);
+			(void)dt_pcb_keep(dp, cpu, src, &unsure);
 	rcu_read_unlock();
 	return want;
 }
@@ -513,7 +539,9 @@ dt_probe_wanted(struct dt_probe *dtp, unsigned int cpu,
 bool
 dt_pcb_wanted(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src)
 {
-	return dt_pcb_keep(dp, cpu, src);
+	bool unsure;
+
+	return dt_pcb_keep(dp, cpu, src, &unsure);
 }
 
 unsigned int

@@ -148,7 +148,10 @@ struct dt_pcb {
 	/*
 	 * [K] userdt's aggregations at the source (DTIOCPRBAGG, dt_agg.h),
 	 * or NULL: same rules as dp_filter.  An event the filter keeps is
-	 * folded into the open's table instead of a ring slot.
+	 * folded into the open's table instead of a ring slot, unless the
+	 * filter could not judge it (a comm dtd does not see as the reader
+	 * would): that one takes a ring slot, and the reader's filter
+	 * decides (DTF_F_UNSURE, dtvar.h).
 	 */
 	struct dt_aggspec	*dp_agg;
 	void			*dp_priv;	/* [K] provider state */
@@ -191,6 +194,14 @@ struct dt_pcb	*dt_pcb_alloc(struct dt_probe *, struct dt_softc *,
  */
 int	dt_pcb_ring_put(struct dt_pcb *, unsigned int cpu,
 	    const struct dt_evt *src);
+
+/*
+ * Whether src, if dp's filter keeps it, is folded rather than put into
+ * a ring (dp_agg): a plain comparison of what dt_pcb_ring_put() decides,
+ * with no filter evaluated, for the sequencer's fast path of folded
+ * events.  Any thread; dp found as for dt_pcb_ring_put().
+ */
+bool	dt_pcb_folds(const struct dt_pcb *, const struct dt_evt *src);
 
 /*
  * A stack as a provider walked it, up to DTEV_DEEP_MAX frames, for

@@ -376,10 +376,12 @@ dt_seq_emit_deep(struct dt_source *src, struct dt_probe *dtp,
 	 * Only aggregations at the source (dt_agg.c) record it: a sum
 	 * has no order, so nothing to hold.  A ring pcb counts itself before it
 	 * is linked; one linked in the instant after this look may get
-	 * this event ahead of older ones still held.
+	 * this event ahead of older ones still held.  An event whose comm
+	 * a filter cannot judge may become a record (dt_pcb_folds()):
+	 * that one is ordered.
 	 */
 	if (atomic_load_explicit(&dtp->dtp_ringpcbs, memory_order_acquire)
-	    == 0) {
+	    == 0 && dt_comm_plain(ev->dtev_comm)) {
 		dt_seq_deliver(dtp, false, cpu, ev, u);
 		return;
 	}
@@ -401,7 +403,7 @@ dt_seq_put(struct dt_source *src, struct dt_pcb *dp, unsigned int cpu,
     const struct dt_evt *ev)
 {
 	/* folded, not put into a ring: nothing to order */
-	if (dp->dp_agg != NULL) {
+	if (dt_pcb_folds(dp, ev)) {
 		dt_pcb_ring_put(dp, cpu, ev);
 		return;
 	}

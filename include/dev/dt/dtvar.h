@@ -325,7 +325,11 @@ struct dtioc_rdvn {
  * recorded, empty, or holding a byte outside printable ASCII or a
  * backslash) passes the comparison, whatever the operator: the source
  * only ever removes what the client can tell it would reject.  No
- * negation operator: a client negates the comparison instead.
+ * negation operator: a client negates the comparison instead.  A probe
+ * whose aggregations dtd folds (DTIOCPRBAGG) gets such an event as a
+ * record instead of a fold, for the client's own filter to judge; a
+ * client that can take those sets DTF_F_UNSURE on its DTF_COMM
+ * comparisons (a dtd from before the flag refuses it: EINVAL).
  *
  * Evaluation takes at most DTF_MAXTERMS steps and no allocation.
  */
@@ -351,6 +355,7 @@ struct dtioc_rdvn {
 #define DTF_ARG0	16	/* dtev_args[n]: DTF_ARG0 + n */
 
 #define DTF_F_INT32	0x01	/* compare the low 32 bits, signed */
+#define DTF_F_UNSURE	0x02	/* DTF_COMM: unjudged events as records */
 
 struct dtioc_filter_term {
 	uint8_t		dtft_op;		/* DTF_OP_* */
