@@ -1,0 +1,149 @@
+#!/bin/bash
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+# Issue 22's system-wide count under a comm filter, on a machine that
+# makes system calls for others: `tracepoint:raw_syscalls:sys_enter
+# /comm == "x"/ { @ = count(); }` while x (dd under another name) reads
+# a byte at a time flat out, and a second dd under a third name does the
+# same on the other core as the machine's other work.  Configurations
+# take turns in each of REPS rounds: btrace as it runs (the filter in the
+# kernel, the count folded in dtd), btrace with BTRACE_NOPUSH=1 (the
+# filter in dtd, every kept event read), and bpftrace.  For each, the
+# median count against the calls strace counts in x's same command, the
+# rounds whose count was exact, and the tracer's CPU (dtd's and
+# btrace's, or bpftrace's) per call x made.  Root.  A benchmark, not a
+# test: it asserts nothing.
+#
+# usage: commsw_bench.sh btrace dtd [reps [reads]]
+# COMMSW_NOISE=0: no second dd (a quiet machine).
+set -u
+[ $# -ge 2 ] || { echo "usage: $0 btrace dtd [reps [reads]]" >&2; exit 2; }
+BTRACE=$1
+DTD=$2
+REPS=${3:-5}
+NREAD=${4:-100000}
+
+. "$(dirname "$0")/../../tests/regress/lib.sh"
+dtd_start
+BPF=$(command -v bpftrace)
+[ -n "$BPF" ] || echo "commsw_bench: no bpftrace: its row is left out"
+
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# CPU seconds processes $@ have used so far (utime + stime)
+cpu_of() {
+	local p s=0
+
+	for p; do
+		s=$(awk -v s="$s" -v hz="$(getconf CLK_TCK)" \
+		    '{ printf("%.3f\n", s + ($14 + $15) / hz) }' "/proc/$p/stat")
+	done
+	echo "$s"
+}
+
+X=cswx
+cp /bin/dd "$TMP/$X" && cp /bin/dd "$TMP/cswnoise" || exit 2
+PROG="tracepoint:raw_syscalls:sys_enter /comm == \"$X\"/ { @ = count(); }"
+run_x() {
+	"$TMP/$X" if=/dev/zero of=/dev/null bs=1 count="$NREAD" 2> /dev/null
+}
+strace -f -qq -c -o "$TMP/x.strace" "$TMP/$X" if=/dev/zero of=/dev/null \
+    bs=1 count="$NREAD" 2> /dev/null
+# strace counts x's execve, which the kernel's tracepoint sees under the
+# shell's name, and leaves out its exit_group, which never returns: the
+# two cancel
+want=$(awk '$NF == "total" { print $(NF - 2) }' "$TMP/x.strace")
+
+# the other work: a second reader on the other core, all rounds long
+if [ "${COMMSW_NOISE:-1}" != 0 ]; then
+	setsid "$TMP/cswnoise" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
+	NOISE=$!
+	trap 'kill -- -$NOISE 2> /dev/null' EXIT
+fi
+
+for i in $(seq "$REPS"); do
+	for c in fold nopush bpf; do
+		case $c in
+		fold|nopush)
+			[ $c = nopush ] && e=BTRACE_NOPUSH=1 || e=
+			d0=$(cpu_of "$DTDPID")
+			rm -f "$TMP/bt.fifo"
+			mkfifo "$TMP/bt.fifo"
+			env ${e:+"$e"} "$BTRACE" -d "$DEV" \
+			    -e "BEGIN { printf(\"go\\n\"); } $PROG" \
+			    > "$TMP/bt.fifo" 2> "$TMP/bt.err" &
+			bpid=$!
+			exec 6< "$TMP/bt.fifo"
+			read -r l <&6
+			run_x
+			b1=$(cpu_of "$bpid")
+			kill -TERM "$bpid"
+			wait "$bpid"
+			got=$(sed -n 's/^@: //p' <&6)
+			exec 6<&-
+			d1=$(cpu_of "$DTDPID")
+			echo "${got:-0} $(echo "$d0 $d1 $b1" |
+			    awk '{ printf("%.3f", $2 - $1 + $3) }')" >> "$TMP/r.$c"
+			;;
+		bpf)
+			[ -n "$BPF" ] || continue
+			rm -f "$TMP/bpf.fifo"
+			mkfifo "$TMP/bpf.fifo"
+			"$BPF" -e "tracepoint:raw_syscalls:sys_enter /comm == \"$X\"/ { @ = count(); }" \
+			    > "$TMP/bpf.fifo" 2> "$TMP/bpf.err" &
+			bpid=$!
+			exec 7< "$TMP/bpf.fifo"
+			# bounded: a bpftrace that never attaches loses its row
+			while read -r -t 60 l <&7; do
+				case $l in Attaching*) break ;; esac
+			done
+			case ${l:-} in Attaching*) ;; *)
+				kill -KILL "$bpid"; wait "$bpid"; exec 7<&-
+				echo "commsw_bench: bpftrace did not attach" >&2
+				continue ;;
+			esac
+			run_x
+			b1=$(cpu_of "$bpid")
+			kill -INT "$bpid"
+			got=$(sed -n 's/^@: //p' <&7)
+			wait "$bpid"
+			exec 7<&-
+			echo "${got:-0} $b1" >> "$TMP/r.$c"
+			;;
+		esac
+	done
+done
+
+echo "system wide, $PROG"
+echo "x: dd bs=1 count=$NREAD, $want calls by strace;"
+[ "${COMMSW_NOISE:-1}" != 0 ] && echo "another dd flat out beside it;"
+echo "median of $REPS rounds:"
+for c in fold nopush bpf; do
+	[ -f "$TMP/r.$c" ] || continue
+	n=$(awk '{ print $1 }' "$TMP/r.$c" | median)
+	ex=$(awk -v w="$want" '$1 == w { n++ } END { print n + 0 }' "$TMP/r.$c")
+	cpu=$(awk '{ print $2 }' "$TMP/r.$c" | median)
+	case $c in
+	fold)	name="btrace (filter in the kernel, count folded in dtd)" ;;
+	nopush)	name="btrace, BTRACE_NOPUSH=1 (filter in dtd, events read)" ;;
+	bpf)	name="bpftrace" ;;
+	esac
+	printf '  %-54s count %s (%s of %s rounds exact), tracer CPU %s ns a call\n' \
+	    "$name" "$n" "$ex" "$REPS" \
+	    "$(awk -v s="$cpu" -v w="$want" 'BEGIN { printf("%.0f", s * 1e9 / w) }')"
+done
