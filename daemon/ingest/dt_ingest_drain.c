@@ -45,6 +45,7 @@
 #include "dt_prov.h"
 #include "dt_ring.h"
 #include "dt_ingest.h"
+#include "dt_ingest_budget.h"
 #include "dt_ingest_var.h"
 #include "dt_pidmaps.h"
 
@@ -97,15 +98,11 @@ dti_tail_publish(struct udt_ring_hdr *rh, uint64_t tail)
 
 /*
  * Slots the rest of this pass may still take from the tracees' rings
- * while a lossless reader is on (dti_hold()); UINT_MAX: no bound.
+ * while a lossless reader is on (dti_hold()), and how they are shared
+ * (dt_ingest_budget.h); dpl_budget UINT_MAX: no bound.
  */
-static unsigned int	dti_budget = UINT_MAX;	/* [D] */
-/*
- * And what one ring may take of it: an even share, or the first rings
- * of the list would take it all, pass after pass, while the last ones'
- * threads waited past their bound and dropped.
- */
-static unsigned int	dti_share = UINT_MAX;	/* [D] */
+static struct dti_plan	dti_plan = { .dpl_budget = UINT_MAX,
+			    .dpl_share = UINT_MAX };	/* [D] */
 
 /*
  * The realtime stamp of valid record r, as dt_ingest_rec.c gives its
@@ -176,7 +173,7 @@ dti_low(struct dti_proc *dp, uint64_t first, bool woke)
  * final: the process has exited or exec'd, so no slot will ever be
  * committed again: skip the uncommitted ones at once instead of after
  * UDT_STUCK_NSEC, or everything committed behind one of them is lost.
- * Not final, at most dti_budget slots, less what it took (dp_cut: it
+ * Not final, at most what dti_plan allows (dp_cut: it
  * stopped there with committed records left); lossless, dp_lowrt.
  */
 static unsigned int
@@ -186,8 +183,7 @@ dti_drain(struct dti_proc *dp, int final)
 	const char *slots = (const char *)rh + UDT_RING_HDRSIZE;
 	uint64_t mask = dp->dp_nslots - 1, head, seq, now;
 	unsigned int n = 0, nb = 0, published = 0;
-	unsigned int budget = final ? UINT_MAX : dti_budget < dti_share ?
-	    dti_budget : dti_share;
+	unsigned int budget = final ? UINT_MAX : dti_plan_allow(&dti_plan);
 	uint64_t first = 0;	/* the stamp of the first record taken */
 	bool woke = false;
 
@@ -337,8 +333,7 @@ dti_drain(struct dti_proc *dp, int final)
 out:
 	if (final)
 		return n;
-	if (dti_budget != UINT_MAX)
-		dti_budget -= n < dti_budget ? n : dti_budget;
+	dti_plan_took(&dti_plan, n);
 	if (__atomic_load_n(&dti_lossless, __ATOMIC_RELAXED))
 		dti_low(dp, first, woke);
 	return n;
@@ -528,7 +523,7 @@ static uint64_t	dti_hold_reads;		/* the drain thread: dt_ring_reads() */
 
 /*
  * What a pass that does not hold may take while a lossless reader is on
- * (dti_budget): no ring is pressed, so every lossless open's ring has
+ * (dti_plan): no ring is pressed, so every lossless open's ring has
  * half its slots free, rounded up, and the pass takes no more than that
  * less what of the drain's own the sequencer still holds, which reaches
  * the rings before or with it.  Taking whole tracee rings instead, one
@@ -545,23 +540,23 @@ dti_budget_of(void)
 	unsigned int room = (dt_dev_ringsize() + 1) / 2, held;
 
 	held = dti_seq != NULL ? dt_source_held(dti_seq) : 0;
-	return held < room ? room - held : 0;
+	return dti_budget_room(room, held);
 }
 
-/* Also sets dti_budget for the pass. */
+/* Also the pass's budget, UINT_MAX: none. */
 static bool
-dti_hold(uint64_t now)
+dti_hold(uint64_t now, unsigned int *budget)
 {
 	uint64_t reads;
 
-	dti_budget = UINT_MAX;
+	*budget = UINT_MAX;
 	if (__atomic_load_n(&dti_lossless, __ATOMIC_RELAXED) == 0) {
 		dti_hold_since = 0;
 		return false;
 	}
 	if (dt_ring_pressed() == 0) {
 		dti_hold_since = 0;
-		dti_budget = dti_budget_of();
+		*budget = dti_budget_of();
 		return false;
 	}
 	/* A read since the last look: the window starts again. */
@@ -605,7 +600,7 @@ dti_drain_main(void *arg)
 {
 	struct dti_proc *dp, *procs;
 	uint64_t idle = DTI_IDLE_MIN, lastreap = 0, now, rt, xrt, x;
-	unsigned int n, gen, k;
+	unsigned int n, gen, k, i, budget;
 	int gone;
 	bool hold;
 
@@ -624,17 +619,20 @@ dti_drain_main(void *arg)
 			lastreap = now;
 		}
 		procs = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
-		hold = dti_hold(now);
-		dti_share = UINT_MAX;
-		if (!hold && dti_budget != UINT_MAX) {
-			for (k = 0, dp = procs; dp != NULL; dp = dp->dp_next)
-				k++;
-			dti_share = k > 1 ? dti_budget / k : dti_budget;
-			if (dti_share == 0)
-				dti_share = 1;
-		}
+		hold = dti_hold(now, &budget);
+		/*
+		 * The tracees the pass sees: those listed by now.  One that
+		 * attaches meanwhile goes in at the head, before them.
+		 */
+		for (k = 0, dp = procs; dp != NULL; dp = dp->dp_next)
+			k++;
+		dti_plan_begin(&dti_plan, hold ? UINT_MAX : budget, k);
+		for (i = 0, dp = procs; dp != NULL && i < dti_plan_first(
+		    &dti_plan); i++)
+			dp = dp->dp_next;
 		xrt = rt;
-		for (dp = procs; dp != NULL; dp = dp->dp_next) {
+		for (i = 0; i < k; i++, dp = dp->dp_next != NULL ?
+		    dp->dp_next : procs) {
 			/* Before the drain: see dti_exec_look(). */
 			if ((x = dti_exec_look(dp, rt, now, !hold)) < xrt)
 				xrt = x;
@@ -683,7 +681,7 @@ dti_drain_main(void *arg)
 			continue;
 		}
 		/* Held back: the reader frees room within microseconds. */
-		if (hold || dti_budget == 0) {
+		if (hold || dti_plan.dpl_budget == 0) {
 			dti_idle(gen, DTI_IDLE_MIN);
 			idle = DTI_IDLE_MIN;
 			continue;
