@@ -32,8 +32,16 @@ void
 dti_plan_begin(struct dti_plan *pl, unsigned int budget, unsigned int n)
 {
 	pl->dpl_budget = budget;
+	/*
+	 * Where the last pass ran out, if it did; the list may have
+	 * changed since (a tracee attached at its head, or left), which
+	 * moves the turn by as many: some tracee may wait a pass more.
+	 */
+	pl->dpl_first = n > 0 ? pl->dpl_next % n : 0;
 	pl->dpl_n = n;
-	pl->dpl_first = 0;
+	pl->dpl_turn = 0;
+	pl->dpl_next = pl->dpl_first;
+	pl->dpl_cut = false;
 	/*
 	 * An even share, or the first rings of the list would take it all,
 	 * pass after pass, while the last ones' threads waited past their
@@ -57,6 +65,17 @@ dti_plan_first(const struct dti_plan *pl)
 unsigned int
 dti_plan_allow(struct dti_plan *pl)
 {
+	/*
+	 * The first turn the budget does not reach is the next pass's
+	 * first: starting every pass at the list's head, the first
+	 * tracees took what few slots there were, pass after pass, and
+	 * the last ones' threads waited past their bound and dropped.
+	 */
+	if (pl->dpl_budget == 0 && !pl->dpl_cut) {
+		pl->dpl_cut = true;
+		pl->dpl_next = pl->dpl_n > 0 ?
+		    (pl->dpl_first + pl->dpl_turn) % pl->dpl_n : 0;
+	}
 	return pl->dpl_budget < pl->dpl_share ? pl->dpl_budget :
 	    pl->dpl_share;
 }
@@ -64,6 +83,7 @@ dti_plan_allow(struct dti_plan *pl)
 void
 dti_plan_took(struct dti_plan *pl, unsigned int n)
 {
+	pl->dpl_turn++;
 	if (pl->dpl_budget != UINT_MAX)
 		pl->dpl_budget -= n < pl->dpl_budget ? n : pl->dpl_budget;
 }

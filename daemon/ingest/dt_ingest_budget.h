@@ -24,12 +24,17 @@
 #ifndef DT_INGEST_BUDGET_H
 #define DT_INGEST_BUDGET_H
 
+#include <stdbool.h>
+
 struct dti_plan {
 	unsigned int	dpl_budget;	/* slots the pass may still take;
 					   UINT_MAX: no bound */
 	unsigned int	dpl_share;	/* what one ring may take of it */
 	unsigned int	dpl_first;	/* the list index the pass starts at */
 	unsigned int	dpl_n;		/* tracees in the pass */
+	unsigned int	dpl_turn;	/* turns given so far in the pass */
+	unsigned int	dpl_next;	/* where the next pass starts */
+	bool		dpl_cut;	/* a turn found the budget spent */
 };
 
 /*
@@ -42,13 +47,18 @@ unsigned int	dti_budget_room(unsigned int room, unsigned int held);
 /*
  * A pass over n tracees begins with budget slots (UINT_MAX: no bound):
  * each gets an even share.  The pass takes the tracees in list order
- * from dti_plan_first() on, wrapping around.  A plan is zeroed once,
+ * from dti_plan_first() on, wrapping around: the first tracee the last
+ * pass's budget did not reach, so that with fewer slots than tracees
+ * each still gets its turn every few passes.  A plan is zeroed once,
  * then goes from pass to pass.
  */
 void		dti_plan_begin(struct dti_plan *, unsigned int budget,
 		    unsigned int n);
 unsigned int	dti_plan_first(const struct dti_plan *);
-/* What the next tracee's turn may take; UINT_MAX: no bound. */
+/*
+ * What the next tracee's turn may take; UINT_MAX: no bound.  Once a
+ * turn, before dti_plan_took().
+ */
 unsigned int	dti_plan_allow(struct dti_plan *);
 /* That turn took n slots (a record may take more than it was allowed). */
 void		dti_plan_took(struct dti_plan *, unsigned int n);

@@ -195,8 +195,11 @@ dti_drain(struct dti_proc *dp, int final)
 	 * A batch waiting for the look at its image: the ring waits with it
 	 * (its tracee's own cost), the other rings do not.
 	 */
-	if (!dti_held_settle(dp, final))
+	if (!dti_held_settle(dp, final)) {
+		if (!final)
+			dti_plan_took(&dti_plan, 0);
 		return 0;
+	}
 	/*
 	 * At most one ring's worth per call: a tracee that keeps committing
 	 * (or forges ur_seq ahead of us) must not hold the drain thread on
