@@ -15,8 +15,8 @@
  */
 
 /*
- * The lossless drain's budget (dt_ingest_budget.h).  No state of its
- * own: the plan is the caller's, and nothing here takes a lock.
+ * The lossless drain's budget and order (dt_ingest_budget.h).  No state
+ * of its own: the plan is the caller's, and nothing here takes a lock.
  */
 #include <limits.h>
 
@@ -29,61 +29,49 @@ dti_budget_room(unsigned int room, unsigned int held)
 }
 
 void
-dti_plan_begin(struct dti_plan *pl, unsigned int budget, unsigned int n)
+dti_plan_begin(struct dti_plan *pl, unsigned int budget)
 {
 	pl->dpl_budget = budget;
-	/*
-	 * Where the last pass ran out, if it did; the list may have
-	 * changed since (a tracee attached at its head, or left), which
-	 * moves the turn by as many: some tracee may wait a pass more.
-	 */
-	pl->dpl_first = n > 0 ? pl->dpl_next % n : 0;
-	pl->dpl_n = n;
-	pl->dpl_turn = 0;
-	pl->dpl_next = pl->dpl_first;
-	pl->dpl_cut = false;
-	/*
-	 * An even share, or the first rings of the list would take it all,
-	 * pass after pass, while the last ones' threads waited past their
-	 * bound and dropped.
-	 */
-	if (budget == UINT_MAX)
-		pl->dpl_share = UINT_MAX;
-	else {
-		pl->dpl_share = n > 1 ? budget / n : budget;
-		if (pl->dpl_share == 0)
-			pl->dpl_share = 1;
-	}
 }
 
 unsigned int
-dti_plan_first(const struct dti_plan *pl)
+dti_plan_allow(const struct dti_plan *pl)
 {
-	return pl->dpl_first;
-}
-
-unsigned int
-dti_plan_allow(struct dti_plan *pl)
-{
-	/*
-	 * The first turn the budget does not reach is the next pass's
-	 * first: starting every pass at the list's head, the first
-	 * tracees took what few slots there were, pass after pass, and
-	 * the last ones' threads waited past their bound and dropped.
-	 */
-	if (pl->dpl_budget == 0 && !pl->dpl_cut) {
-		pl->dpl_cut = true;
-		pl->dpl_next = pl->dpl_n > 0 ?
-		    (pl->dpl_first + pl->dpl_turn) % pl->dpl_n : 0;
-	}
-	return pl->dpl_budget < pl->dpl_share ? pl->dpl_budget :
-	    pl->dpl_share;
+	return pl->dpl_budget;
 }
 
 void
 dti_plan_took(struct dti_plan *pl, unsigned int n)
 {
-	pl->dpl_turn++;
 	if (pl->dpl_budget != UINT_MAX)
 		pl->dpl_budget -= n < pl->dpl_budget ? n : pl->dpl_budget;
+}
+
+int
+dti_pick(const uint64_t *head, const bool *done, unsigned int n,
+    uint64_t slack, uint64_t *bound)
+{
+	unsigned int i;
+	int best = -1, next = -1;
+
+	for (i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		if (best < 0 || head[i] < head[best]) {
+			next = best;
+			best = (int)i;
+		} else if (next < 0 || head[i] < head[next])
+			next = (int)i;
+	}
+	/*
+	 * A little past the next ring's oldest: rings whose threads'
+	 * stamps interleave would otherwise give way after every record,
+	 * each a drain call of its own.  What that lets through stays
+	 * within the mark's slack (dti_low_mark()).
+	 */
+	if (next < 0 || head[next] > UINT64_MAX - slack)
+		*bound = UINT64_MAX;
+	else
+		*bound = head[next] + slack;
+	return best;
 }

@@ -15,26 +15,21 @@
  */
 
 /*
- * What a lossless drain pass may take from the tracees' rings, and how
- * it shares that among them (dt_ingest_budget.c): plain arithmetic on
- * its arguments, apart from the drain thread (dt_ingest_drain.c) so that
- * a unit test drives it pass by pass.  A plan is its caller's own; the
- * drain's is the drain thread's ([D]).
+ * What a lossless drain pass may take from the tracees' rings, and in
+ * which order (dt_ingest_budget.c): plain arithmetic on its arguments,
+ * apart from the drain thread (dt_ingest_drain.c) so that a unit test
+ * drives it pass by pass.  A plan is its caller's own; the drain's is
+ * the drain thread's ([D]).
  */
 #ifndef DT_INGEST_BUDGET_H
 #define DT_INGEST_BUDGET_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct dti_plan {
 	unsigned int	dpl_budget;	/* slots the pass may still take;
 					   UINT_MAX: no bound */
-	unsigned int	dpl_share;	/* what one ring may take of it */
-	unsigned int	dpl_first;	/* the list index the pass starts at */
-	unsigned int	dpl_n;		/* tracees in the pass */
-	unsigned int	dpl_turn;	/* turns given so far in the pass */
-	unsigned int	dpl_next;	/* where the next pass starts */
-	bool		dpl_cut;	/* a turn found the budget spent */
 };
 
 /*
@@ -44,23 +39,22 @@ struct dti_plan {
  */
 unsigned int	dti_budget_room(unsigned int room, unsigned int held);
 
-/*
- * A pass over n tracees begins with budget slots (UINT_MAX: no bound):
- * each gets an even share.  The pass takes the tracees in list order
- * from dti_plan_first() on, wrapping around: the first tracee the last
- * pass's budget did not reach, so that with fewer slots than tracees
- * each still gets its turn every few passes.  A plan is zeroed once,
- * then goes from pass to pass.
- */
-void		dti_plan_begin(struct dti_plan *, unsigned int budget,
-		    unsigned int n);
-unsigned int	dti_plan_first(const struct dti_plan *);
-/*
- * What the next tracee's turn may take; UINT_MAX: no bound.  Once a
- * turn, before dti_plan_took().
- */
-unsigned int	dti_plan_allow(struct dti_plan *);
-/* That turn took n slots (a record may take more than it was allowed). */
+/* A pass begins with budget slots (UINT_MAX: no bound). */
+void		dti_plan_begin(struct dti_plan *, unsigned int budget);
+/* What the next ring's drain may take; UINT_MAX: no bound. */
+unsigned int	dti_plan_allow(const struct dti_plan *);
+/* That drain took n slots (a record may take more than it was allowed). */
 void		dti_plan_took(struct dti_plan *, unsigned int n);
+
+/*
+ * Which ring a pass under a budget takes from next: of the n rings
+ * whose oldest records are stamped head[i] (0: nothing to order by, a
+ * slot to skip or one not committed yet, taken at once) and not done[i],
+ * the one with the oldest, the first of equals; -1 when all are done.
+ * *bound: the stamp after which that ring gives way, the next oldest's
+ * plus slack; UINT64_MAX when no other ring has one.
+ */
+int		dti_pick(const uint64_t *head, const bool *done,
+		    unsigned int n, uint64_t slack, uint64_t *bound);
 
 #endif /* DT_INGEST_BUDGET_H */

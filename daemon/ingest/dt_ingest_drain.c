@@ -98,11 +98,10 @@ dti_tail_publish(struct udt_ring_hdr *rh, uint64_t tail)
 
 /*
  * Slots the rest of this pass may still take from the tracees' rings
- * while a lossless reader is on (dti_hold()), and how they are shared
- * (dt_ingest_budget.h); dpl_budget UINT_MAX: no bound.
+ * while a lossless reader is on (dti_hold(), dt_ingest_budget.h);
+ * dpl_budget UINT_MAX: no bound.
  */
-static struct dti_plan	dti_plan = { .dpl_budget = UINT_MAX,
-			    .dpl_share = UINT_MAX };	/* [D] */
+static struct dti_plan	dti_plan = { .dpl_budget = UINT_MAX };	/* [D] */
 
 /*
  * The realtime stamp of valid record r, as dt_ingest_rec.c gives its
@@ -173,19 +172,19 @@ dti_low(struct dti_proc *dp, uint64_t first, bool woke)
  * final: the process has exited or exec'd, so no slot will ever be
  * committed again: skip the uncommitted ones at once instead of after
  * UDT_STUCK_NSEC, or everything committed behind one of them is lost.
- * Not final, at most what dti_plan allows (dp_cut: it
- * stopped there with committed records left); lossless, dp_lowrt.
+ * Not final, at most what dti_plan allows, and after the first record
+ * none stamped after bound (UINT64_MAX: no bound; dp_cut: it stopped
+ * there with committed records left); lossless, dp_lowrt, from what
+ * the pass took of the ring so far (dp_pfirst, dp_pwoke).
  */
 static unsigned int
-dti_drain(struct dti_proc *dp, int final)
+dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 {
 	struct udt_ring_hdr *rh = dp->dp_ring;
 	const char *slots = (const char *)rh + UDT_RING_HDRSIZE;
-	uint64_t mask = dp->dp_nslots - 1, head, seq, now;
+	uint64_t mask = dp->dp_nslots - 1, head, seq, now, ns;
 	unsigned int n = 0, nb = 0, published = 0;
 	unsigned int budget = final ? UINT_MAX : dti_plan_allow(&dti_plan);
-	uint64_t first = 0;	/* the stamp of the first record taken */
-	bool woke = false;
 
 	dp->dp_cut = false;
 	if (!final)
@@ -216,6 +215,15 @@ dti_drain(struct dti_proc *dp, int final)
 		 */
 		if (n >= budget) {
 			dp->dp_cut = dti_committed(dp, dp->dp_tail, NULL);
+			break;
+		}
+		/*
+		 * Another ring's oldest record is older than this one: the
+		 * pass takes that first (dti_drain_oldest()).
+		 */
+		if (n > 0 && bound != UINT64_MAX &&
+		    dti_committed(dp, dp->dp_tail, &ns) && ns > bound) {
+			dp->dp_cut = true;
 			break;
 		}
 
@@ -271,9 +279,9 @@ dti_drain(struct dti_proc *dp, int final)
 		dp->dp_tail++;
 		if (dt_ingest_valid(&dti_batch[nb])) {
 			dti_bhas[nb] = 0;
-			if (first == 0 && !final &&
+			if (dp->dp_pfirst == 0 && !final &&
 			    __atomic_load_n(&dti_lossless, __ATOMIC_RELAXED))
-				first = dti_rec_rt(&dti_batch[nb]);
+				dp->dp_pfirst = dti_rec_rt(&dti_batch[nb]);
 			if (dti_batch[nb].ur_flags & UDT_R_STR) {
 				/*
 				 * Its strings are the next ticket's slot,
@@ -323,7 +331,7 @@ dti_drain(struct dti_proc *dp, int final)
 			    nb, final);
 			nb = 0;
 			dti_bdeep.dd_used = 0;
-			woke |= dti_tail_publish(rh, dp->dp_tail);
+			dp->dp_pwoke |= dti_tail_publish(rh, dp->dp_tail);
 			published = n;
 			if (dp->dp_held != NULL)
 				goto out;
@@ -332,13 +340,13 @@ dti_drain(struct dti_proc *dp, int final)
 	dti_flush(dp, dti_batch, dti_bstr, dti_bhas, &dti_bdeep, nb, final);
 	dti_bdeep.dd_used = 0;
 	if (n > 0)
-		woke |= dti_tail_publish(rh, dp->dp_tail);
+		dp->dp_pwoke |= dti_tail_publish(rh, dp->dp_tail);
 out:
 	if (final)
 		return n;
 	dti_plan_took(&dti_plan, n);
 	if (__atomic_load_n(&dti_lossless, __ATOMIC_RELAXED))
-		dti_low(dp, first, woke);
+		dti_low(dp, dp->dp_pfirst, dp->dp_pwoke);
 	return n;
 }
 
@@ -432,7 +440,7 @@ dti_unlink_gone(void)
 	while ((dp = gone) != NULL) {
 		gone = dp->dp_next;
 		/* Whatever was committed before it exited or exec'd. */
-		dti_drain(dp, 1);
+		dti_drain(dp, 1, UINT64_MAX);
 		dti_counters(dp);
 		dti_orphan(dp->dp_tab);
 		dti_free(dp);
@@ -598,12 +606,114 @@ dti_low_mark(const struct dti_proc *procs, uint64_t *rt)
 	}
 }
 
+/* dti_drain_oldest()'s rings, their oldest stamps, done: dti_onum each. */
+static uint64_t		*dti_ohead;	/* [D] */
+static bool		*dti_odone;	/* [D] */
+static struct dti_proc	**dti_oproc;	/* [D] */
+static unsigned int	 dti_onum;	/* [D] */
+
+/* The stamp of the record at dp's tail; 0: none to order by.  [D] */
+static uint64_t
+dti_head_rt(const struct dti_proc *dp)
+{
+	uint64_t ns;
+
+	return dti_committed(dp, dp->dp_tail, &ns) ? ns : 0;
+}
+
+/* Room in them for k rings; false without the memory.  [D] */
+static bool
+dti_oroom(unsigned int k)
+{
+	uint64_t *h;
+	bool *d;
+	struct dti_proc **p;
+
+	if (k <= dti_onum)
+		return true;
+	if ((h = realloc(dti_ohead, k * sizeof(*h))) != NULL)
+		dti_ohead = h;
+	if ((d = realloc(dti_odone, k * sizeof(*d))) != NULL)
+		dti_odone = d;
+	if ((p = realloc(dti_oproc, k * sizeof(*p))) != NULL)
+		dti_oproc = p;
+	if (h == NULL || d == NULL || p == NULL)
+		return false;
+	dti_onum = k;
+	return true;
+}
+
+/*
+ * A pass under a budget (a lossless reader behind): the tracees' records
+ * oldest first, whichever ring each is in, as far as the budget goes.
+ * Taken ring by ring, a pass the budget cut took one tracee's young
+ * records and left another's old ones: the young ones then waited in
+ * the sequencer behind the mark the old ones held back (dti_low_mark()),
+ * past its bound D when the reader was slow, and went out before the
+ * old ones, which came late.  A late event sits behind younger ones in
+ * its CPU's ring, and a read gave the same thread's next event, from
+ * another CPU's ring, before it (four dd's behind btrace: a quarter of
+ * the events late, a few returns read before their own entries).  Oldest
+ * first, what a pass leaves is younger than what it took, but for the
+ * slack of dti_pick(), so the mark lets what it took go at once.
+ * Every ring is looked at (dp_lowrt, the stuck clock, dp_cut), taken from
+ * or not.  Returns the slots consumed.  The drain thread.
+ */
+static unsigned int
+dti_drain_oldest(struct dti_proc *procs, unsigned int k)
+{
+	struct dti_proc *dp;
+	uint64_t bound;
+	unsigned int i, n = 0, got;
+	int j;
+
+	if (!dti_oroom(k)) {
+		/* No memory for the order: ring by ring, as the list goes. */
+		for (i = 0, dp = procs; i < k; i++, dp = dp->dp_next)
+			n += dti_drain(dp, 0, UINT64_MAX);
+		return n;
+	}
+	for (i = 0, dp = procs; i < k; i++, dp = dp->dp_next) {
+		dti_oproc[i] = dp;
+		dti_odone[i] = false;
+		dti_ohead[i] = dti_head_rt(dp);
+	}
+	while (dti_plan.dpl_budget > 0 && (j = dti_pick(dti_ohead, dti_odone,
+	    k, DTI_SEQ_SLACK_NS, &bound)) >= 0) {
+		dp = dti_oproc[j];
+		got = dti_drain(dp, 0, bound);
+		n += got;
+		/*
+		 * Done with it for this pass: nothing taken (nothing
+		 * committed, or a batch waiting for its look), or taken to
+		 * the end of what was committed.
+		 */
+		if (got == 0 || dp->dp_held != NULL || !dp->dp_cut)
+			dti_odone[j] = true;
+		else
+			dti_ohead[j] = dti_head_rt(dp);
+	}
+	/*
+	 * The rings the budget did not reach: what they hold bounds the
+	 * mark as it would have had they been drained (dti_drain()).
+	 */
+	for (i = 0; i < k; i++) {
+		dp = dti_oproc[i];
+		if (dti_odone[i])
+			continue;
+		dp->dp_cut = dti_committed(dp, dp->dp_tail, NULL);
+		dp->dp_lowrt = 0;
+		dti_low(dp, dp->dp_pfirst, dp->dp_pwoke);
+	}
+	return n;
+}
+
 void *
 dti_drain_main(void *arg)
 {
 	struct dti_proc *dp, *procs;
 	uint64_t idle = DTI_IDLE_MIN, lastreap = 0, now, rt, xrt, x;
-	unsigned int n, gen, k, i, budget;
+	unsigned int n, gen, k, budget;
 	int gone;
 	bool hold;
 
@@ -623,25 +733,27 @@ dti_drain_main(void *arg)
 		}
 		procs = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
 		hold = dti_hold(now, &budget);
+		dti_plan_begin(&dti_plan, hold ? UINT_MAX : budget);
 		/*
 		 * The tracees the pass sees: those listed by now.  One that
 		 * attaches meanwhile goes in at the head, before them.
 		 */
-		for (k = 0, dp = procs; dp != NULL; dp = dp->dp_next)
-			k++;
-		dti_plan_begin(&dti_plan, hold ? UINT_MAX : budget, k);
-		for (i = 0, dp = procs; dp != NULL && i < dti_plan_first(
-		    &dti_plan); i++)
-			dp = dp->dp_next;
 		xrt = rt;
-		for (i = 0; i < k; i++, dp = dp->dp_next != NULL ?
-		    dp->dp_next : procs) {
+		for (k = 0, dp = procs; dp != NULL; dp = dp->dp_next, k++) {
 			/* Before the drain: see dti_exec_look(). */
 			if ((x = dti_exec_look(dp, rt, now, !hold)) < xrt)
 				xrt = x;
 			dp->dp_pass = dti_pass;
-			if (!hold)
-				n += dti_drain(dp, 0);
+			if (hold)
+				continue;
+			dp->dp_pfirst = 0;
+			dp->dp_pwoke = false;
+			if (budget == UINT_MAX)
+				n += dti_drain(dp, 0, UINT64_MAX);
+		}
+		if (!hold && budget != UINT_MAX)
+			n += dti_drain_oldest(procs, k);
+		for (dp = procs; dp != NULL; dp = dp->dp_next) {
 			dti_counters(dp);
 			if (dp->dp_dead || atomic_load(&dp->dp_retired))
 				gone = 1;

@@ -246,6 +246,12 @@ struct dti_proc {
 						   to come from the ring was
 						   stamped no earlier, ns (0:
 						   the pass's own promise) */
+	uint64_t		 dp_pfirst;	/* [D] lossless: the stamp of
+						   the first record the last
+						   pass that drained took, 0:
+						   none */
+	bool			 dp_pwoke;	/* [D] and whether it woke
+						   threads waiting for room */
 	uint64_t		 dp_cpu;	/* [I] then [D]: its CPU time,
 						   ticks, at the last look */
 	uint64_t		 dp_budget;	/* [I] then [D]: lost and

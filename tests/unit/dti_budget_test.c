@@ -15,86 +15,150 @@
  */
 
 /*
- * The lossless drain's budget (dt_ingest_budget.c), pass by pass as the
- * drain thread runs it (dti_drain_main()): every tracee with records
- * waiting gets some of every few passes' budget, however many tracees
- * there are for it.  Each pass started at the list's head: with fewer
- * slots than tracees, the first ones took them all, pass after pass,
- * and the last ones' threads waited past their bound and dropped.
+ * The lossless drain's budget and order (dt_ingest_budget.c), pass by
+ * pass as the drain thread runs them (dti_drain_oldest()), on rings of
+ * made-up stamps:
+ *
+ *  - a pass the budget cuts takes the oldest records of all the rings
+ *    first: what it leaves is younger than what it took (but for the
+ *    slack), so the mark lets what it took go.  Taken ring by ring, a
+ *    cut pass took one tracee's young records and left another's old
+ *    ones, which came late once the sequencer's bound let the young
+ *    ones out; and with fewer slots than tracees, each pass starting at
+ *    the list's head, the last tracees got nothing, pass after pass.
  */
 #include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "dt_ingest_budget.h"
 #include "dtt.h"
 
-#define NT	16
+#define NR	16		/* rings */
+#define NREC	4096		/* records a ring */
+#define SLACK	200		/* dti_pick()'s slack, in stamp units */
+
+struct ring {
+	uint64_t	r_ts[NREC];
+	unsigned int	r_tail, r_n;
+};
+
+static struct ring	rings[NR];
+
+static uint64_t
+head(const struct ring *r)
+{
+	return r->r_tail < r->r_n ? r->r_ts[r->r_tail] : 0;
+}
 
 /*
- * npass passes over nt tracees whose rings never run dry, budget slots
- * each: the passes each tracee got nothing in, at most, in a row.
+ * One cut pass over nr rings with budget slots, as dti_drain_oldest():
+ * pick, take up to the bound (at least one record), again.  *newest:
+ * the youngest record taken.  Returns records taken.
  */
 static unsigned int
-starved(unsigned int nt, unsigned int budget, unsigned int npass,
-    unsigned int *took)
+pass(unsigned int nr, unsigned int budget, uint64_t *newest)
 {
 	struct dti_plan pl;
-	unsigned int p, i, t, allow, dry[NT] = { 0 }, worst = 0;
+	uint64_t h[NR], bound;
+	bool done[NR];
+	unsigned int i, n, total = 0;
+	struct ring *r;
+	int j;
 
-	memset(&pl, 0, sizeof(pl));
-	memset(took, 0, nt * sizeof(*took));
-	for (p = 0; p < npass; p++) {
-		dti_plan_begin(&pl, budget, nt);
-		for (i = 0; i < nt; i++) {
-			t = (dti_plan_first(&pl) + i) % nt;
-			allow = dti_plan_allow(&pl);
-			took[t] += allow;
-			dti_plan_took(&pl, allow);
-			dry[t] = allow == 0 ? dry[t] + 1 : 0;
-			if (dry[t] > worst)
-				worst = dry[t];
-		}
+	*newest = 0;
+	dti_plan_begin(&pl, budget);
+	for (i = 0; i < nr; i++) {
+		h[i] = head(&rings[i]);
+		done[i] = h[i] == 0;
 	}
-	return worst;
+	while (pl.dpl_budget > 0 &&
+	    (j = dti_pick(h, done, nr, SLACK, &bound)) >= 0) {
+		r = &rings[j];
+		for (n = 0; n < dti_plan_allow(&pl) && r->r_tail < r->r_n &&
+		    (n == 0 || r->r_ts[r->r_tail] <= bound); n++) {
+			if (r->r_ts[r->r_tail] > *newest)
+				*newest = r->r_ts[r->r_tail];
+			r->r_tail++;
+		}
+		dti_plan_took(&pl, n);
+		total += n;
+		if ((h[j] = head(r)) == 0)
+			done[j] = true;
+	}
+	return total;
+}
+
+/*
+ * nr rings, each a thread's stamps at its own pace, interleaved, and
+ * passes of budget slots until all are taken: each pass takes some, and
+ * what it leaves is no older than what it took, less the slack, so no
+ * ring's records wait while younger ones go (the first rings of the
+ * list took them all, the last ones' threads waited past their bound).
+ */
+static bool
+cut_passes(unsigned int nr, unsigned int budget, const char *what)
+{
+	uint64_t newest, oldest_left;
+	unsigned int i, k, npass = 0, took;
+	bool order = true, left, moved = true;
+
+	for (i = 0; i < nr; i++) {
+		rings[i].r_tail = 0;
+		rings[i].r_n = NREC / (i + 1);
+		for (k = 0; k < rings[i].r_n; k++)
+			rings[i].r_ts[k] = 1000 + i * 7 + (uint64_t)k * (i + 1) *
+			    10;
+	}
+	do {
+		took = pass(nr, budget, &newest);
+		moved &= took > 0;
+		npass++;
+		left = false;
+		oldest_left = UINT64_MAX;
+		for (i = 0; i < nr; i++) {
+			if (rings[i].r_tail == rings[i].r_n)
+				continue;
+			left = true;
+			if (head(&rings[i]) < oldest_left)
+				oldest_left = head(&rings[i]);
+		}
+		if (left && oldest_left + SLACK < newest)
+			order = false;
+	} while (left && npass < 100000);
+	return dtt_check(!left && order && moved,
+	    "%s: %u rings, %u slots a pass: all taken in %u passes, each "
+	    "took some (%s), oldest first (%s)", what, nr, budget, npass,
+	    moved ? "yes" : "no", order ? "yes" : "no");
 }
 
 int
 main(void)
 {
-	unsigned int took[NT], i, total, min, b, w;
+	uint64_t h[4] = { 50, 30, 0, 30 }, bound;
+	bool done[4] = { false, false, true, false };
+	unsigned int b;
+	bool ok = true;
 
-	/* Enough for all: an even share each, every pass. */
-	w = starved(4, 4000, 10, took);
-	dtt_check(w == 0 && took[0] == 10000 && took[3] == 10000,
-	    "4 tracees, 4000 slots: 1000 each a pass (%u, %u), none starved",
-	    took[0], took[3]);
+	dtt_check(dti_pick(h, done, 4, 5, &bound) == 1 && bound == 35,
+	    "pick: the oldest, the first of equals, up to the next's + slack");
+	done[1] = done[3] = true;
+	dtt_check(dti_pick(h, done, 4, 5, &bound) == 0 &&
+	    bound == UINT64_MAX, "pick: the last ring left has no bound");
+	done[0] = true;
+	dtt_check(dti_pick(h, done, 4, 5, &bound) == -1, "pick: none left");
+	h[0] = 0;
+	done[0] = done[1] = false;
+	dtt_check(dti_pick(h, done, 4, 5, &bound) == 0 && bound == 35,
+	    "pick: a ring with nothing to order by goes first");
 
-	/*
-	 * Fewer slots than tracees: each tracee waits ceil(16 / b) - 1
-	 * passes at most, and over many passes all get the same, to one.
-	 */
-	for (b = 1; b < NT; b++) {
-		w = starved(NT, b, 160, took);
-		for (i = 0, total = 0, min = UINT_MAX; i < NT; i++) {
-			total += took[i];
-			if (took[i] < min)
-				min = took[i];
-		}
-		dtt_check(w <= (NT + b - 1) / b - 1 && total == 160 * b &&
-		    min >= 10 * b - 1,
-		    "16 tracees, %u slots a pass: at most %u passes without "
-		    "(%u), the least served took %u of %u", b,
-		    (NT + b - 1) / b - 1, w, min, 160 * b / NT);
-	}
+	dtt_check(dti_budget_room(2048, 48) == 2000 &&
+	    dti_budget_room(2048, 4096) == 0, "budget: the room less held");
 
-	/* Nothing free: nobody takes anything, and nothing breaks. */
-	w = starved(3, 0, 4, took);
-	dtt_check(took[0] == 0 && took[1] == 0 && took[2] == 0,
-	    "no budget: nothing taken");
-
-	/* No bound (a lossy reader, or none): every ring whole. */
-	w = starved(3, UINT_MAX, 1, took);
-	dtt_check(took[0] == UINT_MAX && took[2] == UINT_MAX,
-	    "no bound: no share");
+	for (b = 1; b < NR && ok; b += 2)
+		ok = cut_passes(NR, b, "fewer slots than rings");
+	cut_passes(4, 64, "four rings");
+	cut_passes(NR, 1000, "a pass's worth for all");
 	return dtt_done();
 }
