@@ -25,6 +25,7 @@
  *	[K]	dt_dev_lock
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdatomic.h>
@@ -150,6 +151,22 @@ unsigned int
 dt_dev_ringsize(void)
 {
 	return dt_conf.dcf_ringsize;
+}
+
+unsigned int
+dt_dev_lossless_room(void)
+{
+	struct dt_softc *sc;
+	unsigned int i, r, room = UINT_MAX;
+
+	if (pthread_mutex_trylock(&dt_dev_lock) != 0)
+		return UINT_MAX;
+	TAILQ_FOREACH(sc, &dt_softcs, ds_entry)
+		for (i = 0; i < sc->ds_nrings; i++)
+			if ((r = dt_ring_room(&sc->ds_rings[i])) < room)
+				room = r;
+	pthread_mutex_unlock(&dt_dev_lock);
+	return room;
 }
 
 /* The bytes of one open's rings, what the memory cap counts. */

@@ -122,6 +122,14 @@ unsigned int	dt_dev_ncpus(void);
 unsigned int	dt_dev_ringsize(void);
 
 /*
+ * The free slots of the fullest ring a lossless open has put into
+ * (dt_ring_room()); UINT_MAX when there is none, or when the device's
+ * configuration lock is busy (an ioctl may hold it for milliseconds:
+ * the caller does not wait).  Any thread holding no lock of the core.
+ */
+unsigned int	dt_dev_lossless_room(void);
+
+/*
  * open(2): a new independent softc.  0, ENOMEM (no memory, or its rings
  * would pass dcf_maxmem), EMFILE (the caller's user, not root, holds
  * dcf_maxopens), or what fault injection says (EPERM for "allowdt 0").

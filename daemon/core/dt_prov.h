@@ -486,6 +486,13 @@ void	dt_seq_stats(struct dt_seq_stats *);
  * (dt_ingest_drain.c).  Any thread; takes [s].
  */
 unsigned int	dt_source_held(struct dt_source *src);
+/*
+ * The same, and in *oldest the stamp of the oldest event held now, any
+ * source's (UINT64_MAX: none): what goes first once the watermark
+ * passes it.  Any thread; takes [s].
+ */
+unsigned int	dt_source_held_oldest(struct dt_source *src,
+		    uint64_t *oldest);
 
 /*
  * Tests: the clock the sequencer reads for now - D (NULL: the real

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
@@ -68,6 +69,18 @@ dt_ring_fill(const struct dt_ring *dr)
 	return (dr->dr_prod + dr->dr_size - dr->dr_cons) % dr->dr_size;
 }
 
+unsigned int
+dt_ring_room(struct dt_ring *dr)
+{
+	unsigned int room = UINT_MAX;
+
+	pthread_mutex_lock(&dr->dr_mtx);
+	if (dr->dr_lossless)
+		room = dr->dr_size - 1 - dt_ring_fill(dr);
+	pthread_mutex_unlock(&dr->dr_mtx);
+	return room;
+}
+
 /*
  * After a put for an open that asked for lossless (or one that found
  * the ring full): pressed from half full.  Under dr_mtx.
@@ -75,6 +88,8 @@ dt_ring_fill(const struct dt_ring *dr)
 static void
 dt_ring_press(struct dt_ring *dr, uint64_t evtflags)
 {
+	if (evtflags & DTEVT_LOSSLESS)
+		dr->dr_lossless = true;
 	if ((evtflags & DTEVT_LOSSLESS) && !dr->dr_pressed &&
 	    dt_ring_fill(dr) * 2 >= dr->dr_size - 1) {
 		dr->dr_pressed = 1;

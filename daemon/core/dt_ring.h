@@ -33,6 +33,7 @@
 #define DT_RING_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,8 @@ struct dt_ring {
 	_Atomic uint64_t dr_lateevt;	/* [a] put after a later event:
 					   the sequencer's late path */
 	unsigned int	 dr_pressed;	/* [m] counted in dt_ring_pressed() */
+	bool		 dr_lossless;	/* [m] an open that asked for
+					   lossless has put into it */
 } __attribute__((aligned(64)));		/* keep CPUs off each other's line */
 
 /*
@@ -67,6 +70,12 @@ struct dt_ring {
  * thread; relaxed: a hint, never a promise.
  */
 unsigned int	dt_ring_pressed(void);
+
+/*
+ * The free slots of dr if an open that asked for lossless has put into
+ * it, else UINT_MAX.  Any thread but one holding dr's lock.
+ */
+unsigned int	dt_ring_room(struct dt_ring *dr);
 
 /*
  * How many reads have taken records from a ring, ever: a reader that

@@ -668,6 +668,19 @@ dt_source_held(struct dt_source *src)
 	return n;
 }
 
+unsigned int
+dt_source_held_oldest(struct dt_source *src, uint64_t *oldest)
+{
+	const struct dt_seq_ent *e;
+	unsigned int n;
+
+	pthread_mutex_lock(&dt_seq_mtx);
+	n = src->dsrc_held;
+	*oldest = (e = dt_seq_oldest()) != NULL ? e->dse_ns : UINT64_MAX;
+	pthread_mutex_unlock(&dt_seq_mtx);
+	return n;
+}
+
 uint64_t
 dt_seq_done_ns(void)
 {

@@ -23,9 +23,22 @@
 #include "dt_ingest_budget.h"
 
 unsigned int
-dti_budget_room(unsigned int room, unsigned int held)
+dti_budget_room(unsigned int room, unsigned int held, unsigned int *reserve)
 {
-	return held < room ? room - held : 0;
+	unsigned int left = held < room ? room - held : 0;
+
+	/*
+	 * What a pass takes may all be held, younger than records that
+	 * come after it (a new image's loader's, a thread's that waited
+	 * for room) or that it left within the mark's slack; only taking
+	 * those lets it go.  With all the room spent on it, nothing could
+	 * be taken, and the drain stood still until the sequencer's bound
+	 * D let the held ones out and made the older ones late.
+	 */
+	*reserve = room / DTI_RESERVE_DIV;
+	if (*reserve > left)
+		*reserve = left;
+	return left - *reserve;
 }
 
 void

@@ -35,9 +35,12 @@ struct dti_plan {
 /*
  * The slots a pass may take: room, what the fullest lossless ring can
  * still take, less held, what of the drain's own the sequencer holds
- * for it.
+ * for it, less *reserve: a part kept for records older than what is
+ * held (dti_drain_oldest()).
  */
-unsigned int	dti_budget_room(unsigned int room, unsigned int held);
+#define DTI_RESERVE_DIV	8	/* the reserve: this part of the room */
+unsigned int	dti_budget_room(unsigned int room, unsigned int held,
+		    unsigned int *reserve);
 
 /* A pass begins with budget slots (UINT_MAX: no bound). */
 void		dti_plan_begin(struct dti_plan *, unsigned int budget);

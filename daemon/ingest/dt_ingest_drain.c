@@ -534,24 +534,43 @@ static uint64_t	dti_hold_reads;		/* the drain thread: dt_ring_reads() */
 
 /*
  * What a pass that does not hold may take while a lossless reader is on
- * (dti_plan): no ring is pressed, so every lossless open's ring has
- * half its slots free, rounded up, and the pass takes no more than that
- * less what of the drain's own the sequencer still holds, which reaches
- * the rings before or with it.  Taking whole tracee rings instead, one
- * after another, overfilled a reader's ring that was only just under
- * half full: a small ring, or a few busy tracees, and a reader that fell
+ * (dti_plan): no ring is pressed, so every lossless open's ring has at
+ * least half its slots free, rounded up, or what the fullest has free
+ * when the device tells (dt_dev_lossless_room()), and the pass takes no
+ * more than that less what of the drain's own the sequencer still holds,
+ * which reaches the rings before or with it, less the reserve
+ * (dti_budget_room()).  Taking whole tracee rings instead, one after
+ * another, overfilled a reader's ring that was only just under half
+ * full: a small ring, or a few busy tracees, and a reader that fell
  * behind lost events, lossless or not.  Whichever ring of whichever open
  * each event goes to, none then lacks room for the drain's.  Other
  * sources' events are not the drain's to hold back: they are not
  * counted, or a busy one would starve the tracees.
+ *
+ * Half a ring as the room, with no reserve, could stop the drain: the
+ * held events, younger than records still in the tracees' rings (an
+ * exec'd image's loader's, handed over late, or records within the
+ * mark's slack), could fill it, and then no pass could take the older
+ * records that would let them go, however much the reader read: the
+ * drain stood still until the sequencer's bound D released the held
+ * ones, and the older records came late (four dd's behind btrace: most
+ * passes for tens of ms).
  */
+static unsigned int	dti_reserve;		/* [D] this pass's reserve */
+static uint64_t		dti_oldest;		/* [D] the sequencer's oldest
+						   held event when it began */
+
 static unsigned int
 dti_budget_of(void)
 {
-	unsigned int room = (dt_dev_ringsize() + 1) / 2, held;
+	unsigned int room = (dt_dev_ringsize() + 1) / 2, held = 0, free;
 
-	held = dti_seq != NULL ? dt_source_held(dti_seq) : 0;
-	return dti_budget_room(room, held);
+	if ((free = dt_dev_lossless_room()) != UINT_MAX && free > room)
+		room = free;
+	dti_oldest = UINT64_MAX;
+	if (dti_seq != NULL)
+		held = dt_source_held_oldest(dti_seq, &dti_oldest);
+	return dti_budget_room(room, held, &dti_reserve);
 }
 
 /* Also the pass's budget, UINT_MAX: none. */
@@ -663,7 +682,7 @@ static unsigned int
 dti_drain_oldest(struct dti_proc *procs, unsigned int k)
 {
 	struct dti_proc *dp;
-	uint64_t bound;
+	uint64_t bound, lim;
 	unsigned int i, n = 0, got;
 	int j;
 
@@ -692,6 +711,26 @@ dti_drain_oldest(struct dti_proc *procs, unsigned int k)
 			dti_odone[j] = true;
 		else
 			dti_ohead[j] = dti_head_rt(dp);
+	}
+	/*
+	 * Then, from the reserve, the records that hold the sequencer's
+	 * oldest event back: stamped before it, or so little after that
+	 * the mark stays behind it (dti_low_mark()).
+	 */
+	if (dti_reserve > 0 && dti_oldest != UINT64_MAX) {
+		lim = dti_oldest + 3 * DTI_SEQ_SLACK_NS;
+		dti_plan_begin(&dti_plan, dti_reserve);
+		while (dti_plan.dpl_budget > 0 && (j = dti_pick(dti_ohead,
+		    dti_odone, k, DTI_SEQ_SLACK_NS, &bound)) >= 0 &&
+		    dti_ohead[j] < lim) {
+			dp = dti_oproc[j];
+			got = dti_drain(dp, 0, bound < lim ? bound : lim);
+			n += got;
+			if (got == 0 || dp->dp_held != NULL || !dp->dp_cut)
+				dti_odone[j] = true;
+			else
+				dti_ohead[j] = dti_head_rt(dp);
+		}
 	}
 	/*
 	 * The rings the budget did not reach: what they hold bounds the
@@ -796,7 +835,7 @@ dti_drain_main(void *arg)
 			continue;
 		}
 		/* Held back: the reader frees room within microseconds. */
-		if (hold || dti_plan.dpl_budget == 0) {
+		if (hold || budget == 0 || dti_plan.dpl_budget == 0) {
 			dti_idle(gen, DTI_IDLE_MIN);
 			idle = DTI_IDLE_MIN;
 			continue;

@@ -26,6 +26,10 @@
  *    ones, which came late once the sequencer's bound let the young
  *    ones out; and with fewer slots than tracees, each pass starting at
  *    the list's head, the last tracees got nothing, pass after pass.
+ *  - the budget keeps a reserve: when everything the passes took is
+ *    held behind an older record that comes later, a pass can still
+ *    take that record.  Without it, the held events filled the room
+ *    and no pass could take anything until the bound D let them go.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -133,12 +137,32 @@ cut_passes(unsigned int nr, unsigned int budget, const char *what)
 	    moved ? "yes" : "no", order ? "yes" : "no");
 }
 
+/*
+ * The held events only go once an older record is taken: every pass
+ * takes its budget of young records, all held; then an older one comes
+ * (a loader's, handed over late).  Whether some pass can still take it,
+ * with the reader's ring empty the whole time (room stays the same).
+ */
+static bool
+pinned(unsigned int room)
+{
+	unsigned int held = 0, budget, reserve = 0, p;
+
+	for (p = 0; p < 64; p++) {
+		budget = dti_budget_room(room, held, &reserve);
+		held += budget;
+	}
+	return dtt_check(held < room && reserve > 0,
+	    "room %u, every pass's records held: %u held, a reserve of %u "
+	    "for the older record", room, held, reserve);
+}
+
 int
 main(void)
 {
 	uint64_t h[4] = { 50, 30, 0, 30 }, bound;
 	bool done[4] = { false, false, true, false };
-	unsigned int b;
+	unsigned int b, reserve;
 	bool ok = true;
 
 	dtt_check(dti_pick(h, done, 4, 5, &bound) == 1 && bound == 35,
@@ -153,8 +177,16 @@ main(void)
 	dtt_check(dti_pick(h, done, 4, 5, &bound) == 0 && bound == 35,
 	    "pick: a ring with nothing to order by goes first");
 
-	dtt_check(dti_budget_room(2048, 48) == 2000 &&
-	    dti_budget_room(2048, 4096) == 0, "budget: the room less held");
+	b = dti_budget_room(4096, 0, &reserve);
+	dtt_check(b + reserve == 4096 && reserve == 4096 / DTI_RESERVE_DIV,
+	    "room 4096, nothing held: %u and a reserve of %u", b, reserve);
+	b = dti_budget_room(4096, 4090, &reserve);
+	dtt_check(b == 0 && reserve == 6, "room 4096, 4090 held: %u, %u",
+	    b, reserve);
+	b = dti_budget_room(2048, 4096, &reserve);
+	dtt_check(b == 0 && reserve == 0, "more held than room: nothing");
+	pinned(4096);
+	pinned(16);
 
 	for (b = 1; b < NR && ok; b += 2)
 		ok = cut_passes(NR, b, "fewer slots than rings");
