@@ -425,6 +425,16 @@ void	dt_source_begin(struct dt_source *src, uint64_t ns);
 void	dt_source_idle(struct dt_source *src);
 
 /*
+ * Whether src is held back, not stuck (on): its mark is old because a
+ * lossless reader reads slowly and its records wait for room, and they
+ * will come, oldest first.  While an active source says so, W is the
+ * oldest mark whatever its age: D let the younger events out before
+ * those records, which then came late.  Any thread; the wakeup thread
+ * releases what turning it off frees.
+ */
+void	dt_source_patient(struct dt_source *src, bool on);
+
+/*
  * The ordered dt_probe_emit() and dt_pcb_ring_put(): ev (copied) goes to
  * dtp's recording pcbs, or to dp, once W has passed its time stamp;
  * drops are counted in the rings then.  src is the putting source, for

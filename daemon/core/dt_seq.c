@@ -73,11 +73,13 @@ struct dt_source {
 	bool			 dsrc_active;	/* [s] */
 	uint64_t		 dsrc_late;	/* [s] its late events */
 	unsigned int		 dsrc_held;	/* [s] its events held now */
+	bool			 dsrc_patient;	/* [s] dt_source_patient() */
 };
 
 static pthread_mutex_t	 dt_seq_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct dt_source	*dt_seq_sources;	/* [s] */
 static unsigned int	 dt_seq_nactive;	/* [s] active sources */
+static unsigned int	 dt_seq_npatient;	/* [s] of them, patient */
 static uint64_t		 dt_seq_minmark;	/* [s] oldest active mark */
 static uint64_t		 dt_seq_last;		/* [s] newest released */
 static uint64_t		 dt_seq_arrivals;	/* [s] */
@@ -136,7 +138,8 @@ dt_seq_w(uint64_t now)
 	if (dt_seq_nactive == 0)
 		return UINT64_MAX;
 	w = dt_seq_minmark;
-	if (now > dt_seq_delay && now - dt_seq_delay > w)
+	if (dt_seq_npatient == 0 && now > dt_seq_delay &&
+	    now - dt_seq_delay > w)
 		w = now - dt_seq_delay;
 	return w;
 }
@@ -190,7 +193,8 @@ dt_seq_unheld(struct dt_seq_slot *ss)
 static void
 dt_seq_due_update(void)
 {
-	atomic_store_explicit(&dt_seq_due, dt_seq_n == 0 ? UINT64_MAX :
+	atomic_store_explicit(&dt_seq_due, dt_seq_n == 0 ||
+	    dt_seq_npatient > 0 ? UINT64_MAX :
 	    dt_seq_oldest()->dse_ns + dt_seq_delay, memory_order_relaxed);
 }
 
@@ -436,6 +440,8 @@ dt_source_set(struct dt_source *src, uint64_t ns)
 	if (!src->dsrc_active) {
 		src->dsrc_active = true;
 		dt_seq_nactive++;
+		if (src->dsrc_patient)
+			dt_seq_npatient++;
 	}
 	src->dsrc_mark = ns;
 	dt_seq_minmark_update();
@@ -475,11 +481,37 @@ dt_source_idle(struct dt_source *src)
 	if (was) {
 		src->dsrc_active = false;
 		dt_seq_nactive--;
+		if (src->dsrc_patient)
+			dt_seq_npatient--;
 		dt_seq_minmark_update();
+		dt_seq_due_update();
 	}
 	pthread_mutex_unlock(&dt_seq_mtx);
 	/* W moved forward: the wakeup thread releases (it is RCU's). */
 	if (was) {
+		atomic_store(&dt_seq_pending, 1);
+		dt_wakeup_kick();
+	}
+}
+
+void
+dt_source_patient(struct dt_source *src, bool on)
+{
+	bool freed;
+
+	pthread_mutex_lock(&dt_seq_mtx);
+	freed = src->dsrc_patient && !on && src->dsrc_active;
+	if (src->dsrc_patient != on && src->dsrc_active) {
+		if (on)
+			dt_seq_npatient++;
+		else
+			dt_seq_npatient--;
+	}
+	src->dsrc_patient = on;
+	dt_seq_due_update();
+	pthread_mutex_unlock(&dt_seq_mtx);
+	/* D applies again: the wakeup thread releases what it frees. */
+	if (freed) {
 		atomic_store(&dt_seq_pending, 1);
 		dt_wakeup_kick();
 	}

@@ -747,6 +747,24 @@ dti_drain_oldest(struct dti_proc *procs, unsigned int k)
 	return n;
 }
 
+/*
+ * Tell the sequencer whether the drain's mark is old because a lossless
+ * reader holds its records back (dt_source_patient()): then they come,
+ * oldest first, and the sequencer's bound D must not let younger events
+ * out before them.  A pass through for a reader that stopped reading is
+ * not held back; nor is a lossy drain.  The drain thread.
+ */
+static void
+dti_patience(bool on)
+{
+	static bool told;	/* [D] */
+
+	if (dti_seq != NULL && on != told) {
+		dt_source_patient(dti_seq, on);
+		told = on;
+	}
+}
+
 void *
 dti_drain_main(void *arg)
 {
@@ -773,6 +791,7 @@ dti_drain_main(void *arg)
 		procs = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
 		hold = dti_hold(now, &budget);
 		dti_plan_begin(&dti_plan, hold ? UINT_MAX : budget);
+		dti_patience(hold || budget != UINT_MAX);
 		/*
 		 * The tracees the pass sees: those listed by now.  One that
 		 * attaches meanwhile goes in at the head, before them.

@@ -878,8 +878,9 @@ seq_read(struct dt_softc *sc, const long *want, size_t n)
  * The sequencer: two sources whose events interleave in time, pushed
  * each source's after the other's, to a probe on CPU 0 and a pcb on
  * CPU 1, come out in time order across two reads once both marked; a
- * source that goes silent holds the other back for D only; a late event
- * goes at once and is counted; a stop flushes what is held for the open.
+ * source that goes silent holds the other back for D only, unless it
+ * says it is held back (dt_source_patient()); a late event goes at once
+ * and is counted; a stop flushes what is held for the open.
  */
 static void
 test_seq(void)
@@ -936,9 +937,17 @@ test_seq(void)
 	dt_source_mark(b, base + 10000);
 	CHECK(seq_read(sc, second, 1));
 	CHECK(seq_read(sc, NULL, 0));
-	/* D later a no longer counts; the wakeup thread may tick too. */
+	/*
+	 * a is held back, not stuck (a drain behind a slow lossless
+	 * reader): D later, 5 and 6 still wait for it, and 7 with them.
+	 */
+	dt_source_patient(a, true);
 	__atomic_store_n(&seq_fake_now, base + 7000 + 50000000ULL,
 	    __ATOMIC_RELAXED);
+	dt_seq_tick();
+	CHECK(seq_read(sc, NULL, 0));
+	/* Then stuck after all: D later a no longer counts. */
+	dt_source_patient(a, false);
 	dt_seq_tick();
 	CHECK(seq_read(sc, third, 3));
 	dt_seq_stats(&st);
