@@ -379,7 +379,9 @@ unsigned int dt_pcb_fold_src_buckets(struct dt_pcb *dp,
  * oldest mark of the active sources, frees the held events stamped at or
  * before it; an idle source (nothing open, nothing to drain) holds
  * nothing back.  A source silent for longer than DT_SEQ_DELAY_NS (D)
- * stops holding the others: W is never older than now - D.  An event
+ * stops holding the others: W is never older than now - D, or than
+ * now - DT_SEQ_PATIENT_NS for a source that says it is held back
+ * (dt_source_patient()).  An event
  * that comes after a younger one was released is "late": it is put at
  * once and counted (dt_seq_stats(), dtd's log at exit).  A source whose
  * events are stamped as it puts them (interval) needs no mark.
@@ -387,6 +389,14 @@ unsigned int dt_pcb_fold_src_buckets(struct dt_pcb *dp,
  * Times are CLOCK_REALTIME nanoseconds, as dtev_tsp.
  */
 #define DT_SEQ_DELAY_NS		50000000ULL	/* D: a stuck source's hold */
+/*
+ * A patient source's hold: longer than D, as a slow lossless reader
+ * keeps its records back for longer, but bounded, for its word is its
+ * tracees' stamps and a reader may stay slow; well under UDT_WAIT_NSEC,
+ * so that what it holds (which counts against a lossless pass's room)
+ * leaves before honest tracees waiting for room give up and drop.
+ */
+#define DT_SEQ_PATIENT_NS	(3 * DT_SEQ_DELAY_NS)
 /*
  * What a draining source takes off the time its pass began for its mark:
  * a record is stamped a little before it is committed where the drain
@@ -427,10 +437,11 @@ void	dt_source_idle(struct dt_source *src);
 /*
  * Whether src is held back, not stuck (on): its mark is old because a
  * lossless reader reads slowly and its records wait for room, and they
- * will come, oldest first.  While an active source says so, W is the
- * oldest mark whatever its age: D let the younger events out before
- * those records, which then came late.  Any thread; the wakeup thread
- * releases what turning it off frees.
+ * will come, oldest first.  Then its mark holds W back for
+ * DT_SEQ_PATIENT_NS at most instead of D (D let the younger events out
+ * before those records, which then came late); the other sources' marks
+ * keep D.  Any thread; the wakeup thread releases what turning it off
+ * frees.
  */
 void	dt_source_patient(struct dt_source *src, bool on);
 

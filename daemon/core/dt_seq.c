@@ -25,7 +25,9 @@
  * through here first.  Each source that puts late publishes a mark, "all
  * I put from now on is stamped at T or later"; the watermark W is the
  * oldest mark of the active sources, but never older than now - D, so a
- * stuck source delays the others by D at most.  Events are held by (time
+ * stuck source delays the others by D at most; a source that says it is
+ * held back, not stuck (dt_source_patient()), by DT_SEQ_PATIENT_NS at
+ * most, and the others' marks still by D.  Events are held by (time
  * stamp, arrival) and released, oldest first, into the rings once W has
  * passed them: every ring is then filled in time order, and
  * dt_ring_merge() keeps a read, and the next, in order across CPUs.
@@ -79,16 +81,18 @@ struct dt_source {
 static pthread_mutex_t	 dt_seq_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct dt_source	*dt_seq_sources;	/* [s] */
 static unsigned int	 dt_seq_nactive;	/* [s] active sources */
-static unsigned int	 dt_seq_npatient;	/* [s] of them, patient */
 static uint64_t		 dt_seq_minmark;	/* [s] oldest active mark */
+static uint64_t		 dt_seq_minstuck;	/* [s] of the not patient */
+static uint64_t		 dt_seq_minpatient;	/* [s] of the patient */
 static uint64_t		 dt_seq_last;		/* [s] newest released */
 static uint64_t		 dt_seq_arrivals;	/* [s] */
 struct dt_seq_stats	 dt_seq_counters;	/* [s] */
-/* [a] When the oldest held event is freed by D, UINT64_MAX: none. */
+/* [a] When time frees the oldest held event, UINT64_MAX: none. */
 static _Atomic uint64_t	 dt_seq_due = UINT64_MAX;
 /* [a] A release pass is wanted (a source went idle). */
 static _Atomic int	 dt_seq_pending;
 static uint64_t		 dt_seq_delay = DT_SEQ_DELAY_NS;	/* [I] */
+static uint64_t		 dt_seq_pdelay = DT_SEQ_PATIENT_NS;	/* [I] */
 static uint64_t		(*dt_seq_clock)(void);		/* [I] */
 
 static uint64_t
@@ -112,17 +116,34 @@ dt_seq_key(const struct dt_evt *ev)
 	    (uint64_t)ev->dtev_tsp.tv_nsec;
 }
 
-/* Recompute the oldest active mark.  [s] */
+/* Recompute the oldest active marks, all, not patient, patient.  [s] */
 static void
 dt_seq_minmark_update(void)
 {
 	struct dt_source *s;
-	uint64_t min = UINT64_MAX;
+	uint64_t stuck = UINT64_MAX, patient = UINT64_MAX;
 
-	for (s = dt_seq_sources; s != NULL; s = s->dsrc_next)
-		if (s->dsrc_active && s->dsrc_mark < min)
-			min = s->dsrc_mark;
-	dt_seq_minmark = min;
+	for (s = dt_seq_sources; s != NULL; s = s->dsrc_next) {
+		if (!s->dsrc_active)
+			continue;
+		if (s->dsrc_patient) {
+			if (s->dsrc_mark < patient)
+				patient = s->dsrc_mark;
+		} else if (s->dsrc_mark < stuck)
+			stuck = s->dsrc_mark;
+	}
+	dt_seq_minstuck = stuck;
+	dt_seq_minpatient = patient;
+	dt_seq_minmark = stuck < patient ? stuck : patient;
+}
+
+/* mark, but never older than now - delay (now 0: not applied). */
+static uint64_t
+dt_seq_bounded(uint64_t mark, uint64_t now, uint64_t delay)
+{
+	if (mark != UINT64_MAX && now > delay && now - delay > mark)
+		return now - delay;
+	return mark;
 }
 
 /*
@@ -133,15 +154,20 @@ dt_seq_minmark_update(void)
 static uint64_t
 dt_seq_w(uint64_t now)
 {
-	uint64_t w;
+	uint64_t ws, wp;
 
 	if (dt_seq_nactive == 0)
 		return UINT64_MAX;
-	w = dt_seq_minmark;
-	if (dt_seq_npatient == 0 && now > dt_seq_delay &&
-	    now - dt_seq_delay > w)
-		w = now - dt_seq_delay;
-	return w;
+	/*
+	 * A patient source's mark is old because a slow lossless reader
+	 * holds its records back, and they come oldest first: D would let
+	 * younger events out before them.  But it is the word of a drain
+	 * that trusts its tracees' stamps, and a reader may be slow for
+	 * ever: its own, longer bound, and none for the others' marks.
+	 */
+	ws = dt_seq_bounded(dt_seq_minstuck, now, dt_seq_delay);
+	wp = dt_seq_bounded(dt_seq_minpatient, now, dt_seq_pdelay);
+	return ws < wp ? ws : wp;
 }
 
 /*
@@ -189,13 +215,30 @@ dt_seq_unheld(struct dt_seq_slot *ss)
 	ss->dss_src = NULL;
 }
 
-/* The D deadline of the oldest held event, for the wakeup thread.  [s] */
+/*
+ * When time alone frees the oldest held event, for the wakeup thread:
+ * once each mark behind it has its bound (D, or the patient's) behind it
+ * too.  Never earlier, or the wakeup thread would spin on a tick that
+ * frees nothing.  [s]
+ */
 static void
 dt_seq_due_update(void)
 {
-	atomic_store_explicit(&dt_seq_due, dt_seq_n == 0 ||
-	    dt_seq_npatient > 0 ? UINT64_MAX :
-	    dt_seq_oldest()->dse_ns + dt_seq_delay, memory_order_relaxed);
+	uint64_t ns, due = 0;
+
+	if (dt_seq_n == 0) {
+		atomic_store_explicit(&dt_seq_due, UINT64_MAX,
+		    memory_order_relaxed);
+		return;
+	}
+	ns = dt_seq_oldest()->dse_ns;
+	if (dt_seq_minstuck < ns)
+		due = ns + dt_seq_delay;
+	if (dt_seq_minpatient < ns && ns + dt_seq_pdelay > due)
+		due = ns + dt_seq_pdelay;
+	if (due == 0)
+		due = ns + dt_seq_delay;
+	atomic_store_explicit(&dt_seq_due, due, memory_order_relaxed);
 }
 
 /*
@@ -440,8 +483,6 @@ dt_source_set(struct dt_source *src, uint64_t ns)
 	if (!src->dsrc_active) {
 		src->dsrc_active = true;
 		dt_seq_nactive++;
-		if (src->dsrc_patient)
-			dt_seq_npatient++;
 	}
 	src->dsrc_mark = ns;
 	dt_seq_minmark_update();
@@ -481,8 +522,6 @@ dt_source_idle(struct dt_source *src)
 	if (was) {
 		src->dsrc_active = false;
 		dt_seq_nactive--;
-		if (src->dsrc_patient)
-			dt_seq_npatient--;
 		dt_seq_minmark_update();
 		dt_seq_due_update();
 	}
@@ -501,16 +540,11 @@ dt_source_patient(struct dt_source *src, bool on)
 
 	pthread_mutex_lock(&dt_seq_mtx);
 	freed = src->dsrc_patient && !on && src->dsrc_active;
-	if (src->dsrc_patient != on && src->dsrc_active) {
-		if (on)
-			dt_seq_npatient++;
-		else
-			dt_seq_npatient--;
-	}
 	src->dsrc_patient = on;
+	dt_seq_minmark_update();
 	dt_seq_due_update();
 	pthread_mutex_unlock(&dt_seq_mtx);
-	/* D applies again: the wakeup thread releases what it frees. */
+	/* D applies to its mark again: the wakeup thread releases. */
 	if (freed) {
 		atomic_store(&dt_seq_pending, 1);
 		dt_wakeup_kick();
@@ -729,6 +763,8 @@ dt_seq_clock_set(uint64_t (*now)(void), uint64_t delay)
 {
 	dt_seq_clock = now;
 	dt_seq_delay = delay != 0 ? delay : DT_SEQ_DELAY_NS;
+	/* The patient's bound as many D's as the real one. */
+	dt_seq_pdelay = DT_SEQ_PATIENT_NS / DT_SEQ_DELAY_NS * dt_seq_delay;
 }
 
 void

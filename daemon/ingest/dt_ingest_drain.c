@@ -528,6 +528,8 @@ _Static_assert(DTI_HOLD_NSEC * 4 <= UDT_WAIT_NSEC, "hold within the bound");
  * records would come late.
  */
 _Static_assert(DTI_HOLD_NSEC < DT_SEQ_DELAY_NS, "hold within D");
+/* What the drain holds as patient leaves before waiting tracees drop. */
+_Static_assert(DT_SEQ_PATIENT_NS < UDT_WAIT_NSEC / 2, "patience within wait");
 
 static uint64_t	dti_hold_since;		/* the drain thread; 0: not holding */
 static uint64_t	dti_hold_reads;		/* the drain thread: dt_ring_reads() */
@@ -607,7 +609,8 @@ dti_hold(uint64_t now, unsigned int *budget)
  * two slacks for its bounds; dti_seq_mark() takes the third): a mark
  * past it would let younger events of other sources out first.  A
  * forged stamp holds the others back by D at most, as a silent source
- * does.  The drain thread.
+ * does, or by DT_SEQ_PATIENT_NS while the drain says it is held back
+ * (dti_patience()).  The drain thread.
  */
 static void
 dti_low_mark(const struct dti_proc *procs, uint64_t *rt)
@@ -751,8 +754,13 @@ dti_drain_oldest(struct dti_proc *procs, unsigned int k)
  * Tell the sequencer whether the drain's mark is old because a lossless
  * reader holds its records back (dt_source_patient()): then they come,
  * oldest first, and the sequencer's bound D must not let younger events
- * out before them.  A pass through for a reader that stopped reading is
- * not held back; nor is a lossy drain.  The drain thread.
+ * out before them.  Only while a pass held, or its budget left records
+ * in some ring: a pass that took all there was leaves nothing behind
+ * its mark, and a reader merely on must not lift D.  A pass through for
+ * a reader that stopped reading is not held back; nor is a lossy drain.
+ * Even so the sequencer bounds it (DT_SEQ_PATIENT_NS): the stamps are
+ * the tracees' word, one can stamp a record old and commit nothing
+ * after it, and a reader may stay slow.  The drain thread.
  */
 static void
 dti_patience(bool on)
@@ -772,7 +780,7 @@ dti_drain_main(void *arg)
 	uint64_t idle = DTI_IDLE_MIN, lastreap = 0, now, rt, xrt, x;
 	unsigned int n, gen, k, budget;
 	int gone;
-	bool hold;
+	bool hold, cut;
 
 	(void)arg;
 	rcu_register_thread();
@@ -791,7 +799,6 @@ dti_drain_main(void *arg)
 		procs = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
 		hold = dti_hold(now, &budget);
 		dti_plan_begin(&dti_plan, hold ? UINT_MAX : budget);
-		dti_patience(hold || budget != UINT_MAX);
 		/*
 		 * The tracees the pass sees: those listed by now.  One that
 		 * attaches meanwhile goes in at the head, before them.
@@ -811,11 +818,15 @@ dti_drain_main(void *arg)
 		}
 		if (!hold && budget != UINT_MAX)
 			n += dti_drain_oldest(procs, k);
+		cut = false;
 		for (dp = procs; dp != NULL; dp = dp->dp_next) {
 			dti_counters(dp);
+			if (!hold && budget != UINT_MAX && dp->dp_cut)
+				cut = true;
 			if (dp->dp_dead || atomic_load(&dp->dp_retired))
 				gone = 1;
 		}
+		dti_patience(hold || cut);
 		/* A dead proc's ring was drained above, after it died. */
 		if (gone)
 			dti_unlink_gone();

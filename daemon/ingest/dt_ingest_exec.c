@@ -30,8 +30,9 @@
  * says the loader's records are in (rh_ready).
  * Both are the tracee's word: a stamp dtd cannot place holds nothing,
  * and no stamp holds longer than DTI_EXEC_HOLD_NS after dtd first saw
- * it, so the most a hostile tracee gets is the delay any silent source
- * may cause (the sequencer's D), never a lost or reordered event.
+ * it, so the most a hostile tracee gets is the delay the drain's mark
+ * may cause (the sequencer's D, or DT_SEQ_PATIENT_NS while a lossless
+ * reader holds the drain back), never a lost or reordered event.
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -878,8 +878,9 @@ seq_read(struct dt_softc *sc, const long *want, size_t n)
  * The sequencer: two sources whose events interleave in time, pushed
  * each source's after the other's, to a probe on CPU 0 and a pcb on
  * CPU 1, come out in time order across two reads once both marked; a
- * source that goes silent holds the other back for D only, unless it
- * says it is held back (dt_source_patient()); a late event goes at once
+ * source that goes silent holds the other back for D only, or for
+ * DT_SEQ_PATIENT_NS if it says it is held back (dt_source_patient()),
+ * but no longer; a late event goes at once
  * and is counted; a stop flushes what is held for the open.
  */
 static void
@@ -946,10 +947,24 @@ test_seq(void)
 	    __ATOMIC_RELAXED);
 	dt_seq_tick();
 	CHECK(seq_read(sc, NULL, 0));
-	/* Then stuck after all: D later a no longer counts. */
-	dt_source_patient(a, false);
+	/* The wakeup thread sleeps until a's own bound, not spinning. */
+	CHECK(dt_seq_wait_ns() == DT_SEQ_PATIENT_NS - 50000000ULL - 2000);
+	/*
+	 * But a says so on its tracees' word (a forged stamp, a reader that
+	 * stays slow): DT_SEQ_PATIENT_NS later, b's 6 and 7 go, with 5.
+	 */
+	__atomic_store_n(&seq_fake_now, base + 7000 + DT_SEQ_PATIENT_NS - 1,
+	    __ATOMIC_RELAXED);
 	dt_seq_tick();
-	CHECK(seq_read(sc, third, 3));
+	CHECK(seq_read(sc, third, 2));
+	__atomic_store_n(&seq_fake_now, base + 7000 + DT_SEQ_PATIENT_NS,
+	    __ATOMIC_RELAXED);
+	dt_seq_tick();
+	CHECK(seq_read(sc, third + 2, 1));
+	dt_source_patient(a, false);
+	/* Back to D past 7, for the rest, which D must not free yet. */
+	__atomic_store_n(&seq_fake_now, base + 7000 + 50000000ULL,
+	    __ATOMIC_RELAXED);
 	dt_seq_stats(&st);
 	CHECK(st.dss_forced - st0.dss_forced == 3);
 
