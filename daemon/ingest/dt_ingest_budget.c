@@ -35,7 +35,14 @@ dti_budget_room(unsigned int room, unsigned int held, unsigned int *reserve)
 	 * be taken, and the drain stood still until the sequencer's bound
 	 * D let the held ones out and made the older ones late.
 	 */
+	/*
+	 * At least one: a ring of fewer than DTI_RESERVE_DIV slots kept
+	 * none, and its drain stood still behind its own held events until
+	 * the sequencer's patient bound let them out.
+	 */
 	*reserve = room / DTI_RESERVE_DIV;
+	if (*reserve == 0)
+		*reserve = 1;
 	if (*reserve > left)
 		*reserve = left;
 	return left - *reserve;

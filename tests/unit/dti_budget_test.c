@@ -187,6 +187,9 @@ main(void)
 	dtt_check(b == 0 && reserve == 0, "more held than room: nothing");
 	pinned(4096);
 	pinned(16);
+	/* Fewer slots than DTI_RESERVE_DIV: a reserve of one all the same. */
+	pinned(7);
+	pinned(1);
 
 	for (b = 1; b < NR && ok; b += 2)
 		ok = cut_passes(NR, b, "fewer slots than rings");
