@@ -755,12 +755,14 @@ dti_drain_oldest(struct dti_proc *procs, unsigned int k)
  * reader holds its records back (dt_source_patient()): then they come,
  * oldest first, and the sequencer's bound D must not let younger events
  * out before them.  Only while a pass held, or its budget left records
- * in some ring: a pass that took all there was leaves nothing behind
- * its mark, and a reader merely on must not lift D.  A pass through for
- * a reader that stopped reading is not held back; nor is a lossy drain.
- * Even so the sequencer bounds it (DT_SEQ_PATIENT_NS): the stamps are
- * the tracees' word, one can stamp a record old and commit nothing
- * after it, and a reader may stay slow.  The drain thread.
+ * in some ring or it woke threads whose records, stamped before their
+ * wait, are still to come (dp_lowrt): a pass that took all there was
+ * and woke no one leaves nothing behind its mark, and a reader merely
+ * on must not lift D.  A pass through for a reader that stopped
+ * reading is not held back; nor is a lossy drain.  Even so the
+ * sequencer bounds it (DT_SEQ_PATIENT_NS): the stamps are the tracees'
+ * word, one can stamp a record old and commit nothing after it, and a
+ * reader may stay slow.  The drain thread.
  */
 static void
 dti_patience(bool on)
@@ -821,7 +823,8 @@ dti_drain_main(void *arg)
 		cut = false;
 		for (dp = procs; dp != NULL; dp = dp->dp_next) {
 			dti_counters(dp);
-			if (!hold && budget != UINT_MAX && dp->dp_cut)
+			if (!hold && budget != UINT_MAX &&
+			    (dp->dp_cut || dp->dp_lowrt != 0))
 				cut = true;
 			if (dp->dp_dead || atomic_load(&dp->dp_retired))
 				gone = 1;
