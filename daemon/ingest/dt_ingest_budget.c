@@ -52,12 +52,35 @@ void
 dti_plan_begin(struct dti_plan *pl, unsigned int budget)
 {
 	pl->dpl_budget = budget;
+	pl->dpl_cap = UINT_MAX;
+}
+
+void
+dti_plan_cap(struct dti_plan *pl, unsigned int cap)
+{
+	pl->dpl_cap = cap;
 }
 
 unsigned int
 dti_plan_allow(const struct dti_plan *pl)
 {
-	return pl->dpl_budget;
+	return pl->dpl_budget < pl->dpl_cap ? pl->dpl_budget : pl->dpl_cap;
+}
+
+unsigned int
+dti_floor(unsigned int budget, unsigned int nwait)
+{
+	uint64_t f;
+
+	if (nwait == 0 || budget == 0)
+		return 0;
+	/*
+	 * Not the whole even share: what a floor takes of a ring is
+	 * younger, maybe, than what another ring still holds, and waits
+	 * in the sequencer for it, taking room.
+	 */
+	f = (uint64_t)budget / ((uint64_t)DTI_FLOOR_DIV * nwait);
+	return f > 0 ? (unsigned int)f : 1;
 }
 
 void
@@ -94,4 +117,76 @@ dti_pick(const uint64_t *head, const bool *done, unsigned int n,
 	else
 		*bound = head[next] + slack;
 	return best;
+}
+
+unsigned int
+dti_order_run(struct dti_plan *pl, struct dti_order *o, unsigned int cap,
+    uint64_t lim)
+{
+	uint64_t bound, head;
+	unsigned int n = 0, got;
+	bool more;
+	int j;
+
+	while (pl->dpl_budget > 0 && (j = dti_pick(o->do_head, o->do_done,
+	    o->do_n, o->do_slack, &bound)) >= 0 &&
+	    (lim == UINT64_MAX || o->do_head[j] < lim)) {
+		dti_plan_cap(pl, cap == UINT_MAX ? UINT_MAX :
+		    cap - o->do_took[j]);
+		more = false;
+		got = o->do_take(o->do_arg, (unsigned int)j,
+		    bound < lim ? bound : lim, &head, &more);
+		dti_plan_cap(pl, UINT_MAX);
+		n += got;
+		o->do_took[j] += got;
+		/*
+		 * Done with it for this pass: nothing taken (nothing
+		 * committed, or a batch waiting for its look), or taken to
+		 * the end of what was committed; or, for now, at its cap.
+		 */
+		if (got == 0 || !more)
+			o->do_done[j] = true;
+		else {
+			o->do_head[j] = head;
+			if (cap != UINT_MAX && o->do_took[j] >= cap)
+				o->do_done[j] = o->do_capped[j] = true;
+		}
+	}
+	return n;
+}
+
+unsigned int
+dti_order_pass(struct dti_plan *pl, struct dti_order *o, unsigned int nwait)
+{
+	unsigned int i, n = 0, f, keep;
+
+	for (i = 0; i < o->do_n; i++) {
+		o->do_done[i] = o->do_capped[i] = false;
+		o->do_took[i] = 0;
+	}
+	if (pl->dpl_budget == UINT_MAX)
+		return dti_order_run(pl, o, UINT_MAX, UINT64_MAX);
+	/*
+	 * Oldest first, all but the floors; then each ring not yet at its
+	 * floor up to it, oldest first; then what is left, oldest first.
+	 * The stamps are the tracees' word: one stamped old, or a ring of
+	 * void slots (nothing to order by, taken at once), won every turn
+	 * and took every pass, while the others' threads waited past their
+	 * bound and dropped.
+	 */
+	f = dti_floor(pl->dpl_budget, nwait);
+	keep = (uint64_t)f * nwait < pl->dpl_budget ? f * nwait :
+	    pl->dpl_budget;
+	pl->dpl_budget -= keep;
+	n += dti_order_run(pl, o, UINT_MAX, UINT64_MAX);
+	pl->dpl_budget += keep;
+	for (i = 0; i < o->do_n; i++)
+		if (!o->do_done[i] && o->do_took[i] >= f)
+			o->do_done[i] = o->do_capped[i] = true;
+	n += dti_order_run(pl, o, f, UINT64_MAX);
+	for (i = 0; i < o->do_n; i++)
+		if (o->do_capped[i])
+			o->do_done[i] = false;
+	n += dti_order_run(pl, o, UINT_MAX, UINT64_MAX);
+	return n;
 }

@@ -30,6 +30,7 @@
 struct dti_plan {
 	unsigned int	dpl_budget;	/* slots the pass may still take;
 					   UINT_MAX: no bound */
+	unsigned int	dpl_cap;	/* and the next ring's drain */
 };
 
 /*
@@ -42,8 +43,10 @@ struct dti_plan {
 unsigned int	dti_budget_room(unsigned int room, unsigned int held,
 		    unsigned int *reserve);
 
-/* A pass begins with budget slots (UINT_MAX: no bound). */
+/* A pass begins with budget slots (UINT_MAX: no bound), no cap. */
 void		dti_plan_begin(struct dti_plan *, unsigned int budget);
+/* The next ring's drain takes at most cap of them (UINT_MAX: no cap). */
+void		dti_plan_cap(struct dti_plan *, unsigned int cap);
 /* What the next ring's drain may take; UINT_MAX: no bound. */
 unsigned int	dti_plan_allow(const struct dti_plan *);
 /* That drain took n slots (a record may take more than it was allowed). */
@@ -59,5 +62,51 @@ void		dti_plan_took(struct dti_plan *, unsigned int n);
  */
 int		dti_pick(const uint64_t *head, const bool *done,
 		    unsigned int n, uint64_t slack, uint64_t *bound);
+
+/*
+ * What of budget each of nwait rings with records waiting is sure of,
+ * whatever the stamps in the others: a part of an even share, at least
+ * one slot; of them all, at most budget.
+ */
+#define DTI_FLOOR_DIV	16	/* the floors: this part of the budget */
+unsigned int	dti_floor(unsigned int budget, unsigned int nwait);
+
+/*
+ * A pass's turns over n rings (dti_drain_oldest()), each ring's oldest
+ * stamp in do_head[] as dti_pick() wants it; the arrays are the
+ * caller's, do_n long, and dti_order_pass() sets all but do_head.
+ * do_take(do_arg, j, bound, &head) drains ring j as pl allows, drawing
+ * on it itself (dti_plan_allow(), dti_plan_took()), none stamped after
+ * bound but the first; it returns the slots taken, and true in *more
+ * with the ring's new oldest in *head when it left records it could
+ * take later in the pass.
+ */
+struct dti_order {
+	uint64_t	*do_head;
+	bool		*do_done;	/* nothing more this pass */
+	bool		*do_capped;	/* at its cap for now */
+	unsigned int	*do_took;	/* slots taken this pass */
+	unsigned int	 do_n;
+	uint64_t	 do_slack;	/* dti_pick()'s */
+	unsigned int	(*do_take)(void *, unsigned int, uint64_t,
+			    uint64_t *, bool *);
+	void		*do_arg;
+};
+
+/*
+ * One pass under pl's budget: oldest first, but each of the nwait rings
+ * with records waiting sure of its floor (dti_floor()).  Returns the
+ * slots taken.  The caller's thread; no lock.
+ */
+unsigned int	dti_order_pass(struct dti_plan *pl, struct dti_order *o,
+		    unsigned int nwait);
+/*
+ * Turns, oldest first, while pl has budget, among the rings not done,
+ * each at most cap slots in all this pass (UINT_MAX: none), none from a
+ * ring whose oldest is stamped lim or later, nor past it (UINT64_MAX:
+ * no limit).  Returns the slots taken.
+ */
+unsigned int	dti_order_run(struct dti_plan *pl, struct dti_order *o,
+		    unsigned int cap, uint64_t lim);
 
 #endif /* DT_INGEST_BUDGET_H */

@@ -16,12 +16,12 @@
 
 /*
  * The lossless drain's budget and order (dt_ingest_budget.c), pass by
- * pass as the drain thread runs them (dti_drain_oldest()), on rings of
- * made-up stamps:
+ * pass through dti_order_pass(), as the drain thread runs it
+ * (dti_drain_oldest()), on rings of made-up stamps:
  *
  *  - a pass the budget cuts takes the oldest records of all the rings
  *    first: what it leaves is younger than what it took (but for the
- *    slack), so the mark lets what it took go.  Taken ring by ring, a
+ *    slack and the floors), so the mark lets what it took go.  Taken ring by ring, a
  *    cut pass took one tracee's young records and left another's old
  *    ones, which came late once the sequencer's bound let the young
  *    ones out; and with fewer slots than tracees, each pass starting at
@@ -30,6 +30,8 @@
  *    held behind an older record that comes later, a pass can still
  *    take that record.  Without it, the held events filled the room
  *    and no pass could take anything until the bound D let them go.
+ *  - a ring whose stamps are forged old does not take every pass: each
+ *    other ring with records gets its floor.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -49,6 +51,9 @@ struct ring {
 };
 
 static struct ring	rings[NR];
+static struct dti_plan	plan;
+static uint64_t		newest;		/* the youngest record a pass took */
+static bool		forger;		/* ring 0 refills as it is taken */
 
 static uint64_t
 head(const struct ring *r)
@@ -56,57 +61,57 @@ head(const struct ring *r)
 	return r->r_tail < r->r_n ? r->r_ts[r->r_tail] : 0;
 }
 
-/*
- * One cut pass over nr rings with budget slots, as dti_drain_oldest():
- * pick, take up to the bound (at least one record), again.  *newest:
- * the youngest record taken.  Returns records taken.
- */
+/* struct dti_order's do_take, on the rings above, as dti_drain() does. */
 static unsigned int
-pass(unsigned int nr, unsigned int budget, uint64_t *newest)
+take(void *arg, unsigned int j, uint64_t bound, uint64_t *h, bool *more)
 {
-	struct dti_plan pl;
-	uint64_t h[NR], bound;
-	bool done[NR];
-	unsigned int i, n, total = 0;
-	struct ring *r;
-	int j;
+	struct ring *r = &rings[j];
+	unsigned int n;
 
-	*newest = 0;
-	dti_plan_begin(&pl, budget);
-	for (i = 0; i < nr; i++) {
-		h[i] = head(&rings[i]);
-		done[i] = h[i] == 0;
+	(void)arg;
+	for (n = 0; n < dti_plan_allow(&plan) && r->r_tail < r->r_n &&
+	    (n == 0 || r->r_ts[r->r_tail] <= bound); n++) {
+		if (r->r_ts[r->r_tail] > newest)
+			newest = r->r_ts[r->r_tail];
+		r->r_tail++;
+		if (forger && j == 0 && r->r_tail == r->r_n)
+			r->r_tail = 0;	/* it commits as fast as it is taken */
 	}
-	while (pl.dpl_budget > 0 &&
-	    (j = dti_pick(h, done, nr, SLACK, &bound)) >= 0) {
-		r = &rings[j];
-		for (n = 0; n < dti_plan_allow(&pl) && r->r_tail < r->r_n &&
-		    (n == 0 || r->r_ts[r->r_tail] <= bound); n++) {
-			if (r->r_ts[r->r_tail] > *newest)
-				*newest = r->r_ts[r->r_tail];
-			r->r_tail++;
-		}
-		dti_plan_took(&pl, n);
-		total += n;
-		if ((h[j] = head(r)) == 0)
-			done[j] = true;
-	}
-	return total;
+	dti_plan_took(&plan, n);
+	*more = r->r_tail < r->r_n;
+	*h = head(r);
+	return n;
 }
 
 /*
- * nr rings, each a thread's stamps at its own pace, interleaved, and
- * passes of budget slots until all are taken: each pass takes some, and
- * what it leaves is no older than what it took, less the slack, so no
- * ring's records wait while younger ones go (the first rings of the
- * list took them all, the last ones' threads waited past their bound).
+ * One cut pass over nr rings with budget slots, through
+ * dti_order_pass() as dti_drain_oldest() runs it.  took[i]: what ring i
+ * gave.  Returns records taken.
  */
-static bool
-cut_passes(unsigned int nr, unsigned int budget, const char *what)
+static unsigned int
+pass(unsigned int nr, unsigned int budget, unsigned int *took)
 {
-	uint64_t newest, oldest_left;
-	unsigned int i, k, npass = 0, took;
-	bool order = true, left, moved = true;
+	static uint64_t h[NR];
+	static bool done[NR], capped[NR];
+	struct dti_order o = { .do_head = h, .do_done = done,
+	    .do_capped = capped, .do_took = took, .do_n = nr,
+	    .do_slack = SLACK, .do_take = take };
+	unsigned int i, nwait = 0;
+
+	newest = 0;
+	dti_plan_begin(&plan, budget);
+	for (i = 0; i < nr; i++) {
+		h[i] = head(&rings[i]);
+		if (rings[i].r_tail < rings[i].r_n)
+			nwait++;
+	}
+	return dti_order_pass(&plan, &o, nwait);
+}
+
+static void
+fill(unsigned int nr)
+{
+	unsigned int i, k;
 
 	for (i = 0; i < nr; i++) {
 		rings[i].r_tail = 0;
@@ -115,9 +120,26 @@ cut_passes(unsigned int nr, unsigned int budget, const char *what)
 			rings[i].r_ts[k] = 1000 + i * 7 + (uint64_t)k * (i + 1) *
 			    10;
 	}
+}
+
+/*
+ * nr rings, each a thread's stamps at its own pace, interleaved, and
+ * passes of budget slots until all are taken: each pass takes some, and
+ * of what it leaves, no more than the floors are older than what it
+ * took, less the slack (the first rings of the list took them all, the
+ * last ones' threads waited past their bound).
+ */
+static bool
+cut_passes(unsigned int nr, unsigned int budget, const char *what)
+{
+	uint64_t oldest_left;
+	unsigned int i, npass = 0, took[NR], n, before, over, worst = 0;
+	bool left, moved = true;
+
+	fill(nr);
 	do {
-		took = pass(nr, budget, &newest);
-		moved &= took > 0;
+		n = pass(nr, budget, took);
+		moved &= n > 0;
 		npass++;
 		left = false;
 		oldest_left = UINT64_MAX;
@@ -128,13 +150,64 @@ cut_passes(unsigned int nr, unsigned int budget, const char *what)
 			if (head(&rings[i]) < oldest_left)
 				oldest_left = head(&rings[i]);
 		}
-		if (left && oldest_left + SLACK < newest)
-			order = false;
+		/* What was taken past the oldest left, and its slack. */
+		over = 0;
+		for (i = 0; i < nr && left; i++)
+			for (before = rings[i].r_tail - took[i];
+			    before < rings[i].r_tail; before++)
+				if (rings[i].r_ts[before] > oldest_left + SLACK)
+					over++;
+		if (over > worst)
+			worst = over;
 	} while (left && npass < 100000);
-	return dtt_check(!left && order && moved,
-	    "%s: %u rings, %u slots a pass: all taken in %u passes, each "
-	    "took some (%s), oldest first (%s)", what, nr, budget, npass,
-	    moved ? "yes" : "no", order ? "yes" : "no");
+	return dtt_check(!left && moved && worst <=
+	    nr * dti_floor(budget, nr), "%s: %u rings, %u slots a pass: all "
+	    "taken in %u passes, each took some (%s), at most the floors "
+	    "(%u) out of order: %u", what, nr, budget, npass,
+	    moved ? "yes" : "no", nr * dti_floor(budget, nr), worst);
+}
+
+/*
+ * Ring 0 is a tracee that stamps every record older than anything
+ * (1), and commits as fast as it is taken; the others are honest.
+ * Oldest first alone, it took every pass's budget, and the others'
+ * threads waited past UDT_WAIT_NSEC and dropped: now each honest ring
+ * gets its floor every pass while it has records.
+ */
+static bool
+forged_old(unsigned int nr, unsigned int budget)
+{
+	unsigned int i, p, took[NR], sum[NR] = { 0 }, f, had[NR];
+	bool fair = true;
+
+	fill(nr);
+	for (i = 0; i < NREC; i++)
+		rings[0].r_ts[i] = 1;
+	rings[0].r_n = NREC;
+	forger = true;
+	f = dti_floor(budget, nr);
+	for (p = 0; p < 16; p++) {
+		for (i = 1; i < nr; i++)
+			had[i] = rings[i].r_n - rings[i].r_tail;
+		pass(nr, budget, took);
+		for (i = 1; i < nr; i++) {
+			sum[i] += took[i];
+			if (took[i] < (had[i] < f ? had[i] : f))
+				fair = false;
+		}
+	}
+	forger = false;
+	if (f * nr <= budget)
+		return dtt_check(fair, "a ring stamped old beside %u honest "
+		    "ones, %u slots a pass: each honest ring took its floor "
+		    "(%u) or all it had, every pass", nr - 1, budget, f);
+	/* Fewer slots than floors: the floors go oldest first, in turn. */
+	for (i = 1, f = UINT_MAX; i < nr; i++)
+		if (sum[i] < f)
+			f = sum[i];
+	return dtt_check(f > 0, "a ring stamped old beside %u honest "
+	    "ones, %u slots a pass: each honest ring took %u or more in 16 "
+	    "passes", nr - 1, budget, f);
 }
 
 /*
@@ -195,5 +268,8 @@ main(void)
 		ok = cut_passes(NR, b, "fewer slots than rings");
 	cut_passes(4, 64, "four rings");
 	cut_passes(NR, 1000, "a pass's worth for all");
+	forged_old(4, 4096);
+	forged_old(NR, 100);
+	forged_old(NR, 3);
 	return dtt_done();
 }
