@@ -40,6 +40,14 @@ struct dti_plan {
  * held (dti_drain_oldest()).
  */
 #define DTI_RESERVE_DIV	8	/* the reserve: this part of the room */
+/*
+ * The room of a pass, for rings of size slots the fullest of which has
+ * free slots free (UINT_MAX: unknown): that less a headroom of
+ * size / DTI_HEADROOM_DIV, but at least half the ring (no ring is
+ * pressed, so half is free).
+ */
+#define DTI_HEADROOM_DIV 8	/* kept for the sources that do not wait */
+unsigned int	dti_room(unsigned int size, unsigned int free);
 unsigned int	dti_budget_room(unsigned int room, unsigned int held,
 		    unsigned int *reserve);
 

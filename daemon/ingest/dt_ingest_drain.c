@@ -535,8 +535,9 @@ static uint64_t	dti_hold_reads;		/* the drain thread: dt_ring_reads() */
  * What a pass that does not hold may take while a lossless reader is on
  * (dti_plan): no ring is pressed, so every lossless open's ring has at
  * least half its slots free, rounded up, or what the fullest has free
- * when the device tells (dt_dev_lossless_room()), and the pass takes no
- * more than that less what of the drain's own the sequencer still holds,
+ * when the device tells (dt_dev_lossless_room()), less a headroom for
+ * the sources that cannot wait (dti_room()), and the pass takes no more
+ * than that less what of the drain's own the sequencer still holds,
  * which reaches the rings before or with it, less the reserve
  * (dti_budget_room()).  Taking whole tracee rings instead, one after
  * another, overfilled a reader's ring that was only just under half
@@ -544,7 +545,8 @@ static uint64_t	dti_hold_reads;		/* the drain thread: dt_ring_reads() */
  * behind lost events, lossless or not.  Whichever ring of whichever open
  * each event goes to, none then lacks room for the drain's.  Other
  * sources' events are not the drain's to hold back: they are not
- * counted, or a busy one would starve the tracees.
+ * counted, or a busy one would starve the tracees; the headroom is
+ * theirs.
  *
  * Half a ring as the room, with no reserve, could stop the drain: the
  * held events, younger than records still in the tracees' rings (an
@@ -562,10 +564,9 @@ static uint64_t		dti_oldest;		/* [D] the sequencer's oldest
 static unsigned int
 dti_budget_of(void)
 {
-	unsigned int room = (dt_dev_ringsize() + 1) / 2, held = 0, free;
+	unsigned int room, held = 0;
 
-	if ((free = dt_dev_lossless_room()) != UINT_MAX && free > room)
-		room = free;
+	room = dti_room(dt_dev_ringsize(), dt_dev_lossless_room());
 	dti_oldest = UINT64_MAX;
 	if (dti_seq != NULL)
 		held = dt_source_held_oldest(dti_seq, &dti_oldest);

@@ -258,6 +258,17 @@ main(void)
 	    b, reserve);
 	b = dti_budget_room(2048, 4096, &reserve);
 	dtt_check(b == 0 && reserve == 0, "more held than room: nothing");
+	/*
+	 * Past half the ring, a pass leaves the headroom free whatever
+	 * the reader read.
+	 */
+	for (b = 2048 + 512; b <= 4095; b += 65)
+		ok &= dti_room(4096, b) + (4095 - b) <= 4095 - 4096 / 8;
+	dtt_check(ok && dti_room(4096, 4095) == 4095 - 512 &&
+	    dti_room(4096, UINT_MAX) == 2048 && dti_room(4096, 2100) ==
+	    2048 && dti_room(4, 3) == 3, "room: the free space less an "
+	    "eighth of the ring, at least half the ring");
+	ok = true;
 	pinned(4096);
 	pinned(16);
 	/* Fewer slots than DTI_RESERVE_DIV: a reserve of one all the same. */
