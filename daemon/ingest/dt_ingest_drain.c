@@ -163,7 +163,12 @@ dti_low(struct dti_proc *dp, uint64_t first, bool woke)
 
 	if (dti_committed(dp, dp->dp_tail, &ns))
 		dp->dp_lowrt = ns != 0 ? ns : first;
-	else if (woke)
+	/*
+	 * Whether or not the tail is committed: a ring is not in stamp
+	 * order, and a woken thread's record, its ticket after the tail,
+	 * may be stamped before the tail's.
+	 */
+	if (woke && first != 0 && (dp->dp_lowrt == 0 || first < dp->dp_lowrt))
 		dp->dp_lowrt = first;
 }
 
@@ -637,7 +642,12 @@ static unsigned int	*dti_otook;	/* [D] */
 static struct dti_proc	**dti_oproc;	/* [D] */
 static unsigned int	 dti_onum;	/* [D] */
 
-/* The stamp of the record at dp's tail; 0: none to order by.  [D] */
+/*
+ * The stamp of the record at dp's tail; 0: none to order by.  Only the
+ * order of a pass's turns: a ring is not in stamp order (a thread that
+ * waited for room stamped before its wait and holds a later ticket), so
+ * the mark does not rest on it alone (dti_low()).  [D]
+ */
 static uint64_t
 dti_head_rt(const struct dti_proc *dp)
 {
