@@ -652,9 +652,9 @@ latpairs)
 	# came late (17 to 30% of the 8 x n events), and a late event could
 	# be read after the same thread's next one, from another CPU's
 	# ring: a few pairs missed.  Now each pass takes the oldest first,
-	# and the sequencer waits for the drain's records however long the
-	# reader takes: none late, but for a writer preempted between its
-	# stamp and its commit: fewer than 1 in 100.
+	# and the sequencer waits for the drain's records while the reader
+	# holds them back, up to 150 ms: none late, but for a writer
+	# preempted between its stamp and its commit: fewer than 1 in 100.
 	export USERDT_SOCKET=$TMP/ingest.sock
 	n=20000
 	bt -v -c "for i in 1 2 3 4; do dd if=/dev/zero of=/dev/null bs=4k \
