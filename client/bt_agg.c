@@ -197,7 +197,9 @@ agg_stmt_spec(const struct bt_stmt *s, struct dtioc_aggspec *as)
 			return 0;
 		as->dtas_keys[as->dtas_nkeys++] = DTF_PID;
 	}
-	if (s->bs_agg != A_COUNT) {
+	if (s->bs_agg != A_COUNT && lat_stmt(s))
+		as->dtas_vfield = DTF_LAT;	/* nsecs - @s[tid] */
+	else if (s->bs_agg != A_COUNT) {
 		f = agg_field(s->bs_expr);
 		if (f == 0 || f == DTF_COMM || f == DTF_PBN ||
 		    f == DTF_KSTACK || f == DTF_USTACK)
@@ -238,7 +240,8 @@ static int
 agg_stmts(struct bt_stmt *s, struct bt_stmt **out, int n)
 {
 	for (; s != NULL && n >= 0; s = s->bs_next) {
-		if (s->bs_kind == S_NOP)
+		/* a timed call's delete(@s[tid]): nothing left to delete */
+		if (s->bs_kind == S_NOP || lat_delete(s))
 			continue;
 		if (s->bs_kind == S_BLOCK) {
 			n = agg_stmts(s->bs_body, out, n);
@@ -364,7 +367,9 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 		}
 		bycomm = 1;
 	}
-	if (r->br_filter != NULL && !push_exact(fd, r->br_filter, pbn,
+	/* a timed call's /@s[tid]/: the hooks skip a return unstamped */
+	if (r->br_filter != NULL && !lat_rule(r) &&
+	    !push_exact(fd, r->br_filter, pbn,
 	    (bp->bp_req.dtrq_evtflags & DTEVT_EXECNAME) != 0))
 		return 0;
 	n = agg_stmts(r->br_action, stmts, 0);
@@ -406,6 +411,18 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 	return 1;
 }
 
+/* Whether dtd took some aggregation of r. */
+static int
+agg_rule_folded(const struct bt_rule *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < agg_nids; i++)
+		if (agg_ids[i].ai_rule == r)
+			return 1;
+	return 0;
+}
+
 void
 agg_push(int fd)
 {
@@ -438,6 +455,7 @@ agg_push(int fd)
 		if (g_verbose)
 			fprintf(stderr, "rule %d: aggregated in dtd\n", nrule);
 	}
+	lat_finish(fd, agg_rule_folded);
 	if (agg_nids == 0)
 		return;
 	agg_fd = fd;

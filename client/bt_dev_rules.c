@@ -429,10 +429,12 @@ rules_setup(int fd, int *halt)
 
 	if (g_nprobes == 0)
 		return;
+	/* a call's latency timed by the hooks: its entry not enabled */
+	lat_plan();
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
 			if (bp->bp_type != P_PROBE || bp->bp_pbn == 0 ||
-			    bp->bp_shared)
+			    bp->bp_shared || bp->bp_latent)
 				continue;
 			if (ioctl(fd, DTIOCPRBENABLE, &bp->bp_req)) {
 				if (errno == EEXIST)
@@ -464,6 +466,7 @@ rules_teardown(int fd, int gone)
 			for (bp = r->br_probes; bp != NULL; bp = bp->bp_next)
 				if (bp->bp_type == P_PROBE &&
 				    bp->bp_pbn != 0 && !bp->bp_shared &&
+				    !bp->bp_latent &&
 				    ioctl(fd, DTIOCPRBDISABLE, &bp->bp_req))
 					err(1, "DTIOCPRBDISABLE");
 	}

@@ -147,6 +147,8 @@ struct bt_probe {
 	uint32_t		 bp_pbn;	/* probe number once matched */
 	int			 bp_wild;	/* 1 a pattern's match, 2 the pattern */
 	int			 bp_shared;	/* its probe enabled by another */
+	int			 bp_latent;	/* not enabled: its calls timed
+						   by the hooks (bt_lat.c) */
 	struct dtioc_req	 bp_req;
 	struct bt_probe		*bp_next;
 	struct bt_pos		 bp_pos;
@@ -342,6 +344,21 @@ int			 push_exact(int fd, const struct bt_expr *e,
  * turns it off.  Main thread.
  */
 void			 agg_push(int fd);
+/*
+ * bt_lat.c: a call's latency folded by the hooks (dtvar.h's DTF_LAT).
+ * lat_plan(), before the enables: finds the pattern, marks its entry
+ * probes bp_latent (not enabled).  lat_rule(), lat_stmt(),
+ * lat_delete(): whether a rule is one of its return rules, a statement
+ * its aggregation (its value DTF_LAT), its delete (left to the fold).
+ * lat_finish(), from agg_push(): enables the entries of the calls whose
+ * return folded() says dtd did not take.  Main thread.
+ */
+void			 lat_plan(void);
+int			 lat_rule(const struct bt_rule *r);
+int			 lat_stmt(const struct bt_stmt *s);
+int			 lat_delete(const struct bt_stmt *s);
+void			 lat_finish(int fd,
+			    int (*folded)(const struct bt_rule *));
 void			 agg_sync(void);
 /*
  * The command ended: wait (bounded) until dtd put its last events.

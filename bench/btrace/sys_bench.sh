@@ -34,7 +34,9 @@
 # tracepoint:syscalls:sys_enter_read/sys_exit_read; dd times itself, so
 # the tracers' start-up is not in it: nanoseconds a block untraced and
 # traced, what each tracer adds to each read, and how many reads each
-# histogram holds.
+# histogram holds.  btrace folds the histogram in dd (the hooks time
+# each read, bt_lat.c); btevents is the same btrace reading every read
+# as two events (BTRACE_NOPUSH=1), as it did before.
 #
 # usage: sys_bench.sh btrace dtd start_bench [reps [reads]]
 # SYS_BENCH_ONLY=make or =read runs one of the two.
@@ -157,9 +159,11 @@ mk_report() {
 
 DD="$(command -v dd) if=/dev/zero of=/dev/null bs=4k count=$NREAD"
 RDPROG='syscall:read:entry { @s[tid] = nsecs; }
-syscall:read:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }'
+syscall:read:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }
+END { clear(@s); }'
 BPFRD='tracepoint:syscalls:sys_enter_read /pid == cpid/ { @s[tid] = nsecs; }
-tracepoint:syscalls:sys_exit_read /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }'
+tracepoint:syscalls:sys_exit_read /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }
+END { clear(@s); }'
 
 # dd's own seconds, from its "copied, S s" line in file $1
 dd_secs() {
@@ -178,8 +182,11 @@ rd_round() {
 	case $c in
 	untraced)
 		$DD 2> "$TMP/rd.err" ;;
-	btrace)
-		"$BTRACE" -d "$DEV" -v -c "$DD" -e "$RDPROG" > "$TMP/rd.out" \
+	btrace|btevents)
+		# btevents: every read as two events, as before issue 22's
+		# latency fold (BTRACE_NOPUSH=1)
+		BTRACE_NOPUSH=$([ "$c" = btevents ] && echo 1 || echo 0) \
+		    "$BTRACE" -d "$DEV" -v -c "$DD" -e "$RDPROG" > "$TMP/rd.out" \
 		    2> "$TMP/rd.err"
 		hist_n "$TMP/rd.out" >> "$TMP/rdn.$c"
 		sed -n 's/^\([0-9]*\) events dropped$/\1/p' "$TMP/rd.err" \
@@ -213,11 +220,15 @@ rd_report() {
 		    -v p="$(median < "$TMP/rd.bpftrace")" -v b="$b" 'BEGIN {
 			printf("  what btrace+dtd adds to a read is %.2f of what bpftrace adds\n",
 			    (a - b) / (p - b)) }'
+		awk -v a="$(median < "$TMP/rd.btevents")" \
+		    -v p="$(median < "$TMP/rd.bpftrace")" -v b="$b" 'BEGIN {
+			printf("  read as events (BTRACE_NOPUSH=1), %.2f of it\n",
+			    (a - b) / (p - b)) }'
 	fi
 }
 
 MKCONFS="untraced btrace"
-RDCONFS="untraced btrace"
+RDCONFS="untraced btrace btevents"
 [ -n "$BPF" ] && MKCONFS="$MKCONFS bpftrace" RDCONFS="$RDCONFS bpftrace"
 [ "$ONLY" = read ] || { mkdir -p "$PROJ" && "$START_BENCH" project "$PROJ"; } || exit 1
 for r in $(seq "$REPS"); do

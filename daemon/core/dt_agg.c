@@ -76,6 +76,10 @@ dt_agg_check(const struct dtioc_aggspec *s, uint32_t *keys)
 	if (s->dtas_func == DTA_COUNT) {
 		if (s->dtas_vfield != 0 || s->dtas_vflags != 0)
 			return EINVAL;
+	} else if (s->dtas_vfield == DTF_LAT) {
+		/* a duration is a whole number of ns: no narrowing */
+		if (s->dtas_vflags != 0)
+			return EINVAL;
 	} else if (s->dtas_vfield == DTF_COMM ||
 	    (dt_agg_keybit(s->dtas_vfield) & ~DTA_K_STACKS) == 0)
 		return EINVAL;
@@ -157,6 +161,11 @@ dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec)
 			break;
 	if (dp == NULL)
 		return ENOENT;
+	/* only a traced process's hook measures a call's duration */
+	if (spec->dtas_vfield == DTF_LAT &&
+	    (strcmp(dp->dp_dtp->dtp_prov->dtpv_name, "syscall") != 0 ||
+	    strncmp(dp->dp_dtp->dtp_name, "return", DTNAMESIZE) != 0))
+		return EINVAL;
 	for (as = dp->dp_agg; as != NULL; as = as->das_next)
 		n++;
 	if (n >= DTA_PCBAGGS)
@@ -435,6 +444,13 @@ dt_agg_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src,
 			error = ENOBUFS;
 			continue;
 		}
+		/*
+		 * A return with no duration of its own (dtvar.h): the
+		 * script would have skipped it.
+		 */
+		if (as->das_req.dtas_vfield == DTF_LAT &&
+		    src->dtev_retval[1] <= 0)
+			continue;
 		dt_agg_key(dp, as, cpu, src, id, &k, &v);
 		if (!dt_agg_fold(tab, &k, v, 1))
 			error = ENOBUFS;

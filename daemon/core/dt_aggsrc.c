@@ -65,7 +65,7 @@ dt_pcb_srcagg_ok(const struct dt_pcb *dp)
 		    (as->das_keys & DTA_K_SRCARGS) != 0))
 			return false;
 		if (s->dtas_func != DTA_COUNT && s->dtas_vfield != DTF_RETVAL &&
-		    s->dtas_vfield != DTF_ERRNO &&
+		    s->dtas_vfield != DTF_ERRNO && s->dtas_vfield != DTF_LAT &&
 		    (s->dtas_vfield < DTF_ARG0 ||
 		    s->dtas_vfield >= DTF_ARG0 + DT_SRCKEY_NWORDS))
 			return false;

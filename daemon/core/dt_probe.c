@@ -198,6 +198,11 @@ dt_evt_field(const struct dt_pcb *dp, unsigned int cpu, unsigned int field,
 	case DTF_ERRNO:
 		v = args ? src->dtev_error : 0;
 		break;
+	case DTF_LAT:
+		/* a hook's duration + 1 (dt_ingest_rec.c); the caller
+		   checked there is one */
+		v = src->dtev_retval[1] - 1;
+		break;
 	default:	/* DTF_ARG0 + n, checked by the caller's check */
 		v = args ? src->dtev_args[field - DTF_ARG0] : 0;
 		break;
@@ -397,6 +402,8 @@ dt_pcb_ring_put_kept(struct dt_pcb *dp, unsigned int cpu,
 	}
 	if ((dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) == 0)
 		flags |= DT_RING_ARGS;
+	if (dp->dp_dtp->dtp_lat)
+		flags |= DT_RING_NORV1;
 	/* A kernel stack is never passed off as strings. */
 	if (!dp->dp_dtp->dtp_strings)
 		flags &= ~(uint64_t)DTEVT_STRINGS;

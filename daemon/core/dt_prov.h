@@ -117,6 +117,13 @@ struct dt_probe {
 	 * nothing, and its kstack is what DTEVT_KSTACK says.
 	 */
 	bool			 dtp_strings;
+	/*
+	 * [I] Its events carry the hook's duration + 1 in dtev_retval[1]
+	 * (syscall returns, dt_ingest_rec.c), for DTF_LAT's fold alone: no
+	 * ring copy shows it, where dt(4) has the call's second value,
+	 * which Linux never returns.
+	 */
+	bool			 dtp_lat;
 	int			 dtp_sysnum;	/* [I] provider-defined */
 	void			*dtp_priv;	/* [I] provider-defined */
 };

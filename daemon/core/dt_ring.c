@@ -177,6 +177,8 @@ dt_evt_copy(struct dt_evt *dst, uint32_t pbn, unsigned int cpu,
 		dst->_args = src->_args;
 	else
 		memset(&dst->_args, 0, sizeof(dst->_args));
+	if (evtflags & DT_RING_NORV1)
+		dst->dtev_retval[1] = 0;
 }
 
 int

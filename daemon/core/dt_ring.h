@@ -89,6 +89,8 @@ void	dt_ring_fini(struct dt_ring *);
 
 /* Not a DTEVT_* flag: copy dtev_args/retval/error too. */
 #define DT_RING_ARGS	(1ULL << 63)
+/* Not one either: a return whose dtev_retval[1] is dtd's own (dtp_lat). */
+#define DT_RING_NORV1	(1ULL << 62)
 
 /*
  * Copy src into the next slot keeping only what evtflags asks for, with

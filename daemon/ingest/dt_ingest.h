@@ -138,6 +138,13 @@ int	dt_ingest_sagg_take(struct dt_pcb *dp, const struct dt_aggspec *as,
 	    const struct udt_sagg_spec *spec);
 void	dt_ingest_sagg_probe(unsigned int p, uint32_t mask);
 void	dt_ingest_sagg_give(uint32_t mask);
+/*
+ * Mark (flags UDT_SST_*) or unmark (0) the entry probe of systab index
+ * call for the stamps of its return's durations, in every table, with a
+ * new sg_latgen when newgen (else the stamps of calls in flight stay
+ * good) and the current TSC rate.  Under the provider's lock.
+ */
+void	dt_ingest_sagg_stamp(unsigned int call, uint8_t flags, bool newgen);
 
 /*
  * A record copied out of a tracee's ring (dt_ingest_rec.c): whether every
@@ -266,5 +273,7 @@ int	dt_tsc_ok(void);
 void	dt_tsc_ref(void);
 int	dt_tsc_near(uint64_t tsc);
 int64_t	dt_tsc_realtime(uint64_t tsc);
+/* The rate in ns a tick, 32.32 fixed point (0: no TSC).  Any thread. */
+uint64_t dt_tsc_mult(void);
 
 #endif /* DT_INGEST_H */

@@ -179,8 +179,12 @@ dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs,
 		for (i = 0; i < dtp->dtp_nargs && i < UDT_NARGS; i++)
 			ev.dtev_args[i] = r->ur_args[i];
 	} else if (r->ur_flags & UDT_R_RET) {
-		/* Linux returns one value; ur_args[1] was not written. */
+		/*
+		 * Linux returns one value; ur_args[1] is the hook's
+		 * duration + 1, kept for DTF_LAT's fold (dt_evt_field()).
+		 */
 		ev.dtev_retval[0] = r->ur_args[0];
+		ev.dtev_retval[1] = r->ur_args[1];
 		ev.dtev_error = r->ur_error;
 	}
 	/* In time order with every other source's (dt_prov.h). */

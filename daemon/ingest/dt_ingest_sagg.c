@@ -393,11 +393,15 @@ dti_sagg_copy(struct udt_tab *tab)
 
 /* What one change does to a table (or the master, with tab NULL). [L] */
 struct dts_change {
-	int			 dc_slot;	/* -1: sg_probe[dc_probe] */
+	int			 dc_slot;	/* -1: sg_probe[dc_probe]; -2:
+						   sg_stamp[dc_probe] */
 	const struct udt_sagg_spec *dc_spec;	/* NULL: ss_seq alone */
 	unsigned int		 dc_probe;
 	uint32_t		 dc_mask;
-	uint32_t		 dc_seq;	/* the slot's new, even */
+	uint32_t		 dc_seq;	/* the slot's new, even; -2: the
+						   new sg_latgen */
+	uint8_t			 dc_stamp;	/* -2: UDT_SST_* */
+	uint64_t		 dc_mult;	/* -2: sg_tsc_mult */
 };
 
 static void
@@ -409,6 +413,15 @@ dts_apply(struct udt_tab *tab, void *arg)
 
 	if (sg->sg_magic != UDT_SAGG_MAGIC)
 		sg->sg_magic = UDT_SAGG_MAGIC;
+	if (dc->dc_slot == -2) {
+		/* the rate, then the mark, then the generation that pairs */
+		__atomic_store_n(&sg->sg_tsc_mult, dc->dc_mult,
+		    __ATOMIC_RELAXED);
+		__atomic_store_n(&sg->sg_stamp[dc->dc_probe], dc->dc_stamp,
+		    __ATOMIC_RELAXED);
+		__atomic_store_n(&sg->sg_latgen, dc->dc_seq, __ATOMIC_RELEASE);
+		return;
+	}
 	if (dc->dc_slot < 0) {
 		__atomic_store_n(&sg->sg_probe[dc->dc_probe], dc->dc_mask,
 		    __ATOMIC_RELEASE);
@@ -543,6 +556,28 @@ dt_ingest_sagg_probe(unsigned int p, uint32_t mask)
 	dc.dc_probe = p;
 	dc.dc_mask = mask;
 	dti_tabs_apply(dts_apply, &dc);
+}
+
+void
+dt_ingest_sagg_stamp(unsigned int call, uint8_t flags, bool newgen)
+{
+	struct dts_change dc;
+
+	if (call >= UDT_NPROBES_MAX / 2)
+		return;
+	memset(&dc, 0, sizeof(dc));
+	dc.dc_slot = -2;
+	dc.dc_probe = call;
+	dc.dc_stamp = flags;
+	dc.dc_mult = dt_tsc_mult();
+	/* never 0: a thread's memory starts zeroed, no stamp of any */
+	pthread_mutex_lock(&dts_mtx);
+	dc.dc_seq = __atomic_load_n(&dts_master.sg_latgen,
+	    __ATOMIC_RELAXED) + (newgen ? 1 : 0);
+	if (dc.dc_seq == 0)
+		dc.dc_seq = 1;
+	dti_tabs_apply(dts_apply, &dc);
+	pthread_mutex_unlock(&dts_mtx);
 }
 
 /* The last merge of a slot given back, from every tracee. [S][L] */

@@ -30,6 +30,7 @@
  *	[I]	set by dt_tsc_calibrate() before the ingest threads exist
  *	[D]	the drain thread only
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +48,8 @@ static int64_t		 dti_ref_rt;		/* [D] */
 static int64_t		 dti_tsc_span;		/* [D] ticks in 10 s */
 static uint64_t		 dti_tsc_10ms;		/* [I] ticks in 10 ms */
 static uint64_t		 dti_rate_tsc;		/* [D] last rate refresh */
+static _Atomic uint64_t	 dti_tsc_mult;		/* [D] written, [a] read:
+						   dti_tsc_ns in 32.32 */
 
 /*
  * A TSC value and clk read as closely together as we can.  The pair's
@@ -116,6 +119,7 @@ dt_tsc_calibrate(void)
 	dti_rate_tsc = tsc1;
 	dti_tsc_pair(CLOCK_REALTIME, &dti_ref_tsc, &rt1);
 	dti_ref_rt = (int64_t)rt1;
+	atomic_store(&dti_tsc_mult, (uint64_t)(dti_tsc_ns * 4294967296.0));
 	dti_tsc_ok = 1;
 }
 
@@ -138,9 +142,12 @@ dt_tsc_ref(void)
 		return;
 	dti_tsc_pair(CLOCK_MONOTONIC, &tsc, &mono);
 	dti_rate_tsc = tsc;
-	if (tsc > dti_tsc0 && mono > dti_mono0)
+	if (tsc > dti_tsc0 && mono > dti_mono0) {
 		dti_tsc_ns = (double)(mono - dti_mono0) /
 		    (double)(tsc - dti_tsc0);
+		atomic_store(&dti_tsc_mult,
+		    (uint64_t)(dti_tsc_ns * 4294967296.0));
+	}
 	/*
 	 * Roll the baseline: start a new one every 100 ms, use it once it
 	 * is that old, so the rate is that of the last 100 to 200 ms: long
@@ -178,4 +185,10 @@ dt_tsc_realtime(uint64_t tsc)
 {
 	return dti_ref_rt + (int64_t)((double)(int64_t)(tsc - dti_ref_tsc) *
 	    dti_tsc_ns);
+}
+
+uint64_t
+dt_tsc_mult(void)
+{
+	return atomic_load(&dti_tsc_mult);
 }

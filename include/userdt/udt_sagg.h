@@ -83,6 +83,21 @@
  * hook trusts the table no more: a slot it cannot read as sane makes it
  * record.
  *
+ * Durations (UDT_FF_LAT, dtvar.h's DTF_LAT): a return probe's slot may
+ * fold the call's duration.  dtd marks the entry probe of such a call in
+ * sg_stamp (its enable byte then has UDT_EN_AGG, with UDT_EN_ON alone
+ * when no open records the entry: UDT_SST_ONLY, stamped and not
+ * recorded); the hook's entry keeps its time stamp, the call and
+ * sg_latgen in its thread's memory, and the return takes it (once) when
+ * the call and generation match: the stamps' difference, in ns on
+ * events' own clock (a TSC difference times sg_tsc_mult, 32.32 fixed
+ * point, taken when dtd marks the entry), is the value, folded or
+ * carried in the return's record (ur_args[1]).  A return with no stamp
+ * of its own is folded nowhere (and not recorded when its probe's slots
+ * are all durations'): the script would have found no entry stored for
+ * it.  dtd moves sg_latgen whenever it marks or unmarks an entry, so
+ * that a stamp of an earlier enable never pairs with a later return.
+ *
  * Locks used to protect struct members in this file:
  *	[d]	written by dtd only, under its ingest lock
  *	[p]	the tracee adds, dtd reads
@@ -110,6 +125,13 @@
 #define UDT_SK_ERRNO		0x0008	/* word 2, its low half */
 #define UDT_SK_ARG0		0x0010	/* << n: word n */
 #define UDT_SK_COMM		0x8000	/* the thread's name; ke_tid too */
+
+/* ss_vfield beside udt_filt.h's UDT_FF_*: the call's duration, ns. */
+#define UDT_FF_LAT		10
+
+/* sg_stamp[call]: the entry keeps a stamp for the return's duration. */
+#define UDT_SST_STAMP		0x01
+#define UDT_SST_ONLY		0x02	/* and nothing else: not recorded */
 
 /* ss_func: dtvar.h's DTA_* by value. */
 #define UDT_SG_COUNT		1
@@ -144,6 +166,10 @@ struct udt_sagg_tab {
 	/* [d,a] bit s: probe p's events fold into slot s */
 	uint32_t	sg_probe[UDT_NPROBES_MAX];
 	struct udt_sagg_spec sg_spec[UDT_SAGG_NSPEC];
+	uint32_t	sg_latgen;	/* [d,a] moved at each mark */
+	uint32_t	sg_pad2;
+	uint64_t	sg_tsc_mult;	/* [d,a] ns a TSC tick, 32.32 */
+	uint8_t		sg_stamp[UDT_NPROBES_MAX / 2];	/* [d,a] UDT_SST_* */
 };
 
 /*

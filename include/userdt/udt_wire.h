@@ -279,7 +279,9 @@ struct udt_tab {
 
 /* udt_rec.ur_flags: what the record carries. */
 #define UDT_R_ARGS		0x01	/* ur_args (entry) */
-#define UDT_R_RET		0x02	/* ur_args[0..1], ur_error (return) */
+#define UDT_R_RET		0x02	/* ur_args[0..1], ur_error (return);
+					   ur_args[1]: the call's duration
+					   in ns + 1, 0: none (udt_sagg.h) */
 #define UDT_R_COMM		0x04	/* ur_comm */
 #define UDT_R_STACK		0x08	/* ur_stack[0..ur_nframes) */
 #define UDT_R_TSC		0x10	/* ur_nsec is a TSC value, ur_sec 0 */

@@ -136,7 +136,19 @@ run_ioctl(int fd, uint32_t pbn, uint32_t other)
 	spec_init(&as, pbn, DTA_COUNT);
 	as.dtas_stksize = 1;
 	bad += agg_spec(fd, &as) != EINVAL;
-	dtt_check(bad == 0, "14 malformed specs: EINVAL");
+	/* a duration: a return probe's alone, never narrowed, no key */
+	spec_init(&as, pbn, DTA_HIST);
+	as.dtas_vfield = DTF_LAT;
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn + 1, DTA_HIST);
+	as.dtas_vfield = DTF_LAT;
+	as.dtas_vflags = DTF_F_INT32;
+	bad += agg_spec(fd, &as) != EINVAL;
+	spec_init(&as, pbn, DTA_COUNT);
+	as.dtas_nkeys = 1;
+	as.dtas_keys[0] = DTF_LAT;
+	bad += agg_spec(fd, &as) != EINVAL;
+	dtt_check(bad == 0, "17 malformed specs: EINVAL");
 
 	memset(&rd, 0, sizeof(rd));
 	dtt_check(agg_read(fd, &rd) == 0 && rd.dtgr_size == 0 &&

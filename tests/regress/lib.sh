@@ -112,3 +112,24 @@ dtd_serve() {
 bt() {
 	"$BTRACE" -d "$DEV" "$@"
 }
+
+# ingest_stat NAME: dtd's ingest counter NAME (udt_stats: records,
+# forged, ...) from its socket.
+ingest_stat() {
+	python3 - "$USERDT_SOCKET" "$1" <<'PY'
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+# udt_hello: UDT_MAGIC, UDT_VERSION (udt_wire.h), no probes, UDT_HELLO_STATS
+s.sendall(struct.pack("<IIII", 0x75647464, 13, 0, 2))
+d = b""
+while len(d) < 96:
+    x = s.recv(4096)
+    if not x:
+        break
+    d += x
+names = ("magic procs attached records garbage lost recur adopted "
+         "refused forged misnamed maps_bytes maps_evicted").split()
+print(dict(zip(names, struct.unpack("<II11Q", d[:96])))[sys.argv[2]])
+PY
+}

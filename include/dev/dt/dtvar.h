@@ -508,6 +508,20 @@ struct dtioc_statx {
 
 #define DTF_KSTACK	8		/* aggregation key: kernel stack id */
 #define DTF_USTACK	9		/* aggregation key: user stack id */
+/*
+ * userdt: the value of a syscall return probe's aggregation may be
+ * DTF_LAT, the call's duration in ns (never a key, never a filter's
+ * field): what a script's `nsecs - @s[tid]` reads on return when its
+ * entry rule stored `@s[tid] = nsecs` for the call's entry.  Only the
+ * hooks of traced processes measure it (they stamp the entry
+ * themselves); a return with no stamp of its own entry (an entry before
+ * the enable, one a nested call's return consumed) is folded nowhere,
+ * as the script would skip it; so is an event of the kernel's feed,
+ * which has no stamp of the hooks' (a client asks for this fold for
+ * the processes it launched alone, DTEVT_LAUNCHED).  A hook that
+ * records the return instead of folding it sends its duration along.
+ */
+#define DTF_LAT		10		/* aggregation value: duration */
 #define DTA_STKSIZE_DEF	1024		/* stacks of a stack table */
 #define DTA_STKSIZE_MAX	65535		/* ids fit dtae_kstack's 16 bits */
 

@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <userdt/udt_sagg.h>
 #include <userdt/udt_wire.h>
 
 #include "dt_prov.h"
@@ -88,6 +89,12 @@ static unsigned int	 dt_sys_nagg[DT_SYS_NPROBES];
 static uint32_t		 dt_sys_amask[DT_SYS_NPROBES];
 /* [s] started pcbs that take no kernel event (DTEVT_LAUNCHED) */
 static unsigned int	 dt_sys_nlaunched[DT_SYS_NPROBES];
+/*
+ * [s] started pcbs folding the durations of a call's returns
+ * (DTF_LAT), by call: its entry probe is then marked for the hooks'
+ * stamps (udt_sagg.h), whether or not an open records it.
+ */
+static unsigned int	 dt_sys_nlat[DT_SYS_NPROBES / 2];
 
 static int	dt_prov_syscall_alloc(struct dt_probe *, struct dt_softc *,
 		    const struct dtioc_req *);
@@ -136,6 +143,7 @@ dt_prov_syscall_init(void)
 		dtp->dtp_priv = (void *)(uintptr_t)(2 * i + 1);
 		/* Return values are always there, as in dt(4). */
 		dtp->dtp_argsflag = 0;
+		dtp->dtp_lat = true;
 		dt_sys_probes[2 * i + 1] = dtp;
 	}
 	dt_ingest_sink_probes(dt_syscall_probe);
@@ -162,6 +170,75 @@ dt_prov_syscall_alloc(struct dt_probe *dtp, struct dt_softc *sc,
 }
 
 /*
+ * Probe p's enable byte from its opens' counts, with the slots its
+ * events fold into (*amask) and the kernel feed's flags.  [s]
+ */
+static uint8_t
+dt_sys_en(unsigned int p, uint32_t *amask, uint64_t *evtflags)
+{
+	uint8_t en = 0;
+	size_t i;
+
+	*amask = 0;
+	*evtflags = 0;
+	if (dt_sys_nrec[p] > 0) {
+		en = UDT_EN_ON;
+		for (i = 0; i < DT_SYS_NFLAGS; i++)
+			if (dt_sys_nflag[p][i] > 0) {
+				en |= dt_sys_flags[i].en;
+				*evtflags |= dt_sys_flags[i].evt;
+			}
+	}
+	/*
+	 * Every open that records it only counts: the hooks count in
+	 * their rings' headers and record nothing (UDT_EN_COUNT).  The
+	 * kernel's feed is unchanged: its events are folded one by one.
+	 */
+	if (dt_sys_nrec[p] > 0 && dt_sys_ncount[p] == dt_sys_nrec[p])
+		en = UDT_EN_ON | UDT_EN_COUNT;
+	/*
+	 * Every open that records it folds only what the hooks can: they
+	 * fold it into their slots (UDT_EN_AGG), or record as the other
+	 * bits say when they cannot.  The slots are named before the byte
+	 * says so, and no longer named before they are given back.
+	 */
+	else if (dt_sys_nrec[p] > 0 && dt_sys_nagg[p] == dt_sys_nrec[p]) {
+		en |= UDT_EN_AGG;
+		*amask = dt_sys_amask[p];
+	}
+	return en;
+}
+
+/*
+ * Entry probe p of a call whose returns' durations are folded: the
+ * stamp's mark, with UDT_SST_ONLY when no open records the entry, and
+ * UDT_EN_AGG in its byte, which takes the hook to the stamp
+ * (udt_sagg_stamp()); with UDT_EN_ON alone beside it, the hook records
+ * nothing.  A new generation only when the mark comes or goes
+ * (newgen): an open of the entry coming or going leaves the stamps of
+ * the calls in flight good.  [s]
+ */
+static uint8_t
+dt_sys_stamp(unsigned int p, uint8_t en, bool newgen)
+{
+	uint8_t flags = 0;
+
+	if (p % 2 != 0 || p / 2 >= UDT_NPROBES_MAX / 2 ||
+	    (dt_sys_nlat[p / 2] == 0 && !newgen))
+		return en;
+	if (dt_sys_nlat[p / 2] > 0) {
+		flags = UDT_SST_STAMP;
+		if (dt_sys_nrec[p] == 0) {
+			flags |= UDT_SST_ONLY;
+			en = UDT_EN_ON;
+		}
+		en |= UDT_EN_AGG;
+	}
+	dt_ingest_sagg_stamp(p / 2, flags, newgen);
+	return en;
+}
+
+/*
  * The byte tracees test: on while any open records the probe, with the
  * union of what those opens want, so that a tracee only pays for the
  * stack, comm or strings when someone reads them.  KSTACK has no
@@ -177,12 +254,27 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	uint8_t en = 0;
 	size_t i;
 
-	uint32_t amask = 0, slots;
+	uint32_t amask = 0, slots, eamask;
+	uint64_t eflags;
+	bool lat;
 
 	pthread_mutex_lock(&dt_sys_mtx);
 	if (delta > 0)
 		dp->dp_priv = (void *)(uintptr_t)dt_sys_agg_take(dp);
 	slots = (uint32_t)(uintptr_t)dp->dp_priv;
+	/*
+	 * A return's durations: its entry is stamped before the return
+	 * folds, and no longer once it does not.  Folded in the hooks'
+	 * slots or not (none free): a recorded return carries its
+	 * duration, which dtd folds from the record.
+	 */
+	lat = p % 2 == 1 && dt_sys_agg_lat(dp);
+	if (lat && delta > 0) {
+		dt_sys_nlat[p / 2]++;
+		en = dt_sys_en(p - 1, &eamask, &eflags);
+		dt_ingest_enable(p - 1, dt_sys_stamp(p - 1, en,
+		    dt_sys_nlat[p / 2] == 1));
+	}
 	if (slots != 0) {
 		dt_sys_nagg[p] += delta;
 		if (delta > 0)
@@ -199,38 +291,21 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 		if ((dp->dp_evtflags & dt_sys_flags[i].evt) ==
 		    dt_sys_flags[i].evt)
 			dt_sys_nflag[p][i] += delta;
-	if (dt_sys_nrec[p] > 0) {
-		en = UDT_EN_ON;
-		for (i = 0; i < DT_SYS_NFLAGS; i++)
-			if (dt_sys_nflag[p][i] > 0) {
-				en |= dt_sys_flags[i].en;
-				evtflags |= dt_sys_flags[i].evt;
-			}
-	}
+	en = dt_sys_en(p, &amask, &evtflags);
+	en = dt_sys_stamp(p, en, false);
 	/* What they all reject, the hooks need not record. */
 	dt_sys_filt_update(p, dp->dp_dtp, delta < 0 ? dp : NULL);
-	/*
-	 * Every open that records it only counts: the hooks count in
-	 * their rings' headers and record nothing (UDT_EN_COUNT).  The
-	 * kernel's feed is unchanged: its events are folded one by one.
-	 */
-	if (dt_sys_nrec[p] > 0 && dt_sys_ncount[p] == dt_sys_nrec[p])
-		en = UDT_EN_ON | UDT_EN_COUNT;
-	/*
-	 * Every open that records it folds only what the hooks can: they
-	 * fold it into their slots (UDT_EN_AGG), or record as the other
-	 * bits say when they cannot.  The slots are named before the byte
-	 * says so, and no longer named before they are given back.
-	 */
-	else if (dt_sys_nrec[p] > 0 && dt_sys_nagg[p] == dt_sys_nrec[p]) {
-		en |= UDT_EN_AGG;
-		amask = dt_sys_amask[p];
-	}
 	if (amask != 0)
 		dt_ingest_sagg_probe(p, amask);
 	dt_ingest_enable(p, en);
 	if (amask == 0)
 		dt_ingest_sagg_probe(p, 0);
+	if (lat && delta < 0) {
+		dt_sys_nlat[p / 2]--;
+		en = dt_sys_en(p - 1, &eamask, &eflags);
+		dt_ingest_enable(p - 1, dt_sys_stamp(p - 1, en,
+		    dt_sys_nlat[p / 2] == 0));
+	}
 	if (delta < 0 && slots != 0) {
 		dt_ingest_sagg_give(slots);
 		dp->dp_priv = NULL;

@@ -21,6 +21,8 @@
  * arguments, the return value, errno; dtd adds the pid and the probe;
  * dt_pcb_srcagg_ok()) gets a slot of the tracees' tables for each of
  * them (userdt/udt_sagg.h), described as dtd folds.
+ * A duration (DTF_LAT) is measured by the hooks alone: its entry probe
+ * is marked for stamps by the provider (dt_sys_update()).
  * Pure counts keep their own, cheaper, path (UDT_EN_COUNT) and take no
  * slot.  What does not fit (no slot left, an lhist of more buckets than
  * a slot holds) stays with the records.
@@ -78,7 +80,7 @@ dt_sys_agg_spec(const struct dt_aggspec *as, struct udt_sagg_spec *sp)
 	if (s->dtas_func != DTA_COUNT) {
 		/* dtvar.h's field numbers are the wire's */
 		if (s->dtas_vfield != DTF_RETVAL &&
-		    s->dtas_vfield != DTF_ERRNO &&
+		    s->dtas_vfield != DTF_ERRNO && s->dtas_vfield != DTF_LAT &&
 		    (s->dtas_vfield < DTF_ARG0 ||
 		    s->dtas_vfield >= DTF_ARG0 + UDT_NARGS))
 			return false;
@@ -100,6 +102,18 @@ dt_sys_agg_spec(const struct dt_aggspec *as, struct udt_sagg_spec *sp)
 		break;
 	}
 	return true;
+}
+
+bool
+dt_sys_agg_lat(const struct dt_pcb *dp)
+{
+	const struct dt_aggspec *as;
+
+	for (as = dt_aggspec_next(dp, NULL); as != NULL;
+	    as = dt_aggspec_next(dp, as))
+		if (dt_aggspec_req(as)->dtas_vfield == DTF_LAT)
+			return true;
+	return false;
 }
 
 uint32_t

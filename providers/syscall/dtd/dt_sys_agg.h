@@ -18,6 +18,7 @@
 #ifndef DT_SYS_AGG_H
 #define DT_SYS_AGG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct dt_pcb;
@@ -29,5 +30,8 @@ struct dt_pcb;
  * be recorded.  Under the provider's lock.
  */
 uint32_t	dt_sys_agg_take(struct dt_pcb *dp);
+
+/* Whether an aggregation of dp folds a call's duration (DTF_LAT). */
+bool		dt_sys_agg_lat(const struct dt_pcb *dp);
 
 #endif /* DT_SYS_AGG_H */

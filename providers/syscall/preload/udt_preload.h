@@ -105,12 +105,30 @@ int	udt_filt_on(const struct udt_tab *tab, unsigned int probe) UDT_HIDDEN;
  * Aggregations in the tracee (udt_sagg.c, userdt/udt_sagg.h): fold the
  * event into the accumulators after ring r of the slots tab names for
  * probe, and answer 1; 0 (nothing folded) when the event must be
- * recorded instead.  Any thread, any context, inside udt_rec_enter()'s
+ * recorded instead.  lat: a return's duration (udt_sagg_lat()), NULL
+ * when it has none: a duration's slot then folds nothing (answer 1),
+ * as the script would skip the return.  Any thread, any context,
+ * inside udt_rec_enter()'s
  * nesting: no lock, no allocation, no system call.
  */
 int	udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 	    unsigned int probe, const long *args, int isret, long rv,
-	    int error) UDT_HIDDEN;
+	    int error, const int64_t *lat) UDT_HIDDEN;
+/*
+ * Durations (udt_sagg.h): udt_sagg_stamp() at an entry of probe keeps
+ * the thread's stamp when the table marks the call, and answers 1 when
+ * the entry is to be neither folded nor recorded (UDT_SST_ONLY).
+ * udt_sagg_lat() at a return takes the thread's stamp: 1 with the
+ * duration in *ns when it is this call's of the current generation, 0
+ * else (the stamp is gone either way).  at: the time of the call in
+ * CLOCK_REALTIME ns when the launcher saw it (udt_lrec.h), -1: now.
+ * This thread, inside udt_rec_enter()'s nesting: no lock, no
+ * allocation, no system call.
+ */
+int	udt_sagg_stamp(const struct udt_tab *tab, unsigned int probe,
+	    int64_t at) UDT_HIDDEN;
+int	udt_sagg_lat(const struct udt_tab *tab, unsigned int probe,
+	    int64_t at, int64_t *ns) UDT_HIDDEN;
 /* The CPU a record would carry (0 when unknown).  Any context. */
 int	udt_getcpu(void) UDT_HIDDEN;
 /* [I] USERDT_SRCAGG=0 in the environment: fold nothing, record all. */
@@ -505,6 +523,16 @@ struct udt_thread {
 					   exec or exit; each child adds one,
 					   its parent, back, takes it off
 					   (udt_rw_slow_post()) */
+	/*
+	 * The entry stamp of a call whose returns' durations are folded
+	 * (udt_sagg.h): ut_lat_call is its systab index + 1 (0: none),
+	 * ut_lat_gen the table's sg_latgen then, ut_lat_tsc whether
+	 * ut_lat_t is a TSC value or ns.  Taken by the return, once.
+	 */
+	int64_t		ut_lat_t;	/* [t] */
+	unsigned int	ut_lat_call;	/* [t] */
+	uint32_t	ut_lat_gen;	/* [t] */
+	int		ut_lat_tsc;	/* [t] */
 	unsigned int	ut_commgen;	/* [t] udt_commgen of ut_comm */
 	char		ut_comm[UDT_COMMLEN];	/* [t] */
 };

@@ -455,10 +455,12 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	unsigned char strs[UDT_STR_SIZE];
 	unsigned int nstr = 0;
 	struct udt_thread *t = &udt_thread;
+	const struct udt_tab *tab;
 	struct udt_ring_hdr *r;
 	struct udt_rec *rec;
 	struct timespec ts;
-	int64_t sec, nsec;
+	int64_t sec, nsec, lat = 0;
+	int haslat = 0;
 	uint64_t stack[UDT_STACK_MAX];
 	char comm[UDT_COMMLEN];
 	uint64_t head, mask;
@@ -487,6 +489,16 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	}
 	if ((r = udt_rec_enter(t, probe, sp, &depth)) == NULL)
 		goto out;
+	/*
+	 * Durations (udt_sagg.h): a marked entry keeps its stamp, before
+	 * any filter (the return's rule reads it whatever the entry's
+	 * filter says); a return takes its own, for its fold or record.
+	 */
+	tab = __atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE);
+	if (!isret && (en & UDT_EN_AGG) && udt_sagg_stamp(tab, probe, -1))
+		goto out;
+	if (isret && t->ut_lat_call != 0)
+		haslat = udt_sagg_lat(tab, probe, -1, &lat);
 	if (udt_filtered(t, r, probe, args, isret, rv, error))
 		goto out;
 	/*
@@ -495,8 +507,8 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	 * from its records.
 	 */
 	if ((en & UDT_EN_AGG) && t->ut_vfork <= 0 &&
-	    udt_sagg_fold(__atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE), r,
-	    probe, args, isret, rv, error))
+	    udt_sagg_fold(tab, r, probe, args, isret, rv, error,
+	    haslat ? &lat : NULL))
 		goto out;
 	/* Only counted (UDT_EN_COUNT): one add, no stamp, no slot. */
 	if (en & UDT_EN_COUNT) {
@@ -563,6 +575,9 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	if (isret) {
 		rec->ur_flags |= UDT_R_RET;
 		rec->ur_args[0] = rv;
+		/* the duration + 1, 0 for none (udt_wire.h) */
+		rec->ur_args[1] = haslat ? (lat < INT64_MAX ? lat : INT64_MAX -
+		    1) + 1 : 0;
 		rec->ur_error = error;
 	} else {
 		rec->ur_error = 0;
@@ -616,14 +631,24 @@ void
 udt_emit_lrec(const struct udt_lrec *lr, unsigned int probe, unsigned int en)
 {
 	struct udt_thread *t = &udt_thread;
+	const struct udt_tab *tab;
 	struct udt_ring_hdr *r;
 	struct udt_rec *rec;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	uint64_t head;
-	int depth, str;
+	int64_t at, lat = 0;
+	int depth, str, haslat = 0;
 
 	if ((r = udt_rec_enter(t, probe, sp, &depth)) == NULL)
 		goto out;
+	/* the loader's calls are timed by the launcher's stamps */
+	tab = __atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE);
+	at = lr->lr_sec * 1000000000 + lr->lr_nsec;
+	if (!(lr->lr_flags & UDT_LR_RET) && (en & UDT_EN_AGG) &&
+	    udt_sagg_stamp(tab, probe, at))
+		goto out;
+	if ((lr->lr_flags & UDT_LR_RET) && t->ut_lat_call != 0)
+		haslat = udt_sagg_lat(tab, probe, at, &lat);
 	str = (en & UDT_EN_STR) && (lr->lr_flags & UDT_LR_STR) &&
 	    !(lr->lr_flags & UDT_LR_RET);
 	if ((rec = str ? udt_rec_reserve_str(t, r, probe, lr->lr_str, &head) :
@@ -640,6 +665,7 @@ udt_emit_lrec(const struct udt_lrec *lr, unsigned int probe, unsigned int en)
 	if (lr->lr_flags & UDT_LR_RET) {
 		rec->ur_flags |= UDT_R_RET;
 		rec->ur_args[0] = lr->lr_args[0];
+		rec->ur_args[1] = haslat ? lat + 1 : 0;
 		rec->ur_error = lr->lr_error;
 	} else if (en & DTEVT_FUNCARGS) {
 		rec->ur_flags |= UDT_R_ARGS;

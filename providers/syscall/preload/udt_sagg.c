@@ -27,9 +27,15 @@
  * fold exactly as dtd would fold the record is recorded instead; a
  * fold is all or nothing across the probe's slots, so an event is never
  * both folded into one and recorded for another.
+ *
+ * A call's duration (UDT_FF_LAT): the entry of a call dtd marked keeps
+ * a stamp in its thread's memory (udt_sagg_stamp()), which its return
+ * takes (udt_sagg_lat()) for its slots or its record; no lock, no system
+ * call: the TSC, or the vDSO's clock where dtd takes no TSC stamps.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/single_threaded.h>
 
 #include <userdt/udt_sagg.h>
@@ -111,13 +117,21 @@ udt_sagg_words(unsigned int probe, const long *args, int isret, long rv,
  */
 static inline int64_t
 udt_sagg_value(unsigned int field, unsigned int flags, const int64_t *a,
-    int *ok)
+    const int64_t *lat, int *ok)
 {
 	int64_t v;
 
 	switch (field) {
 	case 0:
 		return 0;
+	case UDT_FF_LAT:
+		/* no stamp: the caller folds nothing (*ok 2) */
+		if (lat == NULL) {
+			*ok = 2;
+			return 0;
+		}
+		v = *lat;
+		break;
 	case UDT_FF_RETVAL:
 		v = a[0];
 		break;
@@ -139,11 +153,13 @@ udt_sagg_value(unsigned int field, unsigned int flags, const int64_t *a,
 
 /*
  * Slot sp's index and value for this event: 0 on success, -1 when the
- * slot is not one the hook can read as sane and unchanged.
+ * slot is not one the hook can read as sane and unchanged, 1 when it
+ * folds a duration this return has none of.
  */
 static int
 udt_sagg_look(const struct udt_sagg_spec *sp, const int64_t *a,
-    unsigned int *idxp, int64_t *vp, unsigned int *funcp,
+    const int64_t *lat, unsigned int *idxp, int64_t *vp,
+    unsigned int *funcp,
     unsigned int *keysp, uint32_t *seqp)
 {
 	uint32_t seq = __atomic_load_n(&sp->ss_seq, __ATOMIC_ACQUIRE);
@@ -171,9 +187,11 @@ udt_sagg_look(const struct udt_sagg_spec *sp, const int64_t *a,
 	    (keys & ~(unsigned int)(((UDT_SK_ARG0 << UDT_NARGS) - 1) |
 	    UDT_SK_COMM)) != 0)
 		return -1;
-	v = udt_sagg_value(field, flags, a, &ok);
+	v = udt_sagg_value(field, flags, a, lat, &ok);
 	if (!ok)
 		return -1;
+	if (ok == 2)
+		return 1;
 	if (func == UDT_SG_HIST) {
 		idx = udt_sagg_pow2(v);
 		if (nb != UDT_SAGG_HIST_NB)
@@ -347,9 +365,125 @@ udt_sagg_kentry(const struct udt_sagg_tab *sg, struct udt_sagg_kent *kt,
 	return NULL;
 }
 
+/*
+ * Now on the clock records use: a TSC value (*tsc 1) or CLOCK_REALTIME
+ * in ns through the vDSO; -1 when only a system call would tell.
+ */
+static int64_t
+udt_sagg_now(int *tsc)
+{
+	struct timespec ts;
+
+	*tsc = __atomic_load_n(&udt_use_tsc, __ATOMIC_RELAXED);
+	if (*tsc)
+		return (int64_t)(__builtin_ia32_rdtsc() &
+		    0x7fffffffffffffffULL);
+	if (udt_real_clock_gettime_fn == NULL ||
+	    udt_real_clock_gettime_fn(CLOCK_REALTIME, &ts) != 0)
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static const struct udt_sagg_tab *
+udt_sagg_tab(const struct udt_tab *tab)
+{
+	const struct udt_sagg_tab *sg;
+
+	if (tab == NULL)
+		return NULL;
+	sg = (const struct udt_sagg_tab *)(const void *)((const char *)tab +
+	    UDT_SAGG_OFF);
+	if (__atomic_load_n(&sg->sg_magic, __ATOMIC_RELAXED) !=
+	    UDT_SAGG_MAGIC)
+		return NULL;
+	return sg;
+}
+
+/*
+ * Not turned off by USERDT_SRCAGG=0: the return records its duration
+ * then (udt_emit()), which dtd folds as the hook would have.
+ */
+int
+udt_sagg_stamp(const struct udt_tab *tab, unsigned int probe, int64_t at)
+{
+	const struct udt_sagg_tab *sg = udt_sagg_tab(tab);
+	struct udt_thread *t = &udt_thread;
+	unsigned int call = probe / 2, st;
+	int64_t now;
+	int tsc;
+
+	if (sg == NULL || probe % 2 != 0 || call >= UDT_NPROBES_MAX / 2)
+		return 0;
+	st = __atomic_load_n(&sg->sg_stamp[call], __ATOMIC_ACQUIRE);
+	if (!(st & UDT_SST_STAMP))
+		return 0;
+	/*
+	 * A vfork child runs on its parent's thread memory: its stamp
+	 * would be its parent's.  Its return has none, and is recorded
+	 * (udt_emit()) for no duration: dtd folds it nowhere.
+	 */
+	if (t->ut_vfork > 0)
+		return (st & UDT_SST_ONLY) != 0;
+	if (at >= 0) {
+		now = at;
+		tsc = 0;
+	} else
+		now = udt_sagg_now(&tsc);
+	if (now < 0)
+		t->ut_lat_call = 0;
+	else {
+		t->ut_lat_t = now;
+		t->ut_lat_tsc = tsc;
+		t->ut_lat_gen = __atomic_load_n(&sg->sg_latgen,
+		    __ATOMIC_ACQUIRE);
+		t->ut_lat_call = call + 1;
+	}
+	return (st & UDT_SST_ONLY) != 0;
+}
+
+int
+udt_sagg_lat(const struct udt_tab *tab, unsigned int probe, int64_t at,
+    int64_t *ns)
+{
+	const struct udt_sagg_tab *sg = udt_sagg_tab(tab);
+	struct udt_thread *t = &udt_thread;
+	unsigned int call = t->ut_lat_call;
+	uint64_t d, mult;
+	int64_t now;
+	int tsc;
+
+	if (call == 0 || t->ut_vfork > 0)
+		return 0;
+	/* taken once, whatever it is: the script deletes its entry */
+	t->ut_lat_call = 0;
+	if (sg == NULL || call != probe / 2 + 1 || probe % 2 != 1 ||
+	    t->ut_lat_gen != __atomic_load_n(&sg->sg_latgen,
+	    __ATOMIC_ACQUIRE))
+		return 0;
+	if (at >= 0) {
+		now = at;
+		tsc = 0;
+	} else
+		now = udt_sagg_now(&tsc);
+	if (now < 0 || tsc != t->ut_lat_tsc ||
+	    now < t->ut_lat_t)
+		return 0;
+	d = (uint64_t)(now - t->ut_lat_t);
+	if (tsc) {
+		/* ticks times ns a tick in 32.32: as dtd converts them */
+		mult = __atomic_load_n(&sg->sg_tsc_mult, __ATOMIC_RELAXED);
+		if (mult == 0)
+			return 0;
+		d = (uint64_t)(((unsigned __int128)d * mult) >> 32);
+	}
+	*ns = (int64_t)(d & 0x7fffffffffffffffULL);
+	return 1;
+}
+
 int
 udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
-    unsigned int probe, const long *args, int isret, long rv, int error)
+    unsigned int probe, const long *args, int isret, long rv, int error,
+    const int64_t *lat)
 {
 	const struct udt_sagg_tab *sg;
 	struct udt_sagg_acc *acc, *a;
@@ -361,7 +495,7 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 	int64_t val[UDT_SAGG_NSPEC], w[UDT_NARGS], v;
 	uint64_t *cnt, *sum, *mn, *mx;
 	uint32_t mask;
-	int mt;
+	int mt, nolat = 0, rc;
 
 	if (udt_sagg_off || tab == NULL || probe >= UDT_NPROBES_MAX)
 		return 0;
@@ -389,15 +523,27 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 		s = (unsigned int)__builtin_ctz(mask);
 		if (s >= UDT_SAGG_NSPEC)
 			return 0;
-		if (udt_sagg_look(&sg->sg_spec[s], w, &idx[n], &val[n],
-		    &func[n], &keys, &seq) != 0)
+		if ((rc = udt_sagg_look(&sg->sg_spec[s], w, lat, &idx[n],
+		    &val[n], &func[n], &keys, &seq)) < 0)
 			return 0;
+		if (rc > 0) {
+			nolat = 1;
+			continue;
+		}
 		ke[n] = NULL;
 		if (keys != 0 && (ke[n] = udt_sagg_kentry(sg, kt, kl, s, seq,
 		    keys, idx[n], w)) == NULL)
 			return 0;
 		slot[n++] = s;
 	}
+	/*
+	 * A return with no stamp of its own: its durations' slots skip
+	 * it, as the script would; another slot of the probe's (another
+	 * open's) has it recorded, and dtd's fold of the record skips it
+	 * for the durations' (no duration in it).
+	 */
+	if (nolat && n > 0)
+		return 0;
 	mt = __atomic_load_n(&udt_rw_mt, __ATOMIC_RELAXED) != 0 ||
 	    !__libc_single_threaded;
 	for (s = 0; s < n; s++) {

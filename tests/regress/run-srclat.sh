@@ -1,0 +1,183 @@
+#!/bin/bash
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+# A call's latency folded where it is made (dtvar.h's DTF_LAT, bt_lat.c):
+# `@s[tid] = nsecs` on entry, `hist(nsecs - @s[tid])` on return.  A
+# latency differs from run to run: what must be the same as the events'
+# run (BTRACE_NOPUSH=1) is the number of calls timed and the maps'
+# structure, exactly so for an lhist whose one bucket holds any call of
+# under a second.  Each case starts a private dtd on a temporary device
+# path and stops it by pid.
+#
+# usage: run-srclat.sh btrace dtd case
+set -u
+
+[ $# -eq 3 ] || { echo "usage: $0 btrace dtd case" >&2; exit 2; }
+BTRACE=$1
+DTD=$2
+CASE=$3
+
+. "$(dirname "$0")/lib.sh"
+dtd_start
+export USERDT_SOCKET=$TMP/ingest.sock
+
+N=20000
+# the histogram's calls: the counts of its bucket lines summed
+total() {
+	awk '/^\[/ { sub(/^[^)]*\) */, ""); n += $1 } END { print n + 0 }' "$1"
+}
+
+# The fold wants @s cleared at the end (bt_lat.c): what a thread still
+# inside a call would leave there, the events' run prints.
+ENDCLR='
+END { clear(@s); }'
+
+# lhist's one bucket for anything under a second: the same every run
+one_bucket() {
+	printf '%s' "syscall:readv:entry { @s[tid] = nsecs; }
+syscall:readv:return /@s[tid]/ { @l$1 = lhist(nsecs - @s[tid], 0, 1000000000, 1000000000); delete(@s[tid]); }$ENDCLR${2:-}"
+}
+
+# run TAG PROG [ARGS]: btrace -v over lat_reads, folded, and the same by
+# events (BTRACE_NOPUSH=1): $TMP/on.TAG, $TMP/off.TAG and their .err.
+run() {
+	local tag=$1 prog=$2 args=${3:-$N}
+
+	bt -v -c "$LAT_READS $args" -e "$prog" > "$TMP/on.$tag" \
+	    2> "$TMP/on.$tag.err" || fail "$tag: $(cat "$TMP/on.$tag.err")"
+	# the reference lost nothing (the lossless wait is bounded)
+	for try in 1 2 3; do
+		BTRACE_NOPUSH=1 bt -v -c "$LAT_READS $args" -e "$prog" \
+		    > "$TMP/off.$tag" 2> "$TMP/off.$tag.err" ||
+		    fail "$tag by events: $(cat "$TMP/off.$tag.err")"
+		grep -q '^0 events dropped$' "$TMP/off.$tag.err" && break
+	done
+	grep -q '^0 events dropped$' "$TMP/on.$tag.err" ||
+	    fail "$tag: dropped: $(cat "$TMP/on.$tag.err")"
+	echo "$tag: $(head -c 300 "$TMP/on.$tag" | tr '\n' ' ')"
+}
+
+# folded TAG: btrace said the calls were timed by the hooks and read no
+# event for them
+folded() {
+	grep -q 'its calls timed by the hooks' "$TMP/on.$1.err" ||
+	    fail "$1: not timed by the hooks: $(cat "$TMP/on.$1.err")"
+	grep -q '^1 rules aggregated in dtd$' "$TMP/on.$1.err" ||
+	    fail "$1: not aggregated in dtd: $(cat "$TMP/on.$1.err")"
+	grep -q '^0 events read$' "$TMP/on.$1.err" ||
+	    fail "$1: events read: $(cat "$TMP/on.$1.err")"
+}
+
+case $CASE in
+exact)
+	# every call timed once, none lost, by hist and by one bucket
+	r0=$(ingest_stat records)
+	bt -c "$LAT_READS $N" -e 'syscall:readv:entry { @s[tid] = nsecs; }
+syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }'"$ENDCLR" \
+	    > /dev/null || fail "records: btrace"
+	# no record of either half: a few of the -c shell's at most
+	r1=$(ingest_stat records)
+	echo "records for $N calls: $((r1 - r0))"
+	[ $((r1 - r0)) -le 8 ] || fail "$((r1 - r0)) records for $N calls"
+	run hist 'syscall:readv:entry { @s[tid] = nsecs; }
+syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }'"$ENDCLR"
+	folded hist
+	[ "$(total "$TMP/on.hist")" = $N ] ||
+	    fail "hist: $(total "$TMP/on.hist") calls, not $N"
+	[ "$(total "$TMP/off.hist")" = $N ] ||
+	    fail "hist by events: $(total "$TMP/off.hist") calls, not $N"
+	[ "$(head -1 "$TMP/on.hist")" = "$(head -1 "$TMP/off.hist")" ] ||
+	    fail "hist: not the same map"
+	run one "$(one_bucket "")"
+	folded one
+	diff -u "$TMP/off.one" "$TMP/on.one" || fail "one: output differs"
+	grep -q "^\[0, 1000000000) *$N " "$TMP/on.one" ||
+	    fail "one: not $N calls"
+	# the other functions, keyed by the thread's name
+	run funcs 'syscall:readv:entry { @s[tid] = nsecs; }
+syscall:readv:return /@s[tid]/ { @n[comm] = min(nsecs - @s[tid]); delete(@s[tid]); }'"$ENDCLR"
+	folded funcs
+	sed -E 's/: [0-9]+$/: V/' "$TMP/on.funcs" > "$TMP/on.funcs.v"
+	sed -E 's/: [0-9]+$/: V/' "$TMP/off.funcs" > "$TMP/off.funcs.v"
+	diff -u "$TMP/off.funcs.v" "$TMP/on.funcs.v" ||
+	    fail "funcs: keys differ"
+	;;
+threads)
+	# four threads at once, keyed by the thread and not: each thread's
+	# calls timed in its own
+	run threads "$(one_bucket "[comm]")" "$N 3"
+	folded threads
+	diff -u "$TMP/off.threads" "$TMP/on.threads" ||
+	    fail "threads: output differs"
+	grep -q "^\[0, 1000000000) *$((4 * N)) " "$TMP/on.threads" ||
+	    fail "threads: not $((4 * N)) calls"
+	;;
+records)
+	# USERDT_SRCAGG=0: the hooks record the returns with their
+	# durations, which dtd folds as the hooks would have
+	r0=$(ingest_stat records)
+	USERDT_SRCAGG=0 bt -c "$LAT_READS $N" -e "$(one_bucket "")" \
+	    > /dev/null || fail "records: btrace"
+	r1=$(ingest_stat records)
+	echo "records for $N calls: $((r1 - r0))"
+	[ $((r1 - r0)) -ge $N ] || fail "$((r1 - r0)) records for $N calls"
+	USERDT_SRCAGG=0 run rec "$(one_bucket "")"
+	grep -q 'its calls timed by the hooks' "$TMP/on.rec.err" ||
+	    fail "rec: not timed: $(cat "$TMP/on.rec.err")"
+	diff -u "$TMP/off.rec" "$TMP/on.rec" || fail "rec: output differs"
+	# an lhist of more buckets than the hooks' slots hold: dtd folds
+	# the returns' records, each with its duration
+	run big 'syscall:readv:entry { @s[tid] = nsecs; }
+syscall:readv:return /@s[tid]/ { @b = lhist(nsecs - @s[tid], 0, 2000000000, 10000000); delete(@s[tid]); }'"$ENDCLR"
+	folded big
+	[ "$(total "$TMP/on.big")" = $N ] ||
+	    fail "big: $(total "$TMP/on.big") calls, not $N"
+	[ "$(total "$TMP/off.big")" = $N ] ||
+	    fail "big by events: $(total "$TMP/off.big") calls, not $N"
+	;;
+fallback)
+	# @s read elsewhere, another filter, a count (no value), @s not
+	# cleared at the end or cleared under a condition: events
+	n=0
+	while read -r prog; do
+		n=$((n + 1))
+		run "fb$n" "$prog"
+		grep -q 'timed by the hooks' "$TMP/on.fb$n.err" &&
+		    fail "fb$n: folded: $prog"
+		# the lines but the buckets, @s's tids and times left, and
+		# the buckets' total
+		for f in "$TMP/on.fb$n" "$TMP/off.fb$n"; do
+			{ grep -v '^\[' "$f" |
+			    sed -E 's/^(@s\[)[0-9]+\]: [0-9]+$/\1T]: NS/'
+			    total "$f"; } > "$f.shape"
+		done
+		diff -u "$TMP/off.fb$n.shape" "$TMP/on.fb$n.shape" ||
+		    fail "fb$n: output differs"
+	done <<PROGS
+$(one_bucket "" " END { print(@s); }" | tr '\n' ' ')
+syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid] && pid > 0/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }
+syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = count(); delete(@s[tid]); }
+syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); }
+syscall:readv:entry, syscall:read:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }
+syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }
+syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); } END { if (pid >= 0) { clear(@s); } }
+PROGS
+	;;
+*)
+	fail "no case $CASE"
+	;;
+esac
+exit 0
