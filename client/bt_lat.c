@@ -153,12 +153,42 @@ lat_end_clears(const struct bt_rule *r, const struct bt_var *m)
 {
 	const struct bt_probe *bp;
 
-	if (r->br_probes == NULL || lat_expr_names(r->br_filter, m))
+	/* A filter may be false: the clear would not run (review). */
+	if (r->br_probes == NULL || r->br_filter != NULL)
 		return 0;
 	for (bp = r->br_probes; bp != NULL; bp = bp->bp_next)
 		if (bp->bp_type != P_END)
 			return 0;
 	return lat_clears(r->br_action, m) == 1;
+}
+
+/* Whether the statements s, or any below them, call exit(). */
+static int
+lat_has_exit(const struct bt_stmt *s)
+{
+	for (; s != NULL; s = s->bs_next)
+		if (s->bs_kind == S_EXIT || lat_has_exit(s->bs_body) ||
+		    lat_has_exit(s->bs_else))
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether some END rule calls exit(): btrace stops running END rules
+ * there, so a clear after it, in that rule or a later one, may never
+ * run (review).
+ */
+static int
+lat_end_exits(void)
+{
+	const struct bt_rule *r;
+	const struct bt_probe *bp;
+
+	for (r = g_rules; r != NULL; r = r->br_next)
+		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next)
+			if (bp->bp_type == P_END && lat_has_exit(r->br_action))
+				return 1;
+	return 0;
 }
 
 /* The statements of an action, blocks opened, NOPs left out: at most 3. */
@@ -301,7 +331,7 @@ lat_check(struct bt_rule *e)
 		if (bp == NULL)
 			return 0;
 	}
-	if (!cleared)
+	if (!cleared || lat_end_exits())
 		return 0;
 	/* and every call of e has its return rule: no entry left in m */
 	for (bp = e->br_probes; bp != NULL; bp = bp->bp_next) {

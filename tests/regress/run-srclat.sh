@@ -174,6 +174,8 @@ syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = h
 syscall:readv:entry, syscall:read:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }
 syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }
 syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); } END { if (pid >= 0) { clear(@s); } }
+syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); } END /pid >= 0/ { clear(@s); }
+syscall:readv:entry { @s[tid] = nsecs; } syscall:readv:return /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); } END { exit(); clear(@s); }
 PROGS
 	;;
 *)

@@ -637,6 +637,11 @@ udt_fork_child(void)
 		return;
 	udt_attached_pid = pid;
 	udt_thread.ut_tid = 0;
+	/*
+	 * A stamp the parent's thread took (a fork from a handler that
+	 * interrupted a timed call): the child's tid never entered it.
+	 */
+	udt_thread.ut_lat_call = 0;
 	/* A slot in the parent's ring is the parent's to commit or give up. */
 	udt_thread.ut_rec = NULL;
 	udt_attaching = 0;

@@ -665,7 +665,8 @@ udt_emit_lrec(const struct udt_lrec *lr, unsigned int probe, unsigned int en)
 	if (lr->lr_flags & UDT_LR_RET) {
 		rec->ur_flags |= UDT_R_RET;
 		rec->ur_args[0] = lr->lr_args[0];
-		rec->ur_args[1] = haslat ? lat + 1 : 0;
+		rec->ur_args[1] = haslat ? (lat < INT64_MAX ? lat : INT64_MAX -
+		    1) + 1 : 0;
 		rec->ur_error = lr->lr_error;
 	} else if (en & DTEVT_FUNCARGS) {
 		rec->ur_flags |= UDT_R_ARGS;
