@@ -141,8 +141,8 @@ void	dt_ingest_sagg_give(uint32_t mask);
 /*
  * Mark (flags UDT_SST_*) or unmark (0) the entry probe of systab index
  * call for the stamps of its return's durations, in every table, with a
- * new sg_latgen when newgen (else the stamps of calls in flight stay
- * good) and the current TSC rate.  Under the provider's lock.
+ * new sg_latgen[call] when newgen (else the stamps of calls in flight
+ * stay good) and the current TSC rate.  Under the provider's lock.
  */
 void	dt_ingest_sagg_stamp(unsigned int call, uint8_t flags, bool newgen);
 

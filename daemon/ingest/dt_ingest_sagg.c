@@ -399,7 +399,7 @@ struct dts_change {
 	unsigned int		 dc_probe;
 	uint32_t		 dc_mask;
 	uint32_t		 dc_seq;	/* the slot's new, even; -2: the
-						   new sg_latgen */
+						   call's new sg_latgen */
 	uint8_t			 dc_stamp;	/* -2: UDT_SST_* */
 	uint64_t		 dc_mult;	/* -2: sg_tsc_mult */
 };
@@ -419,7 +419,8 @@ dts_apply(struct udt_tab *tab, void *arg)
 		    __ATOMIC_RELAXED);
 		__atomic_store_n(&sg->sg_stamp[dc->dc_probe], dc->dc_stamp,
 		    __ATOMIC_RELAXED);
-		__atomic_store_n(&sg->sg_latgen, dc->dc_seq, __ATOMIC_RELEASE);
+		__atomic_store_n(&sg->sg_latgen[dc->dc_probe],
+		    (uint16_t)dc->dc_seq, __ATOMIC_RELEASE);
 		return;
 	}
 	if (dc->dc_slot < 0) {
@@ -570,12 +571,13 @@ dt_ingest_sagg_stamp(unsigned int call, uint8_t flags, bool newgen)
 	dc.dc_probe = call;
 	dc.dc_stamp = flags;
 	dc.dc_mult = dt_tsc_mult();
-	/* never 0: a thread's memory starts zeroed, no stamp of any */
+	/*
+	 * This call's alone: a fold of another call coming or going leaves
+	 * the stamps of this one's in flight good.
+	 */
 	pthread_mutex_lock(&dts_mtx);
-	dc.dc_seq = __atomic_load_n(&dts_master.sg_latgen,
-	    __ATOMIC_RELAXED) + (newgen ? 1 : 0);
-	if (dc.dc_seq == 0)
-		dc.dc_seq = 1;
+	dc.dc_seq = (uint16_t)(__atomic_load_n(&dts_master.sg_latgen[call],
+	    __ATOMIC_RELAXED) + (newgen ? 1 : 0));
 	dti_tabs_apply(dts_apply, &dc);
 	pthread_mutex_unlock(&dts_mtx);
 }

@@ -87,16 +87,19 @@
  * fold the call's duration.  dtd marks the entry probe of such a call in
  * sg_stamp (its enable byte then has UDT_EN_AGG, with UDT_EN_ON alone
  * when no open records the entry: UDT_SST_ONLY, stamped and not
- * recorded); the hook's entry keeps its time stamp, the call and
- * sg_latgen in its thread's memory, and the return takes it (once) when
- * the call and generation match: the stamps' difference, in ns on
- * events' own clock (a TSC difference times sg_tsc_mult, 32.32 fixed
- * point, taken when dtd marks the entry), is the value, folded or
+ * recorded); the hook's entry keeps its time stamp, the call and the
+ * call's sg_latgen in its thread's memory, and the return takes it
+ * (once) when the call and generation match: the stamps' difference, in
+ * ns on events' own clock (a TSC difference times sg_tsc_mult, 32.32
+ * fixed point, taken when dtd marks the entry), is the value, folded or
  * carried in the return's record (ur_args[1]).  A return with no stamp
  * of its own is folded nowhere (and not recorded when its probe's slots
  * are all durations'): the script would have found no entry stored for
- * it.  dtd moves sg_latgen whenever it marks or unmarks an entry, so
- * that a stamp of an earlier enable never pairs with a later return.
+ * it.  dtd moves a call's sg_latgen whenever it marks or unmarks that
+ * call's entry, so that a stamp of an earlier enable never pairs with a
+ * later return; one a call, so that a fold of another call starting or
+ * stopping leaves this one's stamps in flight good.  16 bits: a stamp
+ * held across a multiple of 65536 marks of its call would pair again.
  *
  * Locks used to protect struct members in this file:
  *	[d]	written by dtd only, under its ingest lock
@@ -166,10 +169,10 @@ struct udt_sagg_tab {
 	/* [d,a] bit s: probe p's events fold into slot s */
 	uint32_t	sg_probe[UDT_NPROBES_MAX];
 	struct udt_sagg_spec sg_spec[UDT_SAGG_NSPEC];
-	uint32_t	sg_latgen;	/* [d,a] moved at each mark */
-	uint32_t	sg_pad2;
 	uint64_t	sg_tsc_mult;	/* [d,a] ns a TSC tick, 32.32 */
 	uint8_t		sg_stamp[UDT_NPROBES_MAX / 2];	/* [d,a] UDT_SST_* */
+	/* [d,a] by call: moved when its mark comes or goes */
+	uint16_t	sg_latgen[UDT_NPROBES_MAX / 2];
 };
 
 /*

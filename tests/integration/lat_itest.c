@@ -21,7 +21,9 @@
  * DTF_LAT alone (its entry probe not enabled by anyone), then makes N
  * readv() calls.  The call whose entry came before the enable has no
  * stamp: it is folded nowhere, as a script pairing entry and return by
- * thread would skip it; the N others are, exactly, with no record.
+ * thread would skip it; the N others are, exactly, with no record.  A
+ * call in flight keeps its stamp while another call's fold comes and
+ * goes (run_gen()).
  *
  * usage: lat_itest DTD DTRUN LAT_READS
  */
@@ -176,6 +178,84 @@ out:
 }
 
 /*
+ * A fold of another call starting and stopping while a timed call is in
+ * flight leaves its stamp good (one generation a call, udt_sagg.h): the
+ * readv() lat_reads enters behind its gate after the enable is timed,
+ * though a second open folds read()'s durations and stops meanwhile.
+ */
+#define GEN_CALLS	100
+
+static void
+run_gen(uint32_t ret, uint32_t other, const char *dtrun, const char *reads)
+{
+	struct timespec nap = { 0, 1000000 };
+	struct dtioc_aggspec as, bs;
+	struct dtioc_aggread rd;
+	struct dtioc_aggent *e = NULL;
+	int fda = -1, fdb = -1, in[2] = { -1, -1 }, out[2] = { -1, -1 }, i;
+	uint64_t n = 0;
+	pid_t pid = -1, tracee = -1;
+
+	memset(&as, 0, sizeof(as));
+	as.dtas_pbn = ret;
+	as.dtas_func = DTA_HIST;
+	as.dtas_vfield = DTF_LAT;
+	bs = as;
+	bs.dtas_pbn = other;
+	if (!dtt_check((fda = dtt_open(dd.dd_dev)) != -1 &&
+	    dtt_enable(fda, ret, LAT_FLAGS, 0) == 0 &&
+	    ioctl(fda, DTIOCPRBAGG, &as) == 0 && dtt_record(fda, 1) == 0,
+	    "gen: readv's durations folded"))
+		goto out;
+	if ((tracee = lat_spawn(dtrun, reads, GEN_CALLS, in, out, &pid)) <= 0)
+		goto out;
+	/* its first readv entered after the enable: stamped */
+	for (i = 0; i < 10000 && !in_readv(tracee); i++)
+		nanosleep(&nap, NULL);
+	if (!dtt_check(in_readv(tracee), "gen: lat_reads %ld in its first "
+	    "readv", (long)tracee))
+		goto out;
+	if (!dtt_check((fdb = dtt_open(dd.dd_dev)) != -1 &&
+	    dtt_enable(fdb, other, LAT_FLAGS, 0) == 0 &&
+	    ioctl(fdb, DTIOCPRBAGG, &bs) == 0 && dtt_record(fdb, 1) == 0 &&
+	    dtt_record(fdb, 0) == 0 && close(fdb) == 0,
+	    "gen: read's durations folded and no longer"))
+		goto out;
+	fdb = -1;
+	if (!dtt_check(write(in[1], "x", 1) == 1 &&
+	    dtt_exited0(dtt_wait(pid, DTT_EXIT_MS)) &&
+	    settled(fda, dtt_clock_ns(CLOCK_REALTIME)), "gen: lat_reads ran"))
+		goto out;
+	pid = -1;
+	e = calloc(as.dtas_aggsize, sizeof(*e));
+	memset(&rd, 0, sizeof(rd));
+	rd.dtgr_size = (size_t)as.dtas_aggsize * sizeof(*e);
+	rd.dtgr_ents = e;
+	if (!dtt_check(e != NULL && ioctl(fda, DTIOCAGGREAD, &rd) == 0,
+	    "gen: the table read"))
+		goto out;
+	for (i = 0; i < (int)rd.dtgr_nents; i++)
+		n += e[i].dtae_count;
+	dtt_check(n == GEN_CALLS + 1, "gen: %llu calls timed, %d with the one "
+	    "in flight while read's fold came and went",
+	    (unsigned long long)n, GEN_CALLS + 1);
+out:
+	if (pid > 0)
+		(void)dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+	free(e);
+	for (i = 0; i < 2; i++) {
+		if (in[i] != -1)
+			close(in[i]);
+		if (out[i] != -1)
+			close(out[i]);
+	}
+	if (fda != -1)
+		close(fda);
+	if (fdb != -1)
+		close(fdb);
+}
+
+/*
  * The hooks' durations ride in the return records when the hooks do not
  * fold (USERDT_SRCAGG=0): dtd folds them for the open that asked, and an
  * open that records the same return reads what dt(4) has there, a
@@ -244,7 +324,7 @@ int
 main(int argc, char *argv[])
 {
 	struct dtioc_probe_info *pi = NULL;
-	uint32_t ret;
+	uint32_t ret, rd;
 	size_t npi;
 	int fd = -1, status;
 
@@ -259,6 +339,10 @@ main(int argc, char *argv[])
 	if (dtt_check(ret != 0, "readv has a return probe")) {
 		run(fd, ret, argv[2], argv[3]);
 		run_rv1(ret, argv[2], argv[3]);
+		/* OpenBSD's number of read */
+		rd = dtt_pbn(pi, npi, "syscall", "sys%3", "return");
+		if (dtt_check(rd != 0, "read has a return probe"))
+			run_gen(ret, rd, argv[2], argv[3]);
 	}
 out:
 	st_teardown(&dd, fd);

@@ -526,12 +526,12 @@ struct udt_thread {
 	/*
 	 * The entry stamp of a call whose returns' durations are folded
 	 * (udt_sagg.h): ut_lat_call is its systab index + 1 (0: none),
-	 * ut_lat_gen the table's sg_latgen then, ut_lat_tsc whether
+	 * ut_lat_gen the call's sg_latgen then, ut_lat_tsc whether
 	 * ut_lat_t is a TSC value or ns.  Taken by the return, once.
 	 */
 	int64_t		ut_lat_t;	/* [t] */
 	unsigned int	ut_lat_call;	/* [t] */
-	uint32_t	ut_lat_gen;	/* [t] */
+	uint16_t	ut_lat_gen;	/* [t] */
 	int		ut_lat_tsc;	/* [t] */
 	unsigned int	ut_commgen;	/* [t] udt_commgen of ut_comm */
 	char		ut_comm[UDT_COMMLEN];	/* [t] */

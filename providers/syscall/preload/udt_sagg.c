@@ -434,7 +434,7 @@ udt_sagg_stamp(const struct udt_tab *tab, unsigned int probe, int64_t at)
 	else {
 		t->ut_lat_t = now;
 		t->ut_lat_tsc = tsc;
-		t->ut_lat_gen = __atomic_load_n(&sg->sg_latgen,
+		t->ut_lat_gen = __atomic_load_n(&sg->sg_latgen[call],
 		    __ATOMIC_ACQUIRE);
 		t->ut_lat_call = call + 1;
 	}
@@ -457,7 +457,7 @@ udt_sagg_lat(const struct udt_tab *tab, unsigned int probe, int64_t at,
 	/* taken once, whatever it is: the script deletes its entry */
 	t->ut_lat_call = 0;
 	if (sg == NULL || call != probe / 2 + 1 || probe % 2 != 1 ||
-	    t->ut_lat_gen != __atomic_load_n(&sg->sg_latgen,
+	    t->ut_lat_gen != __atomic_load_n(&sg->sg_latgen[call - 1],
 	    __ATOMIC_ACQUIRE))
 		return 0;
 	if (at >= 0) {
