@@ -145,6 +145,13 @@ void	dt_ingest_sagg_give(uint32_t mask);
  * stay good) and the current TSC rate.  Under the provider's lock.
  */
 void	dt_ingest_sagg_stamp(unsigned int call, uint8_t flags, bool newgen);
+/*
+ * The TSC rate (dt_tsc_mult()) written anew into every table while a call
+ * is marked: the hooks' durations follow each recalibration, as records'
+ * times do, and do not drift from nsecs by the clock's slew.  The drain
+ * thread, after dt_tsc_ref() moved the rate; no lock held.
+ */
+void	dt_ingest_sagg_rate(void);
 
 /*
  * A record copied out of a tracee's ring (dt_ingest_rec.c): whether every

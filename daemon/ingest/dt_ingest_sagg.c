@@ -72,6 +72,8 @@ static struct dts_slot	 dts_slots[UDT_SAGG_NSPEC];	/* [S] */
 static struct udt_sagg_tab dts_master;			/* [L] */
 static _Atomic uint32_t	 dts_used;	/* [S] written, [a] read: slots
 					   taken */
+static _Atomic unsigned int dts_nstamped;	/* [S] written, [a] read:
+						   calls marked for stamps */
 
 static struct udt_sagg_tab *
 dts_area(struct udt_tab *tab)
@@ -401,7 +403,6 @@ struct dts_change {
 	uint32_t		 dc_seq;	/* the slot's new, even; -2: the
 						   call's new sg_latgen */
 	uint8_t			 dc_stamp;	/* -2: UDT_SST_* */
-	uint64_t		 dc_mult;	/* -2: sg_tsc_mult */
 };
 
 static void
@@ -414,8 +415,12 @@ dts_apply(struct udt_tab *tab, void *arg)
 	if (sg->sg_magic != UDT_SAGG_MAGIC)
 		sg->sg_magic = UDT_SAGG_MAGIC;
 	if (dc->dc_slot == -2) {
-		/* the rate, then the mark, then the generation that pairs */
-		__atomic_store_n(&sg->sg_tsc_mult, dc->dc_mult,
+		/*
+		 * The rate, then the mark, then the generation that pairs.
+		 * The rate read here, under [L] as dt_ingest_sagg_rate()
+		 * reads it: the last to write writes the newest.
+		 */
+		__atomic_store_n(&sg->sg_tsc_mult, dt_tsc_mult(),
 		    __ATOMIC_RELAXED);
 		__atomic_store_n(&sg->sg_stamp[dc->dc_probe], dc->dc_stamp,
 		    __ATOMIC_RELAXED);
@@ -570,7 +575,6 @@ dt_ingest_sagg_stamp(unsigned int call, uint8_t flags, bool newgen)
 	dc.dc_slot = -2;
 	dc.dc_probe = call;
 	dc.dc_stamp = flags;
-	dc.dc_mult = dt_tsc_mult();
 	/*
 	 * This call's alone: a fold of another call coming or going leaves
 	 * the stamps of this one's in flight good.
@@ -578,8 +582,31 @@ dt_ingest_sagg_stamp(unsigned int call, uint8_t flags, bool newgen)
 	pthread_mutex_lock(&dts_mtx);
 	dc.dc_seq = (uint16_t)(__atomic_load_n(&dts_master.sg_latgen[call],
 	    __ATOMIC_RELAXED) + (newgen ? 1 : 0));
+	if (dts_master.sg_stamp[call] == 0 && flags != 0)
+		atomic_fetch_add(&dts_nstamped, 1);
+	else if (dts_master.sg_stamp[call] != 0 && flags == 0)
+		atomic_fetch_sub(&dts_nstamped, 1);
 	dti_tabs_apply(dts_apply, &dc);
 	pthread_mutex_unlock(&dts_mtx);
+}
+
+/* The rate alone, in the master and every table. [L] */
+static void
+dts_rate(struct udt_tab *tab, void *arg)
+{
+	struct udt_sagg_tab *sg = tab != NULL ? dts_area(tab) : &dts_master;
+
+	(void)arg;
+	__atomic_store_n(&sg->sg_tsc_mult, dt_tsc_mult(), __ATOMIC_RELAXED);
+}
+
+void
+dt_ingest_sagg_rate(void)
+{
+	/* nothing times a call: the next mark writes the rate */
+	if (atomic_load(&dts_nstamped) == 0)
+		return;
+	dti_tabs_apply(dts_rate, NULL);
 }
 
 /* The last merge of a slot given back, from every tracee. [S][L] */

@@ -91,11 +91,13 @@
  * call's sg_latgen in its thread's memory, and the return takes it
  * (once) when the call and generation match: the stamps' difference, in
  * ns on events' own clock (a TSC difference times sg_tsc_mult, 32.32
- * fixed point, taken when dtd marks the entry), is the value, folded or
- * carried in the return's record (ur_args[1]).  A return with no stamp
- * of its own is folded nowhere (and not recorded when its probe's slots
- * are all durations'): the script would have found no entry stored for
- * it.  dtd moves a call's sg_latgen whenever it marks or unmarks that
+ * fixed point: the rate dtd reads records' TSC times with, written when
+ * it marks an entry and at each recalibration while one is marked, so
+ * that durations follow the clock's slew as nsecs does), is the value,
+ * folded or carried in the return's record (ur_args[1]).  A return with
+ * no stamp of its own is folded nowhere (and not recorded when its
+ * probe's slots are all durations'): the script would have found no
+ * entry stored for it.  dtd moves a call's sg_latgen whenever it marks or unmarks that
  * call's entry, so that a stamp of an earlier enable never pairs with a
  * later return; one a call, so that a fold of another call starting or
  * stopping leaves this one's stamps in flight good.  16 bits: a stamp
