@@ -24,16 +24,29 @@
  * byte of its standard input with readv(), which a caller holds until
  * it enabled its probes: a call whose entry came before the enable.
  *
- * usage: lat_reads N [THREADS [gate]]
+ * With "vfork", a vfork child makes N readv() calls first, under a tid
+ * of its own on its parent's thread memory, then exits; so 2N calls in
+ * all without threads.  With "spawn", a posix_spawn() child (glibc's:
+ * a clone that shares its parent's memory) makes LAT_NDUP dup2() calls
+ * of its file actions before it execs lat_reads 1; nothing else of it
+ * calls dup2().
+ *
+ * usage: lat_reads N [THREADS [gate | vfork | spawn]]
  */
 #include <sys/uio.h>
+#include <sys/wait.h>
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#define LAT_NDUP	64		/* spawn: the child's dup2() calls */
+
+extern char **environ;
 
 #define LAT_MAXTHREADS	8
 
@@ -55,6 +68,56 @@ lat_loop(void *arg)
 	return arg;
 }
 
+/* N readv()s in a vfork child, which may only _exit() after them. */
+static int
+lat_vfork(void)
+{
+	static struct iovec iov;
+	static char c;
+	static long i;
+	int status;
+	pid_t pid;
+
+	if ((pid = vfork()) == -1)
+		return -1;
+	if (pid == 0) {
+		iov.iov_base = &c;
+		iov.iov_len = 1;
+		for (i = 0; i < lat_n; i++)
+			if (readv(lat_fd, &iov, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		return -1;
+	return 0;
+}
+
+/* A posix_spawn() child's dup2()s, then lat_reads 1. */
+static int
+lat_spawn(const char *self)
+{
+	posix_spawn_file_actions_t fa;
+	char *argv[] = { (char *)self, "1", NULL };
+	int i, status;
+	pid_t pid;
+
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return -1;
+	for (i = 0; i < LAT_NDUP; i++)
+		if (posix_spawn_file_actions_adddup2(&fa, lat_fd,
+		    100 + i) != 0)
+			return -1;
+	if (posix_spawn(&pid, self, &fa, NULL, argv, environ) != 0)
+		return -1;
+	(void)posix_spawn_file_actions_destroy(&fa);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		return -1;
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -69,7 +132,8 @@ main(int argc, char *argv[])
 	if (argc >= 3 && ((nth = strtol(argv[2], NULL, 10)) < 0 ||
 	    nth > LAT_MAXTHREADS))
 		return 2;
-	if (argc == 4) {
+	if (argc == 4 && strcmp(argv[3], "vfork") != 0 &&
+	    strcmp(argv[3], "spawn") != 0) {
 		if (strcmp(argv[3], "gate") != 0)
 			return 2;
 		printf("%ld\n", (long)getpid());
@@ -80,6 +144,11 @@ main(int argc, char *argv[])
 			return 1;
 	}
 	if ((lat_fd = open("/dev/zero", O_RDONLY)) == -1)
+		return 1;
+	if (argc == 4 && strcmp(argv[3], "vfork") == 0 && lat_vfork() != 0)
+		return 1;
+	if (argc == 4 && strcmp(argv[3], "spawn") == 0 &&
+	    lat_spawn(argv[0]) != 0)
 		return 1;
 	for (i = 0; i < nth; i++)
 		if (pthread_create(&th[i], NULL, lat_loop, NULL) != 0)

@@ -148,6 +148,26 @@ syscall:readv:return /@s[tid]/ { @b = lhist(nsecs - @s[tid], 0, 2000000000, 1000
 	[ "$(total "$TMP/off.big")" = $N ] ||
 	    fail "big by events: $(total "$TMP/off.big") calls, not $N"
 	;;
+vfork)
+	# a vfork child's calls, under the child's tid in the events: timed
+	# in the child too, on the stamp of its own it keeps beside its
+	# waiting parent's
+	run vfork "$(one_bucket "")" "$N 0 vfork"
+	folded vfork
+	diff -u "$TMP/off.vfork" "$TMP/on.vfork" ||
+	    fail "vfork: output differs"
+	grep -q "^\[0, 1000000000) *$((2 * N)) " "$TMP/on.vfork" ||
+	    fail "vfork: not $((2 * N)) calls"
+	# a posix_spawn child's file actions (64 dup2 calls, lat_reads.c),
+	# on its parent's memory as a vfork child is
+	run spawn 'syscall:dup2:entry { @s[tid] = nsecs; }
+syscall:dup2:return /@s[tid]/ { @l = lhist(nsecs - @s[tid], 0, 1000000000, 1000000000); delete(@s[tid]); }'"$ENDCLR" "$N 0 spawn"
+	folded spawn
+	diff -u "$TMP/off.spawn" "$TMP/on.spawn" ||
+	    fail "spawn: output differs"
+	grep -q '^\[0, 1000000000) *64 ' "$TMP/on.spawn" ||
+	    fail "spawn: not 64 calls"
+	;;
 fallback)
 	# @s read elsewhere, another filter, a count (no value), @s not
 	# cleared at the end or cleared under a condition: events

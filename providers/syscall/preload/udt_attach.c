@@ -639,9 +639,10 @@ udt_fork_child(void)
 	udt_thread.ut_tid = 0;
 	/*
 	 * A stamp the parent's thread took (a fork from a handler that
-	 * interrupted a timed call): the child's tid never entered it.
+	 * interrupted a timed call), or a vfork parent's it waits on: the
+	 * child's tid never entered them.
 	 */
-	udt_thread.ut_lat_call = 0;
+	memset(udt_thread.ut_lat, 0, sizeof(udt_thread.ut_lat));
 	/* A slot in the parent's ring is the parent's to commit or give up. */
 	udt_thread.ut_rec = NULL;
 	udt_attaching = 0;

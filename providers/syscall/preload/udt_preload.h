@@ -500,6 +500,26 @@ extern udt_fn_t	udt_real_clock_gettime_fn UDT_HIDDEN;
 extern uintptr_t	udt_text_lo UDT_HIDDEN, udt_text_hi UDT_HIDDEN;
 
 /*
+ * The entry stamp of a call whose returns' durations are folded
+ * (udt_sagg.h), as the script's @s[tid] would hold it: ul_call is its
+ * systab index + 1 (0: none), ul_gen the call's sg_latgen then, ul_tsc
+ * whether ul_t is a TSC value or ns.  Taken by the return, once.
+ */
+struct udt_lat {
+	int64_t		ul_t;
+	unsigned int	ul_call;
+	uint16_t	ul_gen;
+	uint8_t		ul_tsc;
+};
+
+/*
+ * Stamps a thread's memory holds: its own and those of the vfork
+ * children nested on it (a vfork child runs on its parent's thread
+ * memory with a tid of its own, while the parent waits in vfork).
+ */
+#define UDT_LAT_DEPTH	8
+
+/*
  * Per-thread state.  [t]: this thread only, including its signal
  * handlers, which is why the recording depth is more than a counter.
  */
@@ -523,16 +543,8 @@ struct udt_thread {
 					   exec or exit; each child adds one,
 					   its parent, back, takes it off
 					   (udt_rw_slow_post()) */
-	/*
-	 * The entry stamp of a call whose returns' durations are folded
-	 * (udt_sagg.h): ut_lat_call is its systab index + 1 (0: none),
-	 * ut_lat_gen the call's sg_latgen then, ut_lat_tsc whether
-	 * ut_lat_t is a TSC value or ns.  Taken by the return, once.
-	 */
-	int64_t		ut_lat_t;	/* [t] */
-	unsigned int	ut_lat_call;	/* [t] */
-	uint16_t	ut_lat_gen;	/* [t] */
-	int		ut_lat_tsc;	/* [t] */
+	/* [t] the entry stamps, one a vfork depth (udt_lat_here()) */
+	struct udt_lat	ut_lat[UDT_LAT_DEPTH];
 	unsigned int	ut_commgen;	/* [t] udt_commgen of ut_comm */
 	char		ut_comm[UDT_COMMLEN];	/* [t] */
 };
@@ -549,6 +561,23 @@ long	udt_rw_heldmask(const long *a) UDT_HIDDEN;
 
 extern __thread struct udt_thread udt_thread
     __attribute__((tls_model("initial-exec"))) UDT_HIDDEN;
+
+/*
+ * The stamp of whoever runs on t: a vfork child keeps its own, under its
+ * own tid in the events, beside its waiting parent's, which it leaves as
+ * it was; children nested deeper than UDT_LAT_DEPTH share the last (a
+ * waiting parent's stamp is then lost, which only a call interrupted by
+ * a handler that vforks would have kept).
+ */
+static inline struct udt_lat *
+udt_lat_here(struct udt_thread *t)
+{
+	int d = t->ut_vfork;
+
+	if (d < 0)
+		d = 0;
+	return &t->ut_lat[d < UDT_LAT_DEPTH ? d : UDT_LAT_DEPTH - 1];
+}
 
 /*
  * Enter the recording path at stack address sp (the caller's frame);

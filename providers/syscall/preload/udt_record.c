@@ -497,7 +497,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	tab = __atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE);
 	if (!isret && (en & UDT_EN_AGG) && udt_sagg_stamp(tab, probe, -1))
 		goto out;
-	if (isret && t->ut_lat_call != 0)
+	if (isret && udt_lat_here(t)->ul_call != 0)
 		haslat = udt_sagg_lat(tab, probe, -1, &lat);
 	if (udt_filtered(t, r, probe, args, isret, rv, error))
 		goto out;
@@ -647,7 +647,7 @@ udt_emit_lrec(const struct udt_lrec *lr, unsigned int probe, unsigned int en)
 	if (!(lr->lr_flags & UDT_LR_RET) && (en & UDT_EN_AGG) &&
 	    udt_sagg_stamp(tab, probe, at))
 		goto out;
-	if ((lr->lr_flags & UDT_LR_RET) && t->ut_lat_call != 0)
+	if ((lr->lr_flags & UDT_LR_RET) && udt_lat_here(t)->ul_call != 0)
 		haslat = udt_sagg_lat(tab, probe, at, &lat);
 	str = (en & UDT_EN_STR) && (lr->lr_flags & UDT_LR_STR) &&
 	    !(lr->lr_flags & UDT_LR_RET);

@@ -366,9 +366,15 @@ udt_rw_slow_post(struct udt_rw_frame *f)
 	 * it returns: a depth, since the child may vfork in turn.
 	 */
 	if (udt_vforklike(f->rw_nr, f->rw_a)) {
-		if (f->rw_rv == 0)
+		/*
+		 * The child starts with no stamp (its tid is new); its
+		 * parent's, one depth down, is its parent's again when
+		 * it returns (udt_lat_here()).
+		 */
+		if (f->rw_rv == 0) {
 			udt_thread.ut_vfork++;
-		else if (f->rw_rv > 0 && udt_thread.ut_vfork > 0)
+			udt_lat_here(&udt_thread)->ul_call = 0;
+		} else if (f->rw_rv > 0 && udt_thread.ut_vfork > 0)
 			udt_thread.ut_vfork--;
 	}
 

@@ -407,7 +407,12 @@ int
 udt_sagg_stamp(const struct udt_tab *tab, unsigned int probe, int64_t at)
 {
 	const struct udt_sagg_tab *sg = udt_sagg_tab(tab);
-	struct udt_thread *t = &udt_thread;
+	/*
+	 * A vfork child's in a stamp of its own (udt_lat_here()); its
+	 * return, which it records rather than folds (udt_emit()),
+	 * carries its duration to dtd's fold.
+	 */
+	struct udt_lat *l = udt_lat_here(&udt_thread);
 	unsigned int call = probe / 2, st;
 	int64_t now;
 	int tsc;
@@ -417,26 +422,19 @@ udt_sagg_stamp(const struct udt_tab *tab, unsigned int probe, int64_t at)
 	st = __atomic_load_n(&sg->sg_stamp[call], __ATOMIC_ACQUIRE);
 	if (!(st & UDT_SST_STAMP))
 		return 0;
-	/*
-	 * A vfork child runs on its parent's thread memory: its stamp
-	 * would be its parent's.  Its return has none, and is recorded
-	 * (udt_emit()) for no duration: dtd folds it nowhere.
-	 */
-	if (t->ut_vfork > 0)
-		return (st & UDT_SST_ONLY) != 0;
 	if (at >= 0) {
 		now = at;
 		tsc = 0;
 	} else
 		now = udt_sagg_now(&tsc);
 	if (now < 0)
-		t->ut_lat_call = 0;
+		l->ul_call = 0;
 	else {
-		t->ut_lat_t = now;
-		t->ut_lat_tsc = tsc;
-		t->ut_lat_gen = __atomic_load_n(&sg->sg_latgen[call],
+		l->ul_t = now;
+		l->ul_tsc = (uint8_t)tsc;
+		l->ul_gen = __atomic_load_n(&sg->sg_latgen[call],
 		    __ATOMIC_ACQUIRE);
-		t->ut_lat_call = call + 1;
+		l->ul_call = call + 1;
 	}
 	return (st & UDT_SST_ONLY) != 0;
 }
@@ -446,18 +444,18 @@ udt_sagg_lat(const struct udt_tab *tab, unsigned int probe, int64_t at,
     int64_t *ns)
 {
 	const struct udt_sagg_tab *sg = udt_sagg_tab(tab);
-	struct udt_thread *t = &udt_thread;
-	unsigned int call = t->ut_lat_call;
+	struct udt_lat *l = udt_lat_here(&udt_thread);
+	unsigned int call = l->ul_call;
 	uint64_t d, mult;
 	int64_t now;
 	int tsc;
 
-	if (call == 0 || t->ut_vfork > 0)
+	if (call == 0)
 		return 0;
 	/* taken once, whatever it is: the script deletes its entry */
-	t->ut_lat_call = 0;
+	l->ul_call = 0;
 	if (sg == NULL || call != probe / 2 + 1 || probe % 2 != 1 ||
-	    t->ut_lat_gen != __atomic_load_n(&sg->sg_latgen[call - 1],
+	    l->ul_gen != __atomic_load_n(&sg->sg_latgen[call - 1],
 	    __ATOMIC_ACQUIRE))
 		return 0;
 	if (at >= 0) {
@@ -465,10 +463,9 @@ udt_sagg_lat(const struct udt_tab *tab, unsigned int probe, int64_t at,
 		tsc = 0;
 	} else
 		now = udt_sagg_now(&tsc);
-	if (now < 0 || tsc != t->ut_lat_tsc ||
-	    now < t->ut_lat_t)
+	if (now < 0 || tsc != l->ul_tsc || now < l->ul_t)
 		return 0;
-	d = (uint64_t)(now - t->ut_lat_t);
+	d = (uint64_t)(now - l->ul_t);
 	if (tsc) {
 		/* ticks times ns a tick in 32.32: as dtd converts them */
 		mult = __atomic_load_n(&sg->sg_tsc_mult, __ATOMIC_RELAXED);
