@@ -81,6 +81,62 @@ folded() {
 	    fail "$1: events read: $(cat "$TMP/on.$1.err")"
 }
 
+# sizes OUT NS: OUT's hist (or sum) holds the durations the tracee
+# measured itself around each call (NS, lat_pipe.c), a duration being at
+# most its measurement (50 us over for two clocks' rates) and at least
+# that less what the hooks' own time and a preemption between the
+# tracee's clock and the hooks' stamps may take off it (0.5 ms + 2 %;
+# for a sum, 2 ms + 1 % in all).  For hist, for every power of two E:
+# the calls of E or more are those measured so, within those bounds.
+sizes() {
+	awk -v slack=50000 '
+	function lo(d) { return d - 500000 - d / 50 }
+	function num(s,   m) {
+		m = 1
+		if (s ~ /K$/) m = 1024
+		else if (s ~ /M$/) m = 1048576
+		else if (s ~ /G$/) m = 1073741824
+		sub(/[KMG]$/, "", s)
+		return s * m
+	}
+	FNR == NR { d[nd++] = $1; next }
+	/^@[a-z]*: [0-9]+$/ { sum = $2; issum = 1 }
+	/^\[/ {
+		lab = $0; sub(/^\[/, "", lab); sub(/[,\]].*/, "", lab)
+		rest = $0; sub(/^[^)\]]*[)\]] */, "", rest)
+		split(rest, f, " ")
+		cnt[num(lab)] += f[1]
+		tot += f[1]
+	}
+	END {
+		if (issum) {
+			# one preemption of 1 ms or two, not one a call
+			for (i = 0; i < nd; i++) { a += d[i]; b += d[i] + slack }
+			a -= 2000000 + a / 100
+			printf "sum %d, measured %d to %d\n", sum, a, b
+			exit (sum < a || sum > b)
+		}
+		if (tot != nd) { print tot " calls, " nd " measured"; exit 1 }
+		for (e = 1024; e <= 68719476736; e *= 2) {
+			n = 0
+			for (l in cnt)
+				if (l + 0 >= e)
+					n += cnt[l]
+			a = b = 0
+			for (i = 0; i < nd; i++) {
+				if (lo(d[i]) >= e) a++
+				if (d[i] + slack >= e) b++
+			}
+			if (n < a || n > b) {
+				print n " calls of " e " ns or more, " a " to " b \
+				    " measured"
+				exit 1
+			}
+		}
+		print tot " calls, each in its measured bucket"
+	}' "$2" "$1"
+}
+
 case $CASE in
 exact)
 	# every call timed once, none lost, by hist and by one bucket
@@ -167,6 +223,29 @@ syscall:dup2:return /@s[tid]/ { @l = lhist(nsecs - @s[tid], 0, 1000000000, 10000
 	    fail "spawn: output differs"
 	grep -q '^\[0, 1000000000) *64 ' "$TMP/on.spawn" ||
 	    fail "spawn: not 64 calls"
+	;;
+sizes)
+	# durations of a known size, folded and by events: readv()s of a
+	# pipe held 2.8 to 22.4 ms, each measured by the tracee too
+	for f in hist sum; do
+		case $f in
+		hist) agg='@h = hist(nsecs - @s[tid])' ;;
+		sum) agg='@t = sum(nsecs - @s[tid])' ;;
+		esac
+		prog="syscall:readv:entry { @s[tid] = nsecs; }
+syscall:readv:return /@s[tid]/ { $agg; delete(@s[tid]); }$ENDCLR"
+		bt -v -c "$LAT_PIPE $TMP/on.$f.ns 3" -e "$prog" \
+		    > "$TMP/on.$f" 2> "$TMP/on.$f.err" ||
+		    fail "$f: $(cat "$TMP/on.$f.err")"
+		folded "$f"
+		echo "$f: $(tr '\n' ' ' < "$TMP/on.$f")"
+		echo "$f: measured $(tr '\n' ' ' < "$TMP/on.$f.ns")"
+		sizes "$TMP/on.$f" "$TMP/on.$f.ns" || fail "$f: sizes"
+		BTRACE_NOPUSH=1 bt -c "$LAT_PIPE $TMP/off.$f.ns 3" -e "$prog" \
+		    > "$TMP/off.$f" || fail "$f by events: btrace"
+		sizes "$TMP/off.$f" "$TMP/off.$f.ns" ||
+		    fail "$f by events: sizes"
+	done
 	;;
 fallback)
 	# @s read elsewhere, another filter, a count (no value), @s not
