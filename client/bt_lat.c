@@ -42,6 +42,9 @@
  * carry no stamp of the hooks'.  Not for calls that do not return as
  * they entered (fork-like, exec-like, exits, sigreturn).  A count()
  * takes no value, so it is not folded (it would need the stamp too).
+ * A vfork or posix_spawn child's calls are timed in the child, on a
+ * stamp of its own beside its waiting parent's (udt_preload.h's
+ * udt_lat_here()), as the events pair them under the child's tid.
  *
  * Why the END rule: run as events, @s at the end holds the entries of
  * threads still inside a call when the script ends (a thread blocked in
