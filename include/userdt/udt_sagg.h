@@ -88,8 +88,10 @@
  * sg_stamp (its enable byte then has UDT_EN_AGG, with UDT_EN_ON alone
  * when no open records the entry: UDT_SST_ONLY, stamped and not
  * recorded); the hook's entry keeps its time stamp, the call and the
- * call's sg_latgen in its thread's memory, and the return takes it
- * (once) when the call and generation match: the stamps' difference, in
+ * call's sg_latgen in its thread's memory, and the return of a marked
+ * call takes it (once; another rule's return, a handler's call inside
+ * the timed one, leaves it, as it leaves the script's map), pairing it
+ * when the call and generation match: the stamps' difference, in
  * ns on events' own clock (a TSC difference times sg_tsc_mult, 32.32
  * fixed point: the rate dtd reads records' TSC times with, written when
  * it marks an entry and at each recalibration while one is marked, so

@@ -224,6 +224,28 @@ syscall:dup2:return /@s[tid]/ { @l = lhist(nsecs - @s[tid], 0, 1000000000, 10000
 	grep -q '^\[0, 1000000000) *64 ' "$TMP/on.spawn" ||
 	    fail "spawn: not 64 calls"
 	;;
+nested)
+	# a write() returns inside each timed readv(), in a signal's handler:
+	# another rule's return, which leaves the script's @s as it is, so
+	# it leaves the readv()'s stamp too
+	prog='syscall:readv:entry { @s[tid] = nsecs; }
+syscall:readv:return /@s[tid]/ { @l = lhist(nsecs - @s[tid], 0, 1000000000, 1000000000); delete(@s[tid]); }
+syscall:write:return { @w = sum(retval); }'"$ENDCLR"
+	bt -v -c "$LAT_PIPE $TMP/on.ns 3 signal" -e "$prog" > "$TMP/on.nested" \
+	    2> "$TMP/on.nested.err" || fail "nested: $(cat "$TMP/on.nested.err")"
+	grep -q 'its calls timed by the hooks' "$TMP/on.nested.err" ||
+	    fail "nested: not timed by the hooks: $(cat "$TMP/on.nested.err")"
+	BTRACE_NOPUSH=1 bt -c "$LAT_PIPE $TMP/off.ns 3 signal" -e "$prog" \
+	    > "$TMP/off.nested" || fail "nested by events: btrace"
+	echo "nested: $(tr '\n' ' ' < "$TMP/on.nested")"
+	# the writes' count is the run's; the readv()s' must be all 12
+	grep -v '^@w' "$TMP/on.nested" > "$TMP/on.nested.l"
+	grep -v '^@w' "$TMP/off.nested" > "$TMP/off.nested.l"
+	diff -u "$TMP/off.nested.l" "$TMP/on.nested.l" ||
+	    fail "nested: output differs"
+	grep -q '^\[0, 1000000000) *12 ' "$TMP/on.nested" ||
+	    fail "nested: not 12 calls"
+	;;
 sizes)
 	# durations of a known size, folded and by events: readv()s of a
 	# pipe held 2.8 to 22.4 ms, each measured by the tracee too

@@ -120,8 +120,10 @@ int	udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
  * the entry is to be neither folded nor recorded (UDT_SST_ONLY).
  * udt_sagg_lat() at a return takes the thread's stamp: 1 with the
  * duration in *ns when it is this call's of the current generation, 0
- * else (the stamp is gone either way).  at: the time of the call in
- * CLOCK_REALTIME ns when the launcher saw it (udt_lrec.h), -1: now.
+ * else (the stamp is gone either way, but for the return of a call
+ * whose entry is not marked: another rule's, which leaves it).  at: the
+ * time of the call in CLOCK_REALTIME ns when the launcher saw it
+ * (udt_lrec.h), -1: now.
  * This thread, inside udt_rec_enter()'s nesting: no lock, no
  * allocation, no system call.
  */

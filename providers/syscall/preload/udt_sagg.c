@@ -450,11 +450,20 @@ udt_sagg_lat(const struct udt_tab *tab, unsigned int probe, int64_t at,
 	int64_t now;
 	int tsc;
 
-	if (call == 0)
+	if (call == 0 || sg == NULL || probe % 2 != 1 ||
+	    probe / 2 >= UDT_NPROBES_MAX / 2)
+		return 0;
+	/*
+	 * Only the return of a call whose entry is marked, one a script
+	 * times, takes the stamp: another rule's return (a handler's call
+	 * inside the timed one) leaves the script's @s[tid] as it is.
+	 */
+	if (!(__atomic_load_n(&sg->sg_stamp[probe / 2], __ATOMIC_ACQUIRE) &
+	    UDT_SST_STAMP))
 		return 0;
 	/* taken once, whatever it is: the script deletes its entry */
 	l->ul_call = 0;
-	if (sg == NULL || call != probe / 2 + 1 || probe % 2 != 1 ||
+	if (call != probe / 2 + 1 ||
 	    l->ul_gen != __atomic_load_n(&sg->sg_latgen[call - 1],
 	    __ATOMIC_ACQUIRE))
 		return 0;
