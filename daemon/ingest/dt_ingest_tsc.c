@@ -147,7 +147,7 @@ dt_tsc_ref(void)
 		    (double)(tsc - dti_tsc0);
 		atomic_store(&dti_tsc_mult,
 		    (uint64_t)(dti_tsc_ns * 4294967296.0));
-		/* the hooks' durations on the rate records are read with */
+		/* the hooks' durations at the rate records are read at */
 		dt_ingest_sagg_rate();
 	}
 	/*

@@ -91,19 +91,21 @@
  * call's sg_latgen in its thread's memory, and the return of a marked
  * call takes it (once; another rule's return, a handler's call inside
  * the timed one, leaves it, as it leaves the script's map), pairing it
- * when the call and generation match: the stamps' difference, in
- * ns on events' own clock (a TSC difference times sg_tsc_mult, 32.32
- * fixed point: the rate dtd reads records' TSC times with, written when
- * it marks an entry and at each recalibration while one is marked, so
- * that durations follow the clock's slew as nsecs does), is the value,
+ * when the call and generation match: the stamps' difference, in ns on
+ * events' own clock (a TSC difference times sg_tsc_mult, 32.32 fixed
+ * point: the rate dtd reads records' TSC times with, written when it
+ * marks an entry and at each recalibration while one is marked, so that
+ * durations follow the clock's slew as nsecs does), is the value,
  * folded or carried in the return's record (ur_args[1]).  A return with
  * no stamp of its own is folded nowhere (and not recorded when its
  * probe's slots are all durations'): the script would have found no
- * entry stored for it.  dtd moves a call's sg_latgen whenever it marks or unmarks that
- * call's entry, so that a stamp of an earlier enable never pairs with a
- * later return; one a call, so that a fold of another call starting or
- * stopping leaves this one's stamps in flight good.  16 bits: a stamp
- * held across a multiple of 65536 marks of its call would pair again.
+ * entry stored for it.  dtd moves a call's sg_latgen whenever it marks
+ * or unmarks that call's entry, so that a stamp of an earlier enable
+ * never pairs with a later return; one a call, so that a fold of another
+ * call starting or stopping leaves this one's stamps in flight good.  16
+ * bits: a stamp held across a multiple of 65536 marks of its call would
+ * pair again.  A vfork child keeps its stamp apart from its waiting
+ * parent's (the preload library's udt_lat_here()).
  *
  * Locks used to protect struct members in this file:
  *	[d]	written by dtd only, under its ingest lock
