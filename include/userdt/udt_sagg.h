@@ -105,7 +105,11 @@
  * call starting or stopping leaves this one's stamps in flight good.  16
  * bits: a stamp held across a multiple of 65536 marks of its call would
  * pair again.  A vfork child keeps its stamp apart from its waiting
- * parent's (the preload library's udt_lat_here()).
+ * parent's (the preload library's udt_lat_here()).  One stamp a thread
+ * stands for one script's @s[tid]: while two opens time different calls
+ * at once, a call of the other's made inside a timed call (a signal
+ * handler's) takes the stamp in its place, and the timed call's return
+ * is skipped where that script's events would pair it.
  *
  * Locks used to protect struct members in this file:
  *	[d]	written by dtd only, under its ingest lock
