@@ -166,6 +166,16 @@ dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec)
 	    (strcmp(dp->dp_dtp->dtp_prov->dtpv_name, "syscall") != 0 ||
 	    strncmp(dp->dp_dtp->dtp_name, "return", DTNAMESIZE) != 0))
 		return EINVAL;
+	/*
+	 * A thread keeps one stamp, which stands for one script's
+	 * @s[tid]: another open's timed call made inside this one's (a
+	 * signal handler's) would take it where this script's events
+	 * pair the outer call (udt_sagg.h).  So one open times calls at
+	 * a time; a second is refused on its first duration, before any
+	 * of its own is taken, and reads its events whole (bt_lat.c).
+	 */
+	if (spec->dtas_vfield == DTF_LAT && dt_dev_lat_other(sc))
+		return EBUSY;
 	for (as = dp->dp_agg; as != NULL; as = as->das_next)
 		n++;
 	if (n >= DTA_PCBAGGS)

@@ -310,6 +310,24 @@ dt_record_stop(struct dt_softc *sc)
 	sc->ds_recording = 0;
 }
 
+bool
+dt_dev_lat_other(const struct dt_softc *sc)
+{
+	const struct dt_softc *sc2;
+	const struct dt_aggtab *tab;
+	uint32_t i;
+
+	TAILQ_FOREACH(sc2, &dt_softcs, ds_entry) {
+		tab = atomic_load_explicit(&sc2->ds_agg, memory_order_relaxed);
+		if (sc2 == sc || tab == NULL)
+			continue;
+		for (i = 0; i < tab->dat_nspecs; i++)
+			if (tab->dat_specs[i]->das_req.dtas_vfield == DTF_LAT)
+				return true;
+	}
+	return false;
+}
+
 void
 dt_dev_close(struct dt_softc *sc)
 {

@@ -172,6 +172,8 @@ void	dt_strncpy0(char *dst, const char *src, size_t size);
 extern pthread_mutex_t	dt_dev_lock;
 void	dt_record_start(struct dt_softc *);
 void	dt_record_stop(struct dt_softc *);
+/* Whether an open but sc holds a duration's aggregation (DTF_LAT).  [K] */
+bool	dt_dev_lat_other(const struct dt_softc *sc);
 
 /*
  * Limits on opens (dt_dev_limit.c): dt_limit_init() once from

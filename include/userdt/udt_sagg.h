@@ -106,10 +106,13 @@
  * bits: a stamp held across a multiple of 65536 marks of its call would
  * pair again.  A vfork child keeps its stamp apart from its waiting
  * parent's (the preload library's udt_lat_here()).  One stamp a thread
- * stands for one script's @s[tid]: while two opens time different calls
- * at once, a call of the other's made inside a timed call (a signal
- * handler's) takes the stamp in its place, and the timed call's return
- * is skipped where that script's events would pair it.
+ * stands for one script's @s[tid], which the marks of every open share:
+ * with two opens timing calls at once, a call of the other's made
+ * inside a timed call (a signal handler's) would take the stamp in its
+ * place, and the timed call's return be skipped where that script's
+ * events pair it.  So dtd takes durations from one open at a time
+ * (dt_agg_spec() refuses another's, EBUSY) and the second reads its
+ * events.
  *
  * Locks used to protect struct members in this file:
  *	[d]	written by dtd only, under its ingest lock

@@ -246,6 +246,49 @@ syscall:write:return { @w = sum(retval); }'"$ENDCLR"
 	grep -q '^\[0, 1000000000) *12 ' "$TMP/on.nested" ||
 	    fail "nested: not 12 calls"
 	;;
+sessions)
+	# two opens timing different calls: B times write() and holds its
+	# command (a shell waiting on a fifo) while A times readv()s, inside
+	# each of which a handler makes a write().  B's mark would take A's
+	# stamp; dtd refuses A's duration, so A reads its events whole, and
+	# each prints what its events do.
+	progb='syscall:write:entry { @s[tid] = nsecs; }
+syscall:write:return /@s[tid]/ { @l = lhist(nsecs - @s[tid], 0, 1000000000, 1000000000); delete(@s[tid]); }'"$ENDCLR"
+	proga=$(one_bucket "")
+	# sessb TAG [env]: B started; returns once its command runs
+	sessb() {
+		rm -f "$TMP/ready" "$TMP/go"
+		mkfifo "$TMP/ready" "$TMP/go" || fail "mkfifo"
+		env ${2:-} "$BTRACE" -d "$DEV" -v -c \
+		    "sh -c 'echo r > $TMP/ready; read x < $TMP/go'" \
+		    -e "$progb" > "$TMP/$1.b" 2> "$TMP/$1.b.err" &
+		BTPID=$!
+		read -r -t 60 x < "$TMP/ready" ||
+		    fail "$1: B did not start: $(cat "$TMP/$1.b.err")"
+	}
+	sessb_end() {
+		echo go > "$TMP/go"
+		wait "$BTPID" || fail "$1: B: $(cat "$TMP/$1.b.err")"
+		BTPID=
+	}
+	sessb on
+	grep -q 'its calls timed by the hooks' "$TMP/on.b.err" ||
+	    fail "B: not timed by the hooks: $(cat "$TMP/on.b.err")"
+	bt -v -c "$LAT_PIPE $TMP/on.ns 3 signal" -e "$proga" > "$TMP/on.a" \
+	    2> "$TMP/on.a.err" || fail "A: $(cat "$TMP/on.a.err")"
+	sessb_end on
+	sessb off BTRACE_NOPUSH=1
+	sessb_end off
+	BTRACE_NOPUSH=1 bt -c "$LAT_PIPE $TMP/off.ns 3 signal" -e "$proga" \
+	    > "$TMP/off.a" || fail "A by events: btrace"
+	echo "A: $(tr '\n' ' ' < "$TMP/on.a")"
+	echo "B: $(tr '\n' ' ' < "$TMP/on.b")"
+	diff -u "$TMP/off.a" "$TMP/on.a" || fail "A: output differs"
+	diff -u "$TMP/off.b" "$TMP/on.b" || fail "B: output differs"
+	grep -q '^\[0, 1000000000) *12 ' "$TMP/on.a" || fail "A: not 12 calls"
+	grep -q 'timed by the hooks' "$TMP/on.a.err" &&
+	    fail "A: folded beside B: $(cat "$TMP/on.a.err")"
+	;;
 sizes)
 	# durations of a known size, folded and by events: readv()s of a
 	# pipe held 2.8 to 22.4 ms, each measured by the tracee too
