@@ -341,17 +341,20 @@ agg_wants_comm(const struct bt_rule *r, const char *prov)
 	return 1;
 }
 
-/* Hand dtd r's aggregations on bp: 1 when the probe is folded there. */
+/*
+ * Whether r's aggregations on bp may be handed to dtd, before any
+ * filter is: *bycomm when they are keyed by the name too.
+ */
 static int
-agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
+agg_probe_ok(struct bt_rule *r, const struct bt_probe *bp, int *bycomm)
 {
 	struct dtioc_aggspec as;
-	struct bt_stmt *stmts[DTA_PCBAGGS], *s;
-	uint32_t pbn = bp->bp_pbn;
-	int first = 1, n, i, bycomm = 0;
+	struct bt_stmt *stmts[DTA_PCBAGGS];
+	int n, i;
 
-	const char *prov = dt_dtpis[pbn - 1].dtpi_prov;
+	const char *prov = dt_dtpis[bp->bp_pbn - 1].dtpi_prov;
 
+	*bycomm = 0;
 	if (g_treefilter && !agg_prov_cmd(prov))
 		return 0;
 	if (g_treefilter && agg_prov_bycomm(prov)) {
@@ -365,8 +368,22 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 			    as.dtas_nkeys == DTA_MAXKEYS)
 				return 0;
 		}
-		bycomm = 1;
+		*bycomm = 1;
 	}
+	return 1;
+}
+
+/* Hand dtd r's aggregations on bp: 1 when the probe is folded there. */
+static int
+agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
+{
+	struct dtioc_aggspec as;
+	struct bt_stmt *stmts[DTA_PCBAGGS], *s;
+	uint32_t pbn = bp->bp_pbn;
+	int first = 1, n, i, bycomm;
+
+	if (!agg_probe_ok(r, bp, &bycomm))
+		return 0;
 	/* a timed call's /@s[tid]/: the hooks skip a return unstamped */
 	if (r->br_filter != NULL && !lat_rule(r) &&
 	    !push_exact(fd, r->br_filter, pbn,
@@ -411,16 +428,39 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 	return 1;
 }
 
-/* Whether dtd took some aggregation of r. */
+/*
+ * A call's latency's return rules (bt_lat.c), before any other rule:
+ * all of them taken by dtd, or none.  The fold of one call beside
+ * another's events would not pair as the script does (a handler's
+ * call inside a timed one), and dtd cannot give a duration back; so a
+ * refusal (another open timing calls, an older dtd) must come on the
+ * first, while nothing is yet taken.  One taken and a later one not
+ * (dtd out of room) has no way back: an error.  1 when all were.
+ */
 static int
-agg_rule_folded(const struct bt_rule *r)
+agg_lat_push(int fd)
 {
-	uint32_t i;
+	struct bt_rule *r;
+	int n = 0, bycomm;
 
-	for (i = 0; i < agg_nids; i++)
-		if (agg_ids[i].ai_rule == r)
-			return 1;
-	return 0;
+	/* what agg_probe() could turn down before asking dtd */
+	for (r = g_rules; r != NULL; r = r->br_next)
+		if (lat_rule(r) && (!agg_rule_ok(r) ||
+		    !agg_probe_ok(r, r->br_probes, &bycomm)))
+			return 0;
+	for (r = g_rules; r != NULL; r = r->br_next) {
+		if (!lat_rule(r))
+			continue;
+		if (!agg_probe(fd, r, r->br_probes)) {
+			if (n > 0)
+				errx(1, "DTIOCPRBAGG: a call's latency "
+				    "taken in part");
+			return 0;
+		}
+		n++;
+		agg_nrules++;
+	}
+	return n > 0;
 }
 
 void
@@ -429,7 +469,7 @@ agg_push(int fd)
 	const char *env;
 	struct bt_rule *r;
 	struct bt_probe *bp;
-	int nrule = 0, any;
+	int nrule = 0, any, lat;
 
 	if (agg_nopush())
 		return;
@@ -440,8 +480,15 @@ agg_push(int fd)
 	/* the -c shell's name until its exec: btrace's, as it forked */
 	(void)prctl(PR_GET_NAME, agg_mycomm);
 	agg_mycomm[DTMAXCOMLEN - 1] = '\0';
+	lat = agg_lat_push(fd);
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		nrule++;
+		if (lat_rule(r)) {
+			if (lat && g_verbose)
+				fprintf(stderr, "rule %d: aggregated in dtd\n",
+				    nrule);
+			continue;
+		}
 		if (!agg_rule_ok(r))
 			continue;
 		any = 0;
@@ -455,7 +502,7 @@ agg_push(int fd)
 		if (g_verbose)
 			fprintf(stderr, "rule %d: aggregated in dtd\n", nrule);
 	}
-	lat_finish(fd, agg_rule_folded);
+	lat_finish(fd, lat);
 	if (agg_nids == 0)
 		return;
 	agg_fd = fd;

@@ -405,7 +405,7 @@ lat_delete(const struct bt_stmt *s)
 }
 
 void
-lat_finish(int fd, int (*folded)(const struct bt_rule *))
+lat_finish(int fd, int folded)
 {
 	struct bt_probe *bp;
 	struct bt_rule *r;
@@ -413,20 +413,19 @@ lat_finish(int fd, int (*folded)(const struct bt_rule *))
 
 	if (lat_map == NULL)
 		return;
-	for (bp = lat_entry->br_probes; bp != NULL; bp = bp->bp_next) {
-		for (r = g_rules; r != NULL; r = r->br_next)
-			if (lat_rule(r) && lat_pair(bp->bp_pbn,
-			    r->br_probes->bp_pbn))
-				break;
-		if (r != NULL && folded(r))
-			continue;
-		/* an older dtd, no slot: its entries as events after all */
+	/*
+	 * None of the returns taken (agg_push() takes all or none):
+	 * every entry as events, so that the whole script reads its
+	 * events and pairs as it does.
+	 */
+	for (bp = lat_entry->br_probes; !folded && bp != NULL;
+	    bp = bp->bp_next) {
 		bp->bp_latent = 0;
 		if (ioctl(fd, DTIOCPRBENABLE, &bp->bp_req))
 			err(1, "DTIOCPRBENABLE");
 		push_probe(fd, bp->bp_pbn);
 	}
-	for (r = g_rules; r != NULL; r = r->br_next) {
+	for (r = g_rules; folded && r != NULL; r = r->br_next) {
 		nrule++;
 		if (r == lat_entry && g_verbose)
 			fprintf(stderr, "rule %d: its calls timed by the "

@@ -350,15 +350,15 @@ void			 agg_push(int fd);
  * probes bp_latent (not enabled).  lat_rule(), lat_stmt(),
  * lat_delete(): whether a rule is one of its return rules, a statement
  * its aggregation (its value DTF_LAT), its delete (left to the fold).
- * lat_finish(), from agg_push(): enables the entries of the calls whose
- * return folded() says dtd did not take.  Main thread.
+ * lat_finish(), from agg_push(): enables the entries as events unless
+ * dtd took every return rule (folded), which agg_push() asks for
+ * first, all or none.  Main thread.
  */
 void			 lat_plan(void);
 int			 lat_rule(const struct bt_rule *r);
 int			 lat_stmt(const struct bt_stmt *s);
 int			 lat_delete(const struct bt_stmt *s);
-void			 lat_finish(int fd,
-			    int (*folded)(const struct bt_rule *));
+void			 lat_finish(int fd, int folded);
 void			 agg_sync(void);
 /*
  * The command ended: wait (bounded) until dtd put its last events.

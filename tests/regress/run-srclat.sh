@@ -255,6 +255,9 @@ sessions)
 	progb='syscall:write:entry { @s[tid] = nsecs; }
 syscall:write:return /@s[tid]/ { @l = lhist(nsecs - @s[tid], 0, 1000000000, 1000000000); delete(@s[tid]); }'"$ENDCLR"
 	proga=$(one_bucket "")
+	proga2='syscall:readv:entry, syscall:write:entry { @s[tid] = nsecs; }
+syscall:readv:return /@s[tid]/ { @r = lhist(nsecs - @s[tid], 0, 1000000000, 1000000000); delete(@s[tid]); }
+syscall:write:return /@s[tid]/ { @w = lhist(nsecs - @s[tid], 0, 1000000000, 1000000000); delete(@s[tid]); }'"$ENDCLR"
 	# sessb TAG [env]: B started; returns once its command runs
 	sessb() {
 		rm -f "$TMP/ready" "$TMP/go"
@@ -276,6 +279,10 @@ syscall:write:return /@s[tid]/ { @l = lhist(nsecs - @s[tid], 0, 1000000000, 1000
 	    fail "B: not timed by the hooks: $(cat "$TMP/on.b.err")"
 	bt -v -c "$LAT_PIPE $TMP/on.ns 3 signal" -e "$proga" > "$TMP/on.a" \
 	    2> "$TMP/on.a.err" || fail "A: $(cat "$TMP/on.a.err")"
+	# two calls, refused on the first return: both entries as events,
+	# the whole script read so (bt_lat.c), none half folded
+	bt -v -c "$LAT_PIPE $TMP/on2.ns 3 signal" -e "$proga2" \
+	    > "$TMP/on.a2" 2> "$TMP/on.a2.err" || fail "A2: $(cat "$TMP/on.a2.err")"
 	sessb_end on
 	sessb off BTRACE_NOPUSH=1
 	sessb_end off
@@ -288,6 +295,12 @@ syscall:write:return /@s[tid]/ { @l = lhist(nsecs - @s[tid], 0, 1000000000, 1000
 	grep -q '^\[0, 1000000000) *12 ' "$TMP/on.a" || fail "A: not 12 calls"
 	grep -q 'timed by the hooks' "$TMP/on.a.err" &&
 	    fail "A: folded beside B: $(cat "$TMP/on.a.err")"
+	BTRACE_NOPUSH=1 bt -c "$LAT_PIPE $TMP/off2.ns 3 signal" -e "$proga2" \
+	    > "$TMP/off.a2" || fail "A2 by events: btrace"
+	echo "A2: $(tr '\n' ' ' < "$TMP/on.a2")"
+	diff -u "$TMP/off.a2" "$TMP/on.a2" || fail "A2: output differs"
+	grep -q 'timed by the hooks' "$TMP/on.a2.err" &&
+	    fail "A2: folded beside B: $(cat "$TMP/on.a2.err")"
 	;;
 sizes)
 	# durations of a known size, folded and by events: readv()s of a
