@@ -31,7 +31,8 @@
  * A call's duration (UDT_FF_LAT): the entry of a call dtd marked keeps
  * a stamp in its thread's memory (udt_sagg_stamp()), which its return
  * takes (udt_sagg_lat()) for its slots or its record; no lock, no system
- * call: the TSC, or the vDSO's clock where dtd takes no TSC stamps.
+ * call: the TSC, or the vDSO's clock where dtd takes no TSC stamps (the
+ * system call only where records take it too: libc's clock not found).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -43,6 +44,7 @@
 #include "systab.h"
 #include "udt_preload.h"
 #include "udt_rw.h"
+#include "udt_sys.h"
 
 int	udt_sagg_off;		/* [I] USERDT_SRCAGG=0: always record */
 
@@ -367,7 +369,10 @@ udt_sagg_kentry(const struct udt_sagg_tab *sg, struct udt_sagg_kent *kt,
 
 /*
  * Now on the clock records use: a TSC value (*tsc 1) or CLOCK_REALTIME
- * in ns through the vDSO; -1 when only a system call would tell.
+ * in ns, through the vDSO or, when libc's clock_gettime was not found,
+ * the system call, as a record's time stamp is taken (udt_emit()): a
+ * call the events would pair is timed as well.  -1 when the clock
+ * fails.
  */
 static int64_t
 udt_sagg_now(int *tsc)
@@ -378,8 +383,10 @@ udt_sagg_now(int *tsc)
 	if (*tsc)
 		return (int64_t)(__builtin_ia32_rdtsc() &
 		    0x7fffffffffffffffULL);
-	if (udt_real_clock_gettime_fn == NULL ||
-	    udt_real_clock_gettime_fn(CLOCK_REALTIME, &ts) != 0)
+	if (udt_real_clock_gettime_fn != NULL) {
+		if (udt_real_clock_gettime_fn(CLOCK_REALTIME, &ts) != 0)
+			return -1;
+	} else if (udt_sys2(SYS_clock_gettime, CLOCK_REALTIME, &ts) != 0)
 		return -1;
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
