@@ -506,12 +506,18 @@ extern uintptr_t	udt_text_lo UDT_HIDDEN, udt_text_hi UDT_HIDDEN;
  * (udt_sagg.h), as the script's @s[tid] would hold it: ul_call is its
  * systab index + 1 (0: none), ul_gen the call's sg_latgen then, ul_tsc
  * whether ul_t is a TSC value or ns.  Taken by the return, once.
+ * Written and taken a field at a time, and a signal handler on an
+ * alternate stack (recorded, not a recursion) may stamp in between:
+ * ul_call is cleared first and set last, and ul_seq, moved by every
+ * stamp, tells a writer or a taker that a handler's came in between,
+ * so that no one pairs with a stamp half one call's, half another's.
  */
 struct udt_lat {
 	int64_t		ul_t;
 	unsigned int	ul_call;
 	uint16_t	ul_gen;
 	uint8_t		ul_tsc;
+	uint8_t		ul_seq;
 };
 
 /*

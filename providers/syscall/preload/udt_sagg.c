@@ -423,6 +423,7 @@ udt_sagg_stamp(const struct udt_tab *tab, unsigned int probe, int64_t at)
 	unsigned int call = probe / 2, st;
 	int64_t now;
 	int tsc;
+	uint8_t seq;
 
 	if (sg == NULL || probe % 2 != 0 || call >= UDT_NPROBES_MAX / 2)
 		return 0;
@@ -434,15 +435,31 @@ udt_sagg_stamp(const struct udt_tab *tab, unsigned int probe, int64_t at)
 		tsc = 0;
 	} else
 		now = udt_sagg_now(&tsc);
+	/*
+	 * ul_call cleared before the fields and set after them, the
+	 * compiler kept to that order: a handler's return in between
+	 * finds no stamp.  A handler's stamp in between (ul_seq moved)
+	 * came after this one, as the script's @s[tid] = nsecs would:
+	 * this one is gone, and so is the handler's once its return took
+	 * it.
+	 */
+	__atomic_store_n(&l->ul_call, 0, __ATOMIC_RELAXED);
+	seq = (uint8_t)(__atomic_load_n(&l->ul_seq, __ATOMIC_RELAXED) + 1);
+	__atomic_store_n(&l->ul_seq, seq, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (now < 0)
-		l->ul_call = 0;
-	else {
-		l->ul_t = now;
-		l->ul_tsc = (uint8_t)tsc;
-		l->ul_gen = __atomic_load_n(&sg->sg_latgen[call],
-		    __ATOMIC_ACQUIRE);
-		l->ul_call = call + 1;
-	}
+		return (st & UDT_SST_ONLY) != 0;
+	l->ul_t = now;
+	l->ul_tsc = (uint8_t)tsc;
+	l->ul_gen = __atomic_load_n(&sg->sg_latgen[call], __ATOMIC_ACQUIRE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&l->ul_seq, __ATOMIC_RELAXED) != seq)
+		return (st & UDT_SST_ONLY) != 0;
+	__atomic_store_n(&l->ul_call, call + 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* one between the check and the store: the fields are its */
+	if (__atomic_load_n(&l->ul_seq, __ATOMIC_RELAXED) != seq)
+		__atomic_store_n(&l->ul_call, 0, __ATOMIC_RELAXED);
 	return (st & UDT_SST_ONLY) != 0;
 }
 
@@ -452,11 +469,16 @@ udt_sagg_lat(const struct udt_tab *tab, unsigned int probe, int64_t at,
 {
 	const struct udt_sagg_tab *sg = udt_sagg_tab(tab);
 	struct udt_lat *l = udt_lat_here(&udt_thread);
-	unsigned int call = l->ul_call;
+	unsigned int call;
 	uint64_t d, mult;
-	int64_t now;
-	int tsc;
+	int64_t now, t0;
+	int tsc, tsc0;
+	uint16_t gen;
+	uint8_t seq;
 
+	seq = __atomic_load_n(&l->ul_seq, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	call = __atomic_load_n(&l->ul_call, __ATOMIC_RELAXED);
 	if (call == 0 || sg == NULL || probe % 2 != 1 ||
 	    probe / 2 >= UDT_NPROBES_MAX / 2)
 		return 0;
@@ -468,10 +490,22 @@ udt_sagg_lat(const struct udt_tab *tab, unsigned int probe, int64_t at,
 	if (!(__atomic_load_n(&sg->sg_stamp[probe / 2], __ATOMIC_ACQUIRE) &
 	    UDT_SST_STAMP))
 		return 0;
-	/* taken once, whatever it is: the script deletes its entry */
-	l->ul_call = 0;
+	/*
+	 * Taken once, whatever it is: the script deletes its entry.  The
+	 * fields read before it is cleared; a handler's stamp in between
+	 * (ul_seq moved) came after this one's entry and took its place,
+	 * as in the script's @s[tid], and its return took that: none left.
+	 */
+	t0 = l->ul_t;
+	tsc0 = l->ul_tsc;
+	gen = l->ul_gen;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&l->ul_call, 0, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&l->ul_seq, __ATOMIC_RELAXED) != seq)
+		return 0;
 	if (call != probe / 2 + 1 ||
-	    l->ul_gen != __atomic_load_n(&sg->sg_latgen[call - 1],
+	    gen != __atomic_load_n(&sg->sg_latgen[call - 1],
 	    __ATOMIC_ACQUIRE))
 		return 0;
 	if (at >= 0) {
@@ -479,9 +513,9 @@ udt_sagg_lat(const struct udt_tab *tab, unsigned int probe, int64_t at,
 		tsc = 0;
 	} else
 		now = udt_sagg_now(&tsc);
-	if (now < 0 || tsc != l->ul_tsc || now < l->ul_t)
+	if (now < 0 || tsc != tsc0 || now < t0)
 		return 0;
-	d = (uint64_t)(now - l->ul_t);
+	d = (uint64_t)(now - t0);
 	if (tsc) {
 		/* ticks times ns a tick in 32.32: as dtd converts them */
 		mult = __atomic_load_n(&sg->sg_tsc_mult, __ATOMIC_RELAXED);
