@@ -114,6 +114,16 @@
  * (dt_agg_spec() refuses another's, EBUSY) and the second reads its
  * events.
  *
+ * What stays inexact.  The events' nsecs is CLOCK_REALTIME: a step of
+ * the wall clock (date -s, an NTP step) during a call is in the events'
+ * duration, which a step back makes negative; the fold's TSC difference
+ * has none of it (without the TSC, its stamps are CLOCK_REALTIME too,
+ * and a step back makes it skip the call).  And the hooks stamp a
+ * little off where a record takes its time, so a duration near a power
+ * of two may land in the neighbouring bucket from run to run, either
+ * way.  "The same output" is thus the same keys and counts, with each
+ * duration as the events would measure it within that jitter.
+ *
  * Locks used to protect struct members in this file:
  *	[d]	written by dtd only, under its ingest lock
  *	[p]	the tracee adds, dtd reads
