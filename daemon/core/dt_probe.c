@@ -363,12 +363,43 @@ dt_pcb_keep(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src,
 	return true;
 }
 
+/* Whether f compares comm: only such a filter leaves an event unjudged. */
+static bool
+dt_filter_hascomm(const struct dtioc_filter *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->dtfl_nterms; i++)
+		if (f->dtfl_terms[i].dtft_field == DTF_COMM &&
+		    (f->dtfl_terms[i].dtft_op == DTF_OP_EQ ||
+		    f->dtfl_terms[i].dtft_op == DTF_OP_NE))
+			return true;
+	return false;
+}
+
 bool
 dt_pcb_folds(const struct dt_pcb *dp, const struct dt_evt *src)
 {
 	return dp->dp_agg != NULL && (dp->dp_filter == NULL ||
 	    ((dp->dp_evtflags & DTEVT_EXECNAME) &&
-	    dt_comm_plain(src->dtev_comm)));
+	    dt_comm_plain(src->dtev_comm)) ||
+	    !dt_filter_hascomm(dp->dp_filter));
+}
+
+bool
+dt_probe_folds(struct dt_probe *dtp, const struct dt_evt *src)
+{
+	struct dt_pcb *dp;
+	bool folds = true;
+
+	rcu_read_lock();
+	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext)
+		if (!dt_pcb_folds(dp, src)) {
+			folds = false;
+			break;
+		}
+	rcu_read_unlock();
+	return folds;
 }
 
 /*

@@ -204,11 +204,19 @@ int	dt_pcb_ring_put(struct dt_pcb *, unsigned int cpu,
 
 /*
  * Whether src, if dp's filter keeps it, is folded rather than put into
- * a ring (dp_agg): a plain comparison of what dt_pcb_ring_put() decides,
- * with no filter evaluated, for the sequencer's fast path of folded
- * events.  Any thread; dp found as for dt_pcb_ring_put().
+ * a ring (dp_agg), known without evaluating the filter: yes unless the
+ * filter compares comm and src's comm is one dtd cannot judge, for the
+ * sequencer's fast path of folded events.  Any thread; dp found as for
+ * dt_pcb_ring_put().
  */
 bool	dt_pcb_folds(const struct dt_pcb *, const struct dt_evt *src);
+
+/*
+ * Whether every open of dtp folds src (dt_pcb_folds()): nothing of it
+ * reaches a ring, so nothing to order.  Any thread; takes the RCU read
+ * lock itself.
+ */
+bool	dt_probe_folds(struct dt_probe *, const struct dt_evt *src);
 
 /*
  * A stack as a provider walked it, up to DTEV_DEEP_MAX frames, for

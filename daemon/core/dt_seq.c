@@ -428,7 +428,7 @@ dt_seq_emit_deep(struct dt_source *src, struct dt_probe *dtp,
 	 * that one is ordered.
 	 */
 	if (atomic_load_explicit(&dtp->dtp_ringpcbs, memory_order_acquire)
-	    == 0 && dt_comm_plain(ev->dtev_comm)) {
+	    == 0 && dt_probe_folds(dtp, ev)) {
 		dt_seq_deliver(dtp, false, cpu, ev, u);
 		return;
 	}
