@@ -116,7 +116,7 @@ int	dt_cuse_main(void);
 
 /*
  * Whether the front end can take path, by looks alone (no file made): a
- * live dtd's device refuses it.  dtd_claim_check() asks before anything
+ * live dtd's device, or what the front end would refuse as it stands.  dtd_claim_check() asks before anything
  * starts; the front end's own claim decides a race.  Main thread; 0 or
  * an errno, said on stderr.
  */

@@ -314,6 +314,7 @@ dt_ioctl_probe_filter(struct dt_softc *sc, const struct dtioc_filter *f)
 		}
 		free(dp->dp_filter);
 		dp->dp_filter = nf;
+		dp->dp_fcomm = nf != NULL && dt_filter_hascomm(nf);
 	}
 	return 0;
 }

@@ -363,8 +363,7 @@ dt_pcb_keep(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src,
 	return true;
 }
 
-/* Whether f compares comm: only such a filter leaves an event unjudged. */
-static bool
+bool
 dt_filter_hascomm(const struct dtioc_filter *f)
 {
 	unsigned int i;
@@ -380,10 +379,9 @@ dt_filter_hascomm(const struct dtioc_filter *f)
 bool
 dt_pcb_folds(const struct dt_pcb *dp, const struct dt_evt *src)
 {
-	return dp->dp_agg != NULL && (dp->dp_filter == NULL ||
+	return dp->dp_agg != NULL && (!dp->dp_fcomm ||
 	    ((dp->dp_evtflags & DTEVT_EXECNAME) &&
-	    dt_comm_plain(src->dtev_comm)) ||
-	    !dt_filter_hascomm(dp->dp_filter));
+	    dt_comm_plain(src->dtev_comm)));
 }
 
 bool

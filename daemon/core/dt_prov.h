@@ -152,6 +152,8 @@ struct dt_pcb {
 	 * Evaluated by dt_pcb_ring_put() and dt_pcb_ring_put_deep().
 	 */
 	struct dtioc_filter	*dp_filter;
+	bool			 dp_fcomm;	/* [K] as dp_filter: it
+						   compares comm */
 	/*
 	 * [K] userdt's aggregations at the source (DTIOCPRBAGG, dt_agg.h),
 	 * or NULL: same rules as dp_filter.  An event the filter keeps is

@@ -201,6 +201,12 @@ uint64_t	dt_limit_maxmem_get(void);
 bool	dt_comm_plain(const char *comm);
 
 /*
+ * Whether filter f compares comm: only such a filter can leave an event
+ * unjudged (dt_pcb_folds()).  Checked filters only; any thread.
+ */
+bool	dt_filter_hascomm(const struct dtioc_filter *f);
+
+/*
  * An integer field of src (DTF_*, not DTF_COMM) as dp's reader sees it
  * in ring cpu: the tid with --openbsd-strict's offset, arguments, retval
  * and errno 0 unless dp records them, the low 32 bits signed with

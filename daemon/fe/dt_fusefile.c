@@ -421,11 +421,39 @@ fusefile_user_umount(const char *path)
 }
 
 /*
- * Whether a live dtd serves path already: the refusal dtd makes before it
- * starts anything (dtd_claim_check()).  Looks only: a dead dtd's mount is
- * not refused here, fusefile_prepare() takes it down.  0, or EBUSY and
- * the message; a path fusefile_prepare() would refuse for another reason
- * is left to it.
+ * What at the device path (st, in the directory dst) the front end
+ * refuses as it stands: a live dtd's mount, a symbolic link, anything
+ * but a regular file (a CUSE dtd's device, say).  0, or an errno and the
+ * message.
+ */
+static int
+fusefile_refuse(const char *path, const struct stat *st,
+    const struct stat *dst)
+{
+	if (st->st_dev != dst->st_dev) {
+		fprintf(stderr, "dtd: %s is already served (a mount point): "
+		    "is another dtd running?\n", path);
+		return EBUSY;
+	}
+	if (S_ISLNK(st->st_mode)) {
+		fprintf(stderr, "dtd: %s is a symbolic link; refusing to "
+		    "follow it (the device would hide its target)\n", path);
+		return ELOOP;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		fprintf(stderr, "dtd: %s exists and is not a regular file; "
+		    "the FUSE-file front end mounts over a regular file\n",
+		    path);
+		return EEXIST;
+	}
+	return 0;
+}
+
+/*
+ * Whether the front end can take path as it stands, by looks alone: the
+ * refusal dtd makes before it starts anything (dtd_claim_check()).  A
+ * dead dtd's mount is not refused here, fusefile_prepare() takes it
+ * down.  0, or an errno and the message.
  */
 int
 dt_fusefile_check(const char *path)
@@ -433,24 +461,17 @@ dt_fusefile_check(const char *path)
 	struct fusefile_path fp = { .fp_dirfd = -1, .fp_fd = -1 };
 	struct stat st, dst;
 	struct statx stx;
-	int error = 0;
+	int error;
 
-	if (fusefile_open_dir(path, &fp) != 0) {
-		if (fp.fp_dirfd != -1)
-			close(fp.fp_dirfd);
-		return 0;
-	}
-	/* Past the attribute cache, as fusefile_prepare(): dead or live. */
-	if (fstat(fp.fp_dirfd, &dst) == 0 &&
+	if ((error = fusefile_open_dir(path, &fp)) == 0 &&
+	    fstat(fp.fp_dirfd, &dst) == 0 &&
+	    /* Past the attribute cache, as fusefile_prepare(). */
 	    statx(fp.fp_dirfd, fp.fp_base, AT_SYMLINK_NOFOLLOW |
 	    AT_STATX_FORCE_SYNC, STATX_BASIC_STATS, &stx) == 0 &&
-	    fstatat(fp.fp_dirfd, fp.fp_base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    st.st_dev != dst.st_dev) {
-		fprintf(stderr, "dtd: %s is already served (a mount point): "
-		    "is another dtd running?\n", path);
-		error = EBUSY;
-	}
-	close(fp.fp_dirfd);
+	    fstatat(fp.fp_dirfd, fp.fp_base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		error = fusefile_refuse(path, &st, &dst);
+	if (fp.fp_dirfd != -1)
+		close(fp.fp_dirfd);
 	return error;
 }
 
@@ -524,22 +545,8 @@ fusefile_prepare(const char *path, struct fusefile_path *fp)
 		fp->fp_created = true;
 		goto opened;
 	}
-	if (st.st_dev != dst.st_dev) {
-		fprintf(stderr, "dtd: %s is already served (a mount point): "
-		    "is another dtd running?\n", path);
-		return EBUSY;
-	}
-	if (S_ISLNK(st.st_mode)) {
-		fprintf(stderr, "dtd: %s is a symbolic link; refusing to "
-		    "follow it (the device would hide its target)\n", path);
-		return ELOOP;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "dtd: %s exists and is not a regular file; "
-		    "the FUSE-file front end mounts over a regular file\n",
-		    path);
-		return EEXIST;
-	}
+	if ((error = fusefile_refuse(path, &st, &dst)) != 0)
+		return error;
 	fp->fp_fd = openat(fp->fp_dirfd, fp->fp_base, O_PATH | O_NOFOLLOW |
 	    O_CLOEXEC);
 	if (fp->fp_fd == -1) {

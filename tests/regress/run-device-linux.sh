@@ -704,6 +704,11 @@ second)
 	refused "same ingest socket" "another dtd serves $TMP/ingest.sock (--ingest)" \
 	    --device "$TMP/dt2" --ingest "$TMP/ingest.sock"
 	[ ! -e "$TMP/dt2" ] || fail "same ingest socket: its device was made"
+	# what the front end would refuse anyway (here a fifo; a CUSE dtd's
+	# device node is the case met in life) is refused before too
+	mkfifo "$TMP/dt3" || exit 2
+	refused "not a file" "$TMP/dt3 exists and is not a regular file; the FUSE-file front end mounts over a regular file" \
+	    --device "$TMP/dt3" --ingest "$TMP/third.sock"
 	# the live one still serves its device and its tracees
 	USERDT_SOCKET=$TMP/ingest.sock USERDT_LOADER=0 bt -c "$OPENAT_N 2" \
 	    -e 'syscall:openat:entry /comm == "openat_n"/ { @ = count(); }' \
