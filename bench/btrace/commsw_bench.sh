@@ -18,13 +18,15 @@
 # makes system calls for others: `tracepoint:raw_syscalls:sys_enter
 # /comm == "x"/ { @ = count(); }` while x (dd under another name) reads
 # a byte at a time flat out, and a second dd under a third name does the
-# same on the other core as the machine's other work.  Configurations
+# same beside it as the machine's other work (2 cores: on the other one,
+# mostly).  Configurations
 # take turns in each of REPS rounds: btrace as it runs (the filter in the
 # kernel, the count folded in dtd), btrace with BTRACE_NOPUSH=1 (the
 # filter in dtd, every kept event read), and bpftrace.  For each, the
 # median count against the calls strace counts in x's same command, the
 # rounds whose count was exact, and the tracer's CPU (dtd's and
-# btrace's, or bpftrace's) per call x made.  Root.  A benchmark, not a
+# btrace's, or bpftrace's) per call x made: bpftrace's programs run in
+# x's calls and count as x's, so its figure leaves them out.  Root.  A benchmark, not a
 # test: it asserts nothing.
 #
 # usage: commsw_bench.sh btrace dtd [reps [reads]]
@@ -62,18 +64,19 @@ PROG="tracepoint:raw_syscalls:sys_enter /comm == \"$X\"/ { @ = count(); }"
 run_x() {
 	"$TMP/$X" if=/dev/zero of=/dev/null bs=1 count="$NREAD" 2> /dev/null
 }
-strace -f -qq -c -o "$TMP/x.strace" "$TMP/$X" if=/dev/zero of=/dev/null \
-    bs=1 count="$NREAD" 2> /dev/null
+strace -f -qq -c -U calls -o "$TMP/x.strace" "$TMP/$X" if=/dev/zero \
+    of=/dev/null bs=1 count="$NREAD" 2> /dev/null
 # strace counts x's execve, which the kernel's tracepoint sees under the
 # shell's name, and leaves out its exit_group, which never returns: the
 # two cancel
-want=$(awk '$NF == "total" { print $(NF - 2) }' "$TMP/x.strace")
+want=$(awk '$NF == "total" { print $1 }' "$TMP/x.strace")
 
 # the other work: a second reader on the other core, all rounds long
 if [ "${COMMSW_NOISE:-1}" != 0 ]; then
 	setsid "$TMP/cswnoise" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
 	NOISE=$!
-	trap 'kill -- -$NOISE 2> /dev/null' EXIT
+	# lib.sh's own cleanup (dtd, $BTPID, $TMP) too
+	trap 'kill -- -$NOISE 2> /dev/null; dtd_cleanup' EXIT
 fi
 
 for i in $(seq "$REPS"); do
@@ -88,12 +91,14 @@ for i in $(seq "$REPS"); do
 			    -e "BEGIN { printf(\"go\\n\"); } $PROG" \
 			    > "$TMP/bt.fifo" 2> "$TMP/bt.err" &
 			bpid=$!
+			BTPID=$bpid
 			exec 6< "$TMP/bt.fifo"
-			read -r l <&6
+			read -r -t 60 l <&6 || { echo "commsw_bench: btrace did not start: $(cat "$TMP/bt.err")" >&2; exit 1; }
 			run_x
 			b1=$(cpu_of "$bpid")
 			kill -TERM "$bpid"
 			wait "$bpid"
+			BTPID=
 			got=$(sed -n 's/^@: //p' <&6)
 			exec 6<&-
 			d1=$(cpu_of "$DTDPID")
@@ -107,13 +112,14 @@ for i in $(seq "$REPS"); do
 			"$BPF" -e "tracepoint:raw_syscalls:sys_enter /comm == \"$X\"/ { @ = count(); }" \
 			    > "$TMP/bpf.fifo" 2> "$TMP/bpf.err" &
 			bpid=$!
+			BTPID=$bpid
 			exec 7< "$TMP/bpf.fifo"
 			# bounded: a bpftrace that never attaches loses its row
 			while read -r -t 60 l <&7; do
 				case $l in Attaching*) break ;; esac
 			done
 			case ${l:-} in Attaching*) ;; *)
-				kill -KILL "$bpid"; wait "$bpid"; exec 7<&-
+				kill -KILL "$bpid"; wait "$bpid"; BTPID=; exec 7<&-
 				echo "commsw_bench: bpftrace did not attach" >&2
 				continue ;;
 			esac
@@ -122,6 +128,7 @@ for i in $(seq "$REPS"); do
 			kill -INT "$bpid"
 			got=$(sed -n 's/^@: //p' <&7)
 			wait "$bpid"
+			BTPID=
 			exec 7<&-
 			echo "${got:-0} $b1" >> "$TMP/r.$c"
 			;;
