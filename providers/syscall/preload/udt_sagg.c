@@ -372,13 +372,18 @@ udt_sagg_kentry(const struct udt_sagg_tab *sg, struct udt_sagg_kent *kt,
  * in ns, through the vDSO or, when libc's clock_gettime was not found,
  * the system call, as a record's time stamp is taken (udt_emit()): a
  * call the events would pair is timed as well.  -1 when the clock
- * fails.
+ * fails.  at not negative: a time the caller has already (a loader's
+ * record's, CLOCK_REALTIME ns), taken as it is.
  */
 static int64_t
-udt_sagg_now(int *tsc)
+udt_sagg_now(int64_t at, int *tsc)
 {
 	struct timespec ts;
 
+	if (at >= 0) {
+		*tsc = 0;
+		return at;
+	}
 	*tsc = __atomic_load_n(&udt_use_tsc, __ATOMIC_RELAXED);
 	if (*tsc)
 		return (int64_t)(__builtin_ia32_rdtsc() &
@@ -430,11 +435,7 @@ udt_sagg_stamp(const struct udt_tab *tab, unsigned int probe, int64_t at)
 	st = __atomic_load_n(&sg->sg_stamp[call], __ATOMIC_ACQUIRE);
 	if (!(st & UDT_SST_STAMP))
 		return 0;
-	if (at >= 0) {
-		now = at;
-		tsc = 0;
-	} else
-		now = udt_sagg_now(&tsc);
+	now = udt_sagg_now(at, &tsc);
 	/*
 	 * ul_call cleared before the fields and set after them, the
 	 * compiler kept to that order: a handler's return in between
@@ -508,11 +509,7 @@ udt_sagg_lat(const struct udt_tab *tab, unsigned int probe, int64_t at,
 	    gen != __atomic_load_n(&sg->sg_latgen[call - 1],
 	    __ATOMIC_ACQUIRE))
 		return 0;
-	if (at >= 0) {
-		now = at;
-		tsc = 0;
-	} else
-		now = udt_sagg_now(&tsc);
+	now = udt_sagg_now(at, &tsc);
 	if (now < 0 || tsc != tsc0 || now < t0)
 		return 0;
 	d = (uint64_t)(now - t0);
