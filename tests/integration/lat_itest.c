@@ -83,6 +83,35 @@ settled(int fd, uint64_t t)
 }
 
 /*
+ * The calls fd's table holds, its size entries read once: their counts'
+ * sum in *np, and in *overp what it could not hold.  false if the read
+ * failed.
+ */
+static bool
+table_count(int fd, uint32_t size, uint64_t *np, uint64_t *overp)
+{
+	struct dtioc_aggread rd;
+	struct dtioc_aggent *e;
+	uint32_t i;
+	bool ok;
+
+	*np = 0;
+	if ((e = calloc(size, sizeof(*e))) == NULL)
+		return false;
+	memset(&rd, 0, sizeof(rd));
+	rd.dtgr_size = (size_t)size * sizeof(*e);
+	rd.dtgr_ents = e;
+	if ((ok = ioctl(fd, DTIOCAGGREAD, &rd) == 0)) {
+		for (i = 0; i < rd.dtgr_nents; i++)
+			*np += e[i].dtae_count;
+		if (overp != NULL)
+			*overp = rd.dtgr_overflow;
+	}
+	free(e);
+	return ok;
+}
+
+/*
  * lat_reads under dtrun, ncalls readv()s of its standard input behind a
  * gate: its pid in *pidp (dtrun's, which execs it), the traced
  * process's pid it prints returned, or -1; in[1] opens the gate.
@@ -116,10 +145,8 @@ run(int fd, uint32_t ret, const char *dtrun, const char *reads)
 {
 	struct timespec nap = { 0, 1000000 };
 	struct dtioc_aggspec as;
-	struct dtioc_aggread rd;
-	struct dtioc_aggent *e = NULL;
 	struct udt_stats u0, u1;
-	uint64_t n = 0;
+	uint64_t n = 0, over = 0;
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, i;
 	pid_t pid = -1, tracee;
 
@@ -148,18 +175,12 @@ run(int fd, uint32_t ret, const char *dtrun, const char *reads)
 	    settled(fd, dtt_clock_ns(CLOCK_REALTIME)), "lat_reads ran"))
 		goto out;
 	pid = -1;
-	e = calloc(as.dtas_aggsize, sizeof(*e));
-	memset(&rd, 0, sizeof(rd));
-	rd.dtgr_size = (size_t)as.dtas_aggsize * sizeof(*e);
-	rd.dtgr_ents = e;
-	if (!dtt_check(e != NULL && ioctl(fd, DTIOCAGGREAD, &rd) == 0,
+	if (!dtt_check(table_count(fd, as.dtas_aggsize, &n, &over),
 	    "the table read"))
 		goto out;
-	for (i = 0; i < (int)rd.dtgr_nents; i++)
-		n += e[i].dtae_count;
 	dtt_check(n == NCALLS, "%llu calls timed: the %d after the enable, "
 	    "not the one entered before", (unsigned long long)n, NCALLS);
-	dtt_check(rd.dtgr_overflow == 0, "none the table could not hold");
+	dtt_check(over == 0, "none the table could not hold");
 	memset(&u1, 0, sizeof(u1));
 	dtt_check(st_ingest_stats(dd.dd_sock, &u1) == 0 &&
 	    u1.us_records - u0.us_records < 8, "%llu records for %d calls",
@@ -167,7 +188,6 @@ run(int fd, uint32_t ret, const char *dtrun, const char *reads)
 out:
 	if (pid > 0)
 		(void)dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
-	free(e);
 	for (i = 0; i < 2; i++) {
 		if (in[i] != -1)
 			close(in[i]);
@@ -191,8 +211,6 @@ run_gen(uint32_t ret, uint32_t other, const char *dtrun, const char *reads)
 {
 	struct timespec nap = { 0, 1000000 };
 	struct dtioc_aggspec as, bs;
-	struct dtioc_aggread rd;
-	struct dtioc_aggent *e = NULL;
 	int fda = -1, fdb = -1, in[2] = { -1, -1 }, out[2] = { -1, -1 }, i;
 	uint64_t n = 0;
 	pid_t pid = -1, tracee = -1;
@@ -228,22 +246,15 @@ run_gen(uint32_t ret, uint32_t other, const char *dtrun, const char *reads)
 	    settled(fda, dtt_clock_ns(CLOCK_REALTIME)), "gen: lat_reads ran"))
 		goto out;
 	pid = -1;
-	e = calloc(as.dtas_aggsize, sizeof(*e));
-	memset(&rd, 0, sizeof(rd));
-	rd.dtgr_size = (size_t)as.dtas_aggsize * sizeof(*e);
-	rd.dtgr_ents = e;
-	if (!dtt_check(e != NULL && ioctl(fda, DTIOCAGGREAD, &rd) == 0,
+	if (!dtt_check(table_count(fda, as.dtas_aggsize, &n, NULL),
 	    "gen: the table read"))
 		goto out;
-	for (i = 0; i < (int)rd.dtgr_nents; i++)
-		n += e[i].dtae_count;
 	dtt_check(n == GEN_CALLS + 1, "gen: %llu calls timed, %d with the one "
 	    "in flight while read's fold was refused",
 	    (unsigned long long)n, GEN_CALLS + 1);
 out:
 	if (pid > 0)
 		(void)dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
-	free(e);
 	for (i = 0; i < 2; i++) {
 		if (in[i] != -1)
 			close(in[i]);
