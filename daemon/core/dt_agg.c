@@ -515,6 +515,93 @@ dt_pcb_fold_count(struct dt_pcb *dp, unsigned int cpu, uint64_t n,
 	pthread_mutex_unlock(&tab->dat_mtx);
 }
 
+/* Keys a per-CPU counter of one pcb's events knows. */
+#define DTA_K_KCOUNT	(DTA_K_CPU | DTA_K_PBN)
+
+bool
+dt_pcb_kcount_ok(const struct dt_pcb *dp)
+{
+	const struct dt_aggspec *as;
+
+	if (dp->dp_agg == NULL || dp->dp_fop != 0)
+		return false;
+	for (as = dp->dp_agg; as != NULL; as = as->das_next)
+		if (as->das_req.dtas_func != DTA_COUNT ||
+		    (as->das_keys & ~(uint32_t)DTA_K_KCOUNT) != 0)
+			return false;
+	return true;
+}
+
+void
+dt_pcb_fold_kcount(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
+{
+	struct dt_softc *sc = dp->dp_sc;
+	const struct dt_aggspec *as;
+	struct dt_aggtab *tab;
+	struct dtioc_aggent k;
+
+	if (n == 0)
+		return;
+	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
+	pthread_mutex_lock(&tab->dat_mtx);
+	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
+		memset(&k, 0, DTA_KEYLEN);
+		k.dtae_id = as->das_req.dtas_id;
+		/* the ring a put would have used: dt_agg_key()'s CPU */
+		if (as->das_keys & DTA_K_CPU)
+			k.dtae_cpu = cpu % sc->ds_nrings;
+		if (as->das_keys & DTA_K_PBN)
+			k.dtae_pbn = dp->dp_dtp->dtp_pbn;
+		(void)dt_agg_fold(tab, &k, 0, n);
+	}
+	pthread_mutex_unlock(&tab->dat_mtx);
+}
+
+/*
+ * The counters sources keep in place of events, every open's: few, and
+ * read only at DTIOCAGGREAD, so one list under one lock.
+ */
+static pthread_mutex_t	 dt_aggctr_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct dt_aggctr	*dt_aggctrs;		/* [c] */
+
+void
+dt_aggctr_add(struct dt_aggctr *c)
+{
+	pthread_mutex_lock(&dt_aggctr_mtx);
+	c->dac_next = dt_aggctrs;
+	dt_aggctrs = c;
+	pthread_mutex_unlock(&dt_aggctr_mtx);
+}
+
+void
+dt_aggctr_del(struct dt_aggctr *c)
+{
+	struct dt_aggctr **cp;
+
+	pthread_mutex_lock(&dt_aggctr_mtx);
+	for (cp = &dt_aggctrs; *cp != NULL; cp = &(*cp)->dac_next)
+		if (*cp == c) {
+			*cp = c->dac_next;
+			/* what it counted up to its stop is the open's */
+			c->dac_sync(c);
+			break;
+		}
+	pthread_mutex_unlock(&dt_aggctr_mtx);
+}
+
+/* Fold what sc's counters counted so far: a read then holds it. */
+static void
+dt_agg_sync(struct dt_softc *sc)
+{
+	struct dt_aggctr *c;
+
+	pthread_mutex_lock(&dt_aggctr_mtx);
+	for (c = dt_aggctrs; c != NULL; c = c->dac_next)
+		if (c->dac_dp->dp_sc == sc)
+			c->dac_sync(c);
+	pthread_mutex_unlock(&dt_aggctr_mtx);
+}
+
 int
 dt_agg_read(struct dt_softc *sc, struct dtioc_aggread *rd,
     const struct dt_uaccess *ua)
@@ -533,6 +620,8 @@ dt_agg_read(struct dt_softc *sc, struct dtioc_aggread *rd,
 	/* before the table is read: what it holds is at least this */
 	rd->dtgr_done = dt_seq_done_ns();
 	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
+	if (tab != NULL)
+		dt_agg_sync(sc);
 	if (tab == NULL) {
 		rd->dtgr_size = 0;
 		return 0;

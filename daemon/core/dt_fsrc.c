@@ -24,6 +24,7 @@
  * drops an event some open's own filter keeps, and dtd still applies
  * each open's filter to what comes.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "dt_softc.h"
@@ -39,6 +40,7 @@ dt_fsrc_init(struct dt_fsrc *fs)
 {
 	fs->fs_kind = DT_FSRC_NONE;
 	fs->fs_nterms = 0;
+	fs->fs_loose = false;
 }
 
 /* Append a term; false when there is no room. */
@@ -99,11 +101,13 @@ dt_fsrc_zero(const struct dtioc_filter_term *t)
 
 /*
  * A comparison of dp's program as the source sees it: a node kind, and
- * in *out the term to emit when SOME.
+ * in *out the term to emit when SOME.  A comparison taken as true for
+ * want of a better answer makes fs loose.
  */
 static int
-dt_fsrc_term(const struct dt_pcb *dp, const struct dtioc_filter_term *t,
-    dt_fsrc_can_fn can, void *arg, struct dtioc_filter_term *out)
+dt_fsrc_term(struct dt_fsrc *fs, const struct dt_pcb *dp,
+    const struct dtioc_filter_term *t, dt_fsrc_can_fn can, void *arg,
+    struct dtioc_filter_term *out)
 {
 	struct dt_probe *dtp = dp->dp_dtp;
 	bool args = (dtp->dtp_argsflag & ~dp->dp_evtflags) == 0;
@@ -115,14 +119,18 @@ dt_fsrc_term(const struct dt_pcb *dp, const struct dtioc_filter_term *t,
 	switch (t->dtft_field) {
 	case DTF_COMM:
 		/* dtd passes a comm its reader does not get */
-		if (!(dp->dp_evtflags & DTEVT_EXECNAME))
+		if (!(dp->dp_evtflags & DTEVT_EXECNAME)) {
+			fs->fs_loose = true;
 			return DT_FSRC_ALL;
+		}
 		break;
 	case DTF_TID:
 		/* the source's tid is the kernel's */
 		off = dt_strict ? DT_TID_OFFSET_OPENBSD : 0;
-		if (t->dtft_val < INT32_MIN + off || t->dtft_val > INT32_MAX)
+		if (t->dtft_val < INT32_MIN + off || t->dtft_val > INT32_MAX) {
+			fs->fs_loose = true;
 			return DT_FSRC_ALL;
+		}
 		out->dtft_val = t->dtft_val - off;
 		break;
 	case DTF_PID:
@@ -133,7 +141,10 @@ dt_fsrc_term(const struct dt_pcb *dp, const struct dtioc_filter_term *t,
 			return dt_fsrc_zero(t) ? DT_FSRC_ALL : DT_FSRC_NONE;
 		break;
 	}
-	return can(dtp, out, arg) ? DT_FSRC_SOME : DT_FSRC_ALL;
+	if (can(dtp, out, arg))
+		return DT_FSRC_SOME;
+	fs->fs_loose = true;
+	return DT_FSRC_ALL;
 }
 
 /*
@@ -179,7 +190,7 @@ dt_fsrc_pcb(struct dt_fsrc *fs, const struct dt_pcb *dp, dt_fsrc_can_fn can,
 				    DT_FSRC_ALL : DT_FSRC_NONE;
 				break;
 			}
-			st[sp].fn_kind = dt_fsrc_term(dp, t, can, arg, &nt);
+			st[sp].fn_kind = dt_fsrc_term(fs, dp, t, can, arg, &nt);
 			st[sp].fn_start = fs->fs_nterms;
 			if (st[sp].fn_kind == DT_FSRC_SOME &&
 			    !dt_fsrc_emit(fs, &nt))
@@ -210,7 +221,10 @@ dt_fsrc_or_probe(struct dt_fsrc *fs, struct dt_probe *dtp,
 	acc.fn_start = 0;
 	/* [K]: the pcb lists change under the caller's lock alone */
 	cds_list_for_each_entry(dp, &dtp->dtp_pcbs, dp_pnext) {
-		if (dp == skip || (dp->dp_evtflags & skipflags) != 0)
+		/* a pcb its source counts wants no event of the stream */
+		if (dp == skip || (dp->dp_evtflags & skipflags) != 0 ||
+		    atomic_load_explicit(&dp->dp_srccount,
+		    memory_order_relaxed))
 			continue;
 		one.fn_start = fs->fs_nterms;
 		if (dp->dp_filter == NULL || dp->dp_filter->dtfl_nterms == 0 ||
@@ -218,12 +232,36 @@ dt_fsrc_or_probe(struct dt_fsrc *fs, struct dt_probe *dtp,
 		    !dt_fsrc_join(fs, &acc, &one, DTF_OP_OR)) {
 			dt_fsrc_init(fs);
 			fs->fs_kind = DT_FSRC_ALL;
+			fs->fs_loose = dp->dp_filter != NULL &&
+			    dp->dp_filter->dtfl_nterms != 0;
 			return;
 		}
 		if (acc.fn_kind == DT_FSRC_ALL)
 			break;
 	}
 	fs->fs_kind = acc.fn_kind;
+	if (fs->fs_kind != DT_FSRC_SOME)
+		fs->fs_nterms = 0;
+}
+
+void
+dt_fsrc_of_pcb(struct dt_fsrc *fs, const struct dt_pcb *dp,
+    dt_fsrc_can_fn can, void *arg)
+{
+	struct dt_fnode one;
+
+	dt_fsrc_init(fs);
+	if (dp->dp_filter == NULL || dp->dp_filter->dtfl_nterms == 0) {
+		fs->fs_kind = DT_FSRC_ALL;
+		return;
+	}
+	if (!dt_fsrc_pcb(fs, dp, can, arg, &one)) {
+		dt_fsrc_init(fs);
+		fs->fs_kind = DT_FSRC_ALL;
+		fs->fs_loose = true;
+		return;
+	}
+	fs->fs_kind = one.fn_kind;
 	if (fs->fs_kind != DT_FSRC_SOME)
 		fs->fs_nterms = 0;
 }

@@ -163,6 +163,13 @@ struct dt_pcb {
 	 * decides (DTF_F_UNSURE, dtvar.h).
 	 */
 	struct dt_aggspec	*dp_agg;
+	/*
+	 * [K] set, [a] read: the source counts this pcb's events itself
+	 * and folds the counts (a kernel counter, dt_aggctr in dt_agg.h),
+	 * so no event of its stream goes to it, and its filter asks the
+	 * stream for nothing.  Set by dtpv_start, cleared by dtpv_stop.
+	 */
+	_Atomic bool		 dp_srccount;
 	void			*dp_priv;	/* [K] provider state */
 };
 
@@ -293,6 +300,9 @@ void	dt_pcb_count_filtevt(struct dt_pcb *, unsigned int cpu, uint64_t n);
 
 struct dt_fsrc {
 	int			 fs_kind;
+	bool			 fs_loose;	/* some comparison taken
+						   as true: keeps more than
+						   the programs would */
 	unsigned int		 fs_nterms;
 	struct dtioc_filter_term fs_terms[DT_FSRC_MAXTERMS];
 };
@@ -316,6 +326,14 @@ void	dt_fsrc_or_probe(struct dt_fsrc *, struct dt_probe *,
 	    void *arg);
 
 /*
+ * fs = dp's filter alone, read as dt_fsrc_or_probe() reads it, with
+ * fs_loose false when the source evaluates it whole: it then keeps
+ * exactly the events dtd's filter would.  Same caller as above.
+ */
+void	dt_fsrc_of_pcb(struct dt_fsrc *, const struct dt_pcb *,
+	    dt_fsrc_can_fn can, void *arg);
+
+/*
  * Aggregations at the source (dt_agg.c, dtvar.h's DTIOCPRBAGG).
  * dt_pcb_count_only(): every event dp keeps only adds one to counts
  * keyed by nothing but the pid and the probe (each of its aggregations
@@ -328,6 +346,36 @@ void	dt_fsrc_or_probe(struct dt_fsrc *, struct dt_probe *,
 bool	dt_pcb_count_only(const struct dt_pcb *);
 void	dt_pcb_fold_count(struct dt_pcb *, unsigned int cpu, uint64_t n,
 	    pid_t pid);
+
+/*
+ * Counts a source keeps in place of events (dp_srccount): a counter the
+ * kernel increments at each event its filter keeps, read by dtd.
+ * dt_pcb_kcount_ok(): every aggregation of dp is a count() keyed by
+ * nothing but the CPU and the probe, and dp has no --abi 1.14 filter,
+ * so per-CPU counts of the events dp's filter keeps are all its table
+ * needs; the provider still checks that its source evaluates the filter
+ * whole (dt_fsrc_of_pcb()) and that each record is one event.  Under
+ * [K].  dt_pcb_fold_kcount(): n such events on cpu, folded as n puts
+ * would be; any thread.
+ *
+ * A dt_aggctr is such a counter: dac_sync() folds what it counted since
+ * its last call (dt_pcb_fold_kcount()).  dt_aggctr_add() registers it
+ * (dtpv_start, after dp_srccount is set, under [K]); from then on every
+ * DTIOCAGGREAD of dp's open calls dac_sync() first, so a read holds
+ * every event counted before it.  dt_aggctr_del() calls it a last time
+ * and unregisters it (dtpv_stop, under [K]); once it returns no thread
+ * calls dac_sync() for it.  dac_sync() is called with the registry's
+ * lock held: it may take a table's lock, nothing else of the core.
+ */
+struct dt_aggctr {
+	struct dt_aggctr	*dac_next;	/* [c] the registry's lock */
+	struct dt_pcb		*dac_dp;	/* [I] */
+	void			(*dac_sync)(struct dt_aggctr *);	/* [I] */
+};
+bool	dt_pcb_kcount_ok(const struct dt_pcb *);
+void	dt_pcb_fold_kcount(struct dt_pcb *, unsigned int cpu, uint64_t n);
+void	dt_aggctr_add(struct dt_aggctr *);
+void	dt_aggctr_del(struct dt_aggctr *);
 
 /*
  * Aggregations a source folds itself (dt_aggsrc.c): a traced process's

@@ -47,6 +47,7 @@
 #include <userdt/udt_tpname.h>
 
 #include "dt_prov.h"
+#include "dt_tp_count.h"
 #include "dt_tp_filt.h"
 #include "dt_tp_perf.h"
 #include "dt_tp_ksys.h"
@@ -211,6 +212,7 @@ dt_tp_init_obsd(void)
 		tpp->tpp_decode = tob->tob_decode;
 		tpp->tpp_nostack = tob->tob_nostack;
 		tpp->tpp_switchin = tob->tob_switchin;
+		tpp->tpp_kcount = tob->tob_kcount;
 		for (j = 0; j < n; j++)
 			if (!dt_tp_link(tpp, srcs[j]))
 				return ENOMEM;
@@ -247,6 +249,7 @@ dt_tp_init_linux(void)
 		memset(tpp, 0, sizeof(*tpp));
 		if (!dt_tp_link(tpp, src))
 			return ENOMEM;
+		tpp->tpp_kcount = "";	/* fields in order: a record each */
 		nargs = src->tps_fmt.dtfm_nfields;
 		if (nargs > DTMAXFUNCARGS)
 			nargs = DTMAXFUNCARGS;
@@ -379,7 +382,9 @@ dt_tp_emit(struct dt_probe *dtp, unsigned int cpu, const struct dt_evt *ev,
 
 	/* In time order with the other buffers' and sources' events. */
 	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext)
-		dt_seq_put(dt_tpev_source(), dp, cpu, evs != NULL &&
+		if (!atomic_load_explicit(&dp->dp_srccount,
+		    memory_order_relaxed))
+			dt_seq_put(dt_tpev_source(), dp, cpu, evs != NULL &&
 		    (dp->dp_evtflags & DTEVT_STRINGS) ? evs : ev);
 }
 
@@ -393,7 +398,10 @@ dt_tp_lost(struct dt_tp_src *src, const struct dt_tp_sample *s)
 	for (i = 0; i < src->tps_nprobes; i++)
 		cds_list_for_each_entry_rcu(dp,
 		    &src->tps_probes[i]->tpp_dtp->dtp_pcbs, dp_pnext)
-			dt_pcb_count_dropevt(dp, s->ts_cpu, s->ts_lost);
+			if (!atomic_load_explicit(&dp->dp_srccount,
+			    memory_order_relaxed))
+				dt_pcb_count_dropevt(dp, s->ts_cpu,
+				    s->ts_lost);
 }
 
 /* dt_tpev_fn: a record of src, for each of its recording probes.  [R] */
@@ -537,12 +545,21 @@ dt_tp_count(struct dt_pcb *dp, int delta)
 static void
 dt_prov_tp_start(struct dt_pcb *dp)
 {
+	struct dt_tp_probe *tpp = dp->dp_dtp->dtp_priv;
+
+	/* counted in the kernel: the sampled event is not for dp */
+	if (tpp->tpp_nsrcs == 1 && dt_tpcnt_start(dp, tpp, tpp->tpp_srcs[0]))
+		return;
 	dt_tp_count(dp, 1);
 }
 
 static void
 dt_prov_tp_stop(struct dt_pcb *dp)
 {
+	if (atomic_load(&dp->dp_srccount)) {
+		dt_tpcnt_stop(dp);
+		return;
+	}
 	dt_tp_count(dp, -1);
 }
 

@@ -142,6 +142,23 @@ dt_tpf_can(const struct dt_probe *dtp, const struct dtioc_filter_term *t,
 	return dt_tpf_fits(&src->tps_fmt.dtfm_fields[n], t);
 }
 
+/*
+ * dt_fsrc_can_fn for a counter, which must keep exactly dtd's events:
+ * dt_tpf_can() but the comms that mean another thing to ftrace (dtd
+ * calls the idle task idleN, the kernel swapper/N; dt_tpf_cmp() keeps
+ * every idle task's events for an idleN).
+ */
+static bool
+dt_tpf_can_exact(const struct dt_probe *dtp,
+    const struct dtioc_filter_term *t, void *arg)
+{
+	if (t->dtft_field == DTF_COMM &&
+	    (strncmp(t->dtft_str, "idle", 4) == 0 ||
+	    strncmp(t->dtft_str, "swapper", 7) == 0))
+		return false;
+	return dt_tpf_can(dtp, t, arg);
+}
+
 static const char *
 dt_tpf_op(uint8_t op)
 {
@@ -343,4 +360,32 @@ dt_tp_filt_reset(struct dt_tp_src *src)
 {
 	free(src->tps_kfilt);
 	src->tps_kfilt = NULL;
+}
+
+char *
+dt_tp_filt_pcb(struct dt_tp_src *src, const struct dt_pcb *dp,
+    const char *own)
+{
+	struct dt_fsrc *fs;
+	char *expr = NULL, *both;
+
+	if ((fs = malloc(sizeof(*fs))) == NULL)
+		return NULL;
+	dt_fsrc_of_pcb(fs, dp, dt_tpf_can_exact, src);
+	if (fs->fs_loose) {
+		free(fs);
+		return NULL;
+	}
+	if (fs->fs_kind == DT_FSRC_ALL) {
+		free(fs);
+		return strdup(own);
+	}
+	expr = dt_tp_filt_expr(fs, src);
+	free(fs);
+	if (expr == NULL || own[0] == '\0')
+		return expr;
+	if (asprintf(&both, "(%s) && (%s)", own, expr) == -1)
+		both = NULL;
+	free(expr);
+	return both;
 }

@@ -41,6 +41,15 @@ char	*dt_tp_filt_build(struct dt_tp_src *src, const struct dt_pcb *skip);
  */
 char	*dt_tp_filt_expr(const struct dt_fsrc *fs, const struct dt_tp_src *src);
 
+/*
+ * The ftrace filter (malloc'd) under which src's records of a probe are
+ * exactly dp's events, own ("" for none) being the probe's own filter
+ * (its records that are events); NULL when dp's filter does not
+ * translate whole (dt_fsrc_of_pcb()'s fs_loose) or does not fit.
+ */
+char	*dt_tp_filt_pcb(struct dt_tp_src *src, const struct dt_pcb *dp,
+	    const char *own);
+
 /* Whether ftrace compares t (a tid, a comm) exactly as dtd does. */
 bool	dt_tp_filt_task(const struct dtioc_filter_term *t);
 

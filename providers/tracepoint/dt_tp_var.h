@@ -80,6 +80,12 @@ struct dt_tp_probe {
 	/* [I] fed by switch-in records where the source has them */
 	bool			 tpp_switchin;
 	bool			 tpp_strings;	/* [I] has string fields */
+	/*
+	 * [I] The ftrace filter under which each record of its one source
+	 * is one event ("": every record), for a count in the kernel
+	 * (dt_tp_count.h); NULL: none says so.
+	 */
+	const char		*tpp_kcount;
 };
 
 /* A source by name, and the fields its decoders need, in order. */
@@ -112,6 +118,7 @@ struct dt_tp_obsd {
 	const char	*tob_types[DTMAXARGTYPES];
 	bool		 tob_nostack;
 	bool		 tob_switchin;	/* from switch-in records */
+	const char	*tob_kcount;	/* tpp_kcount */
 };
 
 /* The known sources, by DT_S_*; OpenBSD's mappings, in its order. */

@@ -487,6 +487,68 @@ push)
 	grep -qx '1 rules aggregated in dtd' "$TMP/sw.err" ||
 	    fail "system wide: not folded: $(cat "$TMP/sw.err")"
 	;;
+kcount)
+	# A count of a kernel tracepoint keyed by nothing but the CPU and
+	# the probe, under a filter the kernel takes whole, is a counter in
+	# the kernel: exact while another process makes a million calls a
+	# second beside it, where a sampled event's buffer dropped a
+	# quarter of them (commsw_bench).  Two opens of one probe with
+	# other filters each count their own.  strace counts the same
+	# runs (its execve, which the tracepoint sees under strace's name,
+	# and the exit_group it leaves out cancel).
+	cp /bin/dd "$TMP/uq_kcx" && cp /bin/dd "$TMP/uq_kcy" &&
+	    cp /bin/dd "$TMP/uq_kcn" || exit 2
+	setsid "$TMP/uq_kcn" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
+	NOISE=$!
+	trap 'kill -- -$NOISE 2> /dev/null; dtd_cleanup' EXIT
+	mkfifo "$TMP/kx" "$TMP/ky" || exit 2
+	"$BTRACE" -d "$DEV" -v -e 'BEGIN { printf("go\n"); }
+	    tracepoint:raw_syscalls:sys_enter /comm == "uq_kcx"/ {
+		@ = count(); @c[cpu] = count(); @p[probe] = count(); }' \
+	    > "$TMP/kx" 2> "$TMP/kx.err" &
+	BTPID=$!
+	exec 6< "$TMP/kx"
+	read -r -t 30 l <&6 && [ "$l" = go ] || fail "x: $l $(cat "$TMP/kx.err")"
+	"$BTRACE" -d "$DEV" -e 'BEGIN { printf("go\n"); }
+	    tracepoint:raw_syscalls:sys_enter /comm == "uq_kcy" && tid > 1/ {
+		@ = count(); }' > "$TMP/ky" 2> "$TMP/ky.err" &
+	PY=$!
+	exec 7< "$TMP/ky"
+	read -r -t 30 l <&7 && [ "$l" = go ] || fail "y: $l $(cat "$TMP/ky.err")"
+	for p in x y; do
+		[ $p = x ] && n=40000 || n=7000
+		strace -f -qq -c -U calls -o "$TMP/$p.strace" "$TMP/uq_kc$p" \
+		    if=/dev/zero of=/dev/null bs=1 count=$n 2> /dev/null ||
+		    fail "strace $p"
+	done
+	kill -TERM "$BTPID" "$PY"
+	wait "$BTPID" || fail "x: exit $?: $(cat "$TMP/kx.err")"
+	wait "$PY" || fail "y: exit $?: $(cat "$TMP/ky.err")"
+	BTPID=
+	sed -n "/^@/p" <&6 > "$TMP/kx.out"
+	sed -n "/^@/p" <&7 > "$TMP/ky.out"
+	exec 6<&- 7<&-
+	cx=$(awk '$NF == "total" { print $1 }' "$TMP/x.strace")
+	cy=$(awk '$NF == "total" { print $1 }' "$TMP/y.strace")
+	[ -n "$cx" ] && [ -n "$cy" ] || fail "no strace counts"
+	grep -qx "@: $cx" "$TMP/kx.out" ||
+	    fail "x: strace $cx: $(cat "$TMP/kx.out" "$TMP/kx.err")"
+	grep -qx "@p\[tracepoint:raw_syscalls:sys_enter\]: $cx" "$TMP/kx.out" ||
+	    fail "x by probe: strace $cx: $(cat "$TMP/kx.out")"
+	sum=$(awk '/^@c\[/ { s += $2 } END { print s + 0 }' "$TMP/kx.out")
+	[ "$sum" -eq "$cx" ] || fail "x by cpu: $sum of $cx: $(cat "$TMP/kx.out")"
+	echo "@: $cy" | diff -u - "$TMP/ky.out" || fail "y: strace $cy"
+	grep -qx '0 events dropped' "$TMP/kx.err" ||
+	    fail "x: dropped: $(cat "$TMP/kx.err")"
+	# counted in the kernel: no record of x's calls reached dtd
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	rec=$(sed -n 's/^dtd: tracepoint: \([0-9]*\) records.*/\1/p' \
+	    "$TMP/dtd.log")
+	[ "${rec:-0}" -lt $((cx / 10)) ] ||
+	    fail "x's calls went through perf's buffers: $(cat "$TMP/dtd.log")"
+	;;
 output)
 	# -o: btrace's output in the file, the command's on stdout
 	export USERDT_SOCKET=$TMP/ingest.sock
