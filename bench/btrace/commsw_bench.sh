@@ -20,13 +20,17 @@
 # a byte at a time flat out, and a second dd under a third name does the
 # same beside it as the machine's other work (2 cores: on the other one,
 # mostly).  Configurations
-# take turns in each of REPS rounds: btrace as it runs (the filter in the
-# kernel, the count folded in dtd), btrace with BTRACE_NOPUSH=1 (the
-# filter in dtd, every kept event read), and bpftrace.  For each, the
+# take turns in each of REPS rounds: btrace as it runs (the filter and
+# the count in the kernel, a perf counter), btrace against a second dtd
+# started with USERDT_KCOUNT=0 (the filter in the kernel, the events
+# sampled and folded in dtd, as before the counter), btrace with
+# BTRACE_NOPUSH=1 (the filter in dtd, every kept event read), and
+# bpftrace.  For each, the
 # median count against the calls strace counts in x's same command, the
-# rounds whose count was exact, and the tracer's CPU (dtd's and
-# btrace's, or bpftrace's) per call x made: bpftrace's programs run in
-# x's calls and count as x's, so its figure leaves them out.  Root.  A benchmark, not a
+# rounds whose count was exact, the tracer's CPU (dtd's and btrace's, or
+# bpftrace's) per call x made, and x's own CPU per call, where
+# bpftrace's programs and the kernel's counters run (an untraced round
+# first gives x's own baseline).  Root.  A benchmark, not a
 # test: it asserts nothing.
 #
 # usage: commsw_bench.sh btrace dtd [reps [reads]]
@@ -40,6 +44,17 @@ NREAD=${4:-100000}
 
 . "$(dirname "$0")/../../tests/regress/lib.sh"
 dtd_start
+# the second dtd, which samples: its own device, sockets and image
+mkdir "$TMP/s" && mkfifo "$TMP/s/ready" || exit 2
+exec 4<>"$TMP/s/ready"
+USERDT_KCOUNT=0 "$DTD" --foreground --frontend fuse --device "$TMP/s/dt" \
+    --ready-fd 4 --ingest "$TMP/s/ingest.sock" --ksyms "$TMP/s/ksyms" \
+    > "$TMP/s/dtd.log" 2>&1 4>&4 &
+SDTDPID=$!
+read -r -t 30 l <&4 && [ "$l" = ready ] ||
+    { echo "commsw_bench: the second dtd: $(cat "$TMP/s/dtd.log")" >&2; kill "$SDTDPID"; exit 1; }
+exec 4<&-
+trap 'kill "$SDTDPID" 2> /dev/null; dtd_cleanup' EXIT
 BPF=$(command -v bpftrace)
 [ -n "$BPF" ] || echo "commsw_bench: no bpftrace: its row is left out"
 
@@ -61,9 +76,22 @@ cpu_of() {
 X=cswx
 cp /bin/dd "$TMP/$X" && cp /bin/dd "$TMP/cswnoise" || exit 2
 PROG="tracepoint:raw_syscalls:sys_enter /comm == \"$X\"/ { @ = count(); }"
-run_x() {
-	"$TMP/$X" if=/dev/zero of=/dev/null bs=1 count="$NREAD" 2> /dev/null
+# the CPU seconds this shell's children have used so far, from times
+# run in this shell (not a subshell, whose children are its own): file
+children_cpu() {
+	awk 'NR == 2 { for (i = 1; i <= 2; i++) {
+		split($i, t, /[ms]/); s += t[1] * 60 + t[2] } }
+	    END { printf("%.3f\n", s) }' "$1"
 }
+# run x, its CPU seconds into $XCPU
+run_x() {
+	times > "$TMP/times0"
+	"$TMP/$X" if=/dev/zero of=/dev/null bs=1 count="$NREAD" 2> /dev/null
+	times > "$TMP/times1"
+	XCPU=$(echo "$(children_cpu "$TMP/times0") $(children_cpu "$TMP/times1")" |
+	    awk '{ printf("%.3f", $2 - $1) }')
+}
+
 strace -f -qq -c -U calls -o "$TMP/x.strace" "$TMP/$X" if=/dev/zero \
     of=/dev/null bs=1 count="$NREAD" 2> /dev/null
 # strace counts x's execve, which the kernel's tracepoint sees under the
@@ -76,18 +104,24 @@ if [ "${COMMSW_NOISE:-1}" != 0 ]; then
 	setsid "$TMP/cswnoise" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
 	NOISE=$!
 	# lib.sh's own cleanup (dtd, $BTPID, $TMP) too
-	trap 'kill -- -$NOISE 2> /dev/null; dtd_cleanup' EXIT
+	trap 'kill -- -$NOISE 2> /dev/null; kill "$SDTDPID" 2> /dev/null; dtd_cleanup' EXIT
 fi
 
 for i in $(seq "$REPS"); do
-	for c in fold nopush bpf; do
+	for c in none count sampled nopush bpf; do
 		case $c in
-		fold|nopush)
+		none)
+			run_x
+			echo "0 0 $XCPU" >> "$TMP/r.$c"
+			;;
+		count|sampled|nopush)
 			[ $c = nopush ] && e=BTRACE_NOPUSH=1 || e=
-			d0=$(cpu_of "$DTDPID")
+			[ $c = sampled ] && dpid=$SDTDPID dev=$TMP/s/dt ||
+			    dpid=$DTDPID dev=$DEV
+			d0=$(cpu_of "$dpid")
 			rm -f "$TMP/bt.fifo"
 			mkfifo "$TMP/bt.fifo"
-			env ${e:+"$e"} "$BTRACE" -d "$DEV" \
+			env ${e:+"$e"} "$BTRACE" -d "$dev" \
 			    -e "BEGIN { printf(\"go\\n\"); } $PROG" \
 			    > "$TMP/bt.fifo" 2> "$TMP/bt.err" &
 			bpid=$!
@@ -101,9 +135,9 @@ for i in $(seq "$REPS"); do
 			BTPID=
 			got=$(sed -n 's/^@: //p' <&6)
 			exec 6<&-
-			d1=$(cpu_of "$DTDPID")
+			d1=$(cpu_of "$dpid")
 			echo "${got:-0} $(echo "$d0 $d1 $b1" |
-			    awk '{ printf("%.3f", $2 - $1 + $3) }')" >> "$TMP/r.$c"
+			    awk '{ printf("%.3f", $2 - $1 + $3) }') $XCPU" >> "$TMP/r.$c"
 			;;
 		bpf)
 			[ -n "$BPF" ] || continue
@@ -130,7 +164,7 @@ for i in $(seq "$REPS"); do
 			wait "$bpid"
 			BTPID=
 			exec 7<&-
-			echo "${got:-0} $b1" >> "$TMP/r.$c"
+			echo "${got:-0} $b1 $XCPU" >> "$TMP/r.$c"
 			;;
 		esac
 	done
@@ -139,18 +173,24 @@ done
 echo "system wide, $PROG"
 echo "x: dd bs=1 count=$NREAD, $want calls by strace;"
 [ "${COMMSW_NOISE:-1}" != 0 ] && echo "another dd flat out beside it;"
-echo "median of $REPS rounds:"
-for c in fold nopush bpf; do
+echo "median of $REPS rounds (ns a call of x):"
+ns() {
+	awk -v s="$1" -v w="$want" 'BEGIN { printf("%.0f", s * 1e9 / w) }'
+}
+base=$(awk '{ print $3 }' "$TMP/r.none" | median)
+printf '  %-50s x CPU %s\n' "untraced" "$(ns "$base")"
+for c in count sampled nopush bpf; do
 	[ -f "$TMP/r.$c" ] || continue
 	n=$(awk '{ print $1 }' "$TMP/r.$c" | median)
 	ex=$(awk -v w="$want" '$1 == w { n++ } END { print n + 0 }' "$TMP/r.$c")
 	cpu=$(awk '{ print $2 }' "$TMP/r.$c" | median)
+	xc=$(awk '{ print $3 }' "$TMP/r.$c" | median)
 	case $c in
-	fold)	name="btrace (filter in the kernel, count folded in dtd)" ;;
+	count)	name="btrace (filter and count in the kernel)" ;;
+	sampled) name="btrace, USERDT_KCOUNT=0 (count folded in dtd)" ;;
 	nopush)	name="btrace, BTRACE_NOPUSH=1 (filter in dtd, events read)" ;;
 	bpf)	name="bpftrace" ;;
 	esac
-	printf '  %-54s count %s (%s of %s rounds exact), tracer CPU %s ns a call\n' \
-	    "$name" "$n" "$ex" "$REPS" \
-	    "$(awk -v s="$cpu" -v w="$want" 'BEGIN { printf("%.0f", s * 1e9 / w) }')"
+	printf '  %-50s count %s (%s of %s exact), tracer CPU %s, x CPU %s\n' \
+	    "$name" "$n" "$ex" "$REPS" "$(ns "$cpu")" "$(ns "$xc")"
 done
