@@ -717,41 +717,48 @@ agg_tick(void)
 	agg_ticking = 0;
 }
 
+uint64_t
+agg_clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int
+agg_settled(int fd, uint64_t t)
+{
+	struct dtioc_aggread rd;
+
+	if (fd == -1 || agg_nrules == 0)
+		return 1;
+	memset(&rd, 0, sizeof(rd));
+	/* a device that does not know DTIOCAGGREAD folds nothing */
+	return ioctl(fd, DTIOCAGGREAD, &rd) == -1 || rd.dtgr_done >= t;
+}
+
 /*
  * The command ended: what dtd folds never reaches read(2) to say that
  * dtd is still draining, and a starved drain may not have put the last
  * events into the rings yet either, so wait until dtd has put every
  * event stamped before now (dtgr_done), at most AGG_SETTLE_MS.  dtd has
- * nothing to block on for that: a look every millisecond.  Once; at
- * once with a device that does not know DTIOCAGGREAD.
+ * nothing to block on for that: a look every millisecond.  Once.
  */
 void
 agg_settle(int fd)
 {
 	static int settled;
-	struct dtioc_aggread rd;
-	struct timespec now, nap = { 0, 1000000 };
-	uint64_t t;
-	int i;
+	struct timespec nap = { 0, 1000000 };
+	uint64_t t, until;
 
-	if (fd == -1 || settled)
+	if (fd == -1 || settled || agg_nrules == 0)
 		return;
 	settled = 1;
-	clock_gettime(CLOCK_REALTIME, &now);
-	t = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
-	for (i = 0; i < AGG_SETTLE_MS; i++) {
-		memset(&rd, 0, sizeof(rd));
-		if (ioctl(fd, DTIOCAGGREAD, &rd) == -1 || rd.dtgr_done >= t)
-			return;
+	t = agg_clock_ns(CLOCK_REALTIME);
+	until = agg_clock_ns(CLOCK_MONOTONIC) + AGG_SETTLE_MS * 1000000ULL;
+	while (!agg_settled(fd, t) && agg_clock_ns(CLOCK_MONOTONIC) < until)
 		nanosleep(&nap, NULL);
-	}
-}
-
-void
-agg_end(int fd)
-{
-	if (agg_nrules > 0)
-		agg_settle(fd);
 }
 
 void

@@ -498,6 +498,64 @@ rd_want(size_t got)
 }
 
 /*
+ * A signal or exit() ended the run, with rules dtd folds: dtd still
+ * holds events of the time before the end, in a tracee's ring, the
+ * sequencer or a perf buffer.  Until it has folded or put all of them
+ * (agg_settled()), and the ring is read up to the end, at most
+ * END_DRAIN_MS, read on: the records it puts
+ * (an event whose comm it could not judge, DTF_F_UNSURE; another
+ * rule's) are applied if stamped before the end and the run was not
+ * halted (exit()), and reading makes room for a lossless drain, which
+ * would otherwise wait for it.  Records after the end are left, as the
+ * end of a run without a fold leaves them.
+ */
+#define END_DRAIN_MS	5000
+static void
+end_drain(int fd, struct dt_evt *buf, size_t want, int halt)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t t, ns, until;
+	ssize_t len;
+	size_t i;
+	int settled = 0, past = 0;
+
+	t = agg_clock_ns(CLOCK_REALTIME);
+	until = agg_clock_ns(CLOCK_MONOTONIC) + END_DRAIN_MS * 1000000ULL;
+	/*
+	 * Once settled, what the ring holds of before the end is all
+	 * there: read until it is empty or a record is past the end
+	 * (records come in time order); before, read on whatever came,
+	 * for a lossless drain's sake, folded events taking no record.
+	 */
+	while (agg_clock_ns(CLOCK_MONOTONIC) < until) {
+		if (!settled)
+			settled = agg_settled(fd, t);
+		if (settled && past)
+			break;
+		/* dtd has nothing to say "folded" with: a look a ms */
+		if (poll(&pfd, 1, settled ? 0 : 1) != 1 ||
+		    !(pfd.revents & POLLIN)) {
+			if (settled)
+				break;
+			continue;
+		}
+		len = read(fd, buf, want * sizeof(buf[0]));
+		if (len <= 0 || len % sizeof(struct dt_evt) != 0)
+			continue;
+		if (g_treefilter)
+			ptree_sync();
+		for (i = 0; i < (size_t)len / sizeof(struct dt_evt); i++) {
+			ns = (uint64_t)buf[i].dtev_tsp.tv_sec * 1000000000ULL +
+			    (uint64_t)buf[i].dtev_tsp.tv_nsec;
+			if (ns >= t)
+				past = 1;
+			else if (!halt)
+				halt = record_apply(fd, &buf[i]);
+		}
+	}
+}
+
+/*
  * Run the rules; fd is -1 when there are no probes.  Returns the exit
  * status.
  */
@@ -596,7 +654,9 @@ rules_run(int fd)
 		lost_check(fd, 0);
 	}
 	if (g_nprobes > 0 && !dev_gone) {
-		agg_end(fd);
+		/* the command's end settled already (agg_settle()) */
+		if (g_quit != SIGCHLD)
+			end_drain(fd, buf, want, halt);
 		lost_check(fd, 1);
 		/* JSON readers take everything from the stream: not there. */
 		if (!g_json && (late = late_count(fd)) > 0)

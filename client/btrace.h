@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include <dev/dt/dtvar.h>
 
@@ -361,14 +362,17 @@ int			 lat_delete(const struct bt_stmt *s);
 void			 lat_finish(int fd, int folded);
 void			 agg_sync(void);
 /*
- * The command ended: wait (bounded) until dtd put its last events.
- * agg_end(): the same at any other end of tracing (a signal, exit()),
- * when dtd folds some rule: what dtd still holds of the time before
- * the end is folded before the last merge, as a read of the events
- * until then would have seen them.
+ * agg_settle(): the command ended: wait (bounded) until dtd put its last
+ * events.  agg_settled(): whether dtd has folded or put every event
+ * stamped before t (CLOCK_REALTIME ns), or folds no rule of ours: at
+ * any other end of tracing (a signal, exit()) the main loop reads on
+ * until then (bt_dev.c), so that what dtd still holds of the time
+ * before the end is folded before the last merge, or read, as a read
+ * of the events until then would have seen them.  Main thread.
  */
 void			 agg_settle(int fd);
-void			 agg_end(int fd);
+int			 agg_settled(int fd, uint64_t t);
+uint64_t		 agg_clock_ns(clockid_t clk);
 void			 agg_report(void);
 /*
  * While user stacks are folded in dtd, the main loop wakes every
