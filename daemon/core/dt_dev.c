@@ -256,6 +256,8 @@ dt_record_start(struct dt_softc *sc)
 		dtp = dp->dp_dtp;
 		if (dp->dp_agg == NULL)
 			atomic_fetch_add(&dtp->dtp_ringpcbs, 1);
+		/* a source counts it again only if dtpv_start says so */
+		atomic_store(&dp->dp_srccount, false);
 		cds_list_add_tail_rcu(&dp->dp_pnext, &dtp->dtp_pcbs);
 		atomic_fetch_or(&dtp->dtp_evtflags, dp->dp_evtflags);
 		atomic_fetch_add(&dtp->dtp_recording, 1);

@@ -167,7 +167,9 @@ struct dt_pcb {
 	 * [K] set, [a] read: the source counts this pcb's events itself
 	 * and folds the counts (a kernel counter, dt_aggctr in dt_agg.h),
 	 * so no event of its stream goes to it, and its filter asks the
-	 * stream for nothing.  Set by dtpv_start, cleared by dtpv_stop.
+	 * stream for nothing.  Set by dtpv_start; cleared only by the next
+	 * start of recording, before the pcb is linked: after dtpv_stop
+	 * records the stream still holds must not reach it either.
 	 */
 	_Atomic bool		 dp_srccount;
 	void			*dp_priv;	/* [K] provider state */

@@ -556,7 +556,8 @@ dt_prov_tp_start(struct dt_pcb *dp)
 static void
 dt_prov_tp_stop(struct dt_pcb *dp)
 {
-	if (atomic_load(&dp->dp_srccount)) {
+	/* a counted pcb's only state: the counters */
+	if (dp->dp_priv != NULL) {
 		dt_tpcnt_stop(dp);
 		return;
 	}

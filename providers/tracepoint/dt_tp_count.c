@@ -184,6 +184,10 @@ dt_tpcnt_stop(struct dt_pcb *dp)
 	/* the last read: every event up to the stop is the open's */
 	dt_aggctr_del(&tc->tcn_ctr);
 	dt_tpcnt_free(tc);
+	/*
+	 * dp_srccount stays set: dp is still on its probe's list, and a
+	 * record another open's sampled event still holds of an event the
+	 * counter counted must not reach dp (dt_record_start() clears it).
+	 */
 	dp->dp_priv = NULL;
-	atomic_store(&dp->dp_srccount, false);
 }

@@ -48,8 +48,9 @@ bool	dt_tpcnt_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp,
 	    struct dt_tp_src *src);
 
 /*
- * dp stops: its counters are read a last time and closed, and dp_srccount
- * cleared.  No-op for a pcb dt_tpcnt_start() refused.
+ * dp stops: its counters are read a last time and closed; dp_srccount
+ * stays set until dp records again (dt_record_start() clears it).  No-op
+ * for a pcb dt_tpcnt_start() refused.
  */
 void	dt_tpcnt_stop(struct dt_pcb *dp);
 

@@ -26,7 +26,7 @@
  *  - comm: ftrace's comm, the current thread's name at the event, what
  *    dtd's task cache reports (an "idleN" comm is dtd's name for the
  *    idle task, whose kernel name is swapper/N: that comparison keeps
- *    pid 0 too);
+ *    pid 0 too), on events that have no comm field of their own;
  *  - a Linux-named probe's argument N: its field N, an integer (not an
  *    array) compared with a constant its type can hold, so that ftrace's
  *    comparison in the field's type is dtd's in 64 bits.
@@ -124,8 +124,17 @@ dt_tpf_can(const struct dt_probe *dtp, const struct dtioc_filter_term *t,
 	unsigned int n;
 
 	switch (t->dtft_field) {
-	case DTF_TID:
 	case DTF_COMM:
+		/*
+		 * ftrace looks a name up among the event's own fields
+		 * first: where the event has a comm (sched_wakeup's, the
+		 * woken task's), "comm" is that one, not the current
+		 * thread's that dtd compares.
+		 */
+		if (dt_tp_field(&src->tps_fmt, "comm") != NULL)
+			return false;
+		return dt_tp_filt_task(t);
+	case DTF_TID:
 		return dt_tp_filt_task(t);
 	case DTF_PID:
 	case DTF_CPU:

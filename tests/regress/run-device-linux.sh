@@ -490,17 +490,20 @@ push)
 kcount)
 	# A count of a kernel tracepoint keyed by nothing but the CPU and
 	# the probe, under a filter the kernel takes whole, is a counter in
-	# the kernel: exact while another process makes a million calls a
-	# second beside it, where a sampled event's buffer dropped a
-	# quarter of them (commsw_bench).  Two opens of one probe with
-	# other filters each count their own.  strace counts the same
-	# runs (its execve, which the tracepoint sees under strace's name,
-	# and the exit_group it leaves out cancel).
+	# the kernel: no record of it reaches dtd, so none can be dropped
+	# (a sampled event's buffer dropped a tenth to a quarter of such a
+	# count beside other work: commsw_bench).  It counts exactly while
+	# another process makes system calls flat out, and two opens of
+	# one probe with other filters each count their own.  strace
+	# counts the same runs (its execve, which the tracepoint sees under
+	# strace's name, and the exit_group it leaves out cancel).
 	cp /bin/dd "$TMP/uq_kcx" && cp /bin/dd "$TMP/uq_kcy" &&
-	    cp /bin/dd "$TMP/uq_kcn" || exit 2
+	    cp /bin/dd "$TMP/uq_kcn" && cp /bin/sh "$TMP/uq_kcw" || exit 2
 	setsid "$TMP/uq_kcn" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
 	NOISE=$!
-	trap 'kill -- -$NOISE 2> /dev/null; dtd_cleanup' EXIT
+	PY=
+	trap 'kill -- -$NOISE 2> /dev/null; [ -n "$PY" ] && kill $PY
+	    dtd_cleanup' EXIT
 	mkfifo "$TMP/kx" "$TMP/ky" || exit 2
 	"$BTRACE" -d "$DEV" -v -e 'BEGIN { printf("go\n"); }
 	    tracepoint:raw_syscalls:sys_enter /comm == "uq_kcx"/ {
@@ -525,6 +528,7 @@ kcount)
 	wait "$BTPID" || fail "x: exit $?: $(cat "$TMP/kx.err")"
 	wait "$PY" || fail "y: exit $?: $(cat "$TMP/ky.err")"
 	BTPID=
+	PY=
 	sed -n "/^@/p" <&6 > "$TMP/kx.out"
 	sed -n "/^@/p" <&7 > "$TMP/ky.out"
 	exec 6<&- 7<&-
@@ -540,6 +544,25 @@ kcount)
 	echo "@: $cy" | diff -u - "$TMP/ky.out" || fail "y: strace $cy"
 	grep -qx '0 events dropped' "$TMP/kx.err" ||
 	    fail "x: dropped: $(cat "$TMP/kx.err")"
+	# sched_wakeup has a comm field of its own, the woken task's,
+	# which is what ftrace's "comm" names there: the rule counts the
+	# wakeups the current thread makes, as dtd reads comm, not those
+	# of uq_kcw (two a child here, 79-80 in all), which it once counted.
+	mkfifo "$TMP/kw" || exit 2
+	"$BTRACE" -d "$DEV" -e 'BEGIN { printf("go\n"); }
+	    tracepoint:sched:sched_wakeup /comm == "uq_kcw"/ { @ = count(); }' \
+	    > "$TMP/kw" 2> "$TMP/kw.err" &
+	BTPID=$!
+	exec 6< "$TMP/kw"
+	read -r -t 30 l <&6 && [ "$l" = go ] || fail "w: $l $(cat "$TMP/kw.err")"
+	"$TMP/uq_kcw" -c 'i=0; while [ $i -lt 40 ]; do /bin/sleep 0.001
+	    i=$((i + 1)); done' || fail "uq_kcw"
+	kill -TERM "$BTPID"
+	wait "$BTPID" || fail "w: exit $?: $(cat "$TMP/kw.err")"
+	BTPID=
+	w=$(sed -n 's/^@: //p' <&6)
+	exec 6<&-
+	[ "${w:-0}" -lt 20 ] || fail "w: $w wakeups of uq_kcw counted as its own"
 	# counted in the kernel: no record of x's calls reached dtd
 	kill -TERM "$DTDPID"
 	wait "$DTDPID"
