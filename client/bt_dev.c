@@ -504,10 +504,11 @@ rd_want(size_t got)
  * (agg_settled()), and the ring is read up to the end, at most
  * END_DRAIN_MS, read on: the records it puts
  * (an event whose comm it could not judge, DTF_F_UNSURE; another
- * rule's) are applied if stamped before the end and the run was not
- * halted (exit()), and reading makes room for a lossless drain, which
- * would otherwise wait for it.  Records after the end are left, as the
- * end of a run without a fold leaves them.
+ * rule's) are applied if stamped before the end, and reading makes room
+ * for a lossless drain, which would otherwise wait for it.  Records
+ * after the end are left, as the end of a run without a fold leaves
+ * them.  An exit() (halt) reads no record more, as before: it only
+ * waits for the fold.
  */
 #define END_DRAIN_MS	5000
 static void
@@ -519,6 +520,11 @@ end_drain(int fd, struct dt_evt *buf, size_t want, int halt)
 	size_t i;
 	int settled = 0, past = 0;
 
+	/* exit() reads nothing more: only what dtd folds counts */
+	if (halt) {
+		agg_settle(fd);
+		return;
+	}
 	t = agg_clock_ns(CLOCK_REALTIME);
 	until = agg_clock_ns(CLOCK_MONOTONIC) + END_DRAIN_MS * 1000000ULL;
 	/*
