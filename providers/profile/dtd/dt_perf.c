@@ -298,6 +298,13 @@ dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
 	memset(&ev, 0, sizeof(ev));
 	ev.dtev_pid = (pid_t)pid;
 	ev.dtev_tid = (pid_t)tid;
+	/*
+	 * perf says -1 for a thread whose id is already gone: a tick of
+	 * its exit.  Its process still has one: the tick is the process's,
+	 * as a reader that wants a thread id can take it.
+	 */
+	if (ev.dtev_tid == -1 && ev.dtev_pid > 0)
+		ev.dtev_tid = ev.dtev_pid;
 	ns = time + (uint64_t)src->dps_tsoff;
 	ev.dtev_tsp = dt_clock_ts(ns);
 	if (dp->dp_evtflags & DTEVT_EXECNAME)
