@@ -513,6 +513,17 @@ void	dt_source_idle(struct dt_source *src);
 void	dt_source_patient(struct dt_source *src, bool on);
 
 /*
+ * Of src's events, at most n more go into the rings until the next call
+ * (UINT_MAX, as at first: no bound); the others stay held, in order, and
+ * a release stops at the first of them whatever W says, until a call
+ * lets more go.  A lossless drain's bound on what its readers' rings
+ * get (dt_ingest_drain.c): so that it may hold more than they have room
+ * for.  Releases what n lets go, so only from a registered thread (the
+ * source's own).
+ */
+void	dt_source_room(struct dt_source *src, unsigned int n);
+
+/*
  * The ordered dt_probe_emit() and dt_pcb_ring_put(): ev (copied) goes to
  * dtp's recording pcbs, or to dp, once W has passed its time stamp;
  * drops are counted in the rings then.  src is the putting source, for

@@ -29,7 +29,8 @@
  * held back, not stuck (dt_source_patient()), by DT_SEQ_PATIENT_NS at
  * most, and the others' marks still by D.  Events are held by (time
  * stamp, arrival) and released, oldest first, into the rings once W has
- * passed them: every ring is then filled in time order, and
+ * passed them, as many of a source's as it says the rings have room for
+ * (dt_source_room()): every ring is then filled in time order, and
  * dt_ring_merge() keeps a read, and the next, in order across CPUs.
  *
  * Most events come in order (one busy tracee's drain, one CPU's perf
@@ -57,6 +58,7 @@
  *	[t]	the thread's own (_Thread_local)
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -75,6 +77,9 @@ struct dt_source {
 	bool			 dsrc_active;	/* [s] */
 	uint64_t		 dsrc_late;	/* [s] its late events */
 	unsigned int		 dsrc_held;	/* [s] its events held now */
+	unsigned int		 dsrc_room;	/* [s] dt_source_room(): of its
+						   events, how many more may go;
+						   UINT_MAX: no bound */
 	bool			 dsrc_patient;	/* [s] dt_source_patient() */
 };
 
@@ -206,6 +211,21 @@ dt_seq_deliver(void *target, bool pcb, unsigned int cpu,
 		dt_probe_emit_deep(target, cpu, ev, u);
 }
 
+/*
+ * Whether one more of src's events may go into the rings now
+ * (dt_source_room()); if so, it is counted.  [s]
+ */
+static bool
+dt_seq_spend(struct dt_source *src)
+{
+	if (src == NULL || src->dsrc_room == UINT_MAX)
+		return true;
+	if (src->dsrc_room == 0)
+		return false;
+	src->dsrc_room--;
+	return true;
+}
+
 /* A held slot leaves the store: its source holds one event less.  [s] */
 static void
 dt_seq_unheld(struct dt_seq_slot *ss)
@@ -224,6 +244,8 @@ dt_seq_unheld(struct dt_seq_slot *ss)
 static void
 dt_seq_due_update(void)
 {
+	const struct dt_seq_ent *e;
+	struct dt_source *src;
 	uint64_t ns, due = 0;
 
 	if (dt_seq_n == 0) {
@@ -231,7 +253,15 @@ dt_seq_due_update(void)
 		    memory_order_relaxed);
 		return;
 	}
-	ns = dt_seq_oldest()->dse_ns;
+	e = dt_seq_oldest();
+	/* Its source's next dt_source_room() lets it go, not time. */
+	src = dt_seq_slots[e->dse_slot].dss_src;
+	if (src != NULL && src->dsrc_room == 0) {
+		atomic_store_explicit(&dt_seq_due, UINT64_MAX,
+		    memory_order_relaxed);
+		return;
+	}
+	ns = e->dse_ns;
 	if (dt_seq_minstuck < ns)
 		due = ns + dt_seq_delay;
 	if (dt_seq_minpatient < ns && ns + dt_seq_pdelay > due)
@@ -242,14 +272,16 @@ dt_seq_due_update(void)
 }
 
 /*
- * Release, oldest first, every held event stamped at or before w.  The
- * parked reads are served after the last put, not after the first: a
- * release is a source's pass, hundreds of events, and a reader woken at
- * its first put read a few of them, came back for the rest, and spent
- * a FUSE round trip and two context switches on every few events.  [s]
+ * Release, oldest first, every held event stamped at or before w, but
+ * none from the first whose source lets no more go (dt_source_room())
+ * on, unless force.  The parked reads are served after the last put,
+ * not after the first: a release is a source's pass, hundreds of
+ * events, and a reader woken at its first put read a few of them, came
+ * back for the rest, and spent a FUSE round trip and two context
+ * switches on every few events.  [s]
  */
 static void
-dt_seq_release(uint64_t w)
+dt_seq_release(uint64_t w, bool force)
 {
 	const struct dt_seq_ent *e;
 	struct dt_seq_slot *ss;
@@ -261,6 +293,9 @@ dt_seq_release(uint64_t w)
 	}
 	dt_wakeup_hold();
 	while ((e = dt_seq_oldest()) != NULL && e->dse_ns <= w) {
+		if (!dt_seq_spend(dt_seq_slots[e->dse_slot].dss_src) &&
+		    !force)
+			break;
 		ns = e->dse_ns;
 		if (ns > dt_seq_minmark)
 			dt_seq_counters.dss_forced++;
@@ -317,6 +352,8 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 		if (src != NULL)
 			src->dsrc_late++;
 		dt_seq_late_tls = true;
+		/* Counted, but held it would only come later still. */
+		(void)dt_seq_spend(src);
 		dt_seq_deliver(target, pcb, cpu, ev, u);
 		dt_seq_late_tls = false;
 		if (!batch)
@@ -328,7 +365,7 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 	 * marks and the wakeup thread's ticks, which read it anyway).
 	 */
 	w = dt_seq_w(0);
-	if (dt_seq_n == 0 && ns <= w) {
+	if (dt_seq_n == 0 && ns <= w && dt_seq_spend(src)) {
 		/* In order, nothing before it: straight through. */
 		dt_seq_last = ns;
 		dt_seq_deliver(target, pcb, cpu, ev, u);
@@ -348,7 +385,7 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 				pthread_mutex_unlock(&dt_seq_mtx);
 			return;
 		}
-		dt_seq_release(dt_seq_oldest()->dse_ns);
+		dt_seq_release(dt_seq_oldest()->dse_ns, true);
 	}
 	kick = dt_seq_n == 0;
 	slot = dt_seq_freeslots[dt_seq_cap - dt_seq_n - 1];
@@ -367,7 +404,7 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 	dt_seq_hold(&e);
 	if (dt_seq_n > dt_seq_counters.dss_maxheld)
 		dt_seq_counters.dss_maxheld = dt_seq_n;
-	dt_seq_release(w);
+	dt_seq_release(w, false);
 	kick = kick && dt_seq_n > 0;
 	if (batch) {
 		dt_seq_batch_kick |= kick;
@@ -467,6 +504,7 @@ dt_source_add(const char *name)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	dt_strncpy0(s->dsrc_name, name, sizeof(s->dsrc_name));
+	s->dsrc_room = UINT_MAX;
 	pthread_mutex_lock(&dt_seq_mtx);
 	s->dsrc_next = dt_seq_sources;
 	dt_seq_sources = s;
@@ -494,7 +532,19 @@ dt_source_mark(struct dt_source *src, uint64_t ns)
 {
 	pthread_mutex_lock(&dt_seq_mtx);
 	if (dt_source_set(src, ns))
-		dt_seq_release(dt_seq_w(dt_seq_now()));
+		dt_seq_release(dt_seq_w(dt_seq_now()), false);
+	pthread_mutex_unlock(&dt_seq_mtx);
+}
+
+void
+dt_source_room(struct dt_source *src, unsigned int n)
+{
+	pthread_mutex_lock(&dt_seq_mtx);
+	src->dsrc_room = n;
+	if (n > 0 && dt_seq_n > 0)
+		dt_seq_release(dt_seq_w(dt_seq_now()), false);
+	else
+		dt_seq_due_update();
 	pthread_mutex_unlock(&dt_seq_mtx);
 }
 
@@ -570,7 +620,7 @@ dt_seq_tick(void)
 {
 	atomic_store(&dt_seq_pending, 0);
 	pthread_mutex_lock(&dt_seq_mtx);
-	dt_seq_release(dt_seq_w(dt_seq_now()));
+	dt_seq_release(dt_seq_w(dt_seq_now()), false);
 	dt_seq_shrink();
 	pthread_mutex_unlock(&dt_seq_mtx);
 }
@@ -807,6 +857,7 @@ dt_seq_fini(void)
 	for (s = dt_seq_sources; s != NULL; s = s->dsrc_next) {
 		s->dsrc_late = 0;
 		s->dsrc_held = 0;
+		s->dsrc_room = UINT_MAX;
 	}
 	dt_seq_store_free();
 	dt_seq_last = 0;

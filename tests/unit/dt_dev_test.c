@@ -21,6 +21,7 @@
  * overflow and the counters.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1157,6 +1158,72 @@ test_seq_prefilter(void)
 	dt_dev_fini();
 }
 
+/*
+ * A source's room (dt_source_room(), a lossless drain's): of its events
+ * the rings get as many as it says, oldest first, the rest stay held in
+ * order whatever W and D say, and the wakeup thread is not kept
+ * spinning on them; a new room lets more go; an event that would go
+ * straight through counts too, and waits when there is none.
+ */
+static void
+test_seq_room(void)
+{
+	static const long two[] = { 1, 2 }, three[] = { 3, 4, 5 },
+	    six[] = { 6 }, seven[] = { 7 };
+	const uint64_t base = 4000000000000ULL;	/* 4000 s */
+	struct dt_source *a;
+	struct dt_softc *sc;
+	struct dt_pcb *dp;
+	struct dt_evt ev;
+	long t;
+
+	seq_fake_now = base;
+	dt_seq_clock_set(seq_now, 50000000ULL);
+	conf_init(2, 64);
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 1000000000000ULL) == 0);
+	CHECK(record(sc, &root, 1) == 0);
+	dp = sc->ds_pcbs;
+	rcu_register_thread();
+	CHECK((a = dt_source_add("test-room")) != NULL);
+	dt_source_mark(a, base);
+	rcu_read_lock();
+	for (t = 1; t <= 5; t++) {
+		seq_ev(&ev, base + (uint64_t)t * 1000, t);
+		dt_seq_put(a, dp, 1, &ev);
+	}
+	rcu_read_unlock();
+	dt_source_room(a, 2);
+	dt_source_mark(a, base + 10000);
+	CHECK(seq_read(sc, two, 2));
+	/* D long past: still held, and nothing for the wakeup thread. */
+	__atomic_store_n(&seq_fake_now, base + 1000000000ULL,
+	    __ATOMIC_RELAXED);
+	dt_seq_tick();
+	CHECK(seq_read(sc, NULL, 0));
+	CHECK(dt_seq_wait_ns() == UINT64_MAX);
+	dt_source_room(a, 4);
+	CHECK(seq_read(sc, three, 3));
+	/* Past the mark, nothing held: straight through, and counted. */
+	dt_source_mark(a, base + 20000);
+	rcu_read_lock();
+	seq_ev(&ev, base + 11000, 6);
+	dt_seq_put(a, dp, 1, &ev);
+	seq_ev(&ev, base + 12000, 7);
+	dt_seq_put(a, dp, 1, &ev);
+	rcu_read_unlock();
+	CHECK(seq_read(sc, six, 1));
+	dt_source_room(a, UINT_MAX);
+	CHECK(seq_read(sc, seven, 1));
+	CHECK(lateevts(sc) == 0);
+	dt_source_idle(a);
+	CHECK(record(sc, &root, 0) == 0);
+	rcu_unregister_thread();
+	dt_dev_close(sc);
+	dt_dev_fini();
+	dt_seq_clock_set(NULL, 0);
+}
+
 #define SEQ_BATCH_N	40
 
 /*
@@ -1458,6 +1525,7 @@ main(void)
 	test_seq();
 	test_seq_mixed();
 	test_seq_prefilter();
+	test_seq_room();
 	test_seq_batch();
 	test_seq_batch_through();
 	test_rewind();
