@@ -43,6 +43,16 @@ dti_room(unsigned int size, unsigned int free)
 }
 
 unsigned int
+dti_allow(unsigned int size, unsigned int free)
+{
+	unsigned int head = size / DTI_HEADROOM_DIV;
+
+	if (free == UINT_MAX)
+		return (size + 1) / 2;
+	return free > head ? free - head : 0;
+}
+
+unsigned int
 dti_budget_room(unsigned int room, unsigned int held, unsigned int *reserve)
 {
 	unsigned int left = held < room ? room - held : 0;
@@ -63,9 +73,22 @@ dti_budget_room(unsigned int room, unsigned int held, unsigned int *reserve)
 	*reserve = room / DTI_RESERVE_DIV;
 	if (*reserve == 0)
 		*reserve = 1;
-	if (*reserve > left)
-		*reserve = left;
-	return left - *reserve;
+	/*
+	 * Whatever is left of the room: the sequencer lets no more of the
+	 * held events into the rings than they have room for (dti_allow()).
+	 * Cut to what was left, the reserve was nothing once held events
+	 * filled the room, younger ones that only the older records still
+	 * in the tracees' rings could let go: none could be taken, the
+	 * reader's ring stood empty and the tracees waited, until the
+	 * sequencer's patient bound let the held ones out and the older
+	 * records came late (four dd's behind btrace: 12 to 28% of the
+	 * events in half the runs, after 130 ms standing still).
+	 */
+	if (held >= DTI_HELD_MAX)
+		*reserve = 0;
+	else if (*reserve > DTI_HELD_MAX - held)
+		*reserve = DTI_HELD_MAX - held;
+	return left > *reserve ? left - *reserve : 0;
 }
 
 void

@@ -36,10 +36,12 @@ struct dti_plan {
 /*
  * The slots a pass may take: room, what the fullest lossless ring can
  * still take, less held, what of the drain's own the sequencer holds
- * for it, less *reserve: a part kept for records older than what is
- * held (dti_drain_oldest()).
+ * for it, less *reserve: a part kept for the oldest records
+ * (dti_drain_oldest()), which it takes even when held fills the room,
+ * as long as held stays under DTI_HELD_MAX.
  */
 #define DTI_RESERVE_DIV	8	/* the reserve: this part of the room */
+#define DTI_HELD_MAX	16384	/* and no more held than this */
 /*
  * The room of a pass, for rings of size slots the fullest of which has
  * free slots free (UINT_MAX: unknown): that less a headroom of
@@ -48,6 +50,13 @@ struct dti_plan {
  */
 #define DTI_HEADROOM_DIV 8	/* kept for the sources that do not wait */
 unsigned int	dti_room(unsigned int size, unsigned int free);
+/*
+ * What of the drain's events the sequencer may put into rings of size
+ * slots, the fullest of which has free slots free, until the next pass
+ * (dt_source_room()): that less the headroom; not known (UINT_MAX),
+ * half a ring, as dti_room() assumes.
+ */
+unsigned int	dti_allow(unsigned int size, unsigned int free);
 unsigned int	dti_budget_room(unsigned int room, unsigned int held,
 		    unsigned int *reserve);
 

@@ -755,14 +755,17 @@ dti_drain_oldest(struct dti_proc *procs, unsigned int k)
 	}
 	n += dti_order_pass(&dti_plan, &o, nwait);
 	/*
-	 * Then, from the reserve, the records that hold the sequencer's
-	 * oldest event back: stamped before it, or so little after that
-	 * the mark stays behind it (dti_low_mark()).
+	 * Then, from the reserve, the oldest records, which let what is
+	 * held go.  Not only those stamped up to the oldest held event
+	 * and the mark's three slacks (dti_low_mark()): the mark then moved
+	 * past that one event alone, a record a pass, 200 ns of four dd's
+	 * stamps for every 90 us, and behind held events that filled the
+	 * room the drain crawled until the sequencer's patient bound let
+	 * them out, before the older records, which came late.
 	 */
 	if (dti_reserve > 0 && dti_oldest != UINT64_MAX) {
 		dti_plan_begin(&dti_plan, dti_reserve);
-		n += dti_order_run(&dti_plan, &o, UINT_MAX,
-		    dti_oldest + 3 * DTI_SEQ_SLACK_NS);
+		n += dti_order_run(&dti_plan, &o, UINT_MAX, UINT64_MAX);
 	}
 	/*
 	 * The rings the budget did not reach: what they hold bounds the
@@ -777,6 +780,36 @@ dti_drain_oldest(struct dti_proc *procs, unsigned int k)
 		dti_low(dp, dp->dp_pfirst, dp->dp_pwoke);
 	}
 	return n;
+}
+
+/*
+ * Tell the sequencer how many of the drain's events the lossless
+ * readers' rings can take until the next pass (dt_source_room(),
+ * dti_allow()): what it holds may be more than they have room for, as
+ * the reserve takes the oldest records whatever is held
+ * (dti_budget_room()).  No bound while no reader asks for every event,
+ * nor for a pass through (any: the rings count the drops).  The drain
+ * thread.
+ */
+static void
+dti_allow_set(bool any, bool hold)
+{
+	static unsigned int told = UINT_MAX;	/* [D] */
+	unsigned int n, free;
+
+	if (dti_seq == NULL)
+		return;
+	if (any || __atomic_load_n(&dti_lossless, __ATOMIC_RELAXED) == 0)
+		n = UINT_MAX;
+	else if ((free = dt_dev_lossless_room()) == UINT_MAX && hold)
+		/* Half a ring is not there to assume: the next pass looks. */
+		n = 0;
+	else
+		n = dti_allow(dt_dev_ringsize(), free);
+	if (n == UINT_MAX && told == UINT_MAX)
+		return;
+	dt_source_room(dti_seq, n);
+	told = n;
 }
 
 /*
@@ -830,6 +863,7 @@ dti_drain_main(void *arg)
 		procs = __atomic_load_n(&dti_procs, __ATOMIC_ACQUIRE);
 		hold = dti_hold(now, &budget);
 		dti_plan_begin(&dti_plan, hold ? UINT_MAX : budget);
+		dti_allow_set(!hold && budget == UINT_MAX, hold);
 		/*
 		 * The tracees the pass sees: those listed by now.  One that
 		 * attaches meanwhile goes in at the head, before them.
@@ -905,11 +939,15 @@ dti_drain_main(void *arg)
 		/*
 		 * Tracees cannot wake us without a system call in their hot
 		 * path, so poll, backing off while nothing comes.  With no
-		 * tracee there is nothing to poll until one attaches; with
-		 * nothing enabled only the odd record of a hook that read
-		 * its enable byte just before a disable, and exits to reap.
+		 * tracee there is nothing to poll until one attaches, unless
+		 * the sequencer still holds some of the drain's events back
+		 * for room in the rings, which each pass tells it
+		 * (dti_allow_set()); with nothing enabled only the odd record
+		 * of a hook that read its enable byte just before a disable,
+		 * and exits to reap.
 		 */
-		if (procs == NULL) {
+		if (procs == NULL && (dti_seq == NULL ||
+		    dt_source_held(dti_seq) == 0)) {
 			dti_idle(gen, 0);
 			idle = DTI_IDLE_MIN;
 			continue;

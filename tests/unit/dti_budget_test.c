@@ -30,6 +30,11 @@
  *    held behind an older record that comes later, a pass can still
  *    take that record.  Without it, the held events filled the room
  *    and no pass could take anything until the bound D let them go.
+ *    So does a pass whose held events fill the room, or more (the
+ *    sequencer lets into the rings only what they have room for,
+ *    dti_allow()): cut to what was left of the room, the reserve was
+ *    nothing then, and the drain stood still until the sequencer's
+ *    patient bound let the held events out before the older records.
  *  - a ring whose stamps are forged old does not take every pass: each
  *    other ring with records gets its floor.
  */
@@ -230,6 +235,27 @@ pinned(unsigned int room)
 	    "for the older record", room, held, reserve);
 }
 
+/*
+ * Held events fill the room, or more, younger than records still in the
+ * tracees' rings: a pass still takes the oldest of those, up to
+ * DTI_HELD_MAX held.
+ */
+static bool
+filled(unsigned int room)
+{
+	unsigned int b, reserve, want = room / DTI_RESERVE_DIV;
+
+	if (want == 0)
+		want = 1;
+	b = dti_budget_room(room, room, &reserve);
+	if (!dtt_check(b == 0 && reserve == want, "room %u, all of it held: "
+	    "%u and a reserve of %u", room, b, reserve))
+		return false;
+	b = dti_budget_room(room, 2 * room, &reserve);
+	return dtt_check(b == 0 && reserve == want, "room %u, twice that "
+	    "held: %u and a reserve of %u", room, b, reserve);
+}
+
 int
 main(void)
 {
@@ -254,10 +280,25 @@ main(void)
 	dtt_check(b + reserve == 4096 && reserve == 4096 / DTI_RESERVE_DIV,
 	    "room 4096, nothing held: %u and a reserve of %u", b, reserve);
 	b = dti_budget_room(4096, 4090, &reserve);
-	dtt_check(b == 0 && reserve == 6, "room 4096, 4090 held: %u, %u",
-	    b, reserve);
-	b = dti_budget_room(2048, 4096, &reserve);
-	dtt_check(b == 0 && reserve == 0, "more held than room: nothing");
+	dtt_check(b == 0 && reserve == 4096 / DTI_RESERVE_DIV,
+	    "room 4096, 4090 held: %u, %u", b, reserve);
+	filled(4096);
+	filled(16);
+	filled(7);
+	b = dti_budget_room(4096, DTI_HELD_MAX - 10, &reserve);
+	dtt_check(b == 0 && reserve == 10, "10 short of the most held: "
+	    "%u, a reserve of %u", b, reserve);
+	b = dti_budget_room(4096, DTI_HELD_MAX, &reserve);
+	dtt_check(b == 0 && reserve == 0, "the most held: nothing");
+	/*
+	 * What the sequencer lets into the rings: their free space less
+	 * the headroom, half a ring when that is not known.
+	 */
+	dtt_check(dti_allow(4096, 4095) == 4095 - 512 &&
+	    dti_allow(4096, 600) == 600 - 512 && dti_allow(4096, 512) == 0 &&
+	    dti_allow(4096, 0) == 0 && dti_allow(4096, UINT_MAX) == 2048 &&
+	    dti_allow(16, 15) == 13, "allow: the free space less an eighth "
+	    "of the ring, half the ring when not known");
 	/*
 	 * Past half the ring, a pass leaves the headroom free whatever
 	 * the reader read.
