@@ -199,7 +199,8 @@ dti_order_run(struct dti_plan *pl, struct dti_order *o, unsigned int cap,
 }
 
 unsigned int
-dti_order_pass(struct dti_plan *pl, struct dti_order *o, unsigned int nwait)
+dti_order_pass(struct dti_plan *pl, struct dti_order *o, unsigned int nwait,
+    uint64_t lim)
 {
 	unsigned int i, n = 0, f, keep;
 
@@ -208,7 +209,7 @@ dti_order_pass(struct dti_plan *pl, struct dti_order *o, unsigned int nwait)
 		o->do_took[i] = 0;
 	}
 	if (pl->dpl_budget == UINT_MAX)
-		return dti_order_run(pl, o, UINT_MAX, UINT64_MAX);
+		return dti_order_run(pl, o, UINT_MAX, lim);
 	/*
 	 * Oldest first, all but the floors; then each ring not yet at its
 	 * floor up to it, oldest first; then what is left, oldest first.
@@ -221,15 +222,15 @@ dti_order_pass(struct dti_plan *pl, struct dti_order *o, unsigned int nwait)
 	keep = (uint64_t)f * nwait < pl->dpl_budget ? f * nwait :
 	    pl->dpl_budget;
 	pl->dpl_budget -= keep;
-	n += dti_order_run(pl, o, UINT_MAX, UINT64_MAX);
+	n += dti_order_run(pl, o, UINT_MAX, lim);
 	pl->dpl_budget += keep;
 	for (i = 0; i < o->do_n; i++)
 		if (!o->do_done[i] && o->do_took[i] >= f)
 			o->do_done[i] = o->do_capped[i] = true;
-	n += dti_order_run(pl, o, f, UINT64_MAX);
+	n += dti_order_run(pl, o, f, lim);
 	for (i = 0; i < o->do_n; i++)
 		if (o->do_capped[i])
 			o->do_done[i] = false;
-	n += dti_order_run(pl, o, UINT_MAX, UINT64_MAX);
+	n += dti_order_run(pl, o, UINT_MAX, lim);
 	return n;
 }

@@ -112,11 +112,12 @@ struct dti_order {
 
 /*
  * One pass under pl's budget: oldest first, but each of the nwait rings
- * with records waiting sure of its floor (dti_floor()).  Returns the
+ * with records waiting sure of its floor (dti_floor()); none past lim, as
+ * dti_order_run() (UINT64_MAX: no limit), floors or not.  Returns the
  * slots taken.  The caller's thread; no lock.
  */
 unsigned int	dti_order_pass(struct dti_plan *pl, struct dti_order *o,
-		    unsigned int nwait);
+		    unsigned int nwait, uint64_t lim);
 /*
  * Turns, oldest first, while pl has budget, among the rings not done,
  * each at most cap slots in all this pass (UINT_MAX: none), none from a

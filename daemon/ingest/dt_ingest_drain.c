@@ -725,12 +725,13 @@ dti_otake(void *arg, unsigned int j, uint64_t bound, uint64_t *head,
  * share instead, latpairs had up to 21163 of 160013 events late, with
  * a quarter once 14172.
  *
- * Every ring's dp_lowrt and dp_cut are set, taken from or not; the stuck
+ * None stamped past lim is taken (UINT64_MAX: no limit).  Every
+ * ring's dp_lowrt and dp_cut are set, taken from or not; the stuck
  * clock of a slot not committed runs only where a turn reaches it (its
  * head, 0, goes first).  Returns the slots consumed.  The drain thread.
  */
 static unsigned int
-dti_drain_oldest(struct dti_proc *procs, unsigned int k)
+dti_drain_oldest(struct dti_proc *procs, unsigned int k, uint64_t lim)
 {
 	struct dti_order o;
 	struct dti_proc *dp;
@@ -753,7 +754,7 @@ dti_drain_oldest(struct dti_proc *procs, unsigned int k)
 		    __ATOMIC_ACQUIRE))
 			nwait++;
 	}
-	n += dti_order_pass(&dti_plan, &o, nwait);
+	n += dti_order_pass(&dti_plan, &o, nwait, lim);
 	/*
 	 * Then, from the reserve, the oldest records, which let what is
 	 * held go.  Not only those stamped up to the oldest held event
@@ -765,7 +766,7 @@ dti_drain_oldest(struct dti_proc *procs, unsigned int k)
 	 */
 	if (dti_reserve > 0 && dti_oldest != UINT64_MAX) {
 		dti_plan_begin(&dti_plan, dti_reserve);
-		n += dti_order_run(&dti_plan, &o, UINT_MAX, UINT64_MAX);
+		n += dti_order_run(&dti_plan, &o, UINT_MAX, lim);
 	}
 	/*
 	 * The rings the budget did not reach: what they hold bounds the
@@ -881,8 +882,17 @@ dti_drain_main(void *arg)
 			if (budget == UINT_MAX)
 				n += dti_drain(dp, 0, UINT64_MAX);
 		}
+		/*
+		 * Nothing stamped past an exec's hold (xrt before rt): the
+		 * mark stays behind it until the new image's first records
+		 * are in, and what a pass took past it would only wait in
+		 * the sequencer, taking room and the drain's time (four
+		 * dd's, one slow to attach: 10000 held, the reserve's,
+		 * pass after pass).
+		 */
 		if (!hold && budget != UINT_MAX)
-			n += dti_drain_oldest(procs, k);
+			n += dti_drain_oldest(procs, k,
+			    xrt < rt ? xrt : UINT64_MAX);
 		cut = false;
 		for (dp = procs; dp != NULL; dp = dp->dp_next) {
 			dti_counters(dp);

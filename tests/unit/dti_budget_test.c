@@ -93,6 +93,8 @@ take(void *arg, unsigned int j, uint64_t bound, uint64_t *h, bool *more)
  * dti_order_pass() as dti_drain_oldest() runs it.  took[i]: what ring i
  * gave.  Returns records taken.
  */
+static uint64_t		passlim = UINT64_MAX;	/* pass()'s lim */
+
 static unsigned int
 pass(unsigned int nr, unsigned int budget, unsigned int *took)
 {
@@ -110,7 +112,7 @@ pass(unsigned int nr, unsigned int budget, unsigned int *took)
 		if (rings[i].r_tail < rings[i].r_n)
 			nwait++;
 	}
-	return dti_order_pass(&plan, &o, nwait);
+	return dti_order_pass(&plan, &o, nwait, passlim);
 }
 
 static void
@@ -236,6 +238,30 @@ pinned(unsigned int room)
 }
 
 /*
+ * A pass under an exec's hold takes nothing stamped past it, the floors
+ * neither: it would only be held, in the room.
+ */
+static bool
+held_exec(unsigned int nr)
+{
+	unsigned int took[NR], i;
+	uint64_t lim = 1000 + 500;
+
+	fill(nr);
+	passlim = lim;
+	pass(nr, 1000, took);
+	passlim = UINT64_MAX;
+	for (i = 0; i < nr; i++)
+		if (rings[i].r_tail > 0 &&
+		    rings[i].r_ts[rings[i].r_tail - 1] > lim)
+			break;
+	return dtt_check(i == nr && newest > 0 && newest <= lim,
+	    "an exec's hold: nothing taken past it (newest %llu, "
+	    "hold %llu)", (unsigned long long)newest,
+	    (unsigned long long)lim);
+}
+
+/*
  * Held events fill the room, or more, younger than records still in the
  * tracees' rings: a pass still takes the oldest of those, up to
  * DTI_HELD_MAX held.
@@ -323,5 +349,7 @@ main(void)
 	forged_old(4, 4096);
 	forged_old(NR, 100);
 	forged_old(NR, 3);
+	held_exec(4);
+	held_exec(NR);
 	return dtt_done();
 }
