@@ -766,30 +766,45 @@ latpairs)
 	# ring: a few pairs missed.  Now each pass takes the oldest first,
 	# and the sequencer waits for the drain's records while the reader
 	# holds them back, up to 150 ms: on a loaded machine none or a few
-	# late.  On a quiet one about half the runs still have 12-18% late
-	# (the tree before: 21-50%, and a pair missed in 2 of 5 runs), a
-	# cause not found yet: the bound is a quarter, the pairs exact.
+	# late.  On a quiet one about half the runs still had 12-28% late:
+	# held events filled the reader's room, younger than records still
+	# in the tracees' rings, and the reserve meant for those was cut to
+	# what was left of the room, nothing, or took only what let the
+	# oldest held event go; the drain took a record a pass or none for
+	# 130 ms, until the sequencer's patient bound let the held events
+	# out first.  Now the reserve takes the oldest records whatever is
+	# held, and the sequencer lets into the rings only what they have
+	# room for: none late, or a very few.  Four runs, as about half
+	# ran into it.
 	export USERDT_SOCKET=$TMP/ingest.sock
 	n=20000
-	bt -v -c "for i in 1 2 3 4; do dd if=/dev/zero of=/dev/null bs=4k \
-	    count=$n 2> /dev/null & done; wait" \
-	    -e 'syscall:read:entry /arg0 == 0/ { @s[tid] = nsecs; }
-	    syscall:read:return /@s[tid]/ {
-		@h = hist(nsecs - @s[tid]); delete(@s[tid]); }' \
-	    > "$TMP/out" 2> "$TMP/err" || fail "exit: $(cat "$TMP/err")"
-	got=$(awk '/^\[/ { sub(/^[^)]*\)[ \t]*/, ""); s += $1 }
-	    END { print s + 0 }' "$TMP/out")
-	grep -qx '0 events dropped' "$TMP/err" ||
-	    fail "dropped: $(cat "$TMP/err")"
-	[ "$got" -eq $((4 * n)) ] ||
-	    fail "$got reads in the histogram of $((4 * n)): $(cat "$TMP/out" "$TMP/err")"
-	# its counts of late events are said as it stops
+	for r in 1 2 3 4; do
+		bt -v -c "for i in 1 2 3 4; do dd if=/dev/zero of=/dev/null \
+		    bs=4k count=$n 2> /dev/null & done; wait" \
+		    -e 'syscall:read:entry /arg0 == 0/ { @s[tid] = nsecs; }
+		    syscall:read:return /@s[tid]/ {
+			@h = hist(nsecs - @s[tid]); delete(@s[tid]); }' \
+		    > "$TMP/out" 2> "$TMP/err" ||
+		    fail "run $r: exit: $(cat "$TMP/err")"
+		got=$(awk '/^\[/ { sub(/^[^)]*\)[ \t]*/, ""); s += $1 }
+		    END { print s + 0 }' "$TMP/out")
+		grep -qx '0 events dropped' "$TMP/err" ||
+		    fail "run $r: dropped: $(cat "$TMP/err")"
+		[ "$got" -eq $((4 * n)) ] ||
+		    fail "run $r: $got reads in the histogram of $((4 * n)): $(cat "$TMP/out" "$TMP/err")"
+		# what came late to this open, at most 1% of its events
+		late=$(sed -n 's/^[^:]*: \([0-9]*\) events came out of time order.*/\1/p' \
+		    "$TMP/err")
+		[ "${late:-0}" -lt $((8 * n / 100)) ] ||
+		    fail "run $r: $late events late: $(cat "$TMP/err")"
+	done
+	# and dtd's count over the four, said as it stops
 	kill -TERM "$DTDPID"
 	wait "$DTDPID"
 	DTDPID=
 	late=$(sed -n 's/^dtd: order: \([0-9]*\) of .*came late.*/\1/p' \
 	    "$TMP/dtd.log")
-	[ "${late:-0}" -lt $((8 * n / 4)) ] ||
+	[ "${late:-0}" -lt $((4 * 8 * n / 100)) ] ||
 	    fail "$late events late: $(cat "$TMP/dtd.log")"
 	;;
 second)
