@@ -532,6 +532,12 @@ _Static_assert(DTI_HOLD_NSEC * 4 <= UDT_WAIT_NSEC, "hold within the bound");
 _Static_assert(DTI_HOLD_NSEC < DT_SEQ_DELAY_NS, "hold within D");
 /* What the drain holds as patient leaves before waiting tracees drop. */
 _Static_assert(DT_SEQ_PATIENT_NS < UDT_WAIT_NSEC / 2, "patience within wait");
+/*
+ * What the reserve may leave held (dti_budget_room()) leaves the store
+ * room for the other sources' events, or a full store would let its
+ * oldest go out of order.
+ */
+_Static_assert(DTI_HELD_MAX <= DT_SEQ_MAXHELD / 2, "held within the store");
 
 static uint64_t	dti_hold_since;		/* the drain thread; 0: not holding */
 static uint64_t	dti_hold_reads;		/* the drain thread: dt_ring_reads() */
