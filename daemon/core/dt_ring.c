@@ -48,7 +48,8 @@ dt_ring_init(struct dt_ring *dr, unsigned int size)
 }
 
 static unsigned int dt_ring_npressed;	/* [a] rings with dr_pressed */
-static uint64_t	dt_ring_nreads;		/* [a] reads that took records */
+static uint64_t	dt_ring_nreads;		/* [a] reads that took records
+					   of a pressed ring */
 
 uint64_t
 dt_ring_reads(void)
@@ -262,6 +263,7 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 	struct dt_ring *dr, *best, *next;
 	unsigned int i, bpos, npos, k, lim;
 	size_t done = 0, len;
+	bool pressed = false;
 
 	/*
 	 * The slots from dr_cons to dr_prod are the reader's until it moves
@@ -340,14 +342,13 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 		if (best->dr_rhead == best->dr_size)
 			best->dr_rhead = 0;
 	}
-	if (done > 0)
-		__atomic_add_fetch(&dt_ring_nreads, 1, __ATOMIC_RELAXED);
 	/* A ring nothing was taken from has nothing to give back. */
 	for (i = 0; i < n; i++) {
 		dr = &drs[i];
 		if (dr->dr_rhead == dr->dr_cons)
 			continue;
 		pthread_mutex_lock(&dr->dr_mtx);
+		pressed |= dr->dr_pressed != 0;
 		dr->dr_readevt += (dr->dr_rhead + dr->dr_size - dr->dr_cons) %
 		    dr->dr_size;
 		dr->dr_cons = dr->dr_rhead;
@@ -364,6 +365,8 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 		dt_ring_unpress(dr, false);
 		pthread_mutex_unlock(&dr->dr_mtx);
 	}
+	if (pressed)
+		__atomic_add_fetch(&dt_ring_nreads, 1, __ATOMIC_RELAXED);
 	return done;
 }
 
@@ -391,7 +394,7 @@ dt_ring_walk(struct dt_ring *drs, unsigned int n, unsigned int first,
 		}
 		/* A truncated record is consumed and read, as in dt(4). */
 		dr->dr_readevt += taken;
-		if (taken > 0)
+		if (taken > 0 && dr->dr_pressed)
 			__atomic_add_fetch(&dt_ring_nreads, 1,
 			    __ATOMIC_RELAXED);
 		dt_ring_unpress(dr, false);

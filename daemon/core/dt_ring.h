@@ -78,8 +78,10 @@ unsigned int	dt_ring_pressed(void);
 unsigned int	dt_ring_room(struct dt_ring *dr);
 
 /*
- * How many reads have taken records from a ring, ever: a reader that
- * reads, however slowly, moves it.  Any thread; relaxed, a hint.
+ * How many reads have taken records from a pressed ring, ever: a
+ * lossless reader the drain holds for that reads, however slowly, moves
+ * it; another open's reads do not, so that one that stopped reading
+ * still gets the drain's pass-through.  Any thread; relaxed, a hint.
  */
 uint64_t	dt_ring_reads(void);
 

@@ -197,6 +197,9 @@ dt_ingest_lossless(bool on)
 		__atomic_store_n(&dp->dp_tab->tb_lossless, dti_lossless,
 		    __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&dti_lock);
+	/* a pass now lifts the room the last lossless reader bounded */
+	if (!on)
+		dti_kick();
 }
 
 void
