@@ -192,7 +192,7 @@ struct dt_evt {
  * dropping its event (LTTng-UST's blocking mode), and dtd's drain holds
  * the tracees' events back while any lossless open's ring is half full
  * rather than dropping them there.  The wait is bounded: a traced
- * thread that sees no progress for 20 milliseconds (dtd stopped or
+ * thread that sees no progress for half a second (dtd stopped or
  * gone, a reader that does not read) drops and counts the event as
  * without the flag, and waits again only once the drain moves, so a
  * traced program is slowed to its reader's pace, never stopped.  It is
