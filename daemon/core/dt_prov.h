@@ -496,6 +496,15 @@ void	dt_source_mark(struct dt_source *src, uint64_t ns);
 void	dt_source_begin(struct dt_source *src, uint64_t ns);
 
 /*
+ * src, idle, has something again whose events will be stamped ns or
+ * later (a tracee just listed): active from now, at ns, so that the
+ * time it is done with (dt_seq_done_ns()) is not the clock's until its
+ * own thread marks.  No-op for an active src.  Any thread; releases
+ * nothing (a mark that appears only holds more back).
+ */
+void	dt_source_wake(struct dt_source *src, uint64_t ns);
+
+/*
  * Nothing open or nothing to drain: src holds nothing back until its
  * next mark.  Any thread; the wakeup thread releases what this frees.
  */

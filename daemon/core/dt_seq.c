@@ -563,6 +563,16 @@ dt_source_begin(struct dt_source *src, uint64_t ns)
 }
 
 void
+dt_source_wake(struct dt_source *src, uint64_t ns)
+{
+	pthread_mutex_lock(&dt_seq_mtx);
+	/* an active source's mark is already no later than its events */
+	if (!src->dsrc_active)
+		(void)dt_source_set(src, ns);
+	pthread_mutex_unlock(&dt_seq_mtx);
+}
+
+void
 dt_source_idle(struct dt_source *src)
 {
 	bool was;
@@ -800,10 +810,18 @@ dt_source_held_oldest(struct dt_source *src, uint64_t *oldest)
 uint64_t
 dt_seq_done_ns(void)
 {
+	const struct dt_seq_ent *e;
 	uint64_t done;
 
 	pthread_mutex_lock(&dt_seq_mtx);
 	done = dt_seq_nactive == 0 ? dt_seq_now() : dt_seq_minmark;
+	/*
+	 * Not past an event still held: an idle source's last pass (an
+	 * exited tracee's final drain) may leave its events here, for the
+	 * room or the bound, while nothing marks any more.
+	 */
+	if ((e = dt_seq_oldest()) != NULL && e->dse_ns <= done)
+		done = e->dse_ns > 0 ? e->dse_ns - 1 : 0;
 	pthread_mutex_unlock(&dt_seq_mtx);
 	return done;
 }

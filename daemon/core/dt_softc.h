@@ -155,7 +155,8 @@ void	dt_seq_flush(struct dt_softc *);
 /*
  * Every event stamped before the time returned has been put (released
  * by the sequencer, or put unordered): the oldest mark of the active
- * sources, now with none active.  DTIOCAGGREAD's dtgr_done.  Any thread.
+ * sources, now with none active, and before the oldest event still
+ * held.  DTIOCAGGREAD's dtgr_done.  Any thread.
  */
 uint64_t	dt_seq_done_ns(void);
 

@@ -938,9 +938,18 @@ dti_drain_main(void *arg)
 				if (dp->dp_pass != dti_pass &&
 				    (x = dti_exec_look(dp, rt, now, false)) < xrt)
 					xrt = x;
+			/*
+			 * Idle under the lock a tracee is listed under, which
+			 * wakes the source (dt_ingest_serve.c): an idle set after
+			 * that would say "done" up to the clock for a tracee
+			 * whose calls no pass has looked at yet.
+			 */
+			if (procs == NULL && dti_seq != NULL)
+				dt_source_idle(dti_seq);
 			pthread_mutex_unlock(&dti_lock);
 			dti_low_mark(procs, &xrt);
-			dti_seq_mark(procs, xrt);
+			if (procs != NULL)
+				dti_seq_mark(procs, xrt);
 		}
 		if (n > 0) {
 			idle = DTI_IDLE_MIN;

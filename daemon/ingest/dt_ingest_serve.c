@@ -40,6 +40,7 @@
 
 #include <userdt/udt_wire.h>
 
+#include "dt_clock.h"
 #include "dt_prov.h"
 #include "dt_ingest.h"
 #include "dt_ingest_var.h"
@@ -340,6 +341,15 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	}
 	dp->dp_next = dti_procs;
 	__atomic_store_n(&dti_procs, dp, __ATOMIC_RELEASE);
+	/*
+	 * An idle drain source (no tracee until now) is done with every
+	 * time up to the clock, and stays so until the drain's next pass:
+	 * a reader that asked after this one's calls and exit, and before
+	 * that pass, had neither its counts nor its records.  Its records
+	 * are stamped after the welcome below.
+	 */
+	if (dti_seq != NULL)
+		dt_source_wake(dti_seq, dt_clock_ns(CLOCK_REALTIME));
 	pthread_mutex_unlock(&dti_lock);
 	dti_kick();
 	atomic_fetch_add(&dti_stats.procs, 1);
