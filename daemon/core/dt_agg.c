@@ -475,51 +475,12 @@ dt_agg_put(struct dt_pcb *dp, unsigned int cpu, const struct dt_evt *src,
  */
 #define DTA_K_COUNTABLE	(DTA_K_PID | DTA_K_PBN)
 
-bool
-dt_pcb_count_only(const struct dt_pcb *dp)
-{
-	const struct dt_aggspec *as;
-
-	if (dp->dp_agg == NULL || dp->dp_filter != NULL || dp->dp_fop != 0)
-		return false;
-	for (as = dp->dp_agg; as != NULL; as = as->das_next)
-		if (as->das_req.dtas_func != DTA_COUNT ||
-		    (as->das_keys & ~(uint32_t)DTA_K_COUNTABLE) != 0)
-			return false;
-	return true;
-}
-
-void
-dt_pcb_fold_count(struct dt_pcb *dp, unsigned int cpu, uint64_t n,
-    pid_t pid)
-{
-	struct dt_softc *sc = dp->dp_sc;
-	const struct dt_aggspec *as;
-	struct dt_aggtab *tab;
-	struct dtioc_aggent k;
-
-	(void)cpu;
-	if (n == 0 || !dt_pcb_count_only(dp))
-		return;
-	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
-	pthread_mutex_lock(&tab->dat_mtx);
-	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
-		memset(&k, 0, DTA_KEYLEN);
-		k.dtae_id = as->das_req.dtas_id;
-		if (as->das_keys & DTA_K_PID)
-			k.dtae_pid = pid;
-		if (as->das_keys & DTA_K_PBN)
-			k.dtae_pbn = dp->dp_dtp->dtp_pbn;
-		(void)dt_agg_fold(tab, &k, 0, n);
-	}
-	pthread_mutex_unlock(&tab->dat_mtx);
-}
-
 /* Keys a per-CPU counter of one pcb's events knows. */
 #define DTA_K_KCOUNT	(DTA_K_CPU | DTA_K_PBN)
 
-bool
-dt_pcb_kcount_ok(const struct dt_pcb *dp)
+/* Whether every aggregation of dp is a count keyed within keys. */
+static bool
+dt_pcb_counts_by(const struct dt_pcb *dp, uint32_t keys)
 {
 	const struct dt_aggspec *as;
 
@@ -527,26 +488,27 @@ dt_pcb_kcount_ok(const struct dt_pcb *dp)
 		return false;
 	for (as = dp->dp_agg; as != NULL; as = as->das_next)
 		if (as->das_req.dtas_func != DTA_COUNT ||
-		    (as->das_keys & ~(uint32_t)DTA_K_KCOUNT) != 0)
+		    (as->das_keys & ~keys) != 0)
 			return false;
 	return true;
 }
 
-void
-dt_pcb_fold_kcount(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
+/* n events of process pid on cpu into every count of dp. */
+static void
+dt_pcb_fold_n(struct dt_pcb *dp, unsigned int cpu, uint64_t n, pid_t pid)
 {
 	struct dt_softc *sc = dp->dp_sc;
 	const struct dt_aggspec *as;
 	struct dt_aggtab *tab;
 	struct dtioc_aggent k;
 
-	if (n == 0)
-		return;
 	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
 	pthread_mutex_lock(&tab->dat_mtx);
 	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
 		memset(&k, 0, DTA_KEYLEN);
 		k.dtae_id = as->das_req.dtas_id;
+		if (as->das_keys & DTA_K_PID)
+			k.dtae_pid = pid;
 		/* the ring a put would have used: dt_agg_key()'s CPU */
 		if (as->das_keys & DTA_K_CPU)
 			k.dtae_cpu = cpu % sc->ds_nrings;
@@ -555,6 +517,34 @@ dt_pcb_fold_kcount(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
 		(void)dt_agg_fold(tab, &k, 0, n);
 	}
 	pthread_mutex_unlock(&tab->dat_mtx);
+}
+
+bool
+dt_pcb_count_only(const struct dt_pcb *dp)
+{
+	return dp->dp_filter == NULL &&
+	    dt_pcb_counts_by(dp, DTA_K_COUNTABLE);
+}
+
+void
+dt_pcb_fold_count(struct dt_pcb *dp, unsigned int cpu, uint64_t n,
+    pid_t pid)
+{
+	if (n != 0 && dt_pcb_count_only(dp))
+		dt_pcb_fold_n(dp, cpu, n, pid);
+}
+
+bool
+dt_pcb_kcount_ok(const struct dt_pcb *dp)
+{
+	return dt_pcb_counts_by(dp, DTA_K_KCOUNT);
+}
+
+void
+dt_pcb_fold_kcount(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
+{
+	if (n != 0)
+		dt_pcb_fold_n(dp, cpu, n, 0);
 }
 
 /*
