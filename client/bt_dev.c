@@ -500,15 +500,14 @@ rd_want(size_t got)
 /*
  * A signal or exit() ended the run, with rules dtd folds: dtd still
  * holds events of the time before the end, in a tracee's ring, the
- * sequencer or a perf buffer.  Until it has folded or put all of them
- * (agg_settled()), and the ring is read up to the end, at most
- * END_DRAIN_MS, read on: the records it puts
- * (an event whose comm it could not judge, DTF_F_UNSURE; another
- * rule's) are applied if stamped before the end, and reading makes room
- * for a lossless drain, which would otherwise wait for it.  Records
- * after the end are left, as the end of a run without a fold leaves
- * them.  An exit() (halt) reads no record more, as before: it only
- * waits for the fold.
+ * sequencer or a perf buffer.  Read on, at most END_DRAIN_MS, until it
+ * has folded or put all of them (agg_settled()) and the ring is read up
+ * to the end: the records it puts (an event whose comm it could not
+ * judge, DTF_F_UNSURE; another rule's) are applied if stamped before
+ * the end, and reading makes room for a lossless drain, which would
+ * otherwise wait for it.  Records after the end are left, as the end of
+ * a run without a fold leaves them.  After an exit() (halt) no record
+ * is read, as before: only the fold is waited for.
  */
 #define END_DRAIN_MS	5000
 static void
