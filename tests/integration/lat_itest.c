@@ -140,6 +140,26 @@ lat_spawn(const char *dtrun, const char *reads, int ncalls, int in[2],
 	return (pid_t)strtol(line, NULL, 10);
 }
 
+/* A case's end: its lat_reads stopped; its pipes and opens closed. */
+static void
+lat_end(pid_t pid, int in[2], int out[2], int fda, int fdb)
+{
+	int i;
+
+	if (pid > 0)
+		(void)dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
+	for (i = 0; i < 2; i++) {
+		if (in[i] != -1)
+			close(in[i]);
+		if (out[i] != -1)
+			close(out[i]);
+	}
+	if (fda != -1)
+		close(fda);
+	if (fdb != -1)
+		close(fdb);
+}
+
 static void
 run(int fd, uint32_t ret, const char *dtrun, const char *reads)
 {
@@ -186,14 +206,7 @@ run(int fd, uint32_t ret, const char *dtrun, const char *reads)
 	    u1.us_records - u0.us_records < 8, "%llu records for %d calls",
 	    (unsigned long long)(u1.us_records - u0.us_records), NCALLS);
 out:
-	if (pid > 0)
-		(void)dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
-	for (i = 0; i < 2; i++) {
-		if (in[i] != -1)
-			close(in[i]);
-		if (out[i] != -1)
-			close(out[i]);
-	}
+	lat_end(pid, in, out, -1, -1);
 	dtt_check(kill(dd.dd_pid, 0) == 0, "dtd is still up");
 }
 
@@ -253,18 +266,7 @@ run_gen(uint32_t ret, uint32_t other, const char *dtrun, const char *reads)
 	    "in flight while read's fold was refused",
 	    (unsigned long long)n, GEN_CALLS + 1);
 out:
-	if (pid > 0)
-		(void)dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
-	for (i = 0; i < 2; i++) {
-		if (in[i] != -1)
-			close(in[i]);
-		if (out[i] != -1)
-			close(out[i]);
-	}
-	if (fda != -1)
-		close(fda);
-	if (fdb != -1)
-		close(fdb);
+	lat_end(pid, in, out, fda, fdb);
 }
 
 /*
@@ -280,7 +282,7 @@ run_rv1(uint32_t ret, const char *dtrun, const char *reads)
 {
 	static struct dt_evt evs[256];
 	struct dtioc_aggspec as;
-	int fda = -1, fdb = -1, in[2] = { -1, -1 }, out[2] = { -1, -1 }, i;
+	int fda = -1, fdb = -1, in[2] = { -1, -1 }, out[2] = { -1, -1 };
 	long n, k, got = 0, bad = 0;
 	pid_t pid = -1, tracee = -1;
 
@@ -318,18 +320,7 @@ run_rv1(uint32_t ret, const char *dtrun, const char *reads)
 	dtt_check(got >= RV1_CALLS && bad == 0, "rv1: %ld returns read, "
 	    "%ld with a second value that is not 0", got, bad);
 out:
-	if (pid > 0)
-		(void)dtt_stop(pid, SIGKILL, DTT_EXIT_MS);
-	for (i = 0; i < 2; i++) {
-		if (in[i] != -1)
-			close(in[i]);
-		if (out[i] != -1)
-			close(out[i]);
-	}
-	if (fda != -1)
-		close(fda);
-	if (fdb != -1)
-		close(fdb);
+	lat_end(pid, in, out, fda, fdb);
 }
 
 int
