@@ -492,11 +492,12 @@ dti_idle(unsigned int gen, uint64_t ns)
 #define DTI_SEQ_SLACK_NS	200000ULL
 
 static void
-dti_seq_mark(const struct dti_proc *procs, uint64_t rt)
+dti_seq_mark(uint64_t rt)
 {
 	if (dti_seq == NULL)
 		return;
-	if (procs == NULL || atomic_load(&dti_nenab) == 0)
+	/* no tracee: idled under dti_lock by the pass (dti_drain_main()) */
+	if (atomic_load(&dti_nenab) == 0)
 		dt_source_idle(dti_seq);
 	else
 		dt_source_mark(dti_seq, rt - DTI_SEQ_SLACK_NS);
@@ -949,7 +950,7 @@ dti_drain_main(void *arg)
 			pthread_mutex_unlock(&dti_lock);
 			dti_low_mark(procs, &xrt);
 			if (procs != NULL)
-				dti_seq_mark(procs, xrt);
+				dti_seq_mark(xrt);
 		}
 		if (n > 0) {
 			idle = DTI_IDLE_MIN;
