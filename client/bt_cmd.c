@@ -144,7 +144,7 @@ shell_run(const char *lib, int gate)
 	if (udt_launch_env(lib, NULL) == -1)
 		_exit(127);
 	/* The shell's loader too; said once if ptrace is refused. */
-	(void)udt_launch_trace(g_progname);
+	(void)udt_launch_trace(g_progname, "/bin/sh");
 	execl("/bin/sh", "sh", "-c", g_command, (char *)NULL);
 	fprintf(stderr, "%s: /bin/sh: %s\n", g_progname, strerror(errno));
 	_exit(127);

@@ -122,6 +122,7 @@ dti_nenab_adj(bool was, bool is)
 
 atomic_uint		 dti_ncounting;
 atomic_int		 dti_count_ended;
+atomic_uint		 dti_nsysenab;
 
 void
 dt_ingest_enable(unsigned int p, uint8_t en)
@@ -137,6 +138,10 @@ dt_ingest_enable(unsigned int p, uint8_t en)
 	    atomic_fetch_sub(&dti_ncounting, 1) == 1)
 		atomic_store(&dti_count_ended, 1);
 	dti_nenab_adj(dti_enab[p] != 0, en != 0);
+	if (en != 0 && dti_enab[p] == 0)
+		atomic_fetch_add(&dti_nsysenab, 1);
+	else if (en == 0 && dti_enab[p] != 0)
+		atomic_fetch_sub(&dti_nsysenab, 1);
 	dti_enab[p] = en;
 	for (dp = dti_procs; dp != NULL; dp = dp->dp_next)
 		__atomic_store_n(&dp->dp_tab->tb_enab[p], en,

@@ -109,6 +109,7 @@ dti_send_stats(int fd)
 	st.us_misnamed = atomic_load(&dti_stats.misnamed);
 	st.us_maps_bytes = dt_pm_bytes();
 	st.us_maps_evicted = dt_pm_evicted();
+	st.us_sysprobes = atomic_load(&dti_nsysenab);
 	(void)send(fd, &st, sizeof(st), MSG_NOSIGNAL);
 }
 

@@ -411,6 +411,12 @@ extern uint64_t	dti_pass;	/* [D] */
  */
 extern atomic_uint	dti_ncounting;
 extern atomic_int	dti_count_ended;
+/*
+ * Syscall probes on now ([L] writes, [a] reads): told to a launcher
+ * that asks (UDT_HELLO_STATS), which follows its command's loader only
+ * when some are.
+ */
+extern atomic_uint	dti_nsysenab;
 extern uint64_t	dti_nbatch;	/* [D] */
 void	dti_who_init(struct dti_proc *);
 /*

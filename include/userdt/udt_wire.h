@@ -149,6 +149,10 @@ struct udt_stats {
 					   for exited tracees (dt_pidmaps) */
 	uint64_t	us_maps_evicted; /* of those, forgotten to stay
 					   within their budgets */
+	uint32_t	us_sysprobes;	/* syscall probes on now: with
+					   none, a launcher does not follow
+					   its command's loader */
+	uint32_t	us_pad;
 };
 
 /*

@@ -39,6 +39,9 @@
  *    running STATIC: said once on stderr.  sh running DYNAMIC through
  *    "DYNAMIC -t", which traces it itself, so the helper cannot:
  *    said once, and the program runs.
+ *  - Nothing enabled: dtrun does not follow its command's loader (dtd
+ *    says no syscall probe is on), but STATIC is still said once, and
+ *    DYNAMIC runs and says nothing.
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -442,6 +445,25 @@ main(int argc, char *argv[])
 		    "sh refused: its own write recorded (%d), no loader call "
 		    "(%ld)", r.r_mark, r.r_cache);
 	}
+
+	/*
+	 * Nothing on (recording stopped): dtrun asks dtd and does not
+	 * follow its command's loader, yet a static one is still said
+	 * once, and a dynamic one runs and says nothing.
+	 */
+	if (dtt_record(fd, 0) != 0)
+		goto out;
+	targv[0] = argv[2];
+	targv[1] = "-s";
+	targv[2] = dd.dd_sock;
+	targv[3] = argv[4];
+	targv[4] = NULL;
+	if (run_prog(&dd, fd, targv, pbn, argv[4], 0, 0, &r) == 0)
+		check_static("static, nothing on", argv[4], &r);
+	targv[3] = argv[3];
+	if (run_prog(&dd, fd, targv, pbn, argv[3], 0, 0, &r) == 0)
+		dtt_check(dtt_exited0(r.r_status) && r.r_err[0] == '\0',
+		    "dynamic, nothing on: ran, said nothing (%s)", r.r_err);
 out:
 	free(pi);
 	st_teardown(&dd, fd);

@@ -81,7 +81,7 @@ main(int argc, char *argv[])
 	if (udt_launch_env(lib, sock) == -1)
 		err(1, "environment");
 	/* Refused ptrace is said once and costs nothing else. */
-	(void)udt_launch_trace("dtrun");
+	(void)udt_launch_trace("dtrun", argv[0]);
 
 	execvp(argv[0], argv);
 	err(127, "%s", argv[0]);

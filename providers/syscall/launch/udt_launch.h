@@ -67,9 +67,10 @@ const char *udt_launch_sock(const char *dev, char *buf, size_t len);
 
 /*
  * Have the loader's calls of the image this process is about to exec
- * recorded (udt_lhelp.c, udt_ltrace.c, udt_lrec.h): a helper process
- * follows it with ptrace from the execve to the preload library's start
- * and hands them to the library; it then stays, as long as this process
+ * (file, as execvp(3) takes it) recorded (udt_lhelp.c, udt_ltrace.c,
+ * udt_lrec.h): a helper process follows it with ptrace from the execve
+ * to the preload library's start and hands them to the library, when
+ * dtd has a syscall probe on; it then stays, as long as this process
  * lives, to do the same for every image a process of its tree execs.
  * Call it last before execve(2), after udt_launch_env() and with the
  * signal dispositions and mask the program gets.  0 when the helper is
@@ -78,6 +79,6 @@ const char *udt_launch_sock(const char *dev, char *buf, size_t len);
  * when UDT_LAUNCH_LOADER_ENV is "0".  Sets or clears UDT_LREC_ENV and
  * UDT_LFOLLOW_ENV in this process's environment.
  */
-int	udt_launch_trace(const char *prog);
+int	udt_launch_trace(const char *prog, const char *file);
 
 #endif /* UDT_LAUNCH_H */

@@ -250,22 +250,16 @@ udt_lt_setid(const char *path)
 }
 
 /*
- * Whether the image the tracee now runs asks for a dynamic loader
- * (PT_INTERP).  1 yes, 0 no (static), -1 cannot tell (not ELF64).
+ * Whether the ELF file at path asks for a dynamic loader (PT_INTERP).
+ * 1 yes, 0 no (static), -1 cannot tell (not ELF64).
  */
 static int
-udt_lt_dynamic(pid_t pid, char *exe, size_t len)
+udt_lt_interp(const char *path)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
-	char path[64];
-	ssize_t n;
 	int fd, i, r = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	if ((n = readlink(path, exe, len - 1)) <= 0)
-		n = 0;
-	exe[n] = '\0';
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
 	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
@@ -286,6 +280,82 @@ udt_lt_dynamic(pid_t pid, char *exe, size_t len)
 	}
 	close(fd);
 	return r;
+}
+
+/* udt_lt_interp() of the image the tracee now runs, its path in exe. */
+static int
+udt_lt_dynamic(pid_t pid, char *exe, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if ((n = readlink(path, exe, len - 1)) <= 0)
+		n = 0;
+	exe[n] = '\0';
+	return udt_lt_interp(path);
+}
+
+static void
+udt_lt_say_static(const char *prog, const char *exe)
+{
+	fprintf(stderr, "%s: %s: statically linked: its system calls "
+	    "are not traced\n", prog, exe);
+}
+
+static void
+udt_lt_say_setid(const char *prog, const char *path)
+{
+	fprintf(stderr, "%s: %s: set-id: runs untraced (the preload library "
+	    "is not loaded into a set-id program)\n", prog, path);
+}
+
+/*
+ * The file execvp(3) would run for file: itself when it names a path,
+ * else the first regular, executable file of that name along $PATH.
+ * Into buf; -1 when there is none.
+ */
+static int
+udt_lt_which(const char *file, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *e;
+	struct stat st;
+	size_t n;
+
+	if (strchr(file, '/') != NULL)
+		return realpath(file, buf) != NULL &&
+		    strlen(buf) < len ? 0 : -1;
+	if (path == NULL)
+		path = "/bin:/usr/bin";
+	for (p = path; ; p = e + 1) {
+		e = strchrnul(p, ':');
+		n = (size_t)(e - p);
+		if (n == 0)
+			n = 1, p = ".";
+		if (n + strlen(file) + 2 <= len) {
+			memcpy(buf, p, n);
+			buf[n] = '/';
+			strcpy(buf + n + 1, file);
+			if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+			    access(buf, X_OK) == 0)
+				return 0;
+		}
+		if (*e == '\0')
+			return -1;
+	}
+}
+
+void
+udt_lt_precheck(const char *prog, const char *file)
+{
+	char path[PATH_MAX];
+
+	if (file == NULL || udt_lt_which(file, path, sizeof(path)) == -1)
+		return;
+	if (udt_lt_setid(path))
+		udt_lt_say_setid(prog, path);
+	else if (udt_lt_interp(path) == 0)
+		udt_lt_say_static(prog, path);
 }
 
 /* Whether [a, a + len) lies where the library was mapped. */
@@ -402,9 +472,7 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 			 * The loader of a set-id image ignores LD_PRELOAD
 			 * paths, so none of its calls reach a hook either.
 			 */
-			fprintf(stderr, "%s: %s: set-id: runs untraced (the "
-			    "preload library is not loaded into a set-id "
-			    "program)\n", lt->lt_prog, path);
+			udt_lt_say_setid(lt->lt_prog, path);
 			ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 			return 1;
 		}
@@ -579,8 +647,7 @@ udt_lt_exec(struct udt_lt *lt)
 	char exe[PATH_MAX];
 
 	if (udt_lt_dynamic(lt->lt_pid, exe, sizeof(exe)) == 0) {
-		fprintf(stderr, "%s: %s: statically linked: its system calls "
-		    "are not traced\n", lt->lt_prog, exe);
+		udt_lt_say_static(lt->lt_prog, exe);
 		ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 		return 1;
 	}

@@ -56,4 +56,12 @@ long		 udt_lt_options(void);
  */
 int		 udt_lt_stop(struct udt_lt *, int status);
 
+/*
+ * For a launched command whose loader is not followed (nothing to
+ * record): say on stderr, as a followed one's tracer would, when the
+ * file execvp(3) would run for file is set-id or statically linked, so
+ * runs untraced.  The launcher, before its exec.
+ */
+void		 udt_lt_precheck(const char *prog, const char *file);
+
 #endif /* UDT_LTRACE_H */
