@@ -361,6 +361,18 @@ dt_ingest_dispatch(int fd, const struct ucred *cr, int pidfd,
 	uint32_t key = (uint32_t)cr->uid;
 	int error = ENOMEM;
 
+	/*
+	 * Counters read from atomics, answered here: a launcher asks before
+	 * every command it starts (udt_lh_wanted()) and must not queue
+	 * behind its user's tracees, whose hellos read their memory.
+	 */
+	if ((h->uh_flags & UDT_HELLO_STATS) && h->uh_version == UDT_VERSION) {
+		dt_ingest_stats(fd);
+		if (pidfd != -1)
+			close(pidfd);
+		close(fd);
+		return;
+	}
 	/* A maps query waits on the process it names: its owner's worker. */
 	if ((h->uh_flags & UDT_HELLO_MAPS) && rq->umr_pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d", (int)rq->umr_pid);

@@ -225,6 +225,12 @@ struct udt_maps_req;
 void	dt_ingest_maps(int fd, uid_t uid, const struct udt_maps_req *rq);
 
 /*
+ * Answer a UDT_HELLO_STATS on connection fd: dtd's counters (udt_stats),
+ * sent without waiting.  Any thread, no lock held.
+ */
+void	dt_ingest_stats(int fd);
+
+/*
  * The accept loop (dt_ingest_accept.c): accept on lfd and gather each
  * connection's first message without blocking, until wakefd is readable.
  * The accept thread only.

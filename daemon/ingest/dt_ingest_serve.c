@@ -90,8 +90,8 @@ dt_ingest_refused(const struct ucred *cr, const char *why)
 		    (unsigned)cr->uid, why, (unsigned long long)n);
 }
 
-static void
-dti_send_stats(int fd)
+void
+dt_ingest_stats(int fd)
 {
 	struct udt_stats st;
 
@@ -110,7 +110,8 @@ dti_send_stats(int fd)
 	st.us_maps_bytes = dt_pm_bytes();
 	st.us_maps_evicted = dt_pm_evicted();
 	st.us_sysprobes = atomic_load(&dti_nsysenab);
-	(void)send(fd, &st, sizeof(st), MSG_NOSIGNAL);
+	/* A fresh socket's buffer takes it whole: never waits. */
+	(void)send(fd, &st, sizeof(st), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 static void
@@ -208,7 +209,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 		goto fail_pidfd;
 	}
 	if (hp->uh_flags & UDT_HELLO_STATS) {
-		dti_send_stats(fd);
+		dt_ingest_stats(fd);
 		goto fail_pidfd;
 	}
 	if (hp->uh_flags & UDT_HELLO_MAPS) {

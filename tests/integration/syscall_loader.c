@@ -40,8 +40,9 @@
  *    "DYNAMIC -t", which traces it itself, so the helper cannot:
  *    said once, and the program runs.
  *  - Nothing enabled: dtrun does not follow its command's loader (dtd
- *    says no syscall probe is on), but STATIC is still said once, and
- *    DYNAMIC runs and says nothing.
+ *    says no syscall probe is on), but STATIC is still said once; and
+ *    DYNAMIC under a policy that refuses ptrace runs and says nothing,
+ *    since no ptrace is tried.
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -460,10 +461,18 @@ main(int argc, char *argv[])
 	targv[4] = NULL;
 	if (run_prog(&dd, fd, targv, pbn, argv[4], 0, 0, &r) == 0)
 		check_static("static, nothing on", argv[4], &r);
-	targv[3] = argv[3];
+	/* Under a policy that refuses ptrace: never tried, so not said. */
+	targv[0] = self;
+	targv[1] = "-n";
+	targv[2] = argv[2];
+	targv[3] = "-s";
+	targv[4] = dd.dd_sock;
+	targv[5] = argv[3];
+	targv[6] = NULL;
 	if (run_prog(&dd, fd, targv, pbn, argv[3], 0, 0, &r) == 0)
 		dtt_check(dtt_exited0(r.r_status) && r.r_err[0] == '\0',
-		    "dynamic, nothing on: ran, said nothing (%s)", r.r_err);
+		    "dynamic, nothing on: ran, not followed, said nothing (%s)",
+		    r.r_err);
 out:
 	free(pi);
 	st_teardown(&dd, fd);

@@ -74,9 +74,11 @@ const char *udt_launch_sock(const char *dev, char *buf, size_t len);
  * lives, to do the same for every image a process of its tree execs.
  * Call it last before execve(2), after udt_launch_env() and with the
  * signal dispositions and mask the program gets.  0 when the helper is
- * in place; -1 when ptrace is refused, said once on stderr with prog's
- * name: the program then runs as it would without; -1 too, silently,
- * when UDT_LAUNCH_LOADER_ENV is "0".  Sets or clears UDT_LREC_ENV and
+ * in place; -1 when ptrace is refused as it follows, said once on
+ * stderr with prog's name: the program then runs as it would without;
+ * -1 too, silently, when UDT_LAUNCH_LOADER_ENV is "0" or when there is
+ * nothing to follow and no socket to ask on later.  With nothing to
+ * follow, a static or set-id file is said on stderr (udt_lt_precheck()).  Sets or clears UDT_LREC_ENV and
  * UDT_LFOLLOW_ENV in this process's environment.
  */
 int	udt_launch_trace(const char *prog, const char *file);

@@ -64,12 +64,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <userdt/udt_userdir.h>
 #include <userdt/udt_wire.h>
 
 #include "udt_launch.h"
 #include "udt_lrec.h"
 #include "udt_ltrace.h"
-#include "udt_mapsq.h"
 
 #ifndef PR_SET_PTRACER
 #define PR_SET_PTRACER		0x59616d61
@@ -413,30 +413,62 @@ udt_lh_lib(void)
  * only then can the launched image's loader calls be recorded, and only
  * then is following them call by call (two ptrace stops a call: 3.4 ms
  * of a 5.6 ms `dtrun /bin/true` here) worth its cost.  A dtd that does
- * not answer in time, or an older one, is taken to want them.  What
- * answers need not be trusted: the library checks its dtd itself, and a
- * wrong "no" only leaves the loader's calls unrecorded.
+ * not answer at once, or an older one, is taken to want them.  A wrong
+ * "no" only leaves the loader's calls unrecorded, and the library makes
+ * the same checks of its dtd before it attaches.
  */
 static bool
 udt_lh_wanted(void)
 {
-	struct timeval tv = { 0, 200000 };
 	struct udt_hello h;
 	struct udt_stats st;
-	int fd;
+	struct sockaddr_un sun;
+	struct pollfd pfd;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	const char *sock = getenv(UDT_SOCKET_ENV), *said;
 	bool want = true;
+	int fd;
 
-	if ((fd = udt_mapsq_dial(NULL)) == -1)
+	/*
+	 * A tree already told it runs untraced: by a socket not to be
+	 * trusted, nothing to record; by a dtd slow to answer, no time
+	 * spent asking it.
+	 */
+	if ((said = getenv(UDT_UNTRACED_ENV)) != NULL && *said != '\0')
+		return strcmp(said, "untrusted") != 0;
+	if (sock == NULL || *sock == '\0')
+		sock = UDT_SOCKET_DEFAULT;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(sock) >= sizeof(sun.sun_path))
 		return true;
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	memcpy(sun.sun_path, sock, strlen(sock) + 1);
+	/* Never blocks: a full backlog or a silent dtd means "follow". */
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1)
+		return true;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == -1)
+		goto out;
+	/* Another user's dtd: the library refuses it too. */
+	if (cr.uid != 0 && cr.uid != geteuid()) {
+		want = false;
+		goto out;
+	}
 	memset(&h, 0, sizeof(h));
 	h.uh_magic = UDT_MAGIC;
 	h.uh_version = UDT_VERSION;
 	h.uh_flags = UDT_HELLO_STATS;
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	/* dtd's accept thread answers at once (dt_ingest_dispatch()). */
 	if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) &&
+	    poll(&pfd, 1, 200) == 1 &&
 	    recv(fd, &st, sizeof(st), MSG_WAITALL) == (ssize_t)sizeof(st) &&
 	    st.us_magic == UDT_MAGIC)
 		want = st.us_sysprobes != 0;
+out:
 	close(fd);
 	return want;
 }
@@ -467,6 +499,9 @@ udt_launch_trace(const char *prog, const char *file)
 		goto fail;
 	}
 	lfd = udt_lh_listen(hex);
+	/* Nothing to follow now, and no one to ask later: no helper. */
+	if (!follow && lfd == -1)
+		return -1;
 	lib = udt_lh_lib();
 	if ((h1 = fork()) == 0) {
 		close(sv[0]);

@@ -323,8 +323,9 @@ udt_lt_which(const char *file, char *buf, size_t len)
 	size_t n;
 
 	if (strchr(file, '/') != NULL)
-		return realpath(file, buf) != NULL &&
-		    strlen(buf) < len ? 0 : -1;
+		return realpath(file, buf) != NULL && strlen(buf) < len &&
+		    stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(buf, X_OK) == 0 ? 0 : -1;
 	if (path == NULL)
 		path = "/bin:/usr/bin";
 	for (p = path; ; p = e + 1) {
