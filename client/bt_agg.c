@@ -49,9 +49,12 @@ struct agg_id {
 	uint32_t		 ai_pbn;
 	int			 ai_bycomm;	/* -c: keyed by comm to tell
 						   the shell before its exec */
+	int			 ai_tree;	/* -c: counted for the tree
+						   by the kernel (DTF_F_TREE) */
 };
 
 static int		 agg_fd = -1;
+static int		 agg_tree;	/* dtd took DTIOCTREE: -c's shell */
 static struct agg_id	*agg_ids;	/* by id - 1 */
 static uint32_t		 agg_nids;
 static uint32_t		 agg_size;	/* entries of dtd's table */
@@ -342,6 +345,35 @@ agg_wants_comm(const struct bt_rule *r, const char *prov)
 }
 
 /*
+ * -c's tracepoint counts, which the kernel can keep for the command's
+ * tree alone (DTIOCTREE, DTF_F_TREE): whether r's aggregations are all
+ * count()s keyed by nothing but the probe, on a tracepoint.  The tree
+ * counted is the shell from its exec on and all it forks from then,
+ * which is what ptree_member() keeps of the events.
+ */
+static int
+agg_tree_probe(struct bt_rule *r, const char *prov)
+{
+	struct bt_stmt *stmts[DTA_PCBAGGS];
+	const struct bt_expr *k;
+	int n, i;
+
+	if (!agg_tree || strncmp(prov, "tracepoint", DTNAMESIZE) != 0 ||
+	    (n = agg_stmts(r->br_action, stmts, 0)) <= 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (stmts[i]->bs_kind != S_AGG ||
+		    agg_func(stmts[i]->bs_agg) != DTA_COUNT ||
+		    var_used(stmts[i]->bs_var))
+			return 0;
+		for (k = stmts[i]->bs_keys; k != NULL; k = k->be_next)
+			if (agg_field(k) != DTF_PBN)
+				return 0;
+	}
+	return 1;
+}
+
+/*
  * Whether r's aggregations on bp may be handed to dtd, before any
  * filter is: *bycomm when they are keyed by the name too.
  */
@@ -356,7 +388,7 @@ agg_probe_ok(struct bt_rule *r, const struct bt_probe *bp, int *bycomm)
 
 	*bycomm = 0;
 	if (g_treefilter && !agg_prov_cmd(prov))
-		return 0;
+		return agg_tree_probe(r, prov);
 	if (g_treefilter && agg_prov_bycomm(prov)) {
 		/* enabled with comm (agg_wants_comm()), room for the key */
 		if (!(bp->bp_req.dtrq_evtflags & DTEVT_EXECNAME))
@@ -380,10 +412,12 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 	struct dtioc_aggspec as;
 	struct bt_stmt *stmts[DTA_PCBAGGS], *s;
 	uint32_t pbn = bp->bp_pbn;
-	int first = 1, n, i, bycomm;
+	int first = 1, n, i, bycomm, tree;
 
 	if (!agg_probe_ok(r, bp, &bycomm))
 		return 0;
+	/* what else -c folds is keyed by pid or belongs to no process */
+	tree = g_treefilter && !agg_prov_cmd(dt_dtpis[pbn - 1].dtpi_prov);
 	/* a timed call's /@s[tid]/: the hooks skip a return unstamped */
 	if (r->br_filter != NULL && !lat_rule(r) &&
 	    !push_exact(fd, r->br_filter, pbn,
@@ -396,6 +430,12 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 		if (bycomm && !agg_haskey(&as, DTF_COMM))
 			as.dtas_keys[as.dtas_nkeys++] = DTF_COMM;
 		agg_vflags(fd, &as, pbn);
+		if (tree) {
+			/* the pid key agg_stmt_spec() added for -c */
+			as.dtas_nkeys = 0;
+			memset(as.dtas_keys, 0, sizeof(as.dtas_keys));
+			as.dtas_vflags |= DTF_F_TREE;
+		}
 		as.dtas_pbn = pbn;
 		as.dtas_aggsize = agg_size;
 		if (agg_haskey(&as, DTF_KSTACK) || agg_haskey(&as, DTF_USTACK)) {
@@ -423,6 +463,7 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 		agg_ids[agg_nids].ai_stmt = s;
 		agg_ids[agg_nids].ai_pbn = pbn;
 		agg_ids[agg_nids].ai_bycomm = bycomm;
+		agg_ids[agg_nids].ai_tree = tree;
 		agg_nids++;
 	}
 	return 1;
@@ -480,6 +521,14 @@ agg_push(int fd)
 	/* the -c shell's name until its exec: btrace's, as it forked */
 	(void)prctl(PR_GET_NAME, agg_mycomm);
 	agg_mycomm[DTMAXCOMLEN - 1] = '\0';
+	/* an older dtd, OpenBSD's: -c's tracepoints read as events */
+	if (g_treefilter) {
+		struct dtioc_tree t;
+
+		memset(&t, 0, sizeof(t));
+		t.dttr_pid = g_cpid;
+		agg_tree = ioctl(fd, DTIOCTREE, &t) == 0;
+	}
 	lat = agg_lat_push(fd);
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		nrule++;
@@ -593,7 +642,8 @@ agg_keep(const struct dtioc_aggent *e, const struct agg_id *ai,
 		return 1;
 	if (g_pidfilter > 0)
 		return e->dtae_pid == g_pidfilter;
-	if (!g_treefilter)
+	/* the kernel counted the tree's alone */
+	if (!g_treefilter || ai->ai_tree)
 		return 1;
 	/* the shell before its exec, btrace's code under btrace's name */
 	if (ai->ai_bycomm && e->dtae_pid == ptree_shell_pid() &&

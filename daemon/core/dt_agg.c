@@ -59,7 +59,7 @@ dt_agg_check(const struct dtioc_aggspec *s, uint32_t *keys)
 	*keys = 0;
 	if (s->dtas_func < DTA_COUNT || s->dtas_func > DTA_LHIST ||
 	    s->dtas_nkeys > DTA_MAXKEYS ||
-	    (s->dtas_vflags & ~DTF_F_INT32) != 0)
+	    (s->dtas_vflags & ~(DTF_F_INT32 | DTF_F_TREE)) != 0)
 		return EINVAL;
 	for (i = 0; i < s->dtas_nkeys; i++) {
 		bit = dt_agg_keybit(s->dtas_keys[i]);
@@ -74,9 +74,13 @@ dt_agg_check(const struct dtioc_aggspec *s, uint32_t *keys)
 	if ((*keys & DTA_K_STACKS) == 0 && s->dtas_stksize != 0)
 		return EINVAL;
 	if (s->dtas_func == DTA_COUNT) {
-		if (s->dtas_vfield != 0 || s->dtas_vflags != 0)
+		/* the tree's counter counts events of its probe alone */
+		if (s->dtas_vfield != 0 || (s->dtas_vflags & ~DTF_F_TREE) ||
+		    ((s->dtas_vflags & DTF_F_TREE) && (*keys & ~DTA_K_PBN)))
 			return EINVAL;
-	} else if (s->dtas_vfield == DTF_LAT) {
+	} else if (s->dtas_vflags & DTF_F_TREE)
+		return EINVAL;
+	else if (s->dtas_vfield == DTF_LAT) {
 		/* a duration is a whole number of ns: no narrowing */
 		if (s->dtas_vflags != 0)
 			return EINVAL;
@@ -141,6 +145,18 @@ dt_agg_tab_mem(const struct dt_aggtab *tab)
 	    ((uint64_t)tab->dat_hmask + 1) * sizeof(uint32_t);
 }
 
+/* Whether dp is the one pcb of its probe in sc. */
+static bool
+dt_agg_onepcb(const struct dt_softc *sc, const struct dt_pcb *dp)
+{
+	const struct dt_pcb *p;
+
+	for (p = sc->ds_pcbs; p != NULL; p = p->dp_snext)
+		if (p != dp && p->dp_dtp == dp->dp_dtp)
+			return false;
+	return true;
+}
+
 int
 dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec)
 {
@@ -150,6 +166,7 @@ dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec)
 	struct dt_pcb *dp;
 	uint32_t keys, stksize;
 	unsigned int n = 0;
+	bool tree;
 	int error;
 
 	if (sc->ds_recording)
@@ -180,6 +197,16 @@ dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec)
 		n++;
 	if (n >= DTA_PCBAGGS)
 		return ENOSPC;
+	/*
+	 * A tree's count is kept by the kernel in place of every event
+	 * of the probe: all of its aggregations are such counts, or none.
+	 */
+	tree = (spec->dtas_vflags & DTF_F_TREE) != 0;
+	if (tree && sc->ds_tree == 0)
+		return EINVAL;
+	if (dp->dp_agg != NULL &&
+	    tree != ((dp->dp_agg->das_req.dtas_vflags & DTF_F_TREE) != 0))
+		return EINVAL;
 	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
 	if (tab == NULL) {
 		if ((error = dt_agg_tab_new(sc, spec->dtas_aggsize, &tab)) != 0)
@@ -200,6 +227,18 @@ dt_agg_spec(struct dt_softc *sc, struct dtioc_aggspec *spec)
 		}
 		/* no producer folds yet: not recording (EBUSY above) */
 		atomic_store_explicit(&tab->dat_stk, stk, memory_order_release);
+	}
+	/* last: nothing after it fails, nothing to undo */
+	if (tree && dp->dp_agg == NULL) {
+		error = EOPNOTSUPP;
+		if (dp->dp_dtp->dtp_prov->dtpv_treecount != NULL &&
+		    dt_agg_onepcb(sc, dp))
+			error = dp->dp_dtp->dtp_prov->dtpv_treecount(dp,
+			    sc->ds_tree);
+		if (error != 0) {
+			free(as);
+			return error;
+		}
 	}
 	as->das_req = *spec;
 	as->das_req.dtas_id = ++tab->dat_nspecs;

@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ static const struct dt_ioctl_ent dt_ioctls[] = {
 	{ DTIOCPRBAGG,		sizeof(struct dtioc_aggspec) },
 	{ DTIOCAGGREAD,		sizeof(struct dtioc_aggread) },
 	{ DTIOCAGGSTACKS,	sizeof(struct dtioc_aggstkread) },
+	{ DTIOCTREE,		sizeof(struct dtioc_tree) },
 };
 
 /*
@@ -299,6 +301,11 @@ dt_ioctl_probe_filter(struct dt_softc *sc, const struct dtioc_filter *f)
 			found = true;
 	if (!found)
 		return ENOENT;
+	/* a tree's counter carries the filter it was opened with */
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext)
+		if (dp->dp_dtp->dtp_pbn == f->dtfl_pbn && dp->dp_agg != NULL &&
+		    (dp->dp_agg->das_req.dtas_vflags & DTF_F_TREE))
+			return EBUSY;
 	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext) {
 		if (dp->dp_dtp->dtp_pbn != f->dtfl_pbn)
 			continue;
@@ -316,6 +323,28 @@ dt_ioctl_probe_filter(struct dt_softc *sc, const struct dtioc_filter *f)
 		dp->dp_filter = nf;
 		dp->dp_fcomm = nf != NULL && dt_filter_hascomm(nf);
 	}
+	return 0;
+}
+
+/*
+ * DTIOCTREE: the root of the tree DTF_F_TREE counts (dtvar.h).  Only
+ * while not recording: a count's counter is opened on it by the
+ * DTIOCPRBAGG that asks for it.  Under [K].
+ */
+static int
+dt_ioctl_tree(struct dt_softc *sc, const struct dt_cred *cr,
+    const struct dtioc_tree *t)
+{
+	if (sc->ds_recording)
+		return EBUSY;
+	/* a caller in another pid namespace names a pid we cannot see */
+	if (cr->dc_pid == 0)
+		return EOPNOTSUPP;
+	if (t->dttr_pid <= 0 || t->dttr_flags != 0 || t->dttr_spare != 0)
+		return EINVAL;
+	if (kill(t->dttr_pid, 0) == -1 && errno == ESRCH)
+		return ESRCH;
+	sc->ds_tree = t->dttr_pid;
 	return 0;
 }
 
@@ -498,6 +527,9 @@ dt_dev_ioctl(struct dt_softc *sc, const struct dt_cred *cr, unsigned long cmd,
 		break;
 	case DTIOCPRBAGG:
 		error = dt_agg_spec(sc, arg);
+		break;
+	case DTIOCTREE:
+		error = dt_ioctl_tree(sc, cr, arg);
 		break;
 	default:
 		error = ENOTTY;

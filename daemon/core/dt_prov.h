@@ -77,6 +77,14 @@ struct dt_provider {
 	 */
 	void		(*dtpv_free)(struct dt_pcb *);
 	/*
+	 * DTIOCPRBAGG of a DTF_F_TREE count (dtvar.h), its probe's first:
+	 * make dp's events of pid's tree, from its next exec, counted by
+	 * the kernel under dp's filter taken whole, in place of events,
+	 * from dp's start on.  0, or an errno (EOPNOTSUPP: not so).  Called
+	 * under [K], before recording.  NULL: EOPNOTSUPP.
+	 */
+	int		(*dtpv_treecount)(struct dt_pcb *, pid_t);
+	/*
 	 * dt_dev_fini(), once per provider after every open is closed:
 	 * stop threads the provider started.  NULL: nothing.
 	 */

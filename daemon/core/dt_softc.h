@@ -61,6 +61,7 @@ struct dt_softc {
 	 * freed at close.
 	 */
 	struct dt_aggtab	*_Atomic ds_agg;
+	pid_t			 ds_tree;	/* [K] DTIOCTREE's root, or 0 */
 
 	pthread_mutex_t		 ds_mtx;
 	struct dt_parked	*ds_parked;	/* [m] waiting reads, FIFO */

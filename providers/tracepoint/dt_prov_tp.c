@@ -111,6 +111,8 @@ static int	dt_prov_tp_alloc(struct dt_probe *, struct dt_softc *,
 		    const struct dtioc_req *);
 static void	dt_prov_tp_start(struct dt_pcb *);
 static void	dt_prov_tp_stop(struct dt_pcb *);
+static void	dt_prov_tp_free(struct dt_pcb *);
+static int	dt_prov_tp_treecount(struct dt_pcb *, pid_t);
 static void	dt_prov_tp_fini(void);
 
 static const struct dt_provider dt_prov_tp = {
@@ -118,6 +120,8 @@ static const struct dt_provider dt_prov_tp = {
 	.dtpv_alloc	= dt_prov_tp_alloc,
 	.dtpv_start	= dt_prov_tp_start,
 	.dtpv_stop	= dt_prov_tp_stop,
+	.dtpv_free	= dt_prov_tp_free,
+	.dtpv_treecount	= dt_prov_tp_treecount,
 	.dtpv_fini	= dt_prov_tp_fini,
 };
 
@@ -562,6 +566,23 @@ dt_prov_tp_stop(struct dt_pcb *dp)
 		return;
 	}
 	dt_tp_count(dp, -1);
+}
+
+static int
+dt_prov_tp_treecount(struct dt_pcb *dp, pid_t pid)
+{
+	struct dt_tp_probe *tpp = dp->dp_dtp->dtp_priv;
+
+	if (tpp->tpp_nsrcs != 1)
+		return EOPNOTSUPP;
+	return dt_tpcnt_tree(dp, tpp, tpp->tpp_srcs[0], pid);
+}
+
+/* A tree's counter outlives its pcb's stops (dt_tpcnt_tree()). */
+static void
+dt_prov_tp_free(struct dt_pcb *dp)
+{
+	dt_tpcnt_free(dp);
 }
 
 /* Every open is closed: stop the reader, and say what it saw. */

@@ -47,6 +47,8 @@ struct dt_tpcnt_cpu {
 struct dt_tpcnt {
 	struct dt_aggctr	 tcn_ctr;	/* first: dac_sync's cast */
 	unsigned int		 tcn_ncpu;	/* [I] */
+	bool			 tcn_tree;	/* [I] a tree's, one counter */
+	bool			 tcn_started;	/* [K] a tree's: dp started */
 	struct dt_tpcnt_cpu	 tcn_cpus[];
 };
 
@@ -72,7 +74,7 @@ dt_tpcnt_sync(struct dt_aggctr *c)
 }
 
 static void
-dt_tpcnt_free(struct dt_tpcnt *tc)
+dt_tpcnt_close(struct dt_tpcnt *tc)
 {
 	unsigned int i;
 
@@ -113,17 +115,93 @@ dt_tpcnt_open(struct dt_tpcnt *tc, int id, const char *filter)
 	return nopen == 0 ? ENODEV : 0;
 }
 
+static bool
+dt_tpcnt_off(void)
+{
+	const char *env = getenv("USERDT_KCOUNT");
+
+	return env != NULL && strcmp(env, "0") == 0;
+}
+
+int
+dt_tpcnt_tree(struct dt_pcb *dp, const struct dt_tp_probe *tpp,
+    struct dt_tp_src *src, pid_t pid)
+{
+	struct perf_event_attr attr;
+	struct dt_tpcnt *tc;
+	char *filter;
+	int fd;
+
+	if (dt_tpcnt_off() || tpp->tpp_kcount == NULL || tpp->tpp_nsrcs != 1 ||
+	    dp->dp_fop != 0 || dp->dp_priv != NULL ||
+	    (filter = dt_tp_filt_pcb(src, dp, tpp->tpp_kcount)) == NULL)
+		return EOPNOTSUPP;
+	if ((tc = calloc(1, sizeof(*tc) + sizeof(tc->tcn_cpus[0]))) == NULL) {
+		free(filter);
+		return ENOMEM;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = (uint64_t)src->tps_fmt.dtfm_id;
+	/*
+	 * Off until the root's exec, then in it and in all it forks: what
+	 * it forked before (a launcher's helper) inherits it off, for good.
+	 */
+	attr.disabled = 1;
+	attr.inherit = 1;
+	attr.enable_on_exec = 1;
+	fd = (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1,
+	    PERF_FLAG_FD_CLOEXEC);
+	if (fd == -1 || (filter[0] != '\0' &&
+	    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) == -1)) {
+		if (fd != -1)
+			close(fd);
+		free(filter);
+		free(tc);
+		return EOPNOTSUPP;
+	}
+	free(filter);
+	tc->tcn_ncpu = 1;
+	tc->tcn_tree = true;
+	tc->tcn_cpus[0].tcc_fd = fd;
+	tc->tcn_ctr.dac_dp = dp;
+	tc->tcn_ctr.dac_sync = dt_tpcnt_sync;
+	dp->dp_priv = tc;
+	return 0;
+}
+
+/* A tree's counter (dt_tpcnt_tree()) counts for dp from now on. */
+static bool
+dt_tpcnt_tree_start(struct dt_pcb *dp)
+{
+	struct dt_tpcnt *tc = dp->dp_priv;
+	struct dt_tpcnt_cpu *cc = &tc->tcn_cpus[0];
+
+	/* the first start leaves it to the exec; a later one ends a stop */
+	if (tc->tcn_started)
+		(void)ioctl(cc->tcc_fd, PERF_EVENT_IOC_ENABLE, 0);
+	tc->tcn_started = true;
+	atomic_store(&dp->dp_srccount, true);
+	if (read(cc->tcc_fd, &cc->tcc_last, sizeof(uint64_t)) !=
+	    (ssize_t)sizeof(uint64_t))
+		cc->tcc_last = 0;
+	dt_aggctr_add(&tc->tcn_ctr);
+	return true;
+}
+
 bool
 dt_tpcnt_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp,
     struct dt_tp_src *src)
 {
-	const char *env = getenv("USERDT_KCOUNT");
 	struct dt_tpcnt *tc;
 	unsigned int i, ncpu;
 	char *filter;
 	long n;
 
-	if ((env != NULL && strcmp(env, "0") == 0) || tpp->tpp_kcount == NULL ||
+	if (dp->dp_priv != NULL)
+		return dt_tpcnt_tree_start(dp);
+	if (dt_tpcnt_off() || tpp->tpp_kcount == NULL ||
 	    tpp->tpp_nsrcs != 1 || !dt_pcb_kcount_ok(dp) ||
 	    (filter = dt_tp_filt_pcb(src, dp, tpp->tpp_kcount)) == NULL)
 		return false;
@@ -142,14 +220,14 @@ dt_tpcnt_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp,
 	/* refused (policy, a filter): the sampled event, which says why */
 	if (dt_tpcnt_open(tc, src->tps_fmt.dtfm_id, filter) != 0) {
 		free(filter);
-		dt_tpcnt_free(tc);
+		dt_tpcnt_close(tc);
 		return false;
 	}
 	free(filter);
 	for (i = 0; i < ncpu; i++)
 		if (tc->tcn_cpus[i].tcc_fd != -1 && ioctl(tc->tcn_cpus[i].tcc_fd,
 		    PERF_EVENT_IOC_ENABLE, 0) == -1) {
-			dt_tpcnt_free(tc);
+			dt_tpcnt_close(tc);
 			return false;
 		}
 	/*
@@ -177,17 +255,32 @@ dt_tpcnt_stop(struct dt_pcb *dp)
 
 	if (tc == NULL)
 		return;
+	/* a tree's reaches the copies its processes inherited too */
 	for (i = 0; i < tc->tcn_ncpu; i++)
 		if (tc->tcn_cpus[i].tcc_fd != -1)
 			(void)ioctl(tc->tcn_cpus[i].tcc_fd,
 			    PERF_EVENT_IOC_DISABLE, 0);
 	/* the last read: every event up to the stop is the open's */
 	dt_aggctr_del(&tc->tcn_ctr);
-	dt_tpcnt_free(tc);
+	/* a tree's stays, its root's exec perhaps passed: dt_tpcnt_free() */
+	if (tc->tcn_tree)
+		return;
+	dt_tpcnt_close(tc);
 	/*
 	 * dp_srccount stays set: dp is still on its probe's list, and a
 	 * record another open's sampled event still holds of an event the
 	 * counter counted must not reach dp (dt_record_start() clears it).
 	 */
 	dp->dp_priv = NULL;
+}
+
+void
+dt_tpcnt_free(struct dt_pcb *dp)
+{
+	struct dt_tpcnt *tc = dp->dp_priv;
+
+	if (tc != NULL && tc->tcn_tree) {
+		dt_tpcnt_close(tc);
+		dp->dp_priv = NULL;
+	}
 }

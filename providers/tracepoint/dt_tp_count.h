@@ -54,4 +54,17 @@ bool	dt_tpcnt_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp,
  */
 void	dt_tpcnt_stop(struct dt_pcb *dp);
 
+/*
+ * A tree's count (DTF_F_TREE, dtpv_treecount): dp's events of tpp made
+ * by pid from its next exec on and by all it forks from then, counted
+ * by one perf counter that those processes inherit, opened now, before
+ * recording, so that a refusal is the client's to hear.  0, ENOMEM or
+ * EOPNOTSUPP (as dt_tpcnt_start() refuses, or the kernel).  The counter
+ * hangs on dp_priv: dt_tpcnt_start() and dt_tpcnt_stop() then start and
+ * stop it, and dt_tpcnt_free(), at the pcb's end, closes it.
+ */
+int	dt_tpcnt_tree(struct dt_pcb *dp, const struct dt_tp_probe *tpp,
+	    struct dt_tp_src *src, pid_t pid);
+void	dt_tpcnt_free(struct dt_pcb *dp);
+
 #endif /* DT_TP_COUNT_H */

@@ -356,6 +356,7 @@ struct dtioc_rdvn {
 
 #define DTF_F_INT32	0x01	/* compare the low 32 bits, signed */
 #define DTF_F_UNSURE	0x02	/* DTF_COMM: unjudged events as records */
+#define DTF_F_TREE	0x04	/* DTA_COUNT: the open's tree only */
 
 struct dtioc_filter_term {
 	uint8_t		dtft_op;		/* DTF_OP_* */
@@ -575,6 +576,38 @@ struct dtioc_aggread {
 	uint64_t		 dtgr_spare;	/* zero */
 };
 
+/*
+ * userdt extension: counting one process tree's events.
+ *
+ * DTIOCTREE names the root of the process tree this open follows (a
+ * client that starts a command, as btrace -c): dttr_pid, a process that
+ * is about to execute it.  Before DTIOCRECORD 1 (EBUSY while recording;
+ * EINVAL for a pid <= 0 or a nonzero dttr_flags or dttr_spare; ESRCH
+ * when there is no such process; EOPNOTSUPP from a caller in another
+ * pid namespace than dtd's); a later one replaces it.  By itself
+ * it changes nothing: it is what DTF_F_TREE counts.
+ *
+ * A DTIOCPRBAGG of DTA_COUNT with DTF_F_TREE in dtas_vflags, keyed by
+ * nothing but DTF_PBN, counts only the events made by dttr_pid from
+ * its next execve(2) on and by every process it forks from then on,
+ * whatever becomes of them, and exactly: the kernel counts them where
+ * they happen (a perf counter that its children inherit and that its
+ * exec enables), under the probe's filter (DTIOCPRBFILTER), which the
+ * kernel must then take whole.  What a process forked before that exec
+ * does (a launcher's helper) is not counted.  None of these events
+ * takes a ring slot.  dtd refuses with EOPNOTSUPP what it cannot count
+ * so (a probe or filter the kernel cannot count, a provider other than
+ * tracepoint's, a kernel that refuses the counter), and with EINVAL a
+ * DTF_F_TREE spec on an open with no DTIOCTREE: the client then keys
+ * its count by DTF_PID and keeps its tree's entries itself.  All of a
+ * probe's aggregations are DTF_F_TREE counts, or none is (EINVAL).
+ */
+struct dtioc_tree {
+	int32_t		dttr_pid;		/* the tree's root */
+	uint32_t	dttr_flags;		/* zero */
+	uint64_t	dttr_spare;		/* zero */
+};
+
 /* DTIOCAGGSTACKS: one stack of the stack table. */
 struct dtioc_aggstack {
 	uint32_t	dtak_id;		/* 1 .. */
@@ -612,6 +645,7 @@ struct dtioc_aggstkread {
 #define DTIOCPRBAGG	_IOWR('D', 66, struct dtioc_aggspec)
 #define DTIOCAGGREAD	_IOWR('D', 67, struct dtioc_aggread)
 #define DTIOCAGGSTACKS	_IOWR('D', 68, struct dtioc_aggstkread)
+#define DTIOCTREE	_IOW('D', 69, struct dtioc_tree)
 
 /*
  * The OpenBSD encoding of a Linux-encoded number: OpenBSD's IOC_OUT is
