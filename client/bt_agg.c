@@ -418,7 +418,11 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 		return 0;
 	/* what else -c folds is keyed by pid or belongs to no process */
 	tree = g_treefilter && !agg_prov_cmd(dt_dtpis[pbn - 1].dtpi_prov);
-	/* a timed call's /@s[tid]/: the hooks skip a return unstamped */
+	/*
+	 * a timed call's /@s[tid]/: the hooks skip a return unstamped.
+	 * Pushed before the spec, which dtd may refuse: an exact filter
+	 * left behind changes no output (btrace applies it whole too).
+	 */
 	if (r->br_filter != NULL && !lat_rule(r) &&
 	    !push_exact(fd, r->br_filter, pbn,
 	    (bp->bp_req.dtrq_evtflags & DTEVT_EXECNAME) != 0))

@@ -256,8 +256,13 @@ dt_record_start(struct dt_softc *sc)
 		dtp = dp->dp_dtp;
 		if (dp->dp_agg == NULL)
 			atomic_fetch_add(&dtp->dtp_ringpcbs, 1);
-		/* a source counts it again only if dtpv_start says so */
-		atomic_store(&dp->dp_srccount, false);
+		/*
+		 * A source counts it again only if dtpv_start says so; a
+		 * tree's count is counted from the DTIOCPRBAGG that asked,
+		 * and no other open's sampled event may reach it between.
+		 */
+		atomic_store(&dp->dp_srccount, dp->dp_agg != NULL &&
+		    (dp->dp_agg->das_req.dtas_vflags & DTF_F_TREE) != 0);
 		cds_list_add_tail_rcu(&dp->dp_pnext, &dtp->dtp_pcbs);
 		atomic_fetch_or(&dtp->dtp_evtflags, dp->dp_evtflags);
 		atomic_fetch_add(&dtp->dtp_recording, 1);

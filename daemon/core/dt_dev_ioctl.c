@@ -22,9 +22,12 @@
  * may ask it, reads in one place; the lock annotations are dt_dev.c's
  * and dt_softc.h's.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -331,14 +334,33 @@ dt_ioctl_probe_filter(struct dt_softc *sc, const struct dtioc_filter *f)
  * while not recording: a count's counter is opened on it by the
  * DTIOCPRBAGG that asks for it.  Under [K].
  */
+/* Whether process pid lives in dtd's own pid namespace. */
+static bool
+dt_ioctl_ourns(pid_t pid)
+{
+	struct stat a, b;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	return stat("/proc/self/ns/pid", &a) == 0 && stat(path, &b) == 0 &&
+	    a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
 static int
 dt_ioctl_tree(struct dt_softc *sc, const struct dt_cred *cr,
     const struct dtioc_tree *t)
 {
+	struct dt_pcb *dp;
+
 	if (sc->ds_recording)
 		return EBUSY;
-	/* a caller in another pid namespace names a pid we cannot see */
-	if (cr->dc_pid == 0)
+	/* counters are open on the tree named first: one tree an open */
+	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext)
+		if (dp->dp_agg != NULL &&
+		    (dp->dp_agg->das_req.dtas_vflags & DTF_F_TREE))
+			return EBUSY;
+	/* a caller in another pid namespace names pids we do not see */
+	if (cr->dc_pid == 0 || !dt_ioctl_ourns(cr->dc_pid))
 		return EOPNOTSUPP;
 	if (t->dttr_pid <= 0 || t->dttr_flags != 0 || t->dttr_spare != 0)
 		return EINVAL;

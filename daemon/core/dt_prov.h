@@ -177,7 +177,8 @@ struct dt_pcb {
 	 * so no event of its stream goes to it, and its filter asks the
 	 * stream for nothing.  Set by dtpv_start; cleared only by the next
 	 * start of recording, before the pcb is linked: after dtpv_stop
-	 * records the stream still holds must not reach it either.
+	 * records the stream still holds must not reach it either.  A
+	 * tree's count (DTF_F_TREE) has it set from before it is linked.
 	 */
 	_Atomic bool		 dp_srccount;
 	void			*dp_priv;	/* [K] provider state */

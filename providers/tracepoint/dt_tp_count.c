@@ -48,7 +48,6 @@ struct dt_tpcnt {
 	struct dt_aggctr	 tcn_ctr;	/* first: dac_sync's cast */
 	unsigned int		 tcn_ncpu;	/* [I] */
 	bool			 tcn_tree;	/* [I] a tree's, one counter */
-	bool			 tcn_started;	/* [K] a tree's: dp started */
 	struct dt_tpcnt_cpu	 tcn_cpus[];
 };
 
@@ -146,7 +145,8 @@ dt_tpcnt_tree(struct dt_pcb *dp, const struct dt_tp_probe *tpp,
 	attr.config = (uint64_t)src->tps_fmt.dtfm_id;
 	/*
 	 * Off until the root's exec, then in it and in all it forks: what
-	 * it forked before (a launcher's helper) inherits it off, for good.
+	 * it forked before (a launcher's helper) inherits it off, until an
+	 * exec of its own would turn its copy on (the helper never execs).
 	 */
 	attr.disabled = 1;
 	attr.inherit = 1;
@@ -171,17 +171,19 @@ dt_tpcnt_tree(struct dt_pcb *dp, const struct dt_tp_probe *tpp,
 	return 0;
 }
 
-/* A tree's counter (dt_tpcnt_tree()) counts for dp from now on. */
+/*
+ * A tree's counter (dt_tpcnt_tree()) counts for dp from now on.  It is
+ * never turned on or off by hand: an ioctl would reach every inherited
+ * copy, the helper's that must stay off among them.  A start takes its
+ * value as the base, a stop its last (dt_tpcnt_stop()); between them,
+ * unregistered, what it counts is no one's.
+ */
 static bool
 dt_tpcnt_tree_start(struct dt_pcb *dp)
 {
 	struct dt_tpcnt *tc = dp->dp_priv;
 	struct dt_tpcnt_cpu *cc = &tc->tcn_cpus[0];
 
-	/* the first start leaves it to the exec; a later one ends a stop */
-	if (tc->tcn_started)
-		(void)ioctl(cc->tcc_fd, PERF_EVENT_IOC_ENABLE, 0);
-	tc->tcn_started = true;
 	atomic_store(&dp->dp_srccount, true);
 	if (read(cc->tcc_fd, &cc->tcc_last, sizeof(uint64_t)) !=
 	    (ssize_t)sizeof(uint64_t))
@@ -255,16 +257,17 @@ dt_tpcnt_stop(struct dt_pcb *dp)
 
 	if (tc == NULL)
 		return;
-	/* a tree's reaches the copies its processes inherited too */
+	/* a tree's stays on, its root's exec perhaps passed: see above */
+	if (tc->tcn_tree) {
+		dt_aggctr_del(&tc->tcn_ctr);
+		return;
+	}
 	for (i = 0; i < tc->tcn_ncpu; i++)
 		if (tc->tcn_cpus[i].tcc_fd != -1)
 			(void)ioctl(tc->tcn_cpus[i].tcc_fd,
 			    PERF_EVENT_IOC_DISABLE, 0);
 	/* the last read: every event up to the stop is the open's */
 	dt_aggctr_del(&tc->tcn_ctr);
-	/* a tree's stays, its root's exec perhaps passed: dt_tpcnt_free() */
-	if (tc->tcn_tree)
-		return;
 	dt_tpcnt_close(tc);
 	/*
 	 * dp_srccount stays set: dp is still on its probe's list, and a

@@ -578,10 +578,10 @@ kcounttree)
 	# copy of the program making the same calls flat out, where the
 	# sampled events of the whole machine once crossed dtd to be thrown
 	# away by the tree filter (BTRACE_NOPUSH=1 here: 60% counted and
-	# "Lost" printed).  Calls of the shell and of the preload library
-	# The noise has the command's name, so only the tree tells them
-	# apart; the program's own start makes the same calls every run:
-	# the difference of two runs is the loop's calls, exactly.
+	# "Lost" printed).  The noise has the command's name, so only the
+	# tree tells them apart; the program's own start makes the same
+	# calls every run: the difference of two runs is the loop's calls,
+	# exactly.
 	export USERDT_SOCKET=$TMP/ingest.sock
 	mkdir "$TMP/noise" && cp "$GETPPID_STATIC" "$TMP/noise/" || exit 2
 	"$TMP/noise/getppid_static" 4000000000 &

@@ -584,17 +584,21 @@ struct dtioc_aggread {
  * is about to execute it.  Before DTIOCRECORD 1 (EBUSY while recording;
  * EINVAL for a pid <= 0 or a nonzero dttr_flags or dttr_spare; ESRCH
  * when there is no such process; EOPNOTSUPP from a caller in another
- * pid namespace than dtd's); a later one replaces it.  By itself
- * it changes nothing: it is what DTF_F_TREE counts.
+ * pid namespace than dtd's); a later one replaces it, until a
+ * DTF_F_TREE count was asked for (then EBUSY).  By itself it changes
+ * nothing: it is what DTF_F_TREE counts.
  *
  * A DTIOCPRBAGG of DTA_COUNT with DTF_F_TREE in dtas_vflags, keyed by
  * nothing but DTF_PBN, counts only the events made by dttr_pid from
  * its next execve(2) on and by every process it forks from then on,
- * whatever becomes of them, and exactly: the kernel counts them where
+ * and exactly: the kernel counts them where
  * they happen (a perf counter that its children inherit and that its
  * exec enables), under the probe's filter (DTIOCPRBFILTER), which the
  * kernel must then take whole.  What a process forked before that exec
- * does (a launcher's helper) is not counted.  None of these events
+ * does (a launcher's helper) is not counted, until it execs itself; a
+ * set-id exec leaves the tree (the kernel drops its counters then), and
+ * what a process does after perf's exit hook (its last context switch)
+ * is not counted.  None of these events
  * takes a ring slot.  dtd refuses with EOPNOTSUPP what it cannot count
  * so (a probe or filter the kernel cannot count, a provider other than
  * tracepoint's, a kernel that refuses the counter), and with EINVAL a
