@@ -52,6 +52,8 @@
 #define DTI_IDLE_MIN	20000		/* ns: first idle sleep */
 #define DTI_IDLE_MAX	1000000		/* ns: longest idle sleep */
 #define DTI_IDLE_OFF	100000000	/* ns: the same, nothing enabled */
+#define DTI_PASS_NS	200000		/* ns: least time from a pass that
+					   took records to the next */
 #define DTI_REAP_NSEC	10000000ULL	/* look for exited tracees */
 
 /*
@@ -954,6 +956,23 @@ dti_drain_main(void *arg)
 		}
 		if (n > 0) {
 			idle = DTI_IDLE_MIN;
+			/*
+			 * A busy tracee keeps every pass busy: begun at once,
+			 * each took the few dozen records its predecessor
+			 * left, and the reader's wakeup, its read and every
+			 * thread's context switches went to as few events.
+			 * So a pass that took records is followed by the next
+			 * DTI_PASS_NS after it began, no sooner: a tracee's
+			 * ring (UDT_NSLOTS_DEFAULT) holds ms of records at
+			 * millions a second, and the sequencer holds each
+			 * record DTI_SEQ_SLACK_NS anyway.
+			 * Not while a lossless open budgets the passes
+			 * (dti_hold(): its tracees wait for them), and a kick
+			 * (a tracee left, an enable changed) ends the wait.
+			 */
+			x = dt_clock_ns(CLOCK_MONOTONIC) - now;
+			if (budget == UINT_MAX && x < DTI_PASS_NS)
+				dti_idle(gen, DTI_PASS_NS - x);
 			continue;
 		}
 		/* Held back: the reader frees room within microseconds. */
