@@ -267,7 +267,7 @@ dti_emit_batch(struct dti_proc *dp, struct udt_rec *batch,
     const struct dti_deep *bdeep, unsigned int nb)
 {
 	const uint64_t *deep;
-	unsigned int i, nd, run = 0;
+	unsigned int i, nd, run = 0, nours = 0;
 	pid_t pid[DTI_BATCH];
 	bool ours[DTI_BATCH], prof;
 
@@ -280,6 +280,7 @@ dti_emit_batch(struct dti_proc *dp, struct udt_rec *batch,
 	for (i = 0; i < nb; i++) {
 		if (!(ours[i] = dti_who(dp, &batch[i], &pid[i])))
 			continue;
+		nours++;
 		/* Mappings first, while the tracee may still live. */
 		if (batch[i].ur_flags & UDT_R_STACK)
 			dt_pm_track_stack(&dp->dp_maps, dp->dp_pid,
@@ -288,6 +289,15 @@ dti_emit_batch(struct dti_proc *dp, struct udt_rec *batch,
 			dt_pm_track_stack(&dp->dp_maps, dp->dp_pid,
 			    &bdeep->dd_pc[bdeep->dd_off[i]], bdeep->dd_n[i]);
 	}
+	/*
+	 * Counted first, the batch at once: whoever reads one of its events
+	 * sees it counted.  An atomic add per record waited, as a locked
+	 * instruction does, for the stores of the event before it: several
+	 * percent of dtd's CPU at two million events a second.
+	 */
+	if (nours > 0)
+		atomic_fetch_add_explicit(&dti_stats.records, nours,
+		    memory_order_relaxed);
 	for (i = 0; i < nb; i++) {
 		if (!ours[i])
 			continue;
@@ -304,9 +314,6 @@ dti_emit_batch(struct dti_proc *dp, struct udt_rec *batch,
 		}
 		if (!prof && run++ == 0)
 			dt_seq_batch_begin();
-		/* Counted first: whoever reads the event sees it. */
-		atomic_fetch_add_explicit(&dti_stats.records, 1,
-		    memory_order_relaxed);
 		dt_ingest_emit(pid[i], &batch[i],
 		    bhas[i] ? bstr[i].us_str : NULL, deep, nd);
 	}
