@@ -525,7 +525,10 @@ _Static_assert(sizeof(struct udt_tab) <= UDT_TAB_SIZE, "udt_tab size");
  * code, providers/syscall/README.md) to report a user stack sampled
  * inside one at the system call site it stands for: the 16 bytes just
  * before each trampoline's first instruction, 8-byte aligned, hold
- * UDT_TRAMP_MAGIC then the site's address (its syscall instruction); a
+ * UDT_TRAMP_MAGIC then the site's address (its syscall instruction)
+ * less the header's own (the magic's), modulo 2^64: relative, so that
+ * the trampolines of an object are the same bytes in every process and
+ * can be shared as a file (providers/syscall/preload/udt_rw_image.c); a
  * trampoline's code is at most UDT_TRAMP_MAX bytes.  They are the
  * tracee's bytes: only ever a PC of its own stack is taken from them.
  * A sample in the library's entry has a frame-pointer frame whose

@@ -695,6 +695,8 @@ udt_rw_decode_object(struct udt_rw_obj *o, struct dl_phdr_info *info)
 				udt_rw_say(why, (uintptr_t)p);
 			}
 		}
+		/* Its region fixed, for an image, before anything is staged. */
+		udt_rw_image_seg(o, info, i);
 		/* Proven on the bytes as the loader left them. */
 		brk = 0;
 		if (o->ro_want == NULL && _r_debug.r_brk >= o->ro_lo &&
@@ -745,6 +747,8 @@ udt_rw_object(struct dl_phdr_info *info, size_t size, void *arg)
 		o->ro_nobj++;
 		return 0;
 	}
+	o->ro_fixlen = 0;
+	o->ro_fiximg = NULL;
 	if (udt_rw_plan_apply(o, info, o->ro_nobj++ == 0) == 0)
 		return 0;
 	udt_rw_plan_begin(o);

@@ -46,6 +46,12 @@
 static struct udt_rw_stage udt_rw_trampstage;		/* [w] */
 static struct udt_rw_tab *udt_rw_tramptab;		/* [a] */
 
+/*
+ * Code is built in a buffer, then put where it runs (udt_rw_image_land()):
+ * where it will run, less where it is built.  [w]
+ */
+static intptr_t	udt_rw_vd;
+
 /* The loader's debugger hook, where new objects are rewritten. */
 uintptr_t	udt_rw_ld_lo, udt_rw_ld_hi;	/* [I] the loader's text */
 uintptr_t	udt_rw_brkat;			/* [I] r_brk, if hooked */
@@ -101,6 +107,13 @@ udt_rw_room(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi, size_t len)
 	size_t i;
 
 	len = (len + 63) & ~(size_t)63;
+	/* The object's fixed region, its footer page kept. */
+	if (o->ro_fixlen > 0) {
+		if (o->ro_fixlen - 4096 - o->ro_fixused < len)
+			return NULL;
+		o->ro_fixused += len;
+		return o->ro_fix + o->ro_fixused - len;
+	}
 	for (i = 0; i < o->ro_npool; i++) {
 		rp = &o->ro_pool[i];
 		a = (uintptr_t)rp->rp_base < lo ? (uintptr_t)rp->rp_base : lo;
@@ -153,7 +166,8 @@ udt_rw_put(uint8_t *q, const void *b, size_t n)
 static uint8_t *
 udt_rw_rel32(uint8_t *q, uintptr_t to)
 {
-	int32_t rel = (int32_t)(to - ((uintptr_t)q + 4));
+	int32_t rel = (int32_t)(to - ((uintptr_t)q + (uintptr_t)udt_rw_vd +
+	    4));
 
 	return udt_rw_put(q, &rel, 4);
 }
@@ -218,13 +232,19 @@ udt_rw_emit_tramp(uint8_t *q, const uint8_t *hdr, const struct udt_rw_win *w,
 	static const uint8_t leasite[] = { 0x4c, 0x8d, 0x1d };
 	static const uint8_t pushback[] = { 0x41, 0x53 };	/* push %r11 */
 	static const uint8_t jmprip[] = { 0xff, 0x25 };
-	const uint64_t magic = UDT_TRAMP_MAGIC, site = w->rw_sys;
+	const uint64_t magic = UDT_TRAMP_MAGIC;
+	uint64_t site;
 	uint8_t *jr;
 
-	/* What dtd reads to find the site of a sample in here. */
+	/*
+	 * What dtd reads to find the site of a sample in here: the site
+	 * from the header's own address, the same in every process where
+	 * the region lies at a fixed distance from its object.
+	 */
+	site = (uint64_t)(w->rw_sys - ((uintptr_t)q + (uintptr_t)udt_rw_vd));
 	q = udt_rw_put(q, &magic, 8);
 	q = udt_rw_put(q, &site, 8);
-	*startp = (uintptr_t)q;
+	*startp = (uintptr_t)q + (uintptr_t)udt_rw_vd;
 	q = udt_rw_put(q, (const void *)w->rw_start, w->rw_sys - w->rw_start);
 	q = udt_rw_put(q, udt_rw_below, sizeof(udt_rw_below));
 	/*
@@ -269,6 +289,8 @@ udt_rw_segment(struct udt_rw_obj *o, struct dl_phdr_info *info, int ph)
 	int i;
 
 	if (o->ro_nseg == o->ro_maxseg) {
+		/* An image's patches are all staged, or it is not made. */
+		o->ro_noimg = 1;
 		udt_rw_flush(o);
 		o->ro_nseg = 0;
 	}
@@ -285,6 +307,7 @@ udt_rw_segment(struct udt_rw_obj *o, struct dl_phdr_info *info, int ph)
 		if (q > sg->sg_lo && q < sg->sg_hi)
 			sg->sg_hi = q;
 	}
+	sg->sg_img = 0;
 	sg->sg_prot = ((p->p_flags & PF_R) ? PROT_READ : 0) |
 	    ((p->p_flags & PF_W) ? PROT_WRITE : 0) |
 	    ((p->p_flags & PF_X) ? PROT_EXEC : 0);
@@ -300,8 +323,10 @@ udt_rw_poke(struct udt_rw_obj *o, uintptr_t at, const uint8_t *b, size_t n,
 
 	if (o->ro_nseg == 0 || n > sizeof(rp->rp_b))
 		return -1;
-	if (o->ro_npatch == o->ro_maxpatch)
+	if (o->ro_npatch == o->ro_maxpatch) {
+		o->ro_noimg = 1;
 		udt_rw_flush(o);
+	}
 	if (o->ro_npatch == o->ro_maxpatch)
 		return -1;
 	rp = &o->ro_patch[o->ro_npatch++];
@@ -365,6 +390,12 @@ udt_rw_patched(const struct udt_rw_obj *o, const struct udt_rw_patch *rp,
  * policy against writable code, a sealed mapping), through
  * /proc/self/mem, a system call a site, as before.
  *
+ * An object whose image has its patches has the image's text mapped
+ * over its own instead (udt_rw_image.c), in one system call, the region
+ * sealed first like the patches; then every patch is found in place and
+ * nothing is written.  An object without one, where images are on, has
+ * one written once its patches are (udt_rw_image_save()).
+ *
  * The single-thread rule of the pass holds: in the constructor no other
  * thread exists, at r_brk no thread can be in the new objects yet.  A
  * patch written with plain stores is not one write, so the signals of
@@ -385,7 +416,8 @@ udt_rw_flush(struct udt_rw_obj *o)
 	size_t i, j, k;
 	uintptr_t lo, hi, plo, phi;
 	uint64_t caught = ~0ULL;
-	int held, hold, prot, w;
+	struct udt_rw_img *img;
+	int held, hold, prot, w, there, ok;
 
 	if (udt_rw_seal(o) != 0) {
 		for (k = 0; k < o->ro_npatch; k++)
@@ -414,26 +446,50 @@ udt_rw_flush(struct udt_rw_obj *o)
 			plo = lo < plo ? lo : plo;
 			phi = hi > phi ? hi : phi;
 		}
+		img = sg->sg_img > 0 && !o->ro_noimg ?
+		    &o->ro_img[sg->sg_img - 1] : NULL;
+		/*
+		 * An image's text, its patches the ones staged: all in
+		 * place, not read again (each read a fault on a page the
+		 * program may never run).  Else nothing to write only if
+		 * every patch is there already.
+		 */
+		there = img != NULL && img->ri_state == UDT_RW_IMG_MAP &&
+		    held && udt_rw_image_text(o, img, &o->ro_patch[i], j - i)
+		    == 0;
+		if (!there)
+			for (k = i, there = 1; k < j && there; k++)
+				there = memcmp((const void *)
+				    o->ro_patch[k].rp_at, o->ro_patch[k].rp_b,
+				    o->ro_patch[k].rp_len) == 0;
 		prot = sg->sg_prot;
-		w = held && plo < phi && ((prot & PROT_WRITE) ||
+		w = held && !there && plo < phi && ((prot & PROT_WRITE) ||
 		    udt_sys3(SYS_mprotect, plo, phi - plo, prot | PROT_WRITE)
 		    == 0);
+		ok = held;
 		for (k = i; k < j; k++) {
 			const struct udt_rw_patch *rp = &o->ro_patch[k];
 			volatile uint8_t *d = (volatile uint8_t *)rp->rp_at;
 			size_t n;
 
-			if (w && rp->rp_at >= plo && rp->rp_at + rp->rp_len
-			    <= phi) {
+			if (there)
+				udt_rw_patched(o, rp, 1);
+			else if (w && rp->rp_at >= plo && rp->rp_at +
+			    rp->rp_len <= phi) {
 				for (n = 0; n < rp->rp_len; n++)
 					d[n] = rp->rp_b[n];
 				udt_rw_patched(o, rp, 1);
-			} else
-				udt_rw_patched(o, rp,
-				    udt_rw_memwrite(o, rp) == 0);
+			} else if (udt_rw_memwrite(o, rp) == 0)
+				udt_rw_patched(o, rp, 1);
+			else {
+				udt_rw_patched(o, rp, 0);
+				ok = 0;
+			}
 		}
 		if (w && !(prot & PROT_WRITE))
 			(void)udt_sys3(SYS_mprotect, plo, phi - plo, prot);
+		if (img != NULL && img->ri_state == UDT_RW_IMG_SAVE && ok)
+			udt_rw_image_save(o, img, &o->ro_patch[i], j - i);
 	}
 	if (hold && held)
 		(void)udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
@@ -464,6 +520,23 @@ udt_rw_commit_traps(struct udt_rw_obj *o, uint8_t *q)
 }
 
 /*
+ * A region's constants at reg: what its code reaches RIP-relatively,
+ * this process's addresses and offsets.
+ */
+static void
+udt_rw_hdr(uint8_t *reg)
+{
+	uintptr_t *h = (uintptr_t *)(void *)reg;
+
+	h[0] = (uintptr_t)udt_rw_entry;
+	h[1] = (uintptr_t)udt_rw_post;
+	h[2] = (uintptr_t)&udt_thread.ut_sud -
+	    (uintptr_t)__builtin_thread_pointer();
+	h[3] = (uintptr_t)&udt_rw_ipnr - (uintptr_t)__builtin_thread_pointer();
+	h[UDT_RW_HDR_BRK / 8] = (uintptr_t)udt_rw_brk;
+}
+
+/*
  * Build the trampolines of o's windows and jump to them; trap the sites
  * without one (bad windows among them).  Returns how many of the sites
  * found are neither.
@@ -471,9 +544,8 @@ udt_rw_commit_traps(struct udt_rw_obj *o, uint8_t *q)
 size_t
 udt_rw_commit(struct udt_rw_obj *o)
 {
-	uint8_t *reg, *q, *stubs, patch[16];
+	uint8_t *reg, *q, *e, *stubs, patch[16], buf[UDT_RW_SLOTSZ];
 	size_t i, len, nok = 0, ntrap, left = 0;
-	uintptr_t tpoff;
 	int32_t rel;
 
 	for (i = 0; i < o->ro_nwin; i++) {
@@ -501,33 +573,44 @@ udt_rw_commit(struct udt_rw_obj *o)
 	}
 	if (nok == 0 && o->ro_ntrap == 0)
 		return left;
-	len = UDT_RW_HDRSZ + nok * UDT_RW_SLOTSZ +
-	    o->ro_ntrap * UDT_RW_STUBSZ;
-	if ((reg = udt_rw_room(o, o->ro_lo, o->ro_hi, len)) == NULL)
-		return left + nok + o->ro_ntrap;
-	tpoff = (uintptr_t)&udt_thread.ut_sud -
-	    (uintptr_t)__builtin_thread_pointer();
-	((uintptr_t *)(void *)reg)[0] = (uintptr_t)udt_rw_entry;
-	((uintptr_t *)(void *)reg)[1] = (uintptr_t)udt_rw_post;
-	((uintptr_t *)(void *)reg)[2] = tpoff;
-	((uintptr_t *)(void *)reg)[3] = (uintptr_t)&udt_rw_ipnr -
-	    (uintptr_t)__builtin_thread_pointer();
-	q = reg + UDT_RW_HDRSZ;
+	len = nok * UDT_RW_SLOTSZ + o->ro_ntrap * UDT_RW_STUBSZ;
+	/*
+	 * In a fixed region the constants are its first page's, which
+	 * is this process's alone; the code after it may be an image's.
+	 */
+	if (o->ro_fixlen > 0) {
+		reg = o->ro_fix;
+		if ((q = udt_rw_room(o, o->ro_lo, o->ro_hi, len)) == NULL)
+			return left + nok + o->ro_ntrap;
+	} else {
+		if ((reg = udt_rw_room(o, o->ro_lo, o->ro_hi,
+		    UDT_RW_HDRSZ + len)) == NULL)
+			return left + nok + o->ro_ntrap;
+		q = reg + UDT_RW_HDRSZ;
+	}
+	udt_rw_hdr(reg);
 	for (i = 0; i < o->ro_nwin; i++) {
 		struct udt_rw_win *w = &o->ro_win[i];
 
 		if (w->rw_bad)
 			continue;
 		q = (uint8_t *)(((uintptr_t)q + 7) & ~(uintptr_t)7);
-		q = udt_rw_emit_tramp(q, reg, w, &w->rw_tramp);
+		udt_rw_vd = (intptr_t)((uintptr_t)q - (uintptr_t)buf);
+		e = udt_rw_emit_tramp(buf, reg, w, &w->rw_tramp);
+		udt_rw_image_land(o, q, buf, (size_t)(e - buf));
+		q += e - buf;
 	}
 	/* A trapped site's stub: its calls made in place, then back. */
 	stubs = q;
-	for (i = 0; i < o->ro_ntrap; i++, q = stubs + i * UDT_RW_STUBSZ) {
-		q = udt_rw_emit_inplace(q, reg, -1);
-		*q++ = 0xe9;
-		(void)udt_rw_rel32(q, o->ro_trap[i] + 2);
+	for (i = 0; i < o->ro_ntrap; i++) {
+		q = stubs + i * UDT_RW_STUBSZ;
+		udt_rw_vd = (intptr_t)((uintptr_t)q - (uintptr_t)buf);
+		e = udt_rw_emit_inplace(buf, reg, -1);
+		*e++ = 0xe9;
+		e = udt_rw_rel32(e, o->ro_trap[i] + 2);
+		udt_rw_image_land(o, q, buf, (size_t)(e - buf));
 	}
+	udt_rw_vd = 0;
 	ntrap = udt_rw_commit_traps(o, stubs);
 	udt_rw_ntrapped += ntrap;
 	for (i = 0; i < o->ro_nwin; i++) {
@@ -609,16 +692,31 @@ int
 udt_rw_hook_stage(struct udt_rw_obj *o, uintptr_t b)
 {
 	uintptr_t to = (uintptr_t)udt_rw_brk;
-	uint8_t patch[5], *reg;
+	uint8_t patch[5], *reg, buf[8], *e;
 	int32_t rel;
 
-	/* jmp *0(%rip), then the address: udt_rw_brk is further away. */
+	/*
+	 * jmp *0(%rip), then the address: udt_rw_brk is further away.
+	 * In a fixed region, the address is its constants' (udt_rw_hdr()):
+	 * the library lies at another distance in every process.
+	 */
 	if ((reg = udt_rw_room(o, o->ro_lo, o->ro_hi, 14)) == NULL)
 		return -1;
-	reg[0] = 0xff;
-	reg[1] = 0x25;
-	memset(reg + 2, 0, 4);
-	memcpy(reg + 6, &to, sizeof(to));
+	if (o->ro_fixlen > 0) {
+		udt_rw_hdr(o->ro_fix);
+		udt_rw_vd = (intptr_t)((uintptr_t)reg - (uintptr_t)buf);
+		buf[0] = 0xff;
+		buf[1] = 0x25;
+		e = udt_rw_rel32(buf + 2, (uintptr_t)o->ro_fix +
+		    UDT_RW_HDR_BRK);
+		udt_rw_vd = 0;
+		udt_rw_image_land(o, reg, buf, (size_t)(e - buf));
+	} else {
+		reg[0] = 0xff;
+		reg[1] = 0x25;
+		memset(reg + 2, 0, 4);
+		memcpy(reg + 6, &to, sizeof(to));
+	}
 	patch[0] = 0xe9;
 	rel = (int32_t)((uintptr_t)reg - (b + 5));
 	memcpy(patch + 1, &rel, 4);

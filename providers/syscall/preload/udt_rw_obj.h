@@ -43,6 +43,8 @@
 #define UDT_RW_TRAMPSZ	UDT_TRAMP_MAX
 #define UDT_RW_SLOTSZ	(UDT_TRAMP_MAX + UDT_TRAMP_HDR + 8)
 #define UDT_RW_HDRSZ	64	/* a region's constants */
+/* Its words: udt_rw_entry, udt_rw_post, two TLS offsets, udt_rw_brk. */
+#define UDT_RW_HDR_BRK	32
 #define UDT_RW_STUBSZ	64	/* a trapped site's stub */
 #define UDT_RW_CSMEM	(256 * 1024)	/* Capstone's arena */
 
@@ -88,6 +90,7 @@ struct udt_rw_patch {
 struct udt_rw_seg {
 	uintptr_t	sg_lo, sg_hi;
 	int		sg_prot;
+	int		sg_img;			/* its image (ro_img) + 1, or 0 */
 };
 
 /* A region of trampolines a pass carves from (udt_rw_room()). */
@@ -96,6 +99,32 @@ struct udt_rw_seg {
 struct udt_rw_pool {
 	uint8_t		*rp_base;
 	size_t		rp_len, rp_used;
+};
+
+/*
+ * An object whose trampolines lie at a fixed distance from it, so that
+ * its patched text and trampolines are the same bytes in every process
+ * and can be shared through an image file (udt_rw_image.c).  The
+ * region: page 0 this process's constants (written here), then the
+ * trampolines, then the image's footer page.
+ */
+#define UDT_RW_MAXIMG	8
+#define UDT_RW_IMG_SAVE	1		/* no image: write one after */
+#define UDT_RW_IMG_MAP	2		/* the image's region is mapped */
+struct udt_rw_img {
+	int		ri_state;		/* UDT_RW_IMG_*, 0: dropped */
+	int		ri_fd;			/* the image, while MAP */
+	uint8_t		*ri_base;		/* the region */
+	size_t		ri_len;
+	uintptr_t	ri_addr;		/* the object's load address */
+	uintptr_t	ri_tlo, ri_thi;		/* its text's own pages */
+	uint64_t	ri_toff;		/* their file offset */
+	int		ri_tprot;
+	int		ri_k;			/* which spot (udt_rw_image.c) */
+	size_t		ri_nrepair;		/* trampoline bytes mended */
+	const char	*ri_path;		/* the object's file */
+	uint64_t	ri_npatch, ri_psum;	/* its footer's, if MAP */
+	uint8_t		ri_key[sizeof(uint64_t) * 16];	/* udt_plan_key */
 };
 
 /* The object being rewritten: its unwind table, decoded. */
@@ -144,6 +173,13 @@ struct udt_rw_obj {
 	void		*ro_csmem;		/* its memory (udt_rw_cs.c) */
 	size_t		ro_nobj;		/* objects seen: the first is
 						   the program */
+	/* The object's fixed region, when it has one (ro_fixlen > 0). */
+	uint8_t		*ro_fix;
+	size_t		ro_fixlen, ro_fixused;
+	struct udt_rw_img *ro_fiximg;		/* its image, or NULL */
+	struct udt_rw_img ro_img[UDT_RW_MAXIMG];
+	size_t		ro_nimg;
+	int		ro_noimg;		/* images off for this pass */
 };
 
 /* Counts for USERDT_REWRITE=debug, and what is left to dispatch [w]. */
@@ -176,6 +212,28 @@ int	 udt_rw_seal(struct udt_rw_obj *);
 int	 udt_rw_hook(struct udt_rw_obj *, uintptr_t);
 int	 udt_rw_hook_stage(struct udt_rw_obj *, uintptr_t);
 int	 udt_rw_tramp_publish(const uintptr_t (*)[2], size_t);
+
+/*
+ * udt_rw_image.c: images of patched objects (USERDT_IMAGES=0 turns them
+ * off).  udt_rw_image_seg(): an object's only code segment, its windows
+ * and traps known, before anything of it is staged: its region fixed,
+ * and its image's mapped if there is a good one.  udt_rw_image_text():
+ * from udt_rw_flush(), the region sealed: the image's text mapped over
+ * the object's if its patches are the ones staged (0), else -1.
+ * udt_rw_image_save(): from udt_rw_flush(), the patches written.
+ * udt_rw_image_land(): n bytes of code b for at in a region: stored, or
+ * where an image put them, compared (and mended if they differ).
+ */
+#define UDT_RW_IMAGE_ENV	"USERDT_IMAGES"
+extern size_t	udt_rw_img_used, udt_rw_img_saved;
+void	 udt_rw_image_seg(struct udt_rw_obj *, struct dl_phdr_info *, int);
+int	 udt_rw_image_text(struct udt_rw_obj *, struct udt_rw_img *,
+	    const struct udt_rw_patch *, size_t);
+void	 udt_rw_image_save(struct udt_rw_obj *, struct udt_rw_img *,
+	    const struct udt_rw_patch *, size_t);
+void	 udt_rw_image_land(struct udt_rw_obj *, uint8_t *, const uint8_t *,
+	    size_t);
+void	 udt_rw_image_end(struct udt_rw_obj *);
 
 /*
  * udt_rw_plan.c: the rewrite-plan cache of the constructor's pass.

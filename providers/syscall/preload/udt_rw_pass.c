@@ -106,6 +106,7 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	}
 	/* The text changes only now, once, before the tables name it. */
 	udt_rw_flush(&o);
+	udt_rw_image_end(&o);
 	if (udt_rw_tramp_publish(want, nwant) != 0 ||
 	    udt_rw_trap_publish(want, nwant) != 0)
 		left = (size_t)-1;

@@ -462,6 +462,7 @@ udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
 		}
 		if (!apply)
 			continue;
+		udt_rw_image_seg(o, info, i);
 		udt_rw_nsys += ps.ps_dnsys;
 		udt_rw_nwin += ps.ps_dnwin;
 		udt_rw_nleft += ps.ps_dnleft;

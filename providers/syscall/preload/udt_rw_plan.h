@@ -132,6 +132,7 @@ uint64_t udt_plan_hash(uint64_t, const void *, size_t);
 uint64_t udt_plan_kind(void);
 size_t	 udt_plan_cat(char *, size_t, size_t, const char *);
 void	 udt_plan_read(const char *);
+int	 udt_plan_mkdirs(const char *);
 void	 udt_plan_write(void);
 
 #endif /* UDT_RW_PLAN_H */

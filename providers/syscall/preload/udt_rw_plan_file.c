@@ -286,6 +286,51 @@ udt_plan_ourdir(const char *path)
 }
 
 /*
+ * The directory path (under the cache's base): the user's, written by
+ * nobody else.  Made where missing, each part past the base (HOME, or
+ * XDG_CACHE_HOME, made too) mode 0700, only in a base of the user's
+ * own: root's plans never land in a home it was lent.  0, or -1.
+ */
+int
+udt_plan_mkdirs(const char *path)
+{
+	struct stat st;
+	char dir[600], c;
+	size_t n, at;
+
+	if (udt_plan_ourdir(path))
+		return 0;
+	/* XDG_CACHE_HOME may be made; a missing HOME is not. */
+	if (udt_plan.pl_xdg)
+		(void)udt_sys2(SYS_mkdir, udt_plan.pl_base, 0700);
+	if (udt_sys4(SYS_newfstatat, AT_FDCWD, udt_plan.pl_base, &st,
+	    0) != 0 || st.st_uid != udt_plan.pl_euid) {
+		udt_plan_say("not written: ", udt_plan.pl_base,
+		    " is not the user's");
+		return -1;
+	}
+	n = strlen(udt_plan.pl_base);
+	if (strlen(path) >= sizeof(dir) || strncmp(path, udt_plan.pl_base, n)
+	    != 0)
+		return -1;
+	memcpy(dir, path, strlen(path) + 1);
+	for (at = n + 1; dir[at - 1] != '\0'; at++) {
+		if (dir[at] != '/' && dir[at] != '\0')
+			continue;
+		c = dir[at];
+		dir[at] = '\0';
+		(void)udt_sys2(SYS_mkdir, dir, 0700);
+		dir[at] = c;
+	}
+	if (!udt_plan_ourdir(path)) {
+		udt_plan_say("not written: ", path,
+		    " is not a directory of the user's alone");
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The plan in udt_plan_out written to a new file renamed over the old,
  * so a reader sees one or the other whole.  Nothing happens where the
  * cache's directory is not the user's, or cannot be made: the next exec
@@ -294,45 +339,14 @@ udt_plan_ourdir(const char *path)
 void
 udt_plan_write(void)
 {
-	struct stat st;
-	char tmp[600], path[600], dir[512], c;
+	char tmp[600], path[600];
 	uint64_t t;
 	size_t n, at;
 	long fd, w;
 	int i;
 
-	/*
-	 * The directory: the user's, written by nobody else.  Made where
-	 * missing, each part past the base (HOME, or XDG_CACHE_HOME, made
-	 * too) mode 0700, only in a base of the user's own: root's plans
-	 * never land in a home it was lent.
-	 */
-	if (!udt_plan_ourdir(udt_plan.pl_dir)) {
-		/* XDG_CACHE_HOME may be made; a missing HOME is not. */
-		if (udt_plan.pl_xdg)
-			(void)udt_sys2(SYS_mkdir, udt_plan.pl_base, 0700);
-		if (udt_sys4(SYS_newfstatat, AT_FDCWD, udt_plan.pl_base, &st,
-		    0) != 0 || st.st_uid != udt_plan.pl_euid) {
-			udt_plan_say("not written: ", udt_plan.pl_base,
-			    " is not the user's");
-			return;
-		}
-		n = strlen(udt_plan.pl_base);
-		memcpy(dir, udt_plan.pl_dir, sizeof(dir));
-		for (at = n + 1; dir[at - 1] != '\0'; at++) {
-			if (dir[at] != '/' && dir[at] != '\0')
-				continue;
-			c = dir[at];
-			dir[at] = '\0';
-			(void)udt_sys2(SYS_mkdir, dir, 0700);
-			dir[at] = c;
-		}
-		if (!udt_plan_ourdir(udt_plan.pl_dir)) {
-			udt_plan_say("not written: ", udt_plan.pl_dir,
-			    " is not a directory of the user's alone");
-			return;
-		}
-	}
+	if (udt_plan_mkdirs(udt_plan.pl_dir) != 0)
+		return;
 	/* A name no other writer has: the time stamp counter's. */
 	n = udt_plan_cat(path, 0, sizeof(path), udt_plan.pl_dir);
 	n = udt_plan_cat(path, n, sizeof(path), "/");
