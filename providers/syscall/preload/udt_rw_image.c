@@ -104,7 +104,7 @@ struct udt_img_foot {
 	uint64_t	if_objlen;		/* the object's, page-rounded */
 	uint64_t	if_tlo, if_thi, if_toff;	/* its text's pages */
 	uint64_t	if_npatch, if_psum;	/* the patches in it */
-	int32_t		if_spot, if_pad;
+	int32_t		if_spot, if_notrap;	/* and whether it traps */
 	uint64_t	if_sum;			/* of the footer, this 0 */
 };
 
@@ -183,8 +183,8 @@ udt_img_path(const struct udt_rw_img *ri, char *path, size_t max, int dironly)
 
 	h = udt_plan_hash(h, udt_plan.pl_self, udt_plan.pl_selflen);
 	h = udt_plan_hash(h, ri->ri_key, sizeof(struct udt_plan_key));
-	h = udt_plan_hash(h ^ (uint64_t)ri->ri_k, &ri->ri_len,
-	    sizeof(ri->ri_len));
+	h = udt_plan_hash(h ^ (uint64_t)ri->ri_k ^
+	    ((uint64_t)ri->ri_notrap << 8), &ri->ri_len, sizeof(ri->ri_len));
 	for (i = 0; i < 16; i++)
 		hex[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];
 	hex[16] = '\0';
@@ -246,6 +246,7 @@ udt_img_foot_fill(const struct udt_rw_img *ri, struct udt_img_foot *f)
 	f->if_thi = ri->ri_thi - ri->ri_addr;
 	f->if_toff = ri->ri_toff;
 	f->if_spot = ri->ri_k;
+	f->if_notrap = ri->ri_notrap;
 }
 
 /*
@@ -271,7 +272,7 @@ udt_img_check(struct udt_rw_img *ri)
 	if (memcmp(&got.if_key, &want.if_key, sizeof(got.if_key)) != 0)
 		return "made for another object";
 	if (got.if_off != want.if_off || got.if_len != want.if_len ||
-	    got.if_spot != want.if_spot)
+	    got.if_spot != want.if_spot || got.if_notrap != want.if_notrap)
 		return "made for another region";
 	if (got.if_objlen != want.if_objlen || got.if_tlo != want.if_tlo ||
 	    got.if_thi != want.if_thi || got.if_toff != want.if_toff)
@@ -319,7 +320,7 @@ udt_img_map(struct udt_rw_img *ri)
 	    (st.st_mode & 022) != 0 || st.st_nlink != 1 ||
 	    (uint64_t)st.st_size != objlen + ri->ri_len)) {
 		udt_img_say("ignored ", path, ": not a file of ours, or "
-		    "written by others, or cut");
+		    "written by others, or not whole");
 		udt_sys1(SYS_close, fd);
 		fd = -1;
 	} else if (fd < 0 && fd != -ENOENT)
@@ -338,7 +339,16 @@ udt_img_map(struct udt_rw_img *ri)
 				ri->ri_state = UDT_RW_IMG_MAP;
 				return 0;
 			}
-			udt_img_say("refused ", path, why);
+			if (udt_img_debug) {
+				char msg[760];
+				size_t n;
+
+				n = udt_plan_cat(msg, 0, sizeof(msg), path);
+				n = udt_plan_cat(msg, n, sizeof(msg), ": ");
+				n = udt_plan_cat(msg, n, sizeof(msg), why);
+				udt_img_say("refused ", n == (size_t)-1 ? path :
+				    msg, NULL);
+			}
 			/* Anonymous instead, in place. */
 			p = udt_sys6(SYS_mmap, (long)ri->ri_base,
 			    (long)ri->ri_len, PROT_READ | PROT_WRITE,
@@ -412,6 +422,11 @@ udt_rw_image_seg(struct udt_rw_obj *o, struct dl_phdr_info *info, int i)
 	ri->ri_toff = ph->p_offset - (info->dlpi_addr + ph->p_vaddr -
 	    sg->sg_lo);
 	ri->ri_path = info->dlpi_name;
+	/*
+	 * Under a tracer nothing is trapped (udt_rw_untrap()): other
+	 * patches, another image.
+	 */
+	ri->ri_notrap = __atomic_load_n(&udt_rw_notrap, __ATOMIC_ACQUIRE) != 0;
 	memcpy(ri->ri_key, &udt_plan.pl_key, sizeof(udt_plan.pl_key));
 	/* Constants, the most the code takes (the hook's too), footer. */
 	len = 4096 + ((64 + (o->ro_nwin + o->ro_ntrap) * UDT_RW_SLOTSZ +
@@ -575,9 +590,9 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 
 	(void)o;
 	ri->ri_state = 0;
-	/* Under a tracer nothing is trapped: not the usual bytes. */
-	if (__atomic_load_n(&udt_rw_notrap, __ATOMIC_ACQUIRE) ||
-	    udt_img_path(ri, dir, sizeof(dir), 1) != 0 ||
+	/* An untrap since the image was named: its int3s are gone. */
+	if ((__atomic_load_n(&udt_rw_notrap, __ATOMIC_ACQUIRE) != 0) !=
+	    ri->ri_notrap || udt_img_path(ri, dir, sizeof(dir), 1) != 0 ||
 	    udt_img_path(ri, path, sizeof(path), 0) != 0 ||
 	    udt_plan_mkdirs(dir) != 0)
 		return;

@@ -121,6 +121,7 @@ struct udt_rw_img {
 	uint64_t	ri_toff;		/* their file offset */
 	int		ri_tprot;
 	int		ri_k;			/* which spot (udt_rw_image.c) */
+	int		ri_notrap;		/* made where nothing is trapped */
 	size_t		ri_nrepair;		/* trampoline bytes mended */
 	const char	*ri_path;		/* the object's file */
 	uint64_t	ri_npatch, ri_psum;	/* its footer's, if MAP */
