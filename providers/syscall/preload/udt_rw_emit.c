@@ -103,6 +103,7 @@ udt_rw_room(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi, size_t len)
 {
 	const uintptr_t reach = (1UL << 31) - (1UL << 24);
 	struct udt_rw_pool *rp;
+	uint8_t *q;
 	uintptr_t a, b;
 	size_t i;
 
@@ -114,6 +115,9 @@ udt_rw_room(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi, size_t len)
 		o->ro_fixused += len;
 		return o->ro_fix + o->ro_fixused - len;
 	}
+	/* The spare room of an image's region's first page, if in reach. */
+	if ((q = udt_rw_image_room(o, lo, hi, len)) != NULL)
+		return q;
 	for (i = 0; i < o->ro_npool; i++) {
 		rp = &o->ro_pool[i];
 		a = (uintptr_t)rp->rp_base < lo ? (uintptr_t)rp->rp_base : lo;

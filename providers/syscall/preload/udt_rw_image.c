@@ -502,13 +502,10 @@ udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	}
 	udt_rw_img_used++;
 	udt_img_say(ri->ri_path, ": used", NULL);
-	udt_sys1(SYS_close, ri->ri_fd);
-	ri->ri_fd = -1;
+	/* Closed with the others' at the end (udt_rw_image_end()). */
 	ri->ri_state = 0;
 	return 0;
 out:
-	udt_sys1(SYS_close, ri->ri_fd);
-	ri->ri_fd = -1;
 	ri->ri_state = 0;
 	return -1;
 }
@@ -646,17 +643,64 @@ fail:
 	udt_img_say(ri->ri_path, ": no image written", NULL);
 }
 
-/* After the pass's flush: what an image left open closed. */
+/*
+ * Room for len bytes of code for an object that has no fixed region
+ * (the vDSO), within a rel32 jump of all of [lo, hi): in the first page
+ * of this pass's fixed regions, past their constants.  That page is the
+ * process's own (written, never an image's) and sealed with its region.
+ */
+uint8_t *
+udt_rw_image_room(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi,
+    size_t len)
+{
+	const uintptr_t reach = (1UL << 31) - (1UL << 24);
+	struct udt_rw_img *ri;
+	uintptr_t a, b;
+	size_t k;
+
+	if (o->ro_fixlen > 0)
+		return NULL;
+	for (k = 0; k < o->ro_nimg; k++) {
+		ri = &o->ro_img[k];
+		if (ri->ri_p0used < UDT_RW_HDRSZ)
+			ri->ri_p0used = UDT_RW_HDRSZ;
+		a = (uintptr_t)ri->ri_base < lo ? (uintptr_t)ri->ri_base : lo;
+		b = (uintptr_t)ri->ri_base + 4096 > hi ?
+		    (uintptr_t)ri->ri_base + 4096 : hi;
+		if (4096 - ri->ri_p0used >= len && b - a <= reach) {
+			ri->ri_p0used += len;
+			return ri->ri_base + ri->ri_p0used - len;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * After the pass's flush: the images' descriptors closed, in one call
+ * when they are all there is in their range (they were opened one after
+ * the other, each the lowest free).
+ */
 void
 udt_rw_image_end(struct udt_rw_obj *o)
 {
-	size_t k;
+	long lo = -1, hi = -1, fd;
+	size_t k, n = 0;
 
-	for (k = 0; k < o->ro_nimg; k++)
-		if (o->ro_img[k].ri_fd >= 0) {
+	for (k = 0; k < o->ro_nimg; k++) {
+		if ((fd = o->ro_img[k].ri_fd) < 0)
+			continue;
+		lo = lo < 0 || fd < lo ? fd : lo;
+		hi = fd > hi ? fd : hi;
+		n++;
+	}
+	if (n > 0 && (size_t)(hi - lo + 1) == n &&
+	    udt_sys3(SYS_close_range, lo, hi, 0) == 0)
+		n = 0;
+	for (k = 0; k < o->ro_nimg; k++) {
+		if (n > 0 && o->ro_img[k].ri_fd >= 0)
 			udt_sys1(SYS_close, o->ro_img[k].ri_fd);
-			o->ro_img[k].ri_fd = -1;
-		}
+		o->ro_img[k].ri_fd = -1;
+	}
 	o->ro_nimg = 0;
 	o->ro_fixlen = 0;
 	o->ro_fiximg = NULL;

@@ -123,6 +123,7 @@ struct udt_rw_img {
 	int		ri_k;			/* which spot (udt_rw_image.c) */
 	int		ri_notrap;		/* made where nothing is trapped */
 	size_t		ri_nrepair;		/* trampoline bytes mended */
+	size_t		ri_p0used;		/* of the region's first page */
 	const char	*ri_path;		/* the object's file */
 	uint64_t	ri_npatch, ri_psum;	/* its footer's, if MAP */
 	uint8_t		ri_key[sizeof(uint64_t) * 16];	/* udt_plan_key */
@@ -235,6 +236,7 @@ void	 udt_rw_image_save(struct udt_rw_obj *, struct udt_rw_img *,
 void	 udt_rw_image_land(struct udt_rw_obj *, uint8_t *, const uint8_t *,
 	    size_t);
 void	 udt_rw_image_end(struct udt_rw_obj *);
+uint8_t	*udt_rw_image_room(struct udt_rw_obj *, uintptr_t, uintptr_t, size_t);
 
 /*
  * udt_rw_plan.c: the rewrite-plan cache of the constructor's pass.

@@ -22,6 +22,7 @@
  * moment the text changes and the tables that name it are published.
  */
 #include <sys/mman.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <link.h>
 #include <stdint.h>
@@ -61,10 +62,43 @@
  */
 static uint8_t	udt_rw_scratch[UDT_RW_SCRATCH] __attribute__((aligned(4096)));
 
+/* The constructor's pass: the vDSO, put off to the end (below).  [w] */
+struct udt_rw_later {
+	struct udt_rw_obj	*rl_o;
+	struct dl_phdr_info	 rl_vdso;
+	int			 rl_have;
+};
+
+/*
+ * The constructor's pass takes the vDSO last: by then the regions of
+ * the objects with images are there (udt_rw_image.c), and the vDSO's few
+ * trampolines fit in one's first page, which the process writes anyway,
+ * instead of a region of their own (a mapping, a protection, a page
+ * copied).  Its program headers are in its own mapping: kept as they
+ * are, they stay valid.
+ */
+static int
+udt_rw_pass_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct udt_rw_later *rl = arg;
+	uintptr_t eh = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+
+	if (rl->rl_o->ro_want == NULL && !rl->rl_have && eh != 0 &&
+	    (uintptr_t)info->dlpi_phdr >= eh &&
+	    (uintptr_t)info->dlpi_phdr < eh + 4096 &&
+	    size >= sizeof(rl->rl_vdso)) {
+		memcpy(&rl->rl_vdso, info, sizeof(rl->rl_vdso));
+		rl->rl_have = 1;
+		return 0;
+	}
+	return udt_rw_object(info, size, rl->rl_o);
+}
+
 size_t
 udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 {
 	struct udt_rw_obj o;
+	struct udt_rw_later rl;
 	size_t left = udt_rw_nleft;
 	uint8_t *scr;
 
@@ -99,7 +133,11 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	/* The constructor's pass alone: later passes hold the loader's lock. */
 	if (want == NULL && !udt_rw_debug)
 		udt_rw_plan_open(&o);
-	dl_iterate_phdr(udt_rw_object, &o);
+	memset(&rl, 0, sizeof(rl));
+	rl.rl_o = &o;
+	dl_iterate_phdr(udt_rw_pass_object, &rl);
+	if (rl.rl_have)
+		(void)udt_rw_object(&rl.rl_vdso, sizeof(rl.rl_vdso), &o);
 	if (o.ro_ci != NULL) {
 		cs_free(o.ro_ci, 1);
 		cs_close(&o.ro_cs);
