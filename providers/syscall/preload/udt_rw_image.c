@@ -581,8 +581,8 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	struct statfs sf;
 	char dir[700], tmp[760], path[760];
 	uint64_t t, objlen;
-	size_t k, at;
-	long fd;
+	size_t k, at, tlen;
+	long fd, m;
 	int i;
 
 	(void)o;
@@ -603,7 +603,7 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 		    15];
 	tmp[at + 16] = '\0';
 	/* Read-only: a write would reach every process that maps it. */
-	fd = udt_sys3(SYS_open, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	fd = udt_sys3(SYS_open, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC | O_NOCTTY, 0400);
 	if (fd < 0)
 		return;
@@ -614,12 +614,25 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	    udt_img_copy(ri, fd) != 0 ||
 	    udt_sys2(SYS_ftruncate, fd, objlen + ri->ri_len) != 0)
 		goto fail;
+	/*
+	 * The patches stored into the copy's text through a shared
+	 * mapping of it: two calls, not one pwrite a site (libc's 600).
+	 */
+	tlen = ri->ri_thi - ri->ri_tlo;
+	m = udt_sys6(SYS_mmap, 0, (long)tlen, PROT_READ | PROT_WRITE,
+	    MAP_SHARED, fd, (long)ri->ri_toff);
+	if (udt_img_bad(m))
+		goto fail;
 	for (k = 0; k < n; k++) {
 		if (rp[k].rp_at < ri->ri_tlo || rp[k].rp_at + rp[k].rp_len >
-		    ri->ri_thi || udt_img_pwrite(fd, rp[k].rp_b, rp[k].rp_len,
-		    ri->ri_toff + (rp[k].rp_at - ri->ri_tlo)) != 0)
-			goto fail;
+		    ri->ri_thi)
+			break;
+		memcpy((uint8_t *)m + (rp[k].rp_at - ri->ri_tlo), rp[k].rp_b,
+		    rp[k].rp_len);
 	}
+	udt_sys2(SYS_munmap, m, tlen);
+	if (k < n)
+		goto fail;
 	/* The trampolines as built; the constants' page stays zero. */
 	if (udt_img_pwrite(fd, ri->ri_base + 4096, ri->ri_len - 2 * 4096,
 	    objlen + 4096) != 0)
