@@ -55,8 +55,12 @@
  *
  * This file finds and proves the sites; udt_rw_pass.c runs a pass over
  * the loaded objects, udt_rw_eh.c reads the unwind tables, udt_rw_emit.c
- * writes trampolines, stubs and patches, and udt_rw_trap.c keeps the
- * trapped sites and says whether dispatch is still needed.
+ * writes trampolines, stubs and patches, udt_rw_trap.c keeps the
+ * trapped sites and says whether dispatch is still needed, and
+ * udt_rw_image.c keeps an image of each patched object, which later
+ * starts map instead of writing the same pages again: it holds only
+ * what this pass writes, and is used only where the pass stages the
+ * very patches it holds.
  *
  * The flags register is not preserved across a rewritten call (the
  * kernel preserves it): compilers treat every inline system call as

@@ -16,10 +16,11 @@
 
 /*
  * The rewriter's own: what udt_rw.c (finding and proving sites),
- * udt_rw_pass.c (the pass), udt_rw_eh.c (the unwind tables) and
- * udt_rw_emit.c (trampolines, stubs, patches) share about the object a
- * pass goes through.  Only the pass uses it: the constructor, or
- * udt_rw_brk() under the loader's lock [w].
+ * udt_rw_pass.c (the pass), udt_rw_eh.c (the unwind tables),
+ * udt_rw_emit.c (trampolines, stubs, patches) and udt_rw_image.c (images
+ * of patched objects) share about the object a pass goes through.  Only
+ * the pass uses it: the constructor, or udt_rw_brk() under the loader's
+ * lock [w].
  */
 #ifndef UDT_RW_OBJ_H
 #define UDT_RW_OBJ_H
