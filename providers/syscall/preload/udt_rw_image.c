@@ -299,7 +299,9 @@ udt_img_spot(int k, int loader, uintptr_t lo, uintptr_t hi, size_t len)
 /*
  * The image of ri at spot ri_k, if there is a usable one: mapped at the
  * region (MAP). Else the region anonymous there (SAVE).  Returns -1
- * when the spot is taken.
+ * when the spot is taken, 1 when an empty file of ours says that no
+ * image can be used (udt_rw_image_save()): the object is patched in
+ * place, without a region of its own.
  */
 static int
 udt_img_map(struct udt_rw_img *ri)
@@ -309,15 +311,22 @@ udt_img_map(struct udt_rw_img *ri)
 	const char *why = NULL;
 	uint64_t objlen;
 	long fd = -1, p;
+	int ours;
 
 	objlen = (((const struct udt_plan_key *)(const void *)ri->ri_key)->
 	    pk_size + 4095) & ~(uint64_t)4095;
 	if (udt_img_path(ri, path, sizeof(path), 0) == 0)
 		fd = udt_sys3(SYS_open, path, O_RDONLY | O_CLOEXEC |
 		    O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0);
-	if (fd >= 0 && (udt_sys2(SYS_fstat, fd, &st) != 0 ||
-	    !S_ISREG(st.st_mode) || st.st_uid != udt_plan.pl_euid ||
-	    (st.st_mode & 022) != 0 || st.st_nlink != 1 ||
+	ours = fd >= 0 && udt_sys2(SYS_fstat, fd, &st) == 0 &&
+	    S_ISREG(st.st_mode) && st.st_uid == udt_plan.pl_euid &&
+	    (st.st_mode & 022) == 0 && st.st_nlink == 1;
+	if (ours && st.st_size == 0) {
+		/* Ours, empty: no image can be used here (noexec). */
+		udt_sys1(SYS_close, fd);
+		return 1;
+	}
+	if (fd >= 0 && (!ours ||
 	    (uint64_t)st.st_size != objlen + ri->ri_len)) {
 		udt_img_say("ignored ", path, ": not a file of ours, or "
 		    "written by others, or not whole");
@@ -385,7 +394,7 @@ udt_rw_image_seg(struct udt_rw_obj *o, struct dl_phdr_info *info, int i)
 	const uintptr_t reach = (1UL << 31) - (1UL << 24);
 	uintptr_t lo = UINTPTR_MAX, hi = 0, a, b, base;
 	size_t len;
-	int k, nx = 0, loader;
+	int k, nx = 0, loader, r = -1;
 
 	o->ro_fixlen = 0;
 	o->ro_fiximg = NULL;
@@ -442,10 +451,10 @@ udt_rw_image_seg(struct udt_rw_obj *o, struct dl_phdr_info *info, int i)
 			continue;
 		ri->ri_base = (uint8_t *)base;
 		ri->ri_k = k;
-		if (udt_img_map(ri) == 0)
+		if ((r = udt_img_map(ri)) >= 0)
 			break;
 	}
-	if (k == UDT_IMG_NSPOT)
+	if (k == UDT_IMG_NSPOT || r > 0)
 		return;
 	o->ro_nimg++;
 	o->ro_seg[o->ro_nseg - 1].sg_img = (int)o->ro_nimg;
@@ -609,9 +618,21 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 		return;
 	udt_img_foot_fill(ri, &f);
 	objlen = f.if_objlen;
-	/* Code cannot be mapped from a noexec file system: no image. */
-	if (udt_sys2(SYS_fstatfs, fd, &sf) != 0 || (sf.f_flags & ST_NOEXEC) ||
-	    udt_img_copy(ri, fd) != 0 ||
+	/*
+	 * Code cannot be mapped from a noexec file system: no image, and
+	 * the empty file says so to later starts, which then neither map
+	 * nor try again (udt_img_map()).
+	 */
+	if (udt_sys2(SYS_fstatfs, fd, &sf) != 0)
+		goto fail;
+	if (sf.f_flags & ST_NOEXEC) {
+		udt_sys1(SYS_close, fd);
+		if (udt_sys2(SYS_rename, tmp, path) != 0)
+			(void)udt_sys1(SYS_unlink, tmp);
+		udt_img_say(path, ": left empty, a noexec file system", NULL);
+		return;
+	}
+	if (udt_img_copy(ri, fd) != 0 ||
 	    udt_sys2(SYS_ftruncate, fd, objlen + ri->ri_len) != 0)
 		goto fail;
 	/*
