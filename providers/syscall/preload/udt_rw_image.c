@@ -487,10 +487,17 @@ int
 udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
     const struct udt_rw_patch *rp, size_t n)
 {
+	size_t k;
 	long p;
 
 	(void)o;
-	if (n != ri->ri_npatch || udt_img_psum(ri, rp, n) != ri->ri_psum) {
+	/* Every patch where the mapping goes: else it would be lost. */
+	for (k = 0; k < n; k++)
+		if (rp[k].rp_at < ri->ri_tlo || rp[k].rp_at + rp[k].rp_len >
+		    ri->ri_thi)
+			break;
+	if (k < n || n != ri->ri_npatch ||
+	    udt_img_psum(ri, rp, n) != ri->ri_psum) {
 		udt_img_say(ri->ri_path, ": text not mapped: its patches are "
 		    "not the ones staged", NULL);
 		goto out;
