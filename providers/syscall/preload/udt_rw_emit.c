@@ -157,6 +157,15 @@ udt_rw_seal(struct udt_rw_obj *o)
 		    o->ro_pool[i].rp_len, PROT_READ | PROT_EXEC) != 0)
 			r = -1;
 	o->ro_npool = 0;
+	/*
+	 * Nothing more is carved from a sealed region: after an early
+	 * flush the rest of the pass gets new ones (udt_rw_room()), the
+	 * images' first pages included (udt_rw_image_room()).
+	 */
+	for (i = 0; i < o->ro_nimg; i++)
+		o->ro_img[i].ri_p0used = 4096;
+	o->ro_fixlen = 0;
+	o->ro_fiximg = NULL;
 	return r;
 }
 

@@ -699,7 +699,8 @@ udt_rw_image_room(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi,
 	uintptr_t a, b;
 	size_t k;
 
-	if (o->ro_fixlen > 0)
+	/* Sealed already, if the pass flushed early (udt_rw_seal()). */
+	if (o->ro_fixlen > 0 || o->ro_noimg)
 		return NULL;
 	for (k = 0; k < o->ro_nimg; k++) {
 		ri = &o->ro_img[k];
