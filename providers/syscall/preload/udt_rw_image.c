@@ -599,7 +599,7 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	uint64_t t, objlen;
 	size_t k, at, tlen;
 	long fd, m;
-	int i;
+	int i, same;
 
 	(void)o;
 	ri->ri_state = 0;
@@ -658,9 +658,22 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 		memcpy((uint8_t *)m + (rp[k].rp_at - ri->ri_tlo), rp[k].rp_b,
 		    rp[k].rp_len);
 	}
+	/*
+	 * The copy's text, patched, must be the text this process runs:
+	 * the key's build-id is read from memory but its stat from the
+	 * path, and a package upgrade may have renamed a new file over
+	 * the one the loader mapped (same size, say).  Any other change
+	 * already made to the text (a debugger's, an earlier preload's)
+	 * is refused here too.  Once, at save time: saving is rare.
+	 */
+	same = k == n && (ri->ri_tprot & PROT_READ) &&
+	    memcmp((const void *)m, (const void *)ri->ri_tlo, tlen) == 0;
 	udt_sys2(SYS_munmap, m, tlen);
-	if (k < n)
+	if (!same) {
+		udt_img_say(ri->ri_path, ": its file is not the text mapped",
+		    NULL);
 		goto fail;
+	}
 	/* The trampolines as built; the constants' page stays zero. */
 	if (udt_img_pwrite(fd, ri->ri_base + 4096, ri->ri_len - 2 * 4096,
 	    objlen + 4096) != 0)
@@ -669,6 +682,12 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	f.if_psum = udt_img_psum(ri, rp, n);
 	f.if_sum = udt_img_footsum(&f);
 	if (udt_img_pwrite(fd, &f, sizeof(f), objlen + ri->ri_len - 4096) != 0)
+		goto fail;
+	/*
+	 * On the disk before its name: after a power loss a file of the
+	 * right size but zeros would pass the footer's checks.
+	 */
+	if (udt_sys1(SYS_fdatasync, fd) != 0)
 		goto fail;
 	udt_sys1(SYS_close, fd);
 	if (udt_sys2(SYS_rename, tmp, path) != 0) {
