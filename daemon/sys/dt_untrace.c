@@ -82,7 +82,10 @@ dt_untrace_site(pid_t pid, uint64_t pc)
 		for (i = n; i-- > 1; ) {
 			w[0] = buf[(from - lo) / 8 + i - 1];
 			w[1] = buf[(from - lo) / 8 + i];
-			/* The site, from the header's own address. */
+			/*
+			 * The site, from the header's own address (the
+			 * magic says relative: udt_wire.h).
+			 */
 			if (w[0] == UDT_TRAMP_MAGIC && w[1] != 0 &&
 			    pc - (from + 8 * (i + 1)) < UDT_TRAMP_MAX)
 				return from + 8 * (i - 1) + w[1];

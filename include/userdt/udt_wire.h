@@ -529,13 +529,15 @@ _Static_assert(sizeof(struct udt_tab) <= UDT_TAB_SIZE, "udt_tab size");
  * less the header's own (the magic's), modulo 2^64: relative, so that
  * the trampolines of an object are the same bytes in every process and
  * can be shared as a file (providers/syscall/preload/udt_rw_image.c); a
- * trampoline's code is at most UDT_TRAMP_MAX bytes.  They are the
+ * trampoline's code is at most UDT_TRAMP_MAX bytes.  The magic changed
+ * with the meaning ("udtramsp" held the site itself): a dtd and a
+ * tracee of different versions find no header, not a wrong site.  They are the
  * tracee's bytes: only ever a PC of its own stack is taken from them.
  * A sample in the library's entry has a frame-pointer frame whose
  * return address is the site, so the frames of the library itself
  * (file name UDT_LIB_PREFIX...) are cut from the leaf down to it.
  */
-#define UDT_TRAMP_MAGIC		0x70736d6172747564ULL	/* "udtramsp" */
+#define UDT_TRAMP_MAGIC		0x72736d6172747564ULL	/* "udtramsr" */
 #define UDT_TRAMP_HDR		16
 #define UDT_TRAMP_MAX		224
 #define UDT_LIB_PREFIX		"libuserdt-preload"
