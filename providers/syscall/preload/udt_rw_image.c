@@ -110,6 +110,7 @@ struct udt_img_foot {
 
 /* Counts for USERDT_IMAGES=debug and the tests [w]. */
 size_t	udt_rw_img_used, udt_rw_img_saved;
+int	udt_rw_img_traced;					/* [w] */
 static int	udt_img_on = -1, udt_img_debug;		/* [w] */
 
 static void
@@ -483,6 +484,42 @@ udt_rw_image_land(struct udt_rw_obj *o, uint8_t *at, const uint8_t *b,
 	memcpy(at, b, n);
 }
 
+/*
+ * Whether a page of [lo, hi) is a private copy already, or cannot be
+ * told: a change made to the text before this constructor (an earlier
+ * preload's hook, a breakpoint), which the image mapped over it would
+ * undo.  From /proc/self/pagemap: a page present or swapped that is
+ * not a file's.  No page is read (no fault).
+ */
+static int
+udt_img_touched(uintptr_t lo, uintptr_t hi)
+{
+	uint64_t e[512];
+	const uint64_t inmem = 3ULL << 62, file = 1ULL << 61;
+	size_t i, n;
+	long fd, r;
+	int bad = 1;
+
+	fd = udt_sys3(SYS_open, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC,
+	    0);
+	if (fd < 0)
+		return 1;
+	for (; lo < hi; lo += n * 4096) {
+		n = (hi - lo) / 4096;
+		n = n > 512 ? 512 : n;
+		r = udt_sys4(SYS_pread64, fd, e, n * 8, (long)(lo / 4096 * 8));
+		if (r != (long)(n * 8))
+			goto out;
+		for (i = 0; i < n; i++)
+			if ((e[i] & inmem) != 0 && (e[i] & file) == 0)
+				goto out;
+	}
+	bad = 0;
+out:
+	udt_sys1(SYS_close, fd);
+	return bad;
+}
+
 int
 udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
     const struct udt_rw_patch *rp, size_t n)
@@ -500,6 +537,19 @@ udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	    udt_img_psum(ri, rp, n) != ri->ri_psum) {
 		udt_img_say(ri->ri_path, ": text not mapped: its patches are "
 		    "not the ones staged", NULL);
+		goto out;
+	}
+	/*
+	 * A tracer's breakpoints (gdb's, the loader's probes) may be in
+	 * the text already, as may another preload's hooks: kept.
+	 */
+	if (udt_rw_img_traced) {
+		udt_img_say(ri->ri_path, ": text not mapped: traced", NULL);
+		goto out;
+	}
+	if (udt_img_touched(ri->ri_tlo, ri->ri_thi)) {
+		udt_img_say(ri->ri_path, ": text not mapped: changed already "
+		    "(or its pages cannot be told)", NULL);
 		goto out;
 	}
 	if (ri->ri_nrepair > 0)
@@ -603,8 +653,11 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 
 	(void)o;
 	ri->ri_state = 0;
-	/* An untrap since the image was named: its int3s are gone. */
-	if ((__atomic_load_n(&udt_rw_notrap, __ATOMIC_ACQUIRE) != 0) !=
+	/*
+	 * Traced: never mapped (udt_rw_image_text()), so not written.  An
+	 * untrap since the image was named: its int3s are gone.
+	 */
+	if (udt_rw_img_traced || (__atomic_load_n(&udt_rw_notrap, __ATOMIC_ACQUIRE) != 0) !=
 	    ri->ri_notrap || udt_img_path(ri, dir, sizeof(dir), 1) != 0 ||
 	    udt_img_path(ri, path, sizeof(path), 0) != 0 ||
 	    udt_plan_mkdirs(dir) != 0)

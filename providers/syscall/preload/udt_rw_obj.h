@@ -229,6 +229,7 @@ int	 udt_rw_tramp_publish(const uintptr_t (*)[2], size_t);
  */
 #define UDT_RW_IMAGE_ENV	"USERDT_IMAGES"
 extern size_t	udt_rw_img_used, udt_rw_img_saved;
+extern int	udt_rw_img_traced;	/* TracerPid != 0 at start [w] */
 void	 udt_rw_image_seg(struct udt_rw_obj *, struct dl_phdr_info *, int);
 int	 udt_rw_image_text(struct udt_rw_obj *, struct udt_rw_img *,
 	    const struct udt_rw_patch *, size_t);

@@ -177,6 +177,8 @@ udt_rw_init(void)
 	 * The status just read says, without reading it again.
 	 */
 	udt_rw_tracer_seen(tracer);
+	/* Its breakpoints may be in the text already: no image over it. */
+	udt_rw_img_traced = tracer != 0;
 	left = udt_rw_pass(NULL, 0);
 	udt_rw_trap_done(left);
 	if (udt_rw_debug) {
