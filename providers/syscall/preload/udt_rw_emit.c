@@ -143,8 +143,9 @@ carve:
 }
 
 /*
- * The pass's regions made executable, before any site jumps there.
- * Returns -1 if one cannot be: then no staged patch may be written.
+ * The pass's regions made executable, before any site jumps there (an
+ * image's that cannot be, a copy: udt_rw_image_unshare()).  Returns -1
+ * if one cannot be: then no staged patch may be written.
  */
 int
 udt_rw_seal(struct udt_rw_obj *o)
@@ -154,7 +155,9 @@ udt_rw_seal(struct udt_rw_obj *o)
 
 	for (i = 0; i < o->ro_npool; i++)
 		if (udt_sys3(SYS_mprotect, o->ro_pool[i].rp_base,
-		    o->ro_pool[i].rp_len, PROT_READ | PROT_EXEC) != 0)
+		    o->ro_pool[i].rp_len, PROT_READ | PROT_EXEC) != 0 &&
+		    udt_rw_image_unshare(o, o->ro_pool[i].rp_base,
+		    o->ro_pool[i].rp_len) != 0)
 			r = -1;
 	o->ro_npool = 0;
 	/*

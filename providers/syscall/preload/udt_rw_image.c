@@ -576,6 +576,40 @@ out:
 	return -1;
 }
 
+/*
+ * Whether a file system may take a file from under a mapping of it: a
+ * network one's, where another host can remove or replace it (ESTALE,
+ * then SIGBUS in whatever runs the text), or a FUSE daemon's.
+ */
+static int
+udt_img_remote(const struct statfs *sf)
+{
+	static const uint32_t magic[] = {
+		0x6969,		/* NFS_SUPER_MAGIC */
+		0x517b,		/* SMB_SUPER_MAGIC */
+		0xff534d42,	/* CIFS_SUPER_MAGIC */
+		0xfe534d42,	/* SMB2_SUPER_MAGIC */
+		0x65735546,	/* FUSE_SUPER_MAGIC */
+		0x01021997,	/* V9FS_MAGIC */
+		0x00c36400,	/* CEPH_SUPER_MAGIC */
+		0x5346414f,	/* AFS_SUPER_MAGIC */
+		0x6b414653,	/* AFS_FS_MAGIC */
+		0x73757245,	/* CODA_SUPER_MAGIC */
+		0x7461636f,	/* OCFS2_SUPER_MAGIC */
+		0x01161970,	/* GFS2_MAGIC */
+		0x20030528,	/* ORANGEFS_DEVREQ_MAGIC */
+		0x0bd00bd0,	/* Lustre's */
+		0x47504653,	/* GPFS' */
+		0xbeefdead,	/* SNFS' (StorNext) */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
+		if ((uint32_t)sf->f_type == magic[i])
+			return 1;
+	return 0;
+}
+
 /* n bytes at off of fd, all: 0, or -1. */
 static int
 udt_img_pwrite(long fd, const void *b, size_t n, uint64_t off)
@@ -679,17 +713,22 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	udt_img_foot_fill(ri, &f);
 	objlen = f.if_objlen;
 	/*
-	 * Code cannot be mapped from a noexec file system: no image, and
+	 * Code cannot be mapped from a noexec file system, and must not
+	 * be from a network or FUSE one (udt_img_remote()): no image, and
 	 * the empty file says so to later starts, which then neither map
-	 * nor try again (udt_img_map()).
+	 * nor try again (udt_img_map()).  So no start calls fstatfs: an
+	 * image it may map was written by this library (its name says),
+	 * which checked the file system then.
 	 */
 	if (udt_sys2(SYS_fstatfs, fd, &sf) != 0)
 		goto fail;
-	if (sf.f_flags & ST_NOEXEC) {
+	if ((sf.f_flags & ST_NOEXEC) || udt_img_remote(&sf)) {
 		udt_sys1(SYS_close, fd);
 		if (udt_sys2(SYS_rename, tmp, path) != 0)
 			(void)udt_sys1(SYS_unlink, tmp);
-		udt_img_say(path, ": left empty, a noexec file system", NULL);
+		udt_img_say(path, (sf.f_flags & ST_NOEXEC) ? ": left empty, a "
+		    "noexec file system" : ": left empty, a network or FUSE "
+		    "file system", NULL);
 		return;
 	}
 	if (udt_img_copy(ri, fd) != 0 ||
@@ -754,6 +793,40 @@ fail:
 	udt_sys1(SYS_close, fd);
 	(void)udt_sys1(SYS_unlink, tmp);
 	udt_img_say(ri->ri_path, ": no image written", NULL);
+}
+
+/*
+ * The region at base, an image's, could not be made executable (a
+ * cache remounted noexec, a security module's rule on its file): its
+ * bytes moved to anonymous memory at the same place and that made
+ * executable, so that the object's patches and the others' stand.
+ * Its text is then not mapped from the image either (that mmap fails
+ * too: the patches are written).  Returns 0, or -1 if neither is.
+ */
+int
+udt_rw_image_unshare(struct udt_rw_obj *o, uint8_t *base, size_t len)
+{
+	size_t k;
+	long p;
+
+	for (k = 0; k < o->ro_nimg; k++)
+		if (o->ro_img[k].ri_base == base)
+			break;
+	if (k == o->ro_nimg)
+		return -1;
+	p = udt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (udt_img_bad(p))
+		return -1;
+	memcpy((void *)p, base, len);
+	if (udt_sys5(SYS_mremap, p, (long)len, (long)len, MREMAP_MAYMOVE |
+	    MREMAP_FIXED, (long)base) != (long)base) {
+		udt_sys2(SYS_munmap, p, len);
+		return -1;
+	}
+	udt_img_say(o->ro_img[k].ri_path, ": its image's region cannot be "
+	    "executable: a copy instead", NULL);
+	return (int)udt_sys3(SYS_mprotect, base, len, PROT_READ | PROT_EXEC);
 }
 
 /*
