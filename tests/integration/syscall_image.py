@@ -244,18 +244,22 @@ def main():
         def others(p):
             os.chown(p, 65534, -1)
 
-        for what, spoil, why in [
-                ("group-writable", writable, "written by others"),
-                ("someone else's", others, "written by others"),
-                ("for another object", forge_key,
-                 "made for another object")]:
+        spoils = [("group-writable", writable, "written by others"),
+                  ("for another object", forge_key,
+                   "made for another object")]
+        # Only root can give the file away (the suite runs as root).
+        if os.geteuid() == 0:
+            spoils.insert(1, ("someone else's", others, "written by others"))
+        else:
+            print("# not root: an image someone else's not tried")
+        for what, spoil, why in spoils:
             if spoil(img) is False:
                 check(False, "the image's footer could be forged")
                 continue
             r = Run(btrace, prog, work, env)
             check(r.rc == 0 and r.nev == N and image_of(r, images) is None
                   and any(why in s for s in r.said) and
-                  r.text_path().endswith("/libc.so.6") and
+                  (r.text_path() or "").endswith("/libc.so.6") and
                   r.at(r.jump) is not None,
                   "an image %s is not used: libc's own text, its site "
                   "rewritten, every call recorded (%s)" % (what, r.show()))
@@ -266,7 +270,7 @@ def main():
                   "then the image written again is used (%s)" % r.show())
         r = Run(btrace, prog, work, env, "0")
         check(r.rc == 0 and r.nev == N and image_of(r, images) is None and
-              not r.said and r.text_path().endswith("/libc.so.6"),
+              not r.said and (r.text_path() or "").endswith("/libc.so.6"),
               "USERDT_IMAGES=0 maps no image (%s)" % r.show())
     finally:
         stop_dtd(d)

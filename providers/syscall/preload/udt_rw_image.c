@@ -47,11 +47,18 @@
  *    mended where it differs (a copy of that page); the image's text is
  *    mapped only if the footer's sum of its patches is the sum of the
  *    patches staged (not under a tracer that made the pass trap
- *    nothing, say), and then every patch is compared with the mapped
- *    text before it is taken as written (udt_rw_flush());
+ *    nothing, say), all of them within it; then they are taken as
+ *    written without reading the text again (udt_rw_flush(): each read
+ *    a fault);
+ *  - never over the text of a traced process (a debugger's breakpoints
+ *    may be there), nor over text with a page changed already (an
+ *    earlier preload's hooks: udt_img_touched());
  *  - an image is written only from the file whose key the plan has,
  *    its bytes plus the patches the pass staged, and the trampolines it
- *    built, once all its patches are written.
+ *    built, once all its patches are written, and only if that text is
+ *    the one in memory (not a file renamed over it since); synced
+ *    before its rename; never on a noexec, network or FUSE file system
+ *    (an empty file says so).
  * The rest of the image's text (the object's bytes between the sites)
  * is trusted as the plan is: whoever can write the user's cache can
  * already run code as the user (doc/threat-model.md).
