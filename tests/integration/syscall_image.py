@@ -268,6 +268,12 @@ def main():
             check(r.rc == 0 and r.nev == N and from_image(r, images) and
                   image_of(r, images) == img,
                   "then the image written again is used (%s)" % r.show())
+        # A pass that flushes early (every 100 patches here) seals the
+        # images' regions halfway: nothing may be stored there after.
+        r = Run(btrace, prog, work, env, "debug-flush")
+        check(r.rc == 0 and r.nev == N and r.at(r.jump) is not None,
+              "a pass that flushes early runs, its site rewritten, every "
+              "call recorded (%s)" % r.show())
         r = Run(btrace, prog, work, env, "0")
         check(r.rc == 0 and r.nev == N and image_of(r, images) is None and
               not r.said and (r.text_path() or "").endswith("/libc.so.6"),

@@ -118,7 +118,7 @@ struct udt_img_foot {
 /* Counts for USERDT_IMAGES=debug and the tests [w]. */
 size_t	udt_rw_img_used, udt_rw_img_saved;
 int	udt_rw_img_traced;					/* [w] */
-static int	udt_img_on = -1, udt_img_debug;		/* [w] */
+static int	udt_img_on = -1, udt_img_debug, udt_img_flush;	/* [w] */
 
 static void
 udt_img_say(const char *a, const char *b, const char *c)
@@ -147,9 +147,23 @@ udt_img_enabled(void)
 	if (udt_img_on < 0) {
 		env = getenv(UDT_RW_IMAGE_ENV);
 		udt_img_on = env == NULL || strcmp(env, "0") != 0;
-		udt_img_debug = env != NULL && strcmp(env, "debug") == 0;
+		udt_img_debug = env != NULL && (strcmp(env, "debug") == 0 ||
+		    strcmp(env, "debug-flush") == 0);
+		udt_img_flush = env != NULL &&
+		    strcmp(env, "debug-flush") == 0;
 	}
 	return udt_img_on;
+}
+
+/*
+ * The most patches the constructor's pass stages before it flushes:
+ * max, or few under USERDT_IMAGES=debug-flush, for the tests of a pass
+ * that flushes early (udt_rw_seal()).
+ */
+size_t
+udt_rw_image_maxpatch(size_t max)
+{
+	return udt_img_enabled() && udt_img_flush ? 100 : max;
 }
 
 static int

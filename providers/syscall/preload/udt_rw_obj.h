@@ -240,6 +240,7 @@ void	 udt_rw_image_land(struct udt_rw_obj *, uint8_t *, const uint8_t *,
 void	 udt_rw_image_end(struct udt_rw_obj *);
 uint8_t	*udt_rw_image_room(struct udt_rw_obj *, uintptr_t, uintptr_t, size_t);
 int	 udt_rw_image_unshare(struct udt_rw_obj *, uint8_t *, size_t);
+size_t	 udt_rw_image_maxpatch(size_t);
 
 /*
  * udt_rw_plan.c: the rewrite-plan cache of the constructor's pass.

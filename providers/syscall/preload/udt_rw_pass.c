@@ -122,7 +122,8 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	scr += UDT_RW_MAXSITE * sizeof(*o.ro_win);
 	o.ro_trap = (void *)scr;
 	scr += UDT_RW_MAXSITE * sizeof(*o.ro_trap);
-	o.ro_maxpatch = UDT_RW_MAXPATCH;
+	o.ro_maxpatch = want == NULL ?
+	    udt_rw_image_maxpatch(UDT_RW_MAXPATCH) : UDT_RW_MAXPATCH;
 	o.ro_patch = (void *)scr;
 	scr += o.ro_maxpatch * sizeof(*o.ro_patch);
 	o.ro_maxseg = UDT_RW_MAXSEG;
