@@ -513,32 +513,33 @@ udt_rw_image_land(struct udt_rw_obj *o, uint8_t *at, const uint8_t *b,
  * not a file's.  No page is read (no fault).
  */
 static int
-udt_img_touched(uintptr_t lo, uintptr_t hi)
+udt_img_touched(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
 {
 	uint64_t e[512];
 	const uint64_t inmem = 3ULL << 62, file = 1ULL << 61;
 	size_t i, n;
 	long fd, r;
-	int bad = 1;
 
-	fd = udt_sys3(SYS_open, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC,
-	    0);
-	if (fd < 0)
-		return 1;
+	/* Open for the pass, closed with the images (udt_rw_image_end()). */
+	if (o->ro_pagemap == 0) {
+		fd = udt_sys3(SYS_open, "/proc/self/pagemap", O_RDONLY |
+		    O_CLOEXEC, 0);
+		if (fd < 0)
+			return 1;
+		o->ro_pagemap = fd + 1;
+	}
+	fd = o->ro_pagemap - 1;
 	for (; lo < hi; lo += n * 4096) {
 		n = (hi - lo) / 4096;
 		n = n > 512 ? 512 : n;
 		r = udt_sys4(SYS_pread64, fd, e, n * 8, (long)(lo / 4096 * 8));
 		if (r != (long)(n * 8))
-			goto out;
+			return 1;
 		for (i = 0; i < n; i++)
 			if ((e[i] & inmem) != 0 && (e[i] & file) == 0)
-				goto out;
+				return 1;
 	}
-	bad = 0;
-out:
-	udt_sys1(SYS_close, fd);
-	return bad;
+	return 0;
 }
 
 int
@@ -568,7 +569,7 @@ udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
 		udt_img_say(ri->ri_path, ": text not mapped: traced", NULL);
 		goto out;
 	}
-	if (udt_img_touched(ri->ri_tlo, ri->ri_thi)) {
+	if (udt_img_touched(o, ri->ri_tlo, ri->ri_thi)) {
 		udt_img_say(ri->ri_path, ": text not mapped: changed already "
 		    "(or its pages cannot be told)", NULL);
 		goto out;
@@ -884,18 +885,18 @@ udt_rw_image_room(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi,
 }
 
 /*
- * After the pass's flush: the images' descriptors closed, in one call
- * when they are all there is in their range (they were opened one after
- * the other, each the lowest free).
+ * After the pass's flush: the images' descriptors and pagemap's closed,
+ * in one call when they are all there is in their range (they were
+ * opened one after the other, each the lowest free).
  */
 void
 udt_rw_image_end(struct udt_rw_obj *o)
 {
-	long lo = -1, hi = -1, fd;
+	long lo = -1, hi = -1, fd, pm = o->ro_pagemap - 1;
 	size_t k, n = 0;
 
-	for (k = 0; k < o->ro_nimg; k++) {
-		if ((fd = o->ro_img[k].ri_fd) < 0)
+	for (k = 0; k <= o->ro_nimg; k++) {
+		if ((fd = k < o->ro_nimg ? o->ro_img[k].ri_fd : pm) < 0)
 			continue;
 		lo = lo < 0 || fd < lo ? fd : lo;
 		hi = fd > hi ? fd : hi;
@@ -909,6 +910,9 @@ udt_rw_image_end(struct udt_rw_obj *o)
 			udt_sys1(SYS_close, o->ro_img[k].ri_fd);
 		o->ro_img[k].ri_fd = -1;
 	}
+	if (n > 0 && pm >= 0)
+		udt_sys1(SYS_close, pm);
+	o->ro_pagemap = 0;
 	o->ro_nimg = 0;
 	o->ro_fixlen = 0;
 	o->ro_fiximg = NULL;

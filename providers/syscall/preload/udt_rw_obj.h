@@ -183,6 +183,7 @@ struct udt_rw_obj {
 	struct udt_rw_img ro_img[UDT_RW_MAXIMG];
 	size_t		ro_nimg;
 	int		ro_noimg;		/* images off for this pass */
+	long		ro_pagemap;		/* its fd + 1, or 0 */
 };
 
 /* Counts for USERDT_REWRITE=debug, and what is left to dispatch [w]. */
