@@ -35,8 +35,9 @@
  *				of the /bin/true image from its execve on,
  *				less the untraced image's (the launcher's
  *				ptrace is refused under strace, hence -L);
- *				warm, the second such run (the first makes
- *				the images of a process under a tracer)
+ *				a process under strace neither maps nor
+ *				writes images (udt_rw_image.c): these are
+ *				the calls without them
  *	make -j2		32 small C files compiled and linked in a
  *				temporary directory, under dtrun and under
  *				bpftrace counting every system call (skipped
@@ -573,13 +574,6 @@ main(int argc, char *argv[])
 			continue;
 		launcher(c == C_AB && abdtrun != NULL ? abdtrun : argv[2],
 		    a_tr, b_tr, s_tr, mk_tr);
-		/*
-		 * Warm: a process under strace traps nothing, so it has
-		 * images of its own (udt_rw_image.c), made by a first such
-		 * run; the second is counted.
-		 */
-		if (c >= 2)
-			(void)strace_calls(dd.dd_dir, s_tr, env[c]);
 		calls[c] = (double)strace_calls(dd.dd_dir, c == 0 ? a_un :
 		    s_tr, env[c]);
 	}
