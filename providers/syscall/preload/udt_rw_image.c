@@ -420,7 +420,9 @@ udt_rw_image_seg(struct udt_rw_obj *o, struct dl_phdr_info *info, int i)
 
 	o->ro_fixlen = 0;
 	o->ro_fiximg = NULL;
-	if (!udt_img_enabled() || o->ro_want != NULL || !o->ro_plan ||
+	/* Traced: never mapped (udt_rw_image_text()), so no region either. */
+	if (!udt_img_enabled() || udt_rw_img_traced || o->ro_want != NULL ||
+	    !o->ro_plan ||
 	    o->ro_noimg || !udt_plan.pl_keyok ||
 	    udt_plan.pl_key.pk_kind != UDT_PLAN_STAT ||
 	    o->ro_nimg == UDT_RW_MAXIMG || o->ro_npool == UDT_RW_MAXPOOL ||
