@@ -202,6 +202,34 @@ def forge_key(p):
     return True
 
 
+def noexec(btrace, prog, work, env):
+    """A cache remounted noexec once its images are made: the images'
+    regions cannot be made executable, so they are copied; libc's text
+    patched in place, its site rewritten, every call recorded."""
+    mnt = work + "/noexec"
+    os.mkdir(mnt)
+    if os.geteuid() != 0 or subprocess.run(
+            ["mount", "-t", "tmpfs", "tmpfs", mnt],
+            capture_output=True).returncode != 0:
+        print("# no tmpfs mount here: a cache remounted noexec not tried")
+        return
+    try:
+        e = dict(env, XDG_CACHE_HOME=mnt)
+        a = Run(btrace, prog, work, e)
+        ok = subprocess.run(["mount", "-o", "remount,noexec", mnt],
+                            capture_output=True).returncode == 0
+        r = Run(btrace, prog, work, e)
+        check(ok and a.rc == 0 and r.rc == 0 and r.nev == N and
+              any("cannot be executable" in s for s in r.said) and
+              (r.text_path() or "").endswith("/libc.so.6") and
+              r.at(r.jump) is not None,
+              "a cache remounted noexec: the images' regions copied, "
+              "libc's own text, its site rewritten, every call recorded "
+              "(%s)" % r.show())
+    finally:
+        subprocess.run(["umount", mnt], capture_output=True)
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__)
@@ -274,6 +302,7 @@ def main():
         check(r.rc == 0 and r.nev == N and r.at(r.jump) is not None,
               "a pass that flushes early runs, its site rewritten, every "
               "call recorded (%s)" % r.show())
+        noexec(btrace, prog, work, env)
         r = Run(btrace, prog, work, env, "0")
         check(r.rc == 0 and r.nev == N and image_of(r, images) is None and
               not r.said and (r.text_path() or "").endswith("/libc.so.6"),
