@@ -31,6 +31,8 @@ getppid leads, and its /proc/self/smaps:
   - an image made group-writable, owned by someone else, or whose
     footer names another object (its checksum made again) is not used:
     libc's text is libc.so.6's, the calls are all recorded;
+  - a save whose write fails (USERDT_IMAGES=debug-failsave) leaves
+    no image and no temporary file, and the program runs;
   - USERDT_IMAGES=0 maps no image.
 
 Starts its own dtd on a temporary path and stops it by pid.  Prints one
@@ -230,6 +232,24 @@ def noexec(btrace, prog, work, env):
         subprocess.run(["umount", mnt], capture_output=True)
 
 
+def failsave(btrace, prog, work, env):
+    """A save whose write of the patches fails (ENOSPC on a reflinked
+    copy, say; USERDT_IMAGES=debug-failsave): the program runs, every
+    call recorded, and no image nor temporary file is left."""
+    cache = work + "/cache-failsave"
+    r = Run(btrace, prog, work, dict(env, XDG_CACHE_HOME=cache),
+            "debug-failsave")
+    left = []
+    for dp, _, fs in os.walk(cache + "/userdt/images"):
+        left += [os.path.join(dp, f) for f in fs]
+    check(r.rc == 0 and r.nev == N and
+          any("could not be written" in s for s in r.said) and
+          not any(s.startswith("written ") for s in r.said) and not left,
+          "a save whose write fails: the program runs, every call "
+          "recorded, no image or temporary file left (%s; left %s)" %
+          (r.show(), left))
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__)
@@ -303,6 +323,7 @@ def main():
               "a pass that flushes early runs, its site rewritten, every "
               "call recorded (%s)" % r.show())
         noexec(btrace, prog, work, env)
+        failsave(btrace, prog, work, env)
         r = Run(btrace, prog, work, env, "0")
         check(r.rc == 0 and r.nev == N and image_of(r, images) is None and
               not r.said and (r.text_path() or "").endswith("/libc.so.6"),

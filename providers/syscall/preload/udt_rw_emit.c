@@ -468,7 +468,9 @@ udt_rw_flush(struct udt_rw_obj *o)
 		 * An image's text, its patches the ones staged: all in
 		 * place, not read again (each read a fault on a page the
 		 * program may never run).  Else nothing to write only if
-		 * every patch is there already.
+		 * every patch is there already: the text is mapped still
+		 * (udt_rw_image_text() maps it again, or exits, if its
+		 * failed mmap removed it).
 		 */
 		there = img != NULL && img->ri_state == UDT_RW_IMG_MAP &&
 		    held && udt_rw_image_text(o, img, &o->ro_patch[i], j - i)

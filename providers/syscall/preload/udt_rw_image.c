@@ -56,9 +56,14 @@
  *  - an image is written only from the file whose key the plan has,
  *    its bytes plus the patches the pass staged, and the trampolines it
  *    built, once all its patches are written, and only if that text is
- *    the one in memory (not a file renamed over it since); synced
- *    before its rename; never on a noexec, network or FUSE file system
- *    (an empty file says so).
+ *    the one in memory (not a file renamed over it since); written
+ *    with pwrite, never through a shared mapping (a write fault that
+ *    finds no blocks is a SIGBUS); synced before its rename; never on
+ *    a noexec, network or FUSE file system (an empty file says so),
+ *    nor mapped from a network or FUSE one (a cache copied there);
+ *  - a failed mmap of the image's text that removed the object's
+ *    (udt_img_gone()) is tried once more, else the process exits
+ *    with a word: it must not run on without text.
  * The rest of the image's text (the object's bytes between the sites)
  * is trusted as the plan is: whoever can write the user's cache can
  * already run code as the user (doc/threat-model.md).
@@ -119,6 +124,7 @@ struct udt_img_foot {
 size_t	udt_rw_img_used, udt_rw_img_saved;
 int	udt_rw_img_traced;					/* [w] */
 static int	udt_img_on = -1, udt_img_debug, udt_img_flush;	/* [w] */
+static int	udt_img_failsave;				/* [w] */
 
 static void
 udt_img_say(const char *a, const char *b, const char *c)
@@ -148,9 +154,13 @@ udt_img_enabled(void)
 		env = getenv(UDT_RW_IMAGE_ENV);
 		udt_img_on = env == NULL || strcmp(env, "0") != 0;
 		udt_img_debug = env != NULL && (strcmp(env, "debug") == 0 ||
-		    strcmp(env, "debug-flush") == 0);
+		    strcmp(env, "debug-flush") == 0 ||
+		    strcmp(env, "debug-failsave") == 0);
 		udt_img_flush = env != NULL &&
 		    strcmp(env, "debug-flush") == 0;
+		/* The tests': a save whose write fails (ENOSPC, say). */
+		udt_img_failsave = env != NULL &&
+		    strcmp(env, "debug-failsave") == 0;
 	}
 	return udt_img_on;
 }
@@ -319,6 +329,40 @@ udt_img_spot(int k, int loader, uintptr_t lo, uintptr_t hi, size_t len)
 }
 
 /*
+ * Whether a file system may take a file from under a mapping of it: a
+ * network one's, where another host can remove or replace it (ESTALE,
+ * then SIGBUS in whatever runs the text), or a FUSE daemon's.
+ */
+static int
+udt_img_remote(const struct statfs *sf)
+{
+	static const uint32_t magic[] = {
+		0x6969,		/* NFS_SUPER_MAGIC */
+		0x517b,		/* SMB_SUPER_MAGIC */
+		0xff534d42,	/* CIFS_SUPER_MAGIC */
+		0xfe534d42,	/* SMB2_SUPER_MAGIC */
+		0x65735546,	/* FUSE_SUPER_MAGIC */
+		0x01021997,	/* V9FS_MAGIC */
+		0x00c36400,	/* CEPH_SUPER_MAGIC */
+		0x5346414f,	/* AFS_SUPER_MAGIC */
+		0x6b414653,	/* AFS_FS_MAGIC */
+		0x73757245,	/* CODA_SUPER_MAGIC */
+		0x7461636f,	/* OCFS2_SUPER_MAGIC */
+		0x01161970,	/* GFS2_MAGIC */
+		0x20030528,	/* ORANGEFS_DEVREQ_MAGIC */
+		0x0bd00bd0,	/* Lustre's */
+		0x47504653,	/* GPFS' */
+		0xbeefdead,	/* SNFS' (StorNext) */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
+		if ((uint32_t)sf->f_type == magic[i])
+			return 1;
+	return 0;
+}
+
+/*
  * The image of ri at spot ri_k, if there is a usable one: mapped at the
  * region (MAP). Else the region anonymous there (SAVE).  Returns -1
  * when the spot is taken, 1 when an empty file of ours says that no
@@ -329,6 +373,7 @@ static int
 udt_img_map(struct udt_rw_img *ri)
 {
 	struct stat st;
+	struct statfs sf;
 	char path[700];
 	const char *why = NULL;
 	uint64_t objlen;
@@ -356,6 +401,19 @@ udt_img_map(struct udt_rw_img *ri)
 		fd = -1;
 	} else if (fd < 0 && fd != -ENOENT)
 		udt_img_say("ignored ", path, ": cannot be opened");
+	/*
+	 * On a network or FUSE file system, which the save refuses (a
+	 * home directory copied there with its cache, rsync say): the file
+	 * may go from under the text (SIGBUS).  Patched in place, as with
+	 * the empty file, and not written again.
+	 */
+	if (fd >= 0 && (udt_sys2(SYS_fstatfs, fd, &sf) != 0 ||
+	    udt_img_remote(&sf))) {
+		udt_img_say("ignored ", path, ": on a network or FUSE file "
+		    "system");
+		udt_sys1(SYS_close, fd);
+		return 1;
+	}
 	if (fd >= 0) {
 		p = udt_sys6(SYS_mmap, (long)ri->ri_base, (long)ri->ri_len,
 		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED_NOREPLACE,
@@ -544,6 +602,50 @@ udt_img_touched(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
 	return 0;
 }
 
+/* The image's text over the object's: the address, or -errno. */
+static long
+udt_img_textmap(const struct udt_rw_img *ri)
+{
+	return udt_sys6(SYS_mmap, (long)ri->ri_tlo, (long)(ri->ri_thi -
+	    ri->ri_tlo), ri->ri_tprot, MAP_PRIVATE | MAP_FIXED, ri->ri_fd,
+	    (long)ri->ri_toff);
+}
+
+/*
+ * Whether the object's text is unmapped, its first page or its last
+ * (mincore's ENOMEM): a MAP_FIXED mmap that failed may have removed it.
+ */
+static int
+udt_img_gone(const struct udt_rw_img *ri)
+{
+	unsigned char v;
+
+	return udt_sys3(SYS_mincore, ri->ri_tlo, 4096, &v) == -ENOMEM ||
+	    udt_sys3(SYS_mincore, ri->ri_thi - 4096, 4096, &v) == -ENOMEM;
+}
+
+/* The object's text gone and not mapped again: one line, and out. */
+static _Noreturn void
+udt_img_die(const struct udt_rw_img *ri)
+{
+	char buf[700];
+	size_t n;
+
+	n = udt_plan_cat(buf, 0, sizeof(buf), "userdt: image: ");
+	n = udt_plan_cat(buf, n, sizeof(buf), program_invocation_short_name);
+	n = udt_plan_cat(buf, n, sizeof(buf), ": the text of ");
+	n = udt_plan_cat(buf, n, sizeof(buf), ri->ri_path);
+	n = udt_plan_cat(buf, n, sizeof(buf), " was unmapped by a failed "
+	    "mmap of its image and cannot be mapped again; exiting\n");
+	if (n == (size_t)-1)
+		n = udt_plan_cat(buf, 0, sizeof(buf), "userdt: image: an "
+		    "object's text was unmapped by a failed mmap of its "
+		    "image; exiting\n");
+	udt_sys3(SYS_write, 2, buf, n);
+	for (;;)
+		udt_sys1(SYS_exit_group, 127);
+}
+
 int
 udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
     const struct udt_rw_patch *rp, size_t n)
@@ -583,9 +685,19 @@ udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	 * bytes but the patches, in one call, from this library's text
 	 * (libc's mmap may be among the sites).
 	 */
-	p = udt_sys6(SYS_mmap, (long)ri->ri_tlo, (long)(ri->ri_thi -
-	    ri->ri_tlo), ri->ri_tprot, MAP_PRIVATE | MAP_FIXED, ri->ri_fd,
-	    (long)ri->ri_toff);
+	p = udt_img_textmap(ri);
+	if (p != (long)ri->ri_tlo && udt_img_gone(ri)) {
+		/*
+		 * Failed after the kernel had removed the old mapping
+		 * (ENOMEM on some kernels, a file system's ->mmap error):
+		 * no text at all, which the fallback would read.  The
+		 * image was verified: once more, else out now, with a
+		 * word, rather than run on without text.
+		 */
+		p = udt_img_textmap(ri);
+		if (p != (long)ri->ri_tlo && udt_img_gone(ri))
+			udt_img_die(ri);
+	}
 	if (p != (long)ri->ri_tlo) {
 		udt_img_say(ri->ri_path, ": text not mapped", NULL);
 		goto out;
@@ -598,40 +710,6 @@ udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
 out:
 	ri->ri_state = 0;
 	return -1;
-}
-
-/*
- * Whether a file system may take a file from under a mapping of it: a
- * network one's, where another host can remove or replace it (ESTALE,
- * then SIGBUS in whatever runs the text), or a FUSE daemon's.
- */
-static int
-udt_img_remote(const struct statfs *sf)
-{
-	static const uint32_t magic[] = {
-		0x6969,		/* NFS_SUPER_MAGIC */
-		0x517b,		/* SMB_SUPER_MAGIC */
-		0xff534d42,	/* CIFS_SUPER_MAGIC */
-		0xfe534d42,	/* SMB2_SUPER_MAGIC */
-		0x65735546,	/* FUSE_SUPER_MAGIC */
-		0x01021997,	/* V9FS_MAGIC */
-		0x00c36400,	/* CEPH_SUPER_MAGIC */
-		0x5346414f,	/* AFS_SUPER_MAGIC */
-		0x6b414653,	/* AFS_FS_MAGIC */
-		0x73757245,	/* CODA_SUPER_MAGIC */
-		0x7461636f,	/* OCFS2_SUPER_MAGIC */
-		0x01161970,	/* GFS2_MAGIC */
-		0x20030528,	/* ORANGEFS_DEVREQ_MAGIC */
-		0x0bd00bd0,	/* Lustre's */
-		0x47504653,	/* GPFS' */
-		0xbeefdead,	/* SNFS' (StorNext) */
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
-		if ((uint32_t)sf->f_type == magic[i])
-			return 1;
-	return 0;
 }
 
 /* n bytes at off of fd, all: 0, or -1. */
@@ -649,6 +727,25 @@ udt_img_pwrite(long fd, const void *b, size_t n, uint64_t off)
 		b = (const uint8_t *)b + w;
 		n -= (size_t)w;
 		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* n bytes at off of fd, all: 0, or -1 (short: the file is not whole). */
+static int
+udt_img_pread(long fd, void *b, size_t n, uint64_t off)
+{
+	long r;
+
+	while (n > 0) {
+		r = udt_sys4(SYS_pread64, fd, b, n, off);
+		if (r == -EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		b = (uint8_t *)b + r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
 	}
 	return 0;
 }
@@ -705,7 +802,7 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	struct statfs sf;
 	char dir[700], tmp[760], path[760];
 	uint64_t t, objlen;
-	size_t k, at, tlen;
+	size_t k, at, tlen, plo, phi, wlo, whi;
 	long fd, m;
 	int i, same;
 
@@ -740,9 +837,9 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	 * Code cannot be mapped from a noexec file system, and must not
 	 * be from a network or FUSE one (udt_img_remote()): no image, and
 	 * the empty file says so to later starts, which then neither map
-	 * nor try again (udt_img_map()).  So no start calls fstatfs: an
-	 * image it may map was written by this library (its name says),
-	 * which checked the file system then.
+	 * nor try again (udt_img_map()).  A start that finds an image
+	 * checks its file system too (one fstatfs): a cache copied to a
+	 * network file system carries its images there.
 	 */
 	if (udt_sys2(SYS_fstatfs, fd, &sf) != 0)
 		goto fail;
@@ -759,14 +856,22 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	    udt_sys2(SYS_ftruncate, fd, objlen + ri->ri_len) != 0)
 		goto fail;
 	/*
-	 * The patches stored into the copy's text through a shared
-	 * mapping of it: two calls, not one pwrite a site (libc's 600).
+	 * The copy's text read into anonymous memory, patched there, and
+	 * the pages with patches written back with pwrite: never stored
+	 * through a shared mapping of the file, where a write fault that
+	 * must allocate blocks (a reflinked copy on btrfs or XFS) and
+	 * finds none (ENOSPC, EDQUOT) is a SIGBUS, blocked here, so fatal.
+	 * Every failure is a return value, and the save is abandoned.
 	 */
 	tlen = ri->ri_thi - ri->ri_tlo;
 	m = udt_sys6(SYS_mmap, 0, (long)tlen, PROT_READ | PROT_WRITE,
-	    MAP_SHARED, fd, (long)ri->ri_toff);
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (udt_img_bad(m))
 		goto fail;
+	if (udt_img_pread(fd, (void *)m, tlen, ri->ri_toff) != 0) {
+		udt_sys2(SYS_munmap, m, tlen);
+		goto fail;
+	}
 	for (k = 0; k < n; k++) {
 		if (rp[k].rp_at < ri->ri_tlo || rp[k].rp_at + rp[k].rp_len >
 		    ri->ri_thi)
@@ -784,6 +889,32 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	 */
 	same = k == n && (ri->ri_tprot & PROT_READ) &&
 	    memcmp((const void *)m, (const void *)ri->ri_tlo, tlen) == 0;
+	/* The pages with patches, a run of them a call. */
+	for (k = 0, wlo = whi = 0; same && k <= n; k++) {
+		if (k < n) {
+			plo = (rp[k].rp_at - ri->ri_tlo) & ~(size_t)4095;
+			phi = (rp[k].rp_at - ri->ri_tlo + rp[k].rp_len +
+			    4095) & ~(size_t)4095;
+			phi = phi > tlen ? tlen : phi;
+			if (wlo < whi && plo <= whi && phi >= wlo) {
+				wlo = plo < wlo ? plo : wlo;
+				whi = phi > whi ? phi : whi;
+				continue;
+			}
+		}
+		if (wlo < whi && (udt_img_failsave || udt_img_pwrite(fd,
+		    (const uint8_t *)m + wlo, whi - wlo, ri->ri_toff + wlo)
+		    != 0)) {
+			udt_img_say(ri->ri_path, ": its patches could not be "
+			    "written", NULL);
+			udt_sys2(SYS_munmap, m, tlen);
+			goto fail;
+		}
+		if (k < n) {
+			wlo = plo;
+			whi = phi;
+		}
+	}
 	udt_sys2(SYS_munmap, m, tlen);
 	if (!same) {
 		udt_img_say(ri->ri_path, ": its file is not the text mapped",
