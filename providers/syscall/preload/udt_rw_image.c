@@ -129,20 +129,8 @@ static int	udt_img_failsave;				/* [w] */
 static void
 udt_img_say(const char *a, const char *b, const char *c)
 {
-	char buf[700];
-	size_t n = 0;
-	const char *s[6] = { "userdt: image: ", program_invocation_short_name,
-	    ": ", a, b, c };
-	int i;
-
-	if (!udt_img_debug)
-		return;
-	for (i = 0; i < 6; i++)
-		if (s[i] != NULL)
-			while (*s[i] != '\0' && n < sizeof(buf) - 2)
-				buf[n++] = *s[i]++;
-	buf[n++] = '\n';
-	udt_sys3(SYS_write, 2, buf, n);
+	if (udt_img_debug)
+		udt_rw_cache_say("image: ", a, b, c);
 }
 
 static int

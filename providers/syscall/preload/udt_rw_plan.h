@@ -127,6 +127,13 @@ extern uint8_t	udt_plan_in[UDT_PLAN_MAX];	/* the plan read */
 extern uint8_t	udt_plan_out[UDT_PLAN_MAX];	/* the plan to write */
 
 void	 udt_plan_say(const char *, const char *, const char *);
+/*
+ * "userdt: WHAT PROG: a b c" on stderr, by a raw write (NULL parts left
+ * out): the caches' debug lines (USERDT_PLAN_CACHE=debug,
+ * USERDT_IMAGES=debug).  Any thread, no lock, no libc stdio.
+ */
+void	 udt_rw_cache_say(const char *what, const char *a, const char *b,
+	    const char *c);
 uint64_t udt_plan_hash(uint64_t, const void *, size_t);
 /* Which step udt_plan_hash() takes here, to seed the plan's name. */
 uint64_t udt_plan_kind(void);

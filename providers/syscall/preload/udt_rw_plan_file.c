@@ -40,22 +40,28 @@ uint8_t	udt_plan_in[UDT_PLAN_MAX] __attribute__((aligned(64)));	/* [w] */
 uint8_t	udt_plan_out[UDT_PLAN_MAX] __attribute__((aligned(64)));/* [w] */
 
 void
-udt_plan_say(const char *a, const char *b, const char *c)
+udt_rw_cache_say(const char *what, const char *a, const char *b,
+    const char *c)
 {
 	char buf[700];
 	size_t n = 0;
-	const char *s[6] = { "userdt: plan: ", program_invocation_short_name,
+	const char *s[7] = { "userdt: ", what, program_invocation_short_name,
 	    ": ", a, b, c };
 	int i;
 
-	if (!udt_plan.pl_debug)
-		return;
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 7; i++)
 		if (s[i] != NULL)
 			while (*s[i] != '\0' && n < sizeof(buf) - 2)
 				buf[n++] = *s[i]++;
 	buf[n++] = '\n';
 	udt_sys3(SYS_write, 2, buf, n);
+}
+
+void
+udt_plan_say(const char *a, const char *b, const char *c)
+{
+	if (udt_plan.pl_debug)
+		udt_rw_cache_say("plan: ", a, b, c);
 }
 
 /*
