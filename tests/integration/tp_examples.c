@@ -407,8 +407,12 @@ run_runqlat(void)
 		 * thread comes on as tp_target, its wakeup came before it
 		 * was known by that name, when it ran from its exec to its
 		 * first sleep without a switch (so one wakeup fewer too).
+		 * Or its first two: a first sleep whose timer fires before
+		 * the thread has switched out ends with no switch at all
+		 * (about 1 run in 10 beside the spinners: 199 pairs for 198
+		 * wakeups, no record lost, the pairing itself whole).
 		 */
-		if (!dtt_check(woken >= TE_NSLEEP * 2 - 1 && paired * 100 >=
+		if (!dtt_check(woken >= TE_NSLEEP * 2 - 2 && paired * 100 >=
 		    woken * 95 && paired <= woken + 1, "%lld of the target's %lld "
 		    "wakeups (%d sleeps) met their on__cpu", paired, woken,
 		    TE_NSLEEP * 2))
