@@ -789,10 +789,10 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	struct udt_img_foot f;
 	struct statfs sf;
 	char dir[700], tmp[760], path[760];
-	uint64_t t, objlen;
-	size_t k, at, tlen, plo, phi, wlo, whi;
+	uint64_t objlen;
+	size_t k, tlen, plo, phi, wlo, whi;
 	long fd, m;
-	int i, same;
+	int same;
 
 	(void)o;
 	ri->ri_state = 0;
@@ -805,15 +805,8 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	    udt_img_path(ri, path, sizeof(path), 0) != 0 ||
 	    udt_plan_mkdirs(dir) != 0)
 		return;
-	at = udt_plan_cat(tmp, 0, sizeof(tmp), dir);
-	at = udt_plan_cat(tmp, at, sizeof(tmp), "/.tmp.");
-	if (at == (size_t)-1 || at + 17 > sizeof(tmp))
+	if (udt_plan_tmpname(tmp, sizeof(tmp), dir) != 0)
 		return;
-	t = __builtin_ia32_rdtsc();
-	for (i = 0; i < 16; i++)
-		tmp[at + (size_t)i] = "0123456789abcdef"[(t >> (60 - 4 * i)) &
-		    15];
-	tmp[at + 16] = '\0';
 	/* Read-only: a write would reach every process that maps it. */
 	fd = udt_sys3(SYS_open, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC | O_NOCTTY, 0400);

@@ -128,6 +128,12 @@ extern uint8_t	udt_plan_out[UDT_PLAN_MAX];	/* the plan to write */
 
 void	 udt_plan_say(const char *, const char *, const char *);
 /*
+ * "DIR/.tmp.HEX" into tmp (max bytes), HEX the time stamp counter's: a
+ * name no other writer of the caches has, to create O_EXCL and rename.
+ * 0, or -1 when it does not fit.  No libc.
+ */
+int	 udt_plan_tmpname(char *tmp, size_t max, const char *dir);
+/*
  * "userdt: WHAT PROG: a b c" on stderr, by a raw write (NULL parts left
  * out): the caches' debug lines (USERDT_PLAN_CACHE=debug,
  * USERDT_IMAGES=debug).  Any thread, no lock, no libc stdio.

@@ -57,6 +57,25 @@ udt_rw_cache_say(const char *what, const char *a, const char *b,
 	udt_sys3(SYS_write, 2, buf, n);
 }
 
+int
+udt_plan_tmpname(char *tmp, size_t max, const char *dir)
+{
+	uint64_t t;
+	size_t at;
+	int i;
+
+	at = udt_plan_cat(tmp, 0, max, dir);
+	at = udt_plan_cat(tmp, at, max, "/.tmp.");
+	if (at == (size_t)-1 || at + 17 > max)
+		return -1;
+	t = __builtin_ia32_rdtsc();
+	for (i = 0; i < 16; i++)
+		tmp[at + (size_t)i] = "0123456789abcdef"[(t >> (60 - 4 * i)) &
+		    15];
+	tmp[at + 16] = '\0';
+	return 0;
+}
+
 void
 udt_plan_say(const char *a, const char *b, const char *c)
 {
@@ -346,10 +365,8 @@ void
 udt_plan_write(void)
 {
 	char tmp[600], path[600];
-	uint64_t t;
 	size_t n, at;
 	long fd, w;
-	int i;
 
 	if (udt_plan_mkdirs(udt_plan.pl_dir) != 0)
 		return;
@@ -357,15 +374,9 @@ udt_plan_write(void)
 	n = udt_plan_cat(path, 0, sizeof(path), udt_plan.pl_dir);
 	n = udt_plan_cat(path, n, sizeof(path), "/");
 	n = udt_plan_cat(path, n, sizeof(path), udt_plan.pl_name);
-	at = udt_plan_cat(tmp, 0, sizeof(tmp), udt_plan.pl_dir);
-	at = udt_plan_cat(tmp, at, sizeof(tmp), "/.tmp.");
-	if (n == (size_t)-1 || at == (size_t)-1 || at + 17 > sizeof(tmp))
+	if (n == (size_t)-1 || udt_plan_tmpname(tmp, sizeof(tmp),
+	    udt_plan.pl_dir) != 0)
 		return;
-	t = __builtin_ia32_rdtsc();
-	for (i = 0; i < 16; i++)
-		tmp[at + (size_t)i] = "0123456789abcdef"[(t >> (60 - 4 * i)) &
-		    15];
-	tmp[at + 16] = '\0';
 	fd = udt_sys3(SYS_open, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC | O_NOCTTY, 0600);
 	if (fd < 0)
