@@ -249,8 +249,8 @@ struct ucred;
 struct udt_hello;
 /*
  * The accept loop closed cr's connection before its hello was whole:
- * counted (udt_stats.us_refused) and logged, the log rate-limited.
- * Accept thread.
+ * counted (udt_stats.us_refused) and logged, the log rate-limited per
+ * kind of refusal (why's text).  Any thread.
  */
 void	dt_ingest_refused(const struct ucred *cr, const char *why);
 /*

@@ -77,17 +77,51 @@ fail:
 	return -1;
 }
 
+/*
+ * The log's rate limit is per kind of refusal (its text, digits left
+ * out): a flood of one kind (a full hello queue) must not hide the
+ * first of another (a user's tracee cap).  Kinds past DTI_NKINDS share
+ * the last slot.
+ */
+#define DTI_NKINDS	16
+static pthread_mutex_t	dti_kind_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t		dti_kind_hash[DTI_NKINDS];	/* [dti_kind_lock] */
+static uint64_t		dti_kind_n[DTI_NKINDS];		/* [dti_kind_lock] */
+
+static uint64_t
+dti_kind_count(const char *why)
+{
+	uint32_t h = 2166136261u;
+	uint64_t n;
+	unsigned int i;
+
+	for (; *why != '\0'; why++)
+		if (*why < '0' || *why > '9')
+			h = (h ^ (unsigned char)*why) * 16777619u;
+	h |= 1;		/* 0 marks a free slot */
+	pthread_mutex_lock(&dti_kind_lock);
+	for (i = 0; i < DTI_NKINDS - 1; i++)
+		if (dti_kind_hash[i] == h || dti_kind_hash[i] == 0)
+			break;
+	dti_kind_hash[i] = h;
+	n = ++dti_kind_n[i];
+	pthread_mutex_unlock(&dti_kind_lock);
+	return n;
+}
+
 void
 dt_ingest_refused(const struct ucred *cr, const char *why)
 {
-	uint64_t n;
+	uint64_t n, k;
 
 	n = atomic_fetch_add(&dti_stats.refused, 1) + 1;
 	/* Every one counts; a flood must not flood the log too. */
-	if (n <= 16 || (n & (n - 1)) == 0)
+	k = dti_kind_count(why);
+	if (k <= 16 || (k & (k - 1)) == 0)
 		fprintf(stderr, "dtd: ingest: closed pid %d (uid %u) before "
-		    "its hello: %s (%llu so far)\n", (int)cr->pid,
-		    (unsigned)cr->uid, why, (unsigned long long)n);
+		    "its hello: %s (%llu of this kind, %llu in all)\n",
+		    (int)cr->pid, (unsigned)cr->uid, why,
+		    (unsigned long long)k, (unsigned long long)n);
 }
 
 void

@@ -505,10 +505,10 @@ run_nofile(const char *dtd)
 	struct udt_stats us;
 	struct rlimit rl = { NOFILE, NOFILE };
 	char *args[] = { "--no-ksyms", NULL };
-	char err[256], log[8192];
+	char err[256], log[65536];
 	pid_t *pids = NULL, opid;
 	long yes = -1, oyes = -1, i;
-	size_t npi;
+	size_t npi, m;
 	int go[2] = { -1, -1 }, fd = -1, lfd;
 	ssize_t n;
 
@@ -548,8 +548,10 @@ run_nofile(const char *dtd)
 		dtt_wait(opid, DTT_EXIT_MS);
 	/* The cap is in dtd's log. */
 	if ((lfd = open(dd.dd_err, O_RDONLY | O_CLOEXEC)) != -1) {
-		n = read(lfd, log, sizeof(log) - 1);
-		log[n > 0 ? n : 0] = '\0';
+		for (m = 0; m < sizeof(log) - 1; m += (size_t)n)
+			if ((n = read(lfd, log + m, sizeof(log) - 1 - m)) <= 0)
+				break;
+		log[m] = '\0';
 		close(lfd);
 		dtt_check(strstr(log, "the most one user may") != NULL,
 		    "dtd logged the cap");
