@@ -59,7 +59,9 @@ struct udt_prof_timer {
 static pthread_mutex_t	 udt_prof_lock =
 			    PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 static bool		 udt_prof_forklocked;	/* [l] prepare took it */
-static struct udt_prof_timer udt_prof_timers[UDT_PROF_THREADS_MAX]; /* [l] */
+/* Apart from the small variables (udt_sys.h's UDT_LBSS). */
+static struct udt_prof_timer udt_prof_timers[UDT_PROF_THREADS_MAX]
+    __attribute__((section(".lbss")));	/* [l] */
 static unsigned int	 udt_prof_ntimers;	/* [l] */
 static bool		 udt_prof_started;	/* [l] */
 static bool		 udt_prof_installed;	/* [l] our handler is set */

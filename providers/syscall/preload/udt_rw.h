@@ -169,6 +169,7 @@ struct udt_rw_tab;
 struct udt_rw_stage {
 	uintptr_t	(*st_e)[2];
 	size_t		st_n, st_max;
+	size_t		st_first;	/* entries first made room for; 0: 4096 */
 };
 int	udt_rw_stage_put(struct udt_rw_stage *, uintptr_t, uintptr_t);
 int	udt_rw_tab_publish(struct udt_rw_tab **, struct udt_rw_stage *, int,

@@ -60,7 +60,8 @@
  * touches a few of its pages and asks the kernel for none; one that
  * decoded gives back what it touched.  [w]
  */
-static uint8_t	udt_rw_scratch[UDT_RW_SCRATCH] __attribute__((aligned(4096)));
+static UDT_LBSS uint8_t	udt_rw_scratch[UDT_RW_SCRATCH]
+    __attribute__((aligned(4096)));
 
 /* The constructor's pass: the vDSO, put off to the end (below).  [w] */
 struct udt_rw_later {

@@ -123,7 +123,7 @@ struct udt_plan_state {
 };
 extern struct udt_plan_state udt_plan;
 
-extern uint8_t	udt_plan_in[UDT_PLAN_MAX];	/* the plan read */
+extern uint8_t	*udt_plan_in;			/* the plan read, mapped */
 extern uint8_t	udt_plan_out[UDT_PLAN_MAX];	/* the plan to write */
 
 void	 udt_plan_say(const char *, const char *, const char *);

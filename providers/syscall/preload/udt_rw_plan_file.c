@@ -22,6 +22,7 @@
  * Locks used to protect the globals below:
  *	[w]	the constructor's pass of the rewriter
  */
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <errno.h>
@@ -36,8 +37,19 @@
 
 /* In the bss: a page is the process's only once it is touched. */
 struct udt_plan_state udt_plan;				/* [w] */
-uint8_t	udt_plan_in[UDT_PLAN_MAX] __attribute__((aligned(64)));	/* [w] */
-uint8_t	udt_plan_out[UDT_PLAN_MAX] __attribute__((aligned(64)));/* [w] */
+/*
+ * The plan read: the file mapped privately, not read into the bss.  A
+ * read copied its 40-odd KB into as many fresh pages, a fault each; a
+ * mapping takes them from the page cache, the kernel's fault-around
+ * mapping up to 16 at a fault, and shares them between processes.  The
+ * check writes its first page (the sum's field), a private copy.  It
+ * stays mapped: unmapping is a call more at every start.  A writer
+ * renames a new file over the old (udt_plan_write()), never writes the
+ * one mapped; one who truncates it could already run code as the user
+ * (doc/threat-model.md).  NULL until read.  [w]
+ */
+uint8_t	*udt_plan_in;
+UDT_LBSS uint8_t	udt_plan_out[UDT_PLAN_MAX] __attribute__((aligned(64)));	/* [w] */
 
 void
 udt_rw_cache_say(const char *what, const char *a, const char *b,
@@ -257,13 +269,12 @@ udt_plan_valid(size_t len)
 	return at == len ? 0 : -1;
 }
 
-/* Read the plan file, the user's own, into udt_plan_in. */
+/* Map the plan file, the user's own, at udt_plan_in. */
 void
 udt_plan_read(const char *path)
 {
 	struct stat st;
-	size_t got = 0;
-	long fd, n;
+	long fd, p;
 
 	fd = udt_sys3(SYS_open, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
 	    O_NOCTTY | O_NONBLOCK, 0);
@@ -281,20 +292,20 @@ udt_plan_read(const char *path)
 		    "ours, or written by others");
 		goto out;
 	}
-	while (got < (size_t)st.st_size) {
-		n = udt_sys3(SYS_read, fd, udt_plan_in + got,
-		    (size_t)st.st_size - got);
-		if (n == -EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (got != (size_t)st.st_size || udt_plan_valid(got) != 0) {
-		udt_plan_say("ignored ", path, ": malformed");
+	p = udt_sys6(SYS_mmap, 0, (long)st.st_size, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE, fd, 0);
+	if ((unsigned long)p >= -4095UL) {
+		udt_plan_say("ignored ", path, ": cannot be mapped");
 		goto out;
 	}
-	udt_plan.pl_inlen = got;
+	udt_plan_in = (uint8_t *)p;
+	if (udt_plan_valid((size_t)st.st_size) != 0) {
+		udt_plan_say("ignored ", path, ": malformed");
+		(void)udt_sys2(SYS_munmap, p, (long)st.st_size);
+		udt_plan_in = NULL;
+		goto out;
+	}
+	udt_plan.pl_inlen = (size_t)st.st_size;
 out:
 	udt_sys1(SYS_close, fd);
 }

@@ -29,6 +29,7 @@
  */
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,7 @@ struct udt_rw_tab {
  * own.  [w]
  */
 #define UDT_RW_KEEPSZ	(1UL << 21)
-static uint8_t	 udt_rw_keepbase[UDT_RW_KEEPSZ]
+static UDT_LBSS uint8_t udt_rw_keepbase[UDT_RW_KEEPSZ]
     __attribute__((aligned(4096)));
 static size_t	 udt_rw_keepused;
 
@@ -73,22 +74,33 @@ udt_rw_unkeep(void *p, size_t len)
 		udt_sys2(SYS_munmap, p, len);
 }
 
+/*
+ * A stage's entries follow room for a table's header, so that its first
+ * publication sorts them where they are and hands them over (below): a
+ * copy of a libc's sites is three pages more, a fault each.
+ */
+#define UDT_RW_TABHDR	offsetof(struct udt_rw_tab, tb_e)
+
 int
 udt_rw_stage_put(struct udt_rw_stage *s, uintptr_t key, uintptr_t val)
 {
-	uintptr_t (*e)[2];
+	uint8_t *m;
 	size_t max;
 
 	if (s->st_n == s->st_max) {
-		/* A libc's sites fit the first. */
-		max = s->st_max == 0 ? 4096 : 2 * s->st_max;
-		if ((e = udt_rw_keep(max * sizeof(*e))) == NULL)
+		/* A libc's sites fit the first of a stage of sites. */
+		max = s->st_max != 0 ? 2 * s->st_max : s->st_first != 0 ?
+		    s->st_first : 4096;
+		if ((m = udt_rw_keep(UDT_RW_TABHDR + max * sizeof(*s->st_e)))
+		    == NULL)
 			return -1;
 		if (s->st_n > 0) {
-			memcpy(e, s->st_e, s->st_n * sizeof(*e));
-			udt_rw_unkeep(s->st_e, s->st_max * sizeof(*e));
+			memcpy(m + UDT_RW_TABHDR, s->st_e,
+			    s->st_n * sizeof(*s->st_e));
+			udt_rw_unkeep((uint8_t *)s->st_e - UDT_RW_TABHDR,
+			    UDT_RW_TABHDR + s->st_max * sizeof(*s->st_e));
 		}
-		s->st_e = e;
+		s->st_e = (void *)(m + UDT_RW_TABHDR);
 		s->st_max = max;
 	}
 	s->st_e[s->st_n][0] = key;
@@ -177,6 +189,16 @@ udt_rw_tab_publish(struct udt_rw_tab **tp, struct udt_rw_stage *s,
 			break;
 	if (s->st_n == 0 && (old == NULL || i == old->tb_n))
 		return 0;
+	/* The first: the stage's own memory becomes the table. */
+	if (old == NULL) {
+		t = (void *)((uint8_t *)s->st_e - UDT_RW_TABHDR);
+		udt_rw_tab_sort(t->tb_e, s->st_n);
+		t->tb_n = s->st_n;
+		__atomic_store_n(tp, t, __ATOMIC_RELEASE);
+		s->st_e = NULL;
+		s->st_n = s->st_max = 0;
+		return 0;
+	}
 	if ((t = udt_rw_keep(sizeof(*t) + max * sizeof(t->tb_e[0]))) ==
 	    NULL)
 		return -1;

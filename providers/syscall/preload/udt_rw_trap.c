@@ -62,11 +62,11 @@
 #include "udt_rw.h"
 
 /* Trapped sites and their stubs: staged by a pass [w], then published. */
-static struct udt_rw_stage udt_rw_trapstage;		/* [w] */
+static struct udt_rw_stage udt_rw_trapstage = { .st_first = 64 };		/* [w] */
 static struct udt_rw_tab *udt_rw_traptab;		/* [a] */
 
 /* Executable ranges the rewriter went through, or made [w]. */
-static struct udt_rw_stage udt_rw_cov;
+static struct udt_rw_stage udt_rw_cov = { .st_first = 64 };
 
 /*
  * Code the loader mapped since its last r_brk, to be rewritten there

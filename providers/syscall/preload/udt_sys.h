@@ -43,6 +43,15 @@ udt_sys6(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 	return ret;
 }
 
+/*
+ * For the library's large zeroed arrays (scratch, arenas, buffers): a
+ * section of their own after the bss, so the small variables every
+ * start touches share a few pages instead of one page each between
+ * megabytes of arrays (a fault a page).  The toolchain's .lbss is a
+ * NOBITS section of the same segment.
+ */
+#define UDT_LBSS	__attribute__((section(".lbss")))
+
 #define udt_sys0(n)		udt_sys6((n), 0, 0, 0, 0, 0, 0)
 #define udt_sys1(n, a)		udt_sys6((n), (long)(a), 0, 0, 0, 0, 0)
 #define udt_sys2(n, a, b)	udt_sys6((n), (long)(a), (long)(b), 0, 0, 0, 0)
