@@ -155,7 +155,7 @@ pi_linux_name(const struct dtioc_probe_info *pi)
 	n = strtol(func + 4, &ep, 10);
 	if (*ep != '\0' || n < 1 || n > 65535 ||
 	    (se = systab_by_num((unsigned int)n)) == NULL ||
-	    se->se_linux_name == NULL ||
+	    se->se_linux_name[0] == '\0' ||
 	    strcmp(se->se_linux_name, dtpi_func(pi)) == 0)
 		return NULL;
 	return se->se_linux_name;

@@ -25,6 +25,7 @@ import sys
 
 LINUX_MAX = 512		# x86-64 numbers stay below this (see systab.h)
 LINUX_ONLY = 1024	# N = 1024 + Linux number for calls OpenBSD lacks
+NAMESIZE = 24		# systab.h's SYSTAB_NAMESIZE, a name's NUL within
 RETS = 'iulnv'
 # Hooks the preload library writes by hand (udt_hooks.c).
 CUSTOM = ('vfork', 'prctl')
@@ -78,6 +79,9 @@ def parse(path):
 	rows.sort()
 	seen_num, seen_nr, seen_sym, seen_name = set(), set(), set(), set()
 	for r in rows:
+		if len(r[2]) >= NAMESIZE or len(r[3]) >= NAMESIZE:
+			sys.exit('name longer than %d: %s / %s' %
+			    (NAMESIZE - 1, r[3], r[2]))
 		if r[3] in seen_name:
 			sys.exit('duplicate probe name %s' % r[3])
 		seen_name.add(r[3])

@@ -35,6 +35,7 @@
 
 #define SYSTAB_LINUX_ONLY	1024	/* N = 1024 + Linux number */
 #define SYSTAB_LINUX_MAX	512	/* Linux numbers are below this */
+#define SYSTAB_NAMESIZE		24	/* a name's longest, and its NUL */
 
 struct systab_ent {
 	unsigned short	 se_num;	/* N: probe is sys%N */
@@ -42,8 +43,13 @@ struct systab_ent {
 	unsigned char	 se_nargs;	/* arguments of the wrapper */
 	char		 se_ret;	/* 'i' 'u' 'l' 'n' 'v', see tsv */
 	unsigned char	 se_strargs;	/* bit n: argument n is a C string */
-	const char	*se_name;	/* OpenBSD name, or Linux if none */
-	const char	*se_linux_name;	/* Linux kernel name */
+	/*
+	 * Names held, not pointed at: a table of pointers is relocated,
+	 * so written, by the loader in every traced process (three pages,
+	 * a fault each), where this one is shared read-only text.
+	 */
+	char		 se_name[SYSTAB_NAMESIZE];	/* OpenBSD's, or Linux's */
+	char		 se_linux_name[SYSTAB_NAMESIZE];	/* the kernel's */
 };
 
 /* Sorted by se_num ascending: index i is the i-th pair of probes. */
