@@ -20,8 +20,11 @@
  * write(2) whose user stack the test asks for, one line each:
  *	PHASE linkmap N maps M
  * N the objects dl_iterate_phdr() shows whose name holds "libunwind" or
- * "liblzma", M the lines of /proc/self/maps that do; then "object NAME"
- * for every object the link map has.  Built without frame pointers:
+ * "liblzma", M the lines of /proc/self/maps that do; then
+ *	PHASE cs linkmap N maps M
+ * the same for the library's disassembler module, which its rewriter
+ * maps itself when it decodes; then "object NAME" for every object the
+ * link map has.  Built without frame pointers:
  * the stack is the CFI's to find.
  */
 #include <fcntl.h>
@@ -40,14 +43,23 @@ tracer_lib(const char *name)
 }
 
 static int
+cs_mod(const char *name)
+{
+	return strstr(name, "libuserdt-cs") != NULL;
+}
+
+/* n[0]: tracer libraries, n[1]: whether to list, n[2]: the module. */
+static int
 object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	int *n = arg;
 
 	(void)size;
 	if (tracer_lib(info->dlpi_name))
-		(*n)++;
-	if (*(int *)(n + 1))
+		n[0]++;
+	if (cs_mod(info->dlpi_name))
+		n[2]++;
+	if (n[1])
 		fprintf(out, "object %s\n", info->dlpi_name);
 	return 0;
 }
@@ -56,17 +68,21 @@ static void
 look(const char *phase, int list)
 {
 	char line[4096];
-	int n[2] = { 0, list }, m = 0;
+	int n[3] = { 0, list, 0 }, m = 0, mc = 0;
 	FILE *f;
 
 	dl_iterate_phdr(object, n);
 	if ((f = fopen("/proc/self/maps", "r")) != NULL) {
-		while (fgets(line, sizeof(line), f) != NULL)
+		while (fgets(line, sizeof(line), f) != NULL) {
 			if (tracer_lib(line))
 				m++;
+			if (cs_mod(line))
+				mc++;
+		}
 		fclose(f);
 	}
 	fprintf(out, "%s linkmap %d maps %d\n", phase, n[0], m);
+	fprintf(out, "%s cs linkmap %d maps %d\n", phase, n[2], mc);
 }
 
 /* Not inlined: a frame of its own between the write and main. */

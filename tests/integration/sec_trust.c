@@ -478,6 +478,8 @@ run_squat(const char *dtrun, const char *preload)
 	char dir[64] = "/tmp/udt-squat.XXXXXX", bdir[128], vdir[128];
 	char sdir[128];
 	char sock[160], lib[128], run[128], errpath[128], tmpsq[64];
+	char mod[4096], modto[128] = "";
+	const char *slash;
 	char envsock[200], envlib[160], envpre[160];
 	char *env_lib[] = { "PATH=/usr/bin:/bin", envsock, envpre, NULL };
 	char *env_run[] = { "PATH=/usr/bin:/bin", envlib,
@@ -496,8 +498,16 @@ run_squat(const char *dtrun, const char *preload)
 	snprintf(lib, sizeof(lib), "%s/libuserdt-preload.so", dir);
 	snprintf(run, sizeof(run), "%s/dtrun", dir);
 	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	/* The library's disassembler module lives beside it. */
+	slash = strrchr(preload, '/');
+	snprintf(mod, sizeof(mod), "%.*s/libuserdt-cs.so",
+	    slash != NULL ? (int)(slash - preload) : 1,
+	    slash != NULL ? preload : ".");
+	snprintf(modto, sizeof(modto), "%s/libuserdt-cs.so", dir);
 	if (!dtt_check(copy_file(preload, lib) == 0 &&
-	    copy_file(dtrun, run) == 0, "the library and dtrun copied there"))
+	    copy_file(mod, modto) == 0 &&
+	    copy_file(dtrun, run) == 0, "the library, its module and dtrun "
+	    "copied there"))
 		goto out;
 	snprintf(envpre, sizeof(envpre), "LD_PRELOAD=%s", lib);
 	snprintf(envlib, sizeof(envlib), "USERDT_PRELOAD=%s", lib);
@@ -573,6 +583,7 @@ out:
 		rmdir(bdir);
 		rmdir(vdir);
 		unlink(lib);
+		unlink(modto);
 		unlink(run);
 		unlink(errpath);
 		rmdir(dir);

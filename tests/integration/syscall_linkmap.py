@@ -21,7 +21,8 @@ a traced program that the program could find (issue 20).
     its write(2) asked for: neither its link map (dl_iterate_phdr) nor
     /proc/self/maps holds libunwind or liblzma, at its start nor after
     the stack was taken, and the stack reads poke, main, without a frame
-    of the library.
+    of the library.  Again with every object decoded: the library's
+    disassembler module is in its maps, and not in its link map.
   - python3 loading liblzma, then libunwind, through ctypes, traced
     (dtrun -L, nothing enabled) and untraced under strace: the same file
     calls for the library after the program's marker, and none of it in
@@ -54,8 +55,11 @@ def pycode(lib, tag):
             "ctypes.CDLL(%r)\n" % (tag, MARKER, lib))
 
 
-def tracee(work, env, btrace, prog):
+def tracee(work, env, btrace, prog, decode=False):
     out = work + "/linkmap.out"
+    if decode:
+        # Every object decoded: the disassembler's module is mapped.
+        env = dict(env, USERDT_PLAN_CACHE="0")
     r = subprocess.run([btrace, "-c", "%s %s" % (prog, out), "-e",
                         'syscall:write:entry /comm == "linkmap_tracee"/ '
                         '{ @[ustack] = count(); }'],
@@ -66,10 +70,19 @@ def tracee(work, env, btrace, prog):
         return
     lines = open(out).read().splitlines()
     for phase in ("start", "after"):
-        got = [ln for ln in lines if ln.startswith(phase + " ")]
+        got = [ln for ln in lines if ln.startswith(phase + " linkmap")]
         check(got == [phase + " linkmap 0 maps 0"],
               "%s: no libunwind, no liblzma in the link map or maps (%s)" %
               (phase, got))
+    if decode:
+        # Mapped (so the check means something), in no link map.
+        got = [ln for ln in lines if ln.startswith("start cs ")]
+        m = re.match(r"start cs linkmap (\d+) maps (\d+)$",
+                     got[0] if got else "")
+        check(m is not None and m.group(1) == "0" and
+              int(m.group(2)) > 0,
+              "decoding: the disassembler's module mapped, not in the "
+              "link map (%s)" % got)
     objs = [ln for ln in lines if ln.startswith("object ")]
     check(len(objs) >= 3, "the link map listed (%d objects)" % len(objs))
     frames = [ln.strip() for ln in r.stdout.splitlines()]
@@ -152,6 +165,7 @@ def main():
     try:
         if check(ok, "dtd ready"):
             tracee(work, env, btrace, prog)
+            tracee(work, env, btrace, prog, decode=True)
             python(work, env, dtrun)
     finally:
         stop_dtd(d)

@@ -201,6 +201,19 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
+/* The library's disassembler module, from beside it to beside its copy. */
+static int
+copy_module(const char *lib)
+{
+	char from[4096], to[160];
+	const char *slash = strrchr(lib, '/');
+
+	snprintf(from, sizeof(from), "%.*s/libuserdt-cs.so",
+	    slash != NULL ? (int)(slash - lib) : 1, slash != NULL ? lib : ".");
+	snprintf(to, sizeof(to), "%s/libuserdt-cs.so", dir);
+	return copy(from, to);
+}
+
 static bool
 setup(char *argv[])
 {
@@ -230,6 +243,7 @@ setup(char *argv[])
 	    chown(xdg, ua.du_uid, ua.du_gid) == 0 &&
 	    copy(argv[1], bin_dtd) == 0 && copy(argv[2], bin_btrace) == 0 &&
 	    copy(argv[3], bin_dtrun) == 0 && copy(argv[4], bin_lib) == 0 &&
+	    copy_module(argv[4]) == 0 &&
 	    copy(argv[5], bin_spin) == 0, "programs copied to %s", dir);
 }
 

@@ -182,15 +182,8 @@ udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi,
 	 * all had plans (udt_rw_plan.c) never opens it.
 	 */
 	if (o->ro_ci == NULL) {
-		if (o->ro_csfail || udt_rw_cs_arena(o->ro_csmem,
-		    UDT_RW_CSMEM) != 0 || cs_open(CS_ARCH_X86, CS_MODE_64,
-		    &o->ro_cs) != CS_ERR_OK) {
-			o->ro_csfail = 1;
-			return -1;
-		}
-		cs_option(o->ro_cs, CS_OPT_DETAIL, CS_OPT_ON);
-		if ((o->ro_ci = cs_malloc(o->ro_cs)) == NULL) {
-			cs_close(&o->ro_cs);
+		if (o->ro_csfail || udt_rw_cs_open(o->ro_csmem, UDT_RW_CSMEM,
+		    &o->ro_cs, &o->ro_ci) != 0) {
 			o->ro_csfail = 1;
 			return -1;
 		}
@@ -202,18 +195,18 @@ udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi,
 		int j, branch, reloc = 1;
 
 		if (n >= UDT_RW_MAXINSN ||
-		    !cs_disasm_iter(o->ro_cs, &code, &size, &addr, ci)) {
+		    !udt_rw_cs_next(o->ro_cs, &code, &size, &addr, ci)) {
 			if (stop != NULL)
 				*stop = (uintptr_t)addr;
 			return -1;
 		}
 		x = &ci->detail->x86;
-		branch = cs_insn_group(o->ro_cs, ci, CS_GRP_JUMP) ||
-		    cs_insn_group(o->ro_cs, ci, CS_GRP_CALL) ||
-		    cs_insn_group(o->ro_cs, ci, CS_GRP_BRANCH_RELATIVE);
-		if (branch || cs_insn_group(o->ro_cs, ci, CS_GRP_RET) ||
-		    cs_insn_group(o->ro_cs, ci, CS_GRP_INT) ||
-		    cs_insn_group(o->ro_cs, ci, CS_GRP_IRET) ||
+		branch = udt_rw_cs_group(ci, CS_GRP_JUMP) ||
+		    udt_rw_cs_group(ci, CS_GRP_CALL) ||
+		    udt_rw_cs_group(ci, CS_GRP_BRANCH_RELATIVE);
+		if (branch || udt_rw_cs_group(ci, CS_GRP_RET) ||
+		    udt_rw_cs_group(ci, CS_GRP_INT) ||
+		    udt_rw_cs_group(ci, CS_GRP_IRET) ||
 		    ci->id == X86_INS_SYSCALL || ci->id == X86_INS_SYSENTER)
 			reloc = 0;
 		for (j = 0; j < x->op_count; j++) {
@@ -225,7 +218,7 @@ udt_rw_decode(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi,
 			if (x->op_count == 1 && x->operands[0].type ==
 			    X86_OP_IMM)
 				udt_rw_target(o, (uintptr_t)x->operands[0].imm);
-			else if (cs_insn_group(o->ro_cs, ci, CS_GRP_JUMP) &&
+			else if (udt_rw_cs_group(ci, CS_GRP_JUMP) &&
 			    !(x->op_count == 1 && x->operands[0].type ==
 			    X86_OP_MEM && x->operands[0].mem.base ==
 			    X86_REG_RIP))

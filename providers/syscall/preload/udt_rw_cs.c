@@ -15,22 +15,11 @@
  */
 
 /*
- * Capstone as linked into the library: amd64 alone, its memory from the
- * rewriter's scratch (the end of this file).
+ * Capstone as the rewriter calls it: through the table of its module
+ * (udt_cs_mod.h), mapped at the first decoding (udt_rw_csload.c), its
+ * memory from the rewriter's scratch (below).
  *
- * The static archive holds every architecture Capstone knows, and its
- * cs_open() names each one's entry points, so all of them were linked:
- * tables of pointers (a megabyte for M68K alone) that the loader
- * relocated, and so copied and dirtied, in every traced process at every
- * exec, about 350 page faults and 1.3 MB of a process's memory for
- * nothing (issue 20).  Defined here, the other architectures' entry
- * points keep the archive's members out of the link: cs_open() of any of
- * them fails with CS_ERR_ARCH; the rewriter opens CS_ARCH_X86 only
- * (udt_rw.c).  A Capstone without one of these names links as before.
- *
- * Concurrency contract: none for the architectures' stubs; nothing
- * there is ever called but by a cs_open() or cs_option() of an
- * architecture the library never opens.  The arena: the pass alone [w].
+ * Concurrency contract: the rewriter's pass alone [w].
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,39 +27,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <capstone/capstone.h>
-
+#include "udt_cs_mod.h"
 #include "udt_rw_cs.h"
-
-#define UDT_RW_CS_NOARCH(arch)						\
-cs_err arch##_global_init(void *);					\
-cs_err arch##_option(void *, cs_opt_type, size_t);			\
-cs_err									\
-arch##_global_init(void *ud)						\
-{									\
-	(void)ud;							\
-	return CS_ERR_ARCH;						\
-}									\
-cs_err									\
-arch##_option(void *ud, cs_opt_type type, size_t value)			\
-{									\
-	(void)ud;							\
-	(void)type;							\
-	(void)value;							\
-	return CS_ERR_ARCH;						\
-}
-
-UDT_RW_CS_NOARCH(ARM)
-UDT_RW_CS_NOARCH(AArch64)
-UDT_RW_CS_NOARCH(Mips)
-UDT_RW_CS_NOARCH(PPC)
-UDT_RW_CS_NOARCH(Sparc)
-UDT_RW_CS_NOARCH(SystemZ)
-UDT_RW_CS_NOARCH(XCore)
-UDT_RW_CS_NOARCH(M68K)
-UDT_RW_CS_NOARCH(TMS320C64x)
-UDT_RW_CS_NOARCH(M680X)
-UDT_RW_CS_NOARCH(EVM)
 
 /*
  * Capstone's memory, from the rewriter's pass scratch: its cs_open()
@@ -131,8 +89,8 @@ udt_rw_cs_free(void *p)
 	(void)p;
 }
 
-int
-udt_rw_cs_arena(void *base, size_t len)
+static int
+udt_rw_cs_arena(const struct udt_cs_ops *ops, void *base, size_t len)
 {
 	cs_opt_mem mem = {
 		.malloc = udt_rw_cs_malloc,
@@ -145,5 +103,53 @@ udt_rw_cs_arena(void *base, size_t len)
 	udt_rw_cs_base = base;
 	udt_rw_cs_len = len;
 	udt_rw_cs_used = 0;
-	return cs_option(0, CS_OPT_MEM, (size_t)&mem) == CS_ERR_OK ? 0 : -1;
+	return ops->co_option(0, CS_OPT_MEM, (size_t)&mem) == CS_ERR_OK ?
+	    0 : -1;
+}
+
+int
+udt_rw_cs_open(void *arena, size_t len, csh *hp, cs_insn **cip)
+{
+	const struct udt_cs_ops *ops;
+
+	if ((ops = udt_rw_csload()) == NULL ||
+	    udt_rw_cs_arena(ops, arena, len) != 0 ||
+	    ops->co_open(CS_ARCH_X86, CS_MODE_64, hp) != CS_ERR_OK)
+		return -1;
+	if (ops->co_option(*hp, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
+	    (*cip = ops->co_malloc(*hp)) == NULL) {
+		ops->co_close(hp);
+		return -1;
+	}
+	return 0;
+}
+
+bool
+udt_rw_cs_next(csh h, const uint8_t **code, size_t *size, uint64_t *addr,
+    cs_insn *ci)
+{
+	return udt_rw_csload()->co_disasm_iter(h, code, size, addr, ci);
+}
+
+void
+udt_rw_cs_close(csh *hp, cs_insn *ci)
+{
+	const struct udt_cs_ops *ops = udt_rw_csload();
+
+	ops->co_free(ci, 1);
+	ops->co_close(hp);
+}
+
+int
+udt_rw_cs_group(const cs_insn *ci, uint8_t group)
+{
+	const cs_detail *d = ci->detail;
+	uint8_t i;
+
+	if (d == NULL)
+		return 0;
+	for (i = 0; i < d->groups_count; i++)
+		if (d->groups[i] == group)
+			return 1;
+	return 0;
 }

@@ -15,15 +15,32 @@
  */
 
 /*
- * Capstone as the rewriter uses it (udt_rw_cs.c): its memory from the
- * pass's scratch.  udt_rw_cs_arena(base, len) before a cs_open(), from
- * the pass alone; 0, or -1 if Capstone refused it.
+ * Capstone as the rewriter uses it (udt_rw_cs.c), from its module
+ * (udt_cs_mod.h), mapped by udt_rw_csload() (udt_rw_csload.c) at the
+ * first decoding: the table, or NULL if it cannot be (cached either
+ * way).  udt_rw_cs_open(): the module mapped, its memory the arena
+ * [base, base + len), amd64 with details, one instruction's room: 0,
+ * or -1.  udt_rw_cs_next(): cs_disasm_iter().  udt_rw_cs_close(): the
+ * instruction and the handle, after a successful open.
+ * udt_rw_cs_group(): whether the decoded instruction is in a group.
+ * All from the rewriter's pass alone.
  */
 #ifndef UDT_RW_CS_H
 #define UDT_RW_CS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-int	udt_rw_cs_arena(void *, size_t);
+#include <capstone/capstone.h>
+
+struct udt_cs_ops;
+
+const struct udt_cs_ops *udt_rw_csload(void);
+int	udt_rw_cs_open(void *, size_t, csh *, cs_insn **);
+bool	udt_rw_cs_next(csh, const uint8_t **, size_t *, uint64_t *,
+	    cs_insn *);
+void	udt_rw_cs_close(csh *, cs_insn *);
+int	udt_rw_cs_group(const cs_insn *, uint8_t);
 
 #endif /* UDT_RW_CS_H */

@@ -140,10 +140,8 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	dl_iterate_phdr(udt_rw_pass_object, &rl);
 	if (rl.rl_have)
 		(void)udt_rw_object(&rl.rl_vdso, sizeof(rl.rl_vdso), &o);
-	if (o.ro_ci != NULL) {
-		cs_free(o.ro_ci, 1);
-		cs_close(&o.ro_cs);
-	}
+	if (o.ro_ci != NULL)
+		udt_rw_cs_close(&o.ro_cs, o.ro_ci);
 	/* The text changes only now, once, before the tables name it. */
 	udt_rw_flush(&o);
 	udt_rw_image_end(&o);
