@@ -806,7 +806,6 @@ udt_init(void)
 	 * wrappers' hooks alone, as userdt did before it could see every
 	 * call.
 	 */
-	udt_xstate_init();
 	udt_rw_setup();
 	if (!udt_env_is(UDT_HOOKS_ENV, "1")) {
 		if (!udt_env_is(UDT_SUD_ENV, "1"))

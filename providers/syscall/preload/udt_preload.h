@@ -718,15 +718,13 @@ udt_rec_commit(struct udt_thread *t, struct udt_rec *rec, uint64_t ticket)
  * zmm16-31, k0-7), kept across code that is not this library's
  * (udt_xstate.c): udt_xsave() before it, udt_xrstor() after, on a
  * struct udt_xsave of the caller's (2.6 KiB, on its stack).  Nothing
- * is saved where the CPU has none of it.  udt_xstate_init(): the
- * constructor, before any site is rewritten.  Then any thread, any
- * context; each pair on one thread.
+ * is saved where the CPU has none of it.  Any thread, any context;
+ * each pair on one thread.
  */
 #define UDT_XSAVE_SIZE	2688	/* XSAVE's standard form up to Hi16_ZMM */
 struct udt_xsave {
 	uint8_t		xs_area[UDT_XSAVE_SIZE];
 } __attribute__((aligned(64)));
-void	udt_xstate_init(void) UDT_HIDDEN;
 void	udt_xsave(struct udt_xsave *) UDT_HIDDEN;
 void	udt_xrstor(const struct udt_xsave *) UDT_HIDDEN;
 

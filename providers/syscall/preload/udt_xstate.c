@@ -27,8 +27,13 @@
  * registers, ZMM_Hi256, Hi16_ZMM.  Nothing else of the state is ours to
  * change.
  *
+ * What the CPU has is learnt at the first save, not at every start: a
+ * cpuid is a trap to the hypervisor on a virtual machine (six of them
+ * cost a traced exec 80 us here), and a program that never has a stack
+ * taken never saves.
+ *
  * Locks used to protect the globals below:
- *	[I]	set by the constructor before other threads exist
+ *	[a]	atomic; racing first saves find the same value
  */
 #include <cpuid.h>
 #include <stdint.h>
@@ -41,19 +46,20 @@
 #define UDT_X_ZMMHI	(1u << 6)
 #define UDT_X_HI16	(1u << 7)
 #define UDT_X_WANT	(UDT_X_AVX | UDT_X_OPMASK | UDT_X_ZMMHI | UDT_X_HI16)
+#define UDT_X_KNOWN	(1u << 31)	/* udt_xmask computed */
 #define UDT_X_HDR	512	/* the XSAVE header, after the legacy area */
 
-static uint32_t	udt_xmask;	/* [I] components saved, 0: none */
+static uint32_t	udt_xmask;	/* [a] components saved, and UDT_X_KNOWN */
 
-void
-udt_xstate_init(void)
+static uint32_t
+udt_xstate_learn(void)
 {
 	unsigned int a, b, c, d, i, end = 0, mask;
 	uint32_t xcr0, hi;
 
 	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) ||
 	    __get_cpuid_max(0, NULL) < 0xd)
-		return;
+		return 0;
 	__asm__ volatile("xgetbv" : "=a" (xcr0), "=d" (hi) : "c" (0));
 	mask = xcr0 & UDT_X_WANT;
 	/* Where each component lies in XSAVE's standard form. */
@@ -64,27 +70,44 @@ udt_xstate_init(void)
 		if (a + b > end)
 			end = a + b;
 	}
-	if (end > UDT_XSAVE_SIZE)
-		return;
-	udt_xmask = mask;
+	return end > UDT_XSAVE_SIZE ? 0 : mask;
+}
+
+/* The components to save: computed once, by whichever save is first. */
+static uint32_t
+udt_xstate_mask(void)
+{
+	uint32_t m = __atomic_load_n(&udt_xmask, __ATOMIC_RELAXED);
+
+	if (m == 0) {
+		m = udt_xstate_learn() | UDT_X_KNOWN;
+		__atomic_store_n(&udt_xmask, m, __ATOMIC_RELAXED);
+	}
+	return m & ~UDT_X_KNOWN;
 }
 
 void
 udt_xsave(struct udt_xsave *xs)
 {
-	if (udt_xmask == 0)
+	uint32_t m = udt_xstate_mask();
+
+	if (m == 0)
 		return;
 	/* XRSTOR refuses a header whose reserved bytes are not zero. */
 	memset(xs->xs_area + UDT_X_HDR, 0, 64);
 	__asm__ volatile("xsave64 %0" : "+m" (xs->xs_area)
-	    : "a" (udt_xmask), "d" (0) : "memory");
+	    : "a" (m), "d" (0) : "memory");
 }
 
 void
 udt_xrstor(const struct udt_xsave *xs)
 {
-	if (udt_xmask == 0)
+	/* Known: the save before it learnt it. */
+	uint32_t m = __atomic_load_n(&udt_xmask, __ATOMIC_RELAXED) &
+	    ~UDT_X_KNOWN;
+
+	if (m == 0)
 		return;
 	__asm__ volatile("xrstor64 %0" : : "m" (xs->xs_area),
-	    "a" (udt_xmask), "d" (0) : "memory");
+	    "a" (m), "d" (0) : "memory");
 }
