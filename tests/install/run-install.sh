@@ -78,7 +78,7 @@ files)
 	for f in "$SBIN/dtd" "$BIN/btrace" "$BIN/dtrun"; do
 		[ -x "$f" ] || fail "$f: not installed"
 	done
-	for f in "$LIB/userdt/libuserdt-preload.so" "$LIB/userdt/libuserdt-cs.so" \
+	for f in "$LIB/userdt/libuserdt-preload.so" "$LIB/userdt/libuserdt-preload-cs.so" \
 	    "$LIB/userdt/libdtshim.so" \
 	    "$INC/dev/dt/dtvar.h" "$LIB/pkgconfig/userdt.pc" \
 	    "$MAN/man1/dtrun.1" "$MAN/man4/dt.4" "$MAN/man5/bt.5" \

@@ -45,7 +45,7 @@ tracer_lib(const char *name)
 static int
 cs_mod(const char *name)
 {
-	return strstr(name, "libuserdt-cs") != NULL;
+	return strstr(name, "libuserdt-preload-cs") != NULL;
 }
 
 /* n[0]: tracer libraries, n[1]: whether to list, n[2]: the module. */

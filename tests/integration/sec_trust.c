@@ -500,10 +500,10 @@ run_squat(const char *dtrun, const char *preload)
 	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
 	/* The library's disassembler module lives beside it. */
 	slash = strrchr(preload, '/');
-	snprintf(mod, sizeof(mod), "%.*s/libuserdt-cs.so",
+	snprintf(mod, sizeof(mod), "%.*s/libuserdt-preload-cs.so",
 	    slash != NULL ? (int)(slash - preload) : 1,
 	    slash != NULL ? preload : ".");
-	snprintf(modto, sizeof(modto), "%s/libuserdt-cs.so", dir);
+	snprintf(modto, sizeof(modto), "%s/libuserdt-preload-cs.so", dir);
 	if (!dtt_check(copy_file(preload, lib) == 0 &&
 	    copy_file(mod, modto) == 0 &&
 	    copy_file(dtrun, run) == 0, "the library, its module and dtrun "

@@ -208,9 +208,9 @@ copy_module(const char *lib)
 	char from[4096], to[160];
 	const char *slash = strrchr(lib, '/');
 
-	snprintf(from, sizeof(from), "%.*s/libuserdt-cs.so",
+	snprintf(from, sizeof(from), "%.*s/libuserdt-preload-cs.so",
 	    slash != NULL ? (int)(slash - lib) : 1, slash != NULL ? lib : ".");
-	snprintf(to, sizeof(to), "%s/libuserdt-cs.so", dir);
+	snprintf(to, sizeof(to), "%s/libuserdt-preload-cs.so", dir);
 	return copy(from, to);
 }
 

@@ -62,7 +62,7 @@ done
 
 for f in usr/sbin/dtd usr/bin/btrace usr/bin/dtrun \
     usr/lib/x86_64-linux-gnu/userdt/libuserdt-preload.so \
-    usr/lib/x86_64-linux-gnu/userdt/libuserdt-cs.so \
+    usr/lib/x86_64-linux-gnu/userdt/libuserdt-preload-cs.so \
     usr/lib/x86_64-linux-gnu/userdt/libdtshim.so \
     usr/include/dev/dt/dtvar.h usr/lib/x86_64-linux-gnu/pkgconfig/userdt.pc \
     usr/share/man/man8/btrace.8.gz usr/share/man/man4/dt.4.gz \

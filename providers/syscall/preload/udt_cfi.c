@@ -46,6 +46,8 @@
 /* The vDSO's .eh_frame_hdr and text, which _dl_find_object() may not
  * know.  [I] */
 static uintptr_t	udt_cfi_vdso_lo, udt_cfi_vdso_hi, udt_cfi_vdso_hdr;
+/* The disassembler module's (udt_cfi_also()): hi published last.  [a] */
+static uintptr_t	udt_cfi_also_lo, udt_cfi_also_hi, udt_cfi_also_hdr;
 
 enum { UR_SAME, UR_UNDEF, UR_OFF, UR_VALOFF, UR_REG, UR_EXPR, UR_VALEXPR };
 
@@ -483,6 +485,9 @@ udt_cfi_hdr(uint64_t pc)
 
 	if (pc >= udt_cfi_vdso_lo && pc < udt_cfi_vdso_hi)
 		return udt_cfi_vdso_hdr;
+	if (pc < __atomic_load_n(&udt_cfi_also_hi, __ATOMIC_ACQUIRE) &&
+	    pc >= __atomic_load_n(&udt_cfi_also_lo, __ATOMIC_RELAXED))
+		return __atomic_load_n(&udt_cfi_also_hdr, __ATOMIC_RELAXED);
 	if (_dl_find_object((void *)(uintptr_t)pc, &fo) != 0)
 		return 0;
 	return (uintptr_t)fo.dlfo_eh_frame;
@@ -565,6 +570,14 @@ udt_cfi_init(void)
 	udt_cfi_vdso_hdr = hdr;
 	udt_cfi_vdso_lo = lo;
 	udt_cfi_vdso_hi = hi;
+}
+
+void
+udt_cfi_also(uintptr_t lo, uintptr_t hi, uintptr_t hdr)
+{
+	__atomic_store_n(&udt_cfi_also_lo, lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&udt_cfi_also_hdr, hdr, __ATOMIC_RELAXED);
+	__atomic_store_n(&udt_cfi_also_hi, hi, __ATOMIC_RELEASE);
 }
 
 void

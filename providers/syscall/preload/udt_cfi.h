@@ -22,8 +22,9 @@
  * and the library, no unwinder of ours (issue 20).
  *
  * Objects are found with _dl_find_object(), which glibc makes
- * async-signal-safe for unwinders, and the vDSO through its ELF header
- * (udt_cfi_init()).  Stack memory, whatever a corrupt frame points at,
+ * async-signal-safe for unwinders, the vDSO through its ELF header
+ * (udt_cfi_init()), and the library's disassembler module, which the
+ * loader does not know, as udt_cfi_also() names it.  Stack memory, whatever a corrupt frame points at,
  * is read safely: a page is first read through process_vm_readv(2), a
  * raw call no hook sees, and read directly after that (udt_cfi.c).
  *
@@ -58,6 +59,12 @@ struct udt_cfi_cur {
 };
 
 void	udt_cfi_init(void);
+/*
+ * Text [lo, hi) whose .eh_frame_hdr is at hdr, mapped by the library
+ * itself (udt_rw_csload.c): once, from the rewriter's pass; readers see
+ * all three or none.
+ */
+void	udt_cfi_also(uintptr_t lo, uintptr_t hi, uintptr_t hdr);
 
 /* A cursor at the context a signal interrupted (a ucontext_t). */
 void	udt_cfi_from_uc(struct udt_cfi_cur *, const void *uc);

@@ -15,7 +15,7 @@
  */
 
 /*
- * The disassembler's module (libuserdt-cs.so, udt_cs_mod.c) and what the
+ * The disassembler's module (libuserdt-preload-cs.so, udt_cs_mod.c) and what the
  * preload library sees of it: one table of entry points, the module's
  * ELF entry, found and mapped by the library's own loader
  * (udt_rw_csload.c), never by the program's.

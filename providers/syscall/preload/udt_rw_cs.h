@@ -17,8 +17,10 @@
 /*
  * Capstone as the rewriter uses it (udt_rw_cs.c), from its module
  * (udt_cs_mod.h), mapped by udt_rw_csload() (udt_rw_csload.c) at the
- * first decoding: the table, or NULL if it cannot be (cached either
- * way).  udt_rw_cs_open(): the module mapped, its memory the arena
+ * first decoding: the table, or NULL if it cannot be (tried again at
+ * the next only after a failure that may pass).  udt_rw_cswhere(): where
+ * the module is, fixed at the constructor's pass, before the program
+ * can chdir().  udt_rw_cs_open(): the module mapped, its memory the arena
  * [base, base + len), amd64 with details, one instruction's room: 0,
  * or -1.  udt_rw_cs_next(): cs_disasm_iter().  udt_rw_cs_close(): the
  * instruction and the handle, after a successful open.
@@ -37,6 +39,7 @@
 struct udt_cs_ops;
 
 const struct udt_cs_ops *udt_rw_csload(void);
+void	udt_rw_cswhere(void);
 int	udt_rw_cs_open(void *, size_t, csh *, cs_insn **);
 bool	udt_rw_cs_next(csh, const uint8_t **, size_t *, uint64_t *,
 	    cs_insn *);

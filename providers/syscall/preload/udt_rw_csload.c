@@ -16,7 +16,7 @@
 
 /*
  * The disassembler's module mapped by the library itself (udt_cs_mod.h):
- * libuserdt-cs.so, beside the library, the first time a pass decodes.
+ * libuserdt-preload-cs.so, beside the library, the first time a pass decodes.
  * Not dlopen(): the module would join the program's link map, where the
  * program's dl_iterate_phdr() and dlopen() find it; and a later pass
  * runs while the loader is busy with the program's own dlopen().
@@ -30,6 +30,21 @@
  * system call, so the whole-process check (udt_rw_trap.c) need not
  * count it as code nobody went through.
  *
+ * A module is taken only if it is laid out as the linker lays one out:
+ * loadable segments in order, apart, none both writable and executable,
+ * one text; its dynamic section, relocations and table within the
+ * file's part of a readable segment; every relocation within a writable
+ * one; every entry point in the text.  A module that is otherwise is not
+ * this build's, and a check is cheaper than a crash of the program.
+ * Where it is looked for is fixed at the constructor's pass: the
+ * library's directory then, made absolute, whatever the program's
+ * chdir() since.  A failure that may pass (out of descriptors or
+ * memory) is tried again at the next decoding; others are final.
+ *
+ * Frames of the module are the tracer's: the unwinders know its text
+ * (udt_unw_ours_also(), udt_cfi_also()), cut it, and walk on to the
+ * program's.
+ *
  * Concurrency contract: the rewriter's pass alone ([w]: the constructor,
  * or a later pass under the loader's lock); raw system calls only.
  */
@@ -37,6 +52,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
@@ -46,16 +62,20 @@
 #include "udt_rw.h"
 #include "udt_rw_cs.h"
 #include "udt_rw_plan.h"
+#include "udt_cfi.h"
+#include "udt_unw.h"
 #include "udt_cs_mod.h"
 
-#define UDT_CS_NAME	"libuserdt-cs.so"
+#define UDT_CS_NAME	"libuserdt-preload-cs.so"
 #define UDT_CS_MAXPH	16
+#define UDT_CS_MAXLOAD	4
 #define UDT_PG		4096UL
 #define UDT_PGDN(x)	((x) & ~(UDT_PG - 1))
 #define UDT_PGUP(x)	(((x) + UDT_PG - 1) & ~(UDT_PG - 1))
 
 static const struct udt_cs_ops *udt_cs;		/* [w] the table */
-static int		 udt_cs_tried;		/* [w] */
+static int		 udt_cs_final;		/* [w] no more tries */
+static char		 udt_cs_where[1024];	/* [w] the module's path */
 
 /* The library's own path: the object that holds this function. */
 struct udt_cs_self {
@@ -84,29 +104,49 @@ udt_cs_self(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* path = the library's directory and the module's name; -1 if none. */
-static int
-udt_cs_path(char *path, size_t max)
+void
+udt_rw_cswhere(void)
 {
 	struct udt_cs_self s = { (uintptr_t)udt_cs_self, NULL };
 	const char *slash;
-	size_t n;
+	size_t n, at = 0;
+	long r;
 
+	if (udt_cs_where[0] != '\0')
+		return;
 	dl_iterate_phdr(udt_cs_self, &s);
 	if (s.cs_name == NULL || (slash = strrchr(s.cs_name, '/')) == NULL)
-		return -1;
+		return;
+	/* A relative LD_PRELOAD: from the directory the loader started in. */
+	if (s.cs_name[0] != '/') {
+		r = udt_sys2(SYS_getcwd, udt_cs_where, sizeof(udt_cs_where));
+		if (r <= 1 || udt_cs_where[0] != '/')
+			goto none;
+		at = strlen(udt_cs_where);
+		udt_cs_where[at++] = '/';
+	}
 	n = (size_t)(slash - s.cs_name) + 1;
-	if (n + sizeof(UDT_CS_NAME) > max)
-		return -1;
-	memcpy(path, s.cs_name, n);
-	memcpy(path + n, UDT_CS_NAME, sizeof(UDT_CS_NAME));
-	return 0;
+	if (at + n + sizeof(UDT_CS_NAME) > sizeof(udt_cs_where))
+		goto none;
+	memcpy(udt_cs_where + at, s.cs_name, n);
+	memcpy(udt_cs_where + at + n, UDT_CS_NAME, sizeof(UDT_CS_NAME));
+	return;
+none:
+	udt_cs_where[0] = '\0';
 }
 
 static int
 udt_cs_bad(long r)
 {
 	return r < 0 && r > -4096;
+}
+
+/* Whether an error may pass: the next decoding tries again. */
+static int
+udt_cs_passing(long r)
+{
+	return r == -EMFILE || r == -ENFILE || r == -ENOMEM || r == -EINTR ||
+	    r == -EAGAIN;
 }
 
 static int
@@ -117,38 +157,55 @@ udt_cs_prot(uint32_t flags)
 	    ((flags & PF_X) ? PROT_EXEC : 0);
 }
 
-/* Map segment ph of fd at base; 0 or -1. */
+/*
+ * Whether [v, v + len) lies in one loadable segment with the flags
+ * want: within its file's part if file, else within its memory.
+ */
 static int
+udt_cs_within(const Elf64_Phdr *const *ld, int nld, uint64_t v,
+    uint64_t len, uint32_t want, int file)
+{
+	uint64_t span;
+	int i;
+
+	for (i = 0; i < nld; i++) {
+		span = file ? ld[i]->p_filesz : ld[i]->p_memsz;
+		if ((ld[i]->p_flags & want) == want && v >= ld[i]->p_vaddr &&
+		    len <= span && v - ld[i]->p_vaddr <= span - len)
+			return 1;
+	}
+	return 0;
+}
+
+/* Map segment ph of fd at base; 0, or the error. */
+static long
 udt_cs_seg(long fd, uintptr_t base, const Elf64_Phdr *ph)
 {
 	uintptr_t at = base + ph->p_vaddr, fend = at + ph->p_filesz;
 	uintptr_t mend = at + ph->p_memsz;
 	int prot = udt_cs_prot(ph->p_flags);
+	long r;
 
-	if ((ph->p_vaddr & (UDT_PG - 1)) != (ph->p_offset & (UDT_PG - 1)) ||
-	    ph->p_filesz > ph->p_memsz)
-		return -1;
-	if (ph->p_filesz > 0 && udt_cs_bad(udt_sys6(SYS_mmap,
+	if (ph->p_filesz > 0 && udt_cs_bad(r = udt_sys6(SYS_mmap,
 	    (long)UDT_PGDN(at), (long)(UDT_PGUP(fend) - UDT_PGDN(at)), prot,
 	    MAP_PRIVATE | MAP_FIXED, fd, (long)UDT_PGDN(ph->p_offset))))
-		return -1;
+		return r;
 	if (mend <= fend)
 		return 0;
 	/* The bss: the file page's tail zeroed, then pages of zeros. */
-	if (!(prot & PROT_WRITE))
-		return -1;
-	if (UDT_PGUP(fend) > fend && ph->p_filesz > 0)
+	if (UDT_PGUP(fend) > fend)
 		memset((void *)fend, 0, UDT_PGUP(fend) - fend);
-	if (UDT_PGUP(mend) > UDT_PGUP(fend) && udt_cs_bad(udt_sys6(SYS_mmap,
-	    (long)UDT_PGUP(fend), (long)(UDT_PGUP(mend) - UDT_PGUP(fend)),
-	    prot, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0)))
-		return -1;
+	if (UDT_PGUP(mend) > UDT_PGUP(fend) && udt_cs_bad(r = udt_sys6(
+	    SYS_mmap, (long)UDT_PGUP(fend), (long)(UDT_PGUP(mend) -
+	    UDT_PGUP(fend)), prot, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS,
+	    -1, 0)))
+		return r;
 	return 0;
 }
 
 /* Apply the module's relocations, all relative; 0 or -1. */
 static int
-udt_cs_reloc(uintptr_t base, uintptr_t lo, uintptr_t hi,
+udt_cs_reloc(uintptr_t base, const Elf64_Phdr *const *ld, int nld,
     const Elf64_Phdr *dyn)
 {
 	const Elf64_Dyn *d;
@@ -156,8 +213,8 @@ udt_cs_reloc(uintptr_t base, uintptr_t lo, uintptr_t hi,
 	size_t relsz = 0, relent = 0, i, n;
 	uint64_t v, rv = 0;
 
-	if (dyn == NULL || dyn->p_vaddr < lo || dyn->p_memsz > hi - lo ||
-	    dyn->p_vaddr - lo > hi - lo - dyn->p_memsz)
+	if (dyn == NULL || !udt_cs_within(ld, nld, dyn->p_vaddr,
+	    dyn->p_memsz, PF_R, 1))
 		return -1;
 	n = dyn->p_memsz / sizeof(*d);
 	d = (const Elf64_Dyn *)(base + dyn->p_vaddr);
@@ -165,10 +222,7 @@ udt_cs_reloc(uintptr_t base, uintptr_t lo, uintptr_t hi,
 		v = d[i].d_un.d_val;
 		switch (d[i].d_tag) {
 		case DT_RELA:
-			if (v < lo || v >= hi)
-				return -1;
 			rv = v;
-			r = (const Elf64_Rela *)(base + v);
 			break;
 		case DT_RELASZ:
 			relsz = v;
@@ -193,31 +247,56 @@ udt_cs_reloc(uintptr_t base, uintptr_t lo, uintptr_t hi,
 	}
 	if (relsz == 0)
 		return 0;
-	if (r == NULL || relent != sizeof(*r) || relsz % sizeof(*r) != 0 ||
-	    relsz > hi - rv)
+	if (relent != sizeof(*r) || relsz % sizeof(*r) != 0 ||
+	    !udt_cs_within(ld, nld, rv, relsz, PF_R, 1))
 		return -1;
-	for (i = 0; i < relsz / sizeof(*r); i++) {
+	r = (const Elf64_Rela *)(base + rv);
+	for (i = 0; i < relsz / sizeof(*r); i++)
 		if (ELF64_R_TYPE(r[i].r_info) != R_X86_64_RELATIVE ||
-		    r[i].r_offset < lo || r[i].r_offset > hi - 8)
+		    !udt_cs_within(ld, nld, r[i].r_offset, 8, PF_W, 0))
 			return -1;
+	for (i = 0; i < relsz / sizeof(*r); i++)
 		*(uint64_t *)(base + r[i].r_offset) = base +
 		    (uint64_t)r[i].r_addend;
-	}
 	return 0;
 }
 
+/* Whether the table is this build's and points into the text only. */
+static int
+udt_cs_table(const struct udt_cs_ops *ops, uintptr_t xlo, uintptr_t xhi)
+{
+	const void *fn[] = { (const void *)ops->co_open,
+	    (const void *)ops->co_option, (const void *)ops->co_malloc,
+	    (const void *)ops->co_disasm_iter, (const void *)ops->co_free,
+	    (const void *)ops->co_close };
+	size_t i;
+
+	if (ops->co_magic != UDT_CS_MAGIC || ops->co_size != sizeof(*ops) ||
+	    ops->co_insnsize != sizeof(cs_insn) ||
+	    ops->co_detailsize != sizeof(cs_detail) ||
+	    ops->co_version != ((CS_API_MAJOR << 8) | CS_API_MINOR))
+		return 0;
+	for (i = 0; i < sizeof(fn) / sizeof(fn[0]); i++)
+		if ((uintptr_t)fn[i] < xlo || (uintptr_t)fn[i] >= xhi)
+			return 0;
+	return 1;
+}
+
+/* The table of the module fd holds, mapped; NULL with *err its error. */
 static const struct udt_cs_ops *
-udt_cs_map(long fd)
+udt_cs_map(long fd, long *err)
 {
 	struct stat st;
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[UDT_CS_MAXPH];
-	const Elf64_Phdr *dyn = NULL, *relro = NULL;
+	const Elf64_Phdr *ld[UDT_CS_MAXLOAD], *dyn = NULL, *relro = NULL;
+	const Elf64_Phdr *ehf = NULL, *x = NULL;
 	const struct udt_cs_ops *ops;
-	uintptr_t lo = UINTPTR_MAX, hi = 0, base, xlo = 0, xhi = 0;
+	uintptr_t lo, hi, base;
 	long m;
-	int i;
+	int i, nld = 0;
 
+	*err = 0;
 	/* Past the file's end a mapped page is a SIGBUS: all within it. */
 	if (udt_sys2(SYS_fstat, fd, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    udt_sys4(SYS_pread64, fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
@@ -229,54 +308,77 @@ udt_cs_map(long fd)
 	    (long)eh.e_phoff) != (long)(eh.e_phnum * sizeof(ph[0])))
 		return NULL;
 	for (i = 0; i < eh.e_phnum; i++) {
-		if (ph[i].p_type == PT_DYNAMIC)
+		switch (ph[i].p_type) {
+		case PT_DYNAMIC:
 			dyn = &ph[i];
-		else if (ph[i].p_type == PT_GNU_RELRO)
-			relro = &ph[i];
-		else if (ph[i].p_type == PT_TLS || ph[i].p_type == PT_INTERP)
-			return NULL;
-		if (ph[i].p_type != PT_LOAD)
 			continue;
-		if (ph[i].p_vaddr > (1UL << 40) || ph[i].p_memsz > (1UL << 30) ||
-		    ph[i].p_offset > (uint64_t)st.st_size ||
-		    ph[i].p_filesz > (uint64_t)st.st_size - ph[i].p_offset)
+		case PT_GNU_RELRO:
+			relro = &ph[i];
+			continue;
+		case PT_GNU_EH_FRAME:
+			ehf = &ph[i];
+			continue;
+		case PT_TLS:
+		case PT_INTERP:
 			return NULL;
-		if (UDT_PGDN(ph[i].p_vaddr) < lo)
-			lo = UDT_PGDN(ph[i].p_vaddr);
-		if (UDT_PGUP(ph[i].p_vaddr + ph[i].p_memsz) > hi)
-			hi = UDT_PGUP(ph[i].p_vaddr + ph[i].p_memsz);
-		if (ph[i].p_flags & PF_X) {
-			if (xhi != 0)
-				return NULL;	/* one text, covered whole */
-			xlo = ph[i].p_vaddr;
-			xhi = ph[i].p_vaddr + ph[i].p_memsz;
+		case PT_LOAD:
+			break;
+		default:
+			continue;
 		}
+		/*
+		 * In order, apart, within the file, no page both writable
+		 * and executable, one text, a bss only after file bytes.
+		 */
+		if (nld == UDT_CS_MAXLOAD || ph[i].p_vaddr > (1UL << 40) ||
+		    ph[i].p_memsz > (1UL << 30) ||
+		    ph[i].p_filesz > ph[i].p_memsz || ph[i].p_filesz == 0 ||
+		    (ph[i].p_vaddr & (UDT_PG - 1)) !=
+		    (ph[i].p_offset & (UDT_PG - 1)) ||
+		    ph[i].p_offset > (uint64_t)st.st_size ||
+		    ph[i].p_filesz > (uint64_t)st.st_size - ph[i].p_offset ||
+		    (ph[i].p_flags & (PF_W | PF_X)) == (PF_W | PF_X) ||
+		    (nld > 0 && UDT_PGDN(ph[i].p_vaddr) < UDT_PGUP(
+		    ld[nld - 1]->p_vaddr + ld[nld - 1]->p_memsz)))
+			return NULL;
+		if (ph[i].p_flags & PF_X) {
+			if (x != NULL)
+				return NULL;
+			x = &ph[i];
+		}
+		ld[nld++] = &ph[i];
 	}
-	if (lo >= hi || xhi == 0 || eh.e_entry < lo ||
-	    eh.e_entry > hi - sizeof(*ops))
+	if (nld == 0 || x == NULL || !udt_cs_within(ld, nld, eh.e_entry,
+	    sizeof(*ops), PF_R, 1) || (relro != NULL && !udt_cs_within(ld,
+	    nld, relro->p_vaddr, relro->p_memsz, PF_W, 0)))
 		return NULL;
+	lo = UDT_PGDN(ld[0]->p_vaddr);
+	hi = UDT_PGUP(ld[nld - 1]->p_vaddr + ld[nld - 1]->p_memsz);
 	m = udt_sys6(SYS_mmap, 0, (long)(hi - lo), PROT_NONE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (udt_cs_bad(m))
+	if (udt_cs_bad(m)) {
+		*err = m;
 		return NULL;
+	}
 	base = (uintptr_t)m - lo;
-	for (i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && udt_cs_seg(fd, base, &ph[i]) != 0)
+	for (i = 0; i < nld; i++)
+		if ((*err = udt_cs_seg(fd, base, ld[i])) != 0)
 			goto fail;
-	if (udt_cs_reloc(base, lo, hi, dyn) != 0)
+	if (udt_cs_reloc(base, ld, nld, dyn) != 0)
 		goto fail;
 	if (relro != NULL && relro->p_memsz > 0)
 		(void)udt_sys3(SYS_mprotect, UDT_PGDN(base + relro->p_vaddr),
 		    UDT_PGDN(base + relro->p_vaddr + relro->p_memsz) -
 		    UDT_PGDN(base + relro->p_vaddr), PROT_READ);
 	ops = (const struct udt_cs_ops *)(base + eh.e_entry);
-	if (ops->co_magic != UDT_CS_MAGIC ||
-	    ops->co_size != sizeof(*ops) ||
-	    ops->co_insnsize != sizeof(cs_insn) ||
-	    ops->co_detailsize != sizeof(cs_detail) ||
-	    ops->co_version != ((CS_API_MAJOR << 8) | CS_API_MINOR))
+	if (!udt_cs_table(ops, base + x->p_vaddr, base + x->p_vaddr +
+	    x->p_memsz))
 		goto fail;
-	udt_rw_cover(base + xlo, base + xhi);
+	udt_rw_cover(base + x->p_vaddr, base + x->p_vaddr + x->p_memsz);
+	udt_unw_ours_also(base + x->p_vaddr, base + x->p_vaddr + x->p_memsz);
+	if (ehf != NULL && udt_cs_within(ld, nld, ehf->p_vaddr, 12, PF_R, 1))
+		udt_cfi_also(base + x->p_vaddr, base + x->p_vaddr +
+		    x->p_memsz, base + ehf->p_vaddr);
 	return ops;
 fail:
 	(void)udt_sys2(SYS_munmap, m, (long)(hi - lo));
@@ -286,27 +388,32 @@ fail:
 const struct udt_cs_ops *
 udt_rw_csload(void)
 {
-	char path[4096];
-	long fd;
+	long fd, err = 0;
 
-	if (udt_cs_tried)
+	if (udt_cs != NULL || udt_cs_final)
 		return udt_cs;
-	udt_cs_tried = 1;
-	if (udt_cs_path(path, sizeof(path)) != 0) {
+	udt_rw_cswhere();
+	if (udt_cs_where[0] == '\0') {
+		udt_cs_final = 1;
 		if (udt_rw_debug)
 			udt_rw_cache_say("rewrite: ", "no disassembler: the "
 			    "library's own directory is not known", NULL,
 			    NULL);
 		return NULL;
 	}
-	fd = udt_sys3(SYS_open, path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
+	fd = udt_sys3(SYS_open, udt_cs_where, O_RDONLY | O_CLOEXEC |
+	    O_NOCTTY, 0);
 	if (fd >= 0) {
-		udt_cs = udt_cs_map(fd);
+		udt_cs = udt_cs_map(fd, &err);
 		udt_sys1(SYS_close, fd);
-	}
+	} else
+		err = fd;
+	if (udt_cs == NULL && !udt_cs_passing(err))
+		udt_cs_final = 1;
 	if (udt_cs == NULL && udt_rw_debug)
-		udt_rw_cache_say("rewrite: ", "no disassembler: ", path,
-		    fd < 0 ? " cannot be opened" : " is not this library's "
-		    "module");
+		udt_rw_cache_say("rewrite: ", "no disassembler: ",
+		    udt_cs_where, fd < 0 ? " cannot be opened" :
+		    udt_cs_final ? " is not this library's module" :
+		    " cannot be mapped now");
 	return udt_cs;
 }

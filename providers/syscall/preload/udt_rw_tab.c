@@ -228,7 +228,9 @@ udt_rw_tab_publish(struct udt_rw_tab **tp, struct udt_rw_stage *s,
 			t->tb_e[n][0] = old->tb_e[i][0];
 			t->tb_e[n++][1] = old->tb_e[i][1];
 		}
-	memcpy(t->tb_e[n], s->st_e, s->st_n * sizeof(t->tb_e[0]));
+	/* After a hand-over the stage may have no memory at all. */
+	if (s->st_n > 0)
+		memcpy(t->tb_e[n], s->st_e, s->st_n * sizeof(t->tb_e[0]));
 	n += s->st_n;
 	udt_rw_tab_sort(t->tb_e, n);
 	t->tb_n = n;

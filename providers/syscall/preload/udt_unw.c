@@ -27,6 +27,8 @@
 /* The tracer's code, cut from stacks (udt_unw_ours()).  [I] */
 static uintptr_t	  udt_unw_lo, udt_unw_hi;
 static uintptr_t	(*udt_unw_site)(uintptr_t);
+/* The disassembler module's text (udt_unw_ours_also()): hi last.  [a] */
+static uintptr_t	  udt_unw_xlo, udt_unw_xhi;
 
 void
 udt_unw_ours(uintptr_t lo, uintptr_t hi, uintptr_t (*site)(uintptr_t))
@@ -34,6 +36,21 @@ udt_unw_ours(uintptr_t lo, uintptr_t hi, uintptr_t (*site)(uintptr_t))
 	udt_unw_lo = lo;
 	udt_unw_hi = hi;
 	udt_unw_site = site;
+}
+
+void
+udt_unw_ours_also(uintptr_t lo, uintptr_t hi)
+{
+	__atomic_store_n(&udt_unw_xlo, lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&udt_unw_xhi, hi, __ATOMIC_RELEASE);
+}
+
+static inline __attribute__((always_inline)) int
+udt_unw_is_ours(uintptr_t pc)
+{
+	return (pc >= udt_unw_lo && pc < udt_unw_hi) ||
+	    (pc < __atomic_load_n(&udt_unw_xhi, __ATOMIC_ACQUIRE) &&
+	    pc >= __atomic_load_n(&udt_unw_xlo, __ATOMIC_RELAXED));
 }
 
 int
@@ -108,7 +125,7 @@ udt_unw_stack_in(void *uc, const struct udt_pcdst *d, unsigned int max)
 		return 0;
 	udt_cfi_from_uc(&cur, uc);
 	pc = (uintptr_t)cur.cc_reg[UDT_CFI_RA];
-	if (pc < udt_unw_lo || pc >= udt_unw_hi) {
+	if (!udt_unw_is_ours(pc)) {
 		if (udt_unw_site != NULL && (site = udt_unw_site(pc)) != pc)
 			cur.cc_reg[UDT_CFI_RA] = site;
 		ours = 0;
@@ -117,7 +134,7 @@ udt_unw_stack_in(void *uc, const struct udt_pcdst *d, unsigned int max)
 		pc = (uintptr_t)cur.cc_reg[UDT_CFI_RA];
 		if (pc == 0)
 			break;
-		if (ours && pc >= udt_unw_lo && pc < udt_unw_hi)
+		if (ours && udt_unw_is_ours(pc))
 			continue;
 		ours = 0;
 		udt_pcdst_put(d, n++, pc);

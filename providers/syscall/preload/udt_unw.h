@@ -81,5 +81,10 @@ unsigned int	udt_unw_here_dst(const struct udt_pcdst *d, unsigned int max,
  * any other thread exists; site() must be async-signal-safe.
  */
 void	udt_unw_ours(uintptr_t, uintptr_t, uintptr_t (*)(uintptr_t));
+/*
+ * More of the tracer's text, cut likewise: the disassembler module's,
+ * mapped by a pass (udt_rw_csload.c) when threads may run.  Once.
+ */
+void	udt_unw_ours_also(uintptr_t, uintptr_t);
 
 #endif /* UDT_UNW_H */
