@@ -125,6 +125,13 @@ size_t	udt_rw_img_used, udt_rw_img_saved;
 int	udt_rw_img_traced;					/* [w] */
 static int	udt_img_on = -1, udt_img_debug, udt_img_flush;	/* [w] */
 static int	udt_img_failsave;				/* [w] */
+/*
+ * The file system of an image found not to be a network or FUSE one
+ * (udt_img_remote()), by its device: the same device is the same
+ * super block, whose type does not change, so the next image there
+ * needs no statfs of its own.  0: none yet.  [w]
+ */
+static uint64_t	udt_img_fsok;
 
 static void
 udt_img_say(const char *a, const char *b, const char *c)
@@ -395,12 +402,16 @@ udt_img_map(struct udt_rw_img *ri)
 	 * may go from under the text (SIGBUS).  Patched in place, as with
 	 * the empty file, and not written again.
 	 */
-	if (fd >= 0 && (udt_sys2(SYS_fstatfs, fd, &sf) != 0 ||
-	    udt_img_remote(&sf))) {
-		udt_img_say("ignored ", path, ": on a network or FUSE file "
-		    "system");
-		udt_sys1(SYS_close, fd);
-		return 1;
+	if (fd >= 0 && (udt_img_fsok == 0 ||
+	    udt_img_fsok != (uint64_t)st.st_dev)) {
+		if (udt_sys2(SYS_fstatfs, fd, &sf) != 0 ||
+		    udt_img_remote(&sf)) {
+			udt_img_say("ignored ", path, ": on a network or "
+			    "FUSE file system");
+			udt_sys1(SYS_close, fd);
+			return 1;
+		}
+		udt_img_fsok = (uint64_t)st.st_dev;
 	}
 	if (fd >= 0) {
 		p = udt_sys6(SYS_mmap, (long)ri->ri_base, (long)ri->ri_len,
