@@ -83,6 +83,15 @@ static int		 udt_replayed;		/* [a] the constructor's loader
 						   records are in (rh_ready) */
 static struct sockaddr_un udt_sun;		/* [I] dtd's ingest socket */
 static int		 udt_sun_ok;		/* [I] */
+/*
+ * Descriptors the constructor closes at its end, udt_defer_lo..hi (-1:
+ * none), in one call: the handshake's and the rewriter's images', which
+ * come right after them, would otherwise take one each.  Only while
+ * udt_defer_on: no code of the program's runs before that end, and
+ * every descriptor is close-on-exec.  The constructor's thread.  [w]
+ */
+static int		 udt_defer_on;
+static int		 udt_defer_lo = -1, udt_defer_hi = -1;
 
 /* Stands in for a wrapper this libc lacks. */
 static long
@@ -126,11 +135,40 @@ udt_close3(int a, int b, int c)
 	lo = c < lo ? c : lo;
 	hi = c > hi ? c : hi;
 	if (lo >= 0 && hi - lo == 2 && a != b && b != c && a != c &&
-	    udt_sys3(SYS_close_range, lo, hi, 0) == 0)
+	    (udt_close_defer(lo, hi) == 0 ||
+	    udt_sys3(SYS_close_range, lo, hi, 0) == 0))
 		return;
 	udt_close(a);
 	udt_close(b);
 	udt_close(c);
+}
+
+int
+udt_close_defer(int lo, int hi)
+{
+	if (!udt_defer_on || lo < 0 || hi < lo)
+		return -1;
+	if (udt_defer_lo < 0)
+		udt_defer_lo = lo;
+	else if (lo != udt_defer_hi + 1)
+		return -1;
+	udt_defer_hi = hi;
+	return 0;
+}
+
+/* The constructor's end: what it left, closed; no more left. */
+static void
+udt_close_deferred(void)
+{
+	int fd;
+
+	udt_defer_on = 0;
+	if (udt_defer_lo < 0)
+		return;
+	if (udt_sys3(SYS_close_range, udt_defer_lo, udt_defer_hi, 0) != 0)
+		for (fd = udt_defer_lo; fd <= udt_defer_hi; fd++)
+			udt_close(fd);
+	udt_defer_lo = udt_defer_hi = -1;
 }
 
 static void *
@@ -786,6 +824,7 @@ udt_init(void)
 		udt_ctor_euid = (uid_t)-1;
 	}
 	udt_attaching = 1;
+	udt_defer_on = 1;
 	/* Nothing old to unmap yet. */
 	udt_attach_locked();
 	udt_attaching = 0;
@@ -829,6 +868,8 @@ udt_init(void)
 	 */
 	if (!udt_rw_complete && !udt_thread.ut_armed)
 		udt_rw_mt = 1;
+	/* Before any thread, and the program, may see them. */
+	udt_close_deferred();
 	/*
 	 * Last, the profile watcher of timer mode (a dtd without root, or
 	 * where perf is refused): it is a thread, and the rewriter works

@@ -373,6 +373,12 @@ udt_reserve(struct udt_ring_hdr *r, unsigned int probe, uint64_t *ticket)
 void	udt_attach(void) UDT_HIDDEN;
 /* A fork child that has not attached yet (udt_fork_child()).  Any. */
 int	udt_attach_pending(void) UDT_HIDDEN;
+/*
+ * Descriptors lo..hi of the constructor's, left for it to close at its
+ * end with the others it so left, in one close_range(2): 0, or -1 when
+ * they must be closed now (not the constructor, or not next to those).
+ */
+int	udt_close_defer(int, int) UDT_HIDDEN;
 
 /*
  * Syscall User Dispatch (udt_sud.c) catches the system calls of sites

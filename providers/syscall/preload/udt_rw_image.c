@@ -1012,7 +1012,9 @@ udt_rw_image_room(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi,
 /*
  * After the pass's flush: the images' descriptors and pagemap's closed,
  * in one call when they are all there is in their range (they were
- * opened one after the other, each the lowest free).
+ * opened one after the other, each the lowest free), or left to the
+ * constructor's end when they follow the handshake's, which it closes
+ * then with them (udt_close_defer()).
  */
 void
 udt_rw_image_end(struct udt_rw_obj *o)
@@ -1028,7 +1030,8 @@ udt_rw_image_end(struct udt_rw_obj *o)
 		n++;
 	}
 	if (n > 0 && (size_t)(hi - lo + 1) == n &&
-	    udt_sys3(SYS_close_range, lo, hi, 0) == 0)
+	    (udt_close_defer((int)lo, (int)hi) == 0 ||
+	    udt_sys3(SYS_close_range, lo, hi, 0) == 0))
 		n = 0;
 	for (k = 0; k < o->ro_nimg; k++) {
 		if (n > 0 && o->ro_img[k].ri_fd >= 0)
