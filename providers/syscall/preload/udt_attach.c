@@ -87,8 +87,9 @@ static int		 udt_sun_ok;		/* [I] */
  * Descriptors the constructor closes at its end, udt_defer_lo..hi (-1:
  * none), in one call: the handshake's and the rewriter's images', which
  * come right after them, would otherwise take one each.  Only while
- * udt_defer_on: no code of the program's runs before that end, and
- * every descriptor is close-on-exec.  The constructor's thread.  [w]
+ * udt_defer_on, set when the process has no other thread: no code of
+ * the program's runs before that end, and every descriptor is
+ * close-on-exec.  The constructor's thread.  [w]
  */
 static int		 udt_defer_on;
 static int		 udt_defer_lo = -1, udt_defer_hi = -1;
@@ -785,6 +786,7 @@ udt_init(void)
 {
 	const char *path, *said;
 	Dl_info dli;
+	int nthr;
 
 	/*
 	 * First: the launcher traced what ran before us and lets go here;
@@ -824,7 +826,14 @@ udt_init(void)
 		udt_ctor_euid = (uid_t)-1;
 	}
 	udt_attaching = 1;
-	udt_defer_on = 1;
+	/*
+	 * Alone, the constructor may keep its descriptors to its end: a
+	 * thread an earlier constructor started could close one and have
+	 * its number again for a file of its own, which the close at the
+	 * end would take.  Hooks mode reads no status, and maps no image.
+	 */
+	udt_defer_on = !udt_env_is(UDT_HOOKS_ENV, "1") &&
+	    udt_proc_status(&nthr, NULL, NULL, NULL) == 0 && nthr == 1;
 	/* Nothing old to unmap yet. */
 	udt_attach_locked();
 	udt_attaching = 0;
