@@ -20,8 +20,11 @@
  * libc's getppid leads ("jump ADDR", or "jump 0": its site was not
  * rewritten), getppid's own address ("site ADDR"), and its
  * /proc/self/smaps, which say what maps libc's text and the trampolines
- * and whether their pages were copied.
+ * and whether their pages were copied; first, the descriptors it was
+ * started with past 2 ("fd N TARGET"), where none of the library's
+ * (the handshake's, the images', pagemap's) may be left.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,12 +40,36 @@ main(int argc, char *argv[])
 	int32_t rel;
 	char buf[4096];
 	size_t n;
+	char fds[2048], path[64], tgt[256];
+	size_t nfds = 0;
+	struct dirent *de;
+	ssize_t len;
+	DIR *d;
 	FILE *f, *m;
 	void *h;
 	long i, k;
+	int fd;
 
+	/* Before this program opens any of its own. */
+	fds[0] = '\0';
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return 2;
+	while ((de = readdir(d)) != NULL) {
+		fd = atoi(de->d_name);
+		if (de->d_name[0] == '.' || fd <= 2 || fd == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if ((len = readlink(path, tgt, sizeof(tgt) - 1)) < 0)
+			len = 0;
+		tgt[len] = '\0';
+		if (nfds < sizeof(fds))
+			nfds += (size_t)snprintf(fds + nfds, sizeof(fds) - nfds,
+			    "fd %d %s\n", fd, tgt);
+	}
+	closedir(d);
 	if (argc != 3 || (f = fopen(argv[1], "w")) == NULL)
 		return 2;
+	fputs(fds, f);
 	k = strtol(argv[2], NULL, 10);
 	for (i = 0; i < k; i++)
 		(void)getppid();

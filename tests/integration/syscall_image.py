@@ -27,7 +27,9 @@ getppid leads, and its /proc/self/smaps:
     libc.so.6 and not anonymous, none of its pages copied; getppid's
     jump leads into a mapping of the same file (the trampolines), of
     which one page at most was copied (the region's constants); every
-    call is recorded;
+    call is recorded; the program finds no descriptor of the library's
+    (the handshake's, the images', pagemap's: the constructor closes
+    them together at its end);
   - an image made group-writable, owned by someone else, or whose
     footer names another object (its checksum made again) is not used:
     libc's text is libc.so.6's, the calls are all recorded;
@@ -74,6 +76,7 @@ class Run:
         self.err = r.stderr.strip()[-400:]
         self.jump = self.site = 0
         self.maps = []          # (lo, hi, perms, offset, path, dirty kB)
+        self.fds = []           # descriptors past 2 it started with
         if os.path.exists(out):
             self.parse(open(out).read())
 
@@ -82,7 +85,9 @@ class Run:
             f = ln.split()
             if not f:
                 continue
-            if f[0] == "jump":
+            if f[0] == "fd":
+                self.fds.append(" ".join(f[1:]))
+            elif f[0] == "jump":
                 self.jump = int(f[1], 16)
             elif f[0] == "site":
                 self.site = int(f[1], 16)
@@ -280,6 +285,11 @@ def main():
               "a second maps libc's text and trampolines from the image, "
               "no page of them copied but the constants', every call "
               "recorded (%s)" % b.show())
+        ours = [x for x in b.fds if "userdt" in x or "pagemap" in x or
+                "socket:" in x or "memfd:" in x]
+        check(b.rc == 0 and b.site != 0 and not ours,
+              "no descriptor of the library's left to the program (%s)" %
+              (", ".join(b.fds) or "none past 2"))
         if img is None:
             return 1
         st = os.lstat(img)
