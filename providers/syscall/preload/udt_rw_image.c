@@ -126,10 +126,10 @@ int	udt_rw_img_traced;					/* [w] */
 static int	udt_img_on = -1, udt_img_debug, udt_img_flush;	/* [w] */
 static int	udt_img_failsave;				/* [w] */
 /*
- * The file system of an image found not to be a network or FUSE one
- * (udt_img_remote()), by its device: the same device is the same
- * super block, whose type does not change, so the next image there
- * needs no statfs of its own.  0: none yet.  [w]
+ * The file system of a cache file found not to be a network or FUSE
+ * one (udt_rw_fs_remote()), by its device: the same device is the same
+ * super block, whose type does not change, so the next file there (the
+ * images after the plan) needs no statfs of its own.  0: none yet.  [w]
  */
 static uint64_t	udt_img_fsok;
 
@@ -357,6 +357,19 @@ udt_img_remote(const struct statfs *sf)
 	return 0;
 }
 
+int
+udt_rw_fs_remote(long fd, uint64_t dev)
+{
+	struct statfs sf;
+
+	if (udt_img_fsok != 0 && udt_img_fsok == dev)
+		return 0;
+	if (udt_sys2(SYS_fstatfs, fd, &sf) != 0 || udt_img_remote(&sf))
+		return 1;
+	udt_img_fsok = dev;
+	return 0;
+}
+
 /*
  * The image of ri at spot ri_k, if there is a usable one: mapped at the
  * region (MAP). Else the region anonymous there (SAVE).  Returns -1
@@ -368,7 +381,6 @@ static int
 udt_img_map(struct udt_rw_img *ri)
 {
 	struct stat st;
-	struct statfs sf;
 	char path[700];
 	const char *why = NULL;
 	uint64_t objlen;
@@ -402,16 +414,11 @@ udt_img_map(struct udt_rw_img *ri)
 	 * may go from under the text (SIGBUS).  Patched in place, as with
 	 * the empty file, and not written again.
 	 */
-	if (fd >= 0 && (udt_img_fsok == 0 ||
-	    udt_img_fsok != (uint64_t)st.st_dev)) {
-		if (udt_sys2(SYS_fstatfs, fd, &sf) != 0 ||
-		    udt_img_remote(&sf)) {
-			udt_img_say("ignored ", path, ": on a network or "
-			    "FUSE file system");
-			udt_sys1(SYS_close, fd);
-			return 1;
-		}
-		udt_img_fsok = (uint64_t)st.st_dev;
+	if (fd >= 0 && udt_rw_fs_remote(fd, (uint64_t)st.st_dev)) {
+		udt_img_say("ignored ", path, ": on a network or FUSE file "
+		    "system");
+		udt_sys1(SYS_close, fd);
+		return 1;
 	}
 	if (fd >= 0) {
 		p = udt_sys6(SYS_mmap, (long)ri->ri_base, (long)ri->ri_len,

@@ -140,6 +140,13 @@ int	 udt_plan_tmpname(char *tmp, size_t max, const char *dir);
  */
 void	 udt_rw_cache_say(const char *what, const char *a, const char *b,
 	    const char *c);
+/*
+ * Whether the cache file fd, on device dev, is on a network or FUSE file
+ * system (or cannot be told), where a file mapped may go from under the
+ * mapping (udt_rw_image.c): 1, or 0 (remembered for dev).  The
+ * constructor's pass.
+ */
+int	 udt_rw_fs_remote(long fd, uint64_t dev);
 uint64_t udt_plan_hash(uint64_t, const void *, size_t);
 /* Which step udt_plan_hash() takes here, to seed the plan's name. */
 uint64_t udt_plan_kind(void);

@@ -46,7 +46,9 @@ struct udt_plan_state udt_plan;				/* [w] */
  * stays mapped: unmapping is a call more at every start.  A writer
  * renames a new file over the old (udt_plan_write()), never writes the
  * one mapped; one who truncates it could already run code as the user
- * (doc/threat-model.md).  NULL until read.  [w]
+ * (doc/threat-model.md).  On a network or FUSE file system, where the
+ * file may go from under a mapping without anyone truncating it, it is
+ * read into memory of its own.  NULL until read.  [w]
  */
 uint8_t	*udt_plan_in;
 UDT_LBSS uint8_t	udt_plan_out[UDT_PLAN_MAX] __attribute__((aligned(64)));	/* [w] */
@@ -274,7 +276,9 @@ void
 udt_plan_read(const char *path)
 {
 	struct stat st;
-	long fd, p;
+	size_t got = 0;
+	long fd, p, n;
+	int remote;
 
 	fd = udt_sys3(SYS_open, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
 	    O_NOCTTY | O_NONBLOCK, 0);
@@ -292,10 +296,30 @@ udt_plan_read(const char *path)
 		    "ours, or written by others");
 		goto out;
 	}
+	/*
+	 * Where the file may go from under a mapping (a network or FUSE
+	 * file system), read into memory of its own, as a plan was before.
+	 */
+	remote = udt_rw_fs_remote(fd, (uint64_t)st.st_dev);
 	p = udt_sys6(SYS_mmap, 0, (long)st.st_size, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE, fd, 0);
+	    remote ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_PRIVATE, remote ? -1 :
+	    fd, 0);
 	if ((unsigned long)p >= -4095UL) {
 		udt_plan_say("ignored ", path, ": cannot be mapped");
+		goto out;
+	}
+	while (remote && got < (size_t)st.st_size) {
+		n = udt_sys3(SYS_read, fd, (uint8_t *)p + got,
+		    (size_t)st.st_size - got);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (remote && got != (size_t)st.st_size) {
+		udt_plan_say("ignored ", path, ": cannot be read");
+		(void)udt_sys2(SYS_munmap, p, (long)st.st_size);
 		goto out;
 	}
 	udt_plan_in = (uint8_t *)p;
