@@ -225,8 +225,9 @@ dt_ut_find(pid_t pid, struct dt_ut_slot **usp, struct dt_ut_slot *c)
 }
 
 /*
- * The library's text in pid, a process the cache does not know, into
- * lo[], hi[] (empty ranges: none), from the table or a read.  Any
+ * The library's text in pid, a process the cache does not know or code
+ * it mapped since its snapshot, into lo[], hi[] (empty ranges: none),
+ * from the table or a read.  Any
  * thread, no lock held: the read is made outside dt_ut_mtx, by the one
  * caller that claimed it.
  */
@@ -325,6 +326,19 @@ dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 	/* The library's frames, from the leaf down. */
 	while (i < n && dt_untrace_lib(dt_pm_find(s, pcs[i])))
 		i++;
+	/*
+	 * Code the snapshot does not know that is no trampoline may be the
+	 * library's mapped since its hello: its disassembler's module,
+	 * which a pass that decodes maps.  The maps as they are now say
+	 * (read at most as often as dt_ut_lib() allows).
+	 */
+	if (i < n && dt_pm_find(s, pcs[i]) == NULL &&
+	    dt_untrace_site(pid, pcs[i]) == 0) {
+		dt_ut_lib(pid, lo, hi);
+		while (i < n && (dt_ut_in(pcs[i], lo, hi) ||
+		    dt_untrace_lib(dt_pm_find(s, pcs[i]))))
+			i++;
+	}
 	/*
 	 * A trampoline (anonymous code, or code mapped since the snapshot)
 	 * stands for its site.  A frame of the library's entry is followed by

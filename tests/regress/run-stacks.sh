@@ -23,6 +23,8 @@
 # usage: run-stacks.sh btrace dtd tracee case
 #   profile	profile:hz samples of a write loop (stacks_tracee write)
 #   offcpu	sched:off__cpu stacks of a sleeper (stacks_tracee sleep)
+#   decode	profile samples while the library decodes (its disassembler
+#		module's frames cut too; USERDT_CSMOD names the module)
 #   nohelper	btrace -c's helper and btrace itself appear in no result
 set -u
 
@@ -148,6 +150,30 @@ offcpu)
 	    2> /dev/null || fail "perf script"
 	perf_stacks "$TMP/perf.txt" stacks_tracee > "$TMP/perf"
 	same "$TMP/bt" "$TMP/perf"
+	;;
+decode)
+	# Samples while the library decodes the program's objects (no
+	# plans: USERDT_PLAN_CACHE=0), in its disassembler's module, mapped
+	# after dtd's snapshot of the process: none of the module's
+	# functions (its own symbols, by nm) in any stack.
+	[ -n "${USERDT_CSMOD:-}" ] || fail "USERDT_CSMOD is not set"
+	nm --defined-only "$USERDT_CSMOD" 2> /dev/null |
+	    awk '$2 ~ /^[tT]$/ { print $3 }' > "$TMP/csfns"
+	[ -s "$TMP/csfns" ] || fail "no function names in $USERDT_CSMOD"
+	for r in 1 2 3 4 5 6; do
+		USERDT_PLAN_CACHE=0 run -c "$TRACEE write 200000 > /dev/null" \
+		    -e 'profile:hz:4999 /comm == "stacks_tracee"/ { @[ustack] = count(); }'
+		python3 -c '
+import sys
+fns = set(open(sys.argv[2]).read().split())
+for line in open(sys.argv[1]):
+    st = line.rstrip("\n").rsplit(" ", 1)[0]
+    for f in st.split(";"):
+        g = f.split("+")[0]
+        if g in fns or g.startswith("udt_") or "preload-cs" in f:
+            sys.exit("a frame of the tracer: " + line.strip())' \
+		    "$TMP/out" "$TMP/csfns" || fail "round $r"
+	done
 	;;
 nohelper)
 	# Off-CPU time of -c's tree by comm: the command's, nothing of the
