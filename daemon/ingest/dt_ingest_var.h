@@ -233,6 +233,8 @@ struct dti_proc {
 	uint64_t		 dp_proof;	/* [I] the ring's rh_proof */
 	bool			 dp_proven;	/* [D] its image mapped the
 						   ring (dti_image_holds) */
+	bool			 dp_csknown;	/* [D] its rh_cshi passed on
+						   (dt_untrace_more()) */
 	struct udt_ring_hdr	*dp_ring;	/* [I] dtd's mapping */
 	uint32_t		 dp_nslots;	/* [I] never reread from ring */
 	struct udt_tab		*dp_tab;	/* [I] dtd's mapping */

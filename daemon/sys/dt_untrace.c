@@ -294,6 +294,73 @@ out:
 	}
 }
 
+/*
+ * dt_untrace_more()'s table: a few entries, looked at only for a leaf
+ * the snapshot does not know.  [m] dt_um_mtx.
+ */
+#define DT_UM_N		256
+struct dt_um {
+	pid_t		 um_pid;	/* 0: free */
+	uintptr_t	 um_owner;
+	uint64_t	 um_lo, um_hi;
+};
+static pthread_mutex_t	dt_um_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct dt_um	dt_um_tab[DT_UM_N];	/* [m] */
+static unsigned int	dt_um_next;		/* [m] the next to reuse */
+
+void
+dt_untrace_more(pid_t pid, uintptr_t owner, uint64_t lo, uint64_t hi)
+{
+	struct dt_um *u, *freep = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&dt_um_mtx);
+	for (i = 0; i < DT_UM_N; i++) {
+		u = &dt_um_tab[i];
+		if (u->um_pid == pid) {
+			if (hi == 0 && u->um_owner != owner)
+				goto out;
+			freep = u;
+			break;
+		}
+		if (u->um_pid == 0 && freep == NULL)
+			freep = u;
+	}
+	if (hi == 0) {
+		if (freep != NULL && freep->um_pid == pid)
+			memset(freep, 0, sizeof(*freep));
+		goto out;
+	}
+	if (freep == NULL) {
+		freep = &dt_um_tab[dt_um_next];
+		dt_um_next = (dt_um_next + 1) % DT_UM_N;
+	}
+	freep->um_pid = pid;
+	freep->um_owner = owner;
+	freep->um_lo = lo;
+	freep->um_hi = hi;
+out:
+	pthread_mutex_unlock(&dt_um_mtx);
+}
+
+/* What dt_untrace_more() said of pid into *lo, *hi; false: nothing. */
+static bool
+dt_um_find(pid_t pid, uint64_t *lo, uint64_t *hi)
+{
+	unsigned int i;
+	bool found = false;
+
+	pthread_mutex_lock(&dt_um_mtx);
+	for (i = 0; i < DT_UM_N && !found; i++)
+		if (dt_um_tab[i].um_pid == pid) {
+			*lo = dt_um_tab[i].um_lo;
+			*hi = dt_um_tab[i].um_hi;
+			found = true;
+		}
+	pthread_mutex_unlock(&dt_um_mtx);
+	return found;
+}
+
 /* Whether pc is in one of the ranges lo[], hi[]. */
 static bool
 dt_ut_in(uint64_t pc, const uint64_t *lo, const uint64_t *hi)
@@ -334,7 +401,12 @@ dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 	 */
 	if (i < n && dt_pm_find(s, pcs[i]) == NULL &&
 	    dt_untrace_site(pid, pcs[i]) == 0) {
-		dt_ut_lib(pid, lo, hi);
+		memset(lo, 0, sizeof(lo));
+		memset(hi, 0, sizeof(hi));
+		/* What the tracee said of it, else the maps as they are. */
+		if (!dt_um_find(pid, &lo[0], &hi[0]) ||
+		    pcs[i] < lo[0] || pcs[i] >= hi[0])
+			dt_ut_lib(pid, lo, hi);
 		while (i < n && (dt_ut_in(pcs[i], lo, hi) ||
 		    dt_untrace_lib(dt_pm_find(s, pcs[i]))))
 			i++;

@@ -48,5 +48,14 @@ struct stacktrace;
 void	dt_ustack_untrace(pid_t pid, struct stacktrace *st);
 /* The same for a deep stack (DTEVT_DEEPSTACK): pcs[*count]. */
 void	dt_ustack_untrace_deep(pid_t pid, uint64_t *pcs, unsigned int *count);
+/*
+ * More of the library's text in pid, mapped after the mappings cache's
+ * snapshot of it (the ring header's rh_cslo, rh_cshi): [lo, hi), whose
+ * frames are cut as the library's.  owner tells one image of pid from
+ * another: hi 0 forgets what owner said, and nothing another owner said
+ * since.  A bounded table, the oldest forgotten first.  The ingest's
+ * drain thread.
+ */
+void	dt_untrace_more(pid_t pid, uintptr_t owner, uint64_t lo, uint64_t hi);
 
 #endif /* DT_UNTRACE_H */

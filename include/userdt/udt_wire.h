@@ -426,7 +426,18 @@ struct udt_ring_hdr {
 	 * its loader are in this ring (rh_exec below).
 	 */
 	uint32_t	rh_ready;	/* [p,a] */
-	uint8_t		rh_pad1[64 - 36];
+	uint32_t	rh_pad5;
+	/*
+	 * Code of the library's mapped after the hello, which dtd's
+	 * snapshot of the process does not hold: its disassembler's module
+	 * (a pass that decodes maps it).  Its text [rh_cslo, rh_cshi),
+	 * rh_cshi stored last; 0: none.  dtd cuts its frames from the
+	 * stacks it takes of this process, as the library's; a tracee that
+	 * lies hides only its own frames.
+	 */
+	uint64_t	rh_cslo;	/* [p,a] */
+	uint64_t	rh_cshi;	/* [p,a] */
+	uint8_t		rh_pad1[64 - 56];
 	uint64_t	rh_head;	/* [p,a] next ticket to reserve */
 	/*
 	 * The producers' last look at rh_tail, beside rh_head on the line

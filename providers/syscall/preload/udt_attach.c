@@ -55,6 +55,7 @@
 #include <userdt/udt_userdir.h>
 
 #include "udt_preload.h"
+#include "udt_rw_cs.h"
 #include "udt_unw.h"
 #include "udt_sys.h"
 #include "systab.h"
@@ -598,6 +599,8 @@ udt_attach_locked(void)
 	 */
 	if (ring != NULL && __atomic_load_n(&udt_replayed, __ATOMIC_RELAXED))
 		__atomic_store_n(&ring->rh_ready, 1, __ATOMIC_RELEASE);
+	/* Code of ours dtd's snapshot of us lacks (a fork child's). */
+	udt_rw_cs_announce(ring);
 	/* Before the ring: the filter's pid goes with its records. */
 	__atomic_store_n(&udt_dtd_pid, pid, __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_ring, ring, __ATOMIC_RELEASE);

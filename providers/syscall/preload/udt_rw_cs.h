@@ -37,9 +37,15 @@
 #include <capstone/capstone.h>
 
 struct udt_cs_ops;
+struct udt_ring_hdr;
 
 const struct udt_cs_ops *udt_rw_csload(void);
 void	udt_rw_cswhere(void);
+/*
+ * Tell dtd, in ring r's header, where the module's text is, if it is
+ * mapped: after the module is, and at each attach.  Any thread.
+ */
+void	udt_rw_cs_announce(struct udt_ring_hdr *r);
 int	udt_rw_cs_open(void *, size_t, csh *, cs_insn **);
 bool	udt_rw_cs_next(csh, const uint8_t **, size_t *, uint64_t *,
 	    cs_insn *);

@@ -43,7 +43,9 @@
  *
  * Frames of the module are the tracer's: the unwinders know its text
  * (udt_unw_ours_also(), udt_cfi_also()), cut it, and walk on to the
- * program's.
+ * program's; dtd, whose snapshot of the process predates the module,
+ * is told its text in the ring's header (rh_cslo, rh_cshi), in every
+ * ring the process attaches with (udt_rw_cs_announce()).
  *
  * Concurrency contract: the rewriter's pass alone ([w]: the constructor,
  * or a later pass under the loader's lock); raw system calls only.
@@ -58,6 +60,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "udt_preload.h"
 #include "udt_sys.h"
 #include "udt_rw.h"
 #include "udt_rw_cs.h"
@@ -74,6 +77,7 @@
 #define UDT_PGUP(x)	(((x) + UDT_PG - 1) & ~(UDT_PG - 1))
 
 static const struct udt_cs_ops *udt_cs;		/* [w] the table */
+static uintptr_t	 udt_cs_xlo, udt_cs_xhi;	/* [a] its text, hi last */
 static int		 udt_cs_final;		/* [w] no more tries */
 static char		 udt_cs_where[1024];	/* [w] the module's path */
 
@@ -375,6 +379,10 @@ udt_cs_map(long fd, long *err)
 	    x->p_memsz))
 		goto fail;
 	udt_rw_cover(base + x->p_vaddr, base + x->p_vaddr + x->p_memsz);
+	__atomic_store_n(&udt_cs_xlo, base + x->p_vaddr, __ATOMIC_RELAXED);
+	__atomic_store_n(&udt_cs_xhi, base + x->p_vaddr + x->p_memsz,
+	    __ATOMIC_RELEASE);
+	udt_rw_cs_announce(__atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE));
 	udt_unw_ours_also(base + x->p_vaddr, base + x->p_vaddr + x->p_memsz);
 	if (ehf != NULL && udt_cs_within(ld, nld, ehf->p_vaddr, 12, PF_R, 1))
 		udt_cfi_also(base + x->p_vaddr, base + x->p_vaddr +
@@ -383,6 +391,18 @@ udt_cs_map(long fd, long *err)
 fail:
 	(void)udt_sys2(SYS_munmap, m, (long)(hi - lo));
 	return NULL;
+}
+
+void
+udt_rw_cs_announce(struct udt_ring_hdr *r)
+{
+	uintptr_t hi = __atomic_load_n(&udt_cs_xhi, __ATOMIC_ACQUIRE);
+
+	if (r == NULL || hi == 0)
+		return;
+	__atomic_store_n(&r->rh_cslo, (uint64_t)__atomic_load_n(&udt_cs_xlo,
+	    __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&r->rh_cshi, (uint64_t)hi, __ATOMIC_RELEASE);
 }
 
 const struct udt_cs_ops *
