@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/platform/x86.h>
 
+#include "udt_preload.h"
 #include "udt_sys.h"
 #include "udt_rw_obj.h"
 #include "udt_rw_plan.h"
@@ -331,7 +332,9 @@ udt_plan_read(const char *path)
 	}
 	udt_plan.pl_inlen = (size_t)st.st_size;
 out:
-	udt_sys1(SYS_close, fd);
+	/* With the handshake's, at the constructor's end, if it can be. */
+	if (udt_close_defer((int)fd, (int)fd) != 0)
+		udt_sys1(SYS_close, fd);
 }
 
 /* Whether path is a directory of ours that nobody else may write. */

@@ -186,7 +186,9 @@ udt_rw_maps_covered(uintptr_t qlo, uintptr_t qhi)
 		have -= (size_t)(p - buf);
 		memmove(buf, p, have);
 	}
-	udt_sys1(SYS_close, fd);
+	/* The constructor's: closed with its others at its end. */
+	if (udt_close_defer((int)fd, (int)fd) != 0)
+		udt_sys1(SYS_close, fd);
 	return ok;
 }
 
