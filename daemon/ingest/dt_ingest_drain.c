@@ -190,26 +190,13 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 {
 	struct udt_ring_hdr *rh = dp->dp_ring;
 	const char *slots = (const char *)rh + UDT_RING_HDRSIZE;
-	uint64_t mask = dp->dp_nslots - 1, head, seq, now, ns, lo, hi;
+	uint64_t mask = dp->dp_nslots - 1, head, seq, now, ns;
 	unsigned int n = 0, nb = 0, published = 0;
 	unsigned int budget = final ? UINT_MAX : dti_plan_allow(&dti_plan);
 
 	dp->dp_cut = false;
 	if (!final)
 		dp->dp_lowrt = 0;
-	/*
-	 * Code of the library's mapped since the hello (its disassembler's
-	 * module), which stacks of this process must not show: once, for
-	 * dtd's cut (dt_untrace.c).  Its word only, bounded.
-	 */
-	if (!dp->dp_csknown &&
-	    (hi = __atomic_load_n(&rh->rh_cshi, __ATOMIC_ACQUIRE)) != 0) {
-		lo = __atomic_load_n(&rh->rh_cslo, __ATOMIC_RELAXED);
-		dp->dp_csknown = true;
-		if (lo < hi && hi - lo <= (1ULL << 30))
-			dt_untrace_more(dp->dp_pid, (uintptr_t)dp, lo, hi);
-	}
-
 	/*
 	 * A batch waiting for the look at its image: the ring waits with it
 	 * (its tracee's own cost), the other rings do not.
@@ -370,6 +357,9 @@ out:
 void
 dti_free(struct dti_proc *dp)
 {
+	/* Nobody reads its header for a stack's cut any more. */
+	if (dp->dp_untrace.ue_hdr != NULL)
+		dt_untrace_untrack(&dp->dp_untrace);
 	munmap(dp->dp_ring, UDT_RING_SIZE(dp->dp_nslots));
 	munmap(dp->dp_tab, UDT_TAB_SIZE);
 	dti_sagg_free(dp);
@@ -382,8 +372,6 @@ dti_free(struct dti_proc *dp)
 	else if (dp->dp_memfd >= 0)
 		close(dp->dp_memfd);
 	dt_pm_track_fini(&dp->dp_maps);
-	if (dp->dp_csknown)
-		dt_untrace_more(dp->dp_pid, (uintptr_t)dp, 0, 0);
 	free(dp);
 }
 

@@ -364,6 +364,8 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 */
 	for (i = 0; i < dti_nattach; i++)
 		dti_attach[i](crp->pid);
+	/* Where its library says what it maps after this (the stack cut). */
+	dt_untrace_track(&dp->dp_untrace, dp->dp_pid, dp->dp_ring);
 	pthread_mutex_lock(&dti_lock);
 	memcpy(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
 	dti_filt_copy(dp->dp_tab);

@@ -35,6 +35,7 @@
 #include <userdt/udt_wire.h>
 
 #include "dt_pidmaps.h"
+#include "dt_untrace.h"
 #include "dt_prov.h"
 #include "dt_worker.h"
 
@@ -233,8 +234,8 @@ struct dti_proc {
 	uint64_t		 dp_proof;	/* [I] the ring's rh_proof */
 	bool			 dp_proven;	/* [D] its image mapped the
 						   ring (dti_image_holds) */
-	bool			 dp_csknown;	/* [D] its rh_cshi passed on
-						   (dt_untrace_more()) */
+	struct dt_untrace_ent	 dp_untrace;	/* [I] its header, for the
+						   stack cut (dt_untrace.h) */
 	struct udt_ring_hdr	*dp_ring;	/* [I] dtd's mapping */
 	uint32_t		 dp_nslots;	/* [I] never reread from ring */
 	struct udt_tab		*dp_tab;	/* [I] dtd's mapping */

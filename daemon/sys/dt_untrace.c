@@ -225,9 +225,8 @@ dt_ut_find(pid_t pid, struct dt_ut_slot **usp, struct dt_ut_slot *c)
 }
 
 /*
- * The library's text in pid, a process the cache does not know or code
- * it mapped since its snapshot, into lo[], hi[] (empty ranges: none),
- * from the table or a read.  Any
+ * The library's text in pid, a process the cache does not know, into
+ * lo[], hi[] (empty ranges: none), from the table or a read.  Any
  * thread, no lock held: the read is made outside dt_ut_mtx, by the one
  * caller that claimed it.
  */
@@ -295,67 +294,64 @@ out:
 }
 
 /*
- * dt_untrace_more()'s table: a few entries, looked at only for a leaf
- * the snapshot does not know.  [m] dt_um_mtx.
+ * The traced images' ring headers by pid (dt_untrace_track()), looked at
+ * only for a leaf the snapshot does not know.  The newest image of a
+ * pid is at its chain's head.  [m] dt_um_mtx.
  */
-#define DT_UM_N		256
-struct dt_um {
-	pid_t		 um_pid;	/* 0: free */
-	uintptr_t	 um_owner;
-	uint64_t	 um_lo, um_hi;
-};
-static pthread_mutex_t	dt_um_mtx = PTHREAD_MUTEX_INITIALIZER;
-static struct dt_um	dt_um_tab[DT_UM_N];	/* [m] */
-static unsigned int	dt_um_next;		/* [m] the next to reuse */
+#define DT_UM_NB	1024
+static pthread_mutex_t	 dt_um_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct dt_untrace_ent *dt_um_tab[DT_UM_NB];	/* [m] */
 
 void
-dt_untrace_more(pid_t pid, uintptr_t owner, uint64_t lo, uint64_t hi)
+dt_untrace_track(struct dt_untrace_ent *ent, pid_t pid,
+    const struct udt_ring_hdr *hdr)
 {
-	struct dt_um *u, *freep = NULL;
-	unsigned int i;
+	struct dt_untrace_ent **b = &dt_um_tab[(unsigned int)pid % DT_UM_NB];
 
+	ent->ue_pid = pid;
+	ent->ue_hdr = hdr;
 	pthread_mutex_lock(&dt_um_mtx);
-	for (i = 0; i < DT_UM_N; i++) {
-		u = &dt_um_tab[i];
-		if (u->um_pid == pid) {
-			if (hi == 0 && u->um_owner != owner)
-				goto out;
-			freep = u;
-			break;
-		}
-		if (u->um_pid == 0 && freep == NULL)
-			freep = u;
-	}
-	if (hi == 0) {
-		if (freep != NULL && freep->um_pid == pid)
-			memset(freep, 0, sizeof(*freep));
-		goto out;
-	}
-	if (freep == NULL) {
-		freep = &dt_um_tab[dt_um_next];
-		dt_um_next = (dt_um_next + 1) % DT_UM_N;
-	}
-	freep->um_pid = pid;
-	freep->um_owner = owner;
-	freep->um_lo = lo;
-	freep->um_hi = hi;
-out:
+	ent->ue_next = *b;
+	*b = ent;
 	pthread_mutex_unlock(&dt_um_mtx);
 }
 
-/* What dt_untrace_more() said of pid into *lo, *hi; false: nothing. */
+void
+dt_untrace_untrack(struct dt_untrace_ent *ent)
+{
+	struct dt_untrace_ent **b;
+
+	pthread_mutex_lock(&dt_um_mtx);
+	for (b = &dt_um_tab[(unsigned int)ent->ue_pid % DT_UM_NB]; *b != NULL;
+	    b = &(*b)->ue_next)
+		if (*b == ent) {
+			*b = ent->ue_next;
+			break;
+		}
+	pthread_mutex_unlock(&dt_um_mtx);
+}
+
+/*
+ * The code pid's newest image says it mapped since its hello into *lo,
+ * *hi; false: none said.  Its word only: a tracee that lies hides
+ * frames of its own.
+ */
 static bool
 dt_um_find(pid_t pid, uint64_t *lo, uint64_t *hi)
 {
-	unsigned int i;
+	struct dt_untrace_ent *e;
 	bool found = false;
 
 	pthread_mutex_lock(&dt_um_mtx);
-	for (i = 0; i < DT_UM_N && !found; i++)
-		if (dt_um_tab[i].um_pid == pid) {
-			*lo = dt_um_tab[i].um_lo;
-			*hi = dt_um_tab[i].um_hi;
-			found = true;
+	for (e = dt_um_tab[(unsigned int)pid % DT_UM_NB]; e != NULL;
+	    e = e->ue_next)
+		if (e->ue_pid == pid) {
+			*hi = __atomic_load_n(&e->ue_hdr->rh_cshi,
+			    __ATOMIC_ACQUIRE);
+			*lo = __atomic_load_n(&e->ue_hdr->rh_cslo,
+			    __ATOMIC_RELAXED);
+			found = *lo < *hi && *hi - *lo <= (1ULL << 30);
+			break;
 		}
 	pthread_mutex_unlock(&dt_um_mtx);
 	return found;
@@ -394,32 +390,21 @@ dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 	while (i < n && dt_untrace_lib(dt_pm_find(s, pcs[i])))
 		i++;
 	/*
-	 * Code the snapshot does not know that is no trampoline may be the
-	 * library's mapped since its hello: its disassembler's module,
-	 * which a pass that decodes maps.  The maps as they are now say
-	 * (read at most as often as dt_ut_lib() allows).
-	 */
-	if (i < n && dt_pm_find(s, pcs[i]) == NULL &&
-	    dt_untrace_site(pid, pcs[i]) == 0) {
-		memset(lo, 0, sizeof(lo));
-		memset(hi, 0, sizeof(hi));
-		/* What the tracee said of it, else the maps as they are. */
-		if (!dt_um_find(pid, &lo[0], &hi[0]) ||
-		    pcs[i] < lo[0] || pcs[i] >= hi[0])
-			dt_ut_lib(pid, lo, hi);
-		while (i < n && (dt_ut_in(pcs[i], lo, hi) ||
-		    dt_untrace_lib(dt_pm_find(s, pcs[i]))))
-			i++;
-	}
-	/*
 	 * A trampoline (anonymous code, or code mapped since the snapshot)
 	 * stands for its site.  A frame of the library's entry is followed by
-	 * its site already.
+	 * its site already.  Else code mapped since, which the library may
+	 * have said is its own (its disassembler's module): a leaf there
+	 * and the stack is dropped whole, the walk under it being noise
+	 * (the module keeps no frame pointers).
 	 */
 	if (i < n && ((m = dt_pm_find(s, pcs[i])) == NULL ||
-	    m->pm_path == NULL) &&
-	    (site = dt_untrace_site(pid, pcs[i])) != 0)
-		pcs[i] = site;
+	    m->pm_path == NULL)) {
+		if ((site = dt_untrace_site(pid, pcs[i])) != 0)
+			pcs[i] = site;
+		else if (m == NULL && dt_um_find(pid, &lo[0], &hi[0]) &&
+		    pcs[i] >= lo[0] && pcs[i] < hi[0])
+			i = n;
+	}
 	dt_pm_put(s);
 cut:
 	if (i == 0)

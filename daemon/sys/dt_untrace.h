@@ -49,13 +49,25 @@ void	dt_ustack_untrace(pid_t pid, struct stacktrace *st);
 /* The same for a deep stack (DTEVT_DEEPSTACK): pcs[*count]. */
 void	dt_ustack_untrace_deep(pid_t pid, uint64_t *pcs, unsigned int *count);
 /*
- * More of the library's text in pid, mapped after the mappings cache's
- * snapshot of it (the ring header's rh_cslo, rh_cshi): [lo, hi), whose
- * frames are cut as the library's.  owner tells one image of pid from
- * another: hi 0 forgets what owner said, and nothing another owner said
- * since.  A bounded table, the oldest forgotten first.  The ingest's
- * drain thread.
+ * A traced image's ring header, where its library says what code of its
+ * own it mapped after the hello, which the mappings cache's snapshot
+ * does not hold (rh_cslo, rh_cshi: its disassembler's module): its
+ * frames are cut as the library's, and a stack whose leaf is there is
+ * dropped whole (under code without frame pointers the walk is noise).
+ * dt_untrace_track() lists ent for pid's image, reading hdr; the newest
+ * image of a pid is the one looked at.  dt_untrace_untrack() takes ent
+ * out, after which hdr is never read through it again: before the
+ * header is unmapped.  The ingest (a hello served, a tracee freed);
+ * a lock of this file's, briefly.
  */
-void	dt_untrace_more(pid_t pid, uintptr_t owner, uint64_t lo, uint64_t hi);
+struct udt_ring_hdr;
+struct dt_untrace_ent {
+	pid_t			 ue_pid;
+	const struct udt_ring_hdr *ue_hdr;
+	struct dt_untrace_ent	*ue_next;
+};
+void	dt_untrace_track(struct dt_untrace_ent *ent, pid_t pid,
+	    const struct udt_ring_hdr *hdr);
+void	dt_untrace_untrack(struct dt_untrace_ent *ent);
 
 #endif /* DT_UNTRACE_H */

@@ -431,9 +431,10 @@ struct udt_ring_hdr {
 	 * Code of the library's mapped after the hello, which dtd's
 	 * snapshot of the process does not hold: its disassembler's module
 	 * (a pass that decodes maps it).  Its text [rh_cslo, rh_cshi),
-	 * rh_cshi stored last; 0: none.  dtd cuts its frames from the
-	 * stacks it takes of this process, as the library's; a tracee that
-	 * lies hides only its own frames.
+	 * rh_cshi stored last; 0: none.  dtd drops a stack it takes of
+	 * this process whose leaf is there (dt_untrace.c), reading these
+	 * while the ring is listed; a tracee that lies hides only its own
+	 * stacks.
 	 */
 	uint64_t	rh_cslo;	/* [p,a] */
 	uint64_t	rh_cshi;	/* [p,a] */

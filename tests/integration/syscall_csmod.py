@@ -125,6 +125,16 @@ def spoil_wx(data):
     return data
 
 
+def spoil_robss(data):
+    """The text segment given memory past its file's part."""
+    phoff, phent, phs = elf(data)
+    for i, p in enumerate(phs):
+        if p[0] == 1 and p[1] & 1:
+            struct.pack_into("<Q", data, phoff + i * phent + 40,
+                             p[5] + 0x100)
+    return data
+
+
 def run(work, env, dtrun, lib, prog):
     e = dict(env, USERDT_PRELOAD=lib, USERDT_PLAN_CACHE="0",
              USERDT_REWRITE="debug")
@@ -150,7 +160,8 @@ def main():
              ("cut short", lambda b: b[:len(b) // 3]),
              ("a relocation aimed at its text", spoil_reloc),
              ("its dynamic section outside its segments", spoil_dynamic),
-             ("a segment writable and executable", spoil_wx))
+             ("a segment writable and executable", spoil_wx),
+             ("a read-only segment with memory past its file", spoil_robss))
     try:
         if not check(ok, "dtd ready"):
             return done()

@@ -599,11 +599,15 @@ udt_attach_locked(void)
 	 */
 	if (ring != NULL && __atomic_load_n(&udt_replayed, __ATOMIC_RELAXED))
 		__atomic_store_n(&ring->rh_ready, 1, __ATOMIC_RELEASE);
-	/* Code of ours dtd's snapshot of us lacks (a fork child's). */
-	udt_rw_cs_announce(ring);
 	/* Before the ring: the filter's pid goes with its records. */
 	__atomic_store_n(&udt_dtd_pid, pid, __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_ring, ring, __ATOMIC_RELEASE);
+	/*
+	 * Code of ours dtd's snapshot of us lacks (a fork child's, or the
+	 * module mapped meanwhile: fenced against its announce).
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	udt_rw_cs_announce(ring);
 	__atomic_store_n(&udt_tab, tab, __ATOMIC_RELEASE);
 	__atomic_store_n(&udt_enab, tab->tb_enab, __ATOMIC_RELEASE);
 	/*

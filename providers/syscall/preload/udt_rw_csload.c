@@ -32,9 +32,13 @@
  *
  * A module is taken only if it is laid out as the linker lays one out:
  * loadable segments in order, apart, none both writable and executable,
- * one text; its dynamic section, relocations and table within the
- * file's part of a readable segment; every relocation within a writable
- * one; every entry point in the text.  A module that is otherwise is not
+ * one text, memory past the file's part only in a writable one; its
+ * dynamic section and table within the file's part of a readable
+ * segment, its relocations within a read-only one, every relocation's
+ * target within a writable one; every entry point in the text; its
+ * .eh_frame_hdr whole, else the unwinder is not told of it.  Its data
+ * stay writable (no RELRO): a layout the checks above cannot tell from
+ * a spoiled one would fault.  A module that is otherwise is not
  * this build's, and a check is cheaper than a crash of the program.
  * Where it is looked for is fixed at the constructor's pass: the
  * library's directory then, made absolute, whatever the program's
@@ -56,6 +60,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <stdint.h>
 #include <string.h>
@@ -79,7 +84,7 @@
 static const struct udt_cs_ops *udt_cs;		/* [w] the table */
 static uintptr_t	 udt_cs_xlo, udt_cs_xhi;	/* [a] its text, hi last */
 static int		 udt_cs_final;		/* [w] no more tries */
-static char		 udt_cs_where[1024];	/* [w] the module's path */
+static char		 udt_cs_where[PATH_MAX];	/* [w] the module's path */
 
 /* The library's own path: the object that holds this function. */
 struct udt_cs_self {
@@ -162,23 +167,45 @@ udt_cs_prot(uint32_t flags)
 }
 
 /*
- * Whether [v, v + len) lies in one loadable segment with the flags
- * want: within its file's part if file, else within its memory.
+ * Whether [v, v + len) lies in one loadable segment with the flags want
+ * and none of deny: within its file's part if file, else within its
+ * memory.
  */
 static int
 udt_cs_within(const Elf64_Phdr *const *ld, int nld, uint64_t v,
-    uint64_t len, uint32_t want, int file)
+    uint64_t len, uint32_t want, uint32_t deny, int file)
 {
 	uint64_t span;
 	int i;
 
 	for (i = 0; i < nld; i++) {
 		span = file ? ld[i]->p_filesz : ld[i]->p_memsz;
-		if ((ld[i]->p_flags & want) == want && v >= ld[i]->p_vaddr &&
+		if ((ld[i]->p_flags & want) == want &&
+		    (ld[i]->p_flags & deny) == 0 && v >= ld[i]->p_vaddr &&
 		    len <= span && v - ld[i]->p_vaddr <= span - len)
 			return 1;
 	}
 	return 0;
+}
+
+/*
+ * Whether the .eh_frame_hdr at v is one the library's unwinder reads
+ * (udt_cfi.c): version 1, a 4-byte pointer, a 4-byte count, a table of
+ * 4-byte pairs, all of it in the file's part of a read-only segment.
+ */
+static int
+udt_cs_ehok(uintptr_t base, const Elf64_Phdr *const *ld, int nld,
+    uint64_t v)
+{
+	const uint8_t *h = (const uint8_t *)(base + v);
+	uint32_t count;
+
+	if (!udt_cs_within(ld, nld, v, 12, PF_R, PF_W, 1) || h[0] != 1 ||
+	    h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
+		return 0;
+	memcpy(&count, h + 8, 4);
+	return udt_cs_within(ld, nld, v, 12 + 8 * (uint64_t)count, PF_R,
+	    PF_W, 1);
 }
 
 /* Map segment ph of fd at base; 0, or the error. */
@@ -218,7 +245,7 @@ udt_cs_reloc(uintptr_t base, const Elf64_Phdr *const *ld, int nld,
 	uint64_t v, rv = 0;
 
 	if (dyn == NULL || !udt_cs_within(ld, nld, dyn->p_vaddr,
-	    dyn->p_memsz, PF_R, 1))
+	    dyn->p_memsz, PF_R, 0, 1))
 		return -1;
 	n = dyn->p_memsz / sizeof(*d);
 	d = (const Elf64_Dyn *)(base + dyn->p_vaddr);
@@ -252,12 +279,12 @@ udt_cs_reloc(uintptr_t base, const Elf64_Phdr *const *ld, int nld,
 	if (relsz == 0)
 		return 0;
 	if (relent != sizeof(*r) || relsz % sizeof(*r) != 0 ||
-	    !udt_cs_within(ld, nld, rv, relsz, PF_R, 1))
+	    !udt_cs_within(ld, nld, rv, relsz, PF_R, PF_W, 1))
 		return -1;
 	r = (const Elf64_Rela *)(base + rv);
 	for (i = 0; i < relsz / sizeof(*r); i++)
 		if (ELF64_R_TYPE(r[i].r_info) != R_X86_64_RELATIVE ||
-		    !udt_cs_within(ld, nld, r[i].r_offset, 8, PF_W, 0))
+		    !udt_cs_within(ld, nld, r[i].r_offset, 8, PF_W, 0, 0))
 			return -1;
 	for (i = 0; i < relsz / sizeof(*r); i++)
 		*(uint64_t *)(base + r[i].r_offset) = base +
@@ -293,7 +320,7 @@ udt_cs_map(long fd, long *err)
 	struct stat st;
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[UDT_CS_MAXPH];
-	const Elf64_Phdr *ld[UDT_CS_MAXLOAD], *dyn = NULL, *relro = NULL;
+	const Elf64_Phdr *ld[UDT_CS_MAXLOAD], *dyn = NULL;
 	const Elf64_Phdr *ehf = NULL, *x = NULL;
 	const struct udt_cs_ops *ops;
 	uintptr_t lo, hi, base;
@@ -315,9 +342,6 @@ udt_cs_map(long fd, long *err)
 		switch (ph[i].p_type) {
 		case PT_DYNAMIC:
 			dyn = &ph[i];
-			continue;
-		case PT_GNU_RELRO:
-			relro = &ph[i];
 			continue;
 		case PT_GNU_EH_FRAME:
 			ehf = &ph[i];
@@ -342,6 +366,8 @@ udt_cs_map(long fd, long *err)
 		    ph[i].p_offset > (uint64_t)st.st_size ||
 		    ph[i].p_filesz > (uint64_t)st.st_size - ph[i].p_offset ||
 		    (ph[i].p_flags & (PF_W | PF_X)) == (PF_W | PF_X) ||
+		    (ph[i].p_memsz > ph[i].p_filesz &&
+		    !(ph[i].p_flags & PF_W)) ||
 		    (nld > 0 && UDT_PGDN(ph[i].p_vaddr) < UDT_PGUP(
 		    ld[nld - 1]->p_vaddr + ld[nld - 1]->p_memsz)))
 			return NULL;
@@ -353,8 +379,7 @@ udt_cs_map(long fd, long *err)
 		ld[nld++] = &ph[i];
 	}
 	if (nld == 0 || x == NULL || !udt_cs_within(ld, nld, eh.e_entry,
-	    sizeof(*ops), PF_R, 1) || (relro != NULL && !udt_cs_within(ld,
-	    nld, relro->p_vaddr, relro->p_memsz, PF_W, 0)))
+	    sizeof(*ops), PF_R, 0, 1))
 		return NULL;
 	lo = UDT_PGDN(ld[0]->p_vaddr);
 	hi = UDT_PGUP(ld[nld - 1]->p_vaddr + ld[nld - 1]->p_memsz);
@@ -370,10 +395,6 @@ udt_cs_map(long fd, long *err)
 			goto fail;
 	if (udt_cs_reloc(base, ld, nld, dyn) != 0)
 		goto fail;
-	if (relro != NULL && relro->p_memsz > 0)
-		(void)udt_sys3(SYS_mprotect, UDT_PGDN(base + relro->p_vaddr),
-		    UDT_PGDN(base + relro->p_vaddr + relro->p_memsz) -
-		    UDT_PGDN(base + relro->p_vaddr), PROT_READ);
 	ops = (const struct udt_cs_ops *)(base + eh.e_entry);
 	if (!udt_cs_table(ops, base + x->p_vaddr, base + x->p_vaddr +
 	    x->p_memsz))
@@ -382,9 +403,14 @@ udt_cs_map(long fd, long *err)
 	__atomic_store_n(&udt_cs_xlo, base + x->p_vaddr, __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_cs_xhi, base + x->p_vaddr + x->p_memsz,
 	    __ATOMIC_RELEASE);
+	/*
+	 * Against an attach publishing a new ring meanwhile (it announces
+	 * after its store, fenced too): one of the two sees the other.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	udt_rw_cs_announce(__atomic_load_n(&udt_ring, __ATOMIC_ACQUIRE));
 	udt_unw_ours_also(base + x->p_vaddr, base + x->p_vaddr + x->p_memsz);
-	if (ehf != NULL && udt_cs_within(ld, nld, ehf->p_vaddr, 12, PF_R, 1))
+	if (ehf != NULL && udt_cs_ehok(base, ld, nld, ehf->p_vaddr))
 		udt_cfi_also(base + x->p_vaddr, base + x->p_vaddr +
 		    x->p_memsz, base + ehf->p_vaddr);
 	return ops;
