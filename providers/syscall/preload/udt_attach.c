@@ -793,6 +793,7 @@ udt_init(void)
 {
 	const char *path, *said;
 	Dl_info dli;
+	long fd;
 	int nthr;
 
 	/*
@@ -827,6 +828,7 @@ udt_init(void)
 	 * The status read the rewriter and dispatch need anyway, made now:
 	 * it says the pid and euid too.  Hooks mode reads no status.
 	 */
+	udt_st_keep = 1;
 	if (udt_env_is(UDT_HOOKS_ENV, "1") ||
 	    udt_proc_ids(&udt_attached_pid, &udt_ctor_euid) != 0) {
 		udt_attached_pid = (pid_t)udt_sys0(SYS_getpid);
@@ -841,6 +843,11 @@ udt_init(void)
 	 */
 	udt_defer_on = !udt_env_is(UDT_HOOKS_ENV, "1") &&
 	    udt_proc_status(&nthr, NULL, NULL, NULL) == 0 && nthr == 1;
+	/* The status's, read first: the first of the range. */
+	udt_st_keep = 0;
+	if ((fd = udt_proc_status_fd()) >= 0 &&
+	    udt_close_defer((int)fd, (int)fd) != 0)
+		udt_close((int)fd);
 	/* Nothing old to unmap yet. */
 	udt_attach_locked();
 	udt_attaching = 0;

@@ -418,6 +418,13 @@ void	udt_sud_thread(void) UDT_HIDDEN;
  */
 int	udt_proc_status(int *, uint64_t *, uint64_t *, long *) UDT_HIDDEN;
 /*
+ * udt_st_keep set before the first udt_proc_status(): its descriptor is
+ * left open (one thread only), for udt_proc_status_fd() to hand over,
+ * once.  The constructor.
+ */
+extern int	udt_st_keep UDT_HIDDEN;
+long	udt_proc_status_fd(void) UDT_HIDDEN;
+/*
  * The pid and effective uid of the same read (0), or -1 when it told
  * either not: the constructor's first attach takes them from there, two
  * system calls fewer in every traced image.  Only while nothing could

@@ -99,6 +99,23 @@ udt_st_ids(const char *buf)
  * masks), so none of them asks the kernel again.  The constructor's
  * thread.
  */
+/*
+ * The status's descriptor, left open for the constructor to close with
+ * its others (udt_close_defer()) when it asked first (udt_st_keep) and
+ * the process has one thread: a call less.  [w]
+ */
+int	udt_st_keep;
+static long udt_st_fd = -1;
+
+long
+udt_proc_status_fd(void)
+{
+	long fd = udt_st_fd;
+
+	udt_st_fd = -1;
+	return fd;
+}
+
 int
 udt_proc_status(int *threads, uint64_t *caught, uint64_t *blocked,
     long *tracer)
@@ -115,8 +132,6 @@ udt_proc_status(int *threads, uint64_t *caught, uint64_t *blocked,
 		fd = udt_sys3(SYS_open, "/proc/self/status", O_RDONLY |
 		    O_CLOEXEC, 0);
 		n = fd < 0 ? -1 : udt_sys3(SYS_read, fd, buf, sizeof(buf) - 1);
-		if (fd >= 0)
-			udt_sys1(SYS_close, fd);
 		if (n > 0) {
 			buf[n] = '\0';
 			if ((p = strstr(buf, "\nThreads:\t")) != NULL)
@@ -133,6 +148,10 @@ udt_proc_status(int *threads, uint64_t *caught, uint64_t *blocked,
 				tpid = atol(p + 12);
 			udt_st_ids(buf);
 		}
+		if (fd >= 0 && udt_st_keep && nthr == 1)
+			udt_st_fd = fd;
+		else if (fd >= 0)
+			udt_sys1(SYS_close, fd);
 	}
 	if (threads != NULL)
 		*threads = nthr;
