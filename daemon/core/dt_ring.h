@@ -85,6 +85,18 @@ unsigned int	dt_ring_room(struct dt_ring *dr);
  */
 uint64_t	dt_ring_reads(void);
 
+/*
+ * Between these, this thread's puts (dt_ring_put(), dt_ring_put_more(),
+ * dt_ring_count()) may keep the last ring's dr_mtx for the next put into
+ * it, a few dozen puts at most; any other call here, a put into another
+ * ring, or dt_ring_batch_end() gives it back.  So between them the
+ * thread must take no lock that a holder of dr_mtx may wait for (none
+ * does: dr_mtx is taken last, under the sequencer's lock at most), and
+ * must end the batch before it may wait for a reader.  Not nested.
+ */
+void	dt_ring_batch_begin(void);
+void	dt_ring_batch_end(void);
+
 /* Map the slots (lazily committed by the kernel).  0 or ENOMEM. */
 int	dt_ring_init(struct dt_ring *, unsigned int size);
 void	dt_ring_fini(struct dt_ring *);

@@ -67,6 +67,7 @@
 #include <string.h>
 
 #include "dt_clock.h"
+#include "dt_ring.h"
 #include "dt_seq_var.h"
 
 /* A source of events that come late (dt_prov.h). */
@@ -292,6 +293,12 @@ dt_seq_release(uint64_t w, bool force)
 		return;
 	}
 	dt_wakeup_hold();
+	/*
+	 * Oldest first, most into one CPU's ring: each put keeps its ring's
+	 * lock for the next (dt_ring_batch_begin()).  Nothing here waits
+	 * for a reader.
+	 */
+	dt_ring_batch_begin();
 	while ((e = dt_seq_oldest()) != NULL && e->dse_ns <= w) {
 		if (!dt_seq_spend(dt_seq_slots[e->dse_slot].dss_src) &&
 		    !force)
@@ -309,6 +316,7 @@ dt_seq_release(uint64_t w, bool force)
 		if (ss->dss_deep != NULL)
 			dt_seq_deep_free(ss);
 	}
+	dt_ring_batch_end();
 	dt_wakeup_release();
 	dt_seq_due_update();
 }
