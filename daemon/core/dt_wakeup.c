@@ -117,12 +117,23 @@ dt_wakeup_main(void *arg)
 void
 dt_wakeup_schedule(struct dt_softc *sc)
 {
-	if (atomic_exchange(&sc->ds_wakeup, 1))
+	/*
+	 * Every put of a release finds the reader parked: a look first,
+	 * not a locked exchange per event on a line the wakeup thread
+	 * writes.  Seen set, sc is queued and its serve clears the flag
+	 * before it looks at the rings, so it sees this put.
+	 */
+	if (atomic_load(&sc->ds_wakeup) || atomic_exchange(&sc->ds_wakeup, 1))
 		return;
 	pthread_mutex_lock(&dt_wakeup_mtx);
 	*dt_wakeup_tail = sc;
 	dt_wakeup_tail = &sc->ds_wnext;
-	pthread_cond_signal(&dt_wakeup_cv);
+	/*
+	 * Within a producer's batch the thread would only wake to find it
+	 * held and sleep again: dt_wakeup_release() signals at its end.
+	 */
+	if (dt_wakeup_held == 0)
+		pthread_cond_signal(&dt_wakeup_cv);
 	pthread_mutex_unlock(&dt_wakeup_mtx);
 }
 
