@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,7 +145,26 @@ dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs,
 	if (!(r->ur_flags & UDT_R_PROF) &&
 	    (dtp = dti_probe_at(r->ur_probe)) == NULL)
 		return;
-	memset(&ev, 0, sizeof(ev));
+	/*
+	 * Only what a ring's copy (dt_evt_copy()) or a fold may read is
+	 * cleared: the two stacks' frames, two thirds of the record, are
+	 * read only up to st_count, but the string area, which a probe with
+	 * strings hands out whole.  Clearing the whole record was a
+	 * tenth of dtd's samples at two million events a second (inline
+	 * rep stosq).  A profile sample
+	 * goes to another provider's code: cleared whole.
+	 */
+	if (r->ur_flags & UDT_R_PROF)
+		memset(&ev, 0, sizeof(ev));
+	else {
+		memset(&ev, 0, offsetof(struct dt_evt, dtev_kstack.st_pc));
+		ev.dtev_kstack.st_count = 0;
+		ev.dtev_ustack.st_count = 0;
+		memset(ev.dtev_comm, 0, sizeof(ev) -
+		    offsetof(struct dt_evt, dtev_comm));
+		if (dtp->dtp_strings)
+			memset(DTEV_STR_AREA(&ev), 0, DTEV_STR_SIZE);
+	}
 	ev.dtev_pid = pid;
 	ev.dtev_tid = r->ur_tid;
 	if (r->ur_flags & UDT_R_TSC)
