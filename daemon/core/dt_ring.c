@@ -206,10 +206,19 @@ dt_stack_copy(struct stacktrace *dst, const struct stacktrace *src)
 	memset(&dst->st_pc[n], 0, (STACKTRACE_MAX - n) * sizeof(dst->st_pc[0]));
 }
 
-/* Copy the requested parts of src; the rest of dst must read as zero. */
+/*
+ * Copy the requested parts of src into dr's slot dst; the rest of dst
+ * must read as zero.  Most opens ask for no stack and no strings, and
+ * then the frames, two thirds of a record, are zero in every slot: a
+ * ring's pages start zero and nothing else ever wrote there
+ * (dr_stkdirty).  Only st_count is written then: clearing the frames
+ * of every record again wrote five cache lines of seven that the reader
+ * on another CPU had just read, each fetched back for the write.  Under
+ * dr_mtx.
+ */
 static void
-dt_evt_copy(struct dt_evt *dst, uint32_t pbn, unsigned int cpu,
-    uint64_t evtflags, const struct dt_evt *src)
+dt_evt_copy(struct dt_ring *dr, struct dt_evt *dst, uint32_t pbn,
+    unsigned int cpu, uint64_t evtflags, const struct dt_evt *src)
 {
 	dst->dtev_pbn = pbn;
 	dst->dtev_cpu = cpu;
@@ -217,20 +226,28 @@ dt_evt_copy(struct dt_evt *dst, uint32_t pbn, unsigned int cpu,
 	dst->dtev_tid = src->dtev_tid;
 	dst->dtev_tsp = src->dtev_tsp;
 
+	if (evtflags & (DTEVT_STRINGS | DTEVT_KSTACK | DTEVT_USTACK))
+		dr->dr_stkdirty = true;
 	/*
 	 * Syscall events carry their strings where a kernel stack would
 	 * be (DTEVT_STRINGS, dtvar.h), and never a kernel stack: an open
 	 * that did not ask for strings reads the zeros it always read.
 	 */
-	if (evtflags & DTEVT_STRINGS) {
+	if (!dr->dr_stkdirty) {
 		dst->dtev_kstack.st_count = 0;
-		memcpy(dst->dtev_kstack.st_pc, src->dtev_kstack.st_pc,
-		    sizeof(dst->dtev_kstack.st_pc));
-	} else
-		dt_stack_copy(&dst->dtev_kstack, (evtflags & DTEVT_KSTACK) ?
-		    &src->dtev_kstack : NULL);
-	dt_stack_copy(&dst->dtev_ustack, (evtflags & DTEVT_USTACK) ?
-	    &src->dtev_ustack : NULL);
+		dst->dtev_ustack.st_count = 0;
+	} else {
+		if (evtflags & DTEVT_STRINGS) {
+			dst->dtev_kstack.st_count = 0;
+			memcpy(dst->dtev_kstack.st_pc, src->dtev_kstack.st_pc,
+			    sizeof(dst->dtev_kstack.st_pc));
+		} else
+			dt_stack_copy(&dst->dtev_kstack,
+			    (evtflags & DTEVT_KSTACK) ? &src->dtev_kstack :
+			    NULL);
+		dt_stack_copy(&dst->dtev_ustack, (evtflags & DTEVT_USTACK) ?
+		    &src->dtev_ustack : NULL);
+	}
 	if (evtflags & DTEVT_EXECNAME) {
 		/* strncpy pads: no stale byte after the NUL reaches a reader */
 		strncpy(dst->dtev_comm, src->dtev_comm, DTMAXCOMLEN);
@@ -262,7 +279,7 @@ dt_ring_put(struct dt_ring *dr, uint32_t pbn, unsigned int cpu,
 		dt_ring_unlock(dr);
 		return ENOBUFS;
 	}
-	dt_evt_copy(&dr->dr_slots[dr->dr_prod], pbn, cpu, evtflags, src);
+	dt_evt_copy(dr, &dr->dr_slots[dr->dr_prod], pbn, cpu, evtflags, src);
 	dr->dr_prod = next;
 	dt_ring_press(dr, evtflags);
 	dt_ring_unlock(dr);
@@ -287,7 +304,9 @@ dt_ring_put_more(struct dt_ring *dr, uint32_t pbn, unsigned int cpu,
 		return ENOBUFS;
 	}
 	dst = &dr->dr_slots[dr->dr_prod];
-	dt_evt_copy(dst, pbn, cpu, evtflags, src);
+	/* Continuation records fill whole slots, frames and all. */
+	dr->dr_stkdirty = true;
+	dt_evt_copy(dr, dst, pbn, cpu, evtflags, src);
 	/*
 	 * the depth past STACKTRACE_MAX is what tells of the records; a
 	 * kernel stack area that carries strings has none

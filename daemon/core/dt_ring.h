@@ -59,6 +59,8 @@ struct dt_ring {
 	unsigned int	 dr_pressed;	/* [m] counted in dt_ring_pressed() */
 	bool		 dr_lossless;	/* [m] an open that asked for
 					   lossless has put into it */
+	bool		 dr_stkdirty;	/* [m] some slot's stack frames or
+					   strings may not be zero */
 } __attribute__((aligned(64)));		/* keep CPUs off each other's line */
 
 /*
