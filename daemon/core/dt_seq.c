@@ -321,6 +321,37 @@ dt_seq_release(uint64_t w, bool force)
 	dt_seq_due_update();
 }
 
+/*
+ * A held copy of ev for target's probe: what a put or a fold may read of
+ * it (dt_evt_copy(), dt_agg_put(), a filter), that is all but the stack
+ * frames past each st_count, and the kernel stack's whole area when the
+ * probe carries strings there (DTEVT_STRINGS).  Most events have no
+ * stack: a third of the record, not the whole of it read and written
+ * per event.  [s]
+ */
+static void
+dt_seq_evt_hold(struct dt_evt *dst, const struct dt_evt *src,
+    const struct dt_probe *dtp)
+{
+	unsigned int nk, nu;
+
+	memcpy(dst, src, offsetof(struct dt_evt, dtev_kstack.st_pc));
+	if (dtp->dtp_strings)
+		nk = STACKTRACE_MAX;
+	else
+		nk = src->dtev_kstack.st_count < STACKTRACE_MAX ?
+		    src->dtev_kstack.st_count : STACKTRACE_MAX;
+	memcpy(dst->dtev_kstack.st_pc, src->dtev_kstack.st_pc,
+	    nk * sizeof(src->dtev_kstack.st_pc[0]));
+	nu = src->dtev_ustack.st_count < STACKTRACE_MAX ?
+	    src->dtev_ustack.st_count : STACKTRACE_MAX;
+	dst->dtev_ustack.st_count = src->dtev_ustack.st_count;
+	memcpy(dst->dtev_ustack.st_pc, src->dtev_ustack.st_pc,
+	    nu * sizeof(src->dtev_ustack.st_pc[0]));
+	memcpy(dst->dtev_comm, src->dtev_comm,
+	    sizeof(*dst) - offsetof(struct dt_evt, dtev_comm));
+}
+
 /* The common push: hold ev for target or let it through.  Any thread. */
 static void
 dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
@@ -398,7 +429,8 @@ dt_seq_push(struct dt_source *src, void *target, bool pcb, unsigned int cpu,
 	kick = dt_seq_n == 0;
 	slot = dt_seq_freeslots[dt_seq_cap - dt_seq_n - 1];
 	ss = &dt_seq_slots[slot];
-	ss->dss_ev = *ev;
+	dt_seq_evt_hold(&ss->dss_ev, ev, pcb ?
+	    ((struct dt_pcb *)target)->dp_dtp : target);
 	ss->dss_deep = u != NULL ? dt_seq_deep_dup(u) : NULL;
 	ss->dss_target = target;
 	ss->dss_pcb = pcb;
