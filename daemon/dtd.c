@@ -719,6 +719,7 @@ main(int argc, char *argv[])
 	memset(&dcf, 0, sizeof(dcf));
 	dcf.dcf_ringsize = dtd_conf.dcf_ringsize;
 	dcf.dcf_read_done = dt_fe_read_done;
+	dcf.dcf_read_iov = dt_fe_read_iov;
 	dcf.dcf_poll_done = dt_fe_poll_done;
 	dcf.dcf_maxmem = dtd_conf.dcf_maxmem;
 	dcf.dcf_maxopens = dtd_conf.dcf_maxopens;

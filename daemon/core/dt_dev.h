@@ -29,6 +29,7 @@
 #define DT_DEV_H
 
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,6 +72,15 @@ typedef void dt_read_done_t(void *token, const void *buf, size_t len,
     int error);
 
 /*
+ * dt_read_done_t's records as niov runs, len bytes in all, straight from
+ * the rings: the front end must be done with them when it returns.
+ * false: it cannot take this token's records so (nothing was done), and
+ * the core stages them for dt_read_done_t.
+ */
+typedef bool dt_read_iov_t(void *token, const struct iovec *iov,
+    unsigned int niov, size_t len);
+
+/*
  * The end of a poller's wait that dt_dev_poll() kept: ready when a
  * record arrived (wake the poller), false when the handle is only let go
  * (replaced by a newer poll, or the open closes).  Called once per kept
@@ -83,6 +93,7 @@ struct dt_dev_conf {
 	unsigned int	 dcf_ncpus;	/* rings per open; 0: configured CPUs */
 	unsigned int	 dcf_ringsize;	/* slots per ring; 0: default */
 	dt_read_done_t	*dcf_read_done;
+	dt_read_iov_t	*dcf_read_iov;	/* NULL: every read staged */
 	dt_poll_done_t	*dcf_poll_done;	/* NULL: pollers are not told */
 	uint64_t	 dcf_maxmem;	/* all opens' rings, bytes; 0: RAM */
 	unsigned int	 dcf_maxopens;	/* one user's opens, root aside;

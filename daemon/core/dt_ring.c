@@ -16,6 +16,7 @@
 
 /* An open's per-CPU event rings and their counters: see dt_ring.h. */
 #include <sys/mman.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -339,14 +340,11 @@ dt_evt_before(const struct dt_evt *a, const struct dt_evt *b)
 	return a->dtev_tsp.tv_nsec < b->dtev_tsp.tv_nsec;
 }
 
-size_t
-dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
-    char *buf, size_t resid)
+void
+dt_ring_merge_begin(struct dt_ring *drs, unsigned int n)
 {
-	struct dt_ring *dr, *best, *next;
-	unsigned int i, bpos, npos, k, lim;
-	size_t done = 0, len;
-	bool pressed = false;
+	struct dt_ring *dr;
+	unsigned int i;
 
 	/*
 	 * The slots from dr_cons to dr_prod are the reader's until it moves
@@ -372,7 +370,18 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 	}
 	for (i = n; i-- > 0;)
 		pthread_mutex_unlock(&drs[i].dr_mtx);
-	while (resid > 0) {
+}
+
+size_t
+dt_ring_merge_runs(struct dt_ring *drs, unsigned int n, unsigned int first,
+    struct iovec *iov, unsigned int niov, unsigned int *nrun, size_t resid)
+{
+	struct dt_ring *dr, *best, *next;
+	unsigned int i, bpos, npos, k, lim;
+	size_t done = 0, len;
+
+	*nrun = 0;
+	while (resid > 0 && *nrun < niov) {
 		best = next = NULL;
 		bpos = npos = 0;
 		for (i = 0; i < n; i++) {
@@ -399,9 +408,9 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 		 * best's records from its head on go as one run while each
 		 * would win against every other ring's head, that is against
 		 * next's (the oldest of them, the first of equals in the
-		 * walk's order): one copy for the run, not a look at every
-		 * ring and a copy per record.  A reader that keeps up reads
-		 * one CPU's run after another's.
+		 * walk's order): one run, not a look at every ring per
+		 * record.  A reader that keeps up reads one CPU's run after
+		 * another's.
 		 */
 		k = 0;
 		lim = best->dr_rend >= best->dr_rhead ? best->dr_rend :
@@ -419,13 +428,42 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 			len = resid;
 		} else
 			len = k * sizeof(struct dt_evt);
-		memcpy(buf + done, &best->dr_slots[best->dr_rhead], len);
+		iov[*nrun].iov_base = &best->dr_slots[best->dr_rhead];
+		iov[*nrun].iov_len = len;
+		(*nrun)++;
 		done += len;
 		resid -= len;
 		best->dr_rhead += k;
 		if (best->dr_rhead == best->dr_size)
 			best->dr_rhead = 0;
 	}
+	return done;
+}
+
+void
+dt_ring_merge_count(struct dt_ring *drs, unsigned int n)
+{
+	struct dt_ring *dr;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		dr = &drs[i];
+		if (dr->dr_rhead == dr->dr_cons)
+			continue;
+		pthread_mutex_lock(&dr->dr_mtx);
+		dr->dr_readevt += (dr->dr_rhead + dr->dr_size - dr->dr_cons) %
+		    dr->dr_size;
+		pthread_mutex_unlock(&dr->dr_mtx);
+	}
+}
+
+void
+dt_ring_merge_end(struct dt_ring *drs, unsigned int n)
+{
+	struct dt_ring *dr;
+	unsigned int i;
+	bool pressed = false;
+
 	/* A ring nothing was taken from has nothing to give back. */
 	for (i = 0; i < n; i++) {
 		dr = &drs[i];
@@ -433,8 +471,6 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 			continue;
 		pthread_mutex_lock(&dr->dr_mtx);
 		pressed |= dr->dr_pressed != 0;
-		dr->dr_readevt += (dr->dr_rhead + dr->dr_size - dr->dr_cons) %
-		    dr->dr_size;
 		dr->dr_cons = dr->dr_rhead;
 		/*
 		 * Caught up: start again at slot 0.  A reader that keeps up
@@ -451,6 +487,28 @@ dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 	}
 	if (pressed)
 		__atomic_add_fetch(&dt_ring_nreads, 1, __ATOMIC_RELAXED);
+}
+
+
+size_t
+dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
+    char *buf, size_t resid)
+{
+	struct iovec iov[64];
+	unsigned int i, nrun;
+	size_t done = 0, got;
+
+	dt_ring_merge_begin(drs, n);
+	while (resid > 0 && (got = dt_ring_merge_runs(drs, n, first, iov,
+	    sizeof(iov) / sizeof(iov[0]), &nrun, resid)) > 0) {
+		for (i = 0; i < nrun; i++) {
+			memcpy(buf + done, iov[i].iov_base, iov[i].iov_len);
+			done += iov[i].iov_len;
+		}
+		resid -= got;
+	}
+	dt_ring_merge_count(drs, n);
+	dt_ring_merge_end(drs, n);
 	return done;
 }
 

@@ -32,6 +32,8 @@
 #ifndef DT_RING_H
 #define DT_RING_H
 
+#include <sys/uio.h>
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -147,6 +149,26 @@ int	dt_ring_put_more(struct dt_ring *, uint32_t pbn, unsigned int cpu,
  */
 size_t	dt_ring_merge(struct dt_ring *drs, unsigned int n, unsigned int first,
 	    char *buf, size_t resid);
+
+/*
+ * dt_ring_merge() in three steps, for a reader that hands the records
+ * on without a copy of its own (a FUSE reply's writev copies them
+ * straight from the slots): dt_ring_merge_begin() sees where the
+ * records end, as dt_ring_merge() does; dt_ring_merge_runs() then gives
+ * the next up to resid bytes as at most niov runs of consecutive slots
+ * (*nrun of them; the bytes returned), in dt_ring_merge()'s order, and
+ * may be called again for more; dt_ring_merge_count() counts them read
+ * (before the reader can see them: it may ask for the counters at once);
+ * dt_ring_merge_end() gives back the slots taken.  Until then the runs'
+ * slots stay the reader's: no producer writes them.  Same locks and
+ * callers as dt_ring_merge().
+ */
+void	dt_ring_merge_begin(struct dt_ring *drs, unsigned int n);
+size_t	dt_ring_merge_runs(struct dt_ring *drs, unsigned int n,
+	    unsigned int first, struct iovec *iov, unsigned int niov,
+	    unsigned int *nrun, size_t resid);
+void	dt_ring_merge_count(struct dt_ring *drs, unsigned int n);
+void	dt_ring_merge_end(struct dt_ring *drs, unsigned int n);
 
 /*
  * dt(4)'s own read (--openbsd-strict): the same, but ring after ring,

@@ -75,6 +75,19 @@ dt_fe_read_done(void *token, const void *buf, size_t len, int error)
 		(void)fuse_reply_buf(req, buf, len);
 }
 
+bool
+dt_fe_read_iov(void *token, const struct iovec *iov, unsigned int niov,
+    size_t len)
+{
+	(void)len;
+	/* The socket front end sends from one buffer: staged. */
+	if (dt_fesock_token(token))
+		return false;
+	/* Written to /dev/fuse, copied by the kernel, before it returns. */
+	(void)fuse_reply_iov(token, iov, (int)niov);
+	return true;
+}
+
 void
 dt_fe_poll_done(void *arg, bool ready)
 {

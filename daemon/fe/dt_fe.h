@@ -48,6 +48,14 @@ void	dt_fe_cred(fuse_req_t, struct dt_cred *);
 void	dt_fe_read_done(void *, const void *, size_t, int);
 
 /*
+ * dcf_read_iov: the same reply from the rings' slots (fuse_reply_iov(),
+ * which has the kernel copy them before it returns); false for a token
+ * of the socket front end, which sends from one buffer.  Same threads
+ * and rules as dt_fe_read_done().
+ */
+bool	dt_fe_read_iov(void *, const struct iovec *, unsigned int, size_t);
+
+/*
  * dcf_poll_done: ph is a struct fuse_pollhandle; wakes its poller if
  * ready, then frees it.  Same threads and rules as dt_fe_read_done().
  */
