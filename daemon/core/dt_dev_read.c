@@ -119,8 +119,13 @@ dt_softc_take(struct dt_softc *sc, size_t resid)
 	return n;
 }
 
-/* Runs of records a reply takes straight from the rings, at most. */
-#define DT_READ_NIOV	256
+/*
+ * Runs of records a reply takes straight from the rings, at most: the
+ * kernel's IOV_MAX (1024) less the FUSE header libfuse puts first.
+ * Where the CPUs' events interleave closely a run is about a record,
+ * and a smaller cap made a large read come back short.
+ */
+#define DT_READ_NIOV	1023
 
 /*
  * Complete token's read with up to resid bytes of records, as

@@ -94,9 +94,11 @@ uint64_t	dt_ring_reads(void);
  * dt_ring_count()) may keep the last ring's dr_mtx for the next put into
  * it, a few dozen puts at most; any other call here, a put into another
  * ring, or dt_ring_batch_end() gives it back.  So between them the
- * thread must take no lock that a holder of dr_mtx may wait for (none
- * does: dr_mtx is taken last, under the sequencer's lock at most), and
+ * thread must take no lock that a holder of dr_mtx may wait for, and
  * must end the batch before it may wait for a reader.  Not nested.
+ * Hence a hard rule: nothing is ever taken under a dr_mtx (it is a
+ * leaf, taken last, under the sequencer's lock at most); a lock taken
+ * under it would deadlock against a batching producer.
  */
 void	dt_ring_batch_begin(void);
 void	dt_ring_batch_end(void);
