@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 
-from dttpy import check, done, start_dtd, stop_dtd
+from dttpy import check, done, start_dtd, stop_dtd, udt_plan_hash
 
 N = 100
 SCRIPT = ('syscall:getppid:entry /comm == "image_tracee"/ '
@@ -140,51 +140,6 @@ FOOT_LEN = 232
 SEED = 0x3c6ef372fe94f82b
 
 
-def crc_table():
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
-        t.append(c)
-    return t
-
-
-CRC_T = crc_table()
-
-
-def img_hash(h, b, crc):
-    """udt_plan_hash(h, b), either kind of lanes."""
-    m, k = (1 << 64) - 1, 0x9e3779b97f4a7c15
-    lanes = [h, h ^ 0x243f6a8885a308d3, h ^ 0x13198a2e03707344,
-             h ^ 0xa4093822299f31d0]
-    n = len(b) - len(b) % 32
-    for i in range(0, n, 32):
-        for j in range(4):
-            w = b[i + 8 * j:i + 8 * j + 8]
-            if crc:
-                c = lanes[j] & 0xffffffff
-                for x in w:
-                    c = CRC_T[(c ^ x) & 0xff] ^ (c >> 8)
-                lanes[j] = c
-            else:
-                lanes[j] = ((lanes[j] ^ struct.unpack("<Q", w)[0]) * k) & m
-                lanes[j] ^= lanes[j] >> 29
-    if n > 0:
-        if not crc:
-            h = lanes[0]
-        for j in range(0 if crc else 1, 4):
-            h = ((h ^ lanes[j]) * k) & m
-            h ^= h >> 29
-    for i in range(n, len(b) - len(b) % 8, 8):
-        h = ((h ^ struct.unpack_from("<Q", b, i)[0]) * k) & m
-        h ^= h >> 29
-    for c in b[len(b) - len(b) % 8:]:
-        h = ((h ^ c) * 0x100000001b3) & m
-        h ^= h >> 29
-    return h
-
-
 def forge_key(p):
     """The footer's key made another object's, its checksum made again
     with the kind of lanes that made it.  Whether it could be."""
@@ -196,13 +151,13 @@ def forge_key(p):
         want = struct.unpack_from("<Q", foot, FOOT_SUM)[0]
         foot[FOOT_SUM:FOOT_SUM + 8] = bytes(8)
         kind = [c for c in (True, False)
-                if img_hash(SEED, bytes(foot), c) == want]
+                if udt_plan_hash(SEED, bytes(foot), c) == want]
         if not kind:
             return False
         mt = struct.unpack_from("<Q", foot, FOOT_MTIME)[0]
         struct.pack_into("<Q", foot, FOOT_MTIME, mt + 1)
         struct.pack_into("<Q", foot, FOOT_SUM,
-                         img_hash(SEED, bytes(foot), kind[0]))
+                         udt_plan_hash(SEED, bytes(foot), kind[0]))
         f.seek(size - 4096)
         f.write(foot)
     os.chmod(p, 0o400)

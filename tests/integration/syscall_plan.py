@@ -45,7 +45,7 @@ import subprocess
 import sys
 import tempfile
 
-from dttpy import check, done, start_dtd, stop_dtd
+from dttpy import check, done, start_dtd, stop_dtd, udt_plan_hash
 
 SCRIPT = ('syscall:getppid:entry, syscall:getpid:entry '
           '/comm == "plan_tracee"/ { printf("%s\\n", probe); }')
@@ -117,62 +117,15 @@ WIN = 72            # struct udt_plan_win; pw_start, pw_sys, pw_end, pw_nr
 TRAP = 16
 
 
-def crc32c_table():
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
-        t.append(c)
-    return t
-
-
-CRC_T = crc32c_table()
 # The library's lanes run the CPU's CRC-32C where glibc finds SSE4.2
 # (CPU_FEATURE_ACTIVE, which tunables can turn off): which one wrote a
 # plan, its own checksum says (plan_kind()).
 CRC = True
 
 
-def crc32c_word(c, w):
-    """The crc32 instruction on 8 bytes: no inversions, 32-bit state."""
-    c &= 0xffffffff
-    for x in w:
-        c = CRC_T[(c ^ x) & 0xff] ^ (c >> 8)
-    return c
-
-
 def plan_hash(b):
     """udt_plan_hash(0, b): the file's checksum."""
-    m, k = (1 << 64) - 1, 0x9e3779b97f4a7c15
-    lanes = [0, 0x243f6a8885a308d3, 0x13198a2e03707344, 0xa4093822299f31d0]
-    h, n = 0, len(b) - len(b) % 32
-    for i in range(0, n, 32):
-        for j in range(4):
-            if CRC:
-                lanes[j] = crc32c_word(lanes[j], b[i + 8 * j:i + 8 * j + 8])
-                continue
-            w = struct.unpack_from("<Q", b, i + 8 * j)[0]
-            lanes[j] = ((lanes[j] ^ w) * k) & m
-            lanes[j] ^= lanes[j] >> 29
-    if n > 0:
-        if CRC:
-            for j in range(4):
-                h = ((h ^ lanes[j]) * k) & m
-                h ^= h >> 29
-        else:
-            h = lanes[0]
-            for j in range(1, 4):
-                h = ((h ^ lanes[j]) * k) & m
-                h ^= h >> 29
-    for i in range(n, len(b) - len(b) % 8, 8):
-        h = ((h ^ struct.unpack_from("<Q", b, i)[0]) * k) & m
-        h ^= h >> 29
-    n = len(b) - len(b) % 8
-    for c in b[n:]:
-        h = ((h ^ c) * 0x100000001b3) & m
-        h ^= h >> 29
-    return h
+    return udt_plan_hash(0, b, CRC)
 
 
 def plan_kind(data):
