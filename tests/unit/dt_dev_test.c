@@ -829,6 +829,108 @@ test_merge(void)
 	dt_dev_fini();
 }
 
+/*
+ * Replies straight from the rings' slots (dcf_read_iov): a front end's
+ * copy of the runs, or a refusal, which sends the read to the staged
+ * path.  [tok_mtx] for the copy.
+ */
+#define IOV_NEV		2100
+static struct {
+	int		 refuse;	/* the front end takes none */
+	int		 ncalls;
+	unsigned int	 niov;
+	size_t		 len;
+	struct dt_evt	 ev[IOV_NEV];
+} iovr;
+
+static bool
+read_iov(void *token, const struct iovec *iov, unsigned int niov, size_t len)
+{
+	size_t at = 0;
+	unsigned int i;
+
+	if (iovr.refuse)
+		return false;
+	iovr.ncalls++;
+	iovr.niov = niov;
+	iovr.len = len;
+	for (i = 0; i < niov; i++) {
+		if (at + iov[i].iov_len <= sizeof(iovr.ev))
+			memcpy((char *)iovr.ev + at, iov[i].iov_base,
+			    iov[i].iov_len);
+		at += iov[i].iov_len;
+	}
+	CHECK(at == len);
+	read_done(token, NULL, len, 0);
+	return true;
+}
+
+/*
+ * Records of two CPUs whose times alternate, so that each run of a
+ * reply is one record: read through dcf_read_iov they come in time
+ * order, a reply at most 1023 runs (IOV_MAX less FUSE's header), the
+ * rest at the next read; read by a front end that refuses, staged, the
+ * same bytes.
+ */
+static void
+test_read_iov(void)
+{
+	static struct dt_evt staged[64];
+	struct dt_dev_conf conf = { .dcf_ncpus = 2, .dcf_ringsize = 2048,
+	    .dcf_read_done = read_done, .dcf_read_iov = read_iov,
+	    .dcf_poll_done = poll_done };
+	struct dt_softc *sc;
+	struct dt_evt src;
+	size_t i, got = 0, n;
+	int inorder = 1, same = 1;
+
+	CHECK(dt_dev_init(&conf) == 0);
+	CHECK(dt_dev_open(&root, &sc) == 0);
+	CHECK(req(sc, &root, DTIOCPRBENABLE, 2, 0, 1000000000) == 0);
+	memset(&src, 0, sizeof(src));
+	rcu_register_thread();
+	rcu_read_lock();
+	for (i = 0; i < IOV_NEV; i++) {
+		src.dtev_tsp.tv_sec = 100 + (time_t)(i / 1000);
+		src.dtev_tsp.tv_nsec = (long)(i % 1000);
+		src.dtev_args[0] = (uint64_t)i;
+		CHECK(dt_pcb_ring_put(sc->ds_pcbs, (unsigned int)(i % 2),
+		    &src) == 0);
+	}
+	rcu_read_unlock();
+	/* Through the front end's iovecs: 1023 runs a reply at most. */
+	iovr.refuse = 0;
+	iovr.ncalls = 0;
+	tok_reset(&toks[0]);
+	dt_dev_read(sc, DT_READ_MAX, &toks[0]);
+	CHECK(toks[0].done && iovr.ncalls == 1 && iovr.niov == 1023 &&
+	    iovr.len == 1023 * sizeof(struct dt_evt));
+	for (i = 0; i < iovr.len / sizeof(struct dt_evt); i++)
+		inorder &= iovr.ev[i].dtev_args[0] == (long)(got + i);
+	got += iovr.len / sizeof(struct dt_evt);
+	tok_reset(&toks[0]);
+	dt_dev_read(sc, DT_READ_MAX, &toks[0]);
+	CHECK(toks[0].done && iovr.ncalls == 2 && iovr.niov == 1023);
+	for (i = 0; i < iovr.len / sizeof(struct dt_evt); i++)
+		inorder &= iovr.ev[i].dtev_args[0] == (long)(got + i);
+	got += iovr.len / sizeof(struct dt_evt);
+	/* Refused: the same records, staged. */
+	iovr.refuse = 1;
+	tok_reset(&toks[0]);
+	dt_dev_read(sc, sizeof(staged), &toks[0]);
+	n = toks[0].len / sizeof(struct dt_evt);
+	CHECK(toks[0].done && iovr.ncalls == 2 && n == IOV_NEV - got);
+	memcpy(staged, toks[0].buf, n * sizeof(struct dt_evt));
+	for (i = 0; i < n; i++)
+		same &= staged[i].dtev_args[0] == (long)(got + i);
+	CHECK(inorder);
+	CHECK(same);
+	CHECK(stats(sc).dtst_readevt == IOV_NEV);
+	rcu_unregister_thread();
+	dt_dev_close(sc);
+	dt_dev_fini();
+}
+
 /* The sequencer's clock, set by the test: no sleeping for D. */
 static uint64_t	seq_fake_now;
 
@@ -1522,6 +1624,7 @@ main(void)
 	test_ring16();
 	test_filter();
 	test_merge();
+	test_read_iov();
 	test_seq();
 	test_seq_mixed();
 	test_seq_prefilter();
