@@ -807,8 +807,11 @@ udt_init(void)
 	 * vDSO's tables, before any thread but this one exists.
 	 */
 	(void)udt_unw_load();
-	if (dladdr((void *)udt_init, &dli) != 0)
+	if (dladdr((void *)udt_init, &dli) != 0) {
 		dl_iterate_phdr(udt_find_text, dli.dli_fbase);
+		/* The disassembler's module lies beside us. */
+		udt_rw_cswhere(dli.dli_fname);
+	}
 	udt_unw_ours(udt_text_lo, udt_text_hi, udt_rw_site_of);
 
 	path = getenv(UDT_SOCKET_ENV);

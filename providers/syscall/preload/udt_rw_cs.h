@@ -18,9 +18,9 @@
  * Capstone as the rewriter uses it (udt_rw_cs.c), from its module
  * (udt_cs_mod.h), mapped by udt_rw_csload() (udt_rw_csload.c) at the
  * first decoding: the table, or NULL if it cannot be (tried again at
- * the next only after a failure that may pass).  udt_rw_cswhere(): where
- * the module is, fixed at the constructor's pass, before the program
- * can chdir().  udt_rw_cs_open(): the module mapped, its memory the arena
+ * the next only after a failure that may pass).  udt_rw_cswhere(self):
+ * where the module is, beside self, the library's path as the loader
+ * has it; the constructor, before the program can chdir().  udt_rw_cs_open(): the module mapped, its memory the arena
  * [base, base + len), amd64 with details, one instruction's room: 0,
  * or -1.  udt_rw_cs_next(): cs_disasm_iter().  udt_rw_cs_close(): the
  * instruction and the handle, after a successful open.
@@ -40,7 +40,7 @@ struct udt_cs_ops;
 struct udt_ring_hdr;
 
 const struct udt_cs_ops *udt_rw_csload(void);
-void	udt_rw_cswhere(void);
+void	udt_rw_cswhere(const char *self);
 /*
  * Tell dtd, in ring r's header, where the module's text is, if it is
  * mapped: after the module is, and at each attach.  Any thread.

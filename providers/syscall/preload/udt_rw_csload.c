@@ -40,9 +40,9 @@
  * stay writable (no RELRO): a layout the checks above cannot tell from
  * a spoiled one would fault.  A module that is otherwise is not
  * this build's, and a check is cheaper than a crash of the program.
- * Where it is looked for is fixed at the constructor's pass: the
- * library's directory then, made absolute, whatever the program's
- * chdir() since.  A failure that may pass (out of descriptors or
+ * Where it is looked for is fixed by the constructor, from the path
+ * its look at itself found (udt_init()): the library's directory then,
+ * made absolute, whatever the program's chdir() since.  A failure that may pass (out of descriptors or
  * memory) is tried again at the next decoding; others are final.
  *
  * Frames of the module are the tracer's: the unwinders know its text
@@ -86,68 +86,32 @@ static uintptr_t	 udt_cs_xlo, udt_cs_xhi;	/* [a] its text, hi last */
 static int		 udt_cs_final;		/* [w] no more tries */
 static char		 udt_cs_where[PATH_MAX];	/* [w] the module's path */
 
-/* The library's own path: the object that holds this function. */
-struct udt_cs_self {
-	uintptr_t	 cs_at;
-	const char	*cs_name;
-};
-
-static int
-udt_cs_self(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct udt_cs_self *s = arg;
-	const ElfW(Phdr) *ph;
-	uintptr_t lo;
-	int i;
-
-	(void)size;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		ph = &info->dlpi_phdr[i];
-		lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && s->cs_at >= lo &&
-		    s->cs_at - lo < ph->p_memsz) {
-			s->cs_name = info->dlpi_name;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 void
-udt_rw_cswhere(void)
+udt_rw_cswhere(const char *self)
 {
-	struct udt_cs_self s = { (uintptr_t)udt_cs_self, NULL };
 	const char *slash;
 	size_t n, at = 0;
 	long r;
 
-	if (udt_cs_where[0] != '\0')
-		return;
-	dl_iterate_phdr(udt_cs_self, &s);
-	if (s.cs_name == NULL || (slash = strrchr(s.cs_name, '/')) == NULL)
+	if (udt_cs_where[0] != '\0' || self == NULL ||
+	    (slash = strrchr(self, '/')) == NULL)
 		return;
 	/* A relative LD_PRELOAD: from the directory the loader started in. */
-	if (s.cs_name[0] != '/') {
+	if (self[0] != '/') {
 		r = udt_sys2(SYS_getcwd, udt_cs_where, sizeof(udt_cs_where));
 		if (r <= 1 || udt_cs_where[0] != '/')
 			goto none;
 		at = strlen(udt_cs_where);
 		udt_cs_where[at++] = '/';
 	}
-	n = (size_t)(slash - s.cs_name) + 1;
+	n = (size_t)(slash - self) + 1;
 	if (at + n + sizeof(UDT_CS_NAME) > sizeof(udt_cs_where))
 		goto none;
-	memcpy(udt_cs_where + at, s.cs_name, n);
+	memcpy(udt_cs_where + at, self, n);
 	memcpy(udt_cs_where + at + n, UDT_CS_NAME, sizeof(UDT_CS_NAME));
 	return;
 none:
 	udt_cs_where[0] = '\0';
-}
-
-static int
-udt_cs_bad(long r)
-{
-	return r < 0 && r > -4096;
 }
 
 /* Whether an error may pass: the next decoding tries again. */
@@ -217,7 +181,7 @@ udt_cs_seg(long fd, uintptr_t base, const Elf64_Phdr *ph)
 	int prot = udt_cs_prot(ph->p_flags);
 	long r;
 
-	if (ph->p_filesz > 0 && udt_cs_bad(r = udt_sys6(SYS_mmap,
+	if (ph->p_filesz > 0 && udt_sys_failed(r = udt_sys6(SYS_mmap,
 	    (long)UDT_PGDN(at), (long)(UDT_PGUP(fend) - UDT_PGDN(at)), prot,
 	    MAP_PRIVATE | MAP_FIXED, fd, (long)UDT_PGDN(ph->p_offset))))
 		return r;
@@ -226,7 +190,7 @@ udt_cs_seg(long fd, uintptr_t base, const Elf64_Phdr *ph)
 	/* The bss: the file page's tail zeroed, then pages of zeros. */
 	if (UDT_PGUP(fend) > fend)
 		memset((void *)fend, 0, UDT_PGUP(fend) - fend);
-	if (UDT_PGUP(mend) > UDT_PGUP(fend) && udt_cs_bad(r = udt_sys6(
+	if (UDT_PGUP(mend) > UDT_PGUP(fend) && udt_sys_failed(r = udt_sys6(
 	    SYS_mmap, (long)UDT_PGUP(fend), (long)(UDT_PGUP(mend) -
 	    UDT_PGUP(fend)), prot, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS,
 	    -1, 0)))
@@ -385,7 +349,7 @@ udt_cs_map(long fd, long *err)
 	hi = UDT_PGUP(ld[nld - 1]->p_vaddr + ld[nld - 1]->p_memsz);
 	m = udt_sys6(SYS_mmap, 0, (long)(hi - lo), PROT_NONE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (udt_cs_bad(m)) {
+	if (udt_sys_failed(m)) {
 		*err = m;
 		return NULL;
 	}
@@ -438,7 +402,6 @@ udt_rw_csload(void)
 
 	if (udt_cs != NULL || udt_cs_final)
 		return udt_cs;
-	udt_rw_cswhere();
 	if (udt_cs_where[0] == '\0') {
 		udt_cs_final = 1;
 		if (udt_rw_debug)

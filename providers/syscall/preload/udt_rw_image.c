@@ -171,12 +171,6 @@ udt_rw_image_maxpatch(size_t max)
 	return udt_img_enabled() && udt_img_flush ? 100 : max;
 }
 
-static int
-udt_img_bad(long p)
-{
-	return p < 0 && p > -4096;
-}
-
 /* Whether the object's text needs relocating: its image would lack it. */
 static int
 udt_img_textrel(const struct dl_phdr_info *info)
@@ -454,7 +448,7 @@ udt_img_map(struct udt_rw_img *ri)
 			ri->ri_state = UDT_RW_IMG_SAVE;
 			return 0;
 		}
-		if (!udt_img_bad(p))	/* a kernel that took it as a hint */
+		if (!udt_sys_failed(p))	/* a kernel that took it as a hint */
 			udt_sys2(SYS_munmap, p, ri->ri_len);
 		udt_sys1(SYS_close, fd);
 	}
@@ -462,7 +456,7 @@ udt_img_map(struct udt_rw_img *ri)
 	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
 	    MAP_FIXED_NOREPLACE, -1, 0);
 	if (p != (long)ri->ri_base) {
-		if (!udt_img_bad(p))
+		if (!udt_sys_failed(p))
 			udt_sys2(SYS_munmap, p, ri->ri_len);
 		return -1;
 	}
@@ -865,7 +859,7 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	tlen = ri->ri_thi - ri->ri_tlo;
 	m = udt_sys6(SYS_mmap, 0, (long)tlen, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (udt_img_bad(m))
+	if (udt_sys_failed(m))
 		goto fail;
 	if (udt_img_pread(fd, (void *)m, tlen, ri->ri_toff) != 0) {
 		udt_sys2(SYS_munmap, m, tlen);
@@ -970,7 +964,7 @@ udt_rw_image_unshare(struct udt_rw_obj *o, uint8_t *base, size_t len)
 		return -1;
 	p = udt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (udt_img_bad(p))
+	if (udt_sys_failed(p))
 		return -1;
 	memcpy((void *)p, base, len);
 	if (udt_sys5(SYS_mremap, p, (long)len, (long)len, MREMAP_MAYMOVE |

@@ -135,8 +135,6 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	/* The constructor's pass alone: later passes hold the loader's lock. */
 	if (want == NULL && !udt_rw_debug)
 		udt_rw_plan_open(&o);
-	if (want == NULL)
-		udt_rw_cswhere();
 	memset(&rl, 0, sizeof(rl));
 	rl.rl_o = &o;
 	dl_iterate_phdr(udt_rw_pass_object, &rl);

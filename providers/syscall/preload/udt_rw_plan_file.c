@@ -305,7 +305,7 @@ udt_plan_read(const char *path)
 	p = udt_sys6(SYS_mmap, 0, (long)st.st_size, PROT_READ | PROT_WRITE,
 	    remote ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_PRIVATE, remote ? -1 :
 	    fd, 0);
-	if ((unsigned long)p >= -4095UL) {
+	if (udt_sys_failed(p)) {
 		udt_plan_say("ignored ", path, ": cannot be mapped");
 		goto out;
 	}

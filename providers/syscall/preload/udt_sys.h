@@ -52,6 +52,13 @@ udt_sys6(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
  */
 #define UDT_LBSS	__attribute__((section(".lbss")))
 
+/* Whether a raw call's return is an error (-4095..-1), not a value. */
+static inline int
+udt_sys_failed(long r)
+{
+	return r < 0 && r > -4096;
+}
+
 #define udt_sys0(n)		udt_sys6((n), 0, 0, 0, 0, 0, 0)
 #define udt_sys1(n, a)		udt_sys6((n), (long)(a), 0, 0, 0, 0, 0)
 #define udt_sys2(n, a, b)	udt_sys6((n), (long)(a), (long)(b), 0, 0, 0, 0)
