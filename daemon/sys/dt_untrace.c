@@ -392,19 +392,24 @@ dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 	/*
 	 * A trampoline (anonymous code, or code mapped since the snapshot)
 	 * stands for its site.  A frame of the library's entry is followed by
-	 * its site already.  Else code mapped since, which the library may
-	 * have said is its own (its disassembler's module): a leaf there
-	 * and the stack is dropped whole, the walk under it being noise
-	 * (the module keeps no frame pointers).
+	 * its site already.
 	 */
 	if (i < n && ((m = dt_pm_find(s, pcs[i])) == NULL ||
-	    m->pm_path == NULL)) {
-		if ((site = dt_untrace_site(pid, pcs[i])) != 0)
-			pcs[i] = site;
-		else if (m == NULL && dt_um_find(pid, &lo[0], &hi[0]) &&
-		    pcs[i] >= lo[0] && pcs[i] < hi[0])
-			i = n;
-	}
+	    m->pm_path == NULL) && (site = dt_untrace_site(pid, pcs[i])) != 0)
+		pcs[i] = site;
+	/*
+	 * Code the library mapped since the snapshot, which it said is its
+	 * own (its disassembler's module), anywhere in the stack: the stack
+	 * is the library's work (the module calls nothing of the program's,
+	 * only libc's printing), and the walk under such code, which keeps
+	 * no frame pointers, noise.  Dropped whole.
+	 */
+	if (i < n && dt_um_find(pid, &lo[0], &hi[0]))
+		for (k = i; k < n; k++)
+			if (pcs[k] >= lo[0] && pcs[k] < hi[0]) {
+				i = n;
+				break;
+			}
 	dt_pm_put(s);
 cut:
 	if (i == 0)

@@ -51,9 +51,8 @@ void	dt_ustack_untrace_deep(pid_t pid, uint64_t *pcs, unsigned int *count);
 /*
  * A traced image's ring header, where its library says what code of its
  * own it mapped after the hello, which the mappings cache's snapshot
- * does not hold (rh_cslo, rh_cshi: its disassembler's module): its
- * frames are cut as the library's, and a stack whose leaf is there is
- * dropped whole (under code without frame pointers the walk is noise).
+ * does not hold (rh_cslo, rh_cshi: its disassembler's module): a stack
+ * with a frame there is the library's work, and is dropped whole.
  * dt_untrace_track() lists ent for pid's image, reading hdr; the newest
  * image of a pid is the one looked at.  dt_untrace_untrack() takes ent
  * out, after which hdr is never read through it again: before the

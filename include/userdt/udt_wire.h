@@ -432,7 +432,7 @@ struct udt_ring_hdr {
 	 * snapshot of the process does not hold: its disassembler's module
 	 * (a pass that decodes maps it).  Its text [rh_cslo, rh_cshi),
 	 * rh_cshi stored last; 0: none.  dtd drops a stack it takes of
-	 * this process whose leaf is there (dt_untrace.c), reading these
+	 * this process with a frame there (dt_untrace.c), reading these
 	 * while the ring is listed; a tracee that lies hides only its own
 	 * stacks.
 	 */

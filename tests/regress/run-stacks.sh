@@ -153,7 +153,7 @@ offcpu)
 	;;
 decode)
 	# Samples while the library decodes the program's objects (no
-	# plans: USERDT_PLAN_CACHE=0), in its disassembler's module, mapped
+	# plans: USERDT_REWRITE=debug), in its disassembler's module, mapped
 	# after dtd's snapshot of the process: none of the module's
 	# functions (its own symbols, by nm) in any stack.  (A sample in
 	# libc called by the library keeps the library's frames under it:
@@ -170,18 +170,29 @@ decode)
 	    comm -23 - "$TMP/libcfns" > "$TMP/csfns"
 	[ -s "$TMP/csfns" ] || fail "no function names in $USERDT_CSMOD"
 	for r in 1 2 3 4 5 6; do
-		USERDT_PLAN_CACHE=0 run -c "$TRACEE write 200000 > /dev/null" \
+		# debug: no plan is used, and the pass says what it decoded.
+		USERDT_REWRITE=debug run -c "$TRACEE write 200000 > /dev/null" \
 		    -e 'profile:hz:4999 /comm == "stacks_tracee"/ { @[ustack] = count(); }'
+		grep -Eq '[1-9][0-9]* rewritten' "$TMP/err" ||
+		    fail "round $r: nothing decoded: $(tail -3 "$TMP/err")"
+		# Where the module's text went in the tracee (the shell
+		# decodes too): a frame there btrace could not name is one
+		# of its frames as well.
+		text=$(sed -n 's/.* stacks_tracee: disassembler text at \(0x[0-9a-f]*-0x[0-9a-f]*\).*/\1/p' \
+		    "$TMP/err" | head -1)
+		[ -n "$text" ] || fail "round $r: the module's text not said"
 		python3 -c '
-import sys
+import re, sys
 fns = set(open(sys.argv[2]).read().split())
+lo, hi = (int(x, 16) for x in sys.argv[3].split("-"))
 for line in open(sys.argv[1]):
     st = line.rstrip("\n").rsplit(" ", 1)[0]
     for f in st.split(";"):
         g = f.split("+")[0]
-        if g in fns or "preload-cs" in f:
+        a = int(g, 16) if re.fullmatch(r"0x[0-9a-f]+", g) else None
+        if g in fns or "preload-cs" in f or (a is not None and lo <= a < hi):
             sys.exit("a frame of the tracer: " + line.strip())' \
-		    "$TMP/out" "$TMP/csfns" || fail "round $r"
+		    "$TMP/out" "$TMP/csfns" "$text" || fail "round $r"
 	done
 	;;
 nohelper)

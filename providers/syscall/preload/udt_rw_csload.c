@@ -172,6 +172,27 @@ udt_cs_ehok(uintptr_t base, const Elf64_Phdr *const *ld, int nld,
 	    PF_W, 1);
 }
 
+/* USERDT_REWRITE=debug: where the module's text went (the tests'). */
+static void
+udt_cs_say_text(uintptr_t lo, uintptr_t hi)
+{
+	char buf[40];
+	uintptr_t v[2] = { lo, hi };
+	size_t at = 0;
+	int i, k;
+
+	for (k = 0; k < 2; k++) {
+		buf[at++] = k == 0 ? '0' : '-';
+		if (k == 1)
+			buf[at++] = '0';
+		buf[at++] = 'x';
+		for (i = 60; i >= 0; i -= 4)
+			buf[at++] = "0123456789abcdef"[(v[k] >> i) & 15];
+	}
+	buf[at] = '\0';
+	udt_rw_cache_say("rewrite: ", "disassembler text at ", buf, NULL);
+}
+
 /* Map segment ph of fd at base; 0, or the error. */
 static long
 udt_cs_seg(long fd, uintptr_t base, const Elf64_Phdr *ph)
@@ -364,6 +385,9 @@ udt_cs_map(long fd, long *err)
 	    x->p_memsz))
 		goto fail;
 	udt_rw_cover(base + x->p_vaddr, base + x->p_vaddr + x->p_memsz);
+	if (udt_rw_debug)
+		udt_cs_say_text(base + x->p_vaddr, base + x->p_vaddr +
+		    x->p_memsz);
 	__atomic_store_n(&udt_cs_xlo, base + x->p_vaddr, __ATOMIC_RELAXED);
 	__atomic_store_n(&udt_cs_xhi, base + x->p_vaddr + x->p_memsz,
 	    __ATOMIC_RELEASE);
