@@ -215,6 +215,7 @@ cmd_prepare(void)
 	if (udt_launch_lib(lib, sizeof(lib)) == -1)
 		warnx("%s: %s; USERDT_PRELOAD names the preload library",
 		    lib, strerror(errno));
+	(void)udt_launch_prune();
 	if (pipe2(gate, O_CLOEXEC) == -1 || pipe2(info, O_CLOEXEC) == -1)
 		err(1, "pipe");
 	/* nothing buffered may be written twice, by the forks too */

@@ -80,6 +80,7 @@ main(int argc, char *argv[])
 		err(1, "%s", lib);
 	if (udt_launch_env(lib, sock) == -1)
 		err(1, "environment");
+	(void)udt_launch_prune();
 	/* Refused ptrace is said once and costs nothing else. */
 	(void)udt_launch_trace("dtrun", argv[0]);
 

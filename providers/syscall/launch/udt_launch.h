@@ -83,4 +83,16 @@ const char *udt_launch_sock(const char *dev, char *buf, size_t len);
  */
 int	udt_launch_trace(const char *prog, const char *file);
 
+/*
+ * Keep the preload library's cache of plans and images (dtrun(1), FILES)
+ * bounded: at most once a day (USERDT_CACHE_PRUNE=now: this time), the
+ * user's entries unused for USERDT_CACHE_DAYS days (30) are removed, then
+ * the least recently used until the cache holds USERDT_CACHE_MAX
+ * megabytes (256) at most.  Nothing when USERDT_PLAN_CACHE is 0 or the
+ * process is set-id.  Returns how many files and directories it removed.
+ * Any single thread of a launcher, before it starts the program: what it
+ * removes, a program starting meanwhile decodes again.
+ */
+int	udt_launch_prune(void);
+
 #endif /* UDT_LAUNCH_H */
