@@ -327,6 +327,20 @@ agg_nopush(void)
 }
 
 int
+agg_tree_name(int fd)
+{
+	struct dtioc_tree t;
+
+	/* an older dtd, OpenBSD's: -c's tracepoints read as events */
+	if (!g_treefilter || agg_nopush())
+		return 0;
+	memset(&t, 0, sizeof(t));
+	t.dttr_pid = g_cpid;
+	agg_tree = ioctl(fd, DTIOCTREE, &t) == 0;
+	return agg_tree;
+}
+
+int
 agg_wants_comm(const struct bt_rule *r, const char *prov)
 {
 	struct bt_stmt *s[DTA_PCBAGGS];
@@ -387,7 +401,13 @@ agg_probe_ok(struct bt_rule *r, const struct bt_probe *bp, int *bycomm)
 	const char *prov = dt_dtpis[bp->bp_pbn - 1].dtpi_prov;
 
 	*bycomm = 0;
-	if (g_treefilter && !agg_prov_cmd(prov))
+	/*
+	 * A tracepoint whose events are the tree's alone (DTEVT_TREE) is
+	 * folded as a launched process's are, keyed by pid; a tree's
+	 * count, where it fits, better still: no record at all.
+	 */
+	if (g_treefilter && !agg_prov_cmd(prov) && (agg_tree_probe(r, prov) ||
+	    !(bp->bp_req.dtrq_evtflags & DTEVT_TREE)))
 		return agg_tree_probe(r, prov);
 	if (g_treefilter && agg_prov_bycomm(prov)) {
 		/* enabled with comm (agg_wants_comm()), room for the key */
@@ -417,7 +437,8 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 	if (!agg_probe_ok(r, bp, &bycomm))
 		return 0;
 	/* what else -c folds is keyed by pid or belongs to no process */
-	tree = g_treefilter && !agg_prov_cmd(dt_dtpis[pbn - 1].dtpi_prov);
+	tree = g_treefilter && !agg_prov_cmd(dt_dtpis[pbn - 1].dtpi_prov) &&
+	    agg_tree_probe(r, dt_dtpis[pbn - 1].dtpi_prov);
 	/*
 	 * a timed call's /@s[tid]/: the hooks skip a return unstamped.
 	 * Pushed before the spec, which dtd may refuse: an exact filter
@@ -525,14 +546,6 @@ agg_push(int fd)
 	/* the -c shell's name until its exec: btrace's, as it forked */
 	(void)prctl(PR_GET_NAME, agg_mycomm);
 	agg_mycomm[DTMAXCOMLEN - 1] = '\0';
-	/* an older dtd, OpenBSD's: -c's tracepoints read as events */
-	if (g_treefilter) {
-		struct dtioc_tree t;
-
-		memset(&t, 0, sizeof(t));
-		t.dttr_pid = g_cpid;
-		agg_tree = ioctl(fd, DTIOCTREE, &t) == 0;
-	}
 	lat = agg_lat_push(fd);
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		nrule++;

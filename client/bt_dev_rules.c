@@ -357,7 +357,7 @@ rules_setup(int fd, int *halt)
 	struct bt_rule *r;
 	struct bt_probe *bp;
 	struct dt_evt ev;
-	int on = 1;
+	int on = 1, tree = 0;
 
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		r->br_evtflags = rule_evtflags(r);
@@ -448,6 +448,7 @@ rules_setup(int fd, int *halt)
 		ptree_root(cmd_prepare());
 		ptree_shell(g_cpid);
 		sigprocmask(SIG_SETMASK, &omask, NULL);
+		tree = agg_tree_name(fd);
 	}
 
 	fake_event(&ev, 0);
@@ -469,6 +470,25 @@ rules_setup(int fd, int *halt)
 			if (bp->bp_type != P_PROBE || bp->bp_pbn == 0 ||
 			    bp->bp_shared || bp->bp_latent)
 				continue;
+			/*
+			 * -c: a tracepoint's events of the command's tree
+			 * alone, selected by the kernel; refused (a probe
+			 * fed by switch records, an older dtd), all of
+			 * them, filtered here by ptree_member().
+			 */
+			if (tree && strncmp(dt_dtpis[bp->bp_pbn - 1].dtpi_prov,
+			    "tracepoint", DTNAMESIZE) == 0) {
+				bp->bp_req.dtrq_evtflags |= DTEVT_TREE;
+				if (ioctl(fd, DTIOCPRBENABLE, &bp->bp_req) == 0) {
+					push_probe(fd, bp->bp_pbn);
+					continue;
+				}
+				bp->bp_req.dtrq_evtflags &= ~(uint64_t)DTEVT_TREE;
+				if (g_verbose > 1)
+					fprintf(stderr, "debug: probe '%s': "
+					    "not the tree's alone: %s\n",
+					    probe_name(bp), strerror(errno));
+			}
 			if (ioctl(fd, DTIOCPRBENABLE, &bp->bp_req)) {
 				if (errno == EEXIST)
 					errx(1, "Cannot register multiple "

@@ -388,6 +388,13 @@ void			 agg_tick(void);
  */
 int			 agg_wants_comm(const struct bt_rule *r,
 			    const char *prov);
+/*
+ * -c: name the command's tree to dtd (DTIOCTREE), once its shell is
+ * held at the gate and before the enables, unless BTRACE_NOPUSH is set;
+ * 1 when dtd took it, so that tracepoints may be enabled with
+ * DTEVT_TREE and their counts kept by the kernel (DTF_F_TREE).
+ */
+int			 agg_tree_name(int fd);
 
 /*
  * bt_aggstk.c: dtd's stack table.  aggstk_fetch() reads from fd the

@@ -356,8 +356,9 @@ dt_ioctl_tree(struct dt_softc *sc, const struct dt_cred *cr,
 		return EBUSY;
 	/* counters are open on the tree named first: one tree an open */
 	for (dp = sc->ds_pcbs; dp != NULL; dp = dp->dp_snext)
-		if (dp->dp_agg != NULL &&
-		    (dp->dp_agg->das_req.dtas_vflags & DTF_F_TREE))
+		if ((dp->dp_agg != NULL &&
+		    (dp->dp_agg->das_req.dtas_vflags & DTF_F_TREE)) ||
+		    (dp->dp_evtflags & DTEVT_TREE))
 			return EBUSY;
 	/* a caller in another pid namespace names pids we do not see */
 	if (cr->dc_pid == 0 || !dt_ioctl_ourns(cr->dc_pid))

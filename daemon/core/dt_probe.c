@@ -105,6 +105,12 @@ dt_dev_probe_lookup(const char *prov, const char *func, const char *name)
 	return NULL;
 }
 
+pid_t
+dt_sc_tree(const struct dt_softc *sc)
+{
+	return sc->ds_tree;
+}
+
 struct dt_pcb *
 dt_pcb_alloc(struct dt_probe *dtp, struct dt_softc *sc, uint64_t evtflags,
     uint64_t nsecs, int cpu)

@@ -201,6 +201,12 @@ struct dt_probe	*dt_dev_probe_lookup(const char *prov, const char *func,
 		    const char *name);
 
 /*
+ * The root of the process tree sc named (DTIOCTREE), 0 for none.  Under
+ * [K]: it changes only then, and not once a pcb depends on it.
+ */
+pid_t		 dt_sc_tree(const struct dt_softc *);
+
+/*
  * Create a pcb of dtp for sc (from dtpv_alloc, under [K]), with the
  * flags the provider accepts (already masked) and cpu.  Returns NULL on
  * ENOMEM.  The core links it on the softc and frees it at close.

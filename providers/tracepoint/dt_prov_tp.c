@@ -57,7 +57,7 @@
 
 /* What a tracepoint pcb keeps of its request (dt(4) masks nothing). */
 #define DT_TP_EVTFLAGS	(DTEVT_EXECNAME | DTEVT_USTACK | DTEVT_KSTACK | \
-			 DTEVT_FUNCARGS | DTEVT_STRINGS)
+			 DTEVT_FUNCARGS | DTEVT_STRINGS | DTEVT_TREE)
 
 /*
  * Linux events published under their own names (shortened to fit by
@@ -302,6 +302,11 @@ static int
 dt_prov_tp_alloc(struct dt_probe *dtp, struct dt_softc *sc,
     const struct dtioc_req *dtrq)
 {
+	int error;
+
+	if ((dtrq->dtrq_evtflags & DTEVT_TREE) &&
+	    (error = dt_tp_tree_ok(dtp->dtp_priv, sc)) != 0)
+		return error;
 	if (dt_pcb_alloc(dtp, sc, dtrq->dtrq_evtflags & DT_TP_EVTFLAGS, 0,
 	    -1) == NULL)
 		return ENOMEM;
@@ -458,22 +463,29 @@ dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
 			continue;
 		flags = atomic_load_explicit(&tpp->tpp_dtp->dtp_evtflags,
 		    memory_order_relaxed);
-		dt_tp_evt_begin(&ev, s, flags, !tpp->tpp_nostack);
-		strings = tpp->tpp_strings && (flags & DTEVT_STRINGS);
-		if (tpp->tpp_decode != NULL) {
-			if (!tpp->tpp_decode(tpp, src, s, &ev))
-				continue;
-		} else {
-			if (strings)
-				evs = ev;
-			dt_tp_generic(tpp, src, s, &ev, strings ? &evs : NULL);
-			if (strings) {
-				evs._args = ev._args;
-				evs.dtev_kstack.st_count = 0;
-			}
-		}
+		if (!dt_tp_build(tpp, src, s, flags, &ev, &evs, &strings))
+			continue;
 		dt_tp_emit(tpp->tpp_dtp, s->ts_cpu, &ev, strings ? &evs : NULL);
 	}
+}
+
+bool
+dt_tp_build(const struct dt_tp_probe *tpp, const struct dt_tp_src *src,
+    const struct dt_tp_sample *s, uint64_t flags, struct dt_evt *ev,
+    struct dt_evt *evs, bool *strings)
+{
+	dt_tp_evt_begin(ev, s, flags, !tpp->tpp_nostack);
+	*strings = tpp->tpp_strings && (flags & DTEVT_STRINGS);
+	if (tpp->tpp_decode != NULL)
+		return tpp->tpp_decode(tpp, src, s, ev);
+	if (*strings)
+		*evs = *ev;
+	dt_tp_generic(tpp, src, s, ev, *strings ? evs : NULL);
+	if (*strings) {
+		evs->_args = ev->_args;
+		evs->dtev_kstack.st_count = 0;
+	}
+	return true;
 }
 
 /*
@@ -551,9 +563,17 @@ dt_prov_tp_start(struct dt_pcb *dp)
 {
 	struct dt_tp_probe *tpp = dp->dp_dtp->dtp_priv;
 
-	/* counted in the kernel: the sampled event is not for dp */
-	if (tpp->tpp_nsrcs == 1 && dt_tpcnt_start(dp, tpp, tpp->tpp_srcs[0]))
+	/*
+	 * counted in the kernel: the sampled event is not for dp.  A
+	 * tree's pcb is counted by its tree's counter alone, if any.
+	 */
+	if (tpp->tpp_nsrcs == 1 && (!(dp->dp_evtflags & DTEVT_TREE) ||
+	    dp->dp_priv != NULL) && dt_tpcnt_start(dp, tpp, tpp->tpp_srcs[0]))
 		return;
+	if (dp->dp_evtflags & DTEVT_TREE) {
+		dt_tp_tree_start(dp, tpp);
+		return;
+	}
 	dt_tp_count(dp, 1);
 }
 
@@ -563,6 +583,10 @@ dt_prov_tp_stop(struct dt_pcb *dp)
 	/* a counted pcb's only state: the counters */
 	if (dp->dp_priv != NULL) {
 		dt_tpcnt_stop(dp);
+		return;
+	}
+	if (dp->dp_evtflags & DTEVT_TREE) {
+		dt_tp_tree_stop(dp);
 		return;
 	}
 	dt_tp_count(dp, -1);

@@ -147,6 +147,8 @@ dt_tpev_release(struct dt_tpev *ev)
 {
 	unsigned int i;
 
+	if (ev->tpe_release != NULL)
+		ev->tpe_release(ev->tpe_arg);
 	for (i = 0; i < ev->tpe_ncpu; i++) {
 		if (ev->tpe_cpus[i].tpc_meta != NULL)
 			munmap(ev->tpe_cpus[i].tpc_meta, ev->tpe_mmlen);
@@ -354,6 +356,13 @@ struct dt_tpev *
 dt_tpev_open_pmu(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
     dt_tpev_fn fn, void *arg, int *error)
 {
+	return dt_tpev_open_task(pmu, evtflags, -1, fn, arg, NULL, error);
+}
+
+struct dt_tpev *
+dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
+    pid_t pid, dt_tpev_fn fn, void *arg, void (*release)(void *), int *error)
+{
 	struct perf_event_attr attr;
 	int *clk = pmu->tpm_type == PERF_TYPE_TRACEPOINT ? &dt_tpev_clockid :
 	    &dt_tpev_pmuclock;
@@ -368,11 +377,15 @@ dt_tpev_open_pmu(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 	ncpu = n > 0 ? (unsigned int)n : 1;
 	if ((ev = calloc(1, sizeof(*ev) + ncpu * sizeof(ev->tpe_cpus[0]))) ==
 	    NULL) {
+		if (release != NULL)
+			release(arg);
 		*error = ENOMEM;
 		return NULL;
 	}
 	ev->tpe_fn = fn;
 	ev->tpe_arg = arg;
+	/* Whoever frees ev, on any path, releases arg with it. */
+	ev->tpe_release = release;
 	ev->tpe_ncpu = ncpu;
 	datasize = (size_t)DT_TPEV_PAGES * (size_t)getpagesize();
 	mmlen = datasize + (size_t)getpagesize();
@@ -380,17 +393,34 @@ dt_tpev_open_pmu(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 	ev->tpe_chain = (evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) != 0;
 	ev->tpe_nregs = (unsigned int)__builtin_popcountll(pmu->tpm_regs);
 	if (ev->tpe_nregs > DT_TPEV_MAXREGS) {
+		/* no CPU's descriptors yet for dt_tpev_release() */
+		if (release != NULL)
+			release(arg);
 		free(ev);
 		*error = EINVAL;
 		return NULL;
 	}
 	dt_tpev_attr(&attr, pmu, evtflags, datasize);
+	if (pid != -1) {
+		/*
+		 * The tree: off until the root's exec, then on in it and in
+		 * all it forks, whose records perf writes into these
+		 * buffers (an inherited event's output is its parent's).
+		 * Never enabled by hand: that would reach every inherited
+		 * copy, a launcher's helper forked before the exec among
+		 * them, which must stay off.  Switch records follow
+		 * CPUs, not tasks: none here (dt_tp_tree_ok()).
+		 */
+		attr.inherit = 1;
+		attr.enable_on_exec = 1;
+		evtflags &= ~DT_TPEV_SWITCHES;
+	}
 	*error = 0;
 	for (i = 0; i < ncpu; i++) {
 		c = &ev->tpe_cpus[i];
 		c->tpc_ev = ev;
 		c->tpc_swfd = -1;
-		c->tpc_fd = dt_perf_open_clock(&attr, (int)i, clk,
+		c->tpc_fd = dt_perf_open_pid(&attr, pid, (int)i, clk,
 		    &ev->tpe_tsoff);
 		if (c->tpc_fd == -1) {
 			/* An offline CPU has nothing to trace. */
@@ -434,7 +464,8 @@ dt_tpev_open_pmu(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		if (epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_ADD, c->tpc_fd,
 		    &eev) == -1 && *error == 0)
 			*error = errno;
-		else if ((ioctl(c->tpc_fd, PERF_EVENT_IOC_ENABLE, 0) == -1 ||
+		else if (pid == -1 && (ioctl(c->tpc_fd, PERF_EVENT_IOC_ENABLE,
+		    0) == -1 ||
 		    (c->tpc_swfd != -1 && ioctl(c->tpc_swfd,
 		    PERF_EVENT_IOC_ENABLE, 0) == -1)) && *error == 0)
 			*error = errno;

@@ -116,6 +116,19 @@ struct dt_tpev	*dt_tpev_open_pmu(const struct dt_tpev_pmu *, uint64_t evtflags,
 		    dt_tpev_fn fn, void *arg, int *error);
 
 /*
+ * dt_tpev_open_pmu()'s event for one process tree only: opened on
+ * process pid, off until its next exec enables it, then inherited by
+ * every process it forks from then on, with no switch records.  arg is
+ * the event's from the call on: release (NULL: none) is called with it
+ * exactly once, when fn can no longer be called for the event (by the
+ * reader after dt_tpev_close(); before or after the return of an open
+ * that failed).  Same contract otherwise.
+ */
+struct dt_tpev	*dt_tpev_open_task(const struct dt_tpev_pmu *, uint64_t evtflags,
+		    pid_t pid, dt_tpev_fn fn, void *arg, void (*release)(void *),
+		    int *error);
+
+/*
  * Stop the event: disarm it now, and let the reader hand fn what the
  * buffers still hold and free it between two rounds.  Any thread, never
  * waits for the reader; fn may still be called for it until the reader

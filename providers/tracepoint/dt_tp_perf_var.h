@@ -62,6 +62,7 @@ struct dt_tpev {
 	struct dt_tpev		*tpe_next;	/* [t] live or dead list */
 	dt_tpev_fn		 tpe_fn;	/* [I] */
 	void			*tpe_arg;	/* [I] */
+	void			(*tpe_release)(void *);	/* [I] tpe_arg's */
 	int64_t			 tpe_tsoff;	/* [I] realtime - perf clock */
 	size_t			 tpe_mmlen;	/* [I] */
 	bool			 tpe_chain;	/* [I] records carry stacks */

@@ -132,4 +132,27 @@ uint64_t	dt_tp_f(const struct dt_tp_src *, int i,
 void		dt_tp_fcomm(const struct dt_tp_src *, int i,
 		    const struct dt_tp_sample *, char *comm);
 
+/*
+ * Probe tpp's event from a sample of src into ev, under evtflags flags;
+ * with *strings set, evs holds it with the string fields (the event for
+ * the opens that asked for DTEVT_STRINGS).  false: the sample is not an
+ * event of tpp.  [R].
+ */
+bool		dt_tp_build(const struct dt_tp_probe *tpp,
+		    const struct dt_tp_src *src, const struct dt_tp_sample *s,
+		    uint64_t flags, struct dt_evt *ev, struct dt_evt *evs,
+		    bool *strings);
+
+/*
+ * One process tree's events for a pcb (DTEVT_TREE, dt_tp_tree.c).
+ * dt_tp_tree_ok(): whether tpp can feed them, on an open with a tree
+ * (0, EINVAL or EOPNOTSUPP), at DTIOCPRBENABLE.  dt_tp_tree_start():
+ * open dp's events on its open's tree, at dtpv_start (a failure is said
+ * once, and dp stays silent); dt_tp_tree_stop(): close them.  [K].
+ */
+int		dt_tp_tree_ok(const struct dt_tp_probe *tpp,
+		    const struct dt_softc *sc);
+void		dt_tp_tree_start(struct dt_pcb *dp, const struct dt_tp_probe *);
+void		dt_tp_tree_stop(struct dt_pcb *dp);
+
 #endif /* DT_TP_VAR_H */

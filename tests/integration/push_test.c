@@ -29,6 +29,10 @@
  *				alone, with the same exact counts
  *   push_test ksys DTD TARGET	the same through the syscall probes'
  *				kernel feed (targets under no launcher)
+ *   push_test tree DTD TARGET	one open's events of a process tree
+ *				alone (DTEVT_TREE), the kernel's choice,
+ *				beside another open of the same probe
+ *				that reads everyone
  *   push_test hook DTD TARGET PRELOAD	syscall:close:entry with two opens'
  *				filters (pid; arg0) over three traced
  *				processes: each open reads exactly its
@@ -357,6 +361,190 @@ out:
 }
 
 /*
+ * Read fd until the exit of root (> 0) or of outsider (> 0) came.  tree[0] counts the getppid() events of processes named
+ * push_target other than outsider, tree[1] outsider's; stray counts any
+ * event of outsider, noise or ourselves.  False on a timeout or a read
+ * error.
+ */
+static bool
+pt_tree_read(int fd, pid_t root, pid_t outsider, pid_t noise,
+    uint64_t tree[2], uint64_t *stray)
+{
+	static struct dt_evt evs[PT_NEVS];
+	int getppid_num = systab_lookup("getppid"), exit_num =
+	    systab_lookup("exit");
+	uint64_t deadline = dtt_clock_ns(CLOCK_MONOTONIC) +
+	    PT_READ_MS * 1000000ULL;
+	bool rootx = root <= 0, outx = outsider <= 0;
+	pid_t self = getpid();
+	long k, r;
+
+	tree[0] = tree[1] = *stray = 0;
+	while (!rootx || !outx) {
+		if (dtt_clock_ns(CLOCK_MONOTONIC) > deadline)
+			return false;
+		if ((r = dtt_read(fd, evs, PT_NEVS, 1000)) == -1) {
+			if (errno == ETIMEDOUT)
+				continue;
+			return false;
+		}
+		for (k = 0; k < r; k++) {
+			pid_t pid = evs[k].dtev_pid;
+
+			if (pid == outsider || pid == noise || pid == self)
+				(*stray)++;
+			if (evs[k].dtev_args[0] == exit_num) {
+				rootx |= pid == root;
+				outx |= pid == outsider;
+			}
+			if (evs[k].dtev_args[0] != getppid_num)
+				continue;
+			if (pid == outsider)
+				tree[1]++;
+			else if (strcmp(evs[k].dtev_comm, "push_target") == 0)
+				tree[0]++;
+		}
+	}
+	return true;
+}
+
+/*
+ * DTEVT_TREE (dtvar.h): open A's tracepoint events are the tree's
+ * alone.  The tree is a shell that runs the target twice (forked
+ * children: inherited), beside a third target run outside it (same
+ * name: only the tree tells them apart) and a flat-out noisy process.
+ * Open B, with no tree, reads all three targets through its comm
+ * filter.  Also the refusals: no tree, a switch-fed probe, a second
+ * DTIOCTREE.
+ */
+static void
+run_tree(void)
+{
+	volatile uint64_t *calls;
+	struct dtioc_stat sa, sb;
+	struct dtioc_tree t;
+	uint64_t gota[2], gotb[2], stra, strb, noise;
+	pid_t root = -1, outsider = -1, npid = -1;
+	int fda = -1, fdb = -1, go[2] = { -1, -1 }, p[2], error, st, i;
+	uint32_t pbn, oncpu;
+	char n[32], c;
+	long long recs;
+
+	calls = mmap(NULL, sizeof(*calls), PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (calls == MAP_FAILED)
+		return;
+	if ((fda = dtt_open(pt_dd.dd_dev)) == -1 || (pbn = dtt_probe(fda,
+	    "tracepoint", "raw_syscalls", "sys_enter")) == 0) {
+		dtt_check(false, "tracepoint:raw_syscalls:sys_enter listed");
+		goto out;
+	}
+	oncpu = dtt_probe(fda, "tracepoint", "sched", "on__cpu");
+	error = dtt_enable(fda, pbn, DTEVT_TREE | DTEVT_EXECNAME, 0);
+	dtt_check(error == EINVAL, "DTEVT_TREE with no tree: EINVAL (%s)",
+	    strerror(error));
+	/* the tree's root: a shell, held before its exec */
+	snprintf(n, sizeof(n), "%d", PT_NCALLS);
+	if (pipe(p) == -1)
+		goto out;
+	if ((root = fork()) == 0) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", "\"$0\" \"$1\"; \"$0\" \"$1\"",
+		    pt_target, n, (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	go[0] = p[1];
+	if (root == -1 || (outsider = pt_spawn(&go[1], PT_NCALLS, -1,
+	    NULL)) == -1)
+		goto out;
+	memset(&t, 0, sizeof(t));
+	t.dttr_pid = root;
+	error = ioctl(fda, DTIOCTREE, &t) == -1 ? errno : 0;
+	dtt_check(error == 0, "DTIOCTREE on the tree's root: %s",
+	    strerror(error));
+	if (oncpu != 0) {
+		error = dtt_enable(fda, oncpu, DTEVT_TREE, 0);
+		dtt_check(error == EOPNOTSUPP, "DTEVT_TREE on sched:on__cpu "
+		    "(switch records): EOPNOTSUPP (%s)", strerror(error));
+	}
+	error = dtt_enable(fda, pbn, DTEVT_TREE | DTEVT_EXECNAME, 0);
+	dtt_check(error == 0, "DTEVT_TREE on sys_enter: %s", strerror(error));
+	error = ioctl(fda, DTIOCTREE, &t) == -1 ? errno : 0;
+	dtt_check(error == EBUSY, "DTIOCTREE once a probe follows the tree: "
+	    "EBUSY (%s)", strerror(error));
+	if ((error = dtt_record(fda, 1)) != 0) {
+		dtt_check(false, "record A: %s", strerror(error));
+		goto out;
+	}
+	if ((fdb = pt_open(pbn, pt_term(DTF_OP_EQ, DTF_COMM, 0,
+	    "push_target"))) == -1)
+		goto out;
+	*calls = 0;
+	npid = pt_noise(calls);
+	while (npid > 0 && *calls < PT_NOISE)
+		sched_yield();
+	/* the outsider after the tree: B's last event is its exit */
+	for (i = 0; i < 2; i++) {
+		(void)write(go[i], "x", 1);
+		close(go[i]);
+		go[i] = -1;
+		st = dtt_wait(i == 0 ? root : outsider, PT_READ_MS);
+		dtt_check(st != -1 && dtt_exited0(st), "%s ran",
+		    i == 0 ? "the tree" : "the outsider");
+	}
+	dtt_check(pt_tree_read(fda, root, -1, npid, gota, &stra),
+	    "open A read the tree's exit");
+	dtt_check(pt_tree_read(fdb, -1, outsider, npid, gotb, &strb),
+	    "open B read the outsider's exit");
+	root = outsider = -1;
+	noise = *calls;
+	if (npid > 0)
+		dtt_stop(npid, SIGKILL, DTT_EXIT_MS);
+	npid = -1;
+	dtt_check(gota[0] == 2 * PT_NCALLS && gota[1] == 0 && stra == 0,
+	    "the tree's open: %llu getppid of the tree, want %d; %llu events "
+	    "of others, want 0", (unsigned long long)gota[0], 2 * PT_NCALLS,
+	    (unsigned long long)stra);
+	dtt_check(gotb[0] == 2 * PT_NCALLS && gotb[1] == PT_NCALLS,
+	    "the other open: %llu and %llu getppid, want %d and %d",
+	    (unsigned long long)gotb[0], (unsigned long long)gotb[1],
+	    2 * PT_NCALLS, PT_NCALLS);
+	i = dtt_stats(fda, &sa);
+	st = dtt_stats(fdb, &sb);
+	dtt_check(i == 0 && st == 0 &&
+	    sa.dtst_dropevt == 0 && sb.dtst_dropevt == 0,
+	    "nothing lost: A %llu, B %llu (%s, %s)",
+	    (unsigned long long)sa.dtst_dropevt,
+	    (unsigned long long)sb.dtst_dropevt, strerror(i), strerror(st));
+	close(fda);
+	close(fdb);
+	fda = fdb = -1;
+	dtt_check(dtt_dtd_stop(&pt_dd, SIGTERM) != -1, "dtd stops");
+	recs = pt_records();
+	dtt_check(recs >= 3 * PT_NCALLS && (uint64_t)recs < noise / 10,
+	    "dtd read %lld perf records, the noise made %llu calls", recs,
+	    (unsigned long long)noise);
+	return;
+out:
+	for (i = 0; i < 2; i++)
+		if (go[i] != -1)
+			close(go[i]);
+	if (root > 0)
+		dtt_wait(root, PT_READ_MS);
+	if (outsider > 0)
+		dtt_wait(outsider, PT_READ_MS);
+	if (npid > 0)
+		dtt_stop(npid, SIGKILL, DTT_EXIT_MS);
+	if (fda != -1)
+		close(fda);
+	if (fdb != -1)
+		close(fdb);
+}
+
+/*
  * Read fd until the syscall:exit:entry of each of pids[n] came;
  * close[i] counts pids[i]'s syscall:close:entry events with arg0 ==
  * fds[i], other the rest of close's.  False on a timeout or an error.
@@ -611,9 +799,11 @@ main(int argc, char *argv[])
 
 	if (!(argc == 4 && (strcmp(argv[1], "kern") == 0 ||
 	    strcmp(argv[1], "refused") == 0 ||
-	    strcmp(argv[1], "ksys") == 0)) &&
+	    strcmp(argv[1], "ksys") == 0 ||
+	    strcmp(argv[1], "tree") == 0)) &&
 	    !(argc == 5 && strcmp(argv[1], "hook") == 0)) {
-		fprintf(stderr, "usage: push_test kern|refused|ksys dtd target\n"
+		fprintf(stderr, "usage: push_test kern|refused|ksys|tree dtd "
+		    "target\n"
 		    "       push_test hook dtd target preload\n");
 		return 2;
 	}
@@ -634,6 +824,8 @@ main(int argc, char *argv[])
 		run_hook(argv[4]);
 	else if (strcmp(argv[1], "ksys") == 0)
 		run_ksys();
+	else if (strcmp(argv[1], "tree") == 0)
+		run_tree();
 	else
 		run_kern(refused);
 	if (pt_dd.dd_pid != 0)

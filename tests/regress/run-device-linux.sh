@@ -603,6 +603,38 @@ kcounttree)
 		    fail "$n: counted ${c:-0}, want $base + $n: $(cat "$TMP/kt.out" "$TMP/kt.err")"
 	done
 	;;
+ksamptree)
+	# btrace -c's other aggregations of a tracepoint (a count keyed by
+	# an argument here, which no kernel counter keeps) are folded by
+	# dtd from the command's tree's records alone (DTEVT_TREE): the
+	# kernel selects them, so a copy of the program under the same name
+	# making the same calls flat out outside the tree never fills the
+	# perf buffers the command's records go through.  Those records
+	# were once read from the machine's and thrown away by the tree
+	# filter (BTRACE_NOPUSH=1: most of them "Lost").  The command's
+	# calls fit in a perf buffer, however late dtd drains it.
+	export USERDT_SOCKET=$TMP/ingest.sock
+	mkdir "$TMP/noise" && cp "$GETPPID_STATIC" "$TMP/noise/" || exit 2
+	"$TMP/noise/getppid_static" 4000000000 &
+	NOISE=$!
+	trap 'kill $NOISE 2> /dev/null; dtd_cleanup' EXIT
+	prog='tracepoint:raw_syscalls:sys_enter /comm == "getppid_static"/ {
+	    @[arg0] = count(); }'
+	for n in 0 0 3000; do
+		"$BTRACE" -d "$DEV" -v -c "$GETPPID_STATIC $n" -e "$prog" \
+		    > "$TMP/kt.out" 2> "$TMP/kt.err" ||
+		    fail "$n: exit $?: $(cat "$TMP/kt.err")"
+		grep -qx '1 rules aggregated in dtd' "$TMP/kt.err" ||
+		    fail "$n: not folded in dtd: $(cat "$TMP/kt.err")"
+		grep -qx '0 events dropped' "$TMP/kt.err" ||
+		    fail "$n: dropped: $(cat "$TMP/kt.err")"
+		# OpenBSD's getppid is 39
+		c=$(sed -n 's/^@\[39\]: //p' "$TMP/kt.out")
+		base=${base:-${c:-0}}
+		[ "${c:-0}" -eq $((base + n)) ] ||
+		    fail "$n: counted ${c:-0}, want $base + $n: $(cat "$TMP/kt.out" "$TMP/kt.err")"
+	done
+	;;
 sigend)
 	# A signal ends a run whose count dtd folds, while the last events
 	# are still on their way: those dtd folds are waited for, and those

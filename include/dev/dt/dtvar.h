@@ -216,6 +216,27 @@ struct dt_evt {
  */
 #define DTEVT_LAUNCHED		(1 << 26)	/* userdt: hooks' events only */
 
+/*
+ * userdt extension, not in OpenBSD's dt(4): one process tree's
+ * tracepoint events.
+ *
+ * DTEVT_TREE in a tracepoint probe's dtrq_evtflags, on an open that
+ * named a tree with DTIOCTREE first, gives this open the events of that
+ * tree alone, selected by the kernel: perf events opened on the tree's
+ * root, which its exec enables and every process it forks from then on
+ * inherits (as DTF_F_TREE counts; the same exceptions), so the rest of
+ * a busy machine never crosses dtd or fills the open's rings.  Other
+ * opens of the probe are not affected.  DTIOCPRBENABLE refuses it with
+ * EINVAL on an open with no tree, and with EOPNOTSUPP for a probe that
+ * is not fed by one tracepoint alone (on__cpu's switch records, say);
+ * a client then enables the probe without it and filters the events
+ * itself.  The tree is fixed from then on (DTIOCTREE: EBUSY).  A stop
+ * closes the events; a later start opens them again, enabled by the
+ * root's next exec.  OpenBSD clients never set the bit; other providers
+ * ignore it.
+ */
+#define DTEVT_TREE		(1 << 27)	/* userdt: DTIOCTREE's tree */
+
 #define DTEV_DEEP_MAX		127	/* frames a stack, perf's default */
 #define DTEV_PBN_MORE		0x80000000u	/* a continuation record */
 #define DTEV_MORE_OFF		32	/* offsetof(struct dt_evt, dtev_kstack) */
