@@ -291,16 +291,20 @@ void
 push_probe(int fd, uint32_t pbn)
 {
 	struct dtioc_filter f;
-	struct dtioc_filter_term or;
+	struct dtioc_filter_term or, and, t;
 	struct bt_rule *r;
 	struct bt_probe *bp;
 	const char *env = getenv("BTRACE_NOPUSH");
-	int nrules = 0;
+	uint32_t n;
+	int nrules = 0, whole = 1, pid;
 
 	if (env != NULL && *env != '\0' && strcmp(env, "0") != 0)
 		return;
 	if (pbn == 0 || pbn > dt_ndtpi)
 		return;
+	/* -p keeps one process's events, an interval's too (rules_apply()) */
+	pid = g_pidfilter > 0 && strncmp(dt_dtpis[pbn - 1].dtpi_prov,
+	    "interval", DTNAMESIZE) != 0;
 	memset(&f, 0, sizeof(f));
 	memset(&or, 0, sizeof(or));
 	or.dtft_op = DTF_OP_OR;
@@ -313,12 +317,27 @@ push_probe(int fd, uint32_t pbn)
 		if (bp == NULL)
 			continue;
 		if (r->br_filter == NULL ||
-		    !push_expr(fd, r->br_filter, pbn, 0, &f))
-			return;
-		if (nrules++ > 0 && !push_emit(&f, or))
-			return;
+		    !push_expr(fd, r->br_filter, pbn, 0, &f) ||
+		    (nrules++ > 0 && !push_emit(&f, or))) {
+			whole = 0;
+			break;
+		}
 	}
-	if (nrules == 0 || f.dtfl_nterms == 0)
+	if (!whole || nrules == 0)
+		f.dtfl_nterms = 0;
+	/* and -p's process, where there is room: else the rules' alone */
+	if (pid) {
+		n = f.dtfl_nterms;
+		memset(&t, 0, sizeof(t));
+		t.dtft_op = DTF_OP_EQ;
+		t.dtft_field = DTF_PID;
+		t.dtft_val = g_pidfilter;
+		memset(&and, 0, sizeof(and));
+		and.dtft_op = DTF_OP_AND;
+		if (!push_emit(&f, t) || (n > 0 && !push_emit(&f, and)))
+			f.dtfl_nterms = n;
+	}
+	if (f.dtfl_nterms == 0)
 		return;
 	if (ioctl(fd, DTIOCPRBFILTER, &f) == -1) {
 		/* OpenBSD's dt(4), an older dtd: btrace filters alone */

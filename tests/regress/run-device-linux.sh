@@ -341,10 +341,20 @@ pidinterval)
 	    interval:ms:100 { printf("tick\n"); exit(); }
 	    END { printf("end\n"); }' > "$TMP/out" 2>&1
 	rc=$?
-	echo >&5
-	wait "$TPID"
 	[ $rc -eq 0 ] || fail "exit code $rc: $(cat "$TMP/out")"
 	printf 'tick\nend\n' | diff -u - "$TMP/out" || fail "output"
+	# -p's process is pushed to dtd with the probes (pid ==), so that
+	# the machine's other calls stop at dtd, or in their own process's
+	# hooks, instead of crossing to btrace to be thrown away here
+	timeout 30 "$BTRACE" -d "$DEV" -v -p "$TPID" -e '
+	    syscall:read:entry { @ = count(); }
+	    interval:ms:100 { exit(); }' > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	echo >&5
+	wait "$TPID"
+	[ $rc -eq 0 ] || fail "-p read: exit code $rc: $(cat "$TMP/err")"
+	grep -q ' events filtered by dtd$' "$TMP/err" ||
+	    fail "-p read: no filter pushed: $(cat "$TMP/err")"
 	;;
 lost|lostjson)
 	# Events the device drops are announced on stderr while tracing
