@@ -59,10 +59,13 @@
 #define UDT_LC_DAYS	30		/* unused this long: removed */
 #define UDT_LC_MAXMB	256		/* the cache's size, at most */
 #define UDT_LC_MAXENT	65536		/* entries looked at, at most */
+#define UDT_LC_MAXDAYS	36500		/* what the knobs are clamped to */
+#define UDT_LC_MAXCAP	(1L << 30)	/* megabytes */
 
 struct udt_lc_ent {
 	int		 le_isdir;	/* an image's directory, in images/ */
-	time_t		 le_used;	/* latest atime or mtime */
+	ino_t		 le_ino;	/* a plan's, as scanned */
+	time_t		 le_used;	/* latest atime or mtime, as scanned */
 	uint64_t	 le_bytes;
 	char		 le_name[NAME_MAX + 1];
 };
@@ -78,7 +81,7 @@ struct udt_lc {
 };
 
 static long
-udt_lc_env(const char *name, long dflt)
+udt_lc_env(const char *name, long dflt, long max)
 {
 	const char *v = getenv(name);
 	char *end;
@@ -90,7 +93,7 @@ udt_lc_env(const char *name, long dflt)
 	n = strtol(v, &end, 10);
 	if (errno != 0 || *end != '\0' || n < 0)
 		return dflt;
-	return n;
+	return n > max ? max : n;
 }
 
 static time_t
@@ -99,11 +102,35 @@ udt_lc_used(const struct stat *st)
 	return st->st_atime > st->st_mtime ? st->st_atime : st->st_mtime;
 }
 
+/*
+ * What a file costs: its size in pages, not its blocks, which some file
+ * systems count late (ZFS, until a commit) or compressed.
+ */
+static uint64_t
+udt_lc_bytes(const struct stat *st)
+{
+	return ((uint64_t)st->st_size + 4095) & ~(uint64_t)4095;
+}
+
 /* A plain file of ours: what the library writes. */
 static int
 udt_lc_ours(const struct stat *st, uid_t uid)
 {
 	return S_ISREG(st->st_mode) && st->st_uid == uid;
+}
+
+/* A directory of ours that nobody else may write, as the library's. */
+static int
+udt_lc_ourdir(const struct stat *st, uid_t uid)
+{
+	return S_ISDIR(st->st_mode) && st->st_uid == uid &&
+	    (st->st_mode & 022) == 0;
+}
+
+static int
+udt_lc_istmp(const char *name)
+{
+	return strncmp(name, ".tmp.", 5) == 0;
 }
 
 /*
@@ -114,7 +141,7 @@ static int
 udt_lc_tmp(struct udt_lc *lc, int dfd, const char *name,
     const struct stat *st)
 {
-	if (strncmp(name, ".tmp.", 5) != 0)
+	if (!udt_lc_istmp(name))
 		return 0;
 	if (udt_lc_ours(st, lc->lc_uid) &&
 	    lc->lc_now - st->st_mtime > UDT_LC_TMPAGE &&
@@ -124,8 +151,8 @@ udt_lc_tmp(struct udt_lc *lc, int dfd, const char *name,
 }
 
 /*
- * An image's directory: its files' sizes and last use.  -1 when
- * something in it is not a file of ours: the directory is left alone.
+ * An image's directory: its files' sizes and last use (0: none).  -1
+ * when something in it is not a file of ours: it is left alone.
  */
 static int
 udt_lc_imgdir(struct udt_lc *lc, int pfd, const char *name,
@@ -158,7 +185,7 @@ udt_lc_imgdir(struct udt_lc *lc, int pfd, const char *name,
 			r = -1;
 			break;
 		}
-		e->le_bytes += (uint64_t)st.st_blocks * 512;
+		e->le_bytes += udt_lc_bytes(&st);
 		if (udt_lc_used(&st) > e->le_used)
 			e->le_used = udt_lc_used(&st);
 	}
@@ -179,8 +206,8 @@ udt_lc_scan(struct udt_lc *lc, int base, const char *sub, int isdir)
 	if ((fd = openat(base, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1)
 		return;
-	if (fstat(fd, &st) == -1 || st.st_uid != lc->lc_uid ||
-	    (dfd = dup(fd)) == -1) {
+	if (fstat(fd, &st) == -1 || !udt_lc_ourdir(&st, lc->lc_uid) ||
+	    (dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1) {
 		close(fd);
 		return;
 	}
@@ -210,17 +237,22 @@ udt_lc_scan(struct udt_lc *lc, int base, const char *sub, int isdir)
 		e = &lc->lc_ents[lc->lc_n];
 		memset(e, 0, sizeof(*e));
 		if (isdir) {
-			if (!S_ISDIR(st.st_mode) || st.st_uid != lc->lc_uid ||
+			if (!udt_lc_ourdir(&st, lc->lc_uid) ||
 			    udt_lc_imgdir(lc, fd, de->d_name, e) == -1)
 				continue;
-			/* an empty one: its own time, which its writer set */
+			/*
+			 * An empty one (a writer's that failed, or whose
+			 * leftovers went just now): its modification time,
+			 * which the walks' reads do not move.
+			 */
 			if (e->le_used == 0)
-				e->le_used = udt_lc_used(&st);
+				e->le_used = st.st_mtime;
 		} else {
 			if (!udt_lc_ours(&st, lc->lc_uid))
 				continue;
 			e->le_used = udt_lc_used(&st);
-			e->le_bytes = (uint64_t)st.st_blocks * 512;
+			e->le_bytes = udt_lc_bytes(&st);
+			e->le_ino = st.st_ino;
 		}
 		e->le_isdir = isdir;
 		snprintf(e->le_name, sizeof(e->le_name), "%s", de->d_name);
@@ -229,33 +261,62 @@ udt_lc_scan(struct udt_lc *lc, int base, const char *sub, int isdir)
 	closedir(d);
 }
 
-/* An image directory's files, then itself; a plan file. */
-static void
+/*
+ * Whether a file found at removal is still what the scan judged: ours,
+ * no newer use, the same file (ino != 0), not a writer's at work.
+ */
+static int
+udt_lc_still(const struct udt_lc *lc, const char *name,
+    const struct stat *st, const struct udt_lc_ent *e, ino_t ino)
+{
+	if (!udt_lc_ours(st, lc->lc_uid) || udt_lc_used(st) > e->le_used ||
+	    (ino != 0 && st->st_ino != ino))
+		return 0;
+	return !udt_lc_istmp(name) || lc->lc_now - st->st_mtime >
+	    UDT_LC_TMPAGE;
+}
+
+/*
+ * A plan file, or an image directory's files then itself, each only if
+ * still as scanned: a start that wrote or used one since keeps it.
+ * Whether the entry went.
+ */
+static int
 udt_lc_remove(struct udt_lc *lc, const struct udt_lc_ent *e)
 {
 	int dfd = lc->lc_dfd[e->le_isdir], fd;
 	struct dirent *de;
+	struct stat st;
 	DIR *d;
 
 	if (!e->le_isdir) {
-		if (unlinkat(dfd, e->le_name, 0) == 0)
-			lc->lc_removed++;
-		return;
+		if (fstatat(dfd, e->le_name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+		    !udt_lc_still(lc, e->le_name, &st, e, e->le_ino) ||
+		    unlinkat(dfd, e->le_name, 0) == -1)
+			return 0;
+		lc->lc_removed++;
+		return 1;
 	}
 	if ((fd = openat(dfd, e->le_name, O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1)
-		return;
+		return 0;
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);
-		return;
+		return 0;
 	}
-	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    udt_lc_still(lc, de->d_name, &st, e, 0))
 			(void)unlinkat(fd, de->d_name, 0);
+	}
 	closedir(d);
-	/* a writer that put a file in since: the directory stays */
-	if (unlinkat(dfd, e->le_name, AT_REMOVEDIR) == 0)
-		lc->lc_removed++;
+	/* what stayed (a writer's file since) keeps the directory */
+	if (unlinkat(dfd, e->le_name, AT_REMOVEDIR) == -1)
+		return 0;
+	lc->lc_removed++;
+	return 1;
 }
 
 /* Oldest use first. */
@@ -268,28 +329,33 @@ udt_lc_cmp(const void *a, const void *b)
 }
 
 /*
- * The directory base/userdt: mkdir'd by the library, so it is the
- * user's or it is left alone.  Its stamp says when it was last walked.
+ * The directory base/userdt, under a base of the user's own (the
+ * library's rule, udt_plan_mkdirs(): root lent another user's HOME
+ * walks nothing there), written by nobody else.  Its stamp says when
+ * it was last walked.
  */
 static int
 udt_lc_open(uid_t uid, time_t now, int force)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char path[PATH_MAX];
+	char path[PATH_MAX], base[PATH_MAX];
 	struct stat st;
 	int fd, sfd;
 
-	if (xdg != NULL && *xdg == '/')
+	if (xdg != NULL && *xdg == '/') {
+		snprintf(base, sizeof(base), "%s", xdg);
 		snprintf(path, sizeof(path), "%s/userdt", xdg);
-	else if (home != NULL && *home == '/' && home[1] != '\0')
+	} else if (home != NULL && *home == '/' && home[1] != '\0') {
+		snprintf(base, sizeof(base), "%s", home);
 		snprintf(path, sizeof(path), "%s/.cache/userdt", home);
-	else
+	} else
+		return -1;
+	if (stat(base, &st) == -1 || st.st_uid != uid)
 		return -1;
 	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1)
 		return -1;
-	if (fstat(fd, &st) == -1 || st.st_uid != uid ||
-	    (st.st_mode & 022) != 0) {
+	if (fstat(fd, &st) == -1 || !udt_lc_ourdir(&st, uid)) {
 		close(fd);
 		return -1;
 	}
@@ -299,9 +365,9 @@ udt_lc_open(uid_t uid, time_t now, int force)
 		close(fd);
 		return -1;
 	}
-	/* stamped before the walk: two launchers at once walk once */
+	/* stamped before the walk: two launchers at once mostly walk once */
 	if ((sfd = openat(fd, UDT_LC_STAMP, O_WRONLY | O_CREAT | O_NOFOLLOW |
-	    O_CLOEXEC, 0600)) == -1) {
+	    O_NONBLOCK | O_CLOEXEC, 0600)) == -1) {
 		close(fd);
 		return -1;
 	}
@@ -313,13 +379,14 @@ udt_lc_open(uid_t uid, time_t now, int force)
 int
 udt_launch_prune(void)
 {
+	const char *env = getenv("USERDT_PLAN_CACHE"),
+	    *now = getenv("USERDT_CACHE_PRUNE");
 	struct udt_lc lc;
 	long days, maxmb;
 	time_t cut;
-	size_t i;
 	uint64_t cap;
-	int base, force;
-	const char *env = getenv("USERDT_PLAN_CACHE");
+	size_t i;
+	int base;
 
 	/* the library would not use the cache either */
 	if ((env != NULL && strcmp(env, "0") == 0) || getauxval(AT_SECURE))
@@ -328,25 +395,25 @@ udt_launch_prune(void)
 	lc.lc_dfd[0] = lc.lc_dfd[1] = -1;
 	lc.lc_now = time(NULL);
 	lc.lc_uid = geteuid();
-	force = getenv("USERDT_CACHE_PRUNE") != NULL &&
-	    strcmp(getenv("USERDT_CACHE_PRUNE"), "now") == 0;
-	if ((base = udt_lc_open(lc.lc_uid, lc.lc_now, force)) == -1)
+	if ((base = udt_lc_open(lc.lc_uid, lc.lc_now, now != NULL &&
+	    strcmp(now, "now") == 0)) == -1)
 		return 0;
-	days = udt_lc_env("USERDT_CACHE_DAYS", UDT_LC_DAYS);
-	maxmb = udt_lc_env("USERDT_CACHE_MAX", UDT_LC_MAXMB);
+	days = udt_lc_env("USERDT_CACHE_DAYS", UDT_LC_DAYS, UDT_LC_MAXDAYS);
+	maxmb = udt_lc_env("USERDT_CACHE_MAX", UDT_LC_MAXMB, UDT_LC_MAXCAP);
 	cut = lc.lc_now - (time_t)days * 86400;
+	cap = (uint64_t)maxmb << 20;
 	udt_lc_scan(&lc, base, "plans", 0);
 	udt_lc_scan(&lc, base, "images", 1);
-	qsort(lc.lc_ents, lc.lc_n, sizeof(lc.lc_ents[0]), udt_lc_cmp);
+	if (lc.lc_n > 1)
+		qsort(lc.lc_ents, lc.lc_n, sizeof(lc.lc_ents[0]), udt_lc_cmp);
 	for (i = 0; i < lc.lc_n; i++)
 		lc.lc_bytes += lc.lc_ents[i].le_bytes;
 	/* oldest first: the unused too long, then what is over the cap */
-	cap = (uint64_t)maxmb << 20;
 	for (i = 0; i < lc.lc_n; i++) {
 		if (lc.lc_ents[i].le_used >= cut && lc.lc_bytes <= cap)
 			break;
-		udt_lc_remove(&lc, &lc.lc_ents[i]);
-		lc.lc_bytes -= lc.lc_ents[i].le_bytes;
+		if (udt_lc_remove(&lc, &lc.lc_ents[i]))
+			lc.lc_bytes -= lc.lc_ents[i].le_bytes;
 	}
 	for (i = 0; i < 2; i++)
 		if (lc.lc_dfd[i] != -1)
