@@ -20,22 +20,18 @@ use, which strace cannot show (a traced process maps no image).
 
 A copy of /bin/true runs once untraced and three times under dtrun (the
 fewest counted), each under a name of its own, while bpftrace counts
-every system call of those names by number (the launcher's own calls, before its exec, carry its
-name and are not counted).  The library may add at most EXTRA calls in
-all (44 measured here, Debian 12 on Linux 6.18), and of the classes a
-change has cut, no more than they cost now:
-  - pagemap's: one PAGEMAP_SCAN ioctl for every imaged text where the
-    kernel has it, and then no pread64 beyond the loader's own; a read
-    a text where it has not (udt_rw_image.c).
-Counts, never times.  Starts its own dtd on a temporary path and stops
+every system call of those names by number (the launcher's own calls,
+before its exec, carry its name and are not counted).  The library may
+add at most EXTRA calls in all (45 measured here, Debian 12 on Linux
+6.18; doc/benchmarks.md lists them), and of the classes earlier passes
+cut, no more than they cost now: one close_range for the descriptors
+of the start, one fstatfs.  Counts, never times.  Starts its own dtd on a temporary path and stops
 it and bpftrace by pid.  Prints one line a check and `N passed, N
 failed`.
 """
-import ctypes
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -43,23 +39,7 @@ import tempfile
 from dttpy import check, done, start_dtd, stop_dtd
 
 EXTRA = 48
-SYS_PREAD64, SYS_IOCTL = 17, 16
-
-
-def have_pmscan():
-    """Whether this kernel has PAGEMAP_SCAN: an empty scan of one page."""
-    import fcntl
-    buf = ctypes.create_string_buffer(4096)
-    page = ctypes.addressof(buf) + 4095 & ~4095
-    arg = bytearray(struct.pack("12Q", 96, 0, page, page + 4096, 0, 0, 0,
-                                0, 0, 0, 0, 1 << 3))
-    try:
-        with open("/proc/self/pagemap", "rb") as f:
-            # _IOWR('f', 16, struct pm_scan_arg): 96 bytes.
-            fcntl.ioctl(f.fileno(), 0xc0606610, arg)
-        return True
-    except OSError:
-        return False
+SYS_CLOSE, SYS_FSTATFS, SYS_CLOSE_RANGE = 3, 138, 436
 
 
 def count(work, names, runs, env):
@@ -156,13 +136,12 @@ def main():
 
         def extra(nr):
             return c.get((t, nr), 0) - c.get((u, nr), 0)
-        scan = have_pmscan()
-        check(extra(SYS_IOCTL) <= (1 if scan else 0) and
-              extra(SYS_PREAD64) <= (0 if scan else 2),
-              "pagemap asked %s: %d ioctl, %d pread64 more than untraced" %
-              ("in one PAGEMAP_SCAN" if scan else "a read a text "
-               "(no PAGEMAP_SCAN here)", extra(SYS_IOCTL),
-               extra(SYS_PREAD64)))
+        check(extra(SYS_CLOSE_RANGE) <= 1 and extra(SYS_CLOSE) <= 1,
+              "the start's descriptors closed at once: %d close_range, "
+              "%d close more than untraced" % (extra(SYS_CLOSE_RANGE),
+                                               extra(SYS_CLOSE)))
+        check(extra(SYS_FSTATFS) <= 1,
+              "one fstatfs a device: %d more" % extra(SYS_FSTATFS))
     finally:
         stop_dtd(d)
         shutil.rmtree(work, ignore_errors=True)
