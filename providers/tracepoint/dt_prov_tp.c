@@ -413,6 +413,29 @@ dt_tp_lost(struct dt_tp_src *src, const struct dt_tp_sample *s)
 				    s->ts_lost);
 }
 
+void
+dt_tp_sample_note(const struct dt_tp_src *src, const struct dt_tp_sample *s)
+{
+	char comm[DTMAXCOMLEN];
+	pid_t next;
+
+	if (src != dt_tp_switch || s->ts_swin)
+		return;
+	dt_tp_fcomm(src, F_PREV_COMM, s, comm);
+	dt_tp_task_note(s->ts_tid, s->ts_pid, comm);
+	dt_tp_stk_off(s->ts_tid, s);
+	/*
+	 * The incoming thread's name as the switch in that follows on this
+	 * CPU will want it (a new thread has no earlier switch out, and
+	 * /proc may already show its exec).
+	 */
+	if (s->ts_swev) {
+		next = (pid_t)dt_tp_f(src, F_NEXT_PID, s);
+		dt_tp_fcomm(src, F_NEXT_COMM, s, comm);
+		dt_tp_task_note(next, dt_tp_task_tgid(next), comm);
+	}
+}
+
 /* dt_tpev_fn: a record of src, for each of its recording probes.  [R] */
 static void
 dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
@@ -433,25 +456,7 @@ dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
 		    s->ts_ns);
 		return;
 	}
-	/* What the record says of the current thread feeds the cache. */
-	if (src == dt_tp_switch && !s->ts_swin) {
-		char comm[DTMAXCOMLEN];
-
-		dt_tp_fcomm(src, F_PREV_COMM, s, comm);
-		dt_tp_task_note(s->ts_tid, s->ts_pid, comm);
-		dt_tp_stk_off(s->ts_tid, s);
-		/*
-		 * The incoming thread's name as the switch in that follows
-		 * on this CPU will want it (a new thread has no earlier
-		 * switch out, and /proc may already show its exec).
-		 */
-		if (s->ts_swev) {
-			pid_t next = (pid_t)dt_tp_f(src, F_NEXT_PID, s);
-
-			dt_tp_fcomm(src, F_NEXT_COMM, s, comm);
-			dt_tp_task_note(next, dt_tp_task_tgid(next), comm);
-		}
-	}
+	dt_tp_sample_note(src, s);
 	for (i = 0; i < src->tps_nprobes; i++) {
 		tpp = src->tps_probes[i];
 		if (atomic_load_explicit(&tpp->tpp_dtp->dtp_recording,

@@ -292,6 +292,20 @@ dt_tpev_reader(void *arg)
 			if (dt_perf_loop_woken(pl, &evs[i]))
 				continue;
 			c = evs[i].data.ptr;
+			/*
+			 * A tree's event whose every task has exited
+			 * (dt_tpev_open_task()) says so at every wait from
+			 * then on: out of the set, or the reader spins.
+			 * Its records are drained by this round and the
+			 * flushes, the last by its close.
+			 */
+			if (evs[i].events & (EPOLLHUP | EPOLLERR)) {
+				pthread_mutex_lock(&dt_tpev_mtx);
+				if (c->tpc_fd != -1)
+					(void)epoll_ctl(pl->pl_epfd,
+					    EPOLL_CTL_DEL, c->tpc_fd, NULL);
+				pthread_mutex_unlock(&dt_tpev_mtx);
+			}
 			if (c->tpc_ev->tpe_switches)
 				dt_tpev_drain_merged(c->tpc_ev, false);
 			else

@@ -23,10 +23,12 @@
  *
  * The pcb takes no record of the probe's shared event (dp_srccount, set
  * by the core before it is linked), and the shared event is not opened
- * for it.  Its own event's records go to it alone, and only while it is
- * on its probe's list: the reader finds it there under RCU, so a record
- * the reader drains after the stop (the close's last drain) reaches no
- * pcb, as the shared event's records do not reach a stopped pcb either.
+ * for it.  Its own event's records go to it alone, and only while it
+ * records (tt_live): a record the reader drains after the stop (the
+ * close's last drain) reaches no pcb, as the shared event's records do
+ * not reach a stopped pcb either, nor a later start of the same pcb,
+ * which has an event of its own.  The stop clears tt_live before the
+ * core's grace period, so a callback that saw it set still has its pcb.
  * The state the callback reads is freed by the reader once done with
  * the event (dt_tpev_open_task()'s release).
  *
@@ -43,8 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <urcu/rculist.h>
-
 #include <dev/dt/dtvar.h>
 
 #include "dt_prov.h"
@@ -55,9 +55,8 @@
 
 struct dt_tp_tree {
 	struct dt_tp_tree	*tt_next;	/* [K] on dt_tp_trees */
-	struct dt_pcb		*tt_dp;		/* [I] compared, never read by
-						   the reader off the list */
-	struct dt_probe		*tt_dtp;	/* [I] */
+	struct dt_pcb		*tt_dp;		/* [I] used while tt_live */
+	_Atomic bool		 tt_live;	/* [a] dt_tp_tree_stop() not yet */
 	const struct dt_tp_probe *tt_tpp;	/* [I] */
 	struct dt_tp_src	*tt_src;	/* [I] */
 	struct dt_tpev		*tt_ev;		/* [K] NULL once closed */
@@ -77,18 +76,6 @@ dt_tp_tree_ok(const struct dt_tp_probe *tpp, const struct dt_softc *sc)
 	return 0;
 }
 
-/* Whether tt's pcb records now: on its probe's list.  [R]. */
-static struct dt_pcb *
-dt_tp_tree_pcb(const struct dt_tp_tree *tt)
-{
-	struct dt_pcb *dp;
-
-	cds_list_for_each_entry_rcu(dp, &tt->tt_dtp->dtp_pcbs, dp_pnext)
-		if (dp == tt->tt_dp)
-			return dp;
-	return NULL;
-}
-
 /* dt_tpev_fn: a record of tt's event.  [R]. */
 static void
 dt_tp_tree_cb(void *arg, const struct dt_tp_sample *s)
@@ -104,8 +91,10 @@ dt_tp_tree_cb(void *arg, const struct dt_tp_sample *s)
 		    s->ts_ns);
 		return;
 	}
-	if (s->ts_swin || (dp = dt_tp_tree_pcb(tt)) == NULL)
+	dt_tp_sample_note(tt->tt_src, s);
+	if (s->ts_swin || !atomic_load(&tt->tt_live))
 		return;
+	dp = tt->tt_dp;
 	if (s->ts_lost > 0) {
 		dt_pcb_count_dropevt(dp, s->ts_cpu, s->ts_lost);
 		return;
@@ -129,6 +118,7 @@ dt_tp_tree_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	struct dt_tpev_pmu pmu = { .tpm_type = PERF_TYPE_TRACEPOINT,
 	    .tpm_config = (uint64_t)src->tps_fmt.dtfm_id };
 	struct dt_tp_tree *tt;
+	struct dt_tpev *ev;
 	char *filt;
 	int error;
 
@@ -137,15 +127,17 @@ dt_tp_tree_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 		goto fail;
 	}
 	tt->tt_dp = dp;
-	tt->tt_dtp = dp->dp_dtp;
 	tt->tt_tpp = tpp;
 	tt->tt_src = src;
-	tt->tt_ev = dt_tpev_open_task(&pmu, dp->dp_evtflags &
+	/* tt is the event's from here on: after a failure, gone */
+	ev = dt_tpev_open_task(&pmu, dp->dp_evtflags &
 	    (DTEVT_KSTACK | DTEVT_USTACK), dt_sc_tree(dp->dp_sc),
 	    dt_tp_tree_cb, tt, dt_tp_tree_release, &error);
-	/* tt is the event's now, freed with it */
-	if (tt->tt_ev == NULL)
+	if (ev == NULL)
 		goto fail;
+	tt->tt_ev = ev;
+	/* before the root's exec enables the event: no record yet */
+	atomic_store(&tt->tt_live, true);
 	/*
 	 * The pcb's own filter, where the kernel takes it whole: dtd
 	 * and the reader apply it again, so one it refuses keeps more
@@ -175,6 +167,7 @@ dt_tp_tree_stop(struct dt_pcb *dp)
 	for (ttp = &dt_tp_trees; (tt = *ttp) != NULL; ttp = &tt->tt_next)
 		if (tt->tt_dp == dp) {
 			*ttp = tt->tt_next;
+			atomic_store(&tt->tt_live, false);
 			/* the reader drains it, then frees it and tt */
 			dt_tpev_close(tt->tt_ev);
 			return;

@@ -144,6 +144,14 @@ bool		dt_tp_build(const struct dt_tp_probe *tpp,
 		    bool *strings);
 
 /*
+ * What a sample of src says of the current and the next thread (a
+ * sched_switch's names, the stacks off__cpu keeps), into the caches
+ * every event's comm and on__cpu's stacks come from.  [R].
+ */
+void		dt_tp_sample_note(const struct dt_tp_src *src,
+		    const struct dt_tp_sample *s);
+
+/*
  * One process tree's events for a pcb (DTEVT_TREE, dt_tp_tree.c).
  * dt_tp_tree_ok(): whether tpp can feed them, on an open with a tree
  * (0, EINVAL or EOPNOTSUPP), at DTIOCPRBENABLE.  dt_tp_tree_start():

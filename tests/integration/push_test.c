@@ -251,6 +251,24 @@ pt_records(void)
 	return n;
 }
 
+/* The tracepoint reader's wakeups, from dtd's log at exit; -1 if none. */
+static long long
+pt_wakeups(void)
+{
+	char line[512];
+	long long n = -1, a, b, v;
+	FILE *f;
+
+	if ((f = fopen(pt_dd.dd_err, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "dtd: tracepoint: %lld records, %lld lost by "
+		    "perf, %lld reader wakeups", &a, &b, &v) == 3)
+			n = v;
+	fclose(f);
+	return n;
+}
+
 static bool
 pt_logsays(const char *what)
 {
@@ -428,7 +446,7 @@ run_tree(void)
 	int fda = -1, fdb = -1, go[2] = { -1, -1 }, p[2], error, st, i;
 	uint32_t pbn, oncpu;
 	char n[32], c;
-	long long recs;
+	long long recs, wake;
 
 	calls = mmap(NULL, sizeof(*calls), PROT_READ | PROT_WRITE,
 	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -522,11 +540,42 @@ run_tree(void)
 	close(fda);
 	close(fdb);
 	fda = fdb = -1;
+	/*
+	 * A tree gone before the start: its events cannot be opened, which
+	 * dtd says, and the start and dtd go on (the open's state once
+	 * used after its release).
+	 */
+	if ((root = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	t.dttr_pid = root;
+	if (root > 0 && (fda = dtt_open(pt_dd.dd_dev)) != -1) {
+		error = ioctl(fda, DTIOCTREE, &t) == -1 ? errno : 0;
+		if (error == 0)
+			error = dtt_enable(fda, pbn, DTEVT_TREE, 0);
+		kill(root, SIGKILL);
+		dtt_wait(root, PT_READ_MS);
+		root = -1;
+		if (error == 0)
+			error = dtt_record(fda, 1);
+		dtt_check(error == 0, "a tree gone before the start: "
+		    "recording starts (%s)", strerror(error));
+		dtt_check(dtt_stats(fda, &sa) == 0, "dtd answers after it");
+		close(fda);
+		fda = -1;
+	}
 	dtt_check(dtt_dtd_stop(&pt_dd, SIGTERM) != -1, "dtd stops");
 	recs = pt_records();
 	dtt_check(recs >= 3 * PT_NCALLS && (uint64_t)recs < noise / 10,
 	    "dtd read %lld perf records, the noise made %llu calls", recs,
 	    (unsigned long long)noise);
+	dtt_check(pt_logsays("cannot open for the tree"),
+	    "dtd says the gone tree's events could not be opened");
+	/* a tree's events, all tasks gone, once woke the reader unending */
+	wake = pt_wakeups();
+	dtt_check(wake >= 0 && wake < 1000, "the reader woke %lld times",
+	    wake);
 	return;
 out:
 	for (i = 0; i < 2; i++)
