@@ -448,6 +448,9 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 	    !push_exact(fd, r->br_filter, pbn,
 	    (bp->bp_req.dtrq_evtflags & DTEVT_EXECNAME) != 0))
 		return 0;
+	/* none, in place of -p's pid alone (push_probe()): push_exact() */
+	if (r->br_filter == NULL && g_pidfilter > 0 && !lat_rule(r))
+		(void)push_exact(fd, NULL, pbn, 0);
 	n = agg_stmts(r->br_action, stmts, 0);
 	for (i = 0; i < n; i++) {
 		s = stmts[i];

@@ -287,24 +287,44 @@ push_expr(int fd, const struct bt_expr *e, uint32_t pbn, int neg,
 	return l || r;
 }
 
+/*
+ * -p keeps one process's events, an interval's too (rules_apply()):
+ * AND pid == its pid into f where there is room, else leave f as the
+ * rules' alone, which keeps more.
+ */
+static void
+push_pid(struct dtioc_filter *f)
+{
+	struct dtioc_filter_term t, and;
+	uint32_t n = f->dtfl_nterms;
+
+	if (g_pidfilter <= 0 || strncmp(dt_dtpis[f->dtfl_pbn - 1].dtpi_prov,
+	    "interval", DTNAMESIZE) == 0)
+		return;
+	memset(&t, 0, sizeof(t));
+	t.dtft_op = DTF_OP_EQ;
+	t.dtft_field = DTF_PID;
+	t.dtft_val = g_pidfilter;
+	memset(&and, 0, sizeof(and));
+	and.dtft_op = DTF_OP_AND;
+	if (!push_emit(f, t) || (n > 0 && !push_emit(f, and)))
+		f->dtfl_nterms = n;
+}
+
 void
 push_probe(int fd, uint32_t pbn)
 {
 	struct dtioc_filter f;
-	struct dtioc_filter_term or, and, t;
+	struct dtioc_filter_term or;
 	struct bt_rule *r;
 	struct bt_probe *bp;
 	const char *env = getenv("BTRACE_NOPUSH");
-	uint32_t n;
-	int nrules = 0, whole = 1, pid;
+	int nrules = 0, whole = 1;
 
 	if (env != NULL && *env != '\0' && strcmp(env, "0") != 0)
 		return;
 	if (pbn == 0 || pbn > dt_ndtpi)
 		return;
-	/* -p keeps one process's events, an interval's too (rules_apply()) */
-	pid = g_pidfilter > 0 && strncmp(dt_dtpis[pbn - 1].dtpi_prov,
-	    "interval", DTNAMESIZE) != 0;
 	memset(&f, 0, sizeof(f));
 	memset(&or, 0, sizeof(or));
 	or.dtft_op = DTF_OP_OR;
@@ -325,18 +345,7 @@ push_probe(int fd, uint32_t pbn)
 	}
 	if (!whole || nrules == 0)
 		f.dtfl_nterms = 0;
-	/* and -p's process, where there is room: else the rules' alone */
-	if (pid) {
-		n = f.dtfl_nterms;
-		memset(&t, 0, sizeof(t));
-		t.dtft_op = DTF_OP_EQ;
-		t.dtft_field = DTF_PID;
-		t.dtft_val = g_pidfilter;
-		memset(&and, 0, sizeof(and));
-		and.dtft_op = DTF_OP_AND;
-		if (!push_emit(&f, t) || (n > 0 && !push_emit(&f, and)))
-			f.dtfl_nterms = n;
-	}
+	push_pid(&f);
 	if (f.dtfl_nterms == 0)
 		return;
 	if (ioctl(fd, DTIOCPRBFILTER, &f) == -1) {
@@ -379,10 +388,18 @@ push_exact(int fd, const struct bt_expr *e, uint32_t pbn, int execname)
 	f.dtfl_pbn = pbn;
 	push_loose = 0;
 	push_unsure = execname != 0;
-	ok = push_expr(fd, e, pbn, 0, &f);
+	ok = e == NULL || push_expr(fd, e, pbn, 0, &f);
 	push_unsure = 0;
 	if (!ok || push_loose)
 		return 0;
+	/*
+	 * -p's process too, exact as well: the entries are keyed by pid.
+	 * A rule with no filter of its own gets none, not pid's alone:
+	 * the hooks count and fold only unfiltered events themselves
+	 * (dt(4)), where a filter would make every call a record.
+	 */
+	if (e != NULL)
+		push_pid(&f);
 	/* the probe's filter already, when push_probe() got there */
 	if (ioctl(fd, DTIOCPRBFILTER, &f) == -1)
 		return 0;

@@ -330,7 +330,9 @@ void			 push_report(int fd);
  * exactly e (nothing left out): 1 when dtd took it.  With comm (the
  * probe enabled with DTEVT_EXECNAME, execname), dtd judges the events
  * whose comm it sees as btrace would and sends the others as records,
- * which this btrace's rules judge (DTF_F_UNSURE).
+ * which this btrace's rules judge (DTF_F_UNSURE).  Under -p, the
+ * process's pid is ANDed in; e NULL sets no filter at all, replacing
+ * what push_probe() set.
  */
 int			 push_exact(int fd, const struct bt_expr *e,
 			    uint32_t pbn, int execname);

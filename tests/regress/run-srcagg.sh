@@ -313,6 +313,11 @@ pid)
 	cat "$TMP/res" "$TMP/err"
 	grep -q 'aggregated in dtd' "$TMP/err" || fail "not folded"
 	echo '@: 3000' | diff -u - "$TMP/res" || fail "-p counted others"
+	# counted by the hooks themselves, which count only unfiltered
+	# events: -p's pid, pushed as the probe's filter, once made every
+	# call a record that dtd filtered and folded (lossy flat out)
+	grep -q '^[1-9][0-9]* events filtered by dtd$' "$TMP/err" &&
+	    fail "-p's pid made the count records"
 	;;
 kstack)
 	# profile keyed by kernel stacks, machine-wide for a second:
