@@ -169,6 +169,31 @@ dt_dev_lossless_room(void)
 	return room;
 }
 
+bool
+dt_dev_all_pressed(void)
+{
+	struct dt_softc *sc;
+	unsigned int i, nrec = 0;
+	bool all = true;
+
+	if (pthread_mutex_trylock(&dt_dev_lock) != 0)
+		return false;
+	TAILQ_FOREACH(sc, &dt_softcs, ds_entry) {
+		if (!sc->ds_recording)
+			continue;
+		nrec++;
+		for (i = 0; i < sc->ds_nrings; i++)
+			if (dt_ring_is_pressed(&sc->ds_rings[i]))
+				break;
+		if (i == sc->ds_nrings) {
+			all = false;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&dt_dev_lock);
+	return all && nrec > 0;
+}
+
 /* The bytes of one open's rings, what the memory cap counts. */
 static uint64_t
 dt_dev_ringmem(void)

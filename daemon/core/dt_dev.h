@@ -141,6 +141,16 @@ unsigned int	dt_dev_ringsize(void);
 unsigned int	dt_dev_lossless_room(void);
 
 /*
+ * Whether some open records and every open that records has a pressed
+ * ring (dt_ring_is_pressed()): all of them lossless readers that are
+ * behind, so that no open could take what the ingest drain's pass
+ * through would bring but into a ring that drops it.  false when the
+ * configuration lock is busy, as for dt_dev_lossless_room().  Same
+ * callers.
+ */
+bool		dt_dev_all_pressed(void);
+
+/*
  * open(2): a new independent softc.  0, ENOMEM (no memory, or its rings
  * would pass dcf_maxmem), EMFILE (the caller's user, not root, holds
  * dcf_maxopens), or what fault injection says (EPERM for "allowdt 0").

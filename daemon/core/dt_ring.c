@@ -146,6 +146,18 @@ dt_ring_room(struct dt_ring *dr)
 	return room;
 }
 
+bool
+dt_ring_is_pressed(struct dt_ring *dr)
+{
+	bool pressed;
+
+	dt_ring_unkeep();
+	pthread_mutex_lock(&dr->dr_mtx);
+	pressed = dr->dr_pressed != 0;
+	pthread_mutex_unlock(&dr->dr_mtx);
+	return pressed;
+}
+
 /*
  * After a put for an open that asked for lossless (or one that found
  * the ring full): pressed from half full.  Under dr_mtx.

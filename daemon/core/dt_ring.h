@@ -82,6 +82,12 @@ unsigned int	dt_ring_pressed(void);
 unsigned int	dt_ring_room(struct dt_ring *dr);
 
 /*
+ * Whether dr is one of those dt_ring_pressed() counts.  Any thread but
+ * one holding dr's lock.
+ */
+bool		dt_ring_is_pressed(struct dt_ring *dr);
+
+/*
  * How many reads have taken records from a pressed ring, ever: a
  * lossless reader the drain holds for that reads, however slowly, moves
  * it; another open's reads do not, so that one that stopped reading

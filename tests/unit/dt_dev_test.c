@@ -1607,6 +1607,51 @@ test_race(void)
 	dt_dev_fini();
 }
 
+/*
+ * dt_dev_all_pressed(), what the ingest drain asks before it passes a
+ * held-back lossless reader's tracees through: true only while some
+ * open records and each that does has a pressed ring; another open
+ * recording, pressed or not, or the ring read down, and it is false.
+ */
+static void
+test_all_pressed(void)
+{
+	struct dt_softc *a, *b;
+	struct dt_evt src;
+	int i;
+
+	conf_init(2, 16);
+	CHECK(dt_dev_open(&root, &a) == 0);
+	CHECK(dt_dev_open(&root, &b) == 0);
+	CHECK(!dt_dev_all_pressed());		/* nobody records */
+	CHECK(req(a, &root, DTIOCPRBENABLE, 2, 0, 1000000000) == 0);
+	CHECK(req(b, &root, DTIOCPRBENABLE, 2, 0, 1000000000) == 0);
+	/* As the syscall provider keeps it; interval's enable masks it. */
+	a->ds_pcbs->dp_evtflags |= DTEVT_LOSSLESS;
+	CHECK(record(a, &root, 1) == 0);
+	CHECK(!dt_dev_all_pressed());		/* a's ring is empty */
+	memset(&src, 0, sizeof(src));
+	rcu_register_thread();
+	rcu_read_lock();
+	for (i = 0; i < 8; i++)
+		CHECK(dt_pcb_ring_put(a->ds_pcbs, 1, &src) == 0);
+	rcu_read_unlock();
+	CHECK(dt_dev_all_pressed());		/* half of 16, less one */
+	CHECK(record(b, &root, 1) == 0);
+	CHECK(!dt_dev_all_pressed());		/* b would take a pass */
+	CHECK(record(b, &root, 0) == 0);
+	CHECK(dt_dev_all_pressed());
+	tok_reset(&toks[0]);
+	dt_dev_read(a, 2 * sizeof(struct dt_evt), &toks[0]);
+	CHECK(toks[0].done && toks[0].len == 2 * sizeof(struct dt_evt));
+	CHECK(!dt_dev_all_pressed());		/* read under half */
+	rcu_unregister_thread();
+	CHECK(record(a, &root, 0) == 0);
+	dt_dev_close(b);
+	dt_dev_close(a);
+	dt_dev_fini();
+}
+
 int
 main(void)
 {
@@ -1633,6 +1678,7 @@ main(void)
 	test_seq_batch_through();
 	test_rewind();
 	test_race();
+	test_all_pressed();
 
 	printf("%d passed, %d failed\n", npass, nfail);
 	return nfail != 0;
