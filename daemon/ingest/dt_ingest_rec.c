@@ -445,9 +445,13 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	 * child shares it, and dtd may hold no descriptor to it; the owner
 	 * of /proc/PID changes at a set-id exec whatever shares the memory.
 	 * Then, once per ring, the proof that the image dtd opened maps it
-	 * at all (an exec before the hello).
+	 * at all (an exec before the hello).  A process reaped since the
+	 * last pass, final or not, has no /proc/PID: gone, it became no
+	 * other image, and what its ring holds was written before (this
+	 * once discarded every non-root tracee's last records, uncounted,
+	 * whenever its parent reaped it before the drain's final pass).
 	 */
-	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, final))
+	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, true))
 		why = "is no longer the image that attached (a set-id exec?)";
 	else {
 		v = dti_image_look(dp, true);
