@@ -444,7 +444,7 @@ dt_ingest_begin(const char *path)
 		goto fail;
 	}
 	atomic_store(&dti_stop, 0);
-	if ((error = dti_look_begin()) != 0)
+	if ((error = dti_look_begin()) != 0 || (error = dti_wait_begin()) != 0)
 		goto fail;
 	if (dti_serve_wq == NULL && (dti_serve_wq = dt_wq_new("dtd-serve",
 	    DTI_SERVE_UID)) == NULL) {

@@ -25,8 +25,11 @@
  * lock annotations are dt_ingest.c's.
  */
 #include <linux/futex.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <errno.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -60,19 +63,101 @@
 /*
  * The drain thread's sleep, cut short by dti_kick(): when a tracee
  * attaches or a probe is enabled, polling starts again at once.
+ *
+ * It also ends when a tracee exits: the drain sleeps in an epoll set
+ * that holds an eventfd, which dti_kick() writes, and each tracee's
+ * pidfd (dti_wait_exit(), one-shot).  So with nothing enabled it needs
+ * no poll at all to see a tracee go, and a traced tree costs the drain
+ * one wakeup a process, at its exit, instead of a back-off's few; and
+ * an exit is seen as it happens, not up to DTI_REAP_NSEC later.
+ * Without the set (dt_ingest_begin() never ran: unit tests), the
+ * condition variable alone, and exits are found by the periodic reap.
  */
 static pthread_mutex_t	 dti_idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t	 dti_idle_cv = PTHREAD_COND_INITIALIZER;
 static atomic_uint	 dti_kicks;		/* [W] writes, [a] reads */
+static int		 dti_epfd = -1;		/* [I] the drain's set */
+static int		 dti_evfd = -1;		/* [I] kicks, in the set */
+static atomic_bool	 dti_asleep;		/* [D] writes, [a] reads */
+static bool		 dti_exitseen;		/* [D] a pidfd fired */
 
-/* The drain thread sees everything stored before (dt_ingest_var.h). */
+static void	dti_wait_end(void);
+
+/* The epoll data of the eventfd; a pidfd's is DTI_EV_EXIT. */
+#define DTI_EV_KICK	1
+#define DTI_EV_EXIT	2
+
+/*
+ * The drain thread sees everything stored before (dt_ingest_var.h).
+ * The eventfd is written only while the drain may sleep in the set: a
+ * kick while it runs costs no system call.  Both sides are sequentially
+ * consistent: the drain says it sleeps, then reads dti_kicks; a kicker
+ * adds, then reads dti_asleep; one of them sees the other.
+ */
 void
 dti_kick(void)
 {
+	uint64_t one = 1;
+
 	pthread_mutex_lock(&dti_idle_lock);
 	atomic_fetch_add(&dti_kicks, 1);
 	pthread_cond_broadcast(&dti_idle_cv);
 	pthread_mutex_unlock(&dti_idle_lock);
+	if (dti_evfd >= 0 && atomic_load(&dti_asleep))
+		(void)write(dti_evfd, &one, sizeof(one));
+}
+
+int
+dti_wait_begin(void)
+{
+	struct epoll_event ev;
+	int error;
+
+	/*
+	 * Once per dtd, as the source: a serve worker stuck past
+	 * dt_ingest_end() may still add a pidfd or kick.
+	 */
+	if (dti_epfd >= 0)
+		return 0;
+	if ((dti_epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    (dti_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		goto fail;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.u64 = DTI_EV_KICK;
+	if (epoll_ctl(dti_epfd, EPOLL_CTL_ADD, dti_evfd, &ev) != 0)
+		goto fail;
+	return 0;
+fail:
+	error = errno;
+	dti_wait_end();
+	return error;
+}
+
+/* Undo a dti_wait_begin() that failed half-way. */
+static void
+dti_wait_end(void)
+{
+	if (dti_evfd >= 0)
+		close(dti_evfd);
+	if (dti_epfd >= 0)
+		close(dti_epfd);
+	dti_evfd = dti_epfd = -1;
+}
+
+void
+dti_wait_exit(int pidfd)
+{
+	struct epoll_event ev;
+
+	if (dti_epfd < 0)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	/* Once: a dead tracee's pidfd stays readable until it is freed. */
+	ev.events = EPOLLIN | EPOLLONESHOT;
+	ev.data.u64 = DTI_EV_EXIT;
+	/* Failing (ENOMEM), its exit is found by the periodic reap. */
+	(void)epoll_ctl(dti_epfd, EPOLL_CTL_ADD, pidfd, &ev);
 }
 
 static struct udt_rec	 dti_batch[DTI_BATCH];	/* [D] copied, not emitted */
@@ -461,8 +546,38 @@ dti_unlink_gone(void)
 static void
 dti_idle(unsigned int gen, uint64_t ns)
 {
+	struct epoll_event evs[8];
 	struct timespec ts;
+	uint64_t end, now, v;
+	int i, n;
 
+	if (dti_epfd >= 0) {
+		end = ns == 0 ? 0 : dt_clock_ns(CLOCK_MONOTONIC) + ns;
+		atomic_store(&dti_asleep, true);
+		while (atomic_load(&dti_kicks) == gen) {
+			if (end != 0) {
+				if ((now = dt_clock_ns(CLOCK_MONOTONIC)) >= end)
+					break;
+				ts.tv_sec = (time_t)((end - now) / 1000000000);
+				ts.tv_nsec = (long)((end - now) % 1000000000);
+			}
+			n = epoll_pwait2(dti_epfd, evs, 8, end != 0 ? &ts :
+			    NULL, NULL);
+			for (i = 0; i < n; i++) {
+				if (evs[i].data.u64 == DTI_EV_KICK) {
+					(void)read(dti_evfd, &v, sizeof(v));
+					continue;
+				}
+				/* A tracee ended: reap it now, as a kick. */
+				dti_exitseen = true;
+				atomic_fetch_add(&dti_kicks, 1);
+			}
+			if (n == 0 || (n < 0 && errno != EINTR))
+				break;
+		}
+		atomic_store(&dti_asleep, false);
+		return;
+	}
 	pthread_mutex_lock(&dti_idle_lock);
 	if (ns == 0) {
 		while (atomic_load(&dti_kicks) == gen)
@@ -888,7 +1003,8 @@ dti_drain_main(void *arg)
 		now = dt_clock_ns(CLOCK_MONOTONIC);
 		dti_pass++;
 		dt_tsc_ref();
-		if (now - lastreap >= DTI_REAP_NSEC) {
+		if (now - lastreap >= DTI_REAP_NSEC || dti_exitseen) {
+			dti_exitseen = false;
 			dti_reap();
 			lastreap = now;
 		}
@@ -1023,14 +1139,17 @@ dti_drain_main(void *arg)
 		/*
 		 * A kick (a tracee attached, left, an enable changed) starts
 		 * the back-off again, from its shortest while something is
-		 * enabled; with nothing, from its longest that is: a traced
-		 * tree's every exec kicks twice, and a back-off from 20 us
-		 * woke this thread six or seven times an exec for rings that
-		 * stay empty.  Records drained set it to the shortest.
+		 * enabled.  With nothing, rings stay empty but for the odd
+		 * record of a hook that read its byte just before a disable,
+		 * and exits wake the set (dti_wait_exit()): the longest
+		 * sleep at once; a back-off from 1 ms woke this thread three
+		 * to six times an exec of a traced tree.  Without the set,
+		 * exits are reaped by polls: the longest that is enabled.
+		 * Records drained set it to the shortest.
 		 */
 		if (atomic_load(&dti_kicks) != gen)
 			idle = atomic_load(&dti_nenab) != 0 ? DTI_IDLE_MIN :
-			    DTI_IDLE_MAX;
+			    dti_epfd >= 0 ? DTI_IDLE_OFF : DTI_IDLE_MAX;
 		else if (idle < (atomic_load(&dti_nenab) != 0 ?
 		    DTI_IDLE_MAX : DTI_IDLE_OFF))
 			idle *= 2;

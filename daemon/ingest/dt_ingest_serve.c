@@ -226,7 +226,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	struct dti_proc *dp = NULL, *op;
 	void *ring = NULL, *tab = NULL;
 	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1, mapsfd = -1;
-	bool xdrain;
+	bool xdrain, quiet;
 	unsigned int i;
 	uint32_t nslots = UDT_NSLOTS_DEFAULT;
 	char path[64];
@@ -366,7 +366,19 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 		dti_attach[i](crp->pid);
 	/* Where its library says what it maps after this (the stack cut). */
 	dt_untrace_track(&dp->dp_untrace, dp->dp_pid, dp->dp_ring);
+	/* Its exit wakes the drain, which need not poll for it. */
+	dti_wait_exit(dp->dp_pidfd);
 	pthread_mutex_lock(&dti_lock);
+	/*
+	 * Nothing enabled (dti_nenab is [L]): its ring stays empty until an
+	 * enable, which kicks the drain itself, and the drain, with nothing
+	 * enabled, tells the sequencer it holds nothing back at every pass
+	 * whatever it drains.  So neither a pass now nor a wake of the
+	 * source: both cost a traced tree a wakeup of the drain and of the
+	 * sequencer's thread a process.  Unless an older image goes: its
+	 * proc is freed by a pass.
+	 */
+	quiet = atomic_load(&dti_nenab) == 0;
 	memcpy(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
 	dti_filt_copy(dp->dp_tab);
 	dti_sagg_copy(dp->dp_tab);
@@ -374,8 +386,10 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	dp->dp_tab->tb_lossless = dti_lossless;
 	for (op = dti_procs; op != NULL; op = op->dp_next) {
 		dti_exec_inherit(dp, op);
-		if (op->dp_pid == dp->dp_pid)
+		if (op->dp_pid == dp->dp_pid) {
 			atomic_store(&op->dp_retired, 1);
+			quiet = false;
+		}
 	}
 	dp->dp_next = dti_procs;
 	__atomic_store_n(&dti_procs, dp, __ATOMIC_RELEASE);
@@ -386,10 +400,11 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * that pass, had neither its counts nor its records.  Its records
 	 * are stamped after the welcome below.
 	 */
-	if (dti_seq != NULL)
+	if (dti_seq != NULL && !quiet)
 		dt_source_wake(dti_seq, dt_clock_ns(CLOCK_REALTIME));
 	pthread_mutex_unlock(&dti_lock);
-	dti_kick();
+	if (!quiet)
+		dti_kick();
 	atomic_fetch_add(&dti_stats.procs, 1);
 
 	memset(&w, 0, sizeof(w));

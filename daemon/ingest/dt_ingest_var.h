@@ -454,6 +454,16 @@ void	dti_chk_put(struct dti_chk *);
  * any lock but its idle lock held.
  */
 void	dti_kick(void);
+/*
+ * The set the drain thread sleeps in (dt_ingest_drain.c):
+ * dti_wait_begin() in dt_ingest_begin() before the drain thread starts
+ * (0 or an errno; made once, kept for dtd's life).  dti_wait_exit():
+ * wake the drain once when the process of pidfd ends; any thread, for
+ * a pidfd that stays open until its proc is freed (closing it takes it
+ * out of the set).
+ */
+int	dti_wait_begin(void);
+void	dti_wait_exit(int pidfd);
 
 /*
  * fn(NULL, arg) for dtd's master copy, then fn(tab, arg) for the table
