@@ -156,6 +156,7 @@ static int
 dti_pn_settle(int i)
 {
 	struct dti_pending pn;
+	socklen_t len;
 	int n;
 
 	if ((n = dti_pn_read(i)) == 0)
@@ -166,6 +167,27 @@ dti_pn_settle(int i)
 	}
 	pn = dti_pn[i];
 	dti_pn[i] = dti_pn[--dti_npn];
+	/*
+	 * The peer's pidfd, for a hello that becomes a tracee: from the
+	 * socket (SO_PEERPIDFD, Linux 6.5), which names the process that
+	 * connected even if its pid was reused since; on an older kernel
+	 * (ENOPROTOOPT) serve opens one by pid.  Any other error: the peer
+	 * is gone, and a pid opened in its place could be another's.  Not
+	 * for the counters a launcher asks for before each command (two
+	 * calls less there), nor a maps query: neither uses it.
+	 */
+	if (!(pn.pn_u.m.hello.uh_flags & (UDT_HELLO_STATS |
+	    UDT_HELLO_MAPS))) {
+		len = sizeof(int);
+		if (getsockopt(pn.pn_fd, SOL_SOCKET, SO_PEERPIDFD,
+		    &pn.pn_pidfd, &len) != 0) {
+			pn.pn_pidfd = -1;
+			if (errno != ENOPROTOOPT) {
+				close(pn.pn_fd);
+				return 1;
+			}
+		}
+	}
 	/* Served by a worker of its user: it may wait on the tracee. */
 	dt_ingest_dispatch(pn.pn_fd, &pn.pn_cred, pn.pn_pidfd,
 	    &pn.pn_u.m.hello, &pn.pn_u.m.req);
@@ -234,24 +256,19 @@ dti_pn_room(uid_t uid, uint64_t now)
 }
 
 /*
- * A new connection joins the wait and is read at once.  The peer's
- * pidfd is taken now, from the socket (SO_PEERPIDFD, Linux 6.5): it
- * names the process that connected even if its pid is reused before the
- * hello; on an older kernel serve opens one by pid, later.
+ * A new connection joins the wait and is read at once.  Its pidfd is
+ * taken once its hello is whole (dti_pn_settle()): the socket's peer is
+ * fixed at connect, whenever it is asked for.
  */
 static void
 dti_pn_add(int fd, const struct ucred *cr)
 {
 	uint64_t now = dti_ms();
-	socklen_t len = sizeof(int);
-	int pidfd = -1;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) != 0)
-		pidfd = -1;
 	dti_pn_room(cr->uid, now);
 	memset(&dti_pn[dti_npn], 0, sizeof(dti_pn[dti_npn]));
 	dti_pn[dti_npn].pn_fd = fd;
-	dti_pn[dti_npn].pn_pidfd = pidfd;
+	dti_pn[dti_npn].pn_pidfd = -1;
 	dti_pn[dti_npn].pn_cred = *cr;
 	dti_pn[dti_npn].pn_since = now;
 	dti_npn++;
