@@ -71,12 +71,10 @@ dti_budget_add(struct dti_proc *dp, uint64_t ticks)
 }
 
 void
-dti_budget_init(struct dti_proc *dp)
+dti_budget_init(struct dti_proc *dp, uint64_t cpu)
 {
-	struct dt_proc_stat ps;
-
 	/* What it spent before it attached earns nothing. */
-	dp->dp_cpu = dt_proc_stat(dp->dp_pid, &ps) == 0 ? ps.ps_cpu : 0;
+	dp->dp_cpu = cpu;
 	dp->dp_budget = 0;
 	dp->dp_fbudget = DTI_BUDGET_LAG;
 	dp->dp_lag = DTI_BUDGET_LAG;

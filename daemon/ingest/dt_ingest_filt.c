@@ -191,5 +191,5 @@ dt_ingest_filter(unsigned int p, const struct udt_fprog *prog)
 void
 dti_filt_copy(struct udt_tab *tab)
 {
-	memcpy(dtf_area(tab), &dtf_master, sizeof(dtf_master));
+	dti_copy_fresh(dtf_area(tab), &dtf_master, sizeof(dtf_master));
 }

@@ -390,7 +390,7 @@ dti_sagg_take(struct dti_proc *dp)
 void
 dti_sagg_copy(struct udt_tab *tab)
 {
-	memcpy(dts_area(tab), &dts_master, sizeof(dts_master));
+	dti_copy_fresh(dts_area(tab), &dts_master, sizeof(dts_master));
 }
 
 /* What one change does to a table (or the master, with tab NULL). [L] */

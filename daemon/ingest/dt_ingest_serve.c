@@ -33,6 +33,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@
 #include "dt_ingest.h"
 #include "dt_ingest_var.h"
 #include "dt_pidmaps.h"
+#include "dt_proc.h"
 
 /*
  * A sealed memfd of size bytes, mapped read-write in dtd.  The seals
@@ -75,6 +77,28 @@ dti_memfd(const char *name, size_t size, mode_t mode, void **mapp)
 fail:
 	close(fd);
 	return -1;
+}
+
+void
+dti_copy_fresh(void *dst, const void *src, size_t len)
+{
+	const unsigned char *s = src;
+	unsigned char *d = dst;
+	size_t n, i;
+
+	while (len > 0) {
+		/* Up to the end of dst's page: the unit a write costs. */
+		n = 4096 - ((uintptr_t)d & 4095);
+		if (n > len)
+			n = len;
+		for (i = 0; i < n && s[i] == 0; i++)
+			;
+		if (i < n)
+			memcpy(d, s, n);
+		d += n;
+		s += n;
+		len -= n;
+	}
 }
 
 /*
@@ -157,7 +181,7 @@ dti_send_error(int fd, int error)
 	w.uw_magic = UDT_MAGIC;
 	w.uw_version = UDT_VERSION;
 	w.uw_error = (uint32_t)error;
-	(void)send(fd, &w, sizeof(w), MSG_NOSIGNAL);
+	(void)send(fd, &w, sizeof(w), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 static int
@@ -183,7 +207,8 @@ dti_send_fds(int fd, const struct udt_welcome *w, int fd0, int fd1)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(fds));
 	memcpy(CMSG_DATA(c), fds, sizeof(fds));
-	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(*w) ? 0 : -1;
+	return sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+	    (ssize_t)sizeof(*w) ? 0 : -1;
 }
 
 /*
@@ -226,13 +251,12 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	struct dti_proc *dp = NULL, *op;
 	void *ring = NULL, *tab = NULL;
 	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1, mapsfd = -1;
-	bool xdrain, quiet;
+	struct dt_proc_stat ps;
+	bool xdrain, quiet, psok;
 	unsigned int i;
 	uint32_t nslots = UDT_NSLOTS_DEFAULT;
 	char path[64];
 
-	/* Our answers go out at once, unless a peer does not read them. */
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	/*
 	 * Every answer but a ring's leaves here through fail_pidfd: the
 	 * pidfd accept took is ours to close, whatever flags the peer
@@ -247,6 +271,14 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 		goto fail_pidfd;
 	}
 	if (hp->uh_flags & UDT_HELLO_MAPS) {
+		/*
+		 * A map may not fit the socket's buffer: it goes out at
+		 * once, unless a peer does not read it.  The other answers
+		 * are one small message on a socket that sent nothing yet,
+		 * which always has room: sent without waiting, no timeout
+		 * to set (a call less a hello).
+		 */
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		dt_ingest_maps(fd, crp->uid, rq);
 		goto fail_pidfd;
 	}
@@ -309,7 +341,9 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 		snprintf(path, sizeof(path), "/proc/%d/mem", (int)crp->pid);
 		dp->dp_memfd = open(path, O_RDONLY | O_CLOEXEC);
 	}
-	dti_budget_init(dp);
+	/* Its CPU so far (the budget's start) and its name, in one read. */
+	psok = dt_proc_stat(crp->pid, &ps) == 0;
+	dti_budget_init(dp, psok ? ps.ps_cpu : 0);
 	/* Unguessable: only the image's own memory may echo it. */
 	if (dp->dp_memfd >= 0) {
 		/* Its map, of the same image: where it maps the ring. */
@@ -343,7 +377,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * in the poll set.
 	 */
 	dt_pm_track_attach(&dp->dp_maps, dp->dp_pid, dp->dp_uid);
-	dti_who_init(dp);
+	dti_who_init(dp, psok ? ps.ps_comm : NULL);
 
 	/*
 	 * Copy the enable bytes and join the list in one go, so no
@@ -379,7 +413,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * proc is freed by a pass.
 	 */
 	quiet = atomic_load(&dti_nenab) == 0;
-	memcpy(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
+	dti_copy_fresh(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
 	dti_filt_copy(dp->dp_tab);
 	dti_sagg_copy(dp->dp_tab);
 	dp->dp_tab->tb_prof_nsecs = dti_prof_nsecs;

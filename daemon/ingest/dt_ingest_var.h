@@ -353,10 +353,10 @@ void	dti_sagg_take(struct dti_proc *dp);
 void	dti_sagg_free(struct dti_proc *dp);
 
 /*
- * A new proc's counter budget, from its CPU time so far (dt_ingest_ctr.c).
- * [I], before it is linked.
+ * A new proc's counter budget, from its CPU time so far, cpu, in clock
+ * ticks (dt_ingest_ctr.c).  [I], before it is linked.
  */
-void	dti_budget_init(struct dti_proc *);
+void	dti_budget_init(struct dti_proc *, uint64_t cpu);
 /*
  * Take what dp's tracee says it lost or counted as recursive since the
  * last look into the opens' dropevt and recurevt, as far as its budget
@@ -394,7 +394,9 @@ void	dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 
 /*
  * Who a record says wrote it (dt_ingest_who.c).  dti_who_init(): [I],
- * before dp is linked; notes dp's pid namespace.  dti_who():
+ * before dp is linked; notes dp's pid namespace, and comm0, the
+ * process's comm as /proc/PID/stat said it while it waits for its
+ * welcome (NULL: it could not be read).  dti_who():
  * false when r's tid is a live thread of another process (counted in
  * misnamed, logged once per proc: never emit it); else true, with r's
  * comm, if it carries one, replaced by dtd's reading of the thread's
@@ -421,7 +423,7 @@ extern atomic_int	dti_count_ended;
  */
 extern atomic_uint	dti_nsysenab;
 extern uint64_t	dti_nbatch;	/* [D] */
-void	dti_who_init(struct dti_proc *);
+void	dti_who_init(struct dti_proc *, const char *comm0);
 /*
  * Whether dp's process still runs the image that attached and maps dp's
  * ring (rh_self, rh_proof in udt_wire.h), judged by a look at its memory
@@ -473,6 +475,14 @@ void	dti_wait_exit(int pidfd);
  */
 void	dti_tabs_apply(void (*fn)(struct udt_tab *, void *), void *arg);
 void	dti_filt_copy(struct udt_tab *);
+/*
+ * memcpy() into a table memfd just made, all zeros (dt_ingest_serve.c),
+ * that leaves its pages alone where src is all zeros: each page written
+ * costs a fault and a page dtd frees again at the tracee's exit, and
+ * with nothing pushed most of a table stays zeros.  Any thread, for a
+ * table no tracee has yet.
+ */
+void	dti_copy_fresh(void *dst, const void *src, size_t len);
 /*
  * A batch held for its look (dt_ingest_rec.c): settle it once the look
  * answered; false while it waits (dp's ring is not drained meanwhile).

@@ -123,16 +123,27 @@ dti_who_ourns(const struct stat *a)
 }
 
 void
-dti_who_init(struct dti_proc *dp)
+dti_who_init(struct dti_proc *dp, const char *comm0)
 {
 	char path[64];
 	struct stat a;
+	size_t len;
 
 	memset(dp->dp_tids, 0, sizeof(dp->dp_tids));
 	dp->dp_tidnext = 0;
-	/* Its name before any exec: records drained later keep it. */
-	if (!dti_task_comm(dp, dp->dp_pid, false, dp->dp_comm0))
-		memset(dp->dp_comm0, 0, sizeof(dp->dp_comm0));
+	/*
+	 * Its name before any exec: records drained later keep it.  From
+	 * the stat text serve read anyway (one open less an attach), cut
+	 * where the comm file's line would end, so that it compares with
+	 * the names read from there (dti_task_comm()).
+	 */
+	memset(dp->dp_comm0, 0, sizeof(dp->dp_comm0));
+	if (comm0 != NULL) {
+		len = strcspn(comm0, "\n");
+		if (len > sizeof(dp->dp_comm0) - 1)
+			len = sizeof(dp->dp_comm0) - 1;
+		memcpy(dp->dp_comm0, comm0, len);
+	}
 	/* Unknown counts as foreign: its tids are not ours to judge. */
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)dp->dp_pid);
 	dp->dp_foreign = !(stat(path, &a) == 0 && dti_who_ourns(&a));
