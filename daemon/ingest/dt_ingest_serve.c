@@ -376,7 +376,14 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * this pid (an exec'd image re-attaching).  Others wait that long
 	 * in the poll set.
 	 */
-	dt_pm_track_attach(&dp->dp_maps, dp->dp_pid, dp->dp_uid);
+	/*
+	 * Its start time from the stat read above (dt_pm_stime()'s form:
+	 * starttime + 1, 0 for a zombie); its pidfd says after the read
+	 * that the maps were its own.
+	 */
+	dt_pm_track_attach_pidfd(&dp->dp_maps, dp->dp_pid, dp->dp_uid,
+	    dp->dp_pidfd, psok && ps.ps_state != 'Z' && ps.ps_state != 'X' ?
+	    ps.ps_start + 1 : 0);
 	dti_who_init(dp, psok ? ps.ps_comm : NULL);
 
 	/*

@@ -424,19 +424,28 @@ out:
 	return kept;
 }
 
-struct dt_pm_snap *
-dt_pm_snapshot(pid_t pid, uid_t uid)
+/* dt_pm_snapshot(), read as dt_pm_read_pidfd() when pidfd is not -1. */
+static struct dt_pm_snap *
+pm_snapshot(pid_t pid, uid_t uid, int pidfd, uint64_t stime)
 {
 	struct dt_pm_snap *snap, *cached;
 
 	cached = dt_pm_cached(pid);
-	snap = dt_pm_read(pid, cached);
+	snap = pidfd != -1 && stime != 0 ?
+	    dt_pm_read_pidfd(pid, stime, pidfd, cached) :
+	    dt_pm_read(pid, cached);
 	dt_pm_put(cached);
 	if (snap == NULL)
 		return NULL;
 	/* Not kept (beyond a budget, no memory): the caller's still. */
 	(void)pm_store(pid, uid, snap, 0);
 	return snap;
+}
+
+struct dt_pm_snap *
+dt_pm_snapshot(pid_t pid, uid_t uid)
+{
+	return pm_snapshot(pid, uid, -1, 0);
 }
 
 struct dt_pm_snap *
@@ -502,17 +511,24 @@ pm_pin(struct dt_pm_track *pt, pid_t pid, int on)
 /* --- one attached process ------------------------------------------ */
 
 void
-dt_pm_track_attach(struct dt_pm_track *pt, pid_t pid, uid_t uid)
+dt_pm_track_attach_pidfd(struct dt_pm_track *pt, pid_t pid, uid_t uid,
+    int pidfd, uint64_t stime)
 {
 	memset(pt, 0, sizeof(*pt));
 	pt->pt_wait = DT_PM_WAIT_MIN;
 	pt->pt_uid = uid;
 	pt->pt_pid = pid;
-	pt->pt_snap = dt_pm_snapshot(pid, uid);
+	pt->pt_snap = pm_snapshot(pid, uid, pidfd, stime);
 	pt->pt_stime = pt->pt_snap != NULL ? pt->pt_snap->ps_stime :
-	    dt_pm_stime(pid);
+	    pidfd != -1 && stime != 0 ? stime : dt_pm_stime(pid);
 	if (pt->pt_snap != NULL)
 		pm_pin(pt, pid, 1);
+}
+
+void
+dt_pm_track_attach(struct dt_pm_track *pt, pid_t pid, uid_t uid)
+{
+	dt_pm_track_attach_pidfd(pt, pid, uid, -1, 0);
 }
 
 void

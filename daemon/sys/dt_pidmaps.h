@@ -90,6 +90,15 @@ struct dt_pm_snap {
  * lock held: it reads /proc and may sleep on the target's mmap lock.
  */
 struct dt_pm_snap	*dt_pm_read(pid_t pid, const struct dt_pm_snap *prev);
+/*
+ * The same for a process the caller holds a pidfd of, with stime, its
+ * start time as dt_pm_stime() gives it, read by pid while pidfd's
+ * process lived: a poll of pidfd after the read, not a second read of
+ * its stat, says the maps were its own (an attach's four calls become
+ * one).  Any thread, no lock held.
+ */
+struct dt_pm_snap	*dt_pm_read_pidfd(pid_t pid, uint64_t stime, int pidfd,
+			    const struct dt_pm_snap *prev);
 
 /*
  * The start time of the process now called pid, 0 when there is none
@@ -168,6 +177,12 @@ struct dt_pm_track {
  * before any other thread sees it.
  */
 void	dt_pm_track_attach(struct dt_pm_track *, pid_t pid, uid_t uid);
+/*
+ * The same, read as dt_pm_read_pidfd() does when pidfd is not -1 and
+ * stime not 0 (else as dt_pm_track_attach()).
+ */
+void	dt_pm_track_attach_pidfd(struct dt_pm_track *, pid_t pid, uid_t uid,
+	    int pidfd, uint64_t stime);
 /*
  * One user stack of pid (n return addresses, zeros ignored): a few
  * compares when every frame is known, else may read /proc (see above).

@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,37 +270,43 @@ pm_slurp(const char *path)
 	return buf;
 }
 
-struct dt_pm_snap *
-dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
+/* Whether the process of pidfd has not ended (nor become a zombie). */
+static int
+pm_pidfd_lives(int pidfd)
+{
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+	int n;
+
+	while ((n = poll(&pfd, 1, 0)) == -1 && errno == EINTR)
+		;
+	return n == 0;
+}
+
+/*
+ * dt_pm_read() and dt_pm_read_pidfd(): the process is the same from
+ * before the maps are read to after if its start time (sfd, open on its
+ * stat) did not change, or (sfd -1) if pidfd's process still lives: a
+ * pid is not reused before its process is reaped, and its pidfd polls
+ * readable from its exit on.
+ */
+static struct dt_pm_snap *
+pm_read(pid_t pid, uint64_t stime, int sfd, int pidfd,
+    const struct dt_pm_snap *prev)
 {
 	const struct dt_pm_map *o;
 	size_t j = 0;
 	struct dt_pm_snap *snap = NULL;
 	struct dt_pm_map *maps = NULL, m, *nm;
 	size_t n = 0, cap = 0, i;
-	uint64_t stime, stime2;
 	char path[128], *text = NULL, *line, *nl;
-	int error = ESRCH, rv, sfd;
+	int error = ESRCH, rv, same;
 	uint64_t seq = atomic_fetch_add(&pm_seq, 1);
 
-	if (pid <= 0) {
-		errno = ESRCH;
-		return NULL;
-	}
-	snprintf(path, sizeof(path), "%s/%d/stat", pm_proc, (int)pid);
-	if ((sfd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		errno = ESRCH;
-		return NULL;
-	}
-	if ((stime = pm_stime_fd(sfd)) == 0) {
-		close(sfd);
-		errno = ESRCH;
-		return NULL;
-	}
 	snprintf(path, sizeof(path), "%s/%d/maps", pm_proc, (int)pid);
 	if ((text = pm_slurp(path)) == NULL) {
 		error = errno;
-		close(sfd);
+		if (sfd != -1)
+			close(sfd);
 		errno = error;
 		return NULL;
 	}
@@ -333,10 +340,11 @@ dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
 	text = NULL;
 
 	/* The same process from before the first read to after the last. */
-	stime2 = pm_stime_fd(sfd);
-	close(sfd);
+	same = sfd != -1 ? pm_stime_fd(sfd) == stime : pm_pidfd_lives(pidfd);
+	if (sfd != -1)
+		close(sfd);
 	sfd = -1;
-	if (n == 0 || stime2 != stime)
+	if (n == 0 || !same)
 		goto fail;
 	/* Sizes: a stat per mapping prev does not already know. */
 	if (prev != NULL && prev->ps_stime != stime)
@@ -374,6 +382,41 @@ fail:
 	pm_free_maps(maps, n);
 	errno = error;
 	return NULL;
+}
+
+struct dt_pm_snap *
+dt_pm_read(pid_t pid, const struct dt_pm_snap *prev)
+{
+	char path[128];
+	uint64_t stime;
+	int sfd;
+
+	if (pid <= 0) {
+		errno = ESRCH;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/%d/stat", pm_proc, (int)pid);
+	if ((sfd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		errno = ESRCH;
+		return NULL;
+	}
+	if ((stime = pm_stime_fd(sfd)) == 0) {
+		close(sfd);
+		errno = ESRCH;
+		return NULL;
+	}
+	return pm_read(pid, stime, sfd, -1, prev);
+}
+
+struct dt_pm_snap *
+dt_pm_read_pidfd(pid_t pid, uint64_t stime, int pidfd,
+    const struct dt_pm_snap *prev)
+{
+	if (pid <= 0 || stime == 0 || pidfd < 0) {
+		errno = ESRCH;
+		return NULL;
+	}
+	return pm_read(pid, stime, -1, pidfd, prev);
 }
 
 struct dt_pm_snap *
