@@ -24,9 +24,12 @@
  * in its constructors).  No root needed.
  */
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <err.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +212,49 @@ test_snapshot(void)
 	    dtrv.dtrv_len == LIBSIZE, "RDVNODE after exit: from the cache");
 	dtt_check(rdvn(100, 0x500000, &dtrv) == ENOENT,
 	    "RDVNODE after exit, unmapped: ENOENT");
+}
+
+/*
+ * A snapshot checked by a pidfd (a hello's): good while the pidfd's
+ * process lives, nothing once it ended, whatever /proc still says, since
+ * its pid may then be another's.  The pidfd is a child's of our own; the
+ * maps are the fake /proc's.
+ */
+static void
+test_pidfd(void)
+{
+	struct dt_pm_snap *s;
+	struct dt_pm_track pt;
+	pid_t kid;
+	int pidfd;
+
+	dtt_tag("pidfd");
+	fake_proc(600, 13000, 0x400000);
+	if ((kid = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	pidfd = kid > 0 ? (int)syscall(SYS_pidfd_open, kid, 0) : -1;
+	if (!dtt_check(pidfd >= 0, "a child and its pidfd"))
+		return;
+	s = dt_pm_read_pidfd(600, 13001, pidfd, NULL);
+	dtt_check(s != NULL && s->ps_n == 3 && s->ps_stime == 13001 &&
+	    dt_pm_find(s, 0x401000) != NULL,
+	    "read while the pidfd's process lives, with the start time given");
+	dt_pm_put(s);
+	dtt_check(dt_pm_read_pidfd(600, 0, pidfd, NULL) == NULL &&
+	    errno == ESRCH, "no start time: nothing");
+	dt_pm_track_attach_pidfd(&pt, 600, 0, pidfd, 13001);
+	dtt_check(pt.pt_snap != NULL && pt.pt_stime == 13001,
+	    "a tracker attached by pidfd has the snapshot");
+	dt_pm_track_fini(&pt);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	dtt_check(dt_pm_read_pidfd(600, 13001, pidfd, NULL) == NULL &&
+	    errno == ESRCH,
+	    "its process ended: nothing, though /proc still has the pid");
+	close(pidfd);
+	fake_gone(600);
 }
 
 static void
@@ -687,6 +733,7 @@ main(void)
 	dt_pm_setup(root, 0);
 
 	test_snapshot();
+	test_pidfd();
 	test_zombie_reuse();
 	test_track();
 	test_bad();
