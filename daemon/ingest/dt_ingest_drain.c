@@ -145,19 +145,18 @@ dti_wait_end(void)
 	dti_evfd = dti_epfd = -1;
 }
 
-void
+bool
 dti_wait_exit(int pidfd)
 {
 	struct epoll_event ev;
 
-	if (dti_epfd < 0)
-		return;
+	if (dti_epfd < 0 || pidfd < 0)
+		return false;
 	memset(&ev, 0, sizeof(ev));
 	/* Once: a dead tracee's pidfd stays readable until it is freed. */
 	ev.events = EPOLLIN | EPOLLONESHOT;
 	ev.data.u64 = DTI_EV_EXIT;
-	/* Failing (ENOMEM), its exit is found by the periodic reap. */
-	(void)epoll_ctl(dti_epfd, EPOLL_CTL_ADD, pidfd, &ev);
+	return epoll_ctl(dti_epfd, EPOLL_CTL_ADD, pidfd, &ev) == 0;
 }
 
 static struct udt_rec	 dti_batch[DTI_BATCH];	/* [D] copied, not emitted */

@@ -252,7 +252,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	void *ring = NULL, *tab = NULL;
 	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1, mapsfd = -1;
 	struct dt_proc_stat ps;
-	bool xdrain, quiet, psok;
+	bool xdrain, quiet, psok, watched;
 	unsigned int i;
 	uint32_t nslots = UDT_NSLOTS_DEFAULT;
 	char path[64];
@@ -408,7 +408,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	/* Where its library says what it maps after this (the stack cut). */
 	dt_untrace_track(&dp->dp_untrace, dp->dp_pid, dp->dp_ring);
 	/* Its exit wakes the drain, which need not poll for it. */
-	dti_wait_exit(dp->dp_pidfd);
+	watched = dti_wait_exit(dp->dp_pidfd);
 	pthread_mutex_lock(&dti_lock);
 	/*
 	 * Nothing enabled (dti_nenab is [L]): its ring stays empty until an
@@ -417,9 +417,10 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * whatever it drains.  So neither a pass now nor a wake of the
 	 * source: both cost a traced tree a wakeup of the drain and of the
 	 * sequencer's thread a process.  Unless an older image goes: its
-	 * proc is freed by a pass.
+	 * proc is freed by a pass; or its exit will not wake the drain,
+	 * whose passes must then go on to reap it.
 	 */
-	quiet = atomic_load(&dti_nenab) == 0;
+	quiet = atomic_load(&dti_nenab) == 0 && watched;
 	dti_copy_fresh(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
 	dti_filt_copy(dp->dp_tab);
 	dti_sagg_copy(dp->dp_tab);

@@ -462,10 +462,11 @@ void	dti_kick(void);
  * (0 or an errno; made once, kept for dtd's life).  dti_wait_exit():
  * wake the drain once when the process of pidfd ends; any thread, for
  * a pidfd that stays open until its proc is freed (closing it takes it
- * out of the set).
+ * out of the set).  false when it will not (no set, no memory): the
+ * exit is then found only by the reap of a pass, which a kick starts.
  */
 int	dti_wait_begin(void);
-void	dti_wait_exit(int pidfd);
+bool	dti_wait_exit(int pidfd);
 
 /*
  * fn(NULL, arg) for dtd's master copy, then fn(tab, arg) for the table
