@@ -82,18 +82,18 @@ fail:
 void
 dti_copy_fresh(void *dst, const void *src, size_t len)
 {
+	/* memcmp() against it: a loop over bytes showed in profiles. */
+	static const unsigned char zeros[4096];
 	const unsigned char *s = src;
 	unsigned char *d = dst;
-	size_t n, i;
+	size_t n;
 
 	while (len > 0) {
 		/* Up to the end of dst's page: the unit a write costs. */
 		n = 4096 - ((uintptr_t)d & 4095);
 		if (n > len)
 			n = len;
-		for (i = 0; i < n && s[i] == 0; i++)
-			;
-		if (i < n)
+		if (memcmp(s, zeros, n) != 0)
 			memcpy(d, s, n);
 		d += n;
 		s += n;
