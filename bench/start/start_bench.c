@@ -49,6 +49,9 @@
  * build of the preload library (USERDT_PRELOAD=LIB), say the one before
  * a change: before and after in one run; START_BENCH_AB_DTRUN=DTRUN also
  * takes that build's launcher (and so its helper) for it.
+ * START_BENCH_AB_DTD=DTD (with or without START_BENCH_AB) runs that
+ * configuration against a second dtd, another build of it, whose CPU
+ * it counts: a change to dtd before and after in one run.
  * Not a test: it asserts nothing, it prints.  Root (dtd, bpftrace).
  */
 #include <sys/mount.h>
@@ -118,8 +121,8 @@ children_cpu(void)
 	return tv_ns(&ru.ru_utime) + tv_ns(&ru.ru_stime);
 }
 
-/* Our children that outlive a run: dtd, bpftrace. */
-static pid_t	keep[2] = { -1, -1 };
+/* Our children that outlive a run: dtd, bpftrace, the AB's dtd. */
+static pid_t	keep[3] = { -1, -1, -1 };
 
 /*
  * Reap what a run left behind (the launcher's helper, reparented to us),
@@ -140,7 +143,8 @@ reap_rest(void)
 		if ((f = fopen(path, "r")) == NULL)
 			return;
 		while (fscanf(f, "%ld", &pid) == 1)
-			if ((pid_t)pid != keep[0] && (pid_t)pid != keep[1]) {
+			if ((pid_t)pid != keep[0] && (pid_t)pid != keep[1] &&
+			    (pid_t)pid != keep[2]) {
 				waitpid((pid_t)pid, NULL, 0);
 				more = 1;
 			}
@@ -461,14 +465,17 @@ main(int argc, char *argv[])
 	double m_bf[NCONF], m_br[NCONF], m_mw[NCONF], m_mc[NCONF];
 	double calls[NCONF], t0, c0, d0, w, f, rss;
 	char self[PATH_MAX], sockenv[PATH_MAX + 32], abenv[PATH_MAX + 32];
-	char xdgenv[PATH_MAX + 32];
+	char xdgenv[PATH_MAX + 32], absockenv[PATH_MAX + 32];
 	char nexec[16], proj[] = "/tmp/udt-startbench.XXXXXX";
 	const char *ab = getenv("START_BENCH_AB");
 	char *abdtrun = getenv("START_BENCH_AB_DTRUN");
+	const char *abdtd = getenv("START_BENCH_AB_DTD");
 	char **env[NCONF];
-	struct dtt_dtd dd;
+	struct dtt_dtd dd, abdd;
+	pid_t dpid[NCONF];
 	int nreps = 5, nexecs = 200, mreps, r, c, i, mounted = 0, have_bpf = 1;
-	int have_ab = ab != NULL && *ab != '\0';
+	int have_ab = (ab != NULL && *ab != '\0') ||
+	    (abdtd != NULL && *abdtd != '\0');
 	pid_t bpid = -1, tracer;
 	FILE *bout = NULL;
 
@@ -505,13 +512,32 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	keep[0] = dd.dd_pid;
+	memset(&abdd, 0, sizeof(abdd));
+	if (abdtd != NULL && *abdtd != '\0' &&
+	    (dtt_dtd_init(&abdd, "udt-startab") == -1 ||
+	    dtt_dtd_start(&abdd, abdtd, (char *[]){ "--no-ksyms", NULL },
+	    NULL, 0) == -1)) {
+		dtt_dtd_fini(&abdd, true);
+		dtt_dtd_fini(&dd, true);
+		return 1;
+	}
+	keep[2] = abdd.dd_pid > 0 ? abdd.dd_pid : -1;
+	/* The dtd each configuration's tracees talk to, whose CPU counts. */
+	for (c = 0; c < NCONF; c++)
+		dpid[c] = c == C_AB && abdd.dd_pid > 0 ? abdd.dd_pid :
+		    dd.dd_pid;
 	snprintf(sockenv, sizeof(sockenv), "USERDT_SOCKET=%s", dd.dd_sock);
-	snprintf(abenv, sizeof(abenv), "USERDT_PRELOAD=%s", have_ab ? ab : "");
+	snprintf(absockenv, sizeof(absockenv), "USERDT_SOCKET=%s",
+	    abdd.dd_pid > 0 ? abdd.dd_sock : dd.dd_sock);
+	snprintf(abenv, sizeof(abenv), "USERDT_PRELOAD=%s", ab != NULL ? ab :
+	    "");
 	snprintf(xdgenv, sizeof(xdgenv), "XDG_CACHE_HOME=%s/cache", dd.dd_dir);
 	env[0] = env[C_BPF] = env_with(NULL, NULL, NULL);
 	env[1] = env_with(sockenv, "USERDT_PLAN_CACHE=0", NULL);
 	env[2] = env_with(sockenv, xdgenv, NULL);
-	env[C_AB] = env_with(sockenv, abenv, xdgenv);
+	/* Without START_BENCH_AB, the build's library, as the others. */
+	env[C_AB] = env_with(absockenv, ab != NULL && *ab != '\0' ? abenv :
+	    NULL, xdgenv);
 
 	char *a_un[] = { "/bin/true", NULL };
 	char *a_tr[] = { argv[2], "/bin/true", NULL };
@@ -543,7 +569,7 @@ main(int argc, char *argv[])
 			launcher(c == C_AB && abdtrun != NULL ? abdtrun :
 			    argv[2], a_tr, b_tr, s_tr, mk_tr);
 			c0 = children_cpu();
-			d0 = (double)dtt_cpu_ns(dd.dd_pid);
+			d0 = (double)dtt_cpu_ns(dpid[c]);
 			t0 = now_ns();
 			for (i = 0; i < nexecs; i++)
 				if (run(c == 0 ? a_un : a_tr, env[c], -1,
@@ -552,18 +578,18 @@ main(int argc, char *argv[])
 			if (i == nexecs) {
 				aw[c][na[c]] = (now_ns() - t0) / nexecs;
 				ac[c][na[c]++] = (children_cpu() - c0 +
-				    (c > 0 ? (double)dtt_cpu_ns(dd.dd_pid) -
+				    (c > 0 ? (double)dtt_cpu_ns(dpid[c]) -
 				    d0 : 0)) / nexecs;
 			}
 			c0 = children_cpu();
-			d0 = (double)dtt_cpu_ns(dd.dd_pid);
+			d0 = (double)dtt_cpu_ns(dpid[c]);
 			if (run_spawn(c == 0 ? b_un : b_tr, env[c], &w, &f,
 			    &rss) == 0) {
 				bw[c][nb[c]] = w;
 				bf[c][nb[c]] = f;
 				br[c][nb[c]] = rss;
 				bc[c][nb[c]++] = (children_cpu() - c0 +
-				    (c > 0 ? (double)dtt_cpu_ns(dd.dd_pid) -
+				    (c > 0 ? (double)dtt_cpu_ns(dpid[c]) -
 				    d0 : 0)) / nexecs;
 			}
 		}
@@ -600,7 +626,7 @@ main(int argc, char *argv[])
 				break;
 			launcher(c == C_AB && abdtrun != NULL ? abdtrun :
 			    argv[2], a_tr, b_tr, s_tr, mk_tr);
-			tracer = dd.dd_pid;
+			tracer = dpid[c];
 			if (c == C_BPF) {
 				if ((bpid = bpftrace_start(&bout)) < 0) {
 					have_bpf = 0;
@@ -633,6 +659,8 @@ main(int argc, char *argv[])
 		umount("/sys/kernel/tracing");
 	run((char *[]){ "/bin/rm", "-rf", proj, NULL }, env[0], -1, NULL);
 	dtt_dtd_fini(&dd, true);
+	if (abdd.dd_pid > 0 || abdd.dd_dir[0] != '\0')
+		dtt_dtd_fini(&abdd, true);
 
 	for (c = 0; c < NCONF; c++) {
 		m_aw[c] = median(aw[c], na[c]) / 1e6;
