@@ -170,11 +170,14 @@ dti_pn_settle(int i)
 	/*
 	 * The peer's pidfd, for a hello that becomes a tracee: from the
 	 * socket (SO_PEERPIDFD, Linux 6.5), which names the process that
-	 * connected even if its pid was reused since; on an older kernel
-	 * (ENOPROTOOPT) serve opens one by pid.  Any other error: the peer
-	 * is gone, and a pid opened in its place could be another's.  Not
-	 * for the counters a launcher asks for before each command (two
-	 * calls less there), nor a maps query: neither uses it.
+	 * connected even if its pid was reused since.  Without one (an
+	 * older kernel, ENOPROTOOPT; no descriptor left, EMFILE) serve
+	 * opens one by pid, or refuses the hello, counted.  But when the
+	 * peer is gone (EINVAL, ESRCH: it has no process any more), a pid
+	 * opened in its place could be another's: closed, as a peer that
+	 * left.  Not for the counters a launcher asks for before each
+	 * command (two calls less there), nor a maps query: neither uses
+	 * it.
 	 */
 	if (!(pn.pn_u.m.hello.uh_flags & (UDT_HELLO_STATS |
 	    UDT_HELLO_MAPS))) {
@@ -182,7 +185,7 @@ dti_pn_settle(int i)
 		if (getsockopt(pn.pn_fd, SOL_SOCKET, SO_PEERPIDFD,
 		    &pn.pn_pidfd, &len) != 0) {
 			pn.pn_pidfd = -1;
-			if (errno != ENOPROTOOPT) {
+			if (errno == EINVAL || errno == ESRCH) {
 				close(pn.pn_fd);
 				return 1;
 			}
