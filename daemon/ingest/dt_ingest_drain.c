@@ -1002,7 +1002,16 @@ dti_drain_main(void *arg)
 		now = dt_clock_ns(CLOCK_MONOTONIC);
 		dti_pass++;
 		dt_tsc_ref();
-		if (now - lastreap >= DTI_REAP_NSEC || dti_exitseen) {
+		/*
+		 * An exit the set told of is reaped at once while nothing is
+		 * enabled: that is what woke the pass.  With something
+		 * enabled, passes come often, and the reap keeps its pace: a
+		 * parent gone within it still hands the exec announce a child
+		 * left in its ring to the child's new image when it attaches
+		 * (dti_exec_inherit()), as before the set.
+		 */
+		if (now - lastreap >= DTI_REAP_NSEC || (dti_exitseen &&
+		    atomic_load(&dti_nenab) == 0)) {
 			dti_exitseen = false;
 			dti_reap();
 			lastreap = now;
