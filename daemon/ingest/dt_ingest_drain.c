@@ -75,7 +75,8 @@
  */
 static pthread_mutex_t	 dti_idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t	 dti_idle_cv = PTHREAD_COND_INITIALIZER;
-static atomic_uint	 dti_kicks;		/* [W] writes, [a] reads */
+static atomic_uint	 dti_kicks;		/* [W] writes but the drain's
+					   own, [a] reads */
 static int		 dti_epfd = -1;		/* [I] the drain's set */
 static int		 dti_evfd = -1;		/* [I] kicks, in the set */
 static atomic_bool	 dti_asleep;		/* [D] writes, [a] reads */
@@ -567,9 +568,17 @@ dti_idle(unsigned int gen, uint64_t ns)
 					(void)read(dti_evfd, &v, sizeof(v));
 					continue;
 				}
-				/* A tracee ended: reap it now, as a kick. */
+				/*
+				 * A tracee ended.  With nothing enabled, reap
+				 * it now, as a kick.  Else passes come often
+				 * and reap it at their pace: a kick would
+				 * restart their back-off at its shortest, at
+				 * every exit of a traced tree, and take the
+				 * CPU its next images need to attach.
+				 */
 				dti_exitseen = true;
-				atomic_fetch_add(&dti_kicks, 1);
+				if (atomic_load(&dti_nenab) == 0)
+					atomic_fetch_add(&dti_kicks, 1);
 			}
 			if (n == 0 || (n < 0 && errno != EINTR))
 				break;
