@@ -64,12 +64,13 @@
  * The drain thread's sleep, cut short by dti_kick(): when a tracee
  * attaches or a probe is enabled, polling starts again at once.
  *
- * It also ends when a tracee exits: the drain sleeps in an epoll set
- * that holds an eventfd, which dti_kick() writes, and each tracee's
- * pidfd (dti_wait_exit(), one-shot).  So with nothing enabled it needs
- * no poll at all to see a tracee go, and a traced tree costs the drain
- * one wakeup a process, at its exit, instead of a back-off's few; and
- * an exit is seen as it happens, not up to DTI_REAP_NSEC later.
+ * With nothing enabled it also ends when a tracee exits: the drain
+ * sleeps in an epoll set that holds an eventfd, which dti_kick()
+ * writes, and each tracee's pidfd (dti_wait_exit(), one-shot).  So it
+ * needs no poll at all to see a tracee go, and a traced tree costs the
+ * drain one wakeup a process, at its exit, instead of a back-off's few.
+ * With something enabled the passes poll anyway, and an exit is only
+ * noted for the reap that comes at their pace (DTI_REAP_NSEC).
  * Without the set (dt_ingest_begin() never ran: unit tests), the
  * condition variable alone, and exits are found by the periodic reap.
  */
