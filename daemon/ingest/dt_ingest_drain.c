@@ -446,8 +446,8 @@ dti_free(struct dti_proc *dp)
 	/* Nobody reads its header for a stack's cut any more. */
 	if (dp->dp_untrace.ue_hdr != NULL)
 		dt_untrace_untrack(&dp->dp_untrace);
-	munmap(dp->dp_ring, UDT_RING_SIZE(dp->dp_nslots));
-	munmap(dp->dp_tab, UDT_TAB_SIZE);
+	/* The table follows the ring in one span (dt_ingest_serve.c). */
+	munmap(dp->dp_ring, dti_span(dp->dp_nslots));
 	dti_sagg_free(dp);
 	if (dp->dp_pidfd >= 0)
 		close(dp->dp_pidfd);

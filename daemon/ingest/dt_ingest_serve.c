@@ -49,7 +49,8 @@
 #include "dt_proc.h"
 
 /*
- * A sealed memfd of size bytes, mapped read-write in dtd.  The seals
+ * A sealed memfd of size bytes, mapped read-write in dtd at at, which
+ * must be in a reservation of dtd's own (dti_span()).  The seals
  * keep a tracee holding the descriptor from shrinking it under dtd's
  * mapping (which would turn dtd's next access into SIGBUS).  mode is the
  * inode's (root's): a memfd is born 0777, and anyone holding a
@@ -57,7 +58,7 @@
  * /proc/self/fd/N with what the mode allows.
  */
 static int
-dti_memfd(const char *name, size_t size, mode_t mode, void **mapp)
+dti_memfd(const char *name, size_t size, mode_t mode, void *at)
 {
 	void *p;
 	int fd;
@@ -69,10 +70,10 @@ dti_memfd(const char *name, size_t size, mode_t mode, void **mapp)
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 	    != 0)
 		goto fail;
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+	    0);
 	if (p == MAP_FAILED)
 		goto fail;
-	*mapp = p;
 	return fd;
 fail:
 	close(fd);
@@ -249,7 +250,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	struct timeval tv = { 1, 0 };
 	struct udt_welcome w;
 	struct dti_proc *dp = NULL, *op;
-	void *ring = NULL, *tab = NULL;
+	void *ring = NULL, *tab = NULL, *span = NULL;
 	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1, mapsfd = -1;
 	struct dt_proc_stat ps;
 	bool xdrain, quiet, psok, watched;
@@ -323,11 +324,24 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * (dt_ingest_adopt.c), and root, who alone passes the mode, can
 	 * write any process's memory anyway.
 	 */
-	ringfd = dti_memfd(UDT_RING_MEMFD, UDT_RING_SIZE(nslots), 0600,
-	    &ring);
-	tabfd = dti_memfd(UDT_TAB_MEMFD, UDT_TAB_SIZE, 0400, &tab);
+	/*
+	 * Both in one span of dtd's address space, the table right after
+	 * the ring: the drain unmaps them in one call (dti_unmap()), one
+	 * TLB shootdown across dtd's CPUs at the tracee's exit, not two.
+	 */
+	span = mmap(NULL, dti_span(nslots), PROT_NONE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (span == MAP_FAILED) {
+		span = NULL;
+		goto fail;
+	}
+	ringfd = dti_memfd(UDT_RING_MEMFD, UDT_RING_SIZE(nslots), 0600, span);
+	tabfd = dti_memfd(UDT_TAB_MEMFD, UDT_TAB_SIZE, 0400,
+	    (char *)span + dti_ringspan(nslots));
 	if (ringfd < 0 || tabfd < 0)
 		goto fail;
+	ring = span;
+	tab = (char *)span + dti_ringspan(nslots);
 	/* The tracee gets the table through a read-only descriptor. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", tabfd);
 	if ((rofd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
@@ -474,10 +488,8 @@ fail:
 	 */
 	dt_ingest_refused(crp, "dtd could not make its ring and table");
 	dti_send_error(fd, ENOMEM);
-	if (ring != NULL)
-		munmap(ring, UDT_RING_SIZE(nslots));
-	if (tab != NULL)
-		munmap(tab, UDT_TAB_SIZE);
+	if (span != NULL)
+		munmap(span, dti_span(nslots));
 	if (ringfd >= 0)
 		close(ringfd);
 	if (tabfd >= 0)

@@ -30,6 +30,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include <userdt/udt_sagg.h>
 #include <userdt/udt_wire.h>
@@ -484,6 +485,25 @@ void	dti_filt_copy(struct udt_tab *);
  * table no tracee has yet.
  */
 void	dti_copy_fresh(void *dst, const void *src, size_t len);
+
+/*
+ * A proc's ring and table are mapped in dtd as one span, the table at
+ * dti_ringspan() (the ring's size, to a whole page), so that freeing it
+ * takes one munmap() of dti_span() bytes.  Any thread.
+ */
+static inline size_t
+dti_ringspan(uint32_t nslots)
+{
+	size_t page = (size_t)getpagesize();
+
+	return ((size_t)UDT_RING_SIZE(nslots) + page - 1) & ~(page - 1);
+}
+
+static inline size_t
+dti_span(uint32_t nslots)
+{
+	return dti_ringspan(nslots) + UDT_TAB_SIZE;
+}
 /*
  * A batch held for its look (dt_ingest_rec.c): settle it once the look
  * answered; false while it waits (dp's ring is not drained meanwhile).
