@@ -34,6 +34,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -81,6 +82,9 @@ static atomic_uint	 dti_kicks;		/* [W] writes but the drain's
 static int		 dti_epfd = -1;		/* [I] the drain's set */
 static int		 dti_evfd = -1;		/* [I] kicks, in the set */
 static atomic_bool	 dti_asleep;		/* [D] writes, [a] reads */
+/* [D] writes, [a] reads: the set cannot be waited on (a sandbox that
+   refuses ppoll): the condition variable from then on */
+static atomic_bool	 dti_setbroken;
 static bool		 dti_exitseen;		/* [D] a pidfd fired */
 
 static void	dti_wait_end(void);
@@ -152,7 +156,7 @@ dti_wait_exit(int pidfd)
 {
 	struct epoll_event ev;
 
-	if (dti_epfd < 0 || pidfd < 0)
+	if (dti_epfd < 0 || pidfd < 0 || atomic_load(&dti_setbroken))
 		return false;
 	memset(&ev, 0, sizeof(ev));
 	/* Once: a dead tracee's pidfd stays readable until it is freed. */
@@ -548,11 +552,12 @@ static void
 dti_idle(unsigned int gen, uint64_t ns)
 {
 	struct epoll_event evs[8];
+	struct pollfd pfd;
 	struct timespec ts;
 	uint64_t end, now, v;
 	int i, n;
 
-	if (dti_epfd >= 0) {
+	if (dti_epfd >= 0 && !atomic_load(&dti_setbroken)) {
 		end = ns == 0 ? 0 : dt_clock_ns(CLOCK_MONOTONIC) + ns;
 		atomic_store(&dti_asleep, true);
 		while (atomic_load(&dti_kicks) == gen) {
@@ -562,8 +567,27 @@ dti_idle(unsigned int gen, uint64_t ns)
 				ts.tv_sec = (time_t)((end - now) / 1000000000);
 				ts.tv_nsec = (long)((end - now) % 1000000000);
 			}
-			n = epoll_pwait2(dti_epfd, evs, 8, end != 0 ? &ts :
-			    NULL, NULL);
+			/*
+			 * ppoll for the time to the nanosecond on every
+			 * kernel (epoll_pwait2 is 5.11's), then the set's
+			 * events without a wait.  Any error but a signal:
+			 * the condition variable from now on, with exits
+			 * found by the periodic reap (never a spin).
+			 */
+			pfd.fd = dti_epfd;
+			pfd.events = POLLIN;
+			if ((n = ppoll(&pfd, 1, end != 0 ? &ts : NULL,
+			    NULL)) > 0)
+				n = epoll_wait(dti_epfd, evs, 8, 0);
+			if (n < 0 && errno != EINTR) {
+				fprintf(stderr, "dtd: ingest: the drain's "
+				    "wait: %s: polling from now on\n",
+				    strerror(errno));
+				atomic_store(&dti_setbroken, true);
+				atomic_store(&dti_asleep, false);
+				dti_kick();
+				return;
+			}
 			for (i = 0; i < n; i++) {
 				if (evs[i].data.u64 == DTI_EV_KICK) {
 					(void)read(dti_evfd, &v, sizeof(v));

@@ -297,8 +297,15 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	pidfd = peerfd != -1 ? peerfd :
 	    (int)syscall(SYS_pidfd_open, crp->pid, 0);
 	peerfd = -1;
-	if (pidfd < 0)
-		return;		/* gone already */
+	if (pidfd < 0) {
+		/* gone already; else refused, and said (EMFILE: dtd's) */
+		if (errno != ESRCH) {
+			dti_send_error(fd, errno);
+			dt_ingest_refused(crp, "dtd could not hold a pidfd of "
+			    "it");
+		}
+		return;
+	}
 	/*
 	 * The image that connected must be the one we hand the ring to: a
 	 * process that exec'd a set-id program since (a helper it forked
@@ -421,8 +428,6 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 		dti_attach[i](crp->pid);
 	/* Where its library says what it maps after this (the stack cut). */
 	dt_untrace_track(&dp->dp_untrace, dp->dp_pid, dp->dp_ring);
-	/* Its exit wakes the drain, which need not poll for it. */
-	watched = dti_wait_exit(dp->dp_pidfd);
 	pthread_mutex_lock(&dti_lock);
 	/*
 	 * Nothing enabled (dti_nenab is [L]): its ring stays empty until an
@@ -434,7 +439,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * proc is freed by a pass; or its exit will not wake the drain,
 	 * whose passes must then go on to reap it.
 	 */
-	quiet = atomic_load(&dti_nenab) == 0 && watched;
+	quiet = atomic_load(&dti_nenab) == 0;
 	dti_copy_fresh(dp->dp_tab->tb_enab, dti_enab, sizeof(dti_enab));
 	dti_filt_copy(dp->dp_tab);
 	dti_sagg_copy(dp->dp_tab);
@@ -449,6 +454,12 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	}
 	dp->dp_next = dti_procs;
 	__atomic_store_n(&dti_procs, dp, __ATOMIC_RELEASE);
+	/*
+	 * Its exit wakes the drain, which need not poll for it: watched
+	 * once listed, so that a drain its exit wakes finds it to reap.
+	 */
+	watched = dti_wait_exit(dp->dp_pidfd);
+	quiet = quiet && watched;
 	/*
 	 * An idle drain source (no tracee until now) is done with every
 	 * time up to the clock, and stays so until the drain's next pass:
