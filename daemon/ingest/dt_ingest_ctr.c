@@ -147,6 +147,16 @@ dti_charge(unsigned int p, uint64_t n,
 	rcu_read_unlock();
 }
 
+void
+dti_charge_discarded(const struct udt_rec *batch, unsigned int nb)
+{
+	unsigned int i;
+
+	for (i = 0; i < nb; i++)
+		if (!(batch[i].ur_flags & UDT_R_PROF))
+			dti_charge(batch[i].ur_probe, 1, dt_pcb_count_dropevt);
+}
+
 /*
  * How far a counter of the tracee moved since *last that its budget pays
  * for: *last follows as far as that, the rest is owed to a later look.

@@ -404,9 +404,10 @@ dti_held_settle(struct dti_proc *dp, int final)
 	if (v == DTI_V_LATER && !final)
 		return false;
 	dp->dp_held = NULL;
-	if ((why = dti_verdict_why(v)) != NULL)
+	if ((why = dti_verdict_why(v)) != NULL) {
 		dti_discard(dp, why, dh->dh_nb);
-	else
+		dti_charge_discarded(dh->dh_recs, dh->dh_nb);
+	} else
 		dti_emit_batch(dp, dh->dh_recs, dh->dh_strs, dh->dh_has,
 		    dh->dh_deep, dh->dh_nb);
 	dti_held_free(dh);
@@ -462,6 +463,7 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	}
 	if (why != NULL) {
 		dti_discard(dp, why, nb);
+		dti_charge_discarded(batch, nb);
 		return;
 	}
 	dti_emit_batch(dp, batch, bstr, bhas, bdeep, nb);

@@ -91,6 +91,14 @@ dti_probe_at(unsigned int p)
 	return dti_probe != NULL ? dti_probe(p) : NULL;
 }
 
+/*
+ * Records of a batch dtd discards (a ring retired, dti_flush()): lost
+ * for every open recording each one's probe, as its dropevt says, so a
+ * reader is told what it missed.  Each took a ring slot the tracee
+ * wrote: no more than the events it could have had.  The drain thread.
+ */
+void	dti_charge_discarded(const struct udt_rec *batch, unsigned int nb);
+
 /* A thread of a tracee seen in its records (dt_ingest_who.c). */
 #define DTI_NTIDS	32
 struct dti_tid {
