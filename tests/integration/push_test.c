@@ -178,19 +178,39 @@ pt_spawn(int *go, long n, long fd, char **env)
 	return pid;
 }
 
-/* A child making getppid() flat out, its count in *calls. */
+/*
+ * A child making getppid() flat out, its count in *calls (zeroed
+ * first), once it made PT_NOISE: the machine's other calls, a million
+ * before the targets'.  Its pid, or -1.
+ */
 static pid_t
 pt_noise(volatile uint64_t *calls)
 {
 	pid_t pid;
 
+	*calls = 0;
 	if ((pid = fork()) == 0) {
 		for (;;) {
 			(void)syscall(SYS_getppid);
 			(*calls)++;
 		}
 	}
+	while (pid > 0 && *calls < PT_NOISE)
+		sched_yield();
 	return pid;
+}
+
+/* Let the target held at *go (pt_spawn()) run, and wait for it. */
+static void
+pt_release(int *go, pid_t pid, const char *what)
+{
+	int st;
+
+	(void)write(*go, "x", 1);
+	close(*go);
+	*go = -1;
+	st = dtt_wait(pid, PT_READ_MS);
+	dtt_check(st != -1 && dtt_exited0(st), "%s ran", what);
 }
 
 /*
@@ -319,18 +339,9 @@ run_kern(bool refused)
 	    pt_term(DTF_OP_EQ, DTF_TID, pids[1], NULL))) == -1)
 		goto out;
 	/* Refused, the noise would overflow perf's buffers: paced off. */
-	*calls = 0;
 	npid = refused ? -1 : pt_noise(calls);
-	/* the machine's other calls: a million before the targets' */
-	while (npid > 0 && *calls < PT_NOISE)
-		sched_yield();
-	for (i = 0; i < 2; i++) {
-		(void)write(go[i], "x", 1);
-		close(go[i]);
-		go[i] = -1;
-		st = dtt_wait(pids[i], PT_READ_MS);
-		dtt_check(st != -1 && dtt_exited0(st), "target %d ran", i);
-	}
+	pt_release(&go[0], pids[0], "target 0");
+	pt_release(&go[1], pids[1], "target 1");
 	dtt_check(pt_count(fda, pids, 2, gota), "open A read both exits");
 	dtt_check(pt_count(fdb, &pids[1], 1, gotb), "open B read its exit");
 	noise = *calls;
@@ -500,19 +511,10 @@ run_tree(void)
 	if ((fdb = pt_open(pbn, pt_term(DTF_OP_EQ, DTF_COMM, 0,
 	    "push_target"))) == -1)
 		goto out;
-	*calls = 0;
 	npid = pt_noise(calls);
-	while (npid > 0 && *calls < PT_NOISE)
-		sched_yield();
 	/* the outsider after the tree: B's last event is its exit */
-	for (i = 0; i < 2; i++) {
-		(void)write(go[i], "x", 1);
-		close(go[i]);
-		go[i] = -1;
-		st = dtt_wait(i == 0 ? root : outsider, PT_READ_MS);
-		dtt_check(st != -1 && dtt_exited0(st), "%s ran",
-		    i == 0 ? "the tree" : "the outsider");
-	}
+	pt_release(&go[0], root, "the tree");
+	pt_release(&go[1], outsider, "the outsider");
 	dtt_check(pt_tree_read(fda, root, -1, npid, gota, &stra),
 	    "open A read the tree's exit");
 	dtt_check(pt_tree_read(fdb, -1, outsider, npid, gotb, &strb),
@@ -761,7 +763,7 @@ run_ksys(void)
 	uint64_t got[2], other, noise;
 	uint32_t pbn_call, pbn_exit;
 	pid_t pids[2] = { -1, -1 }, npid = -1;
-	int fda = -1, fdb = -1, fd, go[2] = { -1, -1 }, st, i;
+	int fda = -1, fdb = -1, fd, go[2] = { -1, -1 }, i;
 	char func[DTNAMESIZE];
 	long long recs;
 
@@ -786,17 +788,9 @@ run_ksys(void)
 	    pbn_exit, pt_term(DTF_OP_EQ, DTF_COMM, 0, "push_target"), 0)) ==
 	    -1)
 		goto out;
-	*calls = 0;
 	npid = pt_noise(calls);
-	while (npid > 0 && *calls < PT_NOISE)
-		sched_yield();
-	for (i = 0; i < 2; i++) {
-		(void)write(go[i], "x", 1);
-		close(go[i]);
-		go[i] = -1;
-		st = dtt_wait(pids[i], PT_READ_MS);
-		dtt_check(st != -1 && dtt_exited0(st), "target %d ran", i);
-	}
+	pt_release(&go[0], pids[0], "target 0");
+	pt_release(&go[1], pids[1], "target 1");
 	if (dtt_check(pt_count_sys(fda, pbn_call, pbn_exit, pids, zero, 2,
 	    got, &other), "open A read both exits"))
 		dtt_check(got[0] == PT_NCALLS && got[1] == 0 && other == 0,

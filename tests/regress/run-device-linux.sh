@@ -586,64 +586,44 @@ kcount)
 	[ "${rec:-0}" -lt $((cx / 10)) ] ||
 	    fail "x's calls went through perf's buffers: $(cat "$TMP/dtd.log")"
 	;;
-kcounttree)
-	# btrace -c's count of a tracepoint is the kernel's for the
-	# command's tree alone (DTIOCTREE, DTF_F_TREE): exact beside another
-	# copy of the program making the same calls flat out, where the
-	# sampled events of the whole machine once crossed dtd to be thrown
-	# away by the tree filter (BTRACE_NOPUSH=1 here: 60% counted and
-	# "Lost" printed).  The noise has the command's name, so only the
-	# tree tells them apart; the program's own start makes the same
-	# calls every run: the difference of two runs is the loop's calls,
-	# exactly.
+kcounttree|ksamptree)
+	# btrace -c's aggregations of a tracepoint are the command's tree's
+	# alone, exact beside another copy of the program making the same
+	# calls flat out (the noise has the command's name, so only the
+	# tree tells them apart):
+	#   kcounttree: a plain count, the kernel's (DTIOCTREE, DTF_F_TREE:
+	#     a counter the tree inherits);
+	#   ksamptree: a count keyed by an argument, which no counter keeps,
+	#     folded by dtd from the records the kernel selects for the tree
+	#     (DTEVT_TREE), so the noise never fills the perf buffers they
+	#     go through; the command's calls fit in one, however late dtd
+	#     drains it.
+	# Both once read the whole machine's records, to be thrown away by
+	# the tree filter (BTRACE_NOPUSH=1: 60% counted, "Lost" printed).
+	# The program's own start makes the same calls every run: the
+	# difference of two runs is the loop's calls, exactly.
 	export USERDT_SOCKET=$TMP/ingest.sock
 	mkdir "$TMP/noise" && cp "$GETPPID_STATIC" "$TMP/noise/" || exit 2
 	"$TMP/noise/getppid_static" 4000000000 &
 	NOISE=$!
 	trap 'kill $NOISE 2> /dev/null; dtd_cleanup' EXIT
-	prog='tracepoint:raw_syscalls:sys_enter /comm == "getppid_static"/ {
-	    @ = count(); }'
-	for n in 0 0 250000; do
-		"$BTRACE" -d "$DEV" -v -c "$GETPPID_STATIC $n" -e "$prog" \
-		    > "$TMP/kt.out" 2> "$TMP/kt.err" ||
-		    fail "$n: exit $?: $(cat "$TMP/kt.err")"
-		grep -qx '1 rules aggregated in dtd' "$TMP/kt.err" ||
-		    fail "$n: not counted in the kernel: $(cat "$TMP/kt.err")"
-		grep -qx '0 events dropped' "$TMP/kt.err" ||
-		    fail "$n: dropped: $(cat "$TMP/kt.err")"
-		c=$(sed -n 's/^@: //p' "$TMP/kt.out")
-		base=${base:-${c:-0}}
-		[ "${c:-0}" -eq $((base + n)) ] ||
-		    fail "$n: counted ${c:-0}, want $base + $n: $(cat "$TMP/kt.out" "$TMP/kt.err")"
-	done
-	;;
-ksamptree)
-	# btrace -c's other aggregations of a tracepoint (a count keyed by
-	# an argument here, which no kernel counter keeps) are folded by
-	# dtd from the command's tree's records alone (DTEVT_TREE): the
-	# kernel selects them, so a copy of the program under the same name
-	# making the same calls flat out outside the tree never fills the
-	# perf buffers the command's records go through.  Those records
-	# were once read from the machine's and thrown away by the tree
-	# filter (BTRACE_NOPUSH=1: most of them "Lost").  The command's
-	# calls fit in a perf buffer, however late dtd drains it.
-	export USERDT_SOCKET=$TMP/ingest.sock
-	mkdir "$TMP/noise" && cp "$GETPPID_STATIC" "$TMP/noise/" || exit 2
-	"$TMP/noise/getppid_static" 4000000000 &
-	NOISE=$!
-	trap 'kill $NOISE 2> /dev/null; dtd_cleanup' EXIT
-	prog='tracepoint:raw_syscalls:sys_enter /comm == "getppid_static"/ {
-	    @[arg0] = count(); }'
-	for n in 0 0 3000; do
-		"$BTRACE" -d "$DEV" -v -c "$GETPPID_STATIC $n" -e "$prog" \
-		    > "$TMP/kt.out" 2> "$TMP/kt.err" ||
-		    fail "$n: exit $?: $(cat "$TMP/kt.err")"
-		grep -qx '1 rules aggregated in dtd' "$TMP/kt.err" ||
-		    fail "$n: not folded in dtd: $(cat "$TMP/kt.err")"
-		grep -qx '0 events dropped' "$TMP/kt.err" ||
-		    fail "$n: dropped: $(cat "$TMP/kt.err")"
+	if [ "$CASE" = kcounttree ]; then
+		key= calls=250000
+	else
 		# OpenBSD's getppid is 39
-		c=$(sed -n 's/^@\[39\]: //p' "$TMP/kt.out")
+		key='[arg0]' calls=3000
+	fi
+	prog="tracepoint:raw_syscalls:sys_enter /comm == \"getppid_static\"/ {
+	    @$key = count(); }"
+	for n in 0 0 $calls; do
+		"$BTRACE" -d "$DEV" -v -c "$GETPPID_STATIC $n" -e "$prog" \
+		    > "$TMP/kt.out" 2> "$TMP/kt.err" ||
+		    fail "$n: exit $?: $(cat "$TMP/kt.err")"
+		grep -qx '1 rules aggregated in dtd' "$TMP/kt.err" ||
+		    fail "$n: not aggregated in dtd: $(cat "$TMP/kt.err")"
+		grep -qx '0 events dropped' "$TMP/kt.err" ||
+		    fail "$n: dropped: $(cat "$TMP/kt.err")"
+		c=$(sed -n 's/^@\(\[39\]\)\{0,1\}: //p' "$TMP/kt.out")
 		base=${base:-${c:-0}}
 		[ "${c:-0}" -eq $((base + n)) ] ||
 		    fail "$n: counted ${c:-0}, want $base + $n: $(cat "$TMP/kt.out" "$TMP/kt.err")"
