@@ -288,6 +288,17 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 	if (!final)
 		dp->dp_lowrt = 0;
 	/*
+	 * The ring's proof asked for as soon as the tracee says where it
+	 * mapped it, not at its first batch: a short tracee that ended
+	 * before that look answered (a slow or busy dtd) lost what was
+	 * left in its ring, the proof impossible once its memory is gone.
+	 * Not waited for here; its verdict is taken again by the batch's.
+	 */
+	if (!final && !dp->dp_proven && dp->dp_chk != NULL &&
+	    dp->dp_held == NULL &&
+	    __atomic_load_n(&rh->rh_self, __ATOMIC_ACQUIRE) != 0)
+		(void)dti_image_look(dp, false);
+	/*
 	 * A batch waiting for the look at its image: the ring waits with it
 	 * (its tracee's own cost), the other rings do not.
 	 */

@@ -268,6 +268,19 @@ dti_verdict_why(enum dti_verdict v)
 	}
 }
 
+/*
+ * A look not answered by the final pass: for a ring already proven its
+ * image's, the answer could only be that image's (an exec is memory
+ * that ended while the process did not; it ended as the process did),
+ * so the batch is not lost to the look's lateness.  An unproven ring
+ * stays unproven: its memory is gone.
+ */
+static enum dti_verdict
+dti_final_look(const struct dti_proc *dp, enum dti_verdict v, int final)
+{
+	return v == DTI_V_LATER && final && dp->dp_proven ? DTI_V_SAME : v;
+}
+
 /* Records emitted under one hold of the sequencer's lock, at most. */
 #define DTI_SEQ_RUN	64
 
@@ -400,7 +413,7 @@ dti_held_settle(struct dti_proc *dp, int final)
 
 	if (dh == NULL)
 		return true;
-	v = dti_image_look(dp, false);
+	v = dti_final_look(dp, dti_image_look(dp, false), final);
 	if (v == DTI_V_LATER && !final)
 		return false;
 	dp->dp_held = NULL;
@@ -455,7 +468,7 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, true))
 		why = "is no longer the image that attached (a set-id exec?)";
 	else {
-		v = dti_image_look(dp, true);
+		v = dti_final_look(dp, dti_image_look(dp, true), final);
 		if (v == DTI_V_LATER && !final && dp->dp_held == NULL &&
 		    dti_hold(dp, batch, bstr, bhas, bdeep, nb))
 			return;
