@@ -200,6 +200,22 @@ pt_noise(volatile uint64_t *calls)
 	return pid;
 }
 
+/* Opens A and B dropped no event. */
+static void
+pt_nothing_lost(int fda, int fdb)
+{
+	struct dtioc_stat sa, sb;
+	int ea, eb;
+
+	ea = dtt_stats(fda, &sa);
+	eb = dtt_stats(fdb, &sb);
+	dtt_check(ea == 0 && eb == 0 && sa.dtst_dropevt == 0 &&
+	    sb.dtst_dropevt == 0, "nothing lost: A %llu, B %llu (%s, %s)",
+	    ea ? 0ULL : (unsigned long long)sa.dtst_dropevt,
+	    eb ? 0ULL : (unsigned long long)sb.dtst_dropevt, strerror(ea),
+	    strerror(eb));
+}
+
 /* Let the target held at *go (pt_spawn()) run, and wait for it. */
 static void
 pt_release(int *go, pid_t pid, const char *what)
@@ -313,10 +329,9 @@ static void
 run_kern(bool refused)
 {
 	volatile uint64_t *calls;
-	struct dtioc_stat sa, sb;
 	uint64_t gota[2], gotb[1], noise;
 	pid_t pids[2], npid;
-	int fda = -1, fdb = -1, go[2] = { -1, -1 }, st, i;
+	int fda = -1, fdb = -1, go[2] = { -1, -1 }, i;
 	uint32_t pbn;
 	long long recs;
 
@@ -354,13 +369,7 @@ run_kern(bool refused)
 	dtt_check(gotb[0] == 2 * PT_NCALLS,
 	    "tid == %d: %llu getppid, want %d", (int)pids[1],
 	    (unsigned long long)gotb[0], 2 * PT_NCALLS);
-	i = dtt_stats(fda, &sa);
-	st = dtt_stats(fdb, &sb);
-	dtt_check(i == 0 && st == 0 &&
-	    sa.dtst_dropevt == 0 && sb.dtst_dropevt == 0,
-	    "nothing lost: A %llu, B %llu (%s, %s)",
-	    (unsigned long long)sa.dtst_dropevt,
-	    (unsigned long long)sb.dtst_dropevt, strerror(i), strerror(st));
+	pt_nothing_lost(fda, fdb);
 	close(fda);
 	close(fdb);
 	fda = fdb = -1;
@@ -390,13 +399,13 @@ out:
 }
 
 /*
- * Read fd until the exit of root (> 0) or of outsider (> 0) came.  tree[0] counts the getppid() events of processes named
- * push_target other than outsider, tree[1] outsider's; stray counts any
- * event of outsider, noise or ourselves.  False on a timeout or a read
- * error.
+ * Read fd until the exit of root (> 0), or of outsider (outx), came.
+ * tree[0] counts the getppid() events of processes named push_target
+ * other than outsider, tree[1] outsider's; stray counts any event of
+ * the noise or of ourselves.  False on a timeout or a read error.
  */
 static bool
-pt_tree_read(int fd, pid_t root, pid_t outsider, pid_t noise,
+pt_tree_read(int fd, pid_t root, pid_t outsider, bool outx, pid_t noise,
     uint64_t tree[2], uint64_t *stray)
 {
 	static struct dt_evt evs[PT_NEVS];
@@ -404,11 +413,12 @@ pt_tree_read(int fd, pid_t root, pid_t outsider, pid_t noise,
 	    systab_lookup("exit");
 	uint64_t deadline = dtt_clock_ns(CLOCK_MONOTONIC) +
 	    PT_READ_MS * 1000000ULL;
-	bool rootx = root <= 0, outx = outsider <= 0;
+	bool rootx = root <= 0;
 	pid_t self = getpid();
 	long k, r;
 
 	tree[0] = tree[1] = *stray = 0;
+	outx = !outx;
 	while (!rootx || !outx) {
 		if (dtt_clock_ns(CLOCK_MONOTONIC) > deadline)
 			return false;
@@ -420,7 +430,7 @@ pt_tree_read(int fd, pid_t root, pid_t outsider, pid_t noise,
 		for (k = 0; k < r; k++) {
 			pid_t pid = evs[k].dtev_pid;
 
-			if (pid == outsider || pid == noise || pid == self)
+			if (pid == noise || pid == self)
 				(*stray)++;
 			if (evs[k].dtev_args[0] == exit_num) {
 				rootx |= pid == root;
@@ -450,11 +460,11 @@ static void
 run_tree(void)
 {
 	volatile uint64_t *calls;
-	struct dtioc_stat sa, sb;
+	struct dtioc_stat sa;
 	struct dtioc_tree t;
 	uint64_t gota[2], gotb[2], stra, strb, noise;
 	pid_t root = -1, outsider = -1, npid = -1;
-	int fda = -1, fdb = -1, go[2] = { -1, -1 }, p[2], error, st, i;
+	int fda = -1, fdb = -1, go[2] = { -1, -1 }, p[2], error, i;
 	uint32_t pbn, oncpu;
 	char n[32], c;
 	long long recs, wake;
@@ -515,9 +525,9 @@ run_tree(void)
 	/* the outsider after the tree: B's last event is its exit */
 	pt_release(&go[0], root, "the tree");
 	pt_release(&go[1], outsider, "the outsider");
-	dtt_check(pt_tree_read(fda, root, -1, npid, gota, &stra),
+	dtt_check(pt_tree_read(fda, root, outsider, false, npid, gota, &stra),
 	    "open A read the tree's exit");
-	dtt_check(pt_tree_read(fdb, -1, outsider, npid, gotb, &strb),
+	dtt_check(pt_tree_read(fdb, -1, outsider, true, npid, gotb, &strb),
 	    "open B read the outsider's exit");
 	root = outsider = -1;
 	noise = *calls;
@@ -525,20 +535,16 @@ run_tree(void)
 		dtt_stop(npid, SIGKILL, DTT_EXIT_MS);
 	npid = -1;
 	dtt_check(gota[0] == 2 * PT_NCALLS && gota[1] == 0 && stra == 0,
-	    "the tree's open: %llu getppid of the tree, want %d; %llu events "
-	    "of others, want 0", (unsigned long long)gota[0], 2 * PT_NCALLS,
-	    (unsigned long long)stra);
-	dtt_check(gotb[0] == 2 * PT_NCALLS && gotb[1] == PT_NCALLS,
-	    "the other open: %llu and %llu getppid, want %d and %d",
+	    "the tree's open: %llu getppid of the tree, want %d; %llu of the "
+	    "outsider and %llu of the noise or ours, want 0",
+	    (unsigned long long)gota[0], 2 * PT_NCALLS,
+	    (unsigned long long)gota[1], (unsigned long long)stra);
+	dtt_check(gotb[0] == 2 * PT_NCALLS && gotb[1] == PT_NCALLS &&
+	    strb == 0, "the other open: %llu and %llu getppid, want %d and "
+	    "%d; %llu events of the noise or ours, want 0",
 	    (unsigned long long)gotb[0], (unsigned long long)gotb[1],
-	    2 * PT_NCALLS, PT_NCALLS);
-	i = dtt_stats(fda, &sa);
-	st = dtt_stats(fdb, &sb);
-	dtt_check(i == 0 && st == 0 &&
-	    sa.dtst_dropevt == 0 && sb.dtst_dropevt == 0,
-	    "nothing lost: A %llu, B %llu (%s, %s)",
-	    (unsigned long long)sa.dtst_dropevt,
-	    (unsigned long long)sb.dtst_dropevt, strerror(i), strerror(st));
+	    2 * PT_NCALLS, PT_NCALLS, (unsigned long long)strb);
+	pt_nothing_lost(fda, fdb);
 	close(fda);
 	close(fdb);
 	fda = fdb = -1;
@@ -759,7 +765,6 @@ run_ksys(void)
 {
 	static const long zero[2] = { 0, 0 };
 	volatile uint64_t *calls;
-	struct dtioc_stat sa, sb;
 	uint64_t got[2], other, noise;
 	uint32_t pbn_call, pbn_exit;
 	pid_t pids[2] = { -1, -1 }, npid = -1;
@@ -808,10 +813,7 @@ run_ksys(void)
 	noise = *calls;
 	dtt_stop(npid, SIGKILL, DTT_EXIT_MS);
 	npid = -1;
-	dtt_check(dtt_stats(fda, &sa) == 0 && dtt_stats(fdb, &sb) == 0 &&
-	    sa.dtst_dropevt == 0 && sb.dtst_dropevt == 0,
-	    "nothing lost: A %llu, B %llu", (unsigned long long)sa.dtst_dropevt,
-	    (unsigned long long)sb.dtst_dropevt);
+	pt_nothing_lost(fda, fdb);
 	close(fda);
 	close(fdb);
 	fda = fdb = -1;
