@@ -413,14 +413,19 @@ dt_tp_lost(struct dt_tp_src *src, const struct dt_tp_sample *s)
 				    s->ts_lost);
 }
 
-void
+bool
 dt_tp_sample_note(const struct dt_tp_src *src, const struct dt_tp_sample *s)
 {
 	char comm[DTMAXCOMLEN];
 	pid_t next;
 
+	if (s->ts_comm != NULL) {
+		dt_tp_task_rename(s->ts_tid, s->ts_pid, s->ts_comm,
+		    s->ts_ns);
+		return true;
+	}
 	if (src != dt_tp_switch || s->ts_swin)
-		return;
+		return false;
 	dt_tp_fcomm(src, F_PREV_COMM, s, comm);
 	dt_tp_task_note(s->ts_tid, s->ts_pid, comm);
 	dt_tp_stk_off(s->ts_tid, s);
@@ -434,6 +439,7 @@ dt_tp_sample_note(const struct dt_tp_src *src, const struct dt_tp_sample *s)
 		dt_tp_fcomm(src, F_NEXT_COMM, s, comm);
 		dt_tp_task_note(next, dt_tp_task_tgid(next), comm);
 	}
+	return false;
 }
 
 /* dt_tpev_fn: a record of src, for each of its recording probes.  [R] */
@@ -451,12 +457,8 @@ dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
 		dt_tp_lost(src, s);
 		return;
 	}
-	if (s->ts_comm != NULL) {
-		dt_tp_task_rename(s->ts_tid, s->ts_pid, s->ts_comm,
-		    s->ts_ns);
+	if (dt_tp_sample_note(src, s))
 		return;
-	}
-	dt_tp_sample_note(src, s);
 	for (i = 0; i < src->tps_nprobes; i++) {
 		tpp = src->tps_probes[i];
 		if (atomic_load_explicit(&tpp->tpp_dtp->dtp_recording,

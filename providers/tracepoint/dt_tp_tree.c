@@ -85,20 +85,19 @@ dt_tp_tree_cb(void *arg, const struct dt_tp_sample *s)
 	struct dt_evt ev, evs;
 	bool strings;
 
-	/* names feed the cache every event's comm comes from */
-	if (s->ts_comm != NULL) {
-		dt_tp_task_rename(s->ts_tid, s->ts_pid, s->ts_comm,
-		    s->ts_ns);
-		return;
-	}
-	dt_tp_sample_note(tt->tt_src, s);
-	if (s->ts_swin || !atomic_load(&tt->tt_live))
-		return;
-	dp = tt->tt_dp;
+	/* as the shared event's (dt_tp_sample_cb()), to tt's pcb alone */
+	if (!atomic_load(&tt->tt_live))
+		dp = NULL;
+	else
+		dp = tt->tt_dp;
 	if (s->ts_lost > 0) {
-		dt_pcb_count_dropevt(dp, s->ts_cpu, s->ts_lost);
+		if (dp != NULL)
+			dt_pcb_count_dropevt(dp, s->ts_cpu, s->ts_lost);
 		return;
 	}
+	/* names feed the cache every event's comm comes from */
+	if (dt_tp_sample_note(tt->tt_src, s) || s->ts_swin || dp == NULL)
+		return;
 	if (!dt_tp_build(tt->tt_tpp, tt->tt_src, s, dp->dp_evtflags, &ev,
 	    &evs, &strings))
 		return;

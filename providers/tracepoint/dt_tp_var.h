@@ -144,11 +144,12 @@ bool		dt_tp_build(const struct dt_tp_probe *tpp,
 		    bool *strings);
 
 /*
- * What a sample of src says of the current and the next thread (a
+ * What a sample of src says of threads (a rename or exec record; a
  * sched_switch's names, the stacks off__cpu keeps), into the caches
- * every event's comm and on__cpu's stacks come from.  [R].
+ * every event's comm and on__cpu's stacks come from: true when the
+ * sample was a rename, nothing else.  [R].
  */
-void		dt_tp_sample_note(const struct dt_tp_src *src,
+bool		dt_tp_sample_note(const struct dt_tp_src *src,
 		    const struct dt_tp_sample *s);
 
 /*
