@@ -20,8 +20,11 @@
  * clock, then its own CPU time (the process's, in seconds) into OUTFILE:
  * the program's stdout is btrace's under -c, and btrace's CPU time as
  * its shell sees it includes this child's, which the bench takes off.
+ * With WALLFILE, also the seconds from its first call to its last into
+ * it: whether a tracer that makes threads wait for room (lossless) held
+ * the loop back from its pace (maxrate_bench.sh).
  *
- * usage: paced_loop RATE N OUTFILE
+ * usage: paced_loop RATE N OUTFILE [WALLFILE]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,12 +36,12 @@
 int
 main(int argc, char *argv[])
 {
-	struct timespec start, next, cpu;
+	struct timespec start, next, cpu, end;
 	long rate, n, i, j;
 	double per;
 	FILE *f;
 
-	if (argc != 4 || (rate = strtol(argv[1], NULL, 10)) < 0 ||
+	if ((argc != 4 && argc != 5) || (rate = strtol(argv[1], NULL, 10)) < 0 ||
 	    (n = strtol(argv[2], NULL, 10)) <= 0)
 		return 2;
 	per = rate > 0 ? 1e9 * BURST / (double)rate : 0;
@@ -59,9 +62,18 @@ main(int argc, char *argv[])
 		}
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
 	if ((f = fopen(argv[3], "w")) == NULL)
 		return 1;
 	fprintf(f, "%.4f\n", (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9);
+	if (fclose(f) != 0)
+		return 1;
+	if (argc == 4)
+		return 0;
+	if ((f = fopen(argv[4], "w")) == NULL)
+		return 1;
+	fprintf(f, "%.6f\n", (double)(end.tv_sec - start.tv_sec) +
+	    (double)(end.tv_nsec - start.tv_nsec) / 1e9);
 	return fclose(f) == 0 ? 0 : 1;
 }
