@@ -106,8 +106,9 @@ fake_tracee(void *arg)
 		/* Every announce, each with the phase's kind of value. */
 		for (i = 0; i < UDT_EXEC_NANN; i++) {
 			phase_value((int)(el / PHASE_NS), now_rt(), &ts, &tid);
-			if (tid > 0 && i > 0)
-				tid += (int32_t)i;	/* nobody's, likely */
+			/* nobody's, likely; phase 6's INT32_MAX stays */
+			if (tid > 0 && tid <= INT32_MAX - UDT_EXEC_NANN && i > 0)
+				tid += (int32_t)i;
 			__atomic_store_n(&rh->rh_exec[i].ua_tid, tid,
 			    __ATOMIC_RELAXED);
 			__atomic_store_n(&rh->rh_exec[i].ua_ts, ts,
