@@ -46,6 +46,30 @@ dt_untrace_lib(const struct dt_pm_map *m)
 	return strncmp(b, UDT_LIB_PREFIX, sizeof(UDT_LIB_PREFIX) - 1) == 0;
 }
 
+/*
+ * Whether m is code the library calls into for its own work: libc and
+ * the loader (its NEEDED), what its unwinder loads (dlmopen), the vDSO.
+ * A sample whose frames above the library's are all such code is the
+ * library's work, not the program's (dt_untrace_pcs()).
+ */
+static int
+dt_untrace_libuse(const struct dt_pm_map *m)
+{
+	static const char *const uses[] = { "libc.so", "ld-linux",
+	    "libunwind", "liblzma", "libgcc_s", "[vdso]" };
+	const char *b;
+	size_t i;
+
+	if (m == NULL || m->pm_path == NULL)
+		return 0;
+	b = strrchr(m->pm_path, '/');
+	b = b != NULL ? b + 1 : m->pm_path;
+	for (i = 0; i < sizeof(uses) / sizeof(uses[0]); i++)
+		if (strncmp(b, uses[i], strlen(uses[i])) == 0)
+			return 1;
+	return 0;
+}
+
 /* len bytes of pid's memory at va into buf: how many could be read. */
 static size_t
 dt_untrace_read(pid_t pid, uint64_t va, void *buf, size_t len)
@@ -375,8 +399,9 @@ dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 {
 	const struct dt_pm_map *m;
 	struct dt_pm_snap *s;
-	unsigned int i = 0, k, n = *count;
+	unsigned int i = 0, j, k, n = *count, was = *count;
 	uint64_t site, lo[DT_UT_NRANGE], hi[DT_UT_NRANGE];
+	bool cut, helpers;
 
 	if (n == 0 || pid <= 0)
 		return;
@@ -384,7 +409,7 @@ dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 		dt_ut_lib(pid, lo, hi);
 		while (i < n && dt_ut_in(pcs[i], lo, hi))
 			i++;
-		goto cut;
+		goto out;
 	}
 	/* The library's frames, from the leaf down. */
 	while (i < n && dt_untrace_lib(dt_pm_find(s, pcs[i])))
@@ -397,6 +422,56 @@ dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 	if (i < n && ((m = dt_pm_find(s, pcs[i])) == NULL ||
 	    m->pm_path == NULL) && (site = dt_untrace_site(pid, pcs[i])) != 0)
 		pcs[i] = site;
+	/*
+	 * The library's frames deeper down, under frames not its own.
+	 * With only libc, the loader or the unwinder's objects above them
+	 * (the entry's memcpy, udt_proc_status;strstr), those are the
+	 * library's work too: cut with it, the sample stands at the site
+	 * under it as one in the entry does.  With a frame of the
+	 * program's above them, the program's code ran under a hook (a
+	 * signal handler delivered in the entry): the library's run is cut
+	 * out of the middle and the program's frames stay on both sides.
+	 * Either way a trampoline's PC under the run stands for its site.
+	 */
+	cut = false;
+	for (j = i; j < n; ) {
+		if (!dt_untrace_lib(dt_pm_find(s, pcs[j]))) {
+			j++;
+			continue;
+		}
+		for (k = i; k < j && dt_untrace_libuse(dt_pm_find(s, pcs[k]));
+		    k++)
+			continue;
+		helpers = k == j;
+		for (k = j; k < n && dt_untrace_lib(dt_pm_find(s, pcs[k]));
+		    k++)
+			continue;
+		if (k < n && ((m = dt_pm_find(s, pcs[k])) == NULL ||
+		    m->pm_path == NULL) &&
+		    (site = dt_untrace_site(pid, pcs[k])) != 0)
+			pcs[k] = site;
+		if (helpers) {
+			i = j = k;
+			cut = true;
+			continue;
+		}
+		memmove(&pcs[j], &pcs[k], (n - k) * sizeof(pcs[0]));
+		n -= k - j;
+	}
+	/*
+	 * Such a run cut, with nothing of the program's left (the
+	 * library's constructor under the loader's _dl_init): work the
+	 * program untraced never does.  Dropped whole.  Not after a cut at
+	 * the leaf alone: a sample in the entry whose walk ends at its site
+	 * in libc (code without frame pointers) is still the program's call.
+	 */
+	if (cut) {
+		for (k = i; k < n && dt_untrace_libuse(dt_pm_find(s, pcs[k]));
+		    k++)
+			continue;
+		if (k == n)
+			i = n;
+	}
 	/*
 	 * Code the library mapped since the snapshot, which it said is its
 	 * own (its disassembler's module), anywhere in the stack: the stack
@@ -411,12 +486,12 @@ dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 				break;
 			}
 	dt_pm_put(s);
-cut:
-	if (i == 0)
+out:
+	if (i == 0 && n == was)
 		return;
 	for (k = 0; i < n; )
 		pcs[k++] = pcs[i++];
-	for (i = k; i < n; i++)
+	for (i = k; i < was; i++)
 		pcs[i] = 0;
 	*count = k;
 }

@@ -715,6 +715,103 @@ test_untrace_unknown(void)
 	unlink(path);
 }
 
+/* A cached tracee's stack pcs[n], untraced: the count left, in pcs. */
+static unsigned int
+untrace_n(pid_t pid, const uint64_t *pcs, unsigned int n, uint64_t *out)
+{
+	struct stacktrace st;
+
+	memset(&st, 0, sizeof(st));
+	memcpy(st.st_pc, pcs, n * sizeof(pcs[0]));
+	st.st_count = n;
+	dt_ustack_untrace(pid, &st);
+	memcpy(out, st.st_pc, sizeof(st.st_pc[0]) * n);
+	return st.st_count;
+}
+
+/*
+ * The library's frames under others: its own work over libc (dropped,
+ * or cut to the site under the entry), a program's signal handler
+ * delivered in the entry (the library cut out of the middle).
+ */
+static void
+test_untrace_deep(void)
+{
+	enum { PROG = 0x400100, MAIN = 0x400200, HANDLER = 0x400300,
+	    LIBC = 0x7f0000100100, SITE = 0x7f0000100200,
+	    RESTORE = 0x7f0000100300, LD = 0x7f0000300100,
+	    LIB1 = 0x7f0000001100, LIB2 = 0x7f0000002100 };
+	char path[160], maps[1024];
+	uint64_t out[8];
+	unsigned int n;
+	FILE *fp;
+
+	dtt_tag("untrace-deep");
+	snprintf(path, sizeof(path), "%s/" UDT_LIB_PREFIX ".so", root);
+	if ((fp = fopen(path, "w")) == NULL || ftruncate(fileno(fp), 4096))
+		exit(2);
+	fclose(fp);
+	fake_stat(4401, 'S', 777);
+	snprintf(maps, sizeof(maps),
+	    "400000-402000 r-xp 00000000 08:01 7 /usr/bin/prog\n"
+	    "7f0000001000-7f0000005000 r-xp 00001000 08:01 9 %s\n"
+	    "7f0000100000-7f0000200000 r-xp 00000000 08:01 11 "
+	    "/usr/lib/x86_64-linux-gnu/libc.so.6\n"
+	    "7f0000300000-7f0000330000 r-xp 00000000 08:01 12 "
+	    "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2\n", path);
+	fake_maps(4401, maps);
+	dt_pm_put(dt_pm_snapshot(4401, 0));
+
+	{
+		const uint64_t st[] = { LIBC, LIB1, LIB2, LD, LD };
+
+		n = untrace_n(4401, st, 5, out);
+		dtt_check(n == 0, "the library's constructor over libc, "
+		    "under the loader: dropped (%u left)", n);
+	}
+	{
+		const uint64_t st[] = { LIBC, LIB1, LIB2, SITE, MAIN };
+
+		n = untrace_n(4401, st, 5, out);
+		dtt_check(n == 2 && out[0] == SITE && out[1] == MAIN &&
+		    out[2] == 0, "libc called by the entry: the site and its "
+		    "callers (%u left)", n);
+	}
+	{
+		const uint64_t st[] = { HANDLER, RESTORE, LIB1, LIB2, SITE,
+		    MAIN };
+
+		n = untrace_n(4401, st, 6, out);
+		dtt_check(n == 4 && out[0] == HANDLER && out[1] == RESTORE &&
+		    out[2] == SITE && out[3] == MAIN && out[4] == 0,
+		    "a handler delivered in the entry: the library cut out of "
+		    "the middle (%u left)", n);
+	}
+	{
+		const uint64_t st[] = { LIB1, SITE, MAIN };
+
+		n = untrace_n(4401, st, 3, out);
+		dtt_check(n == 2 && out[0] == SITE && out[1] == MAIN,
+		    "in the entry: at the site, as before (%u left)", n);
+	}
+	{
+		const uint64_t st[] = { LIB1, SITE };
+
+		n = untrace_n(4401, st, 2, out);
+		dtt_check(n == 1 && out[0] == SITE,
+		    "in the entry, the walk ending at the site: kept");
+	}
+	{
+		const uint64_t st[] = { LIBC, PROG, MAIN };
+
+		n = untrace_n(4401, st, 3, out);
+		dtt_check(n == 3 && out[0] == LIBC && out[2] == MAIN,
+		    "nothing of the library's: as it was");
+	}
+	fake_gone(4401);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -740,6 +837,7 @@ main(void)
 	test_lru();
 	test_budget();
 	test_untrace_unknown();
+	test_untrace_deep();
 
 	dt_pm_clear();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
