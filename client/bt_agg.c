@@ -673,6 +673,25 @@ agg_keep(const struct dtioc_aggent *e, const struct agg_id *ai,
 	    1].dtpi_prov, "syscall", DTNAMESIZE) == 0);
 }
 
+/*
+ * Whether dtd folds into bv: a delete(), clear() or zero() of any other
+ * map needs no merge first.  One merge is a round trip to dtd, and a
+ * rule that deletes from a map of its own at every event (a write's
+ * start time by tid) made one per event: btrace fell behind its ring,
+ * and a lossless drain, holding the command's threads back for that
+ * reader, made them give up and drop (the README's demo).
+ */
+int
+agg_folds(const struct bt_var *bv)
+{
+	uint32_t i;
+
+	for (i = 0; i < agg_nids; i++)
+		if (agg_ids[i].ai_stmt->bs_var == bv)
+			return 1;
+	return 0;
+}
+
 void
 agg_sync(void)
 {
@@ -829,6 +848,33 @@ agg_settle(int fd)
 	until = agg_clock_ns(CLOCK_MONOTONIC) + AGG_SETTLE_MS * 1000000ULL;
 	while (!agg_settled(fd, t) && agg_clock_ns(CLOCK_MONOTONIC) < until)
 		nanosleep(&nap, NULL);
+}
+
+/*
+ * The same wait, a look at a time, for the main loop, which reads on
+ * between looks: a lossless drain holds tracees back while a reader's
+ * ring is over half full, so a reader that only waited for the fold
+ * stopped the very drain it waited for (the README's demo: the traced
+ * program dropping for the 500 ms bound, 60k events in a one-second
+ * run).  1 once dtd has folded or put every event stamped before the
+ * first look, or AGG_SETTLE_MS after it.
+ */
+int
+agg_settle_poll(int fd)
+{
+	static uint64_t t, until;
+	static int settled;
+
+	if (settled || fd == -1 || agg_nrules == 0)
+		return 1;
+	if (t == 0) {
+		t = agg_clock_ns(CLOCK_REALTIME);
+		until = agg_clock_ns(CLOCK_MONOTONIC) +
+		    AGG_SETTLE_MS * 1000000ULL;
+	}
+	if (agg_settled(fd, t) || agg_clock_ns(CLOCK_MONOTONIC) >= until)
+		settled = 1;
+	return settled;
 }
 
 void

@@ -602,9 +602,11 @@ rules_run(int fd)
 		 * The command ended a grace period ago: what is still in the
 		 * device is its, whatever time this process took over the
 		 * events before (symbols of a first stack can take long).
+		 * What dtd still folds is waited for while reading on: the
+		 * end's timer asks again every 20 ms.
 		 */
-		if (g_quit == SIGCHLD)
-			agg_settle(fd);
+		if (g_quit == SIGCHLD && !agg_settle_poll(fd))
+			g_quit = 0;
 		if (g_quit == SIGCHLD && end_pending(fd))
 			g_quit = 0;
 		/* As OpenBSD's loop: a newline only for a signal in read(2). */
@@ -659,7 +661,7 @@ rules_run(int fd)
 		lost_check(fd, 0);
 	}
 	if (g_nprobes > 0 && !dev_gone) {
-		/* the command's end settled already (agg_settle()) */
+		/* the command's end settled already (agg_settle_poll()) */
 		if (g_quit != SIGCHLD)
 			end_drain(fd, buf, want, halt);
 		lost_check(fd, 1);

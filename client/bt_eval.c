@@ -607,17 +607,20 @@ exec_stmt(struct bt_stmt *s, struct bt_evt_ctx *ec)
 		stmt_print(s, ec);
 		break;
 	case S_CLEAR:
-		agg_sync();
+		if (agg_folds(s->bs_var))
+			agg_sync();
 		if (s->bs_var->bv_map != NULL)
 			map_clear(s->bs_var->bv_map);
 		break;
 	case S_ZERO:
-		agg_sync();
+		if (agg_folds(s->bs_var))
+			agg_sync();
 		if (s->bs_var->bv_map != NULL)
 			map_zero(s->bs_var->bv_map);
 		break;
 	case S_DELETE:
-		agg_sync();
+		if (agg_folds(s->bs_var))
+			agg_sync();
 		key = eval_keys(s->bs_keys, ec);
 		if (s->bs_var->bv_map != NULL)
 			map_delete(s->bs_var->bv_map, &key);
