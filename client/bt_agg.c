@@ -828,36 +828,17 @@ agg_settled(int fd, uint64_t t)
 }
 
 /*
- * The command ended: what dtd folds never reaches read(2) to say that
- * dtd is still draining, and a starved drain may not have put the last
- * events into the rings yet either, so wait until dtd has put every
- * event stamped before now (dtgr_done), at most AGG_SETTLE_MS.  dtd has
- * nothing to block on for that: a look every millisecond.  Once.
- */
-void
-agg_settle(int fd)
-{
-	static int settled;
-	struct timespec nap = { 0, 1000000 };
-	uint64_t t, until;
-
-	if (fd == -1 || settled || agg_nrules == 0)
-		return;
-	settled = 1;
-	t = agg_clock_ns(CLOCK_REALTIME);
-	until = agg_clock_ns(CLOCK_MONOTONIC) + AGG_SETTLE_MS * 1000000ULL;
-	while (!agg_settled(fd, t) && agg_clock_ns(CLOCK_MONOTONIC) < until)
-		nanosleep(&nap, NULL);
-}
-
-/*
- * The same wait, a look at a time, for the main loop, which reads on
- * between looks: a lossless drain holds tracees back while a reader's
- * ring is over half full, so a reader that only waited for the fold
- * stopped the very drain it waited for (the README's demo: the traced
- * program dropping for the 500 ms bound, 60k events in a one-second
- * run).  1 once dtd has folded or put every event stamped before the
- * first look, or AGG_SETTLE_MS after it.
+ * The command ended (or exit() ran): what dtd folds never reaches
+ * read(2) to say that dtd is still draining, and a starved drain may
+ * not have put the last events into the rings yet either, so the run
+ * waits until dtd has put every event stamped before the first look
+ * (dtgr_done), at most AGG_SETTLE_MS.  dtd has nothing to block on for
+ * that: one look a call, by a loop that reads on between looks.  A
+ * lossless drain holds tracees back while a reader's ring is over half
+ * full, so a reader that only waited for the fold stopped the very
+ * drain it waited for (the README's demo: the traced program dropping
+ * after the 500 ms bound, 60k events in a one-second run).  1 once
+ * done.
  */
 int
 agg_settle_poll(int fd)

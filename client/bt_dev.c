@@ -519,9 +519,16 @@ end_drain(int fd, struct dt_evt *buf, size_t want, int halt)
 	size_t i;
 	int settled = 0, past = 0;
 
-	/* exit() reads nothing more: only what dtd folds counts */
+	/*
+	 * exit() applies nothing more: only what dtd folds counts.  The
+	 * records are still read, and thrown away: a lossless drain holds
+	 * the command's threads back while this reader's ring is over half
+	 * full, and the wait for the fold would have held them with it.
+	 */
 	if (halt) {
-		agg_settle(fd);
+		while (!agg_settle_poll(fd))
+			if (poll(&pfd, 1, 1) == 1 && (pfd.revents & POLLIN))
+				(void)read(fd, buf, want * sizeof(buf[0]));
 		return;
 	}
 	t = agg_clock_ns(CLOCK_REALTIME);

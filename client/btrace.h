@@ -366,10 +366,9 @@ void			 agg_sync(void);
 /* Whether dtd folds into bv (DTIOCPRBAGG): its merge comes first. */
 int			 agg_folds(const struct bt_var *bv);
 /*
- * agg_settle(): after exit(), which reads nothing more: wait (bounded)
- * until dtd put its last events.  agg_settle_poll(): the command ended:
- * the same wait, one look a call, for a loop that reads between looks
- * (a lossless drain waits for the reader's room); 1 when done.
+ * agg_settle_poll(): the command ended, or exit(): whether dtd has put
+ * its last events (bounded), one look a call, for a loop that reads
+ * between looks (a lossless drain waits for the reader's room).
  * agg_settled(): whether dtd has folded or put every event
  * stamped before t (CLOCK_REALTIME ns), or folds no rule of ours: at
  * any other end of tracing (a signal, exit()) the main loop reads on
@@ -377,7 +376,6 @@ int			 agg_folds(const struct bt_var *bv);
  * before the end is folded before the last merge, or read, as a read
  * of the events until then would have seen them.  Main thread.
  */
-void			 agg_settle(int fd);
 int			 agg_settle_poll(int fd);
 int			 agg_settled(int fd, uint64_t t);
 uint64_t		 agg_clock_ns(clockid_t clk);
