@@ -79,6 +79,67 @@ static struct dt_tk_dir	dt_tk_dirs[2] = {	/* entry, return */
 	{ .tk_event = "sys_exit" },
 };
 
+bool
+dt_tp_ksys_note(const struct dt_tp_sample *s)
+{
+	if (s->ts_comm == NULL)
+		return false;
+	dt_tp_task_rename(s->ts_tid, s->ts_pid, s->ts_comm, s->ts_ns);
+	/* Before this CPU's records of the new image. */
+	if (s->ts_exec)
+		dt_ksys_exec(s->ts_pid);
+	return true;
+}
+
+long
+dt_tp_ksys_call(unsigned int dir, const struct dt_tp_sample *s)
+{
+	const struct dt_tk_dir *d = &dt_tk_dirs[dir & 1];
+	long id;
+
+	if (s->ts_swin || s->ts_raw == NULL)
+		return -1;
+	id = (long)dt_tp_num(d->tk_id, s->ts_raw, s->ts_rawlen);
+	return id >= 0 && id < SYSTAB_LINUX_MAX ? id : -1;
+}
+
+void
+dt_tp_ksys_build(unsigned int dir, const struct dt_probe *dtp,
+    uint64_t flags, const struct dt_tp_sample *s, struct dt_evt *ev)
+{
+	const struct dt_tk_dir *d = &dt_tk_dirs[dir & 1];
+	uint64_t v;
+	unsigned int i, off;
+	long ret;
+
+	dt_tp_evt_begin(ev, s, flags, true);
+	if (d == &dt_tk_dirs[0]) {
+		/* args is unsigned long[6]: the registers, as the hook's. */
+		for (i = 0; i < dtp->dtp_nargs && i < 6; i++) {
+			off = d->tk_val->dtf_off + 8 * i;
+			if (off + 8 > s->ts_rawlen)
+				break;
+			memcpy(&v, (const char *)s->ts_raw + off, 8);
+			ev->dtev_args[i] = (register_t)v;
+		}
+	} else {
+		ret = (long)dt_tp_num(d->tk_val, s->ts_raw, s->ts_rawlen);
+		if (ret < 0 && ret > -4096) {
+			ev->dtev_retval[0] = -1;
+			ev->dtev_error = (int32_t)-ret;
+		} else
+			ev->dtev_retval[0] = ret;
+	}
+}
+
+int
+dt_tp_ksys_evid(unsigned int dir)
+{
+	const struct dt_tk_dir *d = &dt_tk_dirs[dir & 1];
+
+	return d->tk_ok ? d->tk_fmt.dtfm_id : -1;
+}
+
 /* A record of dir, for the probe recording its call.  [R] */
 static void
 dt_tk_sample(void *arg, const struct dt_tp_sample *s)
@@ -87,9 +148,9 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 	struct dt_probe *dtp;
 	struct dt_pcb *dp;
 	struct dt_evt ev;
-	uint64_t flags, v;
-	unsigned int i, off;
-	long id, ret;
+	uint64_t flags;
+	unsigned int i;
+	long id;
 
 	if (s->ts_lost > 0) {
 		/* Whose records perf lost is unknown: every recording one. */
@@ -104,18 +165,9 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 						    s->ts_cpu, s->ts_lost);
 		return;
 	}
-	if (s->ts_comm != NULL) {
-		dt_tp_task_rename(s->ts_tid, s->ts_pid, s->ts_comm,
-		    s->ts_ns);
-		/* Before this CPU's records of the new image. */
-		if (s->ts_exec)
-			dt_ksys_exec(s->ts_pid);
+	if (dt_tp_ksys_note(s))
 		return;
-	}
-	if (s->ts_swin || s->ts_raw == NULL)
-		return;
-	id = (long)dt_tp_num(d->tk_id, s->ts_raw, s->ts_rawlen);
-	if (id < 0 || id >= SYSTAB_LINUX_MAX ||
+	if ((id = dt_tp_ksys_call((unsigned int)(d - dt_tk_dirs), s)) < 0 ||
 	    (dtp = atomic_load_explicit(&d->tk_probe[id],
 	    memory_order_acquire)) == NULL)
 		return;
@@ -123,24 +175,7 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 	if (dt_ksys_traced(s->ts_pid, s->ts_ns))
 		return;
 	flags = atomic_load_explicit(&dtp->dtp_evtflags, memory_order_relaxed);
-	dt_tp_evt_begin(&ev, s, flags, true);
-	if (d == &dt_tk_dirs[0]) {
-		/* args is unsigned long[6]: the registers, as the hook's. */
-		for (i = 0; i < dtp->dtp_nargs && i < 6; i++) {
-			off = d->tk_val->dtf_off + 8 * i;
-			if (off + 8 > s->ts_rawlen)
-				break;
-			memcpy(&v, (const char *)s->ts_raw + off, 8);
-			ev.dtev_args[i] = (register_t)v;
-		}
-	} else {
-		ret = (long)dt_tp_num(d->tk_val, s->ts_raw, s->ts_rawlen);
-		if (ret < 0 && ret > -4096) {
-			ev.dtev_retval[0] = -1;
-			ev.dtev_error = (int32_t)-ret;
-		} else
-			ev.dtev_retval[0] = ret;
-	}
+	dt_tp_ksys_build((unsigned int)(d - dt_tk_dirs), dtp, flags, s, &ev);
 	/*
 	 * To every open recording dtp but those that asked for the
 	 * launched processes' events alone (DTEVT_LAUNCHED, dtvar.h).

@@ -22,11 +22,36 @@
 #ifndef DT_TP_KSYS_H
 #define DT_TP_KSYS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+struct dt_evt;
+struct dt_probe;
+struct dt_tp_sample;
+
 /*
  * Read raw_syscalls' formats and offer the feed (dt_ksys_feed()), as
  * root and where the kernel has them.  From dt_prov_tracepoint_init(),
  * after tracefs was found.
  */
 void	dt_tp_ksys_init(void);
+
+/*
+ * What the system-wide feed makes of a record of raw_syscalls'
+ * direction dir (0 sys_enter, 1 sys_exit), for any reader of those
+ * records, in the reader thread [R].  dt_tp_ksys_note(): a rename or exec record,
+ * noted (the task cache; dt_ksys_exec()); true when it was one.
+ * dt_tp_ksys_call(): the record's Linux call number, or -1 when it is
+ * no call's.  dt_tp_ksys_build(): probe dtp's event of it under flags
+ * into ev (the registers at entry, the result folded into retval and
+ * errno at return; identity, time, comm and stacks).
+ */
+bool	dt_tp_ksys_note(const struct dt_tp_sample *s);
+long	dt_tp_ksys_call(unsigned int dir, const struct dt_tp_sample *s);
+void	dt_tp_ksys_build(unsigned int dir, const struct dt_probe *dtp,
+	    uint64_t flags, const struct dt_tp_sample *s, struct dt_evt *ev);
+
+/* The tracefs id of dir's event, -1 where the kernel has none.  [I] */
+int	dt_tp_ksys_evid(unsigned int dir);
 
 #endif /* DT_TP_KSYS_H */
