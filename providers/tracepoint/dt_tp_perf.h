@@ -47,6 +47,14 @@
  */
 #define DT_TPEV_SWITCHES	(1ULL << 32)
 
+/*
+ * dt_tpev_open_task()'s flag for the executable files each exec of the
+ * tree maps (perf's mmap records), as samples with ts_mmap: after an
+ * exec's record, a dynamic image's show its loader's file beside its
+ * own, a static image's its own alone.
+ */
+#define DT_TPEV_MMAPS		(1ULL << 33)
+
 struct stacktrace;
 
 /* One record of an event, as the provider's callback sees it. */
@@ -66,6 +74,8 @@ struct dt_tp_sample {
 	uint64_t	 ts_lost;	/* > 0: only a count of lost records */
 	/* A rename or exec: only ts_pid/ts_tid's new name, NUL-ended */
 	const char	*ts_comm;
+	/* An executable mapping (DT_TPEV_MMAPS): only its file's name */
+	const char	*ts_mmap;
 	bool		 ts_exec;	/* ts_comm is an exec's */
 	bool		 ts_swin;	/* a switch in: ts_pid/ts_tid came
 					   in, no raw record, no stacks */

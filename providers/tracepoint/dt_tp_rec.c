@@ -164,6 +164,20 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 		ev->tpe_fn(ev->tpe_arg, &s);
 		break;
+	case PERF_RECORD_MMAP:
+		/* pid, tid, addr, len, pgoff, the name NUL-padded to 8 */
+		if (len < 33 || memchr(body + 32, '\0', len - 32) == NULL)
+			break;
+		memset(&s, 0, sizeof(s));
+		memcpy(&s.ts_pid, body, 4);
+		memcpy(&s.ts_tid, body + 4, 4);
+		s.ts_mmap = body + 32;
+		/* then pid, tid and the time (sample_id_all), as a comm's */
+		if ((s.ts_ns = dt_perf_comm_time(body + 24, len - 24)) != 0)
+			s.ts_ns += (uint64_t)ev->tpe_tsoff;
+		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
+		ev->tpe_fn(ev->tpe_arg, &s);
+		break;
 	case PERF_RECORD_LOST:
 		if (len < 16)
 			break;
@@ -183,9 +197,9 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
  * a thread that exec'd on one CPU and went on on another has its
  * samples read before its new name unless every CPU's renames are taken
  * first.  So: the renames and execs of every buffer up to its head
- * (kept in tpc_head), then each buffer's records up to there, renames
- * left out; the names keep their time (dt_tp_task_rename()).  [R], RCU
- * read.
+ * (kept in tpc_head), and what the execs mapped (DT_TPEV_MMAPS), then
+ * each buffer's records up to there, those left out; the names keep
+ * their time (dt_tp_task_rename()).  [R], RCU read.
  */
 static uint64_t
 dt_tpev_walk(struct dt_tpev_cpu *c, bool renames)
@@ -197,7 +211,8 @@ dt_tpev_walk(struct dt_tpev_cpu *c, bool renames)
 
 	while ((hp = dt_perf_rec_at(meta, tail, c->tpc_head, &h,
 	    &dt_tpev_wrap)) != NULL) {
-		if ((h.type == PERF_RECORD_COMM) == renames)
+		if ((h.type == PERF_RECORD_COMM ||
+		    h.type == PERF_RECORD_MMAP) == renames)
 			dt_tpev_record(c, hp);
 		tail += h.size;
 	}
