@@ -285,11 +285,14 @@ dt_record_start(struct dt_softc *sc)
 		 * A source counts it again only if dtpv_start says so; a
 		 * tree's count is counted from the DTIOCPRBAGG that asked,
 		 * and no other open's sampled event may reach it between;
-		 * a tree's events (DTEVT_TREE) come from its own.
+		 * a tracepoint's tree events (DTEVT_TREE) come from its
+		 * own.  A syscall probe's (DTEVT_LAUNCHED too, dtvar.h)
+		 * add the kernel's to the hooks' stream, which it keeps.
 		 */
 		atomic_store(&dp->dp_srccount, (dp->dp_agg != NULL &&
 		    (dp->dp_agg->das_req.dtas_vflags & DTF_F_TREE) != 0) ||
-		    (dp->dp_evtflags & DTEVT_TREE) != 0);
+		    (dp->dp_evtflags & (DTEVT_TREE | DTEVT_LAUNCHED)) ==
+		    DTEVT_TREE);
 		cds_list_add_tail_rcu(&dp->dp_pnext, &dtp->dtp_pcbs);
 		atomic_fetch_or(&dtp->dtp_evtflags, dp->dp_evtflags);
 		atomic_fetch_add(&dtp->dtp_recording, 1);

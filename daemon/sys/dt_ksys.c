@@ -37,6 +37,8 @@ static bool			dt_ksys_all = true;
 static dt_ksys_set_fn		dt_ksys_setfn;		/* [I] */
 static dt_ksys_traced_fn	dt_ksys_tracedfn;	/* [I] */
 static dt_ksys_exec_fn		dt_ksys_execfn;		/* [I] */
+static dt_ksys_tree_fn		dt_ksys_treefn;		/* [I] */
+static dt_ksys_index_fn		dt_ksys_indexfn;	/* [I] */
 
 void
 dt_ksys_scope(bool all)
@@ -64,6 +66,18 @@ dt_ksys_owner(dt_ksys_traced_fn fn, dt_ksys_exec_fn efn)
 }
 
 void
+dt_ksys_tree_feed(dt_ksys_tree_fn fn)
+{
+	dt_ksys_treefn = fn;
+}
+
+void
+dt_ksys_tree_owner(dt_ksys_index_fn fn)
+{
+	dt_ksys_indexfn = fn;
+}
+
+void
 dt_ksys_set(unsigned int p, struct dt_probe *dtp, bool on, uint64_t evtflags)
 {
 	if (dt_ksys_setfn != NULL)
@@ -81,4 +95,23 @@ dt_ksys_exec(pid_t pid)
 {
 	if (dt_ksys_execfn != NULL)
 		dt_ksys_execfn(pid);
+}
+
+void
+dt_ksys_tree(unsigned int p, struct dt_pcb *dp, bool on)
+{
+	if (dt_ksys_treefn != NULL)
+		dt_ksys_treefn(p, dp, on);
+}
+
+int
+dt_ksys_index(const struct dt_pcb *dp)
+{
+	return dt_ksys_indexfn != NULL ? dt_ksys_indexfn(dp) : -1;
+}
+
+bool
+dt_ksys_tree_can(void)
+{
+	return dt_ksys_treefn != NULL && dt_ksys_scope_all();
 }

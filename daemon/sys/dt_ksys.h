@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct dt_pcb;
 struct dt_probe;
 
 /*
@@ -75,14 +76,43 @@ bool	dt_ksys_scope_all(void);
  */
 typedef void	(*dt_ksys_exec_fn)(pid_t pid);
 
+/*
+ * The tree's feed (the tracepoint provider, dt_tp_ksystree.c): pcb dp
+ * of syscall probe p (as above), enabled with DTEVT_TREE on an open
+ * that named a tree (dtvar.h), starts (on) or stops taking the kernel's
+ * events of that tree's processes that no hook records.  A start may
+ * look at the pcbs of dp's open that start after it (dp_snext) for the
+ * calls to come, by dt_ksys_index().  Same caller and rules as
+ * dt_ksys_set_fn.
+ */
+typedef void	(*dt_ksys_tree_fn)(unsigned int p, struct dt_pcb *dp, bool on);
+
+/*
+ * The owner again: the wire index p of pcb dp when it is a syscall
+ * probe's enabled with DTEVT_TREE, else -1.  Under the core's lock.
+ */
+typedef int	(*dt_ksys_index_fn)(const struct dt_pcb *dp);
+
 /* Register each once, from provider init functions.  [I] */
 void	dt_ksys_feed(dt_ksys_set_fn);
 void	dt_ksys_owner(dt_ksys_traced_fn, dt_ksys_exec_fn);
+void	dt_ksys_tree_feed(dt_ksys_tree_fn);
+void	dt_ksys_tree_owner(dt_ksys_index_fn);
 
 /* Forward to what was registered; nothing / false when nothing was. */
 void	dt_ksys_set(unsigned int p, struct dt_probe *dtp, bool on,
 	    uint64_t evtflags);
 bool	dt_ksys_traced(pid_t pid, uint64_t ns);
 void	dt_ksys_exec(pid_t pid);
+void	dt_ksys_tree(unsigned int p, struct dt_pcb *dp, bool on);
+int	dt_ksys_index(const struct dt_pcb *dp);
+
+/*
+ * Whether a tree's feed was offered: a syscall probe may then be
+ * enabled with DTEVT_TREE.  It is only where the kernel feed's owner is
+ * told of every tracee (dt_ksys_scope_all()), or the feed could not
+ * drop the calls a hook records.  [I]
+ */
+bool	dt_ksys_tree_can(void);
 
 #endif /* DT_KSYS_H */

@@ -178,7 +178,9 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 	dt_tp_ksys_build((unsigned int)(d - dt_tk_dirs), dtp, flags, s, &ev);
 	/*
 	 * To every open recording dtp but those that asked for the
-	 * launched processes' events alone (DTEVT_LAUNCHED, dtvar.h).
+	 * launched processes' events alone (DTEVT_LAUNCHED, dtvar.h): a
+	 * tree's (DTEVT_TREE, which implies it) has its own feed
+	 * (dt_tp_ksystree.c), so none is counted twice.
 	 */
 	rcu_read_lock();
 	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext)
@@ -370,4 +372,7 @@ dt_tp_ksys_init(void)
 	}
 	if (any)
 		dt_ksys_feed(dt_tk_set);
+	/* A tree's own, where both directions can be read. */
+	if (dt_tk_dirs[0].tk_ok && dt_tk_dirs[1].tk_ok)
+		dt_tp_ksystree_init();
 }

@@ -39,7 +39,7 @@ void	dt_tp_ksys_init(void);
 /*
  * What the system-wide feed makes of a record of raw_syscalls'
  * direction dir (0 sys_enter, 1 sys_exit), for any reader of those
- * records, in the reader thread [R].  dt_tp_ksys_note(): a rename or exec record,
+ * records (a tree's, dt_tp_ksystree.c), in the reader thread [R].  dt_tp_ksys_note(): a rename or exec record,
  * noted (the task cache; dt_ksys_exec()); true when it was one.
  * dt_tp_ksys_call(): the record's Linux call number, or -1 when it is
  * no call's.  dt_tp_ksys_build(): probe dtp's event of it under flags
@@ -53,5 +53,11 @@ void	dt_tp_ksys_build(unsigned int dir, const struct dt_probe *dtp,
 
 /* The tracefs id of dir's event, -1 where the kernel has none.  [I] */
 int	dt_tp_ksys_evid(unsigned int dir);
+
+/*
+ * Offer a tree's feed (dt_ksys_tree_feed()).  From dt_tp_ksys_init(),
+ * where both directions are there.
+ */
+void	dt_tp_ksystree_init(void);
 
 #endif /* DT_TP_KSYS_H */

@@ -218,7 +218,7 @@ struct dt_evt {
 
 /*
  * userdt extension, not in OpenBSD's dt(4): one process tree's
- * tracepoint events.
+ * tracepoint events, and its system calls no hook records.
  *
  * DTEVT_TREE in a tracepoint probe's dtrq_evtflags, on an open that
  * named a tree with DTIOCTREE first, gives this open the events of that
@@ -232,8 +232,25 @@ struct dt_evt {
  * a client then enables the probe without it and filters the events
  * itself.  The tree is fixed from then on (DTIOCTREE: EBUSY).  A stop
  * closes the events; a later start opens them again, enabled by the
- * root's next exec.  OpenBSD clients never set the bit; other providers
- * ignore it.
+ * root's next exec.
+ *
+ * In a syscall probe's dtrq_evtflags (same tree, same EINVAL) it implies
+ * DTEVT_LAUNCHED and adds to the hooks' events the kernel's copy of the
+ * tree's calls that no hook records (a statically linked program's,
+ * whose image the preload library cannot enter): one raw_syscalls
+ * sys_enter and one sys_exit perf event an open, opened on the root as
+ * above and filtered by the kernel on the calls the open's tree probes
+ * record.  The events are built as the system-wide feed's (the six
+ * registers at entry, the result folded into retval and errno at
+ * return, no strings), never of a process whose calls the hooks record,
+ * and never counted twice: the system-wide feed gives none to such an
+ * open.  perf's lost records count as the open's drops.  A set-id exec
+ * leaves the tree (the kernel drops a process's perf events when an
+ * exec changes its credentials): such a program's calls are not seen.
+ * DTIOCPRBENABLE fails with EOPNOTSUPP where dtd has no kernel feed (not
+ * root, --syscall-scope launched, no raw_syscalls); a client then
+ * enables the probe without the bit.  OpenBSD clients never set the
+ * bit; other providers ignore it.
  */
 #define DTEVT_TREE		(1 << 27)	/* userdt: DTIOCTREE's tree */
 

@@ -45,12 +45,13 @@
 
 /*
  * dt(4) masks syscall requests to the common flags and FUNCARGS; ours
- * keeps userdt's DTEVT_STRINGS, DTEVT_LOSSLESS and DTEVT_DEEPSTACK too
- * (dtvar.h).
+ * keeps userdt's DTEVT_STRINGS, DTEVT_LOSSLESS, DTEVT_LAUNCHED,
+ * DTEVT_DEEPSTACK and DTEVT_TREE too (dtvar.h).
  */
 #define DT_SYS_EVTFLAGS	\
 	(DTEVT_EXECNAME | DTEVT_USTACK | DTEVT_KSTACK | DTEVT_FUNCARGS | \
-	 DTEVT_STRINGS | DTEVT_LOSSLESS | DTEVT_LAUNCHED | DTEVT_DEEPSTACK)
+	 DTEVT_STRINGS | DTEVT_LOSSLESS | DTEVT_LAUNCHED | DTEVT_DEEPSTACK | \
+	 DTEVT_TREE)
 
 /*
  * The enable byte's bit for each counted set of flags (KSTACK: none),
@@ -98,6 +99,7 @@ static unsigned int	 dt_sys_nlat[DT_SYS_NPROBES / 2];
 
 static int	dt_prov_syscall_alloc(struct dt_probe *, struct dt_softc *,
 		    const struct dtioc_req *);
+static int	dt_sys_index(const struct dt_pcb *);
 static void	dt_prov_syscall_start(struct dt_pcb *);
 static void	dt_prov_syscall_stop(struct dt_pcb *);
 
@@ -148,6 +150,7 @@ dt_prov_syscall_init(void)
 	}
 	dt_ingest_sink_probes(dt_syscall_probe);
 	dt_ksys_owner(dt_sys_kern_traced, dt_sys_kern_exec);
+	dt_ksys_tree_owner(dt_sys_index);
 	/* Told of each tracee as it comes and goes, when the kernel feeds. */
 	if (dt_ksys_scope_all()) {
 		dt_ingest_sink_attach(dt_sys_kern_attach);
@@ -163,10 +166,34 @@ static int
 dt_prov_syscall_alloc(struct dt_probe *dtp, struct dt_softc *sc,
     const struct dtioc_req *dtrq)
 {
-	if (dt_pcb_alloc(dtp, sc, dtrq->dtrq_evtflags & DT_SYS_EVTFLAGS, 0,
-	    -1) == NULL)
+	uint64_t flags = dtrq->dtrq_evtflags & DT_SYS_EVTFLAGS;
+
+	/*
+	 * The tree's calls no hook records, from the kernel (dtvar.h):
+	 * on an open with a tree, where the kernel feed knows the hooks'
+	 * processes.  The hooks' events and those alone: never the
+	 * system-wide feed's too, which would count the tree's twice.
+	 */
+	if (flags & DTEVT_TREE) {
+		if (dt_sc_tree(sc) == 0)
+			return EINVAL;
+		if (!dt_ksys_tree_can())
+			return EOPNOTSUPP;
+		flags |= DTEVT_LAUNCHED;
+	}
+	if (dt_pcb_alloc(dtp, sc, flags, 0, -1) == NULL)
 		return ENOMEM;
 	return 0;
+}
+
+/* dt_ksys_index_fn: the wire index of a tree's syscall pcb.  [K] */
+static int
+dt_sys_index(const struct dt_pcb *dp)
+{
+	if (dp->dp_dtp->dtp_prov != &dt_prov_syscall ||
+	    !(dp->dp_evtflags & DTEVT_TREE))
+		return -1;
+	return (int)(uintptr_t)dp->dp_dtp->dtp_priv;
 }
 
 /*
@@ -318,6 +345,9 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	 */
 	dt_ksys_set(p, dp->dp_dtp, dt_sys_nrec[p] > dt_sys_nlaunched[p],
 	    evtflags);
+	/* A tree's: the kernel's events of its tree, its own feed's. */
+	if (dp->dp_evtflags & DTEVT_TREE)
+		dt_ksys_tree(p, dp, delta > 0);
 	if (dp->dp_evtflags & DTEVT_LOSSLESS) {
 		dt_sys_nlossless += delta;
 		/* On before the first record can find a ring full. */

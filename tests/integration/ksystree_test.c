@@ -1,0 +1,334 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * A syscall probe's kernel copy of one process tree (DTEVT_TREE on a
+ * syscall probe, dtvar.h; providers/tracepoint/dt_tp_ksystree.c),
+ * through a real device file, against a dtd of our own.  Root only
+ * (perf).
+ *   ksystree_test abi DTD STATIC	the ABI: no tree, EINVAL; open A
+ *				with the bit gets every getppid() of a
+ *				static program it names as its tree
+ *				(return values: its parent, us), once,
+ *				and none of the same program run outside
+ *				the tree; open B on the same tree without
+ *				the bit (DTEVT_LAUNCHED alone) none; open
+ *				C, system-wide, both programs', once
+ *
+ * Knowing every event of a target was read: its exit_group is its last
+ * system call, and a reader gets events in time order across sources
+ * (design decision 18), so once it is read nothing older is on its way.
+ */
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtt.h"
+#include "systab.h"
+
+#define KT_NCALLS	3000	/* tp_static's getppid() calls */
+#define KT_NEVS		4096
+#define KT_READ_MS	30000
+#define KT_RUN_MS	60000
+
+static struct dtt_dtd	 kt_dd;
+static const char	*kt_static;
+
+struct kt_probes {
+	uint32_t	kp_ent, kp_ret, kp_exit;
+};
+
+/* What one open read of the root and the outsider. */
+struct kt_count {
+	uint64_t	kc_ent[2];	/* getppid entries: root, outsider */
+	uint64_t	kc_ret;		/* root's returns giving our pid */
+	uint64_t	kc_badret;	/* root's returns giving another */
+	bool		kc_exit[2];	/* their exit_group came */
+};
+
+/* The syscall probe of call name, entry or return: its pbn, or 0. */
+static uint32_t
+kt_probe(int fd, const char *name, const char *dir)
+{
+	char func[DTNAMESIZE];
+
+	snprintf(func, sizeof(func), "sys%%%d", systab_lookup(name));
+	return dtt_probe(fd, "syscall", func, dir);
+}
+
+/* A child held on a pipe (its write end in *go), then exec'ing argv. */
+static pid_t
+kt_held(int *go, char *const argv[])
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	if ((pid = fork()) == 0) {
+		if (read(p[0], &c, 1) != 1)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+static void
+kt_release(int *go, pid_t pid, const char *what)
+{
+	int st;
+
+	(void)!write(*go, "g", 1);
+	close(*go);
+	*go = -1;
+	st = dtt_wait(pid, KT_RUN_MS);
+	dtt_check(st != -1 && dtt_exited0(st), "%s ran", what);
+}
+
+/*
+ * Read fd until the exit of pids[0] (and of pids[1] with both) came,
+ * counting into kc.  False on a timeout or an error.
+ */
+static bool
+kt_read(int fd, const struct kt_probes *kp, const pid_t pids[2], bool both,
+    struct kt_count *kc)
+{
+	static struct dt_evt evs[KT_NEVS];
+	uint64_t deadline = dtt_clock_ns(CLOCK_MONOTONIC) +
+	    KT_READ_MS * 1000000ULL;
+	long k, r;
+	int i;
+
+	memset(kc, 0, sizeof(*kc));
+	while (!kc->kc_exit[0] || (both && !kc->kc_exit[1])) {
+		if (dtt_clock_ns(CLOCK_MONOTONIC) > deadline)
+			return false;
+		if ((r = dtt_read(fd, evs, KT_NEVS, 1000)) == -1) {
+			if (errno == ETIMEDOUT)
+				continue;
+			return false;
+		}
+		for (k = 0; k < r; k++)
+			for (i = 0; i < 2; i++) {
+				if (evs[k].dtev_pid != pids[i])
+					continue;
+				if (evs[k].dtev_pbn == kp->kp_ent)
+					kc->kc_ent[i]++;
+				else if (evs[k].dtev_pbn == kp->kp_exit)
+					kc->kc_exit[i] = true;
+				else if (evs[k].dtev_pbn == kp->kp_ret && i == 0) {
+					if (evs[k].dtev_retval[0] == getpid())
+						kc->kc_ret++;
+					else
+						kc->kc_badret++;
+				}
+			}
+	}
+	return true;
+}
+
+static void
+kt_nothing_lost(int fd, const char *who)
+{
+	struct dtioc_stat st;
+	int error;
+
+	error = dtt_stats(fd, &st);
+	dtt_check(error == 0 && st.dtst_dropevt == 0, "%s lost nothing "
+	    "(%llu, %s)", who, error ? 0ULL :
+	    (unsigned long long)st.dtst_dropevt, strerror(error));
+}
+
+/*
+ * A new open that records kp's probes with flags each (fret ~0: not
+ * the return), on tree (0: none): fd or -1.  Without a tree its getppid
+ * entries are those of processes named tp_static alone, filtered below
+ * dtd (a busy machine's others would fill its rings).
+ */
+static int
+kt_open(const struct kt_probes *kp, pid_t tree, uint64_t fent,
+    uint64_t fret, uint64_t fexit)
+{
+	struct dtioc_tree t;
+	struct dtioc_filter f;
+	int fd, error = 0;
+
+	if ((fd = dtt_open(kt_dd.dd_dev)) == -1) {
+		dtt_check(false, "open: %s", strerror(errno));
+		return -1;
+	}
+	memset(&t, 0, sizeof(t));
+	t.dttr_pid = tree;
+	memset(&f, 0, sizeof(f));
+	f.dtfl_pbn = kp->kp_ent;
+	f.dtfl_nterms = 1;
+	f.dtfl_terms[0].dtft_op = DTF_OP_EQ;
+	f.dtfl_terms[0].dtft_field = DTF_COMM;
+	snprintf(f.dtfl_terms[0].dtft_str, sizeof(f.dtfl_terms[0].dtft_str),
+	    "tp_static");
+	if ((tree > 0 && ioctl(fd, DTIOCTREE, &t) == -1 && (error = errno)) ||
+	    (error = dtt_enable(fd, kp->kp_ent, fent, 0)) != 0 ||
+	    (tree == 0 && ioctl(fd, DTIOCPRBFILTER, &f) == -1 &&
+	    (error = errno)) ||
+	    (fret != ~0ULL && (error = dtt_enable(fd, kp->kp_ret, fret,
+	    0)) != 0) ||
+	    (error = dtt_enable(fd, kp->kp_exit, fexit, 0)) != 0 ||
+	    (error = dtt_record(fd, 1)) != 0) {
+		dtt_check(false, "tree, enable, record: %s", strerror(error));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The ABI.  Open A's getppid entries ask for DTEVT_TREE alone (which
+ * implies DTEVT_LAUNCHED: else the system-wide feed that open C keeps
+ * open would give A the root's calls twice and the outsider's).
+ */
+static void
+run_abi(void)
+{
+	static struct dt_evt evs[KT_NEVS];
+	struct kt_probes kp;
+	struct kt_count ca, cc;
+	char n[32];
+	char *argv[] = { (char *)kt_static, n, NULL };
+	pid_t pids[2] = { -1, -1 };
+	int fda = -1, fdb = -1, fdc = -1, go[2] = { -1, -1 }, fd, error;
+	uint64_t bgot = 0;
+	long r, k;
+
+	if ((fd = dtt_open(kt_dd.dd_dev)) == -1)
+		return (void)dtt_check(false, "open: %s", strerror(errno));
+	kp.kp_ent = kt_probe(fd, "getppid", "entry");
+	kp.kp_ret = kt_probe(fd, "getppid", "return");
+	kp.kp_exit = kt_probe(fd, "exit", "entry");
+	if (!dtt_check(kp.kp_ent != 0 && kp.kp_ret != 0 && kp.kp_exit != 0,
+	    "syscall getppid entry, return and exit entry listed")) {
+		close(fd);
+		return;
+	}
+	error = dtt_enable(fd, kp.kp_ent, DTEVT_TREE | DTEVT_LAUNCHED, 0);
+	dtt_check(error == EINVAL, "DTEVT_TREE on a syscall probe with no "
+	    "tree: EINVAL (%s)", strerror(error));
+	close(fd);
+
+	snprintf(n, sizeof(n), "%d", KT_NCALLS);
+	if ((pids[0] = kt_held(&go[0], argv)) == -1 ||
+	    (pids[1] = kt_held(&go[1], argv)) == -1)
+		goto out;
+	if ((fda = kt_open(&kp, pids[0], DTEVT_TREE, DTEVT_TREE |
+	    DTEVT_LAUNCHED, DTEVT_TREE)) == -1 ||
+	    (fdb = kt_open(&kp, pids[0], DTEVT_LAUNCHED, ~0ULL,
+	    DTEVT_TREE)) == -1 ||
+	    (fdc = kt_open(&kp, 0, DTEVT_EXECNAME, ~0ULL, 0)) == -1)
+		goto out;
+	/* the outsider first: had A any of it, A would read it first */
+	kt_release(&go[1], pids[1], "the outsider");
+	kt_release(&go[0], pids[0], "the tree's root");
+	if (dtt_check(kt_read(fda, &kp, pids, false, &ca),
+	    "open A read the root's exit"))
+		dtt_check(ca.kc_ent[0] == KT_NCALLS && ca.kc_ent[1] == 0 &&
+		    ca.kc_ret == KT_NCALLS && ca.kc_badret == 0,
+		    "open A (the tree's): %llu getppid of the root, want %d; "
+		    "%llu returns giving our pid, %llu another, want %d, 0; "
+		    "%llu of the outsider, want 0",
+		    (unsigned long long)ca.kc_ent[0], KT_NCALLS,
+		    (unsigned long long)ca.kc_ret,
+		    (unsigned long long)ca.kc_badret, KT_NCALLS,
+		    (unsigned long long)ca.kc_ent[1]);
+	if (dtt_check(kt_read(fdc, &kp, pids, true, &cc),
+	    "open C read both exits"))
+		dtt_check(cc.kc_ent[0] == KT_NCALLS &&
+		    cc.kc_ent[1] == KT_NCALLS, "open C (system-wide): %llu "
+		    "and %llu getppid, want %d each",
+		    (unsigned long long)cc.kc_ent[0],
+		    (unsigned long long)cc.kc_ent[1], KT_NCALLS);
+	/*
+	 * B's exit entry has the bit: B saw the root's end, after which
+	 * nothing older of it can come.  Then the stop puts what the
+	 * sequencer held for B: whatever B got is in its rings.
+	 */
+	{
+		struct kt_count cb;
+
+		if (dtt_check(kt_read(fdb, &kp, pids, false, &cb),
+		    "open B read the root's exit"))
+			bgot = cb.kc_ent[0] + cb.kc_ent[1];
+	}
+	dtt_check(dtt_record(fdb, 0) == 0, "open B stops");
+	while ((r = dtt_read(fdb, evs, KT_NEVS, 200)) > 0)
+		for (k = 0; k < r; k++)
+			if (evs[k].dtev_pbn == kp.kp_ent &&
+			    (evs[k].dtev_pid == pids[0] ||
+			    evs[k].dtev_pid == pids[1]))
+				bgot++;
+	dtt_check(bgot == 0, "open B (the tree, no bit on getppid): %llu "
+	    "getppid, want 0", (unsigned long long)bgot);
+	kt_nothing_lost(fda, "open A");
+	kt_nothing_lost(fdc, "open C");
+	pids[0] = pids[1] = -1;
+out:
+	for (k = 0; k < 2; k++) {
+		if (go[k] != -1)
+			close(go[k]);
+		if (pids[k] > 0)
+			dtt_wait(pids[k], KT_RUN_MS);
+	}
+	if (fda != -1)
+		close(fda);
+	if (fdb != -1)
+		close(fdb);
+	if (fdc != -1)
+		close(fdc);
+}
+
+int
+main(int argc, char *argv[])
+{
+	char errbuf[4096];
+
+	if (!(argc == 4 && strcmp(argv[1], "abi") == 0)) {
+		fprintf(stderr, "usage: ksystree_test abi dtd static\n");
+		return 2;
+	}
+	kt_static = argv[3];
+	dtt_tag(argv[1]);
+	if (dtt_dtd_init(&kt_dd, "ksystree_test") == -1 ||
+	    dtt_dtd_start(&kt_dd, argv[2], (char *[]){ "--no-ksyms", NULL },
+	    errbuf, sizeof(errbuf)) == -1) {
+		dtt_check(false, "dtd starts: %s", errbuf);
+		dtt_dtd_fini(&kt_dd, true);
+		return dtt_done();
+	}
+	run_abi();
+	if (kt_dd.dd_pid != 0)
+		dtt_check(dtt_dtd_stop(&kt_dd, SIGTERM) != -1, "dtd stops");
+	dtt_dtd_fini(&kt_dd, true);
+	return dtt_done();
+}
