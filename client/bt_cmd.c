@@ -51,6 +51,8 @@
 const char		*g_command;	/* -c */
 int			 g_cmdout = -1;	/* -o: the command's stdout */
 pid_t			 g_cpid;	/* the shell -c started */
+/* dtd reads the tree's calls no hook records from the kernel */
+int			 g_cmdktree;
 
 /* How long a command may take to end after the group's SIGTERM. */
 #define CMD_GRACE_MS	2000
@@ -134,7 +136,7 @@ shell_run(const char *lib, int gate)
 	do
 		n = read(gate, &go, 1);
 	while (n == -1 && errno == EINTR);
-	if (n != 1 || go != 'g')
+	if (n != 1 || (go != 'g' && go != 'k'))
 		_exit(127);
 	close(gate);
 	if (g_cmdout != -1) {
@@ -143,8 +145,13 @@ shell_run(const char *lib, int gate)
 	}
 	if (udt_launch_env(lib, NULL) == -1)
 		_exit(127);
+	/* 'k': the helper's word on a static image is the kernel's copy */
+	if (go == 'k')
+		(void)setenv(UDT_LAUNCH_KTREE_ENV, "1", 1);
 	/* The shell's loader too; said once if ptrace is refused. */
 	(void)udt_launch_trace(g_progname, "/bin/sh");
+	/* the helper's alone: the command's environment is its own */
+	(void)unsetenv(UDT_LAUNCH_KTREE_ENV);
 	execl("/bin/sh", "sh", "-c", g_command, (char *)NULL);
 	fprintf(stderr, "%s: /bin/sh: %s\n", g_progname, strerror(errno));
 	_exit(127);
@@ -242,6 +249,31 @@ cmd_prepare(void)
 	return pid;
 }
 
+int
+cmd_untraced(void)
+{
+	char word[PATH_MAX];
+	const char *p = g_command, *e;
+	size_t n;
+
+	/* "exec FILE ...": the shell's own, the same file */
+	for (;;) {
+		p += strspn(p, " \t");
+		e = p + strcspn(p, " \t\n");
+		if ((size_t)(e - p) != 4 || strncmp(p, "exec", 4) != 0)
+			break;
+		p = e;
+	}
+	n = (size_t)(e - p);
+	/* what the shell would expand or run itself: not a file's name */
+	if (n == 0 || n >= sizeof(word) ||
+	    strcspn(p, "'\"\\$`;|&<>()*?[]{}~=#!") < n)
+		return 0;
+	memcpy(word, p, n);
+	word[n] = '\0';
+	return udt_launch_image(word);
+}
+
 /* Tracing is on: give the command the terminal and let it run. */
 void
 cmd_release(void)
@@ -264,7 +296,7 @@ cmd_release(void)
 			tty_handed = 1;
 		sigprocmask(SIG_SETMASK, &omask, NULL);
 	}
-	if (write(gate_fd, "g", 1) != 1)
+	if (write(gate_fd, g_cmdktree ? "k" : "g", 1) != 1)
 		warn("-c: releasing the command");
 	close(gate_fd);
 	gate_fd = -1;

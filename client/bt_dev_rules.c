@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "btrace.h"
+#include "udt_launch.h"
 
 static int		 need_comm;	/* a rule reads comm */
 
@@ -357,7 +358,7 @@ rules_setup(int fd, int *halt)
 	struct bt_rule *r;
 	struct bt_probe *bp;
 	struct dt_evt ev;
-	int on = 1, tree = 0;
+	int on = 1, tree = 0, ktree = 0;
 
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		r->br_evtflags = rule_evtflags(r);
@@ -449,6 +450,15 @@ rules_setup(int fd, int *halt)
 		ptree_shell(g_cpid);
 		sigprocmask(SIG_SETMASK, &omask, NULL);
 		tree = agg_tree_name(fd);
+		/*
+		 * A static command (set-id: the kernel drops a process's
+		 * perf events at an exec that changes its credentials, so
+		 * there is nothing to gain): no hook sees its calls, the
+		 * kernel's feed of the tree does.  Only then: for a
+		 * dynamic one the hooks see everything, and the tree's
+		 * raw_syscalls events would cost every call of it.
+		 */
+		ktree = tree && cmd_untraced() == UDT_LAUNCH_STATIC;
 	}
 
 	fake_event(&ev, 0);
@@ -487,6 +497,33 @@ rules_setup(int fd, int *halt)
 				if (g_verbose > 1)
 					fprintf(stderr, "debug: probe '%s': "
 					    "not the tree's alone: %s\n",
+					    probe_name(bp), strerror(errno));
+			}
+			/*
+			 * -c of a static command: a syscall probe takes the
+			 * kernel's copy of the tree's calls no hook records
+			 * too; refused (an older dtd, one without the
+			 * kernel's feed), the hooks' alone, as before.
+			 */
+			if (ktree && strncmp(dt_dtpis[bp->bp_pbn - 1].dtpi_prov,
+			    "syscall", DTNAMESIZE) == 0) {
+				bp->bp_req.dtrq_evtflags |= DTEVT_TREE;
+				if (ioctl(fd, DTIOCPRBENABLE, &bp->bp_req) == 0) {
+					g_cmdktree = 1;
+					if (g_verbose > 1)
+						fprintf(stderr, "debug: probe "
+						    "'%s' evtflags %#llx: the "
+						    "kernel's of the tree too\n",
+						    probe_name(bp),
+						    (unsigned long long)
+						    bp->bp_req.dtrq_evtflags);
+					push_probe(fd, bp->bp_pbn);
+					continue;
+				}
+				bp->bp_req.dtrq_evtflags &= ~(uint64_t)DTEVT_TREE;
+				if (g_verbose > 1)
+					fprintf(stderr, "debug: probe '%s': "
+					    "not the kernel's of the tree: %s\n",
 					    probe_name(bp), strerror(errno));
 			}
 			if (ioctl(fd, DTIOCPRBENABLE, &bp->bp_req)) {

@@ -455,8 +455,16 @@ void			 syms_cleanup(void);
 extern const char	*g_command;
 extern int		 g_cmdout;
 extern pid_t		 g_cpid;
+extern int		 g_cmdktree;
 pid_t			 cmd_prepare(void);
 void			 cmd_release(void);
+/*
+ * Whether -c's command, its first word, names a file the preload
+ * library cannot enter: UDT_LAUNCH_STATIC or UDT_LAUNCH_SETID
+ * (udt_launch.h), or 0 (dynamic, or not a plain word: a shell
+ * construct, an assignment, a quote).
+ */
+int			 cmd_untraced(void);
 int			 cmd_reaped(void);
 void			 cmd_stop(void);
 void			 cmd_ended(void);

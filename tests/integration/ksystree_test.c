@@ -27,6 +27,12 @@
  *				the tree; open B on the same tree without
  *				the bit (DTEVT_LAUNCHED alone) none; open
  *				C, system-wide, both programs', once
+ *   ksystree_test btrace DTD BTRACE STATIC DYN
+ *				btrace -c of the static program counts
+ *				its calls exactly, nothing lost, their
+ *				return values its parent's pid, and says
+ *				the kernel reads them; btrace -c of a
+ *				dynamic program does not ask for the bit
  *
  * Knowing every event of a target was read: its exit_group is its last
  * system call, and a reader gets events in time order across sources
@@ -308,16 +314,132 @@ out:
 		close(fdc);
 }
 
+/*
+ * btrace -vv -d DEV -c cmd -e script: its status, and its standard
+ * output and error (the command's too) in out.
+ */
+static int
+kt_btrace(const char *btrace, const char *cmd, const char *script,
+    char *out, size_t len)
+{
+	char *argv[] = { (char *)btrace, "-vv", "-d", kt_dd.dd_dev, "-c",
+	    (char *)cmd, "-e", (char *)script, NULL };
+	char path[256];
+	size_t got = 0;
+	ssize_t r;
+	pid_t pid;
+	int fd, status;
+
+	snprintf(path, sizeof(path), "%s/btrace.out", kt_dd.dd_dir);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1)
+		return -1;
+	pid = dtt_spawn(argv, NULL, -1, fd, fd, -1);
+	status = pid == -1 ? -1 : dtt_wait(pid, KT_RUN_MS);
+	if (pid != -1 && status == -1)
+		dtt_stop(pid, SIGTERM, DTT_EXIT_MS);
+	while (got < len - 1 && (r = pread(fd, out + got, len - 1 - got,
+	    (off_t)got)) > 0)
+		got += (size_t)r;
+	out[got] = '\0';
+	close(fd);
+	unlink(path);
+	return status;
+}
+
+/* The value after key (a whole line's start) in out, or -1. */
+static long
+kt_value(const char *out, const char *key)
+{
+	const char *p = out;
+	size_t n = strlen(key);
+
+	while ((p = strstr(p, key)) != NULL) {
+		if (p == out || p[-1] == '\n')
+			return atol(p + n);
+		p += n;
+	}
+	return -1;
+}
+
+/* Whether a "debug: probe" line of out shows DTEVT_TREE in evtflags. */
+static bool
+kt_treebit(const char *out)
+{
+	const char *p = out, *f;
+	unsigned long long v;
+
+	while ((p = strstr(p, "debug: probe '")) != NULL) {
+		f = strstr(p, "evtflags ");
+		p++;
+		if (f == NULL || (strchr(p, '\n') != NULL &&
+		    f > strchr(p, '\n')))
+			continue;
+		v = strtoull(f + 9, NULL, 16);
+		if (v & DTEVT_TREE)
+			return true;
+	}
+	return false;
+}
+
+static void
+run_btrace(const char *btrace, const char *dyn)
+{
+	static char out[65536];
+	char cmd[1024], key[64];
+	long v, ppid;
+	unsigned int nfail = dtt_nfail;
+	int status;
+
+	/* The command's library finds this dtd. */
+	setenv("USERDT_SOCKET", kt_dd.dd_sock, 1);
+	snprintf(cmd, sizeof(cmd), "%s %d ppid", kt_static, KT_NCALLS);
+	status = kt_btrace(btrace, cmd, "syscall:getppid:entry "
+	    "{ @[comm] = count(); } syscall:getppid:return "
+	    "/comm == \"tp_static\"/ { @r[retval] = count(); }", out,
+	    sizeof(out));
+	dtt_check(dtt_exited0(status), "btrace -c STATIC exits 0");
+	v = kt_value(out, "@[tp_static]: ");
+	ppid = kt_value(out, "ppid ");
+	snprintf(key, sizeof(key), "@r[%ld]: ", ppid);
+	dtt_check(v == KT_NCALLS, "btrace -c STATIC: %ld getppid entries of "
+	    "%d calls", v, KT_NCALLS);
+	dtt_check(ppid > 0 && kt_value(out, key) == KT_NCALLS, "btrace -c "
+	    "STATIC: %ld returns giving its parent's pid %ld, of %d",
+	    kt_value(out, key), ppid, KT_NCALLS);
+	dtt_check(strstr(out, "\n0 events dropped\n") != NULL,
+	    "btrace -c STATIC: nothing dropped");
+	dtt_check(strstr(out, "the kernel's of the tree too") != NULL &&
+	    kt_treebit(out), "btrace -c STATIC asked for DTEVT_TREE");
+	dtt_check(strstr(out, "statically linked: its system calls are read "
+	    "from the kernel") != NULL && strstr(out, "are not traced") ==
+	    NULL, "btrace -c STATIC says the kernel reads its calls");
+	if (dtt_nfail != nfail)
+		fprintf(stderr, "%s", out);
+
+	snprintf(cmd, sizeof(cmd), "%s getppid 100", dyn);
+	status = kt_btrace(btrace, cmd, "syscall:getppid:entry "
+	    "{ @[comm] = count(); }", out, sizeof(out));
+	dtt_check(dtt_exited0(status), "btrace -c DYN exits 0");
+	v = kt_value(out, "@[tp_target]: ");
+	dtt_check(v == 100, "btrace -c DYN: %ld getppid entries of 100", v);
+	if (!dtt_check(!kt_treebit(out) && strstr(out, "of the tree too") ==
+	    NULL, "btrace -c DYN does not ask for DTEVT_TREE"))
+		fprintf(stderr, "%s", out);
+}
+
 int
 main(int argc, char *argv[])
 {
 	char errbuf[4096];
 
-	if (!(argc == 4 && strcmp(argv[1], "abi") == 0)) {
-		fprintf(stderr, "usage: ksystree_test abi dtd static\n");
+	if (!(argc == 4 && strcmp(argv[1], "abi") == 0) &&
+	    !(argc == 6 && strcmp(argv[1], "btrace") == 0)) {
+		fprintf(stderr, "usage: ksystree_test abi dtd static\n"
+		    "       ksystree_test btrace dtd btrace static dynamic\n");
 		return 2;
 	}
-	kt_static = argv[3];
+	kt_static = argc == 4 ? argv[3] : argv[4];
 	dtt_tag(argv[1]);
 	if (dtt_dtd_init(&kt_dd, "ksystree_test") == -1 ||
 	    dtt_dtd_start(&kt_dd, argv[2], (char *[]){ "--no-ksyms", NULL },
@@ -326,7 +448,10 @@ main(int argc, char *argv[])
 		dtt_dtd_fini(&kt_dd, true);
 		return dtt_done();
 	}
-	run_abi();
+	if (argc == 4)
+		run_abi();
+	else
+		run_btrace(argv[3], argv[5]);
 	if (kt_dd.dd_pid != 0)
 		dtt_check(dtt_dtd_stop(&kt_dd, SIGTERM) != -1, "dtd stops");
 	dtt_dtd_fini(&kt_dd, true);

@@ -21,8 +21,11 @@
  * before the trace, it first reads a byte from its standard input, says
  * "done" on its standard output after its calls, and stays until its
  * input closes, so that its name is still in /proc when its events are
- * read (tp_test sysall).
+ * read (tp_test sysall).  With "ppid": says "ppid P" on its standard
+ * output after its calls, P what the last of them returned
+ * (ksystree_test).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -32,17 +35,24 @@ int
 main(int argc, char *argv[])
 {
 	struct timespec ts = { 0, 200000 };
-	long n, i;
-	char c;
+	long n, i, ppid = 0;
+	char c, buf[32];
 	int wait = argc > 2 && strcmp(argv[2], "wait") == 0;
+	int say = argc > 2 && strcmp(argv[2], "ppid") == 0;
+	int len;
 
 	n = argc > 1 ? atol(argv[1]) : 1000;
 	if (wait && read(0, &c, 1) != 1)
 		return 1;
 	for (i = 0; i < n; i++) {
-		getppid();
+		ppid = getppid();
 		if (i % 100 == 99)
 			nanosleep(&ts, NULL);
+	}
+	if (say) {
+		len = snprintf(buf, sizeof(buf), "ppid %ld\n", ppid);
+		if (write(1, buf, (size_t)len) != len)
+			return 1;
 	}
 	if (wait) {
 		if (write(1, "done\n", 5) != 5)

@@ -29,6 +29,27 @@
 #define UDT_LAUNCH_ENV	"USERDT_PRELOAD"
 /* "0": the launchers leave the loader's calls alone (dtrun -L). */
 #define UDT_LAUNCH_LOADER_ENV	"USERDT_LOADER"
+/*
+ * "1": dtd reads the system calls of this process tree that no hook
+ * records from the kernel (DTEVT_TREE in dtvar.h: btrace -c of a static
+ * command), so a statically linked image is said to be seen that way,
+ * not untraced.  Set by btrace for the launcher's helper alone (taken
+ * out of the environment before the command's exec).
+ */
+#define UDT_LAUNCH_KTREE_ENV	"USERDT_KTREE"
+
+/*
+ * What the preload library cannot enter of the file execvp(3) would run
+ * for file (a name looked up along $PATH, or a path):
+ * UDT_LAUNCH_STATIC, a statically linked ELF file (no loader to
+ * preload it); UDT_LAUNCH_SETID, a set-id file or one with file
+ * capabilities (its loader ignores LD_PRELOAD; set-id comes first); 0
+ * otherwise, or when there is no such file or it cannot be read.  Any
+ * caller.
+ */
+#define UDT_LAUNCH_STATIC	1
+#define UDT_LAUNCH_SETID	2
+int	udt_launch_image(const char *file);
 
 /*
  * The preload library's path into buf: $USERDT_PRELOAD when set and not

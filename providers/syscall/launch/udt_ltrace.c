@@ -299,8 +299,12 @@ udt_lt_dynamic(pid_t pid, char *exe, size_t len)
 static void
 udt_lt_say_static(const char *prog, const char *exe)
 {
-	fprintf(stderr, "%s: %s: statically linked: its system calls "
-	    "are not traced\n", prog, exe);
+	const char *k = getenv(UDT_LAUNCH_KTREE_ENV);
+
+	/* btrace -c of a static command: dtd has the kernel's copy */
+	fprintf(stderr, "%s: %s: statically linked: its system calls are %s\n",
+	    prog, exe, k != NULL && strcmp(k, "1") == 0 ?
+	    "read from the kernel (no strings)" : "not traced");
 }
 
 static void
@@ -346,16 +350,34 @@ udt_lt_which(const char *file, char *buf, size_t len)
 	}
 }
 
+/* udt_launch_image(), and the file's path into path. */
+static int
+udt_lt_untraced(const char *file, char *path, size_t len)
+{
+	if (file == NULL || udt_lt_which(file, path, len) == -1)
+		return 0;
+	if (udt_lt_setid(path))
+		return UDT_LAUNCH_SETID;
+	return udt_lt_interp(path) == 0 ? UDT_LAUNCH_STATIC : 0;
+}
+
+int
+udt_launch_image(const char *file)
+{
+	char path[PATH_MAX];
+
+	return udt_lt_untraced(file, path, sizeof(path));
+}
+
 void
 udt_lt_precheck(const char *prog, const char *file)
 {
 	char path[PATH_MAX];
+	int kind = udt_lt_untraced(file, path, sizeof(path));
 
-	if (file == NULL || udt_lt_which(file, path, sizeof(path)) == -1)
-		return;
-	if (udt_lt_setid(path))
+	if (kind == UDT_LAUNCH_SETID)
 		udt_lt_say_setid(prog, path);
-	else if (udt_lt_interp(path) == 0)
+	else if (kind == UDT_LAUNCH_STATIC)
 		udt_lt_say_static(prog, path);
 }
 
