@@ -26,7 +26,9 @@
  *				and none of the same program run outside
  *				the tree; open B on the same tree without
  *				the bit (DTEVT_LAUNCHED alone) none; open
- *				C, system-wide, both programs', once
+ *				C, system-wide, both programs', once;
+ *				A stopped and started again; a tree gone
+ *				before the start, said by dtd
  *   ksystree_test btrace DTD BTRACE STATIC DYN
  *				btrace -c of the static program counts
  *				its calls exactly, nothing lost, their
@@ -212,6 +214,42 @@ kt_open(const struct kt_probes *kp, pid_t tree, uint64_t fent,
 }
 
 /*
+ * A tree gone before the start: its events cannot be opened, which dtd
+ * says, and the start and dtd go on.
+ */
+static void
+run_gone(const struct kt_probes *kp)
+{
+	struct dtioc_stat st;
+	struct dtioc_tree t;
+	pid_t pid;
+	int fd, error;
+
+	if ((pid = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	if (pid == -1 || (fd = dtt_open(kt_dd.dd_dev)) == -1)
+		return (void)dtt_check(false, "fork, open: %s",
+		    strerror(errno));
+	memset(&t, 0, sizeof(t));
+	t.dttr_pid = pid;
+	error = ioctl(fd, DTIOCTREE, &t) == -1 ? errno : 0;
+	if (error == 0)
+		error = dtt_enable(fd, kp->kp_ent, DTEVT_TREE, 0);
+	if (error == 0)
+		error = dtt_enable(fd, kp->kp_ret, DTEVT_TREE, 0);
+	kill(pid, SIGKILL);
+	dtt_wait(pid, KT_RUN_MS);
+	if (error == 0)
+		error = dtt_record(fd, 1);
+	dtt_check(error == 0, "a tree gone before the start: recording "
+	    "starts (%s)", strerror(error));
+	dtt_check(dtt_stats(fd, &st) == 0, "dtd answers after it");
+	close(fd);
+}
+
+/*
  * The ABI.  Open A's getppid entries ask for DTEVT_TREE alone (which
  * implies DTEVT_LAUNCHED: else the system-wide feed that open C keeps
  * open would give A the root's calls twice and the outsider's).
@@ -299,6 +337,13 @@ run_abi(void)
 	kt_nothing_lost(fda, "open A");
 	kt_nothing_lost(fdc, "open C");
 	pids[0] = pids[1] = -1;
+	/* a stop and a start again: the feed closed, then a new one */
+	error = dtt_record(fda, 0);
+	if (error == 0)
+		error = dtt_record(fda, 1);
+	dtt_check(error == 0, "open A stops and starts again: %s",
+	    strerror(error));
+	run_gone(&kp);
 out:
 	for (k = 0; k < 2; k++) {
 		if (go[k] != -1)
@@ -428,6 +473,22 @@ run_btrace(const char *btrace, const char *dyn)
 		fprintf(stderr, "%s", out);
 }
 
+static bool
+kt_logsays(const char *what)
+{
+	char line[512];
+	bool found = false;
+	FILE *f;
+
+	if ((f = fopen(kt_dd.dd_err, "r")) == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, what) != NULL)
+			found = true;
+	fclose(f);
+	return found;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -454,6 +515,9 @@ main(int argc, char *argv[])
 		run_btrace(argv[3], argv[5]);
 	if (kt_dd.dd_pid != 0)
 		dtt_check(dtt_dtd_stop(&kt_dd, SIGTERM) != -1, "dtd stops");
+	if (argc == 4)
+		dtt_check(kt_logsays("cannot open for the tree"),
+		    "dtd says the gone tree's events could not be opened");
 	dtt_dtd_fini(&kt_dd, true);
 	return dtt_done();
 }
