@@ -341,7 +341,8 @@ dt_kt_set(unsigned int p, struct dt_pcb *dp, bool on)
 		if (kt->kt_feed != NULL)
 			atomic_store_explicit(&kt->kt_feed->kf_dp[lin], NULL,
 			    memory_order_release);
-		if (--kt->kt_non > 0)
+		/* (0: a start that found no memory was not counted) */
+		if (kt->kt_non > 0 && --kt->kt_non > 0)
 			return;
 		*ktp = kt->kt_next;
 		/* the reader drains it, then frees its feed */
