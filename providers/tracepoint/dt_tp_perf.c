@@ -105,6 +105,8 @@ dt_tpev_attr(struct perf_event_attr *attr, const struct dt_tpev_pmu *pmu,
 	attr->comm = 1;
 	attr->comm_exec = 1;
 	attr->mmap = (evtflags & DT_TPEV_MMAPS) != 0;
+	/* and each exit of the tree: what is kept by pid can be dropped */
+	attr->task = (evtflags & DT_TPEV_MMAPS) != 0;
 	/*
 	 * With their time, though: a name from an exec on another CPU,
 	 * read after this CPU's, must not undo a later one (kpload's

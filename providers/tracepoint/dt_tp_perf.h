@@ -51,7 +51,8 @@
  * dt_tpev_open_task()'s flag for the executable files each exec of the
  * tree maps (perf's mmap records), as samples with ts_mmap: after an
  * exec's record, a dynamic image's show its loader's file beside its
- * own, a static image's its own alone.
+ * own, a static image's its own alone; and each task's exit, as
+ * samples with ts_exit.
  */
 #define DT_TPEV_MMAPS		(1ULL << 33)
 
@@ -77,6 +78,8 @@ struct dt_tp_sample {
 	/* An executable mapping (DT_TPEV_MMAPS): only its file's name */
 	const char	*ts_mmap;
 	bool		 ts_exec;	/* ts_comm is an exec's */
+	bool		 ts_exit;	/* (DT_TPEV_MMAPS) only: ts_pid/ts_tid
+					   exited at ts_ns */
 	bool		 ts_swin;	/* a switch in: ts_pid/ts_tid came
 					   in, no raw record, no stacks */
 	bool		 ts_swev;	/* the event gives switches in */

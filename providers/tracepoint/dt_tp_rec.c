@@ -178,6 +178,19 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 		ev->tpe_fn(ev->tpe_arg, &s);
 		break;
+	case PERF_RECORD_EXIT:
+		/* pid, ppid, tid, ptid, the time of the exit */
+		if (len < 24)
+			break;
+		memset(&s, 0, sizeof(s));
+		memcpy(&s.ts_pid, body, 4);
+		memcpy(&s.ts_tid, body + 8, 4);
+		memcpy(&s.ts_ns, body + 16, 8);
+		s.ts_ns += (uint64_t)ev->tpe_tsoff;
+		s.ts_exit = true;
+		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
+		ev->tpe_fn(ev->tpe_arg, &s);
+		break;
 	case PERF_RECORD_LOST:
 		if (len < 16)
 			break;
