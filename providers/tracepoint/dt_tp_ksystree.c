@@ -36,15 +36,24 @@
  * A record goes to the open's started pcb of its call alone, unless
  * its process is one the library records (dt_ksys_traced()): its hooks
  * give those, with strings.  An image a process of the tree exec'd
- * that mapped no loader beside its own file (DT_TPEV_MMAPS: static) is
- * no library's from its exec on, though the ingest transport retires
- * its traced predecessor's ring later, and dt_ksys_traced() says so
- * until then (btrace -c's shell exec'ing a static command): its calls
- * are the kernel's, by the latest DT_KT_NIMG execs the feed saw.  The
- * system-wide feed (dt_tp_ksys.c) gives
- * nothing to these pcbs (DTEVT_TREE implies DTEVT_LAUNCHED), so no call
- * is counted twice.  perf's lost records are charged to every started
- * pcb of the direction, whose they were being unknown.
+ * whose file asks for no loader (no PT_INTERP, read once from the
+ * first file the exec maps, DT_TPEV_MMAPS: static) is no library's
+ * from its exec on, though the ingest transport retires its traced
+ * predecessor's ring later, and dt_ksys_traced() says so until then
+ * (btrace -c's shell exec'ing a static command): its calls are the
+ * kernel's.  The judgement is the file's, not the mappings': a static
+ * image's later code (a JIT's, a dlopen()'d NSS module's) would look
+ * like a loader, and a kernel filter hides the calls that would say
+ * when the exec's own mappings ended.  One judgement a process, by
+ * pid, for as long as it lives (and DT_KT_GRACE_NS after its exit, for
+ * its records read late from other CPUs), then dropped: a long-lived
+ * static image keeps its own however many execs follow, and a pid
+ * reused without an exec inherits none.  A reopen starts a feed with
+ * none: an image exec'd before it goes by dt_ksys_traced().  The
+ * system-wide feed (dt_tp_ksys.c) gives nothing to these pcbs
+ * (DTEVT_TREE implies DTEVT_LAUNCHED), so no call is counted twice.
+ * perf's lost records are charged to every started pcb of the
+ * direction, whose they were being unknown.
  *
  * Lifetime: the callback's state (struct dt_kt_feed) is its event's,
  * freed by the reader once done with it (dt_tpev_open_task()'s
@@ -58,14 +67,17 @@
  *	[I]	immutable after creation
  *	[K]	the core's configuration lock (dt_ksys_tree_fn)
  *	[a]	atomic: written under [K], read by the perf reader thread
+ *	[R]	the perf reader thread only (dt_tp_perf.h)
  */
 #include <linux/perf_event.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dt_ksys.h"
 #include "dt_prov.h"
@@ -76,23 +88,54 @@
 #define DT_KT_MAXIDS	64	/* numbers a filter names, at most */
 #define DT_KT_FILTERLEN	4096	/* a page: what the kernel takes */
 
-#define DT_KT_NIMG	64	/* the tree's latest execs kept */
+/*
+ * An image is forgotten this long after its process's exit: records of
+ * its last calls read from another CPU's buffer after the exit's still
+ * find it (a round drains every CPU every DT_TPEV_FLUSH_MS).
+ */
+#define DT_KT_GRACE_NS	(2 * 1000000000ULL)
+#define DT_KT_MINBUCKETS 64
 
-/* An image a process of the tree exec'd, by what it mapped. */
+/* An image of the tree: what a process's exec decided, by its file. */
+enum dt_kt_kind {
+	DT_KT_UNKNOWN = 0,	/* no file mapped yet: the library's say */
+	DT_KT_STATIC,		/* no PT_INTERP: no hook sees its calls */
+	DT_KT_DYNAMIC,		/* a loader: the library's, if it loads */
+	DT_KT_BYMAP,		/* file unreadable: by a second file mapped */
+};
+
+/*
+ * One process of the tree that exec'd, by pid: its image and the one
+ * before (a call read late, from another CPU, may be the old image's).
+ */
 struct dt_kt_img {
-	pid_t			 ki_pid;	/* [R] 0: a free slot */
-	uint64_t		 ki_exec;	/* [R] its exec's time */
+	struct dt_kt_img	*ki_next;	/* [R] on its bucket */
+	pid_t			 ki_pid;	/* [R] */
+	uint64_t		 ki_exec;	/* [R] its latest exec's time */
+	uint64_t		 ki_exit;	/* [R] UINT64_MAX: alive */
 	uint64_t		 ki_file;	/* [R] its file's hash, 0: none */
-	bool			 ki_loader;	/* [R] another file: ld.so */
+	enum dt_kt_kind		 ki_kind;	/* [R] */
+	uint64_t		 ki_pexec;	/* [R] the image before: exec */
+	enum dt_kt_kind		 ki_pkind;	/* [R] its kind */
 };
 
 /* What the reader's callback reads: one event's. */
 struct dt_kt_feed {
 	unsigned int		 kf_dir;	/* [I] 0 entry, 1 return */
+	pid_t			 kf_root;	/* [I] the tree's */
 	/* [a] the started pcb of each Linux number, NULL: none */
 	struct dt_pcb *_Atomic	 kf_dp[SYSTAB_LINUX_MAX];
-	struct dt_kt_img	 kf_img[DT_KT_NIMG];	/* [R] */
-	unsigned int		 kf_nextimg;	/* [R] the slot to take */
+	/*
+	 * The images of the tree's live processes (and of those gone
+	 * less than DT_KT_GRACE_NS), hashed by pid, as many as memory
+	 * allows: one that finds none is counted (kf_nomem) and said,
+	 * and its calls go by dt_ksys_traced() alone.
+	 */
+	struct dt_kt_img	**kf_bucket;	/* [R] */
+	size_t			 kf_nbucket;	/* [R] a power of two, or 0 */
+	size_t			 kf_nimg;	/* [R] */
+	uint64_t		 kf_latest;	/* [R] the newest time seen */
+	uint64_t		 kf_nomem;	/* [R] images not kept */
 };
 
 /* One open's feed of one direction. */
@@ -112,25 +155,142 @@ struct dt_kt {
 static struct dt_kt	*dt_kts;		/* [K] */
 static int		 dt_kt_lasterr;		/* [K] said once */
 
-/* The image process pid ran at ns: its latest exec before, or NULL. [R] */
-static struct dt_kt_img *
-dt_kt_img(struct dt_kt_feed *kf, pid_t pid, uint64_t ns)
+static size_t
+dt_kt_hash(const struct dt_kt_feed *kf, pid_t pid)
 {
-	struct dt_kt_img *ki, *best = NULL;
-	unsigned int i;
+	return ((uint32_t)pid * 2654435761U) & (kf->kf_nbucket - 1);
+}
 
-	for (i = 0; i < DT_KT_NIMG; i++) {
-		ki = &kf->kf_img[i];
-		if (ki->ki_pid == pid && ki->ki_exec <= ns &&
-		    (best == NULL || ki->ki_exec > best->ki_exec))
-			best = ki;
-	}
-	return best;
+/* Process pid's image, or NULL.  [R] */
+static struct dt_kt_img *
+dt_kt_img(const struct dt_kt_feed *kf, pid_t pid)
+{
+	struct dt_kt_img *ki;
+
+	if (kf->kf_nbucket == 0)
+		return NULL;
+	for (ki = kf->kf_bucket[dt_kt_hash(kf, pid)]; ki != NULL;
+	    ki = ki->ki_next)
+		if (ki->ki_pid == pid)
+			return ki;
+	return NULL;
+}
+
+/* Forget the images whose process is gone past the grace.  [R] */
+static void
+dt_kt_sweep(struct dt_kt_feed *kf)
+{
+	struct dt_kt_img **kip, *ki;
+	size_t i;
+
+	for (i = 0; i < kf->kf_nbucket; i++)
+		for (kip = &kf->kf_bucket[i]; (ki = *kip) != NULL; ) {
+			if (ki->ki_exit != UINT64_MAX &&
+			    ki->ki_exit + DT_KT_GRACE_NS < kf->kf_latest) {
+				*kip = ki->ki_next;
+				free(ki);
+				kf->kf_nimg--;
+				continue;
+			}
+			kip = &ki->ki_next;
+		}
 }
 
 /*
- * What an exec of the tree mapped: the file of its image, then, for a
- * dynamic one, its loader's, before its first call returns.  [R]
+ * Room for one more image: first the gone ones swept, then twice the
+ * buckets.  A table that cannot grow still takes it (longer chains).
+ * [R]
+ */
+static bool
+dt_kt_room(struct dt_kt_feed *kf)
+{
+	struct dt_kt_img **nb, *ki;
+	size_t n, i, h;
+
+	if (kf->kf_nimg < kf->kf_nbucket)
+		return true;
+	dt_kt_sweep(kf);
+	if (kf->kf_nbucket > 0 && kf->kf_nimg < kf->kf_nbucket / 2)
+		return true;
+	n = kf->kf_nbucket == 0 ? DT_KT_MINBUCKETS : kf->kf_nbucket * 2;
+	if ((nb = calloc(n, sizeof(*nb))) == NULL)
+		return kf->kf_nbucket > 0;
+	for (i = 0; i < kf->kf_nbucket; i++)
+		while ((ki = kf->kf_bucket[i]) != NULL) {
+			kf->kf_bucket[i] = ki->ki_next;
+			h = ((uint32_t)ki->ki_pid * 2654435761U) & (n - 1);
+			ki->ki_next = nb[h];
+			nb[h] = ki;
+		}
+	free(kf->kf_bucket);
+	kf->kf_bucket = nb;
+	kf->kf_nbucket = n;
+	return true;
+}
+
+/*
+ * Whether the ELF file at path asks for a loader (PT_INTERP): the
+ * kernel maps it with the image, before its first instruction, so the
+ * file says it, not what the image maps later (a JIT's anonymous code,
+ * a static glibc's dlopen() of an NSS module).  DT_KT_BYMAP when the
+ * file cannot be read (gone, another mount namespace's).  A loader run
+ * as the command (ld.so PROG) has none: judged static, its program's
+ * calls, which the library records, come twice.  [R]
+ */
+static enum dt_kt_kind
+dt_kt_elf(const char *path)
+{
+	unsigned char eh[64], ph[56];
+	uint64_t phoff;
+	uint16_t phentsize, phnum, i;
+	uint32_t type;
+	bool is64;
+	int fd;
+	enum dt_kt_kind kind = DT_KT_BYMAP;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1)
+		return kind;
+	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh, "\177ELF", 4) != 0 || eh[5] != 1 /* LSB */)
+		goto out;
+	is64 = eh[4] == 2;
+	if (is64) {
+		memcpy(&phoff, eh + 32, 8);
+		memcpy(&phentsize, eh + 54, 2);
+		memcpy(&phnum, eh + 56, 2);
+	} else {
+		uint32_t off32;
+
+		memcpy(&off32, eh + 28, 4);
+		phoff = off32;
+		memcpy(&phentsize, eh + 42, 2);
+		memcpy(&phnum, eh + 44, 2);
+	}
+	if (phentsize < 4 || phentsize > sizeof(ph) || phnum > 256)
+		goto out;
+	kind = DT_KT_STATIC;
+	for (i = 0; i < phnum; i++) {
+		if (pread(fd, ph, phentsize, (off_t)(phoff +
+		    (uint64_t)i * phentsize)) != (ssize_t)phentsize) {
+			kind = DT_KT_BYMAP;
+			break;
+		}
+		memcpy(&type, ph, 4);
+		if (type == 3 /* PT_INTERP */) {
+			kind = DT_KT_DYNAMIC;
+			break;
+		}
+	}
+out:
+	close(fd);
+	return kind;
+}
+
+/*
+ * What an exec of the tree runs, by the first file it maps (the
+ * image's own, mapped by the exec) and, when that cannot be read, by a
+ * second file beside it (a loader).  An exit of the tree: its image
+ * kept DT_KT_GRACE_NS more.  [R]
  */
 static void
 dt_kt_note(struct dt_kt_feed *kf, const struct dt_tp_sample *s)
@@ -138,25 +298,70 @@ dt_kt_note(struct dt_kt_feed *kf, const struct dt_tp_sample *s)
 	struct dt_kt_img *ki;
 	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
 	const char *c;
+	size_t b;
 
-	if (s->ts_comm != NULL && s->ts_exec) {
-		ki = &kf->kf_img[kf->kf_nextimg++ % DT_KT_NIMG];
-		memset(ki, 0, sizeof(*ki));
-		ki->ki_pid = s->ts_pid;
-		ki->ki_exec = s->ts_ns;
+	if (s->ts_ns > kf->kf_latest)
+		kf->kf_latest = s->ts_ns;
+	if (s->ts_exit) {
+		/* the process's, not a thread's; not an older image's */
+		if (s->ts_pid == s->ts_tid &&
+		    (ki = dt_kt_img(kf, s->ts_pid)) != NULL &&
+		    ki->ki_exec < s->ts_ns)
+			ki->ki_exit = s->ts_ns;
 		return;
 	}
-	/* files only: not [vdso] and the like */
-	if (s->ts_mmap == NULL || s->ts_mmap[0] != '/' ||
-	    (ki = dt_kt_img(kf, s->ts_pid, s->ts_ns)) == NULL)
+	if (s->ts_comm != NULL && s->ts_exec) {
+		if ((ki = dt_kt_img(kf, s->ts_pid)) == NULL) {
+			if (!dt_kt_room(kf) ||
+			    (ki = calloc(1, sizeof(*ki))) == NULL) {
+				if (kf->kf_nomem++ == 0)
+					fprintf(stderr, "dtd: syscall: the "
+					    "tree of %d: an exec not kept (%s): "
+					    "its calls may be lost\n",
+					    (int)kf->kf_root, strerror(ENOMEM));
+				return;
+			}
+			ki->ki_pid = s->ts_pid;
+			b = dt_kt_hash(kf, s->ts_pid);
+			ki->ki_next = kf->kf_bucket[b];
+			kf->kf_bucket[b] = ki;
+			kf->kf_nimg++;
+		} else if (s->ts_ns <= ki->ki_exec)
+			return;		/* read late: an older exec */
+		else if (ki->ki_exit == UINT64_MAX) {
+			/* the same process: its old image is the one before */
+			ki->ki_pexec = ki->ki_exec;
+			ki->ki_pkind = ki->ki_kind;
+		} else {
+			/* a pid reused: nothing of the old one's applies */
+			ki->ki_pexec = 0;
+			ki->ki_pkind = DT_KT_UNKNOWN;
+		}
+		ki->ki_exec = s->ts_ns;
+		ki->ki_exit = UINT64_MAX;
+		ki->ki_file = 0;
+		ki->ki_kind = DT_KT_UNKNOWN;
 		return;
+	}
+	/* files only: not [vdso], not anonymous code */
+	if (s->ts_mmap == NULL || s->ts_mmap[0] != '/' ||
+	    strncmp(s->ts_mmap, "//anon", 6) == 0 ||
+	    (ki = dt_kt_img(kf, s->ts_pid)) == NULL ||
+	    ki->ki_exec > s->ts_ns || ki->ki_exit != UINT64_MAX)
+		return;
+	if (ki->ki_file == 0) {
+		for (c = s->ts_mmap; *c != '\0'; c++)
+			h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+		ki->ki_file = h | 1;
+		ki->ki_kind = dt_kt_elf(s->ts_mmap);
+		return;
+	}
+	if (ki->ki_kind != DT_KT_BYMAP)
+		return;		/* decided by the file: later maps are code */
 	for (c = s->ts_mmap; *c != '\0'; c++)
 		h = (h ^ (uint8_t)*c) * 1099511628211ULL;
-	h |= 1;
-	if (ki->ki_file == 0)
-		ki->ki_file = h;
-	else if (ki->ki_file != h)
-		ki->ki_loader = true;
+	if ((h | 1) != ki->ki_file)
+		ki->ki_kind = DT_KT_DYNAMIC;
 }
 
 /*
@@ -168,10 +373,19 @@ dt_kt_note(struct dt_kt_feed *kf, const struct dt_tp_sample *s)
 static bool
 dt_kt_traced(struct dt_kt_feed *kf, pid_t pid, uint64_t ns)
 {
-	struct dt_kt_img *ki = dt_kt_img(kf, pid, ns);
+	struct dt_kt_img *ki = dt_kt_img(kf, pid);
+	enum dt_kt_kind kind = DT_KT_UNKNOWN;
 
-	if (ki != NULL && ki->ki_exec < ns && ki->ki_file != 0 &&
-	    !ki->ki_loader)
+	/* after its exit (a pid reused, no exec seen): nothing known */
+	if (ki != NULL) {
+		if (ki->ki_exec < ns && ns <= ki->ki_exit)
+			kind = ki->ki_kind;
+		else if (ki->ki_pexec != 0 && ki->ki_pexec < ns &&
+		    ns <= ki->ki_exec)
+			kind = ki->ki_pkind;
+	}
+	/* BYMAP still: no second file beside its own, no loader */
+	if (kind == DT_KT_STATIC || kind == DT_KT_BYMAP)
 		return false;
 	return dt_ksys_traced(pid, ns);
 }
@@ -194,7 +408,7 @@ dt_kt_cb(void *arg, const struct dt_tp_sample *s)
 		return;
 	}
 	dt_kt_note(kf, s);
-	if (s->ts_mmap != NULL)
+	if (s->ts_mmap != NULL || s->ts_exit)
 		return;
 	/* names feed every event's comm; an exec may be a tracee's */
 	if (dt_tp_ksys_note(s))
@@ -213,7 +427,17 @@ dt_kt_cb(void *arg, const struct dt_tp_sample *s)
 static void
 dt_kt_release(void *arg)
 {
-	free(arg);
+	struct dt_kt_feed *kf = arg;
+	struct dt_kt_img *ki;
+	size_t i;
+
+	for (i = 0; i < kf->kf_nbucket; i++)
+		while ((ki = kf->kf_bucket[i]) != NULL) {
+			kf->kf_bucket[i] = ki->ki_next;
+			free(ki);
+		}
+	free(kf->kf_bucket);
+	free(kf);
 }
 
 static void
@@ -284,6 +508,7 @@ dt_kt_open(struct dt_kt *kt, struct dt_pcb *dp)
 		goto fail;
 	}
 	kf->kf_dir = kt->kt_dir;
+	kf->kf_root = dt_sc_tree(dp->dp_sc);
 	if (old != NULL) {
 		/* the started pcbs move to the new feed, not both */
 		for (i = 0; i < SYSTAB_LINUX_MAX; i++) {
