@@ -52,8 +52,8 @@
  * none: an image exec'd before it goes by dt_ksys_traced().  The
  * system-wide feed (dt_tp_ksys.c) gives nothing to these pcbs
  * (DTEVT_TREE implies DTEVT_LAUNCHED), so no call is counted twice.
- * perf's lost records are charged to every started pcb of the
- * direction, whose they were being unknown.
+ * perf's lost records, whose they were being unknown, are charged once
+ * to the open (every pcb of a feed is the same open's).
  *
  * Lifetime: the callback's state (struct dt_kt_feed) is its event's,
  * freed by the reader once done with it (dt_tpev_open_task()'s
@@ -400,11 +400,18 @@ dt_kt_cb(void *arg, const struct dt_tp_sample *s)
 	unsigned int i;
 	long id;
 
+	/*
+	 * Whose call a lost record was is unknown, but every pcb of the
+	 * feed is the same open's, and a pcb's count is its open's: one
+	 * charge, to any of them, not one per pcb.
+	 */
 	if (s->ts_lost > 0) {
 		for (i = 0; i < SYSTAB_LINUX_MAX; i++)
 			if ((dp = atomic_load_explicit(&kf->kf_dp[i],
-			    memory_order_acquire)) != NULL)
+			    memory_order_acquire)) != NULL) {
 				dt_pcb_count_dropevt(dp, s->ts_cpu, s->ts_lost);
+				break;
+			}
 		return;
 	}
 	dt_kt_note(kf, s);
