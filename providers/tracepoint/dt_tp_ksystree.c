@@ -148,7 +148,9 @@ struct dt_kt {
 	uint64_t		 kt_evflags;	/* [K] stacks kt_ev walks */
 	bool			 kt_all;	/* [K] kt_ev keeps every call */
 	bool			 kt_failed;	/* [K] said; not retried */
-	unsigned int		 kt_non;	/* [K] started pcbs */
+	unsigned int		 kt_non;	/* [K] started pcbs counted */
+	/* [K] the numbers whose pcb's start was counted in kt_non */
+	uint8_t			 kt_on[SYSTAB_LINUX_MAX / 8];
 	uint8_t			 kt_keep[SYSTAB_LINUX_MAX / 8];	/* [K] */
 };
 
@@ -573,8 +575,14 @@ dt_kt_set(unsigned int p, struct dt_pcb *dp, bool on)
 		if (kt->kt_feed != NULL)
 			atomic_store_explicit(&kt->kt_feed->kf_dp[lin], NULL,
 			    memory_order_release);
-		/* (0: a start that found no memory was not counted) */
-		if (kt->kt_non > 0 && --kt->kt_non > 0)
+		/*
+		 * Only a start that was counted: one that found no memory
+		 * for kt was not, and kt may be another pcb's since.
+		 */
+		if (!(kt->kt_on[lin / 8] & (1 << (lin % 8))))
+			return;
+		kt->kt_on[lin / 8] &= ~(1 << (lin % 8));
+		if (--kt->kt_non > 0)
 			return;
 		*ktp = kt->kt_next;
 		/* the reader drains it, then frees its feed */
@@ -596,7 +604,11 @@ dt_kt_set(unsigned int p, struct dt_pcb *dp, bool on)
 		kt->kt_next = dt_kts;
 		dt_kts = kt;
 	}
-	kt->kt_non++;
+	/* an open's pcb of a number per direction: one bit each */
+	if (!(kt->kt_on[lin / 8] & (1 << (lin % 8)))) {
+		kt->kt_on[lin / 8] |= 1 << (lin % 8);
+		kt->kt_non++;
+	}
 	more = dp->dp_evtflags & (DTEVT_KSTACK | DTEVT_USTACK) &
 	    ~kt->kt_evflags;
 	if (!kt->kt_failed && (kt->kt_ev == NULL || more != 0 ||
