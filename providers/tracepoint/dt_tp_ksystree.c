@@ -155,7 +155,6 @@ struct dt_kt {
 };
 
 static struct dt_kt	*dt_kts;		/* [K] */
-static int		 dt_kt_lasterr;		/* [K] said once */
 
 static size_t
 dt_kt_hash(const struct dt_kt_feed *kf, pid_t pid)
@@ -547,12 +546,15 @@ dt_kt_open(struct dt_kt *kt, struct dt_pcb *dp)
 		kt->kt_all = true;
 	return;
 fail:
+	/*
+	 * Said for each open (its tree's pid names it), not once per
+	 * daemon: the start goes on (dt(4) has no such failure), so this
+	 * line is all that tells an open its tree's calls are not read.
+	 */
 	kt->kt_failed = true;
-	if (error != dt_kt_lasterr)
-		fprintf(stderr, "dtd: syscall: raw_syscalls:%s: cannot open "
-		    "for the tree of %d: %s\n", kt->kt_dir == 0 ? "sys_enter" :
-		    "sys_exit", (int)dt_sc_tree(dp->dp_sc), strerror(error));
-	dt_kt_lasterr = error;
+	fprintf(stderr, "dtd: syscall: raw_syscalls:%s: cannot open for the "
+	    "tree of %d: %s\n", kt->kt_dir == 0 ? "sys_enter" : "sys_exit",
+	    (int)dt_sc_tree(dp->dp_sc), strerror(error));
 }
 
 /* dt_ksys_tree_fn.  [K] */
@@ -593,10 +595,9 @@ dt_kt_set(unsigned int p, struct dt_pcb *dp, bool on)
 	}
 	if (kt == NULL) {
 		if ((kt = calloc(1, sizeof(*kt))) == NULL) {
-			if (dt_kt_lasterr != ENOMEM)
-				fprintf(stderr, "dtd: syscall: the tree's "
-				    "feed: %s\n", strerror(ENOMEM));
-			dt_kt_lasterr = ENOMEM;
+			fprintf(stderr, "dtd: syscall: raw_syscalls: cannot "
+			    "open for the tree of %d: %s\n",
+			    (int)dt_sc_tree(dp->dp_sc), strerror(ENOMEM));
 			return;
 		}
 		kt->kt_sc = dp->dp_sc;
