@@ -473,8 +473,14 @@ rules_setup(int fd, int *halt)
 
 	if (g_nprobes == 0)
 		return;
-	/* a call's latency timed by the hooks: its entry not enabled */
-	lat_plan();
+	/*
+	 * A call's latency timed by the hooks: its entry not enabled.
+	 * Not with the kernel's feed of a static command's calls: its
+	 * events carry no hook's stamp to fold, so the entries must come
+	 * here and be paired with their returns, as without the fold.
+	 */
+	if (!ktree)
+		lat_plan();
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
 			if (bp->bp_type != P_PROBE || bp->bp_pbn == 0 ||
