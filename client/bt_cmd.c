@@ -136,6 +136,11 @@ shell_run(const char *lib, int gate)
 	do
 		n = read(gate, &go, 1);
 	while (n == -1 && errno == EINTR);
+	/*
+	 * Ours alone to say: one inherited from btrace's environment
+	 * would have the helper claim the kernel's feed on 'g' too.
+	 */
+	(void)unsetenv(UDT_LAUNCH_KTREE_ENV);
 	if (n != 1 || (go != 'g' && go != 'k'))
 		_exit(127);
 	close(gate);
