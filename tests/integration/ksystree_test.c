@@ -26,15 +26,25 @@
  *				and none of the same program run outside
  *				the tree; open B on the same tree without
  *				the bit (DTEVT_LAUNCHED alone) none; open
- *				C, system-wide, both programs', once;
- *				A stopped and started again; a tree gone
- *				before the start, said by dtd
+ *				C, system-wide, both programs', once
+ *				(A stopped and started again before its
+ *				root's exec); a tree gone before the
+ *				start, said by dtd for that tree; a
+ *				perf buffer that overflowed charged to
+ *				an open with two probes of a direction
+ *				once per lost record
  *   ksystree_test btrace DTD BTRACE STATIC DYN
  *				btrace -c of the static program counts
  *				its calls exactly, nothing lost, their
  *				return values its parent's pid, and says
- *				the kernel reads them; btrace -c of a
- *				dynamic program does not ask for the bit
+ *				the kernel reads them; also after it
+ *				mapped code of its own, after it ran
+ *				more execs than any ring would keep, and
+ *				timed from entry to return; a dynamic
+ *				program it runs counted once; btrace -c
+ *				of a dynamic program does not ask for
+ *				the bit; an inherited USERDT_KTREE not
+ *				believed where the kernel reads nothing
  *
  * Knowing every event of a target was read: its exit_group is its last
  * system call, and a reader gets events in time order across sources
@@ -58,9 +68,11 @@
 #define KT_NEVS		4096
 #define KT_READ_MS	30000
 #define KT_RUN_MS	60000
+#define KT_NLOST	100000	/* calls while dtd stands still */
 
 static struct dtt_dtd	 kt_dd;
 static const char	*kt_static;
+static pid_t		 kt_gone;	/* run_gone()'s tree */
 
 struct kt_probes {
 	uint32_t	kp_ent, kp_ret, kp_exit;
@@ -84,9 +96,12 @@ kt_probe(int fd, const char *name, const char *dir)
 	return dtt_probe(fd, "syscall", func, dir);
 }
 
-/* A child held on a pipe (its write end in *go), then exec'ing argv. */
+/*
+ * A child held on a pipe (its write end in *go), then exec'ing argv,
+ * with in and out as its standard input and output (-1: ours).
+ */
 static pid_t
-kt_held(int *go, char *const argv[])
+kt_held_io(int *go, char *const argv[], int in, int out)
 {
 	int p[2];
 	pid_t pid;
@@ -97,12 +112,21 @@ kt_held(int *go, char *const argv[])
 	if ((pid = fork()) == 0) {
 		if (read(p[0], &c, 1) != 1)
 			_exit(126);
+		if ((in != -1 && dup2(in, 0) == -1) ||
+		    (out != -1 && dup2(out, 1) == -1))
+			_exit(126);
 		execv(argv[0], argv);
 		_exit(127);
 	}
 	close(p[0]);
 	*go = p[1];
 	return pid;
+}
+
+static pid_t
+kt_held(int *go, char *const argv[])
+{
+	return kt_held_io(go, argv, -1, -1);
 }
 
 static void
@@ -217,7 +241,7 @@ kt_open(const struct kt_probes *kp, pid_t tree, uint64_t fent,
  * A tree gone before the start: its events cannot be opened, which dtd
  * says, and the start and dtd go on.
  */
-static void
+static pid_t
 run_gone(const struct kt_probes *kp)
 {
 	struct dtioc_stat st;
@@ -229,9 +253,10 @@ run_gone(const struct kt_probes *kp)
 		pause();
 		_exit(0);
 	}
-	if (pid == -1 || (fd = dtt_open(kt_dd.dd_dev)) == -1)
-		return (void)dtt_check(false, "fork, open: %s",
-		    strerror(errno));
+	if (pid == -1 || (fd = dtt_open(kt_dd.dd_dev)) == -1) {
+		dtt_check(false, "fork, open: %s", strerror(errno));
+		return -1;
+	}
 	memset(&t, 0, sizeof(t));
 	t.dttr_pid = pid;
 	error = ioctl(fd, DTIOCTREE, &t) == -1 ? errno : 0;
@@ -247,6 +272,93 @@ run_gone(const struct kt_probes *kp)
 	    "starts (%s)", strerror(error));
 	dtt_check(dtt_stats(fd, &st) == 0, "dtd answers after it");
 	close(fd);
+	return pid;
+}
+
+/*
+ * An open with two probes of one direction (getppid's entry, exit's)
+ * while perf's buffer overflows (dtd stopped): each record perf lost is
+ * charged once to the open, so what it read and what it lost add up to
+ * the calls made, not more.  The records lost are said by perf only
+ * with the next one it writes: after dtd goes on, the root makes one
+ * more call ("ping") at a time until the sum is reached.
+ */
+static void
+run_lost(const struct kt_probes *kp)
+{
+	static struct dt_evt evs[KT_NEVS];
+	struct dtioc_stat st;
+	char n[32], c;
+	char *argv[] = { (char *)kt_static, n, "pings", NULL };
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, go = -1, fd = -1;
+	uint64_t ent = 0, want = KT_NLOST, deadline;
+	pid_t pid = -1;
+	long r, k;
+	bool stopped = false;
+
+	snprintf(n, sizeof(n), "%d", KT_NLOST);
+	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1 ||
+	    (pid = kt_held_io(&go, argv, in[0], out[1])) == -1) {
+		dtt_check(false, "pipes, fork: %s", strerror(errno));
+		goto out;
+	}
+	close(in[0]);
+	close(out[1]);
+	in[0] = out[1] = -1;
+	if ((fd = kt_open(kp, pid, DTEVT_TREE, ~0ULL, DTEVT_TREE)) == -1)
+		goto out;
+	(void)!write(go, "g", 1);
+	close(go);
+	go = -1;
+	/* its calls while no one reads perf's buffer */
+	stopped = kill(kt_dd.dd_pid, SIGSTOP) == 0;
+	if (!dtt_check(stopped && write(in[1], "g", 1) == 1 &&
+	    read(out[0], &c, 1) == 1 && c == 'd', "the root's calls made "
+	    "while dtd stood still"))
+		goto out;
+	kill(kt_dd.dd_pid, SIGCONT);
+	stopped = false;
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + KT_READ_MS * 1000000ULL;
+	while (dtt_clock_ns(CLOCK_MONOTONIC) < deadline) {
+		/* "done\n" then one "p" a ping */
+		if (write(in[1], "p", 1) != 1)
+			break;
+		do
+			r = read(out[0], &c, 1);
+		while (r == 1 && c != 'p');
+		if (r != 1)
+			break;
+		want++;
+		if ((r = dtt_read(fd, evs, KT_NEVS, 1000)) == -1 &&
+		    errno != ETIMEDOUT)
+			break;
+		for (k = 0; k < r; k++)
+			if (evs[k].dtev_pid == pid &&
+			    evs[k].dtev_pbn == kp->kp_ent)
+				ent++;
+		if (dtt_stats(fd, &st) != 0 || ent + st.dtst_dropevt >= want)
+			break;
+	}
+	dtt_check(dtt_stats(fd, &st) == 0 && st.dtst_dropevt > 0 &&
+	    ent + st.dtst_dropevt == want, "an open with two probes of a "
+	    "direction: %llu read, %llu lost, of %llu calls",
+	    (unsigned long long)ent, (unsigned long long)st.dtst_dropevt,
+	    (unsigned long long)want);
+out:
+	if (stopped)
+		kill(kt_dd.dd_pid, SIGCONT);
+	if (go != -1)
+		close(go);
+	for (k = 0; k < 2; k++) {
+		if (in[k] != -1)
+			close(in[k]);
+		if (out[k] != -1)
+			close(out[k]);
+	}
+	if (pid > 0)
+		dtt_wait(pid, KT_RUN_MS);
+	if (fd != -1)
+		close(fd);
 }
 
 /*
@@ -292,6 +404,15 @@ run_abi(void)
 	    DTEVT_TREE)) == -1 ||
 	    (fdc = kt_open(&kp, 0, DTEVT_EXECNAME, ~0ULL, 0)) == -1)
 		goto out;
+	/*
+	 * A stop and a start again while its root can still exec: the
+	 * feed closed, then a new one, which alone counts what follows.
+	 */
+	error = dtt_record(fda, 0);
+	if (error == 0)
+		error = dtt_record(fda, 1);
+	dtt_check(error == 0, "open A stops and starts again: %s",
+	    strerror(error));
 	/* the outsider first: had A any of it, A would read it first */
 	kt_release(&go[1], pids[1], "the outsider");
 	kt_release(&go[0], pids[0], "the tree's root");
@@ -326,7 +447,7 @@ run_abi(void)
 			bgot = cb.kc_ent[0] + cb.kc_ent[1];
 	}
 	dtt_check(dtt_record(fdb, 0) == 0, "open B stops");
-	while ((r = dtt_read(fdb, evs, KT_NEVS, 200)) > 0)
+	while ((r = dtt_read(fdb, evs, KT_NEVS, 0)) > 0)
 		for (k = 0; k < r; k++)
 			if (evs[k].dtev_pbn == kp.kp_ent &&
 			    (evs[k].dtev_pid == pids[0] ||
@@ -337,13 +458,8 @@ run_abi(void)
 	kt_nothing_lost(fda, "open A");
 	kt_nothing_lost(fdc, "open C");
 	pids[0] = pids[1] = -1;
-	/* a stop and a start again: the feed closed, then a new one */
-	error = dtt_record(fda, 0);
-	if (error == 0)
-		error = dtt_record(fda, 1);
-	dtt_check(error == 0, "open A stops and starts again: %s",
-	    strerror(error));
-	run_gone(&kp);
+	kt_gone = run_gone(&kp);
+	run_lost(&kp);
 out:
 	for (k = 0; k < 2; k++) {
 		if (go[k] != -1)
@@ -425,6 +541,97 @@ kt_treebit(const char *out)
 			return true;
 	}
 	return false;
+}
+
+/* The sum of the counts of histogram name's buckets in out, or -1. */
+static long
+kt_histsum(const char *out, const char *name)
+{
+	const char *p = strstr(out, name), *b;
+	long sum = 0;
+
+	if (p == NULL)
+		return -1;
+	for (p = strchr(p, '\n'); p != NULL && p[1] == '['; p = strchr(p + 1,
+	    '\n')) {
+		if ((b = strchr(p + 1, ')')) == NULL)
+			return -1;
+		sum += atol(b + 1);
+	}
+	return sum;
+}
+
+/* btrace -c cmd -e script: the count of key in its output. */
+static long
+kt_count(const char *btrace, const char *cmd, const char *script,
+    const char *key, const char *what)
+{
+	static char out[65536];
+	long v;
+	int status;
+
+	status = kt_btrace(btrace, cmd, script, out, sizeof(out));
+	dtt_check(dtt_exited0(status), "btrace -c %s exits 0", what);
+	if ((v = kt_value(out, key)) == -1)
+		fprintf(stderr, "%s", out);
+	return v;
+}
+
+/*
+ * What a static command does that the feed must still see, and a
+ * dynamic one inside it it must leave to the hooks.
+ */
+static void
+run_btrace_more(const char *btrace, const char *dyn)
+{
+	static char out[65536];
+	const char *count = "syscall:getppid:entry { @[comm] = count(); }";
+	char cmd[1024];
+	long v, w;
+	int status;
+
+	snprintf(cmd, sizeof(cmd), "%s %d jit", kt_static, KT_NCALLS);
+	v = kt_count(btrace, cmd, count, "@[tp_static]: ", "JIT");
+	dtt_check(v == KT_NCALLS, "btrace -c STATIC that maps code of its "
+	    "own: %ld getppid entries of %d calls", v, KT_NCALLS);
+
+	snprintf(cmd, sizeof(cmd), "%s 1000 spawn 100 /bin/true", kt_static);
+	v = kt_count(btrace, cmd, count, "@[tp_static]: ", "SPAWNER");
+	dtt_check(v == 1000, "btrace -c STATIC after 100 execs: %ld getppid "
+	    "entries of 1000 calls", v);
+
+	snprintf(cmd, sizeof(cmd), "%s 1000 spawn 1 %s getppid 100",
+	    kt_static, dyn);
+	status = kt_btrace(btrace, cmd, count, out, sizeof(out));
+	v = kt_value(out, "@[tp_static]: ");
+	w = kt_value(out, "@[tp_target]: ");
+	if (!dtt_check(dtt_exited0(status) && v == 1000 && w == 100,
+	    "btrace -c STATIC running DYN: %ld and %ld getppid entries, "
+	    "want 1000 and 100 (the hooks' once)", v, w))
+		fprintf(stderr, "%s", out);
+
+	/* entry to return, timed by btrace, not folded from hook stamps */
+	snprintf(cmd, sizeof(cmd), "%s %d", kt_static, KT_NCALLS);
+	status = kt_btrace(btrace, cmd, "syscall:getppid:entry "
+	    "{ @s[tid] = nsecs; } syscall:getppid:return /@s[tid]/ "
+	    "{ @l[comm] = hist(nsecs - @s[tid]); delete(@s[tid]); } "
+	    "END { clear(@s); }", out, sizeof(out));
+	/* (the shell's getppid() is the hooks': not the command's) */
+	v = kt_histsum(out, "@l[tp_static]:");
+	if (!dtt_check(dtt_exited0(status) && v == KT_NCALLS, "btrace -c "
+	    "STATIC, latency: %ld calls timed of %d", v, KT_NCALLS))
+		fprintf(stderr, "%s", out);
+
+	/* inherited, it must not make btrace say what is not so */
+	setenv("USERDT_KTREE", "1", 1);
+	setenv("BTRACE_NOPUSH", "1", 1);
+	status = kt_btrace(btrace, cmd, count, out, sizeof(out));
+	unsetenv("USERDT_KTREE");
+	unsetenv("BTRACE_NOPUSH");
+	if (!dtt_check(dtt_exited0(status) && strstr(out, "read from the "
+	    "kernel") == NULL, "btrace -c STATIC with BTRACE_NOPUSH and an "
+	    "inherited USERDT_KTREE does not say the kernel reads it"))
+		fprintf(stderr, "%s", out);
 }
 
 static void
@@ -511,13 +718,21 @@ main(int argc, char *argv[])
 	}
 	if (argc == 4)
 		run_abi();
-	else
+	else {
 		run_btrace(argv[3], argv[5]);
+		run_btrace_more(argv[3], argv[5]);
+	}
 	if (kt_dd.dd_pid != 0)
 		dtt_check(dtt_dtd_stop(&kt_dd, SIGTERM) != -1, "dtd stops");
-	if (argc == 4)
-		dtt_check(kt_logsays("cannot open for the tree"),
-		    "dtd says the gone tree's events could not be opened");
+	if (argc == 4) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "cannot open for the tree of %d:",
+		    (int)kt_gone);
+		dtt_check(kt_gone > 0 && kt_logsays(what),
+		    "dtd says the gone tree's (%d) events could not be opened",
+		    (int)kt_gone);
+	}
 	dtt_dtd_fini(&kt_dd, true);
 	return dtt_done();
 }

@@ -23,8 +23,16 @@
  * input closes, so that its name is still in /proc when its events are
  * read (tp_test sysall).  With "ppid": says "ppid P" on its standard
  * output after its calls, P what the last of them returned
- * (ksystree_test).
+ * (ksystree_test).  With "pings": as "wait", then, for each byte
+ * read after "done", one more getppid() and a "p" written.  With
+ * "jit": maps anonymous code and a file's (/bin/sh) executable first,
+ * as a JIT or a static dlopen() would.  With "spawn K PROG ARGS...":
+ * runs PROG K times, one after the other, first (ksystree_test).
  */
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,13 +45,34 @@ main(int argc, char *argv[])
 	struct timespec ts = { 0, 200000 };
 	long n, i, ppid = 0;
 	char c, buf[32];
-	int wait = argc > 2 && strcmp(argv[2], "wait") == 0;
+	int pings = argc > 2 && strcmp(argv[2], "pings") == 0;
+	int wait = pings || (argc > 2 && strcmp(argv[2], "wait") == 0);
 	int say = argc > 2 && strcmp(argv[2], "ppid") == 0;
-	int len;
+	int len, fd, st;
+	pid_t pid;
 
 	n = argc > 1 ? atol(argv[1]) : 1000;
 	if (wait && read(0, &c, 1) != 1)
 		return 1;
+	if (argc > 2 && strcmp(argv[2], "jit") == 0) {
+		if (mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE |
+		    MAP_ANONYMOUS, -1, 0) == MAP_FAILED ||
+		    (fd = open("/bin/sh", O_RDONLY | O_CLOEXEC)) == -1 ||
+		    mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd,
+		    0) == MAP_FAILED)
+			return 1;
+		close(fd);
+	}
+	if (argc > 4 && strcmp(argv[2], "spawn") == 0)
+		for (i = atol(argv[3]); i > 0; i--) {
+			if ((pid = fork()) == 0) {
+				execv(argv[4], argv + 4);
+				_exit(127);
+			}
+			if (pid == -1 || waitpid(pid, &st, 0) != pid ||
+			    !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				return 1;
+		}
 	for (i = 0; i < n; i++) {
 		ppid = getppid();
 		if (i % 100 == 99)
@@ -58,7 +87,9 @@ main(int argc, char *argv[])
 		if (write(1, "done\n", 5) != 5)
 			return 1;
 		while (read(0, &c, 1) > 0)
-			;
+			if (pings && (getppid() == -1 ||
+			    write(1, "p", 1) != 1))
+				return 1;
 	}
 	return 0;
 }
