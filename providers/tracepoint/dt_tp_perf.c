@@ -408,6 +408,7 @@ dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 	mmlen = datasize + (size_t)getpagesize();
 	ev->tpe_mmlen = mmlen;
 	ev->tpe_chain = (evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) != 0;
+	ev->tpe_tasks = (evtflags & DT_TPEV_MMAPS) != 0;
 	ev->tpe_nregs = (unsigned int)__builtin_popcountll(pmu->tpm_regs);
 	if (ev->tpe_nregs > DT_TPEV_MAXREGS) {
 		/* no CPU's descriptors yet for dt_tpev_release() */

@@ -67,6 +67,8 @@ struct dt_tpev {
 	size_t			 tpe_mmlen;	/* [I] */
 	bool			 tpe_chain;	/* [I] records carry stacks */
 	bool			 tpe_switches;	/* [I] switch records, merged */
+	bool			 tpe_tasks;	/* [I] mmaps and exits asked for
+						   (DT_TPEV_MMAPS) */
 	unsigned int		 tpe_nregs;	/* [I] registers per sample */
 	int			 tpe_clk;	/* [I] the records' clock */
 	unsigned int		 tpe_ncpu;	/* [I] */

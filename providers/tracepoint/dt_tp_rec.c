@@ -166,7 +166,8 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		break;
 	case PERF_RECORD_MMAP:
 		/* pid, tid, addr, len, pgoff, the name NUL-padded to 8 */
-		if (len < 33 || memchr(body + 32, '\0', len - 32) == NULL)
+		if (len < 33 || !ev->tpe_tasks ||
+		    memchr(body + 32, '\0', len - 32) == NULL)
 			break;
 		memset(&s, 0, sizeof(s));
 		memcpy(&s.ts_pid, body, 4);
@@ -179,8 +180,12 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		ev->tpe_fn(ev->tpe_arg, &s);
 		break;
 	case PERF_RECORD_EXIT:
-		/* pid, ppid, tid, ptid, the time of the exit */
-		if (len < 24)
+		/*
+		 * pid, ppid, tid, ptid, the time of the exit.  The kernel
+		 * sends them to every event with comm records: only one that
+		 * asked (DT_TPEV_MMAPS) has a callback that knows them.
+		 */
+		if (len < 24 || !ev->tpe_tasks)
 			break;
 		memset(&s, 0, sizeof(s));
 		memcpy(&s.ts_pid, body, 4);
