@@ -69,10 +69,13 @@
  *	[a]	atomic: written under [K], read by the perf reader thread
  *	[R]	the perf reader thread only (dt_tp_perf.h)
  */
+#include <sys/stat.h>
+
 #include <linux/perf_event.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +105,7 @@ enum dt_kt_kind {
 	DT_KT_STATIC,		/* no PT_INTERP: no hook sees its calls */
 	DT_KT_DYNAMIC,		/* a loader: the library's, if it loads */
 	DT_KT_BYMAP,		/* file unreadable: by a second file mapped */
+	DT_KT_FOREIGN,		/* not x86-64's: its call numbers are not */
 };
 
 /*
@@ -230,43 +234,59 @@ dt_kt_room(struct dt_kt_feed *kf)
 }
 
 /*
- * Whether the ELF file at path asks for a loader (PT_INTERP): the
- * kernel maps it with the image, before its first instruction, so the
- * file says it, not what the image maps later (a JIT's anonymous code,
- * a static glibc's dlopen() of an NSS module).  DT_KT_BYMAP when the
- * file cannot be read (gone, another mount namespace's).  A loader run
- * as the command (ld.so PROG) has none: judged static, its program's
- * calls, which the library records, come twice.  [R]
+ * Whether pid's image, mapped from path, asks for a loader (PT_INTERP):
+ * the kernel maps it with the image, before its first instruction, so
+ * the file says it, not what the image maps later (a JIT's anonymous
+ * code, a static glibc's dlopen() of an NSS module).
+ *
+ * The file is the one pid runs, opened through /proc/PID/exe, never by
+ * the record's path: a path is the tracee's to change (a FIFO renamed
+ * over it would hold this thread, the reader of every tracepoint, in
+ * open(2); a device node would be opened by root), and is resolved in
+ * the tracee's root, not dtd's.  The path only checks that the image
+ * the record speaks of is still the one pid runs: not a later exec's,
+ * not another file mapped first (a record of the exec's own mapping
+ * read out of order, after the loader's or the library's).  Otherwise,
+ * or when it cannot be read, DT_KT_BYMAP: judged by a second file
+ * mapped beside the first.  A loader run as the command (ld.so PROG)
+ * has no PT_INTERP: judged static, its program's calls, which the
+ * library records, come twice.  [R]
  */
 static enum dt_kt_kind
-dt_kt_elf(const char *path)
+dt_kt_elf(pid_t pid, const char *path)
 {
 	unsigned char eh[64], ph[56];
+	char exe[64], link[PATH_MAX];
+	struct stat st;
 	uint64_t phoff;
-	uint16_t phentsize, phnum, i;
+	uint16_t phentsize, phnum, machine, i;
 	uint32_t type;
-	bool is64;
+	ssize_t n;
 	int fd;
 	enum dt_kt_kind kind = DT_KT_BYMAP;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1)
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if ((n = readlink(exe, link, sizeof(link) - 1)) <= 0)
 		return kind;
-	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh, "\177ELF", 4) != 0 || eh[5] != 1 /* LSB */)
+	link[n] = '\0';
+	if (strcmp(link, path) != 0)
+		return kind;
+	if ((fd = open(exe, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) ==
+	    -1)
+		return kind;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh, "\177ELF", 4) != 0)
 		goto out;
-	is64 = eh[4] == 2;
-	if (is64) {
-		memcpy(&phoff, eh + 32, 8);
-		memcpy(&phentsize, eh + 54, 2);
-		memcpy(&phnum, eh + 56, 2);
-	} else {
-		uint32_t off32;
-
-		memcpy(&off32, eh + 28, 4);
-		phoff = off32;
-		memcpy(&phentsize, eh + 42, 2);
-		memcpy(&phnum, eh + 44, 2);
+	/* ELFCLASS64, LSB, EM_X86_64: else raw_syscalls' ids are i386's */
+	memcpy(&machine, eh + 18, 2);
+	if (eh[4] != 2 || eh[5] != 1 || machine != 62) {
+		kind = DT_KT_FOREIGN;
+		goto out;
 	}
+	memcpy(&phoff, eh + 32, 8);
+	memcpy(&phentsize, eh + 54, 2);
+	memcpy(&phnum, eh + 56, 2);
 	if (phentsize < 4 || phentsize > sizeof(ph) || phnum > 256)
 		goto out;
 	kind = DT_KT_STATIC;
@@ -354,7 +374,7 @@ dt_kt_note(struct dt_kt_feed *kf, const struct dt_tp_sample *s)
 		for (c = s->ts_mmap; *c != '\0'; c++)
 			h = (h ^ (uint8_t)*c) * 1099511628211ULL;
 		ki->ki_file = h | 1;
-		ki->ki_kind = dt_kt_elf(s->ts_mmap);
+		ki->ki_kind = dt_kt_elf(s->ts_pid, s->ts_mmap);
 		return;
 	}
 	if (ki->ki_kind != DT_KT_BYMAP)
@@ -388,6 +408,9 @@ dt_kt_traced(struct dt_kt_feed *kf, pid_t pid, uint64_t ns)
 	/* BYMAP still: no second file beside its own, no loader */
 	if (kind == DT_KT_STATIC || kind == DT_KT_BYMAP)
 		return false;
+	/* another ABI's numbers would be read as x86-64's: none */
+	if (kind == DT_KT_FOREIGN)
+		return true;
 	return dt_ksys_traced(pid, ns);
 }
 

@@ -105,7 +105,12 @@ dt_tpev_attr(struct perf_event_attr *attr, const struct dt_tpev_pmu *pmu,
 	attr->comm = 1;
 	attr->comm_exec = 1;
 	attr->mmap = (evtflags & DT_TPEV_MMAPS) != 0;
-	/* and each exit of the tree: what is kept by pid can be dropped */
+	/*
+	 * and each exit of the tree, so that what is kept by pid can be
+	 * dropped: the comm records bring them already (the kernel sends
+	 * task records to any event with comm, mmap or task set); asked
+	 * for by name all the same, and read only by such an event.
+	 */
 	attr->task = (evtflags & DT_TPEV_MMAPS) != 0;
 	/*
 	 * With their time, though: a name from an exec on another CPU,

@@ -586,7 +586,7 @@ run_btrace_more(const char *btrace, const char *dyn)
 {
 	static char out[65536];
 	const char *count = "syscall:getppid:entry { @[comm] = count(); }";
-	char cmd[1024];
+	char cmd[1024], path[512];
 	long v, w;
 	int status;
 
@@ -594,6 +594,21 @@ run_btrace_more(const char *btrace, const char *dyn)
 	v = kt_count(btrace, cmd, count, "@[tp_static]: ", "JIT");
 	dtt_check(v == KT_NCALLS, "btrace -c STATIC that maps code of its "
 	    "own: %ld getppid entries of %d calls", v, KT_NCALLS);
+
+	/*
+	 * A FIFO renamed over the exec's path: dtd judges the image by
+	 * the file pid runs, never by opening the record's path, which
+	 * held the tracepoints' reader in open(2) for good.
+	 */
+	snprintf(path, sizeof(path), "%s/kt_fifo", kt_dd.dd_dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", kt_static, path);
+	if (system(cmd) != 0)
+		dtt_check(0, "copy %s to %s", kt_static, path);
+	snprintf(cmd, sizeof(cmd), "%s %d fifo", path, KT_NCALLS);
+	v = kt_count(btrace, cmd, count, "@[kt_fifo]: ", "FIFO");
+	dtt_check(v == KT_NCALLS, "btrace -c STATIC that puts a FIFO over "
+	    "its own path: %ld getppid entries of %d calls", v, KT_NCALLS);
+	unlink(path);
 
 	snprintf(cmd, sizeof(cmd), "%s 1000 spawn 100 /bin/true", kt_static);
 	v = kt_count(btrace, cmd, count, "@[tp_static]: ", "SPAWNER");

@@ -27,9 +27,12 @@
  * read after "done", one more getppid() and a "p" written.  With
  * "jit": maps anonymous code and a file's (/bin/sh) executable first,
  * as a JIT or a static dlopen() would.  With "spawn K PROG ARGS...":
- * runs PROG K times, one after the other, first (ksystree_test).
+ * runs PROG K times, one after the other, first (ksystree_test).  With
+ * "fifo": first puts a FIFO where its own file was (argv[0] must name
+ * it), so that whoever opens the exec's path would wait for a writer.
  */
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <fcntl.h>
@@ -44,7 +47,7 @@ main(int argc, char *argv[])
 {
 	struct timespec ts = { 0, 200000 };
 	long n, i, ppid = 0;
-	char c, buf[32];
+	char c, buf[32], tmp[4096];
 	int pings = argc > 2 && strcmp(argv[2], "pings") == 0;
 	int wait = pings || (argc > 2 && strcmp(argv[2], "wait") == 0);
 	int say = argc > 2 && strcmp(argv[2], "ppid") == 0;
@@ -62,6 +65,12 @@ main(int argc, char *argv[])
 		    0) == MAP_FAILED)
 			return 1;
 		close(fd);
+	}
+	if (argc > 2 && strcmp(argv[2], "fifo") == 0) {
+		if (snprintf(tmp, sizeof(tmp), "%s.fifo", argv[0]) >=
+		    (int)sizeof(tmp) || mkfifo(tmp, 0600) == -1 ||
+		    rename(tmp, argv[0]) == -1)
+			return 1;
 	}
 	if (argc > 4 && strcmp(argv[2], "spawn") == 0)
 		for (i = atol(argv[3]); i > 0; i--) {
