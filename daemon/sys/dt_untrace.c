@@ -393,15 +393,66 @@ dt_ut_in(uint64_t pc, const uint64_t *lo, const uint64_t *hi)
 	return false;
 }
 
+/* The first of pcs[from, n) not in the library's text, or n. */
+static unsigned int
+dt_ut_pastlib(const struct dt_pm_snap *s, const uint64_t *pcs,
+    unsigned int from, unsigned int n)
+{
+	while (from < n && dt_untrace_lib(dt_pm_find(s, pcs[from])))
+		from++;
+	return from;
+}
+
+/* Whether every one of pcs[from, to) is in code the library uses. */
+static bool
+dt_ut_alluse(const struct dt_pm_snap *s, const uint64_t *pcs,
+    unsigned int from, unsigned int to)
+{
+	while (from < to && dt_untrace_libuse(dt_pm_find(s, pcs[from])))
+		from++;
+	return from == to;
+}
+
+/* Whether pc is in the loader's text. */
+static bool
+dt_ut_loader(const struct dt_pm_snap *s, uint64_t pc)
+{
+	const struct dt_pm_map *m = dt_pm_find(s, pc);
+	const char *b;
+
+	if (m == NULL || m->pm_path == NULL)
+		return false;
+	b = strrchr(m->pm_path, '/');
+	b = b != NULL ? b + 1 : m->pm_path;
+	return strncmp(b, "ld-linux", 8) == 0;
+}
+
+/*
+ * A trampoline (anonymous code, or code mapped since the snapshot)
+ * stands for its site, under a run of the library's frames: pcs[k]
+ * rewritten.  A frame of the library's entry is followed by its site
+ * already.
+ */
+static void
+dt_ut_site(pid_t pid, const struct dt_pm_snap *s, uint64_t *pcs,
+    unsigned int k, unsigned int n)
+{
+	const struct dt_pm_map *m;
+	uint64_t site;
+
+	if (k < n && ((m = dt_pm_find(s, pcs[k])) == NULL ||
+	    m->pm_path == NULL) && (site = dt_untrace_site(pid, pcs[k])) != 0)
+		pcs[k] = site;
+}
+
 /* The work of both: pcs[*count], a user stack of pid, in place. */
 static void
 dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 {
-	const struct dt_pm_map *m;
 	struct dt_pm_snap *s;
 	unsigned int i = 0, j, k, n = *count, was = *count;
-	uint64_t site, lo[DT_UT_NRANGE], hi[DT_UT_NRANGE];
-	bool cut, helpers;
+	uint64_t lo[DT_UT_NRANGE], hi[DT_UT_NRANGE];
+	bool cut = false;
 
 	if (n == 0 || pid <= 0)
 		return;
@@ -412,16 +463,8 @@ dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 		goto out;
 	}
 	/* The library's frames, from the leaf down. */
-	while (i < n && dt_untrace_lib(dt_pm_find(s, pcs[i])))
-		i++;
-	/*
-	 * A trampoline (anonymous code, or code mapped since the snapshot)
-	 * stands for its site.  A frame of the library's entry is followed by
-	 * its site already.
-	 */
-	if (i < n && ((m = dt_pm_find(s, pcs[i])) == NULL ||
-	    m->pm_path == NULL) && (site = dt_untrace_site(pid, pcs[i])) != 0)
-		pcs[i] = site;
+	i = dt_ut_pastlib(s, pcs, 0, n);
+	dt_ut_site(pid, s, pcs, i, n);
 	/*
 	 * The library's frames deeper down, under frames not its own.
 	 * With only libc, the loader or the unwinder's objects above them
@@ -431,43 +474,30 @@ dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 	 * program's above them, the program's code ran under a hook (a
 	 * signal handler delivered in the entry): the library's run is cut
 	 * out of the middle and the program's frames stay on both sides.
-	 * Either way a trampoline's PC under the run stands for its site.
 	 */
-	cut = false;
-	for (j = i; j < n; ) {
-		if (!dt_untrace_lib(dt_pm_find(s, pcs[j]))) {
-			j++;
+	for (j = i; j < n; j++) {
+		if (!dt_untrace_lib(dt_pm_find(s, pcs[j])))
 			continue;
-		}
-		for (k = i; k < j && dt_untrace_libuse(dt_pm_find(s, pcs[k]));
-		    k++)
-			continue;
-		helpers = k == j;
-		for (k = j; k < n && dt_untrace_lib(dt_pm_find(s, pcs[k]));
-		    k++)
-			continue;
-		if (k < n && ((m = dt_pm_find(s, pcs[k])) == NULL ||
-		    m->pm_path == NULL) &&
-		    (site = dt_untrace_site(pid, pcs[k])) != 0)
-			pcs[k] = site;
-		if (helpers) {
-			i = j = k;
+		k = dt_ut_pastlib(s, pcs, j, n);
+		dt_ut_site(pid, s, pcs, k, n);
+		if (dt_ut_alluse(s, pcs, i, j)) {
+			i = k;
 			cut = true;
-			continue;
+		} else {
+			memmove(&pcs[j], &pcs[k], (n - k) * sizeof(pcs[0]));
+			n -= k - j;
 		}
-		memmove(&pcs[j], &pcs[k], (n - k) * sizeof(pcs[0]));
-		n -= k - j;
+		j = i > j ? i - 1 : j - 1;
 	}
 	/*
-	 * Such a run cut, with nothing of the program's left (the
-	 * library's constructor under the loader's _dl_init): work the
-	 * program untraced never does.  Dropped whole.  Not after a cut at
-	 * the leaf alone: a sample in the entry whose walk ends at its site
-	 * in libc (code without frame pointers) is still the program's call.
+	 * Such a run cut with nothing left but the loader's frames (the
+	 * library's constructor under _dl_init): work the program untraced
+	 * never does.  Dropped whole.  A sample left standing at a site in
+	 * libc, its walk ending there (code without frame pointers), is
+	 * still the program's call, as one cut at the leaf alone.
 	 */
 	if (cut) {
-		for (k = i; k < n && dt_untrace_libuse(dt_pm_find(s, pcs[k]));
-		    k++)
+		for (k = i; k < n && dt_ut_loader(s, pcs[k]); k++)
 			continue;
 		if (k == n)
 			i = n;

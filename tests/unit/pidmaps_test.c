@@ -802,6 +802,13 @@ test_untrace_deep(void)
 		    "in the entry, the walk ending at the site: kept");
 	}
 	{
+		const uint64_t st[] = { LIBC, LIB1, LIB2, SITE };
+
+		n = untrace_n(4401, st, 4, out);
+		dtt_check(n == 1 && out[0] == SITE, "libc called by the "
+		    "entry, the walk ending at the site: kept (%u left)", n);
+	}
+	{
 		const uint64_t st[] = { LIBC, PROG, MAIN };
 
 		n = untrace_n(4401, st, 3, out);
