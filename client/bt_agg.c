@@ -828,7 +828,7 @@ agg_settled(int fd, uint64_t t)
 }
 
 /*
- * The command ended (or exit() ran): what dtd folds never reaches
+ * The command ended: what dtd folds never reaches
  * read(2) to say that dtd is still draining, and a starved drain may
  * not have put the last events into the rings yet either, so the run
  * waits until dtd has put every event stamped before the first look

@@ -506,8 +506,10 @@ rd_want(size_t got)
  * judge, DTF_F_UNSURE; another rule's) are applied if stamped before
  * the end, and reading makes room for a lossless drain, which would
  * otherwise wait for it.  Records after the end are left, as the end of
- * a run without a fold leaves them.  After an exit() (halt) no record
- * is read, as before: only the fold is waited for.
+ * a run without a fold leaves them.  After an exit() (halt) the records
+ * are read and thrown away, only the fold counting: a lossless drain
+ * holds the command's threads back while this reader's ring is over
+ * half full, and a wait for the fold that did not read held them too.
  */
 #define END_DRAIN_MS	5000
 static void
@@ -519,18 +521,6 @@ end_drain(int fd, struct dt_evt *buf, size_t want, int halt)
 	size_t i;
 	int settled = 0, past = 0;
 
-	/*
-	 * exit() applies nothing more: only what dtd folds counts.  The
-	 * records are still read, and thrown away: a lossless drain holds
-	 * the command's threads back while this reader's ring is over half
-	 * full, and the wait for the fold would have held them with it.
-	 */
-	if (halt) {
-		while (!agg_settle_poll(fd))
-			if (poll(&pfd, 1, 1) == 1 && (pfd.revents & POLLIN))
-				(void)read(fd, buf, want * sizeof(buf[0]));
-		return;
-	}
 	t = agg_clock_ns(CLOCK_REALTIME);
 	until = agg_clock_ns(CLOCK_MONOTONIC) + END_DRAIN_MS * 1000000ULL;
 	/*

@@ -366,7 +366,7 @@ void			 agg_sync(void);
 /* Whether dtd folds into bv (DTIOCPRBAGG): its merge comes first. */
 int			 agg_folds(const struct bt_var *bv);
 /*
- * agg_settle_poll(): the command ended, or exit(): whether dtd has put
+ * agg_settle_poll(): the command ended: whether dtd has put
  * its last events (bounded), one look a call, for a loop that reads
  * between looks (a lossless drain waits for the reader's room).
  * agg_settled(): whether dtd has folded or put every event
