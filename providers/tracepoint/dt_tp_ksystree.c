@@ -73,6 +73,7 @@
 
 #include <linux/perf_event.h>
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -255,13 +256,13 @@ dt_kt_room(struct dt_kt_feed *kf)
 static enum dt_kt_kind
 dt_kt_elf(pid_t pid, const char *path)
 {
-	unsigned char eh[64], ph[56];
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
 	char exe[64], link[PATH_MAX];
 	struct stat st;
-	uint64_t phoff;
-	uint16_t phentsize, phnum, machine, i;
-	uint32_t type;
 	ssize_t n;
+	size_t len;
+	unsigned int i;
 	int fd;
 	enum dt_kt_kind kind = DT_KT_BYMAP;
 
@@ -275,33 +276,25 @@ dt_kt_elf(pid_t pid, const char *path)
 	    -1)
 		return kind;
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh, "\177ELF", 4) != 0)
+	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
 		goto out;
-	/* ELFCLASS64, LSB, EM_X86_64: else raw_syscalls' ids are i386's */
-	memcpy(&machine, eh + 18, 2);
-	if (eh[4] != 2 || eh[5] != 1 || machine != 62) {
+	/* else raw_syscalls' call numbers are another ABI's (i386's) */
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64) {
 		kind = DT_KT_FOREIGN;
 		goto out;
 	}
-	memcpy(&phoff, eh + 32, 8);
-	memcpy(&phentsize, eh + 54, 2);
-	memcpy(&phnum, eh + 56, 2);
-	if (phentsize < 4 || phentsize > sizeof(ph) || phnum > 256)
+	if (eh.e_phentsize != sizeof(ph[0]) || eh.e_phnum > 64)
+		goto out;
+	/* the whole table in one read: this is the reader of every event */
+	len = (size_t)eh.e_phnum * sizeof(ph[0]);
+	if (pread(fd, ph, len, (off_t)eh.e_phoff) != (ssize_t)len)
 		goto out;
 	kind = DT_KT_STATIC;
-	for (i = 0; i < phnum; i++) {
-		if (pread(fd, ph, phentsize, (off_t)(phoff +
-		    (uint64_t)i * phentsize)) != (ssize_t)phentsize) {
-			kind = DT_KT_BYMAP;
-			break;
-		}
-		memcpy(&type, ph, 4);
-		if (type == 3 /* PT_INTERP */) {
+	for (i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_INTERP)
 			kind = DT_KT_DYNAMIC;
-			break;
-		}
-	}
 out:
 	close(fd);
 	return kind;

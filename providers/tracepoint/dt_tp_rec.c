@@ -173,7 +173,11 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		memcpy(&s.ts_pid, body, 4);
 		memcpy(&s.ts_tid, body + 4, 4);
 		s.ts_mmap = body + 32;
-		/* then pid, tid and the time (sample_id_all), as a comm's */
+		/*
+		 * then pid, tid and the time (sample_id_all), as after a
+		 * comm's name: the comm parser, handed the record from 8
+		 * bytes before the name (body + 24), finds them the same way
+		 */
 		if ((s.ts_ns = dt_perf_comm_time(body + 24, len - 24)) != 0)
 			s.ts_ns += (uint64_t)ev->tpe_tsoff;
 		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
