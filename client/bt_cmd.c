@@ -136,11 +136,6 @@ shell_run(const char *lib, int gate)
 	do
 		n = read(gate, &go, 1);
 	while (n == -1 && errno == EINTR);
-	/*
-	 * Ours alone to say: one inherited from btrace's environment
-	 * would have the helper claim the kernel's feed on 'g' too.
-	 */
-	(void)unsetenv(UDT_LAUNCH_KTREE_ENV);
 	if (n != 1 || (go != 'g' && go != 'k'))
 		_exit(127);
 	close(gate);
@@ -151,12 +146,9 @@ shell_run(const char *lib, int gate)
 	if (udt_launch_env(lib, NULL) == -1)
 		_exit(127);
 	/* 'k': the helper's word on a static image is the kernel's copy */
-	if (go == 'k')
-		(void)setenv(UDT_LAUNCH_KTREE_ENV, "1", 1);
+	udt_launch_ktree(go == 'k');
 	/* The shell's loader too; said once if ptrace is refused. */
 	(void)udt_launch_trace(g_progname, "/bin/sh");
-	/* the helper's alone: the command's environment is its own */
-	(void)unsetenv(UDT_LAUNCH_KTREE_ENV);
 	execl("/bin/sh", "sh", "-c", g_command, (char *)NULL);
 	fprintf(stderr, "%s: /bin/sh: %s\n", g_progname, strerror(errno));
 	_exit(127);

@@ -81,11 +81,6 @@ main(int argc, char *argv[])
 	if (udt_launch_env(lib, sock) == -1)
 		err(1, "environment");
 	(void)udt_launch_prune();
-	/*
-	 * No kernel feed reads a static command's calls here (btrace -c
-	 * alone asks for one): an inherited word of it would be untrue.
-	 */
-	(void)unsetenv(UDT_LAUNCH_KTREE_ENV);
 	/* Refused ptrace is said once and costs nothing else. */
 	(void)udt_launch_trace("dtrun", argv[0]);
 

@@ -29,14 +29,6 @@
 #define UDT_LAUNCH_ENV	"USERDT_PRELOAD"
 /* "0": the launchers leave the loader's calls alone (dtrun -L). */
 #define UDT_LAUNCH_LOADER_ENV	"USERDT_LOADER"
-/*
- * "1": dtd reads the system calls of this process tree that no hook
- * records from the kernel (DTEVT_TREE in dtvar.h: btrace -c of a static
- * command), so a statically linked image is said to be seen that way,
- * not untraced.  Set by btrace for the launcher's helper alone (taken
- * out of the environment before the command's exec).
- */
-#define UDT_LAUNCH_KTREE_ENV	"USERDT_KTREE"
 
 /*
  * What the preload library cannot enter of the file execvp(3) would run
@@ -103,6 +95,17 @@ const char *udt_launch_sock(const char *dev, char *buf, size_t len);
  * UDT_LFOLLOW_ENV in this process's environment.
  */
 int	udt_launch_trace(const char *prog, const char *file);
+
+/*
+ * on: dtd reads the system calls of this process tree that no hook
+ * records from the kernel (DTEVT_TREE in dtvar.h: btrace -c of a static
+ * command), so udt_launch_trace() and its helper say a statically linked
+ * image is seen that way, not untraced.  A flag of this process, not of
+ * its environment: the helper is forked and never execs, so it has it,
+ * and nothing a launcher inherits can claim a feed no one asked for.
+ * Off until set.  Before udt_launch_trace().
+ */
+void	udt_launch_ktree(int on);
 
 /*
  * Keep the preload library's cache of plans and images (dtrun(1), FILES)

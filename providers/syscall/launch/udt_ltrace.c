@@ -296,15 +296,22 @@ udt_lt_dynamic(pid_t pid, char *exe, size_t len)
 	return udt_lt_interp(path);
 }
 
+/* udt_launch_ktree(): dtd reads this tree's unhooked calls from the kernel */
+static int udt_lt_ktree;
+
+void
+udt_launch_ktree(int on)
+{
+	udt_lt_ktree = on != 0;
+}
+
 static void
 udt_lt_say_static(const char *prog, const char *exe)
 {
-	const char *k = getenv(UDT_LAUNCH_KTREE_ENV);
-
 	/* btrace -c of a static command: dtd has the kernel's copy */
 	fprintf(stderr, "%s: %s: statically linked: its system calls are %s\n",
-	    prog, exe, k != NULL && strcmp(k, "1") == 0 ?
-	    "read from the kernel (no strings)" : "not traced");
+	    prog, exe, udt_lt_ktree ? "read from the kernel (no strings)" :
+	    "not traced");
 }
 
 static void
