@@ -351,6 +351,25 @@ argname_resolve(const char *name, const struct bt_pos *pos)
 	return found;
 }
 
+/*
+ * Enable bp with DTEVT_TREE set: 1 when dtd took it so.  Refused (a
+ * probe or a dtd without that kind of the tree's events), the bit is
+ * cleared again so the caller can enable it as it would without, and
+ * 0; at -vv, why, what names what was not had.
+ */
+static int
+enable_tree(int fd, struct bt_probe *bp, const char *what)
+{
+	bp->bp_req.dtrq_evtflags |= DTEVT_TREE;
+	if (ioctl(fd, DTIOCPRBENABLE, &bp->bp_req) == 0)
+		return 1;
+	bp->bp_req.dtrq_evtflags &= ~(uint64_t)DTEVT_TREE;
+	if (g_verbose > 1)
+		fprintf(stderr, "debug: probe '%s': not %s: %s\n",
+		    probe_name(bp), what, strerror(errno));
+	return 0;
+}
+
 void
 rules_setup(int fd, int *halt)
 {
@@ -493,17 +512,10 @@ rules_setup(int fd, int *halt)
 			 * them, filtered here by ptree_member().
 			 */
 			if (tree && strncmp(dt_dtpis[bp->bp_pbn - 1].dtpi_prov,
-			    "tracepoint", DTNAMESIZE) == 0) {
-				bp->bp_req.dtrq_evtflags |= DTEVT_TREE;
-				if (ioctl(fd, DTIOCPRBENABLE, &bp->bp_req) == 0) {
-					push_probe(fd, bp->bp_pbn);
-					continue;
-				}
-				bp->bp_req.dtrq_evtflags &= ~(uint64_t)DTEVT_TREE;
-				if (g_verbose > 1)
-					fprintf(stderr, "debug: probe '%s': "
-					    "not the tree's alone: %s\n",
-					    probe_name(bp), strerror(errno));
+			    "tracepoint", DTNAMESIZE) == 0 &&
+			    enable_tree(fd, bp, "the tree's alone")) {
+				push_probe(fd, bp->bp_pbn);
+				continue;
 			}
 			/*
 			 * -c of a static command: a syscall probe takes the
@@ -512,25 +524,17 @@ rules_setup(int fd, int *halt)
 			 * kernel's feed), the hooks' alone, as before.
 			 */
 			if (ktree && strncmp(dt_dtpis[bp->bp_pbn - 1].dtpi_prov,
-			    "syscall", DTNAMESIZE) == 0) {
-				bp->bp_req.dtrq_evtflags |= DTEVT_TREE;
-				if (ioctl(fd, DTIOCPRBENABLE, &bp->bp_req) == 0) {
-					g_cmdktree = 1;
-					if (g_verbose > 1)
-						fprintf(stderr, "debug: probe "
-						    "'%s' evtflags %#llx: the "
-						    "kernel's of the tree too\n",
-						    probe_name(bp),
-						    (unsigned long long)
-						    bp->bp_req.dtrq_evtflags);
-					push_probe(fd, bp->bp_pbn);
-					continue;
-				}
-				bp->bp_req.dtrq_evtflags &= ~(uint64_t)DTEVT_TREE;
+			    "syscall", DTNAMESIZE) == 0 &&
+			    enable_tree(fd, bp, "the kernel's of the tree")) {
+				g_cmdktree = 1;
 				if (g_verbose > 1)
-					fprintf(stderr, "debug: probe '%s': "
-					    "not the kernel's of the tree: %s\n",
-					    probe_name(bp), strerror(errno));
+					fprintf(stderr, "debug: probe '%s' "
+					    "evtflags %#llx: the kernel's of "
+					    "the tree too\n", probe_name(bp),
+					    (unsigned long long)
+					    bp->bp_req.dtrq_evtflags);
+				push_probe(fd, bp->bp_pbn);
+				continue;
 			}
 			if (ioctl(fd, DTIOCPRBENABLE, &bp->bp_req)) {
 				if (errno == EEXIST)
