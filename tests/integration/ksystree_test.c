@@ -694,22 +694,6 @@ run_btrace(const char *btrace, const char *dyn)
 		fprintf(stderr, "%s", out);
 }
 
-static bool
-kt_logsays(const char *what)
-{
-	char line[512];
-	bool found = false;
-	FILE *f;
-
-	if ((f = fopen(kt_dd.dd_err, "r")) == NULL)
-		return false;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strstr(line, what) != NULL)
-			found = true;
-	fclose(f);
-	return found;
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -743,7 +727,7 @@ main(int argc, char *argv[])
 
 		snprintf(what, sizeof(what), "cannot open for the tree of %d:",
 		    (int)kt_gone);
-		dtt_check(kt_gone > 0 && kt_logsays(what),
+		dtt_check(kt_gone > 0 && dtt_dtd_logsays(&kt_dd, what),
 		    "dtd says the gone tree's (%d) events could not be opened",
 		    (int)kt_gone);
 	}

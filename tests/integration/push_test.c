@@ -305,22 +305,6 @@ pt_wakeups(void)
 	return n;
 }
 
-static bool
-pt_logsays(const char *what)
-{
-	char line[512];
-	bool found = false;
-	FILE *f;
-
-	if ((f = fopen(pt_dd.dd_err, "r")) == NULL)
-		return false;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strstr(line, what) != NULL)
-			found = true;
-	fclose(f);
-	return found;
-}
-
 /*
  * Open A keeps comm "push_target" (both targets), open B the second
  * target's thread alone (tid == its pid: it has one thread).
@@ -376,7 +360,7 @@ run_kern(bool refused)
 	dtt_check(dtt_dtd_stop(&pt_dd, SIGTERM) != -1, "dtd stops");
 	recs = pt_records();
 	if (refused) {
-		dtt_check(pt_logsays("kernel filter refused"),
+		dtt_check(dtt_dtd_logsays(&pt_dd, "kernel filter refused"),
 		    "dtd says the kernel refused the filter");
 		return;
 	}
@@ -384,7 +368,8 @@ run_kern(bool refused)
 	dtt_check(recs >= 3 * PT_NCALLS && (uint64_t)recs < noise / 10,
 	    "dtd read %lld perf records, the noise made %llu calls", recs,
 	    (unsigned long long)noise);
-	dtt_check(!pt_logsays("kernel filter refused"), "filter taken");
+	dtt_check(!dtt_dtd_logsays(&pt_dd, "kernel filter refused"),
+	    "filter taken");
 	return;
 out:
 	for (i = 0; i < 2; i++)
@@ -578,7 +563,7 @@ run_tree(void)
 	dtt_check(recs >= 3 * PT_NCALLS && (uint64_t)recs < noise / 10,
 	    "dtd read %lld perf records, the noise made %llu calls", recs,
 	    (unsigned long long)noise);
-	dtt_check(pt_logsays("cannot open for the tree"),
+	dtt_check(dtt_dtd_logsays(&pt_dd, "cannot open for the tree"),
 	    "dtd says the gone tree's events could not be opened");
 	/* a tree's events, all tasks gone, once woke the reader unending */
 	wake = pt_wakeups();

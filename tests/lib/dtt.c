@@ -528,6 +528,21 @@ dtt_dtd_fini(struct dtt_dtd *dd, bool all)
 	return 0;
 }
 
+bool
+dtt_dtd_logsays(const struct dtt_dtd *dd, const char *what)
+{
+	char line[512];
+	bool found = false;
+	FILE *f;
+
+	if ((f = fopen(dd->dd_err, "r")) == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, what) != NULL;
+	fclose(f);
+	return found;
+}
+
 int
 dtt_open(const char *dev)
 {

@@ -97,6 +97,12 @@ int	dtt_dtd_stop(struct dtt_dtd *, int sig);
  * 0 or -1 (errno).
  */
 int	dtt_dtd_fini(struct dtt_dtd *, bool all);
+/*
+ * Whether a line dtd wrote to dd_err (dtt_dtd_start() with errbuf)
+ * holds what; false when there is no such file.  Lines are read 511
+ * bytes at a time: what should be short.
+ */
+bool	dtt_dtd_logsays(const struct dtt_dtd *, const char *what);
 
 /*
  * fork and exec argv[0] with environment env (NULL: ours), and in, out,
