@@ -44,27 +44,14 @@ SECS=${3:-2}
 LADDER=${MAXRATE_LADDER:-500000 1000000 2000000 3000000 4000000}
 LOOP=$B/bench/reader/paced_loop
 BPFTRACE=$(command -v bpftrace || true)
-TMP=$(mktemp -d) || exit 2
-DTDPID=
-trap '[ -n "$DTDPID" ] && kill -TERM "$DTDPID" 2>/dev/null; rm -rf "$TMP"' EXIT
+
+. "$(dirname "$0")/../../tests/regress/lib.sh"
+dtd_tmp
+dtd_serve "$B/daemon/dtd"
 
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
-
-rm -f "$TMP/ready"
-mkfifo "$TMP/ready" || exit 2
-exec 4<>"$TMP/ready"
-"$B/daemon/dtd" --foreground --frontend fuse --device "$TMP/dt" \
-    --ready-fd 4 --ingest "$TMP/ingest.sock" --ksyms "$TMP/ksyms" \
-    > "$TMP/dtd.log" 2>&1 4>&4 &
-DTDPID=$!
-if ! read -r -t 30 line <&4 || [ "$line" != ready ]; then
-	cat "$TMP/dtd.log" >&2
-	echo "maxrate_bench: dtd did not get ready" >&2
-	exit 1
-fi
-exec 4<&-
 
 BT_COUNT='syscall:getppid:entry,syscall:getppid:return { @[tid] = count(); }'
 BT_PRINT='syscall:getppid:entry,syscall:getppid:return { printf("%d\n", tid); }'
@@ -84,7 +71,7 @@ run() {
 		[ "$kind" = print ] && script=$BT_PRINT
 		[ "$tool" = lossy ] && flag=--no-lossless
 		USERDT_SOCKET="$TMP/ingest.sock" BTRACE_NOPUSH=1 \
-		    "$B/client/btrace" -d "$TMP/dt" $flag \
+		    "$B/client/btrace" -d "$DEV" $flag \
 		    -c "$LOOP $((rate / 2)) $calls $TMP/cpu $TMP/wall" \
 		    -e "$script" > "$out" 2> "$TMP/err" ;;
 	bpftrace)
