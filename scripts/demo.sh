@@ -42,13 +42,8 @@ $bt -e 'interval:hz:10 { @ticks = count(); printf("tick %d on cpu %d\n", @ticks,
 
 echo
 echo "== syscalls of a traced program (btrace -c): paths opened, counts, bytes, latency"
-$bt -v -e '
-syscall:openat:entry { printf("%s opens %s\n", comm, str(arg1)); @opens[comm] = count(); }
-syscall:read:return /retval > 0/ { @bytes[comm] = sum(retval); }
-syscall:write:entry { @start[tid] = nsecs; }
-syscall:write:return /@start[tid]/ { @write_ns = hist(nsecs - @start[tid]); delete(@start[tid]); }
-END { printf("traced run finished\n"); }' \
-	-c "sh -c 'cat /etc/os-release | wc -l; build/examples/busy 1'"
+$bt -v -c "sh -c 'cat /etc/os-release | wc -l; build/examples/busy 1'" \
+	examples/demo.bt
 
 echo
 echo "== profile: where the kernel spends a busy program's CPU (kstack)"

@@ -195,8 +195,8 @@ if len(m) != 1 or not any("\nis_prime+0x" in k and "\ncount_primes+0x" in k
 	;;
 demo)
 	# The README's first command (scripts/demo.sh): its syscall script
-	# over its command, lossless as -c is by default.  Nothing lost,
-	# every write timed, and btrace merges dtd's folds at its own pace,
+	# (demo.bt) over its command, lossless as -c is by default.  Nothing
+	# lost, every write timed, and btrace merges dtd's folds at its pace,
 	# not at every delete(@start[tid]): a round trip to dtd per event
 	# left btrace behind its ring, the lossless drain held the
 	# command's threads back for it, and they gave up and dropped
@@ -205,13 +205,8 @@ demo)
 	# LeakSanitizer cannot run under ptrace: btrace's leaks are
 	# checked by every other test
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-	    strace -o "$TMP/strace" -e trace=ioctl "$BTRACE" -d "$DEV" -v -e '
-syscall:openat:entry { printf("%s opens %s\n", comm, str(arg1)); @opens[comm] = count(); }
-syscall:read:return /retval > 0/ { @bytes[comm] = sum(retval); }
-syscall:write:entry { @start[tid] = nsecs; }
-syscall:write:return /@start[tid]/ { @write_ns = hist(nsecs - @start[tid]); delete(@start[tid]); }
-END { printf("traced run finished\n"); }' \
-	    -c "sh -c 'cat /etc/os-release | wc -l; $BUSY 1'" \
+	    strace -o "$TMP/strace" -e trace=ioctl "$BTRACE" -d "$DEV" -v \
+	    -c "sh -c 'cat /etc/os-release | wc -l; $BUSY 1'" "$EX/demo.bt" \
 	    > "$TMP/out" 2> "$TMP/err" || fail "exit code: $(cat "$TMP/err")"
 	grep -q '^Lost ' "$TMP/err" && fail "lost: $(cat "$TMP/err")"
 	grep -qx '0 events dropped' "$TMP/err" ||
