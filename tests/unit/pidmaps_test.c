@@ -17,11 +17,9 @@
 /*
  * dtd's cache of traced processes' mappings (daemon/sys/dt_pidmaps.c) and
  * DTIOCRDVNODE's answers from it (daemon/core/dt_rdvn.c), against a fake /proc
- * in a temporary directory: snapshots, processes that exit, zombies, pids
- * that change hands, the LRU bound, a tracker's re-reads and their rate
- * limit, /proc files that make no sense, and the library's frames cut
- * from the stacks of processes the cache does not know yet (a tracee
- * in its constructors).  No root needed.
+ * in a temporary directory (pm_fake.c): snapshots, processes that exit,
+ * zombies, pids that change hands, the LRU bound, a tracker's re-reads and
+ * their rate limit, /proc files that make no sense.  No root needed.
  */
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -30,7 +28,6 @@
 #include <err.h>
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,69 +35,14 @@
 #include <unistd.h>
 
 #include <dev/dt/dtvar.h>
-#include <userdt/udt_wire.h>
 
 #include "dt_pidmaps.h"
 #include "dt_softc.h"
-#include "dt_untrace.h"
 #include "dtt.h"
+#include "pm_fake.h"
 
-static char	root[64];	/* the fake /proc */
 static char	lib[128];	/* a file of LIBSIZE bytes to "map" */
 #define LIBSIZE	12345
-
-static void
-put(const char *file, const char *fmt, ...)
-{
-	va_list ap;
-	FILE *fp;
-
-	if ((fp = fopen(file, "w")) == NULL) {
-		perror(file);
-		exit(2);
-	}
-	va_start(ap, fmt);
-	vfprintf(fp, fmt, ap);
-	va_end(ap);
-	fclose(fp);
-}
-
-/* /proc/PID/stat: starttime (field 22) stime, state st. */
-static void
-fake_stat(pid_t pid, char st, unsigned long long stime)
-{
-	char dir[128], file[160];
-
-	snprintf(dir, sizeof(dir), "%s/%d", root, (int)pid);
-	(void)mkdir(dir, 0755);
-	snprintf(file, sizeof(file), "%s/stat", dir);
-	/* a comm with a space and a parenthesis, as a process may have */
-	put(file, "%d (a) b) %c 1 1 1 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 "
-	    "%llu 1000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 "
-	    "0 0 0 0 0\n", (int)pid, st, stime);
-}
-
-static void
-fake_maps(pid_t pid, const char *text)
-{
-	char file[160];
-
-	snprintf(file, sizeof(file), "%s/%d/maps", root, (int)pid);
-	put(file, "%s", text);
-}
-
-static void
-fake_gone(pid_t pid)
-{
-	char file[160];
-
-	snprintf(file, sizeof(file), "%s/%d/stat", root, (int)pid);
-	unlink(file);
-	snprintf(file, sizeof(file), "%s/%d/maps", root, (int)pid);
-	unlink(file);
-	snprintf(file, sizeof(file), "%s/%d", root, (int)pid);
-	rmdir(file);
-}
 
 /* A process with the usual kinds of mappings around two of lib's. */
 static void
@@ -631,194 +573,6 @@ test_budget(void)
 	    "cleared: nothing counted");
 }
 
-/* A process the cache does not know, with or without the library. */
-static void
-fake_tracee(pid_t pid, const char *path, int withlib)
-{
-	char maps[1024];
-
-	fake_stat(pid, 'S', 777);
-	snprintf(maps, sizeof(maps),
-	    "400000-402000 r-xp 00000000 08:01 7 /usr/bin/prog\n"
-	    "%s",
-	    withlib ? "7f0000001000-7f0000005000 r-xp 00001000 08:01 9 " : "");
-	if (withlib)
-		snprintf(maps + strlen(maps), sizeof(maps) - strlen(maps),
-		    "%s\n", path);
-	fake_maps(pid, maps);
-}
-
-static unsigned int
-untrace3(pid_t pid, uint64_t *leaf)
-{
-	struct stacktrace st;
-
-	memset(&st, 0, sizeof(st));
-	st.st_pc[0] = 0x7f0000001100;	/* in the library, if mapped */
-	st.st_pc[1] = 0x7f0000004ff0;
-	st.st_pc[2] = 0x400100;		/* the program */
-	st.st_count = 3;
-	dt_ustack_untrace(pid, &st);
-	*leaf = st.st_pc[0];
-	return st.st_count;
-}
-
-static void
-test_untrace_unknown(void)
-{
-	struct timespec ts = { 0, 6 * 1000 * 1000 };
-	char path[160];
-	uint64_t leaf;
-	unsigned int i, n;
-	FILE *fp;
-
-	dtt_tag("untrace");
-	snprintf(path, sizeof(path), "%s/" UDT_LIB_PREFIX ".so", root);
-	if ((fp = fopen(path, "w")) == NULL || ftruncate(fileno(fp), 4096))
-		exit(2);
-	fclose(fp);
-
-	fake_tracee(4301, path, 1);
-	dtt_check(untrace3(4301, &leaf) == 1 && leaf == 0x400100,
-	    "not in the cache, the library mapped: its frames cut");
-	fake_tracee(4302, path, 0);
-	dtt_check(untrace3(4302, &leaf) == 3 && leaf == 0x7f0000001100,
-	    "not in the cache, no library: the stack as it was");
-	/* The loader maps the library after a first sample was read. */
-	fake_tracee(4302, path, 1);
-	nanosleep(&ts, NULL);
-	dtt_check(untrace3(4302, &leaf) == 1 && leaf == 0x400100,
-	    "a young process read again: the library found, cut");
-	fake_gone(4301);
-	fake_gone(4302);
-
-	/*
-	 * Four pids of one set of the table (64 sets) stay in it: each
-	 * found with the library, which then leaves their maps, is still
-	 * cut (a read that found it stands for a second).  A fifth takes
-	 * the way of the one read longest ago, which is read again.
-	 */
-	for (i = 0; i < 5; i++)
-		fake_tracee(5000 + 64 * i, path, 1);
-	for (i = 0; i < 4; i++)
-		(void)untrace3(5000 + 64 * i, &leaf);
-	for (i = 0; i < 5; i++)
-		fake_tracee(5000 + 64 * i, path, 0);
-	for (i = 0, n = 0; i < 4; i++)
-		n += untrace3(5000 + 64 * i, &leaf) == 1;
-	dtt_check(n == 4, "four pids of one set kept: %u of 4 cut", n);
-	(void)untrace3(5000 + 64 * 4, &leaf);
-	dtt_check(untrace3(5000, &leaf) == 3,
-	    "a fifth took the oldest way: read again, no library now");
-	for (i = 0; i < 5; i++)
-		fake_gone(5000 + 64 * i);
-	unlink(path);
-}
-
-/* A cached tracee's stack pcs[n], untraced: the count left, in pcs. */
-static unsigned int
-untrace_n(pid_t pid, const uint64_t *pcs, unsigned int n, uint64_t *out)
-{
-	struct stacktrace st;
-
-	memset(&st, 0, sizeof(st));
-	memcpy(st.st_pc, pcs, n * sizeof(pcs[0]));
-	st.st_count = n;
-	dt_ustack_untrace(pid, &st);
-	memcpy(out, st.st_pc, sizeof(st.st_pc[0]) * n);
-	return st.st_count;
-}
-
-/*
- * The library's frames under others: its own work over libc (dropped,
- * or cut to the site under the entry), a program's signal handler
- * delivered in the entry (the library cut out of the middle).
- */
-static void
-test_untrace_deep(void)
-{
-	enum { PROG = 0x400100, MAIN = 0x400200, HANDLER = 0x400300,
-	    LIBC = 0x7f0000100100, SITE = 0x7f0000100200,
-	    RESTORE = 0x7f0000100300, LD = 0x7f0000300100,
-	    LIB1 = 0x7f0000001100, LIB2 = 0x7f0000002100 };
-	char path[160], maps[1024];
-	uint64_t out[8];
-	unsigned int n;
-	FILE *fp;
-
-	dtt_tag("untrace-deep");
-	snprintf(path, sizeof(path), "%s/" UDT_LIB_PREFIX ".so", root);
-	if ((fp = fopen(path, "w")) == NULL || ftruncate(fileno(fp), 4096))
-		exit(2);
-	fclose(fp);
-	fake_stat(4401, 'S', 777);
-	snprintf(maps, sizeof(maps),
-	    "400000-402000 r-xp 00000000 08:01 7 /usr/bin/prog\n"
-	    "7f0000001000-7f0000005000 r-xp 00001000 08:01 9 %s\n"
-	    "7f0000100000-7f0000200000 r-xp 00000000 08:01 11 "
-	    "/usr/lib/x86_64-linux-gnu/libc.so.6\n"
-	    "7f0000300000-7f0000330000 r-xp 00000000 08:01 12 "
-	    "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2\n", path);
-	fake_maps(4401, maps);
-	dt_pm_put(dt_pm_snapshot(4401, 0));
-
-	{
-		const uint64_t st[] = { LIBC, LIB1, LIB2, LD, LD };
-
-		n = untrace_n(4401, st, 5, out);
-		dtt_check(n == 0, "the library's constructor over libc, "
-		    "under the loader: dropped (%u left)", n);
-	}
-	{
-		const uint64_t st[] = { LIBC, LIB1, LIB2, SITE, MAIN };
-
-		n = untrace_n(4401, st, 5, out);
-		dtt_check(n == 2 && out[0] == SITE && out[1] == MAIN &&
-		    out[2] == 0, "libc called by the entry: the site and its "
-		    "callers (%u left)", n);
-	}
-	{
-		const uint64_t st[] = { HANDLER, RESTORE, LIB1, LIB2, SITE,
-		    MAIN };
-
-		n = untrace_n(4401, st, 6, out);
-		dtt_check(n == 4 && out[0] == HANDLER && out[1] == RESTORE &&
-		    out[2] == SITE && out[3] == MAIN && out[4] == 0,
-		    "a handler delivered in the entry: the library cut out of "
-		    "the middle (%u left)", n);
-	}
-	{
-		const uint64_t st[] = { LIB1, SITE, MAIN };
-
-		n = untrace_n(4401, st, 3, out);
-		dtt_check(n == 2 && out[0] == SITE && out[1] == MAIN,
-		    "in the entry: at the site, as before (%u left)", n);
-	}
-	{
-		const uint64_t st[] = { LIB1, SITE };
-
-		n = untrace_n(4401, st, 2, out);
-		dtt_check(n == 1 && out[0] == SITE,
-		    "in the entry, the walk ending at the site: kept");
-	}
-	{
-		const uint64_t st[] = { LIBC, LIB1, LIB2, SITE };
-
-		n = untrace_n(4401, st, 4, out);
-		dtt_check(n == 1 && out[0] == SITE, "libc called by the "
-		    "entry, the walk ending at the site: kept (%u left)", n);
-	}
-	{
-		const uint64_t st[] = { LIBC, PROG, MAIN };
-
-		n = untrace_n(4401, st, 3, out);
-		dtt_check(n == 3 && out[0] == LIBC && out[2] == MAIN,
-		    "nothing of the library's: as it was");
-	}
-	fake_gone(4401);
-	unlink(path);
-}
-
 int
 main(void)
 {
@@ -843,8 +597,6 @@ main(void)
 	test_bad();
 	test_lru();
 	test_budget();
-	test_untrace_unknown();
-	test_untrace_deep();
 
 	dt_pm_clear();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
