@@ -301,6 +301,50 @@ out:
 }
 
 /*
+ * The last judgements, by process, exec and file: the entry's feed and
+ * the return's each see every exec's mappings, and would each read the
+ * file (twice the work on the reader of every tracepoint, and two
+ * verdicts that could differ if the file changed between the reads,
+ * entries without their returns).  Both callbacks run on the one reader
+ * thread, so the second finds the first's.  [R]
+ */
+#define DT_KT_MEMO	16
+#define DT_KT_MEMO_NS	1000000ULL	/* one exec's two stamps, at most */
+static struct {
+	pid_t			 km_pid;
+	uint64_t		 km_exec;	/* the exec's time */
+	uint64_t		 km_file;	/* the path's hash */
+	enum dt_kt_kind		 km_kind;
+} dt_kt_memo[DT_KT_MEMO];			/* [R] */
+static unsigned int	 dt_kt_memonext;	/* [R] */
+
+static enum dt_kt_kind
+dt_kt_judge(pid_t pid, uint64_t exec, uint64_t file, const char *path)
+{
+	unsigned int i;
+
+	/*
+	 * Each event stamps its own copy of the exec's comm record: the
+	 * two feeds' times of one exec differ by the microseconds between
+	 * the copies.  One pid's two execs of one file that close would
+	 * run the same file anyway.
+	 */
+	for (i = 0; i < DT_KT_MEMO; i++)
+		if (dt_kt_memo[i].km_pid == pid &&
+		    dt_kt_memo[i].km_file == file &&
+		    (exec > dt_kt_memo[i].km_exec ? exec -
+		    dt_kt_memo[i].km_exec : dt_kt_memo[i].km_exec - exec) <
+		    DT_KT_MEMO_NS)
+			return dt_kt_memo[i].km_kind;
+	i = dt_kt_memonext++ % DT_KT_MEMO;
+	dt_kt_memo[i].km_pid = pid;
+	dt_kt_memo[i].km_exec = exec;
+	dt_kt_memo[i].km_file = file;
+	dt_kt_memo[i].km_kind = dt_kt_elf(pid, path);
+	return dt_kt_memo[i].km_kind;
+}
+
+/*
  * What an exec of the tree runs, by the first file it maps (the
  * image's own, mapped by the exec) and, when that cannot be read, by a
  * second file beside it (a loader).  An exit of the tree: its image
@@ -367,7 +411,8 @@ dt_kt_note(struct dt_kt_feed *kf, const struct dt_tp_sample *s)
 		for (c = s->ts_mmap; *c != '\0'; c++)
 			h = (h ^ (uint8_t)*c) * 1099511628211ULL;
 		ki->ki_file = h | 1;
-		ki->ki_kind = dt_kt_elf(s->ts_pid, s->ts_mmap);
+		ki->ki_kind = dt_kt_judge(s->ts_pid, ki->ki_exec, ki->ki_file,
+		    s->ts_mmap);
 		return;
 	}
 	if (ki->ki_kind != DT_KT_BYMAP)
