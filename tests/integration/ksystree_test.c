@@ -486,26 +486,9 @@ kt_btrace(const char *btrace, const char *cmd, const char *script,
 	char *argv[] = { (char *)btrace, "-vv", "-d", kt_dd.dd_dev, "-c",
 	    (char *)cmd, "-e", (char *)script, NULL };
 	char path[256];
-	size_t got = 0;
-	ssize_t r;
-	pid_t pid;
-	int fd, status;
 
 	snprintf(path, sizeof(path), "%s/btrace.out", kt_dd.dd_dir);
-	if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0600)) == -1)
-		return -1;
-	pid = dtt_spawn(argv, NULL, -1, fd, fd, -1);
-	status = pid == -1 ? -1 : dtt_wait(pid, KT_RUN_MS);
-	if (pid != -1 && status == -1)
-		dtt_stop(pid, SIGTERM, DTT_EXIT_MS);
-	while (got < len - 1 && (r = pread(fd, out + got, len - 1 - got,
-	    (off_t)got)) > 0)
-		got += (size_t)r;
-	out[got] = '\0';
-	close(fd);
-	unlink(path);
-	return status;
+	return dtt_run_capture(argv, KT_RUN_MS, path, true, out, len);
 }
 
 /* The value after key (a whole line's start) in out, or -1. */

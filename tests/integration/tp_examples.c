@@ -84,10 +84,7 @@ te_btrace_run(const char *script, const char *cmd, const char *arg,
 	char path[512], out[256];
 	char *argv[9];
 	uint64_t t0;
-	ssize_t r;
-	size_t len = 0;
-	pid_t pid;
-	int fd, status, n = 0;
+	int status, n = 0;
 	bool prog = strchr(script, '{') != NULL;
 
 	snprintf(path, sizeof(path), "%s/%s", te_examples, script);
@@ -102,21 +99,10 @@ te_btrace_run(const char *script, const char *cmd, const char *arg,
 	argv[n++] = prog ? (char *)script : (char *)arg;
 	argv[n] = NULL;
 	snprintf(out, sizeof(out), "%s/btrace.out", te_dd.dd_dir);
-	if ((fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0600)) == -1)
-		return dtt_check(false, "%s: %s", out, strerror(errno));
 	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
-	pid = dtt_spawn(argv, NULL, -1, fd, -1, -1);
-	status = pid == -1 ? -1 : dtt_wait(pid, TE_RUN_MS);
-	if (pid != -1 && status == -1)
-		dtt_stop(pid, SIGTERM, DTT_EXIT_MS);
+	status = dtt_run_capture(argv, TE_RUN_MS, out, false, te_out,
+	    sizeof(te_out));
 	te_wall_ns = dtt_clock_ns(CLOCK_MONOTONIC) - t0;
-	while (len < sizeof(te_out) - 1 && (r = pread(fd, te_out + len,
-	    sizeof(te_out) - 1 - len, (off_t)len)) > 0)
-		len += (size_t)r;
-	te_out[len] = '\0';
-	close(fd);
-	unlink(out);
 	if (!dtt_check(dtt_exited0(status), "btrace %s exits 0 with its "
 	    "command", prog ? "-e" : script)) {
 		fprintf(stderr, "%s", te_out);

@@ -300,6 +300,32 @@ dtt_wait(pid_t pid, int ms)
 }
 
 int
+dtt_run_capture(char *const argv[], int ms, const char *file, bool errs,
+    char *out, size_t len)
+{
+	size_t got = 0;
+	ssize_t r;
+	pid_t pid;
+	int fd, status;
+
+	out[0] = '\0';
+	if ((fd = open(file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1)
+		return -1;
+	pid = dtt_spawn(argv, NULL, -1, fd, errs ? fd : -1, -1);
+	status = pid == -1 ? -1 : dtt_wait(pid, ms);
+	if (pid != -1 && status == -1)
+		dtt_stop(pid, SIGTERM, DTT_EXIT_MS);
+	while (got < len - 1 && (r = pread(fd, out + got, len - 1 - got,
+	    (off_t)got)) > 0)
+		got += (size_t)r;
+	out[got] = '\0';
+	close(fd);
+	unlink(file);
+	return status;
+}
+
+int
 dtt_stop(pid_t pid, int sig, int ms)
 {
 	int status;

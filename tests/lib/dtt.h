@@ -132,6 +132,14 @@ int	dtt_wait(pid_t, int ms);
 int	dtt_stop(pid_t, int sig, int ms);
 /* exited with status 0 */
 bool	dtt_exited0(int status);
+/*
+ * Run argv to its end, at most ms (then SIGTERM), its standard output,
+ * and its error too with errs, into file, which is then read into out
+ * (len bytes, NUL-terminated) and removed.  Its wait status, or -1 (not
+ * started, or stopped at ms).
+ */
+int	dtt_run_capture(char *const argv[], int ms, const char *file,
+	    bool errs, char *out, size_t len);
 
 /* open(2) the device read-only and close-on-exec: fd or -1 (errno). */
 int	dtt_open(const char *dev);
