@@ -576,18 +576,9 @@ test_budget(void)
 int
 main(void)
 {
-	char cmd[160];
-	FILE *fp;
-
-	snprintf(root, sizeof(root), "/tmp/pidmaps.XXXXXX");
-	if (mkdtemp(root) == NULL) {
-		perror("mkdtemp");
-		return 2;
-	}
+	fake_root("pidmaps");
 	snprintf(lib, sizeof(lib), "%s/lib.so", root);
-	if ((fp = fopen(lib, "w")) == NULL || ftruncate(fileno(fp), LIBSIZE))
-		return 2;
-	fclose(fp);
+	fake_file(lib, LIBSIZE);
 	dt_pm_setup(root, 0);
 
 	test_snapshot();
@@ -599,8 +590,6 @@ main(void)
 	test_budget();
 
 	dt_pm_clear();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", root);
+	fake_root_remove();
 	return dtt_done();
 }

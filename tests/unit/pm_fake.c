@@ -78,3 +78,35 @@ fake_gone(pid_t pid)
 	snprintf(file, sizeof(file), "%s/%d", root, (int)pid);
 	rmdir(file);
 }
+
+void
+fake_root(const char *name)
+{
+	snprintf(root, sizeof(root), "/tmp/%s.XXXXXX", name);
+	if (mkdtemp(root) == NULL) {
+		perror("mkdtemp");
+		exit(2);
+	}
+}
+
+void
+fake_root_remove(void)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", root);
+}
+
+void
+fake_file(const char *path, off_t len)
+{
+	FILE *fp;
+
+	if ((fp = fopen(path, "w")) == NULL || ftruncate(fileno(fp), len)) {
+		perror(path);
+		exit(2);
+	}
+	fclose(fp);
+}

@@ -35,5 +35,11 @@ void	fake_stat(pid_t pid, char st, unsigned long long stime);
 void	fake_maps(pid_t pid, const char *text);
 /* pid's directory gone, as when it is reaped. */
 void	fake_gone(pid_t pid);
+/* The fake /proc made under /tmp (name its prefix); exit(2) if not. */
+void	fake_root(const char *name);
+/* It and all in it removed: at the test's end. */
+void	fake_root_remove(void);
+/* A file of len bytes at path (exit(2) if it cannot be made). */
+void	fake_file(const char *path, off_t len);
 
 #endif /* PM_FAKE_H */

@@ -75,13 +75,10 @@ test_untrace_unknown(void)
 	char path[160];
 	uint64_t leaf;
 	unsigned int i, n;
-	FILE *fp;
 
 	dtt_tag("untrace");
 	snprintf(path, sizeof(path), "%s/" UDT_LIB_PREFIX ".so", root);
-	if ((fp = fopen(path, "w")) == NULL || ftruncate(fileno(fp), 4096))
-		exit(2);
-	fclose(fp);
+	fake_file(path, 4096);
 
 	fake_tracee(4301, path, 1);
 	dtt_check(untrace3(4301, &leaf) == 1 && leaf == 0x400100,
@@ -149,13 +146,10 @@ test_untrace_deep(void)
 	char path[160], maps[1024];
 	uint64_t out[8];
 	unsigned int n;
-	FILE *fp;
 
 	dtt_tag("untrace-deep");
 	snprintf(path, sizeof(path), "%s/" UDT_LIB_PREFIX ".so", root);
-	if ((fp = fopen(path, "w")) == NULL || ftruncate(fileno(fp), 4096))
-		exit(2);
-	fclose(fp);
+	fake_file(path, 4096);
 	fake_stat(4401, 'S', 777);
 	snprintf(maps, sizeof(maps),
 	    "400000-402000 r-xp 00000000 08:01 7 /usr/bin/prog\n"
@@ -227,21 +221,13 @@ test_untrace_deep(void)
 int
 main(void)
 {
-	char cmd[160];
-
-	snprintf(root, sizeof(root), "/tmp/untrace.XXXXXX");
-	if (mkdtemp(root) == NULL) {
-		perror("mkdtemp");
-		return 2;
-	}
+	fake_root("untrace");
 	dt_pm_setup(root, 0);
 
 	test_untrace_unknown();
 	test_untrace_deep();
 
 	dt_pm_clear();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", root);
+	fake_root_remove();
 	return dtt_done();
 }
