@@ -185,6 +185,27 @@ dti_send_error(int fd, int error)
 	(void)send(fd, &w, sizeof(w), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/*
+ * The executable mappings of the snapshot just read, for the tracee's
+ * coverage check at its start (udt_tab.tb_xmaps): its own read of
+ * /proc/self/maps, two calls, spared.  It waits for the welcome meanwhile
+ * and maps nothing executable but its own after it, which it knows.
+ * Left unsaid when there are more than the table lists.
+ */
+static void
+dti_xmaps_tell(struct udt_tab *tab, const struct dt_pm_snap *snap)
+{
+	size_t i;
+
+	if (snap == NULL || snap->ps_n == 0 || snap->ps_n > UDT_XMAPS_MAX)
+		return;
+	for (i = 0; i < snap->ps_n; i++) {
+		tab->tb_xmaps[i][0] = snap->ps_maps[i].pm_start;
+		tab->tb_xmaps[i][1] = snap->ps_maps[i].pm_end;
+	}
+	tab->tb_xmaps_n = (uint32_t)snap->ps_n;
+}
+
 static int
 dti_send_fds(int fd, const struct udt_welcome *w, int fd0, int fd1)
 {
@@ -253,6 +274,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	void *ring = NULL, *tab = NULL, *span = NULL;
 	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1, mapsfd = -1;
 	struct dt_proc_stat ps;
+	struct dt_proc_status pst;
 	bool xdrain, quiet, psok, watched;
 	unsigned int i;
 	uint32_t nslots = UDT_NSLOTS_DEFAULT;
@@ -406,6 +428,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	    dp->dp_pidfd, psok && ps.ps_state != 'Z' && ps.ps_state != 'X' ?
 	    ps.ps_start + 1 : 0);
 	dti_who_init(dp, psok ? ps.ps_comm : NULL);
+	dti_xmaps_tell(dp->dp_tab, dp->dp_maps.pt_snap);
 
 	/*
 	 * Copy the enable bytes and join the list in one go, so no
@@ -485,6 +508,19 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	w.uw_ringsize = UDT_RING_SIZE(nslots);
 	w.uw_tabsize = UDT_TAB_SIZE;
 	w.uw_pid = crp->pid;
+	/*
+	 * Its status, for its library's start, which then reads no
+	 * /proc/self/status (udt_wire.h): read last, while it waits for
+	 * this welcome.  Unreadable or odd, the tracee reads it itself.
+	 */
+	if (dt_proc_status(crp->pid, &pst) == 0) {
+		w.uw_stflags = UDT_WST_OK;
+		w.uw_nspid = pst.pst_nspid;
+		w.uw_threads = pst.pst_threads;
+		w.uw_tracer = pst.pst_tracer;
+		w.uw_sigcgt = pst.pst_sigcgt;
+		w.uw_sigblk = pst.pst_sigblk;
+	}
 	/* On failure the proc stays listed until its pidfd says it exited. */
 	if (dti_send_fds(fd, &w, ringfd, rofd) == 0)
 		atomic_fetch_add(&dti_stats.attached, 1);

@@ -15,10 +15,11 @@
  */
 
 /*
- * /proc/PID/stat, parsed.  See dt_proc.h.
+ * /proc/PID/stat and status, parsed.  See dt_proc.h.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,89 @@ dt_proc_stat(pid_t pid, struct dt_proc_stat *ps)
 	ps->ps_ppid = (pid_t)ppid;
 	ps->ps_flags = (unsigned int)flags;
 	ps->ps_cpu = ut + st;
+	return 0;
+}
+
+/* The value of status line "\nName:\t" in buf, or NULL. */
+static char *
+dt_proc_field(char *buf, const char *name)
+{
+	char *p = strstr(buf, name);
+
+	return p == NULL ? NULL : p + strlen(name);
+}
+
+/* A decimal status value at p, which must end the line. */
+static int
+dt_proc_dec(const char *p, int64_t max, int64_t *v)
+{
+	char *ep;
+
+	if (p == NULL || *p < '0' || *p > '9')
+		return EIO;
+	errno = 0;
+	*v = strtoll(p, &ep, 10);
+	if (errno != 0 || *v > max || (*ep != '\n' && *ep != '\0'))
+		return EIO;
+	return 0;
+}
+
+/* A signal mask: sixteen hex digits ending the line. */
+static int
+dt_proc_mask(const char *p, uint64_t *v)
+{
+	char *ep;
+
+	if (p == NULL || !((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+		return EIO;
+	errno = 0;
+	*v = strtoull(p, &ep, 16);
+	if (errno != 0 || ep - p != 16 || (*ep != '\n' && *ep != '\0'))
+		return EIO;
+	return 0;
+}
+
+int
+dt_proc_status(pid_t pid, struct dt_proc_status *pst)
+{
+	char path[64], buf[4096], *p, *ep;
+	int64_t thr, tracer, id = -1;
+	int error;
+
+	memset(pst, 0, sizeof(*pst));
+	if (pid <= 0)
+		return ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (dt_proc_read1(path, buf, sizeof(buf)) == -1)
+		return errno == ENOENT || errno == ESRCH ? ESRCH : errno;
+	/* One id a namespace level, the process's own last. */
+	if ((p = dt_proc_field(buf, "\nNStgid:\t")) == NULL)
+		return EIO;
+	for (;;) {
+		errno = 0;
+		id = strtoll(p, &ep, 10);
+		if (ep == p || errno != 0 || id <= 0 || id > INT32_MAX)
+			return EIO;
+		if (*ep != '\t')
+			break;
+		p = ep + 1;
+	}
+	if (*ep != '\n')
+		return EIO;
+	if ((error = dt_proc_dec(dt_proc_field(buf, "\nThreads:\t"),
+	    INT32_MAX, &thr)) != 0 ||
+	    (error = dt_proc_dec(dt_proc_field(buf, "\nTracerPid:\t"),
+	    INT32_MAX, &tracer)) != 0 ||
+	    (error = dt_proc_mask(dt_proc_field(buf, "\nSigBlk:\t"),
+	    &pst->pst_sigblk)) != 0 ||
+	    (error = dt_proc_mask(dt_proc_field(buf, "\nSigCgt:\t"),
+	    &pst->pst_sigcgt)) != 0)
+		return error;
+	if (thr < 1)
+		return EIO;
+	pst->pst_threads = (int)thr;
+	pst->pst_tracer = (pid_t)tracer;
+	pst->pst_nspid = (pid_t)id;
 	return 0;
 }
 

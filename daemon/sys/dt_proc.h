@@ -40,6 +40,28 @@ struct dt_proc_stat {
 /* 0, or an errno: ESRCH when there is no such process, EIO malformed. */
 int	dt_proc_stat(pid_t pid, struct dt_proc_stat *);
 
+/*
+ * What /proc/PID/status says of a traced process at its handshake, for
+ * its library's start (udt_wire.h's uw_st*): its thread count, the
+ * signals it has handlers for, its leader's blocked mask, its tracer
+ * (in dtd's pid namespace) and its pid in its own namespace (the last
+ * of NStgid's).
+ */
+struct dt_proc_status {
+	int		pst_threads;
+	pid_t		pst_tracer;
+	pid_t		pst_nspid;
+	uint64_t	pst_sigcgt;
+	uint64_t	pst_sigblk;
+};
+
+/*
+ * 0, or an errno: ESRCH when there is no such process, EIO when a field
+ * is missing or malformed (nothing of it is to be believed then).  Any
+ * thread, no lock.
+ */
+int	dt_proc_status(pid_t pid, struct dt_proc_status *);
+
 /* Clock ticks in nanoseconds (sysconf(_SC_CLK_TCK)). */
 uint64_t	dt_proc_tick_ns(void);
 

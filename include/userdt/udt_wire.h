@@ -57,7 +57,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		13u	/* 13: keyed entries carry a name */
+#define UDT_VERSION		14u	/* 14: the welcome says the status */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -98,7 +98,29 @@ struct udt_welcome {
 					   socket), for the table's filters */
 	uint64_t	uw_ringsize;	/* bytes of the ring memfd */
 	uint64_t	uw_tabsize;	/* bytes of the table memfd */
+	/*
+	 * What the constructor would otherwise read from /proc/self/status
+	 * (two system calls of every traced start): dtd reads the file
+	 * while the tracee waits for this welcome, so a Threads of 1 is
+	 * exact (that one thread is the waiting one) and the leader's
+	 * SigBlk is the constructor's mask.  Valid when uw_stflags has
+	 * UDT_WST_OK; else the tracee reads the file itself.
+	 */
+	uint32_t	uw_stflags;	/* UDT_WST_* */
+	int32_t		uw_nspid;	/* its pid in its own namespace
+					   (NStgid's last): getpid()'s */
+	int32_t		uw_threads;	/* Threads */
+	int32_t		uw_tracer;	/* TracerPid, in dtd's namespace:
+					   0 when none */
+	uint64_t	uw_sigcgt;	/* SigCgt: signals with a handler */
+	uint64_t	uw_sigblk;	/* SigBlk: the leader's mask */
 };
+
+/* Executable mappings the table can list (udt_tab.tb_xmaps). */
+#define UDT_XMAPS_MAX		96
+
+/* udt_welcome.uw_stflags */
+#define UDT_WST_OK		0x0001	/* the uw_ status fields are read */
 
 /*
  * udt_welcome.uw_flags.  UDT_W_TSC: dtd converts raw time stamp counter
@@ -260,6 +282,19 @@ struct udt_tab {
 	 */
 	uint32_t	tb_lossless;	/* [d,a] */
 	uint32_t	tb_lossless_pad;
+	/*
+	 * The process's executable mappings as dtd read them at its
+	 * handshake (the maps snapshot it takes anyway), for the library's
+	 * coverage check at start, which then reads no /proc/self/maps (two
+	 * system calls of every traced start).  Written once, before the
+	 * welcome; 0 entries: not said (too many, unread, an older table),
+	 * and the library reads the file itself.  What the check takes from
+	 * it decides only whether dispatch is needed: a wrong list costs
+	 * events or speed, never the program's memory.
+	 */
+	uint32_t	tb_xmaps_n;	/* [d] entries of tb_xmaps */
+	uint32_t	tb_xmaps_pad;
+	uint64_t	tb_xmaps[UDT_XMAPS_MAX][2];	/* [d] [lo, hi) */
 };
 
 /*

@@ -33,6 +33,7 @@
  */
 #include <linux/futex.h>
 #include <sys/types.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -93,6 +94,8 @@ static int		 udt_sun_ok;		/* [I] */
  * close-on-exec.  The constructor's thread.  [w]
  */
 static int		 udt_defer_on;
+/* The constructor's first attach, which takes dtd's status look. [w] */
+static int		 udt_ctor_status;
 static int		 udt_defer_lo = -1, udt_defer_hi = -1;
 
 /* Stands in for a wrapper this libc lacks. */
@@ -496,6 +499,16 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	/* Before any record: dtd judges them by it (udt_wire.h). */
 	__atomic_store_n(&ring->rh_self, (uint64_t)(uintptr_t)ring,
 	    __ATOMIC_RELEASE);
+	/*
+	 * The constructor's: dtd's look at its status stands for its own.
+	 * Alone, it may keep its descriptors to its end: a thread an
+	 * earlier constructor started could close one and have its number
+	 * again for a file of its own, which the close at the end would
+	 * take.
+	 */
+	if (udt_ctor_status && udt_proc_status_told(&w) == 0 &&
+	    w.uw_threads == 1)
+		udt_defer_on = 1;
 	udt_close3(fds[0], fds[1], (int)fd);
 	*tabp = tab;
 	*ringp = ring;
@@ -793,8 +806,8 @@ udt_init(void)
 {
 	const char *path, *said;
 	Dl_info dli;
-	long fd;
-	int nthr;
+	unsigned long euid;
+	int serr;
 
 	/*
 	 * First: the launcher traced what ran before us and lets go here;
@@ -828,34 +841,31 @@ udt_init(void)
 	udt_dtd_slow = said != NULL && (strcmp(said, "stopped") == 0 ||
 	    strcmp(said, "noanswer") == 0);
 	/*
-	 * The status read the rewriter and dispatch need anyway, made now:
-	 * it says the pid and euid too.  Hooks mode reads no status.
+	 * The euid the exec gave, which the kernel's auxiliary vector says
+	 * without a call: only a constructor before ours could have
+	 * changed it since.  Later attaches (a fork child's, a new dtd's)
+	 * ask the kernel.
 	 */
-	udt_st_keep = 1;
-	if (udt_env_is(UDT_HOOKS_ENV, "1") ||
-	    udt_proc_ids(&udt_attached_pid, &udt_ctor_euid) != 0) {
-		udt_attached_pid = (pid_t)udt_sys0(SYS_getpid);
-		udt_ctor_euid = (uid_t)-1;
-	}
-	udt_attaching = 1;
+	serr = errno;
+	errno = 0;
+	euid = getauxval(AT_EUID);
+	udt_ctor_euid = errno == 0 ? (uid_t)euid : (uid_t)-1;
+	errno = serr;
 	/*
-	 * Alone, the constructor may keep its descriptors to its end: a
-	 * thread an earlier constructor started could close one and have
-	 * its number again for a file of its own, which the close at the
-	 * end would take.  Hooks mode reads no status, and maps no image.
+	 * dtd's welcome says what /proc/self/status would, for the
+	 * rewriter and dispatch (udt_proc_status_told()), and whether the
+	 * constructor is alone to keep its descriptors to its end
+	 * (udt_defer_on).  Hooks mode needs neither, and maps no image.
 	 */
-	udt_defer_on = !udt_env_is(UDT_HOOKS_ENV, "1") &&
-	    udt_proc_status(&nthr, NULL, NULL, NULL) == 0 && nthr == 1;
-	/* The status's, read first: the first of the range. */
-	udt_st_keep = 0;
-	if ((fd = udt_proc_status_fd()) >= 0 &&
-	    udt_close_defer((int)fd, (int)fd) != 0)
-		udt_close((int)fd);
+	udt_ctor_status = !udt_env_is(UDT_HOOKS_ENV, "1");
+	udt_attaching = 1;
 	/* Nothing old to unmap yet. */
 	udt_attach_locked();
 	udt_attaching = 0;
-	/* Later attaches (a fork child's, a new dtd's) ask the kernel. */
+	udt_ctor_status = 0;
 	udt_ctor_euid = (uid_t)-1;
+	if ((udt_attached_pid = udt_proc_pid()) <= 0)
+		udt_attached_pid = (pid_t)udt_sys0(SYS_getpid);
 	udt_tell_untraced(said);
 	/* Hooks mode records what the program asks of libc, no more. */
 	udt_loader_replay(!udt_env_is(UDT_HOOKS_ENV, "1"));

@@ -412,26 +412,24 @@ void	udt_sud_thread(void) UDT_HIDDEN;
 /*
  * What /proc/self/status says of the process at the constructor: its
  * threads (-1 unknown), the signals it has handlers for (SigCgt) and
- * those it blocks (SigBlk; either all ones unknown), its tracer.  Read
- * once, at the first call, which is the constructor's, before it
- * installs anything; cached after.  Any argument may be NULL.
+ * those it blocks (SigBlk; either all ones unknown), its tracer.  dtd's
+ * reading of it in the constructor's welcome (udt_proc_status_told()),
+ * else the file's, read at the first call, which is the constructor's,
+ * before it installs anything; cached after.  Any argument may be NULL.
  */
 int	udt_proc_status(int *, uint64_t *, uint64_t *, long *) UDT_HIDDEN;
 /*
- * udt_st_keep set before the first udt_proc_status(): its descriptor is
- * left open (one thread only), for udt_proc_status_fd() to hand over,
- * once.  The constructor.
+ * The constructor's handshake hands dtd's reading over (0), or -1 when
+ * the welcome has none or it came too late (the file was read).  The
+ * constructor's thread.
  */
-extern int	udt_st_keep UDT_HIDDEN;
-long	udt_proc_status_fd(void) UDT_HIDDEN;
+int	udt_proc_status_told(const struct udt_welcome *) UDT_HIDDEN;
 /*
- * The pid and effective uid of the same read (0), or -1 when it told
- * either not: the constructor's first attach takes them from there, two
- * system calls fewer in every traced image.  Only while nothing could
- * have changed them since the read: the constructor's thread, before
- * the program runs.
+ * getpid()'s answer from the same look, or -1 when it told none: the
+ * constructor takes it from there, a system call fewer in every traced
+ * image.  Only while nothing could have changed it: the constructor.
  */
-int	udt_proc_ids(int32_t *, uint32_t *) UDT_HIDDEN;
+int32_t	udt_proc_pid(void) UDT_HIDDEN;
 /*
  * The lower-case hex number at *pp (as /proc writes them), *pp moved past
  * it.  No libc (strtoull may use vector code); any context.

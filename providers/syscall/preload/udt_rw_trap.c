@@ -192,10 +192,35 @@ udt_rw_maps_covered(uintptr_t qlo, uintptr_t qhi)
 	return ok;
 }
 
+/*
+ * The same for the whole process at the constructor's end, from the
+ * executable mappings dtd read at the handshake when its table lists
+ * them (udt_tab.tb_xmaps): no /proc/self/maps read.  The constructor's
+ * thread alone ran since (the pass runs only then), and what it mapped
+ * executable is its own and covered; so the list is the file's but for
+ * those.  Else the file.
+ */
+static int
+udt_rw_all_covered(void)
+{
+	const struct udt_tab *tab = __atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE);
+	uint32_t i, n;
+
+	if (tab == NULL || (n = tab->tb_xmaps_n) == 0 || n > UDT_XMAPS_MAX)
+		return udt_rw_maps_covered(0, UINTPTR_MAX);
+	for (i = 0; i < n; i++)
+		if (tab->tb_xmaps[i][0] < tab->tb_xmaps[i][1] &&
+		    tab->tb_xmaps[i][0] < 0xffffffffff600000UL &&
+		    !udt_rw_covered((uintptr_t)tab->tb_xmaps[i][0],
+		    (uintptr_t)tab->tb_xmaps[i][1]))
+			return 0;
+	return 1;
+}
+
 void
 udt_rw_trap_done(size_t nleft)
 {
-	udt_rw_complete = nleft == 0 && udt_rw_maps_covered(0, UINTPTR_MAX) &&
+	udt_rw_complete = nleft == 0 && udt_rw_all_covered() &&
 	    getenv(UDT_RW_DISPATCH_ENV) == NULL;
 }
 

@@ -15,15 +15,18 @@
  */
 
 /*
- * The constructor's one read of /proc/self/status, apart from the
- * rewriter that reads it first: dispatch (udt_sud.c) asks it too, and
- * neither may ask the kernel again.
+ * The constructor's one look at /proc/self/status, for the rewriter
+ * and dispatch (udt_sud.c), neither of which may ask the kernel again:
+ * dtd's reading of it in the welcome, or the file's when dtd said
+ * nothing.
  */
 #include <sys/syscall.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <userdt/udt_wire.h>
 
 #include "udt_preload.h"
 #include "udt_sys.h"
@@ -46,7 +49,13 @@ udt_hex(const char **pp)
 	return v;
 }
 
-static long	udt_st_pid = -1, udt_st_euid = -1;	/* [I] */
+/*
+ * What the status says, once: read by the constructor's thread, from the
+ * welcome or the file, before any other thread may ask.  [I]
+ */
+static int	udt_st_done, udt_st_nthr = -1;
+static uint64_t	udt_st_cgt = ~0ULL, udt_st_blk = ~0ULL;
+static long	udt_st_tpid = -1, udt_st_pid = -1;
 
 /* The decimal number at *pp, *pp moved past it: -1 if none or over 2^32. */
 static long
@@ -65,12 +74,10 @@ udt_st_dec(const char **pp)
 }
 
 /*
- * The pid and effective uid getpid() and geteuid() would give, from the
- * status text: the last of NStgid's ids (getpid() is the thread group's)
- * is the one in the process's own namespace whichever namespace /proc
- * belongs to, and Uid's are mapped
- * into the reader's user namespace, which is ours.  A field missing or
- * odd leaves its value unknown (-1), and the caller asks the kernel.
+ * The pid getpid() would give, from the status text: the last of
+ * NStgid's ids (getpid() is the thread group's) is the one in the
+ * process's own namespace whichever namespace /proc belongs to.  A field
+ * missing or odd leaves it unknown (-1), and the caller asks the kernel.
  */
 static void
 udt_st_ids(const char *buf)
@@ -83,94 +90,82 @@ udt_st_ids(const char *buf)
 			;
 	if (p != NULL && v > 0 && v < (1L << 31) && *p == '\n')
 		udt_st_pid = v;
-	/* Real, then effective. */
-	if ((p = strstr(buf, "\nUid:\t")) != NULL) {
-		p += 6;
-		if (udt_st_dec(&p) >= 0 && *p++ == '\t' &&
-		    (v = udt_st_dec(&p)) >= 0 && v < (1L << 32) - 1 &&
-		    *p == '\t')
-			udt_st_euid = v;
-	}
 }
 
 /*
- * One read of /proc/self/status serves the rewriter (one thread? a
- * tracer?) and dispatch (which handlers may have our signals in their
- * masks), so none of them asks the kernel again.  The constructor's
- * thread.
+ * dtd's reading of the status, in the constructor's welcome (udt_wire.h's
+ * uw_st*): taken instead of the file, two system calls fewer at every
+ * traced start.  dtd read it while this thread waited for the welcome, so
+ * a thread count of 1 is this thread alone, and the leader's mask, this
+ * thread's.  The constructor's thread, before anyone asked; 0 if taken.
  */
-/*
- * The status's descriptor, left open for the constructor to close with
- * its others (udt_close_defer()) when it asked first (udt_st_keep) and
- * the process has one thread: a call less.  [w]
- */
-int	udt_st_keep;
-static long udt_st_fd = -1;
-
-long
-udt_proc_status_fd(void)
+int
+udt_proc_status_told(const struct udt_welcome *w)
 {
-	long fd = udt_st_fd;
-
-	udt_st_fd = -1;
-	return fd;
+	if (udt_st_done || !(w->uw_stflags & UDT_WST_OK) ||
+	    w->uw_threads < 1 || w->uw_nspid <= 0 || w->uw_tracer < 0)
+		return -1;
+	udt_st_done = 1;
+	udt_st_nthr = w->uw_threads;
+	udt_st_cgt = w->uw_sigcgt;
+	udt_st_blk = w->uw_sigblk;
+	udt_st_tpid = w->uw_tracer;
+	udt_st_pid = w->uw_nspid;
+	return 0;
 }
 
+/*
+ * One read of the status serves the rewriter (one thread? a tracer?) and
+ * dispatch (which handlers may have our signals in their masks), so none
+ * of them asks the kernel again; none at all when dtd said it in the
+ * welcome.  The constructor's thread.
+ */
 int
 udt_proc_status(int *threads, uint64_t *caught, uint64_t *blocked,
     long *tracer)
 {
-	static int done, nthr = -1;		/* [I] */
-	static uint64_t cgt = ~0ULL, blk = ~0ULL;	/* [I] */
-	static long tpid = -1;			/* [I] */
 	char buf[4096], *p;
 	const char *q;
 	long fd, n;
 
-	if (!done) {
-		done = 1;
+	if (!udt_st_done) {
+		udt_st_done = 1;
 		fd = udt_sys3(SYS_open, "/proc/self/status", O_RDONLY |
 		    O_CLOEXEC, 0);
 		n = fd < 0 ? -1 : udt_sys3(SYS_read, fd, buf, sizeof(buf) - 1);
 		if (n > 0) {
 			buf[n] = '\0';
 			if ((p = strstr(buf, "\nThreads:\t")) != NULL)
-				nthr = atoi(p + 10);
+				udt_st_nthr = atoi(p + 10);
 			if ((q = strstr(buf, "\nSigCgt:\t")) != NULL) {
 				q += 9;
-				cgt = udt_hex(&q);
+				udt_st_cgt = udt_hex(&q);
 			}
 			if ((q = strstr(buf, "\nSigBlk:\t")) != NULL) {
 				q += 9;
-				blk = udt_hex(&q);
+				udt_st_blk = udt_hex(&q);
 			}
 			if ((p = strstr(buf, "\nTracerPid:\t")) != NULL)
-				tpid = atol(p + 12);
+				udt_st_tpid = atol(p + 12);
 			udt_st_ids(buf);
 		}
-		if (fd >= 0 && udt_st_keep && nthr == 1)
-			udt_st_fd = fd;
-		else if (fd >= 0)
+		if (fd >= 0)
 			udt_sys1(SYS_close, fd);
 	}
 	if (threads != NULL)
-		*threads = nthr;
+		*threads = udt_st_nthr;
 	if (caught != NULL)
-		*caught = cgt;
+		*caught = udt_st_cgt;
 	if (blocked != NULL)
-		*blocked = blk;
+		*blocked = udt_st_blk;
 	if (tracer != NULL)
-		*tracer = tpid;
-	return nthr < 0 ? -1 : 0;
+		*tracer = udt_st_tpid;
+	return udt_st_nthr < 0 ? -1 : 0;
 }
 
-int
-udt_proc_ids(int32_t *pid, uint32_t *euid)
+/* getpid()'s answer as the status said it, or -1. */
+int32_t
+udt_proc_pid(void)
 {
-	if (udt_proc_status(NULL, NULL, NULL, NULL) != 0 || udt_st_pid < 0 ||
-	    udt_st_euid < 0)
-		return -1;
-	*pid = (int32_t)udt_st_pid;
-	*euid = (uint32_t)udt_st_euid;
-	return 0;
+	return udt_st_pid > 0 ? (int32_t)udt_st_pid : -1;
 }
