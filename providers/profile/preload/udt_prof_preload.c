@@ -284,7 +284,8 @@ udt_pt_trampoline(void *v)
 /*
  * The program's pthread_create().  The start routine is wrapped while a
  * watcher runs (timer mode) or where every call is dispatched
- * (udt_host_wrap_threads(): all-calls mode); else it costs a load and
+ * (udt_host_wrap_threads(): all-calls mode, or code no pass went through
+ * while a probe is on); else it costs a load and
  * the library's answer, then the call.  No memory for the wrapper: the
  * thread runs unsampled, never fails for it.
  */

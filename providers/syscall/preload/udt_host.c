@@ -112,7 +112,7 @@ udt_host_tid(void)
 bool
 udt_host_wrap_threads(void)
 {
-	return udt_sud_all != 0;
+	return udt_sud_wanted() != 0;
 }
 
 void

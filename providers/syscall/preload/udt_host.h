@@ -85,7 +85,7 @@ int	udt_host_tid(void) UDT_HOST_HIDDEN;
 
 /*
  * Threads.  udt_host_wrap_threads(): must pthread_create() wrap each new
- * thread's start (all-calls mode does, for dispatch)?
+ * thread's start (where new threads turn dispatch on: udt_sud_wanted())?
  * udt_host_thread_begin(): a wrapped thread's first code.
  * udt_host_thread_created(): in the creating thread, after the clone,
  * which went through undispatched.

@@ -385,16 +385,19 @@ int	udt_close_defer(int, int) UDT_HIDDEN;
  * that were neither rewritten nor trapped (udt_rw.c, udt_rw_trap.c).  A
  * thread with dispatch on pays for it on every system call it makes (the
  * kernel's slow entry path, tens of ns), so by default a thread turns it
- * on only once it records an event (udt_rw_slow()) in a process that has
- * such sites (!udt_rw_complete), and a fork child when its parent's
- * thread had it on.  In all-calls mode (UDT_SUD_ENV=1, dtrun -a) every thread
+ * on only in a process that has such sites (!udt_rw_complete): at its
+ * start (the constructor's end for the first) when a probe is on, else
+ * once it records an event (udt_rw_slow()), and a fork child when its
+ * parent's thread had it on.  In all-calls mode (UDT_SUD_ENV=1, dtrun -a) every thread
  * has it on from its start and nothing is rewritten; with UDT_HOOKS_ENV=1
  * only the libc wrappers' hooks record.
  *
  * udt_sud_init(all): from the constructor, after the first attach; installs
  * the SIGSYS handler.  udt_sud_thread(): turn dispatch on for the calling
  * thread.  udt_sud_start(): a new thread's or process's first code: on in
- * all-calls mode.  Async-signal-safe.
+ * all-calls mode, or as said above (udt_sud_wanted(), which also has
+ * pthread_create() wrap the thread's start, udt_host_wrap_threads()).
+ * Async-signal-safe.
  */
 #define UDT_SUD_ENV	"USERDT_ALLCALLS"
 #define UDT_HOOKS_ENV	"USERDT_HOOKS"
@@ -409,6 +412,7 @@ void	udt_sud_init(int) UDT_HIDDEN;
  */
 int	udt_sud_trap_init(void) UDT_HIDDEN;
 void	udt_sud_thread(void) UDT_HIDDEN;
+int	udt_sud_wanted(void) UDT_HIDDEN;
 /*
  * What /proc/self/status says of the process at the constructor: its
  * threads (-1 unknown), the signals it has handlers for (SigCgt) and

@@ -75,6 +75,7 @@
 #include <ucontext.h>
 
 #include "udt_preload.h"
+#include "udt_rw.h"
 #include "udt_sys.h"
 #include "udt_rw.h"
 #include "udt_sud.h"
@@ -666,10 +667,44 @@ udt_sud_thread(void)
 		t->ut_armed = 1;
 }
 
+/*
+ * Whether any probe is on in the table now.  A scan of its bytes: once a
+ * thread's start, never per call.
+ */
+static int
+udt_sud_anyon(void)
+{
+	const uint8_t *e = __atomic_load_n(&udt_enab, __ATOMIC_RELAXED);
+	const uint64_t *w = (const uint64_t *)(const void *)e;
+	size_t i;
+
+	for (i = 0; i < UDT_NPROBES_MAX / 8; i++)
+		if (__atomic_load_n(&w[i], __ATOMIC_RELAXED) != 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether a thread's or process's first code, and the constructor's end,
+ * turns dispatch on (udt_sud_start()): in all-calls mode, and where code no pass went through is there
+ * (!udt_rw_complete) while a probe is on.  A thread that would turn it
+ * on only at its first recorded call from a rewritten site
+ * (udt_rw_arm()) could make every one of its traced calls from that
+ * code (an executable stack's, a JIT's making system calls itself), and
+ * none would be seen.  A probe enabled later still waits for that call.
+ */
+int
+udt_sud_wanted(void)
+{
+	return udt_sud_active && (udt_sud_all ||
+	    (!__atomic_load_n(&udt_rw_complete, __ATOMIC_RELAXED) &&
+	    udt_sud_anyon()));
+}
+
 void
 udt_sud_start(void)
 {
-	if (udt_sud_all)
+	if (udt_sud_wanted())
 		udt_sud_thread();
 }
 
