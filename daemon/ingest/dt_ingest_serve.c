@@ -188,21 +188,45 @@ dti_send_error(int fd, int error)
 /*
  * The executable mappings of the snapshot just read, for the tracee's
  * coverage check at its start (udt_tab.tb_xmaps): its own read of
- * /proc/self/maps, two calls, spared.  It waits for the welcome meanwhile
- * and maps nothing executable but its own after it, which it knows.
- * Left unsaid when there are more than the table lists.
+ * /proc/self/maps, two calls, spared; and its files' identities
+ * (tb_xfiles), a stat each.  Only of a tracee with one thread when both
+ * were read, that thread waiting for the welcome: it maps nothing
+ * executable but its own after, which it knows.  Left unsaid when there
+ * are more than the table lists.  The serving thread, before the table
+ * is the tracee's.
  */
 static void
 dti_xmaps_tell(struct udt_tab *tab, const struct dt_pm_snap *snap)
 {
-	size_t i;
+	const struct dt_pm_map *m;
+	struct udt_xfile *xf;
+	size_t i, nf = 0;
 
 	if (snap == NULL || snap->ps_n == 0 || snap->ps_n > UDT_XMAPS_MAX)
 		return;
 	for (i = 0; i < snap->ps_n; i++) {
-		tab->tb_xmaps[i][0] = snap->ps_maps[i].pm_start;
-		tab->tb_xmaps[i][1] = snap->ps_maps[i].pm_end;
+		m = &snap->ps_maps[i];
+		tab->tb_xmaps[i][0] = m->pm_start;
+		tab->tb_xmaps[i][1] = m->pm_end;
+		/*
+		 * And the identity of the files among them, for the keys of
+		 * its plans (a stat each it need not make): those stat'd
+		 * as the very file mapped, in this read.
+		 */
+		if (!m->pm_exact || nf == UDT_XFILES_MAX)
+			continue;
+		xf = &tab->tb_xfiles[nf++];
+		xf->xf_lo = m->pm_start;
+		xf->xf_hi = m->pm_end;
+		xf->xf_size = m->pm_size;
+		xf->xf_dev = m->pm_dev;
+		xf->xf_ino = m->pm_ino;
+		xf->xf_mtime = m->pm_mtime;
+		xf->xf_mtimens = m->pm_mtimens;
+		xf->xf_ctime = m->pm_ctime;
+		xf->xf_ctimens = m->pm_ctimens;
 	}
+	tab->tb_xfiles_n = (uint32_t)nf;
 	tab->tb_xmaps_n = (uint32_t)snap->ps_n;
 }
 
@@ -275,6 +299,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1, mapsfd = -1;
 	struct dt_proc_stat ps;
 	struct dt_proc_status pst;
+	bool stok = false;
 	bool xdrain, quiet, psok, watched;
 	unsigned int i;
 	uint32_t nslots = UDT_NSLOTS_DEFAULT;
@@ -424,11 +449,21 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * starttime + 1, 0 for a zombie); its pidfd says after the read
 	 * that the maps were its own.
 	 */
+	/*
+	 * Its status, for its library's start, which then reads no
+	 * /proc/self/status (udt_wire.h): it waits for the welcome from
+	 * its hello on, so a thread count of 1 read now is that one
+	 * thread, blocked, and holds for the maps read next, which the
+	 * table then lists (dti_xmaps_tell()).  Unreadable or odd, the
+	 * tracee reads both itself.
+	 */
+	stok = dt_proc_status(crp->pid, &pst) == 0;
 	dt_pm_track_attach_pidfd(&dp->dp_maps, dp->dp_pid, dp->dp_uid,
 	    dp->dp_pidfd, psok && ps.ps_state != 'Z' && ps.ps_state != 'X' ?
 	    ps.ps_start + 1 : 0);
 	dti_who_init(dp, psok ? ps.ps_comm : NULL);
-	dti_xmaps_tell(dp->dp_tab, dp->dp_maps.pt_snap);
+	if (stok && pst.pst_threads == 1)
+		dti_xmaps_tell(dp->dp_tab, dp->dp_maps.pt_snap);
 
 	/*
 	 * Copy the enable bytes and join the list in one go, so no
@@ -508,12 +543,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	w.uw_ringsize = UDT_RING_SIZE(nslots);
 	w.uw_tabsize = UDT_TAB_SIZE;
 	w.uw_pid = crp->pid;
-	/*
-	 * Its status, for its library's start, which then reads no
-	 * /proc/self/status (udt_wire.h): read last, while it waits for
-	 * this welcome.  Unreadable or odd, the tracee reads it itself.
-	 */
-	if (dt_proc_status(crp->pid, &pst) == 0) {
+	if (stok) {
 		w.uw_stflags = UDT_WST_OK;
 		w.uw_nspid = pst.pst_nspid;
 		w.uw_threads = pst.pst_threads;

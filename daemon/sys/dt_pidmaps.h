@@ -70,6 +70,16 @@ struct dt_pm_map {
 	uint64_t	 pm_off;		/* file offset of pm_start */
 	uint64_t	 pm_size;		/* file size when read */
 	char		*pm_path;		/* NULL: not backed by a file */
+	/*
+	 * The mapped file's identity, from a stat of the very mapping
+	 * (/proc/PID/map_files, root) made by this read: what a traced
+	 * process's library keys its plans and images by (udt_tab's
+	 * tb_xfiles).  pm_exact 0: not known so (no map_files, a size
+	 * copied from an earlier read).
+	 */
+	int		 pm_exact;
+	uint64_t	 pm_dev, pm_ino;
+	int64_t		 pm_mtime, pm_mtimens, pm_ctime, pm_ctimens;
 };
 
 struct dt_pm_snap {

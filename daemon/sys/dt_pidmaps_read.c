@@ -116,22 +116,35 @@ pm_stime_fd(int fd)
 	return pm_stime_of(buf);
 }
 
-/* The size of the file mapped at [start, end), 0 when unknown. */
-static uint64_t
-pm_filesize(pid_t pid, uint64_t start, uint64_t end, const char *file)
+/*
+ * The size of the file m maps (0 when unknown), and its identity when
+ * the stat was of the very mapping.
+ */
+static void
+pm_filestat(pid_t pid, struct dt_pm_map *m)
 {
 	char path[128];
 	struct stat st;
 
+	m->pm_size = 0;
+	m->pm_exact = 0;
 	/* map_files: the very file mapped, even renamed or unlinked */
 	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64,
-	    pm_proc, (int)pid, start, end);
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-		return (uint64_t)st.st_size;
+	    pm_proc, (int)pid, m->pm_start, m->pm_end);
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		m->pm_size = (uint64_t)st.st_size;
+		m->pm_exact = 1;
+		m->pm_dev = (uint64_t)st.st_dev;
+		m->pm_ino = (uint64_t)st.st_ino;
+		m->pm_mtime = (int64_t)st.st_mtim.tv_sec;
+		m->pm_mtimens = (int64_t)st.st_mtim.tv_nsec;
+		m->pm_ctime = (int64_t)st.st_ctim.tv_sec;
+		m->pm_ctimens = (int64_t)st.st_ctim.tv_nsec;
+		return;
+	}
 	/* The name is the process's: a link it planted is not its file. */
-	if (lstat(file, &st) == 0 && S_ISREG(st.st_mode))
-		return (uint64_t)st.st_size;
-	return 0;
+	if (lstat(m->pm_path, &st) == 0 && S_ISREG(st.st_mode))
+		m->pm_size = (uint64_t)st.st_size;
 }
 
 static void
@@ -352,11 +365,11 @@ pm_read(pid_t pid, uint64_t stime, int sfd, int pidfd,
 	for (i = 0; i < n; i++) {
 		if (maps[i].pm_path == NULL)
 			continue;
+		/* A size kept from before; an identity never is. */
 		if ((o = pm_same(prev, &j, &maps[i])) != NULL)
 			maps[i].pm_size = o->pm_size;
 		else
-			maps[i].pm_size = pm_filesize(pid, maps[i].pm_start,
-			    maps[i].pm_end, maps[i].pm_path);
+			pm_filestat(pid, &maps[i]);
 	}
 	if ((snap = malloc(sizeof(*snap) + n * sizeof(*maps))) == NULL)
 		goto nomem;

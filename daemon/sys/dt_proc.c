@@ -105,7 +105,10 @@ dt_proc_field(char *buf, const char *name)
 	return p == NULL ? NULL : p + strlen(name);
 }
 
-/* A decimal status value at p, which must end the line. */
+/*
+ * A decimal status value at p, which must end the line: a file cut short
+ * by the buffer ends with a value that may be cut too.
+ */
 static int
 dt_proc_dec(const char *p, int64_t max, int64_t *v)
 {
@@ -115,7 +118,7 @@ dt_proc_dec(const char *p, int64_t max, int64_t *v)
 		return EIO;
 	errno = 0;
 	*v = strtoll(p, &ep, 10);
-	if (errno != 0 || *v > max || (*ep != '\n' && *ep != '\0'))
+	if (errno != 0 || *v > max || *ep != '\n')
 		return EIO;
 	return 0;
 }
@@ -130,7 +133,7 @@ dt_proc_mask(const char *p, uint64_t *v)
 		return EIO;
 	errno = 0;
 	*v = strtoull(p, &ep, 16);
-	if (errno != 0 || ep - p != 16 || (*ep != '\n' && *ep != '\0'))
+	if (errno != 0 || ep - p != 16 || *ep != '\n')
 		return EIO;
 	return 0;
 }

@@ -116,8 +116,9 @@ struct udt_welcome {
 	uint64_t	uw_sigblk;	/* SigBlk: the leader's mask */
 };
 
-/* Executable mappings the table can list (udt_tab.tb_xmaps). */
-#define UDT_XMAPS_MAX		96
+/* Executable mappings, and files, the table can list (udt_tab.tb_x*). */
+#define UDT_XMAPS_MAX		88
+#define UDT_XFILES_MAX		20
 
 /* udt_welcome.uw_stflags */
 #define UDT_WST_OK		0x0001	/* the uw_ status fields are read */
@@ -293,8 +294,21 @@ struct udt_tab {
 	 * events or speed, never the program's memory.
 	 */
 	uint32_t	tb_xmaps_n;	/* [d] entries of tb_xmaps */
-	uint32_t	tb_xmaps_pad;
+	uint32_t	tb_xfiles_n;	/* [d] entries of tb_xfiles */
 	uint64_t	tb_xmaps[UDT_XMAPS_MAX][2];	/* [d] [lo, hi) */
+	/*
+	 * Of those mappings, the files dtd stat'd as the very file mapped
+	 * (/proc/PID/map_files: dtd as root), in the same read: the
+	 * identity the library keys its plans and images by (size, mtime,
+	 * ctime, inode, device; udt_rw_plan.c), a stat(2) a large object
+	 * it would otherwise make.  A mapping not listed, it stats itself.
+	 */
+	struct udt_xfile {
+		uint64_t	xf_lo, xf_hi;	/* the executable mapping */
+		uint64_t	xf_size, xf_dev, xf_ino;
+		int64_t		xf_mtime, xf_mtimens;
+		int64_t		xf_ctime, xf_ctimens;
+	}		tb_xfiles[UDT_XFILES_MAX];	/* [d] */
 };
 
 /*

@@ -114,8 +114,9 @@ main(void)
 		raise(SIGSTOP);
 		_exit(0);
 	}
-	if (waitpid(child, &st, 0) != child || !WIFSTOPPED(st))
-		return 1;
+	if (!dtt_check(waitpid(child, &st, 0) == child && WIFSTOPPED(st),
+	    "a child stopped under this process's ptrace (status %#x)", st))
+		return dtt_done();
 	st = dt_proc_status(child, &pst);
 	dtt_check(st == 0 && pst.pst_tracer == getpid(), "a traced child's "
 	    "tracer: %d, expected %d", (int)pst.pst_tracer, (int)getpid());

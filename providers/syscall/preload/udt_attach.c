@@ -695,6 +695,13 @@ udt_fork_child(void)
 	if (pid == udt_attached_pid)
 		return;
 	udt_attached_pid = pid;
+	/*
+	 * A fork (_Fork(), a raw one) by another thread during the
+	 * constructor's attach: the child's attaches are not the
+	 * constructor's, and nothing closes descriptors it would defer.
+	 */
+	udt_ctor_status = 0;
+	udt_defer_on = 0;
 	udt_thread.ut_tid = 0;
 	/*
 	 * A stamp the parent's thread took (a fork from a handler that
@@ -850,6 +857,9 @@ udt_init(void)
 	errno = 0;
 	euid = getauxval(AT_EUID);
 	udt_ctor_euid = errno == 0 ? (uid_t)euid : (uid_t)-1;
+	/* A set-id or capability-gaining exec: the kernel's word now. */
+	if (getauxval(AT_SECURE) != 0)
+		udt_ctor_euid = (uid_t)-1;
 	errno = serr;
 	/*
 	 * dtd's welcome says what /proc/self/status would, for the

@@ -429,6 +429,12 @@ int	udt_proc_status(int *, uint64_t *, uint64_t *, long *) UDT_HIDDEN;
  */
 int	udt_proc_status_told(const struct udt_welcome *) UDT_HIDDEN;
 /*
+ * Whether dtd's reading was taken and said one thread: then the table's
+ * executable mappings and files (udt_tab.tb_xmaps, tb_xfiles), read by
+ * dtd while that thread waited, are the process's.  The constructor.
+ */
+int	udt_proc_status_dtd(void) UDT_HIDDEN;
+/*
  * getpid()'s answer from the same look, or -1 when it told none: the
  * constructor takes it from there, a system call fewer in every traced
  * image.  Only while nothing could have changed it: the constructor.

@@ -152,10 +152,52 @@ udt_plan_rosize(const struct dl_phdr_info *info, uint64_t *hash)
 }
 
 /*
+ * The identity of the file an object's text was mapped from as dtd
+ * stat'd it at the handshake (udt_tab.tb_xfiles): the very file mapped,
+ * where the path's stat could find another renamed over it.  0, or -1
+ * when dtd did not say (the library then stats the path).  The
+ * constructor's pass: nothing was mapped or unmapped since dtd looked.
+ */
+static int
+udt_plan_xfile(const struct dl_phdr_info *info, struct udt_plan_key *k)
+{
+	const struct udt_tab *tab = __atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE);
+	const struct udt_xfile *xf;
+	uintptr_t at = 0;
+	uint32_t i, n;
+	size_t h;
+
+	for (h = 0; h < info->dlpi_phnum; h++)
+		if (info->dlpi_phdr[h].p_type == PT_LOAD &&
+		    (info->dlpi_phdr[h].p_flags & PF_X)) {
+			at = info->dlpi_addr + info->dlpi_phdr[h].p_vaddr;
+			break;
+		}
+	if (at == 0 || tab == NULL || !udt_proc_status_dtd() ||
+	    (n = tab->tb_xfiles_n) > UDT_XFILES_MAX)
+		return -1;
+	for (i = 0; i < n; i++) {
+		xf = &tab->tb_xfiles[i];
+		if (xf->xf_lo > at || at >= xf->xf_hi)
+			continue;
+		k->pk_size = xf->xf_size;
+		k->pk_mtime = (uint64_t)xf->xf_mtime;
+		k->pk_mtimens = (uint64_t)xf->xf_mtimens;
+		k->pk_ino = xf->xf_ino;
+		k->pk_dev = xf->xf_dev;
+		k->pk_ctime = (uint64_t)xf->xf_ctime;
+		k->pk_ctimens = (uint64_t)xf->xf_ctimens;
+		return 0;
+	}
+	return -1;
+}
+
+/*
  * The object's key into udt_plan.pl_key: 0, or -1 when it has none (no
  * build-id, no file to stat, this library).  A large object is named by
- * its file (one stat), a small one by its bytes (the vdso has no file;
- * hashing a program's 20 kB costs less than a system call).
+ * its file (dtd's stat of it, else one of ours), a small one by its
+ * bytes (the vdso has no file; hashing a program's 20 kB costs less than
+ * a system call).
  */
 static int
 udt_plan_keyof(const struct dl_phdr_info *info, int first)
@@ -173,6 +215,8 @@ udt_plan_keyof(const struct dl_phdr_info *info, int first)
 		k->pk_kind = UDT_PLAN_HASH;
 		k->pk_hash = 0x6a09e667f3bcc908ULL;
 		k->pk_size = udt_plan_rosize(info, &k->pk_hash);
+	} else if (udt_plan_xfile(info, k) == 0) {
+		k->pk_kind = UDT_PLAN_STAT;
 	} else {
 		if (path == NULL || *path == '\0')
 			path = first ? "/proc/self/exe" : NULL;

@@ -76,6 +76,9 @@ static struct udt_rw_stage udt_rw_cov = { .st_first = 64 };
 static uintptr_t	udt_rw_pend[UDT_RW_MAXPEND][2];
 static size_t		udt_rw_npend;
 
+/* The vsyscall page: the kernel's, highest of all, no call run there. */
+#define UDT_VSYSCALL	0xffffffffff600000UL
+
 int	udt_rw_complete;				/* [a] */
 int	udt_rw_notrap;					/* [a] */
 
@@ -163,7 +166,7 @@ udt_rw_maps_covered(uintptr_t qlo, uintptr_t qhi)
 			hi = (uintptr_t)udt_hex(&p);
 			/* "lo-hi rwxp": the x is the fourth letter. */
 			if (p + 4 < nl && p[3] == 'x' && lo < qhi && qlo < hi &&
-			    lo < 0xffffffffff600000UL && !udt_rw_covered(lo, hi))
+			    lo < UDT_VSYSCALL && !udt_rw_covered(lo, hi))
 				ok = 0;
 			/*
 			 * The vsyscall page is the highest address there
@@ -172,7 +175,7 @@ udt_rw_maps_covered(uintptr_t qlo, uintptr_t qhi)
 			 * it, so the read that would say end of file is
 			 * not made.  Without it (vsyscall=none), read on.
 			 */
-			if (lo == 0xffffffffff600000UL)
+			if (lo == UDT_VSYSCALL)
 				last = 1;
 			p = nl + 1;
 		}
@@ -206,11 +209,12 @@ udt_rw_all_covered(void)
 	const struct udt_tab *tab = __atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE);
 	uint32_t i, n;
 
-	if (tab == NULL || (n = tab->tb_xmaps_n) == 0 || n > UDT_XMAPS_MAX)
+	if (tab == NULL || !udt_proc_status_dtd() ||
+	    (n = tab->tb_xmaps_n) == 0 || n > UDT_XMAPS_MAX)
 		return udt_rw_maps_covered(0, UINTPTR_MAX);
 	for (i = 0; i < n; i++)
 		if (tab->tb_xmaps[i][0] < tab->tb_xmaps[i][1] &&
-		    tab->tb_xmaps[i][0] < 0xffffffffff600000UL &&
+		    tab->tb_xmaps[i][0] < UDT_VSYSCALL &&
 		    !udt_rw_covered((uintptr_t)tab->tb_xmaps[i][0],
 		    (uintptr_t)tab->tb_xmaps[i][1]))
 			return 0;

@@ -53,7 +53,7 @@ udt_hex(const char **pp)
  * What the status says, once: read by the constructor's thread, from the
  * welcome or the file, before any other thread may ask.  [I]
  */
-static int	udt_st_done, udt_st_nthr = -1;
+static int	udt_st_done, udt_st_told, udt_st_nthr = -1;
 static uint64_t	udt_st_cgt = ~0ULL, udt_st_blk = ~0ULL;
 static long	udt_st_tpid = -1, udt_st_pid = -1;
 
@@ -106,6 +106,7 @@ udt_proc_status_told(const struct udt_welcome *w)
 	    w->uw_threads < 1 || w->uw_nspid <= 0 || w->uw_tracer < 0)
 		return -1;
 	udt_st_done = 1;
+	udt_st_told = 1;
 	udt_st_nthr = w->uw_threads;
 	udt_st_cgt = w->uw_sigcgt;
 	udt_st_blk = w->uw_sigblk;
@@ -161,6 +162,12 @@ udt_proc_status(int *threads, uint64_t *caught, uint64_t *blocked,
 	if (tracer != NULL)
 		*tracer = udt_st_tpid;
 	return udt_st_nthr < 0 ? -1 : 0;
+}
+
+int
+udt_proc_status_dtd(void)
+{
+	return udt_st_told && udt_st_nthr == 1;
 }
 
 /* getpid()'s answer as the status said it, or -1. */
