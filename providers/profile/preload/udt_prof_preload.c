@@ -287,7 +287,8 @@ udt_pt_trampoline(void *v)
  * (udt_host_wrap_threads(): all-calls mode, or code no pass went through
  * while a probe is on); else it costs a load and
  * the library's answer, then the call.  No memory for the wrapper: the
- * thread runs unsampled, never fails for it.
+ * thread runs unsampled, and without dispatch until it records, never
+ * fails for it.
  */
 UDT_HOST_EXPORT int
 pthread_create(pthread_t *restrict thr, const pthread_attr_t *restrict attr,

@@ -58,8 +58,11 @@
  * Dispatch is per thread and not inherited.  In all-calls mode the
  * constructor turns it on for the first thread, the pthread_create() hook
  * for new ones, the fork child handler for the child; in the default mode
- * a thread turns it on when it first records (udt_rw_slow()), if sites
- * are left to it.  Raw clone(2) threads run without it.
+ * the same where sites are left to it and a probe is on then
+ * (udt_sud_wanted()), else a thread turns it on when it first records
+ * (udt_rw_slow()).  Raw clone(2) threads, and C11 thrd_create()'s (glibc
+ * calls its pthread_create() within, past the hook), run without it
+ * until they record.
  *
  * Locks used to protect the globals below:
  *	[I]	set by the constructor before other threads exist
@@ -77,7 +80,6 @@
 #include "udt_preload.h"
 #include "udt_rw.h"
 #include "udt_sys.h"
-#include "udt_rw.h"
 #include "udt_sud.h"
 #include "systab.h"
 
@@ -668,23 +670,6 @@ udt_sud_thread(void)
 }
 
 /*
- * Whether any probe is on in the table now.  A scan of its bytes: once a
- * thread's start, never per call.
- */
-static int
-udt_sud_anyon(void)
-{
-	const uint8_t *e = __atomic_load_n(&udt_enab, __ATOMIC_RELAXED);
-	const uint64_t *w = (const uint64_t *)(const void *)e;
-	size_t i;
-
-	for (i = 0; i < UDT_NPROBES_MAX / 8; i++)
-		if (__atomic_load_n(&w[i], __ATOMIC_RELAXED) != 0)
-			return 1;
-	return 0;
-}
-
-/*
  * Whether a thread's or process's first code, and the constructor's end,
  * turns dispatch on (udt_sud_start()): in all-calls mode, and where code no pass went through is there
  * (!udt_rw_complete) while a probe is on.  A thread that would turn it
@@ -696,9 +681,12 @@ udt_sud_anyon(void)
 int
 udt_sud_wanted(void)
 {
-	return udt_sud_active && (udt_sud_all ||
-	    (!__atomic_load_n(&udt_rw_complete, __ATOMIC_RELAXED) &&
-	    udt_sud_anyon()));
+	/* A debugger's: udt_sud_thread() would not turn it on. */
+	if (!udt_sud_active || (__atomic_load_n(&udt_sud_traced,
+	    __ATOMIC_RELAXED) && !udt_sud_forced()))
+		return 0;
+	return udt_sud_all || (!__atomic_load_n(&udt_rw_complete,
+	    __ATOMIC_RELAXED) && udt_lfollow_want());
 }
 
 void
