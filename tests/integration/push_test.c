@@ -200,15 +200,27 @@ pt_noise(volatile uint64_t *calls)
 	return pid;
 }
 
-/* Opens A and B dropped no event. */
+/*
+ * Opens A and B dropped no event.  Where the kernel refused the filter
+ * (told), every system call of the machine reaches their rings, and
+ * other work on it (a parallel test, a build) can overflow them: their
+ * drops are said, and the exact counts checked before are what shows
+ * that none of the targets' calls was among them.
+ */
 static void
-pt_nothing_lost(int fda, int fdb)
+pt_nothing_lost(int fda, int fdb, bool told)
 {
 	struct dtioc_stat sa, sb;
 	int ea, eb;
 
 	ea = dtt_stats(fda, &sa);
 	eb = dtt_stats(fdb, &sb);
+	if (told && ea == 0 && eb == 0) {
+		printf("# dropped of the machine's calls: A %llu, B %llu\n",
+		    (unsigned long long)sa.dtst_dropevt,
+		    (unsigned long long)sb.dtst_dropevt);
+		return;
+	}
 	dtt_check(ea == 0 && eb == 0 && sa.dtst_dropevt == 0 &&
 	    sb.dtst_dropevt == 0, "nothing lost: A %llu, B %llu (%s, %s)",
 	    ea ? 0ULL : (unsigned long long)sa.dtst_dropevt,
@@ -353,7 +365,7 @@ run_kern(bool refused)
 	dtt_check(gotb[0] == 2 * PT_NCALLS,
 	    "tid == %d: %llu getppid, want %d", (int)pids[1],
 	    (unsigned long long)gotb[0], 2 * PT_NCALLS);
-	pt_nothing_lost(fda, fdb);
+	pt_nothing_lost(fda, fdb, refused);
 	close(fda);
 	close(fdb);
 	fda = fdb = -1;
@@ -529,7 +541,7 @@ run_tree(void)
 	    "%d; %llu events of the noise or ours, want 0",
 	    (unsigned long long)gotb[0], (unsigned long long)gotb[1],
 	    2 * PT_NCALLS, PT_NCALLS, (unsigned long long)strb);
-	pt_nothing_lost(fda, fdb);
+	pt_nothing_lost(fda, fdb, false);
 	close(fda);
 	close(fdb);
 	fda = fdb = -1;
@@ -798,7 +810,7 @@ run_ksys(void)
 	noise = *calls;
 	dtt_stop(npid, SIGKILL, DTT_EXIT_MS);
 	npid = -1;
-	pt_nothing_lost(fda, fdb);
+	pt_nothing_lost(fda, fdb, false);
 	close(fda);
 	close(fdb);
 	fda = fdb = -1;

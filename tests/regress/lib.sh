@@ -113,15 +113,21 @@ bt() {
 	"$BTRACE" -d "$DEV" "$@"
 }
 
+# The wire's header, whose UDT_VERSION a hello must carry.
+UDT_WIRE_H=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../include/userdt" &&
+    pwd)/udt_wire.h
+
 # ingest_stat NAME: dtd's ingest counter NAME (udt_stats: records,
 # forged, ...) from its socket.
 ingest_stat() {
-	python3 - "$USERDT_SOCKET" "$1" <<'PY'
-import socket, struct, sys
+	python3 - "$USERDT_SOCKET" "$1" "$UDT_WIRE_H" <<'PY'
+import re, socket, struct, sys
+ver = int(re.search(r"#define UDT_VERSION\s+(\d+)u",
+                    open(sys.argv[3]).read()).group(1))
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect(sys.argv[1])
 # udt_hello: UDT_MAGIC, UDT_VERSION (udt_wire.h), no probes, UDT_HELLO_STATS
-s.sendall(struct.pack("<IIII", 0x75647464, 13, 0, 2))
+s.sendall(struct.pack("<IIII", 0x75647464, ver, 0, 2))
 d = b""
 while len(d) < 96:
     x = s.recv(4096)
