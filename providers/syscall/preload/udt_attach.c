@@ -56,6 +56,7 @@
 #include <userdt/udt_userdir.h>
 
 #include "udt_preload.h"
+#include "udt_hello.h"
 #include "udt_rw_cs.h"
 #include "udt_unw.h"
 #include "udt_sys.h"
@@ -83,8 +84,6 @@ int			 udt_use_xdrain;
 static int		 udt_attaching;		/* [a] attach in progress */
 static int		 udt_replayed;		/* [a] the constructor's loader
 						   records are in (rh_ready) */
-static struct sockaddr_un udt_sun;		/* [I] dtd's ingest socket */
-static int		 udt_sun_ok;		/* [I] */
 /*
  * Descriptors the constructor closes at its end, udt_defer_lo..hi (-1:
  * none), in one call: the handshake's and the rewriter's images', which
@@ -93,9 +92,7 @@ static int		 udt_sun_ok;		/* [I] */
  * the program's runs before that end, and every descriptor is
  * close-on-exec.  The constructor's thread.  [w]
  */
-static int		 udt_defer_on;
-/* The constructor's first attach, which takes dtd's status look. [w] */
-static int		 udt_ctor_status;
+int			 udt_defer_on;
 static int		 udt_defer_lo = -1, udt_defer_hi = -1;
 
 /* Stands in for a wrapper this libc lacks. */
@@ -121,31 +118,11 @@ udt_resolve(udt_fn_t *slot, const char *name)
 	return fn;
 }
 
-static void
+void
 udt_close(int fd)
 {
 	if (fd >= 0)
 		udt_sys1(SYS_close, fd);
-}
-
-/*
- * The handshake's three descriptors: one close_range(2) when they are
- * lo..lo + 2 (no gap below them: the usual case), else one close each.
- */
-static void
-udt_close3(int a, int b, int c)
-{
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-
-	lo = c < lo ? c : lo;
-	hi = c > hi ? c : hi;
-	if (lo >= 0 && hi - lo == 2 && a != b && b != c && a != c &&
-	    (udt_close_defer(lo, hi) == 0 ||
-	    udt_sys3(SYS_close_range, lo, hi, 0) == 0))
-		return;
-	udt_close(a);
-	udt_close(b);
-	udt_close(c);
 }
 
 int
@@ -176,354 +153,12 @@ udt_close_deferred(void)
 	udt_defer_lo = udt_defer_hi = -1;
 }
 
-static void *
+void *
 udt_map(int fd, size_t len, int prot)
 {
 	long p = udt_sys6(SYS_mmap, 0, (long)len, prot, MAP_SHARED, fd, 0);
 
 	return p < 0 && p > -4096 ? NULL : (void *)p;
-}
-
-/*
- * Why the last handshake failed, when that is worth telling the user
- * (udt_init() does, once): someone else's socket, a dtd that does not
- * answer.  NULL when dtd is simply absent (no socket, nobody listening):
- * the program runs on and a dtd started later pulls it in.  [a]
- */
-static const char	*udt_untraced;		/* [a] the reason, a sentence */
-static const char	*udt_untraced_word;	/* [a] for UDT_UNTRACED_ENV */
-/*
- * dtd did not answer a handshake, here or in an image before us (the
- * environment says so): look at its state before waiting, and wait only
- * UDT_HELLO_FIRST_MS, so a stopped dtd costs each exec and fork a look
- * at /proc, not the whole wait.  Cleared when a handshake succeeds.
- */
-static int		 udt_dtd_slow;		/* [a] */
-/*
- * The euid the constructor's status read said, for its own handshake
- * alone; (uid_t)-1 otherwise.  The constructor's thread.  [w]
- */
-static uid_t		 udt_ctor_euid = (uid_t)-1;
-
-#define UDT_HELLO_FIRST_MS	100	/* a dtd that runs answers in it */
-#define UDT_HELLO_WAIT_MS	2000	/* a busy one, at most */
-
-static void
-udt_untraced_set(const char *why, const char *word)
-{
-	__atomic_store_n(&udt_untraced, why, __ATOMIC_RELAXED);
-	__atomic_store_n(&udt_untraced_word, word, __ATOMIC_RELAXED);
-}
-
-static uint64_t
-udt_now_ms(void)
-{
-	struct timespec ts;
-
-	if (udt_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/*
- * Whether process pid is stopped or dead (/proc/PID/stat's state T, t,
- * Z or X): a dtd in that state queues connections and never answers.
- * 0 when it runs or cannot be looked at (another pid namespace, hidepid).
- */
-static int
-udt_pid_stopped(pid_t pid)
-{
-	char path[32] = "/proc/", buf[512], digits[12];
-	int i = 6, n = 0;
-	long fd, len;
-	char *p;
-
-	if (pid <= 0)
-		return 0;
-	do
-		digits[n++] = (char)('0' + pid % 10);
-	while ((pid /= 10) != 0);
-	while (n > 0)
-		path[i++] = digits[--n];
-	memcpy(path + i, "/stat", 6);
-	fd = udt_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	len = udt_sys3(SYS_read, fd, buf, sizeof(buf) - 1);
-	udt_sys1(SYS_close, fd);
-	if (len <= 0)
-		return 0;
-	buf[len] = '\0';
-	/* The comm may hold anything, ")" too: the state follows the last. */
-	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
-		return 0;
-	return p[2] == 'T' || p[2] == 't' || p[2] == 'Z' || p[2] == 'X';
-}
-
-/*
- * Whether the socket at udt_sun, and its directory, are ours or root's
- * (udt_user_distrust()): 0, or -1 with the reason set when they are not,
- * or silently when there is nothing there (a missing socket in a
- * directory only we or root may write: the connect says so).
- */
-static int
-udt_sock_trusted(uid_t uid)
-{
-	char dir[sizeof(udt_sun.sun_path)];
-	struct stat dst, sst;
-	const char *why;
-	char *slash;
-
-	memcpy(dir, udt_sun.sun_path, sizeof(dir));
-	if ((slash = strrchr(dir, '/')) == NULL)
-		memcpy(dir, ".", 2);
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	if (udt_sys4(SYS_newfstatat, AT_FDCWD, dir, &dst,
-	    AT_SYMLINK_NOFOLLOW) != 0)
-		return -1;
-	if ((why = udt_user_distrust(&dst, NULL, uid)) != NULL) {
-		udt_untraced_set(why, "untrusted");
-		return -1;
-	}
-	/*
-	 * A directory of ours or root's that no one else may write holds
-	 * only what we or root put there: the socket needs no look of its
-	 * own (the default /run/userdt, $XDG_RUNTIME_DIR/userdt), and who
-	 * listens on it the peer's credentials tell.  A shared one (a
-	 * sticky /tmp) may hold another user's.
-	 */
-	if ((dst.st_mode & (S_IWGRP | S_IWOTH)) == 0)
-		return 0;
-	if (udt_sys4(SYS_newfstatat, AT_FDCWD, udt_sun.sun_path, &sst,
-	    AT_SYMLINK_NOFOLLOW) != 0)
-		return -1;
-	if ((why = udt_user_distrust(&dst, &sst, uid)) != NULL) {
-		udt_untraced_set(why, "untrusted");
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Wait for dtd's welcome on fd, dtd being pid: 0 when it came, -1 (the
- * reason set) when dtd is stopped or did not answer in time.  A dtd that
- * runs answers at once; one that was stopped (SIGSTOP, a debugger) or
- * died with its threads stuck accepts into the backlog and never
- * answers, which a look at its state tells in far less than the wait.
- */
-static int
-udt_await(long fd, pid_t pid)
-{
-	struct pollfd pfd = { (int)fd, POLLIN, 0 };
-	uint64_t t0, now;
-	int slow = __atomic_load_n(&udt_dtd_slow, __ATOMIC_RELAXED);
-	int looked = 0, limit = slow ? UDT_HELLO_FIRST_MS : UDT_HELLO_WAIT_MS;
-	long n;
-
-	/*
-	 * A dtd that runs answers within the first wait: no clock read
-	 * (a system call) for it; the whole wait may be that much longer.
-	 */
-	if (!slow) {
-		n = udt_sys3(SYS_poll, &pfd, 1, UDT_HELLO_FIRST_MS);
-		if (n > 0)
-			return 0;
-		if (n < 0 && n != -EINTR)
-			goto noanswer;
-		if (n == 0 && !looked++ && udt_pid_stopped(pid))
-			goto stopped;
-	}
-	t0 = udt_now_ms();
-	for (;;) {
-		if (slow && !looked++ && udt_pid_stopped(pid))
-			break;
-		now = udt_now_ms();
-		if (now - t0 >= (uint64_t)limit)
-			goto noanswer;
-		n = udt_sys3(SYS_poll, &pfd, 1, !looked &&
-		    now - t0 < UDT_HELLO_FIRST_MS ?
-		    UDT_HELLO_FIRST_MS - (now - t0) : limit - (now - t0));
-		if (n > 0)
-			return 0;
-		if (n < 0 && n != -EINTR)
-			goto noanswer;
-		if (n == 0 && !looked++ && udt_pid_stopped(pid))
-			break;
-	}
-stopped:
-	udt_untraced_set("dtd is stopped, its socket queues and never "
-	    "answers", "stopped");
-	__atomic_store_n(&udt_dtd_slow, 1, __ATOMIC_RELAXED);
-	return -1;
-noanswer:
-	udt_untraced_set("dtd did not answer", "noanswer");
-	__atomic_store_n(&udt_dtd_slow, 1, __ATOMIC_RELAXED);
-	return -1;
-}
-
-/*
- * Handshake with dtd.  On success *tabp and *ringp are mapped and every
- * descriptor is closed again, so the traced program never sees one.
- * Nothing is sent before we know whom we talk to: a socket and
- * directory of our own or root's, a peer that is our own user or root,
- * so another user who made the name first learns nothing of us and
- * chooses nothing we record.
- */
-static int
-udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
-    uint32_t *flagsp, int32_t *pidp)
-{
-	struct udt_hello hello = {
-		UDT_MAGIC, UDT_VERSION, 2 * SYSTAB_COUNT, UDT_HELLO_TRACEE
-	};
-	struct udt_welcome w;
-	struct ucred cr;
-	socklen_t crlen = sizeof(cr);
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(2 * sizeof(int))];
-	} cm;
-	struct iovec iov = { &w, sizeof(w) };
-	struct msghdr msg;
-	struct cmsghdr *c;
-	struct udt_tab *tab = NULL;
-	struct udt_ring_hdr *ring = NULL;
-	uid_t uid = udt_ctor_euid != (uid_t)-1 ? udt_ctor_euid :
-	    (uid_t)udt_sys0(SYS_geteuid);
-	struct timeval tv;
-	int fds[2] = { -1, -1 };
-	long fd, n;
-	int tries, ms;
-
-	udt_untraced_set(NULL, NULL);
-	if (!udt_sun_ok || udt_sock_trusted(uid) != 0)
-		return -1;
-	/*
-	 * First without waiting: a dtd with room in its backlog takes the
-	 * connection at once, and nothing else on this socket can block
-	 * (the hello is 16 bytes into an empty buffer, the welcome is
-	 * polled for and read with MSG_DONTWAIT).
-	 */
-	fd = udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
-	    SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -1;
-	n = udt_sys3(SYS_connect, fd, &udt_sun, sizeof(udt_sun));
-	if (n == -EAGAIN) {
-		/*
-		 * dtd's backlog is full: a burst of tracees (a program
-		 * forking hundreds at once) waits its turn, a stopped
-		 * dtd's full queue costs the wait once, then a short one.
-		 * connect(2) on a blocking socket waits that long at most.
-		 */
-		udt_sys1(SYS_close, fd);
-		fd = udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
-		    0);
-		if (fd < 0)
-			return -1;
-		ms = __atomic_load_n(&udt_dtd_slow, __ATOMIC_RELAXED) ?
-		    UDT_HELLO_FIRST_MS : UDT_HELLO_WAIT_MS;
-		tv.tv_sec = ms / 1000;
-		tv.tv_usec = (ms % 1000) * 1000;
-		udt_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
-		    sizeof(tv));
-		n = udt_sys3(SYS_connect, fd, &udt_sun, sizeof(udt_sun));
-	}
-	if (n == -EAGAIN || n == -ETIMEDOUT) {
-		udt_untraced_set("dtd's socket has a full queue: dtd does "
-		    "not answer", "noanswer");
-		__atomic_store_n(&udt_dtd_slow, 1, __ATOMIC_RELAXED);
-		goto fail;
-	}
-	if (n != 0 || udt_sys5(SYS_getsockopt, fd, SOL_SOCKET, SO_PEERCRED,
-	    &cr, &crlen) != 0)
-		goto fail;
-	if (!udt_user_peer_ok(cr.uid, uid)) {
-		udt_untraced_set("another user's process listens on it",
-		    "untrusted");
-		goto fail;
-	}
-	if (udt_sys6(SYS_sendto, fd, (long)&hello, sizeof(hello),
-	    MSG_NOSIGNAL, 0, 0) != (long)sizeof(hello))
-		goto fail;
-	if (udt_await(fd, cr.pid) != 0)
-		goto fail;
-	__atomic_store_n(&udt_dtd_slow, 0, __ATOMIC_RELAXED);
-
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	for (tries = 0; tries < 8; tries++) {
-		n = udt_sys3(SYS_recvmsg, fd, &msg,
-		    MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-		if (n != -EINTR)
-			break;
-	}
-	/*
-	 * Take whatever descriptors arrived, even one of two (a process at
-	 * its RLIMIT_NOFILE gets fewer, MSG_CTRUNC) or with a short reply:
-	 * the fail path must close them, or they leak into the program.
-	 */
-	if (n >= 0) {
-		for (c = CMSG_FIRSTHDR(&msg); c != NULL;
-		    c = CMSG_NXTHDR(&msg, c)) {
-			size_t nfd;
-
-			if (c->cmsg_level != SOL_SOCKET ||
-			    c->cmsg_type != SCM_RIGHTS ||
-			    c->cmsg_len < CMSG_LEN(0))
-				continue;
-			nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			memcpy(fds, CMSG_DATA(c),
-			    (nfd < 2 ? nfd : 2) * sizeof(int));
-		}
-	}
-	if (n != (long)sizeof(w))
-		goto fail;
-	if (w.uw_magic != UDT_MAGIC || w.uw_version != UDT_VERSION ||
-	    w.uw_error != 0 || fds[0] < 0 || fds[1] < 0 ||
-	    w.uw_nslots == 0 || (w.uw_nslots & (w.uw_nslots - 1)) != 0 ||
-	    w.uw_ringsize != UDT_RING_SIZE(w.uw_nslots) ||
-	    w.uw_tabsize != UDT_TAB_SIZE)
-		goto fail;
-	ring = udt_map(fds[0], w.uw_ringsize, PROT_READ | PROT_WRITE);
-	tab = udt_map(fds[1], w.uw_tabsize, PROT_READ);
-	if (ring == NULL || tab == NULL || ring->rh_magic != UDT_MAGIC ||
-	    ring->rh_nslots != w.uw_nslots || tab->tb_magic != UDT_MAGIC)
-		goto fail;
-	/* Before any record: dtd judges them by it (udt_wire.h). */
-	__atomic_store_n(&ring->rh_self, (uint64_t)(uintptr_t)ring,
-	    __ATOMIC_RELEASE);
-	/*
-	 * The constructor's: dtd's look at its status stands for its own.
-	 * Alone, it may keep its descriptors to its end: a thread an
-	 * earlier constructor started could close one and have its number
-	 * again for a file of its own, which the close at the end would
-	 * take.
-	 */
-	if (udt_ctor_status && udt_proc_status_told(&w) == 0 &&
-	    w.uw_threads == 1)
-		udt_defer_on = 1;
-	udt_close3(fds[0], fds[1], (int)fd);
-	*tabp = tab;
-	*ringp = ring;
-	*flagsp = w.uw_flags;
-	*pidp = w.uw_pid;
-	return 0;
-fail:
-	if (ring != NULL)
-		udt_sys2(SYS_munmap, ring, w.uw_ringsize);
-	if (tab != NULL)
-		udt_sys2(SYS_munmap, tab, w.uw_tabsize);
-	udt_close(fds[0]);
-	udt_close(fds[1]);
-	udt_close(fd);
-	return -1;
 }
 
 /* A table of our own for a future dtd to adopt; NULL if memfd fails. */
@@ -773,41 +408,6 @@ udt_env_is(const char *name, const char *val)
 	return env != NULL && strcmp(env, val) == 0;
 }
 
-/*
- * After the constructor's handshake: say why the program runs untraced
- * when that is not simply dtd's absence, once for the whole tree of
- * processes: said is UDT_UNTRACED_ENV as we inherited it, set to the
- * same word when the launcher or an earlier image told the user already.  The variable is
- * set for our children, and dropped again once dtd answers, so a dtd
- * that comes back is waited for in full and its next failure told.
- * Constructor only: it calls libc.
- */
-static void
-udt_tell_untraced(const char *said)
-{
-	const char *why = udt_untraced, *word = udt_untraced_word;
-	char buf[512];
-	int len;
-
-	if (why == NULL) {
-		if (udt_ring != NULL && udt_dtd_slow == 0 && said != NULL &&
-		    (strcmp(said, "stopped") == 0 ||
-		    strcmp(said, "noanswer") == 0))
-			(void)unsetenv(UDT_UNTRACED_ENV);
-		return;
-	}
-	if (said == NULL || strcmp(said, word) != 0) {
-		len = snprintf(buf, sizeof(buf), "userdt: %s (pid %d) runs "
-		    "untraced: %s: %s\n", program_invocation_short_name,
-		    (int)udt_attached_pid, udt_sun.sun_path, why);
-		if (len > 0)
-			(void)udt_sys3(SYS_write, 2, buf,
-			    (size_t)len < sizeof(buf) ? (size_t)len :
-			    sizeof(buf) - 1);
-		(void)setenv(UDT_UNTRACED_ENV, word, 1);
-	}
-}
-
 __attribute__((constructor)) static void
 udt_init(void)
 {
@@ -876,7 +476,7 @@ udt_init(void)
 	udt_ctor_euid = (uid_t)-1;
 	if ((udt_attached_pid = udt_proc_pid()) <= 0)
 		udt_attached_pid = (pid_t)udt_sys0(SYS_getpid);
-	udt_tell_untraced(said);
+	udt_tell_untraced(said, udt_attached_pid);
 	/* Hooks mode records what the program asks of libc, no more. */
 	udt_loader_replay(!udt_env_is(UDT_HOOKS_ENV, "1"));
 	/* dtd holds the other sources until now (rh_exec). */
