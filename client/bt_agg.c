@@ -327,7 +327,7 @@ agg_nopush(void)
 }
 
 int
-agg_tree_name(int fd)
+agg_tree_name(int fd, int hooked)
 {
 	struct dtioc_tree t;
 
@@ -336,6 +336,15 @@ agg_tree_name(int fd)
 		return 0;
 	memset(&t, 0, sizeof(t));
 	t.dttr_pid = g_cpid;
+	/* a dtd without DTTR_F_HOOKED refuses the bit: the tree alone */
+	if (hooked) {
+		t.dttr_flags = DTTR_F_HOOKED;
+		if (ioctl(fd, DTIOCTREE, &t) == 0) {
+			agg_tree = 1;
+			return 2;
+		}
+		t.dttr_flags = 0;
+	}
 	agg_tree = ioctl(fd, DTIOCTREE, &t) == 0;
 	return agg_tree;
 }

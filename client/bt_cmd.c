@@ -52,7 +52,7 @@ const char		*g_command;	/* -c */
 int			 g_cmdout = -1;	/* -o: the command's stdout */
 pid_t			 g_cpid;	/* the shell -c started */
 /* dtd reads the tree's calls no hook records from the kernel */
-int			 g_cmdktree;
+int			 g_cmdktree;	/* UDT_LAUNCH_KTREE_*, 0: not */
 
 /* How long a command may take to end after the group's SIGTERM. */
 #define CMD_GRACE_MS	2000
@@ -136,7 +136,7 @@ shell_run(const char *lib, int gate)
 	do
 		n = read(gate, &go, 1);
 	while (n == -1 && errno == EINTR);
-	if (n != 1 || (go != 'g' && go != 'k'))
+	if (n != 1 || (go != 'g' && go != 'k' && go != 'a'))
 		_exit(127);
 	close(gate);
 	if (g_cmdout != -1) {
@@ -145,8 +145,12 @@ shell_run(const char *lib, int gate)
 	}
 	if (udt_launch_env(lib, NULL) == -1)
 		_exit(127);
-	/* 'k': the helper's word on a static image is the kernel's copy */
-	udt_launch_ktree(go == 'k');
+	/*
+	 * 'k': the helper's word on a static image is the kernel's copy
+	 * of the tree's; 'a': it asks dtd for one at each static exec
+	 */
+	udt_launch_ktree(go == 'k' ? UDT_LAUNCH_KTREE_ROOT : go == 'a' ?
+	    UDT_LAUNCH_KTREE_EXEC : 0);
 	/* The shell's loader too; said once if ptrace is refused. */
 	(void)udt_launch_trace(g_progname, "/bin/sh");
 	execl("/bin/sh", "sh", "-c", g_command, (char *)NULL);
@@ -293,7 +297,8 @@ cmd_release(void)
 			tty_handed = 1;
 		sigprocmask(SIG_SETMASK, &omask, NULL);
 	}
-	if (write(gate_fd, g_cmdktree ? "k" : "g", 1) != 1)
+	if (write(gate_fd, g_cmdktree == UDT_LAUNCH_KTREE_EXEC ? "a" :
+	    g_cmdktree ? "k" : "g", 1) != 1)
 		warn("-c: releasing the command");
 	close(gate_fd);
 	gate_fd = -1;

@@ -377,7 +377,7 @@ rules_setup(int fd, int *halt)
 	struct bt_rule *r;
 	struct bt_probe *bp;
 	struct dt_evt ev;
-	int on = 1, tree = 0, ktree = 0;
+	int on = 1, tree = 0, ktree = 0, sysprobes = 0, kind;
 
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		r->br_evtflags = rule_evtflags(r);
@@ -399,6 +399,8 @@ rules_setup(int fd, int *halt)
 			else if ((pi = probe_find(bp)) == NULL)
 				probe_notfound(bp, probe_name(bp));
 			bp->bp_pbn = pi->dtpi_pbn;
+			if (strncmp(pi->dtpi_prov, "syscall", DTNAMESIZE) == 0)
+				sysprobes = 1;
 			memset(&bp->bp_req, 0, sizeof(bp->bp_req));
 			bp->bp_req.dtrq_pbn = pi->dtpi_pbn;
 			bp->bp_req.dtrq_nsecs = bp->bp_nsecs;
@@ -468,16 +470,25 @@ rules_setup(int fd, int *halt)
 		ptree_root(cmd_prepare());
 		ptree_shell(g_cpid);
 		sigprocmask(SIG_SETMASK, &omask, NULL);
-		tree = agg_tree_name(fd);
 		/*
 		 * A static command (set-id: the kernel drops a process's
 		 * perf events at an exec that changes its credentials, so
 		 * there is nothing to gain): no hook sees its calls, the
-		 * kernel's feed of the tree does.  Only then: for a
-		 * dynamic one the hooks see everything, and the tree's
-		 * raw_syscalls events would cost every call of it.
+		 * kernel's feed of the tree does, from the root's exec.
+		 * Any other, under a shell the library enters: the static
+		 * images it starts later are fed from their own execs,
+		 * which the launcher's helper holds for dtd
+		 * (DTTR_F_HOOKED), so the hooked processes never go
+		 * through the kernel's events; a dtd without that, the
+		 * hooks' alone, as before.
 		 */
-		ktree = tree && cmd_untraced() == UDT_LAUNCH_STATIC;
+		kind = cmd_untraced();
+		tree = agg_tree_name(fd, sysprobes && kind == 0 &&
+		    udt_launch_image("/bin/sh") == 0);
+		if (tree == 2)
+			ktree = UDT_LAUNCH_KTREE_EXEC;
+		else if (tree && kind == UDT_LAUNCH_STATIC)
+			ktree = UDT_LAUNCH_KTREE_ROOT;
 	}
 
 	fake_event(&ev, 0);
@@ -497,8 +508,11 @@ rules_setup(int fd, int *halt)
 	 * Not with the kernel's feed of a static command's calls: its
 	 * events carry no hook's stamp to fold, so the entries must come
 	 * here and be paired with their returns, as without the fold.
+	 * With a hooked root's (DTTR_F_HOOKED) the fold stays, so the
+	 * hooked processes' calls cost what they did: the static images
+	 * it starts have their calls counted, not timed.
 	 */
-	if (!ktree)
+	if (ktree != UDT_LAUNCH_KTREE_ROOT)
 		lat_plan();
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		for (bp = r->br_probes; bp != NULL; bp = bp->bp_next) {
@@ -526,7 +540,7 @@ rules_setup(int fd, int *halt)
 			if (ktree && strncmp(dt_dtpis[bp->bp_pbn - 1].dtpi_prov,
 			    "syscall", DTNAMESIZE) == 0 &&
 			    enable_tree(fd, bp, "the kernel's of the tree")) {
-				g_cmdktree = 1;
+				g_cmdktree = ktree;
 				if (g_verbose > 1)
 					fprintf(stderr, "debug: probe '%s' "
 					    "evtflags %#llx: the kernel's of "

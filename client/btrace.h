@@ -398,9 +398,12 @@ int			 agg_wants_comm(const struct bt_rule *r,
  * -c: name the command's tree to dtd (DTIOCTREE), once its shell is
  * held at the gate and before the enables, unless BTRACE_NOPUSH is set;
  * 1 when dtd took it, so that tracepoints may be enabled with
- * DTEVT_TREE and their counts kept by the kernel (DTF_F_TREE).
+ * DTEVT_TREE and their counts kept by the kernel (DTF_F_TREE); 2 when
+ * it took it with DTTR_F_HOOKED too, asked for with hooked (the root
+ * runs a shell the library enters): the syscall probes' kernel copy
+ * then follows each static image of the tree from its exec.
  */
-int			 agg_tree_name(int fd);
+int			 agg_tree_name(int fd, int hooked);
 
 /*
  * bt_aggstk.c: dtd's stack table.  aggstk_fetch() reads from fd the
@@ -455,6 +458,7 @@ void			 syms_cleanup(void);
 extern const char	*g_command;
 extern int		 g_cmdout;
 extern pid_t		 g_cpid;
+/* dtd reads the calls no hook records: UDT_LAUNCH_KTREE_*, 0: not */
 extern int		 g_cmdktree;
 pid_t			 cmd_prepare(void);
 void			 cmd_release(void);

@@ -363,11 +363,13 @@ dt_ioctl_tree(struct dt_softc *sc, const struct dt_cred *cr,
 	/* a caller in another pid namespace names pids we do not see */
 	if (cr->dc_pid == 0 || !dt_ioctl_ourns(cr->dc_pid))
 		return EOPNOTSUPP;
-	if (t->dttr_pid <= 0 || t->dttr_flags != 0 || t->dttr_spare != 0)
+	if (t->dttr_pid <= 0 || (t->dttr_flags & ~DTTR_F_HOOKED) != 0 ||
+	    t->dttr_spare != 0)
 		return EINVAL;
 	if (kill(t->dttr_pid, 0) == -1 && errno == ESRCH)
 		return ESRCH;
 	sc->ds_tree = t->dttr_pid;
+	sc->ds_treeflags = t->dttr_flags;
 	return 0;
 }
 

@@ -111,6 +111,12 @@ dt_sc_tree(const struct dt_softc *sc)
 	return sc->ds_tree;
 }
 
+uint32_t
+dt_sc_treeflags(const struct dt_softc *sc)
+{
+	return sc->ds_treeflags;
+}
+
 struct dt_pcb *
 dt_pcb_alloc(struct dt_probe *dtp, struct dt_softc *sc, uint64_t evtflags,
     uint64_t nsecs, int cpu)

@@ -205,6 +205,8 @@ struct dt_probe	*dt_dev_probe_lookup(const char *prov, const char *func,
  * [K]: it changes only then, and not once a pcb depends on it.
  */
 pid_t		 dt_sc_tree(const struct dt_softc *);
+/* Its DTTR_F_* (dtvar.h), as dt_sc_tree(). */
+uint32_t	 dt_sc_treeflags(const struct dt_softc *);
 
 /*
  * Create a pcb of dtp for sc (from dtpv_alloc, under [K]), with the

@@ -62,6 +62,7 @@ struct dt_softc {
 	 */
 	struct dt_aggtab	*_Atomic ds_agg;
 	pid_t			 ds_tree;	/* [K] DTIOCTREE's root, or 0 */
+	uint32_t		 ds_treeflags;	/* [K] its DTTR_F_* */
 
 	pthread_mutex_t		 ds_mtx;
 	struct dt_parked	*ds_parked;	/* [m] waiting reads, FIFO */

@@ -386,7 +386,7 @@ dt_ingest_dispatch(int fd, const struct ucred *cr, int pidfd,
 		j->j_cred = *cr;
 		j->j_hello = *h;
 		j->j_since = dt_clock_ns(CLOCK_MONOTONIC);
-		if (h->uh_flags & UDT_HELLO_MAPS)
+		if (h->uh_flags & (UDT_HELLO_MAPS | UDT_HELLO_KARM))
 			j->j_req = *rq;
 		if ((error = dt_wq_submit(dti_serve_wq, key, &j->j_work)) == 0)
 			return;

@@ -225,6 +225,15 @@ struct udt_maps_req;
 void	dt_ingest_maps(int fd, uid_t uid, const struct udt_maps_req *rq);
 
 /*
+ * Answer a UDT_HELLO_KARM request rq on connection fd from peer cr, once
+ * the kernel's feed of its pid is open (dt_ksys_arm()).  A serve worker,
+ * no lock held.
+ */
+struct ucred;
+void	dt_ingest_karm(int fd, const struct ucred *cr,
+	    const struct udt_maps_req *rq);
+
+/*
  * Answer a UDT_HELLO_STATS on connection fd: dtd's counters (udt_stats),
  * sent without waiting.  Any thread, no lock held.
  */

@@ -113,7 +113,8 @@ dti_pn_want(const struct dti_pending *pn)
 {
 	size_t want = sizeof(pn->pn_u.m.hello);
 
-	if (pn->pn_got >= want && (pn->pn_u.m.hello.uh_flags & UDT_HELLO_MAPS))
+	if (pn->pn_got >= want && (pn->pn_u.m.hello.uh_flags &
+	    (UDT_HELLO_MAPS | UDT_HELLO_KARM)))
 		want += sizeof(pn->pn_u.m.req);
 	return want;
 }
@@ -180,7 +181,7 @@ dti_pn_settle(int i)
 	 * it.
 	 */
 	if (!(pn.pn_u.m.hello.uh_flags & (UDT_HELLO_STATS |
-	    UDT_HELLO_MAPS))) {
+	    UDT_HELLO_MAPS | UDT_HELLO_KARM))) {
 		len = sizeof(int);
 		if (getsockopt(pn.pn_fd, SOL_SOCKET, SO_PEERPIDFD,
 		    &pn.pn_pidfd, &len) != 0) {

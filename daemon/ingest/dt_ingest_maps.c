@@ -30,6 +30,7 @@
 #include <userdt/udt_wire.h>
 
 #include "dt_ingest.h"
+#include "dt_ksys.h"
 #include "dt_pidmaps.h"
 
 static void
@@ -117,4 +118,16 @@ dt_ingest_maps(int fd, uid_t uid, const struct udt_maps_req *rq)
 	}
 out:
 	dt_pm_put(snap);
+}
+
+/*
+ * The helper waits for this answer with the process stopped: whatever
+ * dt_ksys_arm() decided, it gets one (the helper's own timeout covers
+ * a dtd that never answers).
+ */
+void
+dt_ingest_karm(int fd, const struct ucred *cr, const struct udt_maps_req *rq)
+{
+	dti_maps_error(fd, dt_ksys_arm(cr->pid, cr->uid, cr->gid,
+	    rq->umr_pid));
 }

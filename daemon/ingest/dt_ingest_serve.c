@@ -318,6 +318,10 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 		dt_ingest_stats(fd);
 		goto fail_pidfd;
 	}
+	if (hp->uh_flags & UDT_HELLO_KARM) {
+		dt_ingest_karm(fd, crp, rq);
+		goto fail_pidfd;
+	}
 	if (hp->uh_flags & UDT_HELLO_MAPS) {
 		/*
 		 * A map may not fit the socket's buffer: it goes out at

@@ -21,6 +21,7 @@
  * Locks used to protect the globals in this file:
  *	[I]	set by provider init functions during dt_dev_init()
  */
+#include <errno.h>
 #include <stddef.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ static dt_ksys_traced_fn	dt_ksys_tracedfn;	/* [I] */
 static dt_ksys_exec_fn		dt_ksys_execfn;		/* [I] */
 static dt_ksys_tree_fn		dt_ksys_treefn;		/* [I] */
 static dt_ksys_index_fn		dt_ksys_indexfn;	/* [I] */
+static dt_ksys_arm_fn		dt_ksys_armfn;		/* [I] */
 
 void
 dt_ksys_scope(bool all)
@@ -78,6 +80,12 @@ dt_ksys_tree_owner(dt_ksys_index_fn fn)
 }
 
 void
+dt_ksys_tree_arm(dt_ksys_arm_fn fn)
+{
+	dt_ksys_armfn = fn;
+}
+
+void
 dt_ksys_set(unsigned int p, struct dt_probe *dtp, bool on, uint64_t evtflags)
 {
 	if (dt_ksys_setfn != NULL)
@@ -108,6 +116,13 @@ int
 dt_ksys_index(const struct dt_pcb *dp)
 {
 	return dt_ksys_indexfn != NULL ? dt_ksys_indexfn(dp) : -1;
+}
+
+int
+dt_ksys_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
+{
+	return dt_ksys_armfn != NULL ? dt_ksys_armfn(helper, uid, gid, pid) :
+	    EOPNOTSUPP;
 }
 
 bool

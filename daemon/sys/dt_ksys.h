@@ -93,11 +93,28 @@ typedef void	(*dt_ksys_tree_fn)(unsigned int p, struct dt_pcb *dp, bool on);
  */
 typedef int	(*dt_ksys_index_fn)(const struct dt_pcb *dp);
 
+/*
+ * The tree's feed again (dt_tp_ksysarm.c): a launcher's helper, process
+ * helper of user uid and group gid (the ingest socket's credentials),
+ * holds pid at the exec of a statically linked image (UDT_HELLO_KARM,
+ * udt_wire.h).  Open the kernel's copy of pid's calls, and of what it
+ * forks, for the recording opens that named a tree with DTTR_F_HOOKED
+ * (dtvar.h) and have pid in it, before the helper lets pid run.  0 (also
+ * when no open wants it, or the image is not static after all) or an
+ * errno: EPERM when pid is not held by helper with helper's
+ * credentials.  The word of the helper names a pid and nothing else:
+ * what pid runs, its tree and its tracer are read from /proc.  An
+ * ingest serve worker, no lock held; never waits for the reader.
+ */
+typedef int	(*dt_ksys_arm_fn)(pid_t helper, uid_t uid, gid_t gid,
+		    pid_t pid);
+
 /* Register each once, from provider init functions.  [I] */
 void	dt_ksys_feed(dt_ksys_set_fn);
 void	dt_ksys_owner(dt_ksys_traced_fn, dt_ksys_exec_fn);
 void	dt_ksys_tree_feed(dt_ksys_tree_fn);
 void	dt_ksys_tree_owner(dt_ksys_index_fn);
+void	dt_ksys_tree_arm(dt_ksys_arm_fn);
 
 /* Forward to what was registered; nothing / false when nothing was. */
 void	dt_ksys_set(unsigned int p, struct dt_probe *dtp, bool on,
@@ -106,6 +123,7 @@ bool	dt_ksys_traced(pid_t pid, uint64_t ns);
 void	dt_ksys_exec(pid_t pid);
 void	dt_ksys_tree(unsigned int p, struct dt_pcb *dp, bool on);
 int	dt_ksys_index(const struct dt_pcb *dp);
+int	dt_ksys_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid);
 
 /*
  * Whether a tree's feed was offered: a syscall probe may then be

@@ -78,6 +78,16 @@
 #define UDT_HELLO_TRACEE	0x0001	/* a traced process: give me a ring */
 #define UDT_HELLO_STATS		0x0002	/* only answer with udt_stats */
 #define UDT_HELLO_MAPS		0x0004	/* a pid's mappings: udt_maps_req */
+/*
+ * A launcher's helper holds the process udt_maps_req names at the exec
+ * of a statically linked image (ptrace's exec stop): dtd opens the
+ * kernel's copy of its calls for the opens whose tree it is in
+ * (DTTR_F_HOOKED, dtvar.h) before it answers with a udt_maps_hdr of no
+ * entries (umh_error 0, or an errno), and the helper lets it run only
+ * then.  Added after UDT_VERSION 's last change: an older dtd answers
+ * EPROTO (not a tracee's hello).
+ */
+#define UDT_HELLO_KARM		0x0008
 
 /* Messages on the socket: copied, never shared. */
 struct udt_hello {

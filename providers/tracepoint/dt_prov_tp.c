@@ -51,6 +51,7 @@
 #include "dt_tp_filt.h"
 #include "dt_tp_perf.h"
 #include "dt_tp_ksys.h"
+#include "dt_tp_kt.h"
 #include "dt_tp_stk.h"
 #include "dt_tp_task.h"
 #include "dt_tp_var.h"
@@ -624,6 +625,7 @@ dt_prov_tp_fini(void)
 
 	dt_tpev_shutdown();
 	dt_tp_stk_fini();
+	dt_ka_fini();
 	dt_tpev_stats(&st);
 	if (st.tps_records > 0 || st.tps_lost > 0)
 		fprintf(stderr, "dtd: tracepoint: %llu records, %llu lost by "

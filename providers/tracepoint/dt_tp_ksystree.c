@@ -86,6 +86,7 @@
 #include "dt_ksys.h"
 #include "dt_prov.h"
 #include "dt_tp_ksys.h"
+#include "dt_tp_kt.h"
 #include "dt_tp_perf.h"
 #include "systab.h"
 
@@ -160,6 +161,10 @@ struct dt_kt {
 };
 
 static struct dt_kt	*dt_kts;		/* [K] */
+
+/* What every feed did with its calls, for dtd's last words.  [a] */
+static atomic_uint_fast64_t dt_kt_ntaken;	/* given to a pcb */
+static atomic_uint_fast64_t dt_kt_nhooked;	/* dropped: a hook's */
 
 static size_t
 dt_kt_hash(const struct dt_kt_feed *kf, pid_t pid)
@@ -487,8 +492,12 @@ dt_kt_cb(void *arg, const struct dt_tp_sample *s)
 	    memory_order_acquire)) == NULL)
 		return;
 	/* The library's processes: its hooks give their calls. */
-	if (dt_kt_traced(kf, s->ts_pid, s->ts_ns))
+	if (dt_kt_traced(kf, s->ts_pid, s->ts_ns)) {
+		atomic_fetch_add_explicit(&dt_kt_nhooked, 1,
+		    memory_order_relaxed);
 		return;
+	}
+	atomic_fetch_add_explicit(&dt_kt_ntaken, 1, memory_order_relaxed);
 	dt_tp_ksys_build(kf->kf_dir, dp->dp_dtp, dp->dp_evtflags, s, &ev);
 	dt_seq_put(dt_tpev_source(), dp, s->ts_cpu, &ev);
 }
@@ -626,6 +635,11 @@ dt_kt_set(unsigned int p, struct dt_pcb *dp, bool on)
 	unsigned int lin;
 	uint64_t more;
 
+	/* a hooked root: no feed of its own, one per static exec */
+	if (dt_sc_treeflags(dp->dp_sc) & DTTR_F_HOOKED) {
+		dt_ka_set(p, dp, on);
+		return;
+	}
 	if (p / 2 >= SYSTAB_COUNT ||
 	    (lin = systab[p / 2].se_linux) >= SYSTAB_LINUX_MAX)
 		return;
@@ -682,8 +696,82 @@ dt_kt_set(unsigned int p, struct dt_pcb *dp, bool on)
 		    memory_order_release);
 }
 
+struct dt_kt_feed *
+dt_kt_feed_new(unsigned int dir, pid_t root)
+{
+	struct dt_kt_feed *kf;
+
+	if ((kf = calloc(1, sizeof(*kf))) == NULL)
+		return NULL;
+	kf->kf_dir = dir;
+	kf->kf_root = root;
+	return kf;
+}
+
+bool
+dt_kt_feed_static(struct dt_kt_feed *kf, pid_t pid, uint64_t ns)
+{
+	struct dt_kt_img *ki;
+	size_t b;
+
+	if (!dt_kt_room(kf) || (ki = calloc(1, sizeof(*ki))) == NULL)
+		return false;
+	ki->ki_pid = pid;
+	ki->ki_exec = ns;
+	ki->ki_exit = UINT64_MAX;
+	/* judged: the image's later mappings (a JIT's) change nothing */
+	ki->ki_file = 1;
+	ki->ki_kind = DT_KT_STATIC;
+	b = dt_kt_hash(kf, pid);
+	ki->ki_next = kf->kf_bucket[b];
+	kf->kf_bucket[b] = ki;
+	kf->kf_nimg++;
+	return true;
+}
+
+void
+dt_kt_feed_pcb(struct dt_kt_feed *kf, unsigned int lin, struct dt_pcb *dp)
+{
+	if (lin < SYSTAB_LINUX_MAX)
+		atomic_store_explicit(&kf->kf_dp[lin], dp,
+		    memory_order_release);
+}
+
+void
+dt_kt_feed_cb(void *arg, const struct dt_tp_sample *s)
+{
+	dt_kt_cb(arg, s);
+}
+
+void
+dt_kt_feed_release(void *arg)
+{
+	dt_kt_release(arg);
+}
+
+bool
+dt_kt_exe_static(pid_t pid)
+{
+	char exe[64], link[PATH_MAX];
+	ssize_t n;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if ((n = readlink(exe, link, sizeof(link) - 1)) <= 0)
+		return false;
+	link[n] = '\0';
+	return dt_kt_elf(pid, link) == DT_KT_STATIC;
+}
+
+void
+dt_kt_counts(uint64_t *taken, uint64_t *hooked)
+{
+	*taken = atomic_load(&dt_kt_ntaken);
+	*hooked = atomic_load(&dt_kt_nhooked);
+}
+
 void
 dt_tp_ksystree_init(void)
 {
 	dt_ksys_tree_feed(dt_kt_set);
+	dt_ka_init();
 }

@@ -313,6 +313,7 @@ dt_tpev_reader(void *arg)
 					(void)epoll_ctl(pl->pl_epfd,
 					    EPOLL_CTL_DEL, c->tpc_fd, NULL);
 				pthread_mutex_unlock(&dt_tpev_mtx);
+				atomic_store(&c->tpc_hup, true);
 			}
 			if (c->tpc_ev->tpe_switches)
 				dt_tpev_drain_merged(c->tpc_ev, false);
@@ -435,7 +436,8 @@ dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		 * CPUs, not tasks: none here (dt_tp_tree_ok()).
 		 */
 		attr.inherit = 1;
-		attr.enable_on_exec = 1;
+		/* a task already past its exec, held there: on at once */
+		attr.enable_on_exec = (evtflags & DT_TPEV_NOW) == 0;
 		evtflags &= ~DT_TPEV_SWITCHES;
 	}
 	*error = 0;
@@ -487,7 +489,8 @@ dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		if (epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_ADD, c->tpc_fd,
 		    &eev) == -1 && *error == 0)
 			*error = errno;
-		else if (pid == -1 && (ioctl(c->tpc_fd, PERF_EVENT_IOC_ENABLE,
+		else if ((pid == -1 || (evtflags & DT_TPEV_NOW)) &&
+		    (ioctl(c->tpc_fd, PERF_EVENT_IOC_ENABLE,
 		    0) == -1 ||
 		    (c->tpc_swfd != -1 && ioctl(c->tpc_swfd,
 		    PERF_EVENT_IOC_ENABLE, 0) == -1)) && *error == 0)
@@ -536,6 +539,18 @@ dt_tpev_filter(struct dt_tpev *ev, const char *filter)
 			error = errno;
 	pthread_mutex_unlock(&dt_tpev_mtx);
 	return error;
+}
+
+bool
+dt_tpev_gone(const struct dt_tpev *ev)
+{
+	unsigned int i;
+
+	for (i = 0; i < ev->tpe_ncpu; i++)
+		if (ev->tpe_cpus[i].tpc_meta != NULL &&
+		    !atomic_load(&ev->tpe_cpus[i].tpc_hup))
+			return false;
+	return true;
 }
 
 void

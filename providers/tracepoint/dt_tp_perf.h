@@ -56,6 +56,13 @@
  */
 #define DT_TPEV_MMAPS		(1ULL << 33)
 
+/*
+ * dt_tpev_open_task()'s flag for a task that already made its exec and
+ * is held before its first instruction (a launcher's helper's exec
+ * stop): the event is on from the open, not from a next exec.
+ */
+#define DT_TPEV_NOW		(1ULL << 34)
+
 struct stacktrace;
 
 /* One record of an event, as the provider's callback sees it. */
@@ -148,6 +155,14 @@ struct dt_tpev	*dt_tpev_open_task(const struct dt_tpev_pmu *, uint64_t evtflags,
  * reaps it, so fn's arg must outlive that (the provider's are static).
  */
 void	dt_tpev_close(struct dt_tpev *);
+
+/*
+ * Whether the task a dt_tpev_open_task() event was opened on and every
+ * process it forked since have exited (perf says so on each CPU's
+ * event): nothing more can come of it.  Any thread, before
+ * dt_tpev_close(); it may lag the exits by a reader round.
+ */
+bool	dt_tpev_gone(const struct dt_tpev *);
 
 /*
  * Set the kernel's filter (tracefs syntax, "id == 39 || id == 110") on

@@ -31,6 +31,7 @@
 
 #include <linux/perf_event.h>
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +57,8 @@ struct dt_tpev_cpu {
 	uint64_t		 tpc_tail;	/* [R] merge: next record */
 	uint64_t		 tpc_head;	/* [R] end of this pass */
 	uint64_t		 tpc_ns;	/* [R] merge: tpc_tail's time */
+	/* [a] written by the reader: its task and all it forked are gone */
+	atomic_bool		 tpc_hup;
 };
 
 struct dt_tpev {

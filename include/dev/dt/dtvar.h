@@ -620,7 +620,8 @@ struct dtioc_aggread {
  * DTIOCTREE names the root of the process tree this open follows (a
  * client that starts a command, as btrace -c): dttr_pid, a process that
  * is about to execute it.  Before DTIOCRECORD 1 (EBUSY while recording;
- * EINVAL for a pid <= 0 or a nonzero dttr_flags or dttr_spare; ESRCH
+ * EINVAL for a pid <= 0, a dttr_flags bit not below or a nonzero
+ * dttr_spare; ESRCH
  * when there is no such process; EOPNOTSUPP from a caller in another
  * pid namespace than dtd's); a later one replaces it, until a
  * DTF_F_TREE count was asked for (then EBUSY).  By itself it changes
@@ -643,10 +644,20 @@ struct dtioc_aggread {
  * DTF_F_TREE spec on an open with no DTIOCTREE: the client then keys
  * its count by DTF_PID and keeps its tree's entries itself.  All of a
  * probe's aggregations are DTF_F_TREE counts, or none is (EINVAL).
+ *
+ * DTTR_F_HOOKED: the root executes an image the preload library enters
+ * (btrace -c's /bin/sh), under a launcher whose helper follows the
+ * tree's execs (dtrun(1)).  The kernel's copy of the tree's calls that
+ * a syscall probe enabled with DTEVT_TREE takes then starts at each
+ * exec of a statically linked image that the helper stops (it asks dtd
+ * on the ingest socket, UDT_HELLO_KARM), not at the root's exec: the
+ * hooked processes of the tree never go through the kernel's events.
+ * An older dtd refuses the bit (EINVAL).
  */
+#define DTTR_F_HOOKED	0x0001
 struct dtioc_tree {
 	int32_t		dttr_pid;		/* the tree's root */
-	uint32_t	dttr_flags;		/* zero */
+	uint32_t	dttr_flags;		/* DTTR_F_* */
 	uint64_t	dttr_spare;		/* zero */
 };
 

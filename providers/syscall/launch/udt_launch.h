@@ -98,14 +98,30 @@ int	udt_launch_trace(const char *prog, const char *file);
 
 /*
  * on: dtd reads the system calls of this process tree that no hook
- * records from the kernel (DTEVT_TREE in dtvar.h: btrace -c of a static
- * command), so udt_launch_trace() and its helper say a statically linked
- * image is seen that way, not untraced.  A flag of this process, not of
- * its environment: the helper is forked and never execs, so it has it,
- * and nothing a launcher inherits can claim a feed no one asked for.
- * Off until set.  Before udt_launch_trace().
+ * records from the kernel (DTEVT_TREE in dtvar.h), so udt_launch_trace()
+ * and its helper say a statically linked image is seen that way, not
+ * untraced.  UDT_LAUNCH_KTREE_ROOT: from the root's exec on (btrace -c
+ * of a static command, with a dtd that has no UDT_HELLO_KARM);
+ * UDT_LAUNCH_KTREE_EXEC: from each static image's exec, which the helper
+ * holds until dtd has opened its feed (udt_karmq()), wherever in the
+ * tree it comes (DTTR_F_HOOKED).  A flag of this process, not of its
+ * environment: the helper is forked and never execs, so it has it, and
+ * nothing a launcher inherits can claim a feed no one asked for.  Off
+ * (0) until set.  Before udt_launch_trace().
  */
+#define UDT_LAUNCH_KTREE_ROOT	1
+#define UDT_LAUNCH_KTREE_EXEC	2
 void	udt_launch_ktree(int on);
+
+/*
+ * Ask the dtd at $USERDT_SOCKET (else UDT_SOCKET_DEFAULT) for the
+ * kernel's copy of the calls of pid, which this process holds at the
+ * exec of a statically linked image (UDT_HELLO_KARM, udt_wire.h), and
+ * wait for its answer: 0 once dtd has it (or wants none), -1 with errno
+ * (EPROTO: a dtd without it; what the socket said).  About two seconds
+ * at most.  The helper's thread.
+ */
+int	udt_karmq(pid_t pid);
 
 /*
  * Keep the preload library's cache of plans and images (dtrun(1), FILES)

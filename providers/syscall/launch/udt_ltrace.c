@@ -302,15 +302,15 @@ static int udt_lt_ktree;
 void
 udt_launch_ktree(int on)
 {
-	udt_lt_ktree = on != 0;
+	udt_lt_ktree = on;
 }
 
 static void
-udt_lt_say_static(const char *prog, const char *exe)
+udt_lt_say_static(const char *prog, const char *exe, int seen)
 {
-	/* btrace -c of a static command: dtd has the kernel's copy */
+	/* btrace -c: dtd has the kernel's copy */
 	fprintf(stderr, "%s: %s: statically linked: its system calls are %s\n",
-	    prog, exe, udt_lt_ktree ? "read from the kernel (no strings)" :
+	    prog, exe, seen ? "read from the kernel (no strings)" :
 	    "not traced");
 }
 
@@ -385,7 +385,7 @@ udt_lt_precheck(const char *prog, const char *file)
 	if (kind == UDT_LAUNCH_SETID)
 		udt_lt_say_setid(prog, path);
 	else if (kind == UDT_LAUNCH_STATIC)
-		udt_lt_say_static(prog, path);
+		udt_lt_say_static(prog, path, udt_lt_ktree != 0);
 }
 
 /* Whether [a, a + len) lies where the library was mapped. */
@@ -677,7 +677,10 @@ udt_lt_exec(struct udt_lt *lt)
 	char exe[PATH_MAX];
 
 	if (udt_lt_dynamic(lt->lt_pid, exe, sizeof(exe)) == 0) {
-		udt_lt_say_static(lt->lt_prog, exe);
+		/* held here, before its first instruction, until dtd has it */
+		udt_lt_say_static(lt->lt_prog, exe, udt_lt_ktree ==
+		    UDT_LAUNCH_KTREE_ROOT || (udt_lt_ktree ==
+		    UDT_LAUNCH_KTREE_EXEC && udt_karmq(lt->lt_pid) == 0));
 		ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 		return 1;
 	}

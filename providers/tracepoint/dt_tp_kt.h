@@ -1,0 +1,84 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+
+/*
+ * Between the two halves of a tree's kernel feed of syscall probes
+ * (DTEVT_TREE, dt_ksys.h): dt_tp_ksystree.c's feed (the callback that
+ * judges each exec's image and hands the calls no hook records to their
+ * pcbs) and dt_tp_ksysarm.c's feeds of a hooked root's tree
+ * (DTTR_F_HOOKED), one per statically linked image a launcher's helper
+ * holds at its exec.  Nothing outside the provider includes it.
+ */
+#ifndef DT_TP_KT_H
+#define DT_TP_KT_H
+
+#include <sys/types.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct dt_pcb;
+struct dt_tp_sample;
+struct dt_kt_feed;
+
+/*
+ * A feed's callback state, for direction dir (0 entry, 1 return) of the
+ * tree of root, reaching no pcb yet: NULL without memory.  Until it is
+ * handed to dt_tpev_open_task() (dt_kt_feed_cb, dt_kt_feed_release) it
+ * is the caller's alone.
+ */
+struct dt_kt_feed *dt_kt_feed_new(unsigned int dir, pid_t root);
+
+/*
+ * Before the hand-over: pid runs a statically linked image from ns
+ * (CLOCK_REALTIME) on, exec'd before the feed was opened, so no exec
+ * record of it will come.  False without memory.
+ */
+bool	dt_kt_feed_static(struct dt_kt_feed *, pid_t pid, uint64_t ns);
+
+/*
+ * The started pcb of Linux call lin, NULL: none.  Any time; a caller
+ * that clears one does so before the core's grace period, as a stop.
+ */
+void	dt_kt_feed_pcb(struct dt_kt_feed *, unsigned int lin,
+	    struct dt_pcb *dp);
+
+/* dt_tpev_fn and release of such a state.  [R] */
+void	dt_kt_feed_cb(void *arg, const struct dt_tp_sample *);
+void	dt_kt_feed_release(void *arg);
+
+/*
+ * Whether the image pid runs asks for no loader (PT_INTERP), read from
+ * the file it runs (/proc/PID/exe), never from a path anyone gave.
+ * Any thread.
+ */
+bool	dt_kt_exe_static(pid_t pid);
+
+/* Calls every feed gave a pcb, and those it dropped as a hook's.  [a] */
+void	dt_kt_counts(uint64_t *taken, uint64_t *hooked);
+
+/*
+ * dt_tp_ksysarm.c: dt_ksys_tree_fn for an open that named its tree with
+ * DTTR_F_HOOKED (under [K]); the registration of dt_ksys_arm_fn (from
+ * dt_tp_ksystree_init()); its counters said at dtd's exit (the
+ * provider's fini, once every open is closed).
+ */
+void	dt_ka_set(unsigned int p, struct dt_pcb *dp, bool on);
+void	dt_ka_init(void);
+void	dt_ka_fini(void);
+
+#endif /* DT_TP_KT_H */
