@@ -390,7 +390,8 @@ dt_ka_covered(const struct dt_ka *ka, const struct dt_ka_proc *anc,
 /* Open ka's events on the static image of anc[0], judged at ns.  [X] */
 static void
 dt_ka_open(struct dt_ka *ka, const struct dt_ka_proc *anc,
-    const struct dt_ka_proc *kids, unsigned int nkids, uint64_t ns)
+    const struct dt_ka_proc *kids, unsigned int nkids, uint64_t ns,
+    const char *comm)
 {
 	struct dt_tpev_pmu pmu = { .tpm_type = PERF_TYPE_TRACEPOINT };
 	char filter[DT_KA_FILTERLEN];
@@ -413,7 +414,7 @@ dt_ka_open(struct dt_ka *ka, const struct dt_ka_proc *anc,
 		if (lin == SYSTAB_LINUX_MAX)
 			continue;
 		if ((kf = dt_kt_feed_new(d, ka->ka_root)) == NULL ||
-		    !dt_kt_feed_static(kf, anc[0].kp_pid, ns)) {
+		    !dt_kt_feed_static(kf, anc[0].kp_pid, ns, comm)) {
 			if (kf != NULL)
 				dt_kt_feed_release(kf);
 			error = ENOMEM;
@@ -456,6 +457,7 @@ static int
 dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 {
 	struct dt_ka_proc anc[DT_KA_DEPTH], kids[DT_KA_KIDS];
+	char path[64], comm[32];
 	struct dt_ka *ka;
 	unsigned int n, nkids, k;
 	uint64_t ns;
@@ -472,6 +474,11 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 		return 0;
 	n = dt_ka_ancestry(pid, anc);
 	nkids = n > 0 ? dt_ka_kids(pid, kids) : 0;
+	/* held at its exec: the new image's name, already set */
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (dt_proc_read(path, comm, sizeof(comm)) <= 0)
+		comm[0] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
 	/*
 	 * Its calls start after the helper's answer; a record's time, from
 	 * another clock, may land a little before now: a millisecond's room.
@@ -489,7 +496,7 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 			atomic_fetch_add(&dt_ka_ncovered, 1);
 			continue;
 		}
-		dt_ka_open(ka, anc, kids, nkids, ns);
+		dt_ka_open(ka, anc, kids, nkids, ns, comm);
 	}
 	pthread_mutex_unlock(&dt_ka_mtx);
 	return 0;

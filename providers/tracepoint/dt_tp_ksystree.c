@@ -88,6 +88,7 @@
 #include "dt_tp_ksys.h"
 #include "dt_tp_kt.h"
 #include "dt_tp_perf.h"
+#include "dt_tp_task.h"
 #include "systab.h"
 
 #define DT_KT_MAXIDS	64	/* numbers a filter names, at most */
@@ -123,6 +124,8 @@ struct dt_kt_img {
 	enum dt_kt_kind		 ki_kind;	/* [R] */
 	uint64_t		 ki_pexec;	/* [R] the image before: exec */
 	enum dt_kt_kind		 ki_pkind;	/* [R] its kind */
+	/* [R] a name no exec record brought (dt_kt_feed_static()) */
+	char			 ki_comm[16];
 };
 
 /* What the reader's callback reads: one event's. */
@@ -462,6 +465,7 @@ static void
 dt_kt_cb(void *arg, const struct dt_tp_sample *s)
 {
 	struct dt_kt_feed *kf = arg;
+	struct dt_kt_img *ki;
 	struct dt_pcb *dp;
 	struct dt_evt ev;
 	unsigned int i;
@@ -498,6 +502,12 @@ dt_kt_cb(void *arg, const struct dt_tp_sample *s)
 		return;
 	}
 	atomic_fetch_add_explicit(&dt_kt_ntaken, 1, memory_order_relaxed);
+	/* read once the process is gone, /proc would have no name */
+	if ((ki = dt_kt_img(kf, s->ts_pid)) != NULL && ki->ki_comm[0] != '\0') {
+		dt_tp_task_rename(s->ts_pid, s->ts_pid, ki->ki_comm,
+		    ki->ki_exec);
+		ki->ki_comm[0] = '\0';
+	}
 	dt_tp_ksys_build(kf->kf_dir, dp->dp_dtp, dp->dp_evtflags, s, &ev);
 	dt_seq_put(dt_tpev_source(), dp, s->ts_cpu, &ev);
 }
@@ -709,7 +719,8 @@ dt_kt_feed_new(unsigned int dir, pid_t root)
 }
 
 bool
-dt_kt_feed_static(struct dt_kt_feed *kf, pid_t pid, uint64_t ns)
+dt_kt_feed_static(struct dt_kt_feed *kf, pid_t pid, uint64_t ns,
+    const char *comm)
 {
 	struct dt_kt_img *ki;
 	size_t b;
@@ -722,6 +733,7 @@ dt_kt_feed_static(struct dt_kt_feed *kf, pid_t pid, uint64_t ns)
 	/* judged: the image's later mappings (a JIT's) change nothing */
 	ki->ki_file = 1;
 	ki->ki_kind = DT_KT_STATIC;
+	snprintf(ki->ki_comm, sizeof(ki->ki_comm), "%s", comm);
 	b = dt_kt_hash(kf, pid);
 	ki->ki_next = kf->kf_bucket[b];
 	kf->kf_bucket[b] = ki;

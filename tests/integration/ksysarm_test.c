@@ -1,0 +1,228 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+
+/*
+ * btrace -c of a dynamic command that starts a statically linked
+ * program later (issue 22): the launcher's helper holds each static
+ * image at its exec until dtd has opened the kernel's copy of its
+ * calls (DTTR_F_HOOKED, providers/tracepoint/dt_tp_ksysarm.c).  Against
+ * a dtd of our own, stopped by its pid; root only (perf).
+ *   ksysarm_test static DTD BTRACE STATIC DYN
+ *			a shell running DYN then STATIC: STATIC's calls
+ *			exactly (their return values its parent's pid),
+ *			DYN's once (the hooks'), nothing dropped; STATIC
+ *			starting a shell that execs STATIC again (a
+ *			static image's dynamic child: covered, once);
+ *			two STATICs at once in the background
+ *   ksysarm_test vfork DTD BTRACE STATIC SPAWN
+ *			STATIC exec'd from a vfork(2) child and from
+ *			posix_spawn(3)'s, SPAWN's own calls once
+ *   ksysarm_test dynamic DTD BTRACE DYN
+ *			a shell running DYN alone: counted once, and dtd
+ *			says at its exit that no kernel record of the
+ *			tree reached it (its counters, not a time)
+ */
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtt.h"
+
+#define KA_NCALLS	3000
+#define KA_RUN_MS	60000
+
+static struct dtt_dtd	 ka_dd;
+
+/* btrace -v -d DEV -c cmd -e script: its status; its output in out. */
+static int
+ka_btrace(const char *btrace, const char *cmd, const char *script,
+    char *out, size_t len)
+{
+	char *argv[] = { (char *)btrace, "-v", "-d", ka_dd.dd_dev, "-c",
+	    (char *)cmd, "-e", (char *)script, NULL };
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/btrace.out", ka_dd.dd_dir);
+	return dtt_run_capture(argv, KA_RUN_MS, path, true, out, len);
+}
+
+/* The value after key (a whole line's start) in out, or -1. */
+static long
+ka_value(const char *out, const char *key)
+{
+	const char *p = out;
+	size_t n = strlen(key);
+
+	while ((p = strstr(p, key)) != NULL) {
+		if (p == out || p[-1] == '\n')
+			return atol(p + n);
+		p += n;
+	}
+	return -1;
+}
+
+static const char ka_count[] = "syscall:getppid:entry { @[comm] = count(); }";
+
+/*
+ * btrace -c cmd counting getppid() by comm: whether it exited 0 with
+ * nothing dropped and want[i] calls of names[i] each (-1: none).
+ */
+static void
+ka_expect(const char *btrace, const char *cmd, const char *what,
+    const char *const names[], const long want[], unsigned int n)
+{
+	static char out[65536];
+	char key[64];
+	unsigned int i;
+	unsigned int nfail = dtt_nfail;
+	long v;
+	int status;
+
+	status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
+	dtt_check(dtt_exited0(status), "%s: btrace exits 0", what);
+	dtt_check(strstr(out, "\n0 events dropped\n") != NULL,
+	    "%s: nothing dropped", what);
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "@[%s]: ", names[i]);
+		v = ka_value(out, key);
+		dtt_check(v == want[i], "%s: %ld getppid() of %s, want %ld",
+		    what, v, names[i], want[i]);
+	}
+	if (dtt_nfail != nfail)
+		fprintf(stderr, "%s", out);
+}
+
+static void
+run_static(const char *btrace, const char *st, const char *dyn)
+{
+	static char out[65536];
+	const char *names[] = { "tp_static", "tp_target" };
+	char cmd[2048], key[64];
+	long want[2], v, ppid;
+	int status;
+
+	/* the static program's return values: its parent's pid, the shell */
+	snprintf(cmd, sizeof(cmd), "sh -c '%s getppid 100; %s %d ppid; true'",
+	    dyn, st, KA_NCALLS);
+	status = ka_btrace(btrace, cmd, "syscall:getppid:entry "
+	    "{ @[comm] = count(); } syscall:getppid:return "
+	    "/comm == \"tp_static\"/ { @r[retval] = count(); }", out,
+	    sizeof(out));
+	v = ka_value(out, "@[tp_static]: ");
+	ppid = ka_value(out, "ppid ");
+	snprintf(key, sizeof(key), "@r[%ld]: ", ppid);
+	if (!dtt_check(dtt_exited0(status) && v == KA_NCALLS &&
+	    ka_value(out, "@[tp_target]: ") == 100 && ppid > 0 &&
+	    ka_value(out, key) == KA_NCALLS &&
+	    strstr(out, "\n0 events dropped\n") != NULL, "btrace -c of a "
+	    "shell running DYN then STATIC: %ld getppid() of STATIC, want "
+	    "%d, all %d returning its parent %ld (%ld); DYN's %ld, want 100; "
+	    "nothing dropped", v, KA_NCALLS, KA_NCALLS, ppid,
+	    ka_value(out, key), ka_value(out, "@[tp_target]: ")))
+		fprintf(stderr, "%s", out);
+
+	/* a static image's dynamic child exec'ing it again: covered */
+	snprintf(cmd, sizeof(cmd), "sh -c '%s 500 spawn 1 /bin/sh -c \"%s "
+	    "getppid 50; exec %s 200\"; true'", st, dyn, st);
+	want[0] = 700;
+	want[1] = 50;
+	ka_expect(btrace, cmd, "STATIC starting a shell that runs DYN and "
+	    "execs STATIC", names, want, 2);
+
+	/* two at once, from a shell's background jobs */
+	snprintf(cmd, sizeof(cmd), "sh -c '%s 1000 & %s 1000 & wait'", st,
+	    st);
+	want[0] = 2000;
+	ka_expect(btrace, cmd, "two STATICs in the background", names, want,
+	    1);
+}
+
+static void
+run_vfork(const char *btrace, const char *st, const char *spawn)
+{
+	const char *names[] = { "tp_static", "kt_spawn" };
+	const long want[] = { KA_NCALLS, 100 };
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd), "%s 100 vfork %s %d", spawn, st, KA_NCALLS);
+	ka_expect(btrace, cmd, "STATIC from a vfork child", names, want, 2);
+	snprintf(cmd, sizeof(cmd), "%s 100 spawn %s %d", spawn, st, KA_NCALLS);
+	ka_expect(btrace, cmd, "STATIC from posix_spawn", names, want, 2);
+}
+
+static void
+run_dynamic(const char *btrace, const char *dyn)
+{
+	const char *names[] = { "tp_target" };
+	const long want[] = { 100000 };
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd), "sh -c '%s getppid 100000; true'", dyn);
+	ka_expect(btrace, cmd, "a shell running DYN alone", names, want, 1);
+}
+
+int
+main(int argc, char *argv[])
+{
+	char errbuf[4096];
+	bool dyn;
+
+	if (argc < 5 || (strcmp(argv[1], "dynamic") == 0 ? argc != 5 :
+	    argc != 6 || (strcmp(argv[1], "static") != 0 &&
+	    strcmp(argv[1], "vfork") != 0))) {
+		fprintf(stderr, "usage: ksysarm_test static|vfork dtd btrace "
+		    "static dyn|spawn\n"
+		    "       ksysarm_test dynamic dtd btrace dyn\n");
+		return 2;
+	}
+	dyn = strcmp(argv[1], "dynamic") == 0;
+	dtt_tag(argv[1]);
+	if (dtt_dtd_init(&ka_dd, "ksysarm_test") == -1 ||
+	    dtt_dtd_start(&ka_dd, argv[2], (char *[]){ "--no-ksyms", NULL },
+	    errbuf, sizeof(errbuf)) == -1) {
+		dtt_check(false, "dtd starts: %s", errbuf);
+		dtt_dtd_fini(&ka_dd, true);
+		return dtt_done();
+	}
+	/* The commands' library finds this dtd, and so does the helper. */
+	setenv("USERDT_SOCKET", ka_dd.dd_sock, 1);
+	if (dyn)
+		run_dynamic(argv[3], argv[4]);
+	else if (strcmp(argv[1], "static") == 0)
+		run_static(argv[3], argv[4], argv[5]);
+	else
+		run_vfork(argv[3], argv[4], argv[5]);
+	dtt_check(dtt_dtd_stop(&ka_dd, SIGTERM) != -1, "dtd stops");
+	if (dyn) {
+		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 0 static "
+		    "execs followed, 0 covered already; kernel feeds of "
+		    "trees: 0 calls given, 0 of hooked processes dropped"),
+		    "dtd followed no exec and no kernel record of the tree "
+		    "reached it");
+		dtt_check(!dtt_dtd_logsays(&ka_dd, "dtd: tracepoint: "),
+		    "dtd read no perf record at all");
+	} else
+		dtt_check(!dtt_dtd_logsays(&ka_dd, "hooked trees: 0 static"),
+		    "dtd followed the static execs");
+	dtt_dtd_fini(&ka_dd, true);
+	return dtt_done();
+}
