@@ -378,6 +378,7 @@ rules_setup(int fd, int *halt)
 	struct bt_probe *bp;
 	struct dt_evt ev;
 	int on = 1, tree = 0, ktree = 0, sysprobes = 0, kind;
+	const char *hooked;
 
 	for (r = g_rules; r != NULL; r = r->br_next) {
 		r->br_evtflags = rule_evtflags(r);
@@ -483,7 +484,9 @@ rules_setup(int fd, int *halt)
 		 * hooks' alone, as before.
 		 */
 		kind = cmd_untraced();
+		hooked = getenv("BTRACE_HOOKEDTREE");
 		tree = agg_tree_name(fd, sysprobes && kind == 0 &&
+		    (hooked == NULL || strcmp(hooked, "0") != 0) &&
 		    udt_launch_image("/bin/sh") == 0);
 		if (tree == 2)
 			ktree = UDT_LAUNCH_KTREE_EXEC;
