@@ -53,7 +53,10 @@
  * system-wide feed (dt_tp_ksys.c) gives nothing to these pcbs
  * (DTEVT_TREE implies DTEVT_LAUNCHED), so no call is counted twice.
  * perf's lost records, whose they were being unknown, are charged once
- * to the open (every pcb of a feed is the same open's).
+ * to the open (every pcb of a feed is the same open's).  A tree named
+ * with DTTR_F_HOOKED has no root feed: dt_tp_ksysarm.c opens one on
+ * each static image the launcher's helper holds at its exec, with the
+ * same callback, the image judged already (dt_kt_feed_static()).
  *
  * Lifetime: the callback's state (struct dt_kt_feed) is its event's,
  * freed by the reader once done with it (dt_tpev_open_task()'s
