@@ -486,17 +486,23 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	ns = dt_clock_ns(CLOCK_REALTIME) - 1000000ULL;
 	pthread_mutex_lock(&dt_ka_mtx);
 	for (ka = dt_kas; ka != NULL && n > 0; ka = ka->ka_next) {
-		dt_ka_sweep(ka);
 		for (k = 0; k < n; k++)
 			if (anc[k].kp_pid == ka->ka_root)
 				break;
 		if (k == n)
 			continue;
-		if (dt_ka_covered(ka, anc, n)) {
+		if (dt_ka_covered(ka, anc, n))
 			atomic_fetch_add(&dt_ka_ncovered, 1);
-			continue;
-		}
-		dt_ka_open(ka, anc, kids, nkids, ns, comm);
+		else
+			dt_ka_open(ka, anc, kids, nkids, ns, comm);
+		/*
+		 * The gone go after the new one is open: closing the last
+		 * task event turns the kernel's perf hooks of the scheduler
+		 * off, and the next open turns them on again through an RCU
+		 * grace period (20-60 ms here), which the held exec would
+		 * wait for.
+		 */
+		dt_ka_sweep(ka);
 	}
 	pthread_mutex_unlock(&dt_ka_mtx);
 	return 0;
