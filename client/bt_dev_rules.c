@@ -485,12 +485,15 @@ rules_setup(int fd, int *halt)
 		 */
 		kind = cmd_untraced();
 		hooked = getenv("BTRACE_HOOKEDTREE");
+		/* "0": as before; "root": a root's feed whatever it runs */
 		tree = agg_tree_name(fd, sysprobes && kind == 0 &&
-		    (hooked == NULL || strcmp(hooked, "0") != 0) &&
+		    (hooked == NULL || (strcmp(hooked, "0") != 0 &&
+		    strcmp(hooked, "root") != 0)) &&
 		    udt_launch_image("/bin/sh") == 0);
 		if (tree == 2)
 			ktree = UDT_LAUNCH_KTREE_EXEC;
-		else if (tree && kind == UDT_LAUNCH_STATIC)
+		else if (tree && (kind == UDT_LAUNCH_STATIC ||
+		    (hooked != NULL && strcmp(hooked, "root") == 0)))
 			ktree = UDT_LAUNCH_KTREE_ROOT;
 	}
 

@@ -25,7 +25,11 @@
 #   call	a dynamic getppid() loop of M calls: the wall a call
 #		(the hooks' count, no kernel event in either)
 # always with `syscall:getppid:entry { @n = count(); }`, and the count
-# each gave of the static loop.  Root; run from the build tree:
+# each gave of the static loop; then, as the baseline this design
+# avoids, the same dynamic loop under `syscall:*:entry { @n = count(); }`
+# with the feed on the tree's root instead (BTRACE_HOOKEDTREE=root:
+# every call of the hooked loop through perf, dropped in dtd) against
+# the hooked tree's.  Root; run from the build tree:
 #   bench/btrace/ksysarm_bench.sh BUILDDIR [REPS] [N] [M]
 set -eu
 B=${1:?build dir}
@@ -55,6 +59,12 @@ run() {
 med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 for r in $(seq "$REPS"); do
+	for m in 1 root; do
+		S2=$S
+		S='syscall:*:entry { @n = count(); }'
+		run $m "$DY getppid $M" >> "$T/all.$m"
+		S=$S2
+	done
 	for m in 1 0; do
 		run $m "sh -c 'for i in \$(seq $N); do $ST 1; done'" \
 		    >> "$T/exec.$m"
@@ -62,6 +72,11 @@ for r in $(seq "$REPS"); do
 		    >> "$T/dexec.$m"
 		run $m "$DY getppid $M" >> "$T/call.$m"
 	done
+done
+for m in 1 root; do
+	ns=$(cut -d' ' -f1 < "$T/all.$m" | med)
+	echo "all hooked=$m: median wall ${ns} ns, $((ns / M)) ns a call;" \
+	    "counts: $(cut -d' ' -f2 < "$T/all.$m" | tr '\n' ' ')"
 done
 for w in exec dexec call; do
 	for m in 1 0; do

@@ -465,12 +465,10 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 
 	if (pid <= 0)
 		return EINVAL;
-	/* no open follows a hooked tree: the helper goes on at once */
-	if (atomic_load(&dt_ka_nopen) == 0)
-		return 0;
 	if ((error = dt_ka_held(helper, uid, gid, pid)) != 0)
 		return error;
-	if (!dt_kt_exe_static(pid))
+	/* no open follows a hooked tree: the helper goes on at once */
+	if (atomic_load(&dt_ka_nopen) == 0 || !dt_kt_exe_static(pid))
 		return 0;
 	n = dt_ka_ancestry(pid, anc);
 	nkids = n > 0 ? dt_ka_kids(pid, kids) : 0;

@@ -34,8 +34,13 @@
  *   ksysarm_test dynamic DTD BTRACE DYN
  *			a shell running DYN alone: counted once, and dtd
  *			says at its exit that no kernel record of the
- *			tree reached it (its counters, not a time)
+ *			tree reached it (its counters, not a time); a
+ *			question for a process the asker does not hold
+ *			refused
  */
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -44,6 +49,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <userdt/udt_wire.h>
 
 #include "dtt.h"
 
@@ -169,6 +176,70 @@ run_vfork(const char *btrace, const char *st, const char *spawn)
 	ka_expect(btrace, cmd, "STATIC from posix_spawn", names, want, 2);
 }
 
+/*
+ * A UDT_HELLO_KARM naming pid, as a helper would ask: dtd's errno (0:
+ * done), or -1 when it did not answer.
+ */
+static int
+ka_ask(pid_t pid)
+{
+	struct {
+		struct udt_hello	h;
+		struct udt_maps_req	r;
+	} q;
+	struct udt_maps_hdr h;
+	struct sockaddr_un sun;
+	struct timeval tv = { 5, 0 };
+	int fd, rv = -1;
+
+	memset(&q, 0, sizeof(q));
+	q.h.uh_magic = UDT_MAGIC;
+	q.h.uh_version = UDT_VERSION;
+	q.h.uh_flags = UDT_HELLO_KARM;
+	q.r.umr_pid = pid;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(ka_dd.dd_sock) >= sizeof(sun.sun_path))
+		return -1;
+	memcpy(sun.sun_path, ka_dd.dd_sock, strlen(ka_dd.dd_sock) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 &&
+	    write(fd, &q, sizeof(q)) == (ssize_t)sizeof(q) &&
+	    recv(fd, &h, sizeof(h), MSG_WAITALL) == (ssize_t)sizeof(h) &&
+	    h.umh_magic == UDT_MAGIC && h.umh_count == 0)
+		rv = (int)h.umh_error;
+	close(fd);
+	return rv;
+}
+
+/*
+ * Whoever asks must hold the process it names at a ptrace stop: dtd
+ * takes no one's word for a pid, and answers each.
+ */
+static void
+run_lies(void)
+{
+	pid_t kid;
+	int e1, e2, e3, e4;
+
+	if ((kid = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	e1 = ka_ask(getpid());
+	e2 = ka_ask(1);
+	e3 = ka_ask(kid);
+	e4 = ka_ask(-5);
+	kill(kid, SIGKILL);
+	(void)waitpid(kid, NULL, 0);
+	dtt_check(e1 == EPERM && e2 == EPERM && e3 == EPERM && e4 == EINVAL,
+	    "UDT_HELLO_KARM for itself, pid 1, an untraced child and -5: "
+	    "%s, %s, %s, %s; want EPERM thrice, then EINVAL", strerror(e1),
+	    strerror(e2), strerror(e3), strerror(e4));
+}
+
 static void
 run_dynamic(const char *btrace, const char *dyn)
 {
@@ -205,8 +276,10 @@ main(int argc, char *argv[])
 	}
 	/* The commands' library finds this dtd, and so does the helper. */
 	setenv("USERDT_SOCKET", ka_dd.dd_sock, 1);
-	if (dyn)
+	if (dyn) {
 		run_dynamic(argv[3], argv[4]);
+		run_lies();
+	}
 	else if (strcmp(argv[1], "static") == 0)
 		run_static(argv[3], argv[4], argv[5]);
 	else
