@@ -298,7 +298,7 @@ dt_ka_held(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	return 0;
 }
 
-/* pid and its ancestors, nearest first, into anc: how many.  */
+/* pid and its ancestors, nearest first, into anc: how many.  Any thread. */
 static unsigned int
 dt_ka_ancestry(pid_t pid, struct dt_ka_proc *anc)
 {
@@ -316,7 +316,10 @@ dt_ka_ancestry(pid_t pid, struct dt_ka_proc *anc)
 	return n;
 }
 
-/* pid's children now, from each thread's list (pid is stopped). */
+/*
+ * pid's children now, from each thread's list (pid is stopped, so it
+ * forks none meanwhile); DT_KA_KIDS + 1: more.  Any thread.
+ */
 static unsigned int
 dt_ka_kids(pid_t pid, struct dt_ka_proc *kids)
 {
@@ -506,12 +509,14 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	return 0;
 }
 
+/* From the provider's init: [I]. */
 void
 dt_ka_init(void)
 {
 	dt_ksys_tree_arm(dt_ka_arm);
 }
 
+/* The provider's fini, every open closed: the counters are final. */
 void
 dt_ka_fini(void)
 {
