@@ -24,7 +24,8 @@
  *   ksysarm_test static DTD BTRACE STATIC DYN
  *			a shell running DYN then STATIC: STATIC's calls
  *			exactly (their return values its parent's pid),
- *			DYN's once (the hooks'), nothing dropped; STATIC
+ *			DYN's once (the hooks'), nothing dropped, the
+ *			shell's as many as the hooks alone count; STATIC
  *			starting a shell that execs STATIC again (a
  *			static image's dynamic child: covered, once);
  *			two STATICs at once in the background
@@ -146,6 +147,21 @@ run_static(const char *btrace, const char *st, const char *dyn)
 	    "nothing dropped", v, KA_NCALLS, KA_NCALLS, ppid,
 	    ka_value(out, key), ka_value(out, "@[tp_target]: ")))
 		fprintf(stderr, "%s", out);
+
+	/* the shell's own calls: what the hooks alone counted, once */
+	{
+		long sh = ka_value(out, "@[sh]: "), sh0;
+
+		setenv("BTRACE_HOOKEDTREE", "0", 1);
+		status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
+		unsetenv("BTRACE_HOOKEDTREE");
+		sh0 = ka_value(out, "@[sh]: ");
+		if (!dtt_check(dtt_exited0(status) && sh > 0 && sh == sh0 &&
+		    ka_value(out, "@[tp_static]: ") == -1, "the shell's "
+		    "getppid(): %ld, the hooks' alone %ld (where STATIC's "
+		    "went unseen)", sh, sh0))
+			fprintf(stderr, "%s", out);
+	}
 
 	/* a static image's dynamic child exec'ing it again: covered */
 	snprintf(cmd, sizeof(cmd), "sh -c '%s 500 spawn 1 /bin/sh -c \"%s "
