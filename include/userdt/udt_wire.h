@@ -84,8 +84,9 @@
  * kernel's copy of its calls for the opens whose tree it is in
  * (DTTR_F_HOOKED, dtvar.h) before it answers with a udt_maps_hdr of no
  * entries (umh_error 0, or an errno), and the helper lets it run only
- * then.  Added after UDT_VERSION 's last change: an older dtd answers
- * EPROTO (not a tracee's hello).
+ * then.  A flag, no new layout, UDT_VERSION unchanged: a dtd without
+ * it answers EPROTO (not a tracee's hello), and the helper says the
+ * image is not traced.
  */
 #define UDT_HELLO_KARM		0x0008
 
