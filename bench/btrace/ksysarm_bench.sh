@@ -24,6 +24,7 @@
 #   dexec	the same loop of a dynamic program: nothing new to pay
 #   call	a dynamic getppid() loop of M calls: the wall a call
 #		(the hooks' count, no kernel event in either)
+#   dafter	dexec right after each mode's static loop
 # always with `syscall:getppid:entry { @n = count(); }`, and the count
 # each gave of the static loop; then, as the baseline this design
 # avoids, the same dynamic loop under `syscall:*:entry { @n = count(); }`
@@ -59,26 +60,35 @@ run() {
 med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 for r in $(seq "$REPS"); do
-	for m in 1 root; do
-		S2=$S
-		S='syscall:*:entry { @n = count(); }'
-		run $m "$DY getppid $M" >> "$T/all.$m"
-		S=$S2
-	done
-	for m in 1 0; do
-		run $m "sh -c 'for i in \$(seq $N); do $ST 1; done'" \
-		    >> "$T/exec.$m"
+	# each pair in both orders, alternately: what one run leaves (dtd
+	# draining a baseline's records, the kernel's perf hooks left on
+	# after a static loop's events close) falls on either side
+	if [ $((r % 2)) -eq 1 ]; then o="1 0"; b="1 root"; else o="0 1"; b="root 1"; fi
+	for m in $o; do
 		run $m "sh -c 'for i in \$(seq $N); do $DY getppid 1; done'" \
 		    >> "$T/dexec.$m"
 		run $m "$DY getppid $M" >> "$T/call.$m"
 	done
+	for m in $o; do
+		run $m "sh -c 'for i in \$(seq $N); do $ST 1; done'" \
+		    >> "$T/exec.$m"
+		# a dynamic loop right after: that while
+		run $m "sh -c 'for i in \$(seq $N); do $DY getppid 1; done'" \
+		    >> "$T/dafter.$m"
+	done
+	S2=$S
+	S='syscall:*:entry { @n = count(); }'
+	for m in $b; do
+		run $m "$DY getppid $M" >> "$T/all.$m"
+	done
+	S=$S2
 done
 for m in 1 root; do
 	ns=$(cut -d' ' -f1 < "$T/all.$m" | med)
 	echo "all hooked=$m: median wall ${ns} ns, $((ns / M)) ns a call;" \
 	    "counts: $(cut -d' ' -f2 < "$T/all.$m" | tr '\n' ' ')"
 done
-for w in exec dexec call; do
+for w in exec dexec call dafter; do
 	for m in 1 0; do
 		ns=$(cut -d' ' -f1 < "$T/$w.$m" | med)
 		cnt=$(cut -d' ' -f2 < "$T/$w.$m" | tr '\n' ' ')
