@@ -509,6 +509,20 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	return 0;
 }
 
+void
+dt_ka_lat_said(struct dt_pcb *dp, unsigned int cpu)
+{
+	const struct dt_aggspec *as;
+
+	/* fixed while dp records (dt_prov.h): read here without a lock */
+	for (as = dt_aggspec_next(dp, NULL); as != NULL;
+	    as = dt_aggspec_next(dp, as))
+		if (dt_aggspec_req(as)->dtas_vfield == DTF_LAT) {
+			dt_pcb_count_dropevt(dp, cpu, 1);
+			return;
+		}
+}
+
 /* From the provider's init: [I]. */
 void
 dt_ka_init(void)

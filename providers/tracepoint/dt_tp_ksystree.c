@@ -512,6 +512,8 @@ dt_kt_cb(void *arg, const struct dt_tp_sample *s)
 		ki->ki_comm[0] = '\0';
 	}
 	dt_tp_ksys_build(kf->kf_dir, dp->dp_dtp, dp->dp_evtflags, s, &ev);
+	if (kf->kf_dir == 1)
+		dt_ka_lat_said(dp, s->ts_cpu);
 	dt_seq_put(dt_tpev_source(), dp, s->ts_cpu, &ev);
 }
 

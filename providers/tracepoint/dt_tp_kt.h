@@ -79,6 +79,13 @@ void	dt_kt_counts(uint64_t *taken, uint64_t *hooked);
  * provider's fini, once every open is closed).
  */
 void	dt_ka_set(unsigned int p, struct dt_pcb *dp, bool on);
+/*
+ * A return of the kernel's for pcb dp, on cpu: counted as dropped for
+ * an aggregation of the call's duration, which only a hook measures
+ * (DTF_LAT: the fold skips it, where the script's own pairing would
+ * not have).  [R]
+ */
+void	dt_ka_lat_said(struct dt_pcb *dp, unsigned int cpu);
 void	dt_ka_init(void);
 void	dt_ka_fini(void);
 

@@ -25,7 +25,9 @@
  *			a shell running DYN then STATIC: STATIC's calls
  *			exactly (their return values its parent's pid),
  *			DYN's once (the hooks'), nothing dropped, the
- *			shell's as many as the hooks alone count; STATIC
+ *			shell's as many as the hooks alone count; under
+ *			a latency the hooks time, STATIC's calls said as
+ *			dropped (no hook's duration); STATIC
  *			starting a shell that execs STATIC again (a
  *			static image's dynamic child: covered, once);
  *			two STATICs at once in the background
@@ -170,6 +172,25 @@ run_static(const char *btrace, const char *st, const char *dyn)
 	want[1] = 50;
 	ka_expect(btrace, cmd, "STATIC starting a shell that runs DYN and "
 	    "execs STATIC", names, want, 2);
+
+	/*
+	 * A latency the hooks time (bt_lat.c's fold): the static
+	 * program's returns carry no hook's duration, and their loss is
+	 * said as drops, not kept silent.
+	 */
+	snprintf(cmd, sizeof(cmd), "sh -c '%s getppid 100; %s %d; true'",
+	    dyn, st, KA_NCALLS);
+	status = ka_btrace(btrace, cmd, "syscall:getppid:entry "
+	    "{ @s[tid] = nsecs; } syscall:getppid:return /@s[tid]/ "
+	    "{ @l[comm] = hist(nsecs - @s[tid]); delete(@s[tid]); } "
+	    "END { clear(@s); }", out, sizeof(out));
+	if (!dtt_check(dtt_exited0(status) &&
+	    strstr(out, "@l[tp_target]:") != NULL &&
+	    strstr(out, "@l[tp_static]:") == NULL &&
+	    strstr(out, "\n3000 events dropped\n") != NULL, "a latency "
+	    "folded by the hooks: DYN's timed, STATIC's %d calls said "
+	    "dropped", KA_NCALLS))
+		fprintf(stderr, "%s", out);
 
 	/* two at once, from a shell's background jobs */
 	snprintf(cmd, sizeof(cmd), "sh -c '%s 1000 & %s 1000 & wait'", st,
