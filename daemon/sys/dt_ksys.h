@@ -99,10 +99,11 @@ typedef int	(*dt_ksys_index_fn)(const struct dt_pcb *dp);
  * holds pid at the exec of a statically linked image (UDT_HELLO_KARM,
  * udt_wire.h).  Open the kernel's copy of pid's calls, and of what it
  * forks, for the recording opens that named a tree with DTTR_F_HOOKED
- * (dtvar.h) and have pid in it, before the helper lets pid run.  0 (also
- * when no open wants it, or the image is not static after all) or an
- * errno: EPERM when pid is not held by helper with helper's
- * credentials.  The word of the helper names a pid and nothing else:
+ * (dtvar.h) and have pid in it, before the helper lets pid run.  0 when
+ * one such open has its calls (opened now, or by an ancestor's events),
+ * else an errno: EPERM when pid is not held by helper with helper's
+ * credentials, ENOEXEC when its file asks for a loader, ENOENT when no
+ * such open has it in its tree, perf's when the events would not open.  The word of the helper names a pid and nothing else:
  * what pid runs, its tree and its tracer are read from /proc.  An
  * ingest serve worker, no lock held; never waits for the reader.
  */

@@ -390,8 +390,11 @@ dt_ka_covered(const struct dt_ka *ka, const struct dt_ka_proc *anc,
 	return false;
 }
 
-/* Open ka's events on the static image of anc[0], judged at ns.  [X] */
-static void
+/*
+ * Open ka's events on the static image of anc[0], judged at ns: 0, or
+ * the errno that left it without any.  [X]
+ */
+static int
 dt_ka_open(struct dt_ka *ka, const struct dt_ka_proc *anc,
     const struct dt_ka_proc *kids, unsigned int nkids, uint64_t ns,
     const char *comm)
@@ -444,7 +447,7 @@ dt_ka_open(struct dt_ka *ka, const struct dt_ka_proc *anc,
 	af->af_next = ka->ka_feeds;
 	ka->ka_feeds = af;
 	atomic_fetch_add(&dt_ka_narmed, 1);
-	return;
+	return 0;
 fail:
 	free(af);
 	/* once an open: a tree of many static images would say it each */
@@ -453,6 +456,7 @@ fail:
 		    "the static image of %d in the tree of %d: %s\n",
 		    (int)anc[0].kp_pid, (int)ka->ka_root, strerror(error));
 	ka->ka_said = true;
+	return error != 0 ? error : ENOMEM;
 }
 
 /* dt_ksys_arm_fn: an ingest serve worker, no lock held. */
@@ -464,15 +468,20 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	struct dt_ka *ka;
 	unsigned int n, nkids, k;
 	uint64_t ns;
-	int error;
+	int error, rv = ENOENT;
 
 	if (pid <= 0)
 		return EINVAL;
 	if ((error = dt_ka_held(helper, uid, gid, pid)) != 0)
 		return error;
-	/* no open follows a hooked tree: the helper goes on at once */
-	if (atomic_load(&dt_ka_nopen) == 0 || !dt_kt_exe_static(pid))
-		return 0;
+	/*
+	 * The helper says the image's calls are read from the kernel only
+	 * on 0: so 0 only when an open has them, else why not.
+	 */
+	if (atomic_load(&dt_ka_nopen) == 0)
+		return ENOENT;
+	if (!dt_kt_exe_static(pid))
+		return ENOEXEC;
 	n = dt_ka_ancestry(pid, anc);
 	nkids = n > 0 ? dt_ka_kids(pid, kids) : 0;
 	/* held at its exec: the new image's name, already set */
@@ -492,10 +501,12 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 				break;
 		if (k == n)
 			continue;
-		if (dt_ka_covered(ka, anc, n))
+		if (dt_ka_covered(ka, anc, n)) {
 			atomic_fetch_add(&dt_ka_ncovered, 1);
-		else
-			dt_ka_open(ka, anc, kids, nkids, ns, comm);
+			rv = 0;
+		} else if ((error = dt_ka_open(ka, anc, kids, nkids, ns,
+		    comm)) == 0 || rv != 0)
+			rv = error;
 		/*
 		 * The gone go after the new one is open: closing the last
 		 * task event turns the kernel's perf hooks of the scheduler
@@ -506,7 +517,7 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 		dt_ka_sweep(ka);
 	}
 	pthread_mutex_unlock(&dt_ka_mtx);
-	return 0;
+	return rv;
 }
 
 void
