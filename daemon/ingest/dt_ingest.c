@@ -373,8 +373,16 @@ dt_ingest_dispatch(int fd, const struct ucred *cr, int pidfd,
 		close(fd);
 		return;
 	}
-	/* A maps query waits on the process it names: its owner's worker. */
-	if ((h->uh_flags & UDT_HELLO_MAPS) && rq->umr_pid > 0) {
+	/*
+	 * A maps query waits on the process it names: its owner's worker.
+	 * A helper's question (UDT_HELLO_KARM) costs dtd its work for the
+	 * asker, whoever the pid's owner: the asker's, so that no one
+	 * fills another user's queue by naming that user's pids; one with
+	 * both flags is refused when served (dt_ingest_karm()), on the
+	 * asker's queue too.
+	 */
+	if ((h->uh_flags & (UDT_HELLO_MAPS | UDT_HELLO_KARM)) ==
+	    UDT_HELLO_MAPS && rq->umr_pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d", (int)rq->umr_pid);
 		if (stat(path, &st) == 0)
 			key = (uint32_t)st.st_uid;

@@ -225,13 +225,15 @@ struct udt_maps_req;
 void	dt_ingest_maps(int fd, uid_t uid, const struct udt_maps_req *rq);
 
 /*
- * Answer a UDT_HELLO_KARM request rq on connection fd from peer cr, once
- * the kernel's feed of its pid is open (dt_ksys_arm()).  A serve worker,
- * no lock held.
+ * Answer a UDT_HELLO_KARM request rq of hello hp on connection fd from
+ * peer cr, once the kernel's feed of its pid is open (dt_ksys_arm());
+ * EINVAL when hp also asks for maps (UDT_HELLO_MAPS): one question a
+ * hello, filed on the asker's queue.  A serve worker, no lock held.
  */
 struct ucred;
+struct udt_hello;
 void	dt_ingest_karm(int fd, const struct ucred *cr,
-	    const struct udt_maps_req *rq);
+	    const struct udt_hello *hp, const struct udt_maps_req *rq);
 
 /*
  * Answer a UDT_HELLO_STATS on connection fd: dtd's counters (udt_stats),

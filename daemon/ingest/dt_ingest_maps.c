@@ -126,8 +126,14 @@ out:
  * a dtd that never answers).
  */
 void
-dt_ingest_karm(int fd, const struct ucred *cr, const struct udt_maps_req *rq)
+dt_ingest_karm(int fd, const struct ucred *cr, const struct udt_hello *hp,
+    const struct udt_maps_req *rq)
 {
+	/* two questions in one: neither is answered */
+	if (hp->uh_flags & UDT_HELLO_MAPS) {
+		dti_maps_error(fd, EINVAL);
+		return;
+	}
 	dti_maps_error(fd, dt_ksys_arm(cr->pid, cr->uid, cr->gid,
 	    rq->umr_pid));
 }

@@ -319,7 +319,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 		goto fail_pidfd;
 	}
 	if (hp->uh_flags & UDT_HELLO_KARM) {
-		dt_ingest_karm(fd, crp, rq);
+		dt_ingest_karm(fd, crp, hp, rq);
 		goto fail_pidfd;
 	}
 	if (hp->uh_flags & UDT_HELLO_MAPS) {

@@ -214,11 +214,11 @@ run_vfork(const char *btrace, const char *st, const char *spawn)
 }
 
 /*
- * A UDT_HELLO_KARM naming pid, as a helper would ask: dtd's errno (0:
- * done), or -1 when it did not answer.
+ * A UDT_HELLO_KARM naming pid, as a helper would ask, with more flags:
+ * dtd's errno (0: done), or -1 when it did not answer.
  */
 static int
-ka_ask(pid_t pid)
+ka_askf(pid_t pid, uint32_t more)
 {
 	struct {
 		struct udt_hello	h;
@@ -232,7 +232,7 @@ ka_ask(pid_t pid)
 	memset(&q, 0, sizeof(q));
 	q.h.uh_magic = UDT_MAGIC;
 	q.h.uh_version = UDT_VERSION;
-	q.h.uh_flags = UDT_HELLO_KARM;
+	q.h.uh_flags = UDT_HELLO_KARM | more;
 	q.r.umr_pid = pid;
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -251,6 +251,12 @@ ka_ask(pid_t pid)
 	return rv;
 }
 
+static int
+ka_ask(pid_t pid)
+{
+	return ka_askf(pid, 0);
+}
+
 /*
  * Whoever asks must hold the process it names at a ptrace stop: dtd
  * takes no one's word for a pid, and answers each.
@@ -259,7 +265,7 @@ static void
 run_lies(void)
 {
 	pid_t kid;
-	int e1, e2, e3, e4;
+	int e1, e2, e3, e4, e5;
 
 	if ((kid = fork()) == 0) {
 		pause();
@@ -269,12 +275,15 @@ run_lies(void)
 	e2 = ka_ask(1);
 	e3 = ka_ask(kid);
 	e4 = ka_ask(-5);
+	/* a maps query too: two questions, neither answered */
+	e5 = ka_askf(kid, UDT_HELLO_MAPS);
 	kill(kid, SIGKILL);
 	(void)waitpid(kid, NULL, 0);
-	dtt_check(e1 == EPERM && e2 == EPERM && e3 == EPERM && e4 == EINVAL,
-	    "UDT_HELLO_KARM for itself, pid 1, an untraced child and -5: "
-	    "%s, %s, %s, %s; want EPERM thrice, then EINVAL", strerror(e1),
-	    strerror(e2), strerror(e3), strerror(e4));
+	dtt_check(e1 == EPERM && e2 == EPERM && e3 == EPERM && e4 == EINVAL &&
+	    e5 == EINVAL, "UDT_HELLO_KARM for itself, pid 1, an untraced "
+	    "child, -5, and with UDT_HELLO_MAPS: %s, %s, %s, %s, %s; want "
+	    "EPERM thrice, then EINVAL twice", strerror(e1), strerror(e2),
+	    strerror(e3), strerror(e4), strerror(e5));
 }
 
 static void
