@@ -410,7 +410,8 @@ dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 	/* Whoever frees ev, on any path, releases arg with it. */
 	ev->tpe_release = release;
 	ev->tpe_ncpu = ncpu;
-	datasize = (size_t)DT_TPEV_PAGES * (size_t)getpagesize();
+	datasize = (size_t)((evtflags & DT_TPEV_SMALL) ? DT_TPEV_SMALLPAGES :
+	    DT_TPEV_PAGES) * (size_t)getpagesize();
 	mmlen = datasize + (size_t)getpagesize();
 	ev->tpe_mmlen = mmlen;
 	ev->tpe_chain = (evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) != 0;

@@ -63,6 +63,14 @@
  */
 #define DT_TPEV_NOW		(1ULL << 34)
 
+/*
+ * dt_tpev_open_task()'s flag for one of many small events (one static
+ * image's, dt_tp_ksysarm.c): DT_TPEV_SMALLPAGES data pages per CPU, not
+ * DT_TPEV_PAGES, so that their sum stays bounded; what does not fit
+ * between two reads is lost, and said so (ts_lost), as on any event.
+ */
+#define DT_TPEV_SMALL		(1ULL << 35)
+
 struct stacktrace;
 
 /* One record of an event, as the provider's callback sees it. */

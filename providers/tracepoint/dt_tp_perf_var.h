@@ -39,6 +39,7 @@
 #include "dt_tp_perf.h"
 
 #define DT_TPEV_PAGES		128	/* data pages per CPU, power of 2 */
+#define DT_TPEV_SMALLPAGES	16	/* DT_TPEV_SMALL's, power of 2 */
 #define DT_TPEV_FLUSH_MS	20	/* drain at least this often */
 #define DT_TPEV_MAXSTACK	64	/* frames perf walks per record */
 #define DT_TPEV_MAXEVENTS	64
