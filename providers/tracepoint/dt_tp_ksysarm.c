@@ -39,19 +39,49 @@
  * Once: a process a live feed already covers (it, or the ancestor the
  * feed was opened on after the process's branch was forked from it) is
  * not given a second (a static image's dynamic child exec'ing another
- * static one).  The tree is told by the parents /proc gives, up to
- * DT_KA_DEPTH: a process orphaned out of its branch before its exec
- * (re-parented to the launcher's subreaper) is not followed, and one
- * orphaned out of a covered branch is given a second feed (twice).
+ * static one).  An ancestor that had more than DT_KA_KIDS children at
+ * its arm cannot say which were forked before: its feed is taken as
+ * covering none of them, so such a child gets a feed of its own (its
+ * calls perhaps twice, never not at all).  The tree is told by the
+ * parents /proc gives, up to DT_KA_DEPTH, its root by pid and start
+ * time: a process orphaned out of its branch before its exec is
+ * re-parented to the nearest subreaper, btrace's, outside the tree, and
+ * is not followed (ENOENT); only under a subreaper inside the tree
+ * (a process of the tree that made itself one) can an orphan of a
+ * covered branch be given a second feed (twice).
  *
- * Trust: the helper's word is a pid.  That pid must be traced by the
- * helper that asks (TracerPid), stopped, with the helper's
- * credentials, all four of each (a set-id image is never followed:
- * the kernel would drop the events at its exec anyway), and it must
- * run a static image by the file it runs (/proc/PID/exe, never a path),
- * in the tree an open named.  An event lives until every process it
- * covers has exited (dt_tpev_gone(), swept at the next arm) or its open
- * stops.
+ * Bounds: each feed is one event a direction, one fd and one ring per
+ * CPU, pinned while it lives, and a tree can exec static images by the
+ * thousand (make -j64 of a static compiler).  The first DT_KA_BIG
+ * feeds an open has at once get the ring of any event (DT_TPEV_PAGES:
+ * a static tool's burst of calls while the reader is off the CPU fits,
+ * as with a root's feed), those after a small one (DT_TPEV_SMALL,
+ * DT_TPEV_SMALLPAGES), which loses what a burst puts in it between two
+ * reads, said as lost (ts_lost) as on any event; and an open has at
+ * most dt_ka_max feeds at once (DT_KA_MAX; USERDT_TEST_KARM_MAX for
+ * tests), past which the image is refused (ENOSPC) and the helper says
+ * it is not traced.  So an open pins at most, per CPU, 2 * (DT_KA_BIG *
+ * 129 + (DT_KA_MAX - DT_KA_BIG) * 17) pages (12 MB), and 2 * DT_KA_MAX
+ * fds.  The longer road: PERF_EVENT_IOC_SET_OUTPUT of every
+ * image's event into one ring per CPU and direction of the open (the
+ * same CPU and clock, which these have), an fd per image but no pages;
+ * not done, as the reader keys its rings by event (dt_tp_perf.c) and
+ * closing an image's event would have to leave the shared ring mapped.
+ *
+ * Trust: the helper's word is a pid, and the work it costs dtd is
+ * bounded before any file is read.  That pid must be traced by the
+ * helper that asks (TracerPid), stopped, one thread (a process at its
+ * exec stop has no other), with the helper's credentials, all four of
+ * each (a set-id image is never followed: its calls are another
+ * user's, whom the helper's user could not trace); its ancestry must
+ * reach the root of an open's tree; only then is its file read, to
+ * run a static image by the file it runs (/proc/PID/exe, never a path).
+ * A pid is a process only with its start time: taken with the first
+ * check, and read again, with the stop and the tracer, once the events
+ * are open, which are closed if the pid is another's by then (the
+ * process killed while held, its pid reused).  An event lives until
+ * every process it covers has exited (dt_tpev_gone(), swept at the
+ * next arm) or its open stops.
  *
  * Locks used to protect struct members in this file:
  *	[I]	immutable after creation
@@ -61,7 +91,6 @@
  */
 #include <linux/perf_event.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -84,6 +113,8 @@
 #define DT_KA_KIDS	64	/* children a process had at its arm */
 #define DT_KA_MAXIDS	64	/* numbers a filter names, at most */
 #define DT_KA_FILTERLEN	4096	/* a page: what the kernel takes */
+#define DT_KA_MAX	64	/* feeds an open has at once, at most */
+#define DT_KA_BIG	4	/* of them with a full ring */
 
 /* A process, as /proc names it for as long as it lives. */
 struct dt_ka_proc {
@@ -97,8 +128,8 @@ struct dt_ka_feed {
 	struct dt_ka_proc	 af_proc;		/* [I] */
 	/*
 	 * [I] its children at the arm, forked by the image before: they
-	 * did not inherit the events; more than DT_KA_KIDS: the rest
-	 * taken as covered
+	 * did not inherit the events; more than DT_KA_KIDS: which did is
+	 * unknown, the feed covers none of them
 	 */
 	unsigned int		 af_nkids;
 	struct dt_ka_proc	 af_kids[DT_KA_KIDS];
@@ -110,12 +141,13 @@ struct dt_ka_feed {
 struct dt_ka {
 	struct dt_ka		*ka_next;		/* [X] */
 	const struct dt_softc	*ka_sc;			/* [I] */
-	pid_t			 ka_root;		/* [I] */
+	struct dt_ka_proc	 ka_root;		/* [I] */
 	unsigned int		 ka_non;		/* [X] started pcbs */
 	uint8_t			 ka_on[2][SYSTAB_LINUX_MAX / 8];	/* [X] */
 	struct dt_pcb		*ka_dp[2][SYSTAB_LINUX_MAX];	/* [X] */
 	uint64_t		 ka_stacks[2];		/* [X] */
 	struct dt_ka_feed	*ka_feeds;		/* [X] */
+	unsigned int		 ka_nfeeds;		/* [X] on ka_feeds */
 	bool			 ka_said;		/* [X] a failure said */
 };
 
@@ -125,6 +157,8 @@ static atomic_uint	 dt_ka_nopen;			/* [a] on dt_kas */
 static atomic_bool	 dt_ka_used;			/* [a] ever one */
 static atomic_uint_fast64_t dt_ka_narmed;		/* [a] feeds opened */
 static atomic_uint_fast64_t dt_ka_ncovered;		/* [a] not: covered */
+static atomic_uint_fast64_t dt_ka_nfull;		/* [a] not: dt_ka_max */
+static unsigned int	 dt_ka_max = DT_KA_MAX;	/* [I] */
 
 /*
  * The filter of ka's direction dir: "id == N || ...", or "" (every
@@ -184,6 +218,7 @@ dt_ka_sweep(struct dt_ka *ka)
 			continue;
 		}
 		*afp = af->af_next;
+		ka->ka_nfeeds--;
 		dt_ka_close(af);
 	}
 }
@@ -195,6 +230,7 @@ dt_ka_set(unsigned int p, struct dt_pcb *dp, bool on)
 	char filter[DT_KA_FILTERLEN];
 	struct dt_ka **kap, *ka;
 	struct dt_ka_feed *af;
+	struct dt_proc_stat ps;
 	unsigned int lin, dir = p & 1;
 
 	if (p / 2 >= SYSTAB_COUNT ||
@@ -234,7 +270,14 @@ dt_ka_set(unsigned int p, struct dt_pcb *dp, bool on)
 			goto out;
 		}
 		ka->ka_sc = dp->dp_sc;
-		ka->ka_root = dt_sc_tree(dp->dp_sc);
+		ka->ka_root.kp_pid = dt_sc_tree(dp->dp_sc);
+		/*
+		 * The root by its start too: its pid, once it exited,
+		 * is anyone's.  Gone already: no process has it as an
+		 * ancestor (start times are never UINT64_MAX).
+		 */
+		ka->ka_root.kp_start = dt_proc_stat(ka->ka_root.kp_pid,
+		    &ps) == 0 ? ps.ps_start : UINT64_MAX;
 		ka->ka_next = dt_kas;
 		dt_kas = ka;
 		atomic_fetch_add(&dt_ka_nopen, 1);
@@ -266,20 +309,29 @@ out:
 /*
  * Whether pid is held by helper, at a ptrace stop, with helper's user
  * and group as all four of its ids (no set-id image), as its process's
- * leader: 0, else EPERM (ESRCH: gone).  /proc's word, not the helper's.
+ * leader and only thread: 0 and its start time in *start, else EPERM
+ * (ESRCH: gone).  /proc's word, not the helper's.  The start time is
+ * read first: if pid is another process's by the status read, that
+ * one must pass the checks too, and the start time read again after
+ * the open (dt_ka_still()) finds the change.
  */
 static int
-dt_ka_held(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
+dt_ka_held(pid_t helper, uid_t uid, gid_t gid, pid_t pid, uint64_t *start)
 {
 	char path[64], buf[2048], *p;
+	struct dt_proc_stat ps;
 	unsigned long v[4];
 	int i;
 
+	if (dt_proc_stat(pid, &ps) != 0)
+		return ESRCH;
+	*start = ps.ps_start;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if (dt_proc_read(path, buf, sizeof(buf)) <= 0)
 		return ESRCH;
 	if ((p = strstr(buf, "\nState:\t")) == NULL || p[8] != 't' ||
 	    (p = strstr(buf, "\nTgid:\t")) == NULL || atol(p + 7) != pid ||
+	    (p = strstr(buf, "\nThreads:\t")) == NULL || atol(p + 10) != 1 ||
 	    (p = strstr(buf, "\nTracerPid:\t")) == NULL ||
 	    atol(p + 12) != helper)
 		return EPERM;
@@ -296,6 +348,22 @@ dt_ka_held(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 		if (v[i] != (unsigned long)gid)
 			return EPERM;
 	return 0;
+}
+
+/*
+ * Whether kp is still the process dt_ka_held() found: the same start
+ * time, at a ptrace stop, traced by helper.  Any thread.
+ */
+static bool
+dt_ka_still(pid_t helper, const struct dt_ka_proc *kp)
+{
+	struct dt_proc_stat ps;
+	struct dt_proc_status pst;
+
+	return dt_proc_stat(kp->kp_pid, &ps) == 0 &&
+	    ps.ps_start == kp->kp_start && ps.ps_state == 't' &&
+	    dt_proc_status(kp->kp_pid, &pst) == 0 &&
+	    pst.pst_tracer == helper;
 }
 
 /* pid and its ancestors, nearest first, into anc: how many.  Any thread. */
@@ -317,45 +385,37 @@ dt_ka_ancestry(pid_t pid, struct dt_ka_proc *anc)
 }
 
 /*
- * pid's children now, from each thread's list (pid is stopped, so it
- * forks none meanwhile); DT_KA_KIDS + 1: more.  Any thread.
+ * pid's children now, from its one thread's list (dt_ka_held(); pid is
+ * stopped, so it forks none meanwhile); DT_KA_KIDS + 1: more, or a list
+ * too long to read whole.  Any thread.
  */
 static unsigned int
 dt_ka_kids(pid_t pid, struct dt_ka_proc *kids)
 {
 	char path[96], buf[4096], *p, *e;
 	struct dt_proc_stat ps;
-	struct dirent *de;
 	unsigned int n = 0;
+	ssize_t len;
 	long k;
-	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if ((d = opendir(path)) == NULL)
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
+	    (int)pid);
+	if ((len = dt_proc_read(path, buf, sizeof(buf))) <= 0)
 		return 0;
-	while ((de = readdir(d)) != NULL && n <= DT_KA_KIDS) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children",
-		    (int)pid, de->d_name);
-		if (dt_proc_read(path, buf, sizeof(buf)) <= 0)
-			continue;
-		for (p = buf; n <= DT_KA_KIDS; p = e) {
-			k = strtol(p, &e, 10);
-			if (e == p || k <= 0)
-				break;
-			if (n == DT_KA_KIDS) {
-				n++;	/* more: said by the count */
-				break;
-			}
-			if (dt_proc_stat((pid_t)k, &ps) == 0) {
-				kids[n].kp_pid = (pid_t)k;
-				kids[n].kp_start = ps.ps_start;
-				n++;
-			}
+	if ((size_t)len >= sizeof(buf) - 1)
+		return DT_KA_KIDS + 1;
+	for (p = buf; ; p = e) {
+		k = strtol(p, &e, 10);
+		if (e == p || k <= 0)
+			break;
+		if (n == DT_KA_KIDS)
+			return DT_KA_KIDS + 1;	/* more: said by the count */
+		if (dt_proc_stat((pid_t)k, &ps) == 0) {
+			kids[n].kp_pid = (pid_t)k;
+			kids[n].kp_start = ps.ps_start;
+			n++;
 		}
 	}
-	closedir(d);
 	return n;
 }
 
@@ -376,8 +436,11 @@ dt_ka_covered(const struct dt_ka *ka, const struct dt_ka_proc *anc,
 			if (anc[k].kp_pid != af->af_proc.kp_pid ||
 			    anc[k].kp_start != af->af_proc.kp_start)
 				continue;
-			if (k == 0 || af->af_nkids > DT_KA_KIDS)
+			if (k == 0)
 				return true;
+			/* which were forked before is unknown: not these */
+			if (af->af_nkids > DT_KA_KIDS)
+				continue;
 			before = false;
 			for (i = 0; i < af->af_nkids; i++)
 				if (af->af_kids[i].kp_pid == anc[k - 1].kp_pid &&
@@ -391,11 +454,35 @@ dt_ka_covered(const struct dt_ka *ka, const struct dt_ka_proc *anc,
 }
 
 /*
- * Open ka's events on the static image of anc[0], judged at ns: 0, or
- * the errno that left it without any.  [X]
+ * Say once an open why an image of its tree went without a feed: a
+ * tree of many static images would say it for each.  [X]
+ */
+static void
+dt_ka_say(struct dt_ka *ka, pid_t pid, int error)
+{
+	if (ka->ka_said)
+		return;
+	ka->ka_said = true;
+	if (error == ENOSPC)
+		fprintf(stderr, "dtd: syscall: raw_syscalls: the tree of %d "
+		    "has %u static images followed at once already: %d and "
+		    "those after it while so are not traced\n",
+		    (int)ka->ka_root.kp_pid, dt_ka_max, (int)pid);
+	else
+		fprintf(stderr, "dtd: syscall: raw_syscalls: cannot follow "
+		    "the static image of %d in the tree of %d: %s\n",
+		    (int)pid, (int)ka->ka_root.kp_pid, strerror(error));
+}
+
+/*
+ * Open ka's events on the static image of anc[0], which helper holds,
+ * judged at ns: 0, or the errno that left it without any.  Every
+ * direction that has a started pcb, or none: a feed of entries alone
+ * would count calls whose returns go unseen, while the helper says the
+ * image is read from the kernel.  [X]
  */
 static int
-dt_ka_open(struct dt_ka *ka, const struct dt_ka_proc *anc,
+dt_ka_open(struct dt_ka *ka, pid_t helper, const struct dt_ka_proc *anc,
     const struct dt_ka_proc *kids, unsigned int nkids, uint64_t ns,
     const char *comm)
 {
@@ -404,27 +491,44 @@ dt_ka_open(struct dt_ka *ka, const struct dt_ka_proc *anc,
 	struct dt_ka_feed *af;
 	struct dt_kt_feed *kf;
 	unsigned int d, lin, nopen = 0;
-	int error = ENOMEM;
+	uint64_t small = 0;
+	int error = 0;
 
-	if ((af = calloc(1, sizeof(*af))) == NULL)
+	/*
+	 * The gone first, where the count decides: only the live count
+	 * against the bounds.  Not always: after the open (dt_ka_arm())
+	 * is cheaper when all are gone.
+	 */
+	if (ka->ka_nfeeds >= DT_KA_BIG || ka->ka_nfeeds >= dt_ka_max)
+		dt_ka_sweep(ka);
+	if (ka->ka_nfeeds >= dt_ka_max) {
+		atomic_fetch_add(&dt_ka_nfull, 1);
+		error = ENOSPC;
 		goto fail;
+	}
+	if ((af = calloc(1, sizeof(*af))) == NULL) {
+		error = ENOMEM;
+		goto fail;
+	}
 	af->af_proc = anc[0];
+	if (ka->ka_nfeeds >= DT_KA_BIG)
+		small = DT_TPEV_SMALL;
 	af->af_nkids = nkids;
 	memcpy(af->af_kids, kids, (nkids > DT_KA_KIDS ? DT_KA_KIDS : nkids) *
 	    sizeof(kids[0]));
-	for (d = 0; d < 2; d++) {
+	for (d = 0; d < 2 && error == 0; d++) {
 		dt_ka_filter(ka, d, filter, sizeof(filter));
 		for (lin = 0; lin < SYSTAB_LINUX_MAX; lin++)
 			if (ka->ka_dp[d][lin] != NULL)
 				break;
 		if (lin == SYSTAB_LINUX_MAX)
 			continue;
-		if ((kf = dt_kt_feed_new(d, ka->ka_root)) == NULL ||
+		if ((kf = dt_kt_feed_new(d, ka->ka_root.kp_pid)) == NULL ||
 		    !dt_kt_feed_static(kf, anc[0].kp_pid, ns, comm)) {
 			if (kf != NULL)
 				dt_kt_feed_release(kf);
 			error = ENOMEM;
-			continue;
+			break;
 		}
 		for (; lin < SYSTAB_LINUX_MAX; lin++)
 			if (ka->ka_dp[d][lin] != NULL)
@@ -432,47 +536,95 @@ dt_ka_open(struct dt_ka *ka, const struct dt_ka_proc *anc,
 		pmu.tpm_config = (uint64_t)dt_tp_ksys_evid(d);
 		/* kf is the event's from here on: after a failure, gone */
 		af->af_ev[d] = dt_tpev_open_task(&pmu, ka->ka_stacks[d] |
-		    DT_TPEV_MMAPS | DT_TPEV_NOW, anc[0].kp_pid, dt_kt_feed_cb,
-		    kf, dt_kt_feed_release, &error);
-		if (af->af_ev[d] == NULL)
-			continue;
+		    DT_TPEV_MMAPS | DT_TPEV_NOW | small,
+		    anc[0].kp_pid, dt_kt_feed_cb, kf, dt_kt_feed_release,
+		    &error);
+		if (af->af_ev[d] == NULL) {
+			if (error == 0)
+				error = ENODEV;
+			break;
+		}
 		af->af_kf[d] = kf;
 		nopen++;
 		/* held at its exec: no call of it before the filter is in */
 		if (filter[0] != '\0')
 			(void)dt_tpev_filter(af->af_ev[d], filter);
 	}
-	if (nopen == 0)
+	if (error == 0 && nopen == 0)
+		error = ENOENT;		/* no started pcb: nothing to feed */
+	/*
+	 * The events are on whatever task had the pid at the open: if it
+	 * is not the one held (killed while held, its pid reused), they
+	 * feed a stranger's calls.  Its start time now, and still held by
+	 * the helper, say it was.
+	 */
+	if (error == 0 && !dt_ka_still(helper, &anc[0]))
+		error = ESRCH;
+	if (error != 0) {
+		dt_ka_close(af);
 		goto fail;
+	}
 	af->af_next = ka->ka_feeds;
 	ka->ka_feeds = af;
+	ka->ka_nfeeds++;
 	atomic_fetch_add(&dt_ka_narmed, 1);
 	return 0;
 fail:
-	free(af);
-	/* once an open: a tree of many static images would say it each */
-	if (!ka->ka_said)
-		fprintf(stderr, "dtd: syscall: raw_syscalls: cannot follow "
-		    "the static image of %d in the tree of %d: %s\n",
-		    (int)anc[0].kp_pid, (int)ka->ka_root, strerror(error));
-	ka->ka_said = true;
-	return error != 0 ? error : ENOMEM;
+	if (error != ESRCH)
+		dt_ka_say(ka, anc[0].kp_pid, error);
+	return error;
 }
 
-/* dt_ksys_arm_fn: an ingest serve worker, no lock held. */
+/*
+ * Whether an open's tree has the process of ancestry anc (its root by
+ * pid and start time among them): where in anc, or n.  [X]
+ */
+static unsigned int
+dt_ka_root(const struct dt_ka *ka, const struct dt_ka_proc *anc,
+    unsigned int n)
+{
+	unsigned int k;
+
+	for (k = 0; k < n; k++)
+		if (anc[k].kp_pid == ka->ka_root.kp_pid &&
+		    anc[k].kp_start == ka->ka_root.kp_start)
+			break;
+	return k;
+}
+
+/* Whether any open's tree has the process of ancestry anc.  No lock. */
+static bool
+dt_ka_intree(const struct dt_ka_proc *anc, unsigned int n)
+{
+	const struct dt_ka *ka;
+	bool in = false;
+
+	pthread_mutex_lock(&dt_ka_mtx);
+	for (ka = dt_kas; ka != NULL && !in; ka = ka->ka_next)
+		in = dt_ka_root(ka, anc, n) < n;
+	pthread_mutex_unlock(&dt_ka_mtx);
+	return in;
+}
+
+/*
+ * dt_ksys_arm_fn: an ingest serve worker, no lock held.  The cheap
+ * checks first, the file and the children only for a process of a
+ * tree: anyone may ask, as often as the ingest queue of its user lets
+ * it (dt_ingest.c).
+ */
 static int
 dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 {
 	struct dt_ka_proc anc[DT_KA_DEPTH], kids[DT_KA_KIDS];
 	char path[64], comm[32];
 	struct dt_ka *ka;
-	unsigned int n, nkids, k;
-	uint64_t ns;
+	unsigned int n, nkids;
+	uint64_t ns, start;
 	int error, rv = ENOENT;
 
 	if (pid <= 0)
 		return EINVAL;
-	if ((error = dt_ka_held(helper, uid, gid, pid)) != 0)
+	if ((error = dt_ka_held(helper, uid, gid, pid, &start)) != 0)
 		return error;
 	/*
 	 * The helper says the image's calls are read from the kernel only
@@ -480,10 +632,14 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	 */
 	if (atomic_load(&dt_ka_nopen) == 0)
 		return ENOENT;
+	/* a few stat files: bounded by DT_KA_DEPTH */
+	if ((n = dt_ka_ancestry(pid, anc)) == 0 || anc[0].kp_start != start)
+		return ESRCH;
+	if (!dt_ka_intree(anc, n))
+		return ENOENT;
 	if (!dt_kt_exe_static(pid))
 		return ENOEXEC;
-	n = dt_ka_ancestry(pid, anc);
-	nkids = n > 0 ? dt_ka_kids(pid, kids) : 0;
+	nkids = dt_ka_kids(pid, kids);
 	/* held at its exec: the new image's name, already set */
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	if (dt_proc_read(path, comm, sizeof(comm)) <= 0)
@@ -495,17 +651,15 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	 */
 	ns = dt_clock_ns(CLOCK_REALTIME) - 1000000ULL;
 	pthread_mutex_lock(&dt_ka_mtx);
-	for (ka = dt_kas; ka != NULL && n > 0; ka = ka->ka_next) {
-		for (k = 0; k < n; k++)
-			if (anc[k].kp_pid == ka->ka_root)
-				break;
-		if (k == n)
+	for (ka = dt_kas; ka != NULL; ka = ka->ka_next) {
+		/* the opens may have changed since dt_ka_intree() */
+		if (dt_ka_root(ka, anc, n) == n)
 			continue;
 		if (dt_ka_covered(ka, anc, n)) {
 			atomic_fetch_add(&dt_ka_ncovered, 1);
 			rv = 0;
-		} else if ((error = dt_ka_open(ka, anc, kids, nkids, ns,
-		    comm)) == 0 || rv != 0)
+		} else if ((error = dt_ka_open(ka, helper, anc, kids, nkids,
+		    ns, comm)) == 0 || rv != 0)
 			rv = error;
 		/*
 		 * The gone go after the new one is open: closing the last
@@ -538,6 +692,12 @@ dt_ka_lat_said(struct dt_pcb *dp, unsigned int cpu)
 void
 dt_ka_init(void)
 {
+	const char *v;
+
+	/* a test's bound it can reach with a few processes */
+	if ((v = getenv("USERDT_TEST_KARM_MAX")) != NULL && atoi(v) > 0 &&
+	    atoi(v) < DT_KA_MAX)
+		dt_ka_max = (unsigned int)atoi(v);
 	dt_ksys_tree_arm(dt_ka_arm);
 }
 
@@ -551,9 +711,11 @@ dt_ka_fini(void)
 		return;
 	dt_kt_counts(&taken, &hooked);
 	fprintf(stderr, "dtd: syscall: hooked trees: %llu static execs "
-	    "followed, %llu covered already; kernel feeds of trees: %llu "
-	    "calls given, %llu of hooked processes dropped\n",
+	    "followed, %llu covered already, %llu refused at the bound; "
+	    "kernel feeds of trees: %llu calls given, %llu of hooked "
+	    "processes dropped\n",
 	    (unsigned long long)atomic_load(&dt_ka_narmed),
 	    (unsigned long long)atomic_load(&dt_ka_ncovered),
+	    (unsigned long long)atomic_load(&dt_ka_nfull),
 	    (unsigned long long)taken, (unsigned long long)hooked);
 }

@@ -33,13 +33,22 @@
  *			two STATICs at once in the background
  *   ksysarm_test vfork DTD BTRACE STATIC SPAWN
  *			STATIC exec'd from a vfork(2) child and from
- *			posix_spawn(3)'s, SPAWN's own calls once
- *   ksysarm_test dynamic DTD BTRACE DYN
+ *			posix_spawn(3)'s, SPAWN's own calls once; from a
+ *			child forked before its parent's exec of STATIC,
+ *			one of 71 children
+ *   ksysarm_test dynamic DTD BTRACE DYN SPAWN
  *			a shell running DYN alone: counted once, and dtd
  *			says at its exit that no kernel record of the
  *			tree reached it (its counters, not a time); a
  *			question for a process the asker does not hold
- *			refused
+ *			refused; for one it holds, a dynamic image in
+ *			the tree (ENOEXEC) and one outside it (ENOENT),
+ *			asked by SPAWN from inside a tree
+ *   ksysarm_test bound DTD BTRACE STATIC
+ *			with at most two images followed at once
+ *			(USERDT_TEST_KARM_MAX), three STATICs alive
+ *			together: the third said not traced, the two
+ *			others' calls exactly
  */
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -47,6 +56,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,12 +215,23 @@ run_vfork(const char *btrace, const char *st, const char *spawn)
 {
 	const char *names[] = { "tp_static", "kt_spawn" };
 	const long want[] = { KA_NCALLS, 100 };
+	long want2[1];
 	char cmd[2048];
 
 	snprintf(cmd, sizeof(cmd), "%s 100 vfork %s %d", spawn, st, KA_NCALLS);
 	ka_expect(btrace, cmd, "STATIC from a vfork child", names, want, 2);
 	snprintf(cmd, sizeof(cmd), "%s 100 spawn %s %d", spawn, st, KA_NCALLS);
 	ka_expect(btrace, cmd, "STATIC from posix_spawn", names, want, 2);
+
+	/*
+	 * A child forked before its parent's static exec did not inherit
+	 * the parent's events, even when the parent had more children
+	 * than dtd keeps: its own static exec gets its own feed.
+	 */
+	snprintf(cmd, sizeof(cmd), "%s 0 kids 70 %s", spawn, st);
+	want2[0] = 1500;
+	ka_expect(btrace, cmd, "STATIC from a child forked before its "
+	    "parent's static exec, among 71", names, want2, 1);
 }
 
 /*
@@ -297,22 +318,111 @@ run_dynamic(const char *btrace, const char *dyn)
 	ka_expect(btrace, cmd, "a shell running DYN alone", names, want, 1);
 }
 
+/*
+ * Processes the asker does hold, while an open's tree exists: a dynamic
+ * image of the tree is not a static one to follow (ENOEXEC), and one of
+ * no tree is no open's (ENOENT), whatever it runs.
+ */
+static void
+run_held(const char *btrace, const char *spawn)
+{
+	static char out[65536];
+	const char *p;
+	char cmd[2048];
+	pid_t kid;
+	int status, e1 = -2, e2 = -2;
+
+	if ((kid = fork()) == 0)
+		for (;;)
+			pause();
+	snprintf(cmd, sizeof(cmd), "%s 10 ask %d", spawn, (int)kid);
+	status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
+	kill(kid, SIGKILL);
+	(void)waitpid(kid, NULL, 0);
+	if ((p = strstr(out, "asked ")) != NULL)
+		(void)sscanf(p, "asked %d %d", &e1, &e2);
+	if (!dtt_check(dtt_exited0(status) && e1 == ENOEXEC && e2 == ENOENT,
+	    "UDT_HELLO_KARM from a tree for a held dynamic image of it and "
+	    "for a held process of no tree: %d, %d; want ENOEXEC (%d), "
+	    "ENOENT (%d)", e1, e2, ENOEXEC, ENOENT))
+		fprintf(stderr, "%s", out);
+}
+
+/* How many lines of out hold what. */
+static unsigned int
+ka_lines(const char *out, const char *what)
+{
+	const char *p = out;
+	unsigned int n = 0;
+
+	while ((p = strstr(p, what)) != NULL) {
+		n++;
+		p += strlen(what);
+	}
+	return n;
+}
+
+/*
+ * Three STATICs alive at once under a bound of two: each waits for a
+ * byte on its FIFO before its calls and for the end of its input after
+ * them, and says "done" in between, which the shell reads from each
+ * before it ends any input: every one exec'd (and was asked for) while
+ * the others lived.
+ */
+static void
+run_bound(const char *btrace, const char *st)
+{
+	static char out[65536];
+	char cmd[16384], abs[PATH_MAX];
+	long v;
+	int status;
+
+	/* the shell runs it from dtd's directory, where the FIFOs are */
+	if (realpath(st, abs) == NULL) {
+		dtt_check(false, "STATIC's path: %s", strerror(errno));
+		return;
+	}
+	st = abs;
+	snprintf(cmd, sizeof(cmd), "sh -c 'cd %s && mkfifo i1 i2 i3 o1 o2 o3 "
+	    "&& { %s 1000 wait <i1 >o1 & %s 1000 wait <i2 >o2 & "
+	    "%s 1000 wait <i3 >o3 & "
+	    "exec 3>i1 4>i2 5>i3 6<o1 7<o2 8<o3; echo >&3; echo >&4; "
+	    "echo >&5; read a <&6; read b <&7; read c <&8; "
+	    "exec 3>&- 4>&- 5>&-; wait; }; rm -f i1 i2 i3 o1 o2 o3'",
+	    ka_dd.dd_dir, st, st, st);
+	status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
+	v = ka_value(out, "@[tp_static]: ");
+	if (!dtt_check(dtt_exited0(status) && v == 2000 &&
+	    ka_lines(out, "its system calls are not traced") == 1 &&
+	    ka_lines(out, "its system calls are read from the kernel") == 2 &&
+	    strstr(out, "\n0 events dropped\n") != NULL, "three STATICs "
+	    "at once, two followed at most: %ld getppid() of STATIC, want "
+	    "2000; one said not traced, two read from the kernel; nothing "
+	    "dropped", v))
+		fprintf(stderr, "%s", out);
+}
+
 int
 main(int argc, char *argv[])
 {
 	char errbuf[4096];
-	bool dyn;
+	bool dyn, bound;
 
-	if (argc < 5 || (strcmp(argv[1], "dynamic") == 0 ? argc != 5 :
-	    argc != 6 || (strcmp(argv[1], "static") != 0 &&
-	    strcmp(argv[1], "vfork") != 0))) {
+	bound = argc == 5 && strcmp(argv[1], "bound") == 0;
+	if (!bound && (argc != 6 || (strcmp(argv[1], "static") != 0 &&
+	    strcmp(argv[1], "vfork") != 0 &&
+	    strcmp(argv[1], "dynamic") != 0))) {
 		fprintf(stderr, "usage: ksysarm_test static|vfork dtd btrace "
 		    "static dyn|spawn\n"
-		    "       ksysarm_test dynamic dtd btrace dyn\n");
+		    "       ksysarm_test dynamic dtd btrace dyn spawn\n"
+		    "       ksysarm_test bound dtd btrace static\n");
 		return 2;
 	}
 	dyn = strcmp(argv[1], "dynamic") == 0;
 	dtt_tag(argv[1]);
+	/* dtd's environment: a bound three processes pass */
+	if (bound)
+		setenv("USERDT_TEST_KARM_MAX", "2", 1);
 	if (dtt_dtd_init(&ka_dd, "ksysarm_test") == -1 ||
 	    dtt_dtd_start(&ka_dd, argv[2], (char *[]){ "--no-ksyms", NULL },
 	    errbuf, sizeof(errbuf)) == -1) {
@@ -325,23 +435,39 @@ main(int argc, char *argv[])
 	if (dyn) {
 		run_dynamic(argv[3], argv[4]);
 		run_lies();
-	}
+		run_held(argv[3], argv[5]);
+	} else if (bound)
+		run_bound(argv[3], argv[4]);
 	else if (strcmp(argv[1], "static") == 0)
 		run_static(argv[3], argv[4], argv[5]);
 	else
 		run_vfork(argv[3], argv[4], argv[5]);
 	dtt_check(dtt_dtd_stop(&ka_dd, SIGTERM) != -1, "dtd stops");
+	/* the line dtd says at its exit, whole: its absence fails */
 	if (dyn) {
 		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 0 static "
-		    "execs followed, 0 covered already; kernel feeds of "
-		    "trees: 0 calls given, 0 of hooked processes dropped"),
-		    "dtd followed no exec and no kernel record of the tree "
-		    "reached it");
+		    "execs followed, 0 covered already, 0 refused at the "
+		    "bound; kernel feeds of trees: 0 calls given, 0 of "
+		    "hooked processes dropped"), "dtd followed no exec and "
+		    "no kernel record of the tree reached it");
 		dtt_check(!dtt_dtd_logsays(&ka_dd, "dtd: tracepoint: "),
 		    "dtd read no perf record at all");
-	} else
-		dtt_check(!dtt_dtd_logsays(&ka_dd, "hooked trees: 0 static"),
-		    "dtd followed the static execs");
+	} else if (bound) {
+		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 2 static "
+		    "execs followed, 0 covered already, 1 refused at the "
+		    "bound;"), "dtd followed two static execs and refused "
+		    "one at the bound");
+		dtt_check(dtt_dtd_logsays(&ka_dd, "has 2 static images "
+		    "followed at once already"), "dtd said the bound");
+	} else if (strcmp(argv[1], "static") == 0)
+		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 5 static "
+		    "execs followed, 1 covered already, 0 refused at the "
+		    "bound;"), "dtd followed the static execs: five, one "
+		    "covered");
+	else
+		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 4 static "
+		    "execs followed, 0 covered already, 0 refused at the "
+		    "bound;"), "dtd followed the static execs: four");
 	dtt_dtd_fini(&ka_dd, true);
 	return dtt_done();
 }

@@ -22,17 +22,89 @@
  *					vfork(2) child, waited for
  *   kt_spawn N spawn PROG ARGS...	the same through posix_spawn(3)
  *					(glibc's: clone(CLONE_VM|CLONE_VFORK))
+ *   kt_spawn N ask PID			N getppid(2) calls, then, as a
+ *					launcher's helper would, asks the dtd
+ *					at $USERDT_SOCKET (UDT_HELLO_KARM)
+ *					for a child of its own (this dynamic
+ *					image, in the tree), then for PID
+ *					(outside it), each held at a ptrace
+ *					stop; says "asked E1 E2", the errnos
+ *   kt_spawn N kids K STATIC		N getppid(2) calls, K children that
+ *					wait, then an exec of "STATIC 1000
+ *					wait"; one more child, once that
+ *					runs (its "done"), execs "STATIC
+ *					500": a child forked before its
+ *					parent's static exec, one of more
+ *					than dtd keeps (dt_tp_ksysarm.c)
  * Exits 0, or 1 when the start or PROG failed.
  */
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <userdt/udt_wire.h>
+
 extern char **environ;
+
+/* dtd's errno for a UDT_HELLO_KARM naming pid, -1: no answer. */
+static int
+ask(pid_t pid)
+{
+	struct {
+		struct udt_hello	h;
+		struct udt_maps_req	r;
+	} q;
+	struct udt_maps_hdr h;
+	struct sockaddr_un sun;
+	struct timeval tv = { 5, 0 };
+	const char *path = getenv("USERDT_SOCKET");
+	int fd, rv = -1;
+
+	if (path == NULL || strlen(path) >= sizeof(sun.sun_path))
+		return -1;
+	memset(&q, 0, sizeof(q));
+	q.h.uh_magic = UDT_MAGIC;
+	q.h.uh_version = UDT_VERSION;
+	q.h.uh_flags = UDT_HELLO_KARM;
+	q.r.umr_pid = pid;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 &&
+	    write(fd, &q, sizeof(q)) == (ssize_t)sizeof(q) &&
+	    recv(fd, &h, sizeof(h), MSG_WAITALL) == (ssize_t)sizeof(h) &&
+	    h.umh_magic == UDT_MAGIC && h.umh_count == 0)
+		rv = (int)h.umh_error;
+	close(fd);
+	return rv;
+}
+
+/* pid stopped under our ptrace, asked about, let go: the answer. */
+static int
+hold_ask(pid_t pid)
+{
+	int st, e = -1;
+
+	if (ptrace(PTRACE_ATTACH, pid, 0, 0) == -1)
+		return -1;
+	if (waitpid(pid, &st, __WALL) == pid && WIFSTOPPED(st))
+		e = ask(pid);
+	(void)ptrace(PTRACE_DETACH, pid, 0, 0);
+	return e;
+}
 
 int
 main(int argc, char *argv[])
@@ -55,6 +127,63 @@ main(int argc, char *argv[])
 		if (posix_spawn(&pid, argv[3], NULL, NULL, argv + 3,
 		    environ) != 0)
 			return 1;
+	} else if (strcmp(argv[2], "ask") == 0) {
+		char buf[64];
+		int e1, e2, len;
+
+		if ((pid = fork()) == 0)
+			for (;;)
+				pause();
+		if (pid == -1)
+			return 1;
+		e1 = hold_ask(pid);
+		e2 = hold_ask((pid_t)atol(argv[3]));
+		kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+		/* one write: btrace's output may interleave lines */
+		len = snprintf(buf, sizeof(buf), "asked %d %d\n", e1, e2);
+		return write(1, buf, (size_t)len) == len ? 0 : 1;
+	} else if (strcmp(argv[2], "kids") == 0 && argc == 5) {
+		int hold[2], in[2], out[2];
+		char c, buf[8];
+
+		if (pipe(hold) == -1 || pipe(in) == -1 || pipe(out) == -1)
+			return 1;
+		/* alive at the exec: on the list of its children then */
+		for (i = atol(argv[3]); i > 0; i--) {
+			if ((pid = fork()) == 0) {
+				close(hold[1]);
+				close(in[1]);
+				close(out[0]);
+				while (read(hold[0], &c, 1) > 0)
+					continue;
+				_exit(0);
+			}
+			if (pid == -1)
+				return 1;
+		}
+		if ((pid = fork()) == 0) {
+			/* the holders go at this exec; the parent at its end */
+			(void)fcntl(hold[1], F_SETFD, FD_CLOEXEC);
+			close(in[0]);
+			close(out[1]);
+			if (write(in[1], "x", 1) != 1 ||
+			    read(out[0], buf, 5) != 5)
+				_exit(1);
+			close(out[0]);
+			execl(argv[4], argv[4], "500", (char *)NULL);
+			_exit(127);
+		}
+		if (pid == -1 || dup2(in[0], 0) == -1 || dup2(out[1], 1) == -1)
+			return 1;
+		close(hold[0]);
+		close(hold[1]);
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		execl(argv[4], argv[4], "1000", "wait", (char *)NULL);
+		return 1;
 	} else
 		return 2;
 	if (pid == -1 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
