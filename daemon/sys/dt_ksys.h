@@ -102,10 +102,14 @@ typedef int	(*dt_ksys_index_fn)(const struct dt_pcb *dp);
  * (dtvar.h) and have pid in it, before the helper lets pid run.  0 when
  * one such open has its calls (opened now, or by an ancestor's events),
  * else an errno: EPERM when pid is not held by helper with helper's
- * credentials, ENOEXEC when its file asks for a loader, ENOENT when no
- * such open has it in its tree, perf's when the events would not open.  The word of the helper names a pid and nothing else:
- * what pid runs, its tree and its tracer are read from /proc.  An
- * ingest serve worker, no lock held; never waits for the reader.
+ * credentials as its only thread, ENOENT when no such open has it in
+ * its tree, ENOEXEC when its file asks for a loader, ENOSPC when the
+ * open follows as many images as it may already, ESRCH when pid was
+ * another process by the time the events were open, perf's when they
+ * would not open.  The word of the helper names a pid and nothing
+ * else: what pid runs, its tree and its tracer are read from /proc,
+ * its file only once it is in a tree.  An ingest serve worker, no
+ * lock held; never waits for the reader.
  */
 typedef int	(*dt_ksys_arm_fn)(pid_t helper, uid_t uid, gid_t gid,
 		    pid_t pid);
