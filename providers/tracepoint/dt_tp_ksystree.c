@@ -72,14 +72,9 @@
  *	[a]	atomic: written under [K], read by the perf reader thread
  *	[R]	the perf reader thread only (dt_tp_perf.h)
  */
-#include <sys/stat.h>
-
 #include <linux/perf_event.h>
 
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,15 +99,6 @@
  */
 #define DT_KT_GRACE_NS	(2 * 1000000000ULL)
 #define DT_KT_MINBUCKETS 64
-
-/* An image of the tree: what a process's exec decided, by its file. */
-enum dt_kt_kind {
-	DT_KT_UNKNOWN = 0,	/* no file mapped yet: the library's say */
-	DT_KT_STATIC,		/* no PT_INTERP: no hook sees its calls */
-	DT_KT_DYNAMIC,		/* a loader: the library's, if it loads */
-	DT_KT_BYMAP,		/* file unreadable: by a second file mapped */
-	DT_KT_FOREIGN,		/* not x86-64's: its call numbers are not */
-};
 
 /*
  * One process of the tree that exec'd, by pid: its image and the one
@@ -243,72 +229,6 @@ dt_kt_room(struct dt_kt_feed *kf)
 	kf->kf_bucket = nb;
 	kf->kf_nbucket = n;
 	return true;
-}
-
-/*
- * Whether pid's image, mapped from path, asks for a loader (PT_INTERP):
- * the kernel maps it with the image, before its first instruction, so
- * the file says it, not what the image maps later (a JIT's anonymous
- * code, a static glibc's dlopen() of an NSS module).
- *
- * The file is the one pid runs, opened through /proc/PID/exe, never by
- * the record's path: a path is the tracee's to change (a FIFO renamed
- * over it would hold this thread, the reader of every tracepoint, in
- * open(2); a device node would be opened by root), and is resolved in
- * the tracee's root, not dtd's.  The path only checks that the image
- * the record speaks of is still the one pid runs: not a later exec's,
- * not another file mapped first (a record of the exec's own mapping
- * read out of order, after the loader's or the library's).  Otherwise,
- * or when it cannot be read, DT_KT_BYMAP: judged by a second file
- * mapped beside the first.  A loader run as the command (ld.so PROG)
- * has no PT_INTERP: judged static, its program's calls, which the
- * library records, come twice.  [R]
- */
-static enum dt_kt_kind
-dt_kt_elf(pid_t pid, const char *path)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph[64];
-	char exe[64], link[PATH_MAX];
-	struct stat st;
-	ssize_t n;
-	size_t len;
-	unsigned int i;
-	int fd;
-	enum dt_kt_kind kind = DT_KT_BYMAP;
-
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-	if ((n = readlink(exe, link, sizeof(link) - 1)) <= 0)
-		return kind;
-	link[n] = '\0';
-	if (strcmp(link, path) != 0)
-		return kind;
-	if ((fd = open(exe, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) ==
-	    -1)
-		return kind;
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
-		goto out;
-	/* else raw_syscalls' call numbers are another ABI's (i386's) */
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64) {
-		kind = DT_KT_FOREIGN;
-		goto out;
-	}
-	if (eh.e_phentsize != sizeof(ph[0]) || eh.e_phnum > 64)
-		goto out;
-	/* the whole table in one read: this is the reader of every event */
-	len = (size_t)eh.e_phnum * sizeof(ph[0]);
-	if (pread(fd, ph, len, (off_t)eh.e_phoff) != (ssize_t)len)
-		goto out;
-	kind = DT_KT_STATIC;
-	for (i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_INTERP)
-			kind = DT_KT_DYNAMIC;
-out:
-	close(fd);
-	return kind;
 }
 
 /*
@@ -464,8 +384,8 @@ dt_kt_traced(struct dt_kt_feed *kf, pid_t pid, uint64_t ns)
 }
 
 /* dt_tpev_fn: a record of the tree's event.  [R] */
-static void
-dt_kt_cb(void *arg, const struct dt_tp_sample *s)
+void
+dt_kt_feed_cb(void *arg, const struct dt_tp_sample *s)
 {
 	struct dt_kt_feed *kf = arg;
 	struct dt_kt_img *ki;
@@ -517,8 +437,8 @@ dt_kt_cb(void *arg, const struct dt_tp_sample *s)
 	dt_seq_put(dt_tpev_source(), dp, s->ts_cpu, &ev);
 }
 
-static void
-dt_kt_release(void *arg)
+void
+dt_kt_feed_release(void *arg)
 {
 	struct dt_kt_feed *kf = arg;
 	struct dt_kt_img *ki;
@@ -620,7 +540,8 @@ dt_kt_open(struct dt_kt *kt, struct dt_pcb *dp)
 	pmu.tpm_config = (uint64_t)dt_tp_ksys_evid(kt->kt_dir);
 	/* kf is the event's from here on: after a failure, gone */
 	kt->kt_ev = dt_tpev_open_task(&pmu, stacks | DT_TPEV_MMAPS,
-	    dt_sc_tree(dp->dp_sc), dt_kt_cb, kf, dt_kt_release, &error);
+	    dt_sc_tree(dp->dp_sc), dt_kt_feed_cb, kf, dt_kt_feed_release,
+	    &error);
 	if (kt->kt_ev == NULL)
 		goto fail;
 	kt->kt_feed = kf;
@@ -752,31 +673,6 @@ dt_kt_feed_pcb(struct dt_kt_feed *kf, unsigned int lin, struct dt_pcb *dp)
 	if (lin < SYSTAB_LINUX_MAX)
 		atomic_store_explicit(&kf->kf_dp[lin], dp,
 		    memory_order_release);
-}
-
-void
-dt_kt_feed_cb(void *arg, const struct dt_tp_sample *s)
-{
-	dt_kt_cb(arg, s);
-}
-
-void
-dt_kt_feed_release(void *arg)
-{
-	dt_kt_release(arg);
-}
-
-bool
-dt_kt_exe_static(pid_t pid)
-{
-	char exe[64], link[PATH_MAX];
-	ssize_t n;
-
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-	if ((n = readlink(exe, link, sizeof(link) - 1)) <= 0)
-		return false;
-	link[n] = '\0';
-	return dt_kt_elf(pid, link) == DT_KT_STATIC;
 }
 
 void

@@ -21,7 +21,8 @@
  * judges each exec's image and hands the calls no hook records to their
  * pcbs) and dt_tp_ksysarm.c's feeds of a hooked root's tree
  * (DTTR_F_HOOKED), one per statically linked image a launcher's helper
- * holds at its exec.  Nothing outside the provider includes it.
+ * holds at its exec; and dt_tp_ktelf.c's reading of an image's file,
+ * which both judge by.  Nothing outside the provider includes it.
  */
 #ifndef DT_TP_KT_H
 #define DT_TP_KT_H
@@ -34,6 +35,15 @@
 struct dt_pcb;
 struct dt_tp_sample;
 struct dt_kt_feed;
+
+/* An image of the tree: what a process's exec decided, by its file. */
+enum dt_kt_kind {
+	DT_KT_UNKNOWN = 0,	/* no file mapped yet: the library's say */
+	DT_KT_STATIC,		/* no PT_INTERP: no hook sees its calls */
+	DT_KT_DYNAMIC,		/* a loader: the library's, if it loads */
+	DT_KT_BYMAP,		/* file unreadable: by a second file mapped */
+	DT_KT_FOREIGN,		/* not x86-64's: its call numbers are not */
+};
 
 /*
  * A feed's callback state, for direction dir (0 entry, 1 return) of the
@@ -63,9 +73,15 @@ void	dt_kt_feed_cb(void *arg, const struct dt_tp_sample *);
 void	dt_kt_feed_release(void *arg);
 
 /*
- * Whether the image pid runs asks for no loader (PT_INTERP), read from
- * the file it runs (/proc/PID/exe), never from a path anyone gave.
- * Any thread.
+ * dt_tp_ktelf.c: what the image pid runs is, read from the file it
+ * runs (/proc/PID/exe, never from a path anyone gave) once path, the
+ * one a record names, is still that file's (else DT_KT_BYMAP).  Any
+ * thread: the reader's, at an exec of a tree's record.
+ */
+enum dt_kt_kind	dt_kt_elf(pid_t pid, const char *path);
+/*
+ * Whether the image pid runs asks for no loader (PT_INTERP), by
+ * dt_kt_elf().  Any thread.
  */
 bool	dt_kt_exe_static(pid_t pid);
 
