@@ -42,13 +42,16 @@
  *			tree reached it (its counters, not a time); a
  *			question for a process the asker does not hold
  *			refused; for one it holds, a dynamic image in
- *			the tree (ENOEXEC) and one outside it (ENOENT),
- *			asked by SPAWN from inside a tree
+ *			the tree (ENOEXEC), one outside it (ENOENT) and
+ *			one of two threads (EPERM), asked by SPAWN from
+ *			inside a tree
  *   ksysarm_test bound DTD BTRACE STATIC
  *			with at most two images followed at once
  *			(USERDT_TEST_KARM_MAX), three STATICs alive
  *			together: the third said not traced, the two
- *			others' calls exactly
+ *			others' calls exactly; with a return's event
+ *			that will not open (USERDT_TEST_KARM_FAIL), an
+ *			image not followed at all, not by entries alone
  */
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -320,8 +323,9 @@ run_dynamic(const char *btrace, const char *dyn)
 
 /*
  * Processes the asker does hold, while an open's tree exists: a dynamic
- * image of the tree is not a static one to follow (ENOEXEC), and one of
- * no tree is no open's (ENOENT), whatever it runs.
+ * image of the tree is not a static one to follow (ENOEXEC), one of no
+ * tree is no open's (ENOENT), whatever it runs, and one of two threads
+ * is at no exec stop (EPERM): dtd reads no file of either.
  */
 static void
 run_held(const char *btrace, const char *spawn)
@@ -330,7 +334,7 @@ run_held(const char *btrace, const char *spawn)
 	const char *p;
 	char cmd[2048];
 	pid_t kid;
-	int status, e1 = -2, e2 = -2;
+	int status, e1 = -2, e2 = -2, e3 = -2;
 
 	if ((kid = fork()) == 0)
 		for (;;)
@@ -340,11 +344,12 @@ run_held(const char *btrace, const char *spawn)
 	kill(kid, SIGKILL);
 	(void)waitpid(kid, NULL, 0);
 	if ((p = strstr(out, "asked ")) != NULL)
-		(void)sscanf(p, "asked %d %d", &e1, &e2);
-	if (!dtt_check(dtt_exited0(status) && e1 == ENOEXEC && e2 == ENOENT,
-	    "UDT_HELLO_KARM from a tree for a held dynamic image of it and "
-	    "for a held process of no tree: %d, %d; want ENOEXEC (%d), "
-	    "ENOENT (%d)", e1, e2, ENOEXEC, ENOENT))
+		(void)sscanf(p, "asked %d %d %d", &e1, &e2, &e3);
+	if (!dtt_check(dtt_exited0(status) && e1 == ENOEXEC && e2 == ENOENT &&
+	    e3 == EPERM, "UDT_HELLO_KARM from a tree for a held dynamic "
+	    "image of it, for a held process of no tree, and for one of two "
+	    "threads: %d, %d, %d; want ENOEXEC (%d), ENOENT (%d), EPERM (%d)",
+	    e1, e2, e3, ENOEXEC, ENOENT, EPERM))
 		fprintf(stderr, "%s", out);
 }
 

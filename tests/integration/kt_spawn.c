@@ -26,9 +26,10 @@
  *					launcher's helper would, asks the dtd
  *					at $USERDT_SOCKET (UDT_HELLO_KARM)
  *					for a child of its own (this dynamic
- *					image, in the tree), then for PID
- *					(outside it), each held at a ptrace
- *					stop; says "asked E1 E2", the errnos
+ *					image, in the tree), for PID (outside
+ *					it), and for a child of two threads,
+ *					each held at a ptrace stop; says
+ *					"asked E1 E2 E3", the errnos
  *   kt_spawn N kids K STATIC		N getppid(2) calls, K children that
  *					wait, then an exec of "STATIC 1000
  *					wait"; one more child, once that
@@ -45,6 +46,7 @@
 #include <sys/wait.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -92,6 +94,15 @@ ask(pid_t pid)
 	return rv;
 }
 
+static void *
+idle(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 /* pid stopped under our ptrace, asked about, let go: the answer. */
 static int
 hold_ask(pid_t pid)
@@ -128,20 +139,37 @@ main(int argc, char *argv[])
 		    environ) != 0)
 			return 1;
 	} else if (strcmp(argv[2], "ask") == 0) {
-		char buf[64];
-		int e1, e2, len;
+		char buf[64], c;
+		int e1, e2, e3 = -1, len, fds[2];
+		pthread_t t;
+		pid_t two;
 
 		if ((pid = fork()) == 0)
 			for (;;)
 				pause();
-		if (pid == -1)
+		if (pid == -1 || pipe(fds) == -1)
 			return 1;
 		e1 = hold_ask(pid);
 		e2 = hold_ask((pid_t)atol(argv[3]));
+		/* its second thread there before it says a byte */
+		if ((two = fork()) == 0) {
+			if (pthread_create(&t, NULL, idle, NULL) != 0 ||
+			    write(fds[1], "t", 1) != 1)
+				_exit(1);
+			idle(NULL);
+		}
+		close(fds[1]);
+		if (two != -1 && read(fds[0], &c, 1) == 1)
+			e3 = hold_ask(two);
 		kill(pid, SIGKILL);
 		(void)waitpid(pid, NULL, 0);
+		if (two != -1) {
+			kill(two, SIGKILL);
+			(void)waitpid(two, NULL, 0);
+		}
 		/* one write: btrace's output may interleave lines */
-		len = snprintf(buf, sizeof(buf), "asked %d %d\n", e1, e2);
+		len = snprintf(buf, sizeof(buf), "asked %d %d %d\n", e1, e2,
+		    e3);
 		return write(1, buf, (size_t)len) == len ? 0 : 1;
 	} else if (strcmp(argv[2], "kids") == 0 && argc == 5) {
 		int hold[2], in[2], out[2];
