@@ -60,7 +60,8 @@
  * reads, said as lost (ts_lost) as on any event; and an open has at
  * most dt_ka_max feeds at once (DT_KA_MAX; USERDT_TEST_KARM_MAX for
  * tests), past which the image is refused (ENOSPC) and the helper says
- * it is not traced.  So an open pins at most, per CPU, 2 * (DT_KA_BIG *
+ * it is not traced (USERDT_TEST_KARM_FAIL=return: the return's open
+ * fails, for tests).  So an open pins at most, per CPU, 2 * (DT_KA_BIG *
  * 129 + (DT_KA_MAX - DT_KA_BIG) * 17) pages (12 MB), and 2 * DT_KA_MAX
  * fds.  The longer road: PERF_EVENT_IOC_SET_OUTPUT of every
  * image's event into one ring per CPU and direction of the open (the
@@ -159,6 +160,7 @@ static atomic_uint_fast64_t dt_ka_narmed;		/* [a] feeds opened */
 static atomic_uint_fast64_t dt_ka_ncovered;		/* [a] not: covered */
 static atomic_uint_fast64_t dt_ka_nfull;		/* [a] not: dt_ka_max */
 static unsigned int	 dt_ka_max = DT_KA_MAX;	/* [I] */
+static bool		 dt_ka_failret;		/* [I] a test's */
 
 /*
  * The filter of ka's direction dir: "id == N || ...", or "" (every
@@ -523,6 +525,10 @@ dt_ka_open(struct dt_ka *ka, pid_t helper, const struct dt_ka_proc *anc,
 				break;
 		if (lin == SYSTAB_LINUX_MAX)
 			continue;
+		if (d == 1 && dt_ka_failret) {
+			error = EMFILE;
+			break;
+		}
 		if ((kf = dt_kt_feed_new(d, ka->ka_root.kp_pid)) == NULL ||
 		    !dt_kt_feed_static(kf, anc[0].kp_pid, ns, comm)) {
 			if (kf != NULL)
@@ -698,6 +704,9 @@ dt_ka_init(void)
 	if ((v = getenv("USERDT_TEST_KARM_MAX")) != NULL && atoi(v) > 0 &&
 	    atoi(v) < DT_KA_MAX)
 		dt_ka_max = (unsigned int)atoi(v);
+	/* a return's event that will not open, after the entry's did */
+	v = getenv("USERDT_TEST_KARM_FAIL");
+	dt_ka_failret = v != NULL && strcmp(v, "return") == 0;
 	dt_ksys_tree_arm(dt_ka_arm);
 }
 

@@ -405,6 +405,22 @@ run_bound(const char *btrace, const char *st)
 	    "2000; one said not traced, two read from the kernel; nothing "
 	    "dropped", v))
 		fprintf(stderr, "%s", out);
+
+	/*
+	 * Entries and returns, the returns' event failing: both or none,
+	 * and the helper told so (not a count of entries alone, said as
+	 * read from the kernel).
+	 */
+	snprintf(cmd, sizeof(cmd), "sh -c '%s 100; true'", st);
+	status = ka_btrace(btrace, cmd, "syscall:getppid:entry "
+	    "{ @[comm] = count(); } syscall:getppid:return "
+	    "{ @r[comm] = count(); }", out, sizeof(out));
+	if (!dtt_check(dtt_exited0(status) &&
+	    ka_value(out, "@[tp_static]: ") == -1 &&
+	    ka_value(out, "@r[tp_static]: ") == -1 &&
+	    ka_lines(out, "its system calls are not traced") == 1, "STATIC "
+	    "whose return event fails: not followed, and said so"))
+		fprintf(stderr, "%s", out);
 }
 
 int
@@ -426,8 +442,10 @@ main(int argc, char *argv[])
 	dyn = strcmp(argv[1], "dynamic") == 0;
 	dtt_tag(argv[1]);
 	/* dtd's environment: a bound three processes pass */
-	if (bound)
+	if (bound) {
 		setenv("USERDT_TEST_KARM_MAX", "2", 1);
+		setenv("USERDT_TEST_KARM_FAIL", "return", 1);
+	}
 	if (dtt_dtd_init(&ka_dd, "ksysarm_test") == -1 ||
 	    dtt_dtd_start(&ka_dd, argv[2], (char *[]){ "--no-ksyms", NULL },
 	    errbuf, sizeof(errbuf)) == -1) {
@@ -464,6 +482,8 @@ main(int argc, char *argv[])
 		    "one at the bound");
 		dtt_check(dtt_dtd_logsays(&ka_dd, "has 2 static images "
 		    "followed at once already"), "dtd said the bound");
+		dtt_check(dtt_dtd_logsays(&ka_dd, "cannot follow the static "
+		    "image of "), "dtd said the image it could not follow");
 	} else if (strcmp(argv[1], "static") == 0)
 		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 5 static "
 		    "execs followed, 1 covered already, 0 refused at the "
