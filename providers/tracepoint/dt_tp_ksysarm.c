@@ -135,7 +135,8 @@ struct dt_ka_feed {
 	unsigned int		 af_nkids;
 	struct dt_ka_proc	 af_kids[DT_KA_KIDS];
 	struct dt_tpev		*af_ev[2];		/* [X] */
-	struct dt_kt_feed	*af_kf[2];		/* [X] af_ev's, while open */
+	/* [X] af_ev's callback states, while open */
+	struct dt_kt_feed	*af_kf[2];
 };
 
 /* One open's, for a tree named with DTTR_F_HOOKED. */
@@ -144,7 +145,8 @@ struct dt_ka {
 	const struct dt_softc	*ka_sc;			/* [I] */
 	struct dt_ka_proc	 ka_root;		/* [I] */
 	unsigned int		 ka_non;		/* [X] started pcbs */
-	uint8_t			 ka_on[2][SYSTAB_LINUX_MAX / 8];	/* [X] */
+	/* [X] the Linux numbers of started pcbs, by direction */
+	uint8_t			 ka_on[2][SYSTAB_LINUX_MAX / 8];
 	struct dt_pcb		*ka_dp[2][SYSTAB_LINUX_MAX];	/* [X] */
 	uint64_t		 ka_stacks[2];		/* [X] */
 	struct dt_ka_feed	*ka_feeds;		/* [X] */
@@ -430,6 +432,7 @@ dt_ka_covered(const struct dt_ka *ka, const struct dt_ka_proc *anc,
     unsigned int n)
 {
 	const struct dt_ka_feed *af;
+	const struct dt_ka_proc *br;
 	unsigned int k, i;
 	bool before;
 
@@ -443,11 +446,11 @@ dt_ka_covered(const struct dt_ka *ka, const struct dt_ka_proc *anc,
 			/* which were forked before is unknown: not these */
 			if (af->af_nkids > DT_KA_KIDS)
 				continue;
+			br = &anc[k - 1];	/* the branch anc[0] is on */
 			before = false;
 			for (i = 0; i < af->af_nkids; i++)
-				if (af->af_kids[i].kp_pid == anc[k - 1].kp_pid &&
-				    af->af_kids[i].kp_start ==
-				    anc[k - 1].kp_start)
+				if (af->af_kids[i].kp_pid == br->kp_pid &&
+				    af->af_kids[i].kp_start == br->kp_start)
 					before = true;
 			if (!before)
 				return true;
