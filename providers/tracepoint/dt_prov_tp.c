@@ -582,6 +582,9 @@ dt_prov_tp_start(struct dt_pcb *dp)
 		dt_tp_tree_start(dp, tpp);
 		return;
 	}
+	/* a pushed pid: events of its own on the process's threads */
+	if (dt_tp_pid_start(dp, tpp))
+		return;
 	dt_tp_count(dp, 1);
 }
 
@@ -597,6 +600,8 @@ dt_prov_tp_stop(struct dt_pcb *dp)
 		dt_tp_tree_stop(dp);
 		return;
 	}
+	if (dt_tp_pid_stop(dp))
+		return;
 	dt_tp_count(dp, -1);
 }
 

@@ -398,3 +398,19 @@ dt_tp_filt_pcb(struct dt_tp_src *src, const struct dt_pcb *dp,
 	free(expr);
 	return both;
 }
+
+char *
+dt_tp_filt_own(struct dt_tp_src *src, const struct dt_pcb *dp)
+{
+	struct dt_fsrc *fs;
+	char *expr;
+
+	/* as for the shared event: names and stacks come from every one */
+	if (strcmp(src->tps_event, "sched_switch") == 0 ||
+	    (fs = malloc(sizeof(*fs))) == NULL)
+		return NULL;
+	dt_fsrc_of_pcb(fs, dp, dt_tpf_can, src);
+	expr = dt_tp_filt_expr(fs, src);
+	free(fs);
+	return expr;
+}

@@ -50,6 +50,14 @@ char	*dt_tp_filt_expr(const struct dt_fsrc *fs, const struct dt_tp_src *src);
 char	*dt_tp_filt_pcb(struct dt_tp_src *src, const struct dt_pcb *dp,
 	    const char *own);
 
+/*
+ * The ftrace filter (malloc'd) of dp's filter alone, what ftrace cannot
+ * compare taken as true: it keeps at least dp's events, for an event
+ * of dp's own (dt_tp_pid.c), whose records dtd filters again.  NULL:
+ * it would keep every record, or does not fit; none for sched_switch.
+ */
+char	*dt_tp_filt_own(struct dt_tp_src *src, const struct dt_pcb *dp);
+
 /* Whether ftrace compares t (a tid, a comm) exactly as dtd does. */
 bool	dt_tp_filt_task(const struct dtioc_filter_term *t);
 

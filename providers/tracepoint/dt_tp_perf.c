@@ -157,6 +157,10 @@ dt_tpev_release(struct dt_tpev *ev)
 
 	if (ev->tpe_release != NULL)
 		ev->tpe_release(ev->tpe_arg);
+	for (i = 0; i < ev->tpe_nxfds; i++)
+		if (ev->tpe_xfds[i] != -1)
+			close(ev->tpe_xfds[i]);
+	free(ev->tpe_xfds);
 	for (i = 0; i < ev->tpe_ncpu; i++) {
 		if (ev->tpe_cpus[i].tpc_meta != NULL)
 			munmap(ev->tpe_cpus[i].tpc_meta, ev->tpe_mmlen);
@@ -382,10 +386,84 @@ dt_tpev_open_pmu(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 	return dt_tpev_open_task(pmu, evtflags, -1, fn, arg, NULL, error);
 }
 
+/*
+ * The other threads' events of dt_tpev_open_threads(), tids[1..n-1] on
+ * every CPU ev has a buffer on, writing into it.  A thread gone before
+ * it is reached is left out (ESRCH): it makes no event any more.
+ * 0 or an errno.  [I], before the reader knows ev.
+ */
+static int
+dt_tpev_open_xtids(struct dt_tpev *ev, struct perf_event_attr *attr,
+    const pid_t *tids, unsigned int n, int *clk)
+{
+	struct dt_tpev_cpu *c;
+	unsigned int i, j;
+	int fd;
+
+	if (n < 2)
+		return 0;
+	if ((ev->tpe_xfds = malloc((size_t)(n - 1) * ev->tpe_ncpu *
+	    sizeof(int))) == NULL)
+		return ENOMEM;
+	ev->tpe_nxfds = (n - 1) * ev->tpe_ncpu;
+	for (i = 0; i < ev->tpe_nxfds; i++)
+		ev->tpe_xfds[i] = -1;
+	for (j = 1; j < n; j++)
+		for (i = 0; i < ev->tpe_ncpu; i++) {
+			c = &ev->tpe_cpus[i];
+			if (c->tpc_meta == NULL)
+				continue;
+			if ((fd = dt_perf_open_pid(attr, tids[j], (int)i, clk,
+			    NULL)) == -1) {
+				if (errno == ESRCH)
+					break;
+				return errno;
+			}
+			ev->tpe_xfds[(j - 1) * ev->tpe_ncpu + i] = fd;
+			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->tpc_fd) ==
+			    -1)
+				return errno;
+		}
+	return 0;
+}
+
+static struct dt_tpev *dt_tpev_open_on(const struct dt_tpev_pmu *,
+		    uint64_t, const pid_t *, unsigned int, bool, dt_tpev_fn,
+		    void *, void (*)(void *), int *);
+
 struct dt_tpev *
 dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
     pid_t pid, dt_tpev_fn fn, void *arg, void (*release)(void *), int *error)
 {
+	return dt_tpev_open_on(pmu, evtflags, &pid, 1, false, fn, arg,
+	    release, error);
+}
+
+struct dt_tpev *
+dt_tpev_open_threads(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
+    const pid_t *tids, unsigned int n, dt_tpev_fn fn, void *arg,
+    void (*release)(void *), int *error)
+{
+	if (n == 0) {
+		if (release != NULL)
+			release(arg);
+		*error = EINVAL;
+		return NULL;
+	}
+	return dt_tpev_open_on(pmu, evtflags, tids, n, true, fn, arg,
+	    release, error);
+}
+
+/*
+ * dt_tpev_open_task() (threads false: tids[0] the tree's root, or -1
+ * for every process) and dt_tpev_open_threads() (threads).
+ */
+static struct dt_tpev *
+dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
+    const pid_t *tids, unsigned int ntids, bool threads, dt_tpev_fn fn,
+    void *arg, void (*release)(void *), int *error)
+{
+	pid_t pid = tids[0];
 	struct perf_event_attr attr;
 	int *clk = pmu->tpm_type == PERF_TYPE_TRACEPOINT ? &dt_tpev_clockid :
 	    &dt_tpev_pmuclock;
@@ -410,8 +488,9 @@ dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 	/* Whoever frees ev, on any path, releases arg with it. */
 	ev->tpe_release = release;
 	ev->tpe_ncpu = ncpu;
-	datasize = (size_t)((evtflags & DT_TPEV_SMALL) ? DT_TPEV_SMALLPAGES :
-	    DT_TPEV_PAGES) * (size_t)getpagesize();
+	datasize = (size_t)(threads ? DT_TPEV_TPAGES :
+	    (evtflags & DT_TPEV_SMALL) ? DT_TPEV_SMALLPAGES : DT_TPEV_PAGES) *
+	    (size_t)getpagesize();
 	mmlen = datasize + (size_t)getpagesize();
 	ev->tpe_mmlen = mmlen;
 	ev->tpe_chain = (evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) != 0;
@@ -438,7 +517,12 @@ dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		 */
 		attr.inherit = 1;
 		/* a task already past its exec, held there: on at once */
-		attr.enable_on_exec = (evtflags & DT_TPEV_NOW) == 0;
+		attr.enable_on_exec = !threads && (evtflags & DT_TPEV_NOW) == 0;
+		/*
+		 * A pid filter's threads: the threads they create are the
+		 * process's, the processes they fork are not.
+		 */
+		attr.inherit_thread = threads;
 		evtflags &= ~DT_TPEV_SWITCHES;
 	}
 	*error = 0;
@@ -448,6 +532,12 @@ dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		c->tpc_swfd = -1;
 		c->tpc_fd = dt_perf_open_pid(&attr, pid, (int)i, clk,
 		    &ev->tpe_tsoff);
+		/* a kernel before inherit_thread: forks too, dtd filters */
+		if (c->tpc_fd == -1 && errno == EINVAL && attr.inherit_thread) {
+			attr.inherit_thread = 0;
+			c->tpc_fd = dt_perf_open_pid(&attr, pid, (int)i, clk,
+			    &ev->tpe_tsoff);
+		}
 		if (c->tpc_fd == -1) {
 			/* An offline CPU has nothing to trace. */
 			if (errno != ENODEV && *error == 0)
@@ -467,6 +557,11 @@ dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 	if (*error != 0 || nopen == 0) {
 		if (*error == 0)
 			*error = ENODEV;
+		dt_tpev_release(ev);
+		return NULL;
+	}
+	if (threads && (*error = dt_tpev_open_xtids(ev, &attr, tids, ntids,
+	    clk)) != 0) {
 		dt_tpev_release(ev);
 		return NULL;
 	}
@@ -490,13 +585,16 @@ dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		if (epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_ADD, c->tpc_fd,
 		    &eev) == -1 && *error == 0)
 			*error = errno;
-		else if ((pid == -1 || (evtflags & DT_TPEV_NOW)) &&
-		    (ioctl(c->tpc_fd, PERF_EVENT_IOC_ENABLE,
-		    0) == -1 ||
+		else if ((pid == -1 || threads || (evtflags & DT_TPEV_NOW)) &&
+		    (ioctl(c->tpc_fd, PERF_EVENT_IOC_ENABLE, 0) == -1 ||
 		    (c->tpc_swfd != -1 && ioctl(c->tpc_swfd,
 		    PERF_EVENT_IOC_ENABLE, 0) == -1)) && *error == 0)
 			*error = errno;
 	}
+	for (i = 0; i < ev->tpe_nxfds && *error == 0; i++)
+		if (ev->tpe_xfds[i] != -1 && ioctl(ev->tpe_xfds[i],
+		    PERF_EVENT_IOC_ENABLE, 0) == -1)
+			*error = errno;
 	if (*error != 0) {
 		/* The reader may hold c pointers: it frees ev, not us. */
 		for (i = 0; i < ncpu; i++)
@@ -538,6 +636,10 @@ dt_tpev_filter(struct dt_tpev *ev, const char *filter)
 		if (ev->tpe_cpus[i].tpc_fd != -1 && ioctl(ev->tpe_cpus[i].tpc_fd,
 		    PERF_EVENT_IOC_SET_FILTER, filter) == -1 && error == 0)
 			error = errno;
+	for (i = 0; i < ev->tpe_nxfds; i++)
+		if (ev->tpe_xfds[i] != -1 && ioctl(ev->tpe_xfds[i],
+		    PERF_EVENT_IOC_SET_FILTER, filter) == -1 && error == 0)
+			error = errno;
 	pthread_mutex_unlock(&dt_tpev_mtx);
 	return error;
 }
@@ -577,6 +679,12 @@ dt_tpev_close(struct dt_tpev *ev)
 	 * event a moment later; the reader only reads the mappings, which
 	 * keep the disabled events' buffers until it has drained them.
 	 */
+	for (i = 0; i < ev->tpe_nxfds; i++)
+		if ((fd = ev->tpe_xfds[i]) != -1) {
+			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+			close(fd);
+			ev->tpe_xfds[i] = -1;
+		}
 	for (i = 0; i < ev->tpe_ncpu; i++) {
 		if ((fd = ev->tpe_cpus[i].tpc_swfd) != -1) {
 			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);

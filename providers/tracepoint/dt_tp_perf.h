@@ -157,6 +157,21 @@ struct dt_tpev	*dt_tpev_open_task(const struct dt_tpev_pmu *, uint64_t evtflags,
 		    int *error);
 
 /*
+ * dt_tpev_open_pmu()'s event for the threads tids[0..n-1] of one
+ * process (a pid filter's, dt_tp_pid.c): opened on each of them on
+ * every CPU, on at the return, inherited by the threads they create
+ * from then on but not by the processes they fork (where the kernel
+ * cannot tell them apart, by those too), no switch records.  Each CPU's
+ * records of every thread share one buffer, larger than a system-wide
+ * event's.  A thread that exits before it is reached is skipped;
+ * ESRCH when tids[0] is gone.  Same contract as dt_tpev_open_task().
+ */
+struct dt_tpev	*dt_tpev_open_threads(const struct dt_tpev_pmu *,
+		    uint64_t evtflags, const pid_t *tids, unsigned int n,
+		    dt_tpev_fn fn, void *arg, void (*release)(void *),
+		    int *error);
+
+/*
  * Stop the event: disarm it now, and let the reader hand fn what the
  * buffers still hold and free it between two rounds.  Any thread, never
  * waits for the reader; fn may still be called for it until the reader

@@ -40,6 +40,11 @@
 
 #define DT_TPEV_PAGES		128	/* data pages per CPU, power of 2 */
 #define DT_TPEV_SMALLPAGES	16	/* DT_TPEV_SMALL's, power of 2 */
+/*
+ * A process's (dt_tpev_open_threads()): every thread's records of a
+ * CPU, bursts of a busy process held while the reader waits for a CPU
+ */
+#define DT_TPEV_TPAGES		256
 #define DT_TPEV_FLUSH_MS	20	/* drain at least this often */
 #define DT_TPEV_MAXSTACK	64	/* frames perf walks per record */
 #define DT_TPEV_MAXEVENTS	64
@@ -75,6 +80,12 @@ struct dt_tpev {
 						   (DT_TPEV_MMAPS) */
 	unsigned int		 tpe_nregs;	/* [I] registers per sample */
 	int			 tpe_clk;	/* [I] the records' clock */
+	/*
+	 * [t] dt_tpev_open_threads(): the other threads' events, each
+	 * writing into the same CPU's buffer of tpe_cpus (-1: closed)
+	 */
+	int			*tpe_xfds;
+	unsigned int		 tpe_nxfds;	/* [I] */
 	unsigned int		 tpe_ncpu;	/* [I] */
 	struct dt_tpev_cpu	 tpe_cpus[];	/* [I] */
 };

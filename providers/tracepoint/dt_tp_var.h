@@ -164,4 +164,15 @@ int		dt_tp_tree_ok(const struct dt_tp_probe *tpp,
 void		dt_tp_tree_start(struct dt_pcb *dp, const struct dt_tp_probe *);
 void		dt_tp_tree_stop(struct dt_pcb *dp);
 
+/*
+ * A pid filter's events (dt_tp_pid.c): dt_tp_pid_start() opens dp's
+ * own events on the threads of the process its pushed filter keeps
+ * (a conjunct pid == N), at dtpv_start; false where it does not (no
+ * such conjunct, a probe that cannot, a process that will not hold
+ * still), and dp goes to the shared event.  dt_tp_pid_stop(): close
+ * them; false when dp has none.  [K].
+ */
+bool		dt_tp_pid_start(struct dt_pcb *dp, const struct dt_tp_probe *);
+bool		dt_tp_pid_stop(struct dt_pcb *dp);
+
 #endif /* DT_TP_VAR_H */
