@@ -15,7 +15,8 @@
 # OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
 #
 # btrace against a real device, what Linux users expect of it: -c's
-# process tree and cpid, probe wildcards, -p's end, lost events, -o and
+# process tree and cpid, probe wildcards, -p's end and its filter in the
+# kernel, lost events, -o and
 # prompt output, the command's terminal.  Each case starts a private dtd
 # on a temporary device path (FUSE-file front end) and stops it by pid.
 #
@@ -500,6 +501,71 @@ push)
 	    fail "system wide: '$got', strace $calls: $(cat "$TMP/sw.err")"
 	grep -qx '1 rules aggregated in dtd' "$TMP/sw.err" ||
 	    fail "system wide: not folded: $(cat "$TMP/sw.err")"
+	;;
+pidpush)
+	# -p on a kernel tracepoint: the pid filter btrace pushes is the
+	# kernel's (events of dtd's own on the process's threads,
+	# providers/tracepoint/dt_tp_pid.c): btrace counts exactly the
+	# process's getppid() calls, those of a thread started before
+	# btrace and of one started after it began among them, nothing
+	# dropped, while another process makes system calls flat out; and
+	# dtd read the process's records alone (its log at exit), never the
+	# noise's.  Two btraces at once, -p and a tid filter (the shared
+	# event's kernel filter: the main thread's calls), each count their
+	# own.
+	cp /bin/dd "$TMP/uq_ppn" || exit 2
+	setsid "$TMP/uq_ppn" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
+	NOISE=$!
+	PY=
+	trap 'kill -- -$NOISE 2> /dev/null; [ -n "$PY" ] && kill $PY
+	    dtd_cleanup' EXIT
+	mkfifo "$TMP/tin" "$TMP/tout" "$TMP/bp" "$TMP/bc" || exit 2
+	exec 5<>"$TMP/tin"
+	"$PID_TARGET" 500 300 200 <&5 > "$TMP/tout" &
+	TP=$!
+	exec 6< "$TMP/tout"
+	read -r -t 30 l <&6 && [ "$l" = ready ] || fail "target: $l"
+	"$BTRACE" -d "$DEV" -v -p "$TP" -e 'BEGIN { printf("go\n"); }
+	    tracepoint:raw_syscalls:sys_enter /arg0 == 39/ { @ = count(); }' \
+	    > "$TMP/bp" 2> "$TMP/bp.err" &
+	BTPID=$!
+	exec 7< "$TMP/bp"
+	read -r -t 30 l <&7 && [ "$l" = go ] || fail "-p: $l $(cat "$TMP/bp.err")"
+	"$BTRACE" -d "$DEV" -e 'BEGIN { printf("go\n"); }
+	    tracepoint:raw_syscalls:sys_enter /tid == '"$TP"' &&
+	    arg0 == 39/ { @ = count(); }' > "$TMP/bc" 2> "$TMP/bc.err" &
+	PY=$!
+	exec 8< "$TMP/bc"
+	read -r -t 30 l <&8 && [ "$l" = go ] || fail "tid: $l $(cat "$TMP/bc.err")"
+	echo >&5
+	wait "$TP" || fail "target: exit $?"
+	# -p's run ends with the process
+	wait "$BTPID" || fail "-p: exit $?: $(cat "$TMP/bp.err")"
+	BTPID=
+	kill -TERM "$PY"
+	wait "$PY" || fail "tid: exit $?: $(cat "$TMP/bc.err")"
+	PY=
+	sed -n "/^@/p" <&7 > "$TMP/bp.out"
+	sed -n "/^@/p" <&8 > "$TMP/bc.out"
+	exec 5>&- 6<&- 7<&- 8<&-
+	echo '@: 1000' | diff -u - "$TMP/bp.out" ||
+	    fail "-p: $(cat "$TMP/bp.err")"
+	echo '@: 500' | diff -u - "$TMP/bc.out" ||
+	    fail "tid: $(cat "$TMP/bc.err")"
+	grep -qx '0 events dropped' "$TMP/bp.err" ||
+	    fail "-p: dropped: $(cat "$TMP/bp.err")"
+	kill -- -"$NOISE"
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	grep -q 'cannot follow' "$TMP/dtd.log" &&
+	    fail "dtd filtered the pid itself: $(cat "$TMP/dtd.log")"
+	# both runs' records of the target, and a few more calls of its
+	recs=$(sed -n 's/^dtd: tracepoint: \([0-9]*\) records.*/\1/p' \
+	    "$TMP/dtd.log")
+	echo "dtd read ${recs:-?} perf records"
+	[ -n "$recs" ] && [ "$recs" -lt 5000 ] ||
+	    fail "dtd read ${recs:-no} records: $(cat "$TMP/dtd.log")"
 	;;
 kcount)
 	# A count of a kernel tracepoint keyed by nothing but the CPU and
