@@ -15,14 +15,16 @@
  */
 
 /*
- * pid_target N M K [churn]: a process whose known calls a pid filter
- * counts (pidpush_test.c, run-device-linux.sh's pidpush).  It starts a
+ * pid_target N M K [churn | RATE]: a process whose known calls a pid
+ * filter counts (pidpush_test.c, run-device-linux.sh's pidpush,
+ * bench/tracepoint/pid_bench.sh).  It starts a
  * thread, says "ready" on stdout, and waits for a line on stdin; then
  * it makes N getppid() calls, the early thread M, and a thread started
  * only then K, and exits once both threads are done.  With churn, a
  * third thread starts and joins threads that make no getppid() without
  * pause until the line comes: the start of a trace meets threads being
- * made.  Raw system calls, so no libc caching or wrapper choice changes
+ * made.  With RATE, each thread holds its calls to RATE a second, in
+ * bursts of 100 between looks at the clock.  Raw system calls, so no libc caching or wrapper choice changes
  * the count.
  */
 #include <sys/syscall.h>
@@ -33,18 +35,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#define PT_BURST	100
 
 static pthread_barrier_t	 pt_gate;
 static atomic_bool		 pt_churning = true;
+static long			 pt_rate;	/* 0: flat out */
 
 static void
 pt_calls(long n)
 {
+	struct timespec next;
 	long i;
 
-	for (i = 0; i < n; i++)
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (i = 0; i < n; i++) {
 		(void)syscall(SYS_getppid);
+		if (pt_rate == 0 || (i + 1) % PT_BURST != 0)
+			continue;
+		/* the pace: where the next burst is due */
+		next.tv_nsec += PT_BURST * 1000000000L / pt_rate;
+		while (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
 }
 
 static void *
@@ -83,11 +101,13 @@ int
 main(int argc, char *argv[])
 {
 	pthread_t early, late, churn;
-	int churning = argc == 5;
+	int churning = argc == 5 && strcmp(argv[4], "churn") == 0;
 	long n, m, k;
 	char c;
 
-	if (argc != 4 && (argc != 5 || strcmp(argv[4], "churn") != 0))
+	if (argc != 4 && argc != 5)
+		return 2;
+	if (argc == 5 && !churning && (pt_rate = atol(argv[4])) <= 0)
 		return 2;
 	n = atol(argv[1]);
 	m = atol(argv[2]);
