@@ -394,11 +394,15 @@ push_exact(int fd, const struct bt_expr *e, uint32_t pbn, int execname)
 		return 0;
 	/*
 	 * -p's process too, exact as well: the entries are keyed by pid.
-	 * A rule with no filter of its own gets none, not pid's alone:
-	 * the hooks count and fold only unfiltered events themselves
-	 * (dt(4)), where a filter would make every call a record.
+	 * A syscall rule with no filter of its own gets none, not pid's
+	 * alone: the hooks count and fold only unfiltered events
+	 * themselves (dt(4)), where a filter would make every call a
+	 * record.  Any other probe's gets pid's alone, which the kernel
+	 * selects by the process's threads (tracepoints, profile) instead
+	 * of handing dtd every process's events.
 	 */
-	if (e != NULL)
+	if (e != NULL || strncmp(dt_dtpis[pbn - 1].dtpi_prov, "syscall",
+	    DTNAMESIZE) != 0)
 		push_pid(&f);
 	/* the probe's filter already, when push_probe() got there */
 	if (ioctl(fd, DTIOCPRBFILTER, &f) == -1)

@@ -265,3 +265,52 @@ dt_fsrc_of_pcb(struct dt_fsrc *fs, const struct dt_pcb *dp,
 	if (fs->fs_kind != DT_FSRC_SOME)
 		fs->fs_nterms = 0;
 }
+
+/* The first term of the postfix subtree ending at term i, or -1. */
+static int
+dt_fsrc_pspan(const struct dtioc_filter *f, int i, int depth)
+{
+	uint8_t op = f->dtfl_terms[i].dtft_op;
+	int r;
+
+	if (op != DTF_OP_AND && op != DTF_OP_OR)
+		return i;
+	if (i < 2 || depth > DTF_MAXTERMS ||
+	    (r = dt_fsrc_pspan(f, i - 1, depth + 1)) < 1)
+		return -1;
+	return dt_fsrc_pspan(f, r - 1, depth + 1);
+}
+
+/* N of a conjunct pid == N of the subtree ending at term i, or 0. */
+static pid_t
+dt_fsrc_pconj(const struct dtioc_filter *f, int i, int depth)
+{
+	const struct dtioc_filter_term *t = &f->dtfl_terms[i];
+	pid_t n;
+	int r;
+
+	if (t->dtft_op == DTF_OP_AND) {
+		if (i < 2 || depth > DTF_MAXTERMS ||
+		    (r = dt_fsrc_pspan(f, i - 1, depth + 1)) < 1)
+			return 0;
+		if ((n = dt_fsrc_pconj(f, i - 1, depth + 1)) != 0)
+			return n;
+		return dt_fsrc_pconj(f, r - 1, depth + 1);
+	}
+	/* a pid as an int or as 64 bits: the same for a real one */
+	if (t->dtft_op == DTF_OP_EQ && t->dtft_field == DTF_PID &&
+	    t->dtft_val > 0 && t->dtft_val <= INT32_MAX)
+		return (pid_t)t->dtft_val;
+	return 0;
+}
+
+pid_t
+dt_fsrc_pid(const struct dt_pcb *dp)
+{
+	const struct dtioc_filter *f = dp->dp_filter;
+
+	if (f == NULL || f->dtfl_nterms == 0 ||
+	    f->dtfl_nterms > DTF_MAXTERMS)
+		return 0;
+	return dt_fsrc_pconj(f, (int)f->dtfl_nterms - 1, 0);
+}

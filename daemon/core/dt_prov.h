@@ -353,6 +353,14 @@ void	dt_fsrc_of_pcb(struct dt_fsrc *, const struct dt_pcb *,
 	    dt_fsrc_can_fn can, void *arg);
 
 /*
+ * N where dp's filter keeps only events of process N (a comparison
+ * pid == N alone or ANDed with the rest, as btrace -p pushes it), so
+ * that a source may select that process's events itself; 0 otherwise.
+ * Same caller as above.
+ */
+pid_t	dt_fsrc_pid(const struct dt_pcb *);
+
+/*
  * Aggregations at the source (dt_agg.c, dtvar.h's DTIOCPRBAGG).
  * dt_pcb_count_only(): every event dp keeps only adds one to counts
  * keyed by nothing but the pid and the probe (each of its aggregations

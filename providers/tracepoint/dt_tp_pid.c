@@ -88,56 +88,6 @@ struct dt_tp_pidev {
 static struct dt_tp_pidev *dt_tp_pidevs;	/* [K] started ones */
 static int dt_tp_pid_lasterr;			/* [K] said once */
 
-/* The first term of the postfix subtree ending at term i, or -1. */
-static int
-dt_tp_pid_span(const struct dtioc_filter *f, int i, int depth)
-{
-	uint8_t op = f->dtfl_terms[i].dtft_op;
-	int r;
-
-	if (op != DTF_OP_AND && op != DTF_OP_OR)
-		return i;
-	if (i < 2 || depth > DTF_MAXTERMS ||
-	    (r = dt_tp_pid_span(f, i - 1, depth + 1)) < 1)
-		return -1;
-	return dt_tp_pid_span(f, r - 1, depth + 1);
-}
-
-/* N of a conjunct pid == N of the subtree ending at term i, or 0. */
-static pid_t
-dt_tp_pid_conj(const struct dtioc_filter *f, int i, int depth)
-{
-	const struct dtioc_filter_term *t = &f->dtfl_terms[i];
-	pid_t n;
-	int r;
-
-	if (t->dtft_op == DTF_OP_AND) {
-		if (i < 2 || depth > DTF_MAXTERMS ||
-		    (r = dt_tp_pid_span(f, i - 1, depth + 1)) < 1)
-			return 0;
-		if ((n = dt_tp_pid_conj(f, i - 1, depth + 1)) != 0)
-			return n;
-		return dt_tp_pid_conj(f, r - 1, depth + 1);
-	}
-	/* a pid as an int or as 64 bits: the same for a real one */
-	if (t->dtft_op == DTF_OP_EQ && t->dtft_field == DTF_PID &&
-	    t->dtft_val > 0 && t->dtft_val <= INT32_MAX)
-		return (pid_t)t->dtft_val;
-	return 0;
-}
-
-/* The process every event dp keeps happens in, or 0.  [K]. */
-static pid_t
-dt_tp_pid_of(const struct dt_pcb *dp)
-{
-	const struct dtioc_filter *f = dp->dp_filter;
-
-	if (f == NULL || f->dtfl_nterms == 0 ||
-	    f->dtfl_nterms > DTF_MAXTERMS)
-		return 0;
-	return dt_tp_pid_conj(f, (int)f->dtfl_nterms - 1, 0);
-}
-
 static int
 dt_tp_pid_cmp(const void *a, const void *b)
 {
@@ -287,7 +237,7 @@ dt_tp_pid_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 
 	/* on__cpu's switch records are per CPU, and follow no task */
 	if (tpp->tpp_nsrcs != 1 || tpp->tpp_switchin ||
-	    (pid = dt_tp_pid_of(dp)) == 0)
+	    (pid = dt_fsrc_pid(dp)) == 0)
 		return false;
 	if ((pe = calloc(1, sizeof(*pe))) == NULL)
 		return false;

@@ -503,14 +503,14 @@ push)
 	    fail "system wide: not folded: $(cat "$TMP/sw.err")"
 	;;
 pidpush)
-	# -p on a kernel tracepoint: the pid filter btrace pushes is the
-	# kernel's (events of dtd's own on the process's threads,
-	# providers/tracepoint/dt_tp_pid.c): btrace counts exactly the
-	# process's getppid() calls, those of a thread started before
+	# -p on a kernel tracepoint, a rule with no filter: the pid btrace
+	# pushes is the kernel's (events of dtd's own on the process's
+	# threads, providers/tracepoint/dt_tp_pid.c): btrace counts exactly
+	# the process's getppid() calls, those of a thread started before
 	# btrace and of one started after it began among them, nothing
 	# dropped, while another process makes system calls flat out; and
-	# dtd read the process's records alone (its log at exit), never the
-	# noise's.  Two btraces at once, -p and a tid filter (the shared
+	# no other process's event reached dtd (it filtered none, and its
+	# log at exit says it read the process's records alone).  Two btraces at once, -p and a tid filter (the shared
 	# event's kernel filter: the main thread's calls), each count their
 	# own.
 	cp /bin/dd "$TMP/uq_ppn" || exit 2
@@ -526,7 +526,7 @@ pidpush)
 	exec 6< "$TMP/tout"
 	read -r -t 30 l <&6 && [ "$l" = ready ] || fail "target: $l"
 	"$BTRACE" -d "$DEV" -v -p "$TP" -e 'BEGIN { printf("go\n"); }
-	    tracepoint:raw_syscalls:sys_enter /arg0 == 39/ { @ = count(); }' \
+	    tracepoint:raw_syscalls:sys_enter { @[arg0] = count(); }' \
 	    > "$TMP/bp" 2> "$TMP/bp.err" &
 	BTPID=$!
 	exec 7< "$TMP/bp"
@@ -548,8 +548,11 @@ pidpush)
 	sed -n "/^@/p" <&7 > "$TMP/bp.out"
 	sed -n "/^@/p" <&8 > "$TMP/bc.out"
 	exec 5>&- 6<&- 7<&- 8<&-
-	echo '@: 1000' | diff -u - "$TMP/bp.out" ||
-	    fail "-p: $(cat "$TMP/bp.err")"
+	# getppid() is OpenBSD's 39
+	grep -qx '@\[39\]: 1000' "$TMP/bp.out" ||
+	    fail "-p: $(cat "$TMP/bp.out" "$TMP/bp.err")"
+	grep -qx '0 events filtered by dtd' "$TMP/bp.err" ||
+	    fail "-p: dtd filtered: $(cat "$TMP/bp.err")"
 	echo '@: 500' | diff -u - "$TMP/bc.out" ||
 	    fail "tid: $(cat "$TMP/bc.err")"
 	grep -qx '0 events dropped' "$TMP/bp.err" ||
@@ -566,6 +569,36 @@ pidpush)
 	echo "dtd read ${recs:-?} perf records"
 	[ -n "$recs" ] && [ "$recs" -lt 5000 ] ||
 	    fail "dtd read ${recs:-no} records: $(cat "$TMP/dtd.log")"
+	;;
+pidprofile)
+	# -p with the profile provider: each CPU samples the process's
+	# threads alone (per-task events, dt_perf_task.c), never the
+	# machine's, while another process spins beside it: every sample
+	# dtd read is the process's (it filtered none, and its log's count
+	# is btrace's).
+	cp /bin/dd "$TMP/uq_pps" && cp /bin/dd "$TMP/uq_ppn" || exit 2
+	setsid "$TMP/uq_ppn" if=/dev/zero of=/dev/null bs=1M 2> /dev/null &
+	NOISE=$!
+	trap 'kill -- -$NOISE 2> /dev/null; dtd_cleanup' EXIT
+	"$TMP/uq_pps" if=/dev/zero of=/dev/null bs=1M 2> /dev/null &
+	SP=$!
+	bt -v -p "$SP" -e 'profile:hz:97 { @[pid, comm] = count(); }
+	    interval:ms:500 { exit(); }' > "$TMP/out" 2> "$TMP/err" ||
+	    fail "exit code $?: $(cat "$TMP/err")"
+	kill "$SP" && kill -- -"$NOISE"
+	n=$(sed -n "s/^@\[$SP, uq_pps\]: //p" "$TMP/out")
+	[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$(grep -c '^@' "$TMP/out")" = 1 ] ||
+	    fail "samples: $(cat "$TMP/out" "$TMP/err")"
+	grep -qx '0 events filtered by dtd' "$TMP/err" ||
+	    fail "dtd filtered: $(cat "$TMP/err")"
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	grep -q 'cannot follow' "$TMP/dtd.log" &&
+	    fail "dtd filtered the pid itself: $(cat "$TMP/dtd.log")"
+	grep -q "^dtd: profile: $n samples" "$TMP/dtd.log" ||
+	    fail "dtd read more than $n samples: $(cat "$TMP/dtd.log")"
+	echo "$n samples of $SP"
 	;;
 kcount)
 	# A count of a kernel tracepoint keyed by nothing but the CPU and

@@ -153,19 +153,20 @@ dt_perf_attr(struct perf_event_attr *attr, uint64_t nsecs,
 }
 
 /*
- * The event that holds cpu's ring: system wide, or in task mode one on
- * dtd itself that stays disabled (the traced threads' events write into
- * its ring).  *attr is what it was opened with.
+ * The event that holds cpu's ring: system wide, or in task mode or for
+ * a pid filter (tasks) one on dtd itself that stays disabled (the
+ * threads' events write into its ring).  *attr is what it was opened
+ * with.
  */
 static int
 dt_perf_open(struct perf_event_attr *attr, uint64_t nsecs, uint64_t evtflags,
-    int cpu, int64_t *tsoff, clockid_t *clk)
+    int cpu, bool tasks, int64_t *tsoff, clockid_t *clk)
 {
 	int fd;
 
 	dt_perf_attr(attr, nsecs, evtflags);
-	if ((fd = dt_perf_open_pid(attr, dt_perf_task_on() ? getpid() : -1,
-	    cpu, &dt_perf_clockid, tsoff)) == -1)
+	if ((fd = dt_perf_open_pid(attr, tasks || dt_perf_task_on() ?
+	    getpid() : -1, cpu, &dt_perf_clockid, tsoff)) == -1)
 		return -1;
 	/* perf's own clock is sched_clock, about CLOCK_MONOTONIC. */
 	*clk = attr->use_clockid && attr->clockid == CLOCK_REALTIME ?
@@ -197,7 +198,7 @@ dt_perf_probe(void)
 	int fd;
 
 	if ((fd = dt_perf_open(&attr, 1000000000ULL, DTEVT_KSTACK |
-	    DTEVT_USTACK, 0, &off, &clk)) == -1)
+	    DTEVT_USTACK, 0, false, &off, &clk)) == -1)
 		return errno;
 	close(fd);
 	return 0;
@@ -286,7 +287,7 @@ dt_perf_sample(struct dt_perf_src *src, struct dt_pcb *dp, const char *rec,
 	 */
 	last = uatomic_read(&src->dps_lastts);
 	/* A traced thread's clock runs only while it does: no lateness. */
-	if (time > last && !dt_perf_task_on()) {
+	if (time > last && !dt_perf_task_on() && src->dps_pid == 0) {
 		missed = (time - last + src->dps_nsecs / 2) / src->dps_nsecs;
 		if (missed > 1) {
 			dt_pcb_count_skiptick(dp, src->dps_cpu, missed - 1);
@@ -514,6 +515,15 @@ dt_perf_reader(void *arg)
 	return NULL;
 }
 
+/* USERDT_TEST_PIDFOLLOW=refuse: a pid filter's threads never followed. */
+static bool
+dt_perf_pid_refused(void)
+{
+	const char *test = getenv("USERDT_TEST_PIDFOLLOW");
+
+	return test != NULL && strcmp(test, "refuse") == 0;
+}
+
 /* Take src off the live list.  [p] */
 static void
 dt_perf_unlive(struct dt_perf_src *src)
@@ -527,24 +537,26 @@ dt_perf_unlive(struct dt_perf_src *src)
 		}
 }
 
-int
-dt_perf_start(struct dt_pcb *dp)
+/*
+ * dt_perf_start() system wide or in task mode (pid 0), or on the
+ * threads of process pid alone.
+ */
+static int
+dt_perf_start_on(struct dt_pcb *dp, pid_t pid)
 {
 	struct dt_perf_src *src;
 	struct epoll_event ev;
 	int error;
 
-	if (dp->dp_priv != NULL || dp->dp_cpu < 0)
-		return EINVAL;
-	if ((error = uatomic_read(&dt_perf_refuse)) != 0)
-		return error;
 	if ((src = calloc(1, sizeof(*src))) == NULL)
 		return ENOMEM;
 	src->dps_pcb = dp;
 	src->dps_cpu = (unsigned int)dp->dp_cpu;
 	src->dps_nsecs = dp->dp_nsecs;
+	src->dps_pid = pid;
 	src->dps_fd = dt_perf_open(&src->dps_attr, dp->dp_nsecs,
-	    dp->dp_evtflags, dp->dp_cpu, &src->dps_tsoff, &src->dps_clock);
+	    dp->dp_evtflags, dp->dp_cpu, pid != 0, &src->dps_tsoff,
+	    &src->dps_clock);
 	if (src->dps_fd == -1) {
 		error = errno;
 		free(src);
@@ -599,7 +611,9 @@ dt_perf_start(struct dt_pcb *dp)
 		return error;
 	}
 	/* Task mode: the traced threads' events feed the ring instead. */
-	if (dt_perf_task_on())
+	if (pid != 0)
+		error = dt_perf_pid_begin(src);
+	else if (dt_perf_task_on())
 		error = dt_perf_task_begin(src);
 	else if (ioctl(src->dps_fd, PERF_EVENT_IOC_ENABLE, 0) == -1)
 		error = errno;
@@ -618,6 +632,34 @@ dt_perf_start(struct dt_pcb *dp)
 	}
 	dp->dp_priv = src;
 	return 0;
+}
+
+int
+dt_perf_start(struct dt_pcb *dp)
+{
+	static int lasterr;	/* [K] said once */
+	pid_t pid;
+	int error;
+
+	if (dp->dp_priv != NULL || dp->dp_cpu < 0)
+		return EINVAL;
+	if ((error = uatomic_read(&dt_perf_refuse)) != 0)
+		return error;
+	/*
+	 * A pushed pid (btrace -p): its threads' samples alone, never the
+	 * machine's (issue 22); where that cannot be, every CPU's samples
+	 * for dtd's filter, as before.  Task mode samples tracees alone.
+	 */
+	if (dt_perf_task_on() || (pid = dt_fsrc_pid(dp)) == 0)
+		return dt_perf_start_on(dp, 0);
+	error = dt_perf_pid_refused() ? EPERM : dt_perf_start_on(dp, pid);
+	if (error == 0)
+		return 0;
+	if (error != lasterr)
+		fprintf(stderr, "dtd: profile: cannot follow the threads of %d "
+		    "(%s): dtd filters its pid\n", (int)pid, strerror(error));
+	lasterr = error;
+	return dt_perf_start_on(dp, 0);
 }
 
 void
@@ -640,7 +682,7 @@ dt_perf_stop(struct dt_pcb *dp)
 	 */
 	now = dt_clock_ns(src->dps_clock);
 	last = uatomic_read(&src->dps_lastts);
-	if (dt_perf_task_on())
+	if (dt_perf_task_on() || src->dps_pid != 0)
 		dt_perf_task_end(src);
 	else if (now > last && (now - last) / src->dps_nsecs > 0) {
 		dt_pcb_count_skiptick(dp, src->dps_cpu,

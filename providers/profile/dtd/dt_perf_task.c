@@ -88,6 +88,14 @@ dt_perf_task_inherit(struct perf_event_attr *attr)
 	attr->remove_on_exec = 1;
 }
 
+/* A pid filter's: the process is the same after an exec. */
+static void
+dt_perf_pid_inherit(struct perf_event_attr *attr)
+{
+	attr->inherit = 1;
+	attr->inherit_thread = 1;
+}
+
 int
 dt_perf_task_probe(void)
 {
@@ -133,7 +141,10 @@ dt_perf_task_open(struct dt_perf_src *src, pid_t pid, pid_t tid)
 		src->dps_taskcap = cap;
 	}
 	/* The ring's event's clock and flags: SET_OUTPUT wants them. */
-	dt_perf_task_inherit(&attr);
+	if (src->dps_pid != 0)
+		dt_perf_pid_inherit(&attr);
+	else
+		dt_perf_task_inherit(&attr);
 	fd = (int)syscall(SYS_perf_event_open, &attr, tid, (int)src->dps_cpu,
 	    -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd == -1)
@@ -296,4 +307,71 @@ dt_perf_tracee(pid_t pid)
 	}
 	pthread_mutex_unlock(&dt_perf_task_mtx);
 	free(tids);
+}
+
+static int
+dt_perf_pid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Whether every thread of now[n] is among was[m] (sorted). */
+static bool
+dt_perf_pid_subset(const pid_t *now, size_t n, const pid_t *was, size_t m)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (bsearch(&now[i], was, m, sizeof(*was),
+		    dt_perf_pid_cmp) == NULL)
+			return false;
+	return true;
+}
+
+#define DT_PERF_PID_TRIES	4	/* listings that must agree, at most */
+
+int
+dt_perf_pid_begin(struct dt_perf_src *src)
+{
+	pid_t *was, *now;
+	size_t m, n, i;
+	int try, error = EAGAIN;
+	bool same;
+
+	pthread_mutex_lock(&dt_perf_task_mtx);
+	for (try = 0; try < DT_PERF_PID_TRIES && error == EAGAIN; try++) {
+		if ((m = dt_perf_task_tids(src->dps_pid, &was)) == 0) {
+			error = ESRCH;
+			break;
+		}
+		qsort(was, m, sizeof(*was), dt_perf_pid_cmp);
+		error = 0;
+		for (i = 0; i < m && error == 0; i++)
+			/* a thread that ended makes no sample any more */
+			if (!dt_perf_task_open(src, src->dps_pid, was[i]) &&
+			    errno != ESRCH)
+				error = errno != 0 ? errno : ENOMEM;
+		n = error == 0 ? dt_perf_task_tids(src->dps_pid, &now) : 0;
+		same = n > 0 && dt_perf_pid_subset(now, n, was, m);
+		free(was);
+		if (error == 0 && !same)
+			error = n == 0 ? ESRCH : EAGAIN;
+		if (n > 0)
+			free(now);
+		if (error == 0)
+			break;
+		/* Their inherited copies go with them: none is left. */
+		for (i = 0; i < src->dps_ntasks; i++)
+			close(src->dps_tasks[i].dpt_fd);
+		src->dps_ntasks = 0;
+	}
+	if (error != 0) {
+		free(src->dps_tasks);
+		src->dps_tasks = NULL;
+		src->dps_taskcap = 0;
+	}
+	pthread_mutex_unlock(&dt_perf_task_mtx);
+	return error;
 }

@@ -67,6 +67,12 @@ struct dt_perf_src {
 	 * the threads it starts later inherit.
 	 */
 	struct perf_event_attr	 dps_attr;	/* [I] dps_fd's */
+	/*
+	 * [I] A pid filter's process (dt_perf_pid_begin()), 0: none.  As
+	 * in task mode, dps_fd is on dtd and its threads' events write
+	 * there; they are not linked for tracees, and stay across exec.
+	 */
+	pid_t			 dps_pid;
 	struct dt_perf_src	*dps_tnext;	/* [t] task-mode list */
 	struct dt_perf_task	*dps_tasks;	/* [t] NULL unless task mode */
 	size_t			 dps_ntasks;	/* [t] */
@@ -87,5 +93,16 @@ void	dt_perf_attr(struct perf_event_attr *, uint64_t nsecs,
  */
 int	dt_perf_task_begin(struct dt_perf_src *);
 void	dt_perf_task_end(struct dt_perf_src *);
+
+/*
+ * A pid filter's sampler (issue 22): src's ring (on dtd, dps_pid set)
+ * gets the events of dps_pid's threads on its CPU, inherited by the
+ * threads they create, not by the processes they fork.  The threads are
+ * listed before and after; one that appeared between may or may not
+ * have inherited its creator's event, so all are closed and it is tried
+ * again.  0, or an errno (EAGAIN: the threads never held still; nothing
+ * left open then).  Stopped by dt_perf_task_end().  As the above.
+ */
+int	dt_perf_pid_begin(struct dt_perf_src *);
 
 #endif /* DT_PERF_VAR_H */
