@@ -102,6 +102,7 @@ for i in $(seq "$REPS"); do
 		lost=$(sed -n 's/^\([0-9]*\) events dropped$/\1/p' "$TMP/bt.err")
 		echo "${got:-0} ${lost:-0} $(echo "$d0 $d1" |
 		    awk '{ printf("%.3f", $2 - $1) }')" >> "$TMP/r.$c"
+		echo "round $i, $c: count, dropped, dtd CPU: $(tail -n 1 "$TMP/r.$c")"
 	done
 done
 
