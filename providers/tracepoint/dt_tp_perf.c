@@ -120,6 +120,24 @@ dt_tpev_attr(struct perf_event_attr *attr, const struct dt_tpev_pmu *pmu,
 	attr->sample_id_all = 1;
 	attr->watermark = 1;
 	attr->wakeup_watermark = (uint32_t)(datasize / 4);
+	/* what it lost, read at the close (dt_tpev_close_fd()) */
+	attr->read_format = PERF_FORMAT_LOST;
+}
+
+/*
+ * Disable and close an event of ev writing into CPU cpu's buffer,
+ * adding what the kernel lost of it to that buffer's count first.
+ * [t].
+ */
+static void
+dt_tpev_close_fd(struct dt_tpev *ev, int fd, unsigned int cpu)
+{
+	uint64_t v[2];
+
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (ev->tpe_klost && read(fd, v, sizeof(v)) == (ssize_t)sizeof(v))
+		ev->tpe_cpus[cpu].tpc_klost += v[1];
+	close(fd);
 }
 
 /*
@@ -532,6 +550,12 @@ dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		c->tpc_swfd = -1;
 		c->tpc_fd = dt_perf_open_pid(&attr, pid, (int)i, clk,
 		    &ev->tpe_tsoff);
+		/* a kernel before PERF_FORMAT_LOST (6.0): losses as told */
+		if (c->tpc_fd == -1 && errno == EINVAL && attr.read_format) {
+			attr.read_format = 0;
+			c->tpc_fd = dt_perf_open_pid(&attr, pid, (int)i, clk,
+			    &ev->tpe_tsoff);
+		}
 		/* a kernel before inherit_thread: forks too, dtd filters */
 		if (c->tpc_fd == -1 && errno == EINVAL && attr.inherit_thread) {
 			attr.inherit_thread = 0;
@@ -560,6 +584,7 @@ dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		dt_tpev_release(ev);
 		return NULL;
 	}
+	ev->tpe_klost = attr.read_format != 0;
 	if (threads && (*error = dt_tpev_open_xtids(ev, &attr, tids, ntids,
 	    clk)) != 0) {
 		dt_tpev_release(ev);
@@ -681,8 +706,7 @@ dt_tpev_close(struct dt_tpev *ev)
 	 */
 	for (i = 0; i < ev->tpe_nxfds; i++)
 		if ((fd = ev->tpe_xfds[i]) != -1) {
-			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-			close(fd);
+			dt_tpev_close_fd(ev, fd, i % ev->tpe_ncpu);
 			ev->tpe_xfds[i] = -1;
 		}
 	for (i = 0; i < ev->tpe_ncpu; i++) {
@@ -693,9 +717,8 @@ dt_tpev_close(struct dt_tpev *ev)
 		}
 		if ((fd = ev->tpe_cpus[i].tpc_fd) == -1)
 			continue;
-		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 		epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_DEL, fd, NULL);
-		close(fd);
+		dt_tpev_close_fd(ev, fd, i);
 		ev->tpe_cpus[i].tpc_fd = -1;
 	}
 	ev->tpe_next = dt_tpev_dead;
