@@ -20,11 +20,10 @@
  * a pcb whose filter has that conjunct gets perf events of its own on
  * N's threads (dt_tpev_open_threads(): one buffer per CPU for all of
  * them), inherited by every thread they create, not by the processes
- * they fork.  The kernel then writes the
- * records of N's threads alone, so dtd's CPU follows N's events, not
- * the machine's.  The rest of the pcb's filter is the events' ftrace
- * filter where it translates; dtd still applies the whole filter, as
- * btrace does after it.
+ * they fork.  The kernel then writes the records of N's threads alone,
+ * so dtd's CPU follows N's events, not the machine's.  The rest of the
+ * pcb's filter is the events' ftrace filter where it translates; dtd
+ * still applies the whole filter, as btrace does after it.
  *
  * An event happens in N exactly when it happens while one of N's
  * threads is current, which is what a per-task event sees: the same
@@ -38,12 +37,13 @@
  * threads without pause) the pcb goes to the shared event, and dtd
  * filters alone, as before; so too past DT_TP_PID_MAXTIDS threads, or
  * where perf refuses (USERDT_TEST_PIDFOLLOW=refuse: always, for the
- * tests).
- * Left open: a clone whose copy of the
- * creator's events was taken before they were opened and which joins
- * the thread group only after the second listing (the few microseconds
- * of copy_process() between the two, in a clone that started before
- * the events existed); that thread's events would be missing.
+ * tests).  A thread listed the first time was in the process before
+ * any event was opened, so it has no inherited copy: no event twice.
+ * Left open: a clone whose copy of its creator's events was taken
+ * before they were opened and which joins the thread group only after
+ * the second listing (the few microseconds of copy_process() between
+ * the two, in a clone that started before the events existed); that
+ * thread's events would be missing.
  *
  * The pcb takes no record of the probe's shared event (dp_srccount, as
  * a counted or tree pcb), and its own records go to it alone, only

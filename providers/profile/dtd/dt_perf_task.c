@@ -331,6 +331,7 @@ dt_perf_pid_subset(const pid_t *now, size_t n, const pid_t *was, size_t m)
 }
 
 #define DT_PERF_PID_TRIES	4	/* listings that must agree, at most */
+#define DT_PERF_PID_MAXTIDS	256	/* threads followed (fds: x CPUs) */
 
 int
 dt_perf_pid_begin(struct dt_perf_src *src)
@@ -344,6 +345,11 @@ dt_perf_pid_begin(struct dt_perf_src *src)
 	for (try = 0; try < DT_PERF_PID_TRIES && error == EAGAIN; try++) {
 		if ((m = dt_perf_task_tids(src->dps_pid, &was)) == 0) {
 			error = ESRCH;
+			break;
+		}
+		if (m > DT_PERF_PID_MAXTIDS) {
+			free(was);
+			error = E2BIG;
 			break;
 		}
 		qsort(was, m, sizeof(*was), dt_perf_pid_cmp);
