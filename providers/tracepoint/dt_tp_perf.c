@@ -120,24 +120,6 @@ dt_tpev_attr(struct perf_event_attr *attr, const struct dt_tpev_pmu *pmu,
 	attr->sample_id_all = 1;
 	attr->watermark = 1;
 	attr->wakeup_watermark = (uint32_t)(datasize / 4);
-	/* what it lost, read at the close (dt_tpev_close_fd()) */
-	attr->read_format = PERF_FORMAT_LOST;
-}
-
-/*
- * Disable and close an event of ev writing into CPU cpu's buffer,
- * adding what the kernel lost of it to that buffer's count first.
- * [t].
- */
-static void
-dt_tpev_close_fd(struct dt_tpev *ev, int fd, unsigned int cpu)
-{
-	uint64_t v[2];
-
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	if (ev->tpe_klost && read(fd, v, sizeof(v)) == (ssize_t)sizeof(v))
-		ev->tpe_cpus[cpu].tpc_klost += v[1];
-	close(fd);
 }
 
 /*
@@ -538,9 +520,14 @@ dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		attr.enable_on_exec = !threads && (evtflags & DT_TPEV_NOW) == 0;
 		/*
 		 * A pid filter's threads: the threads they create are the
-		 * process's, the processes they fork are not.
+		 * process's, the processes they fork are not.  What they
+		 * lost, for dt_tpev_lost().  Not for the shared events:
+		 * their losses are every open's, and one still unfiltered
+		 * for an instant at its open fills with the machine's
+		 * records (push-ksys).
 		 */
 		attr.inherit_thread = threads;
+		attr.read_format = threads ? PERF_FORMAT_LOST : 0;
 		evtflags &= ~DT_TPEV_SWITCHES;
 	}
 	*error = 0;
@@ -650,6 +637,26 @@ dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 	return ev;
 }
 
+uint64_t
+dt_tpev_lost(struct dt_tpev *ev, unsigned int cpu)
+{
+	uint64_t v[2], n = 0;
+	unsigned int i;
+	int fd;
+
+	if (!ev->tpe_klost || cpu >= ev->tpe_ncpu)
+		return 0;
+	pthread_mutex_lock(&dt_tpev_mtx);
+	for (i = cpu; i < ev->tpe_ncpu + ev->tpe_nxfds; i += ev->tpe_ncpu) {
+		fd = i < ev->tpe_ncpu ? ev->tpe_cpus[i].tpc_fd :
+		    ev->tpe_xfds[i - ev->tpe_ncpu];
+		if (fd != -1 && read(fd, v, sizeof(v)) == (ssize_t)sizeof(v))
+			n += v[1];
+	}
+	pthread_mutex_unlock(&dt_tpev_mtx);
+	return n;
+}
+
 int
 dt_tpev_filter(struct dt_tpev *ev, const char *filter)
 {
@@ -706,7 +713,8 @@ dt_tpev_close(struct dt_tpev *ev)
 	 */
 	for (i = 0; i < ev->tpe_nxfds; i++)
 		if ((fd = ev->tpe_xfds[i]) != -1) {
-			dt_tpev_close_fd(ev, fd, i % ev->tpe_ncpu);
+			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+			close(fd);
 			ev->tpe_xfds[i] = -1;
 		}
 	for (i = 0; i < ev->tpe_ncpu; i++) {
@@ -717,8 +725,9 @@ dt_tpev_close(struct dt_tpev *ev)
 		}
 		if ((fd = ev->tpe_cpus[i].tpc_fd) == -1)
 			continue;
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 		epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_DEL, fd, NULL);
-		dt_tpev_close_fd(ev, fd, i);
+		close(fd);
 		ev->tpe_cpus[i].tpc_fd = -1;
 	}
 	ev->tpe_next = dt_tpev_dead;

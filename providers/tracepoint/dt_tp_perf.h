@@ -172,6 +172,15 @@ struct dt_tpev	*dt_tpev_open_threads(const struct dt_tpev_pmu *,
 		    int *error);
 
 /*
+ * What the kernel lost of dt_tpev_open_threads()'s ev on CPU cpu since
+ * the open, records it wrote a lost record for or not (perf writes one
+ * only before the next record that fits: a last burst's losses are
+ * never told); 0 where the kernel does not count (before 6.0).  The
+ * owner's thread, before dt_tpev_close().
+ */
+uint64_t	dt_tpev_lost(struct dt_tpev *, unsigned int cpu);
+
+/*
  * Stop the event: disarm it now, and let the reader hand fn what the
  * buffers still hold and free it between two rounds.  Any thread, never
  * waits for the reader; fn may still be called for it until the reader

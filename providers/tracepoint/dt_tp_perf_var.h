@@ -65,12 +65,6 @@ struct dt_tpev_cpu {
 	uint64_t		 tpc_ns;	/* [R] merge: tpc_tail's time */
 	/* [a] written by the reader: its task and all it forked are gone */
 	atomic_bool		 tpc_hup;
-	uint64_t		 tpc_lost;	/* [R] lost records read */
-	/*
-	 * [t] what the kernel lost for the events writing here, read at
-	 * the close (PERF_FORMAT_LOST); [R] once the event is dead
-	 */
-	uint64_t		 tpc_klost;
 };
 
 struct dt_tpev {
@@ -110,9 +104,7 @@ void	dt_tpev_drain_merged(struct dt_tpev *ev, bool final);
 
 /*
  * Everything ev's buffers hold, merged by time when ev has switch
- * records; with final (ev closed), then the losses perf never wrote a
- * record for (tpc_klost beyond tpc_lost).  The reader thread only,
- * inside an RCU read-side section.
+ * records.  The reader thread only, inside an RCU read-side section.
  */
 void	dt_tpev_drain_all(struct dt_tpev *ev, bool final);
 

@@ -62,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dev/dt/dtvar.h>
 
@@ -83,6 +84,9 @@ struct dt_tp_pidev {
 	const struct dt_tp_probe *pe_tpp;	/* [I] */
 	struct dt_tp_src	*pe_src;	/* [I] */
 	struct dt_tpev		*pe_ev;		/* [K] NULL: none open */
+	unsigned int		 pe_ncpu;	/* [I] */
+	/* [a] per CPU, the losses the callback counted to pe_dp */
+	_Atomic uint64_t	 pe_lost[];
 };
 
 static struct dt_tp_pidev *dt_tp_pidevs;	/* [K] started ones */
@@ -166,8 +170,12 @@ dt_tp_pid_cb(void *arg, const struct dt_tp_sample *s)
 
 	dp = atomic_load(&pe->pe_live) ? pe->pe_dp : NULL;
 	if (s->ts_lost > 0) {
-		if (dp != NULL)
-			dt_pcb_count_dropevt(dp, s->ts_cpu, s->ts_lost);
+		if (dp == NULL)
+			return;
+		/* before the count: dt_tp_pid_stop() takes it off */
+		if (s->ts_cpu < pe->pe_ncpu)
+			atomic_fetch_add(&pe->pe_lost[s->ts_cpu], s->ts_lost);
+		dt_pcb_count_dropevt(dp, s->ts_cpu, s->ts_lost);
 		return;
 	}
 	if (dt_tp_sample_note(pe->pe_src, s) || s->ts_swin || dp == NULL)
@@ -233,14 +241,18 @@ dt_tp_pid_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	pid_t pid, *was;
 	const char *test;
 	char *filt;
+	long ncpu;
 	int error = ENOMEM, try;
 
 	/* on__cpu's switch records are per CPU, and follow no task */
 	if (tpp->tpp_nsrcs != 1 || tpp->tpp_switchin ||
 	    (pid = dt_fsrc_pid(dp)) == 0)
 		return false;
-	if ((pe = calloc(1, sizeof(*pe))) == NULL)
+	ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	if ((pe = calloc(1, sizeof(*pe) + (size_t)(ncpu > 0 ? ncpu : 1) *
+	    sizeof(pe->pe_lost[0]))) == NULL)
 		return false;
+	pe->pe_ncpu = ncpu > 0 ? (unsigned int)ncpu : 1;
 	pe->pe_dp = dp;
 	pe->pe_tpp = tpp;
 	pe->pe_src = src;
@@ -285,6 +297,27 @@ dt_tp_pid_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	return true;
 }
 
+/*
+ * What the kernel lost of pe's records and no lost record told (perf
+ * writes one only before the next record that fits: a process's last
+ * burst before the stop is where), dropped for pe's pcb.  A lost
+ * record the reader counts as this runs is counted twice: drops said
+ * too many then, never too few.  [K], while pe_live.
+ */
+static void
+dt_tp_pid_tail(struct dt_tp_pidev *pe)
+{
+	uint64_t k, c;
+	unsigned int i;
+
+	for (i = 0; i < pe->pe_ncpu; i++) {
+		k = dt_tpev_lost(pe->pe_ev, i);
+		c = atomic_load(&pe->pe_lost[i]);
+		if (k > c)
+			dt_pcb_count_dropevt(pe->pe_dp, i, k - c);
+	}
+}
+
 bool
 dt_tp_pid_stop(struct dt_pcb *dp)
 {
@@ -293,6 +326,7 @@ dt_tp_pid_stop(struct dt_pcb *dp)
 	for (pep = &dt_tp_pidevs; (pe = *pep) != NULL; pep = &pe->pe_next)
 		if (pe->pe_dp == dp) {
 			*pep = pe->pe_next;
+			dt_tp_pid_tail(pe);
 			atomic_store(&pe->pe_live, false);
 			/* the reader drains it; the last release frees pe */
 			dt_tp_pid_close(pe);

@@ -210,7 +210,6 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		s.ts_cpu = (unsigned int)(c - ev->tpe_cpus);
 		ev->tpe_fn(ev->tpe_arg, &s);
 		uatomic_add(&dt_tpev_counters.tps_lost, lost);
-		c->tpc_lost += lost;
 		break;
 	}
 }
@@ -333,48 +332,20 @@ dt_tpev_drain_merged(struct dt_tpev *ev, bool final)
 	}
 }
 
-/*
- * A closed event's losses that no record tells: perf writes a lost
- * record only before the next record that fits, so what it lost last,
- * with nothing written after, would go unsaid.  [R], RCU read.
- */
-static void
-dt_tpev_tail_lost(struct dt_tpev *ev)
-{
-	struct dt_tp_sample s;
-	struct dt_tpev_cpu *c;
-	unsigned int i;
-
-	for (i = 0; i < ev->tpe_ncpu; i++) {
-		c = &ev->tpe_cpus[i];
-		if (c->tpc_klost <= c->tpc_lost)
-			continue;
-		memset(&s, 0, sizeof(s));
-		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
-		s.ts_lost = c->tpc_klost - c->tpc_lost;
-		s.ts_cpu = i;
-		ev->tpe_fn(ev->tpe_arg, &s);
-		uatomic_add(&dt_tpev_counters.tps_lost, s.ts_lost);
-		c->tpc_lost = c->tpc_klost;
-	}
-}
-
 void
 dt_tpev_drain_all(struct dt_tpev *ev, bool final)
 {
 	unsigned int i;
 
-	if (ev->tpe_switches)
+	if (ev->tpe_switches) {
 		dt_tpev_drain_merged(ev, final);
-	else {
-		for (i = 0; i < ev->tpe_ncpu; i++)
-			if (ev->tpe_cpus[i].tpc_meta != NULL)
-				dt_tpev_renames(&ev->tpe_cpus[i]);
-		for (i = 0; i < ev->tpe_ncpu; i++)
-			if (ev->tpe_cpus[i].tpc_meta != NULL)
-				dt_tpev_drain(&ev->tpe_cpus[i]);
+		return;
 	}
-	if (final)
-		dt_tpev_tail_lost(ev);
+	for (i = 0; i < ev->tpe_ncpu; i++)
+		if (ev->tpe_cpus[i].tpc_meta != NULL)
+			dt_tpev_renames(&ev->tpe_cpus[i]);
+	for (i = 0; i < ev->tpe_ncpu; i++)
+		if (ev->tpe_cpus[i].tpc_meta != NULL)
+			dt_tpev_drain(&ev->tpe_cpus[i]);
 }
 
