@@ -293,6 +293,7 @@ dt_record_start(struct dt_softc *sc)
 		    (dp->dp_agg->das_req.dtas_vflags & DTF_F_TREE) != 0) ||
 		    (dp->dp_evtflags & (DTEVT_TREE | DTEVT_LAUNCHED)) ==
 		    DTEVT_TREE);
+		atomic_store(&dp->dp_srcuntil, 0);
 		cds_list_add_tail_rcu(&dp->dp_pnext, &dtp->dtp_pcbs);
 		atomic_fetch_or(&dtp->dtp_evtflags, dp->dp_evtflags);
 		atomic_fetch_add(&dtp->dtp_recording, 1);

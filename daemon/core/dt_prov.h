@@ -181,6 +181,14 @@ struct dt_pcb {
 	 * tree's count (DTF_F_TREE) has it set from before it is linked.
 	 */
 	_Atomic bool		 dp_srccount;
+	/*
+	 * [K] set, [a] read: with dp_srccount, the source still hands the
+	 * pcb its stream's events stamped before this time (the source's
+	 * own clock), for a switch-over at that time to events of the
+	 * pcb's own (dt_tp_pid.c); 0: none, the stream gives it nothing.
+	 * Reset with dp_srccount.
+	 */
+	_Atomic uint64_t	 dp_srcuntil;
 	void			*dp_priv;	/* [K] provider state */
 };
 

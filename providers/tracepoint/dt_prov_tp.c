@@ -383,22 +383,39 @@ dt_tp_generic(const struct dt_tp_probe *tpp, const struct dt_tp_src *src,
 	}
 }
 
+/*
+ * Whether the shared stream's record stamped ptime (ts_ptime) is for
+ * dp: not while its source counts it, unless before the time its own
+ * events took over (dp_srcuntil, dt_tp_pid.c).  [R].
+ */
+static bool
+dt_tp_wants(struct dt_pcb *dp, uint64_t ptime)
+{
+	if (!atomic_load_explicit(&dp->dp_srccount, memory_order_relaxed))
+		return true;
+	return ptime < atomic_load_explicit(&dp->dp_srcuntil,
+	    memory_order_relaxed);
+}
+
 /* Put ev, or evs to the opens that asked for strings.  [R], RCU read. */
 static void
-dt_tp_emit(struct dt_probe *dtp, unsigned int cpu, const struct dt_evt *ev,
-    const struct dt_evt *evs)
+dt_tp_emit(struct dt_probe *dtp, unsigned int cpu, uint64_t ptime,
+    const struct dt_evt *ev, const struct dt_evt *evs)
 {
 	struct dt_pcb *dp;
 
 	/* In time order with the other buffers' and sources' events. */
 	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext)
-		if (!atomic_load_explicit(&dp->dp_srccount,
-		    memory_order_relaxed))
+		if (dt_tp_wants(dp, ptime))
 			dt_seq_put(dt_tpev_source(), dp, cpu, evs != NULL &&
 		    (dp->dp_evtflags & DTEVT_STRINGS) ? evs : ev);
 }
 
-/* perf's lost records: lost for every open recording the source. */
+/*
+ * perf's lost records: lost for every open recording the source; for
+ * one switched over to its own events, those told before the switch
+ * (what is told after may have been lost before: drops said too few).
+ */
 static void
 dt_tp_lost(struct dt_tp_src *src, const struct dt_tp_sample *s)
 {
@@ -408,8 +425,7 @@ dt_tp_lost(struct dt_tp_src *src, const struct dt_tp_sample *s)
 	for (i = 0; i < src->tps_nprobes; i++)
 		cds_list_for_each_entry_rcu(dp,
 		    &src->tps_probes[i]->tpp_dtp->dtp_pcbs, dp_pnext)
-			if (!atomic_load_explicit(&dp->dp_srccount,
-			    memory_order_relaxed))
+			if (dt_tp_wants(dp, s->ts_ptime))
 				dt_pcb_count_dropevt(dp, s->ts_cpu,
 				    s->ts_lost);
 }
@@ -473,7 +489,8 @@ dt_tp_sample_cb(void *arg, const struct dt_tp_sample *s)
 		    memory_order_relaxed);
 		if (!dt_tp_build(tpp, src, s, flags, &ev, &evs, &strings))
 			continue;
-		dt_tp_emit(tpp->tpp_dtp, s->ts_cpu, &ev, strings ? &evs : NULL);
+		dt_tp_emit(tpp->tpp_dtp, s->ts_cpu, s->ts_ptime, &ev,
+		    strings ? &evs : NULL);
 	}
 }
 

@@ -63,6 +63,12 @@
 #include "dt_tp_perf_var.h"
 
 static pthread_mutex_t	 dt_tpev_mtx = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Held by the reader while it hands records to callbacks, so that
+ * dt_tpev_cut() reads its time between two records, never during one's
+ * delivery.  Taken before dt_tpev_mtx, never while waiting for [K].
+ */
+static pthread_mutex_t	 dt_tpev_cbmtx = PTHREAD_MUTEX_INITIALIZER;
 static struct dt_tpev	*dt_tpev_live;		/* [t] */
 static struct dt_tpev	*dt_tpev_dead;		/* [t] */
 static struct dt_perf_loop dt_tpev_rdr = DT_PERF_LOOP_INIT; /* [t] */
@@ -216,6 +222,7 @@ dt_tpev_round(int round, bool *switches)
 	}
 	/* The round reaches parked readers whole (dt_wakeup_hold()). */
 	dt_wakeup_hold();
+	pthread_mutex_lock(&dt_tpev_cbmtx);
 	rcu_read_lock();
 	/* Only this thread frees, and not before the next round. */
 	for (i = 0; i < n; i++)
@@ -223,6 +230,7 @@ dt_tpev_round(int round, bool *switches)
 	for (ev = dead; ev != NULL; ev = ev->tpe_next)
 		dt_tpev_drain_all(ev, true);
 	rcu_read_unlock();
+	pthread_mutex_unlock(&dt_tpev_cbmtx);
 	dt_wakeup_release();
 	free(snap);
 	for (ev = dead; ev != NULL; ev = next) {
@@ -299,6 +307,7 @@ dt_tpev_reader(void *arg)
 		 * the flush, as their merge holds back what is young.
 		 */
 		round = DT_TPEV_R_NONE;
+		pthread_mutex_lock(&dt_tpev_cbmtx);
 		rcu_read_lock();
 		for (i = 0; i < n; i++) {
 			if (dt_perf_loop_woken(pl, &evs[i]))
@@ -325,6 +334,7 @@ dt_tpev_reader(void *arg)
 				round = DT_TPEV_R_PLAIN;
 		}
 		rcu_read_unlock();
+		pthread_mutex_unlock(&dt_tpev_cbmtx);
 		now = dt_clock_ns(CLOCK_MONOTONIC);
 		if (now - last >= DT_TPEV_FLUSH_MS * 1000000ULL) {
 			round = DT_TPEV_R_ALL;
@@ -655,6 +665,17 @@ dt_tpev_lost(struct dt_tpev *ev, unsigned int cpu)
 	}
 	pthread_mutex_unlock(&dt_tpev_mtx);
 	return n;
+}
+
+bool
+dt_tpev_cut(struct dt_tpev *ev, void (*fn)(void *, uint64_t), void *arg)
+{
+	if (ev->tpe_clk == DT_PERF_CLOCK_PERF)
+		return false;
+	pthread_mutex_lock(&dt_tpev_cbmtx);
+	fn(arg, dt_clock_ns(ev->tpe_clk));
+	pthread_mutex_unlock(&dt_tpev_cbmtx);
+	return true;
 }
 
 int

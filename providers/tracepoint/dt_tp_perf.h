@@ -79,6 +79,14 @@ struct dt_tp_sample {
 	pid_t		 ts_pid;	/* current's tgid, 0 when idle */
 	pid_t		 ts_tid;
 	uint64_t	 ts_ns;		/* CLOCK_REALTIME */
+	/*
+	 * The stamp as perf wrote it, in the records' own clock: what
+	 * dt_tpev_cut()'s time compares with.  Every event of a kind
+	 * shares the clock, but each its realtime offset, taken at its
+	 * open: ts_ns of two events may differ by the drift between.
+	 * 0 on a lost record without its time, and on task records.
+	 */
+	uint64_t	 ts_ptime;
 	/* innermost first; empty, never NULL, where there are none */
 	const struct stacktrace *ts_kstack;
 	const struct stacktrace *ts_ustack;
@@ -204,6 +212,18 @@ bool	dt_tpev_gone(const struct dt_tpev *);
  * written before the filter took effect on its CPU may still come.
  */
 int	dt_tpev_filter(struct dt_tpev *, const char *filter);
+
+/*
+ * fn(arg, now), now the time in ev's records' clock (ts_ptime), read
+ * while the reader hands no record of any event to any callback: every
+ * record handed before was stamped before now (perf stamps a record
+ * before it writes it), and every record handed after is handed after
+ * fn returned.  fn must not wait for the reader.  false, fn not
+ * called, where that clock is perf's own, which dtd cannot read.  The
+ * owner's thread, between dt_tpev_open*() and dt_tpev_close().
+ */
+bool	dt_tpev_cut(struct dt_tpev *ev, void (*fn)(void *, uint64_t),
+	    void *arg);
 
 /* Stop the reader and free every event; at shutdown, idempotent. */
 void	dt_tpev_shutdown(void);

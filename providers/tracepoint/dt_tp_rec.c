@@ -62,6 +62,7 @@ dt_tpev_switch(struct dt_tpev *ev, const char *rec, size_t len)
 	s.ts_pid = (pid_t)pid;
 	s.ts_tid = (pid_t)tid;
 	s.ts_ns = time + (uint64_t)ev->tpe_tsoff;
+	s.ts_ptime = time;
 	s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 	s.ts_swin = true;
 	s.ts_swev = true;
@@ -110,6 +111,7 @@ dt_tpev_sample(struct dt_tpev *ev, const char *rec, size_t len,
 	s.ts_pid = (pid_t)pid;
 	s.ts_tid = (pid_t)tid;
 	s.ts_ns = time + (uint64_t)ev->tpe_tsoff;
+	s.ts_ptime = time;
 	s.ts_kstack = &kst;
 	s.ts_ustack = &ust;
 	s.ts_raw = rec + off;
@@ -207,6 +209,9 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		memset(&s, 0, sizeof(s));
 		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 		s.ts_lost = lost;
+		/* sample_id_all: pid, tid, then the time the record was put */
+		if (len >= 32)
+			memcpy(&s.ts_ptime, body + 24, 8);
 		s.ts_cpu = (unsigned int)(c - ev->tpe_cpus);
 		ev->tpe_fn(ev->tpe_arg, &s);
 		uatomic_add(&dt_tpev_counters.tps_lost, lost);
