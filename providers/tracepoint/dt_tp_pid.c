@@ -35,26 +35,56 @@
  * that appeared between the two is unknown either way, and the whole
  * is closed and tried again; after DT_TP_PID_TRIES (a process making
  * threads without pause) the pcb goes to the shared event, and dtd
- * filters alone, as before; so too past DT_TP_PID_MAXTIDS threads, or
- * where perf refuses (USERDT_TEST_PIDFOLLOW=refuse: always, for the
- * tests).  A thread listed the first time was in the process before
- * any event was opened, so it has no inherited copy: no event twice.
+ * filters alone, as before; so too past DT_TP_PID_MAXTIDS threads
+ * (E2BIG), past the budget below, or where perf refuses
+ * (USERDT_TEST_PIDFOLLOW=refuse: always, for the tests).  A thread
+ * listed the first time was in the process before any event was
+ * opened, so it has no inherited copy: no event twice.
  * Left open: a clone whose copy of its creator's events was taken
  * before they were opened and which joins the thread group only after
  * the second listing (the few microseconds of copy_process() between
  * the two, in a clone that started before the events existed); that
  * thread's events would be missing.
  *
- * The pcb takes no record of the probe's shared event (dp_srccount, as
- * a counted or tree pcb), and its own records go to it alone, only
- * while it records (pe_live), as dt_tp_tree.c's.
+ * The buffers' owner is any listed thread perf still takes: a main
+ * thread that called pthread_exit() lingers in the list, but perf
+ * refuses it (ESRCH).
+ *
+ * The switch-over is cut by the events' time, not by when the reader
+ * drains a record: the pcb was linked (dt_record_start()) before its
+ * own events were on, so until then the probe's shared event, if
+ * another open holds it, brings it the process's events.  Once its
+ * own events are on, a time T in the records' clock is read while the
+ * reader hands no record over (dt_tpev_cut()): every record the shared
+ * path handed it before was stamped before T; from then on the shared
+ * path gives it only records stamped before T (dp_srcuntil), its own
+ * only those stamped at T or after (pe_cut).  Every event of N from T
+ * on has its own record, as its events were on before T.  Both
+ * compare perf's own stamps (ts_ptime), of the same clock (the
+ * tracepoints' kind shares it, dt_perf_open_pid()), not the realtime
+ * derived from each event's offset.  Left open: perf may stamp the
+ * shared and the own record of one hit each on its own (a sample
+ * each), a fraction of a microsecond apart; a hit whose two stamps
+ * fell either side of T would reach the pcb twice or not at all.  The
+ * window is that fraction, where it was the whole start before.
+ *
+ * A budget caps what all pcbs take together (dt_tp_pid_charge()):
+ * threads x CPUs descriptors each, and a buffer per CPU.  A pcb past
+ * it goes to the shared event, said once.  The longer-term design is
+ * one buffer set per (open, pid) shared by all its tracepoints' events
+ * (PERF_EVENT_IOC_SET_OUTPUT across them, told apart by
+ * PERF_SAMPLE_IDENTIFIER): `tracepoint:*:*` would then cost threads x
+ * CPUs descriptors per tracepoint but one set of buffers.
  *
  * Locks used to protect struct members in this file:
  *	[I]	immutable after dt_tp_pid_start()
  *	[K]	the core's configuration lock
  *	[R]	the perf reader thread, inside rcu_read_lock()
+ *	[a]	atomic operations
  */
 #include <linux/perf_event.h>
+
+#include <sys/resource.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -74,6 +104,11 @@
 
 #define DT_TP_PID_TRIES	4	/* listings that must agree, at most */
 #define DT_TP_PID_MAXTIDS 256	/* threads followed (fds: x CPUs) */
+/* of dtd's RLIMIT_NOFILE, what all pcbs' descriptors may take */
+#define DT_TP_PID_FDSHARE 2	/* a half ... */
+#define DT_TP_PID_FDKEEP 1024	/* ... less this, for all else */
+/* buffers (one per CPU, DT_TPEV_TPAGES each) of all pcbs together */
+#define DT_TP_PID_MAXBUFS 512
 
 struct dt_tp_pidev {
 	struct dt_tp_pidev	*pe_next;	/* [K] on dt_tp_pidevs */
@@ -84,6 +119,9 @@ struct dt_tp_pidev {
 	const struct dt_tp_probe *pe_tpp;	/* [I] */
 	struct dt_tp_src	*pe_src;	/* [I] */
 	struct dt_tpev		*pe_ev;		/* [K] NULL: none open */
+	/* [I] before pe_live: its records before this time are not dp's */
+	uint64_t		 pe_cut;
+	unsigned int		 pe_fds, pe_bufs; /* [K] charged */
 	unsigned int		 pe_ncpu;	/* [I] */
 	/* [a] per CPU, the losses the callback counted to pe_dp */
 	_Atomic uint64_t	 pe_lost[];
@@ -91,6 +129,8 @@ struct dt_tp_pidev {
 
 static struct dt_tp_pidev *dt_tp_pidevs;	/* [K] started ones */
 static int dt_tp_pid_lasterr;			/* [K] said once */
+static long dt_tp_pid_fdcap = -1;		/* [K] -1: not yet known */
+static long dt_tp_pid_fds, dt_tp_pid_bufs;	/* [K] charged in all */
 
 static int
 dt_tp_pid_cmp(const void *a, const void *b)
@@ -101,9 +141,9 @@ dt_tp_pid_cmp(const void *a, const void *b)
 }
 
 /*
- * pid's threads into tids[DT_TP_PID_MAXTIDS], sorted, pid itself
- * first: their count, or -1 (no such process, pid a thread but not a
- * process, too many threads).
+ * pid's threads into tids[DT_TP_PID_MAXTIDS], sorted: their count, or
+ * -ESRCH (no such process, pid a thread but not a process) or -E2BIG
+ * (more than DT_TP_PID_MAXTIDS threads).
  */
 static int
 dt_tp_pid_list(pid_t pid, pid_t *tids)
@@ -112,51 +152,88 @@ dt_tp_pid_list(pid_t pid, pid_t *tids)
 	struct dirent *de;
 	DIR *d;
 	long v;
-	int n = 0, i;
+	int n = 0;
 
 	/* the kernel shows a thread's tid as a directory of its own */
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if (dt_proc_read(path, buf, sizeof(buf)) <= 0 ||
 	    (p = strstr(buf, "\nTgid:\t")) == NULL || atoi(p + 7) != pid)
-		return -1;
+		return -ESRCH;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if ((d = opendir(path)) == NULL)
-		return -1;
+		return -ESRCH;
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
 		if (n == DT_TP_PID_MAXTIDS) {
-			n = -1;
+			n = -E2BIG;
 			break;
 		}
 		v = strtol(de->d_name, NULL, 10);
 		tids[n++] = (pid_t)v;
 	}
 	closedir(d);
-	if (n <= 0)
-		return -1;
-	qsort(tids, (size_t)n, sizeof(*tids), dt_tp_pid_cmp);
-	/* pid first: the buffers' owner, whose absence says "gone" */
-	for (i = 0; i < n && tids[i] != pid; i++)
-		;
-	if (i == n)
-		return -1;
-	memmove(&tids[1], &tids[0], (size_t)i * sizeof(*tids));
-	tids[0] = pid;
+	if (n == 0)
+		return -ESRCH;
+	if (n > 0)
+		qsort(tids, (size_t)n, sizeof(*tids), dt_tp_pid_cmp);
 	return n;
 }
 
-/* Whether every thread of now[n] is among was[m] (was[1..] sorted). */
+/* Whether every thread of now[n] is among was[m] (sorted). */
 static bool
 dt_tp_pid_subset(const pid_t *now, int n, const pid_t *was, int m)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (now[i] != was[0] && (m < 2 || bsearch(&now[i], &was[1],
-		    (size_t)m - 1, sizeof(*was), dt_tp_pid_cmp) == NULL))
+		if (bsearch(&now[i], was, (size_t)m, sizeof(*was),
+		    dt_tp_pid_cmp) == NULL)
 			return false;
 	return true;
+}
+
+/*
+ * Charge pe's m threads x CPUs descriptors and its buffers to the
+ * budget of all pcbs: false, nothing charged, past it.  The cap is a
+ * share of dtd's RLIMIT_NOFILE as raised at start, less a reserve for
+ * the clients, the tracees' handshakes and the shared events
+ * (USERDT_TEST_PIDFDS: the descriptors' cap, for the tests).  [K].
+ */
+static bool
+dt_tp_pid_charge(struct dt_tp_pidev *pe, int m)
+{
+	struct rlimit rl;
+	const char *test;
+	long fds = (long)m * (long)pe->pe_ncpu;
+
+	if (dt_tp_pid_fdcap == -1) {
+		if ((test = getenv("USERDT_TEST_PIDFDS")) != NULL)
+			dt_tp_pid_fdcap = atol(test);
+		else if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur != RLIM_INFINITY)
+			dt_tp_pid_fdcap = (long)(rl.rlim_cur /
+			    DT_TP_PID_FDSHARE) - DT_TP_PID_FDKEEP;
+		else
+			dt_tp_pid_fdcap = 65536;
+	}
+	if (dt_tp_pid_fds + fds > dt_tp_pid_fdcap ||
+	    dt_tp_pid_bufs + pe->pe_ncpu > DT_TP_PID_MAXBUFS)
+		return false;
+	dt_tp_pid_fds += fds;
+	dt_tp_pid_bufs += pe->pe_ncpu;
+	pe->pe_fds = (unsigned int)fds;
+	pe->pe_bufs = pe->pe_ncpu;
+	return true;
+}
+
+/* What pe charged, back to the budget.  [K]. */
+static void
+dt_tp_pid_uncharge(struct dt_tp_pidev *pe)
+{
+	dt_tp_pid_fds -= pe->pe_fds;
+	dt_tp_pid_bufs -= pe->pe_bufs;
+	pe->pe_fds = pe->pe_bufs = 0;
 }
 
 /* dt_tpev_fn: a record of pe's events.  [R]. */
@@ -168,6 +245,7 @@ dt_tp_pid_cb(void *arg, const struct dt_tp_sample *s)
 	struct dt_evt ev, evs;
 	bool strings;
 
+	/* pe_live's acquire: pe_cut is set before it */
 	dp = atomic_load(&pe->pe_live) ? pe->pe_dp : NULL;
 	if (s->ts_lost > 0) {
 		if (dp == NULL)
@@ -179,6 +257,9 @@ dt_tp_pid_cb(void *arg, const struct dt_tp_sample *s)
 		return;
 	}
 	if (dt_tp_sample_note(pe->pe_src, s) || s->ts_swin || dp == NULL)
+		return;
+	/* before the cut: the shared event's, handed to dp already */
+	if (s->ts_ptime < pe->pe_cut)
 		return;
 	if (!dt_tp_build(pe->pe_tpp, pe->pe_src, s, dp->dp_evtflags, &ev,
 	    &evs, &strings))
@@ -203,34 +284,80 @@ dt_tp_pid_close(struct dt_tp_pidev *pe)
 	if (pe->pe_ev != NULL)
 		dt_tpev_close(pe->pe_ev);
 	pe->pe_ev = NULL;
+	dt_tp_pid_uncharge(pe);
+}
+
+/*
+ * pe's events on was[m], sorted, their buffers owned by the first
+ * thread perf takes (one gone, or a main thread after pthread_exit(),
+ * is ESRCH); was is sorted again at the return.  0 or an errno.  [K].
+ */
+static int
+dt_tp_pid_open(struct dt_tp_pidev *pe, pid_t *was, int m)
+{
+	struct dt_tpev_pmu pmu = { .tpm_type = PERF_TYPE_TRACEPOINT,
+	    .tpm_config = (uint64_t)pe->pe_src->tps_fmt.dtfm_id };
+	pid_t t;
+	int k, error = ESRCH;
+
+	for (k = 0; k < m && error == ESRCH; k++) {
+		t = was[0];
+		was[0] = was[k];
+		was[k] = t;
+		/* released with the event, or before a failed open returns */
+		atomic_fetch_add(&pe->pe_refs, 1);
+		pe->pe_ev = dt_tpev_open_threads(&pmu, pe->pe_dp->dp_evtflags &
+		    (DTEVT_KSTACK | DTEVT_USTACK), was, (unsigned int)m,
+		    dt_tp_pid_cb, pe, dt_tp_pid_release, &error);
+		t = was[0];
+		was[0] = was[k];
+		was[k] = t;
+		if (pe->pe_ev != NULL)
+			return 0;
+	}
+	return error;
 }
 
 /*
  * One try: events on pid's threads, kept when a second listing finds no
  * thread the first did not.  0, or an errno (EAGAIN: the threads
- * changed, try again).  [K].
+ * changed, try again; EBUSY: past the budget).  [K].
  */
 static int
 dt_tp_pid_try(struct dt_tp_pidev *pe, pid_t pid, pid_t *was, pid_t *now)
 {
-	struct dt_tpev_pmu pmu = { .tpm_type = PERF_TYPE_TRACEPOINT,
-	    .tpm_config = (uint64_t)pe->pe_src->tps_fmt.dtfm_id };
 	int m, n, error;
 
-	if ((m = dt_tp_pid_list(pid, was)) == -1)
-		return ESRCH;
-	/* released with the event, or before a failed open returns */
-	atomic_fetch_add(&pe->pe_refs, 1);
-	if ((pe->pe_ev = dt_tpev_open_threads(&pmu, pe->pe_dp->dp_evtflags &
-	    (DTEVT_KSTACK | DTEVT_USTACK), was, (unsigned int)m,
-	    dt_tp_pid_cb, pe, dt_tp_pid_release, &error)) == NULL)
+	if ((m = dt_tp_pid_list(pid, was)) < 0)
+		return -m;
+	if (!dt_tp_pid_charge(pe, m))
+		return EBUSY;
+	if ((error = dt_tp_pid_open(pe, was, m)) != 0) {
+		dt_tp_pid_uncharge(pe);
 		return error;
-	if ((n = dt_tp_pid_list(pid, now)) != -1 &&
+	}
+	if ((n = dt_tp_pid_list(pid, now)) > 0 &&
 	    dt_tp_pid_subset(now, n, was, m))
 		return 0;
 	/* pe_live never set: no record of these went anywhere */
 	dt_tp_pid_close(pe);
-	return n == -1 ? ESRCH : EAGAIN;
+	return n < 0 ? -n : EAGAIN;
+}
+
+/*
+ * dt_tpev_cut()'s fn: the switch-over at t, between two records the
+ * reader hands over.  It runs under the lock the reader hands records
+ * under: the reader's next record sees all four stores together.
+ */
+static void
+dt_tp_pid_cutfn(void *arg, uint64_t t)
+{
+	struct dt_tp_pidev *pe = arg;
+
+	pe->pe_cut = t;
+	atomic_store(&pe->pe_dp->dp_srcuntil, t);
+	atomic_store(&pe->pe_dp->dp_srccount, true);
+	atomic_store(&pe->pe_live, true);
 }
 
 bool
@@ -268,30 +395,31 @@ dt_tp_pid_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 			    was + DT_TP_PID_MAXTIDS);
 		free(was);
 	}
+	/*
+	 * The rest of dp's filter, where ftrace takes it; refused, the
+	 * records are more, never the events fewer.  Before the cut: a
+	 * record before the filter took is one dtd filters.
+	 */
+	if (error == 0 && (filt = dt_tp_filt_own(src, dp)) != NULL) {
+		(void)dt_tpev_filter(pe->pe_ev, filt);
+		free(filt);
+	}
+	/* the cut: its own events are on, and every thread has them */
+	if (error == 0 && !dt_tpev_cut(pe->pe_ev, dt_tp_pid_cutfn, pe)) {
+		dt_tp_pid_close(pe);
+		error = EOPNOTSUPP;
+	}
 	if (error != 0) {
 		if (error != dt_tp_pid_lasterr)
 			fprintf(stderr, "dtd: tracepoint: %s:%s: cannot follow "
 			    "the threads of %d (%s): dtd filters its pid\n",
 			    src->tps_sys, src->tps_event, (int)pid,
-			    strerror(error));
+			    error == EBUSY ? "past the budget of descriptors "
+			    "and buffers" : strerror(error));
 		dt_tp_pid_lasterr = error;
 		dt_tp_pid_release(pe);
 		return false;
 	}
-	/*
-	 * The rest of dp's filter, where ftrace takes it; refused, the
-	 * records are more, never the events fewer.
-	 */
-	if ((filt = dt_tp_filt_own(src, dp)) != NULL) {
-		(void)dt_tpev_filter(pe->pe_ev, filt);
-		free(filt);
-	}
-	/*
-	 * The shared event's records stop reaching dp before its own
-	 * start: an event in between reaches it by neither, never twice.
-	 */
-	atomic_store(&dp->dp_srccount, true);
-	atomic_store(&pe->pe_live, true);
 	pe->pe_next = dt_tp_pidevs;
 	dt_tp_pidevs = pe;
 	return true;
@@ -302,7 +430,10 @@ dt_tp_pid_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
  * writes one only before the next record that fits: a process's last
  * burst before the stop is where), dropped for pe's pcb.  A lost
  * record the reader counts as this runs is counted twice: drops said
- * too many then, never too few.  [K], while pe_live.
+ * too many then, never too few.  Records still in the buffers when
+ * pe_live goes false are not dp's any more (the stop's end), and not
+ * counted as lost: what is excluded there is after the stop.  [K],
+ * while pe_live.
  */
 static void
 dt_tp_pid_tail(struct dt_tp_pidev *pe)
