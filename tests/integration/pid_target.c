@@ -15,18 +15,30 @@
  */
 
 /*
- * pid_target N M K [churn | RATE]: a process whose known calls a pid
- * filter counts (pidpush_test.c, run-device-linux.sh's pidpush,
- * bench/tracepoint/pid_bench.sh).  It starts a
- * thread, says "ready" on stdout, and waits for a line on stdin; then
- * it makes N getppid() calls, the early thread M, and a thread started
- * only then K, and exits once both threads are done.  With churn, a
- * third thread starts and joins threads that make no getppid() without
- * pause until the line comes: the start of a trace meets threads being
- * made.  With RATE, each thread holds its calls to RATE a second, in
- * bursts of 100 between looks at the clock.  Raw system calls, so no libc caching or wrapper choice changes
- * the count.
+ * pid_target N M K [churn FILE | count | RATE]: a process whose known
+ * calls a pid filter counts (pidpush_test.c, run-device-linux.sh's pidpush,
+ * bench/tracepoint/pid_bench.sh).  It starts a thread, says "ready" on
+ * stdout, and waits for a line on stdin; then it makes N getppid()
+ * calls, the early thread M, and a thread started only then K, and
+ * exits once both threads are done.
+ *
+ * With churn, a third thread starts and joins threads, each making one
+ * getppid(), without pause until PT_CHURNMORE more after the line
+ * came, and then main writes their tids to FILE, one a line, in the
+ * order they were made: the start of a trace meets threads being made,
+ * and a reader can tell which of them it missed or saw twice.
+ *
+ * With count, main's N calls are a counter thread's renames instead:
+ * started before "ready", it names itself "c" and i in decimal, i = 0,
+ * 1, ..., PT_CRATE a second until N more after the line came, then
+ * "cend" (task:task_rename): a trace starts while the process makes
+ * events, each told apart.
+ *
+ * With RATE, each thread holds its calls to RATE a second, in bursts
+ * of 100 between looks at the clock.  Raw system calls, so no libc
+ * caching or wrapper choice changes the count.
  */
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include <pthread.h>
@@ -39,10 +51,19 @@
 #include <unistd.h>
 
 #define PT_BURST	100
+#define PT_MAXCHURN	(1 << 20)	/* churned threads at most */
+#define PT_CHURNMORE	200	/* churned after the line */
+#define PT_CRATE	200000	/* counted renames a second */
+#define PT_CBURST	10	/* in bursts of */
 
 static pthread_barrier_t	 pt_gate;
-static atomic_bool		 pt_churning = true;
 static long			 pt_rate;	/* 0: flat out */
+static atomic_long		 pt_counted;	/* counted renames begun */
+static atomic_long		 pt_countto = -1; /* their end, -1: none */
+static pthread_barrier_t	 pt_counting;	/* the first counted one */
+static pid_t			*pt_churned;	/* their tids, in order */
+static atomic_long		 pt_nchurned;	/* threads churned */
+static atomic_long		 pt_churnto = -1; /* their end, -1: none */
 
 static void
 pt_calls(long n)
@@ -80,35 +101,77 @@ pt_late(void *arg)
 	return NULL;
 }
 
+/* One call, and its tid where the churn reads it after the join. */
 static void *
-pt_nothing(void *arg)
+pt_once(void *arg)
 {
-	return arg;
+	*(pid_t *)arg = (pid_t)syscall(SYS_gettid);
+	(void)syscall(SYS_getppid);
+	return NULL;
 }
 
 static void *
 pt_churn(void *arg)
 {
 	pthread_t t;
+	long i, end;
 
-	while (atomic_load(&pt_churning))
-		if (pthread_create(&t, NULL, pt_nothing, NULL) == 0)
+	for (i = 0; ((end = atomic_load(&pt_churnto)) == -1 || i < end) &&
+	    i < PT_MAXCHURN; )
+		if (pthread_create(&t, NULL, pt_once, &pt_churned[i]) == 0) {
 			pthread_join(t, NULL);
+			atomic_store(&pt_nchurned, ++i);
+		}
+	return arg;
+}
+
+/* Renames "c<i>" at PT_CRATE until pt_countto, then "cend". */
+static void *
+pt_count(void *arg)
+{
+	struct timespec next;
+	char name[24];	/* PR_SET_NAME keeps 15: the numbers fit */
+	long i, end;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (i = 0; (end = atomic_load(&pt_countto)) == -1 || i < end; i++) {
+		/* begun before the rename: those main counts from are after */
+		atomic_store(&pt_counted, i + 1);
+		snprintf(name, sizeof(name), "c%ld", i);
+		(void)prctl(PR_SET_NAME, name);
+		if (i == 0)
+			pthread_barrier_wait(&pt_counting);
+		/* short bursts: the trace's start falls among renames */
+		if ((i + 1) % PT_CBURST != 0)
+			continue;
+		next.tv_nsec += PT_CBURST * 1000000000L / PT_CRATE;
+		while (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+	(void)prctl(PR_SET_NAME, "cend");
 	return arg;
 }
 
 int
 main(int argc, char *argv[])
 {
-	pthread_t early, late, churn;
-	int churning = argc == 5 && strcmp(argv[4], "churn") == 0;
-	long n, m, k;
+	pthread_t early, late, churn, count;
+	int churning = argc == 6 && strcmp(argv[4], "churn") == 0;
+	int counting = argc == 5 && strcmp(argv[4], "count") == 0;
+	long n, m, k, i;
+	FILE *f;
 	char c;
 
-	if (argc != 4 && argc != 5)
+	if (argc != 4 && argc != 5 && !churning)
 		return 2;
-	if (argc == 5 && !churning && (pt_rate = atol(argv[4])) <= 0)
+	if (argc == 5 && !counting && (pt_rate = atol(argv[4])) <= 0)
 		return 2;
+	if (churning && (pt_churned = calloc(PT_MAXCHURN,
+	    sizeof(*pt_churned))) == NULL)
+		return 1;
 	n = atol(argv[1]);
 	m = atol(argv[2]);
 	k = atol(argv[3]);
@@ -117,14 +180,32 @@ main(int argc, char *argv[])
 		return 1;
 	if (churning && pthread_create(&churn, NULL, pt_churn, NULL) != 0)
 		return 1;
+	/* counting already when "ready" is said */
+	if (counting && (pthread_barrier_init(&pt_counting, NULL, 2) != 0 ||
+	    pthread_create(&count, NULL, pt_count, NULL) != 0))
+		return 1;
+	if (counting)
+		pthread_barrier_wait(&pt_counting);
 	if (write(STDOUT_FILENO, "ready\n", 6) != 6 ||
 	    read(STDIN_FILENO, &c, 1) != 1)
 		return 1;
-	atomic_store(&pt_churning, false);
-	if (churning)
+	if (churning) {
+		atomic_store(&pt_churnto, atomic_load(&pt_nchurned) +
+		    PT_CHURNMORE);
 		pthread_join(churn, NULL);
+		if ((f = fopen(argv[5], "w")) == NULL)
+			return 1;
+		for (i = 0; i < pt_nchurned; i++)
+			fprintf(f, "%d\n", (int)pt_churned[i]);
+		if (fclose(f) != 0)
+			return 1;
+	}
 	pthread_barrier_wait(&pt_gate);
-	pt_calls(n);
+	if (counting) {
+		atomic_store(&pt_countto, atomic_load(&pt_counted) + n);
+		pthread_join(count, NULL);
+	} else
+		pt_calls(n);
 	if (pthread_create(&late, NULL, pt_late, &k) != 0)
 		return 1;
 	pthread_join(late, NULL);

@@ -32,8 +32,24 @@
  *				fewer than the noise made calls
  *   pidpush_test churn DTD TARGET	open A alone, while the target
  *				makes threads without pause during the
- *				start: whether dtd follows its threads or
- *				filters its pid itself, the count is exact
+ *				start, each calling getppid() once: whether
+ *				dtd follows its threads or filters its pid
+ *				itself (said), the count is exact, no
+ *				thread is seen twice, and every thread from
+ *				the first seen to the last made is seen
+ *   pidpush_test cut DTD TARGET	on task:task_rename, open B
+ *				unfiltered first, so that the shared event
+ *				is on, then open A pushing the pid while a
+ *				thread of the target renames itself with
+ *				numbers: A sees each number from its first
+ *				to the last made exactly once (the
+ *				switch-over from the shared event to A's
+ *				own, dt_tp_pid.c)
+ *   pidpush_test budget DTD TARGET	two opens pushing the pid, under
+ *				a budget of descriptors for one
+ *				(USERDT_TEST_PIDFDS): the second goes to
+ *				the shared event, said once, and both count
+ *				exactly
  *   pidpush_test refused DTD TARGET	as tp where dtd cannot follow the
  *				threads (USERDT_TEST_PIDFOLLOW=refuse): it
  *				says so and filters the pid itself, with
@@ -49,8 +65,10 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -65,17 +83,38 @@
 #define PP_MAIN		500	/* getppid() calls of the main thread */
 #define PP_EARLY	300	/* of a thread started before the opens */
 #define PP_LATE		200	/* of one started after they record */
-#define PP_CALLS	(PP_MAIN + PP_EARLY + PP_LATE)	/* a perf buffer holds them all */
+/* all of them: their records fit one perf buffer, lost by no late read */
+#define PP_CALLS	(PP_MAIN + PP_EARLY + PP_LATE)
 #define PP_NEVS		4096
 #define PP_NOISE	1000000	/* noisy calls made first */
 #define PP_READ_MS	30000
+#define PP_MAXNUM	(1L << 24)	/* renames' numbers told apart */
+#define PP_MAXTIDS	(1L << 20)	/* getppid() callers remembered */
+
+enum pp_mode { PP_TP, PP_CHURNS, PP_REFUSED, PP_CUT, PP_BUDGET };
+
+/* What an open read of the target (pp_count()). */
+struct pp_got {
+	uint64_t	 calls;		/* getppid() calls */
+	uint64_t	 stray;		/* events of other processes */
+	uint64_t	 nnum;		/* numbered renames, distinct */
+	uint64_t	 dup;		/* numbered renames seen again */
+	long long	 lo, hi;	/* least and most number, -1: none */
+};
 
 static const char	*pp_dtd, *pp_target;
 static struct dtt_dtd	 pp_dd;
+static unsigned char	 pp_seen[PP_MAXNUM / 8];
+static pid_t		 pp_tids[PP_MAXTIDS];	/* getppid()'s callers */
+static long		 pp_ntids;
 
-/* Enable pbn on a new open with filter f[n] and record: the fd, or -1. */
+/*
+ * Enable pbn on a new open with filter f[n] (none: n 0), the flags
+ * flags, and record: the fd, or -1.
+ */
 static int
-pp_open(uint32_t pbn, const struct dtioc_filter_term *f, uint32_t n)
+pp_openf(uint32_t pbn, const struct dtioc_filter_term *f, uint32_t n,
+    uint64_t flags)
 {
 	struct dtioc_filter fl;
 	int fd, error;
@@ -88,8 +127,9 @@ pp_open(uint32_t pbn, const struct dtioc_filter_term *f, uint32_t n)
 	fl.dtfl_pbn = pbn;
 	fl.dtfl_nterms = n;
 	memcpy(fl.dtfl_terms, f, n * sizeof(*f));
-	if ((error = dtt_enable(fd, pbn, DTEVT_EXECNAME, 0)) != 0 ||
-	    (ioctl(fd, DTIOCPRBFILTER, &fl) == -1 && (error = errno)) ||
+	if ((error = dtt_enable(fd, pbn, flags, 0)) != 0 ||
+	    (n > 0 && ioctl(fd, DTIOCPRBFILTER, &fl) == -1 &&
+	    (error = errno)) ||
 	    (error = dtt_record(fd, 1)) != 0) {
 		dtt_check(false, "enable, filter, record: %s",
 		    strerror(error));
@@ -99,16 +139,22 @@ pp_open(uint32_t pbn, const struct dtioc_filter_term *f, uint32_t n)
 	return fd;
 }
 
+static int
+pp_open(uint32_t pbn, const struct dtioc_filter_term *f, uint32_t n)
+{
+	return pp_openf(pbn, f, n, DTEVT_EXECNAME);
+}
+
 /*
  * The target (pid_target.c), started and ready, its stdin in *go: its
  * pid, or -1.
  */
 static pid_t
-pp_spawn(int *go, bool churn)
+pp_spawn(int *go, const char *how, const char *file)
 {
 	char n[16], m[16], k[16];
-	char *argv[] = { (char *)pp_target, n, m, k, churn ? "churn" : NULL,
-	    NULL };
+	char *argv[] = { (char *)pp_target, n, m, k, (char *)how,
+	    (char *)file, NULL };
 	int in[2], out[2];
 	char buf[8];
 	pid_t pid;
@@ -151,13 +197,30 @@ pp_noise(volatile uint64_t *calls)
 	return pid;
 }
 
+/* A rename's number v, in g and pp_seen. */
+static void
+pp_number(struct pp_got *g, long long v)
+{
+	if (v < 0 || v >= PP_MAXNUM)
+		return;
+	if (pp_seen[v / 8] & (1 << (v % 8))) {
+		g->dup++;
+		return;
+	}
+	pp_seen[v / 8] |= (unsigned char)(1 << (v % 8));
+	g->nnum++;
+	if (g->lo == -1 || v < g->lo)
+		g->lo = v;
+	if (v > g->hi)
+		g->hi = v;
+}
+
 /*
- * Read fd until target's exit came; its getppid() events in *got, the
- * events of any other process in *stray.  False on a timeout or an
+ * Read fd until target's exit came, into *g.  False on a timeout or an
  * error.
  */
 static bool
-pp_count(int fd, pid_t target, uint64_t *got, uint64_t *stray)
+pp_count(int fd, pid_t target, struct pp_got *g)
 {
 	static struct dt_evt evs[PP_NEVS];
 	int getppid_num = systab_lookup("getppid"), exit_num =
@@ -167,7 +230,8 @@ pp_count(int fd, pid_t target, uint64_t *got, uint64_t *stray)
 	bool exited = false;
 	long k, r;
 
-	*got = *stray = 0;
+	memset(g, 0, sizeof(*g));
+	pp_ntids = 0;
 	while (!exited) {
 		if (dtt_clock_ns(CLOCK_MONOTONIC) > deadline)
 			return false;
@@ -178,14 +242,93 @@ pp_count(int fd, pid_t target, uint64_t *got, uint64_t *stray)
 		}
 		for (k = 0; k < r; k++) {
 			if (evs[k].dtev_pid != target)
-				(*stray)++;
-			else if (evs[k].dtev_args[0] == getppid_num)
-				(*got)++;
+				g->stray++;
 			else if (evs[k].dtev_args[0] == exit_num)
 				exited = true;
+			else if (evs[k].dtev_args[0] == getppid_num) {
+				g->calls++;
+				if (pp_ntids < PP_MAXTIDS)
+					pp_tids[pp_ntids++] = evs[k].dtev_tid;
+			}
 		}
 	}
 	return true;
+}
+
+/*
+ * Read fd's task:task_rename events until target's counter named itself
+ * "cend", its "c<number>" names into *g.  False on a timeout or an
+ * error.
+ */
+static bool
+pp_renames(int fd, pid_t target, struct pp_got *g)
+{
+	static struct dt_evt evs[PP_NEVS];
+	uint64_t deadline = dtt_clock_ns(CLOCK_MONOTONIC) +
+	    PP_READ_MS * 1000000ULL;
+	const unsigned char *a;
+	char name[DTEV_STR_SIZE], *end;
+	size_t off;
+	bool done = false;
+	long long v;
+	long k, r;
+
+	memset(g, 0, sizeof(*g));
+	memset(pp_seen, 0, sizeof(pp_seen));
+	g->lo = g->hi = -1;
+	while (!done) {
+		if (dtt_clock_ns(CLOCK_MONOTONIC) > deadline)
+			return false;
+		if ((r = dtt_read(fd, evs, PP_NEVS, 1000)) == -1) {
+			if (errno == ETIMEDOUT)
+				continue;
+			return false;
+		}
+		for (k = 0; k < r; k++) {
+			if (evs[k].dtev_pid != target) {
+				g->stray++;
+				continue;
+			}
+			/* newcomm, argument 2, among the strings */
+			a = DTEV_STR_AREA(&evs[k]);
+			name[0] = '\0';
+			for (off = 0; off + DTEV_STR_HDR < DTEV_STR_SIZE &&
+			    a[off] != 0; off += DTEV_STR_HDR + a[off + 1] + 1)
+				if ((a[off] & DTEV_STR_ARG) == 3)
+					memcpy(name, a + off + DTEV_STR_HDR,
+					    (size_t)a[off + 1] + 1);
+			if (strcmp(name, "cend") == 0)
+				done = true;
+			else if (name[0] == 'c' && (v = strtoll(name + 1, &end,
+			    10)) >= 0 && *end == '\0' && end != name + 1)
+				pp_number(g, v);
+		}
+	}
+	return true;
+}
+
+/* The perf events dtd holds open now, -1 if unknown. */
+static long
+pp_perffds(void)
+{
+	char path[64], fdp[PATH_MAX], link[64];
+	struct dirent *de;
+	long n = 0;
+	ssize_t len;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pp_dd.dd_pid);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		snprintf(fdp, sizeof(fdp), "%s/%s", path, de->d_name);
+		if ((len = readlink(fdp, link, sizeof(link) - 1)) <= 0)
+			continue;
+		link[len] = '\0';
+		n += strcmp(link, "anon_inode:[perf_event]") == 0;
+	}
+	closedir(d);
+	return n;
 }
 
 /* dtd's count of perf records, from its log at exit; -1 if none. */
@@ -235,58 +378,237 @@ pp_term(uint8_t op, uint8_t field, int64_t val, const char *str)
 	return t;
 }
 
-static void
-run(bool churn, bool refused)
+static int
+pp_tidcmp(const void *a, const void *b)
 {
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The churned threads (their tids in path, in the order made) against
+ * the getppid() callers pp_count() kept: each seen at most once, every
+ * one from the first seen on seen, and the others' calls the known.
+ */
+static void
+pp_churned(const char *path)
+{
+	pid_t *ct, *sorted, *p;
+	unsigned int *cnt;
+	long n = 0, i, first = -1, twice = 0, missed = 0, known = 0;
+	int v;
+	FILE *f;
+
+	ct = calloc(PP_MAXTIDS, sizeof(*ct));
+	sorted = calloc(PP_MAXTIDS, sizeof(*sorted));
+	cnt = calloc(PP_MAXTIDS, sizeof(*cnt));
+	if (ct == NULL || sorted == NULL || cnt == NULL ||
+	    (f = fopen(path, "r")) == NULL) {
+		dtt_check(false, "churned threads' tids: %s", strerror(errno));
+		goto out;
+	}
+	while (n < PP_MAXTIDS && fscanf(f, "%d", &v) == 1)
+		ct[n++] = (pid_t)v;
+	fclose(f);
+	memcpy(sorted, ct, (size_t)n * sizeof(*ct));
+	qsort(sorted, (size_t)n, sizeof(*sorted), pp_tidcmp);
+	for (i = 0; i < pp_ntids; i++)
+		if ((p = bsearch(&pp_tids[i], sorted, (size_t)n,
+		    sizeof(*sorted), pp_tidcmp)) != NULL)
+			cnt[p - sorted]++;
+		else
+			known++;
+	for (i = 0; i < n; i++) {
+		p = bsearch(&ct[i], sorted, (size_t)n, sizeof(*sorted),
+		    pp_tidcmp);
+		if (cnt[p - sorted] > 1)
+			twice++;
+		if (cnt[p - sorted] > 0 && first == -1)
+			first = i;
+		else if (cnt[p - sorted] == 0 && first != -1)
+			missed++;
+	}
+	dtt_check(twice == 0 && missed == 0 && known == PP_CALLS,
+	    "churn: of %ld threads made, from the first seen (%ld) on, %ld "
+	    "missed, %ld seen twice; the known threads' %ld calls", n, first,
+	    missed, twice, known);
+out:
+	free(ct);
+	free(sorted);
+	free(cnt);
+}
+
+/* The numbered renames g saw: each once, none missing from lo to hi. */
+static void
+pp_numbers(const struct pp_got *g, const char *what)
+{
+	dtt_check(g->dup == 0 && g->lo != -1 &&
+	    g->nnum == (uint64_t)(g->hi - g->lo + 1), "%s: %llu seen twice, "
+	    "%llu of %lld..%lld seen once", what, (unsigned long long)g->dup,
+	    (unsigned long long)g->nnum, g->lo, g->hi);
+}
+
+/* Which way dtd went for the pid, said in its log; false: neither. */
+static bool
+pp_path(const char *why, bool *followed)
+{
+	*followed = !dtt_dtd_logsays(&pp_dd, "cannot follow");
+	return *followed || dtt_dtd_logsays(&pp_dd, why);
+}
+
+/* The last checks of mode m, dtd stopped, recs its perf records. */
+static void
+pp_after(enum pp_mode m, long long recs, uint64_t noise)
+{
+	bool followed;
+
+	switch (m) {
+	case PP_CHURNS:
+		dtt_check(pp_path("Resource temporarily unavailable",
+		    &followed), "churn: dtd said which way it went");
+		fprintf(stderr, "# churn: dtd %s, read %lld records, the "
+		    "noise made %llu calls\n", followed ? "followed the "
+		    "threads" : "filtered the pid", recs,
+		    (unsigned long long)noise);
+		break;
+	case PP_REFUSED:
+		dtt_check(dtt_dtd_logsays(&pp_dd, "cannot follow the threads"),
+		    "dtd says it filters the pid itself");
+		break;
+	case PP_CUT:
+		dtt_check(!dtt_dtd_logsays(&pp_dd, "cannot follow"),
+		    "dtd followed the target's threads");
+		break;
+	case PP_BUDGET:
+		dtt_check(dtt_dtd_logsays(&pp_dd, "past the budget"),
+		    "dtd says the second open is past the budget");
+		break;
+	case PP_TP:
+		/*
+		 * Each open's records of the target (a few calls more than
+		 * the getppid()), and none of the noise: the kernel chose,
+		 * for A by the target's threads.
+		 */
+		dtt_check(recs >= 2 * PP_CALLS && recs < 2 * PP_CALLS + 2000 &&
+		    (uint64_t)recs < noise / 10,
+		    "dtd read %lld perf records, the noise made %llu calls",
+		    recs, (unsigned long long)noise);
+		dtt_check(!dtt_dtd_logsays(&pp_dd, "cannot follow"),
+		    "dtd followed the target's threads");
+		break;
+	}
+}
+
+static void
+run(enum pp_mode m)
+{
+	static const char *how[PP_BUDGET + 1] = { [PP_CHURNS] = "churn",
+	    [PP_CUT] = "count" };
 	volatile uint64_t *calls;
 	struct dtioc_filter_term fa[1], fb[1];
-	uint64_t gota, gotb, straya, strayb, noise;
+	struct pp_got ga, gb;
+	uint64_t noise, want = PP_CALLS;
 	pid_t tpid, npid = -1;
 	int fda = -1, fdb = -1, go = -1, st;
-	uint32_t pbn;
+	uint32_t pbn, pbnr = 0;
 	long long recs;
+	char churnf[PATH_MAX];
+	long ncpu;
 
 	calls = mmap(NULL, sizeof(*calls), PROT_READ | PROT_WRITE,
 	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (calls == MAP_FAILED)
 		return;
+	*calls = 0;
 	if ((fda = dtt_open(pp_dd.dd_dev)) == -1 || (pbn = dtt_probe(fda,
 	    "tracepoint", "raw_syscalls", "sys_enter")) == 0) {
 		dtt_check(false, "tracepoint:raw_syscalls:sys_enter listed");
 		return;
 	}
+	if (m == PP_CUT && (pbnr = dtt_probe(fda, "tracepoint", "task",
+	    "task_rename")) == 0) {
+		dtt_check(false, "tracepoint:task:task_rename listed");
+		close(fda);
+		return;
+	}
 	close(fda);
 	fda = -1;
-	if ((tpid = pp_spawn(&go, churn)) == -1)
+	snprintf(churnf, sizeof(churnf), "%s/churned", pp_dd.dd_dir);
+	if ((tpid = pp_spawn(&go, how[m], m == PP_CHURNS ? churnf :
+	    NULL)) == -1)
 		return;
-	npid = refused ? -1 : pp_noise(calls);
+	/* what a full buffer would lose is no switch-over's */
+	npid = m == PP_TP || m == PP_CHURNS ? pp_noise(calls) : -1;
 	/* btrace -p's push alone (bt_push.c push_pid()) */
 	fa[0] = pp_term(DTF_OP_EQ, DTF_PID, tpid, NULL);
 	fb[0] = pp_term(DTF_OP_EQ, DTF_COMM, 0, "pid_target");
-	if ((fda = pp_open(pbn, fa, 1)) == -1 ||
-	    (!churn && (fdb = pp_open(pbn, fb, 1)) == -1))
-		goto out;
+	switch (m) {
+	case PP_CUT:
+		/* the shared event on, and the target's records in it */
+		if ((fdb = pp_openf(pbnr, NULL, 0, DTEVT_EXECNAME |
+		    DTEVT_STRINGS)) == -1 || (fda = pp_openf(pbnr, fa, 1,
+		    DTEVT_EXECNAME | DTEVT_STRINGS)) == -1)
+			goto out;
+		break;
+	case PP_BUDGET:
+		if ((fda = pp_open(pbn, fa, 1)) == -1 ||
+		    (fdb = pp_open(pbn, fa, 1)) == -1)
+			goto out;
+		/* A's own on 2 threads, B's the shared event's, each CPU */
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		dtt_check(pp_perffds() == 3 * ncpu, "dtd holds %ld perf "
+		    "events, A's own and the shared event (want %ld)",
+		    pp_perffds(), 3 * ncpu);
+		break;
+	case PP_CHURNS:
+		if ((fda = pp_open(pbn, fa, 1)) == -1)
+			goto out;
+		break;
+	default:
+		if ((fda = pp_open(pbn, fa, 1)) == -1 ||
+		    (fdb = pp_open(pbn, fb, 1)) == -1)
+			goto out;
+	}
 	(void)write(go, "x", 1);
 	close(go);
 	go = -1;
+	/* A read while the target runs: its numbers must not fill A's ring */
+	if (m == PP_CUT)
+		dtt_check(pp_renames(fda, tpid, &ga), "open A read the end");
+	else
+		dtt_check(pp_count(fda, tpid, &ga), "open A read the exit");
 	st = dtt_wait(tpid, PP_READ_MS);
 	dtt_check(st != -1 && dtt_exited0(st), "target ran");
 	tpid = -tpid;
-	dtt_check(pp_count(fda, -tpid, &gota, &straya), "open A read the exit");
-	if (fdb != -1)
-		dtt_check(pp_count(fdb, -tpid, &gotb, &strayb),
-		    "open B read the exit");
+	if (fdb != -1 && m != PP_CUT)
+		dtt_check(pp_count(fdb, -tpid, &gb), "open B read the exit");
 	noise = *calls;
 	if (npid > 0)
 		dtt_stop(npid, SIGKILL, DTT_EXIT_MS);
 	npid = -1;
-	dtt_check(gota == PP_CALLS && straya == 0, "pid == %d: %llu getppid "
-	    "(want %d), %llu events of others", (int)-tpid,
-	    (unsigned long long)gota, PP_CALLS, (unsigned long long)straya);
+	/* the churned threads' calls too: pp_churned() tells them apart */
+	if (m == PP_CHURNS)
+		dtt_check(ga.stray == 0, "pid == %d: %llu events of others",
+		    (int)-tpid, (unsigned long long)ga.stray);
+	else if (m != PP_CUT)
+		dtt_check(ga.calls == want && ga.stray == 0, "pid == %d: %llu "
+		    "getppid (want %llu), %llu events of others", (int)-tpid,
+		    (unsigned long long)ga.calls, (unsigned long long)want,
+		    (unsigned long long)ga.stray);
 	pp_nothing_lost(fda, "open A");
-	if (fdb != -1) {
-		dtt_check(gotb == PP_CALLS, "comm == pid_target: %llu getppid "
-		    "(want %d)", (unsigned long long)gotb, PP_CALLS);
+	if (m == PP_CHURNS)
+		pp_churned(churnf);
+	if (m == PP_CUT) {
+		pp_numbers(&ga, "renames");
+		dtt_check(ga.lo > 0 && ga.nnum >= PP_MAIN && ga.stray == 0,
+		    "A began while the target renamed: from %lld, %llu "
+		    "renames, %llu events of others", ga.lo,
+		    (unsigned long long)ga.nnum, (unsigned long long)ga.stray);
+	}
+	if (fdb != -1 && m != PP_CUT) {
+		dtt_check(gb.calls == PP_CALLS, "open B: %llu getppid "
+		    "(want %d)", (unsigned long long)gb.calls, PP_CALLS);
 		pp_nothing_lost(fdb, "open B");
 	}
 	close(fda);
@@ -296,27 +618,7 @@ run(bool churn, bool refused)
 	fdb = -1;
 	dtt_check(dtt_dtd_stop(&pp_dd, SIGTERM) != -1, "dtd stops");
 	recs = pp_records();
-	if (churn) {
-		fprintf(stderr, "# churn: dtd read %lld records, the noise "
-		    "made %llu calls\n", recs, (unsigned long long)noise);
-		return;
-	}
-	if (refused) {
-		dtt_check(dtt_dtd_logsays(&pp_dd, "cannot follow the threads"),
-		    "dtd says it filters the pid itself");
-		return;
-	}
-	/*
-	 * Each open's records of the target (a few calls more than the
-	 * getppid()), and none of the noise: the kernel chose, for A by
-	 * the target's threads.
-	 */
-	dtt_check(recs >= 2 * PP_CALLS && recs < 2 * PP_CALLS + 2000 &&
-	    (uint64_t)recs < noise / 10,
-	    "dtd read %lld perf records, the noise made %llu calls", recs,
-	    (unsigned long long)noise);
-	dtt_check(!dtt_dtd_logsays(&pp_dd, "cannot follow"),
-	    "dtd followed the target's threads");
+	pp_after(m, recs, noise);
 	return;
 out:
 	if (go != -1)
@@ -334,20 +636,28 @@ out:
 int
 main(int argc, char *argv[])
 {
-	char errbuf[4096];
+	static const char *modes[] = { [PP_TP] = "tp", [PP_CHURNS] = "churn",
+	    [PP_REFUSED] = "refused", [PP_CUT] = "cut",
+	    [PP_BUDGET] = "budget" };
+	char errbuf[4096], fds[32];
+	long ncpu;
+	int m;
 
-	bool refused;
-
-	if (argc != 4 || (strcmp(argv[1], "tp") != 0 &&
-	    strcmp(argv[1], "churn") != 0 &&
-	    strcmp(argv[1], "refused") != 0)) {
-		fprintf(stderr, "usage: pidpush_test tp|churn|refused dtd "
-		    "target\n");
+	for (m = 0; argc == 4 && m <= PP_BUDGET; m++)
+		if (strcmp(argv[1], modes[m]) == 0)
+			break;
+	if (argc != 4 || m > PP_BUDGET) {
+		fprintf(stderr, "usage: pidpush_test tp|churn|refused|cut|"
+		    "budget dtd target\n");
 		return 2;
 	}
-	refused = strcmp(argv[1], "refused") == 0;
-	if (refused)
+	if (m == PP_REFUSED)
 		setenv("USERDT_TEST_PIDFOLLOW", "refuse", 1);
+	/* one open's: the target's main and early thread on every CPU */
+	ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	snprintf(fds, sizeof(fds), "%ld", 2 * (ncpu > 0 ? ncpu : 1));
+	if (m == PP_BUDGET)
+		setenv("USERDT_TEST_PIDFDS", fds, 1);
 	pp_dtd = argv[2];
 	pp_target = argv[3];
 	dtt_tag(argv[1]);
@@ -358,7 +668,7 @@ main(int argc, char *argv[])
 		dtt_dtd_fini(&pp_dd, true);
 		return dtt_done();
 	}
-	run(strcmp(argv[1], "churn") == 0, refused);
+	run((enum pp_mode)m);
 	if (pp_dd.dd_pid != 0)
 		dtt_check(dtt_dtd_stop(&pp_dd, SIGTERM) != -1, "dtd stops");
 	dtt_dtd_fini(&pp_dd, true);
