@@ -62,6 +62,7 @@
 
 #include "dt_ingest.h"
 #include "dt_perf.h"
+#include "dt_proc.h"
 #include "dt_perf_var.h"
 
 
@@ -163,19 +164,26 @@ dt_perf_task_open(struct dt_perf_src *src, pid_t pid, pid_t tid)
 
 /*
  * The threads of pid, now, into *tidsp (the caller frees it); how many.
- * None when it is gone or memory ran out.
+ * None when it is gone, is a thread but not a process (/proc shows a
+ * thread's tid as a directory too, with its process's threads under
+ * it: a pid == N of a thread would sample all of them), or memory ran
+ * out.
  */
 static size_t
 dt_perf_task_tids(pid_t pid, pid_t **tidsp)
 {
 	struct dirent *de;
-	char path[64];
+	char path[64], buf[512], *p;
 	pid_t *tids = NULL, *nt;
 	size_t n = 0, cap = 0;
 	DIR *d;
 	long tid;
 
 	*tidsp = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (dt_proc_read(path, buf, sizeof(buf)) <= 0 ||
+	    (p = strstr(buf, "\nTgid:\t")) == NULL || atoi(p + 7) != pid)
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if ((d = opendir(path)) == NULL)
 		return 0;	/* gone already */
