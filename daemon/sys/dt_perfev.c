@@ -17,6 +17,7 @@
 /* perf_event_open(2) as dtd's readers use it: see dt_perfev.h. */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include <linux/perf_event.h>
@@ -24,6 +25,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +36,44 @@
 
 #include "dt_clock.h"
 #include "dt_perfev.h"
+
+/* The pid followers' budget.  [f]: dt_perf_fds_mtx. */
+static pthread_mutex_t	dt_perf_fds_mtx = PTHREAD_MUTEX_INITIALIZER;
+static long		dt_perf_fds_cap = -1;	/* [f] -1: not yet known */
+static long		dt_perf_fds_used;	/* [f] charged in all */
+
+bool
+dt_perf_fds_charge(long n)
+{
+	struct rlimit rl;
+	const char *test;
+	bool ok;
+
+	pthread_mutex_lock(&dt_perf_fds_mtx);
+	/* dtd raised its soft limit before any pcb could start */
+	if (dt_perf_fds_cap == -1) {
+		if ((test = getenv("USERDT_TEST_PIDFDS")) != NULL)
+			dt_perf_fds_cap = atol(test);
+		else if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur != RLIM_INFINITY)
+			dt_perf_fds_cap = (long)(rl.rlim_cur / 2) -
+			    DT_PERF_FDKEEP;
+		else
+			dt_perf_fds_cap = 65536;
+	}
+	if ((ok = n <= dt_perf_fds_cap - dt_perf_fds_used))
+		dt_perf_fds_used += n;
+	pthread_mutex_unlock(&dt_perf_fds_mtx);
+	return ok;
+}
+
+void
+dt_perf_fds_uncharge(long n)
+{
+	pthread_mutex_lock(&dt_perf_fds_mtx);
+	dt_perf_fds_used -= n;
+	pthread_mutex_unlock(&dt_perf_fds_mtx);
+}
 
 int
 dt_perf_open_clock(struct perf_event_attr *attr, int cpu, int *clk,

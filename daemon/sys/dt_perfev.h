@@ -141,4 +141,18 @@ uint64_t dt_perf_comm_time(const char *body, size_t len);
 int	dt_perf_open_pid(struct perf_event_attr *, pid_t pid, int cpu,
 	    int *clk, int64_t *tsoff);
 
+/*
+ * The budget of descriptors the perf events that follow a pid's threads
+ * take (threads x CPUs a pcb: the tracepoint provider's dt_tp_pid.c, the
+ * profile's dt_perf_task.c), over every pcb of both: half of dtd's
+ * RLIMIT_NOFILE as raised at start, less DT_PERF_FDKEEP for the
+ * clients, the tracees' handshakes and the shared events
+ * (USERDT_TEST_PIDFDS: the cap, for the tests).  dt_perf_fds_charge():
+ * whether n more fit, charged if so; dt_perf_fds_uncharge(): n back.
+ * Any thread.
+ */
+#define DT_PERF_FDKEEP	1024
+bool	dt_perf_fds_charge(long n);
+void	dt_perf_fds_uncharge(long n);
+
 #endif /* DT_PERFEV_H */

@@ -69,7 +69,8 @@
  * window is that fraction, where it was the whole start before.
  *
  * A budget caps what all pcbs take together (dt_tp_pid_charge()):
- * threads x CPUs descriptors each, and a buffer per CPU.  A pcb past
+ * threads x CPUs descriptors each, shared with the profile provider's
+ * pid samplers (dt_perf_fds_charge()), and a buffer per CPU.  A pcb past
  * it goes to the shared event, said once.  The longer-term design is
  * one buffer set per (open, pid) shared by all its tracepoints' events
  * (PERF_EVENT_IOC_SET_OUTPUT across them, told apart by
@@ -84,8 +85,6 @@
  */
 #include <linux/perf_event.h>
 
-#include <sys/resource.h>
-
 #include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -96,6 +95,7 @@
 
 #include <dev/dt/dtvar.h>
 
+#include "dt_perfev.h"
 #include "dt_proc.h"
 #include "dt_prov.h"
 #include "dt_tp_filt.h"
@@ -104,9 +104,6 @@
 
 #define DT_TP_PID_TRIES	4	/* listings that must agree, at most */
 #define DT_TP_PID_MAXTIDS 256	/* threads followed (fds: x CPUs) */
-/* of dtd's RLIMIT_NOFILE, what all pcbs' descriptors may take */
-#define DT_TP_PID_FDSHARE 2	/* a half ... */
-#define DT_TP_PID_FDKEEP 1024	/* ... less this, for all else */
 /* buffers (one per CPU, DT_TPEV_TPAGES each) of all pcbs together */
 #define DT_TP_PID_MAXBUFS 512
 
@@ -129,8 +126,7 @@ struct dt_tp_pidev {
 
 static struct dt_tp_pidev *dt_tp_pidevs;	/* [K] started ones */
 static int dt_tp_pid_lasterr;			/* [K] said once */
-static long dt_tp_pid_fdcap = -1;		/* [K] -1: not yet known */
-static long dt_tp_pid_fds, dt_tp_pid_bufs;	/* [K] charged in all */
+static long dt_tp_pid_bufs;			/* [K] charged in all */
 
 static int
 dt_tp_pid_cmp(const void *a, const void *b)
@@ -194,33 +190,18 @@ dt_tp_pid_subset(const pid_t *now, int n, const pid_t *was, int m)
 }
 
 /*
- * Charge pe's m threads x CPUs descriptors and its buffers to the
- * budget of all pcbs: false, nothing charged, past it.  The cap is a
- * share of dtd's RLIMIT_NOFILE as raised at start, less a reserve for
- * the clients, the tracees' handshakes and the shared events
- * (USERDT_TEST_PIDFDS: the descriptors' cap, for the tests).  [K].
+ * Charge pe's m threads x CPUs descriptors to the budget all pcbs of
+ * every provider share (dt_perf_fds_charge()), and its buffers to this
+ * file's: false, nothing charged, past either.  [K].
  */
 static bool
 dt_tp_pid_charge(struct dt_tp_pidev *pe, int m)
 {
-	struct rlimit rl;
-	const char *test;
 	long fds = (long)m * (long)pe->pe_ncpu;
 
-	if (dt_tp_pid_fdcap == -1) {
-		if ((test = getenv("USERDT_TEST_PIDFDS")) != NULL)
-			dt_tp_pid_fdcap = atol(test);
-		else if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
-		    rl.rlim_cur != RLIM_INFINITY)
-			dt_tp_pid_fdcap = (long)(rl.rlim_cur /
-			    DT_TP_PID_FDSHARE) - DT_TP_PID_FDKEEP;
-		else
-			dt_tp_pid_fdcap = 65536;
-	}
-	if (dt_tp_pid_fds + fds > dt_tp_pid_fdcap ||
-	    dt_tp_pid_bufs + pe->pe_ncpu > DT_TP_PID_MAXBUFS)
+	if (dt_tp_pid_bufs + pe->pe_ncpu > DT_TP_PID_MAXBUFS ||
+	    !dt_perf_fds_charge(fds))
 		return false;
-	dt_tp_pid_fds += fds;
 	dt_tp_pid_bufs += pe->pe_ncpu;
 	pe->pe_fds = (unsigned int)fds;
 	pe->pe_bufs = pe->pe_ncpu;
@@ -231,7 +212,7 @@ dt_tp_pid_charge(struct dt_tp_pidev *pe, int m)
 static void
 dt_tp_pid_uncharge(struct dt_tp_pidev *pe)
 {
-	dt_tp_pid_fds -= pe->pe_fds;
+	dt_perf_fds_uncharge(pe->pe_fds);
 	dt_tp_pid_bufs -= pe->pe_bufs;
 	pe->pe_fds = pe->pe_bufs = 0;
 }

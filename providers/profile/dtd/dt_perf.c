@@ -657,7 +657,8 @@ dt_perf_start(struct dt_pcb *dp)
 		return 0;
 	if (error != lasterr)
 		fprintf(stderr, "dtd: profile: cannot follow the threads of %d "
-		    "(%s): dtd filters its pid\n", (int)pid, strerror(error));
+		    "(%s): dtd filters its pid\n", (int)pid, error == EBUSY ?
+		    "past the budget of descriptors" : strerror(error));
 	lasterr = error;
 	return dt_perf_start_on(dp, 0);
 }

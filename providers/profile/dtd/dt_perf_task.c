@@ -62,8 +62,9 @@
 
 #include "dt_ingest.h"
 #include "dt_perf.h"
-#include "dt_proc.h"
 #include "dt_perf_var.h"
+#include "dt_perfev.h"
+#include "dt_proc.h"
 
 
 static pthread_mutex_t	 dt_perf_task_mtx = PTHREAD_MUTEX_INITIALIZER;
@@ -295,6 +296,8 @@ dt_perf_task_end(struct dt_perf_src *src)
 	free(src->dps_tasks);
 	src->dps_tasks = NULL;
 	src->dps_ntasks = src->dps_taskcap = 0;
+	dt_perf_fds_uncharge(src->dps_fdcharge);
+	src->dps_fdcharge = 0;
 	pthread_mutex_unlock(&dt_perf_task_mtx);
 }
 
@@ -360,6 +363,13 @@ dt_perf_pid_begin(struct dt_perf_src *src)
 			error = E2BIG;
 			break;
 		}
+		/* a descriptor a thread, this pcb's CPU: the budget first */
+		if (!dt_perf_fds_charge((long)m)) {
+			free(was);
+			error = EBUSY;
+			break;
+		}
+		src->dps_fdcharge = (long)m;
 		qsort(was, m, sizeof(*was), dt_perf_pid_cmp);
 		error = 0;
 		for (i = 0; i < m && error == 0; i++)
@@ -380,6 +390,8 @@ dt_perf_pid_begin(struct dt_perf_src *src)
 		for (i = 0; i < src->dps_ntasks; i++)
 			close(src->dps_tasks[i].dpt_fd);
 		src->dps_ntasks = 0;
+		dt_perf_fds_uncharge(src->dps_fdcharge);
+		src->dps_fdcharge = 0;
 	}
 	if (error != 0) {
 		free(src->dps_tasks);

@@ -76,6 +76,8 @@ struct dt_perf_src {
 	struct dt_perf_src	*dps_tnext;	/* [t] task-mode list */
 	struct dt_perf_task	*dps_tasks;	/* [t] NULL unless task mode */
 	size_t			 dps_ntasks;	/* [t] */
+	/* [t] descriptors charged to dt_perf_fds_charge(): a pid's */
+	long			 dps_fdcharge;
 	size_t			 dps_taskcap;	/* [t] */
 };
 
