@@ -17,19 +17,20 @@
 # btrace -p on a kernel tracepoint while another process makes system
 # calls flat out (issue 22): `btrace -p PID -e 'tracepoint:raw_syscalls:
 # sys_enter /arg0 == 39/ { @ = count(); }'`, PID a pid_target making
-# CALLS getppid() calls from its main thread, a thread started before
-# btrace and one started after it began, each at RATE calls a second (0:
-# flat out, more than any perf buffer holds while dtd waits for a CPU
-# beside the others), and a dd reading a byte
-# at a time beside it all rounds long (2 cores: mostly on the other
-# one).  Two configurations take turns in each of REPS rounds against
-# one dtd: btrace as it runs (the pid it pushes is the kernel's: events
-# of dtd's own on PID's threads, dt_tp_pid.c) and btrace with
-# BTRACE_NOPUSH=1 (every event of the machine read by dtd and filtered
-# there, as before).  For each, medians over the rounds: the count
-# against CALLS, the rounds exact, the events btrace says dropped, and
-# dtd's CPU (utime + stime over the run) per call of PID; then the ratio
-# of dtd's CPU, not pushed over pushed, measured in this one run.
+# CALLS getppid() calls in all, half from its main thread, a quarter
+# from a thread started before btrace and the rest from one started
+# after it began, each thread at RATE calls a second (0: flat out, more
+# than any perf buffer holds while dtd waits for a CPU beside the
+# others), and a dd reading a byte at a time beside it all rounds long
+# (2 cores: mostly on the other one).  Two configurations take turns in
+# each of REPS rounds against one dtd: btrace as it runs (the pid it
+# pushes is the kernel's: events of dtd's own on PID's threads,
+# dt_tp_pid.c) and btrace with BTRACE_NOPUSH=1 (every event of the
+# machine read by dtd and filtered there, as before).  For each,
+# medians over the rounds: the count against CALLS, the rounds exact,
+# the events btrace says dropped, and dtd's CPU (utime + stime over the
+# run) per call of PID; then the ratio of dtd's CPU, not pushed over
+# pushed, measured in this one run.
 # Root.  A benchmark, not a test: it asserts nothing.
 #
 # usage: pid_bench.sh btrace dtd pid_target [reps [calls [rate]]]
@@ -102,11 +103,13 @@ for i in $(seq "$REPS"); do
 		lost=$(sed -n 's/^\([0-9]*\) events dropped$/\1/p' "$TMP/bt.err")
 		echo "${got:-0} ${lost:-0} $(echo "$d0 $d1" |
 		    awk '{ printf("%.3f", $2 - $1) }')" >> "$TMP/r.$c"
-		echo "round $i, $c: count, dropped, dtd CPU: $(tail -n 1 "$TMP/r.$c")"
+		echo "round $i, $c: count, dropped, dtd CPU:" \
+		    "$(tail -n 1 "$TMP/r.$c")"
 	done
 done
 
-echo "btrace -p PID, tracepoint:raw_syscalls:sys_enter /arg0 == 39/ { @ = count(); }"
+echo "btrace -p PID, tracepoint:raw_syscalls:sys_enter /arg0 == 39/" \
+    "{ @ = count(); }"
 echo "PID: $CALLS getppid() on 3 threads, each at $RATE a second (0: flat out);"
 echo "a dd flat out beside it;"
 echo "median of $REPS rounds:"
@@ -120,7 +123,8 @@ for c in pushed nopush; do
 	pushed)	name="btrace (pid in the kernel: PID's threads)" ;;
 	nopush)	name="btrace, BTRACE_NOPUSH=1 (pid in dtd)" ;;
 	esac
-	printf '  %-44s count %s (%s of %s exact), %s dropped, dtd CPU %s s (%s ns a call)\n' \
+	printf '  %-44s count %s (%s of %s exact), %s dropped, '\
+'dtd CPU %s s (%s ns a call)\n' \
 	    "$name" "$got" "$ex" "$REPS" "$lost" "$cpu" \
 	    "$(awk -v s="$cpu" -v w="$CALLS" 'BEGIN { printf("%.0f", s * 1e9 / w) }')"
 done

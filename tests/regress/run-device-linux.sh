@@ -510,9 +510,9 @@ pidpush)
 	# btrace and of one started after it began among them, nothing
 	# dropped, while another process makes system calls flat out; and
 	# no other process's event reached dtd (it filtered none, and its
-	# log at exit says it read the process's records alone).  Two btraces at once, -p and a tid filter (the shared
-	# event's kernel filter: the main thread's calls), each count their
-	# own.
+	# log at exit says it read the process's records alone).  Two
+	# btraces at once, -p and a tid filter (the shared event's kernel
+	# filter: the main thread's calls), each count their own.
 	cp /bin/dd "$TMP/uq_ppn" || exit 2
 	setsid "$TMP/uq_ppn" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
 	NOISE=$!
