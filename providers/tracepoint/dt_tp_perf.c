@@ -178,6 +178,34 @@ dt_tpev_release(struct dt_tpev *ev)
 	free(ev);
 }
 
+/*
+ * c's descriptor hung up: out of the epoll set, or the reader spins; for
+ * a pid's threads, the next thread's event of c's CPU in its place, as
+ * every thread's writes wake the waiters of all that share the buffer,
+ * so its watermark still wakes the reader.  [t].
+ */
+static void
+dt_tpev_repoll(struct dt_tpev_cpu *c)
+{
+	struct dt_tpev *ev = c->tpc_ev;
+	unsigned int i = (unsigned int)(c - ev->tpe_cpus);
+	struct epoll_event eev = { .events = EPOLLIN, .data.ptr = c };
+	int fd;
+
+	if (c->tpc_pollfd != -1)
+		(void)epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_DEL,
+		    c->tpc_pollfd, NULL);
+	c->tpc_pollfd = -1;
+	while (c->tpc_pollrow < ev->tpe_nxfds / ev->tpe_ncpu) {
+		fd = ev->tpe_xfds[c->tpc_pollrow++ * ev->tpe_ncpu + i];
+		if (fd != -1 && epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_ADD,
+		    fd, &eev) == 0) {
+			c->tpc_pollfd = fd;
+			return;
+		}
+	}
+}
+
 /* What a round drains of the live events (dt_tpev_round()). */
 #define DT_TPEV_R_NONE		0	/* none: only the closed ones */
 #define DT_TPEV_R_PLAIN		1	/* those without switch records */
@@ -322,11 +350,11 @@ dt_tpev_reader(void *arg)
 			 */
 			if (evs[i].events & (EPOLLHUP | EPOLLERR)) {
 				pthread_mutex_lock(&dt_tpev_mtx);
-				if (c->tpc_fd != -1)
-					(void)epoll_ctl(pl->pl_epfd,
-					    EPOLL_CTL_DEL, c->tpc_fd, NULL);
+				dt_tpev_repoll(c);
+				/* gone when no other thread's event polls */
+				if (c->tpc_pollfd == -1)
+					atomic_store(&c->tpc_hup, true);
 				pthread_mutex_unlock(&dt_tpev_mtx);
-				atomic_store(&c->tpc_hup, true);
 			}
 			if (c->tpc_ev->tpe_switches)
 				dt_tpev_drain_merged(c->tpc_ev, false);
@@ -545,6 +573,7 @@ dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		c = &ev->tpe_cpus[i];
 		c->tpc_ev = ev;
 		c->tpc_swfd = -1;
+		c->tpc_pollfd = -1;
 		c->tpc_fd = dt_perf_open_pid(&attr, pid, (int)i, clk,
 		    &ev->tpe_tsoff);
 		/* a kernel before PERF_FORMAT_LOST (6.0): losses as told */
@@ -601,13 +630,15 @@ dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		c = &ev->tpe_cpus[i];
 		if (c->tpc_meta == NULL)
 			continue;
-		memset(&eev, 0, sizeof(eev));
-		eev.events = EPOLLIN;
-		eev.data.ptr = c;
+		eev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = c };
 		if (epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_ADD, c->tpc_fd,
-		    &eev) == -1 && *error == 0)
-			*error = errno;
-		else if ((pid == -1 || threads || (evtflags & DT_TPEV_NOW)) &&
+		    &eev) == -1) {
+			if (*error == 0)
+				*error = errno;
+			continue;
+		}
+		c->tpc_pollfd = c->tpc_fd;
+		if ((pid == -1 || threads || (evtflags & DT_TPEV_NOW)) &&
 		    (ioctl(c->tpc_fd, PERF_EVENT_IOC_ENABLE, 0) == -1 ||
 		    (c->tpc_swfd != -1 && ioctl(c->tpc_swfd,
 		    PERF_EVENT_IOC_ENABLE, 0) == -1)) && *error == 0)
@@ -620,9 +651,9 @@ dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 	if (*error != 0) {
 		/* The reader may hold c pointers: it frees ev, not us. */
 		for (i = 0; i < ncpu; i++)
-			if (ev->tpe_cpus[i].tpc_fd != -1)
+			if (ev->tpe_cpus[i].tpc_pollfd != -1)
 				epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_DEL,
-				    ev->tpe_cpus[i].tpc_fd, NULL);
+				    ev->tpe_cpus[i].tpc_pollfd, NULL);
 		ev->tpe_next = dt_tpev_dead;
 		dt_tpev_dead = ev;
 		dt_perf_loop_kick(&dt_tpev_rdr);
@@ -732,6 +763,12 @@ dt_tpev_close(struct dt_tpev *ev)
 	 * event a moment later; the reader only reads the mappings, which
 	 * keep the disabled events' buffers until it has drained them.
 	 */
+	for (i = 0; i < ev->tpe_ncpu; i++) {
+		if (ev->tpe_cpus[i].tpc_pollfd != -1)
+			epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_DEL,
+			    ev->tpe_cpus[i].tpc_pollfd, NULL);
+		ev->tpe_cpus[i].tpc_pollfd = -1;
+	}
 	for (i = 0; i < ev->tpe_nxfds; i++)
 		if ((fd = ev->tpe_xfds[i]) != -1) {
 			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
@@ -747,7 +784,6 @@ dt_tpev_close(struct dt_tpev *ev)
 		if ((fd = ev->tpe_cpus[i].tpc_fd) == -1)
 			continue;
 		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-		epoll_ctl(dt_tpev_rdr.pl_epfd, EPOLL_CTL_DEL, fd, NULL);
 		close(fd);
 		ev->tpe_cpus[i].tpc_fd = -1;
 	}

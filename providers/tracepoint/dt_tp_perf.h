@@ -171,8 +171,11 @@ struct dt_tpev	*dt_tpev_open_task(const struct dt_tpev_pmu *, uint64_t evtflags,
  * from then on but not by the processes they fork (where the kernel
  * cannot tell them apart, by those too), no switch records.  Each CPU's
  * records of every thread share one buffer, larger than a system-wide
- * event's.  A thread that exits before it is reached is skipped;
- * ESRCH when tids[0] is gone.  Same contract as dt_tpev_open_task().
+ * event's, owned by tids[0]'s: ESRCH when that thread is gone (the
+ * caller may name another first); a thread that exits before it is
+ * reached is skipped.  Where the owner's thread ends first, the reader
+ * waits on another thread's event of each CPU, which wakes it for the
+ * same buffer.  Same contract as dt_tpev_open_task().
  */
 struct dt_tpev	*dt_tpev_open_threads(const struct dt_tpev_pmu *,
 		    uint64_t evtflags, const pid_t *tids, unsigned int n,

@@ -58,6 +58,13 @@ struct dt_tpev;
 struct dt_tpev_cpu {
 	struct dt_tpev		*tpc_ev;	/* [I] */
 	int			 tpc_fd;	/* [t] -1: offline or closed */
+	/*
+	 * [t] the descriptor epoll waits on for this buffer (-1: none),
+	 * and the row of tpe_xfds to try when it hangs up: a pid's
+	 * thread that owned the buffer (tpc_fd) may exit first
+	 */
+	int			 tpc_pollfd;
+	unsigned int		 tpc_pollrow;
 	int			 tpc_swfd;	/* [t] switch records, or -1 */
 	struct perf_event_mmap_page *tpc_meta;	/* [I] */
 	uint64_t		 tpc_tail;	/* [R] merge: next record */
