@@ -15,16 +15,16 @@
  */
 
 /*
- * pid_target N M K [churn FILE | count | RATE]: a process whose known
- * calls a pid filter counts (pidpush_test.c, run-device-linux.sh's pidpush,
- * bench/tracepoint/pid_bench.sh).  It starts a thread, says "ready" on
- * stdout, and waits for a line on stdin; then it makes N getppid()
- * calls, the early thread M, and a thread started only then K, and
- * exits once both threads are done.
+ * pid_target N M K [churn FILE | count | gone | gonelate | RATE]: a
+ * process whose known calls a pid filter counts (pidpush_test.c,
+ * run-device-linux.sh's pidpush, bench/tracepoint/pid_bench.sh).  It
+ * starts a thread, says "ready" on stdout, and waits for a line on
+ * stdin; then it makes N getppid() calls, the early thread M, and a
+ * thread started only then K, and exits once both threads are done.
  *
  * With churn, a third thread starts and joins threads, each making one
  * getppid(), without pause until PT_CHURNMORE more after the line
- * came, and then main writes their tids to FILE, one a line, in the
+ * came, and then the process writes their tids to FILE, one a line, in the
  * order they were made: the start of a trace meets threads being made,
  * and a reader can tell which of them it missed or saw twice.
  *
@@ -33,6 +33,14 @@
  * 1, ..., PT_CRATE a second until N more after the line came, then
  * "cend" (task:task_rename): a trace starts while the process makes
  * events, each told apart.
+ *
+ * With gone, the main thread calls pthread_exit() before "ready", the
+ * rest running on another thread; with gonelate, just after the line
+ * came, and once it is gone the process says "gone" and waits for
+ * another line before the N calls: the process lives on without the
+ * thread
+ * whose pid it bears, which then owns no perf event that can be opened,
+ * or one whose thread ended in the middle of a trace.
  *
  * With RATE, each thread holds its calls to RATE a second, in bursts
  * of 100 between looks at the clock.  Raw system calls, so no libc
@@ -61,6 +69,13 @@ static long			 pt_rate;	/* 0: flat out */
 static atomic_long		 pt_counted;	/* counted renames begun */
 static atomic_long		 pt_countto = -1; /* their end, -1: none */
 static pthread_barrier_t	 pt_counting;	/* the first counted one */
+static long			 pt_n, pt_m, pt_k;	/* argv's N M K */
+static bool			 pt_churning, pt_counting_on;
+static const char		*pt_churnfile;	/* churn's FILE */
+/* gone, gonelate: main leaves (pt_leave()) before "ready", after the line */
+static bool			 pt_going, pt_late_going;
+static pthread_t		 pt_main;
+static pthread_barrier_t	 pt_left;	/* main may go */
 static pid_t			*pt_churned;	/* their tids, in order */
 static atomic_long		 pt_nchurned;	/* threads churned */
 static atomic_long		 pt_churnto = -1; /* their end, -1: none */
@@ -155,45 +170,56 @@ pt_count(void *arg)
 	return arg;
 }
 
-int
-main(int argc, char *argv[])
+/*
+ * The main thread goes (gone, gonelate) once body says so, where the
+ * process lives on in its other threads.
+ */
+static void
+pt_leave(void)
+{
+	if (!pt_going)
+		return;
+	pthread_barrier_wait(&pt_left);
+	pthread_join(pt_main, NULL);
+}
+
+/* All from "ready" on: the process's exit status. */
+static int
+pt_run(void)
 {
 	pthread_t early, late, churn, count;
-	int churning = argc == 6 && strcmp(argv[4], "churn") == 0;
-	int counting = argc == 5 && strcmp(argv[4], "count") == 0;
-	long n, m, k, i;
+	long i;
 	FILE *f;
 	char c;
 
-	if (argc != 4 && argc != 5 && !churning)
-		return 2;
-	if (argc == 5 && !counting && (pt_rate = atol(argv[4])) <= 0)
-		return 2;
-	if (churning && (pt_churned = calloc(PT_MAXCHURN,
-	    sizeof(*pt_churned))) == NULL)
-		return 1;
-	n = atol(argv[1]);
-	m = atol(argv[2]);
-	k = atol(argv[3]);
 	if (pthread_barrier_init(&pt_gate, NULL, 2) != 0 ||
-	    pthread_create(&early, NULL, pt_early, &m) != 0)
+	    pthread_create(&early, NULL, pt_early, &pt_m) != 0)
 		return 1;
-	if (churning && pthread_create(&churn, NULL, pt_churn, NULL) != 0)
+	if (pt_churning && pthread_create(&churn, NULL, pt_churn, NULL) != 0)
 		return 1;
 	/* counting already when "ready" is said */
-	if (counting && (pthread_barrier_init(&pt_counting, NULL, 2) != 0 ||
-	    pthread_create(&count, NULL, pt_count, NULL) != 0))
+	if (pt_counting_on && (pthread_barrier_init(&pt_counting, NULL,
+	    2) != 0 || pthread_create(&count, NULL, pt_count, NULL) != 0))
 		return 1;
-	if (counting)
+	if (pt_counting_on)
 		pthread_barrier_wait(&pt_counting);
+	if (!pt_late_going)
+		pt_leave();
 	if (write(STDOUT_FILENO, "ready\n", 6) != 6 ||
 	    read(STDIN_FILENO, &c, 1) != 1)
 		return 1;
-	if (churning) {
+	/* then "gone", and another line before the calls */
+	if (pt_late_going) {
+		pt_leave();
+		if (write(STDOUT_FILENO, "gone\n", 5) != 5 ||
+		    read(STDIN_FILENO, &c, 1) != 1)
+			return 1;
+	}
+	if (pt_churning) {
 		atomic_store(&pt_churnto, atomic_load(&pt_nchurned) +
 		    PT_CHURNMORE);
 		pthread_join(churn, NULL);
-		if ((f = fopen(argv[5], "w")) == NULL)
+		if ((f = fopen(pt_churnfile, "w")) == NULL)
 			return 1;
 		for (i = 0; i < pt_nchurned; i++)
 			fprintf(f, "%d\n", (int)pt_churned[i]);
@@ -201,14 +227,57 @@ main(int argc, char *argv[])
 			return 1;
 	}
 	pthread_barrier_wait(&pt_gate);
-	if (counting) {
-		atomic_store(&pt_countto, atomic_load(&pt_counted) + n);
+	if (pt_counting_on) {
+		atomic_store(&pt_countto, atomic_load(&pt_counted) + pt_n);
 		pthread_join(count, NULL);
 	} else
-		pt_calls(n);
-	if (pthread_create(&late, NULL, pt_late, &k) != 0)
+		pt_calls(pt_n);
+	if (pthread_create(&late, NULL, pt_late, &pt_k) != 0)
 		return 1;
 	pthread_join(late, NULL);
 	pthread_join(early, NULL);
 	return 0;
+}
+
+/* pt_run() on a thread of its own: the last to end exits 0. */
+static void *
+pt_body(void *arg)
+{
+	int rc;
+
+	if ((rc = pt_run()) != 0)
+		exit(rc);
+	return arg;
+}
+
+int
+main(int argc, char *argv[])
+{
+	pthread_t body;
+	const char *how = argc >= 5 ? argv[4] : "";
+
+	pt_churning = argc == 6 && strcmp(how, "churn") == 0;
+	pt_counting_on = argc == 5 && strcmp(how, "count") == 0;
+	pt_late_going = argc == 5 && strcmp(how, "gonelate") == 0;
+	pt_going = pt_late_going || (argc == 5 && strcmp(how, "gone") == 0);
+	if (argc != 4 && argc != 5 && !pt_churning)
+		return 2;
+	if (argc == 5 && !pt_counting_on && !pt_going &&
+	    (pt_rate = atol(how)) <= 0)
+		return 2;
+	if (pt_churning && (pt_churned = calloc(PT_MAXCHURN,
+	    sizeof(*pt_churned))) == NULL)
+		return 1;
+	pt_churnfile = pt_churning ? argv[5] : NULL;
+	pt_n = atol(argv[1]);
+	pt_m = atol(argv[2]);
+	pt_k = atol(argv[3]);
+	if (!pt_going)
+		return pt_run();
+	pt_main = pthread_self();
+	if (pthread_barrier_init(&pt_left, NULL, 2) != 0 ||
+	    pthread_create(&body, NULL, pt_body, NULL) != 0)
+		return 1;
+	pthread_barrier_wait(&pt_left);
+	pthread_exit(NULL);
 }

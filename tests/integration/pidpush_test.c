@@ -50,6 +50,16 @@
  *				(USERDT_TEST_PIDFDS): the second goes to
  *				the shared event, said once, and both count
  *				exactly
+ *   pidpush_test gone DTD TARGET	open A alone, the target's main
+ *				thread gone (pthread_exit()) before it
+ *				starts: dtd follows the other threads, the
+ *				count is exact
+ *   pidpush_test gonelate DTD TARGET	the same, the main thread gone
+ *				just after A started: once dtd saw its
+ *				events hang up, the buffers they owned are
+ *				still in dtd's epoll set (another thread's
+ *				event on each CPU: their watermarks still
+ *				wake dtd), and the count is exact
  *   pidpush_test refused DTD TARGET	as tp where dtd cannot follow the
  *				threads (USERDT_TEST_PIDFOLLOW=refuse): it
  *				says so and filters the pid itself, with
@@ -91,7 +101,9 @@
 #define PP_MAXNUM	(1L << 24)	/* renames' numbers told apart */
 #define PP_MAXTIDS	(1L << 20)	/* getppid() callers remembered */
 
-enum pp_mode { PP_TP, PP_CHURNS, PP_REFUSED, PP_CUT, PP_BUDGET };
+enum pp_mode { PP_TP, PP_CHURNS, PP_REFUSED, PP_CUT, PP_BUDGET, PP_GONE,
+    PP_GONELATE };
+#define PP_MAXFDS	1024	/* perf events in dtd's epoll sets */
 
 /* What an open read of the target (pp_count()). */
 struct pp_got {
@@ -146,11 +158,11 @@ pp_open(uint32_t pbn, const struct dtioc_filter_term *f, uint32_t n)
 }
 
 /*
- * The target (pid_target.c), started and ready, its stdin in *go: its
- * pid, or -1.
+ * The target (pid_target.c), started and ready, its stdin in *go, its
+ * stdout in *outp unless NULL: its pid, or -1.
  */
 static pid_t
-pp_spawn(int *go, const char *how, const char *file)
+pp_spawn(int *go, int *outp, const char *how, const char *file)
 {
 	char n[16], m[16], k[16];
 	char *argv[] = { (char *)pp_target, n, m, k, (char *)how,
@@ -174,7 +186,10 @@ pp_spawn(int *go, const char *how, const char *file)
 		close(in[1]);
 		return -1;
 	}
-	close(out[0]);
+	if (outp != NULL)
+		*outp = out[0];
+	else
+		close(out[0]);
 	*go = in[1];
 	return pid;
 }
@@ -331,6 +346,87 @@ pp_perffds(void)
 	return n;
 }
 
+/*
+ * The perf events in dtd's epoll sets now, into fds[PP_MAXFDS]: how
+ * many, or -1.
+ */
+static int
+pp_polled(int *fds)
+{
+	char path[64], fdp[PATH_MAX], link[64], line[256];
+	struct dirent *de;
+	int n = 0, tfd;
+	ssize_t len;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pp_dd.dd_pid);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		snprintf(fdp, sizeof(fdp), "%s/%s", path, de->d_name);
+		if ((len = readlink(fdp, link, sizeof(link) - 1)) <= 0)
+			continue;
+		link[len] = '\0';
+		if (strcmp(link, "anon_inode:[eventpoll]") != 0)
+			continue;
+		snprintf(fdp, sizeof(fdp), "/proc/%d/fdinfo/%s",
+		    (int)pp_dd.dd_pid, de->d_name);
+		if ((f = fopen(fdp, "r")) == NULL)
+			continue;
+		/* "tfd:       12 events: ..." a line each */
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (sscanf(line, "tfd: %d", &tfd) != 1)
+				continue;
+			snprintf(fdp, sizeof(fdp), "%s/%d", path, tfd);
+			if ((len = readlink(fdp, link, sizeof(link) - 1)) <= 0)
+				continue;
+			link[len] = '\0';
+			if (strcmp(link, "anon_inode:[perf_event]") == 0 &&
+			    n < PP_MAXFDS)
+				fds[n++] = tfd;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * gonelate: the target's main thread gone, once dtd no longer polls
+ * any of was[nwas], the buffers' owners, every buffer still polled
+ * through another thread's event.  The target waits on *go meanwhile.
+ */
+static void
+pp_gone(int out, const int *was, int nwas)
+{
+	static int now[PP_MAXFDS];
+	uint64_t deadline = dtt_clock_ns(CLOCK_MONOTONIC) +
+	    PP_READ_MS * 1000000ULL;
+	char buf[8];
+	int n, i, j, old = 0;
+
+	if (read(out, buf, 5) != 5 || memcmp(buf, "gone\n", 5) != 0) {
+		dtt_check(false, "the target's main thread is gone");
+		return;
+	}
+	/*
+	 * dtd's reader takes the hang-up in its own time, and nothing
+	 * outside tells when: look again until none is left.
+	 */
+	do {
+		if ((n = pp_polled(now)) == -1)
+			break;
+		for (old = 0, i = 0; i < n; i++)
+			for (j = 0; j < nwas; j++)
+				old += now[i] == was[j];
+		if (old > 0)
+			usleep(1000);
+	} while (old > 0 && dtt_clock_ns(CLOCK_MONOTONIC) < deadline);
+	dtt_check(n == nwas && old == 0, "dtd polls %d perf events, %d of "
+	    "them the gone thread's, for %d buffers", n, old, nwas);
+}
+
 /* dtd's count of perf records, from its log at exit; -1 if none. */
 static long long
 pp_records(void)
@@ -477,6 +573,8 @@ pp_after(enum pp_mode m, long long recs, uint64_t noise)
 		    "dtd says it filters the pid itself");
 		break;
 	case PP_CUT:
+	case PP_GONE:
+	case PP_GONELATE:
 		dtt_check(!dtt_dtd_logsays(&pp_dd, "cannot follow"),
 		    "dtd followed the target's threads");
 		break;
@@ -503,8 +601,9 @@ pp_after(enum pp_mode m, long long recs, uint64_t noise)
 static void
 run(enum pp_mode m)
 {
-	static const char *how[PP_BUDGET + 1] = { [PP_CHURNS] = "churn",
-	    [PP_CUT] = "count" };
+	static const char *how[PP_GONELATE + 1] = { [PP_CHURNS] = "churn",
+	    [PP_CUT] = "count", [PP_GONE] = "gone",
+	    [PP_GONELATE] = "gonelate" };
 	volatile uint64_t *calls;
 	struct dtioc_filter_term fa[1], fb[1];
 	struct pp_got ga, gb;
@@ -514,6 +613,8 @@ run(enum pp_mode m)
 	uint32_t pbn, pbnr = 0;
 	long long recs;
 	char churnf[PATH_MAX];
+	static int was[PP_MAXFDS];
+	int out = -1, nwas;
 	long ncpu;
 
 	calls = mmap(NULL, sizeof(*calls), PROT_READ | PROT_WRITE,
@@ -535,8 +636,8 @@ run(enum pp_mode m)
 	close(fda);
 	fda = -1;
 	snprintf(churnf, sizeof(churnf), "%s/churned", pp_dd.dd_dir);
-	if ((tpid = pp_spawn(&go, how[m], m == PP_CHURNS ? churnf :
-	    NULL)) == -1)
+	if ((tpid = pp_spawn(&go, m == PP_GONELATE ? &out : NULL, how[m],
+	    m == PP_CHURNS ? churnf : NULL)) == -1)
 		return;
 	/* what a full buffer would lose is no switch-over's */
 	npid = m == PP_TP || m == PP_CHURNS ? pp_noise(calls) : -1;
@@ -562,6 +663,8 @@ run(enum pp_mode m)
 		    pp_perffds(), 3 * ncpu);
 		break;
 	case PP_CHURNS:
+	case PP_GONE:
+	case PP_GONELATE:
 		if ((fda = pp_open(pbn, fa, 1)) == -1)
 			goto out;
 		break;
@@ -569,6 +672,13 @@ run(enum pp_mode m)
 		if ((fda = pp_open(pbn, fa, 1)) == -1 ||
 		    (fdb = pp_open(pbn, fb, 1)) == -1)
 			goto out;
+	}
+	if (m == PP_GONELATE) {
+		/* the buffers' owners: dtd polls one event a buffer */
+		nwas = pp_polled(was);
+		(void)write(go, "x", 1);
+		pp_gone(out, was, nwas);
+		close(out);
 	}
 	(void)write(go, "x", 1);
 	close(go);
@@ -638,17 +748,18 @@ main(int argc, char *argv[])
 {
 	static const char *modes[] = { [PP_TP] = "tp", [PP_CHURNS] = "churn",
 	    [PP_REFUSED] = "refused", [PP_CUT] = "cut",
-	    [PP_BUDGET] = "budget" };
+	    [PP_BUDGET] = "budget", [PP_GONE] = "gone",
+	    [PP_GONELATE] = "gonelate" };
 	char errbuf[4096], fds[32];
 	long ncpu;
 	int m;
 
-	for (m = 0; argc == 4 && m <= PP_BUDGET; m++)
+	for (m = 0; argc == 4 && m <= PP_GONELATE; m++)
 		if (strcmp(argv[1], modes[m]) == 0)
 			break;
-	if (argc != 4 || m > PP_BUDGET) {
+	if (argc != 4 || m > PP_GONELATE) {
 		fprintf(stderr, "usage: pidpush_test tp|churn|refused|cut|"
-		    "budget dtd target\n");
+		    "budget|gone|gonelate dtd target\n");
 		return 2;
 	}
 	if (m == PP_REFUSED)
