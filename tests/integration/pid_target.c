@@ -15,7 +15,7 @@
  */
 
 /*
- * pid_target N M K [churn FILE | count | gone | gonelate | RATE]: a
+ * pid_target N M K [churn FILE | count | gone | gonelate | many | RATE]: a
  * process whose known calls a pid filter counts (pidpush_test.c,
  * run-device-linux.sh's pidpush, bench/tracepoint/pid_bench.sh).  It
  * starts a thread, says "ready" on stdout, and waits for a line on
@@ -42,6 +42,9 @@
  * whose pid it bears, which then owns no perf event that can be opened,
  * or one whose thread ended in the middle of a trace.
  *
+ * With many, PT_MANY threads more wait from before "ready" until the
+ * calls are made: more than dtd follows.
+ *
  * With RATE, each thread holds its calls to RATE a second, in bursts
  * of 100 between looks at the clock.  Raw system calls, so no libc
  * caching or wrapper choice changes the count.
@@ -61,6 +64,7 @@
 #define PT_BURST	100
 #define PT_MAXCHURN	(1 << 20)	/* churned threads at most */
 #define PT_CHURNMORE	200	/* churned after the line */
+#define PT_MANY		300	/* many's idle threads */
 #define PT_CRATE	200000	/* counted renames a second */
 #define PT_CBURST	10	/* in bursts of */
 
@@ -76,6 +80,8 @@ static const char		*pt_churnfile;	/* churn's FILE */
 static bool			 pt_going, pt_late_going;
 static pthread_t		 pt_main;
 static pthread_barrier_t	 pt_left;	/* main may go */
+static bool			 pt_many;
+static pthread_barrier_t	 pt_idle;	/* many's threads may end */
 static pid_t			*pt_churned;	/* their tids, in order */
 static atomic_long		 pt_nchurned;	/* threads churned */
 static atomic_long		 pt_churnto = -1; /* their end, -1: none */
@@ -114,6 +120,13 @@ pt_late(void *arg)
 {
 	pt_calls(*(long *)arg);
 	return NULL;
+}
+
+static void *
+pt_wait(void *arg)
+{
+	pthread_barrier_wait(&pt_idle);
+	return arg;
 }
 
 /* One call, and its tid where the churn reads it after the join. */
@@ -187,7 +200,7 @@ pt_leave(void)
 static int
 pt_run(void)
 {
-	pthread_t early, late, churn, count;
+	pthread_t early, late, churn, count, idle[PT_MANY];
 	long i;
 	FILE *f;
 	char c;
@@ -203,6 +216,11 @@ pt_run(void)
 		return 1;
 	if (pt_counting_on)
 		pthread_barrier_wait(&pt_counting);
+	if (pt_many && pthread_barrier_init(&pt_idle, NULL, PT_MANY + 1) != 0)
+		return 1;
+	for (i = 0; pt_many && i < PT_MANY; i++)
+		if (pthread_create(&idle[i], NULL, pt_wait, NULL) != 0)
+			return 1;
 	if (!pt_late_going)
 		pt_leave();
 	if (write(STDOUT_FILENO, "ready\n", 6) != 6 ||
@@ -236,6 +254,10 @@ pt_run(void)
 		return 1;
 	pthread_join(late, NULL);
 	pthread_join(early, NULL);
+	if (pt_many)
+		pthread_barrier_wait(&pt_idle);
+	for (i = 0; pt_many && i < PT_MANY; i++)
+		pthread_join(idle[i], NULL);
 	return 0;
 }
 
@@ -260,9 +282,10 @@ main(int argc, char *argv[])
 	pt_counting_on = argc == 5 && strcmp(how, "count") == 0;
 	pt_late_going = argc == 5 && strcmp(how, "gonelate") == 0;
 	pt_going = pt_late_going || (argc == 5 && strcmp(how, "gone") == 0);
+	pt_many = argc == 5 && strcmp(how, "many") == 0;
 	if (argc != 4 && argc != 5 && !pt_churning)
 		return 2;
-	if (argc == 5 && !pt_counting_on && !pt_going &&
+	if (argc == 5 && !pt_counting_on && !pt_going && !pt_many &&
 	    (pt_rate = atol(how)) <= 0)
 		return 2;
 	if (pt_churning && (pt_churned = calloc(PT_MAXCHURN,

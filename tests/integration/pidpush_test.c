@@ -60,6 +60,10 @@
  *				still in dtd's epoll set (another thread's
  *				event on each CPU: their watermarks still
  *				wake dtd), and the count is exact
+ *   pidpush_test many DTD TARGET	open A alone, the target with more
+ *				threads than dtd follows: dtd says so
+ *				(E2BIG), filters the pid itself, and the
+ *				count is exact
  *   pidpush_test refused DTD TARGET	as tp where dtd cannot follow the
  *				threads (USERDT_TEST_PIDFOLLOW=refuse): it
  *				says so and filters the pid itself, with
@@ -102,7 +106,7 @@
 #define PP_MAXTIDS	(1L << 20)	/* getppid() callers remembered */
 
 enum pp_mode { PP_TP, PP_CHURNS, PP_REFUSED, PP_CUT, PP_BUDGET, PP_GONE,
-    PP_GONELATE };
+    PP_GONELATE, PP_MANY };
 #define PP_MAXFDS	1024	/* perf events in dtd's epoll sets */
 
 /* What an open read of the target (pp_count()). */
@@ -578,6 +582,10 @@ pp_after(enum pp_mode m, long long recs, uint64_t noise)
 		dtt_check(!dtt_dtd_logsays(&pp_dd, "cannot follow"),
 		    "dtd followed the target's threads");
 		break;
+	case PP_MANY:
+		dtt_check(dtt_dtd_logsays(&pp_dd, "(Argument list too long)"),
+		    "dtd says the target has too many threads (E2BIG)");
+		break;
 	case PP_BUDGET:
 		dtt_check(dtt_dtd_logsays(&pp_dd, "past the budget"),
 		    "dtd says the second open is past the budget");
@@ -601,9 +609,9 @@ pp_after(enum pp_mode m, long long recs, uint64_t noise)
 static void
 run(enum pp_mode m)
 {
-	static const char *how[PP_GONELATE + 1] = { [PP_CHURNS] = "churn",
+	static const char *how[PP_MANY + 1] = { [PP_CHURNS] = "churn",
 	    [PP_CUT] = "count", [PP_GONE] = "gone",
-	    [PP_GONELATE] = "gonelate" };
+	    [PP_GONELATE] = "gonelate", [PP_MANY] = "many" };
 	volatile uint64_t *calls;
 	struct dtioc_filter_term fa[1], fb[1];
 	struct pp_got ga, gb;
@@ -665,6 +673,7 @@ run(enum pp_mode m)
 	case PP_CHURNS:
 	case PP_GONE:
 	case PP_GONELATE:
+	case PP_MANY:
 		if ((fda = pp_open(pbn, fa, 1)) == -1)
 			goto out;
 		break;
@@ -749,17 +758,17 @@ main(int argc, char *argv[])
 	static const char *modes[] = { [PP_TP] = "tp", [PP_CHURNS] = "churn",
 	    [PP_REFUSED] = "refused", [PP_CUT] = "cut",
 	    [PP_BUDGET] = "budget", [PP_GONE] = "gone",
-	    [PP_GONELATE] = "gonelate" };
+	    [PP_GONELATE] = "gonelate", [PP_MANY] = "many" };
 	char errbuf[4096], fds[32];
 	long ncpu;
 	int m;
 
-	for (m = 0; argc == 4 && m <= PP_GONELATE; m++)
+	for (m = 0; argc == 4 && m <= PP_MANY; m++)
 		if (strcmp(argv[1], modes[m]) == 0)
 			break;
-	if (argc != 4 || m > PP_GONELATE) {
+	if (argc != 4 || m > PP_MANY) {
 		fprintf(stderr, "usage: pidpush_test tp|churn|refused|cut|"
-		    "budget|gone|gonelate dtd target\n");
+		    "budget|gone|gonelate|many dtd target\n");
 		return 2;
 	}
 	if (m == PP_REFUSED)
