@@ -42,7 +42,8 @@
 #define DT_TPEV_SMALLPAGES	16	/* DT_TPEV_SMALL's, power of 2 */
 /*
  * A process's (dt_tpev_open_threads()): every thread's records of a
- * CPU, bursts of a busy process held while the reader waits for a CPU
+ * CPU, bursts of a busy process held while the reader waits for a CPU;
+ * 1 MiB a CPU and pcb, so dt_tp_pid.c caps their number over all pcbs
  */
 #define DT_TPEV_TPAGES		256
 #define DT_TPEV_FLUSH_MS	20	/* drain at least this often */

@@ -104,8 +104,8 @@
 
 #define DT_TP_PID_TRIES	4	/* listings that must agree, at most */
 #define DT_TP_PID_MAXTIDS 256	/* threads followed (fds: x CPUs) */
-/* buffers (one per CPU, DT_TPEV_TPAGES each) of all pcbs together */
-#define DT_TP_PID_MAXBUFS 512
+/* buffers (one per CPU, DT_TPEV_TPAGES: 1 MiB each) of all pcbs */
+#define DT_TP_PID_MAXBUFS 256
 
 struct dt_tp_pidev {
 	struct dt_tp_pidev	*pe_next;	/* [K] on dt_tp_pidevs */

@@ -169,7 +169,8 @@ void		dt_tp_tree_stop(struct dt_pcb *dp);
  * own events on the threads of the process its pushed filter keeps
  * (a conjunct pid == N), at dtpv_start; false where it does not (no
  * such conjunct, a probe that cannot, a process that will not hold
- * still), and dp goes to the shared event.  dt_tp_pid_stop(): close
+ * still or has too many threads, the budget spent), and dp goes to the
+ * shared event.  dt_tp_pid_stop(): close
  * them; false when dp has none.  [K].
  */
 bool		dt_tp_pid_start(struct dt_pcb *dp, const struct dt_tp_probe *);
