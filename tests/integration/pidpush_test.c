@@ -44,7 +44,9 @@
  *				numbers: A sees each number from its first
  *				to the last made exactly once (the
  *				switch-over from the shared event to A's
- *				own, dt_tp_pid.c)
+ *				own, dt_tp_pid.c), but for the one hit at
+ *				the switch, which perf may stamp either
+ *				side of it
  *   pidpush_test budget DTD TARGET	two opens pushing the pid, under
  *				a budget of descriptors for one
  *				(USERDT_TEST_PIDFDS): the second goes to
@@ -129,7 +131,7 @@ static long		 pp_ntids;
  * flags, and record: the fd, or -1.
  */
 static int
-pp_openf(uint32_t pbn, const struct dtioc_filter_term *f, uint32_t n,
+pp_open(uint32_t pbn, const struct dtioc_filter_term *f, uint32_t n,
     uint64_t flags)
 {
 	struct dtioc_filter fl;
@@ -153,12 +155,6 @@ pp_openf(uint32_t pbn, const struct dtioc_filter_term *f, uint32_t n,
 		return -1;
 	}
 	return fd;
-}
-
-static int
-pp_open(uint32_t pbn, const struct dtioc_filter_term *f, uint32_t n)
-{
-	return pp_openf(pbn, f, n, DTEVT_EXECNAME);
 }
 
 /*
@@ -539,14 +535,30 @@ out:
 	free(cnt);
 }
 
-/* The numbered renames g saw: each once, none missing from lo to hi. */
+/*
+ * The numbered renames g saw: each once, none missing from lo to hi,
+ * but for one at most, the hit at the switch-over whose two records
+ * perf stamped either side of its time (dt_tp_pid.c's "Left open":
+ * each event's record of a hit is stamped on its own, measured 150 ns
+ * to 1.4 us apart, the process's own first).  The cut it replaced
+ * doubled or lost every event of the start, hundreds to thousands.
+ */
 static void
 pp_numbers(const struct pp_got *g, const char *what)
 {
-	dtt_check(g->dup == 0 && g->lo != -1 &&
-	    g->nnum == (uint64_t)(g->hi - g->lo + 1), "%s: %llu seen twice, "
-	    "%llu of %lld..%lld seen once", what, (unsigned long long)g->dup,
-	    (unsigned long long)g->nnum, g->lo, g->hi);
+	long long v, miss = -1, missed;
+
+	for (v = g->lo; v >= 0 && v <= g->hi && miss == -1; v++)
+		if (!(pp_seen[v / 8] & (1 << (v % 8))))
+			miss = v;
+	missed = g->lo == -1 ? 0 : g->hi - g->lo + 1 - (long long)g->nnum;
+	if (g->dup + (uint64_t)missed == 1)
+		fprintf(stderr, "# %s: one at the switch-over %s\n", what,
+		    g->dup ? "seen twice" : "missed");
+	dtt_check(g->lo != -1 && g->dup + (uint64_t)missed <= 1, "%s: %llu "
+	    "seen twice, %llu of %lld..%lld seen once, the first missed "
+	    "%lld", what, (unsigned long long)g->dup,
+	    (unsigned long long)g->nnum, g->lo, g->hi, miss);
 }
 
 /* Which way dtd went for the pid, said in its log; false: neither. */
@@ -655,14 +667,14 @@ run(enum pp_mode m)
 	switch (m) {
 	case PP_CUT:
 		/* the shared event on, and the target's records in it */
-		if ((fdb = pp_openf(pbnr, NULL, 0, DTEVT_EXECNAME |
-		    DTEVT_STRINGS)) == -1 || (fda = pp_openf(pbnr, fa, 1,
+		if ((fdb = pp_open(pbnr, NULL, 0, DTEVT_EXECNAME |
+		    DTEVT_STRINGS)) == -1 || (fda = pp_open(pbnr, fa, 1,
 		    DTEVT_EXECNAME | DTEVT_STRINGS)) == -1)
 			goto out;
 		break;
 	case PP_BUDGET:
-		if ((fda = pp_open(pbn, fa, 1)) == -1 ||
-		    (fdb = pp_open(pbn, fa, 1)) == -1)
+		if ((fda = pp_open(pbn, fa, 1, DTEVT_EXECNAME)) == -1 ||
+		    (fdb = pp_open(pbn, fa, 1, DTEVT_EXECNAME)) == -1)
 			goto out;
 		/* A's own on 2 threads, B's the shared event's, each CPU */
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -674,12 +686,12 @@ run(enum pp_mode m)
 	case PP_GONE:
 	case PP_GONELATE:
 	case PP_MANY:
-		if ((fda = pp_open(pbn, fa, 1)) == -1)
+		if ((fda = pp_open(pbn, fa, 1, DTEVT_EXECNAME)) == -1)
 			goto out;
 		break;
 	default:
-		if ((fda = pp_open(pbn, fa, 1)) == -1 ||
-		    (fdb = pp_open(pbn, fb, 1)) == -1)
+		if ((fda = pp_open(pbn, fa, 1, DTEVT_EXECNAME)) == -1 ||
+		    (fdb = pp_open(pbn, fb, 1, DTEVT_EXECNAME)) == -1)
 			goto out;
 	}
 	if (m == PP_GONELATE) {
