@@ -51,7 +51,8 @@
  *				a budget of descriptors for one
  *				(USERDT_TEST_PIDFDS): the second goes to
  *				the shared event, said once, and both count
- *				exactly
+ *				exactly (both push comm == the target's
+ *				too, as in many)
  *   pidpush_test gone DTD TARGET	open A alone, the target's main
  *				thread gone (pthread_exit()) before it
  *				starts: dtd follows the other threads, the
@@ -65,7 +66,9 @@
  *   pidpush_test many DTD TARGET	open A alone, the target with more
  *				threads than dtd follows: dtd says so
  *				(E2BIG), filters the pid itself, and the
- *				count is exact
+ *				count is exact (A pushes comm == the
+ *				target's too: the machine's calls stay in
+ *				the kernel, as in refused)
  *   pidpush_test refused DTD TARGET	as tp where dtd cannot follow the
  *				threads (USERDT_TEST_PIDFOLLOW=refuse): it
  *				says so and filters the pid itself, with
@@ -322,41 +325,30 @@ pp_renames(int fd, pid_t target, struct pp_got *g)
 	return true;
 }
 
-/* The perf events dtd holds open now, -1 if unknown. */
-static long
-pp_perffds(void)
+/* Whether dtd's descriptor fd is what ("anon_inode:[perf_event]"). */
+static bool
+pp_fdis(const char *fd, const char *what)
 {
-	char path[64], fdp[PATH_MAX], link[64];
-	struct dirent *de;
-	long n = 0;
+	char path[PATH_MAX], link[64];
 	ssize_t len;
-	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pp_dd.dd_pid);
-	if ((d = opendir(path)) == NULL)
-		return -1;
-	while ((de = readdir(d)) != NULL) {
-		snprintf(fdp, sizeof(fdp), "%s/%s", path, de->d_name);
-		if ((len = readlink(fdp, link, sizeof(link) - 1)) <= 0)
-			continue;
-		link[len] = '\0';
-		n += strcmp(link, "anon_inode:[perf_event]") == 0;
-	}
-	closedir(d);
-	return n;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pp_dd.dd_pid, fd);
+	if ((len = readlink(path, link, sizeof(link) - 1)) <= 0)
+		return false;
+	link[len] = '\0';
+	return strcmp(link, what) == 0;
 }
 
 /*
- * The perf events in dtd's epoll sets now, into fds[PP_MAXFDS]: how
- * many, or -1.
+ * The perf events dtd holds open now (fds NULL), or those in its epoll
+ * sets, into fds[PP_MAXFDS]: how many, or -1.
  */
 static int
-pp_polled(int *fds)
+pp_perf(int *fds)
 {
-	char path[64], fdp[PATH_MAX], link[64], line[256];
+	char path[64], info[PATH_MAX], line[256], tfd[16];
 	struct dirent *de;
-	int n = 0, tfd;
-	ssize_t len;
+	int n = 0, t;
 	FILE *f;
 	DIR *d;
 
@@ -364,28 +356,22 @@ pp_polled(int *fds)
 	if ((d = opendir(path)) == NULL)
 		return -1;
 	while ((de = readdir(d)) != NULL) {
-		snprintf(fdp, sizeof(fdp), "%s/%s", path, de->d_name);
-		if ((len = readlink(fdp, link, sizeof(link) - 1)) <= 0)
+		if (fds == NULL) {
+			n += pp_fdis(de->d_name, "anon_inode:[perf_event]");
 			continue;
-		link[len] = '\0';
-		if (strcmp(link, "anon_inode:[eventpoll]") != 0)
+		}
+		if (!pp_fdis(de->d_name, "anon_inode:[eventpoll]"))
 			continue;
-		snprintf(fdp, sizeof(fdp), "/proc/%d/fdinfo/%s",
+		snprintf(info, sizeof(info), "/proc/%d/fdinfo/%s",
 		    (int)pp_dd.dd_pid, de->d_name);
-		if ((f = fopen(fdp, "r")) == NULL)
+		if ((f = fopen(info, "r")) == NULL)
 			continue;
 		/* "tfd:       12 events: ..." a line each */
-		while (fgets(line, sizeof(line), f) != NULL) {
-			if (sscanf(line, "tfd: %d", &tfd) != 1)
-				continue;
-			snprintf(fdp, sizeof(fdp), "%s/%d", path, tfd);
-			if ((len = readlink(fdp, link, sizeof(link) - 1)) <= 0)
-				continue;
-			link[len] = '\0';
-			if (strcmp(link, "anon_inode:[perf_event]") == 0 &&
-			    n < PP_MAXFDS)
-				fds[n++] = tfd;
-		}
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (sscanf(line, "tfd: %d", &t) == 1 && n < PP_MAXFDS &&
+			    snprintf(tfd, sizeof(tfd), "%d", t) > 0 &&
+			    pp_fdis(tfd, "anon_inode:[perf_event]"))
+				fds[n++] = t;
 		fclose(f);
 	}
 	closedir(d);
@@ -415,7 +401,7 @@ pp_gone(int out, const int *was, int nwas)
 	 * outside tells when: look again until none is left.
 	 */
 	do {
-		if ((n = pp_polled(now)) == -1)
+		if ((n = pp_perf(now)) == -1)
 			break;
 		for (old = 0, i = 0; i < n; i++)
 			for (j = 0; j < nwas; j++)
@@ -625,7 +611,7 @@ run(enum pp_mode m)
 	    [PP_CUT] = "count", [PP_GONE] = "gone",
 	    [PP_GONELATE] = "gonelate", [PP_MANY] = "many" };
 	volatile uint64_t *calls;
-	struct dtioc_filter_term fa[1], fb[1];
+	struct dtioc_filter_term fa[3], fb[1];
 	struct pp_got ga, gb;
 	uint64_t noise, want = PP_CALLS;
 	pid_t tpid, npid = -1;
@@ -663,6 +649,12 @@ run(enum pp_mode m)
 	npid = m == PP_TP || m == PP_CHURNS ? pp_noise(calls) : -1;
 	/* btrace -p's push alone (bt_push.c push_pid()) */
 	fa[0] = pp_term(DTF_OP_EQ, DTF_PID, tpid, NULL);
+	/*
+	 * many's and budget's: where dtd falls back, the shared event is
+	 * filtered by name in the kernel, the machine's calls left there
+	 */
+	fa[1] = pp_term(DTF_OP_EQ, DTF_COMM, 0, "pid_target");
+	fa[2] = pp_term(DTF_OP_AND, 0, 0, NULL);
 	fb[0] = pp_term(DTF_OP_EQ, DTF_COMM, 0, "pid_target");
 	switch (m) {
 	case PP_CUT:
@@ -673,20 +665,21 @@ run(enum pp_mode m)
 			goto out;
 		break;
 	case PP_BUDGET:
-		if ((fda = pp_open(pbn, fa, 1, DTEVT_EXECNAME)) == -1 ||
-		    (fdb = pp_open(pbn, fa, 1, DTEVT_EXECNAME)) == -1)
+		if ((fda = pp_open(pbn, fa, 3, DTEVT_EXECNAME)) == -1 ||
+		    (fdb = pp_open(pbn, fa, 3, DTEVT_EXECNAME)) == -1)
 			goto out;
 		/* A's own on 2 threads, B's the shared event's, each CPU */
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		dtt_check(pp_perffds() == 3 * ncpu, "dtd holds %ld perf "
+		dtt_check(pp_perf(NULL) == 3 * ncpu, "dtd holds %d perf "
 		    "events, A's own and the shared event (want %ld)",
-		    pp_perffds(), 3 * ncpu);
+		    pp_perf(NULL), 3 * ncpu);
 		break;
 	case PP_CHURNS:
 	case PP_GONE:
 	case PP_GONELATE:
 	case PP_MANY:
-		if ((fda = pp_open(pbn, fa, 1, DTEVT_EXECNAME)) == -1)
+		if ((fda = pp_open(pbn, fa, m == PP_MANY ? 3 : 1,
+		    DTEVT_EXECNAME)) == -1)
 			goto out;
 		break;
 	default:
@@ -696,7 +689,7 @@ run(enum pp_mode m)
 	}
 	if (m == PP_GONELATE) {
 		/* the buffers' owners: dtd polls one event a buffer */
-		nwas = pp_polled(was);
+		nwas = pp_perf(was);
 		(void)write(go, "x", 1);
 		pp_gone(out, was, nwas);
 		close(out);
