@@ -210,7 +210,11 @@ udt_pt_create_fn(void)
 
 	fn = __atomic_load_n(&udt_pt_real_create, __ATOMIC_ACQUIRE);
 	if (fn == NULL) {
-		fn = (udt_pt_create_t *)dlsym(RTLD_NEXT, "pthread_create");
+		/* Before the library's constructor: asked of the loader. */
+		if ((fn = (udt_pt_create_t *)udt_host_next_pthread_create())
+		    == NULL)
+			fn = (udt_pt_create_t *)dlsym(RTLD_NEXT,
+			    "pthread_create");
 		__atomic_store_n(&udt_pt_real_create, fn, __ATOMIC_RELEASE);
 	}
 	return fn;

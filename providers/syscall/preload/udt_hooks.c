@@ -164,6 +164,16 @@ pthread_setname_np(long thread, long name)
 	return r;
 }
 
+/* Not hooked here: the profile half's (udt_host.h). */
+static udt_fn_t udt_real_pthread_create;
+
+void *
+udt_host_next_pthread_create(void)
+{
+	return (void *)__atomic_load_n(&udt_real_pthread_create,
+	    __ATOMIC_ACQUIRE);
+}
+
 /*
  * syscall(3): the number selects the probes.  Seven integer arguments:
  * the seventh arrives on the stack exactly as a variadic caller put it.
@@ -220,6 +230,7 @@ static const struct udt_real udt_reals[] = {
 	{ &udt_real_fork_for_vfork, "fork" },
 	{ &udt_real__Fork, "_Fork" },
 	{ &udt_real_pthread_setname_np, "pthread_setname_np" },
+	{ &udt_real_pthread_create, "pthread_create" },
 	{ &udt_real_syscall, "syscall" },
 };
 

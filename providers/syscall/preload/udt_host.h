@@ -91,6 +91,14 @@ int	udt_host_tid(void) UDT_HOST_HIDDEN;
  * which went through undispatched.
  */
 bool	udt_host_wrap_threads(void) UDT_HOST_HIDDEN;
+/*
+ * The next pthread_create() after the library's, as the constructor
+ * found it with the hooks' real functions, before the program ran
+ * (udt_resolve_all()): NULL before that.  A dlsym() of it later, after
+ * the constructor's rewrite mapped libc's and the loader's images,
+ * faulted their pages again (issue 20).
+ */
+void	*udt_host_next_pthread_create(void) UDT_HOST_HIDDEN;
 void	udt_host_thread_begin(void) UDT_HOST_HIDDEN;
 void	udt_host_thread_created(void) UDT_HOST_HIDDEN;
 
