@@ -42,8 +42,9 @@ struct udt_plan_state udt_plan;				/* [w] */
  * The plan read: the file mapped privately, not read into the bss.  A
  * read copied its 40-odd KB into as many fresh pages, a fault each; a
  * mapping takes them from the page cache, the kernel's fault-around
- * mapping up to 16 at a fault, and shares them between processes.  The
- * check writes its first page (the sum's field), a private copy.  It
+ * mapping up to 16 at a fault, and shares them between processes.  It
+ * is mapped read-only: the check hashes its sum's field as 0 from a
+ * copy, where writing the field cost a private copy of the page.  It
  * stays mapped: unmapping is a call more at every start.  A writer
  * renames a new file over the old (udt_plan_write()), never writes the
  * one mapped; one who truncates it could already run code as the user
@@ -157,8 +158,15 @@ udt_plan_lanes_mul(uint64_t l[4], const uint8_t *b, size_t n)
 		}
 }
 
-uint64_t
-udt_plan_hash(uint64_t h, const void *p, size_t n)
+/*
+ * The hash of a's na bytes (a multiple of a block) then p's n, as of
+ * one buffer holding both: the plan's check hashes a copy of its first
+ * block, the sum's field zeroed, and the rest in place, so that its
+ * mapping's first page is read, not copied.
+ */
+static uint64_t
+udt_plan_hash2(uint64_t h, const uint8_t *a, size_t na, const void *p,
+    size_t n)
 {
 	const uint8_t *b = p;
 	uint64_t l[4] = { h, h ^ 0x243f6a8885a308d3ULL,
@@ -166,15 +174,17 @@ udt_plan_hash(uint64_t h, const void *p, size_t n)
 	size_t nb = n & ~(size_t)31;
 	int i;
 
-	if (nb > 0) {
+	if (na + nb > 0) {
 		if (udt_plan_crc()) {
 			/* 32-bit lanes: h itself goes into the fold. */
+			udt_plan_lanes_crc(l, a, na);
 			udt_plan_lanes_crc(l, b, nb);
 			for (i = 0; i < 4; i++) {
 				h = (h ^ l[i]) * 0x9e3779b97f4a7c15ULL;
 				h ^= h >> 29;
 			}
 		} else {
+			udt_plan_lanes_mul(l, a, na);
 			udt_plan_lanes_mul(l, b, nb);
 			h = l[0];
 			for (i = 1; i < 4; i++) {
@@ -195,6 +205,12 @@ udt_plan_hash(uint64_t h, const void *p, size_t n)
 		h ^= h >> 29;
 	}
 	return h;
+}
+
+uint64_t
+udt_plan_hash(uint64_t h, const void *p, size_t n)
+{
+	return udt_plan_hash2(h, NULL, 0, p, n);
 }
 
 size_t
@@ -220,7 +236,10 @@ udt_plan_valid(size_t len)
 	struct udt_plan_seg ps;
 	size_t at, k, s, need;
 	uint64_t sum;
+	uint8_t head[32];
 
+	_Static_assert(offsetof(struct udt_plan_hdr, ph_sum) + 8 <=
+	    sizeof(head) && sizeof(head) <= sizeof(h), "the sum's block");
 	if (len < sizeof(h))
 		return -1;
 	memcpy(&h, udt_plan_in, sizeof(h));
@@ -229,10 +248,11 @@ udt_plan_valid(size_t len)
 	    h.ph_selflen != udt_plan.pl_selflen ||
 	    memcmp(h.ph_self, udt_plan.pl_self, sizeof(h.ph_self)) != 0)
 		return -1;
-	memset(udt_plan_in + offsetof(struct udt_plan_hdr, ph_sum), 0, 8);
-	sum = udt_plan_hash(0, udt_plan_in, len);
-	memcpy(udt_plan_in + offsetof(struct udt_plan_hdr, ph_sum),
-	    &h.ph_sum, 8);
+	/* As written: its sum's field 0, in a copy of the first block. */
+	memcpy(head, udt_plan_in, sizeof(head));
+	memset(head + offsetof(struct udt_plan_hdr, ph_sum), 0, 8);
+	sum = udt_plan_hash2(0, head, sizeof(head), udt_plan_in +
+	    sizeof(head), len - sizeof(head));
 	if (sum != h.ph_sum)
 		return -1;
 	for (at = sizeof(h), k = 0; k < h.ph_nobj; k++) {
@@ -302,8 +322,8 @@ udt_plan_read(const char *path)
 	 * file system), read into memory of its own, as a plan was before.
 	 */
 	remote = udt_rw_fs_remote(fd, (uint64_t)st.st_dev);
-	p = udt_sys6(SYS_mmap, 0, (long)st.st_size, PROT_READ | PROT_WRITE,
-	    remote ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_PRIVATE, remote ? -1 :
+	p = udt_sys6(SYS_mmap, 0, (long)st.st_size, remote ? PROT_READ |
+	    PROT_WRITE : PROT_READ, remote ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_PRIVATE, remote ? -1 :
 	    fd, 0);
 	if (udt_sys_failed(p)) {
 		udt_plan_say("ignored ", path, ": cannot be mapped");
