@@ -555,23 +555,84 @@ udt_rw_hdr(uint8_t *reg)
 }
 
 /*
+ * Window i of the segment being committed (ro_win, or the plan's:
+ * ro_wplan), into tmp if need be.  full: checked as read; NULL when it
+ * no longer fits.  Else only its rw_bad is to be trusted.
+ */
+static const struct udt_rw_win *
+udt_rw_win_at(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *tmp,
+    int full)
+{
+	if (o->ro_wplan == NULL)
+		return &o->ro_win[i];
+	return udt_rw_plan_win(o, i, tmp, full) == 0 ? tmp : NULL;
+}
+
+/* The jump over w to its trampoline at t, staged, and t's site known. */
+static int
+udt_rw_jump(struct udt_rw_obj *o, const struct udt_rw_win *w, uintptr_t t)
+{
+	uint8_t patch[16];
+	int32_t rel;
+
+	memset(patch, 0xcc, sizeof(patch));
+	patch[0] = 0xe9;
+	rel = (int32_t)(t - (w->rw_start + 5));
+	memcpy(patch + 1, &rel, 4);
+	if (udt_rw_poke(o, w->rw_start, patch, w->rw_end - w->rw_start,
+	    UDT_RWP_WIN) != 0)
+		return -1;
+	/* Without it, only a user stack shows the trampoline. */
+	(void)udt_rw_stage_put(&udt_rw_trampstage, t, w->rw_sys);
+	udt_rw_ndone++;
+	return 0;
+}
+
+/*
  * Build the trampolines of o's windows and jump to them; trap the sites
  * without one (bad windows among them).  Returns how many of the sites
  * found are neither.
+ *
+ * Each window's jump is staged as its trampoline is built, from the one
+ * read of it, when no flush can come in between (a flush seals the
+ * region the trampolines are built in): then neither a window's
+ * trampoline address nor the plan's windows are kept (udt_rw_obj.h).
+ * Where a flush may come (a pass past its room for patches, the tests'
+ * USERDT_IMAGES=debug-flush), the windows are kept in ro_win and every
+ * patch staged once every trampoline is built.  Either way the traps
+ * come first, then the jumps: the patches of one object come in one
+ * order, whichever program starts, as an image's (udt_rw_image.c) sum
+ * of them needs.
  */
 size_t
 udt_rw_commit(struct udt_rw_obj *o)
 {
-	uint8_t *reg, *q, *e, *stubs, patch[16], buf[UDT_RW_SLOTSZ];
-	size_t i, len, nok = 0, ntrap, left = 0;
-	int32_t rel;
+	uint8_t *reg, *q, *e, *stubs, buf[UDT_RW_SLOTSZ];
+	const struct udt_rw_win *w;
+	struct udt_rw_win tmp;
+	size_t i, k, len, nok = 0, nroom, nbuilt = 0, ntrap, left = 0;
+	uintptr_t t;
+	int now, stop;
 
+	/* Each window a jump or a trap: past the room, keep them. */
+	if (o->ro_wplan != NULL && o->ro_npatch + 2 * o->ro_nwin +
+	    o->ro_ntrap >= o->ro_maxpatch) {
+		for (i = k = 0; i < o->ro_nwin; i++)
+			if (udt_rw_plan_win(o, i, &o->ro_win[k], 1) == 0)
+				k++;
+			else
+				left++;
+		o->ro_wplan = NULL;
+		o->ro_nwin = k;
+	}
 	for (i = 0; i < o->ro_nwin; i++) {
-		if (!o->ro_win[i].rw_bad)
+		if ((w = udt_rw_win_at(o, i, &tmp, 0)) != NULL && !w->rw_bad)
 			nok++;
-		else
-			udt_rw_trap(o, o->ro_win[i].rw_sys,
+		else if ((w = udt_rw_win_at(o, i, &tmp, 1)) != NULL)
+			udt_rw_trap(o, w->rw_sys,
 			    "a far jump into its window");
+		else
+			left++;
 	}
 	/*
 	 * SIGTRAP must be ours before any thread may block it: from the
@@ -586,11 +647,12 @@ udt_rw_commit(struct udt_rw_obj *o)
 			udt_rw_say(udt_rw_notrap ? "not trapped (a tracer, or "
 			    "SIGTRAP held)" : "no SIGTRAP handler",
 			    o->ro_trap[i]);
-		left = o->ro_ntrap;
+		left += o->ro_ntrap;
 		o->ro_ntrap = 0;
 	}
 	if (nok == 0 && o->ro_ntrap == 0)
 		return left;
+	now = o->ro_npatch + nok + o->ro_ntrap <= o->ro_maxpatch;
 	len = nok * UDT_RW_SLOTSZ + o->ro_ntrap * UDT_RW_STUBSZ;
 	/*
 	 * In a fixed region the constants are its first page's, which
@@ -607,18 +669,12 @@ udt_rw_commit(struct udt_rw_obj *o)
 		q = reg + UDT_RW_HDRSZ;
 	}
 	udt_rw_hdr(reg);
-	for (i = 0; i < o->ro_nwin; i++) {
-		struct udt_rw_win *w = &o->ro_win[i];
-
-		if (w->rw_bad)
-			continue;
-		q = (uint8_t *)(((uintptr_t)q + 7) & ~(uintptr_t)7);
-		udt_rw_vd = (intptr_t)((uintptr_t)q - (uintptr_t)buf);
-		e = udt_rw_emit_tramp(buf, reg, w, &w->rw_tramp);
-		udt_rw_image_land(o, q, buf, (size_t)(e - buf));
-		q += e - buf;
-	}
-	/* A trapped site's stub: its calls made in place, then back. */
+	/*
+	 * A trapped site's stub: its calls made in place, then back.  The
+	 * stubs first, so that the traps are staged before the jumps
+	 * either way (their stage's few entries then lie before the
+	 * trampolines' in the library's keep: udt_rw_tab.c).
+	 */
 	stubs = q;
 	for (i = 0; i < o->ro_ntrap; i++) {
 		q = stubs + i * UDT_RW_STUBSZ;
@@ -628,25 +684,38 @@ udt_rw_commit(struct udt_rw_obj *o)
 		e = udt_rw_rel32(e, o->ro_trap[i] + 2);
 		udt_rw_image_land(o, q, buf, (size_t)(e - buf));
 	}
+	q = stubs + o->ro_ntrap * UDT_RW_STUBSZ;
 	udt_rw_vd = 0;
-	ntrap = udt_rw_commit_traps(o, stubs);
+	ntrap = now ? udt_rw_commit_traps(o, stubs) : 0;
+	nroom = nok;
+	for (i = 0, stop = 0; i < o->ro_nwin; i++) {
+		if ((w = udt_rw_win_at(o, i, &tmp, 1)) == NULL || w->rw_bad)
+			continue;
+		/* Its room: more only if the plan changed under us. */
+		if (nbuilt++ == nroom)
+			break;
+		q = (uint8_t *)(((uintptr_t)q + 7) & ~(uintptr_t)7);
+		udt_rw_vd = (intptr_t)((uintptr_t)q - (uintptr_t)buf);
+		e = udt_rw_emit_tramp(buf, reg, w, &t);
+		udt_rw_vd = 0;
+		udt_rw_image_land(o, q, buf, (size_t)(e - buf));
+		q += e - buf;
+		if (!now)
+			o->ro_win[i].rw_tramp = t;
+		else if (!stop && udt_rw_jump(o, w, t) == 0)
+			nok--;
+		else
+			stop = 1;
+	}
+	if (!now)
+		ntrap = udt_rw_commit_traps(o, stubs);
 	udt_rw_ntrapped += ntrap;
-	for (i = 0; i < o->ro_nwin; i++) {
-		struct udt_rw_win *w = &o->ro_win[i];
-		uintptr_t t = w->rw_tramp;
-
+	for (i = 0; !now && i < o->ro_nwin; i++) {
+		w = &o->ro_win[i];
 		if (w->rw_bad)
 			continue;
-		len = w->rw_end - w->rw_start;
-		memset(patch, 0xcc, sizeof(patch));
-		patch[0] = 0xe9;
-		rel = (int32_t)(t - (w->rw_start + 5));
-		memcpy(patch + 1, &rel, 4);
-		if (udt_rw_poke(o, w->rw_start, patch, len, UDT_RWP_WIN) != 0)
+		if (udt_rw_jump(o, w, w->rw_tramp) != 0)
 			break;
-		/* Without it, only a user stack shows the trampoline. */
-		(void)udt_rw_stage_put(&udt_rw_trampstage, t, w->rw_sys);
-		udt_rw_ndone++;
 		nok--;
 	}
 	return left + nok + o->ro_ntrap - ntrap;

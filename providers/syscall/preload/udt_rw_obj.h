@@ -156,6 +156,15 @@ struct udt_rw_obj {
 	size_t		ro_narena, ro_maxarena;
 	struct udt_rw_win *ro_win;
 	size_t		ro_nwin;
+	/*
+	 * Where the windows of the segment being committed come from a
+	 * plan (udt_rw_plan.c): its entries, read as they are committed
+	 * (udt_rw_plan_win()) instead of copied into ro_win, 48 bytes a
+	 * window, seven pages of scratch for a libc, a fault each at every
+	 * start; and the segment's size their checks need.  NULL: ro_win.
+	 */
+	const uint8_t	*ro_wplan;
+	size_t		ro_wmemsz;
 	uintptr_t	*ro_trap;		/* sites to trap (udt_rw_trap.c) */
 	size_t		ro_ntrap;
 	int		ro_memfd;		/* /proc/self/mem */
@@ -264,5 +273,7 @@ void	 udt_rw_plan_seg(struct udt_rw_obj *, struct dl_phdr_info *, int,
 	    const size_t [3], int);
 void	 udt_rw_plan_end(struct udt_rw_obj *, int, int, size_t);
 void	 udt_rw_plan_close(struct udt_rw_obj *);
+int	 udt_rw_plan_win(const struct udt_rw_obj *, size_t,
+	    struct udt_rw_win *, int);
 
 #endif /* UDT_RW_OBJ_H */

@@ -397,6 +397,57 @@ udt_plan_nrok(const struct udt_plan_win *pw)
 }
 
 /*
+ * Window pw of a segment at lo, memsz bytes, against memory: NULL, or
+ * why it does not fit.
+ */
+static const char *
+udt_plan_win_check(const struct udt_plan_win *pw, uintptr_t lo, size_t memsz)
+{
+	/*
+	 * No sums of the plan's numbers: a forged offset near 2^64 would
+	 * wrap one past these checks and send the reads below, and the
+	 * trampoline's copy, anywhere.
+	 */
+	if (pw->pw_end > memsz || pw->pw_start > pw->pw_end ||
+	    pw->pw_end - pw->pw_start < 5 ||
+	    pw->pw_end - pw->pw_start > UDT_PLAN_WINB ||
+	    pw->pw_sys < pw->pw_start || pw->pw_sys > pw->pw_end - 2)
+		return "malformed window";
+	if (!udt_plan_nrok(pw))
+		return "a window's call number unproved";
+	if (memcmp((const void *)(lo + pw->pw_start), pw->pw_b,
+	    pw->pw_end - pw->pw_start) != 0 ||
+	    memcmp((const void *)(lo + pw->pw_sys), "\x0f\x05", 2) != 0)
+		return "the bytes of a window differ";
+	return NULL;
+}
+
+/*
+ * Window i of the segment being committed, read from the plan where
+ * udt_plan_fit() left it (ro_wplan) into w.  full: checked again as it
+ * is read, as udt_plan_fit() checked it, since the plan is a mapping of
+ * its file: 0, or -1 if it no longer fits (then it is neither patched
+ * nor trapped).  Else only whether it is bad is to be trusted.
+ */
+int
+udt_rw_plan_win(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *w,
+    int full)
+{
+	struct udt_plan_win pw;
+
+	memcpy(&pw, o->ro_wplan + i * sizeof(pw), sizeof(pw));
+	if (full && udt_plan_win_check(&pw, o->ro_lo, o->ro_wmemsz) != NULL)
+		return -1;
+	memset(w, 0, sizeof(*w));
+	w->rw_start = o->ro_lo + pw.pw_start;
+	w->rw_sys = o->ro_lo + pw.pw_sys;
+	w->rw_end = o->ro_lo + pw.pw_end;
+	w->rw_nr = (long)pw.pw_nr;
+	w->rw_bad = pw.pw_bad != 0;
+	return 0;
+}
+
+/*
  * Check entry po (at udt_plan_in + at) against the object in memory,
  * every byte it would have written or copied; then, if apply, put its
  * sites where the decoder would have and commit them.  Returns 0, or
@@ -413,6 +464,7 @@ udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
 	const ElfW(Phdr) *ph;
 	uintptr_t lo, hi, a, prev;
 	size_t s, k, p;
+	const char *why;
 	int i;
 
 	memcpy(&po, udt_plan_in + at, sizeof(po));
@@ -445,46 +497,26 @@ udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
 			o->ro_lo = lo;
 			o->ro_hi = hi;
 			(void)udt_rw_segment(o, info, i);
-			o->ro_nwin = 0;
-			o->ro_ntrap = 0;
-		}
-		for (k = 0; k < ps.ps_nwin; k++, p += sizeof(pw)) {
-			memcpy(&pw, udt_plan_in + p, sizeof(pw));
 			/*
-			 * No sums of the plan's numbers: a forged offset
-			 * near 2^64 would wrap one past these checks and
-			 * send the reads below, and the trampoline's copy,
-			 * anywhere.
+			 * The windows, all checked below before: committed
+			 * from the plan, each read (and checked) again there
+			 * instead of copied (udt_rw_commit()).
 			 */
-			if (pw.pw_end > ph->p_memsz ||
-			    pw.pw_start > pw.pw_end ||
-			    pw.pw_end - pw.pw_start < 5 ||
-			    pw.pw_end - pw.pw_start > UDT_PLAN_WINB ||
-			    pw.pw_sys < pw.pw_start ||
-			    pw.pw_sys > pw.pw_end - 2)
-				return "malformed window";
-			if (!udt_plan_nrok(&pw))
-				return "a window's call number unproved";
-			if (memcmp((const void *)(lo + pw.pw_start), pw.pw_b,
-			    pw.pw_end - pw.pw_start) != 0 ||
-			    memcmp((const void *)(lo + pw.pw_sys), "\x0f\x05",
-			    2) != 0)
-				return "the bytes of a window differ";
+			o->ro_wplan = udt_plan_in + p;
+			o->ro_wmemsz = ph->p_memsz;
+			o->ro_nwin = ps.ps_nwin;
+			o->ro_ntrap = 0;
+			p += ps.ps_nwin * sizeof(pw);
+		}
+		for (k = 0; !apply && k < ps.ps_nwin; k++, p += sizeof(pw)) {
+			memcpy(&pw, udt_plan_in + p, sizeof(pw));
+			if ((why = udt_plan_win_check(&pw, lo, ph->p_memsz)) !=
+			    NULL)
+				return why;
 			/* Sorted, apart: as the decoder leaves them. */
 			if (pw.pw_start < prev)
 				return "malformed window";
 			prev = pw.pw_end;
-			if (apply) {
-				struct udt_rw_win *w = &o->ro_win[o->ro_nwin];
-
-				memset(w, 0, sizeof(*w));
-				w->rw_start = lo + pw.pw_start;
-				w->rw_sys = lo + pw.pw_sys;
-				w->rw_end = lo + pw.pw_end;
-				w->rw_nr = (long)pw.pw_nr;
-				w->rw_bad = pw.pw_bad != 0;
-				o->ro_nwin++;
-			}
 		}
 		for (k = 0; k < ps.ps_ntrap; k++, p += sizeof(pt)) {
 			memcpy(&pt, udt_plan_in + p, sizeof(pt));
@@ -513,6 +545,8 @@ udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
 		if (ps.ps_flags & UDT_PLAN_BRKHOOK)
 			(void)udt_rw_hook_stage(o, _r_debug.r_brk);
 		udt_rw_nleft += udt_rw_commit(o);
+		o->ro_wplan = NULL;
+		o->ro_nwin = 0;
 	}
 	return NULL;
 }
