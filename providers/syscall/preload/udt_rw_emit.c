@@ -330,15 +330,31 @@ udt_rw_segment(struct udt_rw_obj *o, struct dl_phdr_info *info, int ph)
 	return 0;
 }
 
-/* Stage n bytes b for at, in the segment last named (udt_rw_segment()). */
+/*
+ * Stage n bytes b for at, in the segment last named (udt_rw_segment()):
+ * an int3, or a jump padded with int3s (udt_rw_patch).
+ */
 static int
 udt_rw_poke(struct udt_rw_obj *o, uintptr_t at, const uint8_t *b, size_t n,
     int kind)
 {
 	struct udt_rw_patch *rp;
+	int32_t rel = 0;
+	size_t k;
 
-	if (o->ro_nseg == 0 || n > sizeof(rp->rp_b))
+	if (o->ro_nseg == 0 || n == 0 || n > UDT_RW_PATCHMAX)
 		return -1;
+	if (kind == UDT_RWP_TRAP) {
+		if (n != 1 || b[0] != 0xcc)
+			return -1;
+	} else {
+		if (n < 5 || b[0] != 0xe9)
+			return -1;
+		for (k = 5; k < n; k++)
+			if (b[k] != 0xcc)
+				return -1;
+		memcpy(&rel, b + 1, 4);
+	}
 	if (o->ro_npatch == o->ro_maxpatch) {
 		o->ro_noimg = 1;
 		udt_rw_flush(o);
@@ -347,23 +363,51 @@ udt_rw_poke(struct udt_rw_obj *o, uintptr_t at, const uint8_t *b, size_t n,
 		return -1;
 	rp = &o->ro_patch[o->ro_npatch++];
 	rp->rp_at = at;
-	rp->rp_seg = (uint32_t)(o->ro_nseg - 1);
+	rp->rp_rel = rel;
+	rp->rp_seg = (uint16_t)(o->ro_nseg - 1);
 	rp->rp_len = (uint8_t)n;
 	rp->rp_kind = (uint8_t)kind;
-	memcpy(rp->rp_b, b, n);
 	return 0;
+}
+
+void
+udt_rw_patch_bytes(const struct udt_rw_patch *rp, uint8_t b[UDT_RW_PATCHMAX])
+{
+	memset(b, 0xcc, UDT_RW_PATCHMAX);
+	if (rp->rp_kind == UDT_RWP_TRAP)
+		return;
+	b[0] = 0xe9;
+	memcpy(b + 1, &rp->rp_rel, 4);
+}
+
+/*
+ * Whether the n bytes at a are b's: not by libc's memcmp, whose text an
+ * image may have just been mapped over (a fault to run it again).
+ */
+static int
+udt_rw_same(const volatile uint8_t *a, const uint8_t *b, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (a[k] != b[k])
+			return 0;
+	return 1;
 }
 
 /* The fallback: through /proc/self/mem, which ignores protections. */
 static int
 udt_rw_memwrite(struct udt_rw_obj *o, const struct udt_rw_patch *rp)
 {
+	uint8_t b[UDT_RW_PATCHMAX];
+
 	if (o->ro_memfd < 0)
 		o->ro_memfd = (int)udt_sys3(SYS_open, "/proc/self/mem",
 		    O_RDWR | O_CLOEXEC, 0);
 	if (o->ro_memfd < 0)
 		return -1;
-	return udt_sys4(SYS_pwrite64, o->ro_memfd, rp->rp_b, rp->rp_len,
+	udt_rw_patch_bytes(rp, b);
+	return udt_sys4(SYS_pwrite64, o->ro_memfd, b, rp->rp_len,
 	    rp->rp_at) == (long)rp->rp_len ? 0 : -1;
 }
 
@@ -433,6 +477,7 @@ udt_rw_flush(struct udt_rw_obj *o)
 	uintptr_t lo, hi, plo, phi;
 	uint64_t caught = ~0ULL;
 	struct udt_rw_img *img;
+	uint8_t b[UDT_RW_PATCHMAX];
 	int held, hold, prot, w, there, ok;
 
 	if (udt_rw_seal(o) != 0) {
@@ -475,11 +520,13 @@ udt_rw_flush(struct udt_rw_obj *o)
 		there = img != NULL && img->ri_state == UDT_RW_IMG_MAP &&
 		    held && udt_rw_image_text(o, img, &o->ro_patch[i], j - i)
 		    == 0;
-		if (!there)
-			for (k = i, there = 1; k < j && there; k++)
-				there = memcmp((const void *)
-				    o->ro_patch[k].rp_at, o->ro_patch[k].rp_b,
-				    o->ro_patch[k].rp_len) == 0;
+		for (k = i; !there && k < j; k++) {
+			udt_rw_patch_bytes(&o->ro_patch[k], b);
+			if (!udt_rw_same((const volatile uint8_t *)
+			    o->ro_patch[k].rp_at, b, o->ro_patch[k].rp_len))
+				break;
+		}
+		there = there || k == j;
 		prot = sg->sg_prot;
 		w = held && !there && plo < phi && ((prot & PROT_WRITE) ||
 		    udt_sys3(SYS_mprotect, plo, phi - plo, prot | PROT_WRITE)
@@ -494,8 +541,9 @@ udt_rw_flush(struct udt_rw_obj *o)
 				udt_rw_patched(o, rp, 1);
 			else if (w && rp->rp_at >= plo && rp->rp_at +
 			    rp->rp_len <= phi) {
+				udt_rw_patch_bytes(rp, b);
 				for (n = 0; n < rp->rp_len; n++)
-					d[n] = rp->rp_b[n];
+					d[n] = b[n];
 				udt_rw_patched(o, rp, 1);
 			} else if (udt_rw_memwrite(o, rp) == 0)
 				udt_rw_patched(o, rp, 1);

@@ -241,12 +241,14 @@ udt_img_psum(const struct udt_rw_img *ri, const struct udt_rw_patch *rp,
     size_t n)
 {
 	uint64_t h = 0x510e527fade682d1ULL, at;
+	uint8_t b[UDT_RW_PATCHMAX];
 	size_t k;
 
 	for (k = 0; k < n; k++) {
 		at = rp[k].rp_at - ri->ri_addr;
 		h = udt_plan_hash(h, &at, sizeof(at));
-		h = udt_plan_hash(h ^ rp[k].rp_len, rp[k].rp_b, rp[k].rp_len);
+		udt_rw_patch_bytes(&rp[k], b);
+		h = udt_plan_hash(h ^ rp[k].rp_len, b, rp[k].rp_len);
 	}
 	return h;
 }
@@ -803,6 +805,7 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	char dir[700], tmp[760], path[760];
 	uint64_t objlen;
 	size_t k, tlen, plo, phi, wlo, whi;
+	uint8_t b[UDT_RW_PATCHMAX];
 	long fd, m;
 	int same;
 
@@ -869,7 +872,8 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 		if (rp[k].rp_at < ri->ri_tlo || rp[k].rp_at + rp[k].rp_len >
 		    ri->ri_thi)
 			break;
-		memcpy((uint8_t *)m + (rp[k].rp_at - ri->ri_tlo), rp[k].rp_b,
+		udt_rw_patch_bytes(&rp[k], b);
+		memcpy((uint8_t *)m + (rp[k].rp_at - ri->ri_tlo), b,
 		    rp[k].rp_len);
 	}
 	/*

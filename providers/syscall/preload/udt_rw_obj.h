@@ -77,11 +77,18 @@ struct udt_rw_win {
 #define UDT_RWP_BRK	2		/* the loader's r_brk hook */
 struct udt_rw_patch {
 	uintptr_t	rp_at;
-	uint32_t	rp_seg;			/* index into ro_seg */
+	/*
+	 * Its bytes, by kind (udt_rw_patch_bytes()): an int3, or a jump
+	 * (e9, this rel32) and int3 padding to rp_len.  Sixteen bytes a
+	 * patch, not thirty-two with the bytes: a libc's 577 are staged
+	 * at every start, a page each eight of them.
+	 */
+	int32_t		rp_rel;
+	uint16_t	rp_seg;			/* index into ro_seg */
 	uint8_t		rp_len;
 	uint8_t		rp_kind;
-	uint8_t		rp_b[16];
 };
+#define UDT_RW_PATCHMAX	16		/* the most bytes a patch has */
 
 /*
  * An executable segment the staged patches lie in: the pages that are
@@ -222,6 +229,8 @@ size_t	 udt_rw_commit(struct udt_rw_obj *);
 int	 udt_rw_segment(struct udt_rw_obj *, struct dl_phdr_info *, int);
 void	 udt_rw_flush(struct udt_rw_obj *);
 int	 udt_rw_seal(struct udt_rw_obj *);
+void	 udt_rw_patch_bytes(const struct udt_rw_patch *,
+	    uint8_t [UDT_RW_PATCHMAX]);
 int	 udt_rw_hook(struct udt_rw_obj *, uintptr_t);
 int	 udt_rw_hook_stage(struct udt_rw_obj *, uintptr_t);
 int	 udt_rw_tramp_publish(const uintptr_t (*)[2], size_t);
