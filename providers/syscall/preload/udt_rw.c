@@ -134,10 +134,26 @@ udt_rw_alloc(size_t len)
  * A proven system call instruction with no window: trapped (its first
  * byte int3) when o is committed, or left to dispatch past the limit.
  */
+/*
+ * Room for one more site to trap in o (udt_rw_obj.h): 0, or -1 past
+ * UDT_RW_MAXSITE.
+ */
+int
+udt_rw_trap_room(struct udt_rw_obj *o)
+{
+	if (o->ro_ntrap == UDT_RW_MAXSITE)
+		return -1;
+	if (o->ro_trap == o->ro_trap0 && o->ro_ntrap == UDT_RW_NTRAP0) {
+		memcpy(o->ro_trapbig, o->ro_trap0, sizeof(o->ro_trap0));
+		o->ro_trap = o->ro_trapbig;
+	}
+	return 0;
+}
+
 void
 udt_rw_trap(struct udt_rw_obj *o, uintptr_t at, const char *why)
 {
-	if (o->ro_ntrap == UDT_RW_MAXSITE) {
+	if (udt_rw_trap_room(o) != 0) {
 		udt_rw_nleft++;
 		udt_rw_say(why, at);
 		return;

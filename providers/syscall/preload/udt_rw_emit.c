@@ -304,6 +304,12 @@ udt_rw_segment(struct udt_rw_obj *o, struct dl_phdr_info *info, int ph)
 	uintptr_t lo = info->dlpi_addr + p->p_vaddr, q;
 	int i;
 
+	if (o->ro_nseg == o->ro_maxseg && o->ro_seg == o->ro_seg0 &&
+	    o->ro_maxsegbig > o->ro_maxseg) {
+		memcpy(o->ro_segbig, o->ro_seg0, sizeof(o->ro_seg0));
+		o->ro_seg = o->ro_segbig;
+		o->ro_maxseg = o->ro_maxsegbig;
+	}
 	if (o->ro_nseg == o->ro_maxseg) {
 		/* An image's patches are all staged, or it is not made. */
 		o->ro_noimg = 1;

@@ -174,11 +174,24 @@ struct udt_rw_obj {
 	size_t		ro_wmemsz;
 	uintptr_t	*ro_trap;		/* sites to trap (udt_rw_trap.c) */
 	size_t		ro_ntrap;
+	/*
+	 * The first few sites to trap and segments with patches are held
+	 * here, in the pass's frame, the rest in the scratch (ro_trapbig,
+	 * ro_segbig), moved there when these are full: a start with
+	 * plans touches the scratch for neither, two pages, a fault each.
+	 */
+#define UDT_RW_NTRAP0	32
+#define UDT_RW_NSEG0	8
+	uintptr_t	ro_trap0[UDT_RW_NTRAP0];
+	uintptr_t	*ro_trapbig;
 	int		ro_memfd;		/* /proc/self/mem */
 	struct udt_rw_patch *ro_patch;		/* staged, see above */
 	size_t		ro_npatch, ro_maxpatch;
 	struct udt_rw_seg *ro_seg;
 	size_t		ro_nseg, ro_maxseg;
+	struct udt_rw_seg ro_seg0[UDT_RW_NSEG0];
+	struct udt_rw_seg *ro_segbig;
+	size_t		ro_maxsegbig;
 	struct udt_rw_pool ro_pool[UDT_RW_MAXPOOL];
 	size_t		ro_npool;
 	uintptr_t	ro_brklo, ro_brkhi;	/* the loader's text, when
@@ -212,6 +225,7 @@ void	*udt_rw_alloc(size_t);
 void	 udt_rw_tell(const char *, const char *, uintptr_t);
 void	 udt_rw_say(const char *, uintptr_t);
 void	 udt_rw_trap(struct udt_rw_obj *, uintptr_t, const char *);
+int	 udt_rw_trap_room(struct udt_rw_obj *);
 int	 udt_rw_near(struct udt_rw_obj *, long, uintptr_t, uintptr_t);
 void	 udt_rw_far(struct udt_rw_obj *, struct udt_rw_win *, size_t);
 /* A pass's dl_iterate_phdr() callback (udt_rw_pass.c): one object. */

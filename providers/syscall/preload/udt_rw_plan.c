@@ -526,7 +526,8 @@ udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
 			if (memcmp((const void *)a, pt.pt_b, 2) != 0 ||
 			    memcmp((const void *)a, "\x0f\x05", 2) != 0)
 				return "the bytes of a trapped site differ";
-			if (apply)
+			/* At most UDT_RW_MAXSITE: udt_plan_valid(). */
+			if (apply && udt_rw_trap_room(o) == 0)
 				o->ro_trap[o->ro_ntrap++] = a;
 		}
 		if (ps.ps_flags & UDT_PLAN_BRKHOOK) {
