@@ -226,6 +226,12 @@ uintptr_t udt_rw_trap_stub(uintptr_t);
  * udt_rw_ld_lo/hi: the loader's text).
  */
 size_t	udt_rw_pass(const uintptr_t (*)[2], size_t);
+/*
+ * Between passes [w]: n bytes of the pass's scratch to borrow, the
+ * first that a start with plans touched already (its staged patches),
+ * so that a buffer there costs no page of its own.
+ */
+void	*udt_rw_pass_spare(size_t n);
 void	udt_rw_brk(void);
 extern uintptr_t udt_rw_ld_lo, udt_rw_ld_hi;
 

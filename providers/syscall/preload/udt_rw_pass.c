@@ -47,11 +47,13 @@
 #define UDT_RW_MAXPATCH	(4 * UDT_RW_MAXSITE)
 #define UDT_RW_MAXSEG	1024
 #define UDT_RW_MEMOSZ	(1 << 20)
-#define UDT_RW_SCRATCH	(UDT_RW_CSMEM +					\
+/* Where the staged patches begin. */
+#define UDT_RW_PATCHOFF	(UDT_RW_CSMEM +					\
 	UDT_RW_MAXINSN * sizeof(struct udt_rw_insn) +			\
 	UDT_RW_MAXTGT * sizeof(uintptr_t) + UDT_RW_MAXARENA * sizeof(uintptr_t) + \
 	UDT_RW_MAXSITE * sizeof(struct udt_rw_win) +			\
-	UDT_RW_MAXSITE * sizeof(uintptr_t) +				\
+	UDT_RW_MAXSITE * sizeof(uintptr_t))
+#define UDT_RW_SCRATCH	(UDT_RW_PATCHOFF +				\
 	UDT_RW_MAXPATCH * sizeof(struct udt_rw_patch) +			\
 	UDT_RW_MAXSEG * sizeof(struct udt_rw_seg) + UDT_RW_MEMOSZ)
 
@@ -121,15 +123,18 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 	scr += o.ro_maxarena * sizeof(*o.ro_arena);
 	o.ro_win = (void *)scr;
 	scr += UDT_RW_MAXSITE * sizeof(*o.ro_win);
-	o.ro_trap = (void *)scr;
+	o.ro_trap = o.ro_trap0;
+	o.ro_trapbig = (void *)scr;
 	scr += UDT_RW_MAXSITE * sizeof(*o.ro_trap);
 	o.ro_maxpatch = want == NULL ?
 	    udt_rw_image_maxpatch(UDT_RW_MAXPATCH) : UDT_RW_MAXPATCH;
-	o.ro_patch = (void *)scr;
+	o.ro_patch = (void *)scr;	/* at UDT_RW_PATCHOFF */
 	scr += o.ro_maxpatch * sizeof(*o.ro_patch);
-	o.ro_maxseg = UDT_RW_MAXSEG;
-	o.ro_seg = (void *)scr;
-	scr += o.ro_maxseg * sizeof(*o.ro_seg);
+	o.ro_maxsegbig = UDT_RW_MAXSEG;
+	o.ro_segbig = (void *)scr;
+	scr += o.ro_maxsegbig * sizeof(*o.ro_segbig);
+	o.ro_seg = o.ro_seg0;
+	o.ro_maxseg = UDT_RW_NSEG0;
 	o.ro_memobuf = (void *)scr;
 	o.ro_memomax = UDT_RW_MEMOSZ;
 	/* The constructor's pass alone: later passes hold the loader's lock. */
@@ -158,6 +163,14 @@ udt_rw_pass(const uintptr_t (*want)[2], size_t nwant)
 		(void)udt_sys3(SYS_madvise, udt_rw_scratch, UDT_RW_SCRATCH,
 		    MADV_DONTNEED);
 	return left;
+}
+
+void *
+udt_rw_pass_spare(size_t n)
+{
+	if (n > UDT_RW_SCRATCH - UDT_RW_PATCHOFF)
+		return NULL;
+	return udt_rw_scratch + UDT_RW_PATCHOFF;
 }
 
 void

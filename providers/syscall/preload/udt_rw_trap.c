@@ -141,18 +141,20 @@ udt_rw_covered(uintptr_t lo, uintptr_t hi)
 static int
 udt_rw_maps_covered(uintptr_t qlo, uintptr_t qhi)
 {
-	static char buf[8192];		/* [w] */
+	char *buf = udt_rw_pass_spare(8192);
 	const char *p, *nl;
 	uintptr_t lo, hi;
 	size_t have = 0;
 	long fd, n;
 	int ok = 1, last = 0;
 
+	if (buf == NULL)
+		return 0;
 	fd = udt_sys3(SYS_open, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
 	for (;;) {
-		n = udt_sys3(SYS_read, fd, buf + have, sizeof(buf) - 1 - have);
+		n = udt_sys3(SYS_read, fd, buf + have, 8192 - 1 - have);
 		if (n < 0) {
 			ok = 0;
 			break;
@@ -182,7 +184,7 @@ udt_rw_maps_covered(uintptr_t qlo, uintptr_t qhi)
 		if (n == 0 || !ok || last)
 			break;
 		/* A line longer than the buffer: give up, not complete. */
-		if (p == buf && have == sizeof(buf) - 1) {
+		if (p == buf && have == 8192 - 1) {
 			ok = 0;
 			break;
 		}
