@@ -267,6 +267,15 @@ udt_rso_scope(struct udt_rso *os, udt_fn_t first)
 	return w.rw_state == 2 ? w.rw_n : 0;
 }
 
+/* Whether hash h may be in o, by its bloom filter. */
+static int
+udt_rso_bloom(const struct udt_rso *o, uint32_t h, uint32_t bits)
+{
+	ElfW(Addr) w = o->rs_bloom[(h / bits) & (o->rs_nbloom - 1)];
+
+	return (w >> (h % bits)) & (w >> ((h >> o->rs_shift) % bits)) & 1;
+}
+
 /*
  * Every look-up misses the cache four or five times (a bloom word, a
  * bucket, a chain word, the symbol, its name), and one after the other
@@ -282,8 +291,7 @@ static void
 udt_rso_warm(const struct udt_rso *o, const struct udt_real *r, size_t nr,
     uint32_t *hs)
 {
-	static uint32_t at[UDT_RSO_NAMES];	/* [w] the bucket's symbol */
-	uint32_t bits = sizeof(ElfW(Addr)) * 8, h;
+	uint32_t bits = sizeof(ElfW(Addr)) * 8, h, at;
 	ElfW(Addr) w;
 	size_t i;
 
@@ -294,27 +302,30 @@ udt_rso_warm(const struct udt_rso *o, const struct udt_real *r, size_t nr,
 		__builtin_prefetch(&o->rs_bloom[(hs[i] / bits) &
 		    (o->rs_nbloom - 1)]);
 	}
+	/*
+	 * Each stage works out again what the one before found (from
+	 * lines it brought in): no array of the buckets' symbols, which
+	 * in the bss was a page of its own, a fault at every start.
+	 */
+	for (i = 0; i < nr; i++)
+		if (udt_rso_bloom(o, hs[i], bits))
+			__builtin_prefetch(&o->rs_bucket[hs[i] %
+			    o->rs_nbucket]);
+	for (i = 0; i < nr; i++) {
+		if (!udt_rso_bloom(o, hs[i], bits) ||
+		    (at = o->rs_bucket[hs[i] % o->rs_nbucket]) == 0)
+			continue;
+		__builtin_prefetch(&o->rs_chain[at]);
+		__builtin_prefetch(&o->rs_sym[at]);
+	}
 	for (i = 0; i < nr; i++) {
 		h = hs[i];
-		w = o->rs_bloom[(h / bits) & (o->rs_nbloom - 1)];
-		at[i] = 0;
-		if ((w >> (h % bits)) & (w >> ((h >> o->rs_shift) % bits)) &
-		    1) {
-			at[i] = 1;
-			__builtin_prefetch(&o->rs_bucket[h % o->rs_nbucket]);
-		}
-	}
-	for (i = 0; i < nr; i++) {
-		if (at[i] == 0)
+		if (!udt_rso_bloom(o, h, bits) ||
+		    (at = o->rs_bucket[h % o->rs_nbucket]) == 0)
 			continue;
-		at[i] = o->rs_bucket[hs[i] % o->rs_nbucket];
-		__builtin_prefetch(&o->rs_chain[at[i]]);
-		__builtin_prefetch(&o->rs_sym[at[i]]);
+		w = (ElfW(Addr))o->rs_sym[at].st_name;
+		__builtin_prefetch(o->rs_str + w);
 	}
-	for (i = 0; i < nr; i++)
-		if (at[i] != 0)
-			__builtin_prefetch(o->rs_str +
-			    o->rs_sym[at[i]].st_name);
 }
 
 /* USERDT_RESOLVE=check's word on name, on stderr. */
@@ -347,6 +358,19 @@ udt_resolve_fast(const struct udt_real *r, size_t nr)
 
 	if (nr == 0)
 		return;
+	/*
+	 * Every slot is read before it is written (a hook may have filled
+	 * it already): a page of them read first is the zero page, then a
+	 * second fault to write it.  Each page written first, with a
+	 * locked or of nothing, which changes no slot a thread may be
+	 * loading: one fault a page.
+	 */
+	for (i = 0, k = 0; i < nr; i++)
+		if (((uintptr_t)r[i].rs_slot & ~(uintptr_t)4095) != k) {
+			k = (uintptr_t)r[i].rs_slot & ~(uintptr_t)4095;
+			__asm__ volatile("lock orb $0, %0" :
+			    "+m" (*(volatile char *)r[i].rs_slot));
+		}
 	/* The loader reads these only outside secure mode. */
 	if ((env != NULL && strcmp(env, "dlsym") == 0) || (!secure &&
 	    (((ev = getenv("LD_AUDIT")) != NULL && *ev != '\0') ||
