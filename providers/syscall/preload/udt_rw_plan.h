@@ -103,8 +103,6 @@ struct udt_plan_state {
 	uint32_t	pl_euid;
 	uint8_t		pl_self[32];
 	uint32_t	pl_selflen;
-	char		pl_dir[512];		/* .../userdt/plans */
-	char		pl_base[512];		/* its owner's: HOME or XDG */
 	int		pl_xdg;			/* the base is XDG_CACHE_HOME */
 	char		pl_name[40];
 	size_t		pl_inlen;		/* a valid plan read, or 0 */
@@ -113,13 +111,20 @@ struct udt_plan_state {
 	int		pl_rec;			/* recording it */
 	struct udt_plan_key pl_key;		/* the object's, if pl_keyok */
 	int		pl_keyok;
+	size_t		pl_nused;
+	/*
+	 * Last, after the scalars: of each of these a start touches the
+	 * first few dozen bytes, so what it touches of the state lies
+	 * within some 1.5 kB, not over three pages.
+	 */
+	char		pl_dir[512];		/* .../userdt/plans */
+	char		pl_base[512];		/* its owner's: HOME or XDG */
 	/*
 	 * The entries of udt_plan_in used (offset, length): copied into
 	 * the plan written only if one is written, which most starts do
 	 * not, so they cost no copy and no page.
 	 */
 	size_t		pl_used[UDT_PLAN_MAXOBJ][2];
-	size_t		pl_nused;
 };
 extern struct udt_plan_state udt_plan;
 
