@@ -133,7 +133,8 @@ def from_image(r, images):
 
 
 # The image's footer (udt_rw_image.c, struct udt_img_foot), at the
-# start of its last page: the key's pk_mtime, its checksum.
+# start of its region's second page, the first after the object's pages
+# that begins with its magic: the key's pk_mtime, its checksum.
 FOOT_MTIME = 48 + 48
 FOOT_SUM = 224
 FOOT_LEN = 232
@@ -143,10 +144,15 @@ SEED = 0x3c6ef372fe94f82b
 def forge_key(p):
     """The footer's key made another object's, its checksum made again
     with the kind of lanes that made it.  Whether it could be."""
-    size = os.path.getsize(p)
+    with open(p, "rb") as f:
+        data = f.read()
+    at = next((o for o in range(0, len(data), 4096)
+               if data[o:o + 6] == b"UDTIMG"), None)
+    if at is None:
+        return False
     os.chmod(p, 0o600)
     with open(p, "r+b") as f:
-        f.seek(size - 4096)
+        f.seek(at)
         foot = bytearray(f.read(FOOT_LEN))
         want = struct.unpack_from("<Q", foot, FOOT_SUM)[0]
         foot[FOOT_SUM:FOOT_SUM + 8] = bytes(8)
@@ -158,7 +164,7 @@ def forge_key(p):
         struct.pack_into("<Q", foot, FOOT_MTIME, mt + 1)
         struct.pack_into("<Q", foot, FOOT_SUM,
                          udt_plan_hash(SEED, bytes(foot), kind[0]))
-        f.seek(size - 4096)
+        f.seek(at)
         f.write(foot)
     os.chmod(p, 0o400)
     return True

@@ -108,9 +108,9 @@ udt_rw_room(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi, size_t len)
 	size_t i;
 
 	len = (len + 63) & ~(size_t)63;
-	/* The object's fixed region, its footer page kept. */
+	/* The object's fixed region, past its footer (udt_rw_image.c). */
 	if (o->ro_fixlen > 0) {
-		if (o->ro_fixlen - 4096 - o->ro_fixused < len)
+		if (o->ro_fixlen - o->ro_fixused < len)
 			return NULL;
 		o->ro_fixused += len;
 		return o->ro_fix + o->ro_fixused - len;

@@ -98,14 +98,22 @@
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
 
-#define UDT_IMG_VERSION	1
+#define UDT_IMG_VERSION	2
+/*
+ * The region's second page holds the footer, just after the constants'
+ * page and before the trampolines: read first, its fault maps the first
+ * trampolines' pages with it (the kernel's fault-around), where a
+ * footer in the last page, past the room kept for the longest
+ * trampolines, was a fault of its own at every start (version 1).
+ */
+#define UDT_IMG_FOOT	4096
 #define UDT_IMG_BELOW	(32UL << 20)	/* the first spot: this far below */
 #define UDT_IMG_NSPOT	2
 
 _Static_assert(sizeof(struct udt_plan_key) <=
     sizeof(((struct udt_rw_img *)0)->ri_key), "ri_key");
 
-/* The image's last page: what it was made for. */
+/* The image's region's second page: what it was made for. */
 struct udt_img_foot {
 	char		if_magic[8];		/* "UDTIMG1" */
 	uint32_t	if_version, if_selflen;
@@ -282,7 +290,7 @@ udt_img_check(struct udt_rw_img *ri)
 {
 	struct udt_img_foot want, got;
 
-	memcpy(&got, ri->ri_base + ri->ri_len - 4096, sizeof(got));
+	memcpy(&got, ri->ri_base + UDT_IMG_FOOT, sizeof(got));
 	udt_img_foot_fill(ri, &want);
 	if (memcmp(got.if_magic, want.if_magic, 8) != 0 ||
 	    got.if_version != want.if_version)
@@ -521,7 +529,7 @@ udt_rw_image_seg(struct udt_rw_obj *o, struct dl_phdr_info *info, int i)
 	 */
 	ri->ri_notrap = __atomic_load_n(&udt_rw_notrap, __ATOMIC_ACQUIRE) != 0;
 	memcpy(ri->ri_key, &udt_plan.pl_key, sizeof(udt_plan.pl_key));
-	/* Constants, the most the code takes (the hook's too), footer. */
+	/* Constants, footer, the most the code takes (the hook's too). */
 	len = 4096 + ((64 + (o->ro_nwin + o->ro_ntrap) * UDT_RW_SLOTSZ +
 	    4095) & ~(size_t)4095) + 4096;
 	ri->ri_len = len;
@@ -544,7 +552,7 @@ udt_rw_image_seg(struct udt_rw_obj *o, struct dl_phdr_info *info, int i)
 	o->ro_seg[o->ro_nseg - 1].sg_img = (int)o->ro_nimg;
 	o->ro_fix = ri->ri_base;
 	o->ro_fixlen = len;
-	o->ro_fixused = 4096;
+	o->ro_fixused = UDT_IMG_FOOT + 4096;
 	o->ro_fiximg = ri;
 	/* Sealed with the pass's regions; nothing else carves from it. */
 	rp = &o->ro_pool[o->ro_npool++];
@@ -604,26 +612,30 @@ udt_img_touched(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
 	return 0;
 }
 
-/* The image's text over the object's: the address, or -errno. */
+/*
+ * The image's text over the object's pages [lo, hi) of it: the address,
+ * or -errno.
+ */
 static long
-udt_img_textmap(const struct udt_rw_img *ri)
+udt_img_textmap(const struct udt_rw_img *ri, uintptr_t lo, uintptr_t hi)
 {
-	return udt_sys6(SYS_mmap, (long)ri->ri_tlo, (long)(ri->ri_thi -
-	    ri->ri_tlo), ri->ri_tprot, MAP_PRIVATE | MAP_FIXED, ri->ri_fd,
-	    (long)ri->ri_toff);
+	return udt_sys6(SYS_mmap, (long)lo, (long)(hi - lo), ri->ri_tprot,
+	    MAP_PRIVATE | MAP_FIXED, ri->ri_fd, (long)(ri->ri_toff + (lo -
+	    ri->ri_tlo)));
 }
 
 /*
- * Whether the object's text is unmapped, its first page or its last
- * (mincore's ENOMEM): a MAP_FIXED mmap that failed may have removed it.
+ * Whether the object's text [lo, hi) is unmapped, its first page or its
+ * last (mincore's ENOMEM): a MAP_FIXED mmap that failed may have removed
+ * it.
  */
 static int
-udt_img_gone(const struct udt_rw_img *ri)
+udt_img_gone(uintptr_t lo, uintptr_t hi)
 {
 	unsigned char v;
 
-	return udt_sys3(SYS_mincore, ri->ri_tlo, 4096, &v) == -ENOMEM ||
-	    udt_sys3(SYS_mincore, ri->ri_thi - 4096, 4096, &v) == -ENOMEM;
+	return udt_sys3(SYS_mincore, lo, 4096, &v) == -ENOMEM ||
+	    udt_sys3(SYS_mincore, hi - 4096, 4096, &v) == -ENOMEM;
 }
 
 /* The object's text gone and not mapped again: one line, and out. */
@@ -652,15 +664,30 @@ int
 udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
     const struct udt_rw_patch *rp, size_t n)
 {
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	size_t k;
 	long p;
 
-	(void)o;
 	/* Every patch where the mapping goes: else it would be lost. */
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
 		if (rp[k].rp_at < ri->ri_tlo || rp[k].rp_at + rp[k].rp_len >
 		    ri->ri_thi)
 			break;
+		lo = rp[k].rp_at < lo ? rp[k].rp_at : lo;
+		hi = rp[k].rp_at + rp[k].rp_len > hi ? rp[k].rp_at +
+		    rp[k].rp_len : hi;
+	}
+	/*
+	 * Only the pages from the first patch's to the last's: the image
+	 * is the object's file but for the patches, so the pages around
+	 * them would be the same bytes, and what the program and its
+	 * loader ran there before (the string functions at the end of a
+	 * libc's text, say) would be faulted in again.
+	 */
+	lo &= ~(uintptr_t)4095;
+	hi = (hi + 4095) & ~(uintptr_t)4095;
+	if (k == n && lo >= hi)
+		goto out;
 	if (k < n || n != ri->ri_npatch ||
 	    udt_img_psum(ri, rp, n) != ri->ri_psum) {
 		udt_img_say(ri->ri_path, ": text not mapped: its patches are "
@@ -675,7 +702,7 @@ udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
 		udt_img_say(ri->ri_path, ": text not mapped: traced", NULL);
 		goto out;
 	}
-	if (udt_img_touched(o, ri->ri_tlo, ri->ri_thi)) {
+	if (udt_img_touched(o, lo, hi)) {
 		udt_img_say(ri->ri_path, ": text not mapped: changed already "
 		    "(or its pages cannot be told)", NULL);
 		goto out;
@@ -687,8 +714,8 @@ udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	 * bytes but the patches, in one call, from this library's text
 	 * (libc's mmap may be among the sites).
 	 */
-	p = udt_img_textmap(ri);
-	if (p != (long)ri->ri_tlo && udt_img_gone(ri)) {
+	p = udt_img_textmap(ri, lo, hi);
+	if (p != (long)lo && udt_img_gone(lo, hi)) {
 		/*
 		 * Failed after the kernel had removed the old mapping
 		 * (ENOMEM on some kernels, a file system's ->mmap error):
@@ -696,11 +723,11 @@ udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
 		 * image was verified: once more, else out now, with a
 		 * word, rather than run on without text.
 		 */
-		p = udt_img_textmap(ri);
-		if (p != (long)ri->ri_tlo && udt_img_gone(ri))
+		p = udt_img_textmap(ri, lo, hi);
+		if (p != (long)lo && udt_img_gone(lo, hi))
 			udt_img_die(ri);
 	}
-	if (p != (long)ri->ri_tlo) {
+	if (p != (long)lo) {
 		udt_img_say(ri->ri_path, ": text not mapped", NULL);
 		goto out;
 	}
@@ -919,13 +946,13 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 		goto fail;
 	}
 	/* The trampolines as built; the constants' page stays zero. */
-	if (udt_img_pwrite(fd, ri->ri_base + 4096, ri->ri_len - 2 * 4096,
-	    objlen + 4096) != 0)
+	if (udt_img_pwrite(fd, ri->ri_base + UDT_IMG_FOOT + 4096, ri->ri_len -
+	    UDT_IMG_FOOT - 4096, objlen + UDT_IMG_FOOT + 4096) != 0)
 		goto fail;
 	f.if_npatch = n;
 	f.if_psum = udt_img_psum(ri, rp, n);
 	f.if_sum = udt_img_footsum(&f);
-	if (udt_img_pwrite(fd, &f, sizeof(f), objlen + ri->ri_len - 4096) != 0)
+	if (udt_img_pwrite(fd, &f, sizeof(f), objlen + UDT_IMG_FOOT) != 0)
 		goto fail;
 	/*
 	 * On the disk before its name: after a power loss a file of the

@@ -113,8 +113,8 @@ struct udt_rw_pool {
  * An object whose trampolines lie at a fixed distance from it, so that
  * its patched text and trampolines are the same bytes in every process
  * and can be shared through an image file (udt_rw_image.c).  The
- * region: page 0 this process's constants (written here), then the
- * trampolines, then the image's footer page.
+ * region: page 0 this process's constants (written here), page 1 the
+ * image's footer, then the trampolines.
  */
 #define UDT_RW_MAXIMG	8
 #define UDT_RW_IMG_SAVE	1		/* no image: write one after */
