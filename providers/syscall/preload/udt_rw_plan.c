@@ -32,7 +32,11 @@
  * one the decoder could have given, and every byte it would replace,
  * and every byte copied into a trampoline, must equal the bytes the
  * plan recorded, or nothing of the plan is used for that object: it is
- * decoded as without a cache.
+ * decoded as without a cache.  The windows are not copied: they are
+ * read from the plan's mapping again as they are committed, and checked
+ * again as read (udt_rw_plan_win()), each trampoline and its jump made
+ * from one read, so a plan file changed in place meanwhile still never
+ * sends a patch or a copy outside the segment or over other bytes.
  *
  * What that guarantees: no plan makes the library read or write outside
  * the object's executable segments, or patch anything but a `syscall`
