@@ -84,19 +84,27 @@
 static const struct udt_cs_ops *udt_cs;		/* [w] the table */
 static uintptr_t	 udt_cs_xlo, udt_cs_xhi;	/* [a] its text, hi last */
 static int		 udt_cs_final;		/* [w] no more tries */
-static char		 udt_cs_where[PATH_MAX];	/* [w] the module's path */
+/*
+ * The module's path, made when it is first needed, and the library's
+ * own, absolute, from the loader (its link map's name, which lives as
+ * long as the library): a start that decodes nothing writes no page
+ * for it.  A relative one is made at once, from the directory the
+ * loader started in, which may change.  [w]
+ */
+static UDT_LBSS char	 udt_cs_where[PATH_MAX];
+static const char	*udt_cs_self;
+static int		 udt_cs_made;	/* udt_cs_where is made */
 
-void
-udt_rw_cswhere(const char *self)
+/* The module's path beside self's, into udt_cs_where, or "". */
+static void
+udt_cs_path(const char *self)
 {
 	const char *slash;
 	size_t n, at = 0;
 	long r;
 
-	if (udt_cs_where[0] != '\0' || self == NULL ||
-	    (slash = strrchr(self, '/')) == NULL)
-		return;
-	/* A relative LD_PRELOAD: from the directory the loader started in. */
+	if ((slash = strrchr(self, '/')) == NULL)
+		goto none;
 	if (self[0] != '/') {
 		r = udt_sys2(SYS_getcwd, udt_cs_where, sizeof(udt_cs_where));
 		if (r <= 1 || udt_cs_where[0] != '/')
@@ -109,9 +117,24 @@ udt_rw_cswhere(const char *self)
 		goto none;
 	memcpy(udt_cs_where + at, self, n);
 	memcpy(udt_cs_where + at + n, UDT_CS_NAME, sizeof(UDT_CS_NAME));
+	udt_cs_made = 1;
 	return;
 none:
 	udt_cs_where[0] = '\0';
+	udt_cs_made = 1;
+}
+
+void
+udt_rw_cswhere(const char *self)
+{
+	if (udt_cs_self != NULL || udt_cs_made || self == NULL ||
+	    strchr(self, '/') == NULL)
+		return;
+	/* A relative LD_PRELOAD: from the directory the loader started in. */
+	if (self[0] != '/')
+		udt_cs_path(self);
+	else
+		udt_cs_self = self;
 }
 
 /* Whether an error may pass: the next decoding tries again. */
@@ -426,6 +449,8 @@ udt_rw_csload(void)
 
 	if (udt_cs != NULL || udt_cs_final)
 		return udt_cs;
+	if (!udt_cs_made && udt_cs_self != NULL)
+		udt_cs_path(udt_cs_self);
 	if (udt_cs_where[0] == '\0') {
 		udt_cs_final = 1;
 		if (udt_rw_debug)

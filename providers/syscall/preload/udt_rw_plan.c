@@ -599,7 +599,7 @@ udt_rw_plan_apply(struct udt_rw_obj *o, struct dl_phdr_info *info,
 		udt_plan_say(info->dlpi_name[0] ? info->dlpi_name :
 		    "(the program)", ": used", NULL);
 		if (udt_plan.pl_nused < UDT_PLAN_MAXOBJ) {
-			udt_plan.pl_used[udt_plan.pl_nused][0] = at;
+			udt_plan.pl_used[udt_plan.pl_nused][0] = (uint32_t)at;
 			udt_plan.pl_used[udt_plan.pl_nused++][1] = po.po_len;
 		}
 		return 0;

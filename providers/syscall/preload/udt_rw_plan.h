@@ -122,9 +122,10 @@ struct udt_plan_state {
 	/*
 	 * The entries of udt_plan_in used (offset, length): copied into
 	 * the plan written only if one is written, which most starts do
-	 * not, so they cost no copy and no page.
+	 * not, so they cost no copy and no page.  32 bits: within
+	 * UDT_PLAN_MAX, and half the bss's room.
 	 */
-	size_t		pl_used[UDT_PLAN_MAXOBJ][2];
+	uint32_t	pl_used[UDT_PLAN_MAXOBJ][2];
 };
 extern struct udt_plan_state udt_plan;
 
