@@ -38,11 +38,21 @@
  * Everything but the common case sits in a cold function with the hook's
  * signature: probes enabled, or libc not resolved yet (a hook running
  * before our constructor).  The hook reaches it with a tail jump, so the
- * fast path needs no stack frame at all.
+ * fast path needs no stack frame at all.  The cold functions go to a
+ * section of their own, after the hooks (the compiler's .text.unlikely
+ * comes first in the library's text, where its 50 kB pushed what a start
+ * runs over one more 64 kB block: meson.build).
  */
+#define UDT_COLD	__attribute__((noinline, cold, section(".text.udt_cold")))
+/*
+ * What a start runs of this file (the constructor's look-ups, a fork
+ * child's check), with the library's other start code, before the rest
+ * of the library's text.
+ */
+#define UDT_START	__attribute__((section(".text.hot.udt_start")))
 #define UDT_HOOK(sym, idx, rt)						\
 static udt_fn_t udt_real_##sym;						\
-static __attribute__((noinline, cold)) long				\
+static UDT_COLD long							\
 udt_cold_##sym(long a0, long a1, long a2, long a3, long a4, long a5)	\
 {									\
 	long args[6] = { a0, a1, a2, a3, a4, a5 };			\
@@ -167,7 +177,7 @@ pthread_setname_np(long thread, long name)
 /* Not hooked here: the profile half's (udt_host.h). */
 static udt_fn_t udt_real_pthread_create;
 
-void *
+UDT_START void *
 udt_host_next_pthread_create(void)
 {
 	return (void *)__atomic_load_n(&udt_real_pthread_create,
@@ -185,7 +195,7 @@ static udt_fn_t udt_real_syscall;
 #define UDT_SYS_FORK	57
 #define UDT_SYS_VFORK	58
 
-int
+UDT_START int
 udt_forklike(long nr, long a0)
 {
 	return nr == UDT_SYS_FORK ||
@@ -239,7 +249,7 @@ static const struct udt_real udt_reals[] = {
  * never needs the dynamic linker later (it may run in a signal handler
  * that interrupted dlopen).  Single-threaded context.
  */
-void
+UDT_START void
 udt_resolve_all(void)
 {
 	udt_resolve_fast(udt_reals, sizeof(udt_reals) / sizeof(udt_reals[0]));
