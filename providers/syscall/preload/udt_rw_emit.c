@@ -348,7 +348,9 @@ udt_rw_poke(struct udt_rw_obj *o, uintptr_t at, const uint8_t *b, size_t n,
 	int32_t rel = 0;
 	size_t k;
 
-	if (o->ro_nseg == 0 || n == 0 || n > UDT_RW_PATCHMAX)
+	if (o->ro_nseg == 0 || n == 0 || n > UDT_RW_PATCHMAX ||
+	    at < o->ro_seg[o->ro_nseg - 1].sg_lo ||
+	    at - o->ro_seg[o->ro_nseg - 1].sg_lo > UINT32_MAX)
 		return -1;
 	if (kind == UDT_RWP_TRAP) {
 		if (n != 1 || b[0] != 0xcc)
@@ -368,7 +370,7 @@ udt_rw_poke(struct udt_rw_obj *o, uintptr_t at, const uint8_t *b, size_t n,
 	if (o->ro_npatch == o->ro_maxpatch)
 		return -1;
 	rp = &o->ro_patch[o->ro_npatch++];
-	rp->rp_at = at;
+	rp->rp_off = (uint32_t)(at - o->ro_seg[o->ro_nseg - 1].sg_lo);
 	rp->rp_rel = rel;
 	rp->rp_seg = (uint16_t)(o->ro_nseg - 1);
 	rp->rp_len = (uint8_t)n;
@@ -414,7 +416,7 @@ udt_rw_memwrite(struct udt_rw_obj *o, const struct udt_rw_patch *rp)
 		return -1;
 	udt_rw_patch_bytes(rp, b);
 	return udt_sys4(SYS_pwrite64, o->ro_memfd, b, rp->rp_len,
-	    rp->rp_at) == (long)rp->rp_len ? 0 : -1;
+	    UDT_RW_PAT(o, rp)) == (long)rp->rp_len ? 0 : -1;
 }
 
 /* A staged patch is in or not: the counts say what became of its site. */
@@ -426,7 +428,7 @@ udt_rw_patched(const struct udt_rw_obj *o, const struct udt_rw_patch *rp,
 		if (rp->rp_kind == UDT_RWP_WIN)
 			udt_rw_active = 1;
 		else if (rp->rp_kind == UDT_RWP_BRK) {
-			udt_rw_brkat = rp->rp_at;
+			udt_rw_brkat = UDT_RW_PAT(o, rp);
 			udt_rw_ld_lo = o->ro_brklo;
 			udt_rw_ld_hi = o->ro_brkhi;
 		}
@@ -436,12 +438,12 @@ udt_rw_patched(const struct udt_rw_obj *o, const struct udt_rw_patch *rp,
 	case UDT_RWP_WIN:
 		udt_rw_ndone--;
 		udt_rw_nleft++;
-		udt_rw_say("its jump could not be written", rp->rp_at);
+		udt_rw_say("its jump could not be written", UDT_RW_PAT(o, rp));
 		break;
 	case UDT_RWP_TRAP:
 		udt_rw_ntrapped--;
 		udt_rw_nleft++;
-		udt_rw_say("its int3 could not be written", rp->rp_at);
+		udt_rw_say("its int3 could not be written", UDT_RW_PAT(o, rp));
 		break;
 	default:
 		break;
@@ -505,8 +507,8 @@ udt_rw_flush(struct udt_rw_obj *o)
 		phi = 0;
 		for (j = i; j < o->ro_npatch &&
 		    o->ro_patch[j].rp_seg == o->ro_patch[i].rp_seg; j++) {
-			lo = o->ro_patch[j].rp_at & ~(uintptr_t)4095;
-			hi = (o->ro_patch[j].rp_at + o->ro_patch[j].rp_len +
+			lo = UDT_RW_PAT(o, &o->ro_patch[j]) & ~(uintptr_t)4095;
+			hi = (UDT_RW_PAT(o, &o->ro_patch[j]) + o->ro_patch[j].rp_len +
 			    4095) & ~(uintptr_t)4095;
 			if (lo < sg->sg_lo || hi > sg->sg_hi)
 				continue;
@@ -529,7 +531,7 @@ udt_rw_flush(struct udt_rw_obj *o)
 		for (k = i; !there && k < j; k++) {
 			udt_rw_patch_bytes(&o->ro_patch[k], b);
 			if (!udt_rw_same((const volatile uint8_t *)
-			    o->ro_patch[k].rp_at, b, o->ro_patch[k].rp_len))
+			    UDT_RW_PAT(o, &o->ro_patch[k]), b, o->ro_patch[k].rp_len))
 				break;
 		}
 		there = there || k == j;
@@ -540,12 +542,12 @@ udt_rw_flush(struct udt_rw_obj *o)
 		ok = held;
 		for (k = i; k < j; k++) {
 			const struct udt_rw_patch *rp = &o->ro_patch[k];
-			volatile uint8_t *d = (volatile uint8_t *)rp->rp_at;
+			volatile uint8_t *d = (volatile uint8_t *)UDT_RW_PAT(o, rp);
 			size_t n;
 
 			if (there)
 				udt_rw_patched(o, rp, 1);
-			else if (w && rp->rp_at >= plo && rp->rp_at +
+			else if (w && UDT_RW_PAT(o, rp) >= plo && UDT_RW_PAT(o, rp) +
 			    rp->rp_len <= phi) {
 				udt_rw_patch_bytes(rp, b);
 				for (n = 0; n < rp->rp_len; n++)

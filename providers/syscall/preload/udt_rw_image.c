@@ -245,15 +245,15 @@ udt_img_footsum(struct udt_img_foot *f)
 
 /* The sum of n staged patches, by their place in the object. */
 static uint64_t
-udt_img_psum(const struct udt_rw_img *ri, const struct udt_rw_patch *rp,
-    size_t n)
+udt_img_psum(const struct udt_rw_obj *o, const struct udt_rw_img *ri,
+    const struct udt_rw_patch *rp, size_t n)
 {
 	uint64_t h = 0x510e527fade682d1ULL, at;
 	uint8_t b[UDT_RW_PATCHMAX];
 	size_t k;
 
 	for (k = 0; k < n; k++) {
-		at = rp[k].rp_at - ri->ri_addr;
+		at = UDT_RW_PAT(o, &rp[k]) - ri->ri_addr;
 		h = udt_plan_hash(h, &at, sizeof(at));
 		udt_rw_patch_bytes(&rp[k], b);
 		h = udt_plan_hash(h ^ rp[k].rp_len, b, rp[k].rp_len);
@@ -670,11 +670,11 @@ udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
 
 	/* Every patch where the mapping goes: else it would be lost. */
 	for (k = 0; k < n; k++) {
-		if (rp[k].rp_at < ri->ri_tlo || rp[k].rp_at + rp[k].rp_len >
+		if (UDT_RW_PAT(o, &rp[k]) < ri->ri_tlo || UDT_RW_PAT(o, &rp[k]) + rp[k].rp_len >
 		    ri->ri_thi)
 			break;
-		lo = rp[k].rp_at < lo ? rp[k].rp_at : lo;
-		hi = rp[k].rp_at + rp[k].rp_len > hi ? rp[k].rp_at +
+		lo = UDT_RW_PAT(o, &rp[k]) < lo ? UDT_RW_PAT(o, &rp[k]) : lo;
+		hi = UDT_RW_PAT(o, &rp[k]) + rp[k].rp_len > hi ? UDT_RW_PAT(o, &rp[k]) +
 		    rp[k].rp_len : hi;
 	}
 	/*
@@ -689,7 +689,7 @@ udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	if (k == n && lo >= hi)
 		goto out;
 	if (k < n || n != ri->ri_npatch ||
-	    udt_img_psum(ri, rp, n) != ri->ri_psum) {
+	    udt_img_psum(o, ri, rp, n) != ri->ri_psum) {
 		udt_img_say(ri->ri_path, ": text not mapped: its patches are "
 		    "not the ones staged", NULL);
 		goto out;
@@ -836,7 +836,6 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	long fd, m;
 	int same;
 
-	(void)o;
 	ri->ri_state = 0;
 	/*
 	 * Traced: never mapped (udt_rw_image_text()), so not written.  An
@@ -896,11 +895,11 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 		goto fail;
 	}
 	for (k = 0; k < n; k++) {
-		if (rp[k].rp_at < ri->ri_tlo || rp[k].rp_at + rp[k].rp_len >
+		if (UDT_RW_PAT(o, &rp[k]) < ri->ri_tlo || UDT_RW_PAT(o, &rp[k]) + rp[k].rp_len >
 		    ri->ri_thi)
 			break;
 		udt_rw_patch_bytes(&rp[k], b);
-		memcpy((uint8_t *)m + (rp[k].rp_at - ri->ri_tlo), b,
+		memcpy((uint8_t *)m + (UDT_RW_PAT(o, &rp[k]) - ri->ri_tlo), b,
 		    rp[k].rp_len);
 	}
 	/*
@@ -916,8 +915,8 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	/* The pages with patches, a run of them a call. */
 	for (k = 0, wlo = whi = 0; same && k <= n; k++) {
 		if (k < n) {
-			plo = (rp[k].rp_at - ri->ri_tlo) & ~(size_t)4095;
-			phi = (rp[k].rp_at - ri->ri_tlo + rp[k].rp_len +
+			plo = (UDT_RW_PAT(o, &rp[k]) - ri->ri_tlo) & ~(size_t)4095;
+			phi = (UDT_RW_PAT(o, &rp[k]) - ri->ri_tlo + rp[k].rp_len +
 			    4095) & ~(size_t)4095;
 			phi = phi > tlen ? tlen : phi;
 			if (wlo < whi && plo <= whi && phi >= wlo) {
@@ -950,7 +949,7 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	    UDT_IMG_FOOT - 4096, objlen + UDT_IMG_FOOT + 4096) != 0)
 		goto fail;
 	f.if_npatch = n;
-	f.if_psum = udt_img_psum(ri, rp, n);
+	f.if_psum = udt_img_psum(o, ri, rp, n);
 	f.if_sum = udt_img_footsum(&f);
 	if (udt_img_pwrite(fd, &f, sizeof(f), objlen + UDT_IMG_FOOT) != 0)
 		goto fail;

@@ -76,18 +76,20 @@ struct udt_rw_win {
 #define UDT_RWP_TRAP	1		/* an int3 */
 #define UDT_RWP_BRK	2		/* the loader's r_brk hook */
 struct udt_rw_patch {
-	uintptr_t	rp_at;
+	uint32_t	rp_off;			/* from its segment's sg_lo */
 	/*
 	 * Its bytes, by kind (udt_rw_patch_bytes()): an int3, or a jump
-	 * (e9, this rel32) and int3 padding to rp_len.  Sixteen bytes a
-	 * patch, not thirty-two with the bytes: a libc's 577 are staged
-	 * at every start, a page each eight of them.
+	 * (e9, this rel32) and int3 padding to rp_len.  Twelve bytes a
+	 * patch, not thirty-two with the bytes and the address: a libc's
+	 * 577 are staged at every start, a page each 341 of them.
 	 */
 	int32_t		rp_rel;
 	uint16_t	rp_seg;			/* index into ro_seg */
 	uint8_t		rp_len;
 	uint8_t		rp_kind;
 };
+/* Where patch rp goes. */
+#define UDT_RW_PAT(o, rp)	((o)->ro_seg[(rp)->rp_seg].sg_lo + (rp)->rp_off)
 #define UDT_RW_PATCHMAX	16		/* the most bytes a patch has */
 
 /*
