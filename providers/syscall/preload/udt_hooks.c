@@ -50,17 +50,42 @@
  * of the library's text.
  */
 #define UDT_START	__attribute__((section(".text.hot.udt_start")))
+/*
+ * The hooks' real functions, in one array: its table of names for
+ * udt_resolve_all() then needs no relocation, which in the library's
+ * RELRO took 5 kB, a page more written at every start (issue 20).
+ */
+enum {
+#define UDT_HOOK(sym, idx, rt)		udt_ri_##sym,
+#define UDT_HOOK_CUSTOM(sym, idx, rt)	udt_ri_##sym,
+#include "systab_hooks.inc"
+#undef UDT_HOOK
+#undef UDT_HOOK_CUSTOM
+	udt_ri_fork_for_vfork, udt_ri__Fork, udt_ri_pthread_setname_np,
+	udt_ri_pthread_create, udt_ri_syscall,
+	UDT_NREAL
+};
+static udt_fn_t udt_realv[UDT_NREAL];
+#define UDT_REAL(sym)	udt_realv[udt_ri_##sym]
+#define udt_real_vfork			UDT_REAL(vfork)
+#define udt_real_prctl			UDT_REAL(prctl)
+#define udt_real_clock_gettime		UDT_REAL(clock_gettime)
+#define udt_real_fork_for_vfork		UDT_REAL(fork_for_vfork)
+#define udt_real__Fork			UDT_REAL(_Fork)
+#define udt_real_pthread_setname_np	UDT_REAL(pthread_setname_np)
+#define udt_real_pthread_create		UDT_REAL(pthread_create)
+#define udt_real_syscall		UDT_REAL(syscall)
+
 #define UDT_HOOK(sym, idx, rt)						\
-static udt_fn_t udt_real_##sym;						\
 static UDT_COLD long							\
 udt_cold_##sym(long a0, long a1, long a2, long a3, long a4, long a5)	\
 {									\
 	long args[6] = { a0, a1, a2, a3, a4, a5 };			\
 									\
 	if (udt_enab16(idx) != 0 && !udt_sud_active)			\
-		return udt_slow(idx, UDT_RT_##rt, &udt_real_##sym,	\
+		return udt_slow(idx, UDT_RT_##rt, &UDT_REAL(sym),	\
 		    #sym, -1, args);					\
-	return udt_resolve(&udt_real_##sym, #sym)(a0, a1, a2, a3, a4,	\
+	return udt_resolve(&UDT_REAL(sym), #sym)(a0, a1, a2, a3, a4,	\
 	    a5);							\
 }									\
 UDT_EXPORT long								\
@@ -68,7 +93,7 @@ sym(long a0, long a1, long a2, long a3, long a4, long a5)		\
 {									\
 	udt_fn_t fn;							\
 									\
-	fn = __atomic_load_n(&udt_real_##sym, __ATOMIC_RELAXED);	\
+	fn = __atomic_load_n(&UDT_REAL(sym), __ATOMIC_RELAXED);	\
 									\
 	if (__predict_false(fn == NULL ||				\
 	    (udt_enab16(idx) != 0 && !udt_sud_active)))		\
@@ -76,7 +101,6 @@ sym(long a0, long a1, long a2, long a3, long a4, long a5)		\
 	return fn(a0, a1, a2, a3, a4, a5);				\
 }
 #define UDT_HOOK_CUSTOM(sym, idx, rt)					\
-static udt_fn_t udt_real_##sym;						\
 enum { udt_idx_##sym = (idx) };
 #include "systab_hooks.inc"
 #undef UDT_HOOK
@@ -89,7 +113,6 @@ enum { udt_idx_##sym = (idx) };
  * the child gets its own ring through the fork handler.  The probes
  * still say vfork.
  */
-static udt_fn_t udt_real_fork_for_vfork;
 
 /*
  * With dispatch on (the default), the call is seen where it enters the
@@ -148,7 +171,6 @@ prctl(long a0, long a1, long a2, long a3, long a4)
  * _Fork(): glibc's async-signal-safe fork runs no atfork handlers, so
  * its child attaches here.  Not in the table: no probe of its own.
  */
-static udt_fn_t udt_real__Fork;
 
 UDT_EXPORT long
 _Fork(void)
@@ -161,7 +183,6 @@ _Fork(void)
 }
 
 /* Not a system call wrapper, but it renames a thread behind our back. */
-static udt_fn_t udt_real_pthread_setname_np;
 
 UDT_EXPORT long
 pthread_setname_np(long thread, long name)
@@ -175,7 +196,6 @@ pthread_setname_np(long thread, long name)
 }
 
 /* Not hooked here: the profile half's (udt_host.h). */
-static udt_fn_t udt_real_pthread_create;
 
 UDT_START void *
 udt_host_next_pthread_create(void)
@@ -188,7 +208,6 @@ udt_host_next_pthread_create(void)
  * syscall(3): the number selects the probes.  Seven integer arguments:
  * the seventh arrives on the stack exactly as a variadic caller put it.
  */
-static udt_fn_t udt_real_syscall;
 
 #define UDT_CLONE_VM	0x00000100	/* CLONE_VM */
 #define UDT_SYS_CLONE	56
@@ -230,19 +249,15 @@ syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 	return r;
 }
 
-/* Every real pointer, for udt_resolve_all(). */
-static const struct udt_real udt_reals[] = {
-#define UDT_HOOK(sym, idx, rt)		{ &udt_real_##sym, #sym },
-#define UDT_HOOK_CUSTOM(sym, idx, rt)	{ &udt_real_##sym, #sym },
+/* Every real function's name, in udt_realv's order. */
+static const char udt_rnames[] =
+#define UDT_HOOK(sym, idx, rt)		#sym "\0"
+#define UDT_HOOK_CUSTOM(sym, idx, rt)	#sym "\0"
 #include "systab_hooks.inc"
 #undef UDT_HOOK
 #undef UDT_HOOK_CUSTOM
-	{ &udt_real_fork_for_vfork, "fork" },
-	{ &udt_real__Fork, "_Fork" },
-	{ &udt_real_pthread_setname_np, "pthread_setname_np" },
-	{ &udt_real_pthread_create, "pthread_create" },
-	{ &udt_real_syscall, "syscall" },
-};
+	"fork\0" "_Fork\0" "pthread_setname_np\0" "pthread_create\0"
+	"syscall";
 
 /*
  * Resolve every hook up front, from the constructor, so that a hook
@@ -252,7 +267,7 @@ static const struct udt_real udt_reals[] = {
 UDT_START void
 udt_resolve_all(void)
 {
-	udt_resolve_fast(udt_reals, sizeof(udt_reals) / sizeof(udt_reals[0]));
+	udt_resolve_fast(udt_realv, udt_rnames, UDT_NREAL);
 	udt_real_clock_gettime_fn = udt_real_clock_gettime;
 	udt_vfork_real = udt_real_vfork;
 }

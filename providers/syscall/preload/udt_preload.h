@@ -171,18 +171,16 @@ long	udt_slow(unsigned int idx, enum udt_rtype, udt_fn_t *, const char *,
  */
 udt_fn_t	udt_resolve(udt_fn_t *, const char *) UDT_HIDDEN;
 void		udt_resolve_all(void) UDT_HIDDEN;
-/* A hook's real function: where it goes, by what name. */
-struct udt_real {
-	udt_fn_t	*rs_slot;
-	const char	*rs_name;
-};
 /*
- * Fill the slots of r[nr] that are empty with the next definitions of
- * their names, as dlsym(RTLD_NEXT) would (udt_resolve.c); r[0] is asked
- * of dlsym() and says where the search ends.  The constructor's thread,
+ * Fill the empty ones of n slots with the next definitions of their
+ * names, as dlsym(RTLD_NEXT) would (udt_resolve.c): the names one after
+ * the other, each ended by a NUL, so that the table holds no pointer
+ * the loader must relocate (udt_hooks.c).  The first is asked of
+ * dlsym() and says where the search ends.  The constructor's thread,
  * before the program runs.
  */
-void		udt_resolve_fast(const struct udt_real *, size_t) UDT_HIDDEN;
+void		udt_resolve_fast(udt_fn_t *slots, const char *names, size_t n)
+		    UDT_HIDDEN;
 
 /* Record one event into the ring (udt_record.c).  Same contract. */
 void	udt_emit(unsigned int probe, unsigned int en, const long *args,

@@ -288,7 +288,7 @@ udt_rso_bloom(const struct udt_rso *o, uint32_t h, uint32_t bits)
 #define UDT_RSO_NAMES	512
 
 static void
-udt_rso_warm(const struct udt_rso *o, const struct udt_real *r, size_t nr,
+udt_rso_warm(const struct udt_rso *o, const char *names, size_t nr,
     uint32_t *hs)
 {
 	uint32_t bits = sizeof(ElfW(Addr)) * 8, h, at;
@@ -298,7 +298,8 @@ udt_rso_warm(const struct udt_rso *o, const struct udt_real *r, size_t nr,
 	if (nr > UDT_RSO_NAMES)
 		nr = UDT_RSO_NAMES;
 	for (i = 0; i < nr; i++) {
-		hs[i] = udt_rso_hash(r[i].rs_name);
+		hs[i] = udt_rso_hash(names);
+		names += strlen(names) + 1;
 		__builtin_prefetch(&o->rs_bloom[(hs[i] / bits) &
 		    (o->rs_nbloom - 1)]);
 	}
@@ -344,10 +345,10 @@ udt_rso_say(const char *name, const char *what)
 }
 
 void
-udt_resolve_fast(const struct udt_real *r, size_t nr)
+udt_resolve_fast(udt_fn_t *slots, const char *names, size_t nr)
 {
 	struct udt_rso os[UDT_RSO_MAX];
-	const char *env = getenv(UDT_RESOLVE_ENV), *ev;
+	const char *env = getenv(UDT_RESOLVE_ENV), *ev, *name;
 	int check = env != NULL && strcmp(env, "check") == 0;
 	int secure = getauxval(AT_SECURE) != 0;
 	size_t i, k, n, nhash = 0;
@@ -366,10 +367,10 @@ udt_resolve_fast(const struct udt_real *r, size_t nr)
 	 * loading: one fault a page.
 	 */
 	for (i = 0, k = 0; i < nr; i++)
-		if (((uintptr_t)r[i].rs_slot & ~(uintptr_t)4095) != k) {
-			k = (uintptr_t)r[i].rs_slot & ~(uintptr_t)4095;
+		if (((uintptr_t)&slots[i] & ~(uintptr_t)4095) != k) {
+			k = (uintptr_t)&slots[i] & ~(uintptr_t)4095;
 			__asm__ volatile("lock orb $0, %0" :
-			    "+m" (*(volatile char *)r[i].rs_slot));
+			    "+m" (*(volatile char *)&slots[i]));
 		}
 	/* The loader reads these only outside secure mode. */
 	if ((env != NULL && strcmp(env, "dlsym") == 0) || (!secure &&
@@ -377,30 +378,30 @@ udt_resolve_fast(const struct udt_real *r, size_t nr)
 	    ((ev = getenv("LD_DYNAMIC_WEAK")) != NULL && *ev != '\0'))))
 		n = 0;
 	else
-		n = udt_rso_scope(os, udt_resolve(r[0].rs_slot, r[0].rs_name));
+		n = udt_rso_scope(os, udt_resolve(&slots[0], names));
 	if (check && n == 0)
 		udt_rso_say("(the objects after ours)", ": not found, every "
 		    "name left to dlsym");
 	if (n > 0)
-		udt_rso_warm(&os[n - 1], r, nr, hs);
-	for (i = 0; i < nr; i++) {
+		udt_rso_warm(&os[n - 1], names, nr, hs);
+	for (i = 0, name = names; i < nr; i++, name += strlen(name) + 1) {
 		fn = NULL;
 		h = n > 0 && i < UDT_RSO_NAMES ? hs[i] :
-		    udt_rso_hash(r[i].rs_name);
+		    udt_rso_hash(name);
 		for (k = 0, rv = 0; k < n && rv == 0; k++)
-			rv = udt_rso_find(&os[k], r[i].rs_name, h, &fn);
-		if (rv == 1 && __atomic_load_n(r[i].rs_slot,
+			rv = udt_rso_find(&os[k], name, h, &fn);
+		if (rv == 1 && __atomic_load_n(&slots[i],
 		    __ATOMIC_RELAXED) == NULL)
-			__atomic_store_n(r[i].rs_slot, fn, __ATOMIC_RELEASE);
+			__atomic_store_n(&slots[i], fn, __ATOMIC_RELEASE);
 		nhash += rv == 1;
 		if (rv != 1)
-			(void)udt_resolve(r[i].rs_slot, r[i].rs_name);
+			(void)udt_resolve(&slots[i], name);
 		if (!check || n == 0)
 			continue;
-		if (rv == 1 && fn != (udt_fn_t)dlsym(RTLD_NEXT, r[i].rs_name))
-			udt_rso_say(r[i].rs_name, ": not dlsym's");
+		if (rv == 1 && fn != (udt_fn_t)dlsym(RTLD_NEXT, name))
+			udt_rso_say(name, ": not dlsym's");
 		else if (rv != 1)
-			udt_rso_say(r[i].rs_name, rv == 0 ?
+			udt_rso_say(name, rv == 0 ?
 			    ": left to dlsym (not found)" : ": left to dlsym");
 	}
 	if (check) {
