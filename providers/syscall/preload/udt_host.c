@@ -19,12 +19,33 @@
  * function is the library's own state or record path, named for what
  * the sampler needs of it.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "udt_host.h"
 #include "udt_preload.h"
 
 _Static_assert(UDT_PROF_STACK_MAX == UDT_STACK_MAX, "stack depth");
+
+/*
+ * pthread_atfork() as libc_nonshared.a has it: __register_atfork() with
+ * this object's handle, so that its handlers go with it.  Defined here,
+ * the linker takes this one, laid out with what a start runs (the
+ * constructor registers its handlers: meson.build), not the archive's,
+ * which it puts after all of the library's code, a 64 kB block more of
+ * the library's text faulted at every start (issue 20).
+ */
+extern void *__dso_handle __attribute__((weak, visibility("hidden")));
+int	__register_atfork(void (*)(void), void (*)(void), void (*)(void),
+	    void *);
+
+int
+pthread_atfork(void (*prepare)(void), void (*parent)(void),
+    void (*child)(void))
+{
+	return __register_atfork(prepare, parent, child,
+	    &__dso_handle == NULL ? NULL : __dso_handle);
+}
 
 int
 udt_host_enter(void)
