@@ -15,16 +15,13 @@
  */
 
 /*
- * The first object of the library (meson.build), for its layout alone
- * (issue 20).  A start reads the library's text in 64 kB blocks, a fault
- * each (the kernel maps a file's pages that many at a read fault): its
- * read-only data, some 32 kB that every start reads a little of (the
- * call tables, the environment's names), must not straddle two.  This,
- * the first of it, aligns it to a block: then it lies in one, whatever
- * the code before it comes to (the segment's alignment follows, and the
- * loader maps the library at a block's start).
+ * The library's layout (issue 20).  A start reads the library's text in
+ * 64 kB blocks, a fault each (the kernel maps a file's pages that many
+ * at a read fault).  Its read-only data, some 32 kB that every start
+ * reads a little of (the call tables, the environment's names), must
+ * not straddle two: udt_layout.ld starts it at a block, whatever the code
+ * before it comes to.
  */
-__attribute__((used, aligned(65536))) static const char udt_rodata_first = 1;
 
 /*
  * The loader runs an object's DT_FINI at exit: the library's is this,
