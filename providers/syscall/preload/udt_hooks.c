@@ -65,7 +65,7 @@ enum {
 	udt_ri_pthread_create, udt_ri_syscall,
 	UDT_NREAL
 };
-static udt_fn_t udt_realv[UDT_NREAL];
+static udt_fn_t udt_realv[UDT_NREAL];			/* [a] */
 #define UDT_REAL(sym)	udt_realv[udt_ri_##sym]
 #define udt_real_vfork			UDT_REAL(vfork)
 #define udt_real_prctl			UDT_REAL(prctl)
