@@ -624,6 +624,27 @@ udt_rw_win_at(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *tmp,
 	return udt_rw_plan_win(o, i, tmp, full) == 0 ? tmp : NULL;
 }
 
+/*
+ * Window i, read as udt_rw_win_at() reads it with full, if it starts at
+ * or past *end, the end of the last window taken: then *end is its end.
+ * NULL: neither patched nor trapped.  The decoder leaves its windows
+ * sorted and apart, and udt_plan_fit() checked a plan's so, but they are
+ * read again here from a file that may have changed in place since: two
+ * windows that share bytes would both be patched, one's trampoline
+ * returning into the other's int3 padding, a SIGTRAP nobody handles.
+ */
+static const struct udt_rw_win *
+udt_rw_win_next(const struct udt_rw_obj *o, size_t i,
+    struct udt_rw_win *tmp, uintptr_t *end)
+{
+	const struct udt_rw_win *w;
+
+	if ((w = udt_rw_win_at(o, i, tmp, 1)) == NULL || w->rw_start < *end)
+		return NULL;
+	*end = w->rw_end;
+	return w;
+}
+
 /* The jump over w to its trampoline at t, staged, and t's site known. */
 static int
 udt_rw_jump(struct udt_rw_obj *o, const struct udt_rw_win *w, uintptr_t t)
@@ -667,28 +688,32 @@ udt_rw_commit(struct udt_rw_obj *o)
 	const struct udt_rw_win *w;
 	struct udt_rw_win tmp;
 	size_t i, k, len, nok = 0, nroom, nbuilt = 0, ntrap, left = 0;
-	uintptr_t t;
+	uintptr_t t, end;
 	int now, stop;
 
-	/* Each window a jump or a trap: past the room, keep them. */
+	/*
+	 * Each window a jump or a trap: past the room, keep them (no more
+	 * than ro_nwin, at most UDT_RW_MAXSITE: udt_plan_fit()).
+	 */
 	if (o->ro_wplan != NULL && o->ro_npatch + 2 * o->ro_nwin +
 	    o->ro_ntrap >= o->ro_maxpatch) {
-		for (i = k = 0; i < o->ro_nwin; i++)
-			if (udt_rw_plan_win(o, i, &o->ro_win[k], 1) == 0)
-				k++;
+		for (i = k = 0, end = 0; i < o->ro_nwin; i++)
+			if ((w = udt_rw_win_next(o, i, &tmp, &end)) != NULL)
+				o->ro_win[k++] = *w;
 			else
 				left++;
 		o->ro_wplan = NULL;
 		o->ro_nwin = k;
 	}
-	for (i = 0; i < o->ro_nwin; i++) {
-		if ((w = udt_rw_win_at(o, i, &tmp, 0)) != NULL && !w->rw_bad)
+	/* Taken in order, each past the last, here as when built. */
+	for (i = 0, end = 0; i < o->ro_nwin; i++) {
+		if ((w = udt_rw_win_next(o, i, &tmp, &end)) == NULL)
+			left++;
+		else if (!w->rw_bad)
 			nok++;
-		else if ((w = udt_rw_win_at(o, i, &tmp, 1)) != NULL)
+		else
 			udt_rw_trap(o, w->rw_sys,
 			    "a far jump into its window");
-		else
-			left++;
 	}
 	/*
 	 * SIGTRAP must be ours before any thread may block it: from the
@@ -744,8 +769,9 @@ udt_rw_commit(struct udt_rw_obj *o)
 	udt_rw_vd = 0;
 	ntrap = now ? udt_rw_commit_traps(o, stubs) : 0;
 	nroom = nok;
-	for (i = 0, stop = 0; i < o->ro_nwin; i++) {
-		if ((w = udt_rw_win_at(o, i, &tmp, 1)) == NULL || w->rw_bad)
+	for (i = 0, stop = 0, end = 0; i < o->ro_nwin; i++) {
+		if ((w = udt_rw_win_next(o, i, &tmp, &end)) == NULL ||
+		    w->rw_bad)
 			continue;
 		/* Its room: more only if the plan changed under us. */
 		if (nbuilt++ == nroom)
