@@ -677,6 +677,8 @@ udt_rw_decode_object(struct udt_rw_obj *o, struct dl_phdr_info *info)
 		if (self >= o->ro_lo && self < o->ro_hi)
 			continue;		/* this library */
 		(void)udt_rw_segment(o, info, i);
+		/* ro_win's windows, never a plan's left from before. */
+		o->ro_wplan = NULL;
 		o->ro_nwin = 0;
 		o->ro_ntrap = 0;
 		c0[0] = udt_rw_nsys;

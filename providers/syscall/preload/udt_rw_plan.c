@@ -35,8 +35,13 @@
  * decoded as without a cache.  The windows are not copied: they are
  * read from the plan's mapping again as they are committed, and checked
  * again as read (udt_rw_plan_win()), each trampoline and its jump made
- * from one read, so a plan file changed in place meanwhile still never
- * sends a patch or a copy outside the segment or over other bytes.
+ * from one read, each window taken only past the end of the last
+ * (udt_rw_commit()); the counts and offsets that bound those reads are
+ * the checking pass's copies (udt_plan_fit()), never read again.  So a
+ * plan file changed in place meanwhile still never sends a read past
+ * the plan, a patch or a copy outside the segment or over other bytes,
+ * nor two patches over the same bytes: a window that no longer fits is
+ * left to dispatch.
  *
  * What that guarantees: no plan makes the library read or write outside
  * the object's executable segments, or patch anything but a `syscall`
@@ -431,14 +436,23 @@ udt_plan_win_check(const struct udt_plan_win *pw, uintptr_t lo, size_t memsz)
  * udt_plan_fit() left it (ro_wplan) into w.  full: checked again as it
  * is read, as udt_plan_fit() checked it, since the plan is a mapping of
  * its file: 0, or -1 if it no longer fits (then it is neither patched
- * nor trapped).  Else only whether it is bad is to be trusted.
+ * nor trapped).  Else only whether it is bad is to be trusted.  Its
+ * order among the others is udt_rw_commit()'s to check.
  */
 int
 udt_rw_plan_win(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *w,
     int full)
 {
 	struct udt_plan_win pw;
+	size_t at = (size_t)(o->ro_wplan - udt_plan_in);
 
+	/*
+	 * ro_nwin is the checking pass's count, bounded so (udt_plan_fit());
+	 * bounded again here, where a read past it would fault.
+	 */
+	if (i >= UDT_RW_MAXSITE || at > udt_plan.pl_inlen ||
+	    (udt_plan.pl_inlen - at) / sizeof(pw) <= i)
+		return -1;
 	memcpy(&pw, o->ro_wplan + i * sizeof(pw), sizeof(pw));
 	if (full && udt_plan_win_check(&pw, o->ro_lo, o->ro_wmemsz) != NULL)
 		return -1;
@@ -452,67 +466,98 @@ udt_rw_plan_win(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *w,
 }
 
 /*
- * Check entry po (at udt_plan_in + at) against the object in memory,
- * every byte it would have written or copied; then, if apply, put its
- * sites where the decoder would have and commit them.  Returns 0, or
- * why it does not fit.
+ * What the checking pass of udt_plan_fit() read of an entry: the
+ * applying pass takes its counts from here, not from the plan again.
+ * The plan is a mapping of its file: counts read again there could
+ * have changed since they were checked, and would then walk the
+ * applying pass's reads past the entry, or the mapping, and its
+ * windows past the scratch's UDT_RW_MAXSITE.
+ */
+struct udt_plan_seen {
+	struct udt_plan_obj	po;
+	struct udt_plan_seg	ps[UDT_PLAN_MAXSEG];
+};
+
+/*
+ * Check entry at (at udt_plan_in + at) against the object in memory,
+ * every byte it would have written or copied, and keep what was read
+ * of it in *sn; then, if apply, put its sites where the decoder would
+ * have and commit them, from *sn.  Returns 0, or why it does not fit.
  */
 static const char *
 udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
-    int apply)
+    struct udt_plan_seen *sn, int apply)
 {
-	struct udt_plan_obj po;
-	struct udt_plan_seg ps;
+	struct udt_plan_obj *po = &sn->po;
+	struct udt_plan_seg *ps;
 	struct udt_plan_win pw;
 	struct udt_plan_trap pt;
 	const ElfW(Phdr) *ph;
-	uintptr_t lo, hi, a, prev;
-	size_t s, k, p;
+	uintptr_t lo, hi, prev;
+	size_t s, k, p, w, end;
 	const char *why;
 	int i;
 
-	memcpy(&po, udt_plan_in + at, sizeof(po));
-	p = at + sizeof(po);
-	if (po.po_unknown) {
-		if (po.po_nseg != 0)
+	if (!apply) {
+		/* Bounded again as read: udt_plan_valid() read it before. */
+		if (udt_plan.pl_inlen - at < sizeof(*po))
+			return "malformed";
+		memcpy(po, udt_plan_in + at, sizeof(*po));
+		if (po->po_len < sizeof(*po) || po->po_len >
+		    udt_plan.pl_inlen - at || po->po_nseg > UDT_PLAN_MAXSEG ||
+		    memcmp(&po->po_key, &udt_plan.pl_key, sizeof(po->po_key))
+		    != 0)
+			return "malformed";
+	}
+	p = at + sizeof(*po);
+	end = at + po->po_len;
+	if (po->po_unknown) {
+		if (po->po_nseg != 0)
 			return "malformed";
 		if (apply)
-			udt_rw_nleft += po.po_dnleft;
+			udt_rw_nleft += po->po_dnleft;
 		return NULL;
 	}
-	if (udt_plan_xseg(info, po.po_nseg) >= 0)
+	if (udt_plan_xseg(info, po->po_nseg) >= 0)
 		return "more segments than planned";
-	for (s = 0; s < po.po_nseg; s++) {
-		memcpy(&ps, udt_plan_in + p, sizeof(ps));
-		p += sizeof(ps);
+	for (s = 0; s < po->po_nseg; s++) {
+		ps = &sn->ps[s];
+		if (!apply) {
+			if (end - p < sizeof(*ps))
+				return "malformed";
+			memcpy(ps, udt_plan_in + p, sizeof(*ps));
+			/* Each count at most UDT_RW_MAXSITE: no wrap. */
+			if (ps->ps_nwin > UDT_RW_MAXSITE ||
+			    ps->ps_ntrap > UDT_RW_MAXSITE ||
+			    end - p - sizeof(*ps) < ps->ps_nwin * sizeof(pw) +
+			    ps->ps_ntrap * sizeof(pt))
+				return "malformed";
+		}
+		p += sizeof(*ps);
 		if ((i = udt_plan_xseg(info, (uint32_t)s)) < 0)
 			return "fewer segments than planned";
 		ph = &info->dlpi_phdr[i];
 		lo = info->dlpi_addr + ph->p_vaddr;
 		hi = lo + ph->p_memsz;
-		if (ps.ps_lo != ph->p_vaddr || ps.ps_hi != ph->p_vaddr +
+		if (ps->ps_lo != ph->p_vaddr || ps->ps_hi != ph->p_vaddr +
 		    ph->p_memsz)
 			return "another segment";
-		if (!!(ps.ps_flags & UDT_PLAN_BRKSEG) !=
+		if (!!(ps->ps_flags & UDT_PLAN_BRKSEG) !=
 		    udt_plan_brkseg(lo, hi, o))
 			return "r_brk elsewhere";
+		if (!apply && (ps->ps_flags & UDT_PLAN_BRKHOOK) &&
+		    (!(ps->ps_flags & UDT_PLAN_BRKSEG) ||
+		    info->dlpi_addr + ps->ps_brk != _r_debug.r_brk ||
+		    memcmp((const void *)_r_debug.r_brk, ps->ps_brkb, 5) != 0))
+			return "the bytes of r_brk differ";
+		/*
+		 * The windows: checked here first, committed from the plan,
+		 * each read and checked again there instead of copied
+		 * (udt_rw_commit()).
+		 */
+		w = p;
 		prev = 0;
-		if (apply) {
-			o->ro_lo = lo;
-			o->ro_hi = hi;
-			(void)udt_rw_segment(o, info, i);
-			/*
-			 * The windows, all checked below before: committed
-			 * from the plan, each read (and checked) again there
-			 * instead of copied (udt_rw_commit()).
-			 */
-			o->ro_wplan = udt_plan_in + p;
-			o->ro_wmemsz = ph->p_memsz;
-			o->ro_nwin = ps.ps_nwin;
-			o->ro_ntrap = 0;
-			p += ps.ps_nwin * sizeof(pw);
-		}
-		for (k = 0; !apply && k < ps.ps_nwin; k++, p += sizeof(pw)) {
+		for (k = 0; !apply && k < ps->ps_nwin; k++, p += sizeof(pw)) {
 			memcpy(&pw, udt_plan_in + p, sizeof(pw));
 			if ((why = udt_plan_win_check(&pw, lo, ph->p_memsz)) !=
 			    NULL)
@@ -522,33 +567,47 @@ udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
 				return "malformed window";
 			prev = pw.pw_end;
 		}
-		for (k = 0; k < ps.ps_ntrap; k++, p += sizeof(pt)) {
-			memcpy(&pt, udt_plan_in + p, sizeof(pt));
-			if (ph->p_memsz < 2 || pt.pt_at > ph->p_memsz - 2)
-				return "malformed trap";
-			a = lo + pt.pt_at;
-			if (memcmp((const void *)a, pt.pt_b, 2) != 0 ||
-			    memcmp((const void *)a, "\x0f\x05", 2) != 0)
-				return "the bytes of a trapped site differ";
-			/* At most UDT_RW_MAXSITE: udt_plan_valid(). */
-			if (apply && udt_rw_trap_room(o) == 0)
-				o->ro_trap[o->ro_ntrap++] = a;
+		p = w + ps->ps_nwin * sizeof(pw);
+		if (apply) {
+			o->ro_lo = lo;
+			o->ro_hi = hi;
+			(void)udt_rw_segment(o, info, i);
+			o->ro_ntrap = 0;
 		}
-		if (ps.ps_flags & UDT_PLAN_BRKHOOK) {
-			if (!(ps.ps_flags & UDT_PLAN_BRKSEG) ||
-			    info->dlpi_addr + ps.ps_brk != _r_debug.r_brk ||
-			    memcmp((const void *)_r_debug.r_brk, ps.ps_brkb,
-			    5) != 0)
-				return "the bytes of r_brk differ";
+		for (k = 0; k < ps->ps_ntrap; k++, p += sizeof(pt)) {
+			memcpy(&pt, udt_plan_in + p, sizeof(pt));
+			why = NULL;
+			if (ph->p_memsz < 2 || pt.pt_at > ph->p_memsz - 2)
+				why = "malformed trap";
+			else if (memcmp((const void *)(lo + pt.pt_at), pt.pt_b,
+			    2) != 0 || memcmp((const void *)(lo + pt.pt_at),
+			    "\x0f\x05", 2) != 0)
+				why = "the bytes of a trapped site differ";
+			if (!apply && why != NULL)
+				return why;
+			/*
+			 * Applying, a site that no longer fits (the plan
+			 * changed since) is left to dispatch: some of the
+			 * object's sites are staged already.
+			 */
+			if (apply && (why != NULL ||
+			    udt_rw_trap_room(o) != 0))
+				udt_rw_nleft++;
+			else if (apply)
+				o->ro_trap[o->ro_ntrap++] = lo + pt.pt_at;
 		}
 		if (!apply)
 			continue;
 		udt_rw_image_seg(o, info, i);
-		udt_rw_nsys += ps.ps_dnsys;
-		udt_rw_nwin += ps.ps_dnwin;
-		udt_rw_nleft += ps.ps_dnleft;
-		if (ps.ps_flags & UDT_PLAN_BRKHOOK)
+		udt_rw_nsys += ps->ps_dnsys;
+		udt_rw_nwin += ps->ps_dnwin;
+		udt_rw_nleft += ps->ps_dnleft;
+		if (ps->ps_flags & UDT_PLAN_BRKHOOK)
 			(void)udt_rw_hook_stage(o, _r_debug.r_brk);
+		/* Set only here: nothing returns before it is reset. */
+		o->ro_wplan = udt_plan_in + w;
+		o->ro_wmemsz = ph->p_memsz;
+		o->ro_nwin = ps->ps_nwin;
 		udt_rw_nleft += udt_rw_commit(o);
 		o->ro_wplan = NULL;
 		o->ro_nwin = 0;
@@ -577,6 +636,7 @@ udt_rw_plan_apply(struct udt_rw_obj *o, struct dl_phdr_info *info,
 {
 	struct udt_plan_hdr h;
 	struct udt_plan_obj po;
+	struct udt_plan_seen sn;
 	const char *why = "no plan";
 	size_t at, k;
 
@@ -586,15 +646,31 @@ udt_rw_plan_apply(struct udt_rw_obj *o, struct dl_phdr_info *info,
 	if (udt_plan.pl_inlen == 0)
 		return -1;
 	memcpy(&h, udt_plan_in, sizeof(h));
-	for (at = sizeof(h), k = 0; k < h.ph_nobj; k++, at += po.po_len) {
+	/*
+	 * Bounded again as read (udt_plan_valid() read it before): the
+	 * plan is a mapping of its file.
+	 */
+	for (at = sizeof(h), k = 0; k < h.ph_nobj && k < UDT_PLAN_MAXOBJ;
+	    k++, at += po.po_len) {
+		why = "malformed";
+		if (udt_plan.pl_inlen - at < sizeof(po))
+			break;
 		memcpy(&po, udt_plan_in + at, sizeof(po));
+		if (po.po_len < sizeof(po) || po.po_len >
+		    udt_plan.pl_inlen - at)
+			break;
+		why = "no plan";
 		if (memcmp(&po.po_key, &udt_plan.pl_key, sizeof(po.po_key))
 		    != 0)
 			continue;
-		/* Everything checked before anything is staged. */
-		if ((why = udt_plan_fit(o, info, at, 0)) != NULL)
+		/*
+		 * Everything checked before anything is staged, and staged
+		 * from what was checked (sn).
+		 */
+		if ((why = udt_plan_fit(o, info, at, &sn, 0)) != NULL)
 			break;
-		(void)udt_plan_fit(o, info, at, 1);
+		(void)udt_plan_fit(o, info, at, &sn, 1);
+		po = sn.po;
 		udt_rw_plan_used++;
 		udt_plan_say(info->dlpi_name[0] ? info->dlpi_name :
 		    "(the program)", ": used", NULL);
@@ -649,6 +725,9 @@ udt_rw_plan_seg(struct udt_rw_obj *o, struct dl_phdr_info *info, int i,
 
 	if (!udt_plan.pl_rec)
 		return;
+	po = (struct udt_plan_obj *)(void *)(udt_plan_out + udt_plan.pl_cur);
+	if (po->po_nseg >= UDT_PLAN_MAXSEG)
+		goto fail;
 	memset(&ps, 0, sizeof(ps));
 	ps.ps_lo = ph->p_vaddr;
 	ps.ps_hi = ph->p_vaddr + ph->p_memsz;
@@ -687,7 +766,6 @@ udt_rw_plan_seg(struct udt_rw_obj *o, struct dl_phdr_info *info, int i,
 		if (udt_plan_put(&pt, sizeof(pt)) != 0)
 			goto fail;
 	}
-	po = (struct udt_plan_obj *)(void *)(udt_plan_out + udt_plan.pl_cur);
 	po->po_nseg++;
 	return;
 fail:

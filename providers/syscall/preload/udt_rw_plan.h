@@ -38,6 +38,12 @@
 #define UDT_PLAN_SMALL		(64 * 1024)	/* hashed, not stat'd */
 #define UDT_PLAN_WINB		32		/* bytes of a window kept */
 #define UDT_PLAN_MAXOBJ		256		/* objects of a plan */
+/*
+ * Executable segments of an object's entry: what the applying pass keeps
+ * of the checking pass's reads (udt_plan_fit()) is on the stack.  An
+ * object with more is decoded at every start, not recorded.
+ */
+#define UDT_PLAN_MAXSEG		8
 
 #define UDT_PLAN_STAT		1	/* key: the file's stat */
 #define UDT_PLAN_HASH		2	/* key: its read-only bytes */

@@ -264,7 +264,7 @@ udt_plan_valid(size_t len)
 		 * wrap, nor the copies read past the file's end.
 		 */
 		if (po.po_len < sizeof(po) || po.po_len > len - at ||
-		    po.po_nseg > 64 || k >= UDT_PLAN_MAXOBJ)
+		    po.po_nseg > UDT_PLAN_MAXSEG || k >= UDT_PLAN_MAXOBJ)
 			return -1;
 		need = sizeof(po);
 		for (s = 0; s < po.po_nseg; s++) {
