@@ -29,7 +29,9 @@ told from its shell's by the name they start with):
     runs traced, same events, and the plan written again is used next;
   - a plan forged with a valid checksum (an entry shorter than its own
     header; a window whose offset wraps past 2^64; a window's call
-    number made rt_sigreturn's) is ignored or refused the same way;
+    number made rt_sigreturn's; a segment's count of windows past
+    UDT_RW_MAXSITE, or past what its entry holds; two windows over the
+    same bytes) is ignored, or that object's plan refused, the same way;
   - the program's bytes changed in place (getppid's site made getpid,
     same size, build-id, inode and mtime set back) has no plan (its
     ctime, in the key, changed), is decoded, and getpid is seen;
@@ -143,14 +145,17 @@ def plan_kind(data):
 
 def forge(p, bid, edit):
     """edit(data, at) on the entry whose key holds build-id bid, at its
-    offset; the checksum made again.  Whether there was such an entry."""
+    offset (bid None: on each entry until edit returns True); the
+    checksum made again.  Whether there was such an entry."""
     data = bytearray(open(p, "rb").read())
     plan_kind(data)
     nobj = struct.unpack_from("<I", data, 12)[0]
     at = HDR
     for _ in range(nobj):
         polen = struct.unpack_from("<I", data, at + KEY)[0]
-        if data[at + 8:at + 8 + len(bid)] == bid:
+        if bid is None and edit(data, at):
+            break
+        if bid is not None and data[at + 8:at + 8 + len(bid)] == bid:
             edit(data, at)
             break
         at += polen
@@ -173,6 +178,40 @@ def first_win(data, at):
             return p + SEG
         p += SEG + nwin * WIN + ntrap * TRAP
     return None
+
+
+def win_pair(data, at):
+    """The offset of the first window of a segment of entry at with two
+    or more, or None."""
+    nseg = struct.unpack_from("<I", data, at + KEY + 4)[0]
+    p = at + OBJ
+    for _ in range(nseg):
+        nwin, ntrap = struct.unpack_from("<II", data, p + 16)
+        if nwin > 1:
+            return p + SEG
+        p += SEG + nwin * WIN + ntrap * TRAP
+    return None
+
+
+def overlap_win(data, at):
+    """A segment's second window made its first: two windows over the
+    same bytes, each one right on its own."""
+    w = win_pair(data, at)
+    if w is None:
+        return False
+    data[w + WIN:w + 2 * WIN] = data[w:w + WIN]
+    return True
+
+
+def big_nwin(data, at):
+    """The first segment's count of windows past UDT_RW_MAXSITE."""
+    struct.pack_into("<I", data, at + OBJ + 16, 1 << 20)
+
+
+def more_nwin(data, at):
+    """The first segment's count of windows one more than it holds."""
+    n = struct.unpack_from("<I", data, at + OBJ + 16)[0]
+    struct.pack_into("<I", data, at + OBJ + 16, n + 1)
 
 
 def short_entry(data, at):
@@ -282,17 +321,26 @@ def main():
                 ("a window's offset wrapping", wrap_win,
                  "(the program): refused: malformed window"),
                 ("a window's call number rt_sigreturn", sigreturn_win,
-                 "(the program): refused: a window's call number")]:
+                 "(the program): refused: a window's call number"),
+                ("a segment's windows past UDT_RW_MAXSITE", big_nwin,
+                 "malformed"),
+                ("a segment's windows one more than it holds", more_nwin,
+                 "malformed"),
+                ("two windows over the same bytes", overlap_win,
+                 ": refused: malformed window")]:
             r = Run(btrace, prog, work, env)       # a good plan first
             if not r.used("(the program)"):
                 check(False, "%s: a good plan to forge (%s)" %
                       (what, r.show()))
                 continue
-            if not check(forge(plan, bid, edit), "%s: forged" % what):
+            # Two windows in one segment: libc's, if not the program's.
+            which = None if edit is overlap_win else bid
+            if not check(forge(plan, which, edit), "%s: forged" % what):
                 continue
             r = Run(btrace, prog, work, env)
             check(r.rc == 0 and r.events == want and r.ret() == "ppid" and
-                  r.said(why) and not r.used("(the program)") and
+                  r.said(why) and (which is None or
+                                   not r.used("(the program)")) and
                   r.said("written"),
                   "%s: %s, traced, same events, written again (%s)" %
                   (what, why, r.show()))
