@@ -54,17 +54,42 @@
  * The hooks' real functions, in one array: its table of names for
  * udt_resolve_all() then needs no relocation, which in the library's
  * RELRO took 5 kB, a page more written at every start (issue 20).
+ *
+ * The hooks' of systab_hooks.inc first, then these, each with the name
+ * it is looked up by: one list makes both the array's indices and the
+ * names (udt_rnames), so they cannot pair wrongly.  fork_for_vfork is
+ * fork, which a traced vfork() runs (below).
  */
+#define UDT_REAL_MORE(X)						\
+	X(fork_for_vfork, "fork")					\
+	X(_Fork, "_Fork")						\
+	X(pthread_setname_np, "pthread_setname_np")			\
+	X(pthread_create, "pthread_create")				\
+	X(syscall, "syscall")
+#define UDT_RI(sym, ...)	udt_ri_##sym,
+#define UDT_ONE(sym, ...)	+ 1
 enum {
-#define UDT_HOOK(sym, idx, rt)		udt_ri_##sym,
-#define UDT_HOOK_CUSTOM(sym, idx, rt)	udt_ri_##sym,
+#define UDT_HOOK(sym, idx, rt)		UDT_RI(sym)
+#define UDT_HOOK_CUSTOM(sym, idx, rt)	UDT_RI(sym)
 #include "systab_hooks.inc"
 #undef UDT_HOOK
 #undef UDT_HOOK_CUSTOM
-	udt_ri_fork_for_vfork, udt_ri__Fork, udt_ri_pthread_setname_np,
-	udt_ri_pthread_create, udt_ri_syscall,
+	UDT_REAL_MORE(UDT_RI)
 	UDT_NREAL
 };
+/* The hooks' count and the list's, each counted on its own. */
+enum {
+	UDT_NHOOKS = 0
+#define UDT_HOOK(sym, idx, rt)		UDT_ONE(sym)
+#define UDT_HOOK_CUSTOM(sym, idx, rt)	UDT_ONE(sym)
+#include "systab_hooks.inc"
+#undef UDT_HOOK
+#undef UDT_HOOK_CUSTOM
+	,
+	UDT_NMORE = 0 UDT_REAL_MORE(UDT_ONE)
+};
+_Static_assert(UDT_NREAL == UDT_NHOOKS + UDT_NMORE &&
+    (int)udt_ri_fork_for_vfork == (int)UDT_NHOOKS, "udt_realv's indices");
 static udt_fn_t udt_realv[UDT_NREAL];			/* [a] */
 #define UDT_REAL(sym)	udt_realv[udt_ri_##sym]
 #define udt_real_vfork			UDT_REAL(vfork)
@@ -112,9 +137,7 @@ enum { udt_idx_##sym = (idx) };
  * processes get fork semantics instead, which POSIX allows for vfork;
  * the child gets its own ring through the fork handler.  The probes
  * still say vfork.
- */
-
-/*
+ *
  * With dispatch on (the default), the call is seen where it enters the
  * kernel, in place and in both processes (udt_rw_call.c): the program
  * gets the real vfork, by a jump, so that no frame of ours lies on the
@@ -171,7 +194,6 @@ prctl(long a0, long a1, long a2, long a3, long a4)
  * _Fork(): glibc's async-signal-safe fork runs no atfork handlers, so
  * its child attaches here.  Not in the table: no probe of its own.
  */
-
 UDT_EXPORT long
 _Fork(void)
 {
@@ -183,7 +205,6 @@ _Fork(void)
 }
 
 /* Not a system call wrapper, but it renames a thread behind our back. */
-
 UDT_EXPORT long
 pthread_setname_np(long thread, long name)
 {
@@ -196,7 +217,6 @@ pthread_setname_np(long thread, long name)
 }
 
 /* Not hooked here: the profile half's (udt_host.h). */
-
 UDT_START void *
 udt_host_next_pthread_create(void)
 {
@@ -250,14 +270,14 @@ syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 }
 
 /* Every real function's name, in udt_realv's order. */
+#define UDT_RNAME(sym, name)	name "\0"
 static const char udt_rnames[] =
 #define UDT_HOOK(sym, idx, rt)		#sym "\0"
 #define UDT_HOOK_CUSTOM(sym, idx, rt)	#sym "\0"
 #include "systab_hooks.inc"
 #undef UDT_HOOK
 #undef UDT_HOOK_CUSTOM
-	"fork\0" "_Fork\0" "pthread_setname_np\0" "pthread_create\0"
-	"syscall";
+	UDT_REAL_MORE(UDT_RNAME);
 
 /*
  * Resolve every hook up front, from the constructor, so that a hook
