@@ -43,7 +43,8 @@
  * comes first in the library's text, where its 50 kB pushed what a start
  * runs over one more 64 kB block: meson.build).
  */
-#define UDT_COLD	__attribute__((noinline, cold, section(".text.udt_cold")))
+#define UDT_COLD							\
+	__attribute__((noinline, cold, section(".text.udt_cold")))
 /*
  * What a start runs of this file (the constructor's look-ups, a fork
  * child's check), with the library's other start code, before the rest

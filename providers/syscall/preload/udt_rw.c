@@ -131,10 +131,6 @@ udt_rw_alloc(size_t len)
 }
 
 /*
- * A proven system call instruction with no window: trapped (its first
- * byte int3) when o is committed, or left to dispatch past the limit.
- */
-/*
  * Room for one more site to trap in o (udt_rw_obj.h): 0, or -1 past
  * UDT_RW_MAXSITE.
  */
@@ -150,6 +146,10 @@ udt_rw_trap_room(struct udt_rw_obj *o)
 	return 0;
 }
 
+/*
+ * A proven system call instruction with no window: trapped (its first
+ * byte int3) when o is committed, or left to dispatch past the limit.
+ */
 void
 udt_rw_trap(struct udt_rw_obj *o, uintptr_t at, const char *why)
 {

@@ -482,7 +482,7 @@ udt_rw_flush(struct udt_rw_obj *o)
 	const uint64_t all = ~0ULL;
 	uint64_t old;
 	size_t i, j, k;
-	uintptr_t lo, hi, plo, phi;
+	uintptr_t lo, hi, plo, phi, at;
 	uint64_t caught = ~0ULL;
 	struct udt_rw_img *img;
 	uint8_t b[UDT_RW_PATCHMAX];
@@ -507,9 +507,10 @@ udt_rw_flush(struct udt_rw_obj *o)
 		phi = 0;
 		for (j = i; j < o->ro_npatch &&
 		    o->ro_patch[j].rp_seg == o->ro_patch[i].rp_seg; j++) {
-			lo = UDT_RW_PAT(o, &o->ro_patch[j]) & ~(uintptr_t)4095;
-			hi = (UDT_RW_PAT(o, &o->ro_patch[j]) + o->ro_patch[j].rp_len +
-			    4095) & ~(uintptr_t)4095;
+			at = UDT_RW_PAT(o, &o->ro_patch[j]);
+			lo = at & ~(uintptr_t)4095;
+			hi = (at + o->ro_patch[j].rp_len + 4095) &
+			    ~(uintptr_t)4095;
 			if (lo < sg->sg_lo || hi > sg->sg_hi)
 				continue;
 			plo = lo < plo ? lo : plo;
@@ -529,9 +530,10 @@ udt_rw_flush(struct udt_rw_obj *o)
 		    held && udt_rw_image_text(o, img, &o->ro_patch[i], j - i)
 		    == 0;
 		for (k = i; !there && k < j; k++) {
+			at = UDT_RW_PAT(o, &o->ro_patch[k]);
 			udt_rw_patch_bytes(&o->ro_patch[k], b);
-			if (!udt_rw_same((const volatile uint8_t *)
-			    UDT_RW_PAT(o, &o->ro_patch[k]), b, o->ro_patch[k].rp_len))
+			if (!udt_rw_same((const volatile uint8_t *)at, b,
+			    o->ro_patch[k].rp_len))
 				break;
 		}
 		there = there || k == j;
@@ -542,13 +544,13 @@ udt_rw_flush(struct udt_rw_obj *o)
 		ok = held;
 		for (k = i; k < j; k++) {
 			const struct udt_rw_patch *rp = &o->ro_patch[k];
-			volatile uint8_t *d = (volatile uint8_t *)UDT_RW_PAT(o, rp);
+			uintptr_t at = UDT_RW_PAT(o, rp);
+			volatile uint8_t *d = (volatile uint8_t *)at;
 			size_t n;
 
 			if (there)
 				udt_rw_patched(o, rp, 1);
-			else if (w && UDT_RW_PAT(o, rp) >= plo && UDT_RW_PAT(o, rp) +
-			    rp->rp_len <= phi) {
+			else if (w && at >= plo && at + rp->rp_len <= phi) {
 				udt_rw_patch_bytes(rp, b);
 				for (n = 0; n < rp->rp_len; n++)
 					d[n] = b[n];

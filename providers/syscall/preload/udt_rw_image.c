@@ -664,18 +664,17 @@ int
 udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
     const struct udt_rw_patch *rp, size_t n)
 {
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	uintptr_t lo = UINTPTR_MAX, hi = 0, at;
 	size_t k;
 	long p;
 
 	/* Every patch where the mapping goes: else it would be lost. */
 	for (k = 0; k < n; k++) {
-		if (UDT_RW_PAT(o, &rp[k]) < ri->ri_tlo || UDT_RW_PAT(o, &rp[k]) + rp[k].rp_len >
-		    ri->ri_thi)
+		at = UDT_RW_PAT(o, &rp[k]);
+		if (at < ri->ri_tlo || at + rp[k].rp_len > ri->ri_thi)
 			break;
-		lo = UDT_RW_PAT(o, &rp[k]) < lo ? UDT_RW_PAT(o, &rp[k]) : lo;
-		hi = UDT_RW_PAT(o, &rp[k]) + rp[k].rp_len > hi ? UDT_RW_PAT(o, &rp[k]) +
-		    rp[k].rp_len : hi;
+		lo = at < lo ? at : lo;
+		hi = at + rp[k].rp_len > hi ? at + rp[k].rp_len : hi;
 	}
 	/*
 	 * Only the pages from the first patch's to the last's: the image
@@ -832,6 +831,7 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	char dir[700], tmp[760], path[760];
 	uint64_t objlen;
 	size_t k, tlen, plo, phi, wlo, whi;
+	uintptr_t at;
 	uint8_t b[UDT_RW_PATCHMAX];
 	long fd, m;
 	int same;
@@ -895,12 +895,11 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 		goto fail;
 	}
 	for (k = 0; k < n; k++) {
-		if (UDT_RW_PAT(o, &rp[k]) < ri->ri_tlo || UDT_RW_PAT(o, &rp[k]) + rp[k].rp_len >
-		    ri->ri_thi)
+		at = UDT_RW_PAT(o, &rp[k]);
+		if (at < ri->ri_tlo || at + rp[k].rp_len > ri->ri_thi)
 			break;
 		udt_rw_patch_bytes(&rp[k], b);
-		memcpy((uint8_t *)m + (UDT_RW_PAT(o, &rp[k]) - ri->ri_tlo), b,
-		    rp[k].rp_len);
+		memcpy((uint8_t *)m + (at - ri->ri_tlo), b, rp[k].rp_len);
 	}
 	/*
 	 * The copy's text, patched, must be the text this process runs:
@@ -915,9 +914,10 @@ udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
 	/* The pages with patches, a run of them a call. */
 	for (k = 0, wlo = whi = 0; same && k <= n; k++) {
 		if (k < n) {
-			plo = (UDT_RW_PAT(o, &rp[k]) - ri->ri_tlo) & ~(size_t)4095;
-			phi = (UDT_RW_PAT(o, &rp[k]) - ri->ri_tlo + rp[k].rp_len +
-			    4095) & ~(size_t)4095;
+			at = UDT_RW_PAT(o, &rp[k]);
+			plo = (at - ri->ri_tlo) & ~(size_t)4095;
+			phi = (at - ri->ri_tlo + rp[k].rp_len + 4095) &
+			    ~(size_t)4095;
 			phi = phi > tlen ? tlen : phi;
 			if (wlo < whi && plo <= whi && phi >= wlo) {
 				wlo = plo < wlo ? plo : wlo;

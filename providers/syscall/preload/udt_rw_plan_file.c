@@ -322,9 +322,12 @@ udt_plan_read(const char *path)
 	 * file system), read into memory of its own, as a plan was before.
 	 */
 	remote = udt_rw_fs_remote(fd, (uint64_t)st.st_dev);
-	p = udt_sys6(SYS_mmap, 0, (long)st.st_size, remote ? PROT_READ |
-	    PROT_WRITE : PROT_READ, remote ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_PRIVATE, remote ? -1 :
-	    fd, 0);
+	if (remote)
+		p = udt_sys6(SYS_mmap, 0, (long)st.st_size, PROT_READ |
+		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	else
+		p = udt_sys6(SYS_mmap, 0, (long)st.st_size, PROT_READ,
+		    MAP_PRIVATE, fd, 0);
 	if (udt_sys_failed(p)) {
 		udt_plan_say("ignored ", path, ": cannot be mapped");
 		goto out;
