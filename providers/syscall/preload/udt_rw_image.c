@@ -93,46 +93,24 @@
 #include "udt_rw.h"
 #include "udt_rw_obj.h"
 #include "udt_rw_plan.h"
+#include "udt_rw_img.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
 
 #define UDT_IMG_VERSION	2
-/*
- * The region's second page holds the footer, just after the constants'
- * page and before the trampolines: read first, its fault maps the first
- * trampolines' pages with it (the kernel's fault-around), where a
- * footer in the last page, past the room kept for the longest
- * trampolines, was a fault of its own at every start (version 1).
- */
-#define UDT_IMG_FOOT	4096
 #define UDT_IMG_BELOW	(32UL << 20)	/* the first spot: this far below */
 #define UDT_IMG_NSPOT	2
 
 _Static_assert(sizeof(struct udt_plan_key) <=
     sizeof(((struct udt_rw_img *)0)->ri_key), "ri_key");
 
-/* The image's region's second page: what it was made for. */
-struct udt_img_foot {
-	char		if_magic[8];		/* "UDTIMG1" */
-	uint32_t	if_version, if_selflen;
-	uint8_t		if_self[32];		/* the library's build-id */
-	struct udt_plan_key if_key;		/* the object's */
-	int64_t		if_off;			/* region - load address */
-	uint64_t	if_len;			/* the region's length */
-	uint64_t	if_objlen;		/* the object's, page-rounded */
-	uint64_t	if_tlo, if_thi, if_toff;	/* its text's pages */
-	uint64_t	if_npatch, if_psum;	/* the patches in it */
-	int32_t		if_spot, if_notrap;	/* and whether it traps */
-	uint64_t	if_sum;			/* of the footer, this 0 */
-};
-
 /* Counts for USERDT_IMAGES=debug and the tests [w]. */
 size_t	udt_rw_img_used, udt_rw_img_saved;
 int	udt_rw_img_traced;					/* [w] */
 static int	udt_img_on = -1, udt_img_debug, udt_img_flush;	/* [w] */
-static int	udt_img_failsave;				/* [w] */
+int	udt_img_failsave;					/* [w] */
 /*
  * The file system of a cache file found not to be a network or FUSE
  * one (udt_rw_fs_remote()), by its device: the same device is the same
@@ -141,7 +119,7 @@ static int	udt_img_failsave;				/* [w] */
  */
 static uint64_t	udt_img_fsok;
 
-static void
+void
 udt_img_say(const char *a, const char *b, const char *c)
 {
 	if (udt_img_debug)
@@ -201,7 +179,7 @@ udt_img_textrel(const struct dl_phdr_info *info)
 }
 
 /* The image's path for spot k: 0, or -1 when it does not fit. */
-static int
+int
 udt_img_path(const struct udt_rw_img *ri, char *path, size_t max, int dironly)
 {
 	const char *base = strrchr(ri->ri_path, '/') + 1;
@@ -232,7 +210,7 @@ udt_img_path(const struct udt_rw_img *ri, char *path, size_t max, int dironly)
 	return n == (size_t)-1 ? -1 : 0;
 }
 
-static uint64_t
+uint64_t
 udt_img_footsum(struct udt_img_foot *f)
 {
 	uint64_t s = f->if_sum, h;
@@ -244,7 +222,7 @@ udt_img_footsum(struct udt_img_foot *f)
 }
 
 /* The sum of n staged patches, by their place in the object. */
-static uint64_t
+uint64_t
 udt_img_psum(const struct udt_rw_obj *o, const struct udt_rw_img *ri,
     const struct udt_rw_patch *rp, size_t n)
 {
@@ -261,7 +239,7 @@ udt_img_psum(const struct udt_rw_obj *o, const struct udt_rw_img *ri,
 	return h;
 }
 
-static void
+void
 udt_img_foot_fill(const struct udt_rw_img *ri, struct udt_img_foot *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -332,7 +310,7 @@ udt_img_spot(int k, int loader, uintptr_t lo, uintptr_t hi, size_t len)
  * network one's, where another host can remove or replace it (ESTALE,
  * then SIGBUS in whatever runs the text), or a FUSE daemon's.
  */
-static int
+int
 udt_img_remote(const struct statfs *sf)
 {
 	static const uint32_t magic[] = {
@@ -738,239 +716,6 @@ udt_rw_image_text(struct udt_rw_obj *o, struct udt_rw_img *ri,
 out:
 	ri->ri_state = 0;
 	return -1;
-}
-
-/* n bytes at off of fd, all: 0, or -1. */
-static int
-udt_img_pwrite(long fd, const void *b, size_t n, uint64_t off)
-{
-	long w;
-
-	while (n > 0) {
-		w = udt_sys4(SYS_pwrite64, fd, b, n, off);
-		if (w == -EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		b = (const uint8_t *)b + w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
-/* n bytes at off of fd, all: 0, or -1 (short: the file is not whole). */
-static int
-udt_img_pread(long fd, void *b, size_t n, uint64_t off)
-{
-	long r;
-
-	while (n > 0) {
-		r = udt_sys4(SYS_pread64, fd, b, n, off);
-		if (r == -EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		b = (uint8_t *)b + r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
-/* The object's file, still the one its key names, copied into fd. */
-static int
-udt_img_copy(const struct udt_rw_img *ri, long fd)
-{
-	const struct udt_plan_key *k = (const void *)ri->ri_key;
-	struct stat st;
-	long src, n;
-	int64_t in = 0, out = 0;
-	int r = -1;
-
-	if ((src = udt_sys3(SYS_open, ri->ri_path, O_RDONLY | O_CLOEXEC |
-	    O_NOCTTY, 0)) < 0)
-		return -1;
-	if (udt_sys2(SYS_fstat, src, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size != k->pk_size ||
-	    (uint64_t)st.st_ino != k->pk_ino ||
-	    (uint64_t)st.st_dev != k->pk_dev ||
-	    (uint64_t)st.st_mtim.tv_sec != k->pk_mtime ||
-	    (uint64_t)st.st_mtim.tv_nsec != k->pk_mtimens ||
-	    (uint64_t)st.st_ctim.tv_sec != k->pk_ctime ||
-	    (uint64_t)st.st_ctim.tv_nsec != k->pk_ctimens)
-		goto out;
-	while ((uint64_t)in < k->pk_size) {
-		n = udt_sys6(SYS_copy_file_range, src, (long)&in, fd,
-		    (long)&out, (long)(k->pk_size - (uint64_t)in), 0);
-		if (n == -EINTR)
-			continue;
-		if (n <= 0) {
-			/* Another file system, an old kernel: sendfile. */
-			if (udt_sys3(SYS_lseek, fd, out, SEEK_SET) != out)
-				goto out;
-			n = udt_sys4(SYS_sendfile, fd, src, &in,
-			    k->pk_size - (uint64_t)in);
-			if (n <= 0)
-				goto out;
-			out += n;
-		}
-	}
-	r = 0;
-out:
-	udt_sys1(SYS_close, src);
-	return r;
-}
-
-void
-udt_rw_image_save(struct udt_rw_obj *o, struct udt_rw_img *ri,
-    const struct udt_rw_patch *rp, size_t n)
-{
-	struct udt_img_foot f;
-	struct statfs sf;
-	char dir[700], tmp[760], path[760];
-	uint64_t objlen;
-	size_t k, tlen, plo, phi, wlo, whi;
-	uintptr_t at;
-	uint8_t b[UDT_RW_PATCHMAX];
-	long fd, m;
-	int same;
-
-	ri->ri_state = 0;
-	/*
-	 * Traced: never mapped (udt_rw_image_text()), so not written.  An
-	 * untrap since the image was named: its int3s are gone.
-	 */
-	if (udt_rw_img_traced || (__atomic_load_n(&udt_rw_notrap, __ATOMIC_ACQUIRE) != 0) !=
-	    ri->ri_notrap || udt_img_path(ri, dir, sizeof(dir), 1) != 0 ||
-	    udt_img_path(ri, path, sizeof(path), 0) != 0 ||
-	    udt_plan_mkdirs(dir) != 0)
-		return;
-	if (udt_plan_tmpname(tmp, sizeof(tmp), dir) != 0)
-		return;
-	/* Read-only: a write would reach every process that maps it. */
-	fd = udt_sys3(SYS_open, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC | O_NOCTTY, 0400);
-	if (fd < 0)
-		return;
-	udt_img_foot_fill(ri, &f);
-	objlen = f.if_objlen;
-	/*
-	 * Code cannot be mapped from a noexec file system, and must not
-	 * be from a network or FUSE one (udt_img_remote()): no image, and
-	 * the empty file says so to later starts, which then neither map
-	 * nor try again (udt_img_map()).  A start that finds an image
-	 * checks its file system too (one fstatfs): a cache copied to a
-	 * network file system carries its images there.
-	 */
-	if (udt_sys2(SYS_fstatfs, fd, &sf) != 0)
-		goto fail;
-	if ((sf.f_flags & ST_NOEXEC) || udt_img_remote(&sf)) {
-		udt_sys1(SYS_close, fd);
-		if (udt_sys2(SYS_rename, tmp, path) != 0)
-			(void)udt_sys1(SYS_unlink, tmp);
-		udt_img_say(path, (sf.f_flags & ST_NOEXEC) ? ": left empty, a "
-		    "noexec file system" : ": left empty, a network or FUSE "
-		    "file system", NULL);
-		return;
-	}
-	if (udt_img_copy(ri, fd) != 0 ||
-	    udt_sys2(SYS_ftruncate, fd, objlen + ri->ri_len) != 0)
-		goto fail;
-	/*
-	 * The copy's text read into anonymous memory, patched there, and
-	 * the pages with patches written back with pwrite: never stored
-	 * through a shared mapping of the file, where a write fault that
-	 * must allocate blocks (a reflinked copy on btrfs or XFS) and
-	 * finds none (ENOSPC, EDQUOT) is a SIGBUS, blocked here, so fatal.
-	 * Every failure is a return value, and the save is abandoned.
-	 */
-	tlen = ri->ri_thi - ri->ri_tlo;
-	m = udt_sys6(SYS_mmap, 0, (long)tlen, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (udt_sys_failed(m))
-		goto fail;
-	if (udt_img_pread(fd, (void *)m, tlen, ri->ri_toff) != 0) {
-		udt_sys2(SYS_munmap, m, tlen);
-		goto fail;
-	}
-	for (k = 0; k < n; k++) {
-		at = UDT_RW_PAT(o, &rp[k]);
-		if (at < ri->ri_tlo || at + rp[k].rp_len > ri->ri_thi)
-			break;
-		udt_rw_patch_bytes(&rp[k], b);
-		memcpy((uint8_t *)m + (at - ri->ri_tlo), b, rp[k].rp_len);
-	}
-	/*
-	 * The copy's text, patched, must be the text this process runs:
-	 * the key's build-id is read from memory but its stat from the
-	 * path, and a package upgrade may have renamed a new file over
-	 * the one the loader mapped (same size, say).  Any other change
-	 * already made to the text (a debugger's, an earlier preload's)
-	 * is refused here too.  Once, at save time: saving is rare.
-	 */
-	same = k == n && (ri->ri_tprot & PROT_READ) &&
-	    memcmp((const void *)m, (const void *)ri->ri_tlo, tlen) == 0;
-	/* The pages with patches, a run of them a call. */
-	for (k = 0, wlo = whi = 0; same && k <= n; k++) {
-		if (k < n) {
-			at = UDT_RW_PAT(o, &rp[k]);
-			plo = (at - ri->ri_tlo) & ~(size_t)4095;
-			phi = (at - ri->ri_tlo + rp[k].rp_len + 4095) &
-			    ~(size_t)4095;
-			phi = phi > tlen ? tlen : phi;
-			if (wlo < whi && plo <= whi && phi >= wlo) {
-				wlo = plo < wlo ? plo : wlo;
-				whi = phi > whi ? phi : whi;
-				continue;
-			}
-		}
-		if (wlo < whi && (udt_img_failsave || udt_img_pwrite(fd,
-		    (const uint8_t *)m + wlo, whi - wlo, ri->ri_toff + wlo)
-		    != 0)) {
-			udt_img_say(ri->ri_path, ": its patches could not be "
-			    "written", NULL);
-			udt_sys2(SYS_munmap, m, tlen);
-			goto fail;
-		}
-		if (k < n) {
-			wlo = plo;
-			whi = phi;
-		}
-	}
-	udt_sys2(SYS_munmap, m, tlen);
-	if (!same) {
-		udt_img_say(ri->ri_path, ": its file is not the text mapped",
-		    NULL);
-		goto fail;
-	}
-	/* The trampolines as built; the constants' page stays zero. */
-	if (udt_img_pwrite(fd, ri->ri_base + UDT_IMG_FOOT + 4096, ri->ri_len -
-	    UDT_IMG_FOOT - 4096, objlen + UDT_IMG_FOOT + 4096) != 0)
-		goto fail;
-	f.if_npatch = n;
-	f.if_psum = udt_img_psum(o, ri, rp, n);
-	f.if_sum = udt_img_footsum(&f);
-	if (udt_img_pwrite(fd, &f, sizeof(f), objlen + UDT_IMG_FOOT) != 0)
-		goto fail;
-	/*
-	 * On the disk before its name: after a power loss a file of the
-	 * right size but zeros would pass the footer's checks.
-	 */
-	if (udt_sys1(SYS_fdatasync, fd) != 0)
-		goto fail;
-	udt_sys1(SYS_close, fd);
-	if (udt_sys2(SYS_rename, tmp, path) != 0) {
-		(void)udt_sys1(SYS_unlink, tmp);
-		return;
-	}
-	udt_rw_img_saved++;
-	udt_img_say("written ", path, NULL);
-	return;
-fail:
-	udt_sys1(SYS_close, fd);
-	(void)udt_sys1(SYS_unlink, tmp);
-	udt_img_say(ri->ri_path, ": no image written", NULL);
 }
 
 /*
