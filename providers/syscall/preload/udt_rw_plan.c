@@ -598,16 +598,19 @@ udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
 		}
 		if (!apply)
 			continue;
+		/*
+		 * Set only past every return: nothing leaves them to the
+		 * next object.  Before the image's region is sized by them.
+		 */
+		o->ro_wplan = udt_plan_in + w;
+		o->ro_wmemsz = ph->p_memsz;
+		o->ro_nwin = ps->ps_nwin;
 		udt_rw_image_seg(o, info, i);
 		udt_rw_nsys += ps->ps_dnsys;
 		udt_rw_nwin += ps->ps_dnwin;
 		udt_rw_nleft += ps->ps_dnleft;
 		if (ps->ps_flags & UDT_PLAN_BRKHOOK)
 			(void)udt_rw_hook_stage(o, _r_debug.r_brk);
-		/* Set only here: nothing returns before it is reset. */
-		o->ro_wplan = udt_plan_in + w;
-		o->ro_wmemsz = ph->p_memsz;
-		o->ro_nwin = ps->ps_nwin;
 		udt_rw_nleft += udt_rw_commit(o);
 		o->ro_wplan = NULL;
 		o->ro_nwin = 0;
