@@ -15,9 +15,10 @@
  */
 
 /*
- * The rewrite-plan cache's file (udt_rw_plan.c applies and records
- * plans, udt_rw_plan_file.c reads and writes them): its layout, and the
- * pass's state both share.  Only the constructor's pass uses them [w].
+ * The rewrite-plan cache's file (udt_rw_plan.c applies plans,
+ * udt_rw_plan_rec.c records them, udt_rw_plan_file.c reads and writes
+ * them): its layout, and the pass's state they share.  Only the
+ * constructor's pass uses them [w].
  */
 #ifndef UDT_RW_PLAN_H
 #define UDT_RW_PLAN_H
