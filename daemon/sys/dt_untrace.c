@@ -340,11 +340,32 @@ dt_untrace_track(struct dt_untrace_ent *ent, pid_t pid,
 	pthread_mutex_unlock(&dt_um_mtx);
 }
 
+/*
+ * What an image said it mapped, kept a while after its ring is gone: a
+ * sample taken in its module is read from perf's buffers when the reader
+ * gets to it, which on a busy machine may be after the process exited
+ * and dtd freed its ring (a short-lived decoding start lasts 100 ms).
+ * The newest DT_UM_NGONE, each for DT_UM_GONE_NS.  [m] dt_um_mtx.
+ */
+#define DT_UM_NGONE	64
+#define DT_UM_GONE_NS	(5 * 1000000000ULL)
+static struct dt_um_gone {
+	pid_t		 ug_pid;	/* 0: free */
+	uint64_t	 ug_lo, ug_hi;
+	uint64_t	 ug_at;		/* monotonic ns it went */
+} dt_um_gone[DT_UM_NGONE];
+static unsigned int	 dt_um_ngone;	/* [m] the next slot to take */
+
 void
 dt_untrace_untrack(struct dt_untrace_ent *ent)
 {
 	struct dt_untrace_ent **b;
+	struct dt_um_gone *g;
+	uint64_t lo, hi;
 
+	/* The header's last reading, while it is still mapped. */
+	hi = __atomic_load_n(&ent->ue_hdr->rh_cshi, __ATOMIC_ACQUIRE);
+	lo = __atomic_load_n(&ent->ue_hdr->rh_cslo, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&dt_um_mtx);
 	for (b = &dt_um_tab[(unsigned int)ent->ue_pid % DT_UM_NB]; *b != NULL;
 	    b = &(*b)->ue_next)
@@ -352,12 +373,40 @@ dt_untrace_untrack(struct dt_untrace_ent *ent)
 			*b = ent->ue_next;
 			break;
 		}
+	if (lo < hi && hi - lo <= (1ULL << 30)) {
+		g = &dt_um_gone[dt_um_ngone++ % DT_UM_NGONE];
+		g->ug_pid = ent->ue_pid;
+		g->ug_lo = lo;
+		g->ug_hi = hi;
+		g->ug_at = dt_clock_ns(CLOCK_MONOTONIC);
+	}
 	pthread_mutex_unlock(&dt_um_mtx);
+}
+
+/* The newest departed image of pid's, gone lately.  Under dt_um_mtx. */
+static bool
+dt_um_gone_find(pid_t pid, uint64_t *lo, uint64_t *hi)
+{
+	const struct dt_um_gone *g, *best = NULL;
+	uint64_t now = dt_clock_ns(CLOCK_MONOTONIC);
+	unsigned int i;
+
+	for (i = 0; i < DT_UM_NGONE; i++) {
+		g = &dt_um_gone[i];
+		if (g->ug_pid == pid && now - g->ug_at < DT_UM_GONE_NS &&
+		    (best == NULL || g->ug_at > best->ug_at))
+			best = g;
+	}
+	if (best == NULL)
+		return false;
+	*lo = best->ug_lo;
+	*hi = best->ug_hi;
+	return true;
 }
 
 /*
  * The code pid's newest image says it mapped since its hello into *lo,
- * *hi; false: none said.  Its word only: a tracee that lies hides
+ * *hi (or said, if it is gone since lately: dt_um_gone); false: none.  Its word only: a tracee that lies hides
  * frames of its own.
  */
 static bool
@@ -377,6 +426,9 @@ dt_um_find(pid_t pid, uint64_t *lo, uint64_t *hi)
 			found = *lo < *hi && *hi - *lo <= (1ULL << 30);
 			break;
 		}
+	/* No image of it now: the newest gone, if lately. */
+	if (e == NULL)
+		found = dt_um_gone_find(pid, lo, hi);
 	pthread_mutex_unlock(&dt_um_mtx);
 	return found;
 }

@@ -218,6 +218,54 @@ test_untrace_deep(void)
 	unlink(path);
 }
 
+/*
+ * The library's disassembler module, mapped after the snapshot and said
+ * in the ring's header (rh_cslo, rh_cshi): a stack with a frame there is
+ * dropped whole, while the image is tracked and for a while after its
+ * ring went (a sample read late, the process gone), not for another pid.
+ */
+static void
+test_untrace_module(void)
+{
+	enum { MAIN = 0x400200, MOD = 0x7f0000600100, JUNK = 0x3334323564 };
+	struct udt_ring_hdr hdr;
+	struct dt_untrace_ent ent;
+	uint64_t out[4];
+	unsigned int n;
+
+	dtt_tag("untrace-module");
+	fake_stat(4501, 'S', 777);
+	fake_stat(4502, 'S', 777);
+	fake_maps(4501, "400000-402000 r-xp 00000000 08:01 7 /usr/bin/prog\n");
+	fake_maps(4502, "400000-402000 r-xp 00000000 08:01 7 /usr/bin/prog\n");
+	dt_pm_put(dt_pm_snapshot(4501, 0));
+	dt_pm_put(dt_pm_snapshot(4502, 0));
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.rh_cslo = 0x7f0000600000;
+	hdr.rh_cshi = 0x7f0000700000;
+	dt_untrace_track(&ent, 4501, &hdr);
+	{
+		const uint64_t st[] = { MOD, JUNK };
+
+		n = untrace_n(4501, st, 2, out);
+		dtt_check(n == 0, "a frame in the module, a walk of junk "
+		    "above it: dropped (%u left)", n);
+		n = untrace_n(4501, (const uint64_t[]){ MOD, MAIN }, 2, out);
+		dtt_check(n == 0, "a frame in the module: dropped");
+	}
+	dt_untrace_untrack(&ent);
+	/* What a freed ring said, unmapped after the untrack. */
+	memset(&hdr, 0xa5, sizeof(hdr));
+	n = untrace_n(4501, (const uint64_t[]){ MOD, JUNK }, 2, out);
+	dtt_check(n == 0, "its ring gone, read late: still dropped "
+	    "(%u left)", n);
+	n = untrace_n(4502, (const uint64_t[]){ MOD, MAIN }, 2, out);
+	dtt_check(n == 2 && out[0] == MOD, "another pid at that address: "
+	    "as it was (%u left)", n);
+	fake_gone(4501);
+	fake_gone(4502);
+}
+
 int
 main(void)
 {
@@ -226,6 +274,7 @@ main(void)
 
 	test_untrace_unknown();
 	test_untrace_deep();
+	test_untrace_module();
 
 	dt_pm_clear();
 	fake_root_remove();
