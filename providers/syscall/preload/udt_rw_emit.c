@@ -419,20 +419,19 @@ udt_rw_hdr(uint8_t *reg)
 
 /*
  * Window i of the segment being committed (ro_win, or the plan's:
- * ro_wplan), into tmp if need be.  full: checked as read; NULL when it
- * no longer fits.  Else only its rw_bad is to be trusted.
+ * ro_wplan, checked as read), into tmp if need be; NULL when it no
+ * longer fits.
  */
 static const struct udt_rw_win *
-udt_rw_win_at(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *tmp,
-    int full)
+udt_rw_win_at(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *tmp)
 {
 	if (o->ro_wplan == NULL)
 		return &o->ro_win[i];
-	return udt_rw_plan_win(o, i, tmp, full) == 0 ? tmp : NULL;
+	return udt_rw_plan_win(o, i, tmp) == 0 ? tmp : NULL;
 }
 
 /*
- * Window i, read as udt_rw_win_at() reads it with full, if it starts at
+ * Window i, read as udt_rw_win_at() reads it, if it starts at
  * or past *end, the end of the last window taken: then *end is its end.
  * NULL: neither patched nor trapped.  The decoder leaves its windows
  * sorted and apart, and udt_plan_fit() checked a plan's so, but they are
@@ -446,7 +445,7 @@ udt_rw_win_next(const struct udt_rw_obj *o, size_t i,
 {
 	const struct udt_rw_win *w;
 
-	if ((w = udt_rw_win_at(o, i, tmp, 1)) == NULL || w->rw_start < *end)
+	if ((w = udt_rw_win_at(o, i, tmp)) == NULL || w->rw_start < *end)
 		return NULL;
 	*end = w->rw_end;
 	return w;

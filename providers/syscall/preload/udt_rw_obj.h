@@ -299,6 +299,6 @@ void	 udt_rw_plan_seg(struct udt_rw_obj *, struct dl_phdr_info *, int,
 void	 udt_rw_plan_end(struct udt_rw_obj *, int, int, size_t);
 void	 udt_rw_plan_close(struct udt_rw_obj *);
 int	 udt_rw_plan_win(const struct udt_rw_obj *, size_t,
-	    struct udt_rw_win *, int);
+	    struct udt_rw_win *);
 
 #endif /* UDT_RW_OBJ_H */

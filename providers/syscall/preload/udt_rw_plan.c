@@ -433,15 +433,14 @@ udt_plan_win_check(const struct udt_plan_win *pw, uintptr_t lo, size_t memsz)
 
 /*
  * Window i of the segment being committed, read from the plan where
- * udt_plan_fit() left it (ro_wplan) into w.  full: checked again as it
- * is read, as udt_plan_fit() checked it, since the plan is a mapping of
+ * udt_plan_fit() left it (ro_wplan) into w, and checked again as it is
+ * read, as udt_plan_fit() checked it, since the plan is a mapping of
  * its file: 0, or -1 if it no longer fits (then it is neither patched
- * nor trapped).  Else only whether it is bad is to be trusted.  Its
- * order among the others is udt_rw_commit()'s to check.
+ * nor trapped).  Its order among the others is udt_rw_commit()'s to
+ * check.
  */
 int
-udt_rw_plan_win(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *w,
-    int full)
+udt_rw_plan_win(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *w)
 {
 	struct udt_plan_win pw;
 	size_t at = (size_t)(o->ro_wplan - udt_plan_in);
@@ -454,7 +453,7 @@ udt_rw_plan_win(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *w,
 	    (udt_plan.pl_inlen - at) / sizeof(pw) <= i)
 		return -1;
 	memcpy(&pw, o->ro_wplan + i * sizeof(pw), sizeof(pw));
-	if (full && udt_plan_win_check(&pw, o->ro_lo, o->ro_wmemsz) != NULL)
+	if (udt_plan_win_check(&pw, o->ro_lo, o->ro_wmemsz) != NULL)
 		return -1;
 	memset(w, 0, sizeof(*w));
 	w->rw_start = o->ro_lo + pw.pw_start;
