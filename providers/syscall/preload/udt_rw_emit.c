@@ -575,6 +575,9 @@ udt_rw_commit(struct udt_rw_obj *o)
 	udt_rw_vd = 0;
 	ntrap = now ? udt_rw_commit_traps(o, stubs) : 0;
 	nroom = nok;
+	/* Not staged now: the last loop jumps only to trampolines built. */
+	for (i = 0; !now && i < o->ro_nwin; i++)
+		o->ro_win[i].rw_tramp = 0;
 	for (i = 0, stop = 0, end = 0; i < o->ro_nwin; i++) {
 		if ((w = udt_rw_win_next(o, i, &tmp, &end)) == NULL ||
 		    w->rw_bad)
@@ -598,9 +601,13 @@ udt_rw_commit(struct udt_rw_obj *o)
 	if (!now)
 		ntrap = udt_rw_commit_traps(o, stubs);
 	udt_rw_ntrapped += ntrap;
-	for (i = 0; !now && i < o->ro_nwin; i++) {
-		w = &o->ro_win[i];
-		if (w->rw_bad)
+	/*
+	 * In order, as built: a window the loops above did not take, or
+	 * that got no trampoline (past nroom), has none to jump to.
+	 */
+	for (i = 0, end = 0; !now && i < o->ro_nwin; i++) {
+		if ((w = udt_rw_win_next(o, i, &tmp, &end)) == NULL ||
+		    w->rw_bad || w->rw_tramp == 0)
 			continue;
 		if (udt_rw_jump(o, w, w->rw_tramp) != 0)
 			break;
