@@ -31,7 +31,8 @@ told from its shell's by the name they start with):
     header; a window whose offset wraps past 2^64; a window's call
     number made rt_sigreturn's; a segment's count of windows past
     UDT_RW_MAXSITE, or past what its entry holds; two windows over the
-    same bytes) is ignored, or that object's plan refused, the same way;
+    same bytes; a trap on a window's `syscall`, or a byte before a
+    window) is ignored, or that object's plan refused, the same way;
   - the program's bytes changed in place (getppid's site made getpid,
     same size, build-id, inode and mtime set back) has no plan (its
     ctime, in the key, changed), is decoded, and getpid is seen;
@@ -228,6 +229,38 @@ def sigreturn_win(data, at):
     struct.pack_into("<q", data, w + 24, 15)                 # pw_nr
 
 
+def add_trap(data, at, where):
+    """A trap added to the first segment of entry at with a window, at
+    where(pw_start, pw_sys) of its first window, among the segment's
+    traps in order, its bytes memory's where they are a `syscall` (so
+    only its place among the windows can refuse it); the lengths made
+    again."""
+    nseg = struct.unpack_from("<I", data, at + KEY + 4)[0]
+    p = at + OBJ
+    for _ in range(nseg):
+        nwin, ntrap = struct.unpack_from("<II", data, p + 16)
+        if nwin > 0:
+            break
+        p += SEG + nwin * WIN + ntrap * TRAP
+    else:
+        return False
+    w = p + SEG
+    start, sys_ = struct.unpack_from("<QQ", data, w)
+    off = where(start, sys_)
+    b = bytes(data[w + 40 + off - start:w + 42 + off - start]) \
+        if start <= off else b"\xcc\xcc"
+    t = w + nwin * WIN
+    k = 0
+    while k < ntrap and struct.unpack_from("<Q", data, t + k * TRAP)[0] < off:
+        k += 1
+    data[t + k * TRAP:t + k * TRAP] = struct.pack("<Q", off) + b + bytes(6)
+    struct.pack_into("<I", data, p + 20, ntrap + 1)
+    polen = struct.unpack_from("<I", data, at + KEY)[0]
+    struct.pack_into("<I", data, at + KEY, polen + TRAP)
+    struct.pack_into("<Q", data, 16, len(data))             # ph_len
+    return True
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__)
@@ -327,7 +360,13 @@ def main():
                 ("a segment's windows one more than it holds", more_nwin,
                  "malformed"),
                 ("two windows over the same bytes", overlap_win,
-                 ": refused: malformed window")]:
+                 ": refused: malformed window"),
+                ("a trap on a window's `syscall`",
+                 lambda d, a: add_trap(d, a, lambda s, y: y),
+                 "(the program): refused: malformed trap"),
+                ("a trap a byte before a window",
+                 lambda d, a: add_trap(d, a, lambda s, y: s - 1),
+                 "(the program): refused: malformed trap")]:
             r = Run(btrace, prog, work, env)       # a good plan first
             if not r.used("(the program)"):
                 check(False, "%s: a good plan to forge (%s)" %

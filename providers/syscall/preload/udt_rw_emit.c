@@ -431,21 +431,45 @@ udt_rw_win_at(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *tmp)
 }
 
 /*
- * Window i, read as udt_rw_win_at() reads it, if it starts at
- * or past *end, the end of the last window taken: then *end is its end.
- * NULL: neither patched nor trapped.  The decoder leaves its windows
- * sorted and apart, and udt_plan_fit() checked a plan's so, but they are
- * read again here from a file that may have changed in place since: two
- * windows that share bytes would both be patched, one's trampoline
- * returning into the other's int3 padding, a SIGTRAP nobody handles.
+ * Whether w's bytes meet a trap's two among ro_trap[0, nt), sorted and
+ * apart (udt_plan_fit()): a trap in [rw_start - 1, rw_end).
+ */
+static int
+udt_rw_win_trapped(const struct udt_rw_obj *o, const struct udt_rw_win *w,
+    size_t nt)
+{
+	size_t lo = 0, hi = nt, m;
+
+	/* The first trap at or past rw_start - 1 (rw_start > 0: mapped). */
+	while (lo < hi) {
+		m = lo + (hi - lo) / 2;
+		if (o->ro_trap[m] < w->rw_start - 1)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < nt && o->ro_trap[lo] < w->rw_end;
+}
+
+/*
+ * Window i, read as udt_rw_win_at() reads it, if it starts at or past
+ * *end, the end of the last window taken, and keeps off the plan's
+ * traps, the first nt of ro_trap: then *end is its end.  NULL: neither
+ * patched nor trapped.  The decoder leaves its windows sorted and
+ * apart, and udt_plan_fit() checked a plan's so, and off its traps, but
+ * they are read again here from a file that may have changed in place
+ * since: two windows that share bytes would both be patched, one's
+ * trampoline returning into the other's int3 padding, a SIGTRAP nobody
+ * handles; a trap in a window would be an int3 inside its jump.
  */
 static const struct udt_rw_win *
 udt_rw_win_next(const struct udt_rw_obj *o, size_t i,
-    struct udt_rw_win *tmp, uintptr_t *end)
+    struct udt_rw_win *tmp, uintptr_t *end, size_t nt)
 {
 	const struct udt_rw_win *w;
 
-	if ((w = udt_rw_win_at(o, i, tmp)) == NULL || w->rw_start < *end)
+	if ((w = udt_rw_win_at(o, i, tmp)) == NULL || w->rw_start < *end ||
+	    (nt > 0 && udt_rw_win_trapped(o, w, nt)))
 		return NULL;
 	*end = w->rw_end;
 	return w;
@@ -493,9 +517,15 @@ udt_rw_commit(struct udt_rw_obj *o)
 	uint8_t *reg, *q, *e, *stubs, buf[UDT_RW_SLOTSZ];
 	const struct udt_rw_win *w;
 	struct udt_rw_win tmp;
-	size_t i, k, len, nok = 0, nroom, nbuilt = 0, ntrap, left = 0;
+	size_t i, k, len, nok = 0, nroom, nbuilt = 0, ntrap, left = 0, nt;
 	uintptr_t t, end;
 	int now, stop;
+
+	/*
+	 * A plan's traps, before the second loop adds the bad windows':
+	 * what its windows, read again, must keep off (udt_rw_win_next()).
+	 */
+	nt = o->ro_wplan != NULL ? o->ro_ntrap : 0;
 
 	/*
 	 * Each window a jump or a trap: past the room, keep them (no more
@@ -504,7 +534,7 @@ udt_rw_commit(struct udt_rw_obj *o)
 	if (o->ro_wplan != NULL && o->ro_npatch + 2 * o->ro_nwin +
 	    o->ro_ntrap >= o->ro_maxpatch) {
 		for (i = k = 0, end = 0; i < o->ro_nwin; i++)
-			if ((w = udt_rw_win_next(o, i, &tmp, &end)) != NULL)
+			if ((w = udt_rw_win_next(o, i, &tmp, &end, nt)) != NULL)
 				o->ro_win[k++] = *w;
 			else
 				left++;
@@ -513,7 +543,7 @@ udt_rw_commit(struct udt_rw_obj *o)
 	}
 	/* Taken in order, each past the last, here as when built. */
 	for (i = 0, end = 0; i < o->ro_nwin; i++) {
-		if ((w = udt_rw_win_next(o, i, &tmp, &end)) == NULL)
+		if ((w = udt_rw_win_next(o, i, &tmp, &end, nt)) == NULL)
 			left++;
 		else if (!w->rw_bad)
 			nok++;
@@ -579,7 +609,7 @@ udt_rw_commit(struct udt_rw_obj *o)
 	for (i = 0; !now && i < o->ro_nwin; i++)
 		o->ro_win[i].rw_tramp = 0;
 	for (i = 0, stop = 0, end = 0; i < o->ro_nwin; i++) {
-		if ((w = udt_rw_win_next(o, i, &tmp, &end)) == NULL ||
+		if ((w = udt_rw_win_next(o, i, &tmp, &end, nt)) == NULL ||
 		    w->rw_bad)
 			continue;
 		/* Its room: more only if the plan changed under us. */
@@ -606,7 +636,7 @@ udt_rw_commit(struct udt_rw_obj *o)
 	 * that got no trampoline (past nroom), has none to jump to.
 	 */
 	for (i = 0, end = 0; !now && i < o->ro_nwin; i++) {
-		if ((w = udt_rw_win_next(o, i, &tmp, &end)) == NULL ||
+		if ((w = udt_rw_win_next(o, i, &tmp, &end, nt)) == NULL ||
 		    w->rw_bad || w->rw_tramp == 0)
 			continue;
 		if (udt_rw_jump(o, w, w->rw_tramp) != 0)

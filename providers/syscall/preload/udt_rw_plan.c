@@ -32,16 +32,19 @@
  * one the decoder could have given, and every byte it would replace,
  * and every byte copied into a trampoline, must equal the bytes the
  * plan recorded, or nothing of the plan is used for that object: it is
- * decoded as without a cache.  The windows are not copied: they are
- * read from the plan's mapping again as they are committed, and checked
- * again as read (udt_rw_plan_win()), each trampoline and its jump made
- * from one read, each window taken only past the end of the last
- * (udt_rw_commit()); the counts and offsets that bound those reads are
- * the checking pass's copies (udt_plan_fit()), never read again.  So a
- * plan file changed in place meanwhile still never sends a read past
- * the plan, a patch or a copy outside the segment or over other bytes,
- * nor two patches over the same bytes: a window that no longer fits is
- * left to dispatch.
+ * decoded as without a cache.  Windows must be sorted and apart, traps
+ * sorted and apart and each off every window (none in a window's bytes
+ * or the byte before: an int3 inside a jump).  The windows are not
+ * copied: they are read from the plan's mapping again as they are
+ * committed, and checked again as read (udt_rw_plan_win()), each
+ * trampoline and its jump made from one read, each window taken only
+ * past the end of the last and off the traps taken (udt_rw_commit());
+ * the counts and offsets that bound those reads are the checking pass's
+ * copies (udt_plan_fit()), never read again.  So a plan file changed
+ * in place meanwhile still never sends a read past the plan, a patch or
+ * a copy outside the segment or over other bytes, nor two patches over
+ * the same bytes: a window or a trap that no longer fits is left to
+ * dispatch.
  *
  * What that guarantees: no plan makes the library read or write outside
  * the object's executable segments, or patch anything but a `syscall`
@@ -436,8 +439,8 @@ udt_plan_win_check(const struct udt_plan_win *pw, uintptr_t lo, size_t memsz)
  * udt_plan_fit() left it (ro_wplan) into w, and checked again as it is
  * read, as udt_plan_fit() checked it, since the plan is a mapping of
  * its file: 0, or -1 if it no longer fits (then it is neither patched
- * nor trapped).  Its order among the others is udt_rw_commit()'s to
- * check.
+ * nor trapped).  Its order among the others, and against the traps, is
+ * udt_rw_commit()'s to check.
  */
 int
 udt_rw_plan_win(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *w)
@@ -462,6 +465,27 @@ udt_rw_plan_win(const struct udt_rw_obj *o, size_t i, struct udt_rw_win *w)
 	w->rw_nr = (long)pw.pw_nr;
 	w->rw_bad = pw.pw_bad != 0;
 	return 0;
+}
+
+/*
+ * Whether a trap at offset at keeps off the windows of the segment
+ * whose first is at udt_plan_in + w, nwin of them, sorted and apart
+ * (checked before): NULL, or why not.  The traps come in order, so *pn,
+ * the first window that could still meet one, only moves on.  A
+ * window's bytes meet the trap's two when at + 2 > pw_start and at <
+ * pw_end; at + 1 does not wrap (at is inside the segment).
+ */
+static const char *
+udt_plan_trap_apart(size_t w, size_t nwin, size_t *pn, uint64_t at)
+{
+	struct udt_plan_win pw;
+
+	for (; *pn < nwin; ++*pn) {
+		memcpy(&pw, udt_plan_in + w + *pn * sizeof(pw), sizeof(pw));
+		if (pw.pw_end > at)
+			return at + 1 >= pw.pw_start ? "malformed trap" : NULL;
+	}
+	return NULL;
 }
 
 /*
@@ -493,7 +517,7 @@ udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
 	struct udt_plan_trap pt;
 	const ElfW(Phdr) *ph;
 	uintptr_t lo, hi, prev;
-	size_t s, k, p, w, end;
+	size_t s, k, p, w, end, pn;
 	const char *why;
 	int i;
 
@@ -573,11 +597,26 @@ udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
 			(void)udt_rw_segment(o, info, i);
 			o->ro_ntrap = 0;
 		}
+		/*
+		 * The traps: sorted and apart, and apart from every window
+		 * (a trap's two bytes in a window's [pw_start-1, pw_end)
+		 * would be patched twice, an int3 inside a jump), checked
+		 * against the windows as this pass read them, walking both
+		 * in order.  Applying, only the order is checked again:
+		 * udt_rw_commit() keeps the windows, read again there, off
+		 * the traps taken (udt_rw_win_next()).
+		 */
+		prev = 0;
+		pn = 0;
 		for (k = 0; k < ps->ps_ntrap; k++, p += sizeof(pt)) {
 			memcpy(&pt, udt_plan_in + p, sizeof(pt));
 			why = NULL;
-			if (ph->p_memsz < 2 || pt.pt_at > ph->p_memsz - 2)
+			if (ph->p_memsz < 2 || pt.pt_at > ph->p_memsz - 2 ||
+			    pt.pt_at < prev)
 				why = "malformed trap";
+			else if (!apply && (why = udt_plan_trap_apart(w,
+			    ps->ps_nwin, &pn, pt.pt_at)) != NULL)
+				;
 			else if (memcmp((const void *)(lo + pt.pt_at), pt.pt_b,
 			    2) != 0 || memcmp((const void *)(lo + pt.pt_at),
 			    "\x0f\x05", 2) != 0)
@@ -594,6 +633,10 @@ udt_plan_fit(struct udt_rw_obj *o, struct dl_phdr_info *info, size_t at,
 				udt_rw_nleft++;
 			else if (apply)
 				o->ro_trap[o->ro_ntrap++] = lo + pt.pt_at;
+			/* The next at or past its end (no wrap: in range). */
+			if (pt.pt_at >= prev && ph->p_memsz >= 2 &&
+			    pt.pt_at <= ph->p_memsz - 2)
+				prev = pt.pt_at + 2;
 		}
 		if (!apply)
 			continue;

@@ -61,6 +61,27 @@ udt_rw_plan_begin(struct udt_rw_obj *o)
 }
 
 /*
+ * The segment's traps sorted, as udt_plan_fit() requires a plan's: the
+ * decoder traps a function's sites as it gives up on them, not in
+ * order.  By insertion: nearly sorted already (only within a function),
+ * and nothing to allocate in the constructor.  Their order is nothing
+ * to udt_rw_commit().
+ */
+static void
+udt_plan_sorttraps(struct udt_rw_obj *o)
+{
+	uintptr_t t;
+	size_t k, j;
+
+	for (k = 1; k < o->ro_ntrap; k++) {
+		t = o->ro_trap[k];
+		for (j = k; j > 0 && o->ro_trap[j - 1] > t; j--)
+			o->ro_trap[j] = o->ro_trap[j - 1];
+		o->ro_trap[j] = t;
+	}
+}
+
+/*
  * A segment decoded, its sites not committed yet: c0 the counts before
  * it, flags what became of r_brk (UDT_PLAN_BRK*).
  */
@@ -95,6 +116,7 @@ udt_rw_plan_seg(struct udt_rw_obj *o, struct dl_phdr_info *info, int i,
 	}
 	if (udt_plan_put(&ps, sizeof(ps)) != 0)
 		goto fail;
+	udt_plan_sorttraps(o);
 	for (k = 0; k < o->ro_nwin; k++) {
 		const struct udt_rw_win *w = &o->ro_win[k];
 
