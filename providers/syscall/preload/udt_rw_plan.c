@@ -40,11 +40,20 @@
  * trampoline and its jump made from one read, each window taken only
  * past the end of the last and off the traps taken (udt_rw_commit());
  * the counts and offsets that bound those reads are the checking pass's
- * copies (udt_plan_fit()), never read again.  So a plan file changed
- * in place meanwhile still never sends a read past the plan, a patch or
- * a copy outside the segment or over other bytes, nor two patches over
- * the same bytes: a window or a trap that no longer fits is left to
- * dispatch.
+ * copies (udt_plan_fit()), never read again.  So a plan file whose
+ * bytes change in place meanwhile (its length unchanged) still never
+ * sends a read past the plan, a patch or a copy outside the segment or
+ * over other bytes, nor two patches over the same bytes: a window or a
+ * trap that no longer fits is left to dispatch.  A plan file cut short
+ * in place is another matter: the mapping's pages past its new end
+ * fault (SIGBUS) as these reads touch them, and the program dies in
+ * the constructor.  That is accepted, not handled: the library only
+ * ever renames a new file over the old (udt_plan_write()), so only the
+ * user, or someone who can write the user's files and so could forge a
+ * plan anyway, can cut it; doing so kills the starts reading it, and
+ * can make no patch.  (Copying the plan out of the mapping first
+ * would cost a fault a page, and a handler for SIGBUS in the
+ * constructor is more code to prove than the risk is worth.)
  *
  * What that guarantees: no plan makes the library read or write outside
  * the object's executable segments, or patch anything but a `syscall`
