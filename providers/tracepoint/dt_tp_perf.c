@@ -554,8 +554,13 @@ dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		 * CPUs, not tasks: none here (dt_tp_tree_ok()).
 		 */
 		attr.inherit = 1;
-		/* a task already past its exec, held there: on at once */
-		attr.enable_on_exec = !threads && (evtflags & DT_TPEV_NOW) == 0;
+		/*
+		 * A task already past its exec, held there: on at once
+		 * (DT_TPEV_NOW) or when its caller says (DT_TPEV_OFF),
+		 * never at a next exec.
+		 */
+		attr.enable_on_exec = !threads &&
+		    (evtflags & (DT_TPEV_NOW | DT_TPEV_OFF)) == 0;
 		/*
 		 * A pid filter's threads: the threads they create are the
 		 * process's, the processes they fork are not.  What they
@@ -707,6 +712,22 @@ dt_tpev_cut(struct dt_tpev *ev, void (*fn)(void *, uint64_t), void *arg)
 	fn(arg, dt_clock_ns(ev->tpe_clk));
 	pthread_mutex_unlock(&dt_tpev_cbmtx);
 	return true;
+}
+
+int
+dt_tpev_enable(struct dt_tpev *ev)
+{
+	unsigned int i;
+	int error = 0;
+
+	/* [t]: dt_tpev_close() may not take the descriptors meanwhile */
+	pthread_mutex_lock(&dt_tpev_mtx);
+	for (i = 0; i < ev->tpe_ncpu; i++)
+		if (ev->tpe_cpus[i].tpc_fd != -1 && ioctl(ev->tpe_cpus[i].tpc_fd,
+		    PERF_EVENT_IOC_ENABLE, 0) == -1 && error == 0)
+			error = errno;
+	pthread_mutex_unlock(&dt_tpev_mtx);
+	return error;
 }
 
 int

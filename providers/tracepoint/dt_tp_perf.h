@@ -71,6 +71,15 @@
  */
 #define DT_TPEV_SMALL		(1ULL << 35)
 
+/*
+ * dt_tpev_open_task()'s flag for an event left off at the open, on
+ * neither at once nor at an exec, until dt_tpev_enable(): for a task
+ * held at a stop whose pid must be checked again once the event is
+ * open (dt_tp_ksysarm.c), so that a process that took the pid in
+ * between has not one record written into the buffers.
+ */
+#define DT_TPEV_OFF		(1ULL << 36)
+
 struct stacktrace;
 
 /* One record of an event, as the provider's callback sees it. */
@@ -198,6 +207,15 @@ uint64_t	dt_tpev_lost(struct dt_tpev *, unsigned int cpu);
  * reaps it, so fn's arg must outlive that (the provider's are static).
  */
 void	dt_tpev_close(struct dt_tpev *);
+
+/*
+ * Turn on every CPU's event of a dt_tpev_open_task() event opened with
+ * DT_TPEV_OFF (PERF_EVENT_IOC_ENABLE): 0 or the first errno, where some
+ * may be on (close it).  Only while nothing inherited it yet (its task
+ * held since the open): an enable reaches every inherited copy.  The
+ * owner's thread, before dt_tpev_close().
+ */
+int	dt_tpev_enable(struct dt_tpev *);
 
 /*
  * Whether the task a dt_tpev_open_task() event was opened on and every
