@@ -163,6 +163,7 @@ static atomic_uint_fast64_t dt_ka_ncovered;		/* [a] not: covered */
 static atomic_uint_fast64_t dt_ka_nfull;		/* [a] not: dt_ka_max */
 static unsigned int	 dt_ka_max = DT_KA_MAX;	/* [I] */
 static bool		 dt_ka_failret;		/* [I] a test's */
+static unsigned int	 dt_ka_failstill;	/* [X] a test's */
 
 /*
  * The filter of ka's direction dir: "id == N || ...", or "" (every
@@ -543,9 +544,14 @@ dt_ka_open(struct dt_ka *ka, pid_t helper, const struct dt_ka_proc *anc,
 			if (ka->ka_dp[d][lin] != NULL)
 				dt_kt_feed_pcb(kf, lin, ka->ka_dp[d][lin]);
 		pmu.tpm_config = (uint64_t)dt_tp_ksys_evid(d);
-		/* kf is the event's from here on: after a failure, gone */
+		/*
+		 * kf is the event's from here on: after a failure, gone.
+		 * Off until dt_ka_still() has said the pid is still the
+		 * held process's: on whatever had it by the open, not one
+		 * record of another process's is written.
+		 */
 		af->af_ev[d] = dt_tpev_open_task(&pmu, ka->ka_stacks[d] |
-		    DT_TPEV_MMAPS | DT_TPEV_NOW | small,
+		    DT_TPEV_MMAPS | DT_TPEV_OFF | small,
 		    anc[0].kp_pid, dt_kt_feed_cb, kf, dt_kt_feed_release,
 		    &error);
 		if (af->af_ev[d] == NULL) {
@@ -564,12 +570,30 @@ dt_ka_open(struct dt_ka *ka, pid_t helper, const struct dt_ka_proc *anc,
 	/*
 	 * The events are on whatever task had the pid at the open: if it
 	 * is not the one held (killed while held, its pid reused), they
-	 * feed a stranger's calls.  Its start time now, and still held by
-	 * the helper, say it was.
+	 * would feed a stranger's calls.  Its start time now, and still
+	 * held by the helper, say it was; only then on, both directions
+	 * while it is still held (no call seen half).
+	 * USERDT_TEST_KARM_STILL: a test's first checks said failed.
 	 */
-	if (error == 0 && !dt_ka_still(helper, &anc[0]))
+	if (error == 0 && (dt_ka_failstill > 0 ||
+	    !dt_ka_still(helper, &anc[0]))) {
+		if (dt_ka_failstill > 0)
+			dt_ka_failstill--;
 		error = ESRCH;
+	}
+	for (d = 0; d < 2 && error == 0; d++)
+		if (af->af_ev[d] != NULL)
+			error = dt_tpev_enable(af->af_ev[d]);
 	if (error != 0) {
+		/*
+		 * The reader's last drain of the closed events hands the
+		 * callback what they hold: with no pcb it reaches no one
+		 * (a direction enabled before the other's failed).
+		 */
+		for (d = 0; d < 2; d++)
+			if (af->af_kf[d] != NULL)
+				for (lin = 0; lin < SYSTAB_LINUX_MAX; lin++)
+					dt_kt_feed_pcb(af->af_kf[d], lin, NULL);
 		dt_ka_close(af);
 		goto fail;
 	}
@@ -710,6 +734,9 @@ dt_ka_init(void)
 	/* a return's event that will not open, after the entry's did */
 	v = getenv("USERDT_TEST_KARM_FAIL");
 	dt_ka_failret = v != NULL && strcmp(v, "return") == 0;
+	/* the first checks after an open find the pid another's */
+	if ((v = getenv("USERDT_TEST_KARM_STILL")) != NULL && atoi(v) > 0)
+		dt_ka_failstill = (unsigned int)atoi(v);
 	dt_ksys_tree_arm(dt_ka_arm);
 }
 
