@@ -103,6 +103,7 @@
 
 #include "dt_clock.h"
 #include "dt_ksys.h"
+#include "dt_perfev.h"
 #include "dt_proc.h"
 #include "dt_prov.h"
 #include "dt_tp_ksys.h"
@@ -135,6 +136,9 @@ struct dt_ka_feed {
 	unsigned int		 af_nkids;
 	struct dt_ka_proc	 af_kids[DT_KA_KIDS];
 	struct dt_tpev		*af_ev[2];		/* [X] */
+	/* [I] descriptors charged to dt_perf_fds_charge(), given back
+	   by dt_ka_close() */
+	long			 af_fds;
 	/* [X] af_ev's callback states, while open */
 	struct dt_kt_feed	*af_kf[2];
 };
@@ -193,7 +197,10 @@ dt_ka_filter(const struct dt_ka *ka, unsigned int dir, char *buf,
 	}
 }
 
-/* The reader drains what the events hold, then frees their feeds.  [X] */
+/*
+ * The reader drains what the events hold, then frees their feeds; the
+ * descriptors go now (dt_tpev_close()), and so does their charge.  [X]
+ */
 static void
 dt_ka_close(struct dt_ka_feed *af)
 {
@@ -202,6 +209,7 @@ dt_ka_close(struct dt_ka_feed *af)
 	for (d = 0; d < 2; d++)
 		if (af->af_ev[d] != NULL)
 			dt_tpev_close(af->af_ev[d]);
+	dt_perf_fds_uncharge(af->af_fds);
 	free(af);
 }
 
@@ -474,10 +482,34 @@ dt_ka_say(struct dt_ka *ka, pid_t pid, int error)
 		    "has %u static images followed at once already: %d and "
 		    "those after it while so are not traced\n",
 		    (int)ka->ka_root.kp_pid, dt_ka_max, (int)pid);
+	else if (error == EMLINK)
+		fprintf(stderr, "dtd: syscall: raw_syscalls: the perf "
+		    "descriptors pid followers may hold are taken: %d in the "
+		    "tree of %d and those after it while so are not "
+		    "traced\n", (int)pid, (int)ka->ka_root.kp_pid);
 	else
 		fprintf(stderr, "dtd: syscall: raw_syscalls: cannot follow "
 		    "the static image of %d in the tree of %d: %s\n",
 		    (int)pid, (int)ka->ka_root.kp_pid, strerror(error));
+}
+
+/*
+ * Charge fds descriptors of a feed to the budget the pid followers
+ * share (dt_perf_fds_charge()): a tree's static images by the thousand
+ * would otherwise take what the pid filters and profiles are promised.
+ * Past it, the gone feeds of every open go first (an exited image's
+ * fds are held until a sweep) and it is asked again.  [X]
+ */
+static bool
+dt_ka_charge(long fds)
+{
+	struct dt_ka *ka;
+
+	if (dt_perf_fds_charge(fds))
+		return true;
+	for (ka = dt_kas; ka != NULL; ka = ka->ka_next)
+		dt_ka_sweep(ka);
+	return dt_perf_fds_charge(fds);
 }
 
 /*
@@ -496,8 +528,9 @@ dt_ka_open(struct dt_ka *ka, pid_t helper, const struct dt_ka_proc *anc,
 	char filter[DT_KA_FILTERLEN];
 	struct dt_ka_feed *af;
 	struct dt_kt_feed *kf;
-	unsigned int d, lin, nopen = 0;
+	unsigned int d, lin, ndir = 0, nopen = 0;
 	uint64_t small = 0;
+	long ncpu;
 	int error = 0;
 
 	/*
@@ -516,6 +549,23 @@ dt_ka_open(struct dt_ka *ka, pid_t helper, const struct dt_ka_proc *anc,
 		error = ENOMEM;
 		goto fail;
 	}
+	/* an event a direction, a descriptor a CPU: dt_tpev_open_on()'s */
+	for (d = 0; d < 2; d++)
+		for (lin = 0; lin < SYSTAB_LINUX_MAX; lin++)
+			if (ka->ka_dp[d][lin] != NULL) {
+				ndir++;
+				break;
+			}
+	if ((ncpu = sysconf(_SC_NPROCESSORS_CONF)) <= 0)
+		ncpu = 1;
+	if (!dt_ka_charge((long)ndir * ncpu)) {
+		free(af);
+		atomic_fetch_add(&dt_ka_nfull, 1);
+		error = EMLINK;		/* said as the budget; ENOSPC told */
+		goto fail;
+	}
+	/* from here on dt_ka_close() gives it back, on every path */
+	af->af_fds = (long)ndir * ncpu;
 	af->af_proc = anc[0];
 	if (ka->ka_nfeeds >= DT_KA_BIG)
 		small = DT_TPEV_SMALL;
@@ -605,7 +655,8 @@ dt_ka_open(struct dt_ka *ka, pid_t helper, const struct dt_ka_proc *anc,
 fail:
 	if (error != ESRCH)
 		dt_ka_say(ka, anc[0].kp_pid, error);
-	return error;
+	/* the helper's word: the bound of either kind, not traced */
+	return error == EMLINK ? ENOSPC : error;
 }
 
 /*
