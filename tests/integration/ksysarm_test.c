@@ -52,6 +52,14 @@
  *			others' calls exactly; with a return's event
  *			that will not open (USERDT_TEST_KARM_FAIL), an
  *			image not followed at all, not by entries alone
+ *   ksysarm_test refuse DTD BTRACE STATIC
+ *			the pid found another's after the open
+ *			(USERDT_TEST_KARM_STILL, once): not one record
+ *			reached the open, said not traced; with room
+ *			for one direction's descriptors in the pid
+ *			followers' budget (USERDT_TEST_PIDFDS): entries
+ *			followed, twice (the first's given back),
+ *			entries and returns refused, said not traced
  */
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -423,26 +431,72 @@ run_bound(const char *btrace, const char *st)
 		fprintf(stderr, "%s", out);
 }
 
+/* btrace -c of a shell running STATIC 100: whether as want says. */
+static void
+ka_refuse(const char *btrace, const char *st, bool ret, long want,
+    const char *what)
+{
+	static char out[65536];
+	char cmd[2048];
+	int status;
+
+	snprintf(cmd, sizeof(cmd), "sh -c '%s 100; true'", st);
+	status = ka_btrace(btrace, cmd, ret ? "syscall:getppid:entry "
+	    "{ @[comm] = count(); } syscall:getppid:return "
+	    "{ @r[comm] = count(); }" : ka_count, out, sizeof(out));
+	if (!dtt_check(dtt_exited0(status) &&
+	    ka_value(out, "@[tp_static]: ") == want &&
+	    (!ret || ka_value(out, "@r[tp_static]: ") == want) &&
+	    ka_lines(out, want == -1 ? "its system calls are not traced" :
+	    "its system calls are read from the kernel") == 1 &&
+	    strstr(out, "\n0 events dropped\n") != NULL, "%s: %ld "
+	    "getppid() of STATIC, want %ld", what,
+	    ka_value(out, "@[tp_static]: "), want))
+		fprintf(stderr, "%s", out);
+}
+
+/*
+ * dtd started with its first check after an open failing and room for
+ * one event's descriptors (a descriptor a CPU) in the budget.
+ */
+static void
+run_refuse(const char *btrace, const char *st)
+{
+	ka_refuse(btrace, st, false, -1, "the pid another's after the open");
+	ka_refuse(btrace, st, false, 100, "entries, within the budget");
+	ka_refuse(btrace, st, true, -1, "entries and returns, past it");
+	ka_refuse(btrace, st, false, 100, "entries again: all given back");
+}
+
 int
 main(int argc, char *argv[])
 {
-	char errbuf[4096];
-	bool dyn, bound;
+	char errbuf[4096], fds[32];
+	bool dyn, bound, refuse;
+	long ncpu;
 
-	bound = argc == 5 && strcmp(argv[1], "bound") == 0;
+	refuse = argc == 5 && strcmp(argv[1], "refuse") == 0;
+	bound = argc == 5 && (refuse || strcmp(argv[1], "bound") == 0);
 	if (!bound && (argc != 6 || (strcmp(argv[1], "static") != 0 &&
 	    strcmp(argv[1], "vfork") != 0 &&
 	    strcmp(argv[1], "dynamic") != 0))) {
 		fprintf(stderr, "usage: ksysarm_test static|vfork dtd btrace "
 		    "static dyn|spawn\n"
 		    "       ksysarm_test dynamic dtd btrace dyn spawn\n"
-		    "       ksysarm_test bound dtd btrace static\n");
+		    "       ksysarm_test bound|refuse dtd btrace static\n");
 		return 2;
 	}
 	dyn = strcmp(argv[1], "dynamic") == 0;
 	dtt_tag(argv[1]);
 	/* dtd's environment: a bound three processes pass */
-	if (bound) {
+	if (refuse) {
+		/* as many as dtd's events take: sysconf's, every CPU */
+		if ((ncpu = sysconf(_SC_NPROCESSORS_CONF)) <= 0)
+			ncpu = 1;
+		snprintf(fds, sizeof(fds), "%ld", ncpu);
+		setenv("USERDT_TEST_PIDFDS", fds, 1);
+		setenv("USERDT_TEST_KARM_STILL", "1", 1);
+	} else if (bound) {
 		setenv("USERDT_TEST_KARM_MAX", "2", 1);
 		setenv("USERDT_TEST_KARM_FAIL", "return", 1);
 	}
@@ -459,7 +513,9 @@ main(int argc, char *argv[])
 		run_dynamic(argv[3], argv[4]);
 		run_lies();
 		run_held(argv[3], argv[5]);
-	} else if (bound)
+	} else if (refuse)
+		run_refuse(argv[3], argv[4]);
+	else if (bound)
 		run_bound(argv[3], argv[4]);
 	else if (strcmp(argv[1], "static") == 0)
 		run_static(argv[3], argv[4], argv[5]);
@@ -475,6 +531,13 @@ main(int argc, char *argv[])
 		    "no kernel record of the tree reached it");
 		dtt_check(!dtt_dtd_logsays(&ka_dd, "dtd: tracepoint: "),
 		    "dtd read no perf record at all");
+	} else if (refuse) {
+		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 2 static "
+		    "execs followed, 0 covered already, 1 refused at the "
+		    "bound;"), "dtd followed two static execs and refused "
+		    "one at the descriptors' bound");
+		dtt_check(dtt_dtd_logsays(&ka_dd, "the perf descriptors pid "
+		    "followers may hold are taken"), "dtd said the budget");
 	} else if (bound) {
 		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 2 static "
 		    "execs followed, 0 covered already, 1 refused at the "
