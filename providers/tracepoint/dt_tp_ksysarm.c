@@ -28,13 +28,13 @@
  * before its first instruction, and asks dtd (UDT_HELLO_KARM) before it
  * lets it run.  dt_ka_arm() then opens, for each such open whose tree
  * holds the process, a raw_syscalls sys_enter and sys_exit event on it,
- * on at once and inherited by what it forks, fed to dt_tp_ksystree.c's
- * callback with the image already judged static.  Every call of the
- * image is counted from its first, once; the dynamic processes of the
- * tree pay nothing per call, their execs nothing more than the helper's
- * stop they had already.  What a static image forks and execs is judged
- * by that callback as on a root's feed (a dynamic child's calls come
- * through perf and are dropped as the hooks').
+ * on before it runs and inherited by what it forks, fed to
+ * dt_tp_ksystree.c's callback with the image already judged static.
+ * Every call of the image is counted from its first, once; the dynamic
+ * processes of the tree pay nothing per call, their execs nothing more
+ * than the helper's stop they had already.  What a static image forks
+ * and execs is judged by that callback as on a root's feed (a dynamic
+ * child's calls come through perf and are dropped as the hooks').
  *
  * Once: a process a live feed already covers (it, or the ancestor the
  * feed was opened on after the process's branch was forked from it) is
@@ -63,7 +63,10 @@
  * it is not traced (USERDT_TEST_KARM_FAIL=return: the return's open
  * fails, for tests).  So an open pins at most, per CPU, 2 * (DT_KA_BIG *
  * 129 + (DT_KA_MAX - DT_KA_BIG) * 17) pages (12 MB), and 2 * DT_KA_MAX
- * fds.  The longer road: PERF_EVENT_IOC_SET_OUTPUT of every
+ * fds, which every open's feeds charge to the budget of the pid
+ * followers (dt_perf_fds_charge(); past it, ENOSPC as at dt_ka_max)
+ * lest a tree's static images take what pid filters are promised.
+ * The longer road: PERF_EVENT_IOC_SET_OUTPUT of every
  * image's event into one ring per CPU and direction of the open (the
  * same CPU and clock, which these have), an fd per image but no pages;
  * not done, as the reader keys its rings by event (dt_tp_perf.c) and
@@ -79,10 +82,11 @@
  * run a static image by the file it runs (/proc/PID/exe, never a path).
  * A pid is a process only with its start time: taken with the first
  * check, and read again, with the stop and the tracer, once the events
- * are open, which are closed if the pid is another's by then (the
- * process killed while held, its pid reused).  An event lives until
- * every process it covers has exited (dt_tpev_gone(), swept at the
- * next arm) or its open stops.
+ * are open, still off (DT_TPEV_OFF): turned on only if the pid is the
+ * held process's still, else closed, without pcbs, before any record
+ * of the process that took the pid (killed while held, reused).  An
+ * event lives until every process it covers has exited (dt_tpev_gone(),
+ * swept at the next arm) or its open stops.
  *
  * Locks used to protect struct members in this file:
  *	[I]	immutable after creation
