@@ -554,13 +554,8 @@ dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		 * CPUs, not tasks: none here (dt_tp_tree_ok()).
 		 */
 		attr.inherit = 1;
-		/*
-		 * A task already past its exec, held there: on at once
-		 * (DT_TPEV_NOW) or when its caller says (DT_TPEV_OFF),
-		 * never at a next exec.
-		 */
-		attr.enable_on_exec = !threads &&
-		    (evtflags & (DT_TPEV_NOW | DT_TPEV_OFF)) == 0;
+		/* a task already past its exec, held there: on when said */
+		attr.enable_on_exec = !threads && (evtflags & DT_TPEV_OFF) == 0;
 		/*
 		 * A pid filter's threads: the threads they create are the
 		 * process's, the processes they fork are not.  What they
@@ -643,7 +638,7 @@ dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 			continue;
 		}
 		c->tpc_pollfd = c->tpc_fd;
-		if ((pid == -1 || threads || (evtflags & DT_TPEV_NOW)) &&
+		if ((pid == -1 || threads) &&
 		    (ioctl(c->tpc_fd, PERF_EVENT_IOC_ENABLE, 0) == -1 ||
 		    (c->tpc_swfd != -1 && ioctl(c->tpc_swfd,
 		    PERF_EVENT_IOC_ENABLE, 0) == -1)) && *error == 0)

@@ -57,13 +57,6 @@
 #define DT_TPEV_MMAPS		(1ULL << 33)
 
 /*
- * dt_tpev_open_task()'s flag for a task that already made its exec and
- * is held before its first instruction (a launcher's helper's exec
- * stop): the event is on from the open, not from a next exec.
- */
-#define DT_TPEV_NOW		(1ULL << 34)
-
-/*
  * dt_tpev_open_task()'s flag for one of many small events (one static
  * image's, dt_tp_ksysarm.c): DT_TPEV_SMALLPAGES data pages per CPU, not
  * DT_TPEV_PAGES, so that their sum stays bounded; what does not fit
@@ -72,11 +65,12 @@
 #define DT_TPEV_SMALL		(1ULL << 35)
 
 /*
- * dt_tpev_open_task()'s flag for an event left off at the open, on
- * neither at once nor at an exec, until dt_tpev_enable(): for a task
- * held at a stop whose pid must be checked again once the event is
- * open (dt_tp_ksysarm.c), so that a process that took the pid in
- * between has not one record written into the buffers.
+ * dt_tpev_open_task()'s flag for a task that already made its exec and
+ * is held before its first instruction (a launcher's helper's exec
+ * stop): the event is left off at the open, on neither at once nor at
+ * a next exec, until dt_tpev_enable(), so that the pid can be checked
+ * again once it is open (dt_tp_ksysarm.c) and a process that took the
+ * pid in between has not one record written into the buffers.
  */
 #define DT_TPEV_OFF		(1ULL << 36)
 
