@@ -140,8 +140,10 @@ struct dt_ka_feed {
 	unsigned int		 af_nkids;
 	struct dt_ka_proc	 af_kids[DT_KA_KIDS];
 	struct dt_tpev		*af_ev[2];		/* [X] */
-	/* [I] descriptors charged to dt_perf_fds_charge(), given back
-	   by dt_ka_close() */
+	/*
+	 * [I] descriptors charged to dt_perf_fds_charge(), given back by
+	 * dt_ka_close()
+	 */
 	long			 af_fds;
 	/* [X] af_ev's callback states, while open */
 	struct dt_kt_feed	*af_kf[2];
