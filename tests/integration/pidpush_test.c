@@ -147,7 +147,8 @@ pp_open(uint32_t pbn, const struct dtioc_filter_term *f, uint32_t n,
 	memset(&fl, 0, sizeof(fl));
 	fl.dtfl_pbn = pbn;
 	fl.dtfl_nterms = n;
-	memcpy(fl.dtfl_terms, f, n * sizeof(*f));
+	if (n > 0)
+		memcpy(fl.dtfl_terms, f, n * sizeof(*f));
 	if ((error = dtt_enable(fd, pbn, flags, 0)) != 0 ||
 	    (n > 0 && ioctl(fd, DTIOCPRBFILTER, &fl) == -1 &&
 	    (error = errno)) ||
