@@ -117,7 +117,6 @@
 
 #define DT_KA_DEPTH	64	/* ancestors looked at for the tree */
 #define DT_KA_KIDS	64	/* children a process had at its arm */
-#define DT_KA_MAXIDS	64	/* numbers a filter names, at most */
 #define DT_KA_FILTERLEN	4096	/* a page: what the kernel takes */
 #define DT_KA_MAX	64	/* feeds an open has at once, at most */
 #define DT_KA_BIG	4	/* of them with a full ring */
@@ -174,34 +173,6 @@ static atomic_uint_fast64_t dt_ka_nfull;		/* [a] not: dt_ka_max */
 static unsigned int	 dt_ka_max = DT_KA_MAX;	/* [I] */
 static bool		 dt_ka_failret;		/* [I] a test's */
 static unsigned int	 dt_ka_failstill;	/* [X] a test's */
-
-/*
- * The filter of ka's direction dir: "id == N || ...", or "" (every
- * call) past DT_KA_MAXIDS numbers or a page.  [X]
- */
-static void
-dt_ka_filter(const struct dt_ka *ka, unsigned int dir, char *buf,
-    size_t len)
-{
-	unsigned int i, n = 0;
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < SYSTAB_LINUX_MAX; i++) {
-		if (!(ka->ka_on[dir][i / 8] & (1 << (i % 8))))
-			continue;
-		if (++n > DT_KA_MAXIDS) {
-			buf[0] = '\0';
-			return;
-		}
-		off += (size_t)snprintf(buf + off, len - off, "%sid == %u",
-		    off == 0 ? "" : " || ", i);
-		if (off >= len) {
-			buf[0] = '\0';
-			return;
-		}
-	}
-}
 
 /*
  * The reader drains what the events hold, then frees their feeds; the
@@ -313,7 +284,7 @@ dt_ka_set(unsigned int p, struct dt_pcb *dp, bool on)
 	 * together: none) reaches it too, its call let through; a feed of
 	 * the other direction alone does not grow one of this.
 	 */
-	dt_ka_filter(ka, dir, filter, sizeof(filter));
+	dt_kt_idfilter(ka->ka_on[dir], filter, sizeof(filter));
 	for (af = ka->ka_feeds; af != NULL; af = af->af_next) {
 		if (af->af_kf[dir] == NULL)
 			continue;
@@ -579,7 +550,7 @@ dt_ka_open(struct dt_ka *ka, pid_t helper, const struct dt_ka_proc *anc,
 	memcpy(af->af_kids, kids, (nkids > DT_KA_KIDS ? DT_KA_KIDS : nkids) *
 	    sizeof(kids[0]));
 	for (d = 0; d < 2 && error == 0; d++) {
-		dt_ka_filter(ka, d, filter, sizeof(filter));
+		dt_kt_idfilter(ka->ka_on[d], filter, sizeof(filter));
 		for (lin = 0; lin < SYSTAB_LINUX_MAX; lin++)
 			if (ka->ka_dp[d][lin] != NULL)
 				break;

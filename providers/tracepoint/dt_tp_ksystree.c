@@ -89,7 +89,6 @@
 #include "dt_tp_task.h"
 #include "systab.h"
 
-#define DT_KT_MAXIDS	64	/* numbers a filter names, at most */
 #define DT_KT_FILTERLEN	4096	/* a page: what the kernel takes */
 
 /*
@@ -466,19 +465,15 @@ dt_kt_want(struct dt_kt *kt, unsigned int p, uint64_t evtflags,
 	*stacks |= evtflags & (DTEVT_KSTACK | DTEVT_USTACK);
 }
 
-/*
- * kt's filter: the numbers it keeps, or "" (every call) past
- * DT_KT_MAXIDS of them or a page.  [K]
- */
-static void
-dt_kt_filter(const struct dt_kt *kt, char *buf, size_t len)
+void
+dt_kt_idfilter(const uint8_t *bits, char *buf, size_t len)
 {
 	unsigned int i, n = 0;
 	size_t off = 0;
 
 	buf[0] = '\0';
 	for (i = 0; i < SYSTAB_LINUX_MAX; i++) {
-		if (!(kt->kt_keep[i / 8] & (1 << (i % 8))))
+		if (!(bits[i / 8] & (1 << (i % 8))))
 			continue;
 		if (++n > DT_KT_MAXIDS) {
 			buf[0] = '\0';
@@ -515,7 +510,7 @@ dt_kt_open(struct dt_kt *kt, struct dt_pcb *dp)
 		if ((p = dt_ksys_index(np)) >= 0)
 			dt_kt_want(kt, (unsigned int)p, np->dp_evtflags,
 			    &stacks);
-	dt_kt_filter(kt, filter, sizeof(filter));
+	dt_kt_idfilter(kt->kt_keep, filter, sizeof(filter));
 	if ((kf = calloc(1, sizeof(*kf))) == NULL) {
 		error = ENOMEM;
 		goto fail;

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct dt_pcb;
@@ -84,6 +85,13 @@ enum dt_kt_kind	dt_kt_elf(pid_t pid, const char *path);
  * dt_kt_elf().  Any thread.
  */
 bool	dt_kt_exe_static(pid_t pid);
+/*
+ * The kernel filter of a feed keeping the Linux call numbers set in
+ * bits (SYSTAB_LINUX_MAX of them): "id == N || ...", or "" (every call)
+ * past DT_KT_MAXIDS numbers or len bytes.  Any thread, no lock.
+ */
+#define DT_KT_MAXIDS	64
+void	dt_kt_idfilter(const uint8_t *bits, char *buf, size_t len);
 
 /* Calls every feed gave a pcb, and those it dropped as a hook's.  [a] */
 void	dt_kt_counts(uint64_t *taken, uint64_t *hooked);
