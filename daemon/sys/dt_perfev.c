@@ -39,7 +39,8 @@
 
 /* The pid followers' budget.  [f]: dt_perf_fds_mtx. */
 static pthread_mutex_t	dt_perf_fds_mtx = PTHREAD_MUTEX_INITIALIZER;
-static long		dt_perf_fds_cap = -1;	/* [f] -1: not yet known */
+/* [f] -1: not yet known */
+static long		dt_perf_fds_cap = -1;
 static long		dt_perf_fds_used;	/* [f] charged in all */
 
 bool

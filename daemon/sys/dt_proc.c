@@ -129,7 +129,8 @@ dt_proc_mask(const char *p, uint64_t *v)
 {
 	char *ep;
 
-	if (p == NULL || !((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+	if (p == NULL ||
+	    !((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
 		return EIO;
 	errno = 0;
 	*v = strtoull(p, &ep, 16);

@@ -406,8 +406,8 @@ dt_um_gone_find(pid_t pid, uint64_t *lo, uint64_t *hi)
 
 /*
  * The code pid's newest image says it mapped since its hello into *lo,
- * *hi (or said, if it is gone since lately: dt_um_gone); false: none.  Its word only: a tracee that lies hides
- * frames of its own.
+ * *hi (or said, if it is gone since lately: dt_um_gone); false: none.
+ * Its word only: a tracee that lies hides frames of its own.
  */
 static bool
 dt_um_find(pid_t pid, uint64_t *lo, uint64_t *hi)

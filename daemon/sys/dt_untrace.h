@@ -57,8 +57,8 @@ void	dt_ustack_untrace_deep(pid_t pid, uint64_t *pcs, unsigned int *count);
  * image of a pid is the one looked at.  dt_untrace_untrack() takes ent
  * out, after which hdr is never read through it again: before the
  * header is unmapped.  What it said last is kept a few seconds for the
- * pid's samples still in perf's buffers.  The ingest (a hello served, a tracee freed);
- * a lock of this file's, briefly.
+ * pid's samples still in perf's buffers.  The ingest (a hello served, a
+ * tracee freed); a lock of this file's, briefly.
  */
 struct udt_ring_hdr;
 struct dt_untrace_ent {

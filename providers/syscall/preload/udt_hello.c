@@ -415,9 +415,10 @@ fail:
  * After the constructor's handshake: say why the program runs untraced
  * when that is not simply dtd's absence, once for the whole tree of
  * processes: said is UDT_UNTRACED_ENV as we inherited it, set to the
- * same word when the launcher or an earlier image told the user already.  The variable is
- * set for our children, and dropped again once dtd answers, so a dtd
- * that comes back is waited for in full and its next failure told.
+ * same word when the launcher or an earlier image told the user
+ * already.  The variable is set for our children, and dropped again once
+ * dtd answers, so a dtd that comes back is waited for in full and its
+ * next failure told.
  * Constructor only: it calls libc.
  */
 void

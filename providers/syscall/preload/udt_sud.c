@@ -671,8 +671,8 @@ udt_sud_thread(void)
 
 /*
  * Whether a thread's or process's first code, and the constructor's end,
- * turns dispatch on (udt_sud_start()): in all-calls mode, and where code no pass went through is there
- * (!udt_rw_complete) while a probe is on.  A thread that would turn it
+ * turns dispatch on (udt_sud_start()): in all-calls mode, and where code
+ * no pass went through is there (!udt_rw_complete) while a probe is on.  A thread that would turn it
  * on only at its first recorded call from a rewritten site
  * (udt_rw_arm()) could make every one of its traced calls from that
  * code (an executable stack's, a JIT's making system calls itself), and
