@@ -118,12 +118,43 @@ udt_mapsq_dial(const char *sock)
 }
 
 int
-udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
+udt_mapsq_ask(int fd, uint32_t flags, pid_t pid, struct udt_maps_hdr *h,
+    uint64_t deadline)
 {
 	struct {
 		struct udt_hello	h;
 		struct udt_maps_req	r;
 	} q;
+
+	memset(&q, 0, sizeof(q));
+	q.h.uh_magic = UDT_MAGIC;
+	q.h.uh_version = UDT_VERSION;
+	q.h.uh_flags = flags;
+	q.r.umr_pid = pid;
+	if (udt_mapsq_io(fd, &q, sizeof(q), 1, deadline) == -1 ||
+	    udt_mapsq_io(fd, h, sizeof(*h), 0, deadline) == -1)
+		return -1;
+	if (h->umh_magic != UDT_MAGIC || h->umh_version != UDT_VERSION ||
+	    h->umh_count > UDT_MAPS_MAXENT) {
+		errno = EPROTO;
+		return -1;
+	}
+	if (h->umh_error != 0) {
+		errno = (int)h->umh_error;
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t
+udt_mapsq_deadline(void)
+{
+	return udt_mapsq_now() + 2000000000ULL;
+}
+
+int
+udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
+{
 	struct udt_maps_hdr h;
 	struct udt_maps_ent e;
 	char path[UDT_MAPS_PATHMAX];
@@ -131,26 +162,11 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 	uint32_t i;
 	int fd, rv = -1, error;
 
-	memset(&q, 0, sizeof(q));
-	q.h.uh_magic = UDT_MAGIC;
-	q.h.uh_version = UDT_VERSION;
-	q.h.uh_flags = UDT_HELLO_MAPS;
-	q.r.umr_pid = pid;
-	deadline = udt_mapsq_now() + 2000000000ULL;
+	deadline = udt_mapsq_deadline();
 	if ((fd = udt_mapsq_dial(sock)) == -1)
 		return -1;
-	if (udt_mapsq_io(fd, &q, sizeof(q), 1, deadline) == -1 ||
-	    udt_mapsq_io(fd, &h, sizeof(h), 0, deadline) == -1)
+	if (udt_mapsq_ask(fd, UDT_HELLO_MAPS, pid, &h, deadline) == -1)
 		goto out;
-	if (h.umh_magic != UDT_MAGIC || h.umh_version != UDT_VERSION ||
-	    h.umh_count > UDT_MAPS_MAXENT) {
-		errno = EPROTO;
-		goto out;
-	}
-	if (h.umh_error != 0) {
-		errno = (int)h.umh_error;
-		goto out;
-	}
 	for (i = 0; i < h.umh_count; i++) {
 		if (udt_mapsq_io(fd, &e, sizeof(e), 0, deadline) == -1)
 			goto out;

@@ -58,6 +58,17 @@ int	udt_mapsq_dial(const char *sock);
 int	udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg);
 
 /*
+ * The question itself, for udt_mapsq() and the helper's other ones
+ * (udt_karmq()): a hello with flags about pid on fd, a dialled socket,
+ * and the checked header of dtd's answer into *h: 0, or -1 with errno
+ * (dtd's refusal, EPROTO, ETIMEDOUT past deadline, monotonic ns:
+ * udt_mapsq_deadline(), two seconds from now).  Any thread.
+ */
+int	udt_mapsq_ask(int fd, uint32_t flags, pid_t pid,
+	    struct udt_maps_hdr *h, uint64_t deadline);
+uint64_t udt_mapsq_deadline(void);
+
+/*
  * The file mapped at [start, end) in pid, opened read-only and
  * close-on-exec for reading its ELF, or -1 with errno.  Its readers run
  * as root and the name is the mapping process's to choose: a FIFO named
