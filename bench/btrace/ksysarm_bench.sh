@@ -37,13 +37,14 @@ B=${1:?build dir}
 REPS=${2:-5}
 N=${3:-200}
 M=${4:-2000000}
-T=$(mktemp -d /tmp/ksysarm_bench.XXXXXX)
-"$B/daemon/dtd" --foreground --device "$T/dt" --ingest "$T/sock" \
-    --no-ksyms 2> "$T/dtd.log" &
-DTD=$!
-trap 'kill $DTD 2>/dev/null; wait $DTD 2>/dev/null; rm -rf "$T"' EXIT
-for i in $(seq 100); do [ -S "$T/sock" ] && break; sleep 0.05; done
-export USERDT_SOCKET="$T/sock"
+
+# dtd on a temporary device, served before anything runs (lib.sh): $TMP
+. "$(dirname "$0")/../../tests/regress/lib.sh"
+dtd_need "ksysarm_bench"
+dtd_tmp
+dtd_serve "$B/daemon/dtd" --no-ksyms
+T=$TMP
+export USERDT_SOCKET="$T/ingest.sock"
 ST="$B/tests/integration/tp_static"
 DY="$B/tests/integration/tp_target"
 S='syscall:getppid:entry { @n = count(); }'
@@ -100,6 +101,6 @@ for w in exec dexec call dafter; do
 		    "$([ $w = call ] && echo call || echo exec); counts: $cnt"
 	done
 done
-kill $DTD; wait $DTD 2>/dev/null || true
+kill "$DTDPID"; wait "$DTDPID" 2>/dev/null || true; DTDPID=
 tail -1 "$T/dtd.log" | grep -v tracepoint || true
 grep 'hooked trees' "$T/dtd.log" || true
