@@ -15,8 +15,9 @@
  */
 
 /*
- * /proc/PID/stat and status, parsed.  See dt_proc.h.
+ * /proc/PID/stat and status, and a process's threads.  See dt_proc.h.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -181,6 +182,76 @@ dt_proc_status(pid_t pid, struct dt_proc_status *pst)
 	pst->pst_tracer = (pid_t)tracer;
 	pst->pst_nspid = (pid_t)id;
 	return 0;
+}
+
+static int
+dt_proc_tidcmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+pid_t *
+dt_proc_tids(pid_t pid, size_t *np)
+{
+	char path[64], buf[512], *p, *ep;
+	struct dirent *de;
+	pid_t *tids = NULL, *nt;
+	size_t n = 0, cap = 0;
+	long v;
+	DIR *d;
+
+	*np = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (pid <= 0 || dt_proc_read(path, buf, sizeof(buf)) <= 0 ||
+	    (p = strstr(buf, "\nTgid:\t")) == NULL ||
+	    (v = strtol(p + 7, &ep, 10)) != pid || *ep != '\n') {
+		errno = ESRCH;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL) {
+		errno = ESRCH;
+		return NULL;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if ((v = strtol(de->d_name, &ep, 10)) <= 0 || *ep != '\0')
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			if ((nt = reallocarray(tids, cap, sizeof(*nt))) ==
+			    NULL) {
+				closedir(d);
+				free(tids);
+				errno = ENOMEM;
+				return NULL;
+			}
+			tids = nt;
+		}
+		tids[n++] = (pid_t)v;
+	}
+	closedir(d);
+	if (n == 0) {
+		free(tids);
+		errno = ESRCH;
+		return NULL;
+	}
+	qsort(tids, n, sizeof(*tids), dt_proc_tidcmp);
+	*np = n;
+	return tids;
+}
+
+bool
+dt_proc_tids_within(const pid_t *now, size_t n, const pid_t *was, size_t m)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (bsearch(&now[i], was, m, sizeof(*was),
+		    dt_proc_tidcmp) == NULL)
+			return false;
+	return true;
 }
 
 static ssize_t

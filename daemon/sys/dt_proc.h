@@ -26,6 +26,7 @@
 #define DT_PROC_H
 
 #include <sys/types.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct dt_proc_stat {
@@ -61,6 +62,18 @@ struct dt_proc_status {
  * thread, no lock.
  */
 int	dt_proc_status(pid_t pid, struct dt_proc_status *);
+
+/*
+ * The threads of process pid now, sorted, in memory the caller frees;
+ * their count in *np.  NULL (errno ESRCH) when pid is no process: gone,
+ * or a thread but not a process (/proc shows a thread's tid as a
+ * directory too, with its process's threads under it), or ENOMEM.  Any
+ * thread, no lock.
+ */
+pid_t	*dt_proc_tids(pid_t pid, size_t *np);
+/* Whether each of now[n] is among was[m], both sorted (dt_proc_tids()). */
+bool	dt_proc_tids_within(const pid_t *now, size_t n, const pid_t *was,
+	    size_t m);
 
 /* Clock ticks in nanoseconds (sysconf(_SC_CLK_TCK)). */
 uint64_t	dt_proc_tick_ns(void);

@@ -89,7 +89,6 @@
  */
 #include <linux/perf_event.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -132,65 +131,26 @@ static struct dt_tp_pidev *dt_tp_pidevs;	/* [K] started ones */
 static int dt_tp_pid_lasterr;			/* [K] said once */
 static long dt_tp_pid_bufs;			/* [K] charged in all */
 
-static int
-dt_tp_pid_cmp(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /*
- * pid's threads into tids[DT_TP_PID_MAXTIDS], sorted: their count, or
- * -ESRCH (no such process, pid a thread but not a process) or -E2BIG
- * (more than DT_TP_PID_MAXTIDS threads).
+ * pid's threads into tids[DT_TP_PID_MAXTIDS], sorted (dt_proc_tids()):
+ * their count, or -ESRCH (no such process, pid a thread but not a
+ * process, no memory) or -E2BIG (more than DT_TP_PID_MAXTIDS threads).
  */
 static int
 dt_tp_pid_list(pid_t pid, pid_t *tids)
 {
-	char path[64], buf[512], *p;
-	struct dirent *de;
-	DIR *d;
-	long v;
-	int n = 0;
+	pid_t *all;
+	size_t n;
 
-	/* the kernel shows a thread's tid as a directory of its own */
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (dt_proc_read(path, buf, sizeof(buf)) <= 0 ||
-	    (p = strstr(buf, "\nTgid:\t")) == NULL || atoi(p + 7) != pid)
+	if ((all = dt_proc_tids(pid, &n)) == NULL)
 		return -ESRCH;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if ((d = opendir(path)) == NULL)
-		return -ESRCH;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		if (n == DT_TP_PID_MAXTIDS) {
-			n = -E2BIG;
-			break;
-		}
-		v = strtol(de->d_name, NULL, 10);
-		tids[n++] = (pid_t)v;
+	if (n > DT_TP_PID_MAXTIDS) {
+		free(all);
+		return -E2BIG;
 	}
-	closedir(d);
-	if (n == 0)
-		return -ESRCH;
-	if (n > 0)
-		qsort(tids, (size_t)n, sizeof(*tids), dt_tp_pid_cmp);
-	return n;
-}
-
-/* Whether every thread of now[n] is among was[m] (sorted). */
-static bool
-dt_tp_pid_subset(const pid_t *now, int n, const pid_t *was, int m)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (bsearch(&now[i], was, (size_t)m, sizeof(*was),
-		    dt_tp_pid_cmp) == NULL)
-			return false;
-	return true;
+	memcpy(tids, all, n * sizeof(*tids));
+	free(all);
+	return (int)n;
 }
 
 /*
@@ -322,7 +282,7 @@ dt_tp_pid_try(struct dt_tp_pidev *pe, pid_t pid, pid_t *was, pid_t *now)
 		return error;
 	}
 	if ((n = dt_tp_pid_list(pid, now)) > 0 &&
-	    dt_tp_pid_subset(now, n, was, m))
+	    dt_proc_tids_within(now, n, was, m))
 		return 0;
 	/* pe_live never set: no record of these went anywhere */
 	dt_tp_pid_close(pe);

@@ -66,7 +66,7 @@ main(void)
 	struct sigaction sa;
 	sigset_t set;
 	pthread_t th;
-	pid_t child;
+	pid_t child, w;
 	int p[2], st;
 
 	memset(&sa, 0, sizeof(sa));
@@ -101,6 +101,21 @@ main(void)
 	st = dt_proc_status(getpid(), &pst);
 	dtt_check(st == 0 && pst.pst_threads == 2, "a second thread: %d",
 	    pst.pst_threads);
+	{
+		pid_t *tids, other;
+		size_t n;
+
+		tids = dt_proc_tids(getpid(), &n);
+		dtt_check(tids != NULL && n == 2 && tids[0] == getpid() &&
+		    tids[1] > tids[0], "dt_proc_tids(): the two threads, "
+		    "sorted (%zu)", n);
+		other = tids != NULL && n == 2 ? tids[1] : 0;
+		free(tids);
+		tids = dt_proc_tids(other, &n);
+		dtt_check(tids == NULL && errno == ESRCH, "a thread's tid is "
+		    "no process: ESRCH");
+		free(tids);
+	}
 	close(p[1]);
 	pthread_join(th, NULL);
 	close(p[0]);
@@ -114,7 +129,8 @@ main(void)
 		raise(SIGSTOP);
 		_exit(0);
 	}
-	if (!dtt_check(waitpid(child, &st, 0) == child && WIFSTOPPED(st),
+	w = waitpid(child, &st, 0);
+	if (!dtt_check(w == child && WIFSTOPPED(st),
 	    "a child stopped under this process's ptrace (status %#x)", st))
 		return dtt_done();
 	st = dt_proc_status(child, &pst);

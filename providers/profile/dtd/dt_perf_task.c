@@ -49,7 +49,6 @@
 
 #include <linux/perf_event.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -164,45 +163,18 @@ dt_perf_task_open(struct dt_perf_src *src, pid_t pid, pid_t tid)
 }
 
 /*
- * The threads of pid, now, into *tidsp (the caller frees it); how many.
- * None when it is gone, is a thread but not a process (/proc shows a
- * thread's tid as a directory too, with its process's threads under
- * it: a pid == N of a thread would sample all of them), or memory ran
- * out.
+ * The threads of pid, now, into *tidsp (the caller frees it), sorted;
+ * how many.  None when it is gone, is a thread but not a process (a
+ * pid == N of a thread would sample all its process's threads), or
+ * memory ran out (dt_proc_tids()).
  */
 static size_t
 dt_perf_task_tids(pid_t pid, pid_t **tidsp)
 {
-	struct dirent *de;
-	char path[64], buf[512], *p;
-	pid_t *tids = NULL, *nt;
-	size_t n = 0, cap = 0;
-	DIR *d;
-	long tid;
+	size_t n;
 
-	*tidsp = NULL;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (dt_proc_read(path, buf, sizeof(buf)) <= 0 ||
-	    (p = strstr(buf, "\nTgid:\t")) == NULL || atoi(p + 7) != pid)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if ((d = opendir(path)) == NULL)
-		return 0;	/* gone already */
-	while ((de = readdir(d)) != NULL) {
-		if ((tid = strtol(de->d_name, NULL, 10)) <= 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			if ((nt = reallocarray(tids, cap, sizeof(*nt))) ==
-			    NULL)
-				break;
-			tids = nt;
-		}
-		tids[n++] = (pid_t)tid;
-	}
-	closedir(d);
-	*tidsp = tids;
-	return n;
+	*tidsp = dt_proc_tids(pid, &n);
+	return *tidsp != NULL ? n : 0;
 }
 
 /*
@@ -320,27 +292,6 @@ dt_perf_tracee(pid_t pid)
 	free(tids);
 }
 
-static int
-dt_perf_pid_cmp(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Whether every thread of now[n] is among was[m] (sorted). */
-static bool
-dt_perf_pid_subset(const pid_t *now, size_t n, const pid_t *was, size_t m)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (bsearch(&now[i], was, m, sizeof(*was),
-		    dt_perf_pid_cmp) == NULL)
-			return false;
-	return true;
-}
-
 #define DT_PERF_PID_TRIES	4	/* listings that must agree, at most */
 #define DT_PERF_PID_MAXTIDS	256	/* threads followed (fds: x CPUs) */
 
@@ -370,7 +321,7 @@ dt_perf_pid_begin(struct dt_perf_src *src)
 			break;
 		}
 		src->dps_fdcharge = (long)m;
-		qsort(was, m, sizeof(*was), dt_perf_pid_cmp);
+		/* was is sorted (dt_proc_tids()): now is compared to it */
 		error = 0;
 		for (i = 0; i < m && error == 0; i++)
 			/* a thread that ended makes no sample any more */
@@ -378,7 +329,7 @@ dt_perf_pid_begin(struct dt_perf_src *src)
 			    errno != ESRCH)
 				error = errno != 0 ? errno : ENOMEM;
 		n = error == 0 ? dt_perf_task_tids(src->dps_pid, &now) : 0;
-		same = n > 0 && dt_perf_pid_subset(now, n, was, m);
+		same = n > 0 && dt_proc_tids_within(now, n, was, m);
 		free(was);
 		if (error == 0 && !same)
 			error = n == 0 ? ESRCH : EAGAIN;
