@@ -140,12 +140,37 @@ dt_proc_mask(const char *p, uint64_t *v)
 	return 0;
 }
 
+/* Four ids, tab-separated, ending the line (Uid:, Gid:). */
+static int
+dt_proc_ids4(const char *p, uint32_t *v)
+{
+	char *ep;
+	unsigned long long x;
+	int i;
+
+	if (p == NULL)
+		return EIO;
+	for (i = 0; i < 4; i++) {
+		if (*p < '0' || *p > '9')
+			return EIO;
+		errno = 0;
+		x = strtoull(p, &ep, 10);
+		if (errno != 0 || x > UINT32_MAX ||
+		    *ep != (i < 3 ? '\t' : '\n'))
+			return EIO;
+		v[i] = (uint32_t)x;
+		p = ep + 1;
+	}
+	return 0;
+}
+
 int
 dt_proc_status(pid_t pid, struct dt_proc_status *pst)
 {
 	char path[64], buf[4096], *p, *ep;
-	int64_t thr, tracer, id = -1;
-	int error;
+	int64_t thr, tracer, tgid, id = -1;
+	uint32_t ids[4];
+	int error, i;
 
 	memset(pst, 0, sizeof(*pst));
 	if (pid <= 0)
@@ -178,6 +203,22 @@ dt_proc_status(pid_t pid, struct dt_proc_status *pst)
 		return error;
 	if (thr < 1)
 		return EIO;
+	if ((p = dt_proc_field(buf, "\nState:\t")) == NULL || *p == '\0' ||
+	    p[1] != ' ')
+		return EIO;
+	pst->pst_state = *p;
+	if ((error = dt_proc_dec(dt_proc_field(buf, "\nTgid:\t"),
+	    INT32_MAX, &tgid)) != 0)
+		return error;
+	pst->pst_tgid = (pid_t)tgid;
+	if ((error = dt_proc_ids4(dt_proc_field(buf, "\nUid:\t"), ids)) != 0)
+		return error;
+	for (i = 0; i < 4; i++)
+		pst->pst_uid[i] = (uid_t)ids[i];
+	if ((error = dt_proc_ids4(dt_proc_field(buf, "\nGid:\t"), ids)) != 0)
+		return error;
+	for (i = 0; i < 4; i++)
+		pst->pst_gid[i] = (gid_t)ids[i];
 	pst->pst_threads = (int)thr;
 	pst->pst_tracer = (pid_t)tracer;
 	pst->pst_nspid = (pid_t)id;

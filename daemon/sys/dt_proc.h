@@ -42,16 +42,21 @@ struct dt_proc_stat {
 int	dt_proc_stat(pid_t pid, struct dt_proc_stat *);
 
 /*
- * What /proc/PID/status says of a traced process at its handshake, for
- * its library's start (udt_wire.h's uw_st*): its thread count, the
- * signals it has handlers for, its leader's blocked mask, its tracer
- * (in dtd's pid namespace) and its pid in its own namespace (the last
- * of NStgid's).
+ * What /proc/PID/status says of a process: for a traced one's library
+ * start (udt_wire.h's uw_st*), its thread count, the signals it has
+ * handlers for, its leader's blocked mask, its tracer (in dtd's pid
+ * namespace) and its pid in its own namespace (the last of NStgid's);
+ * for the checks of a launcher helper's word (dt_tp_ksysarm.c), its
+ * state, thread group and ids.
  */
 struct dt_proc_status {
+	char		pst_state;	/* R, S, t, ... */
 	int		pst_threads;
+	pid_t		pst_tgid;	/* in dtd's namespace */
 	pid_t		pst_tracer;
 	pid_t		pst_nspid;
+	uid_t		pst_uid[4];	/* real, effective, saved, fs */
+	gid_t		pst_gid[4];
 	uint64_t	pst_sigcgt;
 	uint64_t	pst_sigblk;
 };

@@ -308,34 +308,20 @@ out:
 static int
 dt_ka_held(pid_t helper, uid_t uid, gid_t gid, pid_t pid, uint64_t *start)
 {
-	char path[64], buf[2048], *p;
 	struct dt_proc_stat ps;
-	unsigned long v[4];
+	struct dt_proc_status pst;
 	int i;
 
 	if (dt_proc_stat(pid, &ps) != 0)
 		return ESRCH;
 	*start = ps.ps_start;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (dt_proc_read(path, buf, sizeof(buf)) <= 0)
+	if (dt_proc_status(pid, &pst) != 0)
 		return ESRCH;
-	if ((p = strstr(buf, "\nState:\t")) == NULL || p[8] != 't' ||
-	    (p = strstr(buf, "\nTgid:\t")) == NULL || atol(p + 7) != pid ||
-	    (p = strstr(buf, "\nThreads:\t")) == NULL || atol(p + 10) != 1 ||
-	    (p = strstr(buf, "\nTracerPid:\t")) == NULL ||
-	    atol(p + 12) != helper)
-		return EPERM;
-	if ((p = strstr(buf, "\nUid:\t")) == NULL || sscanf(p + 6,
-	    "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
+	if (pst.pst_state != 't' || pst.pst_tgid != pid ||
+	    pst.pst_threads != 1 || pst.pst_tracer != helper)
 		return EPERM;
 	for (i = 0; i < 4; i++)
-		if (v[i] != (unsigned long)uid)
-			return EPERM;
-	if ((p = strstr(buf, "\nGid:\t")) == NULL || sscanf(p + 6,
-	    "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
-		return EPERM;
-	for (i = 0; i < 4; i++)
-		if (v[i] != (unsigned long)gid)
+		if (pst.pst_uid[i] != uid || pst.pst_gid[i] != gid)
 			return EPERM;
 	return 0;
 }

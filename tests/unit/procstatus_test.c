@@ -86,6 +86,11 @@ main(void)
 	dtt_check(pst.pst_nspid == getpid(), "pid %d, getpid() %d",
 	    (int)pst.pst_nspid, (int)getpid());
 	dtt_check(pst.pst_tracer == 0, "no tracer (%d)", (int)pst.pst_tracer);
+	dtt_check(pst.pst_state == 'R' && pst.pst_tgid == getpid() &&
+	    pst.pst_uid[0] == getuid() && pst.pst_uid[1] == geteuid() &&
+	    pst.pst_gid[0] == getgid() && pst.pst_gid[1] == getegid(),
+	    "state %c, thread group %d, uids and gids its own",
+	    pst.pst_state, (int)pst.pst_tgid);
 	dtt_check((pst.pst_sigblk & (bit(SIGURG) | bit(SIGRTMIN + 3))) ==
 	    (bit(SIGURG) | bit(SIGRTMIN + 3)) &&
 	    !(pst.pst_sigblk & bit(SIGUSR2)),
@@ -136,6 +141,8 @@ main(void)
 	st = dt_proc_status(child, &pst);
 	dtt_check(st == 0 && pst.pst_tracer == getpid(), "a traced child's "
 	    "tracer: %d, expected %d", (int)pst.pst_tracer, (int)getpid());
+	dtt_check(st == 0 && pst.pst_state == 't' && pst.pst_tgid == child,
+	    "at its ptrace stop: state %c", pst.pst_state);
 	(void)ptrace(PTRACE_DETACH, child, NULL, NULL);
 	kill(child, SIGCONT);
 	(void)waitpid(child, &st, 0);
