@@ -447,20 +447,6 @@ pp_nothing_lost(int fd, const char *what)
 	    strerror(error));
 }
 
-static struct dtioc_filter_term
-pp_term(uint8_t op, uint8_t field, int64_t val, const char *str)
-{
-	struct dtioc_filter_term t;
-
-	memset(&t, 0, sizeof(t));
-	t.dtft_op = op;
-	t.dtft_field = field;
-	t.dtft_val = val;
-	if (str != NULL)
-		snprintf(t.dtft_str, sizeof(t.dtft_str), "%s", str);
-	return t;
-}
-
 static int
 pp_tidcmp(const void *a, const void *b)
 {
@@ -649,14 +635,14 @@ run(enum pp_mode m)
 	/* what a full buffer would lose is no switch-over's */
 	npid = m == PP_TP || m == PP_CHURNS ? pp_noise(calls) : -1;
 	/* btrace -p's push alone (bt_push.c push_pid()) */
-	fa[0] = pp_term(DTF_OP_EQ, DTF_PID, tpid, NULL);
+	fa[0] = dtt_term(DTF_OP_EQ, DTF_PID, tpid, NULL);
 	/*
 	 * many's and budget's: where dtd falls back, the shared event is
 	 * filtered by name in the kernel, the machine's calls left there
 	 */
-	fa[1] = pp_term(DTF_OP_EQ, DTF_COMM, 0, "pid_target");
-	fa[2] = pp_term(DTF_OP_AND, 0, 0, NULL);
-	fb[0] = pp_term(DTF_OP_EQ, DTF_COMM, 0, "pid_target");
+	fa[1] = dtt_term(DTF_OP_EQ, DTF_COMM, 0, "pid_target");
+	fa[2] = dtt_term(DTF_OP_AND, 0, 0, NULL);
+	fb[0] = dtt_term(DTF_OP_EQ, DTF_COMM, 0, "pid_target");
 	switch (m) {
 	case PP_CUT:
 		/* the shared event on, and the target's records in it */

@@ -71,21 +71,6 @@
 static const char	*pt_dtd, *pt_target;
 static struct dtt_dtd	 pt_dd;
 
-/* A comparison term of a pushed filter. */
-static struct dtioc_filter_term
-pt_term(uint8_t op, uint8_t field, int64_t val, const char *str)
-{
-	struct dtioc_filter_term t;
-
-	memset(&t, 0, sizeof(t));
-	t.dtft_op = op;
-	t.dtft_field = field;
-	t.dtft_val = val;
-	if (str != NULL)
-		snprintf(t.dtft_str, sizeof(t.dtft_str), "%s", str);
-	return t;
-}
-
 /* Enable pbn on a new open with filter t and record: the fd, or -1. */
 static int
 pt_open(uint32_t pbn, struct dtioc_filter_term t)
@@ -345,9 +330,9 @@ run_kern(bool refused)
 		if ((pids[i] = pt_spawn(&go[i], PT_NCALLS * (i + 1), -1,
 		    NULL)) == -1)
 			return;
-	if ((fda = pt_open(pbn, pt_term(DTF_OP_EQ, DTF_COMM, 0,
+	if ((fda = pt_open(pbn, dtt_term(DTF_OP_EQ, DTF_COMM, 0,
 	    "push_target"))) == -1 || (fdb = pt_open(pbn,
-	    pt_term(DTF_OP_EQ, DTF_TID, pids[1], NULL))) == -1)
+	    dtt_term(DTF_OP_EQ, DTF_TID, pids[1], NULL))) == -1)
 		goto out;
 	/* Refused, the noise would overflow perf's buffers: paced off. */
 	npid = refused ? -1 : pt_noise(calls);
@@ -515,7 +500,7 @@ run_tree(void)
 		dtt_check(false, "record A: %s", strerror(error));
 		goto out;
 	}
-	if ((fdb = pt_open(pbn, pt_term(DTF_OP_EQ, DTF_COMM, 0,
+	if ((fdb = pt_open(pbn, dtt_term(DTF_OP_EQ, DTF_COMM, 0,
 	    "push_target"))) == -1)
 		goto out;
 	npid = pt_noise(calls);
@@ -694,8 +679,8 @@ run_hook(const char *preload)
 		if ((pids[i] = pt_spawn(&go[i], PT_NCALLS * (i + 1), fds[i],
 		    env)) == -1)
 			goto out;
-	ta = pt_term(DTF_OP_EQ, DTF_PID, pids[1], NULL);
-	tb = pt_term(DTF_OP_EQ, DTF_ARG0, fds[0], NULL);
+	ta = dtt_term(DTF_OP_EQ, DTF_PID, pids[1], NULL);
+	tb = dtt_term(DTF_OP_EQ, DTF_ARG0, fds[0], NULL);
 	/* the launched processes' alone: the machine's would fill rings */
 	if ((fda = pt_open_sys(pbn_close, pbn_exit, ta, DTEVT_LAUNCHED)) ==
 	    -1 || (fdb = pt_open_sys(pbn_close, pbn_exit, tb,
@@ -796,9 +781,9 @@ run_ksys(void)
 		if ((pids[i] = pt_spawn(&go[i], PT_NCALLS * (i + 1), -1,
 		    NULL)) == -1)
 			goto out;
-	if ((fda = pt_open_sys(pbn_call, pbn_exit, pt_term(DTF_OP_EQ,
+	if ((fda = pt_open_sys(pbn_call, pbn_exit, dtt_term(DTF_OP_EQ,
 	    DTF_TID, pids[0], NULL), 0)) == -1 || (fdb = pt_open_sys(pbn_call,
-	    pbn_exit, pt_term(DTF_OP_EQ, DTF_COMM, 0, "push_target"), 0)) ==
+	    pbn_exit, dtt_term(DTF_OP_EQ, DTF_COMM, 0, "push_target"), 0)) ==
 	    -1)
 		goto out;
 	npid = pt_noise(calls);

@@ -373,6 +373,20 @@ dtt_dtd_init(struct dtt_dtd *dd, const char *name)
 	return 0;
 }
 
+struct dtioc_filter_term
+dtt_term(uint8_t op, uint8_t field, int64_t val, const char *str)
+{
+	struct dtioc_filter_term t;
+
+	memset(&t, 0, sizeof(t));
+	t.dtft_op = op;
+	t.dtft_field = field;
+	t.dtft_val = val;
+	if (str != NULL)
+		snprintf(t.dtft_str, sizeof(t.dtft_str), "%s", str);
+	return t;
+}
+
 /*
  * Read dtd's ready pipe until a newline, EOF or the deadline: true for
  * exactly "ready\n".  What came, if anything, is left in buf.

@@ -163,6 +163,10 @@ uint32_t	dtt_nsys(const struct dtioc_probe_info *, size_t n,
 /* dtt_plist() then dtt_pbn(): the pbn, or 0 (absent or error). */
 uint32_t	dtt_probe(int fd, const char *prov, const char *func,
 		    const char *name);
+/* A comparison term of a pushed filter (DTIOCPRBFILTER); str may be NULL. */
+struct dtioc_filter_term dtt_term(uint8_t op, uint8_t field, int64_t val,
+	    const char *str);
+
 /* The ioctls; 0 or an errno value. */
 int	dtt_enable(int fd, uint32_t pbn, uint64_t evtflags, uint64_t nsecs);
 int	dtt_disable(int fd, uint32_t pbn);
