@@ -63,7 +63,6 @@
  */
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -96,21 +95,6 @@ ka_btrace(const char *btrace, const char *cmd, const char *script,
 	return dtt_run_capture(argv, KA_RUN_MS, path, true, out, len);
 }
 
-/* The value after key (a whole line's start) in out, or -1. */
-static long
-ka_value(const char *out, const char *key)
-{
-	const char *p = out;
-	size_t n = strlen(key);
-
-	while ((p = strstr(p, key)) != NULL) {
-		if (p == out || p[-1] == '\n')
-			return atol(p + n);
-		p += n;
-	}
-	return -1;
-}
-
 static const char ka_count[] = "syscall:getppid:entry { @[comm] = count(); }";
 
 /*
@@ -134,7 +118,7 @@ ka_expect(const char *btrace, const char *cmd, const char *what,
 	    "%s: nothing dropped", what);
 	for (i = 0; i < n; i++) {
 		snprintf(key, sizeof(key), "@[%s]: ", names[i]);
-		v = ka_value(out, key);
+		v = dtt_line_value(out, key);
 		dtt_check(v == want[i], "%s: %ld getppid() of %s, want %ld",
 		    what, v, names[i], want[i]);
 	}
@@ -158,29 +142,29 @@ run_static(const char *btrace, const char *st, const char *dyn)
 	    "{ @[comm] = count(); } syscall:getppid:return "
 	    "/comm == \"tp_static\"/ { @r[retval] = count(); }", out,
 	    sizeof(out));
-	v = ka_value(out, "@[tp_static]: ");
-	ppid = ka_value(out, "ppid ");
+	v = dtt_line_value(out, "@[tp_static]: ");
+	ppid = dtt_line_value(out, "ppid ");
 	snprintf(key, sizeof(key), "@r[%ld]: ", ppid);
 	if (!dtt_check(dtt_exited0(status) && v == KA_NCALLS &&
-	    ka_value(out, "@[tp_target]: ") == 100 && ppid > 0 &&
-	    ka_value(out, key) == KA_NCALLS &&
+	    dtt_line_value(out, "@[tp_target]: ") == 100 && ppid > 0 &&
+	    dtt_line_value(out, key) == KA_NCALLS &&
 	    strstr(out, "\n0 events dropped\n") != NULL, "btrace -c of a "
 	    "shell running DYN then STATIC: %ld getppid() of STATIC, want "
 	    "%d, all %d returning its parent %ld (%ld); DYN's %ld, want 100; "
 	    "nothing dropped", v, KA_NCALLS, KA_NCALLS, ppid,
-	    ka_value(out, key), ka_value(out, "@[tp_target]: ")))
+	    dtt_line_value(out, key), dtt_line_value(out, "@[tp_target]: ")))
 		fprintf(stderr, "%s", out);
 
 	/* the shell's own calls: what the hooks alone counted, once */
 	{
-		long sh = ka_value(out, "@[sh]: "), sh0;
+		long sh = dtt_line_value(out, "@[sh]: "), sh0;
 
 		setenv("BTRACE_HOOKEDTREE", "0", 1);
 		status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
 		unsetenv("BTRACE_HOOKEDTREE");
-		sh0 = ka_value(out, "@[sh]: ");
+		sh0 = dtt_line_value(out, "@[sh]: ");
 		if (!dtt_check(dtt_exited0(status) && sh > 0 && sh == sh0 &&
-		    ka_value(out, "@[tp_static]: ") == -1, "the shell's "
+		    dtt_line_value(out, "@[tp_static]: ") == -1, "the shell's "
 		    "getppid(): %ld, the hooks' alone %ld (where STATIC's "
 		    "went unseen)", sh, sh0))
 			fprintf(stderr, "%s", out);
@@ -257,7 +241,6 @@ ka_askf(pid_t pid, uint32_t more)
 		struct udt_maps_req	r;
 	} q;
 	struct udt_maps_hdr h;
-	struct sockaddr_un sun;
 	struct timeval tv = { 5, 0 };
 	int fd, rv = -1;
 
@@ -266,16 +249,10 @@ ka_askf(pid_t pid, uint32_t more)
 	q.h.uh_version = UDT_VERSION;
 	q.h.uh_flags = UDT_HELLO_KARM | more;
 	q.r.umr_pid = pid;
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(ka_dd.dd_sock) >= sizeof(sun.sun_path))
-		return -1;
-	memcpy(sun.sun_path, ka_dd.dd_sock, strlen(ka_dd.dd_sock) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if ((fd = dtt_connect(ka_dd.dd_sock)) == -1)
 		return -1;
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 &&
-	    write(fd, &q, sizeof(q)) == (ssize_t)sizeof(q) &&
+	if (write(fd, &q, sizeof(q)) == (ssize_t)sizeof(q) &&
 	    recv(fd, &h, sizeof(h), MSG_WAITALL) == (ssize_t)sizeof(h) &&
 	    h.umh_magic == UDT_MAGIC && h.umh_count == 0)
 		rv = (int)h.umh_error;
@@ -404,7 +381,7 @@ run_bound(const char *btrace, const char *st)
 	    "exec 3>&- 4>&- 5>&-; wait; }; rm -f i1 i2 i3 o1 o2 o3'",
 	    ka_dd.dd_dir, st, st, st);
 	status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
-	v = ka_value(out, "@[tp_static]: ");
+	v = dtt_line_value(out, "@[tp_static]: ");
 	if (!dtt_check(dtt_exited0(status) && v == 2000 &&
 	    ka_lines(out, "its system calls are not traced") == 1 &&
 	    ka_lines(out, "its system calls are read from the kernel") == 2 &&
@@ -424,8 +401,8 @@ run_bound(const char *btrace, const char *st)
 	    "{ @[comm] = count(); } syscall:getppid:return "
 	    "{ @r[comm] = count(); }", out, sizeof(out));
 	if (!dtt_check(dtt_exited0(status) &&
-	    ka_value(out, "@[tp_static]: ") == -1 &&
-	    ka_value(out, "@r[tp_static]: ") == -1 &&
+	    dtt_line_value(out, "@[tp_static]: ") == -1 &&
+	    dtt_line_value(out, "@r[tp_static]: ") == -1 &&
 	    ka_lines(out, "its system calls are not traced") == 1, "STATIC "
 	    "whose return event fails: not followed, and said so"))
 		fprintf(stderr, "%s", out);
@@ -445,13 +422,13 @@ ka_refuse(const char *btrace, const char *st, bool ret, long want,
 	    "{ @[comm] = count(); } syscall:getppid:return "
 	    "{ @r[comm] = count(); }" : ka_count, out, sizeof(out));
 	if (!dtt_check(dtt_exited0(status) &&
-	    ka_value(out, "@[tp_static]: ") == want &&
-	    (!ret || ka_value(out, "@r[tp_static]: ") == want) &&
+	    dtt_line_value(out, "@[tp_static]: ") == want &&
+	    (!ret || dtt_line_value(out, "@r[tp_static]: ") == want) &&
 	    ka_lines(out, want == -1 ? "its system calls are not traced" :
 	    "its system calls are read from the kernel") == 1 &&
 	    strstr(out, "\n0 events dropped\n") != NULL, "%s: %ld "
 	    "getppid() of STATIC, want %ld", what,
-	    ka_value(out, "@[tp_static]: "), want))
+	    dtt_line_value(out, "@[tp_static]: "), want))
 		fprintf(stderr, "%s", out);
 }
 

@@ -493,21 +493,6 @@ kt_btrace(const char *btrace, const char *cmd, const char *script,
 	return dtt_run_capture(argv, KT_RUN_MS, path, true, out, len);
 }
 
-/* The value after key (a whole line's start) in out, or -1. */
-static long
-kt_value(const char *out, const char *key)
-{
-	const char *p = out;
-	size_t n = strlen(key);
-
-	while ((p = strstr(p, key)) != NULL) {
-		if (p == out || p[-1] == '\n')
-			return atol(p + n);
-		p += n;
-	}
-	return -1;
-}
-
 /* Whether a "debug: probe" line of out shows DTEVT_TREE in evtflags. */
 static bool
 kt_treebit(const char *out)
@@ -557,7 +542,7 @@ kt_count(const char *btrace, const char *cmd, const char *script,
 
 	status = kt_btrace(btrace, cmd, script, out, sizeof(out));
 	dtt_check(dtt_exited0(status), "btrace -c %s exits 0", what);
-	if ((v = kt_value(out, key)) == -1)
+	if ((v = dtt_line_value(out, key)) == -1)
 		fprintf(stderr, "%s", out);
 	return v;
 }
@@ -603,8 +588,8 @@ run_btrace_more(const char *btrace, const char *dyn)
 	snprintf(cmd, sizeof(cmd), "%s 1000 spawn 1 %s getppid 100",
 	    kt_static, dyn);
 	status = kt_btrace(btrace, cmd, count, out, sizeof(out));
-	v = kt_value(out, "@[tp_static]: ");
-	w = kt_value(out, "@[tp_target]: ");
+	v = dtt_line_value(out, "@[tp_static]: ");
+	w = dtt_line_value(out, "@[tp_target]: ");
 	if (!dtt_check(dtt_exited0(status) && v == 1000 && w == 100,
 	    "btrace -c STATIC running DYN: %ld and %ld getppid entries, "
 	    "want 1000 and 100 (the hooks' once)", v, w))
@@ -650,14 +635,14 @@ run_btrace(const char *btrace, const char *dyn)
 	    "/comm == \"tp_static\"/ { @r[retval] = count(); }", out,
 	    sizeof(out));
 	dtt_check(dtt_exited0(status), "btrace -c STATIC exits 0");
-	v = kt_value(out, "@[tp_static]: ");
-	ppid = kt_value(out, "ppid ");
+	v = dtt_line_value(out, "@[tp_static]: ");
+	ppid = dtt_line_value(out, "ppid ");
 	snprintf(key, sizeof(key), "@r[%ld]: ", ppid);
 	dtt_check(v == KT_NCALLS, "btrace -c STATIC: %ld getppid entries of "
 	    "%d calls", v, KT_NCALLS);
-	dtt_check(ppid > 0 && kt_value(out, key) == KT_NCALLS, "btrace -c "
+	dtt_check(ppid > 0 && dtt_line_value(out, key) == KT_NCALLS, "btrace -c "
 	    "STATIC: %ld returns giving its parent's pid %ld, of %d",
-	    kt_value(out, key), ppid, KT_NCALLS);
+	    dtt_line_value(out, key), ppid, KT_NCALLS);
 	dtt_check(strstr(out, "\n0 events dropped\n") != NULL,
 	    "btrace -c STATIC: nothing dropped");
 	dtt_check(strstr(out, "the kernel's of the tree too") != NULL &&
@@ -679,7 +664,7 @@ run_btrace(const char *btrace, const char *dyn)
 	    "{ @[comm] = count(); }", out, sizeof(out));
 	unsetenv("BTRACE_HOOKEDTREE");
 	dtt_check(dtt_exited0(status), "btrace -c DYN exits 0");
-	v = kt_value(out, "@[tp_target]: ");
+	v = dtt_line_value(out, "@[tp_target]: ");
 	dtt_check(v == 100, "btrace -c DYN: %ld getppid entries of 100", v);
 	if (!dtt_check(!kt_treebit(out) && strstr(out, "of the tree too") ==
 	    NULL, "btrace -c DYN does not ask for DTEVT_TREE"))

@@ -198,24 +198,6 @@ pp_spawn(int *go, int *outp, const char *how, const char *file)
 	return pid;
 }
 
-/* A child making getppid() flat out, once it made PP_NOISE. */
-static pid_t
-pp_noise(volatile uint64_t *calls)
-{
-	pid_t pid;
-
-	*calls = 0;
-	if ((pid = fork()) == 0) {
-		for (;;) {
-			(void)syscall(SYS_getppid);
-			(*calls)++;
-		}
-	}
-	while (pid > 0 && *calls < PP_NOISE)
-		sched_yield();
-	return pid;
-}
-
 /* A rename's number v, in g and pp_seen. */
 static void
 pp_number(struct pp_got *g, long long v)
@@ -633,7 +615,7 @@ run(enum pp_mode m)
 	    m == PP_CHURNS ? churnf : NULL)) == -1)
 		return;
 	/* what a full buffer would lose is no switch-over's */
-	npid = m == PP_TP || m == PP_CHURNS ? pp_noise(calls) : -1;
+	npid = m == PP_TP || m == PP_CHURNS ? dtt_noise(calls, PP_NOISE) : -1;
 	/* btrace -p's push alone (bt_push.c push_pid()) */
 	fa[0] = dtt_term(DTF_OP_EQ, DTF_PID, tpid, NULL);
 	/*

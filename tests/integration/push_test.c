@@ -164,28 +164,6 @@ pt_spawn(int *go, long n, long fd, char **env)
 }
 
 /*
- * A child making getppid() flat out, its count in *calls (zeroed
- * first), once it made PT_NOISE: the machine's other calls, a million
- * before the targets'.  Its pid, or -1.
- */
-static pid_t
-pt_noise(volatile uint64_t *calls)
-{
-	pid_t pid;
-
-	*calls = 0;
-	if ((pid = fork()) == 0) {
-		for (;;) {
-			(void)syscall(SYS_getppid);
-			(*calls)++;
-		}
-	}
-	while (pid > 0 && *calls < PT_NOISE)
-		sched_yield();
-	return pid;
-}
-
-/*
  * Opens A and B dropped no event.  Where the kernel refused the filter
  * (told), every system call of the machine reaches their rings, and
  * other work on it (a parallel test, a build) can overflow them: their
@@ -335,7 +313,7 @@ run_kern(bool refused)
 	    dtt_term(DTF_OP_EQ, DTF_TID, pids[1], NULL))) == -1)
 		goto out;
 	/* Refused, the noise would overflow perf's buffers: paced off. */
-	npid = refused ? -1 : pt_noise(calls);
+	npid = refused ? -1 : dtt_noise(calls, PT_NOISE);
 	pt_release(&go[0], pids[0], "target 0");
 	pt_release(&go[1], pids[1], "target 1");
 	dtt_check(pt_count(fda, pids, 2, gota), "open A read both exits");
@@ -503,7 +481,7 @@ run_tree(void)
 	if ((fdb = pt_open(pbn, dtt_term(DTF_OP_EQ, DTF_COMM, 0,
 	    "push_target"))) == -1)
 		goto out;
-	npid = pt_noise(calls);
+	npid = dtt_noise(calls, PT_NOISE);
 	/* the outsider after the tree: B's last event is its exit */
 	pt_release(&go[0], root, "the tree");
 	pt_release(&go[1], outsider, "the outsider");
@@ -786,7 +764,7 @@ run_ksys(void)
 	    pbn_exit, dtt_term(DTF_OP_EQ, DTF_COMM, 0, "push_target"), 0)) ==
 	    -1)
 		goto out;
-	npid = pt_noise(calls);
+	npid = dtt_noise(calls, PT_NOISE);
 	pt_release(&go[0], pids[0], "target 0");
 	pt_release(&go[1], pids[1], "target 1");
 	if (dtt_check(pt_count_sys(fda, pbn_call, pbn_exit, pids, zero, 2,

@@ -789,6 +789,23 @@ dtt_busy_start(pid_t *pids, int ncpu, const char *name)
 	return i == ncpu ? 0 : -1;
 }
 
+pid_t
+dtt_noise(volatile uint64_t *calls, uint64_t min)
+{
+	pid_t pid;
+
+	*calls = 0;
+	if ((pid = fork()) == 0) {
+		for (;;) {
+			(void)syscall(SYS_getppid);
+			(*calls)++;
+		}
+	}
+	while (pid > 0 && *calls < min)
+		sched_yield();
+	return pid;
+}
+
 void
 dtt_busy_stop(pid_t *pids, int ncpu)
 {
@@ -822,6 +839,20 @@ dtt_connect(const char *path)
 		return -1;
 	}
 	return fd;
+}
+
+long
+dtt_line_value(const char *out, const char *key)
+{
+	const char *p = out;
+	size_t n = strlen(key);
+
+	while ((p = strstr(p, key)) != NULL) {
+		if (p == out || p[-1] == '\n')
+			return atol(p + n);
+		p += n;
+	}
+	return -1;
 }
 
 int

@@ -193,6 +193,11 @@ struct udt_ring_hdr;
  * close-on-exec: the descriptor, or -1 with errno.  Any thread.
  */
 int	dtt_connect(const char *path);
+/*
+ * The number after key at the start of a line of out (a btrace's output,
+ * a dtd's log), or -1 when no line starts so.
+ */
+long	dtt_line_value(const char *out, const char *key);
 
 /*
  * A traced process's handshake done by hand, for tests that play a
@@ -230,6 +235,12 @@ uint64_t	dtt_cpu_ns(pid_t);
  */
 int	dtt_busy_start(pid_t *pids, int ncpu, const char *name);
 void	dtt_busy_stop(pid_t *pids, int ncpu);
+/*
+ * A child making getppid() flat out, its count in *calls (shared memory
+ * the caller mapped; zeroed first), returned once it made min of them:
+ * the machine's other calls.  Its pid (stop it with dtt_stop()), or -1.
+ */
+pid_t	dtt_noise(volatile uint64_t *calls, uint64_t min);
 
 /*
  * A throwaway ordinary user (dtt_user.c), for attacks that must not run
