@@ -188,19 +188,23 @@ dti_send_error(int fd, int error)
 /*
  * The executable mappings of the snapshot just read, for the tracee's
  * coverage check at its start (udt_tab.tb_xmaps): its own read of
- * /proc/self/maps, two calls, spared; and its files' identities
- * (tb_xfiles), a stat each.  Only of a tracee with one thread when both
- * were read, that thread waiting for the welcome: it maps nothing
- * executable but its own after, which it knows.  Left unsaid when there
- * are more than the table lists.  The serving thread, before the table
- * is the tracee's.
+ * /proc/self/maps, two calls, spared; its files' identities
+ * (tb_xfiles), a stat each; and which file mappings have no private
+ * page (tb_xclean), its pagemap's open and reads.  Only of a tracee with
+ * one thread when all were read, that thread waiting for the welcome: it
+ * maps nothing executable but its own after, which it knows, and writes
+ * no text before its images are mapped.  Left unsaid when there are
+ * more than the table lists.  The serving thread, before the table is
+ * the tracee's.
  */
 static void
-dti_xmaps_tell(struct udt_tab *tab, const struct dt_pm_snap *snap)
+dti_xmaps_tell(struct udt_tab *tab, pid_t pid, const struct dt_pm_snap *snap)
 {
 	const struct dt_pm_map *m;
 	struct udt_xfile *xf;
 	size_t i, nf = 0;
+	char path[64];
+	int pmfd = -1;
 
 	if (snap == NULL || snap->ps_n == 0 || snap->ps_n > UDT_XMAPS_MAX)
 		return;
@@ -208,6 +212,22 @@ dti_xmaps_tell(struct udt_tab *tab, const struct dt_pm_snap *snap)
 		m = &snap->ps_maps[i];
 		tab->tb_xmaps[i][0] = m->pm_start;
 		tab->tb_xmaps[i][1] = m->pm_end;
+		/*
+		 * Whether its pages are the file's, for the library's images
+		 * (udt_img_touched()): file mappings only (an image is of a
+		 * file), bounded (DT_PROC_PRIV_MAX pages).  The pagemap's
+		 * descriptor is opened at the first, a denied open (a tracee
+		 * not dumpable) leaves all unsaid.
+		 */
+		if (m->pm_path != NULL && pmfd == -1) {
+			snprintf(path, sizeof(path), "/proc/%d/pagemap",
+			    (int)pid);
+			if ((pmfd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+				pmfd = -2;
+		}
+		if (m->pm_path != NULL && pmfd >= 0 &&
+		    dt_proc_private(pmfd, m->pm_start, m->pm_end) == 0)
+			tab->tb_xclean[i / 64] |= 1ULL << (i % 64);
 		/*
 		 * And the identity of the files among them, for the keys of
 		 * its plans (a stat each it need not make): those stat'd
@@ -226,6 +246,8 @@ dti_xmaps_tell(struct udt_tab *tab, const struct dt_pm_snap *snap)
 		xf->xf_ctime = m->pm_ctime;
 		xf->xf_ctimens = m->pm_ctimens;
 	}
+	if (pmfd >= 0)
+		close(pmfd);
 	tab->tb_xfiles_n = (uint32_t)nf;
 	tab->tb_xmaps_n = (uint32_t)snap->ps_n;
 }
@@ -467,7 +489,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	    ps.ps_start + 1 : 0);
 	dti_who_init(dp, psok ? ps.ps_comm : NULL);
 	if (stok && pst.pst_threads == 1)
-		dti_xmaps_tell(dp->dp_tab, dp->dp_maps.pt_snap);
+		dti_xmaps_tell(dp->dp_tab, dp->dp_pid, dp->dp_maps.pt_snap);
 
 	/*
 	 * Copy the enable bytes and join the list in one go, so no

@@ -419,3 +419,28 @@ dt_proc_comm(pid_t pid, pid_t tid, char *comm, size_t size)
 	memcpy(comm, buf, len);
 	return 0;
 }
+
+int
+dt_proc_private(int pmfd, uint64_t lo, uint64_t hi)
+{
+	/* Bits 63 and 62: present, swapped; 61: a file's page (pagemap). */
+	const uint64_t inmem = 3ULL << 62, file = 1ULL << 61;
+	uint64_t e[512];
+	size_t i, n;
+	ssize_t r;
+
+	if (lo >= hi || (hi - lo) / 4096 > DT_PROC_PRIV_MAX)
+		return -1;
+	for (lo &= ~4095ULL; lo < hi; lo += n * 4096) {
+		n = (hi - lo + 4095) / 4096;
+		n = n > 512 ? 512 : n;
+		r = pread(pmfd, e, n * sizeof(e[0]), (off_t)(lo / 4096 *
+		    sizeof(e[0])));
+		if (r != (ssize_t)(n * sizeof(e[0])))
+			return -1;
+		for (i = 0; i < n; i++)
+			if ((e[i] & inmem) != 0 && (e[i] & file) == 0)
+				return 1;
+	}
+	return 0;
+}

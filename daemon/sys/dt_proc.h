@@ -69,6 +69,18 @@ struct dt_proc_status {
 int	dt_proc_status(pid_t pid, struct dt_proc_status *);
 
 /*
+ * Whether any page of [lo, hi) in the process whose /proc/PID/pagemap
+ * pmfd reads is a private copy: present or swapped and not a file's
+ * (an earlier preload's patch, a breakpoint written into its text).
+ * 0: none, 1: some, -1: cannot be told (a short read, a range over
+ * DT_PROC_PRIV_MAX pages).  Reads page tables only, faults no page in.
+ * Any thread, no lock; the answer holds while nothing runs in the
+ * process that writes its text.
+ */
+#define DT_PROC_PRIV_MAX	16384
+int	dt_proc_private(int pmfd, uint64_t lo, uint64_t hi);
+
+/*
  * The threads of process pid now, sorted, in memory the caller frees;
  * their count in *np.  NULL (errno ESRCH) when pid is no process: gone,
  * or a thread but not a process (/proc shows a thread's tid as a

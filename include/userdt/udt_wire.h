@@ -320,6 +320,15 @@ struct udt_tab {
 		int64_t		xf_mtime, xf_mtimens;
 		int64_t		xf_ctime, xf_ctimens;
 	}		tb_xfiles[UDT_XFILES_MAX];	/* [d] */
+	/*
+	 * Bit i set: dtd read the pages of the file mapping tb_xmaps[i] in
+	 * /proc/PID/pagemap in the same look and found none a private copy
+	 * (an earlier preload's patch, a breakpoint), so the library may
+	 * map an image over them without reading its own pagemap (three
+	 * calls of a start).  Clear: some are, or not read (an anonymous
+	 * or huge mapping, an older dtd), and the library reads it.
+	 */
+	uint64_t	tb_xclean[(UDT_XMAPS_MAX + 63) / 64];	/* [d] */
 };
 
 /*

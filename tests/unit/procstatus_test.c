@@ -20,11 +20,16 @@
  * of this process, whose thread count, blocked mask, handlers and pid it
  * sets and knows, and of a child stopped under its tracer (this process).
  * The library believes what this says instead of its own reading, so
- * each field is checked against what the kernel was made to hold.
+ * each field is checked against what the kernel was made to hold.  And
+ * dt_proc_private(), dtd's look at a tracee's text pages for its images
+ * (udt_tab.tb_xclean), of a file this process maps and copies a page of.
  */
+#include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -51,6 +56,47 @@ idle(void *arg)
 	/* Until the main thread closes the pipe's write end. */
 	(void)read(fd, &c, 1);
 	return NULL;
+}
+
+/*
+ * A private mapping of this test's own file, 4 pages (the file is larger):
+ * read, it is the file's pages; one written, a private copy, which the
+ * image over it would undo.
+ */
+static void
+check_private(void)
+{
+	volatile unsigned char *m;
+	unsigned char sink = 0;
+	uint64_t lo;
+	int fd, pm;
+
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	m = fd < 0 ? MAP_FAILED : mmap(NULL, 4 * 4096, PROT_READ |
+	    PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (!dtt_check(fd >= 0 && pm >= 0 && m != MAP_FAILED,
+	    "a private mapping of this file, and its pagemap"))
+		return;
+	lo = (uint64_t)(uintptr_t)m;
+	dtt_check(dt_proc_private(pm, lo, lo + 4 * 4096) == 0,
+	    "not faulted in: no private page");
+	sink = m[0] + m[4096] + m[2 * 4096] + m[3 * 4096];
+	dtt_check(dt_proc_private(pm, lo, lo + 4 * 4096) == 0,
+	    "read, the file's pages: no private page (%u)", sink);
+	m[2 * 4096 + 7] = (unsigned char)(sink + 1);
+	dtt_check(dt_proc_private(pm, lo, lo + 4 * 4096) == 1 &&
+	    dt_proc_private(pm, lo + 2 * 4096, lo + 2 * 4096 + 1) == 1,
+	    "a page written: a private copy");
+	dtt_check(dt_proc_private(pm, lo, lo + 2 * 4096) == 0 &&
+	    dt_proc_private(pm, lo + 3 * 4096, lo + 4 * 4096) == 0,
+	    "the pages around it the file's still");
+	dtt_check(dt_proc_private(pm, lo, lo + (DT_PROC_PRIV_MAX + 1) *
+	    4096ULL) == -1 && dt_proc_private(pm, lo, lo) == -1,
+	    "a range too long or empty: cannot be told");
+	munmap((void *)m, 4 * 4096);
+	close(fd);
+	close(pm);
 }
 
 static uint64_t
@@ -150,5 +196,6 @@ main(void)
 	dtt_check(dt_proc_status(child, &pst) == ESRCH,
 	    "a reaped child: ESRCH");
 	dtt_check(dt_proc_status(0, &pst) == ESRCH, "pid 0: ESRCH");
+	check_private();
 	return dtt_done();
 }

@@ -554,11 +554,37 @@ udt_rw_image_land(struct udt_rw_obj *o, uint8_t *at, const uint8_t *b,
 }
 
 /*
+ * Whether dtd read the pages of the mapping that holds [lo, hi) at the
+ * handshake and found none a private copy (udt_tab.tb_xclean).  Its
+ * look is this process's when its status said one thread: that thread
+ * has waited for the welcome since, then run only this constructor,
+ * which writes no object's text before its image is mapped; a debugger
+ * that attached since is seen (udt_rw_img_traced).  What could still
+ * write the text between the two looks (a uprobe registered then, a
+ * writer of /proc/PID/mem) could as well between the library's own
+ * read and its mmap, a few microseconds later.
+ */
+static int
+udt_img_clean_dtd(uintptr_t lo, uintptr_t hi)
+{
+	const struct udt_tab *tab = __atomic_load_n(&udt_tab, __ATOMIC_ACQUIRE);
+	uint32_t i, n;
+
+	if (tab == NULL || !udt_proc_status_dtd() ||
+	    (n = tab->tb_xmaps_n) == 0 || n > UDT_XMAPS_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (tab->tb_xmaps[i][0] <= lo && hi <= tab->tb_xmaps[i][1])
+			return (int)((tab->tb_xclean[i / 64] >> (i % 64)) & 1);
+	return 0;
+}
+
+/*
  * Whether a page of [lo, hi) is a private copy already, or cannot be
  * told: a change made to the text before this constructor (an earlier
  * preload's hook, a breakpoint), which the image mapped over it would
- * undo.  From /proc/self/pagemap: a page present or swapped that is
- * not a file's.  No page is read (no fault).
+ * undo.  dtd's look at the handshake, else /proc/self/pagemap: a page
+ * present or swapped that is not a file's.  No page is read (no fault).
  */
 static int
 udt_img_touched(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
@@ -568,6 +594,8 @@ udt_img_touched(struct udt_rw_obj *o, uintptr_t lo, uintptr_t hi)
 	size_t i, n;
 	long fd, r;
 
+	if (udt_img_clean_dtd(lo, hi))
+		return 0;
 	/* Open for the pass, closed with the images (udt_rw_image_end()). */
 	if (o->ro_pagemap == 0) {
 		fd = udt_sys3(SYS_open, "/proc/self/pagemap", O_RDONLY |
