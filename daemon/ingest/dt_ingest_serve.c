@@ -203,6 +203,7 @@ dti_xmaps_tell(struct udt_tab *tab, pid_t pid, const struct dt_pm_snap *snap)
 	const struct dt_pm_map *m;
 	struct udt_xfile *xf;
 	size_t i, nf = 0;
+	uint64_t npg, budget = DT_PROC_PRIV_MAX;
 	char path[64];
 	int pmfd = -1;
 
@@ -215,19 +216,26 @@ dti_xmaps_tell(struct udt_tab *tab, pid_t pid, const struct dt_pm_snap *snap)
 		/*
 		 * Whether its pages are the file's, for the library's images
 		 * (udt_img_touched()): file mappings only (an image is of a
-		 * file), bounded (DT_PROC_PRIV_MAX pages).  The pagemap's
-		 * descriptor is opened at the first, a denied open (a tracee
-		 * not dumpable) leaves all unsaid.
+		 * file), DT_PROC_PRIV_MAX pages in all, so that a tracee
+		 * with many or huge mappings costs the serving thread a
+		 * bounded read (the rest unsaid: the library reads them).
+		 * The pagemap's descriptor is opened at the first, a denied
+		 * open (a tracee not dumpable) leaves all unsaid.
 		 */
-		if (m->pm_path != NULL && pmfd == -1) {
-			snprintf(path, sizeof(path), "/proc/%d/pagemap",
-			    (int)pid);
-			if ((pmfd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-				pmfd = -2;
+		npg = (m->pm_end - m->pm_start) / 4096;
+		if (m->pm_path != NULL && npg <= budget && pmfd != -2) {
+			budget -= npg;
+			if (pmfd == -1) {
+				snprintf(path, sizeof(path),
+				    "/proc/%d/pagemap", (int)pid);
+				if ((pmfd = open(path, O_RDONLY |
+				    O_CLOEXEC)) < 0)
+					pmfd = -2;
+			}
+			if (pmfd >= 0 && dt_proc_private(pmfd, m->pm_start,
+			    m->pm_end) == 0)
+				tab->tb_xclean[i / 64] |= 1ULL << (i % 64);
 		}
-		if (m->pm_path != NULL && pmfd >= 0 &&
-		    dt_proc_private(pmfd, m->pm_start, m->pm_end) == 0)
-			tab->tb_xclean[i / 64] |= 1ULL << (i % 64);
 		/*
 		 * And the identity of the files among them, for the keys of
 		 * its plans (a stat each it need not make): those stat'd

@@ -49,7 +49,7 @@ import tempfile
 from dttpy import check, done, start_dtd, stop_dtd
 
 # What the library may add to an image's calls, beyond the program's: the
-# loader's mapping of it (7, and its relro), the attach to dtd (14),
+# loader's mapping of it (7), the attach to dtd (14),
 # /proc/self/status (3), the plan cache (4), the trampolines (3), the
 # text of each object made writable once (8), dispatch's handler (2), and
 # under strace, a tracer, /proc/self/mem opened to take back int3 sites

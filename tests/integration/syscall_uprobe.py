@@ -65,6 +65,8 @@ def main():
         print(__doc__)
         return 2
     dtd, dtrun, tracee = sys.argv[1:]
+    if not check(os.geteuid() == 0, "root (uprobes through tracefs)"):
+        return done()
     if not check(os.path.exists(TRACEFS + "/uprobe_events"),
                  "tracefs with uprobes at " + TRACEFS):
         return done()
@@ -107,6 +109,11 @@ def main():
             probes.append(fn)
             if not os.path.isdir(inst):
                 os.mkdir(inst)
+            # The program's hits alone in this buffer: other processes
+            # of the machine call these too.
+            with open("%s/events/%s/%s/filter" % (inst, group, fn),
+                      "w") as f:
+                f.write('comm == "%s"\n' % name)
             with open("%s/events/%s/%s/enable" % (inst, group, fn),
                       "w") as f:
                 f.write("1\n")
@@ -138,6 +145,9 @@ def main():
                   "%s: the uprobe hit once a call, traced and untraced: "
                   "%d of %d" % (fn, hits, 2 * CALLS))
     finally:
+        # Each step on its own: a leftover must not keep dtd running or
+        # the machine's libc probed.
+        stop_dtd(d)
         for fn in probes:
             try:
                 with open("%s/events/%s/%s/enable" % (inst, group, fn),
@@ -145,11 +155,16 @@ def main():
                     f.write("0\n")
             except OSError:
                 pass
-        if os.path.isdir(inst):
-            os.rmdir(inst)
+        try:
+            if os.path.isdir(inst):
+                os.rmdir(inst)
+        except OSError as e:
+            check(False, "the tracefs instance removed (%s)" % e)
         for fn in probes:
-            tracefs_add("-:%s/%s\n" % (group, fn))
-        stop_dtd(d)
+            try:
+                tracefs_add("-:%s/%s\n" % (group, fn))
+            except OSError as e:
+                check(False, "the uprobe %s removed (%s)" % (fn, e))
         shutil.rmtree(work, ignore_errors=True)
     return done()
 

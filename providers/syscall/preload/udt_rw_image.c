@@ -558,11 +558,14 @@ udt_rw_image_land(struct udt_rw_obj *o, uint8_t *at, const uint8_t *b,
  * handshake and found none a private copy (udt_tab.tb_xclean).  Its
  * look is this process's when its status said one thread: that thread
  * has waited for the welcome since, then run only this constructor,
- * which writes no object's text before its image is mapped; a debugger
- * that attached since is seen (udt_rw_img_traced).  What could still
- * write the text between the two looks (a uprobe registered then, a
- * writer of /proc/PID/mem) could as well between the library's own
- * read and its mmap, a few microseconds later.
+ * which writes no object's text before its image is mapped.  Not seen:
+ * what another process writes into the text after dtd's look (a uprobe
+ * registered then, a debugger that attaches after the status dtd read,
+ * which is also what udt_rw_img_traced knows, a writer of
+ * /proc/PID/mem), lost in this process when the image goes over it.
+ * The library's own read narrowed that window to its mmap; dtd's
+ * widens it to the rest of the handshake and the pass (a few hundred
+ * microseconds), for three calls of every start.
  */
 static int
 udt_img_clean_dtd(uintptr_t lo, uintptr_t hi)
