@@ -15,9 +15,9 @@
  */
 
 /*
- * What the images' two halves share: udt_rw_image.c finds, checks and
- * maps an image, udt_rw_imgsave.c writes one.  The constructor's pass
- * only [w].
+ * What the images' parts share: udt_rw_image.c finds, checks and
+ * maps an image's region, udt_rw_imgtext.c its text over the object's,
+ * udt_rw_imgsave.c writes one.  The constructor's pass only [w].
  */
 #ifndef UDT_RW_IMG_H
 #define UDT_RW_IMG_H
