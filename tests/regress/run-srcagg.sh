@@ -385,9 +385,15 @@ kstack)
 	done
 	# shellcheck disable=SC2086
 	trap 'kill $ZS 2> /dev/null; dtd_cleanup' EXIT
-	bt -v -e "$prog" > "$TMP/on" 2> "$TMP/on.err" || fail "$(cat "$TMP/on.err")"
-	BTRACE_NOPUSH=1 bt -v -e "$prog" > "$TMP/off" 2> "$TMP/off.err" ||
-	    fail "$(cat "$TMP/off.err")"
+	# Both at once: the same second of the machine, whatever else it
+	# runs (one after the other, a build starting between them made
+	# the second's top stack another program's).
+	bt -v -e "$prog" > "$TMP/on" 2> "$TMP/on.err" &
+	ON=$!
+	BTRACE_NOPUSH=1 bt -v -e "$prog" > "$TMP/off" 2> "$TMP/off.err" &
+	OFF=$!
+	wait $ON || fail "$(cat "$TMP/on.err")"
+	wait $OFF || fail "$(cat "$TMP/off.err")"
 	# shellcheck disable=SC2086
 	kill $ZS
 	# shellcheck disable=SC2086
