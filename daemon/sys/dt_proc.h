@@ -81,6 +81,15 @@ int	dt_proc_status(pid_t pid, struct dt_proc_status *);
 int	dt_proc_private(int pmfd, uint64_t lo, uint64_t hi);
 
 /*
+ * Whether process pid's image was exec'd in secure mode (AT_SECURE in
+ * the auxiliary vector the kernel saved at that exec, /proc/PID/auxv,
+ * which the process cannot write): 1 or 0; -1 with errno when it cannot
+ * be read (ESRCH: gone; EIO: no AT_SECURE entry in a vector read
+ * whole, or one too long to read whole).  Any thread, no lock.
+ */
+int	dt_proc_secure(pid_t pid);
+
+/*
  * The threads of process pid now, sorted, in memory the caller frees;
  * their count in *np.  NULL (errno ESRCH) when pid is no process: gone,
  * or a thread but not a process (/proc shows a thread's tid as a
