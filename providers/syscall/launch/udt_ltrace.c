@@ -46,9 +46,7 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
-#include <sys/xattr.h>
 
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -227,167 +225,6 @@ udt_lt_execpath(struct udt_lt *lt, long nr, const uint64_t *args,
 	return 0;
 }
 
-/*
- * Whether executing path gives the process other credentials: set-id
- * bits that change its ids, or file capabilities for a process that is
- * not root's.  A traced exec does not get them (the kernel refuses a
- * tracer that lacks the privilege), so the tracer must let go first.
- */
-static int
-udt_lt_setid(const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode))
-		return 0;
-	if ((st.st_mode & S_ISUID) && st.st_uid != geteuid())
-		return 1;
-	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) &&
-	    st.st_gid != getegid())
-		return 1;
-	return geteuid() != 0 &&
-	    getxattr(path, "security.capability", NULL, 0) > 0;
-}
-
-/*
- * Whether the ELF file at path asks for a dynamic loader (PT_INTERP).
- * 1 yes, 0 no (static), -1 cannot tell (not ELF64).
- */
-static int
-udt_lt_interp(const char *path)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	int fd, i, r = 0;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_phentsize != sizeof(ph)) {
-		close(fd);
-		return -1;
-	}
-	for (i = 0; i < eh.e_phnum; i++) {
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff +
-		    (uint64_t)i * sizeof(ph))) != (ssize_t)sizeof(ph))
-			break;
-		if (ph.p_type == PT_INTERP) {
-			r = 1;
-			break;
-		}
-	}
-	close(fd);
-	return r;
-}
-
-/* udt_lt_interp() of the image the tracee now runs, its path in exe. */
-static int
-udt_lt_dynamic(pid_t pid, char *exe, size_t len)
-{
-	char path[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	if ((n = readlink(path, exe, len - 1)) <= 0)
-		n = 0;
-	exe[n] = '\0';
-	return udt_lt_interp(path);
-}
-
-/* udt_launch_ktree(): dtd reads this tree's unhooked calls from the kernel */
-static int udt_lt_ktree;
-
-void
-udt_launch_ktree(int on)
-{
-	udt_lt_ktree = on;
-}
-
-static void
-udt_lt_say_static(const char *prog, const char *exe, int seen)
-{
-	/* btrace -c: dtd has the kernel's copy */
-	fprintf(stderr, "%s: %s: statically linked: its system calls are %s\n",
-	    prog, exe, seen ? "read from the kernel (no strings)" :
-	    "not traced");
-}
-
-static void
-udt_lt_say_setid(const char *prog, const char *path)
-{
-	fprintf(stderr, "%s: %s: set-id: runs untraced (the preload library "
-	    "is not loaded into a set-id program)\n", prog, path);
-}
-
-/*
- * The file execvp(3) would run for file: itself when it names a path,
- * else the first regular, executable file of that name along $PATH.
- * Into buf; -1 when there is none.
- */
-static int
-udt_lt_which(const char *file, char *buf, size_t len)
-{
-	const char *path = getenv("PATH"), *p, *e;
-	struct stat st;
-	size_t n;
-
-	if (strchr(file, '/') != NULL)
-		return realpath(file, buf) != NULL && strlen(buf) < len &&
-		    stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(buf, X_OK) == 0 ? 0 : -1;
-	if (path == NULL)
-		path = "/bin:/usr/bin";
-	for (p = path; ; p = e + 1) {
-		e = strchrnul(p, ':');
-		n = (size_t)(e - p);
-		if (n == 0)
-			n = 1, p = ".";
-		if (n + strlen(file) + 2 <= len) {
-			memcpy(buf, p, n);
-			buf[n] = '/';
-			strcpy(buf + n + 1, file);
-			if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
-			    access(buf, X_OK) == 0)
-				return 0;
-		}
-		if (*e == '\0')
-			return -1;
-	}
-}
-
-/* udt_launch_image(), and the file's path into path. */
-static int
-udt_lt_untraced(const char *file, char *path, size_t len)
-{
-	if (file == NULL || udt_lt_which(file, path, len) == -1)
-		return 0;
-	if (udt_lt_setid(path))
-		return UDT_LAUNCH_SETID;
-	return udt_lt_interp(path) == 0 ? UDT_LAUNCH_STATIC : 0;
-}
-
-int
-udt_launch_image(const char *file)
-{
-	char path[PATH_MAX];
-
-	return udt_lt_untraced(file, path, sizeof(path));
-}
-
-void
-udt_lt_precheck(const char *prog, const char *file)
-{
-	char path[PATH_MAX];
-	int kind = udt_lt_untraced(file, path, sizeof(path));
-
-	if (kind == UDT_LAUNCH_SETID)
-		udt_lt_say_setid(prog, path);
-	else if (kind == UDT_LAUNCH_STATIC)
-		udt_lt_say_static(prog, path, udt_lt_ktree != 0);
-}
-
 /* Whether [a, a + len) lies where the library was mapped. */
 static int
 udt_lt_inown(const struct udt_lt *lt, uint64_t a, uint64_t len)
@@ -497,12 +334,12 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 		return 0;
 	if (nr == SYS_execve || nr == SYS_execveat) {
 		if (udt_lt_execpath(lt, nr, (const uint64_t *)si->entry.args,
-		    path, sizeof(path)) == 0 && udt_lt_setid(path)) {
+		    path, sizeof(path)) == 0 && udt_li_setid(path)) {
 			/*
 			 * The loader of a set-id image ignores LD_PRELOAD
 			 * paths, so none of its calls reach a hook either.
 			 */
-			udt_lt_say_setid(lt->lt_prog, path);
+			udt_li_say_setid(lt->lt_prog, path);
 			ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 			return 1;
 		}
@@ -676,10 +513,10 @@ udt_lt_exec(struct udt_lt *lt)
 {
 	char exe[PATH_MAX];
 
-	if (udt_lt_dynamic(lt->lt_pid, exe, sizeof(exe)) == 0) {
+	if (udt_li_dynamic(lt->lt_pid, exe, sizeof(exe)) == 0) {
 		/* held here, before its first instruction, until dtd has it */
-		udt_lt_say_static(lt->lt_prog, exe, udt_lt_ktree ==
-		    UDT_LAUNCH_KTREE_ROOT || (udt_lt_ktree ==
+		udt_li_say_static(lt->lt_prog, exe, udt_li_ktree() ==
+		    UDT_LAUNCH_KTREE_ROOT || (udt_li_ktree() ==
 		    UDT_LAUNCH_KTREE_EXEC && udt_karmq(lt->lt_pid) == 0));
 		ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 		return 1;

@@ -24,6 +24,8 @@
 
 #include <sys/types.h>
 
+#include <stddef.h>
+
 struct udt_lt;
 
 /*
@@ -63,5 +65,21 @@ int		 udt_lt_stop(struct udt_lt *, int status);
  * runs untraced.  The launcher, before its exec.
  */
 void		 udt_lt_precheck(const char *prog, const char *file);
+
+/*
+ * udt_limage.c, for the tracer.  udt_li_setid(): whether executing
+ * path gives the process other credentials (set-id bits that change
+ * its ids; file capabilities, not for root).  udt_li_dynamic(): whether
+ * the image pid runs asks for a loader, 1, 0 (static) or -1 (cannot
+ * tell), its path into exe.  udt_li_say_static() and
+ * udt_li_say_setid(): say so on stderr, once for each image.
+ * udt_li_ktree(): what udt_launch_ktree() set.
+ */
+int		 udt_li_setid(const char *path);
+int		 udt_li_dynamic(pid_t pid, char *exe, size_t len);
+void		 udt_li_say_static(const char *prog, const char *exe,
+		    int seen);
+void		 udt_li_say_setid(const char *prog, const char *path);
+int		 udt_li_ktree(void);
 
 #endif /* UDT_LTRACE_H */
