@@ -96,19 +96,23 @@ typedef int	(*dt_ksys_index_fn)(const struct dt_pcb *dp);
 /*
  * The tree's feed again (dt_tp_ksysarm.c): a launcher's helper, process
  * helper of user uid and group gid (the ingest socket's credentials),
- * holds pid at the exec of a statically linked image (UDT_HELLO_KARM,
- * udt_wire.h).  Open the kernel's copy of pid's calls, and of what it
- * forks, for the recording opens that named a tree with DTTR_F_HOOKED
- * (dtvar.h) and have pid in it, before the helper lets pid run.  0 when
- * one such open has its calls (opened now, or by an ancestor's events),
- * else an errno: EPERM when pid is not held by helper with helper's
- * credentials as its only thread, ENOENT when no such open has it in
- * its tree, ENOEXEC when its file asks for a loader, ENOSPC when the
- * open follows as many images as it may already, ESRCH when pid was
- * another process by the time the events were open, perf's when they
- * would not open.  The word of the helper names a pid and nothing
- * else: what pid runs, its tree and its tracer are read from /proc,
- * its file only once it is in a tree.  An ingest serve worker, no
+ * holds pid at the exec of an image no hook sees (UDT_HELLO_KARM,
+ * udt_wire.h): a statically linked one, or, for a root helper, one
+ * exec'd in secure mode (set-id, file capabilities: AT_SECURE, whose
+ * loader ignores LD_PRELOAD).  Open the kernel's copy of pid's calls,
+ * and of what it forks, for the recording opens that named a tree with
+ * DTTR_F_HOOKED (dtvar.h) and have pid in it, before the helper lets
+ * pid run.  0 when one such open has its calls (opened now, or by an
+ * ancestor's events that a secure exec did not drop), else an errno:
+ * EPERM when pid is not held by helper as its only thread, or, helper
+ * not root, with other credentials than helper's; ENOENT when no such
+ * open has it in its tree, ENOEXEC when its file asks for a loader and
+ * its exec was not a root helper's secure one, ENOSPC when the open
+ * follows as many images as it may already, ESRCH when pid was another
+ * process by the time the events were open, perf's when they would not
+ * open.  The word of the helper names a pid and nothing else: what pid
+ * runs, its tree and its tracer are read from /proc, its files only
+ * once it is in a tree.  An ingest serve worker, no
  * lock held; never waits for the reader.
  */
 typedef int	(*dt_ksys_arm_fn)(pid_t helper, uid_t uid, gid_t gid,

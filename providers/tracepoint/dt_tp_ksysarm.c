@@ -32,7 +32,20 @@
  * dt_tp_ksystree.c's callback with the image already judged static.
  * Every call of the image is counted from its first, once; the dynamic
  * processes of the tree pay nothing per call, their execs nothing more
- * than the helper's stop they had already.  What a static image forks
+ * than the helper's stop they had already.
+ *
+ * Set-id: an exec that changes a process's credentials (set-id bits,
+ * file capabilities) runs in secure mode (AT_SECURE), whose loader
+ * ignores LD_PRELOAD, and leaves it not dumpable, at which the kernel
+ * drops the perf events it inherited (begin_new_exec()).  A root
+ * helper (only root's tracee gets new credentials under ptrace; a
+ * non-root tracer's exec is given none) holds such an image at its
+ * exec stop, after that drop, and asks as for a static one: its feed
+ * opened then is the only copy of its calls, and of its children's,
+ * whose secure-mode loader took LD_PRELOAD out of their environment (a
+ * child that gets the library back is dropped here as a hook's, as a
+ * static image's dynamic child is).  Such an image is never taken as
+ * covered by an ancestor's feed: the exec dropped it.  What a static image forks
  * and execs is judged by that callback as on a root's feed (a dynamic
  * child's calls come through perf and are dropped as the hooks').
  *
@@ -76,10 +89,13 @@
  * bounded before any file is read.  That pid must be traced by the
  * helper that asks (TracerPid), stopped, one thread (a process at its
  * exec stop has no other), with the helper's credentials, all four of
- * each (a set-id image is never followed: its calls are another
- * user's, whom the helper's user could not trace); its ancestry must
- * reach the root of an open's tree; only then is its file read, to
- * run a static image by the file it runs (/proc/PID/exe, never a path).
+ * each, unless the helper is root (the socket's peer uid 0): a set-id
+ * image's calls are another user's, whom a non-root helper could not
+ * trace, and root's helper may hold anyone's; its ancestry must reach
+ * the root of an open's tree; only then are its files read: for a
+ * root helper its auxiliary vector (AT_SECURE, which the kernel keeps
+ * out of the process's reach), else or when not secure the file it
+ * runs, to find it static (/proc/PID/exe, never a path).
  * A pid is a process only with its start time: taken with the first
  * check, and read again, with the stop and the tracer, once the events
  * are open, still off (DT_TPEV_OFF): turned on only if the pid is the
@@ -170,6 +186,7 @@ static atomic_bool	 dt_ka_used;			/* [a] ever one */
 static atomic_uint_fast64_t dt_ka_narmed;		/* [a] feeds opened */
 static atomic_uint_fast64_t dt_ka_ncovered;		/* [a] not: covered */
 static atomic_uint_fast64_t dt_ka_nfull;		/* [a] not: dt_ka_max */
+static atomic_uint_fast64_t dt_ka_nsetid;		/* [a] set-id: opened */
 static unsigned int	 dt_ka_max = DT_KA_MAX;	/* [I] */
 static bool		 dt_ka_failret;		/* [I] a test's */
 static unsigned int	 dt_ka_failstill;	/* [X] a test's */
@@ -298,9 +315,9 @@ out:
 
 /*
  * Whether pid is held by helper, at a ptrace stop, with helper's user
- * and group as all four of its ids (no set-id image), as its process's
- * leader and only thread: 0 and its start time in *start, else EPERM
- * (ESRCH: gone).  /proc's word, not the helper's.  The start time is
+ * and group as all four of its ids (no set-id image) unless uid is
+ * root's, as its process's leader and only thread: 0 and its start
+ * time in *start, else EPERM (ESRCH: gone).  /proc's word, not the helper's.  The start time is
  * read first: if pid is another process's by the status read, that
  * one must pass the checks too, and the start time read again after
  * the open (dt_ka_still()) finds the change.
@@ -320,7 +337,7 @@ dt_ka_held(pid_t helper, uid_t uid, gid_t gid, pid_t pid, uint64_t *start)
 	if (pst.pst_state != 't' || pst.pst_tgid != pid ||
 	    pst.pst_threads != 1 || pst.pst_tracer != helper)
 		return EPERM;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 4 && uid != 0; i++)
 		if (pst.pst_uid[i] != uid || pst.pst_gid[i] != gid)
 			return EPERM;
 	return 0;
@@ -613,7 +630,6 @@ dt_ka_open(struct dt_ka *ka, pid_t helper, const struct dt_ka_proc *anc,
 	af->af_next = ka->ka_feeds;
 	ka->ka_feeds = af;
 	ka->ka_nfeeds++;
-	atomic_fetch_add(&dt_ka_narmed, 1);
 	return 0;
 fail:
 	if (error != ESRCH)
@@ -668,6 +684,7 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	unsigned int n, nkids;
 	uint64_t ns, start;
 	int error, rv = ENOENT;
+	bool secure;
 
 	if (pid <= 0)
 		return EINVAL;
@@ -684,7 +701,14 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 		return ESRCH;
 	if (!dt_ka_intree(anc, n))
 		return ENOENT;
-	if (!dt_kt_exe_static(pid))
+	/*
+	 * A non-root helper's tracee is never secure (the kernel gives it
+	 * no credentials under ptrace): its vector is not read.  Unread,
+	 * a root helper's is taken as not secure: a static image is still
+	 * followed, a dynamic one left to its hooks.
+	 */
+	secure = uid == 0 && dt_proc_secure(pid) == 1;
+	if (!secure && !dt_kt_exe_static(pid))
 		return ENOEXEC;
 	nkids = dt_ka_kids(pid, kids);
 	/* held at its exec: the new image's name, already set */
@@ -702,12 +726,16 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 		/* the opens may have changed since dt_ka_intree() */
 		if (dt_ka_root(ka, anc, n) == n)
 			continue;
-		if (dt_ka_covered(ka, anc, n)) {
+		if (!secure && dt_ka_covered(ka, anc, n)) {
 			atomic_fetch_add(&dt_ka_ncovered, 1);
 			rv = 0;
 		} else if ((error = dt_ka_open(ka, helper, anc, kids, nkids,
-		    ns, comm)) == 0 || rv != 0)
+		    ns, comm)) == 0 || rv != 0) {
 			rv = error;
+			if (error == 0)
+				atomic_fetch_add(secure ? &dt_ka_nsetid :
+				    &dt_ka_narmed, 1);
+		}
 		/*
 		 * The gone go after the new one is open: closing the last
 		 * task event turns the kernel's perf hooks of the scheduler
@@ -763,12 +791,14 @@ dt_ka_fini(void)
 	if (!atomic_load(&dt_ka_used))
 		return;
 	dt_kt_counts(&taken, &hooked);
+	/* the set-id count last: what the static counts said stays so */
 	fprintf(stderr, "dtd: syscall: hooked trees: %llu static execs "
 	    "followed, %llu covered already, %llu refused at the bound; "
 	    "kernel feeds of trees: %llu calls given, %llu of hooked "
-	    "processes dropped\n",
+	    "processes dropped; set-id execs followed: %llu\n",
 	    (unsigned long long)atomic_load(&dt_ka_narmed),
 	    (unsigned long long)atomic_load(&dt_ka_ncovered),
 	    (unsigned long long)atomic_load(&dt_ka_nfull),
-	    (unsigned long long)taken, (unsigned long long)hooked);
+	    (unsigned long long)taken, (unsigned long long)hooked,
+	    (unsigned long long)atomic_load(&dt_ka_nsetid));
 }

@@ -55,9 +55,11 @@ enum dt_kt_kind {
 struct dt_kt_feed *dt_kt_feed_new(unsigned int dir, pid_t root);
 
 /*
- * Before the hand-over: pid runs a statically linked image named comm
- * from ns (CLOCK_REALTIME) on, exec'd before the feed was opened, so no
- * exec record of it (nor its name) will come.  False without memory.
+ * Before the hand-over: pid runs an image no hook sees (statically
+ * linked, or exec'd in secure mode: its loader ignores LD_PRELOAD)
+ * named comm from ns (CLOCK_REALTIME) on, exec'd before the feed was
+ * opened, so no exec record of it (nor its name) will come.  False
+ * without memory.
  */
 bool	dt_kt_feed_static(struct dt_kt_feed *, pid_t pid, uint64_t ns,
 	    const char *comm);
