@@ -16,16 +16,20 @@
 
 
 /*
- * The launcher's helper's question to dtd at the exec stop of a
- * statically linked image (UDT_HELLO_KARM, udt_wire.h): open the
- * kernel's copy of this process's calls before it runs.  The helper
+ * The launcher's helper's question to dtd at the exec stop of an image
+ * no hook sees, statically linked or exec'd in secure mode
+ * (UDT_HELLO_KARM, udt_wire.h): open the kernel's copy of this
+ * process's calls before it runs.  The helper
  * holds the process meanwhile, so the question is bounded as a maps
  * query is (udt_mapsq_ask(): two seconds for a dtd that does not
  * answer): the program waits at most that, once, for a dtd that is
  * stuck.
  */
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <userdt/udt_wire.h>
@@ -53,4 +57,34 @@ udt_karmq(pid_t pid)
 	close(fd);
 	errno = error;
 	return rv;
+}
+
+/*
+ * The kernel's own word, from the vector it saved at the exec: the
+ * process cannot write it, and the loader decides by it alone.  A
+ * vector longer than the buffer is not a kernel's (a few dozen pairs).
+ */
+int
+udt_karmq_secure(pid_t pid)
+{
+	uint64_t v[2 * 128];
+	char path[64];
+	ssize_t n, got = 0;
+	size_t i;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	while ((size_t)got < sizeof(v) && (n = read(fd, (char *)v + got,
+	    sizeof(v) - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	for (i = 0; i + 1 < (size_t)got / sizeof(v[0]); i += 2) {
+		if (v[i] == AT_NULL)
+			break;
+		if (v[i] == AT_SECURE)
+			return v[i + 1] != 0;
+	}
+	return 0;
 }

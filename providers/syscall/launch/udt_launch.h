@@ -104,7 +104,9 @@ int	udt_launch_trace(const char *prog, const char *file);
  * of a static command, with a dtd that has no UDT_HELLO_KARM);
  * UDT_LAUNCH_KTREE_EXEC: from each static image's exec, which the helper
  * holds until dtd has opened its feed (udt_karmq()), wherever in the
- * tree it comes (DTTR_F_HOOKED).  A flag of this process, not of its
+ * tree it comes (DTTR_F_HOOKED), and, the helper being root, from each
+ * secure (set-id) image's, which it then lets exec under ptrace (root's
+ * tracee gets its new credentials all the same).  A flag of this process, not of its
  * environment: the helper is forked and never execs, so it has it, and
  * nothing a launcher inherits can claim a feed no one asked for.  Off
  * (0) until set.  Before udt_launch_trace().
@@ -116,12 +118,21 @@ void	udt_launch_ktree(int on);
 /*
  * Ask the dtd at $USERDT_SOCKET (else UDT_SOCKET_DEFAULT) for the
  * kernel's copy of the calls of pid, which this process holds at the
- * exec of a statically linked image (UDT_HELLO_KARM, udt_wire.h), and
+ * exec of a statically linked image, or of a secure one when this
+ * process is root's (UDT_HELLO_KARM, udt_wire.h), and
  * wait for its answer: 0 once dtd has it (or wants none), -1 with errno
  * (EPROTO: a dtd without it; what the socket said).  About two seconds
  * at most.  The helper's thread.
  */
 int	udt_karmq(pid_t pid);
+
+/*
+ * Whether pid, held at its exec stop, runs an image exec'd in secure
+ * mode (AT_SECURE in /proc/PID/auxv: set-id, file capabilities), whose
+ * loader ignores LD_PRELOAD: 1, else 0, also when it cannot be read.
+ * The helper's thread.
+ */
+int	udt_karmq_secure(pid_t pid);
 
 /*
  * Keep the preload library's cache of plans and images (dtrun(1), FILES)

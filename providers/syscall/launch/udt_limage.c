@@ -131,10 +131,26 @@ udt_li_say_static(const char *prog, const char *exe, int seen)
 }
 
 void
-udt_li_say_setid(const char *prog, const char *path)
+udt_li_say_setid(const char *prog, const char *path, int seen)
 {
-	fprintf(stderr, "%s: %s: set-id: runs untraced (the preload library "
-	    "is not loaded into a set-id program)\n", prog, path);
+	if (seen)
+		fprintf(stderr, "%s: %s: set-id: its system calls are read "
+		    "from the kernel (no strings)\n", prog, path);
+	else
+		fprintf(stderr, "%s: %s: set-id: runs untraced (the preload "
+		    "library is not loaded into a set-id program)\n", prog,
+		    path);
+}
+
+/*
+ * A non-root tracer's exec would run the program without its
+ * credentials; root's tracee gets them all the same, and is held at
+ * its exec stop for dtd's feed only in a hooked tree's (btrace -c).
+ */
+int
+udt_li_karmsetid(void)
+{
+	return udt_li_mode == UDT_LAUNCH_KTREE_EXEC && geteuid() == 0;
 }
 
 /*
@@ -198,8 +214,9 @@ udt_lt_precheck(const char *prog, const char *file)
 	char path[PATH_MAX];
 	int kind = udt_li_untraced(file, path, sizeof(path));
 
+	/* nothing holds this exec: no one asks dtd for it */
 	if (kind == UDT_LAUNCH_SETID)
-		udt_li_say_setid(prog, path);
+		udt_li_say_setid(prog, path, 0);
 	else if (kind == UDT_LAUNCH_STATIC)
 		udt_li_say_static(prog, path, udt_li_mode != 0);
 }

@@ -33,9 +33,13 @@
  *
  * What it does not trace, it says once on stderr: a statically linked
  * image (no loader, no library: untraced), and an image the exec gives
- * other credentials (set-id or file capabilities: a traced exec would
- * not get them, and the program must not behave differently because it
- * is traced).
+ * other credentials (set-id or file capabilities: a non-root tracer's
+ * exec would not get them, and the program must not behave differently
+ * because it is traced).  Under btrace -c of a hooked tree
+ * (UDT_LAUNCH_KTREE_EXEC) dtd reads either from the kernel instead,
+ * asked at the exec stop (udt_karmq()); a root helper stays on through
+ * a set-id exec for that and judges the image at the stop by the
+ * kernel's AT_SECURE, not by the file's bits before.
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -333,13 +337,14 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 	if (lt->lt_need != 0 || (se = systab_by_linux(nr)) == NULL)
 		return 0;
 	if (nr == SYS_execve || nr == SYS_execveat) {
-		if (udt_lt_execpath(lt, nr, (const uint64_t *)si->entry.args,
-		    path, sizeof(path)) == 0 && udt_li_setid(path)) {
+		if (!udt_li_karmsetid() && udt_lt_execpath(lt, nr,
+		    (const uint64_t *)si->entry.args, path, sizeof(path)) ==
+		    0 && udt_li_setid(path)) {
 			/*
 			 * The loader of a set-id image ignores LD_PRELOAD
 			 * paths, so none of its calls reach a hook either.
 			 */
-			udt_li_say_setid(lt->lt_prog, path);
+			udt_li_say_setid(lt->lt_prog, path, 0);
 			ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 			return 1;
 		}
@@ -518,6 +523,16 @@ udt_lt_exec(struct udt_lt *lt)
 		udt_li_say_static(lt->lt_prog, exe, udt_li_ktree() ==
 		    UDT_LAUNCH_KTREE_ROOT || (udt_li_ktree() ==
 		    UDT_LAUNCH_KTREE_EXEC && udt_karmq(lt->lt_pid) == 0));
+		ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
+		return 1;
+	}
+	/*
+	 * The kernel's word, after the fact: its loader ignores LD_PRELOAD
+	 * and the exec dropped the perf events it inherited.  Held, as a
+	 * static image, until dtd has opened its own.
+	 */
+	if (udt_li_karmsetid() && udt_karmq_secure(lt->lt_pid)) {
+		udt_li_say_setid(lt->lt_prog, exe, udt_karmq(lt->lt_pid) == 0);
 		ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 		return 1;
 	}

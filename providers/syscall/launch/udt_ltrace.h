@@ -72,14 +72,19 @@ void		 udt_lt_precheck(const char *prog, const char *file);
  * its ids; file capabilities, not for root).  udt_li_dynamic(): whether
  * the image pid runs asks for a loader, 1, 0 (static) or -1 (cannot
  * tell), its path into exe.  udt_li_say_static() and
- * udt_li_say_setid(): say so on stderr, once for each image.
- * udt_li_ktree(): what udt_launch_ktree() set.
+ * udt_li_say_setid(): say so on stderr, once for each image, seen
+ * non-zero when dtd reads its calls from the kernel.  udt_li_ktree():
+ * what udt_launch_ktree() set.  udt_li_karmsetid(): whether a set-id
+ * exec is let happen under ptrace and held at its stop for dtd (root's
+ * helper of a hooked tree), rather than let go before it.
  */
 int		 udt_li_setid(const char *path);
 int		 udt_li_dynamic(pid_t pid, char *exe, size_t len);
 void		 udt_li_say_static(const char *prog, const char *exe,
 		    int seen);
-void		 udt_li_say_setid(const char *prog, const char *path);
+void		 udt_li_say_setid(const char *prog, const char *path,
+		    int seen);
 int		 udt_li_ktree(void);
+int		 udt_li_karmsetid(void);
 
 #endif /* UDT_LTRACE_H */
