@@ -472,18 +472,23 @@ rules_setup(int fd, int *halt)
 		ptree_shell(g_cpid);
 		sigprocmask(SIG_SETMASK, &omask, NULL);
 		/*
-		 * A static command (set-id: the kernel drops a process's
-		 * perf events at an exec that changes its credentials, so
-		 * there is nothing to gain): no hook sees its calls, the
-		 * kernel's feed of the tree does, from the root's exec.
-		 * Any other, under a shell the library enters: the static
-		 * images it starts later are fed from their own execs,
-		 * which the launcher's helper holds for dtd
-		 * (DTTR_F_HOOKED), so the hooked processes never go
-		 * through the kernel's events; a dtd without that, the
-		 * hooks' alone, as before.
+		 * A static command: no hook sees its calls, the kernel's
+		 * feed of the tree does, from the root's exec.  Any other,
+		 * under a shell the library enters: the static images it
+		 * starts later are fed from their own execs, which the
+		 * launcher's helper holds for dtd (DTTR_F_HOOKED), so the
+		 * hooked processes never go through the kernel's events;
+		 * a dtd without that, the hooks' alone, as before.  A
+		 * set-id command too when we are root: the kernel drops a
+		 * process's perf events at an exec that changes its
+		 * credentials, so a root's feed would lose it, but root's
+		 * helper holds that exec for dtd as a static one's.
+		 * Without root it would lose its credentials under the
+		 * helper, which lets it go untraced instead.
 		 */
 		kind = cmd_untraced();
+		if (kind == UDT_LAUNCH_SETID && geteuid() == 0)
+			kind = 0;
 		hooked = getenv("BTRACE_HOOKEDTREE");
 		/* "0": as before; "root": a root's feed whatever it runs */
 		tree = agg_tree_name(fd, sysprobes && kind == 0 &&
