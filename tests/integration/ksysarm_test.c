@@ -60,12 +60,31 @@
  *			followers' budget (USERDT_TEST_PIDFDS): entries
  *			followed, twice (the first's given back),
  *			entries and returns refused, said not traced
+ *   ksysarm_test setid DTD BTRACE SPAWN DYN LIB STATIC
+ *			a set-gid copy of SPAWN (group 65534, made in
+ *			a directory beside SPAWN: the build's, not a
+ *			nosuid mount) started later by a shell: its
+ *			calls exactly, with its group, said read from
+ *			the kernel, nothing dropped; the dynamic child
+ *			it starts with its own ids again (its loader
+ *			took LD_PRELOAD out) exactly, by the same feed;
+ *			one that gets the library LIB back, exactly
+ *			once (the hooks');
+ *			started by an image of the tree whose branch a
+ *			static image's feed covers, still counted (its
+ *			exec dropped that feed); a question for it
+ *			held by SPAWN as uid 65534 refused (EPERM),
+ *			then as root answered (0) and its calls counted
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -445,22 +464,181 @@ run_refuse(const char *btrace, const char *st)
 	ka_refuse(btrace, st, false, 100, "entries again: all given back");
 }
 
+/*
+ * A copy of src at dst, set-gid to gid: 0, or -1 with why in why.  The
+ * group first: a chown clears the set-gid bit.
+ */
+static int
+ka_setgid_copy(const char *src, const char *dst, gid_t gid, char *why,
+    size_t len)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out, rv = -1;
+
+	if ((in = open(src, O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(why, len, "%s: %s", src, strerror(errno));
+		return -1;
+	}
+	if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0700)) == -1) {
+		snprintf(why, len, "%s: %s", dst, strerror(errno));
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			break;
+	if (n != 0)
+		snprintf(why, len, "copying to %s: %s", dst, strerror(errno));
+	else if (fchown(out, (uid_t)-1, gid) == -1 ||
+	    fchmod(out, 02755) == -1)
+		snprintf(why, len, "%s: set-gid: %s", dst, strerror(errno));
+	else
+		rv = 0;
+	close(in);
+	if (close(out) == -1 && rv == 0) {
+		snprintf(why, len, "%s: %s", dst, strerror(errno));
+		rv = -1;
+	}
+	return rv;
+}
+
+static void
+run_setid(const char *btrace, const char *spawn, const char *dyn,
+    const char *lib, const char *st)
+{
+	static char out[65536];
+	char tmp[PATH_MAX], dir[PATH_MAX + 32], setid[PATH_MAX + 48];
+	char cmd[4 * PATH_MAX], why[2 * PATH_MAX];
+	struct statvfs vfs;
+	gid_t gid = getegid() == 65534 ? 65533 : 65534;
+	long v, c;
+	int status, e1 = -2, e2 = -2;
+	const char *p;
+
+	/* beside SPAWN: the build's directory, where set-gid bits work */
+	snprintf(tmp, sizeof(tmp), "%s", spawn);
+	snprintf(dir, sizeof(dir), "%s/ksysarm_setid.XXXXXX", dirname(tmp));
+	if (mkdtemp(dir) == NULL || chmod(dir, 0755) == -1) {
+		dtt_check(false, "a directory for the set-gid copy: %s",
+		    strerror(errno));
+		return;
+	}
+	snprintf(setid, sizeof(setid), "%s/kt_setid", dir);
+	if (statvfs(dir, &vfs) == -1 || (vfs.f_flag & ST_NOSUID)) {
+		dtt_check(false, "%s: set-id bits are ignored there (nosuid) "
+		    "or it cannot be told", dir);
+		goto out;
+	}
+	why[0] = '\0';
+	if (!dtt_check(ka_setgid_copy(spawn, setid, gid, why,
+	    sizeof(why)) == 0, "a set-gid copy of SPAWN%s%s",
+	    why[0] != '\0' ? ": " : "", why))
+		goto out;
+
+	/* started later by a shell: exactly, with its group */
+	snprintf(cmd, sizeof(cmd), "sh -c '%s getppid 10; %s %d egid; true'",
+	    dyn, setid, KA_NCALLS);
+	status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
+	v = dtt_line_value(out, "@[kt_setid]: ");
+	if (!dtt_check(dtt_exited0(status) && v == KA_NCALLS &&
+	    dtt_line_value(out, "@[tp_target]: ") == 10 &&
+	    dtt_line_value(out, "egid ") == (long)gid &&
+	    ka_lines(out, "set-id: its system calls are read from the "
+	    "kernel") == 1 && strstr(out, "\n0 events dropped\n") != NULL,
+	    "a set-gid program started by a shell: %ld getppid(), want %d; "
+	    "egid %ld, want %ld; said read from the kernel, nothing dropped",
+	    v, KA_NCALLS, dtt_line_value(out, "egid "), (long)gid))
+		fprintf(stderr, "%s", out);
+
+	/*
+	 * Its dynamic child, its own ids again (an exec with ids that
+	 * still differ would be a secure one, whose feed the kernel
+	 * drops and no helper holds: dt.4): no LD_PRELOAD left, the same
+	 * feed's.
+	 */
+	snprintf(cmd, sizeof(cmd), "sh -c '%s 100 spawnr %s getppid 50; "
+	    "true'", setid, dyn);
+	status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
+	v = dtt_line_value(out, "@[kt_setid]: ");
+	c = dtt_line_value(out, "@[tp_target]: ");
+	if (!dtt_check(dtt_exited0(status) && v == 100 && c == 50 &&
+	    strstr(out, "\n0 events dropped\n") != NULL, "its dynamic "
+	    "child, without the library: %ld and %ld getppid(), want 100 "
+	    "and 50", v, c))
+		fprintf(stderr, "%s", out);
+
+	/* a child that gets the library back: the hooks', once */
+	snprintf(cmd, sizeof(cmd), "sh -c '%s 100 spawnr /usr/bin/env "
+	    "LD_PRELOAD=%s %s getppid 50; true'", setid, lib, dyn);
+	status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
+	v = dtt_line_value(out, "@[kt_setid]: ");
+	c = dtt_line_value(out, "@[tp_target]: ");
+	if (!dtt_check(dtt_exited0(status) && v == 100 && c == 50 &&
+	    strstr(out, "\n0 events dropped\n") != NULL, "its child that "
+	    "loads the library again: %ld and %ld getppid(), want 100 and "
+	    "50 (not twice)", v, c))
+		fprintf(stderr, "%s", out);
+
+	/*
+	 * Under a static image's feed: its dynamic child (hooked: the
+	 * static image kept LD_PRELOAD) starts the set-gid program, whose
+	 * exec drops the feed it inherited: a feed of its own counts it,
+	 * once.
+	 */
+	snprintf(cmd, sizeof(cmd), "sh -c '%s 200 spawn 1 %s 100 spawn %s "
+	    "300 egid; true'", st, spawn, setid);
+	status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
+	if (!dtt_check(dtt_exited0(status) &&
+	    dtt_line_value(out, "@[tp_static]: ") == 200 &&
+	    dtt_line_value(out, "@[kt_spawn]: ") == 100 &&
+	    dtt_line_value(out, "@[kt_setid]: ") == 300 &&
+	    strstr(out, "\n0 events dropped\n") != NULL, "a set-gid "
+	    "program where a static image's feed covered its branch: %ld, "
+	    "%ld, %ld getppid() of STATIC, SPAWN, it; want 200, 100, 300",
+	    dtt_line_value(out, "@[tp_static]: "),
+	    dtt_line_value(out, "@[kt_spawn]: "),
+	    dtt_line_value(out, "@[kt_setid]: ")))
+		fprintf(stderr, "%s", out);
+
+	/* dtd's word to a non-root asker: none, whoever holds it */
+	snprintf(cmd, sizeof(cmd), "%s 10 askid %s", spawn, setid);
+	status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
+	if ((p = strstr(out, "asked ")) != NULL)
+		(void)sscanf(p, "asked %d %d", &e1, &e2);
+	if (!dtt_check(dtt_exited0(status) && e1 == EPERM && e2 == 0 &&
+	    dtt_line_value(out, "@[kt_setid]: ") == 30 &&
+	    dtt_line_value(out, "egid ") == (long)gid, "UDT_HELLO_KARM for "
+	    "a held set-gid image of the tree, as uid 65534 then as root: "
+	    "%d, %d, want EPERM (%d), 0; its calls %ld, want 30", e1, e2,
+	    EPERM, dtt_line_value(out, "@[kt_setid]: ")))
+		fprintf(stderr, "%s", out);
+out:
+	(void)unlink(setid);
+	(void)rmdir(dir);
+}
+
 int
 main(int argc, char *argv[])
 {
 	char errbuf[4096], fds[32];
-	bool dyn, bound, refuse;
+	bool dyn, bound, refuse, setid;
 	long ncpu;
 
 	refuse = argc == 5 && strcmp(argv[1], "refuse") == 0;
 	bound = argc == 5 && (refuse || strcmp(argv[1], "bound") == 0);
-	if (!bound && (argc != 6 || (strcmp(argv[1], "static") != 0 &&
+	setid = argc == 8 && strcmp(argv[1], "setid") == 0;
+	if (!bound && !setid && (argc != 6 ||
+	    (strcmp(argv[1], "static") != 0 &&
 	    strcmp(argv[1], "vfork") != 0 &&
 	    strcmp(argv[1], "dynamic") != 0))) {
 		fprintf(stderr, "usage: ksysarm_test static|vfork dtd btrace "
 		    "static dyn|spawn\n"
 		    "       ksysarm_test dynamic dtd btrace dyn spawn\n"
-		    "       ksysarm_test bound|refuse dtd btrace static\n");
+		    "       ksysarm_test bound|refuse dtd btrace static\n"
+		    "       ksysarm_test setid dtd btrace spawn dyn lib "
+		    "static\n");
 		return 2;
 	}
 	dyn = strcmp(argv[1], "dynamic") == 0;
@@ -486,7 +664,9 @@ main(int argc, char *argv[])
 	}
 	/* The commands' library finds this dtd, and so does the helper. */
 	setenv("USERDT_SOCKET", ka_dd.dd_sock, 1);
-	if (dyn) {
+	if (setid)
+		run_setid(argv[3], argv[4], argv[5], argv[6], argv[7]);
+	else if (dyn) {
 		run_dynamic(argv[3], argv[4]);
 		run_lies();
 		run_held(argv[3], argv[5]);
@@ -524,7 +704,13 @@ main(int argc, char *argv[])
 		    "followed at once already"), "dtd said the bound");
 		dtt_check(dtt_dtd_logsays(&ka_dd, "cannot follow the static "
 		    "image of "), "dtd said the image it could not follow");
-	} else if (strcmp(argv[1], "static") == 0)
+	} else if (setid)
+		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 1 static "
+		    "execs followed, 0 covered already, 0 refused at the "
+		    "bound;") && dtt_dtd_logsays(&ka_dd, "set-id execs "
+		    "followed: 5\n"), "dtd followed one static exec and five "
+		    "set-id ones, none taken as covered");
+	else if (strcmp(argv[1], "static") == 0)
 		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 5 static "
 		    "execs followed, 1 covered already, 0 refused at the "
 		    "bound;"), "dtd followed the static execs: five, one "

@@ -22,6 +22,9 @@
  *					vfork(2) child, waited for
  *   kt_spawn N spawn PROG ARGS...	the same through posix_spawn(3)
  *					(glibc's: clone(CLONE_VM|CLONE_VFORK))
+ *   kt_spawn N spawnr PROG ARGS...	the same with POSIX_SPAWN_RESETIDS:
+ *					a set-id copy's child gives up its
+ *					effective ids before its exec
  *   kt_spawn N ask PID			N getppid(2) calls, then, as a
  *					launcher's helper would, asks the dtd
  *					at $USERDT_SOCKET (UDT_HELLO_KARM)
@@ -37,10 +40,23 @@
  *					500": a child forked before its
  *					parent's static exec, one of more
  *					than dtd keeps (dt_tp_ksysarm.c)
+ *   kt_spawn N egid			N getppid(2) calls, then says "egid
+ *					E" (getegid(2)): a copy of this
+ *					made set-gid runs so
+ *   kt_spawn N askid SETID		N getppid(2) calls, then holds a
+ *					child at its exec of "SETID 30 egid"
+ *					(a set-gid copy: a root tracer's
+ *					tracee gets its group) and asks the
+ *					dtd at $USERDT_SOCKET for it twice,
+ *					as uid and gid 65534 (its saved uid
+ *					still root's), then as root again;
+ *					says "asked E1 E2", the errnos, once
+ *					the child has run
  * Exits 0, or 1 when the start or PROG failed.
  */
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -117,6 +133,55 @@ hold_ask(pid_t pid)
 	return e;
 }
 
+/*
+ * A child of ours, held by us at its exec of "setid 30 egid", asked
+ * about as uid 65534, then as root; the answers in e, the child let go
+ * and reaped.  -1 when it could not be held so.
+ */
+static int
+setid_ask(const char *setid, int e[2])
+{
+	pid_t pid;
+	int st, rv = -1;
+
+	if ((pid = fork()) == 0) {
+		/* not followed by the launcher's helper: we trace it */
+		(void)unsetenv("USERDT_LTRACER");
+		if (ptrace(PTRACE_TRACEME, 0, 0, 0) == -1 ||
+		    raise(SIGSTOP) != 0)
+			_exit(1);
+		execl(setid, setid, "30", "egid", (char *)NULL);
+		_exit(127);
+	}
+	if (pid == -1 || waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st) ||
+	    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACEEXEC) == -1 ||
+	    ptrace(PTRACE_CONT, pid, 0, 0) == -1 ||
+	    waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st) ||
+	    st >> 8 != (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
+		goto out;
+	/*
+	 * Raw calls, this thread's credentials alone (libc's wrappers
+	 * would signal every thread): the peer credentials dtd reads are
+	 * those of the thread that connects, this one.  The saved uid
+	 * stays root's, to come back.
+	 */
+	if (syscall(SYS_setresgid, 65534, 65534, 0) == -1 ||
+	    syscall(SYS_setresuid, 65534, 65534, 0) == -1)
+		goto out;
+	e[0] = ask(pid);
+	if (syscall(SYS_setresuid, 0, 0, 0) == -1 ||
+	    syscall(SYS_setresgid, 0, 0, 0) == -1)
+		_exit(1);	/* not root again: nothing of ours is to be run */
+	e[1] = ask(pid);
+	rv = 0;
+out:
+	(void)ptrace(PTRACE_DETACH, pid, 0, 0);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		rv = -1;
+	return rv;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -124,20 +189,41 @@ main(int argc, char *argv[])
 	pid_t pid;
 	int st;
 
-	if (argc < 4)
+	if (argc < 3 || (argc < 4 && strcmp(argv[2], "egid") != 0))
 		return 2;
 	n = atol(argv[1]);
 	for (i = 0; i < n; i++)
 		(void)getppid();
-	if (strcmp(argv[2], "vfork") == 0) {
+	if (strcmp(argv[2], "egid") == 0) {
+		char buf[64];
+		int len;
+
+		len = snprintf(buf, sizeof(buf), "egid %d\n", (int)getegid());
+		return write(1, buf, (size_t)len) == len ? 0 : 1;
+	} else if (strcmp(argv[2], "askid") == 0) {
+		char buf[64];
+		int len, e[2] = { -2, -2 };
+
+		if (setid_ask(argv[3], e) == -1)
+			return 1;
+		len = snprintf(buf, sizeof(buf), "asked %d %d\n", e[0], e[1]);
+		return write(1, buf, (size_t)len) == len ? 0 : 1;
+	} else if (strcmp(argv[2], "vfork") == 0) {
 		if ((pid = vfork()) == 0) {
 			execv(argv[3], argv + 3);
 			_exit(127);
 		}
-	} else if (strcmp(argv[2], "spawn") == 0) {
-		if (posix_spawn(&pid, argv[3], NULL, NULL, argv + 3,
+	} else if (strcmp(argv[2], "spawn") == 0 ||
+	    strcmp(argv[2], "spawnr") == 0) {
+		posix_spawnattr_t at;
+
+		if (posix_spawnattr_init(&at) != 0 ||
+		    (argv[2][5] == 'r' && posix_spawnattr_setflags(&at,
+		    POSIX_SPAWN_RESETIDS) != 0) ||
+		    posix_spawn(&pid, argv[3], NULL, &at, argv + 3,
 		    environ) != 0)
 			return 1;
+		(void)posix_spawnattr_destroy(&at);
 	} else if (strcmp(argv[2], "ask") == 0) {
 		char buf[64], c;
 		int e1, e2, e3 = -1, len, fds[2];
