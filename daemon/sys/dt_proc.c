@@ -19,7 +19,6 @@
  * dt_proc.h.
  */
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -27,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <userdt/udt_auxv.h>
 
 #include "dt_proc.h"
 
@@ -235,35 +236,21 @@ dt_proc_tidcmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/*
- * The vector is a few dozen pairs of words (type, value) ending with
- * AT_NULL: 256 pairs hold any the kernel makes (AT_VECTOR_SIZE is far
- * less), so a longer one is not a vector to believe.  One word more
- * than those in the buffer tells the longer from the whole.
- */
+/* The parser and its bound are the launcher's too (udt_auxv.h). */
 int
 dt_proc_secure(pid_t pid)
 {
-	uint64_t v[2 * 256 + 1];
+	uint64_t v[UDT_AUXV_WORDS];
 	char path[64];
 	ssize_t n;
-	size_t i;
+	int secure;
 
 	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
 	if ((n = dt_proc_read(path, (char *)v, sizeof(v))) == -1)
 		return -1;
-	if ((size_t)n > 2 * 256 * sizeof(v[0])) {
+	if ((secure = udt_auxv_secure(v, (size_t)n)) == -1)
 		errno = EIO;
-		return -1;
-	}
-	for (i = 0; i + 1 < (size_t)n / sizeof(v[0]); i += 2) {
-		if (v[i] == AT_NULL)
-			break;
-		if (v[i] == AT_SECURE)
-			return v[i + 1] != 0;
-	}
-	errno = EIO;
-	return -1;
+	return secure;
 }
 
 pid_t *

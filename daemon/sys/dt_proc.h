@@ -84,8 +84,9 @@ int	dt_proc_private(int pmfd, uint64_t lo, uint64_t hi);
  * Whether process pid's image was exec'd in secure mode (AT_SECURE in
  * the auxiliary vector the kernel saved at that exec, /proc/PID/auxv,
  * which the process cannot write): 1 or 0; -1 with errno when it cannot
- * be read (ESRCH: gone; EIO: no AT_SECURE entry in a vector read
- * whole, or one too long to read whole).  Any thread, no lock.
+ * be read (ESRCH: gone) or told (EIO: not a 64-bit process's vector, no
+ * AT_SECURE entry in one read whole, or one too long to read whole;
+ * udt_auxv_secure()).  Any thread, no lock.
  */
 int	dt_proc_secure(pid_t pid);
 

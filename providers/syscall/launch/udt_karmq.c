@@ -25,13 +25,13 @@
  * answer): the program waits at most that, once, for a dtd that is
  * stuck.
  */
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#include <userdt/udt_auxv.h>
 #include <userdt/udt_wire.h>
 
 #include "udt_launch.h"
@@ -61,30 +61,24 @@ udt_karmq(pid_t pid)
 
 /*
  * The kernel's own word, from the vector it saved at the exec: the
- * process cannot write it, and the loader decides by it alone.  A
- * vector longer than the buffer is not a kernel's (a few dozen pairs).
+ * process cannot write it, and the loader decides by it alone.  Read
+ * by dtd's parser (udt_auxv.h), so that the two never judge one image
+ * differently.
  */
 int
 udt_karmq_secure(pid_t pid)
 {
-	uint64_t v[2 * 128];
+	uint64_t v[UDT_AUXV_WORDS];
 	char path[64];
 	ssize_t n, got = 0;
-	size_t i;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
+		return -1;
 	while ((size_t)got < sizeof(v) && (n = read(fd, (char *)v + got,
 	    sizeof(v) - (size_t)got)) > 0)
 		got += n;
 	close(fd);
-	for (i = 0; i + 1 < (size_t)got / sizeof(v[0]); i += 2) {
-		if (v[i] == AT_NULL)
-			break;
-		if (v[i] == AT_SECURE)
-			return v[i + 1] != 0;
-	}
-	return 0;
+	return udt_auxv_secure(v, (size_t)got);
 }

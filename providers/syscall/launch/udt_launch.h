@@ -129,8 +129,8 @@ int	udt_karmq(pid_t pid);
 /*
  * Whether pid, held at its exec stop, runs an image exec'd in secure
  * mode (AT_SECURE in /proc/PID/auxv: set-id, file capabilities), whose
- * loader ignores LD_PRELOAD: 1, else 0, also when it cannot be read.
- * The helper's thread.
+ * loader ignores LD_PRELOAD: 1, 0, or -1 when it cannot be read or told
+ * (not a 64-bit process's: udt_auxv_secure()).  The helper's thread.
  */
 int	udt_karmq_secure(pid_t pid);
 

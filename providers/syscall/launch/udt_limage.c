@@ -122,24 +122,29 @@ udt_li_ktree(void)
 }
 
 void
-udt_li_say_static(const char *prog, const char *exe, int seen)
+udt_li_say_static(const char *prog, const char *exe, int seen, int error)
 {
-	/* btrace -c: dtd has the kernel's copy */
-	fprintf(stderr, "%s: %s: statically linked: its system calls are %s\n",
-	    prog, exe, seen ? "read from the kernel (no strings)" :
-	    "not traced");
+	/* btrace -c: dtd has the kernel's copy; dtd's why, when it has not */
+	if (seen)
+		fprintf(stderr, "%s: %s: statically linked: its system calls "
+		    "are read from the kernel (no strings)\n", prog, exe);
+	else if (error != 0)
+		fprintf(stderr, "%s: %s: statically linked: its system calls "
+		    "are not traced (dtd: %s)\n", prog, exe, strerror(error));
+	else
+		fprintf(stderr, "%s: %s: statically linked: its system calls "
+		    "are not traced\n", prog, exe);
 }
 
 void
-udt_li_say_setid(const char *prog, const char *path, int seen)
+udt_li_say_setid(const char *prog, const char *path, const char *why)
 {
-	if (seen)
+	if (why == NULL)
 		fprintf(stderr, "%s: %s: set-id: its system calls are read "
 		    "from the kernel (no strings)\n", prog, path);
 	else
-		fprintf(stderr, "%s: %s: set-id: runs untraced (the preload "
-		    "library is not loaded into a set-id program)\n", prog,
-		    path);
+		fprintf(stderr, "%s: %s: set-id: runs untraced (%s)\n", prog,
+		    path, why);
 }
 
 /*
@@ -216,7 +221,7 @@ udt_lt_precheck(const char *prog, const char *file)
 
 	/* nothing holds this exec: no one asks dtd for it */
 	if (kind == UDT_LAUNCH_SETID)
-		udt_li_say_setid(prog, path, 0);
+		udt_li_say_setid(prog, path, UDT_LI_NOLIB);
 	else if (kind == UDT_LAUNCH_STATIC)
-		udt_li_say_static(prog, path, udt_li_mode != 0);
+		udt_li_say_static(prog, path, udt_li_mode != 0, 0);
 }

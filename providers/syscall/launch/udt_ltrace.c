@@ -344,7 +344,7 @@ udt_lt_enter(struct udt_lt *lt, const struct __ptrace_syscall_info *si)
 			 * The loader of a set-id image ignores LD_PRELOAD
 			 * paths, so none of its calls reach a hook either.
 			 */
-			udt_li_say_setid(lt->lt_prog, path, 0);
+			udt_li_say_setid(lt->lt_prog, path, UDT_LI_NOLIB);
 			ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 			return 1;
 		}
@@ -516,23 +516,40 @@ udt_lt_envmark(struct udt_lt *lt)
 static int
 udt_lt_exec(struct udt_lt *lt)
 {
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], why[128];
+	int error, secure;
 
 	if (udt_li_dynamic(lt->lt_pid, exe, sizeof(exe)) == 0) {
 		/* held here, before its first instruction, until dtd has it */
-		udt_li_say_static(lt->lt_prog, exe, udt_li_ktree() ==
-		    UDT_LAUNCH_KTREE_ROOT || (udt_li_ktree() ==
-		    UDT_LAUNCH_KTREE_EXEC && udt_karmq(lt->lt_pid) == 0));
+		error = 0;
+		if (udt_li_ktree() == UDT_LAUNCH_KTREE_EXEC &&
+		    udt_karmq(lt->lt_pid) == -1)
+			error = errno;
+		udt_li_say_static(lt->lt_prog, exe, udt_li_ktree() != 0 &&
+		    error == 0, error);
 		ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 		return 1;
 	}
 	/*
 	 * The kernel's word, after the fact: its loader ignores LD_PRELOAD
 	 * and the exec dropped the perf events it inherited.  Held, as a
-	 * static image, until dtd has opened its own.
+	 * static image, until dtd has opened its own.  A vector that cannot
+	 * be told (a 32-bit image's) is not taken as secure, nor dtd asked
+	 * (it would not tell either): one of a set-id file runs with its
+	 * credentials (root's tracee), untraced, and is said so.
 	 */
-	if (udt_li_karmsetid() && udt_karmq_secure(lt->lt_pid)) {
-		udt_li_say_setid(lt->lt_prog, exe, udt_karmq(lt->lt_pid) == 0);
+	if (udt_li_karmsetid() &&
+	    (secure = udt_karmq_secure(lt->lt_pid)) != 0 &&
+	    (secure == 1 || udt_li_setid(exe))) {
+		if (secure == -1)
+			udt_li_say_setid(lt->lt_prog, exe, "not a 64-bit "
+			    "image, whose exec cannot be told secure");
+		else if (udt_karmq(lt->lt_pid) == 0)
+			udt_li_say_setid(lt->lt_prog, exe, NULL);
+		else {
+			snprintf(why, sizeof(why), "dtd: %s", strerror(errno));
+			udt_li_say_setid(lt->lt_prog, exe, why);
+		}
 		ptrace(PTRACE_DETACH, lt->lt_pid, 0, 0);
 		return 1;
 	}

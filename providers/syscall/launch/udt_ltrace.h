@@ -72,18 +72,22 @@ void		 udt_lt_precheck(const char *prog, const char *file);
  * its ids; file capabilities, not for root).  udt_li_dynamic(): whether
  * the image pid runs asks for a loader, 1, 0 (static) or -1 (cannot
  * tell), its path into exe.  udt_li_say_static() and
- * udt_li_say_setid(): say so on stderr, once for each image, seen
- * non-zero when dtd reads its calls from the kernel.  udt_li_ktree():
+ * udt_li_say_setid(): say so on stderr, once for each image: seen
+ * non-zero (why NULL) when dtd reads its calls from the kernel, else
+ * why not (error: dtd's errno when it was asked and refused, or 0; why:
+ * UDT_LI_NOLIB, or what stopped it).  udt_li_ktree():
  * what udt_launch_ktree() set.  udt_li_karmsetid(): whether a set-id
  * exec is let happen under ptrace and held at its stop for dtd (root's
  * helper of a hooked tree), rather than let go before it.
  */
 int		 udt_li_setid(const char *path);
 int		 udt_li_dynamic(pid_t pid, char *exe, size_t len);
+#define UDT_LI_NOLIB \
+	"the preload library is not loaded into a set-id program"
 void		 udt_li_say_static(const char *prog, const char *exe,
-		    int seen);
+		    int seen, int error);
 void		 udt_li_say_setid(const char *prog, const char *path,
-		    int seen);
+		    const char *why);
 int		 udt_li_ktree(void);
 int		 udt_li_karmsetid(void);
 
