@@ -36,18 +36,23 @@
  *
  * Set-id: an exec that changes a process's credentials (set-id bits,
  * file capabilities) runs in secure mode (AT_SECURE), whose loader
- * ignores LD_PRELOAD, and leaves it not dumpable, at which the kernel
- * drops the perf events it inherited (begin_new_exec()).  A root
- * helper (only root's tracee gets new credentials under ptrace; a
- * non-root tracer's exec is given none) holds such an image at its
- * exec stop, after that drop, and asks as for a static one: its feed
- * opened then is the only copy of its calls, and of its children's,
- * whose secure-mode loader took LD_PRELOAD out of their environment (a
- * child that gets the library back is dropped here as a hook's, as a
- * static image's dynamic child is).  Such an image is never taken as
- * covered by an ancestor's feed: the exec dropped it.  What a static image forks
- * and execs is judged by that callback as on a root's feed (a dynamic
- * child's calls come through perf and are dropped as the hooks').
+ * ignores LD_PRELOAD.  A root helper (only root's tracee gets new
+ * credentials under ptrace; a non-root tracer's exec is given none)
+ * holds such an image at its exec stop and asks as for a static one:
+ * its feed is the copy of its calls, and of its children's, whose
+ * secure-mode loader took LD_PRELOAD out of their environment (a child
+ * that gets the library back is dropped here as a hook's, as a static
+ * image's dynamic child is).  What a static image forks and execs is
+ * judged by that callback as on a root's feed (a dynamic child's calls
+ * come through perf and are dropped as the hooks').
+ *
+ * Dropped: the kernel takes a task's inherited perf events away at an
+ * exec only when the new image is not dumpable (begin_new_exec()),
+ * which a secure exec usually is but need not be (fs.suid_dumpable 1,
+ * an LSM's AT_SECURE with the same ids), and a plain exec of a file
+ * its user cannot read is too.  An image whose exec dropped them is
+ * never taken as covered by an ancestor's feed; one whose exec kept
+ * them is, set-id or not (dt_ka_dropped(), from /proc after the exec).
  *
  * Once: a process a live feed already covers (it, or the ancestor the
  * feed was opened on after the process's branch was forked from it) is
@@ -126,22 +131,15 @@
 #include "dt_perfev.h"
 #include "dt_proc.h"
 #include "dt_prov.h"
+#include "dt_tp_kajudge.h"
 #include "dt_tp_ksys.h"
 #include "dt_tp_kt.h"
 #include "dt_tp_perf.h"
 #include "systab.h"
 
-#define DT_KA_DEPTH	64	/* ancestors looked at for the tree */
-#define DT_KA_KIDS	64	/* children a process had at its arm */
 #define DT_KA_FILTERLEN	4096	/* a page: what the kernel takes */
 #define DT_KA_MAX	64	/* feeds an open has at once, at most */
 #define DT_KA_BIG	4	/* of them with a full ring */
-
-/* A process, as /proc names it for as long as it lives. */
-struct dt_ka_proc {
-	pid_t		 kp_pid;
-	uint64_t	 kp_start;	/* starttime, ticks since boot */
-};
 
 /* One static image's events, both directions. */
 struct dt_ka_feed {
@@ -311,105 +309,6 @@ dt_ka_set(unsigned int p, struct dt_pcb *dp, bool on)
 	}
 out:
 	pthread_mutex_unlock(&dt_ka_mtx);
-}
-
-/*
- * Whether pid is held by helper, at a ptrace stop, with helper's user
- * and group as all four of its ids (no set-id image) unless uid is
- * root's, as its process's leader and only thread: 0 and its start
- * time in *start, else EPERM (ESRCH: gone).  /proc's word, not the helper's.  The start time is
- * read first: if pid is another process's by the status read, that
- * one must pass the checks too, and the start time read again after
- * the open (dt_ka_still()) finds the change.
- */
-static int
-dt_ka_held(pid_t helper, uid_t uid, gid_t gid, pid_t pid, uint64_t *start)
-{
-	struct dt_proc_stat ps;
-	struct dt_proc_status pst;
-	int i;
-
-	if (dt_proc_stat(pid, &ps) != 0)
-		return ESRCH;
-	*start = ps.ps_start;
-	if (dt_proc_status(pid, &pst) != 0)
-		return ESRCH;
-	if (pst.pst_state != 't' || pst.pst_tgid != pid ||
-	    pst.pst_threads != 1 || pst.pst_tracer != helper)
-		return EPERM;
-	for (i = 0; i < 4 && uid != 0; i++)
-		if (pst.pst_uid[i] != uid || pst.pst_gid[i] != gid)
-			return EPERM;
-	return 0;
-}
-
-/*
- * Whether kp is still the process dt_ka_held() found: the same start
- * time, at a ptrace stop, traced by helper.  Any thread.
- */
-static bool
-dt_ka_still(pid_t helper, const struct dt_ka_proc *kp)
-{
-	struct dt_proc_stat ps;
-	struct dt_proc_status pst;
-
-	return dt_proc_stat(kp->kp_pid, &ps) == 0 &&
-	    ps.ps_start == kp->kp_start && ps.ps_state == 't' &&
-	    dt_proc_status(kp->kp_pid, &pst) == 0 &&
-	    pst.pst_tracer == helper;
-}
-
-/* pid and its ancestors, nearest first, into anc: how many.  Any thread. */
-static unsigned int
-dt_ka_ancestry(pid_t pid, struct dt_ka_proc *anc)
-{
-	struct dt_proc_stat ps;
-	unsigned int n = 0;
-
-	while (pid > 0 && n < DT_KA_DEPTH && dt_proc_stat(pid, &ps) == 0) {
-		anc[n].kp_pid = pid;
-		anc[n].kp_start = ps.ps_start;
-		n++;
-		if (pid == 1)
-			break;
-		pid = ps.ps_ppid;
-	}
-	return n;
-}
-
-/*
- * pid's children now, from its one thread's list (dt_ka_held(); pid is
- * stopped, so it forks none meanwhile); DT_KA_KIDS + 1: more, or a list
- * too long to read whole.  Any thread.
- */
-static unsigned int
-dt_ka_kids(pid_t pid, struct dt_ka_proc *kids)
-{
-	char path[96], buf[4096], *p, *e;
-	struct dt_proc_stat ps;
-	unsigned int n = 0;
-	ssize_t len;
-	long k;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
-	    (int)pid);
-	if ((len = dt_proc_read(path, buf, sizeof(buf))) <= 0)
-		return 0;
-	if ((size_t)len >= sizeof(buf) - 1)
-		return DT_KA_KIDS + 1;
-	for (p = buf; ; p = e) {
-		k = strtol(p, &e, 10);
-		if (e == p || k <= 0)
-			break;
-		if (n == DT_KA_KIDS)
-			return DT_KA_KIDS + 1;	/* more: said by the count */
-		if (dt_proc_stat((pid_t)k, &ps) == 0) {
-			kids[n].kp_pid = (pid_t)k;
-			kids[n].kp_start = ps.ps_start;
-			n++;
-		}
-	}
-	return n;
 }
 
 /*
@@ -684,7 +583,7 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	unsigned int n, nkids;
 	uint64_t ns, start;
 	int error, rv = ENOENT;
-	bool secure;
+	bool secure, dropped;
 
 	if (pid <= 0)
 		return EINVAL;
@@ -710,6 +609,8 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	secure = uid == 0 && dt_proc_secure(pid) == 1;
 	if (!secure && !dt_kt_exe_static(pid))
 		return ENOEXEC;
+	/* the kernel's choice at the exec: not the same as secure */
+	dropped = dt_ka_dropped(pid);
 	nkids = dt_ka_kids(pid, kids);
 	/* held at its exec: the new image's name, already set */
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
@@ -726,7 +627,7 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 		/* the opens may have changed since dt_ka_intree() */
 		if (dt_ka_root(ka, anc, n) == n)
 			continue;
-		if (!secure && dt_ka_covered(ka, anc, n)) {
+		if (!dropped && dt_ka_covered(ka, anc, n)) {
 			atomic_fetch_add(&dt_ka_ncovered, 1);
 			rv = 0;
 		} else if ((error = dt_ka_open(ka, helper, anc, kids, nkids,
