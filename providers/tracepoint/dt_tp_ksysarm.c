@@ -587,6 +587,13 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 
 	if (pid <= 0)
 		return EINVAL;
+	/*
+	 * A peer outside dtd's pid namespace has no pid here (0), and a
+	 * process whose tracer is outside it says TracerPid 0: that pair
+	 * would pass as held.
+	 */
+	if (helper <= 0)
+		return EPERM;
 	if ((error = dt_ka_held(helper, uid, gid, pid, &start)) != 0)
 		return error;
 	/*
