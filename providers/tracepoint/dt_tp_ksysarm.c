@@ -351,7 +351,7 @@ dt_ka_covered(const struct dt_ka *ka, const struct dt_ka_proc *anc,
  * tree of many static images would say it for each.  [X]
  */
 static void
-dt_ka_say(struct dt_ka *ka, pid_t pid, int error)
+dt_ka_say(struct dt_ka *ka, pid_t pid, bool secure, int error)
 {
 	if (ka->ka_said)
 		return;
@@ -368,8 +368,9 @@ dt_ka_say(struct dt_ka *ka, pid_t pid, int error)
 		    "traced\n", (int)pid, (int)ka->ka_root.kp_pid);
 	else
 		fprintf(stderr, "dtd: syscall: raw_syscalls: cannot follow "
-		    "the static image of %d in the tree of %d: %s\n",
-		    (int)pid, (int)ka->ka_root.kp_pid, strerror(error));
+		    "the %s image of %d in the tree of %d: %s\n",
+		    secure ? "set-id" : "static", (int)pid,
+		    (int)ka->ka_root.kp_pid, strerror(error));
 }
 
 /*
@@ -392,8 +393,9 @@ dt_ka_charge(long fds)
 }
 
 /*
- * Open ka's events on the static image of anc[0], which helper holds,
- * judged at ns: 0, or the errno that left it without any.  Every
+ * Open ka's events on the static (secure: set-id) image of anc[0],
+ * which helper holds, judged at ns: 0, or the errno that left it
+ * without any.  Every
  * direction that has a started pcb, or none: a feed of entries alone
  * would count calls whose returns go unseen, while the helper says the
  * image is read from the kernel.  [X]
@@ -401,7 +403,7 @@ dt_ka_charge(long fds)
 static int
 dt_ka_open(struct dt_ka *ka, pid_t helper, const struct dt_ka_proc *anc,
     const struct dt_ka_proc *kids, unsigned int nkids, uint64_t ns,
-    const char *comm)
+    const char *comm, bool secure)
 {
 	struct dt_tpev_pmu pmu = { .tpm_type = PERF_TYPE_TRACEPOINT };
 	char filter[DT_KA_FILTERLEN];
@@ -532,7 +534,7 @@ dt_ka_open(struct dt_ka *ka, pid_t helper, const struct dt_ka_proc *anc,
 	return 0;
 fail:
 	if (error != ESRCH)
-		dt_ka_say(ka, anc[0].kp_pid, error);
+		dt_ka_say(ka, anc[0].kp_pid, secure, error);
 	/* the helper's word: the bound of either kind, not traced */
 	return error == EMLINK ? ENOSPC : error;
 }
@@ -638,7 +640,7 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 			atomic_fetch_add(&dt_ka_ncovered, 1);
 			rv = 0;
 		} else if ((error = dt_ka_open(ka, helper, anc, kids, nkids,
-		    ns, comm)) == 0 || rv != 0) {
+		    ns, comm, secure)) == 0 || rv != 0) {
 			rv = error;
 			if (error == 0)
 				atomic_fetch_add(secure ? &dt_ka_nsetid :
