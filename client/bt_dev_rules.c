@@ -484,10 +484,12 @@ rules_setup(int fd, int *halt)
 		 * credentials, so a root's feed would lose it, but root's
 		 * helper holds that exec for dtd as a static one's.
 		 * Without root it would lose its credentials under the
-		 * helper, which lets it go untraced instead.
+		 * helper, and under an LSM that restricts a traced domain
+		 * change its exec could fail: the helper lets it go
+		 * untraced instead (udt_launch_setid_held()).
 		 */
 		kind = cmd_untraced();
-		if (kind == UDT_LAUNCH_SETID && geteuid() == 0)
+		if (kind == UDT_LAUNCH_SETID && udt_launch_setid_held())
 			kind = 0;
 		hooked = getenv("BTRACE_HOOKEDTREE");
 		/* "0": as before; "root": a root's feed whatever it runs */

@@ -44,6 +44,18 @@
 int	udt_launch_image(const char *file);
 
 /*
+ * Whether the launcher's helper lets a set-id exec happen under its
+ * ptrace and holds it at its stop for dtd (in a hooked tree, after
+ * udt_launch_ktree(UDT_LAUNCH_KTREE_EXEC)): we are root, whose tracee
+ * gets its new credentials, and no LSM restricts a traced domain
+ * change (SELinux enforcing, an AppArmor profile on this process),
+ * which could fail an exec that succeeds untraced.  Otherwise the
+ * helper lets go before the exec, and the program runs untraced with
+ * its credentials.  The launcher's main thread, or the helper's.
+ */
+int	udt_launch_setid_held(void);
+
+/*
  * The preload library's path into buf: $USERDT_PRELOAD when set and not
  * empty; else, when the running executable lies in the build tree this
  * was built in, the library built there; else, when it runs from an
@@ -91,8 +103,9 @@ const char *udt_launch_sock(const char *dev, char *buf, size_t len);
  * stderr with prog's name: the program then runs as it would without;
  * -1 too, silently, when UDT_LAUNCH_LOADER_ENV is "0" or when there is
  * nothing to follow and no socket to ask on later.  With nothing to
- * follow, a static or set-id file is said on stderr (udt_lt_precheck()).  Sets or clears UDT_LREC_ENV and
- * UDT_LFOLLOW_ENV in this process's environment.
+ * follow, a static or set-id file is said on stderr
+ * (udt_lt_precheck()).  Sets or clears UDT_LREC_ENV and UDT_LFOLLOW_ENV
+ * in this process's environment.
  */
 int	udt_launch_trace(const char *prog, const char *file);
 
@@ -104,10 +117,13 @@ int	udt_launch_trace(const char *prog, const char *file);
  * of a static command, with a dtd that has no UDT_HELLO_KARM);
  * UDT_LAUNCH_KTREE_EXEC: from each static image's exec, which the helper
  * holds until dtd has opened its feed (udt_karmq()), wherever in the
- * tree it comes (DTTR_F_HOOKED), and, the helper being root, from each
- * secure (set-id) image's, which it then lets exec under ptrace (root's
- * tracee gets its new credentials all the same).  A flag of this process, not of its
- * environment: the helper is forked and never execs, so it has it, and
+ * tree it comes (DTTR_F_HOOKED), and, when udt_launch_setid_held()
+ * says so, from each secure (set-id) image's, which it then lets exec
+ * under ptrace: root's tracee gets its new credentials where no LSM
+ * restricts a traced domain change (SELinux enforcing, an AppArmor
+ * profile refuse or change what such an exec gets; there the helper
+ * lets go before it, and the program runs untraced with its
+ * credentials).  A flag of this process, not of its environment: the helper is forked and never execs, so it has it, and
  * nothing a launcher inherits can claim a feed no one asked for.  Off
  * (0) until set.  Before udt_launch_trace().
  */

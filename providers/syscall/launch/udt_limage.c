@@ -148,14 +148,76 @@ udt_li_say_setid(const char *prog, const char *path, const char *why)
 }
 
 /*
+ * The first line of a small file, without its newline: 0, or -1 when
+ * it cannot be read.
+ */
+static int
+udt_li_line(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/*
+ * Whether an LSM may refuse a traced exec that the same exec untraced
+ * would pass: SELinux checks process:ptrace against the new domain of
+ * a traced process's exec (enforcing only), AppArmor a confined
+ * tracer's domain change.  Root's tracee gets its credentials only
+ * where neither may say no; elsewhere the tracer lets go before the
+ * exec, as a non-root one does.  attr/current is AppArmor's word only
+ * where SELinux is absent (there it is a SELinux context); a profile
+ * in complain mode is taken as confined too.  Read once: the helper
+ * and the launcher before it never change domain.
+ */
+static int
+udt_li_lsm(void)
+{
+	static int lsm = -1;
+	char buf[256];
+	size_t n;
+
+	if (lsm != -1)
+		return lsm;
+	lsm = 0;
+	if (udt_li_line("/sys/fs/selinux/enforce", buf, sizeof(buf)) == 0 &&
+	    strcmp(buf, "1") == 0)
+		lsm = 1;
+	else if (udt_li_line("/proc/self/attr/apparmor/current", buf,
+	    sizeof(buf)) == 0 || (access("/sys/fs/selinux", F_OK) == -1 &&
+	    udt_li_line("/proc/self/attr/current", buf, sizeof(buf)) == 0)) {
+		n = strlen(buf);
+		lsm = n > 0 && strcmp(buf, "unconfined") != 0;
+	}
+	return lsm;
+}
+
+int
+udt_launch_setid_held(void)
+{
+	return geteuid() == 0 && !udt_li_lsm();
+}
+
+/*
  * A non-root tracer's exec would run the program without its
- * credentials; root's tracee gets them all the same, and is held at
- * its exec stop for dtd's feed only in a hooked tree's (btrace -c).
+ * credentials; root's tracee gets them all the same where no LSM
+ * restricts a traced domain change, and is held at its exec stop for
+ * dtd's feed only in a hooked tree's (btrace -c).
  */
 int
 udt_li_karmsetid(void)
 {
-	return udt_li_mode == UDT_LAUNCH_KTREE_EXEC && geteuid() == 0;
+	return udt_li_mode == UDT_LAUNCH_KTREE_EXEC &&
+	    udt_launch_setid_held();
 }
 
 /*
