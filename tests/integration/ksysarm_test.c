@@ -61,9 +61,11 @@
  *			followed, twice (the first's given back),
  *			entries and returns refused, said not traced
  *   ksysarm_test setid DTD BTRACE SPAWN DYN LIB STATIC
- *			a set-gid copy of SPAWN (group 65534, made in
- *			a directory beside SPAWN: the build's, not a
- *			nosuid mount) started later by a shell: its
+ *			a set-gid copy of SPAWN (group 65533, mode
+ *			02710, made in a directory beside SPAWN: the
+ *			build's, not a nosuid mount; removed too when
+ *			the test is ended by a signal) started later
+ *			by a shell: its
  *			calls exactly, with its group, said read from
  *			the kernel, nothing dropped; the dynamic child
  *			it starts with its own ids again (its loader
@@ -72,9 +74,13 @@
  *			once (the hooks');
  *			started by an image of the tree whose branch a
  *			static image's feed covers, still counted (its
- *			exec dropped that feed); a question for it
- *			held by SPAWN as uid 65534 refused (EPERM),
- *			then as root answered (0) and its calls counted
+ *			exec dropped that feed), and with
+ *			fs.suid_dumpable 1 (its exec keeps that feed;
+ *			restored on every path) counted once, not
+ *			twice; a question for it held by SPAWN, the
+ *			child's ids and SPAWN's 65534 but for its
+ *			set-id group, refused (EPERM), then as root
+ *			answered (0) and its calls counted
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -99,7 +105,46 @@
 #define KA_NCALLS	3000
 #define KA_RUN_MS	60000
 
+#define KA_SETGID	65533	/* the copy's group: no user's own */
+
 static struct dtt_dtd	 ka_dd;
+
+/*
+ * What a signal that ends the test (meson's SIGTERM at its timeout)
+ * must not leave behind: the set-gid copy and its directory, the
+ * sysctl changed, dtd.  Set before the handler can need them; the
+ * handler does only what is async-signal-safe.
+ */
+static char		 ka_setid[PATH_MAX + 48];
+static char		 ka_setdir[PATH_MAX + 32];
+static char		 ka_dumpold[8];		/* "" while unchanged */
+static volatile sig_atomic_t ka_dumpset;
+
+static void
+ka_dumpable(const char *v)
+{
+	int fd;
+
+	if ((fd = open("/proc/sys/fs/suid_dumpable", O_WRONLY)) == -1)
+		return;
+	(void)write(fd, v, strlen(v));
+	close(fd);
+}
+
+static void
+ka_onsig(int sig)
+{
+	if (ka_dumpset)
+		ka_dumpable(ka_dumpold);
+	if (ka_setid[0] != '\0')
+		(void)unlink(ka_setid);
+	if (ka_setdir[0] != '\0')
+		(void)rmdir(ka_setdir);
+	if (ka_dd.dd_pid > 0)
+		(void)kill(ka_dd.dd_pid, SIGTERM);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
 
 /* btrace -v -d DEV -c cmd -e script: its status; its output in out. */
 static int
@@ -492,7 +537,7 @@ ka_setgid_copy(const char *src, const char *dst, gid_t gid, char *why,
 	if (n != 0)
 		snprintf(why, len, "copying to %s: %s", dst, strerror(errno));
 	else if (fchown(out, (uid_t)-1, gid) == -1 ||
-	    fchmod(out, 02755) == -1)
+	    fchmod(out, 02710) == -1)
 		snprintf(why, len, "%s: set-gid: %s", dst, strerror(errno));
 	else
 		rv = 0;
@@ -509,23 +554,35 @@ run_setid(const char *btrace, const char *spawn, const char *dyn,
     const char *lib, const char *st)
 {
 	static char out[65536];
-	char tmp[PATH_MAX], dir[PATH_MAX + 32], setid[PATH_MAX + 48];
-	char cmd[4 * PATH_MAX], why[2 * PATH_MAX];
+	char tmp[PATH_MAX], *dir = ka_setdir, *setid = ka_setid;
+	char cmd[4 * PATH_MAX], why[2 * PATH_MAX], sdump[8];
 	struct statvfs vfs;
-	gid_t gid = getegid() == 65534 ? 65533 : 65534;
+	gid_t gid = KA_SETGID;
 	long v, c;
-	int status, e1 = -2, e2 = -2;
+	int status, e1 = -2, e2 = -2, sig, fd;
 	const char *p;
+	char *nl;
 
+	/*
+	 * Every signal that ends a test by default removes what is made
+	 * here; the paths are empty until each exists.
+	 */
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP ||
+		    sig == SIGQUIT)
+			signal(sig, ka_onsig);
 	/* beside SPAWN: the build's directory, where set-gid bits work */
 	snprintf(tmp, sizeof(tmp), "%s", spawn);
-	snprintf(dir, sizeof(dir), "%s/ksysarm_setid.XXXXXX", dirname(tmp));
+	snprintf(dir, sizeof(ka_setdir), "%s/ksysarm_setid.XXXXXX",
+	    dirname(tmp));
 	if (mkdtemp(dir) == NULL || chmod(dir, 0755) == -1) {
 		dtt_check(false, "a directory for the set-gid copy: %s",
 		    strerror(errno));
+		(void)rmdir(dir);
+		dir[0] = '\0';
 		return;
 	}
-	snprintf(setid, sizeof(setid), "%s/kt_setid", dir);
+	snprintf(setid, sizeof(ka_setid), "%s/kt_setid", dir);
 	if (statvfs(dir, &vfs) == -1 || (vfs.f_flag & ST_NOSUID)) {
 		dtt_check(false, "%s: set-id bits are ignored there (nosuid) "
 		    "or it cannot be told", dir);
@@ -602,8 +659,46 @@ run_setid(const char *btrace, const char *spawn, const char *dyn,
 	    dtt_line_value(out, "@[kt_setid]: ")))
 		fprintf(stderr, "%s", out);
 
-	/* dtd's word to a non-root asker: none, whoever holds it */
-	snprintf(cmd, sizeof(cmd), "%s 10 askid %s", spawn, setid);
+	/*
+	 * The same with fs.suid_dumpable 1: the exec leaves the set-gid
+	 * image dumpable, so the kernel keeps the static ancestor's feed
+	 * on it, which counts it: no second feed, not twice.  The old
+	 * value back before anything is checked, and from ka_onsig().
+	 */
+	memset(sdump, 0, sizeof(sdump));
+	if ((fd = open("/proc/sys/fs/suid_dumpable", O_RDONLY)) != -1) {
+		(void)read(fd, sdump, sizeof(sdump) - 1);
+		close(fd);
+	}
+	if ((nl = strchr(sdump, '\n')) != NULL)
+		*nl = '\0';
+	if (!dtt_check(sdump[0] >= '0' && sdump[0] <= '2' &&
+	    sdump[1] == '\0', "fs.suid_dumpable read: \"%s\"", sdump))
+		goto out;
+	memcpy(ka_dumpold, sdump, sizeof(sdump));
+	ka_dumpset = 1;
+	ka_dumpable("1");
+	status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
+	ka_dumpable(ka_dumpold);
+	ka_dumpset = 0;
+	if (!dtt_check(dtt_exited0(status) &&
+	    dtt_line_value(out, "@[tp_static]: ") == 200 &&
+	    dtt_line_value(out, "@[kt_spawn]: ") == 100 &&
+	    dtt_line_value(out, "@[kt_setid]: ") == 300 &&
+	    strstr(out, "\n0 events dropped\n") != NULL, "the same with "
+	    "fs.suid_dumpable 1, which keeps the feed: %ld, %ld, %ld "
+	    "getppid(); want 200, 100, 300 (not 600)",
+	    dtt_line_value(out, "@[tp_static]: "),
+	    dtt_line_value(out, "@[kt_spawn]: "),
+	    dtt_line_value(out, "@[kt_setid]: ")))
+		fprintf(stderr, "%s", out);
+
+	/*
+	 * dtd's word to a non-root asker: none, whoever holds it, though
+	 * only the set-id group tells them apart
+	 */
+	snprintf(cmd, sizeof(cmd), "%s 10 askid %s %d", spawn, setid,
+	    (int)gid);
 	status = ka_btrace(btrace, cmd, ka_count, out, sizeof(out));
 	if ((p = strstr(out, "asked ")) != NULL)
 		(void)sscanf(p, "asked %d %d", &e1, &e2);
@@ -615,8 +710,14 @@ run_setid(const char *btrace, const char *spawn, const char *dyn,
 	    EPERM, dtt_line_value(out, "@[kt_setid]: ")))
 		fprintf(stderr, "%s", out);
 out:
+	if (ka_dumpset) {
+		ka_dumpable(ka_dumpold);
+		ka_dumpset = 0;
+	}
 	(void)unlink(setid);
 	(void)rmdir(dir);
+	setid[0] = '\0';
+	dir[0] = '\0';
 }
 
 int
@@ -705,11 +806,12 @@ main(int argc, char *argv[])
 		dtt_check(dtt_dtd_logsays(&ka_dd, "cannot follow the static "
 		    "image of "), "dtd said the image it could not follow");
 	} else if (setid)
-		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 1 static "
-		    "execs followed, 0 covered already, 0 refused at the "
+		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 2 static "
+		    "execs followed, 1 covered already, 0 refused at the "
 		    "bound;") && dtt_dtd_logsays(&ka_dd, "set-id execs "
-		    "followed: 5\n"), "dtd followed one static exec and five "
-		    "set-id ones, none taken as covered");
+		    "followed: 5\n"), "dtd followed two static execs and five "
+		    "set-id ones, one set-id taken as covered (its exec kept "
+		    "the feed)");
 	else if (strcmp(argv[1], "static") == 0)
 		dtt_check(dtt_dtd_logsays(&ka_dd, "hooked trees: 5 static "
 		    "execs followed, 1 covered already, 0 refused at the "

@@ -43,15 +43,19 @@
  *   kt_spawn N egid			N getppid(2) calls, then says "egid
  *					E" (getegid(2)): a copy of this
  *					made set-gid runs so
- *   kt_spawn N askid SETID		N getppid(2) calls, then holds a
+ *   kt_spawn N askid SETID GID	N getppid(2) calls, then holds a
  *					child at its exec of "SETID 30 egid"
- *					(a set-gid copy: a root tracer's
- *					tracee gets its group) and asks the
- *					dtd at $USERDT_SOCKET for it twice,
- *					as uid and gid 65534 (its saved uid
- *					still root's), then as root again;
- *					says "asked E1 E2", the errnos, once
- *					the child has run
+ *					(a copy set-gid to GID: a root
+ *					tracer's tracee gets its group), the
+ *					child's ids 65534 (GID a
+ *					supplementary group, to run it), and
+ *					asks the dtd at $USERDT_SOCKET for it
+ *					twice, as uid and gid 65534 (its
+ *					saved uid still root's), where only
+ *					the child's set-id group differs,
+ *					then as root again; says "asked E1
+ *					E2", the errnos, once the child has
+ *					run
  * Exits 0, or 1 when the start or PROG failed.
  */
 #include <sys/ptrace.h>
@@ -62,6 +66,7 @@
 #include <sys/wait.h>
 
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -139,15 +144,24 @@ hold_ask(pid_t pid)
  * and reaped.  -1 when it could not be held so.
  */
 static int
-setid_ask(const char *setid, int e[2])
+setid_ask(const char *setid, gid_t gid, int e[2])
 {
 	pid_t pid;
 	int st, rv = -1;
 
 	if ((pid = fork()) == 0) {
-		/* not followed by the launcher's helper: we trace it */
+		/*
+		 * Not followed by the launcher's helper: we trace it.  Its
+		 * ids the asker's, so that only the group its exec sets
+		 * differs: a refusal is the set-id rule's, not a stranger's
+		 * uid.  The copy's group among its groups, to execute it
+		 * (mode 02710).
+		 */
 		(void)unsetenv("USERDT_LTRACER");
-		if (ptrace(PTRACE_TRACEME, 0, 0, 0) == -1 ||
+		if (setgroups(1, &gid) == -1 ||
+		    setresgid(65534, 65534, 65534) == -1 ||
+		    setresuid(65534, 65534, 65534) == -1 ||
+		    ptrace(PTRACE_TRACEME, 0, 0, 0) == -1 ||
 		    raise(SIGSTOP) != 0)
 			_exit(1);
 		execl(setid, setid, "30", "egid", (char *)NULL);
@@ -171,7 +185,7 @@ setid_ask(const char *setid, int e[2])
 	e[0] = ask(pid);
 	if (syscall(SYS_setresuid, 0, 0, 0) == -1 ||
 	    syscall(SYS_setresgid, 0, 0, 0) == -1)
-		_exit(1);	/* not root again: nothing of ours is to be run */
+		_exit(1);	/* not root again: nothing of ours to run */
 	e[1] = ask(pid);
 	rv = 0;
 out:
@@ -204,7 +218,8 @@ main(int argc, char *argv[])
 		char buf[64];
 		int len, e[2] = { -2, -2 };
 
-		if (setid_ask(argv[3], e) == -1)
+		if (argc != 5 || setid_ask(argv[3], (gid_t)atol(argv[4]),
+		    e) == -1)
 			return 1;
 		len = snprintf(buf, sizeof(buf), "asked %d %d\n", e[0], e[1]);
 		return write(1, buf, (size_t)len) == len ? 0 : 1;
