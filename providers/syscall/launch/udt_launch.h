@@ -123,7 +123,8 @@ int	udt_launch_trace(const char *prog, const char *file);
  * restricts a traced domain change (SELinux enforcing, an AppArmor
  * profile refuse or change what such an exec gets; there the helper
  * lets go before it, and the program runs untraced with its
- * credentials).  A flag of this process, not of its environment: the helper is forked and never execs, so it has it, and
+ * credentials).  A flag of this process, not of its environment: the
+ * helper is forked and never execs, so it has it, and
  * nothing a launcher inherits can claim a feed no one asked for.  Off
  * (0) until set.  Before udt_launch_trace().
  */
