@@ -552,9 +552,6 @@ struct udt_lat {
  */
 struct udt_thread {
 	int		ut_nest;	/* [t] recording depth */
-	int		ut_unwinding;	/* [t] in udt_ustack()'s libunwind */
-	uint64_t	ut_held;	/* [t] the mask udt_ustack() holds, 0:
-					   none (udt_rw_heldmask()) */
 	uintptr_t	ut_nest_sp;	/* [t] stack of the depth-1 entry */
 	struct udt_rec	*ut_rec;	/* [t] reserved, not committed yet */
 	uint64_t	ut_ticket;	/* [t] ut_rec's ticket */
@@ -575,16 +572,6 @@ struct udt_thread {
 	unsigned int	ut_commgen;	/* [t] udt_commgen of ut_comm */
 	char		ut_comm[UDT_COMMLEN];	/* [t] */
 };
-
-/*
- * rt_sigprocmask(2) with arguments a while udt_ustack() holds ut_held:
- * libunwind's step-by-step unwinder masks every signal around each
- * look-up, some fifteen calls a stack; with every signal already held
- * they change nothing, so they are answered here (the old mask is the
- * held one), without a system call.  Returns 0, or -EINVAL for a call
- * that is not libunwind's kind.  This thread, while ut_held != 0.
- */
-long	udt_rw_heldmask(const long *a) UDT_HIDDEN;
 
 extern __thread struct udt_thread udt_thread
     __attribute__((tls_model("initial-exec"))) UDT_HIDDEN;
@@ -613,8 +600,8 @@ udt_lat_here(struct udt_thread *t)
  * and counts as recursive.  This thread and its handlers only.
  *
  * A handler that interrupted a recording and left it by siglongjmp()
- * never ran the interrupted udt_nest_leave(): the depth (and
- * ut_unwinding) would stay raised and every later event of the thread
+ * never ran the interrupted udt_nest_leave(): the depth would stay
+ * raised and every later event of the thread
  * would be dropped as recursive, and a slot it had reserved would stall
  * the ring (udt_rec_void()).  A truly nested entry runs deeper on
  * the stack than the entry it interrupted (or on a signal stack, which
@@ -655,7 +642,6 @@ udt_nest_enter(struct udt_thread *t, uintptr_t sp)
 
 	if (depth != 0 && sp >= t->ut_nest_sp) {
 		depth = 0;
-		t->ut_unwinding = 0;
 		udt_rec_void(t);
 	}
 	if (depth == 0) {

@@ -149,19 +149,6 @@ udt_prefetchw(const void *p)
 #endif
 }
 
-#define UDT_SIGBIT(sig)	(1ULL << ((sig) - 1))
-
-long
-udt_rw_heldmask(const long *a)
-{
-	if (a[3] != sizeof(uint64_t) || (a[0] != SIG_BLOCK &&
-	    a[0] != SIG_SETMASK && a[0] != SIG_UNBLOCK))
-		return -EINVAL;
-	if (a[2] != 0)
-		*(uint64_t *)a[2] = udt_thread.ut_held;
-	return 0;
-}
-
 /*
  * User stack, innermost first, without this library's own frames, at
  * most max frames: UDT_STACK_MAX into pcs, the rest into the continuation
@@ -182,49 +169,25 @@ udt_ustack(uint64_t *pcs, struct udt_rec_more *const *more, unsigned int max)
 
 	for (i = 0; more != NULL && i < UDT_MORE_MAXSLOTS; i++)
 		dst.pd_more[i] = more[i];
-	/*
-	 * Whatever the unwinder calls is not the program's events.  Not ut_inlib, which nothing resets
-	 * after a siglongjmp() out of here; see udt_nest_enter().
-	 */
-	udt_thread.ut_unwinding = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* The unwinder's copies of its rows use vector registers. */
 	udt_xsave(&xs);
 	/*
+	 * Signals stay open: the walk (udt_cfi.c) makes raw system calls
+	 * only, none the program's, so a handler that lands during it is
+	 * one inside a record like any other, counted as recursive by
+	 * udt_rec_enter().  Holding them for the walk (libunwind's masking
+	 * once cost fifteen calls a stack) cost two calls a stack, and the
+	 * handler's calls, run as the mask came back, went uncounted.
+	 *
 	 * All-calls mode unwinds from the system call instruction the
 	 * SIGSYS interrupted, as dt(4)'s first entry is the PC of the call:
 	 * no frame of ours to cut.
 	 */
-	if (udt_thread.ut_uc != NULL) {
-		/*
-		 * Hold every signal once for the whole walk, so that the
-		 * unwinder's own masking costs no system call
-		 * (udt_rw_heldmask()).  Not SIGSYS (a dispatch to a blocked
-		 * SIGSYS kills) nor the faults, which must reach the
-		 * program as they would.
-		 */
-		uint64_t held = ~(UDT_SIGBIT(SIGSYS) | UDT_SIGBIT(SIGSEGV) |
-		    UDT_SIGBIT(SIGBUS) | UDT_SIGBIT(SIGILL) |
-		    UDT_SIGBIT(SIGFPE) | UDT_SIGBIT(SIGTRAP)), old;
-		int hold;
-
-		hold = udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &held, &old,
-		    sizeof(held)) == 0;
-		if (hold)
-			udt_thread.ut_held = held;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (udt_thread.ut_uc != NULL)
 		k = udt_unw_stack_dst(udt_thread.ut_uc, d, max);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (hold) {
-			udt_thread.ut_held = 0;
-			(void)udt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old,
-			    NULL, sizeof(old));
-		}
-	} else
+	else
 		k = udt_unw_here_dst(d, max, udt_text_lo, udt_text_hi);
 	udt_xrstor(&xs);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	udt_thread.ut_unwinding = 0;
 	return k;
 }
 
@@ -470,9 +433,6 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 
 	/* Our own calls are no events of the program: not even recursive. */
 	if (t->ut_inlib)
-		return;
-	/* libunwind's, made below the udt_emit() that unwinds. */
-	if (t->ut_unwinding && t->ut_nest != 0 && sp < t->ut_nest_sp)
 		return;
 	if (__predict_false(__atomic_load_n(&__atomic_load_n(&udt_tab,
 	    __ATOMIC_RELAXED)->tb_reconnect, __ATOMIC_RELAXED) != 0)) {

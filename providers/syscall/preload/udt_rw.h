@@ -69,10 +69,10 @@
 #define UDT_RW_FT_PROBE		(4096 + 8)	/* UDT_FILT_OFF + ft_probe */
 #define UDT_RW_RH_COUNT		12544
 #define UDT_RW_UT_NEST		0
-#define UDT_RW_UT_NEST_SP	16
-#define UDT_RW_UT_INLIB		40
-#define UDT_RW_UT_ARMED		45
-#define UDT_RW_UT_TRACED	46
+#define UDT_RW_UT_NEST_SP	8
+#define UDT_RW_UT_INLIB		32
+#define UDT_RW_UT_ARMED		37
+#define UDT_RW_UT_TRACED	38
 /*
  * A call's two enable bytes (entry low, return high) as one word: it
  * takes the counting path when each byte is 0 or exactly UDT_EN_ON |

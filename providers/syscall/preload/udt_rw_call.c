@@ -284,9 +284,6 @@ udt_rw_slow(struct udt_rw_frame *f)
 	long nr = f->rw_nr, r, a[6];
 	int idx = udt_rw_probe(nr), saved = errno;
 
-	/* The unwinder's masking, inside udt_ustack()'s: nothing to do. */
-	if (nr == SYS_rt_sigprocmask && udt_thread.ut_held != 0)
-		return udt_rw_heldmask(f->rw_a);
 	memcpy(a, f->rw_a, sizeof(a));
 	if (idx >= 0) {
 		udt_rw_arm(idx);

@@ -609,12 +609,6 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		errno = saved;
 		return;
 	case SYS_rt_sigprocmask:
-		if (udt_thread.ut_held != 0) {
-			/* The unwinder's, inside udt_ustack()'s hold. */
-			r = udt_rw_heldmask(a);
-			udt_sud_return(nr, a, uc, r);
-			break;
-		}
 		udt_sud_entry(nr, a, uc);
 		r = udt_sud_sigmask(uc, a);
 		udt_sud_return(nr, a, uc, r);
