@@ -426,6 +426,7 @@ udt_init(void)
 		udt_rw_cswhere(dli.dli_fname);
 	}
 	udt_unw_ours(udt_text_lo, udt_text_hi, udt_rw_site_of);
+	udt_unw_self(udt_gettid);
 
 	path = getenv(UDT_SOCKET_ENV);
 	if (path == NULL || *path == '\0')

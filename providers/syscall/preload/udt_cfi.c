@@ -95,8 +95,9 @@ udt_cfi_read(struct udt_cfi_cur *c, uint64_t addr, uint64_t *v)
 	local.iov_len = sizeof(*v);
 	remote.iov_base = (void *)addr;
 	remote.iov_len = sizeof(*v);
-	if (udt_sys6(SYS_process_vm_readv, udt_sys0(SYS_getpid),
-	    (long)&local, 1, (long)&remote, 1, 0) != (long)sizeof(*v))
+	if (udt_sys6(SYS_process_vm_readv, c->cc_self != 0 ? c->cc_self :
+	    udt_sys0(SYS_getpid), (long)&local, 1, (long)&remote, 1, 0) !=
+	    (long)sizeof(*v))
 		return -1;
 	c->cc_page[c->cc_npage++ % UDT_CFI_NPAGE] = page;
 	return 0;
@@ -595,6 +596,7 @@ udt_cfi_from_uc(struct udt_cfi_cur *c, const void *ucv)
 	c->cc_have = (1u << UDT_CFI_NREG) - 1;
 	c->cc_exact = 1;
 	c->cc_npage = 0;
+	c->cc_self = 0;
 }
 
 /* No CFI for the PC: the frame-pointer chain, if it looks like one. */

@@ -56,6 +56,12 @@ struct udt_cfi_cur {
 					   run, not a return address */
 	uint64_t	cc_page[UDT_CFI_NPAGE];	/* pages known readable */
 	unsigned int	cc_npage;
+	/*
+	 * Whom process_vm_readv() reads: any thread of this process will
+	 * do (they share the memory), so the walking thread's tid the
+	 * record has already, not a getpid() a walk.  0: getpid().
+	 */
+	long		cc_self;
 };
 
 void	udt_cfi_init(void);
@@ -93,6 +99,7 @@ void	udt_cfi_from_uc(struct udt_cfi_cur *, const void *uc);
 	    (1u << UDT_CFI_RA);						\
 	(c)->cc_exact = 1;						\
 	(c)->cc_npage = 0;						\
+	(c)->cc_self = 0;						\
 } while (0)
 
 /*

@@ -27,6 +27,8 @@
 /* The tracer's code, cut from stacks (udt_unw_ours()).  [I] */
 static uintptr_t	  udt_unw_lo, udt_unw_hi;
 static uintptr_t	(*udt_unw_site)(uintptr_t);
+/* The walking thread's tid, cached by the record (udt_unw_self()).  [I] */
+static int	(*udt_unw_tid)(void);
 /* The disassembler module's text (udt_unw_ours_also()): hi last.  [a] */
 static uintptr_t	  udt_unw_xlo, udt_unw_xhi;
 
@@ -36,6 +38,12 @@ udt_unw_ours(uintptr_t lo, uintptr_t hi, uintptr_t (*site)(uintptr_t))
 	udt_unw_lo = lo;
 	udt_unw_hi = hi;
 	udt_unw_site = site;
+}
+
+void
+udt_unw_self(int (*tid)(void))
+{
+	udt_unw_tid = tid;
 }
 
 void
@@ -95,6 +103,7 @@ udt_unw_here_dst(const struct udt_pcdst *d, unsigned int max, uintptr_t lo,
 	if (max == 0)
 		return 0;
 	UDT_CFI_HERE(&cur);
+	cur.cc_self = udt_unw_tid != NULL ? udt_unw_tid() : 0;
 	do {
 		pc = (uintptr_t)cur.cc_reg[UDT_CFI_RA];
 		if (n == 0 && pc >= lo && pc < hi)
@@ -124,6 +133,7 @@ udt_unw_stack_in(void *uc, const struct udt_pcdst *d, unsigned int max)
 	if (max == 0)
 		return 0;
 	udt_cfi_from_uc(&cur, uc);
+	cur.cc_self = udt_unw_tid != NULL ? udt_unw_tid() : 0;
 	pc = (uintptr_t)cur.cc_reg[UDT_CFI_RA];
 	if (!udt_unw_is_ours(pc)) {
 		if (udt_unw_site != NULL && (site = udt_unw_site(pc)) != pc)

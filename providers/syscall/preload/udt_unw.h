@@ -82,6 +82,12 @@ unsigned int	udt_unw_here_dst(const struct udt_pcdst *d, unsigned int max,
  */
 void	udt_unw_ours(uintptr_t, uintptr_t, uintptr_t (*)(uintptr_t));
 /*
+ * The calling thread's tid, as the record caches it (udt_gettid()): the
+ * walk reads memory through it, a system call fewer a stack.  The
+ * constructor, before any other thread exists; async-signal-safe.
+ */
+void	udt_unw_self(int (*)(void));
+/*
  * More of the tracer's text, cut likewise: the disassembler module's,
  * mapped by a pass (udt_rw_csload.c) when threads may run.  Once.
  */
