@@ -586,6 +586,19 @@ dt_pcb_fold_kcount(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
 		dt_pcb_fold_n(dp, cpu, n, 0);
 }
 
+bool
+dt_pcb_pcount_ok(const struct dt_pcb *dp)
+{
+	return dt_pcb_counts_by(dp, DTA_K_COUNTABLE);
+}
+
+void
+dt_pcb_fold_pcount(struct dt_pcb *dp, uint64_t n, pid_t pid)
+{
+	if (n != 0)
+		dt_pcb_fold_n(dp, 0, n, pid);
+}
+
 /*
  * The counters sources keep in place of events, every open's: few, and
  * read only at DTIOCAGGREAD, so one list under one lock.

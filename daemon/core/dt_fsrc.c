@@ -41,6 +41,7 @@ dt_fsrc_init(struct dt_fsrc *fs)
 	fs->fs_kind = DT_FSRC_NONE;
 	fs->fs_nterms = 0;
 	fs->fs_loose = false;
+	fs->fs_pid = 0;
 }
 
 /* Append a term; false when there is no room. */
@@ -83,12 +84,10 @@ dt_fsrc_join(struct dt_fsrc *fs, struct dt_fnode *a, const struct dt_fnode *b,
 	return dt_fsrc_emit(fs, &t);
 }
 
-/* The value of t when dtd reads field 0 for this pcb's reader. */
+/* The value of t when dtd reads v in its field for this pcb's reader. */
 static bool
-dt_fsrc_zero(const struct dtioc_filter_term *t)
+dt_fsrc_val(const struct dtioc_filter_term *t, int64_t v)
 {
-	int64_t v = 0;
-
 	switch (t->dtft_op) {
 	case DTF_OP_EQ:	return v == t->dtft_val;
 	case DTF_OP_NE:	return v != t->dtft_val;
@@ -97,6 +96,12 @@ dt_fsrc_zero(const struct dtioc_filter_term *t)
 	case DTF_OP_GT:	return v > t->dtft_val;
 	default:	return v >= t->dtft_val;
 	}
+}
+
+static bool
+dt_fsrc_zero(const struct dtioc_filter_term *t)
+{
+	return dt_fsrc_val(t, 0);
 }
 
 /*
@@ -134,6 +139,11 @@ dt_fsrc_term(struct dt_fsrc *fs, const struct dt_pcb *dp,
 		out->dtft_val = t->dtft_val - off;
 		break;
 	case DTF_PID:
+		/* a real pid reads the same as 32 or 64 bits */
+		if (fs->fs_pid != 0)
+			return dt_fsrc_val(t, fs->fs_pid) ? DT_FSRC_ALL :
+			    DT_FSRC_NONE;
+		break;
 	case DTF_CPU:
 		break;
 	default:	/* arguments, return value, errno */
@@ -248,15 +258,24 @@ void
 dt_fsrc_of_pcb(struct dt_fsrc *fs, const struct dt_pcb *dp,
     dt_fsrc_can_fn can, void *arg)
 {
+	dt_fsrc_of_pcb_in(fs, dp, 0, can, arg);
+}
+
+void
+dt_fsrc_of_pcb_in(struct dt_fsrc *fs, const struct dt_pcb *dp, pid_t pid,
+    dt_fsrc_can_fn can, void *arg)
+{
 	struct dt_fnode one;
 
 	dt_fsrc_init(fs);
+	fs->fs_pid = pid;
 	if (dp->dp_filter == NULL || dp->dp_filter->dtfl_nterms == 0) {
 		fs->fs_kind = DT_FSRC_ALL;
 		return;
 	}
 	if (!dt_fsrc_pcb(fs, dp, can, arg, &one)) {
 		dt_fsrc_init(fs);
+		fs->fs_pid = pid;
 		fs->fs_kind = DT_FSRC_ALL;
 		fs->fs_loose = true;
 		return;

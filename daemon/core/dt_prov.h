@@ -331,6 +331,12 @@ struct dt_fsrc {
 						   as true: keeps more than
 						   the programs would */
 	unsigned int		 fs_nterms;
+	/*
+	 * Input, 0: none.  The process every event the source sees is
+	 * of (per-task counters on its threads, dt_tp_pcnt.c), so that
+	 * a comparison of the pid is a constant (dt_fsrc_of_pcb_in()).
+	 */
+	pid_t			 fs_pid;
 	struct dtioc_filter_term fs_terms[DT_FSRC_MAXTERMS];
 };
 
@@ -358,6 +364,14 @@ void	dt_fsrc_or_probe(struct dt_fsrc *, struct dt_probe *,
  * exactly the events dtd's filter would.  Same caller as above.
  */
 void	dt_fsrc_of_pcb(struct dt_fsrc *, const struct dt_pcb *,
+	    dt_fsrc_can_fn can, void *arg);
+
+/*
+ * dt_fsrc_of_pcb() for a source that sees only process pid's events:
+ * each comparison of the pid is folded into the constant it is for
+ * them, so that pid == N is no loose term there.  Same caller.
+ */
+void	dt_fsrc_of_pcb_in(struct dt_fsrc *, const struct dt_pcb *, pid_t pid,
 	    dt_fsrc_can_fn can, void *arg);
 
 /*
@@ -409,6 +423,18 @@ struct dt_aggctr {
 };
 bool	dt_pcb_kcount_ok(const struct dt_pcb *);
 void	dt_pcb_fold_kcount(struct dt_pcb *, unsigned int cpu, uint64_t n);
+
+/*
+ * dt_pcb_pcount_ok(): as dt_pcb_kcount_ok(), for a counter of one
+ * process's events on no CPU in particular (per-task counters on its
+ * threads, dt_tp_pcnt.c): every aggregation of dp a count() keyed by
+ * nothing but the pid and the probe, which such a counter supplies (its
+ * process's, the pcb's); not the CPU, nor the thread.  Under [K].  The
+ * counts fold with dt_pcb_fold_count()'s dt_pcb_fold_n(), through
+ * dt_pcb_fold_pcount(): n events of process pid, any thread.
+ */
+bool	dt_pcb_pcount_ok(const struct dt_pcb *);
+void	dt_pcb_fold_pcount(struct dt_pcb *, uint64_t n, pid_t pid);
 void	dt_aggctr_add(struct dt_aggctr *);
 void	dt_aggctr_del(struct dt_aggctr *);
 

@@ -221,6 +221,10 @@ dt_tp_init_obsd(void)
 		for (j = 0; j < n; j++)
 			if (!dt_tp_link(tpp, srcs[j]))
 				return ENOMEM;
+		/* no Linux-named probe reads it: the names are the same */
+		if (tob->tob_srcs[0] == DT_S_SYSENTER ||
+		    tob->tob_srcs[0] == DT_S_SYSEXIT)
+			srcs[0]->tps_sysnum = true;
 		if ((tpp->tpp_dtp = dt_dev_alloc_probe(tob->tob_func,
 		    tob->tob_name, &dt_prov_tp, tob->tob_nargs)) == NULL)
 			return ENOMEM;
@@ -599,8 +603,11 @@ dt_prov_tp_start(struct dt_pcb *dp)
 		dt_tp_tree_start(dp, tpp);
 		return;
 	}
-	/* a pushed pid: events of its own on the process's threads */
-	if (dt_tp_pid_start(dp, tpp))
+	/*
+	 * a pushed pid: counters on the process's threads where dp only
+	 * counts, else sampled events of its own on them
+	 */
+	if (dt_tp_pcnt_start(dp, tpp) || dt_tp_pid_start(dp, tpp))
 		return;
 	dt_tp_count(dp, 1);
 }
@@ -617,7 +624,7 @@ dt_prov_tp_stop(struct dt_pcb *dp)
 		dt_tp_tree_stop(dp);
 		return;
 	}
-	if (dt_tp_pid_stop(dp))
+	if (dt_tp_pcnt_stop(dp) || dt_tp_pid_stop(dp))
 		return;
 	dt_tp_count(dp, -1);
 }

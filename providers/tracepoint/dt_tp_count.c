@@ -114,7 +114,7 @@ dt_tpcnt_open(struct dt_tpcnt *tc, int id, const char *filter)
 	return nopen == 0 ? ENODEV : 0;
 }
 
-static bool
+bool
 dt_tpcnt_off(void)
 {
 	const char *env = getenv("USERDT_KCOUNT");
@@ -133,7 +133,7 @@ dt_tpcnt_tree(struct dt_pcb *dp, const struct dt_tp_probe *tpp,
 
 	if (dt_tpcnt_off() || tpp->tpp_kcount == NULL || tpp->tpp_nsrcs != 1 ||
 	    dp->dp_fop != 0 || dp->dp_priv != NULL ||
-	    (filter = dt_tp_filt_pcb(src, dp, tpp->tpp_kcount)) == NULL)
+	    (filter = dt_tp_filt_pcb(src, dp, tpp->tpp_kcount, 0)) == NULL)
 		return EOPNOTSUPP;
 	if ((tc = calloc(1, sizeof(*tc) + sizeof(tc->tcn_cpus[0]))) == NULL) {
 		free(filter);
@@ -205,7 +205,7 @@ dt_tpcnt_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp,
 		return dt_tpcnt_tree_start(dp);
 	if (dt_tpcnt_off() || tpp->tpp_kcount == NULL ||
 	    tpp->tpp_nsrcs != 1 || !dt_pcb_kcount_ok(dp) ||
-	    (filter = dt_tp_filt_pcb(src, dp, tpp->tpp_kcount)) == NULL)
+	    (filter = dt_tp_filt_pcb(src, dp, tpp->tpp_kcount, 0)) == NULL)
 		return false;
 	n = sysconf(_SC_NPROCESSORS_CONF);
 	ncpu = n > 0 ? (unsigned int)n : 1;

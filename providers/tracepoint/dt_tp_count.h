@@ -54,6 +54,9 @@ bool	dt_tpcnt_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp,
  */
 void	dt_tpcnt_stop(struct dt_pcb *dp);
 
+/* USERDT_KCOUNT=0: no count in the kernel, for comparisons.  Any thread. */
+bool	dt_tpcnt_off(void);
+
 /*
  * A tree's count (DTF_F_TREE, dtpv_treecount): dp's events of tpp made
  * by pid from its next exec on and by all it forks from then, counted

@@ -29,10 +29,15 @@
  *    pid 0 too), on events that have no comm field of their own;
  *  - a Linux-named probe's argument N: its field N, an integer (not an
  *    array) compared with a constant its type can hold, so that ftrace's
- *    comparison in the field's type is dtd's in 64 bits.
+ *    comparison in the field's type is dtd's in 64 bits;
+ *  - a system call probe's arg0 (raw_syscalls:sys_enter, sys_exit, in
+ *    OpenBSD's numbers) equal or not to N: field id among the Linux
+ *    numbers that N stands for (systab), the numbers being a function
+ *    of id.
  *
- * The rest (pid: ftrace has no tgid; cpu; an OpenBSD probe's decoded
- * arguments) is taken as true.  sched_switch is never filtered: it
+ * The rest (pid: ftrace has no tgid; cpu; the other decoded arguments
+ * of OpenBSD probes, an order of system call numbers) is taken as
+ * true.  sched_switch is never filtered: it
  * feeds on__cpu's stacks and names and the task cache.
  *
  * The kernel sets a perf event's filter once (a second set fails with
@@ -56,6 +61,7 @@
 #include "dt_prov.h"
 #include "dt_tp_filt.h"
 #include "dt_tp_var.h"
+#include "systab.h"
 
 /* A page: what the kernel copies of a filter string. */
 #define DT_TPF_MAXLEN	4096
@@ -143,6 +149,14 @@ dt_tpf_can(const struct dt_probe *dtp, const struct dtioc_filter_term *t,
 		return false;
 	}
 	n = t->dtft_field - DTF_ARG0;
+	/*
+	 * a number as a C int is the same for all a call's id makes, but
+	 * for ids past INT32_MAX - 1024, negative: those are none of N's
+	 */
+	if (src->tps_sysnum && n == 0 && (t->dtft_op == DTF_OP_EQ ||
+	    t->dtft_op == DTF_OP_NE) && tpp->tpp_nsrcs == 1 &&
+	    tpp->tpp_srcs[0] == src)
+		return !(t->dtft_flags & DTF_F_INT32) || t->dtft_val >= 0;
 	/* fields in order: the probe's own event, undecoded */
 	if (tpp->tpp_decode != NULL || tpp->tpp_nsrcs != 1 ||
 	    tpp->tpp_srcs[0] != src || n >= dtp->dtp_nargs ||
@@ -210,6 +224,39 @@ dt_tpf_put(struct dt_tpf_buf *b, const char *fmt, ...)
 		b->tb_len += (size_t)n;
 }
 
+/*
+ * arg0 ==, != t's N of a system call's source: id among (none of) the
+ * Linux numbers dt_tp_sys() makes N of, SYSTAB_LINUX_ONLY + id where
+ * the table has no entry.
+ */
+static void
+dt_tpf_sysnum(struct dt_tpf_buf *b, const struct dtioc_filter_term *t)
+{
+	const struct systab_ent *se;
+	bool eq = t->dtft_op == DTF_OP_EQ;
+	int64_t num, v = t->dtft_val;
+	long id;
+	int n = 0;
+
+	dt_tpf_put(b, "(");
+	for (id = 0; id < SYSTAB_LINUX_MAX; id++) {
+		se = systab_by_linux(id);
+		num = se != NULL ? (int64_t)se->se_num : SYSTAB_LINUX_ONLY + id;
+		if (num == v)
+			dt_tpf_put(b, "%sid %s %ld", n++ > 0 ?
+			    (eq ? " || " : " && ") : "", eq ? "==" : "!=", id);
+	}
+	/* no table beyond: each number past it is one id's */
+	if (v >= SYSTAB_LINUX_ONLY + SYSTAB_LINUX_MAX && v - SYSTAB_LINUX_ONLY <=
+	    INT32_MAX)
+		dt_tpf_put(b, "%sid %s %lld", n++ > 0 ? (eq ? " || " : " && ") :
+		    "", eq ? "==" : "!=", (long long)(v - SYSTAB_LINUX_ONLY));
+	/* no id makes it: never, or always */
+	if (n == 0)
+		dt_tpf_put(b, "common_pid %s 0", eq ? "<" : ">=");
+	dt_tpf_put(b, ")");
+}
+
 /* One comparison, in ftrace's words. */
 static void
 dt_tpf_cmp(struct dt_tpf_buf *b, const struct dt_tp_src *src,
@@ -230,6 +277,10 @@ dt_tpf_cmp(struct dt_tpf_buf *b, const struct dt_tp_src *src,
 			    t->dtft_str);
 		else
 			dt_tpf_put(b, "comm %s \"%s\"", op, t->dtft_str);
+		return;
+	}
+	if (src->tps_sysnum) {
+		dt_tpf_sysnum(b, t);
 		return;
 	}
 	f = &src->tps_fmt.dtfm_fields[t->dtft_field - DTF_ARG0];
@@ -373,14 +424,14 @@ dt_tp_filt_reset(struct dt_tp_src *src)
 
 char *
 dt_tp_filt_pcb(struct dt_tp_src *src, const struct dt_pcb *dp,
-    const char *own)
+    const char *own, pid_t in)
 {
 	struct dt_fsrc *fs;
 	char *expr = NULL, *both;
 
 	if ((fs = malloc(sizeof(*fs))) == NULL)
 		return NULL;
-	dt_fsrc_of_pcb(fs, dp, dt_tpf_can_exact, src);
+	dt_fsrc_of_pcb_in(fs, dp, in, dt_tpf_can_exact, src);
 	if (fs->fs_loose) {
 		free(fs);
 		return NULL;

@@ -45,10 +45,12 @@ char	*dt_tp_filt_expr(const struct dt_fsrc *fs, const struct dt_tp_src *src);
  * The ftrace filter (malloc'd) under which src's records of a probe are
  * exactly dp's events, own ("" for none) being the probe's own filter
  * (its records that are events); NULL when dp's filter does not
- * translate whole (dt_fsrc_of_pcb()'s fs_loose) or does not fit.
+ * translate whole (dt_fsrc_of_pcb()'s fs_loose) or does not fit.  in
+ * (0: none) is the process whose events alone the kernel gives the
+ * filter (per-task events on its threads): its pid is then known.
  */
 char	*dt_tp_filt_pcb(struct dt_tp_src *src, const struct dt_pcb *dp,
-	    const char *own);
+	    const char *own, pid_t in);
 
 /*
  * The ftrace filter (malloc'd) of dp's filter alone, what ftrace cannot

@@ -105,8 +105,6 @@
 #include "dt_tp_perf.h"
 #include "dt_tp_var.h"
 
-#define DT_TP_PID_TRIES	4	/* listings that must agree, at most */
-#define DT_TP_PID_MAXTIDS 256	/* threads followed (fds: x CPUs) */
 /* buffers (one per CPU, DT_TPEV_TPAGES: 1 MiB each) of all pcbs */
 #define DT_TP_PID_MAXBUFS 256
 
@@ -131,12 +129,7 @@ static struct dt_tp_pidev *dt_tp_pidevs;	/* [K] started ones */
 static int dt_tp_pid_lasterr;			/* [K] said once */
 static long dt_tp_pid_bufs;			/* [K] charged in all */
 
-/*
- * pid's threads into tids[DT_TP_PID_MAXTIDS], sorted (dt_proc_tids()):
- * their count, or -ESRCH (no such process, pid a thread but not a
- * process, no memory) or -E2BIG (more than DT_TP_PID_MAXTIDS threads).
- */
-static int
+int
 dt_tp_pid_list(pid_t pid, pid_t *tids)
 {
 	pid_t *all;

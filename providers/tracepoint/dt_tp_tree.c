@@ -142,7 +142,7 @@ dt_tp_tree_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	 * and the reader apply it again, so one it refuses keeps more
 	 * records, never fewer events.
 	 */
-	if ((filt = dt_tp_filt_pcb(src, dp, "")) != NULL) {
+	if ((filt = dt_tp_filt_pcb(src, dp, "", 0)) != NULL) {
 		if (filt[0] != '\0')
 			(void)dt_tpev_filter(tt->tt_ev, filt);
 		free(filt);

@@ -52,6 +52,13 @@ struct dt_tp_src {
 	const struct dt_tp_field *tps_f[DT_TP_SRCFIELDS];
 	struct dt_tp_probe	*tps_probes[DT_TP_SRCPROBES];	/* [I] */
 	unsigned int		 tps_nprobes;	/* [I] */
+	/*
+	 * [I] a system call's source (raw_syscalls), whose probes' arg0
+	 * is OpenBSD's number of its field id (dt_tp_obsd.c's dt_tp_sys()):
+	 * arg0 == N is, in ftrace's words, id among the Linux numbers
+	 * that N stands for (dt_tp_filt.c).
+	 */
+	bool			 tps_sysnum;
 	struct dt_tpev		*tps_ev;	/* [K] open while tps_nrec */
 	uint64_t		 tps_evflags;	/* [K] stacks tps_ev walks */
 	unsigned int		 tps_nrec;	/* [K] started pcbs */
@@ -175,5 +182,29 @@ void		dt_tp_tree_stop(struct dt_pcb *dp);
  */
 bool		dt_tp_pid_start(struct dt_pcb *dp, const struct dt_tp_probe *);
 bool		dt_tp_pid_stop(struct dt_pcb *dp);
+
+#define DT_TP_PID_TRIES	4	/* listings that must agree, at most */
+#define DT_TP_PID_MAXTIDS 256	/* threads followed (fds: x CPUs) */
+
+/*
+ * pid's threads into tids[DT_TP_PID_MAXTIDS], sorted (dt_proc_tids()):
+ * their count, or -ESRCH (no such process, pid a thread but not a
+ * process, no memory) or -E2BIG (more than DT_TP_PID_MAXTIDS threads).
+ * Any thread.
+ */
+int		dt_tp_pid_list(pid_t pid, pid_t *tids);
+
+/*
+ * A pid filter's counts (dt_tp_pcnt.c): dt_tp_pcnt_start() counts dp's
+ * events in the kernel, per-task counters on the threads of the
+ * process its pushed filter keeps, inherited by the threads they make,
+ * where dp only counts (dt_pcb_pcount_ok()) and the rest of its filter
+ * translates whole; false where it does not (as dt_tp_pid_start()
+ * refuses, USERDT_KCOUNT=0 too), nothing said, and dp goes on to
+ * dt_tp_pid_start().  dt_tp_pcnt_stop(): the last counts folded, the
+ * counters closed; false when dp has none.  [K].
+ */
+bool		dt_tp_pcnt_start(struct dt_pcb *dp, const struct dt_tp_probe *);
+bool		dt_tp_pcnt_stop(struct dt_pcb *dp);
 
 #endif /* DT_TP_VAR_H */
