@@ -66,6 +66,7 @@ static int		 agg_stacks;	/* some aggregation keys by one */
 static int		 agg_ticking;	/* agg_sync() from agg_tick() */
 static char		 agg_mycomm[DTMAXCOMLEN]; /* -c's shell's, before */
 static uint64_t		 agg_folded;
+static uint64_t		 agg_kcounted;	/* of them, the kernel's counters' */
 static int		 agg_nrules;
 
 /* The DTF_* field of an event builtin, 0 when dtd has none for it. */
@@ -752,6 +753,7 @@ agg_sync(void)
 		tmp_release(mark);
 	}
 	agg_folded = rd.dtgr_aggevt;
+	agg_kcounted = rd.dtgr_kcount;
 	/*
 	 * Never silently: said as lost events are, each table's apart, at
 	 * most once a second as the run goes; what is left, at the end.
@@ -875,6 +877,8 @@ agg_report(void)
 	fprintf(stderr, "%d rules aggregated in dtd\n", agg_nrules);
 	fprintf(stderr, "%llu events aggregated by dtd\n",
 	    (unsigned long long)agg_folded);
+	fprintf(stderr, "%llu events counted by the kernel\n",
+	    (unsigned long long)agg_kcounted);
 	fprintf(stderr, "%llu events dtd's table could not hold\n",
 	    (unsigned long long)(agg_overflow - agg_stkover));
 	if (agg_stacks)

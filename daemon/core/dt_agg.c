@@ -532,9 +532,10 @@ dt_pcb_counts_by(const struct dt_pcb *dp, uint32_t keys)
 	return true;
 }
 
-/* n events of process pid on cpu into every count of dp. */
+/* n events of process pid on cpu into every count of dp; kern: a counter's. */
 static void
-dt_pcb_fold_n(struct dt_pcb *dp, unsigned int cpu, uint64_t n, pid_t pid)
+dt_pcb_fold_n(struct dt_pcb *dp, unsigned int cpu, uint64_t n, pid_t pid,
+    bool kern)
 {
 	struct dt_softc *sc = dp->dp_sc;
 	const struct dt_aggspec *as;
@@ -543,6 +544,8 @@ dt_pcb_fold_n(struct dt_pcb *dp, unsigned int cpu, uint64_t n, pid_t pid)
 
 	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
 	pthread_mutex_lock(&tab->dat_mtx);
+	if (kern)
+		tab->dat_kcount += n;
 	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
 		memset(&k, 0, DTA_KEYLEN);
 		k.dtae_id = as->das_req.dtas_id;
@@ -570,7 +573,7 @@ dt_pcb_fold_count(struct dt_pcb *dp, unsigned int cpu, uint64_t n,
     pid_t pid)
 {
 	if (n != 0 && dt_pcb_count_only(dp))
-		dt_pcb_fold_n(dp, cpu, n, pid);
+		dt_pcb_fold_n(dp, cpu, n, pid, false);
 }
 
 bool
@@ -583,7 +586,7 @@ void
 dt_pcb_fold_kcount(struct dt_pcb *dp, unsigned int cpu, uint64_t n)
 {
 	if (n != 0)
-		dt_pcb_fold_n(dp, cpu, n, 0);
+		dt_pcb_fold_n(dp, cpu, n, 0, true);
 }
 
 bool
@@ -596,7 +599,7 @@ void
 dt_pcb_fold_pcount(struct dt_pcb *dp, uint64_t n, pid_t pid)
 {
 	if (n != 0)
-		dt_pcb_fold_n(dp, 0, n, pid);
+		dt_pcb_fold_n(dp, 0, n, pid, true);
 }
 
 /*
@@ -655,10 +658,10 @@ dt_agg_read(struct dt_softc *sc, struct dtioc_aggread *rd,
 	uint32_t n;
 	int error;
 
-	if ((rd->dtgr_flags & ~DTA_RD_CLEAR) != 0 || rd->dtgr_spare != 0)
+	if ((rd->dtgr_flags & ~DTA_RD_CLEAR) != 0 || rd->dtgr_kcount != 0)
 		return EINVAL;
 	rd->dtgr_nents = 0;
-	rd->dtgr_aggevt = rd->dtgr_overflow = 0;
+	rd->dtgr_aggevt = rd->dtgr_overflow = rd->dtgr_kcount = 0;
 	/* before the table is read: what it holds is at least this */
 	rd->dtgr_done = dt_seq_done_ns();
 	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
@@ -676,6 +679,7 @@ dt_agg_read(struct dt_softc *sc, struct dtioc_aggread *rd,
 	need = (size_t)n * sizeof(struct dtioc_aggent);
 	rd->dtgr_aggevt = tab->dat_aggevt;
 	rd->dtgr_overflow = tab->dat_overflow;
+	rd->dtgr_kcount = tab->dat_kcount;
 	if (room == 0 || room < need) {
 		pthread_mutex_unlock(&tab->dat_mtx);
 		free(copy);

@@ -991,7 +991,7 @@ fz_ioctl(int slot, const struct dt_cred *cr, unsigned long cmd,
 		break;
 	case DTIOCAGGREAD:
 		if ((a0.gr.dtgr_flags & ~DTA_RD_CLEAR) != 0 ||
-		    a0.gr.dtgr_spare != 0)
+		    a0.gr.dtgr_kcount != 0)
 			FZ_CHECK(error == EINVAL);
 		else
 			FZ_CHECK(error == 0 || error == ENOSPC ||
@@ -1474,7 +1474,7 @@ fz_op_ioctl(struct fz_in *in, int op)
 		a.gr.dtgr_size = fz_size(s2, p2, 8 * sizeof(struct dtioc_aggent),
 		    sizeof(struct dtioc_aggent));
 		a.gr.dtgr_flags = fz_u8(in) % 3;
-		a.gr.dtgr_spare = fz_u8(in) == 0xff;
+		a.gr.dtgr_kcount = fz_u8(in) == 0xff;
 		break;
 	case OP_AGGSTK:
 		cmd = DTIOCAGGSTACKS;

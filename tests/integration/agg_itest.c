@@ -165,8 +165,8 @@ run_ioctl(int fd, uint32_t pbn, uint32_t other)
 	rd.dtgr_flags = 0x100;
 	dtt_check(agg_read(fd, &rd) == EINVAL, "an unknown read flag: EINVAL");
 	memset(&rd, 0, sizeof(rd));
-	rd.dtgr_spare = 1;
-	dtt_check(agg_read(fd, &rd) == EINVAL, "dtgr_spare set: EINVAL");
+	rd.dtgr_kcount = 1;
+	dtt_check(agg_read(fd, &rd) == EINVAL, "dtgr_kcount set: EINVAL");
 	dtt_check(dtt_record(fd, 1) == 0, "recording");
 	spec_init(&as, pbn, DTA_COUNT);
 	dtt_check(agg_spec(fd, &as) == EBUSY, "a spec while recording: EBUSY");

@@ -488,7 +488,10 @@ struct dtioc_statx {
  * without the room it fails with ENOSPC and changes nothing.  A client
  * that reads with a buffer of dtas_aggsize entries never sees ENOSPC.
  * dtgr_aggevt (events folded) and dtgr_overflow count since the open
- * and are never cleared.  Every event stamped before dtgr_done
+ * and are never cleared; so does dtgr_kcount (zero on the way in, was a
+ * spare), the events among them that a kernel counter counted and no
+ * record carried (a tracepoint's count kept by perf), each once however
+ * many aggregations it went into.  Every event stamped before dtgr_done
  * (CLOCK_REALTIME nanoseconds, as dtev_tsp) has reached dtd's table or
  * rings by the time of the read: a client that saw its traced command
  * end at T reads until dtgr_done passes T to have all of its events
@@ -611,7 +614,9 @@ struct dtioc_aggread {
 	uint64_t		 dtgr_overflow;	/* out: events a full table
 						   could not fold */
 	uint64_t		 dtgr_done;	/* out: CLOCK_REALTIME ns */
-	uint64_t		 dtgr_spare;	/* zero */
+	uint64_t		 dtgr_kcount;	/* in: zero; out: of
+						   dtgr_aggevt's, the
+						   kernel's counters' */
 };
 
 /*
