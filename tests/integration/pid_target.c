@@ -15,7 +15,8 @@
  */
 
 /*
- * pid_target N M K [churn FILE | count | gone | gonelate | many | RATE]: a
+ * pid_target N M K [churn FILE | count | gone | gonelate | many | nest |
+ * RATE]: a
  * process whose known calls a pid filter counts (pidpush_test.c,
  * run-device-linux.sh's pidpush, bench/tracepoint/pid_bench.sh).  It
  * starts a thread, says "ready" on stdout, and waits for a line on
@@ -44,6 +45,10 @@
  *
  * With many, PT_MANY threads more wait from before "ready" until the
  * calls are made: more than dtd follows.
+ *
+ * With nest, the thread started after the line starts another, which
+ * makes K calls as well, beside its own K: a thread made by a thread
+ * the trace did not list (pidcount_test.c).
  *
  * With RATE, each thread holds its calls to RATE a second, in bursts
  * of 100 between looks at the clock.  Raw system calls, so no libc
@@ -81,6 +86,7 @@ static bool			 pt_going, pt_late_going;
 static pthread_t		 pt_main;
 static pthread_barrier_t	 pt_left;	/* main may go */
 static bool			 pt_many;
+static bool			 pt_nest;	/* the late thread's own */
 static pthread_barrier_t	 pt_idle;	/* many's threads may end */
 static pid_t			*pt_churned;	/* their tids, in order */
 static atomic_long		 pt_nchurned;	/* threads churned */
@@ -115,10 +121,27 @@ pt_early(void *arg)
 	return NULL;
 }
 
+/* A thread of nest's late one: its calls at once. */
+static void *
+pt_nested(void *arg)
+{
+	pt_calls(*(long *)arg);
+	return NULL;
+}
+
 static void *
 pt_late(void *arg)
 {
+	pthread_t nested;
+	bool nesting;
+
+	nesting = pt_nest &&
+	    pthread_create(&nested, NULL, pt_nested, arg) == 0;
 	pt_calls(*(long *)arg);
+	if (nesting)
+		pthread_join(nested, NULL);
+	else if (pt_nest)
+		exit(1);
 	return NULL;
 }
 
@@ -283,10 +306,11 @@ main(int argc, char *argv[])
 	pt_late_going = argc == 5 && strcmp(how, "gonelate") == 0;
 	pt_going = pt_late_going || (argc == 5 && strcmp(how, "gone") == 0);
 	pt_many = argc == 5 && strcmp(how, "many") == 0;
+	pt_nest = argc == 5 && strcmp(how, "nest") == 0;
 	if (argc != 4 && argc != 5 && !pt_churning)
 		return 2;
 	if (argc == 5 && !pt_counting_on && !pt_going && !pt_many &&
-	    (pt_rate = atol(how)) <= 0)
+	    !pt_nest && (pt_rate = atol(how)) <= 0)
 		return 2;
 	if (pt_churning && (pt_churned = calloc(PT_MAXCHURN,
 	    sizeof(*pt_churned))) == NULL)
