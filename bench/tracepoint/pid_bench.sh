@@ -22,15 +22,17 @@
 # after it began, each thread at RATE calls a second (0: flat out, more
 # than any perf buffer holds while dtd waits for a CPU beside the
 # others), and a dd reading a byte at a time beside it all rounds long
-# (2 cores: mostly on the other one).  Two configurations take turns in
-# each of REPS rounds against one dtd: btrace as it runs (the pid it
-# pushes is the kernel's: events of dtd's own on PID's threads,
-# dt_tp_pid.c) and btrace with BTRACE_NOPUSH=1 (every event of the
-# machine read by dtd and filtered there, as before).  For each,
-# medians over the rounds: the count against CALLS, the rounds exact,
-# the events btrace says dropped, and dtd's CPU (utime + stime over the
-# run) per call of PID; then the ratio of dtd's CPU, not pushed over
-# pushed, measured in this one run.
+# (2 cores: mostly on the other one).  Three configurations take turns
+# in each of REPS rounds: btrace as it runs (the pid it pushes is the
+# kernel's, and the rule only counts: counters on PID's threads,
+# dt_tp_pcnt.c, no record); the same against a second dtd started with
+# USERDT_KCOUNT=0 (sampled events of dtd's own on PID's threads,
+# dt_tp_pid.c, one record a call, folded by dtd); and btrace with
+# BTRACE_NOPUSH=1 (every event of the machine read by dtd and filtered
+# there).  For each, medians over the rounds: the count against CALLS,
+# the rounds exact, the events btrace says dropped, and that dtd's CPU
+# (utime + stime over the run) per call of PID; then the ratios of
+# dtd's CPU, sampled and not pushed over counted, in this one run.
 # Root.  A benchmark, not a test: it asserts nothing.
 #
 # usage: pid_bench.sh btrace dtd pid_target [reps [calls [rate]]]
@@ -49,6 +51,16 @@ RATE=${6:-50000}
 . "$(dirname "$0")/../../tests/regress/lib.sh"
 dtd_start
 NOISE=
+# the second dtd, which samples: its own device, sockets and image
+mkdir "$TMP/s" && mkfifo "$TMP/s/ready" || exit 2
+exec 4<>"$TMP/s/ready"
+USERDT_KCOUNT=0 "$DTD" --foreground --frontend fuse --device "$TMP/s/dt" \
+    --ready-fd 4 --ingest "$TMP/s/ingest.sock" --ksyms "$TMP/s/ksyms" \
+    > "$TMP/s/dtd.log" 2>&1 4>&4 &
+SDTDPID=$!
+read -r -t 30 l <&4 && [ "$l" = ready ] ||
+    { echo "pid_bench: the second dtd: $(cat "$TMP/s/dtd.log")" >&2; kill "$SDTDPID"; exit 1; }
+exec 4<&-
 
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
@@ -63,7 +75,8 @@ cpu_of() {
 cp /bin/dd "$TMP/pbnoise" || exit 2
 setsid "$TMP/pbnoise" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
 NOISE=$!
-trap 'kill -- -$NOISE 2> /dev/null; dtd_cleanup' EXIT
+trap 'kill -- -$NOISE 2> /dev/null; kill "$SDTDPID" 2> /dev/null
+    dtd_cleanup' EXIT
 
 n=$((CALLS / 2))
 m=$((CALLS / 4))
@@ -71,8 +84,10 @@ k=$((CALLS - n - m))
 PROG='BEGIN { printf("go\n"); }
 tracepoint:raw_syscalls:sys_enter /arg0 == 39/ { @ = count(); }'
 for i in $(seq "$REPS"); do
-	for c in pushed nopush; do
+	for c in counted sampled nopush; do
 		[ $c = nopush ] && e=BTRACE_NOPUSH=1 || e=
+		[ $c = sampled ] && dpid=$SDTDPID dev=$TMP/s/dt ||
+		    dpid=$DTDPID dev=$DEV
 		rm -f "$TMP/tin" "$TMP/tout" "$TMP/bt"
 		mkfifo "$TMP/tin" "$TMP/tout" "$TMP/bt" || exit 2
 		exec 5<>"$TMP/tin"
@@ -84,8 +99,8 @@ for i in $(seq "$REPS"); do
 		tp=$!
 		exec 6< "$TMP/tout"
 		read -r -t 30 l <&6 || { echo "pid_bench: no target" >&2; exit 1; }
-		d0=$(cpu_of "$DTDPID")
-		env ${e:+"$e"} "$BTRACE" -d "$DEV" -v -p "$tp" -e "$PROG" \
+		d0=$(cpu_of "$dpid")
+		env ${e:+"$e"} "$BTRACE" -d "$dev" -v -p "$tp" -e "$PROG" \
 		    > "$TMP/bt" 2> "$TMP/bt.err" &
 		BTPID=$!
 		exec 7< "$TMP/bt"
@@ -97,7 +112,7 @@ for i in $(seq "$REPS"); do
 		wait "$tp"
 		wait "$BTPID"
 		BTPID=
-		d1=$(cpu_of "$DTDPID")
+		d1=$(cpu_of "$dpid")
 		got=$(sed -n 's/^@: //p' <&7)
 		exec 5>&- 6<&- 7<&-
 		lost=$(sed -n 's/^\([0-9]*\) events dropped$/\1/p' "$TMP/bt.err")
@@ -113,14 +128,15 @@ echo "btrace -p PID, tracepoint:raw_syscalls:sys_enter /arg0 == 39/" \
 echo "PID: $CALLS getppid() on 3 threads, each at $RATE a second (0: flat out);"
 echo "a dd flat out beside it;"
 echo "median of $REPS rounds:"
-for c in pushed nopush; do
+for c in counted sampled nopush; do
 	got=$(awk '{ print $1 }' "$TMP/r.$c" | median)
 	ex=$(awk -v w="$CALLS" '$1 == w { n++ } END { print n + 0 }' "$TMP/r.$c")
 	lost=$(awk '{ print $2 }' "$TMP/r.$c" | median)
 	cpu=$(awk '{ print $3 }' "$TMP/r.$c" | median)
 	eval "cpu_$c=$cpu"
 	case $c in
-	pushed)	name="btrace (pid in the kernel: PID's threads)" ;;
+	counted) name="btrace (counted on PID's threads)" ;;
+	sampled) name="btrace, USERDT_KCOUNT=0 (sampled on them)" ;;
 	nopush)	name="btrace, BTRACE_NOPUSH=1 (pid in dtd)" ;;
 	esac
 	printf '  %-44s count %s (%s of %s exact), %s dropped, '\
@@ -128,10 +144,13 @@ for c in pushed nopush; do
 	    "$name" "$got" "$ex" "$REPS" "$lost" "$cpu" \
 	    "$(awk -v s="$cpu" -v w="$CALLS" 'BEGIN { printf("%.0f", s * 1e9 / w) }')"
 done
-awk -v a="$cpu_nopush" -v b="$cpu_pushed" 'BEGIN {
-	if (b > 0)
-		printf("dtd CPU, not pushed / pushed: %.1f\n", a / b)
-	else
-		printf("dtd CPU, not pushed / pushed: > %.1f (pushed: below a tick)\n",
-		    a / 0.01)
-}'
+for c in sampled nopush; do
+	eval "a=\$cpu_$c"
+	awk -v c="$c" -v a="$a" -v b="$cpu_counted" 'BEGIN {
+		if (b > 0)
+			printf("dtd CPU, %s / counted: %.1f\n", c, a / b)
+		else
+			printf("dtd CPU, %s / counted: > %.1f (counted: below a tick)\n",
+			    c, a / 0.01)
+	}'
+done
