@@ -18,7 +18,9 @@
  * dt_fsrc_pid() (dt_fsrc.c): the process a pushed filter keeps alone, as
  * btrace -p builds it (pid == N, alone or ANDed after the rule's terms),
  * and the filters that do not (an OR, a pid under an OR, another
- * comparison of pid, no filter, a malformed program).
+ * comparison of pid, no filter, a malformed program).  And
+ * dt_fsrc_of_pcb_in(): a pid comparison read as the constant it is for
+ * a source that sees one process, where dt_fsrc_of_pcb() is loose.
  */
 #include <stdio.h>
 #include <string.h>
@@ -67,6 +69,75 @@ pid_of(const struct dtioc_filter_term *terms, uint32_t n)
 	memset(&dp, 0, sizeof(dp));
 	dp.dp_filter = &f;
 	return dt_fsrc_pid(&dp);
+}
+
+/* A source that compares anything but the pid. */
+static bool
+can_nopid(const struct dt_probe *dtp, const struct dtioc_filter_term *t,
+    void *arg)
+{
+	(void)dtp;
+	(void)arg;
+	return t->dtft_field != DTF_PID;
+}
+
+/* dt_fsrc_of_pcb_in() of terms[n] in process in (0: dt_fsrc_of_pcb()). */
+static void
+fsrc_in(const struct dtioc_filter_term *terms, uint32_t n, pid_t in,
+    struct dt_fsrc *fs)
+{
+	static struct dtioc_filter f;
+	static struct dt_probe dtp;
+	struct dt_pcb dp;
+
+	memset(&f, 0, sizeof(f));
+	memcpy(f.dtfl_terms, terms, n * sizeof(*terms));
+	f.dtfl_nterms = n;
+	memset(&dp, 0, sizeof(dp));
+	dp.dp_filter = &f;
+	dp.dp_dtp = &dtp;
+	if (in == 0)
+		dt_fsrc_of_pcb(fs, &dp, can_nopid, NULL);
+	else
+		dt_fsrc_of_pcb_in(fs, &dp, in, can_nopid, NULL);
+}
+
+static void
+check_in(void)
+{
+	struct dtioc_filter_term t[5];
+	static struct dt_fsrc fs;
+
+	/* -p alone: every event of the process, exactly */
+	t[0] = cmp(DTF_OP_EQ, DTF_PID, 42);
+	fsrc_in(t, 1, 42, &fs);
+	CHECK(fs.fs_kind == DT_FSRC_ALL && !fs.fs_loose);
+	fsrc_in(t, 1, 0, &fs);
+	CHECK(fs.fs_kind == DT_FSRC_ALL && fs.fs_loose);
+	/* another process: none of its events */
+	fsrc_in(t, 1, 43, &fs);
+	CHECK(fs.fs_kind == DT_FSRC_NONE && !fs.fs_loose);
+	/* a rule's filter and -p's: the rule's term alone */
+	t[0] = cmp(DTF_OP_EQ, DTF_TID, 7);
+	t[1] = cmp(DTF_OP_EQ, DTF_PID, 42);
+	t[2] = op(DTF_OP_AND);
+	fsrc_in(t, 3, 42, &fs);
+	CHECK(fs.fs_kind == DT_FSRC_SOME && !fs.fs_loose &&
+	    fs.fs_nterms == 1 && fs.fs_terms[0].dtft_field == DTF_TID);
+	/* pid != 42 || tid == 7, in 42: the tid alone; in 43: all */
+	t[0] = cmp(DTF_OP_NE, DTF_PID, 42);
+	t[1] = cmp(DTF_OP_EQ, DTF_TID, 7);
+	t[2] = op(DTF_OP_OR);
+	fsrc_in(t, 3, 42, &fs);
+	CHECK(fs.fs_kind == DT_FSRC_SOME && !fs.fs_loose &&
+	    fs.fs_nterms == 1);
+	fsrc_in(t, 3, 43, &fs);
+	CHECK(fs.fs_kind == DT_FSRC_ALL && !fs.fs_loose);
+	/* as an int: the same for a real pid */
+	t[0] = cmp(DTF_OP_EQ, DTF_PID, 42);
+	t[0].dtft_flags = DTF_F_INT32;
+	fsrc_in(t, 1, 42, &fs);
+	CHECK(fs.fs_kind == DT_FSRC_ALL && !fs.fs_loose);
 }
 
 int
@@ -129,6 +200,7 @@ main(void)
 	/* no filter */
 	memset(&dp, 0, sizeof(dp));
 	CHECK(dt_fsrc_pid(&dp) == 0);
+	check_in();
 	printf("%d passed, %d failed\n", npass, nfail);
 	return nfail != 0;
 }
