@@ -184,8 +184,9 @@ struct dt_pcb {
 	/*
 	 * [K] set, [a] read: with dp_srccount, the source still hands the
 	 * pcb its stream's events stamped before this time (the source's
-	 * own clock), for a switch-over at that time to events of the
-	 * pcb's own (dt_tp_pid.c); 0: none, the stream gives it nothing.
+	 * own clock), for a switch-over at that time to events or counters
+	 * of the pcb's own (dt_tp_pid.c, dt_tp_pcnt.c); 0: none, the stream
+	 * gives it nothing.
 	 * Reset with dp_srccount.
 	 */
 	_Atomic uint64_t	 dp_srcuntil;

@@ -144,7 +144,8 @@ int	dt_perf_open_pid(struct perf_event_attr *, pid_t pid, int cpu,
 /*
  * The budget of descriptors the perf events that follow a pid's threads
  * take (threads x CPUs a pcb: the tracepoint provider's dt_tp_pid.c, the
- * profile's dt_perf_task.c), over every pcb of both: half of dtd's
+ * profile's dt_perf_task.c; threads a pcb: dt_tp_pcnt.c's counters),
+ * over every pcb of them: half of dtd's
  * RLIMIT_NOFILE as raised at start, less DT_PERF_FDKEEP for the
  * clients, the tracees' handshakes and the shared events
  * (USERDT_TEST_PIDFDS: the cap, for the tests).  dt_perf_fds_charge():
