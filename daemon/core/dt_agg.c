@@ -658,7 +658,8 @@ dt_agg_read(struct dt_softc *sc, struct dtioc_aggread *rd,
 	uint32_t n;
 	int error;
 
-	if ((rd->dtgr_flags & ~DTA_RD_CLEAR) != 0 || rd->dtgr_kcount != 0)
+	/* dtgr_kcount is output only: a size query's answer comes back */
+	if ((rd->dtgr_flags & ~DTA_RD_CLEAR) != 0)
 		return EINVAL;
 	rd->dtgr_nents = 0;
 	rd->dtgr_aggevt = rd->dtgr_overflow = rd->dtgr_kcount = 0;

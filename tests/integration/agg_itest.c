@@ -33,10 +33,15 @@
  *			once, entries by id, DTIOCAGGSTACKS returns them,
  *			no record read; a stack table of one stack says
  *			what it could not hold
+ *	agg-kcount	a count of raw_syscalls:sys_enter kept by the
+ *			kernel's per-CPU counters: a size query's struct,
+ *			its dtgr_kcount now set, passed back as it is
+ *			reads the table (dtgr_kcount is output only)
  *
- * usage: agg_itest DTD DTRUN AGG_CALLS ioctl|opens|count|stacks
+ * usage: agg_itest DTD DTRUN AGG_CALLS ioctl|opens|count|stacks|kcount
  */
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -166,7 +171,8 @@ run_ioctl(int fd, uint32_t pbn, uint32_t other)
 	dtt_check(agg_read(fd, &rd) == EINVAL, "an unknown read flag: EINVAL");
 	memset(&rd, 0, sizeof(rd));
 	rd.dtgr_kcount = 1;
-	dtt_check(agg_read(fd, &rd) == EINVAL, "dtgr_kcount set: EINVAL");
+	dtt_check(agg_read(fd, &rd) == 0 && rd.dtgr_kcount == 0,
+	    "dtgr_kcount set on input: ignored, set on output");
 	dtt_check(dtt_record(fd, 1) == 0, "recording");
 	spec_init(&as, pbn, DTA_COUNT);
 	dtt_check(agg_spec(fd, &as) == EBUSY, "a spec while recording: EBUSY");
@@ -583,6 +589,49 @@ run_stacks(int fa, struct dtioc_probe_info *pi, size_t npi)
 	dtt_check(kill(dd.dd_pid, 0) == 0, "dtd is still up");
 }
 
+/*
+ * A client's usual two steps, the size then the read on the same
+ * struct, once a kernel counter has counted: the size query sets
+ * dtgr_kcount, which the read must take as the output it is.
+ */
+static void
+run_kcount(int fd, const struct dtioc_probe_info *pi, size_t npi)
+{
+	struct dtioc_aggspec as;
+	struct dtioc_aggread rd;
+	struct dtioc_aggent *e = NULL;
+	uint32_t pbn;
+	int i, e1, e2;
+
+	pbn = dtt_pbn(pi, npi, "tracepoint", "raw_syscalls", "sys_enter");
+	spec_init(&as, pbn, DTA_COUNT);
+	if (!dtt_check(pbn != 0 && dtt_enable(fd, pbn, 0, 0) == 0 &&
+	    agg_spec(fd, &as) == 0 && dtt_record(fd, 1) == 0,
+	    "a keyless count of raw_syscalls:sys_enter recording"))
+		return;
+	for (i = 0; i < 1000; i++)
+		(void)syscall(SYS_getppid);
+	memset(&rd, 0, sizeof(rd));
+	e1 = agg_read(fd, &rd);
+	dtt_check(e1 == 0 && rd.dtgr_kcount >= 1000 &&
+	    rd.dtgr_kcount <= rd.dtgr_aggevt && rd.dtgr_size ==
+	    sizeof(struct dtioc_aggent), "the size query: %zu bytes, %llu "
+	    "of %llu folds the kernel's", rd.dtgr_size,
+	    (unsigned long long)rd.dtgr_kcount,
+	    (unsigned long long)rd.dtgr_aggevt);
+	/* the same struct, dtgr_kcount as the query left it */
+	if ((e = calloc(2, sizeof(*e))) != NULL) {
+		rd.dtgr_size = 2 * sizeof(*e);
+		rd.dtgr_ents = e;
+	}
+	e2 = e != NULL ? agg_read(fd, &rd) : ENOMEM;
+	dtt_check(e2 == 0 && rd.dtgr_nents == 1 && e[0].dtae_count >= 1000 &&
+	    rd.dtgr_kcount <= rd.dtgr_aggevt, "the read on the same struct: "
+	    "%s, %u entries", strerror(e2), rd.dtgr_nents);
+	dtt_check(dtt_record(fd, 0) == 0, "stopped");
+	free(e);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -593,9 +642,9 @@ main(int argc, char *argv[])
 
 	if (argc != 5 || (strcmp(argv[4], "ioctl") != 0 &&
 	    strcmp(argv[4], "opens") != 0 && strcmp(argv[4], "count") != 0 &&
-	    strcmp(argv[4], "stacks") != 0)) {
+	    strcmp(argv[4], "stacks") != 0 && strcmp(argv[4], "kcount") != 0)) {
 		fprintf(stderr, "usage: agg_itest DTD DTRUN AGG_CALLS "
-		    "ioctl|opens|count|stacks\n");
+		    "ioctl|opens|count|stacks|kcount\n");
 		return 2;
 	}
 	if (st_setup(&dd, "udt-agg", argv[1], NULL, &fd, &pi, &npi) != 0)
@@ -610,6 +659,8 @@ main(int argc, char *argv[])
 		run_count(fd, ppid, argv[2], argv[3]);
 	else if (strcmp(argv[4], "stacks") == 0)
 		run_stacks(fd, pi, npi);
+	else if (strcmp(argv[4], "kcount") == 0)
+		run_kcount(fd, pi, npi);
 	else
 		run_opens(fd, ppid, clo, argv[2], argv[3]);
 out:

@@ -487,11 +487,15 @@ struct dtioc_statx {
  * the table in the same step, so an event is in exactly one read;
  * without the room it fails with ENOSPC and changes nothing.  A client
  * that reads with a buffer of dtas_aggsize entries never sees ENOSPC.
- * dtgr_aggevt (events folded) and dtgr_overflow count since the open
- * and are never cleared; so does dtgr_kcount (zero on the way in, was a
- * spare), the events among them that a kernel counter counted and no
- * record carried (a tracepoint's count kept by perf), each once however
- * many aggregations it went into.  Every event stamped before dtgr_done
+ * dtgr_aggevt (events folded, once for each aggregation an event went
+ * into) and dtgr_overflow count since the open and are never cleared;
+ * so does dtgr_kcount, the part of dtgr_aggevt that a kernel counter
+ * counted and no record carried (a tracepoint's count kept by perf), in
+ * the same unit: never more than dtgr_aggevt, and an event a full table
+ * refused is in dtgr_overflow, not in it.  dtgr_kcount was a spare that
+ * had to be zero; it is ignored on input and set on output, so that a
+ * struct a size query filled in may be passed again as it is.  Every
+ * event stamped before dtgr_done
  * (CLOCK_REALTIME nanoseconds, as dtev_tsp) has reached dtd's table or
  * rings by the time of the read: a client that saw its traced command
  * end at T reads until dtgr_done passes T to have all of its events
@@ -614,8 +618,8 @@ struct dtioc_aggread {
 	uint64_t		 dtgr_overflow;	/* out: events a full table
 						   could not fold */
 	uint64_t		 dtgr_done;	/* out: CLOCK_REALTIME ns */
-	uint64_t		 dtgr_kcount;	/* in: zero; out: of
-						   dtgr_aggevt's, the
+	uint64_t		 dtgr_kcount;	/* out (ignored on input):
+						   of dtgr_aggevt, the
 						   kernel's counters' */
 };
 
