@@ -66,7 +66,7 @@ static int		 agg_stacks;	/* some aggregation keys by one */
 static int		 agg_ticking;	/* agg_sync() from agg_tick() */
 static char		 agg_mycomm[DTMAXCOMLEN]; /* -c's shell's, before */
 static uint64_t		 agg_folded;
-static uint64_t		 agg_kcounted;	/* of them, the kernel's counters' */
+static uint64_t		 agg_kcounted;	/* of agg_folded, the kernel's */
 static int		 agg_nrules;
 
 /* The DTF_* field of an event builtin, 0 when dtd has none for it. */
@@ -877,7 +877,12 @@ agg_report(void)
 	fprintf(stderr, "%d rules aggregated in dtd\n", agg_nrules);
 	fprintf(stderr, "%llu events aggregated by dtd\n",
 	    (unsigned long long)agg_folded);
-	fprintf(stderr, "%llu events counted by the kernel\n",
+	/*
+	 * Both in dtd's unit, an event once for each aggregation it went
+	 * into: "of them", so the second is never read as the first's
+	 * peer (a rule with two counts folds each event twice).
+	 */
+	fprintf(stderr, "%llu of them counted by the kernel\n",
 	    (unsigned long long)agg_kcounted);
 	fprintf(stderr, "%llu events dtd's table could not hold\n",
 	    (unsigned long long)(agg_overflow - agg_stkover));

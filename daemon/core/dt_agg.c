@@ -544,8 +544,6 @@ dt_pcb_fold_n(struct dt_pcb *dp, unsigned int cpu, uint64_t n, pid_t pid,
 
 	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
 	pthread_mutex_lock(&tab->dat_mtx);
-	if (kern)
-		tab->dat_kcount += n;
 	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
 		memset(&k, 0, DTA_KEYLEN);
 		k.dtae_id = as->das_req.dtas_id;
@@ -556,7 +554,9 @@ dt_pcb_fold_n(struct dt_pcb *dp, unsigned int cpu, uint64_t n, pid_t pid,
 			k.dtae_cpu = cpu % sc->ds_nrings;
 		if (as->das_keys & DTA_K_PBN)
 			k.dtae_pbn = dp->dp_dtp->dtp_pbn;
-		(void)dt_agg_fold(tab, &k, 0, n);
+		/* dat_aggevt's unit, so that it is a part of it */
+		if (dt_agg_fold(tab, &k, 0, n) && kern)
+			tab->dat_kcount += n;
 	}
 	pthread_mutex_unlock(&tab->dat_mtx);
 }

@@ -103,8 +103,10 @@ struct dt_aggtab {
 	uint32_t		 dat_size;	/* [I] entries at most */
 	uint32_t		 dat_hmask;	/* [I] hash slots - 1 */
 	uint32_t		 dat_n;		/* [t] entries in use */
-	uint64_t		 dat_aggevt;	/* [t] events folded */
-	uint64_t		 dat_kcount;	/* [t] of them, counters' */
+	uint64_t		 dat_aggevt;	/* [t] events folded, once an
+						   aggregation */
+	uint64_t		 dat_kcount;	/* [t] of them, counters',
+						   the same unit */
 	uint64_t		 dat_overflow;	/* [t] events a full table
 						   could not fold */
 	struct dt_aggstk	*_Atomic dat_stk; /* [K] set once, [a] read:

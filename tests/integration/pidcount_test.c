@@ -338,11 +338,11 @@ pc_value(const char *out, const char *key)
 	return v;
 }
 
-/* N of btrace -v's "N events counted by the kernel", or -1. */
+/* N of btrace -v's "N of them counted by the kernel", or -1. */
 static long long
 pc_kcounted(const char *err)
 {
-	const char *p = strstr(err, " events counted by the kernel\n");
+	const char *p = strstr(err, " of them counted by the kernel\n");
 
 	if (p == NULL)
 		return -1;

@@ -22,7 +22,8 @@
  * another's ring, producers racing a reader that empties the table
  * as it reads: every event is in exactly one read, and stacks as keys:
  * interned once by id, as deep as the record would be, a new generation
- * of ids after each emptying read, a full stack table counted.
+ * of ids after each emptying read, a full stack table counted; and a
+ * kernel counter's counts as dtgr_kcount says them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -470,11 +471,66 @@ test_race(void)
 	dt_dev_fini();
 }
 
+/* DTIOCAGGREAD of sc into rd, the table not emptied: 0 or an errno. */
+static int
+aggread_rd(struct dt_softc *sc, struct dtioc_aggread *rd)
+{
+	rd->dtgr_size = sizeof(ents);
+	rd->dtgr_ents = ents;
+	ua_lo = (char *)ents;
+	ua_hi = (char *)ents + sizeof(ents);
+	return dt_dev_ioctl(sc, &root, DTIOCAGGREAD, rd, &ua);
+}
+
+/*
+ * Counts a kernel counter keeps (dt_pcb_fold_kcount()): dtgr_kcount in
+ * dtgr_aggevt's unit, an event once for each count it went into, and
+ * nothing of what a full table refused; output only, so a read's
+ * struct passed back as it came is read again.
+ */
+static void
+test_kcount(void)
+{
+	struct dtioc_aggread rd;
+	struct dt_softc *a, *b;
+
+	conf_init(2);
+	CHECK(dt_dev_open(&root, &a) == 0);
+	CHECK(dt_dev_open(&root, &b) == 0);
+	CHECK(enable(a, 2, 0) == 0 && enable(b, 2, 0) == 0);
+	/* a: two counts, keyless and by CPU; b: by CPU, a table of one */
+	CHECK(spec(a, 2, DTA_COUNT, 0, 0, 0) == 0);
+	CHECK(spec(a, 2, DTA_COUNT, DTF_CPU, 0, 0) == 0);
+	CHECK(spec(b, 2, DTA_COUNT, DTF_CPU, 0, 1) == 0);
+	CHECK(record(a, 1) == 0 && record(b, 1) == 0);
+	CHECK(dt_pcb_kcount_ok(a->ds_pcbs) && dt_pcb_kcount_ok(b->ds_pcbs));
+	dt_pcb_fold_kcount(a->ds_pcbs, 0, 5);
+	dt_pcb_fold_kcount(b->ds_pcbs, 0, 3);
+	dt_pcb_fold_kcount(b->ds_pcbs, 1, 4);	/* a new key: no room */
+	memset(&rd, 0, sizeof(rd));
+	CHECK(aggread_rd(a, &rd) == 0 && rd.dtgr_nents == 2 &&
+	    rd.dtgr_aggevt == 10 && rd.dtgr_kcount == 10);
+	/* the same struct again, dtgr_kcount as the read left it */
+	CHECK(rd.dtgr_kcount != 0 && aggread_rd(a, &rd) == 0 &&
+	    rd.dtgr_nents == 2 && rd.dtgr_kcount == 10);
+	memset(&rd, 0, sizeof(rd));
+	CHECK(dt_dev_ioctl(b, &root, DTIOCAGGREAD, &rd, &ua) == 0 &&
+	    rd.dtgr_size == sizeof(struct dtioc_aggent) &&
+	    rd.dtgr_kcount == 3);
+	CHECK(aggread_rd(b, &rd) == 0 && rd.dtgr_nents == 1 &&
+	    rd.dtgr_aggevt == 3 && rd.dtgr_kcount == 3 &&
+	    rd.dtgr_overflow == 4);
+	dt_dev_close(a);
+	dt_dev_close(b);
+	dt_dev_fini();
+}
+
 int
 main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_funcs();
+	test_kcount();
 	test_stacks();
 	test_race();
 	printf("%d passed, %d failed\n", npass, nfail);
