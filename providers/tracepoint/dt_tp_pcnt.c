@@ -94,7 +94,11 @@ struct dt_tp_pcnt {
 	struct dt_tp_pcnt	*pc_next;	/* [K] on dt_tp_pcnts */
 	pid_t			 pc_pid;	/* [I] the process */
 	unsigned int		 pc_fds;	/* [K] charged */
-	unsigned int		 pc_nthr;	/* [I] */
+	unsigned int		 pc_nthr;	/* [K] set by the tries,
+						   fixed from dt_aggctr_add()
+						   until dt_aggctr_del() (read
+						   under [c] then), zeroed
+						   after it */
 	struct dt_tp_pcthr	 pc_thr[DT_TP_PID_MAXTIDS];
 };
 
@@ -224,6 +228,16 @@ dt_tp_pcnt_base(struct dt_tp_pcnt *pc)
  * dt_tpev_cut()'s fn: the switch-over at t, under the lock the shared
  * event's reader hands records under, so that its next record sees
  * both stores; the bases right after, before the lock is let go.
+ *
+ * That is up to DT_TP_PID_MAXTIDS (256) counter reads under the one
+ * dt_tpev_cbmtx every shared event's reader takes: some hundreds of
+ * microseconds at most, a read of a counting event being a system call
+ * that sums the thread's inherited copies.  Acceptable: it happens once
+ * a start, the reader's buffers hold milliseconds of records meanwhile
+ * (perf keeps writing them; nothing is lost for the wait); and the
+ * reads are the window in which a hit is lost (stamped at t or after,
+ * counted before its thread's base), which reading them after the lock
+ * is let go, the reader racing on, would not shorten.
  */
 static void
 dt_tp_pcnt_cutfn(void *arg, uint64_t t)
