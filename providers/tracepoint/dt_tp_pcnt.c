@@ -34,6 +34,15 @@
  * descriptor: all are kept open until the stop, read a last time, and
  * only then closed.
  *
+ * What a counter sees is what dt_tp_pid.c's sampled events see: a
+ * thread's events up to perf_event_exit_task() early in its exit, not
+ * those it makes after (the SIGCHLD's signal_generate, release_task()'s
+ * kfree()s, a timer or interrupt hit), which the shared event and dtd's
+ * pid comparison count (dt_tp_pid.c has the numbers).  Exact only for
+ * a probe no task fires past that point: raw_syscalls' sys_enter and
+ * sys_exit (no system call is made after it).  A cheap exact fix would
+ * need the kernel to keep the events to the end of do_exit(); not done.
+ *
  * Exactness at the start is dt_tp_pid.c's: threads listed, counters
  * opened, listed again, all closed and tried again if a thread
  * appeared between (DT_TP_PID_TRIES); past DT_TP_PID_MAXTIDS threads,
