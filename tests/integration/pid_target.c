@@ -15,8 +15,8 @@
  */
 
 /*
- * pid_target N M K [churn FILE | count | gone | gonelate | many | nest |
- * RATE]: a
+ * pid_target N M K [across | churn FILE | count | gone | gonelate | many |
+ * nest | RATE]: a
  * process whose known calls a pid filter counts (pidpush_test.c,
  * run-device-linux.sh's pidpush, bench/tracepoint/pid_bench.sh).  It
  * starts a thread, says "ready" on stdout, and waits for a line on
@@ -49,6 +49,14 @@
  * With nest, the thread started after the line starts another, which
  * makes K calls as well, beside its own K: a thread made by a thread
  * the trace did not list (pidcount_test.c).
+ *
+ * With across, main makes getppid() calls flat out from before "ready"
+ * on, counting those that returned; at the line it notes that count c,
+ * goes on for N more, stops, and writes "T A" on stdout: T its calls
+ * in all, A = T - c - 1 the ones whose entry came after it read the
+ * line (the call after the c-th may have entered before).  A trace
+ * started in the middle of the calls counts at most T and, if on
+ * before the line was written, at least A (pidcount_test.c).
  *
  * With RATE, each thread holds its calls to RATE a second, in bursts
  * of 100 between looks at the clock.  Raw system calls, so no libc
@@ -206,6 +214,48 @@ pt_count(void *arg)
 	return arg;
 }
 
+static atomic_long		 pt_acalls;	/* across's calls returned */
+static atomic_long		 pt_aend = -1;	/* across's last, -1: none */
+
+/* across's caller: flat out until its end is set and reached. */
+static void *
+pt_acaller(void *arg)
+{
+	long end;
+
+	while ((end = atomic_load(&pt_aend)) == -1 ||
+	    atomic_load(&pt_acalls) < end) {
+		(void)syscall(SYS_getppid);
+		atomic_fetch_add(&pt_acalls, 1);
+	}
+	return arg;
+}
+
+/* across: calls under way at "ready", N more after the line. */
+static int
+pt_across(void)
+{
+	pthread_t caller;
+	long c, t;
+	char buf[64], ch;
+	int n;
+
+	if (pthread_create(&caller, NULL, pt_acaller, NULL) != 0)
+		return 1;
+	/* calls made before "ready": the trace starts among them */
+	while (atomic_load(&pt_acalls) == 0)
+		continue;
+	if (write(STDOUT_FILENO, "ready\n", 6) != 6 ||
+	    read(STDIN_FILENO, &ch, 1) != 1)
+		return 1;
+	c = atomic_load(&pt_acalls);
+	atomic_store(&pt_aend, c + pt_n);
+	pthread_join(caller, NULL);
+	t = atomic_load(&pt_acalls);
+	n = snprintf(buf, sizeof(buf), "%ld %ld\n", t, t - c - 1);
+	return write(STDOUT_FILENO, buf, (size_t)n) == n ? 0 : 1;
+}
+
 /*
  * The main thread goes (gone, gonelate) once body says so, where the
  * process lives on in its other threads.
@@ -309,6 +359,10 @@ main(int argc, char *argv[])
 	pt_nest = argc == 5 && strcmp(how, "nest") == 0;
 	if (argc != 4 && argc != 5 && !pt_churning)
 		return 2;
+	if (argc == 5 && strcmp(how, "across") == 0) {
+		pt_n = atol(argv[1]);
+		return pt_across();
+	}
 	if (argc == 5 && !pt_counting_on && !pt_going && !pt_many &&
 	    !pt_nest && (pt_rate = atol(how)) <= 0)
 		return 2;

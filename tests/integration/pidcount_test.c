@@ -34,6 +34,11 @@
  *				as @, @[probe] and @[pid], each exactly
  *				the target's calls, none dropped, and dtd
  *				read no record of them
+ *   pidcount_test across DTD TARGET BTRACE	the target calling flat
+ *				out across btrace's start, an open holding
+ *				the shared event: @[pid] keyed by the
+ *				target's pid, at most its calls, at least
+ *				those it made after btrace said go
  *   pidcount_test tid DTD TARGET BTRACE	@[tid] (no counter knows a
  *				thread), at a paced rate: sampled, exact
  *   pidcount_test off DTD TARGET BTRACE	USERDT_KCOUNT=0: @ sampled as
@@ -46,7 +51,8 @@
  *
  * The calls are made only after every btrace said "go" from BEGIN,
  * which runs after its DTIOCRECORD returned: the counters were on by
- * then, so the switch-over's window holds none of them.
+ * then, so the switch-over's window holds none of them; but in across,
+ * whose calls are under way as btrace starts.
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -58,6 +64,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -75,6 +82,7 @@
 #define PC_RATE		"20000"	/* a second, a thread */
 #define PC_NBT		3
 #define PC_MS		120000
+#define PC_ACROSS	200000	/* across: the calls after the mark */
 
 static const char	*pc_dtd, *pc_target, *pc_btrace;
 static struct dtt_dtd	 pc_dd;
@@ -249,6 +257,31 @@ run_inherit(void)
 
 /* --- btrace -p --- */
 
+/*
+ * Up to n bytes of fd into buf, waiting at most ms in all: how many
+ * came (fewer at EOF or the timeout), so that a hung peer fails the
+ * test, which then stops its own dtd, rather than meson's timeout.
+ */
+static size_t
+pc_read_to(int fd, char *buf, size_t n, int ms)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	uint64_t until = dtt_clock_ns(CLOCK_MONOTONIC) +
+	    (uint64_t)ms * 1000000;
+	uint64_t now;
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < n && (now = dtt_clock_ns(CLOCK_MONOTONIC)) < until) {
+		if (poll(&pfd, 1, (int)((until - now) / 1000000) + 1) <= 0)
+			continue;
+		if ((r = read(fd, buf + got, n - got)) <= 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
+}
+
 struct pc_bt {
 	pid_t	 pb_pid;
 	int	 pb_out;		/* its stdout, "go" read */
@@ -291,8 +324,16 @@ pc_bt_start(struct pc_bt *b, pid_t pid, const char *rule, int n)
 	close(out[1]);
 	close(err);
 	b->pb_out = out[0];
-	return dtt_check(b->pb_pid != -1 && read(b->pb_out, go, 3) == 3 &&
-	    memcmp(go, "go\n", 3) == 0, "btrace %d (%s) says go", n, rule);
+	if (dtt_check(b->pb_pid != -1 && pc_read_to(b->pb_out, go, 3,
+	    PC_MS) == 3 && memcmp(go, "go\n", 3) == 0, "btrace %d (%s) says "
+	    "go", n, rule))
+		return true;
+	/* not left running, nor unreaped: pc_bt_end() skips it */
+	if (b->pb_pid != -1)
+		(void)dtt_stop(b->pb_pid, SIGTERM, PC_MS);
+	close(b->pb_out);
+	b->pb_pid = -1;
+	return false;
 }
 
 /* Its end with the target: its output and stderr into out, err. */
@@ -351,9 +392,12 @@ pc_kcounted(const char *err)
 	return atoll(p);
 }
 
-/* The target (pid_target.c) with how, ready: its pid, its stdin in *go. */
+/*
+ * The target (pid_target.c) with how, ready: its pid, its stdin in *go,
+ * its stdout in *outp (NULL: closed).
+ */
 static pid_t
-pc_spawn(int *go, long n, long m, long k, const char *how)
+pc_spawn(int *go, int *outp, long n, long m, long k, const char *how)
 {
 	char ns[16], ms[16], ks[16], buf[6];
 	char *argv[] = { (char *)pc_target, ns, ms, ks, (char *)how, NULL };
@@ -368,14 +412,19 @@ pc_spawn(int *go, long n, long m, long k, const char *how)
 	pid = dtt_spawn(argv, NULL, in[0], out[1], -1, -1);
 	close(in[0]);
 	close(out[1]);
-	if (pid == -1 || read(out[0], buf, 6) != 6 ||
+	if (pid == -1 || pc_read_to(out[0], buf, 6, PC_MS) != 6 ||
 	    memcmp(buf, "ready\n", 6) != 0) {
 		dtt_check(false, "target ready");
+		if (pid != -1)
+			(void)dtt_stop(pid, SIGKILL, PC_MS);
 		close(out[0]);
 		close(in[1]);
 		return -1;
 	}
-	close(out[0]);
+	if (outp != NULL)
+		*outp = out[0];
+	else
+		close(out[0]);
 	*go = in[1];
 	return pid;
 }
@@ -412,9 +461,9 @@ pc_dtd_start(void)
 /*
  * btrace -p on the target for each of rules[n], the target's calls
  * made once all said go: each btrace's output and stderr in outs,
- * errs.
+ * errs.  The target's pid, or -1.
  */
-static void
+static pid_t
 pc_run(const char *how, long n, long m, long k, const char **rules,
     int nrules, char outs[][4096], char errs[][8192])
 {
@@ -422,8 +471,8 @@ pc_run(const char *how, long n, long m, long k, const char **rules,
 	pid_t tpid;
 	int go, i, st;
 
-	if ((tpid = pc_spawn(&go, n, m, k, how)) == -1)
-		return;
+	if ((tpid = pc_spawn(&go, NULL, n, m, k, how)) == -1)
+		return -1;
 	for (i = 0; i < nrules; i++)
 		if (!pc_bt_start(&bt[i], tpid, rules[i], i))
 			break;
@@ -435,6 +484,33 @@ pc_run(const char *how, long n, long m, long k, const char **rules,
 	for (i = 0; i < nrules; i++)
 		pc_bt_end(&bt[i], outs[i], sizeof(outs[i]), errs[i],
 		    sizeof(errs[i]));
+	return tpid;
+}
+
+/* The shared event held by another open (a printf is no count). */
+static bool
+pc_sharer(struct pc_bt *b)
+{
+	return pc_bt_start(b, 0, "tracepoint:raw_syscalls:sys_enter "
+	    "/tid == 1/ { printf(\"x\\n\"); }", PC_NBT);
+}
+
+static void
+pc_sharer_end(struct pc_bt *b)
+{
+	static char sout[4096], serr[8192];
+
+	(void)kill(b->pb_pid, SIGTERM);
+	pc_bt_end(b, sout, sizeof(sout), serr, sizeof(serr));
+}
+
+/* The key of out's one line "@[K]: N", or -1. */
+static long long
+pc_key(const char *out)
+{
+	const char *p = strstr(out, "@[");
+
+	return p != NULL && strstr(p + 2, "@[") == NULL ? atoll(p + 2) : -1;
 }
 
 /* The target's calls, counted by the kernel: three rules at once. */
@@ -451,22 +527,19 @@ run_count(void)
 	const long long want = PC_MAIN + PC_EARLY + 2 * PC_LATE;
 	volatile uint64_t *calls;
 	struct pc_bt sharer;
-	char sout[4096], serr[8192];
 	long long v, recs;
-	pid_t npid;
+	pid_t npid, tpid = -1;
 	int i;
 
 	calls = mmap(NULL, sizeof(*calls), PROT_READ | PROT_WRITE,
 	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (calls == MAP_FAILED || (npid = dtt_noise(calls, 100000)) == -1)
 		return;
-	/* the shared event on (a printf is no count): the switch by time */
-	if (pc_bt_start(&sharer, 0, "tracepoint:raw_syscalls:sys_enter "
-	    "/tid == 1/ { printf(\"x\\n\"); }", PC_NBT)) {
-		pc_run("nest", PC_MAIN, PC_EARLY, PC_LATE, rules, PC_NBT, outs,
-		    errs);
-		(void)kill(sharer.pb_pid, SIGTERM);
-		pc_bt_end(&sharer, sout, sizeof(sout), serr, sizeof(serr));
+	/* the shared event on: the switch by time */
+	if (pc_sharer(&sharer)) {
+		tpid = pc_run("nest", PC_MAIN, PC_EARLY, PC_LATE, rules,
+		    PC_NBT, outs, errs);
+		pc_sharer_end(&sharer);
 	}
 	(void)dtt_stop(npid, SIGTERM, PC_MS);
 	for (i = 0; i < PC_NBT; i++) {
@@ -480,10 +553,70 @@ run_count(void)
 		dtt_check(pc_kcounted(errs[i]) == want, "%s: -v says the "
 		    "kernel counted them: %s", rules[i], errs[i]);
 	}
+	/* the counter's pid, the process's, not a thread's or dtd's */
+	dtt_check(tpid != -1 && pc_key(outs[2]) == tpid, "@[pid]'s key is "
+	    "the target's %d: %s", (int)tpid, outs[2]);
 	dtt_check(dtt_dtd_stop(&pc_dd, SIGTERM) != -1, "dtd stops");
 	recs = pc_records();
 	dtt_check(recs >= 0 && recs < want / 100, "dtd read %lld records of "
 	    "%lld calls", recs, want);
+}
+
+/*
+ * The start among the calls: the target calls flat out from before
+ * btrace's start, with another open holding the shared event, so the
+ * switch-over from it to the counters falls among them.  Told once
+ * btrace said go, it notes how many calls it had made, makes
+ * PC_ACROSS more, and says T (all its calls) and A (those entered
+ * after it was told): btrace counts at most T, more being a call the
+ * cut counted twice, and at least A, the counters being on before go.
+ */
+static void
+run_across(void)
+{
+	static const char *rule = "tracepoint:raw_syscalls:sys_enter "
+	    "/arg0 == 39/ { @[pid] = count(); }";
+	static char outs[1][4096], errs[1][8192];
+	struct pc_bt sharer, bt;
+	char rep[64];
+	long long t = -1, a = -1, v;
+	size_t n;
+	pid_t tpid;
+	int go, out, st;
+
+	if (!pc_sharer(&sharer))
+		return;
+	if ((tpid = pc_spawn(&go, &out, PC_ACROSS, 0, 0, "across")) != -1) {
+		if (pc_bt_start(&bt, tpid, rule, 0)) {
+			dtt_check(write(go, "\n", 1) == 1, "target told");
+			n = pc_read_to(out, rep, sizeof(rep) - 1, PC_MS);
+			rep[n] = '\0';
+			dtt_check(sscanf(rep, "%lld %lld", &t, &a) == 2 &&
+			    a >= PC_ACROSS - 1 && t > a, "target says its "
+			    "calls: %s", rep);
+		} else	/* untold, it would call on */
+			(void)kill(tpid, SIGKILL);
+		close(go);
+		close(out);
+		st = dtt_wait(tpid, PC_MS);
+		if (st == -1)
+			st = dtt_stop(tpid, SIGKILL, PC_MS);
+		dtt_check(bt.pb_pid == -1 || dtt_exited0(st),
+		    "target exits 0");
+		if (bt.pb_pid != -1)
+			pc_bt_end(&bt, outs[0], sizeof(outs[0]), errs[0],
+			    sizeof(errs[0]));
+	}
+	pc_sharer_end(&sharer);
+	if (tpid == -1 || bt.pb_pid == -1)
+		return;
+	v = pc_value(outs[0], "@[");
+	dtt_check(v >= a && v <= t, "%s: %lld, between the %lld calls after "
+	    "go and the %lld in all: %s%s", rule, v, a, t, outs[0], errs[0]);
+	dtt_check(pc_key(outs[0]) == tpid, "@[pid]'s key is the target's "
+	    "%d", (int)tpid);
+	dtt_check(pc_kcounted(errs[0]) > 0, "-v says the kernel counted: %s",
+	    errs[0]);
 }
 
 /*
@@ -564,9 +697,10 @@ main(int argc, char *argv[])
 		return dtt_done();
 	}
 	if (argc != 5 || (strcmp(m, "count") != 0 && strcmp(m, "tid") != 0 &&
-	    strcmp(m, "off") != 0 && strcmp(m, "budget") != 0)) {
+	    strcmp(m, "off") != 0 && strcmp(m, "budget") != 0 &&
+	    strcmp(m, "across") != 0)) {
 		fprintf(stderr, "usage: pidcount_test inherit | "
-		    "count|tid|off|budget dtd target btrace\n");
+		    "count|across|tid|off|budget dtd target btrace\n");
 		return 2;
 	}
 	pc_dtd = argv[2];
@@ -580,6 +714,8 @@ main(int argc, char *argv[])
 	if (pc_dtd_start()) {
 		if (strcmp(m, "count") == 0)
 			run_count();
+		else if (strcmp(m, "across") == 0)
+			run_across();
 		else if (strcmp(m, "tid") == 0)
 			run_sampled("tracepoint:raw_syscalls:sys_enter "
 			    "/arg0 == 39/ { @[tid] = count(); }", "@[", true);
