@@ -77,7 +77,7 @@
 
 #define PC_MAIN		400000	/* flat out: main's getppid() calls */
 #define PC_EARLY	100000	/* the early thread's */
-#define PC_LATE		50000	/* the late thread's, and its nested one's */
+#define PC_LATE		50000	/* the late thread's, its nested one's */
 #define PC_PACED	3000	/* each thread's, paced */
 #define PC_RATE		"20000"	/* a second, a thread */
 #define PC_NBT		3
