@@ -258,8 +258,15 @@ run_overflow(int fd, uint32_t pbn, const char *dtrun, const char *tracee)
 			break;
 		if ((uint64_t)got + st.dtst_dropevt >= NGEN)
 			break;
-		if ((n = dtt_read(fd, evs, 4096, 10000)) <= 0)
+		if ((n = dtt_read(fd, evs, 4096, 10000)) <= 0) {
+			/*
+			 * The drops may have come during that wait (a
+			 * loaded machine): the stats as they are now, not
+			 * as they were before it.
+			 */
+			(void)dtt_stats(fd, &st);
 			break;
+		}
 		for (k = 0; k < n; k++)
 			if (evs[k].dtev_pid != pid || evs[k].dtev_pbn != pbn)
 				bad++;
