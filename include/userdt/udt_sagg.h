@@ -44,7 +44,8 @@
  * last one dtd took of that slot: the event's value was in it.
  *
  * Keys (ss_keys): an aggregation keyed by the thread, the CPU, an
- * argument, the return value or errno too folds into entries of a table
+ * argument, the return value, errno or the user stack too folds into
+ * entries of a table
  * after the accumulators (udt_sagg_kent, UDT_SAGG_NKENT of them, shared
  * by all slots), keyed by the slot, those fields and the bucket.  A hook
  * hashes the key and looks at UDT_SAGG_KPROBE entries from there: one
@@ -73,13 +74,36 @@
  * lists its index (udt_sagg_klist), so that dtd reads the entries in
  * use, not the whole table.
  *
+ * User stacks (UDT_SK_USTACK): the hook walks the event's user stack
+ * as a record's (at most UDT_STACK_MAX frames; with UDT_EN_DEEP in the
+ * byte, or no stack to walk, it records) and interns it in the table of
+ * stacks after the list (udt_sagg_stk, UDT_SAGG_NSTK of them, shared by
+ * all slots), whose index + 1 is the entry's ke_stk (0: no frame).  A
+ * stack belongs to one user of one slot as an entry does: us_slot and
+ * us_seq say whose, and a hook takes a stack only of its own slot and
+ * ss_seq, claims a free one (us_state 0 to 1), or claims over one whose
+ * user is gone (2 to 1, staleness checked again under the claim), and
+ * writes the frames, then us_seq with release, then us_state 2, before
+ * any entry names it.  A stack is written once for its user: dtd, which
+ * reads only the entries of its slots' current users, reads only stacks
+ * no hook writes any more; it takes one whose state, owner and tag it
+ * read before the frames and again after them (acquire), and leaves an
+ * entry for its next look while they do not hold.  With the
+ * UDT_SAGG_SPROBE stacks from the frames' hash all other stacks (or
+ * being written), the event is recorded, and counted in the slot's
+ * sa_nostk (the tracee's word, reported in dtgr_srcstk, never folded).
+ *
  * Changes: dtd writes a slot's description between two increments of
  * ss_seq (odd while written) and only while no probe names the slot; a
  * hook reads ss_seq, the description, ss_seq again, and records the
  * event instead when it was odd or moved.  Nothing of this is trusted
  * by dtd: it takes counts as the tracee's word (a tracee could make the
  * calls), bounded by DT_INGEST_DELTA_MAX a look, and checks min <= max
- * and every bucket index against its own copy of the description.  The
+ * and every bucket index against its own copy of the description; a
+ * stack index past the table, or a stack of no frame or more than a
+ * record holds, makes its entry's steps forged, and the frames of a
+ * stack are copied once a look and interned in dtd's own table, whose
+ * bounds (dtas_stksize) hold whatever a tracee writes there.  The
  * hook trusts the table no more: a slot it cannot read as sane makes it
  * record.
  *
@@ -143,6 +167,8 @@
 #define UDT_SAGG_MAGIC		0x75646167u	/* "udag" */
 #define UDT_SAGG_NKENT		512	/* keyed entries, all slots */
 #define UDT_SAGG_KPROBE		16	/* entries a hook looks at */
+#define UDT_SAGG_NSTK		256	/* user stacks, all slots */
+#define UDT_SAGG_SPROBE		16	/* stacks a hook looks at */
 
 /* ss_keys: the fields an aggregation keys on beside pid and probe. */
 #define UDT_SK_TID		0x0001
@@ -150,6 +176,7 @@
 #define UDT_SK_RETVAL		0x0004	/* word 0 */
 #define UDT_SK_ERRNO		0x0008	/* word 2, its low half */
 #define UDT_SK_ARG0		0x0010	/* << n: word n */
+#define UDT_SK_USTACK		0x4000	/* the user stack: ke_stk */
 #define UDT_SK_COMM		0x8000	/* the thread's name; ke_tid too */
 
 /* ss_vfield beside udt_filt.h's UDT_FF_*: the call's duration, ns. */
@@ -207,11 +234,13 @@ struct udt_sagg_acc {
 	uint64_t	sa_sum;		/* [p] wrapping */
 	uint64_t	sa_min;		/* [p,d,a] max of UDT_SAGG_MINV */
 	uint64_t	sa_max;		/* [p,d,a] max of UDT_SAGG_MAXV */
-	uint64_t	sa_pad[4];
+	uint64_t	sa_nostk;	/* [p] events recorded: no stack
+					   free (UDT_SK_USTACK) */
+	uint64_t	sa_pad[3];
 	uint64_t	sa_bucket[UDT_SAGG_NBUCKETS];	/* [p] */
 };
 
-/* A keyed entry: ke_slot .. ke_a are its key, zero where not keyed. */
+/* A keyed entry: ke_slot .. ke_stk are its key, zero where not keyed. */
 struct udt_sagg_kent {
 	uint32_t	ke_state;	/* [p,a] 0 free, 1 written, 2 ready */
 	uint32_t	ke_seq;		/* [p,a] its slot's ss_seq at the
@@ -223,11 +252,13 @@ struct udt_sagg_kent {
 	char		ke_comm[UDT_COMMLEN];	/* [p] UDT_SK_COMM, NUL
 						   padded */
 	int64_t		ke_a[UDT_NARGS];	/* [p] the union's words */
+	uint32_t	ke_stk;		/* [p] UDT_SK_USTACK: its stack's
+					   index + 1, 0: no frame */
+	uint32_t	ke_pad2;
 	uint64_t	ke_count;	/* [p] events, last */
 	uint64_t	ke_sum;		/* [p] wrapping */
 	uint64_t	ke_min;		/* [p,d,a] max of UDT_SAGG_MINV */
 	uint64_t	ke_max;		/* [p,d,a] max of UDT_SAGG_MAXV */
-	uint64_t	ke_pad2[1];
 };
 
 /*
@@ -241,7 +272,21 @@ struct udt_sagg_klist {
 	uint16_t	kl_idx[UDT_SAGG_NKENT];	/* [p] index + 1; 0: not yet */
 };
 
-/* The key, ke_slot .. ke_a: whole words, hashed and compared as such. */
+/*
+ * A user stack of one slot's user, as the record would carry it: its
+ * first us_nframes (at most UDT_STACK_MAX) return addresses.
+ */
+struct udt_sagg_stk {
+	uint32_t	us_state;	/* [p,a] 0 free, 1 written, 2 ready */
+	uint32_t	us_seq;		/* [p,a] its slot's ss_seq at the
+					   claim, stored after the frames */
+	uint32_t	us_slot;	/* [p] set before us_state 2 */
+	uint32_t	us_nframes;	/* [p] 1 .. UDT_STACK_MAX */
+	uint64_t	us_pc[UDT_STACK_MAX];	/* [p] innermost first */
+	uint64_t	us_pad[3];
+};
+
+/* The key, ke_slot .. ke_stk: whole words, hashed and compared as such. */
 #define UDT_SAGG_KEY_OFF	8
 #define UDT_SAGG_KEY_WORDS	((__builtin_offsetof(struct udt_sagg_kent, \
 				    ke_count) - UDT_SAGG_KEY_OFF) / 8)
@@ -251,6 +296,8 @@ struct udt_sagg_klist {
 #define UDT_SAGG_KLIST_OFF(nslots)	\
 	(UDT_SAGG_KENT_OFF(nslots) +	\
 	    UDT_SAGG_NKENT * sizeof(struct udt_sagg_kent))
+#define UDT_SAGG_STK_OFF(nslots)	\
+	(UDT_SAGG_KLIST_OFF(nslots) + sizeof(struct udt_sagg_klist))
 
 #define UDT_SAGG_MAXV(v)	((uint64_t)(v) ^ (1ULL << 63))
 #define UDT_SAGG_MINV(v)	(~UDT_SAGG_MAXV(v))
@@ -264,10 +311,18 @@ _Static_assert(__builtin_offsetof(struct udt_sagg_kent, ke_comm) ==
     UDT_SAGG_KEY_OFF + 16, "the name: the key's words 2 and 3");
 _Static_assert(__builtin_offsetof(struct udt_sagg_kent, ke_slot) ==
     UDT_SAGG_KEY_OFF, "the key's start");
+_Static_assert(__builtin_offsetof(struct udt_sagg_kent, ke_stk) + 8 ==
+    __builtin_offsetof(struct udt_sagg_kent, ke_count),
+    "the stack: the key's last word");
 _Static_assert(sizeof(struct udt_sagg_acc) == 1024, "udt_sagg_acc size");
+_Static_assert(sizeof(struct udt_sagg_stk) == 192, "udt_sagg_stk: 3 lines");
+_Static_assert(sizeof(struct udt_sagg_klist) % 64 == 0, "stacks on lines");
 _Static_assert(UDT_SAGG_NSPEC * sizeof(struct udt_sagg_acc) +
     UDT_SAGG_NKENT * sizeof(struct udt_sagg_kent) +
-    sizeof(struct udt_sagg_klist) <= UDT_SAGG_ACC_SIZE, "accumulator area");
+    sizeof(struct udt_sagg_klist) +
+    UDT_SAGG_NSTK * sizeof(struct udt_sagg_stk) <= UDT_SAGG_ACC_SIZE,
+    "accumulator area");
+_Static_assert(UDT_SAGG_NSTK < UINT16_MAX, "ke_stk's indexes");
 _Static_assert(UDT_SAGG_NKENT <= UINT16_MAX, "kl_idx's indexes");
 _Static_assert(UDT_FILT_OFF + sizeof(struct udt_ftab) <= UDT_SAGG_OFF,
     "udt_sagg_tab after udt_ftab");

@@ -57,7 +57,7 @@
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
-#define UDT_VERSION		14u	/* 14: the welcome says the status */
+#define UDT_VERSION		15u	/* 15: user stacks in udt_sagg */
 
 #define UDT_NPROBES_MAX		1024	/* probes of the syscall provider */
 #define UDT_STACK_MAX		19	/* STACKTRACE_MAX */
@@ -587,7 +587,8 @@ struct udt_ring_hdr {
  */
 #define UDT_SAGG_ACC_OFF(nslots)	\
 	(UDT_RING_HDRSIZE + (uint64_t)(nslots) * UDT_SLOT_SIZE)
-#define UDT_SAGG_ACC_SIZE	102400	/* udt_sagg_acc, _kent, _klist */
+/* udt_sagg_acc, _kent, _klist, _stk */
+#define UDT_SAGG_ACC_SIZE	151552
 #define UDT_RING_SIZE(nslots)	\
 	(UDT_SAGG_ACC_OFF(nslots) + UDT_SAGG_ACC_SIZE)
 
