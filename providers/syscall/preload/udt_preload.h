@@ -107,13 +107,18 @@ int	udt_filt_on(const struct udt_tab *tab, unsigned int probe) UDT_HIDDEN;
  * probe, and answer 1; 0 (nothing folded) when the event must be
  * recorded instead.  lat: a return's duration (udt_sagg_lat()), NULL
  * when it has none: a duration's slot then folds nothing (answer 1),
- * as the script would skip the return.  Any thread, any context,
- * inside udt_rec_enter()'s
- * nesting: no lock, no allocation, no system call.
+ * as the script would skip the return.  stk: the event's user stack,
+ * nframes of it, as its record would carry it; NULL when not walked: a
+ * slot keyed by it then makes the fold answer -1 (nothing folded, none
+ * of the other slots' entries claimed), for the caller to walk it and
+ * ask again, so that only the rules keyed by a stack pay for the walk.
+ * Any thread, any context, inside udt_rec_enter()'s nesting: no lock,
+ * no allocation, no system call.
  */
 int	udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 	    unsigned int probe, const long *args, int isret, long rv,
-	    int error, const int64_t *lat) UDT_HIDDEN;
+	    int error, const int64_t *lat, const uint64_t *stk,
+	    unsigned int nframes) UDT_HIDDEN;
 /*
  * Durations (udt_sagg.h): udt_sagg_stamp() at an entry of probe keeps
  * the thread's stamp when the table marks the call, and answers 1 when

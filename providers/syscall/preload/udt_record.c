@@ -429,7 +429,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	uint64_t head, mask;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	unsigned int nframes = 0, i, nslots;
-	int cpu, tsc, tid, depth, deep;
+	int cpu, tsc, tid, depth, deep, rc, walked = 0;
 
 	/* Our own calls are no events of the program: not even recursive. */
 	if (t->ut_inlib)
@@ -466,10 +466,26 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	 * vfork child's events are its own pid's, which dtd only knows
 	 * from its records.
 	 */
-	if ((en & UDT_EN_AGG) && t->ut_vfork <= 0 &&
-	    udt_sagg_fold(tab, r, probe, args, isret, rv, error,
-	    haslat ? &lat : NULL))
-		goto out;
+	deep = (en & (DTEVT_USTACK | UDT_EN_DEEP)) ==
+	    (DTEVT_USTACK | UDT_EN_DEEP);
+	if ((en & UDT_EN_AGG) && t->ut_vfork <= 0) {
+		rc = udt_sagg_fold(tab, r, probe, args, isret, rv, error,
+		    haslat ? &lat : NULL, NULL, 0);
+		/*
+		 * A rule keyed by the stack: walked here, where a record's
+		 * is, so that the frames are the record's; kept for the
+		 * record when the fold cannot take it.  A deep walk stays
+		 * with the record (its slots' first frames, dtd's fold).
+		 */
+		if (rc < 0 && (en & DTEVT_USTACK) && !deep) {
+			nframes = udt_ustack(stack, NULL, UDT_STACK_MAX);
+			walked = 1;
+			rc = udt_sagg_fold(tab, r, probe, args, isret, rv,
+			    error, haslat ? &lat : NULL, stack, nframes);
+		}
+		if (rc > 0)
+			goto out;
+	}
 	/* Only counted (UDT_EN_COUNT): one add, no stamp, no slot. */
 	if (en & UDT_EN_COUNT) {
 		__atomic_fetch_add(&r->rh_count[probe], 1, __ATOMIC_RELAXED);
@@ -480,9 +496,7 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	 * The slow parts first, outside the reserve/commit window; but a
 	 * deep stack is walked straight into its slots once reserved.
 	 */
-	deep = (en & (DTEVT_USTACK | UDT_EN_DEEP)) ==
-	    (DTEVT_USTACK | UDT_EN_DEEP);
-	if ((en & DTEVT_USTACK) && !deep)
+	if ((en & DTEVT_USTACK) && !deep && !walked)
 		nframes = udt_ustack(stack, NULL, UDT_STACK_MAX);
 	tsc = __atomic_load_n(&udt_use_tsc, __ATOMIC_RELAXED);
 	/*

@@ -28,6 +28,12 @@
  * fold is all or nothing across the probe's slots, so an event is never
  * both folded into one and recorded for another.
  *
+ * A slot keyed by the user stack (UDT_SK_USTACK) takes the stack the
+ * caller walked where a record's is walked (udt_emit()): the fold asks
+ * for it first (-1), before it claims anything, so that the rules with
+ * no stack never pay for a walk; the stack's index in the tracee's
+ * table of stacks (udt_sagg_stkid()) is then a word of the entry's key.
+ *
  * A call's duration (UDT_FF_LAT): the entry of a call dtd marked keeps
  * a stamp in its thread's memory (udt_sagg_stamp()), which its return
  * takes (udt_sagg_lat()) for its slots or its record; no lock, no system
@@ -187,7 +193,7 @@ udt_sagg_look(const struct udt_sagg_spec *sp, const int64_t *a,
 	if (func < UDT_SG_COUNT || func > UDT_SG_LHIST ||
 	    (func == UDT_SG_COUNT) != (field == 0) ||
 	    (keys & ~(unsigned int)(((UDT_SK_ARG0 << UDT_NARGS) - 1) |
-	    UDT_SK_COMM)) != 0)
+	    UDT_SK_COMM | UDT_SK_USTACK)) != 0)
 		return -1;
 	v = udt_sagg_value(field, flags, a, lat, &ok);
 	if (!ok)
@@ -237,16 +243,113 @@ udt_sagg_kwords(struct udt_sagg_kent *e)
  * (the process wrote it) is stale.
  */
 static int
-udt_sagg_kstale(const struct udt_sagg_tab *sg, struct udt_sagg_kent *e)
+udt_sagg_stale(const struct udt_sagg_tab *sg, uint32_t es, uint32_t eq)
 {
-	uint32_t es = __atomic_load_n(&e->ke_slot, __ATOMIC_RELAXED);
-	uint32_t eq = __atomic_load_n(&e->ke_seq, __ATOMIC_RELAXED);
 	uint32_t cur;
 
 	if (es >= UDT_SAGG_NSPEC)
 		return 1;
 	cur = __atomic_load_n(&sg->sg_spec[es].ss_seq, __ATOMIC_ACQUIRE);
 	return (cur & 1) == 0 && (int32_t)(cur - eq) > 0;
+}
+
+static int
+udt_sagg_kstale(const struct udt_sagg_tab *sg, struct udt_sagg_kent *e)
+{
+	return udt_sagg_stale(sg, __atomic_load_n(&e->ke_slot,
+	    __ATOMIC_RELAXED), __atomic_load_n(&e->ke_seq, __ATOMIC_RELAXED));
+}
+
+/* Whether stack u, ready, belongs to a user its slot no longer has. */
+static int
+udt_sagg_sstale(const struct udt_sagg_tab *sg, struct udt_sagg_stk *u)
+{
+	return udt_sagg_stale(sg, __atomic_load_n(&u->us_slot,
+	    __ATOMIC_RELAXED), __atomic_load_n(&u->us_seq, __ATOMIC_RELAXED));
+}
+
+/*
+ * Make u, claimed (us_state 1, ours alone), the stack pc[0 .. n) of slot
+ * s's user of ss_seq seq: the frames and the owner, then the tag with
+ * release, then ready.  Nothing names u yet: no entry reads it before
+ * this hook's, which comes after.
+ */
+static unsigned int
+udt_sagg_sinit(struct udt_sagg_stk *u, unsigned int x, unsigned int s,
+    uint32_t seq, const uint64_t *pc, unsigned int n)
+{
+	unsigned int i;
+
+	/* the frames after the claim, as dtd reads them before the state */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (i = 0; i < n; i++)
+		__atomic_store_n(&u->us_pc[i], pc[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&u->us_nframes, n, __ATOMIC_RELAXED);
+	__atomic_store_n(&u->us_slot, s, __ATOMIC_RELAXED);
+	__atomic_store_n(&u->us_seq, seq, __ATOMIC_RELEASE);
+	__atomic_store_n(&u->us_state, 2, __ATOMIC_RELEASE);
+	return x + 1;
+}
+
+/*
+ * The index + 1 of the stack pc[0 .. n) of slot s's user of ss_seq seq
+ * in the table st, claimed if new (a free stack, or a stale one claimed
+ * over, as udt_sagg_kentry() claims an entry); 0 for no frame; -1 when
+ * the UDT_SAGG_SPROBE stacks from its hash are all others' (or being
+ * written): the event is then recorded.  Word by word, as the entries.
+ */
+static int
+udt_sagg_stkid(const struct udt_sagg_tab *sg, struct udt_sagg_stk *st,
+    unsigned int s, uint32_t seq, const uint64_t *pc, unsigned int n)
+{
+	struct udt_sagg_stk *u;
+	unsigned int i, k, x;
+	uint64_t h;
+	uint32_t state;
+
+	if (n == 0)
+		return 0;
+	if (n > UDT_STACK_MAX)
+		n = UDT_STACK_MAX;
+	h = 0x9e3779b97f4a7c15ULL ^ n;
+	for (i = 0; i < n; i++)
+		h ^= pc[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h *= 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 32;
+	for (k = 0; k < UDT_SAGG_SPROBE; k++) {
+		x = (unsigned int)(h + k) % UDT_SAGG_NSTK;
+		u = &st[x];
+		state = __atomic_load_n(&u->us_state, __ATOMIC_ACQUIRE);
+		if (state == 0 && __atomic_compare_exchange_n(&u->us_state,
+		    &state, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+			return (int)udt_sagg_sinit(u, x, s, seq, pc, n);
+		if (state != 2)
+			continue;
+		if (__atomic_load_n(&u->us_seq, __ATOMIC_ACQUIRE) == seq &&
+		    __atomic_load_n(&u->us_slot, __ATOMIC_RELAXED) == s) {
+			if (__atomic_load_n(&u->us_nframes,
+			    __ATOMIC_RELAXED) != n)
+				continue;
+			for (i = 0; i < n; i++)
+				if (__atomic_load_n(&u->us_pc[i],
+				    __ATOMIC_RELAXED) != pc[i])
+					break;
+			if (i == n)
+				return (int)x + 1;
+			continue;
+		}
+		if (!udt_sagg_sstale(sg, u) ||
+		    !__atomic_compare_exchange_n(&u->us_state, &state, 1, 0,
+		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		/* another hook may have claimed it over since we looked */
+		if (!udt_sagg_sstale(sg, u)) {
+			__atomic_store_n(&u->us_state, 2, __ATOMIC_RELEASE);
+			continue;
+		}
+		return (int)udt_sagg_sinit(u, x, s, seq, pc, n);
+	}
+	return -1;
 }
 
 /*
@@ -286,7 +389,8 @@ udt_sagg_kinit(struct udt_sagg_kent *e, const uint64_t *kw, uint32_t seq)
 static struct udt_sagg_kent *
 udt_sagg_kentry(const struct udt_sagg_tab *sg, struct udt_sagg_kent *kt,
     struct udt_sagg_klist *kl, unsigned int s, uint32_t seq,
-    unsigned int keys, unsigned int idx, const int64_t *a)
+    unsigned int keys, unsigned int idx, const int64_t *a,
+    unsigned int stk)
 {
 	struct udt_sagg_kent k, *e;
 	uint64_t *kw = udt_sagg_kwords(&k), *ew, h;
@@ -326,6 +430,11 @@ udt_sagg_kentry(const struct udt_sagg_tab *sg, struct udt_sagg_kent *kt,
 			h ^= (uint64_t)a[w] + 0x9e3779b97f4a7c15ULL +
 			    (h << 6) + (h >> 2);
 		}
+	if (keys & UDT_SK_USTACK) {
+		k.ke_stk = stk;
+		h ^= kw[UDT_SAGG_KEY_WORDS - 1] + 0x9e3779b97f4a7c15ULL +
+		    (h << 6) + (h >> 2);
+	}
 	h *= 0x9e3779b97f4a7c15ULL;
 	h ^= h >> 32;
 	for (n = 0; n < UDT_SAGG_KPROBE; n++) {
@@ -527,12 +636,14 @@ udt_sagg_lat(const struct udt_tab *tab, unsigned int probe, int64_t at,
 int
 udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
     unsigned int probe, const long *args, int isret, long rv, int error,
-    const int64_t *lat)
+    const int64_t *lat, const uint64_t *stk, unsigned int nframes)
 {
 	const struct udt_sagg_tab *sg;
 	struct udt_sagg_acc *acc, *a;
 	struct udt_sagg_kent *kt, *ke[UDT_SAGG_NSPEC];
 	struct udt_sagg_klist *kl;
+	struct udt_sagg_stk *st;
+	int sid;
 	unsigned int idx[UDT_SAGG_NSPEC], func[UDT_SAGG_NSPEC], s, n = 0;
 	unsigned int slot[UDT_SAGG_NSPEC], keys;
 	uint32_t seq;
@@ -558,6 +669,19 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 	    UDT_SAGG_KENT_OFF(r->rh_nslots));
 	kl = (struct udt_sagg_klist *)(void *)((char *)r +
 	    UDT_SAGG_KLIST_OFF(r->rh_nslots));
+	st = (struct udt_sagg_stk *)(void *)((char *)r +
+	    UDT_SAGG_STK_OFF(r->rh_nslots));
+	/*
+	 * A stack to walk first, before any entry is claimed: the walk is
+	 * the caller's (its frames are the record's), and a fold asked
+	 * again claims the same entries.
+	 */
+	if (stk == NULL)
+		for (s = 0; s < UDT_SAGG_NSPEC; s++)
+			if ((mask & (1u << s)) &&
+			    (__atomic_load_n(&sg->sg_spec[s].ss_keys,
+			    __ATOMIC_RELAXED) & UDT_SK_USTACK))
+				return -1;
 	/*
 	 * All the slots first, their keyed entries claimed: an event is
 	 * folded whole or recorded.  An entry claimed for an event then
@@ -574,9 +698,25 @@ udt_sagg_fold(const struct udt_tab *tab, struct udt_ring_hdr *r,
 			nolat = 1;
 			continue;
 		}
+		sid = 0;
+		if (keys & UDT_SK_USTACK) {
+			/* changed since the look above: the record's then */
+			if (stk == NULL)
+				return 0;
+			if ((sid = udt_sagg_stkid(sg, st, s, seq, stk,
+			    nframes)) < 0) {
+				/* no room: recorded, and said */
+				udt_sagg_add(&acc[s].sa_nostk, 1,
+				    __atomic_load_n(&udt_rw_mt,
+				    __ATOMIC_RELAXED) != 0 ||
+				    !__libc_single_threaded,
+				    __ATOMIC_RELAXED);
+				return 0;
+			}
+		}
 		ke[n] = NULL;
 		if (keys != 0 && (ke[n] = udt_sagg_kentry(sg, kt, kl, s, seq,
-		    keys, idx[n], w)) == NULL)
+		    keys, idx[n], w, (unsigned int)sid)) == NULL)
 			return 0;
 		slot[n++] = s;
 	}
