@@ -109,6 +109,9 @@ struct dt_aggtab {
 						   the same unit */
 	uint64_t		 dat_overflow;	/* [t] events a full table
 						   could not fold */
+	_Atomic uint64_t	 dat_srcstk;	/* [a] events a source
+						   recorded for want of room
+						   for their stacks */
 	struct dt_aggstk	*_Atomic dat_stk; /* [K] set once, [a] read:
 						   made by the first spec
 						   with a stack key,

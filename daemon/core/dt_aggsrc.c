@@ -21,8 +21,9 @@
  * the one DTIOCAGGREAD serves.  The source knows the pid (dtd's, from
  * the tracee's socket), the probe (its slot's), the thread, its CPU,
  * its name (the thread's word, judged by dtd as a record's is), the
- * event's arguments, return value and errno; not a stack (the records
- * keep those).
+ * event's arguments, return value and errno, and its user stack (a
+ * syscall hook's, walked as the record's; never deeper than
+ * STACKTRACE_MAX, never the kernel's: the records keep those).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -40,7 +41,7 @@
 #define DTA_K_SRCARGS	(DTA_K_RETVAL | DTA_K_ERRNO | \
 			 (DTA_K_ARG0 * ((1u << DT_SRCKEY_NWORDS) - 1)))
 #define DTA_K_SRC	(DTA_K_PID | DTA_K_PBN | DTA_K_TID | DTA_K_CPU | \
-			 DTA_K_COMM | DTA_K_SRCARGS)
+			 DTA_K_COMM | DTA_K_SRCARGS | DTA_K_USTACK)
 
 bool
 dt_pcb_srcagg_ok(const struct dt_pcb *dp)
@@ -53,6 +54,14 @@ dt_pcb_srcagg_ok(const struct dt_pcb *dp)
 	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
 		s = &as->das_req;
 		if ((as->das_keys & ~(uint32_t)DTA_K_SRC) != 0)
+			return false;
+		/*
+		 * A stack the record would not carry (the empty one), or
+		 * deeper than a source keeps: left to the records.
+		 */
+		if ((as->das_keys & DTA_K_USTACK) &&
+		    (dp->dp_evtflags & (DTEVT_USTACK | DTEVT_DEEPSTACK)) !=
+		    DTEVT_USTACK)
 			return false;
 		/*
 		 * Without its arguments an event's values read 0: a key or
@@ -165,8 +174,11 @@ dt_pcb_fold_src(struct dt_pcb *dp, const struct dt_aggspec *as,
     const struct dt_srckey *sk, uint64_t n, int64_t sum, int64_t min,
     int64_t max)
 {
+	const struct dt_aggspec *first;
 	struct dt_aggtab *tab;
+	struct dt_aggstk *stk;
 	struct dtioc_aggent k;
+	int32_t id;
 
 	if (n == 0)
 		return 0;
@@ -177,10 +189,45 @@ dt_pcb_fold_src(struct dt_pcb *dp, const struct dt_aggspec *as,
 	    as->das_req.dtas_func == DTA_LHIST)
 		sum = min = max = 0;
 	tab = atomic_load_explicit(&dp->dp_sc->ds_agg, memory_order_acquire);
+	stk = atomic_load_explicit(&tab->dat_stk, memory_order_acquire);
 	pthread_mutex_lock(&tab->dat_mtx);
+	if (as->das_keys & DTA_K_USTACK) {
+		/* a spec with a stack key made the table: stk is set */
+		id = dt_aggstk_intern(stk, sk->sk_upc,
+		    sk->sk_nupc < STACKTRACE_MAX ? sk->sk_nupc :
+		    STACKTRACE_MAX);
+		if (id < 0) {
+			/*
+			 * As dt_agg_put(): each aggregation's events, and
+			 * the events once, by the first keyed by a stack
+			 * (every aggregation of the pcb folds every event).
+			 */
+			tab->dat_overflow += n;
+			for (first = dp->dp_agg; first != NULL &&
+			    !(first->das_keys & DTA_K_STACKS);
+			    first = first->das_next)
+				continue;
+			if (first == as)
+				stk->dsk_overflow += n;
+			pthread_mutex_unlock(&tab->dat_mtx);
+			return 0;
+		}
+		k.dtae_ustack = (uint16_t)id;
+	}
 	(void)dt_agg_fold_ent(tab, &k, n, sum, min, max);
 	pthread_mutex_unlock(&tab->dat_mtx);
 	return 0;
+}
+
+void
+dt_pcb_count_srcstk(struct dt_pcb *dp, uint64_t n)
+{
+	struct dt_aggtab *tab;
+
+	tab = atomic_load_explicit(&dp->dp_sc->ds_agg, memory_order_acquire);
+	if (tab != NULL)
+		atomic_fetch_add_explicit(&tab->dat_srcstk, n,
+		    memory_order_relaxed);
 }
 
 unsigned int

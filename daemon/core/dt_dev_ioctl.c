@@ -267,10 +267,16 @@ static void
 dt_ioctl_get_statsx(struct dt_softc *sc, struct dtioc_statx *sx)
 {
 	struct dtioc_stat st;
+	struct dt_aggtab *tab;
 	unsigned int i;
 
 	dt_ioctl_get_stats(sc, &st);
 	memset(sx, 0, sizeof(*sx));
+	/* made by the first DTIOCPRBAGG, never freed before the close */
+	tab = atomic_load_explicit(&sc->ds_agg, memory_order_acquire);
+	if (tab != NULL)
+		sx->dtsx_srcstk = atomic_load_explicit(&tab->dat_srcstk,
+		    memory_order_relaxed);
 	sx->dtsx_readevt = st.dtst_readevt;
 	sx->dtsx_dropevt = st.dtst_dropevt;
 	sx->dtsx_skiptick = st.dtst_skiptick;

@@ -445,10 +445,12 @@ void	dt_aggctr_del(struct dt_aggctr *);
  * of one value of its events (or a count per hist/lhist bucket) and dtd
  * merges them into the open's table.  dt_pcb_srcagg_ok(): every
  * aggregation of dp is keyed by the pid, the probe, the thread, its
- * name, the CPU, arguments, the return value or errno (not a stack) and
- * folds an argument, the return value or errno (or counts), dp has no
- * filter and gets its events' arguments; the provider still checks that
- * the fields are ones its source knows.  Fixed while dp records; under [K]
+ * name, the CPU, arguments, the return value, errno or the user stack
+ * (not the kernel's; the user's only where dp asks for it and not
+ * deeper than STACKTRACE_MAX) and folds an argument, the return value
+ * or errno (or counts), dp has no filter and gets its events'
+ * arguments; the provider still checks that the fields are ones its
+ * source knows.  Fixed while dp records; under [K]
  * or any thread that may see dp.  dt_aggspec_next() walks dp's
  * aggregations (NULL: the first), dt_aggspec_req() reads one.
  */
@@ -469,12 +471,17 @@ uint64_t dt_agg_lhist_nb(const struct dtioc_aggspec *);
 /*
  * Merge what the source folded for as (one of dp's aggregations): n
  * events of the key sk (process sk_pid, and the fields as keys;
- * sk_bucket the index of a hist or lhist bucket) summing to sum, from
- * min to max (a hist's or lhist's entries keep their count alone); 0,
- * or EINVAL for a bucket index past as's (nothing folded: the caller
- * counts it as forged).  Or n[i] events in bucket i of nb of as keyed by
- * nothing but pid and probe, answering how many indexes were past as's.
- * Same contract as dt_pcb_ring_put().
+ * sk_bucket the index of a hist or lhist bucket; the user stack's
+ * frames, interned in the open's stack table as a record's are, with a
+ * full stack table's refusal counted as dt_agg_put() counts it) summing
+ * to sum, from min to max (a hist's or lhist's entries keep their count
+ * alone); 0, or EINVAL for a bucket index past as's (nothing folded:
+ * the caller counts it as forged).  Or n[i] events in bucket i of nb of
+ * as keyed by nothing but pid and probe, answering how many indexes
+ * were past as's.  Same contract as dt_pcb_ring_put().
+ * dt_pcb_count_srcstk(): n events of dp the source could not fold for
+ * want of room for their stacks, recorded instead (dtsx_srcstk); any
+ * thread.
  */
 #define DT_SRCKEY_NWORDS	6	/* of dt_evt's union a source keeps */
 struct dt_srckey {
@@ -484,6 +491,8 @@ struct dt_srckey {
 	uint32_t	 sk_bucket;
 	int64_t		 sk_a[DT_SRCKEY_NWORDS];	/* dt_evt's _args */
 	char		 sk_comm[16];	/* NUL padded: the tracee's, judged */
+	uint32_t	 sk_nupc;	/* <= STACKTRACE_MAX */
+	uint64_t	 sk_upc[STACKTRACE_MAX];	/* the user stack */
 };
 int	dt_pcb_fold_src(struct dt_pcb *dp, const struct dt_aggspec *as,
 	    const struct dt_srckey *sk, uint64_t n, int64_t sum, int64_t min,
@@ -491,6 +500,7 @@ int	dt_pcb_fold_src(struct dt_pcb *dp, const struct dt_aggspec *as,
 unsigned int dt_pcb_fold_src_buckets(struct dt_pcb *dp,
 	    const struct dt_aggspec *as, pid_t pid, const uint64_t *n,
 	    unsigned int nb);
+void	dt_pcb_count_srcstk(struct dt_pcb *dp, uint64_t n);
 
 /*
  * Time order (dt_seq.c, design decision 18).  Providers put events

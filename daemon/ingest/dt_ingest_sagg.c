@@ -33,7 +33,14 @@
  * of it counted in us_forged and folded nowhere.  A look costs dtd at
  * most UDT_SAGG_NSPEC slots of UDT_SAGG_NBUCKETS words a tracee, and
  * only for the slots in use whose count moved, plus one pass over the
- * keyed entries the tracee ever claimed when a keyed slot's did.
+ * keyed entries the tracee ever claimed when a keyed slot's did, each
+ * that moved with at most UDT_STACK_MAX frames of its user stack
+ * (dts_ustack()): an index past the table or a depth past a record's
+ * is forged; a stack not ready, another user's, or changed while read
+ * leaves its entry for the next look.  The frames are folded as a
+ * record's would be, interned in the open's stack table, whose own
+ * bounds hold; a tracee whose stacks filled its table says how many
+ * events it recorded instead (sa_nostk, dt_pcb_count_srcstk()).
  *
  * Locks: [L] the ingest lock (dti_tabs_apply(), dti_procs_apply()) for
  * the master and every table; [S] dts_mtx, for the slots' owners and the
@@ -114,6 +121,55 @@ dts_klist(const struct dti_proc *dp)
 	    UDT_SAGG_KLIST_OFF(dp->dp_nslots));
 }
 
+static struct udt_sagg_stk *
+dts_stk(const struct dti_proc *dp)
+{
+	return (struct udt_sagg_stk *)(void *)((char *)dp->dp_ring +
+	    UDT_SAGG_STK_OFF(dp->dp_nslots));
+}
+
+/*
+ * The user stack ref (an entry's ke_stk) of slot s's user of tag q in
+ * dp's table, copied into sk: 1 when taken (no frame for ref 0); 0 when
+ * not whole yet (not ready, another's, or changed while read: the entry
+ * waits for the next look); -1 when no honest tracee wrote it (an index
+ * past the table, no frame or more than a record holds).  Its state,
+ * owner, tag and depth read before the frames and again after them, so
+ * that a stack a hook is writing is never taken half-written.  [S]
+ */
+static int
+dts_ustack(const struct dti_proc *dp, uint32_t s, uint32_t q, uint32_t ref,
+    struct dt_srckey *sk)
+{
+	struct udt_sagg_stk *u;
+	uint32_t n, i;
+
+	sk->sk_nupc = 0;
+	if (ref == 0)
+		return 1;
+	if (--ref >= UDT_SAGG_NSTK)
+		return -1;
+	u = dts_stk(dp) + ref;
+	if (__atomic_load_n(&u->us_state, __ATOMIC_ACQUIRE) != 2 ||
+	    __atomic_load_n(&u->us_seq, __ATOMIC_ACQUIRE) != q ||
+	    __atomic_load_n(&u->us_slot, __ATOMIC_RELAXED) != s)
+		return 0;
+	n = __atomic_load_n(&u->us_nframes, __ATOMIC_RELAXED);
+	if (n == 0 || n > UDT_STACK_MAX || n > STACKTRACE_MAX)
+		return -1;
+	for (i = 0; i < n; i++)
+		sk->sk_upc[i] = __atomic_load_n(&u->us_pc[i],
+		    __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&u->us_state, __ATOMIC_RELAXED) != 2 ||
+	    __atomic_load_n(&u->us_seq, __ATOMIC_RELAXED) != q ||
+	    __atomic_load_n(&u->us_slot, __ATOMIC_RELAXED) != s ||
+	    __atomic_load_n(&u->us_nframes, __ATOMIC_RELAXED) != n)
+		return 0;
+	sk->sk_nupc = n;
+	return 1;
+}
+
 _Static_assert(sizeof(((struct dt_srckey *)0)->sk_comm) == UDT_COMMLEN,
     "a source key's name is the tracee's");
 
@@ -165,6 +221,7 @@ dts_take_keyed(struct dti_proc *dp, uint32_t mask)
 	uint32_t n, j, i, s, q;
 	unsigned int w;
 	bool kid;
+	int us;
 	static long ncpu;
 
 	if (ncpu == 0 && (ncpu = sysconf(_SC_NPROCESSORS_CONF)) <= 0)
@@ -199,13 +256,23 @@ dts_take_keyed(struct dti_proc *dp, uint32_t mask)
 		c = __atomic_load_n(&e->ke_count, __ATOMIC_ACQUIRE);
 		if ((dc = c - ks->ks_count) == 0)
 			continue;
+		memset(&sk, 0, sizeof(sk));
+		/* the stack first: one not whole yet leaves the steps be */
+		if ((sl->ds_spec.ss_keys & UDT_SK_USTACK) &&
+		    (us = dts_ustack(dp, s, q, __atomic_load_n(&e->ke_stk,
+		    __ATOMIC_RELAXED), &sk)) <= 0) {
+			if (us == 0)
+				continue;
+			ks->ks_count = c;
+			atomic_fetch_add(&dti_stats.forged, dc);
+			continue;
+		}
 		ks->ks_count = c;
 		sum = __atomic_load_n(&e->ke_sum, __ATOMIC_RELAXED);
 		sum -= ks->ks_sum;
 		ks->ks_sum += sum;
 		mn = __atomic_exchange_n(&e->ke_min, 0, __ATOMIC_ACQUIRE);
 		mx = __atomic_exchange_n(&e->ke_max, 0, __ATOMIC_ACQUIRE);
-		memset(&sk, 0, sizeof(sk));
 		sk.sk_pid = dp->dp_pid;
 		sk.sk_tid = __atomic_load_n(&e->ke_tid, __ATOMIC_RELAXED);
 		sk.sk_cpu = __atomic_load_n(&e->ke_cpu, __ATOMIC_RELAXED);
@@ -270,6 +337,33 @@ dts_take_keyed(struct dti_proc *dp, uint32_t mask)
 }
 
 /*
+ * The events dp's hooks recorded since the last look for want of a free
+ * stack (sa_nostk) in slot s, said to its pcb: they are not lost (dtd
+ * folds their records), only not folded where they happened.  The
+ * tracee's word, as its counts: a wild step is forged.  [S]
+ */
+static void
+dts_nostk(struct dti_proc *dp, unsigned int s)
+{
+	struct udt_sagg_acc *a = dts_acc(dp, s);
+	struct dti_sagg_shadow *sh;
+	uint64_t c, d;
+
+	c = __atomic_load_n(&a->sa_nostk, __ATOMIC_RELAXED);
+	if ((sh = dp->dp_sagg[s]) == NULL && c == 0)
+		return;
+	if (sh == NULL && (sh = dts_shadow(dp, s)) == NULL)
+		return;
+	if ((d = c - sh->sh_nostk) == 0)
+		return;
+	sh->sh_nostk = c;
+	if (d >= DT_INGEST_DELTA_MAX)
+		atomic_fetch_add(&dti_stats.forged, d);
+	else
+		dt_pcb_count_srcstk(dts_slots[s].ds_pcb, d);
+}
+
+/*
  * Take what dp's tracee folded in slot s since the last look, and merge
  * it for the slot's pcb: counts, sums and buckets as the way they moved
  * since dtd last read them (the tracee adds to them plainly while it
@@ -290,6 +384,8 @@ dts_take(struct dti_proc *dp, unsigned int s)
 	unsigned int i, nb, bad;
 	bool wild;
 
+	if (sl->ds_pcb != NULL && (sl->ds_spec.ss_keys & UDT_SK_USTACK))
+		dts_nostk(dp, s);
 	c = __atomic_load_n(&a->sa_count, __ATOMIC_ACQUIRE);
 	if (sl->ds_pcb == NULL || ((sh = dp->dp_sagg[s]) == NULL && c == 0))
 		return false;
@@ -482,6 +578,7 @@ dts_restart(struct dti_proc *dp, void *arg)
 		return;
 	}
 	sh->sh_count = __atomic_load_n(&a->sa_count, __ATOMIC_RELAXED);
+	sh->sh_nostk = __atomic_load_n(&a->sa_nostk, __ATOMIC_RELAXED);
 	sh->sh_sum = __atomic_load_n(&a->sa_sum, __ATOMIC_RELAXED);
 	for (i = 0; i < UDT_SAGG_NBUCKETS; i++)
 		sh->sh_bucket[i] = __atomic_load_n(&a->sa_bucket[i],

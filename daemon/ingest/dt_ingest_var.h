@@ -202,6 +202,7 @@ struct dti_held {
  */
 struct dti_sagg_shadow {
 	uint64_t		 sh_count;
+	uint64_t		 sh_nostk;	/* sa_nostk */
 	uint64_t		 sh_sum;
 	uint64_t		 sh_bucket[UDT_SAGG_NBUCKETS];
 	int64_t			 sh_min;

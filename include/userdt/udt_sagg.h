@@ -91,7 +91,7 @@
  * entry for its next look while they do not hold.  With the
  * UDT_SAGG_SPROBE stacks from the frames' hash all other stacks (or
  * being written), the event is recorded, and counted in the slot's
- * sa_nostk (the tracee's word, reported in dtgr_srcstk, never folded).
+ * sa_nostk (the tracee's word, reported in dtsx_srcstk, never folded).
  *
  * Changes: dtd writes a slot's description between two increments of
  * ss_seq (odd while written) and only while no probe names the slot; a

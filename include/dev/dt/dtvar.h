@@ -419,6 +419,11 @@ struct dtioc_filter {
  * but no longer than its bound: a source held back longer, on a machine
  * too busy, has its events let through late rather than stall the
  * others).  A reader that needs strict time order checks that it is 0.
+ * dtsx_srcstk: events of this open's aggregations keyed by ustack
+ * (DTIOCPRBAGG) that a traced process folding them itself had no room
+ * for the stack of, and recorded instead: dtd folded their records, so
+ * they are counted, not lost.  All are output only, counted since the
+ * open.
  */
 struct dtioc_statx {
 	uint64_t		 dtsx_readevt;
@@ -427,7 +432,8 @@ struct dtioc_statx {
 	uint64_t		 dtsx_recurevt;
 	uint64_t		 dtsx_filtevt;
 	uint64_t		 dtsx_lateevt;
-	uint64_t		 dtsx_spare[2];	/* zero */
+	uint64_t		 dtsx_srcstk;
+	uint64_t		 dtsx_spare;	/* zero */
 };
 
 /*

@@ -18,8 +18,8 @@
  * Aggregations in the hooks (issue 22): a pcb whose aggregations a
  * traced process can fold exactly as dtd folds its records (keys and a
  * value the hook has: the thread, its name, the CPU, an entry's
- * arguments, the return value, errno; dtd adds the pid and the probe;
- * dt_pcb_srcagg_ok()) gets a slot of the tracees' tables for each of
+ * arguments, the return value, errno, the user stack; dtd adds the pid
+ * and the probe; dt_pcb_srcagg_ok()) gets a slot of the tracees' tables for each of
  * them (userdt/udt_sagg.h), described as dtd folds.
  * A duration (DTF_LAT) is measured by the hooks alone: its entry probe
  * is marked for stamps by the provider (dt_sys_update()).
@@ -69,6 +69,10 @@ dt_sys_agg_spec(const struct dt_aggspec *as, struct udt_sagg_spec *sp)
 			break;
 		case DTF_ERRNO:
 			sp->ss_keys |= UDT_SK_ERRNO;
+			break;
+		case DTF_USTACK:
+			/* dt_pcb_srcagg_ok(): no deeper than a record's */
+			sp->ss_keys |= UDT_SK_USTACK;
 			break;
 		default:
 			if (f < DTF_ARG0 || f >= DTF_ARG0 + UDT_NARGS)
