@@ -170,6 +170,67 @@ forge)
 		esac
 	done
 	;;
+reuse)
+	# one long-lived traced process, btrace -p on it run after run, 100
+	# stacks a run, 400 in all for a table of 256: the stacks of the
+	# runs gone are claimed over (udt_sagg.h), so every run's are
+	# folded, none recorded, each exact, an old run's stack counting
+	# nothing for a new one (run 3 has run 1's stacks again)
+	mkfifo "$TMP/tin" "$TMP/tout" "$TMP/bo" || exit 2
+	exec 5<>"$TMP/tin" 6<>"$TMP/tout"
+	# its own ends of the fifos read-only and write-only, none of ours:
+	# EOF when ours closes
+	LD_PRELOAD=$USERDT_PRELOAD "$USTK_CALLS" serve 3 < "$TMP/tin" \
+	    > "$TMP/tout" 5>&- 6>&- &
+	TPID=$!
+	trap 'kill "$TPID" 2> /dev/null; dtd_cleanup' EXIT
+	for run in 1 2 3 4; do
+		base=$(( (run == 3 ? 1 : run) * 100 ))
+		if [ $((run % 2)) -eq 1 ]; then
+			prog='syscall:getppid:entry { @k[ustack] = count(); }'
+		else
+			prog='syscall:getppid:return { @k[ustack] = sum(retval); }'
+		fi
+		# its first line (an interval event) says it records
+		"$BTRACE" -d "$DEV" -v -p "$TPID" -e "$prog
+		    interval:hz:20 { printf(\"tick\\n\"); }" > "$TMP/bo" \
+		    2> "$TMP/err.$run" &
+		BTPID=$!
+		exec 7<"$TMP/bo"
+		read -r -t 30 l <&7 ||
+		    fail "run $run: btrace did not start: $(cat "$TMP/err.$run")"
+		r0=$(ingest_stat records)
+		echo "$base 100" >&5
+		read -r -t 30 l <&6 || fail "run $run: the tracee did not answer"
+		r1=$(ingest_stat records)
+		kill -INT "$BTPID"
+		wait "$BTPID"
+		BTPID=
+		grep -v '^tick$' <&7 > "$TMP/out.$run"
+		exec 7<&-
+		grep -q 'aggregated in dtd' "$TMP/err.$run" ||
+		    fail "run $run: not folded: $(cat "$TMP/err.$run")"
+		echo "run $run: $((r1 - r0)) records"
+		[ $((r1 - r0)) -le 8 ] ||
+		    fail "run $run: $((r1 - r0)) records: stacks not reclaimed"
+		grep -q "^0 events the tracees' stack tables could not hold" \
+		    "$TMP/err.$run" || fail "run $run: $(cat "$TMP/err.$run")"
+		python3 - "$TMP/out.$run" "$run" "$TPID" <<'PY' || fail "run $run: $(cat "$TMP/out.$run")"
+import re, os, sys
+txt, run = open(sys.argv[1]).read(), int(sys.argv[2])
+vals = [int(v) for k, v in re.findall(r"^@k\[\n(.*?)\]: (-?\d+)$", txt,
+                                      re.M | re.S) if "uc_walk+0x" in k]
+# 3 calls a stack: counted, or their ppid summed
+want = 3 if run % 2 else 3 * os.getppid()
+if len(vals) != 100 or set(vals) != {want}:
+    sys.exit("%d stacks, values %s, not 100 of %d" %
+             (len(vals), sorted(set(vals))[:5], want))
+PY
+	done
+	exec 5>&-
+	wait "$TPID" || fail "the traced process"
+	kill -0 "$DTDPID" || fail "dtd died"
+	;;
 *)
 	fail "unknown case $CASE"
 	;;

@@ -26,6 +26,10 @@
  *   many N	N getppid(), call i through a path of three levels of eight
  *		functions chosen by i % 512: 512 distinct stacks, more
  *		than the tracee's stack table holds.
+ *   serve N	a long-lived process: for each line "BASE K" read, N
+ *		getppid() through each of the paths BASE .. BASE + K - 1
+ *		(as many's, BASE + K at most 512), then "done" on its
+ *		output; until EOF.
  *   forge-M N	N getppid() from site_a() (folded), then the tracee
  *		rewrites its own table of stacks as mode M says (once dtd
  *		took the extremes: a rule's max(retval) keyed by ustack)
@@ -223,6 +227,20 @@ main(int argc, char *argv[])
 	} else if (strcmp(argv[1], "many") == 0) {
 		for (i = 0; i < uc_n; i++)
 			uc_walk((unsigned int)(i % 512), 3);
+	} else if (strcmp(argv[1], "serve") == 0) {
+		char line[64];
+		long base, nk, j;
+
+		while (fgets(line, sizeof(line), stdin) != NULL) {
+			if (sscanf(line, "%ld %ld", &base, &nk) != 2 ||
+			    base < 0 || nk < 0 || base + nk > 512)
+				return 2;
+			for (j = 0; j < nk; j++)
+				for (i = 0; i < uc_n; i++)
+					uc_walk((unsigned int)(base + j), 3);
+			printf("done\n");
+			fflush(stdout);
+		}
 	} else if (strncmp(argv[1], "forge-", 6) == 0) {
 		for (i = 0; i < uc_n; i++)
 			site_a();
