@@ -45,9 +45,9 @@
  *
  * Keys (ss_keys): an aggregation keyed by the thread, the CPU, an
  * argument, the return value, errno or the user stack too folds into
- * entries of a table
- * after the accumulators (udt_sagg_kent, UDT_SAGG_NKENT of them, shared
- * by all slots), keyed by the slot, those fields and the bucket.  A hook
+ * entries of a table after the accumulators (udt_sagg_kent,
+ * UDT_SAGG_NKENT of them, shared by all slots), keyed by the slot, those
+ * fields and the bucket.  A hook
  * hashes the key and looks at UDT_SAGG_KPROBE entries from there: one
  * ready (ke_state 2) with its key, or a free one it claims (a
  * compare-and-swap of ke_state 0 to 1, the key written, then 2 with
