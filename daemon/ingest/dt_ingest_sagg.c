@@ -599,12 +599,20 @@ dti_sagg_free(struct dti_proc *dp)
 	dp->dp_skent = NULL;
 }
 
-/* Slot s's next ss_seq, even, never one it had.  [S] */
+/*
+ * A slot's next ss_seq, even, never one any slot had: the hooks claim a
+ * stale stack or entry over by its state and tag together
+ * (udt_sagg_claimover()), which holds only while no claim can write
+ * the tag it found stale, another slot's user's included.  Past the
+ * slot's own ones too, so that its hooks see it move forward.  [S]
+ */
 static uint32_t
-dts_nextseq(unsigned int s)
+dts_nextseq(void)
 {
-	return (__atomic_load_n(&dts_master.sg_spec[s].ss_seq,
-	    __ATOMIC_RELAXED) | 1) + 1;
+	static uint32_t last;	/* [S] the last tag handed out */
+
+	last = (last | 1) + 1;
+	return last;
 }
 
 int
@@ -636,7 +644,7 @@ dt_ingest_sagg_take(struct dt_pcb *dp, const struct dt_aggspec *as,
 	dc.dc_slot = (int)s;
 	dc.dc_spec = spec;
 	/* [S] keeps it: only a take or a give writes a slot's ss_seq */
-	dc.dc_seq = dts_nextseq(s);
+	dc.dc_seq = dts_nextseq();
 	dti_tabs_apply(dts_apply, &dc);
 	dts_slots[s].ds_pcb = dp;
 	dts_slots[s].ds_as = as;
@@ -733,7 +741,7 @@ dt_ingest_sagg_give(uint32_t mask)
 		 */
 		memset(&dc, 0, sizeof(dc));
 		dc.dc_slot = (int)s;
-		dc.dc_seq = dts_nextseq(s);
+		dc.dc_seq = dts_nextseq();
 		dti_tabs_apply(dts_apply, &dc);
 		memset(&dts_slots[s], 0, sizeof(dts_slots[s]));
 		atomic_fetch_and(&dts_used, ~(1u << s));

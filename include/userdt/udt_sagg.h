@@ -63,16 +63,18 @@
  * the hook read when it claimed the entry, and a hook matches only
  * entries of its own ss_seq.  Once dtd has moved the slot's ss_seq past
  * an entry's (a new user took the slot, or its user gave it back), the
- * entry is stale: a hook that finds it in its way claims it over (a
- * compare-and-swap of ke_state 2 to 1, the staleness checked again under
- * that claim), zeroes its counters, writes its key, then ke_seq with
- * release, then ke_state 2.  dtd folds only the entries whose ke_seq is
- * their slot's current one, and starts its reading of an entry afresh
- * when that tag changed.  So a table is never filled by the keys of
- * users gone, and an old key never counts for a new user.  An entry
- * goes from free to claimed once in a process's life; the hook then
- * lists its index (udt_sagg_klist), so that dtd reads the entries in
- * use, not the whole table.
+ * entry is stale: a hook that finds it in its way claims it over (one
+ * compare-and-swap of ke_state and ke_seq together, 2 and the stale tag
+ * to 1 and the same, which fails once another hook claimed it first:
+ * dtd's tags are unique across slots, so no claim writes one a hook
+ * could find stale), zeroes its counters, writes its key, then ke_seq
+ * with release, then ke_state 2.  dtd folds only the entries whose
+ * ke_seq is their slot's current one, and starts its reading of an
+ * entry afresh when that tag changed.  So a table is never filled by
+ * the keys of users gone, and an old key never counts for a new user.
+ * An entry goes from free to claimed once in a process's life; the
+ * hook then lists its index (udt_sagg_klist), so that dtd reads the
+ * entries in use, not the whole table.
  *
  * User stacks (UDT_SK_USTACK): the hook walks the event's user stack
  * as a record's (at most UDT_STACK_MAX frames; with UDT_EN_DEEP in the
@@ -82,8 +84,8 @@
  * stack belongs to one user of one slot as an entry does: us_slot and
  * us_seq say whose, and a hook takes a stack only of its own slot and
  * ss_seq, claims a free one (us_state 0 to 1), or claims over one whose
- * user is gone (2 to 1, staleness checked again under the claim), and
- * writes the frames, then us_seq with release, then us_state 2, before
+ * user is gone (us_state and us_seq together, as an entry), and writes
+ * the frames, then us_seq with release, then us_state 2, before
  * any entry names it.  A stack is written once for its user: dtd, which
  * reads only the entries of its slots' current users, reads only stacks
  * no hook writes any more; it takes one whose state, owner and tag it

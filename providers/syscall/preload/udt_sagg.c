@@ -253,19 +253,43 @@ udt_sagg_stale(const struct udt_sagg_tab *sg, uint32_t es, uint32_t eq)
 	return (cur & 1) == 0 && (int32_t)(cur - eq) > 0;
 }
 
-static int
-udt_sagg_kstale(const struct udt_sagg_tab *sg, struct udt_sagg_kent *e)
-{
-	return udt_sagg_stale(sg, __atomic_load_n(&e->ke_slot,
-	    __ATOMIC_RELAXED), __atomic_load_n(&e->ke_seq, __ATOMIC_RELAXED));
-}
+/*
+ * A state and the tag after it, one word: a claim over compares both.
+ * may_alias: the word is read where the two halves are written apart.
+ */
+typedef uint64_t udt_sagg_pair_t __attribute__((may_alias));
 
-/* Whether stack u, ready, belongs to a user its slot no longer has. */
+_Static_assert(__builtin_offsetof(struct udt_sagg_stk, us_seq) == 4 &&
+    __builtin_offsetof(struct udt_sagg_kent, ke_seq) == 4 &&
+    _Alignof(struct udt_sagg_stk) == 8 &&
+    _Alignof(struct udt_sagg_kent) == 8,
+    "the state and its tag: one aligned word");
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the state is the pair's low half"
+#endif
+
+/*
+ * Claim over a stack or an entry whose tag eq the caller found stale
+ * (udt_sagg_stale()): its state and tag together, from (2, eq) to (1,
+ * eq).  A state alone compared would let a hook that read eq and lost
+ * the race to another claim over still succeed once that claim had
+ * made it its user's (a new tag, state 2 again): the stack would sit
+ * claimed until the late hook saw the new tag and gave it back, and
+ * dtd, which takes only a ready one, would skip the entries naming it
+ * meanwhile.  With the tag in the compare, the late hook fails: every
+ * claim over writes its user's tag, never eq (dtd's tags are unique
+ * across slots, dts_nextseq()), and a tag once stale stays so.  So on
+ * success no claim came between the caller's reading and this one.
+ * Any thread or handler: one compare-and-swap, no lock.
+ */
 static int
-udt_sagg_sstale(const struct udt_sagg_tab *sg, struct udt_sagg_stk *u)
+udt_sagg_claimover(uint32_t *state, uint32_t eq)
 {
-	return udt_sagg_stale(sg, __atomic_load_n(&u->us_slot,
-	    __ATOMIC_RELAXED), __atomic_load_n(&u->us_seq, __ATOMIC_RELAXED));
+	udt_sagg_pair_t *w = (udt_sagg_pair_t *)(void *)state;
+	uint64_t old = 2 | (uint64_t)eq << 32, new = 1 | (uint64_t)eq << 32;
+
+	return __atomic_compare_exchange_n(w, &old, new, 0, __ATOMIC_ACQUIRE,
+	    __ATOMIC_RELAXED);
 }
 
 /*
@@ -305,7 +329,7 @@ udt_sagg_stkid(const struct udt_sagg_tab *sg, struct udt_sagg_stk *st,
 	struct udt_sagg_stk *u;
 	unsigned int i, k, x;
 	uint64_t h;
-	uint32_t state;
+	uint32_t state, uq, us;
 
 	if (n == 0)
 		return 0;
@@ -325,8 +349,9 @@ udt_sagg_stkid(const struct udt_sagg_tab *sg, struct udt_sagg_stk *st,
 			return (int)udt_sagg_sinit(u, x, s, seq, pc, n);
 		if (state != 2)
 			continue;
-		if (__atomic_load_n(&u->us_seq, __ATOMIC_ACQUIRE) == seq &&
-		    __atomic_load_n(&u->us_slot, __ATOMIC_RELAXED) == s) {
+		uq = __atomic_load_n(&u->us_seq, __ATOMIC_ACQUIRE);
+		us = __atomic_load_n(&u->us_slot, __ATOMIC_RELAXED);
+		if (uq == seq && us == s) {
 			if (__atomic_load_n(&u->us_nframes,
 			    __ATOMIC_RELAXED) != n)
 				continue;
@@ -338,15 +363,9 @@ udt_sagg_stkid(const struct udt_sagg_tab *sg, struct udt_sagg_stk *st,
 				return (int)x + 1;
 			continue;
 		}
-		if (!udt_sagg_sstale(sg, u) ||
-		    !__atomic_compare_exchange_n(&u->us_state, &state, 1, 0,
-		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		if (!udt_sagg_stale(sg, us, uq) ||
+		    !udt_sagg_claimover(&u->us_state, uq))
 			continue;
-		/* another hook may have claimed it over since we looked */
-		if (!udt_sagg_sstale(sg, u)) {
-			__atomic_store_n(&u->us_state, 2, __ATOMIC_RELEASE);
-			continue;
-		}
 		return (int)udt_sagg_sinit(u, x, s, seq, pc, n);
 	}
 	return -1;
@@ -395,7 +414,7 @@ udt_sagg_kentry(const struct udt_sagg_tab *sg, struct udt_sagg_kent *kt,
 	struct udt_sagg_kent k, *e;
 	uint64_t *kw = udt_sagg_kwords(&k), *ew, h;
 	unsigned int i, n, w, x;
-	uint32_t st, c;
+	uint32_t st, c, eq;
 
 	for (i = 0; i < UDT_SAGG_KEY_WORDS; i++)
 		kw[i] = 0;
@@ -454,7 +473,8 @@ udt_sagg_kentry(const struct udt_sagg_tab *sg, struct udt_sagg_kent *kt,
 		/* another's, or being written (a failed claim read which) */
 		if (st != 2)
 			continue;
-		if (__atomic_load_n(&e->ke_seq, __ATOMIC_ACQUIRE) == seq) {
+		if ((eq = __atomic_load_n(&e->ke_seq, __ATOMIC_ACQUIRE)) ==
+		    seq) {
 			for (i = 0; i < UDT_SAGG_KEY_WORDS; i++)
 				if (ew[i] != kw[i])
 					break;
@@ -462,15 +482,10 @@ udt_sagg_kentry(const struct udt_sagg_tab *sg, struct udt_sagg_kent *kt,
 				return e;
 			continue;
 		}
-		if (!udt_sagg_kstale(sg, e) ||
-		    !__atomic_compare_exchange_n(&e->ke_state, &st, 1, 0,
-		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		if (!udt_sagg_stale(sg, __atomic_load_n(&e->ke_slot,
+		    __ATOMIC_RELAXED), eq) ||
+		    !udt_sagg_claimover(&e->ke_state, eq))
 			continue;
-		/* another hook may have claimed it over since we looked */
-		if (!udt_sagg_kstale(sg, e)) {
-			__atomic_store_n(&e->ke_state, 2, __ATOMIC_RELEASE);
-			continue;
-		}
 		return udt_sagg_kinit(e, kw, seq);
 	}
 	return NULL;
