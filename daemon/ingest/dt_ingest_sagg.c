@@ -37,7 +37,10 @@
  * that moved with at most UDT_STACK_MAX frames of its user stack
  * (dts_ustack()): an index past the table or a depth past a record's
  * is forged; a stack not ready, another user's, or changed while read
- * leaves its entry for the next look.  The frames are folded as a
+ * leaves its entry for the next look, which reads that slot's entries
+ * whether its count moved or not (dp_sagg_skip), and at the slot's last
+ * merge counts what is still left as dropped: never silently lost.  The
+ * frames are folded as a
  * record's would be, interned in the open's stack table, whose own
  * bounds hold; a tracee whose stacks filled its table says how many
  * events it recorded instead (sa_nostk, dt_pcb_count_srcstk()).
@@ -207,10 +210,13 @@ dts_comm_judge(const struct dti_proc *dp, const struct udt_sagg_kent *e,
  * current tag; a listed index is read as the tracee's word, and one
  * listed twice moved only once.  Every field of the key is copied once
  * and judged on the copy: a thread named must be the process's (judged
- * once per entry and tid), a CPU one there is.  [S]
+ * once per entry and tid), a CPU one there is.  An entry whose stack is
+ * not whole yet marks its slot in dp_sagg_skip for the next look; at
+ * the last (last true) its steps are counted as dropped instead, for
+ * the slot's pcb and in dti_stats.lost.  [S]
  */
 static void
-dts_take_keyed(struct dti_proc *dp, uint32_t mask)
+dts_take_keyed(struct dti_proc *dp, uint32_t mask, bool last)
 {
 	struct dts_slot *sl;
 	struct udt_sagg_kent *kt = dts_kent(dp), *e;
@@ -226,9 +232,21 @@ dts_take_keyed(struct dti_proc *dp, uint32_t mask)
 
 	if (ncpu == 0 && (ncpu = sysconf(_SC_NPROCESSORS_CONF)) <= 0)
 		ncpu = 1;
+	/* nothing claimed, nothing to read (the last merge asks anyway) */
 	if (dp->dp_skent == NULL &&
-	    (dp->dp_skent = calloc(UDT_SAGG_NKENT, sizeof(*ks))) == NULL)
+	    __atomic_load_n(&kl->kl_n, __ATOMIC_RELAXED) == 0)
 		return;
+	/*
+	 * Without the memory nothing is read: the slots stay marked, for
+	 * the next look, and the last one's counts are its word alone.
+	 */
+	if (dp->dp_skent == NULL &&
+	    (dp->dp_skent = calloc(UDT_SAGG_NKENT, sizeof(*ks))) == NULL) {
+		dp->dp_sagg_skip |= mask;
+		return;
+	}
+	/* marked again below for what stays left */
+	dp->dp_sagg_skip &= ~mask;
 	/* the slots' counts, read before (acquire), cover these claims */
 	n = __atomic_load_n(&kl->kl_n, __ATOMIC_ACQUIRE);
 	if (n > UDT_SAGG_NKENT)
@@ -261,10 +279,18 @@ dts_take_keyed(struct dti_proc *dp, uint32_t mask)
 		if ((sl->ds_spec.ss_keys & UDT_SK_USTACK) &&
 		    (us = dts_ustack(dp, s, q, __atomic_load_n(&e->ke_stk,
 		    __ATOMIC_RELAXED), &sk)) <= 0) {
-			if (us == 0)
+			if (us == 0 && !last) {
+				dp->dp_sagg_skip |= 1u << s;
 				continue;
+			}
 			ks->ks_count = c;
-			atomic_fetch_add(&dti_stats.forged, dc);
+			if (us < 0 || dc >= DT_INGEST_DELTA_MAX) {
+				atomic_fetch_add(&dti_stats.forged, dc);
+				continue;
+			}
+			/* the last look: never folded, so told */
+			atomic_fetch_add(&dti_stats.lost, dc);
+			dt_pcb_count_dropevt(sl->ds_pcb, 0, dc);
 			continue;
 		}
 		ks->ks_count = c;
@@ -478,8 +504,10 @@ dti_sagg_take(struct dti_proc *dp)
 	for (s = 0; s < UDT_SAGG_NSPEC; s++)
 		if ((used & (1u << s)) && dts_take(dp, s))
 			keyed |= 1u << s;
+	/* entries left at an earlier look: their counts may never move */
+	keyed |= dp->dp_sagg_skip & used;
 	if (keyed != 0)
-		dts_take_keyed(dp, keyed);
+		dts_take_keyed(dp, keyed, false);
 	pthread_mutex_unlock(&dts_mtx);
 }
 
@@ -714,14 +742,20 @@ dt_ingest_sagg_rate(void)
 	dti_tabs_apply(dts_rate, NULL);
 }
 
-/* The last merge of a slot given back, from every tracee. [S][L] */
+/*
+ * The last merge of a slot given back, from every tracee: a keyed
+ * slot's entries read whether its count moved or not (one left at an
+ * earlier look may not have), and what cannot be folded now never will
+ * be: dropped.  [S][L]
+ */
 static void
 dts_last(struct dti_proc *dp, void *arg)
 {
 	unsigned int s = *(const unsigned int *)arg;
 
-	if (dts_take(dp, s))
-		dts_take_keyed(dp, 1u << s);
+	if (dts_take(dp, s) || dts_slots[s].ds_spec.ss_keys != 0)
+		dts_take_keyed(dp, 1u << s, true);
+	dp->dp_sagg_skip &= ~(1u << s);
 }
 
 void

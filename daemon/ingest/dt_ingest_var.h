@@ -298,6 +298,11 @@ struct dti_proc {
 	struct dti_sagg_shadow	*dp_sagg[UDT_SAGG_NSPEC];
 	/* [S] and of its keyed entries, UDT_SAGG_NKENT, NULL: none yet */
 	struct dti_sagg_kshadow	*dp_skent;
+	/*
+	 * [S] slots with an entry left for a stack not ready: their
+	 * entries are read again at the next look, moved or not
+	 */
+	uint32_t		 dp_sagg_skip;
 	uint32_t		 dp_plost;	/* [D] profile samples */
 	uint32_t		 dp_precur;	/* [D] */
 	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */

@@ -54,10 +54,11 @@
  * release); one another thread is writing it passes (the same key may
  * then be in two entries, which dtd folds into one).  With none, the
  * event is recorded.  The slot's sa_count is added to as well: dtd reads
- * the entries only when it moved.  The words of dt_evt's union of
- * arguments and result (ke_a: a return's value is word 0, its errno
- * word 2) are kept as the record would carry them, those the key needs
- * and no other; dtd takes errno as word 2's low half.
+ * the entries when it moved, or one waited for its stack.  The words of
+ * dt_evt's union of arguments and result (ke_a: a return's value is
+ * word 0, its errno word 2) are kept as the record would carry them,
+ * those the key needs and no other; dtd takes errno as word 2's low
+ * half.
  *
  * An entry belongs to one user of its slot: ke_seq is the slot's ss_seq
  * the hook read when it claimed the entry, and a hook matches only
@@ -85,12 +86,13 @@
  * us_seq say whose, and a hook takes a stack only of its own slot and
  * ss_seq, claims a free one (us_state 0 to 1), or claims over one whose
  * user is gone (us_state and us_seq together, as an entry), and writes
- * the frames, then us_seq with release, then us_state 2, before
- * any entry names it.  A stack is written once for its user: dtd, which
+ * the frames, then us_seq with release, then us_state 2, before any
+ * entry names it.  A stack is written once for its user: dtd, which
  * reads only the entries of its slots' current users, reads only stacks
  * no hook writes any more; it takes one whose state, owner and tag it
  * read before the frames and again after them (acquire), and leaves an
- * entry for its next look while they do not hold.  With the
+ * entry for its next look while they do not hold (at the slot's last
+ * merge, its steps are counted as dropped).  With the
  * UDT_SAGG_SPROBE stacks from the frames' hash all other stacks (or
  * being written), the event is recorded, and counted in the slot's
  * sa_nostk (the tracee's word, reported in dtsx_srcstk, never folded).
