@@ -321,6 +321,14 @@ udt_sagg_sinit(struct udt_sagg_stk *u, unsigned int x, unsigned int s,
  * over, as udt_sagg_kentry() claims an entry); 0 for no frame; -1 when
  * the UDT_SAGG_SPROBE stacks from its hash are all others' (or being
  * written): the event is then recorded.  Word by word, as the entries.
+ *
+ * A stack claimed by a hook that never publishes it (a signal handler
+ * that left the fold by siglongjmp() between the claim and
+ * udt_sagg_sinit()'s last store) stays in state 1 for the process's
+ * life: no hook may tell it from one being written, so none takes it
+ * over.  It is one stack fewer in the table; no entry names it, and
+ * events whose hash leads only to it and others' are recorded, counted
+ * in sa_nostk.  As udt_sagg_kentry()'s entries.
  */
 static int
 udt_sagg_stkid(const struct udt_sagg_tab *sg, struct udt_sagg_stk *st,
@@ -403,7 +411,11 @@ udt_sagg_kinit(struct udt_sagg_kent *e, const uint64_t *kw, uint32_t seq)
  * written): the event is then recorded.  An entry claimed from free is
  * listed in kl for dtd.  Word by word, never memcmp() or memcpy():
  * libc's use vector registers this library does not keep
- * (udt_xstate.c), and a key is eight words.
+ * (udt_xstate.c), and a key is eight words.  An entry claimed by a
+ * hook that a handler's siglongjmp() took out before udt_sagg_kinit()'s
+ * last store stays in state 1 for good, one entry fewer; its events
+ * were never counted in it (the count comes after the claim), and
+ * later ones of its key go to another entry or are recorded.
  */
 static struct udt_sagg_kent *
 udt_sagg_kentry(const struct udt_sagg_tab *sg, struct udt_sagg_kent *kt,
