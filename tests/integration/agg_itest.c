@@ -92,6 +92,7 @@ run_ioctl(int fd, uint32_t pbn, uint32_t other)
 	struct dtioc_aggspec as;
 	struct dtioc_aggread rd;
 	struct dtioc_stat st;
+	struct dtioc_statx sx;
 	int bad = 0, e;
 
 	dtt_check(dtt_enable(fd, pbn, DTEVT_FUNCARGS | DTEVT_EXECNAME, 0) == 0,
@@ -173,6 +174,9 @@ run_ioctl(int fd, uint32_t pbn, uint32_t other)
 	rd.dtgr_kcount = 1;
 	dtt_check(agg_read(fd, &rd) == 0 && rd.dtgr_kcount == 0,
 	    "dtgr_kcount set on input: ignored, set on output");
+	memset(&sx, 0xff, sizeof(sx));
+	dtt_check(ioctl(fd, DTIOCGSTATSX, &sx) == 0 && sx.dtsx_srcstk == 0 &&
+	    sx.dtsx_spare == 0, "DTIOCGSTATSX: no stack recorded, spare 0");
 	dtt_check(dtt_record(fd, 1) == 0, "recording");
 	spec_init(&as, pbn, DTA_COUNT);
 	dtt_check(agg_spec(fd, &as) == EBUSY, "a spec while recording: EBUSY");

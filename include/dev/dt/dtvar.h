@@ -422,8 +422,11 @@ struct dtioc_filter {
  * dtsx_srcstk: events of this open's aggregations keyed by ustack
  * (DTIOCPRBAGG) that a traced process folding them itself had no room
  * for the stack of, and recorded instead: dtd folded their records, so
- * they are counted, not lost.  All are output only, counted since the
- * open.
+ * they are counted, not lost.  Told to the open whose aggregation found
+ * no room, not to another open of the same probe, which got the record
+ * too.  The traced processes' word, as their folds are: a process may
+ * raise it as it could by making the calls.  All are output only,
+ * counted since the open.
  */
 struct dtioc_statx {
 	uint64_t		 dtsx_readevt;
