@@ -63,6 +63,8 @@ static uint64_t		 agg_overflow;	/* said so far */
 static uint64_t		 agg_stkover;	/* of which the stack table's */
 static uint32_t		 agg_stksize;	/* stacks of dtd's stack table */
 static int		 agg_stacks;	/* some aggregation keys by one */
+static int		 agg_ustacks;	/* by a user stack: a tracee may
+					   fold it (dtsx_srcstk) */
 static int		 agg_ticking;	/* agg_sync() from agg_tick() */
 static char		 agg_mycomm[DTMAXCOMLEN]; /* -c's shell's, before */
 static uint64_t		 agg_folded;
@@ -480,6 +482,8 @@ agg_probe(int fd, struct bt_rule *r, const struct bt_probe *bp)
 			as.dtas_stksize = agg_stksize;
 			agg_stacks = 1;
 		}
+		if (agg_haskey(&as, DTF_USTACK))
+			agg_ustacks = 1;
 		if (ioctl(fd, DTIOCPRBAGG, &as) == -1) {
 			/* OpenBSD's dt(4), an older dtd: events as before */
 			if (first)
@@ -892,11 +896,13 @@ agg_report(void)
 		fprintf(stderr, "%llu events dtd's stack table could not "
 		    "hold\n", (unsigned long long)agg_stkover);
 	/*
-	 * Not lost: their records were folded by dtd instead.  A device
-	 * without the count (OpenBSD's) folds no stack in a tracee.
+	 * Not lost: their records were folded by dtd instead.  Said only
+	 * where a tracee could have folded a stack (a kernel stack's
+	 * rules would always say 0), and a device without the count
+	 * (OpenBSD's) folds none in a tracee.
 	 */
 	memset(&sx, 0, sizeof(sx));
-	if (agg_stacks && ioctl(agg_fd, DTIOCGSTATSX, &sx) == 0)
+	if (agg_ustacks && ioctl(agg_fd, DTIOCGSTATSX, &sx) == 0)
 		fprintf(stderr, "%llu events the tracees' stack tables could "
 		    "not hold (recorded)\n",
 		    (unsigned long long)sx.dtsx_srcstk);
