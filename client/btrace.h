@@ -348,6 +348,29 @@ int			 push_exact(int fd, const struct bt_expr *e,
  */
 void			 agg_push(int fd);
 /*
+ * bt_aggspec.c: agg_stmt_spec(), statement s's spec (as zeroed first),
+ * 0 when dtd cannot fold it; agg_rule_ok(), whether rule r only
+ * aggregates, on probes no other rule has, each statement foldable;
+ * agg_stmts(), r's statements, blocks opened, into out[DTA_PCBAGGS]
+ * (how many, -1 for more); agg_vflags(), DTF_F_INT32 for an argument
+ * read as a C int (looks up pbn's argument types on fd);
+ * agg_field() and agg_func(), the DTF_* of a builtin and the DTA_* of
+ * an aggregation (0: none); agg_haskey(), whether as keys by f;
+ * agg_var_used(), whether some rule reads bv otherwise than through
+ * what merges first.  Main thread.
+ */
+int			 agg_field(const struct bt_expr *e);
+int			 agg_func(int agg);
+int			 agg_var_used(const struct bt_var *bv);
+int			 agg_haskey(const struct dtioc_aggspec *as, int f);
+int			 agg_stmt_spec(const struct bt_stmt *s,
+			    struct dtioc_aggspec *as);
+void			 agg_vflags(int fd, struct dtioc_aggspec *as,
+			    uint32_t pbn);
+int			 agg_stmts(struct bt_stmt *s, struct bt_stmt **out,
+			    int n);
+int			 agg_rule_ok(const struct bt_rule *r);
+/*
  * bt_lat.c: a call's latency folded by the hooks (dtvar.h's DTF_LAT).
  * lat_plan(), before the enables: finds the pattern, marks its entry
  * probes bp_latent (not enabled).  lat_rule(), lat_stmt(),
