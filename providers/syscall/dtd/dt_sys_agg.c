@@ -19,8 +19,8 @@
  * traced process can fold exactly as dtd folds its records (keys and a
  * value the hook has: the thread, its name, the CPU, an entry's
  * arguments, the return value, errno, the user stack; dtd adds the pid
- * and the probe; dt_pcb_srcagg_ok()) gets a slot of the tracees' tables for each of
- * them (userdt/udt_sagg.h), described as dtd folds.
+ * and the probe; dt_pcb_srcagg_ok()) gets a slot of the tracees'
+ * tables for each of them (userdt/udt_sagg.h), described as dtd folds.
  * A duration (DTF_LAT) is measured by the hooks alone: its entry probe
  * is marked for stamps by the provider (dt_sys_update()).
  * Pure counts keep their own, cheaper, path (UDT_EN_COUNT) and take no
