@@ -550,6 +550,7 @@ dti_unlink_gone(void)
 		/* Whatever was committed before it exited or exec'd. */
 		dti_drain(dp, 1, UINT64_MAX);
 		dti_counters(dp);
+		dti_sagg_gone(dp);
 		dti_orphan(dp->dp_tab);
 		dti_free(dp);
 	}

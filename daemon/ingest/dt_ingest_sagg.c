@@ -512,6 +512,20 @@ dti_sagg_take(struct dti_proc *dp)
 }
 
 void
+dti_sagg_gone(struct dti_proc *dp)
+{
+	uint32_t mask;
+
+	pthread_mutex_lock(&dts_mtx);
+	/* its slots given back since were read by their last merge */
+	mask = dp->dp_sagg_skip & atomic_load(&dts_used);
+	if (mask != 0)
+		dts_take_keyed(dp, mask, true);
+	dp->dp_sagg_skip = 0;
+	pthread_mutex_unlock(&dts_mtx);
+}
+
+void
 dti_sagg_copy(struct udt_tab *tab)
 {
 	dti_copy_fresh(dts_area(tab), &dts_master, sizeof(dts_master));

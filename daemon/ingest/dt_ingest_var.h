@@ -364,6 +364,12 @@ void	dti_procs_apply(void (*fn)(struct dti_proc *, void *), void *arg);
  */
 void	dti_sagg_copy(struct udt_tab *tab);
 void	dti_sagg_take(struct dti_proc *dp);
+/*
+ * dp's process is gone, its last look taken: what its entries still
+ * wait for (dp_sagg_skip) never comes, and is counted as dropped.  The
+ * drain thread, dp unlisted.
+ */
+void	dti_sagg_gone(struct dti_proc *dp);
 /* dp's readings, when it is freed: the drain thread, dp unlisted. */
 void	dti_sagg_free(struct dti_proc *dp);
 
