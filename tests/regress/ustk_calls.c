@@ -34,11 +34,22 @@
  *		rewrites its own table of stacks as mode M says (once dtd
  *		took the extremes: a rule's max(retval) keyed by ustack)
  *		and moves the counts so that dtd reads it again; it
- *		prints "forged M".
+ *		prints "forged M E P": E entries forged, P its parent.
  *		M: depth (a frame count past any record's), index (entries
  *		naming a stack past the table), busy (every stack being
  *		written, and left so), owner (stacks tagged for another
  *		user).  dtd must fold none of what was added.
+ *   hold N	a long-lived process: at a line read, rounds of N
+ *		getppid() from site_a(), then every stack in use held as
+ *		a hook claiming it over holds it (us_state 1), one
+ *		getppid() from site_b() (a stack of its own), and a wait
+ *		for dtd to take site_b's extremes: a look that found
+ *		site_a's entries moved and their stacks not ready, which
+ *		their extremes still there show (else another round).
+ *		Then the stacks ready again, "held A B" (the calls from
+ *		each site) on its output, and no call more until EOF:
+ *		dtd must fold site_a's last steps all the same (a rule
+ *		keyed by ustack that takes sum(retval) or max(retval)).
  *
  * Never sanitized, frame pointers kept, no inlining: the stacks are the
  * program's own.
@@ -151,10 +162,11 @@ uc_ring(void)
  * the entries, their stacks with them, 10 s at most): every stack in
  * use rewritten as mode says, 3 more events on every entry that names
  * one, and every slot's count moved, so that dtd reads the entries
- * again.  0, or 1 when nothing was there to forge.
+ * again.  0, with the entries forged in *nentp, or 1 when nothing was
+ * there to forge.
  */
 static int
-uc_forge(const char *mode)
+uc_forge(const char *mode, unsigned int *nentp)
 {
 	struct udt_ring_hdr *rh;
 	struct udt_sagg_acc *acc;
@@ -198,13 +210,124 @@ uc_forge(const char *mode)
 	}
 	for (i = 0; i < UDT_SAGG_NSPEC; i++)
 		__atomic_add_fetch(&acc[i].sa_count, 1, __ATOMIC_RELEASE);
+	*nentp = nent;
 	return nstk == 0 || nent == 0;
+}
+
+/* The parent's pid from /proc: not a getppid() the rules would count. */
+static long
+uc_ppid(void)
+{
+	long ppid = -1;
+	FILE *f;
+
+	if ((f = fopen("/proc/self/stat", "r")) == NULL)
+		return -1;
+	/* "pid (comm) state ppid": our comm has no ')' */
+	if (fscanf(f, "%*d (%*[^)]) %*c %ld", &ppid) != 1)
+		ppid = -1;
+	fclose(f);
+	return ppid;
+}
+
+/*
+ * Wait (10 s at most, at dtd's pace, in memory it shares: nothing to
+ * block on) until dtd took the extremes of every entry naming a stack
+ * that held[] does not mark.  0, or -1 on the bound.
+ */
+static int
+uc_took_others(const struct udt_sagg_kent *ke, const char *held)
+{
+	struct timespec ts = { 0, 1000000 };
+	unsigned int i, x;
+	int waited = 0;
+
+	for (i = 0; i < UDT_SAGG_NKENT; i++) {
+		x = ke[i].ke_stk;
+		if (__atomic_load_n(&ke[i].ke_state, __ATOMIC_ACQUIRE) != 2 ||
+		    x == 0 || x > UDT_SAGG_NSTK || held[x - 1])
+			continue;
+		while (__atomic_load_n(&ke[i].ke_max, __ATOMIC_ACQUIRE) != 0)
+			if (waited++ == 10000)
+				return -1;
+			else
+				nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/*
+ * One round of hold's: site_a's calls, its stacks held across a look of
+ * dtd's, site_b's call.  1 when that look left an entry of a held stack
+ * (its extremes untaken), 0 when dtd took them all before the hold, -1
+ * on error.  The stacks are ready again on return.
+ */
+static int
+uc_hold_round(struct udt_ring_hdr *rh, char *held)
+{
+	struct udt_sagg_kent *ke;
+	struct udt_sagg_stk *st;
+	unsigned int i, x;
+	uint32_t two;
+	long k;
+	int left = 0, rc;
+
+	ke = (struct udt_sagg_kent *)(void *)((char *)rh +
+	    UDT_SAGG_KENT_OFF(rh->rh_nslots));
+	st = (struct udt_sagg_stk *)(void *)((char *)rh +
+	    UDT_SAGG_STK_OFF(rh->rh_nslots));
+	for (k = 0; k < uc_n; k++)
+		site_a();
+	memset(held, 0, UDT_SAGG_NSTK);
+	for (i = 0; i < UDT_SAGG_NSTK; i++) {
+		two = 2;
+		held[i] = __atomic_compare_exchange_n(&st[i].us_state, &two,
+		    1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	}
+	site_b();
+	rc = uc_took_others(ke, held);
+	for (i = 0; rc == 0 && i < UDT_SAGG_NKENT; i++) {
+		x = ke[i].ke_stk;
+		if (ke[i].ke_state == 2 && x != 0 && x <= UDT_SAGG_NSTK &&
+		    held[x - 1] &&
+		    __atomic_load_n(&ke[i].ke_max, __ATOMIC_ACQUIRE) != 0)
+			left = 1;
+	}
+	for (i = 0; i < UDT_SAGG_NSTK; i++)
+		if (held[i])
+			__atomic_store_n(&st[i].us_state, 2, __ATOMIC_RELEASE);
+	return rc < 0 ? -1 : left;
+}
+
+static int
+uc_hold(void)
+{
+	char line[64], held[UDT_SAGG_NSTK];
+	struct udt_ring_hdr *rh;
+	int round, rc = 0;
+
+	if (fgets(line, sizeof(line), stdin) == NULL ||
+	    (rh = uc_ring()) == NULL)
+		return 1;
+	for (round = 1; round <= 100; round++)
+		if ((rc = uc_hold_round(rh, held)) != 0)
+			break;
+	if (rc != 1) {
+		fprintf(stderr, "ustk_calls: no look of dtd's held\n");
+		return 1;
+	}
+	printf("held %ld %d\n", round * uc_n, round);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin) != NULL)
+		continue;
+	return 0;
 }
 
 int
 main(int argc, char *argv[])
 {
 	pthread_t t[3];
+	unsigned int nent;
 	long i;
 	int k;
 
@@ -241,14 +364,16 @@ main(int argc, char *argv[])
 			printf("done\n");
 			fflush(stdout);
 		}
+	} else if (strcmp(argv[1], "hold") == 0) {
+		return uc_hold();
 	} else if (strncmp(argv[1], "forge-", 6) == 0) {
 		for (i = 0; i < uc_n; i++)
 			site_a();
-		if (uc_forge(argv[1] + 6) != 0) {
+		if (uc_forge(argv[1] + 6, &nent) != 0) {
 			fprintf(stderr, "ustk_calls: nothing to forge\n");
 			return 1;
 		}
-		printf("forged %s\n", argv[1] + 6);
+		printf("forged %s %u %ld\n", argv[1] + 6, nent, uc_ppid());
 	} else
 		return 2;
 	return 0;
