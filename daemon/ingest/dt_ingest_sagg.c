@@ -516,6 +516,12 @@ dti_sagg_gone(struct dti_proc *dp)
 {
 	uint32_t mask;
 
+	/*
+	 * Unlisted already: no last merge writes its mask any more, so
+	 * the usual exit, with nothing left, takes no lock.
+	 */
+	if (dp->dp_sagg_skip == 0)
+		return;
 	pthread_mutex_lock(&dts_mtx);
 	/* its slots given back since were read by their last merge */
 	mask = dp->dp_sagg_skip & atomic_load(&dts_used);

@@ -276,11 +276,15 @@ _Static_assert(__builtin_offsetof(struct udt_sagg_stk, us_seq) == 4 &&
  * made it its user's (a new tag, state 2 again): the stack would sit
  * claimed until the late hook saw the new tag and gave it back, and
  * dtd, which takes only a ready one, would skip the entries naming it
- * meanwhile.  With the tag in the compare, the late hook fails: every
- * claim over writes its user's tag, never eq (dtd's tags are unique
- * across slots, dts_nextseq()), and a tag once stale stays so.  So on
- * success no claim came between the caller's reading and this one.
- * Any thread or handler: one compare-and-swap, no lock.
+ * meanwhile.  With the tag in the compare, the late hook fails when the
+ * claim it lost to wrote its user's tag (dtd's tags are unique across
+ * slots, dts_nextseq()).  Not quite always: a claim over by a hook whose
+ * own user is gone by then writes that stale tag, and if it equals eq
+ * the old pair is back and the late hook succeeds.  What that costs is
+ * what udt_sagg_kinit() already accepts: one event of a gone user in a
+ * fresh entry; a stack is not held claimed by it, and no current
+ * user's entry is touched.  Any thread or handler: one
+ * compare-and-swap, no lock.
  */
 static int
 udt_sagg_claimover(uint32_t *state, uint32_t eq)
