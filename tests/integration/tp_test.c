@@ -793,10 +793,16 @@ run_sysall(void)
 	{
 		struct dtioc_stat st;
 
-		/* perf's lost records, when a loaded machine starves us. */
+		/*
+		 * Said, not checked: the probe sees every process's
+		 * getppid(), and another program of the machine calling it
+		 * flat out (50838 dropped once, beside a helper's bench)
+		 * fills perf's buffers with its own.  Whether the target's
+		 * were lost the exact counts below say.
+		 */
 		if (dtt_stats(fd, &st) == 0)
-			dtt_check(st.dtst_dropevt == 0, "no event dropped "
-			    "(%llu)", (unsigned long long)st.dtst_dropevt);
+			printf("# the machine's events dropped: %llu\n",
+			    (unsigned long long)st.dtst_dropevt);
 	}
 	dtt_check(ent == TP_NSYS, "entry: %lu of its %d calls", ent, TP_NSYS);
 	dtt_check(ret == TP_NSYS, "return: %lu of its %d calls", ret,
