@@ -117,6 +117,34 @@ bt() {
 UDT_WIRE_H=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../include/userdt" &&
     pwd)/udt_wire.h
 
+# reuse_round RUN PROG BASE N: one run of btrace -p "$TPID" with PROG
+# (and a 20 Hz tick, whose first line says it records; the fifo
+# $TMP/bo carries its output) while the traced process whose fifos are
+# on descriptors 5 and 6 makes N calls from BASE and answers; its output
+# in $TMP/out.RUN, its standard error in $TMP/err.RUN, the records dtd
+# took meanwhile in REUSE_RECORDS.  Fails unless the rule was folded.
+reuse_round() {
+	"$BTRACE" -d "$DEV" -v -p "$TPID" -e "$2
+	    interval:hz:20 { printf(\"tick\\n\"); }" > "$TMP/bo" \
+	    2> "$TMP/err.$1" &
+	BTPID=$!
+	exec 7<"$TMP/bo"
+	read -r -t 30 l <&7 ||
+	    fail "run $1: btrace did not start: $(cat "$TMP/err.$1")"
+	r0=$(ingest_stat records)
+	echo "$3 $4" >&5
+	read -r -t 30 l <&6 || fail "run $1: the tracee did not answer"
+	r1=$(ingest_stat records)
+	kill -INT "$BTPID"
+	wait "$BTPID"
+	BTPID=
+	grep -v '^tick$' <&7 > "$TMP/out.$1"
+	exec 7<&-
+	grep -q 'aggregated in dtd' "$TMP/err.$1" ||
+	    fail "run $1: not folded: $(cat "$TMP/err.$1")"
+	REUSE_RECORDS=$((r1 - r0))
+}
+
 # ingest_stat NAME: dtd's ingest counter NAME (udt_stats: records,
 # forged, ...) from its socket.
 ingest_stat() {

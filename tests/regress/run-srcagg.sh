@@ -800,29 +800,11 @@ tracee-reuse)
 		else
 			prog='syscall:close:entry { @k[arg0] = max(arg0); }'
 		fi
-		# its first line (an interval event) says it records
-		"$BTRACE" -d "$DEV" -v -p "$TPID" -e "$prog
-		    interval:hz:20 { printf(\"tick\\n\"); }" > "$TMP/bo" \
-		    2> "$TMP/err.$run" &
-		BTPID=$!
-		exec 7<"$TMP/bo"
-		read -r -t 30 l <&7 ||
-		    fail "run $run: btrace did not start: $(cat "$TMP/err.$run")"
-		r0=$(ingest_stat records)
-		echo "$base 300" >&5
-		read -r -t 30 l <&6 || fail "run $run: the tracee did not answer"
-		r1=$(ingest_stat records)
-		kill -INT "$BTPID"
-		wait "$BTPID"
-		BTPID=
-		grep -v '^tick$' <&7 > "$TMP/out.$run"
-		exec 7<&-
-		grep -q 'aggregated in dtd' "$TMP/err.$run" ||
-		    fail "run $run: not folded: $(cat "$TMP/err.$run")"
-		echo "run $run: $((r1 - r0)) records, $(grep -c '^@k' \
+		reuse_round "$run" "$prog" "$base" 300
+		echo "run $run: $REUSE_RECORDS records, $(grep -c '^@k' \
 		    "$TMP/out.$run") keys"
-		[ $((r1 - r0)) -le 8 ] ||
-		    fail "run $run: $((r1 - r0)) records: entries not reclaimed"
+		[ $REUSE_RECORDS -le 8 ] ||
+		    fail "run $run: $REUSE_RECORDS records: entries not reclaimed"
 		python3 - "$TMP/out.$run" "$base" "$run" <<'PY' || fail "run $run: $(cat "$TMP/err.$run")"
 import re, sys
 txt, base, run = open(sys.argv[1]).read(), int(sys.argv[2]), int(sys.argv[3])

@@ -221,28 +221,10 @@ reuse)
 		else
 			prog='syscall:getppid:return { @k[ustack] = sum(retval); }'
 		fi
-		# its first line (an interval event) says it records
-		"$BTRACE" -d "$DEV" -v -p "$TPID" -e "$prog
-		    interval:hz:20 { printf(\"tick\\n\"); }" > "$TMP/bo" \
-		    2> "$TMP/err.$run" &
-		BTPID=$!
-		exec 7<"$TMP/bo"
-		read -r -t 30 l <&7 ||
-		    fail "run $run: btrace did not start: $(cat "$TMP/err.$run")"
-		r0=$(ingest_stat records)
-		echo "$base 100" >&5
-		read -r -t 30 l <&6 || fail "run $run: the tracee did not answer"
-		r1=$(ingest_stat records)
-		kill -INT "$BTPID"
-		wait "$BTPID"
-		BTPID=
-		grep -v '^tick$' <&7 > "$TMP/out.$run"
-		exec 7<&-
-		grep -q 'aggregated in dtd' "$TMP/err.$run" ||
-		    fail "run $run: not folded: $(cat "$TMP/err.$run")"
-		echo "run $run: $((r1 - r0)) records"
-		[ $((r1 - r0)) -le 8 ] ||
-		    fail "run $run: $((r1 - r0)) records: stacks not reclaimed"
+		reuse_round "$run" "$prog" "$base" 100
+		echo "run $run: $REUSE_RECORDS records"
+		[ $REUSE_RECORDS -le 8 ] ||
+		    fail "run $run: $REUSE_RECORDS records: stacks not reclaimed"
 		grep -q "^0 events the tracees' stack tables could not hold" \
 		    "$TMP/err.$run" || fail "run $run: $(cat "$TMP/err.$run")"
 		python3 - "$TMP/out.$run" "$run" "$TPID" <<'PY' || fail "run $run: $(cat "$TMP/out.$run")"
