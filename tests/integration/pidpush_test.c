@@ -440,10 +440,12 @@ pp_tidcmp(const void *a, const void *b)
 /*
  * The churned threads (their tids in path, in the order made) against
  * the getppid() callers pp_count() kept: each seen at most once, every
- * one from the first seen on seen, and the others' calls the known.
+ * one from the first seen on seen, and the others' calls the known;
+ * but for lost events the device counted as dropped (lost: 0 unless
+ * dtd filters the pid itself, see the caller).
  */
 static void
-pp_churned(const char *path)
+pp_churned(const char *path, uint64_t lost)
 {
 	pid_t *ct, *sorted, *p;
 	unsigned int *cnt;
@@ -480,10 +482,12 @@ pp_churned(const char *path)
 		else if (cnt[p - sorted] == 0 && first != -1)
 			missed++;
 	}
-	dtt_check(twice == 0 && missed == 0 && known == PP_CALLS,
+	dtt_check(twice == 0 && (uint64_t)missed <= lost && known <= PP_CALLS &&
+	    (uint64_t)(PP_CALLS - known) + (uint64_t)missed <= lost,
 	    "churn: of %ld threads made, from the first seen (%ld) on, %ld "
-	    "missed, %ld seen twice; the known threads' %ld calls", n, first,
-	    missed, twice, known);
+	    "missed, %ld seen twice; the known threads' %ld calls (%llu "
+	    "dropped and said)", n, first, missed, twice, known,
+	    (unsigned long long)lost);
 out:
 	free(ct);
 	free(sorted);
@@ -582,7 +586,7 @@ run(enum pp_mode m)
 	volatile uint64_t *calls;
 	struct dtioc_filter_term fa[3], fb[1];
 	struct pp_got ga, gb;
-	uint64_t noise, want = PP_CALLS;
+	uint64_t noise, want = PP_CALLS, lost = 0;
 	pid_t tpid, npid = -1;
 	int fda = -1, fdb = -1, go = -1, st;
 	uint32_t pbn, pbnr = 0;
@@ -689,9 +693,24 @@ run(enum pp_mode m)
 		    "getppid (want %llu), %llu events of others", (int)-tpid,
 		    (unsigned long long)ga.calls, (unsigned long long)want,
 		    (unsigned long long)ga.stray);
-	pp_nothing_lost(fda, "open A");
+	if (m == PP_CHURNS && dtt_dtd_logsays(&pp_dd, "cannot follow")) {
+		struct dtioc_stat st;
+
+		/*
+		 * dtd gave up following threads made without pause and
+		 * filters the pid itself (its documented road): it then
+		 * reads the whole machine's events, the noise's flat-out
+		 * calls among them, and under a slow build (ASan) perf may
+		 * drop some.  What it drops it must say: every call not
+		 * seen is among the drops counted.
+		 */
+		lost = dtt_stats(fda, &st) == 0 ? st.dtst_dropevt : 0;
+		fprintf(stderr, "# churn: filtered by dtd, %llu dropped\n",
+		    (unsigned long long)lost);
+	} else
+		pp_nothing_lost(fda, "open A");
 	if (m == PP_CHURNS)
-		pp_churned(churnf);
+		pp_churned(churnf, lost);
 	if (m == PP_CUT) {
 		pp_numbers(&ga, "renames");
 		dtt_check(ga.lo > 0 && ga.nnum >= PP_MAIN && ga.stray == 0,
