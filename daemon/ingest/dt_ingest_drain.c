@@ -517,7 +517,13 @@ dti_unlink_gone(void)
 	struct dti_proc **dpp, *dp, *gone = NULL;
 	uint64_t now;
 	unsigned int i;
+	bool sagg;
 
+	/*
+	 * A stop's last merge of a slot walks the list: no slot may be
+	 * given back between a proc leaving it and its own last merge.
+	 */
+	sagg = dti_sagg_enter();
 	pthread_mutex_lock(&dti_lock);
 	for (dpp = &dti_procs; (dp = *dpp) != NULL;) {
 		/*
@@ -535,6 +541,8 @@ dti_unlink_gone(void)
 			dpp = &dp->dp_next;
 	}
 	pthread_mutex_unlock(&dti_lock);
+	if (sagg)
+		dti_sagg_leave(gone);
 	if (gone != NULL && dti_nexit > 0) {
 		/*
 		 * Read after the pidfd said it ended (or after its ring was

@@ -531,6 +531,45 @@ dti_sagg_gone(struct dti_proc *dp)
 	pthread_mutex_unlock(&dts_mtx);
 }
 
+bool
+dti_sagg_enter(void)
+{
+	/*
+	 * No slot in use: one taken from now on starts every reading
+	 * afresh (dts_restart()), and a process that has ended folds
+	 * nothing more for it.
+	 */
+	if (atomic_load(&dts_used) == 0)
+		return false;
+	pthread_mutex_lock(&dts_mtx);
+	return true;
+}
+
+void
+dti_sagg_leave(struct dti_proc *gone)
+{
+	struct dti_proc *dp;
+	uint32_t used = atomic_load(&dts_used), keyed;
+	unsigned int s;
+
+	/*
+	 * As dti_sagg_take() then dti_sagg_gone() would do after the
+	 * proc's last drain: nothing is folded into its table any more,
+	 * so that drain adds nothing here, and both find nothing after.
+	 */
+	for (dp = gone; dp != NULL; dp = dp->dp_next) {
+		keyed = 0;
+		for (s = 0; s < UDT_SAGG_NSPEC; s++)
+			if ((used & (1u << s)) && dts_take(dp, s))
+				keyed |= 1u << s;
+		keyed |= dp->dp_sagg_skip & used;
+		if (keyed != 0)
+			dts_take_keyed(dp, keyed, true);
+		dp->dp_sagg_skip = 0;
+	}
+	pthread_mutex_unlock(&dts_mtx);
+}
+
 void
 dti_sagg_copy(struct udt_tab *tab)
 {

@@ -370,6 +370,16 @@ void	dti_sagg_take(struct dti_proc *dp);
  * drain thread, dp unlisted.
  */
 void	dti_sagg_gone(struct dti_proc *dp);
+/*
+ * dti_sagg_enter(): before the drain thread unlists gone procs, true
+ * when a slot is in use, [S] then held.  dti_sagg_leave(): the last
+ * merge of each of gone (linked by dp_next, unlisted meanwhile), then
+ * [S] released; a stop's last merge (dt_ingest_sagg_give()) walks the
+ * list only, and would miss a proc between the two.  The drain thread,
+ * no lock held at enter; the procs' processes ended or exec'd.
+ */
+bool	dti_sagg_enter(void);
+void	dti_sagg_leave(struct dti_proc *gone);
 /* dp's readings, when it is freed: the drain thread, dp unlisted. */
 void	dti_sagg_free(struct dti_proc *dp);
 
