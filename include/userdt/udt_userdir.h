@@ -99,6 +99,33 @@ udt_user_distrust(const struct stat *dir, const struct stat *sock, uid_t uid)
 }
 
 /*
+ * The launcher's word on the socket's directory, for its whole tree:
+ * "UID:PATH" when every directory from / down to PATH's own was, as it
+ * looked, one nobody but UID and root can change (udt_user_fixed()).
+ * Such a path names the same directory until UID or root changes it: a
+ * name in it cannot be removed, renamed or replaced by anyone else, nor
+ * can one above it, sticky or not (a sticky /tmp lets UID remove its own
+ * directory there, and another user then make the name).  So the
+ * library, whose euid is UID, skips its own look at the directory (one
+ * newfstatat a start); the peer is still checked (udt_user_peer_ok()),
+ * which is what stands between it and another user's listener anyway.
+ * Any other euid, PATH or a set-id exec: the library looks, as without.
+ */
+#define UDT_SOCKDIR_ENV		"USERDT_SOCKDIR"
+
+/*
+ * Whether the directory whose lstat(2) is *dir can be changed only by
+ * uid and root: one of theirs, not a link, that nobody else may write
+ * (its group bits are an ACL's mask, if it has one).  Pure.
+ */
+static inline int
+udt_user_fixed(const struct stat *dir, uid_t uid)
+{
+	return S_ISDIR(dir->st_mode) && (dir->st_uid == uid ||
+	    dir->st_uid == 0) && (dir->st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+/*
  * Whether a process of uid may talk to the peer whose SO_PEERCRED uid is
  * peer: its own dtd, or root's.  Pure.
  */

@@ -28,7 +28,9 @@
  *		traced program runs untraced, says why once, and B's
  *		listener receives not a byte (not even a connection where
  *		the name tells already); dtrun as V, naming no socket, says
- *		why itself for its command
+ *		why itself for its command; a launcher's word that V's
+ *		directory is fixed, for another path or user, is not taken,
+ *		and one gone stale leaves B a connection, not a byte
  *   mapname	(ARGS: BTRACE SPIN) a program of the user's (SPIN, a copy
  *		in a directory of theirs) unlinks itself and puts at
  *		"spin (deleted)", the name /proc/PID/maps then gives, a
@@ -482,6 +484,9 @@ run_squat(const char *dtrun, const char *preload)
 	const char *slash;
 	char envsock[200], envlib[160], envpre[160];
 	char *env_lib[] = { "PATH=/usr/bin:/bin", envsock, envpre, NULL };
+	char envword[300];
+	char *env_word[] = { "PATH=/usr/bin:/bin", envsock, envpre, envword,
+	    NULL };
 	char *env_run[] = { "PATH=/usr/bin:/bin", envlib,
 	    "USERDT_LOADER=0", NULL };
 	char *argv_true[] = { "/bin/true", NULL };
@@ -520,6 +525,29 @@ run_squat(const char *dtrun, const char *preload)
 	    sq_b.du_name, bdir))
 		squat_case("B's directory", -1, sock, argv_true, env_lib,
 		    errpath, "belongs to another user", true);
+	/*
+	 * A launcher's word on the directory (UDT_SOCKDIR_ENV) for another
+	 * path, or another euid, is not taken: the library looks.  One for
+	 * this very path (a word gone stale: the launcher found it fixed
+	 * for V, and it was not) spares the look, and the peer is what
+	 * refuses B: a connection, never a byte.
+	 */
+	snprintf(envword, sizeof(envword), "USERDT_SOCKDIR=%u:%s/v/ingest.sock",
+	    (unsigned int)st_user.du_uid, dir);
+	/* The last listener's name, root's to remove. */
+	unlink(sock);
+	squat_case("B's directory, a word for another path", -1, sock,
+	    argv_true, env_word, errpath, "belongs to another user", true);
+	snprintf(envword, sizeof(envword), "USERDT_SOCKDIR=%u:%s",
+	    (unsigned int)sq_b.du_uid, sock);
+	unlink(sock);
+	squat_case("B's directory, a word for another user", -1, sock,
+	    argv_true, env_word, errpath, "belongs to another user", true);
+	snprintf(envword, sizeof(envword), "USERDT_SOCKDIR=%u:%s",
+	    (unsigned int)st_user.du_uid, sock);
+	unlink(sock);
+	squat_case("B's directory, a stale word for it", -1, sock,
+	    argv_true, env_word, errpath, "another user's process", false);
 
 	/*
 	 * V's directory, a socket of V's in it, but B listens on it: only

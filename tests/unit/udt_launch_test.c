@@ -49,6 +49,61 @@ env_is(const char *name, const char *want)
 	return want == NULL ? v == NULL : v != NULL && strcmp(v, want) == 0;
 }
 
+/*
+ * The launcher's word on the socket's directory (UDT_SOCKDIR_ENV): said
+ * for a path whose every directory is ours or root's and written by
+ * nobody else, and for no other; a word inherited for another path is
+ * not passed on.
+ */
+static void
+sockdir_word(void)
+{
+	char dir[] = "/tmp/udt-launch-sd.XXXXXX", sub[64], sock[96];
+	char want[128];
+	struct stat st;
+	int fixedtmp;
+
+	if (!dtt_check(mkdtemp(dir) != NULL && chmod(dir, 0755) == 0,
+	    "a directory %s", dir))
+		return;
+	snprintf(sub, sizeof(sub), "%s/fixed", dir);
+	fixedtmp = lstat("/tmp", &st) == 0 &&
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+	(void)mkdir(sub, 0700);
+
+	/* / is root's, 0755: a socket right under it is vouched for. */
+	setenv("USERDT_SOCKDIR", "1:/elsewhere", 1);
+	(void)udt_launch_env("/a.so", "/s.sock");
+	snprintf(want, sizeof(want), "%u:/s.sock", (unsigned int)geteuid());
+	dtt_check(lstat("/", &st) != 0 || (st.st_mode & 022) != 0 ||
+	    (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    env_is("USERDT_SOCKDIR", want),
+	    "a socket in /: the word is said for it (%s)",
+	    getenv("USERDT_SOCKDIR") ? getenv("USERDT_SOCKDIR") : "unset");
+
+	/* Below the sticky /tmp, which anyone may write: not vouched for. */
+	snprintf(sock, sizeof(sock), "%s/ingest.sock", sub);
+	(void)udt_launch_env("/a.so", sock);
+	dtt_check(fixedtmp || env_is("USERDT_SOCKDIR", NULL),
+	    "a socket below /tmp: no word, the one inherited not passed on");
+
+	/* A directory others may write, a link, a relative or odd name. */
+	setenv("USERDT_SOCKDIR", "1:/elsewhere", 1);
+	(void)udt_launch_env("/a.so", "s.sock");
+	dtt_check(env_is("USERDT_SOCKDIR", NULL), "a relative name: no word");
+	setenv("USERDT_SOCKDIR", "1:/elsewhere", 1);
+	(void)udt_launch_env("/a.so", "/tmp/../s.sock");
+	dtt_check(env_is("USERDT_SOCKDIR", NULL), "a name with ..: no word");
+	setenv("USERDT_SOCKDIR", "1:/elsewhere", 1);
+	(void)udt_launch_env("/a.so", "/proc/self/cwd/s.sock");
+	dtt_check(env_is("USERDT_SOCKDIR", NULL), "a name through a "
+	    "symbolic link: no word");
+	rmdir(sub);
+	rmdir(dir);
+	unsetenv("USERDT_SOCKDIR");
+	unsetenv("USERDT_SOCKET");
+}
+
 /* Copy our executable to the path to; 0 or -1. */
 static int
 copy_self(const char *to)
@@ -218,5 +273,6 @@ main(int argc, char *argv[])
 	dtt_check(r == 0 && env_is("LD_PRELOAD", "/a.so:/b.so /c.so") &&
 	    env_is("USERDT_SOCKET", "/s.sock"),
 	    "LD_PRELOAD kept after the library; a NULL socket leaves it");
+	sockdir_word();
 	return dtt_done();
 }

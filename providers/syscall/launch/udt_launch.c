@@ -129,6 +129,47 @@ udt_launch_lib(char *buf, size_t len)
 	return access(buf, R_OK);
 }
 
+/*
+ * UDT_SOCKDIR_ENV for the socket the tree will use, when every directory
+ * on its path is fixed for us (udt_user_fixed()); else unset, so that a
+ * word inherited from a launcher above us, for another euid or path,
+ * is not passed on.  A launcher looks once, with stats the traced
+ * processes would each pay for their one.
+ */
+static int
+udt_launch_sockdir(void)
+{
+	const char *sock = getenv(UDT_SOCKET_ENV);
+	char path[PATH_MAX], *slash;
+	uid_t uid = geteuid();
+	struct stat st;
+	int fixed;
+	char *val;
+
+	if (sock == NULL || *sock == '\0')
+		sock = UDT_SOCKET_DEFAULT;
+	/* Each name looked at without a trailing slash: no link followed. */
+	if (*sock != '/' || (size_t)snprintf(path, sizeof(path), "%s", sock)
+	    >= sizeof(path) || strstr(path, "//") != NULL ||
+	    strstr(path, "/./") != NULL || strstr(path, "/../") != NULL)
+		return unsetenv(UDT_SOCKDIR_ENV);
+	/* Each directory down to the socket's, / first. */
+	fixed = lstat("/", &st) == 0 && udt_user_fixed(&st, uid);
+	for (slash = strchr(path + 1, '/'); fixed && slash != NULL;
+	    slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		fixed = lstat(path, &st) == 0 && udt_user_fixed(&st, uid);
+		*slash = '/';
+	}
+	if (!fixed)
+		return unsetenv(UDT_SOCKDIR_ENV);
+	if (asprintf(&val, "%u:%s", (unsigned int)uid, sock) == -1)
+		return -1;
+	fixed = setenv(UDT_SOCKDIR_ENV, val, 1);
+	free(val);
+	return fixed;
+}
+
 int
 udt_launch_env(const char *lib, const char *sock)
 {
@@ -145,6 +186,8 @@ udt_launch_env(const char *lib, const char *sock)
 		rc = setenv("LD_PRELOAD", lib, 1);
 	if (rc == 0 && sock != NULL)
 		rc = setenv(UDT_SOCKET_ENV, sock, 1);
+	if (rc == 0)
+		rc = udt_launch_sockdir();
 	return rc;
 }
 

@@ -436,6 +436,7 @@ udt_init(void)
 		memcpy(udt_sun.sun_path, path, strlen(path) + 1);
 		udt_sun_ok = 1;
 	}
+	udt_sun_fixed_init();
 	/* For comparisons: every event recorded, none folded here. */
 	udt_sagg_off = udt_env_is(UDT_SAGG_ENV, "0");
 	said = getenv(UDT_UNTRACED_ENV);

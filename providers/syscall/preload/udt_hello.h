@@ -32,6 +32,16 @@
 extern struct sockaddr_un	udt_sun UDT_HIDDEN;
 extern int			udt_sun_ok UDT_HIDDEN;
 /*
+ * The euid for which the launcher found udt_sun's directory fixed
+ * (UDT_SOCKDIR_ENV), or (uid_t)-1: set once by the constructor.  [I]
+ */
+extern uid_t			udt_sun_fixed UDT_HIDDEN;
+/*
+ * udt_sun_fixed from the environment, for the socket path udt_sun holds
+ * (udt_sun_ok).  The constructor, before its handshake; libc.
+ */
+void	udt_sun_fixed_init(void) UDT_HIDDEN;
+/*
  * dtd did not answer a handshake, here or in an image before us: the
  * next waits briefly, after a look at its state.  [a]
  */
