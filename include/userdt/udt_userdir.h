@@ -108,8 +108,12 @@ udt_user_distrust(const struct stat *dir, const struct stat *sock, uid_t uid)
  * directory there, and another user then make the name).  So the
  * library, whose euid is UID, skips its own look at the directory (one
  * newfstatat a start); the peer is still checked (udt_user_peer_ok()),
- * which is what stands between it and another user's listener anyway.
- * Any other euid, PATH or a set-id exec: the library looks, as without.
+ * which is what stands between it and another user's listener anyway,
+ * and what still holds where the word is wrong: a process of the tree
+ * in another mount namespace or under chroot(2), where PATH may name
+ * another directory (a sandbox's bind mount), or after UID or root made
+ * the directory another's.  Any other euid, PATH or a set-id exec: the
+ * library looks, as without.
  */
 #define UDT_SOCKDIR_ENV		"USERDT_SOCKDIR"
 

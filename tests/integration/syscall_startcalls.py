@@ -128,7 +128,8 @@ def main():
                XDG_CACHE_HOME=work + "/cache")
     sockdir = 0 if fixed(run) else 1
     for v in ("LD_PRELOAD", "LD_LIBRARY_PATH", "USERDT_REWRITE",
-              "USERDT_PLAN_CACHE", "USERDT_IMAGES", "USERDT_SOCKDIR"):
+              "USERDT_PLAN_CACHE", "USERDT_IMAGES", "USERDT_SOCKDIR",
+              "USERDT_CACHEFS"):
         env.pop(v, None)
     # Names of this run's own: bpftrace sees every process's calls.
     tag = "%05d" % (os.getpid() % 100000)
@@ -136,7 +137,10 @@ def main():
     # (a loaded machine) costs that start a second wait and a look at
     # its state, which is not what is measured here.
     u, ts = "udtsu" + tag, ["udtst%s%d" % (tag, i) for i in range(3)]
-    for n in [u] + ts:
+    # Started in the tree with a word on the cache's mount that is not
+    # its mount's (UDT_CACHEFS_ENV): the library looks itself.
+    w = "udtsw" + tag
+    for n in [u, w] + ts:
         shutil.copy("/bin/true", os.path.join(work, n))
     try:
         if not check(ok, "dtd ready"):
@@ -145,8 +149,11 @@ def main():
         for _ in range(2):
             subprocess.run([dtrun, os.path.join(work, ts[0])], env=env,
                            timeout=60)
-        c = count(work, [u] + ts, [[os.path.join(work, u)]] +
-                  [[dtrun, os.path.join(work, t)] for t in ts], env)
+        subprocess.run([dtrun, os.path.join(work, w)], env=env, timeout=60)
+        c = count(work, [u, w] + ts, [[os.path.join(work, u)]] +
+                  [[dtrun, os.path.join(work, t)] for t in ts] +
+                  [[dtrun, "/usr/bin/env", "USERDT_CACHEFS=1",
+                    os.path.join(work, w)]], env)
         if not check(c is not None, "bpftrace counts%s" % (
                 "" if c is not None else " (%s)" %
                 open(work + "/bpf.out").read().strip()[-300:])):
@@ -165,8 +172,14 @@ def main():
               "the start's descriptors closed at once: %d close_range, "
               "%d close more than untraced" % (extra(SYS_CLOSE_RANGE),
                                                extra(SYS_CLOSE)))
-        check(extra(SYS_FSTATFS) <= 1,
-              "one fstatfs a device: %d more" % extra(SYS_FSTATFS))
+        # The cache's mount judged by the launcher (/tmp's here: a
+        # disk's, tmpfs' or overlayfs', never a network or FUSE one).
+        check(extra(SYS_FSTATFS) == 0 and
+              c.get((w, SYS_FSTATFS), 0) - c.get((u, SYS_FSTATFS), 0) == 1,
+              "no fstatfs of the cache's file system, which the launcher "
+              "judged: %d more; one under a word for another mount: %d" % (
+                  extra(SYS_FSTATFS), c.get((w, SYS_FSTATFS), 0) -
+                  c.get((u, SYS_FSTATFS), 0)))
         check(extra(SYS_OPEN) <= OPENS,
               "no open of /proc/self's status, maps or pagemap: %d opens "
               "more (at most %d)" % (extra(SYS_OPEN), OPENS))

@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include <fcntl.h>
 #include <limits.h>
@@ -102,6 +103,51 @@ sockdir_word(void)
 	rmdir(dir);
 	unsetenv("USERDT_SOCKDIR");
 	unsetenv("USERDT_SOCKET");
+}
+
+/*
+ * The launcher's word on the cache's mount (UDT_CACHEFS_ENV): its
+ * unique id when the cache is there (and on no network or FUSE file
+ * system), no word without a cache or with the cache off.
+ */
+static void
+cachefs_word(void)
+{
+	char dir[] = "/tmp/udt-launch-cf.XXXXXX", sub[64], want[32];
+	struct statx sx;
+	struct statfs sf;
+	int local;
+
+	if (!dtt_check(mkdtemp(dir) != NULL, "a directory %s", dir))
+		return;
+	snprintf(sub, sizeof(sub), "%s/userdt", dir);
+	setenv("XDG_CACHE_HOME", dir, 1);
+	unsetenv("USERDT_PLAN_CACHE");
+	setenv("USERDT_CACHEFS", "1", 1);
+	(void)udt_launch_env("/a.so", NULL);
+	dtt_check(env_is("USERDT_CACHEFS", NULL),
+	    "no cache yet: no word, the one inherited not passed on");
+	(void)mkdir(sub, 0700);
+	local = statfs(sub, &sf) == 0 && sf.f_type != 0x65735546 &&
+	    sf.f_type != 0x6969;
+	want[0] = '\0';
+	if (statx(AT_FDCWD, sub, AT_SYMLINK_NOFOLLOW, 0x4000U, &sx) == 0 &&
+	    (sx.stx_mask & 0x4000U))
+		snprintf(want, sizeof(want), "%llu",
+		    (unsigned long long)sx.stx_mnt_id);
+	(void)udt_launch_env("/a.so", NULL);
+	dtt_check(!local || want[0] == '\0' ||
+	    env_is("USERDT_CACHEFS", want), "a cache on a local file system: "
+	    "its mount's unique id (%s, want %s)", getenv("USERDT_CACHEFS") ?
+	    getenv("USERDT_CACHEFS") : "unset", want);
+	setenv("USERDT_PLAN_CACHE", "0", 1);
+	(void)udt_launch_env("/a.so", NULL);
+	dtt_check(env_is("USERDT_CACHEFS", NULL), "the cache off: no word");
+	unsetenv("USERDT_PLAN_CACHE");
+	unsetenv("XDG_CACHE_HOME");
+	unsetenv("USERDT_CACHEFS");
+	rmdir(sub);
+	rmdir(dir);
 }
 
 /* Copy our executable to the path to; 0 or -1. */
@@ -274,5 +320,6 @@ main(int argc, char *argv[])
 	    env_is("USERDT_SOCKET", "/s.sock"),
 	    "LD_PRELOAD kept after the library; a NULL socket leaves it");
 	sockdir_word();
+	cachefs_word();
 	return dtt_done();
 }

@@ -188,6 +188,8 @@ udt_launch_env(const char *lib, const char *sock)
 		rc = setenv(UDT_SOCKET_ENV, sock, 1);
 	if (rc == 0)
 		rc = udt_launch_sockdir();
+	if (rc == 0)
+		rc = udt_launch_cachefs();
 	return rc;
 }
 

@@ -68,11 +68,22 @@ int	udt_launch_lib(char *buf, size_t len);
 
 /*
  * Prepend lib to LD_PRELOAD, keeping what it held, and set USERDT_SOCKET
- * to sock unless sock is NULL.  0 or -1 (errno).  It changes this
- * process's environment: call it in the process about to exec the
- * program, after fork(2) if there is one.
+ * to sock unless sock is NULL; then the launcher's words for the tree,
+ * each set or unset: on the socket's directory (UDT_SOCKDIR_ENV,
+ * udt_userdir.h) and the cache's mount (udt_launch_cachefs()).  0 or -1
+ * (errno).  It changes this process's environment: call it in the
+ * process about to exec the program, after fork(2) if there is one.
  */
 int	udt_launch_env(const char *lib, const char *sock);
+
+/*
+ * UDT_CACHEFS_ENV (udt_cachefs.h) for the tree: the unique id of the
+ * mount the user's cache lies on, when it is neither a network nor a
+ * FUSE file system and exists; else unset, so that a word inherited for
+ * another cache is not passed on.  0 or -1 (errno).  Called by
+ * udt_launch_env(); the process about to exec the program.
+ */
+int	udt_launch_cachefs(void);
 
 /*
  * The ingest socket to hand a program when nothing names one, for a dtd

@@ -36,8 +36,13 @@
  * Only what is the user's own is touched, through descriptors of
  * directories opened without following links: a symbolic link planted in
  * the cache removes nothing outside it.
+ *
+ * The launchers also say, once for the tree, which mount the cache is
+ * on when it is no network or FUSE one (udt_launch_cachefs(),
+ * udt_cachefs.h): a look every traced start made for itself.
  */
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -50,6 +55,8 @@
 #include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <userdt/udt_cachefs.h>
 
 #include "udt_launch.h"
 
@@ -421,4 +428,39 @@ udt_launch_prune(void)
 	free(lc.lc_ents);
 	close(base);
 	return lc.lc_removed;
+}
+
+int
+udt_launch_cachefs(void)
+{
+	const char *env = getenv("USERDT_PLAN_CACHE"),
+	    *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char path[PATH_MAX], val[32];
+	struct statx sx;
+	struct statfs sf;
+	int fd, n;
+
+	if (env != NULL && strcmp(env, "0") == 0)
+		return unsetenv(UDT_CACHEFS_ENV);
+	/* Where the library puts it (udt_rw_plan_open()). */
+	if (xdg != NULL && *xdg == '/')
+		n = snprintf(path, sizeof(path), "%s/userdt", xdg);
+	else if (home != NULL && *home == '/' && home[1] != '\0')
+		n = snprintf(path, sizeof(path), "%s/.cache/userdt", home);
+	else
+		return unsetenv(UDT_CACHEFS_ENV);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return unsetenv(UDT_CACHEFS_ENV);
+	/* One descriptor for both looks: the same directory, the same mount. */
+	if ((fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) ==
+	    -1)
+		return unsetenv(UDT_CACHEFS_ENV);
+	n = fstatfs(fd, &sf) == 0 && !udt_fs_remote_type((uint32_t)sf.f_type) &&
+	    statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &sx) == 0 &&
+	    (sx.stx_mask & STATX_MNT_ID_UNIQUE) != 0;
+	close(fd);
+	if (!n)
+		return unsetenv(UDT_CACHEFS_ENV);
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)sx.stx_mnt_id);
+	return setenv(UDT_CACHEFS_ENV, val, 1);
 }

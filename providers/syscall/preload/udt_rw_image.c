@@ -88,6 +88,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <userdt/udt_cachefs.h>
+
 #include "udt_preload.h"
 #include "udt_sys.h"
 #include "udt_rw.h"
@@ -115,7 +117,9 @@ int	udt_img_failsave;					/* [w] */
  * The file system of a cache file found not to be a network or FUSE
  * one (udt_rw_fs_remote()), by its device: the same device is the same
  * super block, whose type does not change, so the next file there (the
- * images after the plan) needs no statfs of its own.  0: none yet.  [w]
+ * images after the plan) needs no statfs of its own.  Within one start
+ * only: a device number outlives its mount (udt_cachefs.h).  0: none
+ * yet.  [w]
  */
 static uint64_t	udt_img_fsok;
 
@@ -313,39 +317,21 @@ udt_img_spot(int k, int loader, uintptr_t lo, uintptr_t hi, size_t len)
 int
 udt_img_remote(const struct statfs *sf)
 {
-	static const uint32_t magic[] = {
-		0x6969,		/* NFS_SUPER_MAGIC */
-		0x517b,		/* SMB_SUPER_MAGIC */
-		0xff534d42,	/* CIFS_SUPER_MAGIC */
-		0xfe534d42,	/* SMB2_SUPER_MAGIC */
-		0x65735546,	/* FUSE_SUPER_MAGIC */
-		0x01021997,	/* V9FS_MAGIC */
-		0x00c36400,	/* CEPH_SUPER_MAGIC */
-		0x5346414f,	/* AFS_SUPER_MAGIC */
-		0x6b414653,	/* AFS_FS_MAGIC */
-		0x73757245,	/* CODA_SUPER_MAGIC */
-		0x7461636f,	/* OCFS2_SUPER_MAGIC */
-		0x01161970,	/* GFS2_MAGIC */
-		0x20030528,	/* ORANGEFS_DEVREQ_MAGIC */
-		0x0bd00bd0,	/* Lustre's */
-		0x47504653,	/* GPFS' */
-		0xbeefdead,	/* SNFS' (StorNext) */
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
-		if ((uint32_t)sf->f_type == magic[i])
-			return 1;
-	return 0;
+	return udt_fs_remote_type((uint32_t)sf->f_type);
 }
 
 int
-udt_rw_fs_remote(long fd, uint64_t dev)
+udt_rw_fs_remote(long fd, uint64_t dev, uint64_t mnt)
 {
 	struct statfs sf;
 
 	if (udt_img_fsok != 0 && udt_img_fsok == dev)
 		return 0;
+	/* On the mount the launcher judged (UDT_CACHEFS_ENV): no look. */
+	if (mnt != 0 && mnt == udt_plan.pl_cachefs) {
+		udt_img_fsok = dev;
+		return 0;
+	}
 	if (udt_sys2(SYS_fstatfs, fd, &sf) != 0 || udt_img_remote(&sf))
 		return 1;
 	udt_img_fsok = dev;
@@ -396,7 +382,7 @@ udt_img_map(struct udt_rw_img *ri)
 	 * may go from under the text (SIGBUS).  Patched in place, as with
 	 * the empty file, and not written again.
 	 */
-	if (fd >= 0 && udt_rw_fs_remote(fd, (uint64_t)st.st_dev)) {
+	if (fd >= 0 && udt_rw_fs_remote(fd, (uint64_t)st.st_dev, 0)) {
 		udt_img_say("ignored ", path, ": on a network or FUSE file "
 		    "system");
 		udt_sys1(SYS_close, fd);

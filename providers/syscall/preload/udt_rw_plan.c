@@ -71,8 +71,9 @@
  * nor write the cache.
  *
  * One file holds the plans of the objects of a program's start, named
- * by their build-ids and the library's: reading it is four system calls
- * whatever the number of objects, and a large object is stat'd once.
+ * by their build-ids and the library's: reading it is three system calls
+ * whatever the number of objects (four where the launcher did not judge
+ * the cache's mount, udt_cachefs.h), and a large object is stat'd once.
  * Objects loaded later by dlopen() are decoded as before.
  *
  * Concurrency: the constructor's pass only [w]; raw system calls, errno
@@ -89,6 +90,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+
+#include <userdt/udt_cachefs.h>
 
 #include "udt_preload.h"
 #include "udt_sys.h"
@@ -292,6 +295,16 @@ udt_rw_plan_open(struct udt_rw_obj *o)
 		return;
 	udt_plan.pl_debug = env != NULL && strcmp(env, "debug") == 0;
 	udt_plan.pl_euid = (uint32_t)getauxval(AT_EUID);
+	/* A number, all of it, or no word (set-id execs return above). */
+	if ((env = getenv(UDT_CACHEFS_ENV)) != NULL) {
+		const char *c;
+		uint64_t id = 0;
+
+		for (c = env; *c >= '0' && *c <= '9' &&
+		    id < UINT64_MAX / 10 - 9; c++)
+			id = id * 10 + (uint64_t)(*c - '0');
+		udt_plan.pl_cachefs = *c == '\0' ? id : 0;
+	}
 	/* This build's own build-id: a new library never reads old plans. */
 	memset(&me, 0, sizeof(me));
 	{

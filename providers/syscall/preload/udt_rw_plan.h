@@ -119,6 +119,8 @@ struct udt_plan_state {
 	struct udt_plan_key pl_key;		/* the object's, if pl_keyok */
 	int		pl_keyok;
 	size_t		pl_nused;
+	/* The launcher's judged cache mount (UDT_CACHEFS_ENV), or 0. */
+	uint64_t	pl_cachefs;
 	/*
 	 * Last, after the scalars: of each of these a start touches the
 	 * first few dozen bytes, so what it touches of the state lies
@@ -156,10 +158,11 @@ void	 udt_rw_cache_say(const char *what, const char *a, const char *b,
 /*
  * Whether the cache file fd, on device dev, is on a network or FUSE file
  * system (or cannot be told), where a file mapped may go from under the
- * mapping (udt_rw_image.c): 1, or 0 (remembered for dev).  The
- * constructor's pass.
+ * mapping (udt_rw_image.c): 1, or 0 (remembered for dev).  mnt is its
+ * mount's unique id if statx said it (else 0): the launcher's judged one
+ * needs no look.  The constructor's pass.
  */
-int	 udt_rw_fs_remote(long fd, uint64_t dev);
+int	 udt_rw_fs_remote(long fd, uint64_t dev, uint64_t mnt);
 uint64_t udt_plan_hash(uint64_t, const void *, size_t);
 /* Which step udt_plan_hash() takes here, to seed the plan's name. */
 uint64_t udt_plan_kind(void);

@@ -31,6 +31,8 @@
 #include <string.h>
 #include <sys/platform/x86.h>
 
+#include <userdt/udt_cachefs.h>
+
 #include "udt_preload.h"
 #include "udt_sys.h"
 #include "udt_rw_obj.h"
@@ -296,8 +298,9 @@ udt_plan_valid(size_t len)
 void
 udt_plan_read(const char *path)
 {
-	struct stat st;
+	struct statx sx;
 	size_t got = 0;
+	uint64_t dev;
 	long fd, p, n;
 	int remote;
 
@@ -309,51 +312,62 @@ udt_plan_read(const char *path)
 			    "(a symlink?)");
 		return;
 	}
-	if (udt_sys2(SYS_fstat, fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    st.st_uid != udt_plan.pl_euid || (st.st_mode & 022) != 0 ||
-	    st.st_nlink != 1 || st.st_size < (off_t)sizeof(struct
-	    udt_plan_hdr) || st.st_size > UDT_PLAN_MAX) {
+	/*
+	 * statx, not fstat: the same look, and the file's mount, which
+	 * may be the one the launcher judged (udt_rw_fs_remote()).
+	 */
+	if (udt_sys5(SYS_statx, fd, (long)"", AT_EMPTY_PATH,
+	    STATX_BASIC_STATS | STATX_MNT_ID_UNIQUE, &sx) != 0 ||
+	    (sx.stx_mask & STATX_BASIC_STATS) != STATX_BASIC_STATS ||
+	    !S_ISREG(sx.stx_mode) || sx.stx_uid != udt_plan.pl_euid ||
+	    (sx.stx_mode & 022) != 0 || sx.stx_nlink != 1 ||
+	    sx.stx_size < sizeof(struct udt_plan_hdr) ||
+	    sx.stx_size > UDT_PLAN_MAX) {
 		udt_plan_say("ignored ", path, ": not a regular file of "
 		    "ours, or written by others");
 		goto out;
 	}
+	/* As the kernel encodes st_dev, which the images' fstat gives. */
+	dev = (sx.stx_dev_minor & 0xff) | ((uint64_t)sx.stx_dev_major << 8) |
+	    ((uint64_t)(sx.stx_dev_minor & ~0xffU) << 12);
 	/*
 	 * Where the file may go from under a mapping (a network or FUSE
 	 * file system), read into memory of its own, as a plan was before.
 	 */
-	remote = udt_rw_fs_remote(fd, (uint64_t)st.st_dev);
+	remote = udt_rw_fs_remote(fd, dev, (sx.stx_mask & STATX_MNT_ID_UNIQUE)
+	    ? sx.stx_mnt_id : 0);
 	if (remote)
-		p = udt_sys6(SYS_mmap, 0, (long)st.st_size, PROT_READ |
+		p = udt_sys6(SYS_mmap, 0, (long)sx.stx_size, PROT_READ |
 		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	else
-		p = udt_sys6(SYS_mmap, 0, (long)st.st_size, PROT_READ,
+		p = udt_sys6(SYS_mmap, 0, (long)sx.stx_size, PROT_READ,
 		    MAP_PRIVATE, fd, 0);
 	if (udt_sys_failed(p)) {
 		udt_plan_say("ignored ", path, ": cannot be mapped");
 		goto out;
 	}
-	while (remote && got < (size_t)st.st_size) {
+	while (remote && got < (size_t)sx.stx_size) {
 		n = udt_sys3(SYS_read, fd, (uint8_t *)p + got,
-		    (size_t)st.st_size - got);
+		    (size_t)sx.stx_size - got);
 		if (n == -EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
 	}
-	if (remote && got != (size_t)st.st_size) {
+	if (remote && got != (size_t)sx.stx_size) {
 		udt_plan_say("ignored ", path, ": cannot be read");
-		(void)udt_sys2(SYS_munmap, p, (long)st.st_size);
+		(void)udt_sys2(SYS_munmap, p, (long)sx.stx_size);
 		goto out;
 	}
 	udt_plan_in = (uint8_t *)p;
-	if (udt_plan_valid((size_t)st.st_size) != 0) {
+	if (udt_plan_valid((size_t)sx.stx_size) != 0) {
 		udt_plan_say("ignored ", path, ": malformed");
-		(void)udt_sys2(SYS_munmap, p, (long)st.st_size);
+		(void)udt_sys2(SYS_munmap, p, (long)sx.stx_size);
 		udt_plan_in = NULL;
 		goto out;
 	}
-	udt_plan.pl_inlen = (size_t)st.st_size;
+	udt_plan.pl_inlen = (size_t)sx.stx_size;
 out:
 	/* With the handshake's, at the constructor's end, if it can be. */
 	if (udt_close_defer((int)fd, (int)fd) != 0)
