@@ -430,6 +430,12 @@ udt_launch_prune(void)
 	return lc.lc_removed;
 }
 
+/*
+ * The cache's directory opened without following a link, and both looks
+ * made through that descriptor: the mount named is the one whose type
+ * was judged, whatever the path names meanwhile.  Unset rather than
+ * kept on any doubt: the library then makes its fstatfs, as without.
+ */
 int
 udt_launch_cachefs(void)
 {

@@ -147,6 +147,11 @@ udt_pid_stopped(pid_t pid)
 	return p[2] == 'T' || p[2] == 't' || p[2] == 'Z' || p[2] == 'X';
 }
 
+/*
+ * The word names the euid and the path it was said for: a process that
+ * became another user, or a program that pointed its children at
+ * another socket, finds no match and looks as without.
+ */
 void
 udt_sun_fixed_init(void)
 {
