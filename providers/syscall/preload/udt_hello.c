@@ -175,10 +175,12 @@ udt_sun_fixed_init(void)
  * Whether the socket at udt_sun, and its directory, are ours or root's
  * (udt_user_distrust()): 0, or -1 with the reason set when they are not,
  * or silently when there is nothing there (a missing socket in a
- * directory only we or root may write: the connect says so).
+ * directory only we or root may write: the connect says so).  With word,
+ * the launcher's word for uid (udt_sun_fixed) is taken and nothing
+ * looked at.
  */
 static int
-udt_sock_trusted(uid_t uid)
+udt_sock_trusted(uid_t uid, int word)
 {
 	char dir[sizeof(udt_sun.sun_path)];
 	struct stat dst, sst;
@@ -190,7 +192,7 @@ udt_sock_trusted(uid_t uid)
 	 * (UDT_SOCKDIR_ENV): what this look would find, short of a change
 	 * by us or root.  The peer is checked all the same.
 	 */
-	if (uid == udt_sun_fixed)
+	if (word && uid == udt_sun_fixed)
 		return 0;
 	memcpy(dir, udt_sun.sun_path, sizeof(dir));
 	if ((slash = strrchr(dir, '/')) == NULL)
@@ -287,8 +289,15 @@ noanswer:
  * descriptor is closed again, so the traced program never sees one.
  * Nothing is sent before we know whom we talk to: a socket and
  * directory of our own or root's, a peer that is our own user or root,
- * so another user who made the name first learns nothing of us and
- * chooses nothing we record.
+ * so another user who made the name first is sent not a byte and
+ * chooses nothing we record.  Where we looked at the directory, such a
+ * user does not even get a connection.  Where the launcher's word
+ * spared the look (UDT_SOCKDIR_ENV) and is wrong (another mount
+ * namespace or a chroot, a directory loosened since), it does: its
+ * SO_PEERCRED tells it our pid, uid and gid, and when it made the
+ * connection it learns when we started; and by leaving its backlog full
+ * it could have held our start for the whole blocking wait, so a full
+ * backlog makes us look at the directory before that wait.
  */
 int
 udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
@@ -317,7 +326,7 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	int tries, ms;
 
 	udt_untraced_set(NULL, NULL);
-	if (!udt_sun_ok || udt_sock_trusted(uid) != 0)
+	if (!udt_sun_ok || udt_sock_trusted(uid, 1) != 0)
 		return -1;
 	/*
 	 * First without waiting: a dtd with room in its backlog takes the
@@ -336,8 +345,14 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 		 * forking hundreds at once) waits its turn, a stopped
 		 * dtd's full queue costs the wait once, then a short one.
 		 * connect(2) on a blocking socket waits that long at most.
+		 * Not for a listener the launcher's word let us skip the
+		 * look at (a wrong word: another user's squatter, who may
+		 * keep its backlog full to hold every start we make): the
+		 * look first, one stat, on a full backlog only.
 		 */
 		udt_sys1(SYS_close, fd);
+		if (uid == udt_sun_fixed && udt_sock_trusted(uid, 0) != 0)
+			return -1;
 		fd = udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
 		    0);
 		if (fd < 0)
