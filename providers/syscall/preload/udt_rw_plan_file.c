@@ -294,13 +294,77 @@ udt_plan_valid(size_t len)
 	return at == len ? 0 : -1;
 }
 
+/* What udt_plan_read() checks of the plan file, by fstat or statx. */
+struct udt_plan_look {
+	uint64_t	pk_size;
+	uint64_t	pk_dev;		/* as st_dev */
+	uint64_t	pk_mnt;		/* the unique mount id, or 0 */
+	uint32_t	pk_mode;
+	uint32_t	pk_uid;
+	uint32_t	pk_nlink;
+};
+
+/*
+ * The fields of STATX_BASIC_STATS the plan's checks read: a file system
+ * that fills fewer (FUSE's statx may) keeps its plan, one that does not
+ * say these is not taken.
+ */
+#define UDT_PLAN_STATX	(STATX_TYPE | STATX_MODE | STATX_NLINK | \
+	STATX_UID | STATX_SIZE)
+
+/*
+ * Look at the plan file fd: 0, or a negative errno.  A statx only where
+ * the launcher named a judged mount (pl_cachefs): its mount id is then
+ * worth having, the fstatfs it spares costs as much as the statx.
+ * Otherwise, or where statx is refused (a seccomp filter that knows
+ * fstat but not statx: ENOSYS or EPERM), the fstat of before, so that
+ * such a filter never costs the plan.
+ */
+static long
+udt_plan_look(long fd, struct udt_plan_look *pk)
+{
+	struct statx sx;
+	struct stat st;
+	long rc;
+
+	memset(pk, 0, sizeof(*pk));
+	if (udt_plan.pl_cachefs != 0) {
+		rc = udt_sys5(SYS_statx, fd, (long)"", AT_EMPTY_PATH,
+		    UDT_PLAN_STATX | STATX_MNT_ID_UNIQUE, &sx);
+		if (rc == 0) {
+			if ((sx.stx_mask & UDT_PLAN_STATX) != UDT_PLAN_STATX)
+				return -ENODATA;
+			pk->pk_size = sx.stx_size;
+			/* As the kernel encodes st_dev (the images' fstat). */
+			pk->pk_dev = (sx.stx_dev_minor & 0xff) |
+			    ((uint64_t)sx.stx_dev_major << 8) |
+			    ((uint64_t)(sx.stx_dev_minor & ~0xffU) << 12);
+			if (sx.stx_mask & STATX_MNT_ID_UNIQUE)
+				pk->pk_mnt = sx.stx_mnt_id;
+			pk->pk_mode = sx.stx_mode;
+			pk->pk_uid = sx.stx_uid;
+			pk->pk_nlink = sx.stx_nlink;
+			return 0;
+		}
+		if (rc != -ENOSYS && rc != -EPERM)
+			return rc;
+	}
+	if ((rc = udt_sys2(SYS_fstat, fd, &st)) != 0)
+		return rc;
+	pk->pk_size = st.st_size < 0 ? 0 : (uint64_t)st.st_size;
+	pk->pk_dev = (uint64_t)st.st_dev;
+	pk->pk_mode = st.st_mode;
+	pk->pk_uid = st.st_uid;
+	pk->pk_nlink = (uint32_t)st.st_nlink;
+	return 0;
+}
+
 /* Map the plan file, the user's own, at udt_plan_in. */
 void
 udt_plan_read(const char *path)
 {
-	struct statx sx;
-	size_t got = 0;
-	uint64_t dev;
+	struct udt_plan_look pk;
+	size_t got = 0, len;
 	long fd, p, n;
 	int remote;
 
@@ -312,62 +376,52 @@ udt_plan_read(const char *path)
 			    "(a symlink?)");
 		return;
 	}
-	/*
-	 * statx, not fstat: the same look, and the file's mount, which
-	 * may be the one the launcher judged (udt_rw_fs_remote()).
-	 */
-	if (udt_sys5(SYS_statx, fd, (long)"", AT_EMPTY_PATH,
-	    STATX_BASIC_STATS | STATX_MNT_ID_UNIQUE, &sx) != 0 ||
-	    (sx.stx_mask & STATX_BASIC_STATS) != STATX_BASIC_STATS ||
-	    !S_ISREG(sx.stx_mode) || sx.stx_uid != udt_plan.pl_euid ||
-	    (sx.stx_mode & 022) != 0 || sx.stx_nlink != 1 ||
-	    sx.stx_size < sizeof(struct udt_plan_hdr) ||
-	    sx.stx_size > UDT_PLAN_MAX) {
+	if (udt_plan_look(fd, &pk) != 0 || !S_ISREG(pk.pk_mode) ||
+	    pk.pk_uid != udt_plan.pl_euid || (pk.pk_mode & 022) != 0 ||
+	    pk.pk_nlink != 1 || pk.pk_size < sizeof(struct udt_plan_hdr) ||
+	    pk.pk_size > UDT_PLAN_MAX) {
 		udt_plan_say("ignored ", path, ": not a regular file of "
 		    "ours, or written by others");
 		goto out;
 	}
-	/* As the kernel encodes st_dev, which the images' fstat gives. */
-	dev = (sx.stx_dev_minor & 0xff) | ((uint64_t)sx.stx_dev_major << 8) |
-	    ((uint64_t)(sx.stx_dev_minor & ~0xffU) << 12);
+	len = (size_t)pk.pk_size;
 	/*
 	 * Where the file may go from under a mapping (a network or FUSE
 	 * file system), read into memory of its own, as a plan was before.
 	 */
-	remote = udt_rw_fs_remote(fd, dev, (sx.stx_mask & STATX_MNT_ID_UNIQUE)
-	    ? sx.stx_mnt_id : 0);
+	remote = udt_rw_fs_remote(fd, pk.pk_dev, pk.pk_mnt);
 	if (remote)
-		p = udt_sys6(SYS_mmap, 0, (long)sx.stx_size, PROT_READ |
+		p = udt_sys6(SYS_mmap, 0, (long)len, PROT_READ |
 		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	else
-		p = udt_sys6(SYS_mmap, 0, (long)sx.stx_size, PROT_READ,
+		p = udt_sys6(SYS_mmap, 0, (long)len, PROT_READ,
 		    MAP_PRIVATE, fd, 0);
 	if (udt_sys_failed(p)) {
 		udt_plan_say("ignored ", path, ": cannot be mapped");
 		goto out;
 	}
-	while (remote && got < (size_t)sx.stx_size) {
+	while (remote && got < len) {
 		n = udt_sys3(SYS_read, fd, (uint8_t *)p + got,
-		    (size_t)sx.stx_size - got);
+		    len - got);
 		if (n == -EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
 	}
-	if (remote && got != (size_t)sx.stx_size) {
+	if (remote && got != len) {
 		udt_plan_say("ignored ", path, ": cannot be read");
-		(void)udt_sys2(SYS_munmap, p, (long)sx.stx_size);
+		(void)udt_sys2(SYS_munmap, p, (long)len);
 		goto out;
 	}
 	udt_plan_in = (uint8_t *)p;
-	if (udt_plan_valid((size_t)sx.stx_size) != 0) {
+	if (udt_plan_valid(len) != 0) {
 		udt_plan_say("ignored ", path, ": malformed");
-		(void)udt_sys2(SYS_munmap, p, (long)sx.stx_size);
+		(void)udt_sys2(SYS_munmap, p, (long)len);
 		udt_plan_in = NULL;
 		goto out;
 	}
-	udt_plan.pl_inlen = (size_t)sx.stx_size;
+	udt_plan.pl_inlen = len;
 out:
 	/* With the handshake's, at the constructor's end, if it can be. */
 	if (udt_close_defer((int)fd, (int)fd) != 0)
