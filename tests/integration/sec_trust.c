@@ -75,9 +75,10 @@
 
 #include "dtt.h"
 #include "syscall_util.h"
+#include "sec_trust.h"
 
-static struct dtt_user	st_user;	/* the ordinary user who attacks */
-static const char	*st_dtd;
+struct dtt_user	 st_user;	/* the ordinary user who attacks */
+const char	*st_dtd;
 
 /* Entries of /proc/PID/fd, or -1. */
 static int
@@ -229,7 +230,7 @@ out:
 }
 
 /* Copy src to dst, mode 0755: 0 or -1. */
-static int
+int
 copy_file(const char *src, const char *dst)
 {
 	char buf[65536];
@@ -254,7 +255,7 @@ copy_file(const char *src, const char *dst)
 }
 
 /* How many lines of file path hold what. */
-static int
+int
 count_lines(const char *path, const char *what)
 {
 	char line[1024];
@@ -271,7 +272,7 @@ count_lines(const char *path, const char *what)
 }
 
 /* The first line of path that holds what, into buf ("" if none). */
-static void
+void
 find_line(const char *path, const char *what, char *buf, size_t len)
 {
 	char line[1024];
@@ -291,332 +292,6 @@ find_line(const char *path, const char *what, char *buf, size_t len)
 			break;
 		}
 	fclose(fp);
-}
-
-/*
- * A listener of another user's on a socket: lfd bound already (by us,
- * or by the user in the child), listened on as u, counting connections
- * and bytes until stop's other end closes; it reports "CONNS BYTES" on
- * report.  Its pid, or -1.
- */
-static pid_t
-squat_listener(const struct dtt_user *u, int lfd, const char *path,
-    int stop, int report, int stopw, int reportr)
-{
-	struct pollfd pfd[2];
-	struct sockaddr_un sun;
-	char buf[256];
-	long conns = 0, bytes = 0;
-	ssize_t n;
-	pid_t pid;
-	int c;
-
-	fflush(stdout);
-	fflush(stderr);
-	if ((pid = fork()) != 0)
-		return pid;
-	/* Our ends only: the parent's closing stopw is our signal. */
-	close(stopw);
-	close(reportr);
-	if (dtt_user_become(u) == -1)
-		_exit(126);
-	if (lfd == -1) {
-		memset(&sun, 0, sizeof(sun));
-		sun.sun_family = AF_UNIX;
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-		if ((lfd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
-		    bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-		    chmod(path, 0777) == -1)
-			_exit(125);
-	}
-	if (listen(lfd, 16) == -1)
-		_exit(124);
-	/* Ready: whoever connects from now on is counted. */
-	if (write(report, "r", 1) != 1)
-		_exit(123);
-	pfd[0].fd = lfd;
-	pfd[0].events = POLLIN;
-	pfd[1].fd = stop;
-	pfd[1].events = POLLIN;
-	for (;;) {
-		if (poll(pfd, 2, -1) < 0)
-			continue;
-		if (pfd[1].revents != 0)
-			break;
-		if ((c = accept(lfd, NULL, NULL)) == -1)
-			continue;
-		conns++;
-		/* What a tracee says comes at once, before it waits for us. */
-		pfd[0].fd = c;
-		while (poll(pfd, 1, 300) == 1 &&
-		    (n = read(c, buf, sizeof(buf))) > 0)
-			bytes += n;
-		pfd[0].fd = lfd;
-		close(c);
-	}
-	n = snprintf(buf, sizeof(buf), "%ld %ld", conns, bytes);
-	_exit(write(report, buf, (size_t)n) == n ? 0 : 122);
-}
-
-/* The listener's word: connections and bytes it got; -1 if none. */
-static int
-squat_result(pid_t pid, int stop, int report, long *conns, long *bytes)
-{
-	char buf[64];
-	ssize_t n;
-
-	close(stop);
-	n = read(report, buf, sizeof(buf) - 1);
-	dtt_wait(pid, DTT_EXIT_MS);
-	close(report);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return sscanf(buf, "%ld %ld", conns, bytes) == 2 ? 0 : -1;
-}
-
-static struct dtt_user	sq_b;	/* squat: the other user, who attacks */
-
-/*
- * As u: mkdir path, mode.  Where only root may make it (our 0755
- * directory), root makes it u's.
- */
-static int
-mkdir_as(const struct dtt_user *u, const char *path, mode_t mode,
-    bool byroot)
-{
-	pid_t pid;
-
-	if (byroot)
-		return mkdir(path, mode) == -1 || chmod(path, mode) == -1 ||
-		    chown(path, u->du_uid, u->du_gid) == -1 ? -1 : 0;
-	fflush(stdout);
-	if ((pid = fork()) == 0) {
-		if (dtt_user_become(u) == -1 || mkdir(path, mode) == -1 ||
-		    chmod(path, mode) == -1)
-			_exit(1);
-		_exit(0);
-	}
-	return pid == -1 || !dtt_exited0(dtt_wait(pid, DTT_EXIT_MS)) ? -1 : 0;
-}
-
-/*
- * As V: run argv with env, stderr to errpath; the wait status, or -1.
- */
-static int
-run_victim(char *const argv[], char *const env[], const char *errpath)
-{
-	int err, status;
-	pid_t pid;
-
-	if ((err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0666)) == -1)
-		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	if ((pid = fork()) == 0) {
-		if (dtt_user_become(&st_user) == -1 ||
-		    dup2(err, STDERR_FILENO) == -1)
-			_exit(126);
-		execve(argv[0], argv, env);
-		_exit(127);
-	}
-	close(err);
-	if (pid == -1)
-		return -1;
-	status = dtt_wait(pid, 60000);
-	return status;
-}
-
-/*
- * One squatting case: B's listener on sock (bound by B unless lfd is
- * given), V runs argv with env; V's program must exit 0, say why once
- * (a line holding want), and B must get nothing (no connection when
- * noconn).
- */
-static void
-squat_case(const char *what, int lfd, const char *sock, char *const argv[],
-    char *const env[], const char *errpath, const char *want, bool noconn)
-{
-	char line[512], c;
-	long conns = -1, bytes = -1;
-	int stop[2], report[2], status;
-	pid_t lpid;
-	bool ok;
-
-	if (pipe2(stop, O_CLOEXEC) == -1 || pipe2(report, O_CLOEXEC) == -1)
-		return;
-	lpid = squat_listener(&sq_b, lfd, sock, stop[0], report[1], stop[1],
-	    report[0]);
-	close(stop[0]);
-	close(report[1]);
-	if (lfd != -1)
-		close(lfd);
-	if (!dtt_check(lpid != -1 && read(report[0], &c, 1) == 1,
-	    "%s: %s listens on %s", what, sq_b.du_name, sock)) {
-		close(stop[1]);
-		close(report[0]);
-		if (lpid > 0)
-			dtt_wait(lpid, DTT_EXIT_MS);
-		return;
-	}
-	status = run_victim(argv, env, errpath);
-	find_line(errpath, "untraced", line, sizeof(line));
-	dtt_check(dtt_exited0(status), "%s: %s's program ran (status %#x)",
-	    what, st_user.du_name, status);
-	dtt_check(count_lines(errpath, "untraced") == 1 &&
-	    strstr(line, want) != NULL, "%s: it said once why it runs "
-	    "untraced: \"%s\"", what, line);
-	ok = squat_result(lpid, stop[1], report[0], &conns, &bytes) == 0;
-	dtt_check(ok && bytes == 0 && (!noconn || conns == 0),
-	    "%s: %s's listener got %ld connections, %ld bytes", what,
-	    sq_b.du_name, conns, bytes);
-}
-
-static void
-run_squat(const char *dtrun, const char *preload)
-{
-	struct sockaddr_un sun;
-	char dir[64] = "/tmp/udt-squat.XXXXXX", bdir[128], vdir[128];
-	char sdir[128];
-	char sock[160], lib[128], run[128], errpath[128], tmpsq[64];
-	char mod[4096], modto[128] = "";
-	const char *slash;
-	char envsock[200], envlib[160], envpre[160];
-	char *env_lib[] = { "PATH=/usr/bin:/bin", envsock, envpre, NULL };
-	char envword[300];
-	char *env_word[] = { "PATH=/usr/bin:/bin", envsock, envpre, envword,
-	    NULL };
-	char *env_run[] = { "PATH=/usr/bin:/bin", envlib,
-	    "USERDT_LOADER=0", NULL };
-	char *argv_true[] = { "/bin/true", NULL };
-	char *argv_run[] = { run, "/bin/true", NULL };
-	int lfd;
-
-	tmpsq[0] = '\0';
-	if (!dtt_check(dtt_user_add(&sq_b) == 0, "a second user %s",
-	    sq_b.du_name))
-		return;
-	if (!dtt_check(mkdtemp(dir) != NULL && chmod(dir, 0755) == 0,
-	    "a directory %s", dir))
-		goto out;
-	snprintf(lib, sizeof(lib), "%s/libuserdt-preload.so", dir);
-	snprintf(run, sizeof(run), "%s/dtrun", dir);
-	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-	/* The library's disassembler module lives beside it. */
-	slash = strrchr(preload, '/');
-	snprintf(mod, sizeof(mod), "%.*s/libuserdt-preload-cs.so",
-	    slash != NULL ? (int)(slash - preload) : 1,
-	    slash != NULL ? preload : ".");
-	snprintf(modto, sizeof(modto), "%s/libuserdt-preload-cs.so", dir);
-	if (!dtt_check(copy_file(preload, lib) == 0 &&
-	    copy_file(mod, modto) == 0 &&
-	    copy_file(dtrun, run) == 0, "the library, its module and dtrun "
-	    "copied there"))
-		goto out;
-	snprintf(envpre, sizeof(envpre), "LD_PRELOAD=%s", lib);
-	snprintf(envlib, sizeof(envlib), "USERDT_PRELOAD=%s", lib);
-
-	/* B's directory, B's socket, named to V's program. */
-	snprintf(bdir, sizeof(bdir), "%s/b", dir);
-	snprintf(sock, sizeof(sock), "%s/ingest.sock", bdir);
-	snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s", sock);
-	if (dtt_check(mkdir_as(&sq_b, bdir, 0755, true) == 0, "%s makes %s",
-	    sq_b.du_name, bdir))
-		squat_case("B's directory", -1, sock, argv_true, env_lib,
-		    errpath, "belongs to another user", true);
-	/*
-	 * A launcher's word on the directory (UDT_SOCKDIR_ENV) for another
-	 * path, or another euid, is not taken: the library looks.  One for
-	 * this very path (a word gone stale: the launcher found it fixed
-	 * for V, and it was not) spares the look, and the peer is what
-	 * refuses B: a connection, never a byte.
-	 */
-	snprintf(envword, sizeof(envword), "USERDT_SOCKDIR=%u:%s/v/ingest.sock",
-	    (unsigned int)st_user.du_uid, dir);
-	/* The last listener's name, root's to remove. */
-	unlink(sock);
-	squat_case("B's directory, a word for another path", -1, sock,
-	    argv_true, env_word, errpath, "belongs to another user", true);
-	snprintf(envword, sizeof(envword), "USERDT_SOCKDIR=%u:%s",
-	    (unsigned int)sq_b.du_uid, sock);
-	unlink(sock);
-	squat_case("B's directory, a word for another user", -1, sock,
-	    argv_true, env_word, errpath, "belongs to another user", true);
-	snprintf(envword, sizeof(envword), "USERDT_SOCKDIR=%u:%s",
-	    (unsigned int)st_user.du_uid, sock);
-	unlink(sock);
-	squat_case("B's directory, a stale word for it", -1, sock,
-	    argv_true, env_word, errpath, "another user's process", false);
-
-	/*
-	 * V's directory, a socket of V's in it, but B listens on it: only
-	 * the peer's credentials tell.
-	 */
-	snprintf(vdir, sizeof(vdir), "%s/v", dir);
-	snprintf(sock, sizeof(sock), "%s/ingest.sock", vdir);
-	snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s", sock);
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(sock) < sizeof(sun.sun_path))
-		memcpy(sun.sun_path, sock, strlen(sock) + 1);
-	lfd = -1;
-	if (dtt_check(mkdir(vdir, 0700) == 0 && chown(vdir, st_user.du_uid,
-	    st_user.du_gid) == 0 && (lfd = socket(AF_UNIX, SOCK_STREAM |
-	    SOCK_CLOEXEC, 0)) != -1 && bind(lfd, (struct sockaddr *)&sun,
-	    sizeof(sun)) == 0 && chown(sock, st_user.du_uid,
-	    st_user.du_gid) == 0, "%s's directory and socket, %s to listen",
-	    st_user.du_name, sq_b.du_name))
-		squat_case("B's listener", lfd, sock, argv_true, env_lib,
-		    errpath, "another user's process", false);
-	else if (lfd != -1)
-		close(lfd);
-
-	/*
-	 * A shared directory (root's, sticky, anyone may write, as /tmp):
-	 * the directory passes, the socket in it is B's.  The one case
-	 * where the library looks at the socket itself.
-	 */
-	snprintf(sdir, sizeof(sdir), "%s/s", dir);
-	snprintf(sock, sizeof(sock), "%s/ingest.sock", sdir);
-	snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s", sock);
-	if (dtt_check(mkdir(sdir, 0755) == 0 && chmod(sdir, 01777) == 0,
-	    "a shared directory %s", sdir))
-		squat_case("a shared directory", -1, sock, argv_true, env_lib,
-		    errpath, "it belongs to another user", true);
-	unlink(sock);
-	rmdir(sdir);
-
-	/*
-	 * dtrun as V, naming no socket, no runtime directory: its default
-	 * lies in /tmp, where B made the name first.
-	 */
-	snprintf(tmpsq, sizeof(tmpsq), "/tmp/userdt-%u",
-	    (unsigned int)st_user.du_uid);
-	snprintf(sock, sizeof(sock), "%s/ingest.sock", tmpsq);
-	if (dtt_check(mkdir_as(&sq_b, tmpsq, 0755, false) == 0, "%s makes %s",
-	    sq_b.du_name, tmpsq))
-		squat_case("dtrun's default", -1, sock, argv_run, env_run,
-		    errpath, "dtrun: ", true);
-out:
-	if (tmpsq[0] != '\0') {
-		unlink(sock);
-		rmdir(tmpsq);
-	}
-	if (strchr(dir, 'X') == NULL) {
-		snprintf(sock, sizeof(sock), "%s/b/ingest.sock", dir);
-		unlink(sock);
-		snprintf(sock, sizeof(sock), "%s/v/ingest.sock", dir);
-		unlink(sock);
-		rmdir(bdir);
-		rmdir(vdir);
-		unlink(lib);
-		unlink(modto);
-		unlink(run);
-		unlink(errpath);
-		rmdir(dir);
-	}
-	dtt_user_del(&sq_b);
 }
 
 #define STOPPED_EXECS	10
