@@ -30,7 +30,9 @@
  *		the name tells already); dtrun as V, naming no socket, says
  *		why itself for its command; a launcher's word that V's
  *		directory is fixed, for another path or user, is not taken,
- *		and one gone stale leaves B a connection, not a byte
+ *		one gone wrong leaves B a connection, not a byte, and B's
+ *		full backlog does not hold V's start for the wait for room
+ *		(sec_trust_squat.c)
  *   mapname	(ARGS: BTRACE SPIN) a program of the user's (SPIN, a copy
  *		in a directory of theirs) unlinks itself and puts at
  *		"spin (deleted)", the name /proc/PID/maps then gives, a

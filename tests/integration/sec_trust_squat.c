@@ -24,6 +24,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -36,20 +37,25 @@
 #include "dtt.h"
 #include "sec_trust.h"
 
+/* Well under the library's wait for room in a backlog (2000 ms). */
+#define SQUAT_FULL_MS	1000
+
 /*
  * A listener of another user's on a socket: lfd bound already (by us,
  * or by the user in the child), listened on as u, counting connections
  * and bytes until stop's other end closes; it reports "CONNS BYTES" on
- * report.  Its pid, or -1.
+ * report.  With full, it keeps its backlog full (of its own connections,
+ * not counted) and accepts nothing until stop: a squatter that would
+ * hold a connect(2) that waits for room.  Its pid, or -1.
  */
 static pid_t
 squat_listener(const struct dtt_user *u, int lfd, const char *path,
-    int stop, int report, int stopw, int reportr)
+    int stop, int report, int stopw, int reportr, bool full)
 {
 	struct pollfd pfd[2];
 	struct sockaddr_un sun;
 	char buf[256];
-	long conns = 0, bytes = 0;
+	long conns = 0, bytes = 0, own = 0;
 	ssize_t n;
 	pid_t pid;
 	int c;
@@ -63,17 +69,31 @@ squat_listener(const struct dtt_user *u, int lfd, const char *path,
 	close(reportr);
 	if (dtt_user_become(u) == -1)
 		_exit(126);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
 	if (lfd == -1) {
-		memset(&sun, 0, sizeof(sun));
-		sun.sun_family = AF_UNIX;
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
 		if ((lfd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
 		    bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
 		    chmod(path, 0777) == -1)
 			_exit(125);
 	}
-	if (listen(lfd, 16) == -1)
+	if (listen(lfd, full ? 0 : 16) == -1)
 		_exit(124);
+	/* Until a connect(2) that does not wait is refused for room. */
+	while (full && own < 64) {
+		if ((c = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0)) == -1)
+			_exit(121);
+		if (connect(c, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+			if (errno != EAGAIN)
+				_exit(120);
+			close(c);
+			break;
+		}
+		own++;
+	}
+	if (full && (own == 0 || own == 64))
+		_exit(119);
 	/* Ready: whoever connects from now on is counted. */
 	if (write(report, "r", 1) != 1)
 		_exit(123);
@@ -81,7 +101,23 @@ squat_listener(const struct dtt_user *u, int lfd, const char *path,
 	pfd[0].events = POLLIN;
 	pfd[1].fd = stop;
 	pfd[1].events = POLLIN;
-	for (;;) {
+	if (full) {
+		/* Nothing taken until stop; then whatever queued. */
+		while (poll(&pfd[1], 1, -1) < 0)
+			;
+		if (fcntl(lfd, F_SETFL, O_NONBLOCK) == -1)
+			_exit(118);
+		while ((c = accept4(lfd, NULL, NULL, SOCK_NONBLOCK)) != -1) {
+			if (own > 0)
+				own--;
+			else
+				conns++;
+			while ((n = read(c, buf, sizeof(buf))) > 0)
+				bytes += n;
+			close(c);
+		}
+	}
+	while (!full) {
 		if (poll(pfd, 2, -1) < 0)
 			continue;
 		if (pfd[1].revents != 0)
@@ -179,18 +215,20 @@ run_victim(char *const argv[], char *const env[], const char *errpath)
  */
 static void
 squat_case(const char *what, int lfd, const char *sock, char *const argv[],
-    char *const env[], const char *errpath, const char *want, bool noconn)
+    char *const env[], const char *errpath, const char *want, bool noconn,
+    bool full)
 {
 	char line[512], c;
 	long conns = -1, bytes = -1;
 	int stop[2], report[2], status;
+	uint64_t t0, ms;
 	pid_t lpid;
 	bool ok;
 
 	if (pipe2(stop, O_CLOEXEC) == -1 || pipe2(report, O_CLOEXEC) == -1)
 		return;
 	lpid = squat_listener(&sq_b, lfd, sock, stop[0], report[1], stop[1],
-	    report[0]);
+	    report[0], full);
 	close(stop[0]);
 	close(report[1]);
 	if (lfd != -1)
@@ -203,10 +241,21 @@ squat_case(const char *what, int lfd, const char *sock, char *const argv[],
 			dtt_wait(lpid, DTT_EXIT_MS);
 		return;
 	}
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
 	status = run_victim(argv, env, errpath);
+	ms = (dtt_clock_ns(CLOCK_MONOTONIC) - t0) / 1000000;
 	find_line(errpath, "untraced", line, sizeof(line));
 	dtt_check(dtt_exited0(status), "%s: %s's program ran (status %#x)",
 	    what, st_user.du_name, status);
+	/*
+	 * A full backlog held the start for the library's whole wait for
+	 * room (UDT_HELLO_WAIT_MS, 2 s; 0.14 s without it, measured):
+	 * well under it, or the wait was made.
+	 */
+	if (full)
+		dtt_check(ms < SQUAT_FULL_MS, "%s: it did not wait for room "
+		    "in %s's backlog: %llu ms (under %d)", what, sq_b.du_name,
+		    (unsigned long long)ms, SQUAT_FULL_MS);
 	dtt_check(count_lines(errpath, "untraced") == 1 &&
 	    strstr(line, want) != NULL, "%s: it said once why it runs "
 	    "untraced: \"%s\"", what, line);
@@ -214,6 +263,41 @@ squat_case(const char *what, int lfd, const char *sock, char *const argv[],
 	dtt_check(ok && bytes == 0 && (!noconn || conns == 0),
 	    "%s: %s's listener got %ld connections, %ld bytes", what,
 	    sq_b.du_name, conns, bytes);
+}
+
+/*
+ * In B's directory, whose socket is sock: a launcher's word on the
+ * directory (UDT_SOCKDIR_ENV, into envword, which env holds) for another
+ * path, or another euid, is not taken: the library looks.  One for this
+ * very path (a word gone wrong: the launcher found it fixed for V, in
+ * another mount namespace or before it was loosened) spares the look,
+ * and the peer is what refuses B: a connection, never a byte.  And a B
+ * who keeps its backlog full does not hold V's start for the wait for
+ * room: the library looks then, and the directory tells.
+ */
+static void
+squat_words(const char *sock, const char *dir, char *const env[],
+    char *envword, size_t len, char *const argv[], const char *errpath)
+{
+	snprintf(envword, len, "USERDT_SOCKDIR=%u:%s/v/ingest.sock",
+	    (unsigned int)st_user.du_uid, dir);
+	/* The last listener's name, root's to remove. */
+	unlink(sock);
+	squat_case("B's directory, a word for another path", -1, sock,
+	    argv, env, errpath, "belongs to another user", true, false);
+	snprintf(envword, len, "USERDT_SOCKDIR=%u:%s",
+	    (unsigned int)sq_b.du_uid, sock);
+	unlink(sock);
+	squat_case("B's directory, a word for another user", -1, sock,
+	    argv, env, errpath, "belongs to another user", true, false);
+	snprintf(envword, len, "USERDT_SOCKDIR=%u:%s",
+	    (unsigned int)st_user.du_uid, sock);
+	unlink(sock);
+	squat_case("B's directory, a wrong word for it", -1, sock,
+	    argv, env, errpath, "another user's process", false, false);
+	unlink(sock);
+	squat_case("B's directory, a wrong word, B's backlog full", -1, sock,
+	    argv, env, errpath, "belongs to another user", true, true);
 }
 
 void
@@ -265,32 +349,12 @@ run_squat(const char *dtrun, const char *preload)
 	snprintf(sock, sizeof(sock), "%s/ingest.sock", bdir);
 	snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s", sock);
 	if (dtt_check(mkdir_as(&sq_b, bdir, 0755, true) == 0, "%s makes %s",
-	    sq_b.du_name, bdir))
+	    sq_b.du_name, bdir)) {
 		squat_case("B's directory", -1, sock, argv_true, env_lib,
-		    errpath, "belongs to another user", true);
-	/*
-	 * A launcher's word on the directory (UDT_SOCKDIR_ENV) for another
-	 * path, or another euid, is not taken: the library looks.  One for
-	 * this very path (a word gone stale: the launcher found it fixed
-	 * for V, and it was not) spares the look, and the peer is what
-	 * refuses B: a connection, never a byte.
-	 */
-	snprintf(envword, sizeof(envword), "USERDT_SOCKDIR=%u:%s/v/ingest.sock",
-	    (unsigned int)st_user.du_uid, dir);
-	/* The last listener's name, root's to remove. */
-	unlink(sock);
-	squat_case("B's directory, a word for another path", -1, sock,
-	    argv_true, env_word, errpath, "belongs to another user", true);
-	snprintf(envword, sizeof(envword), "USERDT_SOCKDIR=%u:%s",
-	    (unsigned int)sq_b.du_uid, sock);
-	unlink(sock);
-	squat_case("B's directory, a word for another user", -1, sock,
-	    argv_true, env_word, errpath, "belongs to another user", true);
-	snprintf(envword, sizeof(envword), "USERDT_SOCKDIR=%u:%s",
-	    (unsigned int)st_user.du_uid, sock);
-	unlink(sock);
-	squat_case("B's directory, a stale word for it", -1, sock,
-	    argv_true, env_word, errpath, "another user's process", false);
+		    errpath, "belongs to another user", true, false);
+		squat_words(sock, dir, env_word, envword, sizeof(envword),
+		    argv_true, errpath);
+	}
 
 	/*
 	 * V's directory, a socket of V's in it, but B listens on it: only
@@ -311,7 +375,7 @@ run_squat(const char *dtrun, const char *preload)
 	    st_user.du_gid) == 0, "%s's directory and socket, %s to listen",
 	    st_user.du_name, sq_b.du_name))
 		squat_case("B's listener", lfd, sock, argv_true, env_lib,
-		    errpath, "another user's process", false);
+		    errpath, "another user's process", false, false);
 	else if (lfd != -1)
 		close(lfd);
 
@@ -326,7 +390,7 @@ run_squat(const char *dtrun, const char *preload)
 	if (dtt_check(mkdir(sdir, 0755) == 0 && chmod(sdir, 01777) == 0,
 	    "a shared directory %s", sdir))
 		squat_case("a shared directory", -1, sock, argv_true, env_lib,
-		    errpath, "it belongs to another user", true);
+		    errpath, "it belongs to another user", true, false);
 	unlink(sock);
 	rmdir(sdir);
 
@@ -340,7 +404,7 @@ run_squat(const char *dtrun, const char *preload)
 	if (dtt_check(mkdir_as(&sq_b, tmpsq, 0755, false) == 0, "%s makes %s",
 	    sq_b.du_name, tmpsq))
 		squat_case("dtrun's default", -1, sock, argv_run, env_run,
-		    errpath, "dtrun: ", true);
+		    errpath, "dtrun: ", true, false);
 out:
 	if (tmpsq[0] != '\0') {
 		unlink(sock);
