@@ -28,8 +28,10 @@ socket lies below a directory others may write (the sticky /tmp: when
 not root) and one where the kernel has no unique mount ids (before
 6.8), and of the classes earlier passes cut, no more than they cost
 now: one close_range for the descriptors of the start; no fstatfs
-of the cache's file system, which the launcher judged (USERDT_CACHEFS),
-and one in a start given a word for another mount; no look at the
+of the cache's file system, which the launcher judged (USERDT_CACHEFS,
+required wherever the kernel's own statx gives the cache's mount a
+unique id on a local file system), and one in a start given a word for
+a mount no mount can be; no look at the
 socket's directory, which the launcher vouched for (USERDT_SOCKDIR; dtd
 runs under /run when root, as root's /run/userdt does); and OPENS opens
 (the plan and the two images: /proc/self/status, /proc/self/maps and
@@ -38,6 +40,7 @@ and the large objects' stats).  Counts, never times.  Starts its own dtd
 on a temporary path and stops it and bpftrace by pid.  Prints one line a
 check and `N passed, N failed`.
 """
+import ctypes
 import os
 import shutil
 import signal
@@ -52,6 +55,35 @@ EXTRA = 34
 OPENS = 3
 SYS_OPEN, SYS_CLOSE, SYS_FSTATFS, SYS_CLOSE_RANGE = 2, 3, 138, 436
 SYS_NEWFSTATAT = 262
+STATX_MNT_ID_UNIQUE = 0x4000
+# A mount id no mount has: unique ids are far below (a counter).
+OTHER_MOUNT = 1 << 62
+# Network and FUSE file systems' f_type (udt_fs_remote_type()).
+REMOTE_FS = (0x6969, 0x517b, 0xff534d42, 0xfe534d42, 0x65735546,
+             0x01021997, 0x00c36400, 0x5346414f, 0x6b414653, 0x73757245,
+             0x7461636f, 0x01161970, 0x20030528, 0x0bd00bd0, 0x47504653,
+             0xbeefdead)
+
+
+def cache_mount(path):
+    """The unique id of path's mount when the kernel gives one (statx
+    STATX_MNT_ID_UNIQUE, 6.8) and its file system is neither a network
+    nor a FUSE one: the word the launcher must say; else None.  Asked of
+    the kernel here, not of the launcher, so that a launcher that stops
+    saying it cannot be allowed the fstatfs it spares."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    sf = ctypes.create_string_buffer(120)   # struct statfs, f_type first
+    sx = ctypes.create_string_buffer(256)   # struct statx
+    if libc.statfs(path.encode(), sf) != 0:
+        return None
+    if (int.from_bytes(sf.raw[0:8], "little") & 0xffffffff) in REMOTE_FS:
+        return None
+    if libc.statx(-100, path.encode(), 0x100, STATX_MNT_ID_UNIQUE,
+                  sx) != 0:    # AT_FDCWD, AT_SYMLINK_NOFOLLOW
+        return None
+    if not int.from_bytes(sx.raw[0:4], "little") & STATX_MNT_ID_UNIQUE:
+        return None
+    return int.from_bytes(sx.raw[144:152], "little")    # stx_mnt_id
 
 
 def fixed(path):
@@ -156,14 +188,22 @@ def main():
             subprocess.run([dtrun, os.path.join(work, ts[0])], env=env,
                            timeout=60)
         subprocess.run([dtrun, os.path.join(work, w)], env=env, timeout=60)
-        # Said by a kernel with unique mount ids (6.8) alone.
-        said = "USERDT_CACHEFS=" in subprocess.run(
+        # The word the launcher must say, by the kernel's own answer;
+        # none on a kernel before 6.8 or a network or FUSE cache.
+        mnt = cache_mount(work + "/cache/userdt")
+        said = mnt is not None
+        words = [ln for ln in subprocess.run(
             [dtrun, "/usr/bin/env"], env=env, timeout=60,
-            capture_output=True, text=True).stdout
+            capture_output=True, text=True).stdout.splitlines()
+            if ln.startswith("USERDT_CACHEFS=")]
+        check(words == (["USERDT_CACHEFS=%d" % mnt] if said else []),
+              "the launcher names the cache's mount where the kernel "
+              "gives a unique id on a local file system: %s (the "
+              "kernel: %s)" % (words or "no word", mnt))
         c = count(work, [u, w] + ts, [[os.path.join(work, u)]] +
                   [[dtrun, os.path.join(work, t)] for t in ts] +
-                  [[dtrun, "/usr/bin/env", "USERDT_CACHEFS=1",
-                    os.path.join(work, w)]], env)
+                  [[dtrun, "/usr/bin/env", "USERDT_CACHEFS=%d" %
+                    OTHER_MOUNT, os.path.join(work, w)]], env)
         if not check(c is not None, "bpftrace counts%s" % (
                 "" if c is not None else " (%s)" %
                 open(work + "/bpf.out").read().strip()[-300:])):
