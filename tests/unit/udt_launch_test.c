@@ -150,6 +150,64 @@ cachefs_word(void)
 	rmdir(dir);
 }
 
+/*
+ * The same word below fixed parents, which only root can make here (/
+ * and /run are root's, 0755; /tmp is anyone's): a directory others may
+ * write, not sticky, gets no word, though every directory above it is
+ * fixed; a 0755 directory inside a 0700 one of root's gets one, for
+ * that path (a socket deeper than /s.sock).  What it makes it removes.
+ */
+static void
+sockdir_parents(void)
+{
+	char top[] = "/run/udt-launch-sd.XXXXXX", open_[64], shut[64];
+	char sub[80], sock[128], want[160];
+	struct stat st;
+
+	if (geteuid() != 0 || lstat("/run", &st) != 0 || st.st_uid != 0 ||
+	    (st.st_mode & 022) != 0) {
+		dtt_check(true, "a word below fixed parents: not tried (root "
+		    "only, with a root 0755 /run)");
+		return;
+	}
+	if (!dtt_check(mkdtemp(top) != NULL && chmod(top, 0755) == 0,
+	    "a directory %s", top))
+		return;
+	snprintf(open_, sizeof(open_), "%s/open", top);
+	snprintf(shut, sizeof(shut), "%s/shut", top);
+	snprintf(sub, sizeof(sub), "%s/shut/sub", top);
+
+	/* chmod, not mkdir's mode alone: the umask would take the bits. */
+	if (dtt_check(mkdir(open_, 0777) == 0 && chmod(open_, 0777) == 0,
+	    "a directory anyone may write, not sticky: %s", open_)) {
+		snprintf(sock, sizeof(sock), "%s/s.sock", open_);
+		setenv("USERDT_SOCKDIR", "1:/elsewhere", 1);
+		(void)udt_launch_env("/a.so", sock);
+		dtt_check(env_is("USERDT_SOCKDIR", NULL), "a socket in a 0777 "
+		    "directory under fixed parents: no word (%s)",
+		    getenv("USERDT_SOCKDIR") ? getenv("USERDT_SOCKDIR") :
+		    "unset");
+	}
+	if (dtt_check(mkdir(shut, 0700) == 0 && chmod(shut, 0700) == 0 &&
+	    mkdir(sub, 0755) == 0 && chmod(sub, 0755) == 0,
+	    "a 0755 directory in a 0700 one: %s", sub)) {
+		snprintf(sock, sizeof(sock), "%s/s.sock", sub);
+		snprintf(want, sizeof(want), "0:%s", sock);
+		unsetenv("USERDT_SOCKDIR");
+		(void)udt_launch_env("/a.so", sock);
+		dtt_check(env_is("USERDT_SOCKDIR", want), "a socket in a 0755 "
+		    "child of a 0700 directory of root's: the word %s (%s)",
+		    want, getenv("USERDT_SOCKDIR") ?
+		    getenv("USERDT_SOCKDIR") : "unset");
+	}
+	rmdir(sub);
+	rmdir(shut);
+	rmdir(open_);
+	rmdir(top);
+	unsetenv("USERDT_SOCKDIR");
+	unsetenv("USERDT_SOCKET");
+}
+
 /* Copy our executable to the path to; 0 or -1. */
 static int
 copy_self(const char *to)
@@ -320,6 +378,7 @@ main(int argc, char *argv[])
 	    env_is("USERDT_SOCKET", "/s.sock"),
 	    "LD_PRELOAD kept after the library; a NULL socket leaves it");
 	sockdir_word();
+	sockdir_parents();
 	cachefs_word();
 	return dtt_done();
 }
