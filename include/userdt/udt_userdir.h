@@ -112,8 +112,10 @@ udt_user_distrust(const struct stat *dir, const struct stat *sock, uid_t uid)
  * and what still holds where the word is wrong: a process of the tree
  * in another mount namespace or under chroot(2), where PATH may name
  * another directory (a sandbox's bind mount), or after UID or root made
- * the directory another's.  Any other euid, PATH or a set-id exec: the
- * library looks, as without.
+ * the directory another's.  There the listener gets a connection (our
+ * credentials by SO_PEERCRED), never a byte; a full backlog gets the
+ * look before the library waits for room (udt_connect_dtd()).  Any
+ * other euid, PATH or a set-id exec: the library looks, as without.
  */
 #define UDT_SOCKDIR_ENV		"USERDT_SOCKDIR"
 
