@@ -26,7 +26,7 @@
 
 #include "dtt.h"
 
-extern struct dtt_user	 st_user;	/* the ordinary user of each mode */
+extern struct dtt_user	 st_user;	/* each mode's ordinary user */
 extern const char	*st_dtd;
 
 /* Copy src to dst, mode 0755: 0 or -1. */
@@ -34,7 +34,8 @@ int	copy_file(const char *src, const char *dst);
 /* How many lines of file path hold what. */
 int	count_lines(const char *path, const char *what);
 /* The first line of path that holds what, into buf ("" if none). */
-void	find_line(const char *path, const char *what, char *buf, size_t len);
+void	find_line(const char *path, const char *what, char *buf,
+	    size_t len);
 
 /* squat (sec_trust_squat.c): ARGS DTRUN PRELOAD. */
 void	run_squat(const char *dtrun, const char *preload);

@@ -36,6 +36,11 @@ told from its shell's by the name they start with):
   - the program's bytes changed in place (getppid's site made getpid,
     same size, build-id, inode and mtime set back) has no plan (its
     ctime, in the key, changed), is decoded, and getpid is seen;
+  - under a seccomp filter that refuses statx (ENOSYS, then EPERM) but
+    lets fstat through, put on by a wrapper the program is exec'd from
+    (so the launcher's word on the cache's mount, USERDT_CACHEFS, is
+    given where the kernel has one), the plan is used all the same,
+    and not written again;
   - USERDT_PLAN_CACHE=0 writes nothing.
 
 Starts its own dtd on a temporary path and stops it by pid.  Prints one
@@ -54,13 +59,33 @@ SCRIPT = ('syscall:getppid:entry, syscall:getpid:entry '
           '/comm == "plan_tracee"/ { printf("%s\\n", probe); }')
 SITE = bytes([0xb8, 0x6e, 0, 0, 0, 0x0f, 0x05])    # mov $110,%eax; syscall
 
+# python3 -c NOSTATX ERRNO PROG ARGS...: statx refused with ERRNO from
+# here on (a seccomp filter, as a sandbox written before statx has),
+# fstat let through; then exec PROG.
+NOSTATX = r"""
+import ctypes, os, struct, sys
+e = int(sys.argv[1])
+f = b"".join(struct.pack("<HBBI", *i) for i in [
+    (0x20, 0, 0, 0),                    # ld [nr]
+    (0x15, 0, 1, 332),                  # jeq SYS_statx
+    (0x06, 0, 0, 0x00050000 | e),       # ret SECCOMP_RET_ERRNO | e
+    (0x06, 0, 0, 0x7fff0000)])          # ret SECCOMP_RET_ALLOW
+buf = ctypes.create_string_buffer(f)
+prog = struct.pack("<HxxxxxxQ", len(f) // 8, ctypes.addressof(buf))
+libc = ctypes.CDLL(None, use_errno=True)
+if (libc.prctl(38, 1, 0, 0, 0) != 0 or
+        libc.prctl(22, 2, ctypes.c_char_p(prog), 0, 0) != 0):
+    sys.exit("seccomp: %s" % os.strerror(ctypes.get_errno()))
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
 
 class Run:
-    def __init__(self, btrace, prog, work, env):
+    def __init__(self, btrace, prog, work, env, wrap=""):
         out = work + "/tracee.out"
         if os.path.exists(out):
             os.unlink(out)
-        r = subprocess.run([btrace, "-c", "%s %s" % (prog, out), "-e",
+        r = subprocess.run([btrace, "-c", "%s%s %s" % (wrap, prog, out), "-e",
                             SCRIPT], env=env, capture_output=True,
                            text=True, timeout=120)
         self.rc = r.returncode
@@ -305,6 +330,19 @@ def main():
                   for ln in b.plan) and not b.said("written"),
               "a second run uses the plan, the program's, libc's, the "
               "loader's, same events (%s)" % b.show())
+
+        # 1b: statx refused, fstat allowed: the plan is read all the
+        # same (a statx in every start lost it: every start decoded).
+        script = work + "/nostatx.py"
+        with open(script, "w") as f:
+            f.write(NOSTATX)
+        for e, name in ((38, "ENOSYS"), (1, "EPERM")):
+            r = Run(btrace, prog, work, env,
+                    "%s %s %d " % (sys.executable, script, e))
+            check(r.rc == 0 and r.events == want and r.ret() == "ppid" and
+                  r.used("(the program)") and not r.said("written"),
+                  "statx refused with %s, fstat allowed: the plan used, "
+                  "not written again (%s)" % (name, r.show()))
 
         # 2: a plan that is not whole, or not the user's own, is ignored.
         def flip(p):
