@@ -52,6 +52,8 @@
  * START_BENCH_AB_DTD=DTD (with or without START_BENCH_AB) runs that
  * configuration against a second dtd, another build of it, whose CPU
  * it counts: a change to dtd before and after in one run.
+ * START_BENCH_MAKE_REPS=N runs the make N times a configuration (default
+ * REPS, at most 3): a build's CPU varies more than an exec's.
  * Not a test: it asserts nothing, it prints.  Root (dtd, bpftrace).
  */
 #include <sys/mount.h>
@@ -498,6 +500,12 @@ main(int argc, char *argv[])
 		return 2;
 	}
 	mreps = nreps < 3 ? nreps : 3;
+	if (getenv("START_BENCH_MAKE_REPS") != NULL)
+		mreps = atoi(getenv("START_BENCH_MAKE_REPS"));
+	if (mreps < 1 || mreps > MAXREPS) {
+		fprintf(stderr, "START_BENCH_MAKE_REPS 1..%d\n", MAXREPS);
+		return 2;
+	}
 	if (realpath("/proc/self/exe", self) == NULL)
 		return 1;
 	snprintf(nexec, sizeof(nexec), "%d", nexecs);
