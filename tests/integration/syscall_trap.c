@@ -100,7 +100,8 @@ main(int argc, char *argv[])
 	    STR(RELOADS), NULL };
 	long marks[5] = { 0 }, n, k, mode1, mode2, mode3, nlib = 0;
 	long clone3_ret = 0, nsigret = 0;
-	int owntrap = 0, blocked = 0, dfltrap = 0, done = 0;
+	int owntrap = 0, blocked = 0, dfltrap = 0, done = 0, jalt = 0,
+	    jaltoff = 0;
 	pid_t tpid, thread = 0;
 	sigset_t trap, omask;
 	int fd = -1, i, status;
@@ -139,6 +140,8 @@ main(int argc, char *argv[])
 		sscanf(line, "own-trap %d", &owntrap);
 		sscanf(line, "blocked %d", &blocked);
 		sscanf(line, "dfl-trap %d", &dfltrap);
+		sscanf(line, "jit-altstack %d", &jalt);
+		sscanf(line, "jit-altstack-off %d", &jaltoff);
 		if (strcmp(line, "done\n") == 0)
 			done = 1;
 	}
@@ -157,6 +160,9 @@ main(int argc, char *argv[])
 	dtt_check(blocked == 1, "pthread_create() and posix_spawn() with every "
 	    "signal blocked, SIGTRAP since before the exec");
 	dtt_check(dfltrap == 1, "an int3 with SIGTRAP's default action kills");
+	dtt_check(jalt == 1 && jaltoff == 1, "a dispatched sigaltstack() "
+	    "sets the thread's alternate stack, and takes it off (%d, %d)",
+	    jalt, jaltoff);
 
 	/* Until every expected event has come, or none for 3 s. */
 	while ((n = dtt_read(fd, evs, 1024, 3000)) > 0) {

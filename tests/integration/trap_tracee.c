@@ -31,7 +31,10 @@
  *		itself again: dispatch still off, LIB rewritten each time
  *		the loader mapped it
  *	2004	an inline syscall in code it writes into an anonymous
- *		executable page, then it stops a third time: dispatch on
+ *		executable page, then it stops a third time: dispatch on;
+ *		then sigaltstack() from that page sets an alternate stack
+ *		and takes it off, each seen in force by libc's sigaltstack()
+ *		("jit-altstack 1", "jit-altstack-off 1")
  *
  * between them: posix_spawn() of /bin/true with every signal blocked,
  * SIGTRAP blocked since before its exec too; an int3 of its own, caught
@@ -116,6 +119,15 @@ main(int argc, char *argv[])
 		0x0f, 0x05,				/* syscall */
 		0xc3					/* ret */
 	};
+	/* long (stack_t *ss, stack_t *oss): sigaltstack() made inline */
+	static const unsigned char jitalt[] = {
+		0xb8, 0x83, 0x00, 0x00, 0x00,		/* mov $131,%eax */
+		0x0f, 0x05,				/* syscall */
+		0xc3					/* ret */
+	};
+	static char altmem[1 << 16];
+	stack_t alt, cur;
+	long (*setalt)(stack_t *, stack_t *);
 	void (*libcalls)(void);
 	void *lib, *jit;
 	int i, st, ok, reloads;
@@ -195,6 +207,25 @@ main(int argc, char *argv[])
 	memcpy(jit, jitcode, sizeof(jitcode));
 	((void (*)(void))(void *)jit)();
 	raise(SIGSTOP);
+	/*
+	 * sigaltstack() from the same page, now dispatched: the stack it
+	 * sets must still be the thread's after the call returns (a
+	 * handler's sigreturn puts its frame's uc_stack back).
+	 */
+	memcpy((char *)jit + 64, jitalt, sizeof(jitalt));
+	setalt = (long (*)(stack_t *, stack_t *))(void *)((char *)jit + 64);
+	memset(&alt, 0, sizeof(alt));
+	alt.ss_sp = altmem;
+	alt.ss_size = sizeof(altmem);
+	memset(&cur, 0, sizeof(cur));
+	ok = setalt(&alt, NULL) == 0 && sigaltstack(NULL, &cur) == 0 &&
+	    cur.ss_sp == altmem && cur.ss_size == sizeof(altmem) &&
+	    !(cur.ss_flags & SS_DISABLE);
+	printf("jit-altstack %d\n", ok);
+	alt.ss_flags = SS_DISABLE;
+	ok = setalt(&alt, NULL) == 0 && sigaltstack(NULL, &cur) == 0 &&
+	    (cur.ss_flags & SS_DISABLE);
+	printf("jit-altstack-off %d\n", ok);
 	printf("done\n");
 	return 0;
 }

@@ -597,6 +597,13 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	case SYS_vfork:
 	case SYS_execve:
 	case SYS_execveat:
+	/*
+	 * Made here, its stack would be the one this handler's sigreturn
+	 * puts back from the frame's uc_stack, and SS_ONSTACK and EPERM
+	 * would be judged on the handler's stack pointer: made after the
+	 * sigreturn instead, on the program's stack, as untraced.
+	 */
+	case SYS_sigaltstack:
 	deferred:
 		/* After sigreturn, from udt_sud_stub, back to the program. */
 		udt_sud_entry(nr, a, uc);
