@@ -807,24 +807,56 @@ dti_hold(uint64_t now, unsigned int *budget)
 }
 
 /*
- * The mark no later than what the rings may still give (dp_lowrt, less
- * two slacks for its bounds; dti_seq_mark() takes the third): a mark
- * past it would let younger events of other sources out first.  A
- * forged stamp holds the others back by D at most, as a silent source
- * does, or by DT_SEQ_PATIENT_NS while the drain says it is held back
- * (dti_patience()).  The drain thread.
+ * The oldest stamp of what waits behind dp's held batch (dp_held, a look
+ * at its image not answered yet: dt_ingest_rec.c): the batch, and the
+ * ring, which is not drained meanwhile, from its tail on.  0: nothing
+ * held, or nothing to order by.  Lossless or not, all of it was stamped
+ * before the pass that held the batch: a mark past it let younger events
+ * out first, the held ones late once the look answered (a non-root
+ * tracee's last 2224 records of 20000 after a later process's call, or
+ * never read, the reader gone at that call).  The drain thread.
+ */
+static uint64_t
+dti_held_rt(const struct dti_proc *dp)
+{
+	uint64_t low = 0, ns;
+	unsigned int i;
+
+	if (dp->dp_held == NULL)
+		return 0;
+	for (i = 0; i < dp->dp_held->dh_nb; i++)
+		if ((ns = dti_rec_rt(&dp->dp_held->dh_recs[i])) != 0 &&
+		    (low == 0 || ns < low))
+			low = ns;
+	if (dti_committed(dp, dp->dp_tail, &ns) && ns != 0 &&
+	    (low == 0 || ns < low))
+		low = ns;
+	return low;
+}
+
+/*
+ * The mark no later than what the rings may still give (dp_lowrt, or
+ * what a held batch keeps back, less two slacks for its bounds;
+ * dti_seq_mark() takes the third): a mark past it would let younger
+ * events of other sources out first.  A forged stamp holds the others
+ * back by D at most, as a silent source does, or by DT_SEQ_PATIENT_NS
+ * while the drain says it is held back (dti_patience()).  The drain
+ * thread.
  */
 static void
 dti_low_mark(const struct dti_proc *procs, uint64_t *rt)
 {
 	const struct dti_proc *dp;
-	uint64_t low;
+	uint64_t low, held;
 
 	for (dp = procs; dp != NULL; dp = dp->dp_next) {
-		if (dp->dp_lowrt == 0)
+		low = dp->dp_lowrt;
+		if ((held = dti_held_rt(dp)) != 0 && (low == 0 || held < low))
+			low = held;
+		if (low == 0)
 			continue;
-		low = dp->dp_lowrt > 2 * DTI_SEQ_SLACK_NS ?
-		    dp->dp_lowrt - 2 * DTI_SEQ_SLACK_NS : DTI_SEQ_SLACK_NS;
+		low = low > 2 * DTI_SEQ_SLACK_NS ?
+		    low - 2 * DTI_SEQ_SLACK_NS : DTI_SEQ_SLACK_NS;
 		if (low < *rt)
 			*rt = low;
 	}
