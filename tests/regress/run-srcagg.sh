@@ -337,6 +337,9 @@ nonroot)
 	mkfifo "$TMP/nr" || exit 2
 	# lossless (-L): the tracees wait for room rather than drop
 	# the end: a marker's call, after the last tracee's in time order
+	# (a batch held for its image's look once let the drain's mark
+	# past it: the marker's call came before 2224 to 6432 of the last
+	# tracee's records, 16 runs in 170 beside a build)
 	ln -s "$AGG_CALLS" "$TMP/agg_mark" || exit 2
 	"$BTRACE" -d "$DEV" -v -L -e 'BEGIN { printf("go\n"); }
 	    syscall:getppid:entry /comm == "agg_calls"/ { @[pid] = count(); }
