@@ -196,11 +196,8 @@ dti_tail_publish(struct udt_ring_hdr *rh, uint64_t tail)
  */
 static struct dti_plan	dti_plan = { .dpl_budget = UINT_MAX };	/* [D] */
 
-/*
- * The realtime stamp of valid record r, as dt_ingest_rec.c gives its
- * event, in ns.  [D]
- */
-static uint64_t
+/* As dt_ingest_rec.c gives its event (dt_ingest_var.h). */
+uint64_t
 dti_rec_rt(const struct udt_rec *r)
 {
 	if (r->ur_flags & UDT_R_TSC)
@@ -208,11 +205,7 @@ dti_rec_rt(const struct udt_rec *r)
 	return (uint64_t)r->ur_sec * 1000000000ULL + (uint64_t)r->ur_nsec;
 }
 
-/*
- * Whether ticket t of dp's ring is committed (or given up); with *ns,
- * the stamp of the record there if it is a valid one, else 0.  [D]
- */
-static bool
+bool
 dti_committed(const struct dti_proc *dp, uint64_t t, uint64_t *ns)
 {
 	const struct udt_rec *s = (const void *)((const char *)dp->dp_ring +
@@ -300,7 +293,9 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 		(void)dti_image_look(dp, false);
 	/*
 	 * A batch waiting for the look at its image: the ring waits with it
-	 * (its tracee's own cost), the other rings do not.
+	 * (its tracee's own cost); the other rings are drained, and their
+	 * events wait in the sequencer behind it DTI_HELD_MARK_NS at most
+	 * (dti_held_rt()).
 	 */
 	if (!dti_held_settle(dp, final))
 		return 0;
@@ -664,6 +659,8 @@ dti_idle(unsigned int gen, uint64_t ns)
  */
 #define DTI_SEQ_SLACK_NS	200000ULL
 
+static uint64_t	dti_marked;	/* [D] the rt of the last mark out */
+
 static void
 dti_seq_mark(uint64_t rt)
 {
@@ -674,6 +671,7 @@ dti_seq_mark(uint64_t rt)
 		dt_source_idle(dti_seq);
 	else
 		dt_source_mark(dti_seq, rt - DTI_SEQ_SLACK_NS);
+	dti_marked = rt;
 }
 
 /*
@@ -807,53 +805,36 @@ dti_hold(uint64_t now, unsigned int *budget)
 }
 
 /*
- * The oldest stamp of what waits behind dp's held batch (dp_held, a look
- * at its image not answered yet: dt_ingest_rec.c): the batch, and the
- * ring, which is not drained meanwhile, from its tail on.  0: nothing
- * held, or nothing to order by.  Lossless or not, all of it was stamped
- * before the pass that held the batch: a mark past it let younger events
- * out first, the held ones late once the look answered (a non-root
- * tracee's last 2224 records of 20000 after a later process's call, or
- * never read, the reader gone at that call).  The drain thread.
- */
-static uint64_t
-dti_held_rt(const struct dti_proc *dp)
-{
-	uint64_t low = 0, ns;
-	unsigned int i;
-
-	if (dp->dp_held == NULL)
-		return 0;
-	for (i = 0; i < dp->dp_held->dh_nb; i++)
-		if ((ns = dti_rec_rt(&dp->dp_held->dh_recs[i])) != 0 &&
-		    (low == 0 || ns < low))
-			low = ns;
-	if (dti_committed(dp, dp->dp_tail, &ns) && ns != 0 &&
-	    (low == 0 || ns < low))
-		low = ns;
-	return low;
-}
-
-/*
  * The mark no later than what the rings may still give (dp_lowrt, or
  * what a held batch keeps back, less two slacks for its bounds;
  * dti_seq_mark() takes the third): a mark past it would let younger
  * events of other sources out first.  A forged stamp holds the others
  * back by D at most, as a silent source does, or by DT_SEQ_PATIENT_NS
- * while the drain says it is held back (dti_patience()).  The drain
- * thread.
+ * while the drain says it is held back (dti_patience()).
+ *
+ * A held batch (dti_held_rt()) only keeps the mark where it was: what
+ * it holds was copied at or after the pass whose mark is out, and any
+ * time since 1970 is a valid stamp, so a lower one is the tracee's word
+ * alone, and the mark it pulled down held every source's events for
+ * every reader.  And only for DTI_HELD_MARK_NS.  now: CLOCK_MONOTONIC.
+ * The drain thread.
  */
 static void
-dti_low_mark(const struct dti_proc *procs, uint64_t *rt)
+dti_low_mark(const struct dti_proc *procs, uint64_t now, uint64_t *rt)
 {
 	const struct dti_proc *dp;
 	uint64_t low, held;
 
 	for (dp = procs; dp != NULL; dp = dp->dp_next) {
-		low = dp->dp_lowrt;
-		if ((held = dti_held_rt(dp)) != 0 && (low == 0 || held < low))
-			low = held;
-		if (low == 0)
+		if ((held = dti_held_rt(dp, now)) != 0) {
+			held = held > 2 * DTI_SEQ_SLACK_NS ?
+			    held - 2 * DTI_SEQ_SLACK_NS : DTI_SEQ_SLACK_NS;
+			if (held < dti_marked)
+				held = dti_marked;
+			if (held < *rt)
+				*rt = held;
+		}
+		if ((low = dp->dp_lowrt) == 0)
 			continue;
 		low = low > 2 * DTI_SEQ_SLACK_NS ?
 		    low - 2 * DTI_SEQ_SLACK_NS : DTI_SEQ_SLACK_NS;
@@ -1182,7 +1163,7 @@ dti_drain_main(void *arg)
 			if (procs == NULL && dti_seq != NULL)
 				dt_source_idle(dti_seq);
 			pthread_mutex_unlock(&dti_lock);
-			dti_low_mark(procs, &xrt);
+			dti_low_mark(procs, now, &xrt);
 			if (procs != NULL)
 				dti_seq_mark(xrt);
 		}

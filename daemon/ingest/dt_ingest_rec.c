@@ -368,7 +368,9 @@ dti_held_free(struct dti_held *dh)
 /*
  * Keep a batch until the look at dp's image answers.  No more than the
  * ring it came from: one batch per proc, and the ring is not drained
- * meanwhile.  false when out of memory (the batch is then lost).
+ * meanwhile.  Its oldest stamp and the time it was held are taken now,
+ * once: each pass's mark asks for them (dti_held_rt()).  false when out
+ * of memory (the batch is then lost).
  */
 static bool
 dti_hold(struct dti_proc *dp, const struct udt_rec *batch,
@@ -376,6 +378,7 @@ dti_hold(struct dti_proc *dp, const struct udt_rec *batch,
     const struct dti_deep *bdeep, unsigned int nb)
 {
 	struct dti_held *dh;
+	uint64_t ns;
 
 	if ((dh = calloc(1, sizeof(*dh))) == NULL ||
 	    (dh->dh_recs = malloc(nb * sizeof(*batch))) == NULL ||
@@ -393,6 +396,11 @@ dti_hold(struct dti_proc *dp, const struct udt_rec *batch,
 		memcpy(dh->dh_deep, bdeep, sizeof(*bdeep));
 	}
 	dh->dh_nb = nb;
+	for (unsigned int i = 0; i < nb; i++)
+		if ((ns = dti_rec_rt(&batch[i])) != 0 &&
+		    (dh->dh_rt == 0 || ns < dh->dh_rt))
+			dh->dh_rt = ns;
+	dh->dh_since = dt_clock_ns(CLOCK_MONOTONIC);
 	memcpy(dh->dh_recs, batch, nb * sizeof(*batch));
 	memcpy(dh->dh_has, bhas, nb);
 	/* Only the strings a record has: the rest is never read. */
@@ -402,6 +410,45 @@ dti_hold(struct dti_proc *dp, const struct udt_rec *batch,
 			dh->dh_strs[i] = bstr[i];
 	dp->dp_held = dh;
 	return true;
+}
+
+/*
+ * Lossless or not, a held batch's records, and those its ring holds from
+ * its tail on, may be older than what the pass that held it let out:
+ * a mark past them let younger events of other sources out first, the
+ * held ones late once the look answered (a non-root tracee's last 2224
+ * records of 20000 after a later process's call, or never read, the
+ * reader gone at that call).  The tail's record is the oldest the ring
+ * still holds but for the mark's slack (a writer's stamp before its
+ * commit) or a lossless writer that stamped before it waited for room
+ * (which dti_low() covers for a ring that is drained, not for one held:
+ * it comes late, counted), so it alone is read, and the batch's stamp
+ * was taken when it was held: a pass pays no more for a held batch than
+ * for a ring.
+ *
+ * But the look runs on the tracee's user's worker, which a FUSE page
+ * can stall for ever, and while honoured the hold pins every source's
+ * events, for every reader, as long as the sequencer's D: so not once
+ * that worker is stuck, nor past DTI_HELD_MARK_NS.  The records then
+ * come late, and are counted, costing that user alone.
+ */
+_Static_assert(DTI_HELD_MARK_NS * 2 <= DT_SEQ_DELAY_NS, "held within D");
+
+uint64_t
+dti_held_rt(const struct dti_proc *dp, uint64_t now)
+{
+	const struct dti_held *dh = dp->dp_held;
+	uint64_t low, ns;
+
+	/* now is the pass's, and the batch may have been held since */
+	if (dh == NULL || (now > dh->dh_since &&
+	    now - dh->dh_since > DTI_HELD_MARK_NS) || dti_look_stuck(dp))
+		return 0;
+	low = dh->dh_rt;
+	if (dti_committed(dp, dp->dp_tail, &ns) && ns != 0 &&
+	    (low == 0 || ns < low))
+		low = ns;
+	return low;
 }
 
 bool

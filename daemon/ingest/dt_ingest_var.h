@@ -193,6 +193,8 @@ struct dti_held {
 	struct udt_rec_str	*dh_strs;
 	uint8_t			*dh_has;
 	struct dti_deep		*dh_deep;	/* or NULL: no deep frames */
+	uint64_t		 dh_rt;		/* its oldest stamp; 0: none */
+	uint64_t		 dh_since;	/* CLOCK_MONOTONIC, held then */
 };
 
 /*
@@ -542,6 +544,32 @@ dti_span(uint32_t nslots)
  */
 bool	dti_held_settle(struct dti_proc *, int final);
 void	dti_held_free(struct dti_held *);
+/*
+ * How long a held batch may keep the drain's mark behind it: well
+ * within the sequencer's D, for the held batch pins every source's
+ * events for every reader while it does.  Past it, or once the user's
+ * look worker is stuck (dti_look_stuck()), the mark goes on without it
+ * and its records come late, counted: a look that a user's FUSE page
+ * can stall forever costs that user's events their order, not the
+ * others their latency.
+ */
+#define DTI_HELD_MARK_NS	20000000ULL
+/*
+ * The oldest stamp the drain's mark must stay behind for dp's held
+ * batch, at monotonic time now: the batch's (taken when it was held)
+ * and that of the record at its ring's tail, not drained meanwhile.
+ * 0: nothing held, nothing to order by, or no longer honoured.  [D]
+ */
+uint64_t	dti_held_rt(const struct dti_proc *, uint64_t now);
+/* Whether dp's user's look worker is stuck in a look.  Any thread. */
+bool	dti_look_stuck(const struct dti_proc *);
+/* dt_ingest_drain.c: a valid record's realtime stamp, in ns.  [D] */
+uint64_t	dti_rec_rt(const struct udt_rec *);
+/*
+ * dt_ingest_drain.c: whether ticket t of dp's ring is committed (or given
+ * up); with ns, the stamp of the record there if valid, else 0.  [D]
+ */
+bool	dti_committed(const struct dti_proc *, uint64_t t, uint64_t *ns);
 bool	dti_who(struct dti_proc *, struct udt_rec *, pid_t *);
 /*
  * Whether tid may be one of dp's writers: its thread, or (*kid) a child

@@ -487,6 +487,13 @@ dti_look_run(struct dt_work *wk, bool cancel)
 	dti_chk_put(ck);
 }
 
+bool
+dti_look_stuck(const struct dti_proc *dp)
+{
+	return dti_look_wq != NULL && dt_wq_stalled(dti_look_wq,
+	    (uint32_t)dp->dp_uid, DTI_LOOK_WAIT_NS);
+}
+
 enum dti_verdict
 dti_image_look(struct dti_proc *dp, bool wait)
 {

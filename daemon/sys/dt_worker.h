@@ -29,7 +29,9 @@
  * up only the later jobs of its own key.  A stuck worker cannot be
  * woken (the kernel's waits there end only for a fatal signal), so it
  * stays until its user lets it go or dtd exits; one thread per user is
- * what a user's stall costs dtd.
+ * what a user's stall costs dtd.  A caller that waits, or makes others
+ * wait, on an answer must bound it, and stop once the worker is stuck
+ * (dt_wq_stalled()): the drain's mark behind a held batch does both.
  */
 #ifndef DT_WORKER_H
 #define DT_WORKER_H
