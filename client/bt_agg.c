@@ -612,15 +612,21 @@ agg_clock_ns(clockid_t clk)
 }
 
 int
-agg_settled(int fd, uint64_t t)
+agg_done(int fd, uint64_t t)
 {
 	struct dtioc_aggread rd;
 
-	if (fd == -1 || agg_nrules == 0)
+	if (fd == -1)
 		return 1;
 	memset(&rd, 0, sizeof(rd));
 	/* a device that does not know DTIOCAGGREAD folds nothing */
 	return ioctl(fd, DTIOCAGGREAD, &rd) == -1 || rd.dtgr_done >= t;
+}
+
+int
+agg_settled(int fd, uint64_t t)
+{
+	return agg_nrules == 0 || agg_done(fd, t);
 }
 
 /*

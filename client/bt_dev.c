@@ -510,6 +510,10 @@ rd_want(size_t got)
  * are read and thrown away, only the fold counting: a lossless drain
  * holds the command's threads back while this reader's ring is over
  * half full, and a wait for the fold that did not read held them too.
+ * And then it waits for dtd to have put every event of before the end
+ * whatever it folds (agg_done()): one that comes late is in the late
+ * count read next, not put after btrace stopped looking, unsaid (a run
+ * without folded rules ended at once).
  */
 #define END_DRAIN_MS	5000
 static void
@@ -531,7 +535,7 @@ end_drain(int fd, struct dt_evt *buf, size_t want, int halt)
 	 */
 	while (agg_clock_ns(CLOCK_MONOTONIC) < until) {
 		if (!settled)
-			settled = agg_settled(fd, t);
+			settled = halt ? agg_done(fd, t) : agg_settled(fd, t);
 		if (settled && past)
 			break;
 		/* dtd has nothing to say "folded" with: a look a ms */

@@ -397,10 +397,14 @@ int			 agg_folds(const struct bt_var *bv);
  * any other end of tracing (a signal, exit()) the main loop reads on
  * until then (bt_dev.c), so that what dtd still holds of the time
  * before the end is folded before the last merge, or read, as a read
- * of the events until then would have seen them.  Main thread.
+ * of the events until then would have seen them.  agg_done(): whether
+ * dtd has put every event stamped before t, whatever it folds: after
+ * exit(), so that what came late is in the late count read next.  Main
+ * thread.
  */
 int			 agg_settle_poll(int fd);
 int			 agg_settled(int fd, uint64_t t);
+int			 agg_done(int fd, uint64_t t);
 uint64_t		 agg_clock_ns(clockid_t clk);
 void			 agg_report(void);
 /*

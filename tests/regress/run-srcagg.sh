@@ -362,6 +362,13 @@ nonroot)
 	cat "$TMP/res" "$TMP/err"
 	grep 'no longer the image' "$TMP/dtd.log" &&
 	    fail "dtd discarded a non-root tracee's records"
+	# in time order: a record that came after the marker's call is
+	# not read (btrace exits at it), and is said late only here
+	# (btrace waits after exit() for dtd to have put all of before)
+	grep 'came out of time order' "$TMP/err" &&
+	    fail "btrace read events out of time order"
+	grep -E 'order: [1-9][0-9]* of' "$TMP/dtd.log" &&
+	    fail "dtd said events came late"
 	# Every call read, or said lost: a tracee that ends before dtd
 	# proved its ring its own (a slow dtd: ASan's) has its last
 	# records discarded, and the reader is told (dropevt).
