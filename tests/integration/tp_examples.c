@@ -56,9 +56,9 @@
 #define TE_SLEEP_US	2000
 #define TE_NPAGES	4096
 #define TE_NBIO		64
-#define TE_TRIES	3	/* runs of a pairing script out of order */
 
 static const char	*te_btrace, *te_examples, *te_target;
+static bool		 te_errs;	/* btrace's stderr into te_out too */
 static struct dtt_dtd	 te_dd;
 static char		 te_out[1 << 20];
 static uint64_t		 te_wall_ns;
@@ -101,7 +101,7 @@ te_btrace_run(const char *script, const char *cmd, const char *arg,
 	argv[n] = NULL;
 	snprintf(out, sizeof(out), "%s/btrace.out", te_dd.dd_dir);
 	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
-	status = dtt_run_capture(argv, TE_RUN_MS, out, false, te_out,
+	status = dtt_run_capture(argv, TE_RUN_MS, out, te_errs, te_out,
 	    sizeof(te_out));
 	te_wall_ns = dtt_clock_ns(CLOCK_MONOTONIC) - t0;
 	if (!dtt_check(dtt_exited0(status), "btrace %s exits 0 with its "
@@ -257,42 +257,6 @@ te_hist_total(const char *name)
 	return total;
 }
 
-/* Whether btrace said, in te_out, that events came out of time order. */
-static bool
-te_late(void)
-{
-	return strstr(te_out, "came out of time order") != NULL;
-}
-
-/*
- * te_btrace_run() -A for a script that pairs events by their time order,
- * again while btrace says some came out of it, TE_TRIES runs at most:
- * true when one ran and was in order, its output in te_out.  dtd holds
- * events a bounded time (the sequencer's D, 50 ms): on a loaded machine
- * its perf reader, kept off the CPU past it (a 20 ms wait that took 65,
- * beside the spinners), has a completion go out before its issue, which
- * comes late, and btrace says so (73 late, 50 of 74 paired).  Such a run
- * tells nothing of the pairing; a run out of order every time fails.
- */
-static bool
-te_btrace_ordered(const char *script, const char *cmd, const char *what)
-{
-	int i;
-
-	for (i = 0; i < TE_TRIES; i++) {
-		if (!te_btrace_run(script, cmd, NULL, true))
-			return false;
-		if (!te_late())
-			return true;
-		fprintf(stderr, "# %s: out of time order, as btrace said; "
-		    "again\n", what);
-	}
-	dtt_check(false, "%s in time order in one of %d runs", what,
-	    TE_TRIES);
-	fprintf(stderr, "%s", te_out);
-	return false;
-}
-
 static void
 run_biolat(void)
 {
@@ -300,6 +264,7 @@ run_biolat(void)
 	long long v, n = -1, issued, paired;
 	pid_t busy[CPU_SETSIZE];
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	bool ran;
 
 	if (!dtt_check(on_disk(te_dd.dd_dir), "%s is on a block device "
 	    "(else set TMPDIR to a directory on a disk)", te_dd.dd_dir))
@@ -310,11 +275,16 @@ run_biolat(void)
 	/*
 	 * A completion raised while its CPU idles is counted by perf but
 	 * never sampled (perf record -a loses the same ones): keep every
-	 * CPU busy, as on a machine whose disk latency matters.
+	 * CPU busy, as on a machine whose disk latency matters.  At
+	 * SCHED_IDLE: at normal priority the spinners kept dtd's perf
+	 * reader off its CPU past the sequencer's D (a 20 ms wait that took
+	 * 40 to 65 beside a build), and a completion went out before its
+	 * issue, which came late: the disorder this test is there to see,
+	 * made by the test itself (4 of 150 runs beside a build).
 	 */
 	if (ncpu > CPU_SETSIZE)
 		ncpu = CPU_SETSIZE;
-	if (!dtt_check(dtt_busy_start(busy, ncpu, "tp_busy") == 0,
+	if (!dtt_check(dtt_busy_start_idle(busy, ncpu, "tp_busy") == 0,
 	    "a spinner on each of %d CPUs", ncpu)) {
 		dtt_busy_stop(busy, ncpu);
 		return;
@@ -326,7 +296,7 @@ run_biolat(void)
 	 * the CPUs' rings one after the other, 12 to 66 of the 64 paired.)
 	 * Checked before the next run takes te_out.
 	 */
-	if (te_btrace_ordered("biolat.bt", cmd, "biolat.bt")) {
+	if ((ran = te_btrace_run("biolat.bt", cmd, NULL, true))) {
 		v = te_hist_total("@usecs:");
 		if (!dtt_check(v >= TE_NBIO && v <= TE_NBIO * 4, "@usecs "
 		    "counts %lld requests for %d synchronous writes", v,
@@ -344,17 +314,28 @@ run_biolat(void)
 	 * of 66 seen on a quiet machine).  Out of order, pairs were 0.4 to
 	 * 21%.
 	 */
-	if (te_btrace_ordered("tracepoint:block:block_rq_issue /arg2 > 0/ "
+	/*
+	 * btrace's stderr too: a run out of order says so ("came out of
+	 * time order"), printed whatever the share, which tells a pairing
+	 * lost to disorder from one lost to the end of the run.  Not a
+	 * failure of its own: beside a build at a load of 8 on 2 CPUs, 3
+	 * runs of 60 said so (1, 6 and 134 late), two still pairing 90%;
+	 * dtd holds events D at most, by design, and counts the rest.
+	 */
+	te_errs = true;
+	if (ran && te_btrace_run("tracepoint:block:block_rq_issue /arg2 > 0/ "
 	    "{ @start[arg0, arg1] = nsecs; @issued = count(); } "
 	    "tracepoint:block:rq_complete /@start[arg0, arg1]/ "
 	    "{ @paired = count(); delete(@start[arg0, arg1]); } "
-	    "END { clear(@start); }", cmd, "the pairing")) {
+	    "END { clear(@start); }", cmd, NULL, true)) {
 		issued = te_scalar("@issued");
 		paired = te_scalar("@paired");
 		if (!dtt_check(issued >= TE_NBIO && paired * 100 >= issued *
-		    90, "%lld of %lld block requests paired", paired, issued))
-			fprintf(stderr, "%s", te_out);
+		    90, "%lld of %lld block requests paired", paired, issued) ||
+		    strstr(te_out, "came out of time order") != NULL)
+			fprintf(stderr, "# the pairing run:\n%s", te_out);
 	}
+	te_errs = false;
 	dtt_busy_stop(busy, ncpu);
 	/* Each write its own request, issued by the writer itself. */
 	if (!te_btrace_run("tracepoint:block:block_rq_issue "

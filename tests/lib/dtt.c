@@ -755,9 +755,10 @@ dtt_cpu_ns(pid_t pid)
 	return sum;
 }
 
-int
-dtt_busy_start(pid_t *pids, int ncpu, const char *name)
+static int
+dtt_busy(pid_t *pids, int ncpu, const char *name, bool idle)
 {
+	struct sched_param sp = { .sched_priority = 0 };
 	cpu_set_t set;
 	int p[2], i;
 	char c;
@@ -773,6 +774,9 @@ dtt_busy_start(pid_t *pids, int ncpu, const char *name)
 			CPU_ZERO(&set);
 			CPU_SET(i, &set);
 			sched_setaffinity(0, sizeof(set), &set);
+			if (idle && sched_setscheduler(0, SCHED_IDLE,
+			    &sp) == -1)
+				_exit(1);
 			prctl(PR_SET_NAME, name);
 			if (write(p[1], "x", 1) != 1)
 				_exit(1);
@@ -787,6 +791,18 @@ dtt_busy_start(pid_t *pids, int ncpu, const char *name)
 			break;
 	close(p[0]);
 	return i == ncpu ? 0 : -1;
+}
+
+int
+dtt_busy_start(pid_t *pids, int ncpu, const char *name)
+{
+	return dtt_busy(pids, ncpu, name, false);
+}
+
+int
+dtt_busy_start_idle(pid_t *pids, int ncpu, const char *name)
+{
+	return dtt_busy(pids, ncpu, name, true);
 }
 
 pid_t

@@ -234,6 +234,11 @@ uint64_t	dtt_cpu_ns(pid_t);
  * already started are left in pids for dtt_busy_stop()).  Main thread.
  */
 int	dtt_busy_start(pid_t *pids, int ncpu, const char *name);
+/*
+ * dtt_busy_start() at SCHED_IDLE: the CPUs never idle, yet anything else
+ * that wants one (dtd's readers) runs at once, as on a quiet machine.
+ */
+int	dtt_busy_start_idle(pid_t *pids, int ncpu, const char *name);
 void	dtt_busy_stop(pid_t *pids, int ncpu);
 /*
  * A child making getppid() flat out, its count in *calls (shared memory
