@@ -854,13 +854,7 @@ dt_seq_done_ns(void)
 	uint64_t done;
 
 	pthread_mutex_lock(&dt_seq_mtx);
-	/*
-	 * The watermark with its bound D, not the lowest mark: a stuck
-	 * source's events come late once D has passed anyway, and a reader
-	 * that waits for "done" (btrace's end, a fold's settle) waited its
-	 * own bound, seconds, behind one user's stuck source.
-	 */
-	done = dt_seq_nactive == 0 ? dt_seq_now() : dt_seq_w(dt_seq_now());
+	done = dt_seq_nactive == 0 ? dt_seq_now() : dt_seq_minmark;
 	/*
 	 * Not past an event still held: an idle source's last pass (an
 	 * exited tracee's final drain) may leave its events here, for the

@@ -156,10 +156,9 @@ void	dt_seq_flush(struct dt_softc *);
 
 /*
  * Every event stamped before the time returned has been put (released
- * by the sequencer, or put unordered): its watermark (the oldest mark of
- * the active sources, no older than D ago), now with none active, and
- * before the oldest event still held.  One stamped before it that comes
- * later is late, and counted.  DTIOCAGGREAD's dtgr_done.  Any thread.
+ * by the sequencer, or put unordered): the oldest mark of the active
+ * sources, now with none active, and before the oldest event still
+ * held.  DTIOCAGGREAD's dtgr_done.  Any thread.
  */
 uint64_t	dt_seq_done_ns(void);
 
