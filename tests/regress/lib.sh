@@ -113,9 +113,13 @@ bt() {
 	"$BTRACE" -d "$DEV" "$@"
 }
 
-# The wire's header, whose UDT_VERSION a hello must carry.
-UDT_WIRE_H=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../include/userdt" &&
-    pwd)/udt_wire.h
+# The wire's header, whose UDT_VERSION a hello must carry: for the bash
+# runners (reuse_round()); run-regress.sh is sh, which cannot say where
+# a sourced file lies and would stop at the expansion.
+if [ -n "${BASH_VERSION:-}" ]; then
+	UDT_WIRE_H=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../include/userdt" &&
+	    pwd)/udt_wire.h
+fi
 
 # reuse_round RUN PROG BASE N: one run of btrace -p "$TPID" with PROG
 # (and a 20 Hz tick, whose first line says it records; the fifo
