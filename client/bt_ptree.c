@@ -17,12 +17,13 @@
 /*
  * btrace -c: which events belong to the command's process tree.
  *
- * The tree is learnt from the kernel's process connector: every fork in
- * the system is announced on a netlink socket at the moment it happens,
- * before the child can make an event.  btrace listens from before the
- * command is forked and drains the socket before it looks at each batch
- * of events, so a child's fork is always known before its first event,
- * however short the child's life (/proc would have forgotten it).
+ * The tree is learnt from the kernel's process connector (bt_ptree_cn.c):
+ * every fork in the system is announced on a netlink socket at the
+ * moment it happens, before the child can make an event.  btrace listens
+ * from before the command is forked, a thread drains the socket as it
+ * fills, and the main thread drains what is left before it looks at each
+ * batch of events, so a child's fork is always known before its first
+ * event, however short the child's life (/proc would have forgotten it).
  *
  * A pid that leaves the tree and is reused by an outsider is told apart
  * by time: each entry remembers when its holder was forked and what the
@@ -32,7 +33,16 @@
  * Where the connector cannot be had (no CONFIG_PROC_EVENTS, another
  * network namespace) or has overflowed, a pid not seen fork is looked up
  * in /proc by its parent chain, the supervisor being a subreaper so that
- * orphans still chain to it.
+ * orphans still chain to it.  After an overflow, a process that has
+ * exited before its first event is read is nowhere to be looked up:
+ * neither dtd nor the kernel keeps a dead process's parent.  Its events
+ * are left out and counted, and btrace says so at the end, never
+ * silently: they may be the command's, or another launched program's.
+ * An overflow may also have dropped the shell's exec (its later
+ * children are then taken for the launcher's) or an outsider's fork of
+ * a tree pid (its events then taken for the tree's): the words at the
+ * end name the overflow, so that such a run is never taken for a whole
+ * one.
  *
  * Only the command's processes are its tree (design decision 17): not
  * the supervisor, a parent of the tree whose own events are btrace's, nor
@@ -40,13 +50,9 @@
  * command (udt_launch_trace()): the connector says when the shell
  * executes, and what it forked or did before is not the command's.
  */
-#include <linux/cn_proc.h>
-#include <linux/connector.h>
-#include <linux/netlink.h>
-#include <sys/socket.h>
-
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +60,7 @@
 #include <unistd.h>
 
 #include "btrace.h"
+#include "bt_ptree.h"
 
 /* How far an event's time stamp may lag the fork of its process. */
 #define CLOCK_SLACK	20000000ULL
@@ -67,13 +74,20 @@ struct pt_ent {
 	pid_t		 pe_pid;	/* 0: free slot */
 	char		 pe_member;	/* PT_* */
 	char		 pe_prev;	/* the pid's previous holder's */
+	char		 pe_undecided;	/* gone unknown after an overflow */
 	uint64_t	 pe_since;	/* realtime ns of the fork, 0 unknown */
 };
 
+pthread_mutex_t		 pt_mtx = PTHREAD_MUTEX_INITIALIZER;
+
+/* All under pt_mtx once the drain thread runs (bt_ptree.h). */
 static struct pt_ent	*tab;
 static size_t		 tabsize, tabused;
 static int		 cn_fd = -1;
 static int		 cn_lost;	/* forks missed: /proc decides */
+static unsigned long	 cn_overflows;	/* ENOBUFS seen */
+static unsigned long	 undec_pids;	/* left out: pe_undecided */
+static unsigned long	 undec_evts;
 static int64_t		 mono2real;	/* realtime - monotonic, ns */
 static pid_t		 shell_pid;	/* ptree_shell() */
 static int		 shell_execd;	/* it executed the command */
@@ -130,50 +144,15 @@ pt_set(pid_t pid, int member, uint64_t since)
 	pe->pe_prev = pe->pe_member;
 	pe->pe_member = (char)member;
 	pe->pe_since = since;
+	pe->pe_undecided = 0;
 }
 
 /* Listen to forks; before the command is forked.  0, or -1 (errno). */
 int
 ptree_open(void)
 {
-	struct sockaddr_nl sa;
-	struct {
-		struct nlmsghdr			 h;
-		struct cn_msg			 c;
-		enum proc_cn_mcast_op		 op;
-	} __attribute__((packed)) msg;
-	int fd, sz = 8 << 20;
-	struct timespec rt, mt;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mt);
-	mono2real = (int64_t)(ns_of(&rt) - ns_of(&mt));
-	fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    NETLINK_CONNECTOR);
-	if (fd == -1)
-		goto fail;
-	/* a fork storm elsewhere must not push the command's forks out */
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-	memset(&sa, 0, sizeof(sa));
-	sa.nl_family = AF_NETLINK;
-	sa.nl_groups = CN_IDX_PROC;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
-		goto fail;
-	memset(&msg, 0, sizeof(msg));
-	msg.h.nlmsg_len = sizeof(msg);
-	msg.h.nlmsg_type = NLMSG_DONE;
-	msg.c.id.idx = CN_IDX_PROC;
-	msg.c.id.val = CN_VAL_PROC;
-	msg.c.len = sizeof(msg.op);
-	msg.op = PROC_CN_MCAST_LISTEN;
-	if (send(fd, &msg, sizeof(msg), 0) != (ssize_t)sizeof(msg))
-		goto fail;
-	cn_fd = fd;
-	return 0;
-fail:
-	if (fd != -1)
-		close(fd);
+	if ((cn_fd = pt_cn_open(&mono2real)) != -1)
+		return 0;
 	cn_lost = 1;
 	if (g_verbose > 1)
 		fprintf(stderr, "debug: no process connector (%s): the "
@@ -191,7 +170,9 @@ ptree_root(pid_t pid)
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now);
+	pthread_mutex_lock(&pt_mtx);
 	pt_set(pid, PT_PARENT, ns_of(&now));
+	pthread_mutex_unlock(&pt_mtx);
 }
 
 void
@@ -200,81 +181,63 @@ ptree_shell(pid_t pid)
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now);
+	pthread_mutex_lock(&pt_mtx);
 	pt_set(pid, PT_IN, ns_of(&now));
 	shell_pid = pid;
 	shell_execd = 0;
+	pthread_mutex_unlock(&pt_mtx);
+	/* btrace forks no more: the socket drained as it fills */
+	if (cn_fd != -1 && pt_cn_start(cn_fd) == -1 && g_verbose > 1)
+		fprintf(stderr, "debug: no drain thread: the process "
+		    "connector is read before each batch alone\n");
+}
+
+/* The connector's words, pt_mtx held (bt_ptree_cn.c). */
+void
+pt_exec(pid_t pid, uint64_t since)
+{
+	if (pid == shell_pid && shell_pid != 0 && !shell_execd) {
+		shell_execd = 1;
+		shell_exec_ns = since;
+	}
+}
+
+void
+pt_fork(pid_t parent, pid_t child, uint64_t since)
+{
+	struct pt_ent *pe = pt_slot(parent, 0);
+
+	if (parent == shell_pid && shell_pid != 0 && !shell_execd)
+		/* the launcher's helper, and what it forks */
+		pt_set(child, PT_OUT, since);
+	else if (pe != NULL && pe->pe_member != PT_OUT)
+		pt_set(child, PT_IN, since);
+	else if ((pe = pt_slot(child, 0)) != NULL && since > pe->pe_since)
+		/* a tree pid reused by an outsider */
+		pt_set(child, PT_OUT, since);
+}
+
+void
+pt_overflow(void)
+{
+	if (cn_overflows++ == 0)
+		fprintf(stderr, "%s: the kernel dropped fork announcements "
+		    "(too many forks at once): the command's tree is now "
+		    "read from /proc, and a process of it gone before its "
+		    "events are read will be left out (said at the end)\n",
+		    g_progname);
+	cn_lost = 1;
 }
 
 /* Take in the forks announced so far. */
 void
 ptree_sync(void)
 {
-	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
-	struct nlmsghdr *h;
-	struct cn_msg *cm;
-	struct proc_event ev;
-	size_t avail;
-	struct pt_ent *pe;
-	uint64_t since;
-	pid_t child;
-	ssize_t n;
-
 	if (cn_fd == -1)
 		return;
-	for (;;) {
-		n = recv(cn_fd, buf, sizeof(buf), 0);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			if (errno == ENOBUFS) {
-				if (!cn_lost)
-					fprintf(stderr, "%s: too many forks "
-					    "at once: the command's tree is "
-					    "now read from /proc\n",
-					    g_progname);
-				cn_lost = 1;
-				continue;
-			}
-			return;		/* EAGAIN: all read */
-		}
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-		    h = NLMSG_NEXT(h, n)) {
-			cm = NLMSG_DATA(h);
-			/* the event sits 4-byte aligned; its u64 wants 8 */
-			avail = h->nlmsg_len - NLMSG_HDRLEN - sizeof(*cm);
-			if (h->nlmsg_len < NLMSG_HDRLEN + sizeof(*cm))
-				continue;
-			memset(&ev, 0, sizeof(ev));
-			memcpy(&ev, cm->data, avail < sizeof(ev) ? avail :
-			    sizeof(ev));
-			if (ev.what == PROC_EVENT_EXEC &&
-			    ev.event_data.exec.process_tgid == shell_pid &&
-			    shell_pid != 0 && !shell_execd) {
-				shell_execd = 1;
-				shell_exec_ns = ev.timestamp_ns +
-				    (uint64_t)mono2real;
-			}
-			if (ev.what != PROC_EVENT_FORK)
-				continue;
-			/* a new thread is no new process */
-			if (ev.event_data.fork.child_pid !=
-			    ev.event_data.fork.child_tgid)
-				continue;
-			pe = pt_slot(ev.event_data.fork.parent_tgid, 0);
-			child = ev.event_data.fork.child_tgid;
-			since = ev.timestamp_ns + (uint64_t)mono2real;
-			if (ev.event_data.fork.parent_tgid == shell_pid &&
-			    shell_pid != 0 && !shell_execd)
-				/* the launcher's helper, and what it forks */
-				pt_set(child, PT_OUT, since);
-			else if (pe != NULL && pe->pe_member != PT_OUT)
-				pt_set(child, PT_IN, since);
-			else if ((pe = pt_slot(child, 0)) != NULL &&
-			    since > pe->pe_since)
-				/* a tree pid reused by an outsider */
-				pt_set(child, PT_OUT, since);
-		}
-	}
+	pthread_mutex_lock(&pt_mtx);
+	pt_cn_drain(cn_fd);
+	pthread_mutex_unlock(&pt_mtx);
 }
 
 /* The parent of pid from /proc, 0 when it is gone. */
@@ -321,8 +284,8 @@ proc_member(pid_t pid, int depth)
  * a system call's, which from the shell before its exec can only be the
  * launcher's record of its execve, the command's start.
  */
-int
-ptree_member(pid_t pid, const struct timespec *tsp, int sys)
+static int
+member(pid_t pid, const struct timespec *tsp, int sys)
 {
 	struct pt_ent *pe = pt_slot(pid, 0);
 
@@ -336,29 +299,72 @@ ptree_member(pid_t pid, const struct timespec *tsp, int sys)
 		 * counters, and may lag a fork a little: only an event well
 		 * before the fork is the old holder's.
 		 */
+		if (pe->pe_undecided) {
+			undec_evts++;
+			return 0;
+		}
 		if (pe->pe_prev != pe->pe_member && pe->pe_since != 0 &&
 		    ns_of(tsp) + CLOCK_SLACK < pe->pe_since)
 			return pe->pe_prev == PT_IN;
 		return pe->pe_member == PT_IN;
 	}
 	/* the connector saw every fork: a pid it did not is an outsider */
-	if (!cn_lost || !proc_member(pid, 0))
+	if (!cn_lost)
+		return 0;
+	if (proc_ppid(pid) == 0) {
+		/* gone, its parent with it: nothing can place it now */
+		if ((pe = pt_slot(pid, 1)) != NULL) {
+			pe->pe_member = pe->pe_prev = PT_OUT;
+			pe->pe_since = 0;
+			pe->pe_undecided = 1;
+			undec_pids++;
+			undec_evts++;
+		}
+		return 0;
+	}
+	if (!proc_member(pid, 0))
 		return 0;
 	return (pe = pt_slot(pid, 0)) != NULL && pe->pe_member == PT_IN;
+}
+
+int
+ptree_member(pid_t pid, const struct timespec *tsp, int sys)
+{
+	int m;
+
+	pthread_mutex_lock(&pt_mtx);
+	m = member(pid, tsp, sys);
+	pthread_mutex_unlock(&pt_mtx);
+	return m;
 }
 
 pid_t
 ptree_shell_pid(void)
 {
-	return shell_pid;
+	pid_t pid;
+
+	pthread_mutex_lock(&pt_mtx);
+	pid = shell_pid;
+	pthread_mutex_unlock(&pt_mtx);
+	return pid;
 }
 
+/* The thread stopped first: nothing else takes pt_mtx after. */
 void
 ptree_close(void)
 {
-	if (cn_fd != -1)
-		close(cn_fd);
+	pt_cn_stop();
 	cn_fd = -1;
+	if (cn_overflows > 0)
+		fprintf(stderr, "%s: the kernel dropped fork announcements "
+		    "%lu time%s: %lu event%s of %lu process%s that had exited "
+		    "before they could be placed %s left out (the command's, "
+		    "or another launched program's)\n", g_progname,
+		    cn_overflows, cn_overflows == 1 ? "" : "s", undec_evts,
+		    undec_evts == 1 ? "" : "s", undec_pids,
+		    undec_pids == 1 ? "" : "es", undec_evts == 1 ? "was" :
+		    "were");
+	cn_overflows = undec_pids = undec_evts = 0;
 	free(tab);
 	tab = NULL;
 	tabsize = tabused = 0;
