@@ -69,6 +69,9 @@ struct pt_cn_input {
 	uint32_t	pi_events;	/* enum proc_cn_event bits */
 };
 
+/* Between two drains of the thread, ns. */
+#define CN_PAUSE	10000000L
+
 static int		 cn_fd = -1;
 static int		 cn_stop[2] = { -1, -1 };
 static pthread_t	 cn_thread;
@@ -202,6 +205,7 @@ pt_cn_drain(int fd)
 static void *
 cn_thread_main(void *arg)
 {
+	struct timespec pause = { 0, CN_PAUSE };
 	struct pollfd pfd[2];
 
 	(void)arg;
@@ -220,6 +224,13 @@ cn_thread_main(void *arg)
 		pthread_mutex_lock(&pt_mtx);
 		pt_cn_drain(cn_fd);
 		pthread_mutex_unlock(&pt_mtx);
+		/*
+		 * The buffer holds a second of the worst storm, and the main
+		 * thread drains before each batch it looks at: this thread
+		 * need not be prompt, and a storm costs it a wakeup every
+		 * CN_PAUSE rather than one a fork.
+		 */
+		nanosleep(&pause, NULL);
 	}
 	return NULL;
 }
