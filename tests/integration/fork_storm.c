@@ -21,19 +21,37 @@
  * every listener; no exec, so that the storm costs the announcements
  * and little else.  Writes "go\n" on stdout once it forks, so that a
  * test waits for the storm rather than sleeping.
+ *
+ * Dies with its parent (PR_SET_PDEATHSIG): a test killed by its runner
+ * runs no cleanup, and a storm left behind would fork on every core.
  */
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include <err.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 int
-main(void)
+main(int argc, char *argv[])
 {
 	pid_t pid;
 	int said = 0;
 
+	if (argc != 2)
+		errx(1, "usage: fork_storm parent-pid");
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		err(1, "prctl PR_SET_PDEATHSIG");
+	/*
+	 * The parent may have gone before the prctl, when no signal would
+	 * come: its pid comes from itself, as ours may have been reparented
+	 * before the first getppid().
+	 */
+	if (getppid() != (pid_t)strtol(argv[1], NULL, 10))
+		return 1;
 	for (;;) {
 		pid = fork();
 		if (pid == 0)

@@ -44,22 +44,26 @@ ROUNDS = 2
 # long enough for the storm to fill the buffer that btrace had (16 MB
 # of announcements: about a second of two fork_storms, two cores)
 WAIT = 2
+# each round; all of them well under meson's 120 s
+ROUND_TIMEOUT = 25
+OVERFLOW_NOW = "dropped fork announcements (too many"
 
 CMD = ("sleep %d; i=0; while [ $i -lt %d ]; do /bin/true & i=$((i + 1)); "
        "done; wait" % (WAIT, NKIDS))
 PROG = 'syscall:exit_group:entry /comm == "true"/ { printf("kid %d\\n", pid); }'
 
 
-def storm_start(prog, n):
-    """n fork storms, each in its own group; once each forks."""
-    storms = []
+def storm_start(prog, n, storms):
+    """n fork storms, each listed as soon as it starts; once each forks.
+
+    In the test's own process group, so that a runner's kill of the
+    group takes them, and each dies with the test besides (fork_storm.c):
+    a killed test runs no finally."""
     for _ in range(n):
-        p = subprocess.Popen([prog], stdout=subprocess.PIPE,
-                             start_new_session=True)
-        storms.append(p)
+        storms.append(subprocess.Popen([prog, str(os.getpid())],
+                                       stdout=subprocess.PIPE))
     for p in storms:
         check(p.stdout.readline() == b"go\n", "fork storm %d forks" % p.pid)
-    return storms
 
 
 def storm_stop(storms):
@@ -69,21 +73,25 @@ def storm_stop(storms):
         p.stdout.close()
 
 
-def one(btrace, env, k):
-    r = subprocess.run([btrace, "-e", PROG, "-c", CMD], env=env,
-                       capture_output=True, text=True, timeout=60)
-    check(r.returncode == 0, "round %d: btrace -c exits 0 (%d: %s)" %
+def kids(r, k):
+    check(r.returncode == 0, "round %s: btrace -c exits 0 (%d: %s)" %
           (k, r.returncode, r.stderr.strip()[-300:]))
-    pids = [int(l.split()[1]) for l in r.stdout.splitlines()
-            if l.startswith("kid ")]
     for l in r.stderr.splitlines():
         if "fork announcements" in l:
             print("# " + l)
+    return [int(l.split()[1]) for l in r.stdout.splitlines()
+            if l.startswith("kid ")]
+
+
+def one(btrace, env, k):
+    r = subprocess.run([btrace, "-e", PROG, "-c", CMD], env=env,
+                       capture_output=True, text=True, timeout=ROUND_TIMEOUT)
+    pids = kids(r, k)
     check(len(pids) == NKIDS and len(set(pids)) == NKIDS,
           "round %d: %d exit_group calls of %d distinct children, %d "
           "expected" % (k, len(pids), len(set(pids)), NKIDS))
     # dropped announcements are said at once, and what they cost at the end
-    said = "dropped fork announcements (too many" in r.stderr
+    said = OVERFLOW_NOW in r.stderr
     check(said == (" time: " in r.stderr or " times: " in r.stderr),
           "round %d: an overflow is said at once and at the end" % k)
 
@@ -97,7 +105,7 @@ def main():
                USERDT_SOCKET=work + "/ingest.sock")
     storms = []
     try:
-        storms = storm_start(storm, max(2, os.cpu_count() or 2))
+        storm_start(storm, max(2, os.cpu_count() or 2), storms)
         for k in range(ROUNDS):
             one(btrace, env, k)
     finally:
