@@ -23,7 +23,10 @@ processes' forks.  The command waits first (a sleep: btrace has no
 event to read, so it blocks in the device), then starts NKIDS short
 children at once, each of which makes one exit_group(2) under its own
 name.  Checks: each child's call is printed once, under its own pid; and
-whatever btrace had to drop, it said.
+whatever btrace had to drop, it said.  A last round stops btrace
+(SIGSTOP) until the kernel drops announcements, and the children run
+and go meanwhile: the overflow is said at once, and at the end all of
+them, left out, are counted.
 
 Before the drain thread and the event mask, btrace read the socket only
 between batches of events: the sleep let the storm fill the buffer, the
@@ -32,10 +35,13 @@ gone before /proc was read, were left out: 122 to 144 of the 150 a run
 on two cores.
 """
 import os
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 from dttpy import check, done, start_dtd, stop_dtd
 
@@ -44,7 +50,7 @@ ROUNDS = 2
 # long enough for the storm to fill the buffer that btrace had (16 MB
 # of announcements: about a second of two fork_storms, two cores)
 WAIT = 2
-# each round; all of them well under meson's 120 s
+# each round; all of them (ROUNDS + 1) well under meson's 120 s
 ROUND_TIMEOUT = 25
 OVERFLOW_NOW = "dropped fork announcements (too many"
 
@@ -96,6 +102,75 @@ def one(btrace, env, k):
           "round %d: an overflow is said at once and at the end" % k)
 
 
+def cn_drops(pid):
+    """The drops counted on pid's process connector socket, or None."""
+    inodes = set()
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            l = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        if l.startswith("socket:["):
+            inodes.add(l[8:-1])
+    with open("/proc/net/netlink") as f:
+        for l in f.readlines()[1:]:
+            w = l.split()
+            if w[1] == "11" and w[9] in inodes:	# NETLINK_CONNECTOR
+                return int(w[8])
+    return None
+
+
+def stopped(btrace, env, work):
+    """btrace kept off the CPU (SIGSTOP) until the kernel drops what the
+    storm announces, and while the command's children come and go: the
+    overflow is said at once, and at the end every child, gone before
+    /proc could place it, is counted left out with its one event."""
+    fifo = work + "/shell"
+    os.mkfifo(fifo)
+    # opened before btrace: the shell's open for writing never blocks
+    rd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    go = work + "/go"
+    os.mkfifo(go)
+    p = subprocess.Popen([btrace, "-e", PROG, "-c",
+                          "echo $$ > %s; read x < %s; %s" % (fifo, go, CMD)],
+                         env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        r, _, _ = select.select([rd], [], [], ROUND_TIMEOUT)
+        check(r == [rd], "round stopped: the shell says its pid")
+        shell = int(os.read(rd, 64))
+        os.kill(p.pid, signal.SIGSTOP)
+        # nothing to wait on: the kernel's count of drops, looked at
+        t = time.monotonic()
+        while not cn_drops(p.pid) and time.monotonic() - t < ROUND_TIMEOUT:
+            time.sleep(0.05)
+        check(cn_drops(p.pid), "round stopped: the kernel drops "
+              "announcements (%s)" % cn_drops(p.pid))
+        with open(go, "w") as f:
+            f.write("go\n")
+        # the shell waits for its children: they are all gone once it is
+        fd = os.pidfd_open(shell)
+        r, _, _ = select.select([fd], [], [], ROUND_TIMEOUT)
+        os.close(fd)
+        check(r == [fd], "round stopped: the command ends")
+        os.kill(p.pid, signal.SIGCONT)
+        out, err = p.communicate(timeout=ROUND_TIMEOUT)
+    finally:
+        os.close(rd)
+        p.kill()
+        p.wait()
+        p.stdout.close()
+        p.stderr.close()
+    pids = kids(subprocess.CompletedProcess(p.args, p.returncode, out, err),
+                "stopped")
+    check(pids == [], "round stopped: %d children printed, 0 expected" %
+          len(pids))
+    check(OVERFLOW_NOW in err, "round stopped: the overflow is said")
+    end = "1 time: %d events of %d processes" % (NKIDS, NKIDS)
+    check(end in err and "left out" in err,
+          "round stopped: the end says %r ... left out" % end)
+
+
 def main():
     dtd, btrace, storm = sys.argv[1:4]
     work = tempfile.mkdtemp(prefix="ptree_storm.")
@@ -108,6 +183,7 @@ def main():
         storm_start(storm, max(2, os.cpu_count() or 2), storms)
         for k in range(ROUNDS):
             one(btrace, env, k)
+        stopped(btrace, env, work)
     finally:
         storm_stop(storms)
         stop_dtd(d)
