@@ -222,7 +222,7 @@ pt_overflow(void)
 {
 	if (cn_overflows++ == 0)
 		fprintf(stderr, "%s: the kernel dropped fork announcements "
-		    "(too many forks at once): the command's tree is now "
+		    "(its buffer was full): the command's tree is now "
 		    "read from /proc, and a process of it gone before its "
 		    "events are read will be left out (said at the end)\n",
 		    g_progname);

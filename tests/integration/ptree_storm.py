@@ -52,7 +52,7 @@ ROUNDS = 2
 WAIT = 2
 # each round; all of them (ROUNDS + 1) well under meson's 120 s
 ROUND_TIMEOUT = 25
-OVERFLOW_NOW = "dropped fork announcements (too many"
+OVERFLOW_NOW = "dropped fork announcements (its buffer was full)"
 
 CMD = ("sleep %d; i=0; while [ $i -lt %d ]; do /bin/true & i=$((i + 1)); "
        "done; wait" % (WAIT, NKIDS))
