@@ -41,7 +41,7 @@ void		 pt_overflow(void);
 
 /* bt_ptree_cn.c */
 int		 pt_cn_open(int64_t *);
-void		 pt_cn_drain(int);	/* pt_mtx held */
+size_t		 pt_cn_drain(int);	/* pt_mtx held */
 int		 pt_cn_start(int);
 void		 pt_cn_stop(void);
 

@@ -19,10 +19,12 @@
  * and exec of the machine, not the command's alone.
  *
  * A busy machine forks thousands of times a second, and the socket's
- * buffer (8 MB) holds a few seconds of that: once it is full the kernel
- * drops announcements, the command's forks among them, and a child that
- * exits before btrace reads /proc is lost to the tree.  Two things keep
- * the buffer from filling:
+ * buffer holds little of that: 16 MB for root (SO_RCVBUFFORCE, 8 MB
+ * asked, doubled by the kernel), about 20000 announcements; for another
+ * user net.core.rmem_max doubled, 416 kB by default, about 500.  Once
+ * it is full the kernel drops announcements, the command's forks among
+ * them, and a child that exits before btrace reads /proc is lost to the
+ * tree.  Two things keep the buffer from filling:
  *
  * - Since Linux 6.6 the listen message may carry a mask of the events
  *   wanted (struct proc_input): forks and execs alone are sent, not the
@@ -35,9 +37,10 @@
  *   thread that does nothing else drains the socket into the table as
  *   the announcements come (concurrency: bt_ptree.h).
  *
- * What can still be lost: the drain thread kept off both cores for the
- * time the machine takes to fill the buffer (seconds under a fork storm
- * of every core, with the mask).  The kernel says so (ENOBUFS), and
+ * What can still be lost: the drain thread kept off the processors for
+ * the time the machine takes to fill the buffer (a fraction of a second
+ * under a fork storm of every core, with the mask; for another user than
+ * root, milliseconds).  The kernel says so (ENOBUFS), and
  * bt_ptree.c says what it cost.
  */
 #include <sys/socket.h>
@@ -71,12 +74,18 @@ struct pt_cn_input {
 
 /* Between two drains of the thread, ns. */
 #define CN_PAUSE	10000000L
+/*
+ * What one announcement costs the socket's buffer (the kernel counts
+ * the skb's truesize, not the payload), measured: 16 MB held 20164.
+ */
+#define CN_TRUESIZE	832
 
 static int		 cn_fd = -1;
 static int		 cn_stop[2] = { -1, -1 };
 static pthread_t	 cn_thread;
 static int		 cn_running;
 static int64_t		 cn_mono2real;	/* realtime - monotonic, ns */
+static size_t		 cn_room;	/* announcements the buffer holds */
 
 static uint64_t
 ns_of(const struct timespec *ts)
@@ -110,7 +119,8 @@ pt_cn_open(int64_t *mono2real)
 	} __attribute__((packed)) msg;
 	struct timespec rt, mt;
 	size_t len;
-	int fd, sz = 8 << 20;
+	socklen_t sl;
+	int fd, sz = 8 << 20, forced;
 
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mt);
@@ -119,8 +129,20 @@ pt_cn_open(int64_t *mono2real)
 	    NETLINK_CONNECTOR);
 	if (fd == -1)
 		return -1;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+	forced = setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz,
+	    sizeof(sz)) == 0;
+	if (!forced)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	/* what the kernel granted, doubled: rmem_max caps a plain SO_RCVBUF */
+	sl = sizeof(sz);
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, &sl) || sz <= 0)
+		sz = 0;
+	cn_room = (size_t)sz / CN_TRUESIZE;
+	if (!forced && g_verbose > 0)
+		fprintf(stderr, "%s: process connector: SO_RCVBUFFORCE refused "
+		    "(not root): a buffer of %d bytes (net.core.rmem_max), "
+		    "about %zu announcements; a fork storm may overflow it\n",
+		    g_progname, sz, cn_room);
 	memset(&sa, 0, sizeof(sa));
 	sa.nl_family = AF_NETLINK;
 	sa.nl_groups = CN_IDX_PROC;
@@ -151,15 +173,18 @@ fail:
 	return -1;
 }
 
-/* Take in what the socket holds, to its end.  pt_mtx held. */
-void
+/*
+ * Take in what the socket holds, to its end.  pt_mtx held.  The number
+ * of announcements read.
+ */
+size_t
 pt_cn_drain(int fd)
 {
 	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
 	struct nlmsghdr *h;
 	struct cn_msg *cm;
 	struct proc_event ev;
-	size_t avail;
+	size_t avail, got = 0;
 	ssize_t n;
 
 	for (;;) {
@@ -171,13 +196,14 @@ pt_cn_drain(int fd)
 				pt_overflow();
 				continue;
 			}
-			return;		/* EAGAIN: all read */
+			return got;	/* EAGAIN: all read */
 		}
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
 		    h = NLMSG_NEXT(h, n)) {
 			if (h->nlmsg_len < NLMSG_HDRLEN + sizeof(*cm))
 				continue;
 			cm = NLMSG_DATA(h);
+			got++;
 			/* the event sits 4-byte aligned; its u64 wants 8 */
 			avail = h->nlmsg_len - NLMSG_HDRLEN - sizeof(*cm);
 			memset(&ev, 0, sizeof(ev));
@@ -207,6 +233,7 @@ cn_thread_main(void *arg)
 {
 	struct timespec pause = { 0, CN_PAUSE };
 	struct pollfd pfd[2];
+	size_t got;
 
 	(void)arg;
 	pfd[0].fd = cn_fd;
@@ -222,15 +249,18 @@ cn_thread_main(void *arg)
 		if (pfd[1].revents)
 			break;
 		pthread_mutex_lock(&pt_mtx);
-		pt_cn_drain(cn_fd);
+		got = pt_cn_drain(cn_fd);
 		pthread_mutex_unlock(&pt_mtx);
 		/*
-		 * The buffer holds a second of the worst storm, and the main
-		 * thread drains before each batch it looks at: this thread
-		 * need not be prompt, and a storm costs it a wakeup every
-		 * CN_PAUSE rather than one a fork.
+		 * A storm costs this thread a wakeup every CN_PAUSE rather
+		 * than one a fork, while the buffer has room for a pause's
+		 * worth: once a drain took a quarter of it or more (for a
+		 * user whom rmem_max holds to 500 announcements, a storm of
+		 * 12500 forks a second), four pauses would fill it, and the
+		 * next drain comes as soon as there is an announcement.
 		 */
-		nanosleep(&pause, NULL);
+		if (got < cn_room / 4)
+			nanosleep(&pause, NULL);
 	}
 	return NULL;
 }

@@ -47,8 +47,9 @@ from dttpy import check, done, start_dtd, stop_dtd
 
 NKIDS = 150
 ROUNDS = 2
-# long enough for the storm to fill the buffer that btrace had (16 MB
-# of announcements: about a second of two fork_storms, two cores)
+# long enough for the storm to fill the buffer that btrace had without
+# the drain thread (16 MB for root, 20164 announcements: about a second
+# of two fork_storms on two cores)
 WAIT = 2
 # each round; all of them (ROUNDS + 1) well under meson's 120 s
 ROUND_TIMEOUT = 25
