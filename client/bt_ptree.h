@@ -21,9 +21,10 @@
  * Locking: pt_mtx covers the table, the shell's state, the loss counts
  * and the connector socket's reads.  Two threads take it: the main one
  * (ptree_*() of btrace.h) and the connector's drain thread.  Whoever
- * holds it reads the socket to its end before it lets go, so the
- * announcements are taken in the kernel's order, and a main thread that
- * drained under the lock knows every fork made before it did.
+ * holds it reads the socket, to its end or to the first announcement
+ * made after it began, before it lets go, so the announcements are
+ * taken in the kernel's order, and a main thread that drained under the
+ * lock knows every fork made before it did.
  */
 #ifndef BT_PTREE_H
 #define BT_PTREE_H

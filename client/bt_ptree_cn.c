@@ -174,8 +174,13 @@ fail:
 }
 
 /*
- * Take in what the socket holds, to its end.  pt_mtx held.  The number
- * of announcements read.
+ * Take in what the socket holds, up to the first announcement made
+ * after the drain began: one reader is slower than a storm of every
+ * processor, and a drain to the socket's end would hold pt_mtx, and the
+ * main thread, for as long as the storm lasts.  Whatever was announced
+ * before the start is queued ahead of that one, so a drain still knows
+ * every fork made before it began (bt_ptree.h).  pt_mtx held.  The
+ * number of announcements read.
  */
 size_t
 pt_cn_drain(int fd)
@@ -184,10 +189,16 @@ pt_cn_drain(int fd)
 	struct nlmsghdr *h;
 	struct cn_msg *cm;
 	struct proc_event ev;
+	struct timespec ts;
+	uint64_t start;
 	size_t avail, got = 0;
 	ssize_t n;
+	int late = 0;
 
-	for (;;) {
+	/* the clock of the kernel's stamps (ktime_get_ns) */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	start = ns_of(&ts);
+	while (!late) {
 		n = recv(fd, buf, sizeof(buf), 0);
 		if (n == -1) {
 			if (errno == EINTR)
@@ -209,6 +220,8 @@ pt_cn_drain(int fd)
 			memset(&ev, 0, sizeof(ev));
 			memcpy(&ev, cm->data, avail < sizeof(ev) ? avail :
 			    sizeof(ev));
+			if (ev.timestamp_ns > start)
+				late = 1;
 			if (ev.what == PROC_EVENT_EXEC)
 				pt_exec(ev.event_data.exec.process_tgid,
 				    ev.timestamp_ns + (uint64_t)cn_mono2real);
@@ -221,6 +234,7 @@ pt_cn_drain(int fd)
 				    ev.timestamp_ns + (uint64_t)cn_mono2real);
 		}
 	}
+	return got;
 }
 
 /*
