@@ -172,6 +172,22 @@ def stopped(btrace, env, work):
           "round stopped: the end says %r ... left out" % end)
 
 
+def mask(btrace, env):
+    """The connector is asked for forks and execs alone from Linux 6.6,
+    for everything before, or with BTRACE_CN_NOMASK."""
+    rel = tuple(int(x) for x in os.uname().release.split(".")[:2])
+    for nomask in (False, True):
+        e = dict(env, BTRACE_CN_NOMASK="1") if nomask else env
+        r = subprocess.run([btrace, "-vv", "-e", PROG, "-c", "true"], env=e,
+                           capture_output=True, text=True,
+                           timeout=ROUND_TIMEOUT)
+        want = ("forks and execs" if rel >= (6, 6) and not nomask else
+                "every event")
+        check("debug: process connector: " + want in r.stderr,
+              "BTRACE_CN_NOMASK %s: the connector asked for %s" %
+              ("set" if nomask else "unset", want))
+
+
 def main():
     dtd, btrace, storm = sys.argv[1:4]
     work = tempfile.mkdtemp(prefix="ptree_storm.")
@@ -181,6 +197,7 @@ def main():
                USERDT_SOCKET=work + "/ingest.sock")
     storms = []
     try:
+        mask(btrace, env)
         storm_start(storm, max(2, os.cpu_count() or 2), storms)
         for k in range(ROUNDS):
             one(btrace, env, k)
