@@ -83,12 +83,10 @@ pthread_mutex_t		 pt_mtx = PTHREAD_MUTEX_INITIALIZER;
 /* All under pt_mtx once the drain thread runs (bt_ptree.h). */
 static struct pt_ent	*tab;
 static size_t		 tabsize, tabused;
-static int		 cn_fd = -1;
 static int		 cn_lost;	/* forks missed: /proc decides */
 static unsigned long	 cn_overflows;	/* ENOBUFS seen */
 static unsigned long	 undec_pids;	/* left out: pe_undecided */
 static unsigned long	 undec_evts;
-static int64_t		 mono2real;	/* realtime - monotonic, ns */
 static pid_t		 shell_pid;	/* ptree_shell() */
 static int		 shell_execd;	/* it executed the command */
 static uint64_t		 shell_exec_ns;	/* when, realtime ns */
@@ -151,7 +149,7 @@ pt_set(pid_t pid, int member, uint64_t since)
 int
 ptree_open(void)
 {
-	if ((cn_fd = pt_cn_open(&mono2real)) != -1)
+	if (pt_cn_open() == 0)
 		return 0;
 	cn_lost = 1;
 	if (g_verbose > 1)
@@ -187,7 +185,7 @@ ptree_shell(pid_t pid)
 	shell_execd = 0;
 	pthread_mutex_unlock(&pt_mtx);
 	/* btrace forks no more: the socket drained as it fills */
-	if (cn_fd != -1 && pt_cn_start(cn_fd) == -1 && g_verbose > 1)
+	if (pt_cn_start() == -1 && g_verbose > 1)
 		fprintf(stderr, "debug: no drain thread: the process "
 		    "connector is read before each batch alone\n");
 }
@@ -233,10 +231,8 @@ pt_overflow(void)
 void
 ptree_sync(void)
 {
-	if (cn_fd == -1)
-		return;
 	pthread_mutex_lock(&pt_mtx);
-	pt_cn_drain(cn_fd);
+	pt_cn_drain();
 	pthread_mutex_unlock(&pt_mtx);
 }
 
@@ -354,7 +350,6 @@ void
 ptree_close(void)
 {
 	pt_cn_stop();
-	cn_fd = -1;
 	if (cn_overflows > 0)
 		fprintf(stderr, "%s: the kernel dropped fork announcements "
 		    "%lu time%s: %lu event%s of %lu process%s that had exited "

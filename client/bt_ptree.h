@@ -41,9 +41,9 @@ void		 pt_exec(pid_t, uint64_t);
 void		 pt_overflow(void);
 
 /* bt_ptree_cn.c */
-int		 pt_cn_open(int64_t *);
-size_t		 pt_cn_drain(int);	/* pt_mtx held */
-int		 pt_cn_start(int);
+int		 pt_cn_open(void);
+size_t		 pt_cn_drain(void);	/* pt_mtx held */
+int		 pt_cn_start(void);
 void		 pt_cn_stop(void);
 
 #endif /* BT_PTREE_H */

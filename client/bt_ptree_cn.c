@@ -107,9 +107,9 @@ cn_masks(void)
 	return maj > 6 || (maj == 6 && min >= 6);
 }
 
-/* Listen to forks and execs.  The socket, or -1 (errno). */
+/* Listen to forks and execs.  0, or -1 (errno). */
 int
-pt_cn_open(int64_t *mono2real)
+pt_cn_open(void)
 {
 	struct sockaddr_nl sa;
 	struct {
@@ -124,7 +124,7 @@ pt_cn_open(int64_t *mono2real)
 
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mt);
-	*mono2real = cn_mono2real = (int64_t)(ns_of(&rt) - ns_of(&mt));
+	cn_mono2real = (int64_t)(ns_of(&rt) - ns_of(&mt));
 	fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    NETLINK_CONNECTOR);
 	if (fd == -1)
@@ -167,7 +167,7 @@ pt_cn_open(int64_t *mono2real)
 		fprintf(stderr, "debug: process connector: %s\n", msg.c.len ==
 		    sizeof(msg.in) ? "forks and execs" : "every event");
 	cn_fd = fd;
-	return fd;
+	return 0;
 fail:
 	close(fd);
 	return -1;
@@ -183,7 +183,7 @@ fail:
  * number of announcements read.
  */
 size_t
-pt_cn_drain(int fd)
+pt_cn_drain(void)
 {
 	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
 	struct nlmsghdr *h;
@@ -196,10 +196,12 @@ pt_cn_drain(int fd)
 	int late = 0;
 
 	/* the clock of the kernel's stamps (ktime_get_ns) */
+	if (cn_fd == -1)
+		return 0;	/* no connector: /proc decides */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	start = ns_of(&ts);
 	while (!late) {
-		n = recv(fd, buf, sizeof(buf), 0);
+		n = recv(cn_fd, buf, sizeof(buf), 0);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -263,7 +265,7 @@ cn_thread_main(void *arg)
 		if (pfd[1].revents)
 			break;
 		pthread_mutex_lock(&pt_mtx);
-		got = pt_cn_drain(cn_fd);
+		got = pt_cn_drain();
 		pthread_mutex_unlock(&pt_mtx);
 		/*
 		 * A storm costs this thread a wakeup every CN_PAUSE rather
@@ -282,15 +284,18 @@ cn_thread_main(void *arg)
 /*
  * Drain from now on in a thread; after btrace's last fork (the shell's),
  * so that no fork copies a process whose lock another thread holds.
- * 0, or -1: the main thread alone drains, as before each batch.
+ * 0 (also with no socket: nothing to drain), or -1: the main thread
+ * alone drains, as before each batch.
  */
 int
-pt_cn_start(int fd)
+pt_cn_start(void)
 {
 	sigset_t all, old;
 	int error;
 
-	if (cn_running || fd == -1 || pipe2(cn_stop, O_CLOEXEC) == -1)
+	if (cn_fd == -1)
+		return 0;	/* nothing to drain */
+	if (cn_running || pipe2(cn_stop, O_CLOEXEC) == -1)
 		return -1;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
