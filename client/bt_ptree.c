@@ -78,7 +78,8 @@ struct pt_ent {
 	uint64_t	 pe_since;	/* realtime ns of the fork, 0 unknown */
 };
 
-pthread_mutex_t		 pt_mtx = PTHREAD_MUTEX_INITIALIZER;
+/* error-checking: an exit under it finds it held (pt_report_atexit) */
+pthread_mutex_t		 pt_mtx = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 
 /* All under pt_mtx once the drain thread runs (bt_ptree.h). */
 static struct pt_ent	*tab;
@@ -90,6 +91,8 @@ static unsigned long	 undec_evts;
 static pid_t		 shell_pid;	/* ptree_shell() */
 static int		 shell_execd;	/* it executed the command */
 static uint64_t		 shell_exec_ns;	/* when, realtime ns */
+
+static void		 pt_report_atexit(void);
 
 static uint64_t
 ns_of(const struct timespec *ts)
@@ -149,6 +152,10 @@ pt_set(pid_t pid, int member, uint64_t since)
 int
 ptree_open(void)
 {
+	static int hooked;
+
+	if (!hooked && atexit(pt_report_atexit) == 0)
+		hooked = 1;
 	if (pt_cn_open() == 0)
 		return 0;
 	cn_lost = 1;
@@ -345,11 +352,10 @@ ptree_shell_pid(void)
 	return pid;
 }
 
-/* The thread stopped first: nothing else takes pt_mtx after. */
-void
-ptree_close(void)
+/* What the overflows cost, said once.  pt_mtx held, or no thread. */
+static void
+pt_report(void)
 {
-	pt_cn_stop();
 	if (cn_overflows > 0)
 		fprintf(stderr, "%s: the kernel dropped fork announcements "
 		    "%lu time%s: %lu event%s of %lu process%s that had exited "
@@ -360,6 +366,31 @@ ptree_close(void)
 		    undec_pids == 1 ? "" : "es", undec_evts == 1 ? "was" :
 		    "were");
 	cn_overflows = undec_pids = undec_evts = 0;
+}
+
+/*
+ * An exit through err() after the overflow skips ptree_close, and the
+ * first message promised the cost at the end.  A drain holds pt_mtx for
+ * a bounded time (bt_ptree_cn.c); an exit under it (xcalloc's, out of
+ * memory) is told by the error-checking mutex, and reports as it is.
+ */
+static void
+pt_report_atexit(void)
+{
+	int error;
+
+	error = pthread_mutex_lock(&pt_mtx);
+	pt_report();
+	if (error == 0)
+		pthread_mutex_unlock(&pt_mtx);
+}
+
+/* The thread stopped first: nothing else takes pt_mtx after. */
+void
+ptree_close(void)
+{
+	pt_cn_stop();
+	pt_report();
 	free(tab);
 	tab = NULL;
 	tabsize = tabused = 0;
