@@ -266,26 +266,33 @@ proc_ppid(pid_t pid)
 	return (pid_t)ppid;
 }
 
-static int
-proc_member(pid_t pid, int depth)
-{
-	struct pt_ent *pe;
-	pid_t ppid;
-	int m;
+/* How far up /proc is read for a pid's ancestry. */
+#define PROC_DEPTH	64
 
-	if ((pe = pt_slot(pid, 0)) != NULL)
-		return pe->pe_member != PT_OUT;
-	if (pid <= 1 || depth > 64 || (ppid = proc_ppid(pid)) == 0)
-		return 0;	/* not cached: gone, or not known yet */
-	m = proc_member(ppid, depth + 1);
-	pt_set(pid, m ? PT_IN : PT_OUT, 0);
-	return m;
+/*
+ * pid's ancestry from /proc, pid first, without pt_mtx: the drain thread
+ * goes on meanwhile.  The number of pids in chain; *top: the parent of
+ * the last, 0 when it was gone, 1 or less at the root.
+ */
+static int
+proc_chain(pid_t pid, pid_t *chain, pid_t *top)
+{
+	int n = 0;
+
+	chain[n++] = pid;
+	for (;;) {
+		*top = proc_ppid(chain[n - 1]);
+		if (*top <= 1 || n == PROC_DEPTH)
+			return n;
+		chain[n++] = *top;
+	}
 }
 
 /*
  * Is the process that made an event at tsp in the command's tree?  sys:
  * a system call's, which from the shell before its exec can only be the
- * launcher's record of its execve, the command's start.
+ * launcher's record of its execve, the command's start.  -1: only /proc
+ * can tell (place()).
  */
 static int
 member(pid_t pid, const struct timespec *tsp, int sys)
@@ -298,45 +305,85 @@ member(pid_t pid, const struct timespec *tsp, int sys)
 		return 0;
 	if (pe != NULL) {
 		/*
+		 * Found gone at pe_since: an event from before is its own,
+		 * one after a later holder's, which /proc may place.
+		 */
+		if (pe->pe_undecided) {
+			if (ns_of(tsp) <= pe->pe_since) {
+				undec_evts++;
+				return 0;
+			}
+			return -1;
+		}
+		/*
 		 * Tracees' clocks are converted from their time stamp
 		 * counters, and may lag a fork a little: only an event well
 		 * before the fork is the old holder's.
 		 */
-		if (pe->pe_undecided) {
-			undec_evts++;
-			return 0;
-		}
 		if (pe->pe_prev != pe->pe_member && pe->pe_since != 0 &&
 		    ns_of(tsp) + CLOCK_SLACK < pe->pe_since)
 			return pe->pe_prev == PT_IN;
 		return pe->pe_member == PT_IN;
 	}
 	/* the connector saw every fork: a pid it did not is an outsider */
-	if (!cn_lost)
-		return 0;
-	if (proc_ppid(pid) == 0) {
+	return cn_lost ? -1 : 0;
+}
+
+/*
+ * Place pid from its ancestry read in /proc (proc_chain()), unless the
+ * connector placed it meanwhile.  pt_mtx held.
+ */
+static int
+place(pid_t pid, const struct timespec *tsp, int sys, const pid_t *chain,
+    int n, pid_t top)
+{
+	struct timespec now;
+	struct pt_ent *pe;
+	int i, m;
+
+	if ((m = member(pid, tsp, sys)) != -1)
+		return m;
+	if (n == 1 && top == 0) {
 		/* gone, its parent with it: nothing can place it now */
+		undec_evts++;
+		clock_gettime(CLOCK_REALTIME, &now);
 		if ((pe = pt_slot(pid, 1)) != NULL) {
 			pe->pe_member = pe->pe_prev = PT_OUT;
-			pe->pe_since = 0;
+			pe->pe_since = ns_of(&now);
 			pe->pe_undecided = 1;
 			undec_pids++;
-			undec_evts++;
 		}
 		return 0;
 	}
-	if (!proc_member(pid, 0))
-		return 0;
-	return (pe = pt_slot(pid, 0)) != NULL && pe->pe_member == PT_IN;
+	/* the nearest ancestor known decides; beyond the chain, outsiders */
+	m = 0;
+	for (i = 1; i < n; i++)
+		if ((pe = pt_slot(chain[i], 0)) != NULL && !pe->pe_undecided) {
+			m = pe->pe_member != PT_OUT;
+			break;
+		}
+	/* the last, whose parent could not be read, is gone: not cached */
+	if (i == n && top == 0)
+		i--;
+	while (--i >= 0)
+		pt_set(chain[i], m ? PT_IN : PT_OUT, 0);
+	return m;
 }
 
 int
 ptree_member(pid_t pid, const struct timespec *tsp, int sys)
 {
-	int m;
+	pid_t chain[PROC_DEPTH], top;
+	int m, n;
 
 	pthread_mutex_lock(&pt_mtx);
 	m = member(pid, tsp, sys);
+	pthread_mutex_unlock(&pt_mtx);
+	if (m != -1)
+		return m;
+	n = proc_chain(pid, chain, &top);
+	pthread_mutex_lock(&pt_mtx);
+	m = place(pid, tsp, sys, chain, n, top);
 	pthread_mutex_unlock(&pt_mtx);
 	return m;
 }
