@@ -51,8 +51,12 @@ ROUNDS = 2
 # the drain thread (16 MB for root, 20164 announcements: about a second
 # of two fork_storms on two cores)
 WAIT = 2
-# each round; all of them (ROUNDS + 1) well under meson's 120 s
-ROUND_TIMEOUT = 25
+# each round's limit, s; the stopped round's for all its waits, the
+# mask checks' for each of two runs: 2 * 20 + 30 + 2 * 10 = 90, well
+# under meson's 120
+ROUND_TIMEOUT = 20
+STOPPED_TIMEOUT = 30
+MASK_TIMEOUT = 10
 OVERFLOW_NOW = "dropped fork announcements (its buffer was full)"
 
 CMD = ("sleep %d; i=0; while [ $i -lt %d ]; do /bin/true & i=$((i + 1)); "
@@ -121,11 +125,17 @@ def cn_drops(pid):
     return None
 
 
+def left(end):
+    """What is left of a deadline, s, never below 0."""
+    return max(end - time.monotonic(), 0)
+
+
 def stopped(btrace, env, work):
     """btrace kept off the CPU (SIGSTOP) until the kernel drops what the
     storm announces, and while the command's children come and go: the
     overflow is said at once, and at the end every child, gone before
     /proc could place it, is counted left out with its one event."""
+    end = time.monotonic() + STOPPED_TIMEOUT
     fifo = work + "/shell"
     os.mkfifo(fifo)
     # opened before btrace: the shell's open for writing never blocks
@@ -137,13 +147,12 @@ def stopped(btrace, env, work):
                          env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     try:
-        r, _, _ = select.select([rd], [], [], ROUND_TIMEOUT)
+        r, _, _ = select.select([rd], [], [], left(end))
         check(r == [rd], "round stopped: the shell says its pid")
         shell = int(os.read(rd, 64))
         os.kill(p.pid, signal.SIGSTOP)
         # nothing to wait on: the kernel's count of drops, looked at
-        t = time.monotonic()
-        while not cn_drops(p.pid) and time.monotonic() - t < ROUND_TIMEOUT:
+        while not cn_drops(p.pid) and left(end) > 0:
             time.sleep(0.05)
         check(cn_drops(p.pid), "round stopped: the kernel drops "
               "announcements (%s)" % cn_drops(p.pid))
@@ -151,11 +160,11 @@ def stopped(btrace, env, work):
             f.write("go\n")
         # the shell waits for its children: they are all gone once it is
         fd = os.pidfd_open(shell)
-        r, _, _ = select.select([fd], [], [], ROUND_TIMEOUT)
+        r, _, _ = select.select([fd], [], [], left(end))
         os.close(fd)
         check(r == [fd], "round stopped: the command ends")
         os.kill(p.pid, signal.SIGCONT)
-        out, err = p.communicate(timeout=ROUND_TIMEOUT)
+        out, err = p.communicate(timeout=max(left(end), 0.1))
     finally:
         os.close(rd)
         p.kill()
@@ -180,7 +189,7 @@ def mask(btrace, env):
         e = dict(env, BTRACE_CN_NOMASK="1") if nomask else env
         r = subprocess.run([btrace, "-vv", "-e", PROG, "-c", "true"], env=e,
                            capture_output=True, text=True,
-                           timeout=ROUND_TIMEOUT)
+                           timeout=MASK_TIMEOUT)
         want = ("forks and execs" if rel >= (6, 6) and not nomask else
                 "every event")
         check("debug: process connector: " + want in r.stderr,
