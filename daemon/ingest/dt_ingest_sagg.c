@@ -491,23 +491,34 @@ dts_take(struct dti_proc *dp, unsigned int s)
 	return false;
 }
 
-void
-dti_sagg_take(struct dti_proc *dp)
+/*
+ * A look at every slot in use of dp's table; at the last (last true),
+ * what its entries still wait for is counted as dropped.  [S]
+ */
+static void
+dts_look(struct dti_proc *dp, bool last)
 {
 	uint32_t used = atomic_load(&dts_used), keyed = 0;
 	unsigned int s;
 
-	if (used == 0)
-		return;
-	pthread_mutex_lock(&dts_mtx);
-	used = atomic_load(&dts_used);
 	for (s = 0; s < UDT_SAGG_NSPEC; s++)
 		if ((used & (1u << s)) && dts_take(dp, s))
 			keyed |= 1u << s;
 	/* entries left at an earlier look: their counts may never move */
 	keyed |= dp->dp_sagg_skip & used;
 	if (keyed != 0)
-		dts_take_keyed(dp, keyed, false);
+		dts_take_keyed(dp, keyed, last);
+	if (last)
+		dp->dp_sagg_skip = 0;
+}
+
+void
+dti_sagg_take(struct dti_proc *dp)
+{
+	if (atomic_load(&dts_used) == 0)
+		return;
+	pthread_mutex_lock(&dts_mtx);
+	dts_look(dp, false);
 	pthread_mutex_unlock(&dts_mtx);
 }
 
@@ -549,24 +560,14 @@ void
 dti_sagg_leave(struct dti_proc *gone)
 {
 	struct dti_proc *dp;
-	uint32_t used = atomic_load(&dts_used), keyed;
-	unsigned int s;
 
 	/*
 	 * As dti_sagg_take() then dti_sagg_gone() would do after the
 	 * proc's last drain: nothing is folded into its table any more,
 	 * so that drain adds nothing here, and both find nothing after.
 	 */
-	for (dp = gone; dp != NULL; dp = dp->dp_next) {
-		keyed = 0;
-		for (s = 0; s < UDT_SAGG_NSPEC; s++)
-			if ((used & (1u << s)) && dts_take(dp, s))
-				keyed |= 1u << s;
-		keyed |= dp->dp_sagg_skip & used;
-		if (keyed != 0)
-			dts_take_keyed(dp, keyed, true);
-		dp->dp_sagg_skip = 0;
-	}
+	for (dp = gone; dp != NULL; dp = dp->dp_next)
+		dts_look(dp, true);
 	pthread_mutex_unlock(&dts_mtx);
 }
 
