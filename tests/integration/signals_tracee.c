@@ -40,10 +40,15 @@
  *		size under 8 bytes (EINVAL): the library must read its
  *		flags without faulting, or not at all.  Exits 23, or the
  *		number of the check that failed.
+ *	altset	sets an alternate stack and takes it off (the second
+ *		call with the same buffer for the old one), each in force
+ *		after its call, while a 50 us timer's handler asks for the
+ *		stack meanwhile.  Exits 23, or the check's number.
  */
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <pthread.h>
 #include <errno.h>
@@ -231,6 +236,56 @@ badclone3(void)
 	return 23;
 }
 
+static volatile sig_atomic_t naltq;
+
+static void
+on_altq(int sig)
+{
+	stack_t x;
+
+	(void)sig;
+	if (sigaltstack(NULL, &x) == 0)
+		naltq++;
+}
+
+/*
+ * sigaltstack() as untraced where the library makes it in its SIGSYS
+ * handler (dispatch on, all calls): a stack set, then taken off, is in
+ * force after each call (not undone by that handler's sigreturn), also
+ * while a 50 us timer's handler asks for the stack (a handler's call in
+ * the middle of one of the program's).  Exits 23, or the check's number.
+ */
+static int
+altset(void)
+{
+	static char mem[1 << 16];
+	struct itimerval it = { { 0, 50 }, { 0, 50 } };
+	stack_t a, y;
+	int i;
+
+	if (signal(SIGALRM, on_altq) == SIG_ERR ||
+	    setitimer(ITIMER_REAL, &it, NULL) != 0)
+		return 1;
+	for (i = 0; i < 50000; i++)
+		if (sigaltstack(NULL, &y) != 0 || !(y.ss_flags & SS_DISABLE))
+			return 2;
+	memset(&a, 0, sizeof(a));
+	a.ss_sp = mem;
+	a.ss_size = sizeof(mem);
+	if (sigaltstack(&a, NULL) != 0 || sigaltstack(NULL, &y) != 0 ||
+	    y.ss_sp != mem || y.ss_size != sizeof(mem) ||
+	    (y.ss_flags & SS_DISABLE))
+		return 3;
+	a.ss_flags = SS_DISABLE;
+	/* one buffer for both: the kernel writes the old over the new */
+	if (syscall(SYS_sigaltstack, &a, &a) != 0 || a.ss_sp != mem ||
+	    sigaltstack(NULL, &y) != 0 || !(y.ss_flags & SS_DISABLE))
+		return 4;
+	memset(&it, 0, sizeof(it));
+	(void)setitimer(ITIMER_REAL, &it, NULL);
+	return naltq > 0 ? 23 : 5;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -268,6 +323,8 @@ main(int argc, char *argv[])
 	}
 	if (argc == 2 && strcmp(argv[1], "clone3") == 0)
 		return badclone3();
+	if (argc == 2 && strcmp(argv[1], "altset") == 0)
+		return altset();
 	if (argc == 2 && strcmp(argv[1], "plain") == 0) {
 		if (badclone3() != 23)
 			return 3;
@@ -282,6 +339,6 @@ main(int argc, char *argv[])
 		return 23;
 	}
 	fprintf(stderr, "usage: signals_tracee sigfd | alt N | "
-	    "altsz SIZE N | plain | clone3\n");
+	    "altsz SIZE N | plain | clone3 | altset\n");
 	return 2;
 }

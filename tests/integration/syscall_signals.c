@@ -236,6 +236,9 @@ main(int argc, char *argv[])
 		/* clone3's bad struct and short size: EFAULT, EINVAL */
 		as_untraced("clone3", "clone3 with a bad struct",
 		    modes[i].name, modes[i].env);
+		/* made in the SIGSYS handler, undone by its sigreturn */
+		as_untraced("altset", "sigaltstack set and taken off",
+		    modes[i].name, modes[i].env);
 	}
 	if (argc == 5 && stat(argv[4], &sb) == 0)
 		under_gdb(argv[4]);

@@ -597,13 +597,6 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	case SYS_vfork:
 	case SYS_execve:
 	case SYS_execveat:
-	/*
-	 * Made here, its stack would be the one this handler's sigreturn
-	 * puts back from the frame's uc_stack, and SS_ONSTACK and EPERM
-	 * would be judged on the handler's stack pointer: made after the
-	 * sigreturn instead, on the program's stack, as untraced.
-	 */
-	case SYS_sigaltstack:
 	deferred:
 		/* After sigreturn, from udt_sud_stub, back to the program. */
 		udt_sud_entry(nr, a, uc);
@@ -624,6 +617,22 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		udt_sud_entry(nr, a, uc);
 		r = udt_sud_sigaction(a);
 		udt_sud_return(nr, a, uc, r);
+		break;
+	case SYS_sigaltstack:
+		r = udt_sud_call(nr, a, uc);
+		/*
+		 * This handler's sigreturn puts back the alternate stack its
+		 * frame saved, which would undo what the program just set:
+		 * the frame gets the one now in force, as the kernel says it
+		 * (whatever the call did, a failed one included).  The handler
+		 * runs on the program's stack (no SA_ONSTACK), so SS_ONSTACK
+		 * and EPERM were judged as untraced.  Not deferred: a deferred
+		 * call's slot is the thread's one, which a signal handler's own
+		 * deferred call would take from under it.
+		 */
+		if (a[0] != 0)
+			(void)udt_sys2(SYS_sigaltstack, 0,
+			    (long)&uc->uc_stack);
 		break;
 	case SYS_rt_sigsuspend:
 	case SYS_ppoll:
