@@ -660,6 +660,8 @@ dti_idle(unsigned int gen, uint64_t ns)
 #define DTI_SEQ_SLACK_NS	200000ULL
 
 static uint64_t	dti_marked;	/* [D] the rt of the last mark out */
+static uint64_t	dti_marked_at;	/* [D] CLOCK_MONOTONIC when it last
+					   moved on */
 
 static void
 dti_seq_mark(uint64_t rt)
@@ -671,6 +673,8 @@ dti_seq_mark(uint64_t rt)
 		dt_source_idle(dti_seq);
 	else
 		dt_source_mark(dti_seq, rt - DTI_SEQ_SLACK_NS);
+	if (rt > dti_marked)
+		dti_marked_at = dt_clock_ns(CLOCK_MONOTONIC);
 	dti_marked = rt;
 }
 
@@ -816,17 +820,22 @@ dti_hold(uint64_t now, unsigned int *budget)
  * it holds was copied at or after the pass whose mark is out, and any
  * time since 1970 is a valid stamp, so a lower one is the tracee's word
  * alone, and the mark it pulled down held every source's events for
- * every reader.  And only for DTI_HELD_MARK_NS.  now: CLOCK_MONOTONIC.
- * The drain thread.
+ * every reader.  And only for DTI_HELD_MARK_NS: each batch's own
+ * (dti_held_rt()), and the mark's since it last moved on, so that
+ * batches held one after the other (a user's execs, each look just
+ * short of stuck) cannot keep it where it is for longer.  now:
+ * CLOCK_MONOTONIC.  The drain thread.
  */
 static void
 dti_low_mark(const struct dti_proc *procs, uint64_t now, uint64_t *rt)
 {
 	const struct dti_proc *dp;
 	uint64_t low, held;
+	bool hold = now <= dti_marked_at ||
+	    now - dti_marked_at <= DTI_HELD_MARK_NS;
 
 	for (dp = procs; dp != NULL; dp = dp->dp_next) {
-		if ((held = dti_held_rt(dp, now)) != 0) {
+		if (hold && (held = dti_held_rt(dp, now)) != 0) {
 			held = held > 2 * DTI_SEQ_SLACK_NS ?
 			    held - 2 * DTI_SEQ_SLACK_NS : DTI_SEQ_SLACK_NS;
 			if (held < dti_marked)
