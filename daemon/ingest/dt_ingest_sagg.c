@@ -515,7 +515,8 @@ dts_look(struct dti_proc *dp, bool last)
 void
 dti_sagg_take(struct dti_proc *dp)
 {
-	if (atomic_load(&dts_used) == 0)
+	/* dp_sagg_last: written by this thread (dti_sagg_leave()) */
+	if (atomic_load(&dts_used) == 0 || dp->dp_sagg_last)
 		return;
 	pthread_mutex_lock(&dts_mtx);
 	dts_look(dp, false);
@@ -566,8 +567,10 @@ dti_sagg_leave(struct dti_proc *gone)
 	 * proc's last drain: nothing is folded into its table any more,
 	 * so that drain adds nothing here, and both find nothing after.
 	 */
-	for (dp = gone; dp != NULL; dp = dp->dp_next)
+	for (dp = gone; dp != NULL; dp = dp->dp_next) {
 		dts_look(dp, true);
+		dp->dp_sagg_last = true;
+	}
 	pthread_mutex_unlock(&dts_mtx);
 }
 

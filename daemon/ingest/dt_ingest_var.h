@@ -305,6 +305,12 @@ struct dti_proc {
 	 * entries are read again at the next look, moved or not
 	 */
 	uint32_t		 dp_sagg_skip;
+	/*
+	 * [S] its last merge made (dti_sagg_leave()): no look after it, in
+	 * case its process still folds (a ring retired while it lives)
+	 * into a slot given back and taken anew meanwhile
+	 */
+	bool			 dp_sagg_last;
 	uint32_t		 dp_plost;	/* [D] profile samples */
 	uint32_t		 dp_precur;	/* [D] */
 	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */
