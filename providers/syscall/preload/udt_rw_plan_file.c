@@ -316,9 +316,10 @@ struct udt_plan_look {
  * Look at the plan file fd: 0, or a negative errno.  A statx only where
  * the launcher named a judged mount (pl_cachefs): its mount id is then
  * worth having, the fstatfs it spares costs as much as the statx.
- * Otherwise, or where statx is refused (a seccomp filter that knows
- * fstat but not statx: ENOSYS or EPERM), the fstat of before, so that
- * such a filter never costs the plan.
+ * Otherwise, or where statx fails or answers short (a seccomp filter
+ * that knows fstat but not statx: ENOSYS, EPERM or EACCES; a file
+ * system that fills fewer fields), the fstat of before, so that such a
+ * filter never costs the plan.
  */
 static long
 udt_plan_look(long fd, struct udt_plan_look *pk)
@@ -331,9 +332,8 @@ udt_plan_look(long fd, struct udt_plan_look *pk)
 	if (udt_plan.pl_cachefs != 0) {
 		rc = udt_sys5(SYS_statx, fd, (long)"", AT_EMPTY_PATH,
 		    UDT_PLAN_STATX | STATX_MNT_ID_UNIQUE, &sx);
-		if (rc == 0) {
-			if ((sx.stx_mask & UDT_PLAN_STATX) != UDT_PLAN_STATX)
-				return -ENODATA;
+		if (rc == 0 &&
+		    (sx.stx_mask & UDT_PLAN_STATX) == UDT_PLAN_STATX) {
 			pk->pk_size = sx.stx_size;
 			/* As the kernel encodes st_dev (the images' fstat). */
 			pk->pk_dev = (sx.stx_dev_minor & 0xff) |
@@ -346,8 +346,11 @@ udt_plan_look(long fd, struct udt_plan_look *pk)
 			pk->pk_nlink = sx.stx_nlink;
 			return 0;
 		}
-		if (rc != -ENOSYS && rc != -EPERM)
-			return rc;
+		/*
+		 * Refused (ENOSYS, EPERM, EACCES: a filter's answer) or
+		 * short of a field the checks read: the fstat, which
+		 * says a bad descriptor as well as statx would.
+		 */
 	}
 	if ((rc = udt_sys2(SYS_fstat, fd, &st)) != 0)
 		return rc;
