@@ -774,9 +774,12 @@ dtt_busy(pid_t *pids, int ncpu, const char *name, bool idle)
 			CPU_ZERO(&set);
 			CPU_SET(i, &set);
 			sched_setaffinity(0, sizeof(set), &set);
+			/* a word either way: a child that dies says nothing */
 			if (idle && sched_setscheduler(0, SCHED_IDLE,
-			    &sp) == -1)
+			    &sp) == -1) {
+				(void)write(p[1], "e", 1);
 				_exit(1);
+			}
 			prctl(PR_SET_NAME, name);
 			if (write(p[1], "x", 1) != 1)
 				_exit(1);
@@ -787,7 +790,7 @@ dtt_busy(pid_t *pids, int ncpu, const char *name, bool idle)
 	close(p[1]);
 	/* Each child says it runs where it should before the load counts. */
 	for (i = 0; i < ncpu; i++)
-		if (pids[i] == -1 || read(p[0], &c, 1) != 1)
+		if (pids[i] == -1 || read(p[0], &c, 1) != 1 || c != 'x')
 			break;
 	close(p[0]);
 	return i == ncpu ? 0 : -1;
