@@ -44,6 +44,10 @@
  *		call with the same buffer for the old one), each in force
  *		after its call, while a 50 us timer's handler asks for the
  *		stack meanwhile.  Exits 23, or the check's number.
+ *	defer2	a call the library defers (clone3 with a struct it cannot
+ *		read) while a 50 us timer's handler makes one too: each
+ *		fails with EFAULT as untraced.  Exits 23, or the check's
+ *		number.
  */
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -286,6 +290,46 @@ altset(void)
 	return naltq > 0 ? 23 : 5;
 }
 
+static volatile sig_atomic_t nbad3;
+
+static void
+on_bad3(int sig)
+{
+	int e = errno;
+
+	(void)sig;
+	if (syscall(SYS_clone3, (void *)8, (size_t)64) == -1 &&
+	    errno == EFAULT)
+		nbad3++;
+	errno = e;
+}
+
+/*
+ * A call the library defers (made after its SIGSYS handler's sigreturn:
+ * clone3, here with a struct it cannot read, so no child) while a 50 us
+ * timer's handler defers one of its own in the middle of it: each comes
+ * back to its caller with EFAULT.  Exits 23, or the check's number.
+ */
+static int
+defer2(void)
+{
+	struct itimerval it = { { 0, 50 }, { 0, 50 } };
+	int i;
+
+	if (signal(SIGALRM, on_bad3) == SIG_ERR ||
+	    setitimer(ITIMER_REAL, &it, NULL) != 0)
+		return 1;
+	for (i = 0; i < 20000; i++) {
+		errno = 0;
+		if (syscall(SYS_clone3, (void *)8, (size_t)64) != -1 ||
+		    errno != EFAULT)
+			return 2;
+	}
+	memset(&it, 0, sizeof(it));
+	(void)setitimer(ITIMER_REAL, &it, NULL);
+	return nbad3 > 0 ? 23 : 3;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -325,6 +369,8 @@ main(int argc, char *argv[])
 		return badclone3();
 	if (argc == 2 && strcmp(argv[1], "altset") == 0)
 		return altset();
+	if (argc == 2 && strcmp(argv[1], "defer2") == 0)
+		return defer2();
 	if (argc == 2 && strcmp(argv[1], "plain") == 0) {
 		if (badclone3() != 23)
 			return 3;
@@ -339,6 +385,6 @@ main(int argc, char *argv[])
 		return 23;
 	}
 	fprintf(stderr, "usage: signals_tracee sigfd | alt N | "
-	    "altsz SIZE N | plain | clone3 | altset\n");
+	    "altsz SIZE N | plain | clone3 | altset | defer2\n");
 	return 2;
 }

@@ -239,6 +239,9 @@ main(int argc, char *argv[])
 		/* made in the SIGSYS handler, undone by its sigreturn */
 		as_untraced("altset", "sigaltstack set and taken off",
 		    modes[i].name, modes[i].env);
+		/* a handler's deferred call inside the program's */
+		as_untraced("defer2", "deferred calls nested by a handler",
+		    modes[i].name, modes[i].env);
 	}
 	if (argc == 5 && stat(argv[4], &sb) == 0)
 		under_gdb(argv[4]);

@@ -126,7 +126,7 @@ struct udt_sud_defer {
 #define UDT_SD_VFORK	0x2		/* and we wait for its exec or exit */
 #define UDT_SD_PARENT	0x1		/* the caller came back */
 #define UDT_SD_CHILD	0x2		/* the child came back */
-#define UDT_SUD_NDEFER	4
+#define UDT_SUD_NDEFER	8
 static __thread struct udt_sud_defer udt_sud_defer[UDT_SUD_NDEFER]
     __attribute__((tls_model("initial-exec")));
 static __thread unsigned long udt_sud_seq
@@ -233,8 +233,12 @@ udt_sud_call(long nr, const long *a, void *uc)
 
 /*
  * From the handler: remember how a call deferred to udt_sud_stub gets
- * back to the program at ret.  The entry is the calling thread's own, or
- * a free one, or, past UDT_SUD_NDEFER nested vforks, the oldest.
+ * back to the program at ret.  The entry is a free one, or, past
+ * UDT_SUD_NDEFER pending, the oldest: never the thread's pending one,
+ * which a signal handler's own deferred call, made between this
+ * handler's sigreturn and the stub's call, would take from under it
+ * (the stub then found nothing and exited 127).  A thread's entries are
+ * taken newest first, as signal handlers nest.
  * Not inlined: its gettid is this library's own call, and a frame of its
  * own tells it apart from the program's calls the handler makes.
  */
@@ -246,9 +250,6 @@ udt_sud_put(long nr, const long *a, uintptr_t ret)
 	uint64_t flags;
 	int i;
 
-	for (i = 0; i < UDT_SUD_NDEFER && d == NULL; i++)
-		if (udt_sud_defer[i].sd_tid == tid)
-			d = &udt_sud_defer[i];
 	for (i = 0; i < UDT_SUD_NDEFER && d == NULL; i++)
 		if (udt_sud_defer[i].sd_tid == 0)
 			d = &udt_sud_defer[i];
@@ -286,7 +287,7 @@ udt_sud_put(long nr, const long *a, uintptr_t ret)
  * From udt_rw_slow_post(), after udt_sud_stub made a deferred call that
  * returned rv: the call's number + 1 (udt_rw_post's), and in *back where
  * the program's call returns.  The thread that deferred it takes its own
- * entry; a child the call made has none and takes its parent's (the
+ * newest entry; a child the call made has none and takes its parent's (the
  * newest it has not taken).  A child with memory of its own forgets
  * them all; one sharing its parent's frees the entry if the parent came
  * back first, else leaves that to it.  A vfork parent, back, frees what
@@ -303,9 +304,11 @@ udt_sud_take(long rv, uintptr_t *back)
 
 	for (i = 0; i < UDT_SUD_NDEFER; i++) {
 		e = &udt_sud_defer[i];
-		if (e->sd_tid == tid)
-			own = e;
-		else if (e->sd_tid != 0 &&
+		if (e->sd_tid == tid) {
+			/* the newest: a handler's, over the call it landed in */
+			if (own == NULL || e->sd_seq > own->sd_seq)
+				own = e;
+		} else if (e->sd_tid != 0 &&
 		    !(__atomic_load_n(&e->sd_back, __ATOMIC_ACQUIRE) &
 		    UDT_SD_CHILD) &&
 		    (newest == NULL || e->sd_seq > newest->sd_seq))
