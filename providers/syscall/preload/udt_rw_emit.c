@@ -31,6 +31,7 @@
 #include <sys/syscall.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -57,6 +58,17 @@ uintptr_t	udt_rw_ld_lo, udt_rw_ld_hi;	/* [I] the loader's text */
 uintptr_t	udt_rw_brkat;			/* [I] r_brk, if hooked */
 
 /*
+ * The first region a process carves, from the library's own zeroed
+ * arrays (.lbss): the loader maps those anyway, and next to the
+ * libraries it loads with us, so a start's trampolines cost no mapping
+ * of their own (one system call fewer an exec).  Taken by one pass,
+ * never given back; a later region is mapped (udt_rw_region()).
+ */
+static UDT_LBSS uint8_t	udt_rw_pool0[UDT_RW_POOLSZ]
+    __attribute__((aligned(4096)));
+static bool		udt_rw_pool0_taken;		/* [w] */
+
+/*
  * Reserve trampoline space within a rel32 jump of all of [lo, hi).  Each
  * candidate is a hint, not a demand: where it is taken, the kernel puts
  * the mapping elsewhere, which for a library is most often next to the
@@ -70,6 +82,14 @@ udt_rw_region(uintptr_t lo, uintptr_t hi, size_t len)
 	long p;
 	int k;
 
+	at = (uintptr_t)udt_rw_pool0;
+	a = at < lo ? at : lo;
+	b = at + sizeof(udt_rw_pool0) > hi ? at + sizeof(udt_rw_pool0) : hi;
+	if (!udt_rw_pool0_taken && len <= sizeof(udt_rw_pool0) &&
+	    b - a <= reach) {
+		udt_rw_pool0_taken = true;
+		return udt_rw_pool0;
+	}
 	for (k = 0; k < 2048; k++) {
 		if (k & 1)
 			at = ((hi + step - 1) & ~(step - 1)) +
