@@ -688,6 +688,11 @@ rules_run(int fd)
 	if (g_verbose && fd != -1 && !dev_gone) {
 		struct dtioc_stat st;
 
+		/*
+		 * After what END printed, as on a terminal, also where
+		 * both go to one file or pipe (stdout is then buffered).
+		 */
+		fflush(stdout);
 		memset(&st, 0, sizeof(st));
 		if (ioctl(fd, DTIOCGSTATS, &st))
 			warn("DTIOCGSTATS");
