@@ -109,11 +109,13 @@ dti_budget_refresh(struct dti_proc *dp)
 	struct dt_proc_stat ps;
 
 	/*
-	 * A dead or exec'd tracee: what it earned stays.  The pid is
-	 * pinned by its pidfd until dtd frees the proc, and a reused pid
-	 * would have a fresh (smaller) CPU time, which earns nothing.
+	 * A dead or exec'd tracee: what it earned stays.  A pidfd does not
+	 * pin the pid: once the tracee is reaped its pid may be another
+	 * process's, whose CPU time is not the tracee's to earn by; asked
+	 * after the read, a tracee not reaped then held it at the read.
 	 */
-	if (dt_proc_stat(dp->dp_pid, &ps) != 0 || ps.ps_cpu <= dp->dp_cpu)
+	if (dt_proc_stat(dp->dp_pid, &ps) != 0 || ps.ps_cpu <= dp->dp_cpu ||
+	    dti_reaped(dp->dp_pidfd))
 		return;
 	dti_budget_add(dp, ps.ps_cpu - dp->dp_cpu);
 	dp->dp_cpu = ps.ps_cpu;

@@ -24,6 +24,7 @@
  * it connected with.
  */
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dev/dt/dtvar.h>
 #include <userdt/udt_wire.h>
@@ -222,7 +224,19 @@ dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs,
 }
 
 bool
-dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok)
+dti_reaped(int pidfd)
+{
+	/*
+	 * Signal 0 reaches a zombie, whose pid nobody else can have yet;
+	 * ESRCH only once it was reaped.  EPERM (an unprivileged dtd,
+	 * another user's process) says it still exists.
+	 */
+	return pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL,
+	    0) == -1 && errno == ESRCH;
+}
+
+bool
+dt_ingest_image_ok(pid_t pid, uid_t uid, int pidfd, bool gone_ok)
 {
 	char path[32];
 	struct stat st;
@@ -238,7 +252,22 @@ dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok)
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (stat(path, &st) != 0)
 		return gone_ok && errno == ENOENT;
-	return st.st_uid == uid;
+	if (st.st_uid == uid)
+		return true;
+	/*
+	 * Another owner, but maybe of another process: once ours is
+	 * reaped its pid is free, and under a fork storm or a parallel
+	 * build pid_max (32768 is common) wraps fast enough that one of
+	 * root's processes had it by the final pass (a non-root tracee's
+	 * last records discarded, 2 runs in 160 beside a build).  Asked
+	 * after the stat: a process not reaped then held the pid at the
+	 * stat, and the owner seen was its own, a set-id zombie's too.
+	 * Reaped, it is gone as if the stat had found nothing.  Without a
+	 * pidfd (-1; no served tracee lacks one: dt_ingest_serve() falls
+	 * back from SO_PEERPIDFD to pidfd_open(), then refuses) the owner
+	 * alone answers, as it did before.
+	 */
+	return gone_ok && dti_reaped(pidfd);
 }
 
 /* Retire dp, saying why once, and count the nb records discarded. */
@@ -510,9 +539,11 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	 * last pass, final or not, has no /proc/PID: gone, it became no
 	 * other image, and what its ring holds was written before (this
 	 * once discarded every non-root tracee's last records, uncounted,
-	 * whenever its parent reaped it before the drain's final pass).
+	 * whenever its parent reaped it before the drain's final pass); nor
+	 * has one whose pid another process took since, which its pidfd
+	 * tells (dt_ingest_image_ok()).
 	 */
-	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, true))
+	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, dp->dp_pidfd, true))
 		why = "is no longer the image that attached (a set-id exec?)";
 	else {
 		v = dti_final_look(dp, dti_image_look(dp, true), final);

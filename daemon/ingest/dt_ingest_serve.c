@@ -393,7 +393,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * keeping the socket) would have its records stamped with that
 	 * program's pid.
 	 */
-	if (!dt_ingest_image_ok(crp->pid, crp->uid, false)) {
+	if (!dt_ingest_image_ok(crp->pid, crp->uid, pidfd, false)) {
 		dt_ingest_refused(crp, "it exec'd a set-id program after "
 		    "connecting");
 		dti_send_error(fd, EPERM);

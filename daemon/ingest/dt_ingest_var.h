@@ -413,12 +413,19 @@ struct udt_rec;
 void	dti_abandoned(struct dti_proc *dp, const struct udt_rec *s);
 
 /*
- * Does process pid still run the image uid connected with?  False when
- * it exec'd a set-id (or capable) program since, so its records could be
- * another's word; gone_ok: a process that is gone answers true (its
- * final records were committed before it exited).  Any thread.
+ * Does process pid, held by pidfd (or -1), still run the image uid
+ * connected with?  False when it exec'd a set-id (or capable) program
+ * since, so its records could be another's word; gone_ok: a process
+ * that is gone, reaped, its pid perhaps another's now, answers true
+ * (its final records were committed before it exited).  Any thread.
  */
-bool	dt_ingest_image_ok(pid_t pid, uid_t uid, bool gone_ok);
+bool	dt_ingest_image_ok(pid_t pid, uid_t uid, int pidfd, bool gone_ok);
+/*
+ * Whether the process of pidfd was reaped, so that its pid may be
+ * another's: what a look at /proc/PID saw before the call was its own
+ * if not.  false for a zombie, or without a pidfd (-1).  Any thread.
+ */
+bool	dti_reaped(int pidfd);
 
 /*
  * Emit the nb valid records in batch, copied from dp's ring, if

@@ -94,8 +94,13 @@ static bool
 dti_task_comm(const struct dti_proc *dp, pid_t tid, bool kid,
     char comm[UDT_COMMLEN])
 {
+	/*
+	 * Read, then asked whether the process was reaped: its pid may be
+	 * another's by then, and that process's name would replace the
+	 * one the records carry.
+	 */
 	return dt_proc_comm(dp->dp_pid, kid ? dp->dp_pid : tid, comm,
-	    UDT_COMMLEN) == 0;
+	    UDT_COMMLEN) == 0 && !dti_reaped(dp->dp_pidfd);
 }
 
 /*
@@ -273,17 +278,24 @@ dti_who(struct dti_proc *dp, struct udt_rec *r, pid_t *pidp)
 
 #define DTI_PF_EXITING	0x00000004	/* task flag: in do_exit() */
 
-/* Whether process pid is ending: gone, a zombie, or in do_exit(). */
+/*
+ * Whether process pid is ending: gone, a zombie, or in do_exit().  Its
+ * stat first, its pidfd after: a process that has not ended by then
+ * held the pid at the read, so the flags read were its own; asked the
+ * other way round, it could end and be reaped in between, and the
+ * flags be those of whoever took its pid (a live process: an exec, its
+ * last records discarded).
+ */
 static bool
 dti_exiting(const struct dti_proc *dp)
 {
 	struct pollfd pfd = { .fd = dp->dp_pidfd, .events = POLLIN };
 	struct dt_proc_stat ps;
+	bool gone;
 
-	if (dp->dp_pidfd >= 0 && poll(&pfd, 1, 0) == 1)
-		return true;
-	return dt_proc_stat(dp->dp_pid, &ps) != 0 ||
+	gone = dt_proc_stat(dp->dp_pid, &ps) != 0 ||
 	    (ps.ps_flags & DTI_PF_EXITING) != 0;
+	return gone || (dp->dp_pidfd >= 0 && poll(&pfd, 1, 0) == 1);
 }
 
 /*
