@@ -43,6 +43,9 @@
  *		of the helper's records are taken as its
  *   names	a tracee's records as tid 1 (init's) are discarded and
  *		counted; a comm it claims ("systemd") is replaced by its own
+ *   pidreuse	a tracee exits and is reaped while dtd is stopped, and its
+ *		pid goes to a process of root's: the records it wrote
+ *		before it exited all reach the reader (sec_test5.c)
  *   readers	two threads reading one descriptor both sleep
  *		interruptibly and both end with EINTR on a signal (a regular
  *		file's position lock would leave one in D state)
@@ -500,7 +503,8 @@ main(int argc, char *argv[])
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: sec_test ksyms|device|ingest|enable|"
-		    "opens|memory|readers|setuid|exec|names|mapsmem DTD\n");
+		    "opens|memory|readers|setuid|exec|names|mapsmem|pidreuse "
+		    "DTD\n");
 		return 2;
 	}
 	sec_dtd = argv[2];
@@ -529,6 +533,8 @@ main(int argc, char *argv[])
 		run_names();
 	else if (strcmp(argv[1], "mapsmem") == 0)
 		run_mapsmem();
+	else if (strcmp(argv[1], "pidreuse") == 0)
+		run_pidreuse();
 	else
 		dtt_check(false, "no test mode '%s'", argv[1]);
 	dtt_user_del(&sec_user);

@@ -15,7 +15,7 @@
  */
 
 /*
- * What sec_test.c and sec_test2.c share: the throwaway user, dtd's
+ * What sec_test.c and sec_test2.c to sec_test5.c share: the throwaway user, dtd's
  * path, running a function as the user, a tracee's hello as the user,
  * and the modes of sec_test2.c.
  */
@@ -69,5 +69,6 @@ void	run_setuid(void);
 void	run_exec(void);
 void	run_names(void);
 void	run_mapsmem(void);
+void	run_pidreuse(void);
 
 #endif /* SEC_TEST_H */
