@@ -236,7 +236,7 @@ dti_reaped(int pidfd)
 }
 
 bool
-dt_ingest_image_ok(pid_t pid, uid_t uid, int pidfd, bool gone_ok)
+dt_ingest_image_ok(pid_t pid, uid_t uid, gid_t gid, int pidfd, bool gone_ok)
 {
 	char path[32];
 	struct stat st;
@@ -245,17 +245,22 @@ dt_ingest_image_ok(pid_t pid, uid_t uid, int pidfd, bool gone_ok)
 	if (uid == 0)
 		return true;
 	/*
-	 * /proc/PID belongs to the process's effective uid while it is
-	 * dumpable, to root once it exec'd a set-id or capable program:
-	 * either way, not to uid any more.
+	 * The directory /proc/PID has the process's effective uid and gid
+	 * whatever its dumpable state: root's after a set-uid root exec,
+	 * the program's group after a set-gid one, while its uid stays
+	 * the user's (then, with the old memory kept alive by a CLONE_VM
+	 * child, the group alone told of the exec).  A tracee that is not
+	 * set-id (the loader ignores LD_PRELOAD in those) has one gid,
+	 * real, effective and saved, and can take no other without
+	 * privilege.
 	 */
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (stat(path, &st) != 0)
 		return gone_ok && errno == ENOENT;
-	if (st.st_uid == uid)
+	if (st.st_uid == uid && st.st_gid == gid)
 		return true;
 	/*
-	 * Another owner, but maybe of another process: once ours is
+	 * Another owner or group, but maybe of another process: once ours is
 	 * reaped its pid is free, and under a fork storm or a parallel
 	 * build pid_max (32768 is common) wraps fast enough that one of
 	 * root's processes had it by the final pass (a non-root tracee's
@@ -543,7 +548,8 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	 * has one whose pid another process took since, which its pidfd
 	 * tells (dt_ingest_image_ok()).
 	 */
-	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, dp->dp_pidfd, true))
+	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, dp->dp_gid,
+	    dp->dp_pidfd, true))
 		why = "is no longer the image that attached (a set-id exec?)";
 	else {
 		v = dti_final_look(dp, dti_image_look(dp, true), final);

@@ -393,7 +393,8 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * keeping the socket) would have its records stamped with that
 	 * program's pid.
 	 */
-	if (!dt_ingest_image_ok(crp->pid, crp->uid, pidfd, false)) {
+	if (!dt_ingest_image_ok(crp->pid, crp->uid, crp->gid, pidfd,
+	    false)) {
 		dt_ingest_refused(crp, "it exec'd a set-id program after "
 		    "connecting");
 		dti_send_error(fd, EPERM);
@@ -437,6 +438,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 
 	dp->dp_pid = crp->pid;
 	dp->dp_uid = crp->uid;
+	dp->dp_gid = crp->gid;
 	dp->dp_pidfd = pidfd;
 	/* Its image's memory, which an exec ends (dti_image_same()). */
 	if (crp->uid != 0) {

@@ -233,6 +233,7 @@ struct dti_proc {
 	struct dti_proc		*dp_next;	/* [L] writers; [D] reads */
 	pid_t			 dp_pid;	/* [I] SO_PEERCRED */
 	uid_t			 dp_uid;	/* [I] SO_PEERCRED */
+	gid_t			 dp_gid;	/* [I] SO_PEERCRED */
 	int			 dp_pidfd;	/* [I] */
 	int			 dp_memfd;	/* [I] /proc/PID/mem when it
 						   attached, or -1; owned by
@@ -413,13 +414,14 @@ struct udt_rec;
 void	dti_abandoned(struct dti_proc *dp, const struct udt_rec *s);
 
 /*
- * Does process pid, held by pidfd (or -1), still run the image uid
- * connected with?  False when it exec'd a set-id (or capable) program
- * since, so its records could be another's word; gone_ok: a process
+ * Does process pid, held by pidfd (or -1), still run the image uid and
+ * gid connected with?  False when it exec'd a set-id (or capable)
+ * program since, so its records could be another's word; gone_ok: a process
  * that is gone, reaped, its pid perhaps another's now, answers true
  * (its final records were committed before it exited).  Any thread.
  */
-bool	dt_ingest_image_ok(pid_t pid, uid_t uid, int pidfd, bool gone_ok);
+bool	dt_ingest_image_ok(pid_t pid, uid_t uid, gid_t gid, int pidfd,
+	    bool gone_ok);
 /*
  * Whether the process of pidfd was reaped, so that its pid may be
  * another's: what a look at /proc/PID saw before the call was its own

@@ -162,6 +162,7 @@ out:
 }
 
 #define SETUID_RECS	100
+#define SETGID		2	/* setuid: set-gid root, not set-uid */
 
 /* What the tracee's helper needs; the helper may share its memory. */
 struct setuid_help {
@@ -176,7 +177,8 @@ struct setuid_help {
 /*
  * Whether pid's exec of the copy of sleep shows in /proc, as dtd sees
  * it, within 5 s: the program's comm, and for a set-uid one /proc/PID
- * root's.  Polled: neither change is an event anything can wait on.
+ * root's (a set-gid one: its group root's).  Polled: neither change is
+ * an event anything can wait on.
  */
 static bool
 exec_shown(pid_t pid, int setuid)
@@ -189,7 +191,8 @@ exec_shown(pid_t pid, int setuid)
 	for (i = 0; i < 5000; i++) {
 		comm_of(pid, comm, sizeof(comm));
 		if (strcmp(comm, "sleep") == 0 && (!setuid ||
-		    (stat(path, &st) == 0 && st.st_uid == 0)))
+		    (stat(path, &st) == 0 && (setuid == SETGID ?
+		    st.st_gid == 0 : st.st_uid == 0))))
 			return true;
 		usleep(1000);
 	}
@@ -297,8 +300,9 @@ sleep_copy(const struct dtt_dtd *dd, char *prog, size_t len, int setuid)
 		close(src);
 	if (dst != -1)
 		close(dst);
-	return dtt_check(chmod(prog, setuid ? 04755 : 0755) == 0, "a %scopy "
-	    "of sleep", setuid ? "set-uid root " : "");
+	return dtt_check(chmod(prog, setuid == SETGID ? 02755 : setuid ?
+	    04755 : 0755) == 0, "a %scopy of sleep", setuid == SETGID ?
+	    "set-gid root " : setuid ? "set-uid root " : "");
 }
 
 /*
@@ -407,7 +411,8 @@ run_execbind(int setuid, int vm)
 	if (write(go[1], "g", 1) != 1 ||
 	    !dtt_check(read(done[0], &c, 1) == 1, "the tracee exec'd the "
 	    "%sprogram; its %s helper wrote %d records as it",
-	    setuid ? "set-uid " : "", vm ? "CLONE_VM" : "forked",
+	    setuid == SETGID ? "set-gid " : setuid ? "set-uid " : "",
+	    vm ? "CLONE_VM" : "forked",
 	    SETUID_RECS))
 		goto out;
 	none_arrive(&dd, fd, &us0, tracee);
@@ -422,6 +427,12 @@ run_setuid(void)
 {
 	run_execbind(1, 0);
 	run_execbind(1, 1);
+	/*
+	 * Set-gid: /proc/PID stays the user's, its group becomes the
+	 * program's; with the memory shared, only the group tells.
+	 */
+	run_execbind(SETGID, 0);
+	run_execbind(SETGID, 1);
 }
 
 /*
