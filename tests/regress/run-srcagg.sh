@@ -832,6 +832,34 @@ PY
 	wait "$TPID" || fail "the traced process"
 	kill -0 "$DTDPID" || fail "dtd died"
 	;;
+forks)
+	# a command whose calls are all made by short children, forked while
+	# btrace reads dtd's table a hundred times a second (print() merges
+	# it first): a child forked after btrace took in the tree's forks
+	# but before its read, its calls already folded, is the tree's all
+	# the same, and a read empties the table, so a child judged an
+	# outsider there lost its calls for good.  Each run's count exact:
+	# KIDS * CALLS and the -c shell's one getppid.
+	kids=${FORKS_KIDS:-1500} calls=${FORKS_CALLS:-20}
+	want=$((kids * calls + 1))
+	prog='syscall:getppid:entry { @n = count(); }
+	    interval:hz:1000 { print(@n); }'
+	# every run, then how many lost: the rate is the measure
+	runs=${FORKS_RUNS:-8} bad=0
+	for run in $(seq "$runs"); do
+		bt -v -c "$AGG_FORKS $kids $calls 4" -e "$prog" > "$TMP/out" \
+		    2> "$TMP/err" || fail "run $run: $(cat "$TMP/err")"
+		grep -q 'aggregated in dtd' "$TMP/err" ||
+		    fail "run $run: not folded: $(cat "$TMP/err")"
+		grep -q '^0 events dropped$' "$TMP/err" ||
+		    fail "run $run: dropped: $(cat "$TMP/err")"
+		got=$(sed -n 's/^@n: //p' "$TMP/out" | tail -1)
+		echo "run $run: $got of $want, $(grep -c '^@n' "$TMP/out")" \
+		    "prints, $(grep 'events filtered$' "$TMP/err")"
+		[ "$got" = "$want" ] || bad=$((bad + 1))
+	done
+	[ $bad -eq 0 ] || fail "$bad of $runs runs lost calls of the tree"
+	;;
 *)
 	fail "unknown case $CASE"
 	;;
