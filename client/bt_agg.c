@@ -440,12 +440,14 @@ agg_key(const struct agg_id *ai, const struct dtioc_aggent *e)
 
 /*
  * Whether e's events are the run's: -p's process, or -c's tree, whose
- * membership is asked as of now (a pid of the tree reused since by an
- * outsider loses what it counted as a member: an edge btrace accepts).
+ * membership is asked as of upto, when the read that gave e returned
+ * (ptree_member_upto()).  A pid of the tree reused by an outsider before
+ * that loses what it counted as a member in the same entry, and one that
+ * dtd merged late: an edge btrace accepts, the entries having no time.
  */
 static int
 agg_keep(const struct dtioc_aggent *e, const struct agg_id *ai,
-    const struct timespec *now)
+    const struct timespec *upto)
 {
 	const char *prov = dt_dtpis[ai->ai_pbn - 1].dtpi_prov;
 
@@ -464,8 +466,8 @@ agg_keep(const struct dtioc_aggent *e, const struct agg_id *ai,
 	if (ai->ai_bycomm && e->dtae_pid == ptree_shell_pid() &&
 	    strncmp(e->dtae_comm, agg_mycomm, DTMAXCOMLEN) == 0)
 		return 0;
-	return ptree_member(e->dtae_pid, now, strncmp(dt_dtpis[ai->ai_pbn -
-	    1].dtpi_prov, "syscall", DTNAMESIZE) == 0);
+	return ptree_member_upto(e->dtae_pid, upto,
+	    strncmp(prov, "syscall", DTNAMESIZE) == 0);
 }
 
 /*
@@ -502,10 +504,6 @@ agg_sync(void)
 
 	if (agg_fd == -1)
 		return;
-	/* the forks behind these entries are announced by now */
-	if (g_treefilter)
-		ptree_sync();
-	clock_gettime(CLOCK_REALTIME, &now);
 	memset(&rd, 0, sizeof(rd));
 	rd.dtgr_size = (size_t)agg_size * sizeof(*agg_buf);
 	rd.dtgr_ents = agg_buf;
@@ -514,6 +512,15 @@ agg_sync(void)
 		warn("DTIOCAGGREAD");
 		return;
 	}
+	/*
+	 * The tree taken in after the read, not before: every fork behind
+	 * an entry was announced before the read returned, and the read
+	 * empties dtd's table, so a child forked after an earlier look,
+	 * judged an outsider, would have lost its counts for good.
+	 */
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (g_treefilter)
+		ptree_sync();
 	/* every stack id of these entries is in dtd's stack table now */
 	if (agg_stacks)
 		(void)aggstk_fetch(agg_fd);

@@ -291,11 +291,12 @@ proc_chain(pid_t pid, pid_t *chain, pid_t *top)
 /*
  * Is the process that made an event at tsp in the command's tree?  sys:
  * a system call's, which from the shell before its exec can only be the
- * launcher's record of its execve, the command's start.  -1: only /proc
- * can tell (place()).
+ * launcher's record of its execve, the command's start.  slack: how far
+ * tsp may lag the fork of the process that made the event.  -1: only
+ * /proc can tell (place()).
  */
 static int
-member(pid_t pid, const struct timespec *tsp, int sys)
+member(pid_t pid, const struct timespec *tsp, int sys, uint64_t slack)
 {
 	struct pt_ent *pe = pt_slot(pid, 0);
 
@@ -321,7 +322,7 @@ member(pid_t pid, const struct timespec *tsp, int sys)
 		 * before the fork is the old holder's.
 		 */
 		if (pe->pe_prev != pe->pe_member && pe->pe_since != 0 &&
-		    ns_of(tsp) + CLOCK_SLACK < pe->pe_since)
+		    ns_of(tsp) + slack < pe->pe_since)
 			return pe->pe_prev == PT_IN;
 		return pe->pe_member == PT_IN;
 	}
@@ -334,14 +335,14 @@ member(pid_t pid, const struct timespec *tsp, int sys)
  * connector placed it meanwhile.  pt_mtx held.
  */
 static int
-place(pid_t pid, const struct timespec *tsp, int sys, const pid_t *chain,
-    int n, pid_t top)
+place(pid_t pid, const struct timespec *tsp, int sys, uint64_t slack,
+    const pid_t *chain, int n, pid_t top)
 {
 	struct timespec now;
 	struct pt_ent *pe;
 	int i, m;
 
-	if ((m = member(pid, tsp, sys)) != -1)
+	if ((m = member(pid, tsp, sys, slack)) != -1)
 		return m;
 	if (n == 1 && top == 0) {
 		/* gone, its parent with it: nothing can place it now */
@@ -370,22 +371,44 @@ place(pid_t pid, const struct timespec *tsp, int sys, const pid_t *chain,
 	return m;
 }
 
-int
-ptree_member(pid_t pid, const struct timespec *tsp, int sys)
+/* Main thread; takes pt_mtx, never across the reads of /proc. */
+static int
+pt_member(pid_t pid, const struct timespec *tsp, int sys, uint64_t slack)
 {
 	pid_t chain[PROC_DEPTH], top;
 	int m, n;
 
 	pthread_mutex_lock(&pt_mtx);
-	m = member(pid, tsp, sys);
+	m = member(pid, tsp, sys, slack);
 	pthread_mutex_unlock(&pt_mtx);
 	if (m != -1)
 		return m;
 	n = proc_chain(pid, chain, &top);
 	pthread_mutex_lock(&pt_mtx);
-	m = place(pid, tsp, sys, chain, n, top);
+	m = place(pid, tsp, sys, slack, chain, n, top);
 	pthread_mutex_unlock(&pt_mtx);
 	return m;
+}
+
+/* An event's process, at the event's time stamp (a tracee's clock). */
+int
+ptree_member(pid_t pid, const struct timespec *tsp, int sys)
+{
+	return pt_member(pid, tsp, sys, CLOCK_SLACK);
+}
+
+/*
+ * A folded entry's process: its events were all made by upto, read on
+ * this process's realtime clock, which the forks' times are kept in
+ * too, so no slack: a pid forked after upto (ptree_sync() since) is
+ * judged as its holder before.  The entries have no time of their own,
+ * so one of a pid reused before upto is its latest holder's whole,
+ * though some of its events may be the one before's.
+ */
+int
+ptree_member_upto(pid_t pid, const struct timespec *upto, int sys)
+{
+	return pt_member(pid, upto, sys, 0);
 }
 
 pid_t

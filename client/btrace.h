@@ -506,6 +506,7 @@ void			 ptree_root(pid_t);
 void			 ptree_shell(pid_t);
 void			 ptree_sync(void);
 int			 ptree_member(pid_t, const struct timespec *, int);
+int			 ptree_member_upto(pid_t, const struct timespec *, int);
 /* -c's shell, btrace's code under btrace's name until its exec. */
 pid_t			 ptree_shell_pid(void);
 void			 ptree_close(void);
