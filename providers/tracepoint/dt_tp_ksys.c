@@ -74,6 +74,8 @@ struct dt_tk_dir {
 	uint64_t		 tk_flags[SYSTAB_LINUX_MAX];	/* [K] */
 };
 
+static pid_t		dt_tk_self;		/* [I] dtd's pid */
+
 static struct dt_tk_dir	dt_tk_dirs[2] = {	/* entry, return */
 	{ .tk_event = "sys_enter" },
 	{ .tk_event = "sys_exit" },
@@ -170,6 +172,15 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 	if ((id = dt_tp_ksys_call((unsigned int)(d - dt_tk_dirs), s)) < 0 ||
 	    (dtp = atomic_load_explicit(&d->tk_probe[id],
 	    memory_order_acquire)) == NULL)
+		return;
+	/*
+	 * dtd's own threads: the filter's common_pid is a thread's id, and
+	 * names only the main thread's, while the readers' looks at /proc
+	 * (naming the processes of these very events) are other threads'
+	 * calls; dtd stands for the kernel, whose work no syscall probe
+	 * shows on OpenBSD.
+	 */
+	if (s->ts_pid == dt_tk_self)
 		return;
 	/* The library's processes: its events, with strings and stacks. */
 	if (dt_ksys_traced(s->ts_pid, s->ts_ns))
@@ -359,6 +370,7 @@ dt_tp_ksys_init(void)
 	/* OpenBSD's syscall probes are root's view; without root, none. */
 	if (geteuid() != 0 || !dt_ksys_scope_all())
 		return;
+	dt_tk_self = getpid();
 	for (i = 0; i < 2; i++) {
 		d = &dt_tk_dirs[i];
 		if (dt_tracefs_format("raw_syscalls", d->tk_event,

@@ -502,6 +502,32 @@ push)
 	grep -qx '1 rules aggregated in dtd' "$TMP/sw.err" ||
 	    fail "system wide: not folded: $(cat "$TMP/sw.err")"
 	;;
+dtdself)
+	# dtd stands for the kernel: no syscall probe shows its calls,
+	# whichever of its threads makes them (the kernel filter names a
+	# thread, the main one; a reader naming the processes of these
+	# very events opens /proc in another).  New processes make it
+	# look: a score of short ones while btrace counts by pid.
+	mkfifo "$TMP/selfout" || exit 2
+	"$BTRACE" -d "$DEV" -e 'BEGIN { printf("go\n"); }
+	    syscall:openat:entry { @[pid] = count(); }' \
+	    > "$TMP/selfout" 2> "$TMP/self.err" &
+	BTPID=$!
+	exec 6< "$TMP/selfout"
+	read -r -t 30 l <&6 && [ "$l" = go ] ||
+	    fail "dtdself: $l $(cat "$TMP/self.err")"
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		"$OPENAT_N" 2 || fail "openat_n"
+	done
+	kill -TERM "$BTPID"
+	wait "$BTPID" || fail "dtdself: exit $?: $(cat "$TMP/self.err")"
+	BTPID=
+	cat <&6 > "$TMP/self.out"
+	exec 6<&-
+	grep -q '^@\[' "$TMP/self.out" || fail "dtdself: no count"
+	grep "^@\[$DTDPID\]:" "$TMP/self.out" &&
+	    fail "dtdself: dtd's own calls counted"
+	;;
 pidpush)
 	# -p on a kernel tracepoint, a rule with no filter: the pid btrace
 	# pushes is the kernel's (events of dtd's own on the process's
