@@ -255,3 +255,77 @@ dt_pcb_fold_src_buckets(struct dt_pcb *dp, const struct dt_aggspec *as,
 	pthread_mutex_unlock(&tab->dat_mtx);
 	return bad;
 }
+
+/* Keys a kernel program reads of the current task, and the probe. */
+#define DTA_K_KKEY	(DTA_K_PID | DTA_K_TID | DTA_K_CPU | DTA_K_PBN | \
+			 DTA_K_COMM)
+
+bool
+dt_pcb_kkey_ok(const struct dt_pcb *dp, uint32_t *fields)
+{
+	const struct dt_aggspec *as;
+	uint32_t keys;
+
+	if (dp->dp_agg == NULL || dp->dp_fop != 0)
+		return false;
+	keys = dp->dp_agg->das_keys & ~(uint32_t)DTA_K_PBN;
+	for (as = dp->dp_agg; as != NULL; as = as->das_next)
+		/*
+		 * One key for all: the kernel's table then holds no more
+		 * keys than each aggregation has, which the open's bounds.
+		 */
+		if (as->das_req.dtas_func != DTA_COUNT ||
+		    (as->das_keys & ~(uint32_t)DTA_K_KKEY) != 0 ||
+		    (as->das_keys & ~(uint32_t)DTA_K_PBN) != keys)
+			return false;
+	*fields = ((keys & DTA_K_PID) ? 1u << DTF_PID : 0) |
+	    ((keys & DTA_K_TID) ? 1u << DTF_TID : 0) |
+	    ((keys & DTA_K_CPU) ? 1u << DTF_CPU : 0) |
+	    ((keys & DTA_K_COMM) ? 1u << DTF_COMM : 0);
+	return true;
+}
+
+void
+dt_pcb_fold_kkey(struct dt_pcb *dp, const struct dt_srckey *sk, uint64_t n)
+{
+	const struct dt_aggspec *as;
+	struct dt_aggtab *tab;
+	struct dtioc_aggent k;
+
+	if (n == 0)
+		return;
+	tab = atomic_load_explicit(&dp->dp_sc->ds_agg, memory_order_acquire);
+	pthread_mutex_lock(&tab->dat_mtx);
+	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
+		(void)dt_aggsrc_key(dp, as, sk, 0, &k);
+		/* dat_aggevt's unit, as dt_pcb_fold_n() counts a counter's */
+		if (dt_agg_fold_ent(tab, &k, n, 0, 0, 0))
+			tab->dat_kcount += n;
+	}
+	pthread_mutex_unlock(&tab->dat_mtx);
+}
+
+void
+dt_pcb_fold_klost(struct dt_pcb *dp, uint64_t n)
+{
+	const struct dt_aggspec *as;
+	struct dt_aggtab *tab;
+
+	if (n == 0)
+		return;
+	tab = atomic_load_explicit(&dp->dp_sc->ds_agg, memory_order_acquire);
+	pthread_mutex_lock(&tab->dat_mtx);
+	/* as dt_agg_put() counts: each aggregation the events missed */
+	for (as = dp->dp_agg; as != NULL; as = as->das_next)
+		tab->dat_overflow += n;
+	pthread_mutex_unlock(&tab->dat_mtx);
+}
+
+uint32_t
+dt_pcb_agg_size(const struct dt_pcb *dp)
+{
+	struct dt_aggtab *tab;
+
+	tab = atomic_load_explicit(&dp->dp_sc->ds_agg, memory_order_acquire);
+	return tab != NULL ? tab->dat_size : 0;
+}

@@ -503,6 +503,26 @@ unsigned int dt_pcb_fold_src_buckets(struct dt_pcb *dp,
 void	dt_pcb_count_srcstk(struct dt_pcb *dp, uint64_t n);
 
 /*
+ * Counts a kernel program keeps by key (issue 22, dt_tp_kbpf.c): the
+ * fields of the current task it reads, the pid, thread, name and CPU,
+ * and the probe (the pcb's).  dt_pcb_kkey_ok(): every aggregation of dp
+ * is a count() keyed by the same of those fields (DTA_K_PBN aside), dp
+ * has no --abi 1.14 filter; *fields says which, as 1 << DTF_* bits.
+ * The provider still judges dp's filter.  Under [K].
+ * dt_pcb_fold_kkey(): n events of key sk (sk_pid, sk_tid, sk_cpu and
+ * sk_comm as the kernel gave them, NUL padded; what is not a key
+ * ignored) into every aggregation of dp, counted in dtgr_kcount;
+ * dt_pcb_fold_klost(): n events a full kernel table refused, counted as
+ * a full table's in dtgr_overflow.  Any thread, as dt_pcb_fold_src().
+ * dt_pcb_agg_size(): the entries dp's open's table holds at most.
+ */
+bool	dt_pcb_kkey_ok(const struct dt_pcb *dp, uint32_t *fields);
+void	dt_pcb_fold_kkey(struct dt_pcb *dp, const struct dt_srckey *sk,
+	    uint64_t n);
+void	dt_pcb_fold_klost(struct dt_pcb *dp, uint64_t n);
+uint32_t dt_pcb_agg_size(const struct dt_pcb *dp);
+
+/*
  * Time order (dt_seq.c, design decision 18).  Providers put events
  * through the sequencer, which holds each until no source can still put
  * an older one, then puts it into the rings with dt_probe_emit() or

@@ -48,6 +48,7 @@
 
 #include "dt_prov.h"
 #include "dt_tp_count.h"
+#include "dt_tp_kbpf.h"
 #include "dt_tp_filt.h"
 #include "dt_tp_perf.h"
 #include "dt_tp_ksys.h"
@@ -605,9 +606,12 @@ dt_prov_tp_start(struct dt_pcb *dp)
 	}
 	/*
 	 * a pushed pid: counters on the process's threads where dp only
-	 * counts, else sampled events of its own on them
+	 * counts; counts by key in a kernel program (system-wide, the
+	 * filter in it); else sampled events of its own on the pid's
+	 * threads
 	 */
-	if (dt_tp_pcnt_start(dp, tpp) || dt_tp_pid_start(dp, tpp))
+	if (dt_tp_pcnt_start(dp, tpp) || dt_tp_kbpf_start(dp, tpp) ||
+	    dt_tp_pid_start(dp, tpp))
 		return;
 	dt_tp_count(dp, 1);
 }
@@ -624,7 +628,7 @@ dt_prov_tp_stop(struct dt_pcb *dp)
 		dt_tp_tree_stop(dp);
 		return;
 	}
-	if (dt_tp_pcnt_stop(dp) || dt_tp_pid_stop(dp))
+	if (dt_tp_pcnt_stop(dp) || dt_tp_kbpf_stop(dp) || dt_tp_pid_stop(dp))
 		return;
 	dt_tp_count(dp, -1);
 }

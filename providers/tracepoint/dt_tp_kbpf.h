@@ -1,0 +1,112 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Counts by key in the kernel (issue 22): a pcb whose aggregations are
+ * count()s keyed by the pid, thread, name or CPU of the current task
+ * (and the probe), under no filter or one of equalities of those, needs
+ * no record either, only how many events each key had.  A small eBPF
+ * program, attached to the tracepoint, evaluates the filter, builds the
+ * key and counts it in a per-CPU hash map that dtd drains at each
+ * DTIOCAGGREAD (dt_aggctr) and at the stop.  bpftrace counts so; a
+ * sampled event's buffer drops beside other work.  Root only; the
+ * counting event (dt_tp_count.h) keeps the rules it can take.
+ */
+#ifndef DT_TP_KBPF_H
+#define DT_TP_KBPF_H
+
+#include <linux/bpf.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dt_prov.h"
+
+struct dt_tp_probe;
+
+/*
+ * The map's key: what the program read of the task, each field zero
+ * where it is no key; kk_gen the generation it counted in (dtd drains
+ * one while the program counts in the other).
+ */
+struct dt_kbpf_key {
+	char		 kk_comm[16];	/* NUL padded, the kernel's */
+	uint32_t	 kk_pid;	/* the thread group's */
+	uint32_t	 kk_tid;
+	uint32_t	 kk_cpu;
+	uint32_t	 kk_gen;
+};
+
+/*
+ * The record's own condition to be an event (tpp_kcount, ftrace's
+ * "FIELD OP NUMBER"), read from the raw record the program gets.
+ */
+struct dt_kbpf_cond {
+	uint16_t		 kc_off;	/* in the record */
+	uint8_t			 kc_size;	/* 1, 2, 4 or 8 */
+	bool			 kc_signed;
+	uint8_t			 kc_jmp;	/* BPF_J* keeping the event */
+	int64_t			 kc_val;
+};
+
+/* What the program is made of (dt_tp_kbpfasm.c). */
+struct dt_kbpf_spec {
+	const struct dt_kbpf_cond *kbs_cond;	/* NULL: each record */
+	uint32_t		 kbs_fields;	/* 1 << DTF_* of the key */
+	bool			 kbs_comm;	/* names recorded:
+						   DTEVT_EXECNAME */
+	const struct dtioc_filter *kbs_filter;	/* NULL: none */
+	uint64_t		 kbs_tidoff;	/* the reader's tid less
+						   the kernel's */
+	int			 kbs_mapfd;	/* the counts */
+	int			 kbs_genfd;	/* the generation, [0] */
+	int			 kbs_ovffd;	/* per CPU: refused by a full
+						   map, [0] */
+};
+
+#define DT_KBPF_MAXINSNS	1024
+
+/*
+ * Whether the program can evaluate f exactly: comparisons of the pid,
+ * thread or a name (equal or not) with a constant, joined by && and ||;
+ * names only where they are recorded (comm) and spelled plainly.  Any
+ * thread.
+ */
+bool	dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm);
+
+/*
+ * s's program into insns[DT_KBPF_MAXINSNS]: its length, or 0 when it
+ * would not fit.  Any thread.
+ */
+unsigned int dt_kbpf_prog(const struct dt_kbpf_spec *s,
+	    struct bpf_insn *insns);
+
+/*
+ * dp's events of tpp counted by such a program, at dtpv_start: true,
+ * dp_srccount set and the counts registered (dt_aggctr); false where it
+ * cannot (dp folds other than such counts, its filter is not one the
+ * program takes, tpp's records are not one event each, the kernel
+ * refuses, USERDT_KBPF=0): nothing done, the refusal of a program said
+ * once.  dt_tp_kbpf_stop(): the program detached, the last counts
+ * folded, all closed; false when dp has none.  [K].
+ */
+bool	dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp);
+bool	dt_tp_kbpf_stop(struct dt_pcb *dp);
+
+/* USERDT_KBPF=0: no program, for comparisons.  Any thread. */
+bool	dt_tp_kbpf_off(void);
+
+#endif /* DT_TP_KBPF_H */

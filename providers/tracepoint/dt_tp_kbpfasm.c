@@ -1,0 +1,464 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The counting program of dt_tp_kbpf.h, assembled by hand: a few dozen
+ * instructions, straight-line but for forward jumps, so the verifier
+ * walks it in one pass and no compiler or object loader is needed.
+ *
+ * What it does at each event of its tracepoint, in order:
+ *	- reads the task's pid/tid, and its name where a key or the
+ *	  filter needs it;
+ *	- evaluates the pcb's filter (postfix, as dtd does, dt_probe.c),
+ *	  each truth value in a stack slot of its own, and returns if false;
+ *	- builds the key (dt_kbpf_key): a name the reader would not see as
+ *	  spelled keys its pid too (dt_comm_plain()'s rule, byte by byte);
+ *	- adds one to the key's count on this CPU, making the entry if new;
+ *	  a full map's refusal adds one to the overflow counter instead.
+ * Everything is immutable once built; no state but the caller's buffer.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dt_tp_kbpf.h"
+
+/* Frame: offsets from r10 */
+#define FP_KEY		(-32)		/* struct dt_kbpf_key */
+#define FP_COMM		(-48)		/* the task's name */
+#define FP_ONE		(-56)		/* a new entry's count */
+#define FP_ZERO		(-64)		/* index 0 of the array maps */
+#define FP_TRUTH(i)	(-64 - 8 * ((int)(i) + 1))	/* filter stack */
+
+#define KA_NLABELS	64
+#define KA_NFIX		256
+
+struct dt_kbpf_asm {
+	struct bpf_insn	*ka_insn;
+	unsigned int	 ka_n;
+	bool		 ka_full;		/* something did not fit */
+	int		 ka_label[KA_NLABELS];	/* insn, -1 unbound */
+	unsigned int	 ka_nlabel;
+	struct {
+		unsigned int	 kf_insn;
+		unsigned int	 kf_label;
+	}		 ka_fix[KA_NFIX];
+	unsigned int	 ka_nfix;
+};
+
+static void
+ka_ins(struct dt_kbpf_asm *a, uint8_t code, uint8_t dst, uint8_t src,
+    int16_t off, int32_t imm)
+{
+	struct bpf_insn *i;
+
+	if (a->ka_n >= DT_KBPF_MAXINSNS) {
+		a->ka_full = true;
+		return;
+	}
+	i = &a->ka_insn[a->ka_n++];
+	memset(i, 0, sizeof(*i));
+	i->code = code;
+	i->dst_reg = dst & 0xf;
+	i->src_reg = src & 0xf;
+	i->off = off;
+	i->imm = imm;
+}
+
+static unsigned int
+ka_label(struct dt_kbpf_asm *a)
+{
+	if (a->ka_nlabel >= KA_NLABELS) {
+		a->ka_full = true;
+		return 0;
+	}
+	a->ka_label[a->ka_nlabel] = -1;
+	return a->ka_nlabel++;
+}
+
+static void
+ka_bind(struct dt_kbpf_asm *a, unsigned int l)
+{
+	a->ka_label[l] = (int)a->ka_n;
+}
+
+/* A jump to label l, its offset set by ka_resolve(). */
+static void
+ka_jmp(struct dt_kbpf_asm *a, uint8_t code, uint8_t dst, uint8_t src,
+    int32_t imm, unsigned int l)
+{
+	if (a->ka_nfix >= KA_NFIX) {
+		a->ka_full = true;
+		return;
+	}
+	a->ka_fix[a->ka_nfix].kf_insn = a->ka_n;
+	a->ka_fix[a->ka_nfix++].kf_label = l;
+	ka_ins(a, code, dst, src, 0, imm);
+}
+
+#define JMP_IMM(a, op, d, imm, l)	ka_jmp(a, BPF_JMP | (op) | BPF_K, d, 0, imm, l)
+#define JMP_REG(a, op, d, s, l)		ka_jmp(a, BPF_JMP | (op) | BPF_X, d, s, 0, l)
+#define JA(a, l)			ka_jmp(a, BPF_JMP | BPF_JA, 0, 0, 0, l)
+#define MOV64_IMM(a, d, imm)		ka_ins(a, BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, imm)
+#define MOV64_REG(a, d, s)		ka_ins(a, BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define MOV32_REG(a, d, s)		ka_ins(a, BPF_ALU | BPF_MOV | BPF_X, d, s, 0, 0)
+#define ALU64_IMM(a, op, d, imm)	ka_ins(a, BPF_ALU64 | (op) | BPF_K, d, 0, 0, imm)
+#define ALU64_REG(a, op, d, s)		ka_ins(a, BPF_ALU64 | (op) | BPF_X, d, s, 0, 0)
+#define LDX(a, sz, d, s, off)		ka_ins(a, BPF_LDX | (sz) | BPF_MEM, d, s, off, 0)
+#define STX(a, sz, d, s, off)		ka_ins(a, BPF_STX | (sz) | BPF_MEM, d, s, off, 0)
+#define ST_IMM(a, sz, d, off, imm)	ka_ins(a, BPF_ST | (sz) | BPF_MEM, d, 0, off, imm)
+#define XADD64(a, d, s, off)		ka_ins(a, BPF_STX | BPF_DW | BPF_ATOMIC, d, s, off, BPF_ADD)
+#define CALL(a, fn)			ka_ins(a, BPF_JMP | BPF_CALL, 0, 0, 0, fn)
+#define EXIT(a)				ka_ins(a, BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+static void
+ka_ld_imm64(struct dt_kbpf_asm *a, uint8_t d, uint64_t v)
+{
+	ka_ins(a, BPF_LD | BPF_DW | BPF_IMM, d, 0, 0, (int32_t)(uint32_t)v);
+	ka_ins(a, 0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32));
+}
+
+static void
+ka_ld_map(struct dt_kbpf_asm *a, uint8_t d, int fd)
+{
+	ka_ins(a, BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd);
+	ka_ins(a, 0, 0, 0, 0, 0);
+}
+
+/* r2 = r10 + off: a pointer into the frame for a helper. */
+static void
+ka_fp(struct dt_kbpf_asm *a, uint8_t d, int off)
+{
+	MOV64_REG(a, d, BPF_REG_10);
+	ALU64_IMM(a, BPF_ADD, d, off);
+}
+
+/* All jumps are forward; false for a label never bound. */
+static bool
+ka_resolve(struct dt_kbpf_asm *a)
+{
+	unsigned int i, at;
+	int to;
+
+	for (i = 0; i < a->ka_nfix; i++) {
+		at = a->ka_fix[i].kf_insn;
+		to = a->ka_label[a->ka_fix[i].kf_label];
+		if (to < 0 || to <= (int)at || to - (int)at - 1 > INT16_MAX)
+			return false;
+		a->ka_insn[at].off = (int16_t)(to - (int)at - 1);
+	}
+	return true;
+}
+
+/* As dt_comm_plain(): what a reader sees spelled as it is. */
+static bool
+ka_plain(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0)
+		return false;
+	for (i = 0; i < len; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '\\')
+			return false;
+	return true;
+}
+
+bool
+dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm)
+{
+	const struct dtioc_filter_term *t;
+	unsigned int i;
+
+	if (f == NULL)
+		return true;
+	for (i = 0; i < f->dtfl_nterms && i < DTF_MAXTERMS; i++) {
+		t = &f->dtfl_terms[i];
+		switch (t->dtft_op) {
+		case DTF_OP_AND:
+		case DTF_OP_OR:
+		case DTF_OP_CONST:
+			continue;
+		case DTF_OP_EQ:
+		case DTF_OP_NE:
+			break;
+		default:
+			return false;
+		}
+		switch (t->dtft_field) {
+		case DTF_PID:
+		case DTF_TID:
+			continue;
+		case DTF_COMM:
+			/* dtd lets an unrecorded or odd name through unsure */
+			if (!comm || !ka_plain(t->dtft_str,
+			    strnlen(t->dtft_str, DTMAXCOMLEN)))
+				return false;
+			continue;
+		default:
+			return false;
+		}
+	}
+	return f->dtfl_nterms <= DTF_MAXTERMS;
+}
+
+/* Comparison t, its truth into slot sp; r6 holds the pid and tid. */
+static void
+ka_cmp(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
+    const struct dtioc_filter_term *t, unsigned int sp)
+{
+	uint64_t w[2] = { 0, 0 };
+	size_t len;
+	bool eq = t->dtft_op == DTF_OP_EQ;
+	unsigned int done = ka_label(a);
+
+	if (t->dtft_field == DTF_COMM) {
+		len = strnlen(t->dtft_str, DTMAXCOMLEN);
+		/* a kernel name holds 15 bytes at most: never this one */
+		if (len >= sizeof(w)) {
+			ST_IMM(a, BPF_DW, BPF_REG_10, FP_TRUTH(sp), eq ? 0 : 1);
+			ka_bind(a, done);
+			return;
+		}
+		/* the helper pads the name with NULs: 16 bytes compare */
+		memcpy(w, t->dtft_str, len);
+		MOV64_IMM(a, BPF_REG_2, eq ? 0 : 1);
+		LDX(a, BPF_DW, BPF_REG_0, BPF_REG_10, FP_COMM);
+		ka_ld_imm64(a, BPF_REG_1, w[0]);
+		JMP_REG(a, BPF_JNE, BPF_REG_0, BPF_REG_1, done);
+		LDX(a, BPF_DW, BPF_REG_0, BPF_REG_10, FP_COMM + 8);
+		ka_ld_imm64(a, BPF_REG_1, w[1]);
+		JMP_REG(a, BPF_JNE, BPF_REG_0, BPF_REG_1, done);
+		MOV64_IMM(a, BPF_REG_2, eq ? 1 : 0);
+	} else {
+		/*
+		 * The field as the reader sees it, 64 bits: the pid and tid
+		 * are below 2^31, so DTF_F_INT32 changes nothing, and the
+		 * reader's tid offset moves to the constant.
+		 */
+		if (t->dtft_field == DTF_PID) {
+			MOV64_REG(a, BPF_REG_0, BPF_REG_6);
+			ALU64_IMM(a, BPF_RSH, BPF_REG_0, 32);
+			ka_ld_imm64(a, BPF_REG_1, (uint64_t)t->dtft_val);
+		} else {
+			MOV32_REG(a, BPF_REG_0, BPF_REG_6);
+			ka_ld_imm64(a, BPF_REG_1,
+			    (uint64_t)t->dtft_val - s->kbs_tidoff);
+		}
+		MOV64_IMM(a, BPF_REG_2, 1);
+		JMP_REG(a, eq ? BPF_JEQ : BPF_JNE, BPF_REG_0, BPF_REG_1, done);
+		MOV64_IMM(a, BPF_REG_2, 0);
+	}
+	ka_bind(a, done);
+	STX(a, BPF_DW, BPF_REG_10, BPF_REG_2, FP_TRUTH(sp));
+}
+
+/* The filter: falls through when it keeps the event, else to out. */
+static void
+ka_filter(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
+    unsigned int out)
+{
+	const struct dtioc_filter *f = s->kbs_filter;
+	const struct dtioc_filter_term *t;
+	unsigned int i, sp = 0;
+
+	for (i = 0; i < f->dtfl_nterms; i++) {
+		t = &f->dtfl_terms[i];
+		switch (t->dtft_op) {
+		case DTF_OP_AND:
+		case DTF_OP_OR:
+			/* dt_filter_check() saw two values there */
+			LDX(a, BPF_DW, BPF_REG_0, BPF_REG_10, FP_TRUTH(sp - 2));
+			LDX(a, BPF_DW, BPF_REG_1, BPF_REG_10, FP_TRUTH(sp - 1));
+			ALU64_REG(a, t->dtft_op == DTF_OP_AND ? BPF_AND :
+			    BPF_OR, BPF_REG_0, BPF_REG_1);
+			STX(a, BPF_DW, BPF_REG_10, BPF_REG_0, FP_TRUTH(sp - 2));
+			sp--;
+			continue;
+		case DTF_OP_CONST:
+			ST_IMM(a, BPF_DW, BPF_REG_10, FP_TRUTH(sp),
+			    t->dtft_val != 0);
+			break;
+		default:
+			ka_cmp(a, s, t, sp);
+			break;
+		}
+		sp++;
+	}
+	LDX(a, BPF_DW, BPF_REG_0, BPF_REG_10, FP_TRUTH(0));
+	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, out);
+}
+
+/* The record's condition, on the context in r1: else to out. */
+static void
+ka_cond(struct dt_kbpf_asm *a, const struct dt_kbpf_cond *c,
+    unsigned int out)
+{
+	static const uint8_t sz[9] = { 0, BPF_B, BPF_H, 0, BPF_W, 0, 0, 0,
+	    BPF_DW };
+	unsigned int keep = ka_label(a);
+
+	LDX(a, sz[c->kc_size], BPF_REG_0, BPF_REG_1, (int16_t)c->kc_off);
+	if (c->kc_signed && c->kc_size < 8) {
+		ALU64_IMM(a, BPF_LSH, BPF_REG_0, 64 - 8 * c->kc_size);
+		ALU64_IMM(a, BPF_ARSH, BPF_REG_0, 64 - 8 * c->kc_size);
+	}
+	ka_ld_imm64(a, BPF_REG_2, (uint64_t)c->kc_val);
+	JMP_REG(a, c->kc_jmp, BPF_REG_0, BPF_REG_2, keep);
+	JA(a, out);
+	ka_bind(a, keep);
+}
+
+/* A name dt_comm_plain() refuses also keys the pid: into the key. */
+static void
+ka_commpid(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s)
+{
+	unsigned int plain = ka_label(a), odd = ka_label(a), i;
+
+	if (s->kbs_comm) {
+		for (i = 0; i < 16; i++) {
+			LDX(a, BPF_B, BPF_REG_0, BPF_REG_10, FP_COMM + (int)i);
+			JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, i == 0 ? odd : plain);
+			JMP_IMM(a, BPF_JLT, BPF_REG_0, 0x20, odd);
+			JMP_IMM(a, BPF_JGT, BPF_REG_0, 0x7e, odd);
+			JMP_IMM(a, BPF_JEQ, BPF_REG_0, '\\', odd);
+		}
+		JA(a, plain);
+	}
+	ka_bind(a, odd);
+	MOV64_REG(a, BPF_REG_0, BPF_REG_6);
+	ALU64_IMM(a, BPF_RSH, BPF_REG_0, 32);
+	STX(a, BPF_W, BPF_REG_10, BPF_REG_0, FP_KEY + 16);
+	ka_bind(a, plain);
+}
+
+/* One more for the key built at FP_KEY, or for the overflow. */
+static void
+ka_count(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
+    unsigned int out)
+{
+	unsigned int new = ka_label(a), ovf = ka_label(a);
+
+	ka_ld_map(a, BPF_REG_1, s->kbs_mapfd);
+	ka_fp(a, BPF_REG_2, FP_KEY);
+	CALL(a, BPF_FUNC_map_lookup_elem);
+	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, new);
+	MOV64_IMM(a, BPF_REG_1, 1);
+	XADD64(a, BPF_REG_0, BPF_REG_1, 0);
+	JA(a, out);
+
+	ka_bind(a, new);
+	ST_IMM(a, BPF_DW, BPF_REG_10, FP_ONE, 1);
+	ka_ld_map(a, BPF_REG_1, s->kbs_mapfd);
+	ka_fp(a, BPF_REG_2, FP_KEY);
+	ka_fp(a, BPF_REG_3, FP_ONE);
+	MOV64_IMM(a, BPF_REG_4, BPF_NOEXIST);
+	CALL(a, BPF_FUNC_map_update_elem);
+	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, out);
+	/* another CPU made it meanwhile: add to that */
+	JMP_IMM(a, BPF_JNE, BPF_REG_0, -EEXIST, ovf);
+	ka_ld_map(a, BPF_REG_1, s->kbs_mapfd);
+	ka_fp(a, BPF_REG_2, FP_KEY);
+	CALL(a, BPF_FUNC_map_lookup_elem);
+	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, ovf);
+	MOV64_IMM(a, BPF_REG_1, 1);
+	XADD64(a, BPF_REG_0, BPF_REG_1, 0);
+	JA(a, out);
+
+	/* full (E2BIG), or no memory: never silently */
+	ka_bind(a, ovf);
+	ka_ld_map(a, BPF_REG_1, s->kbs_ovffd);
+	ka_fp(a, BPF_REG_2, FP_ZERO);
+	CALL(a, BPF_FUNC_map_lookup_elem);
+	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, out);
+	MOV64_IMM(a, BPF_REG_1, 1);
+	XADD64(a, BPF_REG_0, BPF_REG_1, 0);
+}
+
+unsigned int
+dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
+{
+	static struct dt_kbpf_asm z;
+	struct dt_kbpf_asm a = z;
+	uint32_t keys = s->kbs_fields;
+	unsigned int out, gen, i;
+	bool comm = false;
+
+	a.ka_insn = insns;
+	out = ka_label(&a);
+	gen = ka_label(&a);
+	if ((keys & (1u << DTF_COMM)) && s->kbs_comm)
+		comm = true;
+	for (i = 0; s->kbs_filter != NULL && i < s->kbs_filter->dtfl_nterms;
+	    i++)
+		if (s->kbs_filter->dtfl_terms[i].dtft_op != DTF_OP_AND &&
+		    s->kbs_filter->dtfl_terms[i].dtft_op != DTF_OP_OR &&
+		    s->kbs_filter->dtfl_terms[i].dtft_op != DTF_OP_CONST &&
+		    s->kbs_filter->dtfl_terms[i].dtft_field == DTF_COMM)
+			comm = true;
+
+	if (s->kbs_cond != NULL)
+		ka_cond(&a, s->kbs_cond, out);
+	ST_IMM(&a, BPF_W, BPF_REG_10, FP_ZERO, 0);
+	ST_IMM(&a, BPF_W, BPF_REG_10, FP_ZERO + 4, 0);
+	CALL(&a, BPF_FUNC_get_current_pid_tgid);
+	MOV64_REG(&a, BPF_REG_6, BPF_REG_0);
+	if (comm) {
+		ka_fp(&a, BPF_REG_1, FP_COMM);
+		MOV64_IMM(&a, BPF_REG_2, 16);
+		CALL(&a, BPF_FUNC_get_current_comm);
+	}
+	if (s->kbs_filter != NULL && s->kbs_filter->dtfl_nterms > 0)
+		ka_filter(&a, s, out);
+
+	for (i = 0; i < sizeof(struct dt_kbpf_key); i += 8)
+		ST_IMM(&a, BPF_DW, BPF_REG_10, FP_KEY + (int)i, 0);
+	/* the generation dtd is not draining */
+	ka_ld_map(&a, BPF_REG_1, s->kbs_genfd);
+	ka_fp(&a, BPF_REG_2, FP_ZERO);
+	CALL(&a, BPF_FUNC_map_lookup_elem);
+	MOV64_IMM(&a, BPF_REG_7, 0);
+	JMP_IMM(&a, BPF_JEQ, BPF_REG_0, 0, gen);
+	LDX(&a, BPF_W, BPF_REG_7, BPF_REG_0, 0);
+	ka_bind(&a, gen);
+	STX(&a, BPF_W, BPF_REG_10, BPF_REG_7, FP_KEY + 28);
+
+	if ((keys & (1u << DTF_COMM)) && s->kbs_comm) {
+		LDX(&a, BPF_DW, BPF_REG_0, BPF_REG_10, FP_COMM);
+		STX(&a, BPF_DW, BPF_REG_10, BPF_REG_0, FP_KEY);
+		LDX(&a, BPF_DW, BPF_REG_0, BPF_REG_10, FP_COMM + 8);
+		STX(&a, BPF_DW, BPF_REG_10, BPF_REG_0, FP_KEY + 8);
+	}
+	if (keys & (1u << DTF_PID)) {
+		MOV64_REG(&a, BPF_REG_0, BPF_REG_6);
+		ALU64_IMM(&a, BPF_RSH, BPF_REG_0, 32);
+		STX(&a, BPF_W, BPF_REG_10, BPF_REG_0, FP_KEY + 16);
+	} else if (keys & (1u << DTF_COMM))
+		ka_commpid(&a, s);
+	if (keys & (1u << DTF_TID))
+		STX(&a, BPF_W, BPF_REG_10, BPF_REG_6, FP_KEY + 20);
+	if (keys & (1u << DTF_CPU)) {
+		CALL(&a, BPF_FUNC_get_smp_processor_id);
+		STX(&a, BPF_W, BPF_REG_10, BPF_REG_0, FP_KEY + 24);
+	}
+	ka_count(&a, s, out);
+
+	ka_bind(&a, out);
+	MOV64_IMM(&a, BPF_REG_0, 0);
+	EXIT(&a);
+	if (a.ka_full || !ka_resolve(&a))
+		return 0;
+	return a.ka_n;
+}
