@@ -1,0 +1,170 @@
+#!/bin/bash
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+# Counts by key in a kernel eBPF program (issue 22, dt_tp_kbpf.c).
+# Cases:
+#   kbpf     beside a dd flat out on the other core, @[comm, tid] under
+#            a comm filter and @[comm] system-wide are exact (strace's
+#            count of the same run), nothing dropped, and no record of
+#            the counted calls went through perf's buffers; on a quiet
+#            machine the output is byte for byte USERDT_KBPF=0's.
+#   kbpfovf  a table too small for the keys (BTRACE_AGGSIZE) says so on
+#            stderr, and what it holds plus what it says it could not
+#            is every event a large table counts.
+# Root; skipped (77) where the kernel will not load the program.
+#
+# usage: run-kbpf.sh btrace dtd case
+set -u
+[ $# -eq 3 ] || { echo "usage: $0 btrace dtd case" >&2; exit 2; }
+BTRACE=$1
+DTD=$2
+
+. "$(dirname "$0")/lib.sh"
+
+# start btrace $1 (name) on program $2, env $3; wait until it runs
+bt_go() {
+	local name=$1 prog=$2 l
+
+	mkfifo "$TMP/$name" || exit 2
+	env ${3:-} "$BTRACE" -d "$DEV" -v -e "BEGIN { printf(\"go\\n\"); } $prog" \
+	    > "$TMP/$name" 2> "$TMP/$name.err" &
+	BTPID=$!
+	exec 6< "$TMP/$name"
+	read -r -t 30 l <&6 && [ "$l" = go ] ||
+	    fail "$name: $l $(cat "$TMP/$name.err")"
+}
+
+# stop it; its map lines into $TMP/$1.out
+bt_end() {
+	kill -TERM "$BTPID"
+	wait "$BTPID" || fail "$1: exit $?: $(cat "$TMP/$1.err")"
+	BTPID=
+	sed -n "/^@/p" <&6 > "$TMP/$1.out"
+	exec 6<&-
+}
+
+# skip where dtd said it samples instead
+kbpf_refused() {
+	if grep -q "no count in the kernel" "$TMP/dtd.log"; then
+		echo "SKIP: $(grep "no count in the kernel" "$TMP/dtd.log")"
+		exit 77
+	fi
+}
+
+dtd_start
+case $3 in
+kbpf)
+	cp /bin/dd "$TMP/uq_kbx" && cp /bin/dd "$TMP/uq_kbn" || exit 2
+	setsid "$TMP/uq_kbn" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
+	NOISE=$!
+	PY=
+	trap 'kill -- -$NOISE 2> /dev/null; [ -n "$PY" ] && kill $PY
+	    dtd_cleanup' EXIT
+	bt_go ka 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbx"/ {
+	    @[comm, tid] = count(); }'
+	PY=$BTPID
+	exec 7<&6
+	bt_go kb 'tracepoint:raw_syscalls:sys_enter { @[comm] = count(); }'
+	strace -f -qq -c -U calls -o "$TMP/x.strace" "$TMP/uq_kbx" \
+	    if=/dev/zero of=/dev/null bs=1 count=40000 2> /dev/null ||
+	    fail "strace"
+	bt_end kb
+	exec 6<&7 7<&-
+	BTPID=$PY
+	PY=
+	bt_end ka
+	kbpf_refused
+	cx=$(awk '$NF == "total" { print $1 }' "$TMP/x.strace")
+	[ -n "$cx" ] || fail "no strace count"
+	# one thread: one entry, the strace count
+	[ "$(wc -l < "$TMP/ka.out")" -eq 1 ] &&
+	    grep -qx "@\[uq_kbx, [0-9]*\]: $cx" "$TMP/ka.out" ||
+	    fail "comm, tid: strace $cx: $(cat "$TMP/ka.out" "$TMP/ka.err")"
+	grep -qx "@\[uq_kbx\]: $cx" "$TMP/kb.out" ||
+	    fail "comm: strace $cx: $(grep uq_kb "$TMP/kb.out") $(cat "$TMP/kb.err")"
+	for p in ka kb; do
+		grep -qx '0 events dropped' "$TMP/$p.err" &&
+		    grep -qx "0 events dtd's table could not hold" \
+		    "$TMP/$p.err" || fail "$p: lost: $(cat "$TMP/$p.err")"
+		# every event the kernel's: the program took the rule
+		n=$(sed -n 's/^\([0-9]*\) events aggregated by dtd$/\1/p' \
+		    "$TMP/$p.err")
+		grep -qx "${n:-x} of them counted by the kernel" \
+		    "$TMP/$p.err" || fail "$p: not the kernel's: $(cat "$TMP/$p.err")"
+	done
+	kill -- -$NOISE 2> /dev/null
+	wait $NOISE 2> /dev/null
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	rec=$(sed -n 's/^dtd: tracepoint: \([0-9]*\) records.*/\1/p' \
+	    "$TMP/dtd.log")
+	[ "${rec:-0}" -lt $((cx / 10)) ] ||
+	    fail "x's calls went through perf's buffers: $(cat "$TMP/dtd.log")"
+	# quiet: the program's output is the sampled path's, byte for byte
+	for k in 1 0; do
+		USERDT_KBPF=$k dtd_serve "$DTD"
+		bt_go q$k 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbx"/ {
+		    @[comm] = count(); @n = count(); }'
+		"$TMP/uq_kbx" if=/dev/zero of=/dev/null bs=1 count=500 \
+		    2> /dev/null || fail "uq_kbx"
+		bt_end q$k
+		kill -TERM "$DTDPID"
+		wait "$DTDPID"
+		DTDPID=
+		[ $k = 0 ] || kbpf_refused
+		grep -qx '0 events dropped' "$TMP/q$k.err" ||
+		    fail "q$k: lost: $(cat "$TMP/q$k.err" "$TMP/dtd.log")"
+	done
+	grep -qx "0 of them counted by the kernel" "$TMP/q0.err" ||
+	    fail "USERDT_KBPF=0 counted in the kernel: $(cat "$TMP/q0.err")"
+	[ -s "$TMP/q1.out" ] || fail "no output"
+	diff -u "$TMP/q0.out" "$TMP/q1.out" || fail "not USERDT_KBPF=0's output"
+	;;
+kbpfovf)
+	# a renamed true, run again and again: a new tid each time
+	cp /bin/true "$TMP/uq_kbo" || exit 2
+	for size in 4096 16; do
+		bt_go o$size 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbo"/ {
+		    @[tid] = count(); }' "BTRACE_AGGSIZE=$size"
+		i=0
+		while [ $i -lt 100 ]; do
+			"$TMP/uq_kbo" || fail "uq_kbo"
+			i=$((i + 1))
+		done
+		bt_end o$size
+	done
+	kbpf_refused
+	all=$(awk '{ s += $2 } END { print s + 0 }' "$TMP/o4096.out")
+	[ "$(wc -l < "$TMP/o4096.out")" -eq 100 ] ||
+	    fail "large table: not 100 tids: $(cat "$TMP/o4096.out")"
+	grep -qx "0 events dtd's table could not hold" "$TMP/o4096.err" ||
+	    fail "large table overflowed: $(cat "$TMP/o4096.err")"
+	held=$(awk '{ s += $2 } END { print s + 0 }' "$TMP/o16.out")
+	[ "$(wc -l < "$TMP/o16.out")" -le 16 ] ||
+	    fail "more entries than the table: $(cat "$TMP/o16.out")"
+	said=$(sed -n "s/^\([0-9]*\) events not aggregated: dtd's table is full.*/\1/p" \
+	    "$TMP/o16.err" | awk '{ s += $1 } END { print s + 0 }')
+	[ "$said" -gt 0 ] || fail "a full table, silent: $(cat "$TMP/o16.err")"
+	[ $((held + said)) -eq "$all" ] ||
+	    fail "held $held + said $said != $all: $(cat "$TMP/o16.err")"
+	;;
+*)
+	echo "run-kbpf.sh: no case $3" >&2
+	exit 2
+	;;
+esac
+exit 0
