@@ -687,6 +687,11 @@ kcount)
 	# which is what ftrace's "comm" names there: the rule counts the
 	# wakeups the current thread makes, as dtd reads comm, not those
 	# of uq_kcw (two a child here, 79-80 in all), which it once counted.
+	# Counted by the kernel program (dt_tp_kbpf.c), the name is the
+	# thread's at the event: a child's wake-up of its vfork parent in
+	# exec (mm_release()) comes before its new name, one a child,
+	# 40-45 in all (bpftrace counts the same), where the sampled
+	# records named it after the exec, under 20.
 	mkfifo "$TMP/kw" || exit 2
 	"$BTRACE" -d "$DEV" -e 'BEGIN { printf("go\n"); }
 	    tracepoint:sched:sched_wakeup /comm == "uq_kcw"/ { @ = count(); }' \
@@ -701,7 +706,7 @@ kcount)
 	BTPID=
 	w=$(sed -n 's/^@: //p' <&6)
 	exec 6<&-
-	[ "${w:-0}" -lt 20 ] || fail "w: $w wakeups of uq_kcw counted as its own"
+	[ "${w:-0}" -lt 60 ] || fail "w: $w wakeups of uq_kcw counted as its own"
 	# counted in the kernel: no record of x's calls reached dtd
 	kill -TERM "$DTDPID"
 	wait "$DTDPID"
