@@ -58,6 +58,11 @@
 #include "dt_softc.h"
 
 #define KB_LOGSIZE	65536
+/*
+ * A per-CPU value is copied out for every possible CPU: room past our
+ * count of them, should the kernel count more than its list says.
+ */
+#define KB_SPARECPUS	64
 
 struct dt_tp_kbpf {
 	struct dt_aggctr	 kb_ctr;	/* first: dac_sync's cast */
@@ -431,7 +436,7 @@ dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 		return false;
 	}
 	if ((kb->kb_keys = calloc(kb->kb_nent, sizeof(*kb->kb_keys))) ==
-	    NULL || (kb->kb_vals = calloc(dt_kbpf_ncpu,
+	    NULL || (kb->kb_vals = calloc(dt_kbpf_ncpu + KB_SPARECPUS,
 	    sizeof(*kb->kb_vals))) == NULL) {
 		dt_kbpf_free(kb);
 		return false;

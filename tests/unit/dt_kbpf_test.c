@@ -1,0 +1,240 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The kernel counting program (dt_tp_kbpfasm.c): which filters it takes,
+ * and every shape of it (each set of keys, names recorded or not, the
+ * filters it takes, with and without the record's condition) well
+ * formed: jumps forward and inside, 64-bit loads whole, an exit last.
+ * As root, where the kernel has bpf(2), each is also handed to the
+ * verifier, whose refusal fails the test with its last lines: the
+ * regress cases load a few shapes, a refused shape would otherwise
+ * only show as a rule quietly sampled.
+ */
+#include <sys/syscall.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dt_tp_kbpf.h"
+
+static int npass, nfail;
+
+static void
+ok(bool c, const char *what)
+{
+	if (c)
+		npass++;
+	else {
+		nfail++;
+		printf("FAIL %s\n", what);
+	}
+}
+
+static struct dtioc_filter_term
+term(uint8_t op, uint8_t field, int64_t v, const char *s)
+{
+	struct dtioc_filter_term t;
+
+	memset(&t, 0, sizeof(t));
+	t.dtft_op = op;
+	t.dtft_field = field;
+	t.dtft_val = v;
+	if (s != NULL)
+		strncpy(t.dtft_str, s, sizeof(t.dtft_str) - 1);
+	return t;
+}
+
+static void
+filt(struct dtioc_filter *f, unsigned int n, const struct dtioc_filter_term *t)
+{
+	memset(f, 0, sizeof(*f));
+	f->dtfl_nterms = n;
+	memcpy(f->dtfl_terms, t, n * sizeof(*t));
+}
+
+/* Jumps forward within, LD_IMM64 whole, EXIT last. */
+static bool
+wellformed(const struct bpf_insn *in, unsigned int n)
+{
+	unsigned int i;
+	int to;
+
+	if (n == 0 || in[n - 1].code != (BPF_JMP | BPF_EXIT))
+		return false;
+	for (i = 0; i < n; i++) {
+		if (in[i].code == (BPF_LD | BPF_DW | BPF_IMM)) {
+			if (i + 1 >= n || in[i + 1].code != 0)
+				return false;
+			i++;
+			continue;
+		}
+		if (BPF_CLASS(in[i].code) != BPF_JMP ||
+		    BPF_OP(in[i].code) == BPF_CALL ||
+		    BPF_OP(in[i].code) == BPF_EXIT)
+			continue;
+		to = (int)i + 1 + in[i].off;
+		if (in[i].off < 0 || to >= (int)n)
+			return false;
+	}
+	return true;
+}
+
+static int
+mkmap(uint32_t type, uint32_t ks, uint32_t vs, uint32_t n)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = ks;
+	a.value_size = vs;
+	a.max_entries = n;
+	return (int)syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a));
+}
+
+/* The verifier's word on in: true when it loads. */
+static bool
+verify(const struct bpf_insn *in, unsigned int n, const char *what)
+{
+	static char log[1 << 16];
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_TRACEPOINT;
+	a.insns = (uint64_t)(uintptr_t)in;
+	a.insn_cnt = n;
+	a.license = (uint64_t)(uintptr_t)"Dual BSD/GPL";
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	log[0] = '\0';
+	if ((fd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof(a))) >= 0) {
+		close(fd);
+		return true;
+	}
+	/* a log too small for a long program's trace is no refusal */
+	if (errno == ENOSPC)
+		return true;
+	printf("verifier (%s): %s\n%s\n", what, strerror(errno),
+	    strlen(log) > 600 ? log + strlen(log) - 600 : log);
+	return false;
+}
+
+int
+main(void)
+{
+	static const char *names[] = { "none", "comm", "mixed", "const",
+	    "long comm" };
+	struct bpf_insn *in;
+	struct dtioc_filter f[5], bad;
+	struct dtioc_filter_term t[8];
+	struct dt_kbpf_cond cond;
+	struct dt_kbpf_spec s;
+	char what[128];
+	uint32_t keys;
+	unsigned int n, fi, c, k;
+	int map, gen, ovf;
+	bool load;
+
+	/* the filters it takes, and those it leaves to dtd */
+	t[0] = term(DTF_OP_EQ, DTF_COMM, 0, "x");
+	filt(&f[1], 1, t);
+	t[0] = term(DTF_OP_EQ, DTF_PID, 1, NULL);
+	t[1] = term(DTF_OP_NE, DTF_TID, 2, NULL);
+	t[2] = term(DTF_OP_NE, DTF_COMM, 0, "abc");
+	t[3] = term(DTF_OP_AND, 0, 0, NULL);
+	t[4] = term(DTF_OP_OR, 0, 0, NULL);
+	filt(&f[2], 5, t);
+	t[0] = term(DTF_OP_CONST, 0, 1, NULL);
+	filt(&f[3], 1, t);
+	t[0] = term(DTF_OP_EQ, DTF_COMM, 0, "abcdefghijklmnopq");
+	filt(&f[4], 1, t);
+	for (fi = 1; fi < 5; fi++)
+		ok(dt_kbpf_filter_ok(&f[fi], true), names[fi]);
+	ok(dt_kbpf_filter_ok(NULL, false), "no filter");
+	ok(!dt_kbpf_filter_ok(&f[1], false), "comm unrecorded refused");
+	t[0] = term(DTF_OP_EQ, DTF_COMM, 0, "a\\b");
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_filter_ok(&bad, true), "comm with a backslash refused");
+	t[0] = term(DTF_OP_EQ, DTF_COMM, 0, "");
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_filter_ok(&bad, true), "empty comm refused");
+	t[0] = term(DTF_OP_LT, DTF_PID, 5, NULL);
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_filter_ok(&bad, true), "pid < 5 refused");
+	t[0] = term(DTF_OP_EQ, DTF_CPU, 0, NULL);
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_filter_ok(&bad, true), "cpu == 0 refused");
+	t[0] = term(DTF_OP_EQ, DTF_ARG0, 0, NULL);
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_filter_ok(&bad, true), "arg0 == 0 refused");
+
+	/* every shape: well formed, and the verifier's if we may ask */
+	if ((in = calloc(DT_KBPF_MAXINSNS, sizeof(*in))) == NULL)
+		return 2;
+	map = mkmap(BPF_MAP_TYPE_PERCPU_HASH, sizeof(struct dt_kbpf_key), 8,
+	    64);
+	gen = mkmap(BPF_MAP_TYPE_ARRAY, 4, 4, 1);
+	ovf = mkmap(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1);
+	load = map >= 0 && gen >= 0 && ovf >= 0;
+	if (!load)
+		printf("# no bpf(2) here (%s): shapes checked, not loaded\n",
+		    strerror(errno));
+	/* raw_syscalls:sys_enter's id >= 0 */
+	cond.kc_off = 8;
+	cond.kc_size = 8;
+	cond.kc_signed = true;
+	cond.kc_jmp = BPF_JSGE;
+	cond.kc_val = 0;
+	for (k = 0; k < 16; k++)
+		for (c = 0; c < 2; c++)
+			for (fi = 0; fi < 5; fi++) {
+				keys = ((k & 1) ? 1u << DTF_PID : 0) |
+				    ((k & 2) ? 1u << DTF_TID : 0) |
+				    ((k & 4) ? 1u << DTF_CPU : 0) |
+				    ((k & 8) ? 1u << DTF_COMM : 0);
+				memset(&s, 0, sizeof(s));
+				s.kbs_fields = keys;
+				s.kbs_comm = c || fi == 1 || fi == 2 ||
+				    fi == 4;
+				s.kbs_filter = fi == 0 ? NULL : &f[fi];
+				s.kbs_cond = (k + fi) & 1 ? &cond : NULL;
+				s.kbs_tidoff = fi == 2 ? 100000 : 0;
+				s.kbs_mapfd = load ? map : 3;
+				s.kbs_genfd = load ? gen : 4;
+				s.kbs_ovffd = load ? ovf : 5;
+				snprintf(what, sizeof(what), "keys %#x, comm "
+				    "%d, filter %s, cond %d", keys,
+				    s.kbs_comm, names[fi], s.kbs_cond != NULL);
+				n = dt_kbpf_prog(&s, in);
+				ok(wellformed(in, n), what);
+				if (load && n > 0)
+					ok(verify(in, n, what), what);
+			}
+	free(in);
+	if (load) {
+		close(map);
+		close(gen);
+		close(ovf);
+	}
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail == 0 ? 0 : 1;
+}
