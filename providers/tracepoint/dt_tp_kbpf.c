@@ -138,6 +138,13 @@ dt_kbpf_map(uint32_t type, uint32_t ksize, uint32_t vsize, uint32_t n,
 	a.key_size = ksize;
 	a.value_size = vsize;
 	a.max_entries = n;
+	/*
+	 * A hash's entries made as keys come: twice a large table,
+	 * preallocated, would pin what the run may never use (an entry
+	 * the kernel cannot allocate counts as overflow, said).
+	 */
+	if (type == BPF_MAP_TYPE_PERCPU_HASH)
+		a.map_flags = BPF_F_NO_PREALLOC;
 	strncpy(a.map_name, name, sizeof(a.map_name) - 1);
 	return dt_bpf(BPF_MAP_CREATE, &a);
 }
