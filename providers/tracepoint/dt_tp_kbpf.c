@@ -270,7 +270,7 @@ dt_kbpf_sync(struct dt_aggctr *c)
 		if (n >= kb->kb_nent || dt_bpf(BPF_MAP_GET_NEXT_KEY, &a) != 0)
 			break;
 		walked = true;
-		if (all || at.kk_gen == old)
+		if (all || (at.kk_gen & 1) == old)
 			kb->kb_keys[n++] = at;
 	}
 	memset(&sk, 0, sizeof(sk));
@@ -285,6 +285,9 @@ dt_kbpf_sync(struct dt_aggctr *c)
 		sk.sk_tid = (int32_t)kb->kb_keys[i].kk_tid;
 		sk.sk_cpu = kb->kb_keys[i].kk_cpu;
 		memcpy(sk.sk_comm, kb->kb_keys[i].kk_comm, sizeof(sk.sk_comm));
+		if (kb->kb_keys[i].kk_gen & DT_KBPF_IDLE)
+			snprintf(sk.sk_comm, sizeof(sk.sk_comm), "idle%u",
+			    kb->kb_keys[i].kk_cpu);
 		dt_pcb_fold_kkey(dp, &sk, v);
 	}
 	if (dt_kbpf_lookup(kb, kb->kb_ovf, &zero, &v) && v > kb->kb_lost) {

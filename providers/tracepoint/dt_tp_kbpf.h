@@ -47,8 +47,15 @@ struct dt_kbpf_key {
 	uint32_t	 kk_pid;	/* the thread group's */
 	uint32_t	 kk_tid;
 	uint32_t	 kk_cpu;
-	uint32_t	 kk_gen;
+	uint32_t	 kk_gen;	/* bit 0; DT_KBPF_IDLE */
 };
+
+/*
+ * The idle task, whose kernel name is swapper/N: dtd names it idleN, of
+ * its CPU (dt_tp_task_comm()), so the program keys it by kk_cpu and
+ * this bit, kk_comm empty, and dtd spells the name.
+ */
+#define DT_KBPF_IDLE	0x2
 
 /*
  * The record's own condition to be an event (tpp_kcount, ftrace's

@@ -202,9 +202,15 @@ dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm)
 		case DTF_TID:
 			continue;
 		case DTF_COMM:
-			/* dtd lets an unrecorded or odd name through unsure */
+			/*
+			 * dtd lets an unrecorded or odd name through unsure;
+			 * the idle task's is idleN to dtd, swapper/N to the
+			 * program
+			 */
 			if (!comm || !ka_plain(t->dtft_str,
-			    strnlen(t->dtft_str, DTMAXCOMLEN)))
+			    strnlen(t->dtft_str, DTMAXCOMLEN)) ||
+			    strncmp(t->dtft_str, "idle", 4) == 0 ||
+			    strncmp(t->dtft_str, "swapper", 7) == 0)
 				return false;
 			continue;
 		default:
@@ -319,6 +325,24 @@ ka_cond(struct dt_kbpf_asm *a, const struct dt_kbpf_cond *c,
 	JMP_REG(a, c->kc_jmp, BPF_REG_0, BPF_REG_2, keep);
 	JA(a, out);
 	ka_bind(a, keep);
+}
+
+/* The idle task (tid 0) keyed as dtd names it: DT_KBPF_IDLE. */
+static void
+ka_idle(struct dt_kbpf_asm *a)
+{
+	unsigned int busy = ka_label(a);
+
+	MOV32_REG(a, BPF_REG_0, BPF_REG_6);
+	JMP_IMM(a, BPF_JNE, BPF_REG_0, 0, busy);
+	ST_IMM(a, BPF_DW, BPF_REG_10, FP_KEY, 0);
+	ST_IMM(a, BPF_DW, BPF_REG_10, FP_KEY + 8, 0);
+	CALL(a, BPF_FUNC_get_smp_processor_id);
+	STX(a, BPF_W, BPF_REG_10, BPF_REG_0, FP_KEY + 24);
+	MOV64_REG(a, BPF_REG_0, BPF_REG_7);
+	ALU64_IMM(a, BPF_OR, BPF_REG_0, DT_KBPF_IDLE);
+	STX(a, BPF_W, BPF_REG_10, BPF_REG_0, FP_KEY + 28);
+	ka_bind(a, busy);
 }
 
 /* A name dt_comm_plain() refuses also keys the pid: into the key. */
@@ -440,6 +464,7 @@ dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
 		STX(&a, BPF_DW, BPF_REG_10, BPF_REG_0, FP_KEY);
 		LDX(&a, BPF_DW, BPF_REG_0, BPF_REG_10, FP_COMM + 8);
 		STX(&a, BPF_DW, BPF_REG_10, BPF_REG_0, FP_KEY + 8);
+		ka_idle(&a);
 	}
 	if (keys & (1u << DTF_PID)) {
 		MOV64_REG(&a, BPF_REG_0, BPF_REG_6);

@@ -177,6 +177,12 @@ main(void)
 	t[0] = term(DTF_OP_EQ, DTF_COMM, 0, "");
 	filt(&bad, 1, t);
 	ok(!dt_kbpf_filter_ok(&bad, true), "empty comm refused");
+	t[0] = term(DTF_OP_NE, DTF_COMM, 0, "idle1");
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_filter_ok(&bad, true), "idle's name refused");
+	t[0] = term(DTF_OP_EQ, DTF_COMM, 0, "swapper/0");
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_filter_ok(&bad, true), "swapper's name refused");
 	t[0] = term(DTF_OP_LT, DTF_PID, 5, NULL);
 	filt(&bad, 1, t);
 	ok(!dt_kbpf_filter_ok(&bad, true), "pid < 5 refused");
