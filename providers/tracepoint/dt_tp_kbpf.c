@@ -159,6 +159,7 @@ dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen)
 	struct bpf_insn *insns;
 	union bpf_attr a;
 	char *log = NULL, *l, *end;
+	const char *test;
 	unsigned int n;
 	int fd, error;
 
@@ -167,6 +168,14 @@ dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen)
 	    (n = dt_kbpf_prog(s, insns)) == 0) {
 		free(insns);
 		return -1;
+	}
+	/* for the tests: a first instruction the verifier refuses */
+	test = getenv("USERDT_TEST_KBPF");
+	if (test != NULL && strcmp(test, "refuse") == 0) {
+		memset(&insns[0], 0, sizeof(insns[0]));
+		insns[0].code = BPF_ALU64 | BPF_MOV | BPF_X;
+		insns[0].dst_reg = BPF_REG_0;
+		insns[0].src_reg = BPF_REG_8;	/* never written */
 	}
 	memset(&a, 0, sizeof(a));
 	a.prog_type = BPF_PROG_TYPE_TRACEPOINT;
@@ -191,11 +200,18 @@ dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen)
 			free(insns);
 			return fd;
 		}
+		/* the last line but the verifier's statistics */
 		end = log + strnlen(log, KB_LOGSIZE - 1);
-		while (end > log && end[-1] == '\n')
-			*--end = '\0';
-		l = strrchr(log, '\n');
-		l = l != NULL ? l + 1 : log;
+		for (;;) {
+			while (end > log && end[-1] == '\n')
+				*--end = '\0';
+			l = strrchr(log, '\n');
+			l = l != NULL ? l + 1 : log;
+			if (l == log || (strncmp(l, "processed ", 10) != 0 &&
+			    strncmp(l, "verification time", 17) != 0))
+				break;
+			end = l;
+		}
 		if (*l != '\0')
 			snprintf(why, whylen, "%s: %s", strerror(error), l);
 	}

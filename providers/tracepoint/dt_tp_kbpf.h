@@ -113,7 +113,11 @@ unsigned int dt_kbpf_prog(const struct dt_kbpf_spec *s,
 bool	dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp);
 bool	dt_tp_kbpf_stop(struct dt_pcb *dp);
 
-/* USERDT_KBPF=0: no program, for comparisons.  Any thread. */
+/*
+ * USERDT_KBPF=0: no program, for comparisons.  Any thread.
+ * USERDT_TEST_KBPF=refuse: every program one the verifier refuses, for
+ * the tests of the fallback.
+ */
 bool	dt_tp_kbpf_off(void);
 
 #endif /* DT_TP_KBPF_H */

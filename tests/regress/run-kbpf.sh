@@ -21,6 +21,10 @@
 #            count of the same run), nothing dropped, and no record of
 #            the counted calls went through perf's buffers; on a quiet
 #            machine the output is byte for byte USERDT_KBPF=0's.
+#   kbpfrefused  where the verifier refuses the program
+#            (USERDT_TEST_KBPF=refuse), dtd says so once, with the
+#            verifier's word, and the rule is sampled, its output the
+#            program's.
 #   kbpfovf  a table too small for the keys (BTRACE_AGGSIZE) says so on
 #            stderr, and what it holds plus what it says it could not
 #            is every event a large table counts.
@@ -133,6 +137,40 @@ kbpf)
 	    fail "USERDT_KBPF=0 counted in the kernel: $(cat "$TMP/q0.err")"
 	[ -s "$TMP/q1.out" ] || fail "no output"
 	diff -u "$TMP/q0.out" "$TMP/q1.out" || fail "not USERDT_KBPF=0's output"
+	;;
+kbpfrefused)
+	cp /bin/dd "$TMP/uq_kbx" || exit 2
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	for k in ok refuse; do
+		USERDT_TEST_KBPF=$k dtd_serve "$DTD"
+		# two rules: two pcbs refused, said once
+		bt_go r$k 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbx"/ {
+		    @[comm] = count(); }
+		    tracepoint:raw_syscalls:sys_exit /comm == "uq_kbx"/ {
+		    @x[comm] = count(); }'
+		"$TMP/uq_kbx" if=/dev/zero of=/dev/null bs=1 count=500 \
+		    2> /dev/null || fail "uq_kbx"
+		bt_end r$k
+		kill -TERM "$DTDPID"
+		wait "$DTDPID"
+		DTDPID=
+		cp "$TMP/dtd.log" "$TMP/dtd.$k.log"
+		grep -qx '0 events dropped' "$TMP/r$k.err" ||
+		    fail "r$k: lost: $(cat "$TMP/r$k.err")"
+	done
+	grep -q "no count in the kernel" "$TMP/dtd.ok.log" &&
+	    { echo "SKIP: $(grep "no count" "$TMP/dtd.ok.log")"; exit 77; }
+	n=$(grep -c "no count in the kernel (program: .*R8" \
+	    "$TMP/dtd.refuse.log")
+	[ "$n" -eq 1 ] ||
+	    fail "refusal said $n times: $(cat "$TMP/dtd.refuse.log")"
+	grep -qx "0 of them counted by the kernel" "$TMP/rrefuse.err" ||
+	    fail "refused, yet counted by the kernel: $(cat "$TMP/rrefuse.err")"
+	[ -s "$TMP/rok.out" ] || fail "no output"
+	diff -u "$TMP/rok.out" "$TMP/rrefuse.out" ||
+	    fail "the sampled fallback counted otherwise"
 	;;
 kbpfovf)
 	# a renamed true, run again and again: a new tid each time
