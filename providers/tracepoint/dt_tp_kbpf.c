@@ -20,8 +20,10 @@
  *
  * The program runs once per hit whatever perf events the tracepoint
  * has (its tracepoint's program list, not the event's), so it hangs on
- * one counting event, on the first CPU that opens one; it returns 0, so
- * that event counts nothing and keeps no buffer.
+ * one counting event, on the first CPU that opens one.  It returns 1:
+ * the kernel reads 0 as "deliver this record to no perf event of the
+ * tracepoint", every open's and every other user's, not only ours;
+ * ours keeps no buffer, so 1 costs nothing.
  *
  * Exact drain: an entry read and deleted while a program adds to it
  * would lose the add.  So the key carries a generation: at each drain

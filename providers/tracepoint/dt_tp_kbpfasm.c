@@ -481,7 +481,12 @@ dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
 	ka_count(&a, s, out);
 
 	ka_bind(&a, out);
-	MOV64_IMM(&a, BPF_REG_0, 0);
+	/*
+	 * 0 would make perf_trace_run_bpf_submit() skip the record for
+	 * every perf event of the tracepoint, anyone's: 1 lets them have
+	 * it (our counting event keeps no buffer).
+	 */
+	MOV64_IMM(&a, BPF_REG_0, 1);
 	EXIT(&a);
 	if (a.ka_full || !ka_resolve(&a))
 		return 0;

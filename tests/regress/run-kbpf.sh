@@ -28,6 +28,9 @@
 #   kbpfovf  a table too small for the keys (BTRACE_AGGSIZE) says so on
 #            stderr, and what it holds plus what it says it could not
 #            is every event a large table counts.
+#   kbpfshare  a sampled rule of another open on the same tracepoint
+#            gets every event while a kernel program counts there (the
+#            program's return must let perf deliver): exact, strace's.
 # Root; skipped (77) where the kernel will not load the program.
 #
 # usage: run-kbpf.sh btrace dtd case
@@ -171,6 +174,37 @@ kbpfrefused)
 	[ -s "$TMP/rok.out" ] || fail "no output"
 	diff -u "$TMP/rok.out" "$TMP/rrefuse.out" ||
 	    fail "the sampled fallback counted otherwise"
+	;;
+kbpfshare)
+	cp /bin/dd "$TMP/uq_kbs" || exit 2
+	PY=
+	trap '[ -n "$PY" ] && kill $PY; dtd_cleanup' EXIT
+	# sampled: arg0 is no key the program reads
+	bt_go sa 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbs"/ {
+	    @s[arg0] = count(); @n = count(); }'
+	PY=$BTPID
+	exec 7<&6
+	bt_go sb 'tracepoint:raw_syscalls:sys_enter { @[comm] = count(); }'
+	strace -f -qq -c -U calls -o "$TMP/s.strace" "$TMP/uq_kbs" \
+	    if=/dev/zero of=/dev/null bs=1 count=3000 2> /dev/null ||
+	    fail "strace"
+	bt_end sb
+	exec 6<&7 7<&-
+	BTPID=$PY
+	PY=
+	bt_end sa
+	kbpf_refused
+	cs=$(awk '$NF == "total" { print $1 }' "$TMP/s.strace")
+	[ -n "$cs" ] || fail "no strace count"
+	n=$(sed -n 's/^\([0-9]*\) events aggregated by dtd$/\1/p' "$TMP/sb.err")
+	grep -qx "${n:-x} of them counted by the kernel" "$TMP/sb.err" ||
+	    fail "sb: not the kernel's: $(cat "$TMP/sb.err")"
+	grep -qx '0 events dropped' "$TMP/sa.err" ||
+	    fail "sa: lost: $(cat "$TMP/sa.err")"
+	grep -qx "@n: $cs" "$TMP/sa.out" ||
+	    fail "the sampled open beside the program: strace $cs: $(grep @n "$TMP/sa.out")"
+	grep -qx "@\[uq_kbs\]: $cs" "$TMP/sb.out" ||
+	    fail "the program's: strace $cs: $(grep uq_kbs "$TMP/sb.out")"
 	;;
 kbpfovf)
 	# a renamed true, run again and again: a new tid each time
