@@ -201,7 +201,10 @@ main(void)
 	gen = mkmap(BPF_MAP_TYPE_ARRAY, 4, 4, 1);
 	ovf = mkmap(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1);
 	load = map >= 0 && gen >= 0 && ovf >= 0;
-	if (!load)
+	/* root has bpf(2): a test that loads nothing there proves nothing */
+	if (!load && geteuid() == 0)
+		ok(false, "root, yet no bpf(2) map");
+	else if (!load)
 		printf("# no bpf(2) here (%s): shapes checked, not loaded\n",
 		    strerror(errno));
 	/* raw_syscalls:sys_enter's id >= 0 */
