@@ -207,8 +207,14 @@ dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm)
 			 * the idle task's is idleN to dtd, swapper/N to the
 			 * program
 			 */
+			/*
+			 * and a name of 16 bytes or more, which /proc may
+			 * show (a workqueue worker's) and the kernel's
+			 * 16-byte copy cannot
+			 */
 			if (!comm || !ka_plain(t->dtft_str,
 			    strnlen(t->dtft_str, DTMAXCOMLEN)) ||
+			    strnlen(t->dtft_str, DTMAXCOMLEN) >= 16 ||
 			    strncmp(t->dtft_str, "idle", 4) == 0 ||
 			    strncmp(t->dtft_str, "swapper", 7) == 0)
 				return false;
@@ -232,10 +238,9 @@ ka_cmp(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
 
 	if (t->dtft_field == DTF_COMM) {
 		len = strnlen(t->dtft_str, DTMAXCOMLEN);
-		/* a kernel name holds 15 bytes at most: never this one */
+		/* dt_kbpf_filter_ok() refused a longer one */
 		if (len >= sizeof(w)) {
-			ST_IMM(a, BPF_DW, BPF_REG_10, FP_TRUTH(sp), eq ? 0 : 1);
-			ka_bind(a, done);
+			a->ka_full = true;
 			return;
 		}
 		/* the helper pads the name with NULs: 16 bytes compare */
@@ -368,6 +373,18 @@ ka_commpid(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s)
 	ka_bind(a, plain);
 }
 
+/* One more in map fd's entry at key (a frame offset); else to miss. */
+static void
+ka_add(struct dt_kbpf_asm *a, int fd, int key, unsigned int miss)
+{
+	ka_ld_map(a, BPF_REG_1, fd);
+	ka_fp(a, BPF_REG_2, key);
+	CALL(a, BPF_FUNC_map_lookup_elem);
+	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, miss);
+	MOV64_IMM(a, BPF_REG_1, 1);
+	XADD64(a, BPF_REG_0, BPF_REG_1, 0);
+}
+
 /* One more for the key built at FP_KEY, or for the overflow. */
 static void
 ka_count(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
@@ -375,12 +392,7 @@ ka_count(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
 {
 	unsigned int new = ka_label(a), ovf = ka_label(a);
 
-	ka_ld_map(a, BPF_REG_1, s->kbs_mapfd);
-	ka_fp(a, BPF_REG_2, FP_KEY);
-	CALL(a, BPF_FUNC_map_lookup_elem);
-	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, new);
-	MOV64_IMM(a, BPF_REG_1, 1);
-	XADD64(a, BPF_REG_0, BPF_REG_1, 0);
+	ka_add(a, s->kbs_mapfd, FP_KEY, new);
 	JA(a, out);
 
 	ka_bind(a, new);
@@ -393,22 +405,12 @@ ka_count(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
 	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, out);
 	/* another CPU made it meanwhile: add to that */
 	JMP_IMM(a, BPF_JNE, BPF_REG_0, -EEXIST, ovf);
-	ka_ld_map(a, BPF_REG_1, s->kbs_mapfd);
-	ka_fp(a, BPF_REG_2, FP_KEY);
-	CALL(a, BPF_FUNC_map_lookup_elem);
-	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, ovf);
-	MOV64_IMM(a, BPF_REG_1, 1);
-	XADD64(a, BPF_REG_0, BPF_REG_1, 0);
+	ka_add(a, s->kbs_mapfd, FP_KEY, ovf);
 	JA(a, out);
 
-	/* full (E2BIG), or no memory: never silently */
+	/* full (E2BIG), a busy bucket, or no memory: never silently */
 	ka_bind(a, ovf);
-	ka_ld_map(a, BPF_REG_1, s->kbs_ovffd);
-	ka_fp(a, BPF_REG_2, FP_ZERO);
-	CALL(a, BPF_FUNC_map_lookup_elem);
-	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, out);
-	MOV64_IMM(a, BPF_REG_1, 1);
-	XADD64(a, BPF_REG_0, BPF_REG_1, 0);
+	ka_add(a, s->kbs_ovffd, FP_ZERO, out);
 }
 
 unsigned int
