@@ -563,10 +563,17 @@ agg_sync(void)
 		agg_stkover = aggstk_overflow();
 	}
 	if (rd.dtgr_overflow > agg_overflow) {
+		/*
+		 * A kernel program's map refusing a key (full, its bucket
+		 * busy, no memory) is folded here too, and dtd cannot
+		 * tell those apart: say all that it may be.
+		 */
 		fprintf(stderr, "%llu events not aggregated: dtd's table is "
-		    "full (%u entries; BTRACE_AGGSIZE)\n",
+		    "full (%u entries; BTRACE_AGGSIZE)%s\n",
 		    (unsigned long long)(rd.dtgr_overflow - agg_overflow),
-		    agg_size);
+		    agg_size, rd.dtgr_kcount == 0 ? "" : ", or the kernel's "
+		    "count could not insert them (its map full, busy or out "
+		    "of memory)");
 		agg_overflow = rd.dtgr_overflow;
 	}
 }

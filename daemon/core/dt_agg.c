@@ -628,22 +628,57 @@ dt_aggctr_del(struct dt_aggctr *c)
 		if (*cp == c) {
 			*cp = c->dac_next;
 			/* what it counted up to its stop is the open's */
+			if (c->dac_flip != NULL) {
+				c->dac_flip(c);
+				(void)c->dac_wait();
+			}
 			c->dac_sync(c);
 			break;
 		}
 	pthread_mutex_unlock(&dt_aggctr_mtx);
 }
 
-/* Fold what sc's counters counted so far: a read then holds it. */
+/* Distinct waits one read makes: only the kernel program has one. */
+#define DT_AGGCTR_NWAIT	4
+
+/*
+ * Fold what sc's counters counted so far: a read then holds it.  The
+ * waiting ones are flipped first and wait once, together (dt_prov.h).
+ */
 static void
 dt_agg_sync(struct dt_softc *sc)
 {
+	bool (*wait[DT_AGGCTR_NWAIT])(void);
+	bool ok[DT_AGGCTR_NWAIT];
 	struct dt_aggctr *c;
+	unsigned int i, nw = 0;
 
 	pthread_mutex_lock(&dt_aggctr_mtx);
-	for (c = dt_aggctrs; c != NULL; c = c->dac_next)
-		if (c->dac_dp->dp_sc == sc)
-			c->dac_sync(c);
+	for (c = dt_aggctrs; c != NULL; c = c->dac_next) {
+		if (c->dac_dp->dp_sc != sc || c->dac_flip == NULL)
+			continue;
+		for (i = 0; i < nw && wait[i] != c->dac_wait; i++)
+			continue;
+		/* more kinds than room: that counter waits for a read */
+		if (i == DT_AGGCTR_NWAIT)
+			continue;
+		c->dac_flip(c);
+		if (i == nw)
+			wait[nw++] = c->dac_wait;
+	}
+	for (i = 0; i < nw; i++)
+		ok[i] = wait[i]();
+	for (c = dt_aggctrs; c != NULL; c = c->dac_next) {
+		if (c->dac_dp->dp_sc != sc)
+			continue;
+		if (c->dac_flip != NULL) {
+			for (i = 0; i < nw && wait[i] != c->dac_wait; i++)
+				continue;
+			if (i == nw || !ok[i])
+				continue;
+		}
+		c->dac_sync(c);
+	}
 	pthread_mutex_unlock(&dt_aggctr_mtx);
 }
 

@@ -184,7 +184,7 @@ dt_limit_charge(const struct dt_cred *cr, uint64_t mem)
 	int error;
 
 	pthread_mutex_lock(&dt_limit_lock);
-	error = dt_limit_take(cr, mem, "a read's buffer");
+	error = dt_limit_take(cr, mem, "memory beyond an open's rings");
 	pthread_mutex_unlock(&dt_limit_lock);
 	return error;
 }

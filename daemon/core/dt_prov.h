@@ -416,11 +416,22 @@ void	dt_pcb_fold_count(struct dt_pcb *, unsigned int cpu, uint64_t n,
  * and unregisters it (dtpv_stop, under [K]); once it returns no thread
  * calls dac_sync() for it.  dac_sync() is called with the registry's
  * lock held: it may take a table's lock, nothing else of the core.
+ *
+ * A counter whose drain must first wait for its writers (a kernel
+ * program, dt_tp_kbpf.c) sets dac_flip and dac_wait too: a read calls
+ * dac_flip() on each of its counters, then each distinct dac_wait()
+ * once, then dac_sync() on those whose wait returned true, so one wait
+ * serves all of them; a counter whose wait failed is left for the next
+ * read, which flips it again.  dt_aggctr_del() syncs whatever the wait
+ * said (no later read could).  Both under the registry's lock; NULL
+ * for a counter that needs no wait.
  */
 struct dt_aggctr {
 	struct dt_aggctr	*dac_next;	/* [c] the registry's lock */
 	struct dt_pcb		*dac_dp;	/* [I] */
 	void			(*dac_sync)(struct dt_aggctr *);	/* [I] */
+	void			(*dac_flip)(struct dt_aggctr *);	/* [I] */
+	bool			(*dac_wait)(void);			/* [I] */
 };
 bool	dt_pcb_kcount_ok(const struct dt_pcb *);
 void	dt_pcb_fold_kcount(struct dt_pcb *, unsigned int cpu, uint64_t n);

@@ -43,6 +43,7 @@
  *	[a]	atomic
  */
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <linux/membarrier.h>
@@ -55,11 +56,27 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dt_perfev.h"
 #include "dt_tp_kbpf.h"
 #include "dt_tp_var.h"
 #include "dt_softc.h"
 
 #define KB_LOGSIZE	65536
+/* Keys a drain reads before it deletes them and reads on. */
+#define KB_BATCH	1024
+/*
+ * The map's entries at most, both generations: past it the program
+ * counts overflow, said.  What one entry may cost the kernel, charged
+ * to the open's memory (dt_limit_charge()) before the map is made: its
+ * bucket, the element with its key, and a value for each CPU.
+ */
+#define KB_MAXENT	65536
+#define KB_ENTBYTES(ncpu)	(16 + 64 + sizeof(struct dt_kbpf_key) + \
+				 8 * (uint64_t)(ncpu))
+/* The map, the generation, the overflow, the program, the event. */
+#define KB_NFDS		5
+/* The initial pid namespace's inode (PROC_PID_INIT_INO). */
+#define KB_INITPIDNS	0xEFFFFFFCU
 /*
  * A per-CPU value is copied out for every possible CPU: room past our
  * count of them, should the kernel count more than its list says.
@@ -75,10 +92,16 @@ struct dt_tp_kbpf {
 	int			 kb_prog;	/* [I] */
 	int			 kb_ev;		/* [K] -1 once detached */
 	uint32_t		 kb_cur;	/* [c] generation counted in */
+	uint32_t		 kb_drain;	/* [c] generation flipped off */
+	bool			 kb_flipped;	/* [c] kb_drain to drain */
 	_Atomic bool		 kb_final;	/* [a] detached: take all */
 	uint64_t		 kb_lost;	/* [c] overflow folded */
+	uint64_t		 kb_misses;	/* [c] recursion misses folded */
 	uint32_t		 kb_nent;	/* [I] the map's entries */
-	struct dt_kbpf_key	*kb_keys;	/* [c] kb_nent, a drain's */
+	const struct dt_cred	*kb_cred;	/* [I] charged kb_mem */
+	uint64_t		 kb_mem;	/* [I] */
+	bool			 kb_fds;	/* [I] KB_NFDS charged */
+	struct dt_kbpf_key	*kb_keys;	/* [c] KB_BATCH, a drain's */
 	uint64_t		*kb_vals;	/* [c] one a CPU */
 };
 
@@ -259,59 +282,129 @@ dt_kbpf_lookup(struct dt_tp_kbpf *kb, int fd, const void *key,
 }
 
 /*
+ * dac_flip: the program counts in the other generation from now on; the
+ * one it left is the next dac_sync()'s, once dac_wait() has returned
+ * true.  Once detached nothing counts: the sync takes all.  A flip whose
+ * wait failed is flipped back by the next: what it left is then drained
+ * with the other's adds, one read later, never lost.  [c].
+ */
+static void
+dt_kbpf_flip(struct dt_aggctr *c)
+{
+	struct dt_tp_kbpf *kb = (struct dt_tp_kbpf *)c;
+
+	kb->kb_flipped = true;
+	kb->kb_drain = kb->kb_cur;
+	if (!atomic_load(&kb->kb_final))
+		dt_kbpf_setgen(kb, kb->kb_cur ^ 1);
+}
+
+/*
+ * dac_wait: no program that read a flipped generation still runs
+ * (MEMBARRIER_CMD_GLOBAL is an RCU grace period, and a tracepoint's
+ * programs run with preemption off); one for every pcb a read flips.
+ */
+static bool
+dt_kbpf_wait(void)
+{
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+}
+
+/*
+ * The runs the kernel skipped since the last call (another BPF program
+ * ran on that CPU: its recursion guard), counted as the recursive
+ * events they were; they may not all have passed the filter, so this
+ * says as many or more than were lost, never fewer.  [c].
+ */
+static void
+dt_kbpf_misses(struct dt_tp_kbpf *kb)
+{
+	struct bpf_prog_info info;
+	union bpf_attr a;
+
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)kb->kb_prog;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uint64_t)(uintptr_t)&info;
+	if (dt_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) != 0 ||
+	    info.recursion_misses <= kb->kb_misses)
+		return;
+	dt_pcb_count_recurevt(kb->kb_ctr.dac_dp, 0,
+	    info.recursion_misses - kb->kb_misses);
+	kb->kb_misses = info.recursion_misses;
+}
+
+/* Read, delete and fold kb's keys kb_keys[0 .. n - 1]. [c]. */
+static void
+dt_kbpf_fold(struct dt_tp_kbpf *kb, uint32_t n)
+{
+	const struct dt_kbpf_key *k;
+	struct dt_srckey sk;
+	union bpf_attr a;
+	uint32_t i;
+	uint64_t v;
+
+	memset(&sk, 0, sizeof(sk));
+	for (i = 0; i < n; i++) {
+		k = &kb->kb_keys[i];
+		if (!dt_kbpf_lookup(kb, kb->kb_map, k, &v))
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)kb->kb_map;
+		a.key = (uint64_t)(uintptr_t)k;
+		(void)dt_bpf(BPF_MAP_DELETE_ELEM, &a);
+		sk.sk_pid = (pid_t)k->kk_pid;
+		sk.sk_tid = (int32_t)k->kk_tid;
+		sk.sk_cpu = k->kk_cpu;
+		memcpy(sk.sk_comm, k->kk_comm, sizeof(sk.sk_comm));
+		if (k->kk_gen & DT_KBPF_IDLE)
+			snprintf(sk.sk_comm, sizeof(sk.sk_comm), "idle%u",
+			    k->kk_cpu);
+		dt_pcb_fold_kkey(kb->kb_ctr.dac_dp, &sk, v);
+	}
+}
+
+/*
  * dac_sync: fold the counts of the generation the program left (all,
- * once detached), and the overflow's growth.  [c].
+ * once detached), and the overflow's and misses' growth.  The keys are
+ * read a batch at a time, then deleted (a delete would restart the
+ * walk), and the walk starts again until one finds no more: the map's
+ * count of its entries is approximate, so none is left by a count.
+ * [c].
  */
 static void
 dt_kbpf_sync(struct dt_aggctr *c)
 {
 	struct dt_tp_kbpf *kb = (struct dt_tp_kbpf *)c;
 	struct dt_pcb *dp = c->dac_dp;
-	bool all = atomic_load(&kb->kb_final);
-	uint32_t old = kb->kb_cur, n = 0, i, zero = 0;
+	bool all = atomic_load(&kb->kb_final), walked;
+	uint32_t n, zero = 0;
 	struct dt_kbpf_key at;
-	bool walked = false;
-	struct dt_srckey sk;
 	union bpf_attr a;
 	uint64_t v;
 
-	if (!all)
-		dt_kbpf_setgen(kb, old ^ 1);
-	/* no program that read the old generation still runs */
-	(void)syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
-	/* the keys first: a delete would restart the walk */
-	for (;;) {
-		memset(&a, 0, sizeof(a));
-		a.map_fd = (uint32_t)kb->kb_map;
-		a.key = walked ? (uint64_t)(uintptr_t)&at : 0;
-		a.next_key = (uint64_t)(uintptr_t)&at;
-		if (n >= kb->kb_nent || dt_bpf(BPF_MAP_GET_NEXT_KEY, &a) != 0)
-			break;
-		walked = true;
-		if (all || (at.kk_gen & 1) == old)
-			kb->kb_keys[n++] = at;
-	}
-	memset(&sk, 0, sizeof(sk));
-	for (i = 0; i < n; i++) {
-		if (!dt_kbpf_lookup(kb, kb->kb_map, &kb->kb_keys[i], &v))
-			continue;
-		memset(&a, 0, sizeof(a));
-		a.map_fd = (uint32_t)kb->kb_map;
-		a.key = (uint64_t)(uintptr_t)&kb->kb_keys[i];
-		(void)dt_bpf(BPF_MAP_DELETE_ELEM, &a);
-		sk.sk_pid = (pid_t)kb->kb_keys[i].kk_pid;
-		sk.sk_tid = (int32_t)kb->kb_keys[i].kk_tid;
-		sk.sk_cpu = kb->kb_keys[i].kk_cpu;
-		memcpy(sk.sk_comm, kb->kb_keys[i].kk_comm, sizeof(sk.sk_comm));
-		if (kb->kb_keys[i].kk_gen & DT_KBPF_IDLE)
-			snprintf(sk.sk_comm, sizeof(sk.sk_comm), "idle%u",
-			    kb->kb_keys[i].kk_cpu);
-		dt_pcb_fold_kkey(dp, &sk, v);
-	}
+	if (!kb->kb_flipped)
+		return;
+	kb->kb_flipped = false;
+	do {
+		for (n = 0, walked = false; n < KB_BATCH; walked = true) {
+			memset(&a, 0, sizeof(a));
+			a.map_fd = (uint32_t)kb->kb_map;
+			a.key = walked ? (uint64_t)(uintptr_t)&at : 0;
+			a.next_key = (uint64_t)(uintptr_t)&at;
+			if (dt_bpf(BPF_MAP_GET_NEXT_KEY, &a) != 0)
+				break;
+			if (all || (at.kk_gen & 1) == kb->kb_drain)
+				kb->kb_keys[n++] = at;
+		}
+		dt_kbpf_fold(kb, n);
+	} while (n == KB_BATCH);
 	if (dt_kbpf_lookup(kb, kb->kb_ovf, &zero, &v) && v > kb->kb_lost) {
 		dt_pcb_fold_klost(dp, v - kb->kb_lost);
 		kb->kb_lost = v;
 	}
+	dt_kbpf_misses(kb);
 }
 
 static void
@@ -329,6 +422,10 @@ dt_kbpf_free(struct dt_tp_kbpf *kb)
 		close(kb->kb_ovf);
 	free(kb->kb_keys);
 	free(kb->kb_vals);
+	if (kb->kb_mem != 0)
+		dt_limit_uncharge(kb->kb_cred, kb->kb_mem);
+	if (kb->kb_fds)
+		dt_perf_fds_uncharge(KB_NFDS);
 	free(kb);
 }
 
@@ -357,17 +454,26 @@ dt_kbpf_event(int id)
 	return fd;
 }
 
-/* Say why tpp's counts are sampled after all, once per cause.  [K]. */
+/*
+ * Say why tpp's counts are sampled after all, once per cause: the last
+ * KB_NSAID causes are remembered, one that came back after as many
+ * others is said again.  [K].
+ */
+#define KB_NSAID	16
 static void
 dt_kbpf_say(const struct dt_tp_src *src, const char *what, const char *why)
 {
-	static char said[256];
-	char line[sizeof(said)];
+	static char said[KB_NSAID][256];	/* [K] */
+	static unsigned int next;		/* [K] */
+	char line[sizeof(said[0])];
+	unsigned int i;
 
 	snprintf(line, sizeof(line), "%s: %s", what, why);
-	if (strcmp(line, said) == 0)
-		return;
-	memcpy(said, line, sizeof(said));
+	for (i = 0; i < KB_NSAID; i++)
+		if (strcmp(line, said[i]) == 0)
+			return;
+	memcpy(said[next], line, sizeof(said[0]));
+	next = (next + 1) % KB_NSAID;
 	fprintf(stderr, "dtd: tracepoint: %s:%s: no count in the kernel "
 	    "(%s), sampled\n", src->tps_sys, src->tps_event, line);
 }
@@ -416,6 +522,20 @@ dt_kbpf_cond(const struct dt_tp_src *src, const char *kc,
 	return true;
 }
 
+/*
+ * Whether dtd's pid namespace is the initial one: the program reads the
+ * initial namespace's pid and tid, perf's records dtd's namespace's.
+ * [K].
+ */
+static bool
+dt_kbpf_initns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 &&
+	    st.st_ino == KB_INITPIDNS;
+}
+
 bool
 dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 {
@@ -441,6 +561,10 @@ dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	    (size = dt_pcb_agg_size(dp)) == 0 || size > UINT32_MAX / 2 ||
 	    dt_kbpf_cpus() == 0)
 		return false;
+	if (!dt_kbpf_initns()) {
+		dt_kbpf_say(src, "pid namespace", "not the initial one");
+		return false;
+	}
 	mc = (int)syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 	if (mc == -1 || !(mc & MEMBARRIER_CMD_GLOBAL)) {
 		dt_kbpf_say(src, "membarrier", "no global barrier");
@@ -449,7 +573,22 @@ dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	if ((kb = calloc(1, sizeof(*kb))) == NULL)
 		return false;
 	kb->kb_ev = kb->kb_prog = kb->kb_gen = kb->kb_ovf = -1;
-	kb->kb_nent = 2 * size;
+	kb->kb_map = -1;
+	kb->kb_nent = size < KB_MAXENT / 2 ? 2 * size : KB_MAXENT;
+	kb->kb_cred = &dp->dp_sc->ds_cred;
+	if (!dt_perf_fds_charge(KB_NFDS)) {
+		dt_kbpf_say(src, "descriptors", "the budget is spent");
+		dt_kbpf_free(kb);
+		return false;
+	}
+	kb->kb_fds = true;
+	if (dt_limit_charge(kb->kb_cred, (uint64_t)kb->kb_nent *
+	    KB_ENTBYTES(dt_kbpf_ncpu)) != 0) {
+		dt_kbpf_say(src, "map", "over the memory limit");
+		dt_kbpf_free(kb);
+		return false;
+	}
+	kb->kb_mem = (uint64_t)kb->kb_nent * KB_ENTBYTES(dt_kbpf_ncpu);
 	kb->kb_map = dt_kbpf_map(BPF_MAP_TYPE_PERCPU_HASH,
 	    sizeof(struct dt_kbpf_key), sizeof(uint64_t), kb->kb_nent,
 	    "udt_kcount");
@@ -463,7 +602,7 @@ dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 		dt_kbpf_free(kb);
 		return false;
 	}
-	if ((kb->kb_keys = calloc(kb->kb_nent, sizeof(*kb->kb_keys))) ==
+	if ((kb->kb_keys = calloc(KB_BATCH, sizeof(*kb->kb_keys))) ==
 	    NULL || (kb->kb_vals = calloc(dt_kbpf_ncpu + KB_SPARECPUS,
 	    sizeof(*kb->kb_vals))) == NULL) {
 		dt_kbpf_free(kb);
@@ -491,6 +630,8 @@ dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	}
 	kb->kb_ctr.dac_dp = dp;
 	kb->kb_ctr.dac_sync = dt_kbpf_sync;
+	kb->kb_ctr.dac_flip = dt_kbpf_flip;
+	kb->kb_ctr.dac_wait = dt_kbpf_wait;
 	dt_kbpf_setgen(kb, 0);
 	/*
 	 * No event of the stream goes to dp from here, and the program

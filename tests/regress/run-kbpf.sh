@@ -28,6 +28,10 @@
 #   kbpfovf  a table too small for the keys (BTRACE_AGGSIZE) says so on
 #            stderr, and what it holds plus what it says it could not
 #            is every event a large table counts.
+#   kbpfwait  a read of an open with four programs waits one grace
+#            period (membarrier), not one each: dtd under strace, its
+#            MEMBARRIER_CMD_GLOBAL calls at most a read's one and a
+#            stop's four.
 #   kbpfshare  a sampled rule of another open on the same tracepoint
 #            gets every event while a kernel program counts there (the
 #            program's return must let perf deliver): exact, strace's.
@@ -181,6 +185,41 @@ kbpfrefused)
 	[ -s "$TMP/rok.out" ] || fail "no output"
 	diff -u "$TMP/rok.out" "$TMP/rrefuse.out" ||
 	    fail "the sampled fallback counted otherwise"
+	;;
+kbpfwait)
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	command -v strace > /dev/null || fail "no strace"
+	printf '#!/bin/sh\nexec strace -f -qq -e trace=membarrier -o "%s" "%s" "$@"\n' \
+	    "$TMP/mb" "$DTD" > "$TMP/dtd-strace" &&
+	    chmod +x "$TMP/dtd-strace" || exit 2
+	# strace does not end on a TERM; its child dtd does, and so it
+	trap '[ -n "$DTDPID" ] && d=$(ps -o pid= --ppid "$DTDPID") &&
+	    kill -TERM $d; dtd_cleanup' EXIT
+	dtd_serve "$TMP/dtd-strace"
+	# 10 reads a second (each print() reads) for 20 of them
+	bt_go w 'tracepoint:raw_syscalls:sys_enter { @a[comm] = count(); }
+	    tracepoint:raw_syscalls:sys_exit { @b[comm] = count(); }
+	    tracepoint:sched:sched_switch { @c[comm] = count(); }
+	    tracepoint:sched:sched_wakeup { @d[comm] = count(); }
+	    interval:hz:10 { @t = count(); print(@t); }'
+	p=0
+	while [ $p -lt 20 ] && read -r l <&6; do
+		case $l in @t:*) p=$((p + 1));; esac
+	done
+	bt_end w
+	grep -q "^[1-9][0-9]* of them counted by the kernel" "$TMP/w.err" ||
+	    fail "w: not the kernel's: $(cat "$TMP/w.err")"
+	# strace's child is dtd: stopped, strace ends with it
+	d=$(ps -o pid= --ppid "$DTDPID") && [ -n "$d" ] || fail "no dtd"
+	kill -TERM $d
+	wait "$DTDPID"
+	DTDPID=
+	kbpf_refused
+	n=$(grep -c "MEMBARRIER_CMD_GLOBAL" "$TMP/mb")
+	# 20 reads and a few more, the stop's 4; four each would be 80+
+	[ "$n" -le 40 ] || fail "$n grace periods for about 20 reads"
 	;;
 kbpfshare)
 	cp /bin/dd "$TMP/uq_kbs" || exit 2
