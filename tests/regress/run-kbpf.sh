@@ -32,6 +32,9 @@
 #            period (membarrier), not one each: dtd under strace, its
 #            MEMBARRIER_CMD_GLOBAL calls at most a read's one and a
 #            stop's four.
+#   kbpfpidns  a dtd in a pid namespace of its own samples (the
+#            program reads the initial namespace's ids): it says why,
+#            and nothing is counted by the kernel.
 #   kbpfshare  a sampled rule of another open on the same tracepoint
 #            gets every event while a kernel program counts there (the
 #            program's return must let perf deliver): exact, strace's.
@@ -220,6 +223,34 @@ kbpfwait)
 	n=$(grep -c "MEMBARRIER_CMD_GLOBAL" "$TMP/mb")
 	# 20 reads and a few more, the stop's 4; four each would be 80+
 	[ "$n" -le 40 ] || fail "$n grace periods for about 20 reads"
+	;;
+kbpfpidns)
+	# the whole case in a pid namespace (and its /proc) of its own:
+	# dtd reads its callers there
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	unshare --pid --fork --mount-proc bash "$0" "$BTRACE" "$DTD" \
+	    kbpfpidns-in || exit $?
+	;;
+kbpfpidns-in)
+	cp /bin/dd "$TMP/uq_kbp" || exit 2
+	bt_go ns 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbp"/ {
+	    @[comm, pid] = count(); }'
+	"$TMP/uq_kbp" if=/dev/zero of=/dev/null bs=1 count=500 2> /dev/null &
+	p=$!
+	wait $p || fail "uq_kbp"
+	bt_end ns
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	grep -q "no count in the kernel (pid namespace" "$TMP/dtd.log" ||
+	    fail "not said: $(cat "$TMP/dtd.log")"
+	grep -qx "0 of them counted by the kernel" "$TMP/ns.err" ||
+	    fail "counted by the kernel in a pid namespace: $(cat "$TMP/ns.err")"
+	# the pid as dtd's namespace sees it
+	grep -q "^@\[uq_kbp, $p\]: [1-9]" "$TMP/ns.out" ||
+	    fail "not pid $p: $(cat "$TMP/ns.out" "$TMP/ns.err")"
 	;;
 kbpfshare)
 	cp /bin/dd "$TMP/uq_kbs" || exit 2
