@@ -112,12 +112,14 @@ dt_agg_lhist_nb(const struct dtioc_aggspec *s)
 
 /*
  * The key of as's entry for sk (and bucket index i of a hist or lhist),
- * as dt_agg_key() makes it of the record; false for an index past as's
- * buckets.
+ * as dt_agg_key() makes it of the record, the name comm of up to clen
+ * bytes; false for an index past as's buckets.  dt_aggsrc_key(): named
+ * sk_comm.
  */
 static bool
-dt_aggsrc_key(const struct dt_pcb *dp, const struct dt_aggspec *as,
-    const struct dt_srckey *sk, uint64_t i, struct dtioc_aggent *k)
+dt_aggsrc_key_named(const struct dt_pcb *dp, const struct dt_aggspec *as,
+    const struct dt_srckey *sk, const char *comm, size_t clen, uint64_t i,
+    struct dtioc_aggent *k)
 {
 	const struct dtioc_aggspec *s = &as->das_req;
 	uint32_t keys = as->das_keys;
@@ -137,8 +139,7 @@ dt_aggsrc_key(const struct dt_pcb *dp, const struct dt_aggspec *as,
 		k->dtae_cpu = sk->sk_cpu % dp->dp_sc->ds_nrings;
 	/* as dt_agg_key(): up to the NUL, and a name not plain keeps its pid */
 	if ((keys & DTA_K_COMM) && (dp->dp_evtflags & DTEVT_EXECNAME))
-		memcpy(k->dtae_comm, sk->sk_comm,
-		    strnlen(sk->sk_comm, sizeof(sk->sk_comm) - 1));
+		memcpy(k->dtae_comm, comm, strnlen(comm, clen - 1));
 	if ((keys & DTA_K_COMM) && !dt_comm_plain(k->dtae_comm))
 		k->dtae_pid = sk->sk_pid;
 	/* dt_evt's union: the result is word 0, errno word 2's low half */
@@ -167,6 +168,14 @@ dt_aggsrc_key(const struct dt_pcb *dp, const struct dt_aggspec *as,
 			    (uint64_t)s->dtas_lstep);
 	}
 	return true;
+}
+
+static bool
+dt_aggsrc_key(const struct dt_pcb *dp, const struct dt_aggspec *as,
+    const struct dt_srckey *sk, uint64_t i, struct dtioc_aggent *k)
+{
+	return dt_aggsrc_key_named(dp, as, sk, sk->sk_comm,
+	    sizeof(sk->sk_comm), i, k);
 }
 
 int
@@ -286,7 +295,8 @@ dt_pcb_kkey_ok(const struct dt_pcb *dp, uint32_t *fields)
 }
 
 void
-dt_pcb_fold_kkey(struct dt_pcb *dp, const struct dt_srckey *sk, uint64_t n)
+dt_pcb_fold_kkey(struct dt_pcb *dp, const struct dt_srckey *sk,
+    const char *comm, uint64_t n)
 {
 	const struct dt_aggspec *as;
 	struct dt_aggtab *tab;
@@ -297,7 +307,8 @@ dt_pcb_fold_kkey(struct dt_pcb *dp, const struct dt_srckey *sk, uint64_t n)
 	tab = atomic_load_explicit(&dp->dp_sc->ds_agg, memory_order_acquire);
 	pthread_mutex_lock(&tab->dat_mtx);
 	for (as = dp->dp_agg; as != NULL; as = as->das_next) {
-		(void)dt_aggsrc_key(dp, as, sk, 0, &k);
+		(void)dt_aggsrc_key_named(dp, as, sk, comm, DTMAXCOMLEN, 0,
+		    &k);
 		/* dat_aggevt's unit, as dt_pcb_fold_n() counts a counter's */
 		if (dt_agg_fold_ent(tab, &k, n, 0, 0, 0))
 			tab->dat_kcount += n;

@@ -520,16 +520,17 @@ void	dt_pcb_count_srcstk(struct dt_pcb *dp, uint64_t n);
  * is a count() keyed by the same of those fields (DTA_K_PBN aside), dp
  * has no --abi 1.14 filter; *fields says which, as 1 << DTF_* bits.
  * The provider still judges dp's filter.  Under [K].
- * dt_pcb_fold_kkey(): n events of key sk (sk_pid, sk_tid, sk_cpu and
- * sk_comm as the kernel gave them, NUL padded; what is not a key
- * ignored) into every aggregation of dp, counted in dtgr_kcount;
+ * dt_pcb_fold_kkey(): n events of key sk (sk_pid, sk_tid and sk_cpu as
+ * the kernel gave them; what is not a key ignored), named comm
+ * (DTMAXCOMLEN bytes, NUL padded, as the sampled records name the task;
+ * sk_comm unread) into every aggregation of dp, counted in dtgr_kcount;
  * dt_pcb_fold_klost(): n events a full kernel table refused, counted as
  * a full table's in dtgr_overflow.  Any thread, as dt_pcb_fold_src().
  * dt_pcb_agg_size(): the entries dp's open's table holds at most.
  */
 bool	dt_pcb_kkey_ok(const struct dt_pcb *dp, uint32_t *fields);
 void	dt_pcb_fold_kkey(struct dt_pcb *dp, const struct dt_srckey *sk,
-	    uint64_t n);
+	    const char *comm, uint64_t n);
 void	dt_pcb_fold_klost(struct dt_pcb *dp, uint64_t n);
 uint32_t dt_pcb_agg_size(const struct dt_pcb *dp);
 

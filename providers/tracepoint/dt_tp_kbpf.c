@@ -58,6 +58,7 @@
 
 #include "dt_perfev.h"
 #include "dt_tp_kbpf.h"
+#include "dt_tp_task.h"
 #include "dt_tp_var.h"
 #include "dt_softc.h"
 
@@ -340,6 +341,7 @@ static void
 dt_kbpf_fold(struct dt_tp_kbpf *kb, uint32_t n)
 {
 	const struct dt_kbpf_key *k;
+	char comm[DTMAXCOMLEN];
 	struct dt_srckey sk;
 	union bpf_attr a;
 	uint32_t i;
@@ -357,11 +359,15 @@ dt_kbpf_fold(struct dt_tp_kbpf *kb, uint32_t n)
 		sk.sk_pid = (pid_t)k->kk_pid;
 		sk.sk_tid = (int32_t)k->kk_tid;
 		sk.sk_cpu = k->kk_cpu;
-		memcpy(sk.sk_comm, k->kk_comm, sizeof(sk.sk_comm));
-		if (k->kk_gen & DT_KBPF_IDLE)
-			snprintf(sk.sk_comm, sizeof(sk.sk_comm), "idle%u",
-			    k->kk_cpu);
-		dt_pcb_fold_kkey(kb->kb_ctr.dac_dp, &sk, v);
+		/* named as a record is (dt_tp_task.c) */
+		if (k->kk_gen & DT_KBPF_IDLE) {
+			memset(comm, 0, sizeof(comm));
+			snprintf(comm, sizeof(comm), "idle%u", k->kk_cpu);
+		} else
+			dt_tp_task_kname(k->kk_comm, (pid_t)k->kk_pid,
+			    (k->kk_gen & DT_KBPF_TASK) ? (pid_t)k->kk_tid : 0,
+			    comm);
+		dt_pcb_fold_kkey(kb->kb_ctr.dac_dp, &sk, comm, v);
 	}
 }
 

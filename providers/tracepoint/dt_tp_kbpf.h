@@ -58,6 +58,15 @@ struct dt_kbpf_key {
 #define DT_KBPF_IDLE	0x2
 
 /*
+ * A name /proc may spell longer than the kernel's 16 bytes: a workqueue
+ * worker's ("kworker/..." and the work's), a kernel thread's full name
+ * (the kernel's copy 15 bytes long, cut).  The program keys such a task
+ * by its tid and pid as well and sets this bit; dtd names it as a record
+ * would be (dt_tp_task_kname()) and folds the rest away.
+ */
+#define DT_KBPF_TASK	0x4
+
+/*
  * The record's own condition to be an event (tpp_kcount, ftrace's
  * "FIELD OP NUMBER"), read from the raw record the program gets.
  */

@@ -208,13 +208,13 @@ dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm)
 			 * program
 			 */
 			/*
-			 * and a name of 16 bytes or more, which /proc may
-			 * show (a workqueue worker's) and the kernel's
-			 * 16-byte copy cannot
+			 * and a name /proc may spell longer than the kernel
+			 * (DT_KBPF_TASK): 15 bytes or more, or a worker's
 			 */
 			if (!comm || !ka_plain(t->dtft_str,
 			    strnlen(t->dtft_str, DTMAXCOMLEN)) ||
-			    strnlen(t->dtft_str, DTMAXCOMLEN) >= 16 ||
+			    strnlen(t->dtft_str, DTMAXCOMLEN) >= 15 ||
+			    strncmp(t->dtft_str, "kworker/", 8) == 0 ||
 			    strncmp(t->dtft_str, "idle", 4) == 0 ||
 			    strncmp(t->dtft_str, "swapper", 7) == 0)
 				return false;
@@ -350,6 +350,34 @@ ka_idle(struct dt_kbpf_asm *a)
 	ka_bind(a, busy);
 }
 
+/*
+ * A name /proc may spell longer (DT_KBPF_TASK): 15 bytes, or a worker's,
+ * keys the task's tid and pid too.
+ */
+static void
+ka_task(struct dt_kbpf_asm *a)
+{
+	static const char kw[8] = "kworker/";
+	unsigned int task = ka_label(a), done = ka_label(a);
+	uint64_t w;
+
+	memcpy(&w, kw, sizeof(w));
+	LDX(a, BPF_B, BPF_REG_0, BPF_REG_10, FP_COMM + 14);
+	JMP_IMM(a, BPF_JNE, BPF_REG_0, 0, task);
+	LDX(a, BPF_DW, BPF_REG_0, BPF_REG_10, FP_COMM);
+	ka_ld_imm64(a, BPF_REG_1, w);
+	JMP_REG(a, BPF_JNE, BPF_REG_0, BPF_REG_1, done);
+	ka_bind(a, task);
+	STX(a, BPF_W, BPF_REG_10, BPF_REG_6, FP_KEY + 20);
+	MOV64_REG(a, BPF_REG_0, BPF_REG_6);
+	ALU64_IMM(a, BPF_RSH, BPF_REG_0, 32);
+	STX(a, BPF_W, BPF_REG_10, BPF_REG_0, FP_KEY + 16);
+	LDX(a, BPF_W, BPF_REG_0, BPF_REG_10, FP_KEY + 28);
+	ALU64_IMM(a, BPF_OR, BPF_REG_0, DT_KBPF_TASK);
+	STX(a, BPF_W, BPF_REG_10, BPF_REG_0, FP_KEY + 28);
+	ka_bind(a, done);
+}
+
 /* A name dt_comm_plain() refuses also keys the pid: into the key. */
 static void
 ka_commpid(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s)
@@ -466,6 +494,7 @@ dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
 		STX(&a, BPF_DW, BPF_REG_10, BPF_REG_0, FP_KEY);
 		LDX(&a, BPF_DW, BPF_REG_0, BPF_REG_10, FP_COMM + 8);
 		STX(&a, BPF_DW, BPF_REG_10, BPF_REG_0, FP_KEY + 8);
+		ka_task(&a);
 		ka_idle(&a);
 	}
 	if (keys & (1u << DTF_PID)) {

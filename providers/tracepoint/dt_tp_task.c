@@ -93,9 +93,8 @@ dt_tp_task_rename(pid_t tid, pid_t tgid, const char *comm, uint64_t ns)
 	t->tt_cns = ns;
 }
 
-/* Fill t for tid from /proc/TID/status: Name and Tgid.  0 or -1. */
-static int
-dt_tp_task_read(struct dt_tp_task *t, pid_t tid)
+int
+dt_tp_task_status(pid_t tid, pid_t *tgid, char *comm)
 {
 	char path[64], buf[1024], *p, *e;
 	size_t len;
@@ -104,21 +103,60 @@ dt_tp_task_read(struct dt_tp_task *t, pid_t tid)
 	if (dt_proc_read(path, buf, sizeof(buf)) <= 0 ||
 	    (p = strstr(buf, "\nTgid:\t")) == NULL)
 		return -1;
-	if (t->tt_tid != tid)
-		t->tt_cns = 0;
-	t->tt_tid = tid;
-	t->tt_tgid = (pid_t)atoi(p + 7);
-	memset(t->tt_comm, 0, sizeof(t->tt_comm));
+	*tgid = (pid_t)atoi(p + 7);
+	memset(comm, 0, DTMAXCOMLEN);
 	if (strncmp(buf, "Name:\t", 6) == 0) {
 		p = buf + 6;
 		e = strchr(p, '\n');
 		len = e != NULL ? (size_t)(e - p) : strlen(p);
 		if (len > DTMAXCOMLEN - 1)
 			len = DTMAXCOMLEN - 1;
-		memcpy(t->tt_comm, p, len);
+		memcpy(comm, p, len);
 	}
+	return 0;
+}
+
+/* Fill t for tid from /proc/TID/status: Name and Tgid.  0 or -1. */
+static int
+dt_tp_task_read(struct dt_tp_task *t, pid_t tid)
+{
+	pid_t tgid;
+	char comm[DTMAXCOMLEN];
+
+	if (dt_tp_task_status(tid, &tgid, comm) != 0)
+		return -1;
+	if (t->tt_tid != tid)
+		t->tt_cns = 0;
+	t->tt_tid = tid;
+	t->tt_tgid = tgid;
+	memcpy(t->tt_comm, comm, sizeof(t->tt_comm));
 	t->tt_stamp = dt_clock_ns(CLOCK_MONOTONIC_COARSE);
 	return 0;
+}
+
+void
+dt_tp_task_kname(const char *kcomm, pid_t pid, pid_t tid, char *comm)
+{
+	char esc[DTMAXCOMLEN], proc[DTMAXCOMLEN];
+	size_t i, n = 0;
+	pid_t tgid;
+
+	/* as proc_task_name() escapes it: a newline and a backslash */
+	memset(esc, 0, sizeof(esc));
+	for (i = 0; i < 16 && kcomm[i] != '\0' && n < sizeof(esc) - 1; i++) {
+		if (kcomm[i] == '\n' || kcomm[i] == '\\') {
+			esc[n++] = '\\';
+			if (n == sizeof(esc) - 1)
+				break;
+			esc[n++] = kcomm[i] == '\n' ? 'n' : '\\';
+		} else
+			esc[n++] = kcomm[i];
+	}
+	memcpy(comm, esc, DTMAXCOMLEN);
+	/* the same thread, not renamed since: its longer name */
+	if (tid > 0 && n > 0 && dt_tp_task_status(tid, &tgid, proc) == 0 &&
+	    tgid == pid && strncmp(proc, esc, n) == 0)
+		memcpy(comm, proc, DTMAXCOMLEN);
 }
 
 pid_t

@@ -21,7 +21,8 @@
  * an event happened in.  A small cache in front of /proc, fed by what
  * records do say.
  *
- * Every function here is for the perf reader thread only ([R]).
+ * Every function here is for the perf reader thread only ([R]), but
+ * those said to be for any thread.
  */
 #ifndef DT_TP_TASK_H
 #define DT_TP_TASK_H
@@ -43,6 +44,23 @@ void	dt_tp_task_note(pid_t tid, pid_t tgid, const char *comm);
  */
 void	dt_tp_task_rename(pid_t tid, pid_t tgid, const char *comm,
 	    uint64_t ns);
+
+/*
+ * Thread tid's process and name as /proc/TID/status says them (the name
+ * as escaped there, up to DTMAXCOMLEN - 1 bytes, NUL padded, the name
+ * a record gets): 0, or -1 once gone.  Any thread.
+ */
+int	dt_tp_task_status(pid_t tid, pid_t *tgid, char *comm);
+
+/*
+ * The name a record would give a task the kernel named kcomm (16 bytes,
+ * NUL padded) at an event, into comm (DTMAXCOMLEN bytes): kcomm as /proc
+ * escapes it, or /proc's longer name of thread tid (0: none) of pid, a
+ * workqueue worker's or a kernel thread's full name, if that thread
+ * still runs under a name that begins as kcomm.  Any thread.
+ */
+void	dt_tp_task_kname(const char *kcomm, pid_t pid, pid_t tid,
+	    char *comm);
 
 /* The process of thread tid; tid itself when /proc no longer knows it. */
 pid_t	dt_tp_task_tgid(pid_t tid);

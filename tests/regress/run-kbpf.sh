@@ -35,6 +35,10 @@
 #   kbpfpidns  a dtd in a pid namespace of its own samples (the
 #            program reads the initial namespace's ids): it says why,
 #            and nothing is counted by the kernel.
+#   kbpfcomm  system-wide sched_wakeup by comm, counted by the program
+#            (@k) and sampled (@s, a max() beside it) on the same run:
+#            a workqueue worker is named as /proc spells it in both
+#            ("kworker/1:1-events", not the kernel's "kworker/1:1").
 #   kbpfshare  a sampled rule of another open on the same tracepoint
 #            gets every event while a kernel program counts there (the
 #            program's return must let perf deliver): exact, strace's.
@@ -251,6 +255,42 @@ kbpfpidns-in)
 	# the pid as dtd's namespace sees it
 	grep -q "^@\[uq_kbp, $p\]: [1-9]" "$TMP/ns.out" ||
 	    fail "not pid $p: $(cat "$TMP/ns.out" "$TMP/ns.err")"
+	;;
+kbpfcomm)
+	PY=
+	trap '[ -n "$PY" ] && kill $PY; dtd_cleanup' EXIT
+	bt_go c 'tracepoint:sched:sched_wakeup { @k[comm] = count(); }'
+	PY=$BTPID
+	exec 7<&6
+	bt_go s 'tracepoint:sched:sched_wakeup { @s[comm] = count();
+	    @x = max(0); }'
+	# work for the kernel's workers: a file written back
+	i=0
+	while [ $i -lt 20 ]; do
+		dd if=/dev/zero of="$TMP/wb" bs=64k count=4 conv=fsync \
+		    2> /dev/null || fail "dd"
+		i=$((i + 1))
+	done
+	bt_end s
+	exec 6<&7 7<&-
+	BTPID=$PY
+	PY=
+	bt_end c
+	kbpf_took c
+	cat "$TMP/s.out" >> "$TMP/c.out"
+	sed -n 's/^@k\[\(kworker\/[^]]*\)\]: .*/\1/p' "$TMP/c.out" | sort -u \
+	    > "$TMP/k.w"
+	sed -n 's/^@s\[\(kworker\/[^]]*\)\]: .*/\1/p' "$TMP/c.out" | sort -u \
+	    > "$TMP/s.w"
+	grep -q '[-+]' "$TMP/s.w" ||
+	    fail "no worker named with its work: $(cat "$TMP/c.out")"
+	# a worker the sampled path named with its work, the program too
+	while read -r w; do
+		case $w in *-*|*+*) continue;; esac
+		grep -q "^$w[-+]" "$TMP/s.w" && ! grep -qx "$w" "$TMP/s.w" &&
+		    fail "program: $w, sampled: $(grep "^$w[-+]" "$TMP/s.w")"
+	done < "$TMP/k.w"
+	[ -s "$TMP/k.w" ] || fail "the program named no worker"
 	;;
 kbpfshare)
 	cp /bin/dd "$TMP/uq_kbs" || exit 2

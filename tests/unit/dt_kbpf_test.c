@@ -142,7 +142,7 @@ int
 main(void)
 {
 	static const char *names[] = { "none", "comm", "mixed", "const",
-	    "15-byte comm" };
+	    "14-byte comm" };
 	struct bpf_insn *in;
 	struct dtioc_filter f[5], bad;
 	struct dtioc_filter_term t[8];
@@ -165,7 +165,7 @@ main(void)
 	filt(&f[2], 5, t);
 	t[0] = term(DTF_OP_CONST, 0, 1, NULL);
 	filt(&f[3], 1, t);
-	t[0] = term(DTF_OP_EQ, DTF_COMM, 0, "abcdefghijklmno");
+	t[0] = term(DTF_OP_EQ, DTF_COMM, 0, "abcdefghijklmn");
 	filt(&f[4], 1, t);
 	for (fi = 1; fi < 5; fi++)
 		ok(dt_kbpf_filter_ok(&f[fi], true), names[fi]);
@@ -187,6 +187,13 @@ main(void)
 	t[0] = term(DTF_OP_NE, DTF_COMM, 0, "abcdefghijklmnop");
 	filt(&bad, 1, t);
 	ok(!dt_kbpf_filter_ok(&bad, true), "a 16-byte name refused");
+	/* the kernel's cut of a longer name, or a worker's short one */
+	t[0] = term(DTF_OP_EQ, DTF_COMM, 0, "abcdefghijklmno");
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_filter_ok(&bad, true), "a 15-byte name refused");
+	t[0] = term(DTF_OP_EQ, DTF_COMM, 0, "kworker/1:1");
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_filter_ok(&bad, true), "a worker's name refused");
 	t[0] = term(DTF_OP_EQ, DTF_COMM, 0, "swapper/0");
 	filt(&bad, 1, t);
 	ok(!dt_kbpf_filter_ok(&bad, true), "swapper's name refused");
