@@ -43,6 +43,7 @@ REPS=${3:-5}
 NREAD=${4:-100000}
 
 . "$(dirname "$0")/../../tests/regress/lib.sh"
+. "$(dirname "$0")/comm_round.sh"
 dtd_start
 # the second dtd, which samples: its own device, sockets and image
 mkdir "$TMP/s" && mkfifo "$TMP/s/ready" || exit 2
@@ -118,53 +119,10 @@ for i in $(seq "$REPS"); do
 			[ $c = nopush ] && e=BTRACE_NOPUSH=1 || e=
 			[ $c = sampled ] && dpid=$SDTDPID dev=$TMP/s/dt ||
 			    dpid=$DTDPID dev=$DEV
-			d0=$(cpu_of "$dpid")
-			rm -f "$TMP/bt.fifo"
-			mkfifo "$TMP/bt.fifo"
-			env ${e:+"$e"} "$BTRACE" -d "$dev" \
-			    -e "BEGIN { printf(\"go\\n\"); } $PROG" \
-			    > "$TMP/bt.fifo" 2> "$TMP/bt.err" &
-			bpid=$!
-			BTPID=$bpid
-			exec 6< "$TMP/bt.fifo"
-			read -r -t 60 l <&6 || { echo "commsw_bench: btrace did not start: $(cat "$TMP/bt.err")" >&2; exit 1; }
-			run_x
-			b1=$(cpu_of "$bpid")
-			kill -TERM "$bpid"
-			wait "$bpid"
-			BTPID=
-			got=$(sed -n 's/^@: //p' <&6)
-			exec 6<&-
-			d1=$(cpu_of "$dpid")
-			echo "${got:-0} $(echo "$d0 $d1 $b1" |
-			    awk '{ printf("%.3f", $2 - $1 + $3) }') $XCPU" >> "$TMP/r.$c"
+			comm_bt commsw_bench $c "$dev" "$dpid" 's/^@: //p' $e
 			;;
 		bpf)
-			[ -n "$BPF" ] || continue
-			rm -f "$TMP/bpf.fifo"
-			mkfifo "$TMP/bpf.fifo"
-			"$BPF" -e "tracepoint:raw_syscalls:sys_enter /comm == \"$X\"/ { @ = count(); }" \
-			    > "$TMP/bpf.fifo" 2> "$TMP/bpf.err" &
-			bpid=$!
-			BTPID=$bpid
-			exec 7< "$TMP/bpf.fifo"
-			# bounded: a bpftrace that never attaches loses its row
-			while read -r -t 60 l <&7; do
-				case $l in Attaching*) break ;; esac
-			done
-			case ${l:-} in Attaching*) ;; *)
-				kill -KILL "$bpid"; wait "$bpid"; BTPID=; exec 7<&-
-				echo "commsw_bench: bpftrace did not attach" >&2
-				continue ;;
-			esac
-			run_x
-			b1=$(cpu_of "$bpid")
-			kill -INT "$bpid"
-			got=$(sed -n 's/^@: //p' <&7)
-			wait "$bpid"
-			BTPID=
-			exec 7<&-
-			echo "${got:-0} $b1 $XCPU" >> "$TMP/r.$c"
+			comm_bpf commsw_bench 's/^@: //p'
 			;;
 		esac
 	done

@@ -75,6 +75,18 @@ bt_end() {
 	exec 6<&-
 }
 
+# the first of two btraces aside (pid $PY, output on fd 7) while a
+# second starts; bt_unpark makes it the current one again
+bt_park() {
+	PY=$BTPID
+	exec 7<&6
+}
+bt_unpark() {
+	exec 6<&7 7<&-
+	BTPID=$PY
+	PY=
+}
+
 # fail where dtd said it samples instead: the program is the subject
 kbpf_refused() {
 	if grep -q "no count in the kernel" "${1:-$TMP/dtd.log}"; then
@@ -104,16 +116,13 @@ kbpf)
 	    dtd_cleanup' EXIT
 	bt_go ka 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbx"/ {
 	    @[comm, tid] = count(); }'
-	PY=$BTPID
-	exec 7<&6
+	bt_park
 	bt_go kb 'tracepoint:raw_syscalls:sys_enter { @[comm] = count(); }'
 	strace -f -qq -c -U calls -o "$TMP/x.strace" "$TMP/uq_kbx" \
 	    if=/dev/zero of=/dev/null bs=1 count=40000 2> /dev/null ||
 	    fail "strace"
 	bt_end kb
-	exec 6<&7 7<&-
-	BTPID=$PY
-	PY=
+	bt_unpark
 	bt_end ka
 	kbpf_refused
 	cx=$(awk '$NF == "total" { print $1 }' "$TMP/x.strace")
@@ -260,8 +269,7 @@ kbpfcomm)
 	PY=
 	trap '[ -n "$PY" ] && kill $PY; dtd_cleanup' EXIT
 	bt_go c 'tracepoint:sched:sched_wakeup { @k[comm] = count(); }'
-	PY=$BTPID
-	exec 7<&6
+	bt_park
 	bt_go s 'tracepoint:sched:sched_wakeup { @s[comm] = count();
 	    @x = max(0); }'
 	# work for the kernel's workers: a file written back
@@ -272,9 +280,7 @@ kbpfcomm)
 		i=$((i + 1))
 	done
 	bt_end s
-	exec 6<&7 7<&-
-	BTPID=$PY
-	PY=
+	bt_unpark
 	bt_end c
 	kbpf_took c
 	cat "$TMP/s.out" >> "$TMP/c.out"
@@ -299,16 +305,13 @@ kbpfshare)
 	# sampled: arg0 is no key the program reads
 	bt_go sa 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbs"/ {
 	    @s[arg0] = count(); @n = count(); }'
-	PY=$BTPID
-	exec 7<&6
+	bt_park
 	bt_go sb 'tracepoint:raw_syscalls:sys_enter { @[comm] = count(); }'
 	strace -f -qq -c -U calls -o "$TMP/s.strace" "$TMP/uq_kbs" \
 	    if=/dev/zero of=/dev/null bs=1 count=3000 2> /dev/null ||
 	    fail "strace"
 	bt_end sb
-	exec 6<&7 7<&-
-	BTPID=$PY
-	PY=
+	bt_unpark
 	bt_end sa
 	kbpf_refused
 	cs=$(awk '$NF == "total" { print $1 }' "$TMP/s.strace")
@@ -329,8 +332,7 @@ kbpfovf)
 	trap '[ -n "$PY" ] && kill $PY; dtd_cleanup' EXIT
 	bt_go o4096 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbo"/ {
 	    @[tid] = count(); }' "BTRACE_AGGSIZE=4096"
-	PY=$BTPID
-	exec 7<&6
+	bt_park
 	bt_go o16 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbo"/ {
 	    @[tid] = count(); }' "BTRACE_AGGSIZE=16"
 	i=0
@@ -339,9 +341,7 @@ kbpfovf)
 		i=$((i + 1))
 	done
 	bt_end o16
-	exec 6<&7 7<&-
-	BTPID=$PY
-	PY=
+	bt_unpark
 	bt_end o4096
 	kbpf_took o4096
 	kbpf_took o16
