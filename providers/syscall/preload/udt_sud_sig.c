@@ -182,12 +182,27 @@ udt_sig_procmask(long how, const uint64_t *set, uint64_t *oset, long sz)
 		return udt_sys4(SYS_rt_sigprocmask, how, set, oset, sz);
 	udt_sig_release();
 	view = udt_sig_view;
-	same = view == udt_sig_held;
+	/* One held: it may be let go here, see below. */
+	same = view == udt_sig_held && udt_sig_held == 0;
 	if (!same && set != NULL && udt_sig_peek(set, &s) != 0)
 		return -EFAULT;
+	/*
+	 * A held signal this unblocks comes the moment the kernel's mask
+	 * lets it, inside the call: the view must not block it by then,
+	 * or udt_sud_foreign() would hold it again, for good.
+	 */
+	if (!same && set != NULL) {
+		nv = how == SIG_BLOCK ? view | (s & udt_sud_ours) :
+		    how == SIG_UNBLOCK ? view & ~s :
+		    how == SIG_SETMASK ? s & udt_sud_ours : view;
+		udt_sig_view = view & nv;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
 	r = udt_sig_progmask(how, set, oset);
-	if (r != 0)
+	if (r != 0) {
+		udt_sig_view = view;
 		return r;
+	}
 	if (!same && oset != NULL)
 		*oset = (*oset & ~udt_sud_ours) | view;
 	if (set == NULL)
