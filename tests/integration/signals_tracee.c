@@ -48,12 +48,34 @@
  *		read) while a 50 us timer's handler makes one too: each
  *		fails with EFAULT as untraced.  Exits 23, or the check's
  *		number.
+ *
+ * And SIGSYS as the program's own, where the library may not have taken
+ * it yet (a start whose every site is rewritten or trapped leaves its
+ * handler for later): each prints "cgt-sys N", whether SIGSYS was caught
+ * as it began (0 untraced, and traced in the default mode).
+ *	sysown	sets a SIGSYS handler of its own, reads it back with
+ *		sigaction(), sends itself SIGSYS with kill(): the handler
+ *		runs once, with the siginfo of a kill.  Exits 23, or the
+ *		check's number.
+ *	sysblock	blocks SIGSYS, gets one from kill(), sees it pending
+ *		and blocked, prints "held", unblocks it: dies of it then
+ *		(SIGSYS's default action), not before.
+ *	sysblockh	the same with a handler of its own: it runs at the
+ *		unblock, once, not before.  Exits 23, or the check's number.
+ *	jitmask	SIGUSR1 handlers with every signal in their masks make a
+ *		system call (getppid) from a page of code of its own, one
+ *		set before that code exists, one after, each raised once
+ *		the program recorded a call since the code came: exits 23
+ *		(killed by a blocked SIGSYS, were the library's dispatch on
+ *		there without its handler or with SIGSYS in those masks).
  */
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <errno.h>
 #include <signal.h>
@@ -330,6 +352,139 @@ defer2(void)
 	return nbad3 > 0 ? 23 : 3;
 }
 
+/* Whether SIGSYS was caught as the program began, from its status. */
+static void
+cgtsys(void)
+{
+	char buf[4096], *p;
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	if ((fd = open("/proc/self/status", O_RDONLY)) >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = '\0';
+		close(fd);
+	}
+	if ((p = strstr(buf, "\nSigCgt:\t")) == NULL)
+		printf("cgt-sys ?\n");
+	else
+		printf("cgt-sys %d\n", (int)(strtoull(p + 9, NULL, 16) >>
+		    (SIGSYS - 1) & 1));
+	fflush(stdout);
+}
+
+static volatile sig_atomic_t nsys, sysok;
+
+static void
+on_sys(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	nsys++;
+	sysok = sig == SIGSYS && si->si_code == SI_USER &&
+	    si->si_pid == getpid() && si->si_uid == getuid();
+}
+
+static int
+sysown(void)
+{
+	struct sigaction sa, q;
+
+	cgtsys();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sys;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR2);
+	if (sigaction(SIGSYS, &sa, NULL) != 0)
+		return 1;
+	if (sigaction(SIGSYS, NULL, &q) != 0 || q.sa_sigaction != on_sys ||
+	    !(q.sa_flags & SA_SIGINFO) || !sigismember(&q.sa_mask, SIGUSR2) ||
+	    sigismember(&q.sa_mask, SIGUSR1))
+		return 2;
+	if (kill(getpid(), SIGSYS) != 0)
+		return 3;
+	return nsys == 1 && sysok ? 23 : 4;
+}
+
+static int
+sysblock(int handled)
+{
+	struct rlimit nocore = { 0, 0 };
+	struct sigaction sa;
+	sigset_t sys, cur, pend;
+
+	cgtsys();
+	(void)setrlimit(RLIMIT_CORE, &nocore);
+	if (handled) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_sys;
+		sa.sa_flags = SA_SIGINFO;
+		if (sigaction(SIGSYS, &sa, NULL) != 0)
+			return 1;
+	}
+	sigemptyset(&sys);
+	sigaddset(&sys, SIGSYS);
+	if (sigprocmask(SIG_BLOCK, &sys, NULL) != 0 ||
+	    kill(getpid(), SIGSYS) != 0)
+		return 2;
+	/* Calls of all kinds while it waits: none lets it through. */
+	(void)getppid();
+	if (sigprocmask(SIG_BLOCK, NULL, &cur) != 0 ||
+	    !sigismember(&cur, SIGSYS) || sigpending(&pend) != 0 ||
+	    !sigismember(&pend, SIGSYS) || nsys != 0)
+		return 3;
+	printf("held\n");
+	fflush(stdout);
+	if (sigprocmask(SIG_UNBLOCK, &sys, NULL) != 0)
+		return 4;
+	return handled && nsys == 1 && sysok ? 23 : 5;
+}
+
+static long (*jitppid)(void);
+static volatile sig_atomic_t nusr, usrok;
+
+static void
+on_usr(int sig)
+{
+	(void)sig;
+	nusr++;
+	usrok = jitppid() == getppid();
+}
+
+static int
+jitmask(void)
+{
+	static const unsigned char code[] = {
+		0xb8, 0x6e, 0x00, 0x00, 0x00,	/* mov $110,%eax: getppid */
+		0x0f, 0x05,			/* syscall */
+		0xc3				/* ret */
+	};
+	struct sigaction sa;
+	void *jit;
+
+	cgtsys();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr;
+	sigfillset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		return 1;
+	if ((jit = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		return 2;
+	memcpy(jit, code, sizeof(code));
+	jitppid = (long (*)(void))jit;
+	/* Recorded: dispatch on for this thread, the code being there. */
+	(void)getppid();
+	if (jitppid() != getppid() || raise(SIGUSR1) != 0 || nusr != 1 ||
+	    !usrok)
+		return 3;
+	if (sigaction(SIGUSR2, &sa, NULL) != 0 || raise(SIGUSR2) != 0 ||
+	    nusr != 2 || !usrok)
+		return 4;
+	return 23;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -371,6 +526,14 @@ main(int argc, char *argv[])
 		return altset();
 	if (argc == 2 && strcmp(argv[1], "defer2") == 0)
 		return defer2();
+	if (argc == 2 && strcmp(argv[1], "sysown") == 0)
+		return sysown();
+	if (argc == 2 && strcmp(argv[1], "sysblock") == 0)
+		return sysblock(0);
+	if (argc == 2 && strcmp(argv[1], "sysblockh") == 0)
+		return sysblock(1);
+	if (argc == 2 && strcmp(argv[1], "jitmask") == 0)
+		return jitmask();
 	if (argc == 2 && strcmp(argv[1], "plain") == 0) {
 		if (badclone3() != 23)
 			return 3;
@@ -385,6 +548,7 @@ main(int argc, char *argv[])
 		return 23;
 	}
 	fprintf(stderr, "usage: signals_tracee sigfd | alt N | "
-	    "altsz SIZE N | plain | clone3 | altset | defer2\n");
+	    "altsz SIZE N | plain | clone3 | altset | defer2 | sysown | "
+	    "sysblock | sysblockh | jitmask\n");
 	return 2;
 }

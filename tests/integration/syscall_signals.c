@@ -28,6 +28,13 @@
  * - Under gdb, both ways round (dtrun traces gdb and its inferior; gdb
  *   runs dtrun and the program it execs), the program runs to its exit
  *   without a signal of the library's stopping it.
+ * - SIGSYS as the program's own, traced as untraced in each mode: a
+ *   handler of its own that it reads back and sends itself SIGSYS to;
+ *   SIGSYS blocked, sent by kill(), held pending until the unblock,
+ *   then its default action (death) or its handler; handlers with every
+ *   signal in their masks making system calls from code of its own
+ *   (dispatched).  In the default mode SIGSYS is not caught as these
+ *   begin: the library's handler comes only when needed.
  * - A signal handler on an alternate stack needs at most what the
  *   README and dtrun(1) say more of it traced than untraced
  *   (UDT_ALTSTACK_SYS, UDT_ALTSTACK_TRAP), and runs on a stack that much
@@ -116,6 +123,37 @@ as_untraced(const char *arg, const char *what, const char *mode,
 	unsetenv(env);
 	dtt_check(exited(st, 23), "%s, traced (%s): exit 23 as untraced "
 	    "(status %#x%s%s)", what, mode, st, *out ? ": " : "", out);
+}
+
+/*
+ * SIGSYS cases of the tracee (arg): as untraced, exit 23, or death by
+ * SIGSYS after "held" (dies); and "cgt-sys 0" where nothing asks for
+ * the library's SIGSYS handler at the start (untraced, default mode).
+ */
+static void
+sys_case(const char *arg, const char *what, const char *mode,
+    const char *env, int dies, int lazy)
+{
+	char *untraced[] = { tracee, (char *)arg, NULL };
+	char *traced[] = { dtrun, "-s", sock, tracee, (char *)arg, NULL };
+	char out[4096];
+	int st, ok;
+
+	if (env != NULL)
+		setenv(env, "1", 1);
+	st = run(env == NULL ? untraced : traced, out, sizeof(out));
+	if (env != NULL)
+		unsetenv(env);
+	if (dies)
+		ok = st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS &&
+		    strstr(out, "held\n") != NULL;
+	else
+		ok = exited(st, 23);
+	dtt_check(ok, "%s, %s: %s as untraced (status %#x: %s)", what, mode,
+	    dies ? "dies of SIGSYS at the unblock" : "exit 23", st, out);
+	if (lazy)
+		dtt_check(strstr(out, "cgt-sys 0\n") != NULL, "%s, %s: SIGSYS "
+		    "not caught as it begins (%s)", what, mode, out);
 }
 
 static void
@@ -242,6 +280,26 @@ main(int argc, char *argv[])
 		/* a handler's deferred call inside the program's */
 		as_untraced("defer2", "deferred calls nested by a handler",
 		    modes[i].name, modes[i].env);
+		/* lazy: untraced, and the default mode (modes[1]) */
+		sys_case("sysown", "a SIGSYS handler of its own, kill()",
+		    modes[i].name, modes[i].env, 0, i <= 1);
+		sys_case("jitmask", "full-mask handlers call from a JIT page",
+		    modes[i].name, modes[i].env, 0, i <= 1);
+		/*
+		 * Not in all-calls mode, where a thread holding a SIGSYS
+		 * runs without dispatch and nothing else sees its
+		 * sigprocmask: the unblock finds the view still blocking,
+		 * and the signal is held again (a known limit, said).
+		 */
+		if (i == 3) {
+			printf("# SIGSYS held and unblocked: not checked in "
+			    "all-calls mode (its unblock goes unseen)\n");
+			continue;
+		}
+		sys_case("sysblock", "SIGSYS blocked, kill(), unblocked",
+		    modes[i].name, modes[i].env, 1, i <= 1);
+		sys_case("sysblockh", "SIGSYS blocked, kill(), its handler",
+		    modes[i].name, modes[i].env, 0, i <= 1);
 	}
 	if (argc == 5 && stat(argv[4], &sb) == 0)
 		under_gdb(argv[4]);
