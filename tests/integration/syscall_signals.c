@@ -33,8 +33,7 @@
  *   SIGSYS blocked, sent by kill(), held pending until the unblock,
  *   then its default action (death) or its handler; handlers with every
  *   signal in their masks making system calls from code of its own
- *   (dispatched).  In the default mode SIGSYS is not caught as these
- *   begin: the library's handler comes only when needed.
+ *   (dispatched).
  * - A signal handler on an alternate stack needs at most what the
  *   README and dtrun(1) say more of it traced than untraced
  *   (UDT_ALTSTACK_SYS, UDT_ALTSTACK_TRAP), and runs on a stack that much
@@ -127,12 +126,11 @@ as_untraced(const char *arg, const char *what, const char *mode,
 
 /*
  * SIGSYS cases of the tracee (arg): as untraced, exit 23, or death by
- * SIGSYS after "held" (dies); and "cgt-sys 0" where nothing asks for
- * the library's SIGSYS handler at the start (untraced, default mode).
+ * SIGSYS after "held" (dies).
  */
 static void
 sys_case(const char *arg, const char *what, const char *mode,
-    const char *env, int dies, int lazy)
+    const char *env, int dies)
 {
 	char *untraced[] = { tracee, (char *)arg, NULL };
 	char *traced[] = { dtrun, "-s", sock, tracee, (char *)arg, NULL };
@@ -151,9 +149,6 @@ sys_case(const char *arg, const char *what, const char *mode,
 		ok = exited(st, 23);
 	dtt_check(ok, "%s, %s: %s as untraced (status %#x: %s)", what, mode,
 	    dies ? "dies of SIGSYS at the unblock" : "exit 23", st, out);
-	if (lazy)
-		dtt_check(strstr(out, "cgt-sys 0\n") != NULL, "%s, %s: SIGSYS "
-		    "not caught as it begins (%s)", what, mode, out);
 }
 
 static void
@@ -280,11 +275,10 @@ main(int argc, char *argv[])
 		/* a handler's deferred call inside the program's */
 		as_untraced("defer2", "deferred calls nested by a handler",
 		    modes[i].name, modes[i].env);
-		/* lazy: untraced, and the default mode (modes[1]) */
 		sys_case("sysown", "a SIGSYS handler of its own, kill()",
-		    modes[i].name, modes[i].env, 0, i <= 1);
+		    modes[i].name, modes[i].env, 0);
 		sys_case("jitmask", "full-mask handlers call from a JIT page",
-		    modes[i].name, modes[i].env, 0, i <= 1);
+		    modes[i].name, modes[i].env, 0);
 		/*
 		 * Not in all-calls mode, where a thread holding a SIGSYS
 		 * runs without dispatch and nothing else sees its
@@ -297,9 +291,9 @@ main(int argc, char *argv[])
 			continue;
 		}
 		sys_case("sysblock", "SIGSYS blocked, kill(), unblocked",
-		    modes[i].name, modes[i].env, 1, i <= 1);
+		    modes[i].name, modes[i].env, 1);
 		sys_case("sysblockh", "SIGSYS blocked, kill(), its handler",
-		    modes[i].name, modes[i].env, 0, i <= 1);
+		    modes[i].name, modes[i].env, 0);
 	}
 	if (argc == 5 && stat(argv[4], &sb) == 0)
 		under_gdb(argv[4]);
