@@ -117,6 +117,18 @@ dt_sc_treeflags(const struct dt_softc *sc)
 	return sc->ds_treeflags;
 }
 
+const struct dt_cred *
+dt_sc_cred(const struct dt_softc *sc)
+{
+	return &sc->ds_cred;
+}
+
+int32_t
+dt_tid_offset(void)
+{
+	return dt_strict ? DT_TID_OFFSET_OPENBSD : 0;
+}
+
 struct dt_pcb *
 dt_pcb_alloc(struct dt_probe *dtp, struct dt_softc *sc, uint64_t evtflags,
     uint64_t nsecs, int cpu)

@@ -216,6 +216,20 @@ struct dt_probe	*dt_dev_probe_lookup(const char *prov, const char *func,
 pid_t		 dt_sc_tree(const struct dt_softc *);
 /* Its DTTR_F_* (dtvar.h), as dt_sc_tree(). */
 uint32_t	 dt_sc_treeflags(const struct dt_softc *);
+/* Who opened sc, whose user a provider's resources are charged to.  [I] */
+const struct dt_cred *dt_sc_cred(const struct dt_softc *);
+/*
+ * What the events' thread ids are shifted by: OpenBSD's
+ * THREAD_PID_OFFSET under --openbsd-strict, else 0.  [I]
+ */
+int32_t		 dt_tid_offset(void);
+/*
+ * Other memory of cr's opens than their rings (a read's buffer, a
+ * kernel map): 0 or ENOMEM, logged; given back by dt_limit_uncharge().
+ * Any thread.
+ */
+int		 dt_limit_charge(const struct dt_cred *cr, uint64_t mem);
+void		 dt_limit_uncharge(const struct dt_cred *cr, uint64_t mem);
 
 /*
  * Create a pcb of dtp for sc (from dtpv_alloc, under [K]), with the

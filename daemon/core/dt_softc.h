@@ -189,9 +189,7 @@ bool	dt_dev_lat_other(const struct dt_softc *sc);
 void		dt_limit_init(uint64_t maxmem, unsigned int maxopens);
 int		dt_limit_open(const struct dt_cred *cr, uint64_t mem);
 void		dt_limit_close(const struct dt_cred *cr, uint64_t mem);
-/* Other memory of cr's opens (a read's buffer, a kernel map): 0 or ENOMEM, logged. */
-int		dt_limit_charge(const struct dt_cred *cr, uint64_t mem);
-void		dt_limit_uncharge(const struct dt_cred *cr, uint64_t mem);
+/* dt_limit_charge(), dt_limit_uncharge(): dt_prov.h, for providers. */
 uint64_t	dt_limit_mem_used(void);
 uint64_t	dt_limit_maxmem_get(void);
 

@@ -60,7 +60,6 @@
 #include "dt_tp_kbpf.h"
 #include "dt_tp_task.h"
 #include "dt_tp_var.h"
-#include "dt_softc.h"
 
 #define KB_LOGSIZE	65536
 /* Keys a drain reads before it deletes them and reads on. */
@@ -581,7 +580,7 @@ dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	kb->kb_ev = kb->kb_prog = kb->kb_gen = kb->kb_ovf = -1;
 	kb->kb_map = -1;
 	kb->kb_nent = size < KB_MAXENT / 2 ? 2 * size : KB_MAXENT;
-	kb->kb_cred = &dp->dp_sc->ds_cred;
+	kb->kb_cred = dt_sc_cred(dp->dp_sc);
 	if (!dt_perf_fds_charge(KB_NFDS)) {
 		dt_kbpf_say(src, "descriptors", "the budget is spent");
 		dt_kbpf_free(kb);
@@ -619,7 +618,7 @@ dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	s.kbs_fields = fields;
 	s.kbs_comm = (dp->dp_evtflags & DTEVT_EXECNAME) != 0;
 	s.kbs_filter = f;
-	s.kbs_tidoff = dt_strict ? DT_TID_OFFSET_OPENBSD : 0;
+	s.kbs_tidoff = dt_tid_offset();
 	s.kbs_mapfd = kb->kb_map;
 	s.kbs_genfd = kb->kb_gen;
 	s.kbs_ovffd = kb->kb_ovf;
