@@ -294,6 +294,7 @@ dt_record_start(struct dt_softc *sc)
 		    (dp->dp_evtflags & (DTEVT_TREE | DTEVT_LAUNCHED)) ==
 		    DTEVT_TREE);
 		atomic_store(&dp->dp_srcuntil, 0);
+		atomic_store(&dp->dp_knot, false);
 		cds_list_add_tail_rcu(&dp->dp_pnext, &dtp->dtp_pcbs);
 		atomic_fetch_or(&dtp->dtp_evtflags, dp->dp_evtflags);
 		atomic_fetch_add(&dtp->dtp_recording, 1);

@@ -190,6 +190,14 @@ struct dt_pcb {
 	 * Reset with dp_srccount.
 	 */
 	_Atomic uint64_t	 dp_srcuntil;
+	/*
+	 * [K] set, [a] read: the kernel's copy of a syscall probe's events
+	 * (dt_ksys.h's feed) is not for this pcb, which a kernel program
+	 * counts (dt_ksys_kcount()); unlike dp_srccount, the hooks' events
+	 * of the library's processes still come to it.  Cleared with
+	 * dp_srccount.
+	 */
+	_Atomic bool		 dp_knot;
 	void			*dp_priv;	/* [K] provider state */
 };
 

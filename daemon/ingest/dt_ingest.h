@@ -78,6 +78,15 @@ void	dt_ingest_sink_attach(void (*attach)(pid_t));
  */
 void	dt_ingest_sink_eager(void);
 void	dt_ingest_sink_exit(void (*leave)(pid_t, uint64_t ns));
+/*
+ * dt_ingest_sink_kcopied(): whether the record of probe p (wire index)
+ * of process pid made at ns (CLOCK_REALTIME) was counted already by
+ * the kernel (dt_ksys.h's counting program, before pid attached): then
+ * it is dropped.  Called on the drain thread, for each record but
+ * profile samples; must be quick when no program counts p.
+ */
+void	dt_ingest_sink_kcopied(bool (*kcopied)(unsigned int p, pid_t pid,
+	    uint64_t ns));
 
 /*
  * Set the timer fallback's period (ns, 0: off) in dtd's master copy and

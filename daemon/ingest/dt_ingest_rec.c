@@ -176,6 +176,11 @@ dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs,
 		ev.dtev_tsp.tv_sec = r->ur_sec;
 		ev.dtev_tsp.tv_nsec = r->ur_nsec;
 	}
+	/* the loader's calls a kernel program counted before the attach */
+	if (!(r->ur_flags & UDT_R_PROF) && dti_kcopied != NULL &&
+	    dti_kcopied(r->ur_probe, pid, (uint64_t)ev.dtev_tsp.tv_sec *
+	    1000000000ULL + (uint64_t)ev.dtev_tsp.tv_nsec))
+		return;
 	if (r->ur_flags & UDT_R_COMM) {
 		memcpy(ev.dtev_comm, r->ur_comm, UDT_COMMLEN);
 		ev.dtev_comm[UDT_COMMLEN - 1] = '\0';

@@ -41,6 +41,8 @@ static dt_ksys_exec_fn		dt_ksys_execfn;		/* [I] */
 static dt_ksys_tree_fn		dt_ksys_treefn;		/* [I] */
 static dt_ksys_index_fn		dt_ksys_indexfn;	/* [I] */
 static dt_ksys_arm_fn		dt_ksys_armfn;		/* [I] */
+static dt_ksys_kcount_fn	dt_ksys_kcountfn;	/* [I] */
+static dt_ksys_tgid_fn		dt_ksys_tgidfn;		/* [I] */
 
 void
 dt_ksys_scope(bool all)
@@ -83,6 +85,26 @@ void
 dt_ksys_tree_arm(dt_ksys_arm_fn fn)
 {
 	dt_ksys_armfn = fn;
+}
+
+void
+dt_ksys_kcount_feed(dt_ksys_kcount_fn fn, dt_ksys_tgid_fn tfn)
+{
+	dt_ksys_kcountfn = fn;
+	dt_ksys_tgidfn = tfn;
+}
+
+bool
+dt_ksys_kcount(unsigned int p, struct dt_pcb *dp, bool on)
+{
+	return dt_ksys_kcountfn != NULL && dt_ksys_kcountfn(p, dp, on);
+}
+
+void
+dt_ksys_tgid(pid_t pid, bool on)
+{
+	if (dt_ksys_tgidfn != NULL)
+		dt_ksys_tgidfn(pid, on);
 }
 
 void

@@ -118,7 +118,29 @@ typedef int	(*dt_ksys_index_fn)(const struct dt_pcb *dp);
 typedef int	(*dt_ksys_arm_fn)(pid_t helper, uid_t uid, gid_t gid,
 		    pid_t pid);
 
+/*
+ * The kernel feed's counting program (dt_tp_ksysbpf.c): pcb dp of
+ * syscall probe p (as above), not DTEVT_LAUNCHED, starts (on) or stops
+ * having its kernel part counted by an eBPF program on raw_syscalls
+ * instead of the sampled feed.  On: true when it is, dp_knot set, so
+ * the set_fn's events skip it (the hooks' still come); false: nothing
+ * done, the sampled feed's as before.  Off: only for a pcb it took,
+ * its last counts folded.  Same caller and rules as dt_ksys_set_fn,
+ * called before it.
+ */
+typedef bool	(*dt_ksys_kcount_fn)(unsigned int p, struct dt_pcb *dp,
+		    bool on);
+
+/*
+ * The owner tells the counting program's tracee map: process pid
+ * attached its first image (on), or left the list with its last
+ * (off), as dt_ingest_sink_attach() and _exit() see them.  The ingest
+ * accept or drain thread; must not wait for the core's lock.
+ */
+typedef void	(*dt_ksys_tgid_fn)(pid_t pid, bool on);
+
 /* Register each once, from provider init functions.  [I] */
+void	dt_ksys_kcount_feed(dt_ksys_kcount_fn, dt_ksys_tgid_fn);
 void	dt_ksys_feed(dt_ksys_set_fn);
 void	dt_ksys_owner(dt_ksys_traced_fn, dt_ksys_exec_fn);
 void	dt_ksys_tree_feed(dt_ksys_tree_fn);
@@ -133,6 +155,8 @@ void	dt_ksys_exec(pid_t pid);
 void	dt_ksys_tree(unsigned int p, struct dt_pcb *dp, bool on);
 int	dt_ksys_index(const struct dt_pcb *dp);
 int	dt_ksys_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid);
+bool	dt_ksys_kcount(unsigned int p, struct dt_pcb *dp, bool on);
+void	dt_ksys_tgid(pid_t pid, bool on);
 
 /*
  * Whether a tree's feed was offered: a syscall probe may then be

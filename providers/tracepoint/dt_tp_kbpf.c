@@ -116,8 +116,8 @@ dt_tp_kbpf_off(void)
 	return env != NULL && strcmp(env, "0") == 0;
 }
 
-static int
-dt_bpf(int cmd, union bpf_attr *a)
+int
+dt_kbpf_bpf(int cmd, union bpf_attr *a)
 {
 	return (int)syscall(SYS_bpf, cmd, a, sizeof(*a));
 }
@@ -126,7 +126,7 @@ dt_bpf(int cmd, union bpf_attr *a)
  * The possible CPUs, as a per-CPU map's value holds them: the count of
  * /sys/devices/system/cpu/possible's list ("0-3", "0,2-5").  [K].
  */
-static unsigned int
+unsigned int
 dt_kbpf_cpus(void)
 {
 	FILE *f;
@@ -152,7 +152,7 @@ dt_kbpf_cpus(void)
 	return dt_kbpf_ncpu = n;
 }
 
-static int
+int
 dt_kbpf_map(uint32_t type, uint32_t ksize, uint32_t vsize, uint32_t n,
     const char *name)
 {
@@ -171,14 +171,14 @@ dt_kbpf_map(uint32_t type, uint32_t ksize, uint32_t vsize, uint32_t n,
 	if (type == BPF_MAP_TYPE_PERCPU_HASH)
 		a.map_flags = BPF_F_NO_PREALLOC;
 	strncpy(a.map_name, name, sizeof(a.map_name) - 1);
-	return dt_bpf(BPF_MAP_CREATE, &a);
+	return dt_kbpf_bpf(BPF_MAP_CREATE, &a);
 }
 
 /*
  * Load s's program: its descriptor, or -1 with *why the verifier's last
  * line (or the error) for the one line dtd says.  [K].
  */
-static int
+int
 dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen)
 {
 	struct bpf_insn *insns;
@@ -208,7 +208,7 @@ dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen)
 	a.insn_cnt = n;
 	a.license = (uint64_t)(uintptr_t)"Dual BSD/GPL";
 	strncpy(a.prog_name, "udt_kcount", sizeof(a.prog_name) - 1);
-	if ((fd = dt_bpf(BPF_PROG_LOAD, &a)) >= 0) {
+	if ((fd = dt_kbpf_bpf(BPF_PROG_LOAD, &a)) >= 0) {
 		free(insns);
 		return fd;
 	}
@@ -219,7 +219,7 @@ dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen)
 		a.log_buf = (uint64_t)(uintptr_t)log;
 		a.log_size = KB_LOGSIZE;
 		a.log_level = 1;
-		if ((fd = dt_bpf(BPF_PROG_LOAD, &a)) >= 0) {
+		if ((fd = dt_kbpf_bpf(BPF_PROG_LOAD, &a)) >= 0) {
 			/* a refusal that went away: take it */
 			free(log);
 			free(insns);
@@ -258,7 +258,7 @@ dt_kbpf_setgen(struct dt_tp_kbpf *kb, uint32_t gen)
 	a.key = (uint64_t)(uintptr_t)&zero;
 	a.value = (uint64_t)(uintptr_t)&gen;
 	a.flags = BPF_ANY;
-	(void)dt_bpf(BPF_MAP_UPDATE_ELEM, &a);
+	(void)dt_kbpf_bpf(BPF_MAP_UPDATE_ELEM, &a);
 	kb->kb_cur = gen;
 }
 
@@ -274,7 +274,7 @@ dt_kbpf_lookup(struct dt_tp_kbpf *kb, int fd, const void *key,
 	a.map_fd = (uint32_t)fd;
 	a.key = (uint64_t)(uintptr_t)key;
 	a.value = (uint64_t)(uintptr_t)kb->kb_vals;
-	if (dt_bpf(BPF_MAP_LOOKUP_ELEM, &a) != 0)
+	if (dt_kbpf_bpf(BPF_MAP_LOOKUP_ELEM, &a) != 0)
 		return false;
 	for (*sum = 0, i = 0; i < dt_kbpf_ncpu; i++)
 		*sum += kb->kb_vals[i];
@@ -327,7 +327,7 @@ dt_kbpf_misses(struct dt_tp_kbpf *kb)
 	a.info.bpf_fd = (uint32_t)kb->kb_prog;
 	a.info.info_len = sizeof(info);
 	a.info.info = (uint64_t)(uintptr_t)&info;
-	if (dt_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) != 0 ||
+	if (dt_kbpf_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) != 0 ||
 	    info.recursion_misses <= kb->kb_misses)
 		return;
 	dt_pcb_count_recurevt(kb->kb_ctr.dac_dp, 0,
@@ -354,7 +354,7 @@ dt_kbpf_fold(struct dt_tp_kbpf *kb, uint32_t n)
 		memset(&a, 0, sizeof(a));
 		a.map_fd = (uint32_t)kb->kb_map;
 		a.key = (uint64_t)(uintptr_t)k;
-		(void)dt_bpf(BPF_MAP_DELETE_ELEM, &a);
+		(void)dt_kbpf_bpf(BPF_MAP_DELETE_ELEM, &a);
 		sk.sk_pid = (pid_t)k->kk_pid;
 		sk.sk_tid = (int32_t)k->kk_tid;
 		sk.sk_cpu = k->kk_cpu;
@@ -398,7 +398,7 @@ dt_kbpf_sync(struct dt_aggctr *c)
 			a.map_fd = (uint32_t)kb->kb_map;
 			a.key = walked ? (uint64_t)(uintptr_t)&at : 0;
 			a.next_key = (uint64_t)(uintptr_t)&at;
-			if (dt_bpf(BPF_MAP_GET_NEXT_KEY, &a) != 0)
+			if (dt_kbpf_bpf(BPF_MAP_GET_NEXT_KEY, &a) != 0)
 				break;
 			if (all || (at.kk_gen & 1) == kb->kb_drain)
 				kb->kb_keys[n++] = at;
@@ -438,7 +438,7 @@ dt_kbpf_free(struct dt_tp_kbpf *kb)
  * A counting event of tracepoint id for the program to hang on: the
  * first CPU's that opens (one is enough, see above).  [K].
  */
-static int
+int
 dt_kbpf_event(int id)
 {
 	struct perf_event_attr attr;

@@ -31,6 +31,7 @@
 #include <linux/bpf.h>
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dt_prov.h"
@@ -91,7 +92,20 @@ struct dt_kbpf_spec {
 	int			 kbs_genfd;	/* the generation, [0] */
 	int			 kbs_ovffd;	/* per CPU: refused by a full
 						   map, [0] */
+	/*
+	 * raw_syscalls (dt_tp_ksysbpf.c): the call number, a u64 at
+	 * kbs_idoff of the record, below kbs_nsys, keyed in kk_gen's bits
+	 * DT_KBPF_SYSSHIFT and up; only a number kbs_wantfd's [number]
+	 * is not 0 for, of a process kbs_tracedfd (a hash by tgid) has
+	 * not.  kbs_nsys 0: no such thing.
+	 */
+	uint32_t		 kbs_nsys;
+	uint16_t		 kbs_idoff;
+	int			 kbs_wantfd;
+	int			 kbs_tracedfd;
 };
+
+#define DT_KBPF_SYSSHIFT	16
 
 #define DT_KBPF_MAXINSNS	1024
 
@@ -128,5 +142,21 @@ bool	dt_tp_kbpf_stop(struct dt_pcb *dp);
  * the tests of the fallback.
  */
 bool	dt_tp_kbpf_off(void);
+
+/*
+ * For the syscall probes' programs (dt_tp_ksysbpf.c), under [K]:
+ * dt_kbpf_bpf(): the bpf(2) call.  dt_kbpf_cpus(): the possible CPUs
+ * (a per-CPU value's count), 0 unknown.  dt_kbpf_map(): a map, a hash
+ * allocated as keys come.  dt_kbpf_load(): s's program, or -1 with
+ * *why the verifier's reason.  dt_kbpf_event(): a counting event of
+ * tracepoint id on the first CPU that opens one, for a program to
+ * hang on.
+ */
+int	dt_kbpf_bpf(int cmd, union bpf_attr *a);
+unsigned int dt_kbpf_cpus(void);
+int	dt_kbpf_map(uint32_t type, uint32_t ksize, uint32_t vsize,
+	    uint32_t n, const char *name);
+int	dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen);
+int	dt_kbpf_event(int id);
 
 #endif /* DT_TP_KBPF_H */

@@ -41,6 +41,8 @@
 #define FP_ONE		(-56)		/* a new entry's count */
 #define FP_ZERO		(-64)		/* index 0 of the array maps */
 #define FP_TRUTH(i)	(-64 - 8 * ((int)(i) + 1))	/* filter stack */
+#define FP_SYSID	(-64 - 8 * (DTF_MAXTERMS + 1))	/* the call's */
+#define FP_TGID		(FP_SYSID - 8)			/* the process's */
 
 #define KA_NLABELS	64
 #define KA_NFIX		256
@@ -332,6 +334,39 @@ ka_cond(struct dt_kbpf_asm *a, const struct dt_kbpf_cond *c,
 	ka_bind(a, keep);
 }
 
+/*
+ * raw_syscalls: the call number into r8 and its slot, on to out unless
+ * a pcb wants it.  The context in r1, lost.
+ */
+static void
+ka_sysid(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
+    unsigned int out)
+{
+	LDX(a, BPF_DW, BPF_REG_8, BPF_REG_1, (int16_t)s->kbs_idoff);
+	JMP_IMM(a, BPF_JGE, BPF_REG_8, (int32_t)s->kbs_nsys, out);
+	STX(a, BPF_W, BPF_REG_10, BPF_REG_8, FP_SYSID);
+	ka_ld_map(a, BPF_REG_1, s->kbs_wantfd);
+	ka_fp(a, BPF_REG_2, FP_SYSID);
+	CALL(a, BPF_FUNC_map_lookup_elem);
+	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, out);
+	LDX(a, BPF_W, BPF_REG_0, BPF_REG_0, 0);
+	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, out);
+}
+
+/* raw_syscalls: on to out for a process the library records (r6). */
+static void
+ka_traced(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
+    unsigned int out)
+{
+	MOV64_REG(a, BPF_REG_0, BPF_REG_6);
+	ALU64_IMM(a, BPF_RSH, BPF_REG_0, 32);
+	STX(a, BPF_W, BPF_REG_10, BPF_REG_0, FP_TGID);
+	ka_ld_map(a, BPF_REG_1, s->kbs_tracedfd);
+	ka_fp(a, BPF_REG_2, FP_TGID);
+	CALL(a, BPF_FUNC_map_lookup_elem);
+	JMP_IMM(a, BPF_JNE, BPF_REG_0, 0, out);
+}
+
 /* The idle task (tid 0) keyed as dtd names it: DT_KBPF_IDLE. */
 static void
 ka_idle(struct dt_kbpf_asm *a)
@@ -465,10 +500,15 @@ dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
 
 	if (s->kbs_cond != NULL)
 		ka_cond(&a, s->kbs_cond, out);
+	/* the cheapest refusal first: a call no pcb counts */
+	if (s->kbs_nsys != 0)
+		ka_sysid(&a, s, out);
 	ST_IMM(&a, BPF_W, BPF_REG_10, FP_ZERO, 0);
 	ST_IMM(&a, BPF_W, BPF_REG_10, FP_ZERO + 4, 0);
 	CALL(&a, BPF_FUNC_get_current_pid_tgid);
 	MOV64_REG(&a, BPF_REG_6, BPF_REG_0);
+	if (s->kbs_nsys != 0)
+		ka_traced(&a, s, out);
 	if (comm) {
 		ka_fp(&a, BPF_REG_1, FP_COMM);
 		MOV64_IMM(&a, BPF_REG_2, 16);
@@ -487,6 +527,11 @@ dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
 	JMP_IMM(&a, BPF_JEQ, BPF_REG_0, 0, gen);
 	LDX(&a, BPF_W, BPF_REG_7, BPF_REG_0, 0);
 	ka_bind(&a, gen);
+	if (s->kbs_nsys != 0) {
+		MOV64_REG(&a, BPF_REG_0, BPF_REG_8);
+		ALU64_IMM(&a, BPF_LSH, BPF_REG_0, DT_KBPF_SYSSHIFT);
+		ALU64_REG(&a, BPF_OR, BPF_REG_7, BPF_REG_0);
+	}
 	STX(&a, BPF_W, BPF_REG_10, BPF_REG_7, FP_KEY + 28);
 
 	if ((keys & (1u << DTF_COMM)) && s->kbs_comm) {

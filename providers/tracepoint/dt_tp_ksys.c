@@ -162,7 +162,9 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 				cds_list_for_each_entry_rcu(dp,
 				    &dtp->dtp_pcbs, dp_pnext)
 					if (!(dp->dp_evtflags &
-					    DTEVT_LAUNCHED))
+					    DTEVT_LAUNCHED) &&
+					    !atomic_load_explicit(&dp->dp_knot,
+					    memory_order_relaxed))
 						dt_pcb_count_dropevt(dp,
 						    s->ts_cpu, s->ts_lost);
 		return;
@@ -191,11 +193,13 @@ dt_tk_sample(void *arg, const struct dt_tp_sample *s)
 	 * To every open recording dtp but those that asked for the
 	 * launched processes' events alone (DTEVT_LAUNCHED, dtvar.h): a
 	 * tree's (DTEVT_TREE, which implies it) has its own feed
-	 * (dt_tp_ksystree.c), so none is counted twice.
+	 * (dt_tp_ksystree.c), so none is counted twice; nor to those a
+	 * kernel program counts (dp_knot, dt_tp_ksysbpf.c).
 	 */
 	rcu_read_lock();
 	cds_list_for_each_entry_rcu(dp, &dtp->dtp_pcbs, dp_pnext)
-		if (!(dp->dp_evtflags & DTEVT_LAUNCHED))
+		if (!(dp->dp_evtflags & DTEVT_LAUNCHED) &&
+		    !atomic_load_explicit(&dp->dp_knot, memory_order_relaxed))
 			dt_seq_put(dt_tpev_source(), dp, s->ts_cpu, &ev);
 	rcu_read_unlock();
 }
@@ -384,6 +388,10 @@ dt_tp_ksys_init(void)
 	}
 	if (any)
 		dt_ksys_feed(dt_tk_set);
+	/* Counts in the kernel, where both directions can be read. */
+	if (dt_tk_dirs[0].tk_ok && dt_tk_dirs[1].tk_ok)
+		dt_tp_ksysbpf_init(dt_tk_dirs[0].tk_id->dtf_off,
+		    dt_tk_dirs[1].tk_id->dtf_off);
 	/* A tree's own, where both directions can be read. */
 	if (dt_tk_dirs[0].tk_ok && dt_tk_dirs[1].tk_ok)
 		dt_tp_ksystree_init();

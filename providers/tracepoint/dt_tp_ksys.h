@@ -60,4 +60,12 @@ int	dt_tp_ksys_evid(unsigned int dir);
  */
 void	dt_tp_ksystree_init(void);
 
+/*
+ * Offer counts in a kernel program (dt_ksys_kcount_feed(),
+ * dt_tp_ksysbpf.c): idoff[dir] is where each direction's record holds
+ * the call number.  From dt_tp_ksys_init(), where both directions are
+ * there.
+ */
+void	dt_tp_ksysbpf_init(unsigned int idoff0, unsigned int idoff1);
+
 #endif /* DT_TP_KSYS_H */

@@ -42,6 +42,37 @@ dt_ingest_sockpath(void)
 	return "/nonexistent/sk-test.sock";
 }
 
+/* What the kernel program's tracee map would hold (dt_ksys_tgid()). */
+static pid_t	sk_tgid[8];
+static int	sk_ntgid, sk_tgidbad;
+
+void
+dt_ksys_tgid(pid_t pid, bool on)
+{
+	int i;
+
+	for (i = 0; i < sk_ntgid; i++)
+		if (sk_tgid[i] == pid)
+			break;
+	if (on == (i < sk_ntgid))
+		sk_tgidbad++;	/* told twice, or of one it never had */
+	else if (on && sk_ntgid < 8)
+		sk_tgid[sk_ntgid++] = pid;
+	else if (!on)
+		sk_tgid[i] = sk_tgid[--sk_ntgid];
+}
+
+static bool
+sk_inmap(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < sk_ntgid; i++)
+		if (sk_tgid[i] == pid)
+			return true;
+	return false;
+}
+
 /*
  * A child that waits on stdin, exec'd with env; its pid, once its new
  * image (and environment) is in place: the close-on-exec end of a pipe
@@ -118,6 +149,17 @@ main(int argc, char *argv[])
 	dtt_check(dt_sys_kern_traced(200, T0 + 40) &&
 	    !dt_sys_kern_traced(200, T0 + 41),
 	    "the pid leaves with its last image");
+
+	/* The kernel program's tracee map: first attach to last exit. */
+	dt_sys_kern_attach(250);
+	dtt_check(sk_inmap(250), "the map has a tracee from its attach");
+	dt_sys_kern_attach(250);
+	dt_sys_kern_exit(250, T0 + 45);
+	dtt_check(sk_inmap(250),
+	    "and keeps it while an exec'd image is attached");
+	dt_sys_kern_exit(250, T0 + 46);
+	dtt_check(!sk_inmap(250) && !sk_inmap(100) && !sk_inmap(200) &&
+	    sk_tgidbad == 0, "it leaves with its last image, told once");
 
 	/* The departed are kept until the reader is 0.5 s past them. */
 	dtt_check(dt_sys_kern_traced(100, T0 + 5),

@@ -30,6 +30,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -90,6 +91,10 @@ static unsigned int	 dt_sys_nagg[DT_SYS_NPROBES];
 static uint32_t		 dt_sys_amask[DT_SYS_NPROBES];
 /* [s] started pcbs that take no kernel event (DTEVT_LAUNCHED) */
 static unsigned int	 dt_sys_nlaunched[DT_SYS_NPROBES];
+/* [s] its pcbs whose kernel part a kernel program counts (dp_knot) */
+static unsigned int	 dt_sys_nkbpf[DT_SYS_NPROBES];
+/* [s] set, [a] read: every pcb recording it is one of those */
+static atomic_bool	 dt_sys_kall[DT_SYS_NPROBES];
 /*
  * [s] started pcbs folding the durations of a call's returns
  * (DTF_LAT), by call: its entry probe is then marked for the hooks'
@@ -115,6 +120,21 @@ static struct dt_probe *
 dt_syscall_probe(unsigned int p)
 {
 	return p < DT_SYS_NPROBES ? dt_sys_probes[p] : NULL;
+}
+
+/*
+ * dt_ingest_sink_kcopied(): a record the kernel program counted, where
+ * every open recording p has it counted so (dt_sys_kall); the drain
+ * thread.  Where another open records p too, its record is kept and
+ * the program's open counts a launched image's loader calls twice
+ * (doc/design.md).
+ */
+static bool
+dt_sys_kcopied(unsigned int p, pid_t pid, uint64_t ns)
+{
+	return p < DT_SYS_NPROBES &&
+	    atomic_load_explicit(&dt_sys_kall[p], memory_order_relaxed) &&
+	    dt_sys_kern_before(pid, ns);
 }
 
 int
@@ -155,6 +175,7 @@ dt_prov_syscall_init(void)
 	if (dt_ksys_scope_all()) {
 		dt_ingest_sink_attach(dt_sys_kern_attach);
 		dt_ingest_sink_exit(dt_sys_kern_exit);
+		dt_ingest_sink_kcopied(dt_sys_kcopied);
 	}
 	return DT_SYS_NPROBES;
 nomem:
@@ -343,8 +364,21 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	 * raw_syscalls event costs every call on the machine (a traced
 	 * flat-out getppid loop paid ~450 ns a call for it).
 	 */
-	dt_ksys_set(p, dp->dp_dtp, dt_sys_nrec[p] > dt_sys_nlaunched[p],
-	    evtflags);
+	/*
+	 * A pcb that only counts by the task (dt_pcb_kkey_ok()) may have
+	 * its kernel part counted in the kernel: no record of it then.
+	 */
+	if (delta > 0 && !(dp->dp_evtflags & DTEVT_LAUNCHED) &&
+	    dt_ksys_kcount(p, dp, true))
+		dt_sys_nkbpf[p]++;
+	else if (delta < 0 && atomic_load(&dp->dp_knot)) {
+		(void)dt_ksys_kcount(p, dp, false);
+		dt_sys_nkbpf[p]--;
+	}
+	atomic_store_explicit(&dt_sys_kall[p], dt_sys_nkbpf[p] > 0 &&
+	    dt_sys_nkbpf[p] == dt_sys_nrec[p], memory_order_relaxed);
+	dt_ksys_set(p, dp->dp_dtp, dt_sys_nrec[p] > dt_sys_nlaunched[p] +
+	    dt_sys_nkbpf[p], evtflags);
 	/* A tree's: the kernel's events of its tree, its own feed's. */
 	if (dp->dp_evtflags & DTEVT_TREE)
 		dt_ksys_tree(p, dp, delta > 0);

@@ -87,11 +87,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <userdt/udt_wire.h>
 
 #include "dt_ingest.h"
+#include "dt_ksys.h"
 #include "dt_sys_kern.h"
 
 #define DT_SK_GONE_NS		500000000ULL	/* 0.5 s of event time */
@@ -104,6 +106,7 @@
 struct dt_sk_tr {
 	pid_t		st_pid;
 	unsigned int	st_n;		/* its listed images */
+	uint64_t	st_ns;		/* CLOCK_REALTIME of its first */
 };
 
 struct dt_sk_pend {
@@ -154,6 +157,7 @@ void
 dt_sys_kern_attach(pid_t pid)
 {
 	struct dt_sk_tr *t;
+	struct timespec ts;
 	size_t i, max;
 
 	pthread_mutex_lock(&dt_sk_lock);
@@ -180,7 +184,17 @@ dt_sys_kern_attach(pid_t pid)
 		dt_sk_tr[i].st_n = 0;
 		dt_sk_ntr++;
 	}
-	dt_sk_tr[i].st_n++;
+	/*
+	 * The counting program skips it from now on, before the tracee
+	 * is welcomed and makes a hooked call; under dt_sk_lock, so that
+	 * its exit's removal cannot pass this.
+	 */
+	if (dt_sk_tr[i].st_n++ == 0) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		dt_sk_tr[i].st_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
+		    (uint64_t)ts.tv_nsec;
+		dt_ksys_tgid(pid, true);
+	}
 	atomic_fetch_add_explicit(&dt_sk_gen, 1, memory_order_release);
 	pthread_mutex_unlock(&dt_sk_lock);
 }
@@ -200,6 +214,8 @@ dt_sys_kern_exit(pid_t pid, uint64_t ns)
 		return;
 	}
 	dt_sk_tr[i] = dt_sk_tr[--dt_sk_ntr];
+	/* Its calls from here are no hook's: the program's again. */
+	dt_ksys_tgid(pid, false);
 	dt_sk_age();
 	if (dt_sk_ngone == DT_SK_MAXGONE) {
 		dt_sk_gfirst = (dt_sk_gfirst + 1) % DT_SK_MAXGONE;
@@ -213,6 +229,22 @@ dt_sys_kern_exit(pid_t pid, uint64_t ns)
 	dt_sk_ngone++;
 	atomic_fetch_add_explicit(&dt_sk_gen, 1, memory_order_release);
 	pthread_mutex_unlock(&dt_sk_lock);
+}
+
+bool
+dt_sys_kern_before(pid_t pid, uint64_t ns)
+{
+	bool before = false;
+	size_t i;
+
+	pthread_mutex_lock(&dt_sk_lock);
+	for (i = 0; i < dt_sk_ntr; i++)
+		if (dt_sk_tr[i].st_pid == pid) {
+			before = ns < dt_sk_tr[i].st_ns;
+			break;
+		}
+	pthread_mutex_unlock(&dt_sk_lock);
+	return before;
 }
 
 static int

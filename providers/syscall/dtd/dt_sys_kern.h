@@ -41,4 +41,13 @@ void	dt_sys_kern_exec(pid_t pid);
 void	dt_sys_kern_attach(pid_t pid);
 void	dt_sys_kern_exit(pid_t pid, uint64_t ns);
 
+/*
+ * Whether a record of process pid made at ns (CLOCK_REALTIME) is older
+ * than pid's entry in the kernel program's tracee map (dt_ksys_tgid(),
+ * at its first image's attach): a launched image's loader calls, which
+ * the launcher hands to the library, made while the program still
+ * counted pid.  The ingest drain thread; takes the lock briefly.
+ */
+bool	dt_sys_kern_before(pid_t pid, uint64_t ns);
+
 #endif /* DT_SYS_KERN_H */
