@@ -1,0 +1,231 @@
+#!/bin/bash
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+# System-wide syscall probes counted in a kernel eBPF program (issue 22,
+# dt_tp_ksysbpf.c).  Cases:
+#   kbsys     a process started before btrace, not launched, makes a
+#             known number of openat calls beside a dd flat out on the
+#             other core: syscall:openat:entry { @[comm] = count(); }
+#             system-wide counts them exactly, nothing dropped, every
+#             event the kernel's, none through perf's buffers; bpftrace
+#             counts as many.
+#   kbsyslaunched  the same while a dtrun'd process makes openat calls:
+#             its calls are counted once (the program skips the
+#             library's processes), as many as bpftrace counts.
+#   kbsysoff  quiet: USERDT_KBPF=0's output is the program's, byte for
+#             byte, for two probes of one rule keyed by the probe, of a
+#             process started after btrace (the sampled path has no
+#             name for one from before).
+# Root; skipped (77), said, where the kernel will not load the program.
+#
+# usage: run-kbsys.sh btrace dtd case  (env OPENAT_WAIT, OPENAT_N, DTRUN)
+set -u
+[ $# -eq 3 ] || { echo "usage: $0 btrace dtd case" >&2; exit 2; }
+BTRACE=$1
+DTD=$2
+N=20000
+
+. "$(dirname "$0")/lib.sh"
+
+# start btrace $1 (name) on program $2; wait until it runs
+bt_go() {
+	local name=$1 prog=$2 l
+
+	mkfifo "$TMP/$name" || exit 2
+	"$BTRACE" -d "$DEV" -v -e "BEGIN { printf(\"go\\n\"); } $prog" \
+	    > "$TMP/$name" 2> "$TMP/$name.err" &
+	BTPID=$!
+	exec 6< "$TMP/$name"
+	read -r -t 30 l <&6 && [ "$l" = go ] ||
+	    fail "$name: $l $(cat "$TMP/$name.err")"
+}
+
+# stop it; its map lines into $TMP/$1.out
+bt_end() {
+	kill -TERM "$BTPID"
+	wait "$BTPID" || fail "$1: exit $?: $(cat "$TMP/$1.err")"
+	BTPID=
+	sed -n "/^@/p" <&6 > "$TMP/$1.out"
+	exec 6<&-
+}
+
+# bpftrace counting the openat calls of the names $@ by name; returns
+# once it counts (its BEGIN runs after its probes are attached)
+bpf_go() {
+	local pred="" n l
+
+	for n in "$@"; do
+		pred="$pred${pred:+ || }comm == \"$n\""
+	done
+	mkfifo "$TMP/bpf" || exit 2
+	bpftrace -e "BEGIN { printf(\"go\\n\"); }
+	    tracepoint:syscalls:sys_enter_openat /$pred/ { @[comm] = count(); }" \
+	    > "$TMP/bpf" 2> "$TMP/bpf.err" &
+	BPFPID=$!
+	exec 5< "$TMP/bpf"
+	# "Attaching N probes..." first
+	while read -r -t 60 l <&5 && [ "$l" != go ]; do
+		:
+	done
+	[ "$l" = go ] || fail "bpftrace: $l $(cat "$TMP/bpf.err")"
+}
+
+bpf_end() {
+	kill -INT "$BPFPID"
+	wait "$BPFPID" || fail "bpftrace: exit $?: $(cat "$TMP/bpf.err")"
+	BPFPID=
+	sed -n "/^@/p" <&5 > "$TMP/bpf.out"
+	exec 5<&-
+}
+
+# the helper, started now and running, blocked until w_go
+w_start() {
+	local l
+
+	rm -f "$TMP/w" "$TMP/wr"
+	mkfifo "$TMP/w" "$TMP/wr" || exit 2
+	"$TMP/uq_ksw" $N < "$TMP/w" > "$TMP/wr" &
+	WPID=$!
+	exec 8> "$TMP/w" 9< "$TMP/wr"
+	read -r -t 30 l <&9 && [ "$l" = ready ] || fail "uq_ksw: $l"
+	exec 9<&-
+}
+
+w_go() {
+	echo x >&8
+	exec 8>&-
+	wait "$WPID" || fail "uq_ksw: exit $?"
+	WPID=
+}
+
+# skip, said, where dtd samples instead
+kbsys_refused() {
+	if grep -q "no count in the kernel" "$TMP/dtd.log"; then
+		echo "SKIP: $(grep "no count in the kernel" "$TMP/dtd.log")"
+		exit 77
+	fi
+}
+
+# $1's events all counted by the kernel, none dropped
+all_kernel() {
+	local n
+
+	grep -qx '0 events dropped' "$TMP/$1.err" &&
+	    grep -qx "0 events dtd's table could not hold" "$TMP/$1.err" ||
+	    fail "$1: lost: $(cat "$TMP/$1.err")"
+	n=$(sed -n 's/^\([0-9]*\) events aggregated by dtd$/\1/p' \
+	    "$TMP/$1.err")
+	grep -qx "${n:-x} of them counted by the kernel" "$TMP/$1.err" ||
+	    fail "$1: not the kernel's: $(cat "$TMP/$1.err")"
+}
+
+command -v bpftrace > /dev/null || fail "bpftrace is not installed"
+dtd_tmp
+dtd_need "kbsys"
+cp "$OPENAT_WAIT" "$TMP/uq_ksw" && cp "$OPENAT_N" "$TMP/uq_ksl" &&
+    cp /bin/dd "$TMP/uq_ksn" || exit 2
+NOISE=
+BPFPID=
+WPID=
+trap '[ -n "$NOISE" ] && kill -- -$NOISE 2> /dev/null
+    [ -n "$BPFPID" ] && kill $BPFPID 2> /dev/null
+    [ -n "$WPID" ] && kill $WPID 2> /dev/null
+    dtd_cleanup' EXIT
+case $3 in
+kbsys|kbsyslaunched)
+	dtd_serve "$DTD"
+	setsid "$TMP/uq_ksn" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
+	NOISE=$!
+	w_start
+	bpf_go uq_ksw uq_ksl
+	bt_go ks 'syscall:openat:entry { @[comm] = count(); }'
+	if [ "$3" = kbsyslaunched ]; then
+		"$DTRUN" -s "$TMP/ingest.sock" "$TMP/uq_ksl" $N ||
+		    fail "dtrun uq_ksl"
+	fi
+	w_go
+	bt_end ks
+	bpf_end
+	kill -- -$NOISE 2> /dev/null
+	wait $NOISE 2> /dev/null
+	NOISE=
+	kbsys_refused
+	grep -qx "@\[uq_ksw\]: $N" "$TMP/ks.out" ||
+	    fail "uq_ksw: $N calls: $(grep uq_ks "$TMP/ks.out") $(cat "$TMP/ks.err")"
+	grep -qx "@\[uq_ksw\]: $N" "$TMP/bpf.out" ||
+	    fail "bpftrace: $(cat "$TMP/bpf.out")"
+	grep -qx '0 events dropped' "$TMP/ks.err" &&
+	    grep -qx "0 events dtd's table could not hold" "$TMP/ks.err" ||
+	    fail "lost: $(cat "$TMP/ks.err")"
+	if [ "$3" = kbsys ]; then
+		all_kernel ks
+	else
+		# once (twice would be 2N): bpftrace's count, $N and the
+		# loader's and the library's start's few
+		b=$(sed -n 's/^@\[uq_ksl\]: //p' "$TMP/bpf.out")
+		[ -n "$b" ] && [ "$b" -ge $N ] && [ "$b" -lt $((N + 100)) ] ||
+		    fail "bpftrace: $(cat "$TMP/bpf.out") btrace: $(cat "$TMP/ks.out" "$TMP/ks.err")"
+		grep -qx "@\[uq_ksl\]: $b" "$TMP/ks.out" ||
+		    fail "uq_ksl: bpftrace $b: $(grep uq_ks "$TMP/ks.out") $(cat "$TMP/ks.err")"
+		# the tracee's from its hooks, not the kernel's
+		n=$(sed -n 's/^\([0-9]*\) of them counted by the kernel$/\1/p' \
+		    "$TMP/ks.err")
+		t=$(sed -n 's/^\([0-9]*\) events aggregated by dtd$/\1/p' \
+		    "$TMP/ks.err")
+		[ $((t - n)) -ge $N ] ||
+		    fail "the hooks' events: $(cat "$TMP/ks.err")"
+	fi
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	rec=$(sed -n 's/^dtd: tracepoint: \([0-9]*\) records.*/\1/p' \
+	    "$TMP/dtd.log")
+	[ "${rec:-0}" -lt $((N / 10)) ] ||
+	    fail "the calls went through perf's buffers: $(cat "$TMP/dtd.log")"
+	;;
+kbsysoff)
+	# few enough calls for perf's buffers to hold them all
+	N=500
+	for k in 1 0; do
+		USERDT_KBPF=$k dtd_serve "$DTD"
+		# started after btrace: the sampled path names a process by
+		# the exec it read (one from before is "[pid]" to it)
+		bt_go q$k 'syscall:openat:entry, syscall:close:entry
+		    /comm == "uq_ksw"/ { @[comm, probe] = count(); }'
+		w_start
+		w_go
+		bt_end q$k
+		kill -TERM "$DTDPID"
+		wait "$DTDPID"
+		DTDPID=
+		[ $k = 0 ] || kbsys_refused
+		grep -qx '0 events dropped' "$TMP/q$k.err" ||
+		    fail "q$k: lost: $(cat "$TMP/q$k.err" "$TMP/dtd.log")"
+	done
+	all_kernel q1
+	grep -qx "0 of them counted by the kernel" "$TMP/q0.err" ||
+	    fail "USERDT_KBPF=0 counted in the kernel: $(cat "$TMP/q0.err")"
+	# and the loader's (its library path's misses among them)
+	n=$(sed -n 's/^@\[uq_ksw, syscall:openat:entry\]: //p' "$TMP/q1.out")
+	[ -n "$n" ] && [ "$n" -ge $N ] && [ "$n" -lt $((N + 100)) ] ||
+	    fail "no output: $(cat "$TMP/q1.out")"
+	diff -u "$TMP/q0.out" "$TMP/q1.out" || fail "not USERDT_KBPF=0's output"
+	;;
+*)
+	fail "unknown case $3"
+	;;
+esac
+exit 0
