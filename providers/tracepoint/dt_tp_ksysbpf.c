@@ -58,6 +58,7 @@
 #include <linux/perf_event.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -359,8 +360,10 @@ dt_ksb_new(struct dt_pcb *dp, unsigned int dir, uint32_t fields, bool comm,
 	g->ksb_fields = fields;
 	g->ksb_comm = comm;
 	g->ksb_nent = 2 * size;
-	if (f != NULL && (g->ksb_filter = malloc(sizeof(*f))) != NULL)
-		memcpy(g->ksb_filter, f, sizeof(*f));
+	/* the core's holds its terms alone (dt_dev_ioctl.c) */
+	if (f != NULL && (g->ksb_filter = calloc(1, sizeof(*f))) != NULL)
+		memcpy(g->ksb_filter, f, offsetof(struct dtioc_filter,
+		    dtfl_terms) + f->dtfl_nterms * sizeof(f->dtfl_terms[0]));
 	g->ksb_map = dt_kbpf_map(BPF_MAP_TYPE_PERCPU_HASH,
 	    sizeof(struct dt_kbpf_key), sizeof(uint64_t), g->ksb_nent,
 	    "udt_kscount");
