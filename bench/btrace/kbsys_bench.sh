@@ -1,0 +1,209 @@
+#!/bin/bash
+#
+# Copyright (c) 2026 The userdt authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+# Issue 22's system-wide syscall probes: `syscall:*:entry { @[comm,
+# probe] = count(); }` as root counts every process through the
+# kernel's raw_syscalls, while x (dd under another name) reads a byte at
+# a time flat out, and a second dd under a third name does the same
+# beside it as the machine's other work.  Configurations take turns in
+# each of REPS rounds: btrace as it runs (the kernel part counted in an
+# eBPF program by call number, dt_tp_ksysbpf.c), btrace against a second
+# dtd started with USERDT_KBPF=0 (every call on the machine a perf
+# record through the syscall probes' kernel feed, dt_tp_ksys.c), and
+# bpftrace (`tracepoint:raw_syscalls:sys_enter { @[comm, args->id] =
+# count(); }`).  For each, the median of x's calls (summed over its
+# probes) against strace's count of x's same command, the rounds whose
+# count was exact, the tracer's CPU (dtd's and btrace's, or bpftrace's)
+# per call x made, and x's own CPU per call (an untraced round first
+# gives x's own; bpftrace's CPU from its BEGIN on, past its compile).
+# Root.  A benchmark, not a test: it asserts nothing.
+#
+# usage: kbsys_bench.sh btrace dtd [reps [reads]]
+# KBSYS_NOISE=0: no second dd (a quiet machine).
+set -u
+[ $# -ge 2 ] || { echo "usage: $0 btrace dtd [reps [reads]]" >&2; exit 2; }
+BTRACE=$1
+DTD=$2
+REPS=${3:-5}
+NREAD=${4:-100000}
+
+. "$(dirname "$0")/../../tests/regress/lib.sh"
+dtd_start
+# the second dtd, which samples: its own device, sockets and image
+mkdir "$TMP/s" && mkfifo "$TMP/s/ready" || exit 2
+exec 4<>"$TMP/s/ready"
+USERDT_KBPF=0 "$DTD" --foreground --frontend fuse --device "$TMP/s/dt" \
+    --ready-fd 4 --ingest "$TMP/s/ingest.sock" --ksyms "$TMP/s/ksyms" \
+    > "$TMP/s/dtd.log" 2>&1 4>&4 &
+SDTDPID=$!
+read -r -t 30 l <&4 && [ "$l" = ready ] ||
+    { echo "kbsys_bench: the second dtd: $(cat "$TMP/s/dtd.log")" >&2; kill "$SDTDPID"; exit 1; }
+exec 4<&-
+trap 'kill "$SDTDPID" 2> /dev/null; dtd_cleanup' EXIT
+BPF=$(command -v bpftrace)
+[ -n "$BPF" ] || echo "kbsys_bench: no bpftrace: its row is left out"
+
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# CPU seconds processes $@ have used so far (utime + stime)
+cpu_of() {
+	local p s=0
+
+	for p; do
+		s=$(awk -v s="$s" -v hz="$(getconf CLK_TCK)" \
+		    '{ printf("%.3f\n", s + ($14 + $15) / hz) }' "/proc/$p/stat")
+	done
+	echo "$s"
+}
+
+X=ksysx
+cp /bin/dd "$TMP/$X" && cp /bin/dd "$TMP/ksysnoise" || exit 2
+PROG="syscall:*:entry { @[comm, probe] = count(); }"
+BPROG="tracepoint:raw_syscalls:sys_enter { @[comm, args->id] = count(); }"
+# x's calls in a map's output: the sum of its keys' counts
+sum_x() {
+	sed -n "s/^@\\[$X, [^]]*\\]: //p" | awk '{ s += $1 } END { print s + 0 }'
+}
+# the CPU seconds this shell's children have used so far, from times
+# run in this shell (not a subshell, whose children are its own): file
+children_cpu() {
+	awk 'NR == 2 { for (i = 1; i <= 2; i++) {
+		split($i, t, /[ms]/); s += t[1] * 60 + t[2] } }
+	    END { printf("%.3f\n", s) }' "$1"
+}
+# run x, its CPU seconds into $XCPU
+run_x() {
+	times > "$TMP/times0"
+	"$TMP/$X" if=/dev/zero of=/dev/null bs=1 count="$NREAD" 2> /dev/null
+	times > "$TMP/times1"
+	XCPU=$(echo "$(children_cpu "$TMP/times0") $(children_cpu "$TMP/times1")" |
+	    awk '{ printf("%.3f", $2 - $1) }')
+}
+
+strace -f -qq -c -U calls -o "$TMP/x.strace" "$TMP/$X" if=/dev/zero \
+    of=/dev/null bs=1 count="$NREAD" 2> /dev/null
+# strace counts x's execve, which the kernel's tracepoint sees under the
+# shell's name, and leaves out its exit_group, which never returns: the
+# two cancel
+want=$(awk '$NF == "total" { print $1 }' "$TMP/x.strace")
+
+# the other work: a second reader on the other core, all rounds long
+if [ "${KBSYS_NOISE:-1}" != 0 ]; then
+	setsid "$TMP/ksysnoise" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
+	NOISE=$!
+	# lib.sh's own cleanup (dtd, $BTPID, $TMP) too
+	trap 'kill -- -$NOISE 2> /dev/null; kill "$SDTDPID" 2> /dev/null; dtd_cleanup' EXIT
+fi
+
+for i in $(seq "$REPS"); do
+	for c in none count sampled bpf; do
+		case $c in
+		none)
+			run_x
+			echo "0 0 $XCPU" >> "$TMP/r.$c"
+			;;
+		count|sampled)
+			e=
+			[ $c = sampled ] && dpid=$SDTDPID dev=$TMP/s/dt ||
+			    dpid=$DTDPID dev=$DEV
+			d0=$(cpu_of "$dpid")
+			rm -f "$TMP/bt.fifo"
+			mkfifo "$TMP/bt.fifo"
+			env ${e:+"$e"} "$BTRACE" -d "$dev" \
+			    -e "BEGIN { printf(\"go\\n\"); } $PROG" \
+			    > "$TMP/bt.fifo" 2> "$TMP/bt.err" &
+			bpid=$!
+			BTPID=$bpid
+			exec 6< "$TMP/bt.fifo"
+			read -r -t 60 l <&6 || { echo "kbsys_bench: btrace did not start: $(cat "$TMP/bt.err")" >&2; exit 1; }
+			run_x
+			b1=$(cpu_of "$bpid")
+			kill -TERM "$bpid"
+			wait "$bpid"
+			BTPID=
+			got=$(sum_x <&6)
+			exec 6<&-
+			d1=$(cpu_of "$dpid")
+			echo "${got:-0} $(echo "$d0 $d1 $b1" |
+			    awk '{ printf("%.3f", $2 - $1 + $3) }') $XCPU" >> "$TMP/r.$c"
+			;;
+		bpf)
+			[ -n "$BPF" ] || continue
+			rm -f "$TMP/bpf.fifo"
+			mkfifo "$TMP/bpf.fifo"
+			"$BPF" -e "BEGIN { printf(\"go\\n\"); } $BPROG" \
+			    > "$TMP/bpf.fifo" 2> "$TMP/bpf.err" &
+			bpid=$!
+			BTPID=$bpid
+			exec 7< "$TMP/bpf.fifo"
+			# bounded: a bpftrace that never attaches loses its row;
+			# its BEGIN runs once its probes are attached
+			while read -r -t 60 l <&7; do
+				case $l in go) break ;; esac
+			done
+			case ${l:-} in go) ;; *)
+				kill -KILL "$bpid"; wait "$bpid"; BTPID=; exec 7<&-
+				echo "kbsys_bench: bpftrace did not attach" >&2
+				continue ;;
+			esac
+			# its CPU from here: not its start's compile
+			b0=$(cpu_of "$bpid")
+			run_x
+			b1=$(echo "$b0 $(cpu_of "$bpid")" |
+			    awk '{ printf("%.3f", $2 - $1) }')
+			kill -INT "$bpid"
+			got=$(sum_x <&7)
+			wait "$bpid"
+			BTPID=
+			exec 7<&-
+			echo "${got:-0} $b1 $XCPU" >> "$TMP/r.$c"
+			;;
+		esac
+	done
+done
+
+echo "system wide, $PROG"
+echo "x: dd bs=1 count=$NREAD, $want calls by strace;"
+[ "${KBSYS_NOISE:-1}" != 0 ] && echo "another dd flat out beside it;"
+echo "median of $REPS rounds (ns a call of x):"
+ns() {
+	awk -v s="$1" -v w="$want" 'BEGIN { printf("%.0f", s * 1e9 / w) }'
+}
+base=$(awk '{ print $3 }' "$TMP/r.none" | median)
+printf '  %-50s x CPU %s\n' "untraced" "$(ns "$base")"
+for c in count sampled bpf; do
+	[ -f "$TMP/r.$c" ] || continue
+	n=$(awk '{ print $1 }' "$TMP/r.$c" | median)
+	ex=$(awk -v w="$want" '$1 == w { n++ } END { print n + 0 }' "$TMP/r.$c")
+	cpu=$(awk '{ print $2 }' "$TMP/r.$c" | median)
+	xc=$(awk '{ print $3 }' "$TMP/r.$c" | median)
+	case $c in
+	count)	name="btrace (counted in a kernel program)" ;;
+	sampled) name="btrace, USERDT_KBPF=0 (perf records, dtd)" ;;
+	bpf)	name="bpftrace" ;;
+	esac
+	printf '  %-50s count %s (%s of %s exact), tracer CPU %s, x CPU %s\n' \
+	    "$name" "$n" "$ex" "$REPS" "$(ns "$cpu")" "$(ns "$xc")"
+done
+# the ratio: the sampled path's tracer CPU over the program's
+if [ -f "$TMP/r.count" ] && [ -f "$TMP/r.sampled" ]; then
+	a=$(awk '{ print $2 }' "$TMP/r.count" | median)
+	b=$(awk '{ print $2 }' "$TMP/r.sampled" | median)
+	awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0)
+	    printf("  tracer CPU, USERDT_KBPF=0 over the program: %.1f\n", b / a) }'
+fi
