@@ -81,7 +81,7 @@
 #include "dt_pidmaps.h"
 
 struct dt_probe	*(*dti_probe)(unsigned int);
-bool	(*dti_kcopied)(unsigned int, pid_t, uint64_t);
+bool	(*dti_kcopied)(unsigned int, pid_t, uint64_t, bool);
 void	(*dti_sample_put)(unsigned int, const struct dt_evt *, uint64_t,
 	    uint64_t);
 void	(*dti_sample_lost)(uint64_t, bool);
@@ -234,7 +234,7 @@ dt_ingest_sink_probes(struct dt_probe *(*probe)(unsigned int))
 }
 
 void
-dt_ingest_sink_kcopied(bool (*kcopied)(unsigned int, pid_t, uint64_t))
+dt_ingest_sink_kcopied(bool (*kcopied)(unsigned int, pid_t, uint64_t, bool))
 {
 	dti_kcopied = kcopied;
 }

@@ -82,11 +82,13 @@ void	dt_ingest_sink_exit(void (*leave)(pid_t, uint64_t ns));
  * dt_ingest_sink_kcopied(): whether the record of probe p (wire index)
  * of process pid made at ns (CLOCK_REALTIME) was counted already by
  * the kernel (dt_ksys.h's counting program, before pid attached): then
- * it is dropped.  Called on the drain thread, for each record but
- * profile samples; must be quick when no program counts p.
+ * it is dropped.  kseen: the call is one the program sees whatever the
+ * time, as the ingest knows from the record (dt_ingest_kseen()).
+ * Called on the drain thread, for each record but profile samples;
+ * must be quick when no program counts p.
  */
 void	dt_ingest_sink_kcopied(bool (*kcopied)(unsigned int p, pid_t pid,
-	    uint64_t ns));
+	    uint64_t ns, bool kseen));
 
 /*
  * Set the timer fallback's period (ns, 0: off) in dtd's master copy and
@@ -177,8 +179,8 @@ struct udt_rec;
 struct dt_evt;
 #define DT_INGEST_DELTA_MAX	(1u << 24)	/* largest step believed */
 int	dt_ingest_valid(const struct udt_rec *);
-void	dt_ingest_emit(pid_t pid, const struct udt_rec *, const uint8_t *strs,
-	    const uint64_t *deep, unsigned int ndeep);
+void	dt_ingest_emit(pid_t pid, pid_t owner, const struct udt_rec *,
+	    const uint8_t *strs, const uint64_t *deep, unsigned int ndeep);
 int	dt_ingest_strings(const struct udt_rec *, const uint8_t *,
 	    struct dt_evt *);
 

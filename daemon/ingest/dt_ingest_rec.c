@@ -134,9 +134,34 @@ dt_ingest_strings(const struct udt_rec *r, const uint8_t *area,
 	return 1;
 }
 
+/*
+ * Whether the kernel's counting program (dt_ksys.h) saw the call of r
+ * whenever it was made, its process never a tracee of the program's
+ * map at the time: a CLONE_VM child writing through its parent's ring
+ * (owner) as itself (dti_who(): a vfork or posix_spawn child before
+ * its exec), which never attaches; and a fork child's return from the
+ * fork, which the kernel reports from ret_from_fork before the child
+ * runs a hook and attaches (ret 0 on the thread that is the process:
+ * a new thread's tid is not its pid).
+ */
+static bool
+dt_ingest_kseen(pid_t pid, pid_t owner, const struct udt_rec *r)
+{
+	unsigned int lin;
+
+	if (pid != owner)
+		return true;
+	if (!(r->ur_probe & 1) || r->ur_probe / 2 >= SYSTAB_COUNT ||
+	    r->ur_tid != pid || r->ur_error != 0 || r->ur_args[0] != 0)
+		return false;
+	lin = systab[r->ur_probe / 2].se_linux;
+	return lin == SYS_fork || lin == SYS_vfork || lin == SYS_clone ||
+	    lin == SYS_clone3;
+}
+
 void
-dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs,
-    const uint64_t *deep, unsigned int ndeep)
+dt_ingest_emit(pid_t pid, pid_t owner, const struct udt_rec *r,
+    const uint8_t *strs, const uint64_t *deep, unsigned int ndeep)
 {
 	struct dt_probe *dtp = NULL;
 	struct dt_deepstack u;
@@ -176,10 +201,11 @@ dt_ingest_emit(pid_t pid, const struct udt_rec *r, const uint8_t *strs,
 		ev.dtev_tsp.tv_sec = r->ur_sec;
 		ev.dtev_tsp.tv_nsec = r->ur_nsec;
 	}
-	/* the loader's calls a kernel program counted before the attach */
+	/* the calls a kernel program counted: before the attach, or kseen */
 	if (!(r->ur_flags & UDT_R_PROF) && dti_kcopied != NULL &&
 	    dti_kcopied(r->ur_probe, pid, (uint64_t)ev.dtev_tsp.tv_sec *
-	    1000000000ULL + (uint64_t)ev.dtev_tsp.tv_nsec))
+	    1000000000ULL + (uint64_t)ev.dtev_tsp.tv_nsec,
+	    dt_ingest_kseen(pid, owner, r)))
 		return;
 	if (r->ur_flags & UDT_R_COMM) {
 		memcpy(ev.dtev_comm, r->ur_comm, UDT_COMMLEN);
@@ -386,7 +412,7 @@ dti_emit_batch(struct dti_proc *dp, struct udt_rec *batch,
 		}
 		if (!prof && run++ == 0)
 			dt_seq_batch_begin();
-		dt_ingest_emit(pid[i], &batch[i],
+		dt_ingest_emit(pid[i], dp->dp_pid, &batch[i],
 		    bhas[i] ? bstr[i].us_str : NULL, deep, nd);
 	}
 	dt_seq_batch_end();

@@ -45,7 +45,7 @@
  * run.  NULL: nobody takes that kind.
  */
 extern struct dt_probe	*(*dti_probe)(unsigned int);
-extern bool	(*dti_kcopied)(unsigned int, pid_t, uint64_t);
+extern bool	(*dti_kcopied)(unsigned int, pid_t, uint64_t, bool);
 extern void	(*dti_sample_put)(unsigned int, const struct dt_evt *, uint64_t,
 		    uint64_t);
 extern void	(*dti_sample_lost)(uint64_t, bool);

@@ -130,11 +130,11 @@ dt_syscall_probe(unsigned int p)
  * (doc/design.md).
  */
 static bool
-dt_sys_kcopied(unsigned int p, pid_t pid, uint64_t ns)
+dt_sys_kcopied(unsigned int p, pid_t pid, uint64_t ns, bool kseen)
 {
 	return p < DT_SYS_NPROBES &&
 	    atomic_load_explicit(&dt_sys_kall[p], memory_order_relaxed) &&
-	    dt_sys_kern_before(pid, ns);
+	    (kseen || dt_sys_kern_before(pid, ns));
 }
 
 int

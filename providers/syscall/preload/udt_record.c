@@ -411,6 +411,23 @@ udt_filtered(struct udt_thread *t, struct udt_ring_hdr *r, unsigned int probe,
 	return 1;
 }
 
+/*
+ * A fork child's return (0) from a fork-like call: recorded, never
+ * folded here, so that dtd can tell it (dt_ingest_kseen()) and drop it
+ * where the kernel's counting program counted it already.
+ */
+static int
+udt_forkret(unsigned int probe, int isret, long rv)
+{
+	unsigned int lin;
+
+	if (!isret || rv != 0 || probe / 2 >= SYSTAB_COUNT)
+		return 0;
+	lin = systab[probe / 2].se_linux;
+	return lin == SYS_fork || lin == SYS_vfork || lin == SYS_clone ||
+	    lin == SYS_clone3;
+}
+
 void
 udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
     long rv, int error)
@@ -468,7 +485,8 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	 */
 	deep = (en & (DTEVT_USTACK | UDT_EN_DEEP)) ==
 	    (DTEVT_USTACK | UDT_EN_DEEP);
-	if ((en & UDT_EN_AGG) && t->ut_vfork <= 0) {
+	if ((en & UDT_EN_AGG) && t->ut_vfork <= 0 && !udt_forkret(probe,
+	    isret, rv)) {
 		rc = udt_sagg_fold(tab, r, probe, args, isret, rv, error,
 		    haslat ? &lat : NULL, NULL, 0);
 		/*
