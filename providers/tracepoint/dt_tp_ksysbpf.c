@@ -109,7 +109,7 @@ static pthread_mutex_t	 dt_ksb_tmtx = PTHREAD_MUTEX_INITIALIZER;
 static int		 dt_ksb_traced = -1;	/* [T] the tgid hash */
 static pid_t		*dt_ksb_tgids;		/* [T] what it holds */
 static size_t		 dt_ksb_ntgid, dt_ksb_maxtgid;	/* [T] */
-static bool		 dt_ksb_tfull;		/* [T] said once */
+static uint64_t		 dt_ksb_trefused;	/* [T] tracees counted twice */
 
 /* Put tgid in the hash or take it out.  [T] */
 static void
@@ -129,12 +129,19 @@ dt_ksb_tput(pid_t pid, bool on)
 	}
 	a.value = (uint64_t)(uintptr_t)&v;
 	a.flags = BPF_ANY;
-	if (dt_kbpf_bpf(BPF_MAP_UPDATE_ELEM, &a) != 0 && !dt_ksb_tfull) {
-		/* Then both the hooks and the program count it: say so. */
-		fprintf(stderr, "dtd: syscall: the kernel program's tracee "
-		    "map refused pid %d (%s): its calls may count twice\n",
-		    (int)pid, strerror(errno));
-		dt_ksb_tfull = true;
+	if (dt_kbpf_bpf(BPF_MAP_UPDATE_ELEM, &a) != 0) {
+		/*
+		 * Then both the hooks and the program count it: said, by
+		 * a count at each power of two, so that no later one is
+		 * silent and a full map does not flood the log.
+		 */
+		dt_ksb_trefused++;
+		if ((dt_ksb_trefused & (dt_ksb_trefused - 1)) == 0)
+			fprintf(stderr, "dtd: syscall: the kernel program's "
+			    "tracee map refused pid %d (%s), %llu tracees "
+			    "so far: their calls may count twice\n", (int)pid,
+			    strerror(errno),
+			    (unsigned long long)dt_ksb_trefused);
 	}
 }
 
@@ -178,6 +185,11 @@ dt_ksb_tmap(void)
 	    (fd = dt_kbpf_map(BPF_MAP_TYPE_HASH, sizeof(uint32_t),
 	    sizeof(uint32_t), KSB_MAXTRACED, "udt_ktraced")) != -1) {
 		dt_ksb_traced = fd;
+		/*
+		 * dtd's own calls (its drains' bpf() and membarrier) are
+		 * none of the program's, as the sampled feed drops them.
+		 */
+		dt_ksb_tput(getpid(), true);
 		for (i = 0; i < dt_ksb_ntgid; i++)
 			dt_ksb_tput(dt_ksb_tgids[i], true);
 	}
