@@ -103,7 +103,7 @@ struct dt_ksb {
 
 static struct dt_ksb	*dt_ksbs;		/* [K] */
 static unsigned int	 dt_ksb_idoff[2];	/* [I] the call number's */
-static unsigned int	 dt_ksb_ncpu;		/* [K] */
+static unsigned int	 dt_ksb_ncpu;		/* [K] set once, [c] read */
 
 static pthread_mutex_t	 dt_ksb_tmtx = PTHREAD_MUTEX_INITIALIZER;
 static int		 dt_ksb_traced = -1;	/* [T] the tgid hash */
@@ -351,8 +351,15 @@ dt_ksb_new(struct dt_pcb *dp, unsigned int dir, uint32_t fields, bool comm,
 	char why[200];
 	int tfd, id, mc;
 
+	/*
+	 * The CPUs a per-CPU value holds, set by the first group, before
+	 * its drain is registered, and never again: a drain of an older
+	 * group reads it under [c] alone.
+	 */
+	if (dt_ksb_ncpu == 0)
+		dt_ksb_ncpu = dt_kbpf_cpus();
 	if ((size = dt_pcb_agg_size(dp)) == 0 || size > UINT32_MAX / 2 ||
-	    (dt_ksb_ncpu = dt_kbpf_cpus()) == 0 ||
+	    dt_ksb_ncpu == 0 ||
 	    (id = dt_tp_ksys_evid(dir)) == -1)
 		return NULL;
 	mc = (int)syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
@@ -472,7 +479,13 @@ dt_ksb_start(unsigned int p, struct dt_pcb *dp)
 			break;
 	if (g == NULL && (g = dt_ksb_new(dp, dir, fields, comm, f)) == NULL)
 		return false;
-	/* one pcb a probe an open: another of the number is sampled */
+	/*
+	 * An open has one pcb a probe (dt_ioctl_probe_enable()'s EEXIST,
+	 * and btrace shares a probe of several rules, never aggregated in
+	 * dtd), so lin is free.  Were it not, dp would be sampled, and
+	 * the ingest would keep the records it drops for the group's
+	 * (dt_sys_kall false): the group's pcb would count them twice.
+	 */
 	if (atomic_load(&g->ksb_pcb[lin]) != NULL)
 		return false;
 	/*
