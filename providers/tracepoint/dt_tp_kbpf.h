@@ -147,7 +147,8 @@ bool	dt_tp_kbpf_off(void);
  * For the syscall probes' programs (dt_tp_ksysbpf.c), under [K]:
  * dt_kbpf_bpf(): the bpf(2) call.  dt_kbpf_cpus(): the possible CPUs
  * (a per-CPU value's count), 0 unknown.  dt_kbpf_map(): a map, a hash
- * allocated as keys come.  dt_kbpf_load(): s's program, or -1 with
+ * allocated as keys come.  dt_kbpf_put(): a map's u32 value at u32
+ * key set, 0 or -1 (errno).  dt_kbpf_load(): s's program, or -1 with
  * *why the verifier's reason.  dt_kbpf_event(): a counting event of
  * tracepoint id on the first CPU that opens one, for a program to
  * hang on.
@@ -156,7 +157,71 @@ int	dt_kbpf_bpf(int cmd, union bpf_attr *a);
 unsigned int dt_kbpf_cpus(void);
 int	dt_kbpf_map(uint32_t type, uint32_t ksize, uint32_t vsize,
 	    uint32_t n, const char *name);
+int	dt_kbpf_put(int fd, uint32_t key, uint32_t val);
 int	dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen);
 int	dt_kbpf_event(int id);
+
+/*
+ * One program's counts and their drain (dt_tp_kbpfdrain.c), shared by
+ * a tracepoint's program (dt_tp_kbpf.c) and a syscall group's
+ * (dt_tp_ksysbpf.c): the maps, the charges, the attachment, the
+ * generation flip and the batched drain.  Embedded first in its user's
+ * structure.
+ */
+struct dt_kbpf_drain {
+	struct dt_aggctr	 kd_ctr;	/* first: the hooks' cast */
+	/* [I] the pcb key k counts for, NULL none; NULL: dac_dp */
+	struct dt_pcb		*(*kd_pcb)(struct dt_kbpf_drain *,
+				    const struct dt_kbpf_key *k);
+	char			 kd_who[96];	/* [I] what dtd names */
+	unsigned int		 kd_ncpu;	/* [I] possible CPUs */
+	int			 kd_map;	/* [I] the counts */
+	int			 kd_gen;	/* [I] the generation */
+	int			 kd_ovf;	/* [I] the overflow */
+	int			 kd_prog;	/* [I] */
+	int			 kd_ev;		/* [K] -1 once detached */
+	uint32_t		 kd_cur;	/* [c] generation counted in */
+	uint32_t		 kd_drain;	/* [c] generation flipped off */
+	bool			 kd_flipped;	/* [c] kd_drain to drain */
+	_Atomic bool		 kd_final;	/* [a] detached: take all */
+	uint64_t		 kd_lost;	/* [c] overflow folded */
+	uint64_t		 kd_misses;	/* [c] recursion misses folded */
+	uint32_t		 kd_nent;	/* [I] the map's entries */
+	const struct dt_cred	*kd_cred;	/* [I] charged kd_mem */
+	uint64_t		 kd_mem;	/* [I] */
+	unsigned int		 kd_nfds;	/* [I] descriptors charged */
+	struct dt_kbpf_key	*kd_keys;	/* [c] a batch, a drain's */
+	uint64_t		*kd_vals;	/* [c] one a CPU */
+};
+
+/* The descriptors a drain holds: the three maps, the program, event. */
+#define DT_KBPF_NFDS	5
+
+/*
+ * Under [K].  dt_kbpf_say(): say once why who's counts are sampled
+ * after all.  dt_kbpf_usable(): whether a program can count at all
+ * (dtd in the initial pid namespace, a global membarrier), said if
+ * not.  dt_kbpf_drain_init(): kd for dp, whose table holds size
+ * entries, with nfds descriptors charged (DT_KBPF_NFDS and any of the
+ * user's own) and the map's worst case charged to the open's memory,
+ * the maps named prefix and "count", "gen", "over"; false said (or out
+ * of memory), kd then for dt_kbpf_drain_free() alone.
+ * dt_kbpf_drain_load(): s's program with kd's maps loaded and a
+ * counting event of tracepoint id opened for it, counting in
+ * generation 0.  dt_kbpf_drain_attach(): the program attached to the
+ * event and the drain registered (dt_aggctr, one grace period per read
+ * for every drain of the open).  dt_kbpf_drain_stop(): detached and
+ * drained a last time.  dt_kbpf_drain_free(): all closed, the charges
+ * returned; not kd itself.
+ */
+void	dt_kbpf_say(const char *who, const char *what, const char *why);
+bool	dt_kbpf_usable(const char *who);
+bool	dt_kbpf_drain_init(struct dt_kbpf_drain *kd, struct dt_pcb *dp,
+	    uint32_t size, unsigned int nfds, const char *prefix);
+bool	dt_kbpf_drain_load(struct dt_kbpf_drain *kd, struct dt_kbpf_spec *s,
+	    int id);
+bool	dt_kbpf_drain_attach(struct dt_kbpf_drain *kd);
+void	dt_kbpf_drain_stop(struct dt_kbpf_drain *kd);
+void	dt_kbpf_drain_free(struct dt_kbpf_drain *kd);
 
 #endif /* DT_TP_KBPF_H */

@@ -28,9 +28,12 @@
  * pcb of the group wants (an array by Linux number that dtd sets as the
  * pcbs start), then the processes the preload library records (a hash
  * of their tgids, shared by all groups), and counts the rest by key and
- * call number in a per-CPU hash that dt_aggctr drains by generation,
- * as dt_tp_kbpf.c does; each key's call number names the pcb (probe)
- * it folds into.
+ * call number in a per-CPU hash, drained as a tracepoint's program's is
+ * (dt_tp_kbpfdrain.c: one grace period per read for every program of
+ * the open, a batch of keys at a time, names as the records'); each
+ * key's call number, in kk_gen's bits DT_KBPF_SYSSHIFT and up, above
+ * the generation and the DT_KBPF_IDLE and DT_KBPF_TASK bits, names the
+ * pcb (probe) it folds into.
  *
  * The tracee hash follows dt_sys_kern.c's attach and exit sinks: a
  * tgid is in it from its first image's attach (the accept thread,
@@ -47,16 +50,9 @@
  * Locks used to protect struct members and globals in this file:
  *	[I]	immutable after the group's creation
  *	[K]	the core's configuration lock
- *	[c]	the core's counter registry lock (dt_aggctr's dac_sync)
  *	[T]	dt_ksb_tmtx
  *	[a]	atomic
  */
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
-
-#include <linux/membarrier.h>
-#include <linux/perf_event.h>
-
 #include <errno.h>
 #include <stddef.h>
 #include <pthread.h>
@@ -73,29 +69,17 @@
 #include "dt_softc.h"
 #include "systab.h"
 
-#define KSB_SPARECPUS	64	/* as dt_tp_kbpf.c's */
 #define KSB_MAXTRACED	65536	/* tracees the hash holds at once */
 
 struct dt_ksb {
-	struct dt_aggctr	 ksb_ctr;	/* first: dac_sync's cast */
+	struct dt_kbpf_drain	 ksb_kd;	/* first: the hooks' cast */
 	struct dt_ksb		*ksb_next;	/* [K] on dt_ksbs */
 	const struct dt_softc	*ksb_sc;	/* [I] the open */
 	unsigned int		 ksb_dir;	/* [I] 0 entry, 1 return */
 	uint32_t		 ksb_fields;	/* [I] 1 << DTF_* */
 	bool			 ksb_comm;	/* [I] names recorded */
 	struct dtioc_filter	*ksb_filter;	/* [I] a copy, or NULL */
-	int			 ksb_map;	/* [I] the counts */
-	int			 ksb_gen;	/* [I] the generation */
-	int			 ksb_ovf;	/* [I] the overflow */
 	int			 ksb_want;	/* [I] by Linux number */
-	int			 ksb_prog;	/* [I] */
-	int			 ksb_ev;	/* [K] -1 once detached */
-	uint32_t		 ksb_cur;	/* [c] generation counted in */
-	_Atomic bool		 ksb_final;	/* [a] detached: take all */
-	uint64_t		 ksb_lost;	/* [c] overflow folded */
-	uint32_t		 ksb_nent;	/* [I] the map's entries */
-	struct dt_kbpf_key	*ksb_keys;	/* [c] a drain's */
-	uint64_t		*ksb_vals;	/* [c] one a CPU */
 	unsigned int		 ksb_npcb;	/* [K] */
 	/* [K] set, [a] read by the drain: each number's pcb */
 	struct dt_pcb *_Atomic	 ksb_pcb[SYSTAB_LINUX_MAX];
@@ -103,7 +87,6 @@ struct dt_ksb {
 
 static struct dt_ksb	*dt_ksbs;		/* [K] */
 static unsigned int	 dt_ksb_idoff[2];	/* [I] the call number's */
-static unsigned int	 dt_ksb_ncpu;		/* [K] set once, [c] read */
 
 static pthread_mutex_t	 dt_ksb_tmtx = PTHREAD_MUTEX_INITIALIZER;
 static int		 dt_ksb_traced = -1;	/* [T] the tgid hash */
@@ -116,20 +99,18 @@ static void
 dt_ksb_tput(pid_t pid, bool on)
 {
 	union bpf_attr a;
-	uint32_t k = (uint32_t)pid, v = 1;
+	uint32_t k = (uint32_t)pid;
 
 	if (dt_ksb_traced == -1)
 		return;
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)dt_ksb_traced;
-	a.key = (uint64_t)(uintptr_t)&k;
 	if (!on) {
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)dt_ksb_traced;
+		a.key = (uint64_t)(uintptr_t)&k;
 		(void)dt_kbpf_bpf(BPF_MAP_DELETE_ELEM, &a);
 		return;
 	}
-	a.value = (uint64_t)(uintptr_t)&v;
-	a.flags = BPF_ANY;
-	if (dt_kbpf_bpf(BPF_MAP_UPDATE_ELEM, &a) != 0) {
+	if (dt_kbpf_put(dt_ksb_traced, k, 1) != 0) {
 		/*
 		 * Then both the hooks and the program count it: said, by
 		 * a count at each power of two, so that no later one is
@@ -198,134 +179,28 @@ dt_ksb_tmap(void)
 	return fd;
 }
 
-static void
-dt_ksb_say(unsigned int dir, const char *what, const char *why)
-{
-	static char said[256];
-	char line[sizeof(said)];
-
-	snprintf(line, sizeof(line), "%s: %s", what, why);
-	if (strcmp(line, said) == 0)
-		return;
-	memcpy(said, line, sizeof(said));
-	fprintf(stderr, "dtd: syscall: raw_syscalls:%s: no count in the "
-	    "kernel (%s), sampled\n", dir == 0 ? "sys_enter" : "sys_exit",
-	    line);
-}
-
-/* The generation the program counts in, from now on. [c] or [K]. */
-static void
-dt_ksb_setgen(struct dt_ksb *g, uint32_t gen)
-{
-	union bpf_attr a;
-	uint32_t zero = 0;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)g->ksb_gen;
-	a.key = (uint64_t)(uintptr_t)&zero;
-	a.value = (uint64_t)(uintptr_t)&gen;
-	a.flags = BPF_ANY;
-	(void)dt_kbpf_bpf(BPF_MAP_UPDATE_ELEM, &a);
-	g->ksb_cur = gen;
-}
-
-/* Sum of a per-CPU value; false if gone.  [c]. */
-static bool
-dt_ksb_lookup(struct dt_ksb *g, int fd, const void *key, uint64_t *sum)
-{
-	union bpf_attr a;
-	unsigned int i;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)fd;
-	a.key = (uint64_t)(uintptr_t)key;
-	a.value = (uint64_t)(uintptr_t)g->ksb_vals;
-	if (dt_kbpf_bpf(BPF_MAP_LOOKUP_ELEM, &a) != 0)
-		return false;
-	for (*sum = 0, i = 0; i < dt_ksb_ncpu; i++)
-		*sum += g->ksb_vals[i];
-	return true;
-}
-
 /*
- * dac_sync: fold the generation the program left (all, once detached)
- * into each key's pcb, by its call number.  [c].
+ * kd_pcb: the pcb of key k's call number, none once it stopped (the
+ * drain reads the map while [K] may clear the number's pcb).  [c].
  */
-static void
-dt_ksb_sync(struct dt_aggctr *c)
+static struct dt_pcb *
+dt_ksb_pcb(struct dt_kbpf_drain *kd, const struct dt_kbpf_key *k)
 {
-	struct dt_ksb *g = (struct dt_ksb *)c;
-	bool all = atomic_load(&g->ksb_final);
-	uint32_t old = g->ksb_cur, n = 0, i, id, zero = 0;
-	struct dt_kbpf_key at, *k;
-	struct dt_srckey sk;
-	struct dt_pcb *dp;
-	union bpf_attr a;
-	bool walked = false;
-	uint64_t v;
+	struct dt_ksb *g = (struct dt_ksb *)kd;
+	uint32_t id = k->kk_gen >> DT_KBPF_SYSSHIFT;
 
-	if (!all)
-		dt_ksb_setgen(g, old ^ 1);
-	/* no program that read the old generation still runs */
-	(void)syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
-	for (;;) {
-		memset(&a, 0, sizeof(a));
-		a.map_fd = (uint32_t)g->ksb_map;
-		a.key = walked ? (uint64_t)(uintptr_t)&at : 0;
-		a.next_key = (uint64_t)(uintptr_t)&at;
-		if (n >= g->ksb_nent ||
-		    dt_kbpf_bpf(BPF_MAP_GET_NEXT_KEY, &a) != 0)
-			break;
-		walked = true;
-		if (all || (at.kk_gen & 1) == old)
-			g->ksb_keys[n++] = at;
-	}
-	memset(&sk, 0, sizeof(sk));
-	for (i = 0; i < n; i++) {
-		k = &g->ksb_keys[i];
-		if (!dt_ksb_lookup(g, g->ksb_map, k, &v))
-			continue;
-		memset(&a, 0, sizeof(a));
-		a.map_fd = (uint32_t)g->ksb_map;
-		a.key = (uint64_t)(uintptr_t)k;
-		(void)dt_kbpf_bpf(BPF_MAP_DELETE_ELEM, &a);
-		id = k->kk_gen >> DT_KBPF_SYSSHIFT;
-		if (id >= SYSTAB_LINUX_MAX || (dp = atomic_load_explicit(
-		    &g->ksb_pcb[id], memory_order_acquire)) == NULL)
-			continue;
-		sk.sk_pid = (pid_t)k->kk_pid;
-		sk.sk_tid = (int32_t)k->kk_tid;
-		sk.sk_cpu = k->kk_cpu;
-		memcpy(sk.sk_comm, k->kk_comm, sizeof(sk.sk_comm));
-		if (k->kk_gen & DT_KBPF_IDLE)
-			snprintf(sk.sk_comm, sizeof(sk.sk_comm), "idle%u",
-			    k->kk_cpu);
-		dt_pcb_fold_kkey(dp, &sk, v);
-	}
-	if (dt_ksb_lookup(g, g->ksb_ovf, &zero, &v) && v > g->ksb_lost) {
-		dt_pcb_fold_klost(c->dac_dp, v - g->ksb_lost);
-		g->ksb_lost = v;
-	}
+	if (id >= SYSTAB_LINUX_MAX)
+		return NULL;
+	return atomic_load_explicit(&g->ksb_pcb[id], memory_order_acquire);
 }
 
 static void
 dt_ksb_free(struct dt_ksb *g)
 {
-	if (g->ksb_ev != -1)
-		close(g->ksb_ev);
-	if (g->ksb_prog != -1)
-		close(g->ksb_prog);
-	if (g->ksb_map != -1)
-		close(g->ksb_map);
-	if (g->ksb_gen != -1)
-		close(g->ksb_gen);
-	if (g->ksb_ovf != -1)
-		close(g->ksb_ovf);
+	dt_kbpf_drain_free(&g->ksb_kd);
 	if (g->ksb_want != -1)
 		close(g->ksb_want);
 	free(g->ksb_filter);
-	free(g->ksb_keys);
-	free(g->ksb_vals);
 	free(g);
 }
 
@@ -347,59 +222,43 @@ dt_ksb_new(struct dt_pcb *dp, unsigned int dir, uint32_t fields, bool comm,
 {
 	struct dt_kbpf_spec s;
 	struct dt_ksb *g;
-	uint32_t size;
-	char why[200];
-	int tfd, id, mc;
+	char who[sizeof(g->ksb_kd.kd_who)];
+	int tfd, id;
 
-	/*
-	 * The CPUs a per-CPU value holds, set by the first group, before
-	 * its drain is registered, and never again: a drain of an older
-	 * group reads it under [c] alone.
-	 */
-	if (dt_ksb_ncpu == 0)
-		dt_ksb_ncpu = dt_kbpf_cpus();
-	if ((size = dt_pcb_agg_size(dp)) == 0 || size > UINT32_MAX / 2 ||
-	    dt_ksb_ncpu == 0 ||
-	    (id = dt_tp_ksys_evid(dir)) == -1)
+	snprintf(who, sizeof(who), "syscall: raw_syscalls:%s",
+	    dir == 0 ? "sys_enter" : "sys_exit");
+	if ((id = dt_tp_ksys_evid(dir)) == -1 || !dt_kbpf_usable(who))
 		return NULL;
-	mc = (int)syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-	if (mc == -1 || !(mc & MEMBARRIER_CMD_GLOBAL)) {
-		dt_ksb_say(dir, "membarrier", "no global barrier");
-		return NULL;
-	}
 	if ((tfd = dt_ksb_tmap()) == -1) {
-		dt_ksb_say(dir, "tracee map", strerror(errno));
+		dt_kbpf_say(who, "tracee map", strerror(errno));
 		return NULL;
 	}
 	if ((g = calloc(1, sizeof(*g))) == NULL)
 		return NULL;
-	g->ksb_ev = g->ksb_prog = g->ksb_gen = g->ksb_ovf = g->ksb_want = -1;
+	memcpy(g->ksb_kd.kd_who, who, sizeof(who));
+	g->ksb_kd.kd_pcb = dt_ksb_pcb;
+	g->ksb_want = -1;
 	g->ksb_sc = dp->dp_sc;
 	g->ksb_dir = dir;
 	g->ksb_fields = fields;
 	g->ksb_comm = comm;
-	g->ksb_nent = 2 * size;
+	/* the want array is a descriptor more; its bytes are few */
+	if (!dt_kbpf_drain_init(&g->ksb_kd, dp, dt_pcb_agg_size(dp),
+	    DT_KBPF_NFDS + 1, "udt_ks")) {
+		dt_ksb_free(g);
+		return NULL;
+	}
 	/* the core's holds its terms alone (dt_dev_ioctl.c) */
 	if (f != NULL && (g->ksb_filter = calloc(1, sizeof(*f))) != NULL)
 		memcpy(g->ksb_filter, f, offsetof(struct dtioc_filter,
 		    dtfl_terms) + f->dtfl_nterms * sizeof(f->dtfl_terms[0]));
-	g->ksb_map = dt_kbpf_map(BPF_MAP_TYPE_PERCPU_HASH,
-	    sizeof(struct dt_kbpf_key), sizeof(uint64_t), g->ksb_nent,
-	    "udt_kscount");
-	if ((f != NULL && g->ksb_filter == NULL) || g->ksb_map == -1 ||
-	    (g->ksb_gen = dt_kbpf_map(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
-	    sizeof(uint32_t), 1, "udt_ksgen")) == -1 ||
-	    (g->ksb_ovf = dt_kbpf_map(BPF_MAP_TYPE_PERCPU_ARRAY,
-	    sizeof(uint32_t), sizeof(uint64_t), 1, "udt_ksover")) == -1 ||
-	    (g->ksb_want = dt_kbpf_map(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
-	    sizeof(uint32_t), SYSTAB_LINUX_MAX, "udt_kswant")) == -1) {
-		dt_ksb_say(dir, "map", strerror(errno));
+	if (f != NULL && g->ksb_filter == NULL) {
 		dt_ksb_free(g);
 		return NULL;
 	}
-	if ((g->ksb_keys = calloc(g->ksb_nent, sizeof(*g->ksb_keys))) ==
-	    NULL || (g->ksb_vals = calloc(dt_ksb_ncpu + KSB_SPARECPUS,
-	    sizeof(*g->ksb_vals))) == NULL) {
+	if ((g->ksb_want = dt_kbpf_map(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+	    sizeof(uint32_t), SYSTAB_LINUX_MAX, "udt_kswant")) == -1) {
+		dt_kbpf_say(who, "map", strerror(errno));
 		dt_ksb_free(g);
 		return NULL;
 	}
@@ -407,52 +266,19 @@ dt_ksb_new(struct dt_pcb *dp, unsigned int dir, uint32_t fields, bool comm,
 	s.kbs_fields = fields;
 	s.kbs_comm = comm;
 	s.kbs_filter = g->ksb_filter;
-	s.kbs_tidoff = dt_strict ? DT_TID_OFFSET_OPENBSD : 0;
-	s.kbs_mapfd = g->ksb_map;
-	s.kbs_genfd = g->ksb_gen;
-	s.kbs_ovffd = g->ksb_ovf;
 	s.kbs_nsys = SYSTAB_LINUX_MAX;
 	s.kbs_idoff = (uint16_t)dt_ksb_idoff[dir];
 	s.kbs_wantfd = g->ksb_want;
 	s.kbs_tracedfd = tfd;
-	if ((g->ksb_prog = dt_kbpf_load(&s, why, sizeof(why))) == -1) {
-		dt_ksb_say(dir, "program", why);
-		dt_ksb_free(g);
-		return NULL;
-	}
-	if ((g->ksb_ev = dt_kbpf_event(id)) == -1) {
-		dt_ksb_say(dir, "event", strerror(errno));
-		dt_ksb_free(g);
-		return NULL;
-	}
-	dt_ksb_setgen(g, 0);
 	/* it counts nothing until a pcb's number is wanted */
-	if (ioctl(g->ksb_ev, PERF_EVENT_IOC_SET_BPF, g->ksb_prog) == -1) {
-		dt_ksb_say(dir, "attach", strerror(errno));
+	if (!dt_kbpf_drain_load(&g->ksb_kd, &s, id) ||
+	    !dt_kbpf_drain_attach(&g->ksb_kd)) {
 		dt_ksb_free(g);
 		return NULL;
 	}
-	g->ksb_ctr.dac_dp = dp;
-	g->ksb_ctr.dac_sync = dt_ksb_sync;
-	dt_aggctr_add(&g->ksb_ctr);
 	g->ksb_next = dt_ksbs;
 	dt_ksbs = g;
 	return g;
-}
-
-/* Say whether number lin's calls are counted.  [K] */
-static void
-dt_ksb_want(struct dt_ksb *g, unsigned int lin, uint32_t on)
-{
-	union bpf_attr a;
-	uint32_t k = lin;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)g->ksb_want;
-	a.key = (uint64_t)(uintptr_t)&k;
-	a.value = (uint64_t)(uintptr_t)&on;
-	a.flags = BPF_ANY;
-	(void)dt_kbpf_bpf(BPF_MAP_UPDATE_ELEM, &a);
 }
 
 static bool
@@ -475,7 +301,7 @@ dt_ksb_start(unsigned int p, struct dt_pcb *dp)
 	for (g = dt_ksbs; g != NULL; g = g->ksb_next)
 		if (g->ksb_sc == dp->dp_sc && g->ksb_dir == dir &&
 		    g->ksb_fields == fields && g->ksb_comm == comm &&
-		    g->ksb_ev != -1 && dt_ksb_samefilter(g->ksb_filter, f))
+		    g->ksb_kd.kd_ev != -1 && dt_ksb_samefilter(g->ksb_filter, f))
 			break;
 	if (g == NULL && (g = dt_ksb_new(dp, dir, fields, comm, f)) == NULL)
 		return false;
@@ -496,7 +322,8 @@ dt_ksb_start(unsigned int p, struct dt_pcb *dp)
 	atomic_store_explicit(&g->ksb_pcb[lin], dp, memory_order_release);
 	g->ksb_npcb++;
 	atomic_store(&dp->dp_knot, true);
-	dt_ksb_want(g, lin, 1);
+	/* number lin's calls counted from here */
+	(void)dt_kbpf_put(g->ksb_want, lin, 1);
 	return true;
 }
 
@@ -511,14 +338,9 @@ dt_ksb_stop(unsigned int p, struct dt_pcb *dp)
 			break;
 	if (g == NULL)
 		return;
-	if (g->ksb_ev != -1) {
-		/* the open's first stop: the close detaches the program */
-		close(g->ksb_ev);
-		g->ksb_ev = -1;
-		atomic_store(&g->ksb_final, true);
-		/* the last drain, into every pcb of the group */
-		dt_aggctr_del(&g->ksb_ctr);
-	}
+	/* the open's first stop: the last drain, into every pcb of it */
+	if (g->ksb_kd.kd_ev != -1)
+		dt_kbpf_drain_stop(&g->ksb_kd);
 	atomic_store(&g->ksb_pcb[lin], NULL);
 	if (--g->ksb_npcb > 0)
 		return;

@@ -1,0 +1,407 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+
+/*
+ * A kernel program's counts (dt_tp_kbpf.h) and their drain, for the
+ * tracepoints' programs (dt_tp_kbpf.c) and the syscall groups'
+ * (dt_tp_ksysbpf.c) alike.
+ *
+ * Exact drain: an entry read and deleted while a program adds to it
+ * would lose the add.  So the key carries a generation: at each read
+ * dtd flips the generation every program of the open reads (dac_flip),
+ * waits once until no program that read an old one still runs
+ * (dac_wait: MEMBARRIER_CMD_GLOBAL is an RCU grace period, and a
+ * tracepoint's programs run with preemption off), then reads and
+ * deletes the old generations' entries, which no one touches any more
+ * (dac_sync).  One dac_wait for all: dt_aggctr waits once per distinct
+ * hook, so every drain here shares dt_kbpf_wait.  The map holds twice
+ * the open's table, the two generations' worth, at most KD_MAXENT;
+ * past that, the program counts what it could not put (the overflow
+ * counter), which dtd reports as a full table's.  The last drain,
+ * after the detach and a grace period, takes all.
+ *
+ * Locks used to protect struct members in this file (dt_tp_kbpf.h):
+ *	[I]	immutable after dt_kbpf_drain_attach()
+ *	[K]	the core's configuration lock
+ *	[c]	the core's counter registry lock (dt_aggctr's dac_sync)
+ *	[a]	atomic
+ */
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <linux/membarrier.h>
+#include <linux/perf_event.h>
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dt_perfev.h"
+#include "dt_tp_kbpf.h"
+#include "dt_tp_task.h"
+#include "dt_tp_var.h"
+#include "dt_softc.h"
+
+/* Keys a drain reads before it deletes them and reads on. */
+#define KD_BATCH	1024
+/*
+ * The map's entries at most, both generations: past it the program
+ * counts overflow, said.  What one entry may cost the kernel, charged
+ * to the open's memory (dt_limit_charge()) before the map is made: its
+ * bucket, the element with its key, and a value for each CPU.
+ */
+#define KD_MAXENT	65536
+#define KD_ENTBYTES(ncpu)	(16 + 64 + sizeof(struct dt_kbpf_key) + \
+				 8 * (uint64_t)(ncpu))
+/* The initial pid namespace's inode (PROC_PID_INIT_INO). */
+#define KD_INITPIDNS	0xEFFFFFFCU
+/*
+ * A per-CPU value is copied out for every possible CPU: room past our
+ * count of them, should the kernel count more than its list says.
+ */
+#define KD_SPARECPUS	64
+/* Causes dt_kbpf_say() remembers. */
+#define KD_NSAID	16
+
+/*
+ * Say why who's counts are sampled after all, once per cause whoever
+ * it stops (an open's probes of one cause would each say it): the last
+ * KD_NSAID causes are remembered, one that came back after as many
+ * others is said again.  [K].
+ */
+void
+dt_kbpf_say(const char *who, const char *what, const char *why)
+{
+	static char said[KD_NSAID][256];	/* [K] */
+	static unsigned int next;		/* [K] */
+	char line[sizeof(said[0])];
+	unsigned int i;
+
+	snprintf(line, sizeof(line), "%s: %s", what, why);
+	for (i = 0; i < KD_NSAID; i++)
+		if (strcmp(line, said[i]) == 0)
+			return;
+	memcpy(said[next], line, sizeof(said[0]));
+	next = (next + 1) % KD_NSAID;
+	fprintf(stderr, "dtd: %s: no count in the kernel (%s), sampled\n",
+	    who, line);
+}
+
+/*
+ * Whether dtd's pid namespace is the initial one, the only one the
+ * program's ids are dtd's in: it reads the initial namespace's pid and
+ * tid, perf's records (and the ingest's tracees) are dtd's namespace's;
+ * and whether the kernel has the barrier the drain waits with.  [K].
+ */
+bool
+dt_kbpf_usable(const char *who)
+{
+	struct stat st;
+	int mc;
+
+	if (stat("/proc/self/ns/pid", &st) != 0 ||
+	    st.st_ino != KD_INITPIDNS) {
+		dt_kbpf_say(who, "pid namespace", "not the initial one");
+		return false;
+	}
+	mc = (int)syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	if (mc == -1 || !(mc & MEMBARRIER_CMD_GLOBAL)) {
+		dt_kbpf_say(who, "membarrier", "no global barrier");
+		return false;
+	}
+	return true;
+}
+
+/* The generation the program counts in, from now on. [c] or [K]. */
+static void
+dt_kbpf_setgen(struct dt_kbpf_drain *kd, uint32_t gen)
+{
+	(void)dt_kbpf_put(kd->kd_gen, 0, gen);
+	kd->kd_cur = gen;
+}
+
+/* Sum of a per-CPU value read into kd_vals; false if gone. [c]. */
+static bool
+dt_kbpf_lookup(struct dt_kbpf_drain *kd, int fd, const void *key,
+    uint64_t *sum)
+{
+	union bpf_attr a;
+	unsigned int i;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)key;
+	a.value = (uint64_t)(uintptr_t)kd->kd_vals;
+	if (dt_kbpf_bpf(BPF_MAP_LOOKUP_ELEM, &a) != 0)
+		return false;
+	for (*sum = 0, i = 0; i < kd->kd_ncpu; i++)
+		*sum += kd->kd_vals[i];
+	return true;
+}
+
+/*
+ * dac_flip: the program counts in the other generation from now on; the
+ * one it left is the next dac_sync()'s, once dac_wait() has returned
+ * true.  Once detached nothing counts: the sync takes all.  A flip whose
+ * wait failed is flipped back by the next: what it left is then drained
+ * with the other's adds, one read later, never lost.  [c].
+ */
+static void
+dt_kbpf_flip(struct dt_aggctr *c)
+{
+	struct dt_kbpf_drain *kd = (struct dt_kbpf_drain *)c;
+
+	kd->kd_flipped = true;
+	kd->kd_drain = kd->kd_cur;
+	if (!atomic_load(&kd->kd_final))
+		dt_kbpf_setgen(kd, kd->kd_cur ^ 1);
+}
+
+/*
+ * dac_wait: no program that read a flipped generation still runs
+ * (MEMBARRIER_CMD_GLOBAL is an RCU grace period, and a tracepoint's
+ * programs run with preemption off); one for every drain a read flips,
+ * whichever file's.
+ */
+static bool
+dt_kbpf_wait(void)
+{
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+}
+
+/*
+ * The runs the kernel skipped since the last call (another BPF program
+ * ran on that CPU: its recursion guard), counted as the recursive
+ * events they were; they may not all have passed the filter, so this
+ * says as many or more than were lost, never fewer.  [c].
+ */
+static void
+dt_kbpf_misses(struct dt_kbpf_drain *kd)
+{
+	struct bpf_prog_info info;
+	union bpf_attr a;
+
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)kd->kd_prog;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uint64_t)(uintptr_t)&info;
+	if (dt_kbpf_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) != 0 ||
+	    info.recursion_misses <= kd->kd_misses)
+		return;
+	dt_pcb_count_recurevt(kd->kd_ctr.dac_dp, 0,
+	    info.recursion_misses - kd->kd_misses);
+	kd->kd_misses = info.recursion_misses;
+}
+
+/* Read, delete and fold kd's keys kd_keys[0 .. n - 1]. [c]. */
+static void
+dt_kbpf_fold(struct dt_kbpf_drain *kd, uint32_t n)
+{
+	const struct dt_kbpf_key *k;
+	char comm[DTMAXCOMLEN];
+	struct dt_srckey sk;
+	struct dt_pcb *dp;
+	union bpf_attr a;
+	uint32_t i;
+	uint64_t v;
+
+	memset(&sk, 0, sizeof(sk));
+	for (i = 0; i < n; i++) {
+		k = &kd->kd_keys[i];
+		if (!dt_kbpf_lookup(kd, kd->kd_map, k, &v))
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)kd->kd_map;
+		a.key = (uint64_t)(uintptr_t)k;
+		(void)dt_kbpf_bpf(BPF_MAP_DELETE_ELEM, &a);
+		dp = kd->kd_pcb != NULL ? kd->kd_pcb(kd, k) :
+		    kd->kd_ctr.dac_dp;
+		if (dp == NULL)
+			continue;
+		sk.sk_pid = (pid_t)k->kk_pid;
+		sk.sk_tid = (int32_t)k->kk_tid;
+		sk.sk_cpu = k->kk_cpu;
+		/* named as a record is (dt_tp_task.c) */
+		if (k->kk_gen & DT_KBPF_IDLE) {
+			memset(comm, 0, sizeof(comm));
+			snprintf(comm, sizeof(comm), "idle%u", k->kk_cpu);
+		} else
+			dt_tp_task_kname(k->kk_comm, (pid_t)k->kk_pid,
+			    (k->kk_gen & DT_KBPF_TASK) ? (pid_t)k->kk_tid : 0,
+			    comm);
+		dt_pcb_fold_kkey(dp, &sk, comm, v);
+	}
+}
+
+/*
+ * dac_sync: fold the counts of the generation the program left (all,
+ * once detached), and the overflow's and misses' growth.  The keys are
+ * read a batch at a time, then deleted (a delete would restart the
+ * walk), and the walk starts again until one finds no more: the map's
+ * count of its entries is approximate, so none is left by a count.
+ * [c].
+ */
+static void
+dt_kbpf_sync(struct dt_aggctr *c)
+{
+	struct dt_kbpf_drain *kd = (struct dt_kbpf_drain *)c;
+	bool all = atomic_load(&kd->kd_final), walked;
+	uint32_t n, zero = 0;
+	struct dt_kbpf_key at;
+	union bpf_attr a;
+	uint64_t v;
+
+	if (!kd->kd_flipped)
+		return;
+	kd->kd_flipped = false;
+	do {
+		for (n = 0, walked = false; n < KD_BATCH; walked = true) {
+			memset(&a, 0, sizeof(a));
+			a.map_fd = (uint32_t)kd->kd_map;
+			a.key = walked ? (uint64_t)(uintptr_t)&at : 0;
+			a.next_key = (uint64_t)(uintptr_t)&at;
+			if (dt_kbpf_bpf(BPF_MAP_GET_NEXT_KEY, &a) != 0)
+				break;
+			if (all || (at.kk_gen & 1) == kd->kd_drain)
+				kd->kd_keys[n++] = at;
+		}
+		dt_kbpf_fold(kd, n);
+	} while (n == KD_BATCH);
+	if (dt_kbpf_lookup(kd, kd->kd_ovf, &zero, &v) && v > kd->kd_lost) {
+		dt_pcb_fold_klost(c->dac_dp, v - kd->kd_lost);
+		kd->kd_lost = v;
+	}
+	dt_kbpf_misses(kd);
+}
+
+bool
+dt_kbpf_drain_init(struct dt_kbpf_drain *kd, struct dt_pcb *dp,
+    uint32_t size, unsigned int nfds, const char *prefix)
+{
+	char name[BPF_OBJ_NAME_LEN];
+
+	kd->kd_map = kd->kd_gen = kd->kd_ovf = kd->kd_prog = -1;
+	kd->kd_ev = -1;
+	kd->kd_ctr.dac_dp = dp;
+	if (size == 0 || size > UINT32_MAX / 2 ||
+	    (kd->kd_ncpu = dt_kbpf_cpus()) == 0)
+		return false;
+	kd->kd_nent = size < KD_MAXENT / 2 ? 2 * size : KD_MAXENT;
+	kd->kd_cred = &dp->dp_sc->ds_cred;
+	if (!dt_perf_fds_charge(nfds)) {
+		dt_kbpf_say(kd->kd_who, "descriptors", "the budget is spent");
+		return false;
+	}
+	kd->kd_nfds = nfds;
+	if (dt_limit_charge(kd->kd_cred, (uint64_t)kd->kd_nent *
+	    KD_ENTBYTES(kd->kd_ncpu)) != 0) {
+		dt_kbpf_say(kd->kd_who, "map", "over the memory limit");
+		return false;
+	}
+	kd->kd_mem = (uint64_t)kd->kd_nent * KD_ENTBYTES(kd->kd_ncpu);
+	snprintf(name, sizeof(name), "%scount", prefix);
+	kd->kd_map = dt_kbpf_map(BPF_MAP_TYPE_PERCPU_HASH,
+	    sizeof(struct dt_kbpf_key), sizeof(uint64_t), kd->kd_nent, name);
+	snprintf(name, sizeof(name), "%sgen", prefix);
+	if (kd->kd_map == -1 ||
+	    (kd->kd_gen = dt_kbpf_map(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+	    sizeof(uint32_t), 1, name)) == -1)
+		goto bad;
+	snprintf(name, sizeof(name), "%sover", prefix);
+	if ((kd->kd_ovf = dt_kbpf_map(BPF_MAP_TYPE_PERCPU_ARRAY,
+	    sizeof(uint32_t), sizeof(uint64_t), 1, name)) == -1)
+		goto bad;
+	return (kd->kd_keys = calloc(KD_BATCH, sizeof(*kd->kd_keys))) !=
+	    NULL && (kd->kd_vals = calloc(kd->kd_ncpu + KD_SPARECPUS,
+	    sizeof(*kd->kd_vals))) != NULL;
+bad:
+	dt_kbpf_say(kd->kd_who, "map", strerror(errno));
+	return false;
+}
+
+bool
+dt_kbpf_drain_load(struct dt_kbpf_drain *kd, struct dt_kbpf_spec *s,
+    int id)
+{
+	char why[200];
+
+	s->kbs_tidoff = dt_strict ? DT_TID_OFFSET_OPENBSD : 0;
+	s->kbs_mapfd = kd->kd_map;
+	s->kbs_genfd = kd->kd_gen;
+	s->kbs_ovffd = kd->kd_ovf;
+	if ((kd->kd_prog = dt_kbpf_load(s, why, sizeof(why))) == -1) {
+		dt_kbpf_say(kd->kd_who, "program", why);
+		return false;
+	}
+	if ((kd->kd_ev = dt_kbpf_event(id)) == -1) {
+		dt_kbpf_say(kd->kd_who, "event", strerror(errno));
+		return false;
+	}
+	dt_kbpf_setgen(kd, 0);
+	return true;
+}
+
+bool
+dt_kbpf_drain_attach(struct dt_kbpf_drain *kd)
+{
+	if (ioctl(kd->kd_ev, PERF_EVENT_IOC_SET_BPF, kd->kd_prog) == -1) {
+		dt_kbpf_say(kd->kd_who, "attach", strerror(errno));
+		return false;
+	}
+	kd->kd_ctr.dac_sync = dt_kbpf_sync;
+	kd->kd_ctr.dac_flip = dt_kbpf_flip;
+	kd->kd_ctr.dac_wait = dt_kbpf_wait;
+	dt_aggctr_add(&kd->kd_ctr);
+	return true;
+}
+
+void
+dt_kbpf_drain_stop(struct dt_kbpf_drain *kd)
+{
+	/* the event's close detaches the program */
+	close(kd->kd_ev);
+	kd->kd_ev = -1;
+	atomic_store(&kd->kd_final, true);
+	/* the last drain: every event up to the detach */
+	dt_aggctr_del(&kd->kd_ctr);
+}
+
+void
+dt_kbpf_drain_free(struct dt_kbpf_drain *kd)
+{
+	if (kd->kd_ev != -1)
+		close(kd->kd_ev);
+	if (kd->kd_prog != -1)
+		close(kd->kd_prog);
+	if (kd->kd_map != -1)
+		close(kd->kd_map);
+	if (kd->kd_gen != -1)
+		close(kd->kd_gen);
+	if (kd->kd_ovf != -1)
+		close(kd->kd_ovf);
+	free(kd->kd_keys);
+	free(kd->kd_vals);
+	if (kd->kd_mem != 0)
+		dt_limit_uncharge(kd->kd_cred, kd->kd_mem);
+	if (kd->kd_nfds != 0)
+		dt_perf_fds_uncharge(kd->kd_nfds);
+}
