@@ -40,6 +40,10 @@
 #   kbsysshare  a sampled rule of another open on the same probe gets
 #             every event while the program counts there (the program
 #             must return 1 for perf to deliver them).
+#   kbsyspidns  a dtd in a pid namespace of its own samples (the program
+#             reads the initial namespace's tgids, the tracee hash and
+#             the records hold dtd's): it says why, nothing is counted
+#             by the kernel, the pid is as dtd's namespace sees it.
 # Root: root always has bpf(2), so a dtd that samples instead fails
 # the case, never skips it.
 #
@@ -223,6 +227,27 @@ kbsys|kbsyslaunched)
 	    "$TMP/dtd.log")
 	[ "${rec:-0}" -lt $((N / 10)) ] ||
 	    fail "the calls went through perf's buffers: $(cat "$TMP/dtd.log")"
+	;;
+kbsyspidns)
+	# the whole case in a pid namespace (and its /proc) of its own
+	unshare --pid --fork --mount-proc bash "$0" "$BTRACE" "$DTD" \
+	    kbsyspidns-in || exit $?
+	;;
+kbsyspidns-in)
+	dtd_serve "$DTD"
+	bt_go ns 'syscall:read:entry /comm == "uq_ksn"/ {
+	    @[comm, pid] = count(); }'
+	"$TMP/uq_ksn" if=/dev/zero of=/dev/null bs=1 count=500 2> /dev/null &
+	p=$!
+	wait $p || fail "uq_ksn"
+	bt_end ns
+	dtd_end
+	grep -q "no count in the kernel (pid namespace" "$TMP/dtd.log" ||
+	    fail "not said: $(cat "$TMP/dtd.log")"
+	grep -qx "0 of them counted by the kernel" "$TMP/ns.err" ||
+	    fail "counted by the kernel in a pid namespace: $(cat "$TMP/ns.err")"
+	grep -q "^@\[uq_ksn, $p\]: [1-9]" "$TMP/ns.out" ||
+	    fail "not pid $p: $(cat "$TMP/ns.out" "$TMP/ns.err")"
 	;;
 kbsysoff)
 	# few enough calls for perf's buffers to hold them all
