@@ -171,3 +171,27 @@ names = ("magic procs attached records garbage lost recur adopted "
 print(dict(zip(names, struct.unpack("<II11Q", d[:96])))[sys.argv[2]])
 PY
 }
+
+# kcount_pidns NAME: in a pid namespace of its own (unshare --pid
+# --mount-proc), with the caller's btrace "ns" counting @[comm, pid] of
+# NAME (a copy of dd in $TMP): run it, stop btrace (the caller's
+# bt_end) and dtd, and fail unless dtd said it samples for the
+# namespace (a kernel program reads the initial one's ids), the kernel
+# counted nothing, and the pid is as dtd's namespace sees it.
+kcount_pidns() {
+	local p
+
+	"$TMP/$1" if=/dev/zero of=/dev/null bs=1 count=500 2> /dev/null &
+	p=$!
+	wait $p || fail "$1"
+	bt_end ns
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	grep -q "no count in the kernel (pid namespace" "$TMP/dtd.log" ||
+	    fail "not said: $(cat "$TMP/dtd.log")"
+	grep -qx "0 of them counted by the kernel" "$TMP/ns.err" ||
+	    fail "counted by the kernel in a pid namespace: $(cat "$TMP/ns.err")"
+	grep -q "^@\[$1, $p\]: [1-9]" "$TMP/ns.out" ||
+	    fail "not pid $p: $(cat "$TMP/ns.out" "$TMP/ns.err")"
+}

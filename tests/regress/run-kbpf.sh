@@ -250,20 +250,7 @@ kbpfpidns-in)
 	cp /bin/dd "$TMP/uq_kbp" || exit 2
 	bt_go ns 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbp"/ {
 	    @[comm, pid] = count(); }'
-	"$TMP/uq_kbp" if=/dev/zero of=/dev/null bs=1 count=500 2> /dev/null &
-	p=$!
-	wait $p || fail "uq_kbp"
-	bt_end ns
-	kill -TERM "$DTDPID"
-	wait "$DTDPID"
-	DTDPID=
-	grep -q "no count in the kernel (pid namespace" "$TMP/dtd.log" ||
-	    fail "not said: $(cat "$TMP/dtd.log")"
-	grep -qx "0 of them counted by the kernel" "$TMP/ns.err" ||
-	    fail "counted by the kernel in a pid namespace: $(cat "$TMP/ns.err")"
-	# the pid as dtd's namespace sees it
-	grep -q "^@\[uq_kbp, $p\]: [1-9]" "$TMP/ns.out" ||
-	    fail "not pid $p: $(cat "$TMP/ns.out" "$TMP/ns.err")"
+	kcount_pidns uq_kbp
 	;;
 kbpfcomm)
 	PY=

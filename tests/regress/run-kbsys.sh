@@ -237,17 +237,7 @@ kbsyspidns-in)
 	dtd_serve "$DTD"
 	bt_go ns 'syscall:read:entry /comm == "uq_ksn"/ {
 	    @[comm, pid] = count(); }'
-	"$TMP/uq_ksn" if=/dev/zero of=/dev/null bs=1 count=500 2> /dev/null &
-	p=$!
-	wait $p || fail "uq_ksn"
-	bt_end ns
-	dtd_end
-	grep -q "no count in the kernel (pid namespace" "$TMP/dtd.log" ||
-	    fail "not said: $(cat "$TMP/dtd.log")"
-	grep -qx "0 of them counted by the kernel" "$TMP/ns.err" ||
-	    fail "counted by the kernel in a pid namespace: $(cat "$TMP/ns.err")"
-	grep -q "^@\[uq_ksn, $p\]: [1-9]" "$TMP/ns.out" ||
-	    fail "not pid $p: $(cat "$TMP/ns.out" "$TMP/ns.err")"
+	kcount_pidns uq_ksn
 	;;
 kbsysoff)
 	# few enough calls for perf's buffers to hold them all
