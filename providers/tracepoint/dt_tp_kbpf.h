@@ -165,7 +165,7 @@ int	dt_kbpf_event(int id);
  * One program's counts and their drain (dt_tp_kbpfdrain.c), shared by
  * a tracepoint's program (dt_tp_kbpf.c) and a syscall group's
  * (dt_tp_ksysbpf.c): the maps, the charges, the attachment, the
- * generation flip and the batched drain.  Embedded first in its user's
+ * generation flip and the drain.  Embedded first in its user's
  * structure.
  */
 struct dt_kbpf_drain {
@@ -183,6 +183,7 @@ struct dt_kbpf_drain {
 	uint32_t		 kd_cur;	/* [c] generation counted in */
 	uint32_t		 kd_drain;	/* [c] generation flipped off */
 	bool			 kd_flipped;	/* [c] kd_drain to drain */
+	bool			 kd_all;	/* [c] the flip's: take all */
 	_Atomic bool		 kd_final;	/* [a] detached: take all */
 	uint64_t		 kd_lost;	/* [c] overflow folded */
 	uint64_t		 kd_misses;	/* [c] recursion misses folded */
@@ -190,7 +191,6 @@ struct dt_kbpf_drain {
 	const struct dt_cred	*kd_cred;	/* [I] charged kd_mem */
 	uint64_t		 kd_mem;	/* [I] */
 	unsigned int		 kd_nfds;	/* [I] descriptors charged */
-	struct dt_kbpf_key	*kd_keys;	/* [c] a batch, a drain's */
 	uint64_t		*kd_vals;	/* [c] one a CPU */
 };
 

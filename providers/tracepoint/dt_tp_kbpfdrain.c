@@ -60,8 +60,8 @@
 #include "dt_tp_var.h"
 #include "dt_softc.h"
 
-/* Keys a drain reads before it deletes them and reads on. */
-#define KD_BATCH	1024
+/* Keys a drain's buffer first holds; doubled as the walk needs. */
+#define KD_KEYS0	1024
 /*
  * The map's entries at most, both generations: past it the program
  * counts overflow, said.  What one entry may cost the kernel, charged
@@ -171,7 +171,13 @@ dt_kbpf_flip(struct dt_aggctr *c)
 
 	kd->kd_flipped = true;
 	kd->kd_drain = kd->kd_cur;
-	if (!atomic_load(&kd->kd_final))
+	/*
+	 * Decided here, not at the sync: a stop between this flip and its
+	 * sync must not make the sync take the generation still counted in
+	 * (a run in flight would add to an entry already deleted).
+	 */
+	kd->kd_all = atomic_load(&kd->kd_final);
+	if (!kd->kd_all)
 		dt_kbpf_setgen(kd, kd->kd_cur ^ 1);
 }
 
@@ -212,80 +218,129 @@ dt_kbpf_misses(struct dt_kbpf_drain *kd)
 	kd->kd_misses = info.recursion_misses;
 }
 
-/* Read, delete and fold kd's keys kd_keys[0 .. n - 1]. [c]. */
+/* k's count folded into its pcb's table, named as a record is. [c]. */
 static void
-dt_kbpf_fold(struct dt_kbpf_drain *kd, uint32_t n)
+dt_kbpf_fold(struct dt_kbpf_drain *kd, const struct dt_kbpf_key *k,
+    uint64_t v)
 {
-	const struct dt_kbpf_key *k;
 	char comm[DTMAXCOMLEN];
 	struct dt_srckey sk;
 	struct dt_pcb *dp;
-	union bpf_attr a;
-	uint32_t i;
-	uint64_t v;
 
+	dp = kd->kd_pcb != NULL ? kd->kd_pcb(kd, k) : kd->kd_ctr.dac_dp;
+	if (dp == NULL)
+		return;
 	memset(&sk, 0, sizeof(sk));
-	for (i = 0; i < n; i++) {
-		k = &kd->kd_keys[i];
-		if (!dt_kbpf_lookup(kd, kd->kd_map, k, &v))
-			continue;
+	sk.sk_pid = (pid_t)k->kk_pid;
+	sk.sk_tid = (int32_t)k->kk_tid;
+	sk.sk_cpu = k->kk_cpu;
+	/* named as a record is (dt_tp_task.c) */
+	if (k->kk_gen & DT_KBPF_IDLE) {
+		memset(comm, 0, sizeof(comm));
+		snprintf(comm, sizeof(comm), "idle%u", k->kk_cpu);
+	} else
+		dt_tp_task_kname(k->kk_comm, (pid_t)k->kk_pid,
+		    (k->kk_gen & DT_KBPF_TASK) ? (pid_t)k->kk_tid : 0, comm);
+	dt_pcb_fold_kkey(dp, &sk, comm, v);
+}
+
+/*
+ * The keys this sync takes, in one walk of the map, into *keys (dtd's
+ * memory, grown as needed; the caller frees it); their number.  The
+ * walk deletes nothing (a delete under it would restart it from the
+ * first key), and no one adds a key it takes: the program counts only
+ * in the current generation since the flip and its wait, and in none
+ * once detached.  The map holds at most kd_nent entries, so a walk of
+ * as many steps has seen them all.  Out of memory, the walk stops: the
+ * keys it did not reach stay, for a later drain of their generation.
+ * [c].
+ */
+static uint32_t
+dt_kbpf_walk(struct dt_kbpf_drain *kd, struct dt_kbpf_key **keys)
+{
+	struct dt_kbpf_key at, *nk;
+	uint32_t n = 0, cap = 0, step;
+	union bpf_attr a;
+
+	*keys = NULL;
+	for (step = 0; step < kd->kd_nent; step++) {
 		memset(&a, 0, sizeof(a));
 		a.map_fd = (uint32_t)kd->kd_map;
-		a.key = (uint64_t)(uintptr_t)k;
-		(void)dt_kbpf_bpf(BPF_MAP_DELETE_ELEM, &a);
-		dp = kd->kd_pcb != NULL ? kd->kd_pcb(kd, k) :
-		    kd->kd_ctr.dac_dp;
-		if (dp == NULL)
+		a.key = step > 0 ? (uint64_t)(uintptr_t)&at : 0;
+		a.next_key = (uint64_t)(uintptr_t)&at;
+		if (dt_kbpf_bpf(BPF_MAP_GET_NEXT_KEY, &a) != 0)
+			break;
+		if (!kd->kd_all && (at.kk_gen & 1) != kd->kd_drain)
 			continue;
-		sk.sk_pid = (pid_t)k->kk_pid;
-		sk.sk_tid = (int32_t)k->kk_tid;
-		sk.sk_cpu = k->kk_cpu;
-		/* named as a record is (dt_tp_task.c) */
-		if (k->kk_gen & DT_KBPF_IDLE) {
-			memset(comm, 0, sizeof(comm));
-			snprintf(comm, sizeof(comm), "idle%u", k->kk_cpu);
-		} else
-			dt_tp_task_kname(k->kk_comm, (pid_t)k->kk_pid,
-			    (k->kk_gen & DT_KBPF_TASK) ? (pid_t)k->kk_tid : 0,
-			    comm);
-		dt_pcb_fold_kkey(dp, &sk, comm, v);
+		if (n == cap) {
+			cap = cap == 0 ? KD_KEYS0 : 2 * cap;
+			if (cap > kd->kd_nent)
+				cap = kd->kd_nent;
+			if ((nk = reallocarray(*keys, cap, sizeof(*nk))) ==
+			    NULL)
+				break;
+			*keys = nk;
+		}
+		(*keys)[n++] = at;
+	}
+	return n;
+}
+
+/*
+ * Read, delete and fold keys[0 .. n - 1]: a key's count is folded only
+ * once its delete succeeded, else a later drain would fold it again.  A
+ * failed delete (a busy bucket, no memory) is tried again in another
+ * pass over those that failed, until a pass deletes none; what is still
+ * left then stays in the map, whole, for the next drain of its
+ * generation (the program may add to it meanwhile: those adds are
+ * drained with it, after a wait).  [c].
+ */
+static void
+dt_kbpf_take(struct dt_kbpf_drain *kd, struct dt_kbpf_key *keys, uint32_t n)
+{
+	union bpf_attr a;
+	uint32_t i, left, gone;
+	uint64_t v;
+
+	for (;;) {
+		for (i = left = gone = 0; i < n; i++) {
+			if (!dt_kbpf_lookup(kd, kd->kd_map, &keys[i], &v))
+				continue;
+			memset(&a, 0, sizeof(a));
+			a.map_fd = (uint32_t)kd->kd_map;
+			a.key = (uint64_t)(uintptr_t)&keys[i];
+			if (dt_kbpf_bpf(BPF_MAP_DELETE_ELEM, &a) != 0) {
+				keys[left++] = keys[i];
+				continue;
+			}
+			gone++;
+			dt_kbpf_fold(kd, &keys[i], v);
+		}
+		if (left == 0 || gone == 0)
+			break;
+		n = left;
 	}
 }
 
 /*
  * dac_sync: fold the counts of the generation the program left (all,
- * once detached), and the overflow's and misses' growth.  The keys are
- * read a batch at a time, then deleted (a delete would restart the
- * walk), and the walk starts again until one finds no more: the map's
- * count of its entries is approximate, so none is left by a count.
- * [c].
+ * if the flip said so: detached), and the overflow's and misses'
+ * growth.  [c].
  */
 static void
 dt_kbpf_sync(struct dt_aggctr *c)
 {
 	struct dt_kbpf_drain *kd = (struct dt_kbpf_drain *)c;
-	bool all = atomic_load(&kd->kd_final), walked;
+	struct dt_kbpf_key *keys;
 	uint32_t n, zero = 0;
-	struct dt_kbpf_key at;
-	union bpf_attr a;
 	uint64_t v;
 
 	if (!kd->kd_flipped)
 		return;
 	kd->kd_flipped = false;
-	do {
-		for (n = 0, walked = false; n < KD_BATCH; walked = true) {
-			memset(&a, 0, sizeof(a));
-			a.map_fd = (uint32_t)kd->kd_map;
-			a.key = walked ? (uint64_t)(uintptr_t)&at : 0;
-			a.next_key = (uint64_t)(uintptr_t)&at;
-			if (dt_kbpf_bpf(BPF_MAP_GET_NEXT_KEY, &a) != 0)
-				break;
-			if (all || (at.kk_gen & 1) == kd->kd_drain)
-				kd->kd_keys[n++] = at;
-		}
-		dt_kbpf_fold(kd, n);
-	} while (n == KD_BATCH);
+	n = dt_kbpf_walk(kd, &keys);
+	dt_kbpf_take(kd, keys, n);
+	free(keys);
 	if (dt_kbpf_lookup(kd, kd->kd_ovf, &zero, &v) && v > kd->kd_lost) {
 		dt_pcb_fold_klost(c->dac_dp, v - kd->kd_lost);
 		kd->kd_lost = v;
@@ -330,8 +385,7 @@ dt_kbpf_drain_init(struct dt_kbpf_drain *kd, struct dt_pcb *dp,
 	if ((kd->kd_ovf = dt_kbpf_map(BPF_MAP_TYPE_PERCPU_ARRAY,
 	    sizeof(uint32_t), sizeof(uint64_t), 1, name)) == -1)
 		goto bad;
-	return (kd->kd_keys = calloc(KD_BATCH, sizeof(*kd->kd_keys))) !=
-	    NULL && (kd->kd_vals = calloc(kd->kd_ncpu + KD_SPARECPUS,
+	return (kd->kd_vals = calloc(kd->kd_ncpu + KD_SPARECPUS,
 	    sizeof(*kd->kd_vals))) != NULL;
 bad:
 	dt_kbpf_say(kd->kd_who, "map", strerror(errno));
@@ -398,7 +452,6 @@ dt_kbpf_drain_free(struct dt_kbpf_drain *kd)
 		close(kd->kd_gen);
 	if (kd->kd_ovf != -1)
 		close(kd->kd_ovf);
-	free(kd->kd_keys);
 	free(kd->kd_vals);
 	if (kd->kd_mem != 0)
 		dt_limit_uncharge(kd->kd_cred, kd->kd_mem);
