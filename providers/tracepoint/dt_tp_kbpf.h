@@ -59,11 +59,12 @@ struct dt_kbpf_key {
 #define DT_KBPF_IDLE	0x2
 
 /*
- * A name /proc may spell longer than the kernel's 16 bytes: a workqueue
- * worker's ("kworker/..." and the work's), a kernel thread's full name
- * (the kernel's copy 15 bytes long, cut).  The program keys such a task
- * by its tid and pid as well and sets this bit; dtd names it as a record
- * would be (dt_tp_task_kname()) and folds the rest away.
+ * A workqueue worker, whose /proc name is longer than the kernel's 16
+ * bytes ("kworker/..." and its work's): the program keys it by its tid
+ * and pid as well and sets this bit; dtd names it as a record would be
+ * (dt_tp_task_kname()) and folds the rest away.  Another kernel thread
+ * whose full name the kernel cut to 15 bytes is keyed by those 15 (the
+ * program cannot tell a kernel thread from a user thread so named).
  */
 #define DT_KBPF_TASK	0x4
 

@@ -386,23 +386,25 @@ ka_idle(struct dt_kbpf_asm *a)
 }
 
 /*
- * A name /proc may spell longer (DT_KBPF_TASK): 15 bytes, or a worker's,
- * keys the task's tid and pid too.
+ * A workqueue worker, whose /proc name carries its work (DT_KBPF_TASK),
+ * keys the task's tid and pid too.  Only a worker: any thread's 15-byte
+ * name would key the tid of every user thread so named, whose /proc name
+ * is never longer than the kernel's (a browser's "ThreadPoolForeg"), a
+ * map entry a thread and a /proc read each at every drain; and whether
+ * the task is a kernel thread (PF_KTHREAD) takes the task's layout,
+ * which the program does not know.
  */
 static void
 ka_task(struct dt_kbpf_asm *a)
 {
 	static const char kw[8] = "kworker/";
-	unsigned int task = ka_label(a), done = ka_label(a);
+	unsigned int done = ka_label(a);
 	uint64_t w;
 
 	memcpy(&w, kw, sizeof(w));
-	LDX(a, BPF_B, BPF_REG_0, BPF_REG_10, FP_COMM + 14);
-	JMP_IMM(a, BPF_JNE, BPF_REG_0, 0, task);
 	LDX(a, BPF_DW, BPF_REG_0, BPF_REG_10, FP_COMM);
 	ka_ld_imm64(a, BPF_REG_1, w);
 	JMP_REG(a, BPF_JNE, BPF_REG_0, BPF_REG_1, done);
-	ka_bind(a, task);
 	STX(a, BPF_W, BPF_REG_10, BPF_REG_6, FP_KEY + 20);
 	MOV64_REG(a, BPF_REG_0, BPF_REG_6);
 	ALU64_IMM(a, BPF_RSH, BPF_REG_0, 32);
