@@ -30,15 +30,19 @@
 #            is every event a large table counts.
 #   kbpfwait  a read of an open with four programs waits one grace
 #            period (membarrier), not one each: dtd under strace, its
-#            MEMBARRIER_CMD_GLOBAL calls at most a read's one and a
-#            stop's four.
+#            MEMBARRIER_CMD_GLOBAL calls at least one, at most a
+#            read's one and a stop's four.
 #   kbpfpidns  a dtd in a pid namespace of its own samples (the
 #            program reads the initial namespace's ids): it says why,
 #            and nothing is counted by the kernel.
 #   kbpfcomm  system-wide sched_wakeup by comm, counted by the program
 #            (@k) and sampled (@s, a max() beside it) on the same run:
-#            a workqueue worker is named as /proc spells it in both
-#            ("kworker/1:1-events", not the kernel's "kworker/1:1").
+#            the sampled path names some worker with its work
+#            ("kworker/1:1-events"), the program names some worker, and
+#            no worker the program names bare is one the sampled path
+#            named only with its work.  The names themselves may differ:
+#            /proc's is read at drain time for the one, at record time
+#            for the other, and a worker's work changes in between.
 #   kbpfshare  a sampled rule of another open on the same tracepoint
 #            gets every event while a kernel program counts there (the
 #            program's return must let perf deliver): exact, strace's.
@@ -234,7 +238,9 @@ kbpfwait)
 	DTDPID=
 	kbpf_refused
 	n=$(grep -c "MEMBARRIER_CMD_GLOBAL" "$TMP/mb")
-	# 20 reads and a few more, the stop's 4; four each would be 80+
+	# 20 reads and a few more, the stop's 4; four each would be 80+;
+	# none would say strace named the command otherwise, checking nothing
+	[ "$n" -ge 1 ] || fail "no MEMBARRIER_CMD_GLOBAL: $(head -5 "$TMP/mb")"
 	[ "$n" -le 40 ] || fail "$n grace periods for about 20 reads"
 	;;
 kbpfpidns)
