@@ -242,7 +242,15 @@ dt_sys_en(unsigned int p, uint32_t *amask, uint64_t *evtflags)
 	 * their rings' headers and record nothing (UDT_EN_COUNT).  The
 	 * kernel's feed is unchanged: its events are folded one by one.
 	 */
-	if (dt_sys_nrec[p] > 0 && dt_sys_ncount[p] == dt_sys_nrec[p])
+	/*
+	 * Not while a kernel program counts one of its pcbs
+	 * (dt_sys_nkbpf): the header's counts pass no drop of the calls
+	 * the program counted too (a fork child's return, a vfork
+	 * child's calls, dt_ingest_kseen()), records do.  Such pcbs only
+	 * count, so take no slot either: UDT_EN_AGG cannot be all theirs.
+	 */
+	if (dt_sys_nrec[p] > 0 && dt_sys_ncount[p] == dt_sys_nrec[p] &&
+	    dt_sys_nkbpf[p] == 0)
 		en = UDT_EN_ON | UDT_EN_COUNT;
 	/*
 	 * Every open that records it folds only what the hooks can: they
@@ -250,7 +258,8 @@ dt_sys_en(unsigned int p, uint32_t *amask, uint64_t *evtflags)
 	 * bits say when they cannot.  The slots are named before the byte
 	 * says so, and no longer named before they are given back.
 	 */
-	else if (dt_sys_nrec[p] > 0 && dt_sys_nagg[p] == dt_sys_nrec[p]) {
+	else if (dt_sys_nrec[p] > 0 && dt_sys_nagg[p] == dt_sys_nrec[p] &&
+	    dt_sys_nkbpf[p] == 0) {
 		en |= UDT_EN_AGG;
 		*amask = dt_sys_amask[p];
 	}
@@ -339,6 +348,20 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 		if ((dp->dp_evtflags & dt_sys_flags[i].evt) ==
 		    dt_sys_flags[i].evt)
 			dt_sys_nflag[p][i] += delta;
+	/*
+	 * A pcb that only counts by the task (dt_pcb_kkey_ok()) may have
+	 * its kernel part counted in the kernel: no record of it then.
+	 * Before the byte, which depends on it (dt_sys_en()).
+	 */
+	if (delta > 0 && !(dp->dp_evtflags & DTEVT_LAUNCHED) &&
+	    dt_ksys_kcount(p, dp, true))
+		dt_sys_nkbpf[p]++;
+	else if (delta < 0 && atomic_load(&dp->dp_knot)) {
+		(void)dt_ksys_kcount(p, dp, false);
+		dt_sys_nkbpf[p]--;
+	}
+	atomic_store_explicit(&dt_sys_kall[p], dt_sys_nkbpf[p] > 0 &&
+	    dt_sys_nkbpf[p] == dt_sys_nrec[p], memory_order_relaxed);
 	en = dt_sys_en(p, &amask, &evtflags);
 	en = dt_sys_stamp(p, en, false);
 	/* What they all reject, the hooks need not record. */
@@ -364,19 +387,6 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	 * raw_syscalls event costs every call on the machine (a traced
 	 * flat-out getppid loop paid ~450 ns a call for it).
 	 */
-	/*
-	 * A pcb that only counts by the task (dt_pcb_kkey_ok()) may have
-	 * its kernel part counted in the kernel: no record of it then.
-	 */
-	if (delta > 0 && !(dp->dp_evtflags & DTEVT_LAUNCHED) &&
-	    dt_ksys_kcount(p, dp, true))
-		dt_sys_nkbpf[p]++;
-	else if (delta < 0 && atomic_load(&dp->dp_knot)) {
-		(void)dt_ksys_kcount(p, dp, false);
-		dt_sys_nkbpf[p]--;
-	}
-	atomic_store_explicit(&dt_sys_kall[p], dt_sys_nkbpf[p] > 0 &&
-	    dt_sys_nkbpf[p] == dt_sys_nrec[p], memory_order_relaxed);
 	dt_ksys_set(p, dp->dp_dtp, dt_sys_nrec[p] > dt_sys_nlaunched[p] +
 	    dt_sys_nkbpf[p], evtflags);
 	/* A tree's: the kernel's events of its tree, its own feed's. */
