@@ -35,6 +35,16 @@
 #   kbsysspawn  a launched process posix_spawns /bin/true N times: the
 #             children's execve entries, made through the parent's ring
 #             by children that never attach, count N.
+#   kbsysforkp, kbsysspawnp  the same keyed by pid alone, a count the
+#             hooks could keep in their rings' headers (UDT_EN_COUNT),
+#             which no drop of the program's calls would see: each
+#             child's key 1, a fork parent's N.
+#             (A rule with no key takes the same path in the hooks, but
+#             counts every process's calls: 6 to 180 more seen beside.)
+#   kbsysforkx, kbsysspawnx  kbsysfork and kbsysspawn with the tracee in
+#             a pid namespace of its own (unshare(1), which must work):
+#             dtd cannot tell its children's records, so the program
+#             counts all of its calls.
 #   kbsysself  dtd's own drains (bpf(2), membarrier(2)), seen by a
 #             print at 10 Hz, are never counted: dtd's pid is no key.
 #   kbsysshare  a sampled rule of another open on the same probe gets
@@ -267,28 +277,71 @@ kbsysoff)
 	    fail "no output: $(cat "$TMP/q1.out")"
 	diff -u "$TMP/q0.out" "$TMP/q1.out" || fail "not USERDT_KBPF=0's output"
 	;;
-kbsysfork|kbsysspawn)
+kbsysfork|kbsysspawn|kbsysfork[px]|kbsysspawn[px])
 	N=50
-	dtd_serve "$DTD"
-	if [ "$3" = kbsysfork ]; then
+	what=${3#kbsys}
+	mode=${what%[px]}
+	key=${what#"$mode"}
+	if [ "$mode" = fork ]; then
 		# glibc's fork() is clone(2); the parent's N and the
 		# children's N returns
-		bt_go f 'syscall:clone:return { @[comm] = count(); }'
-		"$DTRUN" -s "$TMP/ingest.sock" "$TMP/uq_ksf" fork $N ||
-		    fail "dtrun uq_ksf fork"
+		probe=syscall:clone:return
 		want=$((2 * N))
 	else
-		bt_go f 'syscall:execve:entry { @[comm] = count(); }'
-		"$DTRUN" -s "$TMP/ingest.sock" "$TMP/uq_ksf" spawn $N ||
-		    fail "dtrun uq_ksf spawn"
+		probe=syscall:execve:entry
 		want=$N
 	fi
+	case $key in
+	p)	agg='@[pid] = count();' ;;	# the hooks' count alone
+	# one pcb of both (btrace shares a probe's rules): the keyless
+	# count is the pid-keyed one's sum, which the machine's other
+	# processes, beside, would leave no exact bound for
+	*)	agg='@[comm] = count();' ;;
+	esac
+	run=$DTRUN
+	if [ "$key" = x ]; then
+		# the tracee in a pid namespace of its own, dtd in ours
+		unshare --pid --fork --mount-proc true ||
+		    fail "unshare --pid --fork --mount-proc: unavailable"
+		printf '#!/bin/sh\nexec unshare --pid --fork --mount-proc %s "$@"\n' \
+		    "$DTRUN" > "$TMP/dtrun_ns" && chmod +x "$TMP/dtrun_ns" ||
+		    exit 2
+		run=$TMP/dtrun_ns
+	fi
+	dtd_serve "$DTD"
+	bt_go f "$probe { $agg }"
+	"$run" -s "$TMP/ingest.sock" "$TMP/uq_ksf" $mode $N "$TMP/f.pids" ||
+	    fail "dtrun uq_ksf $mode"
 	bt_end f
 	dtd_end
 	kbsys_refused
 	kbsys_took f
-	grep -qx "@\[uq_ksf\]: $want" "$TMP/f.out" ||
-	    fail "uq_ksf: $want calls: $(cat "$TMP/f.out" "$TMP/f.err")"
+	case $key in
+	p)
+		# each child's key once; the parent's its N returns (fork)
+		# or none (spawn), with the few dtrun made as that pid
+		# before it exec'd (its children's 50 more were the bug)
+		p=$(sed -n 's/^p //p' "$TMP/f.pids")
+		[ -n "$p" ] || fail "no pids: $(cat "$TMP/f.pids")"
+		v=$(sed -n "s/^@\[$p\]: //p" "$TMP/f.out")
+		[ "$mode" = fork ] && lo=$N || lo=0
+		[ "${v:-0}" -ge $lo ] && [ "${v:-0}" -lt $((lo + 5)) ] ||
+		    fail "parent $p: $lo and dtrun's few: ${v:-none}"
+		bad=0
+		for c in $(sed -n 's/^c //p' "$TMP/f.pids"); do
+			v=$(sed -n "s/^@\[$c\]: //p" "$TMP/f.out")
+			if [ "$v" != 1 ]; then
+				echo "child $c: ${v:-none}, not 1" >&2
+				bad=$((bad + 1))
+			fi
+		done
+		[ $bad -eq 0 ] || fail "$bad children counted other than once"
+		;;
+	*)
+		grep -qx "@\[uq_ksf\]: $want" "$TMP/f.out" ||
+		    fail "uq_ksf: $want calls: $(cat "$TMP/f.out" "$TMP/f.err")"
+		;;
+	esac
 	;;
 kbsysself)
 	dtd_serve "$DTD"
