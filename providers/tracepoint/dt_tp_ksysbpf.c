@@ -281,6 +281,19 @@ dt_ksb_new(struct dt_pcb *dp, unsigned int dir, uint32_t fields, bool comm,
 	return g;
 }
 
+/* Take g off dt_ksbs.  [K] */
+static void
+dt_ksb_unlink(struct dt_ksb *g)
+{
+	struct dt_ksb **gp;
+
+	for (gp = &dt_ksbs; *gp != NULL; gp = &(*gp)->ksb_next)
+		if (*gp == g) {
+			*gp = g->ksb_next;
+			return;
+		}
+}
+
 static bool
 dt_ksb_start(unsigned int p, struct dt_pcb *dp)
 {
@@ -323,8 +336,24 @@ dt_ksb_start(unsigned int p, struct dt_pcb *dp)
 	g->ksb_npcb++;
 	atomic_store(&dp->dp_knot, true);
 	/* number lin's calls counted from here */
-	(void)dt_kbpf_put(g->ksb_want, lin, 1);
-	return true;
+	if (dt_kbpf_put(g->ksb_want, lin, 1) == 0)
+		return true;
+	/*
+	 * Not wanted, the program never counts it: dp is sampled after
+	 * all (the feed skips it while dp_knot says otherwise; a call in
+	 * between is lost, never counted twice).  A group of no other
+	 * pcb goes.
+	 */
+	dt_kbpf_say(g->ksb_kd.kd_who, "want", strerror(errno));
+	atomic_store(&dp->dp_knot, false);
+	atomic_store(&g->ksb_pcb[lin], NULL);
+	if (--g->ksb_npcb == 0) {
+		dt_ksb_unlink(g);
+		if (g->ksb_kd.kd_ev != -1)
+			dt_kbpf_drain_stop(&g->ksb_kd);
+		dt_ksb_free(g);
+	}
+	return false;
 }
 
 static void
