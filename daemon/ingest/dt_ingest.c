@@ -81,11 +81,12 @@
 #include "dt_pidmaps.h"
 
 struct dt_probe	*(*dti_probe)(unsigned int);
-bool	(*dti_kcopied)(unsigned int, pid_t, uint64_t, bool);
+bool	(*dti_kall)(unsigned int);
+bool	(*dti_kbefore)(pid_t, uint64_t);
 void	(*dti_sample_put)(unsigned int, const struct dt_evt *, uint64_t,
 	    uint64_t);
 void	(*dti_sample_lost)(uint64_t, bool);
-void	(*dti_attach[DT_INGEST_MAXSINKS])(pid_t);
+void	(*dti_attach[DT_INGEST_MAXSINKS])(pid_t, bool);
 unsigned int	dti_nattach;
 void	(*dti_exit[DT_INGEST_MAXSINKS])(pid_t, uint64_t);
 unsigned int	dti_nexit;
@@ -234,9 +235,11 @@ dt_ingest_sink_probes(struct dt_probe *(*probe)(unsigned int))
 }
 
 void
-dt_ingest_sink_kcopied(bool (*kcopied)(unsigned int, pid_t, uint64_t, bool))
+dt_ingest_sink_kcopied(bool (*kall)(unsigned int),
+    bool (*before)(pid_t, uint64_t))
 {
-	dti_kcopied = kcopied;
+	dti_kbefore = before;
+	dti_kall = kall;
 }
 
 void
@@ -254,7 +257,7 @@ dt_ingest_sink_samples(void (*put)(unsigned int, const struct dt_evt *,
  * a tracee's doing.
  */
 void
-dt_ingest_sink_attach(void (*attach)(pid_t))
+dt_ingest_sink_attach(void (*attach)(pid_t, bool))
 {
 	unsigned int i;
 

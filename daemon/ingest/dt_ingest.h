@@ -52,8 +52,9 @@ struct dt_evt;
  * 1 + missed periods of period ns), count n lost or recursive ones.
  * Registering also tells every tracee to sample (UDT_W_PTIMER).  Called
  * on the drain thread.
- * dt_ingest_sink_attach(): a process attached, before it is listed and
- * welcomed, so that the threads it starts after it was told are its own
+ * dt_ingest_sink_attach(): a process attached (foreign: in a pid
+ * namespace not dtd's, whose tids the ingest cannot judge, dti_who()),
+ * before it is listed and welcomed, so that the threads it starts after it was told are its own
  * and so that its exit (below) is always told after.  Up to
  * DT_INGEST_MAXSINKS may register, each called in turn.  Called on the
  * accept thread; must not wait for the tracee.
@@ -70,7 +71,7 @@ void	dt_ingest_sink_probes(struct dt_probe *(*probe)(unsigned int p));
 void	dt_ingest_sink_samples(void (*put)(unsigned int cpu,
 	    const struct dt_evt *ev, uint64_t missed, uint64_t period),
 	    void (*lost)(uint64_t n, bool recursive));
-void	dt_ingest_sink_attach(void (*attach)(pid_t));
+void	dt_ingest_sink_attach(void (*attach)(pid_t, bool foreign));
 /*
  * The attach sink above needs every process, fork children that never
  * record among them (per-thread sampling): tracees attach those at once
@@ -79,16 +80,18 @@ void	dt_ingest_sink_attach(void (*attach)(pid_t));
 void	dt_ingest_sink_eager(void);
 void	dt_ingest_sink_exit(void (*leave)(pid_t, uint64_t ns));
 /*
- * dt_ingest_sink_kcopied(): whether the record of probe p (wire index)
- * of process pid made at ns (CLOCK_REALTIME) was counted already by
- * the kernel (dt_ksys.h's counting program, before pid attached): then
- * it is dropped.  kseen: the call is one the program sees whatever the
- * time, as the ingest knows from the record (dt_ingest_kseen()).
- * Called on the drain thread, for each record but profile samples;
- * must be quick when no program counts p.
+ * dt_ingest_sink_kcopied(): kall: whether every open recording probe p
+ * (wire index) has its calls counted by a kernel program (dt_ksys.h);
+ * only then is a record of p asked about, and dropped when the program
+ * counted its call too: any of a tracee in another pid namespace (the
+ * program counts all of its calls), one the program sees whatever the
+ * time, as the ingest knows from the record (dt_ingest_kseen()), or,
+ * before: one of process pid made at ns (CLOCK_REALTIME) before pid
+ * attached.  Both called on the drain thread, kall for each record but
+ * profile samples: it must be quick.
  */
-void	dt_ingest_sink_kcopied(bool (*kcopied)(unsigned int p, pid_t pid,
-	    uint64_t ns, bool kseen));
+void	dt_ingest_sink_kcopied(bool (*kall)(unsigned int p),
+	    bool (*before)(pid_t pid, uint64_t ns));
 
 /*
  * Set the timer fallback's period (ns, 0: off) in dtd's master copy and
@@ -179,7 +182,8 @@ struct udt_rec;
 struct dt_evt;
 #define DT_INGEST_DELTA_MAX	(1u << 24)	/* largest step believed */
 int	dt_ingest_valid(const struct udt_rec *);
-void	dt_ingest_emit(pid_t pid, pid_t owner, const struct udt_rec *,
+void	dt_ingest_emit(pid_t pid, pid_t owner, bool foreign,
+	    const struct udt_rec *,
 	    const uint8_t *strs, const uint64_t *deep, unsigned int ndeep);
 int	dt_ingest_strings(const struct udt_rec *, const uint8_t *,
 	    struct dt_evt *);

@@ -160,7 +160,7 @@ dt_ingest_kseen(pid_t pid, pid_t owner, const struct udt_rec *r)
 }
 
 void
-dt_ingest_emit(pid_t pid, pid_t owner, const struct udt_rec *r,
+dt_ingest_emit(pid_t pid, pid_t owner, bool foreign, const struct udt_rec *r,
     const uint8_t *strs, const uint64_t *deep, unsigned int ndeep)
 {
 	struct dt_probe *dtp = NULL;
@@ -201,11 +201,17 @@ dt_ingest_emit(pid_t pid, pid_t owner, const struct udt_rec *r,
 		ev.dtev_tsp.tv_sec = r->ur_sec;
 		ev.dtev_tsp.tv_nsec = r->ur_nsec;
 	}
-	/* the calls a kernel program counted: before the attach, or kseen */
-	if (!(r->ur_flags & UDT_R_PROF) && dti_kcopied != NULL &&
-	    dti_kcopied(r->ur_probe, pid, (uint64_t)ev.dtev_tsp.tv_sec *
-	    1000000000ULL + (uint64_t)ev.dtev_tsp.tv_nsec,
-	    dt_ingest_kseen(pid, owner, r)))
+	/*
+	 * The calls a kernel program counted, asked of a probe it counts
+	 * for every open alone: all of a foreign tracee's (not in its
+	 * skip map, dt_sys_kern_attach()), those kseen, those before the
+	 * attach.
+	 */
+	if (!(r->ur_flags & UDT_R_PROF) && dti_kall != NULL &&
+	    dti_kall(r->ur_probe) && (foreign ||
+	    dt_ingest_kseen(pid, owner, r) ||
+	    dti_kbefore(pid, (uint64_t)ev.dtev_tsp.tv_sec * 1000000000ULL +
+	    (uint64_t)ev.dtev_tsp.tv_nsec)))
 		return;
 	if (r->ur_flags & UDT_R_COMM) {
 		memcpy(ev.dtev_comm, r->ur_comm, UDT_COMMLEN);
@@ -412,7 +418,7 @@ dti_emit_batch(struct dti_proc *dp, struct udt_rec *batch,
 		}
 		if (!prof && run++ == 0)
 			dt_seq_batch_begin();
-		dt_ingest_emit(pid[i], dp->dp_pid, &batch[i],
+		dt_ingest_emit(pid[i], dp->dp_pid, dp->dp_foreign, &batch[i],
 		    bhas[i] ? bstr[i].us_str : NULL, deep, nd);
 	}
 	dt_seq_batch_end();

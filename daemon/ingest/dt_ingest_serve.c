@@ -519,7 +519,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * its exit after its attach.
 	 */
 	for (i = 0; i < dti_nattach; i++)
-		dti_attach[i](crp->pid);
+		dti_attach[i](crp->pid, dp->dp_foreign);
 	/* Where its library says what it maps after this (the stack cut). */
 	dt_untrace_track(&dp->dp_untrace, dp->dp_pid, dp->dp_ring);
 	pthread_mutex_lock(&dti_lock);

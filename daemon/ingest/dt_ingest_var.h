@@ -45,12 +45,13 @@
  * run.  NULL: nobody takes that kind.
  */
 extern struct dt_probe	*(*dti_probe)(unsigned int);
-extern bool	(*dti_kcopied)(unsigned int, pid_t, uint64_t, bool);
+extern bool	(*dti_kall)(unsigned int);
+extern bool	(*dti_kbefore)(pid_t, uint64_t);
 extern void	(*dti_sample_put)(unsigned int, const struct dt_evt *, uint64_t,
 		    uint64_t);
 extern void	(*dti_sample_lost)(uint64_t, bool);
 /* [I] The attach and exit sinks (dt_ingest.h), the first dti_n* used. */
-extern void	(*dti_attach[DT_INGEST_MAXSINKS])(pid_t);
+extern void	(*dti_attach[DT_INGEST_MAXSINKS])(pid_t, bool);
 extern unsigned int	dti_nattach;
 extern void	(*dti_exit[DT_INGEST_MAXSINKS])(pid_t, uint64_t);
 extern unsigned int	dti_nexit;

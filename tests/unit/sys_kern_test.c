@@ -123,7 +123,7 @@ main(int argc, char *argv[])
 	dtt_tag(argv[0]);
 
 	/* Issue 22: attached and gone before the reader's first event. */
-	dt_sys_kern_attach(100);
+	dt_sys_kern_attach(100, false);
 	dt_sys_kern_exit(100, T0 + 10);
 	dtt_check(dt_sys_kern_traced(100, T0 + 5),
 	    "a quick tracee's call before its exit is the library's");
@@ -135,13 +135,13 @@ main(int argc, char *argv[])
 	    "another process's calls are the kernel's");
 
 	/* Attached: every call, whenever it was made. */
-	dt_sys_kern_attach(200);
+	dt_sys_kern_attach(200, false);
 	dtt_check(dt_sys_kern_traced(200, T0 + 1) &&
 	    dt_sys_kern_traced(200, T0 + SEC / 5),
 	    "an attached tracee's calls are the library's, any time");
 
 	/* It exec'd a new image that attached before the old one left. */
-	dt_sys_kern_attach(200);
+	dt_sys_kern_attach(200, false);
 	dt_sys_kern_exit(200, T0 + 20);
 	dtt_check(dt_sys_kern_traced(200, T0 + 30),
 	    "an exec'd image that attached again is still traced");
@@ -151,9 +151,9 @@ main(int argc, char *argv[])
 	    "the pid leaves with its last image");
 
 	/* The kernel program's tracee map: first attach to last exit. */
-	dt_sys_kern_attach(250);
+	dt_sys_kern_attach(250, false);
 	dtt_check(sk_inmap(250), "the map has a tracee from its attach");
-	dt_sys_kern_attach(250);
+	dt_sys_kern_attach(250, false);
 	dt_sys_kern_exit(250, T0 + 45);
 	dtt_check(sk_inmap(250),
 	    "and keeps it while an exec'd image is attached");
@@ -161,11 +161,22 @@ main(int argc, char *argv[])
 	dtt_check(!sk_inmap(250) && !sk_inmap(100) && !sk_inmap(200) &&
 	    sk_tgidbad == 0, "it leaves with its last image, told once");
 
+	/*
+	 * One in another pid namespace: never in the map (the program
+	 * counts all its calls), the sampled feed's still.
+	 */
+	dt_sys_kern_attach(260, true);
+	dtt_check(!sk_inmap(260) && dt_sys_kern_traced(260, T0 + SEC / 5),
+	    "a foreign tracee is the library's but not in the map");
+	dt_sys_kern_exit(260, T0 + 47);
+	dtt_check(!sk_inmap(260) && sk_tgidbad == 0,
+	    "and its exit tells the map nothing");
+
 	/* The departed are kept until the reader is 0.5 s past them. */
 	dtt_check(dt_sys_kern_traced(100, T0 + 5),
 	    "a departed pid is kept while events are recent");
 	(void)dt_sys_kern_traced(999, T0 + 2 * SEC);
-	dt_sys_kern_attach(300);	/* a change: the reader copies again */
+	dt_sys_kern_attach(300, false);	/* a change: the reader copies again */
 	dt_sys_kern_exit(300, T0 + 2 * SEC);
 	dtt_check(!dt_sys_kern_traced(100, T0 + 5),
 	    "and forgotten once the reader is past them");
@@ -176,7 +187,7 @@ main(int argc, char *argv[])
 	t = T0 + 3 * SEC;
 	(void)dt_sys_kern_traced(999, t);
 	for (i = 0; i < 5000; i++) {
-		dt_sys_kern_attach(10000 + i);
+		dt_sys_kern_attach(10000 + i, false);
 		dt_sys_kern_exit(10000 + i, t + (uint64_t)i);
 	}
 	dtt_check(!dt_sys_kern_traced(10000, t - 1) &&
@@ -203,7 +214,7 @@ main(int argc, char *argv[])
 	    "a launched image is the library's from its exec");
 	dtt_check(!dt_sys_kern_traced(b, t + 1),
 	    "one for another dtd is the kernel's");
-	dt_sys_kern_attach(a);
+	dt_sys_kern_attach(a, false);
 	dt_sys_kern_exit(a, t + 100);
 	dtt_check(dt_sys_kern_traced(a, t + 50) &&
 	    !dt_sys_kern_traced(a, t + 101),

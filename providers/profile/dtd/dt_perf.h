@@ -115,7 +115,7 @@ void	dt_perf_stats(struct dt_perf_stats *);
  */
 int	dt_perf_task_probe(void);
 bool	dt_perf_task_on(void);
-void	dt_perf_tracee(pid_t);
+void	dt_perf_tracee(pid_t, bool);
 
 /* The clock perf stamps samples with: CLOCK_REALTIME or a fallback. */
 const char	*dt_perf_clock(void);

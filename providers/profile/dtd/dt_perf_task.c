@@ -274,12 +274,13 @@ dt_perf_task_end(struct dt_perf_src *src)
 }
 
 void
-dt_perf_tracee(pid_t pid)
+dt_perf_tracee(pid_t pid, bool foreign)
 {
 	struct dt_perf_src *src;
 	pid_t *tids = NULL;
 	size_t n = 0;
 
+	(void)foreign;	/* its pid is dtd's whatever its namespace */
 	pthread_mutex_lock(&dt_perf_task_mtx);
 	/* Its threads listed once for all the CPUs' samplers. */
 	if (dt_perf_tsrcs != NULL)

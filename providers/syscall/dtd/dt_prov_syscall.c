@@ -123,18 +123,17 @@ dt_syscall_probe(unsigned int p)
 }
 
 /*
- * dt_ingest_sink_kcopied(): a record the kernel program counted, where
- * every open recording p has it counted so (dt_sys_kall); the drain
- * thread.  Where another open records p too, its record is kept and
- * the program's open counts a launched image's loader calls twice
- * (doc/design.md).
+ * dt_ingest_sink_kcopied()'s kall: every open recording p has it
+ * counted by the kernel program (dt_sys_kall); the drain thread.
+ * Where another open records p too, the records are kept and the
+ * program's open counts a launched image's loader calls, and all of a
+ * tracee's in another pid namespace, twice (doc/design.md).
  */
 static bool
-dt_sys_kcopied(unsigned int p, pid_t pid, uint64_t ns, bool kseen)
+dt_sys_kall_p(unsigned int p)
 {
 	return p < DT_SYS_NPROBES &&
-	    atomic_load_explicit(&dt_sys_kall[p], memory_order_relaxed) &&
-	    (kseen || dt_sys_kern_before(pid, ns));
+	    atomic_load_explicit(&dt_sys_kall[p], memory_order_relaxed);
 }
 
 int
@@ -175,7 +174,7 @@ dt_prov_syscall_init(void)
 	if (dt_ksys_scope_all()) {
 		dt_ingest_sink_attach(dt_sys_kern_attach);
 		dt_ingest_sink_exit(dt_sys_kern_exit);
-		dt_ingest_sink_kcopied(dt_sys_kcopied);
+		dt_ingest_sink_kcopied(dt_sys_kall_p, dt_sys_kern_before);
 	}
 	return DT_SYS_NPROBES;
 nomem:

@@ -107,6 +107,7 @@ struct dt_sk_tr {
 	pid_t		st_pid;
 	unsigned int	st_n;		/* its listed images */
 	uint64_t	st_ns;		/* CLOCK_REALTIME of its first */
+	bool		st_foreign;	/* not in the program's map */
 };
 
 struct dt_sk_pend {
@@ -154,7 +155,7 @@ dt_sk_age(void)
 }
 
 void
-dt_sys_kern_attach(pid_t pid)
+dt_sys_kern_attach(pid_t pid, bool foreign)
 {
 	struct dt_sk_tr *t;
 	struct timespec ts;
@@ -187,13 +188,21 @@ dt_sys_kern_attach(pid_t pid)
 	/*
 	 * The counting program skips it from now on, before the tracee
 	 * is welcomed and makes a hooked call; under dt_sk_lock, so that
-	 * its exit's removal cannot pass this.
+	 * its exit's removal cannot pass this.  Not one in another pid
+	 * namespace: the ingest cannot tell which of its records the
+	 * program sees anyway (a fork child's return, a vfork child's
+	 * calls: its tids are not dtd's), so the program counts all its
+	 * calls and the ingest drops all its records of the probes the
+	 * program counts (dt_ingest_emit()).  A process keeps its pid
+	 * namespace through exec: every image of it is foreign or none.
 	 */
 	if (dt_sk_tr[i].st_n++ == 0) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		dt_sk_tr[i].st_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
 		    (uint64_t)ts.tv_nsec;
-		dt_ksys_tgid(pid, true);
+		dt_sk_tr[i].st_foreign = foreign;
+		if (!foreign)
+			dt_ksys_tgid(pid, true);
 	}
 	atomic_fetch_add_explicit(&dt_sk_gen, 1, memory_order_release);
 	pthread_mutex_unlock(&dt_sk_lock);
@@ -213,9 +222,10 @@ dt_sys_kern_exit(pid_t pid, uint64_t ns)
 		pthread_mutex_unlock(&dt_sk_lock);
 		return;
 	}
-	dt_sk_tr[i] = dt_sk_tr[--dt_sk_ntr];
 	/* Its calls from here are no hook's: the program's again. */
-	dt_ksys_tgid(pid, false);
+	if (!dt_sk_tr[i].st_foreign)
+		dt_ksys_tgid(pid, false);
+	dt_sk_tr[i] = dt_sk_tr[--dt_sk_ntr];
 	dt_sk_age();
 	if (dt_sk_ngone == DT_SK_MAXGONE) {
 		dt_sk_gfirst = (dt_sk_gfirst + 1) % DT_SK_MAXGONE;

@@ -38,7 +38,7 @@ void	dt_sys_kern_exec(pid_t pid);
  * the accept thread, exit (ns: CLOCK_REALTIME it left the list at) on
  * the drain thread.  Each takes dt_sys_kern.c's lock briefly.
  */
-void	dt_sys_kern_attach(pid_t pid);
+void	dt_sys_kern_attach(pid_t pid, bool foreign);
 void	dt_sys_kern_exit(pid_t pid, uint64_t ns);
 
 /*
