@@ -113,9 +113,12 @@ dt_kbpf_map(uint32_t type, uint32_t ksize, uint32_t vsize, uint32_t n,
 	/*
 	 * A hash's entries made as keys come: twice a large table,
 	 * preallocated, would pin what the run may never use (an entry
-	 * the kernel cannot allocate counts as overflow, said).
+	 * the kernel cannot allocate counts as overflow, said), and the
+	 * tracee hash's 65536 would pin ~5 MB for dtd's life, charged to
+	 * no open.  Its entries are put by dtd alone, whose bpf(2) says
+	 * a refusal, counted (dt_tp_ksysbpf.c); the program only looks.
 	 */
-	if (type == BPF_MAP_TYPE_PERCPU_HASH)
+	if (type == BPF_MAP_TYPE_PERCPU_HASH || type == BPF_MAP_TYPE_HASH)
 		a.map_flags = BPF_F_NO_PREALLOC;
 	strncpy(a.map_name, name, sizeof(a.map_name) - 1);
 	return dt_kbpf_bpf(BPF_MAP_CREATE, &a);

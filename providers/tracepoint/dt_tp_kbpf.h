@@ -148,7 +148,8 @@ bool	dt_tp_kbpf_off(void);
  * For the syscall probes' programs (dt_tp_ksysbpf.c), under [K]:
  * dt_kbpf_bpf(): the bpf(2) call.  dt_kbpf_cpus(): the possible CPUs
  * (a per-CPU value's count), 0 unknown.  dt_kbpf_map(): a map, a hash
- * allocated as keys come.  dt_kbpf_put(): a map's u32 value at u32
+ * (per-CPU or not: the counts and the tracee hash) allocated as keys
+ * come, so that an unused one pins nothing.  dt_kbpf_put(): a map's u32 value at u32
  * key set, 0 or -1 (errno).  dt_kbpf_load(): s's program, or -1 with
  * *why the verifier's reason.  dt_kbpf_event(): a counting event of
  * tracepoint id on the first CPU that opens one, for a program to
