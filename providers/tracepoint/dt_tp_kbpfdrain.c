@@ -58,7 +58,6 @@
 #include "dt_tp_kbpf.h"
 #include "dt_tp_task.h"
 #include "dt_tp_var.h"
-#include "dt_softc.h"
 
 /* Keys a drain's buffer first holds; doubled as the walk needs. */
 #define KD_KEYS0	1024
@@ -361,7 +360,7 @@ dt_kbpf_drain_init(struct dt_kbpf_drain *kd, struct dt_pcb *dp,
 	    (kd->kd_ncpu = dt_kbpf_cpus()) == 0)
 		return false;
 	kd->kd_nent = size < KD_MAXENT / 2 ? 2 * size : KD_MAXENT;
-	kd->kd_cred = &dp->dp_sc->ds_cred;
+	kd->kd_cred = dt_sc_cred(dp->dp_sc);
 	if (!dt_perf_fds_charge(nfds)) {
 		dt_kbpf_say(kd->kd_who, "descriptors", "the budget is spent");
 		return false;
@@ -398,7 +397,7 @@ dt_kbpf_drain_load(struct dt_kbpf_drain *kd, struct dt_kbpf_spec *s,
 {
 	char why[200];
 
-	s->kbs_tidoff = dt_strict ? DT_TID_OFFSET_OPENBSD : 0;
+	s->kbs_tidoff = dt_tid_offset();
 	s->kbs_mapfd = kd->kd_map;
 	s->kbs_genfd = kd->kd_gen;
 	s->kbs_ovffd = kd->kd_ovf;

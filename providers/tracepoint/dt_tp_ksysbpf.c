@@ -66,7 +66,6 @@
 #include "dt_tp_kbpf.h"
 #include "dt_tp_ksys.h"
 #include "dt_tp_var.h"
-#include "dt_softc.h"
 #include "systab.h"
 
 #define KSB_MAXTRACED	65536	/* tracees the hash holds at once */
