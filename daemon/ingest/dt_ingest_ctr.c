@@ -260,6 +260,13 @@ dti_count_calls(struct dti_proc *dp)
 		}
 		if ((dtp = dti_probe_at(p)) == NULL)
 			continue;
+		/*
+		 * A foreign tracee's calls are all a kernel program's, of
+		 * a probe it counts for every open (its records are
+		 * dropped alike, dt_ingest_emit()).
+		 */
+		if (dp->dp_foreign && dti_kall != NULL && dti_kall(p))
+			continue;
 		/* the pid is dtd's, from the socket: the count's key */
 		rcu_read_lock();
 		cds_list_for_each_entry_rcu(pcb, &dtp->dtp_pcbs, dp_pnext)

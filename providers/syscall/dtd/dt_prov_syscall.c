@@ -240,22 +240,20 @@ dt_sys_en(unsigned int p, uint32_t *amask, uint64_t *evtflags)
 	 * Every open that records it only counts: the hooks count in
 	 * their rings' headers and record nothing (UDT_EN_COUNT).  The
 	 * kernel's feed is unchanged: its events are folded one by one.
+	 * What a kernel program may count too (a fork child's return, a
+	 * vfork child's calls, dt_ingest_kseen()) the hooks record all the
+	 * same (udt_emit(), udt_rw_entry.S), for the ingest to drop.
 	 */
-	/*
-	 * Not while a kernel program counts one of its pcbs
-	 * (dt_sys_nkbpf): the header's counts pass no drop of the calls
-	 * the program counted too (a fork child's return, a vfork
-	 * child's calls, dt_ingest_kseen()), records do.  Such pcbs only
-	 * count, so take no slot either: UDT_EN_AGG cannot be all theirs.
-	 */
-	if (dt_sys_nrec[p] > 0 && dt_sys_ncount[p] == dt_sys_nrec[p] &&
-	    dt_sys_nkbpf[p] == 0)
+	if (dt_sys_nrec[p] > 0 && dt_sys_ncount[p] == dt_sys_nrec[p])
 		en = UDT_EN_ON | UDT_EN_COUNT;
 	/*
 	 * Every open that records it folds only what the hooks can: they
 	 * fold it into their slots (UDT_EN_AGG), or record as the other
 	 * bits say when they cannot.  The slots are named before the byte
-	 * says so, and no longer named before they are given back.
+	 * says so, and no longer named before they are given back.  Not
+	 * while a kernel program counts one of its pcbs (dt_sys_nkbpf):
+	 * a foreign tracee's folds would pass no drop of what the program
+	 * counts of it (all its calls), as its records do.
 	 */
 	else if (dt_sys_nrec[p] > 0 && dt_sys_nagg[p] == dt_sys_nrec[p] &&
 	    dt_sys_nkbpf[p] == 0) {
@@ -350,7 +348,8 @@ dt_sys_update(unsigned int p, struct dt_pcb *dp, int delta)
 	/*
 	 * A pcb that only counts by the task (dt_pcb_kkey_ok()) may have
 	 * its kernel part counted in the kernel: no record of it then.
-	 * Before the byte, which depends on it (dt_sys_en()).
+	 * Before the byte: the ingest drops what the program counts too
+	 * (dt_sys_kall) from the first record the byte lets a hook write.
 	 */
 	if (delta > 0 && !(dp->dp_evtflags & DTEVT_LAUNCHED) &&
 	    dt_ksys_kcount(p, dp, true))

@@ -504,8 +504,14 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		if (rc > 0)
 			goto out;
 	}
-	/* Only counted (UDT_EN_COUNT): one add, no stamp, no slot. */
-	if (en & UDT_EN_COUNT) {
+	/*
+	 * Only counted (UDT_EN_COUNT): one add, no stamp, no slot.  But
+	 * not a fork child's return nor a vfork child's call: the add
+	 * would be the ring owner's, and a kernel counting program counts
+	 * them too, which dtd drops only from records (dt_ingest_kseen()).
+	 */
+	if ((en & UDT_EN_COUNT) && t->ut_vfork <= 0 && !udt_forkret(probe,
+	    isret, rv)) {
 		__atomic_fetch_add(&r->rh_count[probe], 1, __ATOMIC_RELAXED);
 		goto out;
 	}

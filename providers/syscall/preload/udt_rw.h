@@ -61,7 +61,8 @@
  * structures, asserted against their C definitions in udt_rw_call.c:
  * struct udt_tab's tb_magic and tb_reconnect, the filter table's
  * ft_probe[] (userdt/udt_filt.h), struct udt_ring_hdr's rh_count[], and
- * struct udt_thread's depth, its stack, ut_inlib, ut_armed, ut_traced.
+ * struct udt_thread's depth, its stack, ut_inlib, ut_armed, ut_traced,
+ * ut_vfork.
  */
 #define UDT_RW_MAGIC		0x75647464	/* UDT_MAGIC */
 #define UDT_RW_TB_MAGIC		0
@@ -73,6 +74,7 @@
 #define UDT_RW_UT_INLIB		32
 #define UDT_RW_UT_ARMED		37
 #define UDT_RW_UT_TRACED	38
+#define UDT_RW_UT_VFORK		52
 /*
  * A call's two enable bytes (entry low, return high) as one word: it
  * takes the counting path when each byte is 0 or exactly UDT_EN_ON |

@@ -64,6 +64,9 @@ _Static_assert(offsetof(struct udt_thread, ut_armed) == UDT_RW_UT_ARMED,
     "thread");
 _Static_assert(offsetof(struct udt_thread, ut_traced) == UDT_RW_UT_TRACED,
     "thread");
+_Static_assert(offsetof(struct udt_thread, ut_vfork) == UDT_RW_UT_VFORK,
+    "thread");
+_Static_assert(sizeof(udt_thread.ut_vfork) == 4, "thread");
 _Static_assert(UDT_RW_EN_COUNT == (UDT_EN_ON | UDT_EN_COUNT), "enable");
 _Static_assert(UDT_RW_EN_NOTCOUNT2 == (~(UDT_RW_EN_COUNT * 0x101) & 0xffff),
     "enable");

@@ -244,6 +244,11 @@ udt_rw_entry:
 	 *	a depth already raised (a handler inside a record, or one
 	 *	left by siglongjmp(): udt_nest_enter() sorts it out);
 	 *	the library's own calls (ut_inlib);
+	 *	a vfork child's calls (ut_vfork > 0), which udt_emit()
+	 *	records: the add would be its parent's, and a kernel
+	 *	program counts them too (a fork child's return, which
+	 *	udt_emit() records as well, never comes here: fork and the
+	 *	clones are UDT_RW_C);
 	 *	a thread dispatch does not catch yet (ut_armed clear while
 	 *	udt_sud_active) unless udt_rw_arm() found before that it
 	 *	needs not (ut_traced, every site rewritten or trapped).
@@ -267,6 +272,8 @@ udt_rw_entry:
 	jne	.Lrec
 	cmpl	$0, %fs:UDT_RW_UT_INLIB(%r11)
 	jne	.Lrec
+	cmpl	$0, %fs:UDT_RW_UT_VFORK(%r11)
+	jg	.Lrec
 	cmpb	$0, %fs:UDT_RW_UT_ARMED(%r11)
 	jne	1f
 	cmpl	$0, udt_sud_active(%rip)
