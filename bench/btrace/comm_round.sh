@@ -14,10 +14,67 @@
 # ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
 # OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
 #
-# What commsw_bench.sh and commkey_bench.sh share, sourced by them: one
+# What commsw_bench.sh, commkey_bench.sh and kbsys_bench.sh share,
+# sourced by them: the second dtd and the tools (comm_setup), and one
 # round of btrace, or of bpftrace, on $PROG while x runs (their run_x),
 # its line "count tracer-CPU x-CPU" appended to $TMP/r.CONF.  $BTRACE,
-# $BPF, $TMP, $X and $PROG are the caller's.
+# $DTD, $BPF, $TMP, $X and $PROG are the caller's.
+
+# comm_setup NAME VAR: after lib.sh's dtd_start, a second dtd with VAR=0
+# in its environment (the path the bench compares against: its own
+# device, sockets and image, pid $SDTDPID, stopped at exit), and $BPF,
+# bpftrace or empty (its row left out).  NAME: the bench's, for what it
+# says.
+comm_setup() {
+	local name=$1 var=$2 l
+
+	mkdir "$TMP/s" && mkfifo "$TMP/s/ready" || exit 2
+	exec 4<>"$TMP/s/ready"
+	env "$var=0" "$DTD" --foreground --frontend fuse --device "$TMP/s/dt" \
+	    --ready-fd 4 --ingest "$TMP/s/ingest.sock" \
+	    --ksyms "$TMP/s/ksyms" > "$TMP/s/dtd.log" 2>&1 4>&4 &
+	SDTDPID=$!
+	read -r -t 30 l <&4 && [ "$l" = ready ] ||
+	    { echo "$name: the second dtd: $(cat "$TMP/s/dtd.log")" >&2
+	    kill "$SDTDPID"; exit 1; }
+	exec 4<&-
+	trap 'kill "$SDTDPID" 2> /dev/null; wait "$SDTDPID" 2> /dev/null
+	    dtd_cleanup' EXIT
+	BPF=$(command -v bpftrace)
+	[ -n "$BPF" ] || echo "$name: no bpftrace: its row is left out"
+}
+
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# CPU seconds processes $@ have used so far (utime + stime)
+cpu_of() {
+	local p s=0
+
+	for p; do
+		s=$(awk -v s="$s" -v hz="$(getconf CLK_TCK)" \
+		    '{ printf("%.3f\n", s + ($14 + $15) / hz) }' "/proc/$p/stat")
+	done
+	echo "$s"
+}
+
+# the CPU seconds this shell's children have used so far, from times
+# run in this shell (not a subshell, whose children are its own): file
+children_cpu() {
+	awk 'NR == 2 { for (i = 1; i <= 2; i++) {
+		split($i, t, /[ms]/); s += t[1] * 60 + t[2] } }
+	    END { printf("%.3f\n", s) }' "$1"
+}
+# run x (dd under the name $X, $NREAD bytes a byte at a time), its CPU
+# seconds into $XCPU
+run_x() {
+	times > "$TMP/times0"
+	"$TMP/$X" if=/dev/zero of=/dev/null bs=1 count="$NREAD" 2> /dev/null
+	times > "$TMP/times1"
+	XCPU=$(echo "$(children_cpu "$TMP/times0") $(children_cpu "$TMP/times1")" |
+	    awk '{ printf("%.3f", $2 - $1) }')
+}
 
 # comm_bt NAME CONF DEV DTDPID GOT [ENV]: btrace on dtd DTDPID's device
 # DEV, its count read from its output by the sed expression GOT

@@ -45,53 +45,11 @@ NREAD=${4:-100000}
 . "$(dirname "$0")/../../tests/regress/lib.sh"
 . "$(dirname "$0")/comm_round.sh"
 dtd_start
-# the second dtd, which samples: its own device, sockets and image
-mkdir "$TMP/s" && mkfifo "$TMP/s/ready" || exit 2
-exec 4<>"$TMP/s/ready"
-USERDT_KCOUNT=0 "$DTD" --foreground --frontend fuse --device "$TMP/s/dt" \
-    --ready-fd 4 --ingest "$TMP/s/ingest.sock" --ksyms "$TMP/s/ksyms" \
-    > "$TMP/s/dtd.log" 2>&1 4>&4 &
-SDTDPID=$!
-read -r -t 30 l <&4 && [ "$l" = ready ] ||
-    { echo "commsw_bench: the second dtd: $(cat "$TMP/s/dtd.log")" >&2; kill "$SDTDPID"; exit 1; }
-exec 4<&-
-trap 'kill "$SDTDPID" 2> /dev/null; dtd_cleanup' EXIT
-BPF=$(command -v bpftrace)
-[ -n "$BPF" ] || echo "commsw_bench: no bpftrace: its row is left out"
-
-median() {
-	sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
-
-# CPU seconds processes $@ have used so far (utime + stime)
-cpu_of() {
-	local p s=0
-
-	for p; do
-		s=$(awk -v s="$s" -v hz="$(getconf CLK_TCK)" \
-		    '{ printf("%.3f\n", s + ($14 + $15) / hz) }' "/proc/$p/stat")
-	done
-	echo "$s"
-}
+comm_setup commsw_bench USERDT_KCOUNT
 
 X=cswx
 cp /bin/dd "$TMP/$X" && cp /bin/dd "$TMP/cswnoise" || exit 2
 PROG="tracepoint:raw_syscalls:sys_enter /comm == \"$X\"/ { @ = count(); }"
-# the CPU seconds this shell's children have used so far, from times
-# run in this shell (not a subshell, whose children are its own): file
-children_cpu() {
-	awk 'NR == 2 { for (i = 1; i <= 2; i++) {
-		split($i, t, /[ms]/); s += t[1] * 60 + t[2] } }
-	    END { printf("%.3f\n", s) }' "$1"
-}
-# run x, its CPU seconds into $XCPU
-run_x() {
-	times > "$TMP/times0"
-	"$TMP/$X" if=/dev/zero of=/dev/null bs=1 count="$NREAD" 2> /dev/null
-	times > "$TMP/times1"
-	XCPU=$(echo "$(children_cpu "$TMP/times0") $(children_cpu "$TMP/times1")" |
-	    awk '{ printf("%.3f", $2 - $1) }')
-}
 
 strace -f -qq -c -U calls -o "$TMP/x.strace" "$TMP/$X" if=/dev/zero \
     of=/dev/null bs=1 count="$NREAD" 2> /dev/null
@@ -105,7 +63,8 @@ if [ "${COMMSW_NOISE:-1}" != 0 ]; then
 	setsid "$TMP/cswnoise" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
 	NOISE=$!
 	# lib.sh's own cleanup (dtd, $BTPID, $TMP) too
-	trap 'kill -- -$NOISE 2> /dev/null; kill "$SDTDPID" 2> /dev/null; dtd_cleanup' EXIT
+	trap 'kill -- -$NOISE 2> /dev/null; kill "$SDTDPID" 2> /dev/null
+	    wait "$SDTDPID" 2> /dev/null; dtd_cleanup' EXIT
 fi
 
 for i in $(seq "$REPS"); do
