@@ -66,6 +66,8 @@ DTD=$2
 N=20000
 
 . "$(dirname "$0")/lib.sh"
+# the syscall groups' program is off unless asked for (dt_tp_ksysbpf.c)
+export USERDT_KSYSBPF=1
 
 # start btrace $1 (name) on program $2; wait until it runs
 bt_go() {
