@@ -273,7 +273,8 @@ dti_reaped(int pidfd)
 }
 
 bool
-dt_ingest_image_ok(pid_t pid, uid_t uid, gid_t gid, int pidfd, bool gone_ok)
+dt_ingest_image_ok(pid_t pid, uid_t uid, gid_t gid, gid_t rgid, int pidfd,
+    bool gone_ok)
 {
 	char path[32];
 	struct stat st;
@@ -287,14 +288,15 @@ dt_ingest_image_ok(pid_t pid, uid_t uid, gid_t gid, int pidfd, bool gone_ok)
 	 * the program's group after a set-gid one, while its uid stays
 	 * the user's (then, with the old memory kept alive by a CLONE_VM
 	 * child, the group alone told of the exec).  A tracee that is not
-	 * set-id (the loader ignores LD_PRELOAD in those) has one gid,
-	 * real, effective and saved, and can take no other without
-	 * privilege.
+	 * set-id (the loader ignores LD_PRELOAD in those) may take no
+	 * group but its effective one at connect and its real one
+	 * (setgid(getgid()), where a parent gave it two) without privilege,
+	 * and a set-id exec into either gains nothing.
 	 */
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (stat(path, &st) != 0)
 		return gone_ok && errno == ENOENT;
-	if (st.st_uid == uid && st.st_gid == gid)
+	if (st.st_uid == uid && (st.st_gid == gid || st.st_gid == rgid))
 		return true;
 	/*
 	 * Another owner or group, but maybe of another process: once ours is
@@ -586,7 +588,7 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	 * tells (dt_ingest_image_ok()).
 	 */
 	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, dp->dp_gid,
-	    dp->dp_pidfd, true))
+	    dp->dp_rgid, dp->dp_pidfd, true))
 		why = "is no longer the image that attached (a set-id exec?)";
 	else {
 		v = dti_final_look(dp, dti_image_look(dp, true), final);

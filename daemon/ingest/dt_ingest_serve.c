@@ -393,8 +393,8 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * keeping the socket) would have its records stamped with that
 	 * program's pid.
 	 */
-	if (!dt_ingest_image_ok(crp->pid, crp->uid, crp->gid, pidfd,
-	    false)) {
+	if (!dt_ingest_image_ok(crp->pid, crp->uid, crp->gid, crp->gid,
+	    pidfd, false)) {
 		dt_ingest_refused(crp, "it exec'd a set-id program after "
 		    "connecting");
 		dti_send_error(fd, EPERM);
@@ -438,7 +438,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 
 	dp->dp_pid = crp->pid;
 	dp->dp_uid = crp->uid;
-	dp->dp_gid = crp->gid;
+	dp->dp_gid = dp->dp_rgid = crp->gid;
 	dp->dp_pidfd = pidfd;
 	/* Its image's memory, which an exec ends (dti_image_same()). */
 	if (crp->uid != 0) {
@@ -494,6 +494,9 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	 * tracee reads both itself.
 	 */
 	stok = dt_proc_status(crp->pid, &pst) == 0;
+	/* A group it may take again unprivileged: setgid(getgid()). */
+	if (stok && pst.pst_gid[1] == crp->gid)
+		dp->dp_rgid = pst.pst_gid[0];
 	dt_pm_track_attach_pidfd(&dp->dp_maps, dp->dp_pid, dp->dp_uid,
 	    dp->dp_pidfd, psok && ps.ps_state != 'Z' && ps.ps_state != 'X' ?
 	    ps.ps_start + 1 : 0);

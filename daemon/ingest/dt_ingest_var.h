@@ -236,6 +236,8 @@ struct dti_proc {
 	pid_t			 dp_pid;	/* [I] SO_PEERCRED */
 	uid_t			 dp_uid;	/* [I] SO_PEERCRED */
 	gid_t			 dp_gid;	/* [I] SO_PEERCRED */
+	gid_t			 dp_rgid;	/* [I] its real gid then, or
+						   dp_gid */
 	int			 dp_pidfd;	/* [I] */
 	int			 dp_memfd;	/* [I] /proc/PID/mem when it
 						   attached, or -1; owned by
@@ -417,13 +419,14 @@ void	dti_abandoned(struct dti_proc *dp, const struct udt_rec *s);
 
 /*
  * Does process pid, held by pidfd (or -1), still run the image uid and
- * gid connected with?  False when it exec'd a set-id (or capable)
+ * gid connected with (its real gid rgid then being a group it may take
+ * again without privilege)?  False when it exec'd a set-id (or capable)
  * program since, so its records could be another's word; gone_ok: a process
  * that is gone, reaped, its pid perhaps another's now, answers true
  * (its final records were committed before it exited).  Any thread.
  */
-bool	dt_ingest_image_ok(pid_t pid, uid_t uid, gid_t gid, int pidfd,
-	    bool gone_ok);
+bool	dt_ingest_image_ok(pid_t pid, uid_t uid, gid_t gid, gid_t rgid,
+	    int pidfd, bool gone_ok);
 /*
  * Whether the process of pidfd was reaped, so that its pid may be
  * another's: what a look at /proc/PID saw before the call was its own
