@@ -329,7 +329,7 @@ run_stopped(const char *preload)
 	struct udt_stats us;
 	char *args[] = { "--no-ksyms", NULL };
 	char errpath[160], nosock[160], line[512], *pre = NULL, **env = NULL;
-	uint64_t ms, base, before;
+	uint64_t ms, base, before, t0;
 	int k, status;
 	pid_t pid;
 
@@ -386,16 +386,21 @@ run_stopped(const char *preload)
 	 * Started again until one attaches, for 20 s at most: what is
 	 * checked is that dtd serves again.
 	 */
-	for (k = 0, us.us_attached = 0; k < 100 && us.us_attached <= before;
-	    k++) {
+	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
+	for (k = 0, us.us_attached = 0; us.us_attached <= before; k++) {
 		pid = dtt_spawn((char *[]){ "/bin/true", NULL }, env, -1, -1,
 		    -1, -1);
 		status = pid == -1 ? -1 : dtt_wait(pid, 60000);
-		if (!dtt_exited0(status) ||
-		    st_ingest_stats(dd.dd_sock, &us) != 0)
+		if (!dtt_exited0(status))
 			break;
-		if (us.us_attached <= before)
-			(void)poll(NULL, 0, 200);
+		if (st_ingest_stats(dd.dd_sock, &us) != 0) {
+			us.us_attached = 0;
+			break;
+		}
+		if (us.us_attached > before ||
+		    dtt_clock_ns(CLOCK_MONOTONIC) - t0 > 20000000000ULL)
+			break;
+		(void)poll(NULL, 0, 200);
 	}
 	dtt_check(dtt_exited0(status) && us.us_attached > before,
 	    "then a traced program attaches (%llu attached, %llu before, "
