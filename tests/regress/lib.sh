@@ -195,3 +195,39 @@ kcount_pidns() {
 	grep -q "^@\[$1, $p\]: [1-9]" "$TMP/ns.out" ||
 	    fail "not pid $p: $(cat "$TMP/ns.out" "$TMP/ns.err")"
 }
+
+# btrace $BTRACE -v on $DEV, one at a time ($BTPID, output on fd 6),
+# for run-kbpf.sh and run-kbsys.sh.
+# start btrace $1 (name) on program $2, env $3; wait until it runs
+bt_go() {
+	local name=$1 prog=$2 l
+
+	mkfifo "$TMP/$name" || exit 2
+	env ${3:-} "$BTRACE" -d "$DEV" -v -e "BEGIN { printf(\"go\\n\"); } $prog" \
+	    > "$TMP/$name" 2> "$TMP/$name.err" &
+	BTPID=$!
+	exec 6< "$TMP/$name"
+	read -r -t 30 l <&6 && [ "$l" = go ] ||
+	    fail "$name: $l $(cat "$TMP/$name.err")"
+}
+
+# stop it; its map lines into $TMP/$1.out
+bt_end() {
+	kill -TERM "$BTPID"
+	wait "$BTPID" || fail "$1: exit $?: $(cat "$TMP/$1.err")"
+	BTPID=
+	sed -n "/^@/p" <&6 > "$TMP/$1.out"
+	exec 6<&-
+}
+
+# the first of two btraces aside (pid $PY, output on fd 7) while a
+# second starts; bt_unpark makes it the current one again
+bt_park() {
+	PY=$BTPID
+	exec 7<&6
+}
+bt_unpark() {
+	exec 6<&7 7<&-
+	BTPID=$PY
+	PY=
+}

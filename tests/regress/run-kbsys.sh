@@ -69,28 +69,6 @@ N=20000
 # the syscall groups' program is off unless asked for (dt_tp_ksysbpf.c)
 export USERDT_KSYSBPF=1
 
-# start btrace $1 (name) on program $2; wait until it runs
-bt_go() {
-	local name=$1 prog=$2 l
-
-	mkfifo "$TMP/$name" || exit 2
-	"$BTRACE" -d "$DEV" -v -e "BEGIN { printf(\"go\\n\"); } $prog" \
-	    > "$TMP/$name" 2> "$TMP/$name.err" &
-	BTPID=$!
-	exec 6< "$TMP/$name"
-	read -r -t 30 l <&6 && [ "$l" = go ] ||
-	    fail "$name: $l $(cat "$TMP/$name.err")"
-}
-
-# stop it; its map lines into $TMP/$1.out
-bt_end() {
-	kill -TERM "$BTPID"
-	wait "$BTPID" || fail "$1: exit $?: $(cat "$TMP/$1.err")"
-	BTPID=
-	sed -n "/^@/p" <&6 > "$TMP/$1.out"
-	exec 6<&-
-}
-
 # bpftrace counting the openat calls of the names $@ by name; returns
 # once it counts (its BEGIN runs after its probes are attached)
 bpf_go() {
