@@ -76,6 +76,12 @@ run_x() {
 	    awk '{ printf("%.3f", $2 - $1) }')
 }
 
+# the sum of the numbers the sed expression $1 takes from stdin: x's
+# count, one key's or the sum of several
+comm_got() {
+	sed -n "$1" | awk '{ s += $1 } END { print s + 0 }'
+}
+
 # comm_bt NAME CONF DEV DTDPID GOT [ENV]: btrace on dtd DTDPID's device
 # DEV, its count read from its output by the sed expression GOT
 comm_bt() {
@@ -97,37 +103,41 @@ comm_bt() {
 	kill -TERM "$bpid"
 	wait "$bpid"
 	BTPID=
-	got=$(sed -n "$got_re" <&6)
+	got=$(comm_got "$got_re" <&6)
 	exec 6<&-
 	d1=$(cpu_of "$dpid")
 	echo "${got:-0} $(echo "$d0 $d1 $b1" |
 	    awk '{ printf("%.3f", $2 - $1 + $3) }') $XCPU" >> "$TMP/r.$c"
 }
 
-# comm_bpf NAME GOT: bpftrace on $PROG; no row when it never attaches
+# comm_bpf NAME GOT: bpftrace on $BPROG (default $PROG), its CPU from
+# once its probes are attached (its BEGIN runs then: not its compile);
+# no row when it never attaches
 comm_bpf() {
-	local name=$1 got_re=$2 bpid got l
+	local name=$1 got_re=$2 bpid got l b0 b1
 
 	[ -n "$BPF" ] || return 0
 	rm -f "$TMP/bpf.fifo"
 	mkfifo "$TMP/bpf.fifo"
-	"$BPF" -e "$PROG" > "$TMP/bpf.fifo" 2> "$TMP/bpf.err" &
+	"$BPF" -e "BEGIN { printf(\"go\\n\"); } ${BPROG:-$PROG}" \
+	    > "$TMP/bpf.fifo" 2> "$TMP/bpf.err" &
 	bpid=$!
 	BTPID=$bpid
 	exec 7< "$TMP/bpf.fifo"
 	# bounded: a bpftrace that never attaches loses its row
 	while read -r -t 60 l <&7; do
-		case $l in Attaching*) break ;; esac
+		case $l in go) break ;; esac
 	done
-	case ${l:-} in Attaching*) ;; *)
+	case ${l:-} in go) ;; *)
 		kill -KILL "$bpid"; wait "$bpid"; BTPID=; exec 7<&-
 		echo "$name: bpftrace did not attach" >&2
 		return 0 ;;
 	esac
+	b0=$(cpu_of "$bpid")
 	run_x
-	b1=$(cpu_of "$bpid")
+	b1=$(echo "$b0 $(cpu_of "$bpid")" | awk '{ printf("%.3f", $2 - $1) }')
 	kill -INT "$bpid"
-	got=$(sed -n "$got_re" <&7)
+	got=$(comm_got "$got_re" <&7)
 	wait "$bpid"
 	BTPID=
 	exec 7<&-

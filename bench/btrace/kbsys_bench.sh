@@ -51,10 +51,6 @@ X=ksysx
 cp /bin/dd "$TMP/$X" && cp /bin/dd "$TMP/ksysnoise" || exit 2
 PROG="syscall:*:entry { @[comm, probe] = count(); }"
 BPROG="tracepoint:raw_syscalls:sys_enter { @[comm, args->id] = count(); }"
-# x's calls in a map's output: the sum of its keys' counts
-sum_x() {
-	sed -n "s/^@\\[$X, [^]]*\\]: //p" | awk '{ s += $1 } END { print s + 0 }'
-}
 
 strace -f -qq -c -U calls -o "$TMP/x.strace" "$TMP/$X" if=/dev/zero \
     of=/dev/null bs=1 count="$NREAD" 2> /dev/null
@@ -80,60 +76,13 @@ for i in $(seq "$REPS"); do
 			echo "0 0 $XCPU" >> "$TMP/r.$c"
 			;;
 		count|sampled)
-			e=
 			[ $c = sampled ] && dpid=$SDTDPID dev=$TMP/s/dt ||
 			    dpid=$DTDPID dev=$DEV
-			d0=$(cpu_of "$dpid")
-			rm -f "$TMP/bt.fifo"
-			mkfifo "$TMP/bt.fifo"
-			env ${e:+"$e"} "$BTRACE" -d "$dev" \
-			    -e "BEGIN { printf(\"go\\n\"); } $PROG" \
-			    > "$TMP/bt.fifo" 2> "$TMP/bt.err" &
-			bpid=$!
-			BTPID=$bpid
-			exec 6< "$TMP/bt.fifo"
-			read -r -t 60 l <&6 || { echo "kbsys_bench: btrace did not start: $(cat "$TMP/bt.err")" >&2; exit 1; }
-			run_x
-			b1=$(cpu_of "$bpid")
-			kill -TERM "$bpid"
-			wait "$bpid"
-			BTPID=
-			got=$(sum_x <&6)
-			exec 6<&-
-			d1=$(cpu_of "$dpid")
-			echo "${got:-0} $(echo "$d0 $d1 $b1" |
-			    awk '{ printf("%.3f", $2 - $1 + $3) }') $XCPU" >> "$TMP/r.$c"
+			comm_bt kbsys_bench $c "$dev" "$dpid" \
+			    "s/^@\\[$X, [^]]*\\]: //p"
 			;;
 		bpf)
-			[ -n "$BPF" ] || continue
-			rm -f "$TMP/bpf.fifo"
-			mkfifo "$TMP/bpf.fifo"
-			"$BPF" -e "BEGIN { printf(\"go\\n\"); } $BPROG" \
-			    > "$TMP/bpf.fifo" 2> "$TMP/bpf.err" &
-			bpid=$!
-			BTPID=$bpid
-			exec 7< "$TMP/bpf.fifo"
-			# bounded: a bpftrace that never attaches loses its row;
-			# its BEGIN runs once its probes are attached
-			while read -r -t 60 l <&7; do
-				case $l in go) break ;; esac
-			done
-			case ${l:-} in go) ;; *)
-				kill -KILL "$bpid"; wait "$bpid"; BTPID=; exec 7<&-
-				echo "kbsys_bench: bpftrace did not attach" >&2
-				continue ;;
-			esac
-			# its CPU from here: not its start's compile
-			b0=$(cpu_of "$bpid")
-			run_x
-			b1=$(echo "$b0 $(cpu_of "$bpid")" |
-			    awk '{ printf("%.3f", $2 - $1) }')
-			kill -INT "$bpid"
-			got=$(sum_x <&7)
-			wait "$bpid"
-			BTPID=
-			exec 7<&-
-			echo "${got:-0} $b1 $XCPU" >> "$TMP/r.$c"
+			comm_bpf kbsys_bench "s/^@\\[$X, [^]]*\\]: //p"
 			;;
 		esac
 	done
