@@ -325,13 +325,18 @@ kbsysfork|kbsysspawn|kbsysfork[px]|kbsysspawn[px])
 	;;
 kbsysself)
 	dtd_serve "$DTD"
-	# each print drains the program's counts: bpf(2), membarrier(2)
-	bt_go s 'syscall:bpf:entry, syscall:membarrier:entry {
-	    @[pid] = count(); }
+	# each print drains the program's counts: bpf(2), membarrier(2);
+	# an untraced program's openat, counted there too, shows that the
+	# program ran at all (else no key of dtd's would prove nothing)
+	bt_go s 'syscall:bpf:entry, syscall:membarrier:entry,
+	    syscall:openat:entry { @[pid] = count(); }
 	    interval:hz:10 { printf("tick\n"); print(@); }'
 	n=0
 	while [ $n -lt 10 ] && read -r -t 30 l <&6; do
-		[ "$l" = tick ] && n=$((n + 1))
+		if [ "$l" = tick ]; then
+			n=$((n + 1))
+			[ $n -eq 1 ] && { "$OPENAT_N" 5 || fail "openat_n"; }
+		fi
 		echo "$l" >> "$TMP/s.ticks"
 	done
 	[ $n -eq 10 ] || fail "10 ticks: $n: $(cat "$TMP/s.err")"
@@ -341,6 +346,7 @@ kbsysself)
 	dpid=$DTDPID
 	dtd_end
 	kbsys_refused
+	kbsys_took s
 	if grep -q "^@\[$dpid\]" "$TMP/s.out"; then
 		fail "dtd's own calls counted: $(grep "^@\[$dpid\]" "$TMP/s.out" | tail -1)"
 	fi
