@@ -82,7 +82,7 @@
 
 struct dt_probe	*(*dti_probe)(unsigned int);
 bool	(*dti_kall)(unsigned int);
-bool	(*dti_kbefore)(pid_t, uint64_t);
+bool	(*dti_kbefore)(pid_t, uint64_t, unsigned int);
 void	(*dti_sample_put)(unsigned int, const struct dt_evt *, uint64_t,
 	    uint64_t);
 void	(*dti_sample_lost)(uint64_t, bool);
@@ -236,7 +236,7 @@ dt_ingest_sink_probes(struct dt_probe *(*probe)(unsigned int))
 
 void
 dt_ingest_sink_kcopied(bool (*kall)(unsigned int),
-    bool (*before)(pid_t, uint64_t))
+    bool (*before)(pid_t, uint64_t, unsigned int))
 {
 	dti_kbefore = before;
 	dti_kall = kall;

@@ -86,12 +86,12 @@ void	dt_ingest_sink_exit(void (*leave)(pid_t, uint64_t ns));
  * counted its call too: any of a tracee in another pid namespace (the
  * program counts all of its calls), one the program sees whatever the
  * time, as the ingest knows from the record (dt_ingest_kseen()), or,
- * before: one of process pid made at ns (CLOCK_REALTIME) before pid
- * attached.  Both called on the drain thread, kall for each record but
+ * before: one of probe p of process pid made at ns (CLOCK_REALTIME)
+ * that the program counted before pid attached.  Both called on the drain thread, kall for each record but
  * profile samples: it must be quick.
  */
 void	dt_ingest_sink_kcopied(bool (*kall)(unsigned int p),
-	    bool (*before)(pid_t pid, uint64_t ns));
+	    bool (*before)(pid_t pid, uint64_t ns, unsigned int p));
 
 /*
  * Set the timer fallback's period (ns, 0: off) in dtd's master copy and

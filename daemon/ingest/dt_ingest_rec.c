@@ -211,7 +211,7 @@ dt_ingest_emit(pid_t pid, pid_t owner, bool foreign, const struct udt_rec *r,
 	    dti_kall(r->ur_probe) && (foreign ||
 	    dt_ingest_kseen(pid, owner, r) ||
 	    dti_kbefore(pid, (uint64_t)ev.dtev_tsp.tv_sec * 1000000000ULL +
-	    (uint64_t)ev.dtev_tsp.tv_nsec)))
+	    (uint64_t)ev.dtev_tsp.tv_nsec, r->ur_probe)))
 		return;
 	if (r->ur_flags & UDT_R_COMM) {
 		memcpy(ev.dtev_comm, r->ur_comm, UDT_COMMLEN);

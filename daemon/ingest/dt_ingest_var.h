@@ -46,7 +46,7 @@
  */
 extern struct dt_probe	*(*dti_probe)(unsigned int);
 extern bool	(*dti_kall)(unsigned int);
-extern bool	(*dti_kbefore)(pid_t, uint64_t);
+extern bool	(*dti_kbefore)(pid_t, uint64_t, unsigned int);
 extern void	(*dti_sample_put)(unsigned int, const struct dt_evt *, uint64_t,
 		    uint64_t);
 extern void	(*dti_sample_lost)(uint64_t, bool);

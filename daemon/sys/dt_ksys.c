@@ -100,11 +100,10 @@ dt_ksys_kcount(unsigned int p, struct dt_pcb *dp, bool on)
 	return dt_ksys_kcountfn != NULL && dt_ksys_kcountfn(p, dp, on);
 }
 
-void
+bool
 dt_ksys_tgid(pid_t pid, bool on)
 {
-	if (dt_ksys_tgidfn != NULL)
-		dt_ksys_tgidfn(pid, on);
+	return dt_ksys_tgidfn != NULL && dt_ksys_tgidfn(pid, on);
 }
 
 void

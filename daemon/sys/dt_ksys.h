@@ -134,10 +134,13 @@ typedef bool	(*dt_ksys_kcount_fn)(unsigned int p, struct dt_pcb *dp,
 /*
  * The owner tells the counting program's tracee map: process pid
  * attached its first image (on), or left the list with its last
- * (off), as dt_ingest_sink_attach() and _exit() see them.  The ingest
- * accept or drain thread; must not wait for the core's lock.
+ * (off), as dt_ingest_sink_attach() and _exit() see them.  On: true
+ * when the program saw pid's exec and has hidden its calls since (the
+ * starting library's: none of its records before the attach was
+ * counted by the program).  The ingest accept or drain thread; must
+ * not wait for the core's lock.
  */
-typedef void	(*dt_ksys_tgid_fn)(pid_t pid, bool on);
+typedef bool	(*dt_ksys_tgid_fn)(pid_t pid, bool on);
 
 /* Register each once, from provider init functions.  [I] */
 void	dt_ksys_kcount_feed(dt_ksys_kcount_fn, dt_ksys_tgid_fn);
@@ -156,7 +159,15 @@ void	dt_ksys_tree(unsigned int p, struct dt_pcb *dp, bool on);
 int	dt_ksys_index(const struct dt_pcb *dp);
 int	dt_ksys_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid);
 bool	dt_ksys_kcount(unsigned int p, struct dt_pcb *dp, bool on);
-void	dt_ksys_tgid(pid_t pid, bool on);
+bool	dt_ksys_tgid(pid_t pid, bool on);
+
+/*
+ * Whether the image process pid runs will attach to this dtd: it
+ * preloads the library and names dtd's socket (NAME=VALUE entries,
+ * NUL-ended, in /proc/PID/environ, read into buf of size bytes; an
+ * entry cut at the end is left out).  Any thread, its own buf.
+ */
+bool	dt_ksys_will_attach(pid_t pid, char *buf, size_t size);
 
 /*
  * Whether a tree's feed was offered: a syscall probe may then be

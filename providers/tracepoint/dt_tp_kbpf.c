@@ -138,43 +138,26 @@ dt_kbpf_put(int fd, uint32_t key, uint32_t val)
 }
 
 /*
- * Load s's program: its descriptor, or -1 with *why the verifier's last
- * line (or the error) for the one line dtd says.  [K].
+ * Load n instructions as a tracepoint program named name: its
+ * descriptor, or -1 with *why the verifier's last line (or the error)
+ * for the one line dtd says.  [K].
  */
 int
-dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen)
+dt_kbpf_load_insns(const struct bpf_insn *insns, unsigned int n,
+    const char *name, char *why, size_t whylen)
 {
-	struct bpf_insn *insns;
 	union bpf_attr a;
 	char *log = NULL, *l, *end;
-	const char *test;
-	unsigned int n;
 	int fd, error;
 
-	snprintf(why, whylen, "too long");
-	if ((insns = calloc(DT_KBPF_MAXINSNS, sizeof(*insns))) == NULL ||
-	    (n = dt_kbpf_prog(s, insns)) == 0) {
-		free(insns);
-		return -1;
-	}
-	/* for the tests: a first instruction the verifier refuses */
-	test = getenv("USERDT_TEST_KBPF");
-	if (test != NULL && strcmp(test, "refuse") == 0) {
-		memset(&insns[0], 0, sizeof(insns[0]));
-		insns[0].code = BPF_ALU64 | BPF_MOV | BPF_X;
-		insns[0].dst_reg = BPF_REG_0;
-		insns[0].src_reg = BPF_REG_8;	/* never written */
-	}
 	memset(&a, 0, sizeof(a));
 	a.prog_type = BPF_PROG_TYPE_TRACEPOINT;
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.insn_cnt = n;
 	a.license = (uint64_t)(uintptr_t)"Dual BSD/GPL";
-	strncpy(a.prog_name, "udt_kcount", sizeof(a.prog_name) - 1);
-	if ((fd = dt_kbpf_bpf(BPF_PROG_LOAD, &a)) >= 0) {
-		free(insns);
+	strncpy(a.prog_name, name, sizeof(a.prog_name) - 1);
+	if ((fd = dt_kbpf_bpf(BPF_PROG_LOAD, &a)) >= 0)
 		return fd;
-	}
 	error = errno;
 	snprintf(why, whylen, "%s", strerror(error));
 	/* again with the verifier's log, only to say why */
@@ -185,7 +168,6 @@ dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen)
 		if ((fd = dt_kbpf_bpf(BPF_PROG_LOAD, &a)) >= 0) {
 			/* a refusal that went away: take it */
 			free(log);
-			free(insns);
 			return fd;
 		}
 		/* the last line but the verifier's statistics */
@@ -204,9 +186,38 @@ dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen)
 			snprintf(why, whylen, "%s: %s", strerror(error), l);
 	}
 	free(log);
-	free(insns);
 	errno = error;
 	return -1;
+}
+
+/* Load s's program: as dt_kbpf_load_insns().  [K]. */
+int
+dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen)
+{
+	struct bpf_insn *insns;
+	const char *test;
+	unsigned int n;
+	int fd, error;
+
+	snprintf(why, whylen, "too long");
+	if ((insns = calloc(DT_KBPF_MAXINSNS, sizeof(*insns))) == NULL ||
+	    (n = dt_kbpf_prog(s, insns)) == 0) {
+		free(insns);
+		return -1;
+	}
+	/* for the tests: a first instruction the verifier refuses */
+	test = getenv("USERDT_TEST_KBPF");
+	if (test != NULL && strcmp(test, "refuse") == 0) {
+		memset(&insns[0], 0, sizeof(insns[0]));
+		insns[0].code = BPF_ALU64 | BPF_MOV | BPF_X;
+		insns[0].dst_reg = BPF_REG_0;
+		insns[0].src_reg = BPF_REG_8;	/* never written */
+	}
+	fd = dt_kbpf_load_insns(insns, n, "udt_kcount", why, whylen);
+	error = errno;
+	free(insns);
+	errno = error;
+	return fd;
 }
 
 /*

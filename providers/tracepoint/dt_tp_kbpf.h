@@ -69,6 +69,23 @@ struct dt_kbpf_key {
 #define DT_KBPF_TASK	0x4
 
 /*
+ * A process the syscall groups' exec program saw exec and that is not
+ * (yet) a tracee (kbs_youngfd): the program keys its tgid in kk_pid, sets
+ * this bit and the image's exec count (mod 4096) in DT_KBPF_EXECMASK,
+ * so that dtd can decide at the drain whether these calls were the
+ * starting library's, hidden (that image attached), or the program's
+ * (dt_tp_ksysbpf.c).  The young hash's value.
+ */
+#define DT_KBPF_YOUNG		0x8
+#define DT_KBPF_EXECSHIFT	4
+#define DT_KBPF_EXECMASK	0xfff0
+struct dt_kbpf_young {
+	uint64_t	 ky_born;	/* the exec's CLOCK_MONOTONIC ns */
+	uint32_t	 ky_exec;	/* its execs before this one */
+	uint32_t	 ky_pad;
+};
+
+/*
  * The record's own condition to be an event (tpp_kcount, ftrace's
  * "FIELD OP NUMBER"), read from the raw record the program gets.
  */
@@ -104,6 +121,8 @@ struct dt_kbpf_spec {
 	uint16_t		 kbs_idoff;
 	int			 kbs_wantfd;
 	int			 kbs_tracedfd;
+	/* not -1: a hash by tgid of the young processes (DT_KBPF_YOUNG) */
+	int			 kbs_youngfd;
 };
 
 #define DT_KBPF_SYSSHIFT	16
@@ -124,6 +143,14 @@ bool	dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm);
  */
 unsigned int dt_kbpf_prog(const struct dt_kbpf_spec *s,
 	    struct bpf_insn *insns);
+
+/*
+ * The syscall groups' exec program (sched:sched_process_exec) into
+ * insns[DT_KBPF_MAXINSNS]: it puts the execing process's tgid in hash
+ * youngfd, a struct dt_kbpf_young.  Its length, 0 on
+ * failure.  Any thread.
+ */
+unsigned int dt_kbpf_execprog(int youngfd, struct bpf_insn *insns);
 
 /*
  * dp's events of tpp counted by such a program, at dtpv_start: true,
@@ -151,7 +178,8 @@ bool	dt_tp_kbpf_off(void);
  * (per-CPU or not: the counts and the tracee hash) allocated as keys
  * come, so that an unused one pins nothing.  dt_kbpf_put(): a map's u32 value at u32
  * key set, 0 or -1 (errno).  dt_kbpf_load(): s's program, or -1 with
- * *why the verifier's reason.  dt_kbpf_event(): a counting event of
+ * *why the verifier's reason; dt_kbpf_load_insns() the same of n
+ * instructions already made, named name.  dt_kbpf_event(): a counting event of
  * tracepoint id on the first CPU that opens one, for a program to
  * hang on.
  */
@@ -161,6 +189,8 @@ int	dt_kbpf_map(uint32_t type, uint32_t ksize, uint32_t vsize,
 	    uint32_t n, const char *name);
 int	dt_kbpf_put(int fd, uint32_t key, uint32_t val);
 int	dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen);
+int	dt_kbpf_load_insns(const struct bpf_insn *insns, unsigned int n,
+	    const char *name, char *why, size_t whylen);
 int	dt_kbpf_event(int id);
 
 /*
@@ -194,6 +224,24 @@ struct dt_kbpf_drain {
 	uint64_t		 kd_mem;	/* [I] */
 	unsigned int		 kd_nfds;	/* [I] descriptors charged */
 	uint64_t		*kd_vals;	/* [c] one a CPU */
+	/*
+	 * [I] NULL, or what a DT_KBPF_YOUNG key's count is: DT_KBPF_FOLD
+	 * (*k rewritten as the program would have keyed it), _DROP, or
+	 * _HOLD, kept in kd_held and asked again at the next drain; final:
+	 * no hold.  The drain's caller, [c].
+	 */
+	int			 (*kd_young)(struct dt_kbpf_drain *,
+				    struct dt_kbpf_key *k, bool final);
+	struct dt_kbpf_held	*kd_held;	/* [c] */
+	uint32_t		 kd_nheld, kd_maxheld;	/* [c] */
+};
+
+enum { DT_KBPF_FOLD, DT_KBPF_DROP, DT_KBPF_HOLD };
+
+/* A DT_KBPF_YOUNG key's count held for a later drain. */
+struct dt_kbpf_held {
+	struct dt_kbpf_key	 kh_key;
+	uint64_t		 kh_count;
 };
 
 /* The descriptors a drain holds: the three maps, the program, event. */

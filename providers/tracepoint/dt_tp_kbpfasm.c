@@ -31,6 +31,7 @@
  * Everything is immutable once built; no state but the caller's buffer.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "dt_tp_kbpf.h"
@@ -43,6 +44,7 @@
 #define FP_TRUTH(i)	(-64 - 8 * ((int)(i) + 1))	/* filter stack */
 #define FP_SYSID	(-64 - 8 * (DTF_MAXTERMS + 1))	/* the call's */
 #define FP_TGID		(FP_SYSID - 8)			/* the process's */
+#define FP_NOW		(FP_TGID - 24)			/* dt_kbpf_young */
 
 #define KA_NLABELS	64
 #define KA_NFIX		256
@@ -367,6 +369,48 @@ ka_traced(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
 	JMP_IMM(a, BPF_JNE, BPF_REG_0, 0, out);
 }
 
+/*
+ * raw_syscalls: r9 not 0 for a process the exec program saw start and
+ * that is no tracee yet (after ka_traced(), its tgid at FP_TGID): its
+ * key's DT_KBPF_YOUNG and exec count.
+ */
+static void
+ka_young(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s)
+{
+	unsigned int old = ka_label(a);
+
+	MOV64_IMM(a, BPF_REG_9, 0);
+	ka_ld_map(a, BPF_REG_1, s->kbs_youngfd);
+	ka_fp(a, BPF_REG_2, FP_TGID);
+	CALL(a, BPF_FUNC_map_lookup_elem);
+	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, old);
+	LDX(a, BPF_W, BPF_REG_9, BPF_REG_0,
+	    (int16_t)offsetof(struct dt_kbpf_young, ky_exec));
+	ALU64_IMM(a, BPF_LSH, BPF_REG_9, DT_KBPF_EXECSHIFT);
+	ALU64_IMM(a, BPF_AND, BPF_REG_9, DT_KBPF_EXECMASK);
+	ALU64_IMM(a, BPF_OR, BPF_REG_9, DT_KBPF_YOUNG);
+	ka_bind(a, old);
+}
+
+/*
+ * A young process's key (r9 not 0) names its tgid and r9's bits,
+ * whatever the rest keys: dtd decides at the drain.
+ */
+static void
+ka_youngkey(struct dt_kbpf_asm *a)
+{
+	unsigned int old = ka_label(a);
+
+	JMP_IMM(a, BPF_JEQ, BPF_REG_9, 0, old);
+	MOV64_REG(a, BPF_REG_0, BPF_REG_6);
+	ALU64_IMM(a, BPF_RSH, BPF_REG_0, 32);
+	STX(a, BPF_W, BPF_REG_10, BPF_REG_0, FP_KEY + 16);
+	LDX(a, BPF_W, BPF_REG_0, BPF_REG_10, FP_KEY + 28);
+	ALU64_REG(a, BPF_OR, BPF_REG_0, BPF_REG_9);
+	STX(a, BPF_W, BPF_REG_10, BPF_REG_0, FP_KEY + 28);
+	ka_bind(a, old);
+}
+
 /* The idle task (tid 0) keyed as dtd names it: DT_KBPF_IDLE. */
 static void
 ka_idle(struct dt_kbpf_asm *a)
@@ -511,6 +555,8 @@ dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
 	MOV64_REG(&a, BPF_REG_6, BPF_REG_0);
 	if (s->kbs_nsys != 0)
 		ka_traced(&a, s, out);
+	if (s->kbs_nsys != 0 && s->kbs_youngfd != -1)
+		ka_young(&a, s);
 	if (comm) {
 		ka_fp(&a, BPF_REG_1, FP_COMM);
 		MOV64_IMM(&a, BPF_REG_2, 16);
@@ -556,6 +602,8 @@ dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
 		CALL(&a, BPF_FUNC_get_smp_processor_id);
 		STX(&a, BPF_W, BPF_REG_10, BPF_REG_0, FP_KEY + 24);
 	}
+	if (s->kbs_nsys != 0 && s->kbs_youngfd != -1)
+		ka_youngkey(&a);
 	ka_count(&a, s, out);
 
 	ka_bind(&a, out);
@@ -564,6 +612,47 @@ dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
 	 * every perf event of the tracepoint, anyone's: 1 lets them have
 	 * it (our counting event keeps no buffer).
 	 */
+	MOV64_IMM(&a, BPF_REG_0, 1);
+	EXIT(&a);
+	if (a.ka_full || !ka_resolve(&a))
+		return 0;
+	return a.ka_n;
+}
+
+unsigned int
+dt_kbpf_execprog(int youngfd, struct bpf_insn *insns)
+{
+	static struct dt_kbpf_asm z;
+	struct dt_kbpf_asm a = z;
+	unsigned int first = ka_label(&a);
+
+	a.ka_insn = insns;
+	CALL(&a, BPF_FUNC_get_current_pid_tgid);
+	ALU64_IMM(&a, BPF_RSH, BPF_REG_0, 32);
+	STX(&a, BPF_W, BPF_REG_10, BPF_REG_0, FP_TGID);
+	/* the image's exec count: one more than the last young image's */
+	MOV64_IMM(&a, BPF_REG_6, 0);
+	ka_ld_map(&a, BPF_REG_1, youngfd);
+	ka_fp(&a, BPF_REG_2, FP_TGID);
+	CALL(&a, BPF_FUNC_map_lookup_elem);
+	JMP_IMM(&a, BPF_JEQ, BPF_REG_0, 0, first);
+	LDX(&a, BPF_W, BPF_REG_6, BPF_REG_0,
+	    (int16_t)offsetof(struct dt_kbpf_young, ky_exec));
+	ALU64_IMM(&a, BPF_ADD, BPF_REG_6, 1);
+	ka_bind(&a, first);
+	STX(&a, BPF_W, BPF_REG_10, BPF_REG_6,
+	    FP_NOW + (int)offsetof(struct dt_kbpf_young, ky_exec));
+	ST_IMM(&a, BPF_W, BPF_REG_10,
+	    FP_NOW + (int)offsetof(struct dt_kbpf_young, ky_pad), 0);
+	CALL(&a, BPF_FUNC_ktime_get_ns);
+	STX(&a, BPF_DW, BPF_REG_10, BPF_REG_0,
+	    FP_NOW + (int)offsetof(struct dt_kbpf_young, ky_born));
+	ka_ld_map(&a, BPF_REG_1, youngfd);
+	ka_fp(&a, BPF_REG_2, FP_TGID);
+	ka_fp(&a, BPF_REG_3, FP_NOW);
+	MOV64_IMM(&a, BPF_REG_4, BPF_ANY);
+	CALL(&a, BPF_FUNC_map_update_elem);
+	/* as dt_kbpf_prog(): 0 would hide the record from perf */
 	MOV64_IMM(&a, BPF_REG_0, 1);
 	EXIT(&a);
 	if (a.ka_full || !ka_resolve(&a))

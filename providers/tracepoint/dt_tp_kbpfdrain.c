@@ -244,6 +244,70 @@ dt_kbpf_fold(struct dt_kbpf_drain *kd, const struct dt_kbpf_key *k,
 }
 
 /*
+ * k's count folded, or for a young process's key (DT_KBPF_YOUNG) what
+ * kd_young says: folded as rewritten, dropped, or held for the next
+ * drain (folded now if it cannot be held).  [c].
+ */
+static void
+dt_kbpf_fold_young(struct dt_kbpf_drain *kd, const struct dt_kbpf_key *k,
+    uint64_t v)
+{
+	struct dt_kbpf_key yk;
+	struct dt_kbpf_held *h;
+	uint32_t max;
+
+	if (!(k->kk_gen & DT_KBPF_YOUNG) || kd->kd_young == NULL) {
+		dt_kbpf_fold(kd, k, v);
+		return;
+	}
+	yk = *k;
+	switch (kd->kd_young(kd, &yk, kd->kd_all)) {
+	case DT_KBPF_DROP:
+		return;
+	case DT_KBPF_HOLD:
+		if (kd->kd_nheld == kd->kd_maxheld) {
+			max = kd->kd_maxheld == 0 ? 16 : 2 * kd->kd_maxheld;
+			if ((h = reallocarray(kd->kd_held, max, sizeof(*h))) ==
+			    NULL)
+				break;
+			kd->kd_held = h;
+			kd->kd_maxheld = max;
+		}
+		kd->kd_held[kd->kd_nheld].kh_key = *k;
+		kd->kd_held[kd->kd_nheld++].kh_count = v;
+		return;
+	default:
+		break;
+	}
+	/* a hold refused (no memory) folds as kd_young said at the last */
+	yk.kk_gen &= ~(uint32_t)DT_KBPF_YOUNG;
+	dt_kbpf_fold(kd, &yk, v);
+}
+
+/* The held counts asked again: folded, dropped or held on.  [c]. */
+static void
+dt_kbpf_held(struct dt_kbpf_drain *kd)
+{
+	struct dt_kbpf_key yk;
+	uint32_t i, n = 0;
+
+	for (i = 0; i < kd->kd_nheld; i++) {
+		yk = kd->kd_held[i].kh_key;
+		switch (kd->kd_young(kd, &yk, kd->kd_all)) {
+		case DT_KBPF_HOLD:
+			kd->kd_held[n++] = kd->kd_held[i];
+			break;
+		case DT_KBPF_FOLD:
+			dt_kbpf_fold(kd, &yk, kd->kd_held[i].kh_count);
+			break;
+		default:
+			break;
+		}
+	}
+	kd->kd_nheld = n;
+}
+
+/*
  * The keys this sync takes, in one walk of the map, into *keys (dtd's
  * memory, grown as needed; the caller frees it); their number.  The
  * walk deletes nothing (a delete under it would restart it from the
@@ -313,7 +377,7 @@ dt_kbpf_take(struct dt_kbpf_drain *kd, struct dt_kbpf_key *keys, uint32_t n)
 				continue;
 			}
 			gone++;
-			dt_kbpf_fold(kd, &keys[i], v);
+			dt_kbpf_fold_young(kd, &keys[i], v);
 		}
 		if (left == 0 || gone == 0)
 			break;
@@ -337,6 +401,8 @@ dt_kbpf_sync(struct dt_aggctr *c)
 	if (!kd->kd_flipped)
 		return;
 	kd->kd_flipped = false;
+	if (kd->kd_nheld > 0)
+		dt_kbpf_held(kd);
 	n = dt_kbpf_walk(kd, &keys);
 	dt_kbpf_take(kd, keys, n);
 	free(keys);
@@ -452,6 +518,7 @@ dt_kbpf_drain_free(struct dt_kbpf_drain *kd)
 	if (kd->kd_ovf != -1)
 		close(kd->kd_ovf);
 	free(kd->kd_vals);
+	free(kd->kd_held);
 	if (kd->kd_mem != 0)
 		dt_limit_uncharge(kd->kd_cred, kd->kd_mem);
 	if (kd->kd_nfds != 0)

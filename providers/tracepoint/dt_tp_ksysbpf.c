@@ -53,22 +53,40 @@
  *	[T]	dt_ksb_tmtx
  *	[a]	atomic
  */
+#include <sys/ioctl.h>
+
+#include <linux/perf_event.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dt_ksys.h"
+#include "dt_tracefs.h"
 #include "dt_tp_kbpf.h"
 #include "dt_tp_ksys.h"
 #include "dt_tp_var.h"
 #include "systab.h"
 
 #define KSB_MAXTRACED	65536	/* tracees the hash holds at once */
+#define KSB_MAXYOUNG	65536	/* young processes (LRU: the oldest go) */
+#define KSB_YGONE	4096	/* young tracees remembered past exit */
+/*
+ * How long a young process that will attach (LD_PRELOAD and the socket
+ * name dt_ksys_will_attach() reads) may keep its counts held, waiting
+ * for its attach: a start takes some ms,
+ * a loaded machine's some 100.  Past it, or with no such name, they are
+ * the program's.
+ */
+#define KSB_HOLDNS	(5 * 1000000000ULL)
+#define KSB_ENVMAX	(256 * 1024)	/* environ read, at most */
 
 struct dt_ksb {
 	struct dt_kbpf_drain	 ksb_kd;	/* first: the hooks' cast */
@@ -89,9 +107,37 @@ static unsigned int	 dt_ksb_idoff[2];	/* [I] the call number's */
 
 static pthread_mutex_t	 dt_ksb_tmtx = PTHREAD_MUTEX_INITIALIZER;
 static int		 dt_ksb_traced = -1;	/* [T] the tgid hash */
-static pid_t		*dt_ksb_tgids;		/* [T] what it holds */
+/*
+ * A tracee in the hash; young: the exec of the image that attached was
+ * seen, and its counts since (keyed with kt_exec) are hidden.
+ */
+struct dt_ksb_tgid {
+	pid_t			 kt_pid;
+	bool			 kt_young;
+	uint32_t		 kt_exec;	/* its DT_KBPF_EXECMASK bits */
+};
+static struct dt_ksb_tgid *dt_ksb_tgids;	/* [T] what it holds */
 static size_t		 dt_ksb_ntgid, dt_ksb_maxtgid;	/* [T] */
 static uint64_t		 dt_ksb_trefused;	/* [T] tracees counted twice */
+
+/*
+ * The young processes (DT_KBPF_YOUNG): a hash by tgid of those whose
+ * exec the exec program (on sched:sched_process_exec) saw since the
+ * first group, the exec's CLOCK_MONOTONIC ns; a tracee leaves it at its
+ * attach, any other at the drain that decides its counts are the
+ * program's.  Young tracees that left remain in a ring for the drains
+ * still to come of the counts they made before their attach.
+ */
+static int		 dt_ksb_young = -1;	/* [T] the hash */
+static char		 dt_ksb_env[KSB_ENVMAX];	/* [c] */
+static int		 dt_ksb_execid = -1;	/* [I] sched_process_exec */
+static int		 dt_ksb_execprog = -1;	/* [K] */
+static int		 dt_ksb_execev = -1;	/* [K] */
+static struct {
+	pid_t			 yg_pid;
+	uint32_t		 yg_exec;	/* as kt_exec */
+} dt_ksb_ygone[KSB_YGONE];				/* [T] */
+static unsigned int	 dt_ksb_nygone, dt_ksb_ygfirst;	/* [T] */
 
 /* Put tgid in the hash or take it out.  [T] */
 static void
@@ -125,35 +171,197 @@ dt_ksb_tput(pid_t pid, bool on)
 	}
 }
 
-/* dt_ksys_tgid_fn: the ingest accept or drain thread. */
+static uint64_t
+dt_ksb_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The young hash's entry of pid into *y: false if none.  [T] */
+static bool
+dt_ksb_ylook(pid_t pid, struct dt_kbpf_young *y)
+{
+	union bpf_attr a;
+	uint32_t k = (uint32_t)pid;
+
+	if (dt_ksb_young == -1)
+		return false;
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)dt_ksb_young;
+	a.key = (uint64_t)(uintptr_t)&k;
+	a.value = (uint64_t)(uintptr_t)y;
+	return dt_kbpf_bpf(BPF_MAP_LOOKUP_ELEM, &a) == 0;
+}
+
+/* pid out of the young hash.  [T] */
 static void
+dt_ksb_ydel(pid_t pid)
+{
+	union bpf_attr a;
+	uint32_t k = (uint32_t)pid;
+
+	if (dt_ksb_young == -1)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)dt_ksb_young;
+	a.key = (uint64_t)(uintptr_t)&k;
+	(void)dt_kbpf_bpf(BPF_MAP_DELETE_ELEM, &a);
+}
+
+/* An exec count as the program keys it. */
+static uint32_t
+dt_ksb_execbits(uint32_t n)
+{
+	return (n << DT_KBPF_EXECSHIFT) & DT_KBPF_EXECMASK;
+}
+
+/* A young tracee that left: its earlier counts are still hidden.  [T] */
+static void
+dt_ksb_ygone_put(pid_t pid, uint32_t exec)
+{
+	unsigned int j;
+
+	if (dt_ksb_nygone == KSB_YGONE) {
+		dt_ksb_ygfirst = (dt_ksb_ygfirst + 1) % KSB_YGONE;
+		dt_ksb_nygone--;
+	}
+	j = (dt_ksb_ygfirst + dt_ksb_nygone++) % KSB_YGONE;
+	dt_ksb_ygone[j].yg_pid = pid;
+	dt_ksb_ygone[j].yg_exec = exec;
+}
+
+/* dt_ksys_tgid_fn: the ingest accept or drain thread. */
+static bool
 dt_ksb_tgid(pid_t pid, bool on)
 {
-	pid_t *t;
+	struct dt_kbpf_young y;
+	struct dt_ksb_tgid *t;
 	size_t i, max;
+	bool young = false;
 
 	pthread_mutex_lock(&dt_ksb_tmtx);
 	for (i = 0; i < dt_ksb_ntgid; i++)
-		if (dt_ksb_tgids[i] == pid)
+		if (dt_ksb_tgids[i].kt_pid == pid)
 			break;
 	if (on && i == dt_ksb_ntgid) {
 		if (dt_ksb_ntgid == dt_ksb_maxtgid) {
 			max = dt_ksb_maxtgid == 0 ? 64 : 2 * dt_ksb_maxtgid;
 			if ((t = realloc(dt_ksb_tgids, max * sizeof(*t))) ==
-			    NULL)
-				goto put;	/* the map alone, if made */
+			    NULL) {
+				/* the map alone, if made; never young */
+				dt_ksb_tput(pid, on);
+				pthread_mutex_unlock(&dt_ksb_tmtx);
+				return false;
+			}
 			dt_ksb_tgids = t;
 			dt_ksb_maxtgid = max;
 		}
-		dt_ksb_tgids[dt_ksb_ntgid++] = pid;
-	} else if (!on && i < dt_ksb_ntgid)
+		/* skipped first, then no longer keyed young */
+		dt_ksb_tput(pid, on);
+		if ((young = dt_ksb_ylook(pid, &y)))
+			dt_ksb_ydel(pid);
+		dt_ksb_tgids[dt_ksb_ntgid].kt_pid = pid;
+		dt_ksb_tgids[dt_ksb_ntgid].kt_young = young;
+		dt_ksb_tgids[dt_ksb_ntgid++].kt_exec = young ?
+		    dt_ksb_execbits(y.ky_exec) : 0;
+	} else if (!on && i < dt_ksb_ntgid) {
+		if (dt_ksb_tgids[i].kt_young)
+			dt_ksb_ygone_put(pid, dt_ksb_tgids[i].kt_exec);
 		dt_ksb_tgids[i] = dt_ksb_tgids[--dt_ksb_ntgid];
-put:
-	dt_ksb_tput(pid, on);
+		dt_ksb_tput(pid, on);
+		/* its later images' execs, seen while it was skipped */
+		dt_ksb_ydel(pid);
+	} else
+		dt_ksb_tput(pid, on);
 	pthread_mutex_unlock(&dt_ksb_tmtx);
+	return young;
 }
 
-/* The tgid hash, made once with the tracees listed so far.  [K] */
+/*
+ * kd_young: a young process's count.  Hidden (the library's start; the
+ * hooks record the rest) when the image it was made in attached, even
+ * if it left since; the program's when it was an earlier image's (the
+ * launcher's, which exec'd the tracee), or its image did not attach and
+ * will not (no library named, gone, or past KSB_HOLDNS), keyed then as
+ * the program keys others; held otherwise.  The drain, [c].
+ */
+static int
+dt_ksb_youngkey(struct dt_kbpf_drain *kd, struct dt_kbpf_key *k, bool final)
+{
+	struct dt_ksb *g = (struct dt_ksb *)kd;
+	struct dt_kbpf_young y;
+	pid_t pid = (pid_t)k->kk_pid;
+	uint32_t exec = k->kk_gen & DT_KBPF_EXECMASK;
+	unsigned int i, j;
+	int r = DT_KBPF_FOLD;
+	bool odd;
+
+	pthread_mutex_lock(&dt_ksb_tmtx);
+	for (i = 0; i < dt_ksb_ntgid; i++)
+		if (dt_ksb_tgids[i].kt_pid == pid) {
+			if (dt_ksb_tgids[i].kt_young &&
+			    dt_ksb_tgids[i].kt_exec == exec)
+				r = DT_KBPF_DROP;
+			goto out;
+		}
+	for (i = 0; i < dt_ksb_nygone; i++) {
+		j = (dt_ksb_ygfirst + i) % KSB_YGONE;
+		if (dt_ksb_ygone[j].yg_pid == pid &&
+		    dt_ksb_ygone[j].yg_exec == exec)
+			r = DT_KBPF_DROP;
+	}
+	/* unless the pid was taken since by an image of that count */
+	if (!dt_ksb_ylook(pid, &y)) {
+		goto out;
+	} else if (dt_ksb_execbits(y.ky_exec) != exec) {
+		/* an earlier image's: the young tracee's, or the launcher's */
+		goto out;
+	}
+	r = DT_KBPF_FOLD;
+	/* the last drain of a group: its own decision, no other's */
+	if (final)
+		goto out;
+	if (dt_ksb_now() - y.ky_born < KSB_HOLDNS && dt_ksys_will_attach(pid, dt_ksb_env, sizeof(dt_ksb_env))) {
+		r = DT_KBPF_HOLD;
+		goto out;
+	}
+	/* the program's from here: it counts them as any other's */
+	dt_ksb_ydel(pid);
+	for (i = 0; i < dt_ksb_nygone; i++) {
+		j = (dt_ksb_ygfirst + i) % KSB_YGONE;
+		if (dt_ksb_ygone[j].yg_pid == pid)
+			dt_ksb_ygone[j].yg_pid = 0;
+	}
+out:
+	pthread_mutex_unlock(&dt_ksb_tmtx);
+	if (r != DT_KBPF_FOLD)
+		return r;
+	/* keyed as the program keys a process not young */
+	k->kk_gen &= ~(uint32_t)DT_KBPF_YOUNG;
+	if (g->ksb_fields & (1u << DTF_PID) || k->kk_gen & DT_KBPF_TASK)
+		return r;
+	odd = true;
+	if ((g->ksb_fields & (1u << DTF_COMM)) && g->ksb_comm) {
+		odd = k->kk_comm[0] == '\0';
+		for (i = 0; i < sizeof(k->kk_comm) && k->kk_comm[i] != '\0';
+		    i++)
+			if ((unsigned char)k->kk_comm[i] < 0x20 ||
+			    (unsigned char)k->kk_comm[i] > 0x7e ||
+			    k->kk_comm[i] == '\\')
+				odd = true;
+	}
+	if (!(g->ksb_fields & (1u << DTF_COMM)) || !odd)
+		k->kk_pid = 0;
+	return r;
+}
+
+/*
+ * The tgid hash, made once with the tracees listed so far, and the young
+ * hash.  [K]
+ */
 static int
 dt_ksb_tmap(void)
 {
@@ -171,11 +379,67 @@ dt_ksb_tmap(void)
 		 */
 		dt_ksb_tput(getpid(), true);
 		for (i = 0; i < dt_ksb_ntgid; i++)
-			dt_ksb_tput(dt_ksb_tgids[i], true);
+			dt_ksb_tput(dt_ksb_tgids[i].kt_pid, true);
 	}
+	/* without it, a launched process's start counts as its own */
+	if (dt_ksb_young == -1 && dt_ksb_execid != -1)
+		dt_ksb_young = dt_kbpf_map(BPF_MAP_TYPE_LRU_HASH,
+		    sizeof(uint32_t), sizeof(struct dt_kbpf_young), KSB_MAXYOUNG,
+		    "udt_kyoung");
 	fd = dt_ksb_traced;
 	pthread_mutex_unlock(&dt_ksb_tmtx);
 	return fd;
+}
+
+/*
+ * The exec program attached, for the first group: false said, and the
+ * groups then count a launched process's start as the sampled feed
+ * would not (doc/design.md).  [K]
+ */
+static bool
+dt_ksb_exec_on(const char *who)
+{
+	struct bpf_insn *insns;
+	char why[200];
+	unsigned int n;
+
+	if (dt_ksb_execev != -1)
+		return true;
+	if (dt_ksb_young == -1)
+		return false;
+	if ((insns = calloc(DT_KBPF_MAXINSNS, sizeof(*insns))) == NULL)
+		return false;
+	snprintf(why, sizeof(why), "too long");
+	if ((n = dt_kbpf_execprog(dt_ksb_young, insns)) == 0 ||
+	    (dt_ksb_execprog = dt_kbpf_load_insns(insns, n, "udt_kexec", why,
+	    sizeof(why))) == -1) {
+		free(insns);
+		dt_kbpf_say(who, "exec program", why);
+		return false;
+	}
+	free(insns);
+	if ((dt_ksb_execev = dt_kbpf_event(dt_ksb_execid)) == -1 ||
+	    ioctl(dt_ksb_execev, PERF_EVENT_IOC_SET_BPF, dt_ksb_execprog) ==
+	    -1) {
+		dt_kbpf_say(who, "exec event", strerror(errno));
+		if (dt_ksb_execev != -1)
+			close(dt_ksb_execev);
+		close(dt_ksb_execprog);
+		dt_ksb_execev = dt_ksb_execprog = -1;
+		return false;
+	}
+	return true;
+}
+
+/* The exec program detached with the last group.  [K] */
+static void
+dt_ksb_exec_off(void)
+{
+	if (dt_ksbs != NULL || dt_ksb_execev == -1)
+		return;
+	close(dt_ksb_execev);
+	close(dt_ksb_execprog);
+	dt_ksb_execev = dt_ksb_execprog = -1;
 }
 
 /*
@@ -269,6 +533,11 @@ dt_ksb_new(struct dt_pcb *dp, unsigned int dir, uint32_t fields, bool comm,
 	s.kbs_idoff = (uint16_t)dt_ksb_idoff[dir];
 	s.kbs_wantfd = g->ksb_want;
 	s.kbs_tracedfd = tfd;
+	s.kbs_youngfd = -1;
+	if (dt_ksb_exec_on(who)) {
+		s.kbs_youngfd = dt_ksb_young;
+		g->ksb_kd.kd_young = dt_ksb_youngkey;
+	}
 	/* it counts nothing until a pcb's number is wanted */
 	if (!dt_kbpf_drain_load(&g->ksb_kd, &s, id) ||
 	    !dt_kbpf_drain_attach(&g->ksb_kd)) {
@@ -294,14 +563,8 @@ dt_ksb_unlink(struct dt_ksb *g)
 }
 
 /*
- * Off unless USERDT_KSYSBPF=1: the program counts a launched process's
- * calls from its exec, before its attach puts its tgid in the skip
- * hash, so the loader's and the library's own calls there (plans,
- * images, the handshake), which the library hides and the sampled
- * feed drops from the exec on, were counted as the program's
- * (device-linux-cmdtree's -A case: 52 openat for 8).  Until dtd can
- * skip a launched process from its exec, the sampled feed is the
- * default.  [K]
+ * Off unless USERDT_KSYSBPF=1, until the young processes are judged at
+ * the default's change.  [K]
  */
 static bool
 dt_ksb_on(void)
@@ -333,8 +596,10 @@ dt_ksb_start(unsigned int p, struct dt_pcb *dp)
 		    g->ksb_fields == fields && g->ksb_comm == comm &&
 		    g->ksb_kd.kd_ev != -1 && dt_ksb_samefilter(g->ksb_filter, f))
 			break;
-	if (g == NULL && (g = dt_ksb_new(dp, dir, fields, comm, f)) == NULL)
+	if (g == NULL && (g = dt_ksb_new(dp, dir, fields, comm, f)) == NULL) {
+		dt_ksb_exec_off();
 		return false;
+	}
 	/*
 	 * An open has one pcb a probe (dt_ioctl_probe_enable()'s EEXIST,
 	 * and btrace shares a probe of several rules, never aggregated in
@@ -369,6 +634,7 @@ dt_ksb_start(unsigned int p, struct dt_pcb *dp)
 		if (g->ksb_kd.kd_ev != -1)
 			dt_kbpf_drain_stop(&g->ksb_kd);
 		dt_ksb_free(g);
+		dt_ksb_exec_off();
 	}
 	return false;
 }
@@ -392,6 +658,7 @@ dt_ksb_stop(unsigned int p, struct dt_pcb *dp)
 		return;
 	*gp = g->ksb_next;
 	dt_ksb_free(g);
+	dt_ksb_exec_off();
 	/* dp_knot stays set: dp is still on its probe's list */
 }
 
@@ -408,11 +675,15 @@ dt_ksb_kcount(unsigned int p, struct dt_pcb *dp, bool on)
 void
 dt_tp_ksysbpf_init(unsigned int idoff0, unsigned int idoff1)
 {
+	static struct dt_tp_format fmt;
+
 	/* the number is a long at a 64-bit aligned place */
 	if (idoff0 % 8 != 0 || idoff1 % 8 != 0 || idoff0 > INT16_MAX ||
 	    idoff1 > INT16_MAX)
 		return;
 	dt_ksb_idoff[0] = idoff0;
 	dt_ksb_idoff[1] = idoff1;
+	dt_ksb_execid = dt_tracefs_format("sched", "sched_process_exec",
+	    &fmt) == 0 ? (int)fmt.dtfm_id : -1;
 	dt_ksys_kcount_feed(dt_ksb_kcount, dt_ksb_tgid);
 }

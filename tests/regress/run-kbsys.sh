@@ -23,8 +23,10 @@
 #             event the kernel's, none through perf's buffers; bpftrace
 #             counts as many.
 #   kbsyslaunched  the same while a dtrun'd process makes openat calls:
-#             its calls are counted once (the program skips the
-#             library's processes), as many as bpftrace counts.
+#             its own are counted once (the program skips the library's
+#             processes), and none of its start (the library's, hidden
+#             from its exec on; the loader's, under dtrun -L), where
+#             bpftrace counts those too.
 #   kbsysoff  quiet: USERDT_KBPF=0's output is the program's, byte for
 #             byte, for two probes of one rule keyed by the probe, of a
 #             process started after btrace (the sampled path has no
@@ -45,6 +47,10 @@
 #             a pid namespace of its own (unshare(1), which must work):
 #             dtd cannot tell its children's records, so the program
 #             counts all of its calls.
+#   kbsysstart  dtrun -L and LD_PRELOAD starts (these under strace,
+#             slowed) of 3 openat each while btrace reads at 100 Hz: 3
+#             each, at no read more; a read during a start holds the
+#             process's counts until its attach.
 #   kbsysself  dtd's own drains (bpf(2), membarrier(2)), seen by a
 #             print at 10 Hz, are never counted: dtd's pid is no key.
 #   kbsysshare  a sampled rule of another open on the same probe gets
@@ -66,7 +72,7 @@ DTD=$2
 N=20000
 
 . "$(dirname "$0")/lib.sh"
-# the syscall groups' program is off unless asked for (dt_tp_ksysbpf.c)
+# the syscall groups' program, on unless USERDT_KSYSBPF=0 (dt_tp_ksysbpf.c)
 export USERDT_KSYSBPF=1
 
 # bpftrace counting the openat calls of the names $@ by name; returns
@@ -175,7 +181,7 @@ kbsys|kbsyslaunched)
 	bpf_go uq_ksw uq_ksl
 	bt_go ks 'syscall:openat:entry { @[comm] = count(); }'
 	if [ "$3" = kbsyslaunched ]; then
-		"$DTRUN" -s "$TMP/ingest.sock" "$TMP/uq_ksl" $N ||
+		"$DTRUN" -L -s "$TMP/ingest.sock" "$TMP/uq_ksl" $N ||
 		    fail "dtrun uq_ksl"
 	fi
 	w_go
@@ -195,13 +201,14 @@ kbsys|kbsyslaunched)
 	if [ "$3" = kbsys ]; then
 		all_kernel ks
 	else
-		# once (twice would be 2N): bpftrace's count, $N and the
-		# loader's and the library's start's few
+		# once (twice would be 2N), and none of its start's: not
+		# the library's (the program saw the exec and hid them),
+		# nor, under -L, the loader's; bpftrace counts all of them
 		b=$(sed -n 's/^@\[uq_ksl\]: //p' "$TMP/bpf.out")
-		[ -n "$b" ] && [ "$b" -ge $N ] && [ "$b" -lt $((N + 100)) ] ||
+		[ -n "$b" ] && [ "$b" -gt $N ] && [ "$b" -lt $((N + 100)) ] ||
 		    fail "bpftrace: $(cat "$TMP/bpf.out") btrace: $(cat "$TMP/ks.out" "$TMP/ks.err")"
-		grep -qx "@\[uq_ksl\]: $b" "$TMP/ks.out" ||
-		    fail "uq_ksl: bpftrace $b: $(grep uq_ks "$TMP/ks.out") $(cat "$TMP/ks.err")"
+		grep -qx "@\[uq_ksl\]: $N" "$TMP/ks.out" ||
+		    fail "uq_ksl: $N (bpftrace $b): $(grep uq_ks "$TMP/ks.out") $(cat "$TMP/ks.err")"
 		# the tracee's from its hooks, not the kernel's
 		n=$(sed -n 's/^\([0-9]*\) of them counted by the kernel$/\1/p' \
 		    "$TMP/ks.err")
@@ -217,6 +224,41 @@ kbsys|kbsyslaunched)
 	    "$TMP/dtd.log")
 	[ "${rec:-0}" -lt $((N / 10)) ] ||
 	    fail "the calls went through perf's buffers: $(cat "$TMP/dtd.log")"
+	;;
+kbsysstart)
+	# reads at 100 Hz while launched processes start: never a count
+	# of the library's start, nor of the loader's (-L).  The dtrun'd
+	# ones attach within a read's period; the two LD_PRELOAD'd ones
+	# start under strace, each openat delayed 30 ms, so that reads
+	# come before their attach and hold their counts until it.
+	dtd_serve "$DTD"
+	bt_go st 'syscall:openat:entry /comm == "uq_ksl"/ { @ = count(); }
+	    interval:hz:100 { print(@); }'
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		"$DTRUN" -L -s "$TMP/ingest.sock" "$TMP/uq_ksl" 3 ||
+		    fail "dtrun uq_ksl"
+	done
+	for i in 1 2; do
+		strace -f -qq -o /dev/null -e trace=openat \
+		    -e inject=openat:delay_enter=30000 env \
+		    LD_PRELOAD="$USERDT_PRELOAD" \
+		    USERDT_SOCKET="$TMP/ingest.sock" USERDT_LOADER=0 \
+		    "$TMP/uq_ksl" 3 || fail "strace uq_ksl"
+	done
+	# and one not launched, all of whose calls are the program's,
+	# its loader's too: as many as strace sees
+	strace -qq -e trace=openat -o "$TMP/uq_ksl.st" "$TMP/uq_ksl" 3 ||
+	    fail "strace uq_ksl"
+	U=$(grep -c "^openat(" "$TMP/uq_ksl.st")
+	bt_end st
+	dtd_end
+	kbsys_refused
+	kbsys_took st
+	[ "$(tail -n 1 "$TMP/st.out")" = "@: $((36 + U))" ] ||
+	    fail "12 starts of 3 calls and $U: $(tail -n 1 "$TMP/st.out")"
+	awk -v max=$((36 + U)) '$2 > max { bad++ } END { exit bad > 0 }' \
+	    "$TMP/st.out" ||
+	    fail "a read counted a start's: $(sort -u "$TMP/st.out" | tr '\n' ' ')"
 	;;
 kbsyspidns)
 	# the whole case in a pid namespace (and its /proc) of its own

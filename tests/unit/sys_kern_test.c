@@ -21,16 +21,20 @@
  * attaches and exits before the reader looks at all.  dt_sys_kern.c is
  * built into this test alone, with the one ingest function it calls.
  */
+#include <sys/syscall.h>
 #include <sys/wait.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dt_ingest.h"
 #include "dt_sys_kern.h"
+#include "systab.h"
 #include "dtt.h"
 
 #define SEC	1000000000ULL
@@ -42,11 +46,15 @@ dt_ingest_sockpath(void)
 	return "/nonexistent/sk-test.sock";
 }
 
-/* What the kernel program's tracee map would hold (dt_ksys_tgid()). */
+/*
+ * What the kernel program's tracee map would hold (dt_ksys_tgid()); a
+ * tracee attaching while sk_young is set is one whose exec it saw.
+ */
 static pid_t	sk_tgid[8];
 static int	sk_ntgid, sk_tgidbad;
+static bool	sk_young;
 
-void
+bool
 dt_ksys_tgid(pid_t pid, bool on)
 {
 	int i;
@@ -60,6 +68,7 @@ dt_ksys_tgid(pid_t pid, bool on)
 		sk_tgid[sk_ntgid++] = pid;
 	else if (!on)
 		sk_tgid[i] = sk_tgid[--sk_ntgid];
+	return on && sk_young;
 }
 
 static bool
@@ -105,6 +114,28 @@ sk_child(char *const env[], int *wfd)
 	close(e[0]);
 	*wfd = p[1];
 	return pid;
+}
+
+/* The wire index of Linux call lin's entry (ret 0) or return. */
+static unsigned int
+sk_probe(unsigned int lin, unsigned int ret)
+{
+	unsigned int i;
+
+	for (i = 0; i < SYSTAB_COUNT; i++)
+		if (systab[i].se_linux == lin)
+			return 2 * i + ret;
+	dtt_check(false, "no such call in the table");
+	return 0;
+}
+
+static uint64_t
+sk_realtime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
 }
 
 int
@@ -171,6 +202,30 @@ main(int argc, char *argv[])
 	dt_sys_kern_exit(260, T0 + 47);
 	dtt_check(!sk_inmap(260) && sk_tgidbad == 0,
 	    "and its exit tells the map nothing");
+
+	/*
+	 * What the program counted before an attach: all of a tracee
+	 * whose exec it did not see; of a young one, only the entry of
+	 * the exec that made it (the image before made that call).
+	 */
+	t = sk_realtime();
+	dt_sys_kern_attach(270, false);
+	sk_young = true;
+	dt_sys_kern_attach(271, false);
+	sk_young = false;
+	dtt_check(dt_sys_kern_before(270, t - SEC, sk_probe(SYS_openat, 0)) &&
+	    dt_sys_kern_before(270, t - SEC, sk_probe(SYS_execve, 0)),
+	    "a tracee's records before its attach were the program's");
+	dtt_check(!dt_sys_kern_before(271, t - SEC, sk_probe(SYS_openat, 0)) &&
+	    !dt_sys_kern_before(271, t - SEC, sk_probe(SYS_execve, 1)),
+	    "a young one's were not, its exec's return neither");
+	dtt_check(dt_sys_kern_before(271, t - SEC, sk_probe(SYS_execve, 0)) &&
+	    dt_sys_kern_before(271, t - SEC, sk_probe(SYS_execveat, 0)),
+	    "but the entry of the exec that made it was");
+	dtt_check(!dt_sys_kern_before(271, t + SEC, sk_probe(SYS_execve, 0)),
+	    "and none after its attach");
+	dt_sys_kern_exit(270, T0 + 48);
+	dt_sys_kern_exit(271, T0 + 48);
 
 	/* The departed are kept until the reader is 0.5 s past them. */
 	dtt_check(dt_sys_kern_traced(100, T0 + 5),

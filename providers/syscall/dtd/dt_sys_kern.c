@@ -81,6 +81,8 @@
  *	[R]	the kernel feed's reader thread (dt_ksys_traced_fn)
  *	[a]	atomic
  */
+#include <sys/syscall.h>
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -95,19 +97,20 @@
 #include "dt_ingest.h"
 #include "dt_ksys.h"
 #include "dt_sys_kern.h"
+#include "systab.h"
 
 #define DT_SK_GONE_NS		500000000ULL	/* 0.5 s of event time */
 #define DT_SK_MAXGONE		4096
 #define DT_SK_PENDING_NS	1000000000ULL	/* 1 s of event time */
 #define DT_SK_MAXPEND		256
 #define DT_SK_ENVMAX		(256 * 1024)	/* environ read, at most */
-#define DT_SK_LIBNAME		"libuserdt-preload"	/* in LD_PRELOAD */
 
 struct dt_sk_tr {
 	pid_t		st_pid;
 	unsigned int	st_n;		/* its listed images */
 	uint64_t	st_ns;		/* CLOCK_REALTIME of its first */
 	bool		st_foreign;	/* not in the program's map */
+	bool		st_young;	/* its start hidden from the program */
 };
 
 struct dt_sk_pend {
@@ -201,8 +204,7 @@ dt_sys_kern_attach(pid_t pid, bool foreign)
 		dt_sk_tr[i].st_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
 		    (uint64_t)ts.tv_nsec;
 		dt_sk_tr[i].st_foreign = foreign;
-		if (!foreign)
-			dt_ksys_tgid(pid, true);
+		dt_sk_tr[i].st_young = !foreign && dt_ksys_tgid(pid, true);
 	}
 	atomic_fetch_add_explicit(&dt_sk_gen, 1, memory_order_release);
 	pthread_mutex_unlock(&dt_sk_lock);
@@ -242,15 +244,28 @@ dt_sys_kern_exit(pid_t pid, uint64_t ns)
 }
 
 bool
-dt_sys_kern_before(pid_t pid, uint64_t ns)
+dt_sys_kern_before(pid_t pid, uint64_t ns, unsigned int p)
 {
 	bool before = false;
+	unsigned int lin;
 	size_t i;
 
 	pthread_mutex_lock(&dt_sk_lock);
 	for (i = 0; i < dt_sk_ntr; i++)
 		if (dt_sk_tr[i].st_pid == pid) {
 			before = ns < dt_sk_tr[i].st_ns;
+			/*
+			 * A young one's calls from its exec on were hidden
+			 * from the program (dt_tp_ksysbpf.c): of those before
+			 * the attach, only the entry of the exec that made it
+			 * was the program's, made by the image before.
+			 */
+			if (before && dt_sk_tr[i].st_young) {
+				lin = p / 2 < SYSTAB_COUNT ?
+				    systab[p / 2].se_linux : SYSTAB_LINUX_MAX;
+				before = !(p & 1) && (lin == SYS_execve ||
+				    lin == SYS_execveat);
+			}
 			break;
 		}
 	pthread_mutex_unlock(&dt_sk_lock);
@@ -347,44 +362,11 @@ dt_sk_pdel(size_t i)
 	dt_sk_pend[i] = dt_sk_pend[--dt_sk_npend];
 }
 
-/*
- * Whether the image pid exec'd preloads the library and names our
- * socket: NAME=VALUE entries, NUL-ended, in /proc/PID/environ.  [R]
- */
+/* Whether the image pid exec'd will attach to this dtd.  [R] */
 static bool
 dt_sk_will_attach(pid_t pid)
 {
-	const char *sock = dt_ingest_sockpath(), *e, *end, *named = NULL;
-	char path[64];
-	bool lib = false;
-	ssize_t n;
-	size_t len = 0;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return false;
-	while (len < sizeof(dt_sk_env) &&
-	    (n = read(fd, dt_sk_env + len, sizeof(dt_sk_env) - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	/* An entry cut at the end is left out: the variables come first. */
-	for (e = dt_sk_env, end = dt_sk_env + len; e < end;
-	    e += strnlen(e, (size_t)(end - e)) + 1) {
-		if (memchr(e, '\0', (size_t)(end - e)) == NULL)
-			break;
-		if (strncmp(e, "LD_PRELOAD=", 11) == 0)
-			lib = strstr(e + 11, DT_SK_LIBNAME) != NULL;
-		else if (strncmp(e, UDT_SOCKET_ENV "=",
-		    sizeof(UDT_SOCKET_ENV)) == 0)
-			named = e + sizeof(UDT_SOCKET_ENV);
-	}
-	if (!lib)
-		return false;
-	/* The library's own choice (udt_attach.c): unset or empty, default. */
-	if (named == NULL || *named == '\0')
-		named = UDT_SOCKET_DEFAULT;
-	return strcmp(named, sock) == 0;
+	return dt_ksys_will_attach(pid, dt_sk_env, sizeof(dt_sk_env));
 }
 
 void

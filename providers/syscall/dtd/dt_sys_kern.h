@@ -42,12 +42,14 @@ void	dt_sys_kern_attach(pid_t pid, bool foreign);
 void	dt_sys_kern_exit(pid_t pid, uint64_t ns);
 
 /*
- * Whether a record of process pid made at ns (CLOCK_REALTIME) is older
- * than pid's entry in the kernel program's tracee map (dt_ksys_tgid(),
- * at its first image's attach): a launched image's loader calls, which
- * the launcher hands to the library, made while the program still
- * counted pid.  The ingest drain thread; takes the lock briefly.
+ * Whether a record of probe p of process pid made at ns (CLOCK_REALTIME)
+ * is older than pid's entry in the kernel program's tracee map
+ * (dt_ksys_tgid(), at its first image's attach): a launched image's
+ * loader calls, which the launcher hands to the library, made while the
+ * program still counted pid; for an image the program saw exec (young),
+ * only the entry of that exec.  The ingest drain thread; takes the lock
+ * briefly.
  */
-bool	dt_sys_kern_before(pid_t pid, uint64_t ns);
+bool	dt_sys_kern_before(pid_t pid, uint64_t ns, unsigned int p);
 
 #endif /* DT_SYS_KERN_H */
