@@ -42,7 +42,7 @@ NREAD=${4:-100000}
 
 . "$(dirname "$0")/../../tests/regress/lib.sh"
 . "$(dirname "$0")/comm_round.sh"
-# the syscall groups' program is off unless asked for (dt_tp_ksysbpf.c)
+# the syscall groups' program, on unless USERDT_KSYSBPF=0 (dt_tp_ksysbpf.c)
 export USERDT_KSYSBPF=1
 dtd_start
 comm_setup kbsys_bench USERDT_KBPF

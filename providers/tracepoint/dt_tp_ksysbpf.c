@@ -563,15 +563,16 @@ dt_ksb_unlink(struct dt_ksb *g)
 }
 
 /*
- * Off unless USERDT_KSYSBPF=1, until the young processes are judged at
- * the default's change.  [K]
+ * USERDT_KSYSBPF=0: the sampled feed for syscall probes too, as before
+ * the program counted a launched process's start as its own (the exec
+ * program now hides it: dt_ksb_youngkey()), for comparisons.  [K]
  */
 static bool
 dt_ksb_on(void)
 {
 	const char *env = getenv("USERDT_KSYSBPF");
 
-	return env != NULL && strcmp(env, "1") == 0;
+	return env == NULL || strcmp(env, "0") != 0;
 }
 
 static bool
