@@ -70,11 +70,14 @@ struct dt_kbpf_key {
 
 /*
  * A process the syscall groups' exec program saw exec and that is not
- * (yet) a tracee (kbs_youngfd): the program keys its tgid in kk_pid, sets
- * this bit and the image's exec count (mod 4096) in DT_KBPF_EXECMASK,
- * so that dtd can decide at the drain whether these calls were the
- * starting library's, hidden (that image attached), or the program's
- * (dt_tp_ksysbpf.c).  The young hash's value.
+ * (yet) a tracee nor decided (kbs_youngfd): the program keys its tgid in
+ * kk_pid, sets this bit and the image's exec count (mod 4096) in
+ * DT_KBPF_EXECMASK, so that dtd can decide at the drain whether these
+ * calls were the starting library's, hidden (that image attached), or
+ * the program's (dt_tp_ksysbpf.c).  The young hash's value: dtd sets
+ * ky_decided once the image's calls are known to be the program's (or
+ * it attached), the exec program clears it at the next exec, and the
+ * exit program takes the entry out when the process ends.
  */
 #define DT_KBPF_YOUNG		0x8
 #define DT_KBPF_EXECSHIFT	4
@@ -82,7 +85,7 @@ struct dt_kbpf_key {
 struct dt_kbpf_young {
 	uint64_t	 ky_born;	/* the exec's CLOCK_MONOTONIC ns */
 	uint32_t	 ky_exec;	/* its execs before this one */
-	uint32_t	 ky_pad;
+	uint32_t	 ky_decided;	/* not 0: not young */
 };
 
 /*
@@ -147,10 +150,13 @@ unsigned int dt_kbpf_prog(const struct dt_kbpf_spec *s,
 /*
  * The syscall groups' exec program (sched:sched_process_exec) into
  * insns[DT_KBPF_MAXINSNS]: it puts the execing process's tgid in hash
- * youngfd, a struct dt_kbpf_young.  Its length, 0 on
- * failure.  Any thread.
+ * youngfd, a struct dt_kbpf_young, its exec count one more than the
+ * entry's before and not decided.  dt_kbpf_exitprog()
+ * (sched:sched_process_exit): a thread group leader's exit takes its
+ * entry out.  Their length, 0 on failure.  Any thread.
  */
 unsigned int dt_kbpf_execprog(int youngfd, struct bpf_insn *insns);
+unsigned int dt_kbpf_exitprog(int youngfd, struct bpf_insn *insns);
 
 /*
  * dp's events of tpp counted by such a program, at dtpv_start: true,

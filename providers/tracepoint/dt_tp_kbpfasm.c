@@ -355,14 +355,20 @@ ka_sysid(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
 	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, out);
 }
 
-/* raw_syscalls: on to out for a process the library records (r6). */
+/* raw_syscalls: the process's tgid (of r6) at FP_TGID. */
 static void
-ka_traced(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
-    unsigned int out)
+ka_tgid(struct dt_kbpf_asm *a)
 {
 	MOV64_REG(a, BPF_REG_0, BPF_REG_6);
 	ALU64_IMM(a, BPF_RSH, BPF_REG_0, 32);
 	STX(a, BPF_W, BPF_REG_10, BPF_REG_0, FP_TGID);
+}
+
+/* raw_syscalls: on to out for a process the library records. */
+static void
+ka_traced(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
+    unsigned int out)
+{
 	ka_ld_map(a, BPF_REG_1, s->kbs_tracedfd);
 	ka_fp(a, BPF_REG_2, FP_TGID);
 	CALL(a, BPF_FUNC_map_lookup_elem);
@@ -371,8 +377,9 @@ ka_traced(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
 
 /*
  * raw_syscalls: r9 not 0 for a process the exec program saw start and
- * that is no tracee yet (after ka_traced(), its tgid at FP_TGID): its
- * key's DT_KBPF_YOUNG and exec count.
+ * that is not decided: its key's DT_KBPF_YOUNG and exec count.  Asked
+ * before ka_traced(): an attach puts the tgid in the tracee hash before
+ * it marks the entry decided, so a call never falls between the two.
  */
 static void
 ka_young(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s)
@@ -384,6 +391,9 @@ ka_young(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s)
 	ka_fp(a, BPF_REG_2, FP_TGID);
 	CALL(a, BPF_FUNC_map_lookup_elem);
 	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, old);
+	LDX(a, BPF_W, BPF_REG_1, BPF_REG_0,
+	    (int16_t)offsetof(struct dt_kbpf_young, ky_decided));
+	JMP_IMM(a, BPF_JNE, BPF_REG_1, 0, old);
 	LDX(a, BPF_W, BPF_REG_9, BPF_REG_0,
 	    (int16_t)offsetof(struct dt_kbpf_young, ky_exec));
 	ALU64_IMM(a, BPF_LSH, BPF_REG_9, DT_KBPF_EXECSHIFT);
@@ -554,9 +564,11 @@ dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
 	CALL(&a, BPF_FUNC_get_current_pid_tgid);
 	MOV64_REG(&a, BPF_REG_6, BPF_REG_0);
 	if (s->kbs_nsys != 0)
-		ka_traced(&a, s, out);
+		ka_tgid(&a);
 	if (s->kbs_nsys != 0 && s->kbs_youngfd != -1)
 		ka_young(&a, s);
+	if (s->kbs_nsys != 0)
+		ka_traced(&a, s, out);
 	if (comm) {
 		ka_fp(&a, BPF_REG_1, FP_COMM);
 		MOV64_IMM(&a, BPF_REG_2, 16);
@@ -643,7 +655,7 @@ dt_kbpf_execprog(int youngfd, struct bpf_insn *insns)
 	STX(&a, BPF_W, BPF_REG_10, BPF_REG_6,
 	    FP_NOW + (int)offsetof(struct dt_kbpf_young, ky_exec));
 	ST_IMM(&a, BPF_W, BPF_REG_10,
-	    FP_NOW + (int)offsetof(struct dt_kbpf_young, ky_pad), 0);
+	    FP_NOW + (int)offsetof(struct dt_kbpf_young, ky_decided), 0);
 	CALL(&a, BPF_FUNC_ktime_get_ns);
 	STX(&a, BPF_DW, BPF_REG_10, BPF_REG_0,
 	    FP_NOW + (int)offsetof(struct dt_kbpf_young, ky_born));
@@ -653,6 +665,32 @@ dt_kbpf_execprog(int youngfd, struct bpf_insn *insns)
 	MOV64_IMM(&a, BPF_REG_4, BPF_ANY);
 	CALL(&a, BPF_FUNC_map_update_elem);
 	/* as dt_kbpf_prog(): 0 would hide the record from perf */
+	MOV64_IMM(&a, BPF_REG_0, 1);
+	EXIT(&a);
+	if (a.ka_full || !ka_resolve(&a))
+		return 0;
+	return a.ka_n;
+}
+
+unsigned int
+dt_kbpf_exitprog(int youngfd, struct bpf_insn *insns)
+{
+	static struct dt_kbpf_asm z;
+	struct dt_kbpf_asm a = z;
+	unsigned int out = ka_label(&a);
+
+	a.ka_insn = insns;
+	CALL(&a, BPF_FUNC_get_current_pid_tgid);
+	MOV64_REG(&a, BPF_REG_1, BPF_REG_0);
+	ALU64_IMM(&a, BPF_RSH, BPF_REG_1, 32);
+	/* a thread's exit is not its process's */
+	MOV32_REG(&a, BPF_REG_0, BPF_REG_0);
+	JMP_REG(&a, BPF_JNE, BPF_REG_0, BPF_REG_1, out);
+	STX(&a, BPF_W, BPF_REG_10, BPF_REG_1, FP_TGID);
+	ka_ld_map(&a, BPF_REG_1, youngfd);
+	ka_fp(&a, BPF_REG_2, FP_TGID);
+	CALL(&a, BPF_FUNC_map_delete_elem);
+	ka_bind(&a, out);
 	MOV64_IMM(&a, BPF_REG_0, 1);
 	EXIT(&a);
 	if (a.ka_full || !ka_resolve(&a))

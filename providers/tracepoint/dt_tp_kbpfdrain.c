@@ -268,8 +268,14 @@ dt_kbpf_fold_young(struct dt_kbpf_drain *kd, const struct dt_kbpf_key *k,
 		if (kd->kd_nheld == kd->kd_maxheld) {
 			max = kd->kd_maxheld == 0 ? 16 : 2 * kd->kd_maxheld;
 			if ((h = reallocarray(kd->kd_held, max, sizeof(*h))) ==
-			    NULL)
-				break;
+			    NULL) {
+				/* no room to hold: as a last drain decides */
+				yk = *k;
+				if (kd->kd_young(kd, &yk, true) ==
+				    DT_KBPF_FOLD)
+					dt_kbpf_fold(kd, &yk, v);
+				return;
+			}
 			kd->kd_held = h;
 			kd->kd_maxheld = max;
 		}
@@ -277,11 +283,9 @@ dt_kbpf_fold_young(struct dt_kbpf_drain *kd, const struct dt_kbpf_key *k,
 		kd->kd_held[kd->kd_nheld++].kh_count = v;
 		return;
 	default:
-		break;
+		dt_kbpf_fold(kd, &yk, v);
+		return;
 	}
-	/* a hold refused (no memory) folds as kd_young said at the last */
-	yk.kk_gen &= ~(uint32_t)DT_KBPF_YOUNG;
-	dt_kbpf_fold(kd, &yk, v);
 }
 
 /* The held counts asked again: folded, dropped or held on.  [c]. */

@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include "dt_ksys.h"
+#include "dt_perfev.h"
 #include "dt_tracefs.h"
 #include "dt_tp_kbpf.h"
 #include "dt_tp_ksys.h"
@@ -76,7 +77,7 @@
 #include "systab.h"
 
 #define KSB_MAXTRACED	65536	/* tracees the hash holds at once */
-#define KSB_MAXYOUNG	65536	/* young processes (LRU: the oldest go) */
+#define KSB_MAXYOUNG	16384	/* young processes (LRU: the oldest go) */
 #define KSB_YGONE	4096	/* young tracees remembered past exit */
 /*
  * How long a young process that will attach (LD_PRELOAD and the socket
@@ -87,6 +88,8 @@
  */
 #define KSB_HOLDNS	(5 * 1000000000ULL)
 #define KSB_ENVMAX	(256 * 1024)	/* environ read, at most */
+#define KSB_WILLS	64		/* answers of environ kept */
+#define KSB_WILLNS	(20 * 1000000ULL)	/* for as long */
 
 struct dt_ksb {
 	struct dt_kbpf_drain	 ksb_kd;	/* first: the hooks' cast */
@@ -121,18 +124,27 @@ static size_t		 dt_ksb_ntgid, dt_ksb_maxtgid;	/* [T] */
 static uint64_t		 dt_ksb_trefused;	/* [T] tracees counted twice */
 
 /*
- * The young processes (DT_KBPF_YOUNG): a hash by tgid of those whose
- * exec the exec program (on sched:sched_process_exec) saw since the
- * first group, the exec's CLOCK_MONOTONIC ns; a tracee leaves it at its
- * attach, any other at the drain that decides its counts are the
- * program's.  Young tracees that left remain in a ring for the drains
- * still to come of the counts they made before their attach.
+ * The young processes (DT_KBPF_YOUNG): an LRU hash by tgid of those
+ * whose exec the exec program (on sched:sched_process_exec) saw while a
+ * group was there, struct dt_kbpf_young; a tracee's entry is decided at
+ * its attach, any other's at the drain that finds its counts are the
+ * program's, and the exit program (sched:sched_process_exit) takes it
+ * out.  Made with the first group, closed with the last.  Young tracees
+ * that left remain in a ring for the drains still to come of the counts
+ * they made before their attach.
  */
-static int		 dt_ksb_young = -1;	/* [T] the hash */
+static int		 dt_ksb_young = -1;	/* [K] set, [T] read */
 static char		 dt_ksb_env[KSB_ENVMAX];	/* [c] */
 static int		 dt_ksb_execid = -1;	/* [I] sched_process_exec */
-static int		 dt_ksb_execprog = -1;	/* [K] */
-static int		 dt_ksb_execev = -1;	/* [K] */
+static int		 dt_ksb_exitid = -1;	/* [I] sched_process_exit */
+static int		 dt_ksb_yfd[4] = { -1, -1, -1, -1 };	/* [K] */
+/* Whether a young image will attach, asked of its environment: [c] */
+static struct {
+	pid_t			 kw_pid;
+	uint32_t		 kw_exec;
+	bool			 kw_will;
+	uint64_t		 kw_ns;		/* when asked */
+} dt_ksb_will[KSB_WILLS];
 static struct {
 	pid_t			 yg_pid;
 	uint32_t		 yg_exec;	/* as kt_exec */
@@ -196,19 +208,28 @@ dt_ksb_ylook(pid_t pid, struct dt_kbpf_young *y)
 	return dt_kbpf_bpf(BPF_MAP_LOOKUP_ELEM, &a) == 0;
 }
 
-/* pid out of the young hash.  [T] */
+/*
+ * pid's entry decided, as y (read before): the program keys its calls
+ * young no more, and its exec count goes on from there.  Not if the
+ * entry changed since (an exec in between: that image is young).  [T]
+ */
 static void
-dt_ksb_ydel(pid_t pid)
+dt_ksb_ydecide(pid_t pid, const struct dt_kbpf_young *y)
 {
+	struct dt_kbpf_young n;
 	union bpf_attr a;
 	uint32_t k = (uint32_t)pid;
 
-	if (dt_ksb_young == -1)
+	if (!dt_ksb_ylook(pid, &n) || n.ky_exec != y->ky_exec ||
+	    n.ky_born != y->ky_born || n.ky_decided != 0)
 		return;
+	n.ky_decided = 1;
 	memset(&a, 0, sizeof(a));
 	a.map_fd = (uint32_t)dt_ksb_young;
 	a.key = (uint64_t)(uintptr_t)&k;
-	(void)dt_kbpf_bpf(BPF_MAP_DELETE_ELEM, &a);
+	a.value = (uint64_t)(uintptr_t)&n;
+	a.flags = BPF_EXIST;
+	(void)dt_kbpf_bpf(BPF_MAP_UPDATE_ELEM, &a);
 }
 
 /* An exec count as the program keys it. */
@@ -259,10 +280,10 @@ dt_ksb_tgid(pid_t pid, bool on)
 			dt_ksb_tgids = t;
 			dt_ksb_maxtgid = max;
 		}
-		/* skipped first, then no longer keyed young */
+		/* skipped first, then no longer keyed young (ka_young()) */
 		dt_ksb_tput(pid, on);
-		if ((young = dt_ksb_ylook(pid, &y)))
-			dt_ksb_ydel(pid);
+		if ((young = dt_ksb_ylook(pid, &y) && y.ky_decided == 0))
+			dt_ksb_ydecide(pid, &y);
 		dt_ksb_tgids[dt_ksb_ntgid].kt_pid = pid;
 		dt_ksb_tgids[dt_ksb_ntgid].kt_young = young;
 		dt_ksb_tgids[dt_ksb_ntgid++].kt_exec = young ?
@@ -271,9 +292,10 @@ dt_ksb_tgid(pid_t pid, bool on)
 		if (dt_ksb_tgids[i].kt_young)
 			dt_ksb_ygone_put(pid, dt_ksb_tgids[i].kt_exec);
 		dt_ksb_tgids[i] = dt_ksb_tgids[--dt_ksb_ntgid];
-		dt_ksb_tput(pid, on);
 		/* its later images' execs, seen while it was skipped */
-		dt_ksb_ydel(pid);
+		if (dt_ksb_ylook(pid, &y))
+			dt_ksb_ydecide(pid, &y);
+		dt_ksb_tput(pid, on);
 	} else
 		dt_ksb_tput(pid, on);
 	pthread_mutex_unlock(&dt_ksb_tmtx);
@@ -288,6 +310,33 @@ dt_ksb_tgid(pid_t pid, bool on)
  * will not (no library named, gone, or past KSB_HOLDNS), keyed then as
  * the program keys others; held otherwise.  The drain, [c].
  */
+/*
+ * Whether young image exec of pid will attach: its environment, asked
+ * once a KSB_WILLNS for all keys and groups.  Outside [T] (an environ
+ * read can wait on the process's memory).  The drain, [c].
+ */
+static bool
+dt_ksb_willattach(pid_t pid, uint32_t exec)
+{
+	uint64_t now = dt_ksb_now();
+	unsigned int i, old = 0;
+
+	for (i = 0; i < KSB_WILLS; i++) {
+		if (dt_ksb_will[i].kw_pid == pid &&
+		    dt_ksb_will[i].kw_exec == exec &&
+		    now - dt_ksb_will[i].kw_ns < KSB_WILLNS)
+			return dt_ksb_will[i].kw_will;
+		if (dt_ksb_will[i].kw_ns < dt_ksb_will[old].kw_ns)
+			old = i;
+	}
+	dt_ksb_will[old].kw_pid = pid;
+	dt_ksb_will[old].kw_exec = exec;
+	dt_ksb_will[old].kw_will = dt_ksys_will_attach(pid, dt_ksb_env,
+	    sizeof(dt_ksb_env));
+	dt_ksb_will[old].kw_ns = now;
+	return dt_ksb_will[old].kw_will;
+}
+
 static int
 dt_ksb_youngkey(struct dt_kbpf_drain *kd, struct dt_kbpf_key *k, bool final)
 {
@@ -297,7 +346,7 @@ dt_ksb_youngkey(struct dt_kbpf_drain *kd, struct dt_kbpf_key *k, bool final)
 	uint32_t exec = k->kk_gen & DT_KBPF_EXECMASK;
 	unsigned int i, j;
 	int r = DT_KBPF_FOLD;
-	bool odd;
+	bool odd, open = false;
 
 	pthread_mutex_lock(&dt_ksb_tmtx);
 	for (i = 0; i < dt_ksb_ntgid; i++)
@@ -313,34 +362,38 @@ dt_ksb_youngkey(struct dt_kbpf_drain *kd, struct dt_kbpf_key *k, bool final)
 		    dt_ksb_ygone[j].yg_exec == exec)
 			r = DT_KBPF_DROP;
 	}
-	/* unless the pid was taken since by an image of that count */
-	if (!dt_ksb_ylook(pid, &y)) {
+	/*
+	 * Gone, decided, or an earlier image's (the launcher's, which
+	 * exec'd the tracee): the program's, unless the ring says it was
+	 * a young tracee's.  This image's, not decided: open, the ring's
+	 * answer aside (its pid taken since by a process that exec'd).
+	 */
+	if (!dt_ksb_ylook(pid, &y) || dt_ksb_execbits(y.ky_exec) != exec ||
+	    y.ky_decided != 0)
 		goto out;
-	} else if (dt_ksb_execbits(y.ky_exec) != exec) {
-		/* an earlier image's: the young tracee's, or the launcher's */
-		goto out;
-	}
 	r = DT_KBPF_FOLD;
-	/* the last drain of a group: its own decision, no other's */
-	if (final)
-		goto out;
-	if (dt_ksb_now() - y.ky_born < KSB_HOLDNS && dt_ksys_will_attach(pid, dt_ksb_env, sizeof(dt_ksb_env))) {
-		r = DT_KBPF_HOLD;
-		goto out;
-	}
-	/* the program's from here: it counts them as any other's */
-	dt_ksb_ydel(pid);
-	for (i = 0; i < dt_ksb_nygone; i++) {
-		j = (dt_ksb_ygfirst + i) % KSB_YGONE;
-		if (dt_ksb_ygone[j].yg_pid == pid)
-			dt_ksb_ygone[j].yg_pid = 0;
-	}
+	open = true;
 out:
 	pthread_mutex_unlock(&dt_ksb_tmtx);
+	/* the last drain of a group: its own decision, no other's */
+	if (open && !final) {
+		if (dt_ksb_now() - y.ky_born < KSB_HOLDNS &&
+		    dt_ksb_willattach(pid, exec))
+			return DT_KBPF_HOLD;
+		/* the program's from here: it counts them as any other's */
+		pthread_mutex_lock(&dt_ksb_tmtx);
+		dt_ksb_ydecide(pid, &y);
+		for (i = 0; i < dt_ksb_nygone; i++) {
+			j = (dt_ksb_ygfirst + i) % KSB_YGONE;
+			if (dt_ksb_ygone[j].yg_pid == pid)
+				dt_ksb_ygone[j].yg_pid = 0;
+		}
+		pthread_mutex_unlock(&dt_ksb_tmtx);
+	}
 	if (r != DT_KBPF_FOLD)
 		return r;
 	/* keyed as the program keys a process not young */
-	k->kk_gen &= ~(uint32_t)DT_KBPF_YOUNG;
+	k->kk_gen &= ~(uint32_t)(DT_KBPF_YOUNG | DT_KBPF_EXECMASK);
 	if (g->ksb_fields & (1u << DTF_PID) || k->kk_gen & DT_KBPF_TASK)
 		return r;
 	odd = true;
@@ -358,10 +411,7 @@ out:
 	return r;
 }
 
-/*
- * The tgid hash, made once with the tracees listed so far, and the young
- * hash.  [K]
- */
+/* The tgid hash, made once with the tracees listed so far.  [K] */
 static int
 dt_ksb_tmap(void)
 {
@@ -381,65 +431,108 @@ dt_ksb_tmap(void)
 		for (i = 0; i < dt_ksb_ntgid; i++)
 			dt_ksb_tput(dt_ksb_tgids[i].kt_pid, true);
 	}
-	/* without it, a launched process's start counts as its own */
-	if (dt_ksb_young == -1 && dt_ksb_execid != -1)
-		dt_ksb_young = dt_kbpf_map(BPF_MAP_TYPE_LRU_HASH,
-		    sizeof(uint32_t), sizeof(struct dt_kbpf_young), KSB_MAXYOUNG,
-		    "udt_kyoung");
 	fd = dt_ksb_traced;
 	pthread_mutex_unlock(&dt_ksb_tmtx);
 	return fd;
 }
 
+/* Load prog (n instructions) and attach it to tracepoint id: 0 or -1. */
+static int
+dt_ksb_yprog(const struct bpf_insn *insns, unsigned int n, const char *name,
+    int id, int *progfd, int *evfd, char *why, size_t whylen)
+{
+	if (n == 0 || (*progfd = dt_kbpf_load_insns(insns, n, name, why,
+	    whylen)) == -1)
+		return -1;
+	if ((*evfd = dt_kbpf_event(id)) == -1 ||
+	    ioctl(*evfd, PERF_EVENT_IOC_SET_BPF, *progfd) == -1) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /*
- * The exec program attached, for the first group: false said, and the
- * groups then count a launched process's start as the sampled feed
- * would not (doc/design.md).  [K]
+ * The young hash and its exec and exit programs, for the first group:
+ * false said.  A group without them is sampled: it would count a
+ * launched process's start as its own, which the ingest, judging by
+ * a young attach, would then count again from its records.  [K]
  */
 static bool
 dt_ksb_exec_on(const char *who)
 {
 	struct bpf_insn *insns;
 	char why[200];
-	unsigned int n;
+	unsigned int i;
+	int ok = -1, fd;
 
-	if (dt_ksb_execev != -1)
+	if (dt_ksb_young != -1)
 		return true;
-	if (dt_ksb_young == -1)
-		return false;
-	if ((insns = calloc(DT_KBPF_MAXINSNS, sizeof(*insns))) == NULL)
-		return false;
-	snprintf(why, sizeof(why), "too long");
-	if ((n = dt_kbpf_execprog(dt_ksb_young, insns)) == 0 ||
-	    (dt_ksb_execprog = dt_kbpf_load_insns(insns, n, "udt_kexec", why,
-	    sizeof(why))) == -1) {
-		free(insns);
-		dt_kbpf_say(who, "exec program", why);
+	if (dt_ksb_execid == -1 || dt_ksb_exitid == -1) {
+		dt_kbpf_say(who, "exec program", "no sched_process_exec or "
+		    "_exit tracepoint");
 		return false;
 	}
+	if (!dt_perf_fds_charge(4)) {
+		dt_kbpf_say(who, "exec program", "the budget is spent");
+		return false;
+	}
+	snprintf(why, sizeof(why), "%s", strerror(ENOMEM));
+	if ((insns = calloc(DT_KBPF_MAXINSNS, sizeof(*insns))) != NULL &&
+	    (fd = dt_kbpf_map(BPF_MAP_TYPE_LRU_HASH, sizeof(uint32_t),
+	    sizeof(struct dt_kbpf_young), KSB_MAXYOUNG, "udt_kyoung")) != -1) {
+		/* the map first: no program runs before it is there */
+		pthread_mutex_lock(&dt_ksb_tmtx);
+		dt_ksb_young = fd;
+		pthread_mutex_unlock(&dt_ksb_tmtx);
+		ok = dt_ksb_yprog(insns, dt_kbpf_execprog(fd, insns),
+		    "udt_kexec", dt_ksb_execid, &dt_ksb_yfd[0], &dt_ksb_yfd[1],
+		    why, sizeof(why));
+		if (ok == 0)
+			ok = dt_ksb_yprog(insns, dt_kbpf_exitprog(fd, insns),
+			    "udt_kexit", dt_ksb_exitid, &dt_ksb_yfd[2],
+			    &dt_ksb_yfd[3], why, sizeof(why));
+	} else if (insns != NULL)
+		snprintf(why, sizeof(why), "%s", strerror(errno));
 	free(insns);
-	if ((dt_ksb_execev = dt_kbpf_event(dt_ksb_execid)) == -1 ||
-	    ioctl(dt_ksb_execev, PERF_EVENT_IOC_SET_BPF, dt_ksb_execprog) ==
-	    -1) {
-		dt_kbpf_say(who, "exec event", strerror(errno));
-		if (dt_ksb_execev != -1)
-			close(dt_ksb_execev);
-		close(dt_ksb_execprog);
-		dt_ksb_execev = dt_ksb_execprog = -1;
-		return false;
-	}
-	return true;
+	if (ok == 0)
+		return true;
+	dt_kbpf_say(who, "exec program", why);
+	for (i = 0; i < 4; i++)
+		if (dt_ksb_yfd[i] != -1) {
+			close(dt_ksb_yfd[i]);
+			dt_ksb_yfd[i] = -1;
+		}
+	pthread_mutex_lock(&dt_ksb_tmtx);
+	if (dt_ksb_young != -1)
+		close(dt_ksb_young);
+	dt_ksb_young = -1;
+	pthread_mutex_unlock(&dt_ksb_tmtx);
+	dt_perf_fds_uncharge(4);
+	return false;
 }
 
-/* The exec program detached with the last group.  [K] */
+/*
+ * The young hash and its programs gone with the last group, so that no
+ * entry outlives what would have kept it true: a group made later
+ * starts with none.  [K]
+ */
 static void
 dt_ksb_exec_off(void)
 {
-	if (dt_ksbs != NULL || dt_ksb_execev == -1)
+	unsigned int i;
+
+	if (dt_ksbs != NULL || dt_ksb_young == -1)
 		return;
-	close(dt_ksb_execev);
-	close(dt_ksb_execprog);
-	dt_ksb_execev = dt_ksb_execprog = -1;
+	for (i = 0; i < 4; i++) {
+		close(dt_ksb_yfd[i]);
+		dt_ksb_yfd[i] = -1;
+	}
+	pthread_mutex_lock(&dt_ksb_tmtx);
+	close(dt_ksb_young);
+	dt_ksb_young = -1;
+	pthread_mutex_unlock(&dt_ksb_tmtx);
+	dt_perf_fds_uncharge(4);
 }
 
 /*
@@ -533,11 +626,12 @@ dt_ksb_new(struct dt_pcb *dp, unsigned int dir, uint32_t fields, bool comm,
 	s.kbs_idoff = (uint16_t)dt_ksb_idoff[dir];
 	s.kbs_wantfd = g->ksb_want;
 	s.kbs_tracedfd = tfd;
-	s.kbs_youngfd = -1;
-	if (dt_ksb_exec_on(who)) {
-		s.kbs_youngfd = dt_ksb_young;
-		g->ksb_kd.kd_young = dt_ksb_youngkey;
+	if (!dt_ksb_exec_on(who)) {
+		dt_ksb_free(g);
+		return NULL;
 	}
+	s.kbs_youngfd = dt_ksb_young;
+	g->ksb_kd.kd_young = dt_ksb_youngkey;
 	/* it counts nothing until a pcb's number is wanted */
 	if (!dt_kbpf_drain_load(&g->ksb_kd, &s, id) ||
 	    !dt_kbpf_drain_attach(&g->ksb_kd)) {
@@ -685,6 +779,8 @@ dt_tp_ksysbpf_init(unsigned int idoff0, unsigned int idoff1)
 	dt_ksb_idoff[0] = idoff0;
 	dt_ksb_idoff[1] = idoff1;
 	dt_ksb_execid = dt_tracefs_format("sched", "sched_process_exec",
+	    &fmt) == 0 ? (int)fmt.dtfm_id : -1;
+	dt_ksb_exitid = dt_tracefs_format("sched", "sched_process_exit",
 	    &fmt) == 0 ? (int)fmt.dtfm_id : -1;
 	dt_ksys_kcount_feed(dt_ksb_kcount, dt_ksb_tgid);
 }
