@@ -446,7 +446,7 @@ dti_held_free(struct dti_held *dh)
  * of memory (the batch is then lost).
  */
 static bool
-dti_hold(struct dti_proc *dp, const struct udt_rec *batch,
+dti_held_keep(struct dti_proc *dp, const struct udt_rec *batch,
     const struct udt_rec_str *bstr, const uint8_t *bhas,
     const struct dti_deep *bdeep, unsigned int nb)
 {
@@ -593,7 +593,7 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	else {
 		v = dti_final_look(dp, dti_image_look(dp, true), final);
 		if (v == DTI_V_LATER && !final && dp->dp_held == NULL &&
-		    dti_hold(dp, batch, bstr, bhas, bdeep, nb))
+		    dti_held_keep(dp, batch, bstr, bhas, bdeep, nb))
 			return;
 		why = dti_verdict_why(v);
 	}

@@ -16,10 +16,10 @@
 
 /*
  * What the files of the ingest path share (dt_ingest.c, its drain thread
- * in dt_ingest_drain.c, its hellos' answers in dt_ingest_serve.c, its
- * counters in dt_ingest_ctr.c): a traced process's state and the path's
- * counters.  Private to daemon/ingest/dt_ingest*.c; the lock annotations
- * are dt_ingest.c's.
+ * in dt_ingest_drain.c and dt_ingest_hold.c, its hellos' answers in
+ * dt_ingest_serve.c, its counters in dt_ingest_ctr.c): a traced
+ * process's state and the path's counters.  Private to
+ * daemon/ingest/dt_ingest*.c; the lock annotations are dt_ingest.c's.
  */
 #ifndef DT_INGEST_VAR_H
 #define DT_INGEST_VAR_H
@@ -85,6 +85,30 @@ extern bool		 dti_eager;		/* [I] */
  */
 void	*dti_drain_main(void *);
 void	 dti_free(struct dti_proc *);
+
+/*
+ * Between the drain (dt_ingest_drain.c) and its lossless hold and mark
+ * (dt_ingest_hold.c), each a pass's step as the files tell; all of it
+ * the drain thread's own.  dti_drain(): take what is committed in dp's
+ * ring, within dti_plan unless final.  dti_low(): dp_lowrt after its
+ * drain, lossless.  dti_hold(): whether the pass leaves the rings alone,
+ * and its budget; dti_allow_set(), dti_patience(): what the sequencer
+ * is told of that.  dti_drain_oldest(): a pass under a budget, oldest
+ * first.  dti_low_mark(), dti_seq_mark(): the mark at the pass's end.
+ * [D]
+ */
+struct dti_plan;
+extern struct dti_plan	dti_plan;	/* [D] */
+unsigned int	dti_drain(struct dti_proc *dp, int final, uint64_t bound);
+void	dti_low(struct dti_proc *dp, uint64_t first, bool woke);
+bool	dti_hold(uint64_t now, unsigned int *budget);
+void	dti_allow_set(bool any, bool hold);
+void	dti_patience(bool on);
+unsigned int	dti_drain_oldest(struct dti_proc *procs, unsigned int k,
+		    uint64_t lim);
+void	dti_low_mark(const struct dti_proc *procs, uint64_t now,
+	    uint64_t *rt);
+void	dti_seq_mark(uint64_t rt);
 
 /* The probe of wire index p, NULL for none.  Any ingest thread. */
 static inline struct dt_probe *
