@@ -650,7 +650,7 @@ void	dt_source_patient(struct dt_source *src, bool on);
  * (UINT_MAX, as at first: no bound); the others stay held, in order, and
  * a release stops at the first of them whatever W says, until a call
  * lets more go.  A lossless drain's bound on what its readers' rings
- * get (dt_ingest_drain.c): so that it may hold more than they have room
+ * get (dt_ingest_hold.c): so that it may hold more than they have room
  * for.  Releases what n lets go, so only from a registered thread (the
  * source's own).
  */

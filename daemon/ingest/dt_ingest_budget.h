@@ -17,7 +17,7 @@
 /*
  * What a lossless drain pass may take from the tracees' rings, and in
  * which order (dt_ingest_budget.c): plain arithmetic on its arguments,
- * apart from the drain thread (dt_ingest_drain.c) so that a unit test
+ * apart from the drain thread (dt_ingest_hold.c) so that a unit test
  * drives it pass by pass.  A plan is its caller's own; the drain's is
  * the drain thread's ([D]).
  */
