@@ -227,16 +227,17 @@ dti_filtered(struct dti_proc *dp)
  * own calls, which it could as well have recorded (forged) one by one:
  * no CPU budget, only DT_INGEST_DELTA_MAX a look against a wild write.
  * What moved while the probe was no longer counted goes to nobody
- * (dt_pcb_fold_count() folds only into count-only pcbs).
+ * (dt_pcb_fold_count() folds only into count-only pcbs).  Read first
+ * (dti_count_read(): the probes that moved into idx, their deltas into
+ * delta), folded after the image's look (dti_counters()).
  */
-static void
-dti_count_calls(struct dti_proc *dp)
+static unsigned int
+dti_count_read(struct dti_proc *dp, uint16_t *idx, uint32_t *delta,
+    uint64_t *sum)
 {
 	struct udt_ring_hdr *rh = dp->dp_ring;
-	struct dt_probe *dtp;
-	struct dt_pcb *pcb;
-	uint32_t cur, delta;
-	unsigned int p;
+	uint32_t cur;
+	unsigned int p, n = 0;
 
 	static uint64_t until;		/* [D] */
 
@@ -248,14 +249,30 @@ dti_count_calls(struct dti_proc *dp)
 	if (atomic_exchange(&dti_count_ended, 0))
 		until = dti_pass + 1000;
 	if (atomic_load(&dti_ncounting) == 0 && dti_pass > until)
-		return;
+		return 0;
 	for (p = 0; p < DT_SYS_NPROBES; p++) {
 		cur = __atomic_load_n(&rh->rh_count[p], __ATOMIC_RELAXED);
-		if ((delta = cur - dp->dp_count[p]) == 0)
+		if ((delta[n] = cur - dp->dp_count[p]) == 0)
 			continue;
 		dp->dp_count[p] = cur;
-		if (delta >= DT_INGEST_DELTA_MAX) {
-			atomic_fetch_add(&dti_stats.forged, delta);
+		*sum += delta[n];
+		idx[n++] = (uint16_t)p;
+	}
+	return n;
+}
+
+static void
+dti_count_calls(struct dti_proc *dp, const uint16_t *idx,
+    const uint32_t *delta, unsigned int n)
+{
+	struct dt_probe *dtp;
+	struct dt_pcb *pcb;
+	unsigned int i, p;
+
+	for (i = 0; i < n; i++) {
+		p = idx[i];
+		if (delta[i] >= DT_INGEST_DELTA_MAX) {
+			atomic_fetch_add(&dti_stats.forged, delta[i]);
 			continue;
 		}
 		if ((dtp = dti_probe_at(p)) == NULL)
@@ -270,7 +287,7 @@ dti_count_calls(struct dti_proc *dp)
 		/* the pid is dtd's, from the socket: the count's key */
 		rcu_read_lock();
 		cds_list_for_each_entry_rcu(pcb, &dtp->dtp_pcbs, dp_pnext)
-			dt_pcb_fold_count(pcb, 0, delta, dp->dp_pid);
+			dt_pcb_fold_count(pcb, 0, delta[i], dp->dp_pid);
 		rcu_read_unlock();
 	}
 }
@@ -278,13 +295,33 @@ dti_count_calls(struct dti_proc *dp)
 void
 dti_counters(struct dti_proc *dp)
 {
+	static uint16_t idx[DT_SYS_NPROBES];	/* [D] */
+	static uint32_t moved[DT_SYS_NPROBES];	/* [D] */
 	struct udt_ring_hdr *rh = dp->dp_ring;
-	uint64_t lt, rt;
+	uint64_t lt, rt, sum = 0;
 	uint32_t delta;
-	unsigned int p;
+	unsigned int n, p;
 
+	/*
+	 * A set-id exec whose old memory a CLONE_VM child keeps alive (the
+	 * new image has no library: secure mode) leaves the child writing
+	 * counts and tables in the pid's name: judged as records are
+	 * (dti_flush()), after the counts were read and when anything
+	 * moved, one look a pass at most.  The tables' values are read
+	 * again at their fold, after the look: a write in between is the
+	 * window left.
+	 */
+	if (dp->dp_imagebad)
+		return;
+	n = dti_count_read(dp, idx, moved, &sum);
+	if ((n > 0 || dti_sagg_moved(dp)) && !dt_ingest_image_ok(dp->dp_pid,
+	    dp->dp_uid, dp->dp_gid, dp->dp_rgid, dp->dp_pidfd, true)) {
+		dp->dp_imagebad = true;
+		dti_discard(dp, DTI_WHY_IMAGE, sum);
+		return;
+	}
 	dti_filtered(dp);
-	dti_count_calls(dp);
+	dti_count_calls(dp, idx, moved, n);
 	dti_sagg_take(dp);
 	lt = __atomic_load_n(&rh->rh_lost_total, __ATOMIC_RELAXED);
 	rt = __atomic_load_n(&rh->rh_recur_total, __ATOMIC_RELAXED);

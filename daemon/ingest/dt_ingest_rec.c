@@ -314,9 +314,8 @@ dt_ingest_image_ok(pid_t pid, uid_t uid, gid_t gid, gid_t rgid, int pidfd,
 	return gone_ok && dti_reaped(pidfd);
 }
 
-/* Retire dp, saying why once, and count the nb records discarded. */
-static void
-dti_discard(struct dti_proc *dp, const char *why, unsigned int nb)
+void
+dti_discard(struct dti_proc *dp, const char *why, uint64_t nb)
 {
 	if (!atomic_exchange(&dp->dp_retired, 1))
 		fprintf(stderr, "dtd: ingest: pid %d %s: its ring is "
@@ -588,9 +587,10 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	 * tells (dt_ingest_image_ok()).
 	 */
 	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, dp->dp_gid,
-	    dp->dp_rgid, dp->dp_pidfd, true))
-		why = "is no longer the image that attached (a set-id exec?)";
-	else {
+	    dp->dp_rgid, dp->dp_pidfd, true)) {
+		why = DTI_WHY_IMAGE;
+		dp->dp_imagebad = true;
+	} else {
 		v = dti_final_look(dp, dti_image_look(dp, true), final);
 		if (v == DTI_V_LATER && !final && dp->dp_held == NULL &&
 		    dti_held_keep(dp, batch, bstr, bhas, bdeep, nb))

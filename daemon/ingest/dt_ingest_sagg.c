@@ -523,6 +523,31 @@ dti_sagg_take(struct dti_proc *dp)
 	pthread_mutex_unlock(&dts_mtx);
 }
 
+bool
+dti_sagg_moved(struct dti_proc *dp)
+{
+	struct dti_sagg_shadow *sh;
+	uint32_t used;
+	uint64_t c;
+	unsigned int s;
+	bool moved = false;
+
+	if ((used = atomic_load(&dts_used)) == 0 || dp->dp_sagg_last)
+		return false;
+	pthread_mutex_lock(&dts_mtx);
+	moved = (dp->dp_sagg_skip & used) != 0;
+	for (s = 0; s < UDT_SAGG_NSPEC && !moved; s++) {
+		if (!(used & (1u << s)) || dts_slots[s].ds_pcb == NULL)
+			continue;
+		c = __atomic_load_n(&dts_acc(dp, s)->sa_count,
+		    __ATOMIC_ACQUIRE);
+		sh = dp->dp_sagg[s];
+		moved = sh != NULL ? c != sh->sh_count : c != 0;
+	}
+	pthread_mutex_unlock(&dts_mtx);
+	return moved;
+}
+
 void
 dti_sagg_gone(struct dti_proc *dp)
 {
@@ -568,7 +593,9 @@ dti_sagg_leave(struct dti_proc *gone)
 	 * so that drain adds nothing here, and both find nothing after.
 	 */
 	for (dp = gone; dp != NULL; dp = dp->dp_next) {
-		dts_look(dp, true);
+		/* a set-id exec's: nothing more of it (dti_counters()) */
+		if (!dp->dp_imagebad)
+			dts_look(dp, true);
 		dp->dp_sagg_last = true;
 	}
 	pthread_mutex_unlock(&dts_mtx);

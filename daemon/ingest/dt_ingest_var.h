@@ -340,6 +340,11 @@ struct dti_proc {
 	 * into a slot given back and taken anew meanwhile
 	 */
 	bool			 dp_sagg_last;
+	/*
+	 * [D] no longer the image that attached (dt_ingest_image_ok()):
+	 * nothing more of it is folded, counts nor tables
+	 */
+	bool			 dp_imagebad;
 	uint32_t		 dp_plost;	/* [D] profile samples */
 	uint32_t		 dp_precur;	/* [D] */
 	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */
@@ -401,6 +406,17 @@ void	dti_procs_apply(void (*fn)(struct dti_proc *, void *), void *arg);
  */
 void	dti_sagg_copy(struct udt_tab *tab);
 void	dti_sagg_take(struct dti_proc *dp);
+/*
+ * Whether dp's tracee folded anything into its table since the last
+ * look (a slot's count moved, or entries wait).  The drain thread.
+ */
+bool	dti_sagg_moved(struct dti_proc *dp);
+/*
+ * Retire dp, saying why once, and count n things of it discarded
+ * (records, or calls counted in its header).  The drain thread.
+ */
+void	dti_discard(struct dti_proc *dp, const char *why, uint64_t n);
+#define DTI_WHY_IMAGE	"is no longer the image that attached (a set-id exec?)"
 /*
  * dp's process is gone, its last look taken: what its entries still
  * wait for (dp_sagg_skip) never comes, and is counted as dropped.  The

@@ -44,7 +44,8 @@ int	user_hello_fork(const struct dtt_dtd *dd, const char *sock);
 
 /*
  * A private dtd recording getpid's entry with comm, and the device open:
- * sets sec_nsys and sec_getpid.  The open descriptor, or -1.
+ * sets sec_nsys, sec_getpid and sec_getpid_pbn.  The open descriptor, or
+ * -1.
  */
 int	getpid_dtd(struct dtt_dtd *dd);
 /* Its end: kills the case's tracee (if > 0), then st_teardown(). */
@@ -57,6 +58,7 @@ void	close_fds(const int *fds, int n);
  */
 struct udt_ring_hdr;
 extern uint32_t	sec_getpid;	/* getpid's entry, provider-local */
+extern uint32_t	sec_getpid_pbn;	/* and its probe number */
 void	commit_rec(struct udt_ring_hdr *rh, uint32_t nslots, uint64_t t,
 	    pid_t tid, const char *comm);
 /* The comm of pid, or "". */

@@ -332,6 +332,7 @@ out:
 }
 
 uint32_t	sec_getpid;	/* getpid's entry, provider-local */
+uint32_t	sec_getpid_pbn;	/* and its probe number */
 
 int
 getpid_dtd(struct dtt_dtd *dd)
@@ -347,6 +348,7 @@ getpid_dtd(struct dtt_dtd *dd)
 	pbn = dtt_pbn(pi, npi, "syscall", "sys%20", "entry");
 	free(pi);
 	sec_getpid = pbn - first;
+	sec_getpid_pbn = pbn;
 	if (pbn == 0 || dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) != 0 ||
 	    dtt_record(fd, 1) != 0)
 		goto fail;

@@ -19,6 +19,7 @@
  * and whether its pid still runs the image that attached (see
  * sec_test.c).
  */
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -422,9 +423,175 @@ out:
 	close_fds(done, 2);
 }
 
+/*
+ * The tracee's calls counted in its ring's header (UDT_EN_COUNT) and
+ * root's count-only table keyed by pid: the pid's count so far, or -1
+ * if the table could not be read.
+ */
+static long
+count_of(int fd, pid_t pid)
+{
+	struct dtioc_aggent e[16];
+	struct dtioc_aggread rd;
+	uint32_t i;
+	long c = 0;
+
+	memset(&rd, 0, sizeof(rd));
+	rd.dtgr_size = sizeof(e);
+	rd.dtgr_ents = e;
+	if (ioctl(fd, DTIOCAGGREAD, &rd) != 0)
+		return -1;
+	for (i = 0; i < rd.dtgr_nents && i < 16; i++)
+		if (e[i].dtae_pid == pid)
+			c += (long)e[i].dtae_count;
+	return c;
+}
+
+/*
+ * As the user: a tracee that counts one call in its header, then, after
+ * root's go, leaves the ring to a helper and execs the set-id program;
+ * the helper adds SETUID_RECS calls to the count as the new image.
+ */
+static int
+count_helper(void *arg)
+{
+	struct setuid_help *sh = arg;
+	char c;
+
+	if (!exec_shown(sh->sh_pid, sh->sh_setuid))
+		return 4;
+	__atomic_fetch_add(&sh->sh_rh->rh_count[sec_getpid], SETUID_RECS,
+	    __ATOMIC_RELEASE);
+	if (write(sh->sh_donefd, "d", 1) != 1)
+		return 5;
+	return read(sh->sh_gofd, &c, 1) == 0 ? 0 : 6;
+}
+
+static int
+count_tracee(const char *sock, const char *prog, int setuid, int vm,
+    int gofd, int donefd)
+{
+	static char stack[65536] __attribute__((aligned(16)));
+	struct setuid_help sh;
+	struct udt_welcome w;
+	int fds[2], fd;
+	pid_t helper;
+	char c;
+
+	if ((fd = dtt_tracee_hello(sock, sec_nsys, &w, fds)) == -1)
+		return 1;
+	if ((sh.sh_rh = dtt_ring_map(fds[0], &w)) == NULL)
+		return 2;
+	sh.sh_nslots = w.uw_nslots;
+	sh.sh_pid = getpid();
+	sh.sh_setuid = setuid;
+	sh.sh_gofd = gofd;
+	sh.sh_donefd = donefd;
+	__atomic_fetch_add(&sh.sh_rh->rh_count[sec_getpid], 1,
+	    __ATOMIC_RELEASE);
+	if (read(gofd, &c, 1) != 1)
+		return 3;
+	if (vm)
+		helper = clone(count_helper, stack + sizeof(stack),
+		    CLONE_VM | SIGCHLD, &sh);
+	else if ((helper = fork()) == 0)
+		_exit(count_helper(&sh));
+	if (helper == -1)
+		return 7;
+	close(donefd);
+	execl(prog, "sleep", "30", (char *)NULL);
+	return 6;
+}
+
+/*
+ * The header's counts after a set-id exec: root counts getpid by pid,
+ * count-only, so a tracee's calls reach it through the header alone;
+ * the helper's, written as the set-id program, must not (judged as
+ * records are), and are counted as discarded.
+ */
+static void
+run_execcount(int setuid, int vm)
+{
+	struct dtioc_aggspec as;
+	struct udt_stats us0, us;
+	struct dtt_dtd dd;
+	char prog[160];
+	uint64_t deadline;
+	int fd = -1, go[2] = { -1, -1 }, done[2] = { -1, -1 };
+	long before = 0, after = -1;
+	char c;
+	pid_t tracee = -1;
+
+	if (!dtt_check((fd = getpid_dtd(&dd)) != -1, "a private dtd; root "
+	    "records getpid"))
+		goto out;
+	/* count-only from here: a second look at the probe, stopped first */
+	memset(&as, 0, sizeof(as));
+	as.dtas_pbn = sec_getpid_pbn;
+	as.dtas_func = DTA_COUNT;
+	as.dtas_nkeys = 1;
+	as.dtas_keys[0] = DTF_PID;
+	if (!dtt_check(dtt_record(fd, 0) == 0 &&
+	    ioctl(fd, DTIOCPRBAGG, &as) == 0 && dtt_record(fd, 1) == 0,
+	    "root counts getpid by pid") ||
+	    !sleep_copy(&dd, prog, sizeof(prog), setuid) ||
+	    pipe2(go, O_CLOEXEC) != 0 || pipe(done) != 0)
+		goto out;
+	fflush(stdout);
+	if ((tracee = fork()) == 0) {
+		close(fd);
+		close(go[1]);
+		close(done[0]);
+		if (dtt_user_become(&sec_user) == -1)
+			_exit(255);
+		_exit(count_tracee(dd.dd_sock, prog, setuid, vm, go[0],
+		    done[1]));
+	}
+	close(go[0]);
+	go[0] = -1;
+	close(done[1]);
+	done[1] = -1;
+	/* its own count, before the exec, arrives */
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
+	while ((before = count_of(fd, tracee)) == 0 &&
+	    dtt_clock_ns(CLOCK_MONOTONIC) < deadline)
+		usleep(1000);
+	if (!dtt_check(before == 1, "the tracee's count before the exec "
+	    "arrives as pid %d (%ld)", (int)tracee, before) ||
+	    st_ingest_stats(dd.dd_sock, &us0) != 0)
+		goto out;
+	if (write(go[1], "g", 1) != 1 ||
+	    !dtt_check(read(done[0], &c, 1) == 1, "the tracee exec'd the "
+	    "%sprogram; its %s helper counted %d calls as it",
+	    setuid == SETGID ? "set-gid " : "set-uid ",
+	    vm ? "CLONE_VM" : "forked", SETUID_RECS))
+		goto out;
+	/* dtd looked once its garbage count moved, or in 5 s */
+	memset(&us, 0, sizeof(us));
+	deadline = dtt_clock_ns(CLOCK_MONOTONIC) + 5000000000ULL;
+	while (dtt_clock_ns(CLOCK_MONOTONIC) < deadline &&
+	    st_ingest_stats(dd.dd_sock, &us) == 0 &&
+	    us.us_garbage < us0.us_garbage + SETUID_RECS)
+		usleep(1000);
+	after = count_of(fd, tracee);
+	dtt_check(after == 1 && us.us_garbage >= us0.us_garbage + SETUID_RECS,
+	    "the %s helper's %d counts as the %sprogram reached no table "
+	    "(pid %d: %ld; %llu discarded)", vm ? "CLONE_VM" : "forked",
+	    SETUID_RECS, setuid == SETGID ? "set-gid " : "set-uid ",
+	    (int)tracee, after,
+	    (unsigned long long)(us.us_garbage - us0.us_garbage));
+out:
+	getpid_dtd_end(&dd, fd, tracee);
+	close_fds(go, 2);
+	close_fds(done, 2);
+}
+
 void
 run_setuid(void)
 {
+	run_execcount(1, 1);
+	run_execcount(SETGID, 1);
+	run_execcount(1, 0);
 	run_execbind(1, 0);
 	run_execbind(1, 1);
 	/*
