@@ -52,6 +52,11 @@
 #             Hz: 3 each, the loader's too under dtrun (strace's count
 #             untraced); a read during a start holds the process's
 #             counts until its attach.
+#   kbsysexec  untraced shells that run a child and exec a sleep,
+#             started while btrace reads at 100 Hz: each name's openat
+#             and execve counts are bpftrace's (every image young until
+#             a read decides it is the program's; the shell's calls an
+#             earlier image's by the time a read comes).
 #   kbsysself  dtd's own drains (bpf(2), membarrier(2)), seen by a
 #             print at 10 Hz, are never counted: dtd's pid is no key.
 #   kbsysshare  a sampled rule of another open on the same probe gets
@@ -86,7 +91,8 @@ bpf_go() {
 	done
 	mkfifo "$TMP/bpf" || exit 2
 	bpftrace -e "BEGIN { printf(\"go\\n\"); }
-	    tracepoint:syscalls:sys_enter_openat /$pred/ { @[comm] = count(); }" \
+	    ${BPF_PROBES:-tracepoint:syscalls:sys_enter_openat} /$pred/ {
+		@[${BPF_KEY:-comm}] = count(); }" \
 	    > "$TMP/bpf" 2> "$TMP/bpf.err" &
 	BPFPID=$!
 	exec 5< "$TMP/bpf"
@@ -265,6 +271,45 @@ kbsysstart)
 	want=$((8 * 3 + 4 * U + 2 * 3 + U))
 	[ "$(tail -n 1 "$TMP/st.out")" = "@: $want" ] ||
 	    fail "$want calls: $(tail -n 1 "$TMP/st.out")"
+	;;
+kbsysexec)
+	# untraced processes exec'd while btrace reads at 100 Hz, in
+	# chains (a shell that runs a child, then execs a sleep that
+	# outlives a read): each name's openat and execve counts are
+	# bpftrace's, though each image's calls are young until a read
+	# finds it will not attach, and the shell's are an earlier
+	# image's when the read comes during the sleep
+	cp /bin/dash "$TMP/uq_kesh" && cp "$OPENAT_N" "$TMP/uq_ke1" &&
+	    cp /bin/sleep "$TMP/uq_ke2" || exit 2
+	dtd_serve "$DTD"
+	BPF_PROBES='tracepoint:syscalls:sys_enter_openat,
+	    tracepoint:syscalls:sys_enter_execve' BPF_KEY='comm, probe' \
+	    bpf_go uq_kesh uq_ke1 uq_ke2
+	bt_go ex 'syscall:openat:entry, syscall:execve:entry
+	    /comm == "uq_kesh" || comm == "uq_ke1" || comm == "uq_ke2"/ {
+		@[comm, probe] = count(); }
+	    interval:hz:100 { print(@); }
+	    END { printf("end\n"); }'
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		"$TMP/uq_kesh" -c "$TMP/uq_ke1 $i; exec $TMP/uq_ke2 0.03" ||
+		    fail "uq_kesh"
+	done
+	kill -TERM "$BTPID"
+	wait "$BTPID" || fail "ex: exit $?: $(cat "$TMP/ex.err")"
+	BTPID=
+	sed -n '/^end$/,$p' <&6 | grep '^@' > "$TMP/ex.out"
+	exec 6<&-
+	bpf_end
+	dtd_end
+	kbsys_refused
+	kbsys_took ex
+	sed -n 's/^@\[\([a-z0-9_]*\), syscall:\([a-z]*\):entry\]: /\1 \2 /p' \
+	    "$TMP/ex.out" | sort > "$TMP/ex.n"
+	sed -n 's/^@\[\([a-z0-9_]*\), tracepoint:syscalls:sys_enter_\([a-z]*\)\]: /\1 \2 /p' \
+	    "$TMP/bpf.out" | sort > "$TMP/bpf.n"
+	[ -s "$TMP/bpf.n" ] || fail "bpftrace: $(cat "$TMP/bpf.out")"
+	diff -u "$TMP/bpf.n" "$TMP/ex.n" ||
+	    fail "not bpftrace's counts: $(cat "$TMP/ex.err")"
 	;;
 kbsyspidns)
 	# the whole case in a pid namespace (and its /proc) of its own
