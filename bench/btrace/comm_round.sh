@@ -136,7 +136,7 @@ comm_bpf() {
 	b0=$(cpu_of "$bpid")
 	run_x
 	b1=$(echo "$b0 $(cpu_of "$bpid")" | awk '{ printf("%.3f", $2 - $1) }')
-	kill -INT "$bpid"
+	int_stop "$bpid"
 	got=$(comm_got "$got_re" <&7)
 	wait "$bpid"
 	BTPID=

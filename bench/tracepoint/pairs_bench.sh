@@ -90,7 +90,7 @@ one() {
 	# events all the same, as bpftrace's.
 	"$BTRACE" -d "$DEV" -A -c "$work" -e "$bt" > "$TMP/bt.out" 2>&1 ||
 	    fail "btrace: $(cat "$TMP/bt.out")"
-	kill -INT "$bpfpid"
+	int_stop "$bpfpid"
 	wait "$bpfpid"
 	kill $spin 2>/dev/null
 	wait $spin 2>/dev/null

@@ -61,6 +61,18 @@ dtd_need() {
 # dtd_tmp: a temporary directory, $TMP.  At exit the case's background
 # process, $BTPID, and dtd, $DTDPID, are stopped by their pids and $TMP
 # is removed.
+# int_stop PID: SIGINT to bpftrace PID, and again every half second in
+# the background until it is gone.  bpftrace 0.17 here can take the
+# signal just before it waits for events and then sleep in epoll_wait
+# with nothing to wake it (a kbsys_bench round stuck 10 minutes; a
+# second SIGINT ended it).  The caller waits for PID, or reads its
+# output, as after a plain kill; the resender ends with PID.
+int_stop() {
+	kill -INT "$1" 2> /dev/null
+	( while sleep 0.5 && kill -INT "$1" 2> /dev/null; do :; done ) \
+	    > /dev/null 2>&1 &
+}
+
 dtd_tmp() {
 	TMP=$(mktemp -d) || exit 2
 	DTDPID=

@@ -104,7 +104,7 @@ bpf_go() {
 }
 
 bpf_end() {
-	kill -INT "$BPFPID"
+	int_stop "$BPFPID"
 	wait "$BPFPID" || fail "bpftrace: exit $?: $(cat "$TMP/bpf.err")"
 	BPFPID=
 	sed -n "/^@/p" <&5 > "$TMP/bpf.out"
