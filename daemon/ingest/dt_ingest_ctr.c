@@ -255,7 +255,9 @@ dti_count_read(struct dti_proc *dp, uint16_t *idx, uint32_t *delta,
 		if ((delta[n] = cur - dp->dp_count[p]) == 0)
 			continue;
 		dp->dp_count[p] = cur;
-		*sum += delta[n];
+		/* a wild step is counted as forged at the fold, not here */
+		if (delta[n] < DT_INGEST_DELTA_MAX)
+			*sum += delta[n];
 		idx[n++] = (uint16_t)p;
 	}
 	return n;
@@ -311,12 +313,12 @@ dti_counters(struct dti_proc *dp)
 	 * again at their fold, after the look: a write in between is the
 	 * window left.
 	 */
-	if (dp->dp_imagebad)
+	if (atomic_load(&dp->dp_imagebad))
 		return;
 	n = dti_count_read(dp, idx, moved, &sum);
 	if ((n > 0 || dti_sagg_moved(dp)) && !dt_ingest_image_ok(dp->dp_pid,
 	    dp->dp_uid, dp->dp_gid, dp->dp_rgid, dp->dp_pidfd, true)) {
-		dp->dp_imagebad = true;
+		atomic_store(&dp->dp_imagebad, true);
 		dti_discard(dp, DTI_WHY_IMAGE, sum);
 		return;
 	}

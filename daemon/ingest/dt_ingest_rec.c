@@ -589,7 +589,7 @@ dti_flush(struct dti_proc *dp, struct udt_rec *batch,
 	if (!dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, dp->dp_gid,
 	    dp->dp_rgid, dp->dp_pidfd, true)) {
 		why = DTI_WHY_IMAGE;
-		dp->dp_imagebad = true;
+		atomic_store(&dp->dp_imagebad, true);
 	} else {
 		v = dti_final_look(dp, dti_image_look(dp, true), final);
 		if (v == DTI_V_LATER && !final && dp->dp_held == NULL &&

@@ -523,27 +523,58 @@ dti_sagg_take(struct dti_proc *dp)
 	pthread_mutex_unlock(&dts_mtx);
 }
 
-bool
-dti_sagg_moved(struct dti_proc *dp)
+/* Whether dp's tracee folded anything since the last look.  [S] */
+static bool
+dts_moved(struct dti_proc *dp, uint32_t used)
 {
 	struct dti_sagg_shadow *sh;
-	uint32_t used;
 	uint64_t c;
 	unsigned int s;
-	bool moved = false;
 
-	if ((used = atomic_load(&dts_used)) == 0 || dp->dp_sagg_last)
-		return false;
-	pthread_mutex_lock(&dts_mtx);
-	moved = (dp->dp_sagg_skip & used) != 0;
-	for (s = 0; s < UDT_SAGG_NSPEC && !moved; s++) {
+	if ((dp->dp_sagg_skip & used) != 0)
+		return true;
+	for (s = 0; s < UDT_SAGG_NSPEC; s++) {
 		if (!(used & (1u << s)) || dts_slots[s].ds_pcb == NULL)
 			continue;
 		c = __atomic_load_n(&dts_acc(dp, s)->sa_count,
 		    __ATOMIC_ACQUIRE);
 		sh = dp->dp_sagg[s];
-		moved = sh != NULL ? c != sh->sh_count : c != 0;
+		if (sh != NULL ? c != sh->sh_count : c != 0)
+			return true;
 	}
+	return false;
+}
+
+/*
+ * Whether dp's tables may be folded: not if its image was found changed
+ * (dti_counters()), nor if a look now finds it changed where anything
+ * moved; the ring is then retired.  For the looks no drain pass made
+ * before them: a process's last, and a slot given back.  [S]
+ */
+static bool
+dts_judged(struct dti_proc *dp)
+{
+	if (atomic_load(&dp->dp_imagebad))
+		return false;
+	if (dp->dp_uid == 0 || !dts_moved(dp, atomic_load(&dts_used)) ||
+	    dt_ingest_image_ok(dp->dp_pid, dp->dp_uid, dp->dp_gid,
+	    dp->dp_rgid, dp->dp_pidfd, true))
+		return true;
+	atomic_store(&dp->dp_imagebad, true);
+	dti_discard(dp, DTI_WHY_IMAGE, 0);
+	return false;
+}
+
+bool
+dti_sagg_moved(struct dti_proc *dp)
+{
+	uint32_t used;
+	bool moved;
+
+	if ((used = atomic_load(&dts_used)) == 0 || dp->dp_sagg_last)
+		return false;
+	pthread_mutex_lock(&dts_mtx);
+	moved = dts_moved(dp, used);
 	pthread_mutex_unlock(&dts_mtx);
 	return moved;
 }
@@ -560,6 +591,11 @@ dti_sagg_gone(struct dti_proc *dp)
 	if (dp->dp_sagg_skip == 0)
 		return;
 	pthread_mutex_lock(&dts_mtx);
+	if (atomic_load(&dp->dp_imagebad)) {
+		dp->dp_sagg_skip = 0;
+		pthread_mutex_unlock(&dts_mtx);
+		return;
+	}
 	/* its slots given back since were read by their last merge */
 	mask = dp->dp_sagg_skip & atomic_load(&dts_used);
 	if (mask != 0)
@@ -594,8 +630,10 @@ dti_sagg_leave(struct dti_proc *gone)
 	 */
 	for (dp = gone; dp != NULL; dp = dp->dp_next) {
 		/* a set-id exec's: nothing more of it (dti_counters()) */
-		if (!dp->dp_imagebad)
+		if (dts_judged(dp))
 			dts_look(dp, true);
+		else
+			dp->dp_sagg_skip = 0;
 		dp->dp_sagg_last = true;
 	}
 	pthread_mutex_unlock(&dts_mtx);
@@ -843,7 +881,8 @@ dts_last(struct dti_proc *dp, void *arg)
 {
 	unsigned int s = *(const unsigned int *)arg;
 
-	if (dts_take(dp, s) || dts_slots[s].ds_spec.ss_keys != 0)
+	if (dts_judged(dp) &&
+	    (dts_take(dp, s) || dts_slots[s].ds_spec.ss_keys != 0))
 		dts_take_keyed(dp, 1u << s, true);
 	dp->dp_sagg_skip &= ~(1u << s);
 }

@@ -341,10 +341,11 @@ struct dti_proc {
 	 */
 	bool			 dp_sagg_last;
 	/*
-	 * [D] no longer the image that attached (dt_ingest_image_ok()):
-	 * nothing more of it is folded, counts nor tables
+	 * [a] no longer the image that attached (dt_ingest_image_ok()):
+	 * nothing more of it is folded, counts nor tables; set by the
+	 * drain thread, or by a reader's stop giving a slot back
 	 */
-	bool			 dp_imagebad;
+	atomic_bool		 dp_imagebad;
 	uint32_t		 dp_plost;	/* [D] profile samples */
 	uint32_t		 dp_precur;	/* [D] */
 	struct dt_pm_track	 dp_maps;	/* [I] then [D]: its mappings */

@@ -77,7 +77,8 @@ struct dt_kbpf_key {
  * the program's (dt_tp_ksysbpf.c).  The young hash's value: dtd sets
  * ky_decided once the image's calls are known to be the program's (or
  * it attached), the exec program clears it at the next exec, and the
- * exit program takes the entry out when the process ends.
+ * exit program sets it when the process ends (its exec count goes on in
+ * a process that takes the pid).
  */
 #define DT_KBPF_YOUNG		0x8
 #define DT_KBPF_EXECSHIFT	4
@@ -152,8 +153,8 @@ unsigned int dt_kbpf_prog(const struct dt_kbpf_spec *s,
  * insns[DT_KBPF_MAXINSNS]: it puts the execing process's tgid in hash
  * youngfd, a struct dt_kbpf_young, its exec count one more than the
  * entry's before and not decided.  dt_kbpf_exitprog()
- * (sched:sched_process_exit): a thread group leader's exit takes its
- * entry out.  Their length, 0 on failure.  Any thread.
+ * (sched:sched_process_exit): a thread group leader's exit marks its
+ * entry decided.  Their length, 0 on failure.  Any thread.
  */
 unsigned int dt_kbpf_execprog(int youngfd, struct bpf_insn *insns);
 unsigned int dt_kbpf_exitprog(int youngfd, struct bpf_insn *insns);

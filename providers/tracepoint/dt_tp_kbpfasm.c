@@ -689,7 +689,15 @@ dt_kbpf_exitprog(int youngfd, struct bpf_insn *insns)
 	STX(&a, BPF_W, BPF_REG_10, BPF_REG_1, FP_TGID);
 	ka_ld_map(&a, BPF_REG_1, youngfd);
 	ka_fp(&a, BPF_REG_2, FP_TGID);
-	CALL(&a, BPF_FUNC_map_delete_elem);
+	CALL(&a, BPF_FUNC_map_lookup_elem);
+	JMP_IMM(&a, BPF_JEQ, BPF_REG_0, 0, out);
+	/*
+	 * Decided, not taken out: the pid's exec count goes on, so that a
+	 * process that takes the pid and execs is never counted as an
+	 * image that came before (the ring of young tracees that left).
+	 */
+	ST_IMM(&a, BPF_W, BPF_REG_0,
+	    (int16_t)offsetof(struct dt_kbpf_young, ky_decided), 2);
 	ka_bind(&a, out);
 	MOV64_IMM(&a, BPF_REG_0, 1);
 	EXIT(&a);

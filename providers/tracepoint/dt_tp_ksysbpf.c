@@ -128,16 +128,21 @@ static uint64_t		 dt_ksb_trefused;	/* [T] tracees counted twice */
  * whose exec the exec program (on sched:sched_process_exec) saw while a
  * group was there, struct dt_kbpf_young; a tracee's entry is decided at
  * its attach, any other's at the drain that finds its counts are the
- * program's, and the exit program (sched:sched_process_exit) takes it
- * out.  Made with the first group, closed with the last.  Young tracees
- * that left remain in a ring for the drains still to come of the counts
- * they made before their attach.
+ * program's, and the exit program (sched:sched_process_exit) decides it
+ * at the process's end, so that a pid's exec count never starts again
+ * while the hash lives.  Made with the first group, closed with the
+ * last.  Young tracees that left remain in a ring, by pid and exec
+ * count, for the drains still to come of the counts they made before
+ * their attach.  Not closed: dtd's decision (dt_ksb_ydecide()) is a
+ * lookup then an update, so an exec in between loses its image's
+ * youth: that start is counted plainly, as before young processes.
  */
 static int		 dt_ksb_young = -1;	/* [K] set, [T] read */
 static char		 dt_ksb_env[KSB_ENVMAX];	/* [c] */
 static int		 dt_ksb_execid = -1;	/* [I] sched_process_exec */
 static int		 dt_ksb_exitid = -1;	/* [I] sched_process_exit */
-static int		 dt_ksb_yfd[4] = { -1, -1, -1, -1 };	/* [K] */
+/* [K] the exec program, its event, the exit program, its event */
+static int		 dt_ksb_yfd[4] = { -1, -1, -1, -1 };
 /* Whether a young image will attach, asked of its environment: [c] */
 static struct {
 	pid_t			 kw_pid;
@@ -473,7 +478,7 @@ dt_ksb_exec_on(const char *who)
 		    "_exit tracepoint");
 		return false;
 	}
-	if (!dt_perf_fds_charge(4)) {
+	if (!dt_perf_fds_charge(5)) {
 		dt_kbpf_say(who, "exec program", "the budget is spent");
 		return false;
 	}
@@ -508,7 +513,7 @@ dt_ksb_exec_on(const char *who)
 		close(dt_ksb_young);
 	dt_ksb_young = -1;
 	pthread_mutex_unlock(&dt_ksb_tmtx);
-	dt_perf_fds_uncharge(4);
+	dt_perf_fds_uncharge(5);
 	return false;
 }
 
@@ -531,8 +536,10 @@ dt_ksb_exec_off(void)
 	pthread_mutex_lock(&dt_ksb_tmtx);
 	close(dt_ksb_young);
 	dt_ksb_young = -1;
+	/* the next hash counts execs from 0 again */
+	dt_ksb_nygone = 0;
 	pthread_mutex_unlock(&dt_ksb_tmtx);
-	dt_perf_fds_uncharge(4);
+	dt_perf_fds_uncharge(5);
 }
 
 /*

@@ -62,15 +62,20 @@ dtd_need() {
 # process, $BTPID, and dtd, $DTDPID, are stopped by their pids and $TMP
 # is removed.
 # int_stop PID: SIGINT to bpftrace PID, and again every half second in
-# the background until it is gone.  bpftrace 0.17 here can take the
-# signal just before it waits for events and then sleep in epoll_wait
-# with nothing to wake it (a kbsys_bench round stuck 10 minutes; a
-# second SIGINT ended it).  The caller waits for PID, or reads its
-# output, as after a plain kill; the resender ends with PID.
+# the background while PID is still a bpftrace.  bpftrace 0.17 here can
+# take the signal just before it waits for events and then sleep in
+# epoll_wait with nothing to wake it (a kbsys_bench round stuck 10
+# minutes; a second SIGINT ended it).  The caller waits for PID, or
+# reads its output, as after a plain kill; the resender holds none of
+# the caller's descriptors and ends once PID is no bpftrace.
 int_stop() {
 	kill -INT "$1" 2> /dev/null
-	( while sleep 0.5 && kill -INT "$1" 2> /dev/null; do :; done ) \
-	    > /dev/null 2>&1 &
+	( exec < /dev/null > /dev/null 2>&1
+	    for fd in 3 4 5 6 7 8 9; do eval "exec $fd>&-"; done
+	    while sleep 0.5 &&
+		[ "$(cat "/proc/$1/comm" 2> /dev/null)" = bpftrace ]; do
+		kill -INT "$1" 2> /dev/null
+	    done ) &
 }
 
 dtd_tmp() {

@@ -238,8 +238,10 @@ kbsysstart)
 	# dtrun, the loader's opens too, handed over as records: as many
 	# as strace sees of the program untraced.  The dtrun'd ones attach
 	# within a read's period; the two LD_PRELOAD'd ones start under
-	# strace, each openat delayed 30 ms, so that reads come before
-	# their attach and hold their counts until it.
+	# strace, each openat delayed 10 ms (a read's period; with 30 ms
+	# a start under a loaded machine once passed the 5 s a hold may
+	# last), so that reads come before their attach and hold their
+	# counts until it.
 	strace -qq -e trace=openat -o "$TMP/uq_ksl.st" "$TMP/uq_ksl" 3 ||
 	    fail "strace uq_ksl"
 	U=$(grep -c "^openat(" "$TMP/uq_ksl.st")
@@ -256,7 +258,7 @@ kbsysstart)
 	done
 	for i in 1 2; do
 		strace -f -qq -o /dev/null -e trace=openat \
-		    -e inject=openat:delay_enter=30000 env \
+		    -e inject=openat:delay_enter=10000 env \
 		    LD_PRELOAD="$USERDT_PRELOAD" \
 		    USERDT_SOCKET="$TMP/ingest.sock" USERDT_LOADER=0 \
 		    "$TMP/uq_ksl" 3 || fail "strace uq_ksl"
