@@ -375,6 +375,32 @@ ka_traced(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
 	JMP_IMM(a, BPF_JNE, BPF_REG_0, 0, out);
 }
 
+/* r0: the young hash's entry of the tgid at FP_TGID; on to miss if none. */
+static void
+ka_ylook(struct dt_kbpf_asm *a, int youngfd, unsigned int miss)
+{
+	ka_ld_map(a, BPF_REG_1, youngfd);
+	ka_fp(a, BPF_REG_2, FP_TGID);
+	CALL(a, BPF_FUNC_map_lookup_elem);
+	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, miss);
+}
+
+/*
+ * A program's end: 0 would make perf_trace_run_bpf_submit() skip the
+ * record for every perf event of the tracepoint, anyone's; 1 lets them
+ * have it (our counting events keep no buffer).  Its length, 0 if it
+ * did not fit.
+ */
+static unsigned int
+ka_finish(struct dt_kbpf_asm *a)
+{
+	MOV64_IMM(a, BPF_REG_0, 1);
+	EXIT(a);
+	if (a->ka_full || !ka_resolve(a))
+		return 0;
+	return a->ka_n;
+}
+
 /*
  * raw_syscalls: r9 not 0 for a process the exec program saw start and
  * that is not decided: its key's DT_KBPF_YOUNG and exec count.  Asked
@@ -387,10 +413,7 @@ ka_young(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s)
 	unsigned int old = ka_label(a);
 
 	MOV64_IMM(a, BPF_REG_9, 0);
-	ka_ld_map(a, BPF_REG_1, s->kbs_youngfd);
-	ka_fp(a, BPF_REG_2, FP_TGID);
-	CALL(a, BPF_FUNC_map_lookup_elem);
-	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, old);
+	ka_ylook(a, s->kbs_youngfd, old);
 	LDX(a, BPF_W, BPF_REG_1, BPF_REG_0,
 	    (int16_t)offsetof(struct dt_kbpf_young, ky_decided));
 	JMP_IMM(a, BPF_JNE, BPF_REG_1, 0, old);
@@ -619,16 +642,7 @@ dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
 	ka_count(&a, s, out);
 
 	ka_bind(&a, out);
-	/*
-	 * 0 would make perf_trace_run_bpf_submit() skip the record for
-	 * every perf event of the tracepoint, anyone's: 1 lets them have
-	 * it (our counting event keeps no buffer).
-	 */
-	MOV64_IMM(&a, BPF_REG_0, 1);
-	EXIT(&a);
-	if (a.ka_full || !ka_resolve(&a))
-		return 0;
-	return a.ka_n;
+	return ka_finish(&a);
 }
 
 unsigned int
@@ -644,10 +658,7 @@ dt_kbpf_execprog(int youngfd, struct bpf_insn *insns)
 	STX(&a, BPF_W, BPF_REG_10, BPF_REG_0, FP_TGID);
 	/* the image's exec count: one more than the last young image's */
 	MOV64_IMM(&a, BPF_REG_6, 0);
-	ka_ld_map(&a, BPF_REG_1, youngfd);
-	ka_fp(&a, BPF_REG_2, FP_TGID);
-	CALL(&a, BPF_FUNC_map_lookup_elem);
-	JMP_IMM(&a, BPF_JEQ, BPF_REG_0, 0, first);
+	ka_ylook(&a, youngfd, first);
 	LDX(&a, BPF_W, BPF_REG_6, BPF_REG_0,
 	    (int16_t)offsetof(struct dt_kbpf_young, ky_exec));
 	ALU64_IMM(&a, BPF_ADD, BPF_REG_6, 1);
@@ -664,12 +675,7 @@ dt_kbpf_execprog(int youngfd, struct bpf_insn *insns)
 	ka_fp(&a, BPF_REG_3, FP_NOW);
 	MOV64_IMM(&a, BPF_REG_4, BPF_ANY);
 	CALL(&a, BPF_FUNC_map_update_elem);
-	/* as dt_kbpf_prog(): 0 would hide the record from perf */
-	MOV64_IMM(&a, BPF_REG_0, 1);
-	EXIT(&a);
-	if (a.ka_full || !ka_resolve(&a))
-		return 0;
-	return a.ka_n;
+	return ka_finish(&a);
 }
 
 unsigned int
@@ -687,10 +693,7 @@ dt_kbpf_exitprog(int youngfd, struct bpf_insn *insns)
 	MOV32_REG(&a, BPF_REG_0, BPF_REG_0);
 	JMP_REG(&a, BPF_JNE, BPF_REG_0, BPF_REG_1, out);
 	STX(&a, BPF_W, BPF_REG_10, BPF_REG_1, FP_TGID);
-	ka_ld_map(&a, BPF_REG_1, youngfd);
-	ka_fp(&a, BPF_REG_2, FP_TGID);
-	CALL(&a, BPF_FUNC_map_lookup_elem);
-	JMP_IMM(&a, BPF_JEQ, BPF_REG_0, 0, out);
+	ka_ylook(&a, youngfd, out);
 	/*
 	 * Decided, not taken out: the pid's exec count goes on, so that a
 	 * process that takes the pid and execs is never counted as an
@@ -699,9 +702,5 @@ dt_kbpf_exitprog(int youngfd, struct bpf_insn *insns)
 	ST_IMM(&a, BPF_W, BPF_REG_0,
 	    (int16_t)offsetof(struct dt_kbpf_young, ky_decided), 2);
 	ka_bind(&a, out);
-	MOV64_IMM(&a, BPF_REG_0, 1);
-	EXIT(&a);
-	if (a.ka_full || !ka_resolve(&a))
-		return 0;
-	return a.ka_n;
+	return ka_finish(&a);
 }

@@ -173,6 +173,7 @@ struct setuid_help {
 	int			 sh_setuid;	/* the program is set-uid */
 	int			 sh_gofd;
 	int			 sh_donefd;
+	bool			 sh_counts;	/* in the header, not records */
 };
 
 /*
@@ -229,22 +230,27 @@ setuid_helper(void *arg)
 
 	if (!exec_shown(sh->sh_pid, sh->sh_setuid))
 		return 4;
-	exec_recs(sh->sh_rh, sh->sh_nslots, 1, sh->sh_pid);
+	if (sh->sh_counts)
+		__atomic_fetch_add(&sh->sh_rh->rh_count[sec_getpid],
+		    SETUID_RECS, __ATOMIC_RELEASE);
+	else
+		exec_recs(sh->sh_rh, sh->sh_nslots, 1, sh->sh_pid);
 	if (write(sh->sh_donefd, "d", 1) != 1)
 		return 5;
 	return read(sh->sh_gofd, &c, 1) == 0 ? 0 : 6;
 }
 
 /*
- * As the user: the tracee.  Gets a ring, commits one record, waits for
- * root's go on gofd, starts a helper that keeps the ring, and execs the
- * program (set-uid root, or the user's own).  The helper is forked, or
- * with vm a CLONE_VM child, which keeps the tracee's old memory alive
- * past the exec: then only the owner of /proc/PID tells dtd of it.
+ * As the user: the tracee.  Gets a ring, commits one record (counts one
+ * call in its header, with counts), waits for root's go on gofd, starts
+ * a helper that keeps the ring, and execs the program (set-uid root, or
+ * the user's own).  The helper is forked, or with vm a CLONE_VM child,
+ * which keeps the tracee's old memory alive past the exec: then only the
+ * owner of /proc/PID tells dtd of it.
  */
 static int
 setuid_tracee(const char *sock, const char *prog, int setuid, int vm,
-    int gofd, int donefd)
+    bool counts, int gofd, int donefd)
 {
 	static char stack[65536] __attribute__((aligned(16)));
 	struct setuid_help sh;
@@ -256,7 +262,7 @@ setuid_tracee(const char *sock, const char *prog, int setuid, int vm,
 	if ((fd = dtt_tracee_hello(sock, sec_nsys, &w, fds)) == -1)
 		return 1;
 	/* dtd binds the ring to this image: it asks for a drain at exec. */
-	if (!(w.uw_flags & UDT_W_XDRAIN))
+	if (!counts && !(w.uw_flags & UDT_W_XDRAIN))
 		return 8;
 	if ((sh.sh_rh = dtt_ring_map(fds[0], &w)) == NULL)
 		return 2;
@@ -265,7 +271,12 @@ setuid_tracee(const char *sock, const char *prog, int setuid, int vm,
 	sh.sh_setuid = setuid;
 	sh.sh_gofd = gofd;
 	sh.sh_donefd = donefd;
-	commit_rec(sh.sh_rh, sh.sh_nslots, 0, sh.sh_pid, "sec_test");
+	sh.sh_counts = counts;
+	if (counts)
+		__atomic_fetch_add(&sh.sh_rh->rh_count[sec_getpid], 1,
+		    __ATOMIC_RELEASE);
+	else
+		commit_rec(sh.sh_rh, sh.sh_nslots, 0, sh.sh_pid, "sec_test");
 	if (read(gofd, &c, 1) != 1)
 		return 3;
 	if (vm)
@@ -392,8 +403,8 @@ run_execbind(int setuid, int vm)
 		close(done[0]);
 		if (dtt_user_become(&sec_user) == -1)
 			_exit(255);
-		_exit(setuid_tracee(dd.dd_sock, prog, setuid, vm, go[0],
-		    done[1]));
+		_exit(setuid_tracee(dd.dd_sock, prog, setuid, vm, false,
+		    go[0], done[1]));
 	}
 	close(go[0]);
 	go[0] = -1;
@@ -448,62 +459,6 @@ count_of(int fd, pid_t pid)
 }
 
 /*
- * As the user: a tracee that counts one call in its header, then, after
- * root's go, leaves the ring to a helper and execs the set-id program;
- * the helper adds SETUID_RECS calls to the count as the new image.
- */
-static int
-count_helper(void *arg)
-{
-	struct setuid_help *sh = arg;
-	char c;
-
-	if (!exec_shown(sh->sh_pid, sh->sh_setuid))
-		return 4;
-	__atomic_fetch_add(&sh->sh_rh->rh_count[sec_getpid], SETUID_RECS,
-	    __ATOMIC_RELEASE);
-	if (write(sh->sh_donefd, "d", 1) != 1)
-		return 5;
-	return read(sh->sh_gofd, &c, 1) == 0 ? 0 : 6;
-}
-
-static int
-count_tracee(const char *sock, const char *prog, int setuid, int vm,
-    int gofd, int donefd)
-{
-	static char stack[65536] __attribute__((aligned(16)));
-	struct setuid_help sh;
-	struct udt_welcome w;
-	int fds[2], fd;
-	pid_t helper;
-	char c;
-
-	if ((fd = dtt_tracee_hello(sock, sec_nsys, &w, fds)) == -1)
-		return 1;
-	if ((sh.sh_rh = dtt_ring_map(fds[0], &w)) == NULL)
-		return 2;
-	sh.sh_nslots = w.uw_nslots;
-	sh.sh_pid = getpid();
-	sh.sh_setuid = setuid;
-	sh.sh_gofd = gofd;
-	sh.sh_donefd = donefd;
-	__atomic_fetch_add(&sh.sh_rh->rh_count[sec_getpid], 1,
-	    __ATOMIC_RELEASE);
-	if (read(gofd, &c, 1) != 1)
-		return 3;
-	if (vm)
-		helper = clone(count_helper, stack + sizeof(stack),
-		    CLONE_VM | SIGCHLD, &sh);
-	else if ((helper = fork()) == 0)
-		_exit(count_helper(&sh));
-	if (helper == -1)
-		return 7;
-	close(donefd);
-	execl(prog, "sleep", "30", (char *)NULL);
-	return 6;
-}
-
-/*
  * The header's counts after a set-id exec: root counts getpid by pid,
  * count-only, so a tracee's calls reach it through the header alone;
  * the helper's, written as the set-id program, must not (judged as
@@ -544,8 +499,8 @@ run_execcount(int setuid, int vm)
 		close(done[0]);
 		if (dtt_user_become(&sec_user) == -1)
 			_exit(255);
-		_exit(count_tracee(dd.dd_sock, prog, setuid, vm, go[0],
-		    done[1]));
+		_exit(setuid_tracee(dd.dd_sock, prog, setuid, vm, true,
+		    go[0], done[1]));
 	}
 	close(go[0]);
 	go[0] = -1;
