@@ -370,8 +370,9 @@ dt_ksb_youngkey(struct dt_kbpf_drain *kd, struct dt_kbpf_key *k, bool final)
 	/*
 	 * Gone, decided, or an earlier image's (the launcher's, which
 	 * exec'd the tracee): the program's, unless the ring says it was
-	 * a young tracee's.  This image's, not decided: open, the ring's
-	 * answer aside (its pid taken since by a process that exec'd).
+	 * a young tracee's.  This image's, not decided: open (the ring
+	 * matches it only where the count started again: an entry the
+	 * LRU evicted).
 	 */
 	if (!dt_ksb_ylook(pid, &y) || dt_ksb_execbits(y.ky_exec) != exec ||
 	    y.ky_decided != 0)
@@ -385,14 +386,14 @@ out:
 		if (dt_ksb_now() - y.ky_born < KSB_HOLDNS &&
 		    dt_ksb_willattach(pid, exec))
 			return DT_KBPF_HOLD;
-		/* the program's from here: it counts them as any other's */
+		/*
+		 * The program's from here: it counts them as any other's.
+		 * The ring keeps the pid's departed young tracee, if any:
+		 * its exec count is another (the exit program decides, it
+		 * does not take out), so its last keys still drop.
+		 */
 		pthread_mutex_lock(&dt_ksb_tmtx);
 		dt_ksb_ydecide(pid, &y);
-		for (i = 0; i < dt_ksb_nygone; i++) {
-			j = (dt_ksb_ygfirst + i) % KSB_YGONE;
-			if (dt_ksb_ygone[j].yg_pid == pid)
-				dt_ksb_ygone[j].yg_pid = 0;
-		}
 		pthread_mutex_unlock(&dt_ksb_tmtx);
 	}
 	if (r != DT_KBPF_FOLD)
