@@ -143,3 +143,52 @@ comm_bpf() {
 	exec 7<&-
 	echo "${got:-0} $b1 $XCPU" >> "$TMP/r.bpf"
 }
+
+# comm_want: $want, the calls x makes, by strace.  strace counts x's
+# execve, which the kernel's tracepoint sees under the shell's name, and
+# leaves out its exit_group, which never returns: the two cancel
+comm_want() {
+	strace -f -qq -c -U calls -o "$TMP/x.strace" "$TMP/$X" \
+	    if=/dev/zero of=/dev/null bs=1 count="$NREAD" 2> /dev/null
+	want=$(awk '$NF == "total" { print $1 }' "$TMP/x.strace")
+}
+
+# comm_noise ON: unless ON is 0, the other work: a second reader on the
+# other core, all rounds long, stopped at exit with the second dtd and
+# lib.sh's own cleanup (dtd, $BTPID, $TMP)
+comm_noise() {
+	[ "$1" != 0 ] || return 0
+	cp /bin/dd "$TMP/commnoise" || exit 2
+	setsid "$TMP/commnoise" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
+	NOISE=$!
+	trap 'kill -- -$NOISE 2> /dev/null; kill "$SDTDPID" 2> /dev/null
+	    wait "$SDTDPID" 2> /dev/null; dtd_cleanup' EXIT
+}
+
+# comm_rounds NAME RE CONF...: $REPS rounds of each CONF in turn (none:
+# x alone; count, sampled, nopush: btrace on this dtd, on the second, or
+# with BTRACE_NOPUSH=1; bpf: bpftrace), RE the sed expression of x's count
+comm_rounds() {
+	local name=$1 re=$2 i c e dpid dev
+
+	shift 2
+	for i in $(seq "$REPS"); do
+		for c; do
+			case $c in
+			none)
+				run_x
+				echo "0 0 $XCPU" >> "$TMP/r.$c"
+				;;
+			count|sampled|nopush)
+				[ $c = nopush ] && e=BTRACE_NOPUSH=1 || e=
+				[ $c = sampled ] && dpid=$SDTDPID dev=$TMP/s/dt ||
+				    dpid=$DTDPID dev=$DEV
+				comm_bt "$name" $c "$dev" "$dpid" "$re" $e
+				;;
+			bpf)
+				comm_bpf "$name" "$re"
+				;;
+			esac
+		done
+	done
+}

@@ -45,48 +45,17 @@ dtd_start
 comm_setup commkey_bench USERDT_KBPF
 
 X=cswx
-cp /bin/dd "$TMP/$X" && cp /bin/dd "$TMP/cswnoise" || exit 2
+cp /bin/dd "$TMP/$X" || exit 2
 if [ "${COMMKEY_FILTER:-0}" = 1 ]; then
 	PROG="tracepoint:raw_syscalls:sys_enter /comm == \"$X\"/ { @[comm] = count(); }"
 else
 	PROG="tracepoint:raw_syscalls:sys_enter { @[comm] = count(); }"
 fi
 
-strace -f -qq -c -U calls -o "$TMP/x.strace" "$TMP/$X" if=/dev/zero \
-    of=/dev/null bs=1 count="$NREAD" 2> /dev/null
-# strace counts x's execve, which the kernel's tracepoint sees under the
-# shell's name, and leaves out its exit_group, which never returns: the
-# two cancel
-want=$(awk '$NF == "total" { print $1 }' "$TMP/x.strace")
-
-# the other work: a second reader on the other core, all rounds long
-if [ "${COMMKEY_NOISE:-1}" != 0 ]; then
-	setsid "$TMP/cswnoise" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
-	NOISE=$!
-	# lib.sh's own cleanup (dtd, $BTPID, $TMP) too
-	trap 'kill -- -$NOISE 2> /dev/null; kill "$SDTDPID" 2> /dev/null
-	    wait "$SDTDPID" 2> /dev/null; dtd_cleanup' EXIT
-fi
-
-for i in $(seq "$REPS"); do
-	for c in none count sampled bpf; do
-		case $c in
-		none)
-			run_x
-			echo "0 0 $XCPU" >> "$TMP/r.$c"
-			;;
-		count|sampled)
-			[ $c = sampled ] && dpid=$SDTDPID dev=$TMP/s/dt ||
-			    dpid=$DTDPID dev=$DEV
-			comm_bt commkey_bench $c "$dev" "$dpid" \
-			    "s/^@\\[$X\\]: //p"
-			;;
-		bpf)
-			comm_bpf commkey_bench "s/^@\\[$X\\]: //p"
-			;;
-		esac
-	done
-done
+comm_want
+comm_noise "${COMMKEY_NOISE:-1}"
+comm_rounds commkey_bench "s/^@\\[$X\\]: //p" \
+    none count sampled bpf
 
 echo "system wide, $PROG"
 echo "x: dd bs=1 count=$NREAD, $want calls by strace;"

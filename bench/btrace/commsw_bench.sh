@@ -48,44 +48,12 @@ dtd_start
 comm_setup commsw_bench USERDT_KCOUNT
 
 X=cswx
-cp /bin/dd "$TMP/$X" && cp /bin/dd "$TMP/cswnoise" || exit 2
+cp /bin/dd "$TMP/$X" || exit 2
 PROG="tracepoint:raw_syscalls:sys_enter /comm == \"$X\"/ { @ = count(); }"
 
-strace -f -qq -c -U calls -o "$TMP/x.strace" "$TMP/$X" if=/dev/zero \
-    of=/dev/null bs=1 count="$NREAD" 2> /dev/null
-# strace counts x's execve, which the kernel's tracepoint sees under the
-# shell's name, and leaves out its exit_group, which never returns: the
-# two cancel
-want=$(awk '$NF == "total" { print $1 }' "$TMP/x.strace")
-
-# the other work: a second reader on the other core, all rounds long
-if [ "${COMMSW_NOISE:-1}" != 0 ]; then
-	setsid "$TMP/cswnoise" if=/dev/zero of=/dev/null bs=1 2> /dev/null &
-	NOISE=$!
-	# lib.sh's own cleanup (dtd, $BTPID, $TMP) too
-	trap 'kill -- -$NOISE 2> /dev/null; kill "$SDTDPID" 2> /dev/null
-	    wait "$SDTDPID" 2> /dev/null; dtd_cleanup' EXIT
-fi
-
-for i in $(seq "$REPS"); do
-	for c in none count sampled nopush bpf; do
-		case $c in
-		none)
-			run_x
-			echo "0 0 $XCPU" >> "$TMP/r.$c"
-			;;
-		count|sampled|nopush)
-			[ $c = nopush ] && e=BTRACE_NOPUSH=1 || e=
-			[ $c = sampled ] && dpid=$SDTDPID dev=$TMP/s/dt ||
-			    dpid=$DTDPID dev=$DEV
-			comm_bt commsw_bench $c "$dev" "$dpid" 's/^@: //p' $e
-			;;
-		bpf)
-			comm_bpf commsw_bench 's/^@: //p'
-			;;
-		esac
-	done
-done
+comm_want
+comm_noise "${COMMSW_NOISE:-1}"
+comm_rounds commsw_bench 's/^@: //p' none count sampled nopush bpf
 
 echo "system wide, $PROG"
 echo "x: dd bs=1 count=$NREAD, $want calls by strace;"
