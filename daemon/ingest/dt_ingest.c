@@ -17,9 +17,9 @@
 /*
  * Ingestion of traced processes' events (design decision 6).
  *
- * An accept thread serves the ingest socket (its loop, which never waits
- * on one client, in dt_ingest_accept.c) and hands each whole hello to a
- * worker of its user (dt_ingest_dispatch()): for every traced process
+ * An accept thread serves the ingest socket and the tracees' beside it
+ * (its loop, which never waits on one client, in dt_ingest_accept.c) and
+ * hands each whole hello, or tracee's connection, to a worker of its user (dt_ingest_dispatch()): for every traced process
  * that connects that creates a ring and an enable table (sealed memfds),
  * records the peer's pid from SO_PEERCRED and a pidfd, and hands both
  * memfds over with SCM_RIGHTS, the table read-only (dt_ingest_serve.c).
@@ -101,6 +101,7 @@ atomic_uint	 dti_nenab;		/* [L] writes, [a] reads:
 					   timer-mode profiling */
 
 static int		 dti_listen = -1;	/* [I] */
+static int		 dti_tlisten = -1;	/* [I] the tracees' */
 static int		 dti_wake[2] = { -1, -1 };	/* [I] stop pipe */
 atomic_int	 dti_stop;		/* [a] */
 struct dt_source	*dti_seq;		/* [I] */
@@ -421,7 +422,7 @@ static void *
 dti_accept_main(void *arg)
 {
 	(void)arg;
-	dt_ingest_accept(dti_listen, dti_wake[0]);
+	dt_ingest_accept(dti_listen, dti_tlisten, dti_wake[0]);
 	return NULL;
 }
 
@@ -454,7 +455,7 @@ dt_ingest_begin(const char *path)
 		rl.rlim_cur = 1024;
 	dti_uid_max = rl.rlim_cur / 12 > 16 ?
 	    (unsigned int)(rl.rlim_cur / 12) : 16;
-	if ((error = dt_ingest_listen(path, &fd)) != 0)
+	if ((error = dt_ingest_listen(path, &fd, &dti_tlisten)) != 0)
 		return error;
 	dti_listen = fd;
 	if (pipe2(dti_wake, O_CLOEXEC) != 0) {
@@ -496,6 +497,9 @@ dt_ingest_begin(const char *path)
 fail:
 	close(dti_listen);
 	dti_listen = -1;
+	if (dti_tlisten != -1)
+		close(dti_tlisten);
+	dti_tlisten = -1;
 	dt_ingest_unlisten();
 	return error;
 }
@@ -526,6 +530,9 @@ dt_ingest_end(void)
 		dt_source_idle(dti_seq);
 	dti_look_end();
 	close(dti_listen);
+	if (dti_tlisten != -1)
+		close(dti_tlisten);
+	dti_tlisten = -1;
 	close(dti_wake[0]);
 	close(dti_wake[1]);
 	dt_ingest_unlisten();

@@ -209,11 +209,13 @@ const char	*dt_ingest_sockpath(void);
 /*
  * The socket's file (dt_ingest_sock.c): dt_ingest_listen() checks or
  * makes path's directory and puts a listening socket, mode 0666, at
- * path; 0 and the descriptor in *fdp, or an errno with a message.
- * dt_ingest_unlisten() removes the file if it is still ours.  Main
- * thread, at start and stop.
+ * path, and the tracees' beside it (UDT_TRACEE_SUFFIX); 0 and the
+ * descriptors in *fdp and *tfdp (-1 where the tracees' name would not
+ * fit), or an errno with a message and neither.  dt_ingest_unlisten()
+ * removes the files if they are still ours.  Main thread, at start and
+ * stop.
  */
-int	dt_ingest_listen(const char *path, int *fdp);
+int	dt_ingest_listen(const char *path, int *fdp, int *tfdp);
 void	dt_ingest_unlisten(void);
 
 /*
@@ -258,10 +260,11 @@ void	dt_ingest_stats(int fd);
 
 /*
  * The accept loop (dt_ingest_accept.c): accept on lfd and gather each
- * connection's first message without blocking, until wakefd is readable.
- * The accept thread only.
+ * connection's first message without blocking, and on tfd (the tracee
+ * socket, or -1) serve each connection as a tracee's hello at once,
+ * until wakefd is readable.  The accept thread only.
  */
-void	dt_ingest_accept(int lfd, int wakefd);
+void	dt_ingest_accept(int lfd, int tfd, int wakefd);
 
 /*
  * Serve one connection whose first message, hello h with UDT_MAGIC (and,

@@ -35,6 +35,13 @@
  * silent connections from one user costs that user its own.  Every
  * connection closed so is counted and logged (dt_ingest_refused()).
  *
+ * The tracee socket beside it (UDT_TRACEE_SUFFIX) takes only tracees,
+ * of dtd's own version, who send nothing: each connection is handed to
+ * a worker as it is accepted.  The ingest socket's connect woke this
+ * thread, most often on the tracee's own CPU, before the tracee could
+ * send its hello: the thread slept again and the hello woke it a second
+ * time.  A flood of connections there costs what a flood of hellos did.
+ *
  * Everything here runs on the accept thread; the pending table is its
  * own, no lock.
  */
@@ -43,6 +50,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -149,6 +157,27 @@ dti_pn_read(int i)
 }
 
 /*
+ * The peer's pidfd, for a hello that becomes a tracee: from the socket
+ * (SO_PEERPIDFD, Linux 6.5), which names the process that connected even
+ * if its pid was reused since.  Without one (an older kernel,
+ * ENOPROTOOPT; no descriptor left, EMFILE) *pidfdp is -1 and serve opens
+ * one by pid, or refuses the hello, counted.  False when the peer is
+ * gone (EINVAL, ESRCH: it has no process any more): a pid opened in its
+ * place could be another's, so the connection is closed as a peer that
+ * left.
+ */
+static bool
+dti_peer_pidfd(int fd, int *pidfdp)
+{
+	socklen_t len = sizeof(int);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, pidfdp, &len) == 0)
+		return true;
+	*pidfdp = -1;
+	return errno != EINVAL && errno != ESRCH;
+}
+
+/*
  * Read what pending connection i has sent: serve it when its message is
  * whole, close it when the peer left or is not ours.  1 when i left the
  * table (the last entry moved to i), 0 when it still waits.
@@ -157,7 +186,6 @@ static int
 dti_pn_settle(int i)
 {
 	struct dti_pending pn;
-	socklen_t len;
 	int n;
 
 	if ((n = dti_pn_read(i)) == 0)
@@ -169,28 +197,14 @@ dti_pn_settle(int i)
 	pn = dti_pn[i];
 	dti_pn[i] = dti_pn[--dti_npn];
 	/*
-	 * The peer's pidfd, for a hello that becomes a tracee: from the
-	 * socket (SO_PEERPIDFD, Linux 6.5), which names the process that
-	 * connected even if its pid was reused since.  Without one (an
-	 * older kernel, ENOPROTOOPT; no descriptor left, EMFILE) serve
-	 * opens one by pid, or refuses the hello, counted.  But when the
-	 * peer is gone (EINVAL, ESRCH: it has no process any more), a pid
-	 * opened in its place could be another's: closed, as a peer that
-	 * left.  Not for the counters a launcher asks for before each
-	 * command (two calls less there), nor a maps query: neither uses
-	 * it.
+	 * Not for the counters a launcher asks for before each command
+	 * (two calls less there), nor a maps query: neither uses a pidfd.
 	 */
 	if (!(pn.pn_u.m.hello.uh_flags & (UDT_HELLO_STATS |
-	    UDT_HELLO_MAPS | UDT_HELLO_KARM))) {
-		len = sizeof(int);
-		if (getsockopt(pn.pn_fd, SOL_SOCKET, SO_PEERPIDFD,
-		    &pn.pn_pidfd, &len) != 0) {
-			pn.pn_pidfd = -1;
-			if (errno == EINVAL || errno == ESRCH) {
-				close(pn.pn_fd);
-				return 1;
-			}
-		}
+	    UDT_HELLO_MAPS | UDT_HELLO_KARM)) &&
+	    !dti_peer_pidfd(pn.pn_fd, &pn.pn_pidfd)) {
+		close(pn.pn_fd);
+		return 1;
 	}
 	/* Served by a worker of its user: it may wait on the tracee. */
 	dt_ingest_dispatch(pn.pn_fd, &pn.pn_cred, pn.pn_pidfd,
@@ -305,9 +319,37 @@ dti_accept_nofile(int lfd)
 	dti_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-/* Accept what is queued, up to DTI_ACCEPT_MAX. */
+/*
+ * A connection on the tracee socket: a tracee's hello of dtd's own
+ * version, whole at connect, so served at once, with no wait in the
+ * pending table and no second wakeup for it.
+ */
 static void
-dti_accept_some(int lfd)
+dti_tracee_take(int fd, const struct ucred *cr)
+{
+	static const struct udt_hello h = {
+		.uh_magic = UDT_MAGIC,
+		.uh_version = UDT_VERSION,
+		.uh_nprobes = DT_SYS_NPROBES,
+		.uh_flags = UDT_HELLO_TRACEE,
+	};
+	struct udt_maps_req none;
+	int pidfd;
+
+	if (!dti_peer_pidfd(fd, &pidfd)) {
+		close(fd);
+		return;
+	}
+	memset(&none, 0, sizeof(none));
+	dt_ingest_dispatch(fd, cr, pidfd, &h, &none);
+}
+
+/*
+ * Accept what is queued, up to DTI_ACCEPT_MAX: on the ingest socket into
+ * the pending table, on the tracee socket (tracee) straight to a worker.
+ */
+static void
+dti_accept_some(int lfd, bool tracee)
 {
 	struct ucred cr;
 	socklen_t crlen;
@@ -334,24 +376,35 @@ dti_accept_some(int lfd)
 			close(fd);
 			continue;
 		}
-		dti_pn_add(fd, &cr);
+		if (tracee)
+			dti_tracee_take(fd, &cr);
+		else
+			dti_pn_add(fd, &cr);
 	}
 }
 
+/* The pending connections' entries in the poll set follow these. */
+#define DTI_PFD_FIRST	3
+
 void
-dt_ingest_accept(int lfd, int wakefd)
+dt_ingest_accept(int lfd, int tfd, int wakefd)
 {
-	static struct pollfd pfd[2 + DTI_PENDING_MAX];
+	static struct pollfd pfd[DTI_PFD_FIRST + DTI_PENDING_MAX];
 	uint64_t now, left;
 	int i, n, timeout, flags;
 
 	/* accept4() until the queue is empty, never waiting on it. */
 	if ((flags = fcntl(lfd, F_GETFL)) != -1)
 		(void)fcntl(lfd, F_SETFL, flags | O_NONBLOCK);
+	if (tfd != -1 && (flags = fcntl(tfd, F_GETFL)) != -1)
+		(void)fcntl(tfd, F_SETFL, flags | O_NONBLOCK);
 	pfd[0].fd = lfd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = wakefd;
 	pfd[1].events = POLLIN;
+	/* poll(2) passes over a negative descriptor. */
+	pfd[2].fd = tfd;
+	pfd[2].events = POLLIN;
 	dti_euid = geteuid();
 	dti_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	for (;;) {
@@ -367,21 +420,24 @@ dt_ingest_accept(int lfd, int wakefd)
 				timeout = (int)left;
 		}
 		for (i = 0; i < dti_npn; i++) {
-			pfd[2 + i].fd = dti_pn[i].pn_fd;
-			pfd[2 + i].events = POLLIN;
-			pfd[2 + i].revents = 0;
+			pfd[DTI_PFD_FIRST + i].fd = dti_pn[i].pn_fd;
+			pfd[DTI_PFD_FIRST + i].events = POLLIN;
+			pfd[DTI_PFD_FIRST + i].revents = 0;
 		}
-		n = poll(pfd, (nfds_t)(2 + dti_npn), timeout);
+		n = poll(pfd, (nfds_t)(DTI_PFD_FIRST + dti_npn), timeout);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 || pfd[1].revents != 0)
 			break;
 		/* Downwards: settling i moves the last, already seen, to i. */
 		for (i = dti_npn; i-- > 0;)
-			if (pfd[2 + i].revents != 0)
+			if (pfd[DTI_PFD_FIRST + i].revents != 0)
 				(void)dti_pn_settle(i);
+		/* Tracees first: whole at once, and they wait on the answer. */
+		if (pfd[2].revents & POLLIN)
+			dti_accept_some(tfd, true);
 		if (pfd[0].revents & POLLIN)
-			dti_accept_some(lfd);
+			dti_accept_some(lfd, false);
 	}
 	while (dti_npn > 0)
 		dti_pn_drop(dti_npn - 1, NULL);

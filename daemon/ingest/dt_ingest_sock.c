@@ -26,27 +26,57 @@
  * directory it makes is theirs, 0700, the socket 0600, and an existing
  * one must be theirs; the accept loop closes other users' connections.
  *
+ * Beside it, the tracees' socket (UDT_TRACEE_SUFFIX), made alike.
+ *
  * Main thread only, at start and stop ([I]).
  */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <stdio.h>
 #include <unistd.h>
+
+#include <userdt/udt_wire.h>
 
 #include "dt_ingest.h"
 #include "dt_sockfile.h"
 
 static struct dt_sockfile dti_sockfile = DT_SOCKFILE_INIT("ingest socket");
+static struct dt_sockfile dti_tsockfile = DT_SOCKFILE_INIT("tracee socket");
 
 int
-dt_ingest_listen(const char *path, int *fdp)
+dt_ingest_listen(const char *path, int *fdp, int *tfdp)
 {
+	char tpath[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool root = geteuid() == 0;
+	int error;
 
 	/* Tracees need no privilege: anyone may connect. */
-	return dt_sockfile_listen(&dti_sockfile, path, root ? 0755 : 0700,
-	    root ? 0666 : 0600, (gid_t)-1, 0, false, fdp);
+	if ((error = dt_sockfile_listen(&dti_sockfile, path, root ? 0755 :
+	    0700, root ? 0666 : 0600, (gid_t)-1, 0, false, fdp)) != 0)
+		return error;
+	/*
+	 * Where the name with the suffix does not fit, tracees say hello
+	 * on the ingest socket (the library makes the same test).  A name
+	 * taken by someone else, or by a dtd that answers, is refused as
+	 * the ingest socket's would be: a tracee there would be sent away.
+	 */
+	*tfdp = -1;
+	if ((size_t)snprintf(tpath, sizeof(tpath), "%s%s", path,
+	    UDT_TRACEE_SUFFIX) >= sizeof(tpath))
+		return 0;
+	if ((error = dt_sockfile_listen(&dti_tsockfile, tpath, root ? 0755 :
+	    0700, root ? 0666 : 0600, (gid_t)-1, 0, false, tfdp)) != 0) {
+		close(*fdp);
+		*fdp = -1;
+		dt_sockfile_close(&dti_sockfile);
+	}
+	return error;
 }
 
 void
 dt_ingest_unlisten(void)
 {
+	dt_sockfile_close(&dti_tsockfile);
 	dt_sockfile_close(&dti_sockfile);
 }

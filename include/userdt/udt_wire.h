@@ -19,10 +19,15 @@
  * and dtd.  Not an ABI anyone else relies on: both sides come from the
  * same build and check UDT_VERSION in the handshake.
  *
- * A tracee connects to dtd's ingest socket (env USERDT_SOCKET, default
- * UDT_SOCKET_DEFAULT), sends a udt_hello and receives a udt_welcome with
- * two memory file descriptors (SCM_RIGHTS): its ring (read-write) and its
- * enable table (read-only).  From then on it writes records into the ring
+ * A tracee connects to dtd's tracee socket (the ingest socket's name,
+ * env USERDT_SOCKET, default UDT_SOCKET_DEFAULT, with UDT_TRACEE_SUFFIX)
+ * and receives a udt_welcome with two memory file descriptors
+ * (SCM_RIGHTS): its ring (read-write) and its enable table (read-only).
+ * It sends nothing: the connection is its hello, a tracee's of dtd's
+ * own version, and the table says which systab dtd has (tb_nprobes).
+ * On the ingest socket itself, every other client (and a tracee whose
+ * tracee socket's name would not fit a sockaddr_un) sends a udt_hello
+ * first.  From then on it writes records into the ring
  * without system calls; dtd polls the ring.  dtd stamps every record with
  * the pid it read from SO_PEERCRED at connect time, never with anything
  * the tracee wrote, and validates every byte of the ring.
@@ -55,6 +60,12 @@
 
 #define UDT_SOCKET_ENV		"USERDT_SOCKET"
 #define UDT_SOCKET_DEFAULT	"/run/userdt/ingest.sock"
+/*
+ * The tracees' own socket beside it: no hello to wait for, so dtd's
+ * accept thread wakes once a tracee, not at its connect and again at
+ * its hello, and the tracee makes one call fewer a start.
+ */
+#define UDT_TRACEE_SUFFIX	".t"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
 #define UDT_VERSION		15u	/* 15: user stacks in udt_sagg */

@@ -34,6 +34,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <userdt/udt_wire.h>
+
 #include "dtt.h"
 #include "sec_trust.h"
 
@@ -312,6 +314,7 @@ run_squat(const char *dtrun, const char *preload)
 	char envsock[200], envlib[160], envpre[160];
 	char *env_lib[] = { "PATH=/usr/bin:/bin", envsock, envpre, NULL };
 	char envword[300];
+	int i;
 	char *env_word[] = { "PATH=/usr/bin:/bin", envsock, envpre, envword,
 	    NULL };
 	char *env_run[] = { "PATH=/usr/bin:/bin", envlib,
@@ -358,40 +361,56 @@ run_squat(const char *dtrun, const char *preload)
 
 	/*
 	 * V's directory, a socket of V's in it, but B listens on it: only
-	 * the peer's credentials tell.
+	 * the peer's credentials tell.  Then the same at the tracees' name
+	 * beside it (UDT_TRACEE_SUFFIX), where a start sends nothing.
 	 */
 	snprintf(vdir, sizeof(vdir), "%s/v", dir);
-	snprintf(sock, sizeof(sock), "%s/ingest.sock", vdir);
-	snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s", sock);
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(sock) < sizeof(sun.sun_path))
-		memcpy(sun.sun_path, sock, strlen(sock) + 1);
-	lfd = -1;
-	if (dtt_check(mkdir(vdir, 0700) == 0 && chown(vdir, st_user.du_uid,
-	    st_user.du_gid) == 0 && (lfd = socket(AF_UNIX, SOCK_STREAM |
-	    SOCK_CLOEXEC, 0)) != -1 && bind(lfd, (struct sockaddr *)&sun,
-	    sizeof(sun)) == 0 && chown(sock, st_user.du_uid,
-	    st_user.du_gid) == 0, "%s's directory and socket, %s to listen",
-	    st_user.du_name, sq_b.du_name))
-		squat_case("B's listener", lfd, sock, argv_true, env_lib,
-		    errpath, "another user's process", false, false);
-	else if (lfd != -1)
-		close(lfd);
+	if (!dtt_check(mkdir(vdir, 0700) == 0 && chown(vdir, st_user.du_uid,
+	    st_user.du_gid) == 0, "%s's directory", st_user.du_name))
+		goto out;
+	for (i = 0; i < 2; i++) {
+		snprintf(sock, sizeof(sock), "%s/ingest.sock%s", vdir,
+		    i ? UDT_TRACEE_SUFFIX : "");
+		snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s/"
+		    "ingest.sock", vdir);
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		if (strlen(sock) < sizeof(sun.sun_path))
+			memcpy(sun.sun_path, sock, strlen(sock) + 1);
+		lfd = -1;
+		if (dtt_check((lfd = socket(AF_UNIX, SOCK_STREAM |
+		    SOCK_CLOEXEC, 0)) != -1 && bind(lfd,
+		    (struct sockaddr *)&sun, sizeof(sun)) == 0 &&
+		    chown(sock, st_user.du_uid, st_user.du_gid) == 0,
+		    "a socket of %s's at %s, %s to listen", st_user.du_name,
+		    sock, sq_b.du_name))
+			squat_case(i ? "B's listener at the tracees' name" :
+			    "B's listener", lfd, sock, argv_true, env_lib,
+			    errpath, "another user's process", false, false);
+		else if (lfd != -1)
+			close(lfd);
+		unlink(sock);
+	}
 
 	/*
 	 * A shared directory (root's, sticky, anyone may write, as /tmp):
 	 * the directory passes, the socket in it is B's.  The one case
-	 * where the library looks at the socket itself.
+	 * where the library looks at the socket itself: at either name.
 	 */
 	snprintf(sdir, sizeof(sdir), "%s/s", dir);
-	snprintf(sock, sizeof(sock), "%s/ingest.sock", sdir);
-	snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s", sock);
+	snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s/ingest.sock",
+	    sdir);
 	if (dtt_check(mkdir(sdir, 0755) == 0 && chmod(sdir, 01777) == 0,
-	    "a shared directory %s", sdir))
-		squat_case("a shared directory", -1, sock, argv_true, env_lib,
-		    errpath, "it belongs to another user", true, false);
-	unlink(sock);
+	    "a shared directory %s", sdir)) {
+		for (i = 0; i < 2; i++) {
+			snprintf(sock, sizeof(sock), "%s/ingest.sock%s", sdir,
+			    i ? UDT_TRACEE_SUFFIX : "");
+			squat_case(i ? "a shared directory, the tracees' name" :
+			    "a shared directory", -1, sock, argv_true, env_lib,
+			    errpath, "it belongs to another user", true, false);
+			unlink(sock);
+		}
+	}
 	rmdir(sdir);
 
 	/*

@@ -22,7 +22,7 @@ A copy of /bin/true runs once untraced and three times under dtrun (the
 fewest counted), each under a name of its own, while bpftrace counts
 every system call of those names by number (the launcher's own calls,
 before its exec, carry its name and are not counted).  The library may
-add at most EXTRA calls in all (33 measured here, one of margin; Debian
+add at most EXTRA calls in all (32 measured here, one of margin; Debian
 12 on Linux 6.18; doc/benchmarks.md lists them), one more where dtd's
 socket lies below a directory others may write (the sticky /tmp: when
 not root) and one where the kernel has no unique mount ids (before
@@ -36,7 +36,10 @@ socket's directory, which the launcher vouched for (USERDT_SOCKDIR; dtd
 runs under /run when root, as root's /run/userdt does); and OPENS opens
 (the plan and the two images: /proc/self/status, /proc/self/maps and
 /proc/self/pagemap are dtd's to read, told in the welcome and the table,
-and the large objects' stats).  Counts, never times.  Starts its own dtd
+and the large objects' stats).  The handshake connects to dtd's tracee
+socket and sends nothing; with that socket gone (a dtd of another
+build), a start says its hello on the ingest socket and is served all
+the same.  Counts, never times.  Starts its own dtd
 on a temporary path and stops it and bpftrace by pid.  Prints one line a
 check and `N passed, N failed`.
 """
@@ -51,10 +54,12 @@ import tempfile
 
 from dttpy import check, done, start_dtd, stop_dtd
 
-EXTRA = 34
+EXTRA = 33
 OPENS = 3
 SYS_OPEN, SYS_CLOSE, SYS_FSTATFS, SYS_CLOSE_RANGE = 2, 3, 138, 436
 SYS_NEWFSTATAT = 262
+SYS_CONNECT, SYS_SENDTO, SYS_RECVMSG = 42, 44, 47
+TRACEE_SUFFIX = ".t"    # UDT_TRACEE_SUFFIX
 STATX_MNT_ID_UNIQUE = 0x4000
 # A mount id no mount has: unique ids are far below (a counter).
 OTHER_MOUNT = 1 << 62
@@ -240,6 +245,25 @@ def main():
               "the socket's directory looked at by the launcher, not the "
               "start, where no one else can change it: %d newfstatat more "
               "(at most %d)" % (extra(SYS_NEWFSTATAT), 1 + sockdir))
+        check((extra(SYS_CONNECT), extra(SYS_SENDTO), extra(SYS_RECVMSG))
+              == (1, 0, 1),
+              "one connect, to the tracee socket, no hello sent, a "
+              "welcome received: %d, %d, %d" % (
+                  extra(SYS_CONNECT), extra(SYS_SENDTO),
+                  extra(SYS_RECVMSG)))
+        # Without the tracee socket: the hello on the ingest socket.
+        os.unlink(run + "/ingest.sock" + TRACEE_SUFFIX)
+        h = "udtsh" + tag
+        shutil.copy("/bin/true", os.path.join(work, h))
+        c = count(work, [h], [[dtrun, os.path.join(work, h)]], env)
+        if check(c is not None, "bpftrace counts again"):
+            # /bin/true itself makes none of the three.
+            got = tuple(c.get((h, nr), 0)
+                        for nr in (SYS_CONNECT, SYS_SENDTO, SYS_RECVMSG))
+            check(got == (2, 1, 1),
+                  "no tracee socket: a failed connect there, then the "
+                  "hello on the ingest socket, welcomed: connect, sendto, "
+                  "recvmsg %s" % (got,))
     finally:
         stop_dtd(d)
         shutil.rmtree(work, ignore_errors=True)

@@ -436,6 +436,15 @@ udt_init(void)
 		memcpy(udt_sun.sun_path, path, strlen(path) + 1);
 		udt_sun_ok = 1;
 	}
+	/* dtd makes the same test (dt_ingest_listen()). */
+	if (strlen(path) + strlen(UDT_TRACEE_SUFFIX) <
+	    sizeof(udt_sunt.sun_path)) {
+		udt_sunt.sun_family = AF_UNIX;
+		memcpy(udt_sunt.sun_path, path, strlen(path));
+		memcpy(udt_sunt.sun_path + strlen(path), UDT_TRACEE_SUFFIX,
+		    strlen(UDT_TRACEE_SUFFIX) + 1);
+		udt_sunt_ok = 1;
+	}
 	udt_sun_fixed_init();
 	/* For comparisons: every event recorded, none folded here. */
 	udt_sagg_off = udt_env_is(UDT_SAGG_ENV, "0");

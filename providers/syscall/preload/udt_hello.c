@@ -47,6 +47,8 @@
 
 struct sockaddr_un	 udt_sun;
 int			 udt_sun_ok;
+struct sockaddr_un	 udt_sunt;
+int			 udt_sunt_ok;
 uid_t			 udt_sun_fixed = (uid_t)-1;
 /* The constructor's first attach, which takes dtd's status look. [w] */
 int			 udt_ctor_status;
@@ -79,6 +81,8 @@ udt_close3(int a, int b, int c)
  */
 static const char	*udt_untraced;		/* [a] the reason, a sentence */
 static const char	*udt_untraced_word;	/* [a] for UDT_UNTRACED_ENV */
+/* The socket the last handshake tried: its path goes with the reason. */
+static const struct sockaddr_un *udt_sun_tried;	/* [a] */
 /*
  * dtd did not answer a handshake, here or in an image before us (the
  * environment says so): look at its state before waiting, and wait only
@@ -172,15 +176,16 @@ udt_sun_fixed_init(void)
 }
 
 /*
- * Whether the socket at udt_sun, and its directory, are ours or root's
- * (udt_user_distrust()): 0, or -1 with the reason set when they are not,
- * or silently when there is nothing there (a missing socket in a
- * directory only we or root may write: the connect says so).  With word,
- * the launcher's word for uid (udt_sun_fixed) is taken and nothing
- * looked at.
+ * Whether the socket at sun (udt_sun's, or the tracees' beside it), and
+ * its directory, are ours or root's (udt_user_distrust()): 0, or -1
+ * with the reason set when they are not, or silently when there is
+ * nothing there (a missing socket in a directory only we or root may
+ * write: the connect says so).  With word, the launcher's word for uid
+ * (udt_sun_fixed, said of the directory both share) is taken and
+ * nothing looked at.
  */
 static int
-udt_sock_trusted(uid_t uid, int word)
+udt_sock_trusted(const struct sockaddr_un *sun, uid_t uid, int word)
 {
 	char dir[sizeof(udt_sun.sun_path)];
 	struct stat dst, sst;
@@ -194,7 +199,7 @@ udt_sock_trusted(uid_t uid, int word)
 	 */
 	if (word && uid == udt_sun_fixed)
 		return 0;
-	memcpy(dir, udt_sun.sun_path, sizeof(dir));
+	memcpy(dir, sun->sun_path, sizeof(dir));
 	if ((slash = strrchr(dir, '/')) == NULL)
 		memcpy(dir, ".", 2);
 	else if (slash == dir)
@@ -217,7 +222,7 @@ udt_sock_trusted(uid_t uid, int word)
 	 */
 	if ((dst.st_mode & (S_IWGRP | S_IWOTH)) == 0)
 		return 0;
-	if (udt_sys4(SYS_newfstatat, AT_FDCWD, udt_sun.sun_path, &sst,
+	if (udt_sys4(SYS_newfstatat, AT_FDCWD, sun->sun_path, &sst,
 	    AT_SYMLINK_NOFOLLOW) != 0)
 		return -1;
 	if ((why = udt_user_distrust(&dst, &sst, uid)) != NULL) {
@@ -287,7 +292,8 @@ noanswer:
 /*
  * Handshake with dtd.  On success *tabp and *ringp are mapped and every
  * descriptor is closed again, so the traced program never sees one.
- * Nothing is sent before we know whom we talk to: a socket and
+ * On the tracees' socket nothing is sent at all; on the ingest socket
+ * the hello is not sent before we know whom we talk to: a socket and
  * directory of our own or root's, a peer that is our own user or root,
  * so another user who made the name first is sent not a byte and
  * chooses nothing we record.  Where we looked at the directory, such a
@@ -318,6 +324,7 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	struct cmsghdr *c;
 	struct udt_tab *tab = NULL;
 	struct udt_ring_hdr *ring = NULL;
+	const struct sockaddr_un *sun;
 	uid_t uid = udt_ctor_euid != (uid_t)-1 ? udt_ctor_euid :
 	    (uid_t)udt_sys0(SYS_geteuid);
 	struct timeval tv;
@@ -326,8 +333,24 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	int tries, ms;
 
 	udt_untraced_set(NULL, NULL);
-	if (!udt_sun_ok || udt_sock_trusted(uid, 1) != 0)
+	/*
+	 * The tracees' socket, where the connection is the hello; the
+	 * ingest socket with a hello where that one's name does not fit or
+	 * nothing listens on it (a dtd of another build: its version
+	 * check says whether we may talk).
+	 */
+	sun = udt_sunt_ok ? &udt_sunt : &udt_sun;
+	if (!udt_sun_ok)
 		return -1;
+again:
+	__atomic_store_n(&udt_sun_tried, sun, __ATOMIC_RELAXED);
+	if (udt_sock_trusted(sun, uid, 1) != 0) {
+		/* Distrusted, said; or nothing there: the ingest socket. */
+		if (sun != &udt_sunt || udt_untraced != NULL)
+			return -1;
+		sun = &udt_sun;
+		goto again;
+	}
 	/*
 	 * First without waiting: a dtd with room in its backlog takes the
 	 * connection at once, and nothing else on this socket can block
@@ -338,7 +361,12 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	    SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;
-	n = udt_sys3(SYS_connect, fd, &udt_sun, sizeof(udt_sun));
+	n = udt_sys3(SYS_connect, fd, sun, sizeof(*sun));
+	if ((n == -ENOENT || n == -ECONNREFUSED) && sun == &udt_sunt) {
+		udt_sys1(SYS_close, fd);
+		sun = &udt_sun;
+		goto again;
+	}
 	if (n == -EAGAIN) {
 		/*
 		 * dtd's backlog is full: a burst of tracees (a program
@@ -351,7 +379,7 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 		 * look first, one stat, on a full backlog only.
 		 */
 		udt_sys1(SYS_close, fd);
-		if (uid == udt_sun_fixed && udt_sock_trusted(uid, 0) != 0)
+		if (uid == udt_sun_fixed && udt_sock_trusted(sun, uid, 0) != 0)
 			return -1;
 		fd = udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
 		    0);
@@ -363,7 +391,7 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 		tv.tv_usec = (ms % 1000) * 1000;
 		udt_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
 		    sizeof(tv));
-		n = udt_sys3(SYS_connect, fd, &udt_sun, sizeof(udt_sun));
+		n = udt_sys3(SYS_connect, fd, sun, sizeof(*sun));
 	}
 	if (n == -EAGAIN || n == -ETIMEDOUT) {
 		udt_untraced_set("dtd's socket has a full queue: dtd does "
@@ -379,8 +407,8 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 		    "untrusted");
 		goto fail;
 	}
-	if (udt_sys6(SYS_sendto, fd, (long)&hello, sizeof(hello),
-	    MSG_NOSIGNAL, 0, 0) != (long)sizeof(hello))
+	if (sun == &udt_sun && udt_sys6(SYS_sendto, fd, (long)&hello,
+	    sizeof(hello), MSG_NOSIGNAL, 0, 0) != (long)sizeof(hello))
 		goto fail;
 	if (udt_await(fd, cr.pid) != 0)
 		goto fail;
@@ -426,8 +454,13 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 		goto fail;
 	ring = udt_map(fds[0], w.uw_ringsize, PROT_READ | PROT_WRITE);
 	tab = udt_map(fds[1], w.uw_tabsize, PROT_READ);
+	/*
+	 * The table's count of probes is the systab's of dtd's build: on
+	 * the tracees' socket no hello told dtd ours.
+	 */
 	if (ring == NULL || tab == NULL || ring->rh_magic != UDT_MAGIC ||
-	    ring->rh_nslots != w.uw_nslots || tab->tb_magic != UDT_MAGIC)
+	    ring->rh_nslots != w.uw_nslots || tab->tb_magic != UDT_MAGIC ||
+	    tab->tb_nprobes != 2 * SYSTAB_COUNT)
 		goto fail;
 	/* Before any record: dtd judges them by it (udt_wire.h). */
 	__atomic_store_n(&ring->rh_self, (uint64_t)(uintptr_t)ring,
@@ -473,6 +506,7 @@ void
 udt_tell_untraced(const char *said, pid_t pid)
 {
 	const char *why = udt_untraced, *word = udt_untraced_word;
+	const struct sockaddr_un *sun = udt_sun_tried;
 	char buf[512];
 	int len;
 
@@ -486,7 +520,7 @@ udt_tell_untraced(const char *said, pid_t pid)
 	if (said == NULL || strcmp(said, word) != 0) {
 		len = snprintf(buf, sizeof(buf), "userdt: %s (pid %d) runs "
 		    "untraced: %s: %s\n", program_invocation_short_name,
-		    (int)pid, udt_sun.sun_path, why);
+		    (int)pid, (sun != NULL ? sun : &udt_sun)->sun_path, why);
 		if (len > 0)
 			(void)udt_sys3(SYS_write, 2, buf,
 			    (size_t)len < sizeof(buf) ? (size_t)len :

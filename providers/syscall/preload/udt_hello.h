@@ -28,9 +28,14 @@
 
 #include "udt_preload.h"
 
-/* dtd's ingest socket, set once by the constructor.  [I] */
+/*
+ * dtd's ingest socket, and the tracees' beside it (UDT_TRACEE_SUFFIX:
+ * udt_sunt_ok where its name fits), set once by the constructor.  [I]
+ */
 extern struct sockaddr_un	udt_sun UDT_HIDDEN;
 extern int			udt_sun_ok UDT_HIDDEN;
+extern struct sockaddr_un	udt_sunt UDT_HIDDEN;
+extern int			udt_sunt_ok UDT_HIDDEN;
 /*
  * The euid for which the launcher found udt_sun's directory fixed
  * (UDT_SOCKDIR_ENV), or (uid_t)-1: set once by the constructor.  [I]
