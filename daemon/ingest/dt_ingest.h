@@ -209,7 +209,7 @@ const char	*dt_ingest_sockpath(void);
 /*
  * The socket's file (dt_ingest_sock.c): dt_ingest_listen() checks or
  * makes path's directory and puts a listening socket, mode 0666, at
- * path, and the tracees' beside it (UDT_TRACEE_SUFFIX); 0 and the
+ * path, and the tracees' beside it (UDT_TRACEE_FMT); 0 and the
  * descriptors in *fdp and *tfdp (-1 where the tracees' name would not
  * fit), or an errno with a message and neither.  dt_ingest_unlisten()
  * removes the files if they are still ours.  Main thread, at start and

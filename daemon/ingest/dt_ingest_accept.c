@@ -35,9 +35,9 @@
  * silent connections from one user costs that user its own.  Every
  * connection closed so is counted and logged (dt_ingest_refused()).
  *
- * The tracee socket beside it (UDT_TRACEE_SUFFIX) takes only tracees,
- * of dtd's own version, who send nothing: each connection is handed to
- * a worker as it is accepted.  The ingest socket's connect woke this
+ * The tracee socket beside it (UDT_TRACEE_FMT) takes only tracees of
+ * dtd's own version and systab (its name says them), who send nothing:
+ * each connection is handed to a worker as it is accepted.  The ingest socket's connect woke this
  * thread, most often on the tracee's own CPU, before the tracee could
  * send its hello: the thread slept again and the hello woke it a second
  * time.  A flood of connections there costs what a flood of hellos did.

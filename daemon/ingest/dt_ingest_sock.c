@@ -26,13 +26,14 @@
  * directory it makes is theirs, 0700, the socket 0600, and an existing
  * one must be theirs; the accept loop closes other users' connections.
  *
- * Beside it, the tracees' socket (UDT_TRACEE_SUFFIX), made alike.
+ * Beside it, the tracees' socket (UDT_TRACEE_FMT), made alike.
  *
  * Main thread only, at start and stop ([I]).
  */
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -62,11 +63,17 @@ dt_ingest_listen(const char *path, int *fdp, int *tfdp)
 	 * the ingest socket's would be: a tracee there would be sent away.
 	 */
 	*tfdp = -1;
-	if ((size_t)snprintf(tpath, sizeof(tpath), "%s%s", path,
-	    UDT_TRACEE_SUFFIX) >= sizeof(tpath))
+	if ((size_t)snprintf(tpath, sizeof(tpath), UDT_TRACEE_FMT, path,
+	    UDT_VERSION, (unsigned int)DT_SYS_NPROBES) >= sizeof(tpath))
 		return 0;
-	if ((error = dt_sockfile_listen(&dti_tsockfile, tpath, root ? 0755 :
-	    0700, root ? 0666 : 0600, (gid_t)-1, 0, false, tfdp)) != 0) {
+	error = dt_sockfile_listen(&dti_tsockfile, tpath, root ? 0755 : 0700,
+	    root ? 0666 : 0600, (gid_t)-1, 0, false, tfdp);
+	/* Its name, bound through /proc/self/fd, may be too long alone. */
+	if (error == ENAMETOOLONG) {
+		*tfdp = -1;
+		return 0;
+	}
+	if (error != 0) {
 		close(*fdp);
 		*fdp = -1;
 		dt_sockfile_close(&dti_sockfile);

@@ -20,7 +20,7 @@
  * same build and check UDT_VERSION in the handshake.
  *
  * A tracee connects to dtd's tracee socket (the ingest socket's name,
- * env USERDT_SOCKET, default UDT_SOCKET_DEFAULT, with UDT_TRACEE_SUFFIX)
+ * env USERDT_SOCKET, default UDT_SOCKET_DEFAULT, as UDT_TRACEE_FMT has it)
  * and receives a udt_welcome with two memory file descriptors
  * (SCM_RIGHTS): its ring (read-write) and its enable table (read-only).
  * It sends nothing: the connection is its hello, a tracee's of dtd's
@@ -63,9 +63,13 @@
 /*
  * The tracees' own socket beside it: no hello to wait for, so dtd's
  * accept thread wakes once a tracee, not at its connect and again at
- * its hello, and the tracee makes one call fewer a start.
+ * its hello, and the tracee makes one call fewer a start.  Its name is
+ * the ingest socket's path, UDT_VERSION and the systab's probes (2 *
+ * SYSTAB_COUNT): what the hello would have told, so a library of
+ * another build finds no such name and says its hello on the ingest
+ * socket, where dtd refuses it before spending anything on it.
  */
-#define UDT_TRACEE_SUFFIX	".t"
+#define UDT_TRACEE_FMT		"%s.t%u.%u"
 
 #define UDT_MAGIC		0x75647464u	/* "udtd" */
 #define UDT_VERSION		15u	/* 15: user stacks in udt_sagg */

@@ -37,6 +37,7 @@
 #include <userdt/udt_wire.h>
 
 #include "dtt.h"
+#include "systab.h"
 #include "sec_trust.h"
 
 /* Well under the library's wait for room in a backlog (2000 ms). */
@@ -302,6 +303,18 @@ squat_words(const char *sock, const char *dir, char *const env[],
 	    argv, env, errpath, "belongs to another user", true, true);
 }
 
+/* The tracees' socket's name beside the ingest socket at path. */
+static void
+tracee_name(char *path, size_t len)
+{
+	char base[160];
+
+	snprintf(base, sizeof(base), "%s", path);
+	if (snprintf(path, len, UDT_TRACEE_FMT, base, UDT_VERSION,
+	    (unsigned int)(2 * SYSTAB_COUNT)) >= (int)len)
+		path[0] = '\0';
+}
+
 void
 run_squat(const char *dtrun, const char *preload)
 {
@@ -313,7 +326,7 @@ run_squat(const char *dtrun, const char *preload)
 	const char *slash;
 	char envsock[200], envlib[160], envpre[160];
 	char *env_lib[] = { "PATH=/usr/bin:/bin", envsock, envpre, NULL };
-	char envword[300];
+	char envword[300], want[300];
 	int i;
 	char *env_word[] = { "PATH=/usr/bin:/bin", envsock, envpre, envword,
 	    NULL };
@@ -362,15 +375,19 @@ run_squat(const char *dtrun, const char *preload)
 	/*
 	 * V's directory, a socket of V's in it, but B listens on it: only
 	 * the peer's credentials tell.  Then the same at the tracees' name
-	 * beside it (UDT_TRACEE_SUFFIX), where a start sends nothing.
+	 * beside it (UDT_TRACEE_FMT), where a start sends nothing: the
+	 * reason names that socket.
 	 */
 	snprintf(vdir, sizeof(vdir), "%s/v", dir);
 	if (!dtt_check(mkdir(vdir, 0700) == 0 && chown(vdir, st_user.du_uid,
 	    st_user.du_gid) == 0, "%s's directory", st_user.du_name))
 		goto out;
 	for (i = 0; i < 2; i++) {
-		snprintf(sock, sizeof(sock), "%s/ingest.sock%s", vdir,
-		    i ? UDT_TRACEE_SUFFIX : "");
+		snprintf(sock, sizeof(sock), "%s/ingest.sock", vdir);
+		if (i)
+			tracee_name(sock, sizeof(sock));
+		snprintf(want, sizeof(want), "%s: another user's process",
+		    sock);
 		snprintf(envsock, sizeof(envsock), "USERDT_SOCKET=%s/"
 		    "ingest.sock", vdir);
 		memset(&sun, 0, sizeof(sun));
@@ -386,7 +403,7 @@ run_squat(const char *dtrun, const char *preload)
 		    sock, sq_b.du_name))
 			squat_case(i ? "B's listener at the tracees' name" :
 			    "B's listener", lfd, sock, argv_true, env_lib,
-			    errpath, "another user's process", false, false);
+			    errpath, want, false, false);
 		else if (lfd != -1)
 			close(lfd);
 		unlink(sock);
@@ -403,11 +420,14 @@ run_squat(const char *dtrun, const char *preload)
 	if (dtt_check(mkdir(sdir, 0755) == 0 && chmod(sdir, 01777) == 0,
 	    "a shared directory %s", sdir)) {
 		for (i = 0; i < 2; i++) {
-			snprintf(sock, sizeof(sock), "%s/ingest.sock%s", sdir,
-			    i ? UDT_TRACEE_SUFFIX : "");
+			snprintf(sock, sizeof(sock), "%s/ingest.sock", sdir);
+			if (i)
+				tracee_name(sock, sizeof(sock));
+			snprintf(want, sizeof(want), "%s: it belongs to another "
+			    "user", sock);
 			squat_case(i ? "a shared directory, the tracees' name" :
 			    "a shared directory", -1, sock, argv_true, env_lib,
-			    errpath, "it belongs to another user", true, false);
+			    errpath, want, true, false);
 			unlink(sock);
 		}
 	}

@@ -44,6 +44,7 @@ on a temporary path and stops it and bpftrace by pid.  Prints one line a
 check and `N passed, N failed`.
 """
 import ctypes
+import glob
 import os
 import shutil
 import signal
@@ -59,7 +60,6 @@ OPENS = 3
 SYS_OPEN, SYS_CLOSE, SYS_FSTATFS, SYS_CLOSE_RANGE = 2, 3, 138, 436
 SYS_NEWFSTATAT = 262
 SYS_CONNECT, SYS_SENDTO, SYS_RECVMSG = 42, 44, 47
-TRACEE_SUFFIX = ".t"    # UDT_TRACEE_SUFFIX
 STATX_MNT_ID_UNIQUE = 0x4000
 # A mount id no mount has: unique ids are far below (a counter).
 OTHER_MOUNT = 1 << 62
@@ -252,7 +252,9 @@ def main():
                   extra(SYS_CONNECT), extra(SYS_SENDTO),
                   extra(SYS_RECVMSG)))
         # Without the tracee socket: the hello on the ingest socket.
-        os.unlink(run + "/ingest.sock" + TRACEE_SUFFIX)
+        # ingest.sock.tVERSION.PROBES (UDT_TRACEE_FMT)
+        for f in glob.glob(run + "/ingest.sock.t*"):
+            os.unlink(f)
         h = "udtsh" + tag
         shutil.copy("/bin/true", os.path.join(work, h))
         c = count(work, [h], [[dtrun, os.path.join(work, h)]], env)

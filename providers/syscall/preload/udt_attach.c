@@ -437,12 +437,10 @@ udt_init(void)
 		udt_sun_ok = 1;
 	}
 	/* dtd makes the same test (dt_ingest_listen()). */
-	if (strlen(path) + strlen(UDT_TRACEE_SUFFIX) <
-	    sizeof(udt_sunt.sun_path)) {
+	if (udt_sun_ok && (size_t)snprintf(udt_sunt.sun_path,
+	    sizeof(udt_sunt.sun_path), UDT_TRACEE_FMT, path, UDT_VERSION,
+	    (unsigned int)(2 * SYSTAB_COUNT)) < sizeof(udt_sunt.sun_path)) {
 		udt_sunt.sun_family = AF_UNIX;
-		memcpy(udt_sunt.sun_path, path, strlen(path));
-		memcpy(udt_sunt.sun_path + strlen(path), UDT_TRACEE_SUFFIX,
-		    strlen(UDT_TRACEE_SUFFIX) + 1);
 		udt_sunt_ok = 1;
 	}
 	udt_sun_fixed_init();

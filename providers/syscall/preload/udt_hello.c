@@ -177,18 +177,22 @@ udt_sun_fixed_init(void)
 
 /*
  * Whether the socket at sun (udt_sun's, or the tracees' beside it), and
- * its directory, are ours or root's (udt_user_distrust()): 0, or -1
- * with the reason set when they are not, or silently when there is
- * nothing there (a missing socket in a directory only we or root may
- * write: the connect says so).  With word, the launcher's word for uid
- * (udt_sun_fixed, said of the directory both share) is taken and
- * nothing looked at.
+ * its directory, are ours or root's (udt_user_distrust()): 0; -1 when
+ * the directory is not, or cannot be looked at; -2 when the socket in
+ * it is not, or is not there.  The reason is set where there is one to
+ * tell, not for what is missing (a missing socket in a directory only
+ * we or root may write: the connect says so).  With word, the
+ * launcher's word for uid (udt_sun_fixed, said of the directory both
+ * sockets share) is taken and nothing looked at.  *dst holds the
+ * directory's look when *dirdone says it was made (by a call for the
+ * other socket), and is made and said there otherwise.
  */
 static int
-udt_sock_trusted(const struct sockaddr_un *sun, uid_t uid, int word)
+udt_sock_trusted(const struct sockaddr_un *sun, uid_t uid, int word,
+    struct stat *dst, int *dirdone)
 {
 	char dir[sizeof(udt_sun.sun_path)];
-	struct stat dst, sst;
+	struct stat sst;
 	const char *why;
 	char *slash;
 
@@ -199,19 +203,22 @@ udt_sock_trusted(const struct sockaddr_un *sun, uid_t uid, int word)
 	 */
 	if (word && uid == udt_sun_fixed)
 		return 0;
-	memcpy(dir, sun->sun_path, sizeof(dir));
-	if ((slash = strrchr(dir, '/')) == NULL)
-		memcpy(dir, ".", 2);
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	if (udt_sys4(SYS_newfstatat, AT_FDCWD, dir, &dst,
-	    AT_SYMLINK_NOFOLLOW) != 0)
-		return -1;
-	if ((why = udt_user_distrust(&dst, NULL, uid)) != NULL) {
-		udt_untraced_set(why, "untrusted");
-		return -1;
+	if (!*dirdone) {
+		memcpy(dir, sun->sun_path, sizeof(dir));
+		if ((slash = strrchr(dir, '/')) == NULL)
+			memcpy(dir, ".", 2);
+		else if (slash == dir)
+			dir[1] = '\0';
+		else
+			*slash = '\0';
+		if (udt_sys4(SYS_newfstatat, AT_FDCWD, dir, dst,
+		    AT_SYMLINK_NOFOLLOW) != 0)
+			return -1;
+		if ((why = udt_user_distrust(dst, NULL, uid)) != NULL) {
+			udt_untraced_set(why, "untrusted");
+			return -1;
+		}
+		*dirdone = 1;
 	}
 	/*
 	 * A directory of ours or root's that no one else may write holds
@@ -220,14 +227,14 @@ udt_sock_trusted(const struct sockaddr_un *sun, uid_t uid, int word)
 	 * listens on it the peer's credentials tell.  A shared one (a
 	 * sticky /tmp) may hold another user's.
 	 */
-	if ((dst.st_mode & (S_IWGRP | S_IWOTH)) == 0)
+	if ((dst->st_mode & (S_IWGRP | S_IWOTH)) == 0)
 		return 0;
 	if (udt_sys4(SYS_newfstatat, AT_FDCWD, sun->sun_path, &sst,
 	    AT_SYMLINK_NOFOLLOW) != 0)
-		return -1;
-	if ((why = udt_user_distrust(&dst, &sst, uid)) != NULL) {
+		return -2;
+	if ((why = udt_user_distrust(dst, &sst, uid)) != NULL) {
 		udt_untraced_set(why, "untrusted");
-		return -1;
+		return -2;
 	}
 	return 0;
 }
@@ -290,24 +297,18 @@ noanswer:
 }
 
 /*
- * Handshake with dtd.  On success *tabp and *ringp are mapped and every
- * descriptor is closed again, so the traced program never sees one.
- * On the tracees' socket nothing is sent at all; on the ingest socket
- * the hello is not sent before we know whom we talk to: a socket and
- * directory of our own or root's, a peer that is our own user or root,
- * so another user who made the name first is sent not a byte and
- * chooses nothing we record.  Where we looked at the directory, such a
- * user does not even get a connection.  Where the launcher's word
- * spared the look (UDT_SOCKDIR_ENV) and is wrong (another mount
- * namespace or a chroot, a directory loosened since), it does: its
- * SO_PEERCRED tells it our pid, uid and gid, and when it made the
- * connection it learns when we started; and by leaving its backlog full
- * it could have held our start for the whole blocking wait, so a full
- * backlog makes us look at the directory before that wait.
+ * One handshake at sun: as udt_connect_dtd(), with the hello where
+ * hello_on is set.  *fdp is a socket to connect (-1: make one); *dirp the
+ * directory's look and *dirdone whether it was made
+ * (udt_sock_trusted()).  Where sun has nothing for us (no socket, no
+ * listener, one not ours in a shared directory), *backp is set and *fdp
+ * left open for another connect, the reason (if any) set.
  */
-int
-udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
-    uint32_t *flagsp, int32_t *pidp)
+static int
+udt_connect_at(const struct sockaddr_un *sun, int hello_on, long *fdp,
+    struct stat *dirp, int *dirdone, int *backp,
+    struct udt_tab **tabp, struct udt_ring_hdr **ringp, uint32_t *flagsp,
+    int32_t *pidp)
 {
 	struct udt_hello hello = {
 		UDT_MAGIC, UDT_VERSION, 2 * SYSTAB_COUNT, UDT_HELLO_TRACEE
@@ -324,32 +325,23 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	struct cmsghdr *c;
 	struct udt_tab *tab = NULL;
 	struct udt_ring_hdr *ring = NULL;
-	const struct sockaddr_un *sun;
 	uid_t uid = udt_ctor_euid != (uid_t)-1 ? udt_ctor_euid :
 	    (uid_t)udt_sys0(SYS_geteuid);
 	struct timeval tv;
 	int fds[2] = { -1, -1 };
-	long fd, n;
-	int tries, ms;
+	long fd = *fdp, n;
+	int tries, ms, r;
 
-	udt_untraced_set(NULL, NULL);
-	/*
-	 * The tracees' socket, where the connection is the hello; the
-	 * ingest socket with a hello where that one's name does not fit or
-	 * nothing listens on it (a dtd of another build: its version
-	 * check says whether we may talk).
-	 */
-	sun = udt_sunt_ok ? &udt_sunt : &udt_sun;
-	if (!udt_sun_ok)
-		return -1;
-again:
+	*fdp = -1;
 	__atomic_store_n(&udt_sun_tried, sun, __ATOMIC_RELAXED);
-	if (udt_sock_trusted(sun, uid, 1) != 0) {
-		/* Distrusted, said; or nothing there: the ingest socket. */
-		if (sun != &udt_sunt || udt_untraced != NULL)
+	if ((r = udt_sock_trusted(sun, uid, 1, dirp, dirdone)) != 0) {
+		if (r == -2 && backp != NULL) {
+			*backp = 1;
+			*fdp = fd;
 			return -1;
-		sun = &udt_sun;
-		goto again;
+		}
+		udt_close(fd);
+		return -1;
 	}
 	/*
 	 * First without waiting: a dtd with room in its backlog takes the
@@ -357,15 +349,15 @@ again:
 	 * (the hello is 16 bytes into an empty buffer, the welcome is
 	 * polled for and read with MSG_DONTWAIT).
 	 */
-	fd = udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
-	    SOCK_NONBLOCK, 0);
-	if (fd < 0)
+	if (fd < 0 && (fd = udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM |
+	    SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
 		return -1;
 	n = udt_sys3(SYS_connect, fd, sun, sizeof(*sun));
-	if ((n == -ENOENT || n == -ECONNREFUSED) && sun == &udt_sunt) {
-		udt_sys1(SYS_close, fd);
-		sun = &udt_sun;
-		goto again;
+	/* A failed connect leaves the socket as it was: connect it again. */
+	if ((n == -ENOENT || n == -ECONNREFUSED) && backp != NULL) {
+		*backp = 1;
+		*fdp = fd;
+		return -1;
 	}
 	if (n == -EAGAIN) {
 		/*
@@ -379,7 +371,8 @@ again:
 		 * look first, one stat, on a full backlog only.
 		 */
 		udt_sys1(SYS_close, fd);
-		if (uid == udt_sun_fixed && udt_sock_trusted(sun, uid, 0) != 0)
+		if (uid == udt_sun_fixed &&
+		    udt_sock_trusted(sun, uid, 0, dirp, dirdone) != 0)
 			return -1;
 		fd = udt_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
 		    0);
@@ -407,7 +400,7 @@ again:
 		    "untrusted");
 		goto fail;
 	}
-	if (sun == &udt_sun && udt_sys6(SYS_sendto, fd, (long)&hello,
+	if (hello_on && udt_sys6(SYS_sendto, fd, (long)&hello,
 	    sizeof(hello), MSG_NOSIGNAL, 0, 0) != (long)sizeof(hello))
 		goto fail;
 	if (udt_await(fd, cr.pid) != 0)
@@ -490,6 +483,60 @@ fail:
 	udt_close(fds[1]);
 	udt_close(fd);
 	return -1;
+}
+
+/*
+ * Handshake with dtd.  On success *tabp and *ringp are mapped and every
+ * descriptor is closed again, so the traced program never sees one.
+ * First at the tracees' socket, where the connection is the hello and
+ * nothing is sent at all; at the ingest socket with a hello where that
+ * one's name does not fit or it has nothing for us (no dtd of this
+ * build: its name carries the version and the systab, so another
+ * build's dtd, which has its own, refuses the hello before it spends
+ * anything; or another user's socket at that name in a shared
+ * directory, which the ingest socket's own look then judges).  The
+ * hello is not sent before we know whom we talk to: a socket and
+ * directory of our own or root's, a peer that is our own user or root,
+ * so another user who made the name first is sent not a byte and
+ * chooses nothing we record.  Where we looked at the directory, such a
+ * user does not even get a connection.  Where the launcher's word
+ * spared the look (UDT_SOCKDIR_ENV) and is wrong (another mount
+ * namespace or a chroot, a directory loosened since), it does: its
+ * SO_PEERCRED tells it our pid, uid and gid, and when it made the
+ * connection it learns when we started; and by leaving its backlog full
+ * it could have held our start for the whole blocking wait, so a full
+ * backlog makes us look at the directory before that wait.  A fall back
+ * costs one connect (the socket and the directory's look are reused).
+ */
+int
+udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
+    uint32_t *flagsp, int32_t *pidp)
+{
+	struct stat dir;
+	const char *why, *word;
+	long fd = -1;
+	int dirdone = 0, back = 0, r;
+
+	udt_untraced_set(NULL, NULL);
+	if (!udt_sun_ok)
+		return -1;
+	if (udt_sunt_ok) {
+		r = udt_connect_at(&udt_sunt, 0, &fd, &dir, &dirdone, &back,
+		    tabp, ringp, flagsp, pidp);
+		if (r == 0 || !back)
+			return r;
+	}
+	why = udt_untraced;
+	word = udt_untraced_word;
+	udt_untraced_set(NULL, NULL);
+	r = udt_connect_at(&udt_sun, 1, &fd, &dir, &dirdone, NULL,
+	    tabp, ringp, flagsp, pidp);
+	/* Nothing to say of the ingest socket: what the tracees' said. */
+	if (r != 0 && udt_untraced == NULL && why != NULL) {
+		udt_untraced_set(why, word);
+		__atomic_store_n(&udt_sun_tried, &udt_sunt, __ATOMIC_RELAXED);
+	}
+	return r;
 }
 
 /*

@@ -29,7 +29,7 @@
 #include "udt_preload.h"
 
 /*
- * dtd's ingest socket, and the tracees' beside it (UDT_TRACEE_SUFFIX:
+ * dtd's ingest socket, and the tracees' beside it (UDT_TRACEE_FMT:
  * udt_sunt_ok where its name fits), set once by the constructor.  [I]
  */
 extern struct sockaddr_un	udt_sun UDT_HIDDEN;
