@@ -134,6 +134,7 @@ sys_case(const char *arg, const char *what, const char *mode,
 {
 	char *untraced[] = { tracee, (char *)arg, NULL };
 	char *traced[] = { dtrun, "-s", sock, tracee, (char *)arg, NULL };
+	const char *cgt;
 	char out[4096];
 	int st, ok;
 
@@ -149,6 +150,17 @@ sys_case(const char *arg, const char *what, const char *mode,
 		ok = exited(st, 23);
 	dtt_check(ok, "%s, %s: %s as untraced (status %#x: %s)", what, mode,
 	    dies ? "dies of SIGSYS at the unblock" : "exit 23", st, out);
+	/*
+	 * In the default mode, where every site of the start is rewritten
+	 * or trapped, SIGSYS is the program's until something needs ours
+	 * (one call a start fewer); all-calls mode takes it at once.
+	 */
+	cgt = env == NULL || strcmp(env, "SYSCALL_SIGNALS_DEFAULT") == 0 ?
+	    "cgt-sys 0\n" : strcmp(env, "USERDT_ALLCALLS") == 0 ?
+	    "cgt-sys 1\n" : NULL;
+	if (cgt != NULL && strstr(out, "cgt-sys") != NULL)
+		dtt_check(strstr(out, cgt) != NULL, "%s, %s: SIGSYS caught "
+		    "as the program began: %.9s", what, mode, cgt);
 }
 
 static void

@@ -133,12 +133,148 @@ static __thread unsigned long udt_sud_seq
     __attribute__((tls_model("initial-exec")));
 static struct udt_ksigaction udt_sud_prog;	/* the program's SIGSYS */
 static struct udt_ksigaction udt_trap_prog;	/* the program's SIGTRAP */
+/*
+ * SIGSYS's handler goes into the kernel when something first needs it,
+ * not at every start (one call): a thread that turns dispatch on, the
+ * program's own action for SIGSYS (kept aside, as always), a mask of
+ * the program's view that blocks SIGSYS (one sent then must be held as
+ * it would wait untraced, not take the default action; a first
+ * pthread_create() blocks every signal).  Until then the kernel's action
+ * is the program's, so a SIGSYS (seccomp's, kill's) does to it what it
+ * does untraced.  The constructor installs it at once in all-calls
+ * mode, and where SIGSYS was caught or blocked before it ran.
+ *
+ * A vfork child shares our memory but not our handlers: what it puts
+ * in its own table is not said in udt_sud_kin, and dispatch, which a
+ * SIGSYS on the default action would kill, asks the kernel every time
+ * (udt_sud_install(0)).  A raw clone with CLONE_VM and neither
+ * CLONE_VFORK nor CLONE_SIGHAND that installs it could make udt_sud_kin
+ * say so wrongly for the view's case: such a child is not told apart.
+ */
+static int		 udt_sud_kfixed;	/* [I] ours since the ctor */
+static int		 udt_sud_kin;		/* [a] ours since, said */
+static int		 udt_sud_klock;		/* [a] an install under way */
+static __thread int	 udt_sud_kmine		/* [t] this thread's, nested */
+    __attribute__((tls_model("initial-exec")));
 
 /* The program's action for one of our signals. */
 struct udt_ksigaction *
 udt_sud_progact(int sig)
 {
 	return sig == SIGTRAP ? &udt_trap_prog : &udt_sud_prog;
+}
+
+static void	udt_sud_handler(int, siginfo_t *, void *);
+void		udt_sud_restorer(void) UDT_HIDDEN;
+
+/* Our action for SIGSYS or SIGTRAP, as the kernel gets it. */
+void
+udt_sud_ouract(struct udt_ksigaction *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->ka_handler = udt_sud_handler;
+	/* SA_NODEFER: see udt_sud_handler(); ours are never blocked. */
+	sa->ka_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | UDT_SA_RESTORER;
+	sa->ka_restorer = udt_sud_restorer;
+}
+
+/*
+ * The install's lock: a few stores around one system call.  A handler
+ * that interrupts its own thread inside it goes on without it (the
+ * thread's flag): spinning there would wait for ever.
+ */
+int
+udt_sud_klock_take(void)
+{
+	if (udt_sud_kmine)
+		return 0;
+	udt_sud_kmine = 1;
+	while (__atomic_exchange_n(&udt_sud_klock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+	return 1;
+}
+
+void
+udt_sud_klock_give(int took)
+{
+	if (!took)
+		return;
+	__atomic_store_n(&udt_sud_klock, 0, __ATOMIC_RELEASE);
+	udt_sud_kmine = 0;
+}
+
+/*
+ * Whether SIGSYS's handler in the kernel is ours, as far as our memory
+ * says it (trust: udt_sud_kin counts; not for dispatch, see above).
+ */
+static int
+udt_sud_kours(int trust)
+{
+	return udt_sud_kfixed || (trust &&
+	    __atomic_load_n(&udt_sud_kin, __ATOMIC_ACQUIRE));
+}
+
+void
+udt_sud_kafter(const struct udt_ksigaction *was,
+    const struct udt_ksigaction *act, struct udt_ksigaction *old)
+{
+	if (was->ka_handler != udt_sud_handler)
+		udt_sud_prog = *was;
+	if (old != NULL)
+		*old = udt_sud_prog;
+	if (act != NULL)
+		udt_sud_prog = *act;
+	/* A vfork child's table is not ours (see above). */
+	if (udt_thread.ut_vfork <= 0)
+		__atomic_store_n(&udt_sud_kin, 1, __ATOMIC_RELEASE);
+}
+
+const struct udt_ksigaction *
+udt_sud_kanswer(const struct udt_ksigaction *cur)
+{
+	return cur->ka_handler == udt_sud_handler ? &udt_sud_prog : cur;
+}
+
+/*
+ * Our SIGSYS handler into the kernel for the library's own needs (the
+ * program's rt_sigaction does it in its own call, udt_sud_sigaction()),
+ * keeping what was there as the program's when it was not ours.
+ */
+static long
+udt_sud_kput(void)
+{
+	struct udt_ksigaction sa, was;
+	int took;
+	long r;
+
+	udt_sud_ouract(&sa);
+	took = udt_sud_klock_take();
+	r = udt_sys4(SYS_rt_sigaction, SIGSYS, &sa, &was, 8);
+	if (r == 0)
+		udt_sud_kafter(&was, NULL, NULL);
+	udt_sud_klock_give(took);
+	return r;
+}
+
+int
+udt_sud_install(int trust)
+{
+	if (udt_sud_kours(trust))
+		return 0;
+	return udt_sud_kput() == 0 ? 0 : -1;
+}
+
+void
+udt_sud_viewgain(uint64_t v)
+{
+	if ((v & UDT_SIGBIT(SIGSYS)) && udt_sud_active && !udt_sud_kours(1))
+		(void)udt_sud_kput();
+}
+
+int
+udt_sud_lazy(void)
+{
+	return udt_sud_active && !udt_sud_kfixed;
 }
 
 /*
@@ -673,6 +809,9 @@ udt_sud_thread(void)
 		if (udt_sig_held & UDT_SIGBIT(SIGSYS))
 			return;
 	}
+	/* Dispatch to a SIGSYS on its default action would kill. */
+	if (udt_sud_install(0) != 0)
+		return;
 	t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;
 	if (udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH,
 	    PR_SYS_DISPATCH_ON, udt_text_lo, udt_text_hi - udt_text_lo,
@@ -717,7 +856,7 @@ udt_sud_start(void)
  * only one.
  */
 static int
-udt_sud_catch(int sig, struct udt_ksigaction *prog)
+udt_sud_catch(int sig, struct udt_ksigaction *prog, int lazy)
 {
 	struct udt_ksigaction sa, h;
 	uint64_t bit = UDT_SIGBIT(sig), caught, blocked, cur = 0;
@@ -725,19 +864,20 @@ udt_sud_catch(int sig, struct udt_ksigaction *prog)
 
 	if (udt_text_lo == 0)
 		return -1;
-	memset(&sa, 0, sizeof(sa));
-	sa.ka_handler = udt_sud_handler;
-	/* SA_NODEFER: see udt_sud_handler(); ours are never blocked. */
-	sa.ka_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | UDT_SA_RESTORER;
-	sa.ka_restorer = udt_sud_restorer;
+	udt_sud_ouract(&sa);
 	/*
 	 * Blocked from before the exec (or by a library initialised before
 	 * us): the program's view says so, the real mask does not.  A
 	 * signal pending since comes to udt_sud_foreign(), which holds it.
 	 * The status read at start says whether it is (nothing of ours
 	 * changed the mask since): no call when it is not, the usual case.
+	 * Lazily (SIGSYS, see udt_sud_kfixed): only where the status said
+	 * that it is neither blocked nor caught, which leaves nothing to do
+	 * here but keep it out of masks from now on.
 	 */
-	(void)udt_proc_status(NULL, &caught, &blocked, NULL);
+	if (udt_proc_status(NULL, &caught, &blocked, NULL) != 0 ||
+	    ((blocked | caught) & bit))
+		lazy = 0;
 	if ((blocked & bit) && udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit,
 	    &cur, 8) != 0)
 		return -1;
@@ -759,8 +899,10 @@ udt_sud_catch(int sig, struct udt_ksigaction *prog)
 		if (udt_sys4(SYS_rt_sigaction, s, &h, NULL, 8) != 0)
 			return -1;
 	}
-	if (udt_sys4(SYS_rt_sigaction, sig, &sa, prog, 8) != 0)
+	if (!lazy && udt_sys4(SYS_rt_sigaction, sig, &sa, prog, 8) != 0)
 		return -1;
+	if (!lazy && sig == SIGSYS)
+		udt_sud_kfixed = 1;
 	udt_sud_ours |= bit;
 	return 0;
 }
@@ -770,13 +912,14 @@ udt_sud_trap_init(void)
 {
 	if (udt_sud_ours & UDT_SIGBIT(SIGTRAP))
 		return 0;
-	return udt_sud_catch(SIGTRAP, &udt_trap_prog);
+	return udt_sud_catch(SIGTRAP, &udt_trap_prog, 0);
 }
 
 void
 udt_sud_init(int all)
 {
-	if (udt_sud_catch(SIGSYS, &udt_sud_prog) != 0)
+	/* Lazily unless all-calls mode turns dispatch on at once. */
+	if (udt_sud_catch(SIGSYS, &udt_sud_prog, !all) != 0)
 		return;
 	udt_sud_active = 1;
 	udt_sud_all = all;

@@ -42,6 +42,31 @@ struct udt_ksigaction {
 struct udt_ksigaction *udt_sud_progact(int) UDT_HIDDEN;
 
 /*
+ * SIGSYS's handler, put into the kernel lazily (udt_sud.c says when).
+ * udt_sud_install(trust): ours there, 0, or -1; trust takes our
+ * memory's word that it is (not for dispatch: a vfork child's table is
+ * not ours).  udt_sud_viewgain(v): ours there if the view v of the
+ * program's mask blocks SIGSYS.  While that is lazy (udt_sud_lazy()),
+ * the program's rt_sigaction of SIGSYS (udt_sud_sigaction()) is made,
+ * under udt_sud_klock_take() and _give(), as a set of ours
+ * (udt_sud_ouract()) followed by udt_sud_kafter(what was there, its
+ * action, where it wants the old one), or as a query whose answer
+ * udt_sud_kanswer() corrects.  Any thread, any context: one system
+ * call at most, under a lock a handler that interrupts it on its own
+ * thread passes.
+ */
+int	udt_sud_install(int) UDT_HIDDEN;
+void	udt_sud_viewgain(uint64_t) UDT_HIDDEN;
+void	udt_sud_ouract(struct udt_ksigaction *) UDT_HIDDEN;
+int	udt_sud_klock_take(void) UDT_HIDDEN;
+void	udt_sud_klock_give(int) UDT_HIDDEN;
+void	udt_sud_kafter(const struct udt_ksigaction *,
+	    const struct udt_ksigaction *, struct udt_ksigaction *) UDT_HIDDEN;
+const struct udt_ksigaction *udt_sud_kanswer(
+	    const struct udt_ksigaction *) UDT_HIDDEN;
+int	udt_sud_lazy(void) UDT_HIDDEN;
+
+/*
  * The program's view of our signals' mask, and the ones of ours really
  * blocked (udt_sud_sig.c).  This thread.
  */

@@ -146,6 +146,7 @@ udt_sud_resync(void)
 	extra = cur & udt_sud_ours & ~udt_sig_held;
 	if (extra == 0)
 		return;
+	udt_sud_viewgain(extra);
 	udt_sig_view |= extra;
 	(void)udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &extra, NULL, 8);
 }
@@ -195,6 +196,8 @@ udt_sig_procmask(long how, const uint64_t *set, uint64_t *oset, long sz)
 		nv = how == SIG_BLOCK ? view | (s & udt_sud_ours) :
 		    how == SIG_UNBLOCK ? view & ~s :
 		    how == SIG_SETMASK ? s & udt_sud_ours : view;
+		/* Ours in the kernel before the view may hold one for it. */
+		udt_sud_viewgain(nv);
 		udt_sig_view = view & nv;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	}
@@ -216,6 +219,8 @@ udt_sig_procmask(long how, const uint64_t *set, uint64_t *oset, long sz)
 		nv = view & ~s;
 	else
 		nv = s & udt_sud_ours;
+	/* Blocked for real until setview: ours there before it unblocks. */
+	udt_sud_viewgain(nv);
 	udt_sig_setview(nv, cur & udt_sud_ours);
 	return 0;
 }
@@ -231,6 +236,7 @@ udt_sig_during(const uint64_t *m, uint64_t *tm)
 {
 	uint64_t ov = udt_sig_view, v = *m & udt_sud_ours;
 
+	udt_sud_viewgain(v);
 	*tm = (*m & ~udt_sud_ours) | (v & udt_sig_held);
 	udt_sig_view = v;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -333,6 +339,29 @@ udt_sud_sigaction(const long *a)
 
 	if (a[3] != 8)
 		return -EINVAL;
+	/*
+	 * SIGSYS not yet ours in the kernel (udt_sud.c): a set makes ours
+	 * its action there, in the program's own call; a query is the
+	 * kernel's answer unless ours is there.
+	 */
+	if (a[0] == SIGSYS && udt_sud_lazy()) {
+		struct udt_ksigaction sa, was;
+		int took;
+		long r;
+
+		if (act != NULL)
+			copy = *act;
+		udt_sud_ouract(&sa);
+		took = udt_sud_klock_take();
+		r = udt_sys4(SYS_rt_sigaction, SIGSYS, act != NULL ? &sa : NULL,
+		    &was, 8);
+		if (r == 0 && act != NULL)
+			udt_sud_kafter(&was, &copy, old);
+		else if (r == 0 && old != NULL)
+			*old = *udt_sud_kanswer(&was);
+		udt_sud_klock_give(took);
+		return r;
+	}
 	if (a[0] > 0 && a[0] <= 64 && (udt_sud_ours & UDT_SIGBIT(a[0]))) {
 		struct udt_ksigaction cur;
 
