@@ -215,12 +215,13 @@ kcount_pidns() {
 
 # btrace $BTRACE -v on $DEV, one at a time ($BTPID, output on fd 6),
 # for run-kbpf.sh and run-kbsys.sh.
-# start btrace $1 (name) on program $2, env $3; wait until it runs
+# start btrace $1 (name) on program $2, env $3, flags $BT_FLAGS; wait
+# until it runs
 bt_go() {
 	local name=$1 prog=$2 l
 
 	mkfifo "$TMP/$name" || exit 2
-	env ${3:-} "$BTRACE" -d "$DEV" -v -e "BEGIN { printf(\"go\\n\"); } $prog" \
+	env ${3:-} "$BTRACE" -d "$DEV" -v ${BT_FLAGS:-} -e "BEGIN { printf(\"go\\n\"); } $prog" \
 	    > "$TMP/$name" 2> "$TMP/$name.err" &
 	BTPID=$!
 	exec 6< "$TMP/$name"
