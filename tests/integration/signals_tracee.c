@@ -62,6 +62,11 @@
  *		(SIGSYS's default action), not before.
  *	sysblockh	the same with a handler of its own: it runs at the
  *		unblock, once, not before.  Exits 23, or the check's number.
+ *	sysign	execs itself with SIGSYS ignored (as a parent's SIG_IGN
+ *		comes across exec): reads it back ignored, sends itself
+ *		SIGSYS, starts a thread (which blocks every signal for a
+ *		moment), sends it again, reads it back: ignored all along,
+ *		and alive.  Exits 23, or the check's number.
  *	jitmask	SIGUSR1 handlers with every signal in their masks make a
  *		system call (getppid) from a page of code of its own, one
  *		set before that code exists, one after, each raised once
@@ -441,6 +446,40 @@ sysblock(int handled)
 	return handled && nsys == 1 && sysok ? 23 : 5;
 }
 
+static void *
+nothing(void *arg)
+{
+	return arg;
+}
+
+static int
+sysign(char *self, int again)
+{
+	char *argv[] = { self, "sysign2", NULL };
+	struct sigaction q;
+	pthread_t th;
+
+	if (!again) {
+		if (signal(SIGSYS, SIG_IGN) == SIG_ERR)
+			return 1;
+		execv(self, argv);
+		return 2;
+	}
+	cgtsys();
+	if (sigaction(SIGSYS, NULL, &q) != 0 || q.sa_handler != SIG_IGN)
+		return 3;
+	if (kill(getpid(), SIGSYS) != 0)
+		return 4;
+	if (pthread_create(&th, NULL, nothing, NULL) != 0 ||
+	    pthread_join(th, NULL) != 0)
+		return 5;
+	if (kill(getpid(), SIGSYS) != 0)
+		return 6;
+	if (sigaction(SIGSYS, NULL, &q) != 0 || q.sa_handler != SIG_IGN)
+		return 7;
+	return 23;
+}
+
 static long (*jitppid)(void);
 static volatile sig_atomic_t nusr, usrok;
 
@@ -532,6 +571,10 @@ main(int argc, char *argv[])
 		return sysblock(0);
 	if (argc == 2 && strcmp(argv[1], "sysblockh") == 0)
 		return sysblock(1);
+	if (argc == 2 && strcmp(argv[1], "sysign") == 0)
+		return sysign(argv[0], 0);
+	if (argc == 2 && strcmp(argv[1], "sysign2") == 0)
+		return sysign(argv[0], 1);
 	if (argc == 2 && strcmp(argv[1], "jitmask") == 0)
 		return jitmask();
 	if (argc == 2 && strcmp(argv[1], "plain") == 0) {

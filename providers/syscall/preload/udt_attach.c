@@ -323,6 +323,8 @@ udt_fork_child(void)
 	if (pid == udt_attached_pid)
 		return;
 	udt_attached_pid = pid;
+	/* A lock a parent's thread held at the fork is no one's here. */
+	udt_sud_forked();
 	/*
 	 * A fork (_Fork(), a raw one) by another thread during the
 	 * constructor's attach: the child's attaches are not the

@@ -395,19 +395,22 @@ int	udt_close_defer(int, int) UDT_HIDDEN;
  * has it on from its start and nothing is rewritten; with UDT_HOOKS_ENV=1
  * only the libc wrappers' hooks record.
  *
- * udt_sud_init(all): from the constructor, after the first attach; installs
- * the SIGSYS handler.  udt_sud_thread(): turn dispatch on for the calling
- * thread.  udt_sud_start(): a new thread's or process's first code: on in
+ * udt_sud_init(all): from the constructor, after the first attach; guards
+ * SIGSYS in the masks from then on, and installs its handler at once in
+ * all-calls mode or where SIGSYS was caught or blocked before, else when
+ * first needed (udt_sud.c).  udt_sud_thread(): turn dispatch on for the
+ * calling thread.  udt_sud_forked(): a fork child's first code.  udt_sud_start(): a new thread's or process's first code: on in
  * all-calls mode, or as said above (udt_sud_wanted(), which also has
  * pthread_create() wrap the thread's start, udt_host_wrap_threads()).
  * Async-signal-safe.
  */
 #define UDT_SUD_ENV	"USERDT_ALLCALLS"
 #define UDT_HOOKS_ENV	"USERDT_HOOKS"
-extern int	udt_sud_active UDT_HIDDEN;	/* [I] the handler is ours */
+extern int	udt_sud_active UDT_HIDDEN;	/* [I] dispatch may be had */
 extern int	udt_sud_all UDT_HIDDEN;		/* [I] all-calls mode */
 extern uint64_t	udt_sud_ours UDT_HIDDEN;	/* [I] SIGSYS, SIGTRAP bits */
 void	udt_sud_init(int) UDT_HIDDEN;
+void	udt_sud_forked(void) UDT_HIDDEN;
 /*
  * From the rewriter, before its first int3 (udt_rw_trap.c): the SIGTRAP
  * handler, which makes a trapped site's call as the SIGSYS handler makes

@@ -100,7 +100,7 @@
 #define SI_KERNEL			0x80	/* si_code of an int3's SIGTRAP */
 #endif
 
-int			 udt_sud_active;	/* [I] the handler is ours */
+int			 udt_sud_active;	/* [I] dispatch may be had */
 uint64_t		 udt_sud_ours;		/* [I] signals we handle */
 int			 udt_sud_all;		/* [I] all-calls mode */
 static int		 udt_sud_dispenv;	/* [I] USERDT_DISPATCH=1 */
@@ -179,17 +179,29 @@ udt_sud_ouract(struct udt_ksigaction *sa)
 }
 
 /*
- * The install's lock: a few stores around one system call.  A handler
- * that interrupts its own thread inside it goes on without it (the
- * thread's flag): spinning there would wait for ever.
+ * The install's lock: a few stores around one system call; what the
+ * program asked to be told goes to its memory after the lock is given
+ * back (a bad pointer faults outside it).  A handler that interrupts
+ * its own thread inside it goes on without it (the thread's flag):
+ * spinning there would wait for ever.  One that jumps out of it
+ * (siglongjmp) leaves it taken: after UDT_KLOCK_SPINS the next taker
+ * breaks it, which two threads in at once cost only a race between
+ * their answers.  A fork child, whose other threads are gone, starts
+ * with it free (udt_sud_forked()).
  */
+#define UDT_KLOCK_SPINS	(1UL << 22)	/* tens of ms of pause */
+
 int
 udt_sud_klock_take(void)
 {
+	unsigned long n = 0;
+
 	if (udt_sud_kmine)
 		return 0;
 	udt_sud_kmine = 1;
-	while (__atomic_exchange_n(&udt_sud_klock, 1, __ATOMIC_ACQUIRE))
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	while (__atomic_exchange_n(&udt_sud_klock, 1, __ATOMIC_ACQUIRE) &&
+	    ++n < UDT_KLOCK_SPINS)
 		__builtin_ia32_pause();
 	return 1;
 }
@@ -200,6 +212,27 @@ udt_sud_klock_give(int took)
 	if (!took)
 		return;
 	__atomic_store_n(&udt_sud_klock, 0, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	udt_sud_kmine = 0;
+}
+
+/* Until no other thread holds the lock (udt_sud_foreign()). */
+static void
+udt_sud_kwait(void)
+{
+	unsigned long n = 0;
+
+	if (udt_sud_kmine)
+		return;
+	while (__atomic_load_n(&udt_sud_klock, __ATOMIC_ACQUIRE) &&
+	    ++n < UDT_KLOCK_SPINS)
+		__builtin_ia32_pause();
+}
+
+void
+udt_sud_forked(void)
+{
+	__atomic_store_n(&udt_sud_klock, 0, __ATOMIC_RELAXED);
 	udt_sud_kmine = 0;
 }
 
@@ -220,8 +253,7 @@ udt_sud_kafter(const struct udt_ksigaction *was,
 {
 	if (was->ka_handler != udt_sud_handler)
 		udt_sud_prog = *was;
-	if (old != NULL)
-		*old = udt_sud_prog;
+	*old = udt_sud_prog;
 	if (act != NULL)
 		udt_sud_prog = *act;
 	/* A vfork child's table is not ours (see above). */
@@ -229,10 +261,11 @@ udt_sud_kafter(const struct udt_ksigaction *was,
 		__atomic_store_n(&udt_sud_kin, 1, __ATOMIC_RELEASE);
 }
 
-const struct udt_ksigaction *
-udt_sud_kanswer(const struct udt_ksigaction *cur)
+void
+udt_sud_kanswer(struct udt_ksigaction *cur)
 {
-	return cur->ka_handler == udt_sud_handler ? &udt_sud_prog : cur;
+	if (cur->ka_handler == udt_sud_handler)
+		*cur = udt_sud_prog;
 }
 
 /*
@@ -251,9 +284,15 @@ udt_sud_kput(void)
 	took = udt_sud_klock_take();
 	r = udt_sys4(SYS_rt_sigaction, SIGSYS, &sa, &was, 8);
 	if (r == 0)
-		udt_sud_kafter(&was, NULL, NULL);
+		udt_sud_kafter(&was, NULL, &was);
 	udt_sud_klock_give(took);
 	return r;
+}
+
+int
+udt_sud_kin_said(void)
+{
+	return udt_sud_kours(1);
 }
 
 int
@@ -594,8 +633,18 @@ udt_sud_die(int sig)
 static void
 udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 {
-	const struct udt_ksigaction *prog = udt_sud_progact(sig);
-	void (*h)(int, siginfo_t *, void *) = prog->ka_handler;
+	const struct udt_ksigaction *prog;
+	void (*h)(int, siginfo_t *, void *);
+
+	/*
+	 * Another thread's first install has ours in the kernel but not
+	 * yet the action it found there kept aside: wait for it (bounded,
+	 * as the lock).  Not our own thread's: it waits under us.
+	 */
+	if (sig == SIGSYS)
+		udt_sud_kwait();
+	prog = udt_sud_progact(sig);
+	h = prog->ka_handler;
 
 	if (udt_sig_view & UDT_SIGBIT(sig)) {
 		if (si->si_code > 0) {
@@ -809,16 +858,24 @@ udt_sud_thread(void)
 		if (udt_sig_held & UDT_SIGBIT(SIGSYS))
 			return;
 	}
-	/* Dispatch to a SIGSYS on its default action would kill. */
-	if (udt_sud_install(0) != 0)
-		return;
-	t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;
+	/*
+	 * On with the selector letting every call through, then our SIGSYS
+	 * handler into the kernel (dispatch to a SIGSYS on its default
+	 * action would kill), then the selector blocks: a kernel or a
+	 * sandbox that refuses dispatch costs no install.
+	 */
+	t->ut_sud = SYSCALL_DISPATCH_FILTER_ALLOW;
 	if (udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH,
 	    PR_SYS_DISPATCH_ON, udt_text_lo, udt_text_hi - udt_text_lo,
 	    &t->ut_sud) != 0)
-		t->ut_sud = SYSCALL_DISPATCH_FILTER_ALLOW;
-	else
-		t->ut_armed = 1;
+		return;
+	if (udt_sud_install(0) != 0) {
+		(void)udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0,
+		    0, 0);
+		return;
+	}
+	t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;
+	t->ut_armed = 1;
 }
 
 /*

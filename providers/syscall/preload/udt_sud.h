@@ -49,21 +49,24 @@ struct udt_ksigaction *udt_sud_progact(int) UDT_HIDDEN;
  * program's mask blocks SIGSYS.  While that is lazy (udt_sud_lazy()),
  * the program's rt_sigaction of SIGSYS (udt_sud_sigaction()) is made,
  * under udt_sud_klock_take() and _give(), as a set of ours
- * (udt_sud_ouract()) followed by udt_sud_kafter(what was there, its
- * action, where it wants the old one), or as a query whose answer
- * udt_sud_kanswer() corrects.  Any thread, any context: one system
+ * (udt_sud_ouract()), or of its own ignore or default action where
+ * udt_sud_kin_said() says ours is not there yet, followed by
+ * udt_sud_kafter(what was there, its
+ * action, a copy of the old one to give it), or as a query whose answer
+ * udt_sud_kanswer() corrects in place; the program's memory is written
+ * after the lock is given back.  Any thread, any context: one system
  * call at most, under a lock a handler that interrupts it on its own
  * thread passes.
  */
 int	udt_sud_install(int) UDT_HIDDEN;
+int	udt_sud_kin_said(void) UDT_HIDDEN;
 void	udt_sud_viewgain(uint64_t) UDT_HIDDEN;
 void	udt_sud_ouract(struct udt_ksigaction *) UDT_HIDDEN;
 int	udt_sud_klock_take(void) UDT_HIDDEN;
 void	udt_sud_klock_give(int) UDT_HIDDEN;
 void	udt_sud_kafter(const struct udt_ksigaction *,
 	    const struct udt_ksigaction *, struct udt_ksigaction *) UDT_HIDDEN;
-const struct udt_ksigaction *udt_sud_kanswer(
-	    const struct udt_ksigaction *) UDT_HIDDEN;
+void	udt_sud_kanswer(struct udt_ksigaction *) UDT_HIDDEN;
 int	udt_sud_lazy(void) UDT_HIDDEN;
 
 /*

@@ -353,13 +353,31 @@ udt_sud_sigaction(const long *a)
 			copy = *act;
 		udt_sud_ouract(&sa);
 		took = udt_sud_klock_take();
+		/*
+		 * Ignored or default while ours is not there: the kernel
+		 * keeps it as the program's, as untraced (an ignored SIGSYS
+		 * stays so across exec; ours would become the default).
+		 */
+		if (act != NULL && !udt_sud_kin_said() &&
+		    (copy.ka_handler == (void *)SIG_IGN ||
+		    copy.ka_handler == (void *)SIG_DFL)) {
+			r = udt_sys4(SYS_rt_sigaction, SIGSYS, &copy, &was, 8);
+			if (r == 0)
+				udt_sud_kanswer(&was);
+			udt_sud_klock_give(took);
+			if (r == 0 && old != NULL)
+				*old = was;
+			return r;
+		}
 		r = udt_sys4(SYS_rt_sigaction, SIGSYS, act != NULL ? &sa : NULL,
 		    &was, 8);
 		if (r == 0 && act != NULL)
-			udt_sud_kafter(&was, &copy, old);
-		else if (r == 0 && old != NULL)
-			*old = *udt_sud_kanswer(&was);
+			udt_sud_kafter(&was, &copy, &was);
+		else if (r == 0)
+			udt_sud_kanswer(&was);
 		udt_sud_klock_give(took);
+		if (r == 0 && old != NULL)
+			*old = was;
 		return r;
 	}
 	if (a[0] > 0 && a[0] <= 64 && (udt_sud_ours & UDT_SIGBIT(a[0]))) {
