@@ -62,6 +62,11 @@
  *		(SIGSYS's default action), not before.
  *	sysblockh	the same with a handler of its own: it runs at the
  *		unblock, once, not before.  Exits 23, or the check's number.
+ *	sysspawn	sets a SIGSYS handler of its own, posix_spawns /bin/true
+ *		(whose child resets every handled signal to its default
+ *		before its exec, in the parent's memory), then reads its
+ *		handler back and sends itself SIGSYS: its handler, once.
+ *		Exits 23, or the check's number.
  *	sysign	execs itself with SIGSYS ignored (as a parent's SIG_IGN
  *		comes across exec): reads it back ignored, sends itself
  *		SIGSYS, starts a thread (which blocks every signal for a
@@ -84,6 +89,7 @@
 #include <pthread.h>
 #include <errno.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,6 +385,8 @@ cgtsys(void)
 	fflush(stdout);
 }
 
+extern char **environ;
+
 static volatile sig_atomic_t nsys, sysok;
 
 static void
@@ -444,6 +452,31 @@ sysblock(int handled)
 	if (sigprocmask(SIG_UNBLOCK, &sys, NULL) != 0)
 		return 4;
 	return handled && nsys == 1 && sysok ? 23 : 5;
+}
+
+static int
+sysspawn(void)
+{
+	char *argv[] = { "true", NULL };
+	struct sigaction sa, q;
+	pid_t pid;
+	int st;
+
+	cgtsys();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sys;
+	sa.sa_flags = SA_SIGINFO;
+	if (sigaction(SIGSYS, &sa, NULL) != 0)
+		return 1;
+	if (posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) != 0 ||
+	    waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return 2;
+	if (sigaction(SIGSYS, NULL, &q) != 0 || q.sa_sigaction != on_sys)
+		return 3;
+	if (kill(getpid(), SIGSYS) != 0)
+		return 4;
+	return nsys == 1 && sysok ? 23 : 5;
 }
 
 static void *
@@ -571,6 +604,8 @@ main(int argc, char *argv[])
 		return sysblock(0);
 	if (argc == 2 && strcmp(argv[1], "sysblockh") == 0)
 		return sysblock(1);
+	if (argc == 2 && strcmp(argv[1], "sysspawn") == 0)
+		return sysspawn();
 	if (argc == 2 && strcmp(argv[1], "sysign") == 0)
 		return sysign(argv[0], 0);
 	if (argc == 2 && strcmp(argv[1], "sysign2") == 0)

@@ -31,7 +31,8 @@
  * - SIGSYS as the program's own, traced as untraced in each mode: a
  *   handler of its own that it reads back and sends itself SIGSYS to;
  *   SIGSYS blocked, sent by kill(), held pending until the unblock,
- *   then its default action (death) or its handler; ignored across exec
+ *   then its default action (death) or its handler; a handler kept
+ *   after a posix_spawn whose child reset it; ignored across exec
  *   and still after a thread's start (which installs the library's
  *   handler where it was not yet); handlers with every
  *   signal in their masks making system calls from code of its own
@@ -306,6 +307,12 @@ main(int argc, char *argv[])
 		else
 			printf("# SIGSYS ignored across exec: not checked "
 			    "with dispatch on from the start\n");
+		/*
+		 * posix_spawn's child resets the handler in its parent's
+		 * memory: the parent keeps its own.
+		 */
+		sys_case("sysspawn", "a SIGSYS handler, posix_spawn",
+		    modes[i].name, modes[i].env, 0);
 		/*
 		 * Not in all-calls mode, where a thread holding a SIGSYS
 		 * runs without dispatch and nothing else sees its

@@ -412,6 +412,16 @@ extern uint64_t	udt_sud_ours UDT_HIDDEN;	/* [I] SIGSYS, SIGTRAP bits */
 void	udt_sud_init(int) UDT_HIDDEN;
 void	udt_sud_forked(void) UDT_HIDDEN;
 /*
+ * Around a vfork-like call made in place (udt_rw_slow()): the program's
+ * SIGSYS and SIGTRAP actions kept aside, saved by the thread before the
+ * call and put back when it returns in the parent, as the child found
+ * them (udt_sud.c).  udt_sud_pset(): a set of one by the program.  The
+ * calling thread.
+ */
+void	udt_sud_vfork_save(void) UDT_HIDDEN;
+void	udt_sud_vfork_back(void) UDT_HIDDEN;
+void	udt_sud_pset(void) UDT_HIDDEN;
+/*
  * From the rewriter, before its first int3 (udt_rw_trap.c): the SIGTRAP
  * handler, which makes a trapped site's call as the SIGSYS handler makes
  * a dispatched one.  0 once it is installed.  The constructor's thread.

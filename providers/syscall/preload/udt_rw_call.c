@@ -293,6 +293,14 @@ udt_rw_slow(struct udt_rw_frame *f)
 		udt_rw_emit(f, idx, 0, 0);
 	}
 	udt_rw_mt_note(nr, a);
+	/*
+	 * What a vfork child may overwrite of ours, its parent's own: for
+	 * every call that may make one (clone3's flags are read after it,
+	 * udt_rw_slow_post(), one read a call).
+	 */
+	if (nr == SYS_vfork || nr == SYS_clone3 ||
+	    (nr == SYS_clone && (a[0] & UDT_CLONE_VM)))
+		udt_sud_vfork_save();
 	switch (nr) {
 	case SYS_rt_sigreturn:
 	case SYS_vfork:
@@ -374,8 +382,15 @@ udt_rw_slow_post(struct udt_rw_frame *f)
 		if (f->rw_rv == 0) {
 			udt_thread.ut_vfork++;
 			udt_lat_here(&udt_thread)->ul_call = 0;
-		} else if (f->rw_rv > 0 && udt_thread.ut_vfork > 0)
-			udt_thread.ut_vfork--;
+		} else if (f->rw_rv > 0) {
+			if (udt_thread.ut_vfork > 0)
+				udt_thread.ut_vfork--;
+			/*
+			 * Also for a child that never came back this way
+			 * (posix_spawn's starts on a stack of its own).
+			 */
+			udt_sud_vfork_back();
+		}
 	}
 
 	/* A fork dispatch made (udt_sud_stub): the child's own ring. */

@@ -216,6 +216,64 @@ udt_sud_klock_give(int took)
 	udt_sud_kmine = 0;
 }
 
+/*
+ * A vfork child (posix_spawn's, a shell's) shares our memory: what it
+ * sets of SIGSYS and SIGTRAP for itself (posix_spawn's child resets
+ * every handled signal to its default before the exec) lands in the
+ * actions kept aside for the program.  Its parent, the thread that
+ * vforked, keeps them as they were before the call and puts them back
+ * when it returns, unless a thread of its own set one meanwhile
+ * (udt_sud_pgen): in place (udt_rw_slow()) or deferred (udt_sud_put()),
+ * back in udt_rw_slow_post().
+ */
+struct udt_sud_vsave {
+	struct udt_ksigaction	vs_sys, vs_trap;
+	unsigned long		vs_gen;
+};
+static __thread struct udt_sud_vsave udt_sud_vsave[UDT_LAT_DEPTH]	/* [t] */
+    __attribute__((tls_model("initial-exec")));
+static unsigned long	 udt_sud_pgen;	/* [a] sets not a vfork child's */
+
+static struct udt_sud_vsave *
+udt_sud_vslot(void)
+{
+	int d = udt_thread.ut_vfork;
+
+	return &udt_sud_vsave[d < 0 ? 0 : d < UDT_LAT_DEPTH ? d :
+	    UDT_LAT_DEPTH - 1];
+}
+
+void
+udt_sud_vfork_save(void)
+{
+	struct udt_sud_vsave *vs = udt_sud_vslot();
+
+	vs->vs_gen = __atomic_load_n(&udt_sud_pgen, __ATOMIC_ACQUIRE);
+	vs->vs_sys = udt_sud_prog;
+	vs->vs_trap = udt_trap_prog;
+}
+
+void
+udt_sud_vfork_back(void)
+{
+	struct udt_sud_vsave *vs = udt_sud_vslot();
+	int took;
+
+	took = udt_sud_klock_take();
+	if (vs->vs_gen == __atomic_load_n(&udt_sud_pgen, __ATOMIC_ACQUIRE)) {
+		udt_sud_prog = vs->vs_sys;
+		udt_trap_prog = vs->vs_trap;
+	}
+	udt_sud_klock_give(took);
+}
+
+void
+udt_sud_pset(void)
+{
+	if (udt_thread.ut_vfork <= 0)
+		__atomic_add_fetch(&udt_sud_pgen, 1, __ATOMIC_RELEASE);
+}
+
 /* Until no other thread holds the lock (udt_sud_foreign()). */
 static void
 udt_sud_kwait(void)
@@ -254,8 +312,10 @@ udt_sud_kafter(const struct udt_ksigaction *was,
 	if (was->ka_handler != udt_sud_handler)
 		udt_sud_prog = *was;
 	*old = udt_sud_prog;
-	if (act != NULL)
+	if (act != NULL) {
 		udt_sud_prog = *act;
+		udt_sud_pset();
+	}
 	/* A vfork child's table is not ours (see above). */
 	if (udt_thread.ut_vfork <= 0)
 		__atomic_store_n(&udt_sud_kin, 1, __ATOMIC_RELEASE);
@@ -449,6 +509,9 @@ udt_sud_put(long nr, const long *a, uintptr_t ret)
 	default:
 		flags = 0;
 	}
+	/* As udt_rw_slow() for one made in place. */
+	if (flags & UDT_CLONE_VM)
+		udt_sud_vfork_save();
 	d->sd_tid = tid;
 	d->sd_flags = (flags & UDT_CLONE_VM) == 0 ? 0 : UDT_SD_SHARED |
 	    ((flags & UDT_CLONE_VFORK) != 0 ? UDT_SD_VFORK : 0);

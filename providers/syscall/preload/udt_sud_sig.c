@@ -391,8 +391,10 @@ udt_sud_sigaction(const long *a)
 		prog = udt_sud_progact((int)a[0]);
 		if (old != NULL)
 			*old = *prog;
-		if (act != NULL)
+		if (act != NULL) {
 			*prog = *act;
+			udt_sud_pset();
+		}
 		return 0;
 	}
 	if (act == NULL)
