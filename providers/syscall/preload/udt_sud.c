@@ -92,7 +92,6 @@
 #ifndef SYS_USER_DISPATCH
 #define SYS_USER_DISPATCH		2	/* si_code of SIGSYS */
 #endif
-#define UDT_SA_RESTORER			0x04000000
 #define UDT_CLONE_SETTLS		0x00080000
 #define UDT_CLONE_VM			0x00000100
 #define UDT_CLONE_VFORK			0x00004000
@@ -131,251 +130,6 @@ static __thread struct udt_sud_defer udt_sud_defer[UDT_SUD_NDEFER]
     __attribute__((tls_model("initial-exec")));
 static __thread unsigned long udt_sud_seq
     __attribute__((tls_model("initial-exec")));
-static struct udt_ksigaction udt_sud_prog;	/* the program's SIGSYS */
-static struct udt_ksigaction udt_trap_prog;	/* the program's SIGTRAP */
-/*
- * SIGSYS's handler goes into the kernel when something first needs it,
- * not at every start (one call): a thread that turns dispatch on, the
- * program's own action for SIGSYS (kept aside, as always), a mask of
- * the program's view that blocks SIGSYS (one sent then must be held as
- * it would wait untraced, not take the default action; a first
- * pthread_create() blocks every signal).  Until then the kernel's action
- * is the program's, so a SIGSYS (seccomp's, kill's) does to it what it
- * does untraced.  The constructor installs it at once in all-calls
- * mode, and where SIGSYS was caught or blocked before it ran.
- *
- * A vfork child shares our memory but not our handlers: what it puts
- * in its own table is not said in udt_sud_kin, and dispatch, which a
- * SIGSYS on the default action would kill, asks the kernel every time
- * (udt_sud_install(0)).  A raw clone with CLONE_VM and neither
- * CLONE_VFORK nor CLONE_SIGHAND that installs it could make udt_sud_kin
- * say so wrongly for the view's case: such a child is not told apart.
- */
-static int		 udt_sud_kfixed;	/* [I] ours since the ctor */
-static int		 udt_sud_kin;		/* [a] ours since, said */
-static int		 udt_sud_klock;		/* [a] an install under way */
-static __thread int	 udt_sud_kmine		/* [t] this thread's, nested */
-    __attribute__((tls_model("initial-exec")));
-
-/* The program's action for one of our signals. */
-struct udt_ksigaction *
-udt_sud_progact(int sig)
-{
-	return sig == SIGTRAP ? &udt_trap_prog : &udt_sud_prog;
-}
-
-static void	udt_sud_handler(int, siginfo_t *, void *);
-void		udt_sud_restorer(void) UDT_HIDDEN;
-
-/* Our action for SIGSYS or SIGTRAP, as the kernel gets it. */
-void
-udt_sud_ouract(struct udt_ksigaction *sa)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->ka_handler = udt_sud_handler;
-	/* SA_NODEFER: see udt_sud_handler(); ours are never blocked. */
-	sa->ka_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | UDT_SA_RESTORER;
-	sa->ka_restorer = udt_sud_restorer;
-}
-
-/*
- * The install's lock: a few stores around one system call; what the
- * program asked to be told goes to its memory after the lock is given
- * back (a bad pointer faults outside it).  A handler that interrupts
- * its own thread inside it goes on without it (the thread's flag):
- * spinning there would wait for ever.  One that jumps out of it
- * (siglongjmp) leaves it taken: after UDT_KLOCK_SPINS the next taker
- * breaks it, which two threads in at once cost only a race between
- * their answers.  A fork child, whose other threads are gone, starts
- * with it free (udt_sud_forked()).
- */
-#define UDT_KLOCK_SPINS	(1UL << 22)	/* tens of ms of pause */
-
-int
-udt_sud_klock_take(void)
-{
-	unsigned long n = 0;
-
-	if (udt_sud_kmine)
-		return 0;
-	udt_sud_kmine = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	while (__atomic_exchange_n(&udt_sud_klock, 1, __ATOMIC_ACQUIRE) &&
-	    ++n < UDT_KLOCK_SPINS)
-		__builtin_ia32_pause();
-	return 1;
-}
-
-void
-udt_sud_klock_give(int took)
-{
-	if (!took)
-		return;
-	__atomic_store_n(&udt_sud_klock, 0, __ATOMIC_RELEASE);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	udt_sud_kmine = 0;
-}
-
-/*
- * A vfork child (posix_spawn's, a shell's) shares our memory: what it
- * sets of SIGSYS and SIGTRAP for itself (posix_spawn's child resets
- * every handled signal to its default before the exec) lands in the
- * actions kept aside for the program.  Its parent, the thread that
- * vforked, keeps them as they were before the call and puts them back
- * when it returns, unless a thread of its own set one meanwhile
- * (udt_sud_pgen): in place (udt_rw_slow()) or deferred (udt_sud_put()),
- * back in udt_rw_slow_post().
- */
-struct udt_sud_vsave {
-	struct udt_ksigaction	vs_sys, vs_trap;
-	unsigned long		vs_gen;
-};
-static __thread struct udt_sud_vsave udt_sud_vsave[UDT_LAT_DEPTH]	/* [t] */
-    __attribute__((tls_model("initial-exec")));
-static unsigned long	 udt_sud_pgen;	/* [a] sets not a vfork child's */
-
-static struct udt_sud_vsave *
-udt_sud_vslot(void)
-{
-	int d = udt_thread.ut_vfork;
-
-	return &udt_sud_vsave[d < 0 ? 0 : d < UDT_LAT_DEPTH ? d :
-	    UDT_LAT_DEPTH - 1];
-}
-
-void
-udt_sud_vfork_save(void)
-{
-	struct udt_sud_vsave *vs = udt_sud_vslot();
-
-	vs->vs_gen = __atomic_load_n(&udt_sud_pgen, __ATOMIC_ACQUIRE);
-	vs->vs_sys = udt_sud_prog;
-	vs->vs_trap = udt_trap_prog;
-}
-
-void
-udt_sud_vfork_back(void)
-{
-	struct udt_sud_vsave *vs = udt_sud_vslot();
-	int took;
-
-	took = udt_sud_klock_take();
-	if (vs->vs_gen == __atomic_load_n(&udt_sud_pgen, __ATOMIC_ACQUIRE)) {
-		udt_sud_prog = vs->vs_sys;
-		udt_trap_prog = vs->vs_trap;
-	}
-	udt_sud_klock_give(took);
-}
-
-void
-udt_sud_pset(void)
-{
-	if (udt_thread.ut_vfork <= 0)
-		__atomic_add_fetch(&udt_sud_pgen, 1, __ATOMIC_RELEASE);
-}
-
-/* Until no other thread holds the lock (udt_sud_foreign()). */
-static void
-udt_sud_kwait(void)
-{
-	unsigned long n = 0;
-
-	if (udt_sud_kmine)
-		return;
-	while (__atomic_load_n(&udt_sud_klock, __ATOMIC_ACQUIRE) &&
-	    ++n < UDT_KLOCK_SPINS)
-		__builtin_ia32_pause();
-}
-
-void
-udt_sud_forked(void)
-{
-	__atomic_store_n(&udt_sud_klock, 0, __ATOMIC_RELAXED);
-	udt_sud_kmine = 0;
-}
-
-/*
- * Whether SIGSYS's handler in the kernel is ours, as far as our memory
- * says it (trust: udt_sud_kin counts; not for dispatch, see above).
- */
-static int
-udt_sud_kours(int trust)
-{
-	return udt_sud_kfixed || (trust &&
-	    __atomic_load_n(&udt_sud_kin, __ATOMIC_ACQUIRE));
-}
-
-void
-udt_sud_kafter(const struct udt_ksigaction *was,
-    const struct udt_ksigaction *act, struct udt_ksigaction *old)
-{
-	if (was->ka_handler != udt_sud_handler)
-		udt_sud_prog = *was;
-	*old = udt_sud_prog;
-	if (act != NULL) {
-		udt_sud_prog = *act;
-		udt_sud_pset();
-	}
-	/* A vfork child's table is not ours (see above). */
-	if (udt_thread.ut_vfork <= 0)
-		__atomic_store_n(&udt_sud_kin, 1, __ATOMIC_RELEASE);
-}
-
-void
-udt_sud_kanswer(struct udt_ksigaction *cur)
-{
-	if (cur->ka_handler == udt_sud_handler)
-		*cur = udt_sud_prog;
-}
-
-/*
- * Our SIGSYS handler into the kernel for the library's own needs (the
- * program's rt_sigaction does it in its own call, udt_sud_sigaction()),
- * keeping what was there as the program's when it was not ours.
- */
-static long
-udt_sud_kput(void)
-{
-	struct udt_ksigaction sa, was;
-	int took;
-	long r;
-
-	udt_sud_ouract(&sa);
-	took = udt_sud_klock_take();
-	r = udt_sys4(SYS_rt_sigaction, SIGSYS, &sa, &was, 8);
-	if (r == 0)
-		udt_sud_kafter(&was, NULL, &was);
-	udt_sud_klock_give(took);
-	return r;
-}
-
-int
-udt_sud_kin_said(void)
-{
-	return udt_sud_kours(1);
-}
-
-int
-udt_sud_install(int trust)
-{
-	if (udt_sud_kours(trust))
-		return 0;
-	return udt_sud_kput() == 0 ? 0 : -1;
-}
-
-void
-udt_sud_viewgain(uint64_t v)
-{
-	if ((v & UDT_SIGBIT(SIGSYS)) && udt_sud_active && !udt_sud_kours(1))
-		(void)udt_sud_kput();
-}
-
-int
-udt_sud_lazy(void)
-{
-	return udt_sud_active && !udt_sud_kfixed;
-}
-
 /*
  * A ptrace tracer (gdb, strace) is there: the library raises no signal of
  * its own.  Dispatch stays off unless asked for (USERDT_ALLCALLS=1,
@@ -736,7 +490,7 @@ udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 	udt_sud_die(sig);
 }
 
-static void
+void
 udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -991,7 +745,7 @@ udt_sud_catch(int sig, struct udt_ksigaction *prog, int lazy)
 	 * signal pending since comes to udt_sud_foreign(), which holds it.
 	 * The status read at start says whether it is (nothing of ours
 	 * changed the mask since): no call when it is not, the usual case.
-	 * Lazily (SIGSYS, see udt_sud_kfixed): only where the status said
+	 * Lazily (SIGSYS, udt_sud_act.c): only where the status said
 	 * that it is neither blocked nor caught, which leaves nothing to do
 	 * here but keep it out of masks from now on.
 	 */
@@ -1022,7 +776,7 @@ udt_sud_catch(int sig, struct udt_ksigaction *prog, int lazy)
 	if (!lazy && udt_sys4(SYS_rt_sigaction, sig, &sa, prog, 8) != 0)
 		return -1;
 	if (!lazy && sig == SIGSYS)
-		udt_sud_kfixed = 1;
+		udt_sud_kfix();
 	udt_sud_ours |= bit;
 	return 0;
 }
@@ -1032,14 +786,14 @@ udt_sud_trap_init(void)
 {
 	if (udt_sud_ours & UDT_SIGBIT(SIGTRAP))
 		return 0;
-	return udt_sud_catch(SIGTRAP, &udt_trap_prog, 0);
+	return udt_sud_catch(SIGTRAP, udt_sud_progact(SIGTRAP), 0);
 }
 
 void
 udt_sud_init(int all)
 {
 	/* Lazily unless all-calls mode turns dispatch on at once. */
-	if (udt_sud_catch(SIGSYS, &udt_sud_prog, !all) != 0)
+	if (udt_sud_catch(SIGSYS, udt_sud_progact(SIGSYS), !all) != 0)
 		return;
 	udt_sud_active = 1;
 	udt_sud_all = all;

@@ -38,11 +38,13 @@ struct udt_ksigaction {
 	uint64_t	ka_mask;
 };
 
+#define UDT_SA_RESTORER	0x04000000	/* the kernel's SA_RESTORER */
+
 /* The program's action for one of our signals. */
 struct udt_ksigaction *udt_sud_progact(int) UDT_HIDDEN;
 
 /*
- * SIGSYS's handler, put into the kernel lazily (udt_sud.c says when).
+ * SIGSYS's handler, put into the kernel lazily (udt_sud_act.c says when).
  * udt_sud_install(trust): ours there, 0, or -1; trust takes our
  * memory's word that it is (not for dispatch: a vfork child's table is
  * not ours).  udt_sud_viewgain(v): ours there if the view v of the
@@ -51,13 +53,23 @@ struct udt_ksigaction *udt_sud_progact(int) UDT_HIDDEN;
  * under udt_sud_klock_take() and _give(), as a set of ours
  * (udt_sud_ouract()), or of its own ignore or default action where
  * udt_sud_kin_said() says ours is not there yet, followed by
- * udt_sud_kafter(what was there, its
- * action, a copy of the old one to give it), or as a query whose answer
- * udt_sud_kanswer() corrects in place; the program's memory is written
+ * udt_sud_kafter(what was there, its action, a copy of the old one to
+ * give it), or as a query whose answer udt_sud_kanswer() corrects in
+ * place; the program's memory is written
  * after the lock is given back.  Any thread, any context: one system
  * call at most, under a lock a handler that interrupts it on its own
  * thread passes.
  */
+void	udt_sud_handler(int, siginfo_t *, void *) UDT_HIDDEN;
+void	udt_sud_restorer(void) UDT_HIDDEN;
+/*
+ * udt_sud_kfix(): the constructor put ours in (udt_sud_catch()).
+ * udt_sud_kwait(): until no other thread's install is under way
+ * (udt_sud_foreign(), before it reads the program's SIGSYS action).
+ */
+void	udt_sud_kfix(void) UDT_HIDDEN;
+void	udt_sud_kwait(void) UDT_HIDDEN;
+int	udt_sud_lazy(void) UDT_HIDDEN;
 int	udt_sud_install(int) UDT_HIDDEN;
 int	udt_sud_kin_said(void) UDT_HIDDEN;
 void	udt_sud_viewgain(uint64_t) UDT_HIDDEN;
@@ -67,7 +79,6 @@ void	udt_sud_klock_give(int) UDT_HIDDEN;
 void	udt_sud_kafter(const struct udt_ksigaction *,
 	    const struct udt_ksigaction *, struct udt_ksigaction *) UDT_HIDDEN;
 void	udt_sud_kanswer(struct udt_ksigaction *) UDT_HIDDEN;
-int	udt_sud_lazy(void) UDT_HIDDEN;
 
 /*
  * The program's view of our signals' mask, and the ones of ours really

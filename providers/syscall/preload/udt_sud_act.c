@@ -1,0 +1,286 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The program's own actions for SIGSYS and SIGTRAP, kept aside while
+ * ours are in the kernel (udt_sud.c forwards the signals that are not
+ * ours to them), and when ours goes in for SIGSYS.
+ *
+ * Locks used to protect the globals below:
+ *	[I]	set by the constructor before other threads exist
+ *	[a]	atomic
+ *	[t]	per thread (TLS)
+ *	[k]	udt_sud_klock
+ */
+#include <sys/syscall.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "udt_preload.h"
+#include "udt_sys.h"
+#include "udt_sud.h"
+
+static struct udt_ksigaction udt_sud_prog;	/* [k] the program's SIGSYS */
+static struct udt_ksigaction udt_trap_prog;	/* [k] the program's SIGTRAP */
+
+/*
+ * SIGSYS's handler goes into the kernel when something first needs it,
+ * not at every start (one call): a thread that turns dispatch on, the
+ * program's own action for SIGSYS (kept aside, as always), a mask of
+ * the program's view that blocks SIGSYS (one sent then must be held as
+ * it would wait untraced, not take the default action; a first
+ * pthread_create() blocks every signal).  Until then the kernel's action
+ * is the program's, so a SIGSYS (seccomp's, kill's) does to it what it
+ * does untraced.  The constructor installs it at once in all-calls
+ * mode, and where SIGSYS was caught or blocked before it ran.
+ *
+ * A vfork child shares our memory but not our handlers: what it puts
+ * in its own table is not said in udt_sud_kin, and dispatch, which a
+ * SIGSYS on the default action would kill, asks the kernel every time
+ * (udt_sud_install(0)).  A raw clone with CLONE_VM and neither
+ * CLONE_VFORK nor CLONE_SIGHAND that installs it could make udt_sud_kin
+ * say so wrongly for the view's case: such a child is not told apart.
+ */
+static int		 udt_sud_kfixed;	/* [I] ours since the ctor */
+static int		 udt_sud_kin;		/* [a] ours since, said */
+static int		 udt_sud_klock;		/* [a] an install under way */
+static __thread int	 udt_sud_kmine		/* [t] this thread's, nested */
+    __attribute__((tls_model("initial-exec")));
+
+/* The program's action for one of our signals. */
+struct udt_ksigaction *
+udt_sud_progact(int sig)
+{
+	return sig == SIGTRAP ? &udt_trap_prog : &udt_sud_prog;
+}
+
+/* Our action for SIGSYS or SIGTRAP, as the kernel gets it. */
+void
+udt_sud_ouract(struct udt_ksigaction *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->ka_handler = udt_sud_handler;
+	/* SA_NODEFER: see udt_sud_handler(); ours are never blocked. */
+	sa->ka_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | UDT_SA_RESTORER;
+	sa->ka_restorer = udt_sud_restorer;
+}
+
+/*
+ * The install's lock: a few stores around one system call; what the
+ * program asked to be told goes to its memory after the lock is given
+ * back (a bad pointer faults outside it).  A handler that interrupts
+ * its own thread inside it goes on without it (the thread's flag):
+ * spinning there would wait for ever.  One that jumps out of it
+ * (siglongjmp) leaves it taken: after UDT_KLOCK_SPINS the next taker
+ * breaks it, which two threads in at once cost only a race between
+ * their answers.  A fork child, whose other threads are gone, starts
+ * with it free (udt_sud_forked()).
+ */
+#define UDT_KLOCK_SPINS	(1UL << 22)	/* tens of ms of pause */
+
+int
+udt_sud_klock_take(void)
+{
+	unsigned long n = 0;
+
+	if (udt_sud_kmine)
+		return 0;
+	udt_sud_kmine = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	while (__atomic_exchange_n(&udt_sud_klock, 1, __ATOMIC_ACQUIRE) &&
+	    ++n < UDT_KLOCK_SPINS)
+		__builtin_ia32_pause();
+	return 1;
+}
+
+void
+udt_sud_klock_give(int took)
+{
+	if (!took)
+		return;
+	__atomic_store_n(&udt_sud_klock, 0, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	udt_sud_kmine = 0;
+}
+
+/*
+ * A vfork child (posix_spawn's, a shell's) shares our memory: what it
+ * sets of SIGSYS and SIGTRAP for itself (posix_spawn's child resets
+ * every handled signal to its default before the exec) lands in the
+ * actions kept aside for the program.  Its parent, the thread that
+ * vforked, keeps them as they were before the call and puts them back
+ * when it returns, unless a thread of its own set one meanwhile
+ * (udt_sud_pgen): in place (udt_rw_slow()) or deferred (udt_sud_put()),
+ * back in udt_rw_slow_post().
+ */
+struct udt_sud_vsave {
+	struct udt_ksigaction	vs_sys, vs_trap;
+	unsigned long		vs_gen;
+};
+static __thread struct udt_sud_vsave udt_sud_vsave[UDT_LAT_DEPTH]	/* [t] */
+    __attribute__((tls_model("initial-exec")));
+static unsigned long	 udt_sud_pgen;	/* [a] sets not a vfork child's */
+
+static struct udt_sud_vsave *
+udt_sud_vslot(void)
+{
+	int d = udt_thread.ut_vfork;
+
+	return &udt_sud_vsave[d < 0 ? 0 : d < UDT_LAT_DEPTH ? d :
+	    UDT_LAT_DEPTH - 1];
+}
+
+void
+udt_sud_vfork_save(void)
+{
+	struct udt_sud_vsave *vs = udt_sud_vslot();
+
+	vs->vs_gen = __atomic_load_n(&udt_sud_pgen, __ATOMIC_ACQUIRE);
+	vs->vs_sys = udt_sud_prog;
+	vs->vs_trap = udt_trap_prog;
+}
+
+void
+udt_sud_vfork_back(void)
+{
+	struct udt_sud_vsave *vs = udt_sud_vslot();
+	int took;
+
+	took = udt_sud_klock_take();
+	if (vs->vs_gen == __atomic_load_n(&udt_sud_pgen, __ATOMIC_ACQUIRE)) {
+		udt_sud_prog = vs->vs_sys;
+		udt_trap_prog = vs->vs_trap;
+	}
+	udt_sud_klock_give(took);
+}
+
+void
+udt_sud_pset(void)
+{
+	if (udt_thread.ut_vfork <= 0)
+		__atomic_add_fetch(&udt_sud_pgen, 1, __ATOMIC_RELEASE);
+}
+
+/* Until no other thread holds the lock (udt_sud_foreign()). */
+void
+udt_sud_kwait(void)
+{
+	unsigned long n = 0;
+
+	if (udt_sud_kmine)
+		return;
+	while (__atomic_load_n(&udt_sud_klock, __ATOMIC_ACQUIRE) &&
+	    ++n < UDT_KLOCK_SPINS)
+		__builtin_ia32_pause();
+}
+
+void
+udt_sud_forked(void)
+{
+	__atomic_store_n(&udt_sud_klock, 0, __ATOMIC_RELAXED);
+	udt_sud_kmine = 0;
+}
+
+/*
+ * Whether SIGSYS's handler in the kernel is ours, as far as our memory
+ * says it (trust: udt_sud_kin counts; not for dispatch, see above).
+ */
+static int
+udt_sud_kours(int trust)
+{
+	return udt_sud_kfixed || (trust &&
+	    __atomic_load_n(&udt_sud_kin, __ATOMIC_ACQUIRE));
+}
+
+void
+udt_sud_kafter(const struct udt_ksigaction *was,
+    const struct udt_ksigaction *act, struct udt_ksigaction *old)
+{
+	if (was->ka_handler != udt_sud_handler)
+		udt_sud_prog = *was;
+	*old = udt_sud_prog;
+	if (act != NULL) {
+		udt_sud_prog = *act;
+		udt_sud_pset();
+	}
+	/* A vfork child's table is not ours (see above). */
+	if (udt_thread.ut_vfork <= 0)
+		__atomic_store_n(&udt_sud_kin, 1, __ATOMIC_RELEASE);
+}
+
+void
+udt_sud_kanswer(struct udt_ksigaction *cur)
+{
+	if (cur->ka_handler == udt_sud_handler)
+		*cur = udt_sud_prog;
+}
+
+/*
+ * Our SIGSYS handler into the kernel for the library's own needs (the
+ * program's rt_sigaction does it in its own call, udt_sud_sigaction()),
+ * keeping what was there as the program's when it was not ours.
+ */
+static long
+udt_sud_kput(void)
+{
+	struct udt_ksigaction sa, was;
+	int took;
+	long r;
+
+	udt_sud_ouract(&sa);
+	took = udt_sud_klock_take();
+	r = udt_sys4(SYS_rt_sigaction, SIGSYS, &sa, &was, 8);
+	if (r == 0)
+		udt_sud_kafter(&was, NULL, &was);
+	udt_sud_klock_give(took);
+	return r;
+}
+
+int
+udt_sud_kin_said(void)
+{
+	return udt_sud_kours(1);
+}
+
+int
+udt_sud_install(int trust)
+{
+	if (udt_sud_kours(trust))
+		return 0;
+	return udt_sud_kput() == 0 ? 0 : -1;
+}
+
+void
+udt_sud_viewgain(uint64_t v)
+{
+	if ((v & UDT_SIGBIT(SIGSYS)) && udt_sud_active && !udt_sud_kours(1))
+		(void)udt_sud_kput();
+}
+
+int
+udt_sud_lazy(void)
+{
+	return udt_sud_active && !udt_sud_kfixed;
+}
+
+void
+udt_sud_kfix(void)
+{
+	udt_sud_kfixed = 1;
+}
+
