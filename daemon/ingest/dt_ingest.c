@@ -19,8 +19,9 @@
  *
  * An accept thread serves the ingest socket and the tracees' beside it
  * (its loop, which never waits on one client, in dt_ingest_accept.c) and
- * hands each whole hello, or tracee's connection, to a worker of its user (dt_ingest_dispatch()): for every traced process
- * that connects that creates a ring and an enable table (sealed memfds),
+ * hands each whole hello, or tracee's connection, to a worker of its
+ * user (dt_ingest_dispatch()): for every traced process that connects
+ * that creates a ring and an enable table (sealed memfds),
  * records the peer's pid from SO_PEERCRED and a pidfd, and hands both
  * memfds over with SCM_RIGHTS, the table read-only (dt_ingest_serve.c).
  * A drain thread (dt_ingest_drain.c) polls every ring, validates each

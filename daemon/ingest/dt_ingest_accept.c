@@ -37,10 +37,11 @@
  *
  * The tracee socket beside it (UDT_TRACEE_FMT) takes only tracees of
  * dtd's own version and systab (its name says them), who send nothing:
- * each connection is handed to a worker as it is accepted.  The ingest socket's connect woke this
- * thread, most often on the tracee's own CPU, before the tracee could
- * send its hello: the thread slept again and the hello woke it a second
- * time.  A flood of connections there costs what a flood of hellos did.
+ * each connection is handed to a worker as it is accepted.  On the
+ * ingest socket a tracee's connect woke this thread, most often on the
+ * tracee's own CPU, before the tracee could send its hello: the thread
+ * slept again and the hello woke it a second time.  A flood of
+ * connections there costs what a flood of hellos did.
  *
  * Everything here runs on the accept thread; the pending table is its
  * own, no lock.

@@ -398,8 +398,9 @@ int	udt_close_defer(int, int) UDT_HIDDEN;
  * udt_sud_init(all): from the constructor, after the first attach; guards
  * SIGSYS in the masks from then on, and installs its handler at once in
  * all-calls mode or where SIGSYS was caught or blocked before, else when
- * first needed (udt_sud.c).  udt_sud_thread(): turn dispatch on for the
- * calling thread.  udt_sud_forked(): a fork child's first code.  udt_sud_start(): a new thread's or process's first code: on in
+ * first needed (udt_sud_act.c).  udt_sud_thread(): turn dispatch on for
+ * the calling thread.  udt_sud_forked(): a fork child's first code.
+ * udt_sud_start(): a new thread's or process's first code: on in
  * all-calls mode, or as said above (udt_sud_wanted(), which also has
  * pthread_create() wrap the thread's start, udt_host_wrap_threads()).
  * Async-signal-safe.
