@@ -284,8 +284,9 @@ struct udt_hello;
 void	dt_ingest_refused(const struct ucred *cr, const char *why);
 /*
  * Have a whole first message served (dt_ingest_serve()) by a worker of
- * its user (dt_worker.h), taking fd and pidfd: serving a tracee opens
- * its /proc/PID/mem and reads its maps, which wait while it is inside an
+ * its user (dt_worker.h), taking fd and pidfd (rq is read only for a
+ * maps query or a helper's question, and may be NULL else): serving a
+ * tracee opens its /proc/PID/mem and reads its maps, which wait while it is inside an
  * exec (on its user's FUSE mount, say) or its mmap lock is held, and a
  * maps query reads the maps of the pid it names (served by a worker of
  * that process's owner).  One user's stall, or flood of heavy hellos,

@@ -334,15 +334,14 @@ dti_tracee_take(int fd, const struct ucred *cr)
 		.uh_nprobes = DT_SYS_NPROBES,
 		.uh_flags = UDT_HELLO_TRACEE,
 	};
-	struct udt_maps_req none;
 	int pidfd;
 
 	if (!dti_peer_pidfd(fd, &pidfd)) {
 		close(fd);
 		return;
 	}
-	memset(&none, 0, sizeof(none));
-	dt_ingest_dispatch(fd, cr, pidfd, &h, &none);
+	/* No request: only a maps query or a helper's question has one. */
+	dt_ingest_dispatch(fd, cr, pidfd, &h, NULL);
 }
 
 /*
