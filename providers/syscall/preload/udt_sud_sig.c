@@ -346,32 +346,27 @@ udt_sud_sigaction(const long *a)
 	 */
 	if (a[0] == SIGSYS && udt_sud_lazy()) {
 		struct udt_ksigaction sa, was;
-		int took;
+		const struct udt_ksigaction *give = NULL;
+		int took, own = 0;
 		long r;
 
-		if (act != NULL)
-			copy = *act;
 		udt_sud_ouract(&sa);
 		took = udt_sud_klock_take();
 		/*
 		 * Ignored or default while ours is not there: the kernel
-		 * keeps it as the program's, as untraced (an ignored SIGSYS
-		 * stays so across exec; ours would become the default).
+		 * keeps it as the program's (own), as untraced (an ignored
+		 * SIGSYS stays so across exec; ours would become the
+		 * default).  Any other: ours, the program's kept aside.
 		 */
-		if (act != NULL && !udt_sud_kin_said() &&
-		    (copy.ka_handler == (void *)SIG_IGN ||
-		    copy.ka_handler == (void *)SIG_DFL)) {
-			r = udt_sys4(SYS_rt_sigaction, SIGSYS, &copy, &was, 8);
-			if (r == 0)
-				udt_sud_kanswer(&was);
-			udt_sud_klock_give(took);
-			if (r == 0 && old != NULL)
-				*old = was;
-			return r;
+		if (act != NULL) {
+			copy = *act;
+			own = !udt_sud_kin_said() &&
+			    (copy.ka_handler == (void *)SIG_IGN ||
+			    copy.ka_handler == (void *)SIG_DFL);
+			give = own ? &copy : &sa;
 		}
-		r = udt_sys4(SYS_rt_sigaction, SIGSYS, act != NULL ? &sa : NULL,
-		    &was, 8);
-		if (r == 0 && act != NULL)
+		r = udt_sys4(SYS_rt_sigaction, SIGSYS, give, &was, 8);
+		if (r == 0 && give == &sa)
 			udt_sud_kafter(&was, &copy, &was);
 		else if (r == 0)
 			udt_sud_kanswer(&was);
