@@ -72,6 +72,10 @@
  *		SIGSYS, starts a thread (which blocks every signal for a
  *		moment), sends it again, reads it back: ignored all along,
  *		and alive.  Exits 23, or the check's number.
+ *	sysheld	blocks SIGSYS (its default action), sends itself one, and
+ *		execs itself (sysheld2): there it is still blocked and
+ *		pending, and the program alive (the library's start must
+ *		not let it in).  Exits 23, or the check's number.
  *	jitmask	SIGUSR1 handlers with every signal in their masks make a
  *		system call (getppid) from a page of code of its own, one
  *		set before that code exists, one after, each raised once
@@ -513,6 +517,28 @@ sysign(char *self, int again)
 	return 23;
 }
 
+static int
+sysheld(char *self, int again)
+{
+	char *argv[] = { self, "sysheld2", NULL };
+	sigset_t m, p;
+
+	sigemptyset(&m);
+	sigaddset(&m, SIGSYS);
+	if (!again) {
+		if (sigprocmask(SIG_BLOCK, &m, NULL) != 0 ||
+		    kill(getpid(), SIGSYS) != 0)
+			return 1;
+		execv(self, argv);
+		return 2;
+	}
+	if (sigprocmask(SIG_BLOCK, NULL, &m) != 0 || !sigismember(&m, SIGSYS))
+		return 3;
+	if (sigpending(&p) != 0 || !sigismember(&p, SIGSYS))
+		return 4;
+	return 23;
+}
+
 static long (*jitppid)(void);
 static volatile sig_atomic_t nusr, usrok;
 
@@ -612,6 +638,10 @@ main(int argc, char *argv[])
 		return sysign(argv[0], 1);
 	if (argc == 2 && strcmp(argv[1], "jitmask") == 0)
 		return jitmask();
+	if (argc == 2 && strcmp(argv[1], "sysheld") == 0)
+		return sysheld(argv[0], 0);
+	if (argc == 2 && strcmp(argv[1], "sysheld2") == 0)
+		return sysheld(argv[0], 1);
 	if (argc == 2 && strcmp(argv[1], "plain") == 0) {
 		if (badclone3() != 23)
 			return 3;

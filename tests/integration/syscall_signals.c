@@ -34,7 +34,9 @@
  *   then its default action (death) or its handler; a handler kept
  *   after a posix_spawn whose child reset it; ignored across exec
  *   and still after a thread's start (which installs the library's
- *   handler where it was not yet); handlers with every
+ *   handler where it was not yet); blocked and pending across exec,
+ *   the default action (the next image's library must not let it in);
+ *   handlers with every
  *   signal in their masks making system calls from code of its own
  *   (dispatched).
  * - A signal handler on an alternate stack needs at most what the
@@ -310,6 +312,9 @@ main(int argc, char *argv[])
 		else
 			printf("# SIGSYS ignored across exec: not checked "
 			    "with dispatch on from the start\n");
+		/* blocked and pending across exec, the default action */
+		as_untraced("sysheld", "SIGSYS blocked and pending across "
+		    "exec", modes[i].name, modes[i].env);
 		/*
 		 * posix_spawn's child resets the handler in its parent's
 		 * memory: the parent keeps its own.

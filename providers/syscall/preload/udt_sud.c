@@ -742,21 +742,20 @@ udt_sud_catch(int sig, struct udt_ksigaction *prog, int lazy)
 	/*
 	 * Blocked from before the exec (or by a library initialised before
 	 * us): the program's view says so, the real mask does not.  A
-	 * signal pending since comes to udt_sud_foreign(), which holds it.
-	 * The status read at start says whether it is (nothing of ours
-	 * changed the mask since): no call when it is not, the usual case.
-	 * Lazily (SIGSYS, udt_sud_act.c): only where the status said
-	 * that it is neither blocked nor caught, which leaves nothing to do
-	 * here but keep it out of masks from now on.
+	 * signal pending since (an exec keeps them) comes to
+	 * udt_sud_foreign() at the unblock, which holds it: the view and
+	 * our handler first, else it would take the action in the kernel
+	 * (death, or an ignore that discards it).  The status read at
+	 * start says whether it is (nothing of ours changed the mask
+	 * since): no call when it is not, the usual case.  Lazily (SIGSYS,
+	 * udt_sud_act.c): only where the status said that it is neither
+	 * blocked nor caught, which leaves nothing to do here but keep it
+	 * out of masks from now on.
 	 */
 	if (udt_proc_status(NULL, &caught, &blocked, NULL) != 0 ||
 	    ((blocked | caught) & bit))
 		lazy = 0;
-	if ((blocked & bit) && udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit,
-	    &cur, 8) != 0)
-		return -1;
-	/* The old mask came back with the change: one call, not two. */
-	if ((blocked & bit) && (cur & bit))
+	if (blocked & bit)
 		udt_sig_view |= bit;
 	/*
 	 * Only a handler's mask can hold sig (an ignored or default action
@@ -771,14 +770,21 @@ udt_sud_catch(int sig, struct udt_ksigaction *prog, int lazy)
 			continue;
 		h.ka_mask &= ~bit;
 		if (udt_sys4(SYS_rt_sigaction, s, &h, NULL, 8) != 0)
-			return -1;
+			goto fail;
 	}
 	if (!lazy && udt_sys4(SYS_rt_sigaction, sig, &sa, prog, 8) != 0)
-		return -1;
+		goto fail;
 	if (!lazy && sig == SIGSYS)
 		udt_sud_kfix();
 	udt_sud_ours |= bit;
+	/* The old mask comes back with the change: one call, not two. */
+	if ((blocked & bit) && udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit,
+	    &cur, 8) == 0 && !(cur & bit))
+		udt_sig_view &= ~bit;
 	return 0;
+fail:
+	udt_sig_view &= ~bit;
+	return -1;
 }
 
 int
