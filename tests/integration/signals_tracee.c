@@ -76,6 +76,10 @@
  *		execs itself (sysheld2): there it is still blocked and
  *		pending, and the program alive (the library's start must
  *		not let it in).  Exits 23, or the check's number.
+ *	systhr	ignores SIGSYS, starts a thread (glibc blocks every signal
+ *		around its clone and then sets the old mask again), sends
+ *		itself SIGSYS: still ignored, alive, its mask as before.
+ *		Exits 23, or the check's number.
  *	jitmask	SIGUSR1 handlers with every signal in their masks make a
  *		system call (getppid) from a page of code of its own, one
  *		set before that code exists, one after, each raised once
@@ -539,6 +543,27 @@ sysheld(char *self, int again)
 	return 23;
 }
 
+static int
+systhr(void)
+{
+	struct sigaction q;
+	sigset_t m;
+	pthread_t th;
+
+	if (signal(SIGSYS, SIG_IGN) == SIG_ERR)
+		return 1;
+	if (pthread_create(&th, NULL, nothing, NULL) != 0 ||
+	    pthread_join(th, NULL) != 0)
+		return 2;
+	if (sigprocmask(SIG_BLOCK, NULL, &m) != 0 || sigismember(&m, SIGSYS))
+		return 3;
+	if (kill(getpid(), SIGSYS) != 0)
+		return 4;
+	if (sigaction(SIGSYS, NULL, &q) != 0 || q.sa_handler != SIG_IGN)
+		return 5;
+	return 23;
+}
+
 static long (*jitppid)(void);
 static volatile sig_atomic_t nusr, usrok;
 
@@ -638,6 +663,8 @@ main(int argc, char *argv[])
 		return sysign(argv[0], 1);
 	if (argc == 2 && strcmp(argv[1], "jitmask") == 0)
 		return jitmask();
+	if (argc == 2 && strcmp(argv[1], "systhr") == 0)
+		return systhr();
 	if (argc == 2 && strcmp(argv[1], "sysheld") == 0)
 		return sysheld(argv[0], 0);
 	if (argc == 2 && strcmp(argv[1], "sysheld2") == 0)

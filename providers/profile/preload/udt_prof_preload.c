@@ -308,6 +308,7 @@ pthread_create(pthread_t *restrict thr, const pthread_attr_t *restrict attr,
 		return create(thr, attr, fn, arg);
 	ps->ps_fn = fn;
 	ps->ps_arg = arg;
+	udt_host_thread_creating();
 	if ((error = create(thr, attr, udt_pt_trampoline, ps)) != 0)
 		free(ps);
 	/* Its clone went through undispatched: dispatch this thread again. */

@@ -143,10 +143,18 @@ udt_host_thread_begin(void)
 }
 
 void
+udt_host_thread_creating(void)
+{
+	if (udt_sud_active)
+		udt_sig_create_begin();
+}
+
+void
 udt_host_thread_created(void)
 {
 	if (udt_sud_active) {
 		/* pthread_create()'s own mask calls ran let through. */
+		udt_sig_create_end();
 		udt_sud_resync();
 		udt_thread.ut_sud = 1;
 	}

@@ -87,8 +87,9 @@ int	udt_host_tid(void) UDT_HOST_HIDDEN;
  * Threads.  udt_host_wrap_threads(): must pthread_create() wrap each new
  * thread's start (where new threads turn dispatch on: udt_sud_wanted())?
  * udt_host_thread_begin(): a wrapped thread's first code.
- * udt_host_thread_created(): in the creating thread, after the clone,
- * which went through undispatched.
+ * udt_host_thread_creating(), udt_host_thread_created(): in the creating
+ * thread, before and after the real pthread_create(), whose clone and
+ * the mask calls after it went through undispatched.
  */
 bool	udt_host_wrap_threads(void) UDT_HOST_HIDDEN;
 /*
@@ -100,6 +101,7 @@ bool	udt_host_wrap_threads(void) UDT_HOST_HIDDEN;
  */
 void	*udt_host_next_pthread_create(void) UDT_HOST_HIDDEN;
 void	udt_host_thread_begin(void) UDT_HOST_HIDDEN;
+void	udt_host_thread_creating(void) UDT_HOST_HIDDEN;
 void	udt_host_thread_created(void) UDT_HOST_HIDDEN;
 
 /*

@@ -468,6 +468,14 @@ uint64_t udt_hex(const char **) UDT_HIDDEN;
  * for real (udt_sud_sig.c).  This thread, async-signal-safe.
  */
 void	udt_sud_resync(void) UDT_HIDDEN;
+/*
+ * Around the program's pthread_create() whose clone dispatch let through
+ * (udt_host_thread_created()): the view of the caller's mask as it was
+ * before, which glibc's own mask calls after the clone, let through too,
+ * put back.  This thread, async-signal-safe.
+ */
+void	udt_sig_create_begin(void) UDT_HIDDEN;
+void	udt_sig_create_end(void) UDT_HIDDEN;
 void	udt_sud_start(void) UDT_HIDDEN;
 
 /*

@@ -152,6 +152,31 @@ udt_sud_resync(void)
 }
 
 /*
+ * pthread_create() gives its caller back the mask it had (glibc blocks
+ * every signal around the clone and then sets the old mask again); where
+ * the clone is let through, so is that last call, and the view would
+ * keep every signal blocked: a SIGSYS or SIGTRAP sent later would be
+ * held, and dispatch turned off for the thread.  One slot: a handler
+ * can run the program's create only before glibc blocks every signal,
+ * and then saves the same view.
+ */
+static __thread uint64_t udt_sig_cview		/* [t] */
+    __attribute__((tls_model("initial-exec")));
+
+void
+udt_sig_create_begin(void)
+{
+	udt_sig_cview = udt_sig_view;
+}
+
+void
+udt_sig_create_end(void)
+{
+	udt_sig_view = udt_sig_cview | udt_sig_held;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
  * The program's rt_sigprocmask itself, in a function of its own, so that
  * a stack (strace -k, syscall-coverage) tells it from the library's
  * calls around it.
