@@ -72,6 +72,18 @@
  *		SIGSYS, starts a thread (which blocks every signal for a
  *		moment), sends it again, reads it back: ignored all along,
  *		and alive.  Exits 23, or the check's number.
+ *	sigexec	blocks SIGTRAP and SIGSYS and ignores both (what a
+ *		process that blocks every signal, or a shell's trap '',
+ *		hands its children), with a SIGUSR1 handler of its own,
+ *		fails an exec, still sees both so, posix_spawns itself
+ *		with LD_PRELOAD out of the environment (sigexec3: nothing
+ *		of the library's there, so the kernel's own state is read),
+ *		sends itself each (pending, as blocked), then execs itself
+ *		(sigexec2, traced where it was); that one posix_spawns
+ *		sigexec3 again and then execs itself (sigexec4) without
+ *		LD_PRELOAD.  Every image sees both blocked and ignored, the
+ *		execs' both pending.  Exits 23, or the check's number.
+ *		sigexect: the same, SIGTRAP alone sent.
  *	sysheld	blocks SIGSYS (its default action), sends itself one, and
  *		execs itself (sysheld2): there it is still blocked and
  *		pending, and the program alive (the library's start must
@@ -521,6 +533,97 @@ sysign(char *self, int again)
 	return 23;
 }
 
+/*
+ * Whether SIGTRAP and SIGSYS are blocked and ignored, and the pending
+ * ones (UDT_SIGBIT-like: 1 SIGTRAP, 2 SIGSYS) pending.
+ */
+static int
+sigstate(int pending)
+{
+	struct sigaction a, b;
+	sigset_t m, p;
+
+	if (sigprocmask(SIG_BLOCK, NULL, &m) != 0 ||
+	    !sigismember(&m, SIGTRAP) || !sigismember(&m, SIGSYS) ||
+	    sigaction(SIGTRAP, NULL, &a) != 0 || a.sa_handler != SIG_IGN ||
+	    sigaction(SIGSYS, NULL, &b) != 0 || b.sa_handler != SIG_IGN)
+		return -1;
+	if (pending && (sigpending(&p) != 0 ||
+	    ((pending & 1) && !sigismember(&p, SIGTRAP)) ||
+	    ((pending & 2) && !sigismember(&p, SIGSYS))))
+		return -1;
+	return 0;
+}
+
+/* The image sigexec3 by posix_spawn, without the library: 0 if it was. */
+static int
+sigspawn(char *self)
+{
+	static char *env[512];
+	char *argv[] = { self, "sigexec3", NULL };
+	size_t i, n = 0;
+	pid_t pid;
+	int st;
+
+	for (i = 0; environ[i] != NULL && n + 1 < 512; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+			env[n++] = environ[i];
+	env[n] = NULL;
+	return posix_spawn(&pid, self, NULL, NULL, argv, env) == 0 &&
+	    waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 23 ? 0 : -1;
+}
+
+/* step: which image; sys: SIGSYS sent too (else SIGTRAP alone). */
+static int
+sigexec(char *self, int step, int sys)
+{
+	char *argv[] = { self, NULL, NULL };
+	int pend = sys ? 3 : 1;
+	sigset_t m;
+	size_t i, n = 0;
+
+	switch (step) {
+	case 0:
+		sigemptyset(&m);
+		sigaddset(&m, SIGTRAP);
+		sigaddset(&m, SIGSYS);
+		if (sigprocmask(SIG_BLOCK, &m, NULL) != 0 ||
+		    signal(SIGTRAP, SIG_IGN) == SIG_ERR ||
+		    signal(SIGSYS, SIG_IGN) == SIG_ERR ||
+		    signal(SIGUSR1, on_alrm) == SIG_ERR)
+			return 1;
+		execl("/nonexistent/signals_tracee", "none", (char *)NULL);
+		if (sigstate(0) != 0)
+			return 2;
+		if (sigspawn(self) != 0)
+			return 10;
+		if (kill(getpid(), SIGTRAP) != 0 ||
+		    (sys && kill(getpid(), SIGSYS) != 0) ||
+		    sigstate(pend) != 0)
+			return 3;
+		argv[1] = sys ? "sigexec2" : "sigexect2";
+		execv(self, argv);
+		return 4;
+	case 2:
+		if (sigstate(pend) != 0)
+			return 5;
+		if (sigspawn(self) != 0)
+			return 6;
+		for (i = 0; environ[i] != NULL && n + 1 < 512; i++)
+			if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+				environ[n++] = environ[i];
+		environ[n] = NULL;
+		argv[1] = sys ? "sigexec4" : "sigexect4";
+		execv(self, argv);
+		return 7;
+	case 3:
+		return sigstate(0) == 0 ? 23 : 8;
+	default:
+		return sigstate(pend) == 0 ? 23 : 9;
+	}
+}
+
 static int
 sysheld(char *self, int again)
 {
@@ -663,6 +766,12 @@ main(int argc, char *argv[])
 		return sysign(argv[0], 1);
 	if (argc == 2 && strcmp(argv[1], "jitmask") == 0)
 		return jitmask();
+	if (argc == 2 && strncmp(argv[1], "sigexec", 7) == 0) {
+		const char *v = argv[1] + 7 + (argv[1][7] == 't');
+
+		return sigexec(argv[0], *v == '\0' ? 0 : *v - '0',
+		    argv[1][7] != 't');
+	}
 	if (argc == 2 && strcmp(argv[1], "systhr") == 0)
 		return systhr();
 	if (argc == 2 && strcmp(argv[1], "sysheld") == 0)
@@ -684,6 +793,7 @@ main(int argc, char *argv[])
 	}
 	fprintf(stderr, "usage: signals_tracee sigfd | alt N | "
 	    "altsz SIZE N | plain | clone3 | altset | defer2 | sysown | "
-	    "sysblock | sysblockh | jitmask\n");
+	    "sysblock | sysblockh | sysspawn | sysign | sigexec | "
+	    "sysheld | systhr | jitmask\n");
 	return 2;
 }

@@ -423,6 +423,23 @@ void	udt_sud_vfork_save(void) UDT_HIDDEN;
 void	udt_sud_vfork_back(void) UDT_HIDDEN;
 void	udt_sud_pset(void) UDT_HIDDEN;
 /*
+ * Around this thread's execve or execveat, once udt_exec_before() is
+ * done: udt_sud_exec_pre(x, uc) makes the program's view of SIGTRAP and
+ * SIGSYS (blocked, ignored) real for the image it execs, saying in *x
+ * what it changed; uc is the SIGSYS handler's context of a call it
+ * defers to udt_sud_stub (the mask goes into its frame), NULL where the
+ * call is made at once.  udt_sud_exec_undo(x): the exec failed, ours
+ * back as they were.  Async-signal-safe; a few system calls, only
+ * where the program blocks or ignores one of ours (udt_sud_act.c).
+ */
+struct udt_sud_xsig {
+	uint64_t	xs_blk;		/* ours blocked for the exec */
+	uint64_t	xs_ign;		/* ours ignored for the exec */
+	int		xs_off;		/* dispatch turned off for it */
+};
+void	udt_sud_exec_pre(struct udt_sud_xsig *, void *) UDT_HIDDEN;
+void	udt_sud_exec_undo(const struct udt_sud_xsig *) UDT_HIDDEN;
+/*
  * From the rewriter, before its first int3 (udt_rw_trap.c): the SIGTRAP
  * handler, which makes a trapped site's call as the SIGSYS handler makes
  * a dispatched one.  0 once it is installed.  The constructor's thread.
@@ -480,12 +497,13 @@ void	udt_sud_start(void) UDT_HIDDEN;
 
 /*
  * udt_sud_stub pushes UDT_RW_NR_SUD for udt_rw_post's number: the call
- * it made was deferred by the handler, and udt_sud_take(rv, back) gives
- * its number + 1 and puts where it returns in *back.  Only from
+ * it made was deferred by the handler, and udt_sud_take(rv, back, x)
+ * gives its number + 1, puts where it returns in *back and, for an exec,
+ * what udt_sud_exec_pre() changed in *x.  Only from
  * udt_rw_slow_post(); async-signal-safe.
  */
 #define UDT_RW_NR_SUD	(-1L)
-long	udt_sud_take(long, uintptr_t *) UDT_HIDDEN;
+long	udt_sud_take(long, uintptr_t *, struct udt_sud_xsig *) UDT_HIDDEN;
 
 /*
  * While dispatch is on, SIGSYS must never be blocked (a dispatch to a

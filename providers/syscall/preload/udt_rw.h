@@ -199,6 +199,8 @@ int	udt_rw_trap_put(uintptr_t, uintptr_t);
  * takes the SIGTRAP first (why names it, for USERDT_REWRITE=debug), or
  * a thread must keep SIGTRAP blocked for the program (NULL).  Any
  * thread, any context, async-signal-safe; once.
+ * udt_rw_untrap_all(why): the same, then 0 when no int3 of ours is left
+ * (none could be written back: -1, the process keeps them).
  * udt_rw_untrap_late(): after a pass published its int3s, the same for
  * them when an untrap came between its check and its publish; a pass's
  * thread, async-signal-safe.
@@ -212,6 +214,7 @@ int	udt_rw_trap_put(uintptr_t, uintptr_t);
 extern int	udt_rw_notrap;		/* [a] */
 extern int	udt_sud_traced;		/* [a] */
 void	udt_rw_untrap(const char *);
+int	udt_rw_untrap_all(const char *);
 void	udt_rw_untrap_late(void);
 void	udt_rw_tracer_check(void);
 void	udt_rw_tracer_seen(long);

@@ -284,6 +284,7 @@ long
 udt_rw_slow(struct udt_rw_frame *f)
 {
 	struct udt_sud_tmp tmp;
+	struct udt_sud_xsig x;
 	long nr = f->rw_nr, r, a[6];
 	int idx = udt_rw_probe(nr), saved = errno;
 
@@ -318,15 +319,18 @@ udt_rw_slow(struct udt_rw_frame *f)
 		}
 		break;
 	}
-	if (nr == SYS_execve || nr == SYS_execveat)
+	if (nr == SYS_execve || nr == SYS_execveat) {
 		udt_exec_before();
-	else if ((nr == SYS_exit_group || nr == SYS_exit) &&
+		udt_sud_exec_pre(&x, NULL);
+	} else if ((nr == SYS_exit_group || nr == SYS_exit) &&
 	    udt_thread.ut_vfork > 0)
 		udt_exec_drain();
 	if (udt_sud_ours == 0 || !udt_sud_guard(nr, a, &tmp, &r))
 		r = udt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	if ((nr == SYS_execve || nr == SYS_execveat) && r < 0)
+	if ((nr == SYS_execve || nr == SYS_execveat) && r < 0) {
+		udt_sud_exec_undo(&x);
 		udt_exec_unmark();
+	}
 	if (udt_rw_maps(nr))
 		udt_rw_saw(nr, a, r, f->rw_ret);
 	if (r == 0 && udt_forklike(nr, a[0]))
@@ -349,11 +353,15 @@ udt_rw_slow(struct udt_rw_frame *f)
 void
 udt_rw_slow_post(struct udt_rw_frame *f)
 {
+	struct udt_sud_xsig x;
 	int idx, saved = errno;
 
 	/* From udt_sud_stub: the number and the way back are udt_sud's. */
 	if (f->rw_nr == UDT_RW_NR_SUD)
-		f->rw_nr = udt_sud_take(f->rw_rv, (uintptr_t *)f->rw_sp + 1);
+		f->rw_nr = udt_sud_take(f->rw_rv, (uintptr_t *)f->rw_sp + 1,
+		    &x);
+	else
+		memset(&x, 0, sizeof(x));
 	/*
 	 * Pushed as number + 1: 0 is a thread that knows of no call.  Not
 	 * reset: a vfork child shares it with its parent, whose return
@@ -365,8 +373,10 @@ udt_rw_slow_post(struct udt_rw_frame *f)
 	}
 	idx = udt_rw_probe(f->rw_nr);
 	if ((f->rw_nr == SYS_execve || f->rw_nr == SYS_execveat) &&
-	    f->rw_rv < 0)
+	    f->rw_rv < 0) {
+		udt_sud_exec_undo(&x);
 		udt_exec_unmark();
+	}
 
 	/*
 	 * A vfork child says so in the TLS it shares with its parent, which

@@ -81,6 +81,8 @@ static size_t		udt_rw_npend;
 
 int	udt_rw_complete;				/* [a] */
 int	udt_rw_notrap;					/* [a] */
+/* An untrap that could not take a site back (no /proc/self/mem). */
+static int	udt_rw_trapleft;				/* [a] */
 
 int
 udt_rw_trap_put(uintptr_t site, uintptr_t stub)
@@ -381,14 +383,21 @@ udt_rw_untrap_sites(void)
 	 * No int3 written (a tracer was there from the start, the common
 	 * case under a debugger or strace): no file opened for none.
 	 */
-	fd = udt_rw_tab_floor(&udt_rw_traptab, key, &site, &stub) != 0 ? -1 :
-	    udt_sys3(SYS_open, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
+	if (udt_rw_tab_floor(&udt_rw_traptab, key, &site, &stub) != 0)
+		return 0;
+	fd = udt_sys3(SYS_open, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
+	if (fd < 0)
+		__atomic_store_n(&udt_rw_trapleft, 1, __ATOMIC_RELAXED);
 	while (fd >= 0 && key != 0 && udt_rw_tab_floor(&udt_rw_traptab, key,
 	    &site, &stub) == 0) {
 		if (udt_sys4(SYS_pread64, fd, b, 2, site) == 2 &&
-		    b[0] == 0xcc && b[1] == 0x05 &&
-		    udt_sys4(SYS_pwrite64, fd, &sys0, 1, site) == 1)
-			n++;
+		    b[0] == 0xcc && b[1] == 0x05) {
+			if (udt_sys4(SYS_pwrite64, fd, &sys0, 1, site) == 1)
+				n++;
+			else
+				__atomic_store_n(&udt_rw_trapleft, 1,
+				    __ATOMIC_RELAXED);
+		}
 		key = site - 1;
 	}
 	if (fd >= 0)
@@ -430,6 +439,13 @@ udt_rw_untrap(const char *why)
 	if (!__atomic_load_n(&udt_sud_traced, __ATOMIC_RELAXED) && n != 0 &&
 	    udt_thread.ut_traced && !udt_thread.ut_armed)
 		udt_sud_thread();
+}
+
+int
+udt_rw_untrap_all(const char *why)
+{
+	udt_rw_untrap(why);
+	return __atomic_load_n(&udt_rw_trapleft, __ATOMIC_RELAXED) ? -1 : 0;
 }
 
 /* TracerPid of /proc/self/status: the tracer's pid, 0, or -1. */

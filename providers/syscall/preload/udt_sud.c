@@ -120,6 +120,7 @@ struct udt_sud_defer {
 	unsigned long	sd_seq;		/* [t] the newest is the child's */
 	long		sd_nr;		/* [t] number + 1 (udt_rw_post's) */
 	uintptr_t	sd_ret;		/* [t] where the program's call returns */
+	struct udt_sud_xsig sd_x;	/* [t] an exec's, udt_sud_exec_pre() */
 };
 #define UDT_SD_SHARED	0x1		/* the child shares our memory */
 #define UDT_SD_VFORK	0x2		/* and we wait for its exec or exit */
@@ -232,7 +233,8 @@ udt_sud_call(long nr, const long *a, void *uc)
  * own tells it apart from the program's calls the handler makes.
  */
 static void __attribute__((noinline))
-udt_sud_put(long nr, const long *a, uintptr_t ret)
+udt_sud_put(long nr, const long *a, uintptr_t ret,
+    const struct udt_sud_xsig *x)
 {
 	struct udt_sud_defer *d = NULL;
 	pid_t tid = (pid_t)udt_sys0(SYS_gettid);
@@ -273,6 +275,10 @@ udt_sud_put(long nr, const long *a, uintptr_t ret)
 	d->sd_seq = ++udt_sud_seq;
 	d->sd_nr = nr + 1;
 	d->sd_ret = ret;
+	if (x != NULL)
+		d->sd_x = *x;
+	else
+		memset(&d->sd_x, 0, sizeof(d->sd_x));
 }
 
 /*
@@ -287,7 +293,7 @@ udt_sud_put(long nr, const long *a, uintptr_t ret)
  * async-signal-safe.
  */
 long
-udt_sud_take(long rv, uintptr_t *back)
+udt_sud_take(long rv, uintptr_t *back, struct udt_sud_xsig *x)
 {
 	struct udt_sud_defer *e, *own = NULL, *newest = NULL, *d;
 	pid_t tid = (pid_t)udt_sys0(SYS_gettid);
@@ -314,6 +320,7 @@ udt_sud_take(long rv, uintptr_t *back)
 	}
 	nr = d->sd_nr;
 	*back = d->sd_ret;
+	*x = d->sd_x;
 	if (d == own && !(d->sd_flags & UDT_SD_SHARED)) {
 		d->sd_tid = 0;
 		return nr;
@@ -390,10 +397,11 @@ udt_sud_return(long nr, const long *a, void *uc, long r)
  * could not be queued (then the program's action takes it now).
  */
 /*
- * Dispatch off for this thread (a tracer, a SIGSYS held): a function of
- * its own, so that a stack tells the call from the program's.
+ * Dispatch off for this thread (a tracer, a SIGSYS held, an exec's): a
+ * function of its own, so that a stack tells the call from the
+ * program's.
  */
-static void __attribute__((noinline))
+void __attribute__((noinline))
 udt_sud_off(void)
 {
 	(void)udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0, 0, 0);
@@ -496,6 +504,7 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
 	struct udt_thread *t = &udt_thread;
+	struct udt_sud_xsig x, *xp;
 	long nr, a[6], r;
 	uint64_t flags;
 	uintptr_t stub = 0;
@@ -605,9 +614,13 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	deferred:
 		/* After sigreturn, from udt_sud_stub, back to the program. */
 		udt_sud_entry(nr, a, uc);
-		if (nr == SYS_execve || nr == SYS_execveat)
+		xp = NULL;
+		if (nr == SYS_execve || nr == SYS_execveat) {
 			udt_exec_before();
-		udt_sud_put(nr, a, (uintptr_t)g[REG_RIP]);
+			udt_sud_exec_pre(&x, uc);
+			xp = &x;
+		}
+		udt_sud_put(nr, a, (uintptr_t)g[REG_RIP], xp);
 		g[REG_RAX] = nr;
 		g[REG_RIP] = (greg_t)(uintptr_t)udt_sud_stub;
 		t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;

@@ -62,6 +62,8 @@ struct udt_ksigaction *udt_sud_progact(int) UDT_HIDDEN;
  */
 void	udt_sud_handler(int, siginfo_t *, void *) UDT_HIDDEN;
 void	udt_sud_restorer(void) UDT_HIDDEN;
+/* Dispatch off for this thread (a tracer, a SIGSYS held, an exec's). */
+void	udt_sud_off(void) UDT_HIDDEN;
 /*
  * udt_sud_kfix(): the constructor put ours in (udt_sud_catch()).
  * udt_sud_kwait(): until no other thread's install is under way

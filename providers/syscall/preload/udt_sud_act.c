@@ -26,13 +26,17 @@
  *	[k]	udt_sud_klock
  */
 #include <sys/syscall.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <ucontext.h>
 
 #include "udt_preload.h"
 #include "udt_sys.h"
+#include "udt_rw.h"
 #include "udt_sud.h"
 
 static struct udt_ksigaction udt_sud_prog;	/* [k] the program's SIGSYS */
@@ -284,3 +288,187 @@ udt_sud_kfix(void)
 	udt_sud_kfixed = 1;
 }
 
+
+/*
+ * This process's thread count and the signals it has handlers for, now,
+ * from the status (3 calls and a few reads): 0, or -1.  No thread but
+ * this one can make another.  Read a line at a time through a small
+ * buffer: this may run in the SIGSYS handler, on the program's stack
+ * or its alternate one (README's stack use).
+ */
+static int
+udt_sud_status(int *threads, uint64_t *cgt)
+{
+	char buf[192], *nl;
+	const char *q;
+	size_t have = 0;
+	long fd, n;
+	int got = 0;
+
+	fd = udt_sys3(SYS_open, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	while (got != 3) {
+		n = udt_sys3(SYS_read, fd, buf + have, sizeof(buf) - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		/* Whole lines; a longer one (Cpus_allowed_list) is skipped. */
+		while ((nl = memchr(buf, '\n', have)) != NULL) {
+			*nl = '\0';
+			if (strncmp(buf, "Threads:\t", 9) == 0) {
+				*threads = atoi(buf + 9);
+				got |= 1;
+			} else if (strncmp(buf, "SigCgt:\t", 8) == 0) {
+				q = buf + 8;
+				*cgt = udt_hex(&q);
+				got |= 2;
+			}
+			have -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, have);
+		}
+		if (have == sizeof(buf) - 1)
+			have = 0;
+	}
+	udt_sys1(SYS_close, fd);
+	return got == 3 ? 0 : -1;
+}
+
+/*
+ * Whether SIGTRAP may be blocked or ignored for this thread's exec
+ * (udt_sud_exec_pre()): 0, or -1.  A trap then kills the thread, and
+ * one can come only from a handler of the program's that runs before
+ * the exec (its sigreturn is a trapped site): none can where every
+ * signal with a handler of the program's is blocked (a process that
+ * blocks them all, posix_spawn's child, which has reset every handler),
+ * else every int3 site goes back to its call, for good, as for a held
+ * SIGTRAP; not from a vfork child, whose parent would lose them all:
+ * there SIGTRAP stays as it was.  *nthr: the thread count, when read.
+ */
+static int
+udt_sud_xtrap(uint64_t want, ucontext_t *uc, int *nthr)
+{
+	uint64_t cur = 0, cgt;
+
+	/* In the handler the program's mask is its frame's. */
+	if (uc != NULL)
+		cur = *(const uint64_t *)(const void *)&uc->uc_sigmask;
+	else if (udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8) != 0)
+		return -1;
+	if (udt_sud_status(nthr, &cgt) != 0)
+		return -1;
+	if ((cgt & ~(cur | want) & ~udt_sud_ours) == 0)
+		return 0;
+	if (udt_thread.ut_vfork > 0)
+		return -1;
+	return udt_rw_untrap_all("the program blocks or ignores SIGTRAP "
+	    "across an exec");
+}
+
+/*
+ * Across an exec the new image inherits the real mask and every ignored
+ * action, and ours, a handler, becomes the default there: what the
+ * program's view says of SIGTRAP and SIGSYS is made real just before
+ * the call, so that the image it execs starts as it would untraced (a
+ * library of ours there reads them back, udt_sud_catch()).  A thread
+ * that blocks SIGTRAP or leaves it ignored may not trap (udt_sud_xtrap()
+ * says when it can be so), nor one that blocks or ignores SIGSYS be
+ * dispatched (the kernel kills such a thread): dispatch goes off for
+ * the thread.  The ignored action is process-wide: made only where no
+ * other thread can run into it (a vfork child, whose actions are its own
+ * copy, or a process with no other thread, udt_rw_mt or the status's
+ * count); a threaded process's exec still turns an ignored SIGTRAP or
+ * SIGSYS into the default.
+ */
+void
+udt_sud_exec_pre(struct udt_sud_xsig *x, void *ucp)
+{
+	ucontext_t *uc = ucp;
+	struct udt_ksigaction ign, old;
+	struct timespec zero = { 0, 0 };
+	siginfo_t si;
+	uint64_t want, ig = 0, bit, cgt;
+	int solo, took, sig, held, nthr = 0;
+
+	memset(x, 0, sizeof(*x));
+	if (udt_sud_ours == 0)
+		return;
+	memset(&ign, 0, sizeof(ign));
+	ign.ka_handler = (void *)SIG_IGN;
+	solo = !__atomic_load_n(&udt_rw_mt, __ATOMIC_RELAXED) ||
+	    udt_thread.ut_vfork > 0;
+	took = udt_sud_klock_take();
+	if (udt_trap_prog.ka_handler == ign.ka_handler)
+		ig |= UDT_SIGBIT(SIGTRAP);
+	if (udt_sud_prog.ka_handler == ign.ka_handler)
+		ig |= UDT_SIGBIT(SIGSYS);
+	udt_sud_klock_give(took);
+	ig &= udt_sud_ours;
+	want = udt_sig_view & udt_sud_ours & ~udt_sig_held;
+	if (((want | ig) & UDT_SIGBIT(SIGTRAP)) &&
+	    udt_sud_xtrap(want, uc, &nthr) != 0) {
+		want &= ~UDT_SIGBIT(SIGTRAP);
+		ig &= ~UDT_SIGBIT(SIGTRAP);
+	}
+	if (ig != 0 && !solo && nthr == 0 && udt_sud_status(&nthr, &cgt) != 0)
+		nthr = 0;
+	if (!solo && nthr != 1)
+		ig = 0;
+	/* A vfork child starts without dispatch (the kernel's rule). */
+	if (((want | ig) & UDT_SIGBIT(SIGSYS)) && udt_thread.ut_armed &&
+	    udt_thread.ut_vfork <= 0) {
+		udt_sud_off();
+		x->xs_off = 1;
+	}
+	for (sig = SIGTRAP; ig != 0 && sig <= SIGSYS; sig++) {
+		bit = UDT_SIGBIT(sig);
+		if (!(ig & bit))
+			continue;
+		/*
+		 * Ignoring discards what is pending, which a blocked one
+		 * that came since the program ignored it is, untraced:
+		 * taken out first and queued again after, siginfo and all.
+		 */
+		held = (udt_sig_held & bit) && udt_sys4(SYS_rt_sigtimedwait,
+		    &bit, &si, &zero, 8) == sig;
+		took = udt_sud_klock_take();
+		if (udt_sys4(SYS_rt_sigaction, sig, &ign, &old, 8) == 0 &&
+		    old.ka_handler == udt_sud_handler)
+			x->xs_ign |= bit;
+		udt_sud_klock_give(took);
+		if (held)
+			(void)udt_sys4(SYS_rt_tgsigqueueinfo,
+			    udt_sys0(SYS_getpid), udt_sys0(SYS_gettid), sig,
+			    &si);
+	}
+	if (want == 0)
+		return;
+	/* Deferred to udt_sud_stub: its sigreturn sets the frame's mask. */
+	if (uc != NULL)
+		*(uint64_t *)(void *)&uc->uc_sigmask |= want;
+	else if (udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &want, NULL, 8) != 0)
+		return;
+	x->xs_blk = want;
+}
+
+void
+udt_sud_exec_undo(const struct udt_sud_xsig *x)
+{
+	struct udt_ksigaction sa;
+	int took, sig;
+
+	if (x->xs_blk != 0)
+		(void)udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &x->xs_blk,
+		    NULL, 8);
+	udt_sud_ouract(&sa);
+	for (sig = SIGTRAP; sig <= SIGSYS; sig++) {
+		if (!(x->xs_ign & UDT_SIGBIT(sig)))
+			continue;
+		took = udt_sud_klock_take();
+		(void)udt_sys4(SYS_rt_sigaction, sig, &sa, NULL, 8);
+		udt_sud_klock_give(took);
+	}
+	if (x->xs_off)
+		udt_sud_thread();
+}
