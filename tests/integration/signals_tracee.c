@@ -75,7 +75,8 @@
  *	sigexec	blocks SIGTRAP and SIGSYS and ignores both (what a
  *		process that blocks every signal, or a shell's trap '',
  *		hands its children), with a SIGUSR1 handler of its own,
- *		fails an exec, still sees both so, posix_spawns itself
+ *		fails an exec, still sees both so (and the kernel's own
+ *		state is as before the exec), posix_spawns itself
  *		with LD_PRELOAD out of the environment (sigexec3: nothing
  *		of the library's there, so the kernel's own state is read),
  *		sends itself each (pending, as blocked), then execs itself
@@ -555,6 +556,33 @@ sigstate(int pending)
 	return 0;
 }
 
+/*
+ * The kernel's own state of SIGTRAP and SIGSYS (blocked, ignored,
+ * caught) in *st, comparable: 0, or -1.  A failed exec changes none of
+ * it, untraced or traced (where the library's handler and unblocked
+ * mask must come back).
+ */
+static int
+sigreal(unsigned long long *st)
+{
+	const unsigned long long both = (1ULL << (SIGTRAP - 1)) |
+	    (1ULL << (SIGSYS - 1));
+	unsigned long long blk = 0, ign = 0, cgt = 0;
+	char line[256];
+	FILE *f;
+	int got = 0;
+
+	if ((f = fopen("/proc/self/status", "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		got += sscanf(line, "SigBlk: %llx", &blk) +
+		    sscanf(line, "SigIgn: %llx", &ign) +
+		    sscanf(line, "SigCgt: %llx", &cgt);
+	fclose(f);
+	*st = (blk & both) | (ign & both) << 1 | (cgt & both) << 2;
+	return got == 3 ? 0 : -1;
+}
+
 /* The image sigexec3 by posix_spawn, without the library: 0 if it was. */
 static int
 sigspawn(char *self)
@@ -579,6 +607,7 @@ static int
 sigexec(char *self, int step, int sys)
 {
 	char *argv[] = { self, NULL, NULL };
+	unsigned long long before, after;
 	int pend = sys ? 3 : 1;
 	sigset_t m;
 	size_t i, n = 0;
@@ -593,9 +622,13 @@ sigexec(char *self, int step, int sys)
 		    signal(SIGSYS, SIG_IGN) == SIG_ERR ||
 		    signal(SIGUSR1, on_alrm) == SIG_ERR)
 			return 1;
+		if (sigreal(&before) != 0)
+			return 11;
 		execl("/nonexistent/signals_tracee", "none", (char *)NULL);
 		if (sigstate(0) != 0)
 			return 2;
+		if (sigreal(&after) != 0 || after != before)
+			return 12;
 		if (sigspawn(self) != 0)
 			return 10;
 		if (kill(getpid(), SIGTRAP) != 0 ||

@@ -423,14 +423,16 @@ void	udt_sud_vfork_save(void) UDT_HIDDEN;
 void	udt_sud_vfork_back(void) UDT_HIDDEN;
 void	udt_sud_pset(void) UDT_HIDDEN;
 /*
- * Around this thread's execve or execveat, once udt_exec_before() is
- * done: udt_sud_exec_pre(x, uc) makes the program's view of SIGTRAP and
+ * Around this thread's execve or execveat, before udt_exec_before():
+ * udt_sud_exec_pre(x, uc) makes the program's view of SIGTRAP and
  * SIGSYS (blocked, ignored) real for the image it execs, saying in *x
  * what it changed; uc is the SIGSYS handler's context of a call it
- * defers to udt_sud_stub (the mask goes into its frame), NULL where the
- * call is made at once.  udt_sud_exec_undo(x): the exec failed, ours
- * back as they were.  Async-signal-safe; a few system calls, only
- * where the program blocks or ignores one of ours (udt_sud_act.c).
+ * defers to udt_sud_stub (the mask goes into its frame too), NULL
+ * where the call is made at once.  udt_sud_exec_undo(x): the exec
+ * failed, ours back as they were.  Async-signal-safe; no call unless
+ * the program blocks or ignores one of ours, then a few, or, where
+ * every int3 site must go back to its call, a pair a site
+ * (udt_sud_act.c).
  */
 struct udt_sud_xsig {
 	uint64_t	xs_blk;		/* ours blocked for the exec */

@@ -200,7 +200,8 @@ int	udt_rw_trap_put(uintptr_t, uintptr_t);
  * a thread must keep SIGTRAP blocked for the program (NULL).  Any
  * thread, any context, async-signal-safe; once.
  * udt_rw_untrap_all(why): the same, then 0 when no int3 of ours is left
- * (none could be written back: -1, the process keeps them).
+ * (-1: one could not be written back, or another thread's untrap is
+ * still under way).
  * udt_rw_untrap_late(): after a pass published its int3s, the same for
  * them when an untrap came between its check and its publish; a pass's
  * thread, async-signal-safe.

@@ -319,9 +319,13 @@ udt_rw_slow(struct udt_rw_frame *f)
 		}
 		break;
 	}
+	/*
+	 * The signals first: their calls come before the helper is asked
+	 * to follow, whose tracer counts the calls in between.
+	 */
 	if (nr == SYS_execve || nr == SYS_execveat) {
-		udt_exec_before();
 		udt_sud_exec_pre(&x, NULL);
+		udt_exec_before();
 	} else if ((nr == SYS_exit_group || nr == SYS_exit) &&
 	    udt_thread.ut_vfork > 0)
 		udt_exec_drain();

@@ -81,8 +81,12 @@ static size_t		udt_rw_npend;
 
 int	udt_rw_complete;				/* [a] */
 int	udt_rw_notrap;					/* [a] */
-/* An untrap that could not take a site back (no /proc/self/mem). */
-static int	udt_rw_trapleft;				/* [a] */
+/*
+ * An untrap that could not take a site back (no /proc/self/mem), and
+ * one that is over: the first untrap's thread may still be writing
+ * while another asks (udt_rw_untrap_all()).
+ */
+static int	udt_rw_trapleft, udt_rw_untrapped;		/* [a] */
 
 int
 udt_rw_trap_put(uintptr_t site, uintptr_t stub)
@@ -419,6 +423,7 @@ udt_rw_untrap(const char *why)
 	if (__atomic_exchange_n(&udt_rw_notrap, 1, __ATOMIC_ACQ_REL))
 		return;
 	n = udt_rw_untrap_sites();
+	__atomic_store_n(&udt_rw_untrapped, 1, __ATOMIC_RELEASE);
 	if (udt_rw_debug) {
 		char buf[224];
 		int len = 0;
@@ -445,7 +450,8 @@ int
 udt_rw_untrap_all(const char *why)
 {
 	udt_rw_untrap(why);
-	return __atomic_load_n(&udt_rw_trapleft, __ATOMIC_RELAXED) ? -1 : 0;
+	return !__atomic_load_n(&udt_rw_untrapped, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&udt_rw_trapleft, __ATOMIC_RELAXED) ? -1 : 0;
 }
 
 /* TracerPid of /proc/self/status: the tracer's pid, 0, or -1. */

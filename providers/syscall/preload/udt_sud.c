@@ -616,8 +616,8 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 		udt_sud_entry(nr, a, uc);
 		xp = NULL;
 		if (nr == SYS_execve || nr == SYS_execveat) {
-			udt_exec_before();
 			udt_sud_exec_pre(&x, uc);
+			udt_exec_before();
 			xp = &x;
 		}
 		udt_sud_put(nr, a, (uintptr_t)g[REG_RIP], xp);

@@ -25,11 +25,11 @@
  *	[t]	per thread (TLS)
  *	[k]	udt_sud_klock
  */
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <ucontext.h>
@@ -290,43 +290,60 @@ udt_sud_kfix(void)
 
 
 /*
+ * What follows runs inside a rewritten site's call or the SIGSYS
+ * handler: byte loops, not libc's string functions, whose vector
+ * registers the call must give back as they were (udt_xstate.c).
+ */
+static int
+udt_sud_prefix(const char *s, const char *pre)
+{
+	for (; *pre != '\0'; s++, pre++)
+		if (*s != *pre)
+			return 0;
+	return 1;
+}
+
+/*
  * This process's thread count and the signals it has handlers for, now,
- * from the status (3 calls and a few reads): 0, or -1.  No thread but
- * this one can make another.  Read a line at a time through a small
- * buffer: this may run in the SIGSYS handler, on the program's stack
- * or its alternate one (README's stack use).
+ * from the status (an open, a few reads, a close): 0, or -1.  No thread
+ * but this one can make another.  A line at a time through a small
+ * buffer (this may run on the program's alternate signal stack); a line
+ * longer than it (Cpus_allowed_list) is skipped.
  */
 static int
 udt_sud_status(int *threads, uint64_t *cgt)
 {
-	char buf[192], *nl;
+	char buf[160];
 	const char *q;
-	size_t have = 0;
+	size_t have = 0, i, j;
 	long fd, n;
 	int got = 0;
 
 	fd = udt_sys3(SYS_open, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	while (got != 3) {
-		n = udt_sys3(SYS_read, fd, buf + have, sizeof(buf) - 1 - have);
-		if (n <= 0)
-			break;
+	while (got != 3 && (n = udt_sys3(SYS_read, fd, buf + have,
+	    sizeof(buf) - 1 - have)) > 0) {
 		have += (size_t)n;
-		buf[have] = '\0';
-		/* Whole lines; a longer one (Cpus_allowed_list) is skipped. */
-		while ((nl = memchr(buf, '\n', have)) != NULL) {
-			*nl = '\0';
-			if (strncmp(buf, "Threads:\t", 9) == 0) {
-				*threads = atoi(buf + 9);
+		for (;;) {
+			for (i = 0; i < have && buf[i] != '\n'; i++)
+				;
+			if (i == have)
+				break;
+			buf[i] = '\0';
+			if (udt_sud_prefix(buf, "Threads:\t")) {
+				*threads = 0;
+				for (q = buf + 9; *q >= '0' && *q <= '9'; q++)
+					*threads = *threads * 10 + (*q - '0');
 				got |= 1;
-			} else if (strncmp(buf, "SigCgt:\t", 8) == 0) {
+			} else if (udt_sud_prefix(buf, "SigCgt:\t")) {
 				q = buf + 8;
 				*cgt = udt_hex(&q);
 				got |= 2;
 			}
-			have -= (size_t)(nl + 1 - buf);
-			memmove(buf, nl + 1, have);
+			for (j = i + 1; j < have; j++)
+				buf[j - i - 1] = buf[j];
+			have -= i + 1;
 		}
 		if (have == sizeof(buf) - 1)
 			have = 0;
@@ -336,29 +353,30 @@ udt_sud_status(int *threads, uint64_t *cgt)
 }
 
 /*
- * Whether SIGTRAP may be blocked or ignored for this thread's exec
- * (udt_sud_exec_pre()): 0, or -1.  A trap then kills the thread, and
- * one can come only from a handler of the program's that runs before
- * the exec (its sigreturn is a trapped site): none can where every
- * signal with a handler of the program's is blocked (a process that
- * blocks them all, posix_spawn's child, which has reset every handler),
- * else every int3 site goes back to its call, for good, as for a held
- * SIGTRAP; not from a vfork child, whose parent would lose them all:
- * there SIGTRAP stays as it was.  *nthr: the thread count, when read.
+ * Whether SIGTRAP may be blocked or ignored for this thread's exec: 0,
+ * or -1.  A trap then kills the thread, and one can come only from a
+ * handler of the program's that runs before the exec (its sigreturn is
+ * a trapped site): none can where every signal with a handler of the
+ * program's is blocked (cgt: the kernel's caught set; the program's own
+ * SIGSYS handler, sysh, stands behind ours) as in a process that blocks
+ * them all, or posix_spawn's child, which resets its handlers; else
+ * every int3 site goes back to its call first, for good, as for a held
+ * SIGTRAP; never from a vfork child, whose parent would lose them all.
  */
 static int
-udt_sud_xtrap(uint64_t want, ucontext_t *uc, int *nthr)
+udt_sud_xtrap(uint64_t want, ucontext_t *uc, uint64_t cgt, int sysh)
 {
-	uint64_t cur = 0, cgt;
+	uint64_t cur = 0, open;
 
 	/* In the handler the program's mask is its frame's. */
 	if (uc != NULL)
 		cur = *(const uint64_t *)(const void *)&uc->uc_sigmask;
 	else if (udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8) != 0)
 		return -1;
-	if (udt_sud_status(nthr, &cgt) != 0)
-		return -1;
-	if ((cgt & ~(cur | want) & ~udt_sud_ours) == 0)
+	open = cgt & ~(cur | want) & ~udt_sud_ours;
+	if (sysh && !((udt_sig_view | want) & UDT_SIGBIT(SIGSYS)))
+		open |= UDT_SIGBIT(SIGSYS);
+	if (open == 0)
 		return 0;
 	if (udt_thread.ut_vfork > 0)
 		return -1;
@@ -367,89 +385,115 @@ udt_sud_xtrap(uint64_t want, ucontext_t *uc, int *nthr)
 }
 
 /*
- * Across an exec the new image inherits the real mask and every ignored
- * action, and ours, a handler, becomes the default there: what the
- * program's view says of SIGTRAP and SIGSYS is made real just before
- * the call, so that the image it execs starts as it would untraced (a
- * library of ours there reads them back, udt_sud_catch()).  A thread
- * that blocks SIGTRAP or leaves it ignored may not trap (udt_sud_xtrap()
- * says when it can be so), nor one that blocks or ignores SIGSYS be
- * dispatched (the kernel kills such a thread): dispatch goes off for
- * the thread.  The ignored action is process-wide: made only where no
- * other thread can run into it (a vfork child, whose actions are its own
- * copy, or a process with no other thread, udt_rw_mt or the status's
- * count); a threaded process's exec still turns an ignored SIGTRAP or
- * SIGSYS into the default.
+ * The rare half of udt_sud_exec_pre(): the program blocks (want) or
+ * ignores (ig) one of ours.  Apart, so that an exec that needs none of
+ * it costs a handler on an alternate stack nothing more.
  */
-void
-udt_sud_exec_pre(struct udt_sud_xsig *x, void *ucp)
+static void __attribute__((noinline))
+udt_sud_exec_make(struct udt_sud_xsig *x, ucontext_t *uc, uint64_t want,
+    uint64_t ig, int sysh)
 {
-	ucontext_t *uc = ucp;
 	struct udt_ksigaction ign, old;
 	struct timespec zero = { 0, 0 };
 	siginfo_t si;
-	uint64_t want, ig = 0, bit, cgt;
-	int solo, took, sig, held, nthr = 0;
+	uint64_t bit, cgt = 0;
+	int nthr = 0, st = 1, took, sig, pend;
 
-	memset(x, 0, sizeof(*x));
-	if (udt_sud_ours == 0)
-		return;
-	memset(&ign, 0, sizeof(ign));
-	ign.ka_handler = (void *)SIG_IGN;
-	solo = !__atomic_load_n(&udt_rw_mt, __ATOMIC_RELAXED) ||
-	    udt_thread.ut_vfork > 0;
-	took = udt_sud_klock_take();
-	if (udt_trap_prog.ka_handler == ign.ka_handler)
-		ig |= UDT_SIGBIT(SIGTRAP);
-	if (udt_sud_prog.ka_handler == ign.ka_handler)
-		ig |= UDT_SIGBIT(SIGSYS);
-	udt_sud_klock_give(took);
-	ig &= udt_sud_ours;
-	want = udt_sig_view & udt_sud_ours & ~udt_sig_held;
+	/*
+	 * An ignore is the process's: only where no other thread can run
+	 * into it (a vfork child's actions are its own copy).
+	 */
+	if (ig != 0 && __atomic_load_n(&udt_rw_mt, __ATOMIC_RELAXED) &&
+	    udt_thread.ut_vfork <= 0 &&
+	    ((st = udt_sud_status(&nthr, &cgt)) != 0 || nthr != 1))
+		ig = 0;
 	if (((want | ig) & UDT_SIGBIT(SIGTRAP)) &&
-	    udt_sud_xtrap(want, uc, &nthr) != 0) {
+	    ((st != 0 && (st = udt_sud_status(&nthr, &cgt)) != 0) ||
+	    udt_sud_xtrap(want, uc, cgt, sysh) != 0)) {
 		want &= ~UDT_SIGBIT(SIGTRAP);
 		ig &= ~UDT_SIGBIT(SIGTRAP);
 	}
-	if (ig != 0 && !solo && nthr == 0 && udt_sud_status(&nthr, &cgt) != 0)
-		nthr = 0;
-	if (!solo && nthr != 1)
-		ig = 0;
-	/* A vfork child starts without dispatch (the kernel's rule). */
-	if (((want | ig) & UDT_SIGBIT(SIGSYS)) && udt_thread.ut_armed &&
-	    udt_thread.ut_vfork <= 0) {
-		udt_sud_off();
+	/*
+	 * Dispatch off while SIGSYS is blocked or ignored.  A vfork child
+	 * shares the flag with its parent, whose dispatch stays on: only
+	 * the call.
+	 */
+	if (((want | ig) & UDT_SIGBIT(SIGSYS)) && udt_thread.ut_armed) {
+		if (udt_thread.ut_vfork > 0)
+			(void)udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH,
+			    0, 0, 0, 0);
+		else
+			udt_sud_off();
 		x->xs_off = 1;
 	}
+	/* Blocked first: nothing of ours comes in between. */
+	if (want != 0 && udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &want, NULL,
+	    8) == 0) {
+		/* Deferred to udt_sud_stub: its sigreturn sets the frame's. */
+		if (uc != NULL)
+			*(uint64_t *)(void *)&uc->uc_sigmask |= want;
+		x->xs_blk = want;
+	}
+	memset(&ign, 0, sizeof(ign));
+	ign.ka_handler = (void *)SIG_IGN;
 	for (sig = SIGTRAP; ig != 0 && sig <= SIGSYS; sig++) {
 		bit = UDT_SIGBIT(sig);
 		if (!(ig & bit))
 			continue;
 		/*
-		 * Ignoring discards what is pending, which a blocked one
-		 * that came since the program ignored it is, untraced:
-		 * taken out first and queued again after, siginfo and all.
+		 * Ignoring discards what is pending, which one blocked since
+		 * the program ignored it is, untraced: taken out first and
+		 * queued again after, siginfo and all.
 		 */
-		held = (udt_sig_held & bit) && udt_sys4(SYS_rt_sigtimedwait,
-		    &bit, &si, &zero, 8) == sig;
+		pend = ((x->xs_blk | udt_sig_held) & bit) &&
+		    udt_sys4(SYS_rt_sigtimedwait, &bit, &si, &zero, 8) == sig;
 		took = udt_sud_klock_take();
 		if (udt_sys4(SYS_rt_sigaction, sig, &ign, &old, 8) == 0 &&
 		    old.ka_handler == udt_sud_handler)
 			x->xs_ign |= bit;
 		udt_sud_klock_give(took);
-		if (held)
+		if (pend)
 			(void)udt_sys4(SYS_rt_tgsigqueueinfo,
 			    udt_sys0(SYS_getpid), udt_sys0(SYS_gettid), sig,
 			    &si);
 	}
-	if (want == 0)
+}
+
+/*
+ * Across an exec the new image inherits the real mask and every ignored
+ * action, and ours, a handler, becomes the default there: what the
+ * program's view says of SIGTRAP and SIGSYS is made real just before
+ * the call, so that the image it execs starts as it would untraced (a
+ * library of ours there reads them back, udt_sud_catch()), and put
+ * back if the exec fails.  A thread that blocks SIGTRAP or leaves it
+ * ignored may not trap (udt_sud_xtrap() says when it can be so), nor
+ * one that blocks or ignores SIGSYS be dispatched (the kernel kills
+ * such a thread): dispatch goes off for the thread.  Where SIGTRAP
+ * cannot be made so, and where another thread could meet an ignore (a
+ * process's action), the image gets what it got before: SIGTRAP or
+ * SIGSYS unblocked, their handlers the default (README's limits).
+ */
+void
+udt_sud_exec_pre(struct udt_sud_xsig *x, void *ucp)
+{
+	uint64_t want, ig = 0;
+	int took, sysh;
+
+	memset(x, 0, sizeof(*x));
+	if (udt_sud_ours == 0)
 		return;
-	/* Deferred to udt_sud_stub: its sigreturn sets the frame's mask. */
-	if (uc != NULL)
-		*(uint64_t *)(void *)&uc->uc_sigmask |= want;
-	else if (udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &want, NULL, 8) != 0)
-		return;
-	x->xs_blk = want;
+	took = udt_sud_klock_take();
+	if (udt_trap_prog.ka_handler == (void *)SIG_IGN)
+		ig |= UDT_SIGBIT(SIGTRAP);
+	if (udt_sud_prog.ka_handler == (void *)SIG_IGN)
+		ig |= UDT_SIGBIT(SIGSYS);
+	sysh = udt_sud_prog.ka_handler != (void *)SIG_IGN &&
+	    udt_sud_prog.ka_handler != (void *)SIG_DFL;
+	udt_sud_klock_give(took);
+	ig &= udt_sud_ours;
+	want = udt_sig_view & udt_sud_ours & ~udt_sig_held;
+	if ((want | ig) != 0)
+		udt_sud_exec_make(x, ucp, want, ig, sysh);
 }
 
 void
@@ -458,17 +502,18 @@ udt_sud_exec_undo(const struct udt_sud_xsig *x)
 	struct udt_ksigaction sa;
 	int took, sig;
 
-	if (x->xs_blk != 0)
-		(void)udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &x->xs_blk,
-		    NULL, 8);
+	/* Ours back first: what came meanwhile is then held, not lost. */
 	udt_sud_ouract(&sa);
-	for (sig = SIGTRAP; sig <= SIGSYS; sig++) {
+	for (sig = SIGTRAP; x->xs_ign != 0 && sig <= SIGSYS; sig++) {
 		if (!(x->xs_ign & UDT_SIGBIT(sig)))
 			continue;
 		took = udt_sud_klock_take();
 		(void)udt_sys4(SYS_rt_sigaction, sig, &sa, NULL, 8);
 		udt_sud_klock_give(took);
 	}
+	if (x->xs_blk != 0)
+		(void)udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &x->xs_blk,
+		    NULL, 8);
 	if (x->xs_off)
 		udt_sud_thread();
 }

@@ -156,9 +156,11 @@ udt_sud_resync(void)
  * every signal around the clone and then sets the old mask again); where
  * the clone is let through, so is that last call, and the view would
  * keep every signal blocked: a SIGSYS or SIGTRAP sent later would be
- * held, and dispatch turned off for the thread.  One slot: a handler
- * can run the program's create only before glibc blocks every signal,
- * and then saves the same view.
+ * held, and dispatch turned off for the thread.  One of ours that came
+ * while the view was stale was held for it: let in at the end.  One
+ * slot: a handler that runs the program's own create in between (before
+ * glibc's block or after its restore) saves and gives back a view of
+ * the same mask.
  */
 static __thread uint64_t udt_sig_cview		/* [t] */
     __attribute__((tls_model("initial-exec")));
@@ -172,8 +174,7 @@ udt_sig_create_begin(void)
 void
 udt_sig_create_end(void)
 {
-	udt_sig_view = udt_sig_cview | udt_sig_held;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	udt_sig_after(udt_sig_cview);
 }
 
 /*
