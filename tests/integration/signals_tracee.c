@@ -93,6 +93,12 @@
  *		around its clone and then sets the old mask again), sends
  *		itself SIGSYS: still ignored, alive, its mask as before.
  *		Exits 23, or the check's number.
+ *	sysmask	a SIGSYS handler with SIGUSR1 in its sa_mask and
+ *		SA_RESETHAND, sent SIGSYS by kill(): inside it, SIGSYS and
+ *		SIGUSR1 are blocked and a SIGUSR1 it raises waits for its
+ *		return; after it, SIGUSR1's handler has run once and
+ *		SIGSYS's action is the default.  Exits 23, or the check's
+ *		number.
  *	jitmask	SIGUSR1 handlers with every signal in their masks make a
  *		system call (getppid) from a page of code of its own, one
  *		set before that code exists, one after, each raised once
@@ -700,6 +706,53 @@ systhr(void)
 	return 23;
 }
 
+static volatile sig_atomic_t nmusr1, inmask, usr1early;
+
+static void
+on_musr1(int sig)
+{
+	(void)sig;
+	nmusr1++;
+}
+
+static void
+on_sysmask(int sig)
+{
+	sigset_t m;
+
+	(void)sig;
+	inmask = sigprocmask(SIG_BLOCK, NULL, &m) == 0 &&
+	    sigismember(&m, SIGSYS) && sigismember(&m, SIGUSR1);
+	raise(SIGUSR1);
+	usr1early = nmusr1 != 0;
+}
+
+static int
+sysmask(void)
+{
+	struct sigaction sa, q;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_musr1;
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		return 1;
+	sa.sa_handler = on_sysmask;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR1);
+	if (sigaction(SIGSYS, &sa, NULL) != 0)
+		return 2;
+	if (kill(getpid(), SIGSYS) != 0)
+		return 3;
+	if (!inmask)
+		return 4;
+	if (usr1early || nmusr1 != 1)
+		return 5;
+	if (sigaction(SIGSYS, NULL, &q) != 0 || q.sa_handler != SIG_DFL)
+		return 6;
+	return 23;
+}
+
 static long (*jitppid)(void);
 static volatile sig_atomic_t nusr, usrok;
 
@@ -805,6 +858,8 @@ main(int argc, char *argv[])
 		return sigexec(argv[0], *v == '\0' ? 0 : *v - '0',
 		    argv[1][7] != 't');
 	}
+	if (argc == 2 && strcmp(argv[1], "sysmask") == 0)
+		return sysmask();
 	if (argc == 2 && strcmp(argv[1], "systhr") == 0)
 		return systhr();
 	if (argc == 2 && strcmp(argv[1], "sysheld") == 0)
@@ -827,6 +882,6 @@ main(int argc, char *argv[])
 	fprintf(stderr, "usage: signals_tracee sigfd | alt N | "
 	    "altsz SIZE N | plain | clone3 | altset | defer2 | sysown | "
 	    "sysblock | sysblockh | sysspawn | sysign | sigexec | "
-	    "sysheld | systhr | jitmask\n");
+	    "sysheld | systhr | sysmask | jitmask\n");
 	return 2;
 }

@@ -30,6 +30,7 @@
  *   without a signal of the library's stopping it.
  * - SIGSYS as the program's own, traced as untraced in each mode: a
  *   handler of its own that it reads back and sends itself SIGSYS to;
+ *   a handler's sa_mask and SA_RESETHAND applied as the kernel would;
  *   SIGSYS blocked, sent by kill(), held pending until the unblock,
  *   then its default action (death) or its handler; a handler kept
  *   after a posix_spawn whose child reset it; ignored across exec
@@ -314,6 +315,9 @@ main(int argc, char *argv[])
 		as_untraced(i == 3 ? "sigexect" : "sigexec", "SIGTRAP and "
 		    "SIGSYS blocked and ignored across exec", modes[i].name,
 		    modes[i].env);
+		/* its handler's sa_mask and SA_RESETHAND, as the kernel's */
+		as_untraced("sysmask", "a SIGSYS handler's mask and "
+		    "SA_RESETHAND", modes[i].name, modes[i].env);
 		/* ignored, then a thread: glibc's mask calls let through */
 		as_untraced("systhr", "SIGSYS ignored, a thread, kill()",
 		    modes[i].name, modes[i].env);

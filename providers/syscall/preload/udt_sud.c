@@ -454,12 +454,20 @@ udt_sud_die(int sig)
  * A SIGSYS or SIGTRAP that is not ours: the program's, as it asked.
  * Keeps to few locals: it runs on the program's stack, or its
  * alternate stack, below the kernel's frame (see README's stack use).
+ * Its handler runs as the kernel would run it: the action reset first
+ * where it asked (SA_RESETHAND), its sa_mask and, unless SA_NODEFER,
+ * the signal blocked meanwhile, for real, or in the view for ours (a
+ * trap or dispatch that raised a blocked one would kill).  Our
+ * sigreturn puts the mask back, as the kernel's would.
  */
 static void
 udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 {
 	const struct udt_ksigaction *prog;
 	void (*h)(int, siginfo_t *, void *);
+	uint64_t mask, ov;
+	unsigned long flags;
+	int took;
 
 	/*
 	 * Another thread's first install has ours in the kernel but not
@@ -484,10 +492,29 @@ udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 	if (h != (void *)SIG_DFL) {
 		static const long none[6];
 
-		if (prog->ka_flags & SA_SIGINFO)
+		flags = prog->ka_flags;
+		mask = prog->ka_mask | ((flags & SA_NODEFER) ? 0 :
+		    UDT_SIGBIT(sig));
+		if (flags & SA_RESETHAND) {
+			took = udt_sud_klock_take();
+			udt_sud_progact(sig)->ka_handler = (void *)SIG_DFL;
+			udt_sud_pset();
+			udt_sud_klock_give(took);
+		}
+		ov = udt_sig_view;
+		udt_sud_viewgain(mask & udt_sud_ours);
+		udt_sig_view |= mask & udt_sud_ours;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		mask &= ~udt_sud_ours;
+		if (mask != 0)
+			(void)udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &mask,
+			    NULL, 8);
+		if (flags & SA_SIGINFO)
 			h(sig, si, uc);
 		else
 			((void (*)(int))(void *)h)(sig);
+		/* Held meanwhile for the handler's view: let in now. */
+		udt_sig_after(ov);
 		/*
 		 * Its handler returns here, not to its restorer: ours makes
 		 * the rt_sigreturn that ends the signal, which is its.
