@@ -99,6 +99,13 @@
  *		return; after it, SIGUSR1's handler has run once and
  *		SIGSYS's action is the default.  Exits 23, or the check's
  *		number.
+ *	sysmask2	a SIGSYS handler whose sa_mask is every signal (as Go
+ *		sets its own), sent SIGSYS while SIGTRAP is blocked: its
+ *		context's mask says SIGTRAP, not SIGSYS; it sends SIGSYS and
+ *		raises SIGUSR1 itself, neither delivered before it returns;
+ *		then SIGSYS's handler again, once, not nested, and
+ *		SIGUSR1's; the mask after is the one before.  Exits 23, or
+ *		the check's number.
  *	jitmask	SIGUSR1 handlers with every signal in their masks make a
  *		system call (getppid) from a page of code of its own, one
  *		set before that code exists, one after, each raised once
@@ -753,6 +760,61 @@ sysmask(void)
 	return 23;
 }
 
+static volatile sig_atomic_t nsys2, insys2, nested2, early2, ucmask2;
+
+static void
+on_sysmask2(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	(void)sig;
+	(void)si;
+	if (insys2)
+		nested2 = 1;
+	insys2 = 1;
+	if (nsys2++ == 0) {
+		/* The interrupted mask: SIGTRAP blocked, SIGSYS not. */
+		ucmask2 = sigismember(&uc->uc_sigmask, SIGTRAP) &&
+		    !sigismember(&uc->uc_sigmask, SIGSYS);
+		kill(getpid(), SIGSYS);
+		raise(SIGUSR1);
+		early2 = nsys2 != 1 || nmusr1 != 0;
+	}
+	insys2 = 0;
+}
+
+static int
+sysmask2(void)
+{
+	struct sigaction sa;
+	sigset_t m;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_musr1;
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		return 1;
+	sa.sa_sigaction = on_sysmask2;
+	sa.sa_flags = SA_SIGINFO;
+	sigfillset(&sa.sa_mask);
+	if (sigaction(SIGSYS, &sa, NULL) != 0)
+		return 2;
+	sigemptyset(&m);
+	sigaddset(&m, SIGTRAP);
+	if (sigprocmask(SIG_BLOCK, &m, NULL) != 0 ||
+	    kill(getpid(), SIGSYS) != 0)
+		return 3;
+	if (early2 || nested2)
+		return 4;
+	if (nsys2 != 2 || nmusr1 != 1)
+		return 5;
+	if (!ucmask2)
+		return 6;
+	if (sigprocmask(SIG_BLOCK, NULL, &m) != 0 ||
+	    !sigismember(&m, SIGTRAP) || sigismember(&m, SIGSYS))
+		return 7;
+	return 23;
+}
+
 static long (*jitppid)(void);
 static volatile sig_atomic_t nusr, usrok;
 
@@ -860,6 +922,8 @@ main(int argc, char *argv[])
 	}
 	if (argc == 2 && strcmp(argv[1], "sysmask") == 0)
 		return sysmask();
+	if (argc == 2 && strcmp(argv[1], "sysmask2") == 0)
+		return sysmask2();
 	if (argc == 2 && strcmp(argv[1], "systhr") == 0)
 		return systhr();
 	if (argc == 2 && strcmp(argv[1], "sysheld") == 0)
@@ -882,6 +946,6 @@ main(int argc, char *argv[])
 	fprintf(stderr, "usage: signals_tracee sigfd | alt N | "
 	    "altsz SIZE N | plain | clone3 | altset | defer2 | sysown | "
 	    "sysblock | sysblockh | sysspawn | sysign | sigexec | "
-	    "sysheld | systhr | sysmask | jitmask\n");
+	    "sysheld | systhr | sysmask | sysmask2 | jitmask\n");
 	return 2;
 }

@@ -318,6 +318,8 @@ main(int argc, char *argv[])
 		/* its handler's sa_mask and SA_RESETHAND, as the kernel's */
 		as_untraced("sysmask", "a SIGSYS handler's mask and "
 		    "SA_RESETHAND", modes[i].name, modes[i].env);
+		as_untraced("sysmask2", "a SIGSYS handler with every signal "
+		    "in its mask, sent it again", modes[i].name, modes[i].env);
 		/* ignored, then a thread: glibc's mask calls let through */
 		as_untraced("systhr", "SIGSYS ignored, a thread, kill()",
 		    modes[i].name, modes[i].env);

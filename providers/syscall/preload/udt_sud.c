@@ -457,15 +457,17 @@ udt_sud_die(int sig)
  * Its handler runs as the kernel would run it: the action reset first
  * where it asked (SA_RESETHAND), its sa_mask and, unless SA_NODEFER,
  * the signal blocked meanwhile, for real, or in the view for ours (a
- * trap or dispatch that raised a blocked one would kill).  Our
- * sigreturn puts the mask back, as the kernel's would.
+ * trap or dispatch that raised a blocked one would kill), its context's
+ * mask its view.  Our sigreturn puts the mask back, as the kernel's
+ * would, and the view is what that context then says.
  */
 static void
 udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 {
 	const struct udt_ksigaction *prog;
 	void (*h)(int, siginfo_t *, void *);
-	uint64_t mask, ov;
+	uint64_t mask, ov, *ucmask = (uint64_t *)(void *)
+	    &((ucontext_t *)uc)->uc_sigmask;
 	unsigned long flags;
 	int took;
 
@@ -492,19 +494,29 @@ udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 	if (h != (void *)SIG_DFL) {
 		static const long none[6];
 
+		/* One copy of the action, the reset on that very one. */
+		took = udt_sud_klock_take();
+		h = prog->ka_handler;
 		flags = prog->ka_flags;
-		mask = prog->ka_mask | ((flags & SA_NODEFER) ? 0 :
-		    UDT_SIGBIT(sig));
-		if (flags & SA_RESETHAND) {
-			took = udt_sud_klock_take();
+		mask = prog->ka_mask;
+		if ((flags & SA_RESETHAND) && h != (void *)SIG_DFL &&
+		    h != (void *)SIG_IGN) {
 			udt_sud_progact(sig)->ka_handler = (void *)SIG_DFL;
 			udt_sud_pset();
-			udt_sud_klock_give(took);
 		}
+		udt_sud_klock_give(took);
+		if (h == (void *)SIG_DFL || h == (void *)SIG_IGN) {
+			if (h == (void *)SIG_DFL)
+				udt_sud_die(sig);
+			return;
+		}
+		mask |= (flags & SA_NODEFER) ? 0 : UDT_SIGBIT(sig);
 		ov = udt_sig_view;
 		udt_sud_viewgain(mask & udt_sud_ours);
 		udt_sig_view |= mask & udt_sud_ours;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		/* The context it is given says its view of ours. */
+		*ucmask = (*ucmask & ~udt_sud_ours) | (ov & udt_sud_ours);
 		mask &= ~udt_sud_ours;
 		if (mask != 0)
 			(void)udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &mask,
@@ -513,8 +525,14 @@ udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 			h(sig, si, uc);
 		else
 			((void (*)(int))(void *)h)(sig);
-		/* Held meanwhile for the handler's view: let in now. */
-		udt_sig_after(ov);
+		/*
+		 * Its view after it is what its context says (a handler may
+		 * change it there); held meanwhile and no longer blocked:
+		 * let in now; the real mask our sigreturn sets holds ours
+		 * only where held.
+		 */
+		udt_sig_after(*ucmask & udt_sud_ours);
+		*ucmask = (*ucmask & ~udt_sud_ours) | udt_sig_held;
 		/*
 		 * Its handler returns here, not to its restorer: ours makes
 		 * the rt_sigreturn that ends the signal, which is its.

@@ -500,6 +500,7 @@ void
 udt_sud_exec_undo(const struct udt_sud_xsig *x)
 {
 	struct udt_ksigaction sa;
+	uint64_t un;
 	int took, sig;
 
 	/* Ours back first: what came meanwhile is then held, not lost. */
@@ -511,9 +512,10 @@ udt_sud_exec_undo(const struct udt_sud_xsig *x)
 		(void)udt_sys4(SYS_rt_sigaction, sig, &sa, NULL, 8);
 		udt_sud_klock_give(took);
 	}
-	if (x->xs_blk != 0)
-		(void)udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &x->xs_blk,
-		    NULL, 8);
+	/* Not one held meanwhile: that stays blocked for the program. */
+	un = x->xs_blk & ~udt_sig_held;
+	if (un != 0)
+		(void)udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &un, NULL, 8);
 	if (x->xs_off)
 		udt_sud_thread();
 }

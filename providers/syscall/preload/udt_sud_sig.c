@@ -403,19 +403,30 @@ udt_sud_sigaction(const long *a)
 	}
 	if (a[0] > 0 && a[0] <= 64 && (udt_sud_ours & UDT_SIGBIT(a[0]))) {
 		struct udt_ksigaction cur;
+		int took;
 
 		/*
 		 * The kernel still sees the call (a query: ours stays), so
 		 * that it counts where strace counts it.
 		 */
 		(void)udt_sys4(SYS_rt_sigaction, a[0], NULL, &cur, 8);
+		/*
+		 * Under the lock, as a handler's one-shot reset is made
+		 * (udt_sud_foreign()); the program's memory read before it
+		 * and written after it.
+		 */
+		if (act != NULL)
+			copy = *act;
+		took = udt_sud_klock_take();
 		prog = udt_sud_progact((int)a[0]);
-		if (old != NULL)
-			*old = *prog;
+		cur = *prog;
 		if (act != NULL) {
-			*prog = *act;
+			*prog = copy;
 			udt_sud_pset();
 		}
+		udt_sud_klock_give(took);
+		if (old != NULL)
+			*old = cur;
 		return 0;
 	}
 	if (act == NULL)
