@@ -106,6 +106,11 @@
  *		then SIGSYS's handler again, once, not nested, and
  *		SIGUSR1's; the mask after is the one before.  Exits 23, or
  *		the check's number.
+ *	sigfault	rt_sigaction (the call itself: libc's wrapper copies
+ *		the struct first) of SIGUSR1, SIGTRAP and SIGSYS with an
+ *		action or an old action at an address nothing is mapped
+ *		at: EFAULT each, as untraced, and alive.  Exits 23, or the
+ *		check's number.
  *	jitmask	SIGUSR1 handlers with every signal in their masks make a
  *		system call (getppid) from a page of code of its own, one
  *		set before that code exists, one after, each raised once
@@ -815,6 +820,26 @@ sysmask2(void)
 	return 23;
 }
 
+static int
+sigfault(void)
+{
+	const int sigs[] = { SIGUSR1, SIGTRAP, SIGSYS };
+	void *bad = (void *)16;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		errno = 0;
+		if (syscall(SYS_rt_sigaction, sigs[i], bad, NULL, 8) != -1 ||
+		    errno != EFAULT)
+			return 1 + 2 * i;
+		errno = 0;
+		if (syscall(SYS_rt_sigaction, sigs[i], NULL, bad, 8) != -1 ||
+		    errno != EFAULT)
+			return 2 + 2 * i;
+	}
+	return 23;
+}
+
 static long (*jitppid)(void);
 static volatile sig_atomic_t nusr, usrok;
 
@@ -920,6 +945,8 @@ main(int argc, char *argv[])
 		return sigexec(argv[0], *v == '\0' ? 0 : *v - '0',
 		    argv[1][7] != 't');
 	}
+	if (argc == 2 && strcmp(argv[1], "sigfault") == 0)
+		return sigfault();
 	if (argc == 2 && strcmp(argv[1], "sysmask") == 0)
 		return sysmask();
 	if (argc == 2 && strcmp(argv[1], "sysmask2") == 0)
@@ -946,6 +973,7 @@ main(int argc, char *argv[])
 	fprintf(stderr, "usage: signals_tracee sigfd | alt N | "
 	    "altsz SIZE N | plain | clone3 | altset | defer2 | sysown | "
 	    "sysblock | sysblockh | sysspawn | sysign | sigexec | "
-	    "sysheld | systhr | sysmask | sysmask2 | jitmask\n");
+	    "sysheld | systhr | sysmask | sysmask2 | sigfault | "
+	    "jitmask\n");
 	return 2;
 }

@@ -44,6 +44,8 @@
  *   an image without the library; handlers with every signal in their
  *   masks making system calls from code of its own
  *   (dispatched).
+ * - rt_sigaction of SIGUSR1, SIGTRAP and SIGSYS with a bad pointer for
+ *   the action or the old one fails with EFAULT, as untraced.
  * - A signal handler on an alternate stack needs at most what the
  *   README and dtrun(1) say more of it traced than untraced
  *   (UDT_ALTSTACK_SYS, UDT_ALTSTACK_TRAP), and runs on a stack that much
@@ -320,6 +322,9 @@ main(int argc, char *argv[])
 		    "SA_RESETHAND", modes[i].name, modes[i].env);
 		as_untraced("sysmask2", "a SIGSYS handler with every signal "
 		    "in its mask, sent it again", modes[i].name, modes[i].env);
+		/* a bad pointer is EFAULT, not the library's SIGSEGV */
+		as_untraced("sigfault", "rt_sigaction with bad pointers",
+		    modes[i].name, modes[i].env);
 		/* ignored, then a thread: glibc's mask calls let through */
 		as_untraced("systhr", "SIGSYS ignored, a thread, kill()",
 		    modes[i].name, modes[i].env);

@@ -64,18 +64,37 @@ __thread uint64_t udt_sig_held		/* [t] really blocked */
     __attribute__((tls_model("initial-exec")));
 
 /*
- * *p, 8 bytes of the program's, without faulting on a bad pointer: 0, or
- * -EFAULT as the kernel would say.  A system call (process_vm_readv), so
- * only where the program blocks one of ours.
+ * n bytes of the program's memory at p into v, or of v to p, without
+ * faulting on a bad pointer (the kernel's EFAULT, not our SIGSEGV): 0,
+ * or -EFAULT as the kernel would say.  Two system calls each: the pid
+ * asked afresh, since a vfork child (posix_spawn's) shares the cached
+ * tid of a parent it may not name (Yama), and process_vm_readv or
+ * _writev.  Functions of their own, so that a stack tells these calls
+ * from the program's (syscall-coverage).
  */
+static int __attribute__((noinline))
+udt_sig_copyin(void *v, const void *p, size_t n)
+{
+	struct iovec l = { v, n }, r = { (void *)(uintptr_t)p, n };
+
+	return udt_sys6(SYS_process_vm_readv, udt_sys0(SYS_getpid),
+	    (long)&l, 1, (long)&r, 1, 0) == (long)n ? 0 : -EFAULT;
+}
+
+static int __attribute__((noinline))
+udt_sig_copyout(void *p, const void *v, size_t n)
+{
+	struct iovec l = { (void *)(uintptr_t)v, n }, r = { p, n };
+
+	return udt_sys6(SYS_process_vm_writev, udt_sys0(SYS_getpid),
+	    (long)&l, 1, (long)&r, 1, 0) == (long)n ? 0 : -EFAULT;
+}
+
+/* *p, 8 bytes: only where the program blocks one of ours. */
 static int
 udt_sig_peek(const void *p, uint64_t *v)
 {
-	struct iovec l = { v, sizeof(*v) }, r = { (void *)(uintptr_t)p,
-	    sizeof(*v) };
-
-	return udt_sys6(SYS_process_vm_readv, udt_sys0(SYS_getpid),
-	    (long)&l, 1, (long)&r, 1, 0) == sizeof(*v) ? 0 : -EFAULT;
+	return udt_sig_copyin(v, p, sizeof(*v));
 }
 
 int
@@ -366,6 +385,14 @@ udt_sud_sigaction(const long *a)
 	if (a[3] != 8)
 		return -EINVAL;
 	/*
+	 * The program's action read without faulting (a bad pointer is its
+	 * EFAULT, as untraced), before any lock: one call a set.  Its old
+	 * one goes to the kernel's own call where that answers it, else
+	 * is written the same way.
+	 */
+	if (act != NULL && udt_sig_copyin(&copy, act, sizeof(copy)) != 0)
+		return -EFAULT;
+	/*
 	 * SIGSYS not yet ours in the kernel (udt_sud.c): a set makes ours
 	 * its action there, in the program's own call; a query is the
 	 * kernel's answer unless ours is there.
@@ -385,7 +412,6 @@ udt_sud_sigaction(const long *a)
 		 * default).  Any other: ours, the program's kept aside.
 		 */
 		if (act != NULL) {
-			copy = *act;
 			own = !udt_sud_kin_said() &&
 			    (copy.ka_handler == (void *)SIG_IGN ||
 			    copy.ka_handler == (void *)SIG_DFL);
@@ -398,7 +424,7 @@ udt_sud_sigaction(const long *a)
 			udt_sud_kanswer(&was);
 		udt_sud_klock_give(took);
 		if (r == 0 && old != NULL)
-			*old = was;
+			r = udt_sig_copyout(old, &was, sizeof(was));
 		return r;
 	}
 	if (a[0] > 0 && a[0] <= 64 && (udt_sud_ours & UDT_SIGBIT(a[0]))) {
@@ -412,11 +438,9 @@ udt_sud_sigaction(const long *a)
 		(void)udt_sys4(SYS_rt_sigaction, a[0], NULL, &cur, 8);
 		/*
 		 * Under the lock, as a handler's one-shot reset is made
-		 * (udt_sud_foreign()); the program's memory read before it
-		 * and written after it.
+		 * (udt_sud_foreign()); the program's memory written after
+		 * it.
 		 */
-		if (act != NULL)
-			copy = *act;
 		took = udt_sud_klock_take();
 		prog = udt_sud_progact((int)a[0]);
 		cur = *prog;
@@ -425,13 +449,11 @@ udt_sud_sigaction(const long *a)
 			udt_sud_pset();
 		}
 		udt_sud_klock_give(took);
-		if (old != NULL)
-			*old = cur;
-		return 0;
+		return old != NULL ? udt_sig_copyout(old, &cur, sizeof(cur)) :
+		    0;
 	}
 	if (act == NULL)
 		return udt_sys4(SYS_rt_sigaction, a[0], NULL, old, 8);
-	copy = *act;
 	copy.ka_mask &= ~udt_sud_ours;
 	return udt_sys4(SYS_rt_sigaction, a[0], &copy, old, 8);
 }
