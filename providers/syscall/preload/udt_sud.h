@@ -70,6 +70,12 @@ void	udt_sud_off(void) UDT_HIDDEN;
  * (udt_sud_foreign(), before it reads the program's SIGSYS action).
  */
 void	udt_sud_kfix(void) UDT_HIDDEN;
+/*
+ * udt_sud_catch(sig, prog, lazy): our handler for sig from the
+ * constructor on (lazily for SIGSYS, udt_sud_act.c says when), the
+ * program's action kept in *prog; 0, or -1.  The constructor's thread.
+ */
+int	udt_sud_catch(int, struct udt_ksigaction *, int) UDT_HIDDEN;
 void	udt_sud_kwait(void) UDT_HIDDEN;
 int	udt_sud_lazy(void) UDT_HIDDEN;
 int	udt_sud_install(int) UDT_HIDDEN;

@@ -17,7 +17,8 @@
 /*
  * The program's own actions for SIGSYS and SIGTRAP, kept aside while
  * ours are in the kernel (udt_sud.c forwards the signals that are not
- * ours to them), and when ours goes in for SIGSYS.
+ * ours to them): ours put in at start, or for SIGSYS when first needed,
+ * and the program's made real again for the image an exec starts.
  *
  * Locks used to protect the globals below:
  *	[I]	set by the constructor before other threads exist
@@ -288,6 +289,79 @@ udt_sud_kfix(void)
 	udt_sud_kfixed = 1;
 }
 
+
+/*
+ * Our handler for sig, the program's action kept aside in *prog.  The
+ * guards keep sig out of the masks the program sets from now on; what it
+ * set before (a mask inherited across exec, the handlers of libraries
+ * initialised before us) loses it here.  The constructor's thread, the
+ * only one.
+ */
+int
+udt_sud_catch(int sig, struct udt_ksigaction *prog, int lazy)
+{
+	struct udt_ksigaction sa, h;
+	uint64_t bit = UDT_SIGBIT(sig), caught, blocked, cur = 0;
+	int s;
+
+	if (udt_text_lo == 0)
+		return -1;
+	udt_sud_ouract(&sa);
+	/*
+	 * Blocked from before the exec (or by a library initialised before
+	 * us): the program's view says so, the real mask does not.  A
+	 * signal pending since (an exec keeps them) comes to
+	 * udt_sud_foreign() at the unblock, which holds it: the view and
+	 * our handler first, else it would take the action in the kernel
+	 * (death, or an ignore that discards it).  The status read at
+	 * start says whether it is (nothing of ours changed the mask
+	 * since): no call when it is not, the usual case.  Lazily (SIGSYS,
+	 * udt_sud_act.c): only where the status said that it is neither
+	 * blocked nor caught, which leaves nothing to do here but keep it
+	 * out of masks from now on.
+	 */
+	if (udt_proc_status(NULL, &caught, &blocked, NULL) != 0 ||
+	    ((blocked | caught) & bit))
+		lazy = 0;
+	if (blocked & bit)
+		udt_sig_view |= bit;
+	/*
+	 * Only a handler's mask can hold sig (an ignored or default action
+	 * has none in force), so only the signals that have one are asked
+	 * for it: since the exec, only constructors before ours set any.
+	 */
+	for (s = 1; s <= 64; s++) {
+		if (s == SIGKILL || s == SIGSTOP || !(caught & UDT_SIGBIT(s)) ||
+		    (udt_sud_ours & UDT_SIGBIT(s)) ||
+		    udt_sys4(SYS_rt_sigaction, s, NULL, &h, 8) != 0 ||
+		    !(h.ka_mask & bit))
+			continue;
+		h.ka_mask &= ~bit;
+		if (udt_sys4(SYS_rt_sigaction, s, &h, NULL, 8) != 0)
+			goto fail;
+	}
+	if (!lazy && udt_sys4(SYS_rt_sigaction, sig, &sa, prog, 8) != 0)
+		goto fail;
+	if (!lazy && sig == SIGSYS)
+		udt_sud_kfix();
+	udt_sud_ours |= bit;
+	/* The old mask comes back with the change: one call, not two. */
+	if ((blocked & bit) && udt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit,
+	    &cur, 8) == 0 && !(cur & bit))
+		udt_sig_view &= ~bit;
+	return 0;
+fail:
+	udt_sig_view &= ~bit;
+	return -1;
+}
+
+int
+udt_sud_trap_init(void)
+{
+	if (udt_sud_ours & UDT_SIGBIT(SIGTRAP))
+		return 0;
+	return udt_sud_catch(SIGTRAP, udt_sud_progact(SIGTRAP), 0);
+}
 
 /*
  * What follows runs inside a rewritten site's call or the SIGSYS
