@@ -66,17 +66,46 @@ __thread uint64_t udt_sig_held		/* [t] really blocked */
 /*
  * n bytes of the program's memory at p into v, or of v to p, without
  * faulting on a bad pointer (the kernel's EFAULT, not our SIGSEGV): 0,
- * or -EFAULT as the kernel would say.  Two system calls each: the pid
- * asked afresh, since a vfork child (posix_spawn's) shares the cached
- * tid of a parent it may not name (Yama), and process_vm_readv or
- * _writev.  Functions of their own, so that a stack tells these calls
- * from the program's (syscall-coverage).
+ * or -EFAULT as the kernel would say.  Where p lies on this thread's
+ * stack just above us, in a live frame (libc's wrappers pass a local of
+ * their own), a plain copy; else two system calls: the pid asked
+ * afresh, since a vfork child (posix_spawn's) shares the cached tid of
+ * a parent it may not name (Yama), and process_vm_readv or _writev.
+ * The window spans our frames and a signal frame below the program's;
+ * a bad pointer inside it past the stack's end would still fault.
+ * Functions of their own, so that a stack tells their calls from the
+ * program's (syscall-coverage).  n a multiple of 8.
  */
+#define UDT_SIG_STACKWIN	16384
+
+static int
+udt_sig_onstack(const void *p, size_t n)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0),
+	    a = (uintptr_t)p;
+
+	return a >= sp && a + n >= a && a + n <= sp + UDT_SIG_STACKWIN &&
+	    a % 8 == 0;
+}
+
+static void
+udt_sig_words(uint64_t *d, const uint64_t *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n / 8; i++)
+		d[i] = s[i];
+}
+
 static int __attribute__((noinline))
 udt_sig_copyin(void *v, const void *p, size_t n)
 {
 	struct iovec l = { v, n }, r = { (void *)(uintptr_t)p, n };
 
+	if (udt_sig_onstack(p, n)) {
+		udt_sig_words(v, p, n);
+		return 0;
+	}
 	return udt_sys6(SYS_process_vm_readv, udt_sys0(SYS_getpid),
 	    (long)&l, 1, (long)&r, 1, 0) == (long)n ? 0 : -EFAULT;
 }
@@ -86,6 +115,10 @@ udt_sig_copyout(void *p, const void *v, size_t n)
 {
 	struct iovec l = { (void *)(uintptr_t)v, n }, r = { p, n };
 
+	if (udt_sig_onstack(p, n)) {
+		udt_sig_words(p, v, n);
+		return 0;
+	}
 	return udt_sys6(SYS_process_vm_writev, udt_sys0(SYS_getpid),
 	    (long)&l, 1, (long)&r, 1, 0) == (long)n ? 0 : -EFAULT;
 }
