@@ -601,21 +601,29 @@ sigreal(unsigned long long *st)
 	return got == 3 ? 0 : -1;
 }
 
-/* The image sigexec3 by posix_spawn, without the library: 0 if it was. */
-static int
-sigspawn(char *self)
+/* This environment without LD_PRELOAD: an image with nothing of ours. */
+static char **
+nopreload(void)
 {
 	static char *env[512];
-	char *argv[] = { self, "sigexec3", NULL };
 	size_t i, n = 0;
-	pid_t pid;
-	int st;
 
 	for (i = 0; environ[i] != NULL && n + 1 < 512; i++)
 		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
 			env[n++] = environ[i];
 	env[n] = NULL;
-	return posix_spawn(&pid, self, NULL, NULL, argv, env) == 0 &&
+	return env;
+}
+
+/* The image sigexec3 by posix_spawn, without the library: 0 if it was. */
+static int
+sigspawn(char *self)
+{
+	char *argv[] = { self, "sigexec3", NULL };
+	pid_t pid;
+	int st;
+
+	return posix_spawn(&pid, self, NULL, NULL, argv, nopreload()) == 0 &&
 	    waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
 	    WEXITSTATUS(st) == 23 ? 0 : -1;
 }
@@ -628,7 +636,6 @@ sigexec(char *self, int step, int sys)
 	unsigned long long before, after;
 	int pend = sys ? 3 : 1;
 	sigset_t m;
-	size_t i, n = 0;
 
 	switch (step) {
 	case 0:
@@ -661,12 +668,8 @@ sigexec(char *self, int step, int sys)
 			return 5;
 		if (sigspawn(self) != 0)
 			return 6;
-		for (i = 0; environ[i] != NULL && n + 1 < 512; i++)
-			if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
-				environ[n++] = environ[i];
-		environ[n] = NULL;
 		argv[1] = sys ? "sigexec4" : "sigexect4";
-		execv(self, argv);
+		execve(self, argv, nopreload());
 		return 7;
 	case 3:
 		return sigstate(0) == 0 ? 23 : 8;

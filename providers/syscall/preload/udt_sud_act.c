@@ -471,19 +471,21 @@ udt_sud_exec_make(struct udt_sud_xsig *x, ucontext_t *uc, uint64_t want,
 	struct timespec zero = { 0, 0 };
 	siginfo_t si;
 	uint64_t bit, cgt = 0;
-	int nthr = 0, st = 1, took, sig, pend;
+	int nthr = 0, known = 0, took, sig, pend, solo;
 
 	/*
 	 * An ignore is the process's: only where no other thread can run
-	 * into it (a vfork child's actions are its own copy).
+	 * into it (a vfork child's actions are its own copy).  The status,
+	 * once, where that or SIGTRAP's safety needs it.
 	 */
-	if (ig != 0 && __atomic_load_n(&udt_rw_mt, __ATOMIC_RELAXED) &&
-	    udt_thread.ut_vfork <= 0 &&
-	    ((st = udt_sud_status(&nthr, &cgt)) != 0 || nthr != 1))
+	solo = !__atomic_load_n(&udt_rw_mt, __ATOMIC_RELAXED) ||
+	    udt_thread.ut_vfork > 0;
+	if ((ig != 0 && !solo) || ((want | ig) & UDT_SIGBIT(SIGTRAP)))
+		known = udt_sud_status(&nthr, &cgt) == 0;
+	if (!solo && !(known && nthr == 1))
 		ig = 0;
 	if (((want | ig) & UDT_SIGBIT(SIGTRAP)) &&
-	    ((st != 0 && (st = udt_sud_status(&nthr, &cgt)) != 0) ||
-	    udt_sud_xtrap(want, uc, cgt, sysh) != 0)) {
+	    (!known || udt_sud_xtrap(want, uc, cgt, sysh) != 0)) {
 		want &= ~UDT_SIGBIT(SIGTRAP);
 		ig &= ~UDT_SIGBIT(SIGTRAP);
 	}
