@@ -518,6 +518,87 @@ sysspawn(void)
 	return nsys == 1 && sysok ? 23 : 5;
 }
 
+/*
+ * SIGSYS (or SIGTRAP) blocked and pending in the parent, then a
+ * posix_spawn whose child unblocks every signal: the child's mask is its
+ * own, the parent's signal stays blocked and pending through its calls,
+ * and comes once at its unblock.
+ */
+static volatile sig_atomic_t nheld;
+
+static void
+on_held(int sig)
+{
+	(void)sig;
+	nheld++;
+}
+
+static int
+heldspawn(int sig)
+{
+	char *argv[] = { "true", NULL };
+	posix_spawnattr_t at;
+	struct sigaction sa;
+	sigset_t one, none, pend;
+	pid_t pid;
+	int i, st;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_held;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigemptyset(&none);
+	if (sigaction(sig, &sa, NULL) != 0 ||
+	    sigprocmask(SIG_BLOCK, &one, NULL) != 0 ||
+	    kill(getpid(), sig) != 0)
+		return 1;
+	if (posix_spawnattr_init(&at) != 0 ||
+	    posix_spawnattr_setsigmask(&at, &none) != 0 ||
+	    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK) != 0 ||
+	    posix_spawn(&pid, "/bin/true", NULL, &at, argv, environ) != 0 ||
+	    waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return 2;
+	/* Calls of every kind: a dispatched one or a trap would kill. */
+	for (i = 0; i < 64; i++)
+		(void)getppid();
+	if (sigpending(&pend) != 0 || !sigismember(&pend, sig) || nheld != 0)
+		return 3;
+	if (sigprocmask(SIG_UNBLOCK, &one, NULL) != 0)
+		return 4;
+	return nheld == 1 ? 23 : 5;
+}
+
+/*
+ * SIGTRAP and SIGSYS blocked, then a vfork child that unblocks every
+ * signal before it exits: its mask is its own, the parent's still blocks
+ * both.
+ */
+static int
+vforkview(void)
+{
+	sigset_t ours, none, cur;
+	pid_t pid;
+	int st;
+
+	sigemptyset(&ours);
+	sigaddset(&ours, SIGTRAP);
+	sigaddset(&ours, SIGSYS);
+	sigemptyset(&none);
+	if (sigprocmask(SIG_BLOCK, &ours, NULL) != 0)
+		return 1;
+	if ((pid = vfork()) == 0) {
+		(void)sigprocmask(SIG_SETMASK, &none, NULL);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 2;
+	if (sigprocmask(SIG_BLOCK, NULL, &cur) != 0 ||
+	    !sigismember(&cur, SIGTRAP) || !sigismember(&cur, SIGSYS))
+		return 3;
+	return 23;
+}
+
 static void *
 nothing(void *arg)
 {
@@ -936,6 +1017,12 @@ main(int argc, char *argv[])
 		return sysblock(1);
 	if (argc == 2 && strcmp(argv[1], "sysspawn") == 0)
 		return sysspawn();
+	if (argc == 2 && strcmp(argv[1], "heldspawn") == 0)
+		return heldspawn(SIGSYS);
+	if (argc == 2 && strcmp(argv[1], "heldspawnt") == 0)
+		return heldspawn(SIGTRAP);
+	if (argc == 2 && strcmp(argv[1], "vforkview") == 0)
+		return vforkview();
 	if (argc == 2 && strcmp(argv[1], "sysign") == 0)
 		return sysign(argv[0], 0);
 	if (argc == 2 && strcmp(argv[1], "sysign2") == 0)
@@ -977,6 +1064,6 @@ main(int argc, char *argv[])
 	    "altsz SIZE N | plain | clone3 | altset | defer2 | sysown | "
 	    "sysblock | sysblockh | sysspawn | sysign | sigexec | "
 	    "sysheld | systhr | sysmask | sysmask2 | sigfault | "
-	    "jitmask\n");
+	    "jitmask | heldspawn | heldspawnt | vforkview\n");
 	return 2;
 }

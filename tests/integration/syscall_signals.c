@@ -338,6 +338,16 @@ main(int argc, char *argv[])
 		sys_case("sysspawn", "a SIGSYS handler, posix_spawn",
 		    modes[i].name, modes[i].env, 0);
 		/*
+		 * A vfork child's mask is its own: the parent's view of
+		 * ours, and a SIGTRAP it holds, stay (a held one's int3
+		 * sites gone back, its posix_spawn's clone among them).
+		 */
+		as_untraced("vforkview", "SIGTRAP and SIGSYS blocked, a vfork "
+		    "child unblocks them", modes[i].name, modes[i].env);
+		as_untraced("heldspawnt", "SIGTRAP blocked and pending across "
+		    "a posix_spawn that unblocks it", modes[i].name,
+		    modes[i].env);
+		/*
 		 * Not in all-calls mode, where a thread holding a SIGSYS
 		 * runs without dispatch and nothing else sees its
 		 * sigprocmask: the unblock finds the view still blocking,
@@ -352,6 +362,9 @@ main(int argc, char *argv[])
 		    modes[i].name, modes[i].env, 1);
 		sys_case("sysblockh", "SIGSYS blocked, kill(), its handler",
 		    modes[i].name, modes[i].env, 0);
+		as_untraced("heldspawn", "SIGSYS blocked and pending across "
+		    "a posix_spawn that unblocks it", modes[i].name,
+		    modes[i].env);
 	}
 	if (argc == 5 && stat(argv[4], &sb) == 0)
 		under_gdb(argv[4]);

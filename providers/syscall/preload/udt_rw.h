@@ -213,6 +213,11 @@ int	udt_rw_trap_put(uintptr_t, uintptr_t);
  * TracerPid read already (the constructor's udt_proc_status()).
  */
 extern int	udt_rw_notrap;		/* [a] */
+/*
+ * [a] An untrap took int3 sites back: their calls are dispatch's alone,
+ * clone's and posix_spawn's among them (udt_rw_slow()).
+ */
+extern int	udt_rw_sitesback;
 extern int	udt_sud_traced;		/* [a] */
 void	udt_rw_untrap(const char *);
 int	udt_rw_untrap_all(const char *);

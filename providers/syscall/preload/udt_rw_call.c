@@ -289,6 +289,18 @@ udt_rw_slow(struct udt_rw_frame *f)
 	int idx = udt_rw_probe(nr), saved = errno;
 
 	memcpy(a, f->rw_a, sizeof(a));
+	/*
+	 * Int3 sites went back to their calls (a SIGTRAP the program
+	 * blocks was sent to it): only dispatch sees those now, and among
+	 * them are clone's and posix_spawn's, whose vfork child, unseen,
+	 * would write its signal actions and mask over its parent's in the
+	 * memory they share.  So every thread that makes a guarded call
+	 * (posix_spawn's sigprocmask comes before its clone) turns its
+	 * dispatch on, traced or not.
+	 */
+	if (__builtin_expect(__atomic_load_n(&udt_rw_sitesback,
+	    __ATOMIC_RELAXED), 0) && !udt_thread.ut_armed)
+		udt_sud_thread();
 	if (idx >= 0) {
 		udt_rw_arm(idx);
 		udt_rw_emit(f, idx, 0, 0);

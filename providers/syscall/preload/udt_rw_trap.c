@@ -81,6 +81,7 @@ static size_t		udt_rw_npend;
 
 int	udt_rw_complete;				/* [a] */
 int	udt_rw_notrap;					/* [a] */
+int	udt_rw_sitesback;				/* [a] */
 /*
  * An untrap that could not take a site back (no /proc/self/mem), and
  * one that is over: the first untrap's thread may still be writing
@@ -411,6 +412,7 @@ udt_rw_untrap_sites(void)
 		__atomic_store_n(&udt_rw_complete, 0, __ATOMIC_RELAXED);
 		/* Their clones may now go unseen (no dispatch): locked. */
 		__atomic_store_n(&udt_rw_mt, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&udt_rw_sitesback, 1, __ATOMIC_RELAXED);
 	}
 	return n;
 }

@@ -100,6 +100,11 @@ extern __thread uint64_t udt_sig_held UDT_HIDDEN	/* [t] */
 void	udt_sig_release(void) UDT_HIDDEN;
 /* The view back after a wait with a temporary mask.  This thread. */
 void	udt_sig_after(uint64_t) UDT_HIDDEN;
+/*
+ * A vfork parent, back: its view as it was at the call, and the held
+ * ones as its own mask has them.  The thread that vforked.
+ */
+void	udt_sig_vfork_back(uint64_t) UDT_HIDDEN;
 
 /*
  * The handler's guards (udt_sud_sig.c): rt_sigprocmask against the

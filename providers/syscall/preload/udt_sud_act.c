@@ -136,6 +136,7 @@ udt_sud_klock_give(int took)
 struct udt_sud_vsave {
 	struct udt_ksigaction	vs_sys, vs_trap;
 	unsigned long		vs_gen;
+	uint64_t		vs_view;	/* udt_sig_view */
 };
 static __thread struct udt_sud_vsave udt_sud_vsave[UDT_LAT_DEPTH]	/* [t] */
     __attribute__((tls_model("initial-exec")));
@@ -158,6 +159,7 @@ udt_sud_vfork_save(void)
 	vs->vs_gen = __atomic_load_n(&udt_sud_pgen, __ATOMIC_ACQUIRE);
 	vs->vs_sys = udt_sud_prog;
 	vs->vs_trap = udt_trap_prog;
+	vs->vs_view = udt_sig_view;
 }
 
 void
@@ -172,6 +174,7 @@ udt_sud_vfork_back(void)
 		udt_trap_prog = vs->vs_trap;
 	}
 	udt_sud_klock_give(took);
+	udt_sig_vfork_back(vs->vs_view);
 }
 
 void

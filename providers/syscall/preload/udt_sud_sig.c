@@ -332,6 +332,37 @@ udt_sig_after(uint64_t ov)
 }
 
 /*
+ * A vfork child shares our TLS but has a mask and pending signals of its
+ * own: its sigprocmask (posix_spawn's child sets the one it was asked
+ * for) rewrote udt_sig_view, and its udt_sig_release(), finding none of
+ * our held signals pending on it, cleared udt_sig_held, while this
+ * thread's kernel mask still blocks them.  A thread whose held SIGTRAP
+ * is forgotten traps with it blocked, which kills.  The view is the one
+ * saved at the call (nothing of ours ran on this thread in between: the
+ * kernel holds a vfork parent's signals until the child lets it go); the
+ * held ones are read from the kernel, and only where either side says
+ * there may be one.  A handler that holds one between the read and the
+ * store makes the exchange fail, and the mask is read again.
+ */
+void
+udt_sig_vfork_back(uint64_t view)
+{
+	uint64_t old, cur;
+
+	udt_sig_view = view;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	do {
+		old = __atomic_load_n(&udt_sig_held, __ATOMIC_RELAXED);
+		if (old == 0 && (view & udt_sud_ours) == 0)
+			return;
+		if (udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8) != 0)
+			return;
+	} while (!__atomic_compare_exchange_n(&udt_sig_held, &old,
+	    cur & udt_sud_ours & view, 0, __ATOMIC_RELAXED,
+	    __ATOMIC_RELAXED));
+}
+
+/*
  * rt_sigprocmask for the program, from the handler: made with the
  * program's own mask in place (so "how" and the old set mean what they
  * mean to it, and bad pointers fail as they would), the result kept in
