@@ -519,10 +519,33 @@ sysspawn(void)
 }
 
 /*
+ * getppid() made from a page of code the library found after its start
+ * (a JIT's): a site only dispatch sees, where a thread has it on.
+ */
+static long
+(*jitmake(void))(void)
+{
+	static const unsigned char code[] = {
+		0xb8, 0x6e, 0x00, 0x00, 0x00,	/* mov $110,%eax: getppid */
+		0x0f, 0x05,			/* syscall */
+		0xc3				/* ret */
+	};
+	void *jit;
+
+	if ((jit = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		return NULL;
+	memcpy(jit, code, sizeof(code));
+	return (long (*)(void))jit;
+}
+
+/*
  * SIGSYS (or SIGTRAP) blocked and pending in the parent, then a
  * posix_spawn whose child unblocks every signal: the child's mask is its
- * own, the parent's signal stays blocked and pending through its calls,
- * and comes once at its unblock.
+ * own, the parent's signal stays blocked and pending through its calls
+ * (a recorded one, which turns dispatch on where it may be, then one
+ * from a JIT page, which dispatch would catch), and comes once at its
+ * unblock.
  */
 static volatile sig_atomic_t nheld;
 
@@ -540,9 +563,12 @@ heldspawn(int sig)
 	posix_spawnattr_t at;
 	struct sigaction sa;
 	sigset_t one, none, pend;
+	long (*jit)(void);
 	pid_t pid;
 	int i, st;
 
+	if ((jit = jitmake()) == NULL)
+		return 6;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_held;
 	sigemptyset(&one);
@@ -562,6 +588,8 @@ heldspawn(int sig)
 	/* Calls of every kind: a dispatched one or a trap would kill. */
 	for (i = 0; i < 64; i++)
 		(void)getppid();
+	if (jit() != getppid())
+		return 7;
 	if (sigpending(&pend) != 0 || !sigismember(&pend, sig) || nheld != 0)
 		return 3;
 	if (sigprocmask(SIG_UNBLOCK, &one, NULL) != 0)
@@ -938,13 +966,7 @@ on_usr(int sig)
 static int
 jitmask(void)
 {
-	static const unsigned char code[] = {
-		0xb8, 0x6e, 0x00, 0x00, 0x00,	/* mov $110,%eax: getppid */
-		0x0f, 0x05,			/* syscall */
-		0xc3				/* ret */
-	};
 	struct sigaction sa;
-	void *jit;
 
 	cgtsys();
 	memset(&sa, 0, sizeof(sa));
@@ -952,11 +974,8 @@ jitmask(void)
 	sigfillset(&sa.sa_mask);
 	if (sigaction(SIGUSR1, &sa, NULL) != 0)
 		return 1;
-	if ((jit = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+	if ((jitppid = jitmake()) == NULL)
 		return 2;
-	memcpy(jit, code, sizeof(code));
-	jitppid = (long (*)(void))jit;
 	/* Recorded: dispatch on for this thread, the code being there. */
 	(void)getppid();
 	if (jitppid() != getppid() || raise(SIGUSR1) != 0 || nusr != 1 ||

@@ -607,6 +607,8 @@ struct udt_thread {
 	char		ut_armed;	/* [t] dispatch is on for the thread */
 	char		ut_traced;	/* [t] recorded: dispatch on once
 					   udt_rw_complete ends */
+	char		ut_sbtry;	/* [t] dispatch tried since int3
+					   sites went back (udt_rw_slow()) */
 	void		*ut_uc;		/* [t] the SIGSYS context it records */
 	int		ut_tid;		/* [t] gettid(), 0: unknown */
 	int		ut_vfork;	/* [t] > 0: a vfork child, on its

@@ -37,6 +37,7 @@
 #include "udt_preload.h"
 #include "udt_sys.h"
 #include "udt_rw.h"
+#include "udt_sud.h"
 #include "systab.h"
 
 #include <userdt/udt_filt.h>
@@ -296,11 +297,19 @@ udt_rw_slow(struct udt_rw_frame *f)
 	 * would write its signal actions and mask over its parent's in the
 	 * memory they share.  So every thread that makes a guarded call
 	 * (posix_spawn's sigprocmask comes before its clone) turns its
-	 * dispatch on, traced or not.
+	 * dispatch on, traced or not: once, since what refuses it (a
+	 * tracer, a kernel or sandbox) stays, but not while it holds a
+	 * SIGSYS, which refuses it for now (tried again once that is
+	 * gone); not for calls after which nothing of the thread is left.
 	 */
 	if (__builtin_expect(__atomic_load_n(&udt_rw_sitesback,
-	    __ATOMIC_RELAXED), 0) && !udt_thread.ut_armed)
+	    __ATOMIC_RELAXED), 0) && !udt_thread.ut_armed &&
+	    !udt_thread.ut_sbtry && !(udt_sig_held & UDT_SIGBIT(SIGSYS)) &&
+	    nr != SYS_execve && nr != SYS_execveat && nr != SYS_exit &&
+	    nr != SYS_exit_group && nr != SYS_rt_sigreturn) {
+		udt_thread.ut_sbtry = 1;
 		udt_sud_thread();
+	}
 	if (idx >= 0) {
 		udt_rw_arm(idx);
 		udt_rw_emit(f, idx, 0, 0);

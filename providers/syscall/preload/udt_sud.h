@@ -101,10 +101,11 @@ void	udt_sig_release(void) UDT_HIDDEN;
 /* The view back after a wait with a temporary mask.  This thread. */
 void	udt_sig_after(uint64_t) UDT_HIDDEN;
 /*
- * A vfork parent, back: its view as it was at the call, and the held
- * ones as its own mask has them.  The thread that vforked.
+ * A vfork parent, back: its view as it was at the call (view), the held
+ * ones as its own mask has them (held: those held then).  The thread
+ * that vforked.
  */
-void	udt_sig_vfork_back(uint64_t) UDT_HIDDEN;
+void	udt_sig_vfork_back(uint64_t view, uint64_t held) UDT_HIDDEN;
 
 /*
  * The handler's guards (udt_sud_sig.c): rt_sigprocmask against the

@@ -136,9 +136,17 @@ udt_sud_klock_give(int took)
 struct udt_sud_vsave {
 	struct udt_ksigaction	vs_sys, vs_trap;
 	unsigned long		vs_gen;
-	uint64_t		vs_view;	/* udt_sig_view */
+	uint64_t		vs_view, vs_held;	/* udt_sig_view, _held */
+	char			vs_armed;	/* udt_thread.ut_armed */
 };
-static __thread struct udt_sud_vsave udt_sud_vsave[UDT_LAT_DEPTH]	/* [t] */
+/*
+ * One a vfork depth; children nested deeper share the last (their
+ * parents' saves are then lost).  Few: each is thread-local room in
+ * every thread, and the loader's allocator makes that room beside the
+ * program's objects (providers/syscall/README.md, Known limits).
+ */
+#define UDT_VSAVE_DEPTH	4
+static __thread struct udt_sud_vsave udt_sud_vsave[UDT_VSAVE_DEPTH]	/* [t] */
     __attribute__((tls_model("initial-exec")));
 static unsigned long	 udt_sud_pgen;	/* [a] sets not a vfork child's */
 
@@ -147,8 +155,8 @@ udt_sud_vslot(void)
 {
 	int d = udt_thread.ut_vfork;
 
-	return &udt_sud_vsave[d < 0 ? 0 : d < UDT_LAT_DEPTH ? d :
-	    UDT_LAT_DEPTH - 1];
+	return &udt_sud_vsave[d < 0 ? 0 : d < UDT_VSAVE_DEPTH ? d :
+	    UDT_VSAVE_DEPTH - 1];
 }
 
 void
@@ -160,6 +168,8 @@ udt_sud_vfork_save(void)
 	vs->vs_sys = udt_sud_prog;
 	vs->vs_trap = udt_trap_prog;
 	vs->vs_view = udt_sig_view;
+	vs->vs_held = udt_sig_held;
+	vs->vs_armed = udt_thread.ut_armed;
 }
 
 void
@@ -174,7 +184,12 @@ udt_sud_vfork_back(void)
 		udt_trap_prog = vs->vs_trap;
 	}
 	udt_sud_klock_give(took);
-	udt_sig_vfork_back(vs->vs_view);
+	/*
+	 * The kernel's dispatch of this thread is as it was: a child that
+	 * armed or disarmed itself wrote the TLS they share.
+	 */
+	udt_thread.ut_armed = vs->vs_armed;
+	udt_sig_vfork_back(vs->vs_view, vs->vs_held);
 }
 
 void

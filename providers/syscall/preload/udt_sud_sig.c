@@ -334,32 +334,40 @@ udt_sig_after(uint64_t ov)
 /*
  * A vfork child shares our TLS but has a mask and pending signals of its
  * own: its sigprocmask (posix_spawn's child sets the one it was asked
- * for) rewrote udt_sig_view, and its udt_sig_release(), finding none of
- * our held signals pending on it, cleared udt_sig_held, while this
- * thread's kernel mask still blocks them.  A thread whose held SIGTRAP
- * is forgotten traps with it blocked, which kills.  The view is the one
- * saved at the call (nothing of ours ran on this thread in between: the
- * kernel holds a vfork parent's signals until the child lets it go); the
- * held ones are read from the kernel, and only where either side says
- * there may be one.  A handler that holds one between the read and the
- * store makes the exchange fail, and the mask is read again.
+ * for) rewrote udt_sig_view, its udt_sig_release(), finding none of our
+ * held signals pending on it, cleared udt_sig_held, and a signal it
+ * held itself set a bit there, while this thread's kernel mask is as it
+ * was.  A thread whose held SIGTRAP is forgotten traps with it blocked,
+ * which kills.  The view is the one saved at the call; the held ones are
+ * what the kernel's mask blocks of ours, read only where either side
+ * says there may be one (nothing held at the call and nothing now: the
+ * mask blocks none of ours, as then).  A handler that holds one between
+ * the read and the store makes the exchange fail, and the mask is read
+ * again.  Then the view is set as any change of it is, so that a held
+ * one the restored view does not block is let in.  Not undone: a signal
+ * the kernel gave this thread as the vfork returned, before this, was
+ * judged by the child's view.
  */
 void
-udt_sig_vfork_back(uint64_t view)
+udt_sig_vfork_back(uint64_t view, uint64_t held)
 {
 	uint64_t old, cur;
 
-	udt_sig_view = view;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (held == 0 &&
+	    __atomic_load_n(&udt_sig_held, __ATOMIC_RELAXED) == 0) {
+		udt_sig_view = view;
+		return;
+	}
 	do {
 		old = __atomic_load_n(&udt_sig_held, __ATOMIC_RELAXED);
-		if (old == 0 && (view & udt_sud_ours) == 0)
+		if (udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur,
+		    8) != 0) {
+			udt_sig_view = view;
 			return;
-		if (udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8) != 0)
-			return;
+		}
 	} while (!__atomic_compare_exchange_n(&udt_sig_held, &old,
-	    cur & udt_sud_ours & view, 0, __ATOMIC_RELAXED,
-	    __ATOMIC_RELAXED));
+	    cur & udt_sud_ours, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	udt_sig_setview(view, cur & udt_sud_ours);
 }
 
 /*
