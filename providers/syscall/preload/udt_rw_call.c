@@ -298,17 +298,24 @@ udt_rw_slow(struct udt_rw_frame *f)
 	 * memory they share.  So every thread that makes a guarded call
 	 * (posix_spawn's sigprocmask comes before its clone) turns its
 	 * dispatch on, traced or not: once, since what refuses it (a
-	 * tracer, a kernel or sandbox) stays, but not while it holds a
-	 * SIGSYS, which refuses it for now (tried again once that is
-	 * gone); not for calls after which nothing of the thread is left.
+	 * tracer, a kernel or sandbox) stays, and again after it went off
+	 * (udt_sud_off()); not while it holds a SIGSYS, which refuses it
+	 * for now (one look whether the program took it meanwhile); not
+	 * for calls after which nothing of the thread is left; not in a
+	 * vfork child, which is armed as its parent was (udt_rw_slow_post())
+	 * and would leave its parent's ut_armed saying on.
 	 */
 	if (__builtin_expect(__atomic_load_n(&udt_rw_sitesback,
 	    __ATOMIC_RELAXED), 0) && !udt_thread.ut_armed &&
-	    !udt_thread.ut_sbtry && !(udt_sig_held & UDT_SIGBIT(SIGSYS)) &&
+	    !udt_thread.ut_sbtry && udt_thread.ut_vfork <= 0 &&
 	    nr != SYS_execve && nr != SYS_execveat && nr != SYS_exit &&
 	    nr != SYS_exit_group && nr != SYS_rt_sigreturn) {
-		udt_thread.ut_sbtry = 1;
-		udt_sud_thread();
+		if (udt_sig_held & UDT_SIGBIT(SIGSYS))
+			udt_sig_release();
+		if (!(udt_sig_held & UDT_SIGBIT(SIGSYS))) {
+			udt_thread.ut_sbtry = 1;
+			udt_sud_thread();
+		}
 	}
 	if (idx >= 0) {
 		udt_rw_arm(idx);

@@ -406,6 +406,8 @@ udt_sud_off(void)
 {
 	(void)udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0, 0, 0);
 	udt_thread.ut_armed = 0;
+	/* Off now: int3 sites gone back want it on again (udt_rw_slow()). */
+	udt_thread.ut_sbtry = 0;
 	/*
 	 * This thread's clones at sites neither rewritten nor trapped go
 	 * unseen from now on: the entry's locked add (udt_rw_mt).
@@ -418,10 +420,20 @@ udt_sig_hold(int sig, siginfo_t *si, ucontext_t *uc)
 {
 	uint64_t bit = UDT_SIGBIT(sig);
 
+	/*
+	 * Dispatch off where ut_armed says it is on, and also where it
+	 * says off: a vfork child that failed to arm itself may have left
+	 * it so in the TLS it shares with a parent whose dispatch is on,
+	 * and dispatch with SIGSYS blocked kills.  A call where it was
+	 * off, in a path taken once a held signal.
+	 */
 	if (sig == SIGTRAP)
 		udt_rw_untrap(NULL);
 	else if (udt_thread.ut_armed)
 		udt_sud_off();
+	else
+		(void)udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0,
+		    0, 0);
 	(void)udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &bit, NULL, 8);
 	if (udt_sys4(SYS_rt_tgsigqueueinfo, udt_sys0(SYS_getpid),
 	    udt_sys0(SYS_gettid), sig, si) != 0) {
@@ -430,6 +442,7 @@ udt_sig_hold(int sig, siginfo_t *si, ucontext_t *uc)
 	}
 	*(uint64_t *)(void *)&uc->uc_sigmask |= bit;
 	(void)__atomic_or_fetch(&udt_sig_held, bit, __ATOMIC_RELAXED);
+	udt_sig_nhold++;
 	return 0;
 }
 
@@ -627,6 +640,9 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 			flags = 0;
 		if (!(flags & UDT_CLONE_SETTLS))
 			goto deferred;
+		/* As udt_rw_slow() and udt_sud_put(): back comes after. */
+		if (flags & UDT_CLONE_VM)
+			udt_sud_vfork_save();
 		/*
 		 * In place, let through until this thread's next hook; a
 		 * trapped site's stub makes the call, records its return on

@@ -101,11 +101,18 @@ void	udt_sig_release(void) UDT_HIDDEN;
 /* The view back after a wait with a temporary mask.  This thread. */
 void	udt_sig_after(uint64_t) UDT_HIDDEN;
 /*
- * A vfork parent, back: its view as it was at the call (view), the held
- * ones as its own mask has them (held: those held then).  The thread
- * that vforked.
+ * Holds made on this thread (udt_sig_hold()), a count that only grows:
+ * a vfork parent's look at its held ones is spared where none was made.
  */
-void	udt_sig_vfork_back(uint64_t view, uint64_t held) UDT_HIDDEN;
+extern __thread unsigned int udt_sig_nhold UDT_HIDDEN	/* [t] */
+    __attribute__((tls_model("initial-exec")));
+/*
+ * A vfork parent, back: its view as it was at the call (view), the held
+ * ones as its own mask has them (held, nhold: those held, and the count
+ * of holds, then).  The thread that vforked.
+ */
+void	udt_sig_vfork_back(uint64_t view, uint64_t held, unsigned int nhold)
+	    UDT_HIDDEN;
 
 /*
  * The handler's guards (udt_sud_sig.c): rt_sigprocmask against the

@@ -137,7 +137,7 @@ struct udt_sud_vsave {
 	struct udt_ksigaction	vs_sys, vs_trap;
 	unsigned long		vs_gen;
 	uint64_t		vs_view, vs_held;	/* udt_sig_view, _held */
-	char			vs_armed;	/* udt_thread.ut_armed */
+	unsigned int		vs_nhold;	/* udt_sig_nhold */
 };
 /*
  * One a vfork depth; children nested deeper share the last (their
@@ -169,7 +169,7 @@ udt_sud_vfork_save(void)
 	vs->vs_trap = udt_trap_prog;
 	vs->vs_view = udt_sig_view;
 	vs->vs_held = udt_sig_held;
-	vs->vs_armed = udt_thread.ut_armed;
+	vs->vs_nhold = udt_sig_nhold;
 }
 
 void
@@ -184,12 +184,7 @@ udt_sud_vfork_back(void)
 		udt_trap_prog = vs->vs_trap;
 	}
 	udt_sud_klock_give(took);
-	/*
-	 * The kernel's dispatch of this thread is as it was: a child that
-	 * armed or disarmed itself wrote the TLS they share.
-	 */
-	udt_thread.ut_armed = vs->vs_armed;
-	udt_sig_vfork_back(vs->vs_view, vs->vs_held);
+	udt_sig_vfork_back(vs->vs_view, vs->vs_held, vs->vs_nhold);
 }
 
 void

@@ -62,6 +62,8 @@ __thread uint64_t udt_sig_view		/* [t] blocked, for it */
     __attribute__((tls_model("initial-exec")));
 __thread uint64_t udt_sig_held		/* [t] really blocked */
     __attribute__((tls_model("initial-exec")));
+__thread unsigned int udt_sig_nhold	/* [t] holds made */
+    __attribute__((tls_model("initial-exec")));
 
 /*
  * n bytes of the program's memory at p into v, or of v to p, without
@@ -338,33 +340,32 @@ udt_sig_after(uint64_t ov)
  * held signals pending on it, cleared udt_sig_held, and a signal it
  * held itself set a bit there, while this thread's kernel mask is as it
  * was.  A thread whose held SIGTRAP is forgotten traps with it blocked,
- * which kills.  The view is the one saved at the call; the held ones are
- * what the kernel's mask blocks of ours, read only where either side
- * says there may be one (nothing held at the call and nothing now: the
+ * which kills.  The view first, the one saved at the call, so that a
+ * hold from here on is judged by it; then the held ones, what the
+ * kernel's mask blocks of ours, read only where there may be one
+ * (nothing held at the call, nothing now, no hold made in between: the
  * mask blocks none of ours, as then).  A handler that holds one between
  * the read and the store makes the exchange fail, and the mask is read
  * again.  Then the view is set as any change of it is, so that a held
- * one the restored view does not block is let in.  Not undone: a signal
- * the kernel gave this thread as the vfork returned, before this, was
- * judged by the child's view.
+ * one it does not block is let in.  Not undone: a signal the kernel
+ * gave this thread as the vfork returned, before this, was judged by
+ * the child's view.
  */
 void
-udt_sig_vfork_back(uint64_t view, uint64_t held)
+udt_sig_vfork_back(uint64_t view, uint64_t held, unsigned int nhold)
 {
 	uint64_t old, cur;
 
-	if (held == 0 &&
-	    __atomic_load_n(&udt_sig_held, __ATOMIC_RELAXED) == 0) {
-		udt_sig_view = view;
+	udt_sig_view = view;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (held == 0 && nhold == udt_sig_nhold &&
+	    __atomic_load_n(&udt_sig_held, __ATOMIC_RELAXED) == 0)
 		return;
-	}
 	do {
 		old = __atomic_load_n(&udt_sig_held, __ATOMIC_RELAXED);
 		if (udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur,
-		    8) != 0) {
-			udt_sig_view = view;
+		    8) != 0)
 			return;
-		}
 	} while (!__atomic_compare_exchange_n(&udt_sig_held, &old,
 	    cur & udt_sud_ours, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	udt_sig_setview(view, cur & udt_sud_ours);
