@@ -52,6 +52,7 @@
 #include "dt_ingest_var.h"
 #include "dt_untrace.h"
 #include "dt_pidmaps.h"
+#include "dt_proc.h"
 
 #define DTI_IDLE_MIN	20000		/* ns: first idle sleep */
 #define DTI_IDLE_MAX	1000000		/* ns: longest idle sleep */
@@ -217,6 +218,51 @@ dti_committed(const struct dti_proc *dp, uint64_t t, uint64_t *ns)
 }
 
 /*
+ * Whether the thread that claimed dp's stuck slot s (udt_wire.h) still
+ * runs, so that its commit will come: running or waiting to run, or in
+ * an uninterruptible wait (a page fault's I/O).  One that sleeps (in a
+ * signal handler that waits), is stopped or is gone may never commit
+ * soon: the slot is skipped at UDT_STUCK_NSEC, as an unclaimed one.  A
+ * look at /proc at most every DTI_CLAIM_LOOK_NS a ring, and
+ * DTI_CLAIM_LOOKS a second in all (past that, as unclaimed: tracees that
+ * claim slots and never commit them, many at once, cost dtd no more than
+ * that); not in another pid namespace, whose tids are not ours to look
+ * up.  The tid is the tracee's word: a wrong one delays only its own
+ * ring, UDT_STUCK_MAX_NSEC at most.  The drain thread.
+ */
+#define DTI_CLAIM_LOOK_NS	(50 * 1000 * 1000ULL)
+#define DTI_CLAIM_LOOKS		200
+
+static uint64_t	dti_claim_sec;		/* [D] the second counted, ns */
+static unsigned int dti_claim_looks;	/* [D] looks made in it */
+
+static bool
+dti_claim_runs(struct dti_proc *dp, const struct udt_rec *s, uint64_t now)
+{
+	struct dt_proc_stat ps;
+	int32_t tid;
+
+	if (dp->dp_foreign)
+		return false;
+	if (dp->dp_claimat != 0 && dp->dp_claimtk == dp->dp_tail &&
+	    now - dp->dp_claimat < DTI_CLAIM_LOOK_NS)
+		return dp->dp_claimrun;
+	if (now - dti_claim_sec >= 1000000000ULL) {
+		dti_claim_sec = now;
+		dti_claim_looks = 0;
+	}
+	if (dti_claim_looks >= DTI_CLAIM_LOOKS)
+		return false;
+	dti_claim_looks++;
+	tid = __atomic_load_n(&s->ur_tid, __ATOMIC_RELAXED);
+	dp->dp_claimtk = dp->dp_tail;
+	dp->dp_claimat = now;
+	dp->dp_claimrun = tid > 0 && dt_proc_stat(tid, &ps) == 0 &&
+	    (ps.ps_state == 'R' || ps.ps_state == 'D');
+	return dp->dp_claimrun;
+}
+
+/*
  * Consume what is committed in dp's ring.  Returns records consumed.
  * final: the process has exited or exec'd, so no slot will ever be
  * committed again: skip the uncommitted ones at once instead of after
@@ -299,7 +345,9 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 			 * Not committed yet, or never will be: a producer
 			 * that died or left a signal handler between reserve
 			 * and commit.  After UDT_STUCK_NSEC without progress,
-			 * if later tickets were handed out, skip the slot.
+			 * if later tickets were handed out, skip the slot,
+			 * unless the thread that claimed it still runs
+			 * (UDT_STUCK_MAX_NSEC at most).
 			 * rh_head is only read then: it is the producers'
 			 * hot line, reading it on every pass would bounce it.
 			 */
@@ -316,6 +364,12 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 				dp->dp_stuck = now;
 				break;
 			}
+			/* Claimed by a thread that runs: its commit comes. */
+			if (!final &&
+			    seq == ((dp->dp_tail + 1) | UDT_SEQ_BUSY) &&
+			    now - dp->dp_stuck < UDT_STUCK_MAX_NSEC &&
+			    dti_claim_runs(dp, s, now))
+				break;
 			atomic_fetch_add(&dti_stats.garbage, 1);
 			dp->dp_stuck = 0;
 			dp->dp_tail++;

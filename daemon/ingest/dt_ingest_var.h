@@ -284,6 +284,10 @@ struct dti_proc {
 	int			 dp_dead;	/* [D] */
 	uint64_t		 dp_tail;	/* [D] next ticket to read */
 	uint64_t		 dp_stuck;	/* [D] tail stuck since */
+	uint64_t		 dp_claimtk;	/* [D] the stuck ticket whose
+						   claimer was looked at */
+	uint64_t		 dp_claimat;	/* [D] then, ns (0: never) */
+	bool			 dp_claimrun;	/* [D] and whether it ran */
 	bool			 dp_cut;	/* [D] a lossless pass's budget
 						   left records in the ring */
 	uint64_t		 dp_lowrt;	/* [D] lossless: what is still

@@ -45,7 +45,14 @@
  * after UDT_STUCK_NSEC and counted as garbage.  A producer that finds,
  * on its next record, that it left a slot that way commits it void,
  * (t + 1) | UDT_SEQ_VOID, which dtd skips at once, also as garbage: the
- * ring does not stall for UDT_STUCK_NSEC (and overflow) behind it.
+ * ring does not stall for UDT_STUCK_NSEC (and overflow) behind it.  A
+ * producer claims its slot as it starts to fill it: its tid into ur_tid,
+ * then (t + 1) | UDT_SEQ_BUSY into ur_seq (release).  A claimed slot
+ * whose producer still runs (preempted, or throttled by its cgroup,
+ * between reserve and commit) is waited for past UDT_STUCK_NSEC, up to
+ * UDT_STUCK_MAX_NSEC: its event is not lost to a busy machine.  The
+ * claim costs the producer one store to a line it writes anyway; a dtd
+ * or a library of an older build takes it for a slot not committed.
  *
  * Locks used to protect struct members in this file:
  *	[I]	immutable after dtd initialised the object
@@ -85,9 +92,13 @@
 
 /* A slot that stays uncommitted this long while later ones wait. */
 #define UDT_STUCK_NSEC		(200 * 1000 * 1000ULL)
+/* ... or this long, while the thread that claimed it runs. */
+#define UDT_STUCK_MAX_NSEC	(2000 * 1000 * 1000ULL)
 
 /* ur_seq of a slot its producer abandoned and gave up: skip it. */
 #define UDT_SEQ_VOID		(1ULL << 63)
+/* ur_seq of a slot claimed by the thread ur_tid, being filled. */
+#define UDT_SEQ_BUSY		(1ULL << 62)
 
 /* udt_hello.uh_flags */
 #define UDT_HELLO_TRACEE	0x0001	/* a traced process: give me a ring */

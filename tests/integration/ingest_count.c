@@ -15,8 +15,8 @@
  */
 
 /*
- * ingest_count DTD DTRUN TRACEE forge|overflow|nofile|stuck|lossless|
- *     lossless-stopped|lossless-slow
+ * ingest_count DTD DTRUN TRACEE forge|overflow|nofile|stuck|stuck-busy|
+ *     stuck-asleep|lossless|lossless-stopped|lossless-slow
  *
  * The counters tracees report reach every reader's dropevt and
  * recurevt (DTIOCGSTATS), so:
@@ -37,6 +37,14 @@
  *		commit): dtd skips that slot after UDT_STUCK_NSEC, and the
  *		reader's dropevt counts it, so read + dropped is every
  *		call made.
+ *   stuck-busy	the same slot claimed (udt_wire.h) by a thread that runs
+ *		for STUCK_CLAIM_NS, past UDT_STUCK_NSEC, before it commits
+ *		(a producer preempted or throttled): dtd waits for it,
+ *		every record is read, none dropped.
+ *   stuck-asleep
+ *		claimed by a thread that sleeps that long (in a handler
+ *		that waits, say): skipped after UDT_STUCK_NSEC as an
+ *		unclaimed one.
  *   lossless	a reader with DTEVT_LOSSLESS, reading as it comes, gets
  *		every one of a flat-out getppid loop's calls, as many as
  *		the loop counted itself: none lost, in the tracee's ring
@@ -61,6 +69,7 @@
 #include <sys/wait.h>
 
 #include <err.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -580,12 +589,21 @@ out:
 	free(pi);
 }
 
-/* Record t of getpid's entry into rh's slot, committed or not. */
-static void
-stuck_rec(struct udt_ring_hdr *rh, uint64_t t, int commit)
+static struct udt_rec *
+stuck_slot(struct udt_ring_hdr *rh, uint64_t t)
 {
-	struct udt_rec *s = (struct udt_rec *)(void *)((char *)rh +
-	    UDT_RING_HDRSIZE + (t % rh->rh_nslots) * UDT_SLOT_SIZE);
+	return (struct udt_rec *)(void *)((char *)rh + UDT_RING_HDRSIZE +
+	    (t % rh->rh_nslots) * UDT_SLOT_SIZE);
+}
+
+/*
+ * Record t of getpid's entry into rh's slot, committed or not; its
+ * ticket reserved first (head), as a producer's CAS does.
+ */
+static void
+stuck_rec(struct udt_ring_hdr *rh, uint64_t t, int commit, int head)
+{
+	struct udt_rec *s = stuck_slot(rh, t);
 	struct udt_rec r;
 	struct timespec ts;
 
@@ -598,22 +616,63 @@ stuck_rec(struct udt_ring_hdr *rh, uint64_t t, int commit)
 	r.ur_nsec = ts.tv_nsec;
 	snprintf(r.ur_comm, sizeof(r.ur_comm), "stuck");
 	memcpy((char *)s + 8, (char *)&r + 8, sizeof(r) - 8);
-	/* The ticket is reserved either way, as a producer's CAS does. */
-	__atomic_store_n(&rh->rh_head, t + 1, __ATOMIC_RELEASE);
+	if (head)
+		__atomic_store_n(&rh->rh_head, t + 1, __ATOMIC_RELEASE);
 	if (commit)
 		__atomic_store_n(&s->ur_seq, t + 1, __ATOMIC_RELEASE);
 }
 
 /*
  * Root's tracee, by hand: STUCK_BEFORE records, one reserved and never
- * committed, one more; then waits for the parent to close the pipe.
+ * committed (STUCK_LEFT), or claimed by a thread that runs (STUCK_BUSY)
+ * or sleeps (STUCK_ASLEEP) for STUCK_CLAIM_NS and then commits it, one
+ * more; then waits for the parent to close the pipe.
  */
 #define STUCK_BEFORE	3
-static int
-stuck_child(int rfd)
+#define STUCK_CLAIM_NS	700000000LL	/* past UDT_STUCK_NSEC, well
+					   within UDT_STUCK_MAX_NSEC */
+enum { STUCK_LEFT, STUCK_BUSY, STUCK_ASLEEP };
+
+struct stuck_claim {
+	struct udt_ring_hdr	*sc_rh;
+	uint64_t		 sc_t;
+	int			 sc_how;
+	volatile int		 sc_claimed;
+};
+
+static void *
+stuck_claimer(void *arg)
 {
+	struct stuck_claim *sc = arg;
+	struct udt_rec *s = stuck_slot(sc->sc_rh, sc->sc_t);
+	struct timespec nap = { STUCK_CLAIM_NS / 1000000000LL,
+	    STUCK_CLAIM_NS % 1000000000LL };
+	uint64_t t0;
+
+	/* As udt_rec_claim(): tid and probe, then the claim, released. */
+	s->ur_tid = gettid();
+	s->ur_probe = (uint16_t)getpid_idx;
+	__atomic_store_n(&s->ur_seq, (sc->sc_t + 1) | UDT_SEQ_BUSY,
+	    __ATOMIC_RELEASE);
+	__atomic_store_n(&sc->sc_claimed, 1, __ATOMIC_RELEASE);
+	if (sc->sc_how == STUCK_BUSY) {
+		t0 = dtt_clock_ns(CLOCK_MONOTONIC);
+		while ((long long)(dtt_clock_ns(CLOCK_MONOTONIC) - t0) <
+		    STUCK_CLAIM_NS)
+			;
+	} else
+		(void)nanosleep(&nap, NULL);
+	stuck_rec(sc->sc_rh, sc->sc_t, 1, 0);
+	return NULL;
+}
+
+static int
+stuck_child(int rfd, int how)
+{
+	struct stuck_claim sc;
 	struct udt_welcome w;
 	struct udt_ring_hdr *rh;
+	pthread_t th;
 	int fds[2], sock;
 	uint64_t t;
 	char c;
@@ -623,23 +682,41 @@ stuck_child(int rfd)
 	if ((rh = dtt_ring_map(fds[0], &w)) == NULL)
 		return 2;
 	for (t = 0; t < STUCK_BEFORE; t++)
-		stuck_rec(rh, t, 1);
-	stuck_rec(rh, t++, 0);
-	stuck_rec(rh, t, 1);
+		stuck_rec(rh, t, 1, 1);
+	if (how == STUCK_LEFT)
+		stuck_rec(rh, t, 0, 1);
+	else {
+		__atomic_store_n(&rh->rh_head, t + 1, __ATOMIC_RELEASE);
+		sc.sc_rh = rh;
+		sc.sc_t = t;
+		sc.sc_how = how;
+		sc.sc_claimed = 0;
+		if (pthread_create(&th, NULL, stuck_claimer, &sc) != 0)
+			return 3;
+		while (!__atomic_load_n(&sc.sc_claimed, __ATOMIC_ACQUIRE))
+			;
+	}
+	stuck_rec(rh, ++t, 1, 1);
+	if (how != STUCK_LEFT)
+		(void)pthread_join(th, NULL);
 	(void)read(rfd, &c, 1);
 	close(sock);
 	return 0;
 }
 
 static void
-run_stuck(int fd, uint32_t pbn)
+run_stuck(int fd, uint32_t pbn, int how)
 {
 	struct dt_evt evs[16];
 	struct dtioc_stat st;
 	uint64_t t0;
-	long n, got = 0, k, mine = 0;
+	long n, got = 0, k, mine = 0, want, lost;
 	int p[2], status;
 	pid_t pid;
+
+	/* The claimed slot of a thread that runs is read, late. */
+	want = STUCK_BEFORE + (how == STUCK_BUSY ? 2 : 1);
+	lost = how == STUCK_BUSY ? 0 : 1;
 
 	if (!dtt_check(dtt_enable(fd, pbn, DTEVT_EXECNAME, 0) == 0 &&
 	    dtt_record(fd, 1) == 0, "root records getpid's entry") ||
@@ -648,14 +725,18 @@ run_stuck(int fd, uint32_t pbn)
 	fflush(stdout);
 	if ((pid = fork()) == 0) {
 		close(p[1]);
-		_exit(stuck_child(p[0]));
+		_exit(stuck_child(p[0], how));
 	}
 	close(p[0]);
-	/* The skip comes after UDT_STUCK_NSEC: well within 5 s. */
+	/*
+	 * The skip comes after UDT_STUCK_NSEC, the late commit after
+	 * STUCK_CLAIM_NS: well within 8 s.  Read until 2 s go by with
+	 * nothing: the asleep one's late commit, after its skip, is not
+	 * read.
+	 */
 	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
-	while (mine < STUCK_BEFORE + 1 &&
-	    dtt_clock_ns(CLOCK_MONOTONIC) - t0 < 5000000000ULL &&
-	    (n = dtt_read(fd, evs, 16, 1000)) >= 0) {
+	while (dtt_clock_ns(CLOCK_MONOTONIC) - t0 < 8000000000ULL &&
+	    (n = dtt_read(fd, evs, 16, 2000)) > 0) {
 		got += n;
 		for (k = 0; k < n; k++)
 			mine += evs[k].dtev_pid == pid;
@@ -663,13 +744,15 @@ run_stuck(int fd, uint32_t pbn)
 	close(p[1]);
 	status = dtt_wait(pid, DTT_EXIT_MS);
 	dtt_check(dtt_exited0(status), "the tracee committed %d records "
-	    "around one left reserved (status %#x)", STUCK_BEFORE + 1, status);
-	dtt_check(mine == STUCK_BEFORE + 1, "the %d committed were read (%ld)",
-	    STUCK_BEFORE + 1, mine);
+	    "around one %s (status %#x)", STUCK_BEFORE + 1,
+	    how == STUCK_LEFT ? "left reserved" : how == STUCK_BUSY ?
+	    "claimed by a thread that runs" : "claimed by one asleep", status);
+	dtt_check(mine == want, "the %ld committed in time were read (%ld)",
+	    want, mine);
 	if (!dtt_check(dtt_stats(fd, &st) == 0, "DTIOCGSTATS"))
 		return;
-	dtt_check(st.dtst_dropevt == 1, "the one left reserved is counted "
-	    "in dropevt (%llu): read %ld + dropped = %d calls",
+	dtt_check(st.dtst_dropevt == (uint64_t)lost, "%ld counted in dropevt "
+	    "(%llu): read %ld + dropped = %d calls", lost,
 	    (unsigned long long)st.dtst_dropevt, mine, STUCK_BEFORE + 2);
 }
 
@@ -685,10 +768,10 @@ main(int argc, char *argv[])
 	    strcmp(argv[4], "overflow") != 0 &&
 	    strncmp(argv[4], "lossless", 8) != 0 &&
 	    strcmp(argv[4], "nofile") != 0 &&
-	    strcmp(argv[4], "stuck") != 0)) {
+	    strncmp(argv[4], "stuck", 5) != 0)) {
 		fprintf(stderr, "usage: ingest_count DTD DTRUN TRACEE "
-		    "forge|overflow|nofile|stuck|lossless|lossless-stopped|"
-		    "lossless-slow\n");
+		    "forge|overflow|nofile|stuck|stuck-busy|stuck-asleep|"
+		    "lossless|lossless-stopped|lossless-slow\n");
 		return 2;
 	}
 	if (strcmp(argv[4], "nofile") == 0) {
@@ -716,8 +799,11 @@ main(int argc, char *argv[])
 		    "entry"), argv[2], argv[3],
 		    strcmp(argv[4], "lossless-stopped") == 0,
 		    strcmp(argv[4], "lossless-slow") == 0);
-	else if (strcmp(argv[4], "stuck") == 0)
-		run_stuck(fd, dtt_pbn(pi, npi, "syscall", "sys%20", "entry"));
+	else if (strncmp(argv[4], "stuck", 5) == 0)
+		run_stuck(fd, dtt_pbn(pi, npi, "syscall", "sys%20", "entry"),
+		    strcmp(argv[4], "stuck-busy") == 0 ? STUCK_BUSY :
+		    strcmp(argv[4], "stuck-asleep") == 0 ? STUCK_ASLEEP :
+		    STUCK_LEFT);
 	else
 		run_overflow(fd, dtt_pbn(pi, npi, "syscall", "sys%4", "entry"),
 		    argv[2], argv[3]);

@@ -85,13 +85,13 @@ udt_host_sample(const struct udt_prof_sample *s, uint64_t period)
 	    (uintptr_t)__builtin_frame_address(0), &depth)) == NULL ||
 	    (rec = udt_rec_reserve(t, r, UDT_PROBE_PROFILE, &ticket)) == NULL)
 		goto out;
+	/* The sampled thread is this one: its timer's signal. */
+	udt_rec_claim(rec, ticket, s->ups_tid, UDT_PROBE_PROFILE);
 	n = s->ups_nframes < UDT_STACK_MAX ? s->ups_nframes : UDT_STACK_MAX;
-	rec->ur_probe = UDT_PROBE_PROFILE;
 	rec->ur_flags = UDT_R_PROF | UDT_R_COMM | (n > 0 ? UDT_R_STACK : 0);
 	rec->ur_nframes = (uint8_t)n;
 	/* sched_getcpu() failed: -1 would be garbage to dtd. */
 	rec->ur_cpu = s->ups_cpu < 0x10000 ? s->ups_cpu : 0;
-	rec->ur_tid = s->ups_tid;
 	rec->ur_error = 0;
 	rec->ur_sec = s->ups_tsp.tv_sec;
 	rec->ur_nsec = s->ups_tsp.tv_nsec;

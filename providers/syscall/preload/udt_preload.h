@@ -678,7 +678,9 @@ udt_rec_void(struct udt_thread *t)
 		return;
 	t->ut_rec = NULL;
 	cur = __atomic_load_n(&rec->ur_seq, __ATOMIC_RELAXED);
-	if ((cur & ~UDT_SEQ_VOID) < t->ut_ticket + 1)
+	/* An older lap's, or our own claim (udt_rec_claim()). */
+	if ((cur & ~(UDT_SEQ_VOID | UDT_SEQ_BUSY)) < t->ut_ticket + 1 ||
+	    cur == ((t->ut_ticket + 1) | UDT_SEQ_BUSY))
 		(void)__atomic_compare_exchange_n(&rec->ur_seq, &cur,
 		    (t->ut_ticket + 1) | UDT_SEQ_VOID, 0, __ATOMIC_RELEASE,
 		    __ATOMIC_RELAXED);
@@ -756,6 +758,22 @@ udt_rec_reserve(struct udt_thread *t, struct udt_ring_hdr *r,
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->ut_rec = rec;
 	return rec;
+}
+
+/*
+ * Claim a reserved slot as thread tid's (udt_wire.h): first of its
+ * fields, so that dtd, finding it long uncommitted, can ask whether that
+ * thread still runs, and, skipping it, whose opens lost an event (its
+ * probe).  The release orders both before the claim.
+ */
+static inline void
+udt_rec_claim(struct udt_rec *rec, uint64_t ticket, int32_t tid,
+    unsigned int probe)
+{
+	rec->ur_tid = tid;
+	rec->ur_probe = (uint16_t)probe;
+	__atomic_store_n(&rec->ur_seq, (ticket + 1) | UDT_SEQ_BUSY,
+	    __ATOMIC_RELEASE);
 }
 
 /* Publish a filled slot (release: dtd sees every field), forget it. */

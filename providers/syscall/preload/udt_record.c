@@ -353,7 +353,8 @@ udt_rec_reserve_deep(struct udt_thread *t, struct udt_ring_hdr *r,
  */
 static struct udt_rec * __attribute__((noinline))
 udt_rec_deep(struct udt_thread *t, struct udt_ring_hdr *r, unsigned int probe,
-    const unsigned char *strs, uint64_t *ticket, unsigned int *nframes)
+    const unsigned char *strs, uint64_t *ticket, unsigned int *nframes,
+    int32_t tid)
 {
 	struct udt_rec_more *more[UDT_MORE_MAXSLOTS];
 	struct udt_rec *rec;
@@ -362,6 +363,8 @@ udt_rec_deep(struct udt_thread *t, struct udt_ring_hdr *r, unsigned int probe,
 	if ((rec = udt_rec_reserve_deep(t, r, probe, strs, ticket, more)) ==
 	    NULL)
 		return NULL;
+	/* Claimed before the walk, the longest part of a record. */
+	udt_rec_claim(rec, *ticket, tid, probe);
 	*nframes = udt_ustack(rec->ur_stack, more, UDT_DEEP_MAX);
 	for (k = 0; k < UDT_MORE_SLOTS(*nframes); k++)
 		more[k]->um_flags = UDT_R_STKDATA;
@@ -557,17 +560,16 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 	nslots = nstr > 0 ? 2 : 1;
 	if (__predict_false(deep)) {
 		if ((rec = udt_rec_deep(t, r, probe, nstr > 0 ? strs : NULL,
-		    &head, &nframes)) == NULL)
+		    &head, &nframes, tid)) == NULL)
 			goto out;
 		nslots += UDT_MORE_MAXSLOTS;
 	} else if ((rec = nstr > 0 ? udt_rec_reserve_str(t, r, probe, strs,
 	    &head) : udt_rec_reserve(t, r, probe, &head)) == NULL)
 		goto out;
-	rec->ur_probe = (uint16_t)probe;
+	udt_rec_claim(rec, head, tid, probe);
 	rec->ur_flags = (tsc ? UDT_R_TSC : 0) | (nstr > 0 ? UDT_R_STR : 0);
 	rec->ur_nframes = (uint8_t)nframes;
 	rec->ur_cpu = (uint32_t)cpu;
-	rec->ur_tid = tid;
 	rec->ur_sec = sec;
 	rec->ur_nsec = nsec;
 	if (isret) {
@@ -652,11 +654,11 @@ udt_emit_lrec(const struct udt_lrec *lr, unsigned int probe, unsigned int en)
 	if ((rec = str ? udt_rec_reserve_str(t, r, probe, lr->lr_str, &head) :
 	    udt_rec_reserve(t, r, probe, &head)) == NULL)
 		goto out;
-	rec->ur_probe = (uint16_t)probe;
+	/* The loader's thread is this one, the constructor's. */
+	udt_rec_claim(rec, head, lr->lr_tid, probe);
 	rec->ur_flags = str ? UDT_R_STR : 0;
 	rec->ur_nframes = 0;
 	rec->ur_cpu = lr->lr_cpu;
-	rec->ur_tid = lr->lr_tid;
 	rec->ur_sec = lr->lr_sec;
 	rec->ur_nsec = lr->lr_nsec;
 	rec->ur_error = 0;
