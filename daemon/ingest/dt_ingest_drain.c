@@ -335,6 +335,7 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 		if (seq == ((dp->dp_tail + 1) | UDT_SEQ_VOID)) {
 			/* Given up by its producer: no record in it. */
 			atomic_fetch_add(&dti_stats.garbage, 1);
+			atomic_fetch_add(&dti_stats.gvoid, 1);
 			dp->dp_stuck = 0;
 			dp->dp_tail++;
 			n++;
@@ -371,6 +372,9 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 			    dti_claim_runs(dp, s, now))
 				break;
 			atomic_fetch_add(&dti_stats.garbage, 1);
+			atomic_fetch_add(&dti_stats.gstuck, 1);
+			if (seq == ((dp->dp_tail + 1) | UDT_SEQ_BUSY))
+				atomic_fetch_add(&dti_stats.gclaimed, 1);
 			dp->dp_stuck = 0;
 			dp->dp_tail++;
 			n++;
@@ -429,8 +433,10 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 			n += dti_deep_take(slots, mask, &dp->dp_tail,
 			    &dti_batch[nb], &dti_bdeep, nb);
 			nb++;
-		} else if (!dti_deep_pad(&dti_batch[nb]))
+		} else if (!dti_deep_pad(&dti_batch[nb])) {
 			atomic_fetch_add(&dti_stats.garbage, 1);
+			atomic_fetch_add(&dti_stats.ginvalid, 1);
+		}
 		/*
 		 * A record with strings or a deep stack took more slots: nb
 		 * and the deep frames' room bound the batch.  n moves by

@@ -322,6 +322,7 @@ dti_discard(struct dti_proc *dp, const char *why, uint64_t nb)
 		    "retired, what is left in it discarded\n",
 		    (int)dp->dp_pid, why);
 	atomic_fetch_add(&dti_stats.garbage, nb);
+	atomic_fetch_add(&dti_stats.gdiscard, nb);
 }
 
 static const char *

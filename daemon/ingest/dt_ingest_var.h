@@ -376,6 +376,12 @@ struct dti_stats {
 	atomic_uint_fast64_t	attached, records, garbage, lost, recur;
 	atomic_uint_fast64_t	adopted, refused;
 	atomic_uint_fast64_t	forged;	/* lost/recur claims over budget */
+	/*
+	 * What garbage was, for dtd's word at its end: slots given up by
+	 * their producers (void), skipped uncommitted (of them, claimed by
+	 * a thread: UDT_SEQ_BUSY), records not valid, rings discarded.
+	 */
+	atomic_uint_fast64_t	gvoid, gstuck, gclaimed, ginvalid, gdiscard;
 	atomic_uint_fast64_t	misnamed;	/* records naming another
 						   process's thread */
 	atomic_uint		procs;
