@@ -218,17 +218,24 @@ dti_committed(const struct dti_proc *dp, uint64_t t, uint64_t *ns)
 }
 
 /*
- * Whether the thread that claimed dp's stuck slot s (udt_wire.h) still
- * runs, so that its commit will come: running or waiting to run, or in
- * an uninterruptible wait (a page fault's I/O).  One that sleeps (in a
- * signal handler that waits), is stopped or is gone may never commit
- * soon: the slot is skipped at UDT_STUCK_NSEC, as an unclaimed one.  A
- * look at /proc at most every DTI_CLAIM_LOOK_NS a ring, and
- * DTI_CLAIM_LOOKS a second in all (past that, as unclaimed: tracees that
- * claim slots and never commit them, many at once, cost dtd no more than
- * that); not in another pid namespace, whose tids are not ours to look
- * up.  The tid is the tracee's word: a wrong one delays only its own
- * ring, UDT_STUCK_MAX_NSEC at most.  The drain thread.
+ * Whether dp's stuck slot s, claimed (udt_wire.h), is worth waiting for
+ * a while more: its ring not filling (more than half its slots taken:
+ * the others' events would then be lost, or in lossless mode their
+ * threads wait, to keep this one) and, in lossless mode, not for longer
+ * than its producers wait for room (UDT_WAIT_NSEC: past that they drop
+ * every event until the tail moves), and the thread that claimed it
+ * still running: running or waiting to run, or in an uninterruptible
+ * wait (a page fault's I/O).  One that sleeps (in a signal handler that
+ * waits), is stopped or is gone may never commit soon: the slot is
+ * skipped at UDT_STUCK_NSEC, as an unclaimed one.  A look at
+ * /proc/PID/task/TID/stat, a thread of the ring's own process (a vfork
+ * child's slot is not waited for), at most every DTI_CLAIM_LOOK_NS a
+ * ring, and DTI_CLAIM_LOOKS a second in all: past that, the ring's last
+ * answer, or none (tracees that claim slots and never commit them, many
+ * at once, cost dtd no more than that).  Not in another pid namespace,
+ * whose tids are not ours to look up.  The tid is the tracee's word: a
+ * wrong one delays only its own ring, UDT_STUCK_MAX_NSEC at most.  The
+ * drain thread.
  */
 #define DTI_CLAIM_LOOK_NS	(50 * 1000 * 1000ULL)
 #define DTI_CLAIM_LOOKS		200
@@ -237,12 +244,15 @@ static uint64_t	dti_claim_sec;		/* [D] the second counted, ns */
 static unsigned int dti_claim_looks;	/* [D] looks made in it */
 
 static bool
-dti_claim_runs(struct dti_proc *dp, const struct udt_rec *s, uint64_t now)
+dti_claim_waits(struct dti_proc *dp, const struct udt_rec *s, uint64_t head,
+    uint64_t now)
 {
-	struct dt_proc_stat ps;
+	char path[64], buf[512], *p;
 	int32_t tid;
 
-	if (dp->dp_foreign)
+	if (dp->dp_foreign || head - dp->dp_tail > dp->dp_nslots / 2 ||
+	    (__atomic_load_n(&dti_lossless, __ATOMIC_RELAXED) &&
+	    now - dp->dp_stuck >= UDT_WAIT_NSEC * 4 / 5))
 		return false;
 	if (dp->dp_claimat != 0 && dp->dp_claimtk == dp->dp_tail &&
 	    now - dp->dp_claimat < DTI_CLAIM_LOOK_NS)
@@ -252,13 +262,22 @@ dti_claim_runs(struct dti_proc *dp, const struct udt_rec *s, uint64_t now)
 		dti_claim_looks = 0;
 	}
 	if (dti_claim_looks >= DTI_CLAIM_LOOKS)
-		return false;
+		return dp->dp_claimat != 0 && dp->dp_claimtk == dp->dp_tail &&
+		    dp->dp_claimrun;
 	dti_claim_looks++;
 	tid = __atomic_load_n(&s->ur_tid, __ATOMIC_RELAXED);
 	dp->dp_claimtk = dp->dp_tail;
 	dp->dp_claimat = now;
-	dp->dp_claimrun = tid > 0 && dt_proc_stat(tid, &ps) == 0 &&
-	    (ps.ps_state == 'R' || ps.ps_state == 'D');
+	dp->dp_claimrun = false;
+	if (tid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)dp->dp_pid,
+	    (int)tid);
+	/* comm may hold anything, parentheses too: the last ')' ends it. */
+	if (dt_proc_read1(path, buf, sizeof(buf)) == -1 ||
+	    (p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return false;
+	dp->dp_claimrun = p[2] == 'R' || p[2] == 'D';
 	return dp->dp_claimrun;
 }
 
@@ -369,7 +388,7 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 			if (!final &&
 			    seq == ((dp->dp_tail + 1) | UDT_SEQ_BUSY) &&
 			    now - dp->dp_stuck < UDT_STUCK_MAX_NSEC &&
-			    dti_claim_runs(dp, s, now))
+			    dti_claim_waits(dp, s, head, now))
 				break;
 			atomic_fetch_add(&dti_stats.garbage, 1);
 			atomic_fetch_add(&dti_stats.gstuck, 1);

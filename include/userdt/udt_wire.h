@@ -46,13 +46,18 @@
  * on its next record, that it left a slot that way commits it void,
  * (t + 1) | UDT_SEQ_VOID, which dtd skips at once, also as garbage: the
  * ring does not stall for UDT_STUCK_NSEC (and overflow) behind it.  A
- * producer claims its slot as it starts to fill it: its tid into ur_tid,
- * then (t + 1) | UDT_SEQ_BUSY into ur_seq (release).  A claimed slot
- * whose producer still runs (preempted, or throttled by its cgroup,
- * between reserve and commit) is waited for past UDT_STUCK_NSEC, up to
- * UDT_STUCK_MAX_NSEC: its event is not lost to a busy machine.  The
- * claim costs the producer one store to a line it writes anyway; a dtd
- * or a library of an older build takes it for a slot not committed.
+ * producer claims its slot right after its reserve: its tid and probe
+ * into ur_tid and ur_probe, then (t + 1) | UDT_SEQ_BUSY into ur_seq
+ * (release).  A claimed slot whose producer still runs (running, waiting
+ * to run or in an uninterruptible wait: preempted, or throttled by its
+ * cgroup, between reserve and commit), a thread of the ring's process in
+ * dtd's pid namespace, is waited for past UDT_STUCK_NSEC, up to
+ * UDT_STUCK_MAX_NSEC, while the ring is at most half full (in lossless
+ * mode, for less than UDT_WAIT_NSEC): its event is not lost to a busy
+ * machine.  dtd's looks at such threads are bounded, per ring and in
+ * all.  A slot skipped is charged to its claim's probe.  The claim costs
+ * the producer one store to a line it writes anyway; a dtd or a library
+ * of an older build takes it for a slot not committed.
  *
  * Locks used to protect struct members in this file:
  *	[I]	immutable after dtd initialised the object

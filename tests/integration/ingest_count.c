@@ -649,7 +649,13 @@ stuck_claimer(void *arg)
 	    STUCK_CLAIM_NS % 1000000000LL };
 	uint64_t t0;
 
-	/* As udt_rec_claim(): tid and probe, then the claim, released. */
+	/*
+	 * Reserved here, not before the thread was made: a start slower
+	 * than UDT_STUCK_NSEC (a loaded machine) would otherwise find the
+	 * slot skipped unclaimed.  Then, as udt_rec_claim(): tid and probe,
+	 * then the claim, released.
+	 */
+	__atomic_store_n(&sc->sc_rh->rh_head, sc->sc_t + 1, __ATOMIC_RELEASE);
 	s->ur_tid = gettid();
 	s->ur_probe = (uint16_t)getpid_idx;
 	__atomic_store_n(&s->ur_seq, (sc->sc_t + 1) | UDT_SEQ_BUSY,
@@ -686,7 +692,6 @@ stuck_child(int rfd, int how)
 	if (how == STUCK_LEFT)
 		stuck_rec(rh, t, 0, 1);
 	else {
-		__atomic_store_n(&rh->rh_head, t + 1, __ATOMIC_RELEASE);
 		sc.sc_rh = rh;
 		sc.sc_t = t;
 		sc.sc_how = how;

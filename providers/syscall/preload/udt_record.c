@@ -261,7 +261,8 @@ udt_ring_wait(struct udt_ring_hdr *r, uint64_t last, uint64_t mask)
  */
 static struct udt_rec *
 udt_rec_reserve_str(struct udt_thread *t, struct udt_ring_hdr *r,
-    unsigned int probe, const unsigned char *strs, uint64_t *ticket)
+    unsigned int probe, const unsigned char *strs, uint64_t *ticket,
+    int32_t tid)
 {
 	uint64_t head, mask = r->rh_nslots - 1;
 	struct udt_rec_str *rs;
@@ -279,6 +280,8 @@ udt_rec_reserve_str(struct udt_thread *t, struct udt_ring_hdr *r,
 	t->ut_ticket = head;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->ut_rec = rec;
+	/* Claimed before the strings' copy. */
+	udt_rec_claim(rec, head, tid, probe);
 	rs = (struct udt_rec_str *)(void *)((char *)r + UDT_RING_HDRSIZE +
 	    ((head + 1) & mask) * UDT_SLOT_SIZE);
 	rs->us_probe = (uint16_t)probe;
@@ -300,7 +303,7 @@ udt_rec_reserve_str(struct udt_thread *t, struct udt_ring_hdr *r,
 static struct udt_rec *
 udt_rec_reserve_deep(struct udt_thread *t, struct udt_ring_hdr *r,
     unsigned int probe, const unsigned char *strs, uint64_t *ticket,
-    struct udt_rec_more **more)
+    struct udt_rec_more **more, int32_t tid)
 {
 	uint64_t head, first, mask = r->rh_nslots - 1;
 	unsigned int ns = 1 + (strs != NULL) + UDT_MORE_MAXSLOTS, k;
@@ -320,6 +323,8 @@ udt_rec_reserve_deep(struct udt_thread *t, struct udt_ring_hdr *r,
 	t->ut_ticket = head;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->ut_rec = rec;
+	/* Claimed before its other slots and the walk. */
+	udt_rec_claim(rec, head, tid, probe);
 	first = head + 1;
 	if (strs != NULL) {
 		rs = (struct udt_rec_str *)(void *)((char *)r +
@@ -360,11 +365,9 @@ udt_rec_deep(struct udt_thread *t, struct udt_ring_hdr *r, unsigned int probe,
 	struct udt_rec *rec;
 	unsigned int k;
 
-	if ((rec = udt_rec_reserve_deep(t, r, probe, strs, ticket, more)) ==
-	    NULL)
+	if ((rec = udt_rec_reserve_deep(t, r, probe, strs, ticket, more,
+	    tid)) == NULL)
 		return NULL;
-	/* Claimed before the walk, the longest part of a record. */
-	udt_rec_claim(rec, *ticket, tid, probe);
 	*nframes = udt_ustack(rec->ur_stack, more, UDT_DEEP_MAX);
 	for (k = 0; k < UDT_MORE_SLOTS(*nframes); k++)
 		more[k]->um_flags = UDT_R_STKDATA;
@@ -563,10 +566,15 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		    &head, &nframes, tid)) == NULL)
 			goto out;
 		nslots += UDT_MORE_MAXSLOTS;
-	} else if ((rec = nstr > 0 ? udt_rec_reserve_str(t, r, probe, strs,
-	    &head) : udt_rec_reserve(t, r, probe, &head)) == NULL)
-		goto out;
-	udt_rec_claim(rec, head, tid, probe);
+	} else if (nstr > 0) {
+		if ((rec = udt_rec_reserve_str(t, r, probe, strs, &head,
+		    tid)) == NULL)
+			goto out;
+	} else {
+		if ((rec = udt_rec_reserve(t, r, probe, &head)) == NULL)
+			goto out;
+		udt_rec_claim(rec, head, tid, probe);
+	}
 	rec->ur_flags = (tsc ? UDT_R_TSC : 0) | (nstr > 0 ? UDT_R_STR : 0);
 	rec->ur_nframes = (uint8_t)nframes;
 	rec->ur_cpu = (uint32_t)cpu;
@@ -651,11 +659,16 @@ udt_emit_lrec(const struct udt_lrec *lr, unsigned int probe, unsigned int en)
 		haslat = udt_sagg_lat(tab, probe, at, &lat);
 	str = (en & UDT_EN_STR) && (lr->lr_flags & UDT_LR_STR) &&
 	    !(lr->lr_flags & UDT_LR_RET);
-	if ((rec = str ? udt_rec_reserve_str(t, r, probe, lr->lr_str, &head) :
-	    udt_rec_reserve(t, r, probe, &head)) == NULL)
-		goto out;
 	/* The loader's thread is this one, the constructor's. */
-	udt_rec_claim(rec, head, lr->lr_tid, probe);
+	if (str) {
+		if ((rec = udt_rec_reserve_str(t, r, probe, lr->lr_str, &head,
+		    lr->lr_tid)) == NULL)
+			goto out;
+	} else {
+		if ((rec = udt_rec_reserve(t, r, probe, &head)) == NULL)
+			goto out;
+		udt_rec_claim(rec, head, lr->lr_tid, probe);
+	}
 	rec->ur_flags = str ? UDT_R_STR : 0;
 	rec->ur_nframes = 0;
 	rec->ur_cpu = lr->lr_cpu;
