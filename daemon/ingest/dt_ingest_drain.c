@@ -264,13 +264,13 @@ dti_claim_waits(struct dti_proc *dp, const struct udt_rec *s, uint64_t head,
 	if (dti_claim_looks >= DTI_CLAIM_LOOKS)
 		return dp->dp_claimat != 0 && dp->dp_claimtk == dp->dp_tail &&
 		    dp->dp_claimrun;
-	dti_claim_looks++;
 	tid = __atomic_load_n(&s->ur_tid, __ATOMIC_RELAXED);
 	dp->dp_claimtk = dp->dp_tail;
 	dp->dp_claimat = now;
 	dp->dp_claimrun = false;
 	if (tid <= 0)
 		return false;
+	dti_claim_looks++;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)dp->dp_pid,
 	    (int)tid);
 	/* comm may hold anything, parentheses too: the last ')' ends it. */
@@ -366,8 +366,9 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 			 * that died or left a signal handler between reserve
 			 * and commit.  After UDT_STUCK_NSEC without progress,
 			 * if later tickets were handed out, skip the slot,
-			 * unless the thread that claimed it still runs
-			 * (UDT_STUCK_MAX_NSEC at most).
+			 * unless the thread that claimed it still runs and
+			 * the ring is not filling behind it (UDT_STUCK_MAX_NSEC
+			 * at most, dti_claim_waits()).
 			 * rh_head is only read then: it is the producers'
 			 * hot line, reading it on every pass would bounce it.
 			 */

@@ -650,16 +650,17 @@ stuck_claimer(void *arg)
 	uint64_t t0;
 
 	/*
-	 * Reserved here, not before the thread was made: a start slower
-	 * than UDT_STUCK_NSEC (a loaded machine) would otherwise find the
-	 * slot skipped unclaimed.  Then, as udt_rec_claim(): tid and probe,
-	 * then the claim, released.
+	 * As udt_rec_claim(): tid and probe, then the claim, released; then
+	 * the ticket reserved, here and after the claim, not before the
+	 * thread was made: a start, or a preemption between the two,
+	 * slower than UDT_STUCK_NSEC (a loaded machine) would otherwise
+	 * find the slot skipped unclaimed.
 	 */
-	__atomic_store_n(&sc->sc_rh->rh_head, sc->sc_t + 1, __ATOMIC_RELEASE);
 	s->ur_tid = gettid();
 	s->ur_probe = (uint16_t)getpid_idx;
 	__atomic_store_n(&s->ur_seq, (sc->sc_t + 1) | UDT_SEQ_BUSY,
 	    __ATOMIC_RELEASE);
+	__atomic_store_n(&sc->sc_rh->rh_head, sc->sc_t + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&sc->sc_claimed, 1, __ATOMIC_RELEASE);
 	if (sc->sc_how == STUCK_BUSY) {
 		t0 = dtt_clock_ns(CLOCK_MONOTONIC);

@@ -329,15 +329,15 @@ ts_ns(const struct timespec *a, const struct timespec *b)
 #define STORM_NS	20000000000LL	/* give up on a recursion after that */
 
 static volatile sig_atomic_t	storm_done;
-static long			storm_handled, storm_calls;
+static long			storm_handled, storm_calls, storm_iter;
 static const volatile uint64_t	*storm_recur;	/* the ring's count */
 
 static void
 on_storm(int sig)
 {
 	(void)sig;
-	__atomic_add_fetch(&storm_handled, 1, __ATOMIC_RELAXED);
 	(void)getpid();
+	__atomic_add_fetch(&storm_handled, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -390,6 +390,7 @@ storm_worker(void *arg)
 				break;
 		}
 		(void)getpid();
+		__atomic_store_n(&storm_iter, i + 1, __ATOMIC_RELAXED);
 	}
 	storm_calls = i;
 	storm_done = 1;
@@ -406,7 +407,7 @@ storm(long n)
 {
 	struct sigaction sa;
 	pthread_t thr;
-	long sent = 0, h;
+	long sent = 0, h, it;
 
 	storm_recur = storm_find_recur();
 	storm_pid = (pid_t)syscall(SYS_gettid);	/* the main thread's: the pid */
@@ -423,18 +424,21 @@ storm(long n)
 	while (storm_tid == 0)
 		sched_yield();
 	/*
-	 * One at a time: the next once the handler took this one.  Sent
-	 * faster than the handlers run (a slow machine, a user stack walked
-	 * in each), a signal waits at every return to the thread's own
-	 * code, which then makes no progress for seconds: a livelock, in
-	 * which a record reserved stays uncommitted past any bound.
+	 * One at a time: the next once the handler took this one and the
+	 * thread's own loop went on after it.  Sent faster than the
+	 * handlers run (a slow machine, a user stack walked in each), a
+	 * signal waits at every return to the thread's own code, which then
+	 * makes no progress for seconds: a livelock, in which a record
+	 * reserved stays uncommitted past any bound.
 	 */
 	while (!storm_done) {
 		h = __atomic_load_n(&storm_handled, __ATOMIC_RELAXED);
+		it = __atomic_load_n(&storm_iter, __ATOMIC_RELAXED);
 		syscall(SYS_tgkill, storm_pid, storm_tid, SIGUSR1);
 		sent++;
 		while (!storm_done &&
-		    __atomic_load_n(&storm_handled, __ATOMIC_RELAXED) == h)
+		    (__atomic_load_n(&storm_handled, __ATOMIC_RELAXED) == h ||
+		    __atomic_load_n(&storm_iter, __ATOMIC_RELAXED) == it))
 			;
 	}
 	pthread_join(thr, NULL);
