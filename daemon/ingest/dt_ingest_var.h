@@ -467,6 +467,13 @@ void	dti_counters(struct dti_proc *);
  */
 struct udt_rec;
 void	dti_abandoned(struct dti_proc *dp, const struct udt_rec *s);
+/*
+ * Whether the drain waits more for dp's stuck slot s, claimed by a
+ * thread (UDT_SEQ_BUSY), the ring's head at head, at now (monotonic ns):
+ * dt_ingest_claim.c.  The drain thread.
+ */
+bool	dti_claim_waits(struct dti_proc *dp, const struct udt_rec *s,
+	    uint64_t head, uint64_t now);
 
 /*
  * Does process pid, held by pidfd (or -1), still run the image uid and
