@@ -23,8 +23,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <string.h>
 
 #include <userdt/udt_wire.h>
 
@@ -62,7 +60,7 @@ bool
 dti_claim_waits(struct dti_proc *dp, const struct udt_rec *s, uint64_t head,
     uint64_t now)
 {
-	char path[64], buf[512], *p;
+	struct dt_proc_stat ps;
 	int32_t tid;
 
 	if (dp->dp_foreign || head - dp->dp_tail > dp->dp_nslots / 2 ||
@@ -86,13 +84,9 @@ dti_claim_waits(struct dti_proc *dp, const struct udt_rec *s, uint64_t head,
 	if (tid <= 0)
 		return false;
 	dti_claim_looks++;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)dp->dp_pid,
-	    (int)tid);
-	/* comm may hold anything, parentheses too: the last ')' ends it. */
-	if (dt_proc_read1(path, buf, sizeof(buf)) == -1 ||
-	    (p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+	if (dt_proc_task_stat(dp->dp_pid, tid, &ps) != 0)
 		return false;
-	dp->dp_claimrun = p[2] == 'R' || p[2] == 'D';
+	dp->dp_claimrun = ps.ps_state == 'R' || ps.ps_state == 'D';
 	return dp->dp_claimrun;
 }
 

@@ -59,18 +59,15 @@ dt_proc_skip(char **pp, int n)
 	return 0;
 }
 
-int
-dt_proc_stat(pid_t pid, struct dt_proc_stat *ps)
+/* The stat file at path, a process's or one of its threads'. */
+static int
+dt_proc_stat_at(const char *path, struct dt_proc_stat *ps)
 {
-	char path[64], buf[1024], *p, *lp;
+	char buf[1024], *p, *lp;
 	uint64_t ppid, flags, ut, st;
 	size_t len;
 	int error;
 
-	memset(ps, 0, sizeof(*ps));
-	if (pid <= 0)
-		return ESRCH;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if (dt_proc_read1(path, buf, sizeof(buf)) == -1)
 		return errno == ENOENT || errno == ESRCH ? ESRCH : errno;
 	/* comm may hold anything, parentheses too: the last ')' ends it. */
@@ -98,6 +95,31 @@ dt_proc_stat(pid_t pid, struct dt_proc_stat *ps)
 	ps->ps_flags = (unsigned int)flags;
 	ps->ps_cpu = ut + st;
 	return 0;
+}
+
+int
+dt_proc_stat(pid_t pid, struct dt_proc_stat *ps)
+{
+	char path[64];
+
+	memset(ps, 0, sizeof(*ps));
+	if (pid <= 0)
+		return ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return dt_proc_stat_at(path, ps);
+}
+
+int
+dt_proc_task_stat(pid_t pid, pid_t tid, struct dt_proc_stat *ps)
+{
+	char path[64];
+
+	memset(ps, 0, sizeof(*ps));
+	if (pid <= 0 || tid <= 0)
+		return ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
+	    (int)tid);
+	return dt_proc_stat_at(path, ps);
 }
 
 /* The value of status line "\nName:\t" in buf, or NULL. */
