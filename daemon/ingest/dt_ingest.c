@@ -527,12 +527,12 @@ dt_ingest_end(void)
 	dti_serve_wq = NULL;
 	pthread_join(dti_drain_thr, NULL);
 	/* What the garbage was: a word for the log, where there was any. */
-	if (atomic_load(&dti_stats.garbage) != 0)
+	if (dti_garbage() != 0)
 		fprintf(stderr, "dtd: ingest: %llu slots of garbage: %llu "
 		    "given up by their producers, %llu skipped uncommitted "
 		    "(%llu of them claimed by a thread), %llu not valid, "
 		    "%llu in rings discarded\n",
-		    (unsigned long long)atomic_load(&dti_stats.garbage),
+		    (unsigned long long)dti_garbage(),
 		    (unsigned long long)atomic_load(&dti_stats.gvoid),
 		    (unsigned long long)atomic_load(&dti_stats.gstuck),
 		    (unsigned long long)atomic_load(&dti_stats.gclaimed),

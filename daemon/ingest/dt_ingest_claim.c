@@ -57,6 +57,14 @@ static uint64_t	dti_claim_sec;		/* [D] the second counted, ns */
 static unsigned int dti_claim_looks;	/* [D] looks made in it */
 
 bool
+dti_claim_cached(const struct dti_proc *dp, uint64_t now)
+{
+	return dp->dp_claimat != 0 && dp->dp_claimtk == dp->dp_tail &&
+	    dp->dp_claimrun && now - dp->dp_claimat < DTI_CLAIM_LOOK_NS &&
+	    now - dp->dp_stuck < UDT_STUCK_MAX_NSEC;
+}
+
+bool
 dti_claim_waits(struct dti_proc *dp, const struct udt_rec *s, uint64_t head,
     uint64_t now)
 {

@@ -288,7 +288,6 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 		seq = __atomic_load_n(&s->ur_seq, __ATOMIC_ACQUIRE);
 		if (seq == ((dp->dp_tail + 1) | UDT_SEQ_VOID)) {
 			/* Given up by its producer: no record in it. */
-			atomic_fetch_add(&dti_stats.garbage, 1);
 			atomic_fetch_add(&dti_stats.gvoid, 1);
 			dp->dp_stuck = 0;
 			dp->dp_tail++;
@@ -309,7 +308,8 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 			 */
 			now = dt_clock_ns(CLOCK_MONOTONIC);
 			if (!final && (dp->dp_stuck == 0 ||
-			    now - dp->dp_stuck < UDT_STUCK_NSEC)) {
+			    now - dp->dp_stuck < UDT_STUCK_NSEC ||
+			    dti_claim_cached(dp, now))) {
 				if (dp->dp_stuck == 0)
 					dp->dp_stuck = now;
 				break;
@@ -326,7 +326,6 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 			    now - dp->dp_stuck < UDT_STUCK_MAX_NSEC &&
 			    dti_claim_waits(dp, s, head, now))
 				break;
-			atomic_fetch_add(&dti_stats.garbage, 1);
 			atomic_fetch_add(&dti_stats.gstuck, 1);
 			if (seq == ((dp->dp_tail + 1) | UDT_SEQ_BUSY))
 				atomic_fetch_add(&dti_stats.gclaimed, 1);
@@ -389,7 +388,6 @@ dti_drain(struct dti_proc *dp, int final, uint64_t bound)
 			    &dti_batch[nb], &dti_bdeep, nb);
 			nb++;
 		} else if (!dti_deep_pad(&dti_batch[nb])) {
-			atomic_fetch_add(&dti_stats.garbage, 1);
 			atomic_fetch_add(&dti_stats.ginvalid, 1);
 		}
 		/*

@@ -321,7 +321,6 @@ dti_discard(struct dti_proc *dp, const char *why, uint64_t nb)
 		fprintf(stderr, "dtd: ingest: pid %d %s: its ring is "
 		    "retired, what is left in it discarded\n",
 		    (int)dp->dp_pid, why);
-	atomic_fetch_add(&dti_stats.garbage, nb);
 	atomic_fetch_add(&dti_stats.gdiscard, nb);
 }
 

@@ -159,7 +159,7 @@ dt_ingest_stats(int fd)
 	st.us_procs = atomic_load(&dti_stats.procs);
 	st.us_attached = atomic_load(&dti_stats.attached);
 	st.us_records = atomic_load(&dti_stats.records);
-	st.us_garbage = atomic_load(&dti_stats.garbage);
+	st.us_garbage = dti_garbage();
 	st.us_lost = atomic_load(&dti_stats.lost);
 	st.us_recur = atomic_load(&dti_stats.recur);
 	st.us_adopted = atomic_load(&dti_stats.adopted);

@@ -373,13 +373,13 @@ struct dti_proc {
 };
 
 struct dti_stats {
-	atomic_uint_fast64_t	attached, records, garbage, lost, recur;
+	atomic_uint_fast64_t	attached, records, lost, recur;
 	atomic_uint_fast64_t	adopted, refused;
 	atomic_uint_fast64_t	forged;	/* lost/recur claims over budget */
 	/*
-	 * What garbage was, for dtd's word at its end: slots given up by
-	 * their producers (void), skipped uncommitted (of them, claimed by
-	 * a thread: UDT_SEQ_BUSY), records not valid, rings discarded.
+	 * Garbage (dti_garbage(), their sum): slots given up by their
+	 * producers (void), skipped uncommitted (of them, claimed by a
+	 * thread: UDT_SEQ_BUSY), records not valid, rings discarded.
 	 */
 	atomic_uint_fast64_t	gvoid, gstuck, gclaimed, ginvalid, gdiscard;
 	atomic_uint_fast64_t	misnamed;	/* records naming another
@@ -387,6 +387,14 @@ struct dti_stats {
 	atomic_uint		procs;
 };
 extern struct dti_stats	dti_stats;	/* [a] */
+
+/* The garbage counted so far, of every kind.  Any thread. */
+static inline uint64_t
+dti_garbage(void)
+{
+	return atomic_load(&dti_stats.gvoid) + atomic_load(&dti_stats.gstuck) +
+	    atomic_load(&dti_stats.ginvalid) + atomic_load(&dti_stats.gdiscard);
+}
 
 /*
  * Exec holds.  dti_exec_inherit(): at dp's attach, under [L], with op
@@ -474,6 +482,12 @@ void	dti_abandoned(struct dti_proc *dp, const struct udt_rec *s);
  */
 bool	dti_claim_waits(struct dti_proc *dp, const struct udt_rec *s,
 	    uint64_t head, uint64_t now);
+/*
+ * Whether the last look at dp's stuck slot, within DTI_CLAIM_LOOK_NS,
+ * found its claimer running: the drain waits on without reading the
+ * ring's head (the producers' hot line).  The drain thread.
+ */
+bool	dti_claim_cached(const struct dti_proc *dp, uint64_t now);
 
 /*
  * Does process pid, held by pidfd (or -1), still run the image uid and
