@@ -100,13 +100,7 @@ dt_proc_stat_at(const char *path, struct dt_proc_stat *ps)
 int
 dt_proc_stat(pid_t pid, struct dt_proc_stat *ps)
 {
-	char path[64];
-
-	memset(ps, 0, sizeof(*ps));
-	if (pid <= 0)
-		return ESRCH;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	return dt_proc_stat_at(path, ps);
+	return dt_proc_task_stat(pid, 0, ps);
 }
 
 int
@@ -115,10 +109,13 @@ dt_proc_task_stat(pid_t pid, pid_t tid, struct dt_proc_stat *ps)
 	char path[64];
 
 	memset(ps, 0, sizeof(*ps));
-	if (pid <= 0 || tid <= 0)
+	if (pid <= 0 || tid < 0)
 		return ESRCH;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
-	    (int)tid);
+	if (tid == 0)
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat",
+		    (int)pid, (int)tid);
 	return dt_proc_stat_at(path, ps);
 }
 

@@ -40,7 +40,7 @@ struct dt_proc_stat {
 
 /* 0, or an errno: ESRCH when there is no such process, EIO malformed. */
 int	dt_proc_stat(pid_t pid, struct dt_proc_stat *);
-/* The same of thread tid of process pid (its own state). */
+/* The same of thread tid of process pid (its own state); 0: the process. */
 int	dt_proc_task_stat(pid_t pid, pid_t tid, struct dt_proc_stat *);
 
 /*
