@@ -83,10 +83,9 @@ udt_host_sample(const struct udt_prof_sample *s, uint64_t period)
 
 	if ((r = udt_rec_enter(t, UDT_PROBE_PROFILE,
 	    (uintptr_t)__builtin_frame_address(0), &depth)) == NULL ||
-	    (rec = udt_rec_reserve(t, r, UDT_PROBE_PROFILE, &ticket)) == NULL)
+	    (rec = udt_rec_reserve(t, r, UDT_PROBE_PROFILE, &ticket,
+	    s->ups_tid)) == NULL)	/* this thread: its timer's signal */
 		goto out;
-	/* The sampled thread is this one: its timer's signal. */
-	udt_rec_claim(rec, ticket, s->ups_tid, UDT_PROBE_PROFILE);
 	n = s->ups_nframes < UDT_STACK_MAX ? s->ups_nframes : UDT_STACK_MAX;
 	rec->ur_flags = UDT_R_PROF | UDT_R_COMM | (n > 0 ? UDT_R_STACK : 0);
 	rec->ur_nframes = (uint8_t)n;

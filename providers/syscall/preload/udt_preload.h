@@ -399,7 +399,10 @@ int	udt_close_defer(int, int) UDT_HIDDEN;
  * SIGSYS in the masks from then on, and installs its handler at once in
  * all-calls mode or where SIGSYS was caught or blocked before, else when
  * first needed (udt_sud_act.c).  udt_sud_thread(): turn dispatch on for
- * the calling thread.  udt_sud_forked(): a fork child's first code.
+ * the calling thread; -1 when a SIGSYS the thread holds refuses it for
+ * now (worth asking again once that is gone), else 0, on or refused for
+ * good (a tracer, a kernel or sandbox).  udt_sud_forked(): a fork
+ * child's first code.
  * udt_sud_start(): a new thread's or process's first code: on in
  * all-calls mode, or as said above (udt_sud_wanted(), which also has
  * pthread_create() wrap the thread's start, udt_host_wrap_threads()).
@@ -447,7 +450,7 @@ void	udt_sud_exec_undo(const struct udt_sud_xsig *) UDT_HIDDEN;
  * a dispatched one.  0 once it is installed.  The constructor's thread.
  */
 int	udt_sud_trap_init(void) UDT_HIDDEN;
-void	udt_sud_thread(void) UDT_HIDDEN;
+int	udt_sud_thread(void) UDT_HIDDEN;
 int	udt_sud_wanted(void) UDT_HIDDEN;
 /*
  * What /proc/self/status says of the process at the constructor: its
@@ -742,25 +745,6 @@ udt_rec_enter(struct udt_thread *t, unsigned int probe, uintptr_t sp,
 }
 
 /*
- * udt_reserve(), and the slot remembered for udt_rec_void() until
- * udt_rec_commit(), in that order: a handler sees the ticket before the
- * slot it belongs to.
- */
-static inline struct udt_rec *
-udt_rec_reserve(struct udt_thread *t, struct udt_ring_hdr *r,
-    unsigned int probe, uint64_t *ticket)
-{
-	struct udt_rec *rec;
-
-	if ((rec = udt_reserve(r, probe, ticket)) == NULL)
-		return NULL;
-	t->ut_ticket = *ticket;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->ut_rec = rec;
-	return rec;
-}
-
-/*
  * Claim a reserved slot as thread tid's (udt_wire.h): first of its
  * fields, so that dtd, finding it long uncommitted, can ask whether that
  * thread still runs, and, skipping it, whose opens lost an event (its
@@ -774,6 +758,26 @@ udt_rec_claim(struct udt_rec *rec, uint64_t ticket, int32_t tid,
 	rec->ur_probe = (uint16_t)probe;
 	__atomic_store_n(&rec->ur_seq, (ticket + 1) | UDT_SEQ_BUSY,
 	    __ATOMIC_RELEASE);
+}
+
+/*
+ * udt_reserve(), and the slot remembered for udt_rec_void() until
+ * udt_rec_commit(), in that order: a handler sees the ticket before the
+ * slot it belongs to; then claimed as thread tid's.
+ */
+static inline struct udt_rec *
+udt_rec_reserve(struct udt_thread *t, struct udt_ring_hdr *r,
+    unsigned int probe, uint64_t *ticket, int32_t tid)
+{
+	struct udt_rec *rec;
+
+	if ((rec = udt_reserve(r, probe, ticket)) == NULL)
+		return NULL;
+	t->ut_ticket = *ticket;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->ut_rec = rec;
+	udt_rec_claim(rec, *ticket, tid, probe);
+	return rec;
 }
 
 /* Publish a filled slot (release: dtd sees every field), forget it. */

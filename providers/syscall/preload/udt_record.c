@@ -566,15 +566,9 @@ udt_emit(unsigned int probe, unsigned int en, const long *args, int isret,
 		    &head, &nframes, tid)) == NULL)
 			goto out;
 		nslots += UDT_MORE_MAXSLOTS;
-	} else if (nstr > 0) {
-		if ((rec = udt_rec_reserve_str(t, r, probe, strs, &head,
-		    tid)) == NULL)
-			goto out;
-	} else {
-		if ((rec = udt_rec_reserve(t, r, probe, &head)) == NULL)
-			goto out;
-		udt_rec_claim(rec, head, tid, probe);
-	}
+	} else if ((rec = nstr > 0 ? udt_rec_reserve_str(t, r, probe, strs,
+	    &head, tid) : udt_rec_reserve(t, r, probe, &head, tid)) == NULL)
+		goto out;
 	rec->ur_flags = (tsc ? UDT_R_TSC : 0) | (nstr > 0 ? UDT_R_STR : 0);
 	rec->ur_nframes = (uint8_t)nframes;
 	rec->ur_cpu = (uint32_t)cpu;
@@ -660,15 +654,10 @@ udt_emit_lrec(const struct udt_lrec *lr, unsigned int probe, unsigned int en)
 	str = (en & UDT_EN_STR) && (lr->lr_flags & UDT_LR_STR) &&
 	    !(lr->lr_flags & UDT_LR_RET);
 	/* The loader's thread is this one, the constructor's. */
-	if (str) {
-		if ((rec = udt_rec_reserve_str(t, r, probe, lr->lr_str, &head,
-		    lr->lr_tid)) == NULL)
-			goto out;
-	} else {
-		if ((rec = udt_rec_reserve(t, r, probe, &head)) == NULL)
-			goto out;
-		udt_rec_claim(rec, head, lr->lr_tid, probe);
-	}
+	if ((rec = str ? udt_rec_reserve_str(t, r, probe, lr->lr_str, &head,
+	    lr->lr_tid) : udt_rec_reserve(t, r, probe, &head, lr->lr_tid)) ==
+	    NULL)
+		goto out;
 	rec->ur_flags = str ? UDT_R_STR : 0;
 	rec->ur_nframes = 0;
 	rec->ur_cpu = lr->lr_cpu;
