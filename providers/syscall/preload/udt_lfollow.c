@@ -49,22 +49,6 @@
 extern char **environ;
 
 /*
- * Whether s begins with the n bytes of pre.  Not strncmp(): libc's uses
- * vector registers, and this runs inside a rewritten site's call, which
- * must give them back as they were (udt_xstate.c).
- */
-static int
-udt_lfollow_prefix(const char *s, const char *pre, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (s[i] != pre[i])
-			return 0;
-	return 1;
-}
-
-/*
  * Whether any probe of the syscall provider is on: only then can the
  * new image's loader calls be recorded, and only then does the helper
  * need to follow them call by call.  Byte loads, no vector code.
@@ -106,7 +90,7 @@ udt_lfollow_exec(int want)
 	if (!want)
 		return 0;
 	for (e = environ; e != NULL && *e != NULL && v == NULL; e++)
-		if (udt_lfollow_prefix(*e, pre, sizeof(pre) - 1))
+		if (udt_sys_prefix(*e, pre))
 			v = *e + sizeof(pre) - 1;
 	if (v == NULL)
 		return 0;

@@ -381,14 +381,6 @@ udt_sud_trap_init(void)
  * handler: byte loops, not libc's string functions, whose vector
  * registers the call must give back as they were (udt_xstate.c).
  */
-static int
-udt_sud_prefix(const char *s, const char *pre)
-{
-	for (; *pre != '\0'; s++, pre++)
-		if (*s != *pre)
-			return 0;
-	return 1;
-}
 
 /*
  * This process's thread count and the signals it has handlers for, now,
@@ -418,12 +410,12 @@ udt_sud_status(int *threads, uint64_t *cgt)
 			if (i == have)
 				break;
 			buf[i] = '\0';
-			if (udt_sud_prefix(buf, "Threads:\t")) {
+			if (udt_sys_prefix(buf, "Threads:\t")) {
 				*threads = 0;
 				for (q = buf + 9; *q >= '0' && *q <= '9'; q++)
 					*threads = *threads * 10 + (*q - '0');
 				got |= 1;
-			} else if (udt_sud_prefix(buf, "SigCgt:\t")) {
+			} else if (udt_sys_prefix(buf, "SigCgt:\t")) {
 				q = buf + 8;
 				*cgt = udt_hex(&q);
 				got |= 2;

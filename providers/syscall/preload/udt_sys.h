@@ -59,6 +59,20 @@ udt_sys_failed(long r)
 	return r < 0 && r > -4096;
 }
 
+/*
+ * Whether s begins with pre.  Not strncmp(): libc's uses vector
+ * registers, and its callers run inside a rewritten site's call or a
+ * handler, which must give them back as they were (udt_xstate.c).
+ */
+static inline int
+udt_sys_prefix(const char *s, const char *pre)
+{
+	for (; *pre != '\0'; s++, pre++)
+		if (*s != *pre)
+			return 0;
+	return 1;
+}
+
 #define udt_sys0(n)		udt_sys6((n), 0, 0, 0, 0, 0, 0)
 #define udt_sys1(n, a)		udt_sys6((n), (long)(a), 0, 0, 0, 0, 0)
 #define udt_sys2(n, a, b)	udt_sys6((n), (long)(a), (long)(b), 0, 0, 0, 0)
