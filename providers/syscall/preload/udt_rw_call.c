@@ -309,14 +309,9 @@ udt_rw_slow(struct udt_rw_frame *f)
 	    __ATOMIC_RELAXED), 0) && !udt_thread.ut_armed &&
 	    !udt_thread.ut_sbtry && udt_thread.ut_vfork <= 0 &&
 	    nr != SYS_execve && nr != SYS_execveat && nr != SYS_exit &&
-	    nr != SYS_exit_group && nr != SYS_rt_sigreturn) {
-		if (udt_sig_held & UDT_SIGBIT(SIGSYS))
-			udt_sig_release();
-		if (!(udt_sig_held & UDT_SIGBIT(SIGSYS))) {
-			udt_thread.ut_sbtry = 1;
-			udt_sud_thread();
-		}
-	}
+	    nr != SYS_exit_group && nr != SYS_rt_sigreturn &&
+	    udt_sud_thread() == 0)
+		udt_thread.ut_sbtry = 1;
 	if (idx >= 0) {
 		udt_rw_arm(idx);
 		udt_rw_emit(f, idx, 0, 0);

@@ -477,7 +477,8 @@ udt_sud_die(int sig)
 static void
 udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 {
-	const struct udt_ksigaction *prog;
+	static const long none[6];
+	struct udt_ksigaction *prog;
 	void (*h)(int, siginfo_t *, void *);
 	uint64_t mask, ov, *ucmask = (uint64_t *)(void *)
 	    &((ucontext_t *)uc)->uc_sigmask;
@@ -491,9 +492,6 @@ udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 	 */
 	if (sig == SIGSYS)
 		udt_sud_kwait();
-	prog = udt_sud_progact(sig);
-	h = prog->ka_handler;
-
 	if (udt_sig_view & UDT_SIGBIT(sig)) {
 		if (si->si_code > 0) {
 			udt_sud_die(sig);
@@ -502,58 +500,50 @@ udt_sud_foreign(int sig, siginfo_t *si, void *uc)
 		if (udt_sig_hold(sig, si, uc) == 0)
 			return;
 	}
+	/* One copy of the action, the reset on that very one. */
+	prog = udt_sud_progact(sig);
+	took = udt_sud_klock_take();
+	h = prog->ka_handler;
+	flags = prog->ka_flags;
+	mask = prog->ka_mask;
+	if ((flags & SA_RESETHAND) && h != (void *)SIG_DFL &&
+	    h != (void *)SIG_IGN) {
+		prog->ka_handler = (void *)SIG_DFL;
+		udt_sud_pset();
+	}
+	udt_sud_klock_give(took);
 	if (h == (void *)SIG_IGN)
 		return;
-	if (h != (void *)SIG_DFL) {
-		static const long none[6];
-
-		/* One copy of the action, the reset on that very one. */
-		took = udt_sud_klock_take();
-		h = prog->ka_handler;
-		flags = prog->ka_flags;
-		mask = prog->ka_mask;
-		if ((flags & SA_RESETHAND) && h != (void *)SIG_DFL &&
-		    h != (void *)SIG_IGN) {
-			udt_sud_progact(sig)->ka_handler = (void *)SIG_DFL;
-			udt_sud_pset();
-		}
-		udt_sud_klock_give(took);
-		if (h == (void *)SIG_DFL || h == (void *)SIG_IGN) {
-			if (h == (void *)SIG_DFL)
-				udt_sud_die(sig);
-			return;
-		}
-		mask |= (flags & SA_NODEFER) ? 0 : UDT_SIGBIT(sig);
-		ov = udt_sig_view;
-		udt_sud_viewgain(mask & udt_sud_ours);
-		udt_sig_view |= mask & udt_sud_ours;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		/* The context it is given says its view of ours. */
-		*ucmask = (*ucmask & ~udt_sud_ours) | (ov & udt_sud_ours);
-		mask &= ~udt_sud_ours;
-		if (mask != 0)
-			(void)udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &mask,
-			    NULL, 8);
-		if (flags & SA_SIGINFO)
-			h(sig, si, uc);
-		else
-			((void (*)(int))(void *)h)(sig);
-		/*
-		 * Its view after it is what its context says (a handler may
-		 * change it there); held meanwhile and no longer blocked:
-		 * let in now; the real mask our sigreturn sets holds ours
-		 * only where held.
-		 */
-		udt_sig_after(*ucmask & udt_sud_ours);
-		*ucmask = (*ucmask & ~udt_sud_ours) | udt_sig_held;
-		/*
-		 * Its handler returns here, not to its restorer: ours makes
-		 * the rt_sigreturn that ends the signal, which is its.
-		 */
-		udt_sud_entry(SYS_rt_sigreturn, none, uc);
+	if (h == (void *)SIG_DFL) {
+		udt_sud_die(sig);
 		return;
 	}
-	udt_sud_die(sig);
+	mask |= (flags & SA_NODEFER) ? 0 : UDT_SIGBIT(sig);
+	ov = udt_sig_view;
+	udt_sud_viewgain(mask & udt_sud_ours);
+	udt_sig_view |= mask & udt_sud_ours;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* The context it is given says its view of ours. */
+	*ucmask = (*ucmask & ~udt_sud_ours) | (ov & udt_sud_ours);
+	mask &= ~udt_sud_ours;
+	if (mask != 0)
+		(void)udt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &mask, NULL, 8);
+	if (flags & SA_SIGINFO)
+		h(sig, si, uc);
+	else
+		((void (*)(int))(void *)h)(sig);
+	/*
+	 * Its view after it is what its context says (a handler may change
+	 * it there); held meanwhile and no longer blocked: let in now; the
+	 * real mask our sigreturn sets holds ours only where held.
+	 */
+	udt_sig_after(*ucmask & udt_sud_ours);
+	*ucmask = (*ucmask & ~udt_sud_ours) | udt_sig_held;
+	/*
+	 * Its handler returns here, not to its restorer: ours makes the
+	 * rt_sigreturn that ends the signal, which is its.
+	 */
+	udt_sud_entry(SYS_rt_sigreturn, none, uc);
 }
 
 void
@@ -732,23 +722,23 @@ udt_sud_handler(int sig, siginfo_t *si, void *ucv)
 	errno = saved;
 }
 
-void
+int
 udt_sud_thread(void)
 {
 	struct udt_thread *t = &udt_thread;
 
 	if (!udt_sud_active)
-		return;
+		return 0;
 	if (__atomic_load_n(&udt_sud_traced, __ATOMIC_RELAXED) &&
 	    !udt_sud_forced())
-		return;
-	udt_sud_resync();
+		return 0;
 	/* A SIGSYS of the program's waits blocked: not until it is gone. */
 	if (udt_sig_held & UDT_SIGBIT(SIGSYS)) {
 		udt_sig_release();
 		if (udt_sig_held & UDT_SIGBIT(SIGSYS))
-			return;
+			return -1;
 	}
+	udt_sud_resync();
 	/*
 	 * On with the selector letting every call through, then our SIGSYS
 	 * handler into the kernel (dispatch to a SIGSYS on its default
@@ -759,14 +749,15 @@ udt_sud_thread(void)
 	if (udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH,
 	    PR_SYS_DISPATCH_ON, udt_text_lo, udt_text_hi - udt_text_lo,
 	    &t->ut_sud) != 0)
-		return;
+		return 0;
 	if (udt_sud_install(0) != 0) {
 		(void)udt_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0,
 		    0, 0);
-		return;
+		return 0;
 	}
 	t->ut_sud = SYSCALL_DISPATCH_FILTER_BLOCK;
 	t->ut_armed = 1;
+	return 0;
 }
 
 /*
