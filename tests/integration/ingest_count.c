@@ -65,6 +65,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -700,7 +701,7 @@ stuck_child(int rfd, int how)
 		if (pthread_create(&th, NULL, stuck_claimer, &sc) != 0)
 			return 3;
 		while (!__atomic_load_n(&sc.sc_claimed, __ATOMIC_ACQUIRE))
-			;
+			sched_yield();
 	}
 	stuck_rec(rh, ++t, 1, 1);
 	if (how != STUCK_LEFT)
@@ -736,12 +737,13 @@ run_stuck(int fd, uint32_t pbn, int how)
 	close(p[0]);
 	/*
 	 * The skip comes after UDT_STUCK_NSEC, the late commit after
-	 * STUCK_CLAIM_NS: well within 8 s.  Read until 2 s go by with
-	 * nothing: the asleep one's late commit, after its skip, is not
-	 * read.
+	 * STUCK_CLAIM_NS: well within 8 s.  Read until the records come;
+	 * the asleep one's, until 2 s go by with nothing: its late commit,
+	 * after its skip, is not read.
 	 */
 	t0 = dtt_clock_ns(CLOCK_MONOTONIC);
-	while (dtt_clock_ns(CLOCK_MONOTONIC) - t0 < 8000000000ULL &&
+	while ((mine < want || how == STUCK_ASLEEP) &&
+	    dtt_clock_ns(CLOCK_MONOTONIC) - t0 < 8000000000ULL &&
 	    (n = dtt_read(fd, evs, 16, 2000)) > 0) {
 		got += n;
 		for (k = 0; k < n; k++)

@@ -439,7 +439,7 @@ storm(long n)
 		while (!storm_done &&
 		    (__atomic_load_n(&storm_handled, __ATOMIC_RELAXED) == h ||
 		    __atomic_load_n(&storm_iter, __ATOMIC_RELAXED) == it))
-			;
+			sched_yield();
 	}
 	pthread_join(thr, NULL);
 	printf("S %ld %ld %ld\n", storm_calls, storm_handled, sent);
