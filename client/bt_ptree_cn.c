@@ -120,11 +120,18 @@ pt_cn_open(void)
 	struct timespec rt, mt;
 	size_t len;
 	socklen_t sl;
+	const char *ask;
 	int fd, sz = 8 << 20, forced;
 
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mt);
 	cn_mono2real = (int64_t)(ns_of(&rt) - ns_of(&mt));
+	/*
+	 * A smaller buffer on request: to see how an overflow is told
+	 * without forking for seconds to fill 16 MB.
+	 */
+	if ((ask = getenv("BTRACE_CN_RCVBUF")) != NULL && atoi(ask) > 0)
+		sz = atoi(ask);
 	fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    NETLINK_CONNECTOR);
 	if (fd == -1)
