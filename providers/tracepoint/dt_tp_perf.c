@@ -220,7 +220,7 @@ static bool
 dt_tpev_round(int round, bool *switches)
 {
 	struct dt_tpev *ev, *next, *dead, **snap = NULL;
-	size_t n = 0, i;
+	size_t n = 0;
 	bool live;
 
 	pthread_mutex_lock(&dt_tpev_mtx);
@@ -253,10 +253,7 @@ dt_tpev_round(int round, bool *switches)
 	pthread_mutex_lock(&dt_tpev_cbmtx);
 	rcu_read_lock();
 	/* Only this thread frees, and not before the next round. */
-	for (i = 0; i < n; i++)
-		dt_tpev_drain_all(snap[i], false);
-	for (ev = dead; ev != NULL; ev = ev->tpe_next)
-		dt_tpev_drain_all(ev, true);
+	dt_tpev_drain_round(snap, n, dead);
 	rcu_read_unlock();
 	pthread_mutex_unlock(&dt_tpev_cbmtx);
 	dt_wakeup_release();

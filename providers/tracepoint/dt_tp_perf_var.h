@@ -116,4 +116,19 @@ void	dt_tpev_drain_merged(struct dt_tpev *ev, bool final);
  */
 void	dt_tpev_drain_all(struct dt_tpev *ev, bool final);
 
+/*
+ * A round's drain: the buffers of the nev events of evs (live) and of
+ * the dead list (closed) read as one stream, oldest record first across
+ * events and CPUs, each up to where its head was as the round began;
+ * the renames of all of them first, as dt_tpev_drain_all()'s; an event
+ * with switch records by dt_tpev_drain_merged() on its own.  One
+ * buffer after another, the events a round read took longer than the
+ * sequencer's D on a slow machine (ASan, 6000 syscall records), and
+ * the younger records of the first buffers went out before the older
+ * ones of the last (a return before its entry).  The reader thread
+ * only, inside an RCU read-side section.
+ */
+void	dt_tpev_drain_round(struct dt_tpev *const *evs, size_t nev,
+	    struct dt_tpev *dead);
+
 #endif /* DT_TP_PERF_VAR_H */

@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <urcu.h>
@@ -335,6 +336,133 @@ dt_tpev_drain_merged(struct dt_tpev *ev, bool final)
 			__atomic_store_n(&c->tpc_meta->data_tail, c->tpc_tail,
 			    __ATOMIC_RELEASE);
 	}
+}
+
+/*
+ * The merge key of c's record at its cursor: its time on the realtime
+ * clock, so that events on other clocks compare; 0 (a loss) and
+ * UINT64_MAX (nothing more) as they are.  [R].
+ */
+static uint64_t
+dt_tpev_key(const struct dt_tpev_cpu *c)
+{
+	if (c->tpc_ns == 0 || c->tpc_ns == UINT64_MAX)
+		return c->tpc_ns;
+	return c->tpc_ns + (uint64_t)c->tpc_ev->tpe_tsoff;
+}
+
+/* The heap of a round's cursors, oldest key on top.  [R]. */
+static struct dt_tpev_cpu	**dt_tpev_heap;
+static size_t			  dt_tpev_heapmax;
+
+static void
+dt_tpev_sift(size_t n, size_t i)
+{
+	struct dt_tpev_cpu *c = dt_tpev_heap[i];
+	uint64_t key = dt_tpev_key(c);
+	size_t k;
+
+	while ((k = 2 * i + 1) < n) {
+		if (k + 1 < n && dt_tpev_key(dt_tpev_heap[k + 1]) <
+		    dt_tpev_key(dt_tpev_heap[k]))
+			k++;
+		if (dt_tpev_key(dt_tpev_heap[k]) >= key)
+			break;
+		dt_tpev_heap[i] = dt_tpev_heap[k];
+		i = k;
+	}
+	dt_tpev_heap[i] = c;
+}
+
+/* Room in the heap for n cursors: false on ENOMEM.  [R]. */
+static bool
+dt_tpev_heap_room(size_t n)
+{
+	struct dt_tpev_cpu **h;
+
+	if (n <= dt_tpev_heapmax)
+		return true;
+	if ((h = realloc(dt_tpev_heap, n * sizeof(*h))) == NULL)
+		return false;
+	dt_tpev_heap = h;
+	dt_tpev_heapmax = n;
+	return true;
+}
+
+/* ev's buffers into the heap, their renames taken first.  [R]. */
+static size_t
+dt_tpev_heap_add(struct dt_tpev *ev, size_t n)
+{
+	struct dt_tpev_cpu *c;
+	unsigned int i;
+
+	for (i = 0; i < ev->tpe_ncpu; i++) {
+		c = &ev->tpe_cpus[i];
+		if (c->tpc_meta == NULL)
+			continue;
+		dt_tpev_renames(c);
+		c->tpc_tail = c->tpc_meta->data_tail;
+		dt_tpev_peek(c);
+		dt_tpev_heap[n++] = c;
+	}
+	return n;
+}
+
+void
+dt_tpev_drain_round(struct dt_tpev *const *evs, size_t nev,
+    struct dt_tpev *dead)
+{
+	const struct perf_event_header *hp;
+	struct perf_event_header h;
+	struct dt_tpev_cpu *c;
+	struct dt_tpev *ev;
+	size_t i, n = 0, want = 0;
+
+	for (i = 0; i < nev; i++)
+		if (!evs[i]->tpe_switches)
+			want += evs[i]->tpe_ncpu;
+	for (ev = dead; ev != NULL; ev = ev->tpe_next)
+		if (!ev->tpe_switches)
+			want += ev->tpe_ncpu;
+	if (!dt_tpev_heap_room(want)) {
+		/* One buffer after another, as before the merge. */
+		for (i = 0; i < nev; i++)
+			dt_tpev_drain_all(evs[i], false);
+		for (ev = dead; ev != NULL; ev = ev->tpe_next)
+			dt_tpev_drain_all(ev, true);
+		return;
+	}
+	for (i = 0; i < nev; i++) {
+		if (evs[i]->tpe_switches)
+			dt_tpev_drain_merged(evs[i], false);
+		else
+			n = dt_tpev_heap_add(evs[i], n);
+	}
+	for (ev = dead; ev != NULL; ev = ev->tpe_next) {
+		if (ev->tpe_switches)
+			dt_tpev_drain_merged(ev, true);
+		else
+			n = dt_tpev_heap_add(ev, n);
+	}
+	for (i = n / 2; i-- > 0; )
+		dt_tpev_sift(n, i);
+	while (n > 0 && (c = dt_tpev_heap[0])->tpc_ns != UINT64_MAX) {
+		if ((hp = dt_perf_rec_at(c->tpc_meta, c->tpc_tail,
+		    c->tpc_head, &h, &dt_tpev_wrap)) == NULL) {
+			c->tpc_ns = UINT64_MAX;
+			dt_tpev_sift(n, 0);
+			continue;
+		}
+		/* The renames went first. */
+		if (h.type != PERF_RECORD_COMM && h.type != PERF_RECORD_MMAP)
+			dt_tpev_record(c, hp);
+		c->tpc_tail += h.size;
+		dt_tpev_peek(c);
+		dt_tpev_sift(n, 0);
+	}
+	for (i = 0; i < n; i++)
+		__atomic_store_n(&dt_tpev_heap[i]->tpc_meta->data_tail,
+		    dt_tpev_heap[i]->tpc_tail, __ATOMIC_RELEASE);
 }
 
 void
