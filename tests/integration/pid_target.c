@@ -78,7 +78,7 @@
 #define PT_MAXCHURN	(1 << 20)	/* churned threads at most */
 #define PT_CHURNMORE	200	/* churned after the line */
 #define PT_MANY		300	/* many's idle threads */
-#define PT_CRATE	200000	/* counted renames a second */
+#define PT_CRATE	50000	/* counted renames a second */
 #define PT_CBURST	10	/* in bursts of */
 
 static pthread_barrier_t	 pt_gate;
