@@ -418,8 +418,13 @@ dt_tp_emit(struct dt_probe *dtp, unsigned int cpu, uint64_t ptime,
 
 /*
  * perf's lost records: lost for every open recording the source; for
- * one switched over to its own events, those told before the switch
- * (what is told after may have been lost before: drops said too few).
+ * one switched over to its own events, those that may have been lost
+ * before the switch: after a sample stamped before it (ts_pfrom).  The
+ * lost record's own stamp is when perf found room again, maybe long
+ * after: judged by it, losses before the switch told after it were
+ * said to no one.  A loss wholly after the switch but after a sample
+ * before it is said to the open too: drops said too many, never too
+ * few.
  */
 static void
 dt_tp_lost(struct dt_tp_src *src, const struct dt_tp_sample *s)
@@ -430,7 +435,7 @@ dt_tp_lost(struct dt_tp_src *src, const struct dt_tp_sample *s)
 	for (i = 0; i < src->tps_nprobes; i++)
 		cds_list_for_each_entry_rcu(dp,
 		    &src->tps_probes[i]->tpp_dtp->dtp_pcbs, dp_pnext)
-			if (dt_tp_wants(dp, s->ts_ptime))
+			if (dt_tp_wants(dp, s->ts_pfrom))
 				dt_pcb_count_dropevt(dp, s->ts_cpu,
 				    s->ts_lost);
 }

@@ -99,6 +99,13 @@ struct dt_tp_sample {
 	const uint64_t	*ts_regs;
 	unsigned int	 ts_nregs;	/* 0: none (a kernel thread's) */
 	uint64_t	 ts_lost;	/* > 0: only a count of lost records */
+	/*
+	 * On a lost record: the stamp (as ts_ptime) of the sample its
+	 * buffer gave before it, 0 for none since the open; the records
+	 * were lost after that one, maybe long before the lost record
+	 * itself was put (perf puts it only once a record fits again).
+	 */
+	uint64_t	 ts_pfrom;
 	/* A rename or exec: only ts_pid/ts_tid's new name, NUL-ended */
 	const char	*ts_comm;
 	/* An executable mapping (DT_TPEV_MMAPS): only its file's name */

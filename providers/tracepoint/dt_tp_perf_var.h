@@ -71,6 +71,8 @@ struct dt_tpev_cpu {
 	uint64_t		 tpc_tail;	/* [R] merge: next record */
 	uint64_t		 tpc_head;	/* [R] end of this pass */
 	uint64_t		 tpc_ns;	/* [R] merge: tpc_tail's time */
+	uint64_t		 tpc_last;	/* [R] the last sample's stamp
+						   (ts_pfrom) */
 	/* [a] written by the reader: its task and all it forked are gone */
 	atomic_bool		 tpc_hup;
 };

@@ -150,6 +150,9 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 
 	switch (hp->type) {
 	case PERF_RECORD_SAMPLE:
+		/* TID, then TIME: where a later loss may begin */
+		if (len >= 16)
+			memcpy(&c->tpc_last, body + 8, 8);
 		dt_tpev_sample(ev, body, len, ev->tpe_chain);
 		break;
 	case PERF_RECORD_SWITCH_CPU_WIDE:
@@ -210,6 +213,7 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		memset(&s, 0, sizeof(s));
 		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 		s.ts_lost = lost;
+		s.ts_pfrom = c->tpc_last;
 		/* sample_id_all: pid, tid, then the time the record was put */
 		if (len >= 32)
 			memcpy(&s.ts_ptime, body + 24, 8);
@@ -263,9 +267,9 @@ dt_tpev_drain(struct dt_tpev_cpu *c)
 }
 
 /*
- * The time perf stamped on the record at c's merge cursor: 0 for what
- * has none (lost records go first), UINT64_MAX when the pass has no
- * more of c.  [R].
+ * The time perf stamped on the record at c's merge cursor (a sample, a
+ * switch, a rename, an exit): 0 for what has none (lost records go
+ * first), UINT64_MAX when the pass has no more of c.  [R].
  */
 static void
 dt_tpev_peek(struct dt_tpev_cpu *c)
@@ -287,6 +291,9 @@ dt_tpev_peek(struct dt_tpev_cpu *c)
 		memcpy(&c->tpc_ns, body + 16, 8);
 	else if (h.type == PERF_RECORD_COMM)
 		c->tpc_ns = dt_perf_comm_time(body, h.size - sizeof(h));
+	/* an exit in its place, not before the samples that preceded it */
+	else if (h.type == PERF_RECORD_EXIT && h.size >= sizeof(h) + 24)
+		memcpy(&c->tpc_ns, body + 16, 8);
 }
 
 void
