@@ -26,8 +26,11 @@
  * With churn, a third thread starts and joins threads, each making one
  * getppid(), without pause until PT_CHURNMORE more after the line
  * came, and then the process writes their tids to FILE, one a line, in the
- * order they were made: the start of a trace meets threads being made,
- * and a reader can tell which of them it missed or saw twice.
+ * order they were made, each with the times (CLOCK_REALTIME, ns) just
+ * before it was made and just after its join: the start of a trace meets
+ * threads being made, and a reader can tell which of them it missed or
+ * saw twice, even where a tid came back (the kernel's pids wrap at
+ * pid_max, 32768 on some machines, and a slow start churns more).
  *
  * With count, main's N calls are a counter thread's renames instead:
  * started before "ready", it names itself "c" and i in decimal, i = 0,
@@ -97,6 +100,8 @@ static bool			 pt_many;
 static bool			 pt_nest;	/* the late thread's own */
 static pthread_barrier_t	 pt_idle;	/* many's threads may end */
 static pid_t			*pt_churned;	/* their tids, in order */
+static struct timespec		*pt_churnat;	/* each one's start, realtime */
+static struct timespec		*pt_churnend;	/* and its join's end */
 static atomic_long		 pt_nchurned;	/* threads churned */
 static atomic_long		 pt_churnto = -1; /* their end, -1: none */
 
@@ -176,11 +181,15 @@ pt_churn(void *arg)
 	long i, end;
 
 	for (i = 0; ((end = atomic_load(&pt_churnto)) == -1 || i < end) &&
-	    i < PT_MAXCHURN; )
+	    i < PT_MAXCHURN; ) {
+		/* after the last one's join: when this tid is this one's */
+		clock_gettime(CLOCK_REALTIME, &pt_churnat[i]);
 		if (pthread_create(&t, NULL, pt_once, &pt_churned[i]) == 0) {
 			pthread_join(t, NULL);
+			clock_gettime(CLOCK_REALTIME, &pt_churnend[i]);
 			atomic_store(&pt_nchurned, ++i);
 		}
+	}
 	return arg;
 }
 
@@ -313,7 +322,11 @@ pt_run(void)
 		if ((f = fopen(pt_churnfile, "w")) == NULL)
 			return 1;
 		for (i = 0; i < pt_nchurned; i++)
-			fprintf(f, "%d\n", (int)pt_churned[i]);
+			fprintf(f, "%d %lld %lld\n", (int)pt_churned[i],
+			    (long long)pt_churnat[i].tv_sec * 1000000000LL +
+			    pt_churnat[i].tv_nsec,
+			    (long long)pt_churnend[i].tv_sec * 1000000000LL +
+			    pt_churnend[i].tv_nsec);
 		if (fclose(f) != 0)
 			return 1;
 	}
@@ -366,8 +379,10 @@ main(int argc, char *argv[])
 	if (argc == 5 && !pt_counting_on && !pt_going && !pt_many &&
 	    !pt_nest && (pt_rate = atol(how)) <= 0)
 		return 2;
-	if (pt_churning && (pt_churned = calloc(PT_MAXCHURN,
-	    sizeof(*pt_churned))) == NULL)
+	if (pt_churning && ((pt_churned = calloc(PT_MAXCHURN,
+	    sizeof(*pt_churned))) == NULL || (pt_churnat = calloc(PT_MAXCHURN,
+	    sizeof(*pt_churnat))) == NULL || (pt_churnend = calloc(PT_MAXCHURN,
+	    sizeof(*pt_churnend))) == NULL))
 		return 1;
 	pt_churnfile = pt_churning ? argv[5] : NULL;
 	pt_n = atol(argv[1]);
