@@ -121,9 +121,12 @@ void	dt_tpev_drain_all(struct dt_tpev *ev, bool final);
 /*
  * A round's drain: the buffers of the nev events of evs (live) and of
  * the dead list (closed) read as one stream, oldest record first across
- * events and CPUs, each up to where its head was as the round began;
- * the renames of all of them first, as dt_tpev_drain_all()'s; an event
- * with switch records by dt_tpev_drain_merged() on its own.  One
+ * events and CPUs, each up to where its head was when the round read
+ * them all, one right after another; the renames of all of them first,
+ * as dt_tpev_drain_all()'s; an event with switch records by
+ * dt_tpev_drain_merged() on its own, before the others (its records are
+ * not merged with theirs, as before).  Each buffer's room is given back
+ * as soon as it is read to its head.  One
  * buffer after another, the events a round read took longer than the
  * sequencer's D on a slow machine (ASan, 6000 syscall records), and
  * the younger records of the first buffers went out before the older

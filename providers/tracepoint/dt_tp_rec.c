@@ -396,7 +396,12 @@ dt_tpev_heap_room(size_t n)
 	return true;
 }
 
-/* ev's buffers into the heap, their renames taken first.  [R]. */
+/*
+ * ev's buffers into the heap, each with its head as it is now: the
+ * heads of a round read one right after another, so that what a buffer
+ * gets after its read is younger than the round's start but for that
+ * moment (the rename walks come after all of them).  [R].
+ */
 static size_t
 dt_tpev_heap_add(struct dt_tpev *ev, size_t n)
 {
@@ -407,12 +412,19 @@ dt_tpev_heap_add(struct dt_tpev *ev, size_t n)
 		c = &ev->tpe_cpus[i];
 		if (c->tpc_meta == NULL)
 			continue;
-		dt_tpev_renames(c);
-		c->tpc_tail = c->tpc_meta->data_tail;
-		dt_tpev_peek(c);
+		c->tpc_head = __atomic_load_n(&c->tpc_meta->data_head,
+		    __ATOMIC_ACQUIRE);
 		dt_tpev_heap[n++] = c;
 	}
 	return n;
+}
+
+/* c is read to its head: the kernel may write there again.  [R]. */
+static void
+dt_tpev_done(struct dt_tpev_cpu *c)
+{
+	__atomic_store_n(&c->tpc_meta->data_tail, c->tpc_tail,
+	    __ATOMIC_RELEASE);
 }
 
 void
@@ -439,37 +451,48 @@ dt_tpev_drain_round(struct dt_tpev *const *evs, size_t nev,
 			dt_tpev_drain_all(ev, true);
 		return;
 	}
-	for (i = 0; i < nev; i++) {
+	/* Those with switch records on their own, as before. */
+	for (i = 0; i < nev; i++)
 		if (evs[i]->tpe_switches)
 			dt_tpev_drain_merged(evs[i], false);
-		else
-			n = dt_tpev_heap_add(evs[i], n);
-	}
-	for (ev = dead; ev != NULL; ev = ev->tpe_next) {
+	for (ev = dead; ev != NULL; ev = ev->tpe_next)
 		if (ev->tpe_switches)
 			dt_tpev_drain_merged(ev, true);
-		else
+	for (i = 0; i < nev; i++)
+		if (!evs[i]->tpe_switches)
+			n = dt_tpev_heap_add(evs[i], n);
+	for (ev = dead; ev != NULL; ev = ev->tpe_next)
+		if (!ev->tpe_switches)
 			n = dt_tpev_heap_add(ev, n);
+	for (i = 0; i < n; i++) {
+		c = dt_tpev_heap[i];
+		(void)dt_tpev_walk(c, true);
+		c->tpc_tail = c->tpc_meta->data_tail;
+		dt_tpev_peek(c);
 	}
 	for (i = n / 2; i-- > 0; )
 		dt_tpev_sift(n, i);
 	while (n > 0 && (c = dt_tpev_heap[0])->tpc_ns != UINT64_MAX) {
 		if ((hp = dt_perf_rec_at(c->tpc_meta, c->tpc_tail,
-		    c->tpc_head, &h, &dt_tpev_wrap)) == NULL) {
+		    c->tpc_head, &h, &dt_tpev_wrap)) == NULL)
 			c->tpc_ns = UINT64_MAX;
-			dt_tpev_sift(n, 0);
-			continue;
+		else {
+			/* The renames went first. */
+			if (h.type != PERF_RECORD_COMM &&
+			    h.type != PERF_RECORD_MMAP)
+				dt_tpev_record(c, hp);
+			c->tpc_tail += h.size;
+			dt_tpev_peek(c);
 		}
-		/* The renames went first. */
-		if (h.type != PERF_RECORD_COMM && h.type != PERF_RECORD_MMAP)
-			dt_tpev_record(c, hp);
-		c->tpc_tail += h.size;
-		dt_tpev_peek(c);
+		/* Its room back at once: a long round's others go on. */
+		if (c->tpc_ns == UINT64_MAX)
+			dt_tpev_done(c);
 		dt_tpev_sift(n, 0);
 	}
+	/* Where a torn record or a far stamp stopped the merge. */
 	for (i = 0; i < n; i++)
-		__atomic_store_n(&dt_tpev_heap[i]->tpc_meta->data_tail,
-		    dt_tpev_heap[i]->tpc_tail, __ATOMIC_RELEASE);
+		if (dt_tpev_heap[i]->tpc_ns != UINT64_MAX)
+			dt_tpev_done(dt_tpev_heap[i]);
 }
 
 void
