@@ -489,10 +489,7 @@ dt_tpev_drain_round(struct dt_tpev *const *evs, size_t nev,
 			dt_tpev_done(c);
 		dt_tpev_sift(n, 0);
 	}
-	/* Where a torn record or a far stamp stopped the merge. */
-	for (i = 0; i < n; i++)
-		if (dt_tpev_heap[i]->tpc_ns != UINT64_MAX)
-			dt_tpev_done(dt_tpev_heap[i]);
+	/* The loop ends with every cursor done: each gave its room back. */
 }
 
 void

@@ -518,8 +518,10 @@ pp_churned(const char *path, uint64_t lost)
 		/* outside every churned life of its tid: a known's */
 		if ((j = pp_made_at(made, n, pp_tids[i], pp_tidns[i])) == -1)
 			known++;
-		else if (cnt[made[j].pm_at]++ > 0)
+		else if (cnt[made[j].pm_at])
 			twice++;
+		else
+			cnt[made[j].pm_at] = 1;
 	}
 	for (i = 0; i < n; i++) {
 		if (cnt[i] > 0 && first == -1)
