@@ -219,29 +219,24 @@ pp_number(struct pp_got *g, long long v)
 		g->hi = v;
 }
 
-/*
- * Whether the exit of target, a child not yet reaped, may be among what
- * fd's open dropped: target has exited and the open says it dropped.
- */
+/* Whether target, a child not yet reaped, has exited. */
 static bool
-pp_exit_dropped(int fd, pid_t target)
+pp_exited(pid_t target)
 {
-	struct dtioc_stat st;
 	siginfo_t si;
 
 	memset(&si, 0, sizeof(si));
 	return waitid(P_PID, (id_t)target, &si, WEXITED | WNOHANG |
-	    WNOWAIT) == 0 && si.si_pid == target && dtt_stats(fd, &st) == 0 &&
-	    st.dtst_dropevt > 0;
+	    WNOWAIT) == 0 && si.si_pid == target;
 }
 
 /*
  * Read fd until target's exit came, into *g.  False on a timeout or an
  * error.  lossy: the open may drop (dtd filtering the pid from the
  * machine's records, its drops said), the exit's record among them:
- * then also done once target has exited, the open has said it dropped,
- * and a whole read's wait brought nothing (dtd drains perf at least
- * every 20 ms, DT_TPEV_FLUSH_MS).
+ * then also done once target had exited before a read whose whole
+ * wait brought nothing (dtd drains perf at least every 20 ms,
+ * DT_TPEV_FLUSH_MS) and the open has said it dropped.
  */
 static bool
 pp_count(int fd, pid_t target, struct pp_got *g, bool lossy)
@@ -251,7 +246,8 @@ pp_count(int fd, pid_t target, struct pp_got *g, bool lossy)
 	    systab_lookup("exit");
 	uint64_t deadline = dtt_clock_ns(CLOCK_MONOTONIC) +
 	    PP_READ_MS * 1000000ULL;
-	bool exited = false;
+	struct dtioc_stat st;
+	bool exited = false, gone;
 	long k, r;
 
 	memset(g, 0, sizeof(*g));
@@ -259,10 +255,13 @@ pp_count(int fd, pid_t target, struct pp_got *g, bool lossy)
 	while (!exited) {
 		if (dtt_clock_ns(CLOCK_MONOTONIC) > deadline)
 			return false;
+		/* before the read: what it waits for then is all there is */
+		gone = lossy && pp_exited(target);
 		if ((r = dtt_read(fd, evs, PP_NEVS, 1000)) == -1) {
 			if (errno != ETIMEDOUT)
 				return false;
-			if (lossy && pp_exit_dropped(fd, target)) {
+			if (gone && dtt_stats(fd, &st) == 0 &&
+			    st.dtst_dropevt > 0) {
 				fprintf(stderr, "# no exit read: among the "
 				    "drops\n");
 				return true;
