@@ -29,6 +29,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,9 +126,12 @@ dt_tp_pubtype(struct dt_tp_field *f, const char *type)
 	    f->dtf_signed ? "" : "u", (unsigned int)f->dtf_size * 8);
 }
 
-/* One "field:TYPE NAME;	offset:N;	size:N;	signed:N;" line. */
+/*
+ * One "field:TYPE NAME;	offset:N;	size:N;	signed:N;" line; *end
+ * where the field ends in the record, the whole array's.
+ */
 static int
-dt_tp_parse_field(const char *line, struct dt_tp_field *f)
+dt_tp_parse_field(const char *line, struct dt_tp_field *f, unsigned int *end)
 {
 	char decl[128], type[128], *name, *br;
 	const char *p, *e;
@@ -151,6 +155,7 @@ dt_tp_parse_field(const char *line, struct dt_tp_field *f)
 		return EINVAL;
 	if (off > UINT16_MAX || size > UINT16_MAX || size == 0)
 		return EINVAL;
+	*end = off + size;
 	while (n > 0 && isspace((unsigned char)decl[n - 1]))
 		decl[--n] = '\0';
 	if ((name = strrchr(decl, ' ')) == NULL)
@@ -192,6 +197,8 @@ dt_tracefs_parse(const char *text, struct dt_tp_format *fm)
 	const char *line, *nl;
 	char buf[512];
 	size_t n;
+	unsigned int end, fix = 0;
+	bool dyn = false;
 
 	fm->dtfm_nfields = 0;
 	for (line = text; *line != '\0'; line = nl + 1) {
@@ -203,8 +210,11 @@ dt_tracefs_parse(const char *text, struct dt_tp_format *fm)
 		memcpy(buf, line, n);
 		buf[n] = '\0';
 		if (strstr(buf, "field:") != NULL) {
-			if (dt_tp_parse_field(buf, &f) != 0)
+			if (dt_tp_parse_field(buf, &f, &end) != 0)
 				return EINVAL;
+			fix = end > fix ? end : fix;
+			dyn |= f.dtf_kind == DT_TPF_DATALOC ||
+			    f.dtf_kind == DT_TPF_RELLOC;
 			if (strncmp(f.dtf_name, "common_", 7) != 0 &&
 			    fm->dtfm_nfields < DT_TP_MAXFIELDS)
 				fm->dtfm_fields[fm->dtfm_nfields++] = f;
@@ -212,6 +222,7 @@ dt_tracefs_parse(const char *text, struct dt_tp_format *fm)
 		if (*nl == '\0')
 			break;
 	}
+	fm->dtfm_fixsize = dyn || fix > UINT16_MAX ? 0 : (uint16_t)fix;
 	return 0;
 }
 

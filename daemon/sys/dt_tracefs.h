@@ -51,6 +51,12 @@ struct dt_tp_field {
 struct dt_tp_format {
 	int			dtfm_id;	/* perf config */
 	unsigned int		dtfm_nfields;	/* common_* left out */
+	/*
+	 * The record's bytes, common_* and every field included (those
+	 * past DT_TP_MAXFIELDS too); 0 where a __data_loc or __rel_loc
+	 * field makes its size vary from record to record.
+	 */
+	uint16_t		dtfm_fixsize;
 	struct dt_tp_field	dtfm_fields[DT_TP_MAXFIELDS];
 };
 

@@ -28,6 +28,8 @@
 #ifndef DT_TP_KBPF_H
 #define DT_TP_KBPF_H
 
+#include <sys/types.h>
+
 #include <linux/bpf.h>
 
 #include <stdbool.h>
@@ -157,6 +159,18 @@ unsigned int dt_kbpf_prog(const struct dt_kbpf_spec *s,
  * entry decided.  Their length, 0 on failure.  Any thread.
  */
 unsigned int dt_kbpf_execprog(int youngfd, struct bpf_insn *insns);
+
+/*
+ * A pid filter's program (dt_tp_pid.c) for tracepoint id, whose records
+ * are size bytes (dtfm_fixsize), into insns[DT_KBPF_MAXINSNS]: each hit
+ * of process pid (the kernel's tgid) is written whole, as a raw sample,
+ * into the BPF output event of its CPU, perf event array outfd's; the
+ * hits of other processes go on as before.  Its length, 0 for a record
+ * past DT_KBPF_PIDMAX bytes.  Any thread.
+ */
+#define DT_KBPF_PIDMAX	256
+unsigned int dt_kbpf_pidprog(pid_t pid, int id, unsigned int size, int outfd,
+	    struct bpf_insn *insns);
 unsigned int dt_kbpf_exitprog(int youngfd, struct bpf_insn *insns);
 
 /*

@@ -704,3 +704,60 @@ dt_kbpf_exitprog(int youngfd, struct bpf_insn *insns)
 	ka_bind(&a, out);
 	return ka_finish(&a);
 }
+
+/*
+ * The pid filter's program: a hit of process pid has its record copied
+ * whole (size bytes from the context, which is the record) to the
+ * frame and written into the output event of its CPU (map outfd, a
+ * perf event array); any other hit, nothing.  The first 8 bytes of the
+ * context are not the record's common fields but perf's pointer to the
+ * registers, put there for the program (perf_trace_run_bpf_submit()):
+ * the copy gets them back, common_type id and common_pid the thread,
+ * flags and preempt count 0, as no reader here looks at them.
+ */
+unsigned int
+dt_kbpf_pidprog(pid_t pid, int id, unsigned int size, int outfd,
+    struct bpf_insn *insns)
+{
+	static struct dt_kbpf_asm z;
+	struct dt_kbpf_asm a = z;
+	unsigned int out = ka_label(&a), off, sz, len = (size + 7) & ~7U;
+	uint8_t code;
+	int base = -(int)len;
+
+	a.ka_insn = insns;
+	if (size < 8 || len > DT_KBPF_PIDMAX)
+		return 0;
+	MOV64_REG(&a, BPF_REG_6, BPF_REG_1);
+	CALL(&a, BPF_FUNC_get_current_pid_tgid);
+	MOV64_REG(&a, BPF_REG_7, BPF_REG_0);
+	ALU64_IMM(&a, BPF_RSH, BPF_REG_0, 32);
+	JMP_IMM(&a, BPF_JNE, BPF_REG_0, (int32_t)pid, out);
+	/* common_pid, the thread, over common_type's word */
+	ALU64_IMM(&a, BPF_LSH, BPF_REG_7, 32);
+	ALU64_IMM(&a, BPF_OR, BPF_REG_7, id & 0xffff);
+	STX(&a, BPF_DW, BPF_REG_10, BPF_REG_7, (int16_t)base);
+	/*
+	 * Loads aligned to their size, as a tracepoint's context allows,
+	 * and none past the record: perf refuses to hang a program that
+	 * reads beyond its event's fields (EACCES).
+	 */
+	for (off = 8; off < size; off += sz) {
+		for (sz = 8; off % sz != 0 || off + sz > size; sz /= 2)
+			;
+		code = sz == 8 ? BPF_DW : sz == 4 ? BPF_W : sz == 2 ? BPF_H :
+		    BPF_B;
+		LDX(&a, code, BPF_REG_1, BPF_REG_6, (int16_t)off);
+		STX(&a, code, BPF_REG_10, BPF_REG_1,
+		    (int16_t)(base + (int)off));
+	}
+	MOV64_REG(&a, BPF_REG_1, BPF_REG_6);
+	ka_ld_map(&a, BPF_REG_2, outfd);
+	/* BPF_F_CURRENT_CPU, zero-extended: no bits above the index */
+	ka_ins(&a, BPF_ALU | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, -1);
+	ka_fp(&a, BPF_REG_4, base);
+	MOV64_IMM(&a, BPF_REG_5, (int32_t)size);
+	CALL(&a, BPF_FUNC_perf_event_output);
+	ka_bind(&a, out);
+	return ka_finish(&a);
+}

@@ -151,7 +151,7 @@ main(void)
 	char what[128];
 	uint32_t keys;
 	unsigned int n, fi, c, k;
-	int map, gen, ovf;
+	int map, gen, ovf, out;
 	bool load;
 
 	/* the filters it takes, and those it leaves to dtd */
@@ -252,6 +252,26 @@ main(void)
 				if (load && n > 0)
 					ok(verify(in, n, what), what);
 			}
+	/*
+	 * The pid filter's program, records of 8 bytes (the common fields
+	 * alone) to the largest taken, in a perf event array; one past it
+	 * refused.
+	 */
+	out = load ? mkmap(BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 4, 64) : 6;
+	if (load && out < 0)
+		ok(false, "a perf event array");
+	for (k = 8; k <= DT_KBPF_PIDMAX && out >= 0;
+	    k += k < 72 ? 4 : k < DT_KBPF_PIDMAX - 1 ? 61 : 1) {
+		snprintf(what, sizeof(what), "pid program, %u bytes", k);
+		n = dt_kbpf_pidprog(12345, 21, k, out, in);
+		ok(wellformed(in, n), what);
+		if (load && n > 0)
+			ok(verify(in, n, what), what);
+	}
+	ok(dt_kbpf_pidprog(12345, 21, DT_KBPF_PIDMAX + 1, 6, in) == 0,
+	    "pid program past DT_KBPF_PIDMAX refused");
+	if (load && out >= 0)
+		close(out);
 	free(in);
 	if (load) {
 		close(map);
