@@ -72,12 +72,12 @@ static pthread_mutex_t	 dt_tpev_cbmtx = PTHREAD_MUTEX_INITIALIZER;
 static struct dt_tpev	*dt_tpev_live;		/* [t] */
 static struct dt_tpev	*dt_tpev_dead;		/* [t] */
 static struct dt_perf_loop dt_tpev_rdr = DT_PERF_LOOP_INIT; /* [t] */
-static int		 dt_tpev_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
+int			 dt_tpev_clockid = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 static int		 dt_tpev_pmuclock = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 struct dt_tpev_stats	 dt_tpev_counters;	/* [a] */
 static struct dt_source	*_Atomic dt_tpev_seq;	/* [t] set once, [a] read */
 
-static void
+void
 dt_tpev_attr(struct perf_event_attr *attr, const struct dt_tpev_pmu *pmu,
     uint64_t evtflags, size_t datasize)
 {
@@ -421,51 +421,6 @@ dt_tpev_open_pmu(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 	return dt_tpev_open_task(pmu, evtflags, -1, fn, arg, NULL, error);
 }
 
-/*
- * The other threads' events of dt_tpev_open_threads(), tids[1..n-1] on
- * every CPU ev has a buffer on, writing into it.  A thread gone before
- * it is reached is left out (ESRCH): it makes no event any more.
- * 0 or an errno.  [I], before the reader knows ev.
- */
-static int
-dt_tpev_open_xtids(struct dt_tpev *ev, struct perf_event_attr *attr,
-    const pid_t *tids, unsigned int n, int *clk)
-{
-	struct dt_tpev_cpu *c;
-	unsigned int i, j;
-	int fd;
-
-	if (n < 2)
-		return 0;
-	if ((ev->tpe_xfds = malloc((size_t)(n - 1) * ev->tpe_ncpu *
-	    sizeof(int))) == NULL)
-		return ENOMEM;
-	ev->tpe_nxfds = (n - 1) * ev->tpe_ncpu;
-	for (i = 0; i < ev->tpe_nxfds; i++)
-		ev->tpe_xfds[i] = -1;
-	for (j = 1; j < n; j++)
-		for (i = 0; i < ev->tpe_ncpu; i++) {
-			c = &ev->tpe_cpus[i];
-			if (c->tpc_meta == NULL)
-				continue;
-			if ((fd = dt_perf_open_pid(attr, tids[j], (int)i, clk,
-			    NULL)) == -1) {
-				if (errno == ESRCH)
-					break;
-				return errno;
-			}
-			ev->tpe_xfds[(j - 1) * ev->tpe_ncpu + i] = fd;
-			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->tpc_fd) ==
-			    -1)
-				return errno;
-		}
-	return 0;
-}
-
-static struct dt_tpev *dt_tpev_open_on(const struct dt_tpev_pmu *,
-		    uint64_t, const pid_t *, unsigned int, bool, dt_tpev_fn,
-		    void *, void (*)(void *), int *);
-
 struct dt_tpev *
 dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
     pid_t pid, dt_tpev_fn fn, void *arg, void (*release)(void *), int *error)
@@ -474,34 +429,20 @@ dt_tpev_open_task(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 	    release, error);
 }
 
-struct dt_tpev *
-dt_tpev_open_threads(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
-    const pid_t *tids, unsigned int n, dt_tpev_fn fn, void *arg,
-    void (*release)(void *), int *error)
-{
-	if (n == 0) {
-		if (release != NULL)
-			release(arg);
-		*error = EINVAL;
-		return NULL;
-	}
-	return dt_tpev_open_on(pmu, evtflags, tids, n, true, fn, arg,
-	    release, error);
-}
-
 /*
  * dt_tpev_open_task() (threads false: tids[0] the tree's root, or -1
  * for every process) and dt_tpev_open_threads() (threads).
  */
-static struct dt_tpev *
+struct dt_tpev *
 dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
     const pid_t *tids, unsigned int ntids, bool threads, dt_tpev_fn fn,
     void *arg, void (*release)(void *), int *error)
 {
 	pid_t pid = tids[0];
 	struct perf_event_attr attr;
-	int *clk = pmu->tpm_type == PERF_TYPE_TRACEPOINT ? &dt_tpev_clockid :
-	    &dt_tpev_pmuclock;
+	bool out = (evtflags & DT_TPEV_OUT) != 0;
+	int *clk = pmu->tpm_type == PERF_TYPE_TRACEPOINT || out ?
+	    &dt_tpev_clockid : &dt_tpev_pmuclock;
 	struct dt_tpev *ev;
 	struct dt_tpev_cpu *c;
 	struct epoll_event eev;
@@ -523,7 +464,7 @@ dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 	/* Whoever frees ev, on any path, releases arg with it. */
 	ev->tpe_release = release;
 	ev->tpe_ncpu = ncpu;
-	datasize = (size_t)(threads ? DT_TPEV_TPAGES :
+	datasize = (size_t)(threads || out ? DT_TPEV_TPAGES :
 	    (evtflags & DT_TPEV_SMALL) ? DT_TPEV_SMALLPAGES : DT_TPEV_PAGES) *
 	    (size_t)getpagesize();
 	mmlen = datasize + (size_t)getpagesize();
@@ -563,6 +504,11 @@ dt_tpev_open_on(const struct dt_tpev_pmu *pmu, uint64_t evtflags,
 		 */
 		attr.inherit_thread = threads;
 		attr.read_format = threads ? PERF_FORMAT_LOST : 0;
+		evtflags &= ~DT_TPEV_SWITCHES;
+	}
+	if (out) {
+		/* one pid's records, as a pid filter's threads' are */
+		attr.read_format = PERF_FORMAT_LOST;
 		evtflags &= ~DT_TPEV_SWITCHES;
 	}
 	*error = 0;

@@ -202,6 +202,29 @@ struct dt_tpev	*dt_tpev_open_threads(const struct dt_tpev_pmu *,
 uint64_t	dt_tpev_lost(struct dt_tpev *, unsigned int cpu);
 
 /*
+ * dt_tpev_open_pmu()'s event as the output of an eBPF program (a pid
+ * filter's, dt_tp_pid.c): a BPF output event (PERF_COUNT_SW_BPF_OUTPUT)
+ * on every CPU, with the buffers, the stacks and the renames of
+ * dt_tpev_open_threads(), the tracepoint kind's clock (its records'
+ * ts_ptime compares with a tracepoint's), its losses counted for
+ * dt_tpev_lost(), no switch records.  A record the program writes is
+ * handed to fn as the tracepoint's own would be, its raw bytes the
+ * program's.  *tpfd: a counting event of tracepoint id on one CPU, the
+ * caller's to hang the program on (PERF_EVENT_IOC_SET_BPF) and to close,
+ * opened first so that both kinds take the clock a tracepoint can.
+ * Same contract as dt_tpev_open_task().
+ */
+struct dt_tpev	*dt_tpev_open_out(int id, uint64_t evtflags, dt_tpev_fn fn,
+		    void *arg, void (*release)(void *), int *tpfd, int *error);
+
+/*
+ * The descriptor of ev's event on CPU cpu, -1 where it has none (an
+ * offline CPU), for a program's perf event array.  The owner's thread,
+ * before dt_tpev_close(); the event stays ev's.
+ */
+int	dt_tpev_fd(const struct dt_tpev *ev, unsigned int cpu);
+
+/*
  * Stop the event: disarm it now, and let the reader hand fn what the
  * buffers still hold and free it between two rounds.  Any thread, never
  * waits for the reader; fn may still be called for it until the reader

@@ -16,11 +16,23 @@
 
 /*
  * A pid filter evaluated where the event happens (issue 22).  ftrace
- * has no tgid, so a pushed pid == N cannot be an ftrace filter; instead
- * a pcb whose filter has that conjunct gets perf events of its own on
- * N's threads (dt_tpev_open_threads(): one buffer per CPU for all of
- * them), inherited by every thread they create, not by the processes
- * they fork.  The kernel then writes the records of N's threads alone,
+ * has no tgid, so a pushed pid == N cannot be an ftrace filter.  Two
+ * roads, the first where it can be taken:
+ *
+ * The program's (dt_tp_pid_bpf()): an eBPF program on the tracepoint
+ * compares current's tgid with N and writes N's records whole into BPF
+ * output events of the pcb's own (one buffer per CPU), which the reader
+ * reads as it reads a tracepoint's.  The comparison is dtd's own, made
+ * in the kernel: every hit of N, none of another process, nothing to
+ * inherit, so nothing a thread made at any pace can miss.  Root, dtd in
+ * the initial pid namespace, records of a fixed size of at most
+ * DT_KBPF_PIDMAX bytes (raw_syscalls' and most; not those with strings
+ * of their own, __data_loc).
+ *
+ * The threads' (what follows): a pcb whose filter has that conjunct
+ * gets perf events of its own on N's threads (dt_tpev_open_threads():
+ * one buffer per CPU for all of them), inherited by every thread they
+ * create, not by the processes they fork.  The kernel then writes the records of N's threads alone,
  * so dtd's CPU follows N's events, not the machine's.  The rest of the
  * pcb's filter is the events' ftrace filter where it translates; dtd
  * still applies the whole filter, as btrace does after it.
@@ -68,9 +80,8 @@
  * Likely the context switch's swap of a parent's and a child's cloned
  * perf contexts, which leaves the parent's own events in the child's
  * context when the child exits; not proven.  PERF_SAMPLE_READ, which
- * turns that swap off since 6.12, stalled the same program.  The way
- * out is a filter that needs no inheritance: the pid compared in an
- * eBPF program on the shared event (as dt_tp_kbpf.c counts).
+ * turns that swap off since 6.12, stalled the same program.  The
+ * program's road needs no inheritance, and is taken first for that.
  *
  * The buffers' owner is any listed thread perf still takes: a main
  * thread that called pthread_exit() lingers in the list, but perf
@@ -113,6 +124,9 @@
  *	[R]	the perf reader thread, inside rcu_read_lock()
  *	[a]	atomic operations
  */
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
 #include <linux/perf_event.h>
 
 #include <errno.h>
@@ -128,6 +142,7 @@
 #include "dt_proc.h"
 #include "dt_prov.h"
 #include "dt_tp_filt.h"
+#include "dt_tp_kbpf.h"
 #include "dt_tp_perf.h"
 #include "dt_tp_var.h"
 
@@ -145,6 +160,8 @@ struct dt_tp_pidev {
 	struct dt_tpev		*pe_ev;		/* [K] NULL: none open */
 	/* [I] before pe_live: its records before this time are not dp's */
 	uint64_t		 pe_cut;
+	/* [K] the program's road (dt_tp_pid_bpf()), -1 on the threads' */
+	int			 pe_kev, pe_kprog, pe_kmap;
 	unsigned int		 pe_fds, pe_bufs; /* [K] charged */
 	unsigned int		 pe_ncpu;	/* [I] */
 	/* [a] per CPU, the losses the callback counted to pe_dp */
@@ -153,6 +170,7 @@ struct dt_tp_pidev {
 
 static struct dt_tp_pidev *dt_tp_pidevs;	/* [K] started ones */
 static int dt_tp_pid_lasterr;			/* [K] said once */
+static int dt_tp_pid_saidprog;			/* [K] said once */
 static long dt_tp_pid_bufs;			/* [K] charged in all */
 
 int
@@ -241,10 +259,22 @@ dt_tp_pid_release(void *arg)
 		free(pe);
 }
 
-/* Close pe's event: the reader drains it, then releases pe.  [K]. */
+/*
+ * Close pe's event: the reader drains it, then releases pe.  The
+ * program first: its event's close detaches it, and what it wrote
+ * before is still read.  [K].
+ */
 static void
 dt_tp_pid_close(struct dt_tp_pidev *pe)
 {
+	int *fds[] = { &pe->pe_kev, &pe->pe_kprog, &pe->pe_kmap };
+	size_t i;
+
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] != -1) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
 	if (pe->pe_ev != NULL)
 		dt_tpev_close(pe->pe_ev);
 	pe->pe_ev = NULL;
@@ -308,6 +338,92 @@ dt_tp_pid_try(struct dt_tp_pidev *pe, pid_t pid, pid_t *was, pid_t *now)
 	return n < 0 ? -n : EAGAIN;
 }
 
+/* Whether dtd sees the kernel's pids: the program compares those. */
+static bool
+dt_tp_pid_initns(void)
+{
+	static int known = -1;
+	struct stat st;
+
+	/* PROC_PID_INIT_INO: the initial pid namespace's inode */
+	if (known == -1)
+		known = stat("/proc/self/ns/pid", &st) == 0 &&
+		    st.st_ino == 0xEFFFFFFCU;
+	return known == 1;
+}
+
+/*
+ * The program's road: pid's hits of the tracepoint written whole by an
+ * eBPF program into output events of pe's own (dt_kbpf_pidprog()), the
+ * pid compared where the event happens, on the shared event's hits:
+ * no thread listed, none inherited, so none missed, however fast the
+ * process makes them, and the hits kept are exactly those dtd's own
+ * comparison keeps (dtev_pid is current's tgid), a thread's last ones
+ * too.  Root, a record of a fixed size, dtd in the initial pid
+ * namespace (the program sees the kernel's pids).  0, or an errno:
+ * EOPNOTSUPP where it does not apply, the threads' road then.  [K].
+ */
+static int
+dt_tp_pid_bpf(struct dt_tp_pidev *pe, pid_t pid)
+{
+	const struct dt_tp_format *fm = &pe->pe_src->tps_fmt;
+	struct bpf_insn *insns;
+	char why[200];
+	unsigned int i, n, ncpu;
+	int error, fd;
+
+	if (dt_tp_kbpf_off() || fm->dtfm_fixsize == 0 ||
+	    fm->dtfm_fixsize > DT_KBPF_PIDMAX || !dt_tp_pid_initns() ||
+	    (ncpu = dt_kbpf_cpus()) == 0)
+		return EOPNOTSUPP;
+	if (!dt_tp_pid_charge(pe, 1))
+		return EBUSY;
+	/* released with the event, or before a failed open returns */
+	atomic_fetch_add(&pe->pe_refs, 1);
+	pe->pe_ev = dt_tpev_open_out(fm->dtfm_id, pe->pe_dp->dp_evtflags &
+	    (DTEVT_KSTACK | DTEVT_USTACK), dt_tp_pid_cb, pe,
+	    dt_tp_pid_release, &pe->pe_kev, &error);
+	if (pe->pe_ev == NULL) {
+		dt_tp_pid_uncharge(pe);
+		return error;
+	}
+	error = 0;
+	if ((pe->pe_kmap = dt_kbpf_map(BPF_MAP_TYPE_PERF_EVENT_ARRAY,
+	    sizeof(uint32_t), sizeof(uint32_t), ncpu, "udtpidout")) == -1)
+		error = errno;
+	for (i = 0; i < ncpu && error == 0; i++)
+		if ((fd = dt_tpev_fd(pe->pe_ev, i)) != -1 &&
+		    dt_kbpf_put(pe->pe_kmap, i, (uint32_t)fd) != 0)
+			error = errno;
+	if (error == 0 && ((insns = calloc(DT_KBPF_MAXINSNS,
+	    sizeof(*insns))) == NULL))
+		error = ENOMEM;
+	else if (error == 0) {
+		n = dt_kbpf_pidprog(pid, fm->dtfm_id, fm->dtfm_fixsize,
+		    pe->pe_kmap, insns);
+		if (n == 0)
+			error = EOPNOTSUPP;
+		else if ((pe->pe_kprog = dt_kbpf_load_insns(insns, n,
+		    "udtpid", why, sizeof(why))) == -1) {
+			error = EOPNOTSUPP;
+			/* a refusal root does not expect is said, once */
+			if (geteuid() == 0 && !dt_tp_pid_saidprog++)
+				fprintf(stderr, "dtd: tracepoint: %s:%s: the pid "
+				    "program refused (%s): its threads "
+				    "followed\n", pe->pe_src->tps_sys,
+				    pe->pe_src->tps_event, why);
+		}
+		free(insns);
+	}
+	/* hung last: every output it can write to is in the map */
+	if (error == 0 && ioctl(pe->pe_kev, PERF_EVENT_IOC_SET_BPF,
+	    pe->pe_kprog) == -1)
+		error = errno;
+	if (error != 0)
+		dt_tp_pid_close(pe);
+	return error;
+}
+
 /*
  * dt_tpev_cut()'s fn: the switch-over at t, between two records the
  * reader hands over.  It runs under the lock the reader hands records
@@ -348,9 +464,13 @@ dt_tp_pid_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	pe->pe_tpp = tpp;
 	pe->pe_src = src;
 	atomic_store(&pe->pe_refs, 1);
+	pe->pe_kev = pe->pe_kprog = pe->pe_kmap = -1;
 	test = getenv("USERDT_TEST_PIDFOLLOW");
 	if (test != NULL && strcmp(test, "refuse") == 0)
 		error = EPERM;
+	else if ((test == NULL || strcmp(test, "threads") != 0) &&
+	    ((error = dt_tp_pid_bpf(pe, pid)) == 0 || error == EBUSY))
+		;	/* the program's road, or past the budget */
 	else if ((was = malloc(2 * DT_TP_PID_MAXTIDS * sizeof(*was))) !=
 	    NULL) {
 		error = EAGAIN;

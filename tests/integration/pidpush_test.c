@@ -77,6 +77,13 @@
  *				the same exact counts (no noise: it would
  *				overflow perf's buffers)
  *
+ * tp, churn and cut take dtd's first road, the pid compared in a kernel
+ * program of the open's own (checked: dtd holds one more program while
+ * A records); budget, gone, gonelate and many ask for the threads'
+ * (USERDT_TEST_PIDFOLLOW=threads), which is what they test, and check
+ * that it holds none.  The threads' road under churn is not run: the
+ * kernel's inherited events there can stop writing unsaid (dt_tp_pid.c).
+ *
  * Knowing every event of the target was read: its exit_group is its
  * last system call, and a reader gets events in time order across CPUs
  * (design decision 18), so once it is read nothing older is on its way.
@@ -394,6 +401,24 @@ pp_perf(int *fds)
 	return n;
 }
 
+/* The eBPF programs dtd holds open now, or -1. */
+static int
+pp_progs(void)
+{
+	char path[64];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pp_dd.dd_pid);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		n += pp_fdis(de->d_name, "anon_inode:bpf-prog");
+	closedir(d);
+	return n;
+}
+
 /*
  * gonelate: the target's main thread gone, once dtd no longer polls
  * any of was[nwas], the buffers' owners, every buffer still polled
@@ -665,7 +690,7 @@ run(enum pp_mode m)
 	long long recs;
 	char churnf[PATH_MAX];
 	static int was[PP_MAXFDS];
-	int out = -1, nwas;
+	int out = -1, nwas, progs;
 	long ncpu;
 
 	calls = mmap(NULL, sizeof(*calls), PROT_READ | PROT_WRITE,
@@ -701,6 +726,7 @@ run(enum pp_mode m)
 	fa[1] = dtt_term(DTF_OP_EQ, DTF_COMM, 0, "pid_target");
 	fa[2] = dtt_term(DTF_OP_AND, 0, 0, NULL);
 	fb[0] = dtt_term(DTF_OP_EQ, DTF_COMM, 0, "pid_target");
+	progs = pp_progs();
 	switch (m) {
 	case PP_CUT:
 		/* the shared event on, and the target's records in it */
@@ -732,6 +758,18 @@ run(enum pp_mode m)
 		    (fdb = pp_open(pbn, fb, 1, DTEVT_EXECNAME)) == -1)
 			goto out;
 	}
+	/*
+	 * The road dtd took for A: its program (root, a record of a fixed
+	 * size) where the test leaves it the choice, the threads' where
+	 * it asks for them (USERDT_TEST_PIDFOLLOW=threads).
+	 */
+	if (m == PP_TP || m == PP_CHURNS || m == PP_CUT)
+		dtt_check(pp_progs() == progs + 1, "dtd compares the pid in "
+		    "a kernel program of A's own (%d programs, %d before)",
+		    pp_progs(), progs);
+	else if (m != PP_REFUSED)
+		dtt_check(pp_progs() == progs, "dtd follows the threads, "
+		    "no program (%d programs, %d before)", pp_progs(), progs);
 	if (m == PP_GONELATE) {
 		/* the buffers' owners: dtd polls one event a buffer */
 		nwas = pp_perf(was);
@@ -850,6 +888,10 @@ main(int argc, char *argv[])
 	}
 	if (m == PP_REFUSED)
 		setenv("USERDT_TEST_PIDFOLLOW", "refuse", 1);
+	/* what they test is the threads' road: its budget, its owners */
+	if (m == PP_BUDGET || m == PP_GONE || m == PP_GONELATE ||
+	    m == PP_MANY)
+		setenv("USERDT_TEST_PIDFOLLOW", "threads", 1);
 	/* one open's: the target's main and early thread on every CPU */
 	ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	snprintf(fds, sizeof(fds), "%ld", 2 * (ncpu > 0 ? ncpu : 1));
