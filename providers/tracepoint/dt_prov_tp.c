@@ -610,12 +610,14 @@ dt_prov_tp_start(struct dt_pcb *dp)
 		return;
 	}
 	/*
-	 * a pushed pid: counters on the process's threads where dp only
-	 * counts; counts by key in a kernel program (system-wide, the
-	 * filter in it); else sampled events of its own on the pid's
-	 * threads
+	 * a pushed pid: counts by key in a kernel program (system-wide,
+	 * the filter in it) where dp only counts, exact however the
+	 * process makes threads; else counters on the process's threads
+	 * (inherited: this kernel's inherited counters of a thread that
+	 * makes threads without pause can count a hit twice, dt_tp_pcnt.c);
+	 * else sampled events of its own (dt_tp_pid.c)
 	 */
-	if (dt_tp_pcnt_start(dp, tpp) || dt_tp_kbpf_start(dp, tpp) ||
+	if (dt_tp_kbpf_start(dp, tpp) || dt_tp_pcnt_start(dp, tpp) ||
 	    dt_tp_pid_start(dp, tpp))
 		return;
 	dt_tp_count(dp, 1);
@@ -633,7 +635,7 @@ dt_prov_tp_stop(struct dt_pcb *dp)
 		dt_tp_tree_stop(dp);
 		return;
 	}
-	if (dt_tp_pcnt_stop(dp) || dt_tp_kbpf_stop(dp) || dt_tp_pid_stop(dp))
+	if (dt_tp_kbpf_stop(dp) || dt_tp_pcnt_stop(dp) || dt_tp_pid_stop(dp))
 		return;
 	dt_tp_count(dp, -1);
 }

@@ -27,6 +27,15 @@
  * by the processes they fork.  A cpu or tid key needs a record: those
  * stay sampled (dt_tp_pid.c).
  *
+ * Taken only where no kernel program counts the pcb (dt_tp_kbpf.c,
+ * tried first: not root, USERDT_KBPF=0, a kernel without bpf(2)): this
+ * kernel's inherited counters are not exact for a thread that makes
+ * threads without pause (2026-12-02, 6.18, a counter on a process whose
+ * maker thread made 3000 threads of one getppid() each beside 1000 of
+ * main's, two busy processes beside: 4002 counted in 3 runs of 60, 4000
+ * in the others), which is the sampled events' failing as dt_tp_pid.c
+ * tells it; a program compares the pid on every hit instead.
+ *
  * A counter's read() is its own count, what each exited inherited copy
  * folded into it at its exit, and what each live copy counted so far
  * (perf_event_read_value(): pidcount_test's inherit checks it on this

@@ -34,6 +34,9 @@
  *				as @, @[probe] and @[pid], each exactly
  *				the target's calls, none dropped, and dtd
  *				read no record of them
+ *   pidcount_test counters DTD TARGET BTRACE	count's, with no kernel
+ *				program (USERDT_KBPF=0), which count takes
+ *				first as root: the counters on the threads
  *   pidcount_test across DTD TARGET BTRACE	the target calling flat
  *				out across btrace's start, an open holding
  *				the shared event: @[pid] keyed by the
@@ -697,10 +700,12 @@ main(int argc, char *argv[])
 		return dtt_done();
 	}
 	if (argc != 5 || (strcmp(m, "count") != 0 && strcmp(m, "tid") != 0 &&
+	    strcmp(m, "counters") != 0 &&
 	    strcmp(m, "off") != 0 && strcmp(m, "budget") != 0 &&
 	    strcmp(m, "across") != 0)) {
 		fprintf(stderr, "usage: pidcount_test inherit | "
-		    "count|across|tid|off|budget dtd target btrace\n");
+		    "count|counters|across|tid|off|budget dtd target "
+		    "btrace\n");
 		return 2;
 	}
 	pc_dtd = argv[2];
@@ -711,8 +716,11 @@ main(int argc, char *argv[])
 		setenv("USERDT_KCOUNT", "0", 1);
 	if (strcmp(m, "budget") == 0)
 		setenv("USERDT_TEST_PIDFDS", "2", 1);
+	/* the counters on the threads, where no kernel program counts */
+	if (strcmp(m, "counters") == 0)
+		setenv("USERDT_KBPF", "0", 1);
 	if (pc_dtd_start()) {
-		if (strcmp(m, "count") == 0)
+		if (strcmp(m, "count") == 0 || strcmp(m, "counters") == 0)
 			run_count();
 		else if (strcmp(m, "across") == 0)
 			run_across();
