@@ -77,7 +77,7 @@ static int		 dt_tpev_pmuclock = DT_PERF_CLOCK_UNKNOWN; /* [a] */
 struct dt_tpev_stats	 dt_tpev_counters;	/* [a] */
 static struct dt_source	*_Atomic dt_tpev_seq;	/* [t] set once, [a] read */
 
-void
+static void
 dt_tpev_attr(struct perf_event_attr *attr, const struct dt_tpev_pmu *pmu,
     uint64_t evtflags, size_t datasize)
 {

@@ -141,8 +141,7 @@ void	dt_tpev_drain_round(struct dt_tpev *const *evs, size_t nev,
  * dt_tpev_open_on(): dt_tpev_open_task() (threads false: tids[0] the
  * tree's root, or -1 for every process) and dt_tpev_open_threads()
  * (threads); DT_TPEV_OUT among evtflags: dt_tpev_open_out()'s output
- * events.  dt_tpev_attr(): the attributes every event starts from.
- * dt_tpev_open_xtids(): dt_tpev_open_threads()'s other threads, into
+ * events.  dt_tpev_open_xtids(): dt_tpev_open_threads()'s other threads, into
  * ev's buffers, [I] before the reader knows ev.  dt_tpev_clockid: the
  * tracepoint kind's clock, set once by the first open ([a]).
  */
@@ -151,9 +150,6 @@ struct dt_tpev	*dt_tpev_open_on(const struct dt_tpev_pmu *, uint64_t evtflags,
 		    const pid_t *tids, unsigned int ntids, bool threads,
 		    dt_tpev_fn fn, void *arg, void (*release)(void *),
 		    int *error);
-void		 dt_tpev_attr(struct perf_event_attr *,
-		    const struct dt_tpev_pmu *, uint64_t evtflags,
-		    size_t datasize);
 int		 dt_tpev_open_xtids(struct dt_tpev *ev,
 		    struct perf_event_attr *attr, const pid_t *tids,
 		    unsigned int n, int *clk);

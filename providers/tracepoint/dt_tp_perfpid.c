@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "dt_perfev.h"
@@ -94,8 +95,8 @@ struct dt_tpev *
 dt_tpev_open_out(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
     void (*release)(void *), int *tpfd, int *error)
 {
-	struct dt_tpev_pmu pmu = { .tpm_type = PERF_TYPE_TRACEPOINT,
-	    .tpm_config = (uint64_t)id };
+	struct dt_tpev_pmu pmu = { .tpm_type = PERF_TYPE_SOFTWARE,
+	    .tpm_config = PERF_COUNT_SW_BPF_OUTPUT };
 	struct perf_event_attr attr;
 	struct dt_tpev *ev;
 	pid_t all = -1;
@@ -107,12 +108,10 @@ dt_tpev_open_out(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 	 * output event takes CLOCK_REALTIME, which a tracepoint's refuses
 	 * (not NMI-safe), and the two kinds must share one clock.
 	 */
-	dt_tpev_attr(&attr, &pmu, 0, 0);
-	attr.sample_period = 0;
-	attr.sample_type = 0;
-	attr.comm = attr.comm_exec = attr.sample_id_all = 0;
-	attr.watermark = 0;
-	attr.disabled = 0;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = (uint64_t)id;
 	*tpfd = -1;
 	for (i = 0; i < (n > 0 ? n : 1) && *tpfd == -1; i++)
 		if ((*tpfd = dt_perf_open_pid(&attr, -1, i, &dt_tpev_clockid,
@@ -124,10 +123,8 @@ dt_tpev_open_out(int id, uint64_t evtflags, dt_tpev_fn fn, void *arg,
 			release(arg);
 		return NULL;
 	}
-	pmu.tpm_type = PERF_TYPE_SOFTWARE;
-	pmu.tpm_config = PERF_COUNT_SW_BPF_OUTPUT;
-	ev = dt_tpev_open_on(&pmu, (evtflags & ~DT_TPEV_SWITCHES) |
-	    DT_TPEV_OUT, &all, 1, false, fn, arg, release, error);
+	ev = dt_tpev_open_on(&pmu, evtflags | DT_TPEV_OUT, &all, 1, false,
+	    fn, arg, release, error);
 	if (ev == NULL) {
 		close(*tpfd);
 		*tpfd = -1;
