@@ -28,7 +28,8 @@
  * stay sampled (dt_tp_pid.c).
  *
  * Taken only where no kernel program counts the pcb (dt_tp_kbpf.c,
- * tried first: not root, USERDT_KBPF=0, a kernel without bpf(2)): this
+ * tried first: not root, USERDT_KBPF=0, a kernel without bpf(2), or a
+ * filter term the program does not take, such as an argument's): this
  * kernel's inherited counters are not exact for a thread that makes
  * threads without pause (2026-12-02, 6.18, a counter on a process whose
  * maker thread made 3000 threads of one getppid() each beside 1000 of

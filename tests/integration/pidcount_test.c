@@ -34,9 +34,6 @@
  *				as @, @[probe] and @[pid], each exactly
  *				the target's calls, none dropped, and dtd
  *				read no record of them
- *   pidcount_test counters DTD TARGET BTRACE	count's, with no kernel
- *				program (USERDT_KBPF=0), which count takes
- *				first as root: the counters on the threads
  *   pidcount_test across DTD TARGET BTRACE	the target calling flat
  *				out across btrace's start, an open holding
  *				the shared event: @[pid] keyed by the
@@ -64,6 +61,7 @@
 
 #include <linux/perf_event.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -461,6 +459,33 @@ pc_dtd_start(void)
 	return true;
 }
 
+/* The eBPF programs dtd holds open now, or -1. */
+static int
+pc_progs(void)
+{
+	char path[64], fd[PATH_MAX], link[64];
+	struct dirent *de;
+	ssize_t len;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pc_dd.dd_pid);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		snprintf(fd, sizeof(fd), "%s/%s", path, de->d_name);
+		if ((len = readlink(fd, link, sizeof(link) - 1)) <= 0)
+			continue;
+		link[len] = '\0';
+		n += strcmp(link, "anon_inode:bpf-prog") == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+/* dtd's programs before pc_run()'s btraces started, and once all had */
+static int pc_progs0, pc_progs1;
+
 /*
  * btrace -p on the target for each of rules[n], the target's calls
  * made once all said go: each btrace's output and stderr in outs,
@@ -476,10 +501,12 @@ pc_run(const char *how, long n, long m, long k, const char **rules,
 
 	if ((tpid = pc_spawn(&go, NULL, n, m, k, how)) == -1)
 		return -1;
+	pc_progs0 = pc_progs();
 	for (i = 0; i < nrules; i++)
 		if (!pc_bt_start(&bt[i], tpid, rules[i], i))
 			break;
 	nrules = i;
+	pc_progs1 = pc_progs();
 	dtt_check(write(go, "\n", 1) == 1, "target goes");
 	close(go);
 	st = dtt_wait(tpid, PC_MS);
@@ -516,7 +543,11 @@ pc_key(const char *out)
 	return p != NULL && strstr(p + 2, "@[") == NULL ? atoll(p + 2) : -1;
 }
 
-/* The target's calls, counted by the kernel: three rules at once. */
+/*
+ * The target's calls, counted by the kernel: three rules at once, by
+ * counters on the threads (a kernel program, tried first, takes no
+ * arg0 term: dt_kbpf_filter_ok()).
+ */
 static void
 run_count(void)
 {
@@ -545,6 +576,8 @@ run_count(void)
 		pc_sharer_end(&sharer);
 	}
 	(void)dtt_stop(npid, SIGTERM, PC_MS);
+	dtt_check(pc_progs1 == pc_progs0, "no kernel program: the counters "
+	    "(%d programs, %d before)", pc_progs1, pc_progs0);
 	for (i = 0; i < PC_NBT; i++) {
 		/* the pid's line is the only one */
 		v = pc_value(outs[i], i == 0 ? "@:" : i == 1 ?
@@ -700,12 +733,10 @@ main(int argc, char *argv[])
 		return dtt_done();
 	}
 	if (argc != 5 || (strcmp(m, "count") != 0 && strcmp(m, "tid") != 0 &&
-	    strcmp(m, "counters") != 0 &&
 	    strcmp(m, "off") != 0 && strcmp(m, "budget") != 0 &&
 	    strcmp(m, "across") != 0)) {
 		fprintf(stderr, "usage: pidcount_test inherit | "
-		    "count|counters|across|tid|off|budget dtd target "
-		    "btrace\n");
+		    "count|across|tid|off|budget dtd target btrace\n");
 		return 2;
 	}
 	pc_dtd = argv[2];
@@ -716,11 +747,8 @@ main(int argc, char *argv[])
 		setenv("USERDT_KCOUNT", "0", 1);
 	if (strcmp(m, "budget") == 0)
 		setenv("USERDT_TEST_PIDFDS", "2", 1);
-	/* the counters on the threads, where no kernel program counts */
-	if (strcmp(m, "counters") == 0)
-		setenv("USERDT_KBPF", "0", 1);
 	if (pc_dtd_start()) {
-		if (strcmp(m, "count") == 0 || strcmp(m, "counters") == 0)
+		if (strcmp(m, "count") == 0)
 			run_count();
 		else if (strcmp(m, "across") == 0)
 			run_across();
