@@ -179,6 +179,11 @@ dt_tp_pcnt_open(struct dt_tp_pcnt *pc, int id, const char *filter,
 	/* sample_period 0: a counter; the threads it makes, not forks */
 	attr.inherit = 1;
 	attr.inherit_thread = 1;
+	/*
+	 * Enabled only once filtered: an enabled counter counts every
+	 * event of the thread until SET_FILTER lands.
+	 */
+	attr.disabled = 1;
 	for (k = 0; k < m; k++) {
 		pc->pc_thr[k].pct_fd = -1;
 		pc->pc_thr[k].pct_last = 0;
@@ -193,8 +198,9 @@ dt_tp_pcnt_open(struct dt_tp_pcnt *pc, int id, const char *filter,
 			return errno;
 		}
 		pc->pc_thr[k].pct_fd = fd;
-		if (filter[0] != '\0' &&
-		    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) == -1)
+		if ((filter[0] != '\0' &&
+		    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) == -1) ||
+		    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == -1)
 			return errno;
 		nopen++;
 	}

@@ -229,11 +229,17 @@ run_inherit(void)
 	attr.config = (uint64_t)id;
 	attr.inherit = 1;
 	attr.inherit_thread = 1;
+	/*
+	 * Enabled once filtered: the owner's futex entry, if it has not
+	 * yet gone to sleep on pc_go_o, would count.
+	 */
+	attr.disabled = 1;
 	fd = (int)syscall(SYS_perf_event_open, &attr, pc_otid, -1, -1,
 	    PERF_FLAG_FD_CLOEXEC);
 	snprintf(filter, sizeof(filter), "id == %d", SYS_getppid);
 	if (!dtt_check(fd != -1 && ioctl(fd, PERF_EVENT_IOC_SET_FILTER,
-	    filter) == 0, "inherit: a counter on the owner (%s)",
+	    filter) == 0 && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0,
+	    "inherit: a counter on the owner (%s)",
 	    strerror(errno))) {
 		sem_post(&pc_go_o);
 		sem_post(&pc_go_o);
