@@ -128,7 +128,8 @@ profile)
 	# skips) from main.
 	run -c "$TRACEE write 3000000 > /dev/null" \
 	    -e 'profile:hz:499 /comm == "stacks_tracee"/ { @[ustack] = count(); }'
-	bt_stacks "$TMP/out" > "$TMP/bt" || fail "$(cat "$TMP/bt")"
+	bt_stacks "$TMP/out" > "$TMP/bt" 2> "$TMP/bterr" ||
+	    fail "$(cat "$TMP/bterr")"
 	perf record -q -F 499 -g -o "$TMP/perf.data" \
 	    "$TRACEE" write 3000000 > /dev/null 2> "$TMP/perf.err" ||
 	    fail "perf record: $(cat "$TMP/perf.err")"
@@ -142,7 +143,8 @@ offcpu)
 	# from stk_sleeper) down to main.
 	run -c "$TRACEE sleep 25" \
 	    -e 'tracepoint:sched:off__cpu /comm == "stacks_tracee"/ { @[ustack] = count(); }'
-	bt_stacks "$TMP/out" > "$TMP/bt" || fail "$(cat "$TMP/bt")"
+	bt_stacks "$TMP/out" > "$TMP/bt" 2> "$TMP/bterr" ||
+	    fail "$(cat "$TMP/bterr")"
 	perf record -q -e sched:sched_switch -g -o "$TMP/perf.data" \
 	    "$TRACEE" sleep 25 2> "$TMP/perf.err" ||
 	    fail "perf record: $(cat "$TMP/perf.err")"
