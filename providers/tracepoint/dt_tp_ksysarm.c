@@ -52,7 +52,11 @@
  * an LSM's AT_SECURE with the same ids), and a plain exec of a file
  * its user cannot read is too.  An image whose exec dropped them is
  * never taken as covered by an ancestor's feed; one whose exec kept
- * them is, set-id or not (dt_ka_dropped(), from /proc after the exec).
+ * them is, set-id or not (dt_ka_dropped(), from /proc after the exec),
+ * and the covering feed is told the held image is no hook's
+ * (dt_kt_feed_held()): a set-id image's file names a loader, which the
+ * feed's callback would otherwise take as the library's until the
+ * ingest retires the hooked image's ring it replaced.
  *
  * Once: a process a live feed already covers (it, or the ancestor the
  * feed was opened on after the process's branch was forked from it) is
@@ -312,14 +316,15 @@ out:
 }
 
 /*
- * Whether a live feed of ka covers the process anc[0] names: opened on
- * it, or on an ancestor after the branch of anc[0] left it.  [X]
+ * The live feed of ka that covers the process anc[0] names, opened on
+ * it or on an ancestor after the branch of anc[0] left it, or NULL.
+ * [X]
  */
-static bool
-dt_ka_covered(const struct dt_ka *ka, const struct dt_ka_proc *anc,
+static struct dt_ka_feed *
+dt_ka_covered(struct dt_ka *ka, const struct dt_ka_proc *anc,
     unsigned int n)
 {
-	const struct dt_ka_feed *af;
+	struct dt_ka_feed *af;
 	const struct dt_ka_proc *br;
 	unsigned int k, i;
 	bool before;
@@ -330,7 +335,7 @@ dt_ka_covered(const struct dt_ka *ka, const struct dt_ka_proc *anc,
 			    anc[k].kp_start != af->af_proc.kp_start)
 				continue;
 			if (k == 0)
-				return true;
+				return af;
 			/* which were forked before is unknown: not these */
 			if (af->af_nkids > DT_KA_KIDS)
 				continue;
@@ -341,9 +346,30 @@ dt_ka_covered(const struct dt_ka *ka, const struct dt_ka_proc *anc,
 				    af->af_kids[i].kp_start == br->kp_start)
 					before = true;
 			if (!before)
-				return true;
+				return af;
 		}
-	return false;
+	return NULL;
+}
+
+/*
+ * Tell af's callbacks that pid's image, held now at its exec, is no
+ * hook's from now on: a set-id image's loader ignored LD_PRELOAD, but
+ * its file has one (PT_INTERP), and the ingest retires the ring of the
+ * hooked image before it later than the exec, so the callback alone
+ * would drop its first calls as the hook's, or all of a short run's.
+ * False when a callback could not take it.  [X]
+ */
+static bool
+dt_ka_held_by(struct dt_ka_feed *af, pid_t pid, uint64_t now)
+{
+	unsigned int d;
+	bool ok = true;
+
+	for (d = 0; d < 2; d++)
+		if (af->af_kf[d] != NULL &&
+		    !dt_kt_feed_held(af->af_kf[d], pid, now))
+			ok = false;
+	return ok;
 }
 
 /*
@@ -582,8 +608,9 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	struct dt_ka_proc anc[DT_KA_DEPTH], kids[DT_KA_KIDS];
 	char path[64], comm[32];
 	struct dt_ka *ka;
+	struct dt_ka_feed *af;
 	unsigned int n, nkids;
-	uint64_t ns, start;
+	uint64_t ns, now, start;
 	int error, rv = ENOENT;
 	bool secure, dropped;
 
@@ -630,13 +657,15 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	 * Its calls start after the helper's answer; a record's time, from
 	 * another clock, may land a little before now: a millisecond's room.
 	 */
-	ns = dt_clock_ns(CLOCK_REALTIME) - 1000000ULL;
+	now = dt_clock_ns(CLOCK_REALTIME);
+	ns = now - 1000000ULL;
 	pthread_mutex_lock(&dt_ka_mtx);
 	for (ka = dt_kas; ka != NULL; ka = ka->ka_next) {
 		/* the opens may have changed since dt_ka_intree() */
 		if (dt_ka_root(ka, anc, n) == n)
 			continue;
-		if (!dropped && dt_ka_covered(ka, anc, n)) {
+		if (!dropped && (af = dt_ka_covered(ka, anc, n)) != NULL &&
+		    dt_ka_held_by(af, pid, now)) {
 			atomic_fetch_add(&dt_ka_ncovered, 1);
 			rv = 0;
 		} else if ((error = dt_ka_open(ka, helper, anc, kids, nkids,

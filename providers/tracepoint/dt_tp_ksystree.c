@@ -114,6 +114,22 @@ struct dt_kt_img {
 	enum dt_kt_kind		 ki_pkind;	/* [R] its kind */
 	/* [R] a name no exec record brought (dt_kt_feed_static()) */
 	char			 ki_comm[16];
+	/*
+	 * [R] 0, or a time its image ran no hook's, held by the arm
+	 * (dt_kt_feed_held()): kept until an exec after it
+	 */
+	uint64_t		 ki_held;
+};
+
+/*
+ * The arm's word on an image it found covered by this feed: pid's
+ * image at ns (CLOCK_REALTIME) is no hook's.  Handed to the reader
+ * through a ring of DT_KT_HELD: one writer at a time (the arm's lock).
+ */
+#define DT_KT_HELD	64
+struct dt_kt_held {
+	pid_t			 kh_pid;
+	uint64_t		 kh_ns;
 };
 
 /* What the reader's callback reads: one event's. */
@@ -133,6 +149,10 @@ struct dt_kt_feed {
 	size_t			 kf_nimg;	/* [R] */
 	uint64_t		 kf_latest;	/* [R] the newest time seen */
 	uint64_t		 kf_nomem;	/* [R] images not kept */
+	/* written before kf_nheld's release, read after its acquire */
+	struct dt_kt_held	 kf_held[DT_KT_HELD];
+	atomic_uint		 kf_nheld;	/* [a] the arm's, under its lock */
+	atomic_uint		 kf_took;	/* [a] the reader's */
 };
 
 /* One open's feed of one direction. */
@@ -316,6 +336,8 @@ dt_kt_note(struct dt_kt_feed *kf, const struct dt_tp_sample *s)
 			kf->kf_nimg++;
 		} else if (s->ts_ns <= ki->ki_exec)
 			return;		/* read late: an older exec */
+		if (ki->ki_held != 0 && s->ts_ns > ki->ki_held)
+			ki->ki_held = 0;	/* an image after the held one */
 		else if (ki->ki_exit == UINT64_MAX) {
 			/* the same process: its old image is the one before */
 			ki->ki_pexec = ki->ki_exec;
@@ -365,6 +387,10 @@ dt_kt_traced(struct dt_kt_feed *kf, pid_t pid, uint64_t ns)
 	struct dt_kt_img *ki = dt_kt_img(kf, pid);
 	enum dt_kt_kind kind = DT_KT_UNKNOWN;
 
+	/* held by the arm: its loader ignored LD_PRELOAD (secure) */
+	if (ki != NULL && ki->ki_held != 0 && ki->ki_held <= ns &&
+	    ns <= ki->ki_exit)
+		return false;
 	/* after its exit (a pid reused, no exec seen): nothing known */
 	if (ki != NULL) {
 		if (ki->ki_exec < ns && ns <= ki->ki_exit)
@@ -380,6 +406,44 @@ dt_kt_traced(struct dt_kt_feed *kf, pid_t pid, uint64_t ns)
 	if (kind == DT_KT_FOREIGN)
 		return true;
 	return dt_ksys_traced(pid, ns);
+}
+
+/* The arm's words not yet taken, into the images.  [R] */
+static void
+dt_kt_took(struct dt_kt_feed *kf)
+{
+	unsigned int n = atomic_load_explicit(&kf->kf_nheld,
+	    memory_order_acquire);
+	unsigned int t = atomic_load_explicit(&kf->kf_took,
+	    memory_order_relaxed);
+	const struct dt_kt_held *kh;
+	struct dt_kt_img *ki;
+	size_t b;
+
+	for (; t != n; t++) {
+		kh = &kf->kf_held[t % DT_KT_HELD];
+		if ((ki = dt_kt_img(kf, kh->kh_pid)) == NULL) {
+			if (!dt_kt_room(kf) ||
+			    (ki = calloc(1, sizeof(*ki))) == NULL) {
+				if (kf->kf_nomem++ == 0)
+					fprintf(stderr, "dtd: syscall: the "
+					    "tree of %d: an image not kept "
+					    "(%s): its calls may be lost\n",
+					    (int)kf->kf_root, strerror(ENOMEM));
+				continue;
+			}
+			/* its exec record, read later, is the same image's */
+			ki->ki_pid = kh->kh_pid;
+			ki->ki_exit = UINT64_MAX;
+			b = dt_kt_hash(kf, kh->kh_pid);
+			ki->ki_next = kf->kf_bucket[b];
+			kf->kf_bucket[b] = ki;
+			kf->kf_nimg++;
+		}
+		ki->ki_held = kh->kh_ns;
+	}
+	/* release: the slots are the writer's again only after the reads */
+	atomic_store_explicit(&kf->kf_took, t, memory_order_release);
 }
 
 /* dt_tpev_fn: a record of the tree's event.  [R] */
@@ -407,6 +471,9 @@ dt_kt_feed_cb(void *arg, const struct dt_tp_sample *s)
 			}
 		return;
 	}
+	if (atomic_load_explicit(&kf->kf_nheld, memory_order_relaxed) !=
+	    atomic_load_explicit(&kf->kf_took, memory_order_relaxed))
+		dt_kt_took(kf);
 	dt_kt_note(kf, s);
 	if (s->ts_mmap != NULL || s->ts_exit)
 		return;
@@ -659,6 +726,21 @@ dt_kt_feed_static(struct dt_kt_feed *kf, pid_t pid, uint64_t ns,
 	ki->ki_next = kf->kf_bucket[b];
 	kf->kf_bucket[b] = ki;
 	kf->kf_nimg++;
+	return true;
+}
+
+bool
+dt_kt_feed_held(struct dt_kt_feed *kf, pid_t pid, uint64_t ns)
+{
+	unsigned int n = atomic_load_explicit(&kf->kf_nheld,
+	    memory_order_relaxed);
+
+	if (n - atomic_load_explicit(&kf->kf_took, memory_order_acquire) >=
+	    DT_KT_HELD)
+		return false;
+	kf->kf_held[n % DT_KT_HELD].kh_pid = pid;
+	kf->kf_held[n % DT_KT_HELD].kh_ns = ns;
+	atomic_store_explicit(&kf->kf_nheld, n + 1, memory_order_release);
 	return true;
 }
 

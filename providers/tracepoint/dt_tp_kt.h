@@ -65,6 +65,17 @@ bool	dt_kt_feed_static(struct dt_kt_feed *, pid_t pid, uint64_t ns,
 	    const char *comm);
 
 /*
+ * After the hand-over, while the feed is open: pid, held at an exec
+ * this feed's events followed (inherited), runs an image no hook sees
+ * from ns (CLOCK_REALTIME, taken while it is held: no call of the
+ * image before it) until its next exec.  One caller at a time (the
+ * arm's lock); the reader takes it before its next record.  False when
+ * the reader has not taken DT_KT_HELD earlier words: the caller opens
+ * a feed of its own instead.
+ */
+bool	dt_kt_feed_held(struct dt_kt_feed *, pid_t pid, uint64_t ns);
+
+/*
  * The started pcb of Linux call lin, NULL: none.  Any time; a caller
  * that clears one does so before the core's grace period, as a stop.
  */
