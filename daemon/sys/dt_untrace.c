@@ -509,9 +509,22 @@ dt_untrace_pcs(pid_t pid, uint64_t *pcs, unsigned int *count)
 	if (n == 0 || pid <= 0)
 		return;
 	if ((s = dt_pm_cached(pid)) == NULL) {
+		/*
+		 * Not attached yet: the library's constructor, whose calls
+		 * into libc or the loader (getenv, snprintf) have no map
+		 * here to be told apart from the program's.  No code of
+		 * the program runs under the library's frames there, so
+		 * the stack is cut through its deepest one, not only its
+		 * run at the leaf.  (A fork's child before its own hello
+		 * could be in a handler of the program under the entry:
+		 * those frames go too, in that short window.)
+		 */
 		dt_ut_lib(pid, lo, hi);
-		while (i < n && dt_ut_in(pcs[i], lo, hi))
-			i++;
+		for (k = n; k-- > 0; )
+			if (dt_ut_in(pcs[k], lo, hi)) {
+				i = k + 1;
+				break;
+			}
 		goto out;
 	}
 	/* The library's frames, from the leaf down. */
