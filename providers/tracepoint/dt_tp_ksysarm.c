@@ -144,6 +144,12 @@
 #define DT_KA_FILTERLEN	4096	/* a page: what the kernel takes */
 #define DT_KA_MAX	64	/* feeds an open has at once, at most */
 #define DT_KA_BIG	4	/* of them with a full ring */
+/*
+ * A held image's start is taken this long before the arm's clock read:
+ * a record's time, from another clock, may land a little before it.
+ * Its name, read from /proc while it is held, is the name at that read.
+ */
+#define DT_KA_ROOM_NS	1000000ULL
 
 /* One static image's events, both directions. */
 struct dt_ka_feed {
@@ -491,7 +497,8 @@ dt_ka_open(struct dt_ka *ka, pid_t helper, const struct dt_ka_proc *anc,
 			break;
 		}
 		if ((kf = dt_kt_feed_new(d, ka->ka_root.kp_pid)) == NULL ||
-		    !dt_kt_feed_static(kf, anc[0].kp_pid, ns, comm)) {
+		    !dt_kt_feed_static(kf, anc[0].kp_pid, ns, comm,
+		    ns + DT_KA_ROOM_NS)) {
 			if (kf != NULL)
 				dt_kt_feed_release(kf);
 			error = ENOMEM;
@@ -658,7 +665,7 @@ dt_ka_arm(pid_t helper, uid_t uid, gid_t gid, pid_t pid)
 	 * another clock, may land a little before now: a millisecond's room.
 	 */
 	now = dt_clock_ns(CLOCK_REALTIME);
-	ns = now - 1000000ULL;
+	ns = now - DT_KA_ROOM_NS;
 	pthread_mutex_lock(&dt_ka_mtx);
 	for (ka = dt_kas; ka != NULL; ka = ka->ka_next) {
 		/* the opens may have changed since dt_ka_intree() */

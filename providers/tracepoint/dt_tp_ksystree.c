@@ -114,6 +114,7 @@ struct dt_kt_img {
 	enum dt_kt_kind		 ki_pkind;	/* [R] its kind */
 	/* [R] a name no exec record brought (dt_kt_feed_static()) */
 	char			 ki_comm[16];
+	uint64_t		 ki_cns;	/* [R] when ki_comm was read */
 	/*
 	 * [R] 0, or a time its image ran no hook's, held by the arm
 	 * (dt_kt_feed_held()): kept until an exec after it
@@ -493,8 +494,15 @@ dt_kt_feed_cb(void *arg, const struct dt_tp_sample *s)
 	atomic_fetch_add_explicit(&dt_kt_ntaken, 1, memory_order_relaxed);
 	/* read once the process is gone, /proc would have no name */
 	if ((ki = dt_kt_img(kf, s->ts_pid)) != NULL && ki->ki_comm[0] != '\0') {
+		/*
+		 * At the time it was read, not the image's start: a
+		 * system-wide feed's record of the exec itself may be
+		 * later than that, and would keep its older stamp, stale
+		 * once the image has run a second (a spawner's calls after
+		 * its children), its /proc gone by the read: no name.
+		 */
 		dt_tp_task_rename(s->ts_pid, s->ts_pid, ki->ki_comm,
-		    ki->ki_exec);
+		    ki->ki_cns);
 		ki->ki_comm[0] = '\0';
 	}
 	dt_tp_ksys_build(kf->kf_dir, dp->dp_dtp, dp->dp_evtflags, s, &ev);
@@ -708,7 +716,7 @@ dt_kt_feed_new(unsigned int dir, pid_t root)
 
 bool
 dt_kt_feed_static(struct dt_kt_feed *kf, pid_t pid, uint64_t ns,
-    const char *comm)
+    const char *comm, uint64_t cns)
 {
 	struct dt_kt_img *ki;
 	size_t b;
@@ -722,6 +730,7 @@ dt_kt_feed_static(struct dt_kt_feed *kf, pid_t pid, uint64_t ns,
 	ki->ki_file = 1;
 	ki->ki_kind = DT_KT_STATIC;
 	snprintf(ki->ki_comm, sizeof(ki->ki_comm), "%s", comm);
+	ki->ki_cns = cns;
 	b = dt_kt_hash(kf, pid);
 	ki->ki_next = kf->kf_bucket[b];
 	kf->kf_bucket[b] = ki;

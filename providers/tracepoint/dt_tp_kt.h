@@ -58,11 +58,12 @@ struct dt_kt_feed *dt_kt_feed_new(unsigned int dir, pid_t root);
  * Before the hand-over: pid runs an image no hook sees (statically
  * linked, or exec'd in secure mode: its loader ignores LD_PRELOAD)
  * named comm from ns (CLOCK_REALTIME) on, exec'd before the feed was
- * opened, so no exec record of it (nor its name) will come.  False
- * without memory.
+ * opened, so no exec record of it (nor its name) will come; comm as
+ * read at cns, a rename recorded after that wins.  False without
+ * memory.
  */
 bool	dt_kt_feed_static(struct dt_kt_feed *, pid_t pid, uint64_t ns,
-	    const char *comm);
+	    const char *comm, uint64_t cns);
 
 /*
  * After the hand-over, while the feed is open: pid, held at an exec
