@@ -252,6 +252,38 @@ dt_kt_room(struct dt_kt_feed *kf)
 }
 
 /*
+ * A new image of pid on its bucket, alive, nothing else known, or NULL
+ * when there is no memory for it.  [R], or the caller's before the
+ * hand-over.
+ */
+static struct dt_kt_img *
+dt_kt_img_new(struct dt_kt_feed *kf, pid_t pid)
+{
+	struct dt_kt_img *ki;
+	size_t b;
+
+	if (!dt_kt_room(kf) || (ki = calloc(1, sizeof(*ki))) == NULL)
+		return NULL;
+	ki->ki_pid = pid;
+	ki->ki_exit = UINT64_MAX;
+	b = dt_kt_hash(kf, pid);
+	ki->ki_next = kf->kf_bucket[b];
+	kf->kf_bucket[b] = ki;
+	kf->kf_nimg++;
+	return ki;
+}
+
+/* One image not kept: counted, said once.  [R] */
+static void
+dt_kt_nomem(struct dt_kt_feed *kf)
+{
+	if (kf->kf_nomem++ == 0)
+		fprintf(stderr, "dtd: syscall: the tree of %d: an image not "
+		    "kept (%s): its calls may be lost\n", (int)kf->kf_root,
+		    strerror(ENOMEM));
+}
+
+/*
  * The last judgements, by process, exec and file: the entry's feed and
  * the return's each see every exec's mappings, and would each read the
  * file (twice the work on the reader of every tracepoint, and two
@@ -307,7 +339,6 @@ dt_kt_note(struct dt_kt_feed *kf, const struct dt_tp_sample *s)
 	struct dt_kt_img *ki;
 	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
 	const char *c;
-	size_t b;
 
 	if (s->ts_ns > kf->kf_latest)
 		kf->kf_latest = s->ts_ns;
@@ -321,24 +352,12 @@ dt_kt_note(struct dt_kt_feed *kf, const struct dt_tp_sample *s)
 	}
 	if (s->ts_comm != NULL && s->ts_exec) {
 		if ((ki = dt_kt_img(kf, s->ts_pid)) == NULL) {
-			if (!dt_kt_room(kf) ||
-			    (ki = calloc(1, sizeof(*ki))) == NULL) {
-				if (kf->kf_nomem++ == 0)
-					fprintf(stderr, "dtd: syscall: the "
-					    "tree of %d: an exec not kept (%s): "
-					    "its calls may be lost\n",
-					    (int)kf->kf_root, strerror(ENOMEM));
+			if ((ki = dt_kt_img_new(kf, s->ts_pid)) == NULL) {
+				dt_kt_nomem(kf);
 				return;
 			}
-			ki->ki_pid = s->ts_pid;
-			b = dt_kt_hash(kf, s->ts_pid);
-			ki->ki_next = kf->kf_bucket[b];
-			kf->kf_bucket[b] = ki;
-			kf->kf_nimg++;
 		} else if (s->ts_ns <= ki->ki_exec)
 			return;		/* read late: an older exec */
-		if (ki->ki_held != 0 && s->ts_ns > ki->ki_held)
-			ki->ki_held = 0;	/* an image after the held one */
 		else if (ki->ki_exit == UINT64_MAX) {
 			/* the same process: its old image is the one before */
 			ki->ki_pexec = ki->ki_exec;
@@ -350,6 +369,8 @@ dt_kt_note(struct dt_kt_feed *kf, const struct dt_tp_sample *s)
 		}
 		ki->ki_exec = s->ts_ns;
 		ki->ki_exit = UINT64_MAX;
+		if (ki->ki_held != 0 && s->ts_ns > ki->ki_held)
+			ki->ki_held = 0;	/* an image after the held one */
 		ki->ki_file = 0;
 		ki->ki_kind = DT_KT_UNKNOWN;
 		return;
@@ -419,27 +440,14 @@ dt_kt_took(struct dt_kt_feed *kf)
 	    memory_order_relaxed);
 	const struct dt_kt_held *kh;
 	struct dt_kt_img *ki;
-	size_t b;
 
 	for (; t != n; t++) {
 		kh = &kf->kf_held[t % DT_KT_HELD];
-		if ((ki = dt_kt_img(kf, kh->kh_pid)) == NULL) {
-			if (!dt_kt_room(kf) ||
-			    (ki = calloc(1, sizeof(*ki))) == NULL) {
-				if (kf->kf_nomem++ == 0)
-					fprintf(stderr, "dtd: syscall: the "
-					    "tree of %d: an image not kept "
-					    "(%s): its calls may be lost\n",
-					    (int)kf->kf_root, strerror(ENOMEM));
-				continue;
-			}
-			/* its exec record, read later, is the same image's */
-			ki->ki_pid = kh->kh_pid;
-			ki->ki_exit = UINT64_MAX;
-			b = dt_kt_hash(kf, kh->kh_pid);
-			ki->ki_next = kf->kf_bucket[b];
-			kf->kf_bucket[b] = ki;
-			kf->kf_nimg++;
+		/* its exec record, read later, is the same image's */
+		if ((ki = dt_kt_img(kf, kh->kh_pid)) == NULL &&
+		    (ki = dt_kt_img_new(kf, kh->kh_pid)) == NULL) {
+			dt_kt_nomem(kf);
+			continue;
 		}
 		ki->ki_held = kh->kh_ns;
 	}
@@ -719,22 +727,15 @@ dt_kt_feed_static(struct dt_kt_feed *kf, pid_t pid, uint64_t ns,
     const char *comm, uint64_t cns)
 {
 	struct dt_kt_img *ki;
-	size_t b;
 
-	if (!dt_kt_room(kf) || (ki = calloc(1, sizeof(*ki))) == NULL)
+	if ((ki = dt_kt_img_new(kf, pid)) == NULL)
 		return false;
-	ki->ki_pid = pid;
 	ki->ki_exec = ns;
-	ki->ki_exit = UINT64_MAX;
 	/* judged: the image's later mappings (a JIT's) change nothing */
 	ki->ki_file = 1;
 	ki->ki_kind = DT_KT_STATIC;
 	snprintf(ki->ki_comm, sizeof(ki->ki_comm), "%s", comm);
 	ki->ki_cns = cns;
-	b = dt_kt_hash(kf, pid);
-	ki->ki_next = kf->kf_bucket[b];
-	kf->kf_bucket[b] = ki;
-	kf->kf_nimg++;
 	return true;
 }
 
