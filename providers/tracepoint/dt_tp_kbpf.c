@@ -137,6 +137,21 @@ dt_kbpf_put(int fd, uint32_t key, uint32_t val)
 	return dt_kbpf_bpf(BPF_MAP_UPDATE_ELEM, &a);
 }
 
+uint64_t
+dt_kbpf_misses(int prog)
+{
+	struct bpf_prog_info info;
+	union bpf_attr a;
+
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)prog;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uint64_t)(uintptr_t)&info;
+	return dt_kbpf_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) == 0 ?
+	    info.recursion_misses : 0;
+}
+
 /*
  * Load n instructions as a tracepoint program named name: its
  * descriptor, or -1 with *why the verifier's last line (or the error)

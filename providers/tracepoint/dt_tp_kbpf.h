@@ -202,7 +202,9 @@ bool	dt_tp_kbpf_off(void);
  * *why the verifier's reason; dt_kbpf_load_insns() the same of n
  * instructions already made, named name.  dt_kbpf_event(): a counting event of
  * tracepoint id on the first CPU that opens one, for a program to
- * hang on.
+ * hang on.  dt_kbpf_misses(): the runs of program prog the kernel
+ * skipped since it was loaded (its recursion guard: another BPF program
+ * ran on that CPU), or 0 where it cannot tell.
  */
 int	dt_kbpf_bpf(int cmd, union bpf_attr *a);
 unsigned int dt_kbpf_cpus(void);
@@ -213,6 +215,7 @@ int	dt_kbpf_load(const struct dt_kbpf_spec *s, char *why, size_t whylen);
 int	dt_kbpf_load_insns(const struct bpf_insn *insns, unsigned int n,
 	    const char *name, char *why, size_t whylen);
 int	dt_kbpf_event(int id);
+uint64_t dt_kbpf_misses(int prog);
 
 /*
  * One program's counts and their drain (dt_tp_kbpfdrain.c), shared by

@@ -199,22 +199,14 @@ dt_kbpf_wait(void)
  * says as many or more than were lost, never fewer.  [c].
  */
 static void
-dt_kbpf_misses(struct dt_kbpf_drain *kd)
+dt_kbpf_drain_misses(struct dt_kbpf_drain *kd)
 {
-	struct bpf_prog_info info;
-	union bpf_attr a;
+	uint64_t m = dt_kbpf_misses(kd->kd_prog);
 
-	memset(&info, 0, sizeof(info));
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = (uint32_t)kd->kd_prog;
-	a.info.info_len = sizeof(info);
-	a.info.info = (uint64_t)(uintptr_t)&info;
-	if (dt_kbpf_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) != 0 ||
-	    info.recursion_misses <= kd->kd_misses)
+	if (m <= kd->kd_misses)
 		return;
-	dt_pcb_count_recurevt(kd->kd_ctr.dac_dp, 0,
-	    info.recursion_misses - kd->kd_misses);
-	kd->kd_misses = info.recursion_misses;
+	dt_pcb_count_recurevt(kd->kd_ctr.dac_dp, 0, m - kd->kd_misses);
+	kd->kd_misses = m;
 }
 
 /* k's count folded into its pcb's table, named as a record is. [c]. */
@@ -414,7 +406,7 @@ dt_kbpf_sync(struct dt_aggctr *c)
 		dt_pcb_fold_klost(c->dac_dp, v - kd->kd_lost);
 		kd->kd_lost = v;
 	}
-	dt_kbpf_misses(kd);
+	dt_kbpf_drain_misses(kd);
 }
 
 bool

@@ -516,7 +516,10 @@ dt_tp_pid_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
  * record the reader counts as this runs is counted twice: drops said
  * too many then, never too few.  Records still in the buffers when
  * pe_live goes false are not dp's any more (the stop's end), and not
- * counted as lost: what is excluded there is after the stop.  [K],
+ * counted as lost: what is excluded there is after the stop.  On the
+ * program's road, the runs the kernel skipped (its recursion guard:
+ * another BPF program ran on that CPU, any process's hit) are counted
+ * as recursive drops: as many or more than pid lost, never fewer.  [K],
  * while pe_live.
  */
 static void
@@ -524,6 +527,9 @@ dt_tp_pid_tail(struct dt_tp_pidev *pe)
 {
 	uint64_t k, c;
 	unsigned int i;
+
+	if (pe->pe_kprog != -1 && (k = dt_kbpf_misses(pe->pe_kprog)) > 0)
+		dt_pcb_count_recurevt(pe->pe_dp, 0, k);
 
 	for (i = 0; i < pe->pe_ncpu; i++) {
 		k = dt_tpev_lost(pe->pe_ev, i);
