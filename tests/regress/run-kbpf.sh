@@ -191,9 +191,10 @@ kbpfwait)
 	    tracepoint:sched:sched_wakeup { @d[comm] = count(); }
 	    interval:hz:10 { @t = count(); print(@t); }'
 	p=0
-	while [ $p -lt 20 ] && read -r l <&6; do
+	while [ $p -lt 20 ] && read -r -t 30 l <&6; do
 		case $l in @t:*) p=$((p + 1));; esac
 	done
+	[ $p -eq 20 ] || fail "w: $p prints of 20 in time: $(cat "$TMP/w.err")"
 	bt_end w
 	grep -q "^[1-9][0-9]* of them counted by the kernel" "$TMP/w.err" ||
 	    fail "w: not the kernel's: $(cat "$TMP/w.err")"

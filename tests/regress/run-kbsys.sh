@@ -354,7 +354,11 @@ kbsysoff)
 	n=$(sed -n 's/^@\[uq_ksw, syscall:openat:entry\]: //p' "$TMP/q1.out")
 	[ -n "$n" ] && [ "$n" -ge $N ] && [ "$n" -lt $((N + 100)) ] ||
 	    fail "no output: $(cat "$TMP/q1.out")"
-	diff -u "$TMP/q0.out" "$TMP/q1.out" || fail "not USERDT_KBPF=0's output"
+	# the difference in the failure's line: a test log may keep no more
+	diff -u "$TMP/q0.out" "$TMP/q1.out" > "$TMP/q.diff" ||
+	    fail "not USERDT_KBPF=0's output: $(tail -n +3 "$TMP/q.diff" |
+	    tr '\n' ' ') q0: $(tr '\n' ' ' < "$TMP/q0.err") dtd: $(grep -v \
+	    '^dtd: \(kprobe\|profile\)' "$TMP/dtd.log" | tr '\n' ' ')"
 	;;
 kbsysfork|kbsysspawn|kbsysfork[px]|kbsysspawn[px])
 	N=50
