@@ -187,12 +187,25 @@ dt_tp_task_comm(pid_t pid, pid_t tid, unsigned int cpu, uint64_t ns,
 	if (t->tt_tid != tid || t->tt_tgid != pid || t->tt_stamp == 0 ||
 	    dt_clock_ns(CLOCK_MONOTONIC_COARSE) - t->tt_stamp > DT_TP_COMMTTL) {
 		if (dt_tp_task_read(t, tid) != 0) {
-			/* Gone: no name rather than a stale one. */
-			t->tt_tid = tid;
-			t->tt_tgid = pid;
-			memset(t->tt_comm, 0, sizeof(t->tt_comm));
+			/*
+			 * Gone.  A name a record of the kernel's gave it
+			 * (an exec, a rename: tt_cns) stays its name: the
+			 * feed that read that record reads its later ones
+			 * too (a tree's spawner, its calls read after its
+			 * exit, 100 execs of its children past the TTL).
+			 * Otherwise no name rather than a stale one: a
+			 * name read from /proc may predate an exec that
+			 * no record told.
+			 */
+			if (t->tt_tid != tid || t->tt_tgid != pid ||
+			    t->tt_cns == 0 || t->tt_comm[0] == '\0') {
+				t->tt_tid = tid;
+				t->tt_tgid = pid;
+				t->tt_cns = 0;
+				memset(t->tt_comm, 0, sizeof(t->tt_comm));
+				memset(t->tt_prev, 0, sizeof(t->tt_prev));
+			}
 			t->tt_stamp = dt_clock_ns(CLOCK_MONOTONIC_COARSE);
-			return;
 		}
 	}
 	/* A record from before the rename read after it: the old name. */

@@ -1,0 +1,103 @@
+/*
+ * Copyright (c) 2026 The userdt authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The tracepoint provider's thread names (dt_tp_task.c) for a task that
+ * is gone when its records are read: the name a record of the kernel's
+ * gave it (an exec, a rename) stays its name once /proc has none, past
+ * the cache's one second too; a name only /proc gave is dropped then,
+ * as it may predate an exec no record told.  Waits out that second
+ * once: the cache's age is the clock's, nothing to wait on.
+ */
+#include <sys/wait.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dev/dt/dtvar.h>
+
+#include "dt_tp_task.h"
+
+static int npass, nfail;
+
+#define CHECK(cond) do {						\
+	if (cond)							\
+		npass++;						\
+	else {								\
+		nfail++;						\
+		printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);	\
+	}								\
+} while (0)
+
+/* A child that waits until killed. */
+static pid_t
+child(void)
+{
+	pid_t pid;
+
+	if ((pid = fork()) == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void
+reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+int
+main(void)
+{
+	struct timespec ttl = { .tv_sec = 1, .tv_nsec = 200000000 };
+	char comm[DTMAXCOMLEN];
+	pid_t named, read;
+
+	if ((named = child()) == -1 || (read = child()) == -1) {
+		perror("fork");
+		return 1;
+	}
+	/* one named by a record, one by /proc while it runs */
+	dt_tp_task_rename(named, named, "tp_static", 1000);
+	dt_tp_task_comm(named, named, 0, 2000, comm);
+	CHECK(strcmp(comm, "tp_static") == 0);
+	dt_tp_task_comm(read, read, 0, 2000, comm);
+	CHECK(strcmp(comm, "dt_tptask_test") == 0);
+	reap(named);
+	reap(read);
+	nanosleep(&ttl, NULL);
+
+	/* past the cache's second, both gone from /proc */
+	dt_tp_task_comm(named, named, 0, 3000, comm);
+	CHECK(strcmp(comm, "tp_static") == 0);
+	dt_tp_task_comm(read, read, 0, 3000, comm);
+	CHECK(comm[0] == '\0');
+	/* a record older than the rename: still no other name */
+	dt_tp_task_comm(named, named, 0, 500, comm);
+	CHECK(strcmp(comm, "tp_static") == 0);
+	/* the tid as another process's (a pid reused): not its name */
+	dt_tp_task_comm(named + 1, named, 0, 3000, comm);
+	CHECK(comm[0] == '\0');
+
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail != 0;
+}
