@@ -15,11 +15,18 @@
  */
 
 /*
- * The switch-out stacks of dt_tp_stk.h: one slot per tid hash, taken
- * over by whichever thread switches out last.  A collision costs the
- * older thread its stacks, never gives it another's: the slot says
- * whose they are.  Allocated at the first switch-out with a stack, so
- * a dtd whose opens never ask for stacks at a switch pays nothing.
+ * The switch-out stacks of dt_tp_stk.h: a tid's slot is one of the
+ * DT_TP_STKWAYS from its hash on, its own if it has one, else one
+ * whose stacks were handed over already (or never held any), else the
+ * first, taken from whichever thread had it.  So a thread loses its
+ * stacks only when that many others of its hash are off a CPU with
+ * theirs not handed over yet; with one slot, any thread of the same
+ * hash (one tid in 4096) that switched out while a sleeper slept cost
+ * the sleeper that on__cpu's stacks (suspected in tracepoint-sleep's
+ * 288 stacks of 301 in one full run, not reproduced).  A collision
+ * never gives a thread another's stacks: the slot says whose they are.
+ * Allocated at the first switch-out with a stack, so a dtd whose opens
+ * never ask for stacks at a switch pays nothing.
  *
  * Locks used to protect the globals in this file:
  *	[R]	the tracepoint reader thread
@@ -30,6 +37,7 @@
 #include "dt_tp_stk.h"
 
 #define DT_TP_STKSLOTS	4096		/* power of 2 */
+#define DT_TP_STKWAYS	4		/* slots a tid may take */
 
 struct dt_tp_stk {
 	pid_t			ts_tid;		/* [R] 0: empty */
@@ -39,6 +47,28 @@ struct dt_tp_stk {
 };
 
 static struct dt_tp_stk	*dt_tp_stks;	/* [R] */
+
+/*
+ * tid's slot, NULL if it has none; or, with take, the slot it is to
+ * take (its own, a free one, or the first of its ways).
+ */
+static struct dt_tp_stk *
+dt_tp_stk_slot(pid_t tid, bool take)
+{
+	struct dt_tp_stk *t, *free = NULL;
+	unsigned int h = (unsigned int)tid, i;
+
+	for (i = 0; i < DT_TP_STKWAYS; i++) {
+		t = &dt_tp_stks[(h + i) & (DT_TP_STKSLOTS - 1)];
+		if (t->ts_tid == tid)
+			return t;
+		if (free == NULL && (t->ts_tid == 0 || t->ts_used))
+			free = t;
+	}
+	if (!take)
+		return NULL;
+	return free != NULL ? free : &dt_tp_stks[h & (DT_TP_STKSLOTS - 1)];
+}
 
 void
 dt_tp_stk_off(pid_t tid, const struct dt_tp_sample *s)
@@ -52,7 +82,7 @@ dt_tp_stk_off(pid_t tid, const struct dt_tp_sample *s)
 	if (dt_tp_stks == NULL && (dt_tp_stks = calloc(DT_TP_STKSLOTS,
 	    sizeof(*dt_tp_stks))) == NULL)
 		return;
-	t = &dt_tp_stks[(unsigned int)tid & (DT_TP_STKSLOTS - 1)];
+	t = dt_tp_stk_slot(tid, true);
 	t->ts_tid = tid;
 	t->ts_used = false;
 	t->ts_kstack = *s->ts_kstack;
@@ -68,8 +98,7 @@ dt_tp_stk_on(pid_t tid, struct dt_evt *ev)
 	ev->dtev_ustack.st_count = 0;
 	if (tid <= 0 || dt_tp_stks == NULL)
 		return;
-	t = &dt_tp_stks[(unsigned int)tid & (DT_TP_STKSLOTS - 1)];
-	if (t->ts_tid != tid || t->ts_used)
+	if ((t = dt_tp_stk_slot(tid, false)) == NULL || t->ts_used)
 		return;
 	t->ts_used = true;
 	ev->dtev_kstack = t->ts_kstack;
