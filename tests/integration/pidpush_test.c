@@ -138,6 +138,10 @@ static unsigned char	 pp_seen[PP_MAXNUM / 8];
 static pid_t		 pp_tids[PP_MAXTIDS];	/* getppid()'s callers */
 static uint64_t		 pp_tidns[PP_MAXTIDS];	/* and when, realtime ns */
 static long		 pp_ntids;
+/* the target's other events, to tell a thread missed whole (churn) */
+static pid_t		 pp_otids[PP_MAXTIDS];
+static uint64_t		 pp_otidns[PP_MAXTIDS];
+static long		 pp_notids;
 
 /*
  * Enable pbn on a new open with filter f[n] (none: n 0), the flags
@@ -258,7 +262,7 @@ pp_count(int fd, pid_t target, struct pp_got *g, bool lossy)
 	long k, r;
 
 	memset(g, 0, sizeof(*g));
-	pp_ntids = 0;
+	pp_ntids = pp_notids = 0;
 	while (!exited) {
 		if (dtt_clock_ns(CLOCK_MONOTONIC) > deadline)
 			return false;
@@ -280,7 +284,16 @@ pp_count(int fd, pid_t target, struct pp_got *g, bool lossy)
 				g->stray++;
 			else if (evs[k].dtev_args[0] == exit_num)
 				exited = true;
-			else if (evs[k].dtev_args[0] == getppid_num) {
+			else if (evs[k].dtev_args[0] != getppid_num) {
+				if (pp_notids < PP_MAXTIDS) {
+					pp_otidns[pp_notids] = (uint64_t)
+					    evs[k].dtev_tsp.tv_sec *
+					    1000000000ULL + (uint64_t)
+					    evs[k].dtev_tsp.tv_nsec;
+					pp_otids[pp_notids++] =
+					    evs[k].dtev_tid;
+				}
+			} else {
 				g->calls++;
 				if (pp_ntids < PP_MAXTIDS)
 				{
@@ -468,7 +481,8 @@ pp_records(void)
 		if (sscanf(line, "dtd: tracepoint: %lld records", &v) == 1)
 			n = v;
 		if (strstr(line, "threads of") != NULL ||
-		    strstr(line, "filter") != NULL)
+		    strstr(line, "filter") != NULL ||
+		    strstr(line, "came late") != NULL)
 			fprintf(stderr, "# %s", line);
 	}
 	fclose(f);
@@ -545,6 +559,7 @@ pp_churned(const char *path, uint64_t lost)
 	struct pp_made *made = NULL;
 	unsigned char *cnt = NULL;
 	long n = 0, i, j, first = -1, twice = 0, missed = 0, known = 0;
+	long other = 0, firstmiss = -1, lastmiss = -1;
 	long long ns, end;
 	int v;
 	FILE *f;
@@ -574,12 +589,26 @@ pp_churned(const char *path, uint64_t lost)
 		else
 			cnt[made[j].pm_at] = 1;
 	}
+	/* 2: a missed thread's other calls were read (clone's, exit's) */
+	for (i = 0; i < pp_notids; i++)
+		if ((j = pp_made_at(made, n, pp_otids[i], pp_otidns[i])) !=
+		    -1 && cnt[made[j].pm_at] == 0)
+			cnt[made[j].pm_at] = 2;
 	for (i = 0; i < n; i++) {
-		if (cnt[i] > 0 && first == -1)
+		if (cnt[i] == 1 && first == -1)
 			first = i;
-		else if (cnt[i] == 0 && first != -1)
+		else if (cnt[i] != 1 && first != -1) {
 			missed++;
+			other += cnt[i] == 2;
+			if (firstmiss == -1)
+				firstmiss = i;
+			lastmiss = i;
+		}
 	}
+	if (missed > 0)
+		fprintf(stderr, "# churn: missed %ld..%ld (%ld of them with "
+		    "other calls read), %ld other calls of the target read\n",
+		    firstmiss, lastmiss, other, pp_notids);
 	dtt_check(twice == 0 && (uint64_t)missed <= lost && known <= PP_CALLS &&
 	    (uint64_t)(PP_CALLS - known) + (uint64_t)missed <= lost,
 	    "churn: of %ld threads made, from the first seen (%ld) on, %ld "
