@@ -33,17 +33,8 @@
 
 #include "dt_prov.h"
 #include "dt_softc.h"
+#include "unit_check.h"
 
-static int npass, nfail;
-
-#define CHECK(cond) do {						\
-	if (cond)							\
-		npass++;						\
-	else {								\
-		nfail++;						\
-		printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);	\
-	}								\
-} while (0)
 
 static char	*ua_lo, *ua_hi;
 
@@ -533,6 +524,5 @@ main(void)
 	test_kcount();
 	test_stacks();
 	test_race();
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return unit_done();
 }

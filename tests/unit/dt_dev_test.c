@@ -30,17 +30,8 @@
 #include <unistd.h>
 
 #include "dt_softc.h"
+#include "unit_check.h"
 
-static int npass, nfail;
-
-#define CHECK(cond) do {						\
-	if (cond)							\
-		npass++;						\
-	else {								\
-		nfail++;						\
-		printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);	\
-	}								\
-} while (0)
 
 /* Read completions, by token (an index into this table). */
 #define NTOK	8
@@ -1680,6 +1671,5 @@ main(void)
 	test_race();
 	test_all_pressed();
 
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return unit_done();
 }

@@ -26,17 +26,8 @@
 #include <string.h>
 
 #include "dt_prov.h"
+#include "unit_check.h"
 
-static int npass, nfail;
-
-#define CHECK(cond) do {						\
-	if (cond)							\
-		npass++;						\
-	else {								\
-		nfail++;						\
-		printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);	\
-	}								\
-} while (0)
 
 static struct dtioc_filter_term
 cmp(uint8_t op, uint8_t field, int64_t val)
@@ -201,6 +192,5 @@ main(void)
 	memset(&dp, 0, sizeof(dp));
 	CHECK(dt_fsrc_pid(&dp) == 0);
 	check_in();
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return unit_done();
 }

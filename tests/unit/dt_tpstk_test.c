@@ -25,17 +25,8 @@
 #include <dev/dt/dtvar.h>
 
 #include "dt_tp_stk.h"
+#include "unit_check.h"
 
-static int npass, nfail;
-
-#define CHECK(cond) do {						\
-	if (cond)							\
-		npass++;						\
-	else {								\
-		nfail++;						\
-		printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);	\
-	}								\
-} while (0)
 
 /* tid switches out with a kernel stack of one PC, pc. */
 static void
@@ -93,6 +84,5 @@ main(void)
 	CHECK(on(7 + 4 * 4096) == 5);
 	dt_tp_stk_fini();
 
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return unit_done();
 }

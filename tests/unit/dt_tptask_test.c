@@ -33,17 +33,8 @@
 #include <dev/dt/dtvar.h>
 
 #include "dt_tp_task.h"
+#include "unit_check.h"
 
-static int npass, nfail;
-
-#define CHECK(cond) do {						\
-	if (cond)							\
-		npass++;						\
-	else {								\
-		nfail++;						\
-		printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);	\
-	}								\
-} while (0)
 
 /* A child that waits until killed. */
 static pid_t
@@ -98,6 +89,5 @@ main(void)
 	dt_tp_task_comm(named + 1, named, 0, 3000, comm);
 	CHECK(comm[0] == '\0');
 
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return unit_done();
 }
