@@ -55,6 +55,7 @@
 #include "udt_sys.h"
 #include "systab.h"
 #include "udt_rw.h"
+#include "udt_rw_plan.h"
 
 /* Before the first attach the hooks read this: nothing enabled. */
 static struct udt_tab udt_zero_tab __attribute__((aligned(64)));
@@ -409,6 +410,7 @@ udt_init(void)
 	const char *path, *said;
 	Dl_info dli;
 	unsigned long euid;
+	size_t n;
 	int serr;
 
 	/*
@@ -438,10 +440,22 @@ udt_init(void)
 		memcpy(udt_sun.sun_path, path, strlen(path) + 1);
 		udt_sun_ok = 1;
 	}
-	/* dtd makes the same test (dt_ingest_listen()). */
-	if (udt_sun_ok && (size_t)snprintf(udt_sunt.sun_path,
-	    sizeof(udt_sunt.sun_path), UDT_TRACEE_FMT, path, UDT_VERSION,
-	    (unsigned int)(2 * SYSTAB_COUNT)) < sizeof(udt_sunt.sun_path)) {
+	/*
+	 * UDT_TRACEE_FMT spelled out: snprintf() would fault in printf's
+	 * pages at every start, a dozen microseconds each on some guests.
+	 * dtd makes the same test (dt_ingest_listen()).
+	 */
+	n = udt_plan_cat(udt_sunt.sun_path, 0, sizeof(udt_sunt.sun_path),
+	    path);
+	n = udt_plan_cat(udt_sunt.sun_path, n, sizeof(udt_sunt.sun_path),
+	    ".t");
+	n = udt_plan_catu(udt_sunt.sun_path, n, sizeof(udt_sunt.sun_path),
+	    UDT_VERSION);
+	n = udt_plan_cat(udt_sunt.sun_path, n, sizeof(udt_sunt.sun_path),
+	    ".");
+	n = udt_plan_catu(udt_sunt.sun_path, n, sizeof(udt_sunt.sun_path),
+	    2 * SYSTAB_COUNT);
+	if (udt_sun_ok && n != (size_t)-1) {
 		udt_sunt.sun_family = AF_UNIX;
 		udt_sunt_ok = 1;
 	}

@@ -229,6 +229,19 @@ udt_plan_cat(char *d, size_t at, size_t max, const char *s)
 	return at;
 }
 
+size_t
+udt_plan_catu(char *d, size_t at, size_t max, unsigned long v)
+{
+	char tmp[21];
+	size_t n = sizeof(tmp) - 1;
+
+	tmp[n] = '\0';
+	do
+		tmp[--n] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	return udt_plan_cat(d, at, max, &tmp[n]);
+}
+
 /* The header, and every entry within bounds: the plan read is whole. */
 static int
 udt_plan_valid(size_t len)
