@@ -55,19 +55,19 @@ static struct dt_tp_stk	*dt_tp_stks;	/* [R] */
 static struct dt_tp_stk *
 dt_tp_stk_slot(pid_t tid, bool take)
 {
-	struct dt_tp_stk *t, *free = NULL;
+	struct dt_tp_stk *t, *spare = NULL;
 	unsigned int h = (unsigned int)tid, i;
 
 	for (i = 0; i < DT_TP_STKWAYS; i++) {
 		t = &dt_tp_stks[(h + i) & (DT_TP_STKSLOTS - 1)];
 		if (t->ts_tid == tid)
 			return t;
-		if (free == NULL && (t->ts_tid == 0 || t->ts_used))
-			free = t;
+		if (spare == NULL && (t->ts_tid == 0 || t->ts_used))
+			spare = t;
 	}
 	if (!take)
 		return NULL;
-	return free != NULL ? free : &dt_tp_stks[h & (DT_TP_STKSLOTS - 1)];
+	return spare != NULL ? spare : &dt_tp_stks[h & (DT_TP_STKSLOTS - 1)];
 }
 
 void

@@ -441,8 +441,8 @@ udt_init(void)
 		udt_sun_ok = 1;
 	}
 	/*
-	 * UDT_TRACEE_FMT spelled out: snprintf() would fault in printf's
-	 * pages at every start, a dozen microseconds each on some guests.
+	 * UDT_TRACEE_FMT spelled out: snprintf() faulted in printf's pages
+	 * of libc at every start, and a fault is dear on some guests.
 	 * dtd makes the same test (dt_ingest_listen()).
 	 */
 	n = udt_plan_cat(udt_sunt.sun_path, 0, sizeof(udt_sunt.sun_path),
