@@ -241,6 +241,17 @@ pp_exited(pid_t target)
 	    WNOWAIT) == 0 && si.si_pid == target;
 }
 
+/* ev's thread and time (realtime ns) kept in tids[], ns[], if room. */
+static void
+pp_keep(pid_t *tids, uint64_t *ns, long *n, const struct dt_evt *ev)
+{
+	if (*n >= PP_MAXTIDS)
+		return;
+	ns[*n] = (uint64_t)ev->dtev_tsp.tv_sec * 1000000000ULL +
+	    (uint64_t)ev->dtev_tsp.tv_nsec;
+	tids[(*n)++] = ev->dtev_tid;
+}
+
 /*
  * Read fd until target's exit came, into *g.  False on a timeout or an
  * error.  lossy: the open may drop (dtd filtering the pid from the
@@ -284,25 +295,12 @@ pp_count(int fd, pid_t target, struct pp_got *g, bool lossy)
 				g->stray++;
 			else if (evs[k].dtev_args[0] == exit_num)
 				exited = true;
-			else if (evs[k].dtev_args[0] != getppid_num) {
-				if (pp_notids < PP_MAXTIDS) {
-					pp_otidns[pp_notids] = (uint64_t)
-					    evs[k].dtev_tsp.tv_sec *
-					    1000000000ULL + (uint64_t)
-					    evs[k].dtev_tsp.tv_nsec;
-					pp_otids[pp_notids++] =
-					    evs[k].dtev_tid;
-				}
-			} else {
+			else if (evs[k].dtev_args[0] != getppid_num)
+				pp_keep(pp_otids, pp_otidns, &pp_notids,
+				    &evs[k]);
+			else {
 				g->calls++;
-				if (pp_ntids < PP_MAXTIDS)
-				{
-					pp_tidns[pp_ntids] = (uint64_t)
-					    evs[k].dtev_tsp.tv_sec *
-					    1000000000ULL + (uint64_t)
-					    evs[k].dtev_tsp.tv_nsec;
-					pp_tids[pp_ntids++] = evs[k].dtev_tid;
-				}
+				pp_keep(pp_tids, pp_tidns, &pp_ntids, &evs[k]);
 			}
 		}
 	}
