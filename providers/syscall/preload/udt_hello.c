@@ -44,6 +44,7 @@
 #include "udt_hello.h"
 #include "udt_sys.h"
 #include "systab.h"
+#include "udt_rw_plan.h"
 
 struct sockaddr_un	 udt_sun;
 int			 udt_sun_ok;
@@ -124,19 +125,17 @@ udt_now_ms(void)
 static int
 udt_pid_stopped(pid_t pid)
 {
-	char path[32] = "/proc/", buf[512], digits[12];
-	int i = 6, n = 0;
+	char path[32], buf[512];
 	long fd, len;
+	size_t n;
 	char *p;
 
 	if (pid <= 0)
 		return 0;
-	do
-		digits[n++] = (char)('0' + pid % 10);
-	while ((pid /= 10) != 0);
-	while (n > 0)
-		path[i++] = digits[--n];
-	memcpy(path + i, "/stat", 6);
+	n = udt_plan_cat(path, 0, sizeof(path), "/proc/");
+	n = udt_plan_catu(path, n, sizeof(path), (unsigned long)pid);
+	if (udt_plan_cat(path, n, sizeof(path), "/stat") == (size_t)-1)
+		return 0;
 	fd = udt_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
