@@ -41,6 +41,7 @@ Starts its own dtd on a temporary path and stops it by pid.  Prints one
 line a check and `N passed, N failed`.
 """
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -301,6 +302,9 @@ def main():
               "USERDT_IMAGES=0 maps no image (%s)" % r.show())
     finally:
         stop_dtd(d)
+        # The images are mode 0400 and the noexec mount is gone by now:
+        # nothing stops the removal.
+        shutil.rmtree(work, ignore_errors=True)
     return done()
 
 
