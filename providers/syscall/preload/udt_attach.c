@@ -56,6 +56,7 @@
 #include "systab.h"
 #include "udt_rw.h"
 #include "udt_rw_plan.h"
+#include "udt_cat.h"
 
 /* Before the first attach the hooks read this: nothing enabled. */
 static struct udt_tab udt_zero_tab __attribute__((aligned(64)));
@@ -445,15 +446,15 @@ udt_init(void)
 	 * of libc at every start, and a fault is dear on some guests.
 	 * dtd makes the same test (dt_ingest_listen()).
 	 */
-	n = udt_plan_cat(udt_sunt.sun_path, 0, sizeof(udt_sunt.sun_path),
+	n = udt_cat(udt_sunt.sun_path, 0, sizeof(udt_sunt.sun_path),
 	    path);
-	n = udt_plan_cat(udt_sunt.sun_path, n, sizeof(udt_sunt.sun_path),
+	n = udt_cat(udt_sunt.sun_path, n, sizeof(udt_sunt.sun_path),
 	    ".t");
-	n = udt_plan_catu(udt_sunt.sun_path, n, sizeof(udt_sunt.sun_path),
+	n = udt_catu(udt_sunt.sun_path, n, sizeof(udt_sunt.sun_path),
 	    UDT_VERSION);
-	n = udt_plan_cat(udt_sunt.sun_path, n, sizeof(udt_sunt.sun_path),
+	n = udt_cat(udt_sunt.sun_path, n, sizeof(udt_sunt.sun_path),
 	    ".");
-	n = udt_plan_catu(udt_sunt.sun_path, n, sizeof(udt_sunt.sun_path),
+	n = udt_catu(udt_sunt.sun_path, n, sizeof(udt_sunt.sun_path),
 	    2 * SYSTAB_COUNT);
 	if (udt_sun_ok && n != (size_t)-1) {
 		udt_sunt.sun_family = AF_UNIX;

@@ -45,6 +45,7 @@
 #include "udt_sys.h"
 #include "systab.h"
 #include "udt_rw_plan.h"
+#include "udt_cat.h"
 
 struct sockaddr_un	 udt_sun;
 int			 udt_sun_ok;
@@ -132,9 +133,9 @@ udt_pid_stopped(pid_t pid)
 
 	if (pid <= 0)
 		return 0;
-	n = udt_plan_cat(path, 0, sizeof(path), "/proc/");
-	n = udt_plan_catu(path, n, sizeof(path), (unsigned long)pid);
-	if (udt_plan_cat(path, n, sizeof(path), "/stat") == (size_t)-1)
+	n = udt_cat(path, 0, sizeof(path), "/proc/");
+	n = udt_catu(path, n, sizeof(path), (unsigned long)pid);
+	if (udt_cat(path, n, sizeof(path), "/stat") == (size_t)-1)
 		return 0;
 	fd = udt_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)

@@ -96,6 +96,7 @@
 #include "udt_rw_obj.h"
 #include "udt_rw_plan.h"
 #include "udt_rw_img.h"
+#include "udt_cat.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
@@ -200,16 +201,16 @@ udt_img_path(const struct udt_rw_img *ri, char *path, size_t max, int dironly)
 		hex[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];
 	hex[16] = '\0';
 	/* pl_dir is .../userdt/plans: the images are its sibling's. */
-	n = udt_plan_cat(path, 0, max, udt_plan.pl_dir);
+	n = udt_cat(path, 0, max, udt_plan.pl_dir);
 	if (n == (size_t)-1 || n < 6)
 		return -1;
 	cut = n - 5;
 	path[cut] = '\0';
-	n = udt_plan_cat(path, cut, max, "images/");
-	n = udt_plan_cat(path, n, max, hex);
+	n = udt_cat(path, cut, max, "images/");
+	n = udt_cat(path, n, max, hex);
 	if (!dironly) {
-		n = udt_plan_cat(path, n, max, "/");
-		n = udt_plan_cat(path, n, max, base);
+		n = udt_cat(path, n, max, "/");
+		n = udt_cat(path, n, max, base);
 	}
 	return n == (size_t)-1 ? -1 : 0;
 }
@@ -406,9 +407,9 @@ udt_img_map(struct udt_rw_img *ri)
 				char msg[760];
 				size_t n;
 
-				n = udt_plan_cat(msg, 0, sizeof(msg), path);
-				n = udt_plan_cat(msg, n, sizeof(msg), ": ");
-				n = udt_plan_cat(msg, n, sizeof(msg), why);
+				n = udt_cat(msg, 0, sizeof(msg), path);
+				n = udt_cat(msg, n, sizeof(msg), ": ");
+				n = udt_cat(msg, n, sizeof(msg), why);
 				udt_img_say("refused ", n == (size_t)-1 ? path :
 				    msg, NULL);
 			}

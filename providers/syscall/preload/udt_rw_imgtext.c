@@ -36,6 +36,7 @@
 #include "udt_rw_obj.h"
 #include "udt_rw_plan.h"
 #include "udt_rw_img.h"
+#include "udt_cat.h"
 
 /*
  * Whether dtd read the pages of the mapping that holds [lo, hi) at the
@@ -138,14 +139,14 @@ udt_img_die(const struct udt_rw_img *ri)
 	char buf[700];
 	size_t n;
 
-	n = udt_plan_cat(buf, 0, sizeof(buf), "userdt: image: ");
-	n = udt_plan_cat(buf, n, sizeof(buf), program_invocation_short_name);
-	n = udt_plan_cat(buf, n, sizeof(buf), ": the text of ");
-	n = udt_plan_cat(buf, n, sizeof(buf), ri->ri_path);
-	n = udt_plan_cat(buf, n, sizeof(buf), " was unmapped by a failed "
+	n = udt_cat(buf, 0, sizeof(buf), "userdt: image: ");
+	n = udt_cat(buf, n, sizeof(buf), program_invocation_short_name);
+	n = udt_cat(buf, n, sizeof(buf), ": the text of ");
+	n = udt_cat(buf, n, sizeof(buf), ri->ri_path);
+	n = udt_cat(buf, n, sizeof(buf), " was unmapped by a failed "
 	    "mmap of its image and cannot be mapped again; exiting\n");
 	if (n == (size_t)-1)
-		n = udt_plan_cat(buf, 0, sizeof(buf), "userdt: image: an "
+		n = udt_cat(buf, 0, sizeof(buf), "userdt: image: an "
 		    "object's text was unmapped by a failed mmap of its "
 		    "image; exiting\n");
 	udt_sys3(SYS_write, 2, buf, n);

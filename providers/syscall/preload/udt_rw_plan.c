@@ -98,6 +98,7 @@
 #include "udt_rw.h"
 #include "udt_rw_obj.h"
 #include "udt_rw_plan.h"
+#include "udt_cat.h"
 
 /* Counts for USERDT_PLAN_CACHE=debug and the tests. */
 size_t	udt_rw_plan_used, udt_rw_plan_refused;
@@ -331,21 +332,21 @@ udt_rw_plan_open(struct udt_rw_obj *o)
 	n = 0;
 	if (xdg != NULL && *xdg == '/') {
 		udt_plan.pl_xdg = 1;
-		n = udt_plan_cat(udt_plan.pl_base, 0, sizeof(udt_plan.pl_base),
+		n = udt_cat(udt_plan.pl_base, 0, sizeof(udt_plan.pl_base),
 		    xdg);
-		n = udt_plan_cat(udt_plan.pl_dir, 0, sizeof(udt_plan.pl_dir),
+		n = udt_cat(udt_plan.pl_dir, 0, sizeof(udt_plan.pl_dir),
 		    xdg);
 	} else if (home != NULL && *home == '/' && home[1] != '\0') {
 		/* HOME=/ (a daemon's): no /.cache made at the root. */
-		n = udt_plan_cat(udt_plan.pl_base, 0, sizeof(udt_plan.pl_base),
+		n = udt_cat(udt_plan.pl_base, 0, sizeof(udt_plan.pl_base),
 		    home);
-		n = udt_plan_cat(udt_plan.pl_dir, 0, sizeof(udt_plan.pl_dir),
+		n = udt_cat(udt_plan.pl_dir, 0, sizeof(udt_plan.pl_dir),
 		    home);
-		n = udt_plan_cat(udt_plan.pl_dir, n, sizeof(udt_plan.pl_dir),
+		n = udt_cat(udt_plan.pl_dir, n, sizeof(udt_plan.pl_dir),
 		    "/.cache");
 	} else
 		return;
-	n = udt_plan_cat(udt_plan.pl_dir, n, sizeof(udt_plan.pl_dir),
+	n = udt_cat(udt_plan.pl_dir, n, sizeof(udt_plan.pl_dir),
 	    "/userdt/plans");
 	if (n == (size_t)-1 || n == 0)
 		return;
@@ -355,12 +356,12 @@ udt_rw_plan_open(struct udt_rw_obj *o)
 	for (i = 0; i < 16; i++)
 		hex[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];
 	hex[16] = '\0';
-	n = udt_plan_cat(udt_plan.pl_name, 0, sizeof(udt_plan.pl_name), hex);
-	n = udt_plan_cat(udt_plan.pl_name, n, sizeof(udt_plan.pl_name),
+	n = udt_cat(udt_plan.pl_name, 0, sizeof(udt_plan.pl_name), hex);
+	n = udt_cat(udt_plan.pl_name, n, sizeof(udt_plan.pl_name),
 	    ".plan");
-	n = udt_plan_cat(path, 0, sizeof(path), udt_plan.pl_dir);
-	n = udt_plan_cat(path, n, sizeof(path), "/");
-	n = udt_plan_cat(path, n, sizeof(path), udt_plan.pl_name);
+	n = udt_cat(path, 0, sizeof(path), udt_plan.pl_dir);
+	n = udt_cat(path, n, sizeof(path), "/");
+	n = udt_cat(path, n, sizeof(path), udt_plan.pl_name);
 	if (n == (size_t)-1)
 		return;
 	udt_plan.pl_outlen = sizeof(struct udt_plan_hdr);

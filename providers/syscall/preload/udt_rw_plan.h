@@ -166,15 +166,6 @@ int	 udt_rw_fs_remote(long fd, uint64_t dev, uint64_t mnt);
 uint64_t udt_plan_hash(uint64_t, const void *, size_t);
 /* Which step udt_plan_hash() takes here, to seed the plan's name. */
 uint64_t udt_plan_kind(void);
-/*
- * udt_plan_cat(): s after d's first at bytes, NUL-terminated, within max
- * bytes: the new length, or (size_t)-1 if it does not fit (and from then
- * on, so a chain of them is checked once at its end).
- * udt_plan_catu(): the same of v in decimal.  No libc: the constructor
- * calls them, and printf's pages would be faulted in for a name.
- */
-size_t	 udt_plan_cat(char *, size_t, size_t, const char *);
-size_t	 udt_plan_catu(char *, size_t, size_t, unsigned long);
 void	 udt_plan_read(const char *);
 int	 udt_plan_mkdirs(const char *);
 void	 udt_plan_write(void);

@@ -37,6 +37,7 @@
 #include "udt_sys.h"
 #include "udt_rw_obj.h"
 #include "udt_rw_plan.h"
+#include "udt_cat.h"
 
 /* In the bss: a page is the process's only once it is touched. */
 struct udt_plan_state udt_plan;				/* [w] */
@@ -82,8 +83,8 @@ udt_plan_tmpname(char *tmp, size_t max, const char *dir)
 	size_t at;
 	int i;
 
-	at = udt_plan_cat(tmp, 0, max, dir);
-	at = udt_plan_cat(tmp, at, max, "/.tmp.");
+	at = udt_cat(tmp, 0, max, dir);
+	at = udt_cat(tmp, at, max, "/.tmp.");
 	if (at == (size_t)-1 || at + 17 > max)
 		return -1;
 	t = __builtin_ia32_rdtsc();
@@ -213,33 +214,6 @@ uint64_t
 udt_plan_hash(uint64_t h, const void *p, size_t n)
 {
 	return udt_plan_hash2(h, NULL, 0, p, n);
-}
-
-size_t
-udt_plan_cat(char *d, size_t at, size_t max, const char *s)
-{
-	if (at == (size_t)-1)
-		return at;
-	while (*s != '\0') {
-		if (at + 1 >= max)
-			return (size_t)-1;
-		d[at++] = *s++;
-	}
-	d[at] = '\0';
-	return at;
-}
-
-size_t
-udt_plan_catu(char *d, size_t at, size_t max, unsigned long v)
-{
-	char tmp[21];
-	size_t n = sizeof(tmp) - 1;
-
-	tmp[n] = '\0';
-	do
-		tmp[--n] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	return udt_plan_cat(d, at, max, &tmp[n]);
 }
 
 /* The header, and every entry within bounds: the plan read is whole. */
@@ -516,9 +490,9 @@ udt_plan_write(void)
 	if (udt_plan_mkdirs(udt_plan.pl_dir) != 0)
 		return;
 	/* A name no other writer has: the time stamp counter's. */
-	n = udt_plan_cat(path, 0, sizeof(path), udt_plan.pl_dir);
-	n = udt_plan_cat(path, n, sizeof(path), "/");
-	n = udt_plan_cat(path, n, sizeof(path), udt_plan.pl_name);
+	n = udt_cat(path, 0, sizeof(path), udt_plan.pl_dir);
+	n = udt_cat(path, n, sizeof(path), "/");
+	n = udt_cat(path, n, sizeof(path), udt_plan.pl_name);
 	if (n == (size_t)-1 || udt_plan_tmpname(tmp, sizeof(tmp),
 	    udt_plan.pl_dir) != 0)
 		return;
