@@ -129,6 +129,17 @@ struct dt_kbpf_spec {
 	int			 kbs_tracedfd;
 	/* not -1: a hash by tgid of the young processes (DT_KBPF_YOUNG) */
 	int			 kbs_youngfd;
+	/*
+	 * raw_syscalls' values for the filter (dt_kbpf_sysfilter_ok()): a
+	 * record's args[6] (kbs_dir 0, sys_enter) or ret (1, sys_exit), a
+	 * u64 each from kbs_valoff; 0: none.  kbs_wantfd's [number] is
+	 * then 1 + the call's argument count, past which an argument
+	 * reads 0; kbs_args: the reader sees the arguments and return
+	 * values at all (the pcbs asked for them, dt_evt_field()).
+	 */
+	uint16_t		 kbs_valoff;
+	uint8_t			 kbs_dir;
+	bool			 kbs_args;
 };
 
 #define DT_KBPF_SYSSHIFT	16
@@ -142,6 +153,16 @@ struct dt_kbpf_spec {
  * thread.
  */
 bool	dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm);
+
+/*
+ * The same for a syscall group's program (kbs_nsys, kbs_valoff not 0
+ * where vals): also the CPU, the arguments, the return value and errno
+ * where vals, and every comparison (<, <=, >, >=, signed, 32 bits where
+ * DTF_F_INT32) of the numbers.  Never the probe's number: one program
+ * counts many probes.  Any thread.
+ */
+bool	dt_kbpf_sysfilter_ok(const struct dtioc_filter *f, bool comm,
+	    bool vals);
 
 /*
  * s's program into insns[DT_KBPF_MAXINSNS]: its length, or 0 when it

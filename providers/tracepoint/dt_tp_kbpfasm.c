@@ -44,7 +44,8 @@
 #define FP_TRUTH(i)	(-64 - 8 * ((int)(i) + 1))	/* filter stack */
 #define FP_SYSID	(-64 - 8 * (DTF_MAXTERMS + 1))	/* the call's */
 #define FP_TGID		(FP_SYSID - 8)			/* the process's */
-#define FP_NOW		(FP_TGID - 24)			/* dt_kbpf_young */
+#define FP_NARGS	(FP_TGID - 8)			/* want's value */
+#define FP_NOW		(FP_NARGS - 24)			/* dt_kbpf_young */
 
 #define KA_NLABELS	64
 #define KA_NFIX		256
@@ -180,8 +181,12 @@ ka_plain(const char *s, size_t len)
 	return true;
 }
 
-bool
-dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm)
+/*
+ * Whether the program takes f (dt_kbpf_filter_ok(), and with sys
+ * dt_kbpf_sysfilter_ok()'s more).
+ */
+static bool
+ka_filter_ok(const struct dtioc_filter *f, bool comm, bool sys, bool vals)
 {
 	const struct dtioc_filter_term *t;
 	unsigned int i;
@@ -198,12 +203,31 @@ dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm)
 		case DTF_OP_EQ:
 		case DTF_OP_NE:
 			break;
+		case DTF_OP_LT:
+		case DTF_OP_LE:
+		case DTF_OP_GT:
+		case DTF_OP_GE:
+			if (!sys || t->dtft_field == DTF_COMM)
+				return false;
+			break;
 		default:
 			return false;
 		}
+		/* the reader's own: 32 bits, or a name dtd is unsure of */
+		if ((t->dtft_flags & ~(DTF_F_INT32 | DTF_F_UNSURE)) != 0)
+			return false;
 		switch (t->dtft_field) {
 		case DTF_PID:
 		case DTF_TID:
+			continue;
+		case DTF_CPU:
+			if (!sys)
+				return false;
+			continue;
+		case DTF_RETVAL:
+		case DTF_ERRNO:
+			if (!vals)
+				return false;
 			continue;
 		case DTF_COMM:
 			/*
@@ -224,10 +248,96 @@ dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm)
 				return false;
 			continue;
 		default:
-			return false;
+			if (!vals || t->dtft_field < DTF_ARG0 ||
+			    t->dtft_field >= DTF_ARG0 + DTMAXFUNCARGS)
+				return false;
+			continue;
 		}
 	}
 	return f->dtfl_nterms <= DTF_MAXTERMS;
+}
+
+bool
+dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm)
+{
+	return ka_filter_ok(f, comm, false, false);
+}
+
+bool
+dt_kbpf_sysfilter_ok(const struct dtioc_filter *f, bool comm, bool vals)
+{
+	return ka_filter_ok(f, comm, true, vals);
+}
+
+/*
+ * Into r0 the number of term t as dt_evt_field() gives the reader: r6
+ * holds the pid and tid, r7 the record (kbs_valoff not 0), FP_NARGS one
+ * more than the call's arguments.  r1 to r5 lost.
+ */
+static void
+ka_value(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
+    const struct dtioc_filter_term *t)
+{
+	unsigned int f = t->dtft_field, n, ok, done;
+	bool vals = s->kbs_nsys != 0 && s->kbs_valoff != 0 && s->kbs_args;
+
+	switch (f) {
+	case DTF_PID:
+		MOV64_REG(a, BPF_REG_0, BPF_REG_6);
+		ALU64_IMM(a, BPF_RSH, BPF_REG_0, 32);
+		break;
+	case DTF_TID:
+		MOV32_REG(a, BPF_REG_0, BPF_REG_6);
+		ka_ld_imm64(a, BPF_REG_1, s->kbs_tidoff);
+		ALU64_REG(a, BPF_ADD, BPF_REG_0, BPF_REG_1);
+		break;
+	case DTF_CPU:
+		CALL(a, BPF_FUNC_get_smp_processor_id);
+		break;
+	case DTF_RETVAL:
+	case DTF_ERRNO:
+		/* an entry has none: dt_tp_ksys_build() leaves them 0 */
+		if (!vals || s->kbs_dir != 1) {
+			MOV64_IMM(a, BPF_REG_0, 0);
+			break;
+		}
+		ok = ka_label(a);
+		done = ka_label(a);
+		LDX(a, BPF_DW, BPF_REG_0, BPF_REG_7, (int16_t)s->kbs_valoff);
+		/* -4095 to -1 is an error: -1 and its number */
+		JMP_IMM(a, BPF_JSGE, BPF_REG_0, 0, ok);
+		JMP_IMM(a, BPF_JSLE, BPF_REG_0, -4096, ok);
+		if (f == DTF_RETVAL)
+			MOV64_IMM(a, BPF_REG_0, -1);
+		else
+			ka_ins(a, BPF_ALU64 | BPF_NEG, BPF_REG_0, 0, 0, 0);
+		JA(a, done);
+		ka_bind(a, ok);
+		if (f == DTF_ERRNO)
+			MOV64_IMM(a, BPF_REG_0, 0);
+		ka_bind(a, done);
+		break;
+	default:
+		/*
+		 * An argument: the register, for one of the call's own
+		 * (dt_tp_ksys_build() copies its probe's count, at most 6).
+		 */
+		n = f - DTF_ARG0;
+		MOV64_IMM(a, BPF_REG_0, 0);
+		if (!vals || s->kbs_dir != 0 || n >= 6)
+			break;
+		done = ka_label(a);
+		LDX(a, BPF_W, BPF_REG_1, BPF_REG_10, FP_NARGS);
+		JMP_IMM(a, BPF_JLE, BPF_REG_1, (int32_t)n + 1, done);
+		LDX(a, BPF_DW, BPF_REG_0, BPF_REG_7,
+		    (int16_t)(s->kbs_valoff + 8 * n));
+		ka_bind(a, done);
+		break;
+	}
+	if (t->dtft_flags & DTF_F_INT32) {
+		ALU64_IMM(a, BPF_LSH, BPF_REG_0, 32);
+		ALU64_IMM(a, BPF_ARSH, BPF_REG_0, 32);
+	}
 }
 
 /* Comparison t, its truth into slot sp; r6 holds the pid and tid. */
@@ -258,22 +368,17 @@ ka_cmp(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
 		JMP_REG(a, BPF_JNE, BPF_REG_0, BPF_REG_1, done);
 		MOV64_IMM(a, BPF_REG_2, eq ? 1 : 0);
 	} else {
-		/*
-		 * The field as the reader sees it, 64 bits: the pid and tid
-		 * are below 2^31, so DTF_F_INT32 changes nothing, and the
-		 * reader's tid offset moves to the constant.
-		 */
-		if (t->dtft_field == DTF_PID) {
-			MOV64_REG(a, BPF_REG_0, BPF_REG_6);
-			ALU64_IMM(a, BPF_RSH, BPF_REG_0, 32);
-			ka_ld_imm64(a, BPF_REG_1, (uint64_t)t->dtft_val);
-		} else {
-			MOV32_REG(a, BPF_REG_0, BPF_REG_6);
-			ka_ld_imm64(a, BPF_REG_1,
-			    (uint64_t)t->dtft_val - s->kbs_tidoff);
-		}
+		static const uint8_t jop[] = {
+			[DTF_OP_EQ] = BPF_JEQ, [DTF_OP_NE] = BPF_JNE,
+			[DTF_OP_LT] = BPF_JSLT, [DTF_OP_LE] = BPF_JSLE,
+			[DTF_OP_GT] = BPF_JSGT, [DTF_OP_GE] = BPF_JSGE,
+		};
+
+		/* signed 64 bits, as dt_filter_cmp() compares */
+		ka_value(a, s, t);
+		ka_ld_imm64(a, BPF_REG_1, (uint64_t)t->dtft_val);
 		MOV64_IMM(a, BPF_REG_2, 1);
-		JMP_REG(a, eq ? BPF_JEQ : BPF_JNE, BPF_REG_0, BPF_REG_1, done);
+		JMP_REG(a, jop[t->dtft_op], BPF_REG_0, BPF_REG_1, done);
 		MOV64_IMM(a, BPF_REG_2, 0);
 	}
 	ka_bind(a, done);
@@ -353,6 +458,7 @@ ka_sysid(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
 	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, out);
 	LDX(a, BPF_W, BPF_REG_0, BPF_REG_0, 0);
 	JMP_IMM(a, BPF_JEQ, BPF_REG_0, 0, out);
+	STX(a, BPF_W, BPF_REG_10, BPF_REG_0, FP_NARGS);
 }
 
 /* raw_syscalls: the process's tgid (of r6) at FP_TGID. */
@@ -577,6 +683,9 @@ dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
 		    s->kbs_filter->dtfl_terms[i].dtft_field == DTF_COMM)
 			comm = true;
 
+	/* the record, for the filter's values (ka_value()) */
+	if (s->kbs_nsys != 0 && s->kbs_valoff != 0)
+		MOV64_REG(&a, BPF_REG_7, BPF_REG_1);
 	if (s->kbs_cond != NULL)
 		ka_cond(&a, s->kbs_cond, out);
 	/* the cheapest refusal first: a call no pcb counts */

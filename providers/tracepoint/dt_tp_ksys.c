@@ -391,7 +391,9 @@ dt_tp_ksys_init(void)
 	/* Counts in the kernel, where both directions can be read. */
 	if (dt_tk_dirs[0].tk_ok && dt_tk_dirs[1].tk_ok)
 		dt_tp_ksysbpf_init(dt_tk_dirs[0].tk_id->dtf_off,
-		    dt_tk_dirs[1].tk_id->dtf_off);
+		    dt_tk_dirs[1].tk_id->dtf_off, dt_tk_dirs[0].tk_val->dtf_off,
+		    dt_tk_dirs[1].tk_val->dtf_size == 8 ?
+		    dt_tk_dirs[1].tk_val->dtf_off : 0);
 	/* A tree's own, where both directions can be read. */
 	if (dt_tk_dirs[0].tk_ok && dt_tk_dirs[1].tk_ok)
 		dt_tp_ksystree_init();

@@ -63,9 +63,11 @@ void	dt_tp_ksystree_init(void);
 /*
  * Offer counts in a kernel program (dt_ksys_kcount_feed(),
  * dt_tp_ksysbpf.c): idoff[dir] is where each direction's record holds
- * the call number.  From dt_tp_ksys_init(), where both directions are
- * there.
+ * the call number, valoff0 sys_enter's args[6] and valoff1 sys_exit's
+ * 64-bit ret (0: a filter of them is not the program's).  From
+ * dt_tp_ksys_init(), where both directions are there.
  */
-void	dt_tp_ksysbpf_init(unsigned int idoff0, unsigned int idoff1);
+void	dt_tp_ksysbpf_init(unsigned int idoff0, unsigned int idoff1,
+	    unsigned int valoff0, unsigned int valoff1);
 
 #endif /* DT_TP_KSYS_H */

@@ -17,7 +17,7 @@
 /*
  * The syscall probes' kernel part counted in the kernel (issue 22,
  * dt_ksys.h's dt_ksys_kcount_fn): a syscall pcb that only counts by the
- * task (dt_pcb_kkey_ok(), a filter dt_kbpf_filter_ok() takes) needs no
+ * task (dt_pcb_kkey_ok(), a filter dt_kbpf_sysfilter_ok() takes) needs no
  * record of raw_syscalls through perf, whose buffers drop beside a busy
  * machine, only how many calls each key had.
  *
@@ -98,6 +98,7 @@ struct dt_ksb {
 	unsigned int		 ksb_dir;	/* [I] 0 entry, 1 return */
 	uint32_t		 ksb_fields;	/* [I] 1 << DTF_* */
 	bool			 ksb_comm;	/* [I] names recorded */
+	bool			 ksb_args;	/* [I] values read */
 	struct dtioc_filter	*ksb_filter;	/* [I] a copy, or NULL */
 	int			 ksb_want;	/* [I] by Linux number */
 	unsigned int		 ksb_npcb;	/* [K] */
@@ -107,6 +108,7 @@ struct dt_ksb {
 
 static struct dt_ksb	*dt_ksbs;		/* [K] */
 static unsigned int	 dt_ksb_idoff[2];	/* [I] the call number's */
+static unsigned int	 dt_ksb_valoff[2];	/* [I] args', ret's; 0: none */
 
 static pthread_mutex_t	 dt_ksb_tmtx = PTHREAD_MUTEX_INITIALIZER;
 static int		 dt_ksb_traced = -1;	/* [T] the tgid hash */
@@ -582,7 +584,7 @@ dt_ksb_samefilter(const struct dtioc_filter *f, const struct dtioc_filter *h)
 /* A group for dp, made with its program attached: NULL when none. [K] */
 static struct dt_ksb *
 dt_ksb_new(struct dt_pcb *dp, unsigned int dir, uint32_t fields, bool comm,
-    const struct dtioc_filter *f)
+    bool args, const struct dtioc_filter *f)
 {
 	struct dt_kbpf_spec s;
 	struct dt_ksb *g;
@@ -606,6 +608,7 @@ dt_ksb_new(struct dt_pcb *dp, unsigned int dir, uint32_t fields, bool comm,
 	g->ksb_dir = dir;
 	g->ksb_fields = fields;
 	g->ksb_comm = comm;
+	g->ksb_args = args;
 	/* the want array is a descriptor more; its bytes are few */
 	if (!dt_kbpf_drain_init(&g->ksb_kd, dp, dt_pcb_agg_size(dp),
 	    DT_KBPF_NFDS + 1, "udt_ks")) {
@@ -634,6 +637,9 @@ dt_ksb_new(struct dt_pcb *dp, unsigned int dir, uint32_t fields, bool comm,
 	s.kbs_idoff = (uint16_t)dt_ksb_idoff[dir];
 	s.kbs_wantfd = g->ksb_want;
 	s.kbs_tracedfd = tfd;
+	s.kbs_valoff = (uint16_t)dt_ksb_valoff[dir];
+	s.kbs_dir = (uint8_t)dir;
+	s.kbs_args = args;
 	if (!dt_ksb_exec_on(who)) {
 		dt_ksb_free(g);
 		return NULL;
@@ -681,10 +687,12 @@ static bool
 dt_ksb_start(unsigned int p, struct dt_pcb *dp)
 {
 	const struct dtioc_filter *f = dp->dp_filter;
-	unsigned int dir = p & 1, lin;
+	unsigned int dir = p & 1, lin, nargs;
 	struct dt_ksb *g;
 	uint32_t fields;
 	bool comm = (dp->dp_evtflags & DTEVT_EXECNAME) != 0;
+	/* the values the reader sees (dt_evt_field()) */
+	bool args = (dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) == 0;
 
 	if (dt_tp_kbpf_off() || !dt_ksb_on() || p / 2 >= SYSTAB_COUNT ||
 	    (lin = systab[p / 2].se_linux) >= SYSTAB_LINUX_MAX ||
@@ -692,14 +700,15 @@ dt_ksb_start(unsigned int p, struct dt_pcb *dp)
 		return false;
 	if (f != NULL && f->dtfl_nterms == 0)
 		f = NULL;
-	if (!dt_kbpf_filter_ok(f, comm))
+	if (!dt_kbpf_sysfilter_ok(f, comm, dt_ksb_valoff[dir] != 0))
 		return false;
 	for (g = dt_ksbs; g != NULL; g = g->ksb_next)
 		if (g->ksb_sc == dp->dp_sc && g->ksb_dir == dir &&
 		    g->ksb_fields == fields && g->ksb_comm == comm &&
+		    g->ksb_args == args &&
 		    g->ksb_kd.kd_ev != -1 && dt_ksb_samefilter(g->ksb_filter, f))
 			break;
-	if (g == NULL && (g = dt_ksb_new(dp, dir, fields, comm, f)) == NULL) {
+	if (g == NULL && (g = dt_ksb_new(dp, dir, fields, comm, args, f)) == NULL) {
 		dt_ksb_exec_off();
 		return false;
 	}
@@ -720,8 +729,12 @@ dt_ksb_start(unsigned int p, struct dt_pcb *dp)
 	atomic_store_explicit(&g->ksb_pcb[lin], dp, memory_order_release);
 	g->ksb_npcb++;
 	atomic_store(&dp->dp_knot, true);
-	/* number lin's calls counted from here */
-	if (dt_kbpf_put(g->ksb_want, lin, 1) == 0)
+	/*
+	 * Number lin's calls counted from here; the value is one more
+	 * than the arguments the reader has of them (dt_tp_ksys_build()).
+	 */
+	nargs = dir == 0 ? dp->dp_dtp->dtp_nargs : 0;
+	if (dt_kbpf_put(g->ksb_want, lin, 1 + (nargs < 6 ? nargs : 6)) == 0)
 		return true;
 	/*
 	 * Not wanted, the program never counts it: dp is sampled after
@@ -776,7 +789,8 @@ dt_ksb_kcount(unsigned int p, struct dt_pcb *dp, bool on)
 }
 
 void
-dt_tp_ksysbpf_init(unsigned int idoff0, unsigned int idoff1)
+dt_tp_ksysbpf_init(unsigned int idoff0, unsigned int idoff1,
+    unsigned int valoff0, unsigned int valoff1)
 {
 	static struct dt_tp_format fmt;
 
@@ -786,6 +800,11 @@ dt_tp_ksysbpf_init(unsigned int idoff0, unsigned int idoff1)
 		return;
 	dt_ksb_idoff[0] = idoff0;
 	dt_ksb_idoff[1] = idoff1;
+	/* args[6] and ret the same, else filters of them are sampled */
+	if (valoff0 != 0 && valoff0 % 8 == 0 && valoff0 + 48 <= INT16_MAX)
+		dt_ksb_valoff[0] = valoff0;
+	if (valoff1 != 0 && valoff1 % 8 == 0 && valoff1 + 8 <= INT16_MAX)
+		dt_ksb_valoff[1] = valoff1;
 	dt_ksb_execid = dt_tracefs_format("sched", "sched_process_exec",
 	    &fmt) == 0 ? (int)fmt.dtfm_id : -1;
 	dt_ksb_exitid = dt_tracefs_format("sched", "sched_process_exit",

@@ -16,26 +16,32 @@
 
 
 /*
- * openat_wait count: say "ready" on stdout, wait for a byte on stdin,
- * then make count openat calls and exit.  Started before a tracer, so
- * that none of its start is counted: its openat calls after the byte
- * are count exactly.
+ * openat_wait count [fail]: say "ready" on stdout, wait for a byte on
+ * stdin, then make count openat calls and exit.  Started before a
+ * tracer, so that none of its start is counted: its openat calls after
+ * the byte are count exactly.  With fail, each round also makes an
+ * openat that fails (ENOENT) and a close that fails (EBADF), for
+ * filters of arguments and return values.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int
 main(int argc, char *argv[])
 {
 	char c;
-	int i, n, fd;
+	int i, n, fd, fail;
 
-	if (argc != 2 || (n = atoi(argv[1])) < 0) {
-		fprintf(stderr, "usage: openat_wait count\n");
+	if (argc < 2 || argc > 3 || (n = atoi(argv[1])) < 0 ||
+	    (argc == 3 && strcmp(argv[2], "fail") != 0)) {
+		fprintf(stderr, "usage: openat_wait count [fail]\n");
 		return 2;
 	}
+	fail = argc == 3;
 	if (write(1, "ready\n", 6) != 6 || read(0, &c, 1) != 1)
 		return 1;
 	for (i = 0; i < n; i++) {
@@ -44,6 +50,13 @@ main(int argc, char *argv[])
 			return 1;
 		}
 		close(fd);
+		if (fail && (openat(AT_FDCWD, "/nonexistent/openat_wait",
+		    O_RDONLY) != -1 || errno != ENOENT ||
+		    close(-1) != -1 || errno != EBADF)) {
+			fprintf(stderr, "openat_wait: a call meant to fail "
+			    "did not\n");
+			return 1;
+		}
 	}
 	return 0;
 }

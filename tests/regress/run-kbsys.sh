@@ -31,6 +31,11 @@
 #             byte, for two probes of one rule keyed by the probe, of a
 #             process started after btrace (the sampled path has no
 #             name for one from before).
+#   kbsysargs  as kbsysoff, with filters of the record's values on four
+#             probes (arguments, one past openat's own, return values,
+#             errno, the CPU; <, >=, ==), over calls that succeed and
+#             calls that fail: the program's counts are USERDT_KBPF=0's,
+#             every one of them the kernel's.
 #   kbsysfork  a launched process forks N children that _exit: its
 #             clone returns count 2N, the children's once though the
 #             kernel reports each before the child's hooks attach.
@@ -117,7 +122,7 @@ w_start() {
 
 	rm -f "$TMP/w" "$TMP/wr"
 	mkfifo "$TMP/w" "$TMP/wr" || exit 2
-	"$TMP/uq_ksw" $N < "$TMP/w" > "$TMP/wr" &
+	"$TMP/uq_ksw" $N ${W_FAIL:+fail} < "$TMP/w" > "$TMP/wr" &
 	WPID=$!
 	exec 8> "$TMP/w" 9< "$TMP/wr"
 	read -r -t 30 l <&9 && [ "$l" = ready ] || fail "uq_ksw: $l"
@@ -358,6 +363,43 @@ kbsysoff)
 	diff -u "$TMP/q0.out" "$TMP/q1.out" > "$TMP/q.diff" ||
 	    fail "not USERDT_KBPF=0's output: $(tail -n +3 "$TMP/q.diff" |
 	    tr '\n' ' ') q0: $(tr '\n' ' ' < "$TMP/q0.err") dtd: $(grep -v \
+	    '^dtd: \(kprobe\|profile\)' "$TMP/dtd.log" | tr '\n' ' ')"
+	;;
+kbsysargs)
+	N=500
+	W_FAIL=1
+	for k in 1 0; do
+		USERDT_KBPF=$k dtd_serve "$DTD"
+		bt_go a$k 'syscall:close:entry /comm == "uq_ksw" &&
+		    arg0 >= 3/ { @[comm, probe] = count(); }
+		    syscall:close:return /comm == "uq_ksw" && retval < 0 &&
+		    errno == 9/ { @[comm, probe] = count(); }
+		    syscall:openat:entry /comm == "uq_ksw" && arg5 == 0 &&
+		    arg2 == 0 && cpu >= 0/ { @[comm, probe] = count(); }
+		    syscall:openat:return /comm == "uq_ksw" &&
+		    (errno == 2 || retval >= 3)/ { @[comm, probe] = count(); }'
+		w_start
+		w_go
+		bt_end a$k
+		kill -TERM "$DTDPID"
+		wait "$DTDPID"
+		DTDPID=
+		[ $k = 0 ] || kbsys_refused
+		grep -qx '0 events dropped' "$TMP/a$k.err" ||
+		    fail "a$k: lost: $(cat "$TMP/a$k.err" "$TMP/dtd.log")"
+	done
+	all_kernel a1
+	grep -qx "0 of them counted by the kernel" "$TMP/a0.err" ||
+	    fail "USERDT_KBPF=0 counted in the kernel: $(cat "$TMP/a0.err")"
+	# each rule its N at least: the failing calls were made and kept
+	for p in close:entry close:return openat:entry openat:return; do
+		n=$(sed -n "s/^@\[uq_ksw, syscall:$p\]: //p" "$TMP/a1.out")
+		[ -n "$n" ] && [ "$n" -ge $N ] && [ "$n" -lt $((N * 2 + 100)) ] ||
+		    fail "$p: $(cat "$TMP/a1.out")"
+	done
+	diff -u "$TMP/a0.out" "$TMP/a1.out" > "$TMP/a.diff" ||
+	    fail "not USERDT_KBPF=0's output: $(tail -n +3 "$TMP/a.diff" |
+	    tr '\n' ' ') a0: $(tr '\n' ' ' < "$TMP/a0.err") dtd: $(grep -v \
 	    '^dtd: \(kprobe\|profile\)' "$TMP/dtd.log" | tr '\n' ' ')"
 	;;
 kbsysfork|kbsysspawn|kbsysfork[px]|kbsysspawn[px])

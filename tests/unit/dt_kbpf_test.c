@@ -144,14 +144,14 @@ main(void)
 	static const char *names[] = { "none", "comm", "mixed", "const",
 	    "14-byte comm" };
 	struct bpf_insn *in;
-	struct dtioc_filter f[5], bad;
+	struct dtioc_filter f[5], bad, sysf, sysn;
 	struct dtioc_filter_term t[8];
 	struct dt_kbpf_cond cond;
 	struct dt_kbpf_spec s;
 	char what[128];
 	uint32_t keys;
 	unsigned int n, fi, c, k;
-	int map, gen, ovf, out;
+	int map, gen, ovf, out, want, traced, young;
 	bool load;
 
 	/* the filters it takes, and those it leaves to dtd */
@@ -207,6 +207,42 @@ main(void)
 	filt(&bad, 1, t);
 	ok(!dt_kbpf_filter_ok(&bad, true), "arg0 == 0 refused");
 
+	/* a syscall group's program: the numbers, compared every way */
+	ok(dt_kbpf_sysfilter_ok(&bad, true, true), "sys: arg0 == 0 taken");
+	ok(!dt_kbpf_sysfilter_ok(&bad, true, false),
+	    "sys: arg0 == 0 refused without the record's values");
+	t[0] = term(DTF_OP_GE, DTF_ARG0 + DTMAXFUNCARGS - 1, 3, NULL);
+	t[1] = term(DTF_OP_LT, DTF_RETVAL, 0, NULL);
+	t[2] = term(DTF_OP_AND, 0, 0, NULL);
+	t[3] = term(DTF_OP_GT, DTF_ERRNO, 1, NULL);
+	t[4] = term(DTF_OP_LE, DTF_CPU, 64, NULL);
+	t[5] = term(DTF_OP_AND, 0, 0, NULL);
+	t[6] = term(DTF_OP_OR, 0, 0, NULL);
+	filt(&sysf, 7, t);
+	ok(dt_kbpf_sysfilter_ok(&sysf, false, true),
+	    "sys: args, retval, errno, cpu, each comparison taken");
+	t[0] = term(DTF_OP_LE, DTF_CPU, 1, NULL);
+	t[1] = term(DTF_OP_GE, DTF_PID, 2, NULL);
+	t[2] = term(DTF_OP_AND, 0, 0, NULL);
+	filt(&sysn, 3, t);
+	ok(dt_kbpf_sysfilter_ok(&sysn, false, false),
+	    "sys: cpu and pid compared without the record's values");
+	t[0] = term(DTF_OP_LT, DTF_COMM, 0, "x");
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_sysfilter_ok(&bad, true, true), "sys: comm < refused");
+	t[0] = term(DTF_OP_EQ, DTF_PBN, 1, NULL);
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_sysfilter_ok(&bad, true, true),
+	    "sys: the probe's number refused (one program, many probes)");
+	t[0] = term(DTF_OP_EQ, DTF_ARG0 + DTMAXFUNCARGS, 0, NULL);
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_sysfilter_ok(&bad, true, true),
+	    "sys: an argument past DTMAXFUNCARGS refused");
+	t[0] = term(DTF_OP_EQ, DTF_ARG0, 0, NULL);
+	t[0].dtft_flags = 0x80;
+	filt(&bad, 1, t);
+	ok(!dt_kbpf_sysfilter_ok(&bad, true, true), "sys: unknown flag refused");
+
 	/* every shape: well formed, and the verifier's if we may ask */
 	if ((in = calloc(DT_KBPF_MAXINSNS, sizeof(*in))) == NULL)
 		return 2;
@@ -252,6 +288,47 @@ main(void)
 				if (load && n > 0)
 					ok(verify(in, n, what), what);
 			}
+	/*
+	 * A syscall group's, both directions, arguments read or not, its
+	 * filters of the record's values (32 bits and 64): the verifier
+	 * takes the record's reads (args[6] from 16, ret at 16), the
+	 * want's value read back from the frame.
+	 */
+	want = load ? mkmap(BPF_MAP_TYPE_ARRAY, 4, 4, 512) : 7;
+	traced = load ? mkmap(BPF_MAP_TYPE_HASH, 4, 4, 64) : 8;
+	young = load ? mkmap(BPF_MAP_TYPE_LRU_HASH, 4,
+	    sizeof(struct dt_kbpf_young), 64) : 9;
+	if (load && (want < 0 || traced < 0 || young < 0))
+		ok(false, "the syscall group's maps");
+	for (k = 0; k < 8 && want >= 0 && traced >= 0 && young >= 0; k++) {
+		memset(&s, 0, sizeof(s));
+		s.kbs_fields = 1u << DTF_PID;
+		s.kbs_filter = (k & 4) ? &sysn : &sysf;
+		s.kbs_mapfd = load ? map : 3;
+		s.kbs_genfd = load ? gen : 4;
+		s.kbs_ovffd = load ? ovf : 5;
+		s.kbs_nsys = 512;
+		s.kbs_idoff = 8;
+		s.kbs_wantfd = want;
+		s.kbs_tracedfd = traced;
+		s.kbs_youngfd = young;
+		s.kbs_dir = k & 1;
+		s.kbs_args = (k & 2) != 0;
+		s.kbs_valoff = (k & 4) ? 0 : 16;
+		sysf.dtfl_terms[0].dtft_flags = (k & 2) ? DTF_F_INT32 : 0;
+		snprintf(what, sizeof(what), "syscall program, dir %u, args "
+		    "%d, values %d", s.kbs_dir, s.kbs_args, s.kbs_valoff);
+		n = dt_kbpf_prog(&s, in);
+		ok(wellformed(in, n), what);
+		if (load && n > 0)
+			ok(verify(in, n, what), what);
+	}
+	if (load) {
+		close(want);
+		close(traced);
+		close(young);
+	}
+
 	/*
 	 * The pid filter's program, records of 8 bytes (the common fields
 	 * alone) to the largest taken, in a perf event array; one past it
