@@ -33,6 +33,10 @@
 #
 # usage: kbsys_bench.sh btrace dtd [reps [reads]]
 # KBSYS_NOISE=0: no second dd (a quiet machine).
+# KBSYS_ARG2=N: the rule counts only calls whose third argument is N
+# (`/arg2 == N/`, bpftrace's `/args->args[2] == N/`; with N 1, each of
+# dd's one-byte reads and writes), and x's want is the calls strace
+# shows with that third argument.
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 btrace dtd [reps [reads]]" >&2; exit 2; }
 BTRACE=$1
@@ -51,14 +55,29 @@ X=ksysx
 cp /bin/dd "$TMP/$X" || exit 2
 PROG="syscall:*:entry { @[comm, probe] = count(); }"
 BPROG="tracepoint:raw_syscalls:sys_enter { @[comm, args->id] = count(); }"
+if [ -n "${KBSYS_ARG2:-}" ]; then
+	PROG="syscall:*:entry /arg2 == $KBSYS_ARG2/ { @[comm, probe] = count(); }"
+	BPROG="tracepoint:raw_syscalls:sys_enter /args->args[2] == $KBSYS_ARG2/ {
+	    @[comm, args->id] = count(); }"
+fi
 
 comm_want
+if [ -n "${KBSYS_ARG2:-}" ]; then
+	# strace's lines of x whose third argument is N, all arguments
+	# as the registers hold them (-e raw=all: hex, 0 as "0")
+	strace -f -qq -e raw=all -o "$TMP/x.args" "$TMP/$X" \
+	    if=/dev/zero of=/dev/null bs=1 count="$NREAD" 2> /dev/null
+	hex=$(printf '0x%x' "$KBSYS_ARG2")
+	[ "$KBSYS_ARG2" = 0 ] && hex=0
+	want=$(awk -v h="$hex" -F', ' '{ sub(/\) += .*/, "") }
+	    NF >= 3 && $3 == h { k++ } END { print k + 0 }' "$TMP/x.args")
+fi
 comm_noise "${KBSYS_NOISE:-1}"
 comm_rounds kbsys_bench "s/^@\\[$X, [^]]*\\]: //p" \
     none count sampled bpf
 
 echo "system wide, $PROG"
-echo "x: dd bs=1 count=$NREAD, $want calls by strace;"
+echo "x: dd bs=1 count=$NREAD, $want calls${KBSYS_ARG2:+ with arg2 $KBSYS_ARG2} by strace;"
 [ "${KBSYS_NOISE:-1}" != 0 ] && echo "another dd flat out beside it;"
 echo "median of $REPS rounds (ns a call of x):"
 ns() {
