@@ -77,7 +77,8 @@ comm_rounds kbsys_bench "s/^@\\[$X, [^]]*\\]: //p" \
     none count sampled bpf
 
 echo "system wide, $PROG"
-echo "x: dd bs=1 count=$NREAD, $want calls${KBSYS_ARG2:+ with arg2 $KBSYS_ARG2} by strace;"
+echo "x: dd bs=1 count=$NREAD, $want calls${KBSYS_ARG2:+ with arg2 \
+$KBSYS_ARG2} by strace;"
 [ "${KBSYS_NOISE:-1}" != 0 ] && echo "another dd flat out beside it;"
 echo "median of $REPS rounds (ns a call of x):"
 ns() {

@@ -708,7 +708,8 @@ dt_ksb_start(unsigned int p, struct dt_pcb *dp)
 		    g->ksb_args == args &&
 		    g->ksb_kd.kd_ev != -1 && dt_ksb_samefilter(g->ksb_filter, f))
 			break;
-	if (g == NULL && (g = dt_ksb_new(dp, dir, fields, comm, args, f)) == NULL) {
+	if (g == NULL &&
+	    (g = dt_ksb_new(dp, dir, fields, comm, args, f)) == NULL) {
 		dt_ksb_exec_off();
 		return false;
 	}
