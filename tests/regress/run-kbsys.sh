@@ -36,6 +36,11 @@
 #             errno, the CPU; <, >=, ==), over calls that succeed and
 #             calls that fail: the program's counts are USERDT_KBPF=0's,
 #             every one of them the kernel's.
+#   kbsysforkname  the sampled feed (a sum is no count): a shell's
+#             child's execve entry carries the shell's name, as the
+#             kernel names the call (its fork record gives the child its
+#             maker's name until the exec), not the program's, which
+#             /proc says by the time the record is read.
 #   kbsysfork  a launched process forks N children that _exit: its
 #             clone returns count 2N, the children's once though the
 #             kernel reports each before the child's hooks attach.
@@ -172,11 +177,45 @@ all_kernel() {
 	    fail "$1: not the kernel's: $(cat "$TMP/$1.err")"
 }
 
+# kbsys_pair NAME PROG: PROG over uq_ksw's N calls, uq_ksw started after
+# btrace (the sampled path names a process by the exec it read; one from
+# before is "[pid]" to it), once with the program ($TMP/NAME1.*) and
+# once with USERDT_KBPF=0 (NAME0): nothing dropped, the first's events
+# all the kernel's, none of the second's
+kbsys_pair() {
+	local name=$1 prog=$2 k
+
+	for k in 1 0; do
+		USERDT_KBPF=$k dtd_serve "$DTD"
+		bt_go "$name$k" "$prog"
+		w_start
+		w_go
+		bt_end "$name$k"
+		dtd_end
+		[ $k = 0 ] || kbsys_refused
+		grep -qx '0 events dropped' "$TMP/$name$k.err" ||
+		    fail "$name$k: lost: $(cat "$TMP/$name$k.err" "$TMP/dtd.log")"
+	done
+	all_kernel "${name}1"
+	grep -qx "0 of them counted by the kernel" "$TMP/${name}0.err" ||
+	    fail "USERDT_KBPF=0 counted in the kernel: $(cat "$TMP/${name}0.err")"
+}
+
+# kbsys_same NAME: kbsys_pair's two outputs byte for byte; the difference
+# in the failure's line (a test log may keep no more)
+kbsys_same() {
+	diff -u "$TMP/${1}0.out" "$TMP/${1}1.out" > "$TMP/$1.diff" ||
+	    fail "not USERDT_KBPF=0's output: $(tail -n +3 "$TMP/$1.diff" |
+	    tr '\n' ' ') ${1}0: $(tr '\n' ' ' < "$TMP/${1}0.err") dtd: $(grep -v \
+	    '^dtd: \(kprobe\|profile\)' "$TMP/dtd.log" | tr '\n' ' ')"
+}
+
 command -v bpftrace > /dev/null || fail "bpftrace is not installed"
 dtd_tmp
 dtd_need "kbsys"
 cp "$OPENAT_WAIT" "$TMP/uq_ksw" && cp "$OPENAT_N" "$TMP/uq_ksl" &&
-    cp "$FORK_SPAWN" "$TMP/uq_ksf" && cp /bin/dd "$TMP/uq_ksn" || exit 2
+    cp "$FORK_SPAWN" "$TMP/uq_ksf" && cp /bin/dd "$TMP/uq_ksn" &&
+    cp /bin/bash "$TMP/uq_ksh" || exit 2
 NOISE=
 BPFPID=
 WPID=
@@ -336,71 +375,46 @@ kbsyspidns-in)
 kbsysoff)
 	# few enough calls for perf's buffers to hold them all
 	N=500
-	for k in 1 0; do
-		USERDT_KBPF=$k dtd_serve "$DTD"
-		# started after btrace: the sampled path names a process by
-		# the exec it read (one from before is "[pid]" to it)
-		bt_go q$k 'syscall:openat:entry, syscall:close:entry
-		    /comm == "uq_ksw"/ { @[comm, probe] = count(); }'
-		w_start
-		w_go
-		bt_end q$k
-		kill -TERM "$DTDPID"
-		wait "$DTDPID"
-		DTDPID=
-		[ $k = 0 ] || kbsys_refused
-		grep -qx '0 events dropped' "$TMP/q$k.err" ||
-		    fail "q$k: lost: $(cat "$TMP/q$k.err" "$TMP/dtd.log")"
-	done
-	all_kernel q1
-	grep -qx "0 of them counted by the kernel" "$TMP/q0.err" ||
-	    fail "USERDT_KBPF=0 counted in the kernel: $(cat "$TMP/q0.err")"
+	kbsys_pair q 'syscall:openat:entry, syscall:close:entry
+	    /comm == "uq_ksw"/ { @[comm, probe] = count(); }'
 	# and the loader's (its library path's misses among them)
 	n=$(sed -n 's/^@\[uq_ksw, syscall:openat:entry\]: //p' "$TMP/q1.out")
 	[ -n "$n" ] && [ "$n" -ge $N ] && [ "$n" -lt $((N + 100)) ] ||
 	    fail "no output: $(cat "$TMP/q1.out")"
-	# the difference in the failure's line: a test log may keep no more
-	diff -u "$TMP/q0.out" "$TMP/q1.out" > "$TMP/q.diff" ||
-	    fail "not USERDT_KBPF=0's output: $(tail -n +3 "$TMP/q.diff" |
-	    tr '\n' ' ') q0: $(tr '\n' ' ' < "$TMP/q0.err") dtd: $(grep -v \
-	    '^dtd: \(kprobe\|profile\)' "$TMP/dtd.log" | tr '\n' ' ')"
+	kbsys_same q
 	;;
 kbsysargs)
 	N=500
 	W_FAIL=1
-	for k in 1 0; do
-		USERDT_KBPF=$k dtd_serve "$DTD"
-		bt_go a$k 'syscall:close:entry /comm == "uq_ksw" &&
-		    arg0 >= 3/ { @[comm, probe] = count(); }
-		    syscall:close:return /comm == "uq_ksw" && retval < 0 &&
-		    errno == 9/ { @[comm, probe] = count(); }
-		    syscall:openat:entry /comm == "uq_ksw" && arg5 == 0 &&
-		    arg2 == 0 && cpu >= 0/ { @[comm, probe] = count(); }
-		    syscall:openat:return /comm == "uq_ksw" &&
-		    (errno == 2 || retval >= 3)/ { @[comm, probe] = count(); }'
-		w_start
-		w_go
-		bt_end a$k
-		kill -TERM "$DTDPID"
-		wait "$DTDPID"
-		DTDPID=
-		[ $k = 0 ] || kbsys_refused
-		grep -qx '0 events dropped' "$TMP/a$k.err" ||
-		    fail "a$k: lost: $(cat "$TMP/a$k.err" "$TMP/dtd.log")"
-	done
-	all_kernel a1
-	grep -qx "0 of them counted by the kernel" "$TMP/a0.err" ||
-	    fail "USERDT_KBPF=0 counted in the kernel: $(cat "$TMP/a0.err")"
+	kbsys_pair a 'syscall:close:entry /comm == "uq_ksw" &&
+	    arg0 >= 3/ { @[comm, probe] = count(); }
+	    syscall:close:return /comm == "uq_ksw" && retval < 0 &&
+	    errno == 9/ { @[comm, probe] = count(); }
+	    syscall:openat:entry /comm == "uq_ksw" && arg5 == 0 &&
+	    arg2 == 0 && cpu >= 0/ { @[comm, probe] = count(); }
+	    syscall:openat:return /comm == "uq_ksw" &&
+	    (errno == 2 || retval >= 3)/ { @[comm, probe] = count(); }'
 	# each rule its N at least: the failing calls were made and kept
 	for p in close:entry close:return openat:entry openat:return; do
 		n=$(sed -n "s/^@\[uq_ksw, syscall:$p\]: //p" "$TMP/a1.out")
 		[ -n "$n" ] && [ "$n" -ge $N ] && [ "$n" -lt $((N * 2 + 100)) ] ||
 		    fail "$p: $(cat "$TMP/a1.out")"
 	done
-	diff -u "$TMP/a0.out" "$TMP/a1.out" > "$TMP/a.diff" ||
-	    fail "not USERDT_KBPF=0's output: $(tail -n +3 "$TMP/a.diff" |
-	    tr '\n' ' ') a0: $(tr '\n' ' ' < "$TMP/a0.err") dtd: $(grep -v \
-	    '^dtd: \(kprobe\|profile\)' "$TMP/dtd.log" | tr '\n' ' ')"
+	kbsys_same a
+	;;
+kbsysforkname)
+	dtd_serve "$DTD"
+	bt_go fn 'syscall:execve:entry /comm == "uq_ksh" || comm == "uq_ksl"/ {
+	    printf("%s\n", comm); }'
+	# "; true": the shell forks for the first command, not execs
+	"$TMP/uq_ksh" -c "\"$TMP/uq_ksl\" 1; true" || fail "uq_ksh"
+	# the one call's line, read as dtd hands it over
+	l=
+	read -r -t 30 l <&6
+	bt_end fn
+	dtd_end
+	[ "$l" = uq_ksh ] ||
+	    fail "not the shell's name: '$l' $(cat "$TMP/fn.err")"
 	;;
 kbsysfork|kbsysspawn|kbsysfork[px]|kbsysspawn[px])
 	N=50
