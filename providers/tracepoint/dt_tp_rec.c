@@ -36,6 +36,7 @@
 #include "dt_perfev.h"
 #include "dt_untrace.h"
 #include "dt_tp_perf_var.h"
+#include "dt_tp_task.h"
 
 static union dt_perf_wrap dt_tpev_wrap;	/* [R] a wrapped record's copy */
 static const struct stacktrace dt_tpev_nostack;	/* [I] */
@@ -146,6 +147,7 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 	const char *body = (const char *)(hp + 1);
 	size_t len = hp->size - sizeof(*hp);
 	struct dt_tp_sample s;
+	uint32_t fk[4];
 	uint64_t lost;
 
 	switch (hp->type) {
@@ -188,6 +190,23 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 			s.ts_ns += (uint64_t)ev->tpe_tsoff;
 		s.ts_kstack = s.ts_ustack = &dt_tpev_nostack;
 		ev->tpe_fn(ev->tpe_arg, &s);
+		break;
+	case PERF_RECORD_FORK:
+		/*
+		 * pid, ppid, tid, ptid, the time of the fork: the new
+		 * thread has its maker's name until it execs, and its
+		 * records read before that exec's had /proc's, the name
+		 * after it (a shell's child's execve entry).  The kernel
+		 * sends them to every event with comm records, so each
+		 * open event reads the same fork: dt_tp_task_fork() takes
+		 * it more than once, and in any order with the renames.
+		 */
+		if (len < 24)
+			break;
+		memcpy(&fk[0], body, 16);
+		memcpy(&s.ts_ns, body + 16, 8);
+		dt_tp_task_fork((pid_t)fk[2], (pid_t)fk[0], (pid_t)fk[3],
+		    (pid_t)fk[1], s.ts_ns + (uint64_t)ev->tpe_tsoff);
 		break;
 	case PERF_RECORD_EXIT:
 		/*
@@ -244,6 +263,7 @@ dt_tpev_walk(struct dt_tpev_cpu *c, bool renames)
 	while ((hp = dt_perf_rec_at(meta, tail, c->tpc_head, &h,
 	    &dt_tpev_wrap)) != NULL) {
 		if ((h.type == PERF_RECORD_COMM ||
+		    h.type == PERF_RECORD_FORK ||
 		    h.type == PERF_RECORD_MMAP) == renames)
 			dt_tpev_record(c, hp);
 		tail += h.size;
@@ -479,6 +499,7 @@ dt_tpev_drain_round(struct dt_tpev *const *evs, size_t nev,
 		else {
 			/* The renames went first. */
 			if (h.type != PERF_RECORD_COMM &&
+			    h.type != PERF_RECORD_FORK &&
 			    h.type != PERF_RECORD_MMAP)
 				dt_tpev_record(c, hp);
 			c->tpc_tail += h.size;

@@ -135,6 +135,37 @@ dt_tp_task_read(struct dt_tp_task *t, pid_t tid)
 }
 
 void
+dt_tp_task_fork(pid_t tid, pid_t tgid, pid_t ptid, pid_t ppid, uint64_t ns)
+{
+	struct dt_tp_task *t = dt_tp_task_slot(tid), *p;
+	char comm[DTMAXCOMLEN];
+
+	if (tid <= 0 || ptid <= 0 || tid == ptid || ns == 0)
+		return;
+	p = dt_tp_task_slot(ptid);
+	/* a maker this cache has no name of: /proc's, cached for its next */
+	if ((p->tt_tid != ptid || p->tt_tgid != ppid || p->tt_stamp == 0) &&
+	    (dt_tp_task_read(p, ptid) != 0 || p->tt_tgid != ppid))
+		return;
+	if (ns < p->tt_cns && p->tt_prev[0] != '\0')
+		memcpy(comm, p->tt_prev, DTMAXCOMLEN);
+	else
+		memcpy(comm, p->tt_comm, DTMAXCOMLEN);
+	if (comm[0] == '\0')
+		return;
+	/*
+	 * An exec or rename of it read before the fork (another CPU's
+	 * buffer first): its name from before that is the maker's.
+	 */
+	if (t->tt_tid == tid && t->tt_tgid == tgid && t->tt_cns > ns) {
+		if (t->tt_prev[0] == '\0')
+			memcpy(t->tt_prev, comm, DTMAXCOMLEN);
+		return;
+	}
+	dt_tp_task_rename(tid, tgid, comm, ns);
+}
+
+void
 dt_tp_task_kname(const char *kcomm, pid_t pid, pid_t tid, char *comm)
 {
 	char esc[DTMAXCOMLEN], proc[DTMAXCOMLEN];

@@ -44,6 +44,15 @@ void	dt_tp_task_note(pid_t tid, pid_t tgid, const char *comm);
  */
 void	dt_tp_task_rename(pid_t tid, pid_t tgid, const char *comm,
 	    uint64_t ns);
+/*
+ * A fork or a clone perf reported at ns: thread tid of tgid was made by
+ * thread ptid of ppid and has its name from then until an exec or a
+ * rename (a shell's child is the shell until its execve returns).  The
+ * maker's name from this cache, else /proc while it runs; none known,
+ * nothing changes.  Read with the renames, in any order with them.
+ */
+void	dt_tp_task_fork(pid_t tid, pid_t tgid, pid_t ptid, pid_t ppid,
+	    uint64_t ns);
 
 /*
  * Thread tid's process and name as /proc/TID/status says them (the name

@@ -56,6 +56,58 @@ reap(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
+/*
+ * A shell's child is the shell until its exec: its records from before
+ * take the shell's name, whichever of the fork and the exec is read
+ * first, however often the fork is read.  Pids past any live one.
+ */
+static void
+forks(void)
+{
+	const pid_t sh = 4100001, c = 4100002, d = 4100003, thr = 4100004;
+	char comm[DTMAXCOMLEN];
+	pid_t live;
+
+	dt_tp_task_rename(sh, sh, "shell", 1000);
+	/* the fork, then the exec */
+	dt_tp_task_fork(c, c, sh, sh, 2000);
+	dt_tp_task_rename(c, c, "prog", 3000);
+	dt_tp_task_comm(c, c, 0, 2500, comm);
+	CHECK(strcmp(comm, "shell") == 0);
+	dt_tp_task_comm(c, c, 0, 3500, comm);
+	CHECK(strcmp(comm, "prog") == 0);
+	/* the same fork read again, from another event's buffer */
+	dt_tp_task_fork(c, c, sh, sh, 2000);
+	dt_tp_task_comm(c, c, 0, 3500, comm);
+	CHECK(strcmp(comm, "prog") == 0);
+	dt_tp_task_comm(c, c, 0, 2500, comm);
+	CHECK(strcmp(comm, "shell") == 0);
+	/* the exec read first (another CPU's buffer), then the fork */
+	dt_tp_task_rename(d, d, "prog2", 3000);
+	dt_tp_task_fork(d, d, sh, sh, 2000);
+	dt_tp_task_comm(d, d, 0, 2500, comm);
+	CHECK(strcmp(comm, "shell") == 0);
+	dt_tp_task_comm(d, d, 0, 3500, comm);
+	CHECK(strcmp(comm, "prog2") == 0);
+	/* a thread the shell made */
+	dt_tp_task_fork(thr, sh, sh, sh, 2000);
+	dt_tp_task_comm(sh, thr, 0, 2500, comm);
+	CHECK(strcmp(comm, "shell") == 0);
+	/* a maker the cache never saw: its name from /proc */
+	if ((live = child()) == -1) {
+		CHECK(0);
+		return;
+	}
+	dt_tp_task_fork(4100005, 4100005, live, live, 2000);
+	dt_tp_task_comm(4100005, 4100005, 0, 2500, comm);
+	CHECK(strcmp(comm, "dt_tptask_test") == 0);
+	reap(live);
+	/* a maker neither cached nor in /proc: no name made up */
+	dt_tp_task_fork(4100006, 4100006, 4100007, 4100007, 2000);
+	dt_tp_task_comm(4100006, 4100006, 0, 2500, comm);
+	CHECK(comm[0] == '\0');
+}
+
 int
 main(void)
 {
@@ -88,6 +140,8 @@ main(void)
 	/* the tid as another process's (a pid reused): not its name */
 	dt_tp_task_comm(named + 1, named, 0, 3000, comm);
 	CHECK(comm[0] == '\0');
+
+	forks();
 
 	return unit_done();
 }
