@@ -695,6 +695,10 @@ kcount)
 	# which is what ftrace's "comm" names there: the rule counts the
 	# wakeups the current thread makes, as dtd reads comm, not those
 	# of uq_kcw (two a child here, 79-80 in all), which it once counted.
+	# The current thread's are some 40 with dash (bpftrace counts 45):
+	# each vfork child wakes its parent in its execve, before it takes
+	# the new program's name (dt_tp_task_fork()); fewer with a shell
+	# that forks.
 	# The kernel program (dt_tp_kbpf.c) would take the rule, and read
 	# the current thread's name itself: the ftrace filter's translation
 	# is what is checked, on a dtd without it.
@@ -713,7 +717,7 @@ kcount)
 	BTPID=
 	w=$(sed -n 's/^@: //p' <&6)
 	exec 6<&-
-	[ "${w:-0}" -lt 20 ] || fail "w: $w wakeups of uq_kcw counted as its own"
+	[ "${w:-0}" -lt 60 ] || fail "w: $w wakeups of uq_kcw counted as its own"
 	;;
 kcounttree|ksamptree)
 	# btrace -c's aggregations of a tracepoint are the command's tree's
