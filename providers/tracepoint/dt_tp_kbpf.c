@@ -304,6 +304,35 @@ dt_kbpf_cond(const struct dt_tp_src *src, const char *kc,
 	return true;
 }
 
+/*
+ * The probe's arguments as the program reads them into s (kbs_targ): its
+ * fields in order, a number each where dt_tp_generic() gives one, 0
+ * for a string.  False where one cannot be read as it does.  [K].
+ */
+static bool
+dt_kbpf_fields(const struct dt_tp_probe *tpp, const struct dt_tp_src *src,
+    struct dt_kbpf_spec *s)
+{
+	const struct dt_tp_field *f;
+	unsigned int i;
+
+	for (i = 0; i < tpp->tpp_dtp->dtp_nargs && i < DTMAXFUNCARGS; i++) {
+		f = &src->tps_fmt.dtfm_fields[i];
+		if (f->dtf_kind != DT_TPF_NUM)
+			continue;
+		if ((f->dtf_size != 1 && f->dtf_size != 2 &&
+		    f->dtf_size != 4 && f->dtf_size != 8) || f->dtf_off < 8 ||
+		    f->dtf_off % f->dtf_size != 0 ||
+		    f->dtf_off + f->dtf_size > INT16_MAX)
+			return false;
+		s->kbs_targ[i].kf_off = f->dtf_off;
+		s->kbs_targ[i].kf_size = (uint8_t)f->dtf_size;
+		s->kbs_targ[i].kf_signed = f->dtf_signed != 0;
+	}
+	s->kbs_targs = true;
+	return true;
+}
+
 bool
 dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 {
@@ -324,14 +353,22 @@ dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 		return false;
 	if (f != NULL && f->dtfl_nterms == 0)
 		f = NULL;
-	if (!dt_kbpf_filter_ok(f, (dp->dp_evtflags & DTEVT_EXECNAME) != 0))
+	memset(&s, 0, sizeof(s));
+	/* fields in order: the arguments are the program's to read */
+	if (tpp->tpp_decode == NULL && dt_kbpf_fields(tpp, src, &s)) {
+		if (!dt_kbpf_sysfilter_ok(f,
+		    (dp->dp_evtflags & DTEVT_EXECNAME) != 0, true))
+			return false;
+		s.kbs_args = (dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) ==
+		    0;
+	} else if (!dt_kbpf_filter_ok(f,
+	    (dp->dp_evtflags & DTEVT_EXECNAME) != 0))
 		return false;
 	snprintf(who, sizeof(who), "tracepoint: %s:%s", src->tps_sys,
 	    src->tps_event);
 	if (!dt_kbpf_usable(who) || (kb = calloc(1, sizeof(*kb))) == NULL)
 		return false;
 	memcpy(kb->kb_kd.kd_who, who, sizeof(who));
-	memset(&s, 0, sizeof(s));
 	s.kbs_cond = anycond ? &cond : NULL;
 	s.kbs_fields = fields;
 	s.kbs_comm = (dp->dp_evtflags & DTEVT_EXECNAME) != 0;

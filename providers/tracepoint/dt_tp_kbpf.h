@@ -103,6 +103,13 @@ struct dt_kbpf_cond {
 	int64_t			 kc_val;
 };
 
+/* A record's number field as the reader's argument (dt_prov_tp.c). */
+struct dt_kbpf_field {
+	uint16_t		 kf_off;	/* in the record */
+	uint8_t			 kf_size;	/* 1, 2, 4 or 8; 0: reads 0 */
+	bool			 kf_signed;
+};
+
 /* What the program is made of (dt_tp_kbpfasm.c). */
 struct dt_kbpf_spec {
 	const struct dt_kbpf_cond *kbs_cond;	/* NULL: each record */
@@ -140,6 +147,13 @@ struct dt_kbpf_spec {
 	uint16_t		 kbs_valoff;
 	uint8_t			 kbs_dir;
 	bool			 kbs_args;
+	/*
+	 * A tracepoint whose arguments are its fields in order (no
+	 * decoder, kbs_nsys 0): argument i is kbs_targ[i], as dt_tp_num()
+	 * reads it; kbs_targs false: no argument is the program's.
+	 */
+	bool			 kbs_targs;
+	struct dt_kbpf_field	 kbs_targ[DTMAXFUNCARGS];
 };
 
 #define DT_KBPF_SYSSHIFT	16
@@ -155,11 +169,13 @@ struct dt_kbpf_spec {
 bool	dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm);
 
 /*
- * The same for a syscall group's program (kbs_nsys, kbs_valoff not 0
- * where vals): also the CPU, the arguments, the return value and errno
- * where vals, and every comparison (<, <=, >, >=, signed, 32 bits where
- * DTF_F_INT32) of the numbers.  Never the probe's number: one program
- * counts many probes.  Any thread.
+ * The same for a program that reads the record's values: a syscall
+ * group's (kbs_nsys, kbs_valoff not 0 where vals), or a tracepoint's of
+ * fields in order (kbs_targs where vals): also the CPU, the arguments,
+ * the return value and errno where vals (a tracepoint's last two read
+ * 0, as its records give them), and every comparison (<, <=, >, >=,
+ * signed, 32 bits where DTF_F_INT32) of the numbers.  Never the
+ * probe's number: a group's program counts many probes.  Any thread.
  */
 bool	dt_kbpf_sysfilter_ok(const struct dtioc_filter *f, bool comm,
 	    bool vals);

@@ -176,6 +176,9 @@ static void
 ka_value(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
     const struct dtioc_filter_term *t)
 {
+	static const uint8_t sz[9] = { 0, BPF_B, BPF_H, 0, BPF_W, 0, 0, 0,
+	    BPF_DW };
+	const struct dt_kbpf_field *kf;
 	unsigned int f = t->dtft_field, n, ok, done;
 	bool vals = s->kbs_nsys != 0 && s->kbs_valoff != 0 && s->kbs_args;
 
@@ -222,6 +225,25 @@ ka_value(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
 		 */
 		n = f - DTF_ARG0;
 		MOV64_IMM(a, BPF_REG_0, 0);
+		/* a tracepoint's field, as dt_tp_generic() reads it */
+		if (s->kbs_nsys == 0 && s->kbs_targs && s->kbs_args &&
+		    n < DTMAXFUNCARGS && (kf = &s->kbs_targ[n])->kf_size != 0) {
+			/* BPF_W is 0: the sizes by name */
+			if (kf->kf_size != 1 && kf->kf_size != 2 &&
+			    kf->kf_size != 4 && kf->kf_size != 8) {
+				a->ka_full = true;
+				break;
+			}
+			LDX(a, sz[kf->kf_size], BPF_REG_0, BPF_REG_7,
+			    (int16_t)kf->kf_off);
+			if (kf->kf_signed && kf->kf_size < 8) {
+				ALU64_IMM(a, BPF_LSH, BPF_REG_0,
+				    64 - 8 * kf->kf_size);
+				ALU64_IMM(a, BPF_ARSH, BPF_REG_0,
+				    64 - 8 * kf->kf_size);
+			}
+			break;
+		}
 		if (!vals || s->kbs_dir != 0 || n >= 6)
 			break;
 		done = ka_label(a);
@@ -582,7 +604,7 @@ dt_kbpf_prog(const struct dt_kbpf_spec *s, struct bpf_insn *insns)
 			comm = true;
 
 	/* the record, for the filter's values (ka_value()) */
-	if (s->kbs_nsys != 0 && s->kbs_valoff != 0)
+	if ((s->kbs_nsys != 0 && s->kbs_valoff != 0) || s->kbs_targs)
 		MOV64_REG(&a, BPF_REG_7, BPF_REG_1);
 	if (s->kbs_cond != NULL)
 		ka_cond(&a, s->kbs_cond, out);

@@ -43,6 +43,9 @@
 #            named only with its work.  The names themselves may differ:
 #            /proc's is read at drain time for the one, at record time
 #            for the other, and a worker's work changes in between.
+#   kbpfargs  a filter of a Linux-named tracepoint's fields
+#            (signal_generate's sig, a string's slot, the pid) is the
+#            program's: exact, USERDT_KBPF=0's output.
 #   kbpfshare  a sampled rule of another open on the same tracepoint
 #            gets every event while a kernel program counts there (the
 #            program's return must let perf deliver): exact, strace's.
@@ -73,6 +76,34 @@ kbpf_took() {
 	[ "${n:-0}" -gt 0 ] &&
 	    grep -qx "$n of them counted by the kernel" "$TMP/$1.err" ||
 	    fail "$1: not the kernel's: $(cat "$TMP/$1.err")"
+}
+
+# kbpf_pair NAME PROG CMD...: PROG over CMD once with the program
+# ($TMP/NAME1.*) and once with USERDT_KBPF=0 (NAME0), on a quiet
+# machine: nothing dropped, the second's events none the kernel's, the
+# two outputs byte for byte the same
+kbpf_pair() {
+	local name=$1 prog=$2 k
+
+	shift 2
+	for k in 1 0; do
+		USERDT_KBPF=$k dtd_serve "$DTD"
+		bt_go "$name$k" "$prog"
+		"$@" 2> "$TMP/$name.cmd" ||
+		    fail "$1: $(cat "$TMP/$name.cmd")"
+		bt_end "$name$k"
+		kill -TERM "$DTDPID"
+		wait "$DTDPID"
+		DTDPID=
+		[ $k = 0 ] || kbpf_refused
+		grep -qx '0 events dropped' "$TMP/$name$k.err" ||
+		    fail "$name$k: lost: $(cat "$TMP/$name$k.err" "$TMP/dtd.log")"
+	done
+	grep -qx "0 of them counted by the kernel" "$TMP/${name}0.err" ||
+	    fail "USERDT_KBPF=0 counted in the kernel: $(cat "$TMP/${name}0.err")"
+	[ -s "$TMP/${name}1.out" ] || fail "no output"
+	diff -u "$TMP/${name}0.out" "$TMP/${name}1.out" ||
+	    fail "not USERDT_KBPF=0's output"
 }
 
 dtd_start
@@ -119,24 +150,27 @@ kbpf)
 	[ "${rec:-0}" -lt $((cx / 10)) ] ||
 	    fail "x's calls went through perf's buffers: $(cat "$TMP/dtd.log")"
 	# quiet: the program's output is the sampled path's, byte for byte
-	for k in 1 0; do
-		USERDT_KBPF=$k dtd_serve "$DTD"
-		bt_go q$k 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbx"/ {
-		    @[comm] = count(); @n = count(); }'
-		"$TMP/uq_kbx" if=/dev/zero of=/dev/null bs=1 count=500 \
-		    2> /dev/null || fail "uq_kbx"
-		bt_end q$k
-		kill -TERM "$DTDPID"
-		wait "$DTDPID"
-		DTDPID=
-		[ $k = 0 ] || kbpf_refused
-		grep -qx '0 events dropped' "$TMP/q$k.err" ||
-		    fail "q$k: lost: $(cat "$TMP/q$k.err" "$TMP/dtd.log")"
-	done
-	grep -qx "0 of them counted by the kernel" "$TMP/q0.err" ||
-	    fail "USERDT_KBPF=0 counted in the kernel: $(cat "$TMP/q0.err")"
-	[ -s "$TMP/q1.out" ] || fail "no output"
-	diff -u "$TMP/q0.out" "$TMP/q1.out" || fail "not USERDT_KBPF=0's output"
+	kbpf_pair q 'tracepoint:raw_syscalls:sys_enter /comm == "uq_kbx"/ {
+	    @[comm] = count(); @n = count(); }' \
+	    "$TMP/uq_kbx" if=/dev/zero of=/dev/null bs=1 count=500
+	;;
+kbpfargs)
+	# a Linux-named tracepoint's fields as arguments in the filter: sig
+	# (an int), the comm (a string: 0), the pid; 300 SIGUSR1 and 300
+	# SIGUSR2 a shell sends itself, ignored
+	cp /bin/bash "$TMP/uq_kbs" || exit 2
+	# kbpf_pair starts its own two
+	kill -TERM "$DTDPID"
+	wait "$DTDPID"
+	DTDPID=
+	kbpf_pair a 'tracepoint:signal:signal_generate /comm == "uq_kbs" &&
+	    arg0 == 10 && arg3 == 0 && arg4 > 0/ { @[comm] = count(); }' \
+	    "$TMP/uq_kbs" -c 'trap "" USR1 USR2; i=0
+	    while [ $i -lt 300 ]; do kill -USR1 $$; kill -USR2 $$
+	    i=$((i + 1)); done'
+	kbpf_took a1
+	grep -qx '@\[uq_kbs\]: 300' "$TMP/a1.out" ||
+	    fail "not 300 SIGUSR1: $(cat "$TMP/a1.out" "$TMP/a1.err")"
 	;;
 kbpfrefused)
 	cp /bin/dd "$TMP/uq_kbx" || exit 2

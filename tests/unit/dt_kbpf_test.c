@@ -144,8 +144,8 @@ main(void)
 	static const char *names[] = { "none", "comm", "mixed", "const",
 	    "14-byte comm" };
 	struct bpf_insn *in;
-	struct dtioc_filter f[5], bad, sysf, sysn;
-	struct dtioc_filter_term t[8];
+	struct dtioc_filter f[5], bad, sysf, sysn, tpf;
+	struct dtioc_filter_term t[10];
 	struct dt_kbpf_cond cond;
 	struct dt_kbpf_spec s;
 	char what[128];
@@ -327,6 +327,43 @@ main(void)
 		close(want);
 		close(traced);
 		close(young);
+	}
+	/*
+	 * A tracepoint's fields as its arguments: each size, signed or
+	 * not, a string's slot reading 0, under the value filter.
+	 */
+	/* arguments 0 to 4: each size, and a string's */
+	t[0] = term(DTF_OP_NE, DTF_ARG0, -1, NULL);
+	for (c = 1; c < 5; c++) {
+		t[2 * c - 1] = term(c % 2 ? DTF_OP_GE : DTF_OP_NE,
+		    DTF_ARG0 + c, -1, NULL);
+		t[2 * c] = term(DTF_OP_AND, 0, 0, NULL);
+	}
+	filt(&tpf, 9, t);
+	ok(dt_kbpf_sysfilter_ok(&tpf, true, true), "tracepoint fields taken");
+	for (k = 0; k < 4; k++) {
+		memset(&s, 0, sizeof(s));
+		s.kbs_fields = 1u << DTF_COMM;
+		s.kbs_comm = true;
+		s.kbs_filter = k < 2 ? &tpf : &sysf;
+		s.kbs_mapfd = load ? map : 3;
+		s.kbs_genfd = load ? gen : 4;
+		s.kbs_ovffd = load ? ovf : 5;
+		s.kbs_targs = true;
+		s.kbs_args = k % 2 == 0;
+		for (c = 0; c < DTMAXFUNCARGS; c++) {
+			static const uint8_t size[] = { 4, 0, 8, 2, 1 };
+
+			s.kbs_targ[c].kf_size = size[c % 5];
+			s.kbs_targ[c].kf_off = (uint16_t)(8 + 8 * c);
+			s.kbs_targ[c].kf_signed = c % 2 == 0;
+		}
+		snprintf(what, sizeof(what), "tracepoint fields, args %d",
+		    s.kbs_args);
+		n = dt_kbpf_prog(&s, in);
+		ok(wellformed(in, n), what);
+		if (load && n > 0)
+			ok(verify(in, n, what), what);
 	}
 
 	/*
