@@ -468,6 +468,7 @@ main(int argc, char *argv[])
 	double calls[NCONF], t0, c0, d0, w, f, rss;
 	char self[PATH_MAX], sockenv[PATH_MAX + 32], abenv[PATH_MAX + 32];
 	char xdgenv[PATH_MAX + 32], absockenv[PATH_MAX + 32];
+	char cachedir[PATH_MAX + 32];
 	char nexec[16], proj[] = "/tmp/udt-startbench.XXXXXX";
 	const char *ab = getenv("START_BENCH_AB");
 	char *abdtrun = getenv("START_BENCH_AB_DTRUN");
@@ -666,6 +667,10 @@ main(int argc, char *argv[])
 	if (mounted)
 		umount("/sys/kernel/tracing");
 	run((char *[]){ "/bin/rm", "-rf", proj, NULL }, env[0], -1, NULL);
+	/* the warm runs' plans and images: dtt_dtd_fini() takes one level */
+	snprintf(cachedir, sizeof(cachedir), "%s/cache", dd.dd_dir);
+	run((char *[]){ "/bin/rm", "-rf", cachedir, NULL }, env[0], -1,
+	    NULL);
 	dtt_dtd_fini(&dd, true);
 	if (abdd.dd_pid > 0 || abdd.dd_dir[0] != '\0')
 		dtt_dtd_fini(&abdd, true);
