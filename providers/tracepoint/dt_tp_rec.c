@@ -196,10 +196,11 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
 		 * pid, ppid, tid, ptid, the time of the fork: the new
 		 * thread has its maker's name until it execs, and its
 		 * records read before that exec's had /proc's, the name
-		 * after it (a shell's child's execve entry).  The kernel
-		 * sends them to every event with comm records, so each
-		 * open event reads the same fork: dt_tp_task_fork() takes
-		 * it more than once, and in any order with the renames.
+		 * after it (a shell's child's execve entry).  Read after
+		 * every buffer's renames, or in time order with them (a
+		 * merge by switch records).  The kernel sends them to
+		 * every event with comm records, so each open event reads
+		 * the same fork: dt_tp_task_fork() takes it more than once.
 		 */
 		if (len < 24)
 			break;
@@ -249,11 +250,22 @@ dt_tpev_record(struct dt_tpev_cpu *c, const struct perf_event_header *hp)
  * samples read before its new name unless every CPU's renames are taken
  * first.  So: the renames and execs of every buffer up to its head
  * (kept in tpc_head), and what the execs mapped (DT_TPEV_MMAPS), then
- * each buffer's records up to there, those left out; the names keep
- * their time (dt_tp_task_rename()).  [R], RCU read.
+ * the forks of every buffer (dt_tpev_forks()), then each buffer's
+ * records up to there, those left out; the names keep their time
+ * (dt_tp_task_rename()).  [R], RCU read.
  */
+enum { DT_TPEV_NAMES, DT_TPEV_FORKS, DT_TPEV_REST };
+
+static int
+dt_tpev_kind(uint32_t type)
+{
+	if (type == PERF_RECORD_COMM || type == PERF_RECORD_MMAP)
+		return DT_TPEV_NAMES;
+	return type == PERF_RECORD_FORK ? DT_TPEV_FORKS : DT_TPEV_REST;
+}
+
 static uint64_t
-dt_tpev_walk(struct dt_tpev_cpu *c, bool renames)
+dt_tpev_walk(struct dt_tpev_cpu *c, int kind)
 {
 	struct perf_event_mmap_page *meta = c->tpc_meta;
 	const struct perf_event_header *hp;
@@ -262,9 +274,7 @@ dt_tpev_walk(struct dt_tpev_cpu *c, bool renames)
 
 	while ((hp = dt_perf_rec_at(meta, tail, c->tpc_head, &h,
 	    &dt_tpev_wrap)) != NULL) {
-		if ((h.type == PERF_RECORD_COMM ||
-		    h.type == PERF_RECORD_FORK ||
-		    h.type == PERF_RECORD_MMAP) == renames)
+		if (dt_tpev_kind(h.type) == kind)
 			dt_tpev_record(c, hp);
 		tail += h.size;
 	}
@@ -276,14 +286,25 @@ dt_tpev_renames(struct dt_tpev_cpu *c)
 {
 	c->tpc_head = __atomic_load_n(&c->tpc_meta->data_head,
 	    __ATOMIC_ACQUIRE);
-	(void)dt_tpev_walk(c, true);
+	(void)dt_tpev_walk(c, DT_TPEV_NAMES);
+}
+
+/*
+ * After every buffer's renames: a fork names its child after its maker
+ * as of the fork, which an exec of the maker on another CPU, in a
+ * buffer read later, would have changed.  [R], RCU read.
+ */
+static void
+dt_tpev_forks(struct dt_tpev_cpu *c)
+{
+	(void)dt_tpev_walk(c, DT_TPEV_FORKS);
 }
 
 static void
 dt_tpev_drain(struct dt_tpev_cpu *c)
 {
-	__atomic_store_n(&c->tpc_meta->data_tail, dt_tpev_walk(c, false),
-	    __ATOMIC_RELEASE);
+	__atomic_store_n(&c->tpc_meta->data_tail,
+	    dt_tpev_walk(c, DT_TPEV_REST), __ATOMIC_RELEASE);
 }
 
 /*
@@ -311,6 +332,9 @@ dt_tpev_peek(struct dt_tpev_cpu *c)
 		memcpy(&c->tpc_ns, body + 16, 8);
 	else if (h.type == PERF_RECORD_COMM)
 		c->tpc_ns = dt_perf_comm_time(body, h.size - sizeof(h));
+	/* a fork at its time: after its maker's exec, before its child's */
+	else if (h.type == PERF_RECORD_FORK && h.size >= sizeof(h) + 24)
+		memcpy(&c->tpc_ns, body + 16, 8);
 	/* an exit in its place, not before the samples that preceded it */
 	else if (h.type == PERF_RECORD_EXIT && h.size >= sizeof(h) + 24)
 		memcpy(&c->tpc_ns, body + 16, 8);
@@ -484,9 +508,11 @@ dt_tpev_drain_round(struct dt_tpev *const *evs, size_t nev,
 	for (ev = dead; ev != NULL; ev = ev->tpe_next)
 		if (!ev->tpe_switches)
 			n = dt_tpev_heap_add(ev, n);
+	for (i = 0; i < n; i++)
+		(void)dt_tpev_walk(dt_tpev_heap[i], DT_TPEV_NAMES);
 	for (i = 0; i < n; i++) {
 		c = dt_tpev_heap[i];
-		(void)dt_tpev_walk(c, true);
+		dt_tpev_forks(c);
 		c->tpc_tail = c->tpc_meta->data_tail;
 		dt_tpev_peek(c);
 	}
@@ -497,10 +523,8 @@ dt_tpev_drain_round(struct dt_tpev *const *evs, size_t nev,
 		    c->tpc_head, &h, &dt_tpev_wrap)) == NULL)
 			c->tpc_ns = UINT64_MAX;
 		else {
-			/* The renames went first. */
-			if (h.type != PERF_RECORD_COMM &&
-			    h.type != PERF_RECORD_FORK &&
-			    h.type != PERF_RECORD_MMAP)
+			/* The renames and forks went first. */
+			if (dt_tpev_kind(h.type) == DT_TPEV_REST)
 				dt_tpev_record(c, hp);
 			c->tpc_tail += h.size;
 			dt_tpev_peek(c);
@@ -525,6 +549,9 @@ dt_tpev_drain_all(struct dt_tpev *ev, bool final)
 	for (i = 0; i < ev->tpe_ncpu; i++)
 		if (ev->tpe_cpus[i].tpc_meta != NULL)
 			dt_tpev_renames(&ev->tpe_cpus[i]);
+	for (i = 0; i < ev->tpe_ncpu; i++)
+		if (ev->tpe_cpus[i].tpc_meta != NULL)
+			dt_tpev_forks(&ev->tpe_cpus[i]);
 	for (i = 0; i < ev->tpe_ncpu; i++)
 		if (ev->tpe_cpus[i].tpc_meta != NULL)
 			dt_tpev_drain(&ev->tpe_cpus[i]);

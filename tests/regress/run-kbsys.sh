@@ -406,15 +406,21 @@ kbsysforkname)
 	dtd_serve "$DTD"
 	bt_go fn 'syscall:execve:entry /comm == "uq_ksh" || comm == "uq_ksl"/ {
 	    printf("%s\n", comm); }'
-	# "; true": the shell forks for the first command, not execs
-	"$TMP/uq_ksh" -c "\"$TMP/uq_ksl\" 1; true" || fail "uq_ksh"
-	# the one call's line, read as dtd hands it over
-	l=
-	read -r -t 30 l <&6
+	# "; true": the shell forks for the first command, not execs.  It
+	# execs on CPU 1 and forks on CPU 0 (taskset moves it between):
+	# its fork, in CPU 0's buffer, is read after its exec's rename in
+	# CPU 1's, or its child takes the name it had before that exec.
+	taskset -c 1 "$TMP/uq_ksh" -c "taskset -p -c 0 \$\$ > /dev/null
+	    \"$TMP/uq_ksl\" 1; true" || fail "uq_ksh"
+	# the two calls' lines (taskset's execve, uq_ksl's), read as dtd
+	# hands them over
+	l1=
+	l2=
+	read -r -t 30 l1 <&6 && read -r -t 30 l2 <&6
 	bt_end fn
 	dtd_end
-	[ "$l" = uq_ksh ] ||
-	    fail "not the shell's name: '$l' $(cat "$TMP/fn.err")"
+	[ "$l1 $l2" = "uq_ksh uq_ksh" ] ||
+	    fail "not the shell's name: '$l1' '$l2' $(cat "$TMP/fn.err")"
 	;;
 kbsysfork|kbsysspawn|kbsysfork[px]|kbsysspawn[px])
 	N=50
