@@ -261,6 +261,19 @@ dt_kbpf_event(int id)
 }
 
 /*
+ * Whether the program reads number field f as dt_tp_num() does: an
+ * aligned load of 1, 2, 4 or 8 bytes past the common fields.
+ */
+static bool
+dt_kbpf_loadable(const struct dt_tp_field *f)
+{
+	return (f->dtf_size == 1 || f->dtf_size == 2 || f->dtf_size == 4 ||
+	    f->dtf_size == 8) && f->dtf_off >= 8 &&
+	    f->dtf_off % f->dtf_size == 0 &&
+	    f->dtf_off + f->dtf_size <= INT16_MAX;
+}
+
+/*
  * tpp_kcount ("" or "FIELD OP NUMBER") as the program reads it into c:
  * false for one it cannot.  [K].
  */
@@ -286,9 +299,7 @@ dt_kbpf_cond(const struct dt_tp_src *src, const char *kc,
 		return true;
 	if (sscanf(kc, "%31s %2s %lld %1s", name, op, &v, rest) != 3 ||
 	    (f = dt_tp_field(&src->tps_fmt, name)) == NULL ||
-	    (f->dtf_size != 1 && f->dtf_size != 2 && f->dtf_size != 4 &&
-	    f->dtf_size != 8) || f->dtf_off % f->dtf_size != 0 ||
-	    f->dtf_off < 8)
+	    !dt_kbpf_loadable(f))
 		return false;
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		if (strcmp(op, ops[i].op) == 0)
@@ -320,10 +331,7 @@ dt_kbpf_fields(const struct dt_tp_probe *tpp, const struct dt_tp_src *src,
 		f = &src->tps_fmt.dtfm_fields[i];
 		if (f->dtf_kind != DT_TPF_NUM)
 			continue;
-		if ((f->dtf_size != 1 && f->dtf_size != 2 &&
-		    f->dtf_size != 4 && f->dtf_size != 8) || f->dtf_off < 8 ||
-		    f->dtf_off % f->dtf_size != 0 ||
-		    f->dtf_off + f->dtf_size > INT16_MAX)
+		if (!dt_kbpf_loadable(f))
 			return false;
 		s->kbs_targ[i].kf_off = f->dtf_off;
 		s->kbs_targ[i].kf_size = (uint8_t)f->dtf_size;
@@ -342,7 +350,7 @@ dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	struct dt_kbpf_cond cond;
 	struct dt_tp_kbpf *kb;
 	char who[sizeof(kb->kb_kd.kd_who)];
-	bool anycond;
+	bool anycond, comm = (dp->dp_evtflags & DTEVT_EXECNAME) != 0;
 	uint32_t fields;
 
 	/* each record one event under a condition the program reads */
@@ -356,13 +364,11 @@ dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	memset(&s, 0, sizeof(s));
 	/* fields in order: the arguments are the program's to read */
 	if (tpp->tpp_decode == NULL && dt_kbpf_fields(tpp, src, &s)) {
-		if (!dt_kbpf_sysfilter_ok(f,
-		    (dp->dp_evtflags & DTEVT_EXECNAME) != 0, true))
+		if (!dt_kbpf_valfilter_ok(f, comm, true))
 			return false;
 		s.kbs_args = (dp->dp_dtp->dtp_argsflag & ~dp->dp_evtflags) ==
 		    0;
-	} else if (!dt_kbpf_filter_ok(f,
-	    (dp->dp_evtflags & DTEVT_EXECNAME) != 0))
+	} else if (!dt_kbpf_filter_ok(f, comm))
 		return false;
 	snprintf(who, sizeof(who), "tracepoint: %s:%s", src->tps_sys,
 	    src->tps_event);
@@ -371,7 +377,7 @@ dt_tp_kbpf_start(struct dt_pcb *dp, const struct dt_tp_probe *tpp)
 	memcpy(kb->kb_kd.kd_who, who, sizeof(who));
 	s.kbs_cond = anycond ? &cond : NULL;
 	s.kbs_fields = fields;
-	s.kbs_comm = (dp->dp_evtflags & DTEVT_EXECNAME) != 0;
+	s.kbs_comm = comm;
 	s.kbs_filter = f;
 	if (!dt_kbpf_drain_init(&kb->kb_kd, dp, dt_pcb_agg_size(dp),
 	    DT_KBPF_NFDS, "udt_k") ||

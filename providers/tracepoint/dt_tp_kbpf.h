@@ -137,7 +137,7 @@ struct dt_kbpf_spec {
 	/* not -1: a hash by tgid of the young processes (DT_KBPF_YOUNG) */
 	int			 kbs_youngfd;
 	/*
-	 * raw_syscalls' values for the filter (dt_kbpf_sysfilter_ok()): a
+	 * raw_syscalls' values for the filter (dt_kbpf_valfilter_ok()): a
 	 * record's args[6] (kbs_dir 0, sys_enter) or ret (1, sys_exit), a
 	 * u64 each from kbs_valoff; 0: none.  kbs_wantfd's [number] is
 	 * then 1 + the call's argument count, past which an argument
@@ -177,7 +177,7 @@ bool	dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm);
  * signed, 32 bits where DTF_F_INT32) of the numbers.  Never the
  * probe's number: a group's program counts many probes.  Any thread.
  */
-bool	dt_kbpf_sysfilter_ok(const struct dtioc_filter *f, bool comm,
+bool	dt_kbpf_valfilter_ok(const struct dtioc_filter *f, bool comm,
 	    bool vals);
 
 /*

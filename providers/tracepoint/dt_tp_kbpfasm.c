@@ -168,6 +168,29 @@ ka_resolve(struct dt_kbpf_asm *a)
 }
 
 /*
+ * Into r0 the size-byte number at off of the record in base, sign
+ * extended where signed, as dt_tp_num() reads it.  A size other than
+ * 1, 2, 4 or 8 (BPF_W is 0: no table test tells) fails the program.
+ */
+static void
+ka_ldnum(struct dt_kbpf_asm *a, uint8_t base, uint16_t off, uint8_t size,
+    bool sign)
+{
+	static const uint8_t sz[9] = { 0, BPF_B, BPF_H, 0, BPF_W, 0, 0, 0,
+	    BPF_DW };
+
+	if (size != 1 && size != 2 && size != 4 && size != 8) {
+		a->ka_full = true;
+		return;
+	}
+	LDX(a, sz[size], BPF_REG_0, base, (int16_t)off);
+	if (sign && size < 8) {
+		ALU64_IMM(a, BPF_LSH, BPF_REG_0, 64 - 8 * size);
+		ALU64_IMM(a, BPF_ARSH, BPF_REG_0, 64 - 8 * size);
+	}
+}
+
+/*
  * Into r0 the number of term t as dt_evt_field() gives the reader: r6
  * holds the pid and tid, r7 the record (kbs_valoff not 0), FP_NARGS one
  * more than the call's arguments.  r1 to r5 lost.
@@ -176,8 +199,6 @@ static void
 ka_value(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
     const struct dtioc_filter_term *t)
 {
-	static const uint8_t sz[9] = { 0, BPF_B, BPF_H, 0, BPF_W, 0, 0, 0,
-	    BPF_DW };
 	const struct dt_kbpf_field *kf;
 	unsigned int f = t->dtft_field, n, ok, done;
 	bool vals = s->kbs_nsys != 0 && s->kbs_valoff != 0 && s->kbs_args;
@@ -228,20 +249,8 @@ ka_value(struct dt_kbpf_asm *a, const struct dt_kbpf_spec *s,
 		/* a tracepoint's field, as dt_tp_generic() reads it */
 		if (s->kbs_nsys == 0 && s->kbs_targs && s->kbs_args &&
 		    n < DTMAXFUNCARGS && (kf = &s->kbs_targ[n])->kf_size != 0) {
-			/* BPF_W is 0: the sizes by name */
-			if (kf->kf_size != 1 && kf->kf_size != 2 &&
-			    kf->kf_size != 4 && kf->kf_size != 8) {
-				a->ka_full = true;
-				break;
-			}
-			LDX(a, sz[kf->kf_size], BPF_REG_0, BPF_REG_7,
-			    (int16_t)kf->kf_off);
-			if (kf->kf_signed && kf->kf_size < 8) {
-				ALU64_IMM(a, BPF_LSH, BPF_REG_0,
-				    64 - 8 * kf->kf_size);
-				ALU64_IMM(a, BPF_ARSH, BPF_REG_0,
-				    64 - 8 * kf->kf_size);
-			}
+			ka_ldnum(a, BPF_REG_7, kf->kf_off, kf->kf_size,
+			    kf->kf_signed);
 			break;
 		}
 		if (!vals || s->kbs_dir != 0 || n >= 6)
@@ -346,15 +355,9 @@ static void
 ka_cond(struct dt_kbpf_asm *a, const struct dt_kbpf_cond *c,
     unsigned int out)
 {
-	static const uint8_t sz[9] = { 0, BPF_B, BPF_H, 0, BPF_W, 0, 0, 0,
-	    BPF_DW };
 	unsigned int keep = ka_label(a);
 
-	LDX(a, sz[c->kc_size], BPF_REG_0, BPF_REG_1, (int16_t)c->kc_off);
-	if (c->kc_signed && c->kc_size < 8) {
-		ALU64_IMM(a, BPF_LSH, BPF_REG_0, 64 - 8 * c->kc_size);
-		ALU64_IMM(a, BPF_ARSH, BPF_REG_0, 64 - 8 * c->kc_size);
-	}
+	ka_ldnum(a, BPF_REG_1, c->kc_off, c->kc_size, c->kc_signed);
 	ka_ld_imm64(a, BPF_REG_2, (uint64_t)c->kc_val);
 	JMP_REG(a, c->kc_jmp, BPF_REG_0, BPF_REG_2, keep);
 	JA(a, out);

@@ -16,7 +16,7 @@
 
 /*
  * Which filters the counting programs of dt_tp_kbpf.h can evaluate
- * exactly (dt_kbpf_filter_ok(), dt_kbpf_sysfilter_ok()): the checks
+ * exactly (dt_kbpf_filter_ok(), dt_kbpf_valfilter_ok()): the checks
  * alone, apart from the assembler (dt_tp_kbpfasm.c) that relies on
  * them.  No state.
  */
@@ -40,7 +40,7 @@ kf_plain(const char *s, size_t len)
 
 /*
  * Whether the program takes f (dt_kbpf_filter_ok(), and with sys
- * dt_kbpf_sysfilter_ok()'s more).
+ * dt_kbpf_valfilter_ok()'s more).
  */
 static bool
 kf_filter_ok(const struct dtioc_filter *f, bool comm, bool sys, bool vals)
@@ -121,7 +121,7 @@ dt_kbpf_filter_ok(const struct dtioc_filter *f, bool comm)
 }
 
 bool
-dt_kbpf_sysfilter_ok(const struct dtioc_filter *f, bool comm, bool vals)
+dt_kbpf_valfilter_ok(const struct dtioc_filter *f, bool comm, bool vals)
 {
 	return kf_filter_ok(f, comm, true, vals);
 }

@@ -17,7 +17,7 @@
 /*
  * The syscall probes' kernel part counted in the kernel (issue 22,
  * dt_ksys.h's dt_ksys_kcount_fn): a syscall pcb that only counts by the
- * task (dt_pcb_kkey_ok(), a filter dt_kbpf_sysfilter_ok() takes) needs no
+ * task (dt_pcb_kkey_ok(), a filter dt_kbpf_valfilter_ok() takes) needs no
  * record of raw_syscalls through perf, whose buffers drop beside a busy
  * machine, only how many calls each key had.
  *
@@ -700,7 +700,7 @@ dt_ksb_start(unsigned int p, struct dt_pcb *dp)
 		return false;
 	if (f != NULL && f->dtfl_nterms == 0)
 		f = NULL;
-	if (!dt_kbpf_sysfilter_ok(f, comm, dt_ksb_valoff[dir] != 0))
+	if (!dt_kbpf_valfilter_ok(f, comm, dt_ksb_valoff[dir] != 0))
 		return false;
 	for (g = dt_ksbs; g != NULL; g = g->ksb_next)
 		if (g->ksb_sc == dp->dp_sc && g->ksb_dir == dir &&

@@ -208,8 +208,8 @@ main(void)
 	ok(!dt_kbpf_filter_ok(&bad, true), "arg0 == 0 refused");
 
 	/* a syscall group's program: the numbers, compared every way */
-	ok(dt_kbpf_sysfilter_ok(&bad, true, true), "sys: arg0 == 0 taken");
-	ok(!dt_kbpf_sysfilter_ok(&bad, true, false),
+	ok(dt_kbpf_valfilter_ok(&bad, true, true), "sys: arg0 == 0 taken");
+	ok(!dt_kbpf_valfilter_ok(&bad, true, false),
 	    "sys: arg0 == 0 refused without the record's values");
 	t[0] = term(DTF_OP_GE, DTF_ARG0 + DTMAXFUNCARGS - 1, 3, NULL);
 	t[1] = term(DTF_OP_LT, DTF_RETVAL, 0, NULL);
@@ -219,29 +219,29 @@ main(void)
 	t[5] = term(DTF_OP_AND, 0, 0, NULL);
 	t[6] = term(DTF_OP_OR, 0, 0, NULL);
 	filt(&sysf, 7, t);
-	ok(dt_kbpf_sysfilter_ok(&sysf, false, true),
+	ok(dt_kbpf_valfilter_ok(&sysf, false, true),
 	    "sys: args, retval, errno, cpu, each comparison taken");
 	t[0] = term(DTF_OP_LE, DTF_CPU, 1, NULL);
 	t[1] = term(DTF_OP_GE, DTF_PID, 2, NULL);
 	t[2] = term(DTF_OP_AND, 0, 0, NULL);
 	filt(&sysn, 3, t);
-	ok(dt_kbpf_sysfilter_ok(&sysn, false, false),
+	ok(dt_kbpf_valfilter_ok(&sysn, false, false),
 	    "sys: cpu and pid compared without the record's values");
 	t[0] = term(DTF_OP_LT, DTF_COMM, 0, "x");
 	filt(&bad, 1, t);
-	ok(!dt_kbpf_sysfilter_ok(&bad, true, true), "sys: comm < refused");
+	ok(!dt_kbpf_valfilter_ok(&bad, true, true), "sys: comm < refused");
 	t[0] = term(DTF_OP_EQ, DTF_PBN, 1, NULL);
 	filt(&bad, 1, t);
-	ok(!dt_kbpf_sysfilter_ok(&bad, true, true),
+	ok(!dt_kbpf_valfilter_ok(&bad, true, true),
 	    "sys: the probe's number refused (one program, many probes)");
 	t[0] = term(DTF_OP_EQ, DTF_ARG0 + DTMAXFUNCARGS, 0, NULL);
 	filt(&bad, 1, t);
-	ok(!dt_kbpf_sysfilter_ok(&bad, true, true),
+	ok(!dt_kbpf_valfilter_ok(&bad, true, true),
 	    "sys: an argument past DTMAXFUNCARGS refused");
 	t[0] = term(DTF_OP_EQ, DTF_ARG0, 0, NULL);
 	t[0].dtft_flags = 0x80;
 	filt(&bad, 1, t);
-	ok(!dt_kbpf_sysfilter_ok(&bad, true, true), "sys: unknown flag refused");
+	ok(!dt_kbpf_valfilter_ok(&bad, true, true), "sys: unknown flag refused");
 
 	/* every shape: well formed, and the verifier's if we may ask */
 	if ((in = calloc(DT_KBPF_MAXINSNS, sizeof(*in))) == NULL)
@@ -340,7 +340,7 @@ main(void)
 		t[2 * c] = term(DTF_OP_AND, 0, 0, NULL);
 	}
 	filt(&tpf, 9, t);
-	ok(dt_kbpf_sysfilter_ok(&tpf, true, true), "tracepoint fields taken");
+	ok(dt_kbpf_valfilter_ok(&tpf, true, true), "tracepoint fields taken");
 	for (k = 0; k < 4; k++) {
 		memset(&s, 0, sizeof(s));
 		s.kbs_fields = 1u << DTF_COMM;
