@@ -525,6 +525,7 @@ dt_ingest_end(void)
 		    "process; leaving it\n");
 	dt_wq_free(dti_serve_wq);
 	dti_serve_wq = NULL;
+	dti_rt_drop();
 	pthread_join(dti_drain_thr, NULL);
 	/* What the garbage was: a word for the log, where there was any. */
 	if (dti_garbage() != 0)

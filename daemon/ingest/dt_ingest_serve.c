@@ -48,38 +48,6 @@
 #include "dt_pidmaps.h"
 #include "dt_proc.h"
 
-/*
- * A sealed memfd of size bytes, mapped read-write in dtd at at, which
- * must be in a reservation of dtd's own (dti_span()).  The seals
- * keep a tracee holding the descriptor from shrinking it under dtd's
- * mapping (which would turn dtd's next access into SIGBUS).  mode is the
- * inode's (root's): a memfd is born 0777, and anyone holding a
- * descriptor, even a read-only one, may open it again through
- * /proc/self/fd/N with what the mode allows.
- */
-static int
-dti_memfd(const char *name, size_t size, mode_t mode, void *at)
-{
-	void *p;
-	int fd;
-
-	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -1;
-	if (fchmod(fd, mode) != 0 || ftruncate(fd, (off_t)size) != 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
-	    != 0)
-		goto fail;
-	p = mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
-	    0);
-	if (p == MAP_FAILED)
-		goto fail;
-	return fd;
-fail:
-	close(fd);
-	return -1;
-}
-
 void
 dti_copy_fresh(void *dst, const void *src, size_t len)
 {
@@ -325,8 +293,9 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	struct timeval tv = { 1, 0 };
 	struct udt_welcome w;
 	struct dti_proc *dp = NULL, *op;
-	void *ring = NULL, *tab = NULL, *span = NULL;
-	int ringfd = -1, tabfd = -1, rofd = -1, pidfd = -1, mapsfd = -1;
+	void *ring = NULL, *tab = NULL;
+	struct dti_rt rt = { NULL, 0, -1, -1, -1 };
+	int pidfd = -1, mapsfd = -1;
 	struct dt_proc_stat ps;
 	struct dt_proc_status pst;
 	bool stok = false;
@@ -404,37 +373,12 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	if ((dp = calloc(1, sizeof(*dp))) == NULL)
 		goto fail;
 	dp->dp_memfd = -1;
-	/*
-	 * The ring is the tracee's to write.  The table is dtd's word to
-	 * the tracee: 0400, so a tracee that is not root can neither open
-	 * its read-only descriptor again for writing nor map it writable.
-	 * No write seal: F_SEAL_FUTURE_WRITE would also stop the next dtd,
-	 * after a restart, from mapping the table to set tb_reconnect
-	 * (dt_ingest_adopt.c), and root, who alone passes the mode, can
-	 * write any process's memory anyway.
-	 */
-	/*
-	 * Both in one span of dtd's address space, the table right after
-	 * the ring: the drain unmaps them in one call (dti_unmap()), one
-	 * TLB shootdown across dtd's CPUs at the tracee's exit, not two.
-	 */
-	span = mmap(NULL, dti_span(nslots), PROT_NONE, MAP_PRIVATE |
-	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (span == MAP_FAILED) {
-		span = NULL;
+	/* Made before its hello came, mostly (dt_ingest_spare.c). */
+	if (dti_rt_take(&rt) != 0)
 		goto fail;
-	}
-	ringfd = dti_memfd(UDT_RING_MEMFD, UDT_RING_SIZE(nslots), 0600, span);
-	tabfd = dti_memfd(UDT_TAB_MEMFD, UDT_TAB_SIZE, 0400,
-	    (char *)span + dti_ringspan(nslots));
-	if (ringfd < 0 || tabfd < 0)
-		goto fail;
-	ring = span;
-	tab = (char *)span + dti_ringspan(nslots);
-	/* The tracee gets the table through a read-only descriptor. */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", tabfd);
-	if ((rofd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		goto fail;
+	nslots = rt.rt_nslots;
+	ring = rt.rt_span;
+	tab = (char *)rt.rt_span + dti_ringspan(nslots);
 
 	dp->dp_pid = crp->pid;
 	dp->dp_uid = crp->uid;
@@ -458,7 +402,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 			goto fail;
 	}
 	if (dp->dp_memfd >= 0 &&
-	    (dp->dp_chk = dti_chk_new(dp, mapsfd, ringfd)) == NULL)
+	    (dp->dp_chk = dti_chk_new(dp, mapsfd, rt.rt_ringfd)) == NULL)
 		goto fail;
 	mapsfd = -1;
 	dp->dp_ring = ring;
@@ -591,11 +535,14 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 		w.uw_sigblk = pst.pst_sigblk;
 	}
 	/* On failure the proc stays listed until its pidfd says it exited. */
-	if (dti_send_fds(fd, &w, ringfd, rofd) == 0)
+	if (dti_send_fds(fd, &w, rt.rt_ringfd, rt.rt_rofd) == 0)
 		atomic_fetch_add(&dti_stats.attached, 1);
-	close(ringfd);
-	close(tabfd);
-	close(rofd);
+	/* The span is dp's now, the drain's to unmap. */
+	close(rt.rt_ringfd);
+	close(rt.rt_tabfd);
+	close(rt.rt_rofd);
+	/* The next tracee's, while this one runs on. */
+	dti_rt_refill();
 	return;
 fail:
 	/*
@@ -604,14 +551,7 @@ fail:
 	 */
 	dt_ingest_refused(crp, "dtd could not make its ring and table");
 	dti_send_error(fd, ENOMEM);
-	if (span != NULL)
-		munmap(span, dti_span(nslots));
-	if (ringfd >= 0)
-		close(ringfd);
-	if (tabfd >= 0)
-		close(tabfd);
-	if (rofd >= 0)
-		close(rofd);
+	dti_rt_free(&rt);
 	if (mapsfd >= 0)
 		close(mapsfd);
 	if (pidfd >= 0)

@@ -628,6 +628,34 @@ dti_span(uint32_t nslots)
 {
 	return dti_ringspan(nslots) + UDT_TAB_SIZE;
 }
+
+/*
+ * A ring and table for one tracee (dt_ingest_spare.c): the span mapped
+ * in dtd (dti_span(), the table at dti_ringspan()), the ring's and the
+ * table's memfds and the table's read-only descriptor.
+ */
+struct dti_rt {
+	void		*rt_span;
+	uint32_t	 rt_nslots;
+	int		 rt_ringfd;
+	int		 rt_tabfd;
+	int		 rt_rofd;
+};
+
+/*
+ * dti_rt_take(): a fresh pair into rt, the spare if one was made, else
+ * made now; 0, or -1 with nothing held.  dti_rt_refill(): have the
+ * spare made if there is none, by a thread at SCHED_IDLE (started at the
+ * first call), after a welcome: its calls then cost no tracee its wait.
+ * dti_rt_free(): let a pair go (unmapped, closed).  dti_rt_drop(): stop
+ * that thread and let the spare go, at the ingest's end, after the serve
+ * workers.  Any thread; the spare is under a lock of its own, never held
+ * across a system call but the maker's condition wait.
+ */
+int	dti_rt_take(struct dti_rt *);
+void	dti_rt_refill(void);
+void	dti_rt_free(struct dti_rt *);
+void	dti_rt_drop(void);
 /*
  * A batch held for its look (dt_ingest_rec.c): settle it once the look
  * answered; false while it waits (dp's ring is not drained meanwhile).
