@@ -297,40 +297,30 @@ noanswer:
 }
 
 /*
- * One handshake at sun: as udt_connect_dtd(), with the hello where
- * hello_on is set.  *fdp is a socket to connect (-1: make one); *dirp the
+ * The first half of a handshake at sun: the looks, the connection, the
+ * peer's credentials and, where hello_on is set, the hello.  0 with *fdp
+ * the socket, dtd's pid in *peerp, the welcome now on its way; -1
+ * otherwise, every descriptor closed but where sun has nothing for us
+ * (no socket, no listener, one not ours in a shared directory): then
+ * *backp is set and *fdp left open for another connect, the reason (if
+ * any) set.  *fdp is a socket to connect (-1: make one); *dirp the
  * directory's look and *dirdone whether it was made
- * (udt_sock_trusted()).  Where sun has nothing for us (no socket, no
- * listener, one not ours in a shared directory), *backp is set and *fdp
- * left open for another connect, the reason (if any) set.
+ * (udt_sock_trusted()).
  */
 static int
-udt_connect_at(const struct sockaddr_un *sun, int hello_on, long *fdp,
-    struct stat *dirp, int *dirdone, int *backp,
-    struct udt_tab **tabp, struct udt_ring_hdr **ringp, uint32_t *flagsp,
-    int32_t *pidp)
+udt_connect_open(const struct sockaddr_un *sun, int hello_on, long *fdp,
+    struct stat *dirp, int *dirdone, int *backp, pid_t *peerp)
 {
 	struct udt_hello hello = {
 		UDT_MAGIC, UDT_VERSION, 2 * SYSTAB_COUNT, UDT_HELLO_TRACEE
 	};
-	struct udt_welcome w;
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(2 * sizeof(int))];
-	} cm;
-	struct iovec iov = { &w, sizeof(w) };
-	struct msghdr msg;
-	struct cmsghdr *c;
-	struct udt_tab *tab = NULL;
-	struct udt_ring_hdr *ring = NULL;
 	uid_t uid = udt_ctor_euid != (uid_t)-1 ? udt_ctor_euid :
 	    (uid_t)udt_sys0(SYS_geteuid);
 	struct timeval tv;
-	int fds[2] = { -1, -1 };
 	long fd = *fdp, n;
-	int tries, ms, r;
+	int ms, r;
 
 	*fdp = -1;
 	__atomic_store_n(&udt_sun_tried, sun, __ATOMIC_RELAXED);
@@ -403,7 +393,38 @@ udt_connect_at(const struct sockaddr_un *sun, int hello_on, long *fdp,
 	if (hello_on && udt_sys6(SYS_sendto, fd, (long)&hello,
 	    sizeof(hello), MSG_NOSIGNAL, 0, 0) != (long)sizeof(hello))
 		goto fail;
-	if (udt_await(fd, cr.pid) != 0)
+	*fdp = fd;
+	*peerp = cr.pid;
+	return 0;
+fail:
+	udt_close(fd);
+	return -1;
+}
+
+/*
+ * The second half: wait on fd for the welcome of dtd, process peer, and
+ * take what it hands over, as udt_connect_dtd() says.  fd is closed
+ * (or deferred) either way.
+ */
+static int
+udt_connect_finish(long fd, pid_t peer, struct udt_tab **tabp,
+    struct udt_ring_hdr **ringp, uint32_t *flagsp, int32_t *pidp)
+{
+	struct udt_welcome w;
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(2 * sizeof(int))];
+	} cm;
+	struct iovec iov = { &w, sizeof(w) };
+	struct msghdr msg;
+	struct cmsghdr *c;
+	struct udt_tab *tab = NULL;
+	struct udt_ring_hdr *ring = NULL;
+	int fds[2] = { -1, -1 };
+	int tries;
+	long n;
+
+	if (udt_await(fd, peer) != 0)
 		goto fail;
 	__atomic_store_n(&udt_dtd_slow, 0, __ATOMIC_RELAXED);
 
@@ -486,6 +507,55 @@ fail:
 }
 
 /*
+ * One handshake at sun: as udt_connect_dtd(), with the hello where
+ * hello_on is set; the rest as udt_connect_open() says.
+ */
+static int
+udt_connect_at(const struct sockaddr_un *sun, int hello_on, long *fdp,
+    struct stat *dirp, int *dirdone, int *backp,
+    struct udt_tab **tabp, struct udt_ring_hdr **ringp, uint32_t *flagsp,
+    int32_t *pidp)
+{
+	pid_t peer;
+	long fd;
+
+	if (udt_connect_open(sun, hello_on, fdp, dirp, dirdone, backp,
+	    &peer) != 0)
+		return -1;
+	fd = *fdp;
+	*fdp = -1;
+	return udt_connect_finish(fd, peer, tabp, ringp, flagsp, pidp);
+}
+
+/*
+ * The constructor's handshake, begun early (udt_hello_begin()): what
+ * udt_connect_open() left at the tracees' socket, for udt_connect_dtd()
+ * to go on from.  The constructor's thread, before any other exists.
+ */
+static struct {
+	int		 he_on;		/* begun, not yet taken */
+	int		 he_r;		/* udt_connect_open()'s answer */
+	int		 he_back;
+	int		 he_dirdone;
+	long		 he_fd;
+	pid_t		 he_peer;
+	struct stat	 he_dir;
+} udt_begun;
+
+void
+udt_hello_begin(void)
+{
+	udt_untraced_set(NULL, NULL);
+	if (!udt_sun_ok || !udt_sunt_ok)
+		return;
+	udt_begun.he_fd = -1;
+	udt_begun.he_r = udt_connect_open(&udt_sunt, 0, &udt_begun.he_fd,
+	    &udt_begun.he_dir, &udt_begun.he_dirdone, &udt_begun.he_back,
+	    &udt_begun.he_peer);
+	udt_begun.he_on = 1;
+}
+
+/*
  * Handshake with dtd.  On success *tabp and *ringp are mapped and every
  * descriptor is closed again, so the traced program never sees one.
  * First at the tracees' socket, where the connection is the hello and
@@ -517,14 +587,28 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	long fd = -1;
 	int dirdone = 0, back = 0, r;
 
-	udt_untraced_set(NULL, NULL);
-	if (!udt_sun_ok)
-		return -1;
-	if (udt_sunt_ok) {
-		r = udt_connect_at(&udt_sunt, 0, &fd, &dir, &dirdone, &back,
-		    tabp, ringp, flagsp, pidp);
-		if (r == 0 || !back)
-			return r;
+	if (udt_begun.he_on) {
+		/* The constructor's, begun before: on from where it is. */
+		udt_begun.he_on = 0;
+		fd = udt_begun.he_fd;
+		dir = udt_begun.he_dir;
+		dirdone = udt_begun.he_dirdone;
+		back = udt_begun.he_back;
+		if (udt_begun.he_r == 0)
+			return udt_connect_finish(fd, udt_begun.he_peer, tabp,
+			    ringp, flagsp, pidp);
+		if (!back)
+			return -1;
+	} else {
+		udt_untraced_set(NULL, NULL);
+		if (!udt_sun_ok)
+			return -1;
+		if (udt_sunt_ok) {
+			r = udt_connect_at(&udt_sunt, 0, &fd, &dir, &dirdone,
+			    &back, tabp, ringp, flagsp, pidp);
+			if (r == 0 || !back)
+				return r;
+		}
 	}
 	why = udt_untraced;
 	word = udt_untraced_word;

@@ -75,6 +75,16 @@ extern int			udt_defer_on UDT_HIDDEN;
 int	udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	    uint32_t *flagsp, int32_t *pidp) UDT_HIDDEN;
 /*
+ * Begin the constructor's handshake at the tracees' socket: the looks,
+ * the connection, dtd now making the welcome, which the constructor's
+ * udt_connect_dtd() waits for and takes.  dtd looks at the process
+ * meanwhile (its status, its maps, its text's pages): between the two
+ * the constructor may map nothing executable and write no text, and
+ * starts no thread.  The constructor only, once, after udt_ctor_euid
+ * and the socket's names are set.
+ */
+void	udt_hello_begin(void) UDT_HIDDEN;
+/*
  * Tell the user once per process tree why process pid runs untraced,
  * said being UDT_UNTRACED_ENV as inherited.  Constructor only: libc.
  */
