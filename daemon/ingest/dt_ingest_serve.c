@@ -301,7 +301,7 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	bool stok = false;
 	bool xdrain, quiet, psok, watched;
 	unsigned int i;
-	uint32_t nslots = UDT_NSLOTS_DEFAULT;
+	uint32_t nslots;
 	char path[64];
 
 	/*
