@@ -327,6 +327,19 @@ agg_lat_push(int fd)
 	return n > 0;
 }
 
+int
+agg_pushable(void)
+{
+	/*
+	 * Folded in dtd, an entry is judged as btrace reads dtd's table,
+	 * at the end or at a print: with -c's tree read from /proc alone,
+	 * a process gone by then cannot be placed, and every one of the
+	 * command's children that had ended was left out.  Its events,
+	 * read as they come, are judged while it or its parent lives.
+	 */
+	return !agg_nopush() && !(g_treefilter && ptree_proc_only());
+}
+
 void
 agg_push(int fd)
 {
@@ -335,8 +348,14 @@ agg_push(int fd)
 	struct bt_probe *bp;
 	int nrule = 0, any, lat;
 
-	if (agg_nopush())
+	if (!agg_pushable()) {
+		if (g_verbose && !agg_nopush())
+			fprintf(stderr, "rules aggregated by btrace: the "
+			    "command's tree is read from /proc, which cannot "
+			    "place a process gone before dtd's table is "
+			    "read\n");
 		return;
+	}
 	if ((env = getenv("BTRACE_AGGSIZE")) != NULL)
 		agg_size = (uint32_t)strtoul(env, NULL, 10);
 	if ((env = getenv("BTRACE_STKSIZE")) != NULL)

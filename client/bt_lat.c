@@ -354,13 +354,10 @@ lat_check(struct bt_rule *e)
 void
 lat_plan(void)
 {
-	const char *env = getenv("BTRACE_NOPUSH");
 	struct bt_rule *r;
 	struct bt_probe *bp;
 
-	if (env != NULL && *env != '\0' && strcmp(env, "0") != 0)
-		return;
-	if (g_command == NULL || g_allprocs)
+	if (!agg_pushable() || g_command == NULL || g_allprocs)
 		return;
 	for (r = g_rules; r != NULL; r = r->br_next)
 		if (lat_check(r))

@@ -85,6 +85,7 @@ pthread_mutex_t		 pt_mtx = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 static struct pt_ent	*tab;
 static size_t		 tabsize, tabused;
 static int		 cn_lost;	/* forks missed: /proc decides */
+static int		 pt_proconly;	/* no connector: /proc alone, always */
 static unsigned long	 cn_overflows;	/* ENOBUFS seen */
 static unsigned long	 undec_pids;	/* left out: pe_undecided */
 static unsigned long	 undec_evts;
@@ -159,6 +160,7 @@ ptree_open(void)
 	if (pt_cn_open() == 0)
 		return 0;
 	cn_lost = 1;
+	pt_proconly = 1;
 	if (g_verbose > 1)
 		fprintf(stderr, "debug: no process connector (%s): the "
 		    "command's tree is read from /proc\n", strerror(errno));
@@ -409,6 +411,12 @@ int
 ptree_member_upto(pid_t pid, const struct timespec *upto, int sys)
 {
 	return pt_member(pid, upto, sys, 0);
+}
+
+int
+ptree_proc_only(void)
+{
+	return pt_proconly;
 }
 
 pid_t

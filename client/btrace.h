@@ -431,6 +431,12 @@ int			 agg_wants_comm(const struct bt_rule *r,
  * then follows each static image of the tree from its exec.
  */
 int			 agg_tree_name(int fd, int hooked);
+/*
+ * Whether rules may be folded in dtd (agg_push(), lat_plan()): not under
+ * BTRACE_NOPUSH, nor under -c with the tree read from /proc alone.  After
+ * ptree_open().
+ */
+int			 agg_pushable(void);
 
 /*
  * bt_aggstk.c: dtd's stack table.  aggstk_fetch() reads from fd the
@@ -507,6 +513,12 @@ void			 ptree_shell(pid_t);
 void			 ptree_sync(void);
 int			 ptree_member(pid_t, const struct timespec *, int);
 int			 ptree_member_upto(pid_t, const struct timespec *, int);
+/*
+ * Whether the tree is read from /proc alone (ptree_open() found no
+ * process connector: not root, no CAP_NET_ADMIN), where a process gone
+ * before its events are judged cannot be placed.
+ */
+int			 ptree_proc_only(void);
 /* -c's shell, btrace's code under btrace's name until its exec. */
 pid_t			 ptree_shell_pid(void);
 void			 ptree_close(void);
