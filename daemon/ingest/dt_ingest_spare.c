@@ -43,11 +43,11 @@
 #include "dt_ingest.h"
 #include "dt_ingest_var.h"
 
-#define DTI_NSPARE	1
+#define DTI_NRTS	1
 
-static pthread_mutex_t	 dti_spare_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dti_rt	 dti_spare[DTI_NSPARE];	/* [dti_spare_lock] */
-static unsigned int	 dti_nspare;		/* [dti_spare_lock] */
+static pthread_mutex_t	 dti_rts_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dti_rt	 dti_rts[DTI_NRTS];	/* [dti_rts_lock] */
+static unsigned int	 dti_nrts;		/* [dti_rts_lock] */
 
 /*
  * A sealed memfd of size bytes, mapped read-write in dtd at at, which
@@ -151,13 +151,13 @@ dti_rt_free(struct dti_rt *rt)
 int
 dti_rt_take(struct dti_rt *rt)
 {
-	pthread_mutex_lock(&dti_spare_lock);
-	if (dti_nspare > 0) {
-		*rt = dti_spare[--dti_nspare];
-		pthread_mutex_unlock(&dti_spare_lock);
+	pthread_mutex_lock(&dti_rts_lock);
+	if (dti_nrts > 0) {
+		*rt = dti_rts[--dti_nrts];
+		pthread_mutex_unlock(&dti_rts_lock);
 		return 0;
 	}
-	pthread_mutex_unlock(&dti_spare_lock);
+	pthread_mutex_unlock(&dti_rts_lock);
 	return dti_rt_make(rt);
 }
 
@@ -167,13 +167,13 @@ dti_rt_take(struct dti_rt *rt)
  * a welcome, the spare held up the very tracee it had just answered,
  * woken on the worker's CPU (its wait's end 35 us late became 140).
  */
-static pthread_cond_t	 dti_spare_cv = PTHREAD_COND_INITIALIZER;
-static pthread_t	 dti_spare_thr;
-static bool		 dti_spare_run;		/* [dti_spare_lock] */
-static bool		 dti_spare_stop;	/* [dti_spare_lock] */
+static pthread_cond_t	 dti_rts_cv = PTHREAD_COND_INITIALIZER;
+static pthread_t	 dti_rts_thr;
+static bool		 dti_rts_run;		/* [dti_rts_lock] */
+static bool		 dti_rts_stop;	/* [dti_rts_lock] */
 
 static void *
-dti_spare_main(void *arg)
+dti_rts_main(void *arg)
 {
 	struct sched_param sp = { 0 };
 	struct dti_rt rt;
@@ -181,38 +181,38 @@ dti_spare_main(void *arg)
 	(void)arg;
 	(void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
 	(void)pthread_setname_np(pthread_self(), "dtd-spare");
-	pthread_mutex_lock(&dti_spare_lock);
+	pthread_mutex_lock(&dti_rts_lock);
 	for (;;) {
-		while (!dti_spare_stop && dti_nspare == DTI_NSPARE)
-			pthread_cond_wait(&dti_spare_cv, &dti_spare_lock);
-		if (dti_spare_stop)
+		while (!dti_rts_stop && dti_nrts == DTI_NRTS)
+			pthread_cond_wait(&dti_rts_cv, &dti_rts_lock);
+		if (dti_rts_stop)
 			break;
-		pthread_mutex_unlock(&dti_spare_lock);
+		pthread_mutex_unlock(&dti_rts_lock);
 		if (dti_rt_make(&rt) != 0) {
 			/* Out of descriptors or memory: the serve makes its own. */
-			pthread_mutex_lock(&dti_spare_lock);
-			while (!dti_spare_stop && dti_nspare == 0)
-				pthread_cond_wait(&dti_spare_cv,
-				    &dti_spare_lock);
+			pthread_mutex_lock(&dti_rts_lock);
+			while (!dti_rts_stop && dti_nrts == 0)
+				pthread_cond_wait(&dti_rts_cv,
+				    &dti_rts_lock);
 			continue;
 		}
-		pthread_mutex_lock(&dti_spare_lock);
-		dti_spare[dti_nspare++] = rt;
+		pthread_mutex_lock(&dti_rts_lock);
+		dti_rts[dti_nrts++] = rt;
 	}
-	pthread_mutex_unlock(&dti_spare_lock);
+	pthread_mutex_unlock(&dti_rts_lock);
 	return NULL;
 }
 
 void
 dti_rt_refill(void)
 {
-	pthread_mutex_lock(&dti_spare_lock);
-	if (!dti_spare_run && !dti_spare_stop)
-		dti_spare_run = pthread_create(&dti_spare_thr, NULL,
-		    dti_spare_main, NULL) == 0;
-	if (dti_nspare < DTI_NSPARE)
-		pthread_cond_signal(&dti_spare_cv);
-	pthread_mutex_unlock(&dti_spare_lock);
+	pthread_mutex_lock(&dti_rts_lock);
+	if (!dti_rts_run && !dti_rts_stop)
+		dti_rts_run = pthread_create(&dti_rts_thr, NULL,
+		    dti_rts_main, NULL) == 0;
+	if (dti_nrts < DTI_NRTS)
+		pthread_cond_signal(&dti_rts_cv);
+	pthread_mutex_unlock(&dti_rts_lock);
 }
 
 void
@@ -220,18 +220,18 @@ dti_rt_drop(void)
 {
 	bool run;
 
-	pthread_mutex_lock(&dti_spare_lock);
-	dti_spare_stop = true;
-	run = dti_spare_run;
-	dti_spare_run = false;
-	pthread_cond_broadcast(&dti_spare_cv);
-	pthread_mutex_unlock(&dti_spare_lock);
+	pthread_mutex_lock(&dti_rts_lock);
+	dti_rts_stop = true;
+	run = dti_rts_run;
+	dti_rts_run = false;
+	pthread_cond_broadcast(&dti_rts_cv);
+	pthread_mutex_unlock(&dti_rts_lock);
 	if (run)
-		pthread_join(dti_spare_thr, NULL);
-	pthread_mutex_lock(&dti_spare_lock);
-	while (dti_nspare > 0)
-		dti_rt_free(&dti_spare[--dti_nspare]);
+		pthread_join(dti_rts_thr, NULL);
+	pthread_mutex_lock(&dti_rts_lock);
+	while (dti_nrts > 0)
+		dti_rt_free(&dti_rts[--dti_nrts]);
 	/* A device core started again (its tests) makes spares again. */
-	dti_spare_stop = false;
-	pthread_mutex_unlock(&dti_spare_lock);
+	dti_rts_stop = false;
+	pthread_mutex_unlock(&dti_rts_lock);
 }
