@@ -528,9 +528,10 @@ udt_connect_at(const struct sockaddr_un *sun, int hello_on, long *fdp,
 }
 
 /*
- * The constructor's handshake, begun early (udt_hello_begin()): what
- * udt_connect_open() left at the tracees' socket, for udt_connect_dtd()
- * to go on from.  The constructor's thread, before any other exists.
+ * A handshake begun (udt_hello_begin()): what udt_connect_open() left at
+ * the tracees' socket, for udt_connect_dtd() to go on from.  Whoever
+ * attaches, one at a time (udt_attach_locked()); begun apart from its
+ * end by the constructor alone, before any other thread exists.
  */
 static struct {
 	int		 he_on;		/* begun, not yet taken */
@@ -546,13 +547,17 @@ void
 udt_hello_begin(void)
 {
 	udt_untraced_set(NULL, NULL);
+	udt_begun.he_on = 1;
+	udt_begun.he_r = -1;
+	udt_begun.he_back = 1;
+	udt_begun.he_dirdone = 0;
+	udt_begun.he_fd = -1;
 	if (!udt_sun_ok || !udt_sunt_ok)
 		return;
-	udt_begun.he_fd = -1;
+	udt_begun.he_back = 0;
 	udt_begun.he_r = udt_connect_open(&udt_sunt, 0, &udt_begun.he_fd,
 	    &udt_begun.he_dir, &udt_begun.he_dirdone, &udt_begun.he_back,
 	    &udt_begun.he_peer);
-	udt_begun.he_on = 1;
 }
 
 /*
@@ -585,31 +590,23 @@ udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
 	struct stat dir;
 	const char *why, *word;
 	long fd = -1;
-	int dirdone = 0, back = 0, r;
+	int dirdone = 0, r;
 
-	if (udt_begun.he_on) {
-		/* The constructor's, begun before: on from where it is. */
-		udt_begun.he_on = 0;
-		fd = udt_begun.he_fd;
+	/* The constructor's was begun before: on from where it is. */
+	if (!udt_begun.he_on)
+		udt_hello_begin();
+	udt_begun.he_on = 0;
+	if (!udt_sun_ok)
+		return -1;
+	if (udt_begun.he_r == 0)
+		return udt_connect_finish(udt_begun.he_fd, udt_begun.he_peer,
+		    tabp, ringp, flagsp, pidp);
+	if (!udt_begun.he_back)
+		return -1;
+	fd = udt_begun.he_fd;
+	dirdone = udt_begun.he_dirdone;
+	if (dirdone)
 		dir = udt_begun.he_dir;
-		dirdone = udt_begun.he_dirdone;
-		back = udt_begun.he_back;
-		if (udt_begun.he_r == 0)
-			return udt_connect_finish(fd, udt_begun.he_peer, tabp,
-			    ringp, flagsp, pidp);
-		if (!back)
-			return -1;
-	} else {
-		udt_untraced_set(NULL, NULL);
-		if (!udt_sun_ok)
-			return -1;
-		if (udt_sunt_ok) {
-			r = udt_connect_at(&udt_sunt, 0, &fd, &dir, &dirdone,
-			    &back, tabp, ringp, flagsp, pidp);
-			if (r == 0 || !back)
-				return r;
-		}
-	}
 	why = udt_untraced;
 	word = udt_untraced_word;
 	udt_untraced_set(NULL, NULL);

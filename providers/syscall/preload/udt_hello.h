@@ -80,8 +80,9 @@ int	udt_connect_dtd(struct udt_tab **tabp, struct udt_ring_hdr **ringp,
  * udt_connect_dtd() waits for and takes.  dtd looks at the process
  * meanwhile (its status, its maps, its text's pages): between the two
  * the constructor may map nothing executable and write no text, and
- * starts no thread.  The constructor only, once, after udt_ctor_euid
- * and the socket's names are set.
+ * starts no thread.  The constructor, once, after udt_ctor_euid and the
+ * socket's names are set; every other handshake is begun and ended in
+ * udt_connect_dtd() at once.
  */
 void	udt_hello_begin(void) UDT_HIDDEN;
 /*
