@@ -61,6 +61,7 @@
 
 #include "btrace.h"
 #include "bt_ptree.h"
+#include "udt_mapsq.h"
 
 /* How far an event's time stamp may lag the fork of its process. */
 #define CLOCK_SLACK	20000000ULL
@@ -89,6 +90,7 @@ static int		 pt_proconly;	/* no connector: /proc alone, always */
 static unsigned long	 cn_overflows;	/* ENOBUFS seen */
 static unsigned long	 undec_pids;	/* left out: pe_undecided */
 static unsigned long	 undec_evts;
+static unsigned long	 kin_asked;	/* parents dtd told (dtd_ppid()) */
 static pid_t		 shell_pid;	/* ptree_shell() */
 static int		 shell_execd;	/* it executed the command */
 static uint64_t		 shell_exec_ns;	/* when, realtime ns */
@@ -230,8 +232,9 @@ pt_overflow(void)
 	if (cn_overflows++ == 0)
 		fprintf(stderr, "%s: the kernel dropped fork announcements "
 		    "(its buffer was full): the command's tree is now "
-		    "read from /proc, and a process of it gone before its "
-		    "events are read will be left out (said at the end)\n",
+		    "read from /proc and the parents dtd noted, and a "
+		    "process of it neither can place will be left out "
+		    "(said at the end)\n",
 		    g_progname);
 	cn_lost = 1;
 }
@@ -268,22 +271,46 @@ proc_ppid(pid_t pid)
 	return (pid_t)ppid;
 }
 
+/*
+ * The parent dtd noted of pid, gone from /proc (udt_kinq()): 0 when dtd
+ * knows none, or only of a process that started after the event at
+ * ns (the pid reused since), whose parent is then not the event's.
+ */
+static pid_t
+dtd_ppid(pid_t pid, uint64_t ns, uint64_t slack)
+{
+	uint64_t start;
+	pid_t ppid;
+
+	if (udt_kinq(NULL, pid, &ppid, &start) == -1 || ppid <= 0)
+		return 0;
+	if (start != 0 && start > ns + slack)
+		return 0;
+	kin_asked++;
+	return ppid;
+}
+
 /* How far up /proc is read for a pid's ancestry. */
 #define PROC_DEPTH	64
 
 /*
  * pid's ancestry from /proc, pid first, without pt_mtx: the drain thread
- * goes on meanwhile.  The number of pids in chain; *top: the parent of
- * the last, 0 when it was gone, 1 or less at the root.
+ * goes on meanwhile.  A process gone from /proc, with its parent, before
+ * its events are read (no connector to have told its fork) is found in
+ * what dtd noted at the hellos (dtd_ppid()), as are its gone parents
+ * above it: ns and slack are the event's time and its lag.  The number
+ * of pids in chain; *top: the parent of the last, 0 when it was gone, 1
+ * or less at the root.
  */
 static int
-proc_chain(pid_t pid, pid_t *chain, pid_t *top)
+proc_chain(pid_t pid, uint64_t ns, uint64_t slack, pid_t *chain, pid_t *top)
 {
 	int n = 0;
 
 	chain[n++] = pid;
 	for (;;) {
-		*top = proc_ppid(chain[n - 1]);
+		if ((*top = proc_ppid(chain[n - 1])) == 0)
+			*top = dtd_ppid(chain[n - 1], ns, slack);
 		if (*top <= 1 || n == PROC_DEPTH)
 			return n;
 		chain[n++] = *top;
@@ -385,7 +412,7 @@ pt_member(pid_t pid, const struct timespec *tsp, int sys, uint64_t slack)
 	pthread_mutex_unlock(&pt_mtx);
 	if (m != -1)
 		return m;
-	n = proc_chain(pid, chain, &top);
+	n = proc_chain(pid, ns_of(tsp), slack, chain, &top);
 	pthread_mutex_lock(&pt_mtx);
 	m = place(pid, tsp, sys, slack, chain, n, top);
 	pthread_mutex_unlock(&pt_mtx);
@@ -430,7 +457,10 @@ ptree_shell_pid(void)
 	return pid;
 }
 
-/* What the overflows cost, said once.  pt_mtx held, or no thread. */
+/*
+ * What the overflows, or /proc alone, cost, said once.  pt_mtx held, or
+ * no thread.
+ */
 static void
 pt_report(void)
 {
@@ -443,7 +473,20 @@ pt_report(void)
 		    undec_evts == 1 ? "" : "s", undec_pids,
 		    undec_pids == 1 ? "" : "es", undec_evts == 1 ? "was" :
 		    "were");
-	cn_overflows = undec_pids = undec_evts = 0;
+	else if (undec_evts > 0)
+		fprintf(stderr, "%s: %lu event%s of %lu process%s that had "
+		    "exited with their parents before they could be placed "
+		    "in the command's tree, and whose parents dtd did not "
+		    "know, %s left out (no process connector: the tree is "
+		    "read from /proc)\n", g_progname, undec_evts,
+		    undec_evts == 1 ? "" : "s", undec_pids,
+		    undec_pids == 1 ? "" : "es", undec_evts == 1 ? "was" :
+		    "were");
+	if (g_verbose > 1 && kin_asked > 0)
+		fprintf(stderr, "debug: %lu parent%s of processes gone from "
+		    "/proc told by dtd\n", kin_asked, kin_asked == 1 ? "" :
+		    "s");
+	cn_overflows = undec_pids = undec_evts = kin_asked = 0;
 }
 
 /*

@@ -385,6 +385,14 @@ dt_ingest_dispatch(int fd, const struct ucred *cr, int pidfd,
 		close(fd);
 		return;
 	}
+	/* Parents, from memory: no worker, no wait (dt_ingest_kin.c). */
+	if ((h->uh_flags & UDT_HELLO_KIN) && h->uh_version == UDT_VERSION) {
+		dt_ingest_kin(fd, cr, rq);
+		if (pidfd != -1)
+			close(pidfd);
+		close(fd);
+		return;
+	}
 	/*
 	 * A maps query waits on the process it names: its owner's worker.
 	 * A helper's question (UDT_HELLO_KARM) costs dtd its work for the

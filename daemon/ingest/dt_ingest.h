@@ -259,6 +259,20 @@ void	dt_ingest_karm(int fd, const struct ucred *cr,
 void	dt_ingest_stats(int fd);
 
 /*
+ * Parents kept past their exits (dt_ingest_kin.c).  dt_ingest_kin_note():
+ * tracee pid of user uid said its hello, ps its stat read then: note its
+ * parent, and the parents above it dtd never heard from, from /proc
+ * while they live (a few reads, once a chain).  dt_ingest_kin(): answer
+ * a UDT_HELLO_KIN request rq on connection fd from peer cr, from memory,
+ * without waiting.  Any thread; a lock of their own, never held across
+ * a system call.
+ */
+struct dt_proc_stat;
+void	dt_ingest_kin_note(pid_t pid, uid_t uid, const struct dt_proc_stat *ps);
+void	dt_ingest_kin(int fd, const struct ucred *cr,
+	    const struct udt_maps_req *rq);
+
+/*
  * The accept loop (dt_ingest_accept.c): accept on lfd and gather each
  * connection's first message without blocking, and on tfd (the tracee
  * socket, or -1) serve each connection as a tracee's hello at once,

@@ -123,7 +123,7 @@ dti_pn_want(const struct dti_pending *pn)
 	size_t want = sizeof(pn->pn_u.m.hello);
 
 	if (pn->pn_got >= want && (pn->pn_u.m.hello.uh_flags &
-	    (UDT_HELLO_MAPS | UDT_HELLO_KARM)))
+	    (UDT_HELLO_MAPS | UDT_HELLO_KARM | UDT_HELLO_KIN)))
 		want += sizeof(pn->pn_u.m.req);
 	return want;
 }
@@ -202,7 +202,7 @@ dti_pn_settle(int i)
 	 * (two calls less there), nor a maps query: neither uses a pidfd.
 	 */
 	if (!(pn.pn_u.m.hello.uh_flags & (UDT_HELLO_STATS |
-	    UDT_HELLO_MAPS | UDT_HELLO_KARM)) &&
+	    UDT_HELLO_MAPS | UDT_HELLO_KARM | UDT_HELLO_KIN)) &&
 	    !dti_peer_pidfd(pn.pn_fd, &pn.pn_pidfd)) {
 		close(pn.pn_fd);
 		return 1;

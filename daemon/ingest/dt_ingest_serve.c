@@ -391,6 +391,9 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	}
 	/* Its CPU so far (the budget's start) and its name, in one read. */
 	psok = dt_proc_stat(crp->pid, &ps) == 0;
+	/* Its parent, for a btrace that finds both gone (udt_kin). */
+	if (psok)
+		dt_ingest_kin_note(crp->pid, crp->uid, &ps);
 	dti_budget_init(dp, psok ? ps.ps_cpu : 0);
 	/* Unguessable: only the image's own memory may echo it. */
 	if (dp->dp_memfd >= 0) {

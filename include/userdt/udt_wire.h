@@ -120,6 +120,18 @@
  * image is not traced.
  */
 #define UDT_HELLO_KARM		0x0008
+/*
+ * A pid's parent, as dtd knew it (udt_kin): a udt_maps_req follows the
+ * hello.  btrace -c without the process connector reads its command's
+ * tree from /proc, where a process gone with its parent before its
+ * events are read is nowhere; dtd notes each tracee's parent at its
+ * hello, and the parents of those that never said one (a subshell that
+ * forks and waits), from /proc while they still live.  Answered from
+ * memory, never waiting: only for a process of the asker's own user
+ * (or any, to root).  A flag, no new layout for the request: a dtd
+ * without it answers EPROTO in its udt_welcome-shaped header.
+ */
+#define UDT_HELLO_KIN		0x0010
 
 /* Messages on the socket: copied, never shared. */
 struct udt_hello {
@@ -192,6 +204,22 @@ struct udt_welcome {
  * would never be sampled.  UDT_W_PTIMER implies it.
  */
 #define UDT_W_EAGER		0x0008
+
+/*
+ * Answer to UDT_HELLO_KIN.  uk_error ENOENT: dtd knows nothing of the
+ * pid (never a tracee nor one's parent, forgotten among DTI_NKIN later
+ * ones, or another user's).  uk_start: when the process dtd noted
+ * started (CLOCK_REALTIME, to the kernel's clock tick): a pid reused
+ * since names a younger process, whose start then follows the event
+ * asked about.
+ */
+struct udt_kin {
+	uint32_t	uk_magic;	/* UDT_MAGIC */
+	uint32_t	uk_version;	/* UDT_VERSION */
+	uint32_t	uk_error;	/* 0, or an errno: the rest is 0 */
+	int32_t		uk_ppid;
+	uint64_t	uk_start;	/* ns */
+};
 
 /* Answer to UDT_HELLO_STATS: dtd's ingestion counters since start. */
 struct udt_stats {

@@ -43,6 +43,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,6 +388,86 @@ check_btrace(void)
 	dtt_check(p >= 10, "profile:hz:100 of A's spinning command: %ld", p);
 }
 
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * A's command runs children whose parent, a subshell, ends with them
+ * while btrace is stopped: without the process connector (root's) btrace
+ * reads the tree from /proc, where none of them is left once btrace goes
+ * on; their parents are dtd's word (UDT_HELLO_KIN).  The command waits on
+ * a FIFO for the go, so that btrace records before it is stopped, and
+ * says on another when the subshell is over; the blocking opens and
+ * reads are bounded by an alarm.
+ */
+static void
+check_gone_kin(void)
+{
+	char cmd[512], out[160], err[160], go[160], done[160], buf[64];
+	char *argv[] = { bin_btrace, "-d", dev, "-c", cmd, "-e",
+	    "syscall:write:entry /comm == \"echo\"/ { @e = count(); }",
+	    NULL };
+	struct sigaction sa;
+	int ofd = -1, efd = -1, fd, status = -1;
+	ssize_t n;
+	pid_t bt = -1;
+	long e;
+
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(done, sizeof(done), "%s/done", dir);
+	snprintf(out, sizeof(out), "%s/kin.out", dir);
+	snprintf(err, sizeof(err), "%s/kin.err", dir);
+	if (!dtt_check(mkfifo(go, 0600) == 0 && chown(go, ua.du_uid,
+	    ua.du_gid) == 0 && mkfifo(done, 0600) == 0 &&
+	    chown(done, ua.du_uid, ua.du_gid) == 0, "two FIFOs for A"))
+		return;
+	snprintf(cmd, sizeof(cmd), "read x < %s; sh -c '/bin/echo a; "
+	    "/bin/echo b; /bin/echo c'; echo done > %s", go, done);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	efd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if ((bt = spawn_as(&ua, argv, env_a, ofd, efd, -1)) == -1)
+		goto out;
+	/* Open once the command's shell reads: btrace records by then. */
+	alarm(60);
+	fd = open(go, O_WRONLY | O_CLOEXEC);
+	alarm(0);
+	if (!dtt_check(fd != -1, "the command waits for its go"))
+		goto out;
+	dtt_check(kill(bt, SIGSTOP) == 0, "btrace stopped");
+	n = write(fd, "go\n", 3);
+	close(fd);
+	alarm(60);
+	if ((fd = open(done, O_RDONLY | O_CLOEXEC)) != -1) {
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			;
+		close(fd);
+	}
+	alarm(0);
+	dtt_check(fd != -1 && n == 0, "the subshell and its children ended "
+	    "while btrace was stopped");
+out:
+	if (bt != -1) {
+		kill(bt, SIGCONT);
+		status = dtt_wait(bt, 60000);
+	}
+	if (ofd != -1)
+		close(ofd);
+	if (efd != -1)
+		close(efd);
+	e = map_value(out, "@e");
+	dtt_check(dtt_exited0(status), "btrace -c as A exited 0");
+	dtt_check(e == 3, "the three writes of echo processes gone with "
+	    "their parent before btrace read them: %ld", e);
+	dtt_check(count_lines(err, "left out") == 0, "none left out");
+	signal(SIGALRM, SIG_DFL);
+}
+
 /*
  * How A's dtd samples: with perf, its user's traced threads, where
  * perf_event_paranoid lets a user sample their own processes (2 or
@@ -596,6 +677,7 @@ main(int argc, char *argv[])
 	check_files();
 	check_profile_mode();
 	check_btrace();
+	check_gone_kin();
 	check_profile();
 	check_unpriv_says();
 	check_dtrun();

@@ -27,8 +27,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <errno.h>
+
 #include "btrace.h"
 #include "bt_ptree.h"
+#include "udt_mapsq.h"
 
 int		 g_verbose;
 const char	*g_progname = "bt_ptree_test";
@@ -53,8 +56,39 @@ void	pt_cn_stop(void) { }
 #define KID		2000	/* the tree's, then an outsider's */
 #define OUTPID		3000	/* an outsider's, then the tree's */
 #define STRANGER	9999	/* a launched program's, no kin of the tree */
+/* Gone from /proc (above any pid_max but the largest), known to "dtd". */
+#define GONE		4190001	/* a child of GONEPAR */
+#define GONEPAR		4190002	/* a subshell of the tree's shell */
+#define REUSED		4190003	/* dtd knows a later holder only */
+#define UNKNOWN		4190004	/* dtd knows nothing */
 
 static int	fails;
+static uint64_t	t0;		/* the test's start, realtime ns */
+static int	kin_asks;
+
+/* dtd's answers (udt_kinq()): what the hellos would have noted. */
+int
+udt_kinq(const char *sock, pid_t pid, pid_t *ppid, uint64_t *start)
+{
+	(void)sock;
+	kin_asks++;
+	switch (pid) {
+	case GONE:
+		*ppid = GONEPAR;
+		*start = t0 + 400 * MS;
+		return 0;
+	case GONEPAR:
+		*ppid = SHELL;
+		*start = t0 + 390 * MS;
+		return 0;
+	case REUSED:
+		*ppid = SHELL;
+		*start = t0 + 900 * MS;
+		return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
 
 static struct timespec
 ts_of(uint64_t ns)
@@ -123,6 +157,26 @@ main(void)
 	    OUTPID, t + 299 * MS, 0);
 	expect("the tree's entry, read after its fork", OUTPID,
 	    t + 301 * MS, 1);
+
+	/*
+	 * Forks missed (an overflow; without a connector at all, always):
+	 * /proc, then dtd's word for what /proc has forgotten.
+	 */
+	t0 = t;
+	pthread_mutex_lock(&pt_mtx);
+	pt_overflow();
+	pthread_mutex_unlock(&pt_mtx);
+	expect("a process gone with its parent, both noted by dtd", GONE,
+	    t + 401 * MS, 1);
+	expect("its parent, placed on the way", GONEPAR, t + 402 * MS, 1);
+	expect("a pid dtd knows only of a later holder", REUSED,
+	    t + 500 * MS, 0);
+	expect("a pid dtd knows nothing of", UNKNOWN, t + 500 * MS, 0);
+	if (kin_asks < 3) {
+		printf("FAIL: dtd asked %d times, not at least 3\n",
+		    kin_asks);
+		fails++;
+	}
 
 	ptree_close();
 	return fails != 0;

@@ -146,6 +146,45 @@ udt_mapsq_ask(int fd, uint32_t flags, pid_t pid, struct udt_maps_hdr *h,
 	return 0;
 }
 
+int
+udt_kinq(const char *sock, pid_t pid, pid_t *ppid, uint64_t *start)
+{
+	struct {
+		struct udt_hello	h;
+		struct udt_maps_req	r;
+	} q;
+	struct udt_kin k;
+	uint64_t deadline = udt_mapsq_deadline();
+	int fd, rv = -1, error;
+
+	if ((fd = udt_mapsq_dial(sock)) == -1)
+		return -1;
+	memset(&q, 0, sizeof(q));
+	q.h.uh_magic = UDT_MAGIC;
+	q.h.uh_version = UDT_VERSION;
+	q.h.uh_flags = UDT_HELLO_KIN;
+	q.r.umr_pid = pid;
+	if (udt_mapsq_io(fd, &q, sizeof(q), 1, deadline) == -1 ||
+	    udt_mapsq_io(fd, &k, sizeof(k), 0, deadline) == -1)
+		goto out;
+	if (k.uk_magic != UDT_MAGIC || k.uk_version != UDT_VERSION)
+		errno = EPROTO;
+	else if (k.uk_error != 0)
+		errno = (int)k.uk_error;
+	else if (k.uk_ppid < 0)
+		errno = EPROTO;
+	else {
+		*ppid = k.uk_ppid;
+		*start = k.uk_start;
+		rv = 0;
+	}
+out:
+	error = errno;
+	close(fd);
+	errno = error;
+	return rv;
+}
+
 uint64_t
 udt_mapsq_deadline(void)
 {

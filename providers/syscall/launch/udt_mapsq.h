@@ -58,6 +58,17 @@ int	udt_mapsq_dial(const char *sock);
 int	udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg);
 
 /*
+ * Ask the dtd at ingest socket sock (as udt_mapsq()) for the parent it
+ * noted of pid (UDT_HELLO_KIN): 0 with *ppid and *start (when that
+ * process started, CLOCK_REALTIME ns, 0 unknown), or -1 with errno:
+ * ENOENT when dtd knows nothing of it (never a tracee nor one's parent,
+ * forgotten, or another user's), EPROTO from a dtd without the question
+ * or a malformed answer, or what the socket said.  Waits at most about
+ * two seconds.  Any thread.
+ */
+int	udt_kinq(const char *sock, pid_t pid, pid_t *ppid, uint64_t *start);
+
+/*
  * The question itself, for udt_mapsq() and the helper's other ones
  * (udt_karmq()): a hello with flags about pid on fd, a dialled socket,
  * and the checked header of dtd's answer into *h: 0, or -1 with errno
