@@ -261,14 +261,16 @@ void	dt_ingest_stats(int fd);
 /*
  * Parents kept past their exits (dt_ingest_kin.c).  dt_ingest_kin_note():
  * tracee pid of user uid said its hello, ps its stat read then: note its
- * parent, and the parents above it dtd never heard from, from /proc
- * while they live (a few reads, once a chain).  dt_ingest_kin(): answer
- * a UDT_HELLO_KIN request rq on connection fd from peer cr, from memory,
- * without waiting.  Any thread; a lock of their own, never held across
- * a system call.
+ * parent.  dt_ingest_kin_above(): note the parents above it, from ppid
+ * up, that dtd never heard from, from /proc while they live (a few
+ * reads, once a chain): after the welcome, off the tracee's wait.
+ * dt_ingest_kin(): answer a UDT_HELLO_KIN request rq on connection fd
+ * from peer cr, from memory, without waiting.  Any thread; a lock of
+ * their own, never held across a system call.
  */
 struct dt_proc_stat;
 void	dt_ingest_kin_note(pid_t pid, uid_t uid, const struct dt_proc_stat *ps);
+void	dt_ingest_kin_above(pid_t ppid);
 void	dt_ingest_kin(int fd, const struct ucred *cr,
 	    const struct udt_maps_req *rq);
 

@@ -127,19 +127,24 @@ dti_kin_known(pid_t pid)
 void
 dt_ingest_kin_note(pid_t pid, uid_t uid, const struct dt_proc_stat *ps)
 {
+	dti_kin_put(pid, ps->ps_ppid, uid, dti_kin_start(ps->ps_start));
+}
+
+void
+dt_ingest_kin_above(pid_t ppid)
+{
 	struct dt_proc_stat aps;
 	struct stat st;
 	char path[32];
 	pid_t p;
 	int depth;
 
-	dti_kin_put(pid, ps->ps_ppid, uid, dti_kin_start(ps->ps_start));
 	/*
 	 * Its parents that never said a hello, read while they live: the
 	 * parent's stat may already be its successor's if it exited
 	 * meanwhile, which its start time then says to the asker.
 	 */
-	for (p = ps->ps_ppid, depth = 0; p > 1 && depth < DTI_KIN_DEPTH &&
+	for (p = ppid, depth = 0; p > 1 && depth < DTI_KIN_DEPTH &&
 	    !dti_kin_known(p); depth++) {
 		snprintf(path, sizeof(path), "/proc/%d", (int)p);
 		if (stat(path, &st) != 0 || dt_proc_stat(p, &aps) != 0)

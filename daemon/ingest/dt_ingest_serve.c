@@ -546,6 +546,9 @@ dt_ingest_serve(int fd, const struct ucred *crp, int peerfd,
 	close(rt.rt_rofd);
 	/* The next tracee's, while this one runs on. */
 	dti_rt_refill();
+	/* Its parents dtd never heard from, while they wait for it. */
+	if (psok)
+		dt_ingest_kin_above(ps.ps_ppid);
 	return;
 fail:
 	/*
