@@ -111,6 +111,27 @@ maps_query_unprivileged(const char *sock, pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* The parent query from a child that gave up root: the errno, or 0. */
+static int
+kin_query_unprivileged(const char *sock, pid_t pid)
+{
+	uint64_t start;
+	pid_t kid, ppid;
+	int status;
+
+	if ((kid = fork()) == -1)
+		return -1;
+	if (kid == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(255);
+		if (udt_kinq(sock, pid, &ppid, &start) == 0)
+			_exit(0);
+		_exit(errno & 0xff);
+	}
+	status = dtt_wait(kid, DTT_EXIT_MS);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 static int
 rdvn(int fd, pid_t pid, unsigned long va, struct dtioc_rdvn *dtrv)
 {
@@ -191,6 +212,10 @@ main(int argc, char *argv[])
 	uint32_t pbn;
 	long n, k;
 	int fd = -1, in[2], out[2], status, r, nq, i, error, found, self;
+	struct timespec now;
+	uint64_t kstart;
+	pid_t kppid;
+	int kr;
 	FILE *tin = NULL, *tout = NULL;
 
 	if (argc == 5 && strcmp(argv[1], "--client") == 0)
@@ -292,6 +317,24 @@ main(int argc, char *argv[])
 	    "(%s)", strerror(error));
 	r = maps_query_unprivileged(dd.dd_sock, epid);
 	dtt_check(r == EPERM, "maps query from uid 65534: EPERM (%d)", r);
+
+	/* Its parent, as dtd noted it at its hello (UDT_HELLO_KIN). */
+	kr = udt_kinq(dd.dd_sock, epid, &kppid, &kstart);
+	clock_gettime(CLOCK_REALTIME, &now);
+	dtt_check(kr == 0 && kppid == getpid() && kstart > 0 &&
+	    kstart <= (uint64_t)now.tv_sec * 1000000000ULL +
+	    (uint64_t)now.tv_nsec, "parent query of the exited tracee: this "
+	    "test, %d (%d, started %llu)", (int)getpid(),
+	    kr == 0 ? (int)kppid : -errno, (unsigned long long)kstart);
+	kr = udt_kinq(dd.dd_sock, 0x3ffffff, &kppid, &kstart);
+	dtt_check(kr == -1 && errno == ENOENT, "parent query, no such pid: "
+	    "ENOENT (%s)", kr == 0 ? "answered" : strerror(errno));
+	kr = udt_kinq(dd.dd_sock, -5, &kppid, &kstart);
+	dtt_check(kr == -1 && errno == EINVAL, "parent query of pid -5: "
+	    "EINVAL (%s)", kr == 0 ? "answered" : strerror(errno));
+	r = kin_query_unprivileged(dd.dd_sock, epid);
+	dtt_check(r == ENOENT, "parent query of root's tracee from uid "
+	    "65534: ENOENT (%d)", r);
 	fflush(stdout);
 	dtt_check(shim_run(argv[0], argv[4], &dd, epid, pc) == 0,
 	    "the shim's client passed");
