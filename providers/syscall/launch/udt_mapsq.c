@@ -117,9 +117,9 @@ udt_mapsq_dial(const char *sock)
 	return fd;
 }
 
-int
-udt_mapsq_ask(int fd, uint32_t flags, pid_t pid, struct udt_maps_hdr *h,
-    uint64_t deadline)
+/* A hello with flags and its request about pid, sent on fd. */
+static int
+udt_mapsq_send(int fd, uint32_t flags, pid_t pid, uint64_t deadline)
 {
 	struct {
 		struct udt_hello	h;
@@ -131,7 +131,25 @@ udt_mapsq_ask(int fd, uint32_t flags, pid_t pid, struct udt_maps_hdr *h,
 	q.h.uh_version = UDT_VERSION;
 	q.h.uh_flags = flags;
 	q.r.umr_pid = pid;
-	if (udt_mapsq_io(fd, &q, sizeof(q), 1, deadline) == -1 ||
+	return udt_mapsq_io(fd, &q, sizeof(q), 1, deadline);
+}
+
+/* Close fd, keeping errno; rv. */
+static int
+udt_mapsq_close(int fd, int rv)
+{
+	int error = errno;
+
+	close(fd);
+	errno = error;
+	return rv;
+}
+
+int
+udt_mapsq_ask(int fd, uint32_t flags, pid_t pid, struct udt_maps_hdr *h,
+    uint64_t deadline)
+{
+	if (udt_mapsq_send(fd, flags, pid, deadline) == -1 ||
 	    udt_mapsq_io(fd, h, sizeof(*h), 0, deadline) == -1)
 		return -1;
 	if (h->umh_magic != UDT_MAGIC || h->umh_version != UDT_VERSION ||
@@ -149,40 +167,26 @@ udt_mapsq_ask(int fd, uint32_t flags, pid_t pid, struct udt_maps_hdr *h,
 int
 udt_kinq(const char *sock, pid_t pid, pid_t *ppid, uint64_t *start)
 {
-	struct {
-		struct udt_hello	h;
-		struct udt_maps_req	r;
-	} q;
 	struct udt_kin k;
 	uint64_t deadline = udt_mapsq_deadline();
-	int fd, rv = -1, error;
+	int fd;
 
 	if ((fd = udt_mapsq_dial(sock)) == -1)
 		return -1;
-	memset(&q, 0, sizeof(q));
-	q.h.uh_magic = UDT_MAGIC;
-	q.h.uh_version = UDT_VERSION;
-	q.h.uh_flags = UDT_HELLO_KIN;
-	q.r.umr_pid = pid;
-	if (udt_mapsq_io(fd, &q, sizeof(q), 1, deadline) == -1 ||
+	if (udt_mapsq_send(fd, UDT_HELLO_KIN, pid, deadline) == -1 ||
 	    udt_mapsq_io(fd, &k, sizeof(k), 0, deadline) == -1)
-		goto out;
-	if (k.uk_magic != UDT_MAGIC || k.uk_version != UDT_VERSION)
+		return udt_mapsq_close(fd, -1);
+	if (k.uk_magic != UDT_MAGIC || k.uk_version != UDT_VERSION ||
+	    (k.uk_error == 0 && k.uk_ppid < 0))
 		errno = EPROTO;
 	else if (k.uk_error != 0)
 		errno = (int)k.uk_error;
-	else if (k.uk_ppid < 0)
-		errno = EPROTO;
 	else {
 		*ppid = k.uk_ppid;
 		*start = k.uk_start;
-		rv = 0;
+		return udt_mapsq_close(fd, 0);
 	}
-out:
-	error = errno;
-	close(fd);
-	errno = error;
-	return rv;
+	return udt_mapsq_close(fd, -1);
 }
 
 uint64_t
@@ -199,7 +203,7 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 	char path[UDT_MAPS_PATHMAX];
 	uint64_t deadline;
 	uint32_t i;
-	int fd, rv = -1, error;
+	int fd, rv = -1;
 
 	deadline = udt_mapsq_deadline();
 	if ((fd = udt_mapsq_dial(sock)) == -1)
@@ -227,10 +231,7 @@ udt_mapsq(const char *sock, pid_t pid, udt_mapsq_fn *fn, void *arg)
 	}
 	rv = 0;
 out:
-	error = errno;
-	close(fd);
-	errno = error;
-	return rv;
+	return udt_mapsq_close(fd, rv);
 }
 
 /*
